@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+// The dependency lists below are the layering: a module can import only what it names here.
+import PackageDescription
+
+let package = Package(
+    name: "ptk",
+    products: [
+        .executable(name: "ptkd", targets: ["ptkd"]),
+        .executable(name: "ptk-send", targets: ["ptk-send"]),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages. Each is imported by exactly one Swift module.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Pure protocol core: frames, codec, limits, state machines. No I/O.
+        .target(name: "PTKProtocol"),
+        // Thin syscall layer: errors, descriptors, sockets, addresses.
+        .target(name: "PTKSystem"),
+        // SHA-256 (OpenSSL) and CRC-32 (zlib).
+        .target(name: "PTKDigest", dependencies: ["COpenSSL", "CZlib"]),
+        // Byte streams, listeners, framed connections with deadlines.
+        .target(name: "PTKTransport", dependencies: ["PTKSystem", "PTKProtocol"]),
+        // The received-photos directory: names, temp files, PNG check, atomic publish.
+        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest"]),
+        // The sending side: drives the sender state machine over a connection.
+        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem"]),
+        // The receiver service: configuration, listener, sessions.
+        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem"]),
+        // Small hand-written argument parsing shared by the executables.
+        .target(name: "PTKCLI"),
+
+        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKCLI", "PTKSystem"]),
+        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem"]),
+
+        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
+        .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol"]),
+        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

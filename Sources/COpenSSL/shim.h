@@ -1,0 +1,4 @@
+#ifndef PTK_COPENSSL_SHIM_H
+#define PTK_COPENSSL_SHIM_H
+#include <openssl/evp.h>
+#endif

@@ -1,0 +1,82 @@
+/// HELLO: the sender's first frame.
+public struct Hello: Codable, Equatable, Sendable {
+    public var proto: String
+    public var version: Int
+    public var name: String
+    public var window: Int?
+    public init(proto: String = "ptk", version: Int = ProtocolLimits.version, name: String, window: Int) {
+        self.proto = proto
+        self.version = version
+        self.name = name
+        self.window = window
+    }
+}
+
+/// WELCOME: the receiver's answer to HELLO.
+public struct Welcome: Codable, Equatable, Sendable {
+    public var version: Int
+    public var name: String
+    public var window: Int
+    public var chunkSize: Int
+    public var maxFileSize: Int64
+    public init(version: Int = ProtocolLimits.version, name: String, window: Int,
+                chunkSize: Int = ProtocolLimits.chunkSize, maxFileSize: Int64) {
+        self.version = version
+        self.name = name
+        self.window = window
+        self.chunkSize = chunkSize
+        self.maxFileSize = maxFileSize
+    }
+}
+
+/// OFFER: a file the sender wants to send.
+public struct Offer: Codable, Equatable, Sendable {
+    public var name: String
+    public var size: Int64
+    public var sha256: String
+    public var mediaType: String
+    public init(name: String, size: Int64, sha256: String, mediaType: String = "image/png") {
+        self.name = name
+        self.size = size
+        self.sha256 = sha256
+        self.mediaType = mediaType
+    }
+}
+
+/// ACCEPT: the receiver takes the offer and already holds `offset` bytes of it.
+public struct Accept: Codable, Equatable, Sendable {
+    public var offset: Int64
+    public init(offset: Int64) { self.offset = offset }
+}
+
+/// SAVED: the file is on disk under `name`, relative to the received-photos directory.
+public struct Saved: Codable, Equatable, Sendable {
+    public var name: String
+    public var size: Int64
+    public var sha256: String
+    public init(name: String, size: Int64, sha256: String) {
+        self.name = name
+        self.size = size
+        self.sha256 = sha256
+    }
+}
+
+/// The `{code, message}` payload of REJECT, FAILED and ERROR.
+public struct Problem: Codable, Equatable, Sendable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+    public init(_ code: ErrorCode, _ message: String) { self.init(code: code.rawValue, message: message) }
+    public init(_ code: FileErrorCode, _ message: String) { self.init(code: code.rawValue, message: message) }
+    public var description: String { message.isEmpty ? code : "\(code): \(message)" }
+}
+
+extension String {
+    /// True when the string is 64 lowercase hexadecimal digits, the form OFFER.sha256 takes.
+    public var isLowercaseSHA256Hex: Bool {
+        utf8.count == 64 && utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+}

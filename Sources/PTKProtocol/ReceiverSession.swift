@@ -1,0 +1,267 @@
+/// Settings the receiver's state machine needs.
+public struct ReceiverSettings: Sendable, Equatable {
+    /// The display name sent in WELCOME.
+    public var name: String
+    /// The largest window this receiver grants (1...64).
+    public var window: Int
+    /// Offers above this size are REJECTed `too-large`.
+    public var maxFileSize: Int64
+    /// Bytes per CHUNK.
+    public var chunkSize: Int
+
+    public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize) {
+        self.name = name
+        self.window = window
+        self.maxFileSize = maxFileSize
+        self.chunkSize = chunkSize
+    }
+}
+
+/// What the store decided about an OFFER.
+public enum OfferDecision: Equatable, Sendable {
+    /// Take it; the store already holds `offset` bytes of it.
+    case accept(offset: Int64)
+    /// Refuse it with a REJECT.
+    case reject(Problem)
+}
+
+/// Something that happened to a receiver session.
+public enum ReceiverEvent: Equatable, Sendable {
+    /// A whole frame arrived from the sender.
+    case frame(Frame)
+    /// The decoder found a protocol violation in the byte stream.
+    case violation(ProtocolViolation)
+    /// The store's answer to `.evaluateOffer`.
+    case offerDecided(OfferDecision)
+    /// The bytes of the last `.writeChunk` are in the temporary file.
+    case chunkWritten
+    /// Writing failed; the file cannot be completed.
+    case chunkFailed(Problem)
+    /// The result of `.finishFile`: the final name, or why the file failed.
+    case fileFinished(Result<Saved, FileFailure>)
+    /// The sender sent nothing for the idle timeout.
+    case timedOut
+    /// The daemon is shutting down.
+    case shutdown
+    /// The sender closed the connection.
+    case peerClosed
+}
+
+/// A FAILED answer as an Error, so it can travel in a Result.
+public struct FileFailure: Error, Equatable, Sendable {
+    public var problem: Problem
+    public init(_ problem: Problem) { self.problem = problem }
+    public init(_ code: FileErrorCode, _ message: String) { self.problem = Problem(code, message) }
+}
+
+/// What the driver must do next for a receiver session.
+public enum ReceiverAction: Equatable, Sendable {
+    /// Send this frame.
+    case send(Frame)
+    /// Ask the store about this offer, then report `.offerDecided`.
+    case evaluateOffer(Offer)
+    /// Append these bytes to the open file, then report `.chunkWritten` or `.chunkFailed`.
+    case writeChunk([UInt8])
+    /// Verify and publish the open file, then report `.fileFinished`.
+    case finishFile
+    /// Drop the open file: keep its bytes for a later resume, or delete them.
+    case abandonFile(keepForResume: Bool)
+    /// End the session. After an ERROR the close is graceful so the ERROR reaches the peer.
+    case close
+}
+
+/// The receiver's side of a session as a pure state machine: events in, actions out.
+/// It owns every protocol rule; the driver only performs I/O and reports back.
+public struct ReceiverSession: Sendable {
+    /// Where in the session the receiver is.
+    public enum State: Equatable, Sendable {
+        case awaitingHello
+        case ready
+        case awaitingDecision(Offer)
+        case receiving(Transfer)
+        case finishing(Offer)
+        /// After FAILED in place of an ACK: CHUNKs of that file are dropped unacknowledged.
+        case discarding
+        case closed
+    }
+
+    /// Progress of the file being received.
+    public struct Transfer: Equatable, Sendable {
+        public var offer: Offer
+        /// Bytes of the file received so far, resumed ones included.
+        public var received: Int64
+        /// CHUNKs received whose ACK has not been sent yet.
+        public var unacknowledged: Int
+    }
+
+    public private(set) var state: State = .awaitingHello
+    /// The window in force after HELLO.
+    public private(set) var window = 1
+    /// The sender's name from HELLO.
+    public private(set) var peerName = ""
+    public let settings: ReceiverSettings
+
+    public init(settings: ReceiverSettings) {
+        self.settings = settings
+    }
+
+    /// True while a temporary file is open for the current offer.
+    public var hasOpenFile: Bool {
+        switch state {
+        case .receiving, .finishing: return true
+        default: return false
+        }
+    }
+
+    /// Feeds one event; returns the actions to perform, in order.
+    public mutating func handle(_ event: ReceiverEvent) -> [ReceiverAction] {
+        if case .closed = state { return [] }
+        switch event {
+        case .frame(let frame): return handle(frame: frame)
+        case .violation(let v): return fail(v.code, v.message)
+        case .timedOut: return fail(.timeout, "no frame for the idle timeout")
+        case .shutdown: return fail(.shuttingDown, "the receiver is shutting down; resume later")
+        case .peerClosed:
+            let keep = hasOpenFile
+            state = .closed
+            return keep ? [.abandonFile(keepForResume: true), .close] : [.close]
+        case .offerDecided(let decision):
+            guard case .awaitingDecision(let offer) = state else { return internalError("offer decision out of order") }
+            switch decision {
+            case .accept(let offset):
+                guard offset >= 0, offset <= offer.size, offset % Int64(settings.chunkSize) == 0 else {
+                    return internalError("store offered resume offset \(offset)")
+                }
+                state = .receiving(Transfer(offer: offer, received: offset, unacknowledged: 0))
+                return [.send(.accept(Accept(offset: offset)))]
+            case .reject(let problem):
+                state = .ready
+                return [.send(.reject(problem))]
+            }
+        case .chunkWritten:
+            guard case .receiving(var t) = state, t.unacknowledged > 0 else { return internalError("chunk write out of order") }
+            t.unacknowledged -= 1
+            state = .receiving(t)
+            return [.send(.ack)]
+        case .chunkFailed(let problem):
+            guard case .receiving = state else { return internalError("chunk failure out of order") }
+            state = .discarding
+            return [.abandonFile(keepForResume: false), .send(.failed(problem))]
+        case .fileFinished(let result):
+            guard case .finishing = state else { return internalError("file result out of order") }
+            state = .ready
+            switch result {
+            case .success(let saved): return [.send(.saved(saved))]
+            case .failure(let failure): return [.send(.failed(failure.problem))]
+            }
+        }
+    }
+
+    private mutating func handle(frame: Frame) -> [ReceiverAction] {
+        switch (state, frame) {
+        case (_, .error):
+            // The sender gave up; it closes, so answer nothing.
+            let keep = hasOpenFile
+            state = .closed
+            return keep ? [.abandonFile(keepForResume: true), .close] : [.close]
+
+        case (.awaitingHello, .hello(let hello)):
+            guard hello.proto == "ptk" else { return fail(.badFrame, "HELLO.proto must be \"ptk\"") }
+            guard hello.version == ProtocolLimits.version else {
+                return fail(.unsupportedVersion, "this receiver speaks protocol version \(ProtocolLimits.version) only")
+            }
+            window = max(1, min(hello.window ?? 1, settings.window))
+            peerName = hello.name
+            state = .ready
+            return [.send(.welcome(Welcome(name: settings.name, window: window,
+                                           chunkSize: settings.chunkSize, maxFileSize: settings.maxFileSize)))]
+
+        case (.ready, .offer(let offer)), (.discarding, .offer(let offer)):
+            return handle(offer: offer)
+
+        case (.ready, .bye), (.discarding, .bye):
+            state = .closed
+            return [.close]
+
+        case (.discarding, .chunk):
+            return []
+
+        case (.receiving(var t), .chunk(let bytes)):
+            let remaining = t.offer.size - t.received
+            guard remaining > 0 else { return fail(.unexpectedFrame, "CHUNK after the file's last chunk") }
+            guard t.unacknowledged < window else {
+                return fail(.unexpectedFrame, "more than \(window) unacknowledged chunks")
+            }
+            let expected = Int(min(Int64(settings.chunkSize), remaining))
+            guard bytes.count == expected else {
+                state = .discarding
+                return [.abandonFile(keepForResume: false),
+                        .send(.failed(Problem(.sizeMismatch, "chunk at offset \(t.received) has \(bytes.count) bytes, expected \(expected)")))]
+            }
+            t.received += Int64(bytes.count)
+            t.unacknowledged += 1
+            state = .receiving(t)
+            return [.writeChunk(bytes)]
+
+        case (.receiving(let t), .done):
+            guard t.unacknowledged == 0 else { return fail(.unexpectedFrame, "DONE before every chunk was acknowledged") }
+            guard t.received == t.offer.size else {
+                state = .ready
+                return [.abandonFile(keepForResume: false),
+                        .send(.failed(Problem(.sizeMismatch, "received \(t.received) of \(t.offer.size) bytes")))]
+            }
+            state = .finishing(t.offer)
+            return [.finishFile]
+
+        case (_, .hello), (_, .offer), (_, .chunk), (_, .done), (_, .bye),
+             (_, .welcome), (_, .accept), (_, .reject), (_, .saved), (_, .failed), (_, .ack):
+            return fail(.unexpectedFrame, "\(frame.type) is not allowed \(stateDescription)")
+        }
+    }
+
+    private mutating func handle(offer: Offer) -> [ReceiverAction] {
+        guard offer.size >= 0 else { return fail(.badFrame, "OFFER.size is negative") }
+        guard offer.sha256.isLowercaseSHA256Hex else {
+            return fail(.badFrame, "OFFER.sha256 must be 64 lowercase hex digits")
+        }
+        state = .ready
+        if offer.mediaType != "image/png" {
+            return [.send(.reject(Problem(.notPNG, "only image/png is accepted, not \(offer.mediaType)")))]
+        }
+        if offer.size < Int64(ProtocolLimits.pngSignature.count) {
+            return [.send(.reject(Problem(.notPNG, "\(offer.size) bytes is too small for a PNG")))]
+        }
+        if offer.size > settings.maxFileSize {
+            return [.send(.reject(Problem(.tooLarge, "\(offer.size) bytes is over this receiver's limit of \(settings.maxFileSize)")))]
+        }
+        state = .awaitingDecision(offer)
+        return [.evaluateOffer(offer)]
+    }
+
+    /// Sends ERROR and closes; a file in progress is kept for resume.
+    private mutating func fail(_ code: ErrorCode, _ message: String) -> [ReceiverAction] {
+        let keep = hasOpenFile
+        state = .closed
+        var actions: [ReceiverAction] = []
+        if keep { actions.append(.abandonFile(keepForResume: true)) }
+        actions.append(.send(.error(Problem(code, message))))
+        actions.append(.close)
+        return actions
+    }
+
+    private mutating func internalError(_ message: String) -> [ReceiverAction] {
+        fail(.internal, message)
+    }
+
+    private var stateDescription: String {
+        switch state {
+        case .awaitingHello: return "before HELLO"
+        case .ready: return "between files"
+        case .awaitingDecision: return "while an offer is decided"
+        case .receiving: return "while chunks flow"
+        case .finishing: return "while the file is verified"
+        case .discarding: return "after FAILED"
+        case .closed: return "after the session ended"
+        }
+    }
+}

@@ -1,0 +1,165 @@
+/// A file as the sender offers it.
+public struct OutgoingFile: Equatable, Sendable {
+    public var name: String
+    public var size: Int64
+    public var sha256: String
+    public init(name: String, size: Int64, sha256: String) {
+        self.name = name
+        self.size = size
+        self.sha256 = sha256
+    }
+}
+
+/// How one file's transfer ended, as the receiver said.
+public enum FileOutcome: Equatable, Sendable {
+    case saved(Saved)
+    case rejected(Problem)
+    case failed(Problem)
+}
+
+/// Something that happened to a sender session.
+public enum SenderEvent: Equatable, Sendable {
+    /// The connection is up: say HELLO.
+    case start
+    /// A whole frame arrived from the receiver.
+    case frame(Frame)
+    /// The decoder found a protocol violation in the byte stream.
+    case violation(ProtocolViolation)
+}
+
+/// What the driver must do next for a sender session.
+public enum SenderAction: Equatable, Sendable {
+    /// Send this frame.
+    case send(Frame)
+    /// Send bytes `offset ..< offset + length` of file `file` as one CHUNK.
+    case sendChunk(file: Int, offset: Int64, length: Int)
+    /// The receiver accepted file `file` and holds its first `offset` bytes already.
+    case started(file: Int, offset: Int64)
+    /// The receiver acknowledged `bytes` more bytes of file `file`.
+    case acknowledged(file: Int, bytes: Int)
+    /// File `file` is finished, one way or the other.
+    case finished(file: Int, FileOutcome)
+    /// The session is over and the connection can be closed.
+    case close
+    /// The receiver answered with ERROR; nothing more will come.
+    case remoteError(Problem)
+    /// The receiver broke the protocol: ERROR was sent, close the connection.
+    case protocolError(ProtocolViolation)
+}
+
+/// The sender's side of a session as a pure state machine: events in, actions out.
+public struct SenderSession: Sendable {
+    public enum State: Equatable, Sendable {
+        case idle
+        case awaitingWelcome
+        case awaitingAnswer(file: Int)
+        case sending(file: Int, next: Int64, outstanding: [Int])
+        case awaitingResult(file: Int)
+        case closed
+    }
+
+    public private(set) var state: State = .idle
+    /// The window in force after WELCOME.
+    public private(set) var window = 1
+    /// The chunk size in force after WELCOME.
+    public private(set) var chunkSize = ProtocolLimits.chunkSize
+    /// The receiver's WELCOME, once it came.
+    public private(set) var welcome: Welcome?
+    public let files: [OutgoingFile]
+    public let name: String
+    public let requestedWindow: Int
+
+    public init(name: String, window: Int, files: [OutgoingFile]) {
+        self.name = name
+        self.requestedWindow = max(1, min(window, ProtocolLimits.maxWindow))
+        self.files = files
+    }
+
+    /// Feeds one event; returns the actions to perform, in order.
+    public mutating func handle(_ event: SenderEvent) -> [SenderAction] {
+        switch (state, event) {
+        case (.closed, _):
+            return []
+        case (.idle, .start):
+            state = .awaitingWelcome
+            return [.send(.hello(Hello(name: name, window: requestedWindow)))]
+        case (_, .violation(let v)):
+            return fail(v)
+        case (_, .frame(.error(let problem))):
+            state = .closed
+            return [.remoteError(problem), .close]
+        case (.awaitingWelcome, .frame(.welcome(let w))):
+            guard w.version == ProtocolLimits.version else {
+                return fail(ProtocolViolation(.unsupportedVersion, "the receiver speaks version \(w.version)"))
+            }
+            guard w.chunkSize >= 1, w.chunkSize <= ProtocolLimits.chunkSize else {
+                return fail(ProtocolViolation(.badFrame, "WELCOME.chunkSize \(w.chunkSize) is not usable"))
+            }
+            welcome = w
+            window = max(1, min(requestedWindow, w.window))
+            chunkSize = w.chunkSize
+            return offer(0)
+        case (.awaitingAnswer(let i), .frame(.accept(let a))):
+            let file = files[i]
+            guard a.offset >= 0, a.offset <= file.size, a.offset % Int64(chunkSize) == 0 else {
+                return fail(ProtocolViolation(.badFrame, "ACCEPT.offset \(a.offset) is not a chunk boundary within the file"))
+            }
+            state = .sending(file: i, next: a.offset, outstanding: [])
+            return [.started(file: i, offset: a.offset)] + fillWindow()
+        case (.awaitingAnswer(let i), .frame(.reject(let p))):
+            return [.finished(file: i, .rejected(p))] + offer(i + 1)
+        case (.sending(let i, let next, var outstanding), .frame(.ack)):
+            guard !outstanding.isEmpty else {
+                return fail(ProtocolViolation(.unexpectedFrame, "ACK with no chunk outstanding"))
+            }
+            let bytes = outstanding.removeFirst()
+            state = .sending(file: i, next: next, outstanding: outstanding)
+            return [.acknowledged(file: i, bytes: bytes)] + fillWindow()
+        case (.sending(let i, _, _), .frame(.failed(let p))),
+             (.awaitingResult(let i), .frame(.failed(let p))):
+            return [.finished(file: i, .failed(p))] + offer(i + 1)
+        case (.awaitingResult(let i), .frame(.saved(let s))):
+            return [.finished(file: i, .saved(s))] + offer(i + 1)
+        case (_, .frame(let frame)):
+            return fail(ProtocolViolation(.unexpectedFrame, "\(frame.type) is not expected now"))
+        case (_, .start):
+            return []
+        }
+    }
+
+    /// Offers file `i`, or says BYE after the last.
+    private mutating func offer(_ i: Int) -> [SenderAction] {
+        guard i < files.count else {
+            state = .closed
+            return [.send(.bye), .close]
+        }
+        state = .awaitingAnswer(file: i)
+        let f = files[i]
+        return [.send(.offer(Offer(name: f.name, size: f.size, sha256: f.sha256)))]
+    }
+
+    /// Sends chunks while the window allows, then DONE once all are acknowledged.
+    private mutating func fillWindow() -> [SenderAction] {
+        guard case .sending(let i, var next, var outstanding) = state else { return [] }
+        let size = files[i].size
+        var actions: [SenderAction] = []
+        while outstanding.count < window && next < size {
+            let length = Int(min(Int64(chunkSize), size - next))
+            actions.append(.sendChunk(file: i, offset: next, length: length))
+            outstanding.append(length)
+            next += Int64(length)
+        }
+        if outstanding.isEmpty && next == size {
+            state = .awaitingResult(file: i)
+            actions.append(.send(.done))
+        } else {
+            state = .sending(file: i, next: next, outstanding: outstanding)
+        }
+        return actions
+    }
+
+    private mutating func fail(_ v: ProtocolViolation) -> [SenderAction] {
+        state = .closed
+        return [.send(.error(Problem(v.code, v.message))), .protocolError(v), .close]
+    }
+}

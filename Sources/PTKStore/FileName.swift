@@ -1,0 +1,54 @@
+/// Final names for received photos (protocol-v1.md section 5).
+public enum FileName {
+    /// The most bytes of UTF-8 a final name may have.
+    public static let maxBytes = 200
+
+    /// The name a photo offered as `offered` is saved under, before collision suffixes:
+    /// its last path component (`/` and `\` both separate), without control characters,
+    /// without leading dots or spaces, at most 200 bytes, ending in `.png`; `photo.png` if
+    /// nothing is left. An existing `.PNG` (any case) ending is kept as it is.
+    public static func sanitize(_ offered: String) -> String {
+        let last = offered.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var scalars = String.UnicodeScalarView()
+        for s in last.unicodeScalars where !isControl(s) { scalars.append(s) }
+        let cleaned = String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " })))
+        if cleaned.isEmpty { return "photo.png" }
+        return withSuffix(cleaned, counter: 1)
+    }
+
+    /// `name` with the collision counter `n` inserted before `.png` (" (2)" for 2; nothing for 1),
+    /// shortened at a character boundary so the whole stays within 200 bytes.
+    public static func withSuffix(_ name: String, counter n: Int) -> String {
+        let (stem, ext) = split(name)
+        let tail = (n > 1 ? " (\(n))" : "") + ext
+        let budget = maxBytes - tail.utf8.count
+        let short = truncate(stem, toBytes: budget)
+        return (short.isEmpty ? "photo" : short) + tail
+    }
+
+    /// Splits a name into its stem and ".png" ending (adding the ending when missing).
+    static func split(_ name: String) -> (String, String) {
+        if name.utf8.count >= 4, name.lowercased().hasSuffix(".png") {
+            let stem = String(name.dropLast(4))
+            return (stem, String(name.suffix(4)))
+        }
+        return (name, ".png")
+    }
+
+    static func truncate(_ s: String, toBytes budget: Int) -> String {
+        if s.utf8.count <= budget { return s }
+        var out = String.UnicodeScalarView()
+        var used = 0
+        for scalar in s.unicodeScalars {
+            let n = String(scalar).utf8.count
+            if used + n > budget { break }
+            out.append(scalar)
+            used += n
+        }
+        return String(out)
+    }
+
+    private static func isControl(_ s: Unicode.Scalar) -> Bool {
+        s.value < 0x20 || (0x7F...0x9F).contains(s.value)
+    }
+}

@@ -1,0 +1,134 @@
+import Glibc
+import PTKDigest
+import PTKProtocol
+import PTKSystem
+
+/// One photo being received: its temporary file in `.incoming/`, hashed and PNG-checked as the
+/// bytes are written, so finishing needs no second pass over the file.
+public final class IncomingFile {
+    public let offer: Offer
+    /// Bytes already held when the transfer (re)started: the ACCEPT offset.
+    public private(set) var offset: Int64 = 0
+    /// Bytes in the temporary file now.
+    public private(set) var written: Int64 = 0
+    private let store: PhotoStore
+    private let fd: FileDescriptor
+    private let name: String
+    private let resumable: Bool
+    private var hasher = SHA256()
+    private var png: PNGValidator
+    private var pngError: PNGError?
+    private var open = true
+
+    init(store: PhotoStore, offer: Offer, fd: FileDescriptor, name: String, resumable: Bool) {
+        self.store = store
+        self.offer = offer
+        self.fd = fd
+        self.name = name
+        self.resumable = resumable
+        self.png = PNGValidator(totalSize: offer.size)
+    }
+
+    deinit {
+        if open { abandon(keepForResume: resumable) }
+    }
+
+    /// Takes up a partial upload: keeps whole chunks only, and re-reads them to rebuild the hash
+    /// and PNG state. A partial whose bytes are not a PNG start is discarded.
+    func resume(chunkSize: Int) throws(SystemError) {
+        let length = try fd.status().st_size
+        let chunk = Int64(chunkSize)
+        let usable = min(Int64(length) / chunk * chunk, offer.size / chunk * chunk)
+        try fd.truncate(to: usable)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var position: Int64 = 0
+        while position < usable {
+            let want = Int(min(Int64(buffer.count), usable - position))
+            let n = try buffer.withUnsafeMutableBytes { b in
+                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
+            }.get()
+            if n == 0 { break }
+            buffer.withUnsafeBytes { b in
+                let slice = UnsafeRawBufferPointer(rebasing: b[..<n])
+                hasher.update(slice)
+                if pngError == nil { do throws(PNGError) { try png.feed(slice) } catch { pngError = error } }
+            }
+            position += Int64(n)
+        }
+        if pngError != nil || position != usable {
+            try fd.truncate(to: 0)
+            hasher = SHA256()
+            png = PNGValidator(totalSize: offer.size)
+            pngError = nil
+            position = 0
+        }
+        offset = position
+        written = position
+        try fd.seek(to: position)
+    }
+
+    /// Appends one chunk. Fails `not-png` as soon as the bytes cannot be a PNG, `no-space`
+    /// when the disk is full, `io-error` otherwise.
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
+        if pngError == nil {
+            do { try png.feed(bytes) } catch { pngError = error }
+        }
+        if let pngError {
+            throw FileFailure(.notPNG, pngError.message)
+        }
+        do { try fd.writeAll(bytes) } catch {
+            throw FileFailure(error.isNoSpace ? .noSpace : .ioError, "writing the temporary file: \(error.reason)")
+        }
+        hasher.update(bytes)
+        written += Int64(bytes.count)
+    }
+
+    /// Appends one chunk.
+    public func append(_ bytes: [UInt8]) throws(FileFailure) {
+        try bytes.withUnsafeBytes { b in Result { () throws(FileFailure) in try append(b) } }.get()
+    }
+
+    /// Checks size, SHA-256 and PNG structure, flushes the file, publishes it under its final
+    /// name without replacing anything, and flushes the directory. On failure nothing is
+    /// published and the temporary file is deleted.
+    public func finish() -> Result<Saved, FileFailure> {
+        let result = verifyAndPublish()
+        if case .failure = result { abandon(keepForResume: false) }
+        return result
+    }
+
+    private func verifyAndPublish() -> Result<Saved, FileFailure> {
+        guard written == offer.size else {
+            return .failure(FileFailure(.sizeMismatch, "received \(written) bytes, the offer said \(offer.size)"))
+        }
+        let digest = hasher.finalizeHex()
+        guard digest == offer.sha256 else {
+            return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
+        }
+        if let pngError { return .failure(FileFailure(.notPNG, pngError.message)) }
+        do { try png.finish() } catch { return .failure(FileFailure(.notPNG, error.message)) }
+        do {
+            _ = fchmod(fd.rawValue, store.settings.fileMode)
+            try fd.sync()
+            let final = try store.publish(temporary: name, offeredName: offer.name)
+            fd.close()
+            open = false
+            return .success(Saved(name: final, size: offer.size, sha256: offer.sha256))
+        } catch {
+            return .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+        }
+    }
+
+    /// Gives the file up. A resumable partial is kept (whole chunks only) for a later session;
+    /// anything else is deleted.
+    public func abandon(keepForResume: Bool) {
+        guard open else { return }
+        open = false
+        if keepForResume && resumable && written > 0 {
+            fd.close()
+        } else {
+            try? store.incoming.unlink(name)
+            fd.close()
+        }
+    }
+}

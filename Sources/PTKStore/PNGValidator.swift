@@ -1,0 +1,129 @@
+import PTKDigest
+import PTKProtocol
+
+/// Why bytes are not a well-formed PNG.
+public struct PNGError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Checks PNG structure as bytes stream in, so no second pass over the file is needed:
+/// the 8-byte signature, IHDR first, every chunk's length within the file and its CRC-32
+/// correct, IEND last, nothing after IEND. It keeps a few bytes of state, never the file.
+public struct PNGValidator: Sendable {
+    private enum Phase: Sendable {
+        case signature
+        case length
+        case type
+        case data(remaining: Int64)
+        case crc
+        case afterIEND
+    }
+
+    private var phase = Phase.signature
+    private var field: [UInt8] = []
+    private var fieldNeeded = 8
+    private var chunkLength: Int64 = 0
+    private var chunkType: [UInt8] = []
+    private var crc = CRC32()
+    private var chunkCount = 0
+    private var position: Int64 = 0
+    /// The file's announced size, when known: a chunk reaching past it fails at once.
+    public let totalSize: Int64?
+
+    public init(totalSize: Int64? = nil) {
+        self.totalSize = totalSize
+        field.reserveCapacity(8)
+    }
+
+    /// True once the IEND chunk has been read completely.
+    public var isComplete: Bool {
+        if case .afterIEND = phase { return true }
+        return false
+    }
+
+    /// Feeds the next bytes of the file.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(PNGError) {
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            switch phase {
+            case .afterIEND:
+                throw PNGError("\(Int64(n - i) + 0) byte(s) after the IEND chunk")
+            case .data(let remaining):
+                let take = Int(min(Int64(n - i), remaining))
+                crc.update(UnsafeRawBufferPointer(rebasing: bytes[i..<i + take]))
+                i += take
+                position += Int64(take)
+                let left = remaining - Int64(take)
+                if left == 0 { startField(.crc, 4) } else { phase = .data(remaining: left) }
+            default:
+                let take = min(n - i, fieldNeeded - field.count)
+                field.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i..<i + take]))
+                i += take
+                position += Int64(take)
+                if field.count == fieldNeeded { try fieldComplete() }
+            }
+        }
+    }
+
+    /// Feeds the next bytes of the file.
+    public mutating func feed(_ bytes: [UInt8]) throws(PNGError) {
+        try bytes.withUnsafeBytes { b in Result { () throws(PNGError) in try feed(b) } }.get()
+    }
+
+    /// Ends the stream: the file must have ended right after IEND.
+    public func finish() throws(PNGError) {
+        switch phase {
+        case .afterIEND: return
+        case .signature: throw PNGError("too short for a PNG signature")
+        default: throw PNGError(chunkCount == 0 ? "truncated before the IHDR chunk" : "truncated: no IEND chunk at the end")
+        }
+    }
+
+    private mutating func startField(_ next: Phase, _ count: Int) {
+        phase = next
+        field.removeAll(keepingCapacity: true)
+        fieldNeeded = count
+    }
+
+    private mutating func fieldComplete() throws(PNGError) {
+        switch phase {
+        case .signature:
+            guard field == ProtocolLimits.pngSignature else { throw PNGError("does not start with the PNG signature") }
+            startField(.length, 4)
+        case .length:
+            chunkLength = Int64(bigEndian32(field))
+            guard chunkLength <= 0x7FFF_FFFF else { throw PNGError("chunk length \(chunkLength) is over the PNG limit") }
+            if let totalSize, position + 4 + chunkLength + 4 > totalSize {
+                throw PNGError("chunk of \(chunkLength) bytes at offset \(position - 4) runs past the end of the file")
+            }
+            startField(.type, 4)
+        case .type:
+            chunkType = field
+            guard chunkType.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+                throw PNGError("chunk at offset \(position - 8) has an invalid type")
+            }
+            let name = String(decoding: chunkType, as: UTF8.self)
+            if chunkCount == 0 && name != "IHDR" { throw PNGError("first chunk is \(name), not IHDR") }
+            if chunkCount == 0 && chunkLength != 13 { throw PNGError("IHDR chunk has length \(chunkLength), not 13") }
+            if name == "IEND" && chunkLength != 0 { throw PNGError("IEND chunk has length \(chunkLength), not 0") }
+            crc = CRC32()
+            crc.update(chunkType)
+            if chunkLength == 0 { startField(.crc, 4) } else { phase = .data(remaining: chunkLength); field.removeAll(keepingCapacity: true) }
+        case .crc:
+            let stored = bigEndian32(field)
+            let name = String(decoding: chunkType, as: UTF8.self)
+            guard stored == crc.value else { throw PNGError("CRC mismatch in \(name) chunk") }
+            chunkCount += 1
+            if name == "IEND" { startField(.afterIEND, 0) } else { startField(.length, 4) }
+        case .data, .afterIEND:
+            break
+        }
+    }
+
+    private func bigEndian32(_ b: [UInt8]) -> UInt32 {
+        UInt32(b[0]) << 24 | UInt32(b[1]) << 16 | UInt32(b[2]) << 8 | UInt32(b[3])
+    }
+}

@@ -1,0 +1,167 @@
+import Glibc
+import PTKDigest
+import PTKProtocol
+import PTKSystem
+
+/// How the received-photos directory is run.
+public struct StoreSettings: Sendable, Equatable {
+    /// The received-photos directory.
+    public var directory: String
+    /// An offer that would leave less than this many bytes free is REJECTed `no-space`.
+    public var minFree: Int64
+    /// Partial uploads older than this many seconds are deleted.
+    public var partialMaxAge: Double
+    /// Permission bits of saved photos.
+    public var fileMode: mode_t
+
+    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Double = 86_400, fileMode: mode_t = 0o644) {
+        self.directory = directory
+        self.minFree = minFree
+        self.partialMaxAge = partialMaxAge
+        self.fileMode = fileMode
+    }
+}
+
+/// The store could not be opened.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The received-photos directory. Every path is opened relative to a descriptor of the
+/// directory or of its `.incoming/` folder, with O_NOFOLLOW, so nothing is written elsewhere.
+public final class PhotoStore: @unchecked Sendable {
+    // The descriptors are fixed for the store's life; each IncomingFile works on its own file,
+    // the file system arbitrates names (O_EXCL, linkat) and flock arbitrates partial uploads.
+    public let settings: StoreSettings
+    let directory: FileDescriptor
+    let incoming: FileDescriptor
+    /// The name of the temporary folder inside the directory.
+    public static let incomingName = ".incoming"
+
+    /// Opens (creating if needed) the directory and its `.incoming/` folder.
+    public init(settings: StoreSettings) throws(StoreError) {
+        self.settings = settings
+        let path = settings.directory
+        do { try makeDirectories(path) } catch {
+            throw StoreError("cannot create the received-photos directory: \(error)")
+        }
+        let dir: FileDescriptor
+        do { dir = try .open(path, flags: O_RDONLY | O_DIRECTORY) } catch {
+            throw StoreError("cannot open the received-photos directory: \(error)")
+        }
+        do {
+            do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch where error.errno == EEXIST {}
+            incoming = try .open(Self.incomingName, relativeTo: dir, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            // Prove the directory is writable now rather than on the first photo.
+            let probe = ".probe-\(getpid())"
+            let fd = try FileDescriptor.open(probe, relativeTo: incoming, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+            fd.close()
+            try incoming.unlink(probe)
+        } catch {
+            dir.close()
+            throw StoreError("the received-photos directory '\(path)' is not usable: \(error)")
+        }
+        directory = dir
+    }
+
+    deinit {
+        directory.close()
+        incoming.close()
+    }
+
+    /// Decides about an offer: checks free space and opens its temporary file, resuming from a
+    /// partial upload of the same content (same size and SHA-256) when one is there.
+    public func begin(_ offer: Offer, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, FileFailure> {
+        do throws(SystemError) {
+            let (fd, name, resumable) = try openTemporary(for: offer)
+            let file = IncomingFile(store: self, offer: offer, fd: fd, name: name, resumable: resumable)
+            do throws(SystemError) {
+                if resumable { try file.resume(chunkSize: chunkSize) }
+                let needed = offer.size - file.offset
+                let available = try directory.availableSpace()
+                if available - needed < settings.minFree {
+                    file.abandon(keepForResume: true)
+                    return .failure(FileFailure(.noSpace, "\(needed) more bytes would leave less than the \(settings.minFree)-byte reserve (\(available) bytes free)"))
+                }
+            } catch {
+                file.abandon(keepForResume: false)
+                throw error
+            }
+            return .success(file)
+        } catch {
+            return .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+        }
+    }
+
+    private static let uniqueCounter = Counter()
+
+    /// The partial upload file for this content, locked; or a fresh unique file when another
+    /// session holds that one.
+    private func openTemporary(for offer: Offer) throws(SystemError) -> (FileDescriptor, String, Bool) {
+        let partName = "\(offer.sha256)-\(offer.size).part"
+        for _ in 0..<8 {
+            let fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
+            guard try fd.tryLock() else {
+                fd.close()
+                break
+            }
+            // The name may have been unlinked (published) between open and lock: check it is still ours.
+            if let st = try? incoming.status(of: partName), let mine = try? fd.status(), st.st_ino == mine.st_ino {
+                return (fd, partName, true)
+            }
+            fd.close()
+        }
+        let unique = "\(offer.sha256)-\(offer.size).\(getpid()).\(Self.uniqueCounter.next()).tmp"
+        let fd = try FileDescriptor.open(unique, relativeTo: incoming, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+        return (fd, unique, false)
+    }
+
+    /// Deletes partial uploads not touched for `settings.partialMaxAge` seconds and not in use.
+    /// Returns how many were deleted.
+    @discardableResult
+    public func removeStalePartials() -> Int {
+        guard let names = try? incoming.entries() else { return 0 }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var removed = 0
+        for name in names {
+            guard let st = try? incoming.status(of: name) else { continue }
+            let age = Double(now.tv_sec - st.st_mtim.tv_sec)
+            guard age >= settings.partialMaxAge else { continue }
+            if (st.st_mode & S_IFMT) == S_IFREG {
+                guard let fd = try? FileDescriptor.open(name, relativeTo: incoming, flags: O_RDONLY | O_NOFOLLOW) else { continue }
+                defer { fd.close() }
+                guard (try? fd.tryLock()) == true else { continue }
+            }
+            if (try? incoming.unlink(name)) != nil { removed += 1 }
+        }
+        return removed
+    }
+
+    /// Links the finished temporary file under its final name, never replacing a file:
+    /// `name`, `name (2)`, `name (3)`, ... Returns the name used.
+    func publish(temporary: String, offeredName: String) throws(SystemError) -> String {
+        let base = FileName.sanitize(offeredName)
+        var n = 1
+        while true {
+            let candidate = FileName.withSuffix(base, counter: n)
+            do {
+                try directory.link(temporary, in: incoming, to: candidate)
+                try? incoming.unlink(temporary)
+                try directory.sync()
+                return candidate
+            } catch where error.errno == EEXIST && n < 100_000 {
+                n += 1
+            }
+        }
+    }
+}
+
+/// A thread-safe counter for unique temporary names.
+final class Counter: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var value = 0
+    private let lock = Lock()
+    func next() -> Int { lock.withLock { value += 1; return value } }
+}

@@ -1,0 +1,44 @@
+import Glibc
+
+/// A point on the monotonic clock, in seconds.
+public struct Instant: Comparable, Sendable {
+    public var seconds: Double
+    public init(seconds: Double) { self.seconds = seconds }
+
+    /// Now, on CLOCK_MONOTONIC.
+    public static var now: Instant {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Instant(seconds: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
+    }
+
+    public static func < (a: Instant, b: Instant) -> Bool { a.seconds < b.seconds }
+    public static func + (a: Instant, d: Double) -> Instant { Instant(seconds: a.seconds + d) }
+    public static func - (a: Instant, b: Instant) -> Double { a.seconds - b.seconds }
+
+    /// Milliseconds from now until this instant, clamped to 0...Int32.max, for poll(2).
+    public var pollTimeout: CInt {
+        let ms = (self - .now) * 1000
+        if ms <= 0 { return 0 }
+        return CInt(min(ms.rounded(.up), Double(Int32.max)))
+    }
+}
+
+/// Waits until one of `fds` is ready for `events` or `deadline` passes; returns the
+/// `revents` of each, in order. The corresponding C function is `poll`.
+public func poll(_ fds: [(FileDescriptor, Int16)], until deadline: Instant?) throws(SystemError) -> [Int16] {
+    var pfds = fds.map { pollfd(fd: $0.0.rawValue, events: $0.1, revents: 0) }
+    while true {
+        let timeout = deadline?.pollTimeout ?? -1
+        let n = Glibc.poll(&pfds, nfds_t(pfds.count), timeout)
+        if n >= 0 { return pfds.map(\.revents) }
+        if errno != EINTR { throw SystemError(call: "poll", errno: errno) }
+    }
+}
+
+/// Writes `message` to standard error in one call, so lines from threads do not interleave.
+public func writeToStandardError(_ message: String) {
+    var bytes = Array(message.utf8)
+    if bytes.last != 0x0A { bytes.append(0x0A) }
+    try? FileDescriptor.standardError.writeAll(bytes)
+}

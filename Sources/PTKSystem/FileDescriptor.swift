@@ -1,0 +1,106 @@
+import Glibc
+
+/// An open file descriptor. A value, like swift-system's: whoever opened it closes it.
+public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
+    public let rawValue: CInt
+    public init(rawValue: CInt) { self.rawValue = rawValue }
+
+    /// The standard error stream.
+    public static let standardError = FileDescriptor(rawValue: 2)
+    /// The standard input stream.
+    public static let standardInput = FileDescriptor(rawValue: 0)
+
+    /// Opens `path` relative to the directory `dir` (or the working directory when nil).
+    /// The corresponding C function is `openat`.
+    public static func open(_ path: String, relativeTo dir: FileDescriptor? = nil, flags: CInt,
+                            mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("open", path) { openat(dir?.rawValue ?? AT_FDCWD, path, flags | O_CLOEXEC, mode) }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    /// Closes the descriptor; errors are ignored, as the descriptor is gone either way.
+    /// The corresponding C function is `close`.
+    public func close() {
+        _ = Glibc.close(rawValue)
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 means end of file. The corresponding C function is `read`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        try syscall("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`. The corresponding C function is `pread`.
+    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        try syscall("pread") { Glibc.pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// Writes some of `buffer`; returns how much. The corresponding C function is `write`.
+    public func write(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        try syscall("write") { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes all of `buffer`, however many calls it takes.
+    public func writeAll(_ buffer: UnsafeRawBufferPointer) throws(SystemError) {
+        var done = 0
+        while done < buffer.count {
+            done += try write(UnsafeRawBufferPointer(rebasing: buffer[done...]))
+        }
+    }
+
+    /// Writes all of `bytes`.
+    public func writeAll(_ bytes: [UInt8]) throws(SystemError) {
+        try bytes.withUnsafeBytes { b in Result { () throws(SystemError) in try writeAll(b) } }.get()
+    }
+
+    /// Flushes the file's data and metadata to disk. The corresponding C function is `fsync`.
+    public func sync() throws(SystemError) {
+        _ = try syscall("fsync") { fsync(rawValue) }
+    }
+
+    /// Sets the file's length. The corresponding C function is `ftruncate`.
+    public func truncate(to length: Int64) throws(SystemError) {
+        _ = try syscall("ftruncate") { ftruncate(rawValue, off_t(length)) }
+    }
+
+    /// Moves the file offset. The corresponding C function is `lseek`.
+    @discardableResult
+    public func seek(to offset: Int64) throws(SystemError) -> Int64 {
+        Int64(try syscall("lseek") { lseek(rawValue, off_t(offset), SEEK_SET) })
+    }
+
+    /// The file's status. The corresponding C function is `fstat`.
+    public func status() throws(SystemError) -> stat {
+        var st = stat()
+        _ = try syscall("fstat") { fstat(rawValue, &st) }
+        return st
+    }
+
+    /// Takes an exclusive advisory lock without waiting; false when another holder has it.
+    /// The corresponding C function is `flock`.
+    public func tryLock() throws(SystemError) -> Bool {
+        while true {
+            if flock(rawValue, LOCK_EX | LOCK_NB) == 0 { return true }
+            let err = errno
+            if err == EINTR { continue }
+            if err == EWOULDBLOCK { return false }
+            throw SystemError(call: "flock", errno: err)
+        }
+    }
+
+    /// Bytes available to an unprivileged user on this descriptor's file system.
+    /// The corresponding C function is `fstatvfs`.
+    public func availableSpace() throws(SystemError) -> Int64 {
+        var st = statvfs()
+        _ = try syscall("fstatvfs") { fstatvfs(rawValue, &st) }
+        return Int64(st.f_bavail) * Int64(st.f_frsize)
+    }
+
+    /// Sets O_NONBLOCK and FD_CLOEXEC. The corresponding C function is `fcntl`.
+    public func setNonBlockingAndCloseOnExec() {
+        _ = fcntl(rawValue, F_SETFL, fcntl(rawValue, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(rawValue, F_SETFD, FD_CLOEXEC)
+    }
+
+    /// True when the descriptor refers to a terminal. The corresponding C function is `isatty`.
+    public var isTerminal: Bool { isatty(rawValue) == 1 }
+}

@@ -1,0 +1,125 @@
+import Glibc
+
+/// TCP socket calls. Every socket is non-blocking and close-on-exec; waiting is done with poll.
+public enum Socket {
+    /// Creates a listening TCP socket bound to `address`. IPv6 sockets are IPv6-only so that
+    /// an IPv4 socket can share the port. The corresponding C functions are `socket`, `bind`, `listen`.
+    public static func listen(on address: SocketAddress, backlog: CInt = 128) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("socket", address.description) {
+            socket(address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        }
+        let sock = FileDescriptor(rawValue: fd)
+        do throws(SystemError) {
+            try setOption(sock, SOL_SOCKET, SO_REUSEADDR, 1)
+            if address.family == AF_INET6 { try setOption(sock, CInt(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
+            _ = try syscall("bind", address.description) { address.withSockAddr { Glibc.bind(fd, $0, $1) } }
+            _ = try syscall("listen", address.description) { Glibc.listen(fd, backlog) }
+        } catch {
+            sock.close()
+            throw error
+        }
+        return sock
+    }
+
+    /// Accepts one pending connection, or nil when none is waiting.
+    /// The corresponding C function is `accept4`.
+    public static func accept(_ listener: FileDescriptor) throws(SystemError) -> (FileDescriptor, SocketAddress)? {
+        var st = sockaddr_storage()
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        while true {
+            let fd = withUnsafeMutablePointer(to: &st) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.accept(listener.rawValue, $0, &len)
+                }
+            }
+            if fd >= 0 {
+                let sock = FileDescriptor(rawValue: fd)
+                sock.setNonBlockingAndCloseOnExec()
+                try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
+                return (sock, SocketAddress(storage: st, length: len))
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, ECONNABORTED, EPROTO: return nil
+            default: throw SystemError(call: "accept", errno: errno)
+            }
+        }
+    }
+
+    /// Connects to `address`, giving up at `deadline`. The corresponding C function is `connect`.
+    public static func connect(to address: SocketAddress, deadline: Instant) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("socket", address.description) {
+            socket(address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        }
+        let sock = FileDescriptor(rawValue: fd)
+        do throws(SystemError) {
+            let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
+            if rc != 0 {
+                guard errno == EINPROGRESS || errno == EINTR else {
+                    throw SystemError(call: "connect", object: address.description, errno: errno)
+                }
+                let revents = try poll([(sock, Int16(POLLOUT))], until: deadline)
+                if revents[0] == 0 { throw SystemError(call: "connect", object: address.description, errno: ETIMEDOUT) }
+                var err: CInt = 0
+                var len = socklen_t(MemoryLayout<CInt>.size)
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
+                if err != 0 { throw SystemError(call: "connect", object: address.description, errno: err) }
+            }
+            try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
+        } catch {
+            sock.close()
+            throw error
+        }
+        return sock
+    }
+
+    /// The address a socket is bound to. The corresponding C function is `getsockname`.
+    public static func localAddress(_ sock: FileDescriptor) throws(SystemError) -> SocketAddress {
+        var st = sockaddr_storage()
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = try syscall("getsockname") {
+            withUnsafeMutablePointer(to: &st) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(sock.rawValue, $0, &len) } }
+        }
+        return SocketAddress(storage: st, length: len)
+    }
+
+    /// Sends some bytes without raising SIGPIPE; returns how many, or 0 when the buffer is full.
+    /// The corresponding C function is `send`.
+    public static func send(_ sock: FileDescriptor, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        while true {
+            let n = Glibc.send(sock.rawValue, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL))
+            if n >= 0 { return n }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return 0
+            default: throw SystemError(call: "send", errno: errno)
+            }
+        }
+    }
+
+    /// Receives some bytes; nil when none are waiting, 0 at end of stream.
+    /// The corresponding C function is `recv`.
+    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+        while true {
+            let n = recv(sock.rawValue, buffer.baseAddress, buffer.count, 0)
+            if n >= 0 { return n }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return nil
+            default: throw SystemError(call: "recv", errno: errno)
+            }
+        }
+    }
+
+    /// Shuts down the sending direction, so the peer reads end of stream.
+    /// The corresponding C function is `shutdown`.
+    public static func shutdownWrite(_ sock: FileDescriptor) {
+        _ = Glibc.shutdown(sock.rawValue, CInt(SHUT_WR))
+    }
+
+    /// Sets an integer socket option. The corresponding C function is `setsockopt`.
+    public static func setOption(_ sock: FileDescriptor, _ level: CInt, _ name: CInt, _ value: CInt) throws(SystemError) {
+        var v = value
+        _ = try syscall("setsockopt") { setsockopt(sock.rawValue, level, name, &v, socklen_t(MemoryLayout<CInt>.size)) }
+    }
+}

@@ -1,0 +1,42 @@
+import Glibc
+
+/// A failed system call: which call, on what, and the errno it left.
+public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The C function that failed.
+    public var call: String
+    /// The path or address it worked on, if any.
+    public var object: String?
+    /// The errno value.
+    public var errno: CInt
+
+    public init(call: String, object: String? = nil, errno: CInt) {
+        self.call = call
+        self.object = object
+        self.errno = errno
+    }
+
+    /// The C library's text for the errno ("No such file or directory").
+    public var reason: String { String(cString: strerror(errno)) }
+
+    public var description: String {
+        if let object { return "\(call) '\(object)': \(reason)" }
+        return "\(call): \(reason)"
+    }
+
+    /// True for "the file system is full" (ENOSPC) and "over quota" (EDQUOT).
+    public var isNoSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+}
+
+/// The syscall funnel: runs `body` until it does not fail with EINTR, and turns -1 into a
+/// `SystemError` that names the call and the object. Errno is captured at once.
+@inline(__always)
+public func syscall<T: BinaryInteger>(_ call: String, _ object: @autoclosure () -> String? = nil,
+                                      retryOnInterrupt: Bool = true, _ body: () -> T) throws(SystemError) -> T {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let err = Glibc.errno
+        if err == EINTR && retryOnInterrupt { continue }
+        throw SystemError(call: call, object: object(), errno: err)
+    }
+}

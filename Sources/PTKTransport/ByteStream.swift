@@ -1,0 +1,102 @@
+import Glibc
+import PTKSystem
+
+/// Why a read or write on a connection did not complete.
+public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Nothing arrived (or nothing could be sent) before the deadline.
+    case timedOut
+    /// The interrupt descriptor became readable while waiting (the daemon is shutting down).
+    case interrupted
+    /// The peer closed or reset the connection.
+    case peerClosed
+    /// The peer's bytes broke the framing rules.
+    case violation(ProtocolViolationBox)
+    /// Any other failed system call.
+    case system(SystemError)
+
+    public var description: String {
+        switch self {
+        case .timedOut: return "timed out"
+        case .interrupted: return "interrupted"
+        case .peerClosed: return "connection closed by peer"
+        case .violation(let v): return v.description
+        case .system(let e): return e.description
+        }
+    }
+}
+
+/// A reliable, ordered byte stream: a TCP socket now, a TLS stream later. The protocol code
+/// reads and writes through this and nothing else.
+public protocol ByteStream: AnyObject, Sendable {
+    /// Reads up to `buffer.count` bytes, waiting until `deadline`; 0 means the peer closed.
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int
+    /// Writes all of `bytes` by `deadline`.
+    func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError)
+    /// Stops sending; the peer reads end of stream.
+    func shutdownWrite()
+    /// Closes the stream. Called exactly once.
+    func close()
+}
+
+/// A `ByteStream` over a connected non-blocking TCP socket, which it owns.
+public final class TCPStream: ByteStream, @unchecked Sendable {
+    // One session thread uses a stream at a time; `closed` is only touched by that owner.
+    public let socket: FileDescriptor
+    /// The peer's address, for logs.
+    public let peer: SocketAddress?
+    private let interrupt: FileDescriptor?
+    private var closed = false
+
+    /// Wraps `socket`. While a read waits, `interrupt` becoming readable ends it with `.interrupted`.
+    public init(socket: FileDescriptor, peer: SocketAddress?, interrupt: FileDescriptor? = nil) {
+        self.socket = socket
+        self.peer = peer
+        self.interrupt = interrupt
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+        while true {
+            do {
+                if let n = try Socket.receive(socket, into: buffer) { return n }
+            } catch {
+                if error.errno == ECONNRESET { throw .peerClosed }
+                throw .system(error)
+            }
+            var fds: [(FileDescriptor, Int16)] = [(socket, Int16(POLLIN))]
+            if let interrupt { fds.append((interrupt, Int16(POLLIN))) }
+            let revents: [Int16]
+            do { revents = try poll(fds, until: deadline) } catch { throw .system(error) }
+            if revents.count > 1 && revents[1] != 0 { throw .interrupted }
+            if revents[0] == 0 { throw .timedOut }
+        }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
+        var done = 0
+        while done < bytes.count {
+            let n: Int
+            do { n = try Socket.send(socket, UnsafeRawBufferPointer(rebasing: bytes[done...])) } catch {
+                if error.errno == EPIPE || error.errno == ECONNRESET { throw .peerClosed }
+                throw .system(error)
+            }
+            done += n
+            if done < bytes.count && n == 0 {
+                let revents: [Int16]
+                do { revents = try poll([(socket, Int16(POLLOUT))], until: deadline) } catch { throw .system(error) }
+                if revents[0] == 0 { throw .timedOut }
+            }
+        }
+    }
+
+    public func shutdownWrite() { Socket.shutdownWrite(socket) }
+
+    public func close() {
+        precondition(!closed, "TCPStream closed twice")
+        closed = true
+        socket.close()
+    }
+
+    deinit {
+        assert(closed, "TCPStream dropped without close()")
+    }
+}

@@ -1,0 +1,87 @@
+import PTKProtocol
+import PTKSystem
+
+/// `ProtocolViolation` carried inside `TransportError` (kept Equatable).
+public typealias ProtocolViolationBox = ProtocolViolation
+
+/// Frames over a `ByteStream`: decodes incoming frames incrementally with a bounded buffer, and
+/// writes whole frames. Reading never buffers more than one read beyond the current frame.
+public final class FramedConnection: @unchecked Sendable {
+    // Used by one thread at a time (the session that owns it).
+    public let stream: ByteStream
+    /// How long a read or write may wait for progress.
+    public var timeout: Double
+    private var decoder: FrameDecoder
+    private let readBuffer: UnsafeMutableRawBufferPointer
+    private var sendBuffer: [UInt8] = []
+
+    /// Bytes read from and written to the stream, for logs and benchmarks.
+    public private(set) var bytesRead: Int64 = 0
+    public private(set) var bytesWritten: Int64 = 0
+
+    public init(stream: ByteStream, timeout: Double, chunkSize: Int = ProtocolLimits.chunkSize) {
+        self.stream = stream
+        self.timeout = timeout
+        self.decoder = FrameDecoder(chunkSize: chunkSize)
+        self.readBuffer = .allocate(byteCount: 128 * 1024, alignment: 16)
+    }
+
+    deinit { readBuffer.deallocate() }
+
+    /// True when bytes of a frame not yet complete are buffered.
+    public var hasBufferedBytes: Bool { decoder.bufferedCount > 0 }
+
+    /// Returns a frame already buffered, without reading.
+    public func bufferedFrame() throws(TransportError) -> Frame? {
+        do { return try decoder.next() } catch { throw .violation(error) }
+    }
+
+    /// The next frame; nil when the peer closed the stream cleanly between frames.
+    public func receive() throws(TransportError) -> Frame? {
+        while true {
+            if let frame = try bufferedFrame() { return frame }
+            let n = try stream.read(into: readBuffer, deadline: .now + timeout)
+            if n == 0 {
+                if decoder.bufferedCount == 0 { return nil }
+                throw .peerClosed
+            }
+            bytesRead += Int64(n)
+            decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[..<n]))
+        }
+    }
+
+    /// Sends one frame.
+    public func send(_ frame: Frame) throws(TransportError) {
+        sendBuffer.removeAll(keepingCapacity: true)
+        FrameEncoder.encode(frame, into: &sendBuffer)
+        try writeRaw(sendBuffer)
+    }
+
+    /// Sends bytes that already hold whole frames.
+    public func writeRaw(_ bytes: [UInt8]) throws(TransportError) {
+        try bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try writeRaw(b) } }.get()
+    }
+
+    /// Sends bytes that already hold whole frames.
+    public func writeRaw(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
+        try stream.write(bytes, deadline: .now + timeout)
+        bytesWritten += Int64(bytes.count)
+    }
+
+    /// Closes after an ERROR so that it reaches the peer: stop writing, read and drop what the
+    /// peer still sends until it closes or `linger` seconds pass, then close. Closing at once
+    /// with unread bytes would send a TCP reset, and the peer could lose the ERROR.
+    public func closeGracefully(linger: Double = 2) {
+        stream.shutdownWrite()
+        let deadline = Instant.now + linger
+        while Instant.now < deadline {
+            guard let n = try? stream.read(into: readBuffer, deadline: deadline), n > 0 else { break }
+        }
+        stream.close()
+    }
+
+    /// Closes at once.
+    public func close() {
+        stream.close()
+    }
+}
