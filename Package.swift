@@ -26,7 +26,7 @@ let package = Package(
         // The sending side: drives the sender state machine over a connection.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem", "PTKCLI"]),
         // Small hand-written argument parsing shared by the executables.
         .target(name: "PTKCLI"),
 

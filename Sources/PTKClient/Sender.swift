@@ -1,0 +1,180 @@
+import Glibc
+import PTKProtocol
+import PTKSystem
+import PTKTransport
+
+/// How ptk-send runs a session.
+public struct SendOptions: Sendable {
+    /// The name sent in HELLO.
+    public var name: String
+    /// The window asked for (the receiver may grant less).
+    public var window: Int
+    /// Seconds to wait for the receiver (connecting, and each answer).
+    public var timeout: Double
+
+    public init(name: String = hostName(), window: Int = 16, timeout: Double = 30) {
+        self.name = name
+        self.window = window
+        self.timeout = timeout
+    }
+}
+
+/// What the sender tells its progress display.
+public enum SendProgress: Sendable {
+    /// Connected to `address`; the receiver is called `receiverName`.
+    case connected(address: String, receiverName: String)
+    /// File `file` starts at byte `offset` (non-zero when resuming).
+    case started(file: Int, offset: Int64)
+    /// `bytes` more bytes of file `file` were acknowledged.
+    case acknowledged(file: Int, bytes: Int)
+    /// File `file` is finished.
+    case finished(file: Int, FileOutcome)
+}
+
+/// Why a session failed as a whole.
+public enum SendFailure: Error, Sendable, CustomStringConvertible {
+    /// No address could be connected to.
+    case unreachable(String)
+    /// The receiver answered ERROR.
+    case remoteError(Problem)
+    /// The receiver broke the protocol or is not a ptk receiver.
+    case protocolError(String)
+    /// The receiver went silent or closed the connection.
+    case connectionLost(String)
+    /// A local file could not be read while sending.
+    case localFile(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let s): return s
+        case .remoteError(let p): return "the receiver answered ERROR \(p)"
+        case .protocolError(let s): return "the peer does not speak ptk protocol v1 correctly: \(s)"
+        case .connectionLost(let s): return s
+        case .localFile(let s): return s
+        }
+    }
+}
+
+/// Sends files in one session, driving the pure `SenderSession` over a connection.
+public final class Sender {
+    public let files: [LocalFile]
+    public let options: SendOptions
+    private let progress: (SendProgress) -> Void
+    /// Outcomes of the files finished so far, by index.
+    public private(set) var outcomes: [Int: FileOutcome] = [:]
+
+    public init(files: [LocalFile], options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
+        self.files = files
+        self.options = options
+        self.progress = progress
+    }
+
+    /// Connects to the first of `addresses` that answers.
+    public func connect(_ addresses: [SocketAddress]) throws(SendFailure) -> (FileDescriptor, SocketAddress) {
+        var errors: [String] = []
+        for address in addresses {
+            do {
+                return (try Socket.connect(to: address, deadline: .now + options.timeout), address)
+            } catch {
+                errors.append("\(address): \(error.reason)")
+            }
+        }
+        throw .unreachable("cannot connect: " + (errors.isEmpty ? "no address" : errors.joined(separator: "; ")))
+    }
+
+    /// Connects to the first of `addresses` that answers and runs the session over TCP.
+    public func send(to addresses: [SocketAddress]) throws(SendFailure) {
+        let (socket, address) = try connect(addresses)
+        try run(stream: TCPStream(socket: socket, peer: address), peer: address.description)
+    }
+
+    /// Runs the whole session over `stream`; returns when BYE is sent or the session failed.
+    public func run(stream: ByteStream, peer: String) throws(SendFailure) {
+        let connection = FramedConnection(stream: stream, timeout: options.timeout)
+        defer { connection.close() }
+        var machine = SenderSession(name: options.name, window: options.window,
+                                    files: files.map { OutgoingFile(name: $0.name, size: $0.size, sha256: $0.sha256) })
+        var openFile: (index: Int, fd: FileDescriptor)?
+        defer { openFile?.fd.close() }
+        var chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + ProtocolLimits.chunkSize)
+
+        var event = SenderEvent.start
+        while true {
+            for action in machine.handle(event) {
+                switch action {
+                case .send(let frame):
+                    do { try connection.send(frame) } catch {
+                        if case .error = frame { continue }
+                        throw lost(error, machine)
+                    }
+                case .sendChunk(let index, let offset, let length):
+                    if openFile?.index != index {
+                        openFile?.fd.close()
+                        openFile = nil
+                        do { openFile = (index, try .open(files[index].path, flags: O_RDONLY)) } catch {
+                            throw .localFile("\(files[index].path): \(error.reason)")
+                        }
+                    }
+                    let fd = openFile!.fd
+                    if chunkBuffer.count < ProtocolLimits.headerSize + length {
+                        chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + length)
+                    }
+                    let result = chunkBuffer.withUnsafeMutableBytes { buf -> Result<Void, SendFailure> in
+                        var header: [UInt8] = []
+                        FrameEncoder.appendHeader(type: .chunk, length: length, to: &header)
+                        buf.copyBytes(from: header)
+                        var got = 0
+                        while got < length {
+                            let dst = UnsafeMutableRawBufferPointer(rebasing: buf[(ProtocolLimits.headerSize + got)..<(ProtocolLimits.headerSize + length)])
+                            guard let n = try? fd.read(fromAbsoluteOffset: offset + Int64(got), into: dst), n > 0 else {
+                                return .failure(.localFile("\(files[index].path): the file changed or could not be read while sending"))
+                            }
+                            got += n
+                        }
+                        do throws(TransportError) { try connection.writeRaw(UnsafeRawBufferPointer(rebasing: buf[..<(ProtocolLimits.headerSize + length)])) } catch {
+                            return .failure(lost(error, machine))
+                        }
+                        return .success(())
+                    }
+                    try result.get()
+                case .started(let file, let offset):
+                    progress(.started(file: file, offset: offset))
+                case .acknowledged(let file, let bytes):
+                    progress(.acknowledged(file: file, bytes: bytes))
+                case .finished(let file, let outcome):
+                    outcomes[file] = outcome
+                    if openFile?.index == file {
+                        openFile?.fd.close()
+                        openFile = nil
+                    }
+                    progress(.finished(file: file, outcome))
+                case .close:
+                    return
+                case .remoteError(let problem):
+                    throw .remoteError(problem)
+                case .protocolError(let violation):
+                    throw .protocolError(violation.description)
+                }
+            }
+            let frame: Frame?
+            do { frame = try connection.receive() } catch {
+                guard case .violation(let v) = error else { throw lost(error, machine) }
+                event = .violation(v)
+                continue
+            }
+            guard let frame else { throw .connectionLost("the receiver closed the connection") }
+            if case .welcome(let w) = frame { progress(.connected(address: peer, receiverName: w.name)) }
+            event = .frame(frame)
+        }
+    }
+
+    private func lost(_ error: TransportError, _ machine: SenderSession) -> SendFailure {
+        switch error {
+        case .timedOut: return .connectionLost("the receiver sent nothing for \(Int(options.timeout)) s")
+        case .peerClosed: return .connectionLost("the receiver closed the connection")
+        case .violation(let v): return .protocolError(v.description)
+        case .interrupted: return .connectionLost("interrupted")
+        case .system(let e): return .connectionLost(e.description)
+        }
+    }
+}

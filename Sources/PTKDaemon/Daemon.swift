@@ -1,0 +1,158 @@
+import Glibc
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTransport
+
+/// Shutdown as its own signal, distinct from errors: set once, seen by every session.
+public final class ShutdownSignal: @unchecked Sendable {
+    // `requested` is guarded by `lock`; the pipe is thread-safe by itself.
+    private let lock = Lock()
+    private var requested = false
+    /// Readable once shutdown is requested, so waiting reads wake up.
+    public let pipe: WakePipe
+
+    public init() throws(SystemError) { pipe = try WakePipe() }
+
+    public var isRequested: Bool { lock.withLock { requested } }
+
+    public func request() {
+        lock.withLock { requested = true }
+        pipe.signal()
+    }
+}
+
+/// ptkd could not start.
+public struct DaemonError: Error, CustomStringConvertible {
+    public var description: String
+    /// The exit status: 73 when the directory is unusable, 71 for other system errors.
+    public var exitCode: Int32
+}
+
+/// The receiver service: the listener, the store, and a thread per session.
+public final class Daemon: @unchecked Sendable {
+    // `active` and `nextID` are guarded by `lock`; everything else is fixed at init.
+    public let configuration: DaemonConfiguration
+    public let store: PhotoStore
+    public let listener: Listener
+    public let shutdown: ShutdownSignal
+    private let lock = Lock()
+    private var active = 0
+    private var lingering = 0
+    private var nextID = 0
+    private let settings: ReceiverSettings
+
+    public init(configuration: DaemonConfiguration) throws(DaemonError) {
+        self.configuration = configuration
+        do {
+            store = try PhotoStore(settings: StoreSettings(directory: configuration.effectiveDirectory,
+                                                          minFree: configuration.minFree,
+                                                          partialMaxAge: configuration.partialMaxAge))
+        } catch {
+            throw DaemonError(description: error.description, exitCode: 73)
+        }
+        var addresses: [SocketAddress] = []
+        let explicit = !configuration.listen.isEmpty
+        for text in explicit ? configuration.listen : ["::", "0.0.0.0"] {
+            guard let a = SocketAddress(numericHost: text, port: configuration.port) else {
+                throw DaemonError(description: "--listen '\(text)' is not an IPv4 or IPv6 address", exitCode: 64)
+            }
+            addresses.append(a)
+        }
+        do {
+            listener = try Listener(addresses: addresses, skipUnavailable: !explicit)
+            shutdown = try ShutdownSignal()
+        } catch {
+            throw DaemonError(description: "cannot listen on port \(configuration.port): \(error)", exitCode: 71)
+        }
+        guard !listener.addresses.isEmpty else {
+            throw DaemonError(description: "no address to listen on", exitCode: 71)
+        }
+        settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize)
+    }
+
+    /// Sessions now being served.
+    public var activeSessions: Int { lock.withLock { active } }
+
+    /// Accepts and serves sessions until `shutdown` is requested, then lets sessions reach a
+    /// frame boundary (they answer ERROR `shutting-down`) for up to `grace` seconds.
+    public func run(grace: Double = 4) {
+        let listed = listener.addresses.map(\.description).joined(separator: ", ")
+        Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
+        let removed = store.removeStalePartials()
+        if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }
+        var nextCleanup = Instant.now + 3600
+        while !shutdown.isRequested {
+            var fds = listener.sockets.map { ($0, Int16(POLLIN)) }
+            fds.append((shutdown.pipe.readEnd, Int16(POLLIN)))
+            guard let revents = try? poll(fds, until: nextCleanup) else { break }
+            if Instant.now >= nextCleanup {
+                store.removeStalePartials()
+                nextCleanup = .now + 3600
+            }
+            for (i, sock) in listener.sockets.enumerated() where revents[i] != 0 {
+                while let (conn, peer) = (try? Socket.accept(sock)) ?? nil {
+                    serve(conn, peer: peer)
+                }
+            }
+        }
+        // Stop accepting first, then give sessions their grace period.
+        listener.close()
+        let deadline = Instant.now + grace
+        while activeSessions > 0 && Instant.now < deadline {
+            usleep(20_000)
+        }
+        let left = activeSessions
+        Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
+    }
+
+    private func serve(_ socket: FileDescriptor, peer: SocketAddress) {
+        let (id, admitted): (Int, Bool) = lock.withLock {
+            nextID += 1
+            if active >= configuration.maxSessions { return (nextID, false) }
+            active += 1
+            return (nextID, true)
+        }
+        let stream = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
+        let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
+        if !admitted {
+            Log.info("session \(id) from \(peer): refused, \(configuration.maxSessions) sessions already (ERROR busy)")
+            refuseBusy(connection)
+            return
+        }
+        let driver = ReceiverDriver(id: id, connection: connection, peer: peer.description, store: store, settings: settings, shutdown: shutdown)
+        let body: @Sendable () -> Void = { [self] in
+            driver.run()
+            lock.withLock { active -= 1 }
+        }
+        do { try startThread(body) } catch {
+            Log.warning("cannot start a session thread: \(error)")
+            connection.close()
+            lock.withLock { active -= 1 }
+        }
+    }
+
+    /// Answers ERROR busy and closes gracefully on a short-lived thread; at most 64 at once,
+    /// beyond which the connection is simply closed.
+    private func refuseBusy(_ connection: FramedConnection) {
+        let ok = lock.withLock { () -> Bool in
+            if lingering >= 64 { return false }
+            lingering += 1
+            return true
+        }
+        guard ok else { connection.close(); return }
+        let body: @Sendable () -> Void = { [self] in
+            connection.timeout = 1
+            try? connection.send(.error(Problem(.busy, "the receiver is at its limit of \(configuration.maxSessions) sessions; try again later")))
+            connection.closeGracefully(linger: 1)
+            lock.withLock { lingering -= 1 }
+        }
+        do { try startThread(body) } catch {
+            connection.close()
+            lock.withLock { lingering -= 1 }
+        }
+    }
+}
+
+extension ReceiverDriver: @unchecked Sendable {}
+// A driver is handed to exactly one thread, which alone touches it afterwards.

@@ -1,0 +1,132 @@
+import PTKCLI
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTransport
+
+/// Runs one receiver session on its own thread: reads frames, feeds the pure
+/// `ReceiverSession`, and performs its actions against the connection and the store.
+final class ReceiverDriver {
+    private let id: Int
+    private let connection: FramedConnection
+    private let peer: String
+    private let store: PhotoStore
+    private let shutdown: ShutdownSignal
+    private var machine: ReceiverSession
+    private var file: IncomingFile?
+    private var fileStarted = Instant.now
+    private var saved = 0
+    private var savedBytes: Int64 = 0
+    private var sentError: Problem?
+    private var endReason = "ended"
+    private var lastOffer: Offer?
+
+    init(id: Int, connection: FramedConnection, peer: String, store: PhotoStore, settings: ReceiverSettings, shutdown: ShutdownSignal) {
+        self.id = id
+        self.connection = connection
+        self.peer = peer
+        self.store = store
+        self.shutdown = shutdown
+        self.machine = ReceiverSession(settings: settings)
+    }
+
+    /// Serves the session until it ends; closes the connection.
+    func run() {
+        let started = Instant.now
+        Log.info("session \(id) from \(peer): started")
+        var pending: [ReceiverEvent] = []
+        while machine.state != .closed {
+            let event = pending.isEmpty ? nextEvent() : pending.removeFirst()
+            if case .frame(.offer(let offer)) = event { lastOffer = offer }
+            for action in machine.handle(event) {
+                if let follow = perform(action) { pending.append(follow) }
+            }
+        }
+        file?.abandon(keepForResume: true)
+        let seconds = Instant.now - started
+        Log.info("session \(id) from \(peer): \(endReason) after \(formatDecimal(seconds)) s, \(saved) photo(s) saved, \(formatBytes(Double(savedBytes)))")
+    }
+
+    private func nextEvent() -> ReceiverEvent {
+        if shutdown.isRequested { return .shutdown }
+        do {
+            guard let frame = try connection.receive() else { return .peerClosed }
+            return .frame(frame)
+        } catch {
+            switch error {
+            case .timedOut: return .timedOut
+            case .interrupted: return .shutdown
+            case .violation(let v): return .violation(v)
+            case .peerClosed: return .peerClosed
+            case .system(let e):
+                endReason = "connection failed (\(e))"
+                return .peerClosed
+            }
+        }
+    }
+
+    private func perform(_ action: ReceiverAction) -> ReceiverEvent? {
+        switch action {
+        case .send(let frame):
+            log(sending: frame)
+            do { try connection.send(frame) } catch {
+                // The peer is gone; whatever it missed, the session is over.
+                endReason = "connection lost (\(error))"
+                return .peerClosed
+            }
+            return nil
+        case .evaluateOffer(let offer):
+            switch store.begin(offer) {
+            case .success(let incoming):
+                file = incoming
+                fileStarted = .now
+                return .offerDecided(.accept(offset: incoming.offset))
+            case .failure(let failure):
+                return .offerDecided(.reject(failure.problem))
+            }
+        case .writeChunk(let bytes):
+            guard let file else { return .chunkFailed(Problem(.ioError, "no open file")) }
+            do { try file.append(bytes) } catch { return .chunkFailed(error.problem) }
+            return .chunkWritten
+        case .finishFile:
+            guard let file else { return .fileFinished(.failure(FileFailure(.ioError, "no open file"))) }
+            self.file = nil
+            return .fileFinished(file.finish())
+        case .abandonFile(let keep):
+            file?.abandon(keepForResume: keep)
+            file = nil
+            return nil
+        case .close:
+            if let sentError {
+                endReason = "ended with ERROR \(sentError)"
+                connection.closeGracefully(linger: shutdown.isRequested ? 0.5 : 2)
+            } else {
+                connection.close()
+            }
+            return nil
+        }
+    }
+
+    private func log(sending frame: Frame) {
+        switch frame {
+        case .saved(let s):
+            let seconds = max(Instant.now - fileStarted, 1e-6)
+            saved += 1
+            savedBytes += s.size
+            Log.info("session \(id) from \(peer): saved \"\(s.name)\", \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")
+        case .reject(let p):
+            Log.info("session \(id) from \(peer): refused \(currentOfferName): \(p)")
+        case .failed(let p):
+            Log.info("session \(id) from \(peer): failed \(currentOfferName): \(p)")
+        case .error(let p):
+            sentError = p
+        default:
+            break
+        }
+    }
+
+    private var currentOfferName: String {
+        guard let o = lastOffer else { return "the offer" }
+        return "\"\(o.name)\" (\(formatBytes(Double(o.size))))"
+    }
+}

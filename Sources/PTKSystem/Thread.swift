@@ -1,0 +1,36 @@
+import Glibc
+
+private final class ThreadBody {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+/// Starts a detached thread running `body`. Blocking I/O runs on threads like this one, never
+/// on Swift's cooperative pool. The corresponding C function is `pthread_create`.
+public func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { arg in
+        let body = Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue()
+        body.body()
+        return nil
+    }, box)
+    if rc != 0 {
+        Unmanaged<ThreadBody>.fromOpaque(box).release()
+        throw SystemError(call: "pthread_create", errno: rc)
+    }
+    pthread_detach(thread)
+}
+
+/// The host's name. The corresponding C function is `gethostname`.
+public func hostName() -> String {
+    var buf = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buf, buf.count - 1) == 0 else { return "ptk" }
+    return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// An environment variable. The corresponding C function is `getenv`.
+public func environment(_ name: String) -> String? {
+    guard let p = getenv(name) else { return nil }
+    return String(cString: p)
+}

@@ -1,0 +1,173 @@
+import Glibc
+import PTKCLI
+import PTKClient
+import PTKProtocol
+import PTKSystem
+
+let version = "0.1.0"
+
+enum ExitCode {
+    static let ok: Int32 = 0
+    static let notAllSaved: Int32 = 1
+    static let usage: Int32 = 64
+    static let localFile: Int32 = 66
+    static let unreachable: Int32 = 69
+    static let protocolError: Int32 = 76
+}
+
+let options: [OptionSpec] = [
+    OptionSpec("port", value: "N", help: "receiver's port when <peer> names none (default 47850)"),
+    OptionSpec("window", value: "N", help: "chunks in flight before waiting for acks, 1-64 (default 16)"),
+    OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
+    OptionSpec("timeout", value: "SECONDS", help: "give up when the receiver is silent this long (default 30)"),
+    OptionSpec("quiet", short: "q", help: "no progress bar"),
+    OptionSpec("help", short: "h", help: "show this help and exit"),
+    OptionSpec("version", help: "show the version and exit"),
+]
+
+let usage = """
+    Usage: ptk-send [OPTIONS] <peer> FILE...
+
+    Sends PNG photos to a ptkd receiver, all in one session, in order.
+    <peer> is a host name, host:port, an IPv4 address, or [IPv6]:port.
+
+    Options:
+    \(helpLines(for: options))
+
+    Exit status:
+      0   every file was saved
+      1   some file was refused or failed (each is reported)
+      64  usage error
+      66  a local file is missing, unreadable, not a regular file or not a PNG
+      69  the receiver is unreachable, busy, shutting down, or went silent
+      76  the peer does not speak ptk protocol v1 (or answered ERROR)
+    """
+
+func usageError(_ message: String) -> Never {
+    writeToStandardError("Error: \(message)\nUsage: ptk-send [OPTIONS] <peer> FILE...\nTry 'ptk-send --help' for more information.")
+    exit(ExitCode.usage)
+}
+
+func die(_ message: String, _ code: Int32) -> Never {
+    writeToStandardError("Error: \(message)")
+    exit(code)
+}
+
+/// Splits `<peer>` into host and port: "host", "host:port", "192.0.2.1", "[2001:db8::1]:47850",
+/// or a bare IPv6 address.
+func parsePeer(_ text: String, defaultPort: UInt16) -> (host: String, port: UInt16)? {
+    if text.hasPrefix("[") {
+        guard let close = text.firstIndex(of: "]") else { return nil }
+        let host = String(text[text.index(after: text.startIndex)..<close])
+        let rest = text[text.index(after: close)...]
+        if rest.isEmpty { return host.isEmpty ? nil : (host, defaultPort) }
+        guard rest.hasPrefix(":"), let p = parseInteger(String(rest.dropFirst()), in: 1...65535) else { return nil }
+        return host.isEmpty ? nil : (host, UInt16(p))
+    }
+    let colons = text.filter { $0 == ":" }.count
+    if colons == 1 {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard !parts[0].isEmpty, let p = parseInteger(String(parts[1]), in: 1...65535) else { return nil }
+        return (String(parts[0]), UInt16(p))
+    }
+    return text.isEmpty ? nil : (text, defaultPort)
+}
+
+let parsed: ParsedArguments
+do {
+    parsed = try parseArguments(Array(CommandLine.arguments.dropFirst()), options: options)
+} catch {
+    usageError(error.message)
+}
+if parsed.has("help") {
+    print(usage)
+    exit(0)
+}
+if parsed.has("version") {
+    print("ptk-send \(version) (protocol v1)")
+    exit(0)
+}
+
+var sendOptions = SendOptions()
+var defaultPort = ProtocolLimits.defaultPort
+for (name, value) in parsed.options {
+    let v = value ?? ""
+    switch name {
+    case "port":
+        guard let p = parseInteger(v, in: 1...65535) else { usageError("invalid value '\(v)' for --port: expected 1-65535") }
+        defaultPort = UInt16(p)
+    case "window":
+        guard let w = parseInteger(v, in: 1...ProtocolLimits.maxWindow) else { usageError("invalid value '\(v)' for --window: expected 1-\(ProtocolLimits.maxWindow)") }
+        sendOptions.window = w
+    case "name":
+        guard !v.isEmpty else { usageError("--name must not be empty") }
+        sendOptions.name = v
+    case "timeout":
+        guard let t = parseDuration(v), t > 0 else { usageError("invalid value '\(v)' for --timeout: expected seconds") }
+        sendOptions.timeout = t
+    default:
+        break
+    }
+}
+guard parsed.positionals.count >= 2 else {
+    usageError(parsed.positionals.isEmpty ? "missing <peer> and FILE" : "missing FILE: name at least one photo to send")
+}
+let peerText = parsed.positionals[0]
+guard let (host, port) = parsePeer(peerText, defaultPort: defaultPort) else {
+    usageError("'\(peerText)' is not a host, host:port or [IPv6]:port")
+}
+
+// Every file is checked before any connection is made.
+var files: [LocalFile] = []
+for path in parsed.positionals.dropFirst() {
+    do { files.append(try LocalFile.check(path)) } catch {
+        die("cannot send \(error.path): \(error.reason)", ExitCode.localFile)
+    }
+}
+
+signal(SIGPIPE, SIG_IGN)
+let addresses: [SocketAddress]
+do {
+    addresses = try SocketAddress.resolve(host, port: port)
+} catch {
+    die("\(error)", ExitCode.unreachable)
+}
+
+let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
+let bar = ProgressBar(files: files)
+let sender = Sender(files: files, options: sendOptions) { event in
+    if showBar { bar.handle(event) }
+    if case .finished(let i, let outcome) = event {
+        let f = files[i]
+        switch outcome {
+        case .saved(let s): print("\(f.path): saved as \"\(s.name)\"")
+        case .rejected(let p): print("\(f.path): refused: \(p)")
+        case .failed(let p): print("\(f.path): failed: \(p)")
+        }
+    }
+}
+
+var status = ExitCode.ok
+do {
+    try sender.send(to: addresses)
+} catch {
+    if showBar { bar.clear() }
+    let unfinished = files.indices.filter { sender.outcomes[$0] == nil }
+    for i in unfinished where !sender.outcomes.isEmpty || unfinished.count < files.count {
+        print("\(files[i].path): not sent")
+    }
+    switch error {
+    case .unreachable(let m): die("\(peerText): \(m)", ExitCode.unreachable)
+    case .connectionLost(let m): die("\(peerText): \(m)", ExitCode.unreachable)
+    case .localFile(let m): die(m, ExitCode.localFile)
+    case .remoteError(let p):
+        let code = (p.code == ErrorCode.busy.rawValue || p.code == ErrorCode.shuttingDown.rawValue) ? ExitCode.unreachable : ExitCode.protocolError
+        die("\(peerText): the receiver answered ERROR \(p)", code)
+    case .protocolError(let m): die("\(peerText): \(m)", ExitCode.protocolError)
+    }
+}
+for i in files.indices {
+    if case .saved = sender.outcomes[i] { continue }
+    status = ExitCode.notAllSaved
+}
+exit(status)

@@ -1,0 +1,110 @@
+import Glibc
+import PTKCLI
+import PTKDaemon
+import PTKSystem
+
+let version = "0.1.0"
+
+let options: [OptionSpec] = [
+    OptionSpec("dir", value: "PATH", help: "received-photos directory (default: $STATE_DIRECTORY/received, /var/lib/ptk/received as root, else ~/.local/share/ptk/received)"),
+    OptionSpec("port", value: "N", help: "TCP port (default 47850; 0 picks a free port and logs it)"),
+    OptionSpec("listen", value: "ADDR", help: "address to listen on; repeatable (default: every IPv6 and IPv4 address)"),
+    OptionSpec("name", value: "NAME", help: "display name sent to senders (default: the host name)"),
+    OptionSpec("window", value: "N", help: "chunks a sender may have unacknowledged, 1-64 (default 16)"),
+    OptionSpec("max-file-size", value: "SIZE", help: "largest photo accepted; K, M, G suffixes (default 512M)"),
+    OptionSpec("max-sessions", value: "N", help: "sessions served at once; beyond it ERROR busy (default 32)"),
+    OptionSpec("min-free", value: "SIZE", help: "free space to keep on the file system (default 100M)"),
+    OptionSpec("idle-timeout", value: "SECONDS", help: "close a session silent this long (default 30)"),
+    OptionSpec("partial-max-age", value: "DURATION", help: "delete unfinished uploads older than this; s, m, h, d suffixes (default 24h)"),
+    OptionSpec("no-mdns", help: "do not advertise over mDNS"),
+    OptionSpec("config", value: "FILE", help: "read settings from FILE ('key = value' lines; flags override it)"),
+    OptionSpec("help", short: "h", help: "show this help and exit"),
+    OptionSpec("version", help: "show the version and exit"),
+]
+
+let usage = """
+    Usage: ptkd [OPTIONS]
+
+    Receives PNG photos from ptk-send over protocol v1 and saves them in the
+    received-photos directory.
+
+    Options:
+    \(helpLines(for: options))
+
+    Exit status: 0 stopped cleanly (SIGINT/SIGTERM), 64 usage or configuration error,
+    71 cannot listen, 73 received-photos directory not usable.
+    """
+
+func fail(_ message: String, code: Int32) -> Never {
+    writeToStandardError("Error: \(message)")
+    exit(code)
+}
+
+let parsed: ParsedArguments
+do {
+    parsed = try parseArguments(Array(CommandLine.arguments.dropFirst()), options: options)
+} catch {
+    writeToStandardError("Error: \(error.message)\nTry 'ptkd --help' for more information.")
+    exit(64)
+}
+if parsed.has("help") {
+    print(usage)
+    exit(0)
+}
+if parsed.has("version") {
+    print("ptkd \(version) (protocol v1)")
+    exit(0)
+}
+if let extra = parsed.positionals.first {
+    writeToStandardError("Error: unexpected argument '\(extra)'\nTry 'ptkd --help' for more information.")
+    exit(64)
+}
+
+var configuration = DaemonConfiguration()
+do {
+    if let path = parsed.last("config") {
+        let text: String
+        do { text = try readTextFile(path) } catch { fail("cannot read configuration file: \(error)", code: 64) }
+        try configuration.apply(configFile: text, path: path)
+    }
+    for (name, value) in parsed.options where name != "config" {
+        try configuration.apply(name, value)
+    }
+} catch {
+    writeToStandardError("Error: \(error.message)\nTry 'ptkd --help' for more information.")
+    exit(64)
+}
+
+let daemon: Daemon
+do {
+    daemon = try Daemon(configuration: configuration)
+} catch {
+    fail(error.description, code: error.exitCode)
+}
+
+// SIGINT and SIGTERM only write a byte to the shutdown pipe (async-signal-safe); the accept
+// loop and every waiting session see the pipe become readable.
+nonisolated(unsafe) var signalPipe: CInt = -1
+signalPipe = daemon.shutdown.pipe.writeEndForSignalHandler
+signal(SIGPIPE, SIG_IGN)
+var action = sigaction()
+action.__sigaction_handler.sa_handler = { _ in
+    var b: UInt8 = 1
+    _ = write(signalPipe, &b, 1)
+}
+sigemptyset(&action.sa_mask)
+sigaction(SIGINT, &action, nil)
+sigaction(SIGTERM, &action, nil)
+
+// The signal handler cannot take the lock that `isRequested` reads, so a watcher thread turns
+// the pipe becoming readable into a proper request.
+try? startThread {
+    _ = try? poll([(daemon.shutdown.pipe.readEnd, Int16(POLLIN))], until: nil)
+    Log.info("shutting down")
+    daemon.shutdown.request()
+}
+if !configuration.mdns {
+    Log.info("mDNS advertising is off (--no-mdns)")
+}
+daemon.run()
+exit(0)
