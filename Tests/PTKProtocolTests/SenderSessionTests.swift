@@ -1,0 +1,171 @@
+import Testing
+@testable import PTKProtocol
+
+func files(_ sizes: [Int64]) -> [OutgoingFile] {
+    sizes.enumerated().map { OutgoingFile(name: "f\($0.offset).png", size: $0.element, sha256: sha) }
+}
+
+func welcomed(_ sizes: [Int64], window: Int = 16, granted: Int = 16) -> SenderSession {
+    var s = SenderSession(name: "alice", window: window, files: files(sizes))
+    _ = s.handle(.start)
+    _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: granted, maxFileSize: 1 << 30))))
+    return s
+}
+
+func chunkActions(_ actions: [SenderAction]) -> [SenderAction] {
+    actions.filter { if case .sendChunk = $0 { return true } else { return false } }
+}
+
+func isProtocolError(_ actions: [SenderAction], _ code: ErrorCode) -> Bool {
+    guard actions.count == 3, case .send(.error(let p)) = actions[0], p.code == code.rawValue,
+          case .protocolError(let v) = actions[1], v.code == code else { return false }
+    return actions[2] == .close
+}
+
+@Suite("Sender state machine")
+struct SenderSessionTests {
+    @Test("start says HELLO with the asked window, clamped to 1...64", arguments: [(16, 16), (0, 1), (100, 64)])
+    func hello(asked: Int, sent: Int) {
+        var s = SenderSession(name: "alice", window: asked, files: files([100]))
+        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: sent)))])
+        #expect(s.state == .awaitingWelcome)
+    }
+
+    @Test("WELCOME sets the smaller window and the first OFFER goes out")
+    func welcome() {
+        let s = welcomed([100], window: 16, granted: 4)
+        #expect(s.window == 4)
+        #expect(s.state == .awaitingAnswer(file: 0))
+    }
+
+    @Test("WELCOME for another version gets ERROR unsupported-version")
+    func wrongVersion() {
+        var s = SenderSession(name: "a", window: 1, files: files([100]))
+        _ = s.handle(.start)
+        #expect(isProtocolError(s.handle(.frame(.welcome(Welcome(version: 2, name: "x", window: 1, maxFileSize: 1)))), .unsupportedVersion))
+    }
+
+    @Test("WELCOME with an unusable chunk size gets ERROR bad-frame", arguments: [0, -1, 102_401])
+    func badChunkSize(size: Int) {
+        var s = SenderSession(name: "a", window: 1, files: files([100]))
+        _ = s.handle(.start)
+        #expect(isProtocolError(s.handle(.frame(.welcome(Welcome(name: "x", window: 1, chunkSize: size, maxFileSize: 1)))), .badFrame))
+    }
+
+    @Test("ACCEPT fills the window; each ACK sends one more; DONE after the last ACK")
+    func windowFlow() {
+        let size = Int64(chunk * 5 + 1)
+        var s = welcomed([size], granted: 2)
+        let first = s.handle(.frame(.accept(Accept(offset: 0))))
+        #expect(first.first == .started(file: 0, offset: 0))
+        #expect(chunkActions(first) == [.sendChunk(file: 0, offset: 0, length: chunk), .sendChunk(file: 0, offset: Int64(chunk), length: chunk)])
+        var sent = 2
+        var acks = 0
+        while acks < 6 {
+            let actions = s.handle(.frame(.ack))
+            acks += 1
+            sent += chunkActions(actions).count
+            #expect(sent - acks <= 2)
+            if acks == 6 {
+                #expect(actions.last == .send(.done))
+                guard case .acknowledged(0, 1) = actions[0] else { Issue.record("last ack should be 1 byte: \(actions)"); return }
+            }
+        }
+        #expect(sent == 6)
+        #expect(s.state == .awaitingResult(file: 0))
+    }
+
+    @Test("window 1 is stop-and-wait: one chunk, one ACK")
+    func stopAndWait() {
+        var s = welcomed([Int64(chunk * 3)], window: 1)
+        #expect(chunkActions(s.handle(.frame(.accept(Accept(offset: 0))))).count == 1)
+        #expect(chunkActions(s.handle(.frame(.ack))) == [.sendChunk(file: 0, offset: Int64(chunk), length: chunk)])
+        #expect(chunkActions(s.handle(.frame(.ack))) == [.sendChunk(file: 0, offset: Int64(chunk * 2), length: chunk)])
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: chunk), .send(.done)])
+    }
+
+    @Test("SAVED moves to the next file, and BYE follows the last")
+    func savedThenNext() {
+        var s = welcomed([10, 20])
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        _ = s.handle(.frame(.ack))
+        let saved = Saved(name: "f0.png", size: 10, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved)), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha)))])
+        let p = Problem(.tooLarge, "no")
+        #expect(s.handle(.frame(.reject(p))) == [.finished(file: 1, .rejected(p)), .send(.bye), .close])
+        #expect(s.state == .closed)
+    }
+
+    @Test("FAILED in place of an ACK stops that file and offers the next")
+    func failedMidStream() {
+        var s = welcomed([Int64(chunk * 10), 20], granted: 4)
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        _ = s.handle(.frame(.ack))
+        let p = Problem(.notPNG, "no")
+        #expect(s.handle(.frame(.failed(p))) == [.finished(file: 0, .failed(p)), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha)))])
+    }
+
+    @Test("FAILED after DONE is reported")
+    func failedAfterDone() {
+        var s = welcomed([10])
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        _ = s.handle(.frame(.ack))
+        let p = Problem(.hashMismatch, "no")
+        #expect(s.handle(.frame(.failed(p))) == [.finished(file: 0, .failed(p)), .send(.bye), .close])
+    }
+
+    @Test("resume: ACCEPT with an offset sends only the rest")
+    func resume() {
+        var s = welcomed([Int64(chunk * 3 + 7)])
+        let actions = s.handle(.frame(.accept(Accept(offset: Int64(chunk * 3)))))
+        #expect(actions == [.started(file: 0, offset: Int64(chunk * 3)), .sendChunk(file: 0, offset: Int64(chunk * 3), length: 7)])
+    }
+
+    @Test("resume of a file the receiver holds whole: DONE at once")
+    func resumeWhole() {
+        var s = welcomed([Int64(chunk * 2)])
+        #expect(s.handle(.frame(.accept(Accept(offset: Int64(chunk * 2))))) == [.started(file: 0, offset: Int64(chunk * 2)), .send(.done)])
+    }
+
+    @Test("an ACCEPT offset off a chunk boundary or past the end gets ERROR bad-frame", arguments: [Int64(1), -chunk.asInt64, Int64(chunk * 4)])
+    func badOffset(offset: Int64) {
+        var s = welcomed([Int64(chunk * 3)])
+        #expect(isProtocolError(s.handle(.frame(.accept(Accept(offset: offset)))), .badFrame))
+    }
+
+    @Test("an ACK with nothing outstanding gets ERROR unexpected-frame")
+    func strayAck() {
+        var s = welcomed([10])
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        _ = s.handle(.frame(.ack))
+        #expect(isProtocolError(s.handle(.frame(.ack)), .unexpectedFrame))
+    }
+
+    @Test("frames out of order get ERROR unexpected-frame", arguments: [
+        Frame.saved(Saved(name: "a", size: 1, sha256: sha)), .welcome(Welcome(name: "x", window: 1, maxFileSize: 1)),
+        .chunk([1]), .done, .bye, .offer(offer(size: 10)),
+    ])
+    func outOfOrder(frame: Frame) {
+        var s = welcomed([Int64(chunk * 3)])
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        #expect(isProtocolError(s.handle(.frame(frame)), .unexpectedFrame))
+    }
+
+    @Test("ERROR from the receiver ends the session")
+    func remoteError() {
+        var s = welcomed([10])
+        let p = Problem(.busy, "full")
+        #expect(s.handle(.frame(.error(p))) == [.remoteError(p), .close])
+        #expect(s.handle(.frame(.ack)) == [])
+    }
+
+    @Test("a decoder violation answers ERROR with its code")
+    func violation() {
+        var s = welcomed([10])
+        #expect(isProtocolError(s.handle(.violation(ProtocolViolation(.frameTooLarge, "x"))), .frameTooLarge))
+    }
+}
+
+extension Int {
+    var asInt64: Int64 { Int64(self) }
+}
