@@ -30,13 +30,16 @@ let package = Package(
         // Small hand-written argument parsing shared by the executables.
         .target(name: "PTKCLI"),
 
+        // Helpers shared by the test targets: PNG generation, temporary directories.
+        .target(name: "PTKTestSupport", dependencies: ["PTKDigest", "PTKSystem"]),
+
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
-        .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol"]),
+        .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,97 @@
+import Glibc
+import PTKDigest
+import PTKSystem
+
+/// Builds a well-formed PNG of exactly `size` bytes (at least 57): a 1x1 greyscale image whose
+/// IDAT is followed by a private ancillary chunk of pseudo-random, incompressible bytes.
+public func makePNG(size: Int, seed: UInt64 = 1) -> [UInt8] {
+    precondition(size >= 57, "a PNG with the filler chunk needs at least 57 bytes")
+    var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    appendChunk("IHDR", [0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0], to: &out)
+    // zlib stream of one scanline: filter byte 0, one grey pixel 0.
+    appendChunk("IDAT", [0x78, 0x9C, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01], to: &out)
+    let fillerLength = size - out.count - 12 - 12
+    var rng = seed | 1
+    var filler = [UInt8](repeating: 0, count: max(0, fillerLength))
+    for i in filler.indices {
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
+        filler[i] = UInt8(truncatingIfNeeded: rng)
+    }
+    appendChunk("ptKf", filler, to: &out)
+    appendChunk("IEND", [], to: &out)
+    precondition(out.count == size)
+    return out
+}
+
+/// Appends one PNG chunk with a correct CRC.
+public func appendChunk(_ type: String, _ data: [UInt8], to out: inout [UInt8]) {
+    let n = UInt32(data.count)
+    out += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
+    var crc = CRC32()
+    let typeBytes = Array(type.utf8)
+    crc.update(typeBytes)
+    crc.update(data)
+    out += typeBytes + data
+    let c = crc.value
+    out += [UInt8(c >> 24), UInt8((c >> 16) & 0xFF), UInt8((c >> 8) & 0xFF), UInt8(c & 0xFF)]
+}
+
+/// A fresh empty directory under /tmp, removed by `removeTree`.
+public func makeTemporaryDirectory(_ prefix: String = "ptk-test") -> String {
+    var template = Array("/tmp/\(prefix).XXXXXX".utf8CString)
+    guard let p = mkdtemp(&template) else { fatalError("mkdtemp failed") }
+    return String(cString: p)
+}
+
+/// Removes a directory tree under /tmp (used on test directories only).
+public func removeTree(_ path: String) {
+    guard path.hasPrefix("/tmp/") else { return }
+    var st = stat()
+    guard lstat(path, &st) == 0 else { return }
+    if (st.st_mode & S_IFMT) == S_IFDIR {
+        for name in listDirectory(path) { removeTree(path + "/" + name) }
+        rmdir(path)
+    } else {
+        unlink(path)
+    }
+}
+
+/// Writes `bytes` to `path`, replacing it.
+public func writeFile(_ path: String, _ bytes: [UInt8]) {
+    let fd = try! FileDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+    try! fd.writeAll(bytes)
+    fd.close()
+}
+
+/// The bytes of `path`, or nil when it cannot be read.
+public func readFile(_ path: String) -> [UInt8]? {
+    guard let fd = try? FileDescriptor.open(path, flags: O_RDONLY) else { return nil }
+    defer { fd.close() }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = buf.withUnsafeMutableBytes { (try? fd.read(into: $0)) ?? 0 }
+        if n == 0 { return out }
+        out += buf[..<n]
+    }
+}
+
+/// The names in a directory, sorted, "." and ".." left out.
+public func listDirectory(_ path: String) -> [String] {
+    guard let fd = try? FileDescriptor.open(path, flags: O_RDONLY | O_DIRECTORY) else { return [] }
+    defer { fd.close() }
+    return ((try? fd.entries()) ?? []).sorted()
+}
+
+/// The PngSuite folder: $PTK_PNGSUITE, else ../shared/testdata/pngsuite beside the repository.
+public func pngSuiteDirectory(file: String = #filePath) -> String {
+    if let env = environment("PTK_PNGSUITE") { return env }
+    // file is <repository>/Sources/PTKTestSupport/TestSupport.swift
+    let root = file.split(separator: "/").dropLast(3).joined(separator: "/")
+    return "/" + root + "/../shared/testdata/pngsuite"
+}
+
+/// The repository's root folder.
+public func repositoryRoot(file: String = #filePath) -> String {
+    "/" + file.split(separator: "/").dropLast(3).joined(separator: "/")
+}

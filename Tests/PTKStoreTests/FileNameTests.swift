@@ -1,0 +1,66 @@
+import Testing
+@testable import PTKStore
+
+@Suite("Final-name sanitiser")
+struct FileNameTests {
+    @Test("nasty names become safe names", arguments: [
+        ("IMG_0001.png", "IMG_0001.png"),
+        ("../../etc/passwd", "passwd.png"),
+        ("..\\..\\windows\\evil.png", "evil.png"),
+        ("/absolute/path/x.png", "x.png"),
+        ("dir/", "photo.png"),
+        ("..", "photo.png"),
+        ("...", "photo.png"),
+        (".hidden.png", "hidden.png"),
+        ("  . .lead.png", "lead.png"),
+        (".png", "png.png"),
+        ("", "photo.png"),
+        ("/", "photo.png"),
+        ("\\", "photo.png"),
+        ("noext", "noext.png"),
+        ("photo.jpg", "photo.jpg.png"),
+        ("UPPER.PNG", "UPPER.PNG"),
+        ("a\u{0}b\u{1F}c\u{7F}d\u{85}.png", "abcd.png"),
+        ("line\nbreak.png", "linebreak.png"),
+        ("\u{1}\u{2}", "photo.png"),
+        ("Ünïcödé 写真.png", "Ünïcödé 写真.png"),
+        ("trailing space .png", "trailing space .png"),
+        (".incoming", "incoming.png"),
+    ])
+    func sanitize(offered: String, expected: String) {
+        #expect(FileName.sanitize(offered) == expected)
+    }
+
+    @Test("long names are cut to 200 bytes at a character boundary, keeping .png")
+    func longNames() {
+        let long = String(repeating: "a", count: 300) + ".png"
+        let s = FileName.sanitize(long)
+        #expect(s.utf8.count == 200)
+        #expect(s.hasSuffix(".png"))
+        let wide = String(repeating: "写", count: 100)  // 3 bytes each, no extension
+        let w = FileName.sanitize(wide)
+        #expect(w.utf8.count <= 200)
+        #expect(w == String(repeating: "写", count: 65) + ".png")
+        #expect(FileName.withSuffix(s, counter: 12).utf8.count == 200)
+        #expect(FileName.withSuffix(s, counter: 12).hasSuffix(" (12).png"))
+    }
+
+    @Test("collision suffixes go before the extension")
+    func suffixes() {
+        #expect(FileName.withSuffix("IMG.png", counter: 1) == "IMG.png")
+        #expect(FileName.withSuffix("IMG.png", counter: 2) == "IMG (2).png")
+        #expect(FileName.withSuffix("IMG.PNG", counter: 3) == "IMG (3).PNG")
+        #expect(FileName.withSuffix("a.b.png", counter: 10) == "a.b (10).png")
+    }
+
+    @Test("a name is never empty, hidden, or a path", arguments: ["", ".", "..", "/..", "../", " ", "\u{7}", ".\u{0}.", "a/b/../..", String(repeating: "\u{301}", count: 300)])
+    func neverUnsafe(offered: String) {
+        let s = FileName.sanitize(offered)
+        #expect(!s.isEmpty)
+        #expect(!s.hasPrefix("."))
+        #expect(!s.contains("/"))
+        #expect(!s.contains("\\"))
+        #expect(s.utf8.count <= 200)
+        #expect(s.hasSuffix(".png"))
+    }
+}

@@ -1,0 +1,252 @@
+import Glibc
+import Testing
+import PTKDigest
+import PTKProtocol
+import PTKSystem
+import PTKTestSupport
+@testable import PTKStore
+
+/// A store in a fresh temporary directory.
+final class StoreFixture: @unchecked Sendable {
+    // Immutable after init; the store is thread-safe.
+    let root = makeTemporaryDirectory()
+    var dir: String { root + "/photos" }
+    let store: PhotoStore
+
+    init(minFree: Int64 = 0, partialMaxAge: Double = 86_400) throws {
+        store = try PhotoStore(settings: StoreSettings(directory: root + "/photos", minFree: minFree, partialMaxAge: partialMaxAge))
+    }
+    deinit { removeTree(root) }
+
+    var visible: [String] { listDirectory(dir).filter { $0 != ".incoming" } }
+    var incoming: [String] { listDirectory(dir + "/.incoming") }
+}
+
+func offer(for bytes: [UInt8], name: String = "IMG_0001.png") -> Offer {
+    Offer(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes))
+}
+
+/// Sends `bytes` through the store in protocol-sized chunks.
+func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png") -> Result<Saved, FileFailure> {
+    switch s.begin(offer(for: bytes, name: name)) {
+    case .failure(let f): return .failure(f)
+    case .success(let file):
+        var i = Int(file.offset)
+        while i < bytes.count {
+            let end = min(i + ProtocolLimits.chunkSize, bytes.count)
+            do { try file.append(Array(bytes[i..<end])) } catch {
+                file.abandon(keepForResume: false)
+                return .failure(error)
+            }
+            i = end
+        }
+        return file.finish()
+    }
+}
+
+@Suite("Received-photos store")
+struct PhotoStoreTests {
+    @Test("a photo is saved byte-identical under its name, 0644, and .incoming is empty after")
+    func saves() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 350_000)
+        let saved = try store(png, in: f.store).get()
+        #expect(saved == Saved(name: "IMG_0001.png", size: 350_000, sha256: SHA256.hex(of: png)))
+        #expect(readFile(f.dir + "/IMG_0001.png") == png)
+        #expect(f.incoming.isEmpty)
+        var st = stat()
+        stat(f.dir + "/IMG_0001.png", &st)
+        #expect(st.st_mode & 0o777 == 0o644)
+        stat(f.dir + "/.incoming", &st)
+        #expect(st.st_mode & 0o777 == 0o700)
+    }
+
+    @Test("an existing name is never replaced: (2), (3) are used")
+    func collisions() throws {
+        let f = try StoreFixture()
+        let a = makePNG(size: 1000, seed: 1), b = makePNG(size: 1000, seed: 2), c = makePNG(size: 1000, seed: 3)
+        #expect(try store(a, in: f.store, name: "x.png").get().name == "x.png")
+        #expect(try store(b, in: f.store, name: "x.png").get().name == "x (2).png")
+        #expect(try store(c, in: f.store, name: "../x.png").get().name == "x (3).png")
+        #expect(readFile(f.dir + "/x.png") == a)
+        #expect(readFile(f.dir + "/x (2).png") == b)
+        #expect(readFile(f.dir + "/x (3).png") == c)
+    }
+
+    @Test("twenty sessions saving the same name at once all succeed under different names")
+    func concurrentPublish() throws {
+        let f = try StoreFixture()
+        let photos = (0..<20).map { makePNG(size: 150_000, seed: UInt64($0 + 1)) }
+        let results = Results()
+        let group = Group()
+        for (i, png) in photos.enumerated() {
+            group.enter()
+            try startThread {
+                let r = store(png, in: f.store, name: "same.png")
+                results.set(i, r)
+                group.leave()
+            }
+        }
+        group.wait()
+        let names = try (0..<20).map { try results.get($0).get().name }
+        #expect(Set(names).count == 20)
+        for (i, name) in names.enumerated() { #expect(readFile(f.dir + "/" + name) == photos[i]) }
+        #expect(f.visible.count == 20)
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("the same content offered by two sessions at once is saved twice")
+    func sameContentConcurrently() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 250_000)
+        let first = try f.store.begin(offer(for: png)).get()
+        let second = try f.store.begin(offer(for: png)).get()
+        try first.append(png)
+        try second.append(png)
+        let a = try first.finish().get(), b = try second.finish().get()
+        #expect(Set([a.name, b.name]) == ["IMG_0001.png", "IMG_0001 (2).png"])
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("a wrong hash, a wrong size or a broken PNG leaves nothing visible and nothing in .incoming")
+    func failuresLeaveNothing() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 200_000)
+        var o = offer(for: png)
+        o.sha256 = String(repeating: "0", count: 64)
+        let file = try f.store.begin(o).get()
+        try file.append(png)
+        guard case .failure(let fail) = file.finish() else { Issue.record("saved with a wrong hash"); return }
+        #expect(fail.problem.code == "hash-mismatch")
+
+        var corrupt = png
+        corrupt[corrupt.count - 1] ^= 1  // IEND's CRC
+        guard case .failure(let fail2) = store(corrupt, in: f.store) else { Issue.record("saved a corrupt PNG"); return }
+        #expect(fail2.problem.code == "not-png")
+
+        let short = try f.store.begin(offer(for: png)).get()
+        try short.append(Array(png[..<102_400]))
+        guard case .failure(let fail3) = short.finish() else { Issue.record("saved a short file"); return }
+        #expect(fail3.problem.code == "size-mismatch")
+
+        #expect(f.visible.isEmpty)
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("bytes that do not start like a PNG fail on the first chunk")
+    func notPNGEarly() throws {
+        let f = try StoreFixture()
+        let junk = [UInt8](repeating: 0x42, count: 300_000)
+        let file = try f.store.begin(Offer(name: "x.png", size: 300_000, sha256: SHA256.hex(of: junk))).get()
+        #expect(throws: FileFailure.self) { try file.append(Array(junk[..<102_400])) }
+        file.abandon(keepForResume: false)
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("an abandoned upload resumes from its last whole chunk")
+    func resume() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 520_000)
+        let first = try f.store.begin(offer(for: png)).get()
+        #expect(first.offset == 0)
+        try first.append(Array(png[0..<102_400]))
+        try first.append(Array(png[102_400..<204_800]))
+        try first.append(Array(png[204_800..<250_000]))  // a torn write: half a chunk
+        first.abandon(keepForResume: true)
+        #expect(f.visible.isEmpty)
+        #expect(f.incoming.count == 1)
+
+        let second = try f.store.begin(offer(for: png)).get()
+        #expect(second.offset == 204_800)
+        try second.append(Array(png[204_800...]))
+        #expect(try second.finish().get().name == "IMG_0001.png")
+        #expect(readFile(f.dir + "/IMG_0001.png") == png)
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("a partial upload whose bytes are corrupt is started over")
+    func corruptPartial() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 300_000)
+        let first = try f.store.begin(offer(for: png)).get()
+        try first.append(Array(png[0..<102_400]))
+        first.abandon(keepForResume: true)
+        let part = f.dir + "/.incoming/" + f.incoming[0]
+        writeFile(part, [UInt8](repeating: 0, count: 102_400))
+        let second = try f.store.begin(offer(for: png)).get()
+        #expect(second.offset == 0)
+        second.abandon(keepForResume: false)
+    }
+
+    @Test("an offer that would eat into the free-space reserve is refused no-space")
+    func noSpace() throws {
+        let f = try StoreFixture(minFree: Int64.max / 2)
+        guard case .failure(let fail) = f.store.begin(offer(for: makePNG(size: 1000))) else {
+            Issue.record("accepted past the reserve"); return
+        }
+        #expect(fail.problem.code == "no-space")
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("stale partial uploads are deleted, fresh ones and ones in use are kept")
+    func stalePartials() throws {
+        let f = try StoreFixture(partialMaxAge: 3600)
+        writeFile(f.dir + "/.incoming/old.part", [1, 2, 3])
+        writeFile(f.dir + "/.incoming/new.part", [1, 2, 3])
+        var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
+        utimensat(AT_FDCWD, f.dir + "/.incoming/old.part", &times, 0)
+        let png = makePNG(size: 300_000)
+        let busy = try f.store.begin(offer(for: png)).get()
+        try busy.append(Array(png[..<102_400]))
+        let busyName = f.incoming.first { $0.hasSuffix(".part") && $0 != "old.part" && $0 != "new.part" }!
+        utimensat(AT_FDCWD, f.dir + "/.incoming/" + busyName, &times, 0)
+        #expect(f.store.removeStalePartials() == 1)
+        #expect(f.incoming.sorted() == [busyName, "new.part"].sorted())
+        busy.abandon(keepForResume: false)
+    }
+
+    @Test("a symlink planted at .incoming is refused at start")
+    func symlinkedIncoming() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        mkdir(root + "/photos", 0o755)
+        mkdir(root + "/elsewhere", 0o755)
+        symlink(root + "/elsewhere", root + "/photos/.incoming")
+        #expect(throws: StoreError.self) { try PhotoStore(settings: StoreSettings(directory: root + "/photos")) }
+    }
+
+    @Test("a symlink planted at the final name is never followed or replaced")
+    func symlinkedFinalName() throws {
+        let f = try StoreFixture()
+        let target = f.root + "/target"
+        writeFile(target, [9, 9, 9])
+        symlink(target, f.dir + "/IMG_0001.png")
+        let png = makePNG(size: 2000)
+        #expect(try store(png, in: f.store).get().name == "IMG_0001 (2).png")
+        #expect(readFile(target) == [9, 9, 9])
+    }
+}
+
+/// Results collected from threads.
+final class Results: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var values: [Int: Result<Saved, FileFailure>] = [:]
+    private let lock = Lock()
+    func set(_ i: Int, _ r: Result<Saved, FileFailure>) { lock.withLock { values[i] = r } }
+    func get(_ i: Int) -> Result<Saved, FileFailure> { lock.withLock { values[i]! } }
+}
+
+/// A minimal wait group over a semaphore.
+final class Group: @unchecked Sendable {
+    // `count` is guarded by `lock`; the semaphore is thread-safe.
+    private let lock = Lock()
+    private var count = 0
+    private var sem = sem_t()
+    init() { sem_init(&sem, 0, 0) }
+    func enter() { lock.withLock { count += 1 } }
+    func leave() { sem_post(&sem) }
+    func wait() {
+        let n = lock.withLock { count }
+        for _ in 0..<n { sem_wait(&sem) }
+    }
+}
