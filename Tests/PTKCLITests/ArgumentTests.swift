@@ -1,0 +1,154 @@
+import Glibc
+import Testing
+@testable import PTKCLI
+@testable import PTKDaemon
+
+let specs = [
+    OptionSpec("port", value: "N", help: "port"),
+    OptionSpec("listen", value: "ADDR", help: "listen"),
+    OptionSpec("quiet", short: "q", help: "quiet"),
+    OptionSpec("help", short: "h", help: "help"),
+]
+
+@Suite("Argument parsing")
+struct ArgumentTests {
+    @Test("options with values, flags, positionals and -- parse in order")
+    func parses() throws {
+        let p = try parseArguments(["--port", "1", "host", "-q", "--listen=::1", "--listen", "127.0.0.1", "a.png", "--", "--port"], options: specs)
+        #expect(p.options.map(\.name) == ["port", "quiet", "listen", "listen"])
+        #expect(p.options.map(\.value) == ["1", nil, "::1", "127.0.0.1"])
+        #expect(p.positionals == ["host", "a.png", "--port"])
+        #expect(p.last("listen") == "127.0.0.1")
+        #expect(p.has("quiet"))
+        #expect(!p.has("help"))
+    }
+
+    @Test("a lone dash is a positional (standard input by convention)")
+    func loneDash() throws {
+        #expect(try parseArguments(["-"], options: specs).positionals == ["-"])
+    }
+
+    @Test("mistakes are usage errors that name the option", arguments: [
+        (["--bogus"], "unknown option '--bogus'"),
+        (["-x"], "unknown option '-x'"),
+        (["-qq"], "unknown option '-qq'"),
+        (["--port"], "option '--port' needs a value (N)"),
+        (["--quiet=yes"], "option '--quiet' takes no value"),
+    ])
+    func errors(args: [String], message: String) {
+        #expect(throws: UsageError(message)) { try parseArguments(args, options: specs) }
+    }
+
+    @Test("help lines are aligned and list every option")
+    func help() {
+        let text = helpLines(for: specs)
+        #expect(text.split(separator: "\n").count == 4)
+        #expect(text.contains("-q, --quiet"))
+        #expect(text.contains("    --port N"))
+    }
+
+    @Test("sizes take K, M, G, T suffixes", arguments: [
+        ("4096", Optional(Int64(4096))), ("512M", 512 << 20), ("512m", 512 << 20), ("100MB", 100 << 20), ("2GiB", 2 << 30),
+        ("1K", 1024), ("0", 0), ("1T", 1 << 40), (" 8 ", 8),
+        ("", nil), ("M", nil), ("-1", nil), ("1.5G", nil), ("12X", nil), ("99999999999999999999", nil), ("9999999999T", nil),
+    ])
+    func sizes(text: String, value: Int64?) {
+        #expect(parseSize(text) == value)
+    }
+
+    @Test("durations take s, m, h, d suffixes", arguments: [
+        ("30", Optional(30.0)), ("1.5", 1.5), ("90s", 90), ("10m", 600), ("24h", 86_400), ("2d", 172_800),
+        ("", nil), ("h", nil), ("-1", nil), ("abc", nil), ("inf", nil),
+    ])
+    func durations(text: String, value: Double?) {
+        #expect(parseDuration(text) == value)
+    }
+}
+
+@Suite("Daemon configuration")
+struct ConfigurationTests {
+    @Test("flags set every setting")
+    func flags() throws {
+        var c = DaemonConfiguration()
+        for (k, v) in [("dir", "/srv/p"), ("port", "0"), ("listen", "::1"), ("listen", "127.0.0.1"), ("name", "livingroom"),
+                       ("window", "64"), ("max-file-size", "1G"), ("max-sessions", "3"), ("min-free", "1M"),
+                       ("idle-timeout", "5"), ("partial-max-age", "2h")] {
+            try c.apply(k, v)
+        }
+        try c.apply("no-mdns", nil)
+        #expect(c.directory == "/srv/p")
+        #expect(c.port == 0)
+        #expect(c.listen == ["::1", "127.0.0.1"])
+        #expect(c.name == "livingroom")
+        #expect(c.window == 64)
+        #expect(c.maxFileSize == 1 << 30)
+        #expect(c.maxSessions == 3)
+        #expect(c.minFree == 1 << 20)
+        #expect(c.idleTimeout == 5)
+        #expect(c.partialMaxAge == 7200)
+        #expect(c.mdns == false)
+    }
+
+    @Test("defaults are the documented ones")
+    func defaults() {
+        let c = DaemonConfiguration()
+        #expect(c.port == 47850)
+        #expect(c.window == 16)
+        #expect(c.maxFileSize == 512 << 20)
+        #expect(c.maxSessions == 32)
+        #expect(c.minFree == 100 << 20)
+        #expect(c.idleTimeout == 30)
+        #expect(c.partialMaxAge == 86_400)
+        #expect(c.listen.isEmpty)
+        #expect(c.mdns)
+    }
+
+    @Test("bad values are refused with the setting named", arguments: [
+        ("port", "65536"), ("port", "x"), ("window", "0"), ("window", "65"), ("max-file-size", "7"),
+        ("max-sessions", "0"), ("idle-timeout", "0"), ("name", ""), ("mdns", "maybe"), ("dir", ""),
+    ])
+    func badValues(key: String, value: String) {
+        var c = DaemonConfiguration()
+        #expect(throws: UsageError.self) { try c.apply(key, value) }
+        do { try c.apply(key, value) } catch { #expect(error.message.contains(key)) }
+    }
+
+    @Test("a configuration file sets values; comments and blank lines are skipped")
+    func file() throws {
+        var c = DaemonConfiguration()
+        try c.apply(configFile: """
+            # ptkd settings
+            dir = /var/lib/photos
+
+              port=48000
+            name = "Living Room"
+            listen = 127.0.0.1
+            mdns = no
+            """, path: "/etc/ptk/ptkd.conf")
+        #expect(c.directory == "/var/lib/photos")
+        #expect(c.port == 48000)
+        #expect(c.name == "Living Room")
+        #expect(c.listen == ["127.0.0.1"])
+        #expect(!c.mdns)
+    }
+
+    @Test("a bad line names the file and the line", arguments: [
+        ("port = 1\nbogus = 2", "/etc/ptk/ptkd.conf:2: unknown key 'bogus'"),
+        ("\n\njust words", "/etc/ptk/ptkd.conf:3: expected 'key = value', got 'just words'"),
+        ("window = 100", "/etc/ptk/ptkd.conf:1: invalid value '100' for window: expected 1 to 64"),
+        ("config = /x", "/etc/ptk/ptkd.conf:1: unknown key 'config'"),
+    ])
+    func badFile(text: String, message: String) {
+        var c = DaemonConfiguration()
+        #expect(throws: UsageError(message)) { try c.apply(configFile: text, path: "/etc/ptk/ptkd.conf") }
+    }
+
+    @Test("the default directory follows STATE_DIRECTORY, then root, then the home directory")
+    func defaultDirectory() {
+        setenv("STATE_DIRECTORY", "/var/lib/ptk:/other", 1)
+        #expect(DaemonConfiguration.defaultDirectory() == "/var/lib/ptk/received")
+        unsetenv("STATE_DIRECTORY")
+        let d = DaemonConfiguration.defaultDirectory()
+        #expect(d.hasSuffix("/received"))
+    }
+}
