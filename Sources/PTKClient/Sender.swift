@@ -76,10 +76,10 @@ public final class Sender {
             do {
                 return (try Socket.connect(to: address, deadline: .now + options.timeout), address)
             } catch {
-                errors.append("\(address): \(error.reason)")
+                errors.append(addresses.count > 1 ? "\(address): \(error.reason.lowercasedFirst)" : error.reason.lowercasedFirst)
             }
         }
-        throw .unreachable("cannot connect: " + (errors.isEmpty ? "no address" : errors.joined(separator: "; ")))
+        throw .unreachable(errors.isEmpty ? "no address to connect to" : errors.joined(separator: "; "))
     }
 
     /// Connects to the first of `addresses` that answers and runs the session over TCP.

@@ -135,12 +135,16 @@ do {
 
 let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
 let bar = ProgressBar(files: files)
+nonisolated(unsafe) var resumedAt: [Int: Int64] = [:]
 let sender = Sender(files: files, options: sendOptions) { event in
     if showBar { bar.handle(event) }
+    if case .started(let i, let offset) = event, offset > 0 { resumedAt[i] = offset }
     if case .finished(let i, let outcome) = event {
         let f = files[i]
         switch outcome {
-        case .saved(let s): print("\(f.path): saved as \"\(s.name)\"")
+        case .saved(let s):
+            let resumed = resumedAt[i].map { " (resumed at byte \($0))" } ?? ""
+            print("\(f.path): saved as \"\(s.name)\"\(resumed)")
         case .rejected(let p): print("\(f.path): refused: \(p)")
         case .failed(let p): print("\(f.path): failed: \(p)")
         }
@@ -157,13 +161,13 @@ do {
         print("\(files[i].path): not sent")
     }
     switch error {
-    case .unreachable(let m): die("\(peerText): \(m)", ExitCode.unreachable)
+    case .unreachable(let m): die("cannot connect to \(peerText): \(m)", ExitCode.unreachable)
     case .connectionLost(let m): die("\(peerText): \(m)", ExitCode.unreachable)
     case .localFile(let m): die(m, ExitCode.localFile)
     case .remoteError(let p):
         let code = (p.code == ErrorCode.busy.rawValue || p.code == ErrorCode.shuttingDown.rawValue) ? ExitCode.unreachable : ExitCode.protocolError
         die("\(peerText): the receiver answered ERROR \(p)", code)
-    case .protocolError(let m): die("\(peerText): \(m)", ExitCode.protocolError)
+    case .protocolError: die("\(peerText): \(error)", ExitCode.protocolError)
     }
 }
 for i in files.indices {

@@ -95,6 +95,12 @@ action.__sigaction_handler.sa_handler = { _ in
 sigemptyset(&action.sa_mask)
 sigaction(SIGINT, &action, nil)
 sigaction(SIGTERM, &action, nil)
+// A parent may have left these blocked (some process launchers do); a daemon must hear them.
+var unblock = sigset_t()
+sigemptyset(&unblock)
+sigaddset(&unblock, SIGINT)
+sigaddset(&unblock, SIGTERM)
+pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
 
 // The signal handler cannot take the lock that `isRequested` reads, so a watcher thread turns
 // the pipe becoming readable into a proper request.

@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import Testing
+import PTKDigest
+import PTKProtocol
+import PTKTestSupport
+
+@Suite("End to end: photos over loopback with the real binaries")
+struct TransferTests {
+    @Test("a single photo lands byte-identical and ptk-send says where")
+    func single() throws {
+        let d = try DaemonProcess()
+        let src = pngSuiteDirectory() + "/basn6a08.png"
+        let r = try send(d, [src])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "\(src): saved as \"basn6a08.png\"\n")
+        #expect(readFile(d.dir + "/basn6a08.png") == readFile(src))
+        #expect(d.incoming.isEmpty)
+        #expect(eventually { d.log.contains("saved \"basn6a08.png\"") })
+    }
+
+    @Test("every PngSuite image in one session, in order, all byte-identical")
+    func many() throws {
+        let d = try DaemonProcess()
+        let suite = pngSuiteDirectory()
+        let names = listDirectory(suite).filter { $0.hasSuffix(".png") }
+        #expect(names.count >= 50)
+        let r = try send(d, names.map { suite + "/" + $0 })
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").count == names.count)
+        for name in names { #expect(readFile(d.dir + "/" + name) == readFile(suite + "/" + name), "\(name)") }
+        #expect(d.visible.sorted() == names.sorted())
+    }
+
+    @Test("a multi-megabyte photo arrives intact with window 1 and window 16", arguments: [1, 16])
+    func large(window: Int) throws {
+        let d = try DaemonProcess()
+        let src = photo(d.root, "big.png", size: 6_000_000 + 12_345, seed: UInt64(window))
+        let r = try send(d, [src], ["--window", String(window)])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(readFile(d.dir + "/big.png") == readFile(src))
+    }
+
+    @Test("the same name twice is saved as name and name (2)")
+    func collision() throws {
+        let d = try DaemonProcess()
+        let a = photo(d.root, "x.png", size: 5000, seed: 1)
+        let r1 = try send(d, [a])
+        writeFile(a, makePNG(size: 6000, seed: 2))
+        let r2 = try send(d, [a])
+        #expect(r1.status == 0 && r2.status == 0)
+        #expect(r2.stdout.contains("saved as \"x (2).png\""))
+        #expect(readFile(d.dir + "/x (2).png") == makePNG(size: 6000, seed: 2))
+        #expect(readFile(d.dir + "/x.png") == makePNG(size: 5000, seed: 1))
+    }
+
+    @Test("an offer over --max-file-size is refused too-large and nothing is left")
+    func tooLarge() throws {
+        let d = try DaemonProcess(["--max-file-size", "100K"])
+        let small = photo(d.root, "small.png", size: 50_000)
+        let big = photo(d.root, "big.png", size: 200_000)
+        let r = try send(d, [big, small])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("\(big): refused: too-large:"))
+        #expect(r.stdout.contains("\(small): saved as \"small.png\""))
+        #expect(d.visible == ["small.png"])
+        #expect(d.incoming.isEmpty)
+    }
+
+    @Test("twenty concurrent senders all land intact")
+    func concurrent() throws {
+        let d = try DaemonProcess()
+        let paths = (0..<20).map { photo(d.root, "p\($0).png", size: 300_000 + $0 * 1000, seed: UInt64($0 + 1)) }
+        let results = ResultBox()
+        DispatchQueue.concurrentPerform(iterations: 20) { i in
+            results.set(i, try? send(d, [paths[i]]))
+        }
+        for i in 0..<20 {
+            #expect(results.get(i)?.status == 0, "\(results.get(i)?.stderr ?? "no result")")
+            #expect(readFile(d.dir + "/p\(i).png") == readFile(paths[i]))
+        }
+        #expect(d.visible.count == 20)
+    }
+
+    @Test("a silent connection does not delay another sender")
+    func silentPeer() throws {
+        let d = try DaemonProcess()
+        let silent = try RawPeer(port: d.port)
+        let halfFrame = try RawPeer(port: d.port)
+        try halfFrame.sendRaw([0x01, 0x00, 0x00, 0x00, 0x40, 0x7B])  // HELLO header and one byte of 64
+        let start = Date()
+        let r = try send(d, [photo(d.root, "a.png", size: 400_000)])
+        #expect(r.status == 0)
+        #expect(Date().timeIntervalSince(start) < 10)
+        silent.close()
+        halfFrame.close()
+    }
+
+    @Test("an interrupted upload leaves nothing visible and the next send resumes from a chunk boundary")
+    func resume() throws {
+        let d = try DaemonProcess()
+        let bytes = makePNG(size: 1_000_000, seed: 9)
+        let src = d.root + "/resume.png"
+        writeFile(src, bytes)
+        let o = Offer(name: "resume.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes))
+        let peer = try RawPeer(port: d.port)
+        try peer.hello(window: 1)
+        try peer.send(.offer(o))
+        #expect(try peer.receive() == .accept(Accept(offset: 0)))
+        for i in 0..<3 {
+            try peer.send(.chunk(Array(bytes[(i * 102_400)..<((i + 1) * 102_400)])))
+            #expect(try peer.receive() == .ack)
+        }
+        try peer.sendRaw(FrameEncoder.encode(.chunk(Array(bytes[307_200..<409_600]))).prefix(50_000).map { $0 })  // a torn chunk
+        peer.close()  // the sender "dies"
+        #expect(eventually { d.log.contains("ended") })
+        #expect(d.visible.isEmpty)
+        #expect(d.incoming.count == 1)
+
+        let r = try send(d, [src])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "\(src): saved as \"resume.png\" (resumed at byte 307200)\n")
+        #expect(readFile(d.dir + "/resume.png") == bytes)
+        #expect(d.incoming.isEmpty)
+    }
+
+    @Test("SIGTERM answers an open session with ERROR shutting-down, keeps its partial, and exits 0")
+    func sigterm() throws {
+        let d = try DaemonProcess()
+        let bytes = makePNG(size: 500_000, seed: 3)
+        let peer = try RawPeer(port: d.port)
+        try peer.hello(window: 1)
+        try peer.send(.offer(Offer(name: "t.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes))))
+        #expect(try peer.receive() == .accept(Accept(offset: 0)))
+        try peer.send(.chunk(Array(bytes[..<102_400])))
+        #expect(try peer.receive() == .ack)
+        let start = Date()
+        #expect(d.stop(signal: SIGTERM) == 0)
+        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(try peer.expectError()?.code == "shutting-down")
+        peer.close()
+        #expect(d.visible.isEmpty)
+        #expect(d.incoming.count == 1)
+        #expect(d.log.contains("shutting down"))
+    }
+}
+
+/// Results collected from concurrent work.
+final class ResultBox: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var values: [Int: Finished] = [:]
+    func set(_ i: Int, _ v: Finished?) { lock.withLock { values[i] = v } }
+    func get(_ i: Int) -> Finished? { lock.withLock { values[i] } }
+}
