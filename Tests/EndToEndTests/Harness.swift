@@ -25,9 +25,9 @@ struct Finished {
 }
 
 /// Runs a binary to completion (killing it after `timeout` seconds).
-func run(_ binary: String, _ args: [String], timeout: Double = 60) throws -> Finished {
+func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Bool = false) throws -> Finished {
     let p = Process()
-    p.executableURL = URL(fileURLWithPath: binDirectory + "/" + binary)
+    p.executableURL = URL(fileURLWithPath: absolute ? binary : binDirectory + "/" + binary)
     p.arguments = args
     let out = Pipe(), err = Pipe()
     p.standardOutput = out

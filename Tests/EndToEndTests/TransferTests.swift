@@ -19,6 +19,25 @@ struct TransferTests {
         #expect(eventually { d.log.contains("saved \"basn6a08.png\"") })
     }
 
+    @Test("on a terminal a progress bar is drawn on stderr; without one, or with --quiet, none")
+    func progressBar() throws {
+        let d = try DaemonProcess()
+        let src = photo(d.root, "bar.png", size: 3_000_000)
+        let plain = try send(d, [src])
+        #expect(plain.status == 0)
+        #expect(plain.stderr.isEmpty)
+        // script(1) gives ptk-send a pseudo-terminal.
+        let command = "\(binDirectory)/ptk-send 127.0.0.1:\(d.port) \(src)"
+        let tty = try run("/usr/bin/script", ["-qec", command, "/dev/null"], absolute: true)
+        #expect(tty.status == 0)
+        #expect(tty.stdout.contains("bar.png ["))
+        #expect(tty.stdout.contains("100%") || tty.stdout.contains("ETA"))
+        #expect(tty.stdout.contains("saved as \"bar (2).png\""))
+        let quiet = try run("/usr/bin/script", ["-qec", command + " --quiet", "/dev/null"], absolute: true)
+        #expect(quiet.status == 0)
+        #expect(!quiet.stdout.contains("ETA"))
+    }
+
     @Test("every PngSuite image in one session, in order, all byte-identical")
     func many() throws {
         let d = try DaemonProcess()
