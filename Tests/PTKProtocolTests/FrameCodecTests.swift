@@ -75,6 +75,21 @@ struct FrameCodecTests {
         #expect(Array(chunk.prefix(5)) == [0x10, 0x00, 0x01, 0x90, 0x00])
     }
 
+    @Test("the worked example in docs/PROTOCOL.md is what the encoder produces")
+    func workedExample() {
+        let sha = "c23c1848002082e128f533dc3c24a49fc57329293cc1468cc9dc36339b1abcac"
+        let hello = FrameEncoder.encode(.hello(Hello(name: "alice-laptop", window: 16)))
+        #expect(Array(hello.prefix(5)) == [0x01, 0, 0, 0, 0x3D])
+        #expect(String(decoding: hello.dropFirst(5), as: UTF8.self) == #"{"name":"alice-laptop","proto":"ptk","version":1,"window":16}"#)
+        let welcome = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)))
+        #expect(Array(welcome.prefix(5)) == [0x02, 0, 0, 0, 0x58])
+        let offer = FrameEncoder.encode(.offer(Offer(name: "basn0g01.png", size: 164, sha256: sha)))
+        #expect(Array(offer.prefix(5)) == [0x03, 0, 0, 0, 0x86])
+        #expect(String(decoding: offer.dropFirst(5), as: UTF8.self) == #"{"mediaType":"image/png","name":"basn0g01.png","sha256":"\#(sha)","size":164}"#)
+        let saved = FrameEncoder.encode(.saved(Saved(name: "basn0g01.png", size: 164, sha256: sha)))
+        #expect(Array(saved.prefix(5)) == [0x06, 0, 0, 0, 0x6E])
+    }
+
     @Test("a 1-byte last chunk \"1\" is never taken for an ACK")
     func chunkIsNotAck() throws {
         #expect(try decodeAll(FrameEncoder.encode(.chunk([0x31])), stepSize: 1) == [.chunk([0x31])])
