@@ -91,8 +91,12 @@ public final class Daemon: @unchecked Sendable {
                 nextCleanup = .now + 3600
             }
             for (i, sock) in listener.sockets.enumerated() where revents[i] != 0 {
-                while let (conn, peer) = (try? Socket.accept(sock)) ?? nil {
-                    serve(conn, peer: peer)
+                do {
+                    while let (conn, peer) = try Socket.accept(sock) { serve(conn, peer: peer) }
+                } catch {
+                    // Out of descriptors or memory: back off instead of spinning on a readable socket.
+                    Log.warning("cannot accept a connection: \(error)")
+                    usleep(100_000)
                 }
             }
         }

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import PTKDigest
 import PTKProtocol
+import PTKSystem
 import PTKTestSupport
 
 @Suite("End to end: photos over loopback with the real binaries")
@@ -58,6 +59,19 @@ struct TransferTests {
         let r = try send(d, [src], ["--window", String(window)])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(readFile(d.dir + "/big.png") == readFile(src))
+    }
+
+    @Test("IPv6 works end to end: ptkd --listen ::1 and ptk-send [::1]:port")
+    func ipv6() throws {
+        let probe = SocketAddress(numericHost: "::1", port: 0)!
+        guard let sock = try? Socket.listen(on: probe) else { return }  // no IPv6 loopback on this host
+        sock.close()
+        let d = try DaemonProcess(["--listen", "::1"])
+        #expect(d.log.contains("[::1]:\(d.port)"))
+        let src = pngSuiteDirectory() + "/basn2c16.png"
+        let r = try run("ptk-send", ["[::1]:\(d.port)", src])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(readFile(d.dir + "/basn2c16.png") == readFile(src))
     }
 
     @Test("the same name twice is saved as name and name (2)")

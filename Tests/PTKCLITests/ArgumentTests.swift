@@ -152,3 +152,23 @@ struct ConfigurationTests {
         #expect(d.hasSuffix("/received"))
     }
 }
+
+@Suite("Peer parsing")
+struct PeerTests {
+    @Test("peers are host, host:port, IPv4, [IPv6]:port or bare IPv6", arguments: [
+        ("livingroom", Optional("livingroom"), UInt16(47850)),
+        ("livingroom:5000", "livingroom", 5000),
+        ("192.0.2.7", "192.0.2.7", 47850),
+        ("192.0.2.7:1", "192.0.2.7", 1),
+        ("[::1]:6000", "::1", 6000),
+        ("[fe80::1%eth0]", "fe80::1%eth0", 47850),
+        ("2001:db8::5", "2001:db8::5", 47850),
+        ("", nil, 0), ("host:", nil, 0), (":80", nil, 0), ("host:0", nil, 0), ("host:65536", nil, 0),
+        ("[::1", nil, 0), ("[]:80", nil, 0), ("[::1]x", nil, 0), ("[::1]:", nil, 0),
+    ])
+    func peers(text: String, host: String?, port: UInt16) {
+        let p = parsePeer(text, defaultPort: 47850)
+        #expect(p?.host == host)
+        if host != nil { #expect(p?.port == port) }
+    }
+}
