@@ -33,12 +33,19 @@ let package = Package(
         // Helpers shared by the test targets: PNG generation, temporary directories.
         .target(name: "PTKTestSupport", dependencies: ["PTKDigest", "PTKSystem"]),
 
+        // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
+        .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore"]),
+        .target(name: "PTKFuzzReplay", dependencies: ["PTKSystem"]),
+        .executableTarget(name: "FuzzFrames", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
+        .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
+
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

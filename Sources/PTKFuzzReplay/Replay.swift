@@ -1,0 +1,37 @@
+import Glibc
+import PTKSystem
+
+/// Runs `target` on every file named in `paths` (folders are read one level deep); returns
+/// how many inputs ran.
+@discardableResult
+public func replay(_ paths: [String], _ target: (UnsafeRawBufferPointer) -> Void) -> Int {
+    var count = 0
+    for path in paths {
+        var st = stat()
+        guard stat(path, &st) == 0 else { continue }
+        let files: [String]
+        if (st.st_mode & S_IFMT) == S_IFDIR {
+            guard let dir = try? FileDescriptor.open(path, flags: O_RDONLY | O_DIRECTORY) else { continue }
+            files = ((try? dir.entries()) ?? []).sorted().map { path + "/" + $0 }
+            dir.close()
+        } else {
+            files = [path]
+        }
+        for file in files {
+            guard let fd = try? FileDescriptor.open(file, flags: O_RDONLY) else { continue }
+            var bytes: [UInt8] = []
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while let n = try? buf.withUnsafeMutableBytes({ try fd.read(into: $0) }), n > 0 { bytes += buf[..<n] }
+            fd.close()
+            bytes.withUnsafeBytes { target($0) }
+            count += 1
+        }
+    }
+    return count
+}
+
+/// The replay executables' main: replays the command line's files and folders.
+public func replayCommandLine(_ target: (UnsafeRawBufferPointer) -> Void) {
+    let n = replay(Array(CommandLine.arguments.dropFirst()), target)
+    print("replayed \(n) input(s)")
+}

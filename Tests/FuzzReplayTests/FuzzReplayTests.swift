@@ -1,0 +1,32 @@
+import Testing
+import PTKFuzz
+import PTKFuzzReplay
+import PTKTestSupport
+
+/// The fuzzers' corpora (fuzz/corpus) replayed as regression tests: every input that once
+/// found new behaviour must still run without a crash or a broken invariant.
+@Suite("Fuzz corpus replay")
+struct FuzzReplayTests {
+    @Test("the frame decoder and receiver state machine survive the frames corpus")
+    func frames() {
+        let n = replay([repositoryRoot() + "/fuzz/corpus/frames"], FuzzTargets.frames)
+        #expect(n >= 10)
+    }
+
+    @Test("the PNG check survives the png corpus and agrees however the bytes are split")
+    func png() {
+        let n = replay([repositoryRoot() + "/fuzz/corpus/png"], FuzzTargets.png)
+        #expect(n >= 10)
+    }
+
+    @Test("every PngSuite image replays through the PNG target with several splits")
+    func pngSuite() {
+        let suite = pngSuiteDirectory()
+        for name in listDirectory(suite) {
+            guard let bytes = readFile(suite + "/" + name) else { continue }
+            for step: UInt8 in [0, 3, 200] {
+                ([step] + bytes).withUnsafeBytes { FuzzTargets.png($0) }
+            }
+        }
+    }
+}
