@@ -13,6 +13,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var window = 16
     public var maxFileSize: Int64 = 512 << 20
     public var maxSessions = 32
+    public var maxSessionsPerAddress = 8
+    /// Seconds a new connection has to send HELLO.
+    public var handshakeTimeout: Double = 10
+    /// Permission bits of saved photos.
+    public var fileMode: UInt32 = 0o644
     public var minFree: Int64 = 100 << 20
     public var idleTimeout: Double = 30
     public var mdns = true
@@ -39,7 +44,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The keys `apply` knows: the long flag names.
     public static let keys = ["dir", "port", "listen", "name", "window", "max-file-size", "max-sessions",
-                              "min-free", "idle-timeout", "mdns", "no-mdns", "partial-max-age"]
+                              "min-free", "idle-timeout", "mdns", "no-mdns", "partial-max-age",
+                              "max-sessions-per-address", "file-mode", "handshake-timeout"]
 
     /// Sets one setting from its flag name and text value (nil for a flag without value).
     public mutating func apply(_ key: String, _ value: String?) throws(UsageError) {
@@ -67,12 +73,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "max-sessions":
             guard let n = parseInteger(v, in: 1...10_000) else { throw bad("expected 1 to 10000") }
             maxSessions = n
+        case "max-sessions-per-address":
+            guard let n = parseInteger(v, in: 1...10_000) else { throw bad("expected 1 to 10000") }
+            maxSessionsPerAddress = n
+        case "file-mode":
+            guard let m = UInt32(v, radix: 8), m <= 0o777, m & 0o600 == 0o600 else {
+                throw bad("expected octal permission bits that let the owner read and write, such as 0644")
+            }
+            fileMode = m
         case "min-free":
             guard let s = parseSize(v) else { throw bad("expected a size such as 100M") }
             minFree = s
         case "idle-timeout":
             guard let d = parseDuration(v), d > 0 else { throw bad("expected seconds, such as 30") }
             idleTimeout = d
+        case "handshake-timeout":
+            guard let d = parseDuration(v), d > 0 else { throw bad("expected seconds, such as 10") }
+            handshakeTimeout = d
         case "partial-max-age":
             guard let d = parseDuration(v), d > 0 else { throw bad("expected a duration, such as 24h") }
             partialMaxAge = d

@@ -38,6 +38,7 @@ public final class Daemon: @unchecked Sendable {
     public let shutdown: ShutdownSignal
     private let lock = Lock()
     private var active = 0
+    private var perAddress: [String: Int] = [:]
     private var lingering = 0
     private var nextID = 0
     private let settings: ReceiverSettings
@@ -47,7 +48,8 @@ public final class Daemon: @unchecked Sendable {
         do {
             store = try PhotoStore(settings: StoreSettings(directory: configuration.effectiveDirectory,
                                                           minFree: configuration.minFree,
-                                                          partialMaxAge: configuration.partialMaxAge))
+                                                          partialMaxAge: configuration.partialMaxAge,
+                                                          fileMode: mode_t(configuration.fileMode)))
         } catch {
             throw DaemonError(description: error.description, exitCode: 73)
         }
@@ -111,34 +113,50 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func serve(_ socket: FileDescriptor, peer: SocketAddress) {
-        let (id, admitted): (Int, Bool) = lock.withLock {
+        let host = peer.host
+        let (id, refusal): (Int, String?) = lock.withLock {
             nextID += 1
-            if active >= configuration.maxSessions { return (nextID, false) }
+            if active >= configuration.maxSessions {
+                return (nextID, "the receiver is at its limit of \(configuration.maxSessions) sessions")
+            }
+            if perAddress[host, default: 0] >= configuration.maxSessionsPerAddress {
+                return (nextID, "\(host) already has \(configuration.maxSessionsPerAddress) sessions open")
+            }
             active += 1
-            return (nextID, true)
+            perAddress[host, default: 0] += 1
+            return (nextID, nil)
         }
         let stream = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
         let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
-        if !admitted {
-            Log.info("session \(id) from \(peer): refused, \(configuration.maxSessions) sessions already (ERROR busy)")
-            refuseBusy(connection)
+        if let refusal {
+            Log.info("session \(id) from \(peer): refused, \(refusal) (ERROR busy)")
+            refuseBusy(connection, refusal)
             return
         }
-        let driver = ReceiverDriver(id: id, connection: connection, peer: peer.description, store: store, settings: settings, shutdown: shutdown)
-        let body: @Sendable () -> Void = { [self] in
-            driver.run()
-            lock.withLock { active -= 1 }
+        let driver = ReceiverDriver(id: id, connection: connection, peer: peer.description, store: store, settings: settings,
+                                    shutdown: shutdown, handshakeTimeout: configuration.handshakeTimeout)
+        let release: @Sendable () -> Void = { [self] in
+            lock.withLock {
+                active -= 1
+                perAddress[host, default: 1] -= 1
+                if perAddress[host] == 0 { perAddress[host] = nil }
+            }
         }
-        do { try startThread(body) } catch {
+        do {
+            try startThread {
+                driver.run()
+                release()
+            }
+        } catch {
             Log.warning("cannot start a session thread: \(error)")
             connection.close()
-            lock.withLock { active -= 1 }
+            release()
         }
     }
 
     /// Answers ERROR busy and closes gracefully on a short-lived thread; at most 64 at once,
     /// beyond which the connection is simply closed.
-    private func refuseBusy(_ connection: FramedConnection) {
+    private func refuseBusy(_ connection: FramedConnection, _ reason: String) {
         let ok = lock.withLock { () -> Bool in
             if lingering >= 64 { return false }
             lingering += 1
@@ -147,7 +165,7 @@ public final class Daemon: @unchecked Sendable {
         guard ok else { connection.close(); return }
         let body: @Sendable () -> Void = { [self] in
             connection.timeout = 1
-            try? connection.send(.error(Problem(.busy, "the receiver is at its limit of \(configuration.maxSessions) sessions; try again later")))
+            try? connection.send(.error(Problem(.busy, reason + "; try again later")))
             connection.closeGracefully(linger: 1)
             lock.withLock { lingering -= 1 }
         }

@@ -21,7 +21,12 @@ final class ReceiverDriver {
     private var endReason = "ended"
     private var lastOffer: Offer?
 
-    init(id: Int, connection: FramedConnection, peer: String, store: PhotoStore, settings: ReceiverSettings, shutdown: ShutdownSignal) {
+    /// HELLO must arrive by then.
+    private let handshakeDeadline: Instant
+
+    init(id: Int, connection: FramedConnection, peer: String, store: PhotoStore, settings: ReceiverSettings,
+         shutdown: ShutdownSignal, handshakeTimeout: Double) {
+        self.handshakeDeadline = .now + handshakeTimeout
         self.id = id
         self.connection = connection
         self.peer = peer
@@ -50,7 +55,8 @@ final class ReceiverDriver {
     private func nextEvent() -> ReceiverEvent {
         if shutdown.isRequested { return .shutdown }
         do {
-            guard let frame = try connection.receive() else { return .peerClosed }
+            let deadline = machine.state == .awaitingHello ? handshakeDeadline : nil
+            guard let frame = try connection.receive(deadline: deadline) else { return .peerClosed }
             return .frame(frame)
         } catch {
             switch error {

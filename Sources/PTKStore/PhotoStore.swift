@@ -101,13 +101,26 @@ public final class PhotoStore: @unchecked Sendable {
     private func openTemporary(for offer: Offer) throws(SystemError) -> (FileDescriptor, String, Bool) {
         let partName = "\(offer.sha256)-\(offer.size).part"
         for _ in 0..<8 {
-            let fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600)
+            let fd: FileDescriptor
+            do {
+                fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
+            } catch where error.errno == ELOOP || error.errno == EISDIR || error.errno == ENXIO {
+                // Something planted at our name (a symlink, a directory, a socket): never follow
+                // or reuse it. Remove what can be removed, else fall back to a unique name.
+                if (try? incoming.unlink(partName)) == nil { break }
+                continue
+            }
+            guard let st = try? fd.status(), (st.st_mode & S_IFMT) == S_IFREG else {
+                fd.close()
+                if (try? incoming.unlink(partName)) == nil { break }
+                continue
+            }
             guard try fd.tryLock() else {
                 fd.close()
                 break
             }
             // The name may have been unlinked (published) between open and lock: check it is still ours.
-            if let st = try? incoming.status(of: partName), let mine = try? fd.status(), st.st_ino == mine.st_ino {
+            if let named = try? incoming.status(of: partName), named.st_ino == st.st_ino {
                 return (fd, partName, true)
             }
             fd.close()

@@ -36,11 +36,15 @@ public final class FramedConnection: @unchecked Sendable {
         do { return try decoder.next() } catch { throw .violation(error) }
     }
 
-    /// The next frame; nil when the peer closed the stream cleanly between frames.
-    public func receive() throws(TransportError) -> Frame? {
+    /// The next frame; nil when the peer closed the stream cleanly between frames. The whole
+    /// frame must arrive within `timeout` seconds (or by `deadline` when that is sooner), so
+    /// a peer trickling bytes cannot hold a session longer than one that sends nothing.
+    public func receive(deadline: Instant? = nil) throws(TransportError) -> Frame? {
+        var limit = Instant.now + timeout
+        if let deadline, deadline < limit { limit = deadline }
         while true {
             if let frame = try bufferedFrame() { return frame }
-            let n = try stream.read(into: readBuffer, deadline: .now + timeout)
+            let n = try stream.read(into: readBuffer, deadline: limit)
             if n == 0 {
                 if decoder.bufferedCount == 0 { return nil }
                 throw .peerClosed

@@ -51,15 +51,27 @@ func send(_ daemon: DaemonProcess, _ files: [String], _ extra: [String] = []) th
 /// A ptkd started for one test, in its own temporary directory, on a free port.
 final class DaemonProcess: @unchecked Sendable {
     // Used from one test at a time.
-    let root = makeTemporaryDirectory("ptk-e2e")
+    let root: String
+    private let ownsRoot: Bool
     var dir: String { root + "/photos" }
-    var logPath: String { root + "/ptkd.log" }
+    var logPath: String { root + "/ptkd-\(ObjectIdentifier(self).hashValue).log" }
     let process = Process()
     private(set) var port: UInt16 = 0
 
-    init(_ extra: [String] = []) throws {
-        process.executableURL = URL(fileURLWithPath: binDirectory + "/ptkd")
-        process.arguments = ["--dir", root + "/photos", "--port", "0", "--listen", "127.0.0.1", "--no-mdns"] + extra
+    /// Starts ptkd with `extra` flags. `root` reuses another instance's folder (it is then not
+    /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv).
+    init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = []) throws {
+        self.root = root ?? makeTemporaryDirectory("ptk-e2e")
+        ownsRoot = root == nil
+        let ptkd = binDirectory + "/ptkd"
+        let args = ["--dir", self.root + "/photos", "--port", "0", "--listen", "127.0.0.1", "--no-mdns"] + extra
+        if let first = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = Array(wrapper.dropFirst()) + [ptkd] + args
+        } else {
+            process.executableURL = URL(fileURLWithPath: ptkd)
+            process.arguments = args
+        }
         FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: logPath)!
         process.standardOutput = FileHandle.nullDevice
@@ -77,6 +89,16 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// The process's open descriptors, counted in /proc.
+    var openDescriptors: Int { listDirectory("/proc/\(process.processIdentifier)/fd").count }
+
+    /// The process's resident memory in kB, from /proc.
+    var residentKB: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
 
     /// Names visible in the received-photos directory (not .incoming).
     var visible: [String] { listDirectory(dir).filter { $0 != ".incoming" } }
@@ -102,7 +124,7 @@ final class DaemonProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        removeTree(root)
+        if ownsRoot { removeTree(root) }
     }
 }
 

@@ -1,0 +1,311 @@
+import Foundation
+import Glibc
+import Testing
+import PTKDigest
+import PTKProtocol
+import PTKSystem
+import PTKTestSupport
+import PTKTransport
+
+let isRoot = geteuid() == 0
+
+/// Sends OFFER and `chunks` whole chunks of `bytes` with window 1, reading each ACK.
+func startUpload(_ peer: RawPeer, _ bytes: [UInt8], name: String, chunks: Int) throws {
+    try peer.hello(window: 1)
+    try peer.send(.offer(Offer(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes))))
+    guard case .accept? = try peer.receive() else { throw HarnessError("no ACCEPT") }
+    for i in 0..<chunks {
+        try peer.send(.chunk(Array(bytes[(i * 102_400)..<((i + 1) * 102_400)])))
+        guard try peer.receive() == .ack else { throw HarnessError("no ACK") }
+    }
+}
+
+/// Closes a socket with a TCP reset rather than a FIN (SO_LINGER 0).
+func reset(_ peer: RawPeer) {
+    if let tcp = peer.connection.stream as? TCPStream {
+        var l = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(tcp.socket.rawValue, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
+    }
+    peer.close()
+}
+
+@Suite("End to end: limits, faults and the directory boundary")
+struct FaultTests {
+    @Test("beyond --max-sessions-per-address one address gets ERROR busy; a freed slot is reused")
+    func perAddressLimit() throws {
+        let d = try DaemonProcess(["--max-sessions-per-address", "2"])
+        let a = try RawPeer(port: d.port), b = try RawPeer(port: d.port)
+        try a.hello()
+        try b.hello()
+        let c = try RawPeer(port: d.port)
+        try c.send(.hello(Hello(name: "c", window: 1)))
+        let error = try c.expectError()
+        #expect(error?.code == "busy")
+        #expect(error?.message.contains("127.0.0.1 already has 2 sessions") == true)
+        a.close()
+        #expect(eventually { (try? send(d, [photo(d.root, "p.png", size: 2000)]))?.status == 0 })
+    }
+
+    @Test("HELLO must arrive within the handshake deadline, even trickled a byte at a time")
+    func handshakeDeadline() throws {
+        let d = try DaemonProcess(["--handshake-timeout", "1"])
+        let peer = try RawPeer(port: d.port)
+        let hello = FrameEncoder.encode(.hello(Hello(name: "slow", window: 1)))
+        let start = Date()
+        var error: Problem?
+        for byte in hello.prefix(20) {
+            try? peer.sendRaw([byte])
+            usleep(200_000)
+            if Date().timeIntervalSince(start) > 1.5 { break }
+        }
+        error = try peer.expectError()
+        #expect(error?.code == "timeout")
+        #expect(Date().timeIntervalSince(start) < 5)
+    }
+
+    @Test("a frame trickled slower than the idle timeout is cut off")
+    func trickledFrame() throws {
+        let d = try DaemonProcess(["--idle-timeout", "1"])
+        let bytes = makePNG(size: 300_000)
+        let peer = try RawPeer(port: d.port)
+        try startUpload(peer, bytes, name: "slow.png", chunks: 1)
+        let frame = FrameEncoder.encode(.chunk(Array(bytes[102_400..<204_800])))
+        let start = Date()
+        for i in 0..<15 {
+            do { try peer.sendRaw(Array(frame[(i * 100)..<((i + 1) * 100)])) } catch { break }
+            usleep(200_000)
+        }
+        #expect(try peer.expectError()?.code == "timeout")
+        #expect(Date().timeIntervalSince(start) < 5)
+        #expect(eventually { d.incoming.count == 1 })  // kept for resume: nothing was lost
+    }
+
+    @Test("a peer that stops reading cannot pin its session: writes time out too")
+    func stopsReading() throws {
+        let d = try DaemonProcess(["--idle-timeout", "1"])
+        let peer = try RawPeer(port: d.port)
+        if let tcp = peer.connection.stream as? TCPStream {
+            var small: CInt = 4096
+            setsockopt(tcp.socket.rawValue, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<CInt>.size))
+        }
+        try peer.hello()
+        // Each tiny OFFER earns a REJECT that this peer never reads.
+        var offers: [UInt8] = []
+        let o = FrameEncoder.encode(.offer(Offer(name: String(repeating: "n", count: 900) + ".jpg", size: 9,
+                                               sha256: String(repeating: "0", count: 64), mediaType: "image/jpeg")))
+        for _ in 0..<4000 { offers += o }
+        let start = Date()
+        try? peer.sendRaw(offers)
+        #expect(eventually(10) { d.log.contains("session 1 from") && d.log.contains("ended") })
+        #expect(Date().timeIntervalSince(start) < 10)
+        peer.close()
+        #expect(try stillServes(d))
+    }
+
+    @Test("after 500 sessions, hostile ones included, descriptors are back to idle and memory stays bounded")
+    func noLeaks() throws {
+        let d = try DaemonProcess(["--max-sessions-per-address", "64"])
+        let png = makePNG(size: 250_000)
+        let o = Offer(name: "leak.png", size: Int64(png.count), sha256: SHA256.hex(of: png))
+        func session(_ kind: Int) throws {
+            let peer = try RawPeer(port: d.port)
+            switch kind % 5 {
+            case 0:  // a whole photo
+                try peer.hello(window: 4)
+                try peer.send(.offer(o))
+                guard case .accept(let a)? = try peer.receive() else { throw HarnessError("no ACCEPT") }
+                var chunks = 0
+                for i in stride(from: Int(a.offset), to: png.count, by: 102_400) {
+                    try peer.send(.chunk(Array(png[i..<min(i + 102_400, png.count)])))
+                    chunks += 1
+                }
+                for _ in 0..<chunks { _ = try peer.receive() }
+                try peer.send(.done)
+                _ = try peer.receive()
+                try peer.send(.bye)
+                peer.close()
+            case 1:  // garbage
+                try peer.sendRaw(Array("GET / HTTP/1.0\r\n\r\n".utf8))
+                _ = try peer.expectError()
+                peer.close()
+            case 2:  // a 4 GB frame claim
+                try peer.sendRaw([0x10, 0xFF, 0xFF, 0xFF, 0xFF])
+                _ = try peer.expectError()
+                peer.close()
+            case 3:  // vanish mid-file with a reset
+                try peer.hello(window: 4)
+                try peer.send(.offer(o))
+                guard case .accept(let a)? = try peer.receive() else { throw HarnessError("no ACCEPT") }
+                let start = Int(a.offset)
+                try peer.send(.chunk(Array(png[start..<min(start + 102_400, png.count)])))
+                _ = try peer.receive()
+                reset(peer)
+            default:  // connect and leave
+                peer.close()
+            }
+        }
+        for i in 0..<10 { try session(i) }
+        #expect(eventually { !d.log.isEmpty && d.log.components(separatedBy: "ended").count - 1 == 10 })
+        let idleFDs = d.openDescriptors
+        let rssBefore = d.residentKB
+        for i in 10..<500 { try session(i) }
+        #expect(eventually(20) { d.openDescriptors == idleFDs }, "descriptors: \(d.openDescriptors) vs \(idleFDs) idle")
+        let growth = d.residentKB - rssBefore
+        print("after 500 sessions: \(d.openDescriptors) descriptors (\(idleFDs) idle), resident memory \(rssBefore) kB -> \(d.residentKB) kB")
+        #expect(growth < 32_768, "resident memory grew by \(growth) kB")
+        #expect(try stillServes(d))
+    }
+
+    @Test("a symlink planted at a partial upload's name is replaced, never followed")
+    func symlinkedPartial() throws {
+        let d = try DaemonProcess()
+        let png = makePNG(size: 300_000, seed: 5)
+        let target = d.root + "/outside"
+        writeFile(target, [1, 2, 3])
+        symlink(target, d.dir + "/.incoming/\(SHA256.hex(of: png))-\(png.count).part")
+        let src = d.root + "/p.png"
+        writeFile(src, png)
+        let r = try send(d, [src])
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        #expect(readFile(target) == [1, 2, 3])
+        #expect(readFile(d.dir + "/p.png") == png)
+    }
+
+    @Test("a symlink planted at the final name is never followed or replaced")
+    func symlinkedFinal() throws {
+        let d = try DaemonProcess()
+        let target = d.root + "/outside"
+        writeFile(target, [1, 2, 3])
+        symlink(target, d.dir + "/f.png")
+        let r = try send(d, [photo(d.root, "f.png", size: 4000)])
+        #expect(r.stdout.contains("saved as \"f (2).png\""))
+        #expect(readFile(target) == [1, 2, 3])
+    }
+
+    @Test("ptkd refuses to start when .incoming is a symlink (73)")
+    func symlinkedIncoming() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        mkdir(root + "/photos", 0o755)
+        mkdir(root + "/elsewhere", 0o755)
+        symlink(root + "/elsewhere", root + "/photos/.incoming")
+        let r = try run("ptkd", ["--dir", root + "/photos", "--port", "0", "--no-mdns"])
+        #expect(r.status == 73)
+        #expect(r.stderr.contains("is not usable"))
+        #expect(listDirectory(root + "/elsewhere").isEmpty)
+    }
+
+    @Test("--file-mode sets saved photos' permissions; .incoming is 0700")
+    func fileMode() throws {
+        let d = try DaemonProcess(["--file-mode", "0600"])
+        #expect(try send(d, [photo(d.root, "m.png", size: 3000)]).status == 0)
+        var st = stat()
+        stat(d.dir + "/m.png", &st)
+        #expect(st.st_mode & 0o777 == 0o600)
+        stat(d.dir + "/.incoming", &st)
+        #expect(st.st_mode & 0o777 == 0o700)
+    }
+
+    @Test("ptkd refuses to start, with a clear message, when the directory is not writable",
+          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/setpriv"), "needs root and setpriv to drop to nobody"))
+    func notWritable() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        chmod(root, 0o755)
+        mkdir(root + "/photos", 0o755)  // owned by root; nobody cannot write it
+        let r = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binDirectory + "/ptkd",
+                                             "--dir", root + "/photos", "--port", "0", "--no-mdns"], absolute: true)
+        #expect(r.status == 73, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("Error: the received-photos directory '\(root)/photos' is not usable: mkdir '.incoming': Permission denied"))
+    }
+
+    @Test("kill -9 mid-file: nothing visible after restart, and the next send resumes and lands intact")
+    func killNine() throws {
+        let first = try DaemonProcess()
+        let bytes = makePNG(size: 900_000, seed: 11)
+        let peer = try RawPeer(port: first.port)
+        try startUpload(peer, bytes, name: "k.png", chunks: 4)
+        #expect(first.stop(signal: SIGKILL) == nil || !first.process.isRunning)
+        peer.close()
+        let second = try DaemonProcess(root: first.root)
+        #expect(second.visible.isEmpty)
+        #expect(second.incoming.count == 1)
+        let src = first.root + "/k.png"
+        writeFile(src, bytes)
+        let r = try send(second, [src])
+        #expect(r.stdout == "\(src): saved as \"k.png\" (resumed at byte 409600)\n", "\(r.stderr)")
+        #expect(readFile(second.dir + "/k.png") == bytes)
+        #expect(second.incoming.isEmpty)
+    }
+
+    @Test("a full disk: REJECT no-space up front, FAILED no-space mid-file, nothing partial, serving again once freed",
+          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/unshare"), "needs root to mount a tmpfs in a private mount namespace"))
+    func diskFull() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        mkdir(root + "/photos", 0o755)
+        // ptkd runs in its own mount namespace with a 4 MB tmpfs as its directory; the test
+        // sees that file system through /proc/PID/root.
+        let d = try DaemonProcess(["--min-free", "0"], root: root, wrapper: [
+            "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
+            "mount -t tmpfs -o size=4m tmpfs \"$0\" && exec \"$@\"", root + "/photos",
+        ])
+        let view = "/proc/\(d.process.processIdentifier)/root" + d.dir
+        func visible() -> [String] { listDirectory(view).filter { $0 != ".incoming" } }
+
+        let huge = d.root + "/huge.png"
+        writeFile(huge, makePNG(size: 6_000_000))
+        let r = try send(d, [huge])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("refused: no-space"))
+
+        let bytes = makePNG(size: 3_000_000, seed: 4)
+        let peer = try RawPeer(port: d.port)
+        try startUpload(peer, bytes, name: "mid.png", chunks: 1)
+        writeFile(view + "/filler", [UInt8](repeating: 0, count: 2_500_000))  // the disk fills up meanwhile
+        var failed: Problem?
+        for i in 1..<29 {
+            try peer.send(.chunk(Array(bytes[(i * 102_400)..<((i + 1) * 102_400)])))
+            let answer = try peer.receive()
+            if case .failed(let p)? = answer { failed = p; break }
+        }
+        #expect(failed?.code == "no-space")
+        peer.close()
+        #expect(visible() == ["filler"])
+        #expect(eventually { listDirectory(view + "/.incoming").isEmpty })
+
+        unlink(view + "/filler")
+        let small = photo(d.root, "after.png", size: 1_000_000)
+        #expect(try send(d, [small]).status == 0)
+        #expect(readFile(view + "/after.png") == readFile(small))
+    }
+
+    @Test("peers that reset the connection at every point leave no descriptor behind", arguments: [0, 1, 2, 3, 4])
+    func resets(point: Int) throws {
+        let d = try DaemonProcess()
+        _ = try stillServes(d)
+        #expect(eventually { d.log.contains("ended") })
+        let idle = d.openDescriptors
+        let png = makePNG(size: 300_000)
+        let peer = try RawPeer(port: d.port)
+        if point >= 1 { try peer.hello(window: 1) }
+        if point >= 2 {
+            try peer.send(.offer(Offer(name: "r.png", size: Int64(png.count), sha256: SHA256.hex(of: png))))
+            _ = try peer.receive()
+        }
+        if point >= 3 {
+            try peer.send(.chunk(Array(png[..<102_400])))
+            _ = try peer.receive()
+        }
+        if point >= 4 {
+            for i in 1..<3 {
+                try peer.send(.chunk(Array(png[(i * 102_400)..<min((i + 1) * 102_400, png.count)])))
+                _ = try peer.receive()
+            }
+            try peer.send(.done)
+        }
+        reset(peer)
+        #expect(eventually { d.openDescriptors == idle }, "\(d.openDescriptors) descriptors, \(idle) when idle")
+        #expect(try stillServes(d))
+    }
+}
