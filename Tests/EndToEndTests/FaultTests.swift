@@ -309,3 +309,37 @@ struct FaultTests {
         #expect(try stillServes(d))
     }
 }
+
+@Suite("End to end: power-cut safety")
+struct DurabilityTests {
+    @Test("SAVED is sent only after the file is flushed, linked under its name, and the directory is flushed",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
+    func flushBeforeSaved() throws {
+        let d = try DaemonProcess()
+        let trace = d.root + "/trace"
+        // Attach strace to the running ptkd (all its threads) and wait until it is tracing.
+        let strace = Process()
+        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        strace.arguments = ["-f", "-p", String(d.process.processIdentifier), "-e", "trace=fsync,fdatasync,linkat,sendto", "-o", trace]
+        let straceErr = Pipe()
+        strace.standardError = straceErr
+        try strace.run()
+        usleep(500_000)
+        let src = pngSuiteDirectory() + "/basn0g01.png"
+        #expect(try send(d, [src]).status == 0)
+        #expect(d.stop() == 0)
+        #expect(eventually { !strace.isRunning })
+        let lines = (try String(contentsOfFile: trace, encoding: .utf8)).split(separator: "\n").map(String.init)
+        func index(_ pattern: String, after start: Int = 0) -> Int? {
+            lines.indices.first { $0 >= start && lines[$0].contains(pattern) }
+        }
+        let link = try #require(index("linkat("), "no linkat in the trace")
+        #expect(lines[link].contains("\"basn0g01.png\""))
+        let fileSync = try #require(lines[..<link].lastIndex { $0.contains("fsync(") }, "no fsync before linkat")
+        let dirSync = try #require(index("fsync(", after: link), "no fsync after linkat")
+        let saved = try #require(index("sendto(", after: link), "no SAVED sent")
+        #expect(lines[saved].contains("\\6\\0\\0\\0"), "the first frame after publishing is SAVED: \(lines[saved])")
+        #expect(fileSync < link && link < dirSync && dirSync < saved)
+        #expect(!lines[fileSync].contains(lines[dirSync].split(separator: "(")[1].prefix(3)))  // two different descriptors
+    }
+}
