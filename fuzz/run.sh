@@ -11,8 +11,12 @@ case "$target" in
     png) product=FuzzPNG; maxlen=16384 ;;
     *) echo "unknown target '$target' (frames or png)" >&2; exit 64 ;;
 esac
+# SwiftPM passes -sanitize=fuzzer to the executable's compile only, so the library modules
+# (the code under test) would get no coverage counters and libFuzzer would fuzz blind
+# ("corp: 1/1b"). -Xfrontend -sanitize=fuzzer instruments every module.
 swift build -c release --scratch-path .build/fuzz --product "$product" \
     --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library -Xswiftc -DFUZZING \
+    -Xswiftc -Xfrontend -Xswiftc -sanitize=fuzzer \
     2>&1 | grep -v 'Cannot export local symbol' | tail -1
 binary=.build/fuzz/release/$product
 work=$(mktemp -d /tmp/ptk-fuzz-$target.XXXXXX)
@@ -21,7 +25,7 @@ cp fuzz/corpus/"$target"/* "$work/corpus/" 2>/dev/null || true
 echo "fuzzing $product for $seconds s (corpus: $(ls "$work/corpus" | wc -l) inputs)"
 status=0
 "$binary" -max_total_time="$seconds" -max_len=$maxlen -print_final_stats=1 -timeout=10 \
-    -artifact_prefix="fuzz/findings/$target/" "$work/corpus" 2>&1 | tee "$work/log" | grep -E '^#[0-9]+.*(pulse|DONE)|stat::|ERROR|SUMMARY' || true
+    -artifact_prefix="fuzz/findings/$target/" "$work/corpus" 2>&1 | tee "$work/log" | grep -E '^#[0-9]+.*(DONE)|stat::|ERROR|SUMMARY|INITED' || true
 grep -q 'ERROR: libFuzzer\|ERROR: AddressSanitizer\|Fatal error\|SUMMARY: ' "$work/log" && status=1
 # Keep the corpus small: only inputs that add coverage.
 mkdir -p "$work/merged"
