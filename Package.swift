@@ -12,6 +12,8 @@ let package = Package(
         // C libraries from Debian's -dev packages. Each is imported by exactly one Swift module.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure protocol core: frames, codec, limits, state machines. No I/O.
         .target(name: "PTKProtocol"),
@@ -26,7 +28,11 @@ let package = Package(
         // The sending side: drives the sender state machine over a connection.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem", "PTKCLI"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify"]),
+        // mDNS/DNS-SD through Avahi: advertise, browse, resolve.
+        .target(name: "PTKDiscovery", dependencies: ["CAvahi", "PTKSystem"]),
+        // sd_notify for systemd's Type=notify.
+        .target(name: "PTKNotify", dependencies: ["CSystemd"]),
         // Small hand-written argument parsing shared by the executables.
         .target(name: "PTKCLI"),
 
@@ -40,7 +46,7 @@ let package = Package(
         .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem"]),
+        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),

@@ -3,7 +3,7 @@
 # missing ones; otherwise it prints the one apt-get line to run and fails.
 # Usage: scripts/deps.sh [extra-package ...]
 set -eu
-packages="pkg-config libssl-dev zlib1g-dev $*"
+packages="pkg-config libssl-dev zlib1g-dev libavahi-client-dev libsystemd-dev $*"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -13,3 +13,20 @@ public func formatDecimal(_ v: Double) -> String {
     let tenths = Int((v * 10).rounded())
     return "\(tenths / 10).\(tenths % 10)"
 }
+
+/// A JSON string literal.
+public func jsonString(_ s: String) -> String {
+    var out = "\""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if u.value < 0x20 { out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
+        }
+    }
+    return out + "\""
+}

@@ -1,4 +1,6 @@
 import Glibc
+import PTKDiscovery
+import PTKNotify
 import PTKProtocol
 import PTKStore
 import PTKSystem
@@ -81,6 +83,15 @@ public final class Daemon: @unchecked Sendable {
     public func run(grace: Double = 4) {
         let listed = listener.addresses.map(\.description).joined(separator: ", ")
         Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
+        // The port accepts connections now: tell systemd before mDNS, which may take a while.
+        ServiceNotifier.ready(status: "listening on port \(listener.port), saving to \(configuration.effectiveDirectory)")
+        var advertiser: Advertiser? = nil
+        if configuration.mdns {
+            advertiser = Advertiser(name: configuration.name, port: listener.port) { Log.info($0) }
+            if advertiser == nil { Log.warning("cannot start mDNS advertising; serving over TCP only") }
+        } else {
+            Log.info("mDNS advertising is off")
+        }
         let removed = store.removeStalePartials()
         if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }
         var nextCleanup = Instant.now + 3600
@@ -102,7 +113,9 @@ public final class Daemon: @unchecked Sendable {
                 }
             }
         }
-        // Stop accepting first, then give sessions their grace period.
+        // Withdraw the advertisement first, then stop accepting, then give sessions their grace period.
+        ServiceNotifier.stopping(status: "shutting down")
+        advertiser?.stop()
         listener.close()
         let deadline = Instant.now + grace
         while activeSessions > 0 && Instant.now < deadline {
@@ -124,6 +137,7 @@ public final class Daemon: @unchecked Sendable {
             }
             active += 1
             perAddress[host, default: 0] += 1
+            ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)")
             return (nextID, nil)
         }
         let stream = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
@@ -140,6 +154,7 @@ public final class Daemon: @unchecked Sendable {
                 active -= 1
                 perAddress[host, default: 1] -= 1
                 if perAddress[host] == 0 { perAddress[host] = nil }
+                ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)")
             }
         }
         do {

@@ -1,6 +1,7 @@
 import Glibc
 import PTKCLI
 import PTKClient
+import PTKDiscovery
 import PTKProtocol
 import PTKSystem
 
@@ -21,15 +22,19 @@ let options: [OptionSpec] = [
     OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
     OptionSpec("timeout", value: "SECONDS", help: "give up when the receiver is silent this long (default 30)"),
     OptionSpec("quiet", short: "q", help: "no progress bar"),
+    OptionSpec("list", help: "list the receivers found over mDNS and exit"),
+    OptionSpec("json", help: "with --list: print them as JSON"),
     OptionSpec("help", short: "h", help: "show this help and exit"),
     OptionSpec("version", help: "show the version and exit"),
 ]
 
 let usage = """
     Usage: ptk-send [OPTIONS] <peer> FILE...
+           ptk-send --list [--json]
 
     Sends PNG photos to a ptkd receiver, all in one session, in order.
-    <peer> is a host name, host:port, an IPv4 address, or [IPv6]:port.
+    <peer> is a receiver's mDNS name (as --list shows it), a host name,
+    host:port, an IPv4 address, or [IPv6]:port.
 
     Options:
     \(helpLines(for: options))
@@ -41,6 +46,7 @@ let usage = """
       66  a local file is missing, unreadable, not a regular file or not a PNG
       69  the receiver is unreachable, busy, shutting down, or went silent
       76  the peer does not speak ptk protocol v1 (or answered ERROR)
+    With --list: 0 listed (even none), 69 avahi-daemon is not running.
     """
 
 func usageError(_ message: String) -> Never {
@@ -89,13 +95,15 @@ for (name, value) in parsed.options {
         break
     }
 }
+if parsed.has("list") {
+    listReceivers(json: parsed.has("json"))
+}
+if parsed.has("json") { usageError("--json goes with --list") }
 guard parsed.positionals.count >= 2 else {
     usageError(parsed.positionals.isEmpty ? "missing <peer> and FILE" : "missing FILE: name at least one photo to send")
 }
 let peerText = parsed.positionals[0]
-guard let (host, port) = parsePeer(peerText, defaultPort: defaultPort) else {
-    usageError("'\(peerText)' is not a host, host:port or [IPv6]:port")
-}
+guard !peerText.isEmpty else { usageError("<peer> is empty") }
 
 // Every file is checked before any connection is made.
 var files: [LocalFile] = []
@@ -106,12 +114,7 @@ for path in parsed.positionals.dropFirst() {
 }
 
 signal(SIGPIPE, SIG_IGN)
-let addresses: [SocketAddress]
-do {
-    addresses = try SocketAddress.resolve(host, port: port)
-} catch {
-    die("\(error)", ExitCode.unreachable)
-}
+let addresses = resolvePeer(peerText, defaultPort: defaultPort)
 
 let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
 let bar = ProgressBar(files: files)
@@ -155,3 +158,64 @@ for i in files.indices {
     status = ExitCode.notAllSaved
 }
 exit(status)
+
+/// Finds the addresses of `<peer>`: an address or host:port directly; otherwise first a
+/// `_ptk._tcp` instance of that name (case-insensitive), then a host name on the default port.
+func resolvePeer(_ text: String, defaultPort: UInt16) -> [SocketAddress] {
+    let direct = parsePeer(text, defaultPort: defaultPort)
+    if let (host, port) = direct {
+        let isNumeric = SocketAddress(numericHost: host, port: port) != nil
+        if isNumeric || port != defaultPort || text.contains(":") {
+            do { return try SocketAddress.resolve(host, port: port) } catch { die("\(error)", ExitCode.unreachable) }
+        }
+    }
+    var found: [DiscoveredService] = []
+    var browseProblem: String? = nil
+    do {
+        found = try Browser.browse(timeout: 2) { $0.name.lowercased() == text.lowercased() }
+    } catch {
+        browseProblem = error.description
+    }
+    if let match = found.first(where: { $0.name.lowercased() == text.lowercased() }) {
+        let addresses = match.addresses.compactMap { SocketAddress(numericHost: $0, port: match.port) }
+        if !addresses.isEmpty { return addresses }
+    }
+    if let (host, port) = direct, let addresses = try? SocketAddress.resolve(host, port: port), !addresses.isEmpty {
+        return addresses
+    }
+    var message = "no receiver named '\(text)': "
+    if let browseProblem {
+        message += browseProblem
+    } else if found.isEmpty {
+        message += "no _ptk._tcp receivers were found over mDNS"
+    } else {
+        message += "the receivers found over mDNS are " + found.map { "'\($0.name)'" }.joined(separator: ", ")
+    }
+    message += ", and no host has that name"
+    die(message, ExitCode.unreachable)
+}
+
+/// `--list`: the receivers found over mDNS, one per line or as JSON.
+func listReceivers(json: Bool) -> Never {
+    let services: [DiscoveredService]
+    do { services = try Browser.browse(timeout: 2).sorted { $0.name.lowercased() < $1.name.lowercased() } } catch {
+        die(error.description, ExitCode.unreachable)
+    }
+    if json {
+        let items = services.map { s -> String in
+            let addrs = s.addresses.map { jsonString($0) }.joined(separator: ",")
+            return "{\"name\":\(jsonString(s.name)),\"host\":\(jsonString(s.hostName)),\"addresses\":[\(addrs)],\"port\":\(s.port),\"version\":\(jsonString(s.protocolVersion ?? ""))}"
+        }
+        print("[" + items.joined(separator: ",") + "]")
+    } else if services.isEmpty {
+        writeToStandardError("No ptk receivers found over mDNS.")
+    } else {
+        let width = services.map(\.name.count).max()!
+        for s in services {
+            let address = s.addresses.first.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "?"
+            print(s.name + String(repeating: " ", count: width - s.name.count) + "  \(address):\(s.port)  protocol v\(s.protocolVersion ?? "?")")
+        }
+    }
+    exit(0)
+}
+

@@ -20,7 +20,7 @@ let options: [OptionSpec] = [
     OptionSpec("handshake-timeout", value: "SECONDS", help: "time a new connection has to send HELLO (default 10)"),
     OptionSpec("partial-max-age", value: "DURATION", help: "delete unfinished uploads older than this; s, m, h, d suffixes (default 24h)"),
     OptionSpec("no-mdns", help: "do not advertise over mDNS"),
-    OptionSpec("config", value: "FILE", help: "read settings from FILE ('key = value' lines; flags override it)"),
+    OptionSpec("config", value: "FILE", help: "read settings from FILE ('key = value' lines; flags override it; default /etc/ptk/ptkd.conf if it exists)"),
     OptionSpec("help", short: "h", help: "show this help and exit"),
     OptionSpec("version", help: "show the version and exit"),
 ]
@@ -65,7 +65,10 @@ if let extra = parsed.positionals.first {
 
 var configuration = DaemonConfiguration()
 do {
-    if let path = parsed.last("config") {
+    let defaultConfig = "/etc/ptk/ptkd.conf"
+    var configPath = parsed.last("config")
+    if configPath == nil && access(defaultConfig, F_OK) == 0 { configPath = defaultConfig }
+    if let path = configPath {
         let text: String
         do { text = try readTextFile(path) } catch { fail("cannot read configuration file: \(error)", code: 64) }
         try configuration.apply(configFile: text, path: path)
@@ -111,9 +114,6 @@ try? startThread {
     _ = try? poll([(daemon.shutdown.pipe.readEnd, Int16(POLLIN))], until: nil)
     Log.info("shutting down")
     daemon.shutdown.request()
-}
-if !configuration.mdns {
-    Log.info("mDNS advertising is off (--no-mdns)")
 }
 daemon.run()
 exit(0)

@@ -64,7 +64,7 @@ final class DaemonProcess: @unchecked Sendable {
         self.root = root ?? makeTemporaryDirectory("ptk-e2e")
         ownsRoot = root == nil
         let ptkd = binDirectory + "/ptkd"
-        let args = ["--dir", self.root + "/photos", "--port", "0", "--listen", "127.0.0.1", "--no-mdns"] + extra
+        let args = ["--config", "/dev/null", "--dir", self.root + "/photos", "--port", "0", "--listen", "127.0.0.1", "--no-mdns"] + extra
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(wrapper.dropFirst()) + [ptkd] + args

@@ -1,0 +1,14 @@
+#ifndef PTK_CAVAHI_SHIM_H
+#define PTK_CAVAHI_SHIM_H
+#include <avahi-client/client.h>
+#include <avahi-client/lookup.h>
+#include <avahi-client/publish.h>
+#include <avahi-common/address.h>
+#include <avahi-common/alternative.h>
+#include <avahi-common/error.h>
+#include <avahi-common/malloc.h>
+#include <avahi-common/strlst.h>
+#include <avahi-common/thread-watch.h>
+#include <avahi-common/simple-watch.h>
+#include <avahi-common/timeval.h>
+#endif
