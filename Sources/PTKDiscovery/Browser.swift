@@ -46,8 +46,9 @@ public enum Browser {
             let state = Unmanaged<BrowseState>.fromOpaque(userdata!).takeUnretainedValue()
             switch event {
             case AVAHI_BROWSER_NEW:
+                // Ask for an address of the protocol the service was seen on, as avahi-browse -r does.
                 guard let r = avahi_service_resolver_new(state.client, iface, proto, name, type, domain,
-                                                         AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiLookupFlags(0), { r, iface, _, event, name, _, _, host, address, port, txt, _, userdata in
+                                                         proto, AvahiLookupFlags(0), { r, iface, _, event, name, _, _, host, address, port, txt, _, userdata in
                     let state = Unmanaged<BrowseState>.fromOpaque(userdata!).takeUnretainedValue()
                     if event == AVAHI_RESOLVER_FOUND, let name, let address {
                         state.found(name: String(cString: name), host: host.map { String(cString: $0) } ?? "",

@@ -24,23 +24,62 @@ struct Finished {
     var stderr: String
 }
 
-/// Runs a binary to completion (killing it after `timeout` seconds).
+/// Runs a binary to completion (killing it after `timeout` seconds). posix_spawn and waitpid
+/// are used directly: Foundation's Process sometimes missed a quick child's exit and hung.
 func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Bool = false) throws -> Finished {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: absolute ? binary : binDirectory + "/" + binary)
-    p.arguments = args
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    p.standardInput = FileHandle.nullDevice
-    try p.run()
-    let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    killer.cancel()
-    return Finished(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    let path = absolute ? binary : binDirectory + "/" + binary
+    var outPipe: [CInt] = [0, 0], errPipe: [CInt] = [0, 0]
+    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw HarnessError("pipe failed") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+    posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+    for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+    close(outPipe[1])
+    close(errPipe[1])
+    guard rc == 0 else {
+        close(outPipe[0]); close(errPipe[0])
+        throw HarnessError("cannot run \(path): \(String(cString: strerror(rc)))")
+    }
+    var out: [UInt8] = [], err: [UInt8] = []
+    var open = [outPipe[0], errPipe[0]]
+    let deadline = Date() + timeout
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while !open.isEmpty {
+        var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+        if poll(&fds, nfds_t(fds.count), min(left, 1000)) == 0 && Date() >= deadline {
+            kill(pid, SIGKILL)
+            deadline.timeIntervalSinceNow < -5 ? open.removeAll() : ()
+            continue
+        }
+        for f in fds where f.revents != 0 {
+            let n = read(f.fd, &buffer, buffer.count)
+            if n > 0 {
+                if f.fd == outPipe[0] { out += buffer[..<n] } else { err += buffer[..<n] }
+            } else {
+                close(f.fd)
+                open.removeAll { $0 == f.fd }
+            }
+        }
+    }
+    var status: CInt = 0
+    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    return Finished(status: code, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
 }
 
 /// Runs ptk-send against `daemon`.
@@ -60,11 +99,12 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts ptkd with `extra` flags. `root` reuses another instance's folder (it is then not
     /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv).
-    init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = []) throws {
+    init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false) throws {
         self.root = root ?? makeTemporaryDirectory("ptk-e2e")
         ownsRoot = root == nil
         let ptkd = binDirectory + "/ptkd"
-        let args = ["--config", "/dev/null", "--dir", self.root + "/photos", "--port", "0", "--listen", "127.0.0.1", "--no-mdns"] + extra
+        let args = ["--config", "/dev/null", "--dir", self.root + "/photos", "--port", "0", "--listen", "127.0.0.1"]
+            + (mdns ? [] : ["--no-mdns"]) + extra
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(wrapper.dropFirst()) + [ptkd] + args
