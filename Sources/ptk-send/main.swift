@@ -104,6 +104,14 @@ guard parsed.positionals.count >= 2 else {
 }
 let peerText = parsed.positionals[0]
 guard !peerText.isEmpty else { usageError("<peer> is empty") }
+if parsePeer(peerText, defaultPort: defaultPort) == nil {
+    // Anything else may be an mDNS instance name, but these are mistyped addresses.
+    let afterColon = peerText.split(separator: ":", omittingEmptySubsequences: false).last ?? ""
+    let looksLikePort = peerText.filter { $0 == ":" }.count == 1 && !afterColon.isEmpty && afterColon.allSatisfy(\.isNumber)
+    if peerText.hasPrefix("[") || looksLikePort {
+        usageError("'\(peerText)' is not a host, host:port or [IPv6]:port")
+    }
+}
 
 // Every file is checked before any connection is made.
 var files: [LocalFile] = []

@@ -99,11 +99,12 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts ptkd with `extra` flags. `root` reuses another instance's folder (it is then not
     /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv).
-    init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false) throws {
+    init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false, dirFlag: Bool = true,
+         environment: [String: String] = [:]) throws {
         self.root = root ?? makeTemporaryDirectory("ptk-e2e")
         ownsRoot = root == nil
         let ptkd = binDirectory + "/ptkd"
-        let args = ["--config", "/dev/null", "--dir", self.root + "/photos", "--port", "0", "--listen", "127.0.0.1"]
+        let args = ["--config", "/dev/null"] + (dirFlag ? ["--dir", self.root + "/photos"] : []) + ["--port", "0", "--listen", "127.0.0.1"]
             + (mdns ? [] : ["--no-mdns"]) + extra
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
@@ -111,6 +112,9 @@ final class DaemonProcess: @unchecked Sendable {
         } else {
             process.executableURL = URL(fileURLWithPath: ptkd)
             process.arguments = args
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
         FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: logPath)!

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import PTKTestSupport
 @testable import PTKCLI
 @testable import PTKDaemon
 
@@ -130,6 +131,28 @@ struct ConfigurationTests {
         #expect(c.name == "Living Room")
         #expect(c.listen == ["127.0.0.1"])
         #expect(!c.mdns)
+    }
+
+    @Test("the shipped etc/ptkd.conf parses, and uncommented it states exactly the defaults")
+    func shippedConfig() throws {
+        let text = String(decoding: try #require(readFile(repositoryRoot() + "/etc/ptkd.conf")), as: UTF8.self)
+        var commented = DaemonConfiguration()
+        try commented.apply(configFile: text, path: "ptkd.conf")
+        #expect(commented == DaemonConfiguration())
+        // Uncomment every setting line (not the prose): the values must be the defaults.
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("#") && line.dropFirst().first?.isLetter == true && line.contains(" = ") ? String(line.dropFirst()) : String(line)
+        }.joined(separator: "\n")
+        var explicit = DaemonConfiguration()
+        try explicit.apply(configFile: uncommented, path: "ptkd.conf")
+        var expected = DaemonConfiguration()
+        expected.directory = "/var/lib/ptk/received"
+        expected.listen = ["::", "0.0.0.0"]
+        expected.name = "livingroom"
+        #expect(explicit == expected)
+        for key in DaemonConfiguration.keys where key != "no-mdns" {
+            #expect(uncommented.contains("\n\(key) = "), "\(key) is not in etc/ptkd.conf")
+        }
     }
 
     @Test("a bad line names the file and the line", arguments: [

@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import Testing
+import PTKTestSupport
+
+let canCheckSandbox = canRunAvahi
+    && FileManager.default.fileExists(atPath: "/usr/bin/strace")
+    && FileManager.default.fileExists(atPath: "/usr/bin/systemd-analyze")
+    && FileManager.default.fileExists(atPath: "/usr/bin/setpriv")
+
+/// The system calls in a systemd syscall group, nested groups expanded.
+func syscallGroup(_ group: String) throws -> Set<String> {
+    let r = try run("/usr/bin/systemd-analyze", ["syscall-filter", group], absolute: true)
+    var names = Set<String>()
+    for line in r.stdout.split(separator: "\n").dropFirst() {
+        let item = line.trimmingCharacters(in: .whitespaces)
+        if item.isEmpty || item.hasPrefix("#") { continue }
+        if item.hasPrefix("@") { names.formUnion(try syscallGroup(item)) } else { names.insert(item) }
+    }
+    return names
+}
+
+/// The unit file as `make install` writes it.
+func installedUnit() -> String {
+    let text = String(decoding: readFile(repositoryRoot() + "/systemd/ptkd.service.in") ?? [], as: UTF8.self)
+    return text.replacingOccurrences(of: "@BINDIR@", with: binDirectory).replacingOccurrences(of: "@DOCDIR@", with: "/usr/share/doc/ptk")
+}
+
+@Suite("The systemd unit and its sandbox", .serialized)
+struct SandboxTests {
+    @Test("systemd/ptkd.service passes systemd-analyze verify and rates an exposure of 1.5 or lower",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze (Debian package systemd)"))
+    func unitVerifies() throws {
+        let dir = makeTemporaryDirectory()
+        defer { removeTree(dir) }
+        writeFile(dir + "/ptkd.service", Array(installedUnit().utf8))
+        let verify = try run("/usr/bin/systemd-analyze", ["verify", dir + "/ptkd.service"], absolute: true)
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(verify.stderr.isEmpty, "\(verify.stderr)")
+        let security = try run("/usr/bin/systemd-analyze", ["security", "--offline=true", dir + "/ptkd.service"], absolute: true)
+        let line = try #require(security.stdout.split(separator: "\n").last { $0.contains("Overall exposure level") })
+        let figure = try #require(Double(line.split(separator: ":").last!.split(separator: " ").first!))
+        print("systemd-analyze security: \(line)")
+        #expect(figure <= 1.5)
+        for option in ["Type=notify", "DynamicUser=yes", "StateDirectory=ptk", "ProtectSystem=strict", "NoNewPrivileges=yes",
+                       "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service"] {
+            #expect(installedUnit().contains(option + "\n"), "\(option)")
+        }
+    }
+
+    @Test("every system call ptkd makes (serving, mDNS, hostile input, shutdown) is allowed by the unit's filters",
+          .enabled(if: canCheckSandbox, "needs root, strace, systemd-analyze, avahi-daemon"))
+    func syscallsAllowed() throws {
+        let allowed = try syscallGroup("@system-service")
+        let privileged = try syscallGroup("@privileged")
+        #expect(allowed.count > 100)
+        let host = try MDNSHost()
+        let trace = host.work + "/trace"
+        let d = try DaemonProcess(["--name", "traced"], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--",
+                                                                   "/usr/bin/strace", "-f", "-qq", "-o", trace], mdns: true)
+        #expect(eventually(10) { d.log.contains("advertising \"traced\"") })
+        let src = pngSuiteDirectory() + "/basn6a16.png"
+        #expect(try host.ptk("ptk-send", ["traced", src]).status == 0)
+        _ = try? host.sh("printf 'GET / HTTP/1.0\\r\\n\\r\\n' | timeout 3 socat - TCP:127.0.0.1:\(d.port) >/dev/null 2>&1 || true")
+        let first = String(decoding: readFile(trace) ?? [], as: UTF8.self).prefix { $0 != " " }
+        kill(pid_t(first) ?? 0, SIGTERM)
+        #expect(eventually(10) { !d.process.isRunning })
+        let lines = String(decoding: readFile(trace) ?? [], as: UTF8.self).split(separator: "\n")
+        var used = Set<String>()
+        let pattern = try NSRegularExpression(pattern: #"^\d+\s+(?:<\.\.\. )?([a-z0-9_]+)[( ]"#)
+        for line in lines {
+            let s = String(line)
+            if let m = pattern.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)), let r = Range(m.range(at: 1), in: s) {
+                used.insert(String(s[r]))
+            }
+        }
+        print("ptkd used \(used.count) distinct system calls: \(used.sorted().joined(separator: " "))")
+        #expect(used.contains("sendto") && used.contains("linkat"))
+        #expect(used.subtracting(allowed).isEmpty, "outside @system-service: \(used.subtracting(allowed).sorted())")
+        #expect(used.intersection(privileged).isEmpty, "in @privileged: \(used.intersection(privileged).sorted())")
+        // MemoryDenyWriteExecute: no writable+executable mapping, no mprotect adding PROT_EXEC.
+        let mdwe = lines.filter { ($0.contains("mmap(") && $0.contains("PROT_WRITE") && $0.contains("PROT_EXEC"))
+            || ($0.contains("mprotect(") && $0.contains("PROT_EXEC")) }
+        #expect(mdwe.isEmpty, "\(mdwe.prefix(3))")
+        // RestrictAddressFamilies: only AF_INET, AF_INET6 and AF_UNIX sockets.
+        let families = lines.filter { $0.contains(" socket(") }.compactMap { $0.split(separator: "(")[1].split(separator: ",").first.map(String.init) }
+        #expect(Set(families).isSubset(of: ["AF_INET", "AF_INET6", "AF_UNIX"]), "\(Set(families))")
+    }
+
+    @Test("as the unit runs it (unprivileged, no capabilities, no new privileges, read-only system, STATE_DIRECTORY) ptkd saves photos and advertises over D-Bus",
+          .enabled(if: canCheckSandbox, "needs root, setpriv, avahi-daemon"))
+    func sandboxedRun() throws {
+        let host = try MDNSHost()
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        chmod(root, 0o755)
+        let state = root + "/state"
+        mkdir(state, 0o755)
+        chown(state, 65534, 65534)
+        // ProtectSystem=strict and PrivateTmp, emulated: a private mount namespace where / is
+        // read-only, /tmp is private, and only the state directory is writable.
+        let script = "mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro / && mount -t tmpfs tmpfs /var/tmp && exec \"$@\""
+        let d = try DaemonProcess(["--name", "sandboxed"], root: root, wrapper: [
+            "/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--",
+            "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, state,
+            "/usr/bin/env", "STATE_DIRECTORY=\(state)",
+            "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--no-new-privs",
+            "--bounding-set=-all", "--inh-caps=-all",
+        ], mdns: true, dirFlag: false)
+        #expect(d.log.contains("saving photos to \(state)/received"))
+        #expect(eventually(10) { d.log.contains("advertising \"sandboxed\"") }, "\(d.log)")
+        let src = pngSuiteDirectory() + "/basn2c08.png"
+        let sent = try host.ptk("ptk-send", ["sandboxed", src])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(readFile(state + "/received/basn2c08.png") == readFile(src))
+        var st = stat()
+        stat(state + "/received/basn2c08.png", &st)
+        #expect(st.st_uid == 65534)
+        #expect(d.stop() == 0)
+    }
+}
