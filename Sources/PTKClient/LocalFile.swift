@@ -24,7 +24,7 @@ public struct LocalFile: Sendable {
             let st = try fd.status()
             guard (st.st_mode & S_IFMT) == S_IFREG else { throw LocalFileError(path: path, reason: "not a regular file") }
             var hasher = SHA256()
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            var buffer = [UInt8](repeating: 0, count: Int(max(1, min(Int64(st.st_size) + 1, 1 << 20))))
             var total: Int64 = 0
             var head: [UInt8] = []
             while true {

@@ -42,9 +42,14 @@ public enum FrameEncoder {
         return out
     }
 
-    private static func json<T: Encodable>(_ value: T) -> [UInt8] {
+    /// One encoder for every frame: creating one per frame cost more than the encoding.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    private static func json<T: Encodable>(_ value: T) -> [UInt8] {
         // Encoding these plain structs of strings and integers cannot fail.
         guard let data = try? encoder.encode(value) else { preconditionFailure("JSON encoding failed") }
         var message = [UInt8](data)
@@ -153,9 +158,11 @@ public struct FrameDecoder: Sendable {
         }
     }
 
+    private static let decoder = JSONDecoder()
+
     private static func json<T: Decodable>(_: T.Type, _ payload: ArraySlice<UInt8>, _ type: FrameType) throws(ProtocolViolation) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(payload))
+            return try decoder.decode(T.self, from: Data(payload))
         } catch {
             throw ProtocolViolation(.badFrame, "\(type) payload is not the expected JSON object")
         }

@@ -68,11 +68,16 @@ public struct SenderSession: Sendable {
     public let files: [OutgoingFile]
     public let name: String
     public let requestedWindow: Int
+    /// Send the next OFFER right after DONE instead of waiting for SAVED (protocol-v1.md §4).
+    public let pipelining: Bool
+    /// Files whose DONE went out and whose SAVED/FAILED has not come yet, oldest first.
+    public private(set) var awaitingResults: [Int] = []
 
-    public init(name: String, window: Int, files: [OutgoingFile]) {
+    public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true) {
         self.name = name
         self.requestedWindow = max(1, min(window, ProtocolLimits.maxWindow))
         self.files = files
+        self.pipelining = pipelining
     }
 
     /// Feeds one event; returns the actions to perform, in order.
@@ -88,6 +93,14 @@ public struct SenderSession: Sendable {
         case (_, .frame(.error(let problem))):
             state = .closed
             return [.remoteError(problem), .close]
+        case (.awaitingAnswer, .frame(.saved(let s))) where !awaitingResults.isEmpty:
+            // The answer for a file whose DONE went out before this OFFER (pipelining).
+            return [.finished(file: awaitingResults.removeFirst(), .saved(s))]
+        case (.awaitingAnswer, .frame(.failed(let p))) where !awaitingResults.isEmpty:
+            return [.finished(file: awaitingResults.removeFirst(), .failed(p))]
+        case (.awaitingAnswer, .frame(.accept)) where !awaitingResults.isEmpty,
+             (.awaitingAnswer, .frame(.reject)) where !awaitingResults.isEmpty:
+            return fail(ProtocolViolation(.unexpectedFrame, "answer to an OFFER before the result of the file sent earlier"))
         case (.awaitingWelcome, .frame(.welcome(let w))):
             guard w.version == ProtocolLimits.version else {
                 return fail(ProtocolViolation(.unsupportedVersion, "the receiver speaks version \(w.version)"))
@@ -150,8 +163,13 @@ public struct SenderSession: Sendable {
             next += Int64(length)
         }
         if outstanding.isEmpty && next == size {
-            state = .awaitingResult(file: i)
             actions.append(.send(.done))
+            if pipelining && i + 1 < files.count {
+                awaitingResults.append(i)
+                actions += offer(i + 1)
+            } else {
+                state = .awaitingResult(file: i)
+            }
         } else {
             state = .sending(file: i, next: next, outstanding: outstanding)
         }

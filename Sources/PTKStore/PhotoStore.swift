@@ -36,6 +36,8 @@ public final class PhotoStore: @unchecked Sendable {
     public let settings: StoreSettings
     let directory: FileDescriptor
     let incoming: FileDescriptor
+    /// Shares directory flushes between sessions that publish at the same moment.
+    let directorySync = GroupSync()
     /// The name of the temporary folder inside the directory.
     public static let incomingName = ".incoming"
 
@@ -162,7 +164,7 @@ public final class PhotoStore: @unchecked Sendable {
             do {
                 try directory.link(temporary, in: incoming, to: candidate)
                 try? incoming.unlink(temporary)
-                try directory.sync()
+                try directorySync.sync(directory)
                 return candidate
             } catch where error.errno == EEXIST && n < 100_000 {
                 n += 1
@@ -177,4 +179,57 @@ final class Counter: @unchecked Sendable {
     private var value = 0
     private let lock = Lock()
     func next() -> Int { lock.withLock { value += 1; return value } }
+}
+
+/// Group commit for fsync of one directory: a caller returns once an fsync that *started after
+/// its call* has completed, so sessions publishing at the same moment share one fsync instead
+/// of queueing one each. Every caller's link is still on disk before it answers SAVED.
+final class GroupSync: @unchecked Sendable {
+    // `requested`, `completed` and `running` are guarded by `mutex`; `cond` signals changes.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var requested: UInt64 = 0
+    private var completed: UInt64 = 0
+    private var running = false
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(cond, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        cond.deallocate()
+    }
+
+    /// Returns once `fd` has been flushed by an fsync that began after this call.
+    func sync(_ fd: FileDescriptor) throws(SystemError) {
+        pthread_mutex_lock(mutex)
+        requested += 1
+        let ticket = requested
+        while completed < ticket {
+            if running {
+                pthread_cond_wait(cond, mutex)
+                continue
+            }
+            // Lead a flush that covers every request made so far, this one included.
+            running = true
+            let covers = requested
+            pthread_mutex_unlock(mutex)
+            var failure: SystemError?
+            do { try fd.sync() } catch { failure = error }
+            pthread_mutex_lock(mutex)
+            running = false
+            if let failure {
+                pthread_cond_broadcast(cond)
+                pthread_mutex_unlock(mutex)
+                throw failure
+            }
+            completed = max(completed, covers)
+            pthread_cond_broadcast(cond)
+        }
+        pthread_mutex_unlock(mutex)
+    }
 }

@@ -22,3 +22,25 @@ public final class Lock: @unchecked Sendable {
         return try body()
     }
 }
+
+/// A counting semaphore. The corresponding C functions are `sem_post` and `sem_wait`.
+public final class Semaphore: @unchecked Sendable {
+    // The semaphore is allocated once and only used through sem_* calls.
+    private let sem: UnsafeMutablePointer<sem_t>
+
+    public init(value: UInt32 = 0) {
+        sem = .allocate(capacity: 1)
+        sem_init(sem, 0, value)
+    }
+
+    deinit {
+        sem_destroy(sem)
+        sem.deallocate()
+    }
+
+    public func signal() { sem_post(sem) }
+
+    public func wait() {
+        while sem_wait(sem) != 0 && errno == EINTR {}
+    }
+}

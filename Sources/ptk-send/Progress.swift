@@ -4,7 +4,8 @@ import PTKSystem
 
 /// The progress bar on standard error: file name, bytes, percent, rate, ETA. Redrawn at most
 /// ten times a second, on a terminal only.
-final class ProgressBar {
+final class ProgressBar: @unchecked Sendable {
+    // Drawn only when there is a single session, from that session's thread.
     private let files: [LocalFile]
     private var file = 0
     private var done: Int64 = 0

@@ -21,6 +21,7 @@ let options: [OptionSpec] = [
     OptionSpec("window", value: "N", help: "chunks in flight before waiting for acks, 1-64 (default 16)"),
     OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
     OptionSpec("timeout", value: "SECONDS", help: "give up when the receiver is silent this long (default 30)"),
+    OptionSpec("parallel", value: "N", help: "send over N sessions at once (1-8), files dealt round-robin (default 1: one session, in order)"),
     OptionSpec("quiet", short: "q", help: "no progress bar"),
     OptionSpec("list", help: "list the receivers found over mDNS and exit"),
     OptionSpec("json", help: "with --list: print them as JSON"),
@@ -75,6 +76,7 @@ if parsed.has("version") {
 }
 
 var sendOptions = SendOptions()
+var parallel = 1
 var defaultPort = ProtocolLimits.defaultPort
 for (name, value) in parsed.options {
     let v = value ?? ""
@@ -88,6 +90,9 @@ for (name, value) in parsed.options {
     case "name":
         guard !v.isEmpty else { usageError("--name must not be empty") }
         sendOptions.name = v
+    case "parallel":
+        guard let n = parseInteger(v, in: 1...8) else { usageError("invalid value '\(v)' for --parallel: expected 1-8") }
+        parallel = n
     case "timeout":
         guard let t = parseDuration(v), t > 0 else { usageError("invalid value '\(v)' for --timeout: expected seconds") }
         sendOptions.timeout = t
@@ -124,32 +129,68 @@ for path in parsed.positionals.dropFirst() {
 signal(SIGPIPE, SIG_IGN)
 let addresses = resolvePeer(peerText, defaultPort: defaultPort)
 
-let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
-let bar = ProgressBar(files: files)
-nonisolated(unsafe) var resumedAt: [Int: Int64] = [:]
-let sender = Sender(files: files, options: sendOptions) { event in
-    if showBar { bar.handle(event) }
-    if case .started(let i, let offset) = event, offset > 0 { resumedAt[i] = offset }
-    if case .finished(let i, let outcome) = event {
-        let f = files[i]
-        switch outcome {
-        case .saved(let s):
-            let resumed = resumedAt[i].map { " (resumed at byte \($0))" } ?? ""
-            print("\(f.path): saved as \"\(s.name)\"\(resumed)")
-        case .rejected(let p): print("\(f.path): refused: \(p)")
-        case .failed(let p): print("\(f.path): failed: \(p)")
+/// What the sessions report, collected from their threads.
+final class Report: @unchecked Sendable {
+    // Every field is guarded by `lock`; lines are printed under it so they never interleave.
+    private let lock = Lock()
+    private let files: [LocalFile]
+    init(files: [LocalFile]) { self.files = files }
+    private var resumedAt: [Int: Int64] = [:]
+    private(set) var outcomes: [Int: FileOutcome] = [:]
+    private(set) var failures: [SendFailure] = []
+
+    func handle(_ event: SendProgress, file index: Int) {
+        lock.withLock {
+            switch event {
+            case .started(_, let offset) where offset > 0:
+                resumedAt[index] = offset
+            case .finished(_, let outcome):
+                outcomes[index] = outcome
+                let f = files[index]
+                switch outcome {
+                case .saved(let s):
+                    let resumed = resumedAt[index].map { " (resumed at byte \($0))" } ?? ""
+                    print("\(f.path): saved as \"\(s.name)\"\(resumed)")
+                case .rejected(let p): print("\(f.path): refused: \(p)")
+                case .failed(let p): print("\(f.path): failed: \(p)")
+                }
+            default:
+                break
+            }
         }
     }
+
+    func failed(_ failure: SendFailure) { lock.withLock { failures.append(failure) } }
 }
 
-var status = ExitCode.ok
-do {
-    try sender.send(to: addresses)
-} catch {
-    if showBar { bar.clear() }
-    let unfinished = files.indices.filter { sender.outcomes[$0] == nil }
-    for i in unfinished where !sender.outcomes.isEmpty || unfinished.count < files.count {
-        print("\(files[i].path): not sent")
+// Files go in one session, in order; with --parallel N they are dealt round-robin to N
+// sessions that run at once (each keeps its own order).
+let report = Report(files: files)
+let groups = (0..<min(parallel, files.count)).map { g in Array(stride(from: g, to: files.count, by: parallel)) }
+let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal && groups.count == 1
+let bar = ProgressBar(files: files)
+let finished = Semaphore()
+for group in groups {
+    let session: @Sendable () -> Void = { [files, sendOptions, addresses, showBar, bar] in
+        let sender = Sender(files: group.map { files[$0] }, options: sendOptions) { event in
+            if showBar { bar.handle(event) }
+            switch event {
+            case .started(let i, _), .acknowledged(let i, _), .finished(let i, _): report.handle(event, file: group[i])
+            case .connected: break
+            }
+        }
+        do throws(SendFailure) { try sender.send(to: addresses) } catch { report.failed(error) }
+        finished.signal()
+    }
+    if groups.count == 1 { session() } else { try? startThread(session) }
+}
+for _ in groups.indices.dropFirst(groups.count == 1 ? 1 : 0) { finished.wait() }
+if showBar { bar.clear() }
+
+if let error = report.failures.first {
+    let unfinished = files.indices.filter { report.outcomes[$0] == nil }
+    if unfinished.count < files.count {
+        for i in unfinished { print("\(files[i].path): not sent") }
     }
     switch error {
     case .unreachable(let m): die("cannot connect to \(peerText): \(m)", ExitCode.unreachable)
@@ -161,8 +202,9 @@ do {
     case .protocolError: die("\(peerText): \(error)", ExitCode.protocolError)
     }
 }
+var status = ExitCode.ok
 for i in files.indices {
-    if case .saved = sender.outcomes[i] { continue }
+    if case .saved = report.outcomes[i] { continue }
     status = ExitCode.notAllSaved
 }
 exit(status)

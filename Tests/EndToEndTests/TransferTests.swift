@@ -186,3 +186,38 @@ final class ResultBox: @unchecked Sendable {
     func set(_ i: Int, _ v: Finished?) { lock.withLock { values[i] = v } }
     func get(_ i: Int) -> Finished? { lock.withLock { values[i] } }
 }
+
+@Suite("End to end: speed features")
+struct SpeedFeatureTests {
+    @Test("--parallel 4 sends every file over four sessions, each saved byte-identical and reported once")
+    func parallel() throws {
+        let d = try DaemonProcess()
+        let paths = (0..<20).map { photo(d.root, "par\($0).png", size: 30_000 + $0 * 100, seed: UInt64($0 + 50)) }
+        let r = try send(d, paths, ["--parallel", "4"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").count == 20)
+        for p in paths { #expect(r.stdout.contains("\(p): saved as")) }
+        for i in 0..<20 { #expect(readFile(d.dir + "/par\(i).png") == readFile(paths[i])) }
+        #expect(eventually { d.log.components(separatedBy: ": started").count - 1 == 4 })
+    }
+
+    @Test("--parallel is 1 to 8")
+    func parallelRange() throws {
+        #expect(try run("ptk-send", ["--parallel", "9", "h", "a.png"]).status == 64)
+        #expect(try run("ptk-send", ["--parallel", "0", "h", "a.png"]).status == 64)
+    }
+
+    @Test("pipelined OFFERs: a session of many files with refusals and failures in between reports each in order")
+    func pipelinedMixed() throws {
+        let d = try DaemonProcess(["--max-file-size", "50K"])
+        let a = photo(d.root, "a.png", size: 10_000, seed: 1)
+        let big = photo(d.root, "big.png", size: 80_000, seed: 2)
+        let b = photo(d.root, "b.png", size: 20_000, seed: 3)
+        let r = try send(d, [a, big, b, a])
+        #expect(r.status == 1)
+        #expect(r.stdout.split(separator: "\n").map(String.init) == [
+            "\(a): saved as \"a.png\"", "\(big): refused: too-large: 80000 bytes is over this receiver's limit of 51200",
+            "\(b): saved as \"b.png\"", "\(a): saved as \"a (2).png\"",
+        ])
+    }
+}

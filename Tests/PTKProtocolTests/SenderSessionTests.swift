@@ -5,8 +5,8 @@ func files(_ sizes: [Int64]) -> [OutgoingFile] {
     sizes.enumerated().map { OutgoingFile(name: "f\($0.offset).png", size: $0.element, sha256: sha) }
 }
 
-func welcomed(_ sizes: [Int64], window: Int = 16, granted: Int = 16) -> SenderSession {
-    var s = SenderSession(name: "alice", window: window, files: files(sizes))
+func welcomed(_ sizes: [Int64], window: Int = 16, granted: Int = 16, pipelining: Bool = false) -> SenderSession {
+    var s = SenderSession(name: "alice", window: window, files: files(sizes), pipelining: pipelining)
     _ = s.handle(.start)
     _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: granted, maxFileSize: 1 << 30))))
     return s
@@ -149,6 +149,39 @@ struct SenderSessionTests {
         var s = welcomed([Int64(chunk * 3)])
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
         #expect(isProtocolError(s.handle(.frame(frame)), .unexpectedFrame))
+    }
+
+    @Test("pipelining: the next OFFER goes out right after DONE, and answers are matched in order")
+    func pipelined() {
+        var s = welcomed([10, 20, 30], pipelining: true)
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 10), .send(.done), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha)))])
+        #expect(s.awaitingResults == [0])
+        let saved0 = Saved(name: "f0.png", size: 10, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved0))) == [.finished(file: 0, .saved(saved0))])
+        #expect(s.handle(.frame(.accept(Accept(offset: 0)))) == [.started(file: 1, offset: 0), .sendChunk(file: 1, offset: 0, length: 20)])
+        _ = s.handle(.frame(.ack))  // DONE for f1, OFFER for f2
+        let failed1 = Problem(.hashMismatch, "x")
+        #expect(s.handle(.frame(.failed(failed1))) == [.finished(file: 1, .failed(failed1))])
+        let rejected2 = Problem(.tooLarge, "x")
+        // The last file is not pipelined into BYE: BYE follows its answer.
+        #expect(s.handle(.frame(.reject(rejected2))) == [.finished(file: 2, .rejected(rejected2)), .send(.bye), .close])
+    }
+
+    @Test("pipelining: an ACCEPT before the earlier file's result is a protocol error")
+    func pipelinedOutOfOrder() {
+        var s = welcomed([10, 20], pipelining: true)
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        _ = s.handle(.frame(.ack))
+        #expect(isProtocolError(s.handle(.frame(.accept(Accept(offset: 0)))), .unexpectedFrame))
+    }
+
+    @Test("pipelining: the last file waits for its result, then BYE")
+    func pipelinedLast() {
+        var s = welcomed([10], pipelining: true)
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 10), .send(.done)])
+        #expect(s.state == .awaitingResult(file: 0))
     }
 
     @Test("ERROR from the receiver ends the session")
