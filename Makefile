@@ -10,11 +10,12 @@ SWIFT ?= swift
 # Arguments for `make run`, e.g. make run ARGS="--dir /tmp/photos --port 0"
 ARGS ?=
 
-.PHONY: help deps build release test run install uninstall clean
+.PHONY: help deps build release test run bench install uninstall clean
 
 help:
 	@echo "make run        install missing Debian packages, build, run ptkd with defaults (ARGS=... adds flags)"
 	@echo "make test       install missing Debian packages, build, run every test"
+	@echo "make bench      benchmarks beside nc, rsync and scp; writes docs/PERFORMANCE.md"
 	@echo "make install    release build, systemd unit and default config into DESTDIR/PREFIX (default /usr/local)"
 	@echo "make uninstall  remove what make install installed (not the config or the photos)"
 
@@ -33,6 +34,11 @@ test: deps
 
 run: release
 	.build/release/ptkd $(ARGS)
+
+# Benchmarks: figures, never pass/fail. Needs root for the latency sweep.
+bench: release
+	apt-get install -y -q netcat-openbsd rsync openssh-server openssh-client gnuplot-nox iputils-ping iproute2 >/dev/null
+	bench/run
 
 install: release
 	install -d $(BINDIR) $(DOCDIR) $(UNITDIR) $(CONFDIR)

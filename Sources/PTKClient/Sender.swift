@@ -12,7 +12,7 @@ public struct SendOptions: Sendable {
     /// Seconds to wait for the receiver (connecting, and each answer).
     public var timeout: Double
 
-    public init(name: String = hostName(), window: Int = 16, timeout: Double = 30) {
+    public init(name: String = hostName(), window: Int = 64, timeout: Double = 30) {
         self.name = name
         self.window = window
         self.timeout = timeout

@@ -10,7 +10,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Addresses to listen on; empty means every IPv6 and IPv4 address.
     public var listen: [String] = []
     public var name: String = hostName()
-    public var window = 16
+    public var window = 64
     public var maxFileSize: Int64 = 512 << 20
     public var maxSessions = 32
     public var maxSessionsPerAddress = 8

@@ -18,7 +18,7 @@ enum ExitCode {
 
 let options: [OptionSpec] = [
     OptionSpec("port", value: "N", help: "receiver's port when <peer> names none (default 47850)"),
-    OptionSpec("window", value: "N", help: "chunks in flight before waiting for acks, 1-64 (default 16)"),
+    OptionSpec("window", value: "N", help: "chunks in flight before waiting for acks, 1-64 (default 64)"),
     OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
     OptionSpec("timeout", value: "SECONDS", help: "give up when the receiver is silent this long (default 30)"),
     OptionSpec("parallel", value: "N", help: "send over N sessions at once (1-8), files dealt round-robin (default 1: one session, in order)"),
@@ -51,29 +51,13 @@ let usage = """
     """
 
 func usageError(_ message: String) -> Never {
-    writeToStandardError("Error: \(message)\nUsage: ptk-send [OPTIONS] <peer> FILE...\nTry 'ptk-send --help' for more information.")
-    exit(ExitCode.usage)
+    exitWithUsageError(message, program: "ptk-send", usageLine: "ptk-send [OPTIONS] <peer> FILE...")
 }
 
-func die(_ message: String, _ code: Int32) -> Never {
-    writeToStandardError("Error: \(message)")
-    exit(code)
-}
+func die(_ message: String, _ code: Int32) -> Never { exitWithError(message, code: code) }
 
-let parsed: ParsedArguments
-do {
-    parsed = try parseArguments(Array(CommandLine.arguments.dropFirst()), options: options)
-} catch {
-    usageError(error.message)
-}
-if parsed.has("help") {
-    print(usage)
-    exit(0)
-}
-if parsed.has("version") {
-    print("ptk-send \(version) (protocol v1)")
-    exit(0)
-}
+let parsed = parseCommandLineOrExit(options: options, program: "ptk-send", version: version, usage: usage,
+                                    usageLine: "ptk-send [OPTIONS] <peer> FILE...")
 
 var sendOptions = SendOptions()
 var parallel = 1

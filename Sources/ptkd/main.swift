@@ -10,7 +10,7 @@ let options: [OptionSpec] = [
     OptionSpec("port", value: "N", help: "TCP port (default 47850; 0 picks a free port and logs it)"),
     OptionSpec("listen", value: "ADDR", help: "address to listen on; repeatable (default: every IPv6 and IPv4 address)"),
     OptionSpec("name", value: "NAME", help: "display name sent to senders (default: the host name)"),
-    OptionSpec("window", value: "N", help: "chunks a sender may have unacknowledged, 1-64 (default 16)"),
+    OptionSpec("window", value: "N", help: "chunks a sender may have unacknowledged, 1-64 (default 64)"),
     OptionSpec("max-file-size", value: "SIZE", help: "largest photo accepted; K, M, G suffixes (default 512M)"),
     OptionSpec("max-sessions", value: "N", help: "sessions served at once; beyond it ERROR busy (default 32)"),
     OptionSpec("max-sessions-per-address", value: "N", help: "sessions one IP address may hold; beyond it ERROR busy (default 8)"),
@@ -38,29 +38,9 @@ let usage = """
     71 cannot listen, 73 received-photos directory not usable.
     """
 
-func fail(_ message: String, code: Int32) -> Never {
-    writeToStandardError("Error: \(message)")
-    exit(code)
-}
-
-let parsed: ParsedArguments
-do {
-    parsed = try parseArguments(Array(CommandLine.arguments.dropFirst()), options: options)
-} catch {
-    writeToStandardError("Error: \(error.message)\nTry 'ptkd --help' for more information.")
-    exit(64)
-}
-if parsed.has("help") {
-    print(usage)
-    exit(0)
-}
-if parsed.has("version") {
-    print("ptkd \(version) (protocol v1)")
-    exit(0)
-}
+let parsed = parseCommandLineOrExit(options: options, program: "ptkd", version: version, usage: usage)
 if let extra = parsed.positionals.first {
-    writeToStandardError("Error: unexpected argument '\(extra)'\nTry 'ptkd --help' for more information.")
-    exit(64)
+    exitWithUsageError("unexpected argument '\(extra)'", program: "ptkd")
 }
 
 var configuration = DaemonConfiguration()
@@ -70,22 +50,21 @@ do {
     if configPath == nil && access(defaultConfig, F_OK) == 0 { configPath = defaultConfig }
     if let path = configPath {
         let text: String
-        do { text = try readTextFile(path) } catch { fail("cannot read configuration file: \(error)", code: 64) }
+        do { text = try readTextFile(path) } catch { exitWithError("cannot read configuration file: \(error)", code: 64) }
         try configuration.apply(configFile: text, path: path)
     }
     for (name, value) in parsed.options where name != "config" {
         try configuration.apply(name, value)
     }
 } catch {
-    writeToStandardError("Error: \(error.message)\nTry 'ptkd --help' for more information.")
-    exit(64)
+    exitWithUsageError(error.message, program: "ptkd")
 }
 
 let daemon: Daemon
 do {
     daemon = try Daemon(configuration: configuration)
 } catch {
-    fail(error.description, code: error.exitCode)
+    exitWithError(error.description, code: error.exitCode)
 }
 
 // SIGINT and SIGTERM only write a byte to the shutdown pipe (async-signal-safe); the accept

@@ -94,7 +94,7 @@ struct ConfigurationTests {
     func defaults() {
         let c = DaemonConfiguration()
         #expect(c.port == 47850)
-        #expect(c.window == 16)
+        #expect(c.window == 64)
         #expect(c.maxFileSize == 512 << 20)
         #expect(c.maxSessions == 32)
         #expect(c.minFree == 100 << 20)
