@@ -15,10 +15,6 @@ public final class FramedConnection: @unchecked Sendable {
     private let readBuffer: UnsafeMutableRawBufferPointer
     private var sendBuffer: [UInt8] = []
 
-    /// Bytes read from and written to the stream, for logs and benchmarks.
-    public private(set) var bytesRead: Int64 = 0
-    public private(set) var bytesWritten: Int64 = 0
-
     public init(stream: ByteStream, timeout: Double, chunkSize: Int = ProtocolLimits.chunkSize) {
         self.stream = stream
         self.timeout = timeout
@@ -49,7 +45,6 @@ public final class FramedConnection: @unchecked Sendable {
                 if decoder.bufferedCount == 0 { return nil }
                 throw .peerClosed
             }
-            bytesRead += Int64(n)
             decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[..<n]))
         }
     }
@@ -69,7 +64,6 @@ public final class FramedConnection: @unchecked Sendable {
     /// Sends bytes that already hold whole frames.
     public func writeRaw(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
         try stream.write(bytes, deadline: .now + timeout)
-        bytesWritten += Int64(bytes.count)
     }
 
     /// Closes after an ERROR so that it reaches the peer: stop writing, read and drop what the
