@@ -120,9 +120,9 @@ public final class Sender {
                         chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + length)
                     }
                     let result = chunkBuffer.withUnsafeMutableBytes { buf -> Result<Void, SendFailure> in
-                        var header: [UInt8] = []
-                        FrameEncoder.appendHeader(type: .chunk, length: length, to: &header)
-                        buf.copyBytes(from: header)
+                        // The 5-byte header in place, so each chunk goes out in one write with no allocation.
+                        buf[0] = FrameType.chunk.rawValue
+                        withUnsafeBytes(of: UInt32(length).bigEndian) { buf[1..<5].copyBytes(from: $0) }
                         var got = 0
                         while got < length {
                             let dst = UnsafeMutableRawBufferPointer(rebasing: buf[(ProtocolLimits.headerSize + got)..<(ProtocolLimits.headerSize + length)])

@@ -50,7 +50,7 @@ public struct PNGValidator: Sendable {
         while i < n {
             switch phase {
             case .afterIEND:
-                throw PNGError("\(Int64(n - i) + 0) byte(s) after the IEND chunk")
+                throw PNGError("\(n - i) byte(s) after the IEND chunk")
             case .data(let remaining):
                 let take = Int(min(Int64(n - i), remaining))
                 crc.update(UnsafeRawBufferPointer(rebasing: bytes[i..<i + take]))

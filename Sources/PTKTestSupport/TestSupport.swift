@@ -84,14 +84,12 @@ public func listDirectory(_ path: String) -> [String] {
 }
 
 /// The PngSuite folder: $PTK_PNGSUITE, else ../shared/testdata/pngsuite beside the repository.
-public func pngSuiteDirectory(file: String = #filePath) -> String {
-    if let env = environment("PTK_PNGSUITE") { return env }
-    // file is <repository>/Sources/PTKTestSupport/TestSupport.swift
-    let root = file.split(separator: "/").dropLast(3).joined(separator: "/")
-    return "/" + root + "/../shared/testdata/pngsuite"
+public func pngSuiteDirectory() -> String {
+    environment("PTK_PNGSUITE") ?? repositoryRoot() + "/../shared/testdata/pngsuite"
 }
 
 /// The repository's root folder.
-public func repositoryRoot(file: String = #filePath) -> String {
-    "/" + file.split(separator: "/").dropLast(3).joined(separator: "/")
+public func repositoryRoot() -> String {
+    // This file is <repository>/Sources/PTKTestSupport/TestSupport.swift.
+    "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
 }

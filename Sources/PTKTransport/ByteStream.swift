@@ -1,4 +1,5 @@
 import Glibc
+import PTKProtocol
 import PTKSystem
 
 /// Why a read or write on a connection did not complete.
@@ -10,7 +11,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The peer closed or reset the connection.
     case peerClosed
     /// The peer's bytes broke the framing rules.
-    case violation(ProtocolViolationBox)
+    case violation(ProtocolViolation)
     /// Any other failed system call.
     case system(SystemError)
 

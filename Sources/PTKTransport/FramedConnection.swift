@@ -1,9 +1,6 @@
 import PTKProtocol
 import PTKSystem
 
-/// `ProtocolViolation` carried inside `TransportError` (kept Equatable).
-public typealias ProtocolViolationBox = ProtocolViolation
-
 /// Frames over a `ByteStream`: decodes incoming frames incrementally with a bounded buffer, and
 /// writes whole frames. Reading never buffers more than one read beyond the current frame.
 public final class FramedConnection: @unchecked Sendable {

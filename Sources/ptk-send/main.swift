@@ -168,7 +168,7 @@ for group in groups {
     }
     if groups.count == 1 { session() } else { try? startThread(session) }
 }
-for _ in groups.indices.dropFirst(groups.count == 1 ? 1 : 0) { finished.wait() }
+for _ in groups { finished.wait() }
 if showBar { bar.clear() }
 
 if let error = report.failures.first {

@@ -78,16 +78,14 @@ struct PhotoStoreTests {
         let f = try StoreFixture()
         let photos = (0..<20).map { makePNG(size: 150_000, seed: UInt64($0 + 1)) }
         let results = Results()
-        let group = Group()
+        let done = Semaphore()
         for (i, png) in photos.enumerated() {
-            group.enter()
             try startThread {
-                let r = store(png, in: f.store, name: "same.png")
-                results.set(i, r)
-                group.leave()
+                results.set(i, store(png, in: f.store, name: "same.png"))
+                done.signal()
             }
         }
-        group.wait()
+        for _ in photos { done.wait() }
         let names = try (0..<20).map { try results.get($0).get().name }
         #expect(Set(names).count == 20)
         for (i, name) in names.enumerated() { #expect(readFile(f.dir + "/" + name) == photos[i]) }
@@ -234,19 +232,4 @@ final class Results: @unchecked Sendable {
     private let lock = Lock()
     func set(_ i: Int, _ r: Result<Saved, FileFailure>) { lock.withLock { values[i] = r } }
     func get(_ i: Int) -> Result<Saved, FileFailure> { lock.withLock { values[i]! } }
-}
-
-/// A minimal wait group over a semaphore.
-final class Group: @unchecked Sendable {
-    // `count` is guarded by `lock`; the semaphore is thread-safe.
-    private let lock = Lock()
-    private var count = 0
-    private var sem = sem_t()
-    init() { sem_init(&sem, 0, 0) }
-    func enter() { lock.withLock { count += 1 } }
-    func leave() { sem_post(&sem) }
-    func wait() {
-        let n = lock.withLock { count }
-        for _ in 0..<n { sem_wait(&sem) }
-    }
 }
