@@ -103,10 +103,8 @@ public final class Sender {
             for action in machine.handle(event) {
                 switch action {
                 case .send(let frame):
-                    do { try connection.send(frame) } catch {
-                        if case .error = frame { continue }
-                        throw lost(error, machine)
-                    }
+                    // DONE and the next OFFER leave in one write, when the session next waits.
+                    connection.enqueue(frame)
                 case .sendChunk(let index, let offset, let length):
                     if openFile?.index != index {
                         openFile?.fd.close()

@@ -75,11 +75,9 @@ final class ReceiverDriver {
         switch action {
         case .send(let frame):
             log(sending: frame)
-            do { try connection.send(frame) } catch {
-                // The peer is gone; whatever it missed, the session is over.
-                endReason = "connection lost (\(error))"
-                return .peerClosed
-            }
+            // Answers go out together when the session next waits for the peer (FramedConnection);
+            // a peer that has gone shows as a failed read or write there.
+            connection.enqueue(frame)
             return nil
         case .evaluateOffer(let offer):
             switch store.begin(offer) {

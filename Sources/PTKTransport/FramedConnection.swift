@@ -3,6 +3,12 @@ import PTKSystem
 
 /// Frames over a `ByteStream`: decodes incoming frames incrementally with a bounded buffer, and
 /// writes whole frames. Reading never buffers more than one read beyond the current frame.
+///
+/// `send` writes at once. `enqueue` holds small frames back until the connection is about to wait
+/// for the peer (`receive` with nothing complete buffered), a large write, or `flush`/close: the
+/// answers to frames that arrived together (ACKs for several chunks, SAVED then the next ACCEPT,
+/// DONE then the next OFFER) leave in one write, which costs the peer one wake-up instead of
+/// several. Nothing is held while this side waits, so neither side can wait for the other.
 public final class FramedConnection: @unchecked Sendable {
     // Used by one thread at a time (the session that owns it).
     public let stream: ByteStream
@@ -10,7 +16,8 @@ public final class FramedConnection: @unchecked Sendable {
     public var timeout: Double
     private var decoder: FrameDecoder
     private let readBuffer: UnsafeMutableRawBufferPointer
-    private var sendBuffer: [UInt8] = []
+    /// Frames enqueued and not yet written.
+    private var pending: [UInt8] = []
 
     public init(stream: ByteStream, timeout: Double, chunkSize: Int = ProtocolLimits.chunkSize) {
         self.stream = stream
@@ -37,6 +44,7 @@ public final class FramedConnection: @unchecked Sendable {
         if let deadline, deadline < limit { limit = deadline }
         while true {
             if let frame = try bufferedFrame() { return frame }
+            try flush()
             let n = try stream.read(into: readBuffer, deadline: limit)
             if n == 0 {
                 if decoder.bufferedCount == 0 { return nil }
@@ -46,20 +54,36 @@ public final class FramedConnection: @unchecked Sendable {
         }
     }
 
-    /// Sends one frame.
+    /// Sends one frame now (after any enqueued ones).
     public func send(_ frame: Frame) throws(TransportError) {
-        sendBuffer.removeAll(keepingCapacity: true)
-        FrameEncoder.encode(frame, into: &sendBuffer)
-        try writeRaw(sendBuffer)
+        enqueue(frame)
+        try flush()
     }
 
-    /// Sends bytes that already hold whole frames.
+    /// Queues one frame to go out with the next write (see the type's comment).
+    public func enqueue(_ frame: Frame) {
+        FrameEncoder.encode(frame, into: &pending)
+    }
+
+    /// Writes the enqueued frames.
+    public func flush() throws(TransportError) {
+        try flush(deadline: .now + timeout)
+    }
+
+    private func flush(deadline: Instant) throws(TransportError) {
+        guard !pending.isEmpty else { return }
+        defer { pending.removeAll(keepingCapacity: true) }
+        try pending.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }.get()
+    }
+
+    /// Sends bytes that already hold whole frames, after the enqueued ones.
     public func writeRaw(_ bytes: [UInt8]) throws(TransportError) {
         try bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try writeRaw(b) } }.get()
     }
 
-    /// Sends bytes that already hold whole frames.
+    /// Sends bytes that already hold whole frames, after the enqueued ones.
     public func writeRaw(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
+        try flush()
         try stream.write(bytes, deadline: .now + timeout)
     }
 
@@ -67,6 +91,7 @@ public final class FramedConnection: @unchecked Sendable {
     /// peer still sends until it closes or `linger` seconds pass, then close. Closing at once
     /// with unread bytes would send a TCP reset, and the peer could lose the ERROR.
     public func closeGracefully(linger: Double = 2) {
+        try? flush(deadline: .now + min(timeout, linger))
         stream.shutdownWrite()
         let deadline = Instant.now + linger
         while Instant.now < deadline {
@@ -75,8 +100,9 @@ public final class FramedConnection: @unchecked Sendable {
         stream.close()
     }
 
-    /// Closes at once.
+    /// Writes what is enqueued (if the peer still reads it within a second) and closes.
     public func close() {
+        try? flush(deadline: .now + min(timeout, 1))
         stream.close()
     }
 }
