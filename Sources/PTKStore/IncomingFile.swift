@@ -33,13 +33,12 @@ public final class IncomingFile {
         if open { abandon(keepForResume: resumable) }
     }
 
-    /// Takes up a partial upload: keeps whole chunks only, and re-reads them to rebuild the hash
-    /// and PNG state. A partial whose bytes are not a PNG start is discarded.
-    func resume(chunkSize: Int) throws(SystemError) {
-        let length = try fd.status().st_size
+    /// Takes up a partial upload of `length` bytes: keeps whole chunks only, and re-reads them to
+    /// rebuild the hash and PNG state. A partial whose bytes are not a PNG start is discarded.
+    func resume(length: Int64, chunkSize: Int) throws(SystemError) {
         let chunk = Int64(chunkSize)
-        let usable = min(Int64(length) / chunk * chunk, offer.size / chunk * chunk)
-        try fd.truncate(to: usable)
+        let usable = min(length / chunk * chunk, offer.size / chunk * chunk)
+        if usable != length { try fd.truncate(to: usable) }
         if usable == 0 { return }
         var buffer = [UInt8](repeating: 0, count: Int(min(usable, 1 << 20)))
         var position: Int64 = 0

@@ -76,10 +76,10 @@ public final class PhotoStore: @unchecked Sendable {
     /// partial upload of the same content (same size and SHA-256) when one is there.
     public func begin(_ offer: Offer, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, FileFailure> {
         do throws(SystemError) {
-            let (fd, name, resumable) = try openTemporary(for: offer)
+            let (fd, name, resumable, length) = try openTemporary(for: offer)
             let file = IncomingFile(store: self, offer: offer, fd: fd, name: name, resumable: resumable)
             do throws(SystemError) {
-                if resumable { try file.resume(chunkSize: chunkSize) }
+                if length > 0 { try file.resume(length: length, chunkSize: chunkSize) }
                 let needed = offer.size - file.offset
                 let available = try directory.availableSpace()
                 if available - needed < settings.minFree {
@@ -98,9 +98,9 @@ public final class PhotoStore: @unchecked Sendable {
 
     private static let uniqueCounter = Counter()
 
-    /// The partial upload file for this content, locked; or a fresh unique file when another
-    /// session holds that one.
-    private func openTemporary(for offer: Offer) throws(SystemError) -> (FileDescriptor, String, Bool) {
+    /// The partial upload file for this content, locked, and its length; or a fresh unique file
+    /// when another session holds that one.
+    private func openTemporary(for offer: Offer) throws(SystemError) -> (FileDescriptor, String, Bool, Int64) {
         let partName = "\(offer.sha256)-\(offer.size).part"
         for _ in 0..<8 {
             let fd: FileDescriptor
@@ -123,13 +123,13 @@ public final class PhotoStore: @unchecked Sendable {
             }
             // The name may have been unlinked (published) between open and lock: check it is still ours.
             if let named = try? incoming.status(of: partName), named.st_ino == st.st_ino {
-                return (fd, partName, true)
+                return (fd, partName, true, Int64(st.st_size))
             }
             fd.close()
         }
         let unique = "\(offer.sha256)-\(offer.size).\(getpid()).\(Self.uniqueCounter.next()).tmp"
         let fd = try FileDescriptor.open(unique, relativeTo: incoming, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
-        return (fd, unique, false)
+        return (fd, unique, false, 0)
     }
 
     /// Deletes partial uploads not touched for `settings.partialMaxAge` seconds and not in use.
