@@ -52,6 +52,7 @@ let package = Package(
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
+        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
     ],

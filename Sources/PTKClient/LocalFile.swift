@@ -12,6 +12,13 @@ public struct LocalFile: Sendable {
     public var size: Int64
     public var sha256: String
 
+    public init(path: String, name: String, size: Int64, sha256: String) {
+        self.path = path
+        self.name = name
+        self.size = size
+        self.sha256 = sha256
+    }
+
     /// Checks that `path` is a readable regular file starting with the PNG signature, and
     /// hashes it. The error names the file and what is wrong with it.
     public static func check(_ path: String) throws(LocalFileError) -> LocalFile {

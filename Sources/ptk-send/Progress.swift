@@ -2,36 +2,51 @@ import PTKClient
 import PTKCLI
 import PTKSystem
 
-/// The progress bar on standard error: file name, bytes, percent, rate, ETA. Redrawn at most
-/// ten times a second, on a terminal only.
-final class ProgressBar: @unchecked Sendable {
-    // Drawn only when there is a single session, from that session's thread.
+/// The progress bar on standard error, for all sessions together: the file last started,
+/// files finished, bytes, percent, rate, ETA. Redrawn at most ten times a second, on a
+/// terminal only. Not thread-safe: `Report` calls it under its lock.
+final class ProgressBar {
     private let files: [LocalFile]
-    private var file = 0
-    private var done: Int64 = 0
-    private var startOffset: Int64 = 0
-    private var started = Instant.now
+    private let total: Int64
+    /// Bytes acknowledged (or held by the receiver already) per file.
+    private var done: [Int: Int64] = [:]
+    private var doneTotal: Int64 = 0
+    /// Bytes the receiver already held when files resumed: not part of the rate.
+    private var resumedTotal: Int64 = 0
+    private var finishedCount = 0
+    private var current = 0
+    private let started = Instant.now
     private var lastDraw = Instant(seconds: 0)
     private var drawn = false
 
-    init(files: [LocalFile]) { self.files = files }
-
-    func handle(_ event: SendProgress) {
-        switch event {
-        case .connected: break
-        case .started(let f, let offset):
-            file = f
-            done = offset
-            startOffset = offset
-            started = .now
-            draw(force: true)
-        case .acknowledged(_, let bytes):
-            done += Int64(bytes)
-            draw(force: false)
-        case .finished:
-            clear()
-        }
+    init(files: [LocalFile]) {
+        self.files = files
+        self.total = files.reduce(0) { $0 + $1.size }
     }
+
+    func handle(_ event: SendProgress, file index: Int) {
+        switch event {
+        case .connected: return
+        case .started(_, let offset):
+            current = index
+            add(offset, to: index)
+            resumedTotal += offset
+        case .acknowledged(_, let bytes):
+            add(Int64(bytes), to: index)
+        case .finished:
+            // A refused or failed file counts as dealt with, so the bar still reaches the end.
+            add(files[index].size - done[index, default: 0], to: index)
+            finishedCount += 1
+        }
+        draw(force: false)
+    }
+
+    private func add(_ bytes: Int64, to index: Int) {
+        done[index, default: 0] += bytes
+        doneTotal += bytes
+    }
+
+    func redraw() { draw(force: true) }
 
     func clear() {
         if drawn { writeRaw("\r\u{1B}[K") }
@@ -42,21 +57,21 @@ final class ProgressBar: @unchecked Sendable {
         let now = Instant.now
         guard force || now - lastDraw >= 0.1 else { return }
         lastDraw = now
-        let f = files[file]
-        let fraction = f.size > 0 ? Double(done) / Double(f.size) : 1
+        let fraction = total > 0 ? Double(doneTotal) / Double(total) : 1
         let elapsed = now - started
-        let rate = elapsed > 0.05 ? Double(done - startOffset) / elapsed : 0
+        let rate = elapsed > 0.05 ? Double(doneTotal - resumedTotal) / elapsed : 0
         var eta = "--:--"
         if rate > 0 {
-            let left = Int(Double(f.size - done) / rate)
+            let left = Int(Double(total - doneTotal) / rate)
             eta = "\(left / 60):" + (left % 60 < 10 ? "0" : "") + "\(left % 60)"
         }
-        let name = f.name.count > 30 ? String(f.name.prefix(29)) + "…" : f.name
+        let f = files[current]
+        var name = f.name.count > 30 ? String(f.name.prefix(29)) + "…" : f.name
+        if files.count > 1 { name += " (\(finishedCount)/\(files.count) done)" }
         let width = 20
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let line = "\(name) [\(bar)] \(formatBytes(Double(done)))/\(formatBytes(Double(f.size))) \(Int(fraction * 100))% \(formatBytes(rate))/s ETA \(eta)"
-        writeRaw("\r\u{1B}[K" + line)
+        writeRaw("\r\u{1B}[K\(name) [\(bar)] \(formatBytes(Double(doneTotal)))/\(formatBytes(Double(total))) \(Int(fraction * 100))% \(formatBytes(rate))/s ETA \(eta)")
         drawn = true
     }
 

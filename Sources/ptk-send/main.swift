@@ -21,7 +21,7 @@ let options: [OptionSpec] = [
     OptionSpec("window", value: "N", help: "chunks in flight before waiting for acks, 1-64 (default 64)"),
     OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
     OptionSpec("timeout", value: "SECONDS", help: "give up when the receiver is silent this long (default 30)"),
-    OptionSpec("parallel", value: "N", help: "send over N sessions at once (1-8), files dealt round-robin (default 1: one session, in order)"),
+    OptionSpec("parallel", value: "N", help: "sessions at once, 1-8 (default \(defaultParallelSessions); 1: one session, files in order)"),
     OptionSpec("quiet", short: "q", help: "no progress bar"),
     OptionSpec("list", help: "list the receivers found over mDNS and exit"),
     OptionSpec("json", help: "with --list: print them as JSON"),
@@ -33,7 +33,8 @@ let usage = """
     Usage: ptk-send [OPTIONS] <peer> FILE...
            ptk-send --list [--json]
 
-    Sends PNG photos to a ptkd receiver, all in one session, in order.
+    Sends PNG photos to a ptkd receiver, over up to \(defaultParallelSessions) sessions at once
+    (--parallel). Files that would get the same name there go in order in one session.
     <peer> is a receiver's mDNS name (as --list shows it), a host name,
     host:port, an IPv4 address, or [IPv6]:port.
 
@@ -60,7 +61,7 @@ let parsed = parseCommandLineOrExit(options: options, program: "ptk-send", versi
                                     usageLine: "ptk-send [OPTIONS] <peer> FILE...")
 
 var sendOptions = SendOptions()
-var parallel = 1
+var parallel = defaultParallelSessions
 var defaultPort = ProtocolLimits.defaultPort
 for (name, value) in parsed.options {
     let v = value ?? ""
@@ -113,24 +114,33 @@ for path in parsed.positionals.dropFirst() {
 signal(SIGPIPE, SIG_IGN)
 let addresses = resolvePeer(peerText, defaultPort: defaultPort)
 
-/// What the sessions report, collected from their threads.
+/// What the sessions report, collected from their threads; it also draws the progress bar, so
+/// a line about a file never lands in the middle of the bar.
 final class Report: @unchecked Sendable {
     // Every field is guarded by `lock`; lines are printed under it so they never interleave.
     private let lock = Lock()
     private let files: [LocalFile]
-    init(files: [LocalFile]) { self.files = files }
+    private let bar: ProgressBar?
+    init(files: [LocalFile], bar: ProgressBar?) {
+        self.files = files
+        self.bar = bar
+    }
     private var resumedAt: [Int: Int64] = [:]
     private(set) var outcomes: [Int: FileOutcome] = [:]
-    private(set) var failures: [SendFailure] = []
+    /// The failure of each session that failed, by its index in the dealing.
+    private var failureOfSession: [Int: SendFailure] = [:]
+    var failures: [SendFailure] { lock.withLock { failureOfSession.sorted { $0.key < $1.key }.map(\.value) } }
 
     func handle(_ event: SendProgress, file index: Int) {
         lock.withLock {
+            bar?.handle(event, file: index)
             switch event {
             case .started(_, let offset) where offset > 0:
                 resumedAt[index] = offset
             case .finished(_, let outcome):
                 outcomes[index] = outcome
                 let f = files[index]
+                bar?.clear()
                 switch outcome {
                 case .saved(let s):
                     let resumed = resumedAt[index].map { " (resumed at byte \($0))" } ?? ""
@@ -138,38 +148,67 @@ final class Report: @unchecked Sendable {
                 case .rejected(let p): print("\(f.path): refused: \(p)")
                 case .failed(let p): print("\(f.path): failed: \(p)")
                 }
+                bar?.redraw()
             default:
                 break
             }
         }
     }
 
-    func failed(_ failure: SendFailure) { lock.withLock { failures.append(failure) } }
+    func failed(_ failure: SendFailure, session: Int) {
+        lock.withLock { failureOfSession[session] = failure }
+    }
+
+    func clearBar() { lock.withLock { bar?.clear() } }
+
+    /// When some session got through: forgets the ERROR busy of sessions that started no file
+    /// and returns their files, to go again in one more session once the others are done.
+    func takeBusyLeftovers(_ sessions: [[Int]]) -> [Int] {
+        lock.withLock {
+            guard failureOfSession.count < sessions.count else { return [] }
+            var leftovers: [Int] = []
+            for (g, failure) in failureOfSession {
+                guard case .remoteError(let p) = failure, p.code == ErrorCode.busy.rawValue,
+                      sessions[g].allSatisfy({ outcomes[$0] == nil }) else { continue }
+                leftovers += sessions[g]
+                failureOfSession[g] = nil
+            }
+            return leftovers.sorted()
+        }
+    }
 }
 
-// Files go in one session, in order; with --parallel N they are dealt round-robin to N
-// sessions that run at once (each keeps its own order).
-let report = Report(files: files)
-let groups = (0..<min(parallel, files.count)).map { g in Array(stride(from: g, to: files.count, by: parallel)) }
-let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal && groups.count == 1
-let bar = ProgressBar(files: files)
-let finished = Semaphore()
-for group in groups {
-    let session: @Sendable () -> Void = { [files, sendOptions, addresses, showBar, bar] in
-        let sender = Sender(files: group.map { files[$0] }, options: sendOptions) { event in
-            if showBar { bar.handle(event) }
-            switch event {
-            case .started(let i, _), .acknowledged(let i, _), .finished(let i, _): report.handle(event, file: group[i])
-            case .connected: break
-            }
+/// Runs one session over `files[indices]`, reporting to `report` as session number `session`.
+@Sendable func runSession(_ indices: [Int], of files: [LocalFile], session: Int, options: SendOptions,
+                addresses: [SocketAddress], report: Report) {
+    let sender = Sender(files: indices.map { files[$0] }, options: options) { event in
+        switch event {
+        case .started(let i, _), .acknowledged(let i, _), .finished(let i, _): report.handle(event, file: indices[i])
+        case .connected: break
         }
-        do throws(SendFailure) { try sender.send(to: addresses) } catch { report.failed(error) }
+    }
+    do throws(SendFailure) { try sender.send(to: addresses) } catch { report.failed(error, session: session) }
+}
+
+// The files are dealt to the sessions (see dealFiles), which run at once.
+let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
+let report = Report(files: files, bar: showBar ? ProgressBar(files: files) : nil)
+let sessions = dealFiles(files, sessions: parallel)
+let finished = Semaphore()
+for (g, indices) in sessions.enumerated() {
+    let session: @Sendable () -> Void = { [files, sendOptions, addresses] in
+        runSession(indices, of: files, session: g, options: sendOptions, addresses: addresses, report: report)
         finished.signal()
     }
-    if groups.count == 1 { session() } else { try? startThread(session) }
+    if sessions.count == 1 { session() } else { do { try startThread(session) } catch { session() } }
 }
-for _ in groups { finished.wait() }
-if showBar { bar.clear() }
+for _ in sessions { finished.wait() }
+// A receiver with fewer free session slots than we opened answers the rest ERROR busy.
+let leftovers = report.takeBusyLeftovers(sessions)
+if !leftovers.isEmpty {
+    runSession(leftovers, of: files, session: sessions.count, options: sendOptions, addresses: addresses, report: report)
+}
+report.clearBar()
 
 if let error = report.failures.first {
     let unfinished = files.indices.filter { report.outcomes[$0] == nil }

@@ -39,15 +39,15 @@ struct TransferTests {
         #expect(!quiet.stdout.contains("ETA"))
     }
 
-    @Test("every PngSuite image in one session, in order, all byte-identical")
+    @Test("every PngSuite image in one session, reported in order, all byte-identical")
     func many() throws {
         let d = try DaemonProcess()
         let suite = pngSuiteDirectory()
         let names = listDirectory(suite).filter { $0.hasSuffix(".png") }
         #expect(names.count >= 50)
-        let r = try send(d, names.map { suite + "/" + $0 })
+        let r = try send(d, names.map { suite + "/" + $0 }, ["--parallel", "1"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.split(separator: "\n").count == names.count)
+        #expect(r.stdout.split(separator: "\n").map(String.init) == names.map { "\(suite)/\($0): saved as \"\($0)\"" })
         for name in names { #expect(readFile(d.dir + "/" + name) == readFile(suite + "/" + name), "\(name)") }
         #expect(d.visible.sorted() == names.sorted())
     }
@@ -201,6 +201,37 @@ struct SpeedFeatureTests {
         #expect(eventually { d.log.components(separatedBy: ": started").count - 1 == 4 })
     }
 
+    @Test("by default many files go over four sessions; same-named files keep their order in one of them")
+    func parallelByDefault() throws {
+        let d = try DaemonProcess()
+        mkdir(d.root + "/x", 0o755)
+        mkdir(d.root + "/y", 0o755)
+        let paths = (0..<10).map { photo(d.root, "d\($0).png", size: 5_000 + $0, seed: UInt64($0 + 70)) }
+        let first = photo(d.root + "/x", "same.png", size: 4_000, seed: 90)
+        let second = photo(d.root + "/y", "same.png", size: 4_001, seed: 91)
+        let r = try send(d, [first] + paths + [second])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("\(first): saved as \"same.png\""))
+        #expect(r.stdout.contains("\(second): saved as \"same (2).png\""))
+        #expect(readFile(d.dir + "/same (2).png") == readFile(second))
+        for i in 0..<10 { #expect(readFile(d.dir + "/d\(i).png") == readFile(paths[i])) }
+        #expect(eventually { d.log.components(separatedBy: ": started").count - 1 == 4 })
+    }
+
+    @Test("a receiver with fewer free sessions than ptk-send opens: the refused sessions' files follow in one more")
+    func busyFallsBack() throws {
+        let d = try DaemonProcess(["--max-sessions-per-address", "1"])
+        let paths = (0..<8).map { photo(d.root, "b\($0).png", size: 3_000 + $0, seed: UInt64($0 + 30)) }
+        let r = try send(d, paths)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.isEmpty)
+        for i in 0..<8 {
+            #expect(r.stdout.contains("\(paths[i]): saved as \"b\(i).png\""))
+            #expect(readFile(d.dir + "/b\(i).png") == readFile(paths[i]))
+        }
+        #expect(d.log.contains("busy"))
+    }
+
     @Test("--parallel is 1 to 8")
     func parallelRange() throws {
         #expect(try run("ptk-send", ["--parallel", "9", "h", "a.png"]).status == 64)
@@ -213,7 +244,7 @@ struct SpeedFeatureTests {
         let a = photo(d.root, "a.png", size: 10_000, seed: 1)
         let big = photo(d.root, "big.png", size: 80_000, seed: 2)
         let b = photo(d.root, "b.png", size: 20_000, seed: 3)
-        let r = try send(d, [a, big, b, a])
+        let r = try send(d, [a, big, b, a], ["--parallel", "1"])
         #expect(r.status == 1)
         #expect(r.stdout.split(separator: "\n").map(String.init) == [
             "\(a): saved as \"a.png\"", "\(big): refused: too-large: 80000 bytes is over this receiver's limit of 51200",

@@ -1,0 +1,41 @@
+import PTKClient
+import Testing
+
+private func files(_ specs: [(String, Int64)]) -> [LocalFile] {
+    specs.map { LocalFile(path: "/p/" + $0.0, name: $0.0, size: $0.1, sha256: String(repeating: "0", count: 64)) }
+}
+
+@Suite("Dealing files to parallel sessions")
+struct DealingTests {
+    @Test("equal files go round-robin, each session keeping the given order")
+    func roundRobin() {
+        let f = files((0..<10).map { ("IMG_\($0).png", 100) })
+        #expect(dealFiles(f, sessions: 4) == [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]])
+    }
+
+    @Test("one session keeps every file in order; fewer files than sessions gives one session each")
+    func bounds() {
+        let f = files([("a.png", 5), ("b.png", 5), ("c.png", 5)])
+        #expect(dealFiles(f, sessions: 1) == [[0, 1, 2]])
+        #expect(dealFiles(f, sessions: 8) == [[0], [1], [2]])
+        #expect(dealFiles([], sessions: 4) == [])
+    }
+
+    @Test("a big file does not hold back the small ones: they go to the lighter sessions")
+    func bySize() {
+        let f = files([("big.png", 1000), ("s1.png", 10), ("s2.png", 10), ("s3.png", 10), ("s4.png", 10)])
+        #expect(dealFiles(f, sessions: 2) == [[0], [1, 2, 3, 4]])
+    }
+
+    @Test("files that would get the same name on the receiver stay in one session, in order")
+    func sameName() {
+        let f = files([("IMG.png", 10), ("b.png", 10), ("IMG", 10), ("c.png", 10), ("IMG.png", 10), ("IMG.PNG", 10)])
+        let groups = dealFiles(f, sessions: 3)
+        let withIMG = groups.filter { $0.contains(0) }
+        #expect(withIMG.count == 1)
+        #expect(withIMG.first.map { $0.filter { [0, 2, 4].contains($0) } } == [0, 2, 4])
+        // "IMG.PNG" keeps its own ending on the receiver, so it is a different name.
+        #expect(!withIMG[0].contains(5))
+        #expect(groups.flatMap { $0 }.sorted() == Array(0..<6))
+    }
+}
