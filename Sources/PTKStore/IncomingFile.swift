@@ -81,10 +81,11 @@ public final class IncomingFile {
         }
         hasher.update(bytes)
         written += Int64(bytes.count)
-        if written - writebackStart >= Self.writebackStep {
+        if written - writebackStart >= Self.writebackStep || written == offer.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of
             // dirty pages without waiting), so the fsync before SAVED has little left to do and
-            // the disk works while the network does.
+            // the disk works while the network does; after the last byte, while ACK and DONE
+            // cross the network.
             _ = posix_fadvise(fd.rawValue, off_t(writebackStart), off_t(written - writebackStart), POSIX_FADV_DONTNEED)
             writebackStart = written
         }
