@@ -41,6 +41,8 @@ public final class Daemon: @unchecked Sendable {
     private let lock = Lock()
     private var active = 0
     private var perAddress: [String: Int] = [:]
+    /// STOPPING=1 has gone out: no more STATUS updates.
+    private var stopping = false
     private var lingering = 0
     private var nextID = 0
     private let settings: ReceiverSettings
@@ -114,7 +116,11 @@ public final class Daemon: @unchecked Sendable {
             }
         }
         // Withdraw the advertisement first, then stop accepting, then give sessions their grace period.
-        ServiceNotifier.stopping(status: "shutting down")
+        // Under the lock, so no session's STATUS update can follow STOPPING=1.
+        lock.withLock {
+            stopping = true
+            ServiceNotifier.stopping(status: "shutting down")
+        }
         advertiser?.stop()
         listener.close()
         let deadline = Instant.now + grace
@@ -137,7 +143,7 @@ public final class Daemon: @unchecked Sendable {
             }
             active += 1
             perAddress[host, default: 0] += 1
-            ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)")
+            if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
             return (nextID, nil)
         }
         let stream = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
@@ -154,7 +160,7 @@ public final class Daemon: @unchecked Sendable {
                 active -= 1
                 perAddress[host, default: 1] -= 1
                 if perAddress[host] == 0 { perAddress[host] = nil }
-                ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)")
+                if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
             }
         }
         do {
