@@ -1,6 +1,7 @@
 /// How many sessions `ptk-send` opens when `--parallel` is not given, for two or more files.
-/// From `bench/run`: 1000 photos of 20 kB took 1.25 s over one session, 0.66 s over four and
-/// 0.52 s over eight; four leave half of the receiver's default per-address limit (8) free.
+/// From `bench/run` (docs/PERFORMANCE.md): 1000 photos of 20 kB took 0.66-1.23 s over one
+/// session, 0.55-0.70 s over four and 0.49-0.52 s over eight; four leave half of the
+/// receiver's default per-address limit (8) free for another sender on the same host.
 public let defaultParallelSessions = 4
 
 /// Deals files to at most `sessions` sessions, as lists of indices into `files`, each in the
