@@ -164,16 +164,18 @@ final class Report: @unchecked Sendable {
     /// When some session got through: forgets the ERROR busy of sessions that started no file
     /// and returns their files, to go again in one more session once the others are done.
     func takeBusyLeftovers(_ sessions: [[Int]]) -> [Int] {
+        guard lock.withLock({ failureOfSession.count }) < sessions.count else { return [] }
+        return sessions.indices.filter { forgetBusyRefusal(of: $0, files: sessions[$0]) }.flatMap { sessions[$0] }.sorted()
+    }
+
+    /// If session `session` was refused with ERROR busy before any of `files` started, forgets
+    /// that failure and returns true.
+    func forgetBusyRefusal(of session: Int, files: [Int]) -> Bool {
         lock.withLock {
-            guard failureOfSession.count < sessions.count else { return [] }
-            var leftovers: [Int] = []
-            for (g, failure) in failureOfSession {
-                guard case .remoteError(let p) = failure, p.code == ErrorCode.busy.rawValue,
-                      sessions[g].allSatisfy({ outcomes[$0] == nil }) else { continue }
-                leftovers += sessions[g]
-                failureOfSession[g] = nil
-            }
-            return leftovers.sorted()
+            guard case .remoteError(let p) = failureOfSession[session], p.code == ErrorCode.busy.rawValue,
+                  files.allSatisfy({ outcomes[$0] == nil }) else { return false }
+            failureOfSession[session] = nil
+            return true
         }
     }
 }
@@ -203,10 +205,17 @@ for (g, indices) in sessions.enumerated() {
     if sessions.count == 1 { session() } else { do { try startThread(session) } catch { session() } }
 }
 for _ in sessions { finished.wait() }
-// A receiver with fewer free session slots than we opened answers the rest ERROR busy.
+// A receiver with fewer free session slots than we opened answers the rest ERROR busy. Their
+// files go in one more session; the receiver may take a moment to free the slots of the
+// sessions that just ended, so a busy answer there is retried for up to about 5 seconds.
 let leftovers = report.takeBusyLeftovers(sessions)
-if !leftovers.isEmpty {
-    runSession(leftovers, of: files, session: sessions.count, options: sendOptions, addresses: addresses, report: report)
+var attempt = 0
+while !leftovers.isEmpty {
+    let id = sessions.count + attempt
+    runSession(leftovers, of: files, session: id, options: sendOptions, addresses: addresses, report: report)
+    attempt += 1
+    guard attempt < 10, report.forgetBusyRefusal(of: id, files: leftovers) else { break }
+    usleep(UInt32(attempt) * 100_000)
 }
 report.clearBar()
 
