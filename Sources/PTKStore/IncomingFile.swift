@@ -15,7 +15,9 @@ public final class IncomingFile {
     private let fd: FileDescriptor
     private let name: String
     private let resumable: Bool
-    private var hasher = SHA256()
+    /// The hash, inline; moved into `hashing` once a big file's bytes start to flow.
+    private var hasher: SHA256? = SHA256()
+    private var hashing: HashingThread?
     private var png: PNGValidator
     private var pngError: PNGError?
     private var open = true
@@ -31,6 +33,28 @@ public final class IncomingFile {
 
     deinit {
         if open { abandon(keepForResume: resumable) }
+        _ = hashing?.finish()
+    }
+
+    /// Files with at least this many bytes still to come are hashed on a thread of their own.
+    static let threadedHashMinimum: Int64 = 1 << 20
+
+    private func hash(_ bytes: UnsafeRawBufferPointer) {
+        if hashing == nil, offer.size - written >= Self.threadedHashMinimum, let h = hasher.take() {
+            hashing = HashingThread(continuing: h)
+        }
+        if let hashing {
+            hashing.update(bytes)
+        } else if var h = hasher.take() {
+            h.update(bytes)
+            hasher = consume h
+        }
+    }
+
+    private func finalDigest() -> String {
+        if let hashing { return hashing.finish() }
+        guard var h = hasher.take() else { return "" }
+        return h.finalizeHex()
     }
 
     /// Takes up a partial upload of `length` bytes: keeps whole chunks only, and re-reads them to
@@ -50,7 +74,10 @@ public final class IncomingFile {
             if n == 0 { break }
             buffer.withUnsafeBytes { b in
                 let slice = UnsafeRawBufferPointer(rebasing: b[..<n])
-                hasher.update(slice)
+                if var h = hasher.take() {
+                    h.update(slice)
+                    hasher = consume h
+                }
                 if pngError == nil { do throws(PNGError) { try png.feed(slice) } catch { pngError = error } }
             }
             position += Int64(n)
@@ -79,7 +106,7 @@ public final class IncomingFile {
         do { try fd.writeAll(bytes) } catch {
             throw FileFailure(error.isNoSpace ? .noSpace : .ioError, "writing the temporary file: \(error.reason)")
         }
-        hasher.update(bytes)
+        hash(bytes)
         written += Int64(bytes.count)
         if written - writebackStart >= Self.writebackStep || written == offer.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of
@@ -113,7 +140,7 @@ public final class IncomingFile {
         guard written == offer.size else {
             return .failure(FileFailure(.sizeMismatch, "received \(written) bytes, the offer said \(offer.size)"))
         }
-        let digest = hasher.finalizeHex()
+        let digest = finalDigest()
         guard digest == offer.sha256 else {
             return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
