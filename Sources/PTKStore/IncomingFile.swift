@@ -15,11 +15,11 @@ public final class IncomingFile {
     private let fd: FileDescriptor
     private let name: String
     private let resumable: Bool
-    /// The hash, inline; moved into `hashing` once a big file's bytes start to flow.
+    /// The checks, inline; moved into `checking` once a big file's bytes start to flow.
     private var hasher: SHA256? = SHA256()
-    private var hashing: HashingThread?
     private var png: PNGValidator
     private var pngError: PNGError?
+    private var checking: CheckingThread?
     private var open = true
 
     init(store: PhotoStore, offer: Offer, fd: FileDescriptor, name: String, resumable: Bool) {
@@ -33,29 +33,12 @@ public final class IncomingFile {
 
     deinit {
         if open { abandon(keepForResume: resumable) }
-        _ = hashing?.finish()
+        _ = checking?.finish()
     }
 
-    /// Files with at least this many bytes still to come are hashed on a thread of their own.
-    static let threadedHashMinimum: Int64 = 1 << 20
-
-    private func hash(_ bytes: UnsafeRawBufferPointer) {
-        if hashing == nil, offer.size - written >= Self.threadedHashMinimum, let h = hasher.take() {
-            hashing = HashingThread(continuing: h)
-        }
-        if let hashing {
-            hashing.update(bytes)
-        } else if var h = hasher.take() {
-            h.update(bytes)
-            hasher = consume h
-        }
-    }
-
-    private func finalDigest() -> String {
-        if let hashing { return hashing.finish() }
-        guard var h = hasher.take() else { return "" }
-        return h.finalizeHex()
-    }
+    /// Files with at least this many bytes still to come after their first chunk are checked
+    /// on a thread of their own (see CheckingThread).
+    static let threadedCheckMinimum: Int64 = 1 << 20
 
     /// Takes up a partial upload of `length` bytes: keeps whole chunks only, and re-reads them to
     /// rebuild the hash and PNG state. A partial whose bytes are not a PNG start is discarded.
@@ -97,7 +80,9 @@ public final class IncomingFile {
     /// Appends one chunk. Fails `not-png` as soon as the bytes cannot be a PNG, `no-space`
     /// when the disk is full, `io-error` otherwise.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
-        if pngError == nil {
+        if let checking {
+            pngError = pngError ?? checking.pngError  // found on the thread, a few chunks back
+        } else if pngError == nil {
             do { try png.feed(bytes) } catch { pngError = error }
         }
         if let pngError {
@@ -106,8 +91,18 @@ public final class IncomingFile {
         do { try fd.writeAll(bytes) } catch {
             throw FileFailure(error.isNoSpace ? .noSpace : .ioError, "writing the temporary file: \(error.reason)")
         }
-        hash(bytes)
+        if let checking {
+            checking.update(bytes)
+        } else if var h = hasher.take() {
+            h.update(bytes)
+            hasher = consume h
+        }
         written += Int64(bytes.count)
+        // The first chunk is checked here, so a file that is no PNG fails at once; the rest of
+        // a big file is checked on a thread of its own.
+        if checking == nil, offer.size - written >= Self.threadedCheckMinimum, let h = hasher.take() {
+            checking = CheckingThread(continuing: h, png: png)
+        }
         if written - writebackStart >= Self.writebackStep || written == offer.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of
             // dirty pages without waiting), so the fsync before SAVED has little left to do and
@@ -140,12 +135,20 @@ public final class IncomingFile {
         guard written == offer.size else {
             return .failure(FileFailure(.sizeMismatch, "received \(written) bytes, the offer said \(offer.size)"))
         }
-        let digest = finalDigest()
+        let digest: String
+        if let checking {
+            let result = checking.finish()
+            digest = result.sha256
+            pngError = pngError ?? result.png
+        } else {
+            var h = hasher.take() ?? SHA256()
+            digest = h.finalizeHex()
+            if pngError == nil { do { try png.finish() } catch { pngError = error } }
+        }
         guard digest == offer.sha256 else {
             return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
         if let pngError { return .failure(FileFailure(.notPNG, pngError.message)) }
-        do { try png.finish() } catch { return .failure(FileFailure(.notPNG, error.message)) }
         do {
             _ = fchmod(fd.rawValue, store.settings.fileMode)
             try fd.sync()
