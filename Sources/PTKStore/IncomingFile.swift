@@ -36,6 +36,12 @@ public final class IncomingFile {
         _ = checking?.finish()
     }
 
+    private func hashInline(_ bytes: UnsafeRawBufferPointer) {
+        guard var h = hasher.take() else { return }
+        h.update(bytes)
+        hasher = consume h
+    }
+
     /// Files with at least this many bytes still to come after their first chunk are checked
     /// on a thread of their own (see CheckingThread).
     static let threadedCheckMinimum: Int64 = 1 << 20
@@ -57,10 +63,7 @@ public final class IncomingFile {
             if n == 0 { break }
             buffer.withUnsafeBytes { b in
                 let slice = UnsafeRawBufferPointer(rebasing: b[..<n])
-                if var h = hasher.take() {
-                    h.update(slice)
-                    hasher = consume h
-                }
+                hashInline(slice)
                 if pngError == nil { do throws(PNGError) { try png.feed(slice) } catch { pngError = error } }
             }
             position += Int64(n)
@@ -91,12 +94,7 @@ public final class IncomingFile {
         do { try fd.writeAll(bytes) } catch {
             throw FileFailure(error.isNoSpace ? .noSpace : .ioError, "writing the temporary file: \(error.reason)")
         }
-        if let checking {
-            checking.update(bytes)
-        } else if var h = hasher.take() {
-            h.update(bytes)
-            hasher = consume h
-        }
+        if let checking { checking.update(bytes) } else { hashInline(bytes) }
         written += Int64(bytes.count)
         // The first chunk is checked here, so a file that is no PNG fails at once; the rest of
         // a big file is checked on a thread of its own.
