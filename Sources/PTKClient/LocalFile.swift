@@ -3,55 +3,77 @@ import PTKDigest
 import PTKProtocol
 import PTKSystem
 
-/// A photo on the sending host, checked and hashed before any connection is made.
+/// A photo on the sending host, checked before any connection is made; its SHA-256 is
+/// computed later, while the session sends the files before it (see `HashAhead`).
 public struct LocalFile: Sendable {
     /// The path as given.
     public var path: String
     /// The name offered to the receiver: the path's last component.
     public var name: String
     public var size: Int64
-    public var sha256: String
 
-    public init(path: String, name: String, size: Int64, sha256: String) {
+    public init(path: String, name: String, size: Int64) {
         self.path = path
         self.name = name
         self.size = size
-        self.sha256 = sha256
     }
 
-    /// Checks that `path` is a readable regular file starting with the PNG signature, and
-    /// hashes it. The error names the file and what is wrong with it.
+    /// Checks that `path` is a readable regular file starting with the PNG signature. The
+    /// error names the file and what is wrong with it.
     public static func check(_ path: String) throws(LocalFileError) -> LocalFile {
-        let fd: FileDescriptor
-        do { fd = try .open(path, flags: O_RDONLY) } catch {
-            throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)
-        }
+        let fd = try open(path)
         defer { fd.close() }
         do {
             let st = try fd.status()
             guard (st.st_mode & S_IFMT) == S_IFREG else { throw LocalFileError(path: path, reason: "not a regular file") }
-            var hasher = SHA256()
-            var buffer = [UInt8](repeating: 0, count: Int(max(1, min(Int64(st.st_size) + 1, 1 << 20))))
-            var total: Int64 = 0
-            var head: [UInt8] = []
-            while true {
-                let n = try buffer.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try fd.read(into: b) } }.get()
+            var head = [UInt8](repeating: 0, count: 8)
+            var got = 0
+            while got < 8 {
+                let n = try head.withUnsafeMutableBytes { b in
+                    Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: b[got...])) }
+                }.get()
                 if n == 0 { break }
-                if head.count < 8 { head.append(contentsOf: buffer[..<min(n, 8 - head.count)]) }
-                buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-                total += Int64(n)
+                got += n
             }
-            guard head == ProtocolLimits.pngSignature else {
+            guard got == 8, head == ProtocolLimits.pngSignature else {
                 throw LocalFileError(path: path, reason: "not a PNG file (it does not start with the PNG signature)")
             }
             let name = path.split(separator: "/").last.map(String.init) ?? path
-            return LocalFile(path: path, name: name, size: total, sha256: hasher.finalizeHex())
+            return LocalFile(path: path, name: name, size: Int64(st.st_size))
         } catch let e as LocalFileError {
             throw e
         } catch let e as SystemError {
             throw LocalFileError(path: path, reason: e.reason.lowercasedFirst)
         } catch {
             throw LocalFileError(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The SHA-256 of the file's bytes, which must still be `size` bytes long.
+    public func sha256() throws(LocalFileError) -> String {
+        let fd = try Self.open(path)
+        defer { fd.close() }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: Int(max(1, min(size + 1, 1 << 20))))
+        var total: Int64 = 0
+        while true {
+            let n: Int
+            do { n = try buffer.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try fd.read(into: b) } }.get() } catch {
+                throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)
+            }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            total += Int64(n)
+        }
+        guard total == size else {
+            throw LocalFileError(path: path, reason: "the file changed after it was checked (\(size) bytes, now \(total))")
+        }
+        return hasher.finalizeHex()
+    }
+
+    private static func open(_ path: String) throws(LocalFileError) -> FileDescriptor {
+        do { return try .open(path, flags: O_RDONLY) } catch {
+            throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)
         }
     }
 }

@@ -92,16 +92,27 @@ public final class Sender {
     public func run(stream: ByteStream, peer: String) throws(SendFailure) {
         let connection = FramedConnection(stream: stream, timeout: options.timeout)
         defer { connection.close() }
+        let hashes = HashAhead(files)
+        defer { hashes.cancel() }
         var machine = SenderSession(name: options.name, window: options.window,
-                                    files: files.map { OutgoingFile(name: $0.name, size: $0.size, sha256: $0.sha256) })
+                                    files: files.map { OutgoingFile(name: $0.name, size: $0.size) })
         var openFile: (index: Int, fd: FileDescriptor)?
         defer { openFile?.fd.close() }
         var chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + ProtocolLimits.chunkSize)
 
         var event = SenderEvent.start
         while true {
+            var hashed: SenderEvent?
             for action in machine.handle(event) {
                 switch action {
+                case .hash(let index):
+                    // What is queued (DONE of the file before) must not wait for this hash.
+                    if !hashes.isReady(index) {
+                        do { try connection.flush() } catch { throw lost(error, machine) }
+                    }
+                    do { hashed = .hashed(file: index, sha256: try hashes.sha256(of: index)) } catch {
+                        throw .localFile("\(error)")
+                    }
                 case .send(let frame):
                     // DONE and the next OFFER leave in one write, when the session next waits.
                     connection.enqueue(frame)
@@ -153,6 +164,10 @@ public final class Sender {
                 case .protocolError(let violation):
                     throw .protocolError(violation.description)
                 }
+            }
+            if let hashed {
+                event = hashed
+                continue
             }
             let frame: Frame?
             do { frame = try connection.receive() } catch {

@@ -2,8 +2,10 @@
 public struct OutgoingFile: Equatable, Sendable {
     public var name: String
     public var size: Int64
-    public var sha256: String
-    public init(name: String, size: Int64, sha256: String) {
+    /// Nil until known: the session then asks for it (`SenderAction.hash`) when it is due to
+    /// offer the file, so a sender can hash each file while the previous one is being sent.
+    public var sha256: String?
+    public init(name: String, size: Int64, sha256: String? = nil) {
         self.name = name
         self.size = size
         self.sha256 = sha256
@@ -25,12 +27,16 @@ public enum SenderEvent: Equatable, Sendable {
     case frame(Frame)
     /// The decoder found a protocol violation in the byte stream.
     case violation(ProtocolViolation)
+    /// The SHA-256 of file `file`, asked for by `SenderAction.hash`.
+    case hashed(file: Int, sha256: String)
 }
 
 /// What the driver must do next for a sender session.
 public enum SenderAction: Equatable, Sendable {
     /// Send this frame.
     case send(Frame)
+    /// Give the SHA-256 of file `file` (event `hashed`); its OFFER waits for it.
+    case hash(file: Int)
     /// Send bytes `offset ..< offset + length` of file `file` as one CHUNK.
     case sendChunk(file: Int, offset: Int64, length: Int)
     /// The receiver accepted file `file` and holds its first `offset` bytes already.
@@ -52,6 +58,7 @@ public struct SenderSession: Sendable {
     public enum State: Equatable, Sendable {
         case idle
         case awaitingWelcome
+        case awaitingHash(file: Int)
         case awaitingAnswer(file: Int)
         case sending(file: Int, next: Int64, outstanding: [Int])
         case awaitingResult(file: Int)
@@ -65,7 +72,7 @@ public struct SenderSession: Sendable {
     public private(set) var chunkSize = ProtocolLimits.chunkSize
     /// The receiver's WELCOME, once it came.
     public private(set) var welcome: Welcome?
-    public let files: [OutgoingFile]
+    public private(set) var files: [OutgoingFile]
     public let name: String
     public let requestedWindow: Int
     /// Send the next OFFER right after DONE instead of waiting for SAVED (protocol-v1.md §4).
@@ -93,10 +100,18 @@ public struct SenderSession: Sendable {
         case (_, .frame(.error(let problem))):
             state = .closed
             return [.remoteError(problem), .close]
-        case (.awaitingAnswer, .frame(.saved(let s))) where !awaitingResults.isEmpty:
+        case (.awaitingHash(let i), .hashed(let file, let sha256)) where file == i:
+            files[i].sha256 = sha256
+            return offer(i)
+        case (_, .hashed):
+            // Not asked for now: nothing the peer did, so nothing to answer.
+            return []
+        case (.awaitingAnswer, .frame(.saved(let s))) where !awaitingResults.isEmpty,
+             (.awaitingHash, .frame(.saved(let s))) where !awaitingResults.isEmpty:
             // The answer for a file whose DONE went out before this OFFER (pipelining).
             return [.finished(file: awaitingResults.removeFirst(), .saved(s))]
-        case (.awaitingAnswer, .frame(.failed(let p))) where !awaitingResults.isEmpty:
+        case (.awaitingAnswer, .frame(.failed(let p))) where !awaitingResults.isEmpty,
+             (.awaitingHash, .frame(.failed(let p))) where !awaitingResults.isEmpty:
             return [.finished(file: awaitingResults.removeFirst(), .failed(p))]
         case (.awaitingAnswer, .frame(.accept)) where !awaitingResults.isEmpty,
              (.awaitingAnswer, .frame(.reject)) where !awaitingResults.isEmpty:
@@ -140,15 +155,19 @@ public struct SenderSession: Sendable {
         }
     }
 
-    /// Offers file `i`, or says BYE after the last.
+    /// Offers file `i` (asking for its hash first when it is not known), or says BYE after the last.
     private mutating func offer(_ i: Int) -> [SenderAction] {
         guard i < files.count else {
             state = .closed
             return [.send(.bye), .close]
         }
-        state = .awaitingAnswer(file: i)
         let f = files[i]
-        return [.send(.offer(Offer(name: f.name, size: f.size, sha256: f.sha256)))]
+        guard let sha256 = f.sha256 else {
+            state = .awaitingHash(file: i)
+            return [.hash(file: i)]
+        }
+        state = .awaitingAnswer(file: i)
+        return [.send(.offer(Offer(name: f.name, size: f.size, sha256: sha256)))]
     }
 
     /// Sends chunks while the window allows, then DONE once all are acknowledged.

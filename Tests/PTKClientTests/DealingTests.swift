@@ -2,7 +2,7 @@ import PTKClient
 import Testing
 
 private func files(_ specs: [(String, Int64)]) -> [LocalFile] {
-    specs.map { LocalFile(path: "/p/" + $0.0, name: $0.0, size: $0.1, sha256: String(repeating: "0", count: 64)) }
+    specs.map { LocalFile(path: "/p/" + $0.0, name: $0.0, size: $0.1) }
 }
 
 @Suite("Dealing files to parallel sessions")

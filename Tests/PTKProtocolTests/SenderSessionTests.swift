@@ -151,6 +151,42 @@ struct SenderSessionTests {
         #expect(isProtocolError(s.handle(.frame(frame)), .unexpectedFrame))
     }
 
+    @Test("a file without a hash is asked for it; its OFFER carries the hash given")
+    func hashOnDemand() {
+        var s = SenderSession(name: "a", window: 4, files: [OutgoingFile(name: "x.png", size: 10)])
+        _ = s.handle(.start)
+        #expect(s.handle(.frame(.welcome(Welcome(name: "rx", window: 4, maxFileSize: 100)))) == [.hash(file: 0)])
+        #expect(s.state == .awaitingHash(file: 0))
+        // A hash for another file, or a second one, changes nothing.
+        #expect(s.handle(.hashed(file: 1, sha256: sha)) == [])
+        #expect(s.state == .awaitingHash(file: 0))
+        #expect(s.handle(.hashed(file: 0, sha256: sha)) == [.send(.offer(Offer(name: "x.png", size: 10, sha256: sha)))])
+        #expect(s.state == .awaitingAnswer(file: 0))
+        #expect(s.files[0].sha256 == sha)
+        #expect(s.handle(.hashed(file: 0, sha256: sha)) == [])
+    }
+
+    @Test("pipelining with hashes on demand: DONE, then the next file's hash is asked for; its result may come first")
+    func pipelinedHashOnDemand() {
+        var s = SenderSession(name: "a", window: 4, files: [OutgoingFile(name: "a.png", size: 10, sha256: sha),
+                                                               OutgoingFile(name: "b.png", size: 20)], pipelining: true)
+        _ = s.handle(.start)
+        _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: 4, maxFileSize: 100))))
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        let afterAck = s.handle(.frame(.ack))
+        #expect(Array(afterAck.suffix(2)) == [.send(.done), .hash(file: 1)])
+        #expect(s.state == .awaitingHash(file: 1))
+        let saved = Saved(name: "a.png", size: 10, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved))])
+        #expect(s.state == .awaitingHash(file: 1))
+        #expect(s.handle(.hashed(file: 1, sha256: sha)) == [.send(.offer(Offer(name: "b.png", size: 20, sha256: sha)))])
+        // An ACCEPT while the hash is awaited is out of place.
+        var t = SenderSession(name: "a", window: 4, files: [OutgoingFile(name: "x.png", size: 10)])
+        _ = t.handle(.start)
+        _ = t.handle(.frame(.welcome(Welcome(name: "rx", window: 4, maxFileSize: 100))))
+        #expect(isProtocolError(t.handle(.frame(.accept(Accept(offset: 0)))), .unexpectedFrame))
+    }
+
     @Test("pipelining: the next OFFER goes out right after DONE, and answers are matched in order")
     func pipelined() {
         var s = welcomed([10, 20, 30], pipelining: true)

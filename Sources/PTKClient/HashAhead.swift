@@ -1,0 +1,41 @@
+import PTKSystem
+
+/// Hashes a session's files in order on a thread of its own, so that each file's SHA-256 (which
+/// its OFFER carries) is ready, or nearly, when the session is due to offer it: only the first
+/// file's hash is waited for, the others are computed while the files before them are sent.
+/// Without a thread it hashes every file at once, before the session starts.
+final class HashAhead: @unchecked Sendable {
+    // `results` and `cancelled` are guarded by `lock`; `ready[i]` is signalled once `results[i]` is set.
+    private let lock = Lock()
+    private var results: [Result<String, LocalFileError>?]
+    private let ready: [Semaphore]
+    private var cancelled = false
+
+    init(_ files: [LocalFile]) {
+        results = Array(repeating: nil, count: files.count)
+        ready = files.map { _ in Semaphore() }
+        do { try startThread { [self] in run(files) } } catch { run(files) }
+    }
+
+    private func run(_ files: [LocalFile]) {
+        for (i, file) in files.enumerated() {
+            if lock.withLock({ cancelled }) { return }
+            let result = Result { () throws(LocalFileError) in try file.sha256() }
+            lock.withLock { results[i] = result }
+            ready[i].signal()
+        }
+    }
+
+    /// True when the SHA-256 of file `index` is computed (or failed), so asking does not wait.
+    func isReady(_ index: Int) -> Bool { lock.withLock { results[index] != nil } }
+
+    /// The SHA-256 of file `index`, waiting for it if it is not computed yet.
+    func sha256(of index: Int) throws(LocalFileError) -> String {
+        ready[index].wait()
+        ready[index].signal()  // a later call does not wait again
+        return try lock.withLock { results[index]! }.get()
+    }
+
+    /// Stops after the file being hashed now (the session ended).
+    func cancel() { lock.withLock { cancelled = true } }
+}
