@@ -10,6 +10,7 @@ final class HashAhead: @unchecked Sendable {
     private var results: [Result<String, LocalFileError>?]
     private let ready: [Semaphore]
     private var cancelled = false
+    private let stopped = Semaphore()
 
     init(_ files: [LocalFile]) {
         results = Array(repeating: nil, count: files.count)
@@ -18,9 +19,10 @@ final class HashAhead: @unchecked Sendable {
     }
 
     private func run(_ files: [LocalFile]) {
+        defer { stopped.signal() }
         for (i, file) in files.enumerated() {
+            let result = Result { () throws(LocalFileError) in try file.sha256 { lock.withLock { cancelled } } }
             if lock.withLock({ cancelled }) { return }
-            let result = Result { () throws(LocalFileError) in try file.sha256() }
             lock.withLock { results[i] = result }
             ready[i].signal()
         }
@@ -36,6 +38,11 @@ final class HashAhead: @unchecked Sendable {
         return try lock.withLock { results[index]! }.get()
     }
 
-    /// Stops after the file being hashed now (the session ended).
-    func cancel() { lock.withLock { cancelled = true } }
+    /// Stops hashing and returns once the thread is done with OpenSSL: the process may exit
+    /// right after, and OpenSSL's exit-time clean-up must not pull state from under a hash.
+    func cancel() {
+        lock.withLock { cancelled = true }
+        stopped.wait()
+        stopped.signal()  // a second cancel does not wait again
+    }
 }

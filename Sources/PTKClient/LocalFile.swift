@@ -49,14 +49,16 @@ public struct LocalFile: Sendable {
         }
     }
 
-    /// The SHA-256 of the file's bytes, which must still be `size` bytes long.
-    public func sha256() throws(LocalFileError) -> String {
+    /// The SHA-256 of the file's bytes, which must still be `size` bytes long. Gives up, with
+    /// an error, as soon as `cancelled` returns true (it is asked before every 1 MiB).
+    public func sha256(cancelled: () -> Bool = { false }) throws(LocalFileError) -> String {
         let fd = try Self.open(path)
         defer { fd.close() }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: Int(max(1, min(size + 1, 1 << 20))))
         var total: Int64 = 0
         while true {
+            if cancelled() { throw LocalFileError(path: path, reason: "hashing was cancelled") }
             let n: Int
             do { n = try buffer.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try fd.read(into: b) } }.get() } catch {
                 throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)

@@ -147,6 +147,22 @@ struct HostileTests {
         #expect(eventually { (try? send(d, [photo(d.root, "c.png", size: 2000)]))?.status == 0 })
     }
 
+    @Test("ptk-send refused while it still hashes a big file exits 69 cleanly, every time")
+    func busyWhileHashing() throws {
+        // ptk-send once crashed here: it exited while a thread was still hashing with
+        // OpenSSL, whose exit-time clean-up pulled state from under it.
+        let d = try DaemonProcess(["--max-sessions", "1"])
+        let holder = try RawPeer(port: d.port)
+        try holder.hello()
+        let files = (0..<4).map { photo(d.root, "s\($0).png", size: 3000, seed: UInt64($0 + 1)) }
+            + [photo(d.root, "big.png", size: 40_000_000, seed: 9)]
+        for _ in 0..<8 {
+            let r = try send(d, files)
+            #expect(r.status == 69, "\(r.stderr)")
+        }
+        holder.close()
+    }
+
     @Test("a silent session is closed with ERROR timeout after --idle-timeout")
     func idleTimeout() throws {
         let d = try DaemonProcess(["--idle-timeout", "1"])
