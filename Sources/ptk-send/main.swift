@@ -126,6 +126,8 @@ final class Report: @unchecked Sendable {
         self.bar = bar
     }
     private var resumedAt: [Int: Int64] = [:]
+    /// Files the receiver accepted (their transfer began).
+    private var started: Set<Int> = []
     private(set) var outcomes: [Int: FileOutcome] = [:]
     /// The failure of each session that failed, by its index in the dealing.
     private var failureOfSession: [Int: SendFailure] = [:]
@@ -135,8 +137,9 @@ final class Report: @unchecked Sendable {
         lock.withLock {
             bar?.handle(event, file: index)
             switch event {
-            case .started(_, let offset) where offset > 0:
-                resumedAt[index] = offset
+            case .started(_, let offset):
+                started.insert(index)
+                if offset > 0 { resumedAt[index] = offset }
             case .finished(_, let outcome):
                 outcomes[index] = outcome
                 let f = files[index]
@@ -161,19 +164,27 @@ final class Report: @unchecked Sendable {
 
     func clearBar() { lock.withLock { bar?.clear() } }
 
-    /// When some session got through: forgets the ERROR busy of sessions that started no file
-    /// and returns their files, to go again in one more session once the others are done.
-    func takeBusyLeftovers(_ sessions: [[Int]]) -> [Int] {
+    /// When some session got through: forgets the failures of sessions that got nowhere (no
+    /// file of theirs started) because the receiver was busy, silent or not reachable, and
+    /// returns their files, to go again in one more session once the others are done. A
+    /// receiver may serve one session at a time and leave the others waiting unanswered.
+    func takeLeftovers(_ sessions: [[Int]]) -> [Int] {
         guard lock.withLock({ failureOfSession.count }) < sessions.count else { return [] }
-        return sessions.indices.filter { forgetBusyRefusal(of: $0, files: sessions[$0]) }.flatMap { sessions[$0] }.sorted()
+        return sessions.indices.filter { forgetRefusal(of: $0, files: sessions[$0], busyOnly: false) }
+            .flatMap { sessions[$0] }.sorted()
     }
 
-    /// If session `session` was refused with ERROR busy before any of `files` started, forgets
-    /// that failure and returns true.
-    func forgetBusyRefusal(of session: Int, files: [Int]) -> Bool {
+    /// If session `session` got nowhere (no file of `files` started) because the receiver
+    /// answered ERROR busy (or, unless `busyOnly`, was silent or unreachable), forgets that
+    /// failure and returns true.
+    func forgetRefusal(of session: Int, files: [Int], busyOnly: Bool) -> Bool {
         lock.withLock {
-            guard case .remoteError(let p) = failureOfSession[session], p.code == ErrorCode.busy.rawValue,
-                  files.allSatisfy({ outcomes[$0] == nil }) else { return false }
+            guard let failure = failureOfSession[session], files.allSatisfy({ !started.contains($0) }) else { return false }
+            switch failure {
+            case .remoteError(let p): guard p.code == ErrorCode.busy.rawValue else { return false }
+            case .connectionLost, .unreachable: guard !busyOnly else { return false }
+            case .protocolError, .localFile: return false
+            }
             failureOfSession[session] = nil
             return true
         }
@@ -205,16 +216,17 @@ for (g, indices) in sessions.enumerated() {
     if sessions.count == 1 { session() } else { do { try startThread(session) } catch { session() } }
 }
 for _ in sessions { finished.wait() }
-// A receiver with fewer free session slots than we opened answers the rest ERROR busy. Their
-// files go in one more session; the receiver may take a moment to free the slots of the
-// sessions that just ended, so a busy answer there is retried for up to about 5 seconds.
-let leftovers = report.takeBusyLeftovers(sessions)
+// A receiver with fewer free session slots than we opened answers the rest ERROR busy (or, one
+// that serves a session at a time, leaves them unanswered). Their files go in one more
+// session; the receiver may take a moment to free the slots of the sessions that just ended,
+// so a busy answer there is retried for up to about 5 seconds.
+let leftovers = report.takeLeftovers(sessions)
 var attempt = 0
 while !leftovers.isEmpty {
     let id = sessions.count + attempt
     runSession(leftovers, of: files, session: id, options: sendOptions, addresses: addresses, report: report)
     attempt += 1
-    guard attempt < 10, report.forgetBusyRefusal(of: id, files: leftovers) else { break }
+    guard attempt < 10, report.forgetRefusal(of: id, files: leftovers, busyOnly: true) else { break }
     usleep(UInt32(attempt) * 100_000)
 }
 report.clearBar()

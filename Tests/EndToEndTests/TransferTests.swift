@@ -232,6 +232,22 @@ struct SpeedFeatureTests {
         #expect(d.log.contains("busy"))
     }
 
+    @Test("a receiver that serves one session at a time: the sessions it leaves unanswered have their files sent afterwards")
+    func sequentialReceiver() throws {
+        let d = try DaemonProcess()
+        let proxy = try SequentialProxy(to: d.port, pauseAfterFirst: 3)
+        defer { proxy.stop() }
+        let paths = (0..<6).map { photo(d.root, "q\($0).png", size: 300_000 + $0, seed: UInt64($0 + 40)) }
+        // Sessions 2 to 4 wait unanswered until they give up (--timeout 2); their files then
+        // go in one more session, which the proxy serves after its pause.
+        let r = try run("ptk-send", ["--timeout", "2", "127.0.0.1:\(proxy.port)"] + paths)
+        #expect(r.status == 0, "\(r.stderr)")
+        for i in 0..<6 {
+            #expect(r.stdout.contains("\(paths[i]): saved as \"q\(i).png\""))
+            #expect(readFile(d.dir + "/q\(i).png") == readFile(paths[i]))
+        }
+    }
+
     @Test("--parallel is 1 to 8")
     func parallelRange() throws {
         #expect(try run("ptk-send", ["--parallel", "9", "h", "a.png"]).status == 64)
