@@ -131,6 +131,11 @@ public final class Daemon: @unchecked Sendable {
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
     }
 
+    /// Tells systemd how many sessions are open, unless STOPPING=1 has gone out. Call under `lock`.
+    private func reportSessions() {
+        if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
+    }
+
     private func serve(_ socket: FileDescriptor, peer: SocketAddress) {
         let host = peer.host
         let (id, refusal): (Int, String?) = lock.withLock {
@@ -143,7 +148,7 @@ public final class Daemon: @unchecked Sendable {
             }
             active += 1
             perAddress[host, default: 0] += 1
-            if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
+            reportSessions()
             return (nextID, nil)
         }
         let stream = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
@@ -160,7 +165,7 @@ public final class Daemon: @unchecked Sendable {
                 active -= 1
                 perAddress[host, default: 1] -= 1
                 if perAddress[host] == 0 { perAddress[host] = nil }
-                if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
+                reportSessions()
             }
         }
         do {
