@@ -5,7 +5,7 @@ import hashlib, json, os, struct, sys, zlib
 
 here = os.path.dirname(os.path.abspath(__file__))
 base = os.path.join(here, 'corpus')
-suite = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '..', '..', 'shared', 'testdata', 'pngsuite')
+suite = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, '..', 'Tests', 'Fixtures', 'pngsuite')
 
 def frame(t, p): return bytes([t]) + len(p).to_bytes(4, 'big') + p
 def js(o): return json.dumps(o, sort_keys=True, separators=(',', ':')).encode()

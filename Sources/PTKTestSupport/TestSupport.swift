@@ -83,9 +83,18 @@ public func listDirectory(_ path: String) -> [String] {
     return ((try? fd.entries()) ?? []).sorted()
 }
 
-/// The PngSuite folder: $PTK_PNGSUITE, else ../shared/testdata/pngsuite beside the repository.
+/// The PngSuite folder inside the repository (Tests/Fixtures/pngsuite, with its README).
 public func pngSuiteDirectory() -> String {
-    environment("PTK_PNGSUITE") ?? repositoryRoot() + "/../shared/testdata/pngsuite"
+    repositoryRoot() + "/Tests/Fixtures/pngsuite"
+}
+
+/// How many images Tests/Fixtures/pngsuite holds; tests that walk it check the count, so a
+/// missing or emptied folder fails them instead of letting them pass over nothing.
+public let pngSuiteImageCount = 51
+
+/// The PngSuite's image names, sorted.
+public func pngSuiteImages() -> [String] {
+    listDirectory(pngSuiteDirectory()).filter { $0.hasSuffix(".png") }
 }
 
 /// The repository's root folder.

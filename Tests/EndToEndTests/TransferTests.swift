@@ -6,6 +6,13 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 
+/// True when a socket can listen on ::1 here.
+let hasIPv6Loopback: Bool = {
+    guard let sock = try? Socket.listen(on: SocketAddress(numericHost: "::1", port: 0)!) else { return false }
+    sock.close()
+    return true
+}()
+
 @Suite("End to end: photos over loopback with the real binaries")
 struct TransferTests {
     @Test("a single photo lands byte-identical and ptk-send says where")
@@ -43,8 +50,8 @@ struct TransferTests {
     func many() throws {
         let d = try DaemonProcess()
         let suite = pngSuiteDirectory()
-        let names = listDirectory(suite).filter { $0.hasSuffix(".png") }
-        #expect(names.count >= 50)
+        let names = pngSuiteImages()
+        try #require(names.count == pngSuiteImageCount, "the PngSuite is missing from \(suite)")
         let r = try send(d, names.map { suite + "/" + $0 }, ["--parallel", "1"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").map(String.init) == names.map { "\(suite)/\($0): saved as \"\($0)\"" })
@@ -61,11 +68,9 @@ struct TransferTests {
         #expect(readFile(d.dir + "/big.png") == readFile(src))
     }
 
-    @Test("IPv6 works end to end: ptkd --listen ::1 and ptk-send [::1]:port")
+    @Test("IPv6 works end to end: ptkd --listen ::1 and ptk-send [::1]:port",
+          .enabled(if: hasIPv6Loopback, "this host has no IPv6 loopback (::1)"))
     func ipv6() throws {
-        let probe = SocketAddress(numericHost: "::1", port: 0)!
-        guard let sock = try? Socket.listen(on: probe) else { return }  // no IPv6 loopback on this host
-        sock.close()
         let d = try DaemonProcess(["--listen", "::1"])
         #expect(d.log.contains("[::1]:\(d.port)"))
         let src = pngSuiteDirectory() + "/basn2c16.png"

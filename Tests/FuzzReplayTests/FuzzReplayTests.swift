@@ -22,8 +22,13 @@ struct FuzzReplayTests {
     @Test("every PngSuite image replays through the PNG target with several splits")
     func pngSuite() {
         let suite = pngSuiteDirectory()
-        for name in listDirectory(suite) {
-            guard let bytes = readFile(suite + "/" + name) else { continue }
+        let names = pngSuiteImages()
+        #expect(names.count == pngSuiteImageCount, "the PngSuite is missing from \(suite)")
+        for name in names {
+            guard let bytes = readFile(suite + "/" + name) else {
+                Issue.record("cannot read \(suite)/\(name)")
+                continue
+            }
             for step: UInt8 in [0, 3, 200] {
                 ([step] + bytes).withUnsafeBytes { FuzzTargets.png($0) }
             }
