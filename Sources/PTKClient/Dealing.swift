@@ -23,3 +23,13 @@ public func dealFiles(_ files: [LocalFile], sessions: Int) -> [[Int]] {
     }
     return groups.filter { !$0.isEmpty }
 }
+
+/// The sessions of one call, as lists of indices into `files`, once the first session's WELCOME
+/// said how many the receiver serves at once for this sender (`receiverSessions`,
+/// protocol-v1.md §4): every file in one session, in order, when that is 1 (or `parallel` is);
+/// otherwise the files dealt to min(`parallel`, `receiverSessions`) sessions by `dealFiles`.
+/// The first list is the first session's.
+public func planSessions(_ files: [LocalFile], parallel: Int, receiverSessions: Int) -> [[Int]] {
+    let count = min(parallel, receiverSessions)
+    return count <= 1 ? [Array(files.indices)] : dealFiles(files, sessions: count)
+}

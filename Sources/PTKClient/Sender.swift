@@ -55,16 +55,35 @@ public enum SendFailure: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// Which of its files a session sends.
+public enum SessionFiles {
+    /// These indices into the files, in this order.
+    case fixed([Int])
+    /// The indices the closure returns once the receiver's WELCOME came (it says how many
+    /// sessions the receiver serves at once, so the closure can deal the rest to more sessions).
+    case afterWelcome((Welcome) -> [Int])
+}
+
 /// Sends files in one session, driving the pure `SenderSession` over a connection.
 public final class Sender {
+    /// Every file of the call; the session sends those `plan` picks. Progress and `outcomes`
+    /// use indices into this array.
     public let files: [LocalFile]
     public let options: SendOptions
+    private let plan: SessionFiles
     private let progress: (SendProgress) -> Void
     /// Outcomes of the files finished so far, by index.
     public private(set) var outcomes: [Int: FileOutcome] = [:]
 
-    public init(files: [LocalFile], options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
+    /// Sends all of `files`, in order.
+    public convenience init(files: [LocalFile], options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
+        self.init(files: files, plan: .fixed(Array(files.indices)), options: options, progress: progress)
+    }
+
+    /// Sends the files of `files` that `plan` picks.
+    public init(files: [LocalFile], plan: SessionFiles, options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
         self.files = files
+        self.plan = plan
         self.options = options
         self.progress = progress
     }
@@ -92,36 +111,52 @@ public final class Sender {
     public func run(stream: ByteStream, peer: String) throws(SendFailure) {
         let connection = FramedConnection(stream: stream, timeout: options.timeout)
         defer { connection.close() }
-        let hashes = HashAhead(files)
-        defer { hashes.cancel() }
-        var machine = SenderSession(name: options.name, window: options.window,
-                                    files: files.map { OutgoingFile(name: $0.name, size: $0.size) })
+        // The session's files, as indices into `files`; the state machine counts from 0 in this list.
+        var order: [Int] = []
+        var hashes: HashAhead? = nil
+        defer { hashes?.cancel() }
+        var machine: SenderSession
+        switch plan {
+        case .fixed(let indices):
+            order = indices
+            hashes = HashAhead(indices.map { files[$0] })
+            machine = SenderSession(name: options.name, window: options.window,
+                                    files: indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size) })
+        case .afterWelcome:
+            machine = .planningAfterWelcome(name: options.name, window: options.window)
+        }
         var openFile: (index: Int, fd: FileDescriptor)?
         defer { openFile?.fd.close() }
         var chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + ProtocolLimits.chunkSize)
 
         var event = SenderEvent.start
         while true {
-            var hashed: SenderEvent?
+            var answer: SenderEvent?
             for action in machine.handle(event) {
                 switch action {
+                case .plan(let welcome):
+                    guard case .afterWelcome(let choose) = plan else { preconditionFailure("only a planning session asks") }
+                    order = choose(welcome)
+                    hashes = HashAhead(order.map { files[$0] })
+                    answer = .planned(order.map { OutgoingFile(name: files[$0].name, size: files[$0].size) })
                 case .hash(let index):
                     // What is queued (DONE of the file before) must not wait for this hash.
-                    if !hashes.isReady(index) {
+                    if !hashes!.isReady(index) {
                         do { try connection.flush() } catch { throw lost(error, machine) }
                     }
-                    do { hashed = .hashed(file: index, sha256: try hashes.sha256(of: index)) } catch {
+                    do { answer = .hashed(file: index, sha256: try hashes!.sha256(of: index)) } catch {
                         throw .localFile("\(error)")
                     }
                 case .send(let frame):
                     // DONE and the next OFFER leave in one write, when the session next waits.
                     connection.enqueue(frame)
                 case .sendChunk(let index, let offset, let length):
+                    let path = files[order[index]].path
                     if openFile?.index != index {
                         openFile?.fd.close()
                         openFile = nil
-                        do { openFile = (index, try .open(files[index].path, flags: O_RDONLY)) } catch {
-                            throw .localFile("\(files[index].path): \(error.reason)")
+                        do { openFile = (index, try .open(path, flags: O_RDONLY)) } catch {
+                            throw .localFile("\(path): \(error.reason)")
                         }
                     }
                     let fd = openFile!.fd
@@ -136,7 +171,7 @@ public final class Sender {
                         while got < length {
                             let dst = UnsafeMutableRawBufferPointer(rebasing: buf[(ProtocolLimits.headerSize + got)..<(ProtocolLimits.headerSize + length)])
                             guard let n = try? fd.read(fromAbsoluteOffset: offset + Int64(got), into: dst), n > 0 else {
-                                return .failure(.localFile("\(files[index].path): the file changed or could not be read while sending"))
+                                return .failure(.localFile("\(path): the file changed or could not be read while sending"))
                             }
                             got += n
                         }
@@ -147,16 +182,16 @@ public final class Sender {
                     }
                     try result.get()
                 case .started(let file, let offset):
-                    progress(.started(file: file, offset: offset))
+                    progress(.started(file: order[file], offset: offset))
                 case .acknowledged(let file, let bytes):
-                    progress(.acknowledged(file: file, bytes: bytes))
+                    progress(.acknowledged(file: order[file], bytes: bytes))
                 case .finished(let file, let outcome):
-                    outcomes[file] = outcome
+                    outcomes[order[file]] = outcome
                     if openFile?.index == file {
                         openFile?.fd.close()
                         openFile = nil
                     }
-                    progress(.finished(file: file, outcome))
+                    progress(.finished(file: order[file], outcome))
                 case .close:
                     return
                 case .remoteError(let problem):
@@ -165,8 +200,8 @@ public final class Sender {
                     throw .protocolError(violation.description)
                 }
             }
-            if let hashed {
-                event = hashed
+            if let answer {
+                event = answer
                 continue
             }
             let frame: Frame?

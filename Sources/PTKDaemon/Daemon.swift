@@ -74,7 +74,9 @@ public final class Daemon: @unchecked Sendable {
         guard !listener.addresses.isEmpty else {
             throw DaemonError(description: "no address to listen on", exitCode: 71)
         }
-        settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize)
+        // WELCOME.sessions: what one sender address may open at once, within the overall limit.
+        settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
+                                    sessions: min(configuration.maxSessionsPerAddress, configuration.maxSessions))
     }
 
     /// Sessions now being served.

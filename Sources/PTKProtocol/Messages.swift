@@ -19,14 +19,22 @@ public struct Welcome: Codable, Equatable, Sendable {
     public var window: Int
     public var chunkSize: Int
     public var maxFileSize: Int64
+    /// How many sessions at once this receiver serves for one sender address (protocol-v1.md §4).
+    /// Absent means 1: a receiver that predates the key may serve one session at a time.
+    public var sessions: Int?
     public init(version: Int = ProtocolLimits.version, name: String, window: Int,
-                chunkSize: Int = ProtocolLimits.chunkSize, maxFileSize: Int64) {
+                chunkSize: Int = ProtocolLimits.chunkSize, maxFileSize: Int64, sessions: Int? = nil) {
         self.version = version
         self.name = name
         self.window = window
         self.chunkSize = chunkSize
         self.maxFileSize = maxFileSize
+        self.sessions = sessions
     }
+
+    /// The sessions a sender may have open at once with this receiver: `sessions`, or 1 when
+    /// it is absent or not a usable number.
+    public var sessionsAllowed: Int { max(1, sessions ?? 1) }
 }
 
 /// OFFER: a file the sender wants to send.

@@ -8,12 +8,15 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var maxFileSize: Int64
     /// Bytes per CHUNK.
     public var chunkSize: Int
+    /// Sessions served at once for one sender address, sent as WELCOME.sessions (nil: not sent).
+    public var sessions: Int?
 
-    public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize) {
+    public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil) {
         self.name = name
         self.window = window
         self.maxFileSize = maxFileSize
         self.chunkSize = chunkSize
+        self.sessions = sessions
     }
 }
 
@@ -173,8 +176,8 @@ public struct ReceiverSession: Sendable {
             window = max(1, min(hello.window ?? 1, settings.window))
             peerName = hello.name
             state = .ready
-            return [.send(.welcome(Welcome(name: settings.name, window: window,
-                                           chunkSize: settings.chunkSize, maxFileSize: settings.maxFileSize)))]
+            return [.send(.welcome(Welcome(name: settings.name, window: window, chunkSize: settings.chunkSize,
+                                           maxFileSize: settings.maxFileSize, sessions: settings.sessions)))]
 
         case (.ready, .offer(let offer)), (.discarding, .offer(let offer)):
             return handle(offer: offer)

@@ -29,6 +29,8 @@ public enum SenderEvent: Equatable, Sendable {
     case violation(ProtocolViolation)
     /// The SHA-256 of file `file`, asked for by `SenderAction.hash`.
     case hashed(file: Int, sha256: String)
+    /// The files this session sends, asked for by `SenderAction.plan`.
+    case planned([OutgoingFile])
 }
 
 /// What the driver must do next for a sender session.
@@ -37,6 +39,9 @@ public enum SenderAction: Equatable, Sendable {
     case send(Frame)
     /// Give the SHA-256 of file `file` (event `hashed`); its OFFER waits for it.
     case hash(file: Int)
+    /// Decide, from the receiver's WELCOME, which files this session sends (event `planned`):
+    /// only a session created with `planning` asks, before its first OFFER.
+    case plan(Welcome)
     /// Send bytes `offset ..< offset + length` of file `file` as one CHUNK.
     case sendChunk(file: Int, offset: Int64, length: Int)
     /// The receiver accepted file `file` and holds its first `offset` bytes already.
@@ -58,6 +63,7 @@ public struct SenderSession: Sendable {
     public enum State: Equatable, Sendable {
         case idle
         case awaitingWelcome
+        case awaitingPlan
         case awaitingHash(file: Int)
         case awaitingAnswer(file: Int)
         case sending(file: Int, next: Int64, outstanding: [Int])
@@ -80,11 +86,22 @@ public struct SenderSession: Sendable {
     /// Files whose DONE went out and whose SAVED/FAILED has not come yet, oldest first.
     public private(set) var awaitingResults: [Int] = []
 
+    /// Asks for its files (`SenderAction.plan`) once the WELCOME came, instead of taking them at init.
+    public private(set) var planning = false
+
     public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true) {
         self.name = name
         self.requestedWindow = max(1, min(window, ProtocolLimits.maxWindow))
         self.files = files
         self.pipelining = pipelining
+    }
+
+    /// A session whose files are chosen after the receiver's WELCOME, which says how many
+    /// sessions it serves at once (a sender opens its first session alone, protocol-v1.md §4).
+    public static func planningAfterWelcome(name: String, window: Int, pipelining: Bool = true) -> SenderSession {
+        var session = SenderSession(name: name, window: window, files: [], pipelining: pipelining)
+        session.planning = true
+        return session
     }
 
     /// Feeds one event; returns the actions to perform, in order.
@@ -106,6 +123,11 @@ public struct SenderSession: Sendable {
         case (_, .hashed):
             // Not asked for now: nothing the peer did, so nothing to answer.
             return []
+        case (.awaitingPlan, .planned(let planned)):
+            files = planned
+            return offer(0)
+        case (_, .planned):
+            return []
         case (.awaitingAnswer, .frame(.saved(let s))) where !awaitingResults.isEmpty,
              (.awaitingHash, .frame(.saved(let s))) where !awaitingResults.isEmpty:
             // The answer for a file whose DONE went out before this OFFER (pipelining).
@@ -126,6 +148,10 @@ public struct SenderSession: Sendable {
             welcome = w
             window = max(1, min(requestedWindow, w.window))
             chunkSize = w.chunkSize
+            if planning {
+                state = .awaitingPlan
+                return [.plan(w)]
+            }
             return offer(0)
         case (.awaitingAnswer(let i), .frame(.accept(let a))):
             let file = files[i]

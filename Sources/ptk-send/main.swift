@@ -191,31 +191,57 @@ final class Report: @unchecked Sendable {
     }
 }
 
-/// Runs one session over `files[indices]`, reporting to `report` as session number `session`.
-@Sendable func runSession(_ indices: [Int], of files: [LocalFile], session: Int, options: SendOptions,
+/// Runs one session over the files `plan` picks, reporting to `report` as session number `session`.
+@Sendable func runSession(_ plan: SessionFiles, of files: [LocalFile], session: Int, options: SendOptions,
                 addresses: [SocketAddress], report: Report) {
-    let sender = Sender(files: indices.map { files[$0] }, options: options) { event in
+    let sender = Sender(files: files, plan: plan, options: options) { event in
         switch event {
-        case .started(let i, _), .acknowledged(let i, _), .finished(let i, _): report.handle(event, file: indices[i])
+        case .started(let i, _), .acknowledged(let i, _), .finished(let i, _): report.handle(event, file: i)
         case .connected: break
         }
     }
     do throws(SendFailure) { try sender.send(to: addresses) } catch { report.failed(error, session: session) }
 }
 
-// The files are dealt to the sessions (see dealFiles), which run at once.
+/// The sessions' file lists, set once the first session's WELCOME came.
+final class SessionPlan: @unchecked Sendable {
+    // `groups` is guarded by `lock`.
+    private let lock = Lock()
+    private var planned: [[Int]]?
+    var groups: [[Int]]? {
+        get { lock.withLock { planned } }
+        set { lock.withLock { planned = newValue } }
+    }
+}
+
+// The first session runs alone. Its WELCOME says how many sessions the receiver serves at once
+// for us (protocol-v1.md §4): the files are then dealt (planSessions), the first session keeps
+// the first share, and the others start at once, never more than the receiver allows.
 let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
 let report = Report(files: files, bar: showBar ? ProgressBar(files: files) : nil)
-let sessions = dealFiles(files, sessions: parallel)
+let plan = SessionPlan()
 let finished = Semaphore()
-for (g, indices) in sessions.enumerated() {
-    let session: @Sendable () -> Void = { [files, sendOptions, addresses] in
-        runSession(indices, of: files, session: g, options: sendOptions, addresses: addresses, report: report)
-        finished.signal()
+let firstSession = SessionFiles.afterWelcome { [files, sendOptions, addresses] welcome in
+    let groups = planSessions(files, parallel: parallel, receiverSessions: welcome.sessionsAllowed)
+    plan.groups = groups
+    for (g, indices) in groups.enumerated().dropFirst() {
+        do {
+            try startThread {
+                runSession(.fixed(indices), of: files, session: g, options: sendOptions, addresses: addresses, report: report)
+                finished.signal()
+            }
+        } catch {
+            // Its files then go in the session that follows the others (takeLeftovers).
+            report.failed(.unreachable("cannot start a thread for another session: \(error)"), session: g)
+            finished.signal()
+        }
     }
-    if sessions.count == 1 { session() } else { do { try startThread(session) } catch { session() } }
+    return groups[0]
 }
-for _ in sessions { finished.wait() }
+runSession(firstSession, of: files, session: 0, options: sendOptions, addresses: addresses, report: report)
+// A first session that failed before its WELCOME planned nothing: it held every file.
+let sessions = plan.groups ?? [Array(files.indices)]
+for _ in sessions.dropFirst() { finished.wait() }
 // A receiver with fewer free session slots than we opened answers the rest ERROR busy (or, one
 // that serves a session at a time, leaves them unanswered). Their files go in one more
 // session; the receiver may take a moment to free the slots of the sessions that just ended,
@@ -224,7 +250,7 @@ let leftovers = report.takeLeftovers(sessions)
 var attempt = 0
 while !leftovers.isEmpty {
     let id = sessions.count + attempt
-    runSession(leftovers, of: files, session: id, options: sendOptions, addresses: addresses, report: report)
+    runSession(.fixed(leftovers), of: files, session: id, options: sendOptions, addresses: addresses, report: report)
     attempt += 1
     guard attempt < 10, report.forgetRefusal(of: id, files: leftovers, busyOnly: true) else { break }
     usleep(UInt32(attempt) * 100_000)

@@ -223,9 +223,45 @@ struct SpeedFeatureTests {
         #expect(eventually { d.log.components(separatedBy: ": started").count - 1 == 4 })
     }
 
-    @Test("a receiver with fewer free sessions than ptk-send opens: the refused sessions' files follow in one more")
+    @Test("ptkd's WELCOME says how many sessions one address may hold: its per-address limit, or the overall one if lower",
+          arguments: [([], 8), (["--max-sessions-per-address", "3"], 3), (["--max-sessions", "2"], 2)])
+    func welcomeSessions(flags: [String], sessions: Int) throws {
+        let d = try DaemonProcess(flags)
+        let peer = try RawPeer(port: d.port)
+        #expect(try peer.hello().sessions == sessions)
+    }
+
+    @Test("ptk-send opens no more sessions than WELCOME.sessions allows, so nothing is refused busy")
+    func sessionsBounded() throws {
+        let d = try DaemonProcess(["--max-sessions-per-address", "2"])
+        let paths = (0..<12).map { photo(d.root, "s\($0).png", size: 20_000 + $0, seed: UInt64($0 + 10)) }
+        let r = try send(d, paths)
+        #expect(r.status == 0, "\(r.stderr)")
+        for i in 0..<12 { #expect(readFile(d.dir + "/s\(i).png") == readFile(paths[i])) }
+        #expect(eventually { d.log.components(separatedBy: ": started").count - 1 == 2 }, "\(d.log)")
+        #expect(!d.log.contains("busy"))
+    }
+
+    @Test("a receiver that serves one session at a time and sends no WELCOME.sessions: every file in one session, in order, no connection left waiting")
+    func receiverWithoutSessions() throws {
+        let d = try DaemonProcess()
+        let proxy = try SequentialProxy(to: d.port, pauseAfterFirst: 0, dropWelcomeSessions: true)
+        let paths = (0..<5).map { photo(d.root, "o\($0).png", size: 150_000 + $0, seed: UInt64($0 + 20)) }
+        // The default --timeout (30 s): a session left waiting would cost that much and more.
+        let r = try run("ptk-send", ["127.0.0.1:\(proxy.port)"] + paths)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.split(separator: "\n").map(String.init) == paths.indices.map { "\(paths[$0]): saved as \"o\($0).png\"" })
+        for i in 0..<5 { #expect(readFile(d.dir + "/o\(i).png") == readFile(paths[i])) }
+        #expect(proxy.stopAndCountConnections() == 1)
+        #expect(d.log.components(separatedBy: ": started").count - 1 == 1, "\(d.log)")
+    }
+
+    @Test("another sender holding a slot: the session refused busy has its files sent in one more")
     func busyFallsBack() throws {
-        let d = try DaemonProcess(["--max-sessions-per-address", "1"])
+        let d = try DaemonProcess(["--max-sessions-per-address", "2"])
+        // Holds one of this address's two slots, so ptk-send's second session is refused busy.
+        let holder = try RawPeer(port: d.port)
+        #expect(try holder.hello().sessions == 2)
         let paths = (0..<8).map { photo(d.root, "b\($0).png", size: 3_000 + $0, seed: UInt64($0 + 30)) }
         let r = try send(d, paths)
         #expect(r.status == 0, "\(r.stderr)")

@@ -38,4 +38,20 @@ struct DealingTests {
         #expect(!withIMG[0].contains(5))
         #expect(groups.flatMap { $0 }.sorted() == Array(0..<6))
     }
+
+    @Test("a receiver that serves one session (or does not say) gets every file in one session, in order")
+    func planOneSession() {
+        let f = files((0..<6).map { ("IMG_\($0).png", Int64(100 * ($0 + 1))) })
+        #expect(planSessions(f, parallel: 4, receiverSessions: 1) == [[0, 1, 2, 3, 4, 5]])
+        #expect(planSessions(f, parallel: 1, receiverSessions: 8) == [[0, 1, 2, 3, 4, 5]])
+    }
+
+    @Test("never more sessions than the receiver serves or --parallel allows; the first file is in the first")
+    func planMany() {
+        let f = files((0..<10).map { ("IMG_\($0).png", 100) })
+        #expect(planSessions(f, parallel: 4, receiverSessions: 2) == [[0, 2, 4, 6, 8], [1, 3, 5, 7, 9]])
+        #expect(planSessions(f, parallel: 4, receiverSessions: 8) == dealFiles(f, sessions: 4))
+        #expect(planSessions(f, parallel: 8, receiverSessions: 3).count == 3)
+        #expect(planSessions(Array(f.prefix(2)), parallel: 8, receiverSessions: 8) == [[0], [1]])
+    }
 }

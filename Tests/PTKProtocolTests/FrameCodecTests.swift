@@ -4,6 +4,7 @@ import Testing
 let sampleFrames: [Frame] = [
     .hello(Hello(name: "alice-laptop", window: 16)),
     .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)),
+    .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8)),
     .offer(Offer(name: "IMG_0001.png", size: 1_234_567, sha256: String(repeating: "ab", count: 32))),
     .accept(Accept(offset: 204_800)),
     .reject(Problem(.tooLarge, "too big")),
@@ -81,8 +82,18 @@ struct FrameCodecTests {
         let hello = FrameEncoder.encode(.hello(Hello(name: "alice-laptop", window: 16)))
         #expect(Array(hello.prefix(5)) == [0x01, 0, 0, 0, 0x3D])
         #expect(String(decoding: hello.dropFirst(5), as: UTF8.self) == #"{"name":"alice-laptop","proto":"ptk","version":1,"window":16}"#)
-        let welcome = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)))
-        #expect(Array(welcome.prefix(5)) == [0x02, 0, 0, 0, 0x58])
+        let welcome = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8)))
+        #expect(Array(welcome.prefix(5)) == [0x02, 0, 0, 0, 0x65])
+        #expect(String(decoding: welcome.dropFirst(5), as: UTF8.self)
+            == #"{"chunkSize":102400,"maxFileSize":536870912,"name":"livingroom","sessions":8,"version":1,"window":16}"#)
+        // A receiver that predates WELCOME.sessions sends none, and a sender reads that as 1.
+        let old = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)))
+        #expect(Array(old.prefix(5)) == [0x02, 0, 0, 0, 0x58])
+        guard case .welcome(let w)? = try? decodeAll(old, stepSize: 1).first else {
+            Issue.record("the WELCOME without sessions did not decode")
+            return
+        }
+        #expect(w.sessions == nil && w.sessionsAllowed == 1)
         let offer = FrameEncoder.encode(.offer(Offer(name: "basn0g01.png", size: 164, sha256: sha)))
         #expect(Array(offer.prefix(5)) == [0x03, 0, 0, 0, 0x86])
         #expect(String(decoding: offer.dropFirst(5), as: UTF8.self) == #"{"mediaType":"image/png","name":"basn0g01.png","sha256":"\#(sha)","size":164}"#)

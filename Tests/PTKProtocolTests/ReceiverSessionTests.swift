@@ -34,6 +34,14 @@ func isError(_ actions: [ReceiverAction], _ code: ErrorCode, keep: Bool?) -> Boo
 
 @Suite("Receiver state machine")
 struct ReceiverSessionTests {
+    @Test("WELCOME carries sessions when the receiver has it set, and leaves it out otherwise", arguments: [Optional(8), nil])
+    func welcomeSessions(sessions: Int?) {
+        var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1000, sessions: sessions))
+        #expect(r.handle(.frame(.hello(Hello(name: "alice", window: 4)))) == [
+            .send(.welcome(Welcome(name: "livingroom", window: 4, maxFileSize: 1000, sessions: sessions))),
+        ])
+    }
+
     @Test("HELLO is answered with WELCOME granting the smaller window", arguments: [
         (Optional(64), 16), (Optional(4), 4), (Optional(1), 1), (Optional(0), 1), (Optional(-5), 1), (nil, 1),
     ])

@@ -38,6 +38,57 @@ struct SenderSessionTests {
         #expect(s.state == .awaitingAnswer(file: 0))
     }
 
+    @Test("a planning session asks for its files on WELCOME, then offers the first of those it is given")
+    func planning() {
+        var s = SenderSession.planningAfterWelcome(name: "alice", window: 8)
+        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8)))])
+        let w = Welcome(name: "rx", window: 4, maxFileSize: 1 << 30, sessions: 3)
+        #expect(s.handle(.frame(.welcome(w))) == [.plan(w)])
+        #expect(s.state == .awaitingPlan)
+        #expect(s.window == 4)
+        // A frame while it plans is a protocol error, like any frame out of turn.
+        var early = s
+        #expect(isProtocolError(early.handle(.frame(.ack)), .unexpectedFrame))
+        // A hash nobody asked for changes nothing.
+        #expect(s.handle(.hashed(file: 0, sha256: sha)) == [])
+        #expect(s.state == .awaitingPlan)
+        let mine = files([300, 400])
+        #expect(s.handle(.planned(mine)) == [.send(.offer(Offer(name: "f0.png", size: 300, sha256: sha)))])
+        #expect(s.files == mine)
+        #expect(s.state == .awaitingAnswer(file: 0))
+        // A second plan is not asked for and is ignored.
+        #expect(s.handle(.planned(files([1]))) == [])
+        #expect(s.files == mine)
+    }
+
+    @Test("a planning session given no files says BYE; one given files without hashes asks for the first")
+    func planningEdges() {
+        var empty = SenderSession.planningAfterWelcome(name: "a", window: 1)
+        _ = empty.handle(.start)
+        _ = empty.handle(.frame(.welcome(Welcome(name: "rx", window: 1, maxFileSize: 1))))
+        #expect(empty.handle(.planned([])) == [.send(.bye), .close])
+        var unhashed = SenderSession.planningAfterWelcome(name: "a", window: 1)
+        _ = unhashed.handle(.start)
+        _ = unhashed.handle(.frame(.welcome(Welcome(name: "rx", window: 1, maxFileSize: 1))))
+        #expect(unhashed.handle(.planned([OutgoingFile(name: "x.png", size: 9)])) == [.hash(file: 0)])
+    }
+
+    @Test("a session given its files up front never asks for a plan")
+    func noPlanWhenFilesGiven() {
+        var s = SenderSession(name: "a", window: 1, files: files([100]))
+        _ = s.handle(.start)
+        let actions = s.handle(.frame(.welcome(Welcome(name: "rx", window: 1, maxFileSize: 1 << 30, sessions: 8))))
+        #expect(actions == [.send(.offer(Offer(name: "f0.png", size: 100, sha256: sha)))])
+        #expect(s.handle(.planned(files([5]))) == [])
+    }
+
+    @Test("WELCOME.sessions: absent, 0 or negative means 1; otherwise the number", arguments: [
+        (Optional<Int>.none, 1), (Optional(0), 1), (Optional(-3), 1), (Optional(1), 1), (Optional(8), 8),
+    ])
+    func sessionsAllowed(sessions: Int?, allowed: Int) {
+        #expect(Welcome(name: "rx", window: 1, maxFileSize: 1, sessions: sessions).sessionsAllowed == allowed)
+    }
+
     @Test("WELCOME for another version gets ERROR unsupported-version")
     func wrongVersion() {
         var s = SenderSession(name: "a", window: 1, files: files([100]))
