@@ -88,20 +88,15 @@ public final class Sender {
         self.progress = progress
     }
 
-    /// Connects to the first of `addresses` that answers.
+    /// Connects to whichever of `addresses` answers first (RFC 8305, `Socket.connectFirst`),
+    /// within the timeout for the whole attempt.
     public func connect(_ addresses: [SocketAddress]) throws(SendFailure) -> (FileDescriptor, SocketAddress) {
-        var errors: [String] = []
-        for address in addresses {
-            do {
-                return (try Socket.connect(to: address, deadline: .now + options.timeout), address)
-            } catch {
-                errors.append(addresses.count > 1 ? "\(address): \(error.reason.lowercasedFirst)" : error.reason.lowercasedFirst)
-            }
+        do { return try Socket.connectFirst(to: addresses, deadline: .now + options.timeout) } catch {
+            throw .unreachable(error.description)
         }
-        throw .unreachable(errors.isEmpty ? "no address to connect to" : errors.joined(separator: "; "))
     }
 
-    /// Connects to the first of `addresses` that answers and runs the session over TCP.
+    /// Connects to whichever of `addresses` answers first and runs the session over TCP.
     public func send(to addresses: [SocketAddress]) throws(SendFailure) {
         let (socket, address) = try connect(addresses)
         try run(stream: TCPStream(socket: socket, peer: address), peer: address.description)

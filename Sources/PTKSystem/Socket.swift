@@ -48,29 +48,51 @@ public enum Socket {
 
     /// Connects to `address`, giving up at `deadline`. The corresponding C function is `connect`.
     public static func connect(to address: SocketAddress, deadline: Instant) throws(SystemError) -> FileDescriptor {
-        let fd = try syscall("socket", address.description) {
-            socket(address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
-        }
-        let sock = FileDescriptor(rawValue: fd)
+        let (sock, connected) = try startConnect(to: address)
         do throws(SystemError) {
-            let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
-            if rc != 0 {
-                guard errno == EINPROGRESS || errno == EINTR else {
-                    throw SystemError(call: "connect", object: address.description, errno: errno)
-                }
+            if !connected {
                 let revents = try poll([(sock, Int16(POLLOUT))], until: deadline)
                 if revents[0] == 0 { throw SystemError(call: "connect", object: address.description, errno: ETIMEDOUT) }
-                var err: CInt = 0
-                var len = socklen_t(MemoryLayout<CInt>.size)
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)
-                if err != 0 { throw SystemError(call: "connect", object: address.description, errno: err) }
+                try finishConnect(sock, to: address)
             }
-            try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
         } catch {
             sock.close()
             throw error
         }
         return sock
+    }
+
+    /// Starts a non-blocking connect to `address`: the socket, and whether it is connected
+    /// already (otherwise it becomes writable once the attempt ends; see `finishConnect`).
+    /// The corresponding C functions are `socket` and `connect`.
+    public static func startConnect(to address: SocketAddress) throws(SystemError) -> (FileDescriptor, connected: Bool) {
+        let fd = try syscall("socket", address.description) {
+            socket(address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        }
+        let sock = FileDescriptor(rawValue: fd)
+        let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
+        if rc == 0 {
+            try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
+            return (sock, true)
+        }
+        let err = errno
+        // EINTR: the attempt goes on in the background, exactly as with EINPROGRESS.
+        guard err == EINPROGRESS || err == EINTR else {
+            sock.close()
+            throw SystemError(call: "connect", object: address.description, errno: err)
+        }
+        return (sock, false)
+    }
+
+    /// Ends a connect that `startConnect` left in progress, once the socket is writable:
+    /// returns when it connected, throws the attempt's error otherwise (the socket stays open).
+    /// The corresponding C function is `getsockopt(SO_ERROR)`.
+    public static func finishConnect(_ sock: FileDescriptor, to address: SocketAddress) throws(SystemError) {
+        var err: CInt = 0
+        var len = socklen_t(MemoryLayout<CInt>.size)
+        _ = try syscall("getsockopt", address.description) { getsockopt(sock.rawValue, SOL_SOCKET, SO_ERROR, &err, &len) }
+        if err != 0 { throw SystemError(call: "connect", object: address.description, errno: err) }
+        try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
     }
 
     /// The address a socket is bound to. The corresponding C function is `getsockname`.

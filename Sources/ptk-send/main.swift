@@ -20,7 +20,7 @@ let options: [OptionSpec] = [
     OptionSpec("port", value: "N", help: "receiver's port when <peer> names none (default 47850)"),
     OptionSpec("window", value: "N", help: "chunks in flight before waiting for acks, 1-64 (default 64)"),
     OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
-    OptionSpec("timeout", value: "SECONDS", help: "give up when the receiver is silent this long (default 30)"),
+    OptionSpec("timeout", value: "SECONDS", help: "give up connecting, or on a silent receiver, after this long (default 30)"),
     OptionSpec("parallel", value: "N", help: "sessions at once, 1-8 (default \(defaultParallelSessions); 1: one session, files in order)"),
     OptionSpec("quiet", short: "q", help: "no progress bar"),
     OptionSpec("list", help: "list the receivers found over mDNS and exit"),
