@@ -26,6 +26,8 @@ func installedUnit() -> String {
     return text.replacingOccurrences(of: "@BINDIR@", with: binDirectory).replacingOccurrences(of: "@DOCDIR@", with: "/usr/share/doc/ptk")
 }
 
+/// The checks a booted container cannot make: the unit file itself, and every system call ptkd
+/// makes against the unit's filters. SystemdTests runs the installed unit under a real systemd.
 @Suite("The systemd unit and its sandbox", .serialized)
 struct SandboxTests {
     @Test("systemd/ptkd.service passes systemd-analyze verify and rates an exposure of 1.5 or lower",
@@ -42,7 +44,9 @@ struct SandboxTests {
         let figure = try #require(Double(line.split(separator: ":").last!.split(separator: " ").first!))
         print("systemd-analyze security: \(line)")
         #expect(figure <= 1.5)
-        for option in ["Type=notify", "DynamicUser=yes", "StateDirectory=ptk", "ProtectSystem=strict", "NoNewPrivileges=yes",
+        // A dynamic user cannot reach Avahi on Debian 12 (SystemdTests boots the unit for real).
+        #expect(!installedUnit().split(separator: "\n").contains("DynamicUser=yes"))
+        for option in ["Type=notify", "User=ptk", "Group=ptk", "StateDirectory=ptk", "ProtectSystem=strict", "NoNewPrivileges=yes",
                        "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service"] {
             #expect(installedUnit().contains(option + "\n"), "\(option)")
         }
@@ -85,37 +89,5 @@ struct SandboxTests {
         // RestrictAddressFamilies: only AF_INET, AF_INET6 and AF_UNIX sockets.
         let families = lines.filter { $0.contains(" socket(") }.compactMap { $0.split(separator: "(")[1].split(separator: ",").first.map(String.init) }
         #expect(Set(families).isSubset(of: ["AF_INET", "AF_INET6", "AF_UNIX"]), "\(Set(families))")
-    }
-
-    @Test("as the unit runs it (unprivileged, no capabilities, no new privileges, read-only system, STATE_DIRECTORY) ptkd saves photos and advertises over D-Bus",
-          .enabled(if: canCheckSandbox, "needs root, setpriv, avahi-daemon"))
-    func sandboxedRun() throws {
-        let host = try MDNSHost()
-        let root = makeTemporaryDirectory()
-        defer { removeTree(root) }
-        chmod(root, 0o755)
-        let state = root + "/state"
-        mkdir(state, 0o755)
-        chown(state, 65534, 65534)
-        // ProtectSystem=strict and PrivateTmp, emulated: a private mount namespace where / is
-        // read-only, /tmp is private, and only the state directory is writable.
-        let script = "mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro / && mount -t tmpfs tmpfs /var/tmp && exec \"$@\""
-        let d = try DaemonProcess(["--name", "sandboxed"], root: root, wrapper: [
-            "/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--",
-            "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, state,
-            "/usr/bin/env", "STATE_DIRECTORY=\(state)",
-            "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--no-new-privs",
-            "--bounding-set=-all", "--inh-caps=-all",
-        ], mdns: true, dirFlag: false)
-        #expect(d.log.contains("saving photos to \(state)/received"))
-        #expect(eventually(10) { d.log.contains("advertising \"sandboxed\"") }, "\(d.log)")
-        let src = pngSuiteDirectory() + "/basn2c08.png"
-        let sent = try host.ptk("ptk-send", ["sandboxed", src])
-        #expect(sent.status == 0, "\(sent.stderr)")
-        #expect(readFile(state + "/received/basn2c08.png") == readFile(src))
-        var st = stat()
-        stat(state + "/received/basn2c08.png", &st)
-        #expect(st.st_uid == 65534)
-        #expect(d.stop() == 0)
     }
 }

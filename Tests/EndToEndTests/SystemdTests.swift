@@ -1,0 +1,196 @@
+import Foundation
+import Glibc
+import Testing
+import PTKSystem
+import PTKTestSupport
+
+/// The Debian 12 root that scripts/system-root.sh builds once per machine.
+let systemRoot = environment("PTK_SYSTEM_ROOT") ?? "/var/cache/ptk/system-root"
+/// Set by .ci/run: there the system test must run, so a missing root fails it instead of skipping.
+let systemTestRequired = environment("PTK_REQUIRE_SYSTEM_TEST") == "1"
+let canBootSystem = geteuid() == 0
+    && FileManager.default.fileExists(atPath: "/usr/bin/systemd-nspawn")
+    && FileManager.default.fileExists(atPath: systemRoot + "/.ptk-root")
+
+/// A real systemd booted with systemd-nspawn on an overlay of the cached Debian root, with ptk
+/// installed by `make install-files DESTDIR=... PREFIX=/usr` and `systemctl enable ptkd`, as a
+/// user installs it. Its network is private (only `lo`); dbus-daemon, avahi-daemon and
+/// journald run in it as on any Debian host.
+final class BootedSystem {
+    let work = makeTemporaryDirectory("ptk-system")
+    var root: String { work + "/root" }
+    private let nspawn = Process()
+    private(set) var pid1: Int32 = 0
+    private var mounted = false
+
+    /// Installs ptk into a fresh overlay, names the host `hostname`, and boots it.
+    init(hostname: String, prepare: (String) throws -> Void = { _ in }) throws {
+        for d in ["up", "work", "root"] { mkdir(work + "/" + d, 0o755) }
+        _ = try checked("/usr/bin/mount", ["-t", "overlay", "overlay", "-o",
+                                           "lowerdir=\(systemRoot),upperdir=\(work)/up,workdir=\(work)/work", root])
+        mounted = true
+        _ = try checked("/usr/bin/make", ["-s", "-C", repositoryRoot(), "install-files",
+                                          "DESTDIR=\(root)", "PREFIX=/usr", "BUILT=\(binDirectory)"])
+        _ = try checked("/usr/sbin/chroot", [root, "systemctl", "enable", "ptkd"])
+        writeFile(root + "/etc/hostname", Array("\(hostname)\n".utf8))
+        try prepare(root)
+
+        nspawn.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-nspawn")
+        // --register=no --keep-unit: the host runs no systemd. The binaries link the Swift
+        // runtime from the toolchain, so it is bound in read-only.
+        nspawn.arguments = ["-q", "-D", root, "--private-network", "--register=no", "--keep-unit",
+                            "--bind-ro=/opt/swift", "-b"]
+        FileManager.default.createFile(atPath: work + "/console.log", contents: nil)
+        nspawn.standardOutput = FileHandle(forWritingAtPath: work + "/console.log")!
+        nspawn.standardError = nspawn.standardOutput
+        nspawn.standardInput = FileHandle.nullDevice
+        try nspawn.run()
+        guard eventually(30, { self.findPID1() }) else { throw HarnessError("the container's systemd did not start: \(console)") }
+        // Boot is done when is-system-running --wait answers ("running", or "degraded"); until
+        // PID 1 has its bus socket, it fails at once with "Failed to connect to bus".
+        guard eventually(60, { ((try? self.exec(["systemctl", "is-system-running", "--wait"]))?.stdout ?? "").isEmpty == false }) else {
+            throw HarnessError("the container did not finish booting: \(console)")
+        }
+    }
+
+    var console: String { (try? String(contentsOfFile: work + "/console.log", encoding: .utf8)) ?? "" }
+
+    /// The container's PID 1: the process named systemd whose parent is systemd-nspawn.
+    private func findPID1() -> Bool {
+        for entry in listDirectory("/proc") {
+            guard let pid = Int32(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let comm = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            if comm == "systemd", fields.count > 1, Int32(fields[1]) == nspawn.processIdentifier {
+                pid1 = pid
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Runs a command inside the container, in all its namespaces.
+    func exec(_ args: [String], timeout: Double = 60) throws -> Finished {
+        try run("/usr/bin/nsenter", ["-t", String(pid1), "-a", "--"] + args, timeout: timeout, absolute: true)
+    }
+
+    /// The journal of `unit` (or of the whole boot), as plain messages; "" when unreadable.
+    func journal(_ unit: String? = nil) -> String {
+        let args = ["journalctl", "-o", "cat", "--no-pager"] + (unit.map { ["-u", $0] } ?? ["-b"])
+        return (try? exec(args))?.stdout ?? ""
+    }
+
+    private func checked(_ binary: String, _ args: [String]) throws -> Finished {
+        let r = try run(binary, args, absolute: true)
+        guard r.status == 0 else { throw HarnessError("\(binary) \(args.joined(separator: " ")) failed (\(r.status)): \(r.stderr)") }
+        return r
+    }
+
+    deinit {
+        if pid1 > 0 { _ = try? exec(["systemctl", "poweroff"], timeout: 10) }
+        let deadline = Date() + 30
+        while nspawn.isRunning && Date() < deadline { usleep(50_000) }
+        if nspawn.isRunning {
+            kill(nspawn.processIdentifier, SIGKILL)
+            nspawn.waitUntilExit()
+        }
+        if mounted {
+            if (try? run("/usr/bin/umount", [root], absolute: true))?.status != 0 {
+                _ = try? run("/usr/bin/umount", ["-l", root], absolute: true)
+            }
+        }
+        removeTree(work)
+    }
+}
+
+@Suite("The installed service under a real systemd (systemd-nspawn)",
+       .enabled(if: canBootSystem || systemTestRequired,
+                "needs root, systemd-nspawn (Debian package systemd-container) and the Debian root that scripts/system-root.sh builds"),
+       .serialized)
+struct SystemdTests {
+    @Test("make install + systemctl enable: active after boot as user ptk, found by name, saves, logs, stops cleanly, keeps photos across a restart")
+    func installedService() throws {
+        try #require(canBootSystem, "no Debian root at \(systemRoot): run scripts/system-root.sh as root (it needs debootstrap)")
+        let photo = pngSuiteDirectory() + "/basn6a08.png"
+        let system = try BootedSystem(hostname: "livingroom") { root in
+            writeFile(root + "/root/photo.png", readFile(photo)!)
+        }
+        let received = system.root + "/var/lib/ptk/received"
+
+        // Active after boot, as the static user, not a dynamic one.
+        let active = try system.exec(["systemctl", "is-active", "ptkd"])
+        #expect(active.stdout == "active\n", "\(active.stderr) \(system.journal().suffix(3000)) \(system.console)")
+        #expect(try system.exec(["systemctl", "show", "ptkd", "-p", "User", "-p", "DynamicUser"]).stdout == "User=ptk\nDynamicUser=no\n")
+        let security = try system.exec(["systemd-analyze", "security", "ptkd", "--no-pager"]).stdout
+        let exposure = security.split(separator: "\n").last { $0.contains("Overall exposure level") }
+        let figure = exposure.flatMap { Double($0.split(separator: ":").last!.split(separator: " ").first!) }
+        #expect(figure.map { $0 <= 1.5 } == true, "\(exposure ?? "no exposure line")")
+
+        // Advertised over mDNS through the container's avahi-daemon.
+        #expect(eventually(15) {
+            (try? system.exec(["avahi-browse", "-rtp", "_ptk._tcp"]))?.stdout
+                .contains("=;lo;IPv4;livingroom;_ptk._tcp;local;livingroom.local;127.0.0.1;47850;\"v=1\"") == true
+        }, "\(system.journal("ptkd"))")
+
+        // Sent by name, as the README's quick start does; lands byte-identical, owned by ptk.
+        let sent = try system.exec(["ptk-send", "livingroom", "/root/photo.png"])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stdout == "/root/photo.png: saved as \"photo.png\"\n")
+        #expect(readFile(received + "/photo.png") == readFile(photo))
+        #expect(try system.exec(["stat", "-c", "%U %G %a", "/var/lib/ptk/received/photo.png"]).stdout == "ptk ptk 644\n")
+        #expect(eventually(5) { system.journal("ptkd").contains("saved \"photo.png\"") })
+
+        // A clean stop: SIGTERM, exit status 0, Result=success.
+        let stop = try system.exec(["systemctl", "stop", "ptkd"])
+        #expect(stop.status == 0, "\(stop.stderr)")
+        #expect(try system.exec(["systemctl", "show", "ptkd", "-p", "Result", "-p", "ExecMainCode", "-p", "ExecMainStatus"]).stdout
+            == "Result=success\nExecMainCode=1\nExecMainStatus=0\n")
+
+        // After a restart the photo is still there, and the same name again becomes "photo (2).png".
+        #expect(try system.exec(["systemctl", "restart", "ptkd"]).status == 0)
+        #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout == "active\n")
+        #expect(readFile(received + "/photo.png") == readFile(photo))
+        var again = try system.exec(["ptk-send", "livingroom", "/root/photo.png"])
+        if again.status != 0 {
+            // The advertisement may not be back yet: ptk-send browses for 2 s.
+            _ = eventually(10) { (try? system.exec(["avahi-browse", "-rtp", "_ptk._tcp"]))?.stdout.contains("livingroom") == true }
+            again = try system.exec(["ptk-send", "livingroom", "/root/photo.png"])
+        }
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout == "/root/photo.png: saved as \"photo (2).png\"\n")
+        #expect(readFile(received + "/photo (2).png") == readFile(photo))
+        #expect(listDirectory(received) == [".incoming", "photo (2).png", "photo.png"])
+    }
+
+    @Test("upgrading from the old DynamicUser=yes unit keeps the photos: systemd moves them to /var/lib/ptk, owned by ptk")
+    func upgradeFromDynamicUser() throws {
+        try #require(canBootSystem, "no Debian root at \(systemRoot): run scripts/system-root.sh as root (it needs debootstrap)")
+        let photo = pngSuiteDirectory() + "/basn0g08.png"
+        let unitPath = "/usr/lib/systemd/system/ptkd.service"
+        var newUnit = ""
+        let system = try BootedSystem(hostname: "den") { root in
+            writeFile(root + "/root/photo.png", readFile(photo)!)
+            // The unit as ptk shipped it before: the same, with a dynamic user.
+            newUnit = String(decoding: readFile(root + unitPath)!, as: UTF8.self)
+            let old = newUnit.replacingOccurrences(of: "User=ptk\nGroup=ptk\n", with: "DynamicUser=yes\n")
+            try #require(old != newUnit)
+            writeFile(root + unitPath, Array(old.utf8))
+        }
+        // Over TCP by address: a dynamic user's ptkd is not found by name.
+        let first = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
+        #expect(first.status == 0, "\(first.stderr) \(system.journal("ptkd"))")
+        #expect(readFile(system.root + "/var/lib/private/ptk/received/photo.png") == readFile(photo))
+
+        writeFile(system.root + unitPath, Array(newUnit.utf8))
+        #expect(try system.exec(["systemctl", "daemon-reload"]).status == 0)
+        #expect(try system.exec(["systemctl", "restart", "ptkd"]).status == 0)
+        #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout == "active\n")
+        #expect(readFile(system.root + "/var/lib/ptk/received/photo.png") == readFile(photo))
+        #expect(try system.exec(["stat", "-c", "%U %G", "/var/lib/ptk", "/var/lib/ptk/received", "/var/lib/ptk/received/photo.png"]).stdout
+            == "ptk ptk\nptk ptk\nptk ptk\n")
+        let second = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
+        #expect(second.stdout == "/root/photo.png: saved as \"photo (2).png\"\n", "\(second.stderr)")
+    }
+}
