@@ -46,9 +46,12 @@ final class BootedSystem {
         nspawn.standardInput = FileHandle.nullDevice
         try nspawn.run()
         guard eventually(30, { self.findPID1() }) else { throw HarnessError("the container's systemd did not start: \(console)") }
-        // Boot is done when is-system-running --wait answers ("running", or "degraded"); until
-        // PID 1 has its bus socket, it fails at once with "Failed to connect to bus".
-        guard eventually(60, { ((try? self.exec(["systemctl", "is-system-running", "--wait"]))?.stdout ?? "").isEmpty == false }) else {
+        // Boot is done when is-system-running --wait answers "running" (or "degraded"); until
+        // PID 1 has its bus socket it answers "offline" at once ("Failed to connect to bus").
+        guard eventually(60, {
+            let state = (try? self.exec(["systemctl", "is-system-running", "--wait"]))?.stdout ?? ""
+            return state == "running\n" || state == "degraded\n"
+        }) else {
             throw HarnessError("the container did not finish booting: \(console)")
         }
     }
