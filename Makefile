@@ -10,10 +10,12 @@ SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
 BUILT ?= .build/release
 CONFDIR = $(DESTDIR)$(SYSCONFDIR)/ptk
 SWIFT ?= swift
+# An import of a package target that Package.swift does not list for the importer is an error.
+SWIFTFLAGS ?= --explicit-target-dependency-import-check error
 # Arguments for `make run`, e.g. make run ARGS="--dir /tmp/photos --port 0"
 ARGS ?=
 
-.PHONY: help deps build release test run bench install install-files uninstall clean
+.PHONY: help deps imports build release test run bench install install-files uninstall clean
 
 help:
 	@echo "make run        install missing Debian packages, build, run ptkd with defaults (ARGS=... adds flags)"
@@ -25,19 +27,24 @@ help:
 deps:
 	@scripts/deps.sh
 
-build: deps
-	$(SWIFT) build
+# Every import must be declared in Package.swift (the layering), checked before each build.
+imports:
+	@scripts/check-imports.py
 
-release: deps
-	$(SWIFT) build -c release
+build: deps imports
+	$(SWIFT) build $(SWIFTFLAGS)
+
+release: deps imports
+	$(SWIFT) build -c release $(SWIFTFLAGS)
 
 # As root: also the test packages, and the Debian root the real-systemd test boots (built once
 # per machine, kept in /var/cache/ptk; without it that test skips with a one-line reason).
 test:
 	@scripts/deps.sh --test
 	@if [ "$$(id -u)" = 0 ]; then scripts/system-root.sh >/dev/null || echo "warning: no Debian root for the system test (see above)"; fi
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --disable-xctest
+	@scripts/check-imports.py
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	$(SWIFT) test --disable-xctest $(SWIFTFLAGS)
 
 run: release
 	.build/release/ptkd $(ARGS)

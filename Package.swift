@@ -1,5 +1,8 @@
 // swift-tools-version:6.0
 // The dependency lists below are the layering: a module can import only what it names here.
+// The Makefile checks it before every build: scripts/check-imports.py refuses an import of a
+// target that is not listed here (SwiftPM's --explicit-target-dependency-import-check, also on,
+// lets through any target reached through another).
 import PackageDescription
 
 let package = Package(
@@ -46,13 +49,13 @@ let package = Package(
         .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery"]),
+        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
-        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient"]),
+        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
     ],

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import PTKTestSupport
+
+/// A throwaway package: App depends on Mid, Mid on Base; App's files import `appImports`.
+private func makePackage(appImports: [String]) -> String {
+    let dir = makeTemporaryDirectory("ptk-imports")
+    for t in ["App", "Mid", "Base"] { try? FileManager.default.createDirectory(atPath: "\(dir)/Sources/\(t)", withIntermediateDirectories: true) }
+    writeFile(dir + "/Package.swift", Array("""
+        // swift-tools-version:6.0
+        import PackageDescription
+        let package = Package(name: "fixture", targets: [
+            .target(name: "Base"),
+            .target(name: "Mid", dependencies: ["Base"]),
+            .executableTarget(name: "App", dependencies: ["Mid"]),
+        ])
+
+        """.utf8))
+    writeFile(dir + "/Sources/Base/b.swift", Array("public let base = 1\n".utf8))
+    writeFile(dir + "/Sources/Mid/m.swift", Array("import Base\npublic let mid = base\n".utf8))
+    writeFile(dir + "/Sources/App/main.swift", Array((appImports.map { "import \($0)\n" }.joined() + "print(1)\n").utf8))
+    return dir
+}
+
+@Suite("scripts/check-imports.py: Package.swift lists every import")
+struct ImportCheckTests {
+    @Test("an import reached only through another target is reported, with the file and the target")
+    func transitiveImportRefused() throws {
+        let dir = makePackage(appImports: ["Glibc", "Mid", "Base"])
+        defer { removeTree(dir) }
+        let r = try run(repositoryRoot() + "/scripts/check-imports.py", [dir], absolute: true)
+        #expect(r.status == 1)
+        #expect(r.stderr == """
+            Sources/App/main.swift: imports Base, which Package.swift does not list for App
+            check-imports: 1 undeclared import(s); add them to the target in Package.swift or drop them
+
+            """)
+    }
+
+    @Test("declared imports and system modules pass")
+    func declaredImportsPass() throws {
+        let dir = makePackage(appImports: ["Glibc", "Mid"])
+        defer { removeTree(dir) }
+        let r = try run(repositoryRoot() + "/scripts/check-imports.py", [dir], absolute: true)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "check-imports: every import of 3 targets is declared in Package.swift\n")
+    }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Checks that every target imports only the package targets Package.swift lists for it.
+
+SwiftPM's --explicit-target-dependency-import-check (which the Makefile also turns on) accepts
+an import of any target in the importer's transitive dependencies: ptk-send could import
+PTKProtocol through PTKClient without naming it. This check asks for the direct list, so the
+dependency lists in Package.swift are the layering, exactly. It reads `swift package
+dump-package` and each target's Swift files; it prints each undeclared import and exits 1.
+
+Usage: scripts/check-imports.py [PACKAGE_DIR]
+"""
+import json, os, re, subprocess, sys
+
+root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..'))
+package = json.loads(subprocess.run(['swift', 'package', 'dump-package'], cwd=root, check=True,
+                                    capture_output=True, text=True).stdout)
+targets = {t['name']: t for t in package['targets']}
+# Swift sees a target "ptk-send" as the module ptk_send.
+module = {name.replace('-', '_'): name for name in targets}
+import_line = re.compile(r'^\s*(?:@testable\s+|@_implementationOnly\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)', re.M)
+
+def declared(target):
+    names = set()
+    for dep in target['dependencies']:
+        for kind in ('byName', 'target'):
+            if kind in dep:
+                names.add(dep[kind][0])
+    return names
+
+problems = []
+for name, target in sorted(targets.items()):
+    if target['type'] == 'system':
+        continue
+    folder = target.get('path') or os.path.join('Tests' if target['type'] == 'test' else 'Sources', name)
+    allowed = declared(target)
+    for base, _, files in os.walk(os.path.join(root, folder)):
+        for f in sorted(files):
+            if not f.endswith('.swift'):
+                continue
+            path = os.path.join(base, f)
+            for imported in import_line.findall(open(path, encoding='utf-8').read()):
+                dep = module.get(imported)
+                if dep and dep != name and dep not in allowed:
+                    problems.append(f'{os.path.relpath(path, root)}: imports {imported}, which Package.swift does not list for {name}')
+for p in problems:
+    print(p, file=sys.stderr)
+if problems:
+    print(f'check-imports: {len(problems)} undeclared import(s); add them to the target in Package.swift or drop them', file=sys.stderr)
+    sys.exit(1)
+print(f'check-imports: every import of {sum(1 for t in targets.values() if t["type"] != "system")} targets is declared in Package.swift')
