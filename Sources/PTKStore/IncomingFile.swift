@@ -148,7 +148,8 @@ public final class IncomingFile {
         }
         if let pngError { return .failure(FileFailure(.notPNG, pngError.message)) }
         do {
-            _ = fchmod(fd.rawValue, store.settings.fileMode)
+            // A photo whose mode cannot be set is not published with the wrong one.
+            try fd.setPermissions(store.settings.fileMode)
             try fd.sync()
             let final = try store.publish(temporary: name, offeredName: offer.name)
             fd.close()

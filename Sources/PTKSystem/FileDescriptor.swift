@@ -57,6 +57,11 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         _ = try syscall("fsync") { fsync(rawValue) }
     }
 
+    /// Sets the file's permission bits. The corresponding C function is `fchmod`.
+    public func setPermissions(_ mode: mode_t) throws(SystemError) {
+        _ = try syscall("fchmod") { fchmod(rawValue, mode) }
+    }
+
     /// Sets the file's length. The corresponding C function is `ftruncate`.
     public func truncate(to length: Int64) throws(SystemError) {
         _ = try syscall("ftruncate") { ftruncate(rawValue, off_t(length)) }

@@ -61,6 +61,29 @@ struct PhotoStoreTests {
         #expect(st.st_mode & 0o777 == 0o700)
     }
 
+    @Test("the configured file mode is set on the photo before it is published")
+    func fileMode() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        let s = try PhotoStore(settings: StoreSettings(directory: root + "/photos", minFree: 0, fileMode: 0o600))
+        _ = try store(makePNG(size: 5_000), in: s).get()
+        var st = stat()
+        stat(root + "/photos/IMG_0001.png", &st)
+        #expect(st.st_mode & 0o777 == 0o600)
+    }
+
+    @Test("a failed fchmod is an error naming the call, not silently dropped")
+    func setPermissionsFails() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        writeFile(root + "/f", [1])
+        // An O_PATH descriptor refuses fchmod with EBADF: the failure the wrapper must report.
+        let oPath: CInt = 0o10000000  // O_PATH, which Swift's Glibc module does not export
+        let fd = try FileDescriptor.open(root + "/f", flags: oPath)
+        defer { fd.close() }
+        #expect(throws: SystemError(call: "fchmod", errno: EBADF)) { try fd.setPermissions(0o600) }
+    }
+
     @Test("an existing name is never replaced: (2), (3) are used")
     func collisions() throws {
         let f = try StoreFixture()
