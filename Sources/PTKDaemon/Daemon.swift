@@ -83,8 +83,10 @@ public final class Daemon: @unchecked Sendable {
     public var activeSessions: Int { lock.withLock { active } }
 
     /// Accepts and serves sessions until `shutdown` is requested, then lets sessions reach a
-    /// frame boundary (they answer ERROR `shutting-down`) for up to `grace` seconds.
-    public func run(grace: Double = 4) {
+    /// frame boundary (they answer ERROR `shutting-down`) for up to `grace` seconds. Returns
+    /// nil after a requested shutdown, or why the accept loop could not go on (it then shuts
+    /// down the same way, and ptkd exits non-zero so that `Restart=on-failure` restarts it).
+    public func run(grace: Double = 4) -> DaemonError? {
         let listed = listener.addresses.map(\.description).joined(separator: ", ")
         Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
         // The port accepts connections now: tell systemd before mDNS, which may take a while.
@@ -99,20 +101,37 @@ public final class Daemon: @unchecked Sendable {
         let removed = store.removeStalePartials()
         if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }
         var nextCleanup = Instant.now + 3600
+        var failure: DaemonError? = nil
+        // Set while accept keeps failing, so a lasting condition is logged once, not every 100 ms.
+        var acceptFailing: CInt? = nil
         while !shutdown.isRequested {
             var fds = listener.sockets.map { ($0, Int16(POLLIN)) }
             fds.append((shutdown.pipe.readEnd, Int16(POLLIN)))
-            guard let revents = try? poll(fds, until: nextCleanup) else { break }
+            let revents: [Int16]
+            do { revents = try poll(fds, until: nextCleanup) } catch {
+                failure = DaemonError(description: "the accept loop failed: \(error)", exitCode: 70)
+                Log.warning("\(failure!.description); shutting down")
+                break
+            }
             if Instant.now >= nextCleanup {
                 store.removeStalePartials()
                 nextCleanup = .now + 3600
             }
             for (i, sock) in listener.sockets.enumerated() where revents[i] != 0 {
                 do {
-                    while let (conn, peer) = try Socket.accept(sock) { serve(conn, peer: peer) }
+                    while let (conn, peer) = try Socket.accept(sock) {
+                        if acceptFailing != nil {
+                            Log.info("accepting connections again")
+                            acceptFailing = nil
+                        }
+                        serve(conn, peer: peer)
+                    }
                 } catch {
+                    if acceptFailing != error.errno {
+                        acceptFailing = error.errno
+                        Log.warning("cannot accept connections: \(error)" + Self.remedy(for: error.errno, configuration))
+                    }
                     // Out of descriptors or memory: back off instead of spinning on a readable socket.
-                    Log.warning("cannot accept a connection: \(error)")
                     usleep(100_000)
                 }
             }
@@ -131,6 +150,19 @@ public final class Daemon: @unchecked Sendable {
         }
         let left = activeSessions
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
+        return failure
+    }
+
+    /// What to do about an accept error that lasts, as the end of its log line.
+    static func remedy(for errno: CInt, _ configuration: DaemonConfiguration) -> String {
+        switch errno {
+        case EMFILE, ENFILE:
+            return "; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now \(configuration.maxSessions))"
+        case ENOBUFS, ENOMEM:
+            return "; the system is out of memory for sockets"
+        default:
+            return ""
+        }
     }
 
     /// Tells systemd how many sessions are open, unless STOPPING=1 has gone out. Call under `lock`.

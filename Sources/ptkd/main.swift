@@ -35,7 +35,7 @@ let usage = """
     \(helpLines(for: options))
 
     Exit status: 0 stopped cleanly (SIGINT/SIGTERM), 64 usage or configuration error,
-    71 cannot listen, 73 received-photos directory not usable.
+    70 the accept loop failed, 71 cannot listen, 73 received-photos directory not usable.
     """
 
 let parsed = parseCommandLineOrExit(options: options, program: "ptkd", version: version, usage: usage)
@@ -94,5 +94,5 @@ try? startThread {
     Log.info("shutting down")
     daemon.shutdown.request()
 }
-daemon.run()
+if let failure = daemon.run() { exit(failure.exitCode) }
 exit(0)

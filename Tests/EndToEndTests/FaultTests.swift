@@ -156,6 +156,26 @@ struct FaultTests {
         #expect(try stillServes(d))
     }
 
+    @Test("out of file descriptors: logged once with the remedy, and serving again once descriptors are free",
+          .enabled(if: geteuid() == 0 && FileManager.default.fileExists(atPath: "/usr/bin/prlimit"), "needs root and prlimit (util-linux)"))
+    func outOfDescriptors() throws {
+        let d = try DaemonProcess(["--max-sessions", "50"])
+        // Room for two more descriptors: the third connection cannot be accepted.
+        let limit = d.openDescriptors + 2
+        #expect(try run("/usr/bin/prlimit", ["--pid", String(d.process.processIdentifier), "--nofile=\(limit):\(limit)"], absolute: true).status == 0)
+        var peers: [FileDescriptor] = []
+        for _ in 0..<6 { peers.append(try Socket.connect(to: SocketAddress(numericHost: "127.0.0.1", port: d.port)!, deadline: .now + 5)) }
+        #expect(eventually(5) { d.log.contains("cannot accept connections") })
+        usleep(1_000_000)  // ten more rounds of the accept loop, which must not log again
+        let lines = d.log.split(separator: "\n").filter { $0.contains("cannot accept connections") }
+        #expect(lines == ["warning: cannot accept connections: accept: Too many open files; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now 50)"])
+        for p in peers { p.close() }
+        let src = photo(d.root, "after.png", size: 9_000)
+        #expect(eventually(10) { (try? send(d, [src]))?.status == 0 }, "\(d.log)")
+        #expect(d.log.contains("accepting connections again"))
+        #expect(d.stop() == 0)
+    }
+
     @Test("a symlink planted at a partial upload's name is replaced, never followed")
     func symlinkedPartial() throws {
         let d = try DaemonProcess()
