@@ -86,7 +86,3 @@ public struct LocalFileError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     public var description: String { "\(path): \(reason)" }
 }
-
-extension String {
-    var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
-}

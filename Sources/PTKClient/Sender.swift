@@ -110,13 +110,16 @@ public final class Sender {
         var order: [Int] = []
         var hashes: HashAhead? = nil
         defer { hashes?.cancel() }
+        /// Takes `indices` as the session's files: starts hashing them and returns them as offered.
+        func take(_ indices: [Int]) -> [OutgoingFile] {
+            order = indices
+            hashes = HashAhead(indices.map { files[$0] })
+            return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size) }
+        }
         var machine: SenderSession
         switch plan {
         case .fixed(let indices):
-            order = indices
-            hashes = HashAhead(indices.map { files[$0] })
-            machine = SenderSession(name: options.name, window: options.window,
-                                    files: indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size) })
+            machine = SenderSession(name: options.name, window: options.window, files: take(indices))
         case .afterWelcome:
             machine = .planningAfterWelcome(name: options.name, window: options.window)
         }
@@ -131,9 +134,7 @@ public final class Sender {
                 switch action {
                 case .plan(let welcome):
                     guard case .afterWelcome(let choose) = plan else { preconditionFailure("only a planning session asks") }
-                    order = choose(welcome)
-                    hashes = HashAhead(order.map { files[$0] })
-                    answer = .planned(order.map { OutgoingFile(name: files[$0].name, size: files[$0].size) })
+                    answer = .planned(take(choose(welcome)))
                 case .hash(let index):
                     // What is queued (DONE of the file before) must not wait for this hash.
                     if !hashes!.isReady(index) {

@@ -6,11 +6,9 @@ public struct ConnectFailure: Error, Sendable, CustomStringConvertible {
     public var attempts: [(address: SocketAddress, error: SystemError)]
 
     public var description: String {
-        // "connection refused", as the middle of a sentence.
-        func reason(_ e: SystemError) -> String { e.reason.prefix(1).lowercased() + e.reason.dropFirst() }
         if attempts.isEmpty { return "no address to connect to" }
-        if attempts.count == 1 { return reason(attempts[0].error) }
-        return attempts.map { "\($0.address): \(reason($0.error))" }.joined(separator: "; ")
+        if attempts.count == 1 { return attempts[0].error.reason.lowercasedFirst }
+        return attempts.map { "\($0.address): \($0.error.reason.lowercasedFirst)" }.joined(separator: "; ")
     }
 }
 

@@ -40,3 +40,9 @@ public func syscall<T: BinaryInteger>(_ call: String, _ object: @autoclosure () 
         throw SystemError(call: call, object: object(), errno: err)
     }
 }
+
+extension String {
+    /// The string with its first letter lower-cased: a C library message ("Connection
+    /// refused") as the middle of a sentence.
+    public var lowercasedFirst: String { prefix(1).lowercased() + dropFirst() }
+}
