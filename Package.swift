@@ -52,6 +52,7 @@ let package = Package(
         .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
+        .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),

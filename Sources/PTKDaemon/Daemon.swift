@@ -132,7 +132,7 @@ public final class Daemon: @unchecked Sendable {
                         Log.warning("cannot accept connections: \(error)" + Self.remedy(for: error.errno, configuration))
                     }
                     // Out of descriptors or memory: back off instead of spinning on a readable socket.
-                    usleep(100_000)
+                    sleep(for: .milliseconds(100))
                 }
             }
         }
@@ -146,8 +146,10 @@ public final class Daemon: @unchecked Sendable {
         listener.close()
         let deadline = Instant.now + grace
         while activeSessions > 0 && Instant.now < deadline {
-            usleep(20_000)
+            sleep(for: .milliseconds(20))
         }
+        // No hash or PNG check may be running when the process exits (see PhotoStore.stopChecks).
+        if !store.stopChecks(waitingUntil: .now + 2) { Log.warning("a photo check did not stop in time") }
         let left = activeSessions
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
         return failure

@@ -1,10 +1,15 @@
 import PTKSystem
 
 /// ptkd's log: one line per event on standard error (journald adds time stamps under systemd).
+/// Lines go through a writer thread with a bounded queue: a journal that stops reading costs
+/// log lines (counted, and said so once it reads again), never a stalled session.
 public enum Log {
-    /// Writes one line.
-    public static func info(_ message: String) { writeToStandardError(message) }
-    /// Writes one line prefixed with "warning: ".
-    public static func warning(_ message: String) { writeToStandardError("warning: " + message) }
-}
+    private static let writer = BackgroundLineWriter(fd: .standardError, capacity: 1000)
 
+    /// Writes one line.
+    public static func info(_ message: String) { writer.write(message) }
+    /// Writes one line prefixed with "warning: ".
+    public static func warning(_ message: String) { writer.write("warning: " + message) }
+    /// Waits until the queued lines are written, or `deadline` passes (before the process exits).
+    public static func flush(until deadline: Instant) { writer.flush(until: deadline) }
+}

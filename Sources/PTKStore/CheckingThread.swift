@@ -23,11 +23,14 @@ final class CheckingThread: @unchecked Sendable {
     private var pngResult: PNGError?
     private var threaded = false
     private var finished = false
+    /// Every check passes through it (PhotoStore.stopChecks).
+    private let gate: ExitGate
 
     /// Continues `hasher` and `png`, which may already hold the file's first bytes.
-    init(continuing hasher: consuming SHA256, png: PNGValidator, depth: Int = 4) {
+    init(continuing hasher: consuming SHA256, png: PNGValidator, gate: ExitGate, depth: Int = 4) {
         self.hasher = hasher
         self.png = png
+        self.gate = gate
         self.room = Semaphore(value: UInt32(depth))
         do {
             try startThread { [self] in run() }
@@ -44,11 +47,11 @@ final class CheckingThread: @unchecked Sendable {
         while true {
             filled.wait()
             guard let buffer = lock.withLock({ queue.removeFirst() }) else { break }
-            buffer.withUnsafeBytes { check($0) }
+            gate.pass { buffer.withUnsafeBytes { check($0) } }
             lock.withLock { spare.append(buffer) }
             room.signal()
         }
-        conclude()
+        gate.pass { conclude() }
         done.signal()
     }
 
@@ -70,7 +73,7 @@ final class CheckingThread: @unchecked Sendable {
 
     /// Queues a copy of `bytes`; waits while `depth` copies are already queued.
     func update(_ bytes: UnsafeRawBufferPointer) {
-        guard threaded else { return check(bytes) }
+        guard threaded else { return gate.pass { check(bytes) } }
         room.wait()
         var buffer = lock.withLock { spare.popLast() } ?? []
         buffer.removeAll(keepingCapacity: true)
@@ -89,7 +92,7 @@ final class CheckingThread: @unchecked Sendable {
                 filled.signal()
                 done.wait()
             } else {
-                conclude()
+                gate.pass { conclude() }
             }
         }
         return (digest, pngResult)

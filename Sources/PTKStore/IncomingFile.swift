@@ -38,8 +38,16 @@ public final class IncomingFile {
 
     private func hashInline(_ bytes: UnsafeRawBufferPointer) {
         guard var h = hasher.take() else { return }
-        h.update(bytes)
+        store.checks.pass { h.update(bytes) }
         hasher = consume h
+    }
+
+    /// Feeds `bytes` to the inline PNG check unless it already failed.
+    private func checkPNGInline(_ bytes: UnsafeRawBufferPointer) {
+        guard pngError == nil else { return }
+        store.checks.pass {
+            do throws(PNGError) { try png.feed(bytes) } catch { pngError = error }
+        }
     }
 
     /// Files with at least this many bytes still to come after their first chunk are checked
@@ -64,7 +72,7 @@ public final class IncomingFile {
             buffer.withUnsafeBytes { b in
                 let slice = UnsafeRawBufferPointer(rebasing: b[..<n])
                 hashInline(slice)
-                if pngError == nil { do throws(PNGError) { try png.feed(slice) } catch { pngError = error } }
+                checkPNGInline(slice)
             }
             position += Int64(n)
         }
@@ -85,8 +93,8 @@ public final class IncomingFile {
     public func append(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
         if let checking {
             pngError = pngError ?? checking.pngError  // found on the thread, a few chunks back
-        } else if pngError == nil {
-            do { try png.feed(bytes) } catch { pngError = error }
+        } else {
+            checkPNGInline(bytes)
         }
         if let pngError {
             throw FileFailure(.notPNG, pngError.message)
@@ -99,7 +107,7 @@ public final class IncomingFile {
         // The first chunk is checked here, so a file that is no PNG fails at once; the rest of
         // a big file is checked on a thread of its own.
         if checking == nil, offer.size - written >= Self.threadedCheckMinimum, let h = hasher.take() {
-            checking = CheckingThread(continuing: h, png: png)
+            checking = CheckingThread(continuing: h, png: png, gate: store.checks)
         }
         if written - writebackStart >= Self.writebackStep || written == offer.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of
@@ -140,8 +148,8 @@ public final class IncomingFile {
             pngError = pngError ?? result.png
         } else {
             var h = hasher.take() ?? SHA256()
-            digest = h.finalizeHex()
-            if pngError == nil { do { try png.finish() } catch { pngError = error } }
+            digest = store.checks.pass { h.finalizeHex() }
+            if pngError == nil { store.checks.pass { do throws(PNGError) { try png.finish() } catch { pngError = error } } }
         }
         guard digest == offer.sha256 else {
             return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))

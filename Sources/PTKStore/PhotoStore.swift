@@ -38,6 +38,8 @@ public final class PhotoStore: @unchecked Sendable {
     let incoming: FileDescriptor
     /// Shares directory flushes between sessions that publish at the same moment.
     let directorySync = GroupSync()
+    /// Every hash and PNG check of the store passes through it (see `stopChecks`).
+    let checks = ExitGate()
     /// The name of the temporary folder inside the directory.
     public static let incomingName = ".incoming"
 
@@ -70,6 +72,15 @@ public final class PhotoStore: @unchecked Sendable {
     deinit {
         directory.close()
         incoming.close()
+    }
+
+    /// Waits (until `deadline`) for the hash and PNG checks running now, on any thread, and
+    /// holds every later one for good: after it, nothing of the store is inside OpenSSL or zlib,
+    /// so the process can exit (the C library's exit handlers tear OpenSSL down). Sessions that
+    /// are still open stop at their next check. Returns false if a check was still running.
+    @discardableResult
+    public func stopChecks(waitingUntil deadline: Instant) -> Bool {
+        checks.close(waitingUntil: deadline)
     }
 
     /// Decides about an offer: checks free space and opens its temporary file, resuming from a
@@ -185,51 +196,33 @@ final class Counter: @unchecked Sendable {
 /// its call* has completed, so sessions publishing at the same moment share one fsync instead
 /// of queueing one each. Every caller's link is still on disk before it answers SAVED.
 final class GroupSync: @unchecked Sendable {
-    // `requested`, `completed` and `running` are guarded by `mutex`; `cond` signals changes.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // `requested`, `completed` and `running` are guarded by `state`, which signals changes.
+    private let state = ConditionLock()
     private var requested: UInt64 = 0
     private var completed: UInt64 = 0
     private var running = false
 
-    init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(cond, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        cond.deallocate()
-    }
-
     /// Returns once `fd` has been flushed by an fsync that began after this call.
     func sync(_ fd: FileDescriptor) throws(SystemError) {
-        pthread_mutex_lock(mutex)
-        requested += 1
-        let ticket = requested
-        while completed < ticket {
-            if running {
-                pthread_cond_wait(cond, mutex)
-                continue
+        let ticket = state.withLock { requested += 1; return requested }
+        while true {
+            // Lead a flush that covers every request made so far, this one included, unless
+            // another caller is flushing: then wait for it and look again.
+            let covers: UInt64? = state.withLock {
+                while running && completed < ticket { state.wait() }
+                if completed >= ticket { return nil }
+                running = true
+                return requested
             }
-            // Lead a flush that covers every request made so far, this one included.
-            running = true
-            let covers = requested
-            pthread_mutex_unlock(mutex)
+            guard let covers else { return }
             var failure: SystemError?
             do { try fd.sync() } catch { failure = error }
-            pthread_mutex_lock(mutex)
-            running = false
-            if let failure {
-                pthread_cond_broadcast(cond)
-                pthread_mutex_unlock(mutex)
-                throw failure
+            state.withLock {
+                running = false
+                if failure == nil { completed = max(completed, covers) }
+                state.broadcast()
             }
-            completed = max(completed, covers)
-            pthread_cond_broadcast(cond)
+            if let failure { throw failure }
         }
-        pthread_mutex_unlock(mutex)
     }
 }

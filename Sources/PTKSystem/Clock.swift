@@ -42,3 +42,25 @@ public func writeToStandardError(_ message: String) {
     if bytes.last != 0x0A { bytes.append(0x0A) }
     try? FileDescriptor.standardError.writeAll(bytes)
 }
+
+extension Instant {
+    public static func + (a: Instant, d: Duration) -> Instant { a + d.seconds }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    public var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Blocks the calling thread for `duration` (a thread of our own, never Swift's cooperative pool).
+/// The corresponding C function is `nanosleep`.
+public func sleep(for duration: Duration) {
+    let (s, attoseconds) = duration.components
+    guard s > 0 || attoseconds > 0 else { return }
+    var request = timespec(tv_sec: Int(s), tv_nsec: Int(attoseconds / 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}

@@ -44,3 +44,98 @@ public final class Semaphore: @unchecked Sendable {
         while sem_wait(sem) != 0 && errno == EINTR {}
     }
 }
+
+/// A mutex with a condition variable: `wait` releases the mutex until another thread calls
+/// `broadcast`. The corresponding C functions are `pthread_mutex_*` and `pthread_cond_*`.
+public final class ConditionLock: @unchecked Sendable {
+    // Allocated once and only used through pthread calls.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let cond: UnsafeMutablePointer<pthread_cond_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        cond = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        // Deadlines are on the monotonic clock, like `Instant`.
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(cond, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the mutex held.
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// With the mutex held (inside `withLock`): releases it until `broadcast`, or until
+    /// `deadline` when given, and takes it again. Returns false when the deadline passed.
+    /// Callers re-check their condition in a loop: a wake-up may be spurious.
+    @discardableResult
+    public func wait(until deadline: Instant? = nil) -> Bool {
+        guard let deadline else {
+            pthread_cond_wait(cond, mutex)
+            return true
+        }
+        let whole = deadline.seconds.rounded(.down)
+        var ts = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline.seconds - whole) * 1e9))
+        return pthread_cond_timedwait(cond, mutex, &ts) != ETIMEDOUT
+    }
+
+    /// Wakes every thread in `wait`.
+    public func broadcast() { pthread_cond_broadcast(cond) }
+}
+
+/// Work that must not be running when the process exits (the OpenSSL calls of the photo checks:
+/// the C library's exit handlers tear OpenSSL down under a thread still inside it). Each piece
+/// of work passes through the gate; `close` waits for those inside and holds every later one
+/// at the gate for good, so that the process can exit.
+public final class ExitGate: @unchecked Sendable {
+    // `inside` and `closed` are guarded by `state`.
+    private let state = ConditionLock()
+    private var inside = 0
+    private var closed = false
+
+    public init() {}
+
+    /// Runs `body`; once the gate is closed, never returns (the thread parks until the process exits).
+    public func pass<R>(_ body: () throws -> R) rethrows -> R {
+        state.withLock {
+            while closed { state.wait() }
+            inside += 1
+        }
+        defer {
+            state.withLock {
+                inside -= 1
+                if inside == 0 { state.broadcast() }
+            }
+        }
+        return try body()
+    }
+
+    /// Closes the gate and waits until no work is inside or `deadline` passes; returns true
+    /// when none is inside.
+    @discardableResult
+    public func close(waitingUntil deadline: Instant) -> Bool {
+        state.withLock {
+            closed = true
+            while inside > 0 {
+                if !state.wait(until: deadline) { return inside == 0 }
+            }
+            return true
+        }
+    }
+
+    /// Work inside now.
+    public var busy: Int { state.withLock { inside } }
+}

@@ -24,6 +24,11 @@ public final class WakePipe: @unchecked Sendable {
     /// The raw write end, for an async-signal-safe handler that can only hold a C integer.
     public var writeEndForSignalHandler: CInt { writeEnd.rawValue }
 
+    /// Waits until `signal()` has been called (at once if it was).
+    public func waitUntilReadable() throws(SystemError) {
+        _ = try poll([(readEnd, Int16(POLLIN))], until: nil)
+    }
+
     /// Empties the pipe.
     public func drain() {
         var buf = [UInt8](repeating: 0, count: 64)
@@ -33,5 +38,86 @@ public final class WakePipe: @unchecked Sendable {
     deinit {
         readEnd.close()
         writeEnd.close()
+    }
+}
+
+/// Writes lines to a descriptor (standard error: the journal, under systemd) from a thread of
+/// its own, so that a reader that stalls never stalls the threads that log. Up to `capacity`
+/// lines wait; beyond that lines are dropped and counted, and once the reader catches up a line
+/// says how many were lost.
+public final class BackgroundLineWriter: @unchecked Sendable {
+    // `queue`, `dropped`, `writing` and `started` are guarded by `state`.
+    private let state = ConditionLock()
+    private let fd: FileDescriptor
+    private let capacity: Int
+    private var queue: [String] = []
+    private var dropped = 0
+    private var writing = false
+    private var started = false
+
+    public init(fd: FileDescriptor = .standardError, capacity: Int = 1000) {
+        self.fd = fd
+        self.capacity = capacity
+    }
+
+    /// Queues one line (a newline is added); never waits for the reader. If no thread can be
+    /// started, writes it at once instead.
+    public func write(_ line: String) {
+        let startNow: Bool = state.withLock {
+            if queue.count >= capacity {
+                dropped += 1
+                return false
+            }
+            queue.append(line)
+            state.broadcast()
+            if started { return false }
+            started = true
+            return true
+        }
+        if startNow {
+            do { try startThread { [self] in run() } } catch {
+                state.withLock { started = false }
+                writeQueued()
+            }
+        }
+    }
+
+    /// Waits until every queued line is written or `deadline` passes; true when all are out.
+    @discardableResult
+    public func flush(until deadline: Instant) -> Bool {
+        state.withLock {
+            while !queue.isEmpty || writing {
+                if !state.wait(until: deadline) { return queue.isEmpty && !writing }
+            }
+            return true
+        }
+    }
+
+    private func run() {
+        while true {
+            state.withLock {
+                while queue.isEmpty && dropped == 0 { state.wait() }
+            }
+            writeQueued()
+        }
+    }
+
+    /// Writes what is queued in one write (lines never interleave with another writer's).
+    private func writeQueued() {
+        let (lines, lost): ([String], Int) = state.withLock {
+            defer {
+                queue.removeAll(keepingCapacity: true)
+                dropped = 0
+                writing = true
+            }
+            return (queue, dropped)
+        }
+        var text = lines.map { $0.hasSuffix("\n") ? $0 : $0 + "\n" }.joined()
+        if lost > 0 { text += "warning: \(lost) log line(s) dropped: standard error was not being read\n" }
+        try? fd.writeAll(Array(text.utf8))
+        state.withLock {
+            writing = false
+            state.broadcast()
+        }
     }
 }

@@ -17,3 +17,59 @@ public func readTextFile(_ path: String) throws(SystemError) -> String {
     }
     return String(decoding: out, as: UTF8.self)
 }
+
+/// Ends the process with `code`, running the C library's exit handlers. The corresponding C
+/// function is `exit`.
+public func exitProcess(_ code: Int32) -> Never { exit(code) }
+
+/// Ends the process with `code` at once, without the C library's exit handlers (which would tear
+/// down OpenSSL under threads that may still use it). The corresponding C function is `_exit`.
+public func exitProcessNow(_ code: Int32) -> Never { _exit(code) }
+
+/// True when `path` exists. The corresponding C function is `access`.
+public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+/// Writing to a connection the peer closed is an error (EPIPE), not a signal that kills the
+/// process. Every program that writes to sockets calls this first.
+public func ignoreBrokenPipeSignal() { signal(SIGPIPE, SIG_IGN) }
+
+// What the SIGINT/SIGTERM handler may touch: plain integers and a buffer made beforehand
+// (a signal handler can call only async-signal-safe functions: write, _exit).
+nonisolated(unsafe) private var terminationWakeFD: CInt = -1
+nonisolated(unsafe) private var terminationCount: sig_atomic_t = 0
+nonisolated(unsafe) private var secondSignalMessage: UnsafeMutableBufferPointer<UInt8> = .init(start: nil, count: 0)
+nonisolated(unsafe) private var secondSignalExitCode: CInt = 0
+
+/// SIGINT and SIGTERM: the first makes `wake` readable (the program's own thread then shuts down
+/// in order); a second ends the process at once with `secondExitCode`, after writing
+/// `secondMessage` to standard error. Also unblocks both signals, which a parent may have left
+/// blocked (some process launchers do): a daemon must hear them.
+public func handleTerminationSignals(wake: WakePipe, secondMessage: String, secondExitCode: Int32) {
+    terminationWakeFD = wake.writeEndForSignalHandler
+    let bytes = Array((secondMessage + "\n").utf8)
+    secondSignalMessage = .allocate(capacity: bytes.count)
+    _ = secondSignalMessage.initialize(from: bytes)
+    secondSignalExitCode = secondExitCode
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in
+        terminationCount += 1
+        if terminationCount == 1 {
+            var b: UInt8 = 1
+            _ = write(terminationWakeFD, &b, 1)
+        } else {
+            _ = write(2, secondSignalMessage.baseAddress, secondSignalMessage.count)
+            _exit(secondSignalExitCode)
+        }
+    }
+    sigemptyset(&action.sa_mask)
+    // Both handlers mask both signals, so the count never races with itself.
+    sigaddset(&action.sa_mask, SIGINT)
+    sigaddset(&action.sa_mask, SIGTERM)
+    sigaction(SIGINT, &action, nil)
+    sigaction(SIGTERM, &action, nil)
+    var unblock = sigset_t()
+    sigemptyset(&unblock)
+    sigaddset(&unblock, SIGINT)
+    sigaddset(&unblock, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+}

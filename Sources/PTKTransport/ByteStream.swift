@@ -30,13 +30,22 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
 /// reads and writes through this and nothing else.
 public protocol ByteStream: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes, waiting until `deadline`; 0 means the peer closed.
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int
+    /// An `interruptible` read also ends with `.interrupted` when the stream's interrupt (the
+    /// daemon's shutdown) fires; a read that drains a closing connection is not.
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int
     /// Writes all of `bytes` by `deadline`.
     func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError)
     /// Stops sending; the peer reads end of stream.
     func shutdownWrite()
     /// Closes the stream. Called exactly once.
     func close()
+}
+
+extension ByteStream {
+    /// An interruptible read.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+        try read(into: buffer, deadline: deadline, interruptible: true)
+    }
 }
 
 /// A `ByteStream` over a connected non-blocking TCP socket, which it owns.
@@ -55,7 +64,7 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
         self.interrupt = interrupt
     }
 
-    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         while true {
             do {
                 if let n = try Socket.receive(socket, into: buffer) { return n }
@@ -64,7 +73,7 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
                 throw .system(error)
             }
             var fds: [(FileDescriptor, Int16)] = [(socket, Int16(POLLIN))]
-            if let interrupt { fds.append((interrupt, Int16(POLLIN))) }
+            if interruptible, let interrupt { fds.append((interrupt, Int16(POLLIN))) }
             let revents: [Int16]
             do { revents = try poll(fds, until: deadline) } catch { throw .system(error) }
             if revents.count > 1 && revents[1] != 0 { throw .interrupted }

@@ -89,13 +89,14 @@ public final class FramedConnection: @unchecked Sendable {
 
     /// Closes after an ERROR so that it reaches the peer: stop writing, read and drop what the
     /// peer still sends until it closes or `linger` seconds pass, then close. Closing at once
-    /// with unread bytes would send a TCP reset, and the peer could lose the ERROR.
+    /// with unread bytes would send a TCP reset, and the peer could lose the ERROR. The drain
+    /// is not interrupted by the daemon's shutdown: that is when it matters most.
     public func closeGracefully(linger: Double = 2) {
         try? flush(deadline: .now + min(timeout, linger))
         stream.shutdownWrite()
         let deadline = Instant.now + linger
         while Instant.now < deadline {
-            guard let n = try? stream.read(into: readBuffer, deadline: deadline), n > 0 else { break }
+            guard let n = try? stream.read(into: readBuffer, deadline: deadline, interruptible: false), n > 0 else { break }
         }
         stream.close()
     }

@@ -1,4 +1,3 @@
-import Glibc
 import PTKCLI
 import PTKDaemon
 import PTKSystem
@@ -47,7 +46,7 @@ var configuration = DaemonConfiguration()
 do {
     let defaultConfig = "/etc/ptk/ptkd.conf"
     var configPath = parsed.last("config")
-    if configPath == nil && access(defaultConfig, F_OK) == 0 { configPath = defaultConfig }
+    if configPath == nil && fileExists(defaultConfig) { configPath = defaultConfig }
     if let path = configPath {
         let text: String
         do { text = try readTextFile(path) } catch { exitWithError("cannot read configuration file: \(error)", code: 64) }
@@ -67,32 +66,24 @@ do {
     exitWithError(error.description, code: error.exitCode)
 }
 
-// SIGINT and SIGTERM only write a byte to the shutdown pipe (async-signal-safe); the accept
-// loop and every waiting session see the pipe become readable.
-nonisolated(unsafe) var signalPipe: CInt = -1
-signalPipe = daemon.shutdown.pipe.writeEndForSignalHandler
-signal(SIGPIPE, SIG_IGN)
-var action = sigaction()
-action.__sigaction_handler.sa_handler = { _ in
-    var b: UInt8 = 1
-    _ = write(signalPipe, &b, 1)
-}
-sigemptyset(&action.sa_mask)
-sigaction(SIGINT, &action, nil)
-sigaction(SIGTERM, &action, nil)
-// A parent may have left these blocked (some process launchers do); a daemon must hear them.
-var unblock = sigset_t()
-sigemptyset(&unblock)
-sigaddset(&unblock, SIGINT)
-sigaddset(&unblock, SIGTERM)
-pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+// The first SIGINT or SIGTERM only writes a byte to the shutdown pipe (async-signal-safe); the
+// accept loop and every waiting session see the pipe become readable. A second one exits at once.
+ignoreBrokenPipeSignal()
+handleTerminationSignals(wake: daemon.shutdown.pipe,
+                         secondMessage: "second signal: exiting at once; unfinished uploads are kept for resume",
+                         secondExitCode: 0)
 
 // The signal handler cannot take the lock that `isRequested` reads, so a watcher thread turns
 // the pipe becoming readable into a proper request.
 try? startThread {
-    _ = try? poll([(daemon.shutdown.pipe.readEnd, Int16(POLLIN))], until: nil)
-    Log.info("shutting down")
+    _ = try? daemon.shutdown.pipe.waitUntilReadable()
+    Log.info("shutting down (a second SIGTERM or SIGINT exits at once)")
     daemon.shutdown.request()
 }
-if let failure = daemon.run() { exit(failure.exitCode) }
-exit(0)
+let failure = daemon.run()
+Log.flush(until: .now + 2)
+let status = failure?.exitCode ?? 0
+// Sessions still open after the grace period may be anywhere: leave without the C library's exit
+// handlers. Otherwise every thread that used OpenSSL has ended, and a normal exit is safe.
+if daemon.activeSessions > 0 { exitProcessNow(status) }
+exitProcess(status)

@@ -1,4 +1,5 @@
 import Testing
+import PTKSystem
 import PTKDigest
 import PTKProtocol
 import PTKTestSupport
@@ -9,7 +10,7 @@ struct CheckingThreadTests {
     @Test("pieces of any size, empty ones included, hash and check as the whole does", arguments: [1, 4])
     func piecesMatchWhole(depth: Int) {
         let bytes = makePNG(size: 700_001, seed: 9)
-        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), depth: depth)
+        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth)
         var i = 0
         for size in [0, 1, 102_400, 7, 0, 300_000, 65_536] + Array(repeating: 102_400, count: 3) {
             let end = min(i + size, bytes.count)
@@ -32,7 +33,7 @@ struct CheckingThreadTests {
             start.update(b)
             try png.feed(b)
         }
-        let c = CheckingThread(continuing: start, png: png)
+        let c = CheckingThread(continuing: start, png: png, gate: ExitGate())
         bytes[100_000...].withUnsafeBytes { c.update($0) }
         let result = c.finish()
         #expect(result.sha256 == SHA256.hex(of: bytes))
@@ -43,15 +44,80 @@ struct CheckingThreadTests {
     func findsErrors() {
         var bytes = makePNG(size: 400_000, seed: 4)
         bytes[200_000] ^= 0xFF  // inside the big data chunk: its CRC no longer matches
-        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)))
+        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate())
         bytes.withUnsafeBytes { c.update($0) }
         #expect(c.finish().png?.message.contains("CRC mismatch") == true)
         #expect(c.pngError != nil)
 
         let whole = makePNG(size: 300_000, seed: 5)
-        let t = CheckingThread(continuing: SHA256(), png: PNGValidator())
+        let t = CheckingThread(continuing: SHA256(), png: PNGValidator(), gate: ExitGate())
         whole[..<250_000].withUnsafeBytes { t.update($0) }
         #expect(t.finish().png?.message.contains("truncated") == true)
+    }
+}
+
+@Suite("Stopping the checks before the process exits")
+struct ExitGateTests {
+    /// Flags set from other threads, read after a wait.
+    final class Flags: @unchecked Sendable {
+        private let lock = Lock()
+        private var set: Set<String> = []
+        func raise(_ f: String) { lock.withLock { _ = set.insert(f) } }
+        func has(_ f: String) -> Bool { lock.withLock { set.contains(f) } }
+    }
+
+    @Test("closing waits for the work inside, and work that comes later never starts")
+    func closeWaitsAndHolds() throws {
+        let gate = ExitGate()
+        let flags = Flags()
+        let inside = Semaphore()
+        try startThread {
+            gate.pass {
+                inside.signal()
+                sleep(for: .milliseconds(300))
+                flags.raise("first finished")
+            }
+        }
+        inside.wait()
+        let start = Instant.now
+        #expect(gate.close(waitingUntil: .now + 5))
+        #expect(flags.has("first finished"))
+        #expect(Instant.now - start >= 0.2)
+        try startThread {
+            gate.pass { flags.raise("late work ran") }
+        }
+        sleep(for: .milliseconds(200))
+        #expect(!flags.has("late work ran"))
+        #expect(gate.busy == 0)
+    }
+
+    @Test("closing gives up at its deadline when work inside does not end, and says so")
+    func closeDeadline() throws {
+        let gate = ExitGate()
+        let inside = Semaphore(), release = Semaphore()
+        try startThread { gate.pass { inside.signal(); release.wait() } }
+        inside.wait()
+        #expect(!gate.close(waitingUntil: .now + 0.1))
+        release.signal()
+    }
+
+    @Test("after stopChecks no hash runs: a photo being finished waits (the process is about to exit)")
+    func storeStopsChecks() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 3_000_123, seed: 6)
+        let file = try f.store.begin(offer(for: png, name: "late.png")).get()
+        try png[..<(2 << 20)].withUnsafeBytes { try file.append($0) }  // the thread is checking now
+        #expect(f.store.stopChecks(waitingUntil: .now + 5))
+        let flags = Flags()
+        let rest = Array(png[(2 << 20)...])
+        nonisolated(unsafe) let held = file
+        try startThread {
+            _ = try? rest.withUnsafeBytes { try held.append($0) }
+            _ = held.finish()
+            flags.raise("finished")
+        }
+        sleep(for: .milliseconds(200))
+        #expect(!flags.has("finished"))
     }
 }
 

@@ -10,7 +10,7 @@ private final class RecordingStream: ByteStream, @unchecked Sendable {
     var incoming: [UInt8] = []
     var closed = false
 
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         writesBeforeEachRead.append(writes.count)
         let n = min(buffer.count, incoming.count)
         buffer.copyBytes(from: incoming[..<n])

@@ -1,0 +1,147 @@
+import Foundation
+import Glibc
+import PTKDigest
+import PTKProtocol
+import PTKSystem
+import PTKTestSupport
+import Testing
+
+/// A sender in the middle of a big photo that sends one chunk every 20 ms and looks for an ERROR
+/// after each, as ptk-send does; it stops writing at an ERROR (and keeps the connection open
+/// until told to stop), when a write fails, or when told to stop.
+private final class TricklingSender: @unchecked Sendable {
+    let peer: RawPeer
+    private let lock = NSLock()
+    private var stopped = false
+    private var error: Problem?
+    private var writeFailed = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(port: UInt16, bytes: [UInt8]) throws {
+        peer = try RawPeer(port: port)
+        try peer.hello(window: 64)
+        try peer.send(.offer(Offer(name: "big.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes))))
+        guard try peer.receive() == .accept(Accept(offset: 0)) else { throw HarnessError("no ACCEPT") }
+        let chunks = stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize).map {
+            Array(bytes[$0..<min($0 + ProtocolLimits.chunkSize, bytes.count)])
+        }
+        Thread.detachNewThread { [self] in
+            sending: for chunk in chunks.dropLast() {
+                if lock.withLock({ stopped }) { break }
+                guard (try? peer.send(.chunk(chunk))) != nil else {
+                    lock.withLock { writeFailed = true }
+                    break
+                }
+                usleep(20_000)
+                while let frame = try? peer.connection.receive(deadline: .now + 0.001) {
+                    if case .error(let p) = frame {
+                        lock.withLock { error = p }
+                        break sending
+                    }
+                }
+            }
+            finished.signal()
+        }
+    }
+
+    /// The ERROR the receiver answered, and whether a write failed first.
+    var outcome: (error: Problem?, writeFailed: Bool) { lock.withLock { (error, writeFailed) } }
+
+    func stop() {
+        lock.withLock { stopped = true }
+        finished.wait()
+        peer.close()
+    }
+}
+
+@Suite("End to end: shutdown", .serialized)
+struct ShutdownTests {
+    @Test("a second SIGTERM while sessions are still closing exits at once, status 0, the partial upload kept")
+    func secondSignal() throws {
+        let d = try DaemonProcess()
+        let sender = try TricklingSender(port: d.port, bytes: makePNG(size: 5_000_000, seed: 21))
+        #expect(eventually { partialBytes(d) >= 2 * ProtocolLimits.chunkSize })
+        kill(d.process.processIdentifier, SIGTERM)
+        // The session answers ERROR shutting-down and lingers while the sender keeps writing.
+        #expect(eventually { d.log.contains("shutting down") })
+        #expect(d.stop(signal: SIGTERM, timeout: 5) == 0)
+        sender.stop()
+        #expect(d.log.contains("second signal: exiting at once; unfinished uploads are kept for resume"))
+        #expect(!d.log.contains("ptkd stopped"), "the first SIGTERM finished before the second came; the test proved nothing")
+        #expect(d.visible.isEmpty)
+        #expect(d.incoming.count == 1)
+    }
+
+    @Test("after one SIGTERM a sender still writing gets ERROR shutting-down (the drain is not cut short), and ptkd stops by itself")
+    func oneSignalDrains() throws {
+        let d = try DaemonProcess()
+        let sender = try TricklingSender(port: d.port, bytes: makePNG(size: 5_000_000, seed: 22))
+        #expect(eventually { partialBytes(d) >= 2 * ProtocolLimits.chunkSize })
+        let start = Date()
+        #expect(d.stop(signal: SIGTERM, timeout: 10) == 0)
+        #expect(Date().timeIntervalSince(start) < 5)
+        sender.stop()
+        #expect(sender.outcome.error?.code == "shutting-down")
+        #expect(!sender.outcome.writeFailed)
+        #expect(d.log.contains("ptkd stopped"))
+        #expect(d.incoming.count == 1)
+    }
+
+    @Test("a journal that stops reading stalls no session: 120 photos are saved while nobody reads ptkd's standard error")
+    func stalledJournal() throws {
+        let root = makeTemporaryDirectory("ptk-e2e")
+        defer { removeTree(root) }
+        var fds: [CInt] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        let setPipeSize: CInt = 1031  // F_SETPIPE_SZ: one page, which a few sessions' lines fill
+        _ = fcntl(fds[1], setPipeSize, 4096)
+        let errRead = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+        let errWrite = FileHandle(fileDescriptor: fds[1], closeOnDealloc: true)
+        let port = try freeLoopbackPort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binDirectory + "/ptkd")
+        process.arguments = ["--config", "/dev/null", "--dir", root + "/photos", "--port", "\(port)", "--listen", "127.0.0.1", "--no-mdns"]
+        process.standardError = errWrite
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try? errWrite.close()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        // Read only the first line (ptkd is listening), then nobody reads.
+        var first = Data()
+        while !first.contains(0x0A) {
+            let more = errRead.readData(ofLength: 1)
+            if more.isEmpty { break }
+            first += more
+        }
+        #expect(String(decoding: first, as: UTF8.self).contains("listening on port \(port)"))
+        let paths = (0..<120).map { photo(root, "j\($0).png", size: 2_000 + $0, seed: UInt64($0)) }
+        let r = try run("ptk-send", ["--timeout", "5", "--quiet", "127.0.0.1:\(port)"] + paths)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(listDirectory(root + "/photos").filter { $0.hasSuffix(".png") }.count == 120)
+        // The lines were held, not lost: read them now.
+        kill(process.processIdentifier, SIGTERM)
+        let rest = String(decoding: errRead.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(rest.components(separatedBy: ": saved \"").count - 1 == 120)
+        #expect(!rest.contains("dropped"))
+        #expect(rest.contains("ptkd stopped"))
+    }
+}
+
+/// The bytes of the partial uploads in `.incoming`.
+private func partialBytes(_ d: DaemonProcess) -> Int {
+    d.incoming.reduce(0) { total, name in
+        total + ((try? FileManager.default.attributesOfItem(atPath: d.dir + "/.incoming/" + name)[.size] as? Int) ?? 0)
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+func freeLoopbackPort() throws -> UInt16 {
+    let listener = try Socket.listen(on: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
+    defer { listener.close() }
+    return try Socket.localAddress(listener).port
+}
