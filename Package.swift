@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "PTKCLI"),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
-        .target(name: "PTKTestSupport", dependencies: ["PTKDigest", "PTKSystem"]),
+        .target(name: "PTKTestSupport", dependencies: ["PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
         .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore"]),
@@ -56,7 +56,8 @@ let package = Package(
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
-        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
     ],

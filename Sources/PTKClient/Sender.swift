@@ -88,18 +88,10 @@ public final class Sender {
         self.progress = progress
     }
 
-    /// Connects to whichever of `addresses` answers first (RFC 8305, `Socket.connectFirst`),
-    /// within the timeout for the whole attempt.
-    public func connect(_ addresses: [SocketAddress]) throws(SendFailure) -> (FileDescriptor, SocketAddress) {
-        do { return try Socket.connectFirst(to: addresses, deadline: .now + options.timeout) } catch {
-            throw .unreachable(error.description)
-        }
-    }
-
-    /// Connects to whichever of `addresses` answers first and runs the session over TCP.
-    public func send(to addresses: [SocketAddress]) throws(SendFailure) {
-        let (socket, address) = try connect(addresses)
-        try run(stream: TCPStream(socket: socket, peer: address), peer: address.description)
+    /// Connects with `connect` and runs the session over the connection.
+    public func run(_ connect: Connector) throws(SendFailure) {
+        let (stream, peer) = try connect()
+        try run(stream: stream, peer: peer)
     }
 
     /// Runs the whole session over `stream`; returns when BYE is sent or the session failed.

@@ -1,4 +1,3 @@
-import Glibc
 import PTKCLI
 import PTKClient
 import PTKDiscovery
@@ -6,15 +5,6 @@ import PTKProtocol
 import PTKSystem
 
 let version = "0.1.0"
-
-enum ExitCode {
-    static let ok: Int32 = 0
-    static let notAllSaved: Int32 = 1
-    static let usage: Int32 = 64
-    static let localFile: Int32 = 66
-    static let unreachable: Int32 = 69
-    static let protocolError: Int32 = 76
-}
 
 let options: [OptionSpec] = [
     OptionSpec("port", value: "N", help: "receiver's port when <peer> names none (default 47850)"),
@@ -107,177 +97,63 @@ if parsePeer(peerText, defaultPort: defaultPort) == nil {
 var files: [LocalFile] = []
 for path in parsed.positionals.dropFirst() {
     do { files.append(try LocalFile.check(path)) } catch {
-        die("cannot send \(error.path): \(error.reason)", ExitCode.localFile)
+        die("cannot send \(error.path): \(error.reason)", SendExitCode.localFile)
     }
 }
 
-signal(SIGPIPE, SIG_IGN)
+ignoreBrokenPipeSignal()
 let addresses = resolvePeer(peerText, defaultPort: defaultPort)
 
-/// What the sessions report, collected from their threads; it also draws the progress bar, so
-/// a line about a file never lands in the middle of the bar.
+/// Prints what the sessions report (Delivery serialises the calls) and draws the progress bar,
+/// so a line about a file never lands in the middle of the bar.
 final class Report: @unchecked Sendable {
-    // Every field is guarded by `lock`; lines are printed under it so they never interleave.
-    private let lock = Lock()
+    // Touched only from Delivery's progress calls, which never overlap, and after `run` returns.
     private let files: [LocalFile]
     private let bar: ProgressBar?
+    private var resumedAt: [Int: Int64] = [:]
+
     init(files: [LocalFile], bar: ProgressBar?) {
         self.files = files
         self.bar = bar
     }
-    private var resumedAt: [Int: Int64] = [:]
-    /// Files the receiver accepted (their transfer began).
-    private var started: Set<Int> = []
-    private(set) var outcomes: [Int: FileOutcome] = [:]
-    /// The failure of each session that failed, by its index in the dealing.
-    private var failureOfSession: [Int: SendFailure] = [:]
-    var failures: [SendFailure] { lock.withLock { failureOfSession.sorted { $0.key < $1.key }.map(\.value) } }
 
-    func handle(_ event: SendProgress, file index: Int) {
-        lock.withLock {
-            bar?.handle(event, file: index)
-            switch event {
-            case .started(_, let offset):
-                started.insert(index)
-                if offset > 0 { resumedAt[index] = offset }
-            case .finished(_, let outcome):
-                outcomes[index] = outcome
-                let f = files[index]
-                bar?.clear()
-                switch outcome {
-                case .saved(let s):
-                    let resumed = resumedAt[index].map { " (resumed at byte \($0))" } ?? ""
-                    print("\(f.path): saved as \"\(s.name)\"\(resumed)")
-                case .rejected(let p): print("\(f.path): refused: \(p)")
-                case .failed(let p): print("\(f.path): failed: \(p)")
-                }
-                bar?.redraw()
-            default:
-                break
-            }
-        }
-    }
-
-    func failed(_ failure: SendFailure, session: Int) {
-        lock.withLock { failureOfSession[session] = failure }
-    }
-
-    func clearBar() { lock.withLock { bar?.clear() } }
-
-    /// When some session got through: forgets the failures of sessions that got nowhere (no
-    /// file of theirs started) because the receiver was busy, silent or not reachable, and
-    /// returns their files, to go again in one more session once the others are done. A
-    /// receiver may serve one session at a time and leave the others waiting unanswered.
-    func takeLeftovers(_ sessions: [[Int]]) -> [Int] {
-        guard lock.withLock({ failureOfSession.count }) < sessions.count else { return [] }
-        return sessions.indices.filter { forgetRefusal(of: $0, files: sessions[$0], busyOnly: false) }
-            .flatMap { sessions[$0] }.sorted()
-    }
-
-    /// If session `session` got nowhere (no file of `files` started) because the receiver
-    /// answered ERROR busy (or, unless `busyOnly`, was silent or unreachable), forgets that
-    /// failure and returns true.
-    func forgetRefusal(of session: Int, files: [Int], busyOnly: Bool) -> Bool {
-        lock.withLock {
-            guard let failure = failureOfSession[session], files.allSatisfy({ !started.contains($0) }) else { return false }
-            switch failure {
-            case .remoteError(let p): guard p.code == ErrorCode.busy.rawValue else { return false }
-            case .connectionLost, .unreachable: guard !busyOnly else { return false }
-            case .protocolError, .localFile: return false
-            }
-            failureOfSession[session] = nil
-            return true
-        }
-    }
-}
-
-/// Runs one session over the files `plan` picks, reporting to `report` as session number `session`.
-@Sendable func runSession(_ plan: SessionFiles, of files: [LocalFile], session: Int, options: SendOptions,
-                addresses: [SocketAddress], report: Report) {
-    let sender = Sender(files: files, plan: plan, options: options) { event in
+    func handle(_ event: SendProgress) {
         switch event {
-        case .started(let i, _), .acknowledged(let i, _), .finished(let i, _): report.handle(event, file: i)
-        case .connected: break
+        case .started(let index, let offset):
+            bar?.handle(event, file: index)
+            if offset > 0 { resumedAt[index] = offset }
+        case .acknowledged(let index, _):
+            bar?.handle(event, file: index)
+        case .finished(let index, let outcome):
+            bar?.handle(event, file: index)
+            let f = files[index]
+            bar?.clear()
+            switch outcome {
+            case .saved(let s):
+                let resumed = resumedAt[index].map { " (resumed at byte \($0))" } ?? ""
+                print("\(f.path): saved as \"\(s.name)\"\(resumed)")
+            case .rejected(let p): print("\(f.path): refused: \(p)")
+            case .failed(let p): print("\(f.path): failed: \(p)")
+            }
+            bar?.redraw()
+        case .connected:
+            break
         }
     }
-    do throws(SendFailure) { try sender.send(to: addresses) } catch { report.failed(error, session: session) }
+
+    func clearBar() { bar?.clear() }
 }
 
-/// The sessions' file lists, set once the first session's WELCOME came.
-final class SessionPlan: @unchecked Sendable {
-    // `groups` is guarded by `lock`.
-    private let lock = Lock()
-    private var planned: [[Int]]?
-    var groups: [[Int]]? {
-        get { lock.withLock { planned } }
-        set { lock.withLock { planned = newValue } }
-    }
-}
-
-// The first session runs alone. Its WELCOME says how many sessions the receiver serves at once
-// for us (protocol-v1.md §4): the files are then dealt (planSessions), the first session keeps
-// the first share, and the others start at once, never more than the receiver allows.
 let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
 let report = Report(files: files, bar: showBar ? ProgressBar(files: files) : nil)
-let plan = SessionPlan()
-let finished = Semaphore()
-let firstSession = SessionFiles.afterWelcome { [files, sendOptions, addresses] welcome in
-    let groups = planSessions(files, parallel: parallel, receiverSessions: welcome.sessionsAllowed)
-    plan.groups = groups
-    for (g, indices) in groups.enumerated().dropFirst() {
-        do {
-            try startThread {
-                runSession(.fixed(indices), of: files, session: g, options: sendOptions, addresses: addresses, report: report)
-                finished.signal()
-            }
-        } catch {
-            // Its files then go in the session that follows the others (takeLeftovers).
-            report.failed(.unreachable("cannot start a thread for another session: \(error)"), session: g)
-            finished.signal()
-        }
-    }
-    return groups[0]
-}
-runSession(firstSession, of: files, session: 0, options: sendOptions, addresses: addresses, report: report)
-// A first session that failed before its WELCOME planned nothing: it held every file.
-let sessions = plan.groups ?? [Array(files.indices)]
-for _ in sessions.dropFirst() { finished.wait() }
-// A receiver with fewer free session slots than we opened answers the rest ERROR busy (or, one
-// that serves a session at a time, leaves them unanswered). Their files go in one more
-// session; the receiver may take a moment to free the slots of the sessions that just ended,
-// so a busy answer there is retried for up to about 5 seconds.
-let leftovers = report.takeLeftovers(sessions)
-var attempt = 0
-while !leftovers.isEmpty {
-    let id = sessions.count + attempt
-    runSession(.fixed(leftovers), of: files, session: id, options: sendOptions, addresses: addresses, report: report)
-    attempt += 1
-    guard attempt < 10, report.forgetRefusal(of: id, files: leftovers, busyOnly: true) else { break }
-    usleep(UInt32(attempt) * 100_000)
-}
+let delivery = Delivery(files: files, options: sendOptions, parallel: parallel,
+                        connect: sendOptions.tcpConnector(to: addresses)) { report.handle($0) }
+let result = delivery.run()
 report.clearBar()
-
-if let error = report.failures.first {
-    let unfinished = files.indices.filter { report.outcomes[$0] == nil }
-    if unfinished.count < files.count {
-        for i in unfinished { print("\(files[i].path): not sent") }
-    }
-    switch error {
-    case .unreachable(let m): die("cannot connect to \(peerText): \(m)", ExitCode.unreachable)
-    case .connectionLost(let m): die("\(peerText): \(m)", ExitCode.unreachable)
-    case .localFile(let m): die(m, ExitCode.localFile)
-    case .remoteError(let p):
-        let code = (p.code == ErrorCode.busy.rawValue || p.code == ErrorCode.shuttingDown.rawValue) ? ExitCode.unreachable : ExitCode.protocolError
-        die("\(peerText): the receiver answered ERROR \(p)", code)
-    case .protocolError: die("\(peerText): \(error)", ExitCode.protocolError)
-    }
-}
-var status = ExitCode.ok
-for i in files.indices {
-    if case .saved = report.outcomes[i] { continue }
-    status = ExitCode.notAllSaved
-}
-exit(status)
+for i in result.unsent { print("\(files[i].path): not sent") }
+let (status, message) = result.exitStatus(peer: peerText)
+if let message { die(message, status) }
+exitProcess(status)
 
 /// Finds the addresses of `<peer>`: an address or host:port directly; otherwise first a
 /// `_ptk._tcp` instance of that name (case-insensitive), then a host name on the default port.
@@ -286,7 +162,7 @@ func resolvePeer(_ text: String, defaultPort: UInt16) -> [SocketAddress] {
     if let (host, port) = direct {
         let isNumeric = SocketAddress(numericHost: host, port: port) != nil
         if isNumeric || port != defaultPort || text.contains(":") {
-            do { return try SocketAddress.resolve(host, port: port) } catch { die("\(error)", ExitCode.unreachable) }
+            do { return try SocketAddress.resolve(host, port: port) } catch { die("\(error)", SendExitCode.unreachable) }
         }
     }
     var found: [DiscoveredService] = []
@@ -312,14 +188,14 @@ func resolvePeer(_ text: String, defaultPort: UInt16) -> [SocketAddress] {
         message += "the receivers found over mDNS are " + found.map { "'\($0.name)'" }.joined(separator: ", ")
     }
     message += ", and no host has that name"
-    die(message, ExitCode.unreachable)
+    die(message, SendExitCode.unreachable)
 }
 
 /// `--list`: the receivers found over mDNS, one per line or as JSON.
 func listReceivers(json: Bool) -> Never {
     let services: [DiscoveredService]
     do { services = try Browser.browse(timeout: 2).sorted { $0.name.lowercased() < $1.name.lowercased() } } catch {
-        die(error.description, ExitCode.unreachable)
+        die(error.description, SendExitCode.unreachable)
     }
     if json {
         let items = services.map { s -> String in
@@ -336,6 +212,6 @@ func listReceivers(json: Bool) -> Never {
             print(s.name + String(repeating: " ", count: width - s.name.count) + "  \(address):\(s.port)  protocol v\(s.protocolVersion ?? "?")")
         }
     }
-    exit(0)
+    exitProcess(0)
 }
 

@@ -1,0 +1,358 @@
+import PTKClient
+import PTKDigest
+import PTKProtocol
+import PTKSystem
+import PTKTestSupport
+import PTKTransport
+import Testing
+
+/// A receiver played by a script over a `ScriptedStream`: the protocol's answers, with one fault.
+final class FakeReceiver: @unchecked Sendable {
+    // Each instance serves one stream on the sender's thread.
+    enum Fault {
+        case none
+        /// ERROR busy instead of WELCOME.
+        case busy
+        /// Nothing after HELLO.
+        case silentAfterHello
+        /// ERROR with this code after this many chunks.
+        case errorAfterChunks(Int, ErrorCode)
+        /// The connection is reset after this many chunks.
+        case resetAfterChunks(Int)
+        /// Nothing more after this many chunks.
+        case silentAfterChunks(Int)
+        /// REJECT offers of this name.
+        case reject(String)
+        /// WELCOME then closes cleanly, mid-session.
+        case closeAfterWelcome
+    }
+
+    let fault: Fault
+    let sessions: Int?
+    /// Hold ACKs back until the window is full or DONE comes, then send them together.
+    let batchAcks: Bool
+    var window = 0
+    var chunks = 0
+    var pendingAcks = 0
+    var offer: Offer?
+    var received: [UInt8] = []
+    /// The files saved: name and bytes.
+    var saved: [(String, [UInt8])] = []
+    let stream: ScriptedStream
+
+    init(fault: Fault = .none, sessions: Int? = 8, batchAcks: Bool = false, readSize: Int = 1 << 20) {
+        self.fault = fault
+        self.sessions = sessions
+        self.batchAcks = batchAcks
+        var respond: ((Frame, ScriptedStream) -> Void)!
+        stream = ScriptedStream(readSize: readSize) { respond($0, $1) }
+        respond = { [unowned self] frame, s in answer(frame, s) }
+    }
+
+    private func flushAcks(_ s: ScriptedStream) {
+        for _ in 0..<pendingAcks { s.feed(.ack) }
+        pendingAcks = 0
+    }
+
+    /// Set once the receiver has closed or reset: it answers nothing more.
+    var gone = false
+
+    private func answer(_ frame: Frame, _ s: ScriptedStream) {
+        if gone { return }
+        switch frame {
+        case .hello(let h):
+            switch fault {
+            case .busy:
+                s.feed(.error(Problem(.busy, "at the limit")))
+                s.whenEmpty = .close
+                return
+            case .silentAfterHello:
+                return
+            default:
+                break
+            }
+            window = min(h.window ?? 16, 8)
+            s.feed(.welcome(Welcome(name: "fake", window: window, chunkSize: ProtocolLimits.chunkSize, maxFileSize: 1 << 30, sessions: sessions)))
+            if case .closeAfterWelcome = fault {
+                s.whenEmpty = .close
+                gone = true
+            }
+        case .offer(let o):
+            if case .reject(let name) = fault, o.name == name {
+                s.feed(.reject(Problem(.tooLarge, "not this one")))
+                return
+            }
+            offer = o
+            received = []
+            s.feed(.accept(Accept(offset: 0)))
+        case .chunk(let bytes):
+            chunks += 1
+            received += bytes
+            switch fault {
+            case .errorAfterChunks(let n, let code) where chunks == n:
+                s.feed(.error(Problem(code, "scripted")))
+                s.whenEmpty = .close
+                return
+            case .resetAfterChunks(let n) where chunks >= n:
+                s.whenEmpty = .reset
+                gone = true
+                return
+            case .silentAfterChunks(let n) where chunks >= n:
+                return
+            default:
+                break
+            }
+            pendingAcks += 1
+            // The sender waits for every ACK of a file before DONE, and for one when its window is full.
+            if !batchAcks || pendingAcks == window || Int64(received.count) == offer?.size { flushAcks(s) }
+        case .done:
+            flushAcks(s)
+            guard let o = offer else { return }
+            if SHA256.hex(of: received) == o.sha256 && Int64(received.count) == o.size {
+                saved.append((o.name, received))
+                s.feed(.saved(Saved(name: o.name, size: o.size, sha256: o.sha256)))
+            } else {
+                s.feed(.failed(Problem(.hashMismatch, "scripted check")))
+            }
+        case .bye:
+            s.whenEmpty = .close
+        default:
+            break
+        }
+    }
+}
+
+/// Photos written to a temporary directory for a test.
+final class PhotoFiles {
+    let dir = makeTemporaryDirectory("ptk-client")
+    var files: [LocalFile] = []
+    var bytes: [[UInt8]] = []
+
+    init(_ specs: [(String, Int)]) throws {
+        for (i, (name, size)) in specs.enumerated() {
+            let b = makePNG(size: size, seed: UInt64(i + 1))
+            writeFile(dir + "/" + name, b)
+            bytes.append(b)
+            files.append(try LocalFile.check(dir + "/" + name))
+        }
+    }
+
+    deinit { removeTree(dir) }
+}
+
+private func options() -> SendOptions { SendOptions(name: "tester", window: 8, timeout: 1) }
+
+/// Runs one Sender over `receiver`'s stream; returns the failure, if any, and the sender.
+private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver) -> (SendFailure?, Sender) {
+    let sender = Sender(files: photos.files, options: options())
+    let stream = receiver.stream
+    do throws(SendFailure) {
+        try sender.run { () throws(SendFailure) in (stream, "fake") }
+        return (nil, sender)
+    } catch {
+        return (error, sender)
+    }
+}
+
+@Suite("Sender over a scripted receiver")
+struct ScriptedSenderTests {
+    @Test("every file arrives byte-identical, with ACKs one by one, in batches, or one byte per read",
+          arguments: [(false, 1 << 20), (true, 1 << 20), (false, 1), (true, 1)])
+    func happyPath(batchAcks: Bool, readSize: Int) throws {
+        let photos = try PhotoFiles([("a.png", 250_000), ("b.png", 3_000), ("c.png", 1_000_000)])
+        let receiver = FakeReceiver(batchAcks: batchAcks, readSize: readSize)
+        let (failure, sender) = runSender(photos, receiver)
+        #expect(failure == nil)
+        #expect(receiver.saved.map(\.0) == ["a.png", "b.png", "c.png"])
+        #expect(receiver.saved.map(\.1) == photos.bytes, "the bytes differ")
+        #expect(sender.outcomes.count == 3)
+        #expect(receiver.stream.written.last == .bye)
+        #expect(receiver.stream.isClosed)
+        // The sender never reads more than it was given: one byte at a time means many reads.
+        if readSize == 1 { #expect(receiver.stream.reads > 100) }
+    }
+
+    @Test("a refused file is reported and the session goes on with the next")
+    func rejectedFile() throws {
+        let photos = try PhotoFiles([("a.png", 2_000), ("no.png", 2_000), ("c.png", 2_000)])
+        let receiver = FakeReceiver(fault: .reject("no.png"))
+        let (failure, sender) = runSender(photos, receiver)
+        #expect(failure == nil)
+        #expect(receiver.saved.map(\.0) == ["a.png", "c.png"])
+        guard case .rejected(let p)? = sender.outcomes[1] else { Issue.record("no REJECT outcome"); return }
+        #expect(p.code == "too-large")
+    }
+
+    @Test("ERROR busy instead of WELCOME ends the session with that error, nothing sent")
+    func busy() throws {
+        let photos = try PhotoFiles([("a.png", 2_000)])
+        let receiver = FakeReceiver(fault: .busy)
+        let (failure, sender) = runSender(photos, receiver)
+        guard case .remoteError(let p)? = failure else { Issue.record("expected ERROR busy, got \(String(describing: failure))"); return }
+        #expect(p.code == "busy")
+        #expect(sender.outcomes.isEmpty)
+        #expect(receiver.stream.written.count == 1)  // HELLO only
+    }
+
+    @Test("a receiver that goes silent is a lost connection, named as such, after HELLO or mid-file")
+    func silence() throws {
+        for fault in [FakeReceiver.Fault.silentAfterHello, .silentAfterChunks(3)] {
+            let photos = try PhotoFiles([("a.png", 2_000_000)])
+            let receiver = FakeReceiver(fault: fault)
+            let (failure, sender) = runSender(photos, receiver)
+            guard case .connectionLost(let m)? = failure else { Issue.record("\(fault): got \(String(describing: failure))"); continue }
+            #expect(m == "the receiver sent nothing for 1 s")
+            #expect(sender.outcomes.isEmpty)
+            #expect(receiver.stream.isClosed)
+        }
+    }
+
+    @Test("ERROR mid-file ends the session with that error; the file has no outcome")
+    func errorMidFile() throws {
+        let photos = try PhotoFiles([("a.png", 2_000_000), ("b.png", 2_000)])
+        let receiver = FakeReceiver(fault: .errorAfterChunks(5, .shuttingDown))
+        let (failure, sender) = runSender(photos, receiver)
+        guard case .remoteError(let p)? = failure else { Issue.record("got \(String(describing: failure))"); return }
+        #expect(p.code == "shutting-down")
+        #expect(sender.outcomes.isEmpty)
+        #expect(receiver.saved.isEmpty)
+    }
+
+    @Test("a reset mid-file, or a clean close after WELCOME, is a lost connection")
+    func reset() throws {
+        for fault in [FakeReceiver.Fault.resetAfterChunks(2), .closeAfterWelcome] {
+            let photos = try PhotoFiles([("a.png", 1_000_000)])
+            let (failure, _) = runSender(photos, FakeReceiver(fault: fault))
+            guard case .connectionLost(let m)? = failure else { Issue.record("\(fault): got \(String(describing: failure))"); continue }
+            #expect(m == "the receiver closed the connection")
+        }
+    }
+}
+
+/// Hands out a new FakeReceiver stream per connection, made by `make` from the connection's number.
+final class FakeNetwork: @unchecked Sendable {
+    private let lock = Lock()
+    private var receivers: [FakeReceiver] = []
+    private let make: (Int) -> FakeReceiver
+
+    init(_ make: @escaping (Int) -> FakeReceiver) { self.make = make }
+
+    var connector: Connector {
+        { () throws(SendFailure) in
+            let r = self.lock.withLock { () -> FakeReceiver in
+                let r = self.make(self.receivers.count)
+                self.receivers.append(r)
+                return r
+            }
+            return (r.stream, "fake")
+        }
+    }
+
+    var connections: [FakeReceiver] { lock.withLock { receivers } }
+    /// Every file saved over every connection, by name.
+    var saved: [String: [UInt8]] {
+        Dictionary(connections.flatMap(\.saved), uniquingKeysWith: { a, _ in a })
+    }
+}
+
+/// Events as Delivery passes them on.
+final class EventLog: @unchecked Sendable {
+    private let lock = Lock()
+    private var events: [SendProgress] = []
+    func add(_ e: SendProgress) { lock.withLock { events.append(e) } }
+    var finished: [Int] {
+        lock.withLock { events.compactMap { if case .finished(let i, _) = $0 { i } else { nil } } }
+    }
+}
+
+@Suite("Delivery: sessions, leftovers and exit statuses, without a network")
+struct DeliveryTests {
+    private func deliver(_ photos: PhotoFiles, parallel: Int, _ network: FakeNetwork, log: EventLog = EventLog()) -> DeliveryResult {
+        Delivery(files: photos.files, options: options(), parallel: parallel, connect: network.connector,
+                 retryPause: .milliseconds(1)) { log.add($0) }.run()
+    }
+
+    @Test("WELCOME.sessions 2 with --parallel 4: two sessions, every file saved once, exit 0")
+    func twoSessions() throws {
+        let photos = try PhotoFiles((0..<6).map { ("p\($0).png", 3_000 + $0) })
+        let network = FakeNetwork { _ in FakeReceiver(sessions: 2) }
+        let log = EventLog()
+        let result = deliver(photos, parallel: 4, network, log: log)
+        #expect(network.connections.count == 2)
+        #expect(network.saved.count == 6)
+        for (i, f) in photos.files.enumerated() { #expect(network.saved[f.name] == photos.bytes[i]) }
+        #expect(log.finished.sorted() == Array(0..<6))
+        #expect(result.exitStatus(peer: "x") == (0, nil))
+        #expect(result.unsent.isEmpty)
+    }
+
+    @Test("a receiver that does not say sessions gets one session with every file in order")
+    func noSessionsField() throws {
+        let photos = try PhotoFiles((0..<4).map { ("p\($0).png", 2_000) })
+        let network = FakeNetwork { _ in FakeReceiver(sessions: nil) }
+        let result = deliver(photos, parallel: 4, network)
+        #expect(network.connections.count == 1)
+        #expect(network.connections[0].saved.map(\.0) == ["p0.png", "p1.png", "p2.png", "p3.png"])
+        #expect(result.exitStatus(peer: "x").code == 0)
+    }
+
+    @Test("sessions answered busy send their files afterwards in one more session, retrying busy")
+    func busyLeftovers() throws {
+        let photos = try PhotoFiles((0..<8).map { ("p\($0).png", 2_000) })
+        // Connection 0 plans four sessions; 1-3 are busy; 4 (the leftover session) is busy too,
+        // then 5 takes them.
+        let network = FakeNetwork { n in (1...4).contains(n) ? FakeReceiver(fault: .busy) : FakeReceiver(sessions: 4) }
+        let result = deliver(photos, parallel: 4, network)
+        #expect(network.saved.count == 8)
+        #expect(network.connections.count == 6)
+        #expect(result.failures.isEmpty)
+        #expect(result.exitStatus(peer: "x").code == 0)
+    }
+
+    @Test("a receiver that stays busy: exit 69 with its ERROR named")
+    func alwaysBusy() throws {
+        let photos = try PhotoFiles([("a.png", 2_000)])
+        let network = FakeNetwork { _ in FakeReceiver(fault: .busy) }
+        let result = deliver(photos, parallel: 4, network)
+        let (code, message) = result.exitStatus(peer: "host")
+        #expect(code == 69)
+        #expect(message == "host: the receiver answered ERROR busy: at the limit")
+        #expect(result.unsent.isEmpty)  // nothing got anywhere: the error line says it all
+    }
+
+    @Test("ERROR mid-file in one of two sessions: the others' files are saved, the rest listed as not sent, exit 69")
+    func errorInOneSession() throws {
+        let photos = try PhotoFiles([("big.png", 1_500_000), ("s1.png", 2_000), ("s2.png", 2_000)])
+        let network = FakeNetwork { n in n == 0 ? FakeReceiver(fault: .errorAfterChunks(3, .shuttingDown), sessions: 2) : FakeReceiver(sessions: 2) }
+        let result = deliver(photos, parallel: 2, network)
+        let (code, message) = result.exitStatus(peer: "host")
+        #expect(code == 69)
+        #expect(message == "host: the receiver answered ERROR shutting-down: scripted")
+        #expect(!result.unsent.isEmpty)
+        #expect(result.unsent.allSatisfy { result.outcomes[$0] == nil })
+        #expect(result.outcomes.count + result.unsent.count == 3)
+    }
+
+    @Test("a protocol error is exit 76; a refused file alone is exit 1")
+    func statuses() throws {
+        let photos = try PhotoFiles([("a.png", 2_000), ("no.png", 2_000)])
+        let refused = deliver(photos, parallel: 1, FakeNetwork { _ in FakeReceiver(fault: .reject("no.png")) })
+        #expect(refused.exitStatus(peer: "x") == (1, nil))
+
+        let garbage = FakeNetwork { _ in
+            let r = FakeReceiver()
+            r.stream.feed(raw: Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8))
+            return r
+        }
+        let result = deliver(photos, parallel: 1, garbage)
+        #expect(result.exitStatus(peer: "x").code == 76)
+    }
+
+    @Test("unreachable: exit 69 naming the peer")
+    func unreachable() throws {
+        let photos = try PhotoFiles([("a.png", 2_000)])
+        let result = Delivery(files: photos.files, options: options(), parallel: 4,
+                              connect: { () throws(SendFailure) in throw .unreachable("connection refused") }).run()
+        #expect(result.exitStatus(peer: "host:1") == (69, "cannot connect to host:1: connection refused"))
+    }
+}
