@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem"]),
         // The receiver service: configuration, listener, sessions.
         .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify"]),
+        // ptkd's settings, each declared once: flags, configuration file, defaults, help.
+        .target(name: "PTKDaemonCommandLine", dependencies: ["PTKDaemon", "PTKCLI", "PTKProtocol", "PTKSystem"]),
         // mDNS/DNS-SD through Avahi: advertise, browse, resolve.
         .target(name: "PTKDiscovery", dependencies: ["CAvahi", "PTKSystem"]),
         // sd_notify for systemd's Type=notify.
@@ -48,13 +50,13 @@ let package = Package(
         .executableTarget(name: "FuzzFrames", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
         .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
 
-        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKCLI", "PTKSystem"]),
+        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKDaemonCommandLine", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
-        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKTestSupport"]),
+        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKDaemonCommandLine", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),

@@ -3,6 +3,7 @@ import Testing
 import PTKTestSupport
 @testable import PTKCLI
 @testable import PTKDaemon
+import PTKDaemonCommandLine
 
 let specs = [
     OptionSpec("port", value: "N", help: "port"),
@@ -74,9 +75,9 @@ struct ConfigurationTests {
         for (k, v) in [("dir", "/srv/p"), ("port", "0"), ("listen", "::1"), ("listen", "127.0.0.1"), ("name", "livingroom"),
                        ("window", "64"), ("max-file-size", "1G"), ("max-sessions", "3"), ("min-free", "1M"),
                        ("idle-timeout", "5"), ("partial-max-age", "2h")] {
-            try c.apply(k, v)
+            try DaemonOptions.apply(k, v, to: &c)
         }
-        try c.apply("no-mdns", nil)
+        try DaemonOptions.apply("no-mdns", nil, to: &c)
         #expect(c.directory == "/srv/p")
         #expect(c.port == 0)
         #expect(c.listen == ["::1", "127.0.0.1"])
@@ -110,14 +111,14 @@ struct ConfigurationTests {
     ])
     func badValues(key: String, value: String) {
         var c = DaemonConfiguration()
-        #expect(throws: UsageError.self) { try c.apply(key, value) }
-        do { try c.apply(key, value) } catch { #expect(error.message.contains(key)) }
+        #expect(throws: UsageError.self) { try DaemonOptions.apply(key, value, to: &c) }
+        do { try DaemonOptions.apply(key, value, to: &c) } catch { #expect(error.message.contains(key)) }
     }
 
     @Test("a configuration file sets values; comments and blank lines are skipped")
     func file() throws {
         var c = DaemonConfiguration()
-        try c.apply(configFile: """
+        try DaemonOptions.apply(configFile: """
             # ptkd settings
             dir = /var/lib/photos
 
@@ -125,7 +126,7 @@ struct ConfigurationTests {
             name = "Living Room"
             listen = 127.0.0.1
             mdns = no
-            """, path: "/etc/ptk/ptkd.conf")
+            """, path: "/etc/ptk/ptkd.conf", to: &c)
         #expect(c.directory == "/var/lib/photos")
         #expect(c.port == 48000)
         #expect(c.name == "Living Room")
@@ -137,21 +138,21 @@ struct ConfigurationTests {
     func shippedConfig() throws {
         let text = String(decoding: try #require(readFile(repositoryRoot() + "/etc/ptkd.conf")), as: UTF8.self)
         var commented = DaemonConfiguration()
-        try commented.apply(configFile: text, path: "ptkd.conf")
+        try DaemonOptions.apply(configFile: text, path: "ptkd.conf", to: &commented)
         #expect(commented == DaemonConfiguration())
         // Uncomment every setting line (not the prose): the values must be the defaults.
         let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.hasPrefix("#") && line.dropFirst().first?.isLetter == true && line.contains(" = ") ? String(line.dropFirst()) : String(line)
         }.joined(separator: "\n")
         var explicit = DaemonConfiguration()
-        try explicit.apply(configFile: uncommented, path: "ptkd.conf")
+        try DaemonOptions.apply(configFile: uncommented, path: "ptkd.conf", to: &explicit)
         var expected = DaemonConfiguration()
         expected.directory = "/var/lib/ptk/received"
         expected.listen = ["::", "0.0.0.0"]
         expected.name = "livingroom"
         #expect(explicit == expected)
-        for key in DaemonConfiguration.keys where key != "no-mdns" {
-            #expect(uncommented.contains("\n\(key) = "), "\(key) is not in etc/ptkd.conf")
+        for option in DaemonOptions.settings where option.inConfigFile {
+            #expect(uncommented.contains("\n\(option.name) = "), "\(option.name) is not in etc/ptkd.conf")
         }
     }
 
@@ -163,7 +164,7 @@ struct ConfigurationTests {
     ])
     func badFile(text: String, message: String) {
         var c = DaemonConfiguration()
-        #expect(throws: UsageError(message)) { try c.apply(configFile: text, path: "/etc/ptk/ptkd.conf") }
+        #expect(throws: UsageError(message)) { try DaemonOptions.apply(configFile: text, path: "/etc/ptk/ptkd.conf", to: &c) }
     }
 
     @Test("the default directory follows STATE_DIRECTORY, then root, then the home directory")

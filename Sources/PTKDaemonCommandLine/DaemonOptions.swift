@@ -1,0 +1,211 @@
+import PTKCLI
+import PTKDaemon
+import PTKProtocol
+import PTKSystem
+
+/// One of ptkd's settings, declared once: its flag and configuration-file key, value parser,
+/// default (read from `DaemonConfiguration()`, so help cannot drift from the code) and help.
+public struct DaemonOption: Sendable {
+    /// The long flag name, which is also the configuration-file key.
+    public let name: String
+    /// The value's name in help ("N"), or nil for a flag without value.
+    public let valueName: String?
+    /// What it sets, without the default.
+    public let help: String
+    /// Where it can be given.
+    public let onCommandLine: Bool
+    public let inConfigFile: Bool
+    /// The default as help shows it, from a default configuration.
+    public let defaultText: @Sendable (DaemonConfiguration) -> String
+    /// True when `defaultText` is a value the setting accepts (not a description such as "the host name").
+    public let defaultIsValue: Bool
+    /// Parses `value` ("" for a flag) into the configuration.
+    let set: @Sendable (inout DaemonConfiguration, String) throws(UsageError) -> Void
+
+    init(_ name: String, value: String?, help: String, commandLine: Bool = true, configFile: Bool = true,
+         defaultIsValue: Bool = true, default defaultText: @escaping @Sendable (DaemonConfiguration) -> String,
+         set: @escaping @Sendable (inout DaemonConfiguration, String) throws(UsageError) -> Void) {
+        self.name = name
+        self.valueName = value
+        self.help = help
+        self.onCommandLine = commandLine
+        self.inConfigFile = configFile
+        self.defaultIsValue = defaultIsValue
+        self.defaultText = defaultText
+        self.set = set
+    }
+
+    /// The help line's text: what it sets and its default.
+    public var helpWithDefault: String {
+        let text = defaultText(DaemonConfiguration())
+        return defaultIsValue ? "\(help) (default \(text))" : "\(help) (default: \(text))"
+    }
+}
+
+private func invalid(_ value: String, _ key: String, _ what: String) -> UsageError {
+    UsageError("invalid value '\(value)' for \(key): \(what)")
+}
+
+/// "512M" for 512 MiB: the largest K/M/G/T unit that divides the size.
+func sizeText(_ n: Int64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] where n > 0 && n % (Int64(1) << shift) == 0 {
+        return "\(n >> shift)\(unit)"
+    }
+    return "\(n)"
+}
+
+/// "24h" for 86400 s: the largest d/h/m unit that divides the duration; plain seconds otherwise.
+func durationText(_ seconds: Double, plainSeconds: Bool = false) -> String {
+    if !plainSeconds, seconds == seconds.rounded() {
+        let s = Int(seconds)
+        for (size, unit) in [(86_400, "d"), (3600, "h"), (60, "m")] where s > 0 && s % size == 0 && s / size < 1000 {
+            if unit == "d" && s / size == 1 { return "24h" }
+            return "\(s / size)\(unit)"
+        }
+    }
+    return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+}
+
+/// ptkd's command line and configuration file.
+public enum DaemonOptions {
+    /// Every setting, in help order.
+    public static let settings: [DaemonOption] = [
+        DaemonOption("dir", value: "PATH", help: "received-photos directory", defaultIsValue: false,
+                     default: { _ in "$STATE_DIRECTORY/received under systemd, /var/lib/ptk/received as root, else ~/.local/share/ptk/received" }) { c, v throws(UsageError) in
+            guard !v.isEmpty else { throw invalid(v, "dir", "expected a directory path") }
+            c.directory = v
+        },
+        DaemonOption("port", value: "N", help: "TCP port; 0 picks a free port and logs it", default: { "\($0.port)" }) { c, v throws(UsageError) in
+            guard let p = parseInteger(v, in: 0...65535) else { throw invalid(v, "port", "expected a port number 0-65535") }
+            c.port = UInt16(p)
+        },
+        DaemonOption("listen", value: "ADDR", help: "address to listen on; repeatable", defaultIsValue: false,
+                     default: { _ in "every IPv6 and IPv4 address" }) { c, v throws(UsageError) in
+            guard !v.isEmpty else { throw invalid(v, "listen", "expected an IP address") }
+            c.listen.append(v)
+        },
+        DaemonOption("name", value: "NAME", help: "display name sent to senders and advertised over mDNS", defaultIsValue: false,
+                     default: { _ in "the host name" }) { c, v throws(UsageError) in
+            guard !v.isEmpty, v.utf8.count <= 63 else { throw invalid(v, "name", "expected 1 to 63 bytes") }
+            c.name = v
+        },
+        DaemonOption("window", value: "N", help: "chunks a sender may have unacknowledged, 1-\(ProtocolLimits.maxWindow)",
+                     default: { "\($0.window)" }) { c, v throws(UsageError) in
+            guard let w = parseInteger(v, in: 1...ProtocolLimits.maxWindow) else { throw invalid(v, "window", "expected 1 to \(ProtocolLimits.maxWindow)") }
+            c.window = w
+        },
+        DaemonOption("max-file-size", value: "SIZE", help: "largest photo accepted; K, M, G suffixes",
+                     default: { sizeText($0.maxFileSize) }) { c, v throws(UsageError) in
+            guard let s = parseSize(v), s >= 8 else { throw invalid(v, "max-file-size", "expected a size such as 512M") }
+            c.maxFileSize = s
+        },
+        DaemonOption("max-sessions", value: "N", help: "sessions served at once; beyond it ERROR busy",
+                     default: { "\($0.maxSessions)" }) { c, v throws(UsageError) in
+            guard let n = parseInteger(v, in: 1...10_000) else { throw invalid(v, "max-sessions", "expected 1 to 10000") }
+            c.maxSessions = n
+        },
+        DaemonOption("max-sessions-per-address", value: "N", help: "sessions one IP address may hold; beyond it ERROR busy",
+                     default: { "\($0.maxSessionsPerAddress)" }) { c, v throws(UsageError) in
+            guard let n = parseInteger(v, in: 1...10_000) else { throw invalid(v, "max-sessions-per-address", "expected 1 to 10000") }
+            c.maxSessionsPerAddress = n
+        },
+        DaemonOption("file-mode", value: "MODE", help: "permission bits of saved photos, octal",
+                     default: { "0" + String($0.fileMode, radix: 8) }) { c, v throws(UsageError) in
+            guard let m = UInt32(v, radix: 8), m <= 0o777, m & 0o600 == 0o600 else {
+                throw invalid(v, "file-mode", "expected octal permission bits that let the owner read and write, such as 0644")
+            }
+            c.fileMode = m
+        },
+        DaemonOption("min-free", value: "SIZE", help: "free space to keep on the file system; offers that would eat into it are refused",
+                     default: { sizeText($0.minFree) }) { c, v throws(UsageError) in
+            guard let s = parseSize(v) else { throw invalid(v, "min-free", "expected a size such as 100M") }
+            c.minFree = s
+        },
+        DaemonOption("idle-timeout", value: "SECONDS", help: "close a session silent this long",
+                     default: { durationText($0.idleTimeout, plainSeconds: true) }) { c, v throws(UsageError) in
+            guard let d = parseDuration(v), d > 0 else { throw invalid(v, "idle-timeout", "expected seconds, such as 30") }
+            c.idleTimeout = d
+        },
+        DaemonOption("handshake-timeout", value: "SECONDS", help: "time a new connection has to send HELLO",
+                     default: { durationText($0.handshakeTimeout, plainSeconds: true) }) { c, v throws(UsageError) in
+            guard let d = parseDuration(v), d > 0 else { throw invalid(v, "handshake-timeout", "expected seconds, such as 10") }
+            c.handshakeTimeout = d
+        },
+        DaemonOption("partial-max-age", value: "DURATION", help: "delete unfinished uploads older than this; s, m, h, d suffixes",
+                     default: { durationText($0.partialMaxAge) }) { c, v throws(UsageError) in
+            guard let d = parseDuration(v), d > 0 else { throw invalid(v, "partial-max-age", "expected a duration, such as 24h") }
+            c.partialMaxAge = d
+        },
+        DaemonOption("mdns", value: "yes|no", help: "advertise over mDNS (_ptk._tcp) through avahi-daemon", commandLine: false,
+                     default: { $0.mdns ? "yes" : "no" }) { c, v throws(UsageError) in
+            switch v.lowercased() {
+            case "yes", "true", "on", "1": c.mdns = true
+            case "no", "false", "off", "0": c.mdns = false
+            default: throw invalid(v, "mdns", "expected yes or no")
+            }
+        },
+        DaemonOption("no-mdns", value: nil, help: "do not advertise over mDNS; in the file: mdns = no", configFile: false,
+                     defaultIsValue: false, default: { $0.mdns ? "advertise through avahi-daemon" : "do not advertise" }) { c, _ throws(UsageError) in
+            c.mdns = false
+        },
+    ]
+
+    /// The default configuration file, read when it exists and `--config` is not given.
+    public static let defaultConfigFile = "/etc/ptk/ptkd.conf"
+
+    /// The command line's options: the settings, then --config, --help and --version.
+    public static let commandLine: [OptionSpec] = settings.filter(\.onCommandLine).map {
+        OptionSpec($0.name, value: $0.valueName, help: $0.helpWithDefault)
+    } + [
+        OptionSpec("config", value: "FILE", help: "read settings from FILE ('key = value' lines; flags override it) (default: \(defaultConfigFile) if it exists)"),
+        OptionSpec("help", short: "h", help: "show this help and exit"),
+        OptionSpec("version", help: "show the version and exit"),
+    ]
+
+    /// Sets one setting from its name and text value ("" or nil for a flag without value).
+    public static func apply(_ name: String, _ value: String?, to configuration: inout DaemonConfiguration) throws(UsageError) {
+        guard let option = settings.first(where: { $0.name == name }) else { throw UsageError("unknown setting '\(name)'") }
+        try option.set(&configuration, value ?? "")
+    }
+
+    /// Applies the `key = value` lines of a configuration file. Blank lines and lines starting
+    /// with `#` are skipped. A bad line is an error naming the file and the line.
+    public static func apply(configFile text: String, path: String, to configuration: inout DaemonConfiguration) throws(UsageError) {
+        var lineNumber = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = String(raw).trimmingSpaces()
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw UsageError("\(path):\(lineNumber): expected 'key = value', got '\(line)'")
+            }
+            let key = String(line[..<eq]).trimmingSpaces()
+            var value = String(line[line.index(after: eq)...]).trimmingSpaces()
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            guard let option = settings.first(where: { $0.name == key && $0.inConfigFile }) else {
+                throw UsageError("\(path):\(lineNumber): unknown key '\(key)'")
+            }
+            do { try option.set(&configuration, value) } catch {
+                throw UsageError("\(path):\(lineNumber): \(error.message)")
+            }
+        }
+    }
+
+    /// The configuration a parsed command line asks for: the configuration file (`--config`, else
+    /// the default one if it exists), then the flags in order. `readFile` reads the file.
+    public static func configuration(from parsed: ParsedArguments,
+                                     readFile: (String) throws(SystemError) -> String = readTextFile) throws(UsageError) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        var path = parsed.last("config")
+        if path == nil && fileExists(defaultConfigFile) { path = defaultConfigFile }
+        if let path {
+            let text: String
+            do { text = try readFile(path) } catch { throw UsageError("cannot read configuration file: \(error)") }
+            try apply(configFile: text, path: path, to: &configuration)
+        }
+        for (name, value) in parsed.options where name != "config" {
+            try apply(name, value, to: &configuration)
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,58 @@
+import PTKCLI
+import PTKDaemon
+import PTKDaemonCommandLine
+import PTKTestSupport
+import Testing
+
+private func repositoryText(_ path: String) throws -> String {
+    String(decoding: try #require(readFile(repositoryRoot() + "/" + path)), as: UTF8.self)
+}
+
+@Suite("ptkd's options are declared once")
+struct OptionDocsTests {
+    @Test("every default shown is the real one: it parses back to the default configuration")
+    func defaultsRoundTrip() throws {
+        for option in DaemonOptions.settings where option.defaultIsValue {
+            var c = DaemonConfiguration()
+            try DaemonOptions.apply(option.name, option.defaultText(DaemonConfiguration()), to: &c)
+            #expect(c == DaemonConfiguration(), "--\(option.name)'s shown default is not its default")
+        }
+    }
+
+    @Test("README shows ptkd's options exactly as ptkd --help does, each with its default")
+    func readme() throws {
+        let readme = try repositoryText("README.md")
+        let lines = helpLines(for: DaemonOptions.commandLine)
+        #expect(readme.contains("```\nptkd [OPTIONS]\n" + lines + "\n```"), "README's ptkd block differs from the help; paste `ptkd --help`'s options there")
+        for option in DaemonOptions.settings where option.onCommandLine {
+            #expect(lines.contains("--\(option.name)") && lines.contains(option.helpWithDefault))
+            #expect(option.helpWithDefault.contains("(default"))
+        }
+    }
+
+    @Test("etc/ptkd.conf names every key of the file with its default")
+    func configFile() throws {
+        let text = try repositoryText("etc/ptkd.conf")
+        for option in DaemonOptions.settings where option.inConfigFile {
+            let shown = option.defaultText(DaemonConfiguration())
+            #expect(text.contains("\n#\(option.name) = "), "\(option.name) is missing")
+            if option.defaultIsValue {
+                #expect(text.contains("\n#\(option.name) = \(shown)\n"), "\(option.name) does not show its default \(shown)")
+            } else {
+                #expect(text.contains("# Default: \(shown)\n"), "\(option.name)'s comment does not say its default: \(shown)")
+            }
+        }
+        // And nothing the file documents is unknown to ptkd.
+        for line in text.split(separator: "\n") where line.hasPrefix("#") && line.contains(" = ") && line.dropFirst().first?.isLetter == true {
+            let key = String(line.dropFirst().split(separator: " ")[0])
+            #expect(DaemonOptions.settings.contains { $0.name == key && $0.inConfigFile }, "etc/ptkd.conf documents unknown key \(key)")
+        }
+    }
+
+    @Test("a flag that is not a setting, or a key only the command line knows, is refused where it does not belong")
+    func placement() {
+        var c = DaemonConfiguration()
+        #expect(throws: UsageError("ptkd.conf:1: unknown key 'no-mdns'")) { try DaemonOptions.apply(configFile: "no-mdns = 1", path: "ptkd.conf", to: &c) }
+        #expect(throws: UsageError("unknown option '--mdns'")) { try parseArguments(["--mdns", "no"], options: DaemonOptions.commandLine) }
+    }
+}
