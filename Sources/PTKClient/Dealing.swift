@@ -1,3 +1,5 @@
+import PTKProtocol
+
 /// How many sessions `ptk-send` opens when `--parallel` is not given, for two or more files.
 /// From `bench/run` (docs/PERFORMANCE.md): 1000 photos of 20 kB took 0.66-1.23 s over one
 /// session, 0.55-0.70 s over four and 0.49-0.52 s over eight; four leave half of the
@@ -14,8 +16,8 @@ public func dealFiles(_ files: [LocalFile], sessions: Int) -> [[Int]] {
     var bytes = [Int64](repeating: 0, count: count)
     var groupOfName: [String: Int] = [:]
     for (i, file) in files.enumerated() {
-        // The receiver adds ".png" when a name lacks it, so "a" and "a.png" collide there.
-        let key = file.name.hasSuffix(".png") ? String(file.name.dropLast(4)) : file.name
+        // The receiver's own naming rules say which names compete there (protocol §5).
+        let key = FileName.collisionKey(file.name)
         let g = groupOfName[key] ?? bytes.indices.min { bytes[$0] < bytes[$1] }!
         groupOfName[key] = g
         groups[g].append(i)

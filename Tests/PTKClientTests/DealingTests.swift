@@ -39,6 +39,17 @@ struct DealingTests {
         #expect(groups.flatMap { $0 }.sorted() == Array(0..<6))
     }
 
+    @Test("the receiver's exact naming rules decide: '.a.png', 'a', 'a (2).png' and 'a.png' stay in one session")
+    func receiverRules() {
+        let f = files([("a.png", 10), (".a.png", 10), ("x.png", 10), ("a", 10), ("y.png", 10), ("a (2).png", 10), ("z.png", 10)])
+        for sessions in 2...4 {
+            let groups = dealFiles(f, sessions: sessions)
+            let withA = groups.filter { $0.contains(0) }
+            #expect(withA.count == 1)
+            #expect(withA[0].filter { [0, 1, 3, 5].contains($0) } == [0, 1, 3, 5])
+        }
+    }
+
     @Test("a receiver that serves one session (or does not say) gets every file in one session, in order")
     func planOneSession() {
         let f = files((0..<6).map { ("IMG_\($0).png", Int64(100 * ($0 + 1))) })

@@ -1,5 +1,5 @@
 import Testing
-@testable import PTKStore
+@testable import PTKProtocol
 
 @Suite("Final-name sanitiser")
 struct FileNameTests {
@@ -62,5 +62,21 @@ struct FileNameTests {
         #expect(!s.contains("\\"))
         #expect(s.utf8.count <= 200)
         #expect(s.hasSuffix(".png"))
+    }
+
+    @Test("names that compete for one final name share a collision key; others do not", arguments: [
+        ("a.png", "a.png"), ("a", "a.png"), (".a.png", "a.png"), ("  a.png", "a.png"), ("dir/a.png", "a.png"),
+        ("a (2).png", "a.png"), ("a (2) (3).png", "a.png"), ("a (x).png", "a (x).png"), ("(2).png", "(2).png"),
+        ("a.PNG", "a.PNG"), ("b.png", "b.png"), ("a\u{1}.png", "a.png"),
+    ])
+    func collisionKeys(offered: String, key: String) {
+        #expect(FileName.collisionKey(offered) == key)
+    }
+
+    @Test("a name and the suffixed form the receiver would give its second copy share a key")
+    func suffixesShareKey() {
+        for n in 2...12 {
+            #expect(FileName.collisionKey(FileName.withSuffix(FileName.sanitize("IMG_1.png"), counter: n)) == FileName.collisionKey("IMG_1.png"))
+        }
     }
 }

@@ -1,4 +1,5 @@
-/// Final names for received photos (protocol-v1.md section 5).
+/// Final names for received photos (protocol-v1.md section 5). Pure, so that the receiver names
+/// files with them and the sender can tell in advance which files will compete for a name.
 public enum FileName {
     /// The most bytes of UTF-8 a final name may have.
     public static let maxBytes = 200
@@ -26,8 +27,24 @@ public enum FileName {
         return (short.isEmpty ? "photo" : short) + tail
     }
 
+    /// Files whose offered names have the same key may compete on the receiver for one final
+    /// name or its suffixed forms: their sanitised names are equal once a collision suffix
+    /// (" (2)") is taken off ("a", ".a.png" and "a (2).png" all give "a.png"). A sender keeps such
+    /// files in one session, in order, so the suffixes come out as over one session.
+    public static func collisionKey(_ offered: String) -> String {
+        let (stem, ext) = split(sanitize(offered))
+        var s = Substring(stem)
+        // Drop trailing " (N)" groups.
+        while s.hasSuffix(")"), let open = s.lastIndex(of: "("), open > s.startIndex,
+              s[s.index(before: open)] == " ", s[s.index(after: open)..<s.index(before: s.endIndex)].allSatisfy(\.isASCII),
+              let _ = Int(s[s.index(after: open)..<s.index(before: s.endIndex)]) {
+            s = s[..<s.index(before: open)]
+        }
+        return String(s) + ext
+    }
+
     /// Splits a name into its stem and ".png" ending (adding the ending when missing).
-    static func split(_ name: String) -> (String, String) {
+    public static func split(_ name: String) -> (String, String) {
         if name.utf8.count >= 4, name.lowercased().hasSuffix(".png") {
             let stem = String(name.dropLast(4))
             return (stem, String(name.suffix(4)))
