@@ -17,11 +17,13 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Linux calls glibc declares only under _GNU_SOURCE (accept4).
+        .systemLibrary(name: "CLinux"),
 
         // Pure protocol core: frames, codec, limits, state machines. No I/O.
         .target(name: "PTKProtocol"),
         // Thin syscall layer: errors, descriptors, sockets, addresses.
-        .target(name: "PTKSystem"),
+        .target(name: "PTKSystem", dependencies: ["CLinux"]),
         // SHA-256 (OpenSSL) and CRC-32 (zlib).
         .target(name: "PTKDigest", dependencies: ["COpenSSL", "CZlib"]),
         // Byte streams, listeners, framed connections with deadlines.
@@ -39,7 +41,7 @@ let package = Package(
         // sd_notify for systemd's Type=notify.
         .target(name: "PTKNotify", dependencies: ["CSystemd"]),
         // Small hand-written argument parsing shared by the executables.
-        .target(name: "PTKCLI"),
+        .target(name: "PTKCLI", dependencies: ["PTKSystem"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
         .target(name: "PTKTestSupport", dependencies: ["PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),

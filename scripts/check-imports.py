@@ -7,6 +7,10 @@ PTKProtocol through PTKClient without naming it. This check asks for the direct 
 dependency lists in Package.swift are the layering, exactly. It reads `swift package
 dump-package` and each target's Swift files; it prints each undeclared import and exits 1.
 
+It also keeps the C library's system calls in the syscall layer: outside PTKSystem, only test
+code (test targets and PTKTestSupport) may import Glibc; everything else uses PTKSystem's typed
+wrappers (open flags, errno names, poll events, file status, Duration, the condition lock).
+
 Usage: scripts/check-imports.py [PACKAGE_DIR]
 """
 import json, os, re, subprocess, sys
@@ -27,6 +31,9 @@ def declared(target):
                 names.add(dep[kind][0])
     return names
 
+# The only targets besides test targets that may import Glibc.
+GLIBC_ALLOWED = {'PTKSystem', 'PTKTestSupport'}
+
 problems = []
 for name, target in sorted(targets.items()):
     if target['type'] == 'system':
@@ -39,6 +46,8 @@ for name, target in sorted(targets.items()):
                 continue
             path = os.path.join(base, f)
             for imported in import_line.findall(open(path, encoding='utf-8').read()):
+                if imported in ('Glibc', 'Foundation') and name not in GLIBC_ALLOWED and target['type'] != 'test':
+                    problems.append(f'{os.path.relpath(path, root)}: imports {imported}; outside PTKSystem use its typed wrappers')
                 dep = module.get(imported)
                 if dep and dep != name and dep not in allowed:
                     problems.append(f'{os.path.relpath(path, root)}: imports {imported}, which Package.swift does not list for {name}')

@@ -1,10 +1,9 @@
-import Glibc
+import PTKSystem
 
 /// Prints `Error: message` on standard error and exits with `code`.
 public func exitWithError(_ message: String, code: Int32) -> Never {
-    let bytes = Array("Error: \(message)\n".utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-    exit(code)
+    writeToStandardError("Error: \(message)")
+    exitProcess(code)
 }
 
 /// Prints a usage error with a hint (and the usage line, if given) and exits 64.
@@ -27,11 +26,11 @@ public func parseCommandLineOrExit(options: [OptionSpec], program: String, versi
     }
     if parsed.has("help") {
         print(usage)
-        exit(0)
+        exitProcess(0)
     }
     if parsed.has("version") {
         print("\(program) \(version) (protocol v1)")
-        exit(0)
+        exitProcess(0)
     }
     return parsed
 }

@@ -1,4 +1,3 @@
-import Glibc
 import PTKDigest
 import PTKProtocol
 import PTKSystem
@@ -25,7 +24,7 @@ public struct LocalFile: Sendable {
         defer { fd.close() }
         do {
             let st = try fd.status()
-            guard (st.st_mode & S_IFMT) == S_IFREG else { throw LocalFileError(path: path, reason: "not a regular file") }
+            guard st.isRegularFile else { throw LocalFileError(path: path, reason: "not a regular file") }
             var head = [UInt8](repeating: 0, count: 8)
             var got = 0
             while got < 8 {
@@ -39,7 +38,7 @@ public struct LocalFile: Sendable {
                 throw LocalFileError(path: path, reason: "not a PNG file (it does not start with the PNG signature)")
             }
             let name = path.split(separator: "/").last.map(String.init) ?? path
-            return LocalFile(path: path, name: name, size: Int64(st.st_size))
+            return LocalFile(path: path, name: name, size: st.size)
         } catch let e as LocalFileError {
             throw e
         } catch let e as SystemError {
@@ -74,7 +73,7 @@ public struct LocalFile: Sendable {
     }
 
     private static func open(_ path: String) throws(LocalFileError) -> FileDescriptor {
-        do { return try .open(path, flags: O_RDONLY) } catch {
+        do { return try .open(path, flags: .readOnly) } catch {
             throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)
         }
     }

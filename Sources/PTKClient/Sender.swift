@@ -1,4 +1,3 @@
-import Glibc
 import PTKProtocol
 import PTKSystem
 import PTKTransport
@@ -143,7 +142,7 @@ public final class Sender {
                     if openFile?.index != index {
                         openFile?.fd.close()
                         openFile = nil
-                        do { openFile = (index, try .open(path, flags: O_RDONLY)) } catch {
+                        do { openFile = (index, try .open(path, flags: .readOnly)) } catch {
                             throw .localFile("\(path): \(error.reason)")
                         }
                     }

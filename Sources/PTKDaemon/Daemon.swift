@@ -1,4 +1,3 @@
-import Glibc
 import PTKDiscovery
 import PTKNotify
 import PTKProtocol
@@ -53,7 +52,7 @@ public final class Daemon: @unchecked Sendable {
             store = try PhotoStore(settings: StoreSettings(directory: configuration.effectiveDirectory,
                                                           minFree: configuration.minFree,
                                                           partialMaxAge: configuration.partialMaxAge,
-                                                          fileMode: mode_t(configuration.fileMode)))
+                                                          fileMode: configuration.fileMode))
         } catch {
             throw DaemonError(description: error.description, exitCode: 73)
         }
@@ -103,11 +102,11 @@ public final class Daemon: @unchecked Sendable {
         var nextCleanup = Instant.now + 3600
         var failure: DaemonError? = nil
         // Set while accept keeps failing, so a lasting condition is logged once, not every 100 ms.
-        var acceptFailing: CInt? = nil
+        var acceptFailing: Errno? = nil
         while !shutdown.isRequested {
-            var fds = listener.sockets.map { ($0, Int16(POLLIN)) }
-            fds.append((shutdown.pipe.readEnd, Int16(POLLIN)))
-            let revents: [Int16]
+            var fds = listener.sockets.map { ($0, PollEvents.readable) }
+            fds.append((shutdown.pipe.readEnd, .readable))
+            let revents: [PollEvents]
             do { revents = try poll(fds, until: nextCleanup) } catch {
                 failure = DaemonError(description: "the accept loop failed: \(error)", exitCode: 70)
                 Log.warning("\(failure!.description); shutting down")
@@ -117,7 +116,7 @@ public final class Daemon: @unchecked Sendable {
                 store.removeStalePartials()
                 nextCleanup = .now + 3600
             }
-            for (i, sock) in listener.sockets.enumerated() where revents[i] != 0 {
+            for (i, sock) in listener.sockets.enumerated() where !revents[i].isEmpty {
                 do {
                     while let (conn, peer) = try Socket.accept(sock) {
                         if acceptFailing != nil {
@@ -127,9 +126,9 @@ public final class Daemon: @unchecked Sendable {
                         serve(conn, peer: peer)
                     }
                 } catch {
-                    if acceptFailing != error.errno {
-                        acceptFailing = error.errno
-                        Log.warning("cannot accept connections: \(error)" + Self.remedy(for: error.errno, configuration))
+                    if acceptFailing != error.code {
+                        acceptFailing = error.code
+                        Log.warning("cannot accept connections: \(error)" + Self.remedy(for: error.code, configuration))
                     }
                     // Out of descriptors or memory: back off instead of spinning on a readable socket.
                     sleep(for: .milliseconds(100))
@@ -156,11 +155,11 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// What to do about an accept error that lasts, as the end of its log line.
-    static func remedy(for errno: CInt, _ configuration: DaemonConfiguration) -> String {
+    static func remedy(for errno: Errno, _ configuration: DaemonConfiguration) -> String {
         switch errno {
-        case EMFILE, ENFILE:
+        case .processOutOfDescriptors, .systemOutOfDescriptors:
             return "; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now \(configuration.maxSessions))"
-        case ENOBUFS, ENOMEM:
+        case .noBufferSpace, .outOfMemory:
             return "; the system is out of memory for sockets"
         default:
             return ""

@@ -1,5 +1,4 @@
 import CAvahi
-import Glibc
 import PTKSystem
 
 /// The DNS-SD service type of ptk receivers.

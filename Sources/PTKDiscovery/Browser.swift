@@ -1,5 +1,4 @@
 import CAvahi
-import Glibc
 import PTKSystem
 
 /// A ptk receiver found over mDNS.
@@ -85,10 +84,7 @@ public enum Browser {
         avahi_address_snprint(&buf, buf.count, address)
         var text = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if address.pointee.proto == AvahiProtocol(AVAHI_PROTO_INET6), text.lowercased().hasPrefix("fe80") {
-            var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
-            if if_indextoname(UInt32(iface), &name) != nil {
-                text += "%" + String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            }
+            if let name = interfaceName(index: UInt32(iface)) { text += "%" + name }
         }
         return text
     }

@@ -1,4 +1,3 @@
-import Glibc
 import PTKSystem
 
 /// Runs `target` on every file named in `paths` (folders are read one level deep); returns
@@ -7,18 +6,17 @@ import PTKSystem
 public func replay(_ paths: [String], _ target: (UnsafeRawBufferPointer) -> Void) -> Int {
     var count = 0
     for path in paths {
-        var st = stat()
-        guard stat(path, &st) == 0 else { continue }
+        guard let st = try? fileStatus(path) else { continue }
         let files: [String]
-        if (st.st_mode & S_IFMT) == S_IFDIR {
-            guard let dir = try? FileDescriptor.open(path, flags: O_RDONLY | O_DIRECTORY) else { continue }
+        if st.isDirectory {
+            guard let dir = try? FileDescriptor.open(path, flags: [.readOnly, .directory]) else { continue }
             files = ((try? dir.entries()) ?? []).sorted().map { path + "/" + $0 }
             dir.close()
         } else {
             files = [path]
         }
         for file in files {
-            guard let fd = try? FileDescriptor.open(file, flags: O_RDONLY) else { continue }
+            guard let fd = try? FileDescriptor.open(file, flags: .readOnly) else { continue }
             var bytes: [UInt8] = []
             var buf = [UInt8](repeating: 0, count: 65536)
             while let n = try? buf.withUnsafeMutableBytes({ try fd.read(into: $0) }), n > 0 { bytes += buf[..<n] }

@@ -1,4 +1,3 @@
-import Glibc
 import PTKDigest
 import PTKProtocol
 import PTKSystem
@@ -114,7 +113,7 @@ public final class IncomingFile {
             // dirty pages without waiting), so the fsync before SAVED has little left to do and
             // the disk works while the network does; after the last byte, while ACK and DONE
             // cross the network.
-            _ = posix_fadvise(fd.rawValue, off_t(writebackStart), off_t(written - writebackStart), POSIX_FADV_DONTNEED)
+            fd.startWriteback(offset: writebackStart, length: written - writebackStart)
             writebackStart = written
         }
     }

@@ -1,4 +1,3 @@
-import Glibc
 import PTKDigest
 import PTKProtocol
 import PTKSystem
@@ -12,9 +11,9 @@ public struct StoreSettings: Sendable, Equatable {
     /// Partial uploads older than this many seconds are deleted.
     public var partialMaxAge: Double
     /// Permission bits of saved photos.
-    public var fileMode: mode_t
+    public var fileMode: FileMode
 
-    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Double = 86_400, fileMode: mode_t = 0o644) {
+    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Double = 86_400, fileMode: FileMode = 0o644) {
         self.directory = directory
         self.minFree = minFree
         self.partialMaxAge = partialMaxAge
@@ -51,15 +50,15 @@ public final class PhotoStore: @unchecked Sendable {
             throw StoreError("cannot create the received-photos directory: \(error)")
         }
         let dir: FileDescriptor
-        do { dir = try .open(path, flags: O_RDONLY | O_DIRECTORY) } catch {
+        do { dir = try .open(path, flags: [.readOnly, .directory]) } catch {
             throw StoreError("cannot open the received-photos directory: \(error)")
         }
         do {
-            do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch where error.errno == EEXIST {}
-            incoming = try .open(Self.incomingName, relativeTo: dir, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch where error.code == .exists {}
+            incoming = try .open(Self.incomingName, relativeTo: dir, flags: [.readOnly, .directory, .noFollow])
             // Prove the directory is writable now rather than on the first photo.
-            let probe = ".probe-\(getpid())"
-            let fd = try FileDescriptor.open(probe, relativeTo: incoming, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+            let probe = ".probe-\(processID())"
+            let fd = try FileDescriptor.open(probe, relativeTo: incoming, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
             fd.close()
             try incoming.unlink(probe)
         } catch {
@@ -116,14 +115,14 @@ public final class PhotoStore: @unchecked Sendable {
         for _ in 0..<8 {
             let fd: FileDescriptor
             do {
-                fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
-            } catch where error.errno == ELOOP || error.errno == EISDIR || error.errno == ENXIO {
+                fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: [.readWrite, .create, .noFollow, .nonBlocking], mode: 0o600)
+            } catch where error.code == .tooManySymlinks || error.code == .isDirectory || error.code == .noSuchDeviceOrAddress {
                 // Something planted at our name (a symlink, a directory, a socket): never follow
                 // or reuse it. Remove what can be removed, else fall back to a unique name.
                 if (try? incoming.unlink(partName)) == nil { break }
                 continue
             }
-            guard let st = try? fd.status(), (st.st_mode & S_IFMT) == S_IFREG else {
+            guard let st = try? fd.status(), st.isRegularFile else {
                 fd.close()
                 if (try? incoming.unlink(partName)) == nil { break }
                 continue
@@ -133,13 +132,13 @@ public final class PhotoStore: @unchecked Sendable {
                 break
             }
             // The name may have been unlinked (published) between open and lock: check it is still ours.
-            if let named = try? incoming.status(of: partName), named.st_ino == st.st_ino {
-                return (fd, partName, true, Int64(st.st_size))
+            if let named = try? incoming.status(of: partName), named.inode == st.inode {
+                return (fd, partName, true, st.size)
             }
             fd.close()
         }
-        let unique = "\(offer.sha256)-\(offer.size).\(getpid()).\(Self.uniqueCounter.next()).tmp"
-        let fd = try FileDescriptor.open(unique, relativeTo: incoming, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+        let unique = "\(offer.sha256)-\(offer.size).\(processID()).\(Self.uniqueCounter.next()).tmp"
+        let fd = try FileDescriptor.open(unique, relativeTo: incoming, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
         return (fd, unique, false, 0)
     }
 
@@ -148,15 +147,14 @@ public final class PhotoStore: @unchecked Sendable {
     @discardableResult
     public func removeStalePartials() -> Int {
         guard let names = try? incoming.entries() else { return 0 }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        let now = wallClockSeconds()
         var removed = 0
         for name in names {
             guard let st = try? incoming.status(of: name) else { continue }
-            let age = Double(now.tv_sec - st.st_mtim.tv_sec)
+            let age = Double(now - st.modified)
             guard age >= settings.partialMaxAge else { continue }
-            if (st.st_mode & S_IFMT) == S_IFREG {
-                guard let fd = try? FileDescriptor.open(name, relativeTo: incoming, flags: O_RDONLY | O_NOFOLLOW) else { continue }
+            if st.isRegularFile {
+                guard let fd = try? FileDescriptor.open(name, relativeTo: incoming, flags: [.readOnly, .noFollow]) else { continue }
                 defer { fd.close() }
                 guard (try? fd.tryLock()) == true else { continue }
             }
@@ -177,7 +175,7 @@ public final class PhotoStore: @unchecked Sendable {
                 try? incoming.unlink(temporary)
                 try directorySync.sync(directory)
                 return candidate
-            } catch where error.errno == EEXIST && n < 100_000 {
+            } catch where error.code == .exists && n < 100_000 {
                 n += 1
             }
         }

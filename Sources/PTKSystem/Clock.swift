@@ -26,12 +26,12 @@ public struct Instant: Comparable, Sendable {
 
 /// Waits until one of `fds` is ready for `events` or `deadline` passes; returns the
 /// `revents` of each, in order. The corresponding C function is `poll`.
-public func poll(_ fds: [(FileDescriptor, Int16)], until deadline: Instant?) throws(SystemError) -> [Int16] {
-    var pfds = fds.map { pollfd(fd: $0.0.rawValue, events: $0.1, revents: 0) }
+public func poll(_ fds: [(FileDescriptor, PollEvents)], until deadline: Instant?) throws(SystemError) -> [PollEvents] {
+    var pfds = fds.map { pollfd(fd: $0.0.rawValue, events: $0.1.rawValue, revents: 0) }
     while true {
         let timeout = deadline?.pollTimeout ?? -1
         let n = Glibc.poll(&pfds, nfds_t(pfds.count), timeout)
-        if n >= 0 { return pfds.map(\.revents) }
+        if n >= 0 { return pfds.map { PollEvents(rawValue: $0.revents) } }
         if errno != EINTR { throw SystemError(call: "poll", errno: errno) }
     }
 }

@@ -15,15 +15,15 @@ extension FileDescriptor {
     }
 
     /// Creates the directory `name`. The corresponding C function is `mkdirat`.
-    public func makeDirectory(_ name: String, mode: mode_t) throws(SystemError) {
-        _ = try syscall("mkdir", name) { mkdirat(rawValue, name, mode) }
+    public func makeDirectory(_ name: String, mode: FileMode) throws(SystemError) {
+        _ = try syscall("mkdir", name) { mkdirat(rawValue, name, mode_t(mode)) }
     }
 
     /// The status of `name` without following a final symlink. The corresponding C function is `fstatat`.
-    public func status(of name: String) throws(SystemError) -> stat {
+    public func status(of name: String) throws(SystemError) -> FileStatus {
         var st = stat()
         _ = try syscall("stat", name) { fstatat(rawValue, name, &st, AT_SYMLINK_NOFOLLOW) }
-        return st
+        return FileStatus(st)
     }
 
     /// The names in this directory, "." and ".." left out. The corresponding C function is `readdir`.
@@ -49,11 +49,11 @@ extension FileDescriptor {
 }
 
 /// Creates `path` and its missing parents, like `mkdir -p`.
-public func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+public func makeDirectories(_ path: String, mode: FileMode = 0o755) throws(SystemError) {
     var prefix = path.hasPrefix("/") ? "/" : ""
     for part in path.split(separator: "/") {
         prefix += part
-        if mkdir(prefix, mode) != 0 && errno != EEXIST {
+        if mkdir(prefix, mode_t(mode)) != 0 && errno != EEXIST {
             throw SystemError(call: "mkdir", object: prefix, errno: errno)
         }
         prefix += "/"

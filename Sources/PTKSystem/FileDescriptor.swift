@@ -12,9 +12,9 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
     /// Opens `path` relative to the directory `dir` (or the working directory when nil).
     /// The corresponding C function is `openat`.
-    public static func open(_ path: String, relativeTo dir: FileDescriptor? = nil, flags: CInt,
-                            mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
-        let fd = try syscall("open", path) { openat(dir?.rawValue ?? AT_FDCWD, path, flags | O_CLOEXEC, mode) }
+    public static func open(_ path: String, relativeTo dir: FileDescriptor? = nil, flags: OpenFlags,
+                            mode: FileMode = 0o644) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("open", path) { openat(dir?.rawValue ?? AT_FDCWD, path, flags.rawValue | O_CLOEXEC, mode_t(mode)) }
         return FileDescriptor(rawValue: fd)
     }
 
@@ -58,8 +58,8 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     }
 
     /// Sets the file's permission bits. The corresponding C function is `fchmod`.
-    public func setPermissions(_ mode: mode_t) throws(SystemError) {
-        _ = try syscall("fchmod") { fchmod(rawValue, mode) }
+    public func setPermissions(_ mode: FileMode) throws(SystemError) {
+        _ = try syscall("fchmod") { fchmod(rawValue, mode_t(mode)) }
     }
 
     /// Sets the file's length. The corresponding C function is `ftruncate`.
@@ -74,10 +74,17 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     }
 
     /// The file's status. The corresponding C function is `fstat`.
-    public func status() throws(SystemError) -> stat {
+    public func status() throws(SystemError) -> FileStatus {
         var st = stat()
         _ = try syscall("fstat") { fstat(rawValue, &st) }
-        return st
+        return FileStatus(st)
+    }
+
+    /// Starts writing the file's dirty pages in `offset..<offset+length` to disk without waiting,
+    /// and lets the kernel drop them from the cache once written. Advice only: errors are
+    /// ignored. The corresponding C function is `posix_fadvise` (POSIX_FADV_DONTNEED).
+    public func startWriteback(offset: Int64, length: Int64) {
+        _ = posix_fadvise(rawValue, off_t(offset), off_t(length), POSIX_FADV_DONTNEED)
     }
 
     /// Takes an exclusive advisory lock without waiting; false when another holder has it.

@@ -26,7 +26,7 @@ public final class WakePipe: @unchecked Sendable {
 
     /// Waits until `signal()` has been called (at once if it was).
     public func waitUntilReadable() throws(SystemError) {
-        _ = try poll([(readEnd, Int16(POLLIN))], until: nil)
+        _ = try poll([(readEnd, PollEvents.readable)], until: nil)
     }
 
     /// Empties the pipe.

@@ -5,7 +5,7 @@ public func geteuidValue() -> UInt32 { geteuid() }
 
 /// The whole contents of a small text file.
 public func readTextFile(_ path: String) throws(SystemError) -> String {
-    let fd = try FileDescriptor.open(path, flags: O_RDONLY)
+    let fd = try FileDescriptor.open(path, flags: .readOnly)
     defer { fd.close() }
     var out: [UInt8] = []
     var buf = [UInt8](repeating: 0, count: 65536)

@@ -66,14 +66,14 @@ extension Socket {
                 throw ConnectFailure(attempts: orderedLike(order, failed))
             }
             let wakeUp = next < order.count ? min(nextStart, deadline) : deadline
-            let revents: [Int16]
-            do { revents = try poll(pending.map { ($0.sock, Int16(POLLOUT)) }, until: wakeUp) } catch {
+            let revents: [PollEvents]
+            do throws(SystemError) { revents = try poll(pending.map { ($0.sock, PollEvents.writable) }, until: wakeUp) } catch {
                 throw ConnectFailure(attempts: failed + [(pending[0].address, error)])
             }
             var stillPending: [(sock: FileDescriptor, address: SocketAddress)] = []
             var winner: (FileDescriptor, SocketAddress)? = nil
             for (i, p) in pending.enumerated() {
-                guard revents[i] != 0, winner == nil else {
+                guard !revents[i].isEmpty, winner == nil else {
                     stillPending.append(p)
                     continue
                 }

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// TCP socket calls. Every socket is non-blocking and close-on-exec; waiting is done with poll.
@@ -27,21 +28,20 @@ public enum Socket {
         var st = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         while true {
+            // Non-blocking and close-on-exec from the start: no window in which a forked child
+            // could inherit it.
             let fd = withUnsafeMutablePointer(to: &st) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.accept(listener.rawValue, $0, &len)
-                }
+                accept4(listener.rawValue, $0, &len, CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue))
             }
             if fd >= 0 {
                 let sock = FileDescriptor(rawValue: fd)
-                sock.setNonBlockingAndCloseOnExec()
                 try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
                 return (sock, SocketAddress(storage: st, length: len))
             }
             switch errno {
             case EINTR: continue
             case EAGAIN, ECONNABORTED, EPROTO: return nil
-            default: throw SystemError(call: "accept", errno: errno)
+            default: throw SystemError(call: "accept4", errno: errno)
             }
         }
     }
@@ -51,8 +51,8 @@ public enum Socket {
         let (sock, connected) = try startConnect(to: address)
         do throws(SystemError) {
             if !connected {
-                let revents = try poll([(sock, Int16(POLLOUT))], until: deadline)
-                if revents[0] == 0 { throw SystemError(call: "connect", object: address.description, errno: ETIMEDOUT) }
+                let revents = try poll([(sock, PollEvents.writable)], until: deadline)
+                if revents[0].isEmpty { throw SystemError(call: "connect", object: address.description, errno: ETIMEDOUT) }
                 try finishConnect(sock, to: address)
             }
         } catch {

@@ -104,3 +104,11 @@ public struct ResolveError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var description: String { "cannot resolve '\(host)': \(message)" }
 }
+
+/// The name of the network interface with index `index` ("eth0"), for link-local scopes.
+/// The corresponding C function is `if_indextoname`.
+public func interfaceName(index: UInt32) -> String? {
+    var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+    guard if_indextoname(index, &name) != nil else { return nil }
+    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

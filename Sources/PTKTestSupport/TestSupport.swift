@@ -58,14 +58,14 @@ public func removeTree(_ path: String) {
 
 /// Writes `bytes` to `path`, replacing it.
 public func writeFile(_ path: String, _ bytes: [UInt8]) {
-    let fd = try! FileDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+    let fd = try! FileDescriptor.open(path, flags: [.writeOnly, .create, .truncate], mode: 0o644)
     try! fd.writeAll(bytes)
     fd.close()
 }
 
 /// The bytes of `path`, or nil when it cannot be read.
 public func readFile(_ path: String) -> [UInt8]? {
-    guard let fd = try? FileDescriptor.open(path, flags: O_RDONLY) else { return nil }
+    guard let fd = try? FileDescriptor.open(path, flags: .readOnly) else { return nil }
     defer { fd.close() }
     var out: [UInt8] = []
     var buf = [UInt8](repeating: 0, count: 1 << 16)
@@ -78,7 +78,7 @@ public func readFile(_ path: String) -> [UInt8]? {
 
 /// The names in a directory, sorted, "." and ".." left out.
 public func listDirectory(_ path: String) -> [String] {
-    guard let fd = try? FileDescriptor.open(path, flags: O_RDONLY | O_DIRECTORY) else { return [] }
+    guard let fd = try? FileDescriptor.open(path, flags: [.readOnly, .directory]) else { return [] }
     defer { fd.close() }
     return ((try? fd.entries()) ?? []).sorted()
 }

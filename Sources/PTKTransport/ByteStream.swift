@@ -1,4 +1,3 @@
-import Glibc
 import PTKProtocol
 import PTKSystem
 
@@ -69,15 +68,15 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
             do {
                 if let n = try Socket.receive(socket, into: buffer) { return n }
             } catch {
-                if error.errno == ECONNRESET { throw .peerClosed }
+                if error.code == .connectionReset { throw .peerClosed }
                 throw .system(error)
             }
-            var fds: [(FileDescriptor, Int16)] = [(socket, Int16(POLLIN))]
-            if interruptible, let interrupt { fds.append((interrupt, Int16(POLLIN))) }
-            let revents: [Int16]
+            var fds: [(FileDescriptor, PollEvents)] = [(socket, .readable)]
+            if interruptible, let interrupt { fds.append((interrupt, .readable)) }
+            let revents: [PollEvents]
             do { revents = try poll(fds, until: deadline) } catch { throw .system(error) }
-            if revents.count > 1 && revents[1] != 0 { throw .interrupted }
-            if revents[0] == 0 { throw .timedOut }
+            if revents.count > 1 && !revents[1].isEmpty { throw .interrupted }
+            if revents[0].isEmpty { throw .timedOut }
         }
     }
 
@@ -86,14 +85,14 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
         while done < bytes.count {
             let n: Int
             do { n = try Socket.send(socket, UnsafeRawBufferPointer(rebasing: bytes[done...])) } catch {
-                if error.errno == EPIPE || error.errno == ECONNRESET { throw .peerClosed }
+                if error.code == .brokenPipe || error.code == .connectionReset { throw .peerClosed }
                 throw .system(error)
             }
             done += n
             if done < bytes.count && n == 0 {
-                let revents: [Int16]
-                do { revents = try poll([(socket, Int16(POLLOUT))], until: deadline) } catch { throw .system(error) }
-                if revents[0] == 0 { throw .timedOut }
+                let revents: [PollEvents]
+                do { revents = try poll([(socket, .writable)], until: deadline) } catch { throw .system(error) }
+                if revents[0].isEmpty { throw .timedOut }
             }
         }
     }

@@ -1,4 +1,3 @@
-import Glibc
 import PTKSystem
 
 /// Listening TCP sockets on one port, for one or more local addresses.
@@ -25,7 +24,7 @@ public final class Listener: @unchecked Sendable {
                 bound.append(local)
                 port = local.port
             } catch {
-                if skipUnavailable && (error.errno == EAFNOSUPPORT || error.errno == EADDRNOTAVAIL) { continue }
+                if skipUnavailable && (error.code == .familyNotSupported || error.code == .addressNotAvailable) { continue }
                 socks.forEach { $0.close() }
                 throw error
             }

@@ -26,7 +26,7 @@ private func makePackage(appImports: [String]) -> String {
 struct ImportCheckTests {
     @Test("an import reached only through another target is reported, with the file and the target")
     func transitiveImportRefused() throws {
-        let dir = makePackage(appImports: ["Glibc", "Mid", "Base"])
+        let dir = makePackage(appImports: ["Dispatch", "Mid", "Base"])
         defer { removeTree(dir) }
         let r = try run(repositoryRoot() + "/scripts/check-imports.py", [dir], absolute: true)
         #expect(r.status == 1)
@@ -39,10 +39,19 @@ struct ImportCheckTests {
 
     @Test("declared imports and system modules pass")
     func declaredImportsPass() throws {
-        let dir = makePackage(appImports: ["Glibc", "Mid"])
+        let dir = makePackage(appImports: ["Dispatch", "Mid"])
         defer { removeTree(dir) }
         let r = try run(repositoryRoot() + "/scripts/check-imports.py", [dir], absolute: true)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "check-imports: every import of 3 targets is declared in Package.swift\n")
+    }
+
+    @Test("Glibc outside PTKSystem (and test code) is refused: the syscall layer keeps it")
+    func glibcRefused() throws {
+        let dir = makePackage(appImports: ["Glibc", "Mid"])
+        defer { removeTree(dir) }
+        let r = try run(repositoryRoot() + "/scripts/check-imports.py", [dir], absolute: true)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("Sources/App/main.swift: imports Glibc; outside PTKSystem use its typed wrappers\n"))
     }
 }

@@ -31,7 +31,7 @@ final class SequentialProxy: @unchecked Sendable {
 
     private func serve() {
         while !stopLock.withLock({ stopped }) {
-            guard let revents = try? poll([(listener, Int16(POLLIN))], until: .now + 0.2), revents[0] != 0,
+            guard let revents = try? poll([(listener, .readable)], until: .now + 0.2), !revents[0].isEmpty,
                   let (client, peer) = try? Socket.accept(listener) else { continue }
             relay(TCPStream(socket: client, peer: peer))
             let count = stopLock.withLock { served += 1; return served }

@@ -13,7 +13,7 @@ private func loopbackPair(interrupt: FileDescriptor) throws -> (server: TCPStrea
     var accepted: (FileDescriptor, SocketAddress)? = nil
     let deadline = Instant.now + 5
     while accepted == nil && Instant.now < deadline {
-        _ = try poll([(listener, 1 /* POLLIN */)], until: deadline)
+        _ = try poll([(listener, .readable)], until: deadline)
         accepted = try Socket.accept(listener)
     }
     let (server, peer) = try #require(accepted)

@@ -1,0 +1,10 @@
+#ifndef PTK_CLINUX_SHIM_H
+#define PTK_CLINUX_SHIM_H
+// Linux calls that glibc declares only under _GNU_SOURCE, which Swift's Glibc module is built
+// without. No system header is included here (that would move its types out of Glibc's
+// module); the types are spelled out: socklen_t is unsigned int on Linux.
+
+/// accept4(2): `addr` points to a struct sockaddr_storage.
+extern int accept4(int fd, void *addr, unsigned int *addrlen, int flags);
+
+#endif
