@@ -54,16 +54,15 @@ func sizeText(_ n: Int64) -> String {
     return "\(n)"
 }
 
-/// "24h" for 86400 s: the largest d/h/m unit that divides the duration; plain seconds otherwise.
+/// "24h" for 86400 s: the largest of h and m that divides the duration; seconds otherwise
+/// (plain seconds when `plainSeconds`, as the settings named in seconds show them).
 func durationText(_ seconds: Double, plainSeconds: Bool = false) -> String {
-    if !plainSeconds, seconds == seconds.rounded() {
-        let s = Int(seconds)
-        for (size, unit) in [(86_400, "d"), (3600, "h"), (60, "m")] where s > 0 && s % size == 0 && s / size < 1000 {
-            if unit == "d" && s / size == 1 { return "24h" }
-            return "\(s / size)\(unit)"
-        }
+    guard seconds == seconds.rounded() else { return String(seconds) }
+    let s = Int(seconds)
+    if !plainSeconds {
+        for (size, unit) in [(3600, "h"), (60, "m")] where s > 0 && s % size == 0 { return "\(s / size)\(unit)" }
     }
-    return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    return String(s)
 }
 
 /// ptkd's command line and configuration file.
