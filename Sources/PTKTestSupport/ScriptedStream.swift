@@ -24,9 +24,8 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
     /// Bytes a read returns at most: 1 feeds the code under test one byte at a time.
     public var readSize: Int
     public var whenEmpty: WhenEmpty = .silent
-    /// Reads done, and those that found nothing fed.
+    /// Reads done.
     public private(set) var reads = 0
-    public private(set) var emptyReads = 0
     public private(set) var isClosed = false
     public private(set) var wroteEnd = false
 
@@ -49,7 +48,6 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         reads += 1
         if consumed == inbound.count {
-            emptyReads += 1
             switch whenEmpty {
             case .silent: throw .timedOut
             case .reset: throw .peerClosed
