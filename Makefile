@@ -59,7 +59,7 @@ install: release install-files
 # install without building: the files of BUILT (default .build/release) and the rest.
 install-files:
 	install -d $(BINDIR) $(DOCDIR) $(UNITDIR) $(CONFDIR) $(SYSUSERSDIR)
-	install -m 0755 $(BUILT)/ptkd $(BUILT)/ptk-send $(BINDIR)/
+	install -m 0755 $(BUILT)/ptkd $(BUILT)/ptk-send $(BUILT)/ptk $(BINDIR)/
 	install -m 0644 README.md docs/*.md $(DOCDIR)/
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(PREFIX)/share/doc/ptk|g' \
 	    systemd/ptkd.service.in > $(UNITDIR)/ptkd.service
@@ -73,7 +73,7 @@ install-files:
 	@echo "Installed. Start the service with: systemctl daemon-reload && systemctl enable --now ptkd"
 
 uninstall:
-	rm -f $(BINDIR)/ptkd $(BINDIR)/ptk-send $(UNITDIR)/ptkd.service $(SYSUSERSDIR)/ptk.conf
+	rm -f $(BINDIR)/ptkd $(BINDIR)/ptk-send $(BINDIR)/ptk $(UNITDIR)/ptkd.service $(SYSUSERSDIR)/ptk.conf
 	rm -rf $(DOCDIR)
 	@echo "Left in place: $(CONFDIR)/ptkd.conf, the received photos (/var/lib/ptk) and the user ptk."
 

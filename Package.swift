@@ -10,10 +10,12 @@ let package = Package(
     products: [
         .executable(name: "ptkd", targets: ["ptkd"]),
         .executable(name: "ptk-send", targets: ["ptk-send"]),
+        .executable(name: "ptk", targets: ["ptk"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages. Each is imported by exactly one Swift module.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CTLS", pkgConfig: "libssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -28,12 +30,16 @@ let package = Package(
         .target(name: "PTKDigest", dependencies: ["COpenSSL", "CZlib"]),
         // Byte streams, listeners, framed connections with deadlines.
         .target(name: "PTKTransport", dependencies: ["PTKSystem", "PTKProtocol"]),
+        // TLS 1.3 streams and device identities (protocol §6), through OpenSSL's libssl.
+        .target(name: "PTKTLS", dependencies: ["CTLS", "PTKProtocol", "PTKSystem", "PTKTransport"]),
+        // The receiver's trust list and pending senders: files in the state directory.
+        .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
         .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest"]),
         // The sending side: drives the sender state machine over a connection.
-        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem"]),
+        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust"]),
         // ptkd's settings, each declared once: flags, configuration file, defaults, help.
         .target(name: "PTKDaemonCommandLine", dependencies: ["PTKDaemon", "PTKCLI", "PTKProtocol", "PTKSystem"]),
         // mDNS/DNS-SD through Avahi: advertise, browse, resolve.
@@ -53,7 +59,8 @@ let package = Package(
         .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKDaemonCommandLine", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol"]),
+        .executableTarget(name: "ptk", dependencies: ["PTKDaemon", "PTKDaemonCommandLine", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
+        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem"]),

@@ -41,8 +41,19 @@ public struct DeliveryResult: Sendable {
             case .localFile(let m): return (SendExitCode.localFile, m)
             case .remoteError(let p):
                 let busy = p.code == ErrorCode.busy.rawValue || p.code == ErrorCode.shuttingDown.rawValue
-                return (busy ? SendExitCode.unreachable : SendExitCode.protocolError, "\(peer): the receiver answered ERROR \(p)")
-            case .protocolError: return (SendExitCode.protocolError, "\(peer): \(error)")
+                var hint = ""
+                if p.code == ErrorCode.tlsRequired.rawValue {
+                    hint = "; send without --plaintext"
+                } else if p.code == ErrorCode.unauthorized.rawValue {
+                    hint = "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
+                }
+                return (busy ? SendExitCode.unreachable : SendExitCode.protocolError, "\(peer): the receiver answered ERROR \(p)\(hint)")
+            case .protocolError, .notTLS, .tlsFailed: return (SendExitCode.protocolError, "\(peer): \(error)")
+            case .identityMismatch(let expected, _):
+                let fix = expected.source == "--expect-id"
+                    ? "check the ID on the receiver (`ptk id`)"
+                    : "if the receiver's identity really changed (check `ptk id` on it), accept the new one with `ptk-send --forget \(peer)`"
+                return (SendExitCode.identityMismatch, "\(peer): \(error); nothing was sent. This may be another machine posing as the receiver; \(fix)")
             }
         }
         let allSaved = (0..<fileCount).allSatisfy { if case .saved = outcomes[$0] { true } else { false } }
@@ -66,6 +77,8 @@ public enum SendExitCode {
     public static let localFile: Int32 = 66
     public static let unreachable: Int32 = 69
     public static let protocolError: Int32 = 76
+    /// The receiver's device ID is not the one expected (pinned, or remembered).
+    public static let identityMismatch: Int32 = 77
 }
 
 /// Sends a call's files over as many sessions as the receiver and `parallel` allow.
@@ -184,7 +197,7 @@ public final class Delivery: @unchecked Sendable {
             switch failure {
             case .remoteError(let p): guard p.code == ErrorCode.busy.rawValue else { return false }
             case .connectionLost, .unreachable: guard !busyOnly else { return false }
-            case .protocolError, .localFile: return false
+            case .protocolError, .localFile, .notTLS, .tlsFailed, .identityMismatch: return false
             }
             failureOfSession[session] = nil
             return true

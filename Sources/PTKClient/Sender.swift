@@ -42,6 +42,12 @@ public enum SendFailure: Error, Sendable, CustomStringConvertible {
     case connectionLost(String)
     /// A local file could not be read while sending.
     case localFile(String)
+    /// The receiver answered a TLS handshake in plaintext (it needs `--plaintext`).
+    case notTLS(String)
+    /// The TLS handshake failed, or the receiver has no device identity.
+    case tlsFailed(String)
+    /// The receiver's device ID is not the one expected: the session stopped before HELLO.
+    case identityMismatch(expected: ExpectedReceiver, presented: DeviceID)
 
     public var description: String {
         switch self {
@@ -50,6 +56,10 @@ public enum SendFailure: Error, Sendable, CustomStringConvertible {
         case .protocolError(let s): return "the peer does not speak ptk protocol v1 correctly: \(s)"
         case .connectionLost(let s): return s
         case .localFile(let s): return s
+        case .notTLS(let s): return s + "; if it is a ptkd that predates TLS, send with --plaintext"
+        case .tlsFailed(let s): return s
+        case .identityMismatch(let expected, let presented):
+            return "the receiver's device ID is \(presented), but \(expected.source) says \(expected.id)"
         }
     }
 }
@@ -210,6 +220,7 @@ public final class Sender {
         case .violation(let v): return .protocolError(v.description)
         case .interrupted: return .connectionLost("interrupted")
         case .system(let e): return .connectionLost(e.description)
+        case .tls(let m): return .connectionLost("TLS: \(m)")
         }
     }
 }

@@ -22,25 +22,50 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var idleTimeout: Double = 30
     public var mdns = true
     public var partialMaxAge: Double = 86_400
+    /// Where the identity, the trust list and the pending senders live; nil means the default
+    /// (see `defaultStateDirectory`).
+    public var stateDirectory: String?
+    /// Serve plaintext sessions (protocol §6), or answer them ERROR `tls-required`.
+    public var plaintext: PlaintextPolicy = .refuse
+    /// Who may send.
+    public var senders: SenderPolicy = .anyone
+
+    public enum PlaintextPolicy: String, Sendable, CaseIterable {
+        case refuse, allow
+    }
+
+    public enum SenderPolicy: String, Sendable, CaseIterable {
+        /// Any device, over TLS (and plaintext when allowed).
+        case anyone
+        /// Only the devices on the trust list.
+        case trusted
+    }
 
     public init() {}
 
-    /// The default received-photos directory: `$STATE_DIRECTORY/received` under systemd,
-    /// `/var/lib/ptk/received` for root, else `$XDG_DATA_HOME/ptk/received`
-    /// (`~/.local/share/ptk/received`).
-    public static func defaultDirectory() -> String {
+    /// The default state directory: `$STATE_DIRECTORY` under systemd, `/var/lib/ptk` for root,
+    /// else `$XDG_DATA_HOME/ptk` (`~/.local/share/ptk`).
+    public static func defaultStateDirectory() -> String {
         if let state = environment("STATE_DIRECTORY"), !state.isEmpty {
             // systemd may list several directories separated by colons; the first is ours.
-            let first = state.split(separator: ":").first.map(String.init) ?? state
-            return first + "/received"
+            return state.split(separator: ":").first.map(String.init) ?? state
         }
-        if getuidIsRoot() { return "/var/lib/ptk/received" }
-        if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/ptk/received" }
-        return (environment("HOME") ?? ".") + "/.local/share/ptk/received"
+        if getuidIsRoot() { return "/var/lib/ptk" }
+        if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") { return xdg + "/ptk" }
+        return (environment("HOME") ?? ".") + "/.local/share/ptk"
     }
 
-    /// The directory in force.
-    public var effectiveDirectory: String { directory ?? Self.defaultDirectory() }
+    /// The default received-photos directory: `received` in the state directory.
+    public static func defaultDirectory() -> String { defaultStateDirectory() + "/received" }
+
+    /// The state directory in force.
+    public var effectiveStateDirectory: String { stateDirectory ?? Self.defaultStateDirectory() }
+
+    /// The received-photos directory in force.
+    public var effectiveDirectory: String { directory ?? effectiveStateDirectory + "/received" }
+
+    /// The device identity's directory.
+    public var identityDirectory: String { effectiveStateDirectory + "/identity" }
 }
 
 func getuidIsRoot() -> Bool { geteuidValue() == 0 }

@@ -3,7 +3,9 @@ import PTKNotify
 import PTKProtocol
 import PTKStore
 import PTKSystem
+import PTKTLS
 import PTKTransport
+import PTKTrust
 
 /// Shutdown as its own signal, distinct from errors: set once, seen by every session.
 public final class ShutdownSignal: @unchecked Sendable {
@@ -37,6 +39,10 @@ public final class Daemon: @unchecked Sendable {
     public let store: PhotoStore
     public let listener: Listener
     public let shutdown: ShutdownSignal
+    /// This receiver's device identity (protocol §6).
+    public let identity: Identity
+    public let trust: TrustStore
+    private let tls: TLSContext
     private let lock = Lock()
     private var active = 0
     private var perAddress: [String: Int] = [:]
@@ -56,6 +62,16 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw DaemonError(description: error.description, exitCode: 73)
         }
+        do {
+            try makeDirectories(configuration.effectiveStateDirectory, mode: 0o755)
+            identity = try Identity.loadOrCreate(in: configuration.identityDirectory, commonName: "ptkd \(configuration.name)")
+            tls = try TLSContext(server: true, identity: identity)
+        } catch let error as IdentityError {
+            throw DaemonError(description: error.description, exitCode: 78)
+        } catch {
+            throw DaemonError(description: "cannot create the state directory: \(error)", exitCode: 73)
+        }
+        trust = TrustStore(directory: configuration.effectiveStateDirectory)
         var addresses: [SocketAddress] = []
         let explicit = !configuration.listen.isEmpty
         for text in explicit ? configuration.listen : ["::", "0.0.0.0"] {
@@ -75,7 +91,9 @@ public final class Daemon: @unchecked Sendable {
         }
         // WELCOME.sessions: what one sender address may open at once, within the overall limit.
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
-                                    sessions: min(configuration.maxSessionsPerAddress, configuration.maxSessions))
+                                    sessions: min(configuration.maxSessionsPerAddress, configuration.maxSessions),
+                                    plaintextAllowed: configuration.plaintext == .allow,
+                                    trustedSendersOnly: configuration.senders == .trusted)
     }
 
     /// Sessions now being served.
@@ -88,11 +106,13 @@ public final class Daemon: @unchecked Sendable {
     public func run(grace: Double = 4) -> DaemonError? {
         let listed = listener.addresses.map(\.description).joined(separator: ", ")
         Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
+        Log.info("device ID \(identity.deviceID); TLS 1.3, plaintext \(configuration.plaintext == .allow ? "allowed" : "refused"), senders: \(configuration.senders == .trusted ? "trusted devices only (\(trust.trusted().count) on the list)" : "anyone")")
         // The port accepts connections now: tell systemd before mDNS, which may take a while.
         ServiceNotifier.ready(status: "listening on port \(listener.port), saving to \(configuration.effectiveDirectory)")
         var advertiser: Advertiser? = nil
         if configuration.mdns {
-            advertiser = Advertiser(name: configuration.name, port: listener.port) { Log.info($0) }
+            advertiser = Advertiser(name: configuration.name, port: listener.port,
+                                    txt: ["v=1", "tls=1", "id=\(identity.deviceID.compact)"]) { Log.info($0) }
             if advertiser == nil { Log.warning("cannot start mDNS advertising; serving over TCP only") }
         } else {
             Log.info("mDNS advertising is off")
@@ -186,15 +206,11 @@ public final class Daemon: @unchecked Sendable {
             reportSessions()
             return (nextID, nil)
         }
-        let stream = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
-        let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
+        let deadline = Instant.now + configuration.handshakeTimeout
         if let refusal {
-            Log.info("session \(id) from \(peer): refused, \(refusal) (ERROR busy)")
-            refuseBusy(connection, refusal)
+            refuseBusy(socket, peer: peer, id: id, refusal)
             return
         }
-        let driver = ReceiverDriver(id: id, connection: connection, peer: peer.description, store: store, settings: settings,
-                                    shutdown: shutdown, handshakeTimeout: configuration.handshakeTimeout)
         let release: @Sendable () -> Void = { [self] in
             lock.withLock {
                 active -= 1
@@ -204,35 +220,109 @@ public final class Daemon: @unchecked Sendable {
             }
         }
         do {
-            try startThread {
-                driver.run()
+            try startThread { [self] in
+                // The handshake runs on the session's thread, inside its slot: a connection stuck
+                // there counts against the limits until the handshake deadline frees it.
+                if let (stream, sender) = open(socket, peer: peer, id: id, deadline: deadline) {
+                    let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
+                    let driver = ReceiverDriver(id: id, connection: connection, peer: peer, sender: sender, store: store,
+                                                trust: trust, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
+                    driver.run()
+                }
                 release()
             }
         } catch {
             Log.warning("cannot start a session thread: \(error)")
-            connection.close()
+            socket.close()
             release()
         }
     }
 
-    /// Answers ERROR busy and closes gracefully on a short-lived thread; at most 64 at once,
-    /// beyond which the connection is simply closed.
-    private func refuseBusy(_ connection: FramedConnection, _ reason: String) {
+    /// Tells a TLS session from a plaintext one by its first byte (protocol §6) and runs the TLS
+    /// handshake, by `deadline`. Returns the stream and who the sender is, or nil (logged, and
+    /// the socket closed) when the connection is not a ptk session.
+    private func open(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant,
+                      quiet: Bool = false) -> (ByteStream, SenderCredentials)? {
+        func drop(_ why: String) -> (ByteStream, SenderCredentials)? {
+            if !quiet { Log.info("session \(id) from \(peer): \(why); closed") }
+            return nil
+        }
+        var first: UInt8 = 0
+        while true {
+            do {
+                let n = try withUnsafeMutableBytes(of: &first) { b throws(SystemError) in try Socket.receive(socket, into: b, peek: true) }
+                if n == 0 { socket.close(); return drop("closed before saying anything") }
+                if n == 1 { break }
+                let revents = try poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: deadline)
+                if !revents[1].isEmpty { socket.close(); return drop("shutting down") }
+                if revents[0].isEmpty { socket.close(); return drop("sent nothing within the handshake timeout") }
+            } catch {
+                socket.close()
+                return drop("connection failed (\(error))")
+            }
+        }
+        switch first {
+        case FrameType.hello.rawValue:
+            return (TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd), .plaintext)
+        case 0x16:
+            let stream: TLSStream
+            do {
+                stream = try TLSStream(socket: socket, peer: peer, context: tls, interrupt: shutdown.pipe.readEnd, deadline: deadline)
+            } catch {
+                switch error {
+                case .timedOut: return drop("TLS handshake not finished within the handshake timeout")
+                case .interrupted: return drop("shutting down during the TLS handshake")
+                case .peerClosed: return drop("closed during the TLS handshake")
+                default: return drop("TLS handshake failed (\(error))")
+                }
+            }
+            let deviceID = stream.peerIdentity.deviceID
+            return (stream, .tls(deviceID, trusted: deviceID.map(trust.isTrusted) ?? false))
+        default:
+            socket.close()
+            return drop("not a ptk session (first byte 0x\(String(first, radix: 16)))")
+        }
+    }
+
+    /// Answers ERROR busy (inside TLS when the sender starts it, with a deadline of a second)
+    /// and closes gracefully, on a short-lived thread; at most 64 at once, beyond which the
+    /// connection is simply closed.
+    private func refuseBusy(_ socket: FileDescriptor, peer: SocketAddress, id: Int, _ reason: String) {
         let ok = lock.withLock { () -> Bool in
             if lingering >= 64 { return false }
             lingering += 1
             return true
         }
-        guard ok else { connection.close(); return }
+        guard ok else {
+            Log.info("session \(id) from \(peer): refused, \(reason) (closed: too many refusals at once)")
+            socket.close()
+            return
+        }
         let body: @Sendable () -> Void = { [self] in
-            connection.timeout = 1
-            try? connection.send(.error(Problem(.busy, reason + "; try again later")))
-            connection.closeGracefully(linger: 1)
+            if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + 1, quiet: true) {
+                Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy)")
+                let connection = FramedConnection(stream: stream, timeout: 1)
+                try? connection.send(.error(Problem(.busy, reason + "; try again later")))
+                connection.closeGracefully(linger: 1)
+            } else {
+                Log.info("session \(id) from \(peer): refused, \(reason) (closed)")
+            }
             lock.withLock { lingering -= 1 }
         }
         do { try startThread(body) } catch {
-            connection.close()
+            socket.close()
             lock.withLock { lingering -= 1 }
+        }
+    }
+}
+
+extension SenderCredentials {
+    /// How log lines name the sender: its device ID, or "plaintext".
+    var logText: String {
+        switch self {
+        case .plaintext: return "plaintext"
+        case .tls(let id?, _): return "device \(id)"
+        case .tls(nil, _): return "TLS, no device ID"
         }
     }
 }

@@ -3,6 +3,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTransport
+import PTKTrust
 
 /// Runs one receiver session on its own thread: reads frames, feeds the pure
 /// `ReceiverSession`, and performs its actions against the connection and the store.
@@ -10,7 +11,10 @@ final class ReceiverDriver {
     private let id: Int
     private let connection: FramedConnection
     private let peer: String
+    private let address: String
+    private let sender: SenderCredentials
     private let store: PhotoStore
+    private let trust: TrustStore?
     private let shutdown: ShutdownSignal
     private var machine: ReceiverSession
     private var file: IncomingFile?
@@ -24,15 +28,20 @@ final class ReceiverDriver {
     /// HELLO must arrive by then.
     private let handshakeDeadline: Instant
 
-    init(id: Int, connection: FramedConnection, peer: String, store: PhotoStore, settings: ReceiverSettings,
-         shutdown: ShutdownSignal, handshakeTimeout: Double) {
-        self.handshakeDeadline = .now + handshakeTimeout
+    /// `peer` is the sender's address; `sender` who the transport says it is (every log line
+    /// names it); `trust` records refused devices (nil: not recorded).
+    init(id: Int, connection: FramedConnection, peer: SocketAddress, sender: SenderCredentials = .plaintext, store: PhotoStore,
+         trust: TrustStore? = nil, settings: ReceiverSettings, shutdown: ShutdownSignal, handshakeDeadline: Instant) {
+        self.handshakeDeadline = handshakeDeadline
         self.id = id
         self.connection = connection
-        self.peer = peer
+        self.address = peer.description
+        self.peer = "\(peer) (\(sender.logText))"
+        self.sender = sender
         self.store = store
+        self.trust = trust
         self.shutdown = shutdown
-        self.machine = ReceiverSession(settings: settings)
+        self.machine = ReceiverSession(settings: settings, sender: sender)
     }
 
     /// Serves the session until it ends; closes the connection.
@@ -67,6 +76,9 @@ final class ReceiverDriver {
             case .system(let e):
                 endReason = "connection failed (\(e))"
                 return .peerClosed
+            case .tls(let m):
+                endReason = "TLS failed (\(m))"
+                return .peerClosed
             }
         }
     }
@@ -99,6 +111,11 @@ final class ReceiverDriver {
         case .abandonFile(let keep):
             file?.abandon(keepForResume: keep)
             file = nil
+            return nil
+        case .recordRefusedSender(let deviceID, let name):
+            do { try trust?.recordAttempt(id: deviceID, name: name, address: address) } catch {
+                Log.warning("session \(id) from \(peer): cannot record the refused device in \(trust?.pendingFile ?? "the pending list"): \(error)")
+            }
             return nil
         case .close:
             if let sentError {

@@ -70,9 +70,24 @@ public enum DaemonOptions {
     /// Every setting, in help order.
     public static let settings: [DaemonOption] = [
         DaemonOption("dir", value: "PATH", help: "received-photos directory", defaultIsValue: false,
-                     default: { _ in "$STATE_DIRECTORY/received under systemd, /var/lib/ptk/received as root, else ~/.local/share/ptk/received" }) { c, v throws(UsageError) in
+                     default: { _ in "received in the state directory" }) { c, v throws(UsageError) in
             guard !v.isEmpty else { throw invalid(v, "dir", "expected a directory path") }
             c.directory = v
+        },
+        DaemonOption("state-dir", value: "PATH", help: "state directory: device identity, trust list, pending senders", defaultIsValue: false,
+                     default: { _ in "$STATE_DIRECTORY under systemd, /var/lib/ptk as root, else ~/.local/share/ptk" }) { c, v throws(UsageError) in
+            guard !v.isEmpty else { throw invalid(v, "state-dir", "expected a directory path") }
+            c.stateDirectory = v
+        },
+        DaemonOption("plaintext", value: "refuse|allow", help: "serve senders without TLS, or answer them ERROR tls-required",
+                     default: { $0.plaintext.rawValue }) { c, v throws(UsageError) in
+            guard let p = DaemonConfiguration.PlaintextPolicy(rawValue: v.lowercased()) else { throw invalid(v, "plaintext", "expected refuse or allow") }
+            c.plaintext = p
+        },
+        DaemonOption("senders", value: "anyone|trusted", help: "who may send: any device, or those on the trust list (`ptk trust`)",
+                     default: { $0.senders.rawValue }) { c, v throws(UsageError) in
+            guard let p = DaemonConfiguration.SenderPolicy(rawValue: v.lowercased()) else { throw invalid(v, "senders", "expected anyone or trusted") }
+            c.senders = p
         },
         DaemonOption("port", value: "N", help: "TCP port; 0 picks a free port and logs it", default: { "\($0.port)" }) { c, v throws(UsageError) in
             guard let p = parseInteger(v, in: 0...65535) else { throw invalid(v, "port", "expected a port number 0-65535") }
@@ -125,7 +140,7 @@ public enum DaemonOptions {
             guard let d = parseDuration(v), d > 0 else { throw invalid(v, "idle-timeout", "expected seconds, such as 30") }
             c.idleTimeout = d
         },
-        DaemonOption("handshake-timeout", value: "SECONDS", help: "time a new connection has to send HELLO",
+        DaemonOption("handshake-timeout", value: "SECONDS", help: "time a new connection has to finish the TLS handshake and send HELLO",
                      default: { durationText($0.handshakeTimeout, plainSeconds: true) }) { c, v throws(UsageError) in
             guard let d = parseDuration(v), d > 0 else { throw invalid(v, "handshake-timeout", "expected seconds, such as 10") }
             c.handshakeTimeout = d

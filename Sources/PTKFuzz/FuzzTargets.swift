@@ -49,7 +49,7 @@ public enum FuzzTargets {
                     pending.append(bytes.first == 0xFF ? .chunkFailed(Problem(.ioError, "")) : .chunkWritten)
                 case .finishFile:
                     pending.append(.fileFinished(.failure(FileFailure(.hashMismatch, ""))))
-                case .send, .abandonFile, .close:
+                case .send, .abandonFile, .close, .recordRefusedSender:
                     break
                 }
             }

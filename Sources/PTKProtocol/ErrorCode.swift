@@ -12,6 +12,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let timeout = ErrorCode(rawValue: "timeout")
     public static let shuttingDown = ErrorCode(rawValue: "shutting-down")
     public static let unauthorized = ErrorCode(rawValue: "unauthorized")
+    public static let tlsRequired = ErrorCode(rawValue: "tls-required")
     public static let `internal` = ErrorCode(rawValue: "internal")
 }
 

@@ -10,14 +10,30 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var chunkSize: Int
     /// Sessions served at once for one sender address, sent as WELCOME.sessions (nil: not sent).
     public var sessions: Int?
+    /// A plaintext HELLO is served (else: ERROR `tls-required`).
+    public var plaintextAllowed: Bool
+    /// Only senders on the trust list are served (else: ERROR `unauthorized`).
+    public var trustedSendersOnly: Bool
 
-    public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil) {
+    public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil,
+                plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false) {
         self.name = name
         self.window = window
         self.maxFileSize = maxFileSize
         self.chunkSize = chunkSize
         self.sessions = sessions
+        self.plaintextAllowed = plaintextAllowed
+        self.trustedSendersOnly = trustedSendersOnly
     }
+}
+
+/// What the transport says about the sender of a session (protocol §6).
+public enum SenderCredentials: Equatable, Sendable {
+    /// No TLS: nobody knows who it is.
+    case plaintext
+    /// TLS; the sender's device ID (nil when its certificate has no Ed25519 key, or it sent
+    /// none) and whether that ID is on the trust list.
+    case tls(DeviceID?, trusted: Bool)
 }
 
 /// What the store decided about an OFFER.
@@ -71,6 +87,8 @@ public enum ReceiverAction: Equatable, Sendable {
     case abandonFile(keepForResume: Bool)
     /// End the session. After an ERROR the close is graceful so the ERROR reaches the peer.
     case close
+    /// Note that this untrusted device tried to send (the pending list), under its HELLO name.
+    case recordRefusedSender(DeviceID, name: String)
 }
 
 /// The receiver's side of a session as a pure state machine: events in, actions out.
@@ -103,9 +121,12 @@ public struct ReceiverSession: Sendable {
     /// The sender's name from HELLO.
     public private(set) var peerName = ""
     public let settings: ReceiverSettings
+    /// Who the transport says the sender is.
+    public let sender: SenderCredentials
 
-    public init(settings: ReceiverSettings) {
+    public init(settings: ReceiverSettings, sender: SenderCredentials = .plaintext) {
         self.settings = settings
+        self.sender = sender
     }
 
     /// True while a temporary file is open for the current offer.
@@ -173,8 +194,23 @@ public struct ReceiverSession: Sendable {
             guard hello.version == ProtocolLimits.version else {
                 return fail(.unsupportedVersion, "this receiver speaks protocol version \(ProtocolLimits.version) only")
             }
-            window = max(1, min(hello.window ?? 1, settings.window))
             peerName = hello.name
+            switch sender {
+            case .plaintext where !settings.plaintextAllowed:
+                return fail(.tlsRequired, "this receiver takes TLS sessions only")
+            case .plaintext where settings.trustedSendersOnly:
+                return fail(.tlsRequired, "this receiver takes photos from trusted devices only, and a device is known only over TLS")
+            case .tls(let id, trusted: false) where settings.trustedSendersOnly:
+                guard let id else {
+                    return fail(.unauthorized, "this receiver takes photos from trusted devices only, and this sender has no Ed25519 device identity")
+                }
+                var actions: [ReceiverAction] = [.recordRefusedSender(id, name: hello.name)]
+                actions += fail(.unauthorized, "device \(id) is not trusted by this receiver; its administrator can allow it with `ptk trust allow \(id.compact.prefix(8))`")
+                return actions
+            default:
+                break
+            }
+            window = max(1, min(hello.window ?? 1, settings.window))
             state = .ready
             return [.send(.welcome(Welcome(name: settings.name, window: window, chunkSize: settings.chunkSize,
                                            maxFileSize: settings.maxFileSize, sessions: settings.sessions)))]

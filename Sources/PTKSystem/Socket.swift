@@ -119,11 +119,12 @@ public enum Socket {
         }
     }
 
-    /// Receives some bytes; nil when none are waiting, 0 at end of stream.
+    /// Receives some bytes; nil when none are waiting, 0 at end of stream. With `peek` the bytes
+    /// stay in the socket for the next read (MSG_PEEK).
     /// The corresponding C function is `recv`.
-    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, peek: Bool = false) throws(SystemError) -> Int? {
         while true {
-            let n = recv(sock.rawValue, buffer.baseAddress, buffer.count, 0)
+            let n = recv(sock.rawValue, buffer.baseAddress, buffer.count, peek ? CInt(MSG_PEEK) : 0)
             if n >= 0 { return n }
             switch errno {
             case EINTR: continue

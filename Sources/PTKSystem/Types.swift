@@ -86,6 +86,8 @@ public struct FileStatus: Sendable, Equatable {
     public var group: UInt32
     /// Last modification, in seconds since the epoch.
     public var modified: Int64
+    /// The nanoseconds part of the last modification.
+    public var modifiedNanoseconds: Int64
 
     init(_ st: stat) {
         isRegularFile = (st.st_mode & S_IFMT) == S_IFREG
@@ -97,6 +99,7 @@ public struct FileStatus: Sendable, Equatable {
         owner = st.st_uid
         group = st.st_gid
         modified = Int64(st.st_mtim.tv_sec)
+        modifiedNanoseconds = Int64(st.st_mtim.tv_nsec)
     }
 }
 
@@ -116,3 +119,18 @@ public func wallClockSeconds() -> Int64 {
 
 /// This process's id. The corresponding C function is `getpid`.
 public func processID() -> Int32 { getpid() }
+
+/// The calling thread's errno, for callers that learn of a failure through a library that
+/// leaves it set (OpenSSL's SSL_ERROR_SYSCALL).
+public func currentErrno() -> CInt { errno }
+
+/// `seconds` since the epoch as "2026-11-30 08:53:00 UTC". The corresponding C functions are
+/// `gmtime_r` and `strftime`.
+public func formatDate(_ seconds: Int64) -> String {
+    var t = time_t(seconds)
+    var parts = tm()
+    gmtime_r(&t, &parts)
+    var buffer = [CChar](repeating: 0, count: 64)
+    let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
+    return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -13,6 +13,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     case violation(ProtocolViolation)
     /// Any other failed system call.
     case system(SystemError)
+    /// The TLS layer failed: a handshake that did not complete, a record that did not decrypt.
+    case tls(String)
 
     public var description: String {
         switch self {
@@ -21,11 +23,12 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case .peerClosed: return "connection closed by peer"
         case .violation(let v): return v.description
         case .system(let e): return e.description
+        case .tls(let m): return "TLS: \(m)"
         }
     }
 }
 
-/// A reliable, ordered byte stream: a TCP socket now, a TLS stream later. The protocol code
+/// A reliable, ordered byte stream: a TCP socket (`TCPStream`) or TLS over one (PTKTLS). The protocol code
 /// reads and writes through this and nothing else.
 public protocol ByteStream: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes, waiting until `deadline`; 0 means the peer closed.

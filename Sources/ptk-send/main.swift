@@ -3,8 +3,16 @@ import PTKClient
 import PTKDiscovery
 import PTKProtocol
 import PTKSystem
+import PTKTLS
 
 let version = "0.1.0"
+
+/// `$XDG_CONFIG_HOME/ptk`, else `~/.config/ptk`: the sender's identity and known receivers.
+let configDirectory: String = {
+    if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return xdg + "/ptk" }
+    return (environment("HOME") ?? ".") + "/.config/ptk"
+}()
+let configDirectoryDescription = "$XDG_CONFIG_HOME/ptk (else ~/.config/ptk)"
 
 let options: [OptionSpec] = [
     OptionSpec("port", value: "N", help: "receiver's port when <peer> names none (default 47850)"),
@@ -13,6 +21,10 @@ let options: [OptionSpec] = [
     OptionSpec("timeout", value: "SECONDS", help: "give up connecting, or on a silent receiver, after this long (default 30)"),
     OptionSpec("parallel", value: "N", help: "sessions at once, 1-8 (default \(defaultParallelSessions); 1: one session, files in order)"),
     OptionSpec("quiet", short: "q", help: "no progress bar"),
+    OptionSpec("plaintext", help: "send without TLS, to a receiver that allows it (never done unasked)"),
+    OptionSpec("expect-id", value: "ID", help: "the receiver's device ID must be this (its `ptk id`); stop before sending otherwise"),
+    OptionSpec("id", help: "print this sender's device ID and exit"),
+    OptionSpec("forget", value: "NAME", help: "forget the receiver remembered as NAME (to accept its new ID) and exit"),
     OptionSpec("list", help: "list the receivers found over mDNS and exit"),
     OptionSpec("json", help: "with --list: print them as JSON"),
     OptionSpec("help", short: "h", help: "show this help and exit"),
@@ -21,12 +33,16 @@ let options: [OptionSpec] = [
 
 let usage = """
     Usage: ptk-send [OPTIONS] <peer> FILE...
-           ptk-send --list [--json]
+           ptk-send --list [--json] | --id | --forget NAME
 
     Sends PNG photos to a ptkd receiver, over up to \(defaultParallelSessions) sessions at once
     (--parallel). Files that would get the same name there go in order in one session.
     <peer> is a receiver's mDNS name (as --list shows it), a host name,
     host:port, an IPv4 address, or [IPv6]:port.
+
+    Sessions use TLS 1.3. The first contact with a receiver records its device ID in
+    \(configDirectoryDescription)/known-receivers; a later contact that presents another ID
+    is stopped before anything is sent. This sender's identity is in \(configDirectoryDescription)/identity.
 
     Options:
     \(helpLines(for: options))
@@ -37,7 +53,8 @@ let usage = """
       64  usage error
       66  a local file is missing, unreadable, not a regular file or not a PNG
       69  the receiver is unreachable, busy, shutting down, or went silent
-      76  the peer does not speak ptk protocol v1 (or answered ERROR)
+      76  the peer does not speak ptk protocol v1 or TLS, or answered ERROR
+      77  the receiver's device ID is not the one expected (--expect-id, or remembered)
     With --list: 0 listed (even none), 69 avahi-daemon is not running.
     """
 
@@ -75,6 +92,37 @@ for (name, value) in parsed.options {
         break
     }
 }
+let knownPath = configDirectory + "/known-receivers"
+func loadKnown() -> KnownReceivers {
+    do { return try KnownReceivers(path: knownPath) } catch { die("cannot read \(knownPath): \(error)", SendExitCode.localFile) }
+}
+func loadIdentity() -> Identity {
+    do {
+        try makeDirectories(configDirectory, mode: 0o700)
+        return try Identity.loadOrCreate(in: configDirectory + "/identity", commonName: "ptk-send \(hostName())")
+    } catch let error as IdentityError {
+        die(error.description, SendExitCode.localFile)
+    } catch {
+        die("cannot create \(configDirectory): \(error)", SendExitCode.localFile)
+    }
+}
+if parsed.has("id") {
+    print(loadIdentity().deviceID)
+    exitProcess(0)
+}
+if let name = parsed.last("forget") {
+    var known = loadKnown()
+    let n = known.forget(name)
+    guard n > 0 else { die("no receiver remembered as '\(name)' in \(knownPath)", 1) }
+    do { try known.save() } catch { die("cannot write \(knownPath): \(error)", SendExitCode.localFile) }
+    print("forgot \(name): its next contact is trusted as a first contact")
+    exitProcess(0)
+}
+var expectedID: DeviceID? = nil
+if let text = parsed.last("expect-id") {
+    guard let id = DeviceID(parsing: text) else { usageError("invalid value '\(text)' for --expect-id: expected a device ID (52 characters A-Z, 2-7; dashes ignored)") }
+    expectedID = id
+}
 if parsed.has("list") {
     listReceivers(json: parsed.has("json"))
 }
@@ -102,7 +150,7 @@ for path in parsed.positionals.dropFirst() {
 }
 
 ignoreBrokenPipeSignal()
-let addresses = resolvePeer(peerText, defaultPort: defaultPort)
+let (addresses, advertisedID) = resolvePeer(peerText, defaultPort: defaultPort)
 
 /// Prints what the sessions report (Delivery serialises the calls) and draws the progress bar,
 /// so a line about a file never lands in the middle of the bar.
@@ -146,8 +194,37 @@ final class Report: @unchecked Sendable {
 
 let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
 let report = Report(files: files, bar: showBar ? ProgressBar(files: files) : nil)
-let delivery = Delivery(files: files, options: sendOptions, parallel: parallel,
-                        connect: sendOptions.tcpConnector(to: addresses)) { report.handle($0) }
+let connector: Connector
+if parsed.has("plaintext") {
+    if expectedID != nil { usageError("--expect-id needs TLS: drop --plaintext") }
+    connector = sendOptions.tcpConnector(to: addresses)
+} else {
+    let identity = loadIdentity()
+    let context: TLSContext
+    do { context = try TLSContext(server: false, identity: identity) } catch { die(error.description, SendExitCode.localFile) }
+    var expected: [ExpectedReceiver] = []
+    let known = loadKnown()
+    let entry = known.entry(named: peerText)
+    if let expectedID {
+        expected.append(ExpectedReceiver(id: expectedID, source: "--expect-id"))
+    } else if let entry {
+        expected.append(ExpectedReceiver(id: entry.id, source: "\(knownPath) (first seen \(formatDate(entry.firstSeen)))"))
+    }
+    if let advertisedID { expected.append(ExpectedReceiver(id: advertisedID, source: "its mDNS record (id=)")) }
+    let remember = expectedID == nil && entry == nil
+    connector = sendOptions.tlsConnector(to: addresses, context: context, expected: expected) { id, address in
+        guard remember else { return }
+        var known = loadKnown()
+        known.remember(KnownReceiver(id: id, name: peerText, address: address.description, firstSeen: wallClockSeconds()))
+        do {
+            try known.save()
+            writeToStandardError("ptk-send: first contact with \(peerText): its device ID is \(id); remembered in \(knownPath)")
+        } catch {
+            writeToStandardError("ptk-send: first contact with \(peerText) (device ID \(id)); cannot remember it in \(knownPath): \(error)")
+        }
+    }
+}
+let delivery = Delivery(files: files, options: sendOptions, parallel: parallel, connect: connector) { report.handle($0) }
 let result = delivery.run()
 report.clearBar()
 for i in result.unsent { print("\(files[i].path): not sent") }
@@ -156,13 +233,14 @@ if let message { die(message, status) }
 exitProcess(status)
 
 /// Finds the addresses of `<peer>`: an address or host:port directly; otherwise first a
-/// `_ptk._tcp` instance of that name (case-insensitive), then a host name on the default port.
-func resolvePeer(_ text: String, defaultPort: UInt16) -> [SocketAddress] {
+/// `_ptk._tcp` instance of that name (case-insensitive), with the device ID its TXT record
+/// gives, then a host name on the default port.
+func resolvePeer(_ text: String, defaultPort: UInt16) -> ([SocketAddress], DeviceID?) {
     let direct = parsePeer(text, defaultPort: defaultPort)
     if let (host, port) = direct {
         let isNumeric = SocketAddress(numericHost: host, port: port) != nil
         if isNumeric || port != defaultPort || text.contains(":") {
-            do { return try SocketAddress.resolve(host, port: port) } catch { die("\(error)", SendExitCode.unreachable) }
+            do { return (try SocketAddress.resolve(host, port: port), nil) } catch { die("\(error)", SendExitCode.unreachable) }
         }
     }
     var found: [DiscoveredService] = []
@@ -174,10 +252,10 @@ func resolvePeer(_ text: String, defaultPort: UInt16) -> [SocketAddress] {
     }
     if let match = found.first(where: { $0.name.lowercased() == text.lowercased() }) {
         let addresses = match.addresses.compactMap { SocketAddress(numericHost: $0, port: match.port) }
-        if !addresses.isEmpty { return addresses }
+        if !addresses.isEmpty { return (addresses, match.txt["id"].flatMap { DeviceID(parsing: $0) }) }
     }
     if let (host, port) = direct, let addresses = try? SocketAddress.resolve(host, port: port), !addresses.isEmpty {
-        return addresses
+        return (addresses, nil)
     }
     var message = "no receiver named '\(text)': "
     if let browseProblem {
@@ -197,10 +275,18 @@ func listReceivers(json: Bool) -> Never {
     do { services = try Browser.browse(timeout: 2).sorted { $0.name.lowercased() < $1.name.lowercased() } } catch {
         die(error.description, SendExitCode.unreachable)
     }
+    let known = loadKnown()
+    /// "known", "new", "CHANGED" (the advertised ID is not the remembered one) or "no TLS".
+    func status(_ s: DiscoveredService) -> (id: DeviceID?, status: String) {
+        guard let id = s.txt["id"].flatMap({ DeviceID(parsing: $0) }) else { return (nil, "no TLS") }
+        guard let entry = known.entry(named: s.name) else { return (id, "new") }
+        return (id, entry.id == id ? "known" : "CHANGED")
+    }
     if json {
         let items = services.map { s -> String in
             let addrs = s.addresses.map { jsonString($0) }.joined(separator: ",")
-            return "{\"name\":\(jsonString(s.name)),\"host\":\(jsonString(s.hostName)),\"addresses\":[\(addrs)],\"port\":\(s.port),\"version\":\(jsonString(s.protocolVersion ?? ""))}"
+            let (id, st) = status(s)
+            return "{\"name\":\(jsonString(s.name)),\"host\":\(jsonString(s.hostName)),\"addresses\":[\(addrs)],\"port\":\(s.port),\"version\":\(jsonString(s.protocolVersion ?? "")),\"id\":\(jsonString(id?.compact ?? "")),\"status\":\(jsonString(st))}"
         }
         print("[" + items.joined(separator: ",") + "]")
     } else if services.isEmpty {
@@ -209,7 +295,8 @@ func listReceivers(json: Bool) -> Never {
         let width = services.map(\.name.count).max()!
         for s in services {
             let address = s.addresses.first.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "?"
-            print(s.name + String(repeating: " ", count: width - s.name.count) + "  \(address):\(s.port)  protocol v\(s.protocolVersion ?? "?")")
+            let (id, st) = status(s)
+            print(s.name + String(repeating: " ", count: width - s.name.count) + "  \(address):\(s.port)  protocol v\(s.protocolVersion ?? "?")  \(id?.short ?? "-")  \(st)")
         }
     }
     exitProcess(0)

@@ -8,14 +8,16 @@ let version = "0.1.0"
 let usage = """
     Usage: ptkd [OPTIONS]
 
-    Receives PNG photos from ptk-send over protocol v1 and saves them in the
-    received-photos directory.
+    Receives PNG photos from ptk-send over protocol v1 (TLS 1.3 by default) and saves
+    them in the received-photos directory. `ptk id` shows its device ID, `ptk trust`
+    manages who may send.
 
     Options:
     \(helpLines(for: DaemonOptions.commandLine))
 
     Exit status: 0 stopped cleanly (SIGINT/SIGTERM), 64 usage or configuration error,
-    70 the accept loop failed, 71 cannot listen, 73 received-photos directory not usable.
+    70 the accept loop failed, 71 cannot listen, 73 received-photos or state directory not
+    usable, 78 the device identity's key is damaged or unreadable.
     """
 
 let parsed = parseCommandLineOrExit(options: DaemonOptions.commandLine, program: "ptkd", version: version, usage: usage)

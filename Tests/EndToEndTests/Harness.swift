@@ -24,9 +24,16 @@ struct Finished {
     var stderr: String
 }
 
+/// ptk-send's configuration directory ($XDG_CONFIG_HOME) for runs that name none: one per test
+/// process, so no test touches the user's own identity or known receivers.
+let testConfigHome = makeTemporaryDirectory("ptk-config")
+
 /// Runs a binary to completion (killing it after `timeout` seconds). posix_spawn and waitpid
 /// are used directly: Foundation's Process sometimes missed a quick child's exit and hung.
-func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Bool = false) throws -> Finished {
+/// `environment` adds to (or replaces in) this process's environment; XDG_CONFIG_HOME is
+/// `testConfigHome` unless given.
+func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Bool = false,
+         environment: [String: String] = [:]) throws -> Finished {
     let path = absolute ? binary : binDirectory + "/" + binary
     var outPipe: [CInt] = [0, 0], errPipe: [CInt] = [0, 0]
     guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw HarnessError("pipe failed") }
@@ -46,8 +53,13 @@ func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Boo
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_CONFIG_HOME"] = testConfigHome
+    env.merge(environment) { _, new in new }
+    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { envp.forEach { free($0) } }
     var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
     close(outPipe[1])
     close(errPipe[1])
     guard rc == 0 else {
@@ -82,9 +94,18 @@ func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Boo
     return Finished(status: code, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
 }
 
-/// Runs ptk-send against `daemon`.
+/// Runs ptk-send against `daemon`, with the daemon's own sender configuration directory (so
+/// its known receivers never meet another test's daemon on a reused port).
 func send(_ daemon: DaemonProcess, _ files: [String], _ extra: [String] = []) throws -> Finished {
-    try run("ptk-send", extra + ["--timeout", "20", "127.0.0.1:\(daemon.port)"] + files)
+    try run("ptk-send", extra + ["--timeout", "20", "127.0.0.1:\(daemon.port)"] + files,
+            environment: ["XDG_CONFIG_HOME": daemon.senderConfig])
+}
+
+/// `stderr` without ptk-send's line about a first contact with a receiver (printed once per
+/// receiver, with its device ID).
+func withoutFirstContact(_ stderr: String) -> String {
+    stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        .filter { !$0.hasPrefix("ptk-send: first contact with ") }.joined(separator: "\n")
 }
 
 /// A ptkd started for one test, in its own temporary directory, on a free port.
@@ -93,19 +114,27 @@ final class DaemonProcess: @unchecked Sendable {
     let root: String
     private let ownsRoot: Bool
     var dir: String { root + "/photos" }
+    /// ptkd's state directory (identity, trust list), given with --state-dir.
+    var stateDir: String { root + "/state" }
+    /// XDG_CONFIG_HOME for ptk-send runs against this daemon (`send`).
+    var senderConfig: String { root + "/sender-config" }
     var logPath: String { root + "/ptkd-\(ObjectIdentifier(self).hashValue).log" }
     let process = Process()
     private(set) var port: UInt16 = 0
 
     /// Starts ptkd with `extra` flags. `root` reuses another instance's folder (it is then not
-    /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv).
+    /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv). Unless
+    /// `extra` says otherwise, plaintext sessions are allowed (the raw-protocol tests speak it)
+    /// and the state directory is `stateDir`.
     init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false, dirFlag: Bool = true,
          environment: [String: String] = [:]) throws {
         self.root = root ?? makeTemporaryDirectory("ptk-e2e")
         ownsRoot = root == nil
         let ptkd = binDirectory + "/ptkd"
         let args = ["--config", "/dev/null"] + (dirFlag ? ["--dir", self.root + "/photos"] : []) + ["--port", "0", "--listen", "127.0.0.1"]
-            + (mdns ? [] : ["--no-mdns"]) + extra
+            + (mdns ? [] : ["--no-mdns"])
+            + (extra.contains("--plaintext") ? [] : ["--plaintext", "allow"])
+            + (extra.contains("--state-dir") || !dirFlag ? [] : ["--state-dir", self.root + "/state"]) + extra
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(wrapper.dropFirst()) + [ptkd] + args

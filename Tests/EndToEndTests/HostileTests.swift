@@ -21,12 +21,10 @@ func stillServes(_ d: DaemonProcess) throws -> Bool {
 struct HostileTests {
     @Test("malformed streams get the right ERROR", arguments: [
         (header(0x01, 70_000), "frame-too-large"),
-        (header(0x10, 0xFFFF_FFFF), "frame-too-large"),
-        (header(0x42, 0), "bad-frame"),
-        (Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), "bad-frame"),
+        (header(0x01, 0xFFFF_FFFF), "frame-too-large"),
         (header(0x01, 5) + Array("{nope".utf8), "bad-frame"),
-        (FrameEncoder.encode(.offer(Offer(name: "a.png", size: 10, sha256: String(repeating: "0", count: 64)))), "unexpected-frame"),
         (FrameEncoder.encode(.hello(Hello(version: 2, name: "x", window: 1))), "unsupported-version"),
+        (FrameEncoder.encode(.hello(Hello(name: "x", window: 1))) + header(0x42, 0), "bad-frame"),
     ])
     func malformed(bytes: [UInt8], code: String) throws {
         let d = try DaemonProcess()
@@ -34,6 +32,24 @@ struct HostileTests {
         try peer.sendRaw(bytes)
         #expect(try peer.expectError()?.code == code)
         peer.close()
+        #expect(try stillServes(d))
+    }
+
+    @Test("a first byte that starts neither HELLO nor TLS is closed at once, without a word (protocol §6)", arguments: [
+        header(0x10, 0xFFFF_FFFF),
+        header(0x42, 0),
+        Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+        FrameEncoder.encode(.offer(Offer(name: "a.png", size: 10, sha256: String(repeating: "0", count: 64)))),
+    ])
+    func notPTK(bytes: [UInt8]) throws {
+        let d = try DaemonProcess()
+        let peer = try RawPeer(port: d.port)
+        try peer.sendRaw(bytes)
+        // Closed: end of stream, or a reset when ptkd closed with our bytes unread.
+        let answer = try? peer.receive()
+        #expect(answer == nil)
+        peer.close()
+        #expect(eventually { d.log.contains("not a ptk session (first byte 0x\(String(bytes[0], radix: 16))); closed") })
         #expect(try stillServes(d))
     }
 
@@ -196,7 +212,7 @@ struct HostileTests {
             try peer.send(.done)
         }
         peer.close()
-        #expect(eventually { d.log.contains("session 1 from") && d.log.contains("ended") })
+        #expect(eventually { d.log.contains("session 1 from") && (d.log.contains("ended") || d.log.contains("closed before saying anything")) })
         #expect(try stillServes(d))
     }
 }
@@ -238,8 +254,9 @@ struct CommandLineTests {
         #expect(r.stderr.contains("connection refused"), "\(r.stderr)")
     }
 
-    @Test("ptk-send to a peer that speaks something else exits 76")
-    func wrongPeer() throws {
+    @Test("ptk-send to a peer that speaks something else exits 76: over TLS it says the peer does not speak TLS and names --plaintext",
+          arguments: [[], ["--plaintext"]])
+    func wrongPeer(flags: [String]) throws {
         let address = SocketAddress(numericHost: "127.0.0.1", port: 0)!
         let listener = try Socket.listen(on: address)
         defer { listener.close() }
@@ -253,9 +270,10 @@ struct CommandLineTests {
             conn.close()
         }
         server.start()
-        let r = try run("ptk-send", ["--timeout", "5", "127.0.0.1:\(port)", pngSuiteDirectory() + "/basn0g01.png"])
+        let r = try run("ptk-send", ["--timeout", "5"] + flags + ["127.0.0.1:\(port)", pngSuiteDirectory() + "/basn0g01.png"])
         #expect(r.status == 76, "\(r.stderr)")
-        #expect(r.stderr.contains("does not speak ptk protocol v1"))
+        #expect(r.stderr.contains(flags.isEmpty ? "does not speak TLS" : "does not speak ptk protocol v1"), "\(r.stderr)")
+        if flags.isEmpty { #expect(r.stderr.contains("--plaintext")) }
     }
 
     @Test("bad peers and bad flag values are usage errors", arguments: [

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 
@@ -56,8 +57,11 @@ final class MDNSHost: @unchecked Sendable {
     }
 
     /// Runs one of our binaries inside the namespace.
+    /// Runs one of ptk's programs inside the namespace; ptk-send keeps its identity and known
+    /// receivers in this host's own directory.
     func ptk(_ binary: String, _ args: [String]) throws -> Finished {
-        try run("/usr/bin/nsenter", ["-t", String(pid), "-n", "-m", "--", binDirectory + "/" + binary] + args, timeout: 30, absolute: true)
+        try run("/usr/bin/nsenter", ["-t", String(pid), "-n", "-m", "--", binDirectory + "/" + binary] + args, timeout: 30, absolute: true,
+                environment: ["XDG_CONFIG_HOME": work + "/sender-config"])
     }
 
     func startAvahi() throws {
@@ -94,23 +98,34 @@ final class MDNSHost: @unchecked Sendable {
 
 @Suite("End to end: mDNS in a private network namespace", .enabled(if: canRunAvahi, "needs root, avahi-daemon, dbus-daemon and nsenter"), .serialized)
 struct MDNSTests {
-    @Test("ptkd's service appears with its port and TXT v=1, and ptk-send delivers by name and lists it")
+    @Test("ptkd's service appears with its port and TXT v=1, tls=1 and its id, and ptk-send delivers by name over TLS and lists it")
     func publishAndSendByName() throws {
         let host = try MDNSHost()
         let d = try host.daemon(name: "Living Room")
-        #expect(eventually(10) { host.browse().contains { $0.name == "Living Room" && $0.port == String(d.port) && $0.txt == "\"v=1\"" } },
-                "\(host.browse())")
+        let shown = try run("ptk", ["--config", "/dev/null", "--state-dir", d.stateDir, "id"])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let id = try #require(DeviceID(parsing: shown.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(eventually(10) {
+            host.browse().contains {
+                $0.name == "Living Room" && $0.port == String(d.port)
+                    && Set($0.txt.split(separator: " ")) == ["\"v=1\"", "\"tls=1\"", "\"id=\(id.compact)\""]
+            }
+        }, "\(host.browse())")
         let src = pngSuiteDirectory() + "/basn3p08.png"
+        let before = try host.ptk("ptk-send", ["--list"])
+        #expect(before.stdout == "Living Room  127.0.0.1:\(d.port)  protocol v1  \(id.short)  new\n")
         let sent = try host.ptk("ptk-send", ["living room", src])
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.stdout == "\(src): saved as \"basn3p08.png\"\n")
+        #expect(sent.stderr.contains("first contact with living room: its device ID is \(id)"), "\(sent.stderr)")
         #expect(readFile(d.dir + "/basn3p08.png") == readFile(src))
+        #expect(eventually { d.log.contains("(device ") && d.log.contains("saved \"basn3p08.png\"") })
 
         let list = try host.ptk("ptk-send", ["--list"])
         #expect(list.status == 0)
-        #expect(list.stdout == "Living Room  127.0.0.1:\(d.port)  protocol v1\n")
+        #expect(list.stdout == "Living Room  127.0.0.1:\(d.port)  protocol v1  \(id.short)  known\n")
         let json = try host.ptk("ptk-send", ["--list", "--json"])
-        #expect(json.stdout == "[{\"name\":\"Living Room\",\"host\":\"\(hostName()).local\",\"addresses\":[\"127.0.0.1\"],\"port\":\(d.port),\"version\":\"1\"}]\n")
+        #expect(json.stdout == "[{\"name\":\"Living Room\",\"host\":\"\(hostName()).local\",\"addresses\":[\"127.0.0.1\"],\"port\":\(d.port),\"version\":\"1\",\"id\":\"\(id.compact)\",\"status\":\"known\"}]\n")
 
         let missing = try host.ptk("ptk-send", ["kitchen", src])
         #expect(missing.status == 69)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 
@@ -76,7 +77,8 @@ final class BootedSystem {
 
     /// Runs a command inside the container, in all its namespaces.
     func exec(_ args: [String], timeout: Double = 60) throws -> Finished {
-        try run("/usr/bin/nsenter", ["-t", String(pid1), "-a", "--"] + args, timeout: timeout, absolute: true)
+        try run("/usr/bin/nsenter", ["-t", String(pid1), "-a", "--"] + args, timeout: timeout, absolute: true,
+                environment: ["XDG_CONFIG_HOME": "/root/.config", "HOME": "/root"])
     }
 
     /// The journal of `unit` (or of the whole boot), as plain messages; "" when unreadable.
@@ -131,15 +133,24 @@ struct SystemdTests {
         let figure = exposure.flatMap { Double($0.split(separator: ":").last!.split(separator: " ").first!) }
         #expect(figure.map { $0 <= 1.5 } == true, "\(exposure ?? "no exposure line")")
 
-        // Advertised over mDNS through the container's avahi-daemon.
+        // Its identity, made on first start in the state directory, the key readable by ptk only;
+        // `ptk id` (as root) finds it as ptkd does.
+        #expect(try system.exec(["stat", "-c", "%U %G %a", "/var/lib/ptk/identity/key.pem"]).stdout == "ptk ptk 600\n")
+        let shownID = try system.exec(["ptk", "id"])
+        #expect(shownID.status == 0, "\(shownID.stderr)")
+        let receiverID = try #require(DeviceID(parsing: shownID.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(shownID.stdout)")
+
+        // Advertised over mDNS through the container's avahi-daemon, with TXT v=1, tls=1 and its id.
         #expect(eventually(15) {
-            (try? system.exec(["avahi-browse", "-rtp", "_ptk._tcp"]))?.stdout
-                .contains("=;lo;IPv4;livingroom;_ptk._tcp;local;livingroom.local;127.0.0.1;47850;\"v=1\"") == true
+            guard let line = (try? system.exec(["avahi-browse", "-rtp", "_ptk._tcp"]))?.stdout.split(separator: "\n")
+                .first(where: { $0.hasPrefix("=;lo;IPv4;livingroom;_ptk._tcp;local;livingroom.local;127.0.0.1;47850;") }) else { return false }
+            return ["\"v=1\"", "\"tls=1\"", "\"id=\(receiverID.compact)\""].allSatisfy { line.contains($0) }
         }, "\(system.journal("ptkd"))")
 
-        // Sent by name, as the README's quick start does; lands byte-identical, owned by ptk.
+        // Sent by name over TLS, as the README's quick start does; lands byte-identical, owned by ptk.
         let sent = try system.exec(["ptk-send", "livingroom", "/root/photo.png"])
         #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stderr.contains("first contact with livingroom: its device ID is \(receiverID)"), "\(sent.stderr)")
         #expect(sent.stdout == "/root/photo.png: saved as \"photo.png\"\n")
         #expect(readFile(received + "/photo.png") == readFile(photo))
         #expect(try system.exec(["stat", "-c", "%U %G %a", "/var/lib/ptk/received/photo.png"]).stdout == "ptk ptk 644\n")
@@ -165,6 +176,26 @@ struct SystemdTests {
         #expect(again.stdout == "/root/photo.png: saved as \"photo (2).png\"\n")
         #expect(readFile(received + "/photo (2).png") == readFile(photo))
         #expect(listDirectory(received) == [".incoming", "photo (2).png", "photo.png"])
+
+        // Trusted senders only: this sender is refused and listed as pending; `ptk trust allow`
+        // by a prefix of its ID (as root, while ptkd runs) lets it in without a restart, and the
+        // files ptk writes stay the service user's.
+        let senderID = try #require(DeviceID(parsing: try system.exec(["ptk-send", "--id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        writeFile(system.root + "/etc/ptk/ptkd.conf", Array("senders = trusted\n".utf8))
+        #expect(try system.exec(["systemctl", "restart", "ptkd"]).status == 0)
+        let refused = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
+        #expect(refused.status == 76)
+        #expect(refused.stderr.contains("ERROR unauthorized: device \(senderID) is not trusted"), "\(refused.stderr)")
+        let pending = try system.exec(["ptk", "trust", "pending"])
+        #expect(pending.stdout.hasPrefix("\(senderID)  \"livingroom\" from 127.0.0.1:"), "\(pending.stdout) \(pending.stderr)")
+        let allowed = try system.exec(["ptk", "trust", "allow", String(senderID.compact.prefix(6)).lowercased(), "laptop"])
+        #expect(allowed.stdout == "trusted \(senderID) as \"laptop\"\n", "\(allowed.stderr)")
+        #expect(try system.exec(["stat", "-c", "%U %G", "/var/lib/ptk/trusted-senders", "/var/lib/ptk/pending-senders"]).stdout == "ptk ptk\nptk ptk\n")
+        #expect(try system.exec(["ptk", "trust", "pending"]).stdout == "")
+        let trusted = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
+        #expect(trusted.status == 0, "\(trusted.stderr) \(system.journal("ptkd"))")
+        #expect(trusted.stdout == "/root/photo.png: saved as \"photo (3).png\"\n")
+        #expect(eventually(5) { system.journal("ptkd").contains("(device \(senderID)): saved \"photo (3).png\"") })
     }
 
     @Test("upgrading from the old DynamicUser=yes unit keeps the photos: systemd moves them to /var/lib/ptk, owned by ptk")

@@ -148,6 +148,7 @@ struct ConfigurationTests {
         try DaemonOptions.apply(configFile: uncommented, path: "ptkd.conf", to: &explicit)
         var expected = DaemonConfiguration()
         expected.directory = "/var/lib/ptk/received"
+        expected.stateDirectory = "/var/lib/ptk"
         expected.listen = ["::", "0.0.0.0"]
         expected.name = "livingroom"
         #expect(explicit == expected)

@@ -1,0 +1,86 @@
+import Glibc
+
+/// The whole contents of a small file (at most `limit` bytes).
+public func readFileBytes(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
+    let fd = try FileDescriptor.open(path, flags: .readOnly)
+    defer { fd.close() }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = try buf.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try fd.read(into: b) } }.get()
+        if n == 0 { break }
+        out.append(contentsOf: buf[..<n])
+        if out.count > limit { throw SystemError(call: "read", object: path, errno: EFBIG) }
+    }
+    return out
+}
+
+/// The directory part of `path` ("." when it has none).
+public func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+}
+
+/// Replaces `path` with `bytes` all at once: a temporary file beside it, written, given
+/// `mode`, flushed and renamed over it, so a reader sees the old file or the new one, never
+/// half of one. Run as root, the file gets the owner and group of its directory, so a service
+/// user that owns the directory can still replace it. The corresponding C functions are
+/// `open`, `write`, `fchmod`, `fchown`, `fsync` and `rename`.
+public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode) throws(SystemError) {
+    let temporary = path + ".tmp.\(getpid())"
+    let fd = try FileDescriptor.open(temporary, flags: [.writeOnly, .create, .truncate, .noFollow], mode: mode)
+    do {
+        try fd.writeAll(bytes)
+        try fd.setPermissions(mode)
+        if let owner = try ownerToGive(parentDirectory(of: path)) {
+            _ = try syscall("fchown", temporary) { fchown(fd.rawValue, owner.owner, owner.group) }
+        }
+        try fd.sync()
+        fd.close()
+        _ = try syscall("rename", path) { rename(temporary, path) }
+    } catch {
+        fd.close()
+        _ = unlink(temporary)
+        throw error
+    }
+}
+
+/// Deletes `path`; a file that is already gone is not an error. The corresponding C function
+/// is `unlink`.
+public func removeFile(_ path: String) throws(SystemError) {
+    if unlink(path) != 0 && errno != ENOENT { throw SystemError(call: "unlink", object: path, errno: errno) }
+}
+
+/// Runs `body` holding an exclusive lock on `path` (created if missing, with the directory's
+/// owner when run as root), so that two processes' read-modify-write of the files it guards
+/// do not interleave. The corresponding C function is `flock`.
+public func withFileLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
+    let fd = try FileDescriptor.open(path, flags: [.readWrite, .create, .noFollow], mode: 0o644)
+    defer { fd.close() }
+    if let owner = try? ownerToGive(parentDirectory(of: path)) {
+        _ = fchown(fd.rawValue, owner.owner, owner.group)
+    }
+    while flock(fd.rawValue, LOCK_EX) != 0 {
+        if errno != EINTR { throw SystemError(call: "flock", object: path, errno: errno) }
+    }
+    return try body()
+}
+
+/// Makes `path` and its missing parents; with `ownerLike`, run as root, a directory it
+/// creates gets that path's owner and group.
+public func makeDirectories(_ path: String, mode: FileMode, ownerLike: String?) throws(SystemError) {
+    let existed = fileExists(path)
+    try makeDirectories(path, mode: mode)
+    if !existed, let ownerLike, let owner = try ownerToGive(ownerLike) {
+        _ = try syscall("chown", path) { chown(path, owner.owner, owner.group) }
+    }
+}
+
+/// Run as root, the owner and group of `path` when they are not root's: what a file root
+/// creates beside it must get, so that the service user owning `path` can still write it.
+/// Nil otherwise (nothing to change, and no chown call that a sandbox would refuse).
+private func ownerToGive(_ path: String) throws(SystemError) -> FileStatus? {
+    guard geteuid() == 0 else { return nil }
+    let status = try fileStatus(path)
+    return status.owner == 0 && status.group == 0 ? nil : status
+}

@@ -1,0 +1,206 @@
+import CTLS
+import PTKProtocol
+import PTKSystem
+
+/// Why a device identity could not be loaded or made.
+public struct IdentityError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// A long-lived Ed25519 key pair and a self-signed certificate for it (protocol §6), kept as
+/// `key.pem` (mode 0600) and `cert.pem` in one directory. The device ID hashes the key, so a
+/// certificate that is re-issued (expired, damaged, missing) keeps the ID; the key is never
+/// replaced silently.
+public final class Identity: @unchecked Sendable {
+    // Immutable after init; OpenSSL's key and certificate objects are safe to share read-only.
+    let key: OpaquePointer
+    let certificate: OpaquePointer
+    public let deviceID: DeviceID
+    /// The directory holding the files.
+    public let directory: String
+
+    public var keyFile: String { directory + "/key.pem" }
+    public var certificateFile: String { directory + "/cert.pem" }
+
+    /// Certificates are issued for this long, and re-issued when less than a month is left.
+    static let validityDays = 3650
+    static let renewalSeconds: Int64 = 30 * 86_400
+
+    private init(key: OpaquePointer, certificate: OpaquePointer, directory: String) {
+        self.key = key
+        self.certificate = certificate
+        self.directory = directory
+        let identity = PTKTLS.deviceID(ofKey: key)
+        self.deviceID = identity.deviceID ?? DeviceID(sha256: sha256(subjectPublicKeyInfo(key)))
+    }
+
+    deinit {
+        X509_free(certificate)
+        EVP_PKEY_free(key)
+    }
+
+    /// The identity in `directory`, made (key and certificate) when there is none yet. A key
+    /// file that exists but cannot be read or parsed is an error naming the file and the fix.
+    /// Run as root, what it creates gets the owner of `directory`'s parent.
+    public static func loadOrCreate(in directory: String, commonName: String) throws(IdentityError) -> Identity {
+        do {
+            try makeDirectories(directory, mode: 0o700, ownerLike: parentDirectory(of: directory))
+        } catch {
+            throw IdentityError(description: "cannot create the identity directory: \(error)")
+        }
+        let lockResult = Result { () throws -> Identity in
+            try withFileLock(directory + "/.lock") { () throws -> Identity in
+                let keyPath = directory + "/key.pem"
+                if !fileExists(keyPath) {
+                    let key = try generateKey()
+                    do {
+                        try writeFileAtomically(keyPath, pem(of: key, privateKey: true), mode: 0o600)
+                    } catch {
+                        EVP_PKEY_free(key)
+                        throw IdentityError(description: "cannot save the new identity key: \(error)")
+                    }
+                    EVP_PKEY_free(key)
+                }
+                return try load(from: directory, commonName: commonName)
+            }
+        }
+        switch lockResult {
+        case .success(let identity): return identity
+        case .failure(let error as IdentityError): throw error
+        case .failure(let error): throw IdentityError(description: "cannot lock the identity directory: \(error)")
+        }
+    }
+
+    /// The identity in `directory`, which must exist. With `commonName`, a certificate that is
+    /// missing, damaged, for another key or near its end is re-issued (and saved when possible);
+    /// without, it is only read.
+    public static func load(from directory: String, commonName: String? = nil) throws(IdentityError) -> Identity {
+        let keyPath = directory + "/key.pem"
+        let fix = "restore it from a backup, or move it away (and cert.pem) to make a new identity; senders that know this device must then accept its new ID"
+        let bytes: [UInt8]
+        do { bytes = try readFileBytes(keyPath, limit: 64 << 10) } catch {
+            if error.code == .noSuchFile {
+                throw IdentityError(description: "no identity in \(directory): \(keyPath) does not exist (ptkd and ptk-send make it on first start)")
+            }
+            throw IdentityError(description: "cannot read the identity key \(keyPath): \(error.reason); check its owner and mode (0600, owned by the user that runs ptk), or \(fix)")
+        }
+        guard let key = parsePrivateKey(bytes) else {
+            throw IdentityError(description: "the identity key \(keyPath) is damaged: \(openSSLErrors()); \(fix)")
+        }
+        guard EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 else {
+            let type = keyTypeName(key)
+            EVP_PKEY_free(key)
+            throw IdentityError(description: "the identity key \(keyPath) is a \(type) key, not Ed25519; \(fix)")
+        }
+        let certPath = directory + "/cert.pem"
+        var certificate: OpaquePointer? = nil
+        if let certBytes = try? readFileBytes(certPath, limit: 64 << 10) {
+            certificate = parseCertificate(certBytes)
+        }
+        if let c = certificate, X509_check_private_key(c, key) != 1 || expiresSoon(c) {
+            X509_free(c)
+            certificate = nil
+        }
+        ERR_clear_error()
+        if certificate == nil {
+            guard let commonName else {
+                EVP_PKEY_free(key)
+                throw IdentityError(description: "the certificate \(certPath) is missing or out of date; the next start of ptkd or ptk-send re-issues it for the same key")
+            }
+            guard let fresh = issueCertificate(for: key, commonName: commonName) else {
+                EVP_PKEY_free(key)
+                throw IdentityError(description: "cannot issue a certificate: \(openSSLErrors())")
+            }
+            certificate = fresh
+            // A read-only directory still works: the certificate is made again next time.
+            try? writeFileAtomically(certPath, pem(ofCertificate: fresh), mode: 0o644)
+        }
+        return Identity(key: key, certificate: certificate!, directory: directory)
+    }
+
+    /// The certificate as PEM.
+    public var certificatePEM: [UInt8] { Self.pem(ofCertificate: certificate) }
+
+    // MARK: OpenSSL
+
+    static func generateKey(type: Int32 = EVP_PKEY_ED25519, rsaBits: Int32 = 2048) throws(IdentityError) -> OpaquePointer {
+        guard let ctx = EVP_PKEY_CTX_new_id(type, nil) else { throw IdentityError(description: "cannot make a key: \(openSSLErrors())") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var key: OpaquePointer? = nil
+        guard EVP_PKEY_keygen_init(ctx) == 1,
+              type != EVP_PKEY_RSA || EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, rsaBits) == 1,
+              type != EVP_PKEY_EC || EVP_PKEY_CTX_set_group_name(ctx, "prime256v1") == 1,
+              EVP_PKEY_keygen(ctx, &key) == 1, let key else {
+            throw IdentityError(description: "cannot make a key: \(openSSLErrors())")
+        }
+        return key
+    }
+
+    /// A self-signed X.509 v3 certificate for `key`, valid from a day ago for `validityDays`.
+    static func issueCertificate(for key: OpaquePointer, commonName: String) -> OpaquePointer? {
+        guard let x = X509_new() else { return nil }
+        var serial = [UInt8](repeating: 0, count: 8)
+        _ = RAND_bytes(&serial, 8)
+        serial[0] &= 0x7F
+        let serialValue = serial.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let ok = X509_set_version(x, 2) == 1
+            && ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serialValue) == 1
+            && X509_gmtime_adj(X509_getm_notBefore(x), -86_400) != nil
+            && X509_time_adj_ex(X509_getm_notAfter(x), Int32(validityDays), 0, nil) != nil
+            && X509_set_pubkey(x, key) == 1
+            && X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC, String(commonName.prefix(64)), -1, -1, 0) == 1
+            && X509_set_issuer_name(x, X509_get_subject_name(x)) == 1
+            && X509_sign(x, key, nil) > 0
+        if !ok { X509_free(x); return nil }
+        return x
+    }
+
+    static func expiresSoon(_ certificate: OpaquePointer) -> Bool {
+        var limit = time_t(wallClockSeconds() + renewalSeconds)
+        return X509_cmp_time(X509_get0_notAfter(certificate), &limit) <= 0
+    }
+
+    static func parsePrivateKey(_ pem: [UInt8]) -> OpaquePointer? {
+        pem.withUnsafeBytes { b -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(b.baseAddress, Int32(b.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+    }
+
+    static func parseCertificate(_ pem: [UInt8]) -> OpaquePointer? {
+        pem.withUnsafeBytes { b -> OpaquePointer? in
+            guard let bio = BIO_new_mem_buf(b.baseAddress, Int32(b.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_X509(bio, nil, nil, nil)
+        }
+    }
+
+    static func pem(of key: OpaquePointer, privateKey: Bool) -> [UInt8] {
+        memoryBIO { bio in PEM_write_bio_PrivateKey(bio, key, nil, nil, 0, nil, nil) }
+    }
+
+    static func pem(ofCertificate certificate: OpaquePointer) -> [UInt8] {
+        memoryBIO { bio in PEM_write_bio_X509(bio, certificate) }
+    }
+
+    private static func memoryBIO(_ write: (OpaquePointer) -> Int32) -> [UInt8] {
+        guard let bio = BIO_new(BIO_s_mem()) else { return [] }
+        defer { BIO_free(bio) }
+        guard write(bio) == 1 else { return [] }
+        var data: UnsafeMutablePointer<CChar>? = nil
+        let length = ptk_bio_get_mem_data(bio, &data)
+        guard length > 0, let data else { return [] }
+        return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
+    }
+
+    /// An identity held only in memory, for tests: `keyType` EVP_PKEY_ED25519, _RSA or _EC.
+    static func ephemeral(keyType: Int32 = EVP_PKEY_ED25519, commonName: String = "test") throws(IdentityError) -> Identity {
+        let key = try generateKey(type: keyType)
+        guard let certificate = issueCertificate(for: key, commonName: commonName) else {
+            EVP_PKEY_free(key)
+            throw IdentityError(description: "cannot issue a certificate: \(openSSLErrors())")
+        }
+        return Identity(key: key, certificate: certificate, directory: "")
+    }
+}

@@ -1,0 +1,242 @@
+import PTKProtocol
+import PTKSystem
+
+/// A device allowed to send: its ID and the name the administrator gave it.
+public struct TrustedSender: Sendable, Equatable {
+    public var id: DeviceID
+    public var name: String
+    public init(id: DeviceID, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// A device that was refused under `--senders trusted`, kept so the administrator can allow it.
+public struct PendingSender: Sendable, Equatable {
+    public var id: DeviceID
+    /// The name from its last HELLO.
+    public var name: String
+    /// The address of its last attempt.
+    public var address: String
+    /// First and last attempt, seconds since 1970.
+    public var firstAttempt: Int64
+    public var lastAttempt: Int64
+    public var attempts: Int
+}
+
+/// Why a trust operation could not be done, with the fix where there is one.
+public struct TrustError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The trust list and the pending senders, as two text files in the state directory:
+///
+/// - `trusted-senders`: one `ID name` a line (the ID in any case, with or without dashes), `#`
+///   comments. The administrator may edit it by hand; ptkd re-reads it when it changes.
+/// - `pending-senders`: one refused device a line, tab-separated: ID, attempts, first and last
+///   attempt (Unix time), address, name.
+///
+/// Every read-modify-write holds `.trust.lock` (flock), so ptkd and `ptk` never lose each
+/// other's changes; files are replaced atomically, and as root keep the directory's owner.
+public final class TrustStore: @unchecked Sendable {
+    // `cached` and `cachedStatus` are guarded by `lock`.
+    public let directory: String
+    private let lock = Lock()
+    private var cached: [TrustedSender] = []
+    private var cachedStatus: FileStatus?
+
+    public init(directory: String) { self.directory = directory }
+
+    public var trustFile: String { directory + "/trusted-senders" }
+    public var pendingFile: String { directory + "/pending-senders" }
+    var lockFile: String { directory + "/.trust.lock" }
+
+    /// Whether `id` is on the trust list, reading the file again only when it changed.
+    public func isTrusted(_ id: DeviceID) -> Bool {
+        trusted().contains { $0.id == id }
+    }
+
+    /// The trust list as now on disk (re-read when its inode, size or time changed). A file
+    /// that cannot be read counts as empty: nobody is trusted by mistake.
+    public func trusted() -> [TrustedSender] {
+        lock.withLock {
+            let status = try? fileStatus(trustFile)
+            if status == nil {
+                cached = []
+                cachedStatus = nil
+            } else if status != cachedStatus {
+                cached = (try? readTextFile(trustFile)).map(Self.parseTrustList) ?? []
+                cachedStatus = status
+            }
+            return cached
+        }
+    }
+
+    /// Notes a refused attempt by `id`: adds it to the pending list or updates its entry.
+    public func recordAttempt(id: DeviceID, name: String, address: String, at time: Int64 = wallClockSeconds()) throws {
+        try withFileLock(lockFile) {
+            var pending = try readPending()
+            if let i = pending.firstIndex(where: { $0.id == id }) {
+                pending[i].name = name
+                pending[i].address = address
+                pending[i].lastAttempt = time
+                pending[i].attempts += 1
+            } else {
+                pending.append(PendingSender(id: id, name: name, address: address, firstAttempt: time, lastAttempt: time, attempts: 1))
+            }
+            try writePending(pending)
+        }
+    }
+
+    /// The pending senders, oldest first.
+    public func pending() throws -> [PendingSender] {
+        try readPending()
+    }
+
+    /// Trusts the one pending or listed device whose ID starts with `prefix`, under `name`
+    /// (default: the name from its HELLO, else its old name); drops its pending entry.
+    /// Returns the entry as written.
+    @discardableResult
+    public func allow(_ prefix: String, name: String? = nil) throws -> TrustedSender {
+        try withFileLock(lockFile) {
+            var pending = try readPending()
+            var list = try readTrustList()
+            let id: DeviceID
+            var defaultName = "device"
+            if let full = DeviceID(parsing: prefix) {
+                id = full
+            } else {
+                let candidates = Set(pending.map(\.id) + list.map(\.id)).filter { $0.hasPrefix(prefix) }
+                guard DeviceID.normalized(prefix) != nil, !(DeviceID.normalized(prefix) ?? "").isEmpty else {
+                    throw TrustError("'\(prefix)' is not a device ID or the start of one (A-Z and 2-7, dashes and spaces ignored)")
+                }
+                guard let only = candidates.first else {
+                    throw TrustError("no pending or trusted device ID starts with '\(prefix)'; give the whole ID (52 characters)")
+                }
+                guard candidates.count == 1 else {
+                    throw TrustError("'\(prefix)' matches \(candidates.count) devices (\(candidates.sorted().map(\.short).joined(separator: ", "))); give more of the ID")
+                }
+                id = only
+            }
+            if let p = pending.first(where: { $0.id == id }) { defaultName = p.name }
+            if let old = list.first(where: { $0.id == id }) { defaultName = old.name }
+            let entry = TrustedSender(id: id, name: Self.cleanName(name ?? defaultName))
+            list.removeAll { $0.id == id }
+            list.append(entry)
+            try writeTrustList(list)
+            pending.removeAll { $0.id == id }
+            try writePending(pending)
+            return entry
+        }
+    }
+
+    /// Removes a trusted device (by ID or unique prefix of a listed one).
+    @discardableResult
+    public func remove(_ prefix: String) throws -> TrustedSender {
+        try withFileLock(lockFile) {
+            var list = try readTrustList()
+            let entry = try Self.unique(prefix, in: list.map(\.id), what: "trusted device").flatMap { id in list.first { $0.id == id } }!
+            list.removeAll { $0.id == entry.id }
+            try writeTrustList(list)
+            return entry
+        }
+    }
+
+    /// Drops a pending entry (by ID or unique prefix of a pending one).
+    @discardableResult
+    public func deny(_ prefix: String) throws -> PendingSender {
+        try withFileLock(lockFile) {
+            var pending = try readPending()
+            let entry = try Self.unique(prefix, in: pending.map(\.id), what: "pending device").flatMap { id in pending.first { $0.id == id } }!
+            pending.removeAll { $0.id == entry.id }
+            try writePending(pending)
+            return entry
+        }
+    }
+
+    static func unique(_ prefix: String, in ids: [DeviceID], what: String) throws -> DeviceID? {
+        guard let n = DeviceID.normalized(prefix), !n.isEmpty else {
+            throw TrustError("'\(prefix)' is not a device ID or the start of one (A-Z and 2-7, dashes and spaces ignored)")
+        }
+        let matches = ids.filter { $0.hasPrefix(prefix) }
+        guard let first = matches.first else { throw TrustError("no \(what) has an ID starting with '\(prefix)'") }
+        guard matches.count == 1 else {
+            throw TrustError("'\(prefix)' matches \(matches.count) devices (\(matches.map(\.short).joined(separator: ", "))); give more of the ID")
+        }
+        return first
+    }
+
+    /// A name fit for one line: control characters and tabs become spaces.
+    static func cleanName(_ name: String) -> String {
+        let cleaned = String(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+            .trimmingSpaces
+        return cleaned.isEmpty ? "device" : String(cleaned.prefix(200))
+    }
+
+    // MARK: Files
+
+    func readTrustList() throws -> [TrustedSender] {
+        do { return Self.parseTrustList(try readTextFile(trustFile)) } catch {
+            if error.code == .noSuchFile { return [] }
+            throw error
+        }
+    }
+
+    func writeTrustList(_ list: [TrustedSender]) throws {
+        var text = "# Devices allowed to send to ptkd under `senders = trusted`: one `ID name` a line.\n"
+        text += "# Edit with `ptk trust allow|remove`, or by hand: ptkd re-reads this file when it changes.\n"
+        for e in list { text += "\(e.id) \(e.name)\n" }
+        try writeFileAtomically(trustFile, Array(text.utf8), mode: 0o644)
+        lock.withLock { cachedStatus = nil }
+    }
+
+    func readPending() throws -> [PendingSender] {
+        do { return Self.parsePending(try readTextFile(pendingFile)) } catch {
+            if error.code == .noSuchFile { return [] }
+            throw error
+        }
+    }
+
+    func writePending(_ pending: [PendingSender]) throws {
+        var text = "# Devices refused under `senders = trusted` (`ptk trust pending` shows them).\n"
+        text += "# ID, attempts, first and last attempt (Unix time), address, name; tab-separated.\n"
+        for p in pending {
+            text += "\(p.id.compact)\t\(p.attempts)\t\(p.firstAttempt)\t\(p.lastAttempt)\t\(p.address)\t\(Self.cleanName(p.name))\n"
+        }
+        try writeFileAtomically(pendingFile, Array(text.utf8), mode: 0o644)
+    }
+
+    /// Parses the trust list; lines that are not `ID name` are skipped.
+    public static func parseTrustList(_ text: String) -> [TrustedSender] {
+        var out: [TrustedSender] = []
+        for raw in text.split(separator: "\n") {
+            let line = raw.trimmingSpaces
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let fields = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
+            guard let id = DeviceID(parsing: String(fields[0])) else { continue }
+            let name = fields.count > 1 ? String(fields[1]).trimmingSpaces : ""
+            out.append(TrustedSender(id: id, name: name))
+        }
+        return out
+    }
+
+    static func parsePending(_ text: String) -> [PendingSender] {
+        var out: [PendingSender] = []
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard f.count >= 6, let id = DeviceID(parsing: f[0]), let n = Int(f[1]), let first = Int64(f[2]), let last = Int64(f[3]) else { continue }
+            out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
+        }
+        return out
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" && $0 != "\r" }) else { return "" }
+        let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" && $0 != "\r" })!
+        return String(String.UnicodeScalarView(scalars[start...end]))
+    }
+}

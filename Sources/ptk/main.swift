@@ -1,0 +1,117 @@
+import PTKCLI
+import PTKDaemon
+import PTKDaemonCommandLine
+import PTKProtocol
+import PTKSystem
+import PTKTLS
+import PTKTrust
+
+let version = "0.1.0"
+
+let options: [OptionSpec] = [
+    OptionSpec("dir", value: "PATH", help: "the received-photos directory, as for ptkd"),
+    OptionSpec("state-dir", value: "PATH", help: "the state directory, as for ptkd"),
+    OptionSpec("config", value: "FILE", help: "ptkd's configuration file (default: \(DaemonOptions.defaultConfigFile) if it exists)"),
+    OptionSpec("help", short: "h", help: "show this help and exit"),
+    OptionSpec("version", help: "show the version and exit"),
+]
+
+let usageLine = "ptk [OPTIONS] COMMAND [ARGUMENTS]"
+let usage = """
+    Usage: \(usageLine)
+
+    Administers the ptkd on this host: its device identity and who may send to it. It finds
+    ptkd's state directory as ptkd does (--state-dir, the configuration file, $STATE_DIRECTORY,
+    /var/lib/ptk as root, else ~/.local/share/ptk). Run it as root or as the service user;
+    ptkd need not be stopped, and it sees trust changes at the next session.
+
+    Commands:
+      id                         print this receiver's device ID (senders check it)
+      trust list                 the trusted devices
+      trust pending              devices refused under `senders = trusted`, newest last
+      trust allow ID|PREFIX [NAME]
+                                 trust a device (a prefix must match one pending or listed ID)
+      trust remove ID|PREFIX     stop trusting a device
+      trust deny ID|PREFIX       drop a pending device (it is listed again if it retries)
+
+    Options:
+    \(helpLines(for: options))
+
+    Exit status: 0 done, 1 no such device or an ambiguous prefix, 64 usage error,
+    66 no identity yet or a damaged one, 74 a state file cannot be read or written.
+    """
+
+func usageError(_ message: String) -> Never { exitWithUsageError(message, program: "ptk", usageLine: usageLine) }
+func die(_ message: String, _ code: Int32) -> Never { exitWithError(message, code: code) }
+
+let parsed = parseCommandLineOrExit(options: options, program: "ptk", version: version, usage: usage, usageLine: usageLine)
+var settings = parsed
+settings.options = parsed.options.filter { ["dir", "state-dir", "config"].contains($0.name) }
+let configuration: DaemonConfiguration
+do { configuration = try DaemonOptions.configuration(from: settings) } catch { usageError(error.message) }
+
+var words = parsed.positionals[...]
+guard let command = words.popFirst() else { usageError("missing COMMAND (id or trust)") }
+
+/// `words` must be empty now.
+@MainActor func noMore(_ what: String) {
+    if let extra = words.first { usageError("unexpected argument '\(extra)' after \(what)") }
+}
+
+func date(_ t: Int64) -> String { formatDate(t) }
+
+switch command {
+case "id":
+    noMore("id")
+    do {
+        let identity = try Identity.load(from: configuration.identityDirectory)
+        print(identity.deviceID)
+    } catch {
+        die(error.description, 66)
+    }
+
+case "trust":
+    let store = TrustStore(directory: configuration.effectiveStateDirectory)
+    guard let sub = words.popFirst() else { usageError("missing trust command (list, pending, allow, remove or deny)") }
+    do {
+        switch sub {
+        case "list":
+            noMore("trust list")
+            let list = store.trusted()
+            if list.isEmpty { writeToStandardError("No trusted devices (\(store.trustFile)).") }
+            for e in list { print("\(e.id)  \(e.name)") }
+        case "pending":
+            noMore("trust pending")
+            let pending = try store.pending()
+            if pending.isEmpty { writeToStandardError("No pending devices (\(store.pendingFile)).") }
+            for p in pending {
+                print("\(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(date(p.firstAttempt)), last \(date(p.lastAttempt))")
+            }
+        case "allow":
+            guard let id = words.popFirst() else { usageError("missing ID: trust allow ID|PREFIX [NAME]") }
+            let name = words.isEmpty ? nil : words.joined(separator: " ")
+            words = []
+            let entry = try store.allow(id, name: name)
+            print("trusted \(entry.id) as \"\(entry.name)\"")
+        case "remove":
+            guard let id = words.popFirst() else { usageError("missing ID: trust remove ID|PREFIX") }
+            noMore("trust remove ID")
+            let entry = try store.remove(id)
+            print("no longer trusted: \(entry.id) \"\(entry.name)\"")
+        case "deny":
+            guard let id = words.popFirst() else { usageError("missing ID: trust deny ID|PREFIX") }
+            noMore("trust deny ID")
+            let entry = try store.deny(id)
+            print("dropped pending \(entry.id) \"\(entry.name)\"")
+        default:
+            usageError("unknown trust command '\(sub)' (list, pending, allow, remove or deny)")
+        }
+    } catch let error as TrustError {
+        die(error.description, 1)
+    } catch {
+        die("\(error)", 74)
+    }
+
+default:
+    usageError("unknown command '\(command)' (id or trust)")
+}
