@@ -66,6 +66,8 @@ let package = Package(
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKDaemonCommandLine", "PTKTestSupport"]),
+        .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),

@@ -136,8 +136,9 @@ public final class Identity: @unchecked Sendable {
         return key
     }
 
-    /// A self-signed X.509 v3 certificate for `key`, valid from a day ago for `validityDays`.
-    static func issueCertificate(for key: OpaquePointer, commonName: String) -> OpaquePointer? {
+    /// A self-signed X.509 v3 certificate for `key`, valid from a day ago for `validityDays`
+    /// (or, for tests, until `endingIn` seconds from now).
+    static func issueCertificate(for key: OpaquePointer, commonName: String, endingIn seconds: Int? = nil) -> OpaquePointer? {
         guard let x = X509_new() else { return nil }
         var serial = [UInt8](repeating: 0, count: 8)
         _ = RAND_bytes(&serial, 8)
@@ -146,7 +147,7 @@ public final class Identity: @unchecked Sendable {
         let ok = X509_set_version(x, 2) == 1
             && ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serialValue) == 1
             && X509_gmtime_adj(X509_getm_notBefore(x), -86_400) != nil
-            && X509_time_adj_ex(X509_getm_notAfter(x), Int32(validityDays), 0, nil) != nil
+            && (seconds.map { X509_gmtime_adj(X509_getm_notAfter(x), $0) } ?? X509_time_adj_ex(X509_getm_notAfter(x), Int32(validityDays), 0, nil)) != nil
             && X509_set_pubkey(x, key) == 1
             && X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC, String(commonName.prefix(64)), -1, -1, 0) == 1
             && X509_set_issuer_name(x, X509_get_subject_name(x)) == 1
@@ -194,9 +195,23 @@ public final class Identity: @unchecked Sendable {
         return Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
     }
 
-    /// An identity held only in memory, for tests: `keyType` EVP_PKEY_ED25519, _RSA or _EC.
-    static func ephemeral(keyType: Int32 = EVP_PKEY_ED25519, commonName: String = "test") throws(IdentityError) -> Identity {
-        let key = try generateKey(type: keyType)
+    /// Key types for `ephemeral`.
+    public enum KeyType: Sendable {
+        case ed25519, rsa, ecP256
+        var openSSL: Int32 {
+            switch self {
+            case .ed25519: return EVP_PKEY_ED25519
+            case .rsa: return EVP_PKEY_RSA
+            case .ecP256: return EVP_PKEY_EC
+            }
+        }
+    }
+
+    /// An identity held only in memory, saved nowhere: for tests (and for peers that are not
+    /// ptk devices, such as a test's relay). Other key types than Ed25519 make certificates
+    /// that are not ptk identities.
+    public static func ephemeral(_ keyType: KeyType = .ed25519, commonName: String = "test") throws(IdentityError) -> Identity {
+        let key = try generateKey(type: keyType.openSSL)
         guard let certificate = issueCertificate(for: key, commonName: commonName) else {
             EVP_PKEY_free(key)
             throw IdentityError(description: "cannot issue a certificate: \(openSSLErrors())")

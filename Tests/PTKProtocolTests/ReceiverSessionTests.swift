@@ -315,3 +315,66 @@ struct ReceiverSessionTests {
         #expect(isError(r.handle(event), .internal, keep: nil))
     }
 }
+
+@Suite("Receiver state machine: transport security (protocol §6)")
+struct ReceiverSecurityTests {
+    let alice = DeviceID(sha256: Array(repeating: 1, count: 32))
+    let hello = ReceiverEvent.frame(.hello(Hello(name: "alice", window: 4)))
+
+    func receiver(_ sender: SenderCredentials, plaintext: Bool = false, trustedOnly: Bool = false) -> ReceiverSession {
+        ReceiverSession(settings: ReceiverSettings(name: "r", window: 16, maxFileSize: 1000, plaintextAllowed: plaintext,
+                                                   trustedSendersOnly: trustedOnly), sender: sender)
+    }
+
+    func welcomed(_ actions: [ReceiverAction]) -> Bool {
+        if case .send(.welcome)? = actions.first { return actions.count == 1 }
+        return false
+    }
+
+    @Test("plaintext HELLO: ERROR tls-required unless plaintext is allowed; never reaches an OFFER")
+    func plaintext() {
+        var refused = receiver(.plaintext)
+        #expect(isError(refused.handle(hello), .tlsRequired, keep: nil))
+        #expect(refused.state == .closed)
+        #expect(refused.handle(.frame(.offer(offer(size: 100)))) == [])
+        var allowed = receiver(.plaintext, plaintext: true)
+        #expect(welcomed(allowed.handle(hello)))
+        // Trusted senders only: a plaintext sender cannot be one.
+        var trustedOnly = receiver(.plaintext, plaintext: true, trustedOnly: true)
+        #expect(isError(trustedOnly.handle(hello), .tlsRequired, keep: nil))
+    }
+
+    @Test("TLS under `anyone`: every sender is served, with or without a device ID")
+    func anyone() {
+        for sender in [SenderCredentials.tls(alice, trusted: false), .tls(nil, trusted: false), .tls(alice, trusted: true)] {
+            var r = receiver(sender)
+            #expect(welcomed(r.handle(hello)), "\(sender)")
+        }
+    }
+
+    @Test("TLS under `trusted`: an untrusted device is recorded as pending and gets ERROR unauthorized naming its ID")
+    func untrusted() {
+        var r = receiver(.tls(alice, trusted: false), trustedOnly: true)
+        let actions = r.handle(hello)
+        #expect(actions.first == .recordRefusedSender(alice, name: "alice"))
+        #expect(isError(Array(actions.dropFirst()), .unauthorized, keep: nil))
+        guard case .send(.error(let p)) = actions[1] else { Issue.record("no ERROR"); return }
+        #expect(p.message.contains(alice.description))
+        #expect(r.state == .closed)
+    }
+
+    @Test("TLS under `trusted`: no Ed25519 identity is ERROR unauthorized, and nothing to record; a trusted one is served")
+    func noIdentityAndTrusted() {
+        var none = receiver(.tls(nil, trusted: false), trustedOnly: true)
+        let actions = none.handle(hello)
+        #expect(isError(actions, .unauthorized, keep: nil))
+        var trusted = receiver(.tls(alice, trusted: true), trustedOnly: true)
+        #expect(welcomed(trusted.handle(hello)))
+    }
+
+    @Test("the version check comes first: a HELLO of another version gets unsupported-version even over plaintext")
+    func versionFirst() {
+        var r = receiver(.plaintext)
+        #expect(isError(r.handle(.frame(.hello(Hello(version: 2, name: "x", window: 1)))), .unsupportedVersion, keep: nil))
+    }
+}

@@ -1,0 +1,106 @@
+import Testing
+import PTKProtocol
+import PTKSystem
+import PTKTestSupport
+@testable import PTKTrust
+
+func device(_ n: UInt8) -> DeviceID { DeviceID(sha256: Array(repeating: n, count: 32)) }
+
+@Suite("The trust list and the pending senders")
+struct TrustStoreTests {
+    @Test("the trust list reads IDs in any case, with dashes or without, skips comments and junk, keeps names with spaces")
+    func parse() {
+        let a = device(1), b = device(2)
+        let text = "# comment\n\n\(a.description.lowercased())  living room laptop\n  \(b.compact)\tphone\nnot-an-id name\n\(a.compact.prefix(10)) short\n"
+        #expect(TrustStore.parseTrustList(text) == [TrustedSender(id: a, name: "living room laptop"), TrustedSender(id: b, name: "phone")])
+    }
+
+    @Test("refused attempts are recorded once per device and counted; allow by a unique prefix moves it to the list")
+    func pendingThenAllow() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let store = TrustStore(directory: dir)
+        let a = device(1), b = device(9)
+        try store.recordAttempt(id: a, name: "alice", address: "192.0.2.1:4000", at: 100)
+        try store.recordAttempt(id: b, name: "bob\tthe\nsecond", address: "192.0.2.2:5000", at: 150)
+        try store.recordAttempt(id: a, name: "alice2", address: "192.0.2.3:4001", at: 200)
+        let pending = try store.pending()
+        #expect(pending == [
+            PendingSender(id: a, name: "alice2", address: "192.0.2.3:4001", firstAttempt: 100, lastAttempt: 200, attempts: 2),
+            PendingSender(id: b, name: "bob the second", address: "192.0.2.2:5000", firstAttempt: 150, lastAttempt: 150, attempts: 1),
+        ])
+        #expect(!store.isTrusted(a))
+        let entry = try store.allow(String(a.compact.prefix(4)).lowercased())
+        #expect(entry == TrustedSender(id: a, name: "alice2"))
+        #expect(store.isTrusted(a))
+        #expect(try store.pending().map(\.id) == [b])
+        // A given name wins; allowing again renames.
+        #expect(try store.allow(a.description, name: "Alice's laptop").name == "Alice's laptop")
+        #expect(store.trusted() == [TrustedSender(id: a, name: "Alice's laptop")])
+    }
+
+    @Test("a prefix that matches nothing, or two devices, or is not base32, is refused with a clear message")
+    func badPrefixes() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let store = TrustStore(directory: dir)
+        // Two IDs that share their first characters: digests 0x00.. and 0x01.. both start with "AA".
+        let a = device(0), b = DeviceID(sha256: [0, 1] + Array(repeating: 0, count: 30))
+        try store.recordAttempt(id: a, name: "a", address: "x")
+        try store.recordAttempt(id: b, name: "b", address: "y")
+        #expect(throws: TrustError.self) { try store.allow("AA") }
+        #expect(throws: TrustError.self) { try store.allow("77") }
+        #expect(throws: TrustError.self) { try store.allow("0") }
+        #expect(throws: TrustError.self) { try store.deny("ZZZ") }
+        #expect(throws: TrustError.self) { try store.remove(String(a.compact.prefix(6))) }  // pending, not listed
+        #expect(store.trusted().isEmpty)
+    }
+
+    @Test("remove and deny drop exactly one entry")
+    func removeAndDeny() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let store = TrustStore(directory: dir)
+        let a = device(3), b = device(4)
+        try store.recordAttempt(id: a, name: "a", address: "x")
+        try store.recordAttempt(id: b, name: "b", address: "y")
+        try store.allow(a.compact)
+        #expect(try store.deny(b.compact).id == b)
+        #expect(try store.pending().isEmpty)
+        #expect(try store.remove(String(a.compact.prefix(3))).id == a)
+        #expect(store.trusted().isEmpty)
+    }
+
+    @Test("the trust list is re-read when the file changes, also when edited by hand; a deleted file trusts nobody")
+    func reread() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let store = TrustStore(directory: dir)
+        let a = device(5), b = device(6)
+        #expect(!store.isTrusted(a))
+        writeFile(dir + "/trusted-senders", Array("\(a) a\n".utf8))
+        #expect(store.isTrusted(a))
+        // Same size, written again at once: the inode (atomic replace) or time changes.
+        try writeFileAtomically(dir + "/trusted-senders", Array("\(b) a\n".utf8), mode: 0o644)
+        #expect(!store.isTrusted(a) && store.isTrusted(b))
+        try removeFile(dir + "/trusted-senders")
+        #expect(!store.isTrusted(b))
+    }
+
+    @Test("two processes' worth of concurrent writers lose no attempt (the lock file)")
+    func concurrent() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let done = Semaphore()
+        for t in 0..<4 {
+            try startThread {
+                // Separate stores, as ptkd and ptk are separate processes.
+                let store = TrustStore(directory: dir)
+                for i in 0..<10 { try? store.recordAttempt(id: device(UInt8(t * 10 + i)), name: "n", address: "a") }
+                done.signal()
+            }
+        }
+        for _ in 0..<4 { done.wait() }
+        #expect(try TrustStore(directory: dir).pending().count == 40)
+    }
+}
