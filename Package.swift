@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
