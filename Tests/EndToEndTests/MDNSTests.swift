@@ -132,6 +132,26 @@ struct MDNSTests {
         #expect(missing.stderr == "Error: no receiver named 'kitchen': the receivers found over mDNS are 'Living Room', and no host has that name\n")
     }
 
+    @Test("a receiver found over mDNS must present the ID its TXT record advertises: another one stops the call (77)")
+    func advertisedIDPinned() throws {
+        let host = try MDNSHost()
+        let d = try host.daemon(name: "real")
+        #expect(eventually(10) { host.browse().contains { $0.name == "real" } })
+        // Someone else advertises a name for the same port, with an id= that is not ptkd's.
+        let wrong = DeviceID(sha256: Array(repeating: 0x5A, count: 32))
+        _ = try host.sh("avahi-publish -s 'Fake Room' _ptk._tcp \(d.port) v=1 tls=1 id=\(wrong.compact) >/dev/null 2>&1 </dev/null & echo $! > \(d.root)/publish.pid")
+        defer { _ = try? host.sh("kill $(cat \(d.root)/publish.pid)") }
+        #expect(eventually(10) { host.browse().contains { $0.name == "Fake Room" } })
+        let src = pngSuiteDirectory() + "/basn0g01.png"
+        let r = try host.ptk("ptk-send", ["Fake Room", src])
+        #expect(r.status == 77)
+        #expect(r.stderr.contains("its mDNS record (id=) says \(wrong)"), "\(r.stderr)")
+        #expect(d.visible.isEmpty)
+        let list = try host.ptk("ptk-send", ["--list"])
+        #expect(list.stdout.contains("Fake Room  127.0.0.1:\(d.port)  protocol v1  \(wrong.short)  new"), "\(list.stdout)")
+        #expect(try host.ptk("ptk-send", ["real", src]).status == 0)
+    }
+
     @Test("killing and restarting avahi-daemon makes ptkd publish again")
     func avahiRestart() throws {
         let host = try MDNSHost()
