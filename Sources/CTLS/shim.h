@@ -41,4 +41,5 @@ static inline long ptk_bio_get_mem_data(BIO *bio, char **data) {
 static inline uint64_t ptk_op_ignore_eof_no_ticket(void) {
     return SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_TICKET;
 }
+static inline void ptk_ctx_set_read_ahead(SSL_CTX *ctx) { SSL_CTX_set_read_ahead(ctx, 1); }
 #endif

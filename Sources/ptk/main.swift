@@ -17,12 +17,14 @@ let options: [OptionSpec] = [
 ]
 
 let usageLine = "ptk [OPTIONS] COMMAND [ARGUMENTS]"
+/// The state directory of the installed service (the unit's StateDirectory=ptk).
+let serviceStateDirectory = "/var/lib/ptk"
 let usage = """
     Usage: \(usageLine)
 
     Administers the ptkd on this host: its device identity and who may send to it. It finds
     ptkd's state directory as ptkd does (--state-dir, the configuration file, $STATE_DIRECTORY,
-    /var/lib/ptk as root, else ~/.local/share/ptk). Run it as root or as the service user;
+    /var/lib/ptk as root or as its owner, the service user; else ~/.local/share/ptk).
     ptkd need not be stopped, and it sees trust changes at the next session.
 
     Commands:
@@ -47,8 +49,14 @@ func die(_ message: String, _ code: Int32) -> Never { exitWithError(message, cod
 let parsed = parseCommandLineOrExit(options: options, program: "ptk", version: version, usage: usage, usageLine: usageLine)
 var settings = parsed
 settings.options = parsed.options.filter { ["dir", "state-dir", "config"].contains($0.name) }
-let configuration: DaemonConfiguration
+var configuration: DaemonConfiguration
 do { configuration = try DaemonOptions.configuration(from: settings) } catch { usageError(error.message) }
+// Run as the service user (`sudo -u ptk ptk ...`), whose home is the service's state directory:
+// use it, as ptkd under systemd does, rather than a data directory inside it.
+if configuration.stateDirectory == nil, environment("STATE_DIRECTORY") == nil, geteuidValue() != 0,
+   let status = try? fileStatus(serviceStateDirectory), status.isDirectory, status.owner == geteuidValue() {
+    configuration.stateDirectory = serviceStateDirectory
+}
 
 var words = parsed.positionals[...]
 guard let command = words.popFirst() else { usageError("missing COMMAND (id or trust)") }

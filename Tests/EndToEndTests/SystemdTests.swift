@@ -192,6 +192,8 @@ struct SystemdTests {
         #expect(allowed.stdout == "trusted \(senderID) as \"laptop\"\n", "\(allowed.stderr)")
         #expect(try system.exec(["stat", "-c", "%U %G", "/var/lib/ptk/trusted-senders", "/var/lib/ptk/pending-senders"]).stdout == "ptk ptk\nptk ptk\n")
         #expect(try system.exec(["ptk", "trust", "pending"]).stdout == "")
+        // As the service user too (its home is the state directory).
+        #expect(try system.exec(["runuser", "-u", "ptk", "--", "ptk", "trust", "list"]).stdout == "\(senderID)  laptop\n")
         let trusted = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
         #expect(trusted.status == 0, "\(trusted.stderr) \(system.journal("ptkd"))")
         #expect(trusted.stdout == "/root/photo.png: saved as \"photo (3).png\"\n")
