@@ -102,23 +102,11 @@ public final class TrustStore: @unchecked Sendable {
         try withFileLock(lockFile) {
             var pending = try readPending()
             var list = try readTrustList()
-            let id: DeviceID
+            // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
+            let known = Array(Set(pending.map(\.id) + list.map(\.id))).sorted()
+            let id = try DeviceID(parsing: prefix) ?? Self.unique(prefix, in: known, what: "pending or trusted device",
+                                                                 hint: "; give the whole ID (52 characters)")
             var defaultName = "device"
-            if let full = DeviceID(parsing: prefix) {
-                id = full
-            } else {
-                let candidates = Set(pending.map(\.id) + list.map(\.id)).filter { $0.hasPrefix(prefix) }
-                guard DeviceID.normalized(prefix) != nil, !(DeviceID.normalized(prefix) ?? "").isEmpty else {
-                    throw TrustError("'\(prefix)' is not a device ID or the start of one (A-Z and 2-7, dashes and spaces ignored)")
-                }
-                guard let only = candidates.first else {
-                    throw TrustError("no pending or trusted device ID starts with '\(prefix)'; give the whole ID (52 characters)")
-                }
-                guard candidates.count == 1 else {
-                    throw TrustError("'\(prefix)' matches \(candidates.count) devices (\(candidates.sorted().map(\.short).joined(separator: ", "))); give more of the ID")
-                }
-                id = only
-            }
             if let p = pending.first(where: { $0.id == id }) { defaultName = p.name }
             if let old = list.first(where: { $0.id == id }) { defaultName = old.name }
             let entry = TrustedSender(id: id, name: Self.cleanName(name ?? defaultName))
@@ -136,7 +124,8 @@ public final class TrustStore: @unchecked Sendable {
     public func remove(_ prefix: String) throws -> TrustedSender {
         try withFileLock(lockFile) {
             var list = try readTrustList()
-            let entry = try Self.unique(prefix, in: list.map(\.id), what: "trusted device").flatMap { id in list.first { $0.id == id } }!
+            let id = try Self.unique(prefix, in: list.map(\.id), what: "trusted device")
+            let entry = list.first { $0.id == id }!
             list.removeAll { $0.id == entry.id }
             try writeTrustList(list)
             return entry
@@ -148,19 +137,21 @@ public final class TrustStore: @unchecked Sendable {
     public func deny(_ prefix: String) throws -> PendingSender {
         try withFileLock(lockFile) {
             var pending = try readPending()
-            let entry = try Self.unique(prefix, in: pending.map(\.id), what: "pending device").flatMap { id in pending.first { $0.id == id } }!
+            let id = try Self.unique(prefix, in: pending.map(\.id), what: "pending device")
+            let entry = pending.first { $0.id == id }!
             pending.removeAll { $0.id == entry.id }
             try writePending(pending)
             return entry
         }
     }
 
-    static func unique(_ prefix: String, in ids: [DeviceID], what: String) throws -> DeviceID? {
+    /// The one ID of `ids` that starts with `prefix`, or an error saying why there is none.
+    static func unique(_ prefix: String, in ids: [DeviceID], what: String, hint: String = "") throws -> DeviceID {
         guard let n = DeviceID.normalized(prefix), !n.isEmpty else {
             throw TrustError("'\(prefix)' is not a device ID or the start of one (A-Z and 2-7, dashes and spaces ignored)")
         }
         let matches = ids.filter { $0.hasPrefix(prefix) }
-        guard let first = matches.first else { throw TrustError("no \(what) has an ID starting with '\(prefix)'") }
+        guard let first = matches.first else { throw TrustError("no \(what) ID starts with '\(prefix)'\(hint)") }
         guard matches.count == 1 else {
             throw TrustError("'\(prefix)' matches \(matches.count) devices (\(matches.map(\.short).joined(separator: ", "))); give more of the ID")
         }
