@@ -121,6 +121,9 @@ public final class Identity: @unchecked Sendable {
     /// The certificate as PEM.
     public var certificatePEM: [UInt8] { Self.pem(ofCertificate: certificate) }
 
+    /// The private key as PEM (PKCS#8), as `key.pem` holds it.
+    var privateKeyPEM: [UInt8] { Self.pem(of: key, privateKey: true) }
+
     // MARK: OpenSSL
 
     static func generateKey(type: Int32 = EVP_PKEY_ED25519, rsaBits: Int32 = 2048) throws(IdentityError) -> OpaquePointer {

@@ -62,10 +62,14 @@ final class TLSRelay: @unchecked Sendable {
                     let address = SocketAddress(numericHost: "127.0.0.1", port: target)!
                     guard let sock = try? Socket.connect(to: address, deadline: .now + 5),
                           let outer = try? TLSStream(socket: sock, peer: address, context: client, deadline: .now + 5) else { inner.close(); return }
+                    // An OpenSSL connection must not be read and written by two threads at once:
+                    // each side's lock serialises them.
                     let done = Semaphore()
-                    for (from, to) in [(inner as ByteStream, outer as ByteStream), (outer, inner)] {
+                    let (innerLock, outerLock) = (Lock(), Lock())
+                    for (from, fromLock, to, toLock) in [(inner as ByteStream, innerLock, outer as ByteStream, outerLock),
+                                                         (outer, outerLock, inner, innerLock)] {
                         try? startThread {
-                            pump(from: from, to: to)
+                            pump(from: from, fromLock, to: to, toLock)
                             done.signal()
                         }
                     }
@@ -85,17 +89,27 @@ final class TLSRelay: @unchecked Sendable {
     }
 }
 
-/// Copies `from` to `to` until end of stream or an error, then ends `to`'s sending side.
-private func pump(from: ByteStream, to: ByteStream) {
+/// Copies `from` to `to` until end of stream, an error or 20 s of silence, then ends `to`'s
+/// sending side. Each stream is used only under its lock, and reads wait briefly, so the other
+/// direction can write in between.
+private func pump(from: ByteStream, _ fromLock: Lock, to: ByteStream, _ toLock: Lock) {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 1)
     defer { buffer.deallocate() }
-    while true {
-        let n: Int
-        do { n = try from.read(into: buffer, deadline: .now + 20) } catch { break }
-        if n == 0 { break }
-        do { try to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + 20) } catch { break }
+    var silentSince = Instant.now
+    loop: while Instant.now - silentSince < 20 {
+        let result = fromLock.withLock { () -> Result<Int, TransportError> in
+            Result { () throws(TransportError) in try from.read(into: buffer, deadline: .now + 0.02) }
+        }
+        switch result {
+        case .failure(.timedOut): continue
+        case .failure, .success(0): break loop
+        case .success(let n):
+            silentSince = .now
+            let wrote = toLock.withLock { (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + 20)) != nil }
+            if !wrote { break loop }
+        }
     }
-    to.shutdownWrite()
+    toLock.withLock { to.shutdownWrite() }
 }
 
 @Suite("End to end: TLS, device identities and the trust list (protocol §6)")

@@ -61,12 +61,12 @@ struct IdentityTests {
         defer { removeTree(dir) }
         let first = try Identity.loadOrCreate(in: dir + "/identity", commonName: "a")
         // A certificate for the same key that ended yesterday, made by hand.
-        let cert = try #require(Identity.issueCertificate(for: first.key, commonName: "old", endingIn: -3600))
+        let cert = try #require(withExtendedLifetime(first) { Identity.issueCertificate(for: first.key, commonName: "old", endingIn: -3600) })
         #expect(Identity.expiresSoon(cert))
         writeFile(dir + "/identity/cert.pem", Identity.pem(ofCertificate: cert))
         let again = try Identity.loadOrCreate(in: dir + "/identity", commonName: "a")
         #expect(again.deviceID == first.deviceID)
-        #expect(!Identity.expiresSoon(again.certificate))
+        #expect(!withExtendedLifetime(again) { Identity.expiresSoon(again.certificate) })
     }
 
     @Test("a damaged, unreadable or foreign key is an error naming the file and the fix, never a new identity", arguments: ["damaged", "rsa", "unreadable"])
@@ -77,7 +77,8 @@ struct IdentityTests {
         let keyPath = dir + "/identity/key.pem"
         switch kind {
         case "damaged": writeFile(keyPath, Array("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8))
-        case "rsa": writeFile(keyPath, Identity.pem(of: try Identity.ephemeral(.rsa).key, privateKey: true))
+        // Through the object's own property: a bare `.key` of a temporary would outlive its owner.
+        case "rsa": writeFile(keyPath, try Identity.ephemeral(.rsa).privateKeyPEM)
         default: chmod(keyPath, 0)
         }
         if kind == "unreadable" && geteuid() == 0 { return }  // root reads it anyway

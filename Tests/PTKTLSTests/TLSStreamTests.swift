@@ -44,9 +44,14 @@ struct TLSStreamTests {
         #expect(server.peerIdentity == .ed25519(sender.deviceID))
         #expect(client.alpn == "ptk/1" && server.alpn == "ptk/1")
         let payload = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        // The writer must be done with `client` before the deferred close frees it: the reader
+        // sees the end of the stream while the writer may still be inside shutdownWrite.
+        let written = Semaphore()
+        defer { written.wait() }
         try startThread {
             try? payload.withUnsafeBytes { try client.write($0, deadline: .now + 5) }
             client.shutdownWrite()
+            written.signal()
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
