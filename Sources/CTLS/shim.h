@@ -23,16 +23,6 @@ static inline int ptk_tls1_2_version(void) { return TLS1_2_VERSION; }
 static inline long ptk_mode_partial_write(void) {
     return SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
 }
-static inline uint64_t ptk_op_enable_ktls(void) {
-#ifdef SSL_OP_ENABLE_KTLS
-    return SSL_OP_ENABLE_KTLS;
-#else
-    return 0;
-#endif
-}
-static inline int ptk_ktls_send_active(SSL *ssl) {
-    return BIO_get_ktls_send(SSL_get_wbio(ssl));
-}
 static inline int ptk_alpn_noack(void) { return SSL_TLSEXT_ERR_NOACK; }
 static inline int ptk_alpn_ok(void) { return SSL_TLSEXT_ERR_OK; }
 static inline long ptk_bio_get_mem_data(BIO *bio, char **data) {

@@ -118,9 +118,6 @@ public final class Identity: @unchecked Sendable {
         return Identity(key: key, certificate: certificate!, directory: directory)
     }
 
-    /// The certificate as PEM.
-    public var certificatePEM: [UInt8] { Self.pem(ofCertificate: certificate) }
-
     /// The private key as PEM (PKCS#8), as `key.pem` holds it.
     var privateKeyPEM: [UInt8] { Self.pem(of: key, privateKey: true) }
 

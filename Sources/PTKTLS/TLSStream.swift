@@ -14,8 +14,8 @@ public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     public let isServer: Bool
 
-    /// `identity` nil presents no certificate (tests of a sender without one). `maximumVersion`
-    /// other than TLS 1.3 is only for tests of refusals.
+    /// `identity` nil presents no certificate (tests of a sender without one). `tls12Only`
+    /// (TLS 1.2 and nothing else) is only for tests of refusals.
     public init(server: Bool, identity: Identity?, tls12Only: Bool = false) throws(IdentityError) {
         guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
             throw IdentityError(description: "cannot make a TLS context: \(openSSLErrors())")

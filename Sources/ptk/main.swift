@@ -66,8 +66,6 @@ guard let command = words.popFirst() else { usageError("missing COMMAND (id or t
     if let extra = words.first { usageError("unexpected argument '\(extra)' after \(what)") }
 }
 
-func date(_ t: Int64) -> String { formatDate(t) }
-
 switch command {
 case "id":
     noMore("id")
@@ -93,7 +91,7 @@ case "trust":
             let pending = try store.pending()
             if pending.isEmpty { writeToStandardError("No pending devices (\(store.pendingFile)).") }
             for p in pending {
-                print("\(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(date(p.firstAttempt)), last \(date(p.lastAttempt))")
+                print("\(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(formatDate(p.firstAttempt)), last \(formatDate(p.lastAttempt))")
             }
         case "allow":
             guard let id = words.popFirst() else { usageError("missing ID: trust allow ID|PREFIX [NAME]") }
