@@ -19,6 +19,10 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        // Row-by-row thumbnails with libpng, in C: libpng's errors longjmp, which must not cross Swift frames.
+        .target(name: "CPNGThumb", dependencies: ["CPNG"]),
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
         .systemLibrary(name: "CLinux"),
 
@@ -38,8 +42,11 @@ let package = Package(
         .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest"]),
         // The sending side: drives the sender state machine over a connection.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS"]),
+        // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It
+        // imports the store (names, adding photos), never the protocol.
+        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust"]),
         // ptkd's settings, each declared once: flags, configuration file, defaults, help.
         .target(name: "PTKDaemonCommandLine", dependencies: ["PTKDaemon", "PTKCLI", "PTKProtocol", "PTKSystem"]),
         // mDNS/DNS-SD through Avahi: advertise, browse, resolve.
@@ -50,7 +57,7 @@ let package = Package(
         .target(name: "PTKCLI", dependencies: ["PTKSystem"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
-        .target(name: "PTKTestSupport", dependencies: ["PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
+        .target(name: "PTKTestSupport", dependencies: ["CZlib", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
         .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore"]),
@@ -59,7 +66,7 @@ let package = Package(
         .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKDaemonCommandLine", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk", dependencies: ["PTKDaemon", "PTKDaemonCommandLine", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
+        .executableTarget(name: "ptk", dependencies: ["PTKDaemon", "PTKLibrary", "PTKDaemonCommandLine", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
@@ -67,12 +74,13 @@ let package = Package(
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKDaemonCommandLine", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,4 +7,10 @@
 /// accept4(2): `addr` points to a struct sockaddr_storage.
 extern int accept4(int fd, void *addr, unsigned int *addrlen, int flags);
 
+/// renameat2(2) with RENAME_NOREPLACE (1): rename that fails with EEXIST rather than replace.
+extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+
+/// gettid(2): the calling thread's id, for setpriority on one thread.
+extern int gettid(void);
+
 #endif

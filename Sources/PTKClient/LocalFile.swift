@@ -1,3 +1,4 @@
+import FoundationEssentials
 import PTKDigest
 import PTKProtocol
 import PTKSystem
@@ -20,6 +21,7 @@ public struct LocalFile: Sendable {
     /// Checks that `path` is a readable regular file starting with the PNG signature. The
     /// error names the file and what is wrong with it.
     public static func check(_ path: String) throws(LocalFileError) -> LocalFile {
+        if let st = try? fileStatus(path), st.isDirectory { return try checkPackage(path) }
         let fd = try open(path)
         defer { fd.close() }
         do {
@@ -46,6 +48,34 @@ public struct LocalFile: Sendable {
         } catch {
             throw LocalFileError(path: path, reason: "\(error)")
         }
+    }
+
+    /// A `.ptk` package (a folder with photo.data and photo.metadata, as `ptk export` writes):
+    /// its photo, offered under the package's name ("beach.ptk" sends "beach.png"). A package
+    /// of a Version newer than 1 is refused, as `ptk import` refuses it.
+    static func checkPackage(_ path: String) throws(LocalFileError) -> LocalFile {
+        var folder = path
+        while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
+        let metadataPath = folder + "/photo.metadata"
+        guard let data = try? fileStatus(folder + "/photo.data"), data.isRegularFile else {
+            throw LocalFileError(path: path, reason: "a directory, not a photo (a .ptk package holds photo.data)")
+        }
+        struct VersionOnly: Decodable { var Version: Int? }
+        let version: Int?
+        do {
+            version = try JSONDecoder().decode(VersionOnly.self, from: Data(try readFileBytes(metadataPath, limit: 16 << 20))).Version
+        } catch {
+            throw LocalFileError(path: path, reason: "a package whose photo.metadata cannot be read as JSON with a Version (\(error))")
+        }
+        guard let version else { throw LocalFileError(path: path, reason: "a package whose photo.metadata has no Version") }
+        guard version <= 1 else {
+            throw LocalFileError(path: path, reason: "a Version \(version) package; this ptk-send reads packages up to Version 1")
+        }
+        var file = try check(folder + "/photo.data")
+        var stem = folder.split(separator: "/").last.map(String.init) ?? folder
+        if stem.lowercased().hasSuffix(".ptk") { stem.removeLast(4) }
+        file.name = stem + ".png"
+        return file
     }
 
     /// The SHA-256 of the file's bytes, which must still be `size` bytes long. Gives up, with

@@ -29,6 +29,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var plaintext: PlaintextPolicy = .refuse
     /// Who may send.
     public var senders: SenderPolicy = .anyone
+    /// Keep the photo library (index and thumbnails in `.ptk/` of the directory).
+    public var library = true
+    /// Photos with more megapixels are indexed without a thumbnail.
+    public var thumbnailMaxMegapixels = 200
 
     public enum PlaintextPolicy: String, Sendable, CaseIterable {
         case refuse, allow

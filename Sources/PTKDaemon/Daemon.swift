@@ -1,4 +1,5 @@
 import PTKDiscovery
+import PTKLibrary
 import PTKNotify
 import PTKProtocol
 import PTKStore
@@ -42,6 +43,8 @@ public final class Daemon: @unchecked Sendable {
     /// This receiver's device identity (protocol §6).
     public let identity: Identity
     public let trust: TrustStore
+    /// Indexes saved photos in the background; nil with `library = off`.
+    public let library: LibraryIndexer?
     private let tls: TLSContext
     private let lock = Lock()
     private var active = 0
@@ -72,6 +75,10 @@ public final class Daemon: @unchecked Sendable {
             throw DaemonError(description: "cannot create the state directory: \(error)", exitCode: 73)
         }
         trust = TrustStore(directory: configuration.effectiveStateDirectory)
+        library = configuration.library
+            ? LibraryIndexer(directory: configuration.effectiveDirectory,
+                             pixelLimit: UInt64(configuration.thumbnailMaxMegapixels) * 1_000_000) { Log.info($0) }
+            : nil
         var addresses: [SocketAddress] = []
         let explicit = !configuration.listen.isEmpty
         for text in explicit ? configuration.listen : ["::", "0.0.0.0"] {
@@ -116,6 +123,9 @@ public final class Daemon: @unchecked Sendable {
             if advertiser == nil { Log.warning("cannot start mDNS advertising; serving over TCP only") }
         } else {
             Log.info("mDNS advertising is off")
+        }
+        if let library {
+            do { try library.start() } catch { Log.warning("cannot start the photo library's indexing: \(error)") }
         }
         let removed = store.removeStalePartials()
         if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }
@@ -167,6 +177,8 @@ public final class Daemon: @unchecked Sendable {
         while activeSessions > 0 && Instant.now < deadline {
             sleep(for: .milliseconds(20))
         }
+        // Nor indexing (libpng, SQLite, OpenSSL): it stops at its next row; what is left stays pending.
+        if let library, !library.stop(waitingUntil: .now + 2) { Log.warning("the photo library's indexing did not stop in time") }
         // No hash or PNG check may be running when the process exits (see PhotoStore.stopChecks).
         if !store.stopChecks(waitingUntil: .now + 2) { Log.warning("a photo check did not stop in time") }
         let left = activeSessions
@@ -226,7 +238,7 @@ public final class Daemon: @unchecked Sendable {
                 if let (stream, sender) = open(socket, peer: peer, id: id, deadline: deadline) {
                     let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
                     let driver = ReceiverDriver(id: id, connection: connection, peer: peer, sender: sender, store: store,
-                                                trust: trust, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
+                                                trust: trust, library: library, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
                     driver.run()
                 }
                 release()

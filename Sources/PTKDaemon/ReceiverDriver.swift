@@ -1,4 +1,5 @@
 import PTKCLI
+import PTKLibrary
 import PTKProtocol
 import PTKStore
 import PTKSystem
@@ -15,6 +16,7 @@ final class ReceiverDriver {
     private let sender: SenderCredentials
     private let store: PhotoStore
     private let trust: TrustStore?
+    private let library: LibraryIndexer?
     private let shutdown: ShutdownSignal
     private var machine: ReceiverSession
     private var file: IncomingFile?
@@ -31,7 +33,7 @@ final class ReceiverDriver {
     /// `peer` is the sender's address; `sender` who the transport says it is (every log line
     /// names it); `trust` records refused devices (nil: not recorded).
     init(id: Int, connection: FramedConnection, peer: SocketAddress, sender: SenderCredentials = .plaintext, store: PhotoStore,
-         trust: TrustStore? = nil, settings: ReceiverSettings, shutdown: ShutdownSignal, handshakeDeadline: Instant) {
+         trust: TrustStore? = nil, library: LibraryIndexer? = nil, settings: ReceiverSettings, shutdown: ShutdownSignal, handshakeDeadline: Instant) {
         self.handshakeDeadline = handshakeDeadline
         self.id = id
         self.connection = connection
@@ -40,6 +42,7 @@ final class ReceiverDriver {
         self.sender = sender
         self.store = store
         self.trust = trust
+        self.library = library
         self.shutdown = shutdown
         self.machine = ReceiverSession(settings: settings, sender: sender)
     }
@@ -135,6 +138,11 @@ final class ReceiverDriver {
             saved += 1
             savedBytes += s.size
             Log.info("session \(id) from \(peer): saved \"\(s.name)\", \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")
+            // After publishing, never in the way of SAVED: the indexer takes it from here.
+            var deviceID: String? = nil
+            if case .tls(let id?, _) = sender { deviceID = id.description }
+            library?.add(Arrival(name: s.name, size: s.size, sha256: s.sha256, received: wallClockMilliseconds(),
+                                 senderName: machine.peerName, senderAddress: address, senderID: deviceID))
         case .reject(let p):
             Log.info("session \(id) from \(peer): refused \(currentOfferName): \(p)")
         case .failed(let p):

@@ -89,6 +89,19 @@ public enum DaemonOptions {
             guard let p = DaemonConfiguration.SenderPolicy(rawValue: v.lowercased()) else { throw invalid(v, "senders", "expected anyone or trusted") }
             c.senders = p
         },
+        DaemonOption("library", value: "on|off", help: "index saved photos and make their thumbnails in .ptk/ of the directory (`ptk list`)",
+                     default: { $0.library ? "on" : "off" }) { c, v throws(UsageError) in
+            switch v.lowercased() {
+            case "on", "yes", "true": c.library = true
+            case "off", "no", "false": c.library = false
+            default: throw invalid(v, "library", "expected on or off")
+            }
+        },
+        DaemonOption("thumbnail-max-megapixels", value: "N", help: "photos with more pixels are indexed without a thumbnail",
+                     default: { "\($0.thumbnailMaxMegapixels)" }) { c, v throws(UsageError) in
+            guard let n = parseInteger(v, in: 1...100_000) else { throw invalid(v, "thumbnail-max-megapixels", "expected 1 to 100000") }
+            c.thumbnailMaxMegapixels = n
+        },
         DaemonOption("port", value: "N", help: "TCP port; 0 picks a free port and logs it", default: { "\($0.port)" }) { c, v throws(UsageError) in
             guard let p = parseInteger(v, in: 0...65535) else { throw invalid(v, "port", "expected a port number 0-65535") }
             c.port = UInt16(p)

@@ -157,6 +157,8 @@ public final class IncomingFile {
         do {
             // A photo whose mode cannot be set is not published with the wrong one.
             try fd.setPermissions(store.settings.fileMode)
+            // Run as root (ptk import on the service's directory), the photo gets the directory's owner.
+            try fd.takeOwner(of: store.settings.directory)
             try fd.sync()
             let final = try store.publish(temporary: name, offeredName: offer.name)
             fd.close()

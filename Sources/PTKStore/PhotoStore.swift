@@ -24,7 +24,16 @@ public struct StoreSettings: Sendable, Equatable {
 /// The store could not be opened.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// The bytes were refused (not a PNG, wrong size or hash), rather than the store failing.
+    public var badInput: Bool
+    public init(_ description: String, badInput: Bool = false) {
+        self.description = description
+        self.badInput = badInput
+    }
+    init(_ failure: FileFailure) {
+        description = failure.problem.message
+        badInput = [FileErrorCode.notPNG, .hashMismatch, .sizeMismatch].map(\.rawValue).contains(failure.problem.code)
+    }
 }
 
 /// The received-photos directory. Every path is opened relative to a descriptor of the
@@ -54,8 +63,10 @@ public final class PhotoStore: @unchecked Sendable {
             throw StoreError("cannot open the received-photos directory: \(error)")
         }
         do {
-            do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch where error.code == .exists {}
+            var created = true
+            do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch where error.code == .exists { created = false }
             incoming = try .open(Self.incomingName, relativeTo: dir, flags: [.readOnly, .directory, .noFollow])
+            if created { try incoming.takeOwner(of: path) }
             // Prove the directory is writable now rather than on the first photo.
             let probe = ".probe-\(processID())"
             let fd = try FileDescriptor.open(probe, relativeTo: incoming, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
@@ -161,6 +172,48 @@ public final class PhotoStore: @unchecked Sendable {
             if (try? incoming.unlink(name)) != nil { removed += 1 }
         }
         return removed
+    }
+
+    /// The name a photo offered (or renamed) as `name` gets, before collision suffixes: the
+    /// same rules for every way a photo enters the directory (protocol-v1.md section 5).
+    public static func finalName(_ name: String) -> String { FileName.sanitize(name) }
+
+    /// Adds the `size` bytes read from `source` as a photo named after `name`, through the same
+    /// path as a received one: a temporary file, the size, SHA-256 (which must be `sha256`) and
+    /// PNG checks, fsync, and publishing without replacing. Returns the name used.
+    public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String) throws(StoreError) -> String {
+        let file: IncomingFile
+        switch begin(Offer(name: name, size: size, sha256: sha256)) {
+        case .success(let f): file = f
+        case .failure(let failure): throw StoreError(failure)
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var position = file.offset
+        while position < size {
+            let want = Int(min(Int64(buffer.count), size - position))
+            let n: Int
+            do {
+                n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
+                    try source.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                }
+            } catch {
+                file.abandon(keepForResume: false)
+                throw StoreError("cannot read the photo: \(error)")
+            }
+            if n == 0 { break }
+            let appended = buffer.withUnsafeBytes { b in
+                Result { () throws(FileFailure) in try file.append(UnsafeRawBufferPointer(rebasing: b[..<n])) }
+            }
+            if case .failure(let error) = appended {
+                file.abandon(keepForResume: false)
+                throw StoreError(error)
+            }
+            position += Int64(n)
+        }
+        switch file.finish() {
+        case .success(let saved): return saved.name
+        case .failure(let failure): throw StoreError(failure)
+        }
     }
 
     /// Links the finished temporary file under its final name, never replacing a file:

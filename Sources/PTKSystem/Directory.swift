@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Operations on names inside a directory descriptor (the `*at` family), so that a path is
@@ -57,5 +58,21 @@ public func makeDirectories(_ path: String, mode: FileMode = 0o755) throws(Syste
             throw SystemError(call: "mkdir", object: prefix, errno: errno)
         }
         prefix += "/"
+    }
+}
+
+extension FileDescriptor {
+    /// Renames `oldName` to `newName`, both in this directory, failing with EEXIST rather than
+    /// replacing a file. The corresponding C function is `renameat2` with `RENAME_NOREPLACE`.
+    public func rename(_ oldName: String, to newName: String) throws(SystemError) {
+        _ = try syscall("rename", newName) { renameat2(rawValue, oldName, rawValue, newName, 1) }
+    }
+
+    /// Run as root, gives this file or directory the owner and group of the directory at
+    /// `path` when they are not root's, so that the service user owning it can still write
+    /// what root created there. Does nothing otherwise. The corresponding C function is `fchown`.
+    public func takeOwner(of path: String) throws(SystemError) {
+        guard let owner = try ownerToGive(path) else { return }
+        _ = try syscall("fchown", path) { fchown(rawValue, owner.owner, owner.group) }
     }
 }

@@ -7,6 +7,8 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
     /// The standard error stream.
     public static let standardError = FileDescriptor(rawValue: 2)
+    /// The standard output stream.
+    public static let standardOutput = FileDescriptor(rawValue: 1)
     /// The standard input stream.
     public static let standardInput = FileDescriptor(rawValue: 0)
 

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// The whole contents of a small file (at most `limit` bytes).
@@ -79,8 +80,26 @@ public func makeDirectories(_ path: String, mode: FileMode, ownerLike: String?) 
 /// Run as root, the owner and group of `path` when they are not root's: what a file root
 /// creates beside it must get, so that the service user owning `path` can still write it.
 /// Nil otherwise (nothing to change, and no chown call that a sandbox would refuse).
-private func ownerToGive(_ path: String) throws(SystemError) -> FileStatus? {
+func ownerToGive(_ path: String) throws(SystemError) -> FileStatus? {
     guard geteuid() == 0 else { return nil }
     let status = try fileStatus(path)
     return status.owner == 0 && status.group == 0 ? nil : status
+}
+
+/// Renames `old` to `new`, failing with EEXIST rather than replacing anything there (a file or
+/// a directory, empty or not). The corresponding C function is `renameat2` with `RENAME_NOREPLACE`.
+public func renameWithoutReplacing(_ old: String, to new: String) throws(SystemError) {
+    _ = try syscall("rename", new) { renameat2(AT_FDCWD, old, AT_FDCWD, new, 1) }
+}
+
+/// The current working directory. The corresponding C function is `getcwd`.
+public func currentDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    guard getcwd(&buffer, buffer.count) != nil else { return "." }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Removes the empty directory `path`. The corresponding C function is `rmdir`.
+public func removeDirectory(_ path: String) throws(SystemError) {
+    _ = try syscall("rmdir", path) { rmdir(path) }
 }

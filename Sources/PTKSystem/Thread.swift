@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 private final class ThreadBody {
@@ -33,4 +34,10 @@ public func hostName() -> String {
 public func environment(_ name: String) -> String? {
     guard let p = getenv(name) else { return nil }
     return String(cString: p)
+}
+
+/// Lowers the calling thread's scheduling priority to the least (nice 19), for background work
+/// that must not slow anything else. The corresponding C functions are `gettid` and `setpriority`.
+public func lowerThreadPriority() {
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(gettid()), 19)
 }

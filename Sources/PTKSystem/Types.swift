@@ -117,6 +117,13 @@ public func wallClockSeconds() -> Int64 {
     return Int64(now.tv_sec)
 }
 
+/// Milliseconds since the epoch, on the wall clock. The corresponding C function is `clock_gettime`.
+public func wallClockMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
+
 /// This process's id. The corresponding C function is `getpid`.
 public func processID() -> Int32 { getpid() }
 

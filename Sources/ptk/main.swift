@@ -12,6 +12,10 @@ let options: [OptionSpec] = [
     OptionSpec("dir", value: "PATH", help: "the received-photos directory, as for ptkd"),
     OptionSpec("state-dir", value: "PATH", help: "the state directory, as for ptkd"),
     OptionSpec("config", value: "FILE", help: "ptkd's configuration file (default: \(DaemonOptions.defaultConfigFile) if it exists)"),
+    OptionSpec("json", help: "list, show: JSON instead of text"),
+    OptionSpec("sort", value: "name|time|size", help: "list: the order (default time, newest last)"),
+    OptionSpec("from", value: "SENDER", help: "list: only photos from this sender (name, address or device ID prefix)"),
+    OptionSpec("output", value: "PATH", short: "o", help: "thumbnail: the file (- for standard output); export, gallery: the directory"),
     OptionSpec("help", short: "h", help: "show this help and exit"),
     OptionSpec("version", help: "show the version and exit"),
 ]
@@ -22,12 +26,26 @@ let serviceStateDirectory = "/var/lib/ptk"
 let usage = """
     Usage: \(usageLine)
 
-    Administers the ptkd on this host: its device identity and who may send to it. It finds
-    ptkd's state directory as ptkd does (--state-dir, the configuration file, $STATE_DIRECTORY,
-    /var/lib/ptk as root or as its owner, the service user; else ~/.local/share/ptk).
-    ptkd need not be stopped, and it sees trust changes at the next session.
+    Administers the ptkd on this host: its photo library, its device identity and who may send
+    to it. It finds ptkd's directories as ptkd does (--dir, --state-dir, the configuration file,
+    $STATE_DIRECTORY, /var/lib/ptk as root or as its owner, the service user; else
+    ~/.local/share/ptk). ptkd need not be stopped: changes are safe while it saves photos.
 
-    Commands:
+    Photo library (the received photos, indexed by ptkd in .ptk/ of the directory):
+      list [--json] [--sort name|time|size] [--from SENDER]
+                                 one line per photo: name, size, dimensions, received, sender, rating
+      show NAME [--json]         everything the library holds about a photo
+      thumbnail NAME [-o FILE]   write its thumbnail (a PNG, at most 256 px on its long side)
+      rename NAME NEW            rename a photo (never replacing one; NEW follows the naming rules)
+      rm NAME...                 delete photos
+      note NAME TEXT             set a photo's note ("" clears it)
+      rate NAME 0-5|none         set or clear a photo's rating
+      export NAME... [-o DIR]    write NAME.ptk packages (photo.data + photo.metadata) into DIR (default .)
+      import PACKAGE.ptk...      add packages' photos to the library, keeping their metadata
+      gallery [-o DIR]           write a static HTML page of the thumbnails, newest first
+                                 (default DIR: .ptk/gallery in the received-photos directory)
+
+    Identity and trust:
       id                         print this receiver's device ID (senders check it)
       trust list                 the trusted devices
       trust pending              devices refused under `senders = trusted`, newest last
@@ -36,11 +54,15 @@ let usage = """
       trust remove ID|PREFIX     stop trusting a device
       trust deny ID|PREFIX       drop a pending device (it is listed again if it retries)
 
+    A NAME may leave out ".png". A NAME that matches no photo gets the closest names.
+
     Options:
     \(helpLines(for: options))
 
-    Exit status: 0 done, 1 no such device or an ambiguous prefix, 64 usage error,
-    66 no identity yet or a damaged one, 74 a state file cannot be read or written.
+    Exit status: 0 done, 1 no such photo or device, a name taken, or an ambiguous prefix,
+    64 usage error, 65 a package or photo that is not valid, 66 no library or identity yet
+    (or a damaged identity), 73 an output that cannot be created, 74 a file or the index
+    cannot be read or written.
     """
 
 func usageError(_ message: String) -> Never { exitWithUsageError(message, program: "ptk", usageLine: usageLine) }
@@ -49,6 +71,7 @@ func die(_ message: String, _ code: Int32) -> Never { exitWithError(message, cod
 let parsed = parseCommandLineOrExit(options: options, program: "ptk", version: version, usage: usage, usageLine: usageLine)
 var settings = parsed
 settings.options = parsed.options.filter { ["dir", "state-dir", "config"].contains($0.name) }
+settings.positionals = []
 var configuration: DaemonConfiguration
 do { configuration = try DaemonOptions.configuration(from: settings) } catch { usageError(error.message) }
 // Run as the service user (`sudo -u ptk ptk ...`), whose home is the service's state directory:
@@ -59,7 +82,7 @@ if configuration.stateDirectory == nil, environment("STATE_DIRECTORY") == nil, g
 }
 
 var words = parsed.positionals[...]
-guard let command = words.popFirst() else { usageError("missing COMMAND (id or trust)") }
+guard let command = words.popFirst() else { usageError("missing COMMAND (list, show, ..., id or trust; see --help)") }
 
 /// `words` must be empty now.
 @MainActor func noMore(_ what: String) {
@@ -118,6 +141,9 @@ case "trust":
         die("\(error)", 74)
     }
 
+case "list", "show", "thumbnail", "rename", "rm", "note", "rate", "export", "import", "gallery":
+    LibraryCommands(directory: configuration.effectiveDirectory, parsed: parsed).run(command, Array(words))
+
 default:
-    usageError("unknown command '\(command)' (id or trust)")
+    usageError("unknown command '\(command)' (list, show, thumbnail, rename, rm, note, rate, export, import, gallery, id or trust)")
 }

@@ -1,0 +1,46 @@
+#ifndef PTK_PNG_H
+#define PTK_PNG_H
+/* Thumbnails with libpng, row by row. libpng reports errors by longjmp to a setjmp of its
+ * caller, which must not cross Swift frames: every libpng call is made here, in C, under a
+ * setjmp, and the outcome comes back as a status and a message. */
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the PNG's header says, and the thumbnail made from it. */
+typedef struct {
+    /* From IHDR (0 when the header could not be read). */
+    uint32_t width, height;
+    int bit_depth, color_type, interlace;
+    /* The thumbnail: an 8-bit RGB or RGBA PNG (malloc'd; free with ptk_png_free). */
+    unsigned char *thumbnail;
+    size_t thumbnail_size;
+    uint32_t thumbnail_width, thumbnail_height;
+    /* Why there is no thumbnail. */
+    char message[200];
+} ptk_thumbnail_result;
+
+enum {
+    PTK_PNG_OK = 0,         /* thumbnail made */
+    PTK_PNG_TOO_LARGE = 1,  /* header read; over the pixel limit, so no thumbnail */
+    PTK_PNG_FAILED = 2,     /* not decodable (message says why); header fields may be set */
+    PTK_PNG_CANCELLED = 3,  /* *cancel became nonzero */
+};
+
+/* Reads the PNG from `fd` (from its current offset; fd is not closed) row by row, the
+ * downscale done as rows arrive: memory is a row of the photo plus the thumbnail's
+ * accumulators. The thumbnail fits in max_side x max_side, aspect kept, never enlarged;
+ * alpha is kept (tRNS becomes alpha). libpng's limits bound what a hostile file can make it
+ * allocate; a photo of more than max_pixels pixels gets no thumbnail. `cancel`, if not NULL,
+ * is read before every row. */
+int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
+                      ptk_thumbnail_result *out);
+
+/* The whole image as 8-bit RGBA (malloc'd, width*height*4 bytes) through libpng's own
+ * de-interlacing (png_read_png): an independent decode that tests compare thumbnails with.
+ * Returns 0, or nonzero with message set. */
+int ptk_png_decode_rgba(int fd, uint32_t max_pixels, uint32_t *width, uint32_t *height,
+                        unsigned char **rgba, char message[200]);
+
+void ptk_png_free(void *p);
+
+#endif

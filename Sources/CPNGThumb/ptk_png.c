@@ -1,0 +1,327 @@
+#include "ptk_png.h"
+
+#include <errno.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* libpng's callbacks share this: where to read from, and where an error message goes. */
+typedef struct {
+    int fd;
+    char *message;
+    unsigned char *buffer;
+    size_t start, end;
+    /* The encoded thumbnail, grown by the write callback. */
+    unsigned char *output;
+    size_t output_size, output_capacity;
+} io_context;
+
+enum { READ_BUFFER = 64 * 1024, MESSAGE = 200 };
+
+static void on_error(png_structp png, png_const_charp text) {
+    io_context *io = png_get_error_ptr(png);
+    snprintf(io->message, MESSAGE, "%s", text);
+    png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp text) {
+    (void)png;
+    (void)text;
+}
+
+/* Reads through a buffer: libpng asks for 4 and 8 bytes at a time between chunks. */
+static void read_callback(png_structp png, png_bytep data, size_t length) {
+    io_context *io = png_get_io_ptr(png);
+    while (length > 0) {
+        if (io->start == io->end) {
+            ssize_t n = read(io->fd, io->buffer, READ_BUFFER);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) png_error(png, strerror(errno));
+            if (n == 0) png_error(png, "the file ends before the image data does");
+            io->start = 0;
+            io->end = (size_t)n;
+        }
+        size_t take = io->end - io->start < length ? io->end - io->start : length;
+        memcpy(data, io->buffer + io->start, take);
+        io->start += take;
+        data += take;
+        length -= take;
+    }
+}
+
+static void write_callback(png_structp png, png_bytep data, size_t length) {
+    io_context *io = png_get_io_ptr(png);
+    if (io->output_capacity - io->output_size < length) {
+        size_t capacity = io->output_capacity ? io->output_capacity : 16384;
+        while (capacity - io->output_size < length) capacity *= 2;
+        unsigned char *grown = realloc(io->output, capacity);
+        if (grown == NULL) png_error(png, "out of memory");
+        io->output = grown;
+        io->output_capacity = capacity;
+    }
+    memcpy(io->output + io->output_size, data, length);
+    io->output_size += length;
+}
+
+static void flush_callback(png_structp png) { (void)png; }
+
+/* Limits set before png_read_info, so that a hostile file cannot make libpng allocate or work
+ * without bound: image size, how many ancillary chunks are kept, how large one may be. Text and
+ * ICC profiles are not needed for a thumbnail and are skipped unread (no decompression). */
+static void set_limits(png_structp png) {
+    png_set_user_limits(png, 1000000, 1000000);
+    png_set_chunk_cache_max(png, 128);
+    png_set_chunk_malloc_max(png, 8 * 1024 * 1024);
+    static const png_byte skipped[] = "iCCP\0iTXt\0tEXt\0zTXt\0sPLT\0eXIf";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped, 6);
+}
+
+typedef struct {
+    io_context io;
+    png_structp png;
+    png_infop info;
+    png_structp writer;
+    png_infop writer_info;
+    unsigned char *row;
+    uint32_t *column_bucket;
+    /* Per thumbnail pixel: sum of alpha, of red, green and blue weighted by alpha, and count. */
+    uint64_t *sums;
+    unsigned char *pixels;
+} thumbnail_state;
+
+static int encode(thumbnail_state *s, uint32_t width, uint32_t height, int channels) {
+    s->writer = png_create_write_struct(PNG_LIBPNG_VER_STRING, &s->io, on_error, on_warning);
+    if (s->writer == NULL) {
+        snprintf(s->io.message, MESSAGE, "out of memory");
+        return PTK_PNG_FAILED;
+    }
+    s->writer_info = png_create_info_struct(s->writer);
+    if (s->writer_info == NULL) {
+        snprintf(s->io.message, MESSAGE, "out of memory");
+        return PTK_PNG_FAILED;
+    }
+    if (setjmp(png_jmpbuf(s->writer))) return PTK_PNG_FAILED;
+    png_set_write_fn(s->writer, &s->io, write_callback, flush_callback);
+    png_set_IHDR(s->writer, s->writer_info, width, height, 8,
+                 channels == 4 ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(s->writer, 6);
+    png_write_info(s->writer, s->writer_info);
+    for (uint32_t y = 0; y < height; y++) png_write_row(s->writer, s->pixels + (size_t)y * width * channels);
+    png_write_end(s->writer, NULL);
+    return PTK_PNG_OK;
+}
+
+static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
+                          ptk_thumbnail_result *out) {
+    s->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &s->io, on_error, on_warning);
+    if (s->png == NULL || (s->info = png_create_info_struct(s->png)) == NULL) {
+        snprintf(s->io.message, MESSAGE, "out of memory");
+        return PTK_PNG_FAILED;
+    }
+    if (setjmp(png_jmpbuf(s->png))) return PTK_PNG_FAILED;
+    png_set_read_fn(s->png, &s->io, read_callback);
+    set_limits(s->png);
+    png_read_info(s->png, s->info);
+    const uint32_t width = png_get_image_width(s->png, s->info);
+    const uint32_t height = png_get_image_height(s->png, s->info);
+    out->width = width;
+    out->height = height;
+    out->bit_depth = png_get_bit_depth(s->png, s->info);
+    out->color_type = png_get_color_type(s->png, s->info);
+    out->interlace = png_get_interlace_type(s->png, s->info);
+    const uint64_t pixels = (uint64_t)width * height;
+    if (pixels > max_pixels) {
+        snprintf(s->io.message, MESSAGE, "%.1f megapixels is over the %.1f-megapixel limit for thumbnails",
+                 pixels / 1e6, max_pixels / 1e6);
+        return PTK_PNG_TOO_LARGE;
+    }
+
+    /* Every colour type and depth becomes 8-bit RGB or RGBA. Interlace handling stays off:
+     * each Adam7 pass arrives as its own small image, and its pixels go to their buckets. */
+    png_set_expand(s->png);
+    png_set_strip_16(s->png);
+    png_set_gray_to_rgb(s->png);
+    png_read_update_info(s->png, s->info);
+    const int channels = png_get_channels(s->png, s->info);
+    if (channels != 3 && channels != 4) {
+        snprintf(s->io.message, MESSAGE, "unexpected %d channels after expansion", channels);
+        return PTK_PNG_FAILED;
+    }
+
+    uint32_t tw = width, th = height;
+    if (max_side == 0) max_side = 1;
+    if (width > max_side || height > max_side) {
+        if (width >= height) {
+            tw = max_side;
+            th = (uint32_t)(((uint64_t)height * max_side + width / 2) / width);
+        } else {
+            th = max_side;
+            tw = (uint32_t)(((uint64_t)width * max_side + height / 2) / height);
+        }
+        if (tw == 0) tw = 1;
+        if (th == 0) th = 1;
+    }
+    s->row = malloc(png_get_rowbytes(s->png, s->info));
+    s->column_bucket = malloc(sizeof(uint32_t) * width);
+    s->sums = calloc((size_t)tw * th * 5, sizeof(uint64_t));
+    if (s->row == NULL || s->column_bucket == NULL || s->sums == NULL) {
+        snprintf(s->io.message, MESSAGE, "out of memory");
+        return PTK_PNG_FAILED;
+    }
+    for (uint32_t x = 0; x < width; x++) s->column_bucket[x] = (uint32_t)((uint64_t)x * tw / width);
+
+    const int interlaced = out->interlace == PNG_INTERLACE_ADAM7;
+    for (int pass = 0; pass < (interlaced ? 7 : 1); pass++) {
+        uint32_t rows = height, columns = width, y0 = 0, x0 = 0, dy = 1, dx = 1;
+        if (interlaced) {
+            rows = PNG_PASS_ROWS(height, pass);
+            columns = PNG_PASS_COLS(width, pass);
+            y0 = PNG_PASS_START_ROW(pass);
+            x0 = PNG_PASS_START_COL(pass);
+            dy = 1u << PNG_PASS_ROW_SHIFT(pass);
+            dx = 1u << PNG_PASS_COL_SHIFT(pass);
+            if (rows == 0 || columns == 0) continue; /* libpng skips empty passes too */
+        }
+        for (uint32_t j = 0; j < rows; j++) {
+            if (cancel != NULL && *cancel) {
+                snprintf(s->io.message, MESSAGE, "cancelled");
+                return PTK_PNG_CANCELLED;
+            }
+            png_read_row(s->png, s->row, NULL);
+            const uint32_t y = y0 + j * dy;
+            uint64_t *sums = s->sums + (size_t)((uint64_t)y * th / height) * tw * 5;
+            const unsigned char *p = s->row;
+            for (uint32_t i = 0, x = x0; i < columns; i++, x += dx, p += channels) {
+                const uint64_t a = channels == 4 ? p[3] : 255;
+                uint64_t *b = sums + (size_t)s->column_bucket[x] * 5;
+                b[0] += a;
+                b[1] += p[0] * a;
+                b[2] += p[1] * a;
+                b[3] += p[2] * a;
+                b[4] += 1;
+            }
+        }
+    }
+    /* The rest of the file (chunks after the image data) is not needed: not read. */
+
+    s->pixels = malloc((size_t)tw * th * channels);
+    if (s->pixels == NULL) {
+        snprintf(s->io.message, MESSAGE, "out of memory");
+        return PTK_PNG_FAILED;
+    }
+    for (size_t k = 0; k < (size_t)tw * th; k++) {
+        const uint64_t *b = s->sums + k * 5;
+        unsigned char *q = s->pixels + k * channels;
+        const uint64_t count = b[4] ? b[4] : 1;
+        for (int c = 0; c < 3; c++) q[c] = b[0] ? (unsigned char)((b[1 + c] + b[0] / 2) / b[0]) : 0;
+        if (channels == 4) q[3] = (unsigned char)((b[0] + count / 2) / count);
+    }
+    int status = encode(s, tw, th, channels);
+    if (status != PTK_PNG_OK) return status;
+    out->thumbnail_width = tw;
+    out->thumbnail_height = th;
+    return PTK_PNG_OK;
+}
+
+int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
+                      ptk_thumbnail_result *out) {
+    memset(out, 0, sizeof *out);
+    thumbnail_state *s = calloc(1, sizeof *s);
+    if (s == NULL || (s->io.buffer = malloc(READ_BUFFER)) == NULL) {
+        free(s);
+        snprintf(out->message, MESSAGE, "out of memory");
+        return PTK_PNG_FAILED;
+    }
+    s->io.fd = fd;
+    s->io.message = out->message;
+    int status = make_thumbnail(s, max_side, max_pixels, cancel, out);
+    if (status == PTK_PNG_OK) {
+        out->thumbnail = s->io.output;
+        out->thumbnail_size = s->io.output_size;
+        s->io.output = NULL;
+    }
+    if (s->png != NULL) png_destroy_read_struct(&s->png, s->info ? &s->info : NULL, NULL);
+    if (s->writer != NULL) png_destroy_write_struct(&s->writer, s->writer_info ? &s->writer_info : NULL);
+    free(s->io.output);
+    free(s->io.buffer);
+    free(s->row);
+    free(s->column_bucket);
+    free(s->sums);
+    free(s->pixels);
+    free(s);
+    return status;
+}
+
+typedef struct {
+    io_context io;
+    png_structp png;
+    png_infop info;
+    unsigned char *rgba;
+} decode_state;
+
+static int decode_whole(decode_state *s, uint32_t max_pixels, uint32_t *width, uint32_t *height) {
+    s->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &s->io, on_error, on_warning);
+    if (s->png == NULL || (s->info = png_create_info_struct(s->png)) == NULL) {
+        snprintf(s->io.message, MESSAGE, "out of memory");
+        return 1;
+    }
+    if (setjmp(png_jmpbuf(s->png))) return 1;
+    png_set_read_fn(s->png, &s->io, read_callback);
+    set_limits(s->png);
+    png_set_user_limits(s->png, max_pixels, max_pixels);
+    png_read_png(s->png, s->info, PNG_TRANSFORM_EXPAND | PNG_TRANSFORM_STRIP_16 | PNG_TRANSFORM_GRAY_TO_RGB, NULL);
+    const uint32_t w = png_get_image_width(s->png, s->info), h = png_get_image_height(s->png, s->info);
+    if ((uint64_t)w * h > max_pixels) {
+        snprintf(s->io.message, MESSAGE, "over the pixel limit");
+        return 1;
+    }
+    const int channels = png_get_channels(s->png, s->info);
+    png_bytepp rows = png_get_rows(s->png, s->info);
+    s->rgba = malloc((size_t)w * h * 4);
+    if (s->rgba == NULL) {
+        snprintf(s->io.message, MESSAGE, "out of memory");
+        return 1;
+    }
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            const unsigned char *p = rows[y] + (size_t)x * channels;
+            unsigned char *q = s->rgba + ((size_t)y * w + x) * 4;
+            q[0] = p[0];
+            q[1] = p[1];
+            q[2] = p[2];
+            q[3] = channels == 4 ? p[3] : 255;
+        }
+    *width = w;
+    *height = h;
+    return 0;
+}
+
+int ptk_png_decode_rgba(int fd, uint32_t max_pixels, uint32_t *width, uint32_t *height,
+                        unsigned char **rgba, char message[200]) {
+    message[0] = 0;
+    *rgba = NULL;
+    decode_state *s = calloc(1, sizeof *s);
+    if (s == NULL || (s->io.buffer = malloc(READ_BUFFER)) == NULL) {
+        free(s);
+        snprintf(message, MESSAGE, "out of memory");
+        return 1;
+    }
+    s->io.fd = fd;
+    s->io.message = message;
+    int status = decode_whole(s, max_pixels, width, height);
+    if (status == 0) {
+        *rgba = s->rgba;
+        s->rgba = NULL;
+    }
+    if (s->png != NULL) png_destroy_read_struct(&s->png, s->info ? &s->info : NULL, NULL);
+    free(s->rgba);
+    free(s->io.buffer);
+    free(s);
+    return status;
+}
+
+void ptk_png_free(void *p) { free(p); }

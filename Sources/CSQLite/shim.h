@@ -1,0 +1,4 @@
+#ifndef PTK_CSQLITE_SHIM_H
+#define PTK_CSQLITE_SHIM_H
+#include <sqlite3.h>
+#endif

@@ -1,0 +1,144 @@
+import PTKSystem
+
+extension PhotoLibrary {
+    /// The default gallery folder: `.ptk/gallery/` of the received-photos directory.
+    public var defaultGalleryFolder: String { folder + "/gallery" }
+
+    /// Writes a static HTML page of the thumbnails (newest first: name, sender, time, rating,
+    /// note; each links to the full photo) as `index.html` in `outputDirectory` (default
+    /// `.ptk/gallery/`), which a browser opens from disk. Links are relative, so the page works
+    /// wherever the photos directory is mounted; outside the library folder the thumbnails are
+    /// copied beside the page. Returns the page's path.
+    public func gallery(to outputDirectory: String? = nil) throws(LibraryError) -> (path: String, photos: Int) {
+        let out = absolutePath(outputDirectory ?? defaultGalleryFolder)
+        let inLibrary = out == absolutePath(defaultGalleryFolder)
+        do { try makeDirectories(out, mode: 0o755, ownerLike: inLibrary ? directory : nil) } catch {
+            throw LibraryError(.io, "cannot create \(out): \(error)")
+        }
+        let photosRelative = relativePath(from: out, to: absolutePath(directory))
+        let thumbnailsRelative: String
+        if inLibrary {
+            thumbnailsRelative = "../thumbnails"
+        } else {
+            thumbnailsRelative = "thumbnails"
+            do { try makeDirectories(out + "/thumbnails", mode: 0o755) } catch {
+                throw LibraryError(.io, "cannot create \(out)/thumbnails: \(error)")
+            }
+        }
+        let list = try all(sort: .time).reversed()
+        var html = """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escapeHTML("Photos in " + directory))</title>
+            <style>
+            body { font-family: system-ui, sans-serif; margin: 1rem; background: #fafafa; color: #222; }
+            h1 { font-size: 1.2rem; font-weight: 600; }
+            .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 1rem; }
+            figure { margin: 0; background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: .5rem; }
+            figure a { display: flex; align-items: center; justify-content: center; height: 200px;
+                       background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
+            figure img { max-width: 100%; max-height: 200px; }
+            figcaption { font-size: .8rem; margin-top: .4rem; overflow-wrap: anywhere; }
+            .name { font-weight: 600; }
+            .meta { color: #666; }
+            .none { color: #999; font-size: .8rem; padding: 1rem; text-align: center; }
+            </style>
+            </head>
+            <body>
+            <h1>\(escapeHTML("\(list.count) photo\(list.count == 1 ? "" : "s") in " + directory)), newest first</h1>
+            <div class="grid">
+
+            """
+        for photo in list {
+            let href = photosRelative.isEmpty ? percentEncode(photo.name) : photosRelative + "/" + percentEncode(photo.name)
+            var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
+            if photo.hasThumbnail {
+                if !inLibrary, let bytes = try? thumbnail(of: photo) {
+                    let path = out + "/thumbnails/\(photo.id).png"
+                    do {
+                        let fd = try FileDescriptor.open(path, flags: [.writeOnly, .create, .truncate, .noFollow], mode: 0o644)
+                        defer { fd.close() }
+                        try fd.writeAll(bytes)
+                    } catch {
+                        throw LibraryError(.io, "cannot write \(path): \(error)")
+                    }
+                }
+                image = "<img src=\"\(thumbnailsRelative)/\(photo.id).png\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
+            }
+            var meta = [formatDate(photo.received / 1000)]
+            if let sender = photo.senderName { meta.append("from " + sender) }
+            meta.append(photo.dimensions)
+            if let rating = photo.rating { meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating)) }
+            html += """
+                <figure><a href="\(href)">\(image)</a>
+                <figcaption><div class="name">\(escapeHTML(photo.name))</div><div class="meta">\(escapeHTML(meta.joined(separator: " · ")))</div>\(photo.note.map { "<div>\(escapeHTML($0))</div>" } ?? "")</figcaption></figure>
+
+                """
+        }
+        html += "</div>\n</body>\n</html>\n"
+        let page = out + "/index.html"
+        do { try writeFileAtomically(page, Array(html.utf8), mode: 0o644) } catch {
+            throw LibraryError(.io, "cannot write \(page): \(error)")
+        }
+        return (page, list.count)
+    }
+}
+
+/// `path` made absolute against the working directory, without "." or "" components and with
+/// ".." applied.
+func absolutePath(_ path: String) -> String {
+    let full = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+    var parts: [Substring] = []
+    for part in full.split(separator: "/") {
+        if part == "." { continue }
+        if part == ".." { _ = parts.popLast(); continue }
+        parts.append(part)
+    }
+    return "/" + parts.joined(separator: "/")
+}
+
+/// The relative path from the absolute directory `from` to the absolute `to`, percent-encoded
+/// for a URL ("" when they are the same).
+func relativePath(from: String, to: String) -> String {
+    let a = from.split(separator: "/"), b = to.split(separator: "/")
+    var common = 0
+    while common < a.count && common < b.count && a[common] == b[common] { common += 1 }
+    let up = Array(repeating: "..", count: a.count - common)
+    let down = b[common...].map { percentEncode(String($0)) }
+    return (up + down).joined(separator: "/")
+}
+
+/// Text safe inside HTML elements and attribute values.
+func escapeHTML(_ s: String) -> String {
+    var out = ""
+    for c in s {
+        switch c {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        case "\"": out += "&quot;"
+        case "'": out += "&#39;"
+        default: out.append(c)
+        }
+    }
+    return out
+}
+
+/// A file name as one URL path segment: every byte but unreserved ones (RFC 3986) as %XX.
+func percentEncode(_ s: String) -> String {
+    var out = ""
+    for byte in s.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            out.append(Character(Unicode.Scalar(byte)))
+        default:
+            let hex = Array("0123456789ABCDEF")
+            out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+        }
+    }
+    return out
+}

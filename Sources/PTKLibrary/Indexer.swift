@@ -1,0 +1,152 @@
+import PTKSystem
+
+/// ptkd's background indexing: photos just saved are handed over with `add` (it never blocks
+/// and never touches the disk, so SAVED is never delayed), and one thread at the lowest
+/// priority enters them in the index and makes their thumbnails. At start it reconciles the
+/// index with the directory and finishes what a previous run left pending, so nothing is lost
+/// if ptkd stops first. The queue is bounded: when it overflows (the index is stuck), photos
+/// are found again by a reconcile once it drains, without their sender.
+public final class LibraryIndexer: @unchecked Sendable {
+    // `queue`, `overflowed`, `stopping`, `finished` and `busy` are guarded by `state`; `cancel`
+    // is written under it and read by the decoder without it (an int the C code polls).
+    private let state = ConditionLock()
+    private var queue: [Arrival] = []
+    private var overflowed = false
+    private var stopping = false
+    private var finished = false
+    private var busy = false
+    private let cancel = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    public let directory: String
+    public let capacity: Int
+    private let pixelLimit: UInt64
+    private let log: @Sendable (String) -> Void
+
+    /// `log` receives the lines worth a journal entry: problems, and what a reconcile changed.
+    public init(directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit,
+                log: @escaping @Sendable (String) -> Void) {
+        self.directory = directory
+        self.capacity = capacity
+        self.pixelLimit = pixelLimit
+        self.log = log
+        cancel.initialize(to: 0)
+    }
+
+    deinit { cancel.deallocate() }
+
+    /// Starts the indexing thread.
+    public func start() throws(SystemError) {
+        try startThread { [self] in run() }
+    }
+
+    /// Hands over a photo just saved. Never blocks.
+    public func add(_ arrival: Arrival) {
+        state.withLock {
+            if finished { return }
+            if queue.count >= capacity {
+                overflowed = true
+            } else {
+                queue.append(arrival)
+            }
+            state.broadcast()
+        }
+    }
+
+    /// Stops the thread at its next row, hash block or photo, waiting until `deadline`;
+    /// returns true when it has stopped (it is then outside libpng, SQLite and OpenSSL).
+    @discardableResult
+    public func stop(waitingUntil deadline: Instant) -> Bool {
+        state.withLock {
+            stopping = true
+            cancel.pointee = 1
+            state.broadcast()
+            while !finished {
+                if !state.wait(until: deadline) { return finished }
+            }
+            return true
+        }
+    }
+
+    /// True when nothing is queued and the thread waits (tests and benchmarks wait for this).
+    public var isIdle: Bool { state.withLock { queue.isEmpty && !busy && !overflowed } }
+
+    private func run() {
+        lowerThreadPriority()
+        defer {
+            state.withLock {
+                finished = true
+                queue.removeAll()
+                state.broadcast()
+            }
+        }
+        let library: PhotoLibrary
+        do { library = try PhotoLibrary(directory: directory, create: true) } catch {
+            log("photo library off: \(error)")
+            return
+        }
+        library.pixelLimit = pixelLimit
+        setBusy(true)
+        reconcile(library, atStart: true)
+        while true {
+            let (arrivals, recheck) = state.withLock { () -> ([Arrival], Bool) in
+                let taken = queue
+                queue.removeAll()
+                let r = overflowed
+                overflowed = false
+                return (taken, r)
+            }
+            if isStopping { return }
+            if !arrivals.isEmpty { retrying { () throws(LibraryError) in try library.record(arrivals) } }
+            if recheck { reconcile(library, atStart: false) }
+            var indexedAny = false
+            if let ids = retrying({ () throws(LibraryError) in try library.pending(limit: 32) }) {
+                for id in ids {
+                    if isStopping { return }
+                    retrying { () throws(LibraryError) in
+                        try library.index(id: id, cancel: UnsafePointer(cancel))
+                        if let p = try library.photo(id: id), p.indexed, !p.hasThumbnail, let problem = p.problem {
+                            log("library: no thumbnail for \"\(p.name)\": \(problem)")
+                        }
+                    }
+                    indexedAny = true
+                }
+            }
+            if indexedAny { continue }
+            state.withLock {
+                busy = !queue.isEmpty || overflowed
+                while queue.isEmpty && !overflowed && !stopping { state.wait() }
+                busy = true
+            }
+        }
+    }
+
+    private var isStopping: Bool { state.withLock { stopping } }
+
+    private func setBusy(_ value: Bool) { state.withLock { busy = value } }
+
+    private func reconcile(_ library: PhotoLibrary, atStart: Bool) {
+        guard let report = retrying({ () throws(LibraryError) in try library.reconcile() }) else { return }
+        var parts: [String] = []
+        if report.added > 0 { parts.append("\(report.added) new file(s) to index") }
+        if report.dropped > 0 { parts.append("\(report.dropped) entr\(report.dropped == 1 ? "y" : "ies") whose file is gone dropped") }
+        if report.moved > 0 { parts.append("\(report.moved) renamed file(s) followed") }
+        if report.changed > 0 { parts.append("\(report.changed) changed file(s) to index again") }
+        let pending = (try? library.pendingCount()) ?? 0
+        if !parts.isEmpty || (atStart && pending > 0) {
+            log("library \(library.folder): \(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(pending) photo(s) to index")
+        }
+    }
+
+    /// Runs `body`; on an error (the index locked too long, a full disk) logs it and tries again
+    /// after a pause, up to three times. Nil when it kept failing or ptkd is stopping.
+    @discardableResult
+    private func retrying<R>(_ body: () throws(LibraryError) -> R) -> R? {
+        for attempt in 1...3 {
+            do { return try body() } catch {
+                if isStopping { return nil }
+                log("library: \(error)\(attempt < 3 ? "; trying again" : "")")
+                sleep(for: .seconds(attempt))
+            }
+        }
+        return nil
+    }
+}

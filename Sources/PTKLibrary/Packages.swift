@@ -1,0 +1,224 @@
+import FoundationEssentials
+import PTKDigest
+import PTKStore
+import PTKSystem
+
+/// `.ptk` packages, as PhotoKeeper kept its documents: a folder `NAME.ptk/` holding
+/// `photo.data` (the PNG's bytes, unchanged) and `photo.metadata` (JSON: `"Version": 1`, the
+/// thumbnail as base64 PNG under `"Thumbnail"`, and the photo's metadata).
+public enum Package {
+    /// The Version this ptk writes and the highest it reads.
+    public static let version = 1
+    public static let dataName = "photo.data"
+    public static let metadataName = "photo.metadata"
+    /// The largest photo.metadata read (a thumbnail is a few tens of kB).
+    static let metadataLimit = 16 << 20
+
+    /// The package folder name for a photo name: "beach.png" gives "beach.ptk".
+    public static func folderName(for photoName: String) -> String {
+        var stem = photoName
+        if stem.lowercased().hasSuffix(".png") { stem.removeLast(4) }
+        return stem + ".ptk"
+    }
+
+    /// The photo name a package gives: "beach.ptk" gives "beach.png".
+    public static func photoName(forPackage path: String) -> String {
+        var last = path.split(separator: "/").last.map(String.init) ?? path
+        if last.lowercased().hasSuffix(".ptk") { last.removeLast(4) }
+        return last + ".png"
+    }
+
+    /// True when `path` is a directory holding a photo.data: a package to read.
+    public static func isPackage(_ path: String) -> Bool {
+        guard let st = try? fileStatus(path), st.isDirectory else { return false }
+        return fileExists(path + "/" + dataName)
+    }
+
+    /// Reads and checks a package's photo.metadata: a Version above `version` is refused.
+    public static func readMetadata(_ packagePath: String) throws(LibraryError) -> PhotoMetadata {
+        let path = packagePath + "/" + metadataName
+        let bytes: [UInt8]
+        do { bytes = try readFileBytes(path, limit: metadataLimit) } catch {
+            throw LibraryError(.badInput, "cannot read \(path): \(error)")
+        }
+        struct VersionOnly: Decodable { var Version: Int? }
+        guard let probe = try? JSONDecoder().decode(VersionOnly.self, from: Data(bytes)) else {
+            throw LibraryError(.badInput, "\(path) is not a JSON object with a numeric Version")
+        }
+        guard let v = probe.Version else { throw LibraryError(.badInput, "\(path) has no Version") }
+        guard v <= version else {
+            throw LibraryError(.badInput, "\(packagePath) is a Version \(v) package; this ptk reads packages up to Version \(version) (a newer ptk wrote it)")
+        }
+        guard v >= 1 else { throw LibraryError(.badInput, "\(path) has Version \(v); packages start at Version 1") }
+        do { return try JSONDecoder().decode(PhotoMetadata.self, from: Data(bytes)) } catch {
+            throw LibraryError(.badInput, "\(path) is not valid package metadata: \(error)")
+        }
+    }
+}
+
+extension PhotoLibrary {
+    /// Writes `NAME.ptk/` for a photo into `outputDirectory`: assembled in a hidden folder and
+    /// renamed into place, never replacing one that is there. Returns the package's path.
+    public func export(_ name: String, to outputDirectory: String) throws(LibraryError) -> String {
+        var photo = try find(name)
+        if !photo.indexed {
+            try index(id: photo.id)
+            photo = try self.photo(id: photo.id) ?? photo
+        }
+        let target = outputDirectory + "/" + Package.folderName(for: photo.name)
+        if (try? fileStatus(target)) != nil {
+            throw LibraryError(.refused, "\(target) exists; ptk export never replaces a package")
+        }
+        let staging = outputDirectory + "/." + Package.folderName(for: photo.name) + ".tmp-\(processID())"
+        do {
+            try makeDirectories(staging, mode: 0o755)
+        } catch {
+            throw LibraryError(.io, "cannot create \(staging): \(error)")
+        }
+        do throws(LibraryError) {
+            let (size, sha256) = try copyPhoto(photo, to: staging + "/" + Package.dataName)
+            var metadata = PhotoMetadata(photo)
+            metadata.Version = Package.version
+            metadata.Size = size
+            metadata.SHA256 = sha256
+            metadata.Problem = photo.hasThumbnail ? nil : photo.problem
+            if let thumbnail = try thumbnail(of: photo) { metadata.Thumbnail = Data(thumbnail).base64EncodedString() }
+            let path = staging + "/" + Package.metadataName
+            do { try writeFileAtomically(path, Array((metadata.json() + "\n").utf8), mode: 0o644) } catch {
+                throw LibraryError(.io, "cannot write \(path): \(error)")
+            }
+            do { try renameWithoutReplacing(staging, to: target) } catch {
+                throw LibraryError(error.code == .exists ? .refused : .io, error.code == .exists
+                                   ? "\(target) exists; ptk export never replaces a package" : "cannot create \(target): \(error)")
+            }
+        } catch {
+            try? removeFile(staging + "/" + Package.dataName)
+            try? removeFile(staging + "/" + Package.metadataName)
+            try? removeDirectory(staging)
+            throw error
+        }
+        return target
+    }
+
+    /// Copies a photo's bytes to `path` (flushed), returning their size and SHA-256.
+    private func copyPhoto(_ photo: Photo, to path: String) throws(LibraryError) -> (Int64, String) {
+        let source: FileDescriptor
+        do { source = try .open(photo.name, relativeTo: photos, flags: [.readOnly, .noFollow]) } catch {
+            throw LibraryError(.io, "cannot open '\(photo.name)': \(error)")
+        }
+        defer { source.close() }
+        let out: FileDescriptor
+        do { out = try .open(path, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o644) } catch {
+            throw LibraryError(.io, "cannot create \(path): \(error)")
+        }
+        defer { out.close() }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var size: Int64 = 0
+        do throws(SystemError) {
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { b in
+                    Result { () throws(SystemError) in try source.read(fromAbsoluteOffset: size, into: b) }
+                }.get()
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { b in
+                    Result { () throws(SystemError) in try out.writeAll(UnsafeRawBufferPointer(rebasing: b[..<n])) }
+                }.get()
+                buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                size += Int64(n)
+            }
+            try out.sync()
+        } catch {
+            throw LibraryError(.io, "cannot copy '\(photo.name)' to \(path): \(error)")
+        }
+        return (size, hasher.finalizeHex())
+    }
+
+    /// Adds a package's photo to the library: the PNG goes through the same checks as a
+    /// received photo, gets a unique name from the package's, and keeps the package's metadata
+    /// (received time, sender, note, rating); its thumbnail is made afresh from the photo.
+    public func importPackage(_ packagePath: String) throws(LibraryError) -> Photo {
+        var path = packagePath
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        guard let st = try? fileStatus(path), st.isDirectory else {
+            throw LibraryError(.badInput, "\(path) is not a package (a NAME.ptk folder)")
+        }
+        let metadata = try Package.readMetadata(path)
+        let dataPath = path + "/" + Package.dataName
+        let data: FileDescriptor
+        do { data = try .open(dataPath, flags: [.readOnly]) } catch {
+            throw LibraryError(.badInput, "cannot open \(dataPath): \(error)")
+        }
+        defer { data.close() }
+        guard let dataStatus = try? data.status(), dataStatus.isRegularFile else {
+            throw LibraryError(.badInput, "\(dataPath) is not a regular file")
+        }
+        let sha256: String
+        switch hashFile(data) {
+        case .success(let digest): sha256 = digest
+        case .failure(let error): throw LibraryError(.io, "cannot read \(dataPath): \(error)")
+        }
+        if let expected = metadata.SHA256, expected.lowercased() != sha256 {
+            throw LibraryError(.badInput, "\(dataPath) does not match its SHA256 in photo.metadata (it is \(sha256))")
+        }
+        if let expected = metadata.Size, expected != dataStatus.size {
+            throw LibraryError(.badInput, "\(dataPath) has \(dataStatus.size) bytes; photo.metadata says \(expected)")
+        }
+        let store: PhotoStore
+        do { store = try PhotoStore(settings: StoreSettings(directory: directory)) } catch {
+            throw LibraryError(.io, error.description)
+        }
+        let name: String
+        do {
+            name = try store.add(from: data, size: dataStatus.size, sha256: sha256, name: Package.photoName(forPackage: path))
+        } catch {
+            throw LibraryError(error.badInput ? .badInput : .io, "\(dataPath): \(error.description)")
+        }
+        let rating = metadata.Rating.flatMap { (0...5).contains($0) ? $0 : nil }
+        let received = metadata.Received.flatMap(parseISO8601) ?? wallClockMilliseconds()
+        let id = try database.writeTransaction { () throws(LibraryError) -> Int64 in
+            try database.prepare("""
+                INSERT INTO photos(name, size, sha256, received, sender_name, sender_address, sender_id, note, rating) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, received = excluded.received,
+                    sender_name = excluded.sender_name, sender_address = excluded.sender_address, sender_id = excluded.sender_id,
+                    note = excluded.note, rating = excluded.rating, indexed = 0, problem = NULL
+                """).bind(name, dataStatus.size, sha256, received, metadata.SenderName, metadata.SenderAddress, metadata.SenderID,
+                          metadata.Note, rating).run()
+            let s = try database.prepare("SELECT id FROM photos WHERE name = ?").bind(name)
+            return try s.step() ? s.int(0) ?? 0 : 0
+        }
+        try index(id: id)
+        guard let photo = try photo(id: id) else { throw LibraryError(.io, "'\(name)' vanished while importing it") }
+        return photo
+    }
+
+    enum HashFailure: Error, CustomStringConvertible {
+        case cancelled, system(SystemError)
+        var description: String {
+            switch self {
+            case .cancelled: return "cancelled"
+            case .system(let e): return e.description
+            }
+        }
+    }
+
+    /// The SHA-256 of the file's bytes; gives up when `cancel` becomes nonzero (read before every MiB).
+    func hashFile(_ fd: FileDescriptor, cancel: UnsafePointer<Int32>? = nil) -> Result<String, HashFailure> {
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while true {
+            if let cancel, cancel.pointee != 0 { return .failure(.cancelled) }
+            let read = buffer.withUnsafeMutableBytes { b in
+                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: offset, into: b) }
+            }
+            switch read {
+            case .failure(let error): return .failure(.system(error))
+            case .success(0): return .success(hasher.finalizeHex())
+            case .success(let n):
+                buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+                offset += Int64(n)
+            }
+        }
+    }
+}

@@ -1,0 +1,453 @@
+import PTKDigest
+import PTKStore
+import PTKSystem
+
+/// The photo library of a received-photos directory: the photos stay plain PNG files; beside
+/// them, `.ptk/index.sqlite` (SQLite, WAL, so ptkd writes while ptk reads) holds what is known
+/// of each, and `.ptk/thumbnails/<id>.png` its thumbnail. ptkd and ptk each open their own
+/// `PhotoLibrary`; every change of a file and its entry happens inside one write transaction,
+/// so two writers never interleave. One instance is used by one thread at a time.
+public final class PhotoLibrary {
+    /// The library's folder inside the received-photos directory.
+    public static let folderName = ".ptk"
+    static let schemaVersion: Int64 = 1
+
+    /// The received-photos directory.
+    public let directory: String
+    public var folder: String { directory + "/" + Self.folderName }
+    public var thumbnailFolder: String { folder + "/thumbnails" }
+    public var databasePath: String { folder + "/index.sqlite" }
+    /// Photos with more pixels get no thumbnail.
+    public var pixelLimit = Thumbnailer.defaultPixelLimit
+    let database: Database
+    let photos: FileDescriptor
+
+    /// Opens the library of `directory`. With `create`, makes `.ptk/` and the index when
+    /// missing (run as root, with the directory's owner); without, a missing index is an error.
+    public init(directory: String, create: Bool) throws(LibraryError) {
+        self.directory = directory
+        do { photos = try .open(directory, flags: [.readOnly, .directory]) } catch {
+            throw LibraryError(.io, "cannot open the received-photos directory: \(error)")
+        }
+        let folder = directory + "/" + Self.folderName
+        let databasePath = folder + "/index.sqlite"
+        do {
+            if create {
+                try makeDirectories(folder, mode: 0o755, ownerLike: directory)
+                try makeDirectories(folder + "/thumbnails", mode: 0o755, ownerLike: directory)
+                // Created here, not by SQLite, so that root gives it the directory's owner; SQLite
+                // itself gives the -wal and -shm files the owner of the database file.
+                if let fd = try? FileDescriptor.open(databasePath, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o644) {
+                    defer { fd.close() }
+                    try fd.takeOwner(of: directory)
+                }
+            } else if !fileExists(databasePath) {
+                photos.close()
+                throw LibraryError(.io, "no photo library in \(directory) yet (\(databasePath) is missing; ptkd makes it when it starts)")
+            }
+        } catch let error as LibraryError {
+            throw error
+        } catch {
+            photos.close()
+            throw LibraryError(.io, "cannot create the library folder \(folder): \(error)")
+        }
+        do {
+            database = try Database(path: databasePath, create: create)
+            try migrate()
+        } catch {
+            photos.close()
+            throw error
+        }
+    }
+
+    deinit { photos.close() }
+
+    private func migrate() throws(LibraryError) {
+        let version = try database.prepare("PRAGMA user_version").bind()
+        let current = try version.step() ? version.int(0) ?? 0 : 0
+        if current > Self.schemaVersion {
+            throw LibraryError(.refused, "the library index \(databasePath) was made by a newer ptk (schema \(current), this one reads \(Self.schemaVersion))")
+        }
+        if current == Self.schemaVersion { return }
+        try database.writeTransaction { () throws(LibraryError) in
+            try database.execute("""
+                CREATE TABLE IF NOT EXISTS photos(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL UNIQUE,
+                    size INTEGER NOT NULL,
+                    sha256 TEXT,
+                    width INTEGER, height INTEGER, bit_depth INTEGER, color_type INTEGER, interlace INTEGER,
+                    received INTEGER NOT NULL,
+                    sender_name TEXT, sender_address TEXT, sender_id TEXT,
+                    note TEXT,
+                    rating INTEGER CHECK (rating BETWEEN 0 AND 5),
+                    indexed INTEGER NOT NULL DEFAULT 0,
+                    thumbnail INTEGER NOT NULL DEFAULT 0,
+                    problem TEXT,
+                    inode INTEGER,
+                    mtime INTEGER
+                );
+                CREATE INDEX IF NOT EXISTS photos_pending ON photos(id) WHERE indexed = 0;
+                PRAGMA user_version = \(Self.schemaVersion);
+                """)
+        }
+    }
+
+    // MARK: Reading
+
+    static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem"
+
+    static func photo(from s: Statement) -> Photo {
+        var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: s.int(9) ?? 0)
+        p.sha256 = s.text(3)
+        p.width = s.int(4).map(Int.init)
+        p.height = s.int(5).map(Int.init)
+        p.bitDepth = s.int(6).map(Int.init)
+        p.colorType = s.int(7).map(Int.init)
+        p.interlace = s.int(8).map(Int.init)
+        p.senderName = s.text(10)
+        p.senderAddress = s.text(11)
+        p.senderID = s.text(12)
+        p.note = s.text(13)
+        p.rating = s.int(14).map(Int.init)
+        p.indexed = s.int(15) == 1
+        p.hasThumbnail = s.int(16) == 1
+        p.problem = s.text(17)
+        return p
+    }
+
+    public enum SortOrder: String, Sendable, CaseIterable {
+        case name, time, size
+    }
+
+    /// Every photo the index knows, sorted (oldest, first by name, or smallest first), those
+    /// of one sender only when `sender` is given (see `Photo.isFrom`). Reads only the index.
+    public func all(sort: SortOrder = .time, from sender: String? = nil) throws(LibraryError) -> [Photo] {
+        let order: String
+        switch sort {
+        case .name: order = "name COLLATE NOCASE, name"
+        case .time: order = "received, id"
+        case .size: order = "size, name"
+        }
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos ORDER BY \(order)").bind()
+        var list: [Photo] = []
+        while try s.step() {
+            let p = Self.photo(from: s)
+            if let sender, !p.isFrom(sender) { continue }
+            list.append(p)
+        }
+        return list
+    }
+
+    /// The photo with this id, if the index has it.
+    public func photo(id: Int64) throws(LibraryError) -> Photo? {
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id = ?").bind(id)
+        return try s.step() ? Self.photo(from: s) : nil
+    }
+
+    /// The photo named `name` (or `name` + ".png"); `.notFound` with the closest names when none.
+    public func find(_ name: String) throws(LibraryError) -> Photo {
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE name = ?")
+        for candidate in [name, name + ".png"] {
+            s.bind(candidate)
+            if try s.step() { return Self.photo(from: s) }
+        }
+        let names = try self.names()
+        let notIndexed = fileExists(directory + "/" + name) && !name.contains("/")
+        throw LibraryError(.notFound(suggestions: closestNames(to: name, in: names)),
+                           notIndexed ? "'\(name)' is in \(directory) but not in the library yet (ptkd indexes it shortly, or at its next start)"
+                                      : "no photo named '\(name)' in \(directory)")
+    }
+
+    func names() throws(LibraryError) -> [String] {
+        let s = try database.prepare("SELECT name FROM photos").bind()
+        var names: [String] = []
+        while try s.step() { names.append(s.text(0) ?? "") }
+        return names
+    }
+
+    /// How many photos wait to be indexed.
+    public func pendingCount() throws(LibraryError) -> Int {
+        let s = try database.prepare("SELECT count(*) FROM photos WHERE indexed = 0").bind()
+        return try s.step() ? Int(s.int(0) ?? 0) : 0
+    }
+
+    /// The ids of photos waiting to be indexed, oldest first.
+    public func pending(limit: Int) throws(LibraryError) -> [Int64] {
+        let s = try database.prepare("SELECT id FROM photos WHERE indexed = 0 ORDER BY id LIMIT ?").bind(limit)
+        var ids: [Int64] = []
+        while try s.step() { if let id = s.int(0) { ids.append(id) } }
+        return ids
+    }
+
+    func thumbnailPath(_ id: Int64) -> String { thumbnailFolder + "/\(id).png" }
+
+    /// The thumbnail PNG of `photo`, nil when it has none.
+    public func thumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
+        guard photo.hasThumbnail else { return nil }
+        do { return try readFileBytes(thumbnailPath(photo.id), limit: 16 << 20) } catch {
+            throw LibraryError(.io, "cannot read the thumbnail of '\(photo.name)': \(error)")
+        }
+    }
+
+    // MARK: Recording and indexing (ptkd)
+
+    /// Enters photos ptkd has just saved, to be indexed; an entry of the same name (a file the
+    /// reconcile found first, or a stale one) takes the new photo's facts.
+    public func record(_ arrivals: [Arrival]) throws(LibraryError) {
+        guard !arrivals.isEmpty else { return }
+        try database.writeTransaction { () throws(LibraryError) in
+            let s = try database.prepare("""
+                INSERT INTO photos(name, size, sha256, received, sender_name, sender_address, sender_id) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, received = excluded.received,
+                    sender_name = excluded.sender_name, sender_address = excluded.sender_address, sender_id = excluded.sender_id,
+                    note = NULL, rating = NULL, indexed = 0, problem = NULL
+                """)
+            for a in arrivals {
+                try s.bind(a.name, a.size, a.sha256, a.received, a.senderName, a.senderAddress, a.senderID).run()
+            }
+        }
+    }
+
+    /// What `reconcile` changed.
+    public struct ReconcileReport: Sendable, Equatable {
+        /// Files the index did not know, now entered (to be indexed).
+        public var added = 0
+        /// Entries whose file is gone, dropped.
+        public var dropped = 0
+        /// Entries whose file was renamed by hand (same inode and size), following it.
+        public var moved = 0
+        /// Entries whose file changed (size or inode), to be indexed again.
+        public var changed = 0
+        public init() {}
+    }
+
+    /// Brings the index in line with the directory: a PNG file it does not know is entered (its
+    /// modification time as received time), an entry whose file is gone is dropped, one renamed
+    /// by hand follows its file. Done in one write transaction, so no rename or removal by
+    /// `ptk` falls between reading the directory and writing the index.
+    @discardableResult
+    public func reconcile() throws(LibraryError) -> ReconcileReport {
+        var report = ReconcileReport()
+        var removedThumbnails: [Int64] = []
+        try database.writeTransaction { () throws(LibraryError) in
+            var files: [String: FileStatus] = [:]
+            let entries: [String]
+            do { entries = try photos.entries() } catch { throw LibraryError(.io, "cannot list \(directory): \(error)") }
+            for name in entries where Self.isPhotoName(name) {
+                if let st = try? photos.status(of: name), st.isRegularFile { files[name] = st }
+            }
+            struct Known { var id: Int64; var size: Int64; var inode: Int64? }
+            var known: [String: Known] = [:]
+            let all = try database.prepare("SELECT id, name, size, inode FROM photos").bind()
+            while try all.step() {
+                known[all.text(1) ?? ""] = Known(id: all.int(0) ?? 0, size: all.int(2) ?? 0, inode: all.int(3))
+            }
+            var unknown = files.filter { known[$0.key] == nil }
+            let gone = known.filter { files[$0.key] == nil }
+            let rename = try database.prepare("UPDATE photos SET name = ? WHERE id = ?")
+            let drop = try database.prepare("DELETE FROM photos WHERE id = ?")
+            for (name, entry) in gone.sorted(by: { $0.value.id < $1.value.id }) {
+                if let inode = entry.inode,
+                   let match = unknown.first(where: { Int64(bitPattern: $0.value.inode) == inode && $0.value.size == entry.size }) {
+                    try rename.bind(match.key, entry.id).run()
+                    unknown[match.key] = nil
+                    report.moved += 1
+                    _ = name
+                } else {
+                    try drop.bind(entry.id).run()
+                    removedThumbnails.append(entry.id)
+                    report.dropped += 1
+                }
+            }
+            let redo = try database.prepare("UPDATE photos SET indexed = 0, sha256 = NULL, size = ? WHERE id = ?")
+            for (name, st) in files {
+                guard let entry = known[name], gone[name] == nil else { continue }
+                if entry.size != st.size || (entry.inode != nil && entry.inode != Int64(bitPattern: st.inode)) {
+                    try redo.bind(st.size, entry.id).run()
+                    report.changed += 1
+                }
+            }
+            let add = try database.prepare("INSERT INTO photos(name, size, received) VALUES (?, ?, ?)")
+            for (name, st) in unknown.sorted(by: { ($0.value.modified, $0.key) < ($1.value.modified, $1.key) }) {
+                try add.bind(name, st.size, st.modified * 1000 + st.modifiedNanoseconds / 1_000_000).run()
+                report.added += 1
+            }
+        }
+        for id in removedThumbnails { try? removeFile(thumbnailPath(id)) }
+        return report
+    }
+
+    /// Photos are the directory's regular files named *.png, not hidden.
+    static func isPhotoName(_ name: String) -> Bool {
+        !name.hasPrefix(".") && name.lowercased().hasSuffix(".png")
+    }
+
+    /// Indexes one photo: reads its header, makes its thumbnail (SHA-256 first when the index
+    /// has none), and records them; a file that cannot be decoded is recorded with the reason.
+    /// Returns false when `cancel` stopped it (the photo stays pending).
+    @discardableResult
+    public func index(id: Int64, cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> Bool {
+        // A rename by ptk may move the file between reading the entry and opening it: look again.
+        for _ in 0..<5 {
+            guard let photo = try photo(id: id) else { return true }
+            let fd: FileDescriptor
+            do {
+                fd = try .open(photo.name, relativeTo: photos, flags: [.readOnly, .noFollow, .nonBlocking])
+            } catch where error.code == .noSuchFile {
+                if try self.photo(id: id)?.name != photo.name { continue }
+                try database.writeTransaction { () throws(LibraryError) in
+                    try database.prepare("DELETE FROM photos WHERE id = ? AND name = ?").bind(id, photo.name).run()
+                }
+                try? removeFile(thumbnailPath(id))
+                return true
+            } catch {
+                try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "cannot open: \(error)")
+                return true
+            }
+            defer { fd.close() }
+            guard let st = try? fd.status(), st.isRegularFile else {
+                try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "not a regular file")
+                return true
+            }
+            var sha256 = photo.sha256
+            if sha256 == nil || photo.size != st.size {
+                switch hashFile(fd, cancel: cancel) {
+                case .success(let digest): sha256 = digest
+                case .failure(.cancelled): return false
+                case .failure(.system(let error)):
+                    try finish(id: id, name: photo.name, status: st, sha256: nil, thumbnail: nil, problem: "cannot read: \(error)")
+                    return true
+                }
+                _ = try? fd.seek(to: 0)
+            }
+            let thumbnail = Thumbnailer.make(from: fd, pixelLimit: pixelLimit, cancel: cancel)
+            if thumbnail.outcome == .cancelled { return false }
+            try finish(id: id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail, problem: thumbnail.problem)
+            return true
+        }
+        return true
+    }
+
+    /// Writes the thumbnail file, then the entry; if the entry went meanwhile (ptk rm), the
+    /// thumbnail goes too.
+    private func finish(id: Int64, name: String, status: FileStatus?, sha256: String?, thumbnail: Thumbnail?, problem: String?) throws(LibraryError) {
+        var problem = problem
+        var made = false
+        if let thumbnail, thumbnail.outcome == .made {
+            do {
+                try writeFileAtomically(thumbnailPath(id), thumbnail.png, mode: 0o644)
+                made = true
+            } catch {
+                problem = "cannot write the thumbnail: \(error)"
+            }
+        } else {
+            try? removeFile(thumbnailPath(id))
+        }
+        let header = thumbnail.flatMap { $0.width > 0 ? $0 : nil }
+        let changed = try database.writeTransaction { () throws(LibraryError) -> Int in
+            try database.prepare("""
+                UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
+                    interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?
+                WHERE id = ? AND name = ?
+                """).bind(sha256, status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
+                          header?.interlace, made, problem, status.map { Int64(bitPattern: $0.inode) },
+                          status.map { $0.modified * 1000 + $0.modifiedNanoseconds / 1_000_000 }, id, name).run()
+            return database.changes
+        }
+        if changed == 0 && made, try photo(id: id) == nil { try? removeFile(thumbnailPath(id)) }
+    }
+
+    // MARK: Changes (ptk)
+
+    /// Renames a photo's file and entry together. The new name follows the rules of received
+    /// names and never replaces a file. Returns the photo as renamed.
+    public func rename(_ name: String, to newName: String) throws(LibraryError) -> Photo {
+        var photo = try find(name)
+        let final = PhotoStore.finalName(newName)
+        if final == photo.name { throw LibraryError(.refused, "'\(photo.name)' already has that name") }
+        try database.writeTransaction { () throws(LibraryError) in
+            guard try self.photo(id: photo.id)?.name == photo.name else {
+                throw LibraryError(.refused, "'\(photo.name)' changed while renaming it; try again")
+            }
+            let taken = try database.prepare("SELECT id FROM photos WHERE name = ?").bind(final)
+            if try taken.step() || fileExists(directory + "/" + final) {
+                throw LibraryError(.refused, "'\(final)' exists; ptk rename never replaces a photo")
+            }
+            do throws(SystemError) { try photos.rename(photo.name, to: final) } catch {
+                if error.code == .exists { throw LibraryError(.refused, "'\(final)' exists; ptk rename never replaces a photo") }
+                throw LibraryError(.io, "cannot rename '\(photo.name)': \(error)")
+            }
+            do throws(LibraryError) {
+                try database.prepare("UPDATE photos SET name = ? WHERE id = ?").bind(final, photo.id).run()
+            } catch {
+                try? photos.rename(final, to: photo.name)
+                throw error
+            }
+        }
+        photo.name = final
+        return photo
+    }
+
+    /// Removes photos' files, entries and thumbnails.
+    public func remove(_ name: String) throws(LibraryError) -> Photo {
+        let photo = try find(name)
+        try database.writeTransaction { () throws(LibraryError) in
+            try database.prepare("DELETE FROM photos WHERE id = ?").bind(photo.id).run()
+            do throws(SystemError) { try photos.unlink(photo.name) } catch where error.code == .noSuchFile {} catch {
+                throw LibraryError(.io, "cannot remove '\(photo.name)': \(error)")
+            }
+        }
+        try? removeFile(thumbnailPath(photo.id))
+        return photo
+    }
+
+    /// Sets (or, with nil or "", clears) a photo's note.
+    public func setNote(_ name: String, _ note: String?) throws(LibraryError) -> Photo {
+        var photo = try find(name)
+        let text = note.flatMap { $0.isEmpty ? nil : $0 }
+        try database.writeTransaction { () throws(LibraryError) in
+            try database.prepare("UPDATE photos SET note = ? WHERE id = ?").bind(text, photo.id).run()
+        }
+        photo.note = text
+        return photo
+    }
+
+    /// Sets (0-5) or clears (nil) a photo's rating.
+    public func setRating(_ name: String, _ rating: Int?) throws(LibraryError) -> Photo {
+        if let rating, !(0...5).contains(rating) { throw LibraryError(.badInput, "a rating is 0 to 5") }
+        var photo = try find(name)
+        try database.writeTransaction { () throws(LibraryError) in
+            try database.prepare("UPDATE photos SET rating = ? WHERE id = ?").bind(rating, photo.id).run()
+        }
+        photo.rating = rating
+        return photo
+    }
+}
+
+extension Photo {
+    /// True when `sender` names this photo's sender: its HELLO name (any case), its address
+    /// (with or without the port), or a prefix of its device ID (dashes and case ignored).
+    public func isFrom(_ sender: String) -> Bool {
+        if let senderName, senderName.lowercased() == sender.lowercased() { return true }
+        if let senderAddress {
+            if senderAddress == sender { return true }
+            if let host = senderAddress.hostPart, host == sender || host == "[\(sender)]" { return true }
+        }
+        if let senderID {
+            let want = String(sender.uppercased().filter { $0 != "-" && $0 != " " })
+            if want.count >= 4, senderID.filter({ $0 != "-" }).hasPrefix(want) { return true }
+        }
+        return false
+    }
+}
+
+extension String {
+    /// "192.0.2.1" of "192.0.2.1:5000", "[2001:db8::1]" of "[2001:db8::1]:5000".
+    var hostPart: String? {
+        guard let colon = lastIndex(of: ":") else { return nil }
+        let host = self[..<colon]
+        if host.contains(":") && !host.hasPrefix("[") { return nil }
+        return String(host)
+    }
+}

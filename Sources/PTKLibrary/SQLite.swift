@@ -1,0 +1,157 @@
+import CSQLite
+
+/// A failure of the photo library: its database, a thumbnail, a file, or a name.
+public struct LibraryError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// No photo of that name (with the closest names, for a suggestion).
+        case notFound(suggestions: [String])
+        /// The name is taken, or the request is refused for a reason the message gives.
+        case refused
+        /// Bad input: a package or file that is not what it claims.
+        case badInput
+        /// The database or a file could not be read or written.
+        case io
+    }
+    public var kind: Kind
+    public var description: String
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+/// One SQLite connection (libsqlite3). Not shared between threads: each thread or process opens its own.
+final class Database {
+    private var handle: OpaquePointer?
+    let path: String
+
+    /// Opens `path` (creating it when `create`), in WAL mode, waiting up to 10 s for another
+    /// writer (ptkd and ptk write the same database).
+    init(path: String, create: Bool) throws(LibraryError) {
+        self.path = path
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close(handle)
+            handle = nil
+            throw LibraryError(.io, "cannot open the library index \(path): \(message)")
+        }
+        sqlite3_busy_timeout(handle, 10_000)
+        // WAL: readers (ptk list) never wait for ptkd's writes. NORMAL is durable across a crash
+        // of the process (the WAL is synced at checkpoints); a power loss may lose the last
+        // entries, which the next start's reconcile finds again from the files.
+        try execute("PRAGMA journal_mode=WAL")
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    private func error(_ what: String) -> LibraryError {
+        LibraryError(.io, "library index \(path): \(what): \(String(cString: sqlite3_errmsg(handle)))")
+    }
+
+    /// Runs statements that return no rows.
+    func execute(_ sql: String) throws(LibraryError) {
+        var message: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(handle, sql, nil, nil, &message) != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? "failed"
+            sqlite3_free(message)
+            throw LibraryError(.io, "library index \(path): \(text)")
+        }
+    }
+
+    func prepare(_ sql: String) throws(LibraryError) -> Statement {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw error("cannot prepare \(sql.prefix(40))")
+        }
+        return Statement(statement, database: self)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var lastInsertID: Int64 { sqlite3_last_insert_rowid(handle) }
+    fileprivate var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+    fileprivate var lastErrorCode: Int32 { sqlite3_extended_errcode(handle) }
+
+    /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE), so that two writers
+    /// queue at the start instead of failing at their first write; rolled back if `body` throws.
+    func writeTransaction<R>(_ body: () throws(LibraryError) -> R) throws(LibraryError) -> R {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a read transaction: one consistent snapshot.
+    func readTransaction<R>(_ body: () throws(LibraryError) -> R) throws(LibraryError) -> R {
+        try execute("BEGIN")
+        defer { try? execute("COMMIT") }
+        return try body()
+    }
+}
+
+/// A prepared statement. Bind with `bind`, then `step` through the rows.
+final class Statement {
+    private let statement: OpaquePointer
+    private let database: Database
+    /// SQLite copies bound text at once (the destructor value -1, SQLITE_TRANSIENT).
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    fileprivate init(_ statement: OpaquePointer, database: Database) {
+        self.statement = statement
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(statement) }
+
+    /// Binds the values in order (1-based): Int, Int64, String, [UInt8] or nil.
+    @discardableResult
+    func bind(_ values: Any?...) -> Statement {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+        for (i, value) in values.enumerated() {
+            let index = Int32(i + 1)
+            switch value {
+            case nil: sqlite3_bind_null(statement, index)
+            case let v as Int: sqlite3_bind_int64(statement, index, Int64(v))
+            case let v as Int64: sqlite3_bind_int64(statement, index, v)
+            case let v as UInt64: sqlite3_bind_int64(statement, index, Int64(bitPattern: v))
+            case let v as String: sqlite3_bind_text(statement, index, v, -1, Self.transient)
+            case let v as Bool: sqlite3_bind_int64(statement, index, v ? 1 : 0)
+            default: preconditionFailure("cannot bind \(type(of: value!))")
+            }
+        }
+        return self
+    }
+
+    /// Advances to the next row: true if there is one.
+    func step() throws(LibraryError) -> Bool {
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            throw LibraryError(database.lastErrorCode == 2067 /* SQLITE_CONSTRAINT_UNIQUE, a macro Swift does not import */ ? .refused : .io,
+                               "library index \(database.path): \(database.lastError)")
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws(LibraryError) { while try step() {} }
+
+    func int(_ column: Int32) -> Int64? {
+        sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, column)
+    }
+
+    func text(_ column: Int32) -> String? {
+        guard let p = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: p)
+    }
+}
