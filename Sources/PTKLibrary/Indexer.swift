@@ -14,7 +14,8 @@ public final class LibraryIndexer: @unchecked Sendable {
     private var overflowed = false
     private var stopping = false
     private var finished = false
-    private var busy = false
+    /// True from `init` (the thread is about to start) until the thread waits for work.
+    private var busy = true
     private let cancel = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
     public let directory: String
     public let capacity: Int
@@ -78,13 +79,11 @@ public final class LibraryIndexer: @unchecked Sendable {
                 state.broadcast()
             }
         }
-        let library: PhotoLibrary
-        do { library = try PhotoLibrary(directory: directory, create: true) } catch {
-            log("photo library off: \(error)")
+        guard let library = retrying({ () throws(LibraryError) in try PhotoLibrary(directory: directory, create: true) }) else {
+            log("photo library off: its index cannot be opened (see above)")
             return
         }
         library.pixelLimit = pixelLimit
-        setBusy(true)
         reconcile(library, atStart: true)
         while true {
             let (arrivals, recheck) = state.withLock { () -> ([Arrival], Bool) in
@@ -120,8 +119,6 @@ public final class LibraryIndexer: @unchecked Sendable {
     }
 
     private var isStopping: Bool { state.withLock { stopping } }
-
-    private func setBusy(_ value: Bool) { state.withLock { busy = value } }
 
     private func reconcile(_ library: PhotoLibrary, atStart: Bool) {
         guard let report = retrying({ () throws(LibraryError) in try library.reconcile() }) else { return }

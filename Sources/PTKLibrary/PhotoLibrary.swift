@@ -63,8 +63,7 @@ public final class PhotoLibrary {
     deinit { photos.close() }
 
     private func migrate() throws(LibraryError) {
-        let version = try database.prepare("PRAGMA user_version").bind()
-        let current = try version.step() ? version.int(0) ?? 0 : 0
+        let current = try database.firstInt("PRAGMA user_version") ?? 0
         if current > Self.schemaVersion {
             throw LibraryError(.refused, "the library index \(databasePath) was made by a newer ptk (schema \(current), this one reads \(Self.schemaVersion))")
         }

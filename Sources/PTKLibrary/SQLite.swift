@@ -41,12 +41,29 @@ final class Database {
         // WAL: readers (ptk list) never wait for ptkd's writes. NORMAL is durable across a crash
         // of the process (the WAL is synced at checkpoints); a power loss may lose the last
         // entries, which the next start's reconcile finds again from the files.
-        try execute("PRAGMA journal_mode=WAL")
+        try enableWAL()
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
     }
 
     deinit { sqlite3_close_v2(handle) }
+
+    /// WAL mode is kept in the file once set. Setting it needs the database to itself, and
+    /// SQLite answers "locked" at once rather than wait while another process (ptkd and ptk
+    /// opening a new library together) holds it: so try for a while.
+    private func enableWAL() throws(LibraryError) {
+        var lastError: LibraryError? = nil
+        for _ in 0..<100 {
+            do throws(LibraryError) {
+                if try firstText("PRAGMA journal_mode")?.lowercased() == "wal" { return }
+                try execute("PRAGMA journal_mode=WAL")
+            } catch {
+                lastError = error
+            }
+            sqlite3_sleep(50)
+        }
+        throw lastError ?? LibraryError(.io, "library index \(path): cannot switch to WAL mode")
+    }
 
     private func error(_ what: String) -> LibraryError {
         LibraryError(.io, "library index \(path): \(what): \(String(cString: sqlite3_errmsg(handle)))")
@@ -68,6 +85,18 @@ final class Database {
             throw error("cannot prepare \(sql.prefix(40))")
         }
         return Statement(statement, database: self)
+    }
+
+    /// The first column of the first row of a query (its statement finished before returning,
+    /// so that no read stays open).
+    func firstText(_ sql: String) throws(LibraryError) -> String? {
+        let s = try prepare(sql).bind()
+        return try s.step() ? s.text(0) : nil
+    }
+
+    func firstInt(_ sql: String) throws(LibraryError) -> Int64? {
+        let s = try prepare(sql).bind()
+        return try s.step() ? s.int(0) : nil
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
