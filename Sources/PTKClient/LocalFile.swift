@@ -58,7 +58,7 @@ public struct LocalFile: Sendable {
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
         let metadataPath = folder + "/photo.metadata"
         guard let data = try? fileStatus(folder + "/photo.data"), data.isRegularFile else {
-            throw LocalFileError(path: path, reason: "a directory, not a photo (a .ptk package holds photo.data)")
+            throw LocalFileError(path: path, reason: "not a regular file, nor a .ptk package (it holds no photo.data)")
         }
         struct VersionOnly: Decodable { var Version: Int? }
         let version: Int?

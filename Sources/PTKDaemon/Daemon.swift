@@ -111,6 +111,10 @@ public final class Daemon: @unchecked Sendable {
     /// nil after a requested shutdown, or why the accept loop could not go on (it then shuts
     /// down the same way, and ptkd exits non-zero so that `Restart=on-failure` restarts it).
     public func run(grace: Double = 4) -> DaemonError? {
+        // The library is opened and reconciled first, so ptkd's descriptors are settled once it says it listens.
+        if let library {
+            do { try library.start() } catch { Log.warning("cannot start the photo library's indexing: \(error)") }
+        }
         let listed = listener.addresses.map(\.description).joined(separator: ", ")
         Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
         Log.info("device ID \(identity.deviceID); TLS 1.3, plaintext \(configuration.plaintext == .allow ? "allowed" : "refused"), senders: \(configuration.senders == .trusted ? "trusted devices only (\(trust.trusted().count) on the list)" : "anyone")")
@@ -123,9 +127,6 @@ public final class Daemon: @unchecked Sendable {
             if advertiser == nil { Log.warning("cannot start mDNS advertising; serving over TCP only") }
         } else {
             Log.info("mDNS advertising is off")
-        }
-        if let library {
-            do { try library.start() } catch { Log.warning("cannot start the photo library's indexing: \(error)") }
         }
         let removed = store.removeStalePartials()
         if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }

@@ -34,9 +34,18 @@ public final class LibraryIndexer: @unchecked Sendable {
 
     deinit { cancel.deallocate() }
 
-    /// Starts the indexing thread.
+    /// Opens the library and reconciles it with the directory here and now (a directory listing
+    /// and a stat per file: so that ptkd's descriptors are settled before it says it is
+    /// listening), then starts the indexing thread, which takes the library over. A library that
+    /// cannot be opened now is tried again on the thread.
     public func start() throws(SystemError) {
-        try startThread { [self] in run() }
+        let library = try? PhotoLibrary(directory: directory, create: true)
+        if let library {
+            library.pixelLimit = pixelLimit
+            reconcile(library, atStart: true)
+        }
+        let opened = LibraryHandOver(library)
+        try startThread { [self] in run(opened.take()) }
     }
 
     /// Hands over a photo just saved. Never blocks.
@@ -70,7 +79,7 @@ public final class LibraryIndexer: @unchecked Sendable {
     /// True when nothing is queued and the thread waits (tests and benchmarks wait for this).
     public var isIdle: Bool { state.withLock { queue.isEmpty && !busy && !overflowed } }
 
-    private func run() {
+    private func run(_ opened: PhotoLibrary?) {
         lowerThreadPriority()
         defer {
             state.withLock {
@@ -79,12 +88,18 @@ public final class LibraryIndexer: @unchecked Sendable {
                 state.broadcast()
             }
         }
-        guard let library = retrying({ () throws(LibraryError) in try PhotoLibrary(directory: directory, create: true) }) else {
-            log("photo library off: its index cannot be opened (see above)")
-            return
+        let library: PhotoLibrary
+        if let opened {
+            library = opened
+        } else {
+            guard let retried = retrying({ () throws(LibraryError) in try PhotoLibrary(directory: directory, create: true) }) else {
+                log("photo library off: its index cannot be opened (see above)")
+                return
+            }
+            library = retried
+            library.pixelLimit = pixelLimit
+            reconcile(library, atStart: true)
         }
-        library.pixelLimit = pixelLimit
-        reconcile(library, atStart: true)
         while true {
             let (arrivals, recheck) = state.withLock { () -> ([Arrival], Bool) in
                 let taken = queue
@@ -146,4 +161,12 @@ public final class LibraryIndexer: @unchecked Sendable {
         }
         return nil
     }
+}
+
+/// Moves a library (used by one thread at a time) from the thread that opened it to the
+/// indexing thread.
+private final class LibraryHandOver: @unchecked Sendable {
+    private var library: PhotoLibrary?
+    init(_ library: PhotoLibrary?) { self.library = library }
+    func take() -> PhotoLibrary? { library.take() }
 }

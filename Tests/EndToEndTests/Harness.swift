@@ -173,8 +173,8 @@ final class DaemonProcess: @unchecked Sendable {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
-    /// Names visible in the received-photos directory (not .incoming).
-    var visible: [String] { listDirectory(dir).filter { $0 != ".incoming" } }
+    /// Names visible in the received-photos directory (not .incoming, nor the library's .ptk).
+    var visible: [String] { listDirectory(dir).filter { $0 != ".incoming" && $0 != ".ptk" } }
     /// Names in .incoming.
     var incoming: [String] { listDirectory(dir + "/.incoming") }
 
@@ -249,6 +249,16 @@ func photo(_ dir: String, _ name: String, size: Int, seed: UInt64 = 7) -> String
     let path = dir + "/" + name
     writeFile(path, makePNG(size: size, seed: seed))
     return path
+}
+
+/// Waits until ptkd's library has indexed every photo it lists (so that no indexing holds a
+/// descriptor or memory when a test measures them).
+func waitForIndexing(_ d: DaemonProcess, timeout: Double = 30) -> Bool {
+    eventually(timeout) {
+        guard let r = try? run("ptk", ["--config", "/dev/null", "--dir", d.dir, "list", "--json"]), r.status == 0,
+              let list = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else { return false }
+        return list.allSatisfy { $0["Indexed"] as? Bool == true } && d.visible.filter { $0.hasSuffix(".png") }.count <= list.count
+    }
 }
 
 /// Polls `condition` for up to `timeout` seconds.

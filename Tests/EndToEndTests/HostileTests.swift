@@ -229,7 +229,7 @@ struct CommandLineTests {
 
     @Test("ptk-send refuses unusable local files before connecting (66)", arguments: [
         ("/nonexistent/a.png", "cannot send /nonexistent/a.png: no such file or directory"),
-        ("/tmp", "cannot send /tmp: not a regular file"),
+        ("/tmp", "cannot send /tmp: not a regular file, nor a .ptk package (it holds no photo.data)"),
     ])
     func unusableFile(path: String, message: String) throws {
         let r = try run("ptk-send", ["127.0.0.1:1", path])

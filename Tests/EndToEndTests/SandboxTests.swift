@@ -61,7 +61,7 @@ struct SandboxTests {
         let host = try MDNSHost()
         let trace = host.work + "/trace"
         let d = try DaemonProcess(["--name", "traced"], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--",
-                                                                   "/usr/bin/strace", "-f", "-qq", "-o", trace], mdns: true)
+                                                                   "/usr/bin/strace", "-f", "-qq", "-y", "-o", trace], mdns: true)
         #expect(eventually(10) { d.log.contains("advertising \"traced\"") })
         let src = pngSuiteDirectory() + "/basn6a16.png"
         #expect(try host.ptk("ptk-send", ["traced", src]).status == 0)
@@ -74,6 +74,9 @@ struct SandboxTests {
         let pattern = try NSRegularExpression(pattern: #"^\d+\s+(?:<\.\.\. )?([a-z0-9_]+)[( ]"#)
         for line in lines {
             let s = String(line)
+            // SQLite, when it runs as root (as ptkd does under this test, never under the unit's
+            // User=ptk), hands its -journal, -wal and -shm files to the database's owner with fchown.
+            if s.contains(" fchown("), ["-journal>", "-wal>", "-shm>"].contains(where: { s.contains("/.ptk/index.sqlite" + $0) }) { continue }
             if let m = pattern.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)), let r = Range(m.range(at: 1), in: s) {
                 used.insert(String(s[r]))
             }
@@ -81,7 +84,7 @@ struct SandboxTests {
         print("ptkd used \(used.count) distinct system calls: \(used.sorted().joined(separator: " "))")
         #expect(used.contains("sendto") && used.contains("linkat"))
         #expect(used.subtracting(allowed).isEmpty, "outside @system-service: \(used.subtracting(allowed).sorted())")
-        #expect(used.intersection(privileged).isEmpty, "in @privileged: \(used.intersection(privileged).sorted())")
+        #expect(used.intersection(privileged).isEmpty, "in @privileged: \(used.intersection(privileged).sorted()): \(lines.filter { used.intersection(privileged).contains(where: $0.contains) }.prefix(5))")
         // MemoryDenyWriteExecute: no writable+executable mapping, no mprotect adding PROT_EXEC.
         let mdwe = lines.filter { ($0.contains("mmap(") && $0.contains("PROT_WRITE") && $0.contains("PROT_EXEC"))
             || ($0.contains("mprotect(") && $0.contains("PROT_EXEC")) }

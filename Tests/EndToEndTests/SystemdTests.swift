@@ -175,7 +175,7 @@ struct SystemdTests {
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout == "/root/photo.png: saved as \"photo (2).png\"\n")
         #expect(readFile(received + "/photo (2).png") == readFile(photo))
-        #expect(listDirectory(received) == [".incoming", "photo (2).png", "photo.png"])
+        #expect(listDirectory(received) == [".incoming", ".ptk", "photo (2).png", "photo.png"])
 
         // Trusted senders only: this sender is refused and listed as pending; `ptk trust allow`
         // by a prefix of its ID (as root, while ptkd runs) lets it in without a restart, and the
@@ -198,6 +198,22 @@ struct SystemdTests {
         #expect(trusted.status == 0, "\(trusted.stderr) \(system.journal("ptkd"))")
         #expect(trusted.stdout == "/root/photo.png: saved as \"photo (3).png\"\n")
         #expect(eventually(5) { system.journal("ptkd").contains("(device \(senderID)): saved \"photo (3).png\"") })
+
+        // The photo library, kept by the sandboxed service: `ptk` as root lists and edits it, and
+        // every file in the directory stays the service user's, so ptkd can go on writing them.
+        #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 3 })
+        let shown = try system.exec(["ptk", "show", "photo (3)"])
+        #expect(shown.stdout.contains("\"livingroom\" from 127.0.0.1:") && shown.stdout.contains("device \(senderID)"), "\(shown.stdout) \(shown.stderr)")
+        #expect(shown.stdout.contains("thumbnail: /var/lib/ptk/received/.ptk/thumbnails/"), "\(shown.stdout)")
+        #expect(try system.exec(["ptk", "note", "photo (3)", "from the laptop"]).status == 0)
+        #expect(try system.exec(["ptk", "rename", "photo", "first"]).status == 0)
+        #expect(try system.exec(["ptk", "gallery"]).status == 0)
+        #expect(try system.exec(["find", "/var/lib/ptk/received", "(", "-not", "-user", "ptk", "-o", "-not", "-group", "ptk", ")"]).stdout == "")
+        #expect(try system.exec(["runuser", "-u", "ptk", "--", "ptk", "list"]).stdout.contains("first.png"))
+        let fourth = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
+        #expect(fourth.stdout == "/root/photo.png: saved as \"photo.png\"\n", "\(fourth.stderr)")
+        #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 4 })
+        #expect(!system.journal("ptkd").contains("library: "), "\(system.journal("ptkd"))")
     }
 
     @Test("upgrading from the old DynamicUser=yes unit keeps the photos: systemd moves them to /var/lib/ptk, owned by ptk")
