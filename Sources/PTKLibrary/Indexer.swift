@@ -137,6 +137,7 @@ public final class LibraryIndexer: @unchecked Sendable {
 
     private func reconcile(_ library: PhotoLibrary, atStart: Bool) {
         guard let report = retrying({ () throws(LibraryError) in try library.reconcile() }) else { return }
+        if atStart { _ = try? library.sweepThumbnails() }
         var parts: [String] = []
         if report.added > 0 { parts.append("\(report.added) new file(s) to index") }
         if report.dropped > 0 { parts.append("\(report.dropped) entr\(report.dropped == 1 ? "y" : "ies") whose file is gone dropped") }

@@ -277,6 +277,30 @@ public final class PhotoLibrary {
         return report
     }
 
+    /// Removes what a process killed mid-write left in the thumbnails folder: temporary files
+    /// of processes that no longer exist, and thumbnails whose entry is gone. Returns how many.
+    @discardableResult
+    public func sweepThumbnails() throws(LibraryError) -> Int {
+        let ids = try database.readTransaction { () throws(LibraryError) -> Set<Int64> in
+            let s = try database.prepare("SELECT id FROM photos").bind()
+            var ids = Set<Int64>()
+            while try s.step() { if let id = s.int(0) { ids.insert(id) } }
+            return ids
+        }
+        var removed = 0
+        for name in (try? FileDescriptor.open(thumbnailFolder, flags: [.readOnly, .directory]).entriesAndClose()) ?? [] {
+            let parts = name.split(separator: ".")
+            var stale = false
+            if parts.count == 4, parts[1] == "png", parts[2] == "tmp", let pid = Int32(parts[3]) {
+                stale = pid != processID() && !processExists(pid)  // "<id>.png.tmp.<pid>" (writeFileAtomically)
+            } else if parts.count == 2, parts[1] == "png", let id = Int64(parts[0]) {
+                stale = !ids.contains(id)
+            }
+            if stale, (try? removeFile(thumbnailFolder + "/" + name)) != nil { removed += 1 }
+        }
+        return removed
+    }
+
     /// Photos are the directory's regular files named *.png, not hidden.
     static func isPhotoName(_ name: String) -> Bool {
         !name.hasPrefix(".") && name.lowercased().hasSuffix(".png")

@@ -27,6 +27,12 @@ extension FileDescriptor {
         return FileStatus(st)
     }
 
+    /// The names in this directory, then closes it.
+    public func entriesAndClose() throws(SystemError) -> [String] {
+        defer { close() }
+        return try entries()
+    }
+
     /// The names in this directory, "." and ".." left out. The corresponding C function is `readdir`.
     public func entries() throws(SystemError) -> [String] {
         // fdopendir takes ownership of its descriptor, so give it a duplicate.

@@ -63,3 +63,9 @@ public func handleTerminationSignals(wake: WakePipe, secondMessage: String, seco
     sigaddset(&unblock, SIGTERM)
     pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
 }
+
+/// True when a process `pid` exists (even if it is not ours to signal). The corresponding C
+/// function is `kill` with signal 0.
+public func processExists(_ pid: Int32) -> Bool {
+    kill(pid, 0) == 0 || errno == EPERM
+}

@@ -184,7 +184,8 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         let newerSend = try send(d, [src + "/b.ptk"])
         #expect(newerSend.status == 66 && newerSend.stderr.contains("Version 2 package"), "\(newerSend.stderr)")
         #expect(waitForIndex(d, ["holiday.png", "holiday (2).png", "b.png"]))
-        #expect(try consistencyProblems(d.dir) == [])
+        let problems = try consistencyProblems(d.dir)
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test func hostilePhotosAreIndexedWithoutThumbnailAndPtkdKeepsServing() throws {
@@ -228,7 +229,9 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         // And it keeps serving.
         let after = imageFile(src, "after.png", width: 10, height: 10)
         #expect(try send(d, [after]).status == 0)
-        #expect(try consistencyProblems(d.dir).isEmpty)
+        #expect(waitForIndex(d, Set(hostile.map(\.0) + ["good.png", "after.png"])))
+        let problems = try consistencyProblems(d.dir)
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test func theIndexSurvivesKill9DuringIndexing() throws {
@@ -249,7 +252,8 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         d = try DaemonProcess(root: root)
         #expect(eventually(120) { (try? lib.pendingCount()) == 0 })
         #expect(try lib.all().count == 120)
-        #expect(try consistencyProblems(dir) == [])
+        let problems = try consistencyProblems(dir)
+        #expect(problems.isEmpty, "\(problems)")
         #expect(d?.log.contains("\(left) photo(s) to index") == true, "\(d?.log ?? "")")
     }
 
@@ -291,7 +295,8 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         senders.wait()
         #expect(failures.value == 0)
         #expect(waitForIndex(d, expected))
-        #expect(try consistencyProblems(d.dir) == [])
+        let problems = try consistencyProblems(d.dir)
+        #expect(problems.isEmpty, "\(problems)")
         let lib = try PhotoLibrary(directory: d.dir, create: false)
         for (name, note) in notes { #expect(try lib.find(name).note == note) }
         for (name, rating) in ratings { #expect(try lib.find(name).rating == rating) }

@@ -161,6 +161,18 @@ final class LibraryTests: XCTestCase {
         XCTAssertEqual(try f.library.reconcile(), PhotoLibrary.ReconcileReport())
     }
 
+    func testWhatAKilledWriterLeftInTheThumbnailsFolderIsSweptAndNothingElse() throws {
+        let f = Fixture()
+        let photo = try f.receive("p.png", photoBytes(1))
+        let folder = f.library.thumbnailFolder
+        writeFile(folder + "/\(photo.id + 1).png.tmp.2147483647", [1])  // a process that cannot exist
+        writeFile(folder + "/\(photo.id + 1).png.tmp.\(getpid())", [2])  // ours: still being written
+        writeFile(folder + "/\(photo.id + 7).png", [3])  // no entry
+        writeFile(folder + "/notes.txt", [4])  // not ours to judge
+        XCTAssertEqual(try f.library.sweepThumbnails(), 2)
+        XCTAssertEqual(Set(listDirectory(folder)), ["\(photo.id).png", "\(photo.id + 1).png.tmp.\(getpid())", "notes.txt"])
+    }
+
     func testAFileThatIsNotADecodablePNGIsIndexedWithTheReason() throws {
         let f = Fixture()
         writeFile(f.directory + "/fake.png", Array("this is not a PNG at all".utf8))
