@@ -28,12 +28,6 @@ public enum Package {
         return last + ".png"
     }
 
-    /// True when `path` is a directory holding a photo.data: a package to read.
-    public static func isPackage(_ path: String) -> Bool {
-        guard let st = try? fileStatus(path), st.isDirectory else { return false }
-        return fileExists(path + "/" + dataName)
-    }
-
     /// Reads and checks a package's photo.metadata: a Version above `version` is refused.
     public static func readMetadata(_ packagePath: String) throws(LibraryError) -> PhotoMetadata {
         let path = packagePath + "/" + metadataName

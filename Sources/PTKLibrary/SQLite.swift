@@ -101,7 +101,6 @@ final class Database {
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
-    var lastInsertID: Int64 { sqlite3_last_insert_rowid(handle) }
     fileprivate var lastError: String { String(cString: sqlite3_errmsg(handle)) }
     fileprivate var lastErrorCode: Int32 { sqlite3_extended_errcode(handle) }
 
