@@ -216,14 +216,15 @@ public final class PhotoLibrary {
         public var dropped = 0
         /// Entries whose file was renamed by hand (same inode and size), following it.
         public var moved = 0
-        /// Entries whose file changed (size or inode), to be indexed again.
+        /// Entries whose file changed (size, inode or modification time), to be indexed again.
         public var changed = 0
         public init() {}
     }
 
     /// Brings the index in line with the directory: a PNG file it does not know is entered (its
     /// modification time as received time), an entry whose file is gone is dropped, one renamed
-    /// by hand follows its file. Done in one write transaction, so no rename or removal by
+    /// by hand follows its file, one whose file changed (size, inode or modification time) is
+    /// indexed again. Done in one write transaction, so no rename or removal by
     /// `ptk` falls between reading the directory and writing the index.
     @discardableResult
     public func reconcile() throws(LibraryError) -> ReconcileReport {
@@ -236,11 +237,11 @@ public final class PhotoLibrary {
             for name in entries where Self.isPhotoName(name) {
                 if let st = try? photos.status(of: name), st.isRegularFile { files[name] = st }
             }
-            struct Known { var id: Int64; var size: Int64; var inode: Int64? }
+            struct Known { var id: Int64; var size: Int64; var inode: Int64?; var modified: Int64? }
             var known: [String: Known] = [:]
-            let all = try database.prepare("SELECT id, name, size, inode FROM photos").bind()
+            let all = try database.prepare("SELECT id, name, size, inode, mtime FROM photos").bind()
             while try all.step() {
-                known[all.text(1) ?? ""] = Known(id: all.int(0) ?? 0, size: all.int(2) ?? 0, inode: all.int(3))
+                known[all.text(1) ?? ""] = Known(id: all.int(0) ?? 0, size: all.int(2) ?? 0, inode: all.int(3), modified: all.int(4))
             }
             var unknown = files.filter { known[$0.key] == nil }
             let gone = known.filter { files[$0.key] == nil }
@@ -262,7 +263,9 @@ public final class PhotoLibrary {
             let redo = try database.prepare("UPDATE photos SET indexed = 0, sha256 = NULL, size = ? WHERE id = ?")
             for (name, st) in files {
                 guard let entry = known[name], gone[name] == nil else { continue }
-                if entry.size != st.size || (entry.inode != nil && entry.inode != Int64(bitPattern: st.inode)) {
+                let modified = st.modified * 1000 + st.modifiedNanoseconds / 1_000_000
+                if entry.size != st.size || (entry.inode != nil && entry.inode != Int64(bitPattern: st.inode))
+                    || (entry.modified != nil && entry.modified != modified) {
                     try redo.bind(st.size, entry.id).run()
                     report.changed += 1
                 }

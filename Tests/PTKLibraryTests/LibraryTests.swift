@@ -159,6 +159,17 @@ final class LibraryTests: XCTestCase {
         XCTAssertEqual(edited.width, 50)
         // A second reconcile finds nothing to do.
         XCTAssertEqual(try f.library.reconcile(), PhotoLibrary.ReconcileReport())
+        // An edit in place that keeps the size (and the inode) is seen by its modification time.
+        var same = readFile(f.directory + "/kept.png")!
+        same[same.count - 20] ^= 0xFF
+        let fd = try FileDescriptor.open(f.directory + "/kept.png", flags: .writeOnly)
+        try fd.writeAll(same)
+        fd.close()
+        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, f.directory + "/kept.png", &times, 0), 0)
+        XCTAssertEqual(try f.library.reconcile().changed, 1)
+        while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
+        XCTAssertEqual(try f.library.find("kept").sha256, SHA256.hex(of: same))
     }
 
     func testWhatAKilledWriterLeftInTheThumbnailsFolderIsSweptAndNothingElse() throws {
