@@ -1,7 +1,8 @@
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
-import XCTest
+import Foundation
+import Testing
 
 @testable import PTKLibrary
 
@@ -22,16 +23,16 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-final class IndexerTests: XCTestCase {
-    func testArrivalsAreIndexedInTheBackgroundAndFilesFoundAtStart() throws {
+@Suite struct IndexerTests {
+    @Test func arrivalsAreIndexedInTheBackgroundAndFilesFoundAtStart() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
         writeFile(dir + "/before.png", photoBytes(1))
         let log = LogLines()
         let indexer = LibraryIndexer(directory: dir) { log.add($0) }
         try indexer.start()
-        XCTAssertTrue(waitUntil { indexer.isIdle })
-        XCTAssertTrue(log.all.contains { $0.contains("1 new file(s) to index") }, "\(log.all)")
+        #expect(waitUntil { indexer.isIdle })
+        #expect(log.all.contains { $0.contains("1 new file(s) to index") }, "\(log.all)")
         var sent: [String: [UInt8]] = [:]
         for i in 0..<20 {
             let bytes = photoBytes(10 + i)
@@ -41,16 +42,16 @@ final class IndexerTests: XCTestCase {
                                 senderName: "cam", senderAddress: "192.0.2.3:1", senderID: nil))
         }
         let library = try PhotoLibrary(directory: dir, create: false)
-        XCTAssertTrue(waitUntil { indexer.isIdle && (try? library.all().count) == 21 && (try? library.pendingCount()) == 0 })
-        XCTAssertTrue(indexer.stop(waitingUntil: .now + 5))
+        #expect(waitUntil { indexer.isIdle && (try? library.all().count) == 21 && (try? library.pendingCount()) == 0 })
+        #expect(indexer.stop(waitingUntil: .now + 5))
         for p in try library.all() {
-            XCTAssertTrue(p.hasThumbnail, p.name)
-            XCTAssertEqual(p.sha256, SHA256.hex(of: readFile(dir + "/" + p.name)!), p.name)
-            XCTAssertEqual(p.senderName, p.name == "before.png" ? nil : "cam")
+            #expect(p.hasThumbnail, "\(p.name)")
+            #expect(p.sha256 == SHA256.hex(of: readFile(dir + "/" + p.name)!), "\(p.name)")
+            #expect(p.senderName == (p.name == "before.png" ? nil : "cam"))
         }
     }
 
-    func testAnOverflowingQueueLosesNoPhoto() throws {
+    @Test func anOverflowingQueueLosesNoPhoto() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
         let indexer = LibraryIndexer(directory: dir, capacity: 2) { _ in }
@@ -62,29 +63,29 @@ final class IndexerTests: XCTestCase {
         }
         try indexer.start()
         let library = try PhotoLibrary(directory: dir, create: true)
-        XCTAssertTrue(waitUntil { indexer.isIdle && (try? library.all().count) == 6 && (try? library.pendingCount()) == 0 })
+        #expect(waitUntil { indexer.isIdle && (try? library.all().count) == 6 && (try? library.pendingCount()) == 0 })
         indexer.stop(waitingUntil: .now + 5)
-        XCTAssertEqual(try library.all(sort: .name).map(\.name), (0..<6).map { "q\($0).png" })
+        #expect(try library.all(sort: .name).map(\.name) == (0..<6).map { "q\($0).png" })
     }
 
-    func testStopInterruptsALongThumbnailAndTheNextStartFinishesIt() throws {
+    @Test func stopInterruptsALongThumbnailAndTheNextStartFinishesIt() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
         writeLargePNG(dir + "/large.png", width: 4000, height: 4000)
         let indexer = LibraryIndexer(directory: dir) { _ in }
         try indexer.start()
         let library = try PhotoLibrary(directory: dir, create: true)
-        XCTAssertTrue(waitUntil { (try? library.all().count) == 1 })
+        #expect(waitUntil { (try? library.all().count) == 1 })
         let started = Instant.now
-        XCTAssertTrue(indexer.stop(waitingUntil: .now + 10))
-        XCTAssertLessThan(Instant.now - started, 2, "stops at the next row or hash block")
-        XCTAssertEqual(try library.pendingCount(), 1, "left pending")
+        #expect(indexer.stop(waitingUntil: .now + 10))
+        #expect(Instant.now - started < 2, "stops at the next row or hash block")
+        #expect(try library.pendingCount() == 1, "left pending")
         let again = LibraryIndexer(directory: dir) { _ in }
         try again.start()
-        XCTAssertTrue(waitUntil(120) { (try? library.pendingCount()) == 0 })
+        #expect(waitUntil(120) { (try? library.pendingCount()) == 0 })
         again.stop(waitingUntil: .now + 5)
         let photo = try library.find("large")
-        XCTAssertTrue(photo.hasThumbnail)
-        XCTAssertEqual([photo.width, photo.height], [4000, 4000])
+        #expect(photo.hasThumbnail)
+        #expect([photo.width, photo.height] == [4000, 4000])
     }
 }

@@ -1,14 +1,14 @@
-import FoundationEssentials
+import Foundation
 import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
-import XCTest
+import Testing
 
 @testable import PTKLibrary
 
-final class PackageTests: XCTestCase {
-    func testExportThenImportIsByteIdenticalAndKeepsTheMetadata() throws {
+@Suite struct PackageTests {
+    @Test func exportThenImportIsByteIdenticalAndKeepsTheMetadata() throws {
         let f = Fixture()
         let bytes = photoBytes(3, width: 300, height: 200)
         try f.receive("IMG 7.png", bytes)
@@ -17,53 +17,54 @@ final class PackageTests: XCTestCase {
         let out = makeTemporaryDirectory("ptk-export")
         defer { removeTree(out) }
         let package = try f.library.export("IMG 7", to: out)
-        XCTAssertEqual(package, out + "/IMG 7.ptk")
-        XCTAssertEqual(listDirectory(package), ["photo.data", "photo.metadata"])
-        XCTAssertEqual(listDirectory(out), ["IMG 7.ptk"], "no staging folder left")
-        XCTAssertEqual(readFile(package + "/photo.data"), bytes)
-        let json = try XCTUnwrap(readFile(package + "/photo.metadata"))
-        let object = try XCTUnwrap(try JSONSerializationLite.object(json))
-        XCTAssertEqual(object["Version"] as? Int, 1)
-        XCTAssertEqual(object["Name"] as? String, "IMG 7.png")
-        XCTAssertEqual(object["SHA256"] as? String, SHA256.hex(of: bytes))
-        XCTAssertEqual(object["Note"] as? String, "first snow")
-        XCTAssertEqual(object["Rating"] as? Int, 4)
-        XCTAssertEqual(object["SenderName"] as? String, "Alice's phone")
-        XCTAssertEqual(object["SenderID"] as? String, "ABCD-EFGH")
-        XCTAssertEqual(object["Received"] as? String, "2023-11-14T22:13:20.123Z")
-        XCTAssertEqual([object["Width"] as? Int, object["Height"] as? Int], [300, 200])
-        let thumbnail = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(object["Thumbnail"] as? String)))
-        XCTAssertEqual(Array(thumbnail), try f.library.thumbnail(of: try f.library.find("IMG 7")))
-        XCTAssertEqual(decodeRGBA(Array(thumbnail)).map { [$0.width, $0.height] }, [256, 171])
+        #expect(package == out + "/IMG 7.ptk")
+        #expect(listDirectory(package) == ["photo.data", "photo.metadata"])
+        #expect(listDirectory(out) == ["IMG 7.ptk"], "no staging folder left")
+        #expect(readFile(package + "/photo.data") == bytes)
+        let json = try #require(readFile(package + "/photo.metadata"))
+        let object = try #require(try JSONSerializationLite.object(json))
+        #expect(object["Version"] as? Int == 1)
+        #expect(object["Name"] as? String == "IMG 7.png")
+        #expect(object["SHA256"] as? String == SHA256.hex(of: bytes))
+        #expect(object["Note"] as? String == "first snow")
+        #expect(object["Rating"] as? Int == 4)
+        #expect(object["SenderName"] as? String == "Alice's phone")
+        #expect(object["SenderID"] as? String == "ABCD-EFGH")
+        #expect(object["Received"] as? String == "2023-11-14T22:13:20.123Z")
+        #expect([object["Width"] as? Int, object["Height"] as? Int] == [300, 200])
+        let thumbnailText = try #require(object["Thumbnail"] as? String)
+        let thumbnail = try #require(Data(base64Encoded: thumbnailText))
+        #expect(try Array(thumbnail) ==  f.library.thumbnail(of: try f.library.find("IMG 7")))
+        #expect(decodeRGBA(Array(thumbnail)).map { [$0.width, $0.height] } == [256, 171])
         // Exporting again never replaces the package.
-        XCTAssertThrowsError(try f.library.export("IMG 7", to: out)) { XCTAssertEqual(($0 as! LibraryError).kind, .refused) }
+        do { _ = try f.library.export("IMG 7", to: out); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused) }
 
         // Into another library: same bytes, same metadata.
         let g = Fixture()
         let imported = try g.library.importPackage(package + "/")
-        XCTAssertEqual(imported.name, "IMG 7.png")
-        XCTAssertEqual(readFile(g.directory + "/IMG 7.png"), bytes)
-        XCTAssertEqual(imported.note, "first snow")
-        XCTAssertEqual(imported.rating, 4)
-        XCTAssertEqual(imported.senderName, "Alice's phone")
-        XCTAssertEqual(imported.senderAddress, "192.0.2.7:40000")
-        XCTAssertEqual(imported.senderID, "ABCD-EFGH")
-        XCTAssertEqual(imported.received, 1_700_000_000_123)
-        XCTAssertEqual(imported.sha256, SHA256.hex(of: bytes))
-        XCTAssertTrue(imported.indexed && imported.hasThumbnail)
+        #expect(imported.name == "IMG 7.png")
+        #expect(readFile(g.directory + "/IMG 7.png") == bytes)
+        #expect(imported.note == "first snow")
+        #expect(imported.rating == 4)
+        #expect(imported.senderName == "Alice's phone")
+        #expect(imported.senderAddress == "192.0.2.7:40000")
+        #expect(imported.senderID == "ABCD-EFGH")
+        #expect(imported.received == 1_700_000_000_123)
+        #expect(imported.sha256 == SHA256.hex(of: bytes))
+        #expect(imported.indexed && imported.hasThumbnail)
         // Into the same library: a unique name, never a replacement.
         let again = try f.library.importPackage(package)
-        XCTAssertEqual(again.name, "IMG 7 (2).png")
-        XCTAssertEqual(readFile(f.directory + "/IMG 7.png"), bytes)
-        XCTAssertEqual(readFile(f.directory + "/IMG 7 (2).png"), bytes)
+        #expect(again.name == "IMG 7 (2).png")
+        #expect(readFile(f.directory + "/IMG 7.png") == bytes)
+        #expect(readFile(f.directory + "/IMG 7 (2).png") == bytes)
         // Exported again, the package is the same bytes (sorted keys).
         let out2 = makeTemporaryDirectory("ptk-export")
         defer { removeTree(out2) }
         let package2 = try g.library.export("IMG 7", to: out2)
-        XCTAssertEqual(readFile(package2 + "/photo.metadata"), json)
+        #expect(readFile(package2 + "/photo.metadata") == json)
     }
 
-    func testPackagesThatAreNotRightAreRefusedWithAClearMessage() throws {
+    @Test func packagesThatAreNotRightAreRefusedWithAClearMessage() throws {
         let f = Fixture()
         let bytes = photoBytes(5)
         try f.receive("p.png", bytes)
@@ -89,32 +90,30 @@ final class PackageTests: XCTestCase {
             (out + "/missing.ptk", "not a package", .badInput),
         ]
         for (path, words, kind) in cases {
-            XCTAssertThrowsError(try g.library.importPackage(path), path) { error in
-                XCTAssertEqual((error as! LibraryError).kind, kind, "\(path): \(error)")
-                XCTAssertTrue("\(error)".contains(words), "\(path): \(error)")
-            }
+            do { _ = try g.library.importPackage(path); Issue.record("\(path)") } catch { #expect((error as! LibraryError).kind == kind, "\(path): \(error)")
+                #expect("\(error)".contains(words), "\(path): \(error)") }
         }
-        XCTAssertEqual(try g.library.all().count, 0)
-        XCTAssertEqual(listDirectory(g.directory).filter { !$0.hasPrefix(".") }, [], "nothing published")
-        XCTAssertEqual(listDirectory(g.directory + "/.incoming"), [], "no temporary file left")
+        #expect(try g.library.all().count == 0)
+        #expect(listDirectory(g.directory).filter { !$0.hasPrefix(".") } == [], "nothing published")
+        #expect(listDirectory(g.directory + "/.incoming") == [], "no temporary file left")
         // Minimal metadata is enough; the received time is then the import's.
         let before = wallClockMilliseconds()
         let minimal = try g.library.importPackage(variant("minimal.ptk", metadata: "{\"Version\": 1, \"Rating\": 9}"))
-        XCTAssertEqual(minimal.name, "minimal.png")
-        XCTAssertNil(minimal.rating, "an out-of-range rating is dropped")
-        XCTAssertGreaterThanOrEqual(minimal.received, before)
+        #expect(minimal.name == "minimal.png")
+        #expect(minimal.rating == nil, "an out-of-range rating is dropped")
+        #expect(minimal.received >= before)
     }
 
-    func testThePackageAndPhotoNamesFollowEachOther() {
-        XCTAssertEqual(Package.folderName(for: "beach.png"), "beach.ptk")
-        XCTAssertEqual(Package.folderName(for: "beach.PNG"), "beach.ptk")
-        XCTAssertEqual(Package.photoName(forPackage: "/a/b/beach.ptk"), "beach.png")
-        XCTAssertEqual(Package.photoName(forPackage: "beach"), "beach.png")
+    @Test func thePackageAndPhotoNamesFollowEachOther() {
+        #expect(Package.folderName(for: "beach.png") == "beach.ptk")
+        #expect(Package.folderName(for: "beach.PNG") == "beach.ptk")
+        #expect(Package.photoName(forPackage: "/a/b/beach.ptk") == "beach.png")
+        #expect(Package.photoName(forPackage: "beach") == "beach.png")
     }
 }
 
-final class GalleryTests: XCTestCase {
-    func testTheGalleryListsThumbnailsNewestFirstWithEscapedNamesAndWorkingLinks() throws {
+@Suite struct GalleryTests {
+    @Test func theGalleryListsThumbnailsNewestFirstWithEscapedNamesAndWorkingLinks() throws {
         let f = Fixture()
         try f.receive("old.png", photoBytes(1))
         try f.library.record([Arrival(name: "a <b> & \"c\".png", size: 1, sha256: "x", received: 1_800_000_000_000, senderName: "Eve <script>", senderAddress: "192.0.2.9:1", senderID: nil)])
@@ -122,42 +121,42 @@ final class GalleryTests: XCTestCase {
         while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
         try f.library.setRating("old", 3)
         let (page, count) = try f.library.gallery()
-        XCTAssertEqual(page, f.directory + "/.ptk/gallery/index.html")
-        XCTAssertEqual(count, 2)
-        let html = String(decoding: try XCTUnwrap(readFile(page)), as: UTF8.self)
-        XCTAssertTrue(html.contains("a &lt;b&gt; &amp; &quot;c&quot;.png"))
-        XCTAssertTrue(html.contains("Eve &lt;script&gt;"))
-        XCTAssertFalse(html.contains("<script"))
-        XCTAssertTrue(html.contains("href=\"../../a%20%3Cb%3E%20%26%20%22c%22.png\""), html)
-        XCTAssertTrue(html.contains("★★★☆☆"))
-        let newest = try XCTUnwrap(html.range(of: "a &lt;b&gt;")), oldest = try XCTUnwrap(html.range(of: ">old.png<"))
-        XCTAssertLessThan(newest.lowerBound, oldest.lowerBound, "newest first")
+        #expect(page == f.directory + "/.ptk/gallery/index.html")
+        #expect(count == 2)
+        let html = String(decoding: try #require(readFile(page)), as: UTF8.self)
+        #expect(html.contains("a &lt;b&gt; &amp; &quot;c&quot;.png"))
+        #expect(html.contains("Eve &lt;script&gt;"))
+        #expect(!(html.contains("<script")))
+        #expect(html.contains("href=\"../../a%20%3Cb%3E%20%26%20%22c%22.png\""), "\(html)")
+        #expect(html.contains("★★★☆☆"))
+        let newest = try #require(html.range(of: "a &lt;b&gt;")), oldest = try #require(html.range(of: ">old.png<"))
+        #expect(newest.lowerBound < oldest.lowerBound, "newest first")
         // Every image the page shows exists where its link points.
         for id in try f.library.all().map(\.id) {
-            XCTAssertTrue(html.contains("src=\"../thumbnails/\(id).png\""))
-            XCTAssertTrue(fileExists(f.directory + "/.ptk/gallery/../thumbnails/\(id).png"))
+            #expect(html.contains("src=\"../thumbnails/\(id).png\""))
+            #expect(fileExists(f.directory + "/.ptk/gallery/../thumbnails/\(id).png"))
         }
         // Elsewhere, the thumbnails are copied beside the page and the photos linked relatively.
         let out = makeTemporaryDirectory("ptk-gallery")
         defer { removeTree(out) }
         let (other, _) = try f.library.gallery(to: out + "/site")
-        let html2 = String(decoding: try XCTUnwrap(readFile(other)), as: UTF8.self)
+        let html2 = String(decoding: try #require(readFile(other)), as: UTF8.self)
         for p in try f.library.all() {
-            XCTAssertEqual(readFile(out + "/site/thumbnails/\(p.id).png"), try f.library.thumbnail(of: p))
+            #expect(try readFile(out + "/site/thumbnails/\(p.id).png") ==  f.library.thumbnail(of: p))
         }
         let link = relativePath(from: out + "/site", to: f.directory) + "/old.png"
-        XCTAssertTrue(html2.contains("href=\"\(link)\""), link)
-        XCTAssertEqual(absolutePath(out + "/site/" + link), f.directory + "/old.png")
+        #expect(html2.contains("href=\"\(link)\""), "\(link)")
+        #expect(absolutePath(out + "/site/" + link) == f.directory + "/old.png")
     }
 
-    func testPathsAndEscaping() {
-        XCTAssertEqual(relativePath(from: "/a/b/c", to: "/a/d"), "../../d")
-        XCTAssertEqual(relativePath(from: "/a", to: "/a"), "")
-        XCTAssertEqual(relativePath(from: "/srv/photos/.ptk/gallery", to: "/srv/photos"), "../..")
-        XCTAssertEqual(relativePath(from: "/", to: "/my photos"), "my%20photos")
-        XCTAssertEqual(absolutePath("/a/./b/../c/"), "/a/c")
-        XCTAssertEqual(percentEncode("ä b/#?.png"), "%C3%A4%20b%2F%23%3F.png")
-        XCTAssertEqual(escapeHTML("<'&\">"), "&lt;&#39;&amp;&quot;&gt;")
+    @Test func pathsAndEscaping() {
+        #expect(relativePath(from: "/a/b/c", to: "/a/d") == "../../d")
+        #expect(relativePath(from: "/a", to: "/a") == "")
+        #expect(relativePath(from: "/srv/photos/.ptk/gallery", to: "/srv/photos") == "../..")
+        #expect(relativePath(from: "/", to: "/my photos") == "my%20photos")
+        #expect(absolutePath("/a/./b/../c/") == "/a/c")
+        #expect(percentEncode("ä b/#?.png") == "%C3%A4%20b%2F%23%3F.png")
+        #expect(escapeHTML("<'&\">") == "&lt;&#39;&amp;&quot;&gt;")
     }
 }
 

@@ -2,7 +2,8 @@ import CPNGThumb
 import Glibc
 import PTKSystem
 import PTKTestSupport
-import XCTest
+import Foundation
+import Testing
 
 @testable import PTKLibrary
 
@@ -92,83 +93,83 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
     return false
 }
 
-final class ThumbnailTests: XCTestCase {
-    func testEveryPngSuiteImageMatchesAReferenceDownscale() throws {
+@Suite struct ThumbnailTests {
+    @Test func everyPngSuiteImageMatchesAReferenceDownscale() throws {
         let images = pngSuiteImages()
-        XCTAssertEqual(images.count, pngSuiteImageCount)
+        #expect(images.count == pngSuiteImageCount)
         for name in images {
-            let bytes = try XCTUnwrap(readFile(pngSuiteDirectory() + "/" + name))
-            let full = try XCTUnwrap(decodeRGBA(bytes), name)
+            let bytes = try #require(readFile(pngSuiteDirectory() + "/" + name))
+            let full = try #require(decodeRGBA(bytes), "\(name)")
             for maxSide in [256, 13, 5] {
                 let t = thumbnail(bytes, maxSide: maxSide)
-                XCTAssertEqual(t.outcome, .made, "\(name) at \(maxSide)")
+                #expect(t.outcome == .made, "\(name) at \(maxSide)")
                 // The header, as IHDR has it.
-                XCTAssertEqual(t.width, Int(bytes[16]) << 24 | Int(bytes[17]) << 16 | Int(bytes[18]) << 8 | Int(bytes[19]), name)
-                XCTAssertEqual(t.bitDepth, Int(bytes[24]), name)
-                XCTAssertEqual(t.colorType, Int(bytes[25]), name)
-                XCTAssertEqual(t.interlace, Int(bytes[28]), name)
+                #expect(t.width == Int(bytes[16]) << 24 | Int(bytes[17]) << 16 | Int(bytes[18]) << 8 | Int(bytes[19]), "\(name)")
+                #expect(t.bitDepth == Int(bytes[24]), "\(name)")
+                #expect(t.colorType == Int(bytes[25]), "\(name)")
+                #expect(t.interlace == Int(bytes[28]), "\(name)")
                 let (tw, th) = expectedSize(full.width, full.height, maxSide)
-                XCTAssertEqual([t.thumbnailWidth, t.thumbnailHeight], [tw, th], "\(name) at \(maxSide)")
+                #expect([t.thumbnailWidth, t.thumbnailHeight] as [Int] == [tw, th], "\(name) at \(maxSide)")
                 // An 8-bit PNG, RGBA when the photo has alpha (tRNS included), else RGB.
-                XCTAssertEqual(t.png[24], 8, name)
-                XCTAssertEqual(t.png[25], hasAlpha(bytes) ? 6 : 2, name)
-                let decoded = try XCTUnwrap(decodeRGBA(t.png), name)
+                #expect(t.png[24] == 8, "\(name)")
+                #expect(t.png[25] == (hasAlpha(bytes) ? 6 : 2), "\(name)")
+                let decoded = try #require(decodeRGBA(t.png), "\(name)")
                 let reference = referenceDownscale(full, tw, th)
-                XCTAssertLessThanOrEqual(maxDifference(decoded, reference), 1, "\(name) at \(maxSide)")
+                #expect(maxDifference(decoded, reference) <= 1, "\(name) at \(maxSide)")
             }
         }
     }
 
-    func testInterlacedImagesGiveTheSameThumbnailAsTheirPlainTwins() throws {
+    @Test func interlacedImagesGiveTheSameThumbnailAsTheirPlainTwins() throws {
         var pairs = 0
         for name in pngSuiteImages() where name.hasPrefix("i") {
             // "ibasn2c08.png" is "basn2c08.png" with Adam7 (some other names start with i too).
             guard let plain = readFile(pngSuiteDirectory() + "/" + name.dropFirst()),
                   let interlaced = readFile(pngSuiteDirectory() + "/" + name), interlaced[28] == 1 else { continue }
-            XCTAssertEqual(plain[28], 0, name)
+            #expect(plain[28] == 0, "\(name)")
             for maxSide in [256, 7] {
-                XCTAssertEqual(decodeRGBA(thumbnail(interlaced, maxSide: maxSide).png), decodeRGBA(thumbnail(plain, maxSide: maxSide).png), name)
+                #expect(decodeRGBA(thumbnail(interlaced, maxSide: maxSide).png) == decodeRGBA(thumbnail(plain, maxSide: maxSide).png), "\(name)")
             }
             pairs += 1
         }
-        XCTAssertGreaterThanOrEqual(pairs, 9)
+        #expect(pairs >= 9)
     }
 
-    func testLargerPhotosShrinkToTheLongSideWithTheirAspectAndAlpha() throws {
+    @Test func largerPhotosShrinkToTheLongSideWithTheirAspectAndAlpha() throws {
         for (w, h) in [(1000, 300), (300, 1000), (257, 256), (3, 2000), (2000, 1), (600, 600)] {
             let png = makeImagePNG(width: w, height: h, alpha: true) { x, y in
                 [UInt8(x & 0xFF), UInt8(y & 0xFF), UInt8((x ^ y) & 0xFF), UInt8((x + y) % 256)]
             }
             let t = thumbnail(png)
-            XCTAssertEqual(t.outcome, .made)
+            #expect(t.outcome == .made)
             let (tw, th) = expectedSize(w, h, 256)
-            XCTAssertEqual([t.thumbnailWidth, t.thumbnailHeight], [tw, th], "\(w)x\(h)")
-            XCTAssertLessThanOrEqual(max(tw, th), 256)
-            XCTAssertEqual(t.png[25], 6, "alpha kept")
-            let decoded = try XCTUnwrap(decodeRGBA(t.png))
-            XCTAssertLessThanOrEqual(maxDifference(decoded, referenceDownscale(try XCTUnwrap(decodeRGBA(png)), tw, th)), 1, "\(w)x\(h)")
+            #expect([t.thumbnailWidth, t.thumbnailHeight] as [Int] == [tw, th], "\(w)x\(h)")
+            #expect(max(tw, th) <= 256)
+            #expect(t.png[25] == 6, "alpha kept")
+            let decoded = try #require(decodeRGBA(t.png))
+            #expect(maxDifference(decoded, referenceDownscale(try #require(decodeRGBA(png)), tw, th)) <= 1, "\(w)x\(h)")
         }
     }
 
-    func testAPhotoOverThePixelLimitGetsNoThumbnailAndSaysWhy() {
+    @Test func aPhotoOverThePixelLimitGetsNoThumbnailAndSaysWhy() {
         // A tiny file claiming 65535 x 65535: the header is read, nothing is decoded.
         let claim = assemblePNG(ihdr: ihdr(width: 65535, height: 65535, bitDepth: 8, colorType: 2), idat: zlibCompress([0, 0, 0, 0]))
         let started = Instant.now
         let t = thumbnail(claim)
-        guard case .tooLarge(let why) = t.outcome else { return XCTFail("\(t.outcome)") }
-        XCTAssertTrue(why.contains("4294.8 megapixels") && why.contains("200.0-megapixel limit"), why)
-        XCTAssertEqual([t.width, t.height], [65535, 65535])
-        XCTAssertTrue(t.png.isEmpty)
-        XCTAssertLessThan(Instant.now - started, 5)
+        guard case .tooLarge(let why) = t.outcome else { Issue.record("\(t.outcome)"); return }
+        #expect(why.contains("4294.8 megapixels") && why.contains("200.0-megapixel limit"), "\(why)")
+        #expect([t.width, t.height] as [Int] == [65535, 65535])
+        #expect(t.png.isEmpty)
+        #expect(Instant.now - started < 5)
         // The limit is a setting.
         let small = makeImagePNG(width: 100, height: 100) { _, _ in [1, 2, 3] }
-        XCTAssertEqual(thumbnail(small, pixelLimit: 10_000).outcome, .made)
-        guard case .tooLarge = thumbnail(small, pixelLimit: 9_999).outcome else { return XCTFail("limit not applied") }
+        #expect(thumbnail(small, pixelLimit: 10_000).outcome == .made)
+        guard case .tooLarge = thumbnail(small, pixelLimit: 9_999).outcome else { Issue.record("limit not applied"); return }
     }
 
     /// Files whose chunks are well formed (CRCs right) but whose content is hostile: each gets
     /// an answer, fails with a reason where it cannot be decoded, and nothing crashes or hangs.
-    func testHostileContentFailsWithAReasonOrDecodesBounded() {
+    @Test func hostileContentFailsWithAReasonOrDecodesBounded() {
         let header = ihdr(width: 64, height: 64, bitDepth: 8, colorType: 2)
         let row = [UInt8](repeating: 0, count: 64 * 3 + 1)
         let rows = Array([[UInt8]](repeating: row, count: 64).joined())
@@ -194,36 +195,36 @@ final class ThumbnailTests: XCTestCase {
         ]
         for (what, png, hint) in failing {
             let t = thumbnail(png)
-            guard case .failed(let why) = t.outcome else { XCTFail("\(what): \(t.outcome)"); continue }
-            XCTAssertFalse(why.isEmpty, what)
-            if !hint.isEmpty { XCTAssertTrue(why.localizedCaseInsensitiveContains(hint), "\(what): \(why)") }
-            XCTAssertTrue(t.png.isEmpty, what)
+            guard case .failed(let why) = t.outcome else { Issue.record("\(what): \(t.outcome)"); continue }
+            #expect(!(why.isEmpty), "\(what)")
+            if !hint.isEmpty { #expect(why.localizedCaseInsensitiveContains(hint), "\(what): \(why)") }
+            #expect(t.png.isEmpty, "\(what)")
         }
         // Too much image data: the image is complete before it, and what follows is not read.
         let tooMuch = thumbnail(assemblePNG(ihdr: header, idat: zlibCompress(rows + rows)))
-        XCTAssertEqual(tooMuch.outcome, .made)
+        #expect(tooMuch.outcome == .made)
         // A zlib bomb: 64 megapixels of zeros in a file of a few tens of kB. The work is bounded
         // by the pixel count (which the limit bounds), and the memory by a row.
         let bombRows = [UInt8](repeating: 0, count: (8000 + 1) * 8000)
         let bomb = assemblePNG(ihdr: ihdr(width: 8000, height: 8000, bitDepth: 8, colorType: 0), idat: zlibCompress(bombRows, level: 9))
-        XCTAssertLessThan(bomb.count, 200_000)
+        #expect(bomb.count < 200_000)
         let t = thumbnail(bomb)
-        XCTAssertEqual(t.outcome, .made)
-        XCTAssertEqual([t.thumbnailWidth, t.thumbnailHeight], [256, 256])
+        #expect(t.outcome == .made)
+        #expect([t.thumbnailWidth, t.thumbnailHeight] as [Int] == [256, 256])
         // A compressed text chunk and an ICC profile that inflate to 64 MB are skipped unread.
         let zeros = zlibCompress([UInt8](repeating: 0, count: 64 << 20), level: 9)
         let chunkBombs = assemblePNG(ihdr: header, idat: zlibCompress(rows),
                                      before: [("zTXt", Array("Comment".utf8) + [0, 0] + zeros), ("iCCP", Array("icc".utf8) + [0, 0] + zeros)])
-        XCTAssertEqual(thumbnail(chunkBombs).outcome, .made)
+        #expect(thumbnail(chunkBombs).outcome == .made)
     }
 
-    func testCancelStopsBeforeTheNextRow() {
+    @Test func cancelStopsBeforeTheNextRow() {
         let png = makeImagePNG(width: 50, height: 50) { _, _ in [9, 9, 9] }
         let fd = temporaryFile(png)
         defer { fd.close() }
         var flag: Int32 = 1
         let t = withUnsafePointer(to: &flag) { Thumbnailer.make(from: fd, cancel: $0) }
-        XCTAssertEqual(t.outcome, .cancelled)
-        XCTAssertEqual(t.width, 50)
+        #expect(t.outcome == .cancelled)
+        #expect(t.width == 50)
     }
 }
