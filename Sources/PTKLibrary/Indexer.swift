@@ -116,9 +116,8 @@ public final class LibraryIndexer: @unchecked Sendable {
                 for id in ids {
                     if isStopping { return }
                     retrying { () throws(LibraryError) in
-                        try library.index(id: id, cancel: UnsafePointer(cancel))
-                        if let p = try library.photo(id: id), p.indexed, !p.hasThumbnail, let problem = p.problem {
-                            log("library: no thumbnail for \"\(p.name)\": \(problem)")
+                        if case .indexed(let name, let problem?) = try library.index(id: id, cancel: UnsafePointer(cancel)) {
+                            log("library: no thumbnail for \"\(name)\": \(problem)")
                         }
                     }
                     indexedAny = true

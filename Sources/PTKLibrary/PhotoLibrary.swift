@@ -311,12 +311,11 @@ public final class PhotoLibrary {
 
     /// Indexes one photo: reads its header, makes its thumbnail (SHA-256 first when the index
     /// has none), and records them; a file that cannot be decoded is recorded with the reason.
-    /// Returns false when `cancel` stopped it (the photo stays pending).
     @discardableResult
-    public func index(id: Int64, cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> Bool {
+    public func index(id: Int64, cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> IndexOutcome {
         // A rename by ptk may move the file between reading the entry and opening it: look again.
         for _ in 0..<5 {
-            guard let photo = try photo(id: id) else { return true }
+            guard let photo = try photo(id: id) else { return .gone }
             let fd: FileDescriptor
             do {
                 fd = try .open(photo.name, relativeTo: photos, flags: [.readOnly, .noFollow, .nonBlocking])
@@ -326,38 +325,45 @@ public final class PhotoLibrary {
                     try database.prepare("DELETE FROM photos WHERE id = ? AND name = ?").bind(id, photo.name).run()
                 }
                 try? removeFile(thumbnailPath(id))
-                return true
+                return .gone
             } catch {
-                try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "cannot open: \(error)")
-                return true
+                return try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "cannot open: \(error)")
             }
             defer { fd.close() }
             guard let st = try? fd.status(), st.isRegularFile else {
-                try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "not a regular file")
-                return true
+                return try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "not a regular file")
             }
             var sha256 = photo.sha256
             if sha256 == nil || photo.size != st.size {
                 switch hashFile(fd, cancel: cancel) {
                 case .success(let digest): sha256 = digest
-                case .failure(.cancelled): return false
+                case .failure(.cancelled): return .cancelled
                 case .failure(.system(let error)):
-                    try finish(id: id, name: photo.name, status: st, sha256: nil, thumbnail: nil, problem: "cannot read: \(error)")
-                    return true
+                    return try finish(id: id, name: photo.name, status: st, sha256: nil, thumbnail: nil, problem: "cannot read: \(error)")
                 }
                 _ = try? fd.seek(to: 0)
             }
             let thumbnail = Thumbnailer.make(from: fd, pixelLimit: pixelLimit, cancel: cancel)
-            if thumbnail.outcome == .cancelled { return false }
-            try finish(id: id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail, problem: thumbnail.problem)
-            return true
+            if thumbnail.outcome == .cancelled { return .cancelled }
+            return try finish(id: id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail, problem: thumbnail.problem)
         }
-        return true
+        return .gone
     }
+
+    /// What `index` did.
+    public enum IndexOutcome: Equatable, Sendable {
+        /// Recorded; `problem` says why there is no thumbnail, when there is none.
+        case indexed(name: String, problem: String?)
+        /// The entry or its file is gone (the entry is dropped with it).
+        case gone
+        /// `cancel` stopped it: the photo stays pending.
+        case cancelled
+    }
+
 
     /// Writes the thumbnail file, then the entry; if the entry went meanwhile (ptk rm), the
     /// thumbnail goes too.
-    private func finish(id: Int64, name: String, status: FileStatus?, sha256: String?, thumbnail: Thumbnail?, problem: String?) throws(LibraryError) {
+    private func finish(id: Int64, name: String, status: FileStatus?, sha256: String?, thumbnail: Thumbnail?, problem: String?) throws(LibraryError) -> IndexOutcome {
         var problem = problem
         var made = false
         if let thumbnail, thumbnail.outcome == .made {
@@ -381,7 +387,11 @@ public final class PhotoLibrary {
                           status.map { $0.modified * 1000 + $0.modifiedNanoseconds / 1_000_000 }, id, name).run()
             return database.changes
         }
-        if changed == 0 && made, try photo(id: id) == nil { try? removeFile(thumbnailPath(id)) }
+        if changed == 0 {
+            if made, try photo(id: id) == nil { try? removeFile(thumbnailPath(id)) }
+            return .gone
+        }
+        return .indexed(name: name, problem: made ? nil : problem)
     }
 
     // MARK: Changes (ptk)

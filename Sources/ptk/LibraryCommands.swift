@@ -17,13 +17,13 @@ struct LibraryCommands {
         }
     }
 
-    func fail(_ error: LibraryError) -> Never {
-        var message = error.description
-        if case .notFound(let suggestions) = error.kind, !suggestions.isEmpty {
-            message += "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
-        }
-        die(message, Self.exitCode(error))
+    /// The error's text, with the closest names when a name matched nothing.
+    static func message(_ error: LibraryError) -> String {
+        guard case .notFound(let suggestions) = error.kind, !suggestions.isEmpty else { return error.description }
+        return error.description + "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
     }
+
+    func fail(_ error: LibraryError) -> Never { die(Self.message(error), Self.exitCode(error)) }
 
     func open(create: Bool = false) -> PhotoLibrary {
         do { return try PhotoLibrary(directory: directory, create: create) } catch {
@@ -181,9 +181,7 @@ struct LibraryCommands {
                 let photo = try library.remove(name)
                 print("removed '\(photo.name)'")
             } catch {
-                var message = error.description
-                if case .notFound(let s) = error.kind, !s.isEmpty { message += "; did you mean " + s.map { "'\($0)'" }.joined(separator: " or ") + "?" }
-                writeToStandardError("Error: \(message)")
+                writeToStandardError("Error: \(Self.message(error))")
                 if status == 0 { status = Self.exitCode(error) }
             }
         }

@@ -255,8 +255,7 @@ func photo(_ dir: String, _ name: String, size: Int, seed: UInt64 = 7) -> String
 /// descriptor or memory when a test measures them).
 func waitForIndexing(_ d: DaemonProcess, timeout: Double = 30) -> Bool {
     eventually(timeout) {
-        guard let r = try? run("ptk", ["--config", "/dev/null", "--dir", d.dir, "list", "--json"]), r.status == 0,
-              let list = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else { return false }
+        guard let list = try? listed(d) else { return false }
         return list.allSatisfy { $0["Indexed"] as? Bool == true } && d.visible.filter { $0.hasSuffix(".png") }.count <= list.count
     }
 }
