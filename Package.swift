@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        // CRC-32 with carry-less multiplication (several GB/s; zlib's is a table walk).
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // Row-by-row thumbnails with libpng, in C: libpng's errors longjmp, which must not cross Swift frames.
         .target(name: "CPNGThumb", dependencies: ["CPNG"]),
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
@@ -30,8 +32,8 @@ let package = Package(
         .target(name: "PTKProtocol"),
         // Thin syscall layer: errors, descriptors, sockets, addresses.
         .target(name: "PTKSystem", dependencies: ["CLinux"]),
-        // SHA-256 (OpenSSL) and CRC-32 (zlib).
-        .target(name: "PTKDigest", dependencies: ["COpenSSL", "CZlib"]),
+        // SHA-256 (OpenSSL) and CRC-32 (libdeflate).
+        .target(name: "PTKDigest", dependencies: ["COpenSSL", "CDeflate"]),
         // Byte streams, listeners, framed connections with deadlines.
         .target(name: "PTKTransport", dependencies: ["PTKSystem", "PTKProtocol"]),
         // TLS 1.3 streams and device identities (protocol §6), through OpenSSL's libssl.
@@ -71,6 +73,7 @@ let package = Package(
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem"]),
+        .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKDaemonCommandLine", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),

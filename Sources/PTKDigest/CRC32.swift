@@ -1,25 +1,18 @@
-import CZlib
+import CDeflate
 
-/// CRC-32 (the PNG/zlib polynomial) through zlib.
+/// CRC-32 (the PNG/zlib polynomial) through libdeflate, which folds 64 bytes at a time with
+/// carry-less multiplication where the CPU has it: several GB/s, against zlib's table walk
+/// at about 0.3 s of CPU per GB.
 public struct CRC32: Sendable {
     /// The CRC of what was added so far.
     public private(set) var value: UInt32 = 0
 
     public init() {}
 
-    /// Adds bytes. The corresponding C function is `crc32`.
+    /// Adds bytes. The corresponding C function is `libdeflate_crc32`.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        var remaining = bytes.count
-        var p = base.assumingMemoryBound(to: UInt8.self)
-        var crc = UInt(value)
-        while remaining > 0 {
-            let n = min(remaining, Int(UInt32.max))
-            crc = CZlib.crc32(crc, p, uInt(n))
-            p += n
-            remaining -= n
-        }
-        value = UInt32(truncatingIfNeeded: crc)
+        value = libdeflate_crc32(value, base, bytes.count)
     }
 
     /// Adds bytes.
