@@ -124,7 +124,7 @@ public final class Sender {
         case .afterWelcome:
             machine = .planningAfterWelcome(name: options.name, window: options.window)
         }
-        var openFile: (index: Int, fd: FileDescriptor)?
+        var openFile: (index: Int, fd: FileDescriptor, map: MappedFile?)?
         defer { openFile?.fd.close() }
         var chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + ProtocolLimits.chunkSize)
 
@@ -152,14 +152,40 @@ public final class Sender {
                     if openFile?.index != index {
                         openFile?.fd.close()
                         openFile = nil
-                        do { openFile = (index, try .open(path, flags: .readOnly)) } catch {
+                        do {
+                            let fd = try FileDescriptor.open(path, flags: .readOnly)
+                            openFile = (index, fd, try? MappedFile(fd, length: Int(files[order[index]].size)))
+                        } catch {
                             throw .localFile("\(path): \(error.reason)")
                         }
                     }
                     let fd = openFile!.fd
-                    if chunkBuffer.count < ProtocolLimits.headerSize + length {
-                        chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + length)
+                    if let map = openFile!.map {
+                        // Straight from the mapped file: one copy, into the socket (plaintext), or
+                        // into the buffer beside its header (TLS encrypts it from there).
+                        do throws(SystemError) { try map.prepare(Int(offset)..<Int(offset) + length) } catch {
+                            throw .localFile("\(path): the file changed or could not be read while sending (\(error.reason))")
+                        }
+                        let payload = UnsafeRawBufferPointer(rebasing: map.bytes[Int(offset)..<Int(offset) + length])
+                        do throws(TransportError) {
+                            if try connection.sendChunk(payload: payload) { break }
+                            if chunkBuffer.count < ProtocolLimits.headerSize + length {
+                                chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + length)
+                            }
+                            try chunkBuffer.withUnsafeMutableBytes { buf in
+                                buf[0] = FrameType.chunk.rawValue
+                                withUnsafeBytes(of: UInt32(length).bigEndian) { buf[1..<5].copyBytes(from: $0) }
+                                UnsafeMutableRawBufferPointer(rebasing: buf[ProtocolLimits.headerSize...]).copyMemory(from: payload)
+                                return Result { () throws(TransportError) in
+                                    try connection.writeRaw(UnsafeRawBufferPointer(rebasing: buf[..<(ProtocolLimits.headerSize + length)]))
+                                }
+                            }.get()
+                        } catch {
+                            throw lost(error, machine)
+                        }
+                        break
                     }
+                    // Not mappable (a file system without mmap): read it into the buffer.
                     let result = chunkBuffer.withUnsafeMutableBytes { buf -> Result<Void, SendFailure> in
                         // The 5-byte header in place, so each chunk goes out in one write with no allocation.
                         buf[0] = FrameType.chunk.rawValue

@@ -122,6 +122,26 @@ public struct FrameDecoder: Sendable {
         return frame
     }
 
+    /// Takes the next frame, whose header `peekHeader` returned and whose payload is not all
+    /// buffered, out of the decoder: drops the header and moves the payload bytes buffered so far
+    /// (at most `destination.count`) into `destination`, returning how many. The transport then
+    /// reads the rest of a CHUNK's payload straight into the same memory, so a chunk's bytes
+    /// are copied once, from the kernel, on their way in.
+    public mutating func takeHeader(movingPayloadInto destination: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(bufferedCount >= ProtocolLimits.headerSize, "takeHeader without a buffered header")
+        let payloadStart = start + ProtocolLimits.headerSize
+        let count = min(buffer.count - payloadStart, destination.count)
+        buffer.withUnsafeBytes { b in
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[payloadStart..<payloadStart + count]))
+        }
+        start = payloadStart + count
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        return count
+    }
+
     private mutating func compactIfWorthwhile() {
         if start > 0 && (start >= 65_536 || start == buffer.count) {
             buffer.removeFirst(start)

@@ -2,36 +2,43 @@ import PTKDigest
 import PTKSystem
 
 /// The checks of a photo's bytes (SHA-256 and the PNG structure with its CRC-32s) on a thread
-/// of their own, fed copies of the bytes in order. For a big photo they then overlap the
-/// session's reading and writing instead of adding to it: they were half of the receiving
-/// thread's work per byte. At most `depth` copies wait, so memory stays bounded and slow checks
-/// hold the writer back rather than piling up. If no thread can be started, it checks inline.
+/// of their own, fed the received chunks in order. For a big photo they then overlap the
+/// session's reading and writing instead of adding to it.
+///
+/// A chunk is handed over as the array it was received into: no copy. The thread is woken
+/// once per `batch` chunks (or at the end), not once per chunk: a wake-up costs both threads
+/// a system call and a context switch, which per 100 KiB chunk was a tenth of the receiver's
+/// CPU. At most `depth` chunks wait, so memory stays bounded and slow checks hold the
+/// writer back rather than piling up. If no thread can be started, it checks inline.
 final class CheckingThread: @unchecked Sendable {
-    // `queue`, `spare` and `foundError` are guarded by `lock`. `hasher` and `png` are used by
-    // the thread alone until it signals `done`; `digest` and `pngResult` are written before
-    // that signal and read after it.
-    private let lock = Lock()
-    private var queue: [[UInt8]?] = []  // nil marks the end
-    private var spare: [[UInt8]] = []
+    // `queue`, `ended`, `sleeping`, `producerWaiting` and `foundError` are guarded by `state`.
+    // `hasher` and `png` are used by the thread alone until it has concluded; `digest` and
+    // `pngResult` are written before `concluded` is set and read after.
+    private let state = ConditionLock()
+    private var queue: [[UInt8]] = []
+    private var ended = false
+    private var concluded = false
+    private var sleeping = false
+    private var producerWaiting = false
     private var foundError: PNGError?
-    private let filled = Semaphore()
-    private let room: Semaphore
-    private let done = Semaphore()
     private var hasher: SHA256
     private var png: PNGValidator
     private var digest = ""
     private var pngResult: PNGError?
     private var threaded = false
     private var finished = false
+    private let depth: Int
+    private let batch: Int
     /// Every check passes through it (PhotoStore.stopChecks).
     private let gate: ExitGate
 
     /// Continues `hasher` and `png`, which may already hold the file's first bytes.
-    init(continuing hasher: consuming SHA256, png: PNGValidator, gate: ExitGate, depth: Int = 4) {
+    init(continuing hasher: consuming SHA256, png: PNGValidator, gate: ExitGate, depth: Int = 8, batch: Int = 4) {
         self.hasher = hasher
         self.png = png
         self.gate = gate
-        self.room = Semaphore(value: UInt32(depth))
+        self.depth = max(1, depth)
+        self.batch = min(max(1, batch), self.depth)
         do {
             try startThread { [self] in run() }
             threaded = true
@@ -41,18 +48,35 @@ final class CheckingThread: @unchecked Sendable {
     }
 
     /// The first PNG error found so far, if any: it may lag the bytes fed by up to `depth` updates.
-    var pngError: PNGError? { lock.withLock { foundError } }
+    var pngError: PNGError? { state.withLock { foundError } }
 
     private func run() {
         while true {
-            filled.wait()
-            guard let buffer = lock.withLock({ queue.removeFirst() }) else { break }
-            gate.pass { buffer.withUnsafeBytes { check($0) } }
-            lock.withLock { spare.append(buffer) }
-            room.signal()
+            var (work, last) = state.withLock { () -> ([[UInt8]], Bool) in
+                while queue.isEmpty && !ended {
+                    sleeping = true
+                    state.wait()
+                    sleeping = false
+                }
+                let work = queue
+                queue.removeAll(keepingCapacity: true)
+                if producerWaiting { state.broadcast() }
+                return (work, ended)
+            }
+            for i in work.indices {
+                let buffer = work[i]
+                work[i] = []
+                gate.pass { buffer.withUnsafeBytes { check($0) } }
+                // Received chunks come from the pool; anything else is simply kept a while.
+                ByteArrayPool.chunks.give(buffer)
+            }
+            if last { break }
         }
         gate.pass { conclude() }
-        done.signal()
+        state.withLock {
+            concluded = true
+            state.broadcast()
+        }
     }
 
     private func check(_ bytes: UnsafeRawBufferPointer) {
@@ -60,7 +84,7 @@ final class CheckingThread: @unchecked Sendable {
         guard pngResult == nil else { return }
         do { try png.feed(bytes) } catch {
             pngResult = error
-            lock.withLock { foundError = error }
+            state.withLock { foundError = error }
         }
     }
 
@@ -71,15 +95,26 @@ final class CheckingThread: @unchecked Sendable {
         }
     }
 
-    /// Queues a copy of `bytes`; waits while `depth` copies are already queued.
+    /// Queues `bytes` (the array itself, not a copy); waits while `depth` chunks are queued.
+    func update(_ bytes: [UInt8]) {
+        guard threaded else { return bytes.withUnsafeBytes { b in gate.pass { check(b) } } }
+        guard !bytes.isEmpty else { return }
+        state.withLock {
+            while queue.count >= depth {
+                producerWaiting = true
+                if sleeping { state.broadcast() }
+                state.wait()
+                producerWaiting = false
+            }
+            queue.append(bytes)
+            if sleeping && queue.count >= batch { state.broadcast() }
+        }
+    }
+
+    /// Queues a copy of `bytes`.
     func update(_ bytes: UnsafeRawBufferPointer) {
         guard threaded else { return gate.pass { check(bytes) } }
-        room.wait()
-        var buffer = lock.withLock { spare.popLast() } ?? []
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(contentsOf: bytes)
-        lock.withLock { queue.append(buffer) }
-        filled.signal()
+        update(Array(bytes))
     }
 
     /// Waits until every queued byte is checked, ends the thread, and returns the hex SHA-256
@@ -88,9 +123,11 @@ final class CheckingThread: @unchecked Sendable {
         if !finished {
             finished = true
             if threaded {
-                lock.withLock { queue.append(nil) }
-                filled.signal()
-                done.wait()
+                state.withLock {
+                    ended = true
+                    state.broadcast()
+                    while !concluded { state.wait() }
+                }
             } else {
                 gate.pass { conclude() }
             }

@@ -90,6 +90,16 @@ public final class IncomingFile {
     /// Appends one chunk. Fails `not-png` as soon as the bytes cannot be a PNG, `no-space`
     /// when the disk is full, `io-error` otherwise.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
+        try append(bytes, held: nil)
+    }
+
+    /// Appends one chunk; the checking thread takes `chunk` itself, without a copy.
+    public func append(_ chunk: [UInt8]) throws(FileFailure) {
+        try chunk.withUnsafeBytes { b in Result { () throws(FileFailure) in try append(b, held: chunk) } }.get()
+    }
+
+    /// `held`, when given, is the array `bytes` points into.
+    private func append(_ bytes: UnsafeRawBufferPointer, held: [UInt8]?) throws(FileFailure) {
         if let checking {
             pngError = pngError ?? checking.pngError  // found on the thread, a few chunks back
         } else {
@@ -101,7 +111,11 @@ public final class IncomingFile {
         do { try fd.writeAll(bytes) } catch {
             throw FileFailure(error.isNoSpace ? .noSpace : .ioError, "writing the temporary file: \(error.reason)")
         }
-        if let checking { checking.update(bytes) } else { hashInline(bytes) }
+        if let checking {
+            if let held { checking.update(held) } else { checking.update(bytes) }
+        } else {
+            hashInline(bytes)
+        }
         written += Int64(bytes.count)
         // The first chunk is checked here, so a file that is no PNG fails at once; the rest of
         // a big file is checked on a thread of its own.
@@ -121,11 +135,6 @@ public final class IncomingFile {
     /// Bytes between early writebacks.
     static let writebackStep: Int64 = 8 << 20
     private var writebackStart: Int64 = 0
-
-    /// Appends one chunk.
-    public func append(_ bytes: [UInt8]) throws(FileFailure) {
-        try bytes.withUnsafeBytes { b in Result { () throws(FileFailure) in try append(b) } }.get()
-    }
 
     /// Checks size, SHA-256 and PNG structure, flushes the file, publishes it under its final
     /// name without replacing anything, and flushes the directory. On failure nothing is

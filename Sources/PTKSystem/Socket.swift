@@ -119,6 +119,28 @@ public enum Socket {
         }
     }
 
+    /// Sends some of `first` and then `second` in one call, without raising SIGPIPE; returns
+    /// how many bytes (counting across both), or 0 when the buffer is full.
+    /// The corresponding C function is `sendmsg` with two iovecs.
+    public static func send(_ sock: FileDescriptor, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        var vectors = [iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
+                       iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count)]
+        while true {
+            let n = vectors.withUnsafeMutableBufferPointer { v in
+                var message = msghdr()
+                message.msg_iov = v.baseAddress
+                message.msg_iovlen = 2
+                return sendmsg(sock.rawValue, &message, CInt(MSG_NOSIGNAL))
+            }
+            if n >= 0 { return n }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return 0
+            default: throw SystemError(call: "sendmsg", errno: errno)
+            }
+        }
+    }
+
     /// Receives some bytes; nil when none are waiting, 0 at end of stream. With `peek` the bytes
     /// stay in the socket for the next read (MSG_PEEK).
     /// The corresponding C function is `recv`.
@@ -130,6 +152,25 @@ public enum Socket {
             case EINTR: continue
             case EAGAIN: return nil
             default: throw SystemError(call: "recv", errno: errno)
+            }
+        }
+    }
+
+    /// Receives into `first` and, once it is full, on into `second`, in one call; nil when none
+    /// are waiting, 0 at end of stream. A frame's payload goes straight to where it is used and
+    /// the next frame's header behind it, with no copy between.
+    /// The corresponding C function is `readv`.
+    public static func receive(_ sock: FileDescriptor, into first: UnsafeMutableRawBufferPointer,
+                               then second: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+        var vectors = [iovec(iov_base: first.baseAddress, iov_len: first.count),
+                       iovec(iov_base: second.baseAddress, iov_len: second.count)]
+        while true {
+            let n = vectors.withUnsafeMutableBufferPointer { readv(sock.rawValue, $0.baseAddress, 2) }
+            if n >= 0 { return n }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return nil
+            default: throw SystemError(call: "readv", errno: errno)
             }
         }
     }

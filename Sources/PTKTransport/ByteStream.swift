@@ -35,8 +35,16 @@ public protocol ByteStream: AnyObject, Sendable {
     /// An `interruptible` read also ends with `.interrupted` when the stream's interrupt (the
     /// daemon's shutdown) fires; a read that drains a closing connection is not.
     func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int
+    /// Reads into `buffer` and, once it is full, on into `overflow`, waiting until `deadline`
+    /// (interruptibly); 0 means the peer closed. A stream that cannot scatter (TLS) may stop
+    /// at the end of `buffer`.
+    func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int
     /// Writes all of `bytes` by `deadline`.
     func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError)
+    /// Writes `first` and then `second` by `deadline`, as if they were one buffer, without
+    /// joining them in memory first (writev). Returns false, having written nothing, when the
+    /// stream cannot gather (TLS would make the first a record of its own).
+    func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool
     /// Stops sending; the peer reads end of stream.
     func shutdownWrite()
     /// Closes the stream. Called exactly once.
@@ -47,6 +55,16 @@ extension ByteStream {
     /// An interruptible read.
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
         try read(into: buffer, deadline: deadline, interruptible: true)
+    }
+
+    /// Cannot gather.
+    public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool {
+        false
+    }
+
+    /// Reads into `buffer` only (or into `overflow` when `buffer` is empty).
+    public func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+        try read(into: buffer.isEmpty ? overflow : buffer, deadline: deadline, interruptible: true)
     }
 }
 
@@ -67,9 +85,19 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+        try whenReadable(deadline: deadline, interruptible: interruptible) { () throws(SystemError) in try Socket.receive(socket, into: buffer) }
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+        try whenReadable(deadline: deadline, interruptible: true) { () throws(SystemError) in try Socket.receive(socket, into: buffer, then: overflow) }
+    }
+
+    /// Runs `attempt` (a non-blocking receive: nil when nothing waits) until it returns a count,
+    /// polling in between.
+    private func whenReadable(deadline: Instant, interruptible: Bool, _ attempt: () throws(SystemError) -> Int?) throws(TransportError) -> Int {
         while true {
             do {
-                if let n = try Socket.receive(socket, into: buffer) { return n }
+                if let n = try attempt() { return n }
             } catch {
                 if error.code == .connectionReset { throw .peerClosed }
                 throw .system(error)
@@ -86,18 +114,35 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
     public func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
         var done = 0
         while done < bytes.count {
-            let n: Int
-            do { n = try Socket.send(socket, UnsafeRawBufferPointer(rebasing: bytes[done...])) } catch {
-                if error.code == .brokenPipe || error.code == .connectionReset { throw .peerClosed }
-                throw .system(error)
-            }
-            done += n
-            if done < bytes.count && n == 0 {
-                let revents: [PollEvents]
-                do { revents = try poll([(socket, .writable)], until: deadline) } catch { throw .system(error) }
-                if revents[0].isEmpty { throw .timedOut }
-            }
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
+            done += try whenWritable(deadline: deadline) { () throws(SystemError) in try Socket.send(socket, rest) }
         }
+    }
+
+    public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool {
+        var done = 0
+        while done < first.count {
+            let rest = UnsafeRawBufferPointer(rebasing: first[done...])
+            done += try whenWritable(deadline: deadline) { () throws(SystemError) in try Socket.send(socket, rest, second) }
+        }
+        try write(UnsafeRawBufferPointer(rebasing: second[(done - first.count)...]), deadline: deadline)
+        return true
+    }
+
+    /// Runs `attempt` (a non-blocking send: 0 when the socket's buffer is full) and, when it
+    /// sent nothing, waits until the socket is writable; returns what `attempt` returned.
+    private func whenWritable(deadline: Instant, _ attempt: () throws(SystemError) -> Int) throws(TransportError) -> Int {
+        let n: Int
+        do { n = try attempt() } catch {
+            if error.code == .brokenPipe || error.code == .connectionReset { throw .peerClosed }
+            throw .system(error)
+        }
+        if n == 0 {
+            let revents: [PollEvents]
+            do { revents = try poll([(socket, .writable)], until: deadline) } catch { throw .system(error) }
+            if revents[0].isEmpty { throw .timedOut }
+        }
+        return n
     }
 
     public func shutdownWrite() { Socket.shutdownWrite(socket) }

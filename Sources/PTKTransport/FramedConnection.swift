@@ -44,6 +44,9 @@ public final class FramedConnection: @unchecked Sendable {
         if let deadline, deadline < limit { limit = deadline }
         while true {
             if let frame = try bufferedFrame() { return frame }
+            if let header = try peekHeader(), header.type == .chunk, header.length > 0 {
+                return .chunk(try receivePayload(length: header.length, deadline: limit))
+            }
             try flush()
             let n = try stream.read(into: readBuffer, deadline: limit)
             if n == 0 {
@@ -52,6 +55,39 @@ public final class FramedConnection: @unchecked Sendable {
             }
             decoder.append(UnsafeRawBufferPointer(rebasing: readBuffer[..<n]))
         }
+    }
+
+    private func peekHeader() throws(TransportError) -> (type: FrameType, length: Int)? {
+        do { return try decoder.peekHeader() } catch { throw .violation(error) }
+    }
+
+    /// The payload of the CHUNK whose header is buffered, read into an array of its own (from
+    /// `ByteArrayPool.chunks`, to which the checks give it back): what
+    /// is buffered is moved in, the rest is read straight into it, and the next frame's header
+    /// (at most) behind it in the same call. The array then goes, uncopied, to the file write
+    /// and the checks.
+    private func receivePayload(length: Int, deadline: Instant) throws(TransportError) -> [UInt8] {
+        var failure: TransportError?
+        let header = UnsafeMutableRawBufferPointer(rebasing: readBuffer[..<ProtocolLimits.headerSize])
+        var payload = ByteArrayPool.chunks.take(count: length)
+        payload.withUnsafeMutableBytes { destination in
+            var got = decoder.takeHeader(movingPayloadInto: destination)
+            while got < length {
+                do throws(TransportError) {
+                    try flush()
+                    let n = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: destination[got...]), overflow: header, deadline: deadline)
+                    if n == 0 { throw .peerClosed }
+                    let inPayload = min(n, length - got)
+                    got += inPayload
+                    if n > inPayload { decoder.append(UnsafeRawBufferPointer(rebasing: header[..<(n - inPayload)])) }
+                } catch {
+                    failure = error
+                    break
+                }
+            }
+        }
+        if let failure { throw failure }
+        return payload
     }
 
     /// Sends one frame now (after any enqueued ones).
@@ -85,6 +121,18 @@ public final class FramedConnection: @unchecked Sendable {
     public func writeRaw(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
         try flush()
         try stream.write(bytes, deadline: .now + timeout)
+    }
+
+    /// Sends a CHUNK frame of `payload` (after the enqueued frames) without copying it next to
+    /// its header where the stream can gather (plaintext TCP). Returns false, having sent
+    /// nothing, where it cannot.
+    public func sendChunk(payload: UnsafeRawBufferPointer) throws(TransportError) -> Bool {
+        try flush()
+        var header: [UInt8] = []
+        FrameEncoder.appendHeader(type: .chunk, length: payload.count, to: &header)
+        return try header.withUnsafeBytes { h in
+            Result { () throws(TransportError) in try stream.write(gathering: h, payload, deadline: .now + timeout) }
+        }.get()
     }
 
     /// Closes after an ERROR so that it reaches the peer: stop writing, read and drop what the

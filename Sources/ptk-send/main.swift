@@ -150,6 +150,9 @@ for path in parsed.positionals.dropFirst() {
 }
 
 ignoreBrokenPipeSignal()
+// Photos are hashed and sent from memory maps: one truncated meanwhile by another program
+// ends the run with a message, not a crash.
+exitOnBusError(message: "ptk-send: a photo being sent was truncated by another program; nothing more was sent", code: SendExitCode.localFile)
 let (addresses, advertisedID) = resolvePeer(peerText, defaultPort: defaultPort)
 
 /// Prints what the sessions report (Delivery serialises the calls) and draws the progress bar,
