@@ -162,25 +162,12 @@ public final class Sender {
                     let fd = openFile!.fd
                     if let map = openFile!.map {
                         // Straight from the mapped file: one copy, into the socket (plaintext), or
-                        // into the buffer beside its header (TLS encrypts it from there).
+                        // none before TLS encrypts it.
                         do throws(SystemError) { try map.prepare(Int(offset)..<Int(offset) + length) } catch {
                             throw .localFile("\(path): the file changed or could not be read while sending (\(error.reason))")
                         }
                         let payload = UnsafeRawBufferPointer(rebasing: map.bytes[Int(offset)..<Int(offset) + length])
-                        do throws(TransportError) {
-                            if try connection.sendChunk(payload: payload) { break }
-                            if chunkBuffer.count < ProtocolLimits.headerSize + length {
-                                chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + length)
-                            }
-                            try chunkBuffer.withUnsafeMutableBytes { buf in
-                                buf[0] = FrameType.chunk.rawValue
-                                withUnsafeBytes(of: UInt32(length).bigEndian) { buf[1..<5].copyBytes(from: $0) }
-                                UnsafeMutableRawBufferPointer(rebasing: buf[ProtocolLimits.headerSize...]).copyMemory(from: payload)
-                                return Result { () throws(TransportError) in
-                                    try connection.writeRaw(UnsafeRawBufferPointer(rebasing: buf[..<(ProtocolLimits.headerSize + length)]))
-                                }
-                            }.get()
-                        } catch {
+                        do throws(TransportError) { try connection.sendChunk(payload: payload) } catch {
                             throw lost(error, machine)
                         }
                         break

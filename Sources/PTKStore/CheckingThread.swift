@@ -47,7 +47,8 @@ final class CheckingThread: @unchecked Sendable {
         }
     }
 
-    /// The first PNG error found so far, if any: it may lag the bytes fed by up to `depth` updates.
+    /// The first PNG error found so far, if any: it may lag the bytes fed by up to 2 x `depth`
+    /// updates (a batch waiting, and one being checked).
     var pngError: PNGError? { state.withLock { foundError } }
 
     private func run() {

@@ -124,15 +124,21 @@ public final class FramedConnection: @unchecked Sendable {
     }
 
     /// Sends a CHUNK frame of `payload` (after the enqueued frames) without copying it next to
-    /// its header where the stream can gather (plaintext TCP). Returns false, having sent
-    /// nothing, where it cannot.
-    public func sendChunk(payload: UnsafeRawBufferPointer) throws(TransportError) -> Bool {
-        try flush()
+    /// its header: gathered in one call where the stream can (plaintext TCP), else as two
+    /// writes (TLS: the header, with any enqueued frames, is a small record of its own, which
+    /// costs less than moving 100 KiB beside it).
+    public func sendChunk(payload: UnsafeRawBufferPointer) throws(TransportError) {
         var header: [UInt8] = []
         FrameEncoder.appendHeader(type: .chunk, length: payload.count, to: &header)
-        return try header.withUnsafeBytes { h in
-            Result { () throws(TransportError) in try stream.write(gathering: h, payload, deadline: .now + timeout) }
-        }.get()
+        if pending.isEmpty {
+            let gathered = try header.withUnsafeBytes { h in
+                Result { () throws(TransportError) in try stream.write(gathering: h, payload, deadline: .now + timeout) }
+            }.get()
+            if gathered { return }
+        }
+        pending.append(contentsOf: header)
+        try flush()
+        try stream.write(payload, deadline: .now + timeout)
     }
 
     /// Closes after an ERROR so that it reaches the peer: stop writing, read and drop what the

@@ -24,6 +24,41 @@ struct CheckingThreadTests {
         #expect(c.finish().sha256 == result.sha256)
     }
 
+    @Test("received arrays handed over whole, for every depth and batch, hash and check as the whole does",
+          arguments: [(1, 1), (2, 2), (8, 4), (8, 8), (3, 5)])
+    func arraysInBatches(depth: Int, batch: Int) {
+        let bytes = makePNG(size: 1_000_003, seed: 11)
+        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth, batch: batch)
+        var i = 0
+        var n = 1
+        while i < bytes.count {
+            let end = min(bytes.count, i + n)
+            c.update(Array(bytes[i..<end]))
+            i = end
+            n = n * 7 % 150_001 + 1
+        }
+        let result = c.finish()
+        #expect(result.sha256 == SHA256.hex(of: bytes))
+        #expect(result.png == nil)
+    }
+
+    @Test("a corrupt chunk is reported while later chunks still arrive, within twice the queue's depth")
+    func errorSeenBeforeTheEnd() throws {
+        var bytes = makePNG(size: 3_000_000, seed: 12)
+        bytes[12] = 0x30  // IHDR's type: not a letter, wrong from the first chunk on
+        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate(), depth: 8, batch: 4)
+        var seenAt: Int? = nil
+        for (k, start) in stride(from: 0, to: bytes.count, by: 102_400).enumerated() {
+            c.update(Array(bytes[start..<min(bytes.count, start + 102_400)]))
+            if seenAt == nil, c.pngError != nil { seenAt = k }
+        }
+        // The error is in chunk 0; by the time update returns, every chunk but the last
+        // 2 x depth has been checked (one batch queued, one being checked).
+        let at = try #require(seenAt)
+        #expect(at <= 2 * 8 + 1)
+        #expect(c.finish().png?.message.contains("invalid type") == true)
+    }
+
     @Test("it continues a hash and a PNG check that already hold the first bytes")
     func continues() throws {
         let bytes = makePNG(size: 250_000, seed: 3)
