@@ -51,7 +51,8 @@ let usage = """
       0   every file was saved
       1   some file was refused or failed (each is reported)
       64  usage error
-      66  a local file is missing, unreadable, not a regular file or not a PNG
+      66  a local file is missing, unreadable, not a regular file or not a PNG,
+          or was truncated by another program while it was being sent
       69  the receiver is unreachable, busy, shutting down, or went silent
       76  the peer does not speak ptk protocol v1 or TLS, or answered ERROR
       77  the receiver's device ID is not the one expected (--expect-id, or remembered)

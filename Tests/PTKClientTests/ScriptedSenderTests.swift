@@ -54,6 +54,9 @@ final class FakeReceiver: @unchecked Sendable {
         pendingAcks = 0
     }
 
+    /// Called with the count of chunks received, after each one.
+    var onChunk: ((Int) -> Void)?
+
     /// Set once the receiver has closed or reset: it answers nothing more.
     var gone = false
 
@@ -88,6 +91,7 @@ final class FakeReceiver: @unchecked Sendable {
         case .chunk(let bytes):
             chunks += 1
             received += bytes
+            onChunk?(chunks)
             switch fault {
             case .errorAfterChunks(let n, let code) where chunks == n:
                 s.feed(.error(Problem(code, "scripted")))
@@ -170,6 +174,23 @@ struct ScriptedSenderTests {
         #expect(receiver.stream.isClosed)
         // The sender never reads more than it was given: one byte at a time means many reads.
         if readSize == 1 { #expect(receiver.stream.reads > 100) }
+    }
+
+    @Test("a photo truncated by another program while it is sent from its map fails as a local file, not with SIGBUS")
+    func truncatedWhileSending() throws {
+        let photos = try PhotoFiles([("a.png", 1_000_000)])
+        let receiver = FakeReceiver()
+        let path = photos.dir + "/a.png"
+        receiver.onChunk = { n in
+            if n == 2 { writeFile(path, Array(photos.bytes[0][..<150_000])) }
+        }
+        let (failure, _) = runSender(photos, receiver)
+        guard case .localFile(let message)? = failure else {
+            Issue.record("expected a local-file failure, got \(String(describing: failure))")
+            return
+        }
+        #expect(message.contains("a.png: the file changed or could not be read while sending"))
+        #expect(receiver.saved.isEmpty)
     }
 
     @Test("a refused file is reported and the session goes on with the next")
