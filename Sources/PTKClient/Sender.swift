@@ -10,11 +10,15 @@ public struct SendOptions: Sendable {
     public var window: Int
     /// Seconds to wait for the receiver (connecting, and each answer).
     public var timeout: Double
+    /// Chunks are sent from a memory map of the file; false reads them into a buffer, which is
+    /// also what happens to a file that cannot be mapped.
+    public var mapFiles: Bool
 
-    public init(name: String = hostName(), window: Int = 64, timeout: Double = 30) {
+    public init(name: String = hostName(), window: Int = 64, timeout: Double = 30, mapFiles: Bool = true) {
         self.name = name
         self.window = window
         self.timeout = timeout
+        self.mapFiles = mapFiles
     }
 }
 
@@ -126,7 +130,8 @@ public final class Sender {
         }
         var openFile: (index: Int, fd: FileDescriptor, map: MappedFile?)?
         defer { openFile?.fd.close() }
-        var chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + ProtocolLimits.chunkSize)
+        // Only for a file that cannot be mapped; grown on first use.
+        var chunkBuffer: [UInt8] = []
 
         var event = SenderEvent.start
         while true {
@@ -154,7 +159,7 @@ public final class Sender {
                         openFile = nil
                         do {
                             let fd = try FileDescriptor.open(path, flags: .readOnly)
-                            openFile = (index, fd, try? MappedFile(fd, length: Int(files[order[index]].size)))
+                            openFile = (index, fd, options.mapFiles ? try? MappedFile(fd, length: Int(files[order[index]].size)) : nil)
                         } catch {
                             throw .localFile("\(path): \(error.reason)")
                         }
@@ -173,6 +178,9 @@ public final class Sender {
                         break
                     }
                     // Not mappable (a file system without mmap): read it into the buffer.
+                    if chunkBuffer.count < ProtocolLimits.headerSize + length {
+                        chunkBuffer = [UInt8](repeating: 0, count: ProtocolLimits.headerSize + length)
+                    }
                     let result = chunkBuffer.withUnsafeMutableBytes { buf -> Result<Void, SendFailure> in
                         // The 5-byte header in place, so each chunk goes out in one write with no allocation.
                         buf[0] = FrameType.chunk.rawValue

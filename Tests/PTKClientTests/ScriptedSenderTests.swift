@@ -144,11 +144,11 @@ final class PhotoFiles {
     deinit { removeTree(dir) }
 }
 
-private func options() -> SendOptions { SendOptions(name: "tester", window: 8, timeout: 1) }
+private func options(mapFiles: Bool = true) -> SendOptions { SendOptions(name: "tester", window: 8, timeout: 1, mapFiles: mapFiles) }
 
 /// Runs one Sender over `receiver`'s stream; returns the failure, if any, and the sender.
-private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver) -> (SendFailure?, Sender) {
-    let sender = Sender(files: photos.files, options: options())
+private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver, mapFiles: Bool = true) -> (SendFailure?, Sender) {
+    let sender = Sender(files: photos.files, options: options(mapFiles: mapFiles))
     let stream = receiver.stream
     do throws(SendFailure) {
         try sender.run { () throws(SendFailure) in (stream, "fake") }
@@ -160,12 +160,12 @@ private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver) -> (SendF
 
 @Suite("Sender over a scripted receiver")
 struct ScriptedSenderTests {
-    @Test("every file arrives byte-identical, with ACKs one by one, in batches, or one byte per read",
-          arguments: [(false, 1 << 20), (true, 1 << 20), (false, 1), (true, 1)])
-    func happyPath(batchAcks: Bool, readSize: Int) throws {
+    @Test("every file arrives byte-identical, with ACKs one by one, in batches, or one byte per read, mapped or read",
+          arguments: [(false, 1 << 20, true), (true, 1 << 20, true), (false, 1, true), (true, 1, true), (true, 1 << 20, false), (false, 1, false)])
+    func happyPath(batchAcks: Bool, readSize: Int, mapFiles: Bool) throws {
         let photos = try PhotoFiles([("a.png", 250_000), ("b.png", 3_000), ("c.png", 1_000_000)])
         let receiver = FakeReceiver(batchAcks: batchAcks, readSize: readSize)
-        let (failure, sender) = runSender(photos, receiver)
+        let (failure, sender) = runSender(photos, receiver, mapFiles: mapFiles)
         #expect(failure == nil)
         #expect(receiver.saved.map(\.0) == ["a.png", "b.png", "c.png"])
         #expect(receiver.saved.map(\.1) == photos.bytes, "the bytes differ")
@@ -176,15 +176,16 @@ struct ScriptedSenderTests {
         if readSize == 1 { #expect(receiver.stream.reads > 100) }
     }
 
-    @Test("a photo truncated by another program while it is sent from its map fails as a local file, not with SIGBUS")
-    func truncatedWhileSending() throws {
+    @Test("a photo truncated by another program while it is sent fails as a local file (from its map: not with SIGBUS)",
+          arguments: [true, false])
+    func truncatedWhileSending(mapFiles: Bool) throws {
         let photos = try PhotoFiles([("a.png", 1_000_000)])
         let receiver = FakeReceiver()
         let path = photos.dir + "/a.png"
         receiver.onChunk = { n in
             if n == 2 { writeFile(path, Array(photos.bytes[0][..<150_000])) }
         }
-        let (failure, _) = runSender(photos, receiver)
+        let (failure, _) = runSender(photos, receiver, mapFiles: mapFiles)
         guard case .localFile(let message)? = failure else {
             Issue.record("expected a local-file failure, got \(String(describing: failure))")
             return
