@@ -124,21 +124,26 @@ public final class FramedConnection: @unchecked Sendable {
     }
 
     /// Sends a CHUNK frame of `payload` (after the enqueued frames) without copying it next to
-    /// its header: gathered in one call where the stream can (plaintext TCP), else as two
-    /// writes (TLS: the header, with any enqueued frames, is a small record of its own, which
-    /// costs less than moving 100 KiB beside it).
+    /// its header: the enqueued frames and the header gathered with it in one call where the
+    /// stream can (plaintext TCP), else as two writes (TLS: frames and header make a small
+    /// record of their own, which costs less than moving 100 KiB beside them).
     public func sendChunk(payload: UnsafeRawBufferPointer) throws(TransportError) {
-        var header: [UInt8] = []
-        FrameEncoder.appendHeader(type: .chunk, length: payload.count, to: &header)
-        if pending.isEmpty {
-            let gathered = try header.withUnsafeBytes { h in
-                Result { () throws(TransportError) in try stream.write(gathering: h, payload, deadline: .now + timeout) }
+        FrameEncoder.appendHeader(type: .chunk, length: payload.count, to: &pending)
+        let gathered: Bool
+        do {
+            gathered = try pending.withUnsafeBytes { p in
+                Result { () throws(TransportError) in try stream.write(gathering: p, payload, deadline: .now + timeout) }
             }.get()
-            if gathered { return }
+        } catch {
+            pending.removeAll(keepingCapacity: true)
+            throw error
         }
-        pending.append(contentsOf: header)
-        try flush()
-        try stream.write(payload, deadline: .now + timeout)
+        if gathered {
+            pending.removeAll(keepingCapacity: true)
+        } else {
+            try flush()
+            try stream.write(payload, deadline: .now + timeout)
+        }
     }
 
     /// Closes after an ERROR so that it reaches the peer: stop writing, read and drop what the
