@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         // CRC-32 with carry-less multiplication (several GB/s; zlib's is a table walk).
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
+        // HTTP/1.1 requests and responses for the LocalSend endpoint (Node's http-parser; no pkg-config file).
+        .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         // Row-by-row thumbnails with libpng, in C: libpng's errors longjmp, which must not cross Swift frames.
         .target(name: "CPNGThumb", dependencies: ["CPNG"]),
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
@@ -47,8 +49,10 @@ let package = Package(
         // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It
         // imports the store (names, adding photos), never the protocol.
         .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest"]),
+        // LocalSend v2 (issue 14): HTTP parsing, the JSON messages and the sessions' decisions. No I/O.
+        .target(name: "PTKLocalSend", dependencies: ["CHTTPParser"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend"]),
         // ptkd's settings, each declared once: flags, configuration file, defaults, help.
         .target(name: "PTKDaemonCommandLine", dependencies: ["PTKDaemon", "PTKCLI", "PTKProtocol", "PTKSystem"]),
         // mDNS/DNS-SD through Avahi: advertise, browse, resolve.
@@ -78,6 +82,7 @@ let package = Package(
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKDaemonCommandLine", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),

@@ -1,0 +1,221 @@
+/// What the receiver accepts over LocalSend, fixed at start.
+public struct LocalSendPolicy: Sendable, Equatable {
+    /// A PIN every `prepare-upload` must carry (`?pin=`), or nil.
+    public var pin: String?
+    /// MIME types accepted (`image/png`); files of other types are left out of the answer.
+    public var acceptedTypes: Set<String>
+    /// Files over this size are left out of the answer.
+    public var maxFileSize: Int64
+    /// A session with no upload for this long is forgotten.
+    public var sessionIdle: Double
+    /// Wrong PINs from one address before it gets 429.
+    public var pinTries = 3
+    /// How long an address that used up its tries is answered 429.
+    public var pinLockout: Double = 300
+
+    public init(pin: String? = nil, acceptedTypes: Set<String> = ["image/png"], maxFileSize: Int64 = 512 << 20, sessionIdle: Double = 60) {
+        self.pin = pin
+        self.acceptedTypes = acceptedTypes
+        self.maxFileSize = maxFileSize
+        self.sessionIdle = sessionIdle
+    }
+}
+
+/// The answer to a `prepare-upload`.
+public enum PrepareOutcome: Equatable, Sendable {
+    /// 200: these files (ID to token) may be uploaded in the session.
+    case accepted(PrepareUploadResponse)
+    /// 204: nothing to transfer (every file was left out).
+    case nothingToTransfer
+    /// 401: the PIN is missing or wrong.
+    case pinRequired(wrong: Bool)
+    /// 429: too many wrong PINs from this address.
+    case tooManyTries
+    /// 403: the sender may not send here.
+    case refused
+    /// 409: this address has a session that is still running.
+    case busy
+
+    public var status: Int {
+        switch self {
+        case .accepted: return 200
+        case .nothingToTransfer: return 204
+        case .pinRequired: return 401
+        case .tooManyTries: return 429
+        case .refused: return 403
+        case .busy: return 409
+        }
+    }
+}
+
+/// Why an upload is not taken.
+public enum UploadRefusal: Error, Equatable, Sendable {
+    /// 403: no such session, a wrong token, or another address.
+    case forbidden(String)
+    /// 409: the file is being uploaded already, or was.
+    case conflict(String)
+
+    public var status: Int {
+        switch self {
+        case .forbidden: return 403
+        case .conflict: return 409
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .forbidden(let m), .conflict(let m): return m
+        }
+    }
+}
+
+/// One accepted file of a session.
+public struct SessionFile: Sendable, Equatable {
+    public enum State: Sendable, Equatable { case waiting, receiving, done, failed }
+    public var info: FileInfo
+    public var token: String
+    public var state: State = .waiting
+}
+
+/// A LocalSend session: one sender's accepted files.
+public struct LocalSendSession: Sendable, Equatable {
+    public var id: String
+    public var address: String
+    public var sender: DeviceInfo
+    /// The sender's certificate fingerprint, when it showed one.
+    public var fingerprint: String?
+    public var files: [String: SessionFile]
+    public var lastActivity: Double
+    public var cancelled = false
+
+    /// Every file is saved or has failed.
+    public var isSettled: Bool { files.values.allSatisfy { $0.state == .done || $0.state == .failed } }
+}
+
+/// The receiver's LocalSend sessions and PIN tries: the protocol's decisions, without I/O or
+/// clocks (every call is told the time). Not thread-safe: the server holds it under a lock.
+public struct LocalSendSessions: Sendable {
+    public let policy: LocalSendPolicy
+    public private(set) var sessions: [String: LocalSendSession] = [:]
+    private var wrongPINs: [String: (count: Int, until: Double)] = [:]
+    private var generator: @Sendable () -> String
+
+    /// `generator` makes session IDs and tokens (random by default).
+    public init(policy: LocalSendPolicy, generator: @escaping @Sendable () -> String = randomToken) {
+        self.policy = policy
+        self.generator = generator
+    }
+
+    /// Decides a `prepare-upload` from `address`. `allowed` is whether the sender may send at
+    /// all (the trust policy, decided by the caller from its certificate).
+    public mutating func prepare(_ request: PrepareUploadRequest, address: String, fingerprint: String?, pin: String?,
+                                 allowed: Bool, now: Double) -> PrepareOutcome {
+        expire(now: now)
+        if let expected = policy.pin {
+            if let entry = wrongPINs[address], entry.count >= policy.pinTries, now < entry.until { return .tooManyTries }
+            guard let pin else { return .pinRequired(wrong: false) }
+            guard pin == expected else {
+                var entry = wrongPINs[address] ?? (0, 0)
+                if entry.count >= policy.pinTries { entry.count = 0 }  // the lockout has run out
+                entry.count += 1
+                entry.until = now + policy.pinLockout
+                wrongPINs[address] = entry
+                return entry.count >= policy.pinTries ? .tooManyTries : .pinRequired(wrong: true)
+            }
+            wrongPINs[address] = nil
+        }
+        guard allowed else { return .refused }
+        if sessions.values.contains(where: { $0.address == address && !$0.isSettled && !$0.cancelled }) { return .busy }
+        var files: [String: SessionFile] = [:]
+        for (id, file) in request.files where accepts(file) {
+            files[id] = SessionFile(info: file, token: generator())
+        }
+        guard !files.isEmpty else { return .nothingToTransfer }
+        let session = LocalSendSession(id: generator(), address: address, sender: request.info, fingerprint: fingerprint,
+                                       files: files, lastActivity: now)
+        sessions[session.id] = session
+        return .accepted(PrepareUploadResponse(sessionId: session.id, files: files.mapValues(\.token)))
+    }
+
+    /// Whether a file goes into the answer: an accepted type (parameters such as `; charset`
+    /// ignored), within the size limit.
+    public func accepts(_ file: FileInfo) -> Bool {
+        let type = file.fileType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
+        return policy.acceptedTypes.contains(type) && file.size <= policy.maxFileSize
+    }
+
+    /// Marks a file as being received and returns it, if `token` is its token, from the
+    /// session's address, and not received (or being received) already.
+    public mutating func beginUpload(session id: String, file fileID: String, token: String, address: String,
+                                     now: Double) throws(UploadRefusal) -> (LocalSendSession, FileInfo) {
+        guard var session = sessions[id], !session.cancelled else { throw .forbidden("no such session") }
+        guard session.address == address else { throw .forbidden("the session belongs to another address") }
+        guard var file = session.files[fileID], file.token == token else { throw .forbidden("wrong file ID or token") }
+        switch file.state {
+        case .receiving: throw .conflict("this file is being uploaded already")
+        case .done: throw .conflict("this file was uploaded already")
+        case .waiting, .failed: break
+        }
+        file.state = .receiving
+        session.files[fileID] = file
+        session.lastActivity = now
+        sessions[id] = session
+        return (session, file.info)
+    }
+
+    /// Records how an upload ended. A failed file may be uploaded again; the session is
+    /// forgotten once every file is saved.
+    public mutating func endUpload(session id: String, file fileID: String, saved: Bool, now: Double) {
+        guard var session = sessions[id], session.files[fileID] != nil else { return }
+        session.files[fileID]!.state = saved ? .done : .failed
+        session.lastActivity = now
+        if session.files.values.allSatisfy({ $0.state == .done }) {
+            sessions[id] = nil
+        } else {
+            sessions[id] = session
+        }
+    }
+
+    /// Whether uploads of session `id` should stop (it was cancelled or is gone).
+    public func isCancelled(_ id: String) -> Bool { sessions[id]?.cancelled ?? true }
+
+    /// Cancels the session `id` (or, without one, the address's sessions: apps before 2.0 sent
+    /// no ID). Returns how many were cancelled. Uploads running stop at their next read.
+    @discardableResult
+    public mutating func cancel(session id: String?, address: String) -> Int {
+        var n = 0
+        for (key, session) in sessions where session.address == address && (id == nil || id == key) {
+            sessions[key]!.cancelled = true
+            n += 1
+        }
+        // A cancelled session with nothing running has no more use.
+        sessions = sessions.filter { !$0.value.cancelled || $0.value.files.values.contains { $0.state == .receiving } }
+        return n
+    }
+
+    /// Forgets sessions idle for `policy.sessionIdle` with nothing running, and PIN lockouts that ran out.
+    public mutating func expire(now: Double) {
+        sessions = sessions.filter { _, s in
+            s.files.values.contains { $0.state == .receiving } || now - s.lastActivity < policy.sessionIdle && !s.cancelled
+        }
+        wrongPINs = wrongPINs.filter { now < $0.value.until }
+    }
+}
+
+/// 128 random bits as 32 hex digits.
+@Sendable public func randomToken() -> String {
+    var g = SystemRandomNumberGenerator()
+    let a = g.next() as UInt64, b = g.next() as UInt64
+    return hex64(a) + hex64(b)
+}
+
+func hex64(_ v: UInt64) -> String {
+    let s = String(v, radix: 16)
+    return String(repeating: "0", count: 16 - s.count) + s
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}
