@@ -33,6 +33,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var library = true
     /// Photos with more megapixels are indexed without a thumbnail.
     public var thumbnailMaxMegapixels = 200
+    /// Serve LocalSend apps (HTTPS on `localSendPort`, multicast discovery unless `mdns` is off).
+    public var localSend = true
+    public var localSendPort: UInt16 = 53317
+    /// A PIN LocalSend apps must give, or nil.
+    public var localSendPIN: String?
+    /// MIME types accepted over LocalSend.
+    public var localSendTypes: [String] = ["image/png"]
 
     public enum PlaintextPolicy: String, Sendable, CaseIterable {
         case refuse, allow
@@ -70,6 +77,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The device identity's directory.
     public var identityDirectory: String { effectiveStateDirectory + "/identity" }
+
+    /// The LocalSend endpoint's certificate (RSA, which every app's TLS stack takes) and key.
+    public var localSendIdentityDirectory: String { effectiveStateDirectory + "/localsend" }
 }
 
 func getuidIsRoot() -> Bool { geteuidValue() == 0 }

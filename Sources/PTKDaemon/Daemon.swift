@@ -45,6 +45,8 @@ public final class Daemon: @unchecked Sendable {
     public let trust: TrustStore
     /// Indexes saved photos in the background; nil with `library = off`.
     public let library: LibraryIndexer?
+    /// The LocalSend receiver; nil with `localsend = off`.
+    let localSend: LocalSendEndpoint?
     private let tls: TLSContext
     private let lock = Lock()
     private var active = 0
@@ -96,6 +98,9 @@ public final class Daemon: @unchecked Sendable {
         guard !listener.addresses.isEmpty else {
             throw DaemonError(description: "no address to listen on", exitCode: 71)
         }
+        localSend = configuration.localSend
+            ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, library: library, shutdown: shutdown)
+            : nil
         // WELCOME.sessions: what one sender address may open at once, within the overall limit.
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
                                     sessions: min(configuration.maxSessionsPerAddress, configuration.maxSessions),
@@ -120,6 +125,13 @@ public final class Daemon: @unchecked Sendable {
         Log.info("device ID \(identity.deviceID); TLS 1.3, plaintext \(configuration.plaintext == .allow ? "allowed" : "refused"), senders: \(configuration.senders == .trusted ? "trusted devices only (\(trust.trusted().count) on the list)" : "anyone")")
         // The port accepts connections now: tell systemd before mDNS, which may take a while.
         ServiceNotifier.ready(status: "listening on port \(listener.port), saving to \(configuration.effectiveDirectory)")
+        var discovery: LocalSendDiscovery? = nil
+        if let localSend {
+            Log.info("LocalSend receiver on port \(localSend.listener.port) (HTTPS), fingerprint \(localSend.fingerprint)")
+            if configuration.mdns {
+                discovery = LocalSendDiscovery(endpoint: localSend, shutdown: shutdown, listen: configuration.listen)
+            }
+        }
         var advertiser: Advertiser? = nil
         if configuration.mdns {
             advertiser = Advertiser(name: configuration.name, port: listener.port,
@@ -135,7 +147,8 @@ public final class Daemon: @unchecked Sendable {
         // Set while accept keeps failing, so a lasting condition is logged once, not every 100 ms.
         var acceptFailing: Errno? = nil
         while !shutdown.isRequested {
-            var fds = listener.sockets.map { ($0, PollEvents.readable) }
+            let localSockets = localSend?.listener.sockets ?? []
+            var fds = (listener.sockets + localSockets).map { ($0, PollEvents.readable) }
             fds.append((shutdown.pipe.readEnd, .readable))
             let revents: [PollEvents]
             do { revents = try poll(fds, until: nextCleanup) } catch {
@@ -147,14 +160,15 @@ public final class Daemon: @unchecked Sendable {
                 store.removeStalePartials()
                 nextCleanup = .now + 3600
             }
-            for (i, sock) in listener.sockets.enumerated() where !revents[i].isEmpty {
+            for (i, sock) in (listener.sockets + localSockets).enumerated() where !revents[i].isEmpty {
+                let isLocalSend = i >= listener.sockets.count
                 do {
                     while let (conn, peer) = try Socket.accept(sock) {
                         if acceptFailing != nil {
                             Log.info("accepting connections again")
                             acceptFailing = nil
                         }
-                        serve(conn, peer: peer)
+                        if isLocalSend { serveLocalSend(conn, peer: peer) } else { serve(conn, peer: peer) }
                     }
                 } catch {
                     if acceptFailing != error.code {
@@ -173,7 +187,9 @@ public final class Daemon: @unchecked Sendable {
             ServiceNotifier.stopping(status: "shutting down")
         }
         advertiser?.stop()
+        discovery?.stop()
         listener.close()
+        localSend?.listener.close()
         let deadline = Instant.now + grace
         while activeSessions > 0 && Instant.now < deadline {
             sleep(for: .milliseconds(20))
@@ -204,9 +220,10 @@ public final class Daemon: @unchecked Sendable {
         if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
     }
 
-    private func serve(_ socket: FileDescriptor, peer: SocketAddress) {
-        let host = peer.host
-        let (id, refusal): (Int, String?) = lock.withLock {
+    /// Takes a session slot for a connection from `host`: its number, and why it is refused
+    /// when the limits are reached (then no slot is taken).
+    private func takeSlot(_ host: String) -> (Int, String?) {
+        lock.withLock {
             nextID += 1
             if active >= configuration.maxSessions {
                 return (nextID, "the receiver is at its limit of \(configuration.maxSessions) sessions")
@@ -219,19 +236,50 @@ public final class Daemon: @unchecked Sendable {
             reportSessions()
             return (nextID, nil)
         }
+    }
+
+    private func releaseSlot(_ host: String) {
+        lock.withLock {
+            active -= 1
+            perAddress[host, default: 1] -= 1
+            if perAddress[host] == 0 { perAddress[host] = nil }
+            reportSessions()
+        }
+    }
+
+    /// A LocalSend connection: served in a session slot on a thread of its own; over the
+    /// limits it is closed (an app retries).
+    private func serveLocalSend(_ socket: FileDescriptor, peer: SocketAddress) {
+        guard let localSend else { socket.close(); return }
+        let host = peer.host
+        let (id, refusal) = takeSlot(host)
+        if let refusal {
+            Log.info("localsend \(id) from \(peer): refused, \(refusal) (closed)")
+            socket.close()
+            return
+        }
+        let deadline = Instant.now + configuration.handshakeTimeout
+        do {
+            try startThread { [self] in
+                localSend.serve(socket, peer: peer, id: id, deadline: deadline)
+                releaseSlot(host)
+            }
+        } catch {
+            Log.warning("cannot start a session thread: \(error)")
+            socket.close()
+            releaseSlot(host)
+        }
+    }
+
+    private func serve(_ socket: FileDescriptor, peer: SocketAddress) {
+        let host = peer.host
+        let (id, refusal) = takeSlot(host)
         let deadline = Instant.now + configuration.handshakeTimeout
         if let refusal {
             refuseBusy(socket, peer: peer, id: id, refusal)
             return
         }
-        let release: @Sendable () -> Void = { [self] in
-            lock.withLock {
-                active -= 1
-                perAddress[host, default: 1] -= 1
-                if perAddress[host] == 0 { perAddress[host] = nil }
-                reportSessions()
-            }
-        }
+        let release: @Sendable () -> Void = { [self] in releaseSlot(host) }
         do {
             try startThread { [self] in
                 // The handshake runs on the session's thread, inside its slot: a connection stuck

@@ -102,6 +102,34 @@ public enum DaemonOptions {
             guard let n = parseInteger(v, in: 1...100_000) else { throw invalid(v, "thumbnail-max-megapixels", "expected 1 to 100000") }
             c.thumbnailMaxMegapixels = n
         },
+        DaemonOption("localsend", value: "on|off", help: "receive from LocalSend apps (HTTPS, and multicast discovery unless mDNS is off)",
+                     default: { $0.localSend ? "on" : "off" }) { c, v throws(UsageError) in
+            switch v.lowercased() {
+            case "on", "yes", "true": c.localSend = true
+            case "off", "no", "false": c.localSend = false
+            default: throw invalid(v, "localsend", "expected on or off")
+            }
+        },
+        DaemonOption("localsend-port", value: "N", help: "TCP port of the LocalSend endpoint; 0 picks a free port and logs it",
+                     default: { "\($0.localSendPort)" }) { c, v throws(UsageError) in
+            guard let n = parseInteger(v, in: 0...65535) else { throw invalid(v, "localsend-port", "expected 0 to 65535") }
+            c.localSendPort = UInt16(n)
+        },
+        DaemonOption("localsend-pin", value: "PIN", help: "a PIN LocalSend apps must give (3 wrong tries lock an address out for 5 minutes)",
+                     defaultIsValue: false, default: { $0.localSendPIN == nil ? "none" : "set" }) { c, v throws(UsageError) in
+            guard !v.isEmpty, v.utf8.count <= 64, v.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+                throw invalid(v, "localsend-pin", "expected 1 to 64 characters without spaces")
+            }
+            c.localSendPIN = v
+        },
+        DaemonOption("localsend-types", value: "TYPES", help: "MIME types accepted from LocalSend apps, comma-separated (image/png is the one supported)",
+                     default: { $0.localSendTypes.joined(separator: ",") }) { c, v throws(UsageError) in
+            let types = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
+            guard !types.isEmpty, types.allSatisfy({ $0 == "image/png" }) else {
+                throw invalid(v, "localsend-types", "only image/png is supported")
+            }
+            c.localSendTypes = Array(Set(types)).sorted()
+        },
         DaemonOption("port", value: "N", help: "TCP port; 0 picks a free port and logs it", default: { "\($0.port)" }) { c, v throws(UsageError) in
             guard let p = parseInteger(v, in: 0...65535) else { throw invalid(v, "port", "expected a port number 0-65535") }
             c.port = UInt16(p)

@@ -94,7 +94,8 @@ public final class PhotoStore: @unchecked Sendable {
     }
 
     /// Decides about an offer: checks free space and opens its temporary file, resuming from a
-    /// partial upload of the same content (same size and SHA-256) when one is there.
+    /// partial upload of the same content (same size and SHA-256) when one is there. An offer
+    /// whose `sha256` is empty is saved without a hash to compare (its own is reported in Saved).
     public func begin(_ offer: Offer, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, FileFailure> {
         do throws(SystemError) {
             let (fd, name, resumable, length) = try openTemporary(for: offer)
@@ -121,9 +122,11 @@ public final class PhotoStore: @unchecked Sendable {
 
     /// The partial upload file for this content, locked, and its length; or a fresh unique file
     /// when another session holds that one.
+    /// An offer without a SHA-256 (a LocalSend app may leave it out) cannot be resumed: it
+    /// always gets a fresh unique file.
     private func openTemporary(for offer: Offer) throws(SystemError) -> (FileDescriptor, String, Bool, Int64) {
         let partName = "\(offer.sha256)-\(offer.size).part"
-        for _ in 0..<8 {
+        for _ in 0..<(offer.sha256.isEmpty ? 0 : 8) {
             let fd: FileDescriptor
             do {
                 fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: [.readWrite, .create, .noFollow, .nonBlocking], mode: 0o600)
@@ -148,7 +151,7 @@ public final class PhotoStore: @unchecked Sendable {
             }
             fd.close()
         }
-        let unique = "\(offer.sha256)-\(offer.size).\(processID()).\(Self.uniqueCounter.next()).tmp"
+        let unique = "\(offer.sha256.isEmpty ? "unhashed" : offer.sha256)-\(offer.size).\(processID()).\(Self.uniqueCounter.next()).tmp"
         let fd = try FileDescriptor.open(unique, relativeTo: incoming, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
         return (fd, unique, false, 0)
     }

@@ -42,7 +42,9 @@ public final class Identity: @unchecked Sendable {
     /// The identity in `directory`, made (key and certificate) when there is none yet. A key
     /// file that exists but cannot be read or parsed is an error naming the file and the fix.
     /// Run as root, what it creates gets the owner of `directory`'s parent.
-    public static func loadOrCreate(in directory: String, commonName: String) throws(IdentityError) -> Identity {
+    /// `keyType` other than Ed25519 makes a certificate that is not a ptk identity (the
+    /// LocalSend endpoint's RSA certificate, which the apps' TLS stacks all accept).
+    public static func loadOrCreate(in directory: String, commonName: String, keyType: KeyType = .ed25519) throws(IdentityError) -> Identity {
         do {
             try makeDirectories(directory, mode: 0o700, ownerLike: parentDirectory(of: directory))
         } catch {
@@ -52,7 +54,7 @@ public final class Identity: @unchecked Sendable {
             try withFileLock(directory + "/.lock") { () throws -> Identity in
                 let keyPath = directory + "/key.pem"
                 if !fileExists(keyPath) {
-                    let key = try generateKey()
+                    let key = try generateKey(type: keyType.openSSL)
                     do {
                         try writeFileAtomically(keyPath, pem(of: key, privateKey: true), mode: 0o600)
                     } catch {
@@ -61,7 +63,7 @@ public final class Identity: @unchecked Sendable {
                     }
                     EVP_PKEY_free(key)
                 }
-                return try load(from: directory, commonName: commonName)
+                return try load(from: directory, commonName: commonName, keyType: keyType)
             }
         }
         switch lockResult {
@@ -74,7 +76,7 @@ public final class Identity: @unchecked Sendable {
     /// The identity in `directory`, which must exist. With `commonName`, a certificate that is
     /// missing, damaged, for another key or near its end is re-issued (and saved when possible);
     /// without, it is only read.
-    public static func load(from directory: String, commonName: String? = nil) throws(IdentityError) -> Identity {
+    public static func load(from directory: String, commonName: String? = nil, keyType: KeyType = .ed25519) throws(IdentityError) -> Identity {
         let keyPath = directory + "/key.pem"
         let fix = "restore it from a backup, or move it away (and cert.pem) to make a new identity; senders that know this device must then accept its new ID"
         let bytes: [UInt8]
@@ -87,10 +89,10 @@ public final class Identity: @unchecked Sendable {
         guard let key = parsePrivateKey(bytes) else {
             throw IdentityError(description: "the identity key \(keyPath) is damaged: \(openSSLErrors()); \(fix)")
         }
-        guard EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 else {
+        guard EVP_PKEY_get_id(key) == keyType.openSSL else {
             let type = keyTypeName(key)
             EVP_PKEY_free(key)
-            throw IdentityError(description: "the identity key \(keyPath) is a \(type) key, not Ed25519; \(fix)")
+            throw IdentityError(description: "the identity key \(keyPath) is a \(type) key, not \(keyType.name); \(fix)")
         }
         let certPath = directory + "/cert.pem"
         var certificate: OpaquePointer? = nil
@@ -117,6 +119,10 @@ public final class Identity: @unchecked Sendable {
         }
         return Identity(key: key, certificate: certificate!, directory: directory)
     }
+
+    /// The SHA-256 of the certificate's DER encoding in 64 upper-case hex digits: how LocalSend
+    /// apps know a device (its "fingerprint").
+    public var certificateFingerprint: String { PTKTLS.certificateFingerprint(certificate) }
 
     /// The private key as PEM (PKCS#8), as `key.pem` holds it.
     var privateKeyPEM: [UInt8] { Self.pem(of: key, privateKey: true) }
@@ -151,7 +157,8 @@ public final class Identity: @unchecked Sendable {
             && X509_set_pubkey(x, key) == 1
             && X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC, String(commonName.prefix(64)), -1, -1, 0) == 1
             && X509_set_issuer_name(x, X509_get_subject_name(x)) == 1
-            && X509_sign(x, key, nil) > 0
+            // Ed25519 signs without a separate digest; RSA and EC with SHA-256.
+            && X509_sign(x, key, EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 ? nil : EVP_sha256()) > 0
         if !ok { X509_free(x); return nil }
         return x
     }
@@ -203,6 +210,13 @@ public final class Identity: @unchecked Sendable {
             case .ed25519: return EVP_PKEY_ED25519
             case .rsa: return EVP_PKEY_RSA
             case .ecP256: return EVP_PKEY_EC
+            }
+        }
+        var name: String {
+            switch self {
+            case .ed25519: return "Ed25519"
+            case .rsa: return "RSA"
+            case .ecP256: return "EC P-256"
             }
         }
     }

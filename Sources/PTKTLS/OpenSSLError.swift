@@ -28,6 +28,19 @@ func subjectPublicKeyInfo(_ key: OpaquePointer) -> [UInt8] {
     return der
 }
 
+/// The SHA-256 of a certificate's DER encoding, 64 upper-case hex digits (LocalSend's fingerprint).
+func certificateFingerprint(_ certificate: OpaquePointer) -> String {
+    let length = i2d_X509(certificate, nil)
+    guard length > 0 else { return "" }
+    var der = [UInt8](repeating: 0, count: Int(length))
+    der.withUnsafeMutableBufferPointer { b in
+        var p: UnsafeMutablePointer<UInt8>? = b.baseAddress
+        _ = i2d_X509(certificate, &p)
+    }
+    let digits = Array("0123456789ABCDEF".utf8)
+    return String(decoding: sha256(der).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
+}
+
 /// SHA-256 of `bytes`. The corresponding C function is `EVP_Digest`.
 func sha256(_ bytes: [UInt8]) -> [UInt8] {
     var digest = [UInt8](repeating: 0, count: 32)

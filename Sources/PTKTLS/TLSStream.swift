@@ -14,16 +14,25 @@ public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     public let isServer: Bool
 
+    /// Which protocol a context is for.
+    public enum Flavor: Sendable {
+        /// ptk v1 (protocol §6): TLS 1.3 only, ALPN `ptk/1`.
+        case ptk
+        /// HTTPS for LocalSend apps: TLS 1.2 or 1.3, no ALPN. A server asks for (never
+        /// requires) the client's certificate.
+        case https
+    }
+
     /// `identity` nil presents no certificate (tests of a sender without one). `tls12Only`
     /// (TLS 1.2 and nothing else) is only for tests of refusals.
-    public init(server: Bool, identity: Identity?, tls12Only: Bool = false) throws(IdentityError) {
+    public init(server: Bool, identity: Identity?, tls12Only: Bool = false, flavor: Flavor = .ptk) throws(IdentityError) {
         guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
             throw IdentityError(description: "cannot make a TLS context: \(openSSLErrors())")
         }
         context = ctx
         isServer = server
         let version = tls12Only ? ptk_tls1_2_version() : ptk_tls1_3_version()
-        _ = ptk_ctx_set_min_proto(ctx, version)
+        _ = ptk_ctx_set_min_proto(ctx, flavor == .https ? ptk_tls1_2_version() : version)
         _ = ptk_ctx_set_max_proto(ctx, version)
         _ = ptk_ctx_set_mode(ctx, ptk_mode_partial_write())
         // An EOF without close_notify reads as end of stream: the framing finds a cut frame.
@@ -44,6 +53,7 @@ public final class TLSContext: @unchecked Sendable {
             // Ask for the sender's certificate; accept any (or none): the device ID decides.
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, { _, _ in 1 })
             _ = SSL_CTX_set_num_tickets(ctx, 0)
+            if flavor == .https { return }
             SSL_CTX_set_alpn_select_cb(ctx, { _, out, outLength, offered, offeredLength, _ in
                 // Select ptk/1 if offered; a sender that offers other protocols only, or none, is
                 // served without ALPN.
@@ -64,6 +74,7 @@ public final class TLSContext: @unchecked Sendable {
             }, nil)
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
+            if flavor == .https { return }
             _ = SSL_CTX_set_alpn_protos(ctx, alpnWire, UInt32(alpnWire.count))
         }
     }
@@ -81,6 +92,8 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var closed = false
     /// Who the peer is, from its certificate (after the handshake).
     public private(set) var peerIdentity: DeviceIdentity = .none
+    /// The SHA-256 of the peer's certificate (64 upper-case hex digits), if it showed one.
+    public private(set) var peerCertificateFingerprint: String?
     /// The ALPN protocol the handshake agreed on, if any.
     public private(set) var alpn: String?
 
@@ -108,6 +121,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         }
         if let cert = SSL_get1_peer_certificate(ssl) {
             if let key = X509_get0_pubkey(cert) { peerIdentity = deviceID(ofKey: key) }
+            peerCertificateFingerprint = certificateFingerprint(cert)
             X509_free(cert)
         }
         var selected: UnsafePointer<UInt8>? = nil

@@ -3,17 +3,18 @@ import PTKSystem
 
 /// A device allowed to send: its ID and the name the administrator gave it.
 public struct TrustedSender: Sendable, Equatable {
-    public var id: DeviceID
+    public var id: SenderID
     public var name: String
-    public init(id: DeviceID, name: String) {
+    public init(id: SenderID, name: String) {
         self.id = id
         self.name = name
     }
+    public init(id: DeviceID, name: String) { self.init(id: .device(id), name: name) }
 }
 
 /// A device that was refused under `--senders trusted`, kept so the administrator can allow it.
 public struct PendingSender: Sendable, Equatable {
-    public var id: DeviceID
+    public var id: SenderID
     /// The name from its last HELLO.
     public var name: String
     /// The address of its last attempt.
@@ -22,6 +23,18 @@ public struct PendingSender: Sendable, Equatable {
     public var firstAttempt: Int64
     public var lastAttempt: Int64
     public var attempts: Int
+
+    public init(id: SenderID, name: String, address: String, firstAttempt: Int64, lastAttempt: Int64, attempts: Int) {
+        self.id = id
+        self.name = name
+        self.address = address
+        self.firstAttempt = firstAttempt
+        self.lastAttempt = lastAttempt
+        self.attempts = attempts
+    }
+    public init(id: DeviceID, name: String, address: String, firstAttempt: Int64, lastAttempt: Int64, attempts: Int) {
+        self.init(id: .device(id), name: name, address: address, firstAttempt: firstAttempt, lastAttempt: lastAttempt, attempts: attempts)
+    }
 }
 
 /// Why a trust operation could not be done, with the fix where there is one.
@@ -32,8 +45,8 @@ public struct TrustError: Error, CustomStringConvertible, Equatable {
 
 /// The trust list and the pending senders, as two text files in the state directory:
 ///
-/// - `trusted-senders`: one `ID name` a line (the ID in any case, with or without dashes), `#`
-///   comments. The administrator may edit it by hand; ptkd re-reads it when it changes.
+/// - `trusted-senders`: one `ID name` a line (the ID in any case, with or without dashes: a ptk
+///   device ID, 52 base32 characters, or a LocalSend fingerprint, 64 hex digits), `#` comments. The administrator may edit it by hand; ptkd re-reads it when it changes.
 /// - `pending-senders`: one refused device a line, tab-separated: ID, attempts, first and last
 ///   attempt (Unix time), address, name.
 ///
@@ -53,9 +66,11 @@ public final class TrustStore: @unchecked Sendable {
     var lockFile: String { directory + "/.trust.lock" }
 
     /// Whether `id` is on the trust list, reading the file again only when it changed.
-    public func isTrusted(_ id: DeviceID) -> Bool {
+    public func isTrusted(_ id: SenderID) -> Bool {
         trusted().contains { $0.id == id }
     }
+
+    public func isTrusted(_ id: DeviceID) -> Bool { isTrusted(.device(id)) }
 
     /// The trust list as now on disk (re-read when its inode, size or time changed). A file
     /// that cannot be read counts as empty: nobody is trusted by mistake.
@@ -75,6 +90,10 @@ public final class TrustStore: @unchecked Sendable {
 
     /// Notes a refused attempt by `id`: adds it to the pending list or updates its entry.
     public func recordAttempt(id: DeviceID, name: String, address: String, at time: Int64 = wallClockSeconds()) throws {
+        try recordAttempt(id: .device(id), name: name, address: address, at: time)
+    }
+
+    public func recordAttempt(id: SenderID, name: String, address: String, at time: Int64 = wallClockSeconds()) throws {
         try withFileLock(lockFile) {
             var pending = try readPending()
             if let i = pending.firstIndex(where: { $0.id == id }) {
@@ -104,8 +123,8 @@ public final class TrustStore: @unchecked Sendable {
             var list = try readTrustList()
             // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
             let known = Array(Set(pending.map(\.id) + list.map(\.id))).sorted()
-            let id = try DeviceID(parsing: prefix) ?? Self.unique(prefix, in: known, what: "pending or trusted device",
-                                                                 hint: "; give the whole ID (52 characters)")
+            let id = try SenderID(parsing: prefix) ?? Self.unique(prefix, in: known, what: "pending or trusted device",
+                                                                 hint: "; give the whole ID (52 characters, or a LocalSend fingerprint's 64)")
             var defaultName = "device"
             if let p = pending.first(where: { $0.id == id }) { defaultName = p.name }
             if let old = list.first(where: { $0.id == id }) { defaultName = old.name }
@@ -146,9 +165,11 @@ public final class TrustStore: @unchecked Sendable {
     }
 
     /// The one ID of `ids` that starts with `prefix`, or an error saying why there is none.
-    static func unique(_ prefix: String, in ids: [DeviceID], what: String, hint: String = "") throws -> DeviceID {
-        guard let n = DeviceID.normalized(prefix), !n.isEmpty else {
-            throw TrustError("'\(prefix)' is not a device ID or the start of one (A-Z and 2-7, dashes and spaces ignored)")
+    static func unique(_ prefix: String, in ids: [SenderID], what: String, hint: String = "") throws -> SenderID {
+        let asDevice = DeviceID.normalized(prefix) ?? ""
+        let asHex = SenderID.normalizedHex(prefix) ?? ""
+        guard !asDevice.isEmpty || !asHex.isEmpty else {
+            throw TrustError("'\(prefix)' is not a device ID or LocalSend fingerprint, nor the start of one (A-Z and 2-7, or hex digits; dashes and spaces ignored)")
         }
         let matches = ids.filter { $0.hasPrefix(prefix) }
         guard let first = matches.first else { throw TrustError("no \(what) ID starts with '\(prefix)'\(hint)") }
@@ -205,7 +226,7 @@ public final class TrustStore: @unchecked Sendable {
             let line = raw.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             let fields = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
-            guard let id = DeviceID(parsing: String(fields[0])) else { continue }
+            guard let id = SenderID(parsing: String(fields[0])) else { continue }
             let name = fields.count > 1 ? String(fields[1]).trimmingSpaces : ""
             out.append(TrustedSender(id: id, name: name))
         }
@@ -216,7 +237,7 @@ public final class TrustStore: @unchecked Sendable {
         var out: [PendingSender] = []
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count >= 6, let id = DeviceID(parsing: f[0]), let n = Int(f[1]), let first = Int64(f[2]), let last = Int64(f[3]) else { continue }
+            guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]), let first = Int64(f[2]), let last = Int64(f[3]) else { continue }
             out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
         }
         return out

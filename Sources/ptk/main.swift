@@ -47,10 +47,12 @@ let usage = """
 
     Identity and trust:
       id                         print this receiver's device ID (senders check it)
-      trust list                 the trusted devices
+      id localsend               print its LocalSend fingerprint (phones may show it)
+      trust list                 the trusted devices: kind (ptk or LocalSend), ID, name
       trust pending              devices refused under `senders = trusted`, newest last
       trust allow ID|PREFIX [NAME]
-                                 trust a device (a prefix must match one pending or listed ID)
+                                 trust a device (a prefix must match one pending or listed ID);
+                                 an ID is a ptk device ID or a LocalSend app's fingerprint
       trust remove ID|PREFIX     stop trusting a device
       trust deny ID|PREFIX       drop a pending device (it is listed again if it retries)
 
@@ -91,10 +93,15 @@ guard let command = words.popFirst() else { usageError("missing COMMAND (list, s
 
 switch command {
 case "id":
+    let localSend = words.first == "localsend"
+    if localSend { words.removeFirst() }
     noMore("id")
     do {
-        let identity = try Identity.load(from: configuration.identityDirectory)
-        print(identity.deviceID)
+        if localSend {
+            print(try Identity.load(from: configuration.localSendIdentityDirectory, keyType: .rsa).certificateFingerprint)
+        } else {
+            print(try Identity.load(from: configuration.identityDirectory).deviceID)
+        }
     } catch {
         die(error.description, 66)
     }
@@ -108,13 +115,13 @@ case "trust":
             noMore("trust list")
             let list = store.trusted()
             if list.isEmpty { writeToStandardError("No trusted devices (\(store.trustFile)).") }
-            for e in list { print("\(e.id)  \(e.name)") }
+            for e in list { print("\(e.id.kind)  \(e.id)  \(e.name)") }
         case "pending":
             noMore("trust pending")
             let pending = try store.pending()
             if pending.isEmpty { writeToStandardError("No pending devices (\(store.pendingFile)).") }
             for p in pending {
-                print("\(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(formatDate(p.firstAttempt)), last \(formatDate(p.lastAttempt))")
+                print("\(p.id.kind)  \(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(formatDate(p.firstAttempt)), last \(formatDate(p.lastAttempt))")
             }
         case "allow":
             guard let id = words.popFirst() else { usageError("missing ID: trust allow ID|PREFIX [NAME]") }

@@ -124,8 +124,8 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts ptkd with `extra` flags. `root` reuses another instance's folder (it is then not
     /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv). Unless
-    /// `extra` says otherwise, plaintext sessions are allowed (the raw-protocol tests speak it)
-    /// and the state directory is `stateDir`.
+    /// `extra` says otherwise, plaintext sessions are allowed (the raw-protocol tests speak it),
+    /// the LocalSend endpoint is off and the state directory is `stateDir`.
     init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false, dirFlag: Bool = true,
          environment: [String: String] = [:]) throws {
         self.root = root ?? makeTemporaryDirectory("ptk-e2e")
@@ -134,6 +134,8 @@ final class DaemonProcess: @unchecked Sendable {
         let args = ["--config", "/dev/null"] + (dirFlag ? ["--dir", self.root + "/photos"] : []) + ["--port", "0", "--listen", "127.0.0.1"]
             + (mdns ? [] : ["--no-mdns"])
             + (extra.contains("--plaintext") ? [] : ["--plaintext", "allow"])
+            // The LocalSend endpoint only where a test asks for it (its fixed port would collide).
+            + (extra.contains("--localsend") ? [] : ["--localsend", "off"])
             + (extra.contains("--state-dir") || !dirFlag ? [] : ["--state-dir", self.root + "/state"]) + extra
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)

@@ -204,7 +204,7 @@ struct TLSTests {
         #expect(unpinned.stderr.contains("ERROR unauthorized: device \(relay.identity.deviceID) is not trusted"), "\(unpinned.stderr)")
         #expect(d.visible == ["m.png"])
         let pending = try ptk(d, ["trust", "pending"])
-        #expect(pending.stdout.hasPrefix("\(relay.identity.deviceID)  "), "\(pending.stdout)")
+        #expect(pending.stdout.hasPrefix("ptk        \(relay.identity.deviceID)  "), "\(pending.stdout)")
     }
 
     @Test("--senders trusted: refused and recorded as pending (counted); `ptk trust allow PREFIX` admits without a restart; remove refuses again; a hand edit is seen")
@@ -219,13 +219,13 @@ struct TLSTests {
             #expect(r.stderr.contains("ptk-send --id"))
         }
         let pending = try ptk(d, ["trust", "pending"])
-        #expect(pending.stdout.hasPrefix("\(sender)  \"alice laptop\" from 127.0.0.1:"), "\(pending.stdout)")
+        #expect(pending.stdout.hasPrefix("ptk        \(sender)  \"alice laptop\" from 127.0.0.1:"), "\(pending.stdout)")
         #expect(pending.stdout.contains("2 attempt(s)"))
         #expect(d.visible.isEmpty)
 
         let allowed = try ptk(d, ["trust", "allow", String(sender.compact.prefix(5))])
         #expect(allowed.stdout == "trusted \(sender) as \"alice laptop\"\n", "\(allowed.stderr)")
-        #expect(try ptk(d, ["trust", "list"]).stdout == "\(sender)  alice laptop\n")
+        #expect(try ptk(d, ["trust", "list"]).stdout == "ptk        \(sender)  alice laptop\n")
         #expect(try ptk(d, ["trust", "pending"]).stdout.isEmpty)
         let r = try send(d, [src])
         #expect(r.status == 0, "\(r.stderr)")

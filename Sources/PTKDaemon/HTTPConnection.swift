@@ -1,0 +1,170 @@
+import PTKLocalSend
+import PTKSystem
+import PTKTransport
+
+/// Why an HTTP exchange ended early.
+enum HTTPFailure: Error {
+    /// The peer closed, or the connection failed: nothing more can be said to it.
+    case gone
+    /// Nothing arrived in time: a partial request gets 408, an idle connection is just closed.
+    case timedOut(partial: Bool)
+    /// Shutdown was requested.
+    case interrupted
+    /// The bytes are not acceptable HTTP: answer with this status and close.
+    case refused(Int, String)
+    /// The body sink said no (internal: `readBody` turns it into its refusal).
+    case bodyRefused
+}
+
+/// HTTP/1.1 over a byte stream (TLS for the LocalSend endpoint, TCP for the register client):
+/// the parser, a read buffer whose leftover bytes start the next request (pipelining and
+/// keep-alive), and responses.
+final class HTTPConnection {
+    let stream: ByteStream
+    private let parser: HTTPParser
+    private var buffer: [UInt8]
+    private var start = 0
+    private var end = 0
+    /// Some bytes of the current message have arrived.
+    private var inMessage = false
+
+    init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10) {
+        self.stream = stream
+        parser = HTTPParser(kind)
+        buffer = [UInt8](repeating: 0, count: bufferSize)
+    }
+
+    /// Reads until the next message's head, by `deadline`; nil when the peer closed between
+    /// messages.
+    func nextHead(deadline: Instant) throws(HTTPFailure) -> HTTPHead? {
+        inMessage = false
+        while true {
+            if start < end {
+                inMessage = true
+                switch try parseBuffered(body: { _ in true }) {
+                case .head(let head): return head
+                case .complete: continue  // a message without a head cannot happen; keep going
+                case nil: break
+                }
+            }
+            if try !fill(deadline: deadline) {
+                if inMessage { throw .refused(400, "the request ended before its headers did") }
+                return nil
+            }
+        }
+    }
+
+    /// Passes the body of the message whose head was just read to `sink`, piece by piece, each
+    /// read by `deadline()`; returns once the message is complete. `sink` returning false stops
+    /// with `.refused(status, why)` from `refusal()`.
+    func readBody(deadline: () -> Instant, sink: (UnsafeRawBufferPointer) -> Bool,
+                  refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPFailure) {
+        while true {
+            if start < end {
+                let stop: HTTPParser.Stop?
+                do { stop = try parseBuffered(body: sink) } catch {
+                    if case .bodyRefused = error {
+                        let (status, why) = refusal()
+                        throw .refused(status, why)
+                    }
+                    throw error
+                }
+                if stop == .complete { return }
+            }
+            if try !fill(deadline: deadline()) {
+                // A body that runs to the end of the connection (responses) ends here.
+                do {
+                    if try parser.finish() == .complete { return }
+                } catch {
+                    throw .refused(400, "\(error)")
+                }
+                throw .gone
+            }
+        }
+    }
+
+    /// Reads a whole body of at most `limit` bytes.
+    func readBody(limit: Int, deadline: () -> Instant) throws(HTTPFailure) -> [UInt8] {
+        var body: [UInt8] = []
+        try readBody(deadline: deadline, sink: { piece in
+            guard body.count + piece.count <= limit else { return false }
+            body.append(contentsOf: piece)
+            return true
+        }, refusal: { (413, "the body is over \(limit) bytes") })
+        return body
+    }
+
+    private func parseBuffered(body: (UnsafeRawBufferPointer) -> Bool) throws(HTTPFailure) -> HTTPParser.Stop? {
+        let result = buffer.withUnsafeBytes { b in
+            Result { () throws(HTTPParseError) in try parser.parse(UnsafeRawBufferPointer(rebasing: b[start..<end]), body: body) }
+        }
+        switch result {
+        case .success(let (used, stop)):
+            start += used
+            return stop
+        case .failure(let error):
+            switch error {
+            case .headTooLarge: throw .refused(431, error.description)
+            case .targetTooLong: throw .refused(414, error.description)
+            case .bodyRefused: throw .bodyRefused
+            case .malformed: throw .refused(400, error.description)
+            }
+        }
+    }
+
+    /// Reads more bytes into the empty buffer; false when the peer closed.
+    private func fill(deadline: Instant) throws(HTTPFailure) -> Bool {
+        start = 0
+        end = 0
+        let read = buffer.withUnsafeMutableBytes { b in
+            Result { () throws(TransportError) in try stream.read(into: b, deadline: deadline) }
+        }
+        let n: Int
+        switch read {
+        case .success(let count): n = count
+        case .failure(let error):
+            switch error {
+            case .timedOut: throw .timedOut(partial: inMessage)
+            case .interrupted: throw .interrupted
+            default: throw .gone
+            }
+        }
+        end = n
+        return n > 0
+    }
+
+    /// Sends a response: `body` with `contentType`, and `Connection: close` when `close`.
+    func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", close: Bool = false, deadline: Instant) throws(HTTPFailure) {
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(body.count)\r\n"
+        if !body.isEmpty { head += "Content-Type: \(contentType)\r\n" }
+        head += close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"
+        try write(Array(head.utf8) + body, deadline: deadline)
+    }
+
+    /// Sends `bytes` as they are.
+    func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPFailure) {
+        let written = bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }
+        if case .failure = written { throw .gone }
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 204: return "No Content"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 409: return "Conflict"
+        case 413: return "Content Too Large"
+        case 414: return "URI Too Long"
+        case 422: return "Unprocessable Content"
+        case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
+        case 503: return "Service Unavailable"
+        default: return status < 500 ? "Client Error" : "Internal Server Error"
+        }
+    }
+}

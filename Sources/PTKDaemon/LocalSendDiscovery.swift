@@ -1,0 +1,151 @@
+import PTKLocalSend
+import PTKSystem
+import PTKTLS
+import PTKTransport
+
+/// LocalSend's multicast discovery (docs/PROTOCOL.md, "LocalSend"): ptkd announces itself on
+/// every IPv4 multicast interface when it starts and when an interface appears, and answers the
+/// apps' announcements with a `register` call (or, when that fails, a multicast answer), so a
+/// phone lists it at once. Runs on a thread of its own until shutdown.
+final class LocalSendDiscovery: @unchecked Sendable {
+    static let group = "224.0.0.167"
+    static let port: UInt16 = 53317
+    /// When the three announcements go out after an interface appears.
+    static let announceDelays: [Double] = [0.1, 0.6, 2.6]
+    /// How often the interfaces are looked at again.
+    static let interfaceCheck = 5.0
+
+    // Fixed at init; `running` is guarded by `state`.
+    private let endpoint: LocalSendEndpoint
+    private let shutdown: ShutdownSignal
+    private let socket: FileDescriptor
+    private let state = ConditionLock()
+    private var running = true
+    /// Only these interface addresses are used (from `--listen`); nil: all.
+    private let allowed: Set<String>?
+
+    init?(endpoint: LocalSendEndpoint, shutdown: ShutdownSignal, listen: [String]) {
+        self.endpoint = endpoint
+        self.shutdown = shutdown
+        let wildcard = listen.isEmpty || listen.contains("0.0.0.0") || listen.contains("::")
+        allowed = wildcard ? nil : Set(listen)
+        do {
+            socket = try Multicast.open(port: Self.port)
+        } catch {
+            Log.warning("LocalSend discovery is off: cannot open UDP port \(Self.port): \(error); apps can still send to this host's address")
+            return nil
+        }
+        do {
+            try startThread { [self] in
+                run()
+                state.withLock {
+                    running = false
+                    state.broadcast()
+                }
+            }
+        } catch {
+            socket.close()
+            Log.warning("LocalSend discovery is off: \(error)")
+            return nil
+        }
+    }
+
+    /// Waits (up to a second) for the thread to see the shutdown. The socket stays open: an
+    /// answer may still be going out on another thread, and the process is about to exit.
+    func stop() {
+        let deadline = Instant.now + 1
+        state.withLock {
+            while running && Instant.now < deadline { _ = state.wait(until: deadline) }
+        }
+    }
+
+    private func run() {
+        var known: Set<MulticastInterface> = []
+        var nextCheck = Instant.now
+        var announcements: [(Instant, MulticastInterface)] = []
+        var answered: [String: Instant] = [:]
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        let announcement = LocalSendJSON.encode(endpoint.info(announce: true))
+        while !shutdown.isRequested {
+            let now = Instant.now
+            if now >= nextCheck {
+                let current = Set(ipv4MulticastInterfaces().filter { allowed == nil || allowed!.contains($0.address) })
+                for interface in current.subtracting(known) {
+                    do {
+                        try Multicast.join(socket, group: Self.group, interface: interface.address)
+                        Log.info("LocalSend discovery on \(interface.name) (\(interface.address))")
+                        announcements += Self.announceDelays.map { (now + $0, interface) }
+                    } catch {
+                        Log.warning("LocalSend discovery: cannot join \(Self.group) on \(interface.name): \(error)")
+                    }
+                }
+                known = current
+                nextCheck = now + Self.interfaceCheck
+            }
+            for (_, interface) in announcements.filter({ $0.0 <= now }) where known.contains(interface) {
+                try? Multicast.send(socket, announcement, group: Self.group, port: Self.port, interface: interface.address)
+            }
+            announcements.removeAll { $0.0 <= now }
+            let wake = announcements.map(\.0).min().map { min($0, nextCheck) } ?? nextCheck
+            guard let revents = try? poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: wake) else { break }
+            if !revents[1].isEmpty { break }
+            guard !revents[0].isEmpty else { continue }
+            while let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {
+                guard let info = try? LocalSendJSON.decode(DeviceInfo.self, from: Array(buffer[..<n])),
+                      info.fingerprint != endpoint.fingerprint, info.asksForAnswers else { continue }
+                // Apps announce a few times in a row: one answer is enough.
+                let key = from.host + "/" + (info.fingerprint ?? "")
+                if let last = answered[key], Instant.now - last < 5 { continue }
+                answered[key] = .now
+                answered = answered.filter { Instant.now - $0.value < 60 }
+                let interfaces = Array(known)
+                try? startThread { [self] in answer(info, from: from.host, interfaces: interfaces) }
+            }
+        }
+    }
+
+    /// Answers an announcement: `register` with the announcer over HTTP(S), else a multicast answer.
+    private func answer(_ info: DeviceInfo, from host: String, interfaces: [MulticastInterface]) {
+        let port = UInt16(clamping: info.port ?? Int(Self.port))
+        let https = (info.protocol ?? "https") != "http"
+        let name = "\"\(clean(info.alias))\" at \(host):\(port)"
+        switch register(host: host, port: port, https: https) {
+        case .success:
+            Log.info("LocalSend: \(name) announced itself; registered with it")
+        case .failure(let why):
+            Log.info("LocalSend: \(name) announced itself; register failed (\(why)), answered by multicast")
+            let reply = LocalSendJSON.encode(endpoint.info(announce: false))
+            for interface in interfaces {
+                try? Multicast.send(socket, reply, group: Self.group, port: Self.port, interface: interface.address)
+            }
+        }
+    }
+
+    struct RegisterError: Error, CustomStringConvertible { var description: String }
+
+    /// `POST /api/localsend/v2/register` with ptkd's info to `host`:`port`, within 2 seconds.
+    func register(host: String, port: UInt16, https: Bool) -> Result<Void, RegisterError> {
+        guard let address = SocketAddress(numericHost: host, port: port) else { return .failure(RegisterError(description: "bad address")) }
+        let deadline = Instant.now + 2
+        let stream: ByteStream
+        do {
+            let sock = try Socket.connect(to: address, deadline: deadline)
+            stream = https ? try TLSStream(socket: sock, peer: address, context: endpoint.client, deadline: deadline)
+                           : TCPStream(socket: sock, peer: address)
+        } catch {
+            return .failure(RegisterError(description: "\(error)"))
+        }
+        defer { stream.close() }
+        let http = HTTPConnection(stream: stream, kind: .response, bufferSize: 16 << 10)
+        let body = LocalSendJSON.encode(endpoint.info())
+        let request = "POST /api/localsend/v2/register HTTP/1.1\r\nHost: \(address)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        do throws(HTTPFailure) {
+            try http.write(Array(request.utf8) + body, deadline: deadline)
+            guard let head = try http.nextHead(deadline: deadline) else { return .failure(RegisterError(description: "no answer")) }
+            _ = try http.readBody(limit: 64 << 10, deadline: { deadline })
+            return head.status == 200 ? .success(()) : .failure(RegisterError(description: "HTTP \(head.status)"))
+        } catch {
+            return .failure(RegisterError(description: "\(error)"))
+        }
+    }
+}

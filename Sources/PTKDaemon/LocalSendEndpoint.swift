@@ -1,0 +1,372 @@
+import PTKCLI
+import PTKLibrary
+import PTKLocalSend
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTLS
+import PTKTransport
+import PTKTrust
+
+/// ptkd as a LocalSend v2 receiver (docs/PROTOCOL.md, "LocalSend"): HTTPS on its own port,
+/// the routes the apps call, and uploads into the same store, limits, trust list and library
+/// as protocol v1. Each connection runs on a thread of its own, inside a session slot.
+final class LocalSendEndpoint: @unchecked Sendable {
+    // `sessions` is guarded by `lock`; everything else is fixed at init.
+    let listener: Listener
+    let identity: Identity
+    let server: TLSContext
+    let client: TLSContext
+    private let configuration: DaemonConfiguration
+    private let store: PhotoStore
+    private let trust: TrustStore
+    private let library: LibraryIndexer?
+    private let shutdown: ShutdownSignal
+    private let lock = Lock()
+    private var sessions: LocalSendSessions
+
+    /// The largest JSON body taken (a prepare-upload of many files with previews).
+    static let jsonLimit = 4 << 20
+    /// Bodies of requests that need none are read and dropped up to this size.
+    static let ignoredBodyLimit = 64 << 10
+
+    init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, library: LibraryIndexer?,
+         shutdown: ShutdownSignal) throws(DaemonError) {
+        self.configuration = configuration
+        self.store = store
+        self.trust = trust
+        self.library = library
+        self.shutdown = shutdown
+        do {
+            identity = try Identity.loadOrCreate(in: configuration.localSendIdentityDirectory, commonName: "ptkd \(configuration.name)", keyType: .rsa)
+            server = try TLSContext(server: true, identity: identity, flavor: .https)
+            client = try TLSContext(server: false, identity: identity, flavor: .https)
+        } catch {
+            throw DaemonError(description: "LocalSend: \(error.description)", exitCode: 78)
+        }
+        var addresses: [SocketAddress] = []
+        for text in configuration.listen.isEmpty ? ["::", "0.0.0.0"] : configuration.listen {
+            if let a = SocketAddress(numericHost: text, port: configuration.localSendPort) { addresses.append(a) }
+        }
+        do {
+            listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
+        } catch {
+            throw DaemonError(description: "cannot listen for LocalSend apps on port \(configuration.localSendPort): \(error) (set localsend-port, or localsend = off)", exitCode: 71)
+        }
+        let types = Set(configuration.localSendTypes)
+        sessions = LocalSendSessions(policy: LocalSendPolicy(pin: configuration.localSendPIN, acceptedTypes: types,
+                                                             maxFileSize: configuration.maxFileSize,
+                                                             sessionIdle: max(60, 2 * configuration.idleTimeout)))
+    }
+
+    var fingerprint: String { identity.certificateFingerprint }
+
+    /// How ptkd describes itself to the apps (`info`, `register`, announcements).
+    func info(announce: Bool? = nil) -> DeviceInfo {
+        DeviceInfo(alias: configuration.name, version: "2.1", deviceModel: "ptkd", deviceType: "headless", fingerprint: fingerprint,
+                   port: Int(listener.port), protocol: "https", download: false, announce: announce, announcement: announce)
+    }
+
+    // MARK: Connections
+
+    /// Serves one connection until it closes, on the calling thread. The TLS handshake and the
+    /// first request's head must arrive by `deadline`; later requests within the idle timeout.
+    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant) {
+        let log = { (line: String) in Log.info("localsend \(id) from \(peer): \(line)") }
+        var first: UInt8 = 0
+        // A bare connect-and-close (apps probe the port) ends here without a word.
+        while true {
+            do {
+                let n = try withUnsafeMutableBytes(of: &first) { b throws(SystemError) in try Socket.receive(socket, into: b, peek: true) }
+                if n == 0 { socket.close(); return }
+                if n == 1 { break }
+                let revents = try poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: deadline)
+                if !revents[1].isEmpty || revents[0].isEmpty { socket.close(); return }
+            } catch {
+                socket.close()
+                return
+            }
+        }
+        let stream: ByteStream
+        var certificate: String? = nil
+        if first == 0x16 {
+            do {
+                let tls = try TLSStream(socket: socket, peer: peer, context: server, interrupt: shutdown.pipe.readEnd, deadline: deadline)
+                certificate = tls.peerCertificateFingerprint
+                stream = tls
+            } catch {
+                switch error {
+                case .timedOut: log("TLS handshake not finished within the handshake timeout; closed")
+                case .peerClosed, .interrupted: break
+                default: log("TLS handshake failed (\(error)); closed")
+                }
+                return
+            }
+        } else {
+            // Plain HTTP on the HTTPS port: say so in HTTP, then close.
+            let plain = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
+            let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10)
+            log("plain HTTP on the HTTPS port; answered 400")
+            try? http.respond(400, message("this port speaks HTTPS only"), close: true, deadline: .now + 1)
+            plain.shutdownWrite()
+            plain.close()
+            return
+        }
+        let http = HTTPConnection(stream: stream, kind: .request)
+        let connection = Connection(id: id, peer: peer, certificate: certificate, http: http)
+        var headDeadline = deadline
+        var ending = "closed"
+        while true {
+            do {
+                guard let head = try http.nextHead(deadline: headDeadline) else { break }
+                let keepOpen = try handle(head, connection)
+                if !keepOpen || !head.keepAlive { break }
+                headDeadline = .now + configuration.idleTimeout
+            } catch {
+                switch error {
+                case .gone, .interrupted, .bodyRefused: break
+                case .timedOut(let partial):
+                    if partial {
+                        ending = "request not finished within the timeout; answered 408"
+                        try? http.respond(408, message("request not finished in time"), close: true, deadline: .now + 1)
+                    }
+                case .refused(let status, let why):
+                    ending = "\(why); answered \(status)"
+                    try? http.respond(status, message(why), close: true, deadline: .now + 1)
+                }
+                break
+            }
+        }
+        if ending != "closed" { log(ending) }
+        stream.shutdownWrite()
+        stream.close()
+    }
+
+    /// One connection's fixed facts.
+    struct Connection {
+        var id: Int
+        var peer: SocketAddress
+        /// The SHA-256 of the client certificate the app showed (LocalSend 1.18 does), if any.
+        var certificate: String?
+        var http: HTTPConnection
+        var address: String { peer.host }
+    }
+
+    /// Answers one request; returns false when the connection must close after it.
+    private func handle(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
+        let idle = configuration.idleTimeout
+        let replyBy = { Instant.now + idle }
+        let path = head.path
+        let routes = ["/api/localsend/v1/info", "/api/localsend/v2/info", "/api/localsend/v2/register",
+                      "/api/localsend/v2/prepare-upload", "/api/localsend/v2/upload", "/api/localsend/v2/cancel"]
+        guard routes.contains(path) else {
+            try skipBody(c, head)
+            try c.http.respond(404, message("no such route"), deadline: replyBy())
+            return true
+        }
+        let isPost = head.method == "POST"
+        switch path {
+        case "/api/localsend/v1/info", "/api/localsend/v2/info":
+            // GET, with or without a body (some apps send one).
+            guard head.method == "GET" || isPost else { break }
+            try skipBody(c, head)
+            try c.http.respond(200, LocalSendJSON.encode(info()), deadline: replyBy())
+            return true
+        case "/api/localsend/v2/register":
+            guard isPost else { break }
+            // The caller is discovering us: answer at once, whatever its body says.
+            _ = try c.http.readBody(limit: Self.ignoredBodyLimit, deadline: replyBy)
+            try c.http.respond(200, LocalSendJSON.encode(info()), deadline: replyBy())
+            return true
+        case "/api/localsend/v2/prepare-upload":
+            guard isPost else { break }
+            return try prepareUpload(head, c)
+        case "/api/localsend/v2/upload":
+            guard isPost else { break }
+            return try upload(head, c)
+        case "/api/localsend/v2/cancel":
+            guard isPost else { break }
+            try skipBody(c, head)
+            let n = lock.withLock { sessions.cancel(session: head.query["sessionId"], address: c.address) }
+            if n > 0 { Log.info("localsend \(c.id) from \(c.peer): the sender cancelled") }
+            try c.http.respond(200, deadline: replyBy())
+            return true
+        default:
+            break
+        }
+        try skipBody(c, head)
+        try c.http.respond(405, message("\(head.method) is not allowed here"), deadline: replyBy())
+        return true
+    }
+
+    /// Reads and drops a request's body (up to a limit).
+    private func skipBody(_ c: Connection, _ head: HTTPHead) throws(HTTPFailure) {
+        _ = try c.http.readBody(limit: Self.ignoredBodyLimit, deadline: { .now + configuration.idleTimeout })
+    }
+
+    /// Who the sender is for the trust list, if it showed a certificate.
+    private func senderID(_ c: Connection) -> SenderID? { c.certificate.map { .localSend($0) } }
+
+    private func prepareUpload(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        let body = try c.http.readBody(limit: Self.jsonLimit, deadline: replyBy)
+        let request: PrepareUploadRequest
+        do {
+            request = try LocalSendJSON.decode(PrepareUploadRequest.self, from: body).validated()
+        } catch {
+            Log.info("localsend \(c.id) from \(c.peer): prepare-upload refused: \(error); answered 400")
+            try c.http.respond(400, message("invalid body: \(error)"), deadline: replyBy())
+            return true
+        }
+        let who = "\"\(clean(request.info.alias))\"" + (c.certificate.map { " (LocalSend \(String($0.prefix(8))))" } ?? " (no certificate)")
+        var allowed = configuration.senders == .anyone
+        if !allowed, let id = senderID(c) { allowed = trust.isTrusted(id) }
+        let outcome = lock.withLock {
+            sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: head.query["pin"], allowed: allowed, now: Instant.now.seconds)
+        }
+        let prefix = "localsend \(c.id) from \(c.peer) \(who): prepare-upload of \(request.files.count) file(s)"
+        switch outcome {
+        case .accepted(let response):
+            Log.info("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
+            try c.http.respond(200, LocalSendJSON.encode(response), deadline: replyBy())
+        case .nothingToTransfer:
+            Log.info("\(prefix): none accepted (types: \(configuration.localSendTypes.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
+            try c.http.respond(204, deadline: replyBy())
+        case .pinRequired(let wrong):
+            if wrong { Log.info("\(prefix): wrong PIN; answered 401") }
+            try c.http.respond(401, message(wrong ? "wrong PIN" : "PIN required"), deadline: replyBy())
+        case .tooManyTries:
+            Log.info("\(prefix): too many wrong PINs from \(c.address); answered 429")
+            try c.http.respond(429, message("too many wrong PINs; try again later"), deadline: replyBy())
+        case .refused:
+            if let id = senderID(c) {
+                do { try trust.recordAttempt(id: id, name: request.info.alias, address: c.peer.description) } catch {
+                    Log.warning("localsend \(c.id): cannot record the refused device in \(trust.pendingFile): \(error)")
+                }
+                Log.info("\(prefix): refused, LocalSend \(id) is not trusted (`ptk trust allow \(id.short)`); answered 403")
+            } else {
+                Log.info("\(prefix): refused, the app showed no certificate and only trusted devices may send; answered 403")
+            }
+            try c.http.respond(403, message("this receiver accepts trusted devices only"), deadline: replyBy())
+        case .busy:
+            Log.info("\(prefix): a session from \(c.address) is still running; answered 409")
+            try c.http.respond(409, message("a session from this address is still running"), deadline: replyBy())
+        }
+        return true
+    }
+
+    private func upload(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        let q = head.query
+        guard let sessionID = q["sessionId"], let fileID = q["fileId"], let token = q["token"] else {
+            try skipBody(c, head)
+            try c.http.respond(400, message("missing sessionId, fileId or token"), deadline: replyBy())
+            return true
+        }
+        let begun = lock.withLock {
+            Result { () throws(UploadRefusal) in try sessions.beginUpload(session: sessionID, file: fileID, token: token, address: c.address, now: Instant.now.seconds) }
+        }
+        let session: LocalSendSession, file: FileInfo
+        switch begun {
+        case .success(let (s, f)): (session, file) = (s, f)
+        case .failure(let refusal):
+            Log.info("localsend \(c.id) from \(c.peer): upload refused: \(refusal.message); answered \(refusal.status)")
+            // The body is not read: the connection closes after the answer.
+            try c.http.respond(refusal.status, message(refusal.message), close: true, deadline: replyBy())
+            return false
+        }
+        let (status, why, keepOpen) = receive(file, of: session, head: head, c)
+        lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: status == 200, now: Instant.now.seconds) }
+        try c.http.respond(status, status == 200 ? [] : message(why), close: !keepOpen, deadline: replyBy())
+        return keepOpen
+    }
+
+    /// Receives one file's body into the store: the answer's status, its reason, and whether
+    /// the connection can carry on.
+    private func receive(_ file: FileInfo, of session: LocalSendSession, head: HTTPHead, _ c: Connection) -> (Int, String, Bool) {
+        let name = "\"\(file.fileName)\" (\(formatBytes(Double(file.size))))"
+        let who = "\"\(clean(session.sender.alias))\"" + (session.fingerprint.map { " (LocalSend \(String($0.prefix(8))))" } ?? "")
+        let prefix = "localsend \(c.id) from \(c.peer) \(who)"
+        if let length = head.contentLength, length != file.size {
+            Log.info("\(prefix): refused \(name): the body is \(length) bytes, prepare-upload said \(file.size); answered 400")
+            return (400, "Content-Length \(length) is not the file's size \(file.size)", false)
+        }
+        let incoming: IncomingFile
+        switch store.begin(Offer(name: file.fileName, size: file.size, sha256: file.sha256 ?? "")) {
+        case .success(let f): incoming = f
+        case .failure(let failure):
+            Log.info("\(prefix): refused \(name): \(failure.problem); answered 500")
+            return (500, failure.problem.message, false)
+        }
+        let started = Instant.now
+        var received: Int64 = 0
+        var failure: (Int, String)? = nil
+        var lastCancelCheck = Instant.now
+        let result = Result { () throws(HTTPFailure) in
+            try c.http.readBody(deadline: { .now + self.configuration.idleTimeout }, sink: { piece in
+                if received + Int64(piece.count) > file.size {
+                    failure = (400, "the body is longer than the file's \(file.size) bytes")
+                    return false
+                }
+                do throws(FileFailure) { try incoming.append(piece) } catch {
+                    failure = Self.status(for: error)
+                    return false
+                }
+                received += Int64(piece.count)
+                if Instant.now - lastCancelCheck > 0.2 {
+                    lastCancelCheck = .now
+                    if lock.withLock({ sessions.isCancelled(session.id) }) || shutdown.isRequested {
+                        failure = (409, shutdown.isRequested ? "the receiver is shutting down" : "the session was cancelled")
+                        return false
+                    }
+                }
+                return true
+            }, refusal: { failure ?? (400, "body refused") })
+        }
+        if case .failure(let error) = result {
+            incoming.abandon(keepForResume: false)
+            switch error {
+            case .refused(let status, let why):
+                Log.info("\(prefix): failed \(name) after \(received) bytes: \(why); answered \(status)")
+                return (status, why, false)
+            case .timedOut:
+                Log.info("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout)) s after \(received); answered 408")
+                return (408, "no bytes within the idle timeout", false)
+            default:
+                Log.info("\(prefix): failed \(name): the connection ended after \(received) of \(file.size) bytes")
+                return (400, "the connection ended", false)
+            }
+        }
+        switch incoming.finish() {
+        case .success(let saved):
+            let seconds = max(Instant.now - started, 1e-6)
+            Log.info("\(prefix): saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
+            library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: wallClockMilliseconds(),
+                                 senderName: session.sender.alias, senderAddress: c.peer.description,
+                                 senderID: session.fingerprint.map { "LocalSend \($0)" }))
+            return (200, "", true)
+        case .failure(let failure):
+            let (status, why) = Self.status(for: failure)
+            Log.info("\(prefix): failed \(name): \(failure.problem); answered \(status)")
+            return (status, why, true)
+        }
+    }
+
+    /// The HTTP status for a store failure: 422 for a hash that does not match (as the apps
+    /// expect), 400 for bytes that are not what was announced, 500 for the receiver's own trouble.
+    static func status(for failure: FileFailure) -> (Int, String) {
+        switch failure.problem.code {
+        case FileErrorCode.hashMismatch.rawValue: return (422, failure.problem.message)
+        case FileErrorCode.notPNG.rawValue, FileErrorCode.sizeMismatch.rawValue: return (400, failure.problem.message)
+        default: return (500, failure.problem.message)
+        }
+    }
+}
+
+/// `{"message": text}`, the error body the apps show.
+func message(_ text: String) -> [UInt8] { LocalSendJSON.encode(["message": text]) }
+
+/// An alias fit for a log line.
+func clean(_ alias: String) -> String {
+    String(String.UnicodeScalarView(alias.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }).prefix(64))
+}

@@ -1,0 +1,102 @@
+import Glibc
+
+/// An IPv4 interface that is up and can multicast.
+public struct MulticastInterface: Sendable, Equatable, Hashable {
+    public var name: String
+    /// Its IPv4 address, dotted.
+    public var address: String
+    public var isLoopback: Bool
+}
+
+/// The IPv4 interfaces that are up and multicast-capable (loopback too when it has
+/// IFF_MULTICAST set, as tests set it in a namespace of their own). The corresponding C
+/// function is `getifaddrs`.
+public func ipv4MulticastInterfaces() -> [MulticastInterface] {
+    var list: UnsafeMutablePointer<ifaddrs>? = nil
+    guard getifaddrs(&list) == 0 else { return [] }
+    defer { freeifaddrs(list) }
+    var out: [MulticastInterface] = []
+    var p = list
+    while let ifa = p {
+        defer { p = ifa.pointee.ifa_next }
+        let flags = ifa.pointee.ifa_flags
+        guard let sa = ifa.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET),
+              flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0 else { continue }
+        var st = sockaddr_storage()
+        withUnsafeMutableBytes(of: &st) { $0.copyMemory(from: UnsafeRawBufferPointer(start: sa, count: MemoryLayout<sockaddr_in>.size)) }
+        let address = SocketAddress(storage: st, length: socklen_t(MemoryLayout<sockaddr_in>.size)).host
+        out.append(MulticastInterface(name: String(cString: ifa.pointee.ifa_name), address: address,
+                                      isLoopback: flags & UInt32(IFF_LOOPBACK) != 0))
+    }
+    return out
+}
+
+/// UDP for multicast discovery: a socket bound to a group's port, joined per interface.
+public enum Multicast {
+    /// A non-blocking UDP socket bound to `port` on every IPv4 address, shared with other
+    /// programs (SO_REUSEADDR and SO_REUSEPORT: a LocalSend app on the same host keeps working),
+    /// sending with TTL 1 and looping its messages back to this host. The corresponding C
+    /// functions are `socket`, `setsockopt`, `bind`.
+    public static func open(port: UInt16) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("socket", "UDP") {
+            socket(AF_INET, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+        }
+        let sock = FileDescriptor(rawValue: fd)
+        do throws(SystemError) {
+            try Socket.setOption(sock, SOL_SOCKET, SO_REUSEADDR, 1)
+            try Socket.setOption(sock, SOL_SOCKET, SO_REUSEPORT, 1)
+            try Socket.setOption(sock, CInt(IPPROTO_IP), IP_MULTICAST_TTL, 1)
+            try Socket.setOption(sock, CInt(IPPROTO_IP), IP_MULTICAST_LOOP, 1)
+            let any = SocketAddress(numericHost: "0.0.0.0", port: port)!
+            _ = try syscall("bind", "UDP port \(port)") { any.withSockAddr { Glibc.bind(fd, $0, $1) } }
+        } catch {
+            sock.close()
+            throw error
+        }
+        return sock
+    }
+
+    private static func request(_ group: String, _ interface: String) -> ip_mreq {
+        var m = ip_mreq()
+        inet_pton(AF_INET, group, &m.imr_multiaddr)
+        inet_pton(AF_INET, interface, &m.imr_interface)
+        return m
+    }
+
+    /// Joins `group` on the interface with IPv4 address `interface`. Joining twice is not an error.
+    public static func join(_ sock: FileDescriptor, group: String, interface: String) throws(SystemError) {
+        var m = request(group, interface)
+        let rc = setsockopt(sock.rawValue, CInt(IPPROTO_IP), IP_ADD_MEMBERSHIP, &m, socklen_t(MemoryLayout<ip_mreq>.size))
+        if rc != 0 && errno != EADDRINUSE { throw SystemError(call: "setsockopt(IP_ADD_MEMBERSHIP)", object: interface, errno: errno) }
+    }
+
+    /// Sends `bytes` to `group`:`port` out of the interface with address `interface`.
+    public static func send(_ sock: FileDescriptor, _ bytes: [UInt8], group: String, port: UInt16, interface: String) throws(SystemError) {
+        var out = in_addr()
+        inet_pton(AF_INET, interface, &out)
+        if setsockopt(sock.rawValue, CInt(IPPROTO_IP), IP_MULTICAST_IF, &out, socklen_t(MemoryLayout<in_addr>.size)) != 0 {
+            throw SystemError(call: "setsockopt(IP_MULTICAST_IF)", object: interface, errno: errno)
+        }
+        guard let to = SocketAddress(numericHost: group, port: port) else { throw SystemError(call: "sendto", object: group, errno: EINVAL) }
+        _ = try syscall("sendto", group) {
+            bytes.withUnsafeBytes { b in to.withSockAddr { Glibc.sendto(sock.rawValue, b.baseAddress, b.count, CInt(MSG_NOSIGNAL), $0, $1) } }
+        }
+    }
+
+    /// Receives one datagram into `buffer`: its length and sender, or nil when none is waiting.
+    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> (Int, SocketAddress)? {
+        var st = sockaddr_storage()
+        var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        while true {
+            let n = withUnsafeMutablePointer(to: &st) { p in
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(sock.rawValue, buffer.baseAddress, buffer.count, 0, $0, &len) }
+            }
+            if n >= 0 { return (n, SocketAddress(storage: st, length: len)) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN: return nil
+            default: throw SystemError(call: "recvfrom", errno: errno)
+            }
+        }
+    }
+}
