@@ -8,9 +8,9 @@ let version = "0.1.0"
 let usage = """
     Usage: ptkd [OPTIONS]
 
-    Receives PNG photos from ptk-send over protocol v1 (TLS 1.3 by default) and saves
-    them in the received-photos directory. `ptk id` shows its device ID, `ptk trust`
-    manages who may send.
+    Receives PNG photos from ptk-send over protocol v1 (TLS 1.3 by default) and from
+    LocalSend apps (HTTPS, port 53317), and saves them in the received-photos directory.
+    `ptk id` shows its device ID, `ptk trust` manages who may send.
 
     Options:
     \(helpLines(for: DaemonOptions.commandLine))

@@ -151,6 +151,7 @@ struct ConfigurationTests {
         expected.stateDirectory = "/var/lib/ptk"
         expected.listen = ["::", "0.0.0.0"]
         expected.name = "livingroom"
+        expected.localSendPIN = "1234"
         #expect(explicit == expected)
         for option in DaemonOptions.settings where option.inConfigFile {
             #expect(uncommented.contains("\n\(option.name) = "), "\(option.name) is not in etc/ptkd.conf")
@@ -213,5 +214,32 @@ struct FormatTests {
     ])
     func bytes(n: Double, text: String) {
         #expect(formatBytes(n) == text)
+    }
+}
+
+@Suite("LocalSend settings")
+struct LocalSendSettingsTests {
+    func configuration(_ args: [String: String]) throws(UsageError) -> DaemonConfiguration {
+        var c = DaemonConfiguration()
+        for (k, v) in args.sorted(by: { $0.key < $1.key }) { try DaemonOptions.apply(k, v, to: &c) }
+        return c
+    }
+
+    @Test("defaults: on, port 53317, no PIN, PNG only")
+    func defaults() {
+        let c = DaemonConfiguration()
+        #expect(c.localSend && c.localSendPort == 53317 && c.localSendPIN == nil && c.localSendTypes == ["image/png"])
+    }
+
+    @Test("values are parsed and checked")
+    func values() throws {
+        let c = try configuration(["localsend": "off", "localsend-port": "0", "localsend-pin": "4711", "localsend-types": "IMAGE/PNG, image/png"])
+        #expect(!c.localSend && c.localSendPort == 0 && c.localSendPIN == "4711" && c.localSendTypes == ["image/png"])
+        #expect(throws: UsageError.self) { try configuration(["localsend": "maybe"]) }
+        #expect(throws: UsageError.self) { try configuration(["localsend-port": "70000"]) }
+        #expect(throws: UsageError.self) { try configuration(["localsend-pin": "with space"]) }
+        #expect(throws: UsageError.self) { try configuration(["localsend-pin": ""]) }
+        #expect(throws: UsageError.self) { try configuration(["localsend-types": "image/gif"]) }
+        #expect(throws: UsageError.self) { try configuration(["localsend-types": ","]) }
     }
 }

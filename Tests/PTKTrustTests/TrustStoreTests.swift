@@ -33,7 +33,7 @@ struct TrustStoreTests {
         let entry = try store.allow(String(a.compact.prefix(4)).lowercased())
         #expect(entry == TrustedSender(id: a, name: "alice2"))
         #expect(store.isTrusted(a))
-        #expect(try store.pending().map(\.id) == [b])
+        #expect(try store.pending().map(\.id) == [.device(b)])
         // A given name wins; allowing again renames.
         #expect(try store.allow(a.description, name: "Alice's laptop").name == "Alice's laptop")
         #expect(store.trusted() == [TrustedSender(id: a, name: "Alice's laptop")])
@@ -65,9 +65,9 @@ struct TrustStoreTests {
         try store.recordAttempt(id: a, name: "a", address: "x")
         try store.recordAttempt(id: b, name: "b", address: "y")
         try store.allow(a.compact)
-        #expect(try store.deny(b.compact).id == b)
+        #expect(try store.deny(b.compact).id == .device(b))
         #expect(try store.pending().isEmpty)
-        #expect(try store.remove(String(a.compact.prefix(3))).id == a)
+        #expect(try store.remove(String(a.compact.prefix(3))).id == .device(a))
         #expect(store.trusted().isEmpty)
     }
 
@@ -102,5 +102,32 @@ struct TrustStoreTests {
         }
         for _ in 0..<4 { done.wait() }
         #expect(try TrustStore(directory: dir).pending().count == 40)
+    }
+
+    @Test("LocalSend fingerprints sit on the same lists: parsed in any case and with colons, kept apart from device IDs, allowed by prefix")
+    func localSendFingerprints() throws {
+        let hex = String(repeating: "ab", count: 32)
+        let upper = hex.uppercased()
+        #expect(SenderID(parsing: hex) == .localSend(upper))
+        #expect(SenderID(parsing: stride(from: 0, to: 64, by: 2).map { String(hex.dropFirst($0).prefix(2)) }.joined(separator: ":")) == .localSend(upper))
+        #expect(SenderID(parsing: String(hex.prefix(63))) == nil)
+        #expect(SenderID(parsing: device(1).description) == .device(device(1)))
+        #expect(SenderID.localSend(upper).kind == "LocalSend")
+        #expect(SenderID.device(device(1)).kind.trimmingSpaces == "ptk")
+        let text = "\(hex) my phone\n\(device(1)) laptop\n"
+        #expect(TrustStore.parseTrustList(text) == [TrustedSender(id: .localSend(upper), name: "my phone"), TrustedSender(id: device(1), name: "laptop")])
+
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let store = TrustStore(directory: dir)
+        try store.recordAttempt(id: .localSend(upper), name: "Pixel", address: "192.0.2.9:5000", at: 10)
+        #expect(try store.pending().map(\.id) == [.localSend(upper)])
+        let entry = try store.allow("abab")
+        #expect(entry == TrustedSender(id: .localSend(upper), name: "Pixel"))
+        #expect(store.isTrusted(.localSend(upper)))
+        #expect(!store.isTrusted(device(1)))
+        // The file keeps the fingerprint as it was written, and a fresh store reads it back.
+        #expect(TrustStore(directory: dir).trusted() == [entry])
+        #expect(throws: TrustError.self) { try store.allow("xyz!") }
     }
 }
