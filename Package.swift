@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend"]),
     ],
     swiftLanguageModes: [.v6]
 )
