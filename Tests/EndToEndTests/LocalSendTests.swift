@@ -259,3 +259,42 @@ final class Locked<T>: @unchecked Sendable {
     var value: T { lock.lock(); defer { lock.unlock() }; return v }
     func mutate(_ f: (inout T) -> Void) { lock.lock(); f(&v); lock.unlock() }
 }
+
+@Suite("End to end: LocalSend discovery in a private network namespace", .enabled(if: canRunAvahi, "needs root, nsenter and unshare"), .serialized)
+struct LocalSendDiscoveryTests {
+    @Test("ptkd joins the group when lo gains multicast, announces itself; an app's announcement gets a register call, or a multicast answer when its port is closed")
+    func announceAndAnswer() throws {
+        let host = try MDNSHost(startAvahi: false)
+        let d = try DaemonProcess.withLocalSend(["--name", "Attic"], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--"], mdns: true)
+        // No multicast interface yet: nothing is announced, nothing fails.
+        #expect(!d.log.contains("LocalSend discovery on"))
+        try host.sh("ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo")
+        let peer = try run("/usr/bin/nsenter", ["-t", String(host.pid), "-n", "-m", "--", "/usr/bin/python3",
+                                                repositoryRoot() + "/Tests/Fixtures/localsend/peer.py", "--port", "53999", "--timeout", "20"],
+                           timeout: 30, absolute: true)
+        let events = peer.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(peer.status == 0, "\(peer.stdout) \(peer.stderr) \(d.log)")
+        let heard = events.filter { $0["event"] as? String == "heard" }.compactMap { $0["message"] as? [String: Any] }
+        let announcement = try #require(heard.first { $0["announce"] as? Bool == true }, "\(events)")
+        #expect(announcement["alias"] as? String == "Attic")
+        #expect(announcement["announcement"] as? Bool == true)
+        #expect(announcement["deviceType"] as? String == "headless")
+        #expect(announcement["protocol"] as? String == "https")
+        #expect(announcement["port"] as? Int == Int(d.localSendPort))
+        let fingerprint = try run("ptk", ["--config", "/dev/null", "--state-dir", d.stateDir, "id", "localsend"]).stdout
+        #expect(announcement["fingerprint"] as? String == fingerprint.trimmingCharacters(in: .whitespacesAndNewlines))
+        let register = try #require(events.first { $0["event"] as? String == "register" }?["message"] as? [String: Any])
+        #expect(register["alias"] as? String == "Attic")
+        #expect(register["port"] as? Int == Int(d.localSendPort))
+        let answer = try #require(heard.first { $0["announce"] as? Bool == false })
+        #expect(answer["alias"] as? String == "Attic")
+        #expect(d.log.contains("LocalSend discovery on lo (127.0.0.1)"))
+        #expect(d.log.contains("\"Test Phone\" at 127.0.0.1:53999 announced itself; registered with it"), "\(d.log)")
+        #expect(d.log.contains("\"Ghost\" at 127.0.0.1:9 announced itself; register failed"))
+        // Its own announcements, looped back, are not answered.
+        #expect(!d.log.contains("\"Attic\" at"))
+        #expect(d.stop() == 0)
+    }
+}
