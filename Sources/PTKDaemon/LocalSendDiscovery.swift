@@ -61,6 +61,8 @@ final class LocalSendDiscovery: @unchecked Sendable {
 
     private func run() {
         var known: Set<MulticastInterface> = []
+        var announced: Set<MulticastInterface> = []
+        var listFailed = false
         var nextCheck = Instant.now
         var announcements: [(Instant, MulticastInterface)] = []
         var answered: [String: Instant] = [:]
@@ -69,7 +71,13 @@ final class LocalSendDiscovery: @unchecked Sendable {
         while !shutdown.isRequested {
             let now = Instant.now
             if now >= nextCheck {
-                let current = Set(ipv4MulticastInterfaces().filter { allowed == nil || allowed!.contains($0.address) })
+                let listed: [MulticastInterface]
+                do { listed = try ipv4MulticastInterfaces() } catch {
+                    if !listFailed { Log.warning("LocalSend discovery cannot list the network interfaces: \(error)") }
+                    listFailed = true
+                    listed = Array(known)
+                }
+                let current = Set(listed.filter { allowed == nil || allowed!.contains($0.address) })
                 for interface in current.subtracting(known) {
                     do {
                         try Multicast.join(socket, group: Self.group, interface: interface.address)
@@ -83,7 +91,16 @@ final class LocalSendDiscovery: @unchecked Sendable {
                 nextCheck = now + Self.interfaceCheck
             }
             for (_, interface) in announcements.filter({ $0.0 <= now }) where known.contains(interface) {
-                try? Multicast.send(socket, announcement, group: Self.group, port: Self.port, interface: interface.address)
+                // The first announcement on an interface is logged, sent or not (a sandbox that
+                // does not allow the group shows here).
+                let first = !announced.contains(interface)
+                announced.insert(interface)
+                do {
+                    try Multicast.send(socket, announcement, group: Self.group, port: Self.port, interface: interface.address)
+                    if first { Log.info("LocalSend: announced on \(interface.name)") }
+                } catch {
+                    if first { Log.warning("LocalSend: cannot announce on \(interface.name): \(error)") }
+                }
             }
             announcements.removeAll { $0.0 <= now }
             let wake = announcements.map(\.0).min().map { min($0, nextCheck) } ?? nextCheck

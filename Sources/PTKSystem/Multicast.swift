@@ -10,10 +10,10 @@ public struct MulticastInterface: Sendable, Equatable, Hashable {
 
 /// The IPv4 interfaces that are up and multicast-capable (loopback too when it has
 /// IFF_MULTICAST set, as tests set it in a namespace of their own). The corresponding C
-/// function is `getifaddrs`.
-public func ipv4MulticastInterfaces() -> [MulticastInterface] {
+/// function is `getifaddrs` (which needs an AF_NETLINK socket).
+public func ipv4MulticastInterfaces() throws(SystemError) -> [MulticastInterface] {
     var list: UnsafeMutablePointer<ifaddrs>? = nil
-    guard getifaddrs(&list) == 0 else { return [] }
+    guard getifaddrs(&list) == 0 else { throw SystemError(call: "getifaddrs", errno: errno) }
     defer { freeifaddrs(list) }
     var out: [MulticastInterface] = []
     var p = list

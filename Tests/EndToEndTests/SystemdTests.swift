@@ -147,6 +147,14 @@ struct SystemdTests {
             return ["\"v=1\"", "\"tls=1\"", "\"id=\(receiverID.compact)\""].allSatisfy { line.contains($0) }
         }, "\(system.journal("ptkd"))")
 
+        // The LocalSend endpoint listens under the sandbox, and its multicast announcements get
+        // out once an interface can multicast (the container's lo, made so here).
+        #expect(system.journal("ptkd").contains("LocalSend receiver on port 53317 (HTTPS)"), "\(system.journal("ptkd"))")
+        #expect(try system.exec(["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/53317"]).status == 0)
+        #expect(try system.exec(["sh", "-c", "ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo"]).status == 0)
+        #expect(eventually(15) { system.journal("ptkd").contains("LocalSend: announced on lo") }, "\(system.journal("ptkd"))")
+        #expect(!system.journal("ptkd").contains("cannot announce"))
+
         // Sent by name over TLS, as the README's quick start does; lands byte-identical, owned by ptk.
         let sent = try system.exec(["ptk-send", "livingroom", "/root/photo.png"])
         #expect(sent.status == 0, "\(sent.stderr)")
