@@ -153,8 +153,14 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
 extension DaemonProcess {
     /// The LocalSend endpoint's port, from ptkd's log.
     var localSendPort: UInt16 {
-        guard let range = log.range(of: #"LocalSend receiver on port (\d+)"#, options: .regularExpression) else { return 0 }
-        return UInt16(log[range].split(separator: " ").last!)!
+        var port: UInt16 = 0
+        // ptkd logs it just after the line DaemonProcess waits for.
+        _ = eventually(10) {
+            guard let range = log.range(of: #"LocalSend receiver on port (\d+)"#, options: .regularExpression) else { return false }
+            port = UInt16(log[range].split(separator: " ").last!)!
+            return true
+        }
+        return port
     }
 
     /// A ptkd with its LocalSend endpoint on a free port.

@@ -47,7 +47,7 @@ struct SandboxTests {
         // A dynamic user cannot reach Avahi on Debian 12 (SystemdTests boots the unit for real).
         #expect(!installedUnit().split(separator: "\n").contains("DynamicUser=yes"))
         for option in ["Type=notify", "User=ptk", "Group=ptk", "StateDirectory=ptk", "ProtectSystem=strict", "NoNewPrivileges=yes",
-                       "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service"] {
+                       "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service"] {
             #expect(installedUnit().contains(option + "\n"), "\(option)")
         }
     }
