@@ -69,7 +69,10 @@ final class HTTPConnection {
                     }
                     throw error
                 }
-                if stop == .complete { return }
+                if stop == .complete {
+                    inMessage = false
+                    return
+                }
             }
             if try !fill(deadline: deadline()) {
                 // A body that runs to the end of the connection (responses) ends here.
@@ -133,8 +136,24 @@ final class HTTPConnection {
         return n > 0
     }
 
+    /// A response with `Connection: close` went out before the request was read to its end.
+    private(set) var refusedMidRequest = false
+
+    /// Reads and drops what the peer still sends, until it closes, `deadline`, or `limit` bytes.
+    func drain(until deadline: Instant, limit: Int) {
+        var total = 0
+        while total < limit, Instant.now < deadline {
+            let n = buffer.withUnsafeMutableBytes { b in
+                (try? Result { () throws(TransportError) in try stream.read(into: b, deadline: deadline, interruptible: true) }.get()) ?? 0
+            }
+            if n == 0 { return }
+            total += n
+        }
+    }
+
     /// Sends a response: `body` with `contentType`, and `Connection: close` when `close`.
     func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", close: Bool = false, deadline: Instant) throws(HTTPFailure) {
+        if close && inMessage { refusedMidRequest = true }
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(body.count)\r\n"
         if !body.isEmpty { head += "Content-Type: \(contentType)\r\n" }
         head += close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"

@@ -109,6 +109,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
             log("plain HTTP on the HTTPS port; answered 400")
             try? http.respond(400, message("this port speaks HTTPS only"), close: true, deadline: .now + 1)
             plain.shutdownWrite()
+            http.drain(until: .now + 1, limit: 1 << 20)
             plain.close()
             return
         }
@@ -139,6 +140,11 @@ final class LocalSendEndpoint: @unchecked Sendable {
         }
         if ending != "closed" { log(ending) }
         stream.shutdownWrite()
+        if connection.http.refusedMidRequest {
+            // The app may still be sending the body we refused: read and drop it for a while, so
+            // that closing does not reset the connection before it reads our answer.
+            connection.http.drain(until: .now + 2, limit: 256 << 20)
+        }
         stream.close()
     }
 

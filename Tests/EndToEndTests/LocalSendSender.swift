@@ -18,6 +18,9 @@ final class LocalSendApp: @unchecked Sendable {
     let version: String
 
     init(port: UInt16, certificate: Bool = true, alias: String = "Test Phone", version: String = "2.1") throws {
+        // OpenSSL writes with write(2): a request body still going out when ptkd has answered
+        // and closed (as it does for a refused upload) must be an error here, not SIGPIPE.
+        ignoreBrokenPipeSignal()
         self.port = port
         identity = certificate ? try Identity.ephemeral(.rsa, commonName: "LocalSend User") : nil
         context = try TLSContext(server: false, identity: identity, flavor: .https)
