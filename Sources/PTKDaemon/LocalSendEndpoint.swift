@@ -162,20 +162,12 @@ final class LocalSendEndpoint: @unchecked Sendable {
     private func handle(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
         let idle = configuration.idleTimeout
         let replyBy = { Instant.now + idle }
-        let path = head.path
-        let routes = ["/api/localsend/v1/info", "/api/localsend/v2/info", "/api/localsend/v2/register",
-                      "/api/localsend/v2/prepare-upload", "/api/localsend/v2/upload", "/api/localsend/v2/cancel"]
-        guard routes.contains(path) else {
-            try skipBody(c, head)
-            try c.http.respond(404, message("no such route"), deadline: replyBy())
-            return true
-        }
         let isPost = head.method == "POST"
-        switch path {
+        switch head.path {
         case "/api/localsend/v1/info", "/api/localsend/v2/info":
             // GET, with or without a body (some apps send one).
             guard head.method == "GET" || isPost else { break }
-            try skipBody(c, head)
+            try skipBody(c)
             try c.http.respond(200, LocalSendJSON.encode(info()), deadline: replyBy())
             return true
         case "/api/localsend/v2/register":
@@ -192,21 +184,24 @@ final class LocalSendEndpoint: @unchecked Sendable {
             return try upload(head, c)
         case "/api/localsend/v2/cancel":
             guard isPost else { break }
-            try skipBody(c, head)
+            try skipBody(c)
             let n = lock.withLock { sessions.cancel(session: head.query["sessionId"], address: c.address) }
             if n > 0 { Log.info("localsend \(c.id) from \(c.peer): the sender cancelled") }
             try c.http.respond(200, deadline: replyBy())
             return true
         default:
-            break
+            try skipBody(c)
+            try c.http.respond(404, message("no such route"), deadline: replyBy())
+            return true
         }
-        try skipBody(c, head)
+        // A known route, another method.
+        try skipBody(c)
         try c.http.respond(405, message("\(head.method) is not allowed here"), deadline: replyBy())
         return true
     }
 
     /// Reads and drops a request's body (up to a limit).
-    private func skipBody(_ c: Connection, _ head: HTTPHead) throws(HTTPFailure) {
+    private func skipBody(_ c: Connection) throws(HTTPFailure) {
         _ = try c.http.readBody(limit: Self.ignoredBodyLimit, deadline: { .now + configuration.idleTimeout })
     }
 
@@ -265,7 +260,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         let replyBy = { Instant.now + self.configuration.idleTimeout }
         let q = head.query
         guard let sessionID = q["sessionId"], let fileID = q["fileId"], let token = q["token"] else {
-            try skipBody(c, head)
+            try skipBody(c)
             try c.http.respond(400, message("missing sessionId, fileId or token"), deadline: replyBy())
             return true
         }

@@ -46,6 +46,15 @@ private func invalid(_ value: String, _ key: String, _ what: String) -> UsageErr
     UsageError("invalid value '\(value)' for \(key): \(what)")
 }
 
+/// An on|off setting's value (yes/true and no/false too, any case).
+private func onOff(_ value: String, _ key: String) throws(UsageError) -> Bool {
+    switch value.lowercased() {
+    case "on", "yes", "true": return true
+    case "off", "no", "false": return false
+    default: throw invalid(value, key, "expected on or off")
+    }
+}
+
 /// "512M" for 512 MiB: the largest K/M/G/T unit that divides the size.
 func sizeText(_ n: Int64) -> String {
     for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] where n > 0 && n % (Int64(1) << shift) == 0 {
@@ -91,11 +100,7 @@ public enum DaemonOptions {
         },
         DaemonOption("library", value: "on|off", help: "index saved photos and make their thumbnails in .ptk/ of the directory (`ptk list`)",
                      default: { $0.library ? "on" : "off" }) { c, v throws(UsageError) in
-            switch v.lowercased() {
-            case "on", "yes", "true": c.library = true
-            case "off", "no", "false": c.library = false
-            default: throw invalid(v, "library", "expected on or off")
-            }
+            c.library = try onOff(v, "library")
         },
         DaemonOption("thumbnail-max-megapixels", value: "N", help: "photos with more pixels are indexed without a thumbnail",
                      default: { "\($0.thumbnailMaxMegapixels)" }) { c, v throws(UsageError) in
@@ -104,11 +109,7 @@ public enum DaemonOptions {
         },
         DaemonOption("localsend", value: "on|off", help: "receive from LocalSend apps (HTTPS, and multicast discovery unless mDNS is off)",
                      default: { $0.localSend ? "on" : "off" }) { c, v throws(UsageError) in
-            switch v.lowercased() {
-            case "on", "yes", "true": c.localSend = true
-            case "off", "no", "false": c.localSend = false
-            default: throw invalid(v, "localsend", "expected on or off")
-            }
+            c.localSend = try onOff(v, "localsend")
         },
         DaemonOption("localsend-port", value: "N", help: "TCP port of the LocalSend endpoint; 0 picks a free port and logs it",
                      default: { "\($0.localSendPort)" }) { c, v throws(UsageError) in
