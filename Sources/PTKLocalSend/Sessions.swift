@@ -98,7 +98,7 @@ public struct LocalSendSessions: Sendable {
     public let policy: LocalSendPolicy
     public private(set) var sessions: [String: LocalSendSession] = [:]
     private var wrongPINs: [String: (count: Int, until: Double)] = [:]
-    private var generator: @Sendable () -> String
+    private let generator: @Sendable () -> String
 
     /// `generator` makes session IDs and tokens (random by default).
     public init(policy: LocalSendPolicy, generator: @escaping @Sendable () -> String = randomToken) {
