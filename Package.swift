@@ -25,8 +25,11 @@ let package = Package(
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // HTTP/1.1 requests and responses for the LocalSend endpoint (Node's http-parser; no pkg-config file).
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
-        // Row-by-row thumbnails with libpng, in C: libpng's errors longjmp, which must not cross Swift frames.
-        .target(name: "CPNGThumb", dependencies: ["CPNG"]),
+        // JPEG decoding and encoding: libjpeg-turbo.
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        // Row-by-row thumbnails with libpng and libjpeg-turbo, in C: both libraries' errors
+        // longjmp, which must not cross Swift frames.
+        .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG"]),
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
         .systemLibrary(name: "CLinux"),
 
@@ -63,7 +66,7 @@ let package = Package(
         .target(name: "PTKCLI", dependencies: ["PTKSystem"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
-        .target(name: "PTKTestSupport", dependencies: ["CZlib", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
+        .target(name: "PTKTestSupport", dependencies: ["CZlib", "CPNGThumb", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
         .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore"]),

@@ -92,27 +92,63 @@ typedef struct {
     unsigned char *pixels;
 } thumbnail_state;
 
-static int encode(thumbnail_state *s, uint32_t width, uint32_t height, int channels) {
-    s->writer = png_create_write_struct(PNG_LIBPNG_VER_STRING, &s->io, on_error, on_warning);
-    if (s->writer == NULL) {
-        snprintf(s->io.message, MESSAGE, "out of memory");
+/* Encodes 8-bit RGB or RGBA pixels as a PNG into io->output. */
+static int encode_into(io_context *io, png_structp *writer, png_infop *writer_info, const unsigned char *pixels,
+                       uint32_t width, uint32_t height, int channels) {
+    *writer = png_create_write_struct(PNG_LIBPNG_VER_STRING, io, on_error, on_warning);
+    if (*writer == NULL || (*writer_info = png_create_info_struct(*writer)) == NULL) {
+        snprintf(io->message, MESSAGE, "out of memory");
         return PTK_PNG_FAILED;
     }
-    s->writer_info = png_create_info_struct(s->writer);
-    if (s->writer_info == NULL) {
-        snprintf(s->io.message, MESSAGE, "out of memory");
-        return PTK_PNG_FAILED;
-    }
-    if (setjmp(png_jmpbuf(s->writer))) return PTK_PNG_FAILED;
-    png_set_write_fn(s->writer, &s->io, write_callback, flush_callback);
-    png_set_IHDR(s->writer, s->writer_info, width, height, 8,
+    if (setjmp(png_jmpbuf(*writer))) return PTK_PNG_FAILED;
+    png_set_write_fn(*writer, io, write_callback, flush_callback);
+    png_set_IHDR(*writer, *writer_info, width, height, 8,
                  channels == 4 ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(s->writer, 6);
-    png_write_info(s->writer, s->writer_info);
-    for (uint32_t y = 0; y < height; y++) png_write_row(s->writer, s->pixels + (size_t)y * width * channels);
-    png_write_end(s->writer, NULL);
+    png_set_compression_level(*writer, 6);
+    png_write_info(*writer, *writer_info);
+    for (uint32_t y = 0; y < height; y++) png_write_row(*writer, (png_bytep)pixels + (size_t)y * width * channels);
+    png_write_end(*writer, NULL);
     return PTK_PNG_OK;
+}
+
+static int encode(thumbnail_state *s, uint32_t width, uint32_t height, int channels) {
+    return encode_into(&s->io, &s->writer, &s->writer_info, s->pixels, width, height, channels);
+}
+
+int ptk_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int channels,
+                   unsigned char **png, size_t *size, char message[200]) {
+    io_context io = {0};
+    io.message = message;
+    message[0] = 0;
+    png_structp writer = NULL;
+    png_infop writer_info = NULL;
+    int status = encode_into(&io, &writer, &writer_info, pixels, width, height, channels);
+    if (writer != NULL) png_destroy_write_struct(&writer, writer_info ? &writer_info : NULL);
+    if (status != PTK_PNG_OK) {
+        free(io.output);
+        return status;
+    }
+    *png = io.output;
+    *size = io.output_size;
+    return PTK_PNG_OK;
+}
+
+void ptk_thumbnail_fit(uint32_t width, uint32_t height, uint32_t max_side, uint32_t *tw, uint32_t *th) {
+    *tw = width;
+    *th = height;
+    if (max_side == 0) max_side = 1;
+    if (width > max_side || height > max_side) {
+        if (width >= height) {
+            *tw = max_side;
+            *th = (uint32_t)(((uint64_t)height * max_side + width / 2) / width);
+        } else {
+            *th = max_side;
+            *tw = (uint32_t)(((uint64_t)width * max_side + height / 2) / height);
+        }
+        if (*tw == 0) *tw = 1;
+        if (*th == 0) *th = 1;
+    }
 }
 
 static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
@@ -152,19 +188,8 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
         return PTK_PNG_FAILED;
     }
 
-    uint32_t tw = width, th = height;
-    if (max_side == 0) max_side = 1;
-    if (width > max_side || height > max_side) {
-        if (width >= height) {
-            tw = max_side;
-            th = (uint32_t)(((uint64_t)height * max_side + width / 2) / width);
-        } else {
-            th = max_side;
-            tw = (uint32_t)(((uint64_t)width * max_side + height / 2) / height);
-        }
-        if (tw == 0) tw = 1;
-        if (th == 0) th = 1;
-    }
+    uint32_t tw, th;
+    ptk_thumbnail_fit(width, height, max_side, &tw, &th);
     s->row = malloc(png_get_rowbytes(s->png, s->info));
     s->column_bucket = malloc(sizeof(uint32_t) * width);
     s->sums = calloc((size_t)tw * th * 5, sizeof(uint64_t));

@@ -64,13 +64,13 @@ public enum FuzzTargets {
         let bytes = UnsafeRawBufferPointer(rebasing: data[1...])
         var whole = PNGValidator(totalSize: Int64(bytes.count))
         var wholeOK = true
-        do throws(PNGError) {
+        do throws(FormatError) {
             try whole.feed(bytes)
             try whole.finish()
         } catch { wholeOK = false }
         var pieces = PNGValidator(totalSize: Int64(bytes.count))
         var piecesOK = true
-        do throws(PNGError) {
+        do throws(FormatError) {
             var i = 0
             while i < bytes.count {
                 let end = min(i + step, bytes.count)

@@ -4,7 +4,7 @@ import PTKStore
 import PTKSystem
 
 /// `.ptk` packages, as PhotoKeeper kept its documents: a folder `NAME.ptk/` holding
-/// `photo.data` (the PNG's bytes, unchanged) and `photo.metadata` (JSON: `"Version": 1`, the
+/// `photo.data` (the photo's bytes, PNG or JPEG, unchanged) and `photo.metadata` (JSON: `"Version": 1`, the
 /// thumbnail as base64 PNG under `"Thumbnail"`, and the photo's metadata).
 public enum Package {
     /// The Version this ptk writes and the highest it reads.
@@ -14,18 +14,18 @@ public enum Package {
     /// The largest photo.metadata read (a thumbnail is a few tens of kB).
     static let metadataLimit = 16 << 20
 
-    /// The package folder name for a photo name: "beach.png" gives "beach.ptk".
+    /// The package folder name for a photo name: "beach.png" (or "beach.jpg") gives "beach.ptk".
     public static func folderName(for photoName: String) -> String {
-        var stem = photoName
-        if stem.lowercased().hasSuffix(".png") { stem.removeLast(4) }
+        let stem = PhotoType(fileName: photoName).map { $0.split(photoName).stem } ?? photoName
         return stem + ".ptk"
     }
 
-    /// The photo name a package gives: "beach.ptk" gives "beach.png".
-    public static func photoName(forPackage path: String) -> String {
+    /// The photo name a package gives: "beach.ptk" gives "beach.png", or "beach.jpg" when its
+    /// photo.data is a JPEG.
+    public static func photoName(forPackage path: String, type: PhotoType) -> String {
         var last = path.split(separator: "/").last.map(String.init) ?? path
         if last.lowercased().hasSuffix(".ptk") { last.removeLast(4) }
-        return last + ".png"
+        return last + type.endings[0]
     }
 
     /// Reads and checks a package's photo.metadata: a Version above `version` is refused.
@@ -147,6 +147,11 @@ extension PhotoLibrary {
         guard let dataStatus = try? data.status(), dataStatus.isRegularFile else {
             throw LibraryError(.badInput, "\(dataPath) is not a regular file")
         }
+        // The type is what the bytes say (the store then checks the whole file for it): a
+        // package holds a PNG or a JPEG, and its name does not say which.
+        var head = [UInt8](repeating: 0, count: 8)
+        let headCount = head.withUnsafeMutableBytes { b in (try? data.read(fromAbsoluteOffset: 0, into: b)) ?? 0 }
+        let type = PhotoType.sniff(head[..<headCount]) ?? .png
         let sha256: String
         switch hashFile(data) {
         case .success(let digest): sha256 = digest
@@ -164,7 +169,7 @@ extension PhotoLibrary {
         }
         let name: String
         do {
-            name = try store.add(from: data, size: dataStatus.size, sha256: sha256, name: Package.photoName(forPackage: path))
+            name = try store.add(from: data, size: dataStatus.size, sha256: sha256, name: Package.photoName(forPackage: path, type: type), type: type)
         } catch {
             throw LibraryError(error.badInput ? .badInput : .io, "\(dataPath): \(error.description)")
         }

@@ -144,10 +144,11 @@ public final class PhotoLibrary {
         return try s.step() ? Self.photo(from: s) : nil
     }
 
-    /// The photo named `name` (or `name` + ".png"); `.notFound` with the closest names when none.
+    /// The photo named `name` (or `name` + ".png", ".jpg" or ".jpeg"); `.notFound` with the
+    /// closest names when none.
     public func find(_ name: String) throws(LibraryError) -> Photo {
         let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE name = ?")
-        for candidate in [name, name + ".png"] {
+        for candidate in [name] + PhotoType.allCases.flatMap(\.endings).map({ name + $0 }) {
             s.bind(candidate)
             if try s.step() { return Self.photo(from: s) }
         }
@@ -304,9 +305,9 @@ public final class PhotoLibrary {
         return removed
     }
 
-    /// Photos are the directory's regular files named *.png, not hidden.
+    /// Photos are the directory's regular files named *.png, *.jpg or *.jpeg (any case), not hidden.
     static func isPhotoName(_ name: String) -> Bool {
-        !name.hasPrefix(".") && name.lowercased().hasSuffix(".png")
+        !name.hasPrefix(".") && PhotoType(fileName: name) != nil
     }
 
     /// Indexes one photo: reads its header, makes its thumbnail (SHA-256 first when the index
@@ -343,7 +344,7 @@ public final class PhotoLibrary {
                 }
                 _ = try? fd.seek(to: 0)
             }
-            let thumbnail = Thumbnailer.make(from: fd, pixelLimit: pixelLimit, cancel: cancel)
+            let thumbnail = Thumbnailer.make(from: fd, type: PhotoType(fileName: photo.name) ?? .png, pixelLimit: pixelLimit, cancel: cancel)
             if thumbnail.outcome == .cancelled { return .cancelled }
             return try finish(id: id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail, problem: thumbnail.problem)
         }
@@ -400,7 +401,8 @@ public final class PhotoLibrary {
     /// names and never replaces a file. Returns the photo as renamed.
     public func rename(_ name: String, to newName: String) throws(LibraryError) -> Photo {
         var photo = try find(name)
-        let final = PhotoStore.finalName(newName)
+        // A JPEG keeps a JPEG ending (and a PNG a PNG one): the name says what the file is.
+        let final = PhotoStore.finalName(newName, type: PhotoType(fileName: photo.name) ?? .png)
         if final == photo.name { throw LibraryError(.refused, "'\(photo.name)' already has that name") }
         try database.writeTransaction { () throws(LibraryError) in
             guard try self.photo(id: photo.id)?.name == photo.name else {

@@ -1,10 +1,14 @@
+import PTKStore
+
 /// The names closest to `name` (at most `limit`, closest first), for "did you mean": those
 /// within an edit distance of a third of the name's length (at least 2), ignoring case and the
-/// ".png" ending, and names that contain it (scored by how much longer they are).
+/// photo ending (".png", ".jpg", ".jpeg"), and names that contain it (scored by how much longer they are).
 public func closestNames(to name: String, in names: [String], limit: Int = 3) -> [String] {
     func key(_ s: String) -> [Character] {
         var l = s.lowercased()
-        if l.hasSuffix(".png") { l.removeLast(4) }
+        if let type = PhotoType(fileName: l), let ending = type.endings.first(where: { l.hasSuffix($0) }) {
+            l.removeLast(ending.count)
+        }
         return Array(l)
     }
     let wanted = key(name)

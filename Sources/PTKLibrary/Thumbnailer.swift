@@ -1,7 +1,8 @@
 import CPNGThumb
+import PTKStore
 import PTKSystem
 
-/// The PNG header and the thumbnail made from one photo.
+/// The header (a PNG's IHDR, or a JPEG's frame header) and the thumbnail made from one photo.
 public struct Thumbnail: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// `png` holds the thumbnail.
@@ -31,20 +32,24 @@ public struct Thumbnail: Sendable {
     }
 }
 
-/// Thumbnails through libpng (the C target CPNGThumb): row by row, so memory stays a row of
-/// the photo plus the thumbnail whatever the photo's size.
+/// Thumbnails through libpng and libjpeg-turbo (the C target CPNGThumb): row by row, so memory
+/// stays a row of the photo plus the thumbnail whatever the photo's size (a progressive JPEG
+/// is the exception: libjpeg holds its coefficients, up to 256 MB). A JPEG is decoded at 1/2,
+/// 1/4 or 1/8 scale when the thumbnail allows, which makes it several times faster.
 public enum Thumbnailer {
     /// The longest side of a thumbnail.
     public static let maxSide = 256
     /// Photos with more pixels than this get no thumbnail.
     public static let defaultPixelLimit: UInt64 = 200_000_000
 
-    /// Reads the PNG from `fd` (from its current offset) and makes its thumbnail, at most
-    /// `maxSide` on its long side. `cancel`, when given, is read before every row: nonzero stops.
-    public static func make(from fd: FileDescriptor, maxSide: Int = maxSide, pixelLimit: UInt64 = defaultPixelLimit,
-                            cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
+    /// Reads the photo of `type` from `fd` (from its current offset) and makes its thumbnail, at
+    /// most `maxSide` on its long side. `cancel`, when given, is read before every row: nonzero stops.
+    public static func make(from fd: FileDescriptor, type: PhotoType, maxSide: Int = maxSide,
+                            pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
         var result = ptk_thumbnail_result()
-        let status = ptk_png_thumbnail(fd.rawValue, UInt32(clamping: maxSide), pixelLimit, cancel, &result)
+        let side = UInt32(clamping: maxSide)
+        let status = type == .png ? ptk_png_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
+                                  : ptk_jpeg_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
         defer { ptk_png_free(result.thumbnail) }
         let message = withUnsafeBytes(of: result.message) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
@@ -58,7 +63,7 @@ public enum Thumbnailer {
             t.thumbnailHeight = Int(result.thumbnail_height)
         case PTK_PNG_TOO_LARGE: t = Thumbnail(outcome: .tooLarge(message))
         case PTK_PNG_CANCELLED: t = Thumbnail(outcome: .cancelled)
-        default: t = Thumbnail(outcome: .failed(message.isEmpty ? "libpng failed" : message))
+        default: t = Thumbnail(outcome: .failed(message.isEmpty ? "\(type == .png ? "libpng" : "libjpeg") failed" : message))
         }
         t.width = Int(result.width)
         t.height = Int(result.height)

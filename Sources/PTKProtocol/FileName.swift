@@ -6,21 +6,22 @@ public enum FileName {
 
     /// The name a photo offered as `offered` is saved under, before collision suffixes:
     /// its last path component (`/` and `\` both separate), without control characters,
-    /// without leading dots or spaces, at most 200 bytes, ending in `.png`; `photo.png` if
-    /// nothing is left. An existing `.PNG` (any case) ending is kept as it is.
-    public static func sanitize(_ offered: String) -> String {
+    /// without leading dots or spaces, at most 200 bytes, ending in `.png` (for a JPEG `.jpg`,
+    /// or `.jpeg` when it has that); `photo.png` if nothing is left. An existing ending of the
+    /// type (any case) is kept as it is.
+    public static func sanitize(_ offered: String, type: PhotoType = .png) -> String {
         let last = offered.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
         for s in last.unicodeScalars where !isControl(s) { scalars.append(s) }
         let cleaned = String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " })))
-        if cleaned.isEmpty { return "photo.png" }
-        return withSuffix(cleaned, counter: 1)
+        if cleaned.isEmpty { return "photo" + type.endings[0] }
+        return withSuffix(cleaned, counter: 1, type: type)
     }
 
-    /// `name` with the collision counter `n` inserted before `.png` (" (2)" for 2; nothing for 1),
-    /// shortened at a character boundary so the whole stays within 200 bytes.
-    public static func withSuffix(_ name: String, counter n: Int) -> String {
-        let (stem, ext) = split(name)
+    /// `name` with the collision counter `n` inserted before its ending (" (2)" for 2; nothing
+    /// for 1), shortened at a character boundary so the whole stays within 200 bytes.
+    public static func withSuffix(_ name: String, counter n: Int, type: PhotoType = .png) -> String {
+        let (stem, ext) = split(name, type: type)
         let tail = (n > 1 ? " (\(n))" : "") + ext
         let budget = maxBytes - tail.utf8.count
         let short = truncate(stem, toBytes: budget)
@@ -43,13 +44,11 @@ public enum FileName {
         return String(s) + ext
     }
 
-    /// Splits a name into its stem and ".png" ending (adding the ending when missing).
-    public static func split(_ name: String) -> (String, String) {
-        if name.utf8.count >= 4, name.lowercased().hasSuffix(".png") {
-            let stem = String(name.dropLast(4))
-            return (stem, String(name.suffix(4)))
-        }
-        return (name, ".png")
+    /// Splits a name into its stem and the type's ending (".png"; the first ending when it has
+    /// none of them).
+    public static func split(_ name: String, type: PhotoType = .png) -> (String, String) {
+        let (stem, ending) = type.split(name)
+        return (stem, ending.isEmpty ? type.endings[0] : ending)
     }
 
     static func truncate(_ s: String, toBytes budget: Int) -> String {

@@ -1,7 +1,7 @@
 import PTKDigest
 import PTKSystem
 
-/// The checks of a photo's bytes (SHA-256 and the PNG structure with its CRC-32s) on a thread
+/// The checks of a photo's bytes (SHA-256 and the structure: a PNG's with its CRC-32s) on a thread
 /// of their own, fed the received chunks in order. For a big photo they then overlap the
 /// session's reading and writing instead of adding to it.
 ///
@@ -12,19 +12,19 @@ import PTKSystem
 /// writer back rather than piling up. If no thread can be started, it checks inline.
 final class CheckingThread: @unchecked Sendable {
     // `queue`, `ended`, `sleeping`, `producerWaiting` and `foundError` are guarded by `state`.
-    // `hasher` and `png` are used by the thread alone until it has concluded; `digest` and
-    // `pngResult` are written before `concluded` is set and read after.
+    // `hasher` and `structure` are used by the thread alone until it has concluded; `digest` and
+    // `structureResult` are written before `concluded` is set and read after.
     private let state = ConditionLock()
     private var queue: [[UInt8]] = []
     private var ended = false
     private var concluded = false
     private var sleeping = false
     private var producerWaiting = false
-    private var foundError: PNGError?
+    private var foundError: FormatError?
     private var hasher: SHA256
-    private var png: PNGValidator
+    private var structure: StructureCheck
     private var digest = ""
-    private var pngResult: PNGError?
+    private var structureResult: FormatError?
     private var threaded = false
     private var finished = false
     private let depth: Int
@@ -32,10 +32,10 @@ final class CheckingThread: @unchecked Sendable {
     /// Every check passes through it (PhotoStore.stopChecks).
     private let gate: ExitGate
 
-    /// Continues `hasher` and `png`, which may already hold the file's first bytes.
-    init(continuing hasher: consuming SHA256, png: PNGValidator, gate: ExitGate, depth: Int = 8, batch: Int = 4) {
+    /// Continues `hasher` and `structure`, which may already hold the file's first bytes.
+    init(continuing hasher: consuming SHA256, structure: StructureCheck, gate: ExitGate, depth: Int = 8, batch: Int = 4) {
         self.hasher = hasher
-        self.png = png
+        self.structure = structure
         self.gate = gate
         self.depth = max(1, depth)
         self.batch = min(max(1, batch), self.depth)
@@ -47,9 +47,9 @@ final class CheckingThread: @unchecked Sendable {
         }
     }
 
-    /// The first PNG error found so far, if any: it may lag the bytes fed by up to 2 x `depth`
-    /// updates (a batch waiting, and one being checked).
-    var pngError: PNGError? { state.withLock { foundError } }
+    /// The first structural error found so far, if any: it may lag the bytes fed by up to
+    /// 2 x `depth` updates (a batch waiting, and one being checked).
+    var formatError: FormatError? { state.withLock { foundError } }
 
     private func run() {
         while true {
@@ -82,17 +82,17 @@ final class CheckingThread: @unchecked Sendable {
 
     private func check(_ bytes: UnsafeRawBufferPointer) {
         hasher.update(bytes)
-        guard pngResult == nil else { return }
-        do { try png.feed(bytes) } catch {
-            pngResult = error
+        guard structureResult == nil else { return }
+        do { try structure.feed(bytes) } catch {
+            structureResult = error
             state.withLock { foundError = error }
         }
     }
 
     private func conclude() {
         digest = hasher.finalizeHex()
-        if pngResult == nil {
-            do { try png.finish() } catch { pngResult = error }
+        if structureResult == nil {
+            do { try structure.finish() } catch { structureResult = error }
         }
     }
 
@@ -119,8 +119,8 @@ final class CheckingThread: @unchecked Sendable {
     }
 
     /// Waits until every queued byte is checked, ends the thread, and returns the hex SHA-256
-    /// and the PNG verdict for the whole file. Later calls return the same.
-    func finish() -> (sha256: String, png: PNGError?) {
+    /// and the structural verdict for the whole file. Later calls return the same.
+    func finish() -> (sha256: String, structure: FormatError?) {
         if !finished {
             finished = true
             if threaded {
@@ -133,6 +133,6 @@ final class CheckingThread: @unchecked Sendable {
                 gate.pass { conclude() }
             }
         }
-        return (digest, pngResult)
+        return (digest, structureResult)
     }
 }

@@ -2,8 +2,9 @@ import PTKDigest
 import PTKProtocol
 import PTKSystem
 
-/// One photo being received: its temporary file in `.incoming/`, hashed and PNG-checked as the
-/// bytes are written, so finishing needs no second pass over the file.
+/// One photo being received: its temporary file in `.incoming/`, hashed and checked for its
+/// type's structure (PNG, or JPEG) as the bytes are written, so finishing needs no second pass
+/// over the file.
 public final class IncomingFile {
     public let offer: Offer
     /// Bytes already held when the transfer (re)started: the ACCEPT offset.
@@ -16,8 +17,9 @@ public final class IncomingFile {
     private let resumable: Bool
     /// The checks, inline; moved into `checking` once a big file's bytes start to flow.
     private var hasher: SHA256? = SHA256()
-    private var png: PNGValidator
-    private var pngError: PNGError?
+    private let type: PhotoType
+    private var structure: StructureCheck
+    private var formatError: FormatError?
     private var checking: CheckingThread?
     private var open = true
 
@@ -27,7 +29,8 @@ public final class IncomingFile {
         self.fd = fd
         self.name = name
         self.resumable = resumable
-        self.png = PNGValidator(totalSize: offer.size)
+        self.type = PhotoType(mediaType: offer.mediaType) ?? .png
+        self.structure = StructureCheck(type: type, totalSize: offer.size)
     }
 
     deinit {
@@ -41,11 +44,11 @@ public final class IncomingFile {
         hasher = consume h
     }
 
-    /// Feeds `bytes` to the inline PNG check unless it already failed.
-    private func checkPNGInline(_ bytes: UnsafeRawBufferPointer) {
-        guard pngError == nil else { return }
+    /// Feeds `bytes` to the inline structural check unless it already failed.
+    private func checkStructureInline(_ bytes: UnsafeRawBufferPointer) {
+        guard formatError == nil else { return }
         store.checks.pass {
-            do throws(PNGError) { try png.feed(bytes) } catch { pngError = error }
+            do throws(FormatError) { try structure.feed(bytes) } catch { formatError = error }
         }
     }
 
@@ -71,15 +74,15 @@ public final class IncomingFile {
             buffer.withUnsafeBytes { b in
                 let slice = UnsafeRawBufferPointer(rebasing: b[..<n])
                 hashInline(slice)
-                checkPNGInline(slice)
+                checkStructureInline(slice)
             }
             position += Int64(n)
         }
-        if pngError != nil || position != usable {
+        if formatError != nil || position != usable {
             try fd.truncate(to: 0)
             hasher = SHA256()
-            png = PNGValidator(totalSize: offer.size)
-            pngError = nil
+            structure = StructureCheck(type: type, totalSize: offer.size)
+            formatError = nil
             position = 0
         }
         offset = position
@@ -87,7 +90,8 @@ public final class IncomingFile {
         try fd.seek(to: position)
     }
 
-    /// Appends one chunk. Fails `not-png` as soon as the bytes cannot be a PNG, `no-space`
+    /// Appends one chunk. Fails `not-png` as soon as the bytes cannot be a photo of the offer's
+    /// type (PNG, or JPEG), `no-space`
     /// when the disk is full, `io-error` otherwise.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
         try append(bytes, held: nil)
@@ -101,12 +105,12 @@ public final class IncomingFile {
     /// `held`, when given, is the array `bytes` points into.
     private func append(_ bytes: UnsafeRawBufferPointer, held: [UInt8]?) throws(FileFailure) {
         if let checking {
-            pngError = pngError ?? checking.pngError  // found on the thread, a few chunks back
+            formatError = formatError ?? checking.formatError  // found on the thread, a few chunks back
         } else {
-            checkPNGInline(bytes)
+            checkStructureInline(bytes)
         }
-        if let pngError {
-            throw FileFailure(.notPNG, pngError.message)
+        if let formatError {
+            throw FileFailure(.notPNG, message(formatError))
         }
         do { try fd.writeAll(bytes) } catch {
             throw FileFailure(error.isNoSpace ? .noSpace : .ioError, "writing the temporary file: \(error.reason)")
@@ -117,10 +121,10 @@ public final class IncomingFile {
             hashInline(bytes)
         }
         written += Int64(bytes.count)
-        // The first chunk is checked here, so a file that is no PNG fails at once; the rest of
+        // The first chunk is checked here, so a file that is no photo fails at once; the rest of
         // a big file is checked on a thread of its own.
         if checking == nil, offer.size - written >= Self.threadedCheckMinimum, let h = hasher.take() {
-            checking = CheckingThread(continuing: h, png: png, gate: store.checks)
+            checking = CheckingThread(continuing: h, structure: structure, gate: store.checks)
         }
         if written - writebackStart >= Self.writebackStep || written == offer.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of
@@ -136,7 +140,7 @@ public final class IncomingFile {
     static let writebackStep: Int64 = 8 << 20
     private var writebackStart: Int64 = 0
 
-    /// Checks size, SHA-256 and PNG structure, flushes the file, publishes it under its final
+    /// Checks size, SHA-256 and structure, flushes the file, publishes it under its final
     /// name without replacing anything, and flushes the directory. On failure nothing is
     /// published and the temporary file is deleted.
     public func finish() -> Result<Saved, FileFailure> {
@@ -153,29 +157,34 @@ public final class IncomingFile {
         if let checking {
             let result = checking.finish()
             digest = result.sha256
-            pngError = pngError ?? result.png
+            formatError = formatError ?? result.structure
         } else {
             var h = hasher.take() ?? SHA256()
             digest = store.checks.pass { h.finalizeHex() }
-            if pngError == nil { store.checks.pass { do throws(PNGError) { try png.finish() } catch { pngError = error } } }
+            if formatError == nil { store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } } }
         }
         guard offer.sha256.isEmpty || digest == offer.sha256 else {
             return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
-        if let pngError { return .failure(FileFailure(.notPNG, pngError.message)) }
+        if let formatError { return .failure(FileFailure(.notPNG, message(formatError))) }
         do {
             // A photo whose mode cannot be set is not published with the wrong one.
             try fd.setPermissions(store.settings.fileMode)
             // Run as root (ptk import on the service's directory), the photo gets the directory's owner.
             try fd.takeOwner(of: store.settings.directory)
             try fd.sync()
-            let final = try store.publish(temporary: name, offeredName: offer.name)
+            let final = try store.publish(temporary: name, offeredName: offer.name, type: type)
             fd.close()
             open = false
             return .success(Saved(name: final, size: offer.size, sha256: digest))
         } catch {
             return .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
         }
+    }
+
+    /// A PNG's problem as it is ("CRC mismatch in IDAT chunk"); a JPEG's says it is about a JPEG.
+    private func message(_ error: FormatError) -> String {
+        type == .png ? error.message : "not a well-formed JPEG: \(error.message)"
     }
 
     /// Gives the file up. A resumable partial is kept (whole chunks only) for a later session;

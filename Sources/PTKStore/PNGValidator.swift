@@ -1,8 +1,8 @@
 import PTKDigest
 import PTKProtocol
 
-/// Why bytes are not a well-formed PNG.
-public struct PNGError: Error, Equatable, Sendable, CustomStringConvertible {
+/// Why bytes are not a well-formed photo of their type (PNG or JPEG).
+public struct FormatError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
@@ -44,13 +44,13 @@ public struct PNGValidator: Sendable {
     }
 
     /// Feeds the next bytes of the file.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(PNGError) {
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(FormatError) {
         var i = 0
         let n = bytes.count
         while i < n {
             switch phase {
             case .afterIEND:
-                throw PNGError("\(n - i) byte(s) after the IEND chunk")
+                throw FormatError("\(n - i) byte(s) after the IEND chunk")
             case .data(let remaining):
                 let take = Int(min(Int64(n - i), remaining))
                 crc.update(UnsafeRawBufferPointer(rebasing: bytes[i..<i + take]))
@@ -69,16 +69,16 @@ public struct PNGValidator: Sendable {
     }
 
     /// Feeds the next bytes of the file.
-    public mutating func feed(_ bytes: [UInt8]) throws(PNGError) {
-        try bytes.withUnsafeBytes { b in Result { () throws(PNGError) in try feed(b) } }.get()
+    public mutating func feed(_ bytes: [UInt8]) throws(FormatError) {
+        try bytes.withUnsafeBytes { b in Result { () throws(FormatError) in try feed(b) } }.get()
     }
 
     /// Ends the stream: the file must have ended right after IEND.
-    public func finish() throws(PNGError) {
+    public func finish() throws(FormatError) {
         switch phase {
         case .afterIEND: return
-        case .signature: throw PNGError("too short for a PNG signature")
-        default: throw PNGError(chunkCount == 0 ? "truncated before the IHDR chunk" : "truncated: no IEND chunk at the end")
+        case .signature: throw FormatError("too short for a PNG signature")
+        default: throw FormatError(chunkCount == 0 ? "truncated before the IHDR chunk" : "truncated: no IEND chunk at the end")
         }
     }
 
@@ -88,34 +88,34 @@ public struct PNGValidator: Sendable {
         fieldNeeded = count
     }
 
-    private mutating func fieldComplete() throws(PNGError) {
+    private mutating func fieldComplete() throws(FormatError) {
         switch phase {
         case .signature:
-            guard field == ProtocolLimits.pngSignature else { throw PNGError("does not start with the PNG signature") }
+            guard field == ProtocolLimits.pngSignature else { throw FormatError("does not start with the PNG signature") }
             startField(.length, 4)
         case .length:
             chunkLength = Int64(bigEndian32(field))
-            guard chunkLength <= 0x7FFF_FFFF else { throw PNGError("chunk length \(chunkLength) is over the PNG limit") }
+            guard chunkLength <= 0x7FFF_FFFF else { throw FormatError("chunk length \(chunkLength) is over the PNG limit") }
             if let totalSize, position + 4 + chunkLength + 4 > totalSize {
-                throw PNGError("chunk of \(chunkLength) bytes at offset \(position - 4) runs past the end of the file")
+                throw FormatError("chunk of \(chunkLength) bytes at offset \(position - 4) runs past the end of the file")
             }
             startField(.type, 4)
         case .type:
             chunkType = field
             guard chunkType.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
-                throw PNGError("chunk at offset \(position - 8) has an invalid type")
+                throw FormatError("chunk at offset \(position - 8) has an invalid type")
             }
             let name = String(decoding: chunkType, as: UTF8.self)
-            if chunkCount == 0 && name != "IHDR" { throw PNGError("first chunk is \(name), not IHDR") }
-            if chunkCount == 0 && chunkLength != 13 { throw PNGError("IHDR chunk has length \(chunkLength), not 13") }
-            if name == "IEND" && chunkLength != 0 { throw PNGError("IEND chunk has length \(chunkLength), not 0") }
+            if chunkCount == 0 && name != "IHDR" { throw FormatError("first chunk is \(name), not IHDR") }
+            if chunkCount == 0 && chunkLength != 13 { throw FormatError("IHDR chunk has length \(chunkLength), not 13") }
+            if name == "IEND" && chunkLength != 0 { throw FormatError("IEND chunk has length \(chunkLength), not 0") }
             crc = CRC32()
             crc.update(chunkType)
             if chunkLength == 0 { startField(.crc, 4) } else { phase = .data(remaining: chunkLength); field.removeAll(keepingCapacity: true) }
         case .crc:
             let stored = bigEndian32(field)
             let name = String(decoding: chunkType, as: UTF8.self)
-            guard stored == crc.value else { throw PNGError("CRC mismatch in \(name) chunk") }
+            guard stored == crc.value else { throw FormatError("CRC mismatch in \(name) chunk") }
             chunkCount += 1
             if name == "IEND" { startField(.afterIEND, 0) } else { startField(.length, 4) }
         case .data, .afterIEND:

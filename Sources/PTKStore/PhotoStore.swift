@@ -97,6 +97,9 @@ public final class PhotoStore: @unchecked Sendable {
     /// partial upload of the same content (same size and SHA-256) when one is there. An offer
     /// whose `sha256` is empty is saved without a hash to compare (its own is reported in Saved).
     public func begin(_ offer: Offer, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, FileFailure> {
+        guard PhotoType(mediaType: offer.mediaType) != nil else {
+            return .failure(FileFailure(.notPNG, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
+        }
         do throws(SystemError) {
             let (fd, name, resumable, length) = try openTemporary(for: offer)
             let file = IncomingFile(store: self, offer: offer, fd: fd, name: name, resumable: resumable)
@@ -179,14 +182,14 @@ public final class PhotoStore: @unchecked Sendable {
 
     /// The name a photo offered (or renamed) as `name` gets, before collision suffixes: the
     /// same rules for every way a photo enters the directory (protocol-v1.md section 5).
-    public static func finalName(_ name: String) -> String { FileName.sanitize(name) }
+    public static func finalName(_ name: String, type: PhotoType = .png) -> String { FileName.sanitize(name, type: type) }
 
     /// Adds the `size` bytes read from `source` as a photo named after `name`, through the same
     /// path as a received one: a temporary file, the size, SHA-256 (which must be `sha256`) and
-    /// PNG checks, fsync, and publishing without replacing. Returns the name used.
-    public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String) throws(StoreError) -> String {
+    /// structural checks for `type`, fsync, and publishing without replacing. Returns the name used.
+    public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png) throws(StoreError) -> String {
         let file: IncomingFile
-        switch begin(Offer(name: name, size: size, sha256: sha256)) {
+        switch begin(Offer(name: name, size: size, sha256: sha256, mediaType: type.mediaType)) {
         case .success(let f): file = f
         case .failure(let failure): throw StoreError(failure)
         }
@@ -221,11 +224,11 @@ public final class PhotoStore: @unchecked Sendable {
 
     /// Links the finished temporary file under its final name, never replacing a file:
     /// `name`, `name (2)`, `name (3)`, ... Returns the name used.
-    func publish(temporary: String, offeredName: String) throws(SystemError) -> String {
-        let base = FileName.sanitize(offeredName)
+    func publish(temporary: String, offeredName: String, type: PhotoType) throws(SystemError) -> String {
+        let base = FileName.sanitize(offeredName, type: type)
         var n = 1
         while true {
-            let candidate = FileName.withSuffix(base, counter: n)
+            let candidate = FileName.withSuffix(base, counter: n, type: type)
             do {
                 try directory.link(temporary, in: incoming, to: candidate)
                 try? incoming.unlink(temporary)
@@ -237,6 +240,9 @@ public final class PhotoStore: @unchecked Sendable {
         }
     }
 }
+
+/// The photo types, for the store's users that do not speak the protocol (the library).
+public typealias PhotoType = PTKProtocol.PhotoType
 
 /// A thread-safe counter for unique temporary names.
 final class Counter: @unchecked Sendable {

@@ -107,8 +107,11 @@ import Testing
     @Test func thePackageAndPhotoNamesFollowEachOther() {
         #expect(Package.folderName(for: "beach.png") == "beach.ptk")
         #expect(Package.folderName(for: "beach.PNG") == "beach.ptk")
-        #expect(Package.photoName(forPackage: "/a/b/beach.ptk") == "beach.png")
-        #expect(Package.photoName(forPackage: "beach") == "beach.png")
+        #expect(Package.photoName(forPackage: "/a/b/beach.ptk", type: .png) == "beach.png")
+        #expect(Package.photoName(forPackage: "beach", type: .png) == "beach.png")
+        #expect(Package.photoName(forPackage: "beach.ptk", type: .jpeg) == "beach.jpg")
+        #expect(Package.folderName(for: "beach.JPEG") == "beach.ptk")
+        #expect(Package.folderName(for: "beach.jpg") == "beach.ptk")
     }
 }
 

@@ -40,7 +40,7 @@ func decodeRGBA(_ bytes: [UInt8]) -> RGBA? {
 func thumbnail(_ bytes: [UInt8], maxSide: Int = 256, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit) -> Thumbnail {
     let fd = temporaryFile(bytes)
     defer { fd.close() }
-    return Thumbnailer.make(from: fd, maxSide: maxSide, pixelLimit: pixelLimit)
+    return Thumbnailer.make(from: fd, type: .png, maxSide: maxSide, pixelLimit: pixelLimit)
 }
 
 /// The size a thumbnail must have: the long side `maxSide` (never enlarged), the other in proportion, rounded.
@@ -223,7 +223,7 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
         let fd = temporaryFile(png)
         defer { fd.close() }
         var flag: Int32 = 1
-        let t = withUnsafePointer(to: &flag) { Thumbnailer.make(from: fd, cancel: $0) }
+        let t = withUnsafePointer(to: &flag) { Thumbnailer.make(from: fd, type: .png, cancel: $0) }
         #expect(t.outcome == .cancelled)
         #expect(t.width == 50)
     }

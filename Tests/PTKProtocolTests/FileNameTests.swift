@@ -79,4 +79,40 @@ struct FileNameTests {
             #expect(FileName.collisionKey(FileName.withSuffix(FileName.sanitize("IMG_1.png"), counter: n)) == FileName.collisionKey("IMG_1.png"))
         }
     }
+
+    @Test("a JPEG keeps .jpg or .jpeg in any case and gets .jpg otherwise", arguments: [
+        ("IMG_0001.jpg", "IMG_0001.jpg"), ("IMG_0001.JPG", "IMG_0001.JPG"), ("scan.jpeg", "scan.jpeg"), ("scan.JPEG", "scan.JPEG"),
+        ("DCIM/Camera/IMG.jpg", "IMG.jpg"), ("noext", "noext.jpg"), ("photo.png", "photo.png.jpg"), ("", "photo.jpg"),
+        ("../..", "photo.jpg"), (".jpg", "jpg.jpg"), ("a\u{1}.jpeg", "a.jpeg"),
+    ])
+    func jpegNames(offered: String, expected: String) {
+        #expect(FileName.sanitize(offered, type: .jpeg) == expected)
+    }
+
+    @Test("a JPEG's collision suffix goes before .jpg or .jpeg, and a long name keeps its ending")
+    func jpegSuffixes() {
+        #expect(FileName.withSuffix("IMG.jpg", counter: 2, type: .jpeg) == "IMG (2).jpg")
+        #expect(FileName.withSuffix("IMG.JPEG", counter: 3, type: .jpeg) == "IMG (3).JPEG")
+        let long = FileName.sanitize(String(repeating: "b", count: 300) + ".jpeg", type: .jpeg)
+        #expect(long.utf8.count == 200)
+        #expect(long.hasSuffix("b.jpeg"))
+        #expect(FileName.withSuffix(long, counter: 7, type: .jpeg).hasSuffix("b (7).jpeg"))
+        #expect(FileName.withSuffix(long, counter: 7, type: .jpeg).utf8.count == 200)
+    }
+
+    @Test("photo types from media types, name endings and first bytes")
+    func photoTypes() {
+        #expect(PhotoType(mediaType: "image/png") == .png)
+        #expect(PhotoType(mediaType: "IMAGE/JPEG") == .jpeg)
+        #expect(PhotoType(mediaType: "image/gif") == nil)
+        #expect(PhotoType(fileName: "a.PNG") == .png)
+        #expect(PhotoType(fileName: "a.jpeg") == .jpeg)
+        #expect(PhotoType(fileName: "a.JPG") == .jpeg)
+        #expect(PhotoType(fileName: ".jpg") == nil)
+        #expect(PhotoType(fileName: "a.jpg.txt") == nil)
+        #expect(PhotoType.sniff([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0]) == .png)
+        #expect(PhotoType.sniff([0xFF, 0xD8, 0xFF, 0xE0]) == .jpeg)
+        #expect(PhotoType.sniff([0xFF, 0xD8]) == nil)
+        #expect(PhotoType.sniff(Array("GIF89a".utf8)) == nil)
+    }
 }

@@ -10,7 +10,7 @@ struct CheckingThreadTests {
     @Test("pieces of any size, empty ones included, hash and check as the whole does", arguments: [1, 4])
     func piecesMatchWhole(depth: Int) {
         let bytes = makePNG(size: 700_001, seed: 9)
-        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth)
+        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth)
         var i = 0
         for size in [0, 1, 102_400, 7, 0, 300_000, 65_536] + Array(repeating: 102_400, count: 3) {
             let end = min(i + size, bytes.count)
@@ -20,7 +20,7 @@ struct CheckingThreadTests {
         bytes[i...].withUnsafeBytes { c.update($0) }
         let result = c.finish()
         #expect(result.sha256 == SHA256.hex(of: bytes))
-        #expect(result.png == nil)
+        #expect(result.structure == nil)
         #expect(c.finish().sha256 == result.sha256)
     }
 
@@ -28,7 +28,7 @@ struct CheckingThreadTests {
           arguments: [(1, 1), (2, 2), (8, 4), (8, 8), (3, 5)])
     func arraysInBatches(depth: Int, batch: Int) {
         let bytes = makePNG(size: 1_000_003, seed: 11)
-        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth, batch: batch)
+        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth, batch: batch)
         var i = 0
         var n = 1
         while i < bytes.count {
@@ -39,55 +39,55 @@ struct CheckingThreadTests {
         }
         let result = c.finish()
         #expect(result.sha256 == SHA256.hex(of: bytes))
-        #expect(result.png == nil)
+        #expect(result.structure == nil)
     }
 
     @Test("a corrupt chunk is reported while later chunks still arrive, within twice the queue's depth")
     func errorSeenBeforeTheEnd() throws {
         var bytes = makePNG(size: 3_000_000, seed: 12)
         bytes[12] = 0x30  // IHDR's type: not a letter, wrong from the first chunk on
-        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate(), depth: 8, batch: 4)
+        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate(), depth: 8, batch: 4)
         var seenAt: Int? = nil
         for (k, start) in stride(from: 0, to: bytes.count, by: 102_400).enumerated() {
             c.update(Array(bytes[start..<min(bytes.count, start + 102_400)]))
-            if seenAt == nil, c.pngError != nil { seenAt = k }
+            if seenAt == nil, c.formatError != nil { seenAt = k }
         }
         // The error is in chunk 0; by the time update returns, every chunk but the last
         // 2 x depth has been checked (one batch queued, one being checked).
         let at = try #require(seenAt)
         #expect(at <= 2 * 8 + 1)
-        #expect(c.finish().png?.message.contains("invalid type") == true)
+        #expect(c.finish().structure?.message.contains("invalid type") == true)
     }
 
     @Test("it continues a hash and a PNG check that already hold the first bytes")
     func continues() throws {
         let bytes = makePNG(size: 250_000, seed: 3)
         var start = SHA256()
-        var png = PNGValidator(totalSize: Int64(bytes.count))
+        var png = StructureCheck(type: .png, totalSize: Int64(bytes.count))
         try bytes[..<100_000].withUnsafeBytes { b in
             start.update(b)
             try png.feed(b)
         }
-        let c = CheckingThread(continuing: start, png: png, gate: ExitGate())
+        let c = CheckingThread(continuing: start, structure: png, gate: ExitGate())
         bytes[100_000...].withUnsafeBytes { c.update($0) }
         let result = c.finish()
         #expect(result.sha256 == SHA256.hex(of: bytes))
-        #expect(result.png == nil)
+        #expect(result.structure == nil)
     }
 
     @Test("a broken CRC in the middle is found and reported, and a truncated file fails at the end")
     func findsErrors() {
         var bytes = makePNG(size: 400_000, seed: 4)
         bytes[200_000] ^= 0xFF  // inside the big data chunk: its CRC no longer matches
-        let c = CheckingThread(continuing: SHA256(), png: PNGValidator(totalSize: Int64(bytes.count)), gate: ExitGate())
+        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate())
         bytes.withUnsafeBytes { c.update($0) }
-        #expect(c.finish().png?.message.contains("CRC mismatch") == true)
-        #expect(c.pngError != nil)
+        #expect(c.finish().structure?.message.contains("CRC mismatch") == true)
+        #expect(c.formatError != nil)
 
         let whole = makePNG(size: 300_000, seed: 5)
-        let t = CheckingThread(continuing: SHA256(), png: PNGValidator(), gate: ExitGate())
+        let t = CheckingThread(continuing: SHA256(), structure: .png(PNGValidator()), gate: ExitGate())
         whole[..<250_000].withUnsafeBytes { t.update($0) }
-        #expect(t.finish().png?.message.contains("truncated") == true)
+        #expect(t.finish().structure?.message.contains("truncated") == true)
     }
 }
 

@@ -2,9 +2,9 @@ import Testing
 import PTKTestSupport
 @testable import PTKStore
 
-func validate(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = nil) -> PNGError? {
+func validate(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = nil) -> FormatError? {
     var v = PNGValidator(totalSize: totalSize ?? Int64(bytes.count))
-    do throws(PNGError) {
+    do throws(FormatError) {
         let s = step ?? max(bytes.count, 1)
         var i = 0
         while i < bytes.count {
@@ -105,7 +105,7 @@ struct PNGValidatorTests {
         var bad = bytes
         bad[idat.offset] = 0x10  // a length of ~268 MB in a 1 kB file
         var v = PNGValidator(totalSize: Int64(bad.count))
-        #expect(throws: PNGError.self) { try v.feed(Array(bad[..<(idat.offset + 4)])) }
+        #expect(throws: FormatError.self) { try v.feed(Array(bad[..<(idat.offset + 4)])) }
         #expect(validate(bad)?.message.contains("past the end") == true)
     }
 
@@ -114,7 +114,7 @@ struct PNGValidatorTests {
     ])
     func badSignature(head: [UInt8]) {
         var v = PNGValidator(totalSize: 100)
-        #expect(throws: PNGError.self) { try v.feed(head) }
+        #expect(throws: FormatError.self) { try v.feed(head) }
     }
 
     @Test("an empty or signature-only file fails")

@@ -255,3 +255,98 @@ final class Results: @unchecked Sendable {
     func set(_ i: Int, _ r: Result<Saved, FileFailure>) { lock.withLock { values[i] = r } }
     func get(_ i: Int) -> Result<Saved, FileFailure> { lock.withLock { values[i]! } }
 }
+
+@Suite("Received-photos store: JPEG")
+struct PhotoStoreJPEGTests {
+    func jpegOffer(_ bytes: [UInt8], name: String) -> Offer {
+        Offer(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), mediaType: "image/jpeg")
+    }
+
+    func save(_ bytes: [UInt8], name: String, in s: PhotoStore) -> Result<Saved, FileFailure> {
+        switch s.begin(jpegOffer(bytes, name: name)) {
+        case .failure(let f): return .failure(f)
+        case .success(let file):
+            var i = 0
+            while i < bytes.count {
+                let end = min(i + 16_384, bytes.count)
+                do { try file.append(Array(bytes[i..<end])) } catch {
+                    file.abandon(keepForResume: false)
+                    return .failure(error)
+                }
+                i = end
+            }
+            return file.finish()
+        }
+    }
+
+    @Test("a JPEG is saved byte-identical under a .jpg name, with the same suffixes as a PNG")
+    func saves() throws {
+        let f = try StoreFixture()
+        let jpeg = makeJPEG(width: 160, height: 120, seed: 2)
+        #expect(try save(jpeg, name: "DCIM/IMG_1.jpg", in: f.store).get().name == "IMG_1.jpg")
+        #expect(try save(jpeg, name: "IMG_1.jpg", in: f.store).get().name == "IMG_1 (2).jpg")
+        #expect(try save(jpeg, name: "scan.JPEG", in: f.store).get().name == "scan.JPEG")
+        #expect(try save(jpeg, name: "noext", in: f.store).get().name == "noext.jpg")
+        #expect(readFile(f.dir + "/IMG_1 (2).jpg") == jpeg)
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("a big JPEG is checked on the checking thread, and a bad marker in its middle is found")
+    func bigJPEG() throws {
+        let f = try StoreFixture()
+        let jpeg = makeJPEG(width: 1600, height: 1200, quality: 100, seed: 8)
+        #expect(jpeg.count > Int(IncomingFile.threadedCheckMinimum) + 16_384)
+        let saved = try save(jpeg, name: "big.jpg", in: f.store).get()
+        #expect(saved.sha256 == SHA256.hex(of: jpeg))
+        var broken = jpeg
+        broken[jpeg.count / 2] = 0xFF
+        broken[jpeg.count / 2 + 1] = 0x03
+        guard case .failure(let failure) = save(broken, name: "broken.jpg", in: f.store) else {
+            Issue.record("saved a JPEG with an invalid marker")
+            return
+        }
+        #expect(failure.problem.code == "not-png")
+        #expect(failure.problem.message.hasPrefix("not a well-formed JPEG: invalid marker 0xFF03"))
+        #expect(f.visible == ["big.jpg"])
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("a PNG offered as a JPEG, a truncated JPEG and an unknown type are refused and leave nothing")
+    func refusals() throws {
+        let f = try StoreFixture()
+        guard case .failure(let asJPEG) = save(makePNG(size: 50_000), name: "x.jpg", in: f.store) else {
+            Issue.record("saved a PNG as a JPEG")
+            return
+        }
+        #expect(asJPEG.problem.message == "not a well-formed JPEG: does not start with the JPEG SOI marker")
+        let jpeg = makeJPEG(width: 64, height: 64)
+        guard case .failure(let cut) = save(Array(jpeg.dropLast(2)), name: "cut.jpg", in: f.store) else {
+            Issue.record("saved a truncated JPEG")
+            return
+        }
+        #expect(cut.problem.message.contains("no EOI marker"))
+        let gif = Offer(name: "a.gif", size: 100, sha256: "", mediaType: "image/gif")
+        guard case .failure(let unknown) = f.store.begin(gif) else {
+            Issue.record("began a GIF")
+            return
+        }
+        #expect(unknown.problem.message.contains("image/gif is not a type the store keeps"))
+        #expect(f.visible.isEmpty)
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("the store's own add path takes a JPEG when told the type")
+    func add() throws {
+        let f = try StoreFixture()
+        let jpeg = makeJPEG(width: 40, height: 30, greyscale: true)
+        let path = f.root + "/in.jpg"
+        writeFile(path, jpeg)
+        let fd = try FileDescriptor.open(path, flags: [.readOnly])
+        defer { fd.close() }
+        let name = try f.store.add(from: fd, size: Int64(jpeg.count), sha256: SHA256.hex(of: jpeg), name: "in.jpg", type: .jpeg)
+        #expect(name == "in.jpg")
+        #expect(throws: StoreError.self) {
+            _ = try f.store.add(from: fd, size: Int64(jpeg.count), sha256: SHA256.hex(of: jpeg), name: "in.png", type: .png)
+        }
+    }
+}

@@ -41,6 +41,15 @@ int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const vola
 int ptk_png_decode_rgba(int fd, uint32_t max_pixels, uint32_t *width, uint32_t *height,
                         unsigned char **rgba, char message[200]);
 
+/* Encodes 8-bit RGB (channels 3) or RGBA (4) pixels, row after row, as a PNG (malloc'd; free
+ * with ptk_png_free). Returns PTK_PNG_OK, or PTK_PNG_FAILED with message set. */
+int ptk_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int channels,
+                   unsigned char **png, size_t *size, char message[200]);
+
+/* The thumbnail size for a width x height image: within max_side x max_side, aspect kept,
+ * never enlarged, at least 1 x 1. */
+void ptk_thumbnail_fit(uint32_t width, uint32_t height, uint32_t max_side, uint32_t *tw, uint32_t *th);
+
 void ptk_png_free(void *p);
 
 #endif

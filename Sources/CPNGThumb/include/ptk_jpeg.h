@@ -1,0 +1,27 @@
+#ifndef PTK_JPEG_H
+#define PTK_JPEG_H
+/* Thumbnails of JPEG photos with libjpeg-turbo. Like libpng, libjpeg reports errors through a
+ * handler that must not return: it longjmps to a setjmp here, in C, never across Swift frames. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptk_png.h"
+
+/* Reads the JPEG from `fd` (from its current offset; fd is not closed) and makes its thumbnail
+ * as an 8-bit RGB PNG in out->thumbnail, like ptk_png_thumbnail. libjpeg decodes at 1/2, 1/4
+ * or 1/8 scale when that still leaves at least the thumbnail's pixels, then rows are averaged
+ * into the thumbnail as they arrive. The header fields are set as for a PNG: bit_depth is the
+ * sample precision, color_type 0 for greyscale and 2 for colour, interlace 1 for a progressive
+ * JPEG. Over max_pixels gives PTK_PNG_TOO_LARGE; a file that needs more than 256 MB to decode
+ * (a huge progressive one), has more than 1000 scans, or ends early gives PTK_PNG_FAILED.
+ * `cancel`, if not NULL, is read as rows and scans are decoded. */
+int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
+                       ptk_thumbnail_result *out);
+
+/* Encodes 8-bit pixels (components 1: greyscale, 3: RGB) as a JPEG (malloc'd; free with
+ * ptk_png_free), baseline or progressive, with a restart interval in MCU rows (0 for none).
+ * For tests, which need JPEGs of every kind. Returns 0, or nonzero with message set. */
+int ptk_jpeg_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int components, int quality,
+                    int progressive, int restart_rows, unsigned char **jpeg, size_t *size, char message[200]);
+
+#endif

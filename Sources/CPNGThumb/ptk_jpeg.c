@@ -1,0 +1,294 @@
+#include "ptk_jpeg.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+enum { READ_BUFFER = 64 * 1024, MESSAGE = 200, MAX_SCANS = 1000 };
+static const long MEMORY_LIMIT = 256L * 1024 * 1024;
+
+/* libjpeg's error handler: the message goes to `message`, then back to the setjmp. */
+typedef struct {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+    char *message;
+} error_manager;
+
+static void on_error(j_common_ptr c) {
+    error_manager *e = (error_manager *)c->err;
+    if (c->err->msg_code == JERR_NO_BACKING_STORE) {
+        snprintf(e->message, MESSAGE, "needs more than %ld MB to decode", MEMORY_LIMIT >> 20);
+    } else if (e->message[0] == 0) {
+        char text[JMSG_LENGTH_MAX];
+        (*c->err->format_message)(c, text);
+        snprintf(e->message, MESSAGE, "%s", text);
+    }
+    longjmp(e->jump, 1);
+}
+
+/* Warnings and traces are not printed (a daemon's stderr is its log). */
+static void on_message(j_common_ptr c, int level) {
+    (void)c;
+    (void)level;
+}
+
+/* Fails the decode with `text` as the reason. */
+static void fail(j_common_ptr c, const char *text) {
+    error_manager *e = (error_manager *)c->err;
+    snprintf(e->message, MESSAGE, "%s", text);
+    longjmp(e->jump, 1);
+}
+
+/* A source reading the descriptor through a buffer. */
+typedef struct {
+    struct jpeg_source_mgr pub;
+    int fd;
+    JOCTET *buffer;
+} fd_source;
+
+static void init_source(j_decompress_ptr c) { (void)c; }
+static void term_source(j_decompress_ptr c) { (void)c; }
+
+static boolean fill_input_buffer(j_decompress_ptr c) {
+    fd_source *src = (fd_source *)c->src;
+    ssize_t n;
+    do n = read(src->fd, src->buffer, READ_BUFFER);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) fail((j_common_ptr)c, strerror(errno));
+    /* libjpeg's own sources warn and make up an EOI, decoding grey for what is missing: a
+     * thumbnail of a truncated photo would hide that it is truncated. */
+    if (n == 0) fail((j_common_ptr)c, "the file ends before the image data does");
+    src->pub.next_input_byte = src->buffer;
+    src->pub.bytes_in_buffer = (size_t)n;
+    return TRUE;
+}
+
+static void skip_input_data(j_decompress_ptr c, long count) {
+    fd_source *src = (fd_source *)c->src;
+    if (count <= 0) return;
+    while ((size_t)count > src->pub.bytes_in_buffer) {
+        count -= (long)src->pub.bytes_in_buffer;
+        fill_input_buffer(c);
+    }
+    src->pub.next_input_byte += count;
+    src->pub.bytes_in_buffer -= (size_t)count;
+}
+
+/* Called as libjpeg works through the file: bounds the scans (a progressive JPEG with
+ * thousands of tiny scans takes minutes to decode) and checks the cancel flag. */
+typedef struct {
+    struct jpeg_progress_mgr pub;
+    const volatile int *cancel;
+    int cancelled;
+} progress_monitor;
+
+static void on_progress(j_common_ptr c) {
+    progress_monitor *p = (progress_monitor *)c->progress;
+    j_decompress_ptr d = (j_decompress_ptr)c;
+    if (d->input_scan_number > MAX_SCANS) fail(c, "more than 1000 scans");
+    if (p->cancel != NULL && *p->cancel) {
+        p->cancelled = 1;
+        fail(c, "cancelled");
+    }
+}
+
+typedef struct {
+    struct jpeg_decompress_struct jpeg;
+    error_manager error;
+    fd_source source;
+    progress_monitor progress;
+    int created;
+    unsigned char *row;
+    uint32_t *column_bucket;
+    uint64_t *sums; /* per thumbnail pixel: red, green, blue, count */
+    unsigned char *pixels;
+} jpeg_state;
+
+static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels, ptk_thumbnail_result *out) {
+    j_decompress_ptr c = &s->jpeg;
+    c->err = jpeg_std_error(&s->error.pub);
+    s->error.pub.error_exit = on_error;
+    s->error.pub.emit_message = on_message;
+    s->error.message = out->message;
+    if (setjmp(s->error.jump)) return s->progress.cancelled ? PTK_PNG_CANCELLED : PTK_PNG_FAILED;
+    jpeg_create_decompress(c);
+    s->created = 1;
+    c->mem->max_memory_to_use = MEMORY_LIMIT;
+    s->source.pub.init_source = init_source;
+    s->source.pub.fill_input_buffer = fill_input_buffer;
+    s->source.pub.skip_input_data = skip_input_data;
+    s->source.pub.resync_to_restart = jpeg_resync_to_restart;
+    s->source.pub.term_source = term_source;
+    c->src = &s->source.pub;
+    s->progress.pub.progress_monitor = on_progress;
+    c->progress = &s->progress.pub;
+
+    jpeg_read_header(c, TRUE);
+    const uint32_t width = c->image_width, height = c->image_height;
+    out->width = width;
+    out->height = height;
+    out->bit_depth = c->data_precision;
+    out->color_type = c->num_components == 1 ? 0 : 2;
+    out->interlace = c->progressive_mode ? 1 : 0;
+    const uint64_t pixels = (uint64_t)width * height;
+    if (pixels > max_pixels) {
+        snprintf(out->message, MESSAGE, "%.1f megapixels is over the %.1f-megapixel limit for thumbnails",
+                 pixels / 1e6, max_pixels / 1e6);
+        return PTK_PNG_TOO_LARGE;
+    }
+    uint32_t tw, th;
+    ptk_thumbnail_fit(width, height, max_side, &tw, &th);
+    /* The smallest scale that still gives every thumbnail pixel at least one decoded pixel. */
+    c->scale_num = 1;
+    c->scale_denom = 1;
+    for (unsigned d = 8; d > 1; d /= 2) {
+        if ((width + d - 1) / d >= tw && (height + d - 1) / d >= th) {
+            c->scale_denom = d;
+            break;
+        }
+    }
+    const int cmyk = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK;
+    c->out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    jpeg_start_decompress(c);
+    const uint32_t ow = c->output_width, oh = c->output_height;
+    const int channels = c->output_components;
+    if (ow == 0 || oh == 0 || (channels != 3 && channels != 4)) fail((j_common_ptr)c, "unexpected output format");
+
+    s->row = malloc((size_t)ow * channels);
+    s->column_bucket = malloc(sizeof(uint32_t) * ow);
+    s->sums = calloc((size_t)tw * th * 4, sizeof(uint64_t));
+    if (s->row == NULL || s->column_bucket == NULL || s->sums == NULL) fail((j_common_ptr)c, "out of memory");
+    for (uint32_t x = 0; x < ow; x++) s->column_bucket[x] = (uint32_t)((uint64_t)x * tw / ow);
+    while (c->output_scanline < oh) {
+        if (s->progress.cancel != NULL && *s->progress.cancel) {
+            s->progress.cancelled = 1;
+            fail((j_common_ptr)c, "cancelled");
+        }
+        const uint32_t y = c->output_scanline;
+        JSAMPROW rows[1] = {s->row};
+        if (jpeg_read_scanlines(c, rows, 1) != 1) fail((j_common_ptr)c, "the image data ends early");
+        uint64_t *sums = s->sums + (size_t)((uint64_t)y * th / oh) * tw * 4;
+        const unsigned char *p = s->row;
+        for (uint32_t x = 0; x < ow; x++, p += channels) {
+            unsigned r = p[0], g = p[1], b = p[2];
+            if (cmyk) {
+                /* Adobe's CMYK JPEGs store inverted ink (most CMYK JPEGs are Adobe's). */
+                const unsigned k = p[3];
+                if (c->saw_Adobe_marker) {
+                    r = r * k / 255, g = g * k / 255, b = b * k / 255;
+                } else {
+                    r = (255 - r) * (255 - k) / 255, g = (255 - g) * (255 - k) / 255, b = (255 - b) * (255 - k) / 255;
+                }
+            }
+            uint64_t *bucket = sums + (size_t)s->column_bucket[x] * 4;
+            bucket[0] += r;
+            bucket[1] += g;
+            bucket[2] += b;
+            bucket[3] += 1;
+        }
+    }
+    /* The rest of the file is not needed for the thumbnail: jpeg_finish_decompress is skipped. */
+    s->pixels = malloc((size_t)tw * th * 3);
+    if (s->pixels == NULL) fail((j_common_ptr)c, "out of memory");
+    for (size_t k = 0; k < (size_t)tw * th; k++) {
+        const uint64_t *bucket = s->sums + k * 4;
+        const uint64_t count = bucket[3] ? bucket[3] : 1;
+        for (int i = 0; i < 3; i++) s->pixels[k * 3 + i] = (unsigned char)((bucket[i] + count / 2) / count);
+    }
+    int status = ptk_png_encode(s->pixels, tw, th, 3, &out->thumbnail, &out->thumbnail_size, out->message);
+    if (status != PTK_PNG_OK) return status;
+    out->thumbnail_width = tw;
+    out->thumbnail_height = th;
+    return PTK_PNG_OK;
+}
+
+int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
+                       ptk_thumbnail_result *out) {
+    memset(out, 0, sizeof *out);
+    jpeg_state *s = calloc(1, sizeof *s);
+    if (s == NULL || (s->source.buffer = malloc(READ_BUFFER)) == NULL) {
+        free(s);
+        snprintf(out->message, MESSAGE, "out of memory");
+        return PTK_PNG_FAILED;
+    }
+    s->source.fd = fd;
+    s->progress.cancel = cancel;
+    int status = make_thumbnail(s, max_side, max_pixels, out);
+    if (status != PTK_PNG_OK) {
+        free(out->thumbnail);
+        out->thumbnail = NULL;
+        out->thumbnail_size = 0;
+    }
+    if (s->created) jpeg_destroy_decompress(&s->jpeg);
+    free(s->source.buffer);
+    free(s->row);
+    free(s->column_bucket);
+    free(s->sums);
+    free(s->pixels);
+    free(s);
+    return status;
+}
+
+typedef struct {
+    struct jpeg_compress_struct jpeg;
+    error_manager error;
+    int created;
+    unsigned char *output;
+    unsigned long output_size;
+} encode_state;
+
+static int encode(encode_state *s, const unsigned char *pixels, uint32_t width, uint32_t height, int components,
+                  int quality, int progressive, int restart_rows) {
+    j_compress_ptr c = &s->jpeg;
+    c->err = jpeg_std_error(&s->error.pub);
+    s->error.pub.error_exit = on_error;
+    s->error.pub.emit_message = on_message;
+    if (setjmp(s->error.jump)) return 1;
+    jpeg_create_compress(c);
+    s->created = 1;
+    jpeg_mem_dest(c, &s->output, &s->output_size);
+    c->image_width = width;
+    c->image_height = height;
+    c->input_components = components;
+    c->in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(c);
+    jpeg_set_quality(c, quality, TRUE);
+    if (progressive) jpeg_simple_progression(c);
+    c->restart_in_rows = restart_rows;
+    jpeg_start_compress(c, TRUE);
+    while (c->next_scanline < height) {
+        JSAMPROW row = (JSAMPROW)pixels + (size_t)c->next_scanline * width * components;
+        jpeg_write_scanlines(c, &row, 1);
+    }
+    jpeg_finish_compress(c);
+    return 0;
+}
+
+int ptk_jpeg_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int components, int quality,
+                    int progressive, int restart_rows, unsigned char **jpeg, size_t *size, char message[200]) {
+    message[0] = 0;
+    *jpeg = NULL;
+    *size = 0;
+    encode_state *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(message, MESSAGE, "out of memory");
+        return 1;
+    }
+    s->error.message = message;
+    int status = encode(s, pixels, width, height, components, quality, progressive, restart_rows);
+    if (s->created) jpeg_destroy_compress(&s->jpeg);
+    if (status == 0) {
+        *jpeg = s->output;
+        *size = s->output_size;
+    } else {
+        free(s->output);
+    }
+    free(s);
+    return status;
+}
