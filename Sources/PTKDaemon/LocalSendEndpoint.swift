@@ -293,7 +293,8 @@ final class LocalSendEndpoint: @unchecked Sendable {
             return (400, "Content-Length \(length) is not the file's size \(file.size)", false)
         }
         let incoming: IncomingFile
-        switch store.begin(Offer(name: file.fileName, size: file.size, sha256: file.sha256 ?? "")) {
+        // The type accepted in prepare-upload picks the store's check and the name's ending.
+        switch store.begin(Offer(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", mediaType: file.mediaType)) {
         case .success(let f): incoming = f
         case .failure(let failure):
             Log.info("\(prefix): refused \(name): \(failure.problem); answered 500")

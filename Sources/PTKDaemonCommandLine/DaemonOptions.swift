@@ -123,11 +123,11 @@ public enum DaemonOptions {
             }
             c.localSendPIN = v
         },
-        DaemonOption("localsend-types", value: "TYPES", help: "MIME types accepted from LocalSend apps, comma-separated (image/png is the one supported)",
+        DaemonOption("localsend-types", value: "TYPES", help: "MIME types accepted from LocalSend apps, comma-separated: image/png, image/jpeg",
                      default: { $0.localSendTypes.joined(separator: ",") }) { c, v throws(UsageError) in
             let types = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
-            guard !types.isEmpty, types.allSatisfy({ $0 == "image/png" }) else {
-                throw invalid(v, "localsend-types", "only image/png is supported")
+            guard !types.isEmpty, types.allSatisfy({ PhotoType(mediaType: $0) != nil }) else {
+                throw invalid(v, "localsend-types", "expected image/png, image/jpeg or both, comma-separated")
             }
             c.localSendTypes = Array(Set(types)).sorted()
         },

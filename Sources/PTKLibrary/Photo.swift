@@ -1,4 +1,5 @@
 import FoundationEssentials
+import PTKStore
 
 /// What the library holds about one photo of the received-photos directory.
 public struct Photo: Sendable, Equatable {
@@ -9,7 +10,9 @@ public struct Photo: Sendable, Equatable {
     public var size: Int64
     /// Lower-case hex; nil until the photo has been indexed (a file found in the directory).
     public var sha256: String?
-    /// From the PNG header; nil until indexed or when the file has no readable header.
+    /// From the PNG header (a JPEG's frame header: bit depth is its precision, colour type 0
+    /// greyscale or 2 colour, interlace 1 progressive); nil until indexed or when the file has
+    /// no readable header.
     public var width: Int?
     public var height: Int?
     public var bitDepth: Int?
@@ -52,6 +55,9 @@ public struct Photo: Sendable, Equatable {
         default: return "colour type \(colorType!)"
         }
     }
+
+    /// PNG or JPEG, as its name's ending says.
+    public var type: PhotoType { PhotoType(fileName: name) ?? .png }
 
     /// "4032x3024", or "?" before indexing.
     public var dimensions: String {

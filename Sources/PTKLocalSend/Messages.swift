@@ -51,6 +51,11 @@ public struct FileInfo: Codable, Sendable, Equatable {
     public var sha256: String?
     public var preview: String?
 
+    /// `fileType` without parameters (such as `; charset`), in lower case: "image/jpeg".
+    public var mediaType: String {
+        fileType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
+    }
+
     public init(id: String, fileName: String, size: Int64, fileType: String, sha256: String? = nil, preview: String? = nil) {
         self.id = id
         self.fileName = fileName

@@ -2,7 +2,8 @@
 public struct LocalSendPolicy: Sendable, Equatable {
     /// A PIN every `prepare-upload` must carry (`?pin=`), or nil.
     public var pin: String?
-    /// MIME types accepted (`image/png`); files of other types are left out of the answer.
+    /// MIME types accepted (`image/png`, and `image/jpeg` when configured); files of other
+    /// types are left out of the answer.
     public var acceptedTypes: Set<String>
     /// Files over this size are left out of the answer.
     public var maxFileSize: Int64
@@ -140,8 +141,7 @@ public struct LocalSendSessions: Sendable {
     /// Whether a file goes into the answer: an accepted type (parameters such as `; charset`
     /// ignored), within the size limit.
     public func accepts(_ file: FileInfo) -> Bool {
-        let type = file.fileType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
-        return policy.acceptedTypes.contains(type) && file.size <= policy.maxFileSize
+        policy.acceptedTypes.contains(file.mediaType) && file.size <= policy.maxFileSize
     }
 
     /// Marks a file as being received and returns it, if `token` is its token, from the

@@ -112,8 +112,8 @@ struct LibraryCommands {
             ("sha256", photo.sha256 ?? "(not indexed yet)"),
         ]
         if photo.width != nil {
-            var image = "\(photo.dimensions), \(photo.bitDepth ?? 0)-bit \(photo.colorTypeName ?? "")"
-            if photo.interlace == 1 { image += ", interlaced (Adam7)" }
+            var image = "\(photo.type.displayName), \(photo.dimensions), \(photo.bitDepth ?? 0)-bit \(photo.colorTypeName ?? "")"
+            if photo.interlace == 1 { image += photo.type == .png ? ", interlaced (Adam7)" : ", progressive" }
             lines.append(("image", image))
         }
         lines.append(("received", formatDate(photo.received / 1000)))

@@ -56,7 +56,8 @@ let usage = """
       trust remove ID|PREFIX     stop trusting a device
       trust deny ID|PREFIX       drop a pending device (it is listed again if it retries)
 
-    A NAME may leave out ".png". A NAME that matches no photo gets the closest names.
+    A NAME may leave out its ending (".png", ".jpg", ".jpeg"). A NAME that matches no photo
+    gets the closest names.
 
     Options:
     \(helpLines(for: options))

@@ -258,7 +258,7 @@ func photo(_ dir: String, _ name: String, size: Int, seed: UInt64 = 7) -> String
 func waitForIndexing(_ d: DaemonProcess, timeout: Double = 30) -> Bool {
     eventually(timeout) {
         guard let list = try? listed(d) else { return false }
-        return list.allSatisfy { $0["Indexed"] as? Bool == true } && d.visible.filter { $0.hasSuffix(".png") }.count <= list.count
+        return list.allSatisfy { $0["Indexed"] as? Bool == true } && d.visible.filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.count <= list.count
     }
 }
 

@@ -102,7 +102,7 @@ func consistencyProblems(_ dir: String) throws -> [String] {
 
         let show = try library(d, ["show", "wide"])
         #expect(show.status == 0)
-        #expect(show.stdout.contains("image:     600x400, 8-bit truecolour"), "\(show.stdout)")
+        #expect(show.stdout.contains("image:     PNG, 600x400, 8-bit truecolour"), "\(show.stdout)")
         #expect(show.stdout.contains("\"Kitchen laptop\" from 127.0.0.1:") && show.stdout.contains("device \(sender)"), "\(show.stdout)")
         #expect(show.stdout.contains("thumbnail: \(d.dir)/.ptk/thumbnails/"), "\(show.stdout)")
 
@@ -223,7 +223,7 @@ func consistencyProblems(_ dir: String) throws -> [String] {
                 #expect(show.stdout.contains("thumbnail: none: ") && show.stdout.contains(problem), "\(name): \(show.stdout)")
             }
         }
-        #expect(try library(d, ["show", "claim"]).stdout.contains("image:     65535x65535, 16-bit truecolour with alpha"))
+        #expect(try library(d, ["show", "claim"]).stdout.contains("image:     PNG, 65535x65535, 16-bit truecolour with alpha"))
         #expect(d.process.isRunning)
         #expect(d.log.contains("library: no thumbnail for \"zlib.png\""), "\(d.log)")
         // And it keeps serving.

@@ -241,5 +241,8 @@ struct LocalSendSettingsTests {
         #expect(throws: UsageError.self) { try configuration(["localsend-pin": ""]) }
         #expect(throws: UsageError.self) { try configuration(["localsend-types": "image/gif"]) }
         #expect(throws: UsageError.self) { try configuration(["localsend-types": ","]) }
+        #expect(throws: UsageError.self) { try configuration(["localsend-types": "image/png,image/jpg"]) }
+        let both = try configuration(["localsend-types": "image/jpeg, image/png,IMAGE/JPEG"])
+        #expect(both.localSendTypes == ["image/jpeg", "image/png"])
     }
 }
