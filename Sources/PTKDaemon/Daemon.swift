@@ -248,14 +248,15 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// A LocalSend connection: served in a session slot on a thread of its own; over the
-    /// limits it is closed (an app retries).
+    /// limits its first request is answered 429 (see `refuseBusy`).
     private func serveLocalSend(_ socket: FileDescriptor, peer: SocketAddress) {
         guard let localSend else { socket.close(); return }
         let host = peer.host
         let (id, refusal) = takeSlot(host)
         if let refusal {
-            Log.info("localsend \(id) from \(peer): refused, \(refusal) (closed)")
-            socket.close()
+            refuseBusy(socket, peer: peer, id: id, refusal) { [localSend] in
+                localSend.serve(socket, peer: peer, id: id, deadline: .now + 1, busy: refusal)
+            }
             return
         }
         let deadline = Instant.now + configuration.handshakeTimeout
@@ -347,19 +348,25 @@ public final class Daemon: @unchecked Sendable {
 
     /// Answers ERROR busy (inside TLS when the sender starts it, with a deadline of a second)
     /// and closes gracefully, on a short-lived thread; at most 64 at once, beyond which the
-    /// connection is simply closed.
-    private func refuseBusy(_ socket: FileDescriptor, peer: SocketAddress, id: Int, _ reason: String) {
+    /// connection is simply closed. `answer`, when given, answers instead (LocalSend's 429).
+    private func refuseBusy(_ socket: FileDescriptor, peer: SocketAddress, id: Int, _ reason: String,
+                            answer: (@Sendable () -> Void)? = nil) {
         let ok = lock.withLock { () -> Bool in
             if lingering >= 64 { return false }
             lingering += 1
             return true
         }
         guard ok else {
-            Log.info("session \(id) from \(peer): refused, \(reason) (closed: too many refusals at once)")
+            Log.info("\(answer == nil ? "session" : "localsend") \(id) from \(peer): refused, \(reason) (closed: too many refusals at once)")
             socket.close()
             return
         }
         let body: @Sendable () -> Void = { [self] in
+            if let answer {
+                answer()
+                lock.withLock { lingering -= 1 }
+                return
+            }
             if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + 1, quiet: true) {
                 Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy)")
                 let connection = FramedConnection(stream: stream, timeout: 1)

@@ -71,7 +71,9 @@ final class LocalSendEndpoint: @unchecked Sendable {
 
     /// Serves one connection until it closes, on the calling thread. The TLS handshake and the
     /// first request's head must arrive by `deadline`; later requests within the idle timeout.
-    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant) {
+    /// With `busy` (ptkd is over its session limits), the first request is answered 429 with
+    /// that reason and the connection closed.
+    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil) {
         let log = { (line: String) in Log.info("localsend \(id) from \(peer): \(line)") }
         var first: UInt8 = 0
         // A bare connect-and-close (apps probe the port) ends here without a word.
@@ -120,6 +122,11 @@ final class LocalSendEndpoint: @unchecked Sendable {
         while true {
             do {
                 guard let head = try http.nextHead(deadline: headDeadline) else { break }
+                if let busy {
+                    ending = "refused, \(busy); answered 429"
+                    try? http.respond(429, message(busy + "; try again later"), close: true, deadline: .now + 1)
+                    break
+                }
                 let keepOpen = try handle(head, connection)
                 if !keepOpen || !head.keepAlive { break }
                 headDeadline = .now + configuration.idleTimeout
@@ -143,7 +150,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         if connection.http.refusedMidRequest {
             // The app may still be sending the body we refused: read and drop it for a while, so
             // that closing does not reset the connection before it reads our answer.
-            connection.http.drain(until: .now + 2, limit: 256 << 20)
+            connection.http.drain(until: .now + (busy == nil ? 2 : 1), limit: 256 << 20)
         }
         stream.close()
     }

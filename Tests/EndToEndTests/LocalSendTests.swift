@@ -181,6 +181,19 @@ struct LocalSendTests {
         #expect(eventually { d.log.contains("answered 422") })
     }
 
+    @Test("over the session limits an app's request is answered 429 (try again later), and served once a slot is free")
+    func busy() throws {
+        let d = try DaemonProcess.withLocalSend(["--max-sessions-per-address", "1"])
+        let app = try LocalSendApp(port: d.localSendPort)
+        let holder = try app.connect()
+        #expect(try holder.request("GET", "/api/localsend/v2/info").status == 200)
+        let refused = try app.prepare([pngFile("p", "p.png", size: 300_000)])
+        #expect(refused.status == 429)
+        #expect(eventually { d.log.contains("refused, 127.0.0.1 already has 1 sessions open; answered 429") }, "\(d.log)")
+        holder.close()
+        #expect(eventually { (try? app.prepare([pngFile("p", "p.png", size: 3000)]).status) == 200 })
+    }
+
     @Test("cancel ends the session: its tokens are refused and the address may start again")
     func cancel() throws {
         let d = try DaemonProcess.withLocalSend()
