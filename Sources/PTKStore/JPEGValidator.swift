@@ -7,7 +7,7 @@ import PTKProtocol
 /// next marker (0xFF00 stuffing and RSTn inside it); the EOI marker after at least one scan;
 /// and nothing after EOI. It does not decode: a photo that passes can still hold bad
 /// entropy-coded data, as a PNG that passes can hold a bad zlib stream.
-public struct JPEGValidator: Sendable {
+public struct JPEGValidator: FormatCheck {
     private enum Phase: Sendable {
         /// The two bytes of SOI.
         case start
@@ -78,11 +78,6 @@ public struct JPEGValidator: Sendable {
                 try step(byte)
             }
         }
-    }
-
-    /// Feeds the next bytes of the file.
-    public mutating func feed(_ bytes: [UInt8]) throws(FormatError) {
-        try bytes.withUnsafeBytes { b in Result { () throws(FormatError) in try feed(b) } }.get()
     }
 
     /// Ends the stream: the file must have ended right after EOI.
@@ -218,7 +213,7 @@ public struct JPEGValidator: Sendable {
 }
 
 /// The structural check for a photo's type, fed as its bytes arrive.
-public enum StructureCheck: Sendable {
+public enum StructureCheck: FormatCheck {
     case png(PNGValidator)
     case jpeg(JPEGValidator)
 

@@ -8,10 +8,25 @@ public struct FormatError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// A structural check of a photo's bytes, fed as they stream in, in pieces of any size.
+public protocol FormatCheck: Sendable {
+    /// Feeds the next bytes of the file; throws as soon as they cannot be of the format.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(FormatError)
+    /// Ends the stream: throws when the file is incomplete.
+    func finish() throws(FormatError)
+}
+
+extension FormatCheck {
+    /// Feeds the next bytes of the file.
+    public mutating func feed(_ bytes: [UInt8]) throws(FormatError) {
+        try bytes.withUnsafeBytes { b in Result { () throws(FormatError) in try feed(b) } }.get()
+    }
+}
+
 /// Checks PNG structure as bytes stream in, so no second pass over the file is needed:
 /// the 8-byte signature, IHDR first, every chunk's length within the file and its CRC-32
 /// correct, IEND last, nothing after IEND. It keeps a few bytes of state, never the file.
-public struct PNGValidator: Sendable {
+public struct PNGValidator: FormatCheck {
     private enum Phase: Sendable {
         case signature
         case length
@@ -66,11 +81,6 @@ public struct PNGValidator: Sendable {
                 if field.count == fieldNeeded { try fieldComplete() }
             }
         }
-    }
-
-    /// Feeds the next bytes of the file.
-    public mutating func feed(_ bytes: [UInt8]) throws(FormatError) {
-        try bytes.withUnsafeBytes { b in Result { () throws(FormatError) in try feed(b) } }.get()
     }
 
     /// Ends the stream: the file must have ended right after IEND.

@@ -5,19 +5,7 @@ import PTKTestSupport
 @testable import PTKStore
 
 func validateJPEG(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = nil) -> FormatError? {
-    var v = JPEGValidator(totalSize: totalSize ?? Int64(bytes.count))
-    do throws(FormatError) {
-        let s = step ?? max(bytes.count, 1)
-        var i = 0
-        while i < bytes.count {
-            try v.feed(Array(bytes[i..<min(i + s, bytes.count)]))
-            i += s
-        }
-        try v.finish()
-        return nil
-    } catch {
-        return error
-    }
+    check(JPEGValidator(totalSize: totalSize ?? Int64(bytes.count)), bytes, step: step)
 }
 
 /// The marker segments of a JPEG up to its first scan: (offset of the 0xFF, marker code, segment bytes including the marker).

@@ -3,7 +3,12 @@ import PTKTestSupport
 @testable import PTKStore
 
 func validate(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = nil) -> FormatError? {
-    var v = PNGValidator(totalSize: totalSize ?? Int64(bytes.count))
+    check(PNGValidator(totalSize: totalSize ?? Int64(bytes.count)), bytes, step: step)
+}
+
+/// Feeds `bytes` to `check` in pieces of `step` (whole when nil), then finishes: the first error.
+func check(_ check: some FormatCheck, _ bytes: [UInt8], step: Int?) -> FormatError? {
+    var v = check
     do throws(FormatError) {
         let s = step ?? max(bytes.count, 1)
         var i = 0
