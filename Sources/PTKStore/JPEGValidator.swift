@@ -41,12 +41,6 @@ public struct JPEGValidator: FormatCheck {
         field.reserveCapacity(16)
     }
 
-    /// True once the EOI marker has been read.
-    public var isComplete: Bool {
-        if case .afterEOI = phase { return true }
-        return false
-    }
-
     /// Feeds the next bytes of the file.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(FormatError) {
         var i = 0
