@@ -120,6 +120,10 @@ public final class Delivery: @unchecked Sendable {
 
     /// Sends everything; returns when every session has ended.
     public func run() -> DeliveryResult {
+        // The first session offers file 0 first (`planSessions`), and its OFFER carries the
+        // file's SHA-256: hashing it now overlaps the hash with connecting, TLS and HELLO.
+        let head = files.isEmpty ? nil : HashAhead([files[0]])
+        defer { head?.cancel() }
         let finished = Semaphore()
         let first = SessionFiles.afterWelcome { [self] welcome in
             let planned = planSessions(files, parallel: parallel, receiverSessions: welcome.sessionsAllowed)
@@ -138,7 +142,7 @@ public final class Delivery: @unchecked Sendable {
             }
             return planned[0]
         }
-        runSession(first, session: 0)
+        runSession(first, session: 0, head: head.map { (0, $0) })
         // A first session that failed before its WELCOME planned nothing: it held every file.
         let sessions = lock.withLock { groups } ?? [Array(files.indices)]
         for _ in sessions.dropFirst() { finished.wait() }
@@ -158,8 +162,9 @@ public final class Delivery: @unchecked Sendable {
     }
 
     /// Runs one session over the files `plan` picks, as session number `session`.
-    private func runSession(_ plan: SessionFiles, session: Int) {
+    private func runSession(_ plan: SessionFiles, session: Int, head: (file: Int, hashes: HashAhead)? = nil) {
         let sender = Sender(files: files, plan: plan, options: options) { [self] event in handle(event) }
+        sender.headStart = head
         do throws(SendFailure) { try sender.run(connect) } catch { failed(error, session: session) }
     }
 

@@ -87,6 +87,9 @@ public final class Sender {
     private let progress: (SendProgress) -> Void
     /// Outcomes of the files finished so far, by index.
     public private(set) var outcomes: [Int: FileOutcome] = [:]
+    /// The hash of one file, started before the session connected (`Delivery`): used when the
+    /// session offers that file first.
+    var headStart: (file: Int, hashes: HashAhead)?
 
     /// Sends all of `files`, in order.
     public convenience init(files: [LocalFile], options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
@@ -118,7 +121,8 @@ public final class Sender {
         /// Takes `indices` as the session's files: starts hashing them and returns them as offered.
         func take(_ indices: [Int]) -> [OutgoingFile] {
             order = indices
-            hashes = HashAhead(indices.map { files[$0] })
+            let head = headStart.flatMap { $0.file == indices.first ? $0.hashes : nil }
+            hashes = HashAhead(indices.map { files[$0] }, head: head)
             return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size) }
         }
         var machine: SenderSession

@@ -52,4 +52,53 @@ struct HashAheadTests {
         #expect(try ahead.sha256(of: 3) == SHA256.hex(of: bytes[3]))
         ahead.cancel()
     }
+
+    @Test("a head start gives the first file's hash: the file is not read again")
+    func headStartIsUsed() throws {
+        let dir = makeTemporaryDirectory()
+        defer { removeTree(dir) }
+        let pngs = [makePNG(size: 300_000, seed: 7), makePNG(size: 100_000, seed: 8)]
+        writeFile(dir + "/a.png", pngs[0])
+        writeFile(dir + "/b.png", pngs[1])
+        let files = [try LocalFile.check(dir + "/a.png"), try LocalFile.check(dir + "/b.png")]
+        let head = HashAhead([files[0]])
+        #expect(try head.sha256(of: 0) == SHA256.hex(of: pngs[0]))
+        // Gone now: only the head's result can give its hash.
+        unlink(dir + "/a.png")
+        let ahead = HashAhead(files, head: head)
+        #expect(try ahead.sha256(of: 0) == SHA256.hex(of: pngs[0]))
+        #expect(try ahead.sha256(of: 1) == SHA256.hex(of: pngs[1]))
+        ahead.cancel()
+        // The session's cancel stopped the head too, and a second cancel returns at once.
+        head.cancel()
+        // Without the head the missing file fails.
+        let alone = HashAhead(files)
+        #expect(throws: LocalFileError.self) { try alone.sha256(of: 0) }
+        alone.cancel()
+    }
+
+    @Test("a head cancelled mid-hash fails the first file instead of leaving the session waiting")
+    func cancelledHeadDoesNotHang() throws {
+        let dir = makeTemporaryDirectory()
+        defer { removeTree(dir) }
+        let big = makePNG(size: 48_000_000, seed: 9)
+        writeFile(dir + "/big.png", big)
+        writeFile(dir + "/small.png", makePNG(size: 1000, seed: 10))
+        let files = [try LocalFile.check(dir + "/big.png"), try LocalFile.check(dir + "/small.png")]
+        let head = HashAhead([files[0]])
+        head.cancel()
+        let ahead = HashAhead(files, head: head)
+        // Either the head finished before the cancel, or its cancellation is the answer.
+        switch Result(catching: { () throws(LocalFileError) in try ahead.sha256(of: 0) }) {
+        case .success(let hex): #expect(hex == SHA256.hex(of: big))
+        case .failure(let error): #expect("\(error)".contains("cancelled"))
+        }
+        ahead.cancel()
+        // A session cancelled while it waits on a head still hashing returns too.
+        let head2 = HashAhead([files[0]])
+        let waiting = HashAhead(files, head: head2)
+        waiting.cancel()
+        // ... with the first file answered (its hash, or the cancellation), so nothing waits on it.
+        #expect(waiting.isReady(0))
+    }
 }
