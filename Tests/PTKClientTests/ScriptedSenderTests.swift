@@ -370,6 +370,39 @@ struct DeliveryTests {
         #expect(result.exitStatus(peer: "x").code == 76)
     }
 
+    @Test("the first file is hashed while connecting: its OFFER carries the hash of the file as it was then")
+    func firstFileHashedWhileConnecting() throws {
+        let photos = try PhotoFiles([("first.png", 50_000), ("second.png", 40_000)])
+        let changed = makePNG(size: 50_000, seed: 99)
+        #expect(changed != photos.bytes[0])
+        let network = FakeNetwork { _ in FakeReceiver(sessions: nil) }
+        let connect = network.connector
+        let path = photos.dir + "/first.png"
+        // The connection takes long enough for the head start to finish; meanwhile another program
+        // rewrites the first photo with other bytes of the same size.
+        let slow: Connector = { () throws(SendFailure) in
+            sleep(for: .milliseconds(500))
+            writeFile(path, changed)
+            return try connect()
+        }
+        let result = Delivery(files: photos.files, options: options(), parallel: 1, connect: slow).run()
+        // The OFFER had the hash computed before the connection was up, so the receiver's check
+        // refused the new bytes (had the hash waited for WELCOME it would have matched them);
+        // the file after it was hashed by the session as usual.
+        let offered = try #require(network.connections.first)
+        #expect(offered.saved.map(\.0) == ["second.png"])
+        guard case .failed(let problem)? = result.outcomes[0] else {
+            Issue.record("first.png: \(String(describing: result.outcomes[0]))")
+            return
+        }
+        #expect(problem.code == FileErrorCode.hashMismatch.rawValue)
+        guard case .saved? = result.outcomes[1] else {
+            Issue.record("second.png: \(String(describing: result.outcomes[1]))")
+            return
+        }
+        #expect(result.exitStatus(peer: "x").code == 1)
+    }
+
     @Test("unreachable: exit 69 naming the peer")
     func unreachable() throws {
         let photos = try PhotoFiles([("a.png", 2_000)])
