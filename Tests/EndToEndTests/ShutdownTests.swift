@@ -100,7 +100,9 @@ struct ShutdownTests {
         let port = try freeLoopbackPort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binDirectory + "/ptkd")
-        process.arguments = ["--config", "/dev/null", "--dir", root + "/photos", "--port", "\(port)", "--listen", "127.0.0.1", "--no-mdns"]
+        process.arguments = ["--config", "/dev/null", "--dir", root + "/photos", "--port", "\(port)", "--listen", "127.0.0.1", "--no-mdns",
+                             // Not the LocalSend endpoint: its fixed port may be taken (another ptkd, a test beside this one).
+                             "--localsend", "off"]
         process.standardError = errWrite
         process.standardOutput = FileHandle.nullDevice
         try process.run()
