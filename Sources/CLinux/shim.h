@@ -13,4 +13,7 @@ extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char
 /// gettid(2): the calling thread's id, for setpriority on one thread.
 extern int gettid(void);
 
+/// sched_getaffinity(2): `mask` is a cpu_set_t of `cpusetsize` bytes (pid_t is int).
+extern int sched_getaffinity(int pid, unsigned long cpusetsize, void *mask);
+
 #endif

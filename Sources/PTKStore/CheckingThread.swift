@@ -32,11 +32,17 @@ final class CheckingThread: @unchecked Sendable {
     /// Every check passes through it (PhotoStore.stopChecks).
     private let gate: ExitGate
 
+    /// Given back once the thread has concluded (or at once, when none could be started).
+    private let slot: Slots?
+
     /// Continues `hasher` and `structure`, which may already hold the file's first bytes.
-    init(continuing hasher: consuming SHA256, structure: StructureCheck, gate: ExitGate, depth: Int = 8, batch: Int = 4) {
+    /// `slot`, when given, is one taken from it for this thread, given back when it ends.
+    init(continuing hasher: consuming SHA256, structure: StructureCheck, gate: ExitGate, slot: Slots? = nil,
+         depth: Int = 8, batch: Int = 4) {
         self.hasher = hasher
         self.structure = structure
         self.gate = gate
+        self.slot = slot
         self.depth = max(1, depth)
         self.batch = min(max(1, batch), self.depth)
         do {
@@ -44,6 +50,7 @@ final class CheckingThread: @unchecked Sendable {
             threaded = true
         } catch {
             threaded = false
+            slot?.give()
         }
     }
 
@@ -74,6 +81,8 @@ final class CheckingThread: @unchecked Sendable {
             if last { break }
         }
         gate.pass { conclude() }
+        // Given back before `finish` can return, so the next file finds it free.
+        slot?.give()
         state.withLock {
             concluded = true
             state.broadcast()

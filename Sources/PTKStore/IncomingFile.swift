@@ -23,6 +23,9 @@ public final class IncomingFile {
     private var checking: CheckingThread?
     private var open = true
 
+    /// True when this file's checks run on a checking thread (tests).
+    var checksOnThread: Bool { checking != nil }
+
     init(store: PhotoStore, offer: Offer, fd: FileDescriptor, name: String, resumable: Bool) {
         self.store = store
         self.offer = offer
@@ -122,9 +125,10 @@ public final class IncomingFile {
         }
         written += Int64(bytes.count)
         // The first chunk is checked here, so a file that is no photo fails at once; the rest of
-        // a big file is checked on a thread of its own.
-        if checking == nil, offer.size - written >= Self.threadedCheckMinimum, let h = hasher.take() {
-            checking = CheckingThread(continuing: h, structure: structure, gate: store.checks)
+        // a big file is checked on a thread of its own once the store has one to spare (asked
+        // again at each chunk, so a file may move there mid-way when another's thread ends).
+        if checking == nil, offer.size - written >= Self.threadedCheckMinimum, hasher != nil, store.checkingThreads.tryTake() {
+            checking = CheckingThread(continuing: hasher.take()!, structure: structure, gate: store.checks, slot: store.checkingThreads)
         }
         if written - writebackStart >= Self.writebackStep || written == offer.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of

@@ -12,12 +12,19 @@ public struct StoreSettings: Sendable, Equatable {
     public var partialMaxAge: Double
     /// Permission bits of saved photos.
     public var fileMode: FileMode
+    /// How many big photos at most are checked (SHA-256, structure) on a thread of their own at
+    /// once; the others are checked inline by their session. Nil: half the CPUs this process may
+    /// use (`availableProcessorCount`), so a checking thread gets a core beside its session's,
+    /// and many concurrent senders do not pay for hand-overs between more threads than cores.
+    public var checkingThreads: Int?
 
-    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Double = 86_400, fileMode: FileMode = 0o644) {
+    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Double = 86_400, fileMode: FileMode = 0o644,
+                checkingThreads: Int? = nil) {
         self.directory = directory
         self.minFree = minFree
         self.partialMaxAge = partialMaxAge
         self.fileMode = fileMode
+        self.checkingThreads = checkingThreads
     }
 }
 
@@ -48,12 +55,15 @@ public final class PhotoStore: @unchecked Sendable {
     let directorySync = GroupSync()
     /// Every hash and PNG check of the store passes through it (see `stopChecks`).
     let checks = ExitGate()
+    /// Big photos being checked on a thread of their own now (`StoreSettings.checkingThreads`).
+    let checkingThreads: Slots
     /// The name of the temporary folder inside the directory.
     public static let incomingName = ".incoming"
 
     /// Opens (creating if needed) the directory and its `.incoming/` folder.
     public init(settings: StoreSettings) throws(StoreError) {
         self.settings = settings
+        checkingThreads = Slots(limit: settings.checkingThreads ?? availableProcessorCount() / 2)
         let path = settings.directory
         do { try makeDirectories(path) } catch {
             throw StoreError("cannot create the received-photos directory: \(error)")

@@ -23,6 +23,15 @@ public func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemErr
     pthread_detach(thread)
 }
 
+/// How many CPUs this process may run on (its affinity mask: `taskset`, systemd's
+/// `CPUAffinity=`), at least 1. The corresponding C function is `sched_getaffinity`.
+public func availableProcessorCount() -> Int {
+    var mask = [UInt64](repeating: 0, count: 16)  // 1024 CPUs, glibc's cpu_set_t
+    let rc = mask.withUnsafeMutableBytes { sched_getaffinity(0, UInt($0.count), $0.baseAddress) }
+    guard rc == 0 else { return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    return max(1, mask.reduce(0) { $0 + $1.nonzeroBitCount })
+}
+
 /// The host's name. The corresponding C function is `gethostname`.
 public func hostName() -> String {
     var buf = [CChar](repeating: 0, count: 256)

@@ -185,6 +185,74 @@ struct PhotoStoreBigTests {
         #expect(f.incoming.isEmpty)
     }
 
+    @Test("with one checking thread: a second big upload is checked inline, moves to the thread once it is free, and both are saved")
+    func checkingThreadsAreShared() throws {
+        let f = try StoreFixture(checkingThreads: 1)
+        let a = makePNG(size: 3_000_000, seed: 11), b = makePNG(size: 3_200_000, seed: 12)
+        let chunk = ProtocolLimits.chunkSize
+        func piece(_ bytes: [UInt8], _ c: Int) -> [UInt8] { Array(bytes[(c * chunk)..<min((c + 1) * chunk, bytes.count)]) }
+        let fileA = try f.store.begin(offer(for: a, name: "a.png")).get()
+        let fileB = try f.store.begin(offer(for: b, name: "b.png")).get()
+        try fileA.append(piece(a, 0))
+        #expect(fileA.checksOnThread)
+        #expect(f.store.checkingThreads.taken == 1)
+        // No thread to spare: b's checks run in its session, chunk by chunk.
+        for c in 0..<5 { try fileB.append(piece(b, c)) }
+        #expect(!fileB.checksOnThread)
+        for c in 1..<((a.count + chunk - 1) / chunk) { try fileA.append(piece(a, c)) }
+        #expect(try fileA.finish().get().name == "a.png")
+        #expect(f.store.checkingThreads.taken == 0)
+        // a's thread is free again: b moves there at its next chunk, with the hash and the
+        // PNG check it has so far.
+        try fileB.append(piece(b, 5))
+        #expect(fileB.checksOnThread)
+        for c in 6..<((b.count + chunk - 1) / chunk) { try fileB.append(piece(b, c)) }
+        #expect(try fileB.finish().get().name == "b.png")
+        #expect(readFile(f.dir + "/a.png") == a)
+        #expect(readFile(f.dir + "/b.png") == b)
+        #expect(f.store.checkingThreads.taken == 0)
+    }
+
+    @Test("with no checking thread a big photo is checked inline: saved byte-identical, a broken CRC or a wrong hash still fails")
+    func noCheckingThread() throws {
+        let f = try StoreFixture(checkingThreads: 0)
+        let png = makePNG(size: 2_600_000, seed: 13)
+        let file = try f.store.begin(offer(for: png, name: "inline.png")).get()
+        var i = 0
+        while i < png.count {
+            try file.append(Array(png[i..<min(i + ProtocolLimits.chunkSize, png.count)]))
+            #expect(!file.checksOnThread)
+            i += ProtocolLimits.chunkSize
+        }
+        #expect(try file.finish().get().name == "inline.png")
+        #expect(readFile(f.dir + "/inline.png") == png)
+
+        var broken = png
+        broken[1_500_000] ^= 0xFF
+        guard case .failure(let fail) = store(broken, in: f.store, name: "broken.png") else { Issue.record("saved a broken PNG"); return }
+        #expect(fail.problem.code == "not-png")
+        var o = offer(for: png, name: "wrong.png")
+        o.sha256 = SHA256.hex(of: png[1...])
+        let wrong = try f.store.begin(o).get()
+        i = 0
+        while i < png.count {
+            try wrong.append(Array(png[i..<min(i + ProtocolLimits.chunkSize, png.count)]))
+            i += ProtocolLimits.chunkSize
+        }
+        guard case .failure(let fail2) = wrong.finish() else { Issue.record("saved with a wrong hash"); return }
+        #expect(fail2.problem.code == "hash-mismatch")
+        #expect(f.visible == ["inline.png"])
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("by default a store has a checking thread for every two CPUs it may use")
+    func defaultCheckingThreads() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        let store = try PhotoStore(settings: StoreSettings(directory: root + "/photos"))
+        #expect(store.checkingThreads.limit == availableProcessorCount() / 2)
+    }
+
     @Test("a big upload abandoned mid-way resumes and checks the kept bytes with the new ones")
     func bigResume() throws {
         let f = try StoreFixture()

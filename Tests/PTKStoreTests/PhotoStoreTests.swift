@@ -13,8 +13,11 @@ final class StoreFixture: @unchecked Sendable {
     var dir: String { root + "/photos" }
     let store: PhotoStore
 
-    init(minFree: Int64 = 0, partialMaxAge: Double = 86_400) throws {
-        store = try PhotoStore(settings: StoreSettings(directory: root + "/photos", minFree: minFree, partialMaxAge: partialMaxAge))
+    /// One checking thread by default, whatever this machine's CPUs, so big photos take the
+    /// same path everywhere.
+    init(minFree: Int64 = 0, partialMaxAge: Double = 86_400, checkingThreads: Int = 1) throws {
+        store = try PhotoStore(settings: StoreSettings(directory: root + "/photos", minFree: minFree, partialMaxAge: partialMaxAge,
+                                                       checkingThreads: checkingThreads))
     }
     deinit { removeTree(root) }
 
