@@ -97,7 +97,7 @@ public struct LocalFile: Sendable {
             do throws(SystemError) { try map.prepare(range) } catch {
                 throw LocalFileError(path: path, reason: "the file changed after it was checked (\(error.reason.lowercasedFirst))")
             }
-            hasher.update(UnsafeRawBufferPointer(rebasing: map.bytes[range]))
+            map.withBytes(in: range) { hasher.update($0) }
         }
         return hasher.finalizeHex()
     }

@@ -175,8 +175,11 @@ public final class Sender {
                         do throws(SystemError) { try map.prepare(Int(offset)..<Int(offset) + length) } catch {
                             throw .localFile("\(path): the file changed or could not be read while sending (\(error.reason))")
                         }
-                        let payload = UnsafeRawBufferPointer(rebasing: map.bytes[Int(offset)..<Int(offset) + length])
-                        do throws(TransportError) { try connection.sendChunk(payload: payload) } catch {
+                        do throws(TransportError) {
+                            try map.withBytes(in: Int(offset)..<Int(offset) + length) { (payload) throws(TransportError) in
+                                try connection.sendChunk(payload: payload)
+                            }
+                        } catch {
                             throw lost(error, machine)
                         }
                         break

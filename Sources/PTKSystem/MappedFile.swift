@@ -3,9 +3,16 @@ import Glibc
 /// A file mapped read-only into memory, so its bytes can be hashed and sent without first being
 /// copied into a buffer of ours. Reading a page past the file's end (a file truncated while
 /// mapped) raises SIGBUS: a program that maps files calls `exitOnBusError` first.
+///
+/// The mapping ends when the object goes, which in an optimised build may be right after its
+/// last use, even inside the function that holds it: so its bytes are lent out only within
+/// `withBytes`, which keeps the object alive until its body returns.
 public final class MappedFile: @unchecked Sendable {
     // Immutable after init; unmapped once, in deinit.
-    public let bytes: UnsafeRawBufferPointer
+    private let bytes: UnsafeRawBufferPointer
+
+    /// The mapped length.
+    public var count: Int { bytes.count }
 
     /// Maps the first `length` bytes of `file` (which may be closed afterwards).
     /// The corresponding C function is `mmap`.
@@ -21,6 +28,14 @@ public final class MappedFile: @unchecked Sendable {
 
     deinit {
         if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+    }
+
+    /// Calls `body` with the mapped bytes of `range` (within `0..<count`), the mapping kept
+    /// until `body` returns.
+    public func withBytes<R, E: Error>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "range outside the mapping")
+        defer { withExtendedLifetime(self) {} }
+        return try body(UnsafeRawBufferPointer(rebasing: bytes[range]))
     }
 
     /// Maps the pages of `range` in now, one call instead of a page fault per 64 KiB, and
