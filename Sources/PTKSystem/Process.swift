@@ -13,8 +13,13 @@ public func readTextFile(_ path: String) throws(SystemError) -> String {
 public func exitProcess(_ code: Int32) -> Never { exit(code) }
 
 /// Ends the process with `code` at once, without the C library's exit handlers (which would tear
-/// down OpenSSL under threads that may still use it). The corresponding C function is `_exit`.
-public func exitProcessNow(_ code: Int32) -> Never { _exit(code) }
+/// down OpenSSL under threads that may still use it: OpenSSL's own clean-up of a thread runs as
+/// the thread ends, after the thread has said it is done). What `print` buffered is written
+/// first. The corresponding C functions are `fflush` and `_exit`.
+public func exitProcessNow(_ code: Int32) -> Never {
+    fflush(nil)
+    _exit(code)
+}
 
 /// True when `path` exists. The corresponding C function is `access`.
 public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }

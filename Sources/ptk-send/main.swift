@@ -233,8 +233,11 @@ let result = delivery.run()
 report.clearBar()
 for i in result.unsent { print("\(files[i].path): not sent") }
 let (status, message) = result.exitStatus(peer: peerText)
-if let message { die(message, status) }
-exitProcess(status)
+// Every session's thread and hashing thread has said it is done, but a thread that used OpenSSL
+// runs OpenSSL's clean-up of the thread as it ends, and OpenSSL's exit handler would free what
+// that uses (a SIGSEGV in libcrypto's thread stop, seen once in bench/run): so no exit handlers.
+if let message { writeToStandardError("Error: \(message)") }
+exitProcessNow(status)
 
 /// Finds the addresses of `<peer>`: an address or host:port directly; otherwise first a
 /// `_ptk._tcp` instance of that name (case-insensitive), with the device ID its TXT record
