@@ -54,7 +54,8 @@ try? startThread {
 let failure = daemon.run()
 Log.flush(until: .now + 2)
 let status = failure?.exitCode ?? 0
-// Sessions still open after the grace period may be anywhere: leave without the C library's exit
-// handlers. Otherwise every thread that used OpenSSL has ended, and a normal exit is safe.
-if daemon.activeSessions > 0 { exitProcessNow(status) }
-exitProcess(status)
+// Leave without the C library's exit handlers: sessions still open after the grace period may be
+// anywhere, and even a thread that has said it is done (a session, the indexer) may still be
+// running OpenSSL's clean-up of the thread as it ends, which OpenSSL's exit handler would pull
+// from under it (seen in ptk-send; openssl/openssl#6214).
+exitProcessNow(status)
