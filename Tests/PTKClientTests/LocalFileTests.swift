@@ -55,12 +55,8 @@ struct HashAheadTests {
 
     @Test("a head start gives the first file's hash: the file is not read again")
     func headStartIsUsed() throws {
-        let dir = makeTemporaryDirectory()
-        defer { removeTree(dir) }
-        let pngs = [makePNG(size: 300_000, seed: 7), makePNG(size: 100_000, seed: 8)]
-        writeFile(dir + "/a.png", pngs[0])
-        writeFile(dir + "/b.png", pngs[1])
-        let files = [try LocalFile.check(dir + "/a.png"), try LocalFile.check(dir + "/b.png")]
+        let photos = try PhotoFiles([("a.png", 300_000), ("b.png", 100_000)])
+        let (files, pngs, dir) = (photos.files, photos.bytes, photos.dir)
         let head = HashAhead([files[0]])
         #expect(try head.sha256(of: 0) == SHA256.hex(of: pngs[0]))
         // Gone now: only the head's result can give its hash.
@@ -79,12 +75,8 @@ struct HashAheadTests {
 
     @Test("a head cancelled mid-hash fails the first file instead of leaving the session waiting")
     func cancelledHeadDoesNotHang() throws {
-        let dir = makeTemporaryDirectory()
-        defer { removeTree(dir) }
-        let big = makePNG(size: 48_000_000, seed: 9)
-        writeFile(dir + "/big.png", big)
-        writeFile(dir + "/small.png", makePNG(size: 1000, seed: 10))
-        let files = [try LocalFile.check(dir + "/big.png"), try LocalFile.check(dir + "/small.png")]
+        let photos = try PhotoFiles([("big.png", 48_000_000), ("small.png", 1000)])
+        let (files, big) = (photos.files, photos.bytes[0])
         let head = HashAhead([files[0]])
         head.cancel()
         let ahead = HashAhead(files, head: head)
