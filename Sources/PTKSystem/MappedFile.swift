@@ -63,9 +63,7 @@ nonisolated(unsafe) private var busErrorExitCode: CInt = 1
 /// SIGBUS (a mapped file shrank under the program) ends the process with `code` after writing
 /// `message` to standard error, instead of a crash and a core dump.
 public func exitOnBusError(message: String, code: Int32) {
-    let text = Array((message + "\n").utf8)
-    busErrorMessage = .allocate(capacity: text.count)
-    _ = busErrorMessage.initialize(from: text)
+    busErrorMessage = signalHandlerLine(message)
     busErrorExitCode = code
     var action = sigaction()
     action.__sigaction_handler.sa_handler = { _ in

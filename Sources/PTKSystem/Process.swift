@@ -28,6 +28,15 @@ public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 /// process. Every program that writes to sockets calls this first.
 public func ignoreBrokenPipeSignal() { signal(SIGPIPE, SIG_IGN) }
 
+/// `text` and a newline in memory of its own that is never freed, for a signal handler to
+/// `write` (it may not allocate or touch Swift strings).
+func signalHandlerLine(_ text: String) -> UnsafeMutableBufferPointer<UInt8> {
+    let bytes = Array((text + "\n").utf8)
+    let line = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+    _ = line.initialize(from: bytes)
+    return line
+}
+
 // What the SIGINT/SIGTERM handler may touch: plain integers and a buffer made beforehand
 // (a signal handler can call only async-signal-safe functions: write, _exit).
 nonisolated(unsafe) private var terminationWakeFD: CInt = -1
@@ -41,9 +50,7 @@ nonisolated(unsafe) private var secondSignalExitCode: CInt = 0
 /// blocked (some process launchers do): a daemon must hear them.
 public func handleTerminationSignals(wake: WakePipe, secondMessage: String, secondExitCode: Int32) {
     terminationWakeFD = wake.writeEndForSignalHandler
-    let bytes = Array((secondMessage + "\n").utf8)
-    secondSignalMessage = .allocate(capacity: bytes.count)
-    _ = secondSignalMessage.initialize(from: bytes)
+    secondSignalMessage = signalHandlerLine(secondMessage)
     secondSignalExitCode = secondExitCode
     var action = sigaction()
     action.__sigaction_handler.sa_handler = { _ in
