@@ -12,7 +12,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var name: String = hostName()
     public var window = 64
     public var maxFileSize: Int64 = 512 << 20
-    public var maxSessions = 32
+    /// Sessions served at once. From bench/soak and bench/run's memory test: ptkd's peak RSS was
+    /// 30 MB with 16 TLS senders of 100 MB, 42 MB with 64 of 25 MB, 54 MB with 64 senders of
+    /// 25 small photos per call, and 77 MB with 128 (docs/PERFORMANCE.md).
+    public var maxSessions = 64
     public var maxSessionsPerAddress = 8
     /// Seconds a new connection has to send HELLO.
     public var handshakeTimeout: Double = 10

@@ -34,8 +34,15 @@ public struct DaemonError: Error, CustomStringConvertible {
 }
 
 /// The receiver service: the listener, the store, and a thread per session.
+///
+/// Who is served when many senders come at once: every connection takes a connection slot when
+/// it is accepted (at most `maxSessions` plus `handshakeRoom`, and `maxSessionsPerAddress` per
+/// address; beyond them it is answered ERROR busy, or 429, on a short-lived refusal thread).
+/// Once its handshake says who the sender is, `turns` decides whether it is served now, and with
+/// what share of the sessions (WELCOME.sessions), or answered ERROR busy with its place in line.
 public final class Daemon: @unchecked Sendable {
-    // `active` and `nextID` are guarded by `lock`; everything else is fixed at init.
+    // `active`, `perAddress`, `turns`, `stopping`, `lingering` and `nextID` are guarded by
+    // `lock`; everything else is fixed at init.
     public let configuration: DaemonConfiguration
     public let store: PhotoStore
     public let listener: Listener
@@ -49,8 +56,11 @@ public final class Daemon: @unchecked Sendable {
     let localSend: LocalSendEndpoint?
     private let tls: TLSContext
     private let lock = Lock()
+    /// Connections being handled (in their handshake, or served), in all and per address.
     private var active = 0
     private var perAddress: [String: Int] = [:]
+    /// The sessions served, by sender, and the senders waiting for one.
+    private var turns: Turns
     /// STOPPING=1 has gone out: no more STATUS updates.
     private var stopping = false
     private var lingering = 0
@@ -101,15 +111,20 @@ public final class Daemon: @unchecked Sendable {
         localSend = configuration.localSend
             ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, library: library, shutdown: shutdown)
             : nil
-        // WELCOME.sessions: what one sender address may open at once, within the overall limit.
+        // WELCOME.sessions is each session's share when it starts (`turns`).
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
-                                    sessions: min(configuration.maxSessionsPerAddress, configuration.maxSessions),
+                                    sessions: nil,
                                     plaintextAllowed: configuration.plaintext == .allow,
                                     trustedSendersOnly: configuration.senders == .trusted)
+        turns = Turns(capacity: configuration.maxSessions, perSender: configuration.maxSessionsPerAddress)
     }
 
-    /// Sessions now being served.
+    /// Connections now being handled: sessions, and connections in their handshake.
     public var activeSessions: Int { lock.withLock { active } }
+
+    /// Connections that may be in their handshake beyond the sessions served: room for a sender
+    /// whose turn has come to be heard while others are being turned away.
+    var handshakeRoom: Int { max(4, configuration.maxSessions / 4) }
 
     /// Accepts and serves sessions until `shutdown` is requested, then lets sessions reach a
     /// frame boundary (they answer ERROR `shutting-down`) for up to `grace` seconds. Returns
@@ -220,12 +235,12 @@ public final class Daemon: @unchecked Sendable {
         if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
     }
 
-    /// Takes a session slot for a connection from `host`: its number, and why it is refused
+    /// Takes a connection slot for a connection from `host`: its number, and why it is refused
     /// when the limits are reached (then no slot is taken).
     private func takeSlot(_ host: String) -> (Int, String?) {
         lock.withLock {
             nextID += 1
-            if active >= configuration.maxSessions {
+            if active >= configuration.maxSessions + handshakeRoom {
                 return (nextID, "the receiver is at its limit of \(configuration.maxSessions) sessions")
             }
             if perAddress[host, default: 0] >= configuration.maxSessionsPerAddress {
@@ -262,7 +277,16 @@ public final class Daemon: @unchecked Sendable {
         let deadline = Instant.now + configuration.handshakeTimeout
         do {
             try startThread { [self] in
-                localSend.serve(socket, peer: peer, id: id, deadline: deadline)
+                // LocalSend apps retry a 429 on their own: they take a session only from those
+                // no sender in line is owed, and do not wait in line.
+                let key = "localsend \(host)"
+                if lock.withLock({ turns.take(key, now: Instant.now.seconds) }) {
+                    localSend.serve(socket, peer: peer, id: id, deadline: deadline)
+                    lock.withLock { turns.release(key) }
+                } else {
+                    let reason = "the receiver is serving its limit of \(configuration.maxSessions) sessions, or owes the free ones to senders waiting"
+                    localSend.serve(socket, peer: peer, id: id, deadline: .now + 1, busy: reason)
+                }
                 releaseSlot(host)
             }
         } catch {
@@ -286,10 +310,19 @@ public final class Daemon: @unchecked Sendable {
                 // The handshake runs on the session's thread, inside its slot: a connection stuck
                 // there counts against the limits until the handshake deadline frees it.
                 if let (stream, sender) = open(socket, peer: peer, id: id, deadline: deadline) {
-                    let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
-                    let driver = ReceiverDriver(id: id, connection: connection, peer: peer, sender: sender, store: store,
-                                                trust: trust, library: library, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
-                    driver.run()
+                    let key = sender.turnKey(address: host)
+                    switch lock.withLock({ turns.admit(key, now: Instant.now.seconds) }) {
+                    case .busy(let ahead):
+                        answerBusy(stream, sender: sender, peer: peer, id: id, reason: servingAll(ahead: ahead), ahead: ahead)
+                    case .serve(let sessions):
+                        var settings = settings
+                        settings.sessions = sessions
+                        let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
+                        let driver = ReceiverDriver(id: id, connection: connection, peer: peer, sender: sender, store: store,
+                                                    trust: trust, library: library, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
+                        driver.run()
+                        lock.withLock { turns.release(key) }
+                    }
                 }
                 release()
             }
@@ -368,10 +401,8 @@ public final class Daemon: @unchecked Sendable {
                 return
             }
             if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + 1, quiet: true) {
-                Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy)")
-                let connection = FramedConnection(stream: stream, timeout: 1)
-                try? connection.send(.error(Problem(.busy, reason + "; try again later")))
-                connection.closeGracefully(linger: 1)
+                let ahead = lock.withLock { turns.refused(sender.turnKey(address: peer.host), now: Instant.now.seconds) }
+                answerBusy(stream, sender: sender, peer: peer, id: id, reason: reason, ahead: ahead)
             } else {
                 Log.info("session \(id) from \(peer): refused, \(reason) (closed)")
             }
@@ -384,7 +415,30 @@ public final class Daemon: @unchecked Sendable {
     }
 }
 
+extension Daemon {
+    /// Why a sender is not served now, for ERROR busy and the log.
+    fileprivate func servingAll(ahead: Int) -> String {
+        "the receiver is serving its limit of \(configuration.maxSessions) sessions"
+            + (ahead > 0 ? " and \(ahead) sender\(ahead == 1 ? " waits" : "s wait") ahead of this one" : "")
+    }
+
+    /// Answers ERROR busy with the sender's place in line (`waiting`), logs it, and closes.
+    fileprivate func answerBusy(_ stream: ByteStream, sender: SenderCredentials, peer: SocketAddress, id: Int, reason: String, ahead: Int) {
+        Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)")
+        let connection = FramedConnection(stream: stream, timeout: 1)
+        try? connection.send(.error(Problem(.busy, reason + "; try again later", waiting: ahead)))
+        connection.closeGracefully(linger: 1)
+    }
+}
+
 extension SenderCredentials {
+    /// Who a sender is for taking turns: its device ID over TLS (several devices behind one
+    /// address are several senders), else its address.
+    func turnKey(address: String) -> String {
+        if case .tls(let id?, _) = self { return "device \(id.compact)" }
+        return "address \(address)"
+    }
+
     /// How log lines name the sender: its device ID, or "plaintext".
     var logText: String {
         switch self {

@@ -73,11 +73,15 @@ public struct Saved: Codable, Equatable, Sendable {
 public struct Problem: Codable, Equatable, Sendable, CustomStringConvertible {
     public var code: String
     public var message: String
-    public init(code: String, message: String) {
+    /// ERROR busy only (an addition to protocol-v1.md section 7, optional, ignored by peers
+    /// that predate it): how many senders wait for a session before this one.
+    public var waiting: Int?
+    public init(code: String, message: String, waiting: Int? = nil) {
         self.code = code
         self.message = message
+        self.waiting = waiting
     }
-    public init(_ code: ErrorCode, _ message: String) { self.init(code: code.rawValue, message: message) }
+    public init(_ code: ErrorCode, _ message: String, waiting: Int? = nil) { self.init(code: code.rawValue, message: message, waiting: waiting) }
     public init(_ code: FileErrorCode, _ message: String) { self.init(code: code.rawValue, message: message) }
     public var description: String { message.isEmpty ? code : "\(code): \(message)" }
 }

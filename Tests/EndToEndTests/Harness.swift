@@ -212,8 +212,8 @@ struct HarnessError: Error, CustomStringConvertible {
 final class RawPeer {
     let connection: FramedConnection
 
-    init(port: UInt16, timeout: Double = 10) throws {
-        let address = SocketAddress(numericHost: "127.0.0.1", port: port)!
+    init(port: UInt16, host: String = "127.0.0.1", timeout: Double = 10) throws {
+        let address = SocketAddress(numericHost: host, port: port)!
         let sock = try Socket.connect(to: address, deadline: .now + 5)
         connection = FramedConnection(stream: TCPStream(socket: sock, peer: address), timeout: timeout)
     }
