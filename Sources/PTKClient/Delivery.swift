@@ -30,6 +30,8 @@ public struct DeliveryResult: Sendable {
     public var failures: [SendFailure]
     /// How many files the call had.
     public var fileCount: Int
+    /// Seconds the call waited for a busy receiver before it gave up (nil: it did not give up waiting).
+    public var gaveUpWaiting: Double?
 
     /// The exit status and, when a session failed, the error line to print (`peer` as the user
     /// named it). See `ptk-send --help`.
@@ -44,6 +46,8 @@ public struct DeliveryResult: Sendable {
                 var hint = ""
                 if p.code == ErrorCode.tlsRequired.rawValue {
                     hint = "; send without --plaintext"
+                } else if p.code == ErrorCode.busy.rawValue, let waited = gaveUpWaiting {
+                    hint = waited > 0 ? "; still busy after waiting \(formatWait(waited)) (--wait)" : " (--wait 0: not waiting for a turn)"
                 } else if p.code == ErrorCode.unauthorized.rawValue {
                     hint = "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
                 }
@@ -81,91 +85,145 @@ public enum SendExitCode {
     public static let identityMismatch: Int32 = 77
 }
 
+/// "10 min", "1.5 s": how long a call waited, for its error line.
+func formatWait(_ seconds: Double) -> String {
+    if seconds >= 60 && seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
+    if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
+    return "\(seconds) s"
+}
+
 /// Sends a call's files over as many sessions as the receiver and `parallel` allow.
 ///
-/// The first session runs alone. Its WELCOME says how many sessions the receiver serves at once
-/// for us (protocol-v1.md §4): the files are then dealt (`planSessions`), the first session
-/// keeps the first share, and the others start at once. A receiver with fewer free slots than
-/// that answers the rest ERROR busy (or, one that serves a session at a time, leaves them
-/// unanswered): their files go in one more session once the others are done, and a busy answer
-/// there is retried, `retries` times, `retryPause` × the attempt apart.
+/// The files wait in one list (`WorkList`), and every session takes the next file whenever it
+/// has offered all it took: a session that ends early, or one that never starts, leaves no
+/// files stranded.
+///
+/// - The first session runs alone. A receiver that answers it ERROR busy is asked again after
+///   a pause (`WaitPolicy`), for as long as `waiting.limit` allows; meanwhile the progress
+///   callback hears `.waiting`.
+/// - Its WELCOME says how many sessions the receiver serves at once for us (protocol-v1.md
+///   §4). Up to min(`parallel`, that) − 1 more sessions are opened, one after another, each
+///   once the one before it was welcomed, and only while the list still has files; once one
+///   is refused (busy, or no answer: a receiver may serve one session at a time and leave the
+///   others waiting), no more are opened, and the sessions already held send its share.
 public final class Delivery: @unchecked Sendable {
-    // `started`, `outcomes`, `failureOfSession` and `groups` are guarded by `lock`; the rest is
-    // fixed at init. `progress` is called under `lock`, so its calls never overlap.
+    // Everything under "guarded by lock" is, and `progress` is called under `lock`, so its calls
+    // never overlap; the rest is fixed at init.
     public let files: [LocalFile]
     private let options: SendOptions
     private let parallel: Int
     private let connect: Connector
-    private let retries: Int
-    private let retryPause: Duration
+    private let waiting: WaitPolicy
     private let progress: @Sendable (SendProgress) -> Void
     private let lock = Lock()
+    // Guarded by lock:
     private var started: Set<Int> = []
     private var outcomes: [Int: FileOutcome] = [:]
     private var failureOfSession: [Int: SendFailure] = [:]
-    private var groups: [[Int]]?
+    /// The files no session has taken yet.
+    private var work: WorkList
+    /// The files each session took, by session.
+    private var taken: [Int: [Int]] = [:]
+    /// Sessions the receiver welcomed.
+    private var welcomed: Set<Int> = []
+    /// More sessions still to open, once the first is welcomed; 0 once one is refused.
+    private var moreSessions: Int?
+    /// Sessions numbered so far, and those still running on threads of their own.
+    private var sessionCount = 1
+    private var running = 0
 
     /// `progress` gets every event of every session (file indices into `files`), one at a time.
     public init(files: [LocalFile], options: SendOptions, parallel: Int, connect: @escaping Connector,
-                retries: Int = 9, retryPause: Duration = .milliseconds(100),
+                waiting: WaitPolicy = WaitPolicy(),
                 progress: @escaping @Sendable (SendProgress) -> Void = { _ in }) {
         self.files = files
         self.options = options
         self.parallel = max(1, parallel)
         self.connect = connect
-        self.retries = retries
-        self.retryPause = retryPause
+        self.waiting = waiting
         self.progress = progress
+        work = WorkList(files)
     }
 
     /// Sends everything; returns when every session has ended.
     public func run() -> DeliveryResult {
-        // The first session offers file 0 first (`planSessions`), and its OFFER carries the
-        // file's SHA-256: hashing it now overlaps the hash with connecting, TLS and HELLO.
-        let head = files.isEmpty ? nil : HashAhead([files[0]])
-        defer { head?.cancel() }
-        let finished = Semaphore()
-        let first = SessionFiles.afterWelcome { [self] welcome in
-            let planned = planSessions(files, parallel: parallel, receiverSessions: welcome.sessionsAllowed)
-            lock.withLock { groups = planned }
-            for (g, indices) in planned.enumerated().dropFirst() {
-                do {
-                    try startThread { [self] in
-                        runSession(.fixed(indices), session: g)
-                        finished.signal()
-                    }
-                } catch {
-                    // Its files then go in the session that follows the others.
-                    failed(.unreachable("cannot start a thread for another session: \(error)"), session: g)
-                    finished.signal()
-                }
-            }
-            return planned[0]
-        }
-        runSession(first, session: 0, head: head.map { (0, $0) })
-        // A first session that failed before its WELCOME planned nothing: it held every file.
-        let sessions = lock.withLock { groups } ?? [Array(files.indices)]
-        for _ in sessions.dropFirst() { finished.wait() }
-        let leftovers = takeLeftovers(sessions)
+        // One hasher for every session, in the files' order, started now: the first file's
+        // SHA-256 (its OFFER carries it) is computed while the first session connects.
+        let hashes = HashAhead(files)
+        defer { hashes.cancel() }
+        let ended = Semaphore()
         var attempt = 0
-        while !leftovers.isEmpty {
-            let id = sessions.count + attempt
-            runSession(.fixed(leftovers), session: id)
+        var firstBusy: Instant? = nil
+        var gaveUp: Double? = nil
+        while true {
+            runSession(0, hashes: hashes, ended: ended)
+            // Only a busy answer to the first session, before anything was sent, is waited out.
+            let busy: Problem? = lock.withLock {
+                guard !welcomed.contains(0), case .remoteError(let p)? = failureOfSession[0], p.code == ErrorCode.busy.rawValue else { return nil }
+                return p
+            }
+            guard let busy else { break }
+            let now = Instant.now
+            let since = firstBusy ?? now
+            firstBusy = since
+            let left = waiting.limit - (now - since)
+            guard left > 0 else {
+                gaveUp = waiting.limit
+                break
+            }
+            let pause = min(left, waiting.pause(attempt: attempt, ahead: busy.waiting, random: Double.random(in: 0..<1)))
+            lock.withLock {
+                failureOfSession[0] = nil
+                progress(.waiting(ahead: busy.waiting, seconds: pause))
+            }
+            sleep(for: .nanoseconds(Int64(pause * 1e9)))
             attempt += 1
-            guard attempt <= retries, forgetRefusal(of: id, files: leftovers, busyOnly: true) else { break }
-            sleep(for: retryPause * attempt)
         }
+        // The other sessions: none can start once none runs (each is opened by a running one).
+        while lock.withLock({ running }) > 0 { ended.wait() }
         return lock.withLock {
             DeliveryResult(outcomes: outcomes, failures: failureOfSession.sorted { $0.key < $1.key }.map(\.value),
-                           fileCount: files.count)
+                           fileCount: files.count, gaveUpWaiting: gaveUp)
         }
     }
 
-    /// Runs one session over the files `plan` picks, as session number `session`.
-    private func runSession(_ plan: SessionFiles, session: Int, head: (file: Int, hashes: HashAhead)? = nil) {
-        let sender = Sender(files: files, plan: plan, options: options) { [self] event in handle(event) }
-        sender.headStart = head
+    /// Runs session number `session` until it ends, taking its files from the list.
+    private func runSession(_ session: Int, hashes: HashAhead, ended: Semaphore) {
+        let plan = SessionFiles.pulled { [self] welcome in next(for: session, welcome: welcome, hashes: hashes, ended: ended) }
+        let sender = Sender(files: files, plan: plan, options: options, hashes: hashes) { [self] event in handle(event) }
         do throws(SendFailure) { try sender.run(connect) } catch { failed(error, session: session) }
+        lock.withLock { work.ended(session) }
+    }
+
+    /// The next file for `session` (none when no file is left that it may send); on a session's
+    /// first call (its WELCOME came), opens the next session when one is due.
+    private func next(for session: Int, welcome: Welcome, hashes: HashAhead, ended: Semaphore) -> [Int] {
+        let (unit, open) = lock.withLock { () -> ([Int], Int?) in
+            let first = welcomed.insert(session).inserted
+            if moreSessions == nil { moreSessions = min(parallel, welcome.sessionsAllowed) - 1 }
+            let unit = work.next(for: session).map { [$0] } ?? []
+            taken[session, default: []] += unit
+            guard first, moreSessions! > 0, !work.left.isEmpty else { return (unit, nil) }
+            moreSessions! -= 1
+            sessionCount += 1
+            running += 1
+            return (unit, sessionCount - 1)
+        }
+        if let open {
+            do {
+                try startThread { [self] in
+                    runSession(open, hashes: hashes, ended: ended)
+                    lock.withLock { running -= 1 }
+                    ended.signal()
+                }
+            } catch {
+                lock.withLock {
+                    running -= 1
+                    moreSessions = 0
+                }
+            }
+        }
+        return unit
     }
 
     private func handle(_ event: SendProgress) {
@@ -173,39 +231,30 @@ public final class Delivery: @unchecked Sendable {
             switch event {
             case .started(let i, _): started.insert(i)
             case .finished(let i, let outcome): outcomes[i] = outcome
-            case .connected, .acknowledged: break
+            case .connected, .acknowledged, .waiting: break
             }
             progress(event)
         }
     }
 
+    /// Session `session` failed. A further session that was never welcomed took no files: it
+    /// was refused (busy, or left unanswered or unreachable), which only means no more sessions
+    /// are opened. A session that took files gives back those it had not started, for the
+    /// sessions still running.
     private func failed(_ failure: SendFailure, session: Int) {
-        lock.withLock { failureOfSession[session] = failure }
-    }
-
-    /// When some session got through: forgets the failures of sessions that got nowhere (no
-    /// file of theirs started) because the receiver was busy, silent or not reachable, and
-    /// returns their files, to go again in one more session. A receiver may serve one session
-    /// at a time and leave the others waiting unanswered.
-    private func takeLeftovers(_ sessions: [[Int]]) -> [Int] {
-        guard lock.withLock({ failureOfSession.count }) < sessions.count else { return [] }
-        return sessions.indices.filter { forgetRefusal(of: $0, files: sessions[$0], busyOnly: false) }
-            .flatMap { sessions[$0] }.sorted()
-    }
-
-    /// If session `session` got nowhere (no file of `files` started) because the receiver
-    /// answered ERROR busy (or, unless `busyOnly`, was silent or unreachable), forgets that
-    /// failure and returns true.
-    private func forgetRefusal(of session: Int, files: [Int], busyOnly: Bool) -> Bool {
         lock.withLock {
-            guard let failure = failureOfSession[session], files.allSatisfy({ !started.contains($0) }) else { return false }
-            switch failure {
-            case .remoteError(let p): guard p.code == ErrorCode.busy.rawValue else { return false }
-            case .connectionLost, .unreachable: guard !busyOnly else { return false }
-            case .protocolError, .localFile, .notTLS, .tlsFailed, .identityMismatch: return false
+            if session > 0 && !welcomed.contains(session) {
+                moreSessions = 0
+                switch failure {
+                case .remoteError(let p) where p.code == ErrorCode.busy.rawValue: return
+                case .connectionLost, .unreachable: return
+                default: break
+                }
             }
-            failureOfSession[session] = nil
-            return true
+            failureOfSession[session] = failure
+            let untouched = (taken[session] ?? []).filter { outcomes[$0] == nil && !started.contains($0) }
+            work.ended(session, returning: untouched)
+            taken[session] = nil
         }
     }
 }

@@ -1,60 +1,64 @@
 import PTKSystem
 
-/// Hashes a session's files in order on a thread of its own, so that each file's SHA-256 (which
-/// its OFFER carries) is ready, or nearly, when the session is due to offer it: only the first
-/// file's hash is waited for, the others are computed while the files before them are sent.
-/// Without a thread it hashes every file at once, before the session starts.
-///
-/// A `head` already hashing the first file (started by `Delivery` before it connects, so the
-/// first hash overlaps the TCP and TLS handshakes and HELLO) gives that file's result.
+/// Hashes files in a given order on a thread of its own, so that each file's SHA-256 (which its
+/// OFFER carries) is ready, or nearly, when a session is due to offer it: only the first file's
+/// hash is waited for, the others are computed while the files before them are sent. Started
+/// before the first session connects (`Delivery`), so that the first hash overlaps the TCP and
+/// TLS handshakes and HELLO; one hasher serves every session of a call, which take their files
+/// in the same order. Without a thread it hashes every file at once, when it is made.
 final class HashAhead: @unchecked Sendable {
     // `results` and `cancelled` are guarded by `lock`; `ready[i]` is signalled once `results[i]` is set.
     private let lock = Lock()
-    private var results: [Result<String, LocalFileError>?]
-    private let ready: [Semaphore]
+    private var results: [Int: Result<String, LocalFileError>] = [:]
+    private let ready: [Int: Semaphore]
     private var cancelled = false
     private let stopped = Semaphore()
-    private let head: HashAhead?
 
-    /// Hashes `files` in order; `head`, when given, is hashing `files[0]` (as its own first file).
-    init(_ files: [LocalFile], head: HashAhead? = nil) {
-        results = Array(repeating: nil, count: files.count)
-        ready = files.map { _ in Semaphore() }
-        self.head = files.isEmpty ? nil : head
-        do { try startThread { [self] in run(files) } } catch { run(files) }
+    /// Hashes `files[i]` for each `i` of `order` (default: all, in order); only those may be asked for.
+    init(_ files: [LocalFile], order: [Int]? = nil) {
+        let order = order ?? Array(files.indices)
+        ready = Dictionary(uniqueKeysWithValues: order.map { ($0, Semaphore()) })
+        do { try startThread { [self] in run(files, order) } } catch { run(files, order) }
     }
 
-    private func run(_ files: [LocalFile]) {
+    private func run(_ files: [LocalFile], _ order: [Int]) {
         defer { stopped.signal() }
-        for (i, file) in files.enumerated() {
-            let result = if i == 0, let head {
-                Result { () throws(LocalFileError) in try head.sha256(of: 0) }
-            } else {
-                Result { () throws(LocalFileError) in try file.sha256 { lock.withLock { cancelled } } }
-            }
+        for (k, i) in order.enumerated() {
+            let result = Result { () throws(LocalFileError) in try files[i].sha256 { lock.withLock { cancelled } } }
             // Set even when cancelled (the result is then the cancellation), so that nothing
-            // waiting on it waits for ever.
-            lock.withLock { results[i] = result }
-            ready[i].signal()
-            if lock.withLock({ cancelled }) { return }
+            // waiting on it waits for ever; so are the results of the files not reached.
+            let stop = lock.withLock { () -> Bool in
+                results[i] = result
+                guard cancelled else { return false }
+                for j in order[(k + 1)...] {
+                    results[j] = .failure(LocalFileError(path: files[j].path, reason: "hashing was cancelled"))
+                }
+                return true
+            }
+            ready[i]!.signal()
+            if stop {
+                for j in order[(k + 1)...] { ready[j]!.signal() }
+                return
+            }
         }
     }
 
-    /// True when the SHA-256 of file `index` is computed (or failed), so asking does not wait.
-    func isReady(_ index: Int) -> Bool { lock.withLock { results[index] != nil } }
+    /// True when the SHA-256 of `files[file]` is computed (or failed), so asking does not wait.
+    func isReady(_ file: Int) -> Bool { lock.withLock { results[file] != nil } }
 
-    /// The SHA-256 of file `index`, waiting for it if it is not computed yet.
-    func sha256(of index: Int) throws(LocalFileError) -> String {
-        ready[index].wait()
-        ready[index].signal()  // a later call does not wait again
-        return try lock.withLock { results[index]! }.get()
+    /// The SHA-256 of `files[file]`, waiting for it if it is not computed yet.
+    func sha256(of file: Int) throws(LocalFileError) -> String {
+        guard let semaphore = ready[file] else { preconditionFailure("file \(file) is not hashed here") }
+        semaphore.wait()
+        semaphore.signal()  // a later call does not wait again
+        return try lock.withLock { results[file]! }.get()
     }
 
     /// Stops hashing and returns once the thread is done with OpenSSL: the process may exit
     /// right after, and OpenSSL's exit-time clean-up must not pull state from under a hash.
+    /// Every file not hashed by then has the cancellation as its result.
     func cancel() {
         lock.withLock { cancelled = true }
-        head?.cancel()
         stopped.wait()
         stopped.signal()  // a second cancel does not wait again
     }

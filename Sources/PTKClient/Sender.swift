@@ -32,6 +32,9 @@ public enum SendProgress: Sendable {
     case acknowledged(file: Int, bytes: Int)
     /// File `file` is finished.
     case finished(file: Int, FileOutcome)
+    /// The receiver is busy: the call waits for its turn, `seconds` before it asks again.
+    /// `ahead` is how many senders wait before this one, when the receiver says.
+    case waiting(ahead: Int?, seconds: Double)
 }
 
 /// Why a session failed as a whole.
@@ -73,8 +76,9 @@ public enum SessionFiles {
     /// These indices into the files, in this order.
     case fixed([Int])
     /// The indices the closure returns once the receiver's WELCOME came (it says how many
-    /// sessions the receiver serves at once, so the closure can deal the rest to more sessions).
-    case afterWelcome((Welcome) -> [Int])
+    /// sessions the receiver serves at once), and again each time the session has offered all it
+    /// was given, until the closure returns none: sessions of one call take their files from one list.
+    case pulled((Welcome) -> [Int])
 }
 
 /// Sends files in one session, driving the pure `SenderSession` over a connection.
@@ -87,9 +91,11 @@ public final class Sender {
     private let progress: (SendProgress) -> Void
     /// Outcomes of the files finished so far, by index.
     public private(set) var outcomes: [Int: FileOutcome] = [:]
-    /// The hash of one file, started before the session connected (`Delivery`): used when the
-    /// session offers that file first.
-    var headStart: (file: Int, hashes: HashAhead)?
+    /// Hashes the files the session may send (the call's, shared by its sessions; or the
+    /// session's own, made at init).
+    private let hashes: HashAhead
+    /// The session's own hasher, which it stops when it ends.
+    private let ownsHashes: Bool
 
     /// Sends all of `files`, in order.
     public convenience init(files: [LocalFile], options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
@@ -97,11 +103,24 @@ public final class Sender {
     }
 
     /// Sends the files of `files` that `plan` picks.
-    public init(files: [LocalFile], plan: SessionFiles, options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
+    public convenience init(files: [LocalFile], plan: SessionFiles, options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
+        self.init(files: files, plan: plan, options: options, hashes: nil, progress: progress)
+    }
+
+    /// `hashes`, when given, hashes every file `plan` may pick (`Delivery` shares one among its sessions).
+    init(files: [LocalFile], plan: SessionFiles, options: SendOptions, hashes: HashAhead?, progress: @escaping (SendProgress) -> Void) {
         self.files = files
         self.plan = plan
         self.options = options
         self.progress = progress
+        ownsHashes = hashes == nil
+        if let hashes {
+            self.hashes = hashes
+        } else if case .fixed(let indices) = plan {
+            self.hashes = HashAhead(files, order: indices)
+        } else {
+            self.hashes = HashAhead(files)
+        }
     }
 
     /// Connects with `connect` and runs the session over the connection.
@@ -116,20 +135,17 @@ public final class Sender {
         defer { connection.close() }
         // The session's files, as indices into `files`; the state machine counts from 0 in this list.
         var order: [Int] = []
-        var hashes: HashAhead? = nil
-        defer { hashes?.cancel() }
-        /// Takes `indices` as the session's files: starts hashing them and returns them as offered.
+        defer { if ownsHashes { hashes.cancel() } }
+        /// Takes `indices` as the session's next files: returns them as offered.
         func take(_ indices: [Int]) -> [OutgoingFile] {
-            order = indices
-            let head = headStart.flatMap { $0.file == indices.first ? $0.hashes : nil }
-            hashes = HashAhead(indices.map { files[$0] }, head: head)
+            order += indices
             return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size) }
         }
         var machine: SenderSession
         switch plan {
         case .fixed(let indices):
             machine = SenderSession(name: options.name, window: options.window, files: take(indices))
-        case .afterWelcome:
+        case .pulled:
             machine = .planningAfterWelcome(name: options.name, window: options.window)
         }
         var openFile: (index: Int, fd: FileDescriptor, map: MappedFile?)?
@@ -143,14 +159,14 @@ public final class Sender {
             for action in machine.handle(event) {
                 switch action {
                 case .plan(let welcome):
-                    guard case .afterWelcome(let choose) = plan else { preconditionFailure("only a planning session asks") }
+                    guard case .pulled(let choose) = plan else { preconditionFailure("only a planning session asks") }
                     answer = .planned(take(choose(welcome)))
                 case .hash(let index):
                     // What is queued (DONE of the file before) must not wait for this hash.
-                    if !hashes!.isReady(index) {
+                    if !hashes.isReady(order[index]) {
                         do { try connection.flush() } catch { throw lost(error, machine) }
                     }
-                    do { answer = .hashed(file: index, sha256: try hashes!.sha256(of: index)) } catch {
+                    do { answer = .hashed(file: index, sha256: try hashes.sha256(of: order[index])) } catch {
                         throw .localFile("\(error)")
                     }
                 case .send(let frame):

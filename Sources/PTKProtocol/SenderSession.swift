@@ -39,8 +39,9 @@ public enum SenderAction: Equatable, Sendable {
     case send(Frame)
     /// Give the SHA-256 of file `file` (event `hashed`); its OFFER waits for it.
     case hash(file: Int)
-    /// Decide, from the receiver's WELCOME, which files this session sends (event `planned`):
-    /// only a session created with `planning` asks, before its first OFFER.
+    /// Decide which files this session sends next (event `planned`; none left: an empty list).
+    /// Only a session created with `planningAfterWelcome` asks: once the WELCOME came, and again
+    /// each time it has offered every file it was given.
     case plan(Welcome)
     /// Send bytes `offset ..< offset + length` of file `file` as one CHUNK.
     case sendChunk(file: Int, offset: Int64, length: Int)
@@ -86,8 +87,11 @@ public struct SenderSession: Sendable {
     /// Files whose DONE went out and whose SAVED/FAILED has not come yet, oldest first.
     public private(set) var awaitingResults: [Int] = []
 
-    /// Asks for its files (`SenderAction.plan`) once the WELCOME came, instead of taking them at init.
+    /// Asks for its files (`SenderAction.plan`) once the WELCOME came, instead of taking them at
+    /// init, and for more each time it runs out.
     public private(set) var planning = false
+    /// A planning session was told there are no more files.
+    public private(set) var exhausted = false
 
     public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true) {
         self.name = name
@@ -97,7 +101,9 @@ public struct SenderSession: Sendable {
     }
 
     /// A session whose files are chosen after the receiver's WELCOME, which says how many
-    /// sessions it serves at once (a sender opens its first session alone, protocol-v1.md §4).
+    /// sessions it serves at once (a sender opens its first session alone, protocol-v1.md §4),
+    /// and which asks for more whenever it has offered all it has: several sessions can so take
+    /// their files from one list, and none is left holding files it cannot send.
     public static func planningAfterWelcome(name: String, window: Int, pipelining: Bool = true) -> SenderSession {
         var session = SenderSession(name: name, window: window, files: [], pipelining: pipelining)
         session.planning = true
@@ -124,16 +130,26 @@ public struct SenderSession: Sendable {
             // Not asked for now: nothing the peer did, so nothing to answer.
             return []
         case (.awaitingPlan, .planned(let planned)):
-            files = planned
-            return offer(0)
+            let next = files.count
+            files += planned
+            if next < files.count { return offer(next) }
+            exhausted = true
+            // Nothing more: the file whose DONE went out (pipelining) still owes its result.
+            if !awaitingResults.isEmpty {
+                state = .awaitingResult(file: awaitingResults.removeFirst())
+                return []
+            }
+            return offer(next)
         case (_, .planned):
             return []
         case (.awaitingAnswer, .frame(.saved(let s))) where !awaitingResults.isEmpty,
-             (.awaitingHash, .frame(.saved(let s))) where !awaitingResults.isEmpty:
+             (.awaitingHash, .frame(.saved(let s))) where !awaitingResults.isEmpty,
+             (.awaitingPlan, .frame(.saved(let s))) where !awaitingResults.isEmpty:
             // The answer for a file whose DONE went out before this OFFER (pipelining).
             return [.finished(file: awaitingResults.removeFirst(), .saved(s))]
         case (.awaitingAnswer, .frame(.failed(let p))) where !awaitingResults.isEmpty,
-             (.awaitingHash, .frame(.failed(let p))) where !awaitingResults.isEmpty:
+             (.awaitingHash, .frame(.failed(let p))) where !awaitingResults.isEmpty,
+             (.awaitingPlan, .frame(.failed(let p))) where !awaitingResults.isEmpty:
             return [.finished(file: awaitingResults.removeFirst(), .failed(p))]
         case (.awaitingAnswer, .frame(.accept)) where !awaitingResults.isEmpty,
              (.awaitingAnswer, .frame(.reject)) where !awaitingResults.isEmpty:
@@ -181,9 +197,14 @@ public struct SenderSession: Sendable {
         }
     }
 
-    /// Offers file `i` (asking for its hash first when it is not known), or says BYE after the last.
+    /// Offers file `i` (asking for its hash first when it is not known); after the last, asks
+    /// for more (a planning session) or says BYE.
     private mutating func offer(_ i: Int) -> [SenderAction] {
         guard i < files.count else {
+            if planning && !exhausted, let welcome {
+                state = .awaitingPlan
+                return [.plan(welcome)]
+            }
             state = .closed
             return [.send(.bye), .close]
         }
@@ -209,7 +230,9 @@ public struct SenderSession: Sendable {
         }
         if outstanding.isEmpty && next == size {
             actions.append(.send(.done))
-            if pipelining && i + 1 < files.count {
+            // A planning session that may get more files asks for them now, so the next OFFER
+            // can follow DONE at once.
+            if pipelining && (i + 1 < files.count || (planning && !exhausted)) {
                 awaitingResults.append(i)
                 actions += offer(i + 1)
             } else {

@@ -24,9 +24,19 @@ final class ProgressBar {
         self.total = files.reduce(0) { $0 + $1.size }
     }
 
+    /// Set while the receiver is busy: the line shown in place of the bar.
+    private var waitingLine: String?
+
     func handle(_ event: SendProgress, file index: Int) {
         switch event {
-        case .connected: return
+        case .connected:
+            // A turn came: the bar again.
+            if waitingLine != nil {
+                waitingLine = nil
+                draw(force: true)
+            }
+            return
+        case .waiting: return
         case .started(_, let offset):
             current = index
             add(offset, to: index)
@@ -48,6 +58,16 @@ final class ProgressBar {
 
     func redraw() { draw(force: true) }
 
+    /// "waiting for livingroom (busy, 3 senders ahead)" in place of the bar, until a session is welcomed.
+    func showWaiting(for peer: String, ahead: Int?) {
+        var text = "waiting for \(peer) (busy"
+        if let ahead {
+            text += ahead == 0 ? ", next in line" : ", \(ahead) sender\(ahead == 1 ? "" : "s") ahead"
+        }
+        waitingLine = text + ")"
+        draw(force: true)
+    }
+
     func clear() {
         if drawn { writeRaw("\r\u{1B}[K") }
         drawn = false
@@ -57,6 +77,11 @@ final class ProgressBar {
         let now = Instant.now
         guard force || now - lastDraw >= 0.1 else { return }
         lastDraw = now
+        if let waitingLine {
+            writeRaw("\r\u{1B}[K" + waitingLine)
+            drawn = true
+            return
+        }
         let fraction = total > 0 ? Double(doneTotal) / Double(total) : 1
         let elapsed = now - started
         let rate = elapsed > 0.05 ? Double(doneTotal - resumedTotal) / elapsed : 0

@@ -20,6 +20,7 @@ let options: [OptionSpec] = [
     OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
     OptionSpec("timeout", value: "SECONDS", help: "give up connecting, or on a silent receiver, after this long (default 30)"),
     OptionSpec("parallel", value: "N", help: "sessions at once, 1-8 (default \(defaultParallelSessions); 1: one session, files in order)"),
+    OptionSpec("wait", value: "DURATION", help: "how long to wait for a turn at a busy receiver; s, m, h suffixes; 0: give up at once (default \(durationHelp(WaitPolicy().limit)))"),
     OptionSpec("quiet", short: "q", help: "no progress bar"),
     OptionSpec("plaintext", help: "send without TLS, to a receiver that allows it (never done unasked)"),
     OptionSpec("expect-id", value: "ID", help: "the receiver's device ID must be this (its `ptk id`); stop before sending otherwise"),
@@ -37,6 +38,8 @@ let usage = """
 
     Sends PNG photos to a ptkd receiver, over up to \(defaultParallelSessions) sessions at once
     (--parallel). Files that would get the same name there go in order in one session.
+    A receiver that is busy serving others is asked again, with pauses of 0.25 to 5 s,
+    until it has a turn for this sender (--wait).
     <peer> is a receiver's mDNS name (as --list shows it), a host name,
     host:port, an IPv4 address, or [IPv6]:port.
 
@@ -53,7 +56,8 @@ let usage = """
       64  usage error
       66  a local file is missing, unreadable, not a regular file or not a PNG,
           or was truncated by another program while it was being sent
-      69  the receiver is unreachable, busy, shutting down, or went silent
+      69  the receiver is unreachable, stayed busy for the whole --wait, is shutting
+          down, or went silent
       76  the peer does not speak ptk protocol v1 or TLS, or answered ERROR
       77  the receiver's device ID is not the one expected (--expect-id, or remembered)
     With --list: 0 listed (even none), 69 avahi-daemon is not running.
@@ -70,6 +74,7 @@ let parsed = parseCommandLineOrExit(options: options, program: "ptk-send", versi
 
 var sendOptions = SendOptions()
 var parallel = defaultParallelSessions
+var waitPolicy = WaitPolicy()
 var defaultPort = ProtocolLimits.defaultPort
 for (name, value) in parsed.options {
     let v = value ?? ""
@@ -86,6 +91,9 @@ for (name, value) in parsed.options {
     case "parallel":
         guard let n = parseInteger(v, in: 1...8) else { usageError("invalid value '\(v)' for --parallel: expected 1-8") }
         parallel = n
+    case "wait":
+        guard let t = parseDuration(v) else { usageError("invalid value '\(v)' for --wait: expected a duration, such as 10m, or 0") }
+        waitPolicy.limit = t
     case "timeout":
         guard let t = parseDuration(v), t > 0 else { usageError("invalid value '\(v)' for --timeout: expected seconds") }
         sendOptions.timeout = t
@@ -163,10 +171,19 @@ final class Report: @unchecked Sendable {
     private let files: [LocalFile]
     private let bar: ProgressBar?
     private var resumedAt: [Int: Int64] = [:]
+    private let quiet: Bool
+    /// The receiver as the user named it, and how long --wait lets the call wait.
+    private let peer: String
+    private let waitLimit: Double
+    /// Without a bar, waiting for a busy receiver is said once.
+    private var saidWaiting = false
 
-    init(files: [LocalFile], bar: ProgressBar?) {
+    init(files: [LocalFile], bar: ProgressBar?, quiet: Bool, peer: String, waitLimit: Double) {
         self.files = files
         self.bar = bar
+        self.quiet = quiet
+        self.peer = peer
+        self.waitLimit = waitLimit
     }
 
     func handle(_ event: SendProgress) {
@@ -189,7 +206,14 @@ final class Report: @unchecked Sendable {
             }
             bar?.redraw()
         case .connected:
-            break
+            bar?.handle(event, file: 0)
+        case .waiting(let ahead, _):
+            if let bar {
+                bar.showWaiting(for: peer, ahead: ahead)
+            } else if !quiet && !saidWaiting {
+                saidWaiting = true
+                writeToStandardError("ptk-send: \(peer) is busy serving other senders; waiting for a turn (up to \(durationHelp(waitLimit)), --wait)")
+            }
         }
     }
 
@@ -197,7 +221,8 @@ final class Report: @unchecked Sendable {
 }
 
 let showBar = !parsed.has("quiet") && FileDescriptor.standardError.isTerminal
-let report = Report(files: files, bar: showBar ? ProgressBar(files: files) : nil)
+let report = Report(files: files, bar: showBar ? ProgressBar(files: files) : nil, quiet: parsed.has("quiet"),
+                    peer: peerText, waitLimit: waitPolicy.limit)
 let connector: Connector
 if parsed.has("plaintext") {
     if expectedID != nil { usageError("--expect-id needs TLS: drop --plaintext") }
@@ -228,7 +253,7 @@ if parsed.has("plaintext") {
         }
     }
 }
-let delivery = Delivery(files: files, options: sendOptions, parallel: parallel, connect: connector) { report.handle($0) }
+let delivery = Delivery(files: files, options: sendOptions, parallel: parallel, connect: connector, waiting: waitPolicy) { report.handle($0) }
 let result = delivery.run()
 report.clearBar()
 for i in result.unsent { print("\(files[i].path): not sent") }
@@ -309,3 +334,9 @@ func listReceivers(json: Bool) -> Never {
     exitProcess(0)
 }
 
+
+/// "10m", "90s", "0": a duration as --wait takes it.
+func durationHelp(_ seconds: Double) -> String {
+    if seconds > 0 && seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
+    return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
+}

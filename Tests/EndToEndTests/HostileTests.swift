@@ -147,20 +147,23 @@ struct HostileTests {
         #expect(try stillServes(d))
     }
 
-    @Test("beyond --max-sessions a peer gets ERROR busy and ptk-send exits 69")
+    @Test("beyond --max-sessions a peer gets ERROR busy with its place in line; ptk-send --wait 0 exits 69 at once")
     func busy() throws {
         let d = try DaemonProcess(["--max-sessions", "1"])
         let holder = try RawPeer(port: d.port)
         try holder.hello()
         let second = try RawPeer(port: d.port)
         try second.send(.hello(Hello(name: "b", window: 1)))
-        #expect(try second.expectError()?.code == "busy")
+        let error = try second.expectError()
+        #expect(error?.code == "busy")
+        #expect(error?.waiting == 0)
+        #expect(error?.message == "the receiver is serving its limit of 1 sessions; try again later")
         second.close()
-        let r = try send(d, [photo(d.root, "b.png", size: 2000)])
+        let r = try send(d, [photo(d.root, "b.png", size: 2000)], ["--wait", "0"])
         #expect(r.status == 69)
-        #expect(r.stderr.contains("ERROR busy"))
+        #expect(withoutFirstContact(r.stderr) == "Error: 127.0.0.1:\(d.port): the receiver answered ERROR busy: the receiver is serving its limit of 1 sessions; try again later (--wait 0: not waiting for a turn)\n")
         holder.close()
-        #expect(eventually { (try? send(d, [photo(d.root, "c.png", size: 2000)]))?.status == 0 })
+        #expect(eventually { (try? send(d, [photo(d.root, "c.png", size: 2000)], ["--wait", "0"]))?.status == 0 })
     }
 
     @Test("ptk-send refused while it still hashes a big file exits 69 cleanly, every time")
@@ -173,7 +176,7 @@ struct HostileTests {
         let files = (0..<4).map { photo(d.root, "s\($0).png", size: 3000, seed: UInt64($0 + 1)) }
             + [photo(d.root, "big.png", size: 40_000_000, seed: 9)]
         for _ in 0..<8 {
-            let r = try send(d, files)
+            let r = try send(d, files, ["--wait", "0"])
             #expect(r.status == 69, "\(r.stderr)")
         }
         holder.close()

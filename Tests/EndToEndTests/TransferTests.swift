@@ -197,7 +197,8 @@ struct SpeedFeatureTests {
     @Test("--parallel 4 sends every file over four sessions, each saved byte-identical and reported once")
     func parallel() throws {
         let d = try DaemonProcess()
-        let paths = (0..<20).map { photo(d.root, "par\($0).png", size: 30_000 + $0 * 100, seed: UInt64($0 + 50)) }
+        // Enough to keep four sessions busy while they open, one after another.
+        let paths = (0..<20).map { photo(d.root, "par\($0).png", size: 1_000_000 + $0 * 100, seed: UInt64($0 + 50)) }
         let r = try send(d, paths, ["--parallel", "4"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").count == 20)
@@ -211,7 +212,7 @@ struct SpeedFeatureTests {
         let d = try DaemonProcess()
         mkdir(d.root + "/x", 0o755)
         mkdir(d.root + "/y", 0o755)
-        let paths = (0..<10).map { photo(d.root, "d\($0).png", size: 5_000 + $0, seed: UInt64($0 + 70)) }
+        let paths = (0..<10).map { photo(d.root, "d\($0).png", size: 1_500_000 + $0, seed: UInt64($0 + 70)) }
         let first = photo(d.root + "/x", "same.png", size: 4_000, seed: 90)
         let second = photo(d.root + "/y", "same.png", size: 4_001, seed: 91)
         let r = try send(d, [first] + paths + [second])
@@ -257,7 +258,7 @@ struct SpeedFeatureTests {
         #expect(d.log.components(separatedBy: ": started").count - 1 == 1, "\(d.log)")
     }
 
-    @Test("another sender holding a slot: the session refused busy has its files sent in one more")
+    @Test("another sender holding a slot: the further session refused busy opens no more, and the one held sends every file")
     func busyFallsBack() throws {
         let d = try DaemonProcess(["--max-sessions-per-address", "2"])
         // Holds one of this address's two slots, so ptk-send's second session is refused busy.
@@ -272,16 +273,18 @@ struct SpeedFeatureTests {
             #expect(readFile(d.dir + "/b\(i).png") == readFile(paths[i]))
         }
         #expect(d.log.contains("busy"))
+        // The held session and the one refused: nothing more was opened after the refusal.
+        #expect(d.log.components(separatedBy: ": started").count - 1 == 2, "\(d.log)")
     }
 
-    @Test("a receiver that serves one session at a time: the sessions it leaves unanswered have their files sent afterwards")
+    @Test("a receiver that serves one session at a time: the session it leaves unanswered takes no files, the first sends them all")
     func sequentialReceiver() throws {
         let d = try DaemonProcess()
         let proxy = try SequentialProxy(to: d.port, pauseAfterFirst: 3)
         defer { proxy.stop() }
         let paths = (0..<6).map { photo(d.root, "q\($0).png", size: 300_000 + $0, seed: UInt64($0 + 40)) }
-        // Sessions 2 to 4 wait unanswered until they give up (--timeout 2); their files then
-        // go in one more session, which the proxy serves after its pause.
+        // The second session waits unanswered until it gives up (--timeout 2); it took no files,
+        // and no further session is opened after it.
         let r = try run("ptk-send", ["--timeout", "2", "127.0.0.1:\(proxy.port)"] + paths)
         #expect(r.status == 0, "\(r.stderr)")
         for i in 0..<6 {

@@ -53,44 +53,34 @@ struct HashAheadTests {
         ahead.cancel()
     }
 
-    @Test("a head start gives the first file's hash: the file is not read again")
-    func headStartIsUsed() throws {
-        let photos = try PhotoFiles([("a.png", 300_000), ("b.png", 100_000)])
+    @Test("only the files in its order are hashed, in that order; a file asked for twice is not hashed again")
+    func order() throws {
+        let photos = try PhotoFiles([("a.png", 300_000), ("b.png", 100_000), ("c.png", 50_000)])
         let (files, pngs, dir) = (photos.files, photos.bytes, photos.dir)
-        let head = HashAhead([files[0]])
-        #expect(try head.sha256(of: 0) == SHA256.hex(of: pngs[0]))
-        // Gone now: only the head's result can give its hash.
-        unlink(dir + "/a.png")
-        let ahead = HashAhead(files, head: head)
+        let ahead = HashAhead(files, order: [2, 0])
+        #expect(try ahead.sha256(of: 2) == SHA256.hex(of: pngs[2]))
         #expect(try ahead.sha256(of: 0) == SHA256.hex(of: pngs[0]))
-        #expect(try ahead.sha256(of: 1) == SHA256.hex(of: pngs[1]))
+        #expect(!ahead.isReady(1))
+        // Gone now: only the result kept can give its hash.
+        unlink(dir + "/a.png")
+        #expect(try ahead.sha256(of: 0) == SHA256.hex(of: pngs[0]))
         ahead.cancel()
-        // The session's cancel stopped the head too, and a second cancel returns at once.
-        head.cancel()
-        // Without the head the missing file fails.
-        let alone = HashAhead(files)
-        #expect(throws: LocalFileError.self) { try alone.sha256(of: 0) }
-        alone.cancel()
     }
 
-    @Test("a head cancelled mid-hash fails the first file instead of leaving the session waiting")
-    func cancelledHeadDoesNotHang() throws {
-        let photos = try PhotoFiles([("big.png", 48_000_000), ("small.png", 1000)])
-        let (files, big) = (photos.files, photos.bytes[0])
-        let head = HashAhead([files[0]])
-        head.cancel()
-        let ahead = HashAhead(files, head: head)
-        // Either the head finished before the cancel, or its cancellation is the answer.
-        switch Result(catching: { () throws(LocalFileError) in try ahead.sha256(of: 0) }) {
-        case .success(let hex): #expect(hex == SHA256.hex(of: big))
-        case .failure(let error): #expect("\(error)".contains("cancelled"))
-        }
+    @Test("cancelled mid-hash: every file not hashed yet answers with the cancellation instead of leaving a session waiting")
+    func cancelledDoesNotHang() throws {
+        let photos = try PhotoFiles([("big.png", 48_000_000), ("small.png", 1000), ("last.png", 1000)])
+        let ahead = HashAhead(photos.files)
         ahead.cancel()
-        // A session cancelled while it waits on a head still hashing returns too.
-        let head2 = HashAhead([files[0]])
-        let waiting = HashAhead(files, head: head2)
-        waiting.cancel()
-        // ... with the first file answered (its hash, or the cancellation), so nothing waits on it.
-        #expect(waiting.isReady(0))
+        for i in 0..<3 {
+            #expect(ahead.isReady(i))
+            // Either it was hashed before the cancel, or its cancellation is the answer.
+            switch Result(catching: { () throws(LocalFileError) in try ahead.sha256(of: i) }) {
+            case .success(let hex): #expect(hex == SHA256.hex(of: photos.bytes[i]))
+            case .failure(let error): #expect("\(error)".contains("cancelled"))
+            }
+        }
+        // A second cancel returns at once.
+        ahead.cancel()
     }
 }

@@ -13,6 +13,8 @@ final class FakeReceiver: @unchecked Sendable {
         case none
         /// ERROR busy instead of WELCOME.
         case busy
+        /// ERROR busy instead of WELCOME, with this many senders waiting ahead.
+        case busyAhead(Int)
         /// Nothing after HELLO.
         case silentAfterHello
         /// ERROR with this code after this many chunks.
@@ -67,6 +69,10 @@ final class FakeReceiver: @unchecked Sendable {
             switch fault {
             case .busy:
                 s.feed(.error(Problem(.busy, "at the limit")))
+                s.whenEmpty = .close
+                return
+            case .busyAhead(let n):
+                s.feed(.error(Problem(.busy, "at the limit", waiting: n)))
                 s.whenEmpty = .close
                 return
             case .silentAfterHello:
@@ -285,13 +291,21 @@ final class EventLog: @unchecked Sendable {
     var finished: [Int] {
         lock.withLock { events.compactMap { if case .finished(let i, _) = $0 { i } else { nil } } }
     }
+    /// What each `.waiting` said: senders ahead, and the pause.
+    var waits: [(Int?, Double)] {
+        lock.withLock { events.compactMap { if case .waiting(let a, let s) = $0 { (a, s) } else { nil } } }
+    }
 }
 
-@Suite("Delivery: sessions, leftovers and exit statuses, without a network")
+/// Waits of 5 to 10 ms between tries, for `limit` seconds.
+private func quickWaits(_ limit: Double = 5) -> WaitPolicy { WaitPolicy(limit: limit, first: 0.01, longest: 0.02) }
+
+@Suite("Delivery: sessions, waiting for a turn and exit statuses, without a network")
 struct DeliveryTests {
-    private func deliver(_ photos: PhotoFiles, parallel: Int, _ network: FakeNetwork, log: EventLog = EventLog()) -> DeliveryResult {
+    private func deliver(_ photos: PhotoFiles, parallel: Int, _ network: FakeNetwork, log: EventLog = EventLog(),
+                         waiting: WaitPolicy = quickWaits()) -> DeliveryResult {
         Delivery(files: photos.files, options: options(), parallel: parallel, connect: network.connector,
-                 retryPause: .milliseconds(1)) { log.add($0) }.run()
+                 waiting: waiting) { log.add($0) }.run()
     }
 
     @Test("WELCOME.sessions 2 with --parallel 4: two sessions, every file saved once, exit 0")
@@ -318,28 +332,105 @@ struct DeliveryTests {
         #expect(result.exitStatus(peer: "x").code == 0)
     }
 
-    @Test("sessions answered busy send their files afterwards in one more session, retrying busy")
-    func busyLeftovers() throws {
-        let photos = try PhotoFiles((0..<8).map { ("p\($0).png", 2_000) })
-        // Connection 0 plans four sessions; 1-3 are busy; 4 (the leftover session) is busy too,
-        // then 5 takes them.
-        let network = FakeNetwork { n in (1...4).contains(n) ? FakeReceiver(fault: .busy) : FakeReceiver(sessions: 4) }
+    @Test("WELCOME.sessions 4: the further sessions open one after another, and the files are shared among all four")
+    func fourSessions() throws {
+        let photos = try PhotoFiles((0..<12).map { ("p\($0).png", 150_000) })
+        let network = FakeNetwork { _ in FakeReceiver(sessions: 4) }
         let result = deliver(photos, parallel: 4, network)
-        #expect(network.saved.count == 8)
-        #expect(network.connections.count == 6)
+        #expect(network.connections.count == 4)
+        #expect(network.saved.count == 12)
+        #expect(network.connections.reduce(0) { $0 + $1.saved.count } == 12, "a file was sent twice")
+        #expect(result.exitStatus(peer: "x") == (0, nil))
+    }
+
+    @Test("a further session answered busy: no more are opened, and the sessions held send its share; exit 0")
+    func busyFurtherSession() throws {
+        let photos = try PhotoFiles((0..<8).map { ("p\($0).png", 2_000) })
+        // Connection 0 is welcomed with 4 sessions; the next is busy: nothing more is opened.
+        let network = FakeNetwork { n in n == 1 ? FakeReceiver(fault: .busyAhead(2)) : FakeReceiver(sessions: 4) }
+        let log = EventLog()
+        let result = deliver(photos, parallel: 4, network, log: log)
+        #expect(network.connections.count == 2)
+        #expect(network.connections[0].saved.map(\.0) == photos.files.map(\.name))
+        #expect(result.failures.isEmpty)
+        #expect(log.waits.isEmpty, "a sender that holds a session does not wait")
+        #expect(result.exitStatus(peer: "x").code == 0)
+    }
+
+    @Test("a further session left unanswered or unreachable is no failure either", arguments: [0, 1])
+    func silentFurtherSession(kind: Int) throws {
+        let photos = try PhotoFiles((0..<4).map { ("p\($0).png", 2_000) })
+        let base = FakeNetwork { n in n == 1 && kind == 0 ? FakeReceiver(fault: .silentAfterHello) : FakeReceiver(sessions: 2) }
+        let connect = base.connector
+        let counter = Counter()
+        let network: Connector = { () throws(SendFailure) in
+            if counter.next() == 1 && kind == 1 { throw .unreachable("connection refused") }
+            return try connect()
+        }
+        let result = Delivery(files: photos.files, options: options(), parallel: 2, connect: network, waiting: quickWaits()).run()
+        #expect(base.saved.count == 4)
         #expect(result.failures.isEmpty)
         #expect(result.exitStatus(peer: "x").code == 0)
     }
 
-    @Test("a receiver that stays busy: exit 69 with its ERROR named")
+    @Test("the first session answered busy waits its turn: asked again after pauses, told its place; then every file is sent")
+    func waitsItsTurn() throws {
+        let photos = try PhotoFiles((0..<3).map { ("p\($0).png", 2_000) })
+        let network = FakeNetwork { n in
+            switch n {
+            case 0: return FakeReceiver(fault: .busyAhead(3))
+            case 1: return FakeReceiver(fault: .busyAhead(0))
+            case 2: return FakeReceiver(fault: .busy)  // a receiver that does not say the place
+            default: return FakeReceiver(sessions: 1)
+            }
+        }
+        let log = EventLog()
+        let result = deliver(photos, parallel: 4, network, log: log)
+        #expect(network.connections.count == 4)
+        #expect(network.connections[3].saved.map(\.0) == ["p0.png", "p1.png", "p2.png"])
+        #expect(log.waits.map(\.0) == [3, 0, nil])
+        #expect(log.waits.allSatisfy { $0.1 >= 0.005 && $0.1 <= 0.02 })
+        #expect(result.failures.isEmpty)
+        #expect(result.exitStatus(peer: "x") == (0, nil))
+    }
+
+    @Test("a receiver that stays busy for the whole --wait: exit 69 naming its ERROR and the wait")
     func alwaysBusy() throws {
         let photos = try PhotoFiles([("a.png", 2_000)])
-        let network = FakeNetwork { _ in FakeReceiver(fault: .busy) }
-        let result = deliver(photos, parallel: 4, network)
+        let network = FakeNetwork { _ in FakeReceiver(fault: .busyAhead(5)) }
+        let started = Instant.now
+        let result = deliver(photos, parallel: 4, network, waiting: quickWaits(0.3))
+        #expect(Instant.now - started >= 0.3)
+        #expect(network.connections.count > 5)
         let (code, message) = result.exitStatus(peer: "host")
         #expect(code == 69)
-        #expect(message == "host: the receiver answered ERROR busy: at the limit")
+        #expect(message == "host: the receiver answered ERROR busy: at the limit; still busy after waiting 0.3 s (--wait)")
         #expect(result.unsent.isEmpty)  // nothing got anywhere: the error line says it all
+    }
+
+    @Test("--wait 0: a busy receiver is asked once, exit 69 at once")
+    func noWaiting() throws {
+        let photos = try PhotoFiles([("a.png", 2_000), ("b.png", 2_000)])
+        let network = FakeNetwork { _ in FakeReceiver(fault: .busy) }
+        let log = EventLog()
+        let result = deliver(photos, parallel: 4, network, log: log, waiting: WaitPolicy(limit: 0))
+        #expect(network.connections.count == 1)
+        #expect(log.waits.isEmpty)
+        #expect(result.exitStatus(peer: "host") == (69, "host: the receiver answered ERROR busy: at the limit (--wait 0: not waiting for a turn)"))
+    }
+
+    @Test("other refusals of the first session are not waited out: shutting down, unreachable")
+    func otherRefusals() throws {
+        let photos = try PhotoFiles([("a.png", 2_000)])
+        let down = FakeNetwork { _ in
+            let r = FakeReceiver()
+            r.stream.feed(.error(Problem(.shuttingDown, "bye")))
+            r.stream.whenEmpty = .close
+            return r
+        }
+        let result = deliver(photos, parallel: 1, down)
+        #expect(down.connections.count == 1)
+        #expect(result.exitStatus(peer: "h") == (69, "h: the receiver answered ERROR shutting-down: bye"))
     }
 
     @Test("ERROR mid-file in one of two sessions: the others' files are saved, the rest listed as not sent, exit 69")
@@ -403,11 +494,22 @@ struct DeliveryTests {
         #expect(result.exitStatus(peer: "x").code == 1)
     }
 
-    @Test("unreachable: exit 69 naming the peer")
+    @Test("unreachable: exit 69 naming the peer, without waiting")
     func unreachable() throws {
         let photos = try PhotoFiles([("a.png", 2_000)])
+        let counter = Counter()
         let result = Delivery(files: photos.files, options: options(), parallel: 4,
-                              connect: { () throws(SendFailure) in throw .unreachable("connection refused") }).run()
+                              connect: { () throws(SendFailure) in _ = counter.next(); throw .unreachable("connection refused") }).run()
+        #expect(counter.count == 1)
         #expect(result.exitStatus(peer: "host:1") == (69, "cannot connect to host:1: connection refused"))
     }
+}
+
+/// Counts calls from any thread.
+final class Counter: @unchecked Sendable {
+    private let lock = Lock()
+    private var n = 0
+    /// The number of this call, from 0.
+    func next() -> Int { lock.withLock { defer { n += 1 }; return n } }
+    var count: Int { lock.withLock { n } }
 }

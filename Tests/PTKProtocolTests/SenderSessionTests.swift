@@ -73,6 +73,70 @@ struct SenderSessionTests {
         #expect(unhashed.handle(.planned([OutgoingFile(name: "x.png", size: 9)])) == [.hash(file: 0)])
     }
 
+    @Test("a planning session asks for more at the DONE of its last file, pipelining the next OFFER behind it")
+    func pullsMore() {
+        var s = SenderSession.planningAfterWelcome(name: "a", window: 4)
+        _ = s.handle(.start)
+        let w = Welcome(name: "rx", window: 4, maxFileSize: 1 << 30, sessions: 2)
+        #expect(s.handle(.frame(.welcome(w))) == [.plan(w)])
+        _ = s.handle(.planned(files([10])))
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        // The last chunk's ACK: DONE, then it asks for more before the result comes.
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 10), .send(.done), .plan(w)])
+        #expect(s.state == .awaitingPlan)
+        #expect(s.awaitingResults == [0])
+        // Given one more, it offers it at once; the earlier file's SAVED then comes first.
+        let more = [OutgoingFile(name: "g.png", size: 20, sha256: sha)]
+        #expect(s.handle(.planned(more)) == [.send(.offer(Offer(name: "g.png", size: 20, sha256: sha)))])
+        #expect(s.files.count == 2)
+        let saved = Saved(name: "f0.png", size: 10, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved))])
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 1, bytes: 20), .send(.done), .plan(w)])
+        // Nothing more: it waits for the last result, then says BYE without asking again.
+        #expect(s.handle(.planned([])) == [])
+        #expect(s.state == .awaitingResult(file: 1))
+        #expect(s.exhausted)
+        let saved2 = Saved(name: "g.png", size: 20, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved2))) == [.finished(file: 1, .saved(saved2)), .send(.bye), .close])
+        #expect(s.state == .closed)
+    }
+
+    @Test("a planning session asks for more after a REJECT of its last file, and without pipelining after the result")
+    func pullsAfterRejectAndResult() {
+        var s = SenderSession.planningAfterWelcome(name: "a", window: 1, pipelining: false)
+        _ = s.handle(.start)
+        let w = Welcome(name: "rx", window: 1, maxFileSize: 1 << 30)
+        _ = s.handle(.frame(.welcome(w)))
+        _ = s.handle(.planned(files([10])))
+        let p = Problem(.tooLarge, "no")
+        #expect(s.handle(.frame(.reject(p))) == [.finished(file: 0, .rejected(p)), .plan(w)])
+        _ = s.handle(.planned([OutgoingFile(name: "h.png", size: 5, sha256: sha)]))
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        // Without pipelining, DONE alone; it asks once the result came.
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 1, bytes: 5), .send(.done)])
+        let saved = Saved(name: "h.png", size: 5, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 1, .saved(saved)), .plan(w)])
+        #expect(s.handle(.planned([])) == [.send(.bye), .close])
+    }
+
+    @Test("a result that arrives while it waits for more files is taken; any other frame then is a protocol error")
+    func frameWhileAskingForMore() {
+        var s = SenderSession.planningAfterWelcome(name: "a", window: 4)
+        _ = s.handle(.start)
+        let w = Welcome(name: "rx", window: 4, maxFileSize: 1 << 30)
+        _ = s.handle(.frame(.welcome(w)))
+        _ = s.handle(.planned(files([10])))
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        _ = s.handle(.frame(.ack))
+        #expect(s.state == .awaitingPlan)
+        var failed = s
+        let p = Problem(.hashMismatch, "x")
+        #expect(failed.handle(.frame(.failed(p))) == [.finished(file: 0, .failed(p))])
+        #expect(failed.state == .awaitingPlan)
+        #expect(isProtocolError(s.handle(.frame(.accept(Accept(offset: 0)))), .unexpectedFrame))
+    }
+
     @Test("a session given its files up front never asks for a plan")
     func noPlanWhenFilesGiven() {
         var s = SenderSession(name: "a", window: 1, files: files([100]))
