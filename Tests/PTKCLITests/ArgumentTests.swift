@@ -97,7 +97,7 @@ struct ConfigurationTests {
         #expect(c.port == 47850)
         #expect(c.window == 64)
         #expect(c.maxFileSize == 512 << 20)
-        #expect(c.maxSessions == 32)
+        #expect(c.maxSessions == 64)
         #expect(c.minFree == 100 << 20)
         #expect(c.idleTimeout == 30)
         #expect(c.partialMaxAge == 86_400)
