@@ -235,16 +235,25 @@ public final class Daemon: @unchecked Sendable {
         if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
     }
 
+    /// Why a connection was refused as it was accepted.
+    private struct Refusal {
+        var reason: String
+        /// The refusal was for lack of sessions, so the sender joins the line for one; not
+        /// when its address is at its own limit (a place at the front it could not take would
+        /// hold a free session back from everyone behind it).
+        var joinsLine: Bool
+    }
+
     /// Takes a connection slot for a connection from `host`: its number, and why it is refused
     /// when the limits are reached (then no slot is taken).
-    private func takeSlot(_ host: String) -> (Int, String?) {
+    private func takeSlot(_ host: String) -> (Int, Refusal?) {
         lock.withLock {
             nextID += 1
             if active >= configuration.maxSessions + handshakeRoom {
-                return (nextID, "the receiver is at its limit of \(configuration.maxSessions) sessions")
+                return (nextID, Refusal(reason: "the receiver is at its limit of \(configuration.maxSessions) sessions", joinsLine: true))
             }
             if perAddress[host, default: 0] >= configuration.maxSessionsPerAddress {
-                return (nextID, "\(host) already has \(configuration.maxSessionsPerAddress) sessions open")
+                return (nextID, Refusal(reason: "\(host) already has \(configuration.maxSessionsPerAddress) sessions open", joinsLine: false))
             }
             active += 1
             perAddress[host, default: 0] += 1
@@ -270,7 +279,7 @@ public final class Daemon: @unchecked Sendable {
         let (id, refusal) = takeSlot(host)
         if let refusal {
             refuseBusy(socket, peer: peer, id: id, refusal) { [localSend] in
-                localSend.serve(socket, peer: peer, id: id, deadline: .now + 1, busy: refusal)
+                localSend.serve(socket, peer: peer, id: id, deadline: .now + 1, busy: refusal.reason)
             }
             return
         }
@@ -382,7 +391,7 @@ public final class Daemon: @unchecked Sendable {
     /// Answers ERROR busy (inside TLS when the sender starts it, with a deadline of a second)
     /// and closes gracefully, on a short-lived thread; at most 64 at once, beyond which the
     /// connection is simply closed. `answer`, when given, answers instead (LocalSend's 429).
-    private func refuseBusy(_ socket: FileDescriptor, peer: SocketAddress, id: Int, _ reason: String,
+    private func refuseBusy(_ socket: FileDescriptor, peer: SocketAddress, id: Int, _ refusal: Refusal,
                             answer: (@Sendable () -> Void)? = nil) {
         let ok = lock.withLock { () -> Bool in
             if lingering >= 64 { return false }
@@ -390,7 +399,7 @@ public final class Daemon: @unchecked Sendable {
             return true
         }
         guard ok else {
-            Log.info("\(answer == nil ? "session" : "localsend") \(id) from \(peer): refused, \(reason) (closed: too many refusals at once)")
+            Log.info("\(answer == nil ? "session" : "localsend") \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
             socket.close()
             return
         }
@@ -401,10 +410,12 @@ public final class Daemon: @unchecked Sendable {
                 return
             }
             if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + 1, quiet: true) {
-                let ahead = lock.withLock { turns.refused(sender.turnKey(address: peer.host), now: Instant.now.seconds) }
-                answerBusy(stream, sender: sender, peer: peer, id: id, reason: reason, ahead: ahead)
+                let key = sender.turnKey(address: peer.host)
+                let now = Instant.now.seconds
+                let ahead = lock.withLock { refusal.joinsLine ? turns.refused(key, now: now) : turns.waiting(now: now).count }
+                answerBusy(stream, sender: sender, peer: peer, id: id, reason: refusal.reason, ahead: ahead)
             } else {
-                Log.info("session \(id) from \(peer): refused, \(reason) (closed)")
+                Log.info("session \(id) from \(peer): refused, \(refusal.reason) (closed)")
             }
             lock.withLock { lingering -= 1 }
         }

@@ -149,4 +149,21 @@ struct BusyTests {
         #expect(try again.hello().sessions == 4)
         again.close()
     }
+
+    @Test("a device turned away by its address's own limit takes no place in line: a sender from another address gets the free session",
+          .enabled(if: hasIPv6Loopback))
+    func perAddressRefusalDoesNotQueue() throws {
+        let d = try DaemonProcess(["--max-sessions", "2", "--max-sessions-per-address", "1", "--listen", "::1"])
+        let holder = try RawPeer(port: d.port)
+        #expect(try holder.hello().sessions == 1)
+        // A second device behind 127.0.0.1 asks for a second: refused by the per-address limit, again and again.
+        let r = try send(d, [photo(d.root, "nat.png", size: 2000)], ["--wait", "1", "--quiet"])
+        #expect(r.status == 69)
+        #expect(withoutFirstContact(r.stderr) == "Error: 127.0.0.1:\(d.port): the receiver answered ERROR busy: 127.0.0.1 already has 1 sessions open; try again later; still busy after waiting 1 s (--wait)\n")
+        // Had it joined the line it would be at the front (for 10 s), owed the one free session.
+        let other = try RawPeer(port: d.port, host: "::1")
+        #expect(try other.hello().sessions == 1)
+        other.close()
+        holder.close()
+    }
 }
