@@ -142,6 +142,9 @@ public final class LibraryIndexer: @unchecked Sendable {
         if report.dropped > 0 { parts.append("\(report.dropped) entr\(report.dropped == 1 ? "y" : "ies") whose file is gone dropped") }
         if report.moved > 0 { parts.append("\(report.moved) renamed file(s) followed") }
         if report.changed > 0 { parts.append("\(report.changed) changed file(s) to index again") }
+        if let (name, error) = report.unreadable.min(by: { $0.key < $1.key }) {
+            parts.append("\(report.unreadable.count) file(s) whose status cannot be read left as they are, to look at again next time (\"\(name)\": \(error))")
+        }
         let pending = (try? library.pendingCount()) ?? 0
         if !parts.isEmpty || (atStart && pending > 0) {
             log("library \(library.folder): \(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(pending) photo(s) to index")

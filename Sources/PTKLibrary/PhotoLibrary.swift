@@ -21,6 +21,8 @@ public final class PhotoLibrary {
     public var pixelLimit = Thumbnailer.defaultPixelLimit
     let database: Database
     let photos: FileDescriptor
+    /// How reconcile reads a photo's status in the directory (tests make it fail).
+    var statusOf: (FileDescriptor, String) throws(SystemError) -> FileStatus = { dir, name throws(SystemError) in try dir.status(of: name) }
 
     /// Opens the library of `directory`. With `create`, makes `.ptk/` and the index when
     /// missing (run as root, with the directory's owner); without, a missing index is an error.
@@ -219,6 +221,10 @@ public final class PhotoLibrary {
         public var moved = 0
         /// Entries whose file changed (size, inode or modification time), to be indexed again.
         public var changed = 0
+        /// Photo files whose status could not be read (any error but "no such file"), with the
+        /// error: their entries are left as they are (never dropped with their notes and
+        /// ratings), and the next reconcile looks again.
+        public var unreadable: [String: String] = [:]
         public init() {}
     }
 
@@ -235,8 +241,18 @@ public final class PhotoLibrary {
             var files: [String: FileStatus] = [:]
             let entries: [String]
             do { entries = try photos.entries() } catch { throw LibraryError(.io, "cannot list \(directory): \(error)") }
+            // A file that vanished since the listing is gone; one whose status cannot be read
+            // (EACCES, EIO) is not, and its entry must survive with its note and rating.
+            var unreadable: Set<String> = []
             for name in entries where Self.isPhotoName(name) {
-                if let st = try? photos.status(of: name), st.isRegularFile { files[name] = st }
+                do throws(SystemError) {
+                    let st = try statusOf(photos, name)
+                    if st.isRegularFile { files[name] = st }
+                } catch {
+                    if error.errno == Errno.noSuchFile.rawValue { continue }
+                    unreadable.insert(name)
+                    report.unreadable[name] = error.description
+                }
             }
             struct Known { var id: Int64; var size: Int64; var inode: Int64?; var modified: Int64? }
             var known: [String: Known] = [:]
@@ -245,7 +261,7 @@ public final class PhotoLibrary {
                 known[all.text(1) ?? ""] = Known(id: all.int(0) ?? 0, size: all.int(2) ?? 0, inode: all.int(3), modified: all.int(4))
             }
             var unknown = files.filter { known[$0.key] == nil }
-            let gone = known.filter { files[$0.key] == nil }
+            let gone = known.filter { files[$0.key] == nil && !unreadable.contains($0.key) }
             let rename = try database.prepare("UPDATE photos SET name = ? WHERE id = ?")
             let drop = try database.prepare("DELETE FROM photos WHERE id = ?")
             for (name, entry) in gone.sorted(by: { $0.value.id < $1.value.id }) {

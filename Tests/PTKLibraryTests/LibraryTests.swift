@@ -120,6 +120,41 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         #expect(try f.library.find("p").rating == nil)
     }
 
+    @Test("a photo whose status cannot be read (EIO, EACCES) keeps its entry, note and rating; only a file that is gone drops its entry")
+    func reconcileKeepsEntriesItCannotStat() throws {
+        let f = Fixture()
+        try f.receive("kept.png", photoBytes(1))
+        try f.receive("raced.png", photoBytes(2))
+        try f.receive("deleted.png", photoBytes(3))
+        try f.library.setNote("kept", "Grandma's garden, 1987")
+        _ = try f.library.setRating("kept", 5)
+        #expect(unlink(f.directory + "/deleted.png") == 0)
+        // kept.png cannot be read (a failing disk); raced.png vanishes between listing and stat.
+        f.library.statusOf = { dir, name throws(SystemError) in
+            switch name {
+            case "kept.png": throw SystemError(call: "stat", object: name, errno: EIO)
+            case "raced.png": throw SystemError(call: "stat", object: name, errno: ENOENT)
+            default: return try dir.status(of: name)
+            }
+        }
+        let report = try f.library.reconcile()
+        #expect(report.dropped == 2)
+        #expect(Array(report.unreadable.keys) == ["kept.png"])
+        #expect(report.unreadable["kept.png"]?.contains("stat") == true)
+        let kept = try f.library.find("kept")
+        #expect(kept.note == "Grandma's garden, 1987")
+        #expect(kept.rating == 5)
+        #expect(kept.senderName == "Alice's phone")
+        #expect(kept.hasThumbnail)
+        // Readable again: the next reconcile finds kept.png as it was, and raced.png anew.
+        f.library.statusOf = { dir, name throws(SystemError) in try dir.status(of: name) }
+        let again = try f.library.reconcile()
+        #expect(again.unreadable.isEmpty)
+        #expect(again.added == 1)
+        #expect(again.dropped == 0)
+        #expect(try f.library.find("kept").note == "Grandma's garden, 1987")
+    }
+
     @Test func reconcileAddsFilesDropsGoneOnesAndFollowsRenamesByHand() throws {
         let f = Fixture()
         try f.receive("kept.png", photoBytes(1))
