@@ -21,13 +21,24 @@ public final class LibraryIndexer: @unchecked Sendable {
     public let capacity: Int
     private let pixelLimit: UInt64
     private let log: @Sendable (String) -> Void
+    /// The first and the longest pause before a photo whose indexing met a passing error (out
+    /// of descriptors, EIO: `PhotoLibrary.isPassing`) is tried again; the pause doubles.
+    private let retryFirst: Double
+    private let retryLongest: Double
+    /// Such photos, by id: when each is due again and how many tries it has had. Touched by
+    /// the indexing thread only.
+    private var deferred: [Int64: (due: Instant, tries: Int)] = [:]
+    /// Called with each library the indexer opens, before it is used (tests make its calls fail).
+    var prepare: @Sendable (PhotoLibrary) -> Void = { _ in }
 
     /// `log` receives the lines worth a journal entry: problems, and what a reconcile changed.
     public init(directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit,
-                log: @escaping @Sendable (String) -> Void) {
+                retryFirst: Double = 1, retryLongest: Double = 300, log: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.capacity = capacity
         self.pixelLimit = pixelLimit
+        self.retryFirst = retryFirst
+        self.retryLongest = retryLongest
         self.log = log
         cancel.initialize(to: 0)
     }
@@ -42,6 +53,7 @@ public final class LibraryIndexer: @unchecked Sendable {
         let library = try? PhotoLibrary(directory: directory, create: true)
         if let library {
             library.pixelLimit = pixelLimit
+            prepare(library)
             reconcile(library, atStart: true)
         }
         let opened = LibraryHandOver(library)
@@ -98,6 +110,7 @@ public final class LibraryIndexer: @unchecked Sendable {
             }
             library = retried
             library.pixelLimit = pixelLimit
+            prepare(library)
             reconcile(library, atStart: true)
         }
         while true {
@@ -112,27 +125,46 @@ public final class LibraryIndexer: @unchecked Sendable {
             if !arrivals.isEmpty { retrying { () throws(LibraryError) in try library.record(arrivals) } }
             if recheck { reconcile(library, atStart: false) }
             var indexedAny = false
-            if let ids = retrying({ () throws(LibraryError) in try library.pending(limit: 32) }) {
-                for id in ids {
+            let now = Instant.now
+            if let ids = retrying({ () throws(LibraryError) in try library.pending(limit: 32 + deferred.count) }) {
+                for id in ids.filter({ deferred[$0].map { $0.due <= now } ?? true }).prefix(32) {
                     if isStopping { return }
-                    retrying { () throws(LibraryError) in
-                        if case .indexed(let name, let problem?) = try library.index(id: id, cancel: UnsafePointer(cancel)) {
-                            log("library: no thumbnail for \"\(name)\": \(problem)")
-                        }
-                    }
+                    let outcome = retrying { () throws(LibraryError) in try library.index(id: id, cancel: UnsafePointer(cancel)) }
+                    if let outcome { note(outcome, of: id) }
                     indexedAny = true
                 }
             }
             if indexedAny { continue }
+            // Nothing due: wait for work, or until the next deferred photo is due.
+            let due = deferred.values.map(\.due).min()
             state.withLock {
                 busy = !queue.isEmpty || overflowed
-                while queue.isEmpty && !overflowed && !stopping { state.wait() }
+                while queue.isEmpty && !overflowed && !stopping {
+                    if !state.wait(until: due) { break }
+                }
                 busy = true
             }
         }
     }
 
     private var isStopping: Bool { state.withLock { stopping } }
+
+    /// Logs what indexing photo `id` gave, and keeps track of the photos to try again.
+    private func note(_ outcome: PhotoLibrary.IndexOutcome, of id: Int64) {
+        switch outcome {
+        case .retryLater(let name, let reason):
+            let tries = (deferred[id]?.tries ?? 0) + 1
+            let pause = min(retryLongest, retryFirst * Double(1 << min(tries - 1, 30)))
+            deferred[id] = (.now + pause, tries)
+            // Once per photo: the journal is not flooded while the cause lasts.
+            if tries == 1 { log("library: cannot index \"\(name)\" now (\(reason)); trying again, at first in \(formatSeconds(pause)), then less often") }
+        case .indexed(let name, let problem):
+            if let earlier = deferred.removeValue(forKey: id) { log("library: indexed \"\(name)\" at try \(earlier.tries + 1)") }
+            if let problem { log("library: no thumbnail for \"\(name)\": \(problem)") }
+        case .gone, .cancelled:
+            deferred[id] = nil
+        }
+    }
 
     private func reconcile(_ library: PhotoLibrary, atStart: Bool) {
         guard let report = retrying({ () throws(LibraryError) in try library.reconcile() }) else { return }
@@ -172,4 +204,9 @@ private final class LibraryHandOver: @unchecked Sendable {
     private var library: PhotoLibrary?
     init(_ library: PhotoLibrary?) { self.library = library }
     func take() -> PhotoLibrary? { library.take() }
+}
+
+/// "1 s", "0.05 s": a pause for a log line.
+private func formatSeconds(_ s: Double) -> String {
+    s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
 }

@@ -23,6 +23,19 @@ public final class PhotoLibrary {
     let photos: FileDescriptor
     /// How reconcile reads a photo's status in the directory (tests make it fail).
     var statusOf: (FileDescriptor, String) throws(SystemError) -> FileStatus = { dir, name throws(SystemError) in try dir.status(of: name) }
+    /// How indexing opens a photo in the directory (tests make it fail).
+    var openForIndexing: (String, FileDescriptor) throws(SystemError) -> FileDescriptor = { name, dir throws(SystemError) in
+        try .open(name, relativeTo: dir, flags: [.readOnly, .noFollow, .nonBlocking])
+    }
+
+    /// Errors that say nothing about the photo but about the moment (out of descriptors or
+    /// memory, an interrupted or failing read, a full disk for the thumbnail): indexing is
+    /// tried again later instead of recording a problem for good.
+    static func isPassing(_ error: SystemError) -> Bool {
+        let passing: [Errno] = [.processOutOfDescriptors, .systemOutOfDescriptors, .outOfMemory, .wouldBlock, .interrupted,
+                                .ioError, .noBufferSpace, .noSpace, .quotaExceeded]
+        return passing.contains(error.code)
+    }
 
     /// Opens the library of `directory`. With `create`, makes `.ptk/` and the index when
     /// missing (run as root, with the directory's owner); without, a missing index is an error.
@@ -335,7 +348,7 @@ public final class PhotoLibrary {
             guard let photo = try photo(id: id) else { return .gone }
             let fd: FileDescriptor
             do {
-                fd = try .open(photo.name, relativeTo: photos, flags: [.readOnly, .noFollow, .nonBlocking])
+                fd = try openForIndexing(photo.name, photos)
             } catch where error.code == .noSuchFile {
                 if try self.photo(id: id)?.name != photo.name { continue }
                 try database.writeTransaction { () throws(LibraryError) in
@@ -344,10 +357,16 @@ public final class PhotoLibrary {
                 try? removeFile(thumbnailPath(id))
                 return .gone
             } catch {
+                if Self.isPassing(error) { return .retryLater(name: photo.name, reason: "cannot open: \(error)") }
                 return try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "cannot open: \(error)")
             }
             defer { fd.close() }
-            guard let st = try? fd.status(), st.isRegularFile else {
+            let st: FileStatus
+            do { st = try fd.status() } catch {
+                if Self.isPassing(error) { return .retryLater(name: photo.name, reason: "cannot read its status: \(error)") }
+                return try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "cannot read its status: \(error)")
+            }
+            guard st.isRegularFile else {
                 return try finish(id: id, name: photo.name, status: nil, sha256: photo.sha256, thumbnail: nil, problem: "not a regular file")
             }
             var sha256 = photo.sha256
@@ -356,6 +375,7 @@ public final class PhotoLibrary {
                 case .success(let digest): sha256 = digest
                 case .failure(.cancelled): return .cancelled
                 case .failure(.system(let error)):
+                    if Self.isPassing(error) { return .retryLater(name: photo.name, reason: "cannot read: \(error)") }
                     return try finish(id: id, name: photo.name, status: st, sha256: nil, thumbnail: nil, problem: "cannot read: \(error)")
                 }
                 _ = try? fd.seek(to: 0)
@@ -375,6 +395,8 @@ public final class PhotoLibrary {
         case gone
         /// `cancel` stopped it: the photo stays pending.
         case cancelled
+        /// A passing error (`isPassing`): the photo stays pending, to be tried again later.
+        case retryLater(name: String, reason: String)
     }
 
 
@@ -388,6 +410,7 @@ public final class PhotoLibrary {
                 try writeFileAtomically(thumbnailPath(id), thumbnail.png, mode: 0o644)
                 made = true
             } catch {
+                if Self.isPassing(error) { return .retryLater(name: name, reason: "cannot write the thumbnail: \(error)") }
                 problem = "cannot write the thumbnail: \(error)"
             }
         } else {

@@ -56,6 +56,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
     public static let outOfMemory = Errno(rawValue: ENOMEM)
     public static let interrupted = Errno(rawValue: EINTR)
     public static let wouldBlock = Errno(rawValue: EAGAIN)
+    public static let ioError = Errno(rawValue: EIO)
 }
 
 extension SystemError {

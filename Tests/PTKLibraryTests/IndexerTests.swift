@@ -51,6 +51,68 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         }
     }
 
+    @Test("a photo whose indexing meets a passing error (EMFILE, EIO) is tried again, less and less often, and indexed once it passes")
+    func passingErrorsAreRetried() throws {
+        let dir = makeTemporaryDirectory("ptk-indexer")
+        defer { removeTree(dir) }
+        writeFile(dir + "/flaky.png", photoBytes(1))
+        writeFile(dir + "/fine.png", photoBytes(2))
+        let log = LogLines()
+        let attempts = Attempts()
+        let indexer = LibraryIndexer(directory: dir, retryFirst: 0.1, retryLongest: 0.4) { log.add($0) }
+        // flaky.png cannot be opened four times (out of descriptors, then EIO), then it can.
+        indexer.prepare = { library in
+            library.openForIndexing = { name, dir throws(SystemError) in
+                if name == "flaky.png" {
+                    let n = attempts.next()
+                    if n < 4 { throw SystemError(call: "openat", object: name, errno: n < 2 ? Errno.processOutOfDescriptors.rawValue : Errno.ioError.rawValue) }
+                }
+                return try .open(name, relativeTo: dir, flags: [.readOnly, .noFollow, .nonBlocking])
+            }
+        }
+        let started = Instant.now
+        try indexer.start()
+        let library = try PhotoLibrary(directory: dir, create: false)
+        #expect(waitUntil(10) { (try? library.pendingCount()) == 0 })
+        let took = Instant.now - started
+        #expect(indexer.stop(waitingUntil: .now + 5))
+        #expect(attempts.count == 5)
+        // Pauses of 0.1, 0.2, 0.4 and 0.4 s (each doubling, at most 0.4) before the fifth try.
+        #expect(took >= 1.0, "\(took) s")
+        let flaky = try library.find("flaky")
+        #expect(flaky.hasThumbnail)
+        #expect(flaky.problem == nil)
+        #expect(flaky.sha256 == SHA256.hex(of: photoBytes(1)))
+        #expect(try library.find("fine").hasThumbnail)
+        let lines = log.all.filter { $0.contains("flaky.png") }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.contains("cannot index \"flaky.png\" now (cannot open: ") == true, "\(lines)")
+        #expect(lines.last == "library: indexed \"flaky.png\" at try 5")
+    }
+
+    @Test("an error that says something about the photo (EACCES) is recorded as its problem at once, as before")
+    func lastingErrorsAreRecorded() throws {
+        let dir = makeTemporaryDirectory("ptk-indexer")
+        defer { removeTree(dir) }
+        writeFile(dir + "/locked.png", photoBytes(1))
+        let library = try PhotoLibrary(directory: dir, create: true)
+        _ = try library.reconcile()
+        library.openForIndexing = { name, _ throws(SystemError) in throw SystemError(call: "openat", object: name, errno: Errno.permissionDenied.rawValue) }
+        let id = try #require(try library.pending(limit: 1).first)
+        guard case .indexed(_, let problem?) = try library.index(id: id) else { Issue.record("expected a recorded problem"); return }
+        #expect(problem.hasPrefix("cannot open: "))
+        #expect(try library.pendingCount() == 0)
+        // A passing one leaves it pending.
+        writeFile(dir + "/busy.png", photoBytes(2))
+        _ = try library.reconcile()
+        library.openForIndexing = { name, _ throws(SystemError) in throw SystemError(call: "openat", object: name, errno: Errno.processOutOfDescriptors.rawValue) }
+        let busy = try #require(try library.pending(limit: 1).first)
+        guard case .retryLater(let name, _) = try library.index(id: busy) else { Issue.record("expected retryLater"); return }
+        #expect(name == "busy.png")
+        #expect(try library.pendingCount() == 1)
+        #expect(try library.find("busy").problem == nil)
+    }
+
     @Test func anOverflowingQueueLosesNoPhoto() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
@@ -88,4 +150,13 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         #expect(photo.hasThumbnail)
         #expect([photo.width, photo.height] == [4000, 4000])
     }
+}
+
+/// Counts calls from any thread.
+final class Attempts: @unchecked Sendable {
+    private let lock = Lock()
+    private var n = 0
+    /// The number of this call, from 0.
+    func next() -> Int { lock.withLock { defer { n += 1 }; return n } }
+    var count: Int { lock.withLock { n } }
 }
