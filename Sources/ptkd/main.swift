@@ -16,7 +16,7 @@ let usage = """
     \(helpLines(for: DaemonOptions.commandLine))
 
     Exit status: 0 stopped cleanly (SIGINT/SIGTERM), 64 usage or configuration error,
-    70 the accept loop failed, 71 cannot listen, 73 received-photos or state directory not
+    70 the accept loop failed, 71 cannot listen or start a thread, 73 received-photos or state directory not
     usable, 78 the device identity's key is damaged or unreadable.
     """
 
@@ -45,11 +45,17 @@ handleTerminationSignals(wake: daemon.shutdown.pipe,
                          secondExitCode: 0)
 
 // The signal handler cannot take the lock that `isRequested` reads, so a watcher thread turns
-// the pipe becoming readable into a proper request.
-try? startThread {
-    _ = try? daemon.shutdown.pipe.waitUntilReadable()
-    Log.info("shutting down (a second SIGTERM or SIGINT exits at once)")
-    daemon.shutdown.request()
+// the pipe becoming readable into a proper request. Without it the first SIGTERM would be
+// ignored (and the readable pipe would keep the accept loop's poll spinning): ptkd does not start.
+do {
+    try startThread {
+        // A failed wait is taken as the signal: stopping is safer than never stopping.
+        _ = try? daemon.shutdown.pipe.waitUntilReadable()
+        Log.info("shutting down (a second SIGTERM or SIGINT exits at once)")
+        daemon.shutdown.request()
+    }
+} catch {
+    exitWithError("cannot start the thread that watches for SIGTERM and SIGINT: \(error)", code: 71)
 }
 let failure = daemon.run()
 Log.flush(until: .now + 2)

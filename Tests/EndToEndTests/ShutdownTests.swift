@@ -132,6 +132,23 @@ struct ShutdownTests {
         #expect(!rest.contains("dropped"))
         #expect(rest.contains("ptkd stopped"))
     }
+
+    @Test("ptkd that cannot start the thread watching for SIGTERM exits 71 at start instead of running deaf to the first signal",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    func noSignalWatcher() throws {
+        let root = makeTemporaryDirectory("ptk-e2e")
+        defer { removeTree(root) }
+        // With the library, LocalSend and mDNS off, the watcher is the first thread ptkd starts:
+        // strace fails its clone3 (and clone, for an older C library) with EAGAIN.
+        let r = try run("/usr/bin/strace", ["-f", "-qq", "-o", "/dev/null", "-e", "trace=clone,clone3",
+                                            "-e", "inject=clone,clone3:error=EAGAIN:when=1",
+                                            binDirectory + "/ptkd", "--config", "/dev/null", "--dir", root + "/photos",
+                                            "--state-dir", root + "/state", "--port", "0", "--listen", "127.0.0.1",
+                                            "--no-mdns", "--localsend", "off", "--library", "off"],
+                        timeout: 15, absolute: true)
+        #expect(r.status == 71, "\(r.stderr)")
+        #expect(r.stderr.contains("Error: cannot start the thread that watches for SIGTERM and SIGINT: "), "\(r.stderr)")
+    }
 }
 
 /// The bytes of the partial uploads in `.incoming`.
