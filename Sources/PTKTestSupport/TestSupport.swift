@@ -102,3 +102,14 @@ public func repositoryRoot() -> String {
     // This file is <repository>/Sources/PTKTestSupport/TestSupport.swift.
     "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
 }
+
+/// Counts calls from any thread (a test's fake that fails the first few calls, say).
+public final class CallCounter: @unchecked Sendable {
+    private let lock = Lock()
+    private var n = 0
+    public init() {}
+    /// The number of this call, from 0.
+    public func next() -> Int { lock.withLock { defer { n += 1 }; return n } }
+    /// How many calls so far.
+    public var count: Int { lock.withLock { n } }
+}

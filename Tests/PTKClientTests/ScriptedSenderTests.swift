@@ -362,7 +362,7 @@ struct DeliveryTests {
         let photos = try PhotoFiles((0..<4).map { ("p\($0).png", 2_000) })
         let base = FakeNetwork { n in n == 1 && kind == 0 ? FakeReceiver(fault: .silentAfterHello) : FakeReceiver(sessions: 2) }
         let connect = base.connector
-        let counter = Counter()
+        let counter = CallCounter()
         let network: Connector = { () throws(SendFailure) in
             if counter.next() == 1 && kind == 1 { throw .unreachable("connection refused") }
             return try connect()
@@ -497,19 +497,10 @@ struct DeliveryTests {
     @Test("unreachable: exit 69 naming the peer, without waiting")
     func unreachable() throws {
         let photos = try PhotoFiles([("a.png", 2_000)])
-        let counter = Counter()
+        let counter = CallCounter()
         let result = Delivery(files: photos.files, options: options(), parallel: 4,
                               connect: { () throws(SendFailure) in _ = counter.next(); throw .unreachable("connection refused") }).run()
         #expect(counter.count == 1)
         #expect(result.exitStatus(peer: "host:1") == (69, "cannot connect to host:1: connection refused"))
     }
-}
-
-/// Counts calls from any thread.
-final class Counter: @unchecked Sendable {
-    private let lock = Lock()
-    private var n = 0
-    /// The number of this call, from 0.
-    func next() -> Int { lock.withLock { defer { n += 1 }; return n } }
-    var count: Int { lock.withLock { n } }
 }

@@ -58,7 +58,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         writeFile(dir + "/flaky.png", photoBytes(1))
         writeFile(dir + "/fine.png", photoBytes(2))
         let log = LogLines()
-        let attempts = Attempts()
+        let attempts = CallCounter()
         let indexer = LibraryIndexer(directory: dir, retryFirst: 0.1, retryLongest: 0.4) { log.add($0) }
         // flaky.png cannot be opened four times (out of descriptors, then EIO), then it can.
         indexer.prepare = { library in
@@ -150,13 +150,4 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         #expect(photo.hasThumbnail)
         #expect([photo.width, photo.height] == [4000, 4000])
     }
-}
-
-/// Counts calls from any thread.
-final class Attempts: @unchecked Sendable {
-    private let lock = Lock()
-    private var n = 0
-    /// The number of this call, from 0.
-    func next() -> Int { lock.withLock { defer { n += 1 }; return n } }
-    var count: Int { lock.withLock { n } }
 }
