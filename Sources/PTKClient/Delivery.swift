@@ -47,7 +47,7 @@ public struct DeliveryResult: Sendable {
                 if p.code == ErrorCode.tlsRequired.rawValue {
                     hint = "; send without --plaintext"
                 } else if p.code == ErrorCode.busy.rawValue, let waited = gaveUpWaiting {
-                    hint = waited > 0 ? "; still busy after waiting \(formatWait(waited)) (--wait)" : " (--wait 0: not waiting for a turn)"
+                    hint = waited > 0 ? "; still busy after waiting \(formatSeconds(waited)) (--wait)" : " (--wait 0: not waiting for a turn)"
                 } else if p.code == ErrorCode.unauthorized.rawValue {
                     hint = "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
                 }
@@ -83,13 +83,6 @@ public enum SendExitCode {
     public static let protocolError: Int32 = 76
     /// The receiver's device ID is not the one expected (pinned, or remembered).
     public static let identityMismatch: Int32 = 77
-}
-
-/// "10 min", "1.5 s": how long a call waited, for its error line.
-func formatWait(_ seconds: Double) -> String {
-    if seconds >= 60 && seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
-    if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
-    return "\(seconds) s"
 }
 
 /// Sends a call's files over as many sessions as the receiver and `parallel` allow.

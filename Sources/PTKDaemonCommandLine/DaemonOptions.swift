@@ -63,17 +63,6 @@ func sizeText(_ n: Int64) -> String {
     return "\(n)"
 }
 
-/// "24h" for 86400 s: the largest of h and m that divides the duration; seconds otherwise
-/// (plain seconds when `plainSeconds`, as the settings named in seconds show them).
-func durationText(_ seconds: Double, plainSeconds: Bool = false) -> String {
-    guard seconds == seconds.rounded() else { return String(seconds) }
-    let s = Int(seconds)
-    if !plainSeconds {
-        for (size, unit) in [(3600, "h"), (60, "m")] where s > 0 && s % size == 0 { return "\(s / size)\(unit)" }
-    }
-    return String(s)
-}
-
 /// ptkd's command line and configuration file.
 public enum DaemonOptions {
     /// Every setting, in help order.

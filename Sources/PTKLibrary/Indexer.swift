@@ -205,8 +205,3 @@ private final class LibraryHandOver: @unchecked Sendable {
     init(_ library: PhotoLibrary?) { self.library = library }
     func take() -> PhotoLibrary? { library.take() }
 }
-
-/// "1 s", "0.05 s": a pause for a log line.
-private func formatSeconds(_ s: Double) -> String {
-    s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
-}

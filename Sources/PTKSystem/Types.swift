@@ -142,3 +142,10 @@ public func formatDate(_ seconds: Int64) -> String {
     let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
     return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// A duration for people to read: "10 min" for whole minutes, else seconds ("90 s", "0.25 s").
+public func formatSeconds(_ seconds: Double) -> String {
+    if seconds >= 60 && seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
+    if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
+    return "\(seconds) s"
+}

@@ -20,7 +20,7 @@ let options: [OptionSpec] = [
     OptionSpec("name", value: "NAME", help: "name to introduce this sender with (default: the host name)"),
     OptionSpec("timeout", value: "SECONDS", help: "give up connecting, or on a silent receiver, after this long (default 30)"),
     OptionSpec("parallel", value: "N", help: "sessions at once, 1-8 (default \(defaultParallelSessions); 1: one session, files in order)"),
-    OptionSpec("wait", value: "DURATION", help: "how long to wait for a turn at a busy receiver; s, m, h suffixes; 0: give up at once (default \(durationHelp(WaitPolicy().limit)))"),
+    OptionSpec("wait", value: "DURATION", help: "how long to wait for a turn at a busy receiver; s, m, h suffixes; 0: give up at once (default \(durationText(WaitPolicy().limit)))"),
     OptionSpec("quiet", short: "q", help: "no progress bar"),
     OptionSpec("plaintext", help: "send without TLS, to a receiver that allows it (never done unasked)"),
     OptionSpec("expect-id", value: "ID", help: "the receiver's device ID must be this (its `ptk id`); stop before sending otherwise"),
@@ -212,7 +212,7 @@ final class Report: @unchecked Sendable {
                 bar.showWaiting(for: peer, ahead: ahead)
             } else if !quiet && !saidWaiting {
                 saidWaiting = true
-                writeToStandardError("ptk-send: \(peer) is busy serving other senders; waiting for a turn (up to \(durationHelp(waitLimit)), --wait)")
+                writeToStandardError("ptk-send: \(peer) is busy serving other senders; waiting for a turn (up to \(durationText(waitLimit)), --wait)")
             }
         }
     }
@@ -334,9 +334,3 @@ func listReceivers(json: Bool) -> Never {
     exitProcess(0)
 }
 
-
-/// "10m", "90s", "0": a duration as --wait takes it.
-func durationHelp(_ seconds: Double) -> String {
-    if seconds > 0 && seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }
-    return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
-}
