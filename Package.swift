@@ -55,9 +55,10 @@ let package = Package(
         // LocalSend v2 (issue 14): HTTP parsing, the JSON messages and the sessions' decisions. No I/O.
         .target(name: "PTKLocalSend", dependencies: ["CHTTPParser"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKCLI", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend"]),
-        // ptkd's settings, each declared once: flags, configuration file, defaults, help.
-        .target(name: "PTKDaemonCommandLine", dependencies: ["PTKDaemon", "PTKCLI", "PTKProtocol", "PTKSystem"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend"]),
+        // ptkd's configuration and its settings, each declared once: flags, configuration file,
+        // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
+        .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem"]),
         // mDNS/DNS-SD through Avahi: advertise, browse, resolve.
         .target(name: "PTKDiscovery", dependencies: ["CAvahi", "PTKSystem"]),
         // sd_notify for systemd's Type=notify.
@@ -74,15 +75,15 @@ let package = Package(
         .executableTarget(name: "FuzzFrames", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
         .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
 
-        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKDaemonCommandLine", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk", dependencies: ["PTKDaemon", "PTKLibrary", "PTKDaemonCommandLine", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
+        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
+        .executableTarget(name: "ptk", dependencies: ["PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
-        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKDaemon", "PTKDaemonCommandLine", "PTKTestSupport"]),
+        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKConfiguration", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend"]),

@@ -1,3 +1,4 @@
+import PTKConfiguration
 import PTKDiscovery
 import PTKLibrary
 import PTKNotify

@@ -1,4 +1,4 @@
-import PTKCLI
+import PTKConfiguration
 import PTKLibrary
 import PTKLocalSend
 import PTKProtocol

@@ -1,4 +1,3 @@
-import PTKCLI
 import PTKLibrary
 import PTKProtocol
 import PTKStore

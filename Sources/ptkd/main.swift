@@ -1,6 +1,6 @@
 import PTKCLI
 import PTKDaemon
-import PTKDaemonCommandLine
+import PTKConfiguration
 import PTKSystem
 
 let version = "0.1.0"

@@ -55,3 +55,22 @@ struct ImportCheckTests {
         #expect(r.stderr.hasPrefix("Sources/App/main.swift: imports Glibc; outside PTKSystem use its typed wrappers\n"))
     }
 }
+
+@Suite("What each program links")
+struct LinkTests {
+    /// The shared libraries `ldd` lists for a built program, by their names.
+    private func libraries(_ program: String) throws -> [String] {
+        let r = try run("/usr/bin/ldd", [binDirectory + "/" + program], absolute: true)
+        #expect(r.status == 0, "\(r.stderr)")
+        return r.stdout.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) }
+    }
+
+    @Test("ptk reads ptkd's configuration without linking the daemon: no Avahi, no libsystemd, no HTTP parser")
+    func ptkLinksNoDaemon() throws {
+        let libs = try libraries("ptk")
+        #expect(libs.contains { $0.hasPrefix("libsqlite3") }, "\(libs)")
+        for unwanted in ["libavahi", "libsystemd", "libhttp_parser"] {
+            #expect(!libs.contains { $0.hasPrefix(unwanted) }, "ptk links \(unwanted): \(libs)")
+        }
+    }
+}

@@ -2,8 +2,9 @@ import Glibc
 import Testing
 import PTKTestSupport
 @testable import PTKCLI
-@testable import PTKDaemon
-import PTKDaemonCommandLine
+import PTKSystem
+
+@testable import PTKConfiguration
 
 let specs = [
     OptionSpec("port", value: "N", help: "port"),

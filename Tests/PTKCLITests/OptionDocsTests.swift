@@ -1,6 +1,5 @@
 import PTKCLI
-import PTKDaemon
-import PTKDaemonCommandLine
+import PTKConfiguration
 import PTKTestSupport
 import Testing
 

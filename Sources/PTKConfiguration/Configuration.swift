@@ -1,7 +1,7 @@
 import PTKProtocol
 import PTKSystem
 
-/// Everything ptkd can be told, parsed and checked (PTKDaemonCommandLine reads it from flags
+/// Everything ptkd can be told, parsed and checked (PTKConfiguration reads it from flags
 /// and the configuration file; each setting and its default are declared there once).
 public struct DaemonConfiguration: Sendable, Equatable {
     /// The received-photos directory; nil means the default (see `defaultDirectory`).

@@ -1,5 +1,5 @@
 import PTKCLI
-import PTKDaemon
+
 import PTKProtocol
 import PTKSystem
 
