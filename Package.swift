@@ -63,8 +63,14 @@ let package = Package(
         .target(name: "PTKDiscovery", dependencies: ["CAvahi", "PTKSystem"]),
         // sd_notify for systemd's Type=notify.
         .target(name: "PTKNotify", dependencies: ["CSystemd"]),
-        // Small hand-written argument parsing shared by the executables.
+        // Command tables (commands, arguments, options, exit statuses, examples) and the parsing,
+        // usage and help that come from them; shared by the executables.
         .target(name: "PTKCLI", dependencies: ["PTKSystem"]),
+        // ptk's command table, importable by tests and by the man page and completion generators.
+        .target(name: "PTKAdminCommandLine", dependencies: ["PTKCLI", "PTKConfiguration", "PTKLibrary"]),
+        // ptk-send's command table, and what it prints: the report of each file, the progress
+        // bar, the list of receivers.
+        .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
         .target(name: "PTKTestSupport", dependencies: ["CZlib", "CPNGThumb", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
@@ -76,14 +82,14 @@ let package = Package(
         .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk", dependencies: ["PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
-        .executableTarget(name: "ptk-send", dependencies: ["PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
+        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
+        .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
-        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKConfiguration", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend"]),

@@ -1,5 +1,8 @@
 import PTKSystem
 
+/// The version of ptkd, ptk and ptk-send.
+public let ptkVersion = "0.1.0"
+
 /// Prints `Error: message` on standard error and exits with `code`.
 public func exitWithError(_ message: String, code: Int32) -> Never {
     writeToStandardError("Error: \(message)")
@@ -14,23 +17,22 @@ public func exitWithUsageError(_ message: String, program: String, usageLine: St
     exitWithError(text, code: 64)
 }
 
-/// Parses the process's arguments against `options`. A usage error exits 64 with a hint;
-/// `--help` prints `usage` and `--version` prints the version, both exiting 0.
-public func parseCommandLineOrExit(options: [OptionSpec], program: String, version: String, usage: String,
-                                   usageLine: String? = nil) -> ParsedArguments {
-    let parsed: ParsedArguments
-    do {
-        parsed = try parseArguments(Array(CommandLine.arguments.dropFirst()), options: options)
-    } catch {
-        exitWithUsageError(error.message, program: program, usageLine: usageLine)
+extension CommandTable {
+    /// Parses the process's arguments. A usage error exits 64 with a hint; `--help` prints the
+    /// help (of the command, when one is named) and `--version` the version, both exiting 0.
+    public func parseOrExit(_ args: [String] = Array(CommandLine.arguments.dropFirst())) -> Invocation<Key> {
+        let invocation: Invocation<Key>
+        do { invocation = try parse(args) } catch {
+            exitWithUsageError(error.message, program: program, usageLine: error.message.contains(program + " ") ? nil : usageLine)
+        }
+        if invocation.wantsHelp {
+            print(invocation.command.map { help(for: $0) } ?? help)
+            exitProcess(0)
+        }
+        if invocation.wantsVersion {
+            print("\(program) \(ptkVersion) (protocol v1)")
+            exitProcess(0)
+        }
+        return invocation
     }
-    if parsed.has("help") {
-        print(usage)
-        exitProcess(0)
-    }
-    if parsed.has("version") {
-        print("\(program) \(version) (protocol v1)")
-        exitProcess(0)
-    }
-    return parsed
 }

@@ -35,12 +35,12 @@ public struct DeliveryResult: Sendable {
 
     /// The exit status and, when a session failed, the error line to print (`peer` as the user
     /// named it). See `ptk-send --help`.
-    public func exitStatus(peer: String) -> (code: Int32, message: String?) {
+    public func exitStatus(peer: String) -> (code: SendExitCode, message: String?) {
         if let error = failures.first {
             switch error {
-            case .unreachable(let m): return (SendExitCode.unreachable, "cannot connect to \(peer): \(m)")
-            case .connectionLost(let m): return (SendExitCode.unreachable, "\(peer): \(m)")
-            case .localFile(let m): return (SendExitCode.localFile, m)
+            case .unreachable(let m): return (.unreachable, "cannot connect to \(peer): \(m)")
+            case .connectionLost(let m): return (.unreachable, "\(peer): \(m)")
+            case .localFile(let m): return (.localFile, m)
             case .remoteError(let p):
                 let busy = p.code == ErrorCode.busy.rawValue || p.code == ErrorCode.shuttingDown.rawValue
                 var hint = ""
@@ -51,17 +51,17 @@ public struct DeliveryResult: Sendable {
                 } else if p.code == ErrorCode.unauthorized.rawValue {
                     hint = "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
                 }
-                return (busy ? SendExitCode.unreachable : SendExitCode.protocolError, "\(peer): the receiver answered ERROR \(p)\(hint)")
-            case .protocolError, .notTLS, .tlsFailed: return (SendExitCode.protocolError, "\(peer): \(error)")
+                return (busy ? .unreachable : .protocolError, "\(peer): the receiver answered ERROR \(p)\(hint)")
+            case .protocolError, .notTLS, .tlsFailed: return (.protocolError, "\(peer): \(error)")
             case .identityMismatch(let expected, _):
                 let fix = expected.source == "--expect-id"
                     ? "check the ID on the receiver (`ptk id`)"
                     : "if the receiver's identity really changed (check `ptk id` on it), accept the new one with `ptk-send --forget \(peer)`"
-                return (SendExitCode.identityMismatch, "\(peer): \(error); nothing was sent. This may be another machine posing as the receiver; \(fix)")
+                return (.identityMismatch, "\(peer): \(error); nothing was sent. This may be another machine posing as the receiver; \(fix)")
             }
         }
         let allSaved = (0..<fileCount).allSatisfy { if case .saved = outcomes[$0] { true } else { false } }
-        return (allSaved ? SendExitCode.ok : SendExitCode.notAllSaved, nil)
+        return (allSaved ? .ok : .notAllSaved, nil)
     }
 
     /// Files that were not sent because a session failed; empty when none failed, or when none
@@ -73,16 +73,16 @@ public struct DeliveryResult: Sendable {
     }
 }
 
-/// ptk-send's exit statuses.
-public enum SendExitCode {
-    public static let ok: Int32 = 0
-    public static let notAllSaved: Int32 = 1
-    public static let usage: Int32 = 64
-    public static let localFile: Int32 = 66
-    public static let unreachable: Int32 = 69
-    public static let protocolError: Int32 = 76
+/// ptk-send's exit statuses (their meanings are in its command table, PTKSendCommandLine).
+public enum SendExitCode: Int32, CaseIterable, Sendable {
+    case ok = 0
+    case notAllSaved = 1
+    case usage = 64
+    case localFile = 66
+    case unreachable = 69
+    case protocolError = 76
     /// The receiver's device ID is not the one expected (pinned, or remembered).
-    public static let identityMismatch: Int32 = 77
+    case identityMismatch = 77
 }
 
 /// Sends a call's files over as many sessions as the receiver and `parallel` allow.

@@ -35,11 +35,6 @@ public struct DaemonOption: Sendable {
         self.set = set
     }
 
-    /// The help line's text: what it sets and its default.
-    public var helpWithDefault: String {
-        let text = defaultText(DaemonConfiguration())
-        return defaultIsValue ? "\(help) (default \(text))" : "\(help) (default: \(text))"
-    }
 }
 
 private func invalid(_ value: String, _ key: String, _ what: String) -> UsageError {
@@ -61,6 +56,35 @@ func sizeText(_ n: Int64) -> String {
         return "\(n >> shift)\(unit)"
     }
     return "\(n)"
+}
+
+/// What ptkd's command line can name besides the settings.
+public enum DaemonFlag: Hashable, Sendable {
+    /// A setting of `DaemonOptions.settings`, by its name.
+    case setting(String)
+    /// `--config FILE`.
+    case config
+}
+
+/// ptkd's exit statuses.
+public enum DaemonExitStatus: Int32, ExitStatusCode {
+    case stopped = 0
+    case usage = 64
+    case acceptFailed = 70
+    case cannotStart = 71
+    case directoryUnusable = 73
+    case identityDamaged = 78
+
+    public var meaning: String {
+        switch self {
+        case .stopped: return "stopped cleanly (SIGINT or SIGTERM)"
+        case .usage: return "usage or configuration error"
+        case .acceptFailed: return "the accept loop failed"
+        case .cannotStart: return "cannot listen or start a thread"
+        case .directoryUnusable: return "received-photos or state directory not usable"
+        case .identityDamaged: return "the device identity's key (or the LocalSend certificate) is damaged or unreadable"
+        }
+    }
 }
 
 /// ptkd's command line and configuration file.
@@ -198,14 +222,27 @@ public enum DaemonOptions {
     /// The default configuration file, read when it exists and `--config` is not given.
     public static let defaultConfigFile = "/etc/ptk/ptkd.conf"
 
-    /// The command line's options: the settings, then --config, --help and --version.
-    public static let commandLine: [OptionSpec] = settings.filter(\.onCommandLine).map {
-        OptionSpec($0.name, value: $0.valueName, help: $0.helpWithDefault)
-    } + [
-        OptionSpec("config", value: "FILE", help: "read settings from FILE ('key = value' lines; flags override it) (default: \(defaultConfigFile) if it exists)"),
-        OptionSpec("help", short: "h", help: "show this help and exit"),
-        OptionSpec("version", help: "show the version and exit"),
-    ]
+    /// ptkd's command line: the settings that are flags, then --config.
+    public static let table = CommandTable<DaemonFlag>(
+        program: "ptkd",
+        summary: "receive photos over the LAN from ptk-send and LocalSend apps",
+        description: """
+            Receives PNG photos from ptk-send over protocol v1 (TLS 1.3 by default) and from
+            LocalSend apps (HTTPS, port 53317), and saves them in the received-photos directory.
+            `ptk id` shows its device ID, `ptk trust` manages who may send.
+            """,
+        options: settings.filter(\.onCommandLine).map {
+            Option(.setting($0.name), $0.name, value: $0.valueName, help: $0.help,
+                   default: $0.defaultText(DaemonConfiguration()), defaultIsValue: $0.defaultIsValue)
+        } + [
+            Option(.config, "config", value: "FILE", help: "read settings from FILE ('key = value' lines; flags override it)",
+                   default: "\(defaultConfigFile) if it exists", defaultIsValue: false, completion: .file(extensions: ["conf"])),
+        ],
+        exitStatuses: ExitStatus.all(DaemonExitStatus.self),
+        examples: [
+            Example("ptkd --dir ~/Pictures/received --no-mdns", "receive into a directory of your own, without advertising"),
+            Example("sudo systemctl enable --now ptkd", "run it as the installed service"),
+        ])
 
     /// Sets one setting from its name and text value ("" or nil for a flag without value).
     public static func apply(_ name: String, _ value: String?, to configuration: inout DaemonConfiguration) throws(UsageError) {
@@ -236,21 +273,30 @@ public enum DaemonOptions {
         }
     }
 
-    /// The configuration a parsed command line asks for: the configuration file (`--config`, else
-    /// the default one if it exists), then the flags in order. `readFile` reads the file.
-    public static func configuration(from parsed: ParsedArguments,
+    /// The configuration a command line asks for: the configuration file (`--config`, else
+    /// the default one if it exists), then the flags in order.
+    public static func configuration(from invocation: Invocation<DaemonFlag>,
+                                     readFile: (String) throws(SystemError) -> String = readTextFile) throws(UsageError) -> DaemonConfiguration {
+        let settings = invocation.options.compactMap { given -> (String, String?)? in
+            guard case .setting(let name) = given.key else { return nil }
+            return (name, given.value)
+        }
+        return try configuration(configFile: invocation.value(.config), settings: settings, readFile: readFile)
+    }
+
+    /// The configuration file `configFile` (else the default one, if it exists) with `settings`
+    /// applied over it in order. `readFile` reads the file.
+    public static func configuration(configFile: String?, settings: [(name: String, value: String?)],
                                      readFile: (String) throws(SystemError) -> String = readTextFile) throws(UsageError) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
-        var path = parsed.last("config")
+        var path = configFile
         if path == nil && fileExists(defaultConfigFile) { path = defaultConfigFile }
         if let path {
             let text: String
             do { text = try readFile(path) } catch { throw UsageError("cannot read configuration file: \(error)") }
             try apply(configFile: text, path: path, to: &configuration)
         }
-        for (name, value) in parsed.options where name != "config" {
-            try apply(name, value, to: &configuration)
-        }
+        for (name, value) in settings { try apply(name, value, to: &configuration) }
         return configuration
     }
 }

@@ -31,7 +31,7 @@ public final class ShutdownSignal: @unchecked Sendable {
 public struct DaemonError: Error, CustomStringConvertible {
     public var description: String
     /// The exit status: 73 when the directory is unusable, 71 for other system errors.
-    public var exitCode: Int32
+    public var exitCode: DaemonExitStatus
 }
 
 /// The receiver service: the listener, the store, and a thread per session.
@@ -76,16 +76,16 @@ public final class Daemon: @unchecked Sendable {
                                                           partialMaxAge: configuration.partialMaxAge,
                                                           fileMode: configuration.fileMode))
         } catch {
-            throw DaemonError(description: error.description, exitCode: 73)
+            throw DaemonError(description: error.description, exitCode: .directoryUnusable)
         }
         do {
             try makeDirectories(configuration.effectiveStateDirectory, mode: 0o755)
             identity = try Identity.loadOrCreate(in: configuration.identityDirectory, commonName: "ptkd \(configuration.name)")
             tls = try TLSContext(server: true, identity: identity)
         } catch let error as IdentityError {
-            throw DaemonError(description: error.description, exitCode: 78)
+            throw DaemonError(description: error.description, exitCode: .identityDamaged)
         } catch {
-            throw DaemonError(description: "cannot create the state directory: \(error)", exitCode: 73)
+            throw DaemonError(description: "cannot create the state directory: \(error)", exitCode: .directoryUnusable)
         }
         trust = TrustStore(directory: configuration.effectiveStateDirectory)
         library = configuration.library
@@ -96,7 +96,7 @@ public final class Daemon: @unchecked Sendable {
         let explicit = !configuration.listen.isEmpty
         for text in explicit ? configuration.listen : ["::", "0.0.0.0"] {
             guard let a = SocketAddress(numericHost: text, port: configuration.port) else {
-                throw DaemonError(description: "--listen '\(text)' is not an IPv4 or IPv6 address", exitCode: 64)
+                throw DaemonError(description: "--listen '\(text)' is not an IPv4 or IPv6 address", exitCode: .usage)
             }
             addresses.append(a)
         }
@@ -104,10 +104,10 @@ public final class Daemon: @unchecked Sendable {
             listener = try Listener(addresses: addresses, skipUnavailable: !explicit)
             shutdown = try ShutdownSignal()
         } catch {
-            throw DaemonError(description: "cannot listen on port \(configuration.port): \(error)", exitCode: 71)
+            throw DaemonError(description: "cannot listen on port \(configuration.port): \(error)", exitCode: .cannotStart)
         }
         guard !listener.addresses.isEmpty else {
-            throw DaemonError(description: "no address to listen on", exitCode: 71)
+            throw DaemonError(description: "no address to listen on", exitCode: .cannotStart)
         }
         localSend = configuration.localSend
             ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, library: library, shutdown: shutdown)
@@ -168,7 +168,7 @@ public final class Daemon: @unchecked Sendable {
             fds.append((shutdown.pipe.readEnd, .readable))
             let revents: [PollEvents]
             do { revents = try poll(fds, until: nextCleanup) } catch {
-                failure = DaemonError(description: "the accept loop failed: \(error)", exitCode: 70)
+                failure = DaemonError(description: "the accept loop failed: \(error)", exitCode: .acceptFailed)
                 Log.warning("\(failure!.description); shutting down")
                 break
             }

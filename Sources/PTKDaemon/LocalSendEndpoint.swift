@@ -42,7 +42,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
             server = try TLSContext(server: true, identity: identity, flavor: .https)
             client = try TLSContext(server: false, identity: identity, flavor: .https)
         } catch {
-            throw DaemonError(description: "LocalSend: \(error.description)", exitCode: 78)
+            throw DaemonError(description: "LocalSend: \(error.description)", exitCode: .identityDamaged)
         }
         var addresses: [SocketAddress] = []
         for text in configuration.listen.isEmpty ? ["::", "0.0.0.0"] : configuration.listen {
@@ -51,7 +51,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
         } catch {
-            throw DaemonError(description: "cannot listen for LocalSend apps on port \(configuration.localSendPort): \(error) (set localsend-port, or localsend = off)", exitCode: 71)
+            throw DaemonError(description: "cannot listen for LocalSend apps on port \(configuration.localSendPort): \(error) (set localsend-port, or localsend = off)", exitCode: .cannotStart)
         }
         let types = Set(configuration.localSendTypes)
         sessions = LocalSendSessions(policy: LocalSendPolicy(pin: configuration.localSendPIN, acceptedTypes: types,

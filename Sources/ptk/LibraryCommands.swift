@@ -1,3 +1,4 @@
+import PTKAdminCommandLine
 import PTKCLI
 import PTKLibrary
 import PTKSystem
@@ -6,14 +7,14 @@ import PTKSystem
 /// the received-photos directory (see PTKLibrary).
 struct LibraryCommands {
     let directory: String
-    let parsed: ParsedArguments
+    let invocation: Invocation<AdminOption>
 
     /// The exit status for a library error.
-    static func exitCode(_ error: LibraryError) -> Int32 {
+    static func exitCode(_ error: LibraryError) -> AdminExitStatus {
         switch error.kind {
-        case .notFound, .refused: return 1
-        case .badInput: return 65
-        case .io: return 74
+        case .notFound, .refused: return .notFound
+        case .badInput: return .invalidData
+        case .io: return .ioError
         }
     }
 
@@ -27,47 +28,35 @@ struct LibraryCommands {
 
     func open(create: Bool = false) -> PhotoLibrary {
         do { return try PhotoLibrary(directory: directory, create: create) } catch {
-            die(error.description, error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? 66 : Self.exitCode(error))
+            die(error.description, error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? .nothingYet : Self.exitCode(error))
         }
     }
 
-    /// Runs `command` with its arguments `words`.
-    func run(_ command: String, _ words: [String]) {
+    /// Runs a library command with its arguments `words`.
+    func run(_ command: AdminCommand, _ words: [String]) {
         switch command {
-        case "list": list(words)
-        case "show": show(words)
-        case "thumbnail": thumbnail(words)
-        case "rename": rename(words)
-        case "rm": remove(words)
-        case "note": note(words)
-        case "rate": rate(words)
-        case "export": export(words)
-        case "import": importPackages(words)
-        case "gallery": gallery(words)
-        default: usageError("unknown command '\(command)'")
+        case .list: list()
+        case .show: show(words[0])
+        case .thumbnail: thumbnail(words[0])
+        case .rename: rename(words[0], to: words[1])
+        case .rm: remove(words)
+        case .note: note(words[0], words.dropFirst().joined(separator: " "))
+        case .rate: rate(words[0], words[1])
+        case .export: export(words)
+        case .import: importPackages(words)
+        case .gallery: gallery()
+        case .id, .idLocalSend, .trustList, .trustPending, .trustAllow, .trustRemove, .trustDeny:
+            preconditionFailure("not a library command: \(command.rawValue)")
         }
     }
 
-    /// Refuses options that `command` does not take.
-    func only(_ allowed: [String], for command: String) {
-        let common: Set = ["dir", "state-dir", "config"]
-        for (name, _) in parsed.options where !common.contains(name) && !allowed.contains(name) {
-            usageError("option '--\(name)' does not apply to '\(command)'")
-        }
-    }
-
-    func list(_ words: [String]) {
-        only(["json", "sort", "from"], for: "list")
-        if let extra = words.first { usageError("unexpected argument '\(extra)' after list") }
-        var sort = PhotoLibrary.SortOrder.time
-        if let text = parsed.last("sort") {
-            guard let s = PhotoLibrary.SortOrder(rawValue: text) else { usageError("invalid value '\(text)' for --sort: expected name, time or size") }
-            sort = s
-        }
+    func list() {
+        // The table allows only the orders there are.
+        let sort = invocation.value(.sort).flatMap(PhotoLibrary.SortOrder.init(rawValue:)) ?? .time
         let library = open()
         let photos: [Photo]
-        do { photos = try library.all(sort: sort, from: parsed.last("from")) } catch { fail(error) }
-        if parsed.has("json") {
+        do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
+        if invocation.has(.json) {
             print(PhotoMetadata.json(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; return m }))
             return
         }
@@ -90,17 +79,15 @@ struct LibraryCommands {
         }
         writeStandardOutput(out)
         let pending = photos.filter { !$0.indexed }.count
-        let from = parsed.last("from").map { " from '\($0)'" } ?? ""
+        let from = invocation.value(.from).map { " from '\($0)'" } ?? ""
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
-    func show(_ words: [String]) {
-        only(["json"], for: "show")
-        guard words.count == 1 else { usageError(words.isEmpty ? "missing NAME: show NAME" : "show takes one NAME") }
+    func show(_ name: String) {
         let library = open()
         let photo: Photo
-        do { photo = try library.find(words[0]) } catch { fail(error) }
-        if parsed.has("json") {
+        do { photo = try library.find(name) } catch { fail(error) }
+        if invocation.has(.json) {
             var m = PhotoMetadata(photo)
             m.Indexed = photo.indexed
             print(m.json())
@@ -139,86 +126,73 @@ struct LibraryCommands {
         for (key, value) in lines { print("\(key):".padding(11) + value) }
     }
 
-    func thumbnail(_ words: [String]) {
-        only(["output"], for: "thumbnail")
-        guard words.count == 1 else { usageError(words.isEmpty ? "missing NAME: thumbnail NAME [-o FILE]" : "thumbnail takes one NAME") }
+    func thumbnail(_ name: String) {
         let library = open()
         let bytes: [UInt8]
         do {
-            let photo = try library.find(words[0])
+            let photo = try library.find(name)
             guard let b = try library.thumbnail(of: photo) else {
-                die("'\(photo.name)' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")", 1)
+                die("'\(photo.name)' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")", .notFound)
             }
             bytes = b
         } catch { fail(error) }
-        if let output = parsed.last("output"), output != "-" {
-            do { try writeFileAtomically(output, bytes, mode: 0o644) } catch { die("cannot write \(output): \(error)", 73) }
+        if let output = invocation.value(.output), output != "-" {
+            do { try writeFileAtomically(output, bytes, mode: 0o644) } catch { die("cannot write \(output): \(error)", .cannotCreate) }
             print("wrote \(output) (\(formatBytes(Double(bytes.count))))")
         } else {
-            if parsed.last("output") == nil && FileDescriptor.standardOutput.isTerminal {
+            if invocation.value(.output) == nil && FileDescriptor.standardOutput.isTerminal {
                 usageError("the thumbnail is a PNG: give -o FILE, or redirect standard output")
             }
-            do { try FileDescriptor.standardOutput.writeAll(bytes) } catch { die("cannot write the thumbnail: \(error)", 74) }
+            do { try FileDescriptor.standardOutput.writeAll(bytes) } catch { die("cannot write the thumbnail: \(error)", .ioError) }
         }
     }
 
-    func rename(_ words: [String]) {
-        only([], for: "rename")
-        guard words.count == 2 else { usageError("rename takes NAME and NEW") }
+    func rename(_ name: String, to new: String) {
         do {
-            let photo = try open().rename(words[0], to: words[1])
-            print("renamed '\(words[0])' to '\(photo.name)'")
+            let photo = try open().rename(name, to: new)
+            print("renamed '\(name)' to '\(photo.name)'")
         } catch { fail(error) }
     }
 
     func remove(_ words: [String]) {
-        only([], for: "rm")
-        guard !words.isEmpty else { usageError("missing NAME: rm NAME...") }
         let library = open()
-        var status: Int32 = 0
+        var status = AdminExitStatus.done
         for name in words {
             do {
                 let photo = try library.remove(name)
                 print("removed '\(photo.name)'")
             } catch {
                 writeToStandardError("Error: \(Self.message(error))")
-                if status == 0 { status = Self.exitCode(error) }
+                if status == .done { status = Self.exitCode(error) }
             }
         }
-        if status != 0 { exitProcess(status) }
+        if status != .done { exitProcess(status.rawValue) }
     }
 
-    func note(_ words: [String]) {
-        only([], for: "note")
-        guard let name = words.first, words.count >= 2 else { usageError("note takes NAME and TEXT (\"\" clears the note)") }
-        let text = words.dropFirst().joined(separator: " ")
+    func note(_ name: String, _ text: String) {
         do {
             let photo = try open().setNote(name, text)
             print(photo.note == nil ? "cleared the note of '\(photo.name)'" : "noted '\(photo.name)'")
         } catch { fail(error) }
     }
 
-    func rate(_ words: [String]) {
-        only([], for: "rate")
-        guard words.count == 2 else { usageError("rate takes NAME and a rating 0-5 (or none)") }
+    func rate(_ name: String, _ text: String) {
         let rating: Int?
-        if words[1] == "none" || words[1] == "-" {
+        if text == "none" || text == "-" {
             rating = nil
         } else {
-            guard let r = parseInteger(words[1], in: 0...5) else { usageError("invalid rating '\(words[1])': expected 0 to 5, or none") }
+            guard let r = parseInteger(text, in: 0...5) else { usageError("invalid rating '\(text)': expected 0 to 5, or none") }
             rating = r
         }
         do {
-            let photo = try open().setRating(words[0], rating)
+            let photo = try open().setRating(name, rating)
             print(rating.map { "rated '\(photo.name)' \($0)/5" } ?? "cleared the rating of '\(photo.name)'")
         } catch { fail(error) }
     }
 
     func export(_ words: [String]) {
-        only(["output"], for: "export")
-        guard !words.isEmpty else { usageError("missing NAME: export NAME... [-o DIR]") }
-        let output = parsed.last("output") ?? "."
-        guard (try? fileStatus(output))?.isDirectory == true else { die("\(output) is not a directory", 73) }
+        let output = invocation.value(.output) ?? "."
+        guard (try? fileStatus(output))?.isDirectory == true else { die("\(output) is not a directory", .cannotCreate) }
         let library = open()
         for name in words {
             do {
@@ -229,8 +203,6 @@ struct LibraryCommands {
     }
 
     func importPackages(_ words: [String]) {
-        only([], for: "import")
-        guard !words.isEmpty else { usageError("missing PACKAGE: import PACKAGE.ptk...") }
         let library = open(create: true)
         for path in words {
             do {
@@ -240,11 +212,9 @@ struct LibraryCommands {
         }
     }
 
-    func gallery(_ words: [String]) {
-        only(["output"], for: "gallery")
-        if let extra = words.first { usageError("unexpected argument '\(extra)' after gallery") }
+    func gallery() {
         do {
-            let (path, count) = try open().gallery(to: parsed.last("output"))
+            let (path, count) = try open().gallery(to: invocation.value(.output))
             print("wrote \(path) (\(count) photo\(count == 1 ? "" : "s")); open it in a browser")
         } catch { fail(error) }
     }

@@ -3,30 +3,9 @@ import PTKDaemon
 import PTKConfiguration
 import PTKSystem
 
-let version = "0.1.0"
-
-let usage = """
-    Usage: ptkd [OPTIONS]
-
-    Receives PNG photos from ptk-send over protocol v1 (TLS 1.3 by default) and from
-    LocalSend apps (HTTPS, port 53317), and saves them in the received-photos directory.
-    `ptk id` shows its device ID, `ptk trust` manages who may send.
-
-    Options:
-    \(helpLines(for: DaemonOptions.commandLine))
-
-    Exit status: 0 stopped cleanly (SIGINT/SIGTERM), 64 usage or configuration error,
-    70 the accept loop failed, 71 cannot listen or start a thread, 73 received-photos or state directory not
-    usable, 78 the device identity's key is damaged or unreadable.
-    """
-
-let parsed = parseCommandLineOrExit(options: DaemonOptions.commandLine, program: "ptkd", version: version, usage: usage)
-if let extra = parsed.positionals.first {
-    exitWithUsageError("unexpected argument '\(extra)'", program: "ptkd")
-}
-
+let invocation = DaemonOptions.table.parseOrExit()
 let configuration: DaemonConfiguration
-do { configuration = try DaemonOptions.configuration(from: parsed) } catch {
+do { configuration = try DaemonOptions.configuration(from: invocation) } catch {
     exitWithUsageError(error.message, program: "ptkd")
 }
 
@@ -34,7 +13,7 @@ let daemon: Daemon
 do {
     daemon = try Daemon(configuration: configuration)
 } catch {
-    exitWithError(error.description, code: error.exitCode)
+    exitWithError(error.description, code: error.exitCode.rawValue)
 }
 
 // The first SIGINT or SIGTERM only writes a byte to the shutdown pipe (async-signal-safe); the
@@ -55,11 +34,11 @@ do {
         daemon.shutdown.request()
     }
 } catch {
-    exitWithError("cannot start the thread that watches for SIGTERM and SIGINT: \(error)", code: 71)
+    exitWithError("cannot start the thread that watches for SIGTERM and SIGINT: \(error)", code: DaemonExitStatus.cannotStart.rawValue)
 }
 let failure = daemon.run()
 Log.flush(until: .now + 2)
-let status = failure?.exitCode ?? 0
+let status = (failure?.exitCode ?? .stopped).rawValue
 // Leave without the C library's exit handlers: sessions still open after the grace period may be
 // anywhere, and even a thread that has said it is done (a session, the indexer) may still be
 // running OpenSSL's clean-up of the thread as it ends, which OpenSSL's exit handler would pull

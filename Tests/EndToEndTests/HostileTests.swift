@@ -226,7 +226,7 @@ struct CommandLineTests {
     func noArgs() throws {
         let r = try run("ptk-send", [])
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("Error: missing <peer> and FILE\n"))
+        #expect(r.stderr.hasPrefix("Error: missing <peer>: ptk-send [OPTIONS] <peer> FILE...\n"), "\(r.stderr)")
         #expect(r.stdout.isEmpty)
     }
 

@@ -126,8 +126,13 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         #expect(miss.status == 1)
         #expect(miss.stderr.contains("no photo named 'wdie'") && miss.stderr.contains("did you mean 'wide.png'?"), "\(miss.stderr)")
         #expect(try library(d, ["list", "--sort", "colour"]).status == 64)
-        #expect(try library(d, ["rename", "wide", "--json", "x"]).status == 64)
-        #expect(try library(d, ["show"]).status == 64)
+        let misplaced = try library(d, ["rename", "wide", "--json", "x"])
+        #expect(misplaced.status == 64)
+        #expect(misplaced.stderr.hasPrefix("Error: option '--json' does not apply to 'rename'; it goes with 'list' and 'show'\n"), "\(misplaced.stderr)")
+        let bare = try library(d, ["show"])
+        #expect(bare.status == 64)
+        #expect(bare.stderr.hasPrefix("Error: missing NAME: ptk show NAME [--json]\n"), "\(bare.stderr)")
+        #expect(readFile(d.dir + "/wide.png") != nil, "a usage error changed nothing")
 
         // The gallery: newest first, linking to the photos.
         let g = try library(d, ["gallery"])

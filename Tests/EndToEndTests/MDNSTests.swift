@@ -125,7 +125,7 @@ struct MDNSTests {
         #expect(list.status == 0)
         #expect(list.stdout == "Living Room  127.0.0.1:\(d.port)  protocol v1  \(id.short)  known\n")
         let json = try host.ptk("ptk-send", ["--list", "--json"])
-        #expect(json.stdout == "[{\"name\":\"Living Room\",\"host\":\"\(hostName()).local\",\"addresses\":[\"127.0.0.1\"],\"port\":\(d.port),\"version\":\"1\",\"id\":\"\(id.compact)\",\"status\":\"known\"}]\n")
+        #expect(json.stdout == "[{\"addresses\":[\"127.0.0.1\"],\"host\":\"\(hostName()).local\",\"id\":\"\(id.compact)\",\"name\":\"Living Room\",\"port\":\(d.port),\"status\":\"known\",\"version\":\"1\"}]\n")
 
         let missing = try host.ptk("ptk-send", ["kitchen", src])
         #expect(missing.status == 69)

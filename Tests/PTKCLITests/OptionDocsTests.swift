@@ -21,9 +21,9 @@ struct OptionDocsTests {
     @Test("README shows ptkd's options exactly as ptkd --help does, each with its default")
     func readme() throws {
         let readme = try repositoryText("README.md")
-        let lines = helpLines(for: DaemonOptions.commandLine)
+        let lines = DaemonOptions.table.optionLines
         #expect(readme.contains("```\nptkd [OPTIONS]\n" + lines + "\n```"), "README's ptkd block differs from the help; paste `ptkd --help`'s options there")
-        for option in DaemonOptions.settings where option.onCommandLine {
+        for option in DaemonOptions.table.options {
             #expect(lines.contains("--\(option.name)") && lines.contains(option.helpWithDefault))
             #expect(option.helpWithDefault.contains("(default"))
         }
@@ -52,6 +52,6 @@ struct OptionDocsTests {
     func placement() {
         var c = DaemonConfiguration()
         #expect(throws: UsageError("ptkd.conf:1: unknown key 'no-mdns'")) { try DaemonOptions.apply(configFile: "no-mdns = 1", path: "ptkd.conf", to: &c) }
-        #expect(throws: UsageError("unknown option '--mdns'")) { try parseArguments(["--mdns", "no"], options: DaemonOptions.commandLine) }
+        #expect(throws: UsageError("unknown option '--mdns'")) { try DaemonOptions.table.parse(["--mdns", "no"]) }
     }
 }

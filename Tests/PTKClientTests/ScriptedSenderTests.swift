@@ -318,7 +318,7 @@ struct DeliveryTests {
         #expect(network.saved.count == 6)
         for (i, f) in photos.files.enumerated() { #expect(network.saved[f.name] == photos.bytes[i]) }
         #expect(log.finished.sorted() == Array(0..<6))
-        #expect(result.exitStatus(peer: "x") == (0, nil))
+        #expect(result.exitStatus(peer: "x") == (.ok, nil))
         #expect(result.unsent.isEmpty)
     }
 
@@ -329,18 +329,29 @@ struct DeliveryTests {
         let result = deliver(photos, parallel: 4, network)
         #expect(network.connections.count == 1)
         #expect(network.connections[0].saved.map(\.0) == ["p0.png", "p1.png", "p2.png", "p3.png"])
-        #expect(result.exitStatus(peer: "x").code == 0)
+        #expect(result.exitStatus(peer: "x").code == .ok)
     }
 
     @Test("WELCOME.sessions 4: the further sessions open one after another, and the files are shared among all four")
     func fourSessions() throws {
         let photos = try PhotoFiles((0..<12).map { ("p\($0).png", 150_000) })
-        let network = FakeNetwork { _ in FakeReceiver(sessions: 4) }
+        // No chunk is answered until the fourth session has connected (or 10 s pass): a loaded
+        // machine could otherwise finish every file over three sessions before the fourth opens.
+        let connected = CallCounter()
+        let network = FakeNetwork { _ in
+            let r = FakeReceiver(sessions: 4)
+            _ = connected.next()
+            r.onChunk = { _ in
+                let deadline = Instant.now + 10
+                while connected.count < 4 && Instant.now < deadline { sleep(for: .milliseconds(5)) }
+            }
+            return r
+        }
         let result = deliver(photos, parallel: 4, network)
         #expect(network.connections.count == 4)
         #expect(network.saved.count == 12)
         #expect(network.connections.reduce(0) { $0 + $1.saved.count } == 12, "a file was sent twice")
-        #expect(result.exitStatus(peer: "x") == (0, nil))
+        #expect(result.exitStatus(peer: "x") == (.ok, nil))
     }
 
     @Test("a further session answered busy: no more are opened, and the sessions held send its share; exit 0")
@@ -354,7 +365,7 @@ struct DeliveryTests {
         #expect(network.connections[0].saved.map(\.0) == photos.files.map(\.name))
         #expect(result.failures.isEmpty)
         #expect(log.waits.isEmpty, "a sender that holds a session does not wait")
-        #expect(result.exitStatus(peer: "x").code == 0)
+        #expect(result.exitStatus(peer: "x").code == .ok)
     }
 
     @Test("a further session left unanswered or unreachable is no failure either", arguments: [0, 1])
@@ -370,7 +381,7 @@ struct DeliveryTests {
         let result = Delivery(files: photos.files, options: options(), parallel: 2, connect: network, waiting: quickWaits()).run()
         #expect(base.saved.count == 4)
         #expect(result.failures.isEmpty)
-        #expect(result.exitStatus(peer: "x").code == 0)
+        #expect(result.exitStatus(peer: "x").code == .ok)
     }
 
     @Test("the first session answered busy waits its turn: asked again after pauses, told its place; then every file is sent")
@@ -391,7 +402,7 @@ struct DeliveryTests {
         #expect(log.waits.map(\.0) == [3, 0, nil])
         #expect(log.waits.allSatisfy { $0.1 >= 0.005 && $0.1 <= 0.02 })
         #expect(result.failures.isEmpty)
-        #expect(result.exitStatus(peer: "x") == (0, nil))
+        #expect(result.exitStatus(peer: "x") == (.ok, nil))
     }
 
     @Test("a receiver that stays busy for the whole --wait: exit 69 naming its ERROR and the wait")
@@ -403,7 +414,7 @@ struct DeliveryTests {
         #expect(Instant.now - started >= 0.3)
         #expect(network.connections.count > 5)
         let (code, message) = result.exitStatus(peer: "host")
-        #expect(code == 69)
+        #expect(code == .unreachable)
         #expect(message == "host: the receiver answered ERROR busy: at the limit; still busy after waiting 0.3 s (--wait)")
         #expect(result.unsent.isEmpty)  // nothing got anywhere: the error line says it all
     }
@@ -416,7 +427,7 @@ struct DeliveryTests {
         let result = deliver(photos, parallel: 4, network, log: log, waiting: WaitPolicy(limit: 0))
         #expect(network.connections.count == 1)
         #expect(log.waits.isEmpty)
-        #expect(result.exitStatus(peer: "host") == (69, "host: the receiver answered ERROR busy: at the limit (--wait 0: not waiting for a turn)"))
+        #expect(result.exitStatus(peer: "host") == (.unreachable, "host: the receiver answered ERROR busy: at the limit (--wait 0: not waiting for a turn)"))
     }
 
     @Test("other refusals of the first session are not waited out: shutting down, unreachable")
@@ -430,7 +441,7 @@ struct DeliveryTests {
         }
         let result = deliver(photos, parallel: 1, down)
         #expect(down.connections.count == 1)
-        #expect(result.exitStatus(peer: "h") == (69, "h: the receiver answered ERROR shutting-down: bye"))
+        #expect(result.exitStatus(peer: "h") == (.unreachable, "h: the receiver answered ERROR shutting-down: bye"))
     }
 
     @Test("ERROR mid-file in one of two sessions: the others' files are saved, the rest listed as not sent, exit 69")
@@ -439,7 +450,7 @@ struct DeliveryTests {
         let network = FakeNetwork { n in n == 0 ? FakeReceiver(fault: .errorAfterChunks(3, .shuttingDown), sessions: 2) : FakeReceiver(sessions: 2) }
         let result = deliver(photos, parallel: 2, network)
         let (code, message) = result.exitStatus(peer: "host")
-        #expect(code == 69)
+        #expect(code == .unreachable)
         #expect(message == "host: the receiver answered ERROR shutting-down: scripted")
         #expect(!result.unsent.isEmpty)
         #expect(result.unsent.allSatisfy { result.outcomes[$0] == nil })
@@ -450,7 +461,7 @@ struct DeliveryTests {
     func statuses() throws {
         let photos = try PhotoFiles([("a.png", 2_000), ("no.png", 2_000)])
         let refused = deliver(photos, parallel: 1, FakeNetwork { _ in FakeReceiver(fault: .reject("no.png")) })
-        #expect(refused.exitStatus(peer: "x") == (1, nil))
+        #expect(refused.exitStatus(peer: "x") == (.notAllSaved, nil))
 
         let garbage = FakeNetwork { _ in
             let r = FakeReceiver()
@@ -458,7 +469,7 @@ struct DeliveryTests {
             return r
         }
         let result = deliver(photos, parallel: 1, garbage)
-        #expect(result.exitStatus(peer: "x").code == 76)
+        #expect(result.exitStatus(peer: "x").code == .protocolError)
     }
 
     @Test("the first file is hashed while connecting: its OFFER carries the hash of the file as it was then")
@@ -491,7 +502,7 @@ struct DeliveryTests {
             Issue.record("second.png: \(String(describing: result.outcomes[1]))")
             return
         }
-        #expect(result.exitStatus(peer: "x").code == 1)
+        #expect(result.exitStatus(peer: "x").code == .notAllSaved)
     }
 
     @Test("unreachable: exit 69 naming the peer, without waiting")
@@ -501,6 +512,6 @@ struct DeliveryTests {
         let result = Delivery(files: photos.files, options: options(), parallel: 4,
                               connect: { () throws(SendFailure) in _ = counter.next(); throw .unreachable("connection refused") }).run()
         #expect(counter.count == 1)
-        #expect(result.exitStatus(peer: "host:1") == (69, "cannot connect to host:1: connection refused"))
+        #expect(result.exitStatus(peer: "host:1") == (.unreachable, "cannot connect to host:1: connection refused"))
     }
 }

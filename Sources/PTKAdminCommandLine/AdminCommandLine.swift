@@ -1,0 +1,119 @@
+import PTKCLI
+import PTKConfiguration
+import PTKLibrary
+
+/// ptk's commands. The raw value is the command as typed.
+public enum AdminCommand: String, CaseIterable, Sendable {
+    case list, show, thumbnail, rename, rm, note, rate, export, `import`, gallery
+    case id
+    case idLocalSend = "id localsend"
+    case trustList = "trust list"
+    case trustPending = "trust pending"
+    case trustAllow = "trust allow"
+    case trustRemove = "trust remove"
+    case trustDeny = "trust deny"
+
+    /// The command a parsed command line names.
+    public init(_ command: Command) { self.init(rawValue: command.name)! }
+}
+
+/// ptk's options.
+public enum AdminOption: Hashable, Sendable {
+    case dir, stateDirectory, config, json, sort, from, output
+}
+
+/// ptk's exit statuses.
+public enum AdminExitStatus: Int32, ExitStatusCode {
+    case done = 0
+    case notFound = 1
+    case usage = 64
+    case invalidData = 65
+    case nothingYet = 66
+    case cannotCreate = 73
+    case ioError = 74
+
+    public var meaning: String {
+        switch self {
+        case .done: return "done"
+        case .notFound: return "no such photo or device, a name taken, or an ambiguous prefix"
+        case .usage: return "usage error"
+        case .invalidData: return "a package or photo that is not valid"
+        case .nothingYet: return "no library or identity yet (or a damaged identity)"
+        case .cannotCreate: return "an output that cannot be created"
+        case .ioError: return "a file or the index cannot be read or written"
+        }
+    }
+}
+
+private let library = "Photo library (the received photos, indexed by ptkd in .ptk/ of the directory)"
+private let trust = "Identity and trust"
+private func names(_ commands: [AdminCommand]) -> [String] { commands.map(\.rawValue) }
+
+/// ptk's command line, declared once.
+public let adminCommandLine = CommandTable<AdminOption>(
+    program: "ptk",
+    summary: "administer the ptkd on this host: its photo library, identity and trusted senders",
+    description: """
+        Administers the ptkd on this host: its photo library, its device identity and who may send
+        to it. It finds ptkd's directories as ptkd does (--dir, --state-dir, the configuration file,
+        $STATE_DIRECTORY, /var/lib/ptk as root or as its owner, the service user; else
+        ~/.local/share/ptk). ptkd need not be stopped: changes are safe while it saves photos.
+        """,
+    commands: [
+        Command("list", group: library, "one line per photo: name, size, dimensions, received, sender, rating"),
+        Command("show", group: library, "everything the library holds about a photo",
+                arguments: [Argument("NAME", "the photo", completion: .photoName)]),
+        Command("thumbnail", group: library, "write its thumbnail (a PNG, at most 256 px on its long side)",
+                arguments: [Argument("NAME", "the photo", completion: .photoName)],
+                details: "Without -o the PNG goes to standard output, which must not be a terminal."),
+        Command("rename", group: library, "rename a photo (never replacing one; NEW follows the naming rules)",
+                arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("NEW", "its new name")]),
+        Command("rm", group: library, "delete photos",
+                arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)]),
+        Command("note", group: library, "set a photo's note (\"\" clears it)",
+                arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("TEXT", "the note; several words are joined with spaces", repeats: true)]),
+        Command("rate", group: library, "set or clear a photo's rating",
+                arguments: [Argument("NAME", "the photo", completion: .photoName),
+                            Argument("RATING", "0 to 5, or none", completion: .values(["0", "1", "2", "3", "4", "5", "none"]))]),
+        Command("export", group: library, "write NAME.ptk packages (photo.data + photo.metadata) into a directory",
+                arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)],
+                details: "The directory is -o DIR, else the current one."),
+        Command("import", group: library, "add packages' photos to the library, keeping their metadata",
+                arguments: [Argument("PACKAGE", "a .ptk package", completion: .file(extensions: ["ptk"]), repeats: true)]),
+        Command("gallery", group: library, "write a static HTML page of the thumbnails, newest first",
+                details: "The page goes into -o DIR, else .ptk/gallery in the received-photos directory."),
+        Command("id", group: trust, "print this receiver's device ID (senders check it)"),
+        Command("id localsend", group: trust, "print its LocalSend fingerprint (phones may show it)"),
+        Command("trust list", group: trust, "the trusted devices: kind (ptk or LocalSend), ID, name"),
+        Command("trust pending", group: trust, "devices refused under `senders = trusted`, newest last"),
+        Command("trust allow", group: trust, "trust a device (a prefix must match one pending or listed ID)",
+                arguments: [Argument("ID", "a ptk device ID or a LocalSend app's fingerprint, or a prefix of one", completion: .deviceID),
+                            Argument("NAME", "the name to list it under (default: the name it gave)", repeats: true, optional: true)]),
+        Command("trust remove", group: trust, "stop trusting a device",
+                arguments: [Argument("ID", "a trusted device's ID or a prefix of it", completion: .deviceID)]),
+        Command("trust deny", group: trust, "drop a pending device (it is listed again if it retries)",
+                arguments: [Argument("ID", "a pending device's ID or a prefix of it", completion: .deviceID)]),
+    ],
+    options: [
+        Option(.dir, "dir", value: "PATH", help: "the received-photos directory, as for ptkd", completion: .directory),
+        Option(.stateDirectory, "state-dir", value: "PATH", help: "the state directory, as for ptkd", completion: .directory),
+        Option(.config, "config", value: "FILE", help: "ptkd's configuration file",
+               default: "\(DaemonOptions.defaultConfigFile) if it exists", defaultIsValue: false, completion: .file(extensions: ["conf"])),
+        Option(.json, "json", help: "JSON instead of text", commands: names([.list, .show])),
+        Option(.sort, "sort", value: "name|time|size", allowed: PhotoLibrary.SortOrder.allCases.map(\.rawValue),
+               help: "the order: name, time (oldest first) or size (smallest first)", default: PhotoLibrary.SortOrder.time.rawValue, commands: names([.list])),
+        Option(.from, "from", value: "SENDER", help: "only photos from this sender (name, address or device ID prefix)", commands: names([.list])),
+        Option(.output, "output", short: "o", value: "PATH", help: "thumbnail: the file (- for standard output); export, gallery: the directory",
+               commands: names([.thumbnail, .export, .gallery]), completion: .file(extensions: [])),
+    ],
+    notes: """
+        A NAME may leave out its ending (".png", ".jpg", ".jpeg"). A NAME that matches no photo
+        gets the closest names.
+        """,
+    exitStatuses: ExitStatus.all(AdminExitStatus.self),
+    examples: [
+        Example("ptk list --sort size", "the photos, smallest first"),
+        Example("ptk note IMG_0001 \"the beach, 2024\"", "annotate a photo"),
+        Example("sudo ptk trust pending", "who was refused under senders = trusted"),
+        Example("sudo ptk trust allow MFRG \"Anna's phone\"", "trust the pending device whose ID begins MFRG"),
+    ])

@@ -1,0 +1,127 @@
+import PTKCLI
+import PTKClient
+import PTKProtocol
+import PTKSystem
+
+/// ptk-send's options.
+public enum SendOption: Hashable, Sendable {
+    case port, window, name, timeout, parallel, wait, quiet, plaintext, expectID, id, forget, list, json
+}
+
+extension SendExitCode: ExitStatusCode {
+    public var meaning: String {
+        switch self {
+        case .ok: return "every file was saved (with --list: listed, even none)"
+        case .notAllSaved: return "some file was refused or failed (each is reported)"
+        case .usage: return "usage error"
+        case .localFile: return "a local file is missing, unreadable, not a regular file or not a PNG, or was truncated by another program while it was being sent"
+        case .unreachable: return "the receiver is unreachable, stayed busy for the whole --wait, is shutting down, or went silent (with --list: avahi-daemon is not running)"
+        case .protocolError: return "the peer does not speak ptk protocol v1 or TLS, or answered ERROR"
+        case .identityMismatch: return "the receiver's device ID is not the one expected (--expect-id, or remembered)"
+        }
+    }
+}
+
+/// `$XDG_CONFIG_HOME/ptk`, else `~/.config/ptk`: the sender's identity and known receivers.
+public let senderConfigDirectoryDescription = "$XDG_CONFIG_HOME/ptk (else ~/.config/ptk)"
+
+/// ptk-send's command line, declared once.
+public let sendCommandLine = CommandTable<SendOption>(
+    program: "ptk-send",
+    summary: "send photos to a ptkd receiver on the LAN",
+    description: """
+        Sends PNG photos to a ptkd receiver, over up to \(defaultParallelSessions) sessions at once
+        (--parallel). Files that would get the same name there go in order in one session.
+        A receiver that is busy serving others is asked again, with pauses of 0.25 to 5 s,
+        until it has a turn for this sender (--wait).
+
+        Sessions use TLS 1.3. The first contact with a receiver records its device ID in
+        \(senderConfigDirectoryDescription)/known-receivers; a later contact that presents another ID
+        is stopped before anything is sent. This sender's identity is in \(senderConfigDirectoryDescription)/identity.
+        """,
+    arguments: [
+        Argument("<peer>", "a receiver's mDNS name (as --list shows it), a host name, host:port, an IPv4 address, or [IPv6]:port",
+                 completion: .receiverName),
+        Argument("FILE", "a PNG photo", completion: .file(extensions: ["png"]), repeats: true),
+    ],
+    options: [
+        Option(.port, "port", value: "N", help: "receiver's port when <peer> names none", default: "\(ProtocolLimits.defaultPort)"),
+        Option(.window, "window", value: "N", help: "chunks in flight before waiting for acks, 1-\(ProtocolLimits.maxWindow)",
+               default: "\(SendOptions(name: "").window)"),
+        Option(.name, "name", value: "NAME", help: "name to introduce this sender with", default: "the host name", defaultIsValue: false),
+        Option(.timeout, "timeout", value: "SECONDS", help: "give up connecting, or on a silent receiver, after this long",
+               default: durationText(SendOptions(name: "").timeout, plainSeconds: true)),
+        Option(.parallel, "parallel", value: "N", help: "sessions at once, 1-\(maxParallelSessions) (1: one session, files in order)",
+               default: "\(defaultParallelSessions)"),
+        Option(.wait, "wait", value: "DURATION", help: "how long to wait for a turn at a busy receiver; s, m, h suffixes; 0: give up at once",
+               default: durationText(WaitPolicy().limit)),
+        Option(.quiet, "quiet", short: "q", help: "no progress bar"),
+        Option(.plaintext, "plaintext", help: "send without TLS, to a receiver that allows it (never done unasked)"),
+        Option(.expectID, "expect-id", value: "ID", help: "the receiver's device ID must be this (its `ptk id`); stop before sending otherwise"),
+        Option(.id, "id", help: "print this sender's device ID and exit", acts: true),
+        Option(.forget, "forget", value: "NAME", help: "forget the receiver remembered as NAME (to accept its new ID) and exit",
+               acts: true, completion: .receiverName),
+        Option(.list, "list", help: "list the receivers found over mDNS and exit", acts: true),
+        Option(.json, "json", help: "with --list: print them as JSON", requires: [.list]),
+    ],
+    otherUsages: ["ptk-send --list [--json] | --id | --forget NAME"],
+    exitStatuses: ExitStatus.all(SendExitCode.self),
+    examples: [
+        Example("ptk-send --list", "the receivers on the LAN"),
+        Example("ptk-send livingroom *.png", "send photos to the receiver advertised as livingroom"),
+        Example("ptk-send --wait 0 192.0.2.7:47850 photo.png", "send to an address, giving up at once if it is busy"),
+    ])
+
+/// The most sessions `--parallel` allows.
+public let maxParallelSessions = 8
+
+/// What ptk-send's options ask for, checked.
+public struct SendSettings: Sendable {
+    public var options = SendOptions()
+    public var parallel = defaultParallelSessions
+    public var waitPolicy = WaitPolicy()
+    /// The receiver's port when `<peer>` names none.
+    public var defaultPort = ProtocolLimits.defaultPort
+    public var expectedID: DeviceID?
+    public var plaintext = false
+    public var quiet = false
+
+    public init() {}
+
+    /// The settings of a parsed command line; a bad value is a usage error naming the option.
+    public init(_ invocation: Invocation<SendOption>) throws(UsageError) {
+        for (key, value) in invocation.options {
+            let v = value ?? ""
+            func invalid(_ flag: String, _ expected: String) -> UsageError {
+                UsageError("invalid value '\(v)' for --\(flag): expected \(expected)")
+            }
+            switch key {
+            case .port:
+                guard let p = parseInteger(v, in: 1...65535) else { throw invalid("port", "1-65535") }
+                defaultPort = UInt16(p)
+            case .window:
+                guard let w = parseInteger(v, in: 1...ProtocolLimits.maxWindow) else { throw invalid("window", "1-\(ProtocolLimits.maxWindow)") }
+                options.window = w
+            case .name:
+                guard !v.isEmpty else { throw UsageError("--name must not be empty") }
+                options.name = v
+            case .parallel:
+                guard let n = parseInteger(v, in: 1...maxParallelSessions) else { throw invalid("parallel", "1-\(maxParallelSessions)") }
+                parallel = n
+            case .wait:
+                guard let t = parseDuration(v) else { throw invalid("wait", "a duration, such as 10m, or 0") }
+                waitPolicy.limit = t
+            case .timeout:
+                guard let t = parseDuration(v), t > 0 else { throw invalid("timeout", "seconds") }
+                options.timeout = t
+            case .expectID:
+                guard let id = DeviceID(parsing: v) else { throw invalid("expect-id", "a device ID (52 characters A-Z, 2-7; dashes ignored)") }
+                expectedID = id
+            case .plaintext: plaintext = true
+            case .quiet: quiet = true
+            case .id, .forget, .list, .json: break
+            }
+        }
+        if plaintext && expectedID != nil { throw UsageError("--expect-id needs TLS: drop --plaintext") }
+    }
+}
