@@ -37,7 +37,7 @@ public enum AdminExitStatus: Int32, ExitStatusCode {
         case .done: return "done"
         case .notFound: return "no such photo or device, a name taken, or an ambiguous prefix"
         case .usage: return "usage error"
-        case .invalidData: return "a package or photo that is not valid"
+        case .invalidData: return "a package or photo that is not valid (or a package of a newer Version)"
         case .nothingYet: return "no library or identity yet (or a damaged identity)"
         case .cannotCreate: return "an output that cannot be created"
         case .ioError: return "a file or the index cannot be read or written"
@@ -60,7 +60,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
         ~/.local/share/ptk). ptkd need not be stopped: changes are safe while it saves photos.
         """,
     commands: [
-        Command("list", group: library, "one line per photo: name, size, dimensions, received, sender, rating"),
+        Command("list", group: library, "one line per photo: name, size, dimensions, received (UTC), sender, rating"),
         Command("show", group: library, "everything the library holds about a photo",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)]),
         Command("thumbnail", group: library, "write its thumbnail (a PNG, at most 256 px on its long side)",
@@ -68,7 +68,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
                 details: "Without -o the PNG goes to standard output, which must not be a terminal."),
         Command("rename", group: library, "rename a photo (never replacing one; NEW follows the naming rules)",
                 arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("NEW", "its new name")]),
-        Command("rm", group: library, "delete photos",
+        Command("rm", group: library, "delete photos (file, entry and thumbnail)",
                 arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)]),
         Command("note", group: library, "set a photo's note (\"\" clears it)",
                 arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("TEXT", "the note; several words are joined with spaces", repeats: true)]),

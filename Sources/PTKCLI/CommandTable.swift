@@ -231,26 +231,34 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
         helpLines(for: options.map(\.spec) + Self.standardOptions)
     }
 
+    /// The commands by group, as help lists them: a heading, then one aligned line per command.
+    public var commandLines: String {
+        var groups: [String] = []
+        for c in commands where !groups.contains(c.group) { groups.append(c.group) }
+        let left = commands.map { c in ([c.name] + c.arguments.map(\.usage) + options(of: c).map(\.usage)).joined(separator: " ") }
+        let width = min(30, (left.map(\.count).max() ?? 0) + 2)
+        var sections: [String] = []
+        for group in groups {
+            var text = "\(group):"
+            for (l, c) in zip(left, commands) where c.group == group {
+                if l.count + 2 > width {
+                    text += "\n  \(l)\n" + String(repeating: " ", count: width + 2) + c.summary
+                } else {
+                    text += "\n  " + l + String(repeating: " ", count: width - l.count) + c.summary
+                }
+            }
+            sections.append(text)
+        }
+        return sections.joined(separator: "\n\n")
+    }
+
     /// `PROGRAM --help`.
     public var help: String {
         var text = "Usage: \(usageLine)\n"
         for other in otherUsages { text += "       \(other)\n" }
         text += "\n\(description)\n"
         if !commands.isEmpty {
-            var groups: [String] = []
-            for c in commands where !groups.contains(c.group) { groups.append(c.group) }
-            let left = commands.map { c in ([c.name] + c.arguments.map(\.usage) + options(of: c).map(\.usage)).joined(separator: " ") }
-            let width = min(30, (left.map(\.count).max() ?? 0) + 2)
-            for group in groups {
-                text += "\n\(group):\n"
-                for (l, c) in zip(left, commands) where c.group == group {
-                    if l.count + 2 > width {
-                        text += "  \(l)\n" + String(repeating: " ", count: width + 2) + c.summary + "\n"
-                    } else {
-                        text += "  " + l + String(repeating: " ", count: width - l.count) + c.summary + "\n"
-                    }
-                }
-            }
+            text += "\n\(commandLines)\n"
         } else if !arguments.isEmpty {
             text += "\nArguments:\n" + alignedLines(arguments.map { ($0.usage, $0.help) }) + "\n"
         }

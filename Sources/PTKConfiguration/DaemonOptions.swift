@@ -79,10 +79,10 @@ public enum DaemonExitStatus: Int32, ExitStatusCode {
         switch self {
         case .stopped: return "stopped cleanly (SIGINT or SIGTERM)"
         case .usage: return "usage or configuration error"
-        case .acceptFailed: return "the accept loop failed"
+        case .acceptFailed: return "the accept loop failed (systemd's `Restart=on-failure` restarts it)"
         case .cannotStart: return "cannot listen or start a thread"
         case .directoryUnusable: return "received-photos or state directory not usable"
-        case .identityDamaged: return "the device identity's key (or the LocalSend certificate) is damaged or unreadable"
+        case .identityDamaged: return "the device identity's key (or the LocalSend certificate) is damaged or unreadable; the message names the file and the fix"
         }
     }
 }

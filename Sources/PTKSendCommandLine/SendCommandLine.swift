@@ -11,13 +11,13 @@ public enum SendOption: Hashable, Sendable {
 extension SendExitCode: ExitStatusCode {
     public var meaning: String {
         switch self {
-        case .ok: return "every file was saved (with --list: listed, even none)"
+        case .ok: return "every file was saved (`--list`: listed, even none)"
         case .notAllSaved: return "some file was refused or failed (each is reported)"
         case .usage: return "usage error"
-        case .localFile: return "a local file is missing, unreadable, not a regular file or not a PNG, or was truncated by another program while it was being sent"
-        case .unreachable: return "the receiver is unreachable, stayed busy for the whole --wait, is shutting down, or went silent (with --list: avahi-daemon is not running)"
-        case .protocolError: return "the peer does not speak ptk protocol v1 or TLS, or answered ERROR"
-        case .identityMismatch: return "the receiver's device ID is not the one expected (--expect-id, or remembered)"
+        case .localFile: return "a local file is missing, unreadable, not a regular file, or not a PNG (or a `.ptk` package of a newer Version), or was truncated by another program while it was being sent"
+        case .unreachable: return "the receiver is unreachable, stayed busy for the whole `--wait`, is shutting down, or went silent (`--list`: avahi-daemon is not running)"
+        case .protocolError: return "the peer does not speak ptk protocol v1 or TLS, or answered ERROR (`unauthorized`, `tls-required`, ...)"
+        case .identityMismatch: return "the receiver's device ID is not the one expected (`--expect-id`, `known-receivers`, or its mDNS `id=`)"
         }
     }
 }
@@ -61,7 +61,7 @@ public let sendCommandLine = CommandTable<SendOption>(
         Option(.id, "id", help: "print this sender's device ID and exit", acts: true),
         Option(.forget, "forget", value: "NAME", help: "forget the receiver remembered as NAME (to accept its new ID) and exit",
                acts: true, completion: .receiverName),
-        Option(.list, "list", help: "list the receivers found over mDNS and exit", acts: true),
+        Option(.list, "list", help: "list the receivers found over mDNS (name, address:port, protocol version, ID, known/new/CHANGED) and exit", acts: true),
         Option(.json, "json", help: "with --list: print them as JSON", requires: [.list]),
     ],
     otherUsages: ["ptk-send --list [--json] | --id | --forget NAME"],

@@ -1,4 +1,6 @@
+import PTKAdminCommandLine
 import PTKCLI
+import PTKSendCommandLine
 import PTKConfiguration
 import PTKTestSupport
 import Testing
@@ -26,6 +28,27 @@ struct OptionDocsTests {
         for option in DaemonOptions.table.options {
             #expect(lines.contains("--\(option.name)") && lines.contains(option.helpWithDefault))
             #expect(option.helpWithDefault.contains("(default"))
+        }
+    }
+
+    @Test("README shows ptk's commands and options, and ptk-send's options, exactly as their help does")
+    func readmeCommands() throws {
+        let readme = try repositoryText("README.md")
+        let ptk = "```\nptk [OPTIONS] COMMAND [ARGUMENTS]\n\n" + adminCommandLine.commandLines + "\n\nOptions:\n" + adminCommandLine.optionLines + "\n```"
+        #expect(readme.contains(ptk), "README's ptk block differs from `ptk --help`; paste its commands and options there")
+        let send = "```\n" + sendCommandLine.usageLine + "\n" + sendCommandLine.otherUsages.joined(separator: "\n") + "\n" + sendCommandLine.optionLines + "\n```"
+        #expect(readme.contains(send), "README's ptk-send block differs from `ptk-send --help`; paste its options there")
+    }
+
+    @Test("README gives every exit status of the three programs with its meaning", arguments: ["ptkd", "ptk", "ptk-send"])
+    func readmeExitStatuses(program: String) throws {
+        let readme = try repositoryText("README.md")
+        let statuses = program == "ptkd" ? DaemonOptions.table.exitStatuses : program == "ptk" ? adminCommandLine.exitStatuses : sendCommandLine.exitStatuses
+        let start = try #require(readme.firstRange(of: "\n## \(program)\n"), "README has no section ## \(program)").upperBound
+        let rest = readme[start...]
+        let section = rest[..<(rest.firstRange(of: "\n## ")?.lowerBound ?? rest.endIndex)]
+        for status in statuses {
+            #expect(section.contains("\n| \(status.code) | \(status.meaning) |\n"), "\(program) \(status.code) is not in README's table")
         }
     }
 
