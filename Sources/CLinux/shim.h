@@ -16,4 +16,7 @@ extern int gettid(void);
 /// sched_getaffinity(2): `mask` is a cpu_set_t of `cpusetsize` bytes (pid_t is int).
 extern int sched_getaffinity(int pid, unsigned long cpusetsize, void *mask);
 
+/// syncfs(2): flushes the file system holding `fd` to disk.
+extern int syncfs(int fd);
+
 #endif

@@ -105,7 +105,7 @@ static int encode_into(io_context *io, png_structp *writer, png_infop *writer_in
     png_set_IHDR(*writer, *writer_info, width, height, 8,
                  channels == 4 ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(*writer, 6);
+    png_set_compression_level(*writer, 1);
     png_write_info(*writer, *writer_info);
     for (uint32_t y = 0; y < height; y++) png_write_row(*writer, (png_bytep)pixels + (size_t)y * width * channels);
     png_write_end(*writer, NULL);

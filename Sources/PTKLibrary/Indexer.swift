@@ -28,13 +28,20 @@ public final class LibraryIndexer: @unchecked Sendable {
     /// Such photos, by id: when each is due again and how many tries it has had. Touched by
     /// the indexing thread only.
     private var deferred: [Int64: (due: Instant, tries: Int)] = [:]
+    /// Threads that read photos (hash, header, thumbnail) at once: one per CPU, up to 4, all at
+    /// the lowest priority. The index itself is written by the indexing thread alone.
+    private let readers: Int
+    /// Photos indexed together: their thumbnails flushed at once, their entries in one transaction.
+    static let batchSize = 64
     /// Called with each library the indexer opens, before it is used (tests make its calls fail).
     var prepare: @Sendable (PhotoLibrary) -> Void = { _ in }
 
     /// `log` receives the lines worth a journal entry: problems, and what a reconcile changed.
     public init(directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit,
-                retryFirst: Double = 1, retryLongest: Double = 300, log: @escaping @Sendable (String) -> Void) {
+                retryFirst: Double = 1, retryLongest: Double = 300, readers: Int = min(4, availableProcessorCount()),
+                log: @escaping @Sendable (String) -> Void) {
         self.directory = directory
+        self.readers = max(1, readers)
         self.capacity = capacity
         self.pixelLimit = pixelLimit
         self.retryFirst = retryFirst
@@ -126,13 +133,15 @@ public final class LibraryIndexer: @unchecked Sendable {
             if recheck { reconcile(library, atStart: false) }
             var indexedAny = false
             let now = Instant.now
-            if let ids = retrying({ () throws(LibraryError) in try library.pending(limit: 32 + deferred.count) }) {
-                for id in ids.filter({ deferred[$0].map { $0.due <= now } ?? true }).prefix(32) {
-                    if isStopping { return }
-                    let outcome = retrying { () throws(LibraryError) in try library.index(id: id, cancel: UnsafePointer(cancel)) }
-                    if let outcome { note(outcome, of: id) }
-                    indexedAny = true
+            if let ids = retrying({ () throws(LibraryError) in try library.pending(limit: Self.batchSize + deferred.count) }) {
+                let due = Array(ids.filter { deferred[$0].map { $0.due <= now } ?? true }.prefix(Self.batchSize))
+                if isStopping { return }
+                if !due.isEmpty, let outcomes = retrying({ () throws(LibraryError) in
+                    try library.index(ids: due, readers: readers, cancel: UnsafePointer(cancel))
+                }) {
+                    for (id, outcome) in outcomes { note(outcome, of: id) }
                 }
+                indexedAny = !due.isEmpty
             }
             if indexedAny { continue }
             // Nothing due: wait for work, or until the next deferred photo is due.

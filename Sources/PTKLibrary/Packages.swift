@@ -203,21 +203,21 @@ extension PhotoLibrary {
 
     /// The SHA-256 of the file's bytes; gives up when `cancel` becomes nonzero (read before every MiB).
     func hashFile(_ fd: FileDescriptor, cancel: UnsafePointer<Int32>? = nil) -> Result<String, HashFailure> {
+        Self.hashFile(fd, buffer: hashBuffer, cancel: cancel)
+    }
+
+    /// The SHA-256 of the file's bytes, read through `buffer`; gives up when `cancel` becomes nonzero.
+    static func hashFile(_ fd: FileDescriptor, buffer hashBuffer: UnsafeMutableRawBufferPointer,
+                         cancel: UnsafePointer<Int32>?) -> Result<String, HashFailure> {
         var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: Int64 = 0
         while true {
             if let cancel, cancel.pointee != 0 { return .failure(.cancelled) }
-            let read = buffer.withUnsafeMutableBytes { b in
-                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: offset, into: b) }
-            }
-            switch read {
-            case .failure(let error): return .failure(.system(error))
-            case .success(0): return .success(hasher.finalizeHex())
-            case .success(let n):
-                buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-                offset += Int64(n)
-            }
+            let n: Int
+            do { n = try fd.read(fromAbsoluteOffset: offset, into: hashBuffer) } catch { return .failure(.system(error)) }
+            if n == 0 { return .success(hasher.finalizeHex()) }
+            hasher.update(UnsafeRawBufferPointer(rebasing: hashBuffer[..<n]))
+            offset += Int64(n)
         }
     }
 }

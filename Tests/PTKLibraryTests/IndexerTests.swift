@@ -151,3 +151,70 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         #expect([photo.width, photo.height] == [4000, 4000])
     }
 }
+
+@Suite("Indexing in batches")
+struct BatchIndexingTests {
+    @Test("a batch records every photo: good ones with thumbnails, an undecodable one with its problem, a vanished one dropped",
+          arguments: [1, 3])
+    func mixedBatch(readers: Int) throws {
+        let dir = makeTemporaryDirectory("ptk-batch")
+        defer { removeTree(dir) }
+        for i in 0..<20 { writeFile(dir + "/p\(i).png", photoBytes(40 + i)) }
+        writeFile(dir + "/broken.png", Array(photoBytes(50).prefix(60)))
+        writeFile(dir + "/gone.png", photoBytes(51))
+        let library = try PhotoLibrary(directory: dir, create: true)
+        _ = try library.reconcile()
+        removeTree(dir + "/gone.png")
+        let byName = Dictionary(uniqueKeysWithValues: try library.all().map { ($0.name, $0.id) })
+        let ids = try library.pending(limit: 100)
+        #expect(ids.count == 22)
+        let outcomes = try library.index(ids: ids, readers: readers)
+        #expect(outcomes.map(\.id) == ids, "outcomes come in the order asked")
+        let outcome = Dictionary(uniqueKeysWithValues: outcomes.map { ($0.id, $0.outcome) })
+        for i in 0..<20 { #expect(outcome[byName["p\(i).png"]!] == .indexed(name: "p\(i).png", problem: nil)) }
+        #expect(outcome[byName["gone.png"]!] == .gone)
+        guard case .indexed("broken.png", let problem?) = outcome[byName["broken.png"]!] else {
+            Issue.record("broken.png: \(String(describing: outcome[byName["broken.png"]!]))")
+            return
+        }
+        #expect(problem.hasPrefix("not decodable"), "\(problem)")
+        #expect(try library.pendingCount() == 0)
+        for p in try library.all() {
+            #expect(p.hasThumbnail == p.name.hasPrefix("p"), "\(p.name)")
+            if p.hasThumbnail { #expect(try library.thumbnail(of: p).map(ihdrSize) == [40, 30], "\(p.name)") }
+            #expect(p.sha256 == SHA256.hex(of: readFile(dir + "/" + p.name)!))
+        }
+        #expect(!fileExists(dir + "/.ptk/thumbnails/\(byName["broken.png"]!).png"))
+        // Nothing is left under a temporary name.
+        #expect(try FileDescriptor.open(dir + "/.ptk/thumbnails", flags: [.readOnly, .directory]).entriesAndClose().allSatisfy { $0.hasSuffix(".png") })
+    }
+
+    @Test("a photo whose entry went while its batch was read (ptk rm) leaves no thumbnail behind")
+    func removedDuringBatch() throws {
+        let dir = makeTemporaryDirectory("ptk-batch")
+        defer { removeTree(dir) }
+        writeFile(dir + "/a.png", photoBytes(60))
+        writeFile(dir + "/b.png", photoBytes(61))
+        let library = try PhotoLibrary(directory: dir, create: true)
+        _ = try library.reconcile()
+        let ids = try library.pending(limit: 10)
+        let other = try PhotoLibrary(directory: dir, create: false)
+        // ptk rm of a.png between the reading of the photos and the writing of their entries.
+        library.openForIndexing = { name, photos throws(SystemError) in
+            let fd = try FileDescriptor.open(name, relativeTo: photos, flags: [.readOnly, .noFollow])
+            if name == "b.png" { _ = try? other.remove("a.png") }
+            return fd
+        }
+        let outcomes = try library.index(ids: ids)
+        #expect(outcomes.map(\.outcome) == [.gone, .indexed(name: "b.png", problem: nil)])
+        #expect(try library.all().map(\.name) == ["b.png"])
+        #expect(!fileExists(dir + "/.ptk/thumbnails/\(ids[0]).png"))
+        #expect(fileExists(dir + "/.ptk/thumbnails/\(ids[1]).png"))
+    }
+}
+
+/// A PNG's width and height, from its IHDR.
+private func ihdrSize(_ png: [UInt8]) -> [Int] {
+    guard png.count >= 24 else { return [] }
+    return [16, 20].map { o in png[o..<o + 4].reduce(0) { $0 << 8 | Int($1) } }
+}

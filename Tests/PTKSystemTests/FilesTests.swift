@@ -1,0 +1,36 @@
+import Glibc
+import PTKSystem
+import PTKTestSupport
+import Testing
+
+@Suite("Files written together")
+struct WriteFilesTogetherTests {
+    @Test("each file is written whole under its name, replacing what was there; one that cannot be written leaves the others be")
+    func writesAndReplaces() throws {
+        let dir = makeTemporaryDirectory("ptk-files")
+        defer { removeTree(dir) }
+        writeFile(dir + "/b", Array("old".utf8))
+        let files: [(name: String, bytes: [UInt8])] = [
+            ("a", Array(repeating: 7, count: 100_000)),
+            ("b", Array("new".utf8)),
+            ("missing/c", Array("c".utf8)),
+            ("d", []),
+        ]
+        let errors = writeFilesAtomically(in: dir, files, mode: 0o640)
+        #expect(errors.count == 4)
+        #expect(errors[0] == nil && errors[1] == nil && errors[3] == nil)
+        #expect(errors[2]?.code == .noSuchFile)
+        #expect(readFile(dir + "/a") == files[0].bytes)
+        #expect(readFile(dir + "/b") == Array("new".utf8))
+        #expect(readFile(dir + "/d") == [])
+        #expect(try fileStatus(dir + "/a").permissions == 0o640)
+        // Nothing is left under a temporary name.
+        #expect(try FileDescriptor.open(dir, flags: [.readOnly, .directory]).entriesAndClose().sorted() == ["a", "b", "d"])
+    }
+
+    @Test("a directory that cannot be opened fails every file, and writes nothing")
+    func noDirectory() {
+        let errors = writeFilesAtomically(in: "/nonexistent/ptk", [("a", [1]), ("b", [2])], mode: 0o644)
+        #expect(errors.count == 2 && errors.allSatisfy { $0?.code == .noSuchFile })
+    }
+}
