@@ -42,19 +42,19 @@ public struct DeliveryResult: Sendable {
             case .connectionLost(let m): return (.unreachable, "\(peer): \(m)")
             case .localFile(let m): return (.localFile, m)
             case .remoteError(let p):
-                let busy = p.code == ErrorCode.busy.rawValue || p.code == ErrorCode.shuttingDown.rawValue
+                let busy = p.errorCode == .busy || p.errorCode == .shuttingDown
                 var hint = ""
-                if p.code == ErrorCode.tlsRequired.rawValue {
+                if p.errorCode == .tlsRequired {
                     hint = "; send without --plaintext"
-                } else if p.code == ErrorCode.busy.rawValue, let waited = gaveUpWaiting {
+                } else if p.errorCode == .busy, let waited = gaveUpWaiting {
                     hint = waited > 0 ? "; still busy after waiting \(formatSeconds(waited)) (--wait)" : " (--wait 0: not waiting for a turn)"
-                } else if p.code == ErrorCode.unauthorized.rawValue {
+                } else if p.errorCode == .unauthorized {
                     hint = "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
                 }
                 return (busy ? .unreachable : .protocolError, "\(peer): the receiver answered ERROR \(p)\(hint)")
             case .protocolError, .notTLS, .tlsFailed: return (.protocolError, "\(peer): \(error)")
             case .identityMismatch(let expected, _):
-                let fix = expected.source == "--expect-id"
+                let fix = expected.source == .pinned
                     ? "check the ID on the receiver (`ptk id`)"
                     : "if the receiver's identity really changed (check `ptk id` on it), accept the new one with `ptk-send --forget \(peer)`"
                 return (.identityMismatch, "\(peer): \(error); nothing was sent. This may be another machine posing as the receiver; \(fix)")
@@ -152,7 +152,7 @@ public final class Delivery: @unchecked Sendable {
             runSession(0, hashes: hashes, ended: ended)
             // Only a busy answer to the first session, before anything was sent, is waited out.
             let busy: Problem? = lock.withLock {
-                guard !welcomed.contains(0), case .remoteError(let p)? = failureOfSession[0], p.code == ErrorCode.busy.rawValue else { return nil }
+                guard !welcomed.contains(0), case .remoteError(let p)? = failureOfSession[0], p.errorCode == .busy else { return nil }
                 return p
             }
             guard let busy else { break }
@@ -239,7 +239,7 @@ public final class Delivery: @unchecked Sendable {
             if session > 0 && !welcomed.contains(session) {
                 moreSessions = 0
                 switch failure {
-                case .remoteError(let p) where p.code == ErrorCode.busy.rawValue: return
+                case .remoteError(let p) where p.errorCode == .busy: return
                 case .connectionLost, .unreachable: return
                 default: break
                 }

@@ -4,14 +4,33 @@ import PTKTLS
 import PTKTransport
 
 /// A receiver ID the sender requires, and where that requirement comes from (for the message
-/// that a different ID gets).
+/// that a different ID gets, and the fix it suggests).
 public struct ExpectedReceiver: Sendable, Equatable {
     public var id: DeviceID
-    /// "--expect-id", "the known-receivers entry for NAME (first seen DATE)", "its mDNS TXT record".
-    public var source: String
-    public init(id: DeviceID, source: String) {
+    public var source: Source
+    public init(id: DeviceID, source: Source) {
         self.id = id
         self.source = source
+    }
+
+    public enum Source: Sendable, Equatable, CustomStringConvertible {
+        /// `--expect-id`.
+        case pinned
+        /// The known-receivers file: its path and when the receiver was first seen (seconds since the epoch).
+        case remembered(path: String, firstSeen: Int64)
+        /// The `id=` of the receiver's mDNS record.
+        case advertised
+        /// The first session of this call.
+        case firstSession
+
+        public var description: String {
+            switch self {
+            case .pinned: return "--expect-id"
+            case .remembered(let path, let firstSeen): return "\(path) (first seen \(formatDate(firstSeen)))"
+            case .advertised: return "its mDNS record (id=)"
+            case .firstSession: return "the first session of this call"
+            }
+        }
     }
 }
 
@@ -38,8 +57,7 @@ extension SendOptions {
                 stream = try TLSStream(socket: socket, peer: address, context: context, deadline: deadline)
             } catch {
                 switch error {
-                case .tls(let m) where m.contains("does not speak TLS"):
-                    throw .notTLS(m)
+                case .notTLS(let m): throw .notTLS(m)
                 case .timedOut: throw .connectionLost("the receiver did not finish the TLS handshake within \(Int(timeout)) s")
                 case .peerClosed: throw .connectionLost("the receiver closed the connection during the TLS handshake")
                 default: throw .tlsFailed(error.description)
@@ -78,7 +96,7 @@ final class LearnedReceiver: @unchecked Sendable {
     /// got this far, whose ID is the one to report.
     func learn(_ id: DeviceID) -> Bool {
         lock.withLock {
-            if expected.isEmpty { expected = [ExpectedReceiver(id: id, source: "the first session of this call")] }
+            if expected.isEmpty { expected = [ExpectedReceiver(id: id, source: .firstSession)] }
             defer { reported = true }
             return !reported
         }

@@ -265,6 +265,7 @@ public final class Sender {
         case .interrupted: return .connectionLost("interrupted")
         case .system(let e): return .connectionLost(e.description)
         case .tls(let m): return .connectionLost("TLS: \(m)")
+        case .notTLS(let m): return .notTLS(m)
         }
     }
 }

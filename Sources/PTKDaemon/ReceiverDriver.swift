@@ -78,7 +78,7 @@ final class ReceiverDriver {
             case .system(let e):
                 endReason = "connection failed (\(e))"
                 return .peerClosed
-            case .tls(let m):
+            case .tls(let m), .notTLS(let m):
                 endReason = "TLS failed (\(m))"
                 return .peerClosed
             }

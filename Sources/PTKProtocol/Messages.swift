@@ -84,6 +84,10 @@ public struct Problem: Codable, Equatable, Sendable, CustomStringConvertible {
     public init(_ code: ErrorCode, _ message: String, waiting: Int? = nil) { self.init(code: code.rawValue, message: message, waiting: waiting) }
     public init(_ code: FileErrorCode, _ message: String) { self.init(code: code.rawValue, message: message) }
     public var description: String { message.isEmpty ? code : "\(code): \(message)" }
+    /// The code of an ERROR, typed (a code this build does not know keeps its text).
+    public var errorCode: ErrorCode { ErrorCode(rawValue: code) }
+    /// The code of a REJECT or FAILED, typed.
+    public var fileErrorCode: FileErrorCode { FileErrorCode(rawValue: code) }
 }
 
 extension String {

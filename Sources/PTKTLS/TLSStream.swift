@@ -143,10 +143,11 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                 if !checkedFirstByte {
                     checkedFirstByte = true
                     var byte: UInt8 = 0
+                    // A peek that fails tells nothing: the handshake goes on and meets the failure itself.
                     let n = try? withUnsafeMutableBytes(of: &byte) { try Socket.receive(socket, into: $0, peek: true) }
                     // A TLS server's first record is a handshake (0x16) or an alert (0x15).
                     if n == 1 && byte != 0x16 && byte != 0x15 {
-                        throw .tls("the receiver does not speak TLS (it answered in plaintext)")
+                        throw .notTLS("the receiver does not speak TLS (it answered in plaintext)")
                     }
                 }
             case SSL_ERROR_WANT_WRITE:
@@ -156,7 +157,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                 // Bytes that are not TLS records at all: the peer answered in something else.
                 if !server, case .tls(let m) = f,
                    ["wrong version number", "packet length too long", "record layer failure", "http request"].contains(where: m.contains) {
-                    throw .tls("the receiver does not speak TLS (it answered with something else: \(m))")
+                    throw .notTLS("the receiver does not speak TLS (it answered with something else: \(m))")
                 }
                 throw f
             }

@@ -15,6 +15,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     case system(SystemError)
     /// The TLS layer failed: a handshake that did not complete, a record that did not decrypt.
     case tls(String)
+    /// The peer answered a TLS handshake in something that is not TLS (plaintext ptk, HTTP).
+    case notTLS(String)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case .violation(let v): return v.description
         case .system(let e): return e.description
         case .tls(let m): return "TLS: \(m)"
+        case .notTLS(let m): return m
         }
     }
 }

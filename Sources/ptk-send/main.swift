@@ -89,11 +89,11 @@ if settings.plaintext {
     let known = loadKnown()
     let entry = known.entry(named: peerText)
     if let expectedID = settings.expectedID {
-        expected.append(ExpectedReceiver(id: expectedID, source: "--expect-id"))
+        expected.append(ExpectedReceiver(id: expectedID, source: .pinned))
     } else if let entry {
-        expected.append(ExpectedReceiver(id: entry.id, source: "\(knownPath) (first seen \(formatDate(entry.firstSeen)))"))
+        expected.append(ExpectedReceiver(id: entry.id, source: .remembered(path: knownPath, firstSeen: entry.firstSeen)))
     }
-    if let advertisedID { expected.append(ExpectedReceiver(id: advertisedID, source: "its mDNS record (id=)")) }
+    if let advertisedID { expected.append(ExpectedReceiver(id: advertisedID, source: .advertised)) }
     let remember = settings.expectedID == nil && entry == nil
     connector = settings.options.tlsConnector(to: addresses, context: context, expected: expected) { id, address in
         guard remember else { return }

@@ -1,4 +1,4 @@
-import PTKClient
+@testable import PTKClient
 import PTKDigest
 import PTKProtocol
 import PTKSystem
@@ -513,5 +513,28 @@ struct DeliveryTests {
                               connect: { () throws(SendFailure) in _ = counter.next(); throw .unreachable("connection refused") }).run()
         #expect(counter.count == 1)
         #expect(result.exitStatus(peer: "host:1") == (.unreachable, "cannot connect to host:1: connection refused"))
+    }
+}
+
+@Suite("The exit status of a call whose receiver presented another ID")
+struct IdentityMismatchStatusTests {
+    let expected = DeviceID(parsing: String(repeating: "A", count: 52))!
+    let presented = DeviceID(parsing: String(repeating: "B", count: 51) + "A")!
+
+    func status(_ source: ExpectedReceiver.Source) -> (code: SendExitCode, message: String?) {
+        DeliveryResult(outcomes: [:], failures: [.identityMismatch(expected: ExpectedReceiver(id: expected, source: source), presented: presented)],
+                       fileCount: 1, gaveUpWaiting: nil).exitStatus(peer: "tv")
+    }
+
+    @Test("the fix depends on where the expected ID came from, not on how it is written")
+    func fixBySource() throws {
+        let pinned = status(.pinned)
+        #expect(pinned.code == .identityMismatch)
+        #expect(try #require(pinned.message).contains("but --expect-id says \(expected)"))
+        #expect(try #require(pinned.message).hasSuffix("check the ID on the receiver (`ptk id`)"))
+        let remembered = status(.remembered(path: "/home/a/.config/ptk/known-receivers", firstSeen: 0))
+        #expect(try #require(remembered.message).contains("but /home/a/.config/ptk/known-receivers (first seen 1970-01-01 00:00:00 UTC) says"))
+        #expect(try #require(remembered.message).hasSuffix("accept the new one with `ptk-send --forget tv`"))
+        #expect(try #require(status(.advertised).message).contains("but its mDNS record (id=) says"))
     }
 }

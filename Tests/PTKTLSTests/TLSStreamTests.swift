@@ -96,8 +96,22 @@ struct TLSStreamTests {
         let result = Result { () throws(TransportError) in
             try TLSStream(socket: c, peer: nil, context: context, deadline: .now + 5)
         }
-        guard case .failure(.tls(let message)) = result else { Issue.record("\(result)"); return }
+        // A case of its own, so that callers tell it from other TLS failures without reading the text.
+        guard case .failure(.notTLS(let message)) = result else { Issue.record("\(String(describing: result))"); return }
         #expect(message.contains("does not speak TLS"))
+    }
+
+    @Test("a server that answers a plaintext ptk frame is not TLS either")
+    func plaintextAnswer() throws {
+        let (c, s) = try socketPair()
+        try s.writeAll([0x01, 0x00, 0x00, 0x00, 0x02, 0x7B, 0x7D])
+        defer { s.close() }
+        let context = try TLSContext(server: false, identity: nil)
+        let result = Result { () throws(TransportError) in
+            try TLSStream(socket: c, peer: nil, context: context, deadline: .now + 5)
+        }
+        guard case .failure(.notTLS(let message)) = result else { Issue.record("\(String(describing: result))"); return }
+        #expect(message.hasPrefix("the receiver does not speak TLS (it answered "), "\(message)")
     }
 
     @Test("garbage after 0x16, and silence after it, end the server's handshake (error, deadline)")
