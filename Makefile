@@ -27,9 +27,11 @@ help:
 deps:
 	@scripts/deps.sh
 
-# Every import must be declared in Package.swift (the layering), checked before each build.
+# Every import must be declared in Package.swift (the layering), and every try? must say why
+# its error does not matter: both checked before each build.
 imports:
 	@scripts/check-imports.py
+	@scripts/check-try.py
 
 build: deps imports
 	$(SWIFT) build $(SWIFTFLAGS)
@@ -43,6 +45,7 @@ test:
 	@scripts/deps.sh --test
 	@if [ "$$(id -u)" = 0 ]; then scripts/system-root.sh >/dev/null || echo "warning: no Debian root for the system test (see above)"; fi
 	@scripts/check-imports.py
+	@scripts/check-try.py
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	$(SWIFT) test --disable-xctest $(SWIFTFLAGS)
 

@@ -21,6 +21,7 @@ public struct LocalFile: Sendable {
     /// Checks that `path` is a readable regular file starting with the PNG signature. The
     /// error names the file and what is wrong with it.
     public static func check(_ path: String) throws(LocalFileError) -> LocalFile {
+        // A path that cannot be stat'ed is not a package; the checks below name the error.
         if let st = try? fileStatus(path), st.isDirectory { return try checkPackage(path) }
         let fd = try open(path)
         defer { fd.close() }
@@ -57,6 +58,7 @@ public struct LocalFile: Sendable {
         var folder = path
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
         let metadataPath = folder + "/photo.metadata"
+        // A missing or unreadable photo.data is reported by the message below.
         guard let data = try? fileStatus(folder + "/photo.data"), data.isRegularFile else {
             throw LocalFileError(path: path, reason: "not a regular file, nor a .ptk package (it holds no photo.data)")
         }
@@ -88,6 +90,7 @@ public struct LocalFile: Sendable {
         let current: Int64
         do { current = try fd.status().size } catch { throw LocalFileError(path: path, reason: error.reason.lowercasedFirst) }
         guard current == size else { throw changed(now: current) }
+        // A file that cannot be mapped is read instead: same hash, more copies.
         guard size > 0, let map = try? MappedFile(fd, length: Int(size)) else { return try sha256(reading: fd, cancelled: cancelled) }
         var hasher = SHA256()
         let step = 1 << 20

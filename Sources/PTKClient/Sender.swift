@@ -179,6 +179,7 @@ public final class Sender {
                         openFile = nil
                         do {
                             let fd = try FileDescriptor.open(path, flags: .readOnly)
+                            // A file that cannot be mapped is read chunk by chunk instead (the same bytes).
                             openFile = (index, fd, options.mapFiles ? try? MappedFile(fd, length: Int(files[order[index]].size)) : nil)
                         } catch {
                             throw .localFile("\(path): \(error.reason)")
@@ -211,6 +212,7 @@ public final class Sender {
                         var got = 0
                         while got < length {
                             let dst = UnsafeMutableRawBufferPointer(rebasing: buf[(ProtocolLimits.headerSize + got)..<(ProtocolLimits.headerSize + length)])
+                            // A read that fails is reported as the file's failure just below, by the short count.
                             guard let n = try? fd.read(fromAbsoluteOffset: offset + Int64(got), into: dst), n > 0 else {
                                 return .failure(.localFile("\(path): the file changed or could not be read while sending"))
                             }

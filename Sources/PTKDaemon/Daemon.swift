@@ -438,6 +438,7 @@ extension Daemon {
     fileprivate func answerBusy(_ stream: ByteStream, sender: SenderCredentials, peer: SocketAddress, id: Int, reason: String, ahead: Int) {
         Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)")
         let connection = FramedConnection(stream: stream, timeout: 1)
+        // The refused sender may already have gone: it is refused either way.
         try? connection.send(.error(Problem(.busy, reason + "; try again later", waiting: ahead)))
         connection.closeGracefully(linger: 1)
     }

@@ -144,6 +144,7 @@ final class HTTPConnection {
         var total = 0
         while total < limit, Instant.now < deadline {
             let n = buffer.withUnsafeMutableBytes { b in
+                // A failed read ends the request like a closed connection: the caller answers or closes.
                 (try? Result { () throws(TransportError) in try stream.read(into: b, deadline: deadline, interruptible: true) }.get()) ?? 0
             }
             if n == 0 { return }

@@ -66,6 +66,7 @@ final class LocalSendDiscovery: @unchecked Sendable {
         var nextCheck = Instant.now
         var announcements: [(Instant, MulticastInterface)] = []
         var answered: [String: Instant] = [:]
+        var pollFailures = 0
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         let announcement = LocalSendJSON.encode(endpoint.info(announce: true))
         while !shutdown.isRequested {
@@ -104,10 +105,25 @@ final class LocalSendDiscovery: @unchecked Sendable {
             }
             announcements.removeAll { $0.0 <= now }
             let wake = announcements.map(\.0).min().map { min($0, nextCheck) } ?? nextCheck
-            guard let revents = try? poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: wake) else { break }
+            let revents: [PollEvents]
+            do { revents = try poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: wake) } catch {
+                // poll fails only when the kernel is short of memory or the descriptors are
+                // broken: say so once, and try again a second later rather than stop answering.
+                pollFailures += 1
+                if pollFailures == 1 { Log.warning("LocalSend: discovery cannot wait for announcements (\(error)); trying again every second") }
+                sleep(for: .seconds(1))
+                continue
+            }
+            if pollFailures > 0 {
+                Log.info("LocalSend: discovery waits for announcements again (after \(pollFailures) failed wait(s))")
+                pollFailures = 0
+            }
             if !revents[1].isEmpty { break }
             guard !revents[0].isEmpty else { continue }
+            // A receive that fails (nothing more queued, or a datagram the kernel dropped) ends this
+            // round; the next poll says when there is more.
             while let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {
+                // Announcements that are not LocalSend's JSON are someone else's: ignored.
                 guard let info = try? LocalSendJSON.decode(DeviceInfo.self, from: Array(buffer[..<n])),
                       info.fingerprint != endpoint.fingerprint, info.asksForAnswers else { continue }
                 // Apps announce a few times in a row: one answer is enough.
@@ -116,7 +132,9 @@ final class LocalSendDiscovery: @unchecked Sendable {
                 answered[key] = .now
                 answered = answered.filter { Instant.now - $0.value < 60 }
                 let interfaces = Array(known)
-                try? startThread { [self] in answer(info, from: from.host, interfaces: interfaces) }
+                do { try startThread { [self] in answer(info, from: from.host, interfaces: interfaces) } } catch {
+                    Log.warning("LocalSend: cannot answer \(from.host) now (\(error)); it is answered when it announces itself again")
+                }
             }
         }
     }
@@ -133,6 +151,7 @@ final class LocalSendDiscovery: @unchecked Sendable {
             Log.info("LocalSend: \(name) announced itself; register failed (\(why)), answered by multicast")
             let reply = LocalSendJSON.encode(endpoint.info(announce: false))
             for interface in interfaces {
+                // An interface that refuses it (gone, no multicast) is told by the announcement's own log line.
                 try? Multicast.send(socket, reply, group: Self.group, port: Self.port, interface: interface.address)
             }
         }

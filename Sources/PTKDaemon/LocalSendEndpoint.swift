@@ -109,6 +109,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
             let plain = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
             let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10)
             log("plain HTTP on the HTTPS port; answered 400")
+            // Best effort: the connection closes right after, answered or not.
             try? http.respond(400, message("this port speaks HTTPS only"), close: true, deadline: .now + 1)
             plain.shutdownWrite()
             http.drain(until: .now + 1, limit: 1 << 20)
@@ -124,6 +125,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
                 guard let head = try http.nextHead(deadline: headDeadline) else { break }
                 if let busy {
                     ending = "refused, \(busy); answered 429"
+                    // Best effort: the connection closes right after, answered or not.
                     try? http.respond(429, message(busy + "; try again later"), close: true, deadline: .now + 1)
                     break
                 }
@@ -136,10 +138,12 @@ final class LocalSendEndpoint: @unchecked Sendable {
                 case .timedOut(let partial):
                     if partial {
                         ending = "request not finished within the timeout; answered 408"
+                        // Best effort: the connection closes right after, answered or not.
                         try? http.respond(408, message("request not finished in time"), close: true, deadline: .now + 1)
                     }
                 case .refused(let status, let why):
                     ending = "\(why); answered \(status)"
+                    // Best effort: the connection closes right after, answered or not.
                     try? http.respond(status, message(why), close: true, deadline: .now + 1)
                 }
                 break

@@ -56,6 +56,7 @@ extension PhotoLibrary {
             let href = photosRelative.isEmpty ? percentEncode(photo.name) : photosRelative + "/" + percentEncode(photo.name)
             var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
             if photo.hasThumbnail {
+                // A thumbnail that cannot be read leaves its photo on the page without one.
                 if !inLibrary, let bytes = try? thumbnail(of: photo) {
                     let path = out + "/thumbnails/\(photo.id).png"
                     do {

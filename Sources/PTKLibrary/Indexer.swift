@@ -57,6 +57,7 @@ public final class LibraryIndexer: @unchecked Sendable {
     /// listening), then starts the indexing thread, which takes the library over. A library that
     /// cannot be opened now is tried again on the thread.
     public func start() throws(SystemError) {
+        // Not fatal: the indexing thread opens it again, logging each failure (`retrying`).
         let library = try? PhotoLibrary(directory: directory, create: true)
         if let library {
             library.pixelLimit = pixelLimit
@@ -177,7 +178,11 @@ public final class LibraryIndexer: @unchecked Sendable {
 
     private func reconcile(_ library: PhotoLibrary, atStart: Bool) {
         guard let report = retrying({ () throws(LibraryError) in try library.reconcile() }) else { return }
-        if atStart { _ = try? library.sweepThumbnails() }
+        if atStart {
+            do { _ = try library.sweepThumbnails() } catch {
+                log("library: cannot remove stale thumbnails now (\(error)); they take space but are never shown")
+            }
+        }
         var parts: [String] = []
         if report.added > 0 { parts.append("\(report.added) new file(s) to index") }
         if report.dropped > 0 { parts.append("\(report.dropped) entr\(report.dropped == 1 ? "y" : "ies") whose file is gone dropped") }
@@ -186,6 +191,7 @@ public final class LibraryIndexer: @unchecked Sendable {
         if let (name, error) = report.unreadable.min(by: { $0.key < $1.key }) {
             parts.append("\(report.unreadable.count) file(s) whose status cannot be read left as they are, to look at again next time (\"\(name)\": \(error))")
         }
+        // Only a figure for the log line below.
         let pending = (try? library.pendingCount()) ?? 0
         if !parts.isEmpty || (atStart && pending > 0) {
             log("library \(library.folder): \(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(pending) photo(s) to index")

@@ -36,6 +36,7 @@ public enum Package {
             throw LibraryError(.badInput, "cannot read \(path): \(error)")
         }
         struct VersionOnly: Decodable { var Version: Int? }
+        // Metadata that is not JSON is reported as such by the message below.
         guard let probe = try? JSONDecoder().decode(VersionOnly.self, from: Data(bytes)) else {
             throw LibraryError(.badInput, "\(path) is not a JSON object with a numeric Version")
         }
@@ -60,6 +61,7 @@ extension PhotoLibrary {
             photo = try self.photo(id: photo.id) ?? photo
         }
         let target = outputDirectory + "/" + Package.folderName(for: photo.name)
+        // Anything there (even unreadable) means the name is taken.
         if (try? fileStatus(target)) != nil {
             throw LibraryError(.refused, "\(target) exists; ptk export never replaces a package")
         }
@@ -86,9 +88,10 @@ extension PhotoLibrary {
                                    ? "\(target) exists; ptk export never replaces a package" : "cannot create \(target): \(error)")
             }
         } catch {
+            // Clean-up after the error being thrown; what cannot be removed is left as a staging folder.
             try? removeFile(staging + "/" + Package.dataName)
-            try? removeFile(staging + "/" + Package.metadataName)
-            try? removeDirectory(staging)
+            try? removeFile(staging + "/" + Package.metadataName)  // as above
+            try? removeDirectory(staging)  // as above
             throw error
         }
         return target
@@ -134,6 +137,7 @@ extension PhotoLibrary {
     public func importPackage(_ packagePath: String) throws(LibraryError) -> Photo {
         var path = packagePath
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        // A path that cannot be stat'ed is reported as not a package by the message below.
         guard let st = try? fileStatus(path), st.isDirectory else {
             throw LibraryError(.badInput, "\(path) is not a package (a NAME.ptk folder)")
         }
@@ -144,12 +148,14 @@ extension PhotoLibrary {
             throw LibraryError(.badInput, "cannot open \(dataPath): \(error)")
         }
         defer { data.close() }
+        // A photo.data that cannot be stat'ed is reported by the message below.
         guard let dataStatus = try? data.status(), dataStatus.isRegularFile else {
             throw LibraryError(.badInput, "\(dataPath) is not a regular file")
         }
         // The type is what the bytes say (the store then checks the whole file for it): a
         // package holds a PNG or a JPEG, and its name does not say which.
         var head = [UInt8](repeating: 0, count: 8)
+        // A header that cannot be read sniffs as neither PNG nor JPEG: refused below.
         let headCount = head.withUnsafeMutableBytes { b in (try? data.read(fromAbsoluteOffset: 0, into: b)) ?? 0 }
         let type = PhotoType.sniff(head[..<headCount]) ?? .png
         let sha256: String

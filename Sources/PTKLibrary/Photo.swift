@@ -134,10 +134,12 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
 
     /// Pretty, with sorted keys, so that two exports of one photo are the same bytes.
     public func json() -> String {
+        // Encoding strings and integers cannot fail.
         String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     public static func json(_ list: [PhotoMetadata]) -> String {
+        // Encoding strings and integers cannot fail.
         String(decoding: (try? encoder.encode(list)) ?? Data("[]".utf8), as: UTF8.self)
     }
 

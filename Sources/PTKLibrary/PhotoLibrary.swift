@@ -312,6 +312,7 @@ public final class PhotoLibrary {
                 report.added += 1
             }
         }
+        // A thumbnail left behind is removed by the next sweep at start.
         for id in removedThumbnails { try? removeFile(thumbnailPath(id)) }
         return report
     }
@@ -327,6 +328,7 @@ public final class PhotoLibrary {
             return ids
         }
         var removed = 0
+        // No thumbnail folder (or an unreadable one): nothing to sweep.
         for name in (try? FileDescriptor.open(thumbnailFolder, flags: [.readOnly, .directory]).entriesAndClose()) ?? [] {
             let parts = name.split(separator: ".")
             var stale = false
@@ -335,6 +337,7 @@ public final class PhotoLibrary {
             } else if parts.count == 2, parts[1] == "png", let id = Int64(parts[0]) {
                 stale = !ids.contains(id)
             }
+            // One that cannot be removed now is tried again at the next start.
             if stale, (try? removeFile(thumbnailFolder + "/" + name)) != nil { removed += 1 }
         }
         return removed
@@ -392,6 +395,7 @@ public final class PhotoLibrary {
             }
         }
         examined.removeAll { outcomes[$0.id] != nil }
+        // A stale thumbnail left behind is not shown (the entry says none) and the next sweep removes it.
         for e in examined where e.thumbnail?.outcome != .made { try? removeFile(thumbnailPath(e.id)) }
         let changed = try database.writeTransaction { () throws(LibraryError) -> [Int64: Int] in
             let update = try database.prepare("""
@@ -555,6 +559,7 @@ public final class PhotoLibrary {
             try database.writeTransaction { () throws(LibraryError) in
                 try database.prepare("DELETE FROM photos WHERE id = ? AND name = ?").bind(id, photo.name).run()
             }
+            // A thumbnail left behind is removed by the next sweep at start.
             try? removeFile(thumbnailPath(id))
             return .done(.gone)
         }
@@ -597,6 +602,7 @@ public final class PhotoLibrary {
             do throws(LibraryError) {
                 try database.prepare("UPDATE photos SET name = ? WHERE id = ?").bind(final, photo.id).run()
             } catch {
+                // If even this fails, the next reconcile follows the file to its new name.
                 try? photos.rename(final, to: photo.name)
                 throw error
             }
@@ -614,6 +620,7 @@ public final class PhotoLibrary {
                 throw LibraryError(.io, "cannot remove '\(photo.name)': \(error)")
             }
         }
+        // A thumbnail left behind is removed by the next sweep at start.
         try? removeFile(thumbnailPath(photo.id))
         return photo
     }

@@ -113,6 +113,7 @@ final class Database {
             try execute("COMMIT")
             return result
         } catch {
+            // The body's error is the one thrown; SQLite rolls back an unfinished transaction itself.
             try? execute("ROLLBACK")
             throw error
         }
@@ -121,6 +122,7 @@ final class Database {
     /// Runs `body` in a read transaction: one consistent snapshot.
     func readTransaction<R>(_ body: () throws(LibraryError) -> R) throws(LibraryError) -> R {
         try execute("BEGIN")
+        // A read transaction has nothing to commit; ending it cannot lose anything.
         defer { try? execute("COMMIT") }
         return try body()
     }

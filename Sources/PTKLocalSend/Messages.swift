@@ -110,6 +110,7 @@ public enum LocalSendJSON {
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding these plain structs cannot fail.
         return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
     }
 }

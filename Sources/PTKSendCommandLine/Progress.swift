@@ -101,6 +101,7 @@ final class ProgressBar {
     }
 
     private func writeRaw(_ s: String) {
+        // The bar is decoration: a terminal that cannot be written to loses only it.
         try? FileDescriptor.standardError.writeAll(Array(s.utf8))
     }
 }

@@ -199,6 +199,7 @@ public final class IncomingFile {
         if keepForResume && resumable && written > 0 {
             fd.close()
         } else {
+            // Already gone, or left for the stale-partial clean-up: no final name is involved.
             try? store.incoming.unlink(name)
             fd.close()
         }

@@ -149,8 +149,10 @@ public final class PhotoStore: @unchecked Sendable {
                 if (try? incoming.unlink(partName)) == nil { break }
                 continue
             }
+            // A part file whose status cannot be read is not reused.
             guard let st = try? fd.status(), st.isRegularFile else {
                 fd.close()
+                // As above: removed if it can be, else a unique name is used.
                 if (try? incoming.unlink(partName)) == nil { break }
                 continue
             }
@@ -173,18 +175,23 @@ public final class PhotoStore: @unchecked Sendable {
     /// Returns how many were deleted.
     @discardableResult
     public func removeStalePartials() -> Int {
+        // An unreadable .incoming: nothing to clean now; the next start tries again.
         guard let names = try? incoming.entries() else { return 0 }
         let now = wallClockSeconds()
         var removed = 0
         for name in names {
+            // Gone meanwhile (published or removed by another session): nothing to clean.
             guard let st = try? incoming.status(of: name) else { continue }
             let age = Double(now - st.modified)
             guard age >= settings.partialMaxAge else { continue }
             if st.isRegularFile {
+                // Gone meanwhile, or not openable: left for the next clean-up.
                 guard let fd = try? FileDescriptor.open(name, relativeTo: incoming, flags: [.readOnly, .noFollow]) else { continue }
                 defer { fd.close() }
+                // Locked (a session is writing it) or unlockable: not stale, left alone.
                 guard (try? fd.tryLock()) == true else { continue }
             }
+            // Gone meanwhile: nothing to count.
             if (try? incoming.unlink(name)) != nil { removed += 1 }
         }
         return removed
@@ -241,6 +248,7 @@ public final class PhotoStore: @unchecked Sendable {
             let candidate = FileName.withSuffix(base, counter: n, type: type)
             do {
                 try directory.link(temporary, in: incoming, to: candidate)
+                // The photo is published under its final name; the temporary name is cleaned with stale partials.
                 try? incoming.unlink(temporary)
                 try directorySync.sync(directory)
                 return candidate

@@ -40,6 +40,7 @@ public func poll(_ fds: [(FileDescriptor, PollEvents)], until deadline: Instant?
 public func writeToStandardError(_ message: String) {
     var bytes = Array(message.utf8)
     if bytes.last != 0x0A { bytes.append(0x0A) }
+    // Standard error is where failures are told: a failure to write there has nowhere to go.
     try? FileDescriptor.standardError.writeAll(bytes)
 }
 

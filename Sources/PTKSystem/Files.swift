@@ -113,6 +113,7 @@ public func removeFile(_ path: String) throws(SystemError) {
 public func withFileLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
     let fd = try FileDescriptor.open(path, flags: [.readWrite, .create, .noFollow], mode: 0o644)
     defer { fd.close() }
+    // Ownership is a courtesy for the service user; the lock works without it.
     if let owner = try? ownerToGive(parentDirectory(of: path)) {
         _ = fchown(fd.rawValue, owner.owner, owner.group)
     }

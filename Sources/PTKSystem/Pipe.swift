@@ -114,6 +114,7 @@ public final class BackgroundLineWriter: @unchecked Sendable {
         }
         var text = lines.map { $0.hasSuffix("\n") ? $0 : $0 + "\n" }.joined()
         if lost > 0 { text += "warning: \(lost) log line(s) dropped: standard error was not being read\n" }
+        // Standard error is where failures are told: a failure to write there has nowhere to go.
         try? fd.writeAll(Array(text.utf8))
         state.withLock {
             writing = false

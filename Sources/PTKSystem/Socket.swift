@@ -35,6 +35,7 @@ public enum Socket {
             }
             if fd >= 0 {
                 let sock = FileDescriptor(rawValue: fd)
+                // Nagle's algorithm only delays small writes; the connection works without this.
                 try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
                 return (sock, SocketAddress(storage: st, length: len))
             }
@@ -72,6 +73,7 @@ public enum Socket {
         let sock = FileDescriptor(rawValue: fd)
         let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if rc == 0 {
+            // Nagle's algorithm only delays small writes; the connection works without this.
             try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
             return (sock, true)
         }
@@ -92,6 +94,7 @@ public enum Socket {
         var len = socklen_t(MemoryLayout<CInt>.size)
         _ = try syscall("getsockopt", address.description) { getsockopt(sock.rawValue, SOL_SOCKET, SO_ERROR, &err, &len) }
         if err != 0 { throw SystemError(call: "connect", object: address.description, errno: err) }
+        // Nagle's algorithm only delays small writes; the connection works without this.
         try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
     }
 

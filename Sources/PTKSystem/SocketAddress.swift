@@ -64,6 +64,7 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
     public init?(numericHost host: String, port: UInt16) {
         var h = host
         if h.hasPrefix("[") && h.hasSuffix("]") { h = String(h.dropFirst().dropLast()) }
+        // Not a numeric address: the caller treats the text as a host name.
         guard let first = try? Self.resolve(h, port: port, flags: AI_NUMERICHOST).first else { return nil }
         self = first
     }

@@ -96,6 +96,7 @@ public final class Identity: @unchecked Sendable {
         }
         let certPath = directory + "/cert.pem"
         var certificate: OpaquePointer? = nil
+        // No readable certificate: a new one is made for the same key just below.
         if let certBytes = try? readFileBytes(certPath, limit: 64 << 10) {
             certificate = parseCertificate(certBytes)
         }

@@ -65,11 +65,13 @@ public func writeFile(_ path: String, _ bytes: [UInt8]) {
 
 /// The bytes of `path`, or nil when it cannot be read.
 public func readFile(_ path: String) -> [UInt8]? {
+    // Test helper: nil tells the test the file is not there.
     guard let fd = try? FileDescriptor.open(path, flags: .readOnly) else { return nil }
     defer { fd.close() }
     var out: [UInt8] = []
     var buf = [UInt8](repeating: 0, count: 1 << 16)
     while true {
+        // Test helper: a read error ends the bytes, which the test then compares.
         let n = buf.withUnsafeMutableBytes { (try? fd.read(into: $0)) ?? 0 }
         if n == 0 { return out }
         out += buf[..<n]
@@ -78,8 +80,10 @@ public func readFile(_ path: String) -> [UInt8]? {
 
 /// The names in a directory, sorted, "." and ".." left out.
 public func listDirectory(_ path: String) -> [String] {
+    // Test helper: a missing directory lists as empty.
     guard let fd = try? FileDescriptor.open(path, flags: [.readOnly, .directory]) else { return [] }
     defer { fd.close() }
+    // Test helper: an unreadable directory lists as empty.
     return ((try? fd.entries()) ?? []).sorted()
 }
 

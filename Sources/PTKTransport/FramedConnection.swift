@@ -151,10 +151,12 @@ public final class FramedConnection: @unchecked Sendable {
     /// with unread bytes would send a TCP reset, and the peer could lose the ERROR. The drain
     /// is not interrupted by the daemon's shutdown: that is when it matters most.
     public func closeGracefully(linger: Double = 2) {
+        // Closing: answers the peer will not take are dropped with the connection.
         try? flush(deadline: .now + min(timeout, linger))
         stream.shutdownWrite()
         let deadline = Instant.now + linger
         while Instant.now < deadline {
+            // Draining before close: a read error means there is nothing more to drain.
             guard let n = try? stream.read(into: readBuffer, deadline: deadline, interruptible: false), n > 0 else { break }
         }
         stream.close()
@@ -162,6 +164,7 @@ public final class FramedConnection: @unchecked Sendable {
 
     /// Writes what is enqueued (if the peer still reads it within a second) and closes.
     public func close() {
+        // Closing: answers the peer will not take are dropped with the connection.
         try? flush(deadline: .now + min(timeout, 1))
         stream.close()
     }

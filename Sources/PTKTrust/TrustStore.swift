@@ -76,11 +76,13 @@ public final class TrustStore: @unchecked Sendable {
     /// that cannot be read counts as empty: nobody is trusted by mistake.
     public func trusted() -> [TrustedSender] {
         lock.withLock {
+            // No trust list, or none readable: handled below as an empty one.
             let status = try? fileStatus(trustFile)
             if status == nil {
                 cached = []
                 cachedStatus = nil
             } else if status != cachedStatus {
+                // Fails closed: a trust list that cannot be read trusts no one (`ptk trust list` shows the error).
                 cached = (try? readTextFile(trustFile)).map(Self.parseTrustList) ?? []
                 cachedStatus = status
             }

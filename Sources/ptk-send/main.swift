@@ -140,6 +140,7 @@ func resolvePeer(_ text: String, defaultPort: UInt16) -> ([SocketAddress], Devic
         let addresses = match.addresses.compactMap { SocketAddress(numericHost: $0, port: match.port) }
         if !addresses.isEmpty { return (addresses, match.txt["id"].flatMap { DeviceID(parsing: $0) }) }
     }
+    // Not a host name either: the message below says what was tried.
     if let (host, port) = direct, let addresses = try? SocketAddress.resolve(host, port: port), !addresses.isEmpty {
         return (addresses, nil)
     }

@@ -192,6 +192,7 @@ struct LibraryCommands {
 
     func export(_ words: [String]) {
         let output = invocation.value(.output) ?? "."
+        // Missing or unreadable, it is not a directory to write into: said below.
         guard (try? fileStatus(output))?.isDirectory == true else { die("\(output) is not a directory", .cannotCreate) }
         let library = open()
         for name in words {
@@ -225,10 +226,14 @@ func shortDate(_ milliseconds: Int64) -> String {
     String(formatDate(milliseconds / 1000).prefix(16))
 }
 
-/// Writes text to standard output at once (a list of 10,000 lines in one write).
+/// Writes text to standard output at once (a list of 10,000 lines in one write); a list that
+/// cannot be written (a full disk behind a redirection) is an error, not a short list.
 func writeStandardOutput(_ text: String) {
     var text = text
-    text.withUTF8 { bytes in _ = try? FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(bytes)) }
+    let result = text.withUTF8 { bytes in
+        Result { () throws(SystemError) in try FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(bytes)) }
+    }
+    if case .failure(let error) = result { die("cannot write to standard output: \(error)", .ioError) }
 }
 
 extension String {

@@ -28,6 +28,7 @@ do {
 // Run as the service user (`sudo -u ptk ptk ...`), whose home is the service's state directory:
 // use it, as ptkd under systemd does, rather than a data directory inside it.
 if configuration.stateDirectory == nil, environment("STATE_DIRECTORY") == nil, geteuidValue() != 0,
+   // No service state directory of ours: the other defaults apply.
    let status = try? fileStatus(serviceStateDirectory), status.isDirectory, status.owner == geteuidValue() {
     configuration.stateDirectory = serviceStateDirectory
 }

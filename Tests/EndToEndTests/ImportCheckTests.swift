@@ -74,3 +74,30 @@ struct LinkTests {
         }
     }
 }
+
+@Suite("scripts/check-try.py: every try? says why its error does not matter")
+struct TryCheckTests {
+    @Test("the sources pass")
+    func sourcesPass() throws {
+        let r = try run(repositoryRoot() + "/scripts/check-try.py", [repositoryRoot()], absolute: true)
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
+    @Test("a try? without a comment is reported with its file and line; one with a comment above or beside passes")
+    func unexplainedReported() throws {
+        let dir = makeTemporaryDirectory("ptk-try")
+        defer { removeTree(dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/Sources/A", withIntermediateDirectories: true)
+        writeFile(dir + "/Sources/A/a.swift", Array("""
+            // Why: nothing to do when it fails.
+            let x = try? f()
+            let y = try? g()  // beside
+            let z = try? h()
+
+            """.utf8))
+        let r = try run(repositoryRoot() + "/scripts/check-try.py", [dir], absolute: true)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("Sources/A/a.swift:4: try? without a comment"), "\(r.stderr)")
+        #expect(r.stderr.contains("1 of 3 try? unexplained"), "\(r.stderr)")
+    }
+}

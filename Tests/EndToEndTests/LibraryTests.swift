@@ -398,3 +398,18 @@ final class LockedCount: @unchecked Sendable {
     func add() { lock.lock(); count += 1; lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }
+
+
+@Suite("ptk's output")
+struct AdminOutputTests {
+    @Test("ptk list into a full disk is an error (74), not a short list")
+    func listToFullDisk() throws {
+        let dir = makeTemporaryDirectory("ptk-full")
+        defer { removeTree(dir) }
+        _ = photo(dir, "a.png", size: 5_000, seed: 3)
+        _ = try PhotoLibrary(directory: dir, create: true).reconcile()
+        let r = try run("/bin/sh", ["-c", "\"$0\" --config /dev/null --dir \"$1\" list > /dev/full", binDirectory + "/ptk", dir], absolute: true)
+        #expect(r.status == 74, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("Error: cannot write to standard output: "), "\(r.stderr)")
+    }
+}
