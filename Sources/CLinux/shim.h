@@ -16,6 +16,15 @@ extern int gettid(void);
 /// sched_getaffinity(2): `mask` is a cpu_set_t of `cpusetsize` bytes (pid_t is int).
 extern int sched_getaffinity(int pid, unsigned long cpusetsize, void *mask);
 
+/// openat2(2), which glibc 2.36 does not wrap: opens `path` relative to `dirfd` with `flags`
+/// (O_*) and `resolve` (RESOLVE_*: 0x04 no symlinks, 0x08 beneath). -1 and errno on failure.
+struct ptk_open_how { unsigned long long flags, mode, resolve; };
+extern long syscall(long number, ...);
+static inline int ptk_openat2(int dirfd, const char *path, unsigned long long flags, unsigned long long resolve) {
+    struct ptk_open_how how = { flags, 0, resolve };
+    return (int)syscall(437 /* SYS_openat2 on x86-64 and arm64 */, dirfd, path, &how, sizeof how);
+}
+
 /// syncfs(2): flushes the file system holding `fd` to disk.
 extern int syncfs(int fd);
 

@@ -305,7 +305,10 @@ final class LocalSendEndpoint: @unchecked Sendable {
         }
         let incoming: IncomingFile
         // The type accepted in prepare-upload picks the store's check and the name's ending.
-        switch store.begin(Offer(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", mediaType: file.mediaType)) {
+        let request = PhotoType(mediaType: file.mediaType).map {
+            StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: $0, sender: session.sender.alias)
+        }
+        switch request.map({ store.begin($0) }) ?? .failure(FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")) {
         case .success(let f): incoming = f
         case .failure(let failure):
             Log.info("\(prefix): refused \(name): \(failure.problem); answered 500")

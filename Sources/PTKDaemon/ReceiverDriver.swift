@@ -94,7 +94,7 @@ final class ReceiverDriver {
             connection.enqueue(frame)
             return nil
         case .evaluateOffer(let offer):
-            switch store.begin(offer) {
+            switch StoreRequest.of(offer, sender: machine.peerName).flatMap({ store.begin($0) }) {
             case .success(let incoming):
                 file = incoming
                 fileStarted = .now
@@ -156,5 +156,16 @@ final class ReceiverDriver {
     private var currentOfferName: String {
         guard let o = lastOffer else { return "the offer" }
         return "\"\(o.name)\" (\(formatBytes(Double(o.size))))"
+    }
+}
+
+extension StoreRequest {
+    /// The store's request for a protocol v1 OFFER from `sender`, or the REJECT an offer of a
+    /// type the store does not keep gets.
+    static func of(_ offer: Offer, sender: String?) -> Result<StoreRequest, FileFailure> {
+        guard let type = PhotoType(mediaType: offer.mediaType) else {
+            return .failure(FileFailure(.notPNG, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
+        }
+        return .success(StoreRequest(name: offer.name, size: offer.size, sha256: offer.sha256, type: type, sender: sender))
     }
 }

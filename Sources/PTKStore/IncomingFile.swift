@@ -6,7 +6,7 @@ import PTKSystem
 /// type's structure (PNG, or JPEG) as the bytes are written, so finishing needs no second pass
 /// over the file.
 public final class IncomingFile {
-    public let offer: Offer
+    public let request: StoreRequest
     /// Bytes already held when the transfer (re)started: the ACCEPT offset.
     public private(set) var offset: Int64 = 0
     /// Bytes in the temporary file now.
@@ -26,14 +26,14 @@ public final class IncomingFile {
     /// True when this file's checks run on a checking thread (tests).
     var checksOnThread: Bool { checking != nil }
 
-    init(store: PhotoStore, offer: Offer, fd: FileDescriptor, name: String, resumable: Bool) {
+    init(store: PhotoStore, request: StoreRequest, fd: FileDescriptor, name: String, resumable: Bool) {
         self.store = store
-        self.offer = offer
+        self.request = request
         self.fd = fd
         self.name = name
         self.resumable = resumable
-        self.type = PhotoType(mediaType: offer.mediaType) ?? .png
-        self.structure = StructureCheck(type: type, totalSize: offer.size)
+        self.type = request.type
+        self.structure = StructureCheck(type: type, totalSize: request.size)
     }
 
     deinit {
@@ -63,7 +63,7 @@ public final class IncomingFile {
     /// rebuild the hash and PNG state. A partial whose bytes are not a PNG start is discarded.
     func resume(length: Int64, chunkSize: Int) throws(SystemError) {
         let chunk = Int64(chunkSize)
-        let usable = min(length / chunk * chunk, offer.size / chunk * chunk)
+        let usable = min(length / chunk * chunk, request.size / chunk * chunk)
         if usable != length { try fd.truncate(to: usable) }
         if usable == 0 { return }
         var buffer = [UInt8](repeating: 0, count: Int(min(usable, 1 << 20)))
@@ -84,7 +84,7 @@ public final class IncomingFile {
         if formatError != nil || position != usable {
             try fd.truncate(to: 0)
             hasher = SHA256()
-            structure = StructureCheck(type: type, totalSize: offer.size)
+            structure = StructureCheck(type: type, totalSize: request.size)
             formatError = nil
             position = 0
         }
@@ -127,10 +127,10 @@ public final class IncomingFile {
         // The first chunk is checked here, so a file that is no photo fails at once; the rest of
         // a big file is checked on a thread of its own once the store has one to spare (asked
         // again at each chunk, so a file may move there mid-way when another's thread ends).
-        if checking == nil, offer.size - written >= Self.threadedCheckMinimum, hasher != nil, store.checkingThreads.tryTake() {
+        if checking == nil, request.size - written >= Self.threadedCheckMinimum, hasher != nil, store.checkingThreads.tryTake() {
             checking = CheckingThread(continuing: hasher.take()!, structure: structure, gate: store.checks, slot: store.checkingThreads)
         }
-        if written - writebackStart >= Self.writebackStep || written == offer.size {
+        if written - writebackStart >= Self.writebackStep || written == request.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of
             // dirty pages without waiting), so the fsync before SAVED has little left to do and
             // the disk works while the network does; after the last byte, while ACK and DONE
@@ -154,8 +154,8 @@ public final class IncomingFile {
     }
 
     private func verifyAndPublish() -> Result<Saved, FileFailure> {
-        guard written == offer.size else {
-            return .failure(FileFailure(.sizeMismatch, "received \(written) bytes, the offer said \(offer.size)"))
+        guard written == request.size else {
+            return .failure(FileFailure(.sizeMismatch, "received \(written) bytes, the offer said \(request.size)"))
         }
         let digest: String
         if let checking {
@@ -167,7 +167,7 @@ public final class IncomingFile {
             digest = store.checks.pass { h.finalizeHex() }
             if formatError == nil { store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } } }
         }
-        guard offer.sha256.isEmpty || digest == offer.sha256 else {
+        guard request.sha256.isEmpty || digest == request.sha256 else {
             return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
         if let formatError { return .failure(FileFailure(.notPNG, message(formatError))) }
@@ -177,10 +177,10 @@ public final class IncomingFile {
             // Run as root (ptk import on the service's directory), the photo gets the directory's owner.
             try fd.takeOwner(of: store.settings.directory)
             try fd.sync()
-            let final = try store.publish(temporary: name, offeredName: offer.name, type: type)
+            let final = try store.publish(temporary: name, offeredName: request.name, type: type, folder: request.folder)
             fd.close()
             open = false
-            return .success(Saved(name: final, size: offer.size, sha256: digest))
+            return .success(Saved(name: final, size: request.size, sha256: digest))
         } catch {
             return .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
         }

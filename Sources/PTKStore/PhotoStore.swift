@@ -103,19 +103,19 @@ public final class PhotoStore: @unchecked Sendable {
         checks.close(waitingUntil: deadline)
     }
 
-    /// Decides about an offer: checks free space and opens its temporary file, resuming from a
-    /// partial upload of the same content (same size and SHA-256) when one is there. An offer
+    /// Decides about a photo: checks free space and opens its temporary file, resuming from a
+    /// partial upload of the same content (same size and SHA-256) when one is there. A request
     /// whose `sha256` is empty is saved without a hash to compare (its own is reported in Saved).
-    public func begin(_ offer: Offer, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, FileFailure> {
-        guard PhotoType(mediaType: offer.mediaType) != nil else {
-            return .failure(FileFailure(.notPNG, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
+    public func begin(_ request: StoreRequest, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, FileFailure> {
+        guard StoreRequest.isValidFolder(request.folder) else {
+            return .failure(FileFailure(.ioError, "'\(request.folder)' is not a folder the store makes (at most \(StoreRequest.maxFolderDepth) valid names)"))
         }
         do throws(SystemError) {
-            let (fd, name, resumable, length) = try openTemporary(for: offer)
-            let file = IncomingFile(store: self, offer: offer, fd: fd, name: name, resumable: resumable)
+            let (fd, name, resumable, length) = try openTemporary(for: request)
+            let file = IncomingFile(store: self, request: request, fd: fd, name: name, resumable: resumable)
             do throws(SystemError) {
                 if length > 0 { try file.resume(length: length, chunkSize: chunkSize) }
-                let needed = offer.size - file.offset
+                let needed = request.size - file.offset
                 let available = try directory.availableSpace()
                 if available - needed < settings.minFree {
                     file.abandon(keepForResume: true)
@@ -137,9 +137,9 @@ public final class PhotoStore: @unchecked Sendable {
     /// when another session holds that one.
     /// An offer without a SHA-256 (a LocalSend app may leave it out) cannot be resumed: it
     /// always gets a fresh unique file.
-    private func openTemporary(for offer: Offer) throws(SystemError) -> (FileDescriptor, String, Bool, Int64) {
-        let partName = "\(offer.sha256)-\(offer.size).part"
-        for _ in 0..<(offer.sha256.isEmpty ? 0 : 8) {
+    private func openTemporary(for request: StoreRequest) throws(SystemError) -> (FileDescriptor, String, Bool, Int64) {
+        let partName = "\(request.sha256)-\(request.size).part"
+        for _ in 0..<(request.sha256.isEmpty ? 0 : 8) {
             let fd: FileDescriptor
             do {
                 fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: [.readWrite, .create, .noFollow, .nonBlocking], mode: 0o600)
@@ -166,7 +166,7 @@ public final class PhotoStore: @unchecked Sendable {
             }
             fd.close()
         }
-        let unique = "\(offer.sha256.isEmpty ? "unhashed" : offer.sha256)-\(offer.size).\(processID()).\(Self.uniqueCounter.next()).tmp"
+        let unique = "\(request.sha256.isEmpty ? "unhashed" : request.sha256)-\(request.size).\(processID()).\(Self.uniqueCounter.next()).tmp"
         let fd = try FileDescriptor.open(unique, relativeTo: incoming, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
         return (fd, unique, false, 0)
     }
@@ -206,7 +206,7 @@ public final class PhotoStore: @unchecked Sendable {
     /// structural checks for `type`, fsync, and publishing without replacing. Returns the name used.
     public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png) throws(StoreError) -> String {
         let file: IncomingFile
-        switch begin(Offer(name: name, size: size, sha256: sha256, mediaType: type.mediaType)) {
+        switch begin(StoreRequest(name: name, size: size, sha256: sha256, type: type)) {
         case .success(let f): file = f
         case .failure(let failure): throw StoreError(failure)
         }
@@ -239,19 +239,24 @@ public final class PhotoStore: @unchecked Sendable {
         }
     }
 
-    /// Links the finished temporary file under its final name, never replacing a file:
-    /// `name`, `name (2)`, `name (3)`, ... Returns the name used.
-    func publish(temporary: String, offeredName: String, type: PhotoType) throws(SystemError) -> String {
+    /// Links the finished temporary file under its final name in `folder` (created as needed,
+    /// with the directory's owner, mode 0755, never through a symlink and never outside the
+    /// directory), never replacing a file: `name`, `name (2)`, `name (3)`, ... Returns the name
+    /// used, with its folder: "2024/IMG_1.png".
+    func publish(temporary: String, offeredName: String, type: PhotoType, folder: String = "") throws(SystemError) -> String {
         let base = FileName.sanitize(offeredName, type: type)
+        let target = folder.isEmpty ? directory : try directory.openDirectoryBeneath(folder, creating: 0o755, ownerOf: settings.directory)
+        defer { if !folder.isEmpty { target.close() } }
         var n = 1
         while true {
             let candidate = FileName.withSuffix(base, counter: n, type: type)
             do {
-                try directory.link(temporary, in: incoming, to: candidate)
+                try target.link(temporary, in: incoming, to: candidate)
                 // The photo is published under its final name; the temporary name is cleaned with stale partials.
                 try? incoming.unlink(temporary)
-                try directorySync.sync(directory)
-                return candidate
+                // Sessions that publish into the directory at the same moment share one flush.
+                if folder.isEmpty { try directorySync.sync(directory) } else { try target.sync() }
+                return folder.isEmpty ? candidate : folder + "/" + candidate
             } catch where error.code == .exists && n < 100_000 {
                 n += 1
             }

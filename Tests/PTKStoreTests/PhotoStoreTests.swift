@@ -25,13 +25,13 @@ final class StoreFixture: @unchecked Sendable {
     var incoming: [String] { listDirectory(dir + "/.incoming") }
 }
 
-func offer(for bytes: [UInt8], name: String = "IMG_0001.png") -> Offer {
-    Offer(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes))
+func offer(for bytes: [UInt8], name: String = "IMG_0001.png", folder: String = "") -> StoreRequest {
+    StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: .png, folder: folder)
 }
 
 /// Sends `bytes` through the store in protocol-sized chunks.
-func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png") -> Result<Saved, FileFailure> {
-    switch s.begin(offer(for: bytes, name: name)) {
+func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", folder: String = "") -> Result<Saved, FileFailure> {
+    switch s.begin(offer(for: bytes, name: name, folder: folder)) {
     case .failure(let f): return .failure(f)
     case .success(let file):
         var i = Int(file.offset)
@@ -160,7 +160,7 @@ struct PhotoStoreTests {
     func notPNGEarly() throws {
         let f = try StoreFixture()
         let junk = [UInt8](repeating: 0x42, count: 300_000)
-        let file = try f.store.begin(Offer(name: "x.png", size: 300_000, sha256: SHA256.hex(of: junk))).get()
+        let file = try f.store.begin(StoreRequest(name: "x.png", size: 300_000, sha256: SHA256.hex(of: junk), type: .png)).get()
         #expect(throws: FileFailure.self) { try file.append(Array(junk[..<102_400])) }
         file.abandon(keepForResume: false)
         #expect(f.incoming.isEmpty)
@@ -261,8 +261,8 @@ final class Results: @unchecked Sendable {
 
 @Suite("Received-photos store: JPEG")
 struct PhotoStoreJPEGTests {
-    func jpegOffer(_ bytes: [UInt8], name: String) -> Offer {
-        Offer(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), mediaType: "image/jpeg")
+    func jpegOffer(_ bytes: [UInt8], name: String) -> StoreRequest {
+        StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: .jpeg)
     }
 
     func save(_ bytes: [UInt8], name: String, in s: PhotoStore) -> Result<Saved, FileFailure> {
@@ -328,12 +328,6 @@ struct PhotoStoreJPEGTests {
             return
         }
         #expect(cut.problem.message.contains("no EOI marker"))
-        let gif = Offer(name: "a.gif", size: 100, sha256: "", mediaType: "image/gif")
-        guard case .failure(let unknown) = f.store.begin(gif) else {
-            Issue.record("began a GIF")
-            return
-        }
-        #expect(unknown.problem.message.contains("image/gif is not a type the store keeps"))
         #expect(f.visible.isEmpty)
         #expect(f.incoming.isEmpty)
     }
@@ -351,5 +345,50 @@ struct PhotoStoreJPEGTests {
         #expect(throws: StoreError.self) {
             _ = try f.store.add(from: fd, size: Int64(jpeg.count), sha256: SHA256.hex(of: jpeg), name: "in.png", type: .png)
         }
+    }
+}
+
+@Suite("Received-photos store: folders")
+struct PhotoStoreFolderTests {
+    @Test("a photo goes into its folder, made as needed (0755), and Saved names it with the folder")
+    func intoFolders() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 2_000, seed: 1)
+        #expect(try store(png, in: f.store, name: "a.png", folder: "Anna/2024-06").get().name == "Anna/2024-06/a.png")
+        #expect(try store(png, in: f.store, name: "a.png", folder: "Anna/2024-06").get().name == "Anna/2024-06/a (2).png")
+        #expect(try store(png, in: f.store, name: "a.png", folder: "Anna").get().name == "Anna/a.png")
+        #expect(readFile(f.dir + "/Anna/2024-06/a.png") == png)
+        #expect(try fileStatus(f.dir + "/Anna").permissions == 0o755)
+        #expect(try fileStatus(f.dir + "/Anna/2024-06").permissions == 0o755)
+        #expect(f.visible == ["Anna"])
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("a symlink planted as a folder is never followed: nothing is written where it points", arguments: ["out", "Anna/out"])
+    func symlinkRefused(folder: String) throws {
+        let f = try StoreFixture()
+        let outside = makeTemporaryDirectory("ptk-outside")
+        defer { removeTree(outside) }
+        try makeDirectories(f.dir + "/Anna")
+        #expect(symlink(outside, f.dir + "/" + folder) == 0)
+        let png = makePNG(size: 2_000, seed: 2)
+        guard case .failure(let failure) = store(png, in: f.store, name: "a.png", folder: folder + "/x") else {
+            Issue.record("saved through a symlink")
+            return
+        }
+        #expect(failure.problem.code == FileErrorCode.ioError.rawValue, "\(failure)")
+        #expect(listDirectory(outside).isEmpty, "something was written outside the directory")
+        #expect(!f.visible.contains("a.png"))
+    }
+
+    @Test("folders that are not valid names are refused before anything is written", arguments: ["..", "a/../b", ".hidden", "a//b", "a/b/c/d/e", "x\u{1}y"])
+    func invalidFolders(folder: String) throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 2_000, seed: 3)
+        guard case .failure = f.store.begin(offer(for: png, name: "a.png", folder: folder)) else {
+            Issue.record("began a photo in '\(folder)'")
+            return
+        }
+        #expect(f.visible.isEmpty && f.incoming.isEmpty)
     }
 }

@@ -1,0 +1,44 @@
+import PTKProtocol
+
+/// A photo the store is asked to take, whoever brings it (a ptk-send OFFER, a LocalSend upload,
+/// `ptk import`): the store's own terms, not any protocol's message.
+public struct StoreRequest: Sendable, Equatable {
+    /// The name it was offered under; the naming rules (protocol §5) apply when it is published.
+    public var name: String
+    public var size: Int64
+    /// The SHA-256 it must have, 64 lowercase hex digits; "" when the sender gave none (it is
+    /// then saved with the hash it has, and cannot be resumed).
+    public var sha256: String
+    public var type: PhotoType
+    /// Who sent it, as the logs and the library name them; nil when nobody did (`ptk import`).
+    public var sender: String?
+    /// The modification time the sender gave, in milliseconds since the epoch; nil when none.
+    public var modified: Int64?
+    /// The folder below the received-photos directory it is published into: components
+    /// separated by "/", each already a valid name (`isValidFolder`); "" for the directory itself.
+    public var folder: String
+
+    public init(name: String, size: Int64, sha256: String, type: PhotoType, sender: String? = nil, modified: Int64? = nil, folder: String = "") {
+        self.name = name
+        self.size = size
+        self.sha256 = sha256
+        self.type = type
+        self.sender = sender
+        self.modified = modified
+        self.folder = folder
+    }
+
+    /// Folders are at most this deep.
+    public static let maxFolderDepth = 4
+
+    /// True when `folder` is "" or up to `maxFolderDepth` components that the naming rules keep
+    /// as they are: none empty, ".", "..", hidden, with control characters or over 200 bytes.
+    public static func isValidFolder(_ folder: String) -> Bool {
+        if folder.isEmpty { return true }
+        let parts = folder.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count <= maxFolderDepth && parts.allSatisfy { part in
+            !part.isEmpty && !part.hasPrefix(".") && part.utf8.count <= 200
+                && part.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+        }
+    }
+}

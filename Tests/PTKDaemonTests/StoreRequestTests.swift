@@ -1,0 +1,25 @@
+import PTKProtocol
+import PTKStore
+import Testing
+
+@testable import PTKDaemon
+
+@Suite("An OFFER as the store's request")
+struct StoreRequestTests {
+    @Test("name, size, hash, type and sender carry over")
+    func carriesOver() throws {
+        let hash = String(repeating: "ab", count: 32)
+        let request = try StoreRequest.of(Offer(name: "IMG_1.jpg", size: 1234, sha256: hash, mediaType: "image/jpeg"), sender: "Anna's laptop").get()
+        #expect(request == StoreRequest(name: "IMG_1.jpg", size: 1234, sha256: hash, type: .jpeg, sender: "Anna's laptop"))
+        #expect(request.folder == "")
+    }
+
+    @Test("an offer of a type the store does not keep is refused not-png, naming the types it keeps")
+    func unknownType() {
+        guard case .failure(let failure) = StoreRequest.of(Offer(name: "a.gif", size: 100, sha256: "", mediaType: "image/gif"), sender: nil) else {
+            Issue.record("a GIF became a request")
+            return
+        }
+        #expect(failure.problem == Problem(.notPNG, "image/gif is not a type the store keeps (image/png, image/jpeg)"))
+    }
+}
