@@ -53,7 +53,7 @@ let package = Package(
         // imports the store (names, adding photos), never the protocol.
         .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest"]),
         // LocalSend v2 (issue 14): HTTP parsing, the JSON messages and the sessions' decisions. No I/O.
-        .target(name: "PTKLocalSend", dependencies: ["CHTTPParser"]),
+        .target(name: "PTKLocalSend", dependencies: ["CHTTPParser", "PTKProtocol"]),
         // The receiver service: configuration, listener, sessions.
         .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "PTKNotify", dependencies: ["CSystemd"]),
         // Command tables (commands, arguments, options, exit statuses, examples) and the parsing,
         // usage and help that come from them; shared by the executables.
-        .target(name: "PTKCLI", dependencies: ["PTKSystem"]),
+        .target(name: "PTKCLI", dependencies: ["PTKProtocol", "PTKSystem"]),
         // ptk's command table, importable by tests and by the man page and completion generators.
         .target(name: "PTKAdminCommandLine", dependencies: ["PTKCLI", "PTKConfiguration", "PTKLibrary"]),
         // ptk-send's command table, and what it prints: the report of each file, the progress
@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
-        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend"]),

@@ -1,3 +1,5 @@
+import PTKProtocol
+
 /// One command-line option.
 public struct OptionSpec: Sendable {
     /// The long name without dashes ("port").
@@ -108,7 +110,7 @@ public func helpLines(for specs: [OptionSpec]) -> String {
 /// Parses a byte size: a whole number with an optional K, M, G or T suffix (powers of 1024,
 /// an optional trailing "B" or "iB" allowed, any case): "512M", "100m", "2GiB", "4096".
 public func parseSize(_ text: String) -> Int64? {
-    var s = text.trimmingSpaces().uppercased()
+    var s = text.trimmingSpaces.uppercased()
     if s.hasSuffix("IB") { s.removeLast(2) } else if s.hasSuffix("B") { s.removeLast() }
     var shift: Int64 = 0
     switch s.last {
@@ -126,7 +128,7 @@ public func parseSize(_ text: String) -> Int64? {
 
 /// Parses a duration in seconds: a number with an optional s, m, h or d suffix ("30", "90s", "24h").
 public func parseDuration(_ text: String) -> Double? {
-    var s = text.trimmingSpaces().lowercased()
+    var s = text.trimmingSpaces.lowercased()
     var factor = 1.0
     switch s.last {
     case "s": factor = 1
@@ -142,14 +144,7 @@ public func parseDuration(_ text: String) -> Double? {
 
 /// Parses a whole number within `range`.
 public func parseInteger(_ text: String, in range: ClosedRange<Int>) -> Int? {
-    guard let v = Int(text.trimmingSpaces()), range.contains(v) else { return nil }
+    guard let v = Int(text.trimmingSpaces), range.contains(v) else { return nil }
     return v
 }
 
-extension String {
-    /// The string without leading and trailing spaces and tabs.
-    public func trimmingSpaces() -> String {
-        let scalars = unicodeScalars.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
-        return String(String.UnicodeScalarView(scalars))
-    }
-}

@@ -138,7 +138,7 @@ public enum DaemonOptions {
         },
         DaemonOption("localsend-types", value: "TYPES", help: "MIME types accepted from LocalSend apps, comma-separated: image/png, image/jpeg",
                      default: { $0.localSendTypes.joined(separator: ",") }) { c, v throws(UsageError) in
-            let types = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
+            let types = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
             guard !types.isEmpty, types.allSatisfy({ PhotoType(mediaType: $0) != nil }) else {
                 throw invalid(v, "localsend-types", "expected image/png, image/jpeg or both, comma-separated")
             }
@@ -256,13 +256,13 @@ public enum DaemonOptions {
         var lineNumber = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            let line = String(raw).trimmingSpaces()
+            let line = String(raw).trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let eq = line.firstIndex(of: "=") else {
                 throw UsageError("\(path):\(lineNumber): expected 'key = value', got '\(line)'")
             }
-            let key = String(line[..<eq]).trimmingSpaces()
-            var value = String(line[line.index(after: eq)...]).trimmingSpaces()
+            let key = String(line[..<eq]).trimmingSpaces
+            var value = String(line[line.index(after: eq)...]).trimmingSpaces
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
             guard let option = settings.first(where: { $0.name == key && $0.inConfigFile }) else {
                 throw UsageError("\(path):\(lineNumber): unknown key '\(key)'")

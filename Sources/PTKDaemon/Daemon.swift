@@ -92,16 +92,9 @@ public final class Daemon: @unchecked Sendable {
             ? LibraryIndexer(directory: configuration.effectiveDirectory,
                              pixelLimit: UInt64(configuration.thumbnailMaxMegapixels) * 1_000_000) { Log.info($0) }
             : nil
-        var addresses: [SocketAddress] = []
-        let explicit = !configuration.listen.isEmpty
-        for text in explicit ? configuration.listen : ["::", "0.0.0.0"] {
-            guard let a = SocketAddress(numericHost: text, port: configuration.port) else {
-                throw DaemonError(description: "--listen '\(text)' is not an IPv4 or IPv6 address", exitCode: .usage)
-            }
-            addresses.append(a)
-        }
+        let addresses = try Self.listenAddresses(configuration, port: configuration.port)
         do {
-            listener = try Listener(addresses: addresses, skipUnavailable: !explicit)
+            listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
             shutdown = try ShutdownSignal()
         } catch {
             throw DaemonError(description: "cannot listen on port \(configuration.port): \(error)", exitCode: .cannotStart)
@@ -343,6 +336,19 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
+    /// The addresses to listen on at `port`: those of `--listen`, else every IPv6 and IPv4
+    /// address ("::" and "0.0.0.0", either of which may be missing on this host).
+    static func listenAddresses(_ configuration: DaemonConfiguration, port: UInt16) throws(DaemonError) -> [SocketAddress] {
+        var addresses: [SocketAddress] = []
+        for text in configuration.listen.isEmpty ? ["::", "0.0.0.0"] : configuration.listen {
+            guard let a = SocketAddress(numericHost: text, port: port) else {
+                throw DaemonError(description: "--listen '\(text)' is not an IPv4 or IPv6 address", exitCode: .usage)
+            }
+            addresses.append(a)
+        }
+        return addresses
+    }
+
     /// Tells a TLS session from a plaintext one by its first byte (protocol §6) and runs the TLS
     /// handshake, by `deadline`. Returns the stream and who the sender is, or nil (logged, and
     /// the socket closed) when the connection is not a ptk session.
@@ -352,19 +358,13 @@ public final class Daemon: @unchecked Sendable {
             if !quiet { Log.info("session \(id) from \(peer): \(why); closed") }
             return nil
         }
-        var first: UInt8 = 0
-        while true {
-            do {
-                let n = try withUnsafeMutableBytes(of: &first) { b throws(SystemError) in try Socket.receive(socket, into: b, peek: true) }
-                if n == 0 { socket.close(); return drop("closed before saying anything") }
-                if n == 1 { break }
-                let revents = try poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: deadline)
-                if !revents[1].isEmpty { socket.close(); return drop("shutting down") }
-                if revents[0].isEmpty { socket.close(); return drop("sent nothing within the handshake timeout") }
-            } catch {
-                socket.close()
-                return drop("connection failed (\(error))")
-            }
+        let first: UInt8
+        switch peekFirstByte(socket, interrupt: shutdown.pipe.readEnd, deadline: deadline) {
+        case .byte(let b): first = b
+        case .closed: socket.close(); return drop("closed before saying anything")
+        case .interrupted: socket.close(); return drop("shutting down")
+        case .timedOut: socket.close(); return drop("sent nothing within the handshake timeout")
+        case .failed(let error): socket.close(); return drop("connection failed (\(error))")
         }
         switch first {
         case FrameType.hello.rawValue:

@@ -44,10 +44,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "LocalSend: \(error.description)", exitCode: .identityDamaged)
         }
-        var addresses: [SocketAddress] = []
-        for text in configuration.listen.isEmpty ? ["::", "0.0.0.0"] : configuration.listen {
-            if let a = SocketAddress(numericHost: text, port: configuration.localSendPort) { addresses.append(a) }
-        }
+        let addresses = try Daemon.listenAddresses(configuration, port: configuration.localSendPort)
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
         } catch {
@@ -75,19 +72,10 @@ final class LocalSendEndpoint: @unchecked Sendable {
     /// that reason and the connection closed.
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil) {
         let log = { (line: String) in Log.info("localsend \(id) from \(peer): \(line)") }
-        var first: UInt8 = 0
         // A bare connect-and-close (apps probe the port) ends here without a word.
-        while true {
-            do {
-                let n = try withUnsafeMutableBytes(of: &first) { b throws(SystemError) in try Socket.receive(socket, into: b, peek: true) }
-                if n == 0 { socket.close(); return }
-                if n == 1 { break }
-                let revents = try poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: deadline)
-                if !revents[1].isEmpty || revents[0].isEmpty { socket.close(); return }
-            } catch {
-                socket.close()
-                return
-            }
+        guard case .byte(let first) = peekFirstByte(socket, interrupt: shutdown.pipe.readEnd, deadline: deadline) else {
+            socket.close()
+            return
         }
         let stream: ByteStream
         var certificate: String? = nil

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import PTKProtocol
 
 /// A device as LocalSend describes itself: in announcements, `register` calls and answers,
 /// `info` answers and a `prepare-upload`'s `info`. Only `alias` is required; the apps leave

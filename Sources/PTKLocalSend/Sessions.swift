@@ -214,8 +214,3 @@ func hex64(_ v: UInt64) -> String {
     return String(repeating: "0", count: 16 - s.count) + s
 }
 
-extension Substring {
-    var trimmingSpaces: String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
-    }
-}

@@ -42,3 +42,34 @@ public final class Listener: @unchecked Sendable {
         sockets = []
     }
 }
+
+/// What a new connection's first byte is, looked at without taking it (protocol §6 tells TLS,
+/// 0x16, from plaintext by it; the LocalSend port tells HTTPS from plain HTTP).
+public enum FirstByte: Equatable, Sendable {
+    case byte(UInt8)
+    /// The peer closed without sending anything.
+    case closed
+    /// `interrupt` became readable first (the daemon is shutting down).
+    case interrupted
+    /// Nothing came by the deadline.
+    case timedOut
+    case failed(SystemError)
+}
+
+/// Waits, until `deadline`, for the first byte of the connection on `socket` and peeks at it.
+public func peekFirstByte(_ socket: FileDescriptor, interrupt: FileDescriptor, deadline: Instant) -> FirstByte {
+    var first: UInt8 = 0
+    while true {
+        do {
+            // nil: nothing yet (the socket is non-blocking).
+            let n = try withUnsafeMutableBytes(of: &first) { b throws(SystemError) in try Socket.receive(socket, into: b, peek: true) }
+            if n == 0 { return .closed }
+            if n == 1 { return .byte(first) }
+            let revents = try poll([(socket, .readable), (interrupt, .readable)], until: deadline)
+            if !revents[1].isEmpty { return .interrupted }
+            if revents[0].isEmpty { return .timedOut }
+        } catch {
+            return .failed(error)
+        }
+    }
+}

@@ -246,11 +246,3 @@ public final class TrustStore: @unchecked Sendable {
     }
 }
 
-extension StringProtocol {
-    var trimmingSpaces: String {
-        let scalars = unicodeScalars
-        guard let start = scalars.firstIndex(where: { $0 != " " && $0 != "\t" && $0 != "\r" }) else { return "" }
-        let end = scalars.lastIndex(where: { $0 != " " && $0 != "\t" && $0 != "\r" })!
-        return String(String.UnicodeScalarView(scalars[start...end]))
-    }
-}

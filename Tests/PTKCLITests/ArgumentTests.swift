@@ -116,6 +116,13 @@ struct ConfigurationTests {
         do { try DaemonOptions.apply(key, value, to: &c) } catch { #expect(error.message.contains(key)) }
     }
 
+    @Test("a configuration file written with CRLF line ends (edited on Windows) reads the same")
+    func crlf() throws {
+        var c = DaemonConfiguration()
+        try DaemonOptions.apply(configFile: "port = 48000\r\nname = Living Room\r\n# note\r\n", path: "ptkd.conf", to: &c)
+        #expect(c.port == 48000 && c.name == "Living Room")
+    }
+
     @Test("a configuration file sets values; comments and blank lines are skipped")
     func file() throws {
         var c = DaemonConfiguration()

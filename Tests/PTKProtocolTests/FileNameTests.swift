@@ -116,3 +116,14 @@ struct FileNameTests {
         #expect(PhotoType.sniff(Array("GIF89a".utf8)) == nil)
     }
 }
+
+@Suite("Text")
+struct TextTests {
+    @Test("trimmingSpaces drops the spaces, tabs and carriage returns around a value, and nothing inside", arguments: [
+        ("  a b  ", "a b"), ("\tkey\t", "key"), ("value\r", "value"), (" \r\t ", ""), ("", ""), ("a\u{A0}", "a\u{A0}"), ("é ", "é"),
+    ])
+    func trims(text: String, trimmed: String) {
+        #expect(text.trimmingSpaces == trimmed)
+        #expect(text[...].trimmingSpaces == trimmed)
+    }
+}
