@@ -254,7 +254,8 @@ public enum DaemonOptions {
     /// with `#` are skipped. A bad line is an error naming the file and the line.
     public static func apply(configFile text: String, path: String, to configuration: inout DaemonConfiguration) throws(UsageError) {
         var lineNumber = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: a file with CRLF line ends splits on it too.
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
             let line = String(raw).trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }

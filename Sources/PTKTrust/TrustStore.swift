@@ -224,7 +224,7 @@ public final class TrustStore: @unchecked Sendable {
     /// Parses the trust list; lines that are not `ID name` are skipped.
     public static func parseTrustList(_ text: String) -> [TrustedSender] {
         var out: [TrustedSender] = []
-        for raw in text.split(separator: "\n") {
+        for raw in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             let line = raw.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
             let fields = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
@@ -237,7 +237,7 @@ public final class TrustStore: @unchecked Sendable {
 
     static func parsePending(_ text: String) -> [PendingSender] {
         var out: [PendingSender] = []
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) where !line.hasPrefix("#") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]), let first = Int64(f[2]), let last = Int64(f[3]) else { continue }
             out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
