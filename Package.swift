@@ -38,7 +38,7 @@ let package = Package(
         // Thin syscall layer: errors, descriptors, sockets, addresses.
         .target(name: "PTKSystem", dependencies: ["CLinux"]),
         // SHA-256 (OpenSSL) and CRC-32 (libdeflate).
-        .target(name: "PTKDigest", dependencies: ["COpenSSL", "CDeflate"]),
+        .target(name: "PTKDigest", dependencies: ["COpenSSL", "CDeflate", "PTKSystem"]),
         // Byte streams, listeners, framed connections with deadlines.
         .target(name: "PTKTransport", dependencies: ["PTKSystem", "PTKProtocol"]),
         // TLS 1.3 streams and device identities (protocol §6), through OpenSSL's libssl.
@@ -87,7 +87,7 @@ let package = Package(
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem", "PTKTestSupport"]),
-        .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib"]),
+        .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),

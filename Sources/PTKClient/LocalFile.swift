@@ -83,48 +83,17 @@ public struct LocalFile: Sendable {
     /// The SHA-256 of the file's bytes, which must still be `size` bytes long. Gives up, with
     /// an error, as soon as `cancelled` returns true (it is asked before every 1 MiB). The file
     /// is hashed where the page cache holds it (mapped), not copied into a buffer first; a
-    /// file that cannot be mapped is read.
+    /// file that cannot be mapped is read (`SHA256.hex(ofFile:)`).
     public func sha256(cancelled: () -> Bool = { false }) throws(LocalFileError) -> String {
         let fd = try Self.open(path)
         defer { fd.close() }
-        let current: Int64
-        do { current = try fd.status().size } catch { throw LocalFileError(path: path, reason: error.reason.lowercasedFirst) }
-        guard current == size else { throw changed(now: current) }
-        // A file that cannot be mapped is read instead: same hash, more copies.
-        guard size > 0, let map = try? MappedFile(fd, length: Int(size)) else { return try sha256(reading: fd, cancelled: cancelled) }
-        var hasher = SHA256()
-        let step = 1 << 20
-        for start in stride(from: 0, to: Int(size), by: step) {
-            if cancelled() { throw LocalFileError(path: path, reason: "hashing was cancelled") }
-            let range = start..<min(Int(size), start + step)
-            do throws(SystemError) { try map.prepare(range) } catch {
-                throw LocalFileError(path: path, reason: "the file changed after it was checked (\(error.reason.lowercasedFirst))")
-            }
-            map.withBytes(in: range) { hasher.update($0) }
+        switch SHA256.hex(ofFile: fd, size: size, cancelled: cancelled) {
+        case .success(let digest): return digest
+        case .failure(.system(let error)) where error.call == "madvise":
+            throw LocalFileError(path: path, reason: "the file changed after it was checked (\(error.reason.lowercasedFirst))")
+        case .failure(.system(let error)): throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)
+        case .failure(let failure): throw LocalFileError(path: path, reason: failure.description)
         }
-        return hasher.finalizeHex()
-    }
-
-    private func sha256(reading fd: FileDescriptor, cancelled: () -> Bool) throws(LocalFileError) -> String {
-        var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: Int(max(1, min(size + 1, 1 << 20))))
-        var total: Int64 = 0
-        while true {
-            if cancelled() { throw LocalFileError(path: path, reason: "hashing was cancelled") }
-            let n: Int
-            do { n = try buffer.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try fd.read(into: b) } }.get() } catch {
-                throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)
-            }
-            if n == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-            total += Int64(n)
-        }
-        guard total == size else { throw changed(now: total) }
-        return hasher.finalizeHex()
-    }
-
-    private func changed(now: Int64) -> LocalFileError {
-        LocalFileError(path: path, reason: "the file changed after it was checked (\(size) bytes, now \(now))")
     }
 
     private static func open(_ path: String) throws(LocalFileError) -> FileDescriptor {

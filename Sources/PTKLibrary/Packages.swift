@@ -197,33 +197,14 @@ extension PhotoLibrary {
         return photo
     }
 
-    enum HashFailure: Error, CustomStringConvertible {
-        case cancelled, system(SystemError)
-        var description: String {
-            switch self {
-            case .cancelled: return "cancelled"
-            case .system(let e): return e.description
-            }
-        }
-    }
-
     /// The SHA-256 of the file's bytes; gives up when `cancel` becomes nonzero (read before every MiB).
-    func hashFile(_ fd: FileDescriptor, cancel: UnsafePointer<Int32>? = nil) -> Result<String, HashFailure> {
+    func hashFile(_ fd: FileDescriptor, cancel: UnsafePointer<Int32>? = nil) -> Result<String, FileHashFailure> {
         Self.hashFile(fd, buffer: hashBuffer, cancel: cancel)
     }
 
-    /// The SHA-256 of the file's bytes, read through `buffer`; gives up when `cancel` becomes nonzero.
-    static func hashFile(_ fd: FileDescriptor, buffer hashBuffer: UnsafeMutableRawBufferPointer,
-                         cancel: UnsafePointer<Int32>?) -> Result<String, HashFailure> {
-        var hasher = SHA256()
-        var offset: Int64 = 0
-        while true {
-            if let cancel, cancel.pointee != 0 { return .failure(.cancelled) }
-            let n: Int
-            do { n = try fd.read(fromAbsoluteOffset: offset, into: hashBuffer) } catch { return .failure(.system(error)) }
-            if n == 0 { return .success(hasher.finalizeHex()) }
-            hasher.update(UnsafeRawBufferPointer(rebasing: hashBuffer[..<n]))
-            offset += Int64(n)
-        }
+    /// The SHA-256 of the file's bytes, read through `buffer` (`SHA256.hex(ofFile:)`); gives up
+    /// when `cancel` becomes nonzero.
+    static func hashFile(_ fd: FileDescriptor, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?) -> Result<String, FileHashFailure> {
+        SHA256.hex(ofFile: fd, buffer: buffer, cancelled: { cancel.map { $0.pointee != 0 } ?? false })
     }
 }

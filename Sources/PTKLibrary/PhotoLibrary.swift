@@ -510,6 +510,9 @@ public final class PhotoLibrary {
             case .failure(.cancelled): return .cancelled
             case .failure(.system(let error)):
                 return isPassing(error) ? .passing("cannot read: \(error)") : .unusable(st, sha256: nil, problem: "cannot read: \(error)")
+            case .failure(.sizeChanged):
+                // Read to its end, whatever its size: a file still being written is read again later.
+                return .passing("it changed while it was read")
             }
             // The thumbnail reads from the start; a descriptor whose offset cannot be reset is
             // left for the next try.
