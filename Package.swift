@@ -48,7 +48,7 @@ let package = Package(
         // The received-photos directory: names, temp files, PNG check, atomic publish.
         .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest"]),
         // The sending side: drives the sender state machine over a connection.
-        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS"]),
+        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKStore"]),
         // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It
         // imports the store (names, adding photos), never the protocol.
         .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest"]),

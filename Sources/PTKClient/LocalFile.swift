@@ -1,6 +1,7 @@
 import FoundationEssentials
 import PTKDigest
 import PTKProtocol
+import PTKStore
 import PTKSystem
 
 /// A photo on the sending host, checked before any connection is made; its SHA-256 is
@@ -52,31 +53,20 @@ public struct LocalFile: Sendable {
     }
 
     /// A `.ptk` package (a folder with photo.data and photo.metadata, as `ptk export` writes):
-    /// its photo, offered under the package's name ("beach.ptk" sends "beach.png"). A package
-    /// of a Version newer than 1 is refused, as `ptk import` refuses it.
+    /// its photo, offered under the package's name ("beach.ptk" sends "beach.png"). The package
+    /// is read as `ptk import` reads it (`Package`): a Version it does not know is refused.
     static func checkPackage(_ path: String) throws(LocalFileError) -> LocalFile {
         var folder = path
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
-        let metadataPath = folder + "/photo.metadata"
         // A missing or unreadable photo.data is reported by the message below.
-        guard let data = try? fileStatus(folder + "/photo.data"), data.isRegularFile else {
-            throw LocalFileError(path: path, reason: "not a regular file, nor a .ptk package (it holds no photo.data)")
+        guard let data = try? fileStatus(folder + "/" + Package.dataName), data.isRegularFile else {
+            throw LocalFileError(path: path, reason: "not a regular file, nor a .ptk package (it holds no \(Package.dataName))")
         }
-        struct VersionOnly: Decodable { var Version: Int? }
-        let version: Int?
-        do {
-            version = try JSONDecoder().decode(VersionOnly.self, from: Data(try readFileBytes(metadataPath, limit: 16 << 20))).Version
-        } catch {
-            throw LocalFileError(path: path, reason: "a package whose photo.metadata cannot be read as JSON with a Version (\(error))")
+        do { _ = try Package.readMetadata(folder) } catch {
+            throw LocalFileError(path: path, reason: "a package that cannot be sent: \(error)")
         }
-        guard let version else { throw LocalFileError(path: path, reason: "a package whose photo.metadata has no Version") }
-        guard version <= 1 else {
-            throw LocalFileError(path: path, reason: "a Version \(version) package; this ptk-send reads packages up to Version 1")
-        }
-        var file = try check(folder + "/photo.data")
-        var stem = folder.split(separator: "/").last.map(String.init) ?? folder
-        if stem.lowercased().hasSuffix(".ptk") { stem.removeLast(4) }
-        file.name = stem + ".png"
+        var file = try check(folder + "/" + Package.dataName)
+        file.name = Package.photoName(forPackage: folder, type: .png)
         return file
     }
 

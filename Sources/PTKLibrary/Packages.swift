@@ -3,50 +3,13 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 
-/// `.ptk` packages, as PhotoKeeper kept its documents: a folder `NAME.ptk/` holding
-/// `photo.data` (the photo's bytes, PNG or JPEG, unchanged) and `photo.metadata` (JSON: `"Version": 1`, the
-/// thumbnail as base64 PNG under `"Thumbnail"`, and the photo's metadata).
-public enum Package {
-    /// The Version this ptk writes and the highest it reads.
-    public static let version = 1
-    public static let dataName = "photo.data"
-    public static let metadataName = "photo.metadata"
-    /// The largest photo.metadata read (a thumbnail is a few tens of kB).
-    static let metadataLimit = 16 << 20
-
-    /// The package folder name for a photo name: "beach.png" (or "beach.jpg") gives "beach.ptk".
-    public static func folderName(for photoName: String) -> String {
-        let stem = PhotoType(fileName: photoName).map { $0.split(photoName).stem } ?? photoName
-        return stem + ".ptk"
-    }
-
-    /// The photo name a package gives: "beach.ptk" gives "beach.png", or "beach.jpg" when its
-    /// photo.data is a JPEG.
-    public static func photoName(forPackage path: String, type: PhotoType) -> String {
-        var last = path.split(separator: "/").last.map(String.init) ?? path
-        if last.lowercased().hasSuffix(".ptk") { last.removeLast(4) }
-        return last + type.endings[0]
-    }
-
-    /// Reads and checks a package's photo.metadata: a Version above `version` is refused.
-    public static func readMetadata(_ packagePath: String) throws(LibraryError) -> PhotoMetadata {
-        let path = packagePath + "/" + metadataName
+extension PhotoMetadata {
+    /// A package's photo.metadata, its Version checked (`Package.readMetadata`).
+    public static func read(package packagePath: String) throws(LibraryError) -> PhotoMetadata {
         let bytes: [UInt8]
-        do { bytes = try readFileBytes(path, limit: metadataLimit) } catch {
-            throw LibraryError(.badInput, "cannot read \(path): \(error)")
-        }
-        struct VersionOnly: Decodable { var Version: Int? }
-        // Metadata that is not JSON is reported as such by the message below.
-        guard let probe = try? JSONDecoder().decode(VersionOnly.self, from: Data(bytes)) else {
-            throw LibraryError(.badInput, "\(path) is not a JSON object with a numeric Version")
-        }
-        guard let v = probe.Version else { throw LibraryError(.badInput, "\(path) has no Version") }
-        guard v <= version else {
-            throw LibraryError(.badInput, "\(packagePath) is a Version \(v) package; this ptk reads packages up to Version \(version) (a newer ptk wrote it)")
-        }
-        guard v >= 1 else { throw LibraryError(.badInput, "\(path) has Version \(v); packages start at Version 1") }
+        do { bytes = try Package.readMetadata(packagePath) } catch { throw LibraryError(.badInput, error.description) }
         do { return try JSONDecoder().decode(PhotoMetadata.self, from: Data(bytes)) } catch {
-            throw LibraryError(.badInput, "\(path) is not valid package metadata: \(error)")
+            throw LibraryError(.badInput, "\(packagePath)/\(Package.metadataName) is not valid package metadata: \(error)")
         }
     }
 }
@@ -141,7 +104,7 @@ extension PhotoLibrary {
         guard let st = try? fileStatus(path), st.isDirectory else {
             throw LibraryError(.badInput, "\(path) is not a package (a NAME.ptk folder)")
         }
-        let metadata = try Package.readMetadata(path)
+        let metadata = try PhotoMetadata.read(package: path)
         let dataPath = path + "/" + Package.dataName
         let data: FileDescriptor
         do { data = try .open(dataPath, flags: [.readOnly]) } catch {

@@ -1,6 +1,7 @@
 import Glibc
 @testable import PTKClient
 import PTKDigest
+import PTKSystem
 import PTKTestSupport
 import Testing
 
@@ -82,5 +83,25 @@ struct HashAheadTests {
         }
         // A second cancel returns at once.
         ahead.cancel()
+    }
+
+    @Test("a .ptk package is read as ptk import reads it: its photo under the package's name; a Version it does not know, or no Version, refused")
+    func packages() throws {
+        let dir = makeTemporaryDirectory()
+        defer { removeTree(dir) }
+        let png = makePNG(size: 20_000, seed: 5)
+        for (name, metadata) in [("beach.ptk", "{\"Version\": 1}"), ("v2.ptk", "{\"Version\": 2}"), ("none.ptk", "{}"), ("bad.ptk", "[1")] {
+            try makeDirectories(dir + "/" + name)
+            writeFile(dir + "/" + name + "/photo.data", png)
+            writeFile(dir + "/" + name + "/photo.metadata", Array(metadata.utf8))
+        }
+        let f = try LocalFile.check(dir + "/beach.ptk/")
+        #expect(f.name == "beach.png" && f.size == Int64(png.count) && f.path == dir + "/beach.ptk/photo.data")
+        for (name, words) in [("v2.ptk", "is a Version 2 package; this ptk reads packages up to Version 1"), ("none.ptk", "has no Version"),
+                              ("bad.ptk", "is not a JSON object with a numeric Version")] {
+            do { _ = try LocalFile.check(dir + "/" + name); Issue.record("\(name) was taken") } catch {
+                #expect(error.reason.hasPrefix("a package that cannot be sent: ") && error.reason.contains(words), "\(error)")
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKStore
 import Testing
 
 @testable import PTKLibrary

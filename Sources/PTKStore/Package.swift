@@ -1,0 +1,58 @@
+import FoundationEssentials
+import PTKProtocol
+import PTKSystem
+
+/// `.ptk` packages, as PhotoKeeper kept its documents: a folder `NAME.ptk/` holding
+/// `photo.data` (the photo's bytes, PNG or JPEG, unchanged) and `photo.metadata` (JSON:
+/// `"Version": 1`, the thumbnail as base64 PNG under `"Thumbnail"`, and the photo's metadata).
+/// The format is read here, below the library, so that ptk-send reads packages as ptk does
+/// without linking SQLite or libpng.
+public enum Package {
+    /// The Version this ptk writes and the highest it reads.
+    public static let version = 1
+    public static let dataName = "photo.data"
+    public static let metadataName = "photo.metadata"
+    /// The largest photo.metadata read (a thumbnail is a few tens of kB).
+    static let metadataLimit = 16 << 20
+
+    /// The package folder name for a photo name: "beach.png" (or "beach.jpg") gives "beach.ptk".
+    public static func folderName(for photoName: String) -> String {
+        let stem = PhotoType(fileName: photoName).map { $0.split(photoName).stem } ?? photoName
+        return stem + ".ptk"
+    }
+
+    /// The photo name a package gives: "beach.ptk" gives "beach.png", or "beach.jpg" when its
+    /// photo.data is a JPEG.
+    public static func photoName(forPackage path: String, type: PhotoType) -> String {
+        var last = path.split(separator: "/").last.map(String.init) ?? path
+        if last.lowercased().hasSuffix(".ptk") { last.removeLast(4) }
+        return last + type.endings[0]
+    }
+
+    /// Reads a package's photo.metadata and checks its Version (at least 1, at most `version`);
+    /// returns its bytes, JSON, for the caller to decode what it needs.
+    public static func readMetadata(_ packagePath: String) throws(PackageError) -> [UInt8] {
+        let path = packagePath + "/" + metadataName
+        let bytes: [UInt8]
+        do { bytes = try readFileBytes(path, limit: metadataLimit) } catch {
+            throw PackageError("cannot read \(path): \(error)")
+        }
+        struct VersionOnly: Decodable { var Version: Int? }
+        let probe: VersionOnly
+        do { probe = try JSONDecoder().decode(VersionOnly.self, from: Data(bytes)) } catch {
+            throw PackageError("\(path) is not a JSON object with a numeric Version")
+        }
+        guard let v = probe.Version else { throw PackageError("\(path) has no Version") }
+        guard v <= version else {
+            throw PackageError("\(packagePath) is a Version \(v) package; this ptk reads packages up to Version \(version) (a newer ptk wrote it)")
+        }
+        guard v >= 1 else { throw PackageError("\(path) has Version \(v); packages start at Version 1") }
+        return bytes
+    }
+}
+
+/// A package that cannot be read.
+public struct PackageError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
