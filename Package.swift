@@ -30,6 +30,9 @@ let package = Package(
         // Row-by-row thumbnails with libpng and libjpeg-turbo, in C: both libraries' errors
         // longjmp, which must not cross Swift frames.
         .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG"]),
+        // What only the tests need of libpng and libjpeg: an independent whole-image PNG decode
+        // and a JPEG encoder (linked by PTKTestSupport and the tests, never by the programs).
+        .target(name: "CTestImages", dependencies: ["CPNG", "CJPEG"]),
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
         .systemLibrary(name: "CLinux"),
 
@@ -73,7 +76,7 @@ let package = Package(
         .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
-        .target(name: "PTKTestSupport", dependencies: ["CZlib", "CPNGThumb", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
+        .target(name: "PTKTestSupport", dependencies: ["CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
         .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore"]),
@@ -91,7 +94,7 @@ let package = Package(
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),

@@ -1,4 +1,5 @@
-import CPNGThumb
+import CTestImages
+import Glibc
 
 /// JPEG test photos, encoded by libjpeg-turbo: `width` x `height` of a pattern from `seed`
 /// (smooth gradients with noise, so the entropy-coded data holds every byte value, 0xFF
@@ -32,10 +33,10 @@ public func encodeJPEG(_ pixels: [UInt8], width: Int, height: Int, components: I
     var size = 0
     var message = [CChar](repeating: 0, count: 200)
     let status = pixels.withUnsafeBufferPointer { p in
-        ptk_jpeg_encode(p.baseAddress, UInt32(width), UInt32(height), Int32(components), Int32(quality),
+        ptk_test_jpeg_encode(p.baseAddress, UInt32(width), UInt32(height), Int32(components), Int32(quality),
                         progressive ? 1 : 0, Int32(restartRows), &out, &size, &message)
     }
-    defer { ptk_png_free(out) }
+    defer { free(out) }
     precondition(status == 0, "libjpeg could not encode: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
     return Array(UnsafeBufferPointer(start: out, count: size))
 }

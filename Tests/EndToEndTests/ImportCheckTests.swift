@@ -65,6 +65,16 @@ struct LinkTests {
         return r.stdout.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) }
     }
 
+    @Test("the test images' encoder and decoder are in no program", arguments: ["ptkd", "ptk", "ptk-send"])
+    func noTestImageCode(program: String) throws {
+        let r = try run("/usr/bin/nm", [binDirectory + "/" + program], absolute: true)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("ptk_png_thumbnail") == (program != "ptk-send"), "the thumbnailer is where it is needed")
+        for symbol in ["ptk_test_png_decode_rgba", "ptk_test_jpeg_encode", "jpeg_start_compress"] {
+            #expect(!r.stdout.contains(symbol), "\(program) links \(symbol)")
+        }
+    }
+
     @Test("ptk reads ptkd's configuration without linking the daemon: no Avahi, no libsystemd, no HTTP parser")
     func ptkLinksNoDaemon() throws {
         let libs = try libraries("ptk")

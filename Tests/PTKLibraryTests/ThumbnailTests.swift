@@ -1,4 +1,4 @@
-import CPNGThumb
+import CTestImages
 import Glibc
 import PTKSystem
 import PTKTestSupport
@@ -32,8 +32,8 @@ func decodeRGBA(_ bytes: [UInt8]) -> RGBA? {
     var w: UInt32 = 0, h: UInt32 = 0
     var pixels: UnsafeMutablePointer<UInt8>? = nil
     var message = [CChar](repeating: 0, count: 200)
-    guard ptk_png_decode_rgba(fd.rawValue, 50_000_000, &w, &h, &pixels, &message) == 0, let pixels else { return nil }
-    defer { ptk_png_free(pixels) }
+    guard ptk_test_png_decode_rgba(fd.rawValue, 50_000_000, &w, &h, &pixels, &message) == 0, let pixels else { return nil }
+    defer { free(pixels) }
     return RGBA(width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w) * Int(h) * 4)))
 }
 

@@ -18,10 +18,4 @@
 int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
                        ptk_thumbnail_result *out);
 
-/* Encodes 8-bit pixels (components 1: greyscale, 3: RGB) as a JPEG (malloc'd; free with
- * ptk_png_free), baseline or progressive, with a restart interval in MCU rows (0 for none).
- * For tests, which need JPEGs of every kind. Returns 0, or nonzero with message set. */
-int ptk_jpeg_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int components, int quality,
-                    int progressive, int restart_rows, unsigned char **jpeg, size_t *size, char message[200]);
-
 #endif

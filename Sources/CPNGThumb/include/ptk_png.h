@@ -35,13 +35,7 @@ enum {
 int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
                       ptk_thumbnail_result *out);
 
-/* The whole image as 8-bit RGBA (malloc'd, width*height*4 bytes) through libpng's own
- * de-interlacing (png_read_png): an independent decode that tests compare thumbnails with.
- * Returns 0, or nonzero with message set. */
-int ptk_png_decode_rgba(int fd, uint32_t max_pixels, uint32_t *width, uint32_t *height,
-                        unsigned char **rgba, char message[200]);
-
-/* Encodes 8-bit RGB (channels 3) or RGBA (4) pixels, row after row, as a PNG (malloc'd; free
+/* Encodes 8-bit RGB (channels 3) or RGBA (4) pixels, row after row, as a PNG (the JPEG thumbnailer's output) (malloc'd; free
  * with ptk_png_free). Returns PTK_PNG_OK, or PTK_PNG_FAILED with message set. */
 int ptk_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int channels,
                    unsigned char **png, size_t *size, char message[200]);
