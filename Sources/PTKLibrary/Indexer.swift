@@ -28,6 +28,10 @@ public final class LibraryIndexer: @unchecked Sendable {
     /// Such photos, by id: when each is due again and how many tries it has had. Touched by
     /// the indexing thread only.
     private var deferred: [Int64: (due: Instant, tries: Int)] = [:]
+    /// A reconcile's backlog being worked through: when it was found and how many photos it
+    /// held, so that the log says when it is done. Set by a reconcile (the one at start runs
+    /// before the thread starts), cleared by the indexing thread.
+    private var backlog: (since: Instant, count: Int)?
     /// Threads that read photos (hash, header, thumbnail) at once: one per CPU, up to 4, all at
     /// the lowest priority. The index itself is written by the indexing thread alone.
     private let readers: Int
@@ -143,6 +147,10 @@ public final class LibraryIndexer: @unchecked Sendable {
                     for (id, outcome) in outcomes { note(outcome, of: id) }
                 }
                 indexedAny = !due.isEmpty
+                if ids.isEmpty, let b = backlog {
+                    backlog = nil
+                    log("library: indexed the \(b.count) photo(s) found in the directory, in \(formatDecimal(Instant.now - b.since)) s")
+                }
             }
             if indexedAny { continue }
             // Nothing due: wait for work, or until the next deferred photo is due.
@@ -196,6 +204,7 @@ public final class LibraryIndexer: @unchecked Sendable {
         if !parts.isEmpty || (atStart && pending > 0) {
             log("library \(library.folder): \(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(pending) photo(s) to index")
         }
+        if pending > 0 && backlog == nil { backlog = (Instant.now, pending) }
     }
 
     /// Runs `body`; on an error (the index locked too long, a full disk) logs it and tries again

@@ -33,6 +33,8 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         try indexer.start()
         #expect(waitUntil { indexer.isIdle })
         #expect(log.all.contains { $0.contains("1 new file(s) to index") }, "\(log.all)")
+        // And says when that backlog is done, once.
+        #expect(waitUntil { log.all.contains { $0.hasPrefix("library: indexed the 1 photo(s) found in the directory, in ") } }, "\(log.all)")
         var sent: [String: [UInt8]] = [:]
         for i in 0..<20 {
             let bytes = photoBytes(10 + i)
