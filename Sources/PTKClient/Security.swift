@@ -26,7 +26,7 @@ public struct ExpectedReceiver: Sendable, Equatable {
         public var description: String {
             switch self {
             case .pinned: return "--expect-id"
-            case .remembered(let path, let firstSeen): return "\(path) (first seen \(formatDate(firstSeen)))"
+            case .remembered(let path, let firstSeen): return "\(path) (first seen \(WallTime(seconds: firstSeen).description))"
             case .advertised: return "its mDNS record (id=)"
             case .firstSession: return "the first session of this call"
             }

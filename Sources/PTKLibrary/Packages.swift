@@ -143,7 +143,7 @@ extension PhotoLibrary {
             throw LibraryError(error.badInput ? .badInput : .io, "\(dataPath): \(error.description)")
         }
         let rating = metadata.Rating.flatMap { (0...5).contains($0) ? $0 : nil }
-        let received = metadata.Received.flatMap(parseISO8601) ?? wallClockMilliseconds()
+        let received = metadata.Received.flatMap { WallTime(iso8601: $0)?.milliseconds } ?? WallTime.now.milliseconds
         let id = try database.writeTransaction { () throws(LibraryError) -> Int64 in
             try database.prepare("""
                 INSERT INTO photos(name, size, sha256, received, sender_name, sender_address, sender_id, note, rating) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -299,7 +299,7 @@ public final class PhotoLibrary {
             let redo = try database.prepare("UPDATE photos SET indexed = 0, sha256 = NULL, size = ? WHERE id = ?")
             for (name, st) in files {
                 guard let entry = known[name], gone[name] == nil else { continue }
-                let modified = st.modified * 1000 + st.modifiedNanoseconds / 1_000_000
+                let modified = st.modifiedTime.milliseconds
                 if entry.size != st.size || (entry.inode != nil && entry.inode != Int64(bitPattern: st.inode))
                     || (entry.modified != nil && entry.modified != modified) {
                     try redo.bind(st.size, entry.id).run()
@@ -308,7 +308,7 @@ public final class PhotoLibrary {
             }
             let add = try database.prepare("INSERT INTO photos(name, size, received) VALUES (?, ?, ?)")
             for (name, st) in unknown.sorted(by: { ($0.value.modified, $0.key) < ($1.value.modified, $1.key) }) {
-                try add.bind(name, st.size, st.modified * 1000 + st.modifiedNanoseconds / 1_000_000).run()
+                try add.bind(name, st.size, st.modifiedTime.milliseconds).run()
                 report.added += 1
             }
         }
@@ -408,7 +408,7 @@ public final class PhotoLibrary {
                 let header = e.thumbnail.flatMap { $0.width > 0 ? $0 : nil }
                 try update.bind(e.sha256, e.status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
                                 header?.interlace, e.thumbnail?.outcome == .made, e.problem, e.status.map { Int64(bitPattern: $0.inode) },
-                                e.status.map { $0.modified * 1000 + $0.modifiedNanoseconds / 1_000_000 }, e.id, e.name).run()
+                                e.status.map { $0.modifiedTime.milliseconds }, e.id, e.name).run()
                 changed[e.id] = database.changes
             }
             return changed

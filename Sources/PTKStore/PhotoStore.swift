@@ -177,7 +177,7 @@ public final class PhotoStore: @unchecked Sendable {
     public func removeStalePartials() -> Int {
         // An unreadable .incoming: nothing to clean now; the next start tries again.
         guard let names = try? incoming.entries() else { return 0 }
-        let now = wallClockSeconds()
+        let now = WallTime.now.seconds
         var removed = 0
         for name in names {
             // Gone meanwhile (published or removed by another session): nothing to clean.

@@ -111,20 +111,6 @@ public func fileStatus(_ path: String) throws(SystemError) -> FileStatus {
     return FileStatus(st)
 }
 
-/// Seconds since the epoch, on the wall clock. The corresponding C function is `clock_gettime`.
-public func wallClockSeconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec)
-}
-
-/// Milliseconds since the epoch, on the wall clock. The corresponding C function is `clock_gettime`.
-public func wallClockMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
-
 /// This process's id. The corresponding C function is `getpid`.
 public func processID() -> Int32 { getpid() }
 
@@ -132,16 +118,6 @@ public func processID() -> Int32 { getpid() }
 /// leaves it set (OpenSSL's SSL_ERROR_SYSCALL).
 public func currentErrno() -> CInt { errno }
 
-/// `seconds` since the epoch as "2026-11-30 08:53:00 UTC". The corresponding C functions are
-/// `gmtime_r` and `strftime`.
-public func formatDate(_ seconds: Int64) -> String {
-    var t = time_t(seconds)
-    var parts = tm()
-    gmtime_r(&t, &parts)
-    var buffer = [CChar](repeating: 0, count: 64)
-    let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
-    return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
 
 /// A byte count for people: "1.2 MB".
 public func formatBytes(_ n: Double) -> String {

@@ -165,7 +165,7 @@ public final class Identity: @unchecked Sendable {
     }
 
     static func expiresSoon(_ certificate: OpaquePointer) -> Bool {
-        var limit = time_t(wallClockSeconds() + renewalSeconds)
+        var limit = time_t(WallTime.now.seconds + renewalSeconds)
         return X509_cmp_time(X509_get0_notAfter(certificate), &limit) <= 0
     }
 

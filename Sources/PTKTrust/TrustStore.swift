@@ -91,11 +91,11 @@ public final class TrustStore: @unchecked Sendable {
     }
 
     /// Notes a refused attempt by `id`: adds it to the pending list or updates its entry.
-    public func recordAttempt(id: DeviceID, name: String, address: String, at time: Int64 = wallClockSeconds()) throws {
+    public func recordAttempt(id: DeviceID, name: String, address: String, at time: Int64 = WallTime.now.seconds) throws {
         try recordAttempt(id: .device(id), name: name, address: address, at: time)
     }
 
-    public func recordAttempt(id: SenderID, name: String, address: String, at time: Int64 = wallClockSeconds()) throws {
+    public func recordAttempt(id: SenderID, name: String, address: String, at time: Int64 = WallTime.now.seconds) throws {
         try withFileLock(lockFile) {
             var pending = try readPending()
             if let i = pending.firstIndex(where: { $0.id == id }) {

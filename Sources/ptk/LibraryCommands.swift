@@ -103,7 +103,7 @@ struct LibraryCommands {
             if photo.interlace == 1 { image += photo.type == .png ? ", interlaced (Adam7)" : ", progressive" }
             lines.append(("image", image))
         }
-        lines.append(("received", formatDate(photo.received / 1000)))
+        lines.append(("received", WallTime(milliseconds: photo.received).description))
         if let name = photo.senderName {
             var sender = "\"\(name)\""
             if let a = photo.senderAddress { sender += " from \(a)" }
@@ -223,7 +223,7 @@ struct LibraryCommands {
 
 /// "2026-11-30 09:41" (UTC) of milliseconds since the epoch.
 func shortDate(_ milliseconds: Int64) -> String {
-    String(formatDate(milliseconds / 1000).prefix(16))
+    WallTime(milliseconds: milliseconds).minutes
 }
 
 /// Writes text to standard output at once (a list of 10,000 lines in one write); a list that

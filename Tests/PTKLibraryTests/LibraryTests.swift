@@ -264,14 +264,14 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
 
     @Test func timesRoundTripThroughISO8601() {
         for ms: Int64 in [0, 1, 999, 1_700_000_000_123, 951_782_400_000 /* 2000-02-29 */, -86_400_001, 4_102_444_800_000] {
-            #expect(parseISO8601(formatISO8601(milliseconds: ms)) == ms, "\(formatISO8601(milliseconds: ms))")
+            #expect(WallTime(iso8601: WallTime(milliseconds: ms).iso8601)?.milliseconds == ms, "\(WallTime(milliseconds: ms).iso8601)")
         }
-        #expect(formatISO8601(milliseconds: 1_700_000_000_123) == "2023-11-14T22:13:20.123Z")
-        #expect(parseISO8601("2023-11-14T22:13:20Z") == 1_700_000_000_000)
-        #expect(parseISO8601("2023-11-15T00:13:20.5+02:00") == 1_700_000_000_500)
-        #expect(parseISO8601("2023-11-14T22:13:20.123456Z") == 1_700_000_000_123)
+        #expect(WallTime(milliseconds: 1_700_000_000_123).iso8601 == "2023-11-14T22:13:20.123Z")
+        #expect(WallTime(iso8601: "2023-11-14T22:13:20Z")?.milliseconds == 1_700_000_000_000)
+        #expect(WallTime(iso8601: "2023-11-15T00:13:20.5+02:00")?.milliseconds == 1_700_000_000_500)
+        #expect(WallTime(iso8601: "2023-11-14T22:13:20.123456Z")?.milliseconds == 1_700_000_000_123)
         for bad in ["", "yesterday", "2023-13-01T00:00:00Z", "2023-11-14 22:13:20", "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20Zjunk"] {
-            #expect(parseISO8601(bad) == nil, "\(bad)")
+            #expect(WallTime(iso8601: bad)?.milliseconds == nil, "\(bad)")
         }
     }
 

@@ -98,7 +98,7 @@ import Testing
         #expect(listDirectory(g.directory).filter { !$0.hasPrefix(".") } == [], "nothing published")
         #expect(listDirectory(g.directory + "/.incoming") == [], "no temporary file left")
         // Minimal metadata is enough; the received time is then the import's.
-        let before = wallClockMilliseconds()
+        let before = WallTime.now.milliseconds
         let minimal = try g.library.importPackage(variant("minimal.ptk", metadata: "{\"Version\": 1, \"Rating\": 9}"))
         #expect(minimal.name == "minimal.png")
         #expect(minimal.rating == nil, "an out-of-range rating is dropped")

@@ -34,3 +34,27 @@ struct WriteFilesTogetherTests {
         #expect(errors.count == 2 && errors.allSatisfy { $0?.code == .noSuchFile })
     }
 }
+
+@Suite("Wall time")
+struct WallTimeTests {
+    @Test("one point in time, shown for people, as a column and as ISO 8601")
+    func formats() {
+        let t = WallTime(milliseconds: 1_700_000_000_123)
+        #expect(t.description == "2023-11-14 22:13:20 UTC")
+        #expect(t.minutes == "2023-11-14 22:13")
+        #expect(t.iso8601 == "2023-11-14T22:13:20.123Z")
+        #expect(t.seconds == 1_700_000_000 && WallTime(seconds: 1_700_000_000) < t)
+        #expect(WallTime(milliseconds: -1).seconds == -1, "seconds round down, also before 1970")
+        #expect(WallTime(iso8601: t.iso8601) == t)
+    }
+
+    @Test("a file's modification time is a wall time, to the millisecond")
+    func modified() throws {
+        let dir = makeTemporaryDirectory("ptk-walltime")
+        defer { removeTree(dir) }
+        let before = WallTime.now
+        writeFile(dir + "/f", [1])
+        let modified = try fileStatus(dir + "/f").modifiedTime
+        #expect(modified.milliseconds >= before.milliseconds - 1000 && modified <= WallTime.now)
+    }
+}

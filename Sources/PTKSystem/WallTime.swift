@@ -1,0 +1,128 @@
+import Glibc
+
+/// A point on the wall clock, in milliseconds since 1970-01-01 UTC: the one representation of
+/// a date in ptk (when a photo was received, a file modified, a sender last tried), with the
+/// one ISO 8601 formatter and parser, and the one way dates are shown to people.
+public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible {
+    public var milliseconds: Int64
+    public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+    public init(seconds: Int64) { milliseconds = seconds * 1000 }
+
+    /// Now. The corresponding C function is `clock_gettime` (CLOCK_REALTIME).
+    public static var now: WallTime {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return WallTime(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+    }
+
+    /// Whole seconds since the epoch (rounded down).
+    public var seconds: Int64 { milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000 }
+
+    public static func < (a: WallTime, b: WallTime) -> Bool { a.milliseconds < b.milliseconds }
+
+    /// ISO 8601 in UTC with milliseconds: "2023-11-14T22:13:20.123Z".
+    public var iso8601: String { formatISO8601(milliseconds: milliseconds) }
+
+    /// Parses what `iso8601` writes, also without a fraction or with an offset ("+02:00");
+    /// nil if the text is not such a time.
+    public init?(iso8601 text: String) {
+        guard let ms = parseISO8601(text) else { return nil }
+        milliseconds = ms
+    }
+
+    /// For people: "2026-11-30 08:53:00 UTC". The corresponding C functions are `gmtime_r`
+    /// and `strftime`.
+    public var description: String {
+        var t = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// For a column: "2026-11-30 08:53" (UTC).
+    public var minutes: String { String(description.prefix(16)) }
+}
+
+extension FileStatus {
+    /// When the file was last modified.
+    public var modifiedTime: WallTime { WallTime(milliseconds: modified * 1000 + modifiedNanoseconds / 1_000_000) }
+}
+
+/// `milliseconds` since the epoch as ISO 8601 UTC with milliseconds (`WallTime.iso8601`).
+private func formatISO8601(milliseconds: Int64) -> String {
+    let (days, rest) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
+    let (d, ms) = rest < 0 ? (days - 1, rest + 86_400_000) : (days, rest)
+    let (y, m, day) = civil(fromDays: d)
+    func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    let millis = ms % 1000
+    let milli = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+    return "\(y)-\(two(m))-\(two(day))T\(two(ms / 3_600_000)):\(two(ms / 60_000 % 60)):\(two(ms / 1000 % 60)).\(milli)Z"
+}
+
+/// Parses what `formatISO8601` writes, also without fraction or with an offset
+/// ("+02:00"); nil if the text is not such a time.
+private func parseISO8601(_ text: String) -> Int64? {
+    let b = Array(text.utf8)
+    func number(_ from: Int, _ count: Int) -> Int64? {
+        guard from + count <= b.count else { return nil }
+        var v: Int64 = 0
+        for c in b[from..<from + count] {
+            guard c >= 48 && c <= 57 else { return nil }
+            v = v * 10 + Int64(c - 48)
+        }
+        return v
+    }
+    guard b.count >= 20, let y = number(0, 4), b[4] == 45, let mo = number(5, 2), b[7] == 45, let d = number(8, 2),
+          b[10] == 84 || b[10] == 116 || b[10] == 32, let h = number(11, 2), b[13] == 58, let mi = number(14, 2),
+          b[16] == 58, let s = number(17, 2), (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
+    var i = 19
+    var millis: Int64 = 0
+    if i < b.count, b[i] == 46 {
+        i += 1
+        var digits = 0
+        while i < b.count, b[i] >= 48, b[i] <= 57 {
+            if digits < 3 { millis = millis * 10 + Int64(b[i] - 48) }
+            digits += 1
+            i += 1
+        }
+        guard digits > 0 else { return nil }
+        if digits < 3 { for _ in digits..<3 { millis *= 10 } }
+    }
+    var offset: Int64 = 0
+    guard i < b.count else { return nil }
+    if b[i] == 90 || b[i] == 122 {
+        i += 1
+    } else if b[i] == 43 || b[i] == 45, let oh = number(i + 1, 2), b.count > i + 3, b[i + 3] == 58, let om = number(i + 4, 2) {
+        offset = (oh * 60 + om) * 60_000 * (b[i] == 45 ? -1 : 1)
+        i += 6
+    } else {
+        return nil
+    }
+    guard i == b.count else { return nil }
+    return days(fromCivil: y, mo, d) * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + millis - offset
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+private func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+    let y = month <= 2 ? year - 1 : year
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yoe = y - era * 400
+    let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+}
+
+/// The date of a day number since 1970-01-01.
+private func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    let z = z0 + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let d = doy - (153 * mp + 2) / 5 + 1
+    let m = mp < 10 ? mp + 3 : mp - 9
+    return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+}
