@@ -126,8 +126,9 @@ public func parseSize(_ text: String) -> Int64? {
     return overflow ? nil : value
 }
 
-/// Parses a duration in seconds: a number with an optional s, m, h or d suffix ("30", "90s", "24h").
-public func parseDuration(_ text: String) -> Double? {
+/// Parses a duration: a number of seconds with an optional s, m, h or d suffix ("30", "90s",
+/// "1.5", "24h"), to the millisecond.
+public func parseDuration(_ text: String) -> Duration? {
     var s = text.trimmingSpaces.lowercased()
     var factor = 1.0
     switch s.last {
@@ -138,8 +139,8 @@ public func parseDuration(_ text: String) -> Double? {
     default: break
     }
     if let last = s.last, last.isLetter { s.removeLast() }
-    guard let v = Double(s), v.isFinite, v >= 0 else { return nil }
-    return v * factor
+    guard let v = Double(s), v.isFinite, v >= 0, v * factor < 1e15 else { return nil }
+    return .milliseconds(Int64((v * factor * 1000).rounded()))
 }
 
 /// Parses a whole number within `range`.

@@ -42,13 +42,13 @@ public struct WorkList: Sendable {
 
 /// How long, and how often, a call asks a busy receiver for its turn (`ptk-send --wait`).
 public struct WaitPolicy: Sendable, Equatable {
-    /// Seconds to keep asking, from the receiver's first busy answer; 0: give up at once.
-    public var limit: Double
-    /// The shortest and the longest pause before asking again, in seconds.
-    public var first: Double
-    public var longest: Double
+    /// How long to keep asking, from the receiver's first busy answer; zero: give up at once.
+    public var limit: Duration
+    /// The shortest and the longest pause before asking again.
+    public var first: Duration
+    public var longest: Duration
 
-    public init(limit: Double = 600, first: Double = 0.25, longest: Double = 5) {
+    public init(limit: Duration = .seconds(600), first: Duration = .milliseconds(250), longest: Duration = .seconds(5)) {
         self.limit = limit
         self.first = first
         self.longest = longest
@@ -62,7 +62,7 @@ public struct WaitPolicy: Sendable, Equatable {
     /// receiver owes its free sessions to the front of the line and holds them until they ask.
     /// (With log2(ahead + 1), 64 senders into 32 sessions took twice as long: bench/soak.)
     /// `random` is in 0..<1.
-    public func pause(attempt: Int, ahead: Int?, random: Double) -> Double {
+    public func pause(attempt: Int, ahead: Int?, random: Double) -> Duration {
         let step = ahead.map { Int.bitWidth - 1 - (max(0, $0) / 4 + 1).leadingZeroBitCount } ?? max(0, attempt)
         let most = min(longest, first * Double(1 << min(step, 30)))
         return most * (0.5 + 0.5 * min(max(random, 0), 1))

@@ -31,7 +31,7 @@ public struct DeliveryResult: Sendable {
     /// How many files the call had.
     public var fileCount: Int
     /// Seconds the call waited for a busy receiver before it gave up (nil: it did not give up waiting).
-    public var gaveUpWaiting: Double?
+    public var gaveUpWaiting: Duration?
 
     /// The exit status and, when a session failed, the error line to print (`peer` as the user
     /// named it). See `ptk-send --help`.
@@ -47,7 +47,7 @@ public struct DeliveryResult: Sendable {
                 if p.errorCode == .tlsRequired {
                     hint = "; send without --plaintext"
                 } else if p.errorCode == .busy, let waited = gaveUpWaiting {
-                    hint = waited > 0 ? "; still busy after waiting \(formatSeconds(waited)) (--wait)" : " (--wait 0: not waiting for a turn)"
+                    hint = waited > .zero ? "; still busy after waiting \(formatSeconds(waited)) (--wait)" : " (--wait 0: not waiting for a turn)"
                 } else if p.errorCode == .unauthorized {
                     hint = "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
                 }
@@ -147,7 +147,7 @@ public final class Delivery: @unchecked Sendable {
         let ended = Semaphore()
         var attempt = 0
         var firstBusy: Instant? = nil
-        var gaveUp: Double? = nil
+        var gaveUp: Duration? = nil
         while true {
             runSession(0, hashes: hashes, ended: ended)
             // Only a busy answer to the first session, before anything was sent, is waited out.
@@ -159,17 +159,17 @@ public final class Delivery: @unchecked Sendable {
             let now = Instant.now
             let since = firstBusy ?? now
             firstBusy = since
-            let left = waiting.limit - (now - since)
-            guard left > 0 else {
+            let left = waiting.limit - .seconds(now - since)
+            guard left > .zero else {
                 gaveUp = waiting.limit
                 break
             }
             let pause = min(left, waiting.pause(attempt: attempt, ahead: busy.waiting, random: Double.random(in: 0..<1)))
             lock.withLock {
                 failureOfSession[0] = nil
-                progress(.waiting(ahead: busy.waiting, seconds: pause))
+                progress(.waiting(ahead: busy.waiting, pause: pause))
             }
-            sleep(for: .nanoseconds(Int64(pause * 1e9)))
+            sleep(for: pause)
             attempt += 1
         }
         // The other sessions: none can start once none runs (each is opened by a running one).

@@ -58,7 +58,7 @@ extension SendOptions {
             } catch {
                 switch error {
                 case .notTLS(let m): throw .notTLS(m)
-                case .timedOut: throw .connectionLost("the receiver did not finish the TLS handshake within \(Int(timeout)) s")
+                case .timedOut: throw .connectionLost("the receiver did not finish the TLS handshake within \(formatSeconds(timeout))")
                 case .peerClosed: throw .connectionLost("the receiver closed the connection during the TLS handshake")
                 default: throw .tlsFailed(error.description)
                 }

@@ -9,12 +9,12 @@ public struct SendOptions: Sendable {
     /// The window asked for (the receiver may grant less).
     public var window: Int
     /// Seconds to wait for the receiver (connecting, and each answer).
-    public var timeout: Double
+    public var timeout: Duration
     /// Chunks are sent from a memory map of the file; false reads them into a buffer, which is
     /// also what happens to a file that cannot be mapped.
     public var mapFiles: Bool
 
-    public init(name: String = hostName(), window: Int = 64, timeout: Double = 30, mapFiles: Bool = true) {
+    public init(name: String = hostName(), window: Int = 64, timeout: Duration = .seconds(30), mapFiles: Bool = true) {
         self.name = name
         self.window = window
         self.timeout = timeout
@@ -32,9 +32,9 @@ public enum SendProgress: Sendable {
     case acknowledged(file: Int, bytes: Int)
     /// File `file` is finished.
     case finished(file: Int, FileOutcome)
-    /// The receiver is busy: the call waits for its turn, `seconds` before it asks again.
+    /// The receiver is busy: the call waits for its turn, `pause` before it asks again.
     /// `ahead` is how many senders wait before this one, when the receiver says.
-    case waiting(ahead: Int?, seconds: Double)
+    case waiting(ahead: Int?, pause: Duration)
 }
 
 /// Why a session failed as a whole.
@@ -261,7 +261,7 @@ public final class Sender {
 
     private func lost(_ error: TransportError, _ machine: SenderSession) -> SendFailure {
         switch error {
-        case .timedOut: return .connectionLost("the receiver sent nothing for \(Int(options.timeout)) s")
+        case .timedOut: return .connectionLost("the receiver sent nothing for \(formatSeconds(options.timeout))")
         case .peerClosed: return .connectionLost("the receiver closed the connection")
         case .violation(let v): return .protocolError(v.description)
         case .interrupted: return .connectionLost("interrupted")

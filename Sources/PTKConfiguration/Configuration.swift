@@ -17,14 +17,14 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// 25 small photos per call, and 77 MB with 128 (docs/PERFORMANCE.md).
     public var maxSessions = 64
     public var maxSessionsPerAddress = 8
-    /// Seconds a new connection has to send HELLO.
-    public var handshakeTimeout: Double = 10
+    /// How long a new connection has to finish the TLS handshake and send HELLO.
+    public var handshakeTimeout: Duration = .seconds(10)
     /// Permission bits of saved photos.
     public var fileMode: UInt32 = 0o644
     public var minFree: Int64 = 100 << 20
-    public var idleTimeout: Double = 30
+    public var idleTimeout: Duration = .seconds(30)
     public var mdns = true
-    public var partialMaxAge: Double = 86_400
+    public var partialMaxAge: Duration = .seconds(86_400)
     /// Where the identity, the trust list and the pending senders live; nil means the default
     /// (see `defaultStateDirectory`).
     public var stateDirectory: String?

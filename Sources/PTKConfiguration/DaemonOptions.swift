@@ -192,17 +192,17 @@ public enum DaemonOptions {
         },
         DaemonOption("idle-timeout", value: "SECONDS", help: "close a session silent this long",
                      default: { durationText($0.idleTimeout, plainSeconds: true) }) { c, v throws(UsageError) in
-            guard let d = parseDuration(v), d > 0 else { throw invalid(v, "idle-timeout", "expected seconds, such as 30") }
+            guard let d = parseDuration(v), d > .zero else { throw invalid(v, "idle-timeout", "expected seconds, such as 30") }
             c.idleTimeout = d
         },
         DaemonOption("handshake-timeout", value: "SECONDS", help: "time a new connection has to finish the TLS handshake and send HELLO",
                      default: { durationText($0.handshakeTimeout, plainSeconds: true) }) { c, v throws(UsageError) in
-            guard let d = parseDuration(v), d > 0 else { throw invalid(v, "handshake-timeout", "expected seconds, such as 10") }
+            guard let d = parseDuration(v), d > .zero else { throw invalid(v, "handshake-timeout", "expected seconds, such as 10") }
             c.handshakeTimeout = d
         },
         DaemonOption("partial-max-age", value: "DURATION", help: "delete unfinished uploads older than this; s, m, h, d suffixes",
                      default: { durationText($0.partialMaxAge) }) { c, v throws(UsageError) in
-            guard let d = parseDuration(v), d > 0 else { throw invalid(v, "partial-max-age", "expected a duration, such as 24h") }
+            guard let d = parseDuration(v), d > .zero else { throw invalid(v, "partial-max-age", "expected a duration, such as 24h") }
             c.partialMaxAge = d
         },
         DaemonOption("mdns", value: "yes|no", help: "advertise over mDNS (_ptk._tcp) through avahi-daemon", commandLine: false,

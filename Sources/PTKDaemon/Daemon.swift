@@ -121,10 +121,10 @@ public final class Daemon: @unchecked Sendable {
     var handshakeRoom: Int { max(4, configuration.maxSessions / 4) }
 
     /// Accepts and serves sessions until `shutdown` is requested, then lets sessions reach a
-    /// frame boundary (they answer ERROR `shutting-down`) for up to `grace` seconds. Returns
+    /// frame boundary (they answer ERROR `shutting-down`) for up to `grace`. Returns
     /// nil after a requested shutdown, or why the accept loop could not go on (it then shuts
     /// down the same way, and ptkd exits non-zero so that `Restart=on-failure` restarts it).
-    public func run(grace: Double = 4) -> DaemonError? {
+    public func run(grace: Duration = .seconds(4)) -> DaemonError? {
         // The library is opened and reconciled first, so ptkd's descriptors are settled once it says it listens.
         if let library {
             do { try library.start() } catch { Log.warning("cannot start the photo library's indexing: \(error)") }
@@ -437,10 +437,10 @@ extension Daemon {
     /// Answers ERROR busy with the sender's place in line (`waiting`), logs it, and closes.
     fileprivate func answerBusy(_ stream: ByteStream, sender: SenderCredentials, peer: SocketAddress, id: Int, reason: String, ahead: Int) {
         Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)")
-        let connection = FramedConnection(stream: stream, timeout: 1)
+        let connection = FramedConnection(stream: stream, timeout: .seconds(1))
         // The refused sender may already have gone: it is refused either way.
         try? connection.send(.error(Problem(.busy, reason + "; try again later", waiting: ahead)))
-        connection.closeGracefully(linger: 1)
+        connection.closeGracefully(linger: .seconds(1))
     }
 }
 

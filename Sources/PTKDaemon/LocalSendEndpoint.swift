@@ -53,7 +53,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         let types = Set(configuration.localSendTypes)
         sessions = LocalSendSessions(policy: LocalSendPolicy(pin: configuration.localSendPIN, acceptedTypes: types,
                                                              maxFileSize: configuration.maxFileSize,
-                                                             sessionIdle: max(60, 2 * configuration.idleTimeout)))
+                                                             sessionIdle: max(.seconds(60), configuration.idleTimeout * 2)))
     }
 
     var fingerprint: String { identity.certificateFingerprint }
@@ -334,7 +334,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
                 Log.info("\(prefix): failed \(name) after \(received) bytes: \(why); answered \(status)")
                 return (status, why, false)
             case .timedOut:
-                Log.info("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout)) s after \(received); answered 408")
+                Log.info("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout.seconds)) s after \(received); answered 408")
                 return (408, "no bytes within the idle timeout", false)
             default:
                 Log.info("\(prefix): failed \(name): the connection ended after \(received) of \(file.size) bytes")

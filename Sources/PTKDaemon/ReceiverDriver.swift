@@ -122,7 +122,7 @@ final class ReceiverDriver {
         case .close:
             if let sentError {
                 endReason = "ended with ERROR \(sentError)"
-                connection.closeGracefully(linger: shutdown.isRequested ? 0.5 : 2)
+                connection.closeGracefully(linger: shutdown.isRequested ? .milliseconds(500) : .seconds(2))
             } else {
                 connection.close()
             }

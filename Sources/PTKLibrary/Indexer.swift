@@ -23,8 +23,8 @@ public final class LibraryIndexer: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     /// The first and the longest pause before a photo whose indexing met a passing error (out
     /// of descriptors, EIO: `PhotoLibrary.isPassing`) is tried again; the pause doubles.
-    private let retryFirst: Double
-    private let retryLongest: Double
+    private let retryFirst: Duration
+    private let retryLongest: Duration
     /// Such photos, by id: when each is due again and how many tries it has had. Touched by
     /// the indexing thread only.
     private var deferred: [Int64: (due: Instant, tries: Int)] = [:]
@@ -42,7 +42,7 @@ public final class LibraryIndexer: @unchecked Sendable {
 
     /// `log` receives the lines worth a journal entry: problems, and what a reconcile changed.
     public init(directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit,
-                retryFirst: Double = 1, retryLongest: Double = 300, readers: Int = min(4, availableProcessorCount()),
+                retryFirst: Duration = .seconds(1), retryLongest: Duration = .seconds(300), readers: Int = min(4, availableProcessorCount()),
                 log: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.readers = max(1, readers)
@@ -172,7 +172,7 @@ public final class LibraryIndexer: @unchecked Sendable {
         switch outcome {
         case .retryLater(let name, let reason):
             let tries = (deferred[id]?.tries ?? 0) + 1
-            let pause = min(retryLongest, retryFirst * Double(1 << min(tries - 1, 30)))
+            let pause = min(retryLongest, retryFirst * (1 << min(tries - 1, 30)))
             deferred[id] = (.now + pause, tries)
             // Once per photo: the journal is not flooded while the cause lasts.
             if tries == 1 { log("library: cannot index \"\(name)\" now (\(reason)); trying again, at first in \(formatSeconds(pause)), then less often") }

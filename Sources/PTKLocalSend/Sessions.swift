@@ -8,13 +8,13 @@ public struct LocalSendPolicy: Sendable, Equatable {
     /// Files over this size are left out of the answer.
     public var maxFileSize: Int64
     /// A session with no upload for this long is forgotten.
-    public var sessionIdle: Double
+    public var sessionIdle: Duration
     /// Wrong PINs from one address before it gets 429.
     public var pinTries = 3
     /// How long an address that used up its tries is answered 429.
-    public var pinLockout: Double = 300
+    public var pinLockout: Duration = .seconds(300)
 
-    public init(pin: String? = nil, acceptedTypes: Set<String> = ["image/png"], maxFileSize: Int64 = 512 << 20, sessionIdle: Double = 60) {
+    public init(pin: String? = nil, acceptedTypes: Set<String> = ["image/png"], maxFileSize: Int64 = 512 << 20, sessionIdle: Duration = .seconds(60)) {
         self.pin = pin
         self.acceptedTypes = acceptedTypes
         self.maxFileSize = maxFileSize
@@ -119,7 +119,7 @@ public struct LocalSendSessions: Sendable {
                 var entry = wrongPINs[address] ?? (0, 0)
                 if entry.count >= policy.pinTries { entry.count = 0 }  // the lockout has run out
                 entry.count += 1
-                entry.until = now + policy.pinLockout
+                entry.until = now + policy.pinLockout / .seconds(1)
                 wrongPINs[address] = entry
                 return entry.count >= policy.pinTries ? .tooManyTries : .pinRequired(wrong: true)
             }
@@ -196,7 +196,7 @@ public struct LocalSendSessions: Sendable {
     /// Forgets sessions idle for `policy.sessionIdle` with nothing running, and PIN lockouts that ran out.
     public mutating func expire(now: Double) {
         sessions = sessions.filter { _, s in
-            s.files.values.contains { $0.state == .receiving } || now - s.lastActivity < policy.sessionIdle && !s.cancelled
+            s.files.values.contains { $0.state == .receiving } || now - s.lastActivity < policy.sessionIdle / .seconds(1) && !s.cancelled
         }
         wrongPINs = wrongPINs.filter { now < $0.value.until }
     }

@@ -12,12 +12,12 @@ public final class Report: @unchecked Sendable {
     private let quiet: Bool
     /// The receiver as the user named it, and how long --wait lets the call wait.
     private let peer: String
-    private let waitLimit: Double
+    private let waitLimit: Duration
     /// Without a bar, waiting for a busy receiver is said once.
     private var saidWaiting = false
 
     /// `showBar`: draw the progress bar (on a terminal, unless --quiet).
-    public init(files: [LocalFile], showBar: Bool, quiet: Bool, peer: String, waitLimit: Double) {
+    public init(files: [LocalFile], showBar: Bool, quiet: Bool, peer: String, waitLimit: Duration) {
         self.files = files
         self.bar = showBar ? ProgressBar(files: files) : nil
         self.quiet = quiet

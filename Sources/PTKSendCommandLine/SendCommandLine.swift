@@ -112,7 +112,7 @@ public struct SendSettings: Sendable {
                 guard let t = parseDuration(v) else { throw invalid("wait", "a duration, such as 10m, or 0") }
                 waitPolicy.limit = t
             case .timeout:
-                guard let t = parseDuration(v), t > 0 else { throw invalid("timeout", "seconds") }
+                guard let t = parseDuration(v), t > .zero else { throw invalid("timeout", "seconds") }
                 options.timeout = t
             case .expectID:
                 guard let id = DeviceID(parsing: v) else { throw invalid("expect-id", "a device ID (52 characters A-Z, 2-7; dashes ignored)") }

@@ -9,7 +9,7 @@ public struct StoreSettings: Sendable, Equatable {
     /// An offer that would leave less than this many bytes free is REJECTed `no-space`.
     public var minFree: Int64
     /// Partial uploads older than this many seconds are deleted.
-    public var partialMaxAge: Double
+    public var partialMaxAge: Duration
     /// Permission bits of saved photos.
     public var fileMode: FileMode
     /// How many big photos at most are checked (SHA-256, structure) on a thread of their own at
@@ -18,7 +18,7 @@ public struct StoreSettings: Sendable, Equatable {
     /// and many concurrent senders do not pay for hand-overs between more threads than cores.
     public var checkingThreads: Int?
 
-    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Double = 86_400, fileMode: FileMode = 0o644,
+    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Duration = .seconds(86_400), fileMode: FileMode = 0o644,
                 checkingThreads: Int? = nil) {
         self.directory = directory
         self.minFree = minFree
@@ -183,7 +183,7 @@ public final class PhotoStore: @unchecked Sendable {
             // Gone meanwhile (published or removed by another session): nothing to clean.
             guard let st = try? incoming.status(of: name) else { continue }
             let age = Double(now - st.modified)
-            guard age >= settings.partialMaxAge else { continue }
+            guard age >= settings.partialMaxAge.seconds else { continue }
             if st.isRegularFile {
                 // Gone meanwhile, or not openable: left for the next clean-up.
                 guard let fd = try? FileDescriptor.open(name, relativeTo: incoming, flags: [.readOnly, .noFollow]) else { continue }

@@ -136,7 +136,8 @@ public func formatDecimal(_ v: Double) -> String {
 }
 
 /// A duration for people to read: "10 min" for whole minutes, else seconds ("90 s", "0.25 s").
-public func formatSeconds(_ seconds: Double) -> String {
+public func formatSeconds(_ duration: Duration) -> String {
+    let seconds = duration.seconds
     if seconds >= 60 && seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
     if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
     return "\(seconds) s"

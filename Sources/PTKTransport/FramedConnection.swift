@@ -13,13 +13,13 @@ public final class FramedConnection: @unchecked Sendable {
     // Used by one thread at a time (the session that owns it).
     public let stream: ByteStream
     /// How long a read or write may wait for progress.
-    public var timeout: Double
+    public var timeout: Duration
     private var decoder: FrameDecoder
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// Frames enqueued and not yet written.
     private var pending: [UInt8] = []
 
-    public init(stream: ByteStream, timeout: Double, chunkSize: Int = ProtocolLimits.chunkSize) {
+    public init(stream: ByteStream, timeout: Duration, chunkSize: Int = ProtocolLimits.chunkSize) {
         self.stream = stream
         self.timeout = timeout
         self.decoder = FrameDecoder(chunkSize: chunkSize)
@@ -37,7 +37,7 @@ public final class FramedConnection: @unchecked Sendable {
     }
 
     /// The next frame; nil when the peer closed the stream cleanly between frames. The whole
-    /// frame must arrive within `timeout` seconds (or by `deadline` when that is sooner), so
+    /// frame must arrive within `timeout` (or by `deadline` when that is sooner), so
     /// a peer trickling bytes cannot hold a session longer than one that sends nothing.
     public func receive(deadline: Instant? = nil) throws(TransportError) -> Frame? {
         var limit = Instant.now + timeout
@@ -147,10 +147,10 @@ public final class FramedConnection: @unchecked Sendable {
     }
 
     /// Closes after an ERROR so that it reaches the peer: stop writing, read and drop what the
-    /// peer still sends until it closes or `linger` seconds pass, then close. Closing at once
+    /// peer still sends until it closes or `linger` passes, then close. Closing at once
     /// with unread bytes would send a TCP reset, and the peer could lose the ERROR. The drain
     /// is not interrupted by the daemon's shutdown: that is when it matters most.
-    public func closeGracefully(linger: Double = 2) {
+    public func closeGracefully(linger: Duration = .seconds(2)) {
         // Closing: answers the peer will not take are dropped with the connection.
         try? flush(deadline: .now + min(timeout, linger))
         stream.shutdownWrite()
@@ -165,7 +165,7 @@ public final class FramedConnection: @unchecked Sendable {
     /// Writes what is enqueued (if the peer still reads it within a second) and closes.
     public func close() {
         // Closing: answers the peer will not take are dropped with the connection.
-        try? flush(deadline: .now + min(timeout, 1))
+        try? flush(deadline: .now + min(timeout, .seconds(1)))
         stream.close()
     }
 }

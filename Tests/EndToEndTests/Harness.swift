@@ -215,7 +215,7 @@ final class RawPeer {
     init(port: UInt16, host: String = "127.0.0.1", timeout: Double = 10) throws {
         let address = SocketAddress(numericHost: host, port: port)!
         let sock = try Socket.connect(to: address, deadline: .now + 5)
-        connection = FramedConnection(stream: TCPStream(socket: sock, peer: address), timeout: timeout)
+        connection = FramedConnection(stream: TCPStream(socket: sock, peer: address), timeout: .seconds(timeout))
     }
 
     func send(_ frame: Frame) throws { try connection.send(frame) }

@@ -34,7 +34,7 @@ func tlsConnection(_ port: UInt16, identity: Identity?, tls12Only: Bool = false)
     let sock = try Socket.connect(to: address, deadline: .now + 5)
     let context = try TLSContext(server: false, identity: identity, tls12Only: tls12Only)
     let stream = try TLSStream(socket: sock, peer: address, context: context, deadline: .now + 5)
-    return FramedConnection(stream: stream, timeout: 10)
+    return FramedConnection(stream: stream, timeout: .seconds(10))
 }
 
 /// A man in the middle: terminates TLS with its own identity and relays every session to

@@ -61,10 +61,10 @@ struct ArgumentTests {
 
     @Test("durations take s, m, h, d suffixes", arguments: [
         ("30", Optional(30.0)), ("1.5", 1.5), ("90s", 90), ("10m", 600), ("24h", 86_400), ("2d", 172_800),
-        ("", nil), ("h", nil), ("-1", nil), ("abc", nil), ("inf", nil),
+        ("", nil), ("h", nil), ("-1", nil), ("abc", nil), ("inf", nil), ("0.0004", 0), ("1e300", nil),
     ])
     func durations(text: String, value: Double?) {
-        #expect(parseDuration(text) == value)
+        #expect(parseDuration(text) == value.map { Duration.seconds($0) })
     }
 }
 
@@ -87,8 +87,8 @@ struct ConfigurationTests {
         #expect(c.maxFileSize == 1 << 30)
         #expect(c.maxSessions == 3)
         #expect(c.minFree == 1 << 20)
-        #expect(c.idleTimeout == 5)
-        #expect(c.partialMaxAge == 7200)
+        #expect(c.idleTimeout == .seconds(5))
+        #expect(c.partialMaxAge == .seconds(7200))
         #expect(c.mdns == false)
     }
 
@@ -100,8 +100,8 @@ struct ConfigurationTests {
         #expect(c.maxFileSize == 512 << 20)
         #expect(c.maxSessions == 64)
         #expect(c.minFree == 100 << 20)
-        #expect(c.idleTimeout == 30)
-        #expect(c.partialMaxAge == 86_400)
+        #expect(c.idleTimeout == .seconds(30))
+        #expect(c.partialMaxAge == .seconds(86_400))
         #expect(c.listen.isEmpty)
         #expect(c.mdns)
     }

@@ -117,7 +117,7 @@ struct SendCommandLineTests {
         }
         let s = try SendSettings(table.parse(["--window", "8", "--parallel", "2", "--wait", "90s", "--timeout", "5", "--port", "4000",
                                               "--name", "laptop", "-q", "h", "a.png", "b.png"]))
-        #expect(s.options.window == 8 && s.parallel == 2 && s.waitPolicy.limit == 90 && s.options.timeout == 5)
+        #expect(s.options.window == 8 && s.parallel == 2 && s.waitPolicy.limit == .seconds(90) && s.options.timeout == .seconds(5))
         #expect(s.defaultPort == 4000 && s.options.name == "laptop" && s.quiet)
     }
 

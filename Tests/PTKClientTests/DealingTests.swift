@@ -74,6 +74,7 @@ struct WaitPolicyTests {
           arguments: [(0, 0.25), (1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (5, 5.0), (40, 5.0), (10_000, 5.0)])
     func byAttempt(attempt: Int, most: Double) {
         let w = WaitPolicy()
+        let most = Duration.seconds(most)
         #expect(w.pause(attempt: attempt, ahead: nil, random: 0) == most / 2)
         #expect(w.pause(attempt: attempt, ahead: nil, random: 0.5) == most * 0.75)
         #expect(w.pause(attempt: attempt, ahead: nil, random: 0.999_999) <= most)
@@ -87,6 +88,7 @@ struct WaitPolicyTests {
           arguments: [(0, 0.25), (3, 0.25), (4, 0.5), (11, 0.5), (12, 1.0), (27, 1.0), (28, 2.0), (60, 4.0), (124, 5.0), (1 << 40, 5.0)])
     func byPlace(ahead: Int, most: Double) {
         let w = WaitPolicy()
+        let most = Duration.seconds(most)
         // The attempt does not count when the place is known.
         #expect(w.pause(attempt: 9, ahead: ahead, random: 1) == most)
         #expect(w.pause(attempt: 0, ahead: ahead, random: 0) == most / 2)
@@ -94,9 +96,9 @@ struct WaitPolicyTests {
 
     @Test("out-of-range inputs stay within the bounds")
     func bounds() {
-        let w = WaitPolicy(limit: 1, first: 0.01, longest: 0.05)
-        #expect(w.pause(attempt: -3, ahead: nil, random: -1) == 0.005)
-        #expect(w.pause(attempt: 0, ahead: -5, random: 2) == 0.01)
-        #expect(w.pause(attempt: Int.max, ahead: nil, random: 1) == 0.05)
+        let w = WaitPolicy(limit: .seconds(1), first: .milliseconds(10), longest: .milliseconds(50))
+        #expect(w.pause(attempt: -3, ahead: nil, random: -1) == .milliseconds(5))
+        #expect(w.pause(attempt: 0, ahead: -5, random: 2) == .milliseconds(10))
+        #expect(w.pause(attempt: Int.max, ahead: nil, random: 1) == .milliseconds(50))
     }
 }

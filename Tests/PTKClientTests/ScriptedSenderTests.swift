@@ -150,7 +150,7 @@ final class PhotoFiles {
     deinit { removeTree(dir) }
 }
 
-private func options(mapFiles: Bool = true) -> SendOptions { SendOptions(name: "tester", window: 8, timeout: 1, mapFiles: mapFiles) }
+private func options(mapFiles: Bool = true) -> SendOptions { SendOptions(name: "tester", window: 8, timeout: .seconds(1), mapFiles: mapFiles) }
 
 /// Runs one Sender over `receiver`'s stream; returns the failure, if any, and the sender.
 private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver, mapFiles: Bool = true) -> (SendFailure?, Sender) {
@@ -292,13 +292,15 @@ final class EventLog: @unchecked Sendable {
         lock.withLock { events.compactMap { if case .finished(let i, _) = $0 { i } else { nil } } }
     }
     /// What each `.waiting` said: senders ahead, and the pause.
-    var waits: [(Int?, Double)] {
+    var waits: [(Int?, Duration)] {
         lock.withLock { events.compactMap { if case .waiting(let a, let s) = $0 { (a, s) } else { nil } } }
     }
 }
 
 /// Waits of 5 to 10 ms between tries, for `limit` seconds.
-private func quickWaits(_ limit: Double = 5) -> WaitPolicy { WaitPolicy(limit: limit, first: 0.01, longest: 0.02) }
+private func quickWaits(_ limit: Double = 5) -> WaitPolicy {
+    WaitPolicy(limit: .seconds(limit), first: .milliseconds(10), longest: .milliseconds(20))
+}
 
 @Suite("Delivery: sessions, waiting for a turn and exit statuses, without a network")
 struct DeliveryTests {
@@ -400,7 +402,7 @@ struct DeliveryTests {
         #expect(network.connections.count == 4)
         #expect(network.connections[3].saved.map(\.0) == ["p0.png", "p1.png", "p2.png"])
         #expect(log.waits.map(\.0) == [3, 0, nil])
-        #expect(log.waits.allSatisfy { $0.1 >= 0.005 && $0.1 <= 0.02 })
+        #expect(log.waits.allSatisfy { $0.1 >= .milliseconds(5) && $0.1 <= .milliseconds(20) })
         #expect(result.failures.isEmpty)
         #expect(result.exitStatus(peer: "x") == (.ok, nil))
     }
@@ -424,7 +426,7 @@ struct DeliveryTests {
         let photos = try PhotoFiles([("a.png", 2_000), ("b.png", 2_000)])
         let network = FakeNetwork { _ in FakeReceiver(fault: .busy) }
         let log = EventLog()
-        let result = deliver(photos, parallel: 4, network, log: log, waiting: WaitPolicy(limit: 0))
+        let result = deliver(photos, parallel: 4, network, log: log, waiting: WaitPolicy(limit: .zero))
         #expect(network.connections.count == 1)
         #expect(log.waits.isEmpty)
         #expect(result.exitStatus(peer: "host") == (.unreachable, "host: the receiver answered ERROR busy: at the limit (--wait 0: not waiting for a turn)"))

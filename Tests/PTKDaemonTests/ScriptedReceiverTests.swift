@@ -109,7 +109,7 @@ final class StoreDirectory {
 /// Runs a ReceiverDriver over `sender`'s stream until the session ends.
 private func serve(_ sender: FakeSender, _ dir: StoreDirectory, shutdown: ShutdownSignal? = nil) throws {
     let settings = ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30, sessions: 2)
-    let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: sender.stream, timeout: 1),
+    let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: sender.stream, timeout: .seconds(1)),
                                 peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!,
                                 store: dir.store, settings: settings, shutdown: try shutdown ?? ShutdownSignal(), handshakeDeadline: .now + 1)
     driver.run()

@@ -61,7 +61,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         writeFile(dir + "/fine.png", photoBytes(2))
         let log = LogLines()
         let attempts = CallCounter()
-        let indexer = LibraryIndexer(directory: dir, retryFirst: 0.1, retryLongest: 0.4) { log.add($0) }
+        let indexer = LibraryIndexer(directory: dir, retryFirst: .milliseconds(100), retryLongest: .milliseconds(400)) { log.add($0) }
         // flaky.png cannot be opened four times (out of descriptors, then EIO), then it can.
         indexer.prepare = { library in
             library.openForIndexing = { name, dir throws(SystemError) in

@@ -55,7 +55,7 @@ func sessions(_ policy: LocalSendPolicy = LocalSendPolicy()) -> LocalSendSession
     }
 
     @Test func idleSessionExpires() {
-        var s = sessions(LocalSendPolicy(sessionIdle: 10))
+        var s = sessions(LocalSendPolicy(sessionIdle: .seconds(10)))
         _ = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0)
         #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 9) == .busy)
         guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 11) else { Issue.record("not expired"); return }

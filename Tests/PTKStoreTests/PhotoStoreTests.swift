@@ -15,7 +15,7 @@ final class StoreFixture: @unchecked Sendable {
 
     /// One checking thread by default, whatever this machine's CPUs, so big photos take the
     /// same path everywhere.
-    init(minFree: Int64 = 0, partialMaxAge: Double = 86_400, checkingThreads: Int = 1) throws {
+    init(minFree: Int64 = 0, partialMaxAge: Duration = .seconds(86_400), checkingThreads: Int = 1) throws {
         store = try PhotoStore(settings: StoreSettings(directory: root + "/photos", minFree: minFree, partialMaxAge: partialMaxAge,
                                                        checkingThreads: checkingThreads))
     }
@@ -213,7 +213,7 @@ struct PhotoStoreTests {
 
     @Test("stale partial uploads are deleted, fresh ones and ones in use are kept")
     func stalePartials() throws {
-        let f = try StoreFixture(partialMaxAge: 3600)
+        let f = try StoreFixture(partialMaxAge: .seconds(3600))
         writeFile(f.dir + "/.incoming/old.part", [1, 2, 3])
         writeFile(f.dir + "/.incoming/new.part", [1, 2, 3])
         var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]

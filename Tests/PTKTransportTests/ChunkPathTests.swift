@@ -72,7 +72,7 @@ struct ChunkPathTests {
         #expect(pure == frames)
 
         let s = ScatteringStream(bytes, sizes: sizes, scatter: scatter)
-        let c = FramedConnection(stream: s, timeout: 5)
+        let c = FramedConnection(stream: s, timeout: .seconds(5))
         var got: [Frame] = []
         while let f = try c.receive() { got.append(f) }
         #expect(got == frames)
@@ -86,13 +86,13 @@ struct ChunkPathTests {
     func truncatedAndOversized() throws {
         var bytes = encoded([.chunk([UInt8](repeating: 3, count: 50_000))])
         bytes.removeLast(10)
-        let c = FramedConnection(stream: ScatteringStream(bytes, sizes: [4096]), timeout: 5)
+        let c = FramedConnection(stream: ScatteringStream(bytes, sizes: [4096]), timeout: .seconds(5))
         #expect(throws: TransportError.peerClosed) { try c.receive() }
 
         var big: [UInt8] = []
         FrameEncoder.appendHeader(type: .chunk, length: ProtocolLimits.chunkSize + 1, to: &big)
         let s = ScatteringStream(big + [UInt8](repeating: 0, count: 100), sizes: [4096])
-        let d = FramedConnection(stream: s, timeout: 5)
+        let d = FramedConnection(stream: s, timeout: .seconds(5))
         #expect(throws: TransportError.self) { try d.receive() }
         #expect(s.overflowsOffered.isEmpty)
     }
@@ -134,8 +134,8 @@ struct ScatterGatherSocketTests {
         }
         let server = TCPStream(socket: try #require(accepted).0, peer: nil, interrupt: shutdown.readEnd)
         let client = TCPStream(socket: clientFD, peer: address)
-        let sending = FramedConnection(stream: client, timeout: 5)
-        let receiving = FramedConnection(stream: server, timeout: 5)
+        let sending = FramedConnection(stream: client, timeout: .seconds(5))
+        let receiving = FramedConnection(stream: server, timeout: .seconds(5))
         let payloads = (0..<40).map { i in [UInt8](repeating: UInt8(i), count: i % 3 == 0 ? ProtocolLimits.chunkSize : 1000 + i) }
         let done = Semaphore()
         try startThread {

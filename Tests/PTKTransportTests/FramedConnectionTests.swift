@@ -33,7 +33,7 @@ struct FramedConnectionTests {
     @Test("enqueued frames leave in one write when the connection next waits for the peer")
     func coalescesBeforeWaiting() throws {
         let s = RecordingStream()
-        let c = FramedConnection(stream: s, timeout: 5)
+        let c = FramedConnection(stream: s, timeout: .seconds(5))
         let saved = Frame.saved(Saved(name: "a.png", size: 9, sha256: String(repeating: "a", count: 64)))
         c.enqueue(saved)
         c.enqueue(.accept(Accept(offset: 0)))
@@ -47,7 +47,7 @@ struct FramedConnectionTests {
     @Test("a frame already buffered is returned without flushing; the flush comes before the next read")
     func bufferedFramesFirst() throws {
         let s = RecordingStream()
-        let c = FramedConnection(stream: s, timeout: 5)
+        let c = FramedConnection(stream: s, timeout: .seconds(5))
         s.incoming = encoded([.chunk([1, 2, 3]), .chunk([4])])
         #expect(try c.receive() == .chunk([1, 2, 3]))
         c.enqueue(.ack)
@@ -61,7 +61,7 @@ struct FramedConnectionTests {
     @Test("send, writeRaw and close write what is enqueued first, in order")
     func orderKept() throws {
         let s = RecordingStream()
-        let c = FramedConnection(stream: s, timeout: 5)
+        let c = FramedConnection(stream: s, timeout: .seconds(5))
         c.enqueue(.done)
         try c.writeRaw([0x10, 0, 0, 0, 1, 7])
         c.enqueue(.bye)

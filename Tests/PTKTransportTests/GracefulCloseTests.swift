@@ -62,11 +62,11 @@ struct GracefulCloseTests {
         let peer = StreamingPeer()
         try startThread { peer.run(client, bursts: 20) }
         sleep(for: .milliseconds(30))  // the peer is streaming
-        let connection = FramedConnection(stream: server, timeout: 5)
+        let connection = FramedConnection(stream: server, timeout: .seconds(5))
         let error = Frame.error(Problem(.shuttingDown, "ptkd is stopping"))
         connection.enqueue(error)
         let start = Instant.now
-        connection.closeGracefully(linger: 3)
+        connection.closeGracefully(linger: .seconds(3))
         peer.done.wait()
         var expected: [UInt8] = []
         FrameEncoder.encode(error, into: &expected)
