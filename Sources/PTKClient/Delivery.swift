@@ -159,7 +159,7 @@ public final class Delivery: @unchecked Sendable {
             let now = Instant.now
             let since = firstBusy ?? now
             firstBusy = since
-            let left = waiting.limit - .seconds(now - since)
+            let left = waiting.limit - (now - since)
             guard left > .zero else {
                 gaveUp = waiting.limit
                 break

@@ -151,7 +151,7 @@ public final class Daemon: @unchecked Sendable {
         }
         let removed = store.removeStalePartials()
         if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }
-        var nextCleanup = Instant.now + 3600
+        var nextCleanup = Instant.now + .seconds(3600)
         var failure: DaemonError? = nil
         // Set while accept keeps failing, so a lasting condition is logged once, not every 100 ms.
         var acceptFailing: Errno? = nil
@@ -167,7 +167,7 @@ public final class Daemon: @unchecked Sendable {
             }
             if Instant.now >= nextCleanup {
                 store.removeStalePartials()
-                nextCleanup = .now + 3600
+                nextCleanup = .now + .seconds(3600)
             }
             for (i, sock) in (listener.sockets + localSockets).enumerated() where !revents[i].isEmpty {
                 let isLocalSend = i >= listener.sockets.count
@@ -204,9 +204,9 @@ public final class Daemon: @unchecked Sendable {
             sleep(for: .milliseconds(20))
         }
         // Nor indexing (libpng, SQLite, OpenSSL): it stops at its next row; what is left stays pending.
-        if let library, !library.stop(waitingUntil: .now + 2) { Log.warning("the photo library's indexing did not stop in time") }
+        if let library, !library.stop(waitingUntil: .now + .seconds(2)) { Log.warning("the photo library's indexing did not stop in time") }
         // No hash or PNG check may be running when the process exits (see PhotoStore.stopChecks).
-        if !store.stopChecks(waitingUntil: .now + 2) { Log.warning("a photo check did not stop in time") }
+        if !store.stopChecks(waitingUntil: .now + .seconds(2)) { Log.warning("a photo check did not stop in time") }
         let left = activeSessions
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
         return failure
@@ -273,7 +273,7 @@ public final class Daemon: @unchecked Sendable {
         let (id, refusal) = takeSlot(host)
         if let refusal {
             refuseBusy(socket, peer: peer, id: id, refusal) { [localSend] in
-                localSend.serve(socket, peer: peer, id: id, deadline: .now + 1, busy: refusal.reason)
+                localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
             }
             return
         }
@@ -288,7 +288,7 @@ public final class Daemon: @unchecked Sendable {
                     lock.withLock { turns.release(key) }
                 } else {
                     let reason = "the receiver is serving its limit of \(configuration.maxSessions) sessions, or owes the free ones to senders waiting"
-                    localSend.serve(socket, peer: peer, id: id, deadline: .now + 1, busy: reason)
+                    localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
                 }
                 releaseSlot(host)
             }
@@ -410,7 +410,7 @@ public final class Daemon: @unchecked Sendable {
                 lock.withLock { lingering -= 1 }
                 return
             }
-            if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + 1, quiet: true) {
+            if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + .seconds(1), quiet: true) {
                 let key = sender.turnKey(address: peer.host)
                 let now = Instant.now.seconds
                 let ahead = lock.withLock { refusal.joinsLine ? turns.refused(key, now: now) : turns.waiting(now: now).count }

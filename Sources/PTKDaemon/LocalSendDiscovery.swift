@@ -11,9 +11,9 @@ final class LocalSendDiscovery: @unchecked Sendable {
     static let group = "224.0.0.167"
     static let port: UInt16 = 53317
     /// When the three announcements go out after an interface appears.
-    static let announceDelays: [Double] = [0.1, 0.6, 2.6]
+    static let announceDelays: [Duration] = [.milliseconds(100), .milliseconds(600), .milliseconds(2600)]
     /// How often the interfaces are looked at again.
-    static let interfaceCheck = 5.0
+    static let interfaceCheck: Duration = .seconds(5)
 
     // Fixed at init; `running` is guarded by `state`.
     private let endpoint: LocalSendEndpoint
@@ -53,7 +53,7 @@ final class LocalSendDiscovery: @unchecked Sendable {
     /// Waits (up to a second) for the thread to see the shutdown. The socket stays open: an
     /// answer may still be going out on another thread, and the process is about to exit.
     func stop() {
-        let deadline = Instant.now + 1
+        let deadline = Instant.now + .seconds(1)
         state.withLock {
             while running && Instant.now < deadline { _ = state.wait(until: deadline) }
         }
@@ -128,9 +128,9 @@ final class LocalSendDiscovery: @unchecked Sendable {
                       info.fingerprint != endpoint.fingerprint, info.asksForAnswers else { continue }
                 // Apps announce a few times in a row: one answer is enough.
                 let key = from.host + "/" + (info.fingerprint ?? "")
-                if let last = answered[key], Instant.now - last < 5 { continue }
+                if let last = answered[key], Instant.now - last < .seconds(5) { continue }
                 answered[key] = .now
-                answered = answered.filter { Instant.now - $0.value < 60 }
+                answered = answered.filter { Instant.now - $0.value < .seconds(60) }
                 let interfaces = Array(known)
                 do { try startThread { [self] in answer(info, from: from.host, interfaces: interfaces) } } catch {
                     Log.warning("LocalSend: cannot answer \(from.host) now (\(error)); it is answered when it announces itself again")
@@ -162,7 +162,7 @@ final class LocalSendDiscovery: @unchecked Sendable {
     /// `POST /api/localsend/v2/register` with ptkd's info to `host`:`port`, within 2 seconds.
     func register(host: String, port: UInt16, https: Bool) -> Result<Void, RegisterError> {
         guard let address = SocketAddress(numericHost: host, port: port) else { return .failure(RegisterError(description: "bad address")) }
-        let deadline = Instant.now + 2
+        let deadline = Instant.now + .seconds(2)
         let stream: ByteStream
         do {
             let sock = try Socket.connect(to: address, deadline: deadline)

@@ -98,9 +98,9 @@ final class LocalSendEndpoint: @unchecked Sendable {
             let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10)
             log("plain HTTP on the HTTPS port; answered 400")
             // Best effort: the connection closes right after, answered or not.
-            try? http.respond(400, message("this port speaks HTTPS only"), close: true, deadline: .now + 1)
+            try? http.respond(400, message("this port speaks HTTPS only"), close: true, deadline: .now + .seconds(1))
             plain.shutdownWrite()
-            http.drain(until: .now + 1, limit: 1 << 20)
+            http.drain(until: .now + .seconds(1), limit: 1 << 20)
             plain.close()
             return
         }
@@ -114,7 +114,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
                 if let busy {
                     ending = "refused, \(busy); answered 429"
                     // Best effort: the connection closes right after, answered or not.
-                    try? http.respond(429, message(busy + "; try again later"), close: true, deadline: .now + 1)
+                    try? http.respond(429, message(busy + "; try again later"), close: true, deadline: .now + .seconds(1))
                     break
                 }
                 let keepOpen = try handle(head, connection)
@@ -127,12 +127,12 @@ final class LocalSendEndpoint: @unchecked Sendable {
                     if partial {
                         ending = "request not finished within the timeout; answered 408"
                         // Best effort: the connection closes right after, answered or not.
-                        try? http.respond(408, message("request not finished in time"), close: true, deadline: .now + 1)
+                        try? http.respond(408, message("request not finished in time"), close: true, deadline: .now + .seconds(1))
                     }
                 case .refused(let status, let why):
                     ending = "\(why); answered \(status)"
                     // Best effort: the connection closes right after, answered or not.
-                    try? http.respond(status, message(why), close: true, deadline: .now + 1)
+                    try? http.respond(status, message(why), close: true, deadline: .now + .seconds(1))
                 }
                 break
             }
@@ -142,7 +142,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         if connection.http.refusedMidRequest {
             // The app may still be sending the body we refused: read and drop it for a while, so
             // that closing does not reset the connection before it reads our answer.
-            connection.http.drain(until: .now + (busy == nil ? 2 : 1), limit: 256 << 20)
+            connection.http.drain(until: .now + .seconds(busy == nil ? 2 : 1), limit: 256 << 20)
         }
         stream.close()
     }
@@ -317,7 +317,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
                     return false
                 }
                 received += Int64(piece.count)
-                if Instant.now - lastCancelCheck > 0.2 {
+                if Instant.now - lastCancelCheck > .milliseconds(200) {
                     lastCancelCheck = .now
                     if lock.withLock({ sessions.isCancelled(session.id) }) || shutdown.isRequested {
                         failure = (409, shutdown.isRequested ? "the receiver is shutting down" : "the session was cancelled")
@@ -343,7 +343,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         }
         switch incoming.finish() {
         case .success(let saved):
-            let seconds = max(Instant.now - started, 1e-6)
+            let seconds = max((Instant.now - started).seconds, 1e-6)
             Log.info("\(prefix): saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
             library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: WallTime.now.milliseconds,
                                  senderName: session.sender.alias, senderAddress: c.peer.description,

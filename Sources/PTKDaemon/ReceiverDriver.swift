@@ -59,7 +59,7 @@ final class ReceiverDriver {
             }
         }
         file?.abandon(keepForResume: true)
-        let seconds = Instant.now - started
+        let seconds = (Instant.now - started).seconds
         Log.info("session \(id) from \(peer): \(endReason) after \(formatDecimal(seconds)) s, \(saved) photo(s) saved, \(formatBytes(Double(savedBytes)))")
     }
 
@@ -133,7 +133,7 @@ final class ReceiverDriver {
     private func log(sending frame: Frame) {
         switch frame {
         case .saved(let s):
-            let seconds = max(Instant.now - fileStarted, 1e-6)
+            let seconds = max((Instant.now - fileStarted).seconds, 1e-6)
             saved += 1
             savedBytes += s.size
             Log.info("session \(id) from \(peer): saved \"\(s.name)\", \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")

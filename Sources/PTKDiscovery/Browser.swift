@@ -27,7 +27,7 @@ public enum Browser {
     /// Collects receivers for up to `timeout` seconds: it returns early once Avahi has reported
     /// everything it knows ("all for now") and each has been resolved, or as soon as
     /// `stopWhen` accepts one. Fails when avahi-daemon cannot be reached.
-    public static func browse(timeout: Double = 2, stopWhen: (DiscoveredService) -> Bool = { _ in false }) throws(DiscoveryError) -> [DiscoveredService] {
+    public static func browse(timeout: Duration = .seconds(2), stopWhen: (DiscoveredService) -> Bool = { _ in false }) throws(DiscoveryError) -> [DiscoveredService] {
         guard let simple = avahi_simple_poll_new() else { throw DiscoveryError(description: "cannot start Avahi's event loop") }
         defer { avahi_simple_poll_free(simple) }
         let state = BrowseState()

@@ -149,7 +149,7 @@ public final class LibraryIndexer: @unchecked Sendable {
                 indexedAny = !due.isEmpty
                 if ids.isEmpty, let b = backlog {
                     backlog = nil
-                    log("library: indexed the \(b.count) photo(s) found in the directory, in \(formatDecimal(Instant.now - b.since)) s")
+                    log("library: indexed the \(b.count) photo(s) found in the directory, in \(formatDecimal((Instant.now - b.since).seconds)) s")
                 }
             }
             if indexedAny { continue }

@@ -75,7 +75,7 @@ final class ProgressBar {
 
     private func draw(force: Bool) {
         let now = Instant.now
-        guard force || now - lastDraw >= 0.1 else { return }
+        guard force || now - lastDraw >= .milliseconds(100) else { return }
         lastDraw = now
         if let waitingLine {
             writeRaw("\r\u{1B}[K" + waitingLine)
@@ -83,7 +83,7 @@ final class ProgressBar {
             return
         }
         let fraction = total > 0 ? Double(doneTotal) / Double(total) : 1
-        let elapsed = now - started
+        let elapsed = (now - started).seconds
         let rate = elapsed > 0.05 ? Double(doneTotal - resumedTotal) / elapsed : 0
         var eta = "--:--"
         if rate > 0 {

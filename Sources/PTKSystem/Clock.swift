@@ -1,6 +1,8 @@
 import Glibc
 
-/// A point on the monotonic clock, in seconds.
+/// A point on the monotonic clock. Intervals are `Duration`s: an instant plus or minus a
+/// duration is an instant, the difference of two instants a duration. `seconds` is what the
+/// pure modules (PTKProtocol's `Turns`, PTKLocalSend's sessions) are told as "now".
 public struct Instant: Comparable, Sendable {
     public var seconds: Double
     public init(seconds: Double) { self.seconds = seconds }
@@ -13,12 +15,14 @@ public struct Instant: Comparable, Sendable {
     }
 
     public static func < (a: Instant, b: Instant) -> Bool { a.seconds < b.seconds }
-    public static func + (a: Instant, d: Double) -> Instant { Instant(seconds: a.seconds + d) }
-    public static func - (a: Instant, b: Instant) -> Double { a.seconds - b.seconds }
+    public static func + (a: Instant, d: Duration) -> Instant { Instant(seconds: a.seconds + d.seconds) }
+    public static func - (a: Instant, d: Duration) -> Instant { Instant(seconds: a.seconds - d.seconds) }
+    /// The time from `b` to `a`.
+    public static func - (a: Instant, b: Instant) -> Duration { .seconds(a.seconds - b.seconds) }
 
     /// Milliseconds from now until this instant, clamped to 0...Int32.max, for poll(2).
     public var pollTimeout: CInt {
-        let ms = (self - .now) * 1000
+        let ms = (self - .now).seconds * 1000
         if ms <= 0 { return 0 }
         return CInt(min(ms.rounded(.up), Double(Int32.max)))
     }
@@ -42,10 +46,6 @@ public func writeToStandardError(_ message: String) {
     if bytes.last != 0x0A { bytes.append(0x0A) }
     // Standard error is where failures are told: a failure to write there has nowhere to go.
     try? FileDescriptor.standardError.writeAll(bytes)
-}
-
-extension Instant {
-    public static func + (a: Instant, d: Duration) -> Instant { a + d.seconds }
 }
 
 extension Duration {

@@ -14,7 +14,7 @@ public struct ConnectFailure: Error, Sendable, CustomStringConvertible {
 
 extension Socket {
     /// RFC 8305's "Connection Attempt Delay": how long an attempt runs alone before the next starts.
-    public static let connectionAttemptDelay = 0.25
+    public static let connectionAttemptDelay: Duration = .milliseconds(250)
 
     /// Orders addresses for connection attempts as RFC 8305 section 4 says: the family of the
     /// first address (the resolver's preferred one) first, then alternating between the two
@@ -32,12 +32,12 @@ extension Socket {
     }
 
     /// Connects to whichever of `addresses` answers first, the way RFC 8305 (Happy Eyeballs v2)
-    /// describes: attempts in `interleaveByFamily` order, a new one every `attemptDelay` seconds
+    /// describes: attempts in `interleaveByFamily` order, a new one every `attemptDelay`
     /// while earlier ones are still pending (at once when one fails), the first to connect wins
     /// and the others are closed. `deadline` bounds the whole attempt, not each address, so one
     /// address that drops packets costs `attemptDelay`, not the whole timeout.
     /// The corresponding C functions are `connect` and `poll`.
-    public static func connectFirst(to addresses: [SocketAddress], attemptDelay: Double = connectionAttemptDelay,
+    public static func connectFirst(to addresses: [SocketAddress], attemptDelay: Duration = connectionAttemptDelay,
                                     deadline: Instant) throws(ConnectFailure) -> (FileDescriptor, SocketAddress) {
         let order = interleaveByFamily(addresses)
         var pending: [(sock: FileDescriptor, address: SocketAddress)] = []

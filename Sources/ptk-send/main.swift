@@ -132,7 +132,7 @@ func resolvePeer(_ text: String, defaultPort: UInt16) -> ([SocketAddress], Devic
     var found: [DiscoveredService] = []
     var browseProblem: String? = nil
     do {
-        found = try Browser.browse(timeout: 2) { $0.name.lowercased() == text.lowercased() }
+        found = try Browser.browse(timeout: .seconds(2)) { $0.name.lowercased() == text.lowercased() }
     } catch {
         browseProblem = error.description
     }
@@ -159,7 +159,7 @@ func resolvePeer(_ text: String, defaultPort: UInt16) -> ([SocketAddress], Devic
 /// `--list`: the receivers found over mDNS, one per line or as JSON.
 func listReceivers(json: Bool) -> Never {
     let services: [DiscoveredService]
-    do { services = try Browser.browse(timeout: 2).sorted { $0.name.lowercased() < $1.name.lowercased() } } catch {
+    do { services = try Browser.browse(timeout: .seconds(2)).sorted { $0.name.lowercased() < $1.name.lowercased() } } catch {
         die(error.description, .unreachable)
     }
     let known = loadKnown()

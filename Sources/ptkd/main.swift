@@ -37,7 +37,7 @@ do {
     exitWithError("cannot start the thread that watches for SIGTERM and SIGINT: \(error)", code: DaemonExitStatus.cannotStart.rawValue)
 }
 let failure = daemon.run()
-Log.flush(until: .now + 2)
+Log.flush(until: .now + .seconds(2))
 let status = (failure?.exitCode ?? .stopped).rawValue
 // Leave without the C library's exit handlers: sessions still open after the grace period may be
 // anywhere, and even a thread that has said it is done (a session, the indexer) may still be

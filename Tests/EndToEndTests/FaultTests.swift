@@ -167,7 +167,7 @@ struct FaultTests {
         let limit = d.openDescriptors + 2
         #expect(try run("/usr/bin/prlimit", ["--pid", String(d.process.processIdentifier), "--nofile=\(limit):\(limit)"], absolute: true).status == 0)
         var peers: [FileDescriptor] = []
-        for _ in 0..<6 { peers.append(try Socket.connect(to: SocketAddress(numericHost: "127.0.0.1", port: d.port)!, deadline: .now + 5)) }
+        for _ in 0..<6 { peers.append(try Socket.connect(to: SocketAddress(numericHost: "127.0.0.1", port: d.port)!, deadline: .now + .seconds(5))) }
         #expect(eventually(5) { d.log.contains("cannot accept connections") })
         usleep(1_000_000)  // ten more rounds of the accept loop, which must not log again
         let lines = d.log.split(separator: "\n").filter { $0.contains("cannot accept connections") }

@@ -214,7 +214,7 @@ final class RawPeer {
 
     init(port: UInt16, host: String = "127.0.0.1", timeout: Double = 10) throws {
         let address = SocketAddress(numericHost: host, port: port)!
-        let sock = try Socket.connect(to: address, deadline: .now + 5)
+        let sock = try Socket.connect(to: address, deadline: .now + .seconds(5))
         connection = FramedConnection(stream: TCPStream(socket: sock, peer: address), timeout: .seconds(timeout))
     }
 

@@ -265,7 +265,7 @@ struct CommandLineTests {
         defer { listener.close() }
         let port = try Socket.localAddress(listener).port
         let server = Thread {
-            _ = try? poll([(listener, .readable)], until: .now + 10)
+            _ = try? poll([(listener, .readable)], until: .now + .seconds(10))
             guard let (conn, _) = (try? Socket.accept(listener)) ?? nil else { return }
             let junk = Array("SSH-2.0-OpenSSH_9.2\r\n".utf8)
             try? conn.writeAll(junk)

@@ -39,8 +39,8 @@ final class LocalSendApp: @unchecked Sendable {
     /// A new HTTPS connection to ptkd.
     func connect() throws -> AppConnection {
         let address = SocketAddress(numericHost: "127.0.0.1", port: port)!
-        let sock = try Socket.connect(to: address, deadline: .now + 5)
-        return AppConnection(stream: try TLSStream(socket: sock, peer: address, context: context, deadline: .now + 5))
+        let sock = try Socket.connect(to: address, deadline: .now + .seconds(5))
+        return AppConnection(stream: try TLSStream(socket: sock, peer: address, context: context, deadline: .now + .seconds(5)))
     }
 
     /// `prepare-upload` of `files` (id, name, bytes, type, sha256 given?) on a new connection.
@@ -83,7 +83,7 @@ final class AppConnection {
     init(stream: ByteStream) { self.stream = stream }
 
     func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: .now + 10) } }.get()
+        try bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: .now + .seconds(10)) } }.get()
     }
 
     /// Sends a request and reads its response.
@@ -128,7 +128,7 @@ final class AppConnection {
                 continue
             }
             let n = try buffer.withUnsafeMutableBytes { b in
-                Result { () throws(TransportError) in try stream.read(into: b, deadline: .now + timeout) }
+                Result { () throws(TransportError) in try stream.read(into: b, deadline: .now + .seconds(timeout)) }
             }.get()
             if n == 0 {
                 if try parser.finish() == .complete { return (status, body) }

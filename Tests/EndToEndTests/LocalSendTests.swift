@@ -252,14 +252,14 @@ struct LocalSendTests {
         let port = d.localSendPort
         let address = SocketAddress(numericHost: "127.0.0.1", port: port)!
         // Plain HTTP on the HTTPS port.
-        let plain = try Socket.connect(to: address, deadline: .now + 2)
+        let plain = try Socket.connect(to: address, deadline: .now + .seconds(2))
         let tcp = TCPStream(socket: plain, peer: address)
         let plainConnection = AppConnection(stream: tcp)
         try plainConnection.write(Array("GET /api/localsend/v2/info HTTP/1.1\r\n\r\n".utf8))
         #expect(try plainConnection.readResponse().status == 400)
         plainConnection.close()
         // Connect and close, without a byte.
-        let bare = try Socket.connect(to: address, deadline: .now + 2)
+        let bare = try Socket.connect(to: address, deadline: .now + .seconds(2))
         let bareAddress = try Socket.localAddress(bare)
         bare.close()
         let app = try LocalSendApp(port: port)

@@ -45,7 +45,7 @@ struct NotifyTests {
         #expect(ready.hasPrefix("READY=1\nSTATUS=listening on port \(d.port)"))
         // READY=1 was sent after listen(): a connection right now must succeed.
         let address = SocketAddress(numericHost: "127.0.0.1", port: d.port)!
-        let sock = try Socket.connect(to: address, deadline: .now + 2)
+        let sock = try Socket.connect(to: address, deadline: .now + .seconds(2))
         sock.close()
         #expect(try send(d, [pngSuiteDirectory() + "/basn0g04.png"]).status == 0)
         var messages: [String] = []

@@ -31,7 +31,7 @@ final class SequentialProxy: @unchecked Sendable {
 
     private func serve() {
         while !stopLock.withLock({ stopped }) {
-            guard let revents = try? poll([(listener, .readable)], until: .now + 0.2), !revents[0].isEmpty,
+            guard let revents = try? poll([(listener, .readable)], until: .now + .seconds(0.2)), !revents[0].isEmpty,
                   let (client, peer) = try? Socket.accept(listener) else { continue }
             relay(TCPStream(socket: client, peer: peer))
             let count = stopLock.withLock { served += 1; return served }
@@ -67,14 +67,14 @@ final class SequentialProxy: @unchecked Sendable {
             header = [header[0], UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
         }
         let frame = header + payload
-        return (try? frame.withUnsafeBytes { try to.write($0, deadline: .now + 30) }) != nil
+        return (try? frame.withUnsafeBytes { try to.write($0, deadline: .now + .seconds(30)) }) != nil
     }
 
     private func readExactly(_ stream: TCPStream, _ buffer: inout [UInt8]) -> Bool {
         var got = 0
         while got < buffer.count {
             let n = buffer.withUnsafeMutableBytes { b in
-                (try? stream.read(into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), deadline: .now + 30)) ?? 0
+                (try? stream.read(into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), deadline: .now + .seconds(30))) ?? 0
             }
             if n == 0 { return false }
             got += n
@@ -84,7 +84,7 @@ final class SequentialProxy: @unchecked Sendable {
 
     /// Copies bytes both ways until each side has closed its half.
     private func relay(_ a: TCPStream) {
-        guard let sock = try? Socket.connect(to: target, deadline: .now + 5) else { a.close(); return }
+        guard let sock = try? Socket.connect(to: target, deadline: .now + .seconds(5)) else { a.close(); return }
         let b = TCPStream(socket: sock, peer: target)
         let done = Semaphore()
         try? startThread { [self] in
@@ -100,8 +100,8 @@ final class SequentialProxy: @unchecked Sendable {
     private func pump(from: TCPStream, to: TCPStream) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
         defer { buffer.deallocate() }
-        while let n = try? from.read(into: buffer, deadline: .now + 30), n > 0 {
-            guard (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + 30)) != nil else { break }
+        while let n = try? from.read(into: buffer, deadline: .now + .seconds(30)), n > 0 {
+            guard (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(30))) != nil else { break }
         }
         to.shutdownWrite()
     }

@@ -33,7 +33,7 @@ private final class TricklingSender: @unchecked Sendable {
                     break
                 }
                 usleep(20_000)
-                while let frame = try? peer.connection.receive(deadline: .now + 0.001) {
+                while let frame = try? peer.connection.receive(deadline: .now + .seconds(0.001)) {
                     if case .error(let p) = frame {
                         lock.withLock { error = p }
                         break sending

@@ -31,9 +31,9 @@ func senderID(config: String) throws -> DeviceID {
 /// A TLS session to `port` as a hand-driven peer presenting `identity` (none when nil).
 func tlsConnection(_ port: UInt16, identity: Identity?, tls12Only: Bool = false) throws -> FramedConnection {
     let address = SocketAddress(numericHost: "127.0.0.1", port: port)!
-    let sock = try Socket.connect(to: address, deadline: .now + 5)
+    let sock = try Socket.connect(to: address, deadline: .now + .seconds(5))
     let context = try TLSContext(server: false, identity: identity, tls12Only: tls12Only)
-    let stream = try TLSStream(socket: sock, peer: address, context: context, deadline: .now + 5)
+    let stream = try TLSStream(socket: sock, peer: address, context: context, deadline: .now + .seconds(5))
     return FramedConnection(stream: stream, timeout: .seconds(10))
 }
 
@@ -58,10 +58,10 @@ final class TLSRelay: @unchecked Sendable {
                 guard let r = try? poll([(listener, .readable), (stop.readEnd, .readable)], until: nil), r[1].isEmpty else { return }
                 guard let (conn, peer) = (try? Socket.accept(listener)) ?? nil else { continue }
                 try? startThread {
-                    guard let inner = try? TLSStream(socket: conn, peer: peer, context: server, deadline: .now + 5) else { return }
+                    guard let inner = try? TLSStream(socket: conn, peer: peer, context: server, deadline: .now + .seconds(5)) else { return }
                     let address = SocketAddress(numericHost: "127.0.0.1", port: target)!
-                    guard let sock = try? Socket.connect(to: address, deadline: .now + 5),
-                          let outer = try? TLSStream(socket: sock, peer: address, context: client, deadline: .now + 5) else { inner.close(); return }
+                    guard let sock = try? Socket.connect(to: address, deadline: .now + .seconds(5)),
+                          let outer = try? TLSStream(socket: sock, peer: address, context: client, deadline: .now + .seconds(5)) else { inner.close(); return }
                     // An OpenSSL connection must not be read and written by two threads at once:
                     // each side's lock serialises them.
                     let done = Semaphore()
@@ -96,16 +96,16 @@ private func pump(from: ByteStream, _ fromLock: Lock, to: ByteStream, _ toLock: 
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 1)
     defer { buffer.deallocate() }
     var silentSince = Instant.now
-    loop: while Instant.now - silentSince < 20 {
+    loop: while Instant.now - silentSince < .seconds(20) {
         let result = fromLock.withLock { () -> Result<Int, TransportError> in
-            Result { () throws(TransportError) in try from.read(into: buffer, deadline: .now + 0.02) }
+            Result { () throws(TransportError) in try from.read(into: buffer, deadline: .now + .seconds(0.02)) }
         }
         switch result {
         case .failure(.timedOut): continue
         case .failure, .success(0): break loop
         case .success(let n):
             silentSince = .now
-            let wrote = toLock.withLock { (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + 20)) != nil }
+            let wrote = toLock.withLock { (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(20))) != nil }
             if !wrote { break loop }
         }
     }
@@ -277,9 +277,9 @@ struct TLSTests {
         let listener = try Socket.listen(on: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
         defer { listener.close() }
         let address = try Socket.localAddress(listener)
-        let sock = try Socket.connect(to: address, deadline: .now + 5)
-        _ = try? TLSStream(socket: sock, peer: address, context: try TLSContext(server: false, identity: try Identity.ephemeral()), deadline: .now + 0.3)
-        _ = try poll([(listener, .readable)], until: .now + 5)
+        let sock = try Socket.connect(to: address, deadline: .now + .seconds(5))
+        _ = try? TLSStream(socket: sock, peer: address, context: try TLSContext(server: false, identity: try Identity.ephemeral()), deadline: .now + .seconds(0.3))
+        _ = try poll([(listener, .readable)], until: .now + .seconds(5))
         let (conn, _) = try #require(try Socket.accept(listener))
         var hello = [UInt8](repeating: 0, count: 4096)
         let n = try hello.withUnsafeMutableBytes { try Socket.receive(conn, into: $0) } ?? 0

@@ -344,7 +344,7 @@ struct DeliveryTests {
             let r = FakeReceiver(sessions: 4)
             _ = connected.next()
             r.onChunk = { _ in
-                let deadline = Instant.now + 10
+                let deadline = Instant.now + .seconds(10)
                 while connected.count < 4 && Instant.now < deadline { sleep(for: .milliseconds(5)) }
             }
             return r
@@ -413,7 +413,7 @@ struct DeliveryTests {
         let network = FakeNetwork { _ in FakeReceiver(fault: .busyAhead(5)) }
         let started = Instant.now
         let result = deliver(photos, parallel: 4, network, waiting: quickWaits(0.3))
-        #expect(Instant.now - started >= 0.3)
+        #expect(Instant.now - started >= .seconds(0.3))
         #expect(network.connections.count > 5)
         let (code, message) = result.exitStatus(peer: "host")
         #expect(code == .unreachable)

@@ -111,7 +111,7 @@ private func serve(_ sender: FakeSender, _ dir: StoreDirectory, shutdown: Shutdo
     let settings = ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30, sessions: 2)
     let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: sender.stream, timeout: .seconds(1)),
                                 peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!,
-                                store: dir.store, settings: settings, shutdown: try shutdown ?? ShutdownSignal(), handshakeDeadline: .now + 1)
+                                store: dir.store, settings: settings, shutdown: try shutdown ?? ShutdownSignal(), handshakeDeadline: .now + .seconds(1))
     driver.run()
 }
 

@@ -15,7 +15,7 @@ final class LogLines: @unchecked Sendable {
 }
 
 func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
-    let deadline = Instant.now + seconds
+    let deadline = Instant.now + .seconds(seconds)
     while Instant.now < deadline {
         if condition() { return true }
         sleep(for: .milliseconds(20))
@@ -45,7 +45,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         }
         let library = try PhotoLibrary(directory: dir, create: false)
         #expect(waitUntil { indexer.isIdle && (try? library.all().count) == 21 && (try? library.pendingCount()) == 0 })
-        #expect(indexer.stop(waitingUntil: .now + 5))
+        #expect(indexer.stop(waitingUntil: .now + .seconds(5)))
         for p in try library.all() {
             #expect(p.hasThumbnail, "\(p.name)")
             #expect(p.sha256 == SHA256.hex(of: readFile(dir + "/" + p.name)!), "\(p.name)")
@@ -77,10 +77,10 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         let library = try PhotoLibrary(directory: dir, create: false)
         #expect(waitUntil(10) { (try? library.pendingCount()) == 0 })
         let took = Instant.now - started
-        #expect(indexer.stop(waitingUntil: .now + 5))
+        #expect(indexer.stop(waitingUntil: .now + .seconds(5)))
         #expect(attempts.count == 5)
         // Pauses of 0.1, 0.2, 0.4 and 0.4 s (each doubling, at most 0.4) before the fifth try.
-        #expect(took >= 1.0, "\(took) s")
+        #expect(took >= .seconds(1), "\(took)")
         let flaky = try library.find("flaky")
         #expect(flaky.hasThumbnail)
         #expect(flaky.problem == nil)
@@ -128,7 +128,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         try indexer.start()
         let library = try PhotoLibrary(directory: dir, create: true)
         #expect(waitUntil { indexer.isIdle && (try? library.all().count) == 6 && (try? library.pendingCount()) == 0 })
-        indexer.stop(waitingUntil: .now + 5)
+        indexer.stop(waitingUntil: .now + .seconds(5))
         #expect(try library.all(sort: .name).map(\.name) == (0..<6).map { "q\($0).png" })
     }
 
@@ -141,13 +141,13 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         let library = try PhotoLibrary(directory: dir, create: true)
         #expect(waitUntil { (try? library.all().count) == 1 })
         let started = Instant.now
-        #expect(indexer.stop(waitingUntil: .now + 10))
-        #expect(Instant.now - started < 2, "stops at the next row or hash block")
+        #expect(indexer.stop(waitingUntil: .now + .seconds(10)))
+        #expect(Instant.now - started < .seconds(2), "stops at the next row or hash block")
         #expect(try library.pendingCount() == 1, "left pending")
         let again = LibraryIndexer(directory: dir) { _ in }
         try again.start()
         #expect(waitUntil(120) { (try? library.pendingCount()) == 0 })
-        again.stop(waitingUntil: .now + 5)
+        again.stop(waitingUntil: .now + .seconds(5))
         let photo = try library.find("large")
         #expect(photo.hasThumbnail)
         #expect([photo.width, photo.height] == [4000, 4000])

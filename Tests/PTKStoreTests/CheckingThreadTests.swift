@@ -115,9 +115,9 @@ struct ExitGateTests {
         }
         inside.wait()
         let start = Instant.now
-        #expect(gate.close(waitingUntil: .now + 5))
+        #expect(gate.close(waitingUntil: .now + .seconds(5)))
         #expect(flags.has("first finished"))
-        #expect(Instant.now - start >= 0.2)
+        #expect(Instant.now - start >= .seconds(0.2))
         try startThread {
             gate.pass { flags.raise("late work ran") }
         }
@@ -132,7 +132,7 @@ struct ExitGateTests {
         let inside = Semaphore(), release = Semaphore()
         try startThread { gate.pass { inside.signal(); release.wait() } }
         inside.wait()
-        #expect(!gate.close(waitingUntil: .now + 0.1))
+        #expect(!gate.close(waitingUntil: .now + .seconds(0.1)))
         release.signal()
     }
 
@@ -142,7 +142,7 @@ struct ExitGateTests {
         let png = makePNG(size: 3_000_123, seed: 6)
         let file = try f.store.begin(offer(for: png, name: "late.png")).get()
         try png[..<(2 << 20)].withUnsafeBytes { try file.append($0) }  // the thread is checking now
-        #expect(f.store.stopChecks(waitingUntil: .now + 5))
+        #expect(f.store.stopChecks(waitingUntil: .now + .seconds(5)))
         let flags = Flags()
         let rest = Array(png[(2 << 20)...])
         nonisolated(unsafe) let held = file

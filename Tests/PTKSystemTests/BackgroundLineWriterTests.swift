@@ -47,18 +47,18 @@ struct BackgroundLineWriterTests {
             for i in 0..<4000 { writer.write("\(i) \(line)") }
             done.raise()
         }
-        #expect(done.wait(until: .now + 10), "logging blocked on a reader that does not read")
-        #expect(!writer.flush(until: .now + 0.2), "everything was written into a full pipe?")
+        #expect(done.wait(until: .now + .seconds(10)), "logging blocked on a reader that does not read")
+        #expect(!writer.flush(until: .now + .seconds(0.2)), "everything was written into a full pipe?")
         // The reader comes back.
         var text = ""
-        let deadline = Instant.now + 10
+        let deadline = Instant.now + .seconds(10)
         while !text.contains("dropped") && Instant.now < deadline {
             text += readAll(r)
             sleep(for: .milliseconds(20))
         }
         // Read until the writer has nothing left.
-        while !writer.flush(until: .now + 0.05) && Instant.now < deadline { text += readAll(r) }
-        #expect(writer.flush(until: .now + 0.05))
+        while !writer.flush(until: .now + .seconds(0.05)) && Instant.now < deadline { text += readAll(r) }
+        #expect(writer.flush(until: .now + .seconds(0.05)))
         text += readAll(r)
         let lines = text.split(separator: "\n")
         #expect(lines.first == "0 \(line)")
@@ -95,8 +95,8 @@ struct BackgroundLineWriterTests {
             collector.raise()
         }
         for _ in 0..<4 { finished.wait() }
-        #expect(writer.flush(until: .now + 10))
-        #expect(collector.wait(until: .now + 10))
+        #expect(writer.flush(until: .now + .seconds(10)))
+        #expect(collector.wait(until: .now + .seconds(10)))
         text = collected
         let lines = Set(text.split(separator: "\n").map(String.init))
         #expect(lines.count == 2000)

@@ -11,8 +11,8 @@ func socketPair() throws -> (FileDescriptor, FileDescriptor) {
     let listener = try Socket.listen(on: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
     defer { listener.close() }
     let address = try Socket.localAddress(listener)
-    let client = try Socket.connect(to: address, deadline: .now + 5)
-    _ = try poll([(listener, .readable)], until: .now + 5)
+    let client = try Socket.connect(to: address, deadline: .now + .seconds(5))
+    _ = try poll([(listener, .readable)], until: .now + .seconds(5))
     guard let (server, _) = try Socket.accept(listener) else { throw IdentityError(description: "no connection") }
     return (client, server)
 }
@@ -23,10 +23,10 @@ func handshake(server: TLSContext, client: TLSContext) throws -> (client: Result
     let done = Semaphore()
     nonisolated(unsafe) var serverResult: Result<TLSStream, TransportError>? = nil
     try startThread {
-        serverResult = Result { () throws(TransportError) in try TLSStream(socket: s, peer: nil, context: server, deadline: .now + 5) }
+        serverResult = Result { () throws(TransportError) in try TLSStream(socket: s, peer: nil, context: server, deadline: .now + .seconds(5)) }
         done.signal()
     }
-    let clientResult = Result { () throws(TransportError) in try TLSStream(socket: c, peer: nil, context: client, deadline: .now + 5) }
+    let clientResult = Result { () throws(TransportError) in try TLSStream(socket: c, peer: nil, context: client, deadline: .now + .seconds(5)) }
     if case .failure = clientResult { }
     done.wait()
     return (clientResult, serverResult!)
@@ -49,14 +49,14 @@ struct TLSStreamTests {
         let written = Semaphore()
         defer { written.wait() }
         try startThread {
-            try? payload.withUnsafeBytes { try client.write($0, deadline: .now + 5) }
+            try? payload.withUnsafeBytes { try client.write($0, deadline: .now + .seconds(5)) }
             client.shutdownWrite()
             written.signal()
         }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = try buffer.withUnsafeMutableBytes { try server.read(into: $0, deadline: .now + 5) }
+            let n = try buffer.withUnsafeMutableBytes { try server.read(into: $0, deadline: .now + .seconds(5)) }
             if n == 0 { break }
             received += buffer[..<n]
         }
@@ -94,7 +94,7 @@ struct TLSStreamTests {
         defer { s.close() }
         let context = try TLSContext(server: false, identity: nil)
         let result = Result { () throws(TransportError) in
-            try TLSStream(socket: c, peer: nil, context: context, deadline: .now + 5)
+            try TLSStream(socket: c, peer: nil, context: context, deadline: .now + .seconds(5))
         }
         // A case of its own, so that callers tell it from other TLS failures without reading the text.
         guard case .failure(.notTLS(let message)) = result else { Issue.record("\(String(describing: result))"); return }
@@ -108,7 +108,7 @@ struct TLSStreamTests {
         defer { s.close() }
         let context = try TLSContext(server: false, identity: nil)
         let result = Result { () throws(TransportError) in
-            try TLSStream(socket: c, peer: nil, context: context, deadline: .now + 5)
+            try TLSStream(socket: c, peer: nil, context: context, deadline: .now + .seconds(5))
         }
         guard case .failure(.notTLS(let message)) = result else { Issue.record("\(String(describing: result))"); return }
         #expect(message.hasPrefix("the receiver does not speak TLS (it answered "), "\(message)")
@@ -119,17 +119,17 @@ struct TLSStreamTests {
         let context = try TLSContext(server: true, identity: try Identity.ephemeral())
         let (c1, s1) = try socketPair()
         try c1.writeAll([0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5] + Array(repeating: 0xEE, count: 64))
-        let garbage = Result { () throws(TransportError) in try TLSStream(socket: s1, peer: nil, context: context, deadline: .now + 5) }
+        let garbage = Result { () throws(TransportError) in try TLSStream(socket: s1, peer: nil, context: context, deadline: .now + .seconds(5)) }
         c1.close()
         guard case .failure(let e1) = garbage else { Issue.record("garbage was accepted"); return }
         #expect(e1 != .timedOut)
         let (c2, s2) = try socketPair()
         try c2.writeAll([0x16])
         let start = Instant.now
-        let silent = Result { () throws(TransportError) in try TLSStream(socket: s2, peer: nil, context: context, deadline: .now + 0.3) }
+        let silent = Result { () throws(TransportError) in try TLSStream(socket: s2, peer: nil, context: context, deadline: .now + .seconds(0.3)) }
         c2.close()
         #expect(silent.error == .timedOut)
-        #expect(Instant.now - start < 3)
+        #expect(Instant.now - start < .seconds(3))
     }
 }
 

@@ -126,10 +126,10 @@ struct ScatterGatherSocketTests {
         let listener = try Socket.listen(on: any)
         defer { listener.close() }
         let address = SocketAddress(numericHost: "127.0.0.1", port: try Socket.localAddress(listener).port)!
-        let clientFD = try Socket.connect(to: address, deadline: .now + 5)
+        let clientFD = try Socket.connect(to: address, deadline: .now + .seconds(5))
         var accepted: (FileDescriptor, SocketAddress)? = nil
         while accepted == nil {
-            _ = try poll([(listener, .readable)], until: .now + 5)
+            _ = try poll([(listener, .readable)], until: .now + .seconds(5))
             accepted = try Socket.accept(listener)
         }
         let server = TCPStream(socket: try #require(accepted).0, peer: nil, interrupt: shutdown.readEnd)

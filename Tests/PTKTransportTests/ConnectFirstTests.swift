@@ -57,7 +57,7 @@ struct ConnectFirstTests {
         defer { good.close() }
         let goodAddress = v4(try Socket.localAddress(good).port)
         let start = Instant.now
-        let (sock, winner) = try Socket.connectFirst(to: [v4(silent.port), goodAddress], deadline: .now + 5)
+        let (sock, winner) = try Socket.connectFirst(to: [v4(silent.port), goodAddress], deadline: .now + .seconds(5))
         sock.close()
         #expect(winner == goodAddress)
         // The second attempt waits for the Connection Attempt Delay and no longer: with one
@@ -70,7 +70,7 @@ struct ConnectFirstTests {
         let good = try Socket.listen(on: v4(0))
         defer { good.close() }
         let goodAddress = v4(try Socket.localAddress(good).port)
-        let (sock, winner) = try Socket.connectFirst(to: [v4(try refusingPort()), goodAddress], attemptDelay: 30, deadline: .now + 5)
+        let (sock, winner) = try Socket.connectFirst(to: [v4(try refusingPort()), goodAddress], attemptDelay: .seconds(30), deadline: .now + .seconds(5))
         sock.close()
         // With a 30 s attempt delay, only the refusal can have started the second attempt in time.
         #expect(winner == goodAddress)
@@ -83,12 +83,12 @@ struct ConnectFirstTests {
         let refused = try refusingPort()
         let start = Instant.now
         do {
-            _ = try Socket.connectFirst(to: [v4(one.port), v4(two.port), v4(refused)], deadline: .now + 1)
+            _ = try Socket.connectFirst(to: [v4(one.port), v4(two.port), v4(refused)], deadline: .now + .seconds(1))
             Issue.record("connected to an address that drops SYNs")
         } catch {
             let elapsed = Instant.now - start
-            #expect(elapsed >= 0.9)
-            #expect(elapsed < 3, "the deadline is for the whole attempt, not per address")
+            #expect(elapsed >= .milliseconds(900))
+            #expect(elapsed < .seconds(3), "the deadline is for the whole attempt, not per address")
             #expect(error.description == "127.0.0.1:\(one.port): connection timed out; 127.0.0.1:\(two.port): connection timed out; 127.0.0.1:\(refused): connection refused")
         }
     }
@@ -96,8 +96,8 @@ struct ConnectFirstTests {
     @Test("one address: its error alone; none: says so")
     func messages() throws {
         let refused = try refusingPort()
-        #expect(throws: ConnectFailure.self) { try Socket.connectFirst(to: [v4(refused)], deadline: .now + 2) }
-        do { _ = try Socket.connectFirst(to: [v4(refused)], deadline: .now + 2) } catch { #expect(error.description == "connection refused") }
-        do { _ = try Socket.connectFirst(to: [], deadline: .now + 2) } catch { #expect(error.description == "no address to connect to") }
+        #expect(throws: ConnectFailure.self) { try Socket.connectFirst(to: [v4(refused)], deadline: .now + .seconds(2)) }
+        do { _ = try Socket.connectFirst(to: [v4(refused)], deadline: .now + .seconds(2)) } catch { #expect(error.description == "connection refused") }
+        do { _ = try Socket.connectFirst(to: [], deadline: .now + .seconds(2)) } catch { #expect(error.description == "no address to connect to") }
     }
 }

@@ -9,9 +9,9 @@ private func loopbackPair(interrupt: FileDescriptor) throws -> (server: TCPStrea
     let listener = try Socket.listen(on: any)
     defer { listener.close() }
     let address = SocketAddress(numericHost: "127.0.0.1", port: try Socket.localAddress(listener).port)!
-    let client = try Socket.connect(to: address, deadline: .now + 5)
+    let client = try Socket.connect(to: address, deadline: .now + .seconds(5))
     var accepted: (FileDescriptor, SocketAddress)? = nil
-    let deadline = Instant.now + 5
+    let deadline = Instant.now + .seconds(5)
     while accepted == nil && Instant.now < deadline {
         _ = try poll([(listener, .readable)], until: deadline)
         accepted = try Socket.accept(listener)
@@ -34,7 +34,7 @@ private final class StreamingPeer: @unchecked Sendable {
         let chunk = [UInt8](repeating: 7, count: 64 * 1024)
         for _ in 0..<bursts where writeFailure == nil {
             do throws(TransportError) {
-                try chunk.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: .now + 5) } }.get()
+                try chunk.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: .now + .seconds(5)) } }.get()
             } catch {
                 writeFailure = error
             }
@@ -42,7 +42,7 @@ private final class StreamingPeer: @unchecked Sendable {
         }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { b in try? stream.read(into: b, deadline: .now + 5) }
+            let n = buffer.withUnsafeMutableBytes { b in try? stream.read(into: b, deadline: .now + .seconds(5)) }
             guard let n else { break }
             if n == 0 { endedCleanly = true; break }
             received += buffer[..<n]
@@ -74,8 +74,8 @@ struct GracefulCloseTests {
         #expect(peer.received == expected)
         #expect(peer.endedCleanly)
         // It lingered while the peer wrote, and ended when the peer closed, well before the linger.
-        #expect(Instant.now - start >= 0.1)
-        #expect(Instant.now - start < 2.5)
+        #expect(Instant.now - start >= .seconds(0.1))
+        #expect(Instant.now - start < .seconds(2.5))
     }
 
     @Test("a read for a session is interrupted by the shutdown; a drain is not")
@@ -86,10 +86,10 @@ struct GracefulCloseTests {
         defer { server.close(); client.close() }
         var buffer = [UInt8](repeating: 0, count: 16)
         try buffer.withUnsafeMutableBytes { b in
-            #expect(throws: TransportError.interrupted) { try server.read(into: b, deadline: .now + 1) }
+            #expect(throws: TransportError.interrupted) { try server.read(into: b, deadline: .now + .seconds(1)) }
             let start = Instant.now
-            #expect(throws: TransportError.timedOut) { try server.read(into: b, deadline: .now + 0.2, interruptible: false) }
-            #expect(Instant.now - start >= 0.15)
+            #expect(throws: TransportError.timedOut) { try server.read(into: b, deadline: .now + .seconds(0.2), interruptible: false) }
+            #expect(Instant.now - start >= .seconds(0.15))
         }
     }
 }
