@@ -17,7 +17,7 @@ public struct ExpectedReceiver: Sendable, Equatable {
         /// `--expect-id`.
         case pinned
         /// The known-receivers file: its path and when the receiver was first seen (seconds since the epoch).
-        case remembered(path: String, firstSeen: Int64)
+        case remembered(path: String, firstSeen: WallTime)
         /// The `id=` of the receiver's mDNS record.
         case advertised
         /// The first session of this call.
@@ -26,7 +26,7 @@ public struct ExpectedReceiver: Sendable, Equatable {
         public var description: String {
             switch self {
             case .pinned: return "--expect-id"
-            case .remembered(let path, let firstSeen): return "\(path) (first seen \(WallTime(seconds: firstSeen).description))"
+            case .remembered(let path, let firstSeen): return "\(path) (first seen \(firstSeen))"
             case .advertised: return "its mDNS record (id=)"
             case .firstSession: return "the first session of this call"
             }
@@ -112,9 +112,9 @@ public struct KnownReceiver: Sendable, Equatable {
     /// The address it answered on.
     public var address: String
     /// When it was first met (seconds since 1970).
-    public var firstSeen: Int64
+    public var firstSeen: WallTime
 
-    public init(id: DeviceID, name: String, address: String, firstSeen: Int64) {
+    public init(id: DeviceID, name: String, address: String, firstSeen: WallTime) {
         self.id = id
         self.name = name
         self.address = address
@@ -146,7 +146,7 @@ public struct KnownReceivers: Sendable {
         if line.hasPrefix("#") { return nil }
         let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         guard fields.count >= 4, let id = DeviceID(parsing: fields[0]), let seen = Int64(fields[3]) else { return nil }
-        return KnownReceiver(id: id, name: fields[1], address: fields[2], firstSeen: seen)
+        return KnownReceiver(id: id, name: fields[1], address: fields[2], firstSeen: WallTime(seconds: seen))
     }
 
     /// The entry for the peer the user names `name` (case-insensitive).
@@ -174,7 +174,7 @@ public struct KnownReceivers: Sendable {
         for line in otherLines where !line.hasPrefix("# Receivers ptk-send") && !line.hasPrefix("# `ptk-send --forget") {
             text += line + "\n"
         }
-        for e in entries { text += "\(e.id.compact)\t\(e.name)\t\(e.address)\t\(e.firstSeen)\n" }
+        for e in entries { text += "\(e.id.compact)\t\(e.name)\t\(e.address)\t\(e.firstSeen.seconds)\n" }
         try writeFileAtomically(path, Array(text.utf8), mode: 0o600)
     }
 }

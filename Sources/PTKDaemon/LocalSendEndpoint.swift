@@ -345,7 +345,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         case .success(let saved):
             let seconds = max((Instant.now - started).seconds, 1e-6)
             Log.info("\(prefix): saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
-            library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: WallTime.now.milliseconds,
+            library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: .now,
                                  senderName: session.sender.alias, senderAddress: c.peer.description,
                                  senderID: session.fingerprint.map { "LocalSend \($0)" }))
             return (200, "", true)

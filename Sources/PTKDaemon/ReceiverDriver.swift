@@ -140,7 +140,7 @@ final class ReceiverDriver {
             // After publishing, never in the way of SAVED: the indexer takes it from here.
             var deviceID: String? = nil
             if case .tls(let id?, _) = sender { deviceID = id.description }
-            library?.add(Arrival(name: s.name, size: s.size, sha256: s.sha256, received: WallTime.now.milliseconds,
+            library?.add(Arrival(name: s.name, size: s.size, sha256: s.sha256, received: .now,
                                  senderName: machine.peerName, senderAddress: address, senderID: deviceID))
         case .reject(let p):
             Log.info("session \(id) from \(peer): refused \(currentOfferName): \(p)")

@@ -69,7 +69,7 @@ extension PhotoLibrary {
                 }
                 image = "<img src=\"\(thumbnailsRelative)/\(photo.id).png\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
             }
-            var meta = [WallTime(milliseconds: photo.received).description]
+            var meta = [photo.received.description]
             if let sender = photo.senderName { meta.append("from " + sender) }
             meta.append(photo.dimensions)
             if let rating = photo.rating { meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating)) }

@@ -143,14 +143,14 @@ extension PhotoLibrary {
             throw LibraryError(error.badInput ? .badInput : .io, "\(dataPath): \(error.description)")
         }
         let rating = metadata.Rating.flatMap { (0...5).contains($0) ? $0 : nil }
-        let received = metadata.Received.flatMap { WallTime(iso8601: $0)?.milliseconds } ?? WallTime.now.milliseconds
+        let received = metadata.Received.flatMap { WallTime(iso8601: $0) } ?? .now
         let id = try database.writeTransaction { () throws(LibraryError) -> Int64 in
             try database.prepare("""
                 INSERT INTO photos(name, size, sha256, received, sender_name, sender_address, sender_id, note, rating) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, received = excluded.received,
                     sender_name = excluded.sender_name, sender_address = excluded.sender_address, sender_id = excluded.sender_id,
                     note = excluded.note, rating = excluded.rating, indexed = 0, problem = NULL
-                """).bind(name, dataStatus.size, sha256, received, metadata.SenderName, metadata.SenderAddress, metadata.SenderID,
+                """).bind(name, dataStatus.size, sha256, received.milliseconds, metadata.SenderName, metadata.SenderAddress, metadata.SenderID,
                           metadata.Note, rating).run()
             let s = try database.prepare("SELECT id FROM photos WHERE name = ?").bind(name)
             return try s.step() ? s.int(0) ?? 0 : 0

@@ -19,8 +19,8 @@ public struct Photo: Sendable, Equatable {
     public var bitDepth: Int?
     public var colorType: Int?
     public var interlace: Int?
-    /// When it was received (or found in the directory, or imported), in milliseconds since the epoch.
-    public var received: Int64
+    /// When it was received (or found in the directory, or imported).
+    public var received: WallTime
     /// The sender's HELLO name, address and device ID (nil for a photo copied in by hand).
     public var senderName: String?
     public var senderAddress: String?
@@ -35,7 +35,7 @@ public struct Photo: Sendable, Equatable {
     /// Why there is no thumbnail (too many pixels, not decodable), when there is none.
     public var problem: String?
 
-    public init(id: Int64, name: String, size: Int64, received: Int64) {
+    public init(id: Int64, name: String, size: Int64, received: WallTime) {
         self.id = id
         self.name = name
         self.size = size
@@ -72,12 +72,12 @@ public struct Arrival: Sendable, Equatable {
     public var name: String
     public var size: Int64
     public var sha256: String
-    public var received: Int64
+    public var received: WallTime
     public var senderName: String
     public var senderAddress: String
     public var senderID: String?
 
-    public init(name: String, size: Int64, sha256: String, received: Int64, senderName: String, senderAddress: String, senderID: String?) {
+    public init(name: String, size: Int64, sha256: String, received: WallTime, senderName: String, senderAddress: String, senderID: String?) {
         self.name = name
         self.size = size
         self.sha256 = sha256
@@ -124,7 +124,7 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
         BitDepth = photo.bitDepth
         ColorType = photo.colorType
         Interlace = photo.interlace
-        Received = WallTime(milliseconds: photo.received).iso8601
+        Received = photo.received.iso8601
         SenderName = photo.senderName
         SenderAddress = photo.senderAddress
         SenderID = photo.senderID

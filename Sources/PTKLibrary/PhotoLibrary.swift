@@ -118,7 +118,7 @@ public final class PhotoLibrary {
     static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem"
 
     static func photo(from s: Statement) -> Photo {
-        var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: s.int(9) ?? 0)
+        var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: WallTime(milliseconds: s.int(9) ?? 0))
         p.sha256 = s.text(3)
         p.width = s.int(4).map(Int.init)
         p.height = s.int(5).map(Int.init)
@@ -225,7 +225,7 @@ public final class PhotoLibrary {
                     note = NULL, rating = NULL, indexed = 0, problem = NULL
                 """)
             for a in arrivals {
-                try s.bind(a.name, a.size, a.sha256, a.received, a.senderName, a.senderAddress, a.senderID).run()
+                try s.bind(a.name, a.size, a.sha256, a.received.milliseconds, a.senderName, a.senderAddress, a.senderID).run()
             }
         }
     }

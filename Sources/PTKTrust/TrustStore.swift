@@ -20,11 +20,11 @@ public struct PendingSender: Sendable, Equatable {
     /// The address of its last attempt.
     public var address: String
     /// First and last attempt, seconds since 1970.
-    public var firstAttempt: Int64
-    public var lastAttempt: Int64
+    public var firstAttempt: WallTime
+    public var lastAttempt: WallTime
     public var attempts: Int
 
-    public init(id: SenderID, name: String, address: String, firstAttempt: Int64, lastAttempt: Int64, attempts: Int) {
+    public init(id: SenderID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int) {
         self.id = id
         self.name = name
         self.address = address
@@ -32,7 +32,7 @@ public struct PendingSender: Sendable, Equatable {
         self.lastAttempt = lastAttempt
         self.attempts = attempts
     }
-    public init(id: DeviceID, name: String, address: String, firstAttempt: Int64, lastAttempt: Int64, attempts: Int) {
+    public init(id: DeviceID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int) {
         self.init(id: .device(id), name: name, address: address, firstAttempt: firstAttempt, lastAttempt: lastAttempt, attempts: attempts)
     }
 }
@@ -91,11 +91,11 @@ public final class TrustStore: @unchecked Sendable {
     }
 
     /// Notes a refused attempt by `id`: adds it to the pending list or updates its entry.
-    public func recordAttempt(id: DeviceID, name: String, address: String, at time: Int64 = WallTime.now.seconds) throws {
+    public func recordAttempt(id: DeviceID, name: String, address: String, at time: WallTime = .now) throws {
         try recordAttempt(id: .device(id), name: name, address: address, at: time)
     }
 
-    public func recordAttempt(id: SenderID, name: String, address: String, at time: Int64 = WallTime.now.seconds) throws {
+    public func recordAttempt(id: SenderID, name: String, address: String, at time: WallTime = .now) throws {
         try withFileLock(lockFile) {
             var pending = try readPending()
             if let i = pending.firstIndex(where: { $0.id == id }) {
@@ -216,7 +216,7 @@ public final class TrustStore: @unchecked Sendable {
         var text = "# Devices refused under `senders = trusted` (`ptk trust pending` shows them).\n"
         text += "# ID, attempts, first and last attempt (Unix time), address, name; tab-separated.\n"
         for p in pending {
-            text += "\(p.id.compact)\t\(p.attempts)\t\(p.firstAttempt)\t\(p.lastAttempt)\t\(p.address)\t\(Self.cleanName(p.name))\n"
+            text += "\(p.id.compact)\t\(p.attempts)\t\(p.firstAttempt.seconds)\t\(p.lastAttempt.seconds)\t\(p.address)\t\(Self.cleanName(p.name))\n"
         }
         try writeFileAtomically(pendingFile, Array(text.utf8), mode: 0o644)
     }
@@ -240,7 +240,7 @@ public final class TrustStore: @unchecked Sendable {
         for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) where !line.hasPrefix("#") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]), let first = Int64(f[2]), let last = Int64(f[3]) else { continue }
-            out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
+            out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: WallTime(seconds: first), lastAttempt: WallTime(seconds: last), attempts: n))
         }
         return out
     }

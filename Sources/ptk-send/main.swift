@@ -98,7 +98,7 @@ if settings.plaintext {
     connector = settings.options.tlsConnector(to: addresses, context: context, expected: expected) { id, address in
         guard remember else { return }
         var known = loadKnown()
-        known.remember(KnownReceiver(id: id, name: peerText, address: address.description, firstSeen: WallTime.now.seconds))
+        known.remember(KnownReceiver(id: id, name: peerText, address: address.description, firstSeen: .now))
         do {
             try known.save()
             writeToStandardError("ptk-send: first contact with \(peerText): its device ID is \(id); remembered in \(knownPath)")

@@ -61,7 +61,7 @@ struct LibraryCommands {
             return
         }
         let rows = photos.map { p in
-            [p.name, formatBytes(Double(p.size)), p.dimensions, shortDate(p.received), p.senderName ?? "-",
+            [p.name, formatBytes(Double(p.size)), p.dimensions, p.received.minutes, p.senderName ?? "-",
              p.rating.map { "\($0)/5" } ?? "-"]
         }
         var widths = [0, 0, 0, 0, 0, 0]
@@ -103,7 +103,7 @@ struct LibraryCommands {
             if photo.interlace == 1 { image += photo.type == .png ? ", interlaced (Adam7)" : ", progressive" }
             lines.append(("image", image))
         }
-        lines.append(("received", WallTime(milliseconds: photo.received).description))
+        lines.append(("received", photo.received.description))
         if let name = photo.senderName {
             var sender = "\"\(name)\""
             if let a = photo.senderAddress { sender += " from \(a)" }
@@ -219,11 +219,6 @@ struct LibraryCommands {
             print("wrote \(path) (\(count) photo\(count == 1 ? "" : "s")); open it in a browser")
         } catch { fail(error) }
     }
-}
-
-/// "2026-11-30 09:41" (UTC) of milliseconds since the epoch.
-func shortDate(_ milliseconds: Int64) -> String {
-    WallTime(milliseconds: milliseconds).minutes
 }
 
 /// Writes text to standard output at once (a list of 10,000 lines in one write); a list that

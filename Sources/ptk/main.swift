@@ -68,7 +68,7 @@ case .trustPending:
         let pending = try trust.pending()
         if pending.isEmpty { writeToStandardError("No pending devices (\(trust.pendingFile)).") }
         for p in pending {
-            print("\(p.id.kind)  \(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(WallTime(seconds: p.firstAttempt).description), last \(WallTime(seconds: p.lastAttempt).description)")
+            print("\(p.id.kind)  \(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(p.firstAttempt), last \(p.lastAttempt)")
         }
     }
 

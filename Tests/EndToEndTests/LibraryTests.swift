@@ -369,7 +369,7 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         let lib = try PhotoLibrary(directory: dir, create: true)
         try lib.record((0..<10_000).map { i in
             Arrival(name: String(format: "IMG_%05d.png", i), size: Int64(10_000 + (i * 7919) % 5000), sha256: String(repeating: "a", count: 64),
-                    received: 1_700_000_000_000 + Int64(i) * 1000, senderName: "phone \(i % 3)", senderAddress: "192.0.2.1:1", senderID: nil)
+                    received: WallTime(milliseconds: 1_700_000_000_000 + Int64(i) * 1000), senderName: "phone \(i % 3)", senderAddress: "192.0.2.1:1", senderID: nil)
         })
         let r = try run("ptk", ["--config", "/dev/null", "--dir", dir, "list"])
         #expect(r.status == 0)

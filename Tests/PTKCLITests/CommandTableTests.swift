@@ -4,6 +4,7 @@ import PTKClient
 import PTKConfiguration
 import PTKProtocol
 import PTKSendCommandLine
+import PTKSystem
 import Testing
 
 /// The usage error `args` make, or nil when they parse.
@@ -172,7 +173,7 @@ struct ReceiverListingTests {
     @Test("status: new, known, CHANGED or no TLS; text lines up the names")
     func status() throws {
         var known = try KnownReceivers(path: "/nonexistent/known-receivers")
-        known.remember(KnownReceiver(id: id, name: "kitchen", address: "192.0.2.1:47850", firstSeen: 0))
+        known.remember(KnownReceiver(id: id, name: "kitchen", address: "192.0.2.1:47850", firstSeen: WallTime(seconds: 0)))
         let other = DeviceID(parsing: String(repeating: "B", count: 51) + "A")!
         let list = [
             ReceiverListing(name: "kitchen", host: "k.local", addresses: ["192.0.2.1"], port: 47850, txt: ["v": "1", "id": id.compact], known: known),

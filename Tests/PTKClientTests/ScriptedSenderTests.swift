@@ -534,7 +534,7 @@ struct IdentityMismatchStatusTests {
         #expect(pinned.code == .identityMismatch)
         #expect(try #require(pinned.message).contains("but --expect-id says \(expected)"))
         #expect(try #require(pinned.message).hasSuffix("check the ID on the receiver (`ptk id`)"))
-        let remembered = status(.remembered(path: "/home/a/.config/ptk/known-receivers", firstSeen: 0))
+        let remembered = status(.remembered(path: "/home/a/.config/ptk/known-receivers", firstSeen: WallTime(seconds: 0)))
         #expect(try #require(remembered.message).contains("but /home/a/.config/ptk/known-receivers (first seen 1970-01-01 00:00:00 UTC) says"))
         #expect(try #require(remembered.message).hasSuffix("accept the new one with `ptk-send --forget tv`"))
         #expect(try #require(status(.advertised).message).contains("but its mDNS record (id=) says"))

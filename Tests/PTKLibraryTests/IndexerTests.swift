@@ -40,7 +40,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
             let bytes = photoBytes(10 + i)
             writeFile(dir + "/p\(i).png", bytes)
             sent["p\(i).png"] = bytes
-            indexer.add(Arrival(name: "p\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: 5_000 + Int64(i),
+            indexer.add(Arrival(name: "p\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 5_000 + Int64(i)),
                                 senderName: "cam", senderAddress: "192.0.2.3:1", senderID: nil))
         }
         let library = try PhotoLibrary(directory: dir, create: false)
@@ -123,7 +123,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         for i in 0..<6 {
             let bytes = photoBytes(i)
             writeFile(dir + "/q\(i).png", bytes)
-            indexer.add(Arrival(name: "q\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: 1, senderName: "s", senderAddress: "a", senderID: nil))
+            indexer.add(Arrival(name: "q\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 1), senderName: "s", senderAddress: "a", senderID: nil))
         }
         try indexer.start()
         let library = try PhotoLibrary(directory: dir, create: true)

@@ -19,7 +19,7 @@ final class Fixture {
     @discardableResult
     func receive(_ name: String, _ bytes: [UInt8], from sender: String = "Alice's phone", id: String? = "ABCD-EFGH") throws -> Photo {
         writeFile(directory + "/" + name, bytes)
-        try library.record([Arrival(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: 1_700_000_000_123,
+        try library.record([Arrival(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 1_700_000_000_123),
                                     senderName: sender, senderAddress: "192.0.2.7:40000", senderID: id)])
         while let id = try library.pending(limit: 1).first { try library.index(id: id) }
         return try library.find(name)
@@ -42,7 +42,7 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         #expect(photo.senderName == "Alice's phone")
         #expect(photo.senderAddress == "192.0.2.7:40000")
         #expect(photo.senderID == "ABCD-EFGH")
-        #expect(photo.received == 1_700_000_000_123)
+        #expect(photo.received == WallTime(milliseconds: 1_700_000_000_123))
         #expect(photo.rating == nil)
         #expect(photo.note == nil)
         #expect(photo.hasThumbnail)
@@ -248,9 +248,9 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         writeFile(f.directory + "/a.png", photoBytes(2, width: 10))
         writeFile(f.directory + "/C.png", photoBytes(3, width: 40))
         try f.library.record([
-            Arrival(name: "b.png", size: 300, sha256: "x", received: 1000, senderName: "Bob", senderAddress: "[2001:db8::1]:5000", senderID: nil),
-            Arrival(name: "a.png", size: 100, sha256: "y", received: 3000, senderName: "Alice", senderAddress: "192.0.2.1:4000", senderID: "ABCD-EFGH-IJKL"),
-            Arrival(name: "C.png", size: 200, sha256: "z", received: 2000, senderName: "alice", senderAddress: "192.0.2.2:4000", senderID: nil),
+            Arrival(name: "b.png", size: 300, sha256: "x", received: WallTime(milliseconds: 1000), senderName: "Bob", senderAddress: "[2001:db8::1]:5000", senderID: nil),
+            Arrival(name: "a.png", size: 100, sha256: "y", received: WallTime(milliseconds: 3000), senderName: "Alice", senderAddress: "192.0.2.1:4000", senderID: "ABCD-EFGH-IJKL"),
+            Arrival(name: "C.png", size: 200, sha256: "z", received: WallTime(milliseconds: 2000), senderName: "alice", senderAddress: "192.0.2.2:4000", senderID: nil),
         ])
         #expect(try f.library.all(sort: .time).map(\.name) == ["b.png", "C.png", "a.png"])
         #expect(try f.library.all(sort: .name).map(\.name) == ["a.png", "b.png", "C.png"])

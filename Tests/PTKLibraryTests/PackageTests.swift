@@ -50,7 +50,7 @@ import Testing
         #expect(imported.senderName == "Alice's phone")
         #expect(imported.senderAddress == "192.0.2.7:40000")
         #expect(imported.senderID == "ABCD-EFGH")
-        #expect(imported.received == 1_700_000_000_123)
+        #expect(imported.received == WallTime(milliseconds: 1_700_000_000_123))
         #expect(imported.sha256 == SHA256.hex(of: bytes))
         #expect(imported.indexed && imported.hasThumbnail)
         // Into the same library: a unique name, never a replacement.
@@ -98,7 +98,7 @@ import Testing
         #expect(listDirectory(g.directory).filter { !$0.hasPrefix(".") } == [], "nothing published")
         #expect(listDirectory(g.directory + "/.incoming") == [], "no temporary file left")
         // Minimal metadata is enough; the received time is then the import's.
-        let before = WallTime.now.milliseconds
+        let before = WallTime.now
         let minimal = try g.library.importPackage(variant("minimal.ptk", metadata: "{\"Version\": 1, \"Rating\": 9}"))
         #expect(minimal.name == "minimal.png")
         #expect(minimal.rating == nil, "an out-of-range rating is dropped")
@@ -120,7 +120,7 @@ import Testing
     @Test func theGalleryListsThumbnailsNewestFirstWithEscapedNamesAndWorkingLinks() throws {
         let f = Fixture()
         try f.receive("old.png", photoBytes(1))
-        try f.library.record([Arrival(name: "a <b> & \"c\".png", size: 1, sha256: "x", received: 1_800_000_000_000, senderName: "Eve <script>", senderAddress: "192.0.2.9:1", senderID: nil)])
+        try f.library.record([Arrival(name: "a <b> & \"c\".png", size: 1, sha256: "x", received: WallTime(milliseconds: 1_800_000_000_000), senderName: "Eve <script>", senderAddress: "192.0.2.9:1", senderID: nil)])
         writeFile(f.directory + "/a <b> & \"c\".png", photoBytes(2))
         while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
         try f.library.setRating("old", 3)

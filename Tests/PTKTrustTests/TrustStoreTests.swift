@@ -21,13 +21,13 @@ struct TrustStoreTests {
         defer { removeTree(dir) }
         let store = TrustStore(directory: dir)
         let a = device(1), b = device(9)
-        try store.recordAttempt(id: a, name: "alice", address: "192.0.2.1:4000", at: 100)
-        try store.recordAttempt(id: b, name: "bob\tthe\nsecond", address: "192.0.2.2:5000", at: 150)
-        try store.recordAttempt(id: a, name: "alice2", address: "192.0.2.3:4001", at: 200)
+        try store.recordAttempt(id: a, name: "alice", address: "192.0.2.1:4000", at: WallTime(seconds: 100))
+        try store.recordAttempt(id: b, name: "bob\tthe\nsecond", address: "192.0.2.2:5000", at: WallTime(seconds: 150))
+        try store.recordAttempt(id: a, name: "alice2", address: "192.0.2.3:4001", at: WallTime(seconds: 200))
         let pending = try store.pending()
         #expect(pending == [
-            PendingSender(id: a, name: "alice2", address: "192.0.2.3:4001", firstAttempt: 100, lastAttempt: 200, attempts: 2),
-            PendingSender(id: b, name: "bob the second", address: "192.0.2.2:5000", firstAttempt: 150, lastAttempt: 150, attempts: 1),
+            PendingSender(id: a, name: "alice2", address: "192.0.2.3:4001", firstAttempt: WallTime(seconds: 100), lastAttempt: WallTime(seconds: 200), attempts: 2),
+            PendingSender(id: b, name: "bob the second", address: "192.0.2.2:5000", firstAttempt: WallTime(seconds: 150), lastAttempt: WallTime(seconds: 150), attempts: 1),
         ])
         #expect(!store.isTrusted(a))
         let entry = try store.allow(String(a.compact.prefix(4)).lowercased())
@@ -120,7 +120,7 @@ struct TrustStoreTests {
         let dir = makeTemporaryDirectory("ptk-trust")
         defer { removeTree(dir) }
         let store = TrustStore(directory: dir)
-        try store.recordAttempt(id: .localSend(upper), name: "Pixel", address: "192.0.2.9:5000", at: 10)
+        try store.recordAttempt(id: .localSend(upper), name: "Pixel", address: "192.0.2.9:5000", at: WallTime(seconds: 10))
         #expect(try store.pending().map(\.id) == [.localSend(upper)])
         let entry = try store.allow("abab")
         #expect(entry == TrustedSender(id: .localSend(upper), name: "Pixel"))
