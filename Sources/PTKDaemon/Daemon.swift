@@ -55,18 +55,20 @@ public final class Daemon: @unchecked Sendable {
     public let library: LibraryIndexer?
     /// The LocalSend receiver; nil with `localsend = off`.
     let localSend: LocalSendEndpoint?
-    private let tls: TLSContext
-    private let lock = Lock()
+    // Internal, not private, for Daemon+Connections.swift (the slots, admission and refusals);
+    // the session counts and the turns are guarded by `lock`.
+    let tls: TLSContext
+    let lock = Lock()
     /// Connections being handled (in their handshake, or served), in all and per address.
-    private var active = 0
-    private var perAddress: [String: Int] = [:]
+    var active = 0
+    var perAddress: [String: Int] = [:]
     /// The sessions served, by sender, and the senders waiting for one.
-    private var turns: Turns
+    var turns: Turns
     /// STOPPING=1 has gone out: no more STATUS updates.
-    private var stopping = false
-    private var lingering = 0
-    private var nextID = 0
-    private let settings: ReceiverSettings
+    var stopping = false
+    var lingering = 0
+    var nextID = 0
+    let settings: ReceiverSettings
 
     public init(configuration: DaemonConfiguration) throws(DaemonError) {
         self.configuration = configuration
@@ -224,118 +226,6 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// Tells systemd how many sessions are open, unless STOPPING=1 has gone out. Call under `lock`.
-    private func reportSessions() {
-        if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
-    }
-
-    /// Why a connection was refused as it was accepted.
-    private struct Refusal {
-        var reason: String
-        /// The refusal was for lack of sessions, so the sender joins the line for one; not
-        /// when its address is at its own limit (a place at the front it could not take would
-        /// hold a free session back from everyone behind it).
-        var joinsLine: Bool
-    }
-
-    /// Takes a connection slot for a connection from `host`: its number, and why it is refused
-    /// when the limits are reached (then no slot is taken).
-    private func takeSlot(_ host: String) -> (Int, Refusal?) {
-        lock.withLock {
-            nextID += 1
-            if active >= configuration.maxSessions + handshakeRoom {
-                return (nextID, Refusal(reason: "the receiver is at its limit of \(configuration.maxSessions) sessions", joinsLine: true))
-            }
-            if perAddress[host, default: 0] >= configuration.maxSessionsPerAddress {
-                return (nextID, Refusal(reason: "\(host) already has \(configuration.maxSessionsPerAddress) sessions open", joinsLine: false))
-            }
-            active += 1
-            perAddress[host, default: 0] += 1
-            reportSessions()
-            return (nextID, nil)
-        }
-    }
-
-    private func releaseSlot(_ host: String) {
-        lock.withLock {
-            active -= 1
-            perAddress[host, default: 1] -= 1
-            if perAddress[host] == 0 { perAddress[host] = nil }
-            reportSessions()
-        }
-    }
-
-    /// A LocalSend connection: served in a session slot on a thread of its own; over the
-    /// limits its first request is answered 429 (see `refuseBusy`).
-    private func serveLocalSend(_ socket: FileDescriptor, peer: SocketAddress) {
-        guard let localSend else { socket.close(); return }
-        let host = peer.host
-        let (id, refusal) = takeSlot(host)
-        if let refusal {
-            refuseBusy(socket, peer: peer, id: id, refusal) { [localSend] in
-                localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
-            }
-            return
-        }
-        let deadline = Instant.now + configuration.handshakeTimeout
-        do {
-            try startThread { [self] in
-                // LocalSend apps retry a 429 on their own: they take a session only from those
-                // no sender in line is owed, and do not wait in line.
-                let key = "localsend \(host)"
-                if lock.withLock({ turns.take(key, now: Instant.now.seconds) }) {
-                    localSend.serve(socket, peer: peer, id: id, deadline: deadline)
-                    lock.withLock { turns.release(key) }
-                } else {
-                    let reason = "the receiver is serving its limit of \(configuration.maxSessions) sessions, or owes the free ones to senders waiting"
-                    localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
-                }
-                releaseSlot(host)
-            }
-        } catch {
-            Log.warning("cannot start a session thread: \(error)")
-            socket.close()
-            releaseSlot(host)
-        }
-    }
-
-    private func serve(_ socket: FileDescriptor, peer: SocketAddress) {
-        let host = peer.host
-        let (id, refusal) = takeSlot(host)
-        let deadline = Instant.now + configuration.handshakeTimeout
-        if let refusal {
-            refuseBusy(socket, peer: peer, id: id, refusal)
-            return
-        }
-        let release: @Sendable () -> Void = { [self] in releaseSlot(host) }
-        do {
-            try startThread { [self] in
-                // The handshake runs on the session's thread, inside its slot: a connection stuck
-                // there counts against the limits until the handshake deadline frees it.
-                if let (stream, sender) = open(socket, peer: peer, id: id, deadline: deadline) {
-                    let key = sender.turnKey(address: host)
-                    switch lock.withLock({ turns.admit(key, now: Instant.now.seconds) }) {
-                    case .busy(let ahead):
-                        answerBusy(stream, sender: sender, peer: peer, id: id, reason: servingAll(ahead: ahead), ahead: ahead)
-                    case .serve(let sessions):
-                        var settings = settings
-                        settings.sessions = sessions
-                        let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
-                        let driver = ReceiverDriver(id: id, connection: connection, peer: peer, sender: sender, store: store,
-                                                    trust: trust, library: library, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
-                        driver.run()
-                        lock.withLock { turns.release(key) }
-                    }
-                }
-                release()
-            }
-        } catch {
-            Log.warning("cannot start a session thread: \(error)")
-            socket.close()
-            release()
-        }
-    }
-
     /// The addresses to listen on at `port`: those of `--listen`, else every IPv6 and IPv4
     /// address ("::" and "0.0.0.0", either of which may be missing on this host).
     static func listenAddresses(_ configuration: DaemonConfiguration, port: UInt16) throws(DaemonError) -> [SocketAddress] {
@@ -348,119 +238,4 @@ public final class Daemon: @unchecked Sendable {
         }
         return addresses
     }
-
-    /// Tells a TLS session from a plaintext one by its first byte (protocol §6) and runs the TLS
-    /// handshake, by `deadline`. Returns the stream and who the sender is, or nil (logged, and
-    /// the socket closed) when the connection is not a ptk session.
-    private func open(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant,
-                      quiet: Bool = false) -> (ByteStream, SenderCredentials)? {
-        func drop(_ why: String) -> (ByteStream, SenderCredentials)? {
-            if !quiet { Log.info("session \(id) from \(peer): \(why); closed") }
-            return nil
-        }
-        let first: UInt8
-        switch peekFirstByte(socket, interrupt: shutdown.pipe.readEnd, deadline: deadline) {
-        case .byte(let b): first = b
-        case .closed: socket.close(); return drop("closed before saying anything")
-        case .interrupted: socket.close(); return drop("shutting down")
-        case .timedOut: socket.close(); return drop("sent nothing within the handshake timeout")
-        case .failed(let error): socket.close(); return drop("connection failed (\(error))")
-        }
-        switch first {
-        case FrameType.hello.rawValue:
-            return (TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd), .plaintext)
-        case 0x16:
-            let stream: TLSStream
-            do {
-                stream = try TLSStream(socket: socket, peer: peer, context: tls, interrupt: shutdown.pipe.readEnd, deadline: deadline)
-            } catch {
-                switch error {
-                case .timedOut: return drop("TLS handshake not finished within the handshake timeout")
-                case .interrupted: return drop("shutting down during the TLS handshake")
-                case .peerClosed: return drop("closed during the TLS handshake")
-                default: return drop("TLS handshake failed (\(error))")
-                }
-            }
-            let deviceID = stream.peerIdentity.deviceID
-            return (stream, .tls(deviceID, trusted: deviceID.map(trust.isTrusted) ?? false))
-        default:
-            socket.close()
-            return drop("not a ptk session (first byte 0x\(String(first, radix: 16)))")
-        }
-    }
-
-    /// Answers ERROR busy (inside TLS when the sender starts it, with a deadline of a second)
-    /// and closes gracefully, on a short-lived thread; at most 64 at once, beyond which the
-    /// connection is simply closed. `answer`, when given, answers instead (LocalSend's 429).
-    private func refuseBusy(_ socket: FileDescriptor, peer: SocketAddress, id: Int, _ refusal: Refusal,
-                            answer: (@Sendable () -> Void)? = nil) {
-        let ok = lock.withLock { () -> Bool in
-            if lingering >= 64 { return false }
-            lingering += 1
-            return true
-        }
-        guard ok else {
-            Log.info("\(answer == nil ? "session" : "localsend") \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
-            socket.close()
-            return
-        }
-        let body: @Sendable () -> Void = { [self] in
-            if let answer {
-                answer()
-                lock.withLock { lingering -= 1 }
-                return
-            }
-            if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + .seconds(1), quiet: true) {
-                let key = sender.turnKey(address: peer.host)
-                let now = Instant.now.seconds
-                let ahead = lock.withLock { refusal.joinsLine ? turns.refused(key, now: now) : turns.waiting(now: now).count }
-                answerBusy(stream, sender: sender, peer: peer, id: id, reason: refusal.reason, ahead: ahead)
-            } else {
-                Log.info("session \(id) from \(peer): refused, \(refusal.reason) (closed)")
-            }
-            lock.withLock { lingering -= 1 }
-        }
-        do { try startThread(body) } catch {
-            socket.close()
-            lock.withLock { lingering -= 1 }
-        }
-    }
 }
-
-extension Daemon {
-    /// Why a sender is not served now, for ERROR busy and the log.
-    fileprivate func servingAll(ahead: Int) -> String {
-        "the receiver is serving its limit of \(configuration.maxSessions) sessions"
-            + (ahead > 0 ? " and \(ahead) sender\(ahead == 1 ? " waits" : "s wait") ahead of this one" : "")
-    }
-
-    /// Answers ERROR busy with the sender's place in line (`waiting`), logs it, and closes.
-    fileprivate func answerBusy(_ stream: ByteStream, sender: SenderCredentials, peer: SocketAddress, id: Int, reason: String, ahead: Int) {
-        Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)")
-        let connection = FramedConnection(stream: stream, timeout: .seconds(1))
-        // The refused sender may already have gone: it is refused either way.
-        try? connection.send(.error(Problem(.busy, reason + "; try again later", waiting: ahead)))
-        connection.closeGracefully(linger: .seconds(1))
-    }
-}
-
-extension SenderCredentials {
-    /// Who a sender is for taking turns: its device ID over TLS (several devices behind one
-    /// address are several senders), else its address.
-    func turnKey(address: String) -> String {
-        if case .tls(let id?, _) = self { return "device \(id.compact)" }
-        return "address \(address)"
-    }
-
-    /// How log lines name the sender: its device ID, or "plaintext".
-    var logText: String {
-        switch self {
-        case .plaintext: return "plaintext"
-        case .tls(let id?, _): return "device \(id)"
-        case .tls(nil, _): return "TLS, no device ID"
-        }
-    }
-}
-
-extension ReceiverDriver: @unchecked Sendable {}
-// A driver is handed to exactly one thread, which alone touches it afterwards.

@@ -1,0 +1,205 @@
+import PTKConfiguration
+import PTKLibrary
+import PTKLocalSend
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTLS
+import PTKTransport
+import PTKTrust
+
+/// ptkd as a LocalSend v2 receiver (docs/PROTOCOL.md, "LocalSend"): HTTPS on its own port,
+/// the routes the apps call, and uploads into the same store, limits, trust list and library
+/// as protocol v1. Each connection runs on a thread of its own, inside a session slot.
+/// The routes: what each request gets (the decision is `LocalSendRoute`'s and
+/// `LocalSendSessions`'), uploads streamed into the store.
+extension LocalSendEndpoint {
+    /// Answers one request; returns false when the connection must close after it.
+    func handle(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
+        let idle = configuration.idleTimeout
+        let replyBy = { Instant.now + idle }
+        switch LocalSendRoute(method: head.method, path: head.path) {
+        case .info:
+            // With or without a body (some apps send one).
+            try skipBody(c)
+            try c.http.respond(200, LocalSendJSON.encode(info()), deadline: replyBy())
+        case .register:
+            // The caller is discovering us: answer at once, whatever its body says.
+            _ = try c.http.readBody(limit: Self.ignoredBodyLimit, deadline: replyBy)
+            try c.http.respond(200, LocalSendJSON.encode(info()), deadline: replyBy())
+        case .prepareUpload:
+            return try prepareUpload(head, c)
+        case .upload:
+            return try upload(head, c)
+        case .cancel:
+            try skipBody(c)
+            let n = lock.withLock { sessions.cancel(session: head.query["sessionId"], address: c.address) }
+            if n > 0 { Log.info("localsend \(c.id) from \(c.peer): the sender cancelled") }
+            try c.http.respond(200, deadline: replyBy())
+        case .methodNotAllowed:
+            try skipBody(c)
+            try c.http.respond(405, message("\(head.method) is not allowed here"), deadline: replyBy())
+        case .notFound:
+            try skipBody(c)
+            try c.http.respond(404, message("no such route"), deadline: replyBy())
+        }
+        return true
+    }
+
+    /// Reads and drops a request's body (up to a limit).
+    private func skipBody(_ c: Connection) throws(HTTPFailure) {
+        _ = try c.http.readBody(limit: Self.ignoredBodyLimit, deadline: { .now + configuration.idleTimeout })
+    }
+
+    /// Who the sender is for the trust list, if it showed a certificate.
+    private func senderID(_ c: Connection) -> SenderID? { c.certificate.map { .localSend($0) } }
+
+    private func prepareUpload(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        let body = try c.http.readBody(limit: Self.jsonLimit, deadline: replyBy)
+        let request: PrepareUploadRequest
+        do {
+            request = try LocalSendJSON.decode(PrepareUploadRequest.self, from: body).validated()
+        } catch {
+            Log.info("localsend \(c.id) from \(c.peer): prepare-upload refused: \(error); answered 400")
+            try c.http.respond(400, message("invalid body: \(error)"), deadline: replyBy())
+            return true
+        }
+        let who = "\"\(clean(request.info.alias))\"" + (c.certificate.map { " (LocalSend \(String($0.prefix(8))))" } ?? " (no certificate)")
+        var allowed = configuration.senders == .anyone
+        if !allowed, let id = senderID(c) { allowed = trust.isTrusted(id) }
+        let outcome = lock.withLock {
+            sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: head.query["pin"], allowed: allowed, now: Instant.now.seconds)
+        }
+        let prefix = "localsend \(c.id) from \(c.peer) \(who): prepare-upload of \(request.files.count) file(s)"
+        switch outcome {
+        case .accepted(let response):
+            Log.info("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
+            try c.http.respond(outcome.status, LocalSendJSON.encode(response), deadline: replyBy())
+        case .nothingToTransfer:
+            Log.info("\(prefix): none accepted (types: \(configuration.localSendTypes.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
+            try c.http.respond(outcome.status, deadline: replyBy())
+        case .pinRequired(let wrong):
+            if wrong { Log.info("\(prefix): wrong PIN; answered 401") }
+            try c.http.respond(outcome.status, message(wrong ? "wrong PIN" : "PIN required"), deadline: replyBy())
+        case .tooManyTries:
+            Log.info("\(prefix): too many wrong PINs from \(c.address); answered 429")
+            try c.http.respond(outcome.status, message("too many wrong PINs; try again later"), deadline: replyBy())
+        case .refused:
+            if let id = senderID(c) {
+                do { try trust.recordAttempt(id: id, name: request.info.alias, address: c.peer.description) } catch {
+                    Log.warning("localsend \(c.id): cannot record the refused device in \(trust.pendingFile): \(error)")
+                }
+                Log.info("\(prefix): refused, LocalSend \(id) is not trusted (`ptk trust allow \(id.short)`); answered 403")
+            } else {
+                Log.info("\(prefix): refused, the app showed no certificate and only trusted devices may send; answered 403")
+            }
+            try c.http.respond(outcome.status, message("this receiver accepts trusted devices only"), deadline: replyBy())
+        case .busy:
+            Log.info("\(prefix): a session from \(c.address) is still running; answered 409")
+            try c.http.respond(outcome.status, message("a session from this address is still running"), deadline: replyBy())
+        }
+        return true
+    }
+
+    private func upload(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        let q = head.query
+        guard let sessionID = q["sessionId"], let fileID = q["fileId"], let token = q["token"] else {
+            try skipBody(c)
+            try c.http.respond(400, message("missing sessionId, fileId or token"), deadline: replyBy())
+            return true
+        }
+        let begun = lock.withLock {
+            Result { () throws(UploadRefusal) in try sessions.beginUpload(session: sessionID, file: fileID, token: token, address: c.address, now: Instant.now.seconds) }
+        }
+        let session: LocalSendSession, file: FileInfo
+        switch begun {
+        case .success(let (s, f)): (session, file) = (s, f)
+        case .failure(let refusal):
+            Log.info("localsend \(c.id) from \(c.peer): upload refused: \(refusal.message); answered \(refusal.status)")
+            // The body is not read: the connection closes after the answer.
+            try c.http.respond(refusal.status, message(refusal.message), close: true, deadline: replyBy())
+            return false
+        }
+        let (status, why, keepOpen) = receive(file, of: session, head: head, c)
+        lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: status == 200, now: Instant.now.seconds) }
+        try c.http.respond(status, status == 200 ? [] : message(why), close: !keepOpen, deadline: replyBy())
+        return keepOpen
+    }
+
+    /// Receives one file's body into the store: the answer's status, its reason, and whether
+    /// the connection can carry on.
+    private func receive(_ file: FileInfo, of session: LocalSendSession, head: HTTPHead, _ c: Connection) -> (Int, String, Bool) {
+        let name = "\"\(file.fileName)\" (\(formatBytes(Double(file.size))))"
+        let who = "\"\(clean(session.sender.alias))\"" + (session.fingerprint.map { " (LocalSend \(String($0.prefix(8))))" } ?? "")
+        let prefix = "localsend \(c.id) from \(c.peer) \(who)"
+        if let length = head.contentLength, length != file.size {
+            Log.info("\(prefix): refused \(name): the body is \(length) bytes, prepare-upload said \(file.size); answered 400")
+            return (400, "Content-Length \(length) is not the file's size \(file.size)", false)
+        }
+        let incoming: IncomingFile
+        // The type accepted in prepare-upload picks the store's check and the name's ending.
+        let request = PhotoType(mediaType: file.mediaType).map {
+            StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: $0, sender: session.sender.alias)
+        }
+        switch request.map({ store.begin($0) }) ?? .failure(FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")) {
+        case .success(let f): incoming = f
+        case .failure(let failure):
+            Log.info("\(prefix): refused \(name): \(failure.problem); answered 500")
+            return (500, failure.problem.message, false)
+        }
+        let started = Instant.now
+        var received: Int64 = 0
+        var failure: (Int, String)? = nil
+        var lastCancelCheck = Instant.now
+        let result = Result { () throws(HTTPFailure) in
+            try c.http.readBody(deadline: { .now + self.configuration.idleTimeout }, sink: { piece in
+                if received + Int64(piece.count) > file.size {
+                    failure = (400, "the body is longer than the file's \(file.size) bytes")
+                    return false
+                }
+                do throws(FileFailure) { try incoming.append(piece) } catch {
+                    failure = Self.status(for: error)
+                    return false
+                }
+                received += Int64(piece.count)
+                if Instant.now - lastCancelCheck > .milliseconds(200) {
+                    lastCancelCheck = .now
+                    if lock.withLock({ sessions.isCancelled(session.id) }) || shutdown.isRequested {
+                        failure = (409, shutdown.isRequested ? "the receiver is shutting down" : "the session was cancelled")
+                        return false
+                    }
+                }
+                return true
+            }, refusal: { failure ?? (400, "body refused") })
+        }
+        if case .failure(let error) = result {
+            incoming.abandon(keepForResume: false)
+            switch error {
+            case .refused(let status, let why):
+                Log.info("\(prefix): failed \(name) after \(received) bytes: \(why); answered \(status)")
+                return (status, why, false)
+            case .timedOut:
+                Log.info("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout.seconds)) s after \(received); answered 408")
+                return (408, "no bytes within the idle timeout", false)
+            default:
+                Log.info("\(prefix): failed \(name): the connection ended after \(received) of \(file.size) bytes")
+                return (400, "the connection ended", false)
+            }
+        }
+        switch incoming.finish() {
+        case .success(let saved):
+            let seconds = max((Instant.now - started).seconds, 1e-6)
+            Log.info("\(prefix): saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
+            library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: .now,
+                                 senderName: session.sender.alias, senderAddress: c.peer.description,
+                                 senderID: session.fingerprint.map { "LocalSend \($0)" }))
+            return (200, "", true)
+        case .failure(let failure):
+            let (status, why) = Self.status(for: failure)
+            Log.info("\(prefix): failed \(name): \(failure.problem); answered \(status)")
+            return (status, why, true)
+        }
+    }
+}
