@@ -127,27 +127,39 @@ public final class Daemon: @unchecked Sendable {
     /// nil after a requested shutdown, or why the accept loop could not go on (it then shuts
     /// down the same way, and ptkd exits non-zero so that `Restart=on-failure` restarts it).
     public func run(grace: Duration = .seconds(4)) -> DaemonError? {
+        // What runs besides the accept loop, stopped in the reverse order at the end. The store's
+        // checks run from the start (no hash or PNG check may be running when the process exits).
+        let services = Services()
+        services.add(store, stopWithin: .seconds(2))
         // The library is opened and reconciled first, so ptkd's descriptors are settled once it says it listens.
         if let library {
-            do { try library.start() } catch { Log.warning("cannot start the photo library's indexing: \(error)") }
+            do {
+                try library.start()
+                // Indexing (libpng, SQLite, OpenSSL) stops at its next row; what is left stays pending.
+                services.add(library, stopWithin: .seconds(2))
+            } catch { Log.warning("cannot start the photo library's indexing: \(error)") }
         }
+        // Sessions: when their turn comes, no more are accepted and those open get `grace` to
+        // reach a frame boundary (they answer ERROR shutting-down).
+        services.add(ServingSessions(self), stopWithin: grace)
         let listed = listener.addresses.map(\.description).joined(separator: ", ")
         Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
         Log.info("device ID \(identity.deviceID); TLS 1.3, plaintext \(configuration.plaintext == .allow ? "allowed" : "refused"), senders: \(configuration.senders == .trusted ? "trusted devices only (\(trust.trusted().count) on the list)" : "anyone")")
         // The port accepts connections now: tell systemd before mDNS, which may take a while.
         ServiceNotifier.ready(status: "listening on port \(listener.port), saving to \(configuration.effectiveDirectory)")
-        var discovery: LocalSendDiscovery? = nil
+        var discovery: LocalSendDiscovery? = nil  // held until the end, like the advertiser
         if let localSend {
             Log.info("LocalSend receiver on port \(localSend.listener.port) (HTTPS), fingerprint \(localSend.fingerprint)")
             if configuration.mdns {
                 discovery = LocalSendDiscovery(endpoint: localSend, shutdown: shutdown, listen: configuration.listen)
+                if let discovery { services.add(discovery, stopWithin: .seconds(1)) }
             }
         }
         var advertiser: Advertiser? = nil
         if configuration.mdns {
             advertiser = Advertiser(name: configuration.name, port: listener.port,
                                     txt: ["v=1", "tls=1", "id=\(identity.deviceID.compact)"]) { Log.info($0) }
-            if advertiser == nil { Log.warning("cannot start mDNS advertising; serving over TCP only") }
+            if let advertiser { services.add(advertiser, stopWithin: .seconds(1)) } else { Log.warning("cannot start mDNS advertising; serving over TCP only") }
         } else {
             Log.info("mDNS advertising is off")
         }
@@ -191,24 +203,14 @@ public final class Daemon: @unchecked Sendable {
                 }
             }
         }
-        // Withdraw the advertisement first, then stop accepting, then give sessions their grace period.
         // Under the lock, so no session's STATUS update can follow STOPPING=1.
         lock.withLock {
             stopping = true
             ServiceNotifier.stopping(status: "shutting down")
         }
-        advertiser?.stop()
-        discovery?.stop()
-        listener.close()
-        localSend?.listener.close()
-        let deadline = Instant.now + grace
-        while activeSessions > 0 && Instant.now < deadline {
-            sleep(for: .milliseconds(20))
-        }
-        // Nor indexing (libpng, SQLite, OpenSSL): it stops at its next row; what is left stays pending.
-        if let library, !library.stop(waitingUntil: .now + .seconds(2)) { Log.warning("the photo library's indexing did not stop in time") }
-        // No hash or PNG check may be running when the process exits (see PhotoStore.stopChecks).
-        if !store.stopChecks(waitingUntil: .now + .seconds(2)) { Log.warning("a photo check did not stop in time") }
+        // The advertisement is withdrawn first, then LocalSend discovery, then the sessions
+        // (no more accepted, the open ones given their grace), the indexing, the checks.
+        for name in services.stopAll() { Log.warning("\(name) did not stop in time") }
         let left = activeSessions
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
         return failure
@@ -237,5 +239,21 @@ public final class Daemon: @unchecked Sendable {
             addresses.append(a)
         }
         return addresses
+    }
+}
+
+/// The sessions as a service: stopping it closes the listeners and waits for the open
+/// sessions to end (each answers ERROR shutting-down at its next frame boundary).
+private final class ServingSessions: Service {
+    private unowned let daemon: Daemon
+    init(_ daemon: Daemon) { self.daemon = daemon }
+
+    var serviceName: String { "sessions" }
+
+    func stop(until deadline: Instant) -> Bool {
+        daemon.listener.close()
+        daemon.localSend?.listener.close()
+        while daemon.activeSessions > 0 && Instant.now < deadline { sleep(for: .milliseconds(20)) }
+        return daemon.activeSessions == 0
     }
 }

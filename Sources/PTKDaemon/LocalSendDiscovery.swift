@@ -7,7 +7,7 @@ import PTKTransport
 /// every IPv4 multicast interface when it starts and when an interface appears, and answers the
 /// apps' announcements with a `register` call (or, when that fails, a multicast answer), so a
 /// phone lists it at once. Runs on a thread of its own until shutdown.
-final class LocalSendDiscovery: @unchecked Sendable {
+final class LocalSendDiscovery: Service, @unchecked Sendable {
     static let group = "224.0.0.167"
     static let port: UInt16 = 53317
     /// When the three announcements go out after an interface appears.
@@ -50,14 +50,17 @@ final class LocalSendDiscovery: @unchecked Sendable {
         }
     }
 
-    /// Waits (up to a second) for the thread to see the shutdown. The socket stays open: an
-    /// answer may still be going out on another thread, and the process is about to exit.
-    func stop() {
-        let deadline = Instant.now + .seconds(1)
+    /// Waits (until `deadline`) for the thread to see the shutdown; true when it has ended. The
+    /// socket stays open: an answer may still be going out on another thread, and the process
+    /// is about to exit.
+    func stop(until deadline: Instant) -> Bool {
         state.withLock {
             while running && Instant.now < deadline { _ = state.wait(until: deadline) }
+            return !running
         }
     }
+
+    var serviceName: String { "LocalSend discovery" }
 
     private func run() {
         var known: Set<MulticastInterface> = []

@@ -203,3 +203,13 @@ public final class Advertiser: @unchecked Sendable {
         String(cString: avahi_strerror(error))
     }
 }
+
+extension Advertiser: Service {
+    public var serviceName: String { "mDNS advertising" }
+
+    /// Withdraws the records and stops Avahi's thread; Avahi joins it, so it is done at once.
+    public func stop(until deadline: Instant) -> Bool {
+        stop()
+        return true
+    }
+}

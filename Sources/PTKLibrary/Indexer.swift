@@ -229,3 +229,8 @@ private final class LibraryHandOver: @unchecked Sendable {
     init(_ library: PhotoLibrary?) { self.library = library }
     func take() -> PhotoLibrary? { library.take() }
 }
+
+extension LibraryIndexer: Service {
+    public var serviceName: String { "photo library indexing" }
+    public func stop(until deadline: Instant) -> Bool { stop(waitingUntil: deadline) }
+}

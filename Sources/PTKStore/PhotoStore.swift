@@ -309,3 +309,8 @@ final class GroupSync: @unchecked Sendable {
         }
     }
 }
+
+extension PhotoStore: Service {
+    public var serviceName: String { "photo checks" }
+    public func stop(until deadline: Instant) -> Bool { stopChecks(waitingUntil: deadline) }
+}

@@ -58,3 +58,43 @@ struct WallTimeTests {
         #expect(modified.milliseconds >= before.milliseconds - 1000 && modified <= WallTime.now)
     }
 }
+
+/// A service that records when it is stopped, and stops in time or not.
+private final class FakeService: Service {
+    let serviceName: String
+    let inTime: Bool
+    let order: CallCounter
+    var stoppedAt: Int?
+    var givenUntil: Instant?
+    init(_ name: String, inTime: Bool = true, order: CallCounter) {
+        serviceName = name
+        self.inTime = inTime
+        self.order = order
+    }
+    func stop(until deadline: Instant) -> Bool {
+        stoppedAt = order.next()
+        givenUntil = deadline
+        return inTime
+    }
+}
+
+@Suite("Services")
+struct ServicesTests {
+    @Test("stopped in one place, the last started first, each with its own time; those late are named; once only")
+    func reverseOrder() {
+        let order = CallCounter()
+        let checks = FakeService("checks", order: order), library = FakeService("library", inTime: false, order: order)
+        let sessions = FakeService("sessions", inTime: false, order: order), advertiser = FakeService("advertiser", order: order)
+        let services = Services()
+        services.add(checks, stopWithin: .seconds(2))
+        services.add(library, stopWithin: .seconds(2))
+        services.add(sessions, stopWithin: .seconds(30))
+        services.add(advertiser, stopWithin: .seconds(1))
+        #expect(services.names == ["checks", "library", "sessions", "advertiser"])
+        let before = Instant.now
+        #expect(services.stopAll() == ["sessions", "library"])
+        #expect([advertiser, sessions, library, checks].map(\.stoppedAt) == [0, 1, 2, 3])
+        #expect(sessions.givenUntil! - before >= .seconds(29) && advertiser.givenUntil! - before <= .seconds(2))
+        #expect(services.stopAll().isEmpty && order.count == 4, "a second stop stops nothing")
+    }
+}
