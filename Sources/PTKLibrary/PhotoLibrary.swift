@@ -23,7 +23,9 @@ public final class PhotoLibrary {
     let photos: FileDescriptor
     /// How reconcile reads a photo's status in the directory (tests make it fail).
     var statusOf: (FileDescriptor, String) throws(SystemError) -> FileStatus = { dir, name throws(SystemError) in try dir.status(of: name) }
-    /// How indexing opens a photo in the directory (tests make it fail).
+    /// How indexing opens a photo in the directory (tests make it fail). A batch of more than 8
+    /// photos calls it from several reading threads at once: a test's replacement must be
+    /// thread-safe then.
     var openForIndexing: (String, FileDescriptor) throws(SystemError) -> FileDescriptor = { name, dir throws(SystemError) in
         try .open(name, relativeTo: dir, flags: [.readOnly, .noFollow, .nonBlocking])
     }
