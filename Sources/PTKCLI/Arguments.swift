@@ -101,10 +101,7 @@ public func helpLines(for specs: [OptionSpec]) -> String {
         if let v = spec.valueName { s += " \(v)" }
         return s
     }
-    let width = (left.map(\.count).max() ?? 0) + 2
-    return zip(left, specs).map { l, spec in
-        "  " + l + String(repeating: " ", count: width - l.count) + spec.help
-    }.joined(separator: "\n")
+    return alignedLines(Array(zip(left, specs.map(\.help))))
 }
 
 /// Parses a byte size: a whole number with an optional K, M, G or T suffix (powers of 1024,

@@ -215,7 +215,12 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
 
     /// A command's usage: "ptk show NAME [--json]".
     public func usage(of command: Command) -> String {
-        ([program] + command.words + command.arguments.map(\.usage) + options(of: command).map(\.usage)).joined(separator: " ")
+        "\(program) \(signature(of: command))"
+    }
+
+    /// A command with its arguments and options: "show NAME [--json]".
+    func signature(of command: Command) -> String {
+        ([command.name] + command.arguments.map(\.usage) + options(of: command).map(\.usage)).joined(separator: " ")
     }
 
     /// The options `command` takes besides those every command takes.
@@ -235,7 +240,7 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
     public var commandLines: String {
         var groups: [String] = []
         for c in commands where !groups.contains(c.group) { groups.append(c.group) }
-        let left = commands.map { c in ([c.name] + c.arguments.map(\.usage) + options(of: c).map(\.usage)).joined(separator: " ") }
+        let left = commands.map(signature(of:))
         let width = min(30, (left.map(\.count).max() ?? 0) + 2)
         var sections: [String] = []
         for group in groups {
