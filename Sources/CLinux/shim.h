@@ -25,6 +25,14 @@ static inline int ptk_openat2(int dirfd, const char *path, unsigned long long fl
     return (int)syscall(437 /* SYS_openat2 on x86-64 and arm64 */, dirfd, path, &how, sizeof how);
 }
 
+/// pthread_tryjoin_np(3): joins `thread` if it has ended, else returns EBUSY at once
+/// (pthread_t is unsigned long).
+extern int pthread_tryjoin_np(unsigned long thread, void **retval);
+
+/// pthread_clockjoin_np(3): joins `thread`, waiting until `abstime` (a struct timespec) on
+/// `clock` at the latest; ETIMEDOUT after it.
+extern int pthread_clockjoin_np(unsigned long thread, void **retval, int clock, const void *abstime);
+
 /// syncfs(2): flushes the file system holding `fd` to disk.
 extern int syncfs(int fd);
 

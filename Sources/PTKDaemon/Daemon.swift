@@ -68,6 +68,10 @@ public final class Daemon: @unchecked Sendable {
     var stopping = false
     var lingering = 0
     var nextID = 0
+    /// The threads serving sessions and answering refusals, joined when the sessions stop.
+    let sessionThreads = ThreadGroup()
+    /// After `run`: the services that did not stop in time (their threads may still be running).
+    public private(set) var lateServices: [String] = []
     let settings: ReceiverSettings
 
     public init(configuration: DaemonConfiguration) throws(DaemonError) {
@@ -152,7 +156,8 @@ public final class Daemon: @unchecked Sendable {
             Log.info("LocalSend receiver on port \(localSend.listener.port) (HTTPS), fingerprint \(localSend.fingerprint)")
             if configuration.mdns {
                 discovery = LocalSendDiscovery(endpoint: localSend, shutdown: shutdown, listen: configuration.listen)
-                if let discovery { services.add(discovery, stopWithin: .seconds(1)) }
+                // An answer's connection may take its 2 seconds to time out.
+                if let discovery { services.add(discovery, stopWithin: .seconds(3)) }
             }
         }
         var advertiser: Advertiser? = nil
@@ -210,7 +215,8 @@ public final class Daemon: @unchecked Sendable {
         }
         // The advertisement is withdrawn first, then LocalSend discovery, then the sessions
         // (no more accepted, the open ones given their grace), the indexing, the checks.
-        for name in services.stopAll() { Log.warning("\(name) did not stop in time") }
+        lateServices = services.stopAll()
+        for name in lateServices { Log.warning("\(name) did not stop in time") }
         let left = activeSessions
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
         return failure
@@ -253,7 +259,6 @@ private final class ServingSessions: Service {
     func stop(until deadline: Instant) -> Bool {
         daemon.listener.close()
         daemon.localSend?.listener.close()
-        while daemon.activeSessions > 0 && Instant.now < deadline { sleep(for: .milliseconds(20)) }
-        return daemon.activeSessions == 0
+        return daemon.sessionThreads.join(until: deadline)
     }
 }

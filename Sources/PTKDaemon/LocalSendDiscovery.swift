@@ -15,12 +15,12 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
     /// How often the interfaces are looked at again.
     static let interfaceCheck: Duration = .seconds(5)
 
-    // Fixed at init; `running` is guarded by `state`.
+    // Fixed at init.
     private let endpoint: LocalSendEndpoint
     private let shutdown: ShutdownSignal
     private let socket: FileDescriptor
-    private let state = ConditionLock()
-    private var running = true
+    /// The discovery thread and the threads answering announcements.
+    private let threads = ThreadGroup()
     /// Only these interface addresses are used (from `--listen`); nil: all.
     private let allowed: Set<String>?
 
@@ -36,13 +36,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
             return nil
         }
         do {
-            try startThread { [self] in
-                run()
-                state.withLock {
-                    running = false
-                    state.broadcast()
-                }
-            }
+            try threads.start { [self] in run() }
         } catch {
             socket.close()
             Log.warning("LocalSend discovery is off: \(error)")
@@ -50,14 +44,13 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         }
     }
 
-    /// Waits (until `deadline`) for the thread to see the shutdown; true when it has ended. The
-    /// socket stays open: an answer may still be going out on another thread, and the process
-    /// is about to exit.
+    /// Joins (until `deadline`) the discovery thread, which sees the shutdown at its next poll,
+    /// and the answers going out (each within its 2-second deadline, or at once when the
+    /// shutdown interrupts it); true when they all ended. The socket is closed then.
     func stop(until deadline: Instant) -> Bool {
-        state.withLock {
-            while running && Instant.now < deadline { _ = state.wait(until: deadline) }
-            return !running
-        }
+        guard threads.join(until: deadline) else { return false }
+        socket.close()
+        return true
     }
 
     var serviceName: String { "LocalSend discovery" }
@@ -135,7 +128,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
                 answered[key] = .now
                 answered = answered.filter { Instant.now - $0.value < .seconds(60) }
                 let interfaces = Array(known)
-                do { try startThread { [self] in answer(info, from: from.host, interfaces: interfaces) } } catch {
+                do { try threads.start { [self] in answer(info, from: from.host, interfaces: interfaces) } } catch {
                     Log.warning("LocalSend: cannot answer \(from.host) now (\(error)); it is answered when it announces itself again")
                 }
             }
@@ -169,8 +162,9 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         let stream: ByteStream
         do {
             let sock = try Socket.connect(to: address, deadline: deadline)
-            stream = https ? try TLSStream(socket: sock, peer: address, context: endpoint.client, deadline: deadline)
-                           : TCPStream(socket: sock, peer: address)
+            let interrupt = shutdown.pipe.readEnd
+            stream = https ? try TLSStream(socket: sock, peer: address, context: endpoint.client, interrupt: interrupt, deadline: deadline)
+                           : TCPStream(socket: sock, peer: address, interrupt: interrupt)
         } catch {
             return .failure(RegisterError(description: "\(error)"))
         }

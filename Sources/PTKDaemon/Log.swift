@@ -12,4 +12,7 @@ public enum Log {
     public static func warning(_ message: String) { writer.write("warning: " + message) }
     /// Waits until the queued lines are written, or `deadline` passes (before the process exits).
     public static func flush(until deadline: Instant) { writer.flush(until: deadline) }
+    /// Writes the queued lines (until `deadline`) and ends the writing thread; lines logged
+    /// later are written at once, by the thread that logs them.
+    public static func stop(until deadline: Instant) { writer.stop(until: deadline) }
 }

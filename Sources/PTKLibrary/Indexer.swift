@@ -17,6 +17,8 @@ public final class LibraryIndexer: @unchecked Sendable {
     /// True from `init` (the thread is about to start) until the thread waits for work.
     private var busy = true
     private let cancel = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    /// The indexing thread, joined by `stop`.
+    private let thread = ThreadGroup()
     public let directory: String
     public let capacity: Int
     private let pixelLimit: UInt64
@@ -69,7 +71,7 @@ public final class LibraryIndexer: @unchecked Sendable {
             reconcile(library, atStart: true)
         }
         let opened = LibraryHandOver(library)
-        try startThread { [self] in run(opened.take()) }
+        try thread.start { [self] in run(opened.take()) }
     }
 
     /// Hands over a photo just saved. Never blocks.
@@ -85,19 +87,17 @@ public final class LibraryIndexer: @unchecked Sendable {
         }
     }
 
-    /// Stops the thread at its next row, hash block or photo, waiting until `deadline`;
-    /// returns true when it has stopped (it is then outside libpng, SQLite and OpenSSL).
+    /// Stops the thread at its next row, hash block or photo, and joins it, waiting until
+    /// `deadline`; returns true when it has ended (it is then outside libpng, SQLite and
+    /// OpenSSL, and so are the threads it reads with).
     @discardableResult
     public func stop(waitingUntil deadline: Instant) -> Bool {
         state.withLock {
             stopping = true
             cancel.pointee = 1
             state.broadcast()
-            while !finished {
-                if !state.wait(until: deadline) { return finished }
-            }
-            return true
         }
+        return thread.join(until: deadline)
     }
 
     /// True when nothing is queued and the thread waits (tests and benchmarks wait for this).

@@ -461,21 +461,21 @@ public final class PhotoLibrary {
         let limit = pixelLimit
         let cancelFlag = cancel.map { SendablePointer(pointer: $0) }
         let shares = max(1, min(readers, photos.count / 8 + 1))
-        let done = Semaphore(value: 0)
-        var started = 0
+        // Joined before returning: none of them outlives the call, in a C library or its
+        // thread-local clean-up.
+        let threads = ThreadGroup()
         for share in 1..<shares {
             let indices = Array(stride(from: share, to: photos.count, by: shares))
             let mine = indices.map { photos[$0] }
             do {
-                try startThread {
+                try threads.start {
                     lowerThreadPriority()
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
-                    defer { buffer.deallocate(); done.signal() }
+                    defer { buffer.deallocate() }
                     for (i, photo) in zip(indices, mine) {
                         results.set(i, Self.read(photo, in: directory, open: opener.value, pixelLimit: limit, buffer: buffer, cancel: cancelFlag?.pointer))
                     }
                 }
-                started += 1
             } catch {
                 // No thread: this share is read here, after the calling thread's own.
                 for i in indices { results.set(i, Self.read(photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel)) }
@@ -484,7 +484,7 @@ public final class PhotoLibrary {
         for i in stride(from: 0, to: photos.count, by: shares) {
             results.set(i, Self.read(photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel))
         }
-        for _ in 0..<started { done.wait() }
+        threads.join(until: nil)
         return results.all
     }
 

@@ -36,9 +36,10 @@ final class CheckingThread: @unchecked Sendable {
     private let slot: Slots?
 
     /// Continues `hasher` and `structure`, which may already hold the file's first bytes.
-    /// `slot`, when given, is one taken from it for this thread, given back when it ends.
+    /// `slot`, when given, is one taken from it for this thread, given back when it ends. The
+    /// thread is one of `group`'s.
     init(continuing hasher: consuming SHA256, structure: StructureCheck, gate: ExitGate, slot: Slots? = nil,
-         depth: Int = 8, batch: Int = 4) {
+         group: ThreadGroup = .process, depth: Int = 8, batch: Int = 4) {
         self.hasher = hasher
         self.structure = structure
         self.gate = gate
@@ -46,7 +47,7 @@ final class CheckingThread: @unchecked Sendable {
         self.depth = max(1, depth)
         self.batch = min(max(1, batch), self.depth)
         do {
-            try startThread { [self] in run() }
+            try group.start { [self] in run() }
             threaded = true
         } catch {
             threaded = false

@@ -128,7 +128,8 @@ public final class IncomingFile {
         // a big file is checked on a thread of its own once the store has one to spare (asked
         // again at each chunk, so a file may move there mid-way when another's thread ends).
         if checking == nil, request.size - written >= Self.threadedCheckMinimum, hasher != nil, store.checkingThreads.tryTake() {
-            checking = CheckingThread(continuing: hasher.take()!, structure: structure, gate: store.checks, slot: store.checkingThreads)
+            checking = CheckingThread(continuing: hasher.take()!, structure: structure, gate: store.checks, slot: store.checkingThreads,
+                                       group: store.checkingGroup)
         }
         if written - writebackStart >= Self.writebackStep || written == request.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of

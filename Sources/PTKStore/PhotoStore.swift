@@ -57,6 +57,8 @@ public final class PhotoStore: @unchecked Sendable {
     let checks = ExitGate()
     /// Big photos being checked on a thread of their own now (`StoreSettings.checkingThreads`).
     let checkingThreads: Slots
+    /// Those threads, joined by `stopChecks`.
+    let checkingGroup = ThreadGroup()
     /// The name of the temporary folder inside the directory.
     public static let incomingName = ".incoming"
 
@@ -94,13 +96,16 @@ public final class PhotoStore: @unchecked Sendable {
         incoming.close()
     }
 
-    /// Waits (until `deadline`) for the hash and PNG checks running now, on any thread, and
-    /// holds every later one for good: after it, nothing of the store is inside OpenSSL or zlib,
-    /// so the process can exit (the C library's exit handlers tear OpenSSL down). Sessions that
-    /// are still open stop at their next check. Returns false if a check was still running.
+    /// Joins the checking threads (until `deadline`), then waits for the hash and PNG checks
+    /// still running on other threads and holds every later one for good: after it, nothing of
+    /// the store is inside OpenSSL or zlib, so the process can exit (the C library's exit
+    /// handlers tear OpenSSL down). Sessions that are still open stop at their next check.
+    /// Returns false if a checking thread or a check was still running.
     @discardableResult
     public func stopChecks(waitingUntil deadline: Instant) -> Bool {
-        checks.close(waitingUntil: deadline)
+        // Joined first: a checking thread concludes through the gate, which closing would hold.
+        let joined = checkingGroup.join(until: deadline)
+        return checks.close(waitingUntil: deadline) && joined
     }
 
     /// Decides about a photo: checks free space and opens its temporary file, resuming from a

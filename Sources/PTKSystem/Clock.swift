@@ -20,6 +20,12 @@ public struct Instant: Comparable, Sendable {
     /// The time from `b` to `a`.
     public static func - (a: Instant, b: Instant) -> Duration { .seconds(a.seconds - b.seconds) }
 
+    /// This instant as the C library's absolute deadlines on CLOCK_MONOTONIC take it.
+    var timespecValue: timespec {
+        let whole = seconds.rounded(.down)
+        return timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
+    }
+
     /// Milliseconds from now until this instant, clamped to 0...Int32.max, for poll(2).
     public var pollTimeout: CInt {
         let ms = (self - .now).seconds * 1000

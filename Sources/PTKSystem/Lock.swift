@@ -87,8 +87,7 @@ public final class ConditionLock: @unchecked Sendable {
             pthread_cond_wait(cond, mutex)
             return true
         }
-        let whole = deadline.seconds.rounded(.down)
-        var ts = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline.seconds - whole) * 1e9))
+        var ts = deadline.timespecValue
         return pthread_cond_timedwait(cond, mutex, &ts) != ETIMEDOUT
     }
 

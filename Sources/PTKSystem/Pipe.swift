@@ -46,7 +46,7 @@ public final class WakePipe: @unchecked Sendable {
 /// lines wait; beyond that lines are dropped and counted, and once the reader catches up a line
 /// says how many were lost.
 public final class BackgroundLineWriter: @unchecked Sendable {
-    // `queue`, `dropped`, `writing` and `started` are guarded by `state`.
+    // `queue`, `dropped`, `writing`, `started` and `stopped` are guarded by `state`.
     private let state = ConditionLock()
     private let fd: FileDescriptor
     private let capacity: Int
@@ -54,16 +54,26 @@ public final class BackgroundLineWriter: @unchecked Sendable {
     private var dropped = 0
     private var writing = false
     private var started = false
+    /// After `stop`: lines are written at once, by the thread that logs them.
+    private var stopped = false
 
-    public init(fd: FileDescriptor = .standardError, capacity: Int = 1000) {
+    /// The writing thread is one of `group`'s.
+    private let group: ThreadGroup
+
+    public init(fd: FileDescriptor = .standardError, capacity: Int = 1000, group: ThreadGroup = .process) {
         self.fd = fd
         self.capacity = capacity
+        self.group = group
     }
 
     /// Queues one line (a newline is added); never waits for the reader. If no thread can be
-    /// started, writes it at once instead.
+    /// started, or the writer has stopped, writes it at once instead.
     public func write(_ line: String) {
         let startNow: Bool = state.withLock {
+            if stopped {
+                queue.append(line)
+                return false
+            }
             if queue.count >= capacity {
                 dropped += 1
                 return false
@@ -75,11 +85,25 @@ public final class BackgroundLineWriter: @unchecked Sendable {
             return true
         }
         if startNow {
-            do { try startThread { [self] in run() } } catch {
+            do { try group.start { [self] in run() } } catch {
                 state.withLock { started = false }
                 writeQueued()
             }
+        } else if state.withLock({ stopped }) {
+            writeQueued()
         }
+    }
+
+    /// Writes what is queued (until `deadline`) and ends the writing thread, so that the process
+    /// can join it; later lines are written at once. True when all were written in time.
+    @discardableResult
+    public func stop(until deadline: Instant) -> Bool {
+        let written = flush(until: deadline)
+        state.withLock {
+            stopped = true
+            state.broadcast()
+        }
+        return written
     }
 
     /// Waits until every queued line is written or `deadline` passes; true when all are out.
@@ -95,9 +119,12 @@ public final class BackgroundLineWriter: @unchecked Sendable {
 
     private func run() {
         while true {
-            state.withLock {
-                while queue.isEmpty && dropped == 0 { state.wait() }
+            let ending = state.withLock { () -> Bool in
+                while queue.isEmpty && dropped == 0 && !stopped { state.wait() }
+                return stopped
             }
+            // What is still queued is written by whoever logs next.
+            if ending { return }
             writeQueued()
         }
     }

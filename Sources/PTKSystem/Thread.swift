@@ -6,21 +6,118 @@ private final class ThreadBody {
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
-/// Starts a detached thread running `body`. Blocking I/O runs on threads like this one, never
-/// on Swift's cooperative pool. The corresponding C function is `pthread_create`.
+/// Starts a thread running `body`, in `ThreadGroup.process`. Blocking I/O runs on threads like
+/// this one, never on Swift's cooperative pool.
 public func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
-    let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { arg in
-        let body = Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue()
-        body.body()
-        return nil
-    }, box)
-    if rc != 0 {
-        Unmanaged<ThreadBody>.fromOpaque(box).release()
-        throw SystemError(call: "pthread_create", errno: rc)
+    try ThreadGroup.process.start(body)
+}
+
+/// Threads started together and joined together: a service's threads, which its `stop` joins,
+/// so that once it says it stopped none of them is still running, not even the thread-local
+/// clean-up that runs as a thread ends (OpenSSL's among it, which the C library's exit handlers
+/// would otherwise pull from under it). A thread whose work is done is joined by the group's
+/// next `start` or `join`, so a long-lived group holds no more than the threads running.
+/// The corresponding C functions are `pthread_create`, `pthread_tryjoin_np` and
+/// `pthread_clockjoin_np`.
+public final class ThreadGroup: @unchecked Sendable {
+    /// The threads started by `startThread`, which the process joins before it exits.
+    public static let process = ThreadGroup()
+
+    // `handles`, `ended` and `nextID` are guarded by `state`.
+    private let state = ConditionLock()
+    /// Every thread started and not yet joined.
+    private var handles: [Int: pthread_t] = [:]
+    /// Those of `handles` whose body has returned.
+    private var ended: Set<Int> = []
+    private var nextID = 0
+
+    public init() {}
+
+    /// Starts a thread running `body`.
+    public func start(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        reap(until: nil)
+        // The lock is held until the thread is recorded, so its `finished` always finds it.
+        var failure: CInt = 0
+        state.withLock {
+            let id = nextID
+            nextID += 1
+            let box = Unmanaged.passRetained(ThreadBody { [self] in
+                body()
+                finished(id)
+            }).toOpaque()
+            var thread = pthread_t()
+            let rc = pthread_create(&thread, nil, { arg in
+                let body = Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue()
+                body.body()
+                return nil
+            }, box)
+            if rc == 0 {
+                handles[id] = thread
+            } else {
+                Unmanaged<ThreadBody>.fromOpaque(box).release()
+                failure = rc
+            }
+        }
+        if failure != 0 { throw SystemError(call: "pthread_create", errno: failure) }
     }
-    pthread_detach(thread)
+
+    private func finished(_ id: Int) {
+        state.withLock {
+            ended.insert(id)
+            state.broadcast()
+        }
+    }
+
+    /// Threads started and not yet joined: those running, and those just ending.
+    public var count: Int { state.withLock { handles.count } }
+
+    /// Waits until every thread of the group has ended (its thread-local clean-up included) or
+    /// `deadline` passes (nil: for as long as it takes), joining each; true when none is left.
+    /// Threads still running at the deadline stay in the group. A thread must not join its own
+    /// group.
+    @discardableResult
+    public func join(until deadline: Instant?) -> Bool {
+        state.withLock {
+            while ended.count < handles.count {
+                if !state.wait(until: deadline) { break }
+            }
+        }
+        reap(until: deadline, waiting: true)
+        return count == 0
+    }
+
+    /// Joins the threads whose body has returned: those that have ended, and when `waiting`,
+    /// the others as they end, until `deadline` (nil: no limit). Those not joined stay for
+    /// next time.
+    private func reap(until deadline: Instant?, waiting: Bool = false) {
+        let ending: [(Int, pthread_t)] = state.withLock {
+            let taken = ended.compactMap { id in handles.removeValue(forKey: id).map { (id, $0) } }
+            ended.removeAll()
+            return taken
+        }
+        guard !ending.isEmpty else { return }
+        var left: [(Int, pthread_t)] = []
+        for (id, thread) in ending {
+            let rc: CInt
+            if !waiting {
+                rc = pthread_tryjoin_np(thread, nil)
+            } else if let deadline {
+                var ts = deadline.timespecValue
+                rc = pthread_clockjoin_np(thread, nil, CLOCK_MONOTONIC, &ts)
+            } else {
+                rc = pthread_join(thread, nil)
+            }
+            if rc != 0 { left.append((id, thread)) }
+        }
+        if !left.isEmpty {
+            state.withLock {
+                for (id, thread) in left {
+                    handles[id] = thread
+                    ended.insert(id)
+                }
+            }
+        }
+    }
 }
 
 /// How many CPUs this process may run on (its affinity mask: `taskset`, systemd's

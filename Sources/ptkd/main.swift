@@ -30,6 +30,8 @@ do {
     try startThread {
         // A failed wait is taken as the signal: stopping is safer than never stopping.
         _ = try? daemon.shutdown.pipe.waitUntilReadable()
+        // Already requested: ptkd is stopping by itself (the accept loop failed) and woke this thread.
+        guard !daemon.shutdown.isRequested else { return }
         Log.info("shutting down (a second SIGTERM or SIGINT exits at once)")
         daemon.shutdown.request()
     }
@@ -37,10 +39,21 @@ do {
     exitWithError("cannot start the thread that watches for SIGTERM and SIGINT: \(error)", code: DaemonExitStatus.cannotStart.rawValue)
 }
 let failure = daemon.run()
-Log.flush(until: .now + .seconds(2))
 let status = (failure?.exitCode ?? .stopped).rawValue
-// Leave without the C library's exit handlers: sessions still open after the grace period may be
-// anywhere, and even a thread that has said it is done (a session, the indexer) may still be
-// running OpenSSL's clean-up of the thread as it ends, which OpenSSL's exit handler would pull
-// from under it (seen in ptk-send; openssl/openssl#6214).
+// Every service has stopped and joined its threads (or said it could not in time). What is
+// left are the watcher (woken here when the accept loop ended by itself) and the log's writer.
+daemon.shutdown.request()
+Log.stop(until: .now + .seconds(2))
+let ownThreadsJoined = ThreadGroup.process.join(until: .now + .seconds(1))
+if daemon.lateServices.isEmpty && ownThreadsJoined {
+    // No thread is left but this one: the C library's exit handlers (OpenSSL's clean-up among
+    // them) run with nothing under them.
+    exitProcess(status)
+}
+// The last resort: a thread still running may be anywhere, OpenSSL included, and OpenSSL's
+// exit handler would pull its state from under it (seen in ptk-send; openssl/openssl#6214). So
+// the process leaves without the C library's exit handlers; files are safe (a photo is
+// published only once flushed).
+let running = (ownThreadsJoined ? [] : ["\(ThreadGroup.process.count) thread(s) of ptkd's own"]) + daemon.lateServices
+Log.warning("exiting without the C library's clean-up: \(running.joined(separator: ", ")) still running")
 exitProcessNow(status)

@@ -151,6 +151,76 @@ struct ShutdownTests {
     }
 }
 
+/// strace attached to the running ptkd (all its threads) with `options`, once it traces.
+private func attachStrace(_ d: DaemonProcess, _ options: [String]) throws -> Process {
+    let strace = Process()
+    strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+    strace.arguments = ["-f", "-p", String(d.process.processIdentifier)] + options
+    strace.standardError = FileHandle.nullDevice
+    try strace.run()
+    usleep(500_000)
+    return strace
+}
+
+@Suite("End to end: threads at the stop", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+struct StopThreadsTests {
+    @Test("on a clean stop every thread ptkd started ends by itself (joined) before the process exits through exit()")
+    func everyThreadJoined() throws {
+        let d = try DaemonProcess(["--localsend", "on", "--localsend-port", "0"])
+        // Session, checking and indexing threads have come and gone.
+        #expect(try send(d, [photo(d.root, "a.png", size: 3_000_000)]).status == 0)
+        let trace = d.root + "/trace"
+        let strace = try attachStrace(d, ["-e", "trace=exit,exit_group", "-o", trace])
+        // A session open at the stop: its thread answers ERROR shutting-down and ends.
+        let peer = try RawPeer(port: d.port)
+        try peer.hello(window: 1)
+        #expect(eventually { d.log.contains("session 2") })
+        #expect(d.stop() == 0)
+        #expect(eventually { !strace.isRunning })
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+        func tid(_ line: Substring) -> Int32? { Int32(line.split(separator: " ").first ?? "") }
+        // One "+++ exited" per thread; a thread that ended by itself made the exit call first,
+        // one that was still running when the process ended did not.
+        let ended = Set(lines.filter { $0.contains("+++ exited with") }.compactMap(tid))
+        let exitedItself = Set(lines.filter { $0.contains(" exit(") }.compactMap(tid))
+        let main = d.process.processIdentifier
+        #expect(ended.contains(main) && ended.count >= 4, "\(lines)")
+        #expect(ended.subtracting([main]) == exitedItself, "threads still running at the exit: \(ended.subtracting(exitedItself).subtracting([main]))\n\(lines.joined(separator: "\n"))")
+        #expect(lines.contains { tid($0) == main && $0.contains("exit_group(0)") })
+        #expect(d.log.contains("ptkd stopped"))
+        #expect(!d.log.contains("exiting without"), "\(d.log)")
+        peer.close()
+    }
+
+    @Test("a session stuck past the deadline (a flush that takes 20 s) ends the process at once, as the documented last resort, status 0")
+    func lastResort() throws {
+        // Without the library, whose SQLite would be stuck in its own flushes too.
+        let d = try DaemonProcess(["--library", "off"])
+        // Every fsync ptkd makes from now on takes 20 s before it runs.
+        let strace = try attachStrace(d, ["-e", "trace=fsync,fdatasync", "-e", "inject=fsync,fdatasync:delay_enter=20000000", "-o", "/dev/null"])
+        defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
+        let png = makePNG(size: 300_000, seed: 23)
+        let peer = try RawPeer(port: d.port)
+        try peer.hello(window: 64)
+        try peer.send(.offer(Offer(name: "stuck.png", size: Int64(png.count), sha256: SHA256.hex(of: png))))
+        #expect(try peer.receive() == .accept(Accept(offset: 0)))
+        for start in stride(from: 0, to: png.count, by: ProtocolLimits.chunkSize) {
+            try peer.send(.chunk(Array(png[start..<min(start + ProtocolLimits.chunkSize, png.count)])))
+        }
+        try peer.send(.done)
+        // The whole photo is written; the session is now in its flush before publishing.
+        #expect(eventually { partialBytes(d) == png.count })
+        usleep(500_000)
+        #expect(d.stop(timeout: 18) == 0, "the stop waited for the stuck flush: \(d.log)")
+        #expect(d.log.contains("warning: sessions did not stop in time"), "\(d.log)")
+        #expect(d.log.contains("warning: exiting without the C library's clean-up: sessions still running"), "\(d.log)")
+        // Never published: the process did not wait for the flush.
+        #expect(d.visible.isEmpty)
+        peer.close()
+    }
+}
+
 /// The bytes of the partial uploads in `.incoming`.
 private func partialBytes(_ d: DaemonProcess) -> Int {
     d.incoming.reduce(0) { total, name in

@@ -73,6 +73,24 @@ struct BackgroundLineWriterTests {
         #expect(numbers == numbers.sorted() && written.allSatisfy { $0.hasSuffix(line) })
     }
 
+    @Test("stop writes what is queued and ends the writing thread; later lines are written at once, by the caller")
+    func stop() throws {
+        let (r, w) = try smallPipe()
+        defer { r.close(); w.close() }
+        let group = ThreadGroup()
+        let writer = BackgroundLineWriter(fd: w, capacity: 100, group: group)
+        writer.write("before")
+        #expect(group.count == 1)
+        #expect(writer.stop(until: .now + .seconds(10)))
+        #expect(readAll(r) == "before\n")
+        #expect(group.join(until: .now + .seconds(10)), "the writing thread did not end")
+        // Written before write returns: no thread is needed (or started) for it.
+        writer.write("after")
+        #expect(readAll(r) == "after\n")
+        #expect(writer.flush(until: .now))
+        #expect(group.count == 0)
+    }
+
     @Test("lines from many threads come out whole and all of them, when the reader keeps up")
     func manyThreads() throws {
         let (r, w) = try smallPipe()
