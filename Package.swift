@@ -37,9 +37,11 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
 
         // Pure protocol core: frames, codec, limits, state machines. No I/O.
-        .target(name: "PTKProtocol"),
+        // A point in time, as a pure value (the clock is read in PTKSystem).
+        .target(name: "PTKTime"),
+        .target(name: "PTKProtocol", dependencies: ["PTKTime"]),
         // Thin syscall layer: errors, descriptors, sockets, addresses.
-        .target(name: "PTKSystem", dependencies: ["CLinux"]),
+        .target(name: "PTKSystem", dependencies: ["CLinux", "PTKTime"]),
         // SHA-256 (OpenSSL) and CRC-32 (libdeflate).
         .target(name: "PTKDigest", dependencies: ["COpenSSL", "CDeflate", "PTKSystem"]),
         // Byte streams, listeners, framed connections with deadlines.
@@ -56,7 +58,7 @@ let package = Package(
         // imports the store (names, adding photos), never the protocol.
         .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest"]),
         // LocalSend v2 (issue 14): HTTP parsing, the JSON messages and the sessions' decisions. No I/O.
-        .target(name: "PTKLocalSend", dependencies: ["CHTTPParser", "PTKProtocol"]),
+        .target(name: "PTKLocalSend", dependencies: ["CHTTPParser", "PTKProtocol", "PTKTime"]),
         // The receiver service: configuration, listener, sessions.
         .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
@@ -88,14 +90,14 @@ let package = Package(
         .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
-        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol"]),
+        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol", "PTKTime"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
-        .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend"]),
+        .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),

@@ -71,7 +71,7 @@ extension Daemon {
                 // LocalSend apps retry a 429 on their own: they take a session only from those
                 // no sender in line is owed, and do not wait in line.
                 let key = "localsend \(host)"
-                if lock.withLock({ turns.take(key, now: Instant.now.seconds) }) {
+                if lock.withLock({ turns.take(key, now: .now) }) {
                     localSend.serve(socket, peer: peer, id: id, deadline: deadline)
                     lock.withLock { turns.release(key) }
                 } else {
@@ -102,7 +102,7 @@ extension Daemon {
                 // there counts against the limits until the handshake deadline frees it.
                 if let (stream, sender) = open(socket, peer: peer, id: id, deadline: deadline) {
                     let key = sender.turnKey(address: host)
-                    switch lock.withLock({ turns.admit(key, now: Instant.now.seconds) }) {
+                    switch lock.withLock({ turns.admit(key, now: .now) }) {
                     case .busy(let ahead):
                         answerBusy(stream, sender: sender, peer: peer, id: id, reason: servingAll(ahead: ahead), ahead: ahead)
                     case .serve(let sessions):
@@ -187,7 +187,7 @@ extension Daemon {
             }
             if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + .seconds(1), quiet: true) {
                 let key = sender.turnKey(address: peer.host)
-                let now = Instant.now.seconds
+                let now = Instant.now
                 let ahead = lock.withLock { refusal.joinsLine ? turns.refused(key, now: now) : turns.waiting(now: now).count }
                 answerBusy(stream, sender: sender, peer: peer, id: id, reason: refusal.reason, ahead: ahead)
             } else {

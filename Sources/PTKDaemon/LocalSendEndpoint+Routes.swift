@@ -69,7 +69,7 @@ extension LocalSendEndpoint {
         var allowed = configuration.senders == .anyone
         if !allowed, let id = senderID(c) { allowed = trust.isTrusted(id) }
         let outcome = lock.withLock {
-            sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: head.query["pin"], allowed: allowed, now: Instant.now.seconds)
+            sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: head.query["pin"], allowed: allowed, now: .now)
         }
         let prefix = "localsend \(c.id) from \(c.peer) \(who): prepare-upload of \(request.files.count) file(s)"
         switch outcome {
@@ -111,7 +111,7 @@ extension LocalSendEndpoint {
             return true
         }
         let begun = lock.withLock {
-            Result { () throws(UploadRefusal) in try sessions.beginUpload(session: sessionID, file: fileID, token: token, address: c.address, now: Instant.now.seconds) }
+            Result { () throws(UploadRefusal) in try sessions.beginUpload(session: sessionID, file: fileID, token: token, address: c.address, now: .now) }
         }
         let session: LocalSendSession, file: FileInfo
         switch begun {
@@ -123,7 +123,7 @@ extension LocalSendEndpoint {
             return false
         }
         let (status, why, keepOpen) = receive(file, of: session, head: head, c)
-        lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: status == 200, now: Instant.now.seconds) }
+        lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: status == 200, now: .now) }
         try c.http.respond(status, status == 200 ? [] : message(why), close: !keepOpen, deadline: replyBy())
         return keepOpen
     }

@@ -1,3 +1,5 @@
+import PTKTime
+
 /// What the receiver accepts over LocalSend, fixed at start.
 public struct LocalSendPolicy: Sendable, Equatable {
     /// A PIN every `prepare-upload` must carry (`?pin=`), or nil.
@@ -86,7 +88,7 @@ public struct LocalSendSession: Sendable, Equatable {
     /// The sender's certificate fingerprint, when it showed one.
     public var fingerprint: String?
     public var files: [String: SessionFile]
-    public var lastActivity: Double
+    public var lastActivity: Instant
     public var cancelled = false
 
     /// Every file is saved or has failed.
@@ -98,7 +100,7 @@ public struct LocalSendSession: Sendable, Equatable {
 public struct LocalSendSessions: Sendable {
     public let policy: LocalSendPolicy
     public private(set) var sessions: [String: LocalSendSession] = [:]
-    private var wrongPINs: [String: (count: Int, until: Double)] = [:]
+    private var wrongPINs: [String: (count: Int, until: Instant)] = [:]
     private let generator: @Sendable () -> String
 
     /// `generator` makes session IDs and tokens (random by default).
@@ -110,16 +112,16 @@ public struct LocalSendSessions: Sendable {
     /// Decides a `prepare-upload` from `address`. `allowed` is whether the sender may send at
     /// all (the trust policy, decided by the caller from its certificate).
     public mutating func prepare(_ request: PrepareUploadRequest, address: String, fingerprint: String?, pin: String?,
-                                 allowed: Bool, now: Double) -> PrepareOutcome {
+                                 allowed: Bool, now: Instant) -> PrepareOutcome {
         expire(now: now)
         if let expected = policy.pin {
             if let entry = wrongPINs[address], entry.count >= policy.pinTries, now < entry.until { return .tooManyTries }
             guard let pin else { return .pinRequired(wrong: false) }
             guard pin == expected else {
-                var entry = wrongPINs[address] ?? (0, 0)
+                var entry = wrongPINs[address] ?? (0, now)
                 if entry.count >= policy.pinTries { entry.count = 0 }  // the lockout has run out
                 entry.count += 1
-                entry.until = now + policy.pinLockout / .seconds(1)
+                entry.until = now + policy.pinLockout
                 wrongPINs[address] = entry
                 return entry.count >= policy.pinTries ? .tooManyTries : .pinRequired(wrong: true)
             }
@@ -147,7 +149,7 @@ public struct LocalSendSessions: Sendable {
     /// Marks a file as being received and returns it, if `token` is its token, from the
     /// session's address, and not received (or being received) already.
     public mutating func beginUpload(session id: String, file fileID: String, token: String, address: String,
-                                     now: Double) throws(UploadRefusal) -> (LocalSendSession, FileInfo) {
+                                     now: Instant) throws(UploadRefusal) -> (LocalSendSession, FileInfo) {
         guard var session = sessions[id], !session.cancelled else { throw .forbidden("no such session") }
         guard session.address == address else { throw .forbidden("the session belongs to another address") }
         guard var file = session.files[fileID], file.token == token else { throw .forbidden("wrong file ID or token") }
@@ -165,7 +167,7 @@ public struct LocalSendSessions: Sendable {
 
     /// Records how an upload ended. A failed file may be uploaded again; the session is
     /// forgotten once every file is saved.
-    public mutating func endUpload(session id: String, file fileID: String, saved: Bool, now: Double) {
+    public mutating func endUpload(session id: String, file fileID: String, saved: Bool, now: Instant) {
         guard var session = sessions[id], session.files[fileID] != nil else { return }
         session.files[fileID]!.state = saved ? .done : .failed
         session.lastActivity = now
@@ -194,9 +196,9 @@ public struct LocalSendSessions: Sendable {
     }
 
     /// Forgets sessions idle for `policy.sessionIdle` with nothing running, and PIN lockouts that ran out.
-    public mutating func expire(now: Double) {
+    public mutating func expire(now: Instant) {
         sessions = sessions.filter { _, s in
-            s.files.values.contains { $0.state == .receiving } || now - s.lastActivity < policy.sessionIdle / .seconds(1) && !s.cancelled
+            s.files.values.contains { $0.state == .receiving } || now - s.lastActivity < policy.sessionIdle && !s.cancelled
         }
         wrongPINs = wrongPINs.filter { now < $0.value.until }
     }

@@ -1,10 +1,12 @@
+import PTKTime
+
 /// Who a receiver serves when more senders want sessions than it has: a pure state machine (no
-/// clock of its own; `now` is in seconds on any monotonic clock), which the daemon keeps under
+/// clock of its own: it is told `now`, an instant on the monotonic clock), which the daemon keeps under
 /// its lock.
 ///
 /// - Senders wait in line. A sender that asks when every session is taken (or is owed to a
 ///   sender ahead of it) is answered ERROR busy with its place: `ahead` senders before it. Its
-///   place is kept while it keeps asking, at least once every `patience` seconds; when sessions
+///   place is kept while it keeps asking, at least once every `patience`; when sessions
 ///   free up, they go to the senders at the front of the line, in order, as each asks again.
 ///   So a sender that has waited long is not overtaken by one that just came, however their
 ///   retries fall.
@@ -29,8 +31,8 @@ public struct Turns: Sendable {
     public let capacity: Int
     /// The most sessions one sender is offered at once.
     public let perSender: Int
-    /// Seconds a waiting sender keeps its place without asking again.
-    public let patience: Double
+    /// How long a waiting sender keeps its place without asking again.
+    public let patience: Duration
     /// The most senders kept in line; beyond it a sender is answered with its place at the end
     /// but not remembered, so the line costs a bounded amount of memory.
     public let maxWaiting: Int
@@ -39,9 +41,9 @@ public struct Turns: Sendable {
     /// Sessions served now, in all.
     public private(set) var total = 0
     /// The senders waiting, first come first, with when each last asked.
-    private var line: [(key: String, asked: Double)] = []
+    private var line: [(key: String, asked: Instant)] = []
 
-    public init(capacity: Int, perSender: Int, patience: Double = 10, maxWaiting: Int = 4096) {
+    public init(capacity: Int, perSender: Int, patience: Duration = .seconds(10), maxWaiting: Int = 4096) {
         self.capacity = max(1, capacity)
         self.perSender = max(1, perSender)
         self.patience = patience
@@ -49,7 +51,7 @@ public struct Turns: Sendable {
     }
 
     /// The senders in line at `now`, first first (those that stopped asking left out).
-    public func waiting(now: Double) -> [String] {
+    public func waiting(now: Instant) -> [String] {
         line.filter { now - $0.asked <= patience }.map(\.key)
     }
 
@@ -61,7 +63,7 @@ public struct Turns: Sendable {
     }
 
     /// A session of sender `key` asks to be served. Served, it counts until `release(key)`.
-    public mutating func admit(_ key: String, now: Double) -> Decision {
+    public mutating func admit(_ key: String, now: Instant) -> Decision {
         expire(now)
         if let held = serving[key] {
             // A further session: within its share, and only from sessions no one in line is owed.
@@ -80,7 +82,7 @@ public struct Turns: Sendable {
 
     /// A session of sender `key` was turned away before it could ask (the receiver had no room
     /// even to hear it): it takes or keeps its place in line. Returns how many are ahead of it.
-    public mutating func refused(_ key: String, now: Double) -> Int {
+    public mutating func refused(_ key: String, now: Instant) -> Int {
         expire(now)
         return serving[key] == nil ? join(key, now: now) : line.count
     }
@@ -94,7 +96,7 @@ public struct Turns: Sendable {
 
     /// Takes a session for a client that does not wait in line (LocalSend apps, which get HTTP
     /// 429 and retry on their own): only from sessions no one in line is owed. Ended with `release(key)`.
-    public mutating func take(_ key: String, now: Double) -> Bool {
+    public mutating func take(_ key: String, now: Instant) -> Bool {
         expire(now)
         guard total < capacity - line.count else { return false }
         serving[key, default: 0] += 1
@@ -104,7 +106,7 @@ public struct Turns: Sendable {
 
     /// `key`'s place in line (its index: how many are ahead), noting that it asked now; a
     /// newcomer joins at the end (or, with the line full, is told the end without joining).
-    private mutating func join(_ key: String, now: Double) -> Int {
+    private mutating func join(_ key: String, now: Instant) -> Int {
         if let i = line.firstIndex(where: { $0.key == key }) {
             line[i].asked = now
             return i
@@ -114,7 +116,7 @@ public struct Turns: Sendable {
         return line.count - 1
     }
 
-    private mutating func expire(_ now: Double) {
+    private mutating func expire(_ now: Instant) {
         line.removeAll { now - $0.asked > patience }
     }
 }

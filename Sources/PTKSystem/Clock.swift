@@ -1,24 +1,15 @@
 import Glibc
 
-/// A point on the monotonic clock. Intervals are `Duration`s: an instant plus or minus a
-/// duration is an instant, the difference of two instants a duration. `seconds` is what the
-/// pure modules (PTKProtocol's `Turns`, PTKLocalSend's sessions) are told as "now".
-public struct Instant: Comparable, Sendable {
-    public var seconds: Double
-    public init(seconds: Double) { self.seconds = seconds }
+// `Instant` (a pure value in PTKTime) comes with PTKSystem, which reads the clock.
+@_exported import PTKTime
 
+extension Instant {
     /// Now, on CLOCK_MONOTONIC.
     public static var now: Instant {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Instant(seconds: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
     }
-
-    public static func < (a: Instant, b: Instant) -> Bool { a.seconds < b.seconds }
-    public static func + (a: Instant, d: Duration) -> Instant { Instant(seconds: a.seconds + d.seconds) }
-    public static func - (a: Instant, d: Duration) -> Instant { Instant(seconds: a.seconds - d.seconds) }
-    /// The time from `b` to `a`.
-    public static func - (a: Instant, b: Instant) -> Duration { .seconds(a.seconds - b.seconds) }
 
     /// This instant as the C library's absolute deadlines on CLOCK_MONOTONIC take it.
     var timespecValue: timespec {
@@ -52,14 +43,6 @@ public func writeToStandardError(_ message: String) {
     if bytes.last != 0x0A { bytes.append(0x0A) }
     // Standard error is where failures are told: a failure to write there has nowhere to go.
     try? FileDescriptor.standardError.writeAll(bytes)
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    public var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
-    }
 }
 
 /// Blocks the calling thread for `duration` (a thread of our own, never Swift's cooperative pool).

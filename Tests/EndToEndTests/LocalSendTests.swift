@@ -352,4 +352,28 @@ struct LocalSendDiscoveryTests {
         #expect(!d.log.contains("\"Attic\" at"))
         #expect(d.stop() == 0)
     }
+
+    @Test("when its wait for announcements fails, discovery says so once, tries again every second and goes on working",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    func pollFailureRecovers() throws {
+        let host = try MDNSHost(startAvahi: false)
+        let d = try DaemonProcess.withLocalSend([], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--"], mdns: true)
+        // strace counts calls per thread from when it attaches. The accept loop and the signal
+        // watcher are inside their poll by now, and nothing connects: the next polls made are
+        // the discovery thread's (every 5 s, to look at the interfaces). Its next three fail.
+        let strace = try attachStrace(d, ["-e", "trace=poll", "-e", "inject=poll:error=ENOMEM:when=1..3", "-o", "/dev/null"])
+        defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
+        #expect(eventually(20) { d.log.contains("LocalSend: discovery waits for announcements again (after 3 failed wait(s))") }, "\(d.log)")
+        let warnings = d.log.components(separatedBy: "warning: LocalSend: discovery cannot wait for announcements (").count - 1
+        #expect(warnings == 1, "\(d.log)")
+        #expect(d.log.contains("trying again every second"))
+        // Gone before anything else polls (the stop's signal restarts the accept loop's poll).
+        // SIGKILL: strace inherits the test's blocked SIGTERM; the kernel detaches its tracees.
+        kill(strace.processIdentifier, SIGKILL)
+        try #require(eventually { !strace.isRunning }, "strace did not end")
+        // Still at work: an interface that gains multicast is joined and announced on.
+        try host.sh("ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo")
+        #expect(eventually(20) { d.log.contains("LocalSend discovery on lo (127.0.0.1)") }, "\(d.log)")
+        #expect(d.stop() == 0)
+    }
 }

@@ -152,7 +152,7 @@ struct ShutdownTests {
 }
 
 /// strace attached to the running ptkd (all its threads) with `options`, once it traces.
-private func attachStrace(_ d: DaemonProcess, _ options: [String]) throws -> Process {
+func attachStrace(_ d: DaemonProcess, _ options: [String]) throws -> Process {
     let strace = Process()
     strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
     strace.arguments = ["-f", "-p", String(d.process.processIdentifier)] + options

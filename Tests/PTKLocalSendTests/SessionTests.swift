@@ -1,5 +1,6 @@
 import Testing
 @testable import PTKLocalSend
+import PTKTime
 
 /// Session IDs and tokens t1, t2, ... in the order asked for.
 final class Sequence: @unchecked Sendable {
@@ -19,12 +20,16 @@ func sessions(_ policy: LocalSendPolicy = LocalSendPolicy()) -> LocalSendSession
     return LocalSendSessions(policy: policy) { seq.next() }
 }
 
+
+/// The instant `seconds` after the start of a test's made-up clock.
+private func at(_ seconds: Double) -> Instant { Instant(seconds: seconds) }
+
 @Suite struct SessionTests {
     @Test func acceptsOnlyTheAcceptedTypesAndSizes() {
         var s = sessions(LocalSendPolicy(maxFileSize: 100))
         let big = FileInfo(id: "c", fileName: "c.png", size: 101, fileType: "image/png")
         let typed = FileInfo(id: "d", fileName: "d.png", size: 1, fileType: "Image/PNG; q=1")
-        let outcome = s.prepare(request([png, jpeg, big, typed]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0)
+        let outcome = s.prepare(request([png, jpeg, big, typed]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0))
         guard case .accepted(let r) = outcome else { Issue.record("\(outcome)"); return }
         #expect(Set(r.files.keys) == ["a", "d"])
         #expect(outcome.status == 200)
@@ -33,93 +38,93 @@ func sessions(_ policy: LocalSendPolicy = LocalSendPolicy()) -> LocalSendSession
 
     @Test func nothingAcceptedIs204() {
         var s = sessions()
-        #expect(s.prepare(request([jpeg]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0) == .nothingToTransfer)
+        #expect(s.prepare(request([jpeg]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0)) == .nothingToTransfer)
         #expect(s.sessions.isEmpty)
     }
 
     @Test func refusedSenderIs403() {
         var s = sessions()
-        #expect(s.prepare(request([png]), address: "A", fingerprint: "F", pin: nil, allowed: false, now: 0) == .refused)
+        #expect(s.prepare(request([png]), address: "A", fingerprint: "F", pin: nil, allowed: false, now: at(0)) == .refused)
     }
 
     @Test func secondSessionFromTheSameAddressIsBusyUntilTheFirstEnds() throws {
         var s = sessions()
-        guard case .accepted(let r) = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0) else { Issue.record("not accepted"); return }
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 1) == .busy)
+        guard case .accepted(let r) = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0)) else { Issue.record("not accepted"); return }
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(1)) == .busy)
         // Another address is not blocked.
-        guard case .accepted = s.prepare(request([png]), address: "B", fingerprint: nil, pin: nil, allowed: true, now: 1) else { Issue.record("B blocked"); return }
-        _ = try s.beginUpload(session: r.sessionId, file: "a", token: r.files["a"]!, address: "A", now: 2)
-        s.endUpload(session: r.sessionId, file: "a", saved: true, now: 3)
+        guard case .accepted = s.prepare(request([png]), address: "B", fingerprint: nil, pin: nil, allowed: true, now: at(1)) else { Issue.record("B blocked"); return }
+        _ = try s.beginUpload(session: r.sessionId, file: "a", token: r.files["a"]!, address: "A", now: at(2))
+        s.endUpload(session: r.sessionId, file: "a", saved: true, now: at(3))
         #expect(s.sessions[r.sessionId] == nil)
-        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 4) else { Issue.record("A still busy"); return }
+        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(4)) else { Issue.record("A still busy"); return }
     }
 
     @Test func idleSessionExpires() {
         var s = sessions(LocalSendPolicy(sessionIdle: .seconds(10)))
-        _ = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0)
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 9) == .busy)
-        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 11) else { Issue.record("not expired"); return }
+        _ = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0))
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(9)) == .busy)
+        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(11)) else { Issue.record("not expired"); return }
         #expect(s.sessions.count == 1)
     }
 
     @Test func pinMissingWrongAndLockedOut() {
         var s = sessions(LocalSendPolicy(pin: "1234"))
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0) == .pinRequired(wrong: false))
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1", allowed: true, now: 0) == .pinRequired(wrong: true))
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "2", allowed: true, now: 0) == .pinRequired(wrong: true))
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "3", allowed: true, now: 0) == .tooManyTries)
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0)) == .pinRequired(wrong: false))
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1", allowed: true, now: at(0)) == .pinRequired(wrong: true))
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "2", allowed: true, now: at(0)) == .pinRequired(wrong: true))
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "3", allowed: true, now: at(0)) == .tooManyTries)
         // Locked out: even the right PIN gets 429, from that address only.
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1234", allowed: true, now: 10) == .tooManyTries)
-        guard case .accepted = s.prepare(request([png]), address: "B", fingerprint: nil, pin: "1234", allowed: true, now: 10) else { Issue.record("B locked"); return }
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1234", allowed: true, now: at(10)) == .tooManyTries)
+        guard case .accepted = s.prepare(request([png]), address: "B", fingerprint: nil, pin: "1234", allowed: true, now: at(10)) else { Issue.record("B locked"); return }
         // After the lockout the right PIN works.
-        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1234", allowed: true, now: 400) else { Issue.record("A still locked"); return }
+        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1234", allowed: true, now: at(400)) else { Issue.record("A still locked"); return }
     }
 
     @Test func pinIsCheckedBeforeTrust() {
         var s = sessions(LocalSendPolicy(pin: "1"))
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: false, now: 0) == .pinRequired(wrong: false))
-        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1", allowed: false, now: 0) == .refused)
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: false, now: at(0)) == .pinRequired(wrong: false))
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: "1", allowed: false, now: at(0)) == .refused)
     }
 
     @Test func uploadNeedsTheRightSessionTokenAndAddress() throws {
         var s = sessions()
-        guard case .accepted(let r) = s.prepare(request([png, FileInfo(id: "z", fileName: "z.png", size: 1, fileType: "image/png")]), address: "A", fingerprint: "F", pin: nil, allowed: true, now: 0) else { Issue.record("not accepted"); return }
+        guard case .accepted(let r) = s.prepare(request([png, FileInfo(id: "z", fileName: "z.png", size: 1, fileType: "image/png")]), address: "A", fingerprint: "F", pin: nil, allowed: true, now: at(0)) else { Issue.record("not accepted"); return }
         let token = r.files["a"]!
-        #expect(throws: UploadRefusal.forbidden("no such session")) { try s.beginUpload(session: "nope", file: "a", token: token, address: "A", now: 1) }
-        #expect(throws: UploadRefusal.forbidden("the session belongs to another address")) { try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "B", now: 1) }
-        #expect(throws: UploadRefusal.forbidden("wrong file ID or token")) { try s.beginUpload(session: r.sessionId, file: "a", token: r.files["z"]!, address: "A", now: 1) }
-        #expect(throws: UploadRefusal.forbidden("wrong file ID or token")) { try s.beginUpload(session: r.sessionId, file: "q", token: token, address: "A", now: 1) }
-        let (session, info) = try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: 1)
+        #expect(throws: UploadRefusal.forbidden("no such session")) { try s.beginUpload(session: "nope", file: "a", token: token, address: "A", now: at(1)) }
+        #expect(throws: UploadRefusal.forbidden("the session belongs to another address")) { try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "B", now: at(1)) }
+        #expect(throws: UploadRefusal.forbidden("wrong file ID or token")) { try s.beginUpload(session: r.sessionId, file: "a", token: r.files["z"]!, address: "A", now: at(1)) }
+        #expect(throws: UploadRefusal.forbidden("wrong file ID or token")) { try s.beginUpload(session: r.sessionId, file: "q", token: token, address: "A", now: at(1)) }
+        let (session, info) = try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: at(1))
         #expect(info == png)
         #expect(session.fingerprint == "F")
-        #expect(throws: UploadRefusal.conflict("this file is being uploaded already")) { try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: 1) }
+        #expect(throws: UploadRefusal.conflict("this file is being uploaded already")) { try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: at(1)) }
         // A failed upload may be retried; a saved one may not.
-        s.endUpload(session: r.sessionId, file: "a", saved: false, now: 2)
-        _ = try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: 3)
-        s.endUpload(session: r.sessionId, file: "a", saved: true, now: 4)
-        #expect(throws: UploadRefusal.conflict("this file was uploaded already")) { try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: 5) }
+        s.endUpload(session: r.sessionId, file: "a", saved: false, now: at(2))
+        _ = try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: at(3))
+        s.endUpload(session: r.sessionId, file: "a", saved: true, now: at(4))
+        #expect(throws: UploadRefusal.conflict("this file was uploaded already")) { try s.beginUpload(session: r.sessionId, file: "a", token: token, address: "A", now: at(5)) }
         #expect(UploadRefusal.conflict("x").status == 409)
         #expect(UploadRefusal.forbidden("x").status == 403)
     }
 
     @Test func cancelStopsUploadsAndFreesTheAddress() throws {
         var s = sessions()
-        guard case .accepted(let r) = s.prepare(request([png, jpeg.withType("image/png")]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0) else { Issue.record("not accepted"); return }
-        _ = try s.beginUpload(session: r.sessionId, file: "a", token: r.files["a"]!, address: "A", now: 1)
+        guard case .accepted(let r) = s.prepare(request([png, jpeg.withType("image/png")]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0)) else { Issue.record("not accepted"); return }
+        _ = try s.beginUpload(session: r.sessionId, file: "a", token: r.files["a"]!, address: "A", now: at(1))
         #expect(s.cancel(session: r.sessionId, address: "B") == 0)
         #expect(!s.isCancelled(r.sessionId))
         #expect(s.cancel(session: r.sessionId, address: "A") == 1)
         #expect(s.isCancelled(r.sessionId))
-        #expect(throws: UploadRefusal.forbidden("no such session")) { try s.beginUpload(session: r.sessionId, file: "b", token: r.files["b"]!, address: "A", now: 2) }
-        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 2) else { Issue.record("still busy"); return }
-        s.endUpload(session: r.sessionId, file: "a", saved: false, now: 3)
-        s.expire(now: 3)
+        #expect(throws: UploadRefusal.forbidden("no such session")) { try s.beginUpload(session: r.sessionId, file: "b", token: r.files["b"]!, address: "A", now: at(2)) }
+        guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(2)) else { Issue.record("still busy"); return }
+        s.endUpload(session: r.sessionId, file: "a", saved: false, now: at(3))
+        s.expire(now: at(3))
         #expect(s.sessions[r.sessionId] == nil)
     }
 
     @Test func cancelWithoutIDCancelsTheAddressesSessions() {
         var s = sessions()
-        _ = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: 0)
+        _ = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0))
         #expect(s.cancel(session: nil, address: "A") == 1)
         #expect(s.sessions.isEmpty)
     }
