@@ -88,6 +88,8 @@ let package = Package(
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
+        // Man pages and completion scripts from the three command tables (a build tool, not installed).
+        .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol", "PTKTime"]),

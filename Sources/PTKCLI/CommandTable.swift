@@ -7,12 +7,18 @@ public enum Completion: Sendable, Equatable {
     case directory
     /// A photo in the receiver's library (`ptk list`).
     case photoName
-    /// A device ID or LocalSend fingerprint (`ptk trust pending`, `ptk trust list`).
-    case deviceID
+    /// A device ID or LocalSend fingerprint: of a device refused and pending (`ptk trust
+    /// pending`), or of a trusted one (`ptk trust list`).
+    case deviceID(DeviceList)
     /// A receiver found over mDNS (`ptk-send --list`), or a host.
     case receiverName
     /// One of these words.
     case values([String])
+}
+
+/// The devices whose IDs complete an argument.
+public enum DeviceList: String, Sendable {
+    case pending, trusted
 }
 
 /// A positional argument.

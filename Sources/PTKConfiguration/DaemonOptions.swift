@@ -35,6 +35,13 @@ public struct DaemonOption: Sendable {
         self.set = set
     }
 
+    /// What completes its value: the words of "on|off"-style values, a directory for a PATH.
+    public var completion: Completion {
+        guard let valueName else { return .text }
+        if valueName == "PATH" { return .directory }
+        let words = valueName.split(separator: "|").map(String.init)
+        return words.count > 1 ? .values(words) : .text
+    }
 }
 
 private func invalid(_ value: String, _ key: String, _ what: String) -> UsageError {
@@ -233,7 +240,7 @@ public enum DaemonOptions {
             """,
         options: settings.filter(\.onCommandLine).map {
             Option(.setting($0.name), $0.name, value: $0.valueName, help: $0.help,
-                   default: $0.defaultText(DaemonConfiguration()), defaultIsValue: $0.defaultIsValue)
+                   default: $0.defaultText(DaemonConfiguration()), defaultIsValue: $0.defaultIsValue, completion: $0.completion)
         } + [
             Option(.config, "config", value: "FILE", help: "read settings from FILE ('key = value' lines; flags override it)",
                    default: "\(defaultConfigFile) if it exists", defaultIsValue: false, completion: .file(extensions: ["conf"])),

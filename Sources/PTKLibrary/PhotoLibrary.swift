@@ -161,6 +161,15 @@ public final class PhotoLibrary {
         return list
     }
 
+    /// Every photo's name, by name: what shell completion offers (one query on one column,
+    /// fast on a big library).
+    public func names() throws(LibraryError) -> [String] {
+        let s = try database.prepare("SELECT name FROM photos ORDER BY name").bind()
+        var names: [String] = []
+        while try s.step() { if let name = s.text(0) { names.append(name) } }
+        return names
+    }
+
     /// The photo with this id, if the index has it.
     public func photo(id: Int64) throws(LibraryError) -> Photo? {
         let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id = ?").bind(id)
@@ -180,13 +189,6 @@ public final class PhotoLibrary {
         throw LibraryError(.notFound(suggestions: closestNames(to: name, in: names)),
                            notIndexed ? "'\(name)' is in \(directory) but not in the library yet (ptkd indexes it shortly, or at its next start)"
                                       : "no photo named '\(name)' in \(directory)")
-    }
-
-    func names() throws(LibraryError) -> [String] {
-        let s = try database.prepare("SELECT name FROM photos").bind()
-        var names: [String] = []
-        while try s.step() { names.append(s.text(0) ?? "") }
-        return names
     }
 
     /// How many photos wait to be indexed.

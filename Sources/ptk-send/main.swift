@@ -18,6 +18,18 @@ func usageError(_ message: String) -> Never {
 
 func die(_ message: String, _ status: SendExitCode) -> Never { exitWithError(message, code: status.rawValue) }
 
+// `ptk-send __complete receivers`: the receivers remembered in known-receivers, one a line, for
+// shell completion (mDNS is not browsed on Tab: it would stall the shell). Nothing on an error.
+if CommandLine.arguments.dropFirst().first == "__complete" {
+    if CommandLine.arguments.dropFirst(2).first == "receivers",
+       // An unreadable file offers nothing: a Tab must never print an error.
+       let known = try? KnownReceivers(path: configDirectory + "/known-receivers") {
+        var seen: Set<String> = []
+        for entry in known.entries where seen.insert(entry.name).inserted { print(entry.name) }
+    }
+    exitProcess(0)
+}
+
 let invocation = sendCommandLine.parseOrExit()
 let settings: SendSettings
 do { settings = try SendSettings(invocation) } catch { usageError(error.message) }

@@ -12,7 +12,14 @@ let serviceStateDirectory = "/var/lib/ptk"
 func usageError(_ message: String) -> Never { exitWithUsageError(message, program: "ptk", usageLine: adminCommandLine.usageLine) }
 func die(_ message: String, _ status: AdminExitStatus) -> Never { exitWithError(message, code: status.rawValue) }
 
-let invocation = adminCommandLine.parseOrExit()
+// `ptk __complete photos|devices pending|devices trusted [OPTIONS]`: the values shell completion
+// offers (the scripts ptk-docs makes call it), one a line; nothing, and status 0, on any error.
+let arguments = Array(CommandLine.arguments.dropFirst())
+let completing = arguments.first == "__complete" ? Array(arguments.dropFirst()) : nil
+let invocation = completing.map { words in
+    // Read as the command whose directories it needs; options after the kind apply.
+    adminCommandLine.parseOrExit((words.first == "photos" ? ["list"] : ["trust", "list"]) + words.drop { !$0.hasPrefix("-") })
+} ?? adminCommandLine.parseOrExit()
 var configuration: DaemonConfiguration
 do {
     configuration = try DaemonOptions.configuration(
@@ -31,6 +38,11 @@ if configuration.stateDirectory == nil, environment("STATE_DIRECTORY") == nil, g
    // No service state directory of ours: the other defaults apply.
    let status = try? fileStatus(serviceStateDirectory), status.isDirectory, status.owner == geteuidValue() {
     configuration.stateDirectory = serviceStateDirectory
+}
+
+if let completing {
+    complete(completing, configuration: configuration)
+    exitProcess(0)
 }
 
 let command = AdminCommand(invocation.command!)

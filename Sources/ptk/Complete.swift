@@ -1,0 +1,23 @@
+import PTKConfiguration
+import PTKLibrary
+import PTKSystem
+import PTKTrust
+
+/// Prints the values shell completion offers for `words` ("photos", "devices pending",
+/// "devices trusted"), one a line. Errors print nothing: a Tab must never print an error.
+func complete(_ words: [String], configuration: DaemonConfiguration) {
+    switch words.first {
+    case "photos":
+        // No library (yet, or not readable by this user): nothing to offer.
+        guard let library = try? PhotoLibrary(directory: configuration.effectiveDirectory, create: false),
+              let names = try? library.names() else { return }  // an index being rebuilt: nothing now
+        writeStandardOutput(names.map { $0 + "\n" }.joined())
+    case "devices":
+        let trust = TrustStore(directory: configuration.effectiveStateDirectory)
+        // A trust file that cannot be read offers nothing.
+        let ids = words.dropFirst().first == "trusted" ? trust.trusted().map(\.id.description) : ((try? trust.pending()) ?? []).map(\.id.description)
+        writeStandardOutput(ids.map { $0 + "\n" }.joined())
+    default:
+        return
+    }
+}
