@@ -6,6 +6,10 @@ BINDIR = $(DESTDIR)$(PREFIX)/bin
 DOCDIR = $(DESTDIR)$(PREFIX)/share/doc/ptk
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
 SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
+MANDIR = $(DESTDIR)$(PREFIX)/share/man
+BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 # Where install-files takes the binaries from (the system test installs its own debug build).
 BUILT ?= .build/release
 CONFDIR = $(DESTDIR)$(SYSCONFDIR)/ptk
@@ -15,13 +19,15 @@ SWIFTFLAGS ?= --explicit-target-dependency-import-check error
 # Arguments for `make run`, e.g. make run ARGS="--dir /tmp/photos --port 0"
 ARGS ?=
 
-.PHONY: help deps imports build release test run bench install install-files uninstall clean
+.PHONY: help deps imports build release test run bench docs deb install install-files uninstall clean
 
 help:
 	@echo "make run        install missing Debian packages, build, run ptkd with defaults (ARGS=... adds flags)"
 	@echo "make test       install missing Debian packages, build, run every test"
 	@echo "make bench      benchmarks beside nc, rsync and scp; writes docs/PERFORMANCE.md"
-	@echo "make install    release build, systemd unit and default config into DESTDIR/PREFIX (default /usr/local)"
+	@echo "make deb        Debian packages ptkd and ptk-send (and their -dbgsym) in .build/deb/"
+	@echo "make docs       man pages and shell completion, from the command tables, in .build/docs/"
+	@echo "make install    release build, systemd unit, man pages, completion and default config into DESTDIR/PREFIX (default /usr/local)"
 	@echo "make uninstall  remove what make install installed (not the config or the photos)"
 
 deps:
@@ -29,7 +35,9 @@ deps:
 
 # Every import must be declared in Package.swift (the layering), and every try? must say why
 # its error does not matter: both checked before each build.
+# The version is set in debian/changelog alone; the Swift constant is written from it.
 imports:
+	@scripts/version.sh --sync
 	@scripts/check-imports.py
 	@scripts/check-try.py
 
@@ -44,6 +52,7 @@ release: deps imports
 test:
 	@scripts/deps.sh --test
 	@if [ "$$(id -u)" = 0 ]; then scripts/system-root.sh >/dev/null || echo "warning: no Debian root for the system test (see above)"; fi
+	@scripts/version.sh --sync
 	@scripts/check-imports.py
 	@scripts/check-try.py
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
@@ -57,12 +66,30 @@ bench: release
 	apt-get install -y -q netcat-openbsd rsync openssh-server openssh-client gnuplot-nox iputils-ping iproute2 >/dev/null
 	bench/run
 
+# Man pages and completion scripts, made by ptk-docs from the command tables.
+docs: release
+	scripts/make-docs.sh .build/release .build/docs
+
+# The Debian packages, built as a Debian build machine would (dpkg-buildpackage -b, debhelper),
+# moved from the parent directory into .build/deb/.
+deb: deps
+	@scripts/deps.sh debhelper dpkg-dev fakeroot lintian
+	scripts/build-deb.sh
+
 install: release install-files
 
 # install without building: the files of BUILT (default .build/release) and the rest.
 install-files:
-	install -d $(BINDIR) $(DOCDIR) $(UNITDIR) $(CONFDIR) $(SYSUSERSDIR)
+	install -d $(BINDIR) $(DOCDIR) $(UNITDIR) $(CONFDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8 \
+	    $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
 	install -m 0755 $(BUILT)/ptkd $(BUILT)/ptk-send $(BUILT)/ptk $(BINDIR)/
+	scripts/make-docs.sh $(BUILT) $(BUILT)/docs
+	install -m 0644 $(BUILT)/docs/man/ptk-send.1 $(MANDIR)/man1/
+	install -m 0644 $(BUILT)/docs/man/ptkd.conf.5 $(MANDIR)/man5/
+	install -m 0644 $(BUILT)/docs/man/ptkd.8 $(BUILT)/docs/man/ptk.8 $(MANDIR)/man8/
+	install -m 0644 $(BUILT)/docs/bash/ptkd $(BUILT)/docs/bash/ptk $(BUILT)/docs/bash/ptk-send $(BASHCOMPDIR)/
+	install -m 0644 $(BUILT)/docs/zsh/_ptkd $(BUILT)/docs/zsh/_ptk $(BUILT)/docs/zsh/_ptk-send $(ZSHCOMPDIR)/
+	install -m 0644 $(BUILT)/docs/fish/ptkd.fish $(BUILT)/docs/fish/ptk.fish $(BUILT)/docs/fish/ptk-send.fish $(FISHCOMPDIR)/
 	install -m 0644 README.md docs/*.md $(DOCDIR)/
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(PREFIX)/share/doc/ptk|g' \
 	    systemd/ptkd.service.in > $(UNITDIR)/ptkd.service
@@ -77,6 +104,9 @@ install-files:
 
 uninstall:
 	rm -f $(BINDIR)/ptkd $(BINDIR)/ptk-send $(BINDIR)/ptk $(UNITDIR)/ptkd.service $(SYSUSERSDIR)/ptk.conf
+	rm -f $(MANDIR)/man1/ptk-send.1 $(MANDIR)/man5/ptkd.conf.5 $(MANDIR)/man8/ptkd.8 $(MANDIR)/man8/ptk.8
+	rm -f $(BASHCOMPDIR)/ptkd $(BASHCOMPDIR)/ptk $(BASHCOMPDIR)/ptk-send $(ZSHCOMPDIR)/_ptkd $(ZSHCOMPDIR)/_ptk $(ZSHCOMPDIR)/_ptk-send
+	rm -f $(FISHCOMPDIR)/ptkd.fish $(FISHCOMPDIR)/ptk.fish $(FISHCOMPDIR)/ptk-send.fish
 	rm -rf $(DOCDIR)
 	@echo "Left in place: $(CONFDIR)/ptkd.conf, the received photos (/var/lib/ptk) and the user ptk."
 

@@ -1,7 +1,5 @@
 import PTKSystem
 
-/// The version of ptkd, ptk and ptk-send.
-public let ptkVersion = "0.1.0"
 
 /// Prints `Error: message` on standard error and exits with `code`.
 public func exitWithError(_ message: String, code: Int32) -> Never {
