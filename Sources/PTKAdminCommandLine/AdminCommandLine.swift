@@ -116,4 +116,5 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Example("ptk note IMG_0001 \"the beach, 2024\"", "annotate a photo"),
         Example("sudo ptk trust pending", "who was refused under senders = trusted"),
         Example("sudo ptk trust allow MFRG \"Anna's phone\"", "trust the pending device whose ID begins MFRG"),
-    ])
+    ],
+    completionContext: [.dir, .stateDirectory, .config])

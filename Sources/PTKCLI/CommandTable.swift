@@ -193,9 +193,14 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
     public var notes: String
     public var exitStatuses: [ExitStatus]
     public var examples: [Example]
+    /// Options that say where the state is (ptk's --dir): shell completion passes those typed
+    /// on to the command that lists the values (`ptk __complete photos --dir PATH`).
+    public var completionContext: [Key]
 
     public init(program: String, summary: String, description: String, commands: [Command] = [], arguments: [Argument] = [],
-                options: [Option<Key>], otherUsages: [String] = [], notes: String = "", exitStatuses: [ExitStatus], examples: [Example] = []) {
+                options: [Option<Key>], otherUsages: [String] = [], notes: String = "", exitStatuses: [ExitStatus], examples: [Example] = [],
+                completionContext: [Key] = []) {
+        self.completionContext = completionContext
         self.program = program
         self.summary = summary
         self.description = description

@@ -19,6 +19,8 @@ struct CompletionModel {
     var program: String
     /// Options that take a value, with what completes it: ["-o", "--output"].
     var valueOptions: [(flags: [String], completion: Completion)]
+    /// Options passed on, with their values, to the command that lists dynamic values.
+    var contextFlags: [String]
     /// The options each command prefix takes (nil: every one), with their help.
     var options: [(commands: [String]?, flags: [String], help: String)]
     /// Every command word prefix, longest first ("trust allow", "trust", ..., "").
@@ -62,7 +64,8 @@ extension CommandTable {
                 positions.append(.init(prefix: prefix, index: i, repeats: a.repeats, completion: a.completion))
             }
         }
-        return CompletionModel(program: program, valueOptions: valueOptions, options: opts, prefixes: prefixes, positions: positions)
+        let context = options.filter { completionContext.contains($0.key) }.flatMap { flags($0.spec) }
+        return CompletionModel(program: program, valueOptions: valueOptions, contextFlags: context, options: opts, prefixes: prefixes, positions: positions)
     }
 
     /// The bash script (`complete -F`), for /usr/share/bash-completion/completions/PROGRAM.
@@ -80,8 +83,13 @@ extension CompletionModel {
     private var function: String { "_" + program.replacingEvery("-", with: "_") }
 
     /// The shell-neutral part of each script: which options skip their value when the words
-    /// are scanned.
-    private var valueFlags: [String] { valueOptions.flatMap(\.flags) }
+    /// are scanned (those passed on are matched first).
+    private var valueFlags: [String] { valueOptions.flatMap(\.flags).filter { !contextFlags.contains($0) } }
+
+    /// The case branch of the word scan that keeps a context option and its value.
+    private func contextBranch(_ word: String, _ next: String) -> String {
+        contextFlags.isEmpty ? "" : "\(contextFlags.joined(separator: "|"))) context+=(\"\(word)\" \"\(next)\"); ((i++)) ;;\n        "
+    }
 
     private func optionFlags(for prefix: [String]) -> [String] {
         let name = prefix.joined(separator: " ")
@@ -115,7 +123,7 @@ extension CompletionModel {
             run:*)
                 while IFS= read -r c; do
                     [[ -n $c && $c == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$c")")
-                done < <(${1#run:} 2>/dev/null)
+                done < <(${1#run:} "${context[@]}" 2>/dev/null)
                 ;;
             esac
         }
@@ -133,10 +141,10 @@ extension CompletionModel {
         s += """
                 esac
             fi
-            local plain=() i
+            local plain=() context=() i
             for ((i = 1; i < COMP_CWORD; i++)); do
                 case ${COMP_WORDS[i]} in
-                \(valueFlags.isEmpty ? "--) ;;" : valueFlags.joined(separator: "|") + ") ((i++)) ;;")
+                \(contextBranch("${COMP_WORDS[i]}", "${COMP_WORDS[i+1]}"))\(valueFlags.isEmpty ? "--) ;;" : valueFlags.joined(separator: "|") + ") ((i++)) ;;")
                 -*) ;;
                 *) plain+=("${COMP_WORDS[i]}") ;;
                 esac
@@ -218,11 +226,11 @@ extension CompletionModel {
         s += """
                 esac
             fi
-            local -a plain
+            local -a plain context
             local i
             for ((i = 2; i < CURRENT; i++)); do
                 case ${words[i]} in
-                \(valueFlags.isEmpty ? "--) ;;" : valueFlags.joined(separator: "|") + ") ((i++)) ;;")
+                \(contextBranch("${words[i]}", "${words[i+1]}"))\(valueFlags.isEmpty ? "--) ;;" : valueFlags.joined(separator: "|") + ") ((i++)) ;;")
                 -*) ;;
                 *) plain+=("${words[i]}") ;;
                 esac
@@ -283,7 +291,7 @@ extension CompletionModel {
             return "_files -g '*.(\(pattern))'"
         case .directory: return "_files -/"
         case .values(let values): return "compadd -- " + values.map(quoted).joined(separator: " ")
-        default: return "compadd -- ${(f)\"$(\(completion.valuesCommand!) 2>/dev/null)\"}"
+        default: return "compadd -- ${(f)\"$(\(completion.valuesCommand!) \"${context[@]}\" 2>/dev/null)\"}"
         }
     }
 
@@ -303,11 +311,22 @@ extension CompletionModel {
                     continue
                 end
                 switch $w
-                    case \(valueFlags.isEmpty ? "--" : valueFlags.joined(separator: " "))
+                    case \(valueOptions.isEmpty ? "--" : valueOptions.flatMap(\.flags).joined(separator: " "))
                         set skip 1
                     case '-*'
                     case '*'
                         echo $w
+                end
+            end
+        end
+
+        # The options typed that say where the state is, with their values, for the values command.
+        function \(f)_context
+            set -l words (commandline -opc)[2..-1]
+            for i in (seq (count $words))
+                if contains -- $words[$i] \(contextFlags.isEmpty ? "--" : contextFlags.joined(separator: " ")); and test $i -lt (count $words)
+                    echo $words[$i]
+                    echo $words[(math $i + 1)]
                 end
             end
         end
@@ -389,7 +408,7 @@ extension CompletionModel {
             return ["-a " + quoted("(__\(program.replacingEvery("-", with: "_"))_files \(extensions.joined(separator: " ")))")]
         case .directory: return ["-a " + quoted("(__fish_complete_directories)")]
         case .values(let values): return ["-a " + quoted(values.joined(separator: " "))]
-        default: return ["-a " + quoted("(\(completion.valuesCommand!) 2>/dev/null)")]
+        default: return ["-a " + quoted("(\(completion.valuesCommand!) (__\(program.replacingEvery("-", with: "_"))_context) 2>/dev/null)")]
         }
     }
 }

@@ -251,6 +251,24 @@ public enum DaemonOptions {
             Example("sudo systemctl enable --now ptkd", "run it as the installed service"),
         ])
 
+    /// ptkd.conf(5) in mdoc, from `template` (see PTKCLI's `Mdoc`; `@KEYS@` is replaced by
+    /// every setting the file takes, with its value, help and default).
+    public static func configurationManPage(date: String, template: String) -> String {
+        let defaults = DaemonConfiguration()
+        let keys = settings.filter(\.inConfigFile).map { setting -> (String, String) in
+            let head = "Cm \(setting.name) No = " + (setting.valueName.map { "Ar \(Mdoc.argument($0))" } ?? "")
+            let text = setting.help.prefix(1).uppercased() + setting.help.dropFirst() + "."
+            return (head, Mdoc.text(text) + "\n" + Mdoc.text("Default: \(setting.defaultText(defaults))."))
+        }
+        return template.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            switch line {
+            case "@HEADER@": return ".Dd \(date)\n.Dt PTKD.CONF 5\n.Os"
+            case "@KEYS@": return Mdoc.tagList(keys)
+            default: return String(line)
+            }
+        }.joined(separator: "\n")
+    }
+
     /// Sets one setting from its name and text value ("" or nil for a flag without value).
     public static func apply(_ name: String, _ value: String?, to configuration: inout DaemonConfiguration) throws(UsageError) {
         guard let option = settings.first(where: { $0.name == name }) else { throw UsageError("unknown setting '\(name)'") }

@@ -46,26 +46,14 @@ func output<Key>(_ t: CommandTable<Key>, section: String) -> String {
     }
 }
 
-/// ptkd.conf(5): the configuration keys, from ptkd's settings table.
+/// ptkd.conf(5), from ptkd's settings table.
 func configurationPage() -> String {
     guard let path = invocation.value(.template), let date = invocation.value(.date) else {
         exitWithUsageError("man needs --template and --date", program: "ptk-docs")
     }
-    let template: String
-    do { template = try readTextFile(path) } catch { exitWithError("cannot read \(path): \(error)", code: 66) }
-    let defaults = DaemonConfiguration()
-    let keys = DaemonOptions.settings.filter(\.inConfigFile).map { setting -> (String, String) in
-        let head = "Cm \(setting.name) No = " + (setting.valueName.map { "Ar \(Mdoc.argument($0))" } ?? "")
-        let text = setting.help.prefix(1).uppercased() + setting.help.dropFirst() + "."
-        return (head, Mdoc.text(text) + "\n" + Mdoc.text("Default: \(setting.defaultText(defaults))."))
+    do { return DaemonOptions.configurationManPage(date: date, template: try readTextFile(path)) } catch {
+        exitWithError("cannot read \(path): \(error)", code: 66)
     }
-    return template.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
-        switch line {
-        case "@HEADER@": return ".Dd \(date)\n.Dt PTKD.CONF 5\n.Os"
-        case "@KEYS@": return Mdoc.tagList(keys)
-        default: return String(line)
-        }
-    }.joined(separator: "\n")
 }
 
 let text: String
