@@ -73,7 +73,7 @@ docs: release
 # The Debian packages, built as a Debian build machine would (dpkg-buildpackage -b, debhelper),
 # moved from the parent directory into .build/deb/.
 deb: deps
-	@scripts/deps.sh debhelper dpkg-dev fakeroot lintian
+	@scripts/deps.sh debhelper dpkg-dev lintian
 	scripts/build-deb.sh
 
 install: release install-files

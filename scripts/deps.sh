@@ -7,7 +7,7 @@
 # Usage: scripts/deps.sh [--test] [extra-package ...]
 set -eu
 build="pkg-config libssl-dev zlib1g-dev libavahi-client-dev libsystemd-dev libsqlite3-dev libpng-dev libdeflate-dev libhttp-parser-dev libjpeg62-turbo-dev"
-test="avahi-daemon avahi-utils dbus systemd systemd-container debootstrap nftables iproute2 socat strace util-linux bsdutils python3"
+test="avahi-daemon avahi-utils dbus systemd systemd-container debootstrap nftables iproute2 socat strace util-linux bsdutils python3 mandoc groff-base bash zsh fish"
 packages=$build
 strict=1
 if [ "${1:-}" = "--test" ]; then

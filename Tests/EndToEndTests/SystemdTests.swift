@@ -13,34 +13,63 @@ let canBootSystem = geteuid() == 0
     && FileManager.default.fileExists(atPath: "/usr/bin/systemd-nspawn")
     && FileManager.default.fileExists(atPath: systemRoot + "/.ptk-root")
 
+/// The Debian packages `make deb` built (.ci/run builds them before the tests), if any.
+let builtPackages: [String] = {
+    let dir = repositoryRoot() + "/.build/deb"
+    let names = listDirectory(dir).filter { ($0.hasPrefix("ptkd_") || $0.hasPrefix("ptk-send_")) && $0.hasSuffix(".deb") }.sorted()
+    return names.count == 2 ? names.map { dir + "/" + $0 } : []
+}()
+
+/// How ptk gets into the booted system.
+enum Installation {
+    /// `make install-files DESTDIR=... PREFIX=/usr` of this build, and `systemctl enable ptkd`;
+    /// the Swift runtime of the toolchain is bound in read-only.
+    case makeInstall
+    /// `apt-get install ./ptkd_*.deb ./ptk-send_*.deb` in the root before it boots, as a user
+    /// installs them: no toolchain in the container.
+    case packages([String])
+}
+
 /// A real systemd booted with systemd-nspawn on an overlay of the cached Debian root, with ptk
-/// installed by `make install-files DESTDIR=... PREFIX=/usr` and `systemctl enable ptkd`, as a
-/// user installs it. Its network is private (only `lo`); dbus-daemon, avahi-daemon and
-/// journald run in it as on any Debian host.
+/// installed as a user installs it (`Installation`). Its network is private (only `lo`);
+/// dbus-daemon, avahi-daemon and journald run in it as on any Debian host.
 final class BootedSystem {
     let work = makeTemporaryDirectory("ptk-system")
     var root: String { work + "/root" }
     private let nspawn = Process()
     private(set) var pid1: Int32 = 0
     private var mounted = false
+    /// With packages: what /opt holds and how many -dev packages are installed, in the root.
+    private(set) var installLog = ""
 
     /// Installs ptk into a fresh overlay, names the host `hostname`, and boots it.
-    init(hostname: String, prepare: (String) throws -> Void = { _ in }) throws {
+    init(hostname: String, installation: Installation = .makeInstall, prepare: (String) throws -> Void = { _ in }) throws {
         for d in ["up", "work", "root"] { mkdir(work + "/" + d, 0o755) }
         _ = try checked("/usr/bin/mount", ["-t", "overlay", "overlay", "-o",
                                            "lowerdir=\(systemRoot),upperdir=\(work)/up,workdir=\(work)/work", root])
         mounted = true
-        _ = try checked("/usr/bin/make", ["-s", "-C", repositoryRoot(), "install-files",
-                                          "DESTDIR=\(root)", "PREFIX=/usr", "BUILT=\(binDirectory)"])
-        _ = try checked("/usr/sbin/chroot", [root, "systemctl", "enable", "ptkd"])
         writeFile(root + "/etc/hostname", Array("\(hostname)\n".utf8))
+        var bindings: [String] = []
+        switch installation {
+        case .makeInstall:
+            _ = try checked("/usr/bin/make", ["-s", "-C", repositoryRoot(), "install-files",
+                                              "DESTDIR=\(root)", "PREFIX=/usr", "BUILT=\(binDirectory)"])
+            _ = try checked("/usr/sbin/chroot", [root, "systemctl", "enable", "ptkd"])
+            // These binaries link the Swift runtime from the toolchain.
+            bindings = ["--bind-ro=/opt/swift"]
+        case .packages(let debs):
+            mkdir(root + "/root/debs", 0o755)
+            for deb in debs { writeFile(root + "/root/debs/" + (deb as NSString).lastPathComponent, readFile(deb)!) }
+            let local = debs.map { "/root/debs/" + ($0 as NSString).lastPathComponent }
+            // Depends are resolved from the archive the root was built from (its package lists).
+            _ = try checked("/usr/sbin/chroot", [root, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q"] + local)
+            installLog = try checked("/usr/sbin/chroot", [root, "sh", "-c", "ls /opt 2>/dev/null; dpkg -l | grep -c -- '-dev ' || true"]).stdout
+        }
         try prepare(root)
 
         nspawn.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-nspawn")
-        // --register=no --keep-unit: the host runs no systemd. The binaries link the Swift
-        // runtime from the toolchain, so it is bound in read-only.
-        nspawn.arguments = ["-q", "-D", root, "--private-network", "--register=no", "--keep-unit",
-                            "--bind-ro=/opt/swift", "-b"]
+        // --register=no --keep-unit: the host runs no systemd.
+        nspawn.arguments = ["-q", "-D", root, "--private-network", "--register=no", "--keep-unit"] + bindings + ["-b"]
         FileManager.default.createFile(atPath: work + "/console.log", contents: nil)
         nspawn.standardOutput = FileHandle(forWritingAtPath: work + "/console.log")!
         nspawn.standardError = nspawn.standardOutput
@@ -222,6 +251,99 @@ struct SystemdTests {
         #expect(fourth.stdout == "/root/photo.png: saved as \"photo.png\"\n", "\(fourth.stderr)")
         #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 4 })
         #expect(!system.journal("ptkd").contains("library: "), "\(system.journal("ptkd"))")
+    }
+
+    @Test("the .debs: installed with apt into a root without Swift, active as ptk and advertised, man pages and completion; an upgrade keeps photos, ID, trust and an edited ptkd.conf; remove keeps all but the programs; purge keeps the photos",
+          .enabled(if: !builtPackages.isEmpty || systemTestRequired, "no packages in .build/deb: run make deb (.ci/run does)"))
+    func packages() throws {
+        try #require(canBootSystem, "no Debian root at \(systemRoot): run scripts/system-root.sh as root (it needs debootstrap)")
+        try #require(!builtPackages.isEmpty, "no packages in .build/deb: run make deb")
+        let photo = pngSuiteDirectory() + "/basn6a08.png"
+        let system = try BootedSystem(hostname: "attic", installation: .packages(builtPackages)) { root in
+            writeFile(root + "/root/photo.png", readFile(photo)!)
+        }
+        #expect(system.installLog == "0\n", "the root has a toolchain in /opt or -dev packages: \(system.installLog)")
+        let received = system.root + "/var/lib/ptk/received"
+
+        // Installed: the user made, the service enabled and started at boot, advertised.
+        #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout == "active\n", "\(system.journal().suffix(3000))")
+        #expect(try system.exec(["systemctl", "show", "ptkd", "-p", "User"]).stdout == "User=ptk\n")
+        #expect(eventually(15) {
+            (try? system.exec(["avahi-browse", "-rtp", "_ptk._tcp"]))?.stdout.contains("=;lo;IPv4;attic;_ptk._tcp;local;") == true
+        }, "\(system.journal("ptkd"))")
+        let sent = try system.exec(["ptk-send", "attic", "/root/photo.png"])
+        #expect(sent.status == 0 && sent.stdout == "/root/photo.png: saved as \"photo.png\"\n", "\(sent.stderr)")
+        #expect(readFile(received + "/photo.png") == readFile(photo))
+        let version = try run("/bin/sh", [repositoryRoot() + "/scripts/version.sh"], absolute: true).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        for program in ["ptkd", "ptk", "ptk-send"] {
+            #expect(try system.exec([program, "--version"]).stdout == "\(program) \(version) (protocol v1)\n")
+        }
+
+        // The man pages open; bash completes `ptk sh` to show, and a photo name after it.
+        for (page, title) in [("ptkd", "PTKD(8)"), ("ptk-send", "PTK-SEND(1)"), ("ptk", "PTK(8)"), ("ptkd.conf", "PTKD.CONF(5)")] {
+            let man = try system.exec(["man", "-P", "cat", page])
+            #expect(man.status == 0 && man.stdout.hasPrefix(title) && man.stderr.isEmpty, "man \(page): \(man.stderr)")
+        }
+        #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.contains("photo.png") == true })
+        let completed = try system.exec(["bash", "-c", """
+            source /usr/share/bash-completion/completions/ptk
+            COMP_WORDS=(ptk sh); COMP_CWORD=1; _ptk; echo "${COMPREPLY[*]}"
+            COMP_WORDS=(ptk show ''); COMP_CWORD=2; COMPREPLY=(); _ptk; echo "${COMPREPLY[*]}"
+            """])
+        #expect(completed.stdout == "show\nphoto.png\n", "\(completed.stderr)")
+        #expect(try system.exec(["test", "-f", "/usr/share/zsh/vendor-completions/_ptk-send"]).status == 0)
+        #expect(try system.exec(["test", "-f", "/usr/share/fish/vendor_completions.d/ptkd.fish"]).status == 0)
+
+        // What an upgrade must keep: a trusted sender, an edited ptkd.conf, the identity, the photo.
+        let senderID = try system.exec(["ptk-send", "--id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try system.exec(["ptk", "trust", "allow", senderID, "laptop"]).status == 0)
+        let conf = system.root + "/etc/ptk/ptkd.conf"
+        let edited = String(decoding: readFile(conf)!, as: UTF8.self) + "name = attic-box\n"
+        writeFile(conf, Array(edited.utf8))
+        #expect(try system.exec(["systemctl", "restart", "ptkd"]).status == 0)
+        let id = try system.exec(["ptk", "id"]).stdout
+
+        // The upgrade: the same packages with a higher version, installed with apt in the running system.
+        let newer = try builtPackages.map { deb -> String in
+            let name = (deb as NSString).lastPathComponent.replacingOccurrences(of: "_\(version)_", with: "_\(version)+1_")
+            let tree = system.work + "/repack-" + name
+            _ = try run("/usr/bin/dpkg-deb", ["-R", deb, tree], absolute: true)
+            let control = tree + "/DEBIAN/control"
+            writeFile(control, Array(String(decoding: readFile(control)!, as: UTF8.self)
+                .replacingOccurrences(of: "Version: \(version)\n", with: "Version: \(version)+1\n").utf8))
+            let built = try run("/usr/bin/dpkg-deb", ["--root-owner-group", "-b", tree, system.root + "/root/debs/" + name], absolute: true)
+            #expect(built.status == 0, "\(built.stderr)")
+            return "/root/debs/" + name
+        }
+        let upgrade = try system.exec(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q"] + newer, timeout: 120)
+        #expect(upgrade.status == 0, "\(upgrade.stdout) \(upgrade.stderr)")
+        #expect(try system.exec(["dpkg-query", "-W", "-f", "${Version}", "ptkd"]).stdout == "\(version)+1")
+        #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout == "active\n")
+        #expect(readFile(received + "/photo.png") == readFile(photo))
+        #expect(try system.exec(["ptk", "id"]).stdout == id)
+        #expect(try system.exec(["ptk", "trust", "list"]).stdout.contains("\(senderID)  laptop"))
+        #expect(String(decoding: readFile(conf)!, as: UTF8.self) == edited, "the edited ptkd.conf was replaced")
+        #expect(system.journal("ptkd").contains("as \"attic-box\""))
+
+        // apt remove: the service stopped, the programs gone, everything else kept.
+        let remove = try system.exec(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "remove", "-y", "-q", "ptkd"], timeout: 120)
+        #expect(remove.status == 0, "\(remove.stderr)")
+        #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout != "active\n")
+        #expect(!FileManager.default.fileExists(atPath: system.root + "/usr/bin/ptkd"))
+        #expect(FileManager.default.fileExists(atPath: conf))
+        #expect(FileManager.default.fileExists(atPath: system.root + "/var/lib/ptk/identity/key.pem"))
+        #expect(readFile(received + "/photo.png") == readFile(photo))
+
+        // apt purge: the configuration and ptk's own state go, the photos and their library stay, and it says so.
+        let purge = try system.exec(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "purge", "-y", "-q", "ptkd"], timeout: 120)
+        #expect(purge.status == 0, "\(purge.stderr)")
+        #expect(purge.stdout.contains("the received photos and their library are kept in /var/lib/ptk/received"), "\(purge.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: conf))
+        for gone in ["/var/lib/ptk/identity", "/var/lib/ptk/trusted-senders", "/var/lib/ptk/pending-senders"] {
+            #expect(!FileManager.default.fileExists(atPath: system.root + gone), "\(gone) is still there")
+        }
+        #expect(readFile(received + "/photo.png") == readFile(photo))
+        #expect(FileManager.default.fileExists(atPath: received + "/.ptk/index.sqlite"))
     }
 
     @Test("upgrading from the old DynamicUser=yes unit keeps the photos: systemd moves them to /var/lib/ptk, owned by ptk")
