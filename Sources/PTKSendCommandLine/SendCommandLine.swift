@@ -42,7 +42,8 @@ public let sendCommandLine = CommandTable<SendOption>(
     arguments: [
         Argument("<peer>", "a receiver's mDNS name (as --list shows it), a host name, host:port, an IPv4 address, or [IPv6]:port",
                  completion: .receiverName),
-        Argument("FILE", "a PNG photo", completion: .file(extensions: ["png"]), repeats: true),
+        // A .ptk package is a folder: completion offers folders anyway, to go into.
+        Argument("FILE", "a PNG photo, or a .ptk package (the folder `ptk export` writes)", completion: .file(extensions: ["png"]), repeats: true),
     ],
     options: [
         Option(.port, "port", value: "N", help: "receiver's port when <peer> names none", default: "\(ProtocolLimits.defaultPort)"),

@@ -302,6 +302,7 @@ struct SystemdTests {
         writeFile(conf, Array(edited.utf8))
         #expect(try system.exec(["systemctl", "restart", "ptkd"]).status == 0)
         let id = try system.exec(["ptk", "id"]).stdout
+        let pidBefore = try system.exec(["systemctl", "show", "ptkd", "-p", "MainPID"]).stdout
 
         // The upgrade: the same packages with a higher version, installed with apt in the running system.
         let newer = try builtPackages.map { deb -> String in
@@ -319,6 +320,7 @@ struct SystemdTests {
         #expect(upgrade.status == 0, "\(upgrade.stdout) \(upgrade.stderr)")
         #expect(try system.exec(["dpkg-query", "-W", "-f", "${Version}", "ptkd"]).stdout == "\(version)+1")
         #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout == "active\n")
+        #expect(try system.exec(["systemctl", "show", "ptkd", "-p", "MainPID"]).stdout != pidBefore, "the upgrade did not restart ptkd")
         #expect(readFile(received + "/photo.png") == readFile(photo))
         #expect(try system.exec(["ptk", "id"]).stdout == id)
         #expect(try system.exec(["ptk", "trust", "list"]).stdout.contains("\(senderID)  laptop"))
