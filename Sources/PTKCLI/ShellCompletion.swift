@@ -96,6 +96,68 @@ extension CompletionModel {
         return options.filter { $0.commands == nil || $0.commands!.contains(name) }.flatMap(\.flags)
     }
 
+    /// What bash's and zsh's functions share, after their first lines (up to `case $prev in`):
+    /// an option's value; the scan of the words typed (`words` from index `first` to the
+    /// one at `current`); the longest command prefix they begin with and `n`, the argument
+    /// being typed; the options the command takes (`options` makes the line that offers
+    /// them); and what completes argument `n` (`action`).
+    private func body(words: String, first: Int, current: String, count: String,
+                      options: ([String]) -> String, action: (Completion) -> String) -> String {
+        var s = ""
+        for (flags, completion) in valueOptions {
+            s += "        \(flags.joined(separator: "|"))) \(action(completion)); return ;;\n"
+        }
+        s += """
+                esac
+            fi
+            local -a plain context
+            local i
+            for ((i = \(first); i < \(current); i++)); do
+                case ${\(words)[i]} in
+                \(contextBranch("${\(words)[i]}", "${\(words)[i+1]}"))\(valueFlags.isEmpty ? "--) ;;" : valueFlags.joined(separator: "|") + ") ((i++)) ;;")
+                -*) ;;
+                *) plain+=("${\(words)[i]}") ;;
+                esac
+            done
+            local typed=" ${plain[*]} " command n
+
+        """
+        for (i, prefix) in prefixes.enumerated() {
+            let keyword = i == 0 ? "if" : "elif"
+            if prefix.isEmpty {
+                s += prefixes.count == 1 ? "    command=\"\"; n=\(count)\n" : "    else command=\"\"; n=\(count)\n    fi\n"
+            } else {
+                s += "    \(keyword) [[ $typed == \(quoted(" " + prefix.joined(separator: " ") + " "))* ]]; then command=\(quoted(prefix.joined(separator: " "))); n=$(( \(count) - \(prefix.count) ))\n"
+            }
+        }
+        s += """
+            if [[ $cur == -* ]]; then
+                case $command in
+
+        """
+        for prefix in prefixes {
+            s += "        \(quoted(prefix.joined(separator: " ")))) \(options(optionFlags(for: prefix))) ;;\n"
+        }
+        s += """
+                esac
+                return
+            fi
+            case $command in
+
+        """
+        for prefix in prefixes {
+            let here = positions.filter { $0.prefix == prefix }
+            if here.isEmpty { continue }
+            s += "    \(quoted(prefix.joined(separator: " "))))\n"
+            for p in here {
+                let test = p.repeats ? "(( n >= \(p.index) ))" : "(( n == \(p.index) ))"
+                s += "        \(test) && \(action(p.completion))\n"
+            }
+            s += "        ;;\n"
+        }
+        return s
+    }
+
     // MARK: bash
 
     var bash: String {
@@ -135,56 +197,8 @@ extension CompletionModel {
                 case $prev in
 
         """
-        for (flags, completion) in valueOptions {
-            s += "        \(flags.joined(separator: "|"))) \(bashAction(completion)); return ;;\n"
-        }
-        s += """
-                esac
-            fi
-            local plain=() context=() i
-            for ((i = 1; i < COMP_CWORD; i++)); do
-                case ${COMP_WORDS[i]} in
-                \(contextBranch("${COMP_WORDS[i]}", "${COMP_WORDS[i+1]}"))\(valueFlags.isEmpty ? "--) ;;" : valueFlags.joined(separator: "|") + ") ((i++)) ;;")
-                -*) ;;
-                *) plain+=("${COMP_WORDS[i]}") ;;
-                esac
-            done
-            local typed=" ${plain[*]} " command n
-
-        """
-        for (i, prefix) in prefixes.enumerated() {
-            let keyword = i == 0 ? "if" : "elif"
-            if prefix.isEmpty {
-                s += prefixes.count == 1 ? "    command=\"\"; n=${#plain[@]}\n" : "    else command=\"\"; n=${#plain[@]}\n    fi\n"
-            } else {
-                s += "    \(keyword) [[ $typed == \(quoted(" " + prefix.joined(separator: " ") + " "))* ]]; then command=\(quoted(prefix.joined(separator: " "))); n=$(( ${#plain[@]} - \(prefix.count) ))\n"
-            }
-        }
-        s += """
-            if [[ $cur == -* ]]; then
-                case $command in
-
-        """
-        for prefix in prefixes {
-            s += "        \(quoted(prefix.joined(separator: " ")))) \(function)_values \(quoted("words:" + optionFlags(for: prefix).joined(separator: " "))) \"$cur\" ;;\n"
-        }
-        s += """
-                esac
-                return
-            fi
-            case $command in
-
-        """
-        for prefix in prefixes {
-            let here = positions.filter { $0.prefix == prefix }
-            if here.isEmpty { continue }
-            s += "    \(quoted(prefix.joined(separator: " "))))\n"
-            for p in here {
-                let test = p.repeats ? "(( n >= \(p.index) ))" : "(( n == \(p.index) ))"
-                s += "        \(test) && \(bashAction(p.completion))\n"
-            }
-            s += "        ;;\n"
-        }
+        s += body(words: "COMP_WORDS", first: 1, current: "COMP_CWORD", count: "${#plain[@]}",
+                  options: { "\(function)_values \(quoted("words:" + $0.joined(separator: " "))) \"$cur\"" }, action: bashAction)
         s += """
             esac
             return 0
@@ -220,57 +234,8 @@ extension CompletionModel {
                 case $prev in
 
         """
-        for (flags, completion) in valueOptions {
-            s += "        \(flags.joined(separator: "|"))) \(zshAction(completion)); return ;;\n"
-        }
-        s += """
-                esac
-            fi
-            local -a plain context
-            local i
-            for ((i = 2; i < CURRENT; i++)); do
-                case ${words[i]} in
-                \(contextBranch("${words[i]}", "${words[i+1]}"))\(valueFlags.isEmpty ? "--) ;;" : valueFlags.joined(separator: "|") + ") ((i++)) ;;")
-                -*) ;;
-                *) plain+=("${words[i]}") ;;
-                esac
-            done
-            local typed=" ${plain[*]} " command n
-
-        """
-        for (i, prefix) in prefixes.enumerated() {
-            let keyword = i == 0 ? "if" : "elif"
-            if prefix.isEmpty {
-                s += prefixes.count == 1 ? "    command=\"\"; n=${#plain}\n" : "    else command=\"\"; n=${#plain}\n    fi\n"
-            } else {
-                s += "    \(keyword) [[ $typed == \(quoted(" " + prefix.joined(separator: " ") + " "))* ]]; then command=\(quoted(prefix.joined(separator: " "))); n=$(( ${#plain} - \(prefix.count) ))\n"
-            }
-        }
-        s += """
-            if [[ $cur == -* ]]; then
-                case $command in
-
-        """
-        for prefix in prefixes {
-            s += "        \(quoted(prefix.joined(separator: " ")))) compadd -- \(optionFlags(for: prefix).joined(separator: " ")) ;;\n"
-        }
-        s += """
-                esac
-                return
-            fi
-            case $command in
-
-        """
-        for prefix in prefixes {
-            let here = positions.filter { $0.prefix == prefix }
-            if here.isEmpty { continue }
-            s += "    \(quoted(prefix.joined(separator: " "))))\n"
-            for p in here {
-                let test = p.repeats ? "(( n >= \(p.index) ))" : "(( n == \(p.index) ))"
-                s += "        \(test) && \(zshAction(p.completion))\n"
-            }
-            s += "        ;;\n"
-        }
+        s += body(words: "words", first: 2, current: "CURRENT", count: "${#plain}",
+                  options: { "compadd -- " + $0.joined(separator: " ") }, action: zshAction)
         s += """
             esac
             return 0
