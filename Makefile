@@ -19,12 +19,13 @@ SWIFTFLAGS ?= --explicit-target-dependency-import-check error
 # Arguments for `make run`, e.g. make run ARGS="--dir /tmp/photos --port 0"
 ARGS ?=
 
-.PHONY: help deps imports build release test run bench docs deb install install-files uninstall clean
+.PHONY: help deps imports build release test run bench fuzz docs deb install install-files uninstall clean
 
 help:
 	@echo "make run        install missing Debian packages, build, run ptkd with defaults (ARGS=... adds flags)"
 	@echo "make test       install missing Debian packages, build, run every test"
 	@echo "make bench      benchmarks beside nc, rsync and scp; writes docs/PERFORMANCE.md"
+	@echo "make fuzz       every fuzz target for SECONDS_EACH (default 60) seconds; corpora in fuzz/corpus"
 	@echo "make deb        Debian packages ptkd and ptk-send (and their -dbgsym) in .build/deb/"
 	@echo "make docs       man pages and shell completion, from the command tables, in .build/docs/"
 	@echo "make install    release build, systemd unit, man pages, completion and default config into DESTDIR/PREFIX (default /usr/local)"
@@ -65,6 +66,11 @@ run: release
 bench: release
 	apt-get install -y -q netcat-openbsd rsync openssh-server openssh-client gnuplot-nox iputils-ping iproute2 >/dev/null
 	bench/run
+
+# Every fuzz target for SECONDS each (default 60): fuzz/run.sh; findings in fuzz/findings/.
+SECONDS_EACH ?= 60
+fuzz: deps
+	fuzz/run.sh -t $(SECONDS_EACH)
 
 # Man pages and completion scripts, made by ptk-docs from the command tables.
 docs: release

@@ -81,10 +81,10 @@ let package = Package(
         .target(name: "PTKTestSupport", dependencies: ["CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
-        .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore"]),
+        .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKSystem"]),
         .target(name: "PTKFuzzReplay", dependencies: ["PTKSystem"]),
-        .executableTarget(name: "FuzzFrames", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
-        .executableTarget(name: "FuzzPNG", dependencies: ["PTKFuzz", "PTKFuzzReplay"]),
+        // Every target in one executable, chosen by PTK_FUZZ_TARGET (libFuzzer calls one entry point).
+        .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),

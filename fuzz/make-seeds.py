@@ -34,3 +34,62 @@ for name in sorted(os.listdir(suite))[:60:6]:
     data = open(os.path.join(suite, name), 'rb').read()
     open(os.path.join(base, 'png', f'seed-{name}'), 'wb').write(bytes([31]) + data)
 open(os.path.join(base, 'png', 'seed-minimal'), 'wb').write(bytes([0]) + png)
+
+# The other targets (fuzz/run.sh names them): seeds kept small; the fuzzer grows them.
+def write(target, name, data):
+    os.makedirs(os.path.join(base, target), exist_ok=True)
+    open(os.path.join(base, target, f'seed-{name}'), 'wb').write(data)
+
+import subprocess, tempfile
+jpegs = {}
+with tempfile.TemporaryDirectory() as tmp:
+    for name, args in {'baseline': ['-size', '16x8', 'gradient:red-blue'],
+                       'grey': ['-size', '8x8', 'gradient:', '-colorspace', 'Gray'],
+                       'progressive': ['-size', '24x16', 'plasma:', '-interlace', 'JPEG'],
+                       'oriented': ['-size', '16x8', 'gradient:', '-orient', 'right-top']}.items():
+        out = os.path.join(tmp, name + '.jpg')
+        try:
+            subprocess.run([next((c for c in ('/usr/bin/convert', 'convert') if c[0] != '/' or os.path.exists(c)))] + args + ['-quality', '50', out], check=True, capture_output=True)
+            jpegs[name] = open(out, 'rb').read()
+        except (OSError, subprocess.CalledProcessError):
+            pass  # without ImageMagick the JPEG targets start from the hand-made seeds below
+jpegs.setdefault('markers-only', bytes.fromhex('ffd8ffe000104a46494600010100000100010000ffd9'))
+for name, data in jpegs.items():
+    write('jpeg', name, bytes([63]) + data)
+    write('thumbnail', 'jpeg-' + name, bytes([1]) + data)
+    write('thumbnail', 'jpeg-small-limit-' + name, bytes([3]) + data)
+for name in sorted(os.listdir(suite))[:60:12]:
+    data = open(os.path.join(suite, name), 'rb').read()
+    write('thumbnail', 'png-' + name, bytes([0]) + data)
+write('thumbnail', 'png-minimal-small-limit', bytes([2]) + png)
+
+body = js({"info": {"alias": "Phone", "version": "2.1", "deviceModel": "X", "deviceType": "mobile",
+                    "fingerprint": "ab" * 32, "port": 53317, "protocol": "https", "download": False},
+           "files": {"a": {"id": "a", "fileName": "a.png", "size": 10, "fileType": "image/png", "sha256": "00" * 32}}})
+requests = {
+    'info': b'GET /api/localsend/v2/info?fingerprint=ab%20c HTTP/1.1\r\nHost: x\r\n\r\n',
+    'prepare': b'POST /api/localsend/v2/prepare-upload?pin=1234 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n' % len(body) + body,
+    'upload-chunked': b'POST /api/localsend/v2/upload?sessionId=s&fileId=a&token=t HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+    'two': b'GET / HTTP/1.1\r\n\r\nGET /api/localsend/v1/info HTTP/1.1\r\nConnection: close\r\n\r\n',
+}
+for name, data in requests.items():
+    write('http', name, bytes([255]) + data)
+    write('http', name + '-bytewise', bytes([0]) + data)
+
+write('localsend-json', 'prepare', bytes([1]) + body)
+write('localsend-json', 'register', bytes([0]) + js({"alias": "Phone", "version": "2.1", "deviceModel": None, "deviceType": "mobile",
+                                                        "fingerprint": "ab" * 32, "port": 53317, "protocol": "https", "download": False, "announce": True}))
+write('localsend-json', 'file', bytes([2]) + js({"id": "a", "fileName": "../a.png", "size": 10, "fileType": "image/png", "sha256": None, "preview": None}))
+write('localsend-json', 'response', bytes([3]) + js({"sessionId": "s", "files": {"a": "t"}}))
+
+write('package', 'v1', js({"Version": 1, "Name": "beach.png", "Size": 10, "SHA256": "00" * 32, "Width": 1, "Height": 1,
+                            "Received": "2026-11-30T09:41:00.000Z", "SenderName": "laptop", "Note": "a note", "Rating": 5}))
+write('package', 'newer', js({"Version": 99}))
+write('package', 'no-version', b'{"Name": "x"}')
+
+device = open(os.path.join(here, '..', 'Tests', 'Fixtures', 'identity', 'expected-id')).read().strip()
+write('trust', 'list', ("# comment\n%s laptop\r\n%s  phone with spaces \n%s\n" % (device, 'ab' * 32, device[:10])).encode())
+write('trust', 'pending', ("%s\t3\t1764495660\t1764495700\t192.168.1.2:5000\tAnna's phone\n" % device).encode())
+
+write('config', 'default', open(os.path.join(here, '..', 'etc', 'ptkd.conf'), 'rb').read())
+write('config', 'settings', b'port = 47851\nsenders = trusted\nmax-file-size = 64M\npartial-max-age = 2d\n\r\nlisten = ::1\nlocalsend-types = image/png, image/jpeg\nmdns = no\n')

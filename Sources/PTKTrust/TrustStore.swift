@@ -235,7 +235,7 @@ public final class TrustStore: @unchecked Sendable {
         return out
     }
 
-    static func parsePending(_ text: String) -> [PendingSender] {
+    public static func parsePending(_ text: String) -> [PendingSender] {
         var out: [PendingSender] = []
         for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) where !line.hasPrefix("#") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)

@@ -19,6 +19,20 @@ struct FuzzReplayTests {
         #expect(n >= 10)
     }
 
+    @Test("every other parser of untrusted bytes survives its corpus: JPEG check, thumbnailers, LocalSend HTTP and JSON, package metadata, trust files, ptkd.conf",
+          arguments: ["jpeg", "thumbnail", "http", "localsend-json", "package", "trust", "config"])
+    func corpus(target: String) throws {
+        let run = try #require(FuzzTargets.target(named: target))
+        let n = replay([repositoryRoot() + "/fuzz/corpus/" + target], run)
+        #expect(n >= 2, "fuzz/corpus/\(target) has \(n) input(s)")
+    }
+
+    @Test("every target has a corpus, and every corpus a target")
+    func everyTarget() {
+        let folders = listDirectory(repositoryRoot() + "/fuzz/corpus").sorted()
+        #expect(folders == FuzzTargets.names.sorted())
+    }
+
     @Test("every PngSuite image replays through the PNG target with several splits")
     func pngSuite() {
         let suite = pngSuiteDirectory()
