@@ -22,7 +22,8 @@ done
 # ("corp: 1/1b"). -Xfrontend -sanitize=fuzzer instruments every module; the C targets
 # (CPNGThumb: libpng and libjpeg-turbo's callers) get ASan and UBSan.
 swift build -c release --scratch-path .build/fuzz --product Fuzz \
-    --sanitize=fuzzer --sanitize=address --sanitize=undefined -Xswiftc -parse-as-library -Xswiftc -DFUZZING \
+    --sanitize=fuzzer --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=undefined \
+    -Xswiftc -parse-as-library -Xswiftc -DFUZZING \
     -Xswiftc -Xfrontend -Xswiftc -sanitize=fuzzer \
     2>&1 | grep -v 'Cannot export local symbol' | tail -1
 binary=.build/fuzz/release/Fuzz
