@@ -213,6 +213,13 @@ public final class HTTPParser {
             return 3
         }
         if kind == .request {
+            // A request target is printable ASCII (RFC 9112; LocalSend's are): http-parser lets
+            // other bytes through, which as text would be replaced (U+FFFD, three bytes each)
+            // and no longer be what was sent, nor within the limit on its length.
+            guard target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                failure = .malformed("the request target holds bytes that are not printable ASCII")
+                return 3
+            }
             head.method = String(cString: http_method_str(http_method(rawValue: p.method)))
             head.target = String(decoding: target, as: UTF8.self)
         } else {

@@ -33,6 +33,12 @@ public final class ThreadGroup: @unchecked Sendable {
 
     public init() {}
 
+    /// A running thread holds its group, so a group goes only once all its threads have
+    /// returned; those not joined yet are let go (detached) so their resources are freed.
+    deinit {
+        for thread in handles.values { pthread_detach(thread) }
+    }
+
     /// Starts a thread running `body`.
     public func start(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
         reap(until: nil)

@@ -97,6 +97,19 @@ func parseAll(_ input: [UInt8], piece: Int, kind: HTTPParser.Kind = .request, eo
         #expect(throws: HTTPParseError.headTooLarge) { try parseAll(Array(big.utf8), piece: 1000) }
     }
 
+    @Test("a target with bytes that are not printable ASCII is malformed (found by the http fuzz target: as text it grew past the limit)",
+          arguments: [[0xBB], [0xC3, 0xA9], [0x7F], [0x01]] as [[UInt8]])
+    func targetNotASCIIIsRefused(bytes: [UInt8]) {
+        let request = Array("GET /a".utf8) + bytes + Array(" HTTP/1.1\r\n\r\n".utf8)
+        #expect {
+            try parseAll(request, piece: 3)
+        } throws: { error in
+            // Control bytes are http-parser's "invalid URL" already; the others are ptk's own check.
+            guard case .malformed(let why) = error as? HTTPParseError else { return false }
+            return bytes[0] < 0x80 || why == "the request target holds bytes that are not printable ASCII"
+        }
+    }
+
     @Test func targetOverTheLimitIsRefused() {
         let big = "GET /" + String(repeating: "a", count: HTTPParser.maxTargetBytes) + " HTTP/1.1\r\n\r\n"
         #expect(throws: HTTPParseError.targetTooLong) { try parseAll(Array(big.utf8), piece: 0) }
