@@ -35,9 +35,11 @@ for target in "${targets[@]}"; do
     mkdir -p "$work/corpus" "fuzz/findings/$target" "fuzz/corpus/$target"
     cp fuzz/corpus/"$target"/* "$work/corpus/" 2>/dev/null || true
     before=$(ls "$work/corpus" | wc -l)
+    start=$(date +%s)
     PTK_FUZZ_TARGET=$target "$binary" -max_total_time="$seconds" -max_len=$maxlen -print_final_stats=1 -timeout=10 \
         -rss_limit_mb=2048 -artifact_prefix="fuzz/findings/$target/" "$work/corpus" > "$work/log" 2>&1 || true
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
+    elapsed=$(( $(date +%s) - start ))
     found=""
     if grep -q 'ERROR: libFuzzer\|ERROR: AddressSanitizer\|Fatal error\|SUMMARY: \|runtime error:' "$work/log"; then
         found="FOUND: $(grep -m1 -E 'ERROR:|Fatal error|runtime error:' "$work/log"); log $work/log"
@@ -50,7 +52,7 @@ for target in "${targets[@]}"; do
         rm -f fuzz/corpus/"$target"/*
         cp "$work/merged"/* fuzz/corpus/"$target"/
     fi
-    echo "$target: ${runs:-?} executions in ${seconds} s; corpus $before -> $(ls fuzz/corpus/$target | wc -l) inputs ($(du -sh fuzz/corpus/$target | cut -f1))${found:+; $found}"
+    echo "$target: ${runs:-?} executions in ${elapsed} s; corpus $before -> $(ls fuzz/corpus/$target | wc -l) inputs ($(du -sh fuzz/corpus/$target | cut -f1))${found:+; $found}"
     [ -n "$found" ] || rm -rf "$work"
 done
 exit $status
