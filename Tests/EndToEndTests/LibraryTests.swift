@@ -63,7 +63,12 @@ func consistencyProblems(_ dir: String) throws -> [String] {
             problems.append("\(row.name): thumbnail missing")
         }
     }
-    let thumbnails = Set(listDirectory(lib.thumbnailFolder))
+    // A thumbnail being written now ("<id>.png.tmp.<pid>" of a running ptkd) is not a leftover:
+    // the sweep removes only those of processes that are gone.
+    let thumbnails = Set(listDirectory(lib.thumbnailFolder).filter { name in
+        let parts = name.split(separator: ".")
+        return !(parts.count == 4 && parts[2] == "tmp" && Int32(parts[3]).map(processExists) == true)
+    })
     let expected = Set(rows.filter(\.hasThumbnail).map { "\($0.id).png" })
     if thumbnails != expected { problems.append("thumbnails \(thumbnails.subtracting(expected).sorted()) have no row; \(expected.subtracting(thumbnails).sorted()) are missing") }
     if try lib.database.firstText("PRAGMA integrity_check") != "ok" { problems.append("integrity_check failed") }
