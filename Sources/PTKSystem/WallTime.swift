@@ -6,7 +6,20 @@ import Glibc
 public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible {
     public var milliseconds: Int64
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
-    public init(seconds: Int64) { milliseconds = seconds * 1000 }
+    /// `seconds` since the epoch; beyond what milliseconds can hold (some 292 million years),
+    /// the farthest time they can.
+    public init(seconds: Int64) {
+        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        milliseconds = overflow ? (seconds < 0 ? .min : .max) : ms
+    }
+
+    /// `seconds` since the epoch, or nil when milliseconds cannot hold it: for text read from
+    /// a file, where such a number is not a time.
+    public init?(exactSeconds seconds: Int64) {
+        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return nil }
+        milliseconds = ms
+    }
 
     /// Now. The corresponding C function is `clock_gettime` (CLOCK_REALTIME).
     public static var now: WallTime {

@@ -239,8 +239,10 @@ public final class TrustStore: @unchecked Sendable {
         var out: [PendingSender] = []
         for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) where !line.hasPrefix("#") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]), let first = Int64(f[2]), let last = Int64(f[3]) else { continue }
-            out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: WallTime(seconds: first), lastAttempt: WallTime(seconds: last), attempts: n))
+            // A line that is not ID, count, two times (that are times), address, name is skipped.
+            guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]),
+                  let first = Int64(f[2]).flatMap(WallTime.init(exactSeconds:)), let last = Int64(f[3]).flatMap(WallTime.init(exactSeconds:)) else { continue }
+            out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
         }
         return out
     }

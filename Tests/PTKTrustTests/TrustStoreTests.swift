@@ -15,6 +15,17 @@ struct TrustStoreTests {
         #expect(TrustStore.parseTrustList(text) == [TrustedSender(id: a, name: "living room laptop"), TrustedSender(id: b, name: "phone")])
     }
 
+    @Test("a pending line whose times are not times (beyond what a date can hold) is skipped, not a crash (found by the trust fuzz target)")
+    func pendingTimesOutOfRange() {
+        let a = device(1), b = device(2)
+        let text = "\(a.compact)\t2\t666666666266665660\t17495700\t10.0.0.1:5\tfar\n\(b.compact)\t1\t1764495660\t1764495700\t10.0.0.2:5\tnear\n"
+        let pending = TrustStore.parsePending(text)
+        #expect(pending.map(\.name) == ["near"])
+        #expect(pending.first?.lastAttempt == WallTime(seconds: 1764495700))
+        #expect(WallTime(seconds: .max).milliseconds == .max && WallTime(seconds: .min).milliseconds == .min)
+        #expect(WallTime(exactSeconds: Int64.max / 1000 + 1) == nil)
+    }
+
     @Test("refused attempts are recorded once per device and counted; allow by a unique prefix moves it to the list")
     func pendingThenAllow() throws {
         let dir = makeTemporaryDirectory("ptk-trust")
