@@ -221,24 +221,40 @@ public final class TrustStore: @unchecked Sendable {
         try writeFileAtomically(pendingFile, Array(text.utf8), mode: 0o644)
     }
 
+    /// The lines of `text` (LF or CRLF), split on the scalars themselves: as Characters, a
+    /// newline or a separator followed by a combining mark (a name may start with one) would
+    /// be one character and not split.
+    static func lines(_ text: String) -> [String] {
+        text.unicodeScalars.split(separator: "\n").map { line in
+            String(line.last == "\r" ? line.dropLast() : line[...])
+        }
+    }
+
+    /// `line` split at the first of `separators` (scalars, as `lines` explains); the second
+    /// part is nil when there is none.
+    static func splitOnce(_ line: String, at separators: Set<Unicode.Scalar>) -> (String, String?) {
+        let scalars = line.unicodeScalars
+        guard let i = scalars.firstIndex(where: separators.contains) else { return (line, nil) }
+        return (String(scalars[..<i]), String(scalars[scalars.index(after: i)...]))
+    }
+
     /// Parses the trust list; lines that are not `ID name` are skipped.
     public static func parseTrustList(_ text: String) -> [TrustedSender] {
         var out: [TrustedSender] = []
-        for raw in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+        for raw in lines(text) {
             let line = raw.trimmingSpaces
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let fields = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
-            guard let id = SenderID(parsing: String(fields[0])) else { continue }
-            let name = fields.count > 1 ? String(fields[1]).trimmingSpaces : ""
-            out.append(TrustedSender(id: id, name: name))
+            let (idText, rest) = splitOnce(line, at: [" ", "\t"])
+            guard let id = SenderID(parsing: idText) else { continue }
+            out.append(TrustedSender(id: id, name: rest?.trimmingSpaces ?? ""))
         }
         return out
     }
 
     public static func parsePending(_ text: String) -> [PendingSender] {
         var out: [PendingSender] = []
-        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" }) where !line.hasPrefix("#") {
-            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        for line in lines(text) where !line.hasPrefix("#") {
+            let f = line.unicodeScalars.split(separator: "\t", omittingEmptySubsequences: false).map { String($0) }
             // A line that is not ID, count, two times (that are times), address, name is skipped.
             guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]),
                   let first = Int64(f[2]).flatMap(WallTime.init(exactSeconds:)), let last = Int64(f[3]).flatMap(WallTime.init(exactSeconds:)) else { continue }

@@ -15,6 +15,17 @@ struct TrustStoreTests {
         #expect(TrustStore.parseTrustList(text) == [TrustedSender(id: a, name: "living room laptop"), TrustedSender(id: b, name: "phone")])
     }
 
+    @Test("a name that starts with a combining mark reads back as written: the separator before it is still a separator (found by the trust fuzz target)")
+    func combiningMarkAfterSeparator() {
+        let a = device(1), b = device(2)
+        let list = [TrustedSender(id: a, name: "\u{05AB}accent first"), TrustedSender(id: b, name: "\u{0301}")]
+        let written = list.map { "\($0.id) \($0.name)\n" }.joined()
+        #expect(TrustStore.parseTrustList(written) == list)
+        let pending = TrustStore.parsePending("\(a.compact)\t1\t1764495660\t1764495700\t\u{0301}10.0.0.1:5\t\u{05AB}name\n")
+        #expect(pending.map(\.name) == ["\u{05AB}name"])
+        #expect(pending.map(\.address) == ["\u{0301}10.0.0.1:5"])
+    }
+
     @Test("a pending line whose times are not times (beyond what a date can hold) is skipped, not a crash (found by the trust fuzz target)")
     func pendingTimesOutOfRange() {
         let a = device(1), b = device(2)
