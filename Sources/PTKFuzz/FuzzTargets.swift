@@ -59,26 +59,28 @@ public enum FuzzTargets {
     /// Runs the streaming PNG check over arbitrary bytes, fed in pieces whose sizes come from
     /// the input, and checks it agrees with a whole-buffer run.
     public static func png(_ data: UnsafeRawBufferPointer) {
+        agreesHoweverSplit(data, "PNG") { PNGValidator(totalSize: $0) }
+    }
+
+    /// Runs a streaming structure check over the input after its first byte, whole and in
+    /// pieces of that byte's value + 1: both runs must come to the same verdict.
+    static func agreesHoweverSplit<Check: FormatCheck>(_ data: UnsafeRawBufferPointer, _ format: String, _ make: (Int64) -> Check) {
         guard data.count > 0 else { return }
         let step = Int(data[0]) + 1
         let bytes = UnsafeRawBufferPointer(rebasing: data[1...])
-        var whole = PNGValidator(totalSize: Int64(bytes.count))
-        var wholeOK = true
-        do throws(FormatError) {
-            try whole.feed(bytes)
-            try whole.finish()
-        } catch { wholeOK = false }
-        var pieces = PNGValidator(totalSize: Int64(bytes.count))
-        var piecesOK = true
-        do throws(FormatError) {
-            var i = 0
-            while i < bytes.count {
-                let end = min(i + step, bytes.count)
-                try pieces.feed(UnsafeRawBufferPointer(rebasing: bytes[i..<end]))
-                i = end
-            }
-            try pieces.finish()
-        } catch { piecesOK = false }
-        precondition(wholeOK == piecesOK, "PNG check depends on how the bytes are split")
+        func passes(pieceSize: Int) -> Bool {
+            var check = make(Int64(bytes.count))
+            do throws(FormatError) {
+                var i = 0
+                while i < bytes.count {
+                    let end = min(i + pieceSize, bytes.count)
+                    try check.feed(UnsafeRawBufferPointer(rebasing: bytes[i..<end]))
+                    i = end
+                }
+                try check.finish()
+                return true
+            } catch { return false }
+        }
+        precondition(passes(pieceSize: max(1, bytes.count)) == passes(pieceSize: step), "\(format) check depends on how the bytes are split")
     }
 }

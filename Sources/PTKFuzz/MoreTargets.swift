@@ -28,23 +28,7 @@ extension FuzzTargets {
     /// The streaming JPEG check over arbitrary bytes, fed in pieces whose sizes come from the
     /// input; it must agree with a whole-buffer run.
     public static func jpeg(_ data: UnsafeRawBufferPointer) {
-        guard data.count > 0 else { return }
-        let step = Int(data[0]) + 1
-        let bytes = UnsafeRawBufferPointer(rebasing: data[1...])
-        func check(_ pieceSize: Int) -> Bool {
-            var v = JPEGValidator(totalSize: Int64(bytes.count))
-            do throws(FormatError) {
-                var i = 0
-                while i < bytes.count {
-                    let end = min(i + pieceSize, bytes.count)
-                    try v.feed(UnsafeRawBufferPointer(rebasing: bytes[i..<end]))
-                    i = end
-                }
-                try v.finish()
-                return true
-            } catch { return false }
-        }
-        precondition(check(max(1, bytes.count)) == check(step), "JPEG check depends on how the bytes are split")
+        agreesHoweverSplit(data, "JPEG") { JPEGValidator(totalSize: $0) }
     }
 
     /// The thumbnailers (libpng and libjpeg-turbo through CPNGThumb) on arbitrary bytes, with
