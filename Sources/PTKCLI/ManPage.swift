@@ -38,17 +38,11 @@ public enum Mdoc {
         }
         // A new sentence starts a new line (mdoc's rule: the formatter then spaces sentences).
         var sentences = ""
-        var chars = Array(result)
-        var i = 0
-        while i < chars.count {
-            if chars[i] == " ", i > 0, ".?!".contains(chars[i - 1]), i + 1 < chars.count, chars[i + 1].isUppercase {
-                sentences.append("\n")
-            } else {
-                sentences.append(chars[i])
-            }
-            i += 1
+        let chars = Array(result)
+        for i in chars.indices {
+            let breaks = chars[i] == " " && i > 0 && ".?!".contains(chars[i - 1]) && i + 1 < chars.count && chars[i + 1].isUppercase
+            sentences.append(breaks ? "\n" : chars[i])
         }
-        chars = []
         return sentences.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             let trimmed = line.drop { $0 == " " }
             if trimmed.first == "." || trimmed.first == "'" { return "\\&" + trimmed }

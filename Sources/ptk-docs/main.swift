@@ -37,23 +37,23 @@ func output<Key>(_ t: CommandTable<Key>, section: String) -> String {
     case "zsh": return t.zshCompletion
     case "fish": return t.fishCompletion
     default:
-        guard let path = invocation.value(.template), let date = invocation.value(.date) else {
-            exitWithUsageError("man needs --template and --date", program: "ptk-docs")
-        }
-        let template: String
-        do { template = try readTextFile(path) } catch { exitWithError("cannot read \(path): \(error)", code: 66) }
+        let (template, date) = manPageInputs()
         return t.manPage(section: section, date: date, template: template)
     }
 }
 
-/// ptkd.conf(5), from ptkd's settings table.
-func configurationPage() -> String {
+/// `man`'s template (read) and date, from --template and --date.
+func manPageInputs() -> (template: String, date: String) {
     guard let path = invocation.value(.template), let date = invocation.value(.date) else {
         exitWithUsageError("man needs --template and --date", program: "ptk-docs")
     }
-    do { return DaemonOptions.configurationManPage(date: date, template: try readTextFile(path)) } catch {
-        exitWithError("cannot read \(path): \(error)", code: 66)
-    }
+    do { return (try readTextFile(path), date) } catch { exitWithError("cannot read \(path): \(error)", code: 66) }
+}
+
+/// ptkd.conf(5), from ptkd's settings table.
+func configurationPage() -> String {
+    let (template, date) = manPageInputs()
+    return DaemonOptions.configurationManPage(date: date, template: template)
 }
 
 let text: String
