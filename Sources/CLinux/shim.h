@@ -33,6 +33,9 @@ extern int pthread_tryjoin_np(unsigned long thread, void **retval);
 /// `clock` at the latest; ETIMEDOUT after it.
 extern int pthread_clockjoin_np(unsigned long thread, void **retval, int clock, const void *abstime);
 
+/// pthread_setname_np(3): names `thread` (at most 15 bytes) as ps, top and gdb show it.
+extern int pthread_setname_np(unsigned long thread, const char *name);
+
 /// syncfs(2): flushes the file system holding `fd` to disk.
 extern int syncfs(int fd);
 

@@ -18,7 +18,7 @@ final class HashAhead: @unchecked Sendable {
     init(_ files: [LocalFile], order: [Int]? = nil) {
         let order = order ?? Array(files.indices)
         ready = Dictionary(uniqueKeysWithValues: order.map { ($0, Semaphore()) })
-        do { try startThread { [self] in run(files, order) } } catch { run(files, order) }
+        do { try startThread(name: "hash-ahead") { [self] in run(files, order) } } catch { run(files, order) }
     }
 
     private func run(_ files: [LocalFile], _ order: [Int]) {

@@ -67,7 +67,7 @@ extension Daemon {
         }
         let deadline = Instant.now + configuration.handshakeTimeout
         do {
-            try sessionThreads.start { [self] in
+            try sessionThreads.start(name: "localsend") { [self] in
                 // LocalSend apps retry a 429 on their own: they take a session only from those
                 // no sender in line is owed, and do not wait in line.
                 let key = "localsend \(host)"
@@ -97,7 +97,7 @@ extension Daemon {
         }
         let release: @Sendable () -> Void = { [self] in releaseSlot(host) }
         do {
-            try sessionThreads.start { [self] in
+            try sessionThreads.start(name: "session") { [self] in
                 // The handshake runs on the session's thread, inside its slot: a connection stuck
                 // there counts against the limits until the handshake deadline frees it.
                 if let (stream, sender) = open(socket, peer: peer, id: id, deadline: deadline) {
@@ -195,7 +195,7 @@ extension Daemon {
             }
             lock.withLock { lingering -= 1 }
         }
-        do { try sessionThreads.start(body) } catch {
+        do { try sessionThreads.start(name: "refusal", body) } catch {
             socket.close()
             lock.withLock { lingering -= 1 }
         }

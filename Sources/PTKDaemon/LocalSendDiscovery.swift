@@ -36,7 +36,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
             return nil
         }
         do {
-            try threads.start { [self] in run() }
+            try threads.start(name: "ls-discovery") { [self] in run() }
         } catch {
             socket.close()
             Log.warning("LocalSend discovery is off: \(error)")
@@ -128,7 +128,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
                 answered[key] = .now
                 answered = answered.filter { Instant.now - $0.value < .seconds(60) }
                 let interfaces = Array(known)
-                do { try threads.start { [self] in answer(info, from: from.host, interfaces: interfaces) } } catch {
+                do { try threads.start(name: "ls-announce") { [self] in answer(info, from: from.host, interfaces: interfaces) } } catch {
                     Log.warning("LocalSend: cannot answer \(from.host) now (\(error)); it is answered when it announces itself again")
                 }
             }

@@ -71,7 +71,7 @@ public final class LibraryIndexer: @unchecked Sendable {
             reconcile(library, atStart: true)
         }
         let opened = LibraryHandOver(library)
-        try thread.start { [self] in run(opened.take()) }
+        try thread.start(name: "index") { [self] in run(opened.take()) }
     }
 
     /// Hands over a photo just saved. Never blocks.

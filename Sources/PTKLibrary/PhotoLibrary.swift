@@ -470,7 +470,7 @@ public final class PhotoLibrary {
             let indices = Array(stride(from: share, to: photos.count, by: shares))
             let mine = indices.map { photos[$0] }
             do {
-                try threads.start {
+                try threads.start(name: "index-reader") {
                     lowerThreadPriority()
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
                     defer { buffer.deallocate() }

@@ -47,7 +47,7 @@ final class CheckingThread: @unchecked Sendable {
         self.depth = max(1, depth)
         self.batch = min(max(1, batch), self.depth)
         do {
-            try group.start { [self] in run() }
+            try group.start(name: "check") { [self] in run() }
             threaded = true
         } catch {
             threaded = false

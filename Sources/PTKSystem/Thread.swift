@@ -6,10 +6,10 @@ private final class ThreadBody {
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
-/// Starts a thread running `body`, in `ThreadGroup.process`. Blocking I/O runs on threads like
-/// this one, never on Swift's cooperative pool.
-public func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
-    try ThreadGroup.process.start(body)
+/// Starts a thread named `name` running `body`, in `ThreadGroup.process`. Blocking I/O runs
+/// on threads like this one, never on Swift's cooperative pool.
+public func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    try ThreadGroup.process.start(name: name, body)
 }
 
 /// Threads started together and joined together: a service's threads, which its `stop` joins,
@@ -39,8 +39,9 @@ public final class ThreadGroup: @unchecked Sendable {
         for thread in handles.values { pthread_detach(thread) }
     }
 
-    /// Starts a thread running `body`.
-    public func start(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    /// Starts a thread named `name` running `body`. The name (its first 15 bytes) is what `ps
+    /// -L`, `top -H`, gdb and /proc/PID/task/TID/comm show for the thread: its role.
+    public func start(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
         reap(until: nil)
         // The lock is held until the thread is recorded, so its `finished` always finds it.
         var failure: CInt = 0
@@ -48,6 +49,8 @@ public final class ThreadGroup: @unchecked Sendable {
             let id = nextID
             nextID += 1
             let box = Unmanaged.passRetained(ThreadBody { [self] in
+                // Named by the thread itself before its work, so every call it makes is under it.
+                _ = pthread_setname_np(pthread_self(), String(decoding: name.utf8.prefix(15), as: UTF8.self))
                 body()
                 finished(id)
             }).toOpaque()

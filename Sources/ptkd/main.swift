@@ -27,7 +27,7 @@ handleTerminationSignals(wake: daemon.shutdown.pipe,
 // the pipe becoming readable into a proper request. Without it the first SIGTERM would be
 // ignored (and the readable pipe would keep the accept loop's poll spinning): ptkd does not start.
 do {
-    try startThread {
+    try startThread(name: "signals") {
         // A failed wait is taken as the signal: stopping is safer than never stopping.
         _ = try? daemon.shutdown.pipe.waitUntilReadable()
         // Already requested: ptkd is stopping by itself (the accept loop failed) and woke this thread.

@@ -26,7 +26,7 @@ final class SequentialProxy: @unchecked Sendable {
         port = try Socket.localAddress(listener).port
         self.pauseAfterFirst = pauseAfterFirst
         self.dropWelcomeSessions = dropWelcomeSessions
-        try startThread { [self] in serve() }
+        try startThread(name: "test") { [self] in serve() }
     }
 
     private func serve() {
@@ -87,7 +87,7 @@ final class SequentialProxy: @unchecked Sendable {
         guard let sock = try? Socket.connect(to: target, deadline: .now + .seconds(5)) else { a.close(); return }
         let b = TCPStream(socket: sock, peer: target)
         let done = Semaphore()
-        try? startThread { [self] in
+        try? startThread(name: "test") { [self] in
             if !dropWelcomeSessions || relayWelcomeWithoutSessions(from: b, to: a) { pump(from: b, to: a) } else { a.shutdownWrite() }
             done.signal()
         }

@@ -53,11 +53,11 @@ final class TLSRelay: @unchecked Sendable {
         let server = try TLSContext(server: true, identity: identity)
         let client = try TLSContext(server: false, identity: identity)
         let (listener, stop) = (self.listener, self.stop)
-        try startThread {
+        try startThread(name: "test") {
             while true {
                 guard let r = try? poll([(listener, .readable), (stop.readEnd, .readable)], until: nil), r[1].isEmpty else { return }
                 guard let (conn, peer) = (try? Socket.accept(listener)) ?? nil else { continue }
-                try? startThread {
+                try? startThread(name: "test") {
                     guard let inner = try? TLSStream(socket: conn, peer: peer, context: server, deadline: .now + .seconds(5)) else { return }
                     let address = SocketAddress(numericHost: "127.0.0.1", port: target)!
                     guard let sock = try? Socket.connect(to: address, deadline: .now + .seconds(5)),
@@ -68,7 +68,7 @@ final class TLSRelay: @unchecked Sendable {
                     let (innerLock, outerLock) = (Lock(), Lock())
                     for (from, fromLock, to, toLock) in [(inner as ByteStream, innerLock, outer as ByteStream, outerLock),
                                                          (outer, outerLock, inner, innerLock)] {
-                        try? startThread {
+                        try? startThread(name: "test") {
                             pump(from: from, fromLock, to: to, toLock)
                             done.signal()
                         }

@@ -106,7 +106,7 @@ struct ExitGateTests {
         let gate = ExitGate()
         let flags = Flags()
         let inside = Semaphore()
-        try startThread {
+        try startThread(name: "test") {
             gate.pass {
                 inside.signal()
                 sleep(for: .milliseconds(300))
@@ -118,7 +118,7 @@ struct ExitGateTests {
         #expect(gate.close(waitingUntil: .now + .seconds(5)))
         #expect(flags.has("first finished"))
         #expect(Instant.now - start >= .seconds(0.2))
-        try startThread {
+        try startThread(name: "test") {
             gate.pass { flags.raise("late work ran") }
         }
         sleep(for: .milliseconds(200))
@@ -130,7 +130,7 @@ struct ExitGateTests {
     func closeDeadline() throws {
         let gate = ExitGate()
         let inside = Semaphore(), release = Semaphore()
-        try startThread { gate.pass { inside.signal(); release.wait() } }
+        try startThread(name: "test") { gate.pass { inside.signal(); release.wait() } }
         inside.wait()
         #expect(!gate.close(waitingUntil: .now + .seconds(0.1)))
         release.signal()
@@ -146,7 +146,7 @@ struct ExitGateTests {
         let flags = Flags()
         let rest = Array(png[(2 << 20)...])
         nonisolated(unsafe) let held = file
-        try startThread {
+        try startThread(name: "test") {
             _ = try? rest.withUnsafeBytes { try held.append($0) }
             _ = held.finish()
             flags.raise("finished")

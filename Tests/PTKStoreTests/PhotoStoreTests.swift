@@ -105,7 +105,7 @@ struct PhotoStoreTests {
         let results = Results()
         let done = Semaphore()
         for (i, png) in photos.enumerated() {
-            try startThread {
+            try startThread(name: "test") {
                 results.set(i, store(png, in: f.store, name: "same.png"))
                 done.signal()
             }

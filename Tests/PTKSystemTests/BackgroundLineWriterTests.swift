@@ -42,7 +42,7 @@ struct BackgroundLineWriterTests {
         let writer = BackgroundLineWriter(fd: w, capacity: 100)
         let line = String(repeating: "x", count: 100)
         let done = Flag()
-        try startThread {
+        try startThread(name: "test") {
             // 40 times what the pipe and the queue hold together.
             for i in 0..<4000 { writer.write("\(i) \(line)") }
             done.raise()
@@ -98,7 +98,7 @@ struct BackgroundLineWriterTests {
         let writer = BackgroundLineWriter(fd: w, capacity: 10_000)
         let finished = Semaphore()
         for t in 0..<4 {
-            try startThread {
+            try startThread(name: "test") {
                 for i in 0..<500 { writer.write("thread \(t) line \(i)") }
                 finished.signal()
             }
@@ -106,7 +106,7 @@ struct BackgroundLineWriterTests {
         var text = ""
         let collector = Flag()
         nonisolated(unsafe) var collected = ""
-        try startThread {
+        try startThread(name: "test") {
             var t = ""
             while t.split(separator: "\n").count < 2000 { t += readAll(r); sleep(for: .milliseconds(5)) }
             collected = t

@@ -29,7 +29,7 @@ struct SlotsTests {
         nonisolated(unsafe) var highest = 0
         let done = Semaphore()
         for _ in 0..<8 {
-            try startThread {
+            try startThread(name: "test") {
                 for _ in 0..<2000 {
                     guard slots.tryTake() else { continue }
                     _ = peak.tryTake()

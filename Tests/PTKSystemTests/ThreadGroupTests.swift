@@ -36,7 +36,7 @@ struct ThreadGroupTests {
         let group = ThreadGroup()
         let before = cleanedUp.load(ordering: .sequentiallyConsistent)
         for _ in 0..<3 {
-            try group.start { pthread_setspecific(slowCleanUpKey, UnsafeRawPointer(bitPattern: 1)) }
+            try group.start(name: "test") { pthread_setspecific(slowCleanUpKey, UnsafeRawPointer(bitPattern: 1)) }
         }
         #expect(group.join(until: .now + .seconds(10)))
         let cleaned = cleanedUp.load(ordering: .sequentiallyConsistent) - before
@@ -48,8 +48,8 @@ struct ThreadGroupTests {
     func deadline() throws {
         let group = ThreadGroup()
         let gate = Gate()
-        try group.start { gate.pass() }
-        try group.start {}
+        try group.start(name: "test") { gate.pass() }
+        try group.start(name: "test") {}
         let start = Instant.now
         #expect(!group.join(until: .now + .milliseconds(200)))
         #expect(Instant.now - start >= .milliseconds(190))
@@ -63,7 +63,7 @@ struct ThreadGroupTests {
     func reapedOnStart() throws {
         let group = ThreadGroup()
         for _ in 0..<200 {
-            try group.start {}
+            try group.start(name: "test") {}
             usleep(200)
         }
         // Each start joins those that ended before it; the last few may still be ending.
@@ -75,7 +75,7 @@ struct ThreadGroupTests {
     @Test("join with no deadline waits for as long as it takes")
     func noDeadline() throws {
         let group = ThreadGroup()
-        try group.start {
+        try group.start(name: "test") {
             usleep(300_000)
             slowThreadDone.store(true, ordering: .sequentiallyConsistent)
         }

@@ -22,7 +22,7 @@ func handshake(server: TLSContext, client: TLSContext) throws -> (client: Result
     let (c, s) = try socketPair()
     let done = Semaphore()
     nonisolated(unsafe) var serverResult: Result<TLSStream, TransportError>? = nil
-    try startThread {
+    try startThread(name: "test") {
         serverResult = Result { () throws(TransportError) in try TLSStream(socket: s, peer: nil, context: server, deadline: .now + .seconds(5)) }
         done.signal()
     }
@@ -48,7 +48,7 @@ struct TLSStreamTests {
         // sees the end of the stream while the writer may still be inside shutdownWrite.
         let written = Semaphore()
         defer { written.wait() }
-        try startThread {
+        try startThread(name: "test") {
             try? payload.withUnsafeBytes { try client.write($0, deadline: .now + .seconds(5)) }
             client.shutdownWrite()
             written.signal()

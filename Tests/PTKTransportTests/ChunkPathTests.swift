@@ -138,7 +138,7 @@ struct ScatterGatherSocketTests {
         let receiving = FramedConnection(stream: server, timeout: .seconds(5))
         let payloads = (0..<40).map { i in [UInt8](repeating: UInt8(i), count: i % 3 == 0 ? ProtocolLimits.chunkSize : 1000 + i) }
         let done = Semaphore()
-        try startThread {
+        try startThread(name: "test") {
             for p in payloads {
                 sending.enqueue(.ack)  // an enqueued frame goes first, in order
                 try? p.withUnsafeBytes { try sending.sendChunk(payload: $0) }

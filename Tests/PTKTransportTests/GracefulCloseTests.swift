@@ -60,7 +60,7 @@ struct GracefulCloseTests {
         shutdown.signal()  // the daemon is shutting down: the interrupt is readable throughout
         let (server, client) = try loopbackPair(interrupt: shutdown.readEnd)
         let peer = StreamingPeer()
-        try startThread { peer.run(client, bursts: 20) }
+        try startThread(name: "test") { peer.run(client, bursts: 20) }
         sleep(for: .milliseconds(30))  // the peer is streaming
         let connection = FramedConnection(stream: server, timeout: .seconds(5))
         let error = Frame.error(Problem(.shuttingDown, "ptkd is stopping"))

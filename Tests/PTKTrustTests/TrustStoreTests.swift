@@ -115,7 +115,7 @@ struct TrustStoreTests {
         defer { removeTree(dir) }
         let done = Semaphore()
         for t in 0..<4 {
-            try startThread {
+            try startThread(name: "test") {
                 // Separate stores, as ptkd and ptk are separate processes.
                 let store = TrustStore(directory: dir)
                 for i in 0..<10 { try? store.recordAttempt(id: device(UInt8(t * 10 + i)), name: "n", address: "a") }
