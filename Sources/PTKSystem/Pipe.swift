@@ -18,7 +18,8 @@ public final class WakePipe: @unchecked Sendable {
     /// Makes the read end readable (again). Safe to call from a signal handler's thread.
     public func signal() {
         var b: UInt8 = 1
-        _ = Glibc.write(writeEnd.rawValue, &b, 1)
+        // EAGAIN: the pipe is full, so it is readable already.
+        while Glibc.write(writeEnd.rawValue, &b, 1) == -1 && errno == EINTR {}
     }
 
     /// The raw write end, for an async-signal-safe handler that can only hold a C integer.
@@ -32,7 +33,11 @@ public final class WakePipe: @unchecked Sendable {
     /// Empties the pipe.
     public func drain() {
         var buf = [UInt8](repeating: 0, count: 64)
-        while Glibc.read(readEnd.rawValue, &buf, buf.count) > 0 {}
+        while true {
+            let n = Glibc.read(readEnd.rawValue, &buf, buf.count)
+            if n > 0 || (n == -1 && errno == EINTR) { continue }
+            return
+        }
     }
 
     deinit {
@@ -85,7 +90,7 @@ public final class BackgroundLineWriter: @unchecked Sendable {
             return true
         }
         if startNow {
-            do { try group.start { [self] in run() } } catch {
+            do { try group.start(name: "log") { [self] in run() } } catch {
                 state.withLock { started = false }
                 writeQueued()
             }

@@ -57,7 +57,8 @@ public func handleTerminationSignals(wake: WakePipe, secondMessage: String, seco
         terminationCount += 1
         if terminationCount == 1 {
             var b: UInt8 = 1
-            _ = write(terminationWakeFD, &b, 1)
+            // Retried when interrupted; EAGAIN: the pipe is full, so it is readable already.
+            while write(terminationWakeFD, &b, 1) == -1 && errno == EINTR {}
         } else {
             _ = write(2, secondSignalMessage.baseAddress, secondSignalMessage.count)
             _exit(secondSignalExitCode)

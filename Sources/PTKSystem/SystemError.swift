@@ -27,19 +27,33 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     public var isNoSpace: Bool { errno == ENOSPC || errno == EDQUOT }
 }
 
-/// The syscall funnel: runs `body` until it does not fail with EINTR, and turns -1 into a
-/// `SystemError` that names the call and the object. Errno is captured at once.
+/// The syscall funnel: runs `body` until it does not fail with EINTR or EAGAIN, and turns -1
+/// into a `SystemError` that names the call and the object. Errno is captured at once. EINTR
+/// (a signal arrived) is retried at once; EAGAIN (a resource briefly unavailable: a network
+/// file system, a lock, memory) after a pause, for up to `maxWouldBlockWait` in all. Neither is
+/// an answer for a file or directory call, so neither reaches a sender. The calls whose EAGAIN
+/// means "would block" (non-blocking sockets and pipes) do not come through here.
 @inline(__always)
 public func syscall<T: BinaryInteger>(_ call: String, _ object: @autoclosure () -> String? = nil,
                                       retryOnInterrupt: Bool = true, _ body: () -> T) throws(SystemError) -> T {
+    var pauses = 0
     while true {
         let result = body()
         if result != -1 { return result }
         let err = Glibc.errno
         if err == EINTR && retryOnInterrupt { continue }
+        if err == EAGAIN && pauses < maxWouldBlockPauses {
+            pauses += 1
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000), left = timespec()
+            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+            continue
+        }
         throw SystemError(call: call, object: object(), errno: err)
     }
 }
+
+/// How many 1 ms pauses the funnel makes for EAGAIN before it gives up: 2 s.
+let maxWouldBlockPauses = 2000
 
 extension String {
     /// The string with its first letter lower-cased: a C library message ("Connection
