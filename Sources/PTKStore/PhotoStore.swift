@@ -47,7 +47,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 /// directory or of its `.incoming/` folder, with O_NOFOLLOW, so nothing is written elsewhere.
 public final class PhotoStore: @unchecked Sendable {
     // The descriptors are fixed for the store's life; each IncomingFile works on its own file,
-    // the file system arbitrates names (O_EXCL, linkat) and flock arbitrates partial uploads.
+    // the file system arbitrates names (O_EXCL, renameat2 without replacing) and flock arbitrates partial uploads.
     public let settings: StoreSettings
     let directory: FileDescriptor
     let incoming: FileDescriptor
@@ -244,7 +244,7 @@ public final class PhotoStore: @unchecked Sendable {
         }
     }
 
-    /// Links the finished temporary file under its final name in `folder` (created as needed,
+    /// Moves the finished temporary file to its final name in `folder` (created as needed,
     /// with the directory's owner, mode 0755, never through a symlink and never outside the
     /// directory), never replacing a file: `name`, `name (2)`, `name (3)`, ... Returns the name
     /// used, with its folder: "2024/IMG_1.png".
@@ -255,12 +255,27 @@ public final class PhotoStore: @unchecked Sendable {
         var n = 1
         while true {
             let candidate = FileName.withSuffix(base, counter: n, type: type)
-            do {
-                try target.link(temporary, in: incoming, to: candidate)
-                // The photo is published under its final name; the temporary name is cleaned with stale partials.
-                try? incoming.unlink(temporary)
-                // Sessions that publish into the directory at the same moment share one flush.
-                if folder.isEmpty { try directorySync.sync(directory) } else { try target.sync() }
+            do throws(SystemError) {
+                // One step, so no complete copy is ever left in .incoming: a crash or a failed
+                // unlink between a link and the unlink of the temporary name would leave one,
+                // which a resend would resume at its end and save a second time.
+                do throws(SystemError) { try target.move(temporary, in: incoming, to: candidate) } catch where error.code == .invalidArgument || error.code == .notSupported || error.code == .noSystemCall {
+                    // A file system without RENAME_NOREPLACE: link, which never replaces either.
+                    try target.link(temporary, in: incoming, to: candidate)
+                    // Published under its final name; a temporary name left is cleaned with stale partials.
+                    try? incoming.unlink(temporary)
+                }
+                do throws(SystemError) {
+                    // Sessions that publish into the directory at the same moment share one flush.
+                    if folder.isEmpty { try directorySync.sync(directory) } else { try target.sync() }
+                } catch {
+                    // The name is not known to survive a power cut, so the photo goes back to its
+                    // temporary name: FAILED then means not published, and a resend resumes at its
+                    // end. If even that fails, it stays, whole, for the library's next reconcile.
+                    // A failed move back is reported as the flush's error.
+                    try? incoming.move(candidate, in: target, to: temporary)
+                    throw error
+                }
                 return folder.isEmpty ? candidate : folder + "/" + candidate
             } catch where error.code == .exists && n < 100_000 {
                 n += 1

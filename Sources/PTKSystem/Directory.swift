@@ -10,6 +10,14 @@ extension FileDescriptor {
         _ = try syscall("link", newName) { linkat(oldDirectory.rawValue, oldName, rawValue, newName, 0) }
     }
 
+    /// Moves `oldName` in `oldDirectory` to `newName` in this directory (on the same file
+    /// system) in one step; fails with EEXIST rather than replace, and with EINVAL where the
+    /// file system cannot promise that. The corresponding C function is `renameat2` with
+    /// `RENAME_NOREPLACE`.
+    public func move(_ oldName: String, in oldDirectory: FileDescriptor, to newName: String) throws(SystemError) {
+        _ = try syscall("rename", newName) { renameat2(oldDirectory.rawValue, oldName, rawValue, newName, 1) }
+    }
+
     /// Removes the name `name`. The corresponding C function is `unlinkat`.
     public func unlink(_ name: String) throws(SystemError) {
         _ = try syscall("unlink", name) { unlinkat(rawValue, name, 0) }
@@ -108,9 +116,7 @@ public func makeDirectories(_ path: String, mode: FileMode = 0o755) throws(Syste
     var prefix = path.hasPrefix("/") ? "/" : ""
     for part in path.split(separator: "/") {
         prefix += part
-        if mkdir(prefix, mode_t(mode)) != 0 && errno != EEXIST {
-            throw SystemError(call: "mkdir", object: prefix, errno: errno)
-        }
+        do { _ = try syscall("mkdir", prefix) { mkdir(prefix, mode_t(mode)) } } catch where error.code == .exists {}
         prefix += "/"
     }
 }

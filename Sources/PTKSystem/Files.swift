@@ -24,9 +24,10 @@ public func parentDirectory(of path: String) -> String {
 
 /// Replaces `path` with `bytes` all at once: a temporary file beside it, written, given
 /// `mode`, flushed and renamed over it, so a reader sees the old file or the new one, never
-/// half of one. Run as root, the file gets the owner and group of its directory, so a service
-/// user that owns the directory can still replace it. The corresponding C functions are
-/// `open`, `write`, `fchmod`, `fchown`, `fsync` and `rename`.
+/// half of one; then the directory is flushed, so the new file is the one a power cut leaves.
+/// Run as root, the file gets the owner and group of its directory, so a service user that
+/// owns the directory can still replace it. The corresponding C functions are `open`,
+/// `write`, `fchmod`, `fchown`, `fsync` and `rename`.
 public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode) throws(SystemError) {
     let temporary = path + ".tmp.\(getpid())"
     let fd = try FileDescriptor.open(temporary, flags: [.writeOnly, .create, .truncate, .noFollow], mode: mode)
@@ -44,6 +45,10 @@ public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode
         _ = unlink(temporary)
         throw error
     }
+    // The file is in place; its name survives a power cut once the directory is flushed.
+    let directory = try FileDescriptor.open(parentDirectory(of: path), flags: [.readOnly, .directory])
+    defer { directory.close() }
+    try directory.sync()
 }
 
 /// Writes several files into `directory`, each replacing any file of its name atomically, and

@@ -57,6 +57,9 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
     public static let interrupted = Errno(rawValue: EINTR)
     public static let wouldBlock = Errno(rawValue: EAGAIN)
     public static let ioError = Errno(rawValue: EIO)
+    public static let invalidArgument = Errno(rawValue: EINVAL)
+    public static let notSupported = Errno(rawValue: EOPNOTSUPP)
+    public static let noSystemCall = Errno(rawValue: ENOSYS)
 }
 
 extension SystemError {

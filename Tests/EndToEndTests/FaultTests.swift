@@ -179,6 +179,21 @@ struct FaultTests {
         #expect(d.stop() == 0)
     }
 
+    @Test("ptkd's threads are named by their role (ps -L, top -H), a session's while it runs")
+    func threadNames() throws {
+        let d = try DaemonProcess()
+        func names() -> [String] {
+            listDirectory("/proc/\(d.process.processIdentifier)/task").compactMap { tid in
+                readFile("/proc/\(d.process.processIdentifier)/task/\(tid)/comm").map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+            }
+        }
+        #expect(eventually { Set(names()).isSuperset(of: ["ptkd", "signals", "index", "log"]) }, "\(names())")
+        let peer = try RawPeer(port: d.port)
+        try peer.hello()
+        #expect(eventually { names().contains("session") }, "\(names())")
+        peer.close()
+    }
+
     @Test("a symlink planted at a partial upload's name is replaced, never followed")
     func symlinkedPartial() throws {
         let d = try DaemonProcess()
@@ -336,7 +351,7 @@ struct FaultTests {
 
 @Suite("End to end: power-cut safety")
 struct DurabilityTests {
-    @Test("SAVED is sent only after the file is flushed, linked under its name, and the directory is flushed",
+    @Test("SAVED is sent only after the file is flushed, moved to its name, and the directory is flushed",
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
     func flushBeforeSaved() throws {
         let d = try DaemonProcess()
@@ -344,7 +359,7 @@ struct DurabilityTests {
         // Attach strace to the running ptkd (all its threads) and wait until it is tracing.
         let strace = Process()
         strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        strace.arguments = ["-f", "-p", String(d.process.processIdentifier), "-e", "trace=fsync,fdatasync,linkat,sendto", "-o", trace]
+        strace.arguments = ["-f", "-p", String(d.process.processIdentifier), "-e", "trace=fsync,fdatasync,linkat,renameat2,sendto", "-o", trace]
         let straceErr = Pipe()
         strace.standardError = straceErr
         try strace.run()
@@ -358,14 +373,68 @@ struct DurabilityTests {
         func index(_ pattern: String, after start: Int = 0) -> Int? {
             lines.indices.first { $0 >= start && lines[$0].contains(pattern) }
         }
-        let link = try #require(index("linkat("), "no linkat in the trace")
-        #expect(lines[link].contains("\"basn0g01.png\""))
-        let fileSync = try #require(lines[..<link].lastIndex { $0.contains("fsync(") }, "no fsync before linkat")
-        let dirSync = try #require(index("fsync(", after: link), "no fsync after linkat")
+        // Published in one step from .incoming (renameat2 without replacing).
+        let link = try #require(index("renameat2("), "no renameat2 in the trace")
+        #expect(lines[link].contains("\"basn0g01.png\", RENAME_NOREPLACE"))
+        #expect(!lines.contains { $0.contains("linkat(") })
+        let fileSync = try #require(lines[..<link].lastIndex { $0.contains("fsync(") }, "no fsync before renameat2")
+        let dirSync = try #require(index("fsync(", after: link), "no fsync after renameat2")
         let saved = try #require(index("sendto(", after: link), "no SAVED sent")
         #expect(lines[saved].contains("\\6\\0\\0\\0"), "the first frame after publishing is SAVED: \(lines[saved])")
         #expect(fileSync < link && link < dirSync && dirSync < saved)
         func descriptor(_ line: String) -> Substring? { line.split(separator: "(").dropFirst().first?.split(separator: ")").first }
         #expect(descriptor(lines[fileSync]) != descriptor(lines[dirSync]), "two different descriptors: \(lines[fileSync]) \(lines[dirSync])")
+    }
+
+    /// The trace of `body` run against a ptkd started with `flags`, under `strace -f -y` (paths
+    /// beside descriptors) for `calls`, one line per call.
+    func traced(_ flags: [String], calls: String, _ body: (DaemonProcess) throws -> Void) throws -> [String] {
+        let d = try DaemonProcess(flags)
+        let trace = d.root + "/trace"
+        let strace = try attachStrace(d, ["-qq", "-y", "-e", "trace=" + calls, "-o", trace])
+        defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
+        try body(d)
+        #expect(d.stop() == 0)
+        #expect(eventually { !strace.isRunning })
+        return (try String(contentsOfFile: trace, encoding: .utf8)).split(separator: "\n").map(String.init)
+    }
+
+    @Test("a thumbnail is flushed and named, and its directory flushed, before the index row that points to it; the index's WAL is flushed before it is copied into the database",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
+    func thumbnailsAndIndex() throws {
+        let lines = try traced([], calls: "write,pwrite64,fsync,fdatasync,syncfs,rename,renameat2") { (d: DaemonProcess) throws in
+            #expect(try send(d, [pngSuiteDirectory() + "/basn2c08.png"]).status == 0)
+            #expect(waitForIndex(d, ["basn2c08.png"]))
+        }
+        func index(after start: Int = 0, _ match: (String) -> Bool) -> Int? { lines.indices.first { $0 >= start && match(lines[$0]) } }
+        let rename = try #require(index { $0.contains("rename(") && $0.contains("/.ptk/thumbnails/") }, "no thumbnail renamed")
+        let temporary = try #require(lines[rename].split(separator: "\"").dropFirst().first.map(String.init))
+        let lastWrite = try #require(lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(temporary + ">") }, "no write of \(temporary)")
+        let flush = try #require(index(after: lastWrite) { $0.contains("syncfs(") || ($0.contains("fsync(") && $0.contains(temporary + ">")) })
+        #expect(flush < rename, "the thumbnail is flushed before it is named: \(lines[flush])")
+        let dirFlush = try #require(index(after: rename) { $0.contains("fsync(") && $0.contains("/.ptk/thumbnails>") }, "no flush of the thumbnails directory")
+        let row = try #require(index(after: rename) { $0.contains("pwrite64(") && $0.contains("index.sqlite-wal>") }, "no index write after the thumbnail")
+        #expect(dirFlush < row)
+        // The checkpoint: database pages are written only from a flushed WAL, and flushed themselves.
+        let pageWrite = try #require(index { $0.contains("pwrite64(") && $0.contains("index.sqlite>") }, "no checkpoint")
+        let walFlush = try #require(lines[..<pageWrite].lastIndex { $0.contains("fdatasync(") || $0.contains("fsync(") })
+        #expect(lines[walFlush].contains("index.sqlite-wal>"), "\(lines[walFlush])")
+        #expect(index(after: pageWrite) { ($0.contains("fdatasync(") || $0.contains("fsync(")) && $0.contains("index.sqlite>") } != nil)
+    }
+
+    @Test("the trust files (here the pending senders) are flushed before they are renamed into place, and their directory after",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
+    func trustFiles() throws {
+        let lines = try traced(["--senders", "trusted"], calls: "write,fsync,fdatasync,rename,renameat2") { (d: DaemonProcess) throws in
+            #expect(try send(d, [photo(d.root, "x.png", size: 20_000)]).status != 0)
+            #expect(eventually { FileManager.default.fileExists(atPath: d.stateDir + "/pending-senders") })
+        }
+        let rename = try #require(lines.firstIndex { $0.contains("rename(") && $0.contains("/pending-senders\"") }, "pending-senders not replaced: \(lines)")
+        let temporary = try #require(lines[rename].split(separator: "\"").dropFirst().first.map(String.init))
+        let write = try #require(lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(temporary + ">") })
+        let flush = try #require(lines[write..<rename].firstIndex { $0.contains("fsync(") && $0.contains(temporary + ">") }, "not flushed before the rename")
+        #expect(write < flush)
+        let directory = (temporary as NSString).deletingLastPathComponent
+        #expect(lines[rename...].contains { $0.contains("fsync(") && $0.contains(directory + ">") }, "the state directory is not flushed after the rename")
     }
 }

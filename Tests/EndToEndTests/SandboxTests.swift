@@ -82,7 +82,7 @@ struct SandboxTests {
             }
         }
         print("ptkd used \(used.count) distinct system calls: \(used.sorted().joined(separator: " "))")
-        #expect(used.contains("sendto") && used.contains("linkat"))
+        #expect(used.contains("sendto") && used.contains("renameat2"))
         #expect(used.subtracting(allowed).isEmpty, "outside @system-service: \(used.subtracting(allowed).sorted())")
         #expect(used.intersection(privileged).isEmpty, "in @privileged: \(used.intersection(privileged).sorted()): \(lines.filter { used.intersection(privileged).contains(where: $0.contains) }.prefix(5))")
         // MemoryDenyWriteExecute: no writable+executable mapping, no mprotect adding PROT_EXEC.
