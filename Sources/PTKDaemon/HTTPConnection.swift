@@ -75,12 +75,9 @@ final class HTTPConnection {
                 }
             }
             if try !fill(deadline: deadline()) {
-                // A body that runs to the end of the connection (responses) ends here.
-                do {
-                    if try parser.finish() == .complete { return }
-                } catch {
-                    throw .refused(400, "\(error)")
-                }
+                // A body that runs to the end of the connection (responses) ends here. Any other
+                // body cut short means the peer has gone (closed, or reset): no one to answer.
+                if (try? parser.finish()) == .complete { return }  // an error is the cut body
                 throw .gone
             }
         }
@@ -184,6 +181,7 @@ final class HTTPConnection {
         case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"
         case 503: return "Service Unavailable"
+        case 507: return "Insufficient Storage"
         default: return status < 500 ? "Client Error" : "Internal Server Error"
         }
     }

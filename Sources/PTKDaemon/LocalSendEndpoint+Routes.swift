@@ -124,13 +124,14 @@ extension LocalSendEndpoint {
         }
         let (status, why, keepOpen) = receive(file, of: session, head: head, c)
         lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: status == 200, now: .now) }
+        guard let status else { return false }  // the connection is gone
         try c.http.respond(status, status == 200 ? [] : message(why), close: !keepOpen, deadline: replyBy())
         return keepOpen
     }
 
-    /// Receives one file's body into the store: the answer's status, its reason, and whether
-    /// the connection can carry on.
-    private func receive(_ file: FileInfo, of session: LocalSendSession, head: HTTPHead, _ c: Connection) -> (Int, String, Bool) {
+    /// Receives one file's body into the store: the answer's status (nil: the connection is gone,
+    /// no answer), its reason, and whether the connection can carry on.
+    private func receive(_ file: FileInfo, of session: LocalSendSession, head: HTTPHead, _ c: Connection) -> (Int?, String, Bool) {
         let name = "\"\(file.fileName)\" (\(formatBytes(Double(file.size))))"
         let who = "\"\(clean(session.sender.alias))\"" + (session.fingerprint.map { " (LocalSend \(String($0.prefix(8))))" } ?? "")
         let prefix = "localsend \(c.id) from \(c.peer) \(who)"
@@ -146,22 +147,32 @@ extension LocalSendEndpoint {
         switch request.map({ store.begin($0) }) ?? .failure(FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")) {
         case .success(let f): incoming = f
         case .failure(let failure):
-            Log.info("\(prefix): refused \(name): \(failure.problem); answered 500")
-            return (500, failure.problem.message, false)
+            let (status, why) = Self.status(for: failure)
+            Log.info("\(prefix): refused \(name): \(failure.problem); answered \(status)")
+            return (status, why, false)
         }
         let started = Instant.now
         var received: Int64 = 0
         var failure: (Int, String)? = nil
         var lastCancelCheck = Instant.now
+        // A partial upload of the same content (cut off before: ptkd stopped, or the connection
+        // broke) is resumed. The app sends from the start: the bytes the partial holds, which the
+        // SHA-256 checked at the end covers, are passed over.
+        var skip = incoming.offset
+        if skip > 0 { Log.info("\(prefix): \(name): resuming at byte \(skip)") }
         let result = Result { () throws(HTTPFailure) in
             try c.http.readBody(deadline: { .now + self.configuration.idleTimeout }, sink: { piece in
                 if received + Int64(piece.count) > file.size {
                     failure = (400, "the body is longer than the file's \(file.size) bytes")
                     return false
                 }
-                do throws(FileFailure) { try incoming.append(piece) } catch {
-                    failure = Self.status(for: error)
-                    return false
+                let kept = Int(min(skip, Int64(piece.count)))
+                skip -= Int64(kept)
+                if kept < piece.count {
+                    do throws(FileFailure) { try incoming.append(UnsafeRawBufferPointer(rebasing: piece[kept...])) } catch {
+                        failure = Self.status(for: error)
+                        return false
+                    }
                 }
                 received += Int64(piece.count)
                 if Instant.now - lastCancelCheck > .milliseconds(200) {
@@ -183,9 +194,13 @@ extension LocalSendEndpoint {
             case .timedOut:
                 Log.info("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout.seconds)) s after \(received); answered 408")
                 return (408, "no bytes within the idle timeout", false)
-            default:
+            case .interrupted:
+                Log.info("\(prefix): failed \(name) after \(received) bytes: the receiver is shutting down; answered 503")
+                return (503, "the receiver is shutting down", false)
+            case .gone, .bodyRefused:
+                // The app closed, or reading from it failed: nothing more can be said to it.
                 Log.info("\(prefix): failed \(name): the connection ended after \(received) of \(file.size) bytes")
-                return (400, "the connection ended", false)
+                return (nil, "the connection ended", false)
             }
         }
         switch incoming.finish() {

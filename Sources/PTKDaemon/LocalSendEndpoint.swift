@@ -159,11 +159,13 @@ final class LocalSendEndpoint: @unchecked Sendable {
     }
 
     /// The HTTP status for a store failure: 422 for a hash that does not match (as the apps
-    /// expect), 400 for bytes that are not what was announced, 500 for the receiver's own trouble.
+    /// expect), 400 for bytes that are not what was announced, 507 (Insufficient Storage) for a
+    /// full disk or quota, 500 for the receiver's other trouble.
     static func status(for failure: FileFailure) -> (Int, String) {
         switch failure.problem.code {
         case FileErrorCode.hashMismatch.rawValue: return (422, failure.problem.message)
         case FileErrorCode.notPNG.rawValue, FileErrorCode.sizeMismatch.rawValue: return (400, failure.problem.message)
+        case FileErrorCode.noSpace.rawValue: return (507, failure.problem.message)
         default: return (500, failure.problem.message)
         }
     }

@@ -128,7 +128,16 @@ public struct LocalSendSessions: Sendable {
             wrongPINs[address] = nil
         }
         guard allowed else { return .refused }
-        if sessions.values.contains(where: { $0.address == address && !$0.isSettled && !$0.cancelled }) { return .busy }
+        if let running = sessions.values.first(where: { $0.address == address && !$0.isSettled && !$0.cancelled }) {
+            // The same app (the same client certificate) starting over while none of its
+            // uploads is running has given the earlier session up: its answer or its connection
+            // was lost. That session is dropped rather than the app kept waiting for it to idle
+            // out. Anyone else from the address waits.
+            let startsOver = fingerprint != nil && running.fingerprint == fingerprint
+                && !running.files.values.contains { $0.state == .receiving }
+            guard startsOver else { return .busy }
+            sessions[running.id] = nil
+        }
         var files: [String: SessionFile] = [:]
         for (id, file) in request.files where accepts(file) {
             files[id] = SessionFile(info: file, token: generator())

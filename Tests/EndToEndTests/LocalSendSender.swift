@@ -17,13 +17,14 @@ final class LocalSendApp: @unchecked Sendable {
     let alias: String
     let version: String
 
-    init(port: UInt16, certificate: Bool = true, alias: String = "Test Phone", version: String = "2.1") throws {
+    /// `identity` is the app's certificate to show (one made for it when nil and `certificate`).
+    init(port: UInt16, certificate: Bool = true, identity: Identity? = nil, alias: String = "Test Phone", version: String = "2.1") throws {
         // OpenSSL writes with write(2): a request body still going out when ptkd has answered
         // and closed (as it does for a refused upload) must be an error here, not SIGPIPE.
         ignoreBrokenPipeSignal()
         self.port = port
-        identity = certificate ? try Identity.ephemeral(.rsa, commonName: "LocalSend User") : nil
-        context = try TLSContext(server: false, identity: identity, flavor: .https)
+        self.identity = try identity ?? (certificate ? Identity.ephemeral(.rsa, commonName: "LocalSend User") : nil)
+        context = try TLSContext(server: false, identity: self.identity, flavor: .https)
         self.alias = alias
         self.version = version
     }

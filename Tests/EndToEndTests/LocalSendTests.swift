@@ -63,7 +63,7 @@ struct LocalSendTests {
         // Two uploads of one session at once, on two connections.
         let results = Locked<[Int]>([])
         let done = Semaphore()
-        try startThread {
+        try startThread(name: "test") {
             let r = try? app.upload(session: session, fileID: "b", token: files["b"]!, bytes: b.bytes, chunked: 8192)
             results.mutate { $0.append(r?.status ?? -1) }
             done.signal()
@@ -157,7 +157,8 @@ struct LocalSendTests {
         let (status, json) = try app.prepare([good, badHash, notPNG, long])
         #expect(status == 200)
         let (session, files) = tokens(json)
-        #expect(try app.prepare([good]).status == 409)
+        // Another app at the address waits for this session (the same app starting over would replace it).
+        #expect(try LocalSendApp(port: d.localSendPort).prepare([good]).status == 409)
         #expect(try app.upload(session: session, fileID: "good", token: files["hash"]!, bytes: good.bytes).status == 403)
         #expect(try app.upload(session: "nope", fileID: "good", token: files["good"]!, bytes: good.bytes).status == 403)
         let missing = try app.connect().request("POST", "/api/localsend/v2/upload?sessionId=\(session)", body: good.bytes)
@@ -179,6 +180,26 @@ struct LocalSendTests {
         #expect(Set(d.visible) == ["good.png", "long.png"])
         #expect(eventually { d.incoming.isEmpty }, "\(d.incoming)")
         #expect(eventually { d.log.contains("answered 422") })
+    }
+
+    @Test("an upload cut off before (a partial in .incoming) is resumed when the app sends the whole file again, and lands intact")
+    func resumesPartial() throws {
+        let root = makeTemporaryDirectory("ptk-e2e")
+        defer { removeTree(root) }
+        let f = pngFile("r", "resumed.png", size: 350_000, seed: 8)
+        mkdir(root + "/photos", 0o755)
+        mkdir(root + "/photos/.incoming", 0o700)
+        // What ptkd keeps of an upload killed mid-file: whole 100 KiB pieces of it.
+        writeFile(root + "/photos/.incoming/\(f.hash!)-\(f.bytes.count).part", Array(f.bytes.prefix(204_800)))
+        let d = try DaemonProcess.withLocalSend(root: root)
+        let app = try LocalSendApp(port: d.localSendPort)
+        let (status, json) = try app.prepare([f])
+        #expect(status == 200)
+        let (session, files) = tokens(json)
+        #expect(try app.upload(session: session, fileID: "r", token: files["r"]!, bytes: f.bytes).status == 200)
+        #expect(readFile(d.dir + "/resumed.png") == f.bytes)
+        #expect(d.incoming.isEmpty)
+        #expect(eventually { d.log.contains("\"resumed.png\" (350 kB): resuming at byte 204800") }, "\(d.log)")
     }
 
     @Test("over the session limits an app's request is answered 429 (try again later), and served once a slot is free")

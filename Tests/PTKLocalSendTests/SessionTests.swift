@@ -59,6 +59,27 @@ private func at(_ seconds: Double) -> Instant { Instant(seconds: seconds) }
         guard case .accepted = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(4)) else { Issue.record("A still busy"); return }
     }
 
+    @Test func theSameAppStartingOverReplacesItsSessionWhenNoUploadRuns() throws {
+        var s = sessions()
+        let two = [png, FileInfo(id: "c", fileName: "c.png", size: 5, fileType: "image/png")]
+        guard case .accepted(let first) = s.prepare(request(two), address: "A", fingerprint: "F", pin: nil, allowed: true, now: at(0)) else { Issue.record("not accepted"); return }
+        // Another app at the address (no certificate, or another one) waits.
+        #expect(s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(1)) == .busy)
+        #expect(s.prepare(request([png]), address: "A", fingerprint: "G", pin: nil, allowed: true, now: at(1)) == .busy)
+        // The same app waits too while an upload of its session runs.
+        _ = try s.beginUpload(session: first.sessionId, file: "a", token: first.files["a"]!, address: "A", now: at(2))
+        #expect(s.prepare(request([png]), address: "A", fingerprint: "F", pin: nil, allowed: true, now: at(3)) == .busy)
+        // Once that upload has ended (its connection lost), the session is unsettled (c never
+        // came) but idle: the same app starting over replaces it, and its tokens are void.
+        s.endUpload(session: first.sessionId, file: "a", saved: false, now: at(4))
+        guard case .accepted(let second) = s.prepare(request([png]), address: "A", fingerprint: "F", pin: nil, allowed: true, now: at(5)) else { Issue.record("not replaced"); return }
+        #expect(s.sessions.keys.sorted() == [second.sessionId])
+        #expect(throws: UploadRefusal.self) { try s.beginUpload(session: first.sessionId, file: "c", token: first.files["c"]!, address: "A", now: at(6)) }
+        // A session whose answer was lost (nothing uploaded yet) is replaced the same way.
+        guard case .accepted(let third) = s.prepare(request([png]), address: "A", fingerprint: "F", pin: nil, allowed: true, now: at(7)) else { Issue.record("not replaced"); return }
+        #expect(s.sessions.keys.sorted() == [third.sessionId])
+    }
+
     @Test func idleSessionExpires() {
         var s = sessions(LocalSendPolicy(sessionIdle: .seconds(10)))
         _ = s.prepare(request([png]), address: "A", fingerprint: nil, pin: nil, allowed: true, now: at(0))
