@@ -65,11 +65,18 @@ public struct DeliveryResult: Sendable {
     }
 
     /// Files that were not sent because a session failed; empty when none failed, or when none
-    /// of the files got anywhere (the error line then says it all).
+    /// of the files got past the greeting (unreachable, busy, refused, a TLS or identity
+    /// failure: the error line then says it all). A session lost mid-file lists its files,
+    /// even when none had been saved yet, so the user learns which photos to send again.
     public var unsent: [Int] {
-        guard !failures.isEmpty else { return [] }
+        guard let first = failures.first else { return [] }
         let unfinished = (0..<fileCount).filter { outcomes[$0] == nil }
-        return unfinished.count < fileCount ? unfinished : []
+        if unfinished.count < fileCount { return unfinished }
+        switch first {
+        case .connectionLost, .protocolError: return unfinished
+        case .remoteError(let p) where ![.busy, .shuttingDown, .unauthorized, .tlsRequired].contains(p.errorCode): return unfinished
+        default: return []
+        }
     }
 }
 
@@ -204,7 +211,7 @@ public final class Delivery: @unchecked Sendable {
         }
         if let open {
             do {
-                try startThread { [self] in
+                try startThread(name: "send") { [self] in
                     runSession(open, hashes: hashes, ended: ended)
                     lock.withLock { running -= 1 }
                     ended.signal()

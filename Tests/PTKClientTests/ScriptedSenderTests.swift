@@ -459,6 +459,17 @@ struct DeliveryTests {
         #expect(result.outcomes.count + result.unsent.count == 3)
     }
 
+    @Test("a connection lost mid-file lists every unfinished photo as not sent, even when none was saved; a busy receiver lists none")
+    func lostBeforeAnySaved() throws {
+        let photos = try PhotoFiles([("a.png", 500_000), ("b.png", 2_000)])
+        let lost = deliver(photos, parallel: 1, FakeNetwork { _ in FakeReceiver(fault: .resetAfterChunks(2)) })
+        #expect(lost.outcomes.isEmpty)
+        #expect(lost.exitStatus(peer: "h").code == .unreachable)
+        #expect(lost.unsent == [0, 1])
+        let busy = deliver(photos, parallel: 1, FakeNetwork { _ in FakeReceiver(fault: .busy) }, waiting: quickWaits(0))
+        #expect(busy.unsent.isEmpty)
+    }
+
     @Test("a protocol error is exit 76; a refused file alone is exit 1")
     func statuses() throws {
         let photos = try PhotoFiles([("a.png", 2_000), ("no.png", 2_000)])
