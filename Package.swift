@@ -11,6 +11,9 @@ let package = Package(
         .executable(name: "ptkd", targets: ["ptkd"]),
         .executable(name: "ptk-send", targets: ["ptk-send"]),
         .executable(name: "ptk", targets: ["ptk"]),
+        // The fault tests' preload library (Sources/CFaultInjection/fault.c): built for the
+        // tests, never linked into the programs, installed or packaged.
+        .library(name: "ptkfault", type: .dynamic, targets: ["CFaultInjection"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages. Each is imported by exactly one Swift module.
@@ -33,6 +36,8 @@ let package = Package(
         // What only the tests need of libpng and libjpeg: an independent whole-image PNG decode
         // and a JPEG encoder (linked by PTKTestSupport and the tests, never by the programs).
         .target(name: "CTestImages", dependencies: ["CPNG", "CJPEG"]),
+        // Fails or crashes one chosen system call of a program it is preloaded into (the fault tests).
+        .target(name: "CFaultInjection", linkerSettings: [.linkedLibrary("dl")]),
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
         .systemLibrary(name: "CLinux"),
 

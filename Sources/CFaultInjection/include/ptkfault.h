@@ -1,0 +1,2 @@
+// libptkfault.so has no API: it is preloaded (LD_PRELOAD) and configured by the environment.
+// See fault.c.
