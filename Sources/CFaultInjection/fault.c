@@ -218,34 +218,15 @@ static int before(int kind, const char *function) {
 
 #define GUARD(kind, fail) if (before(kind, __func__) != 0) return fail
 
-// Opens.
-int open(const char *path, int flags, ...) {
-    REAL(open);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list a; va_start(a, flags); mode = va_arg(a, mode_t); va_end(a); }
-    GUARD(K_OPEN, -1);
-    return real_open(path, flags, mode);
-}
-int open64(const char *path, int flags, ...) {
-    REAL(open64);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list a; va_start(a, flags); mode = va_arg(a, mode_t); va_end(a); }
-    GUARD(K_OPEN, -1);
-    return real_open64(path, flags, mode);
-}
-int openat(int dir, const char *path, int flags, ...) {
-    REAL(openat);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list a; va_start(a, flags); mode = va_arg(a, mode_t); va_end(a); }
-    GUARD(K_OPEN, -1);
-    return real_openat(dir, path, flags, mode);
-}
+// Opens. The mode argument is there only with O_CREAT or O_TMPFILE.
+#define MODE_ARGUMENT(after) \
+    mode_t mode = 0; \
+    if (flags & (O_CREAT | O_TMPFILE)) { va_list a; va_start(a, after); mode = va_arg(a, mode_t); va_end(a); }
+int open(const char *path, int flags, ...) { REAL(open); MODE_ARGUMENT(flags); GUARD(K_OPEN, -1); return real_open(path, flags, mode); }
+int open64(const char *path, int flags, ...) { REAL(open64); MODE_ARGUMENT(flags); GUARD(K_OPEN, -1); return real_open64(path, flags, mode); }
+int openat(int dir, const char *path, int flags, ...) { REAL(openat); MODE_ARGUMENT(flags); GUARD(K_OPEN, -1); return real_openat(dir, path, flags, mode); }
 int openat64(int dir, const char *path, int flags, ...) {
-    REAL(openat64);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list a; va_start(a, flags); mode = va_arg(a, mode_t); va_end(a); }
-    GUARD(K_OPEN, -1);
-    return real_openat64(dir, path, flags, mode);
+    REAL(openat64); MODE_ARGUMENT(flags); GUARD(K_OPEN, -1); return real_openat64(dir, path, flags, mode);
 }
 // syscall(2): openat2 (which glibc does not wrap) is an open; other numbers pass through.
 long syscall(long number, ...) {
