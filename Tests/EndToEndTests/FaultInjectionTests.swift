@@ -397,10 +397,10 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("an I/O error at each call of a session that resumes a partial upload")
+    @Test("an I/O error at each call of a session that resumes a partial upload (cut mid-chunk: truncated to its whole chunks)")
     func errorsInResumedSession() {
-        sweep(.ptkSend, threads: "session", photos: Self.onePhoto, partial: 102_400, what: "v1 resumed session errors") {
-            errorRuns(.ptkSend, threads: "session", photos: Self.onePhoto, partial: 102_400, calls: $0)
+        sweep(.ptkSend, threads: "session", photos: Self.onePhoto, partial: 150_000, what: "v1 resumed session errors") {
+            errorRuns(.ptkSend, threads: "session", photos: Self.onePhoto, partial: 150_000, calls: $0)
         }
     }
 
