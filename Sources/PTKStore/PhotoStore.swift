@@ -270,9 +270,9 @@ public final class PhotoStore: @unchecked Sendable {
                     if folder.isEmpty { try directorySync.sync(directory) } else { try target.sync() }
                 } catch {
                     // The name is not known to survive a power cut, so the photo goes back to its
-                    // temporary name: FAILED then means not published, and a resend resumes at its
-                    // end. If even that fails, it stays, whole, for the library's next reconcile.
-                    // A failed move back is reported as the flush's error.
+                    // temporary name (which the failure then deletes): FAILED means not published,
+                    // and the sender sends it again. If even the move back fails, the photo stays,
+                    // whole, for the library's next reconcile; the flush's error is reported.
                     try? incoming.move(candidate, in: target, to: temporary)
                     throw error
                 }

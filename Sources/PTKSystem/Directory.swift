@@ -125,7 +125,7 @@ extension FileDescriptor {
     /// Renames `oldName` to `newName`, both in this directory, failing with EEXIST rather than
     /// replacing a file. The corresponding C function is `renameat2` with `RENAME_NOREPLACE`.
     public func rename(_ oldName: String, to newName: String) throws(SystemError) {
-        _ = try syscall("rename", newName) { renameat2(rawValue, oldName, rawValue, newName, 1) }
+        try move(oldName, in: self, to: newName)
     }
 
     /// Run as root, gives this file or directory the owner and group of the directory at
