@@ -72,14 +72,12 @@ static atomic_long counted_kind[K_COUNT];
 static atomic_int fired;
 static volatile sig_atomic_t disarmed;
 
-static int record_fd_for_signal = -1;
-
 /// SIGUSR2: no more counting or fault; "disarmed" in the record says it took effect.
 static void disarm(int signal) {
     (void)signal;
     disarmed = 1;
     static const char line[] = "disarmed\n";
-    if (record_fd_for_signal >= 0) syscall(SYS_write, record_fd_for_signal, line, sizeof line - 1);
+    if (config.record_fd >= 0) syscall(SYS_write, config.record_fd, line, sizeof line - 1);
 }
 
 static __thread int in_hook;        // the library's own calls are not counted
@@ -125,6 +123,8 @@ __attribute__((constructor)) static void setup(void) {
             config.kind = -1;
         }
     }
+    const char *record = getenv("PTK_FAULT_RECORD");
+    if (record && *record) config.record_fd = (int)syscall(SYS_openat, AT_FDCWD, record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (config.configured) {
         struct sigaction action = { .sa_handler = disarm, .sa_flags = SA_RESTART };
         sigemptyset(&action.sa_mask);
@@ -136,9 +136,6 @@ __attribute__((constructor)) static void setup(void) {
         sigaddset(&usr2, SIGUSR2);
         pthread_sigmask(SIG_UNBLOCK, &usr2, NULL);
     }
-    const char *record = getenv("PTK_FAULT_RECORD");
-    if (record && *record) config.record_fd = (int)syscall(SYS_openat, AT_FDCWD, record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    record_fd_for_signal = config.record_fd;
     // backtrace() loads libgcc_s on its first use: done here, not inside a wrapped call.
     void *frames[2];
     backtrace(frames, 2);

@@ -103,7 +103,7 @@ struct FaultOutcome: Sendable {
 /// The photo sent after the fault, to see that ptkd still serves (invariant 3).
 let afterFaultPhoto = SentPhoto(name: "after.png", bytes: makePNG(size: 30_000, seed: 99))
 
-/// Runs `run`: ptkd with the fault, the photos sent, then the five invariants checked (issue 25):
+/// Runs `spec`: ptkd with the fault, the photos sent, then the five invariants checked (issue 25):
 /// 1. every file under a final name is a photo sent, byte for byte, and every photo the sender
 ///    was told is saved is there after a restart;
 /// 2. a failure reaches the sender as FAILED io-error/no-space (HTTP 500/507) or a lost
@@ -113,25 +113,25 @@ let afterFaultPhoto = SentPhoto(name: "after.png", bytes: makePNG(size: 30_000, 
 ///    PRAGMA integrity_check says ok;
 /// 5. .incoming holds only partial uploads of photos sent, each a prefix of its photo, and
 ///    sending again resumes them and leaves .incoming empty.
-func execute(_ run: FaultRun) -> FaultOutcome {
+func execute(_ spec: FaultRun) -> FaultOutcome {
     var outcome = FaultOutcome()
-    func problem(_ text: String) { outcome.problems.append("\(run.label): \(text)") }
+    func problem(_ text: String) { outcome.problems.append("\(spec.label): \(text)") }
     let root = makeTemporaryDirectory("ptk-fault")
     defer { removeTree(root) }
     mkdir(root + "/photos", 0o755)
     // Owned by another user, as the service user's directory is when ptkd or ptk runs as root:
     // each photo is then given to that owner (fchown).
     chown(root + "/photos", 65534, 65534)
-    if run.partial > 0, let first = run.photos.first {
+    if spec.partial > 0, let first = spec.photos.first {
         mkdir(root + "/photos/.incoming", 0o700)
-        writeFile(root + "/photos/.incoming/" + first.partName, Array(first.bytes.prefix(run.partial)))
+        writeFile(root + "/photos/.incoming/" + first.partName, Array(first.bytes.prefix(spec.partial)))
     }
     mkdir(root + "/src", 0o755)
-    for p in run.photos + [afterFaultPhoto] { writeFile(root + "/src/" + p.name, p.bytes) }
+    for p in spec.photos + [afterFaultPhoto] { writeFile(root + "/src/" + p.name, p.bytes) }
     let record = root + "/calls"
-    var environment = ["LD_PRELOAD": faultLibrary, "PTK_FAULT_THREADS": run.threads, "PTK_FAULT_RECORD": record]
-    if let fault = run.fault { environment["PTK_FAULT"] = fault }
-    let flags = ["--idle-timeout", "5"] + (run.route == .localSend ? ["--localsend", "on", "--localsend-port", "0"] : [])
+    var environment = ["LD_PRELOAD": faultLibrary, "PTK_FAULT_THREADS": spec.threads, "PTK_FAULT_RECORD": record]
+    if let fault = spec.fault { environment["PTK_FAULT"] = fault }
+    let flags = ["--idle-timeout", "5"] + (spec.route == .localSend ? ["--localsend", "on", "--localsend-port", "0"] : [])
 
     let d: DaemonProcess
     do { d = try DaemonProcess(flags, root: root, environment: environment) } catch {
@@ -140,16 +140,16 @@ func execute(_ run: FaultRun) -> FaultOutcome {
     }
     // 1 and 2: send, and read what the sender was told.
     let started = Date()
-    let first = deliver(run.route, d, run.photos, root: root, problem: problem)
+    let first = deliver(spec.route, d, spec.photos, root: root, problem: problem)
     var saved = first.saved
     if Date().timeIntervalSince(started) > 25 { problem("the send took \(Int(Date().timeIntervalSince(started))) s: a hang") }
-    if run.mustSave && saved.count != run.photos.count {
-        problem("saved \(saved.count) of \(run.photos.count) photos; a fault to retry reached the sender: \(first.failures). ptkd's log:\n\(d.log)")
+    if spec.mustSave && saved.count != spec.photos.count {
+        problem("saved \(saved.count) of \(spec.photos.count) photos; a fault to retry reached the sender: \(first.failures). ptkd's log:\n\(d.log)")
     }
     // Indexing is done (or ptkd was killed) before the next send, so every run counts the same
     // calls: those of the photos sent, not of the next send's. (Under EAGAIN at every other call,
     // SQLite, which retries only EINTR, fails every try: indexing is checked after the restart.)
-    let indexing: Double = run.mustSave ? 2 : 20
+    let indexing: Double = spec.mustSave ? 2 : 20
     _ = eventually(indexing) { !d.process.isRunning || waitForIndexing(d, timeout: 0.1) }
     // The part under test is over: no more counting, and no fault if none was made.
     if d.process.isRunning {
@@ -161,10 +161,10 @@ func execute(_ run: FaultRun) -> FaultOutcome {
     (outcome.calls, outcome.fault) = countedCalls(record)
     // 3: still serving, or exited as systemd restarts.
     if d.process.isRunning {
-        let next = deliver(run.route, d, [afterFaultPhoto], root: root, problem: problem)
+        let next = deliver(spec.route, d, [afterFaultPhoto], root: root, problem: problem)
         if next.saved[afterFaultPhoto.name] != nil {
             saved[afterFaultPhoto.name] = next.saved[afterFaultPhoto.name]
-        } else if !(run.isKill && !d.process.isRunning) {
+        } else if !(spec.isKill && !d.process.isRunning) {
             problem("the next send after the fault failed: \(next.failures); ptkd's log:\n\(d.log)")
         }
         _ = eventually(indexing) { !d.process.isRunning || waitForIndexing(d, timeout: 0.1) }
@@ -173,7 +173,7 @@ func execute(_ run: FaultRun) -> FaultOutcome {
             if status != 0 { problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the fault; its log:\n\(d.log)") }
         }
     }
-    if !d.process.isRunning && !run.isKill {
+    if !d.process.isRunning && !spec.isKill {
         let status = d.process.terminationStatus
         if status == 0 && d.process.terminationReason == .exit {
             // Stopped by the test.
@@ -182,7 +182,7 @@ func execute(_ run: FaultRun) -> FaultOutcome {
         }
     }
     // The error the sender was told matches the fault: no-space for ENOSPC and EDQUOT, else io-error.
-    if let fault = outcome.fault, let error = run.fault?.split(separator: ":")[1], !fault.onSocket, !run.isKill, !run.mustSave {
+    if let fault = outcome.fault, let error = spec.fault?.split(separator: ":")[1], !fault.onSocket, !spec.isKill, !spec.mustSave {
         let expected = error == "ENOSPC" || error == "EDQUOT" ? ["no-space", "HTTP 507"] : ["io-error", "HTTP 500"]
         for failure in first.failures where !expected.contains(where: failure.contains) {
             problem("\(error) at \(fault.function) reached the sender as something else than \(expected[0]): \(failure)")
@@ -194,7 +194,7 @@ func execute(_ run: FaultRun) -> FaultOutcome {
         problem("ptkd did not start again: \(error)")
         return outcome
     }
-    let sent = run.photos + [afterFaultPhoto]
+    let sent = spec.photos + [afterFaultPhoto]
     let byBytes = Dictionary(sent.map { ($0.bytes, $0.name) }, uniquingKeysWith: { a, _ in a })
     // 1.
     for name in again.visible {
@@ -218,9 +218,9 @@ func execute(_ run: FaultRun) -> FaultOutcome {
             problem(".incoming/\(part) is not a prefix of \(photo.name)")
         }
     }
-    let unsaved = run.photos.filter { saved[$0.name] == nil }
+    let unsaved = spec.photos.filter { saved[$0.name] == nil }
     if !unsaved.isEmpty {
-        let resent = deliver(run.route, again, unsaved, root: root, problem: problem).saved
+        let resent = deliver(spec.route, again, unsaved, root: root, problem: problem).saved
         for p in unsaved where resent[p.name] == nil { problem("\(p.name) was not saved when sent again after the restart") }
         for (photo, name) in resent where readFile(again.dir + "/" + name) != sent.first(where: { $0.name == photo })!.bytes {
             problem("\(photo), sent again, is not intact as \"\(name)\"")
@@ -233,16 +233,13 @@ func execute(_ run: FaultRun) -> FaultOutcome {
         let listedNames = ((try? listed(again)) ?? []).map { "\($0["Name"] ?? "?") indexed \($0["Indexed"] ?? "?")" }
         problem("the library does not list each photo file once, indexed: files \(files.sorted()), library \(listedNames); log:\n\(again.log)")
     }
-    let check = try? run_("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
-                                                again.dir + "/.ptk/index.sqlite"])
+    let check = try? run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
+                                                again.dir + "/.ptk/index.sqlite"], absolute: true)
     if check?.stdout != "ok\n" { problem("PRAGMA integrity_check: \(check?.stdout ?? "") \(check?.stderr ?? "")") }
     let status = again.stop()
     if status != 0 { problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the restart") }
     return outcome
 }
-
-/// `run` under another name, for `execute`, whose parameter is called `run`.
-private func run_(_ binary: String, _ args: [String]) throws -> Finished { try run(binary, args, absolute: true) }
 
 /// What a sender was told: photo name -> saved name for those saved; the failures reported
 /// ("failed: CODE: ..." lines of ptk-send, "HTTP STATUS" of an upload).
