@@ -11,7 +11,9 @@ public func makePNG(size: Int, seed: UInt64 = 1) -> [UInt8] {
     // zlib stream of one scanline: filter byte 0, one grey pixel 0.
     appendChunk("IDAT", [0x78, 0x9C, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01], to: &out)
     let fillerLength = size - out.count - 12 - 12
-    var rng = seed | 1
+    // Every seed its own sequence (xorshift needs a state that is not 0: `seed | 1` made seeds
+    // 2 and 3 give the same photo, which duplicates = skip then stores once).
+    var rng = seed &* 2 &+ 1
     var filler = [UInt8](repeating: 0, count: max(0, fillerLength))
     for i in filler.indices {
         rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
