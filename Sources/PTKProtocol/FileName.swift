@@ -3,6 +3,8 @@
 public enum FileName {
     /// The most bytes of UTF-8 a final name may have.
     public static let maxBytes = 200
+    /// The most folders a saved photo's name may have (protocol-v1.md section 7: "a/b/c/d/x.png").
+    public static let maxFolderDepth = 4
 
     /// The name a photo offered as `offered` is saved under, before collision suffixes:
     /// its last path component (`/` and `\` both separate), without control characters,
@@ -16,6 +18,16 @@ public enum FileName {
         let cleaned = String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " })))
         if cleaned.isEmpty { return "photo" + type.endings[0] }
         return withSuffix(cleaned, counter: 1, type: type)
+    }
+
+    /// One folder name made of attacker-controlled text (a sender's name, say), by section 5's
+    /// rules: `/` and `\` become `_` (the text never adds a level), control characters go,
+    /// leading dots and spaces go, at most 200 bytes of UTF-8; nothing left gives `unknown`.
+    public static func folderComponent(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for s in text.unicodeScalars where !isControl(s) { scalars.append(s == "/" || s == "\\" ? "_" : s) }
+        let cleaned = truncate(String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " }))), toBytes: maxBytes)
+        return cleaned.isEmpty ? "unknown" : cleaned
     }
 
     /// `name` with the collision counter `n` inserted before its ending (" (2)" for 2; nothing

@@ -4,12 +4,26 @@ public struct Hello: Codable, Equatable, Sendable {
     public var version: Int
     public var name: String
     public var window: Int?
-    public init(proto: String = "ptk", version: Int = ProtocolLimits.version, name: String, window: Int) {
+    /// What this sender understands beyond the first edition (protocol-v1.md section 7):
+    /// `ProtocolFeature` values; unknown strings are ignored.
+    public var features: [String]?
+    public init(proto: String = "ptk", version: Int = ProtocolLimits.version, name: String, window: Int, features: [String]? = nil) {
         self.proto = proto
         self.version = version
         self.name = name
         self.window = window
+        self.features = features
     }
+
+    /// True when the sender announced `feature` in HELLO.features.
+    public func announces(_ feature: ProtocolFeature) -> Bool { features?.contains(feature.rawValue) ?? false }
+}
+
+/// The strings of HELLO.features this implementation knows (protocol-v1.md section 7).
+public enum ProtocolFeature: String, Sendable, CaseIterable {
+    /// The sender takes ACCEPT.offset equal to OFFER.size (the receiver holds the file whole:
+    /// it then sends DONE at once) and SAVED.duplicate.
+    case held
 }
 
 /// WELCOME: the receiver's answer to HELLO.
@@ -57,16 +71,24 @@ public struct Accept: Codable, Equatable, Sendable {
     public init(offset: Int64) { self.offset = offset }
 }
 
-/// SAVED: the file is on disk under `name`, relative to the received-photos directory.
+/// SAVED: the file is on disk under `name`, relative to the received-photos directory (a path
+/// with folders, "alice/IMG_1.png", when the receiver files photos in folders).
 public struct Saved: Codable, Equatable, Sendable {
     public var name: String
     public var size: Int64
     public var sha256: String
-    public init(name: String, size: Int64, sha256: String) {
+    /// True when the receiver stored nothing new: it already kept these bytes under `name`
+    /// (protocol-v1.md section 7). Absent (nil) otherwise.
+    public var duplicate: Bool?
+    public init(name: String, size: Int64, sha256: String, duplicate: Bool? = nil) {
         self.name = name
         self.size = size
         self.sha256 = sha256
+        self.duplicate = duplicate
     }
+
+    /// True when SAVED says the receiver already held the file.
+    public var isDuplicate: Bool { duplicate == true }
 }
 
 /// The `{code, message}` payload of REJECT, FAILED and ERROR.

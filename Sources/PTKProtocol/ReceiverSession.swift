@@ -42,6 +42,10 @@ public enum OfferDecision: Equatable, Sendable {
     case accept(offset: Int64)
     /// Refuse it with a REJECT.
     case reject(Problem)
+    /// The receiver already keeps these bytes (same size and SHA-256) as `saved.name`: ACCEPT
+    /// with the offset at the file's end, and SAVED with `duplicate` after DONE (protocol-v1.md
+    /// section 7). Only for a sender that announced `"held"`.
+    case held(Saved)
 }
 
 /// Something that happened to a receiver session.
@@ -100,6 +104,8 @@ public struct ReceiverSession: Sendable {
         case ready
         case awaitingDecision(Offer)
         case receiving(Transfer)
+        /// The receiver holds the offered file already (`OfferDecision.held`); DONE is owed.
+        case holding(Offer, Saved)
         case finishing(Offer)
         /// After FAILED in place of an ACK: CHUNKs of that file are dropped unacknowledged.
         case discarding
@@ -120,6 +126,9 @@ public struct ReceiverSession: Sendable {
     public private(set) var window = 1
     /// The sender's name from HELLO.
     public private(set) var peerName = ""
+    /// The sender announced `"held"` in HELLO.features: it takes ACCEPT.offset equal to the
+    /// file's size (protocol-v1.md section 7).
+    public private(set) var peerTakesHeld = false
     public let settings: ReceiverSettings
     /// Who the transport says the sender is.
     public let sender: SenderCredentials
@@ -153,7 +162,9 @@ public struct ReceiverSession: Sendable {
             guard case .awaitingDecision(let offer) = state else { return internalError("offer decision out of order") }
             switch decision {
             case .accept(let offset):
-                guard offset >= 0, offset <= offer.size, offset % Int64(settings.chunkSize) == 0 else {
+                // A whole file already held may end off a chunk boundary, for a sender that takes it.
+                let whole = offset == offer.size && peerTakesHeld
+                guard offset >= 0, offset <= offer.size, offset % Int64(settings.chunkSize) == 0 || whole else {
                     return internalError("store offered resume offset \(offset)")
                 }
                 state = .receiving(Transfer(offer: offer, received: offset, unacknowledged: 0))
@@ -161,6 +172,11 @@ public struct ReceiverSession: Sendable {
             case .reject(let problem):
                 state = .ready
                 return [.send(.reject(problem))]
+            case .held(let saved):
+                guard peerTakesHeld else { return internalError("the store answered held to a sender that did not announce it") }
+                guard saved.size == offer.size, saved.sha256 == offer.sha256 else { return internalError("the store holds other bytes than offered") }
+                state = .holding(offer, saved)
+                return [.send(.accept(Accept(offset: offer.size)))]
             }
         case .chunkWritten:
             guard case .receiving(var t) = state, t.unacknowledged > 0 else { return internalError("chunk write out of order") }
@@ -195,6 +211,7 @@ public struct ReceiverSession: Sendable {
                 return fail(.unsupportedVersion, "this receiver speaks protocol version \(ProtocolLimits.version) only")
             }
             peerName = hello.name
+            peerTakesHeld = hello.announces(.held)
             switch sender {
             case .plaintext where !settings.plaintextAllowed:
                 return fail(.tlsRequired, "this receiver takes TLS sessions only")
@@ -224,6 +241,15 @@ public struct ReceiverSession: Sendable {
 
         case (.discarding, .chunk):
             return []
+
+        case (.holding(_, let saved), .done):
+            state = .ready
+            var answer = saved
+            answer.duplicate = true
+            return [.send(.saved(answer))]
+
+        case (.holding, .chunk):
+            return fail(.unexpectedFrame, "CHUNK of a file the receiver holds whole (ACCEPT.offset was its size)")
 
         case (.receiving(var t), .chunk(let bytes)):
             let remaining = t.offer.size - t.received
@@ -298,6 +324,7 @@ public struct ReceiverSession: Sendable {
         case .ready: return "between files"
         case .awaitingDecision: return "while an offer is decided"
         case .receiving: return "while chunks flow"
+        case .holding: return "before DONE of a file already held"
         case .finishing: return "while the file is verified"
         case .discarding: return "after FAILED"
         case .closed: return "after the session ended"

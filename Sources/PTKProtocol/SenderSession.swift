@@ -117,7 +117,7 @@ public struct SenderSession: Sendable {
             return []
         case (.idle, .start):
             state = .awaitingWelcome
-            return [.send(.hello(Hello(name: name, window: requestedWindow)))]
+            return [.send(.hello(Hello(name: name, window: requestedWindow, features: ProtocolFeature.allCases.map(\.rawValue))))]
         case (_, .violation(let v)):
             return fail(v)
         case (_, .frame(.error(let problem))):
@@ -171,7 +171,8 @@ public struct SenderSession: Sendable {
             return offer(0)
         case (.awaitingAnswer(let i), .frame(.accept(let a))):
             let file = files[i]
-            guard a.offset >= 0, a.offset <= file.size, a.offset % Int64(chunkSize) == 0 else {
+            // The offset may be the file's size off a chunk boundary: the receiver holds it whole ("held", section 7).
+            guard a.offset >= 0, a.offset <= file.size, a.offset % Int64(chunkSize) == 0 || a.offset == file.size else {
                 return fail(ProtocolViolation(.badFrame, "ACCEPT.offset \(a.offset) is not a chunk boundary within the file"))
             }
             state = .sending(file: i, next: a.offset, outstanding: [])

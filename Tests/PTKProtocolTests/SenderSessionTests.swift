@@ -27,7 +27,7 @@ struct SenderSessionTests {
     @Test("start says HELLO with the asked window, clamped to 1...64", arguments: [(16, 16), (0, 1), (100, 64)])
     func hello(asked: Int, sent: Int) {
         var s = SenderSession(name: "alice", window: asked, files: files([100]))
-        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: sent)))])
+        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: sent, features: ["held"])))])
         #expect(s.state == .awaitingWelcome)
     }
 
@@ -41,7 +41,7 @@ struct SenderSessionTests {
     @Test("a planning session asks for its files on WELCOME, then offers the first of those it is given")
     func planning() {
         var s = SenderSession.planningAfterWelcome(name: "alice", window: 8)
-        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8)))])
+        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held"])))])
         let w = Welcome(name: "rx", window: 4, maxFileSize: 1 << 30, sessions: 3)
         #expect(s.handle(.frame(.welcome(w))) == [.plan(w)])
         #expect(s.state == .awaitingPlan)
