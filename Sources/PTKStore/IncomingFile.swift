@@ -63,7 +63,9 @@ public final class IncomingFile {
     /// rebuild the hash and PNG state. A partial whose bytes are not a PNG start is discarded.
     func resume(length: Int64, chunkSize: Int) throws(SystemError) {
         let chunk = Int64(chunkSize)
-        let usable = min(length / chunk * chunk, request.size / chunk * chunk)
+        // A partial holding the whole file (its session broke off after the last chunk) is taken
+        // whole when the sender takes an offset at the file's end ("held", protocol §7).
+        let usable = request.wholeResumable && length == request.size ? length : min(length / chunk * chunk, request.size / chunk * chunk)
         if usable != length { try fd.truncate(to: usable) }
         if usable == 0 { return }
         var buffer = [UInt8](repeating: 0, count: Int(min(usable, 1 << 20)))
@@ -172,6 +174,11 @@ public final class IncomingFile {
             return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
         if let formatError { return .failure(FileFailure(.notPNG, message(formatError))) }
+        if let held = store.heldPhoto(sha256: digest, size: request.size) {
+            // The same bytes are kept already: nothing new is stored (duplicates = skip).
+            abandon(keepForResume: false)
+            return .success(Saved(name: held, size: request.size, sha256: digest, duplicate: true))
+        }
         do {
             // A photo whose mode cannot be set is not published with the wrong one.
             try fd.setPermissions(store.settings.fileMode)

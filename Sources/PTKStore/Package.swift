@@ -17,7 +17,9 @@ public enum Package {
 
     /// The package folder name for a photo name: "beach.png" (or "beach.jpg") gives "beach.ptk".
     public static func folderName(for photoName: String) -> String {
-        let stem = PhotoType(fileName: photoName).map { $0.split(photoName).stem } ?? photoName
+        // A photo in a folder ("alice/beach.png") gives its package the last component's name.
+        let last = photoName.split(separator: "/").last.map(String.init) ?? photoName
+        let stem = PhotoType(fileName: last).map { $0.split(last).stem } ?? last
         return stem + ".ptk"
     }
 

@@ -59,6 +59,23 @@ public final class PhotoStore: @unchecked Sendable {
     let checkingThreads: Slots
     /// Those threads, joined by `stopChecks`.
     let checkingGroup = ThreadGroup()
+    /// Finds a photo the directory keeps with these bytes (SHA-256, size): its name, relative to
+    /// the directory. Set once by ptkd with `duplicates = skip`, before any photo is received;
+    /// nil keeps every photo sent.
+    public var findHeld: (@Sendable (_ sha256: String, _ size: Int64) -> String?)? {
+        get { heldLock.withLock { heldFinder } }
+        set { heldLock.withLock { heldFinder = newValue } }
+    }
+    private let heldLock = Lock()
+    // Guarded by `heldLock`.
+    private var heldFinder: (@Sendable (String, Int64) -> String?)?
+
+    /// The name of a photo the directory keeps with these bytes, when duplicates are looked for.
+    public func heldPhoto(sha256: String, size: Int64) -> String? {
+        guard !sha256.isEmpty, let find = findHeld else { return nil }
+        return find(sha256, size)
+    }
+
     /// The name of the temporary folder inside the directory.
     public static let incomingName = ".incoming"
 
@@ -206,6 +223,9 @@ public final class PhotoStore: @unchecked Sendable {
     /// same rules for every way a photo enters the directory (protocol-v1.md section 5).
     public static func finalName(_ name: String, type: PhotoType = .png) -> String { FileName.sanitize(name, type: type) }
 
+    /// The folder name a piece of text gives by the same rules (`FileName.folderComponent`).
+    public static func folderName(_ text: String) -> String { FileName.folderComponent(text) }
+
     /// Adds the `size` bytes read from `source` as a photo named after `name`, through the same
     /// path as a received one: a temporary file, the size, SHA-256 (which must be `sha256`) and
     /// structural checks for `type`, fsync, and publishing without replacing. Returns the name used.
@@ -250,7 +270,10 @@ public final class PhotoStore: @unchecked Sendable {
     /// used, with its folder: "2024/IMG_1.png".
     func publish(temporary: String, offeredName: String, type: PhotoType, folder: String = "") throws(SystemError) -> String {
         let base = FileName.sanitize(offeredName, type: type)
-        let target = folder.isEmpty ? directory : try directory.openDirectoryBeneath(folder, creating: 0o755, ownerOf: settings.directory)
+        // A folder name taken by a symlink or a file (planted, or a sender's name that clashes)
+        // is sidestepped to "name (2)": the photo lands inside, never through the link.
+        let (target, folder) = folder.isEmpty ? (directory, "")
+            : try directory.openDirectoryBeneath(folder, creating: 0o755, ownerOf: settings.directory, sidestepping: true)
         defer { if !folder.isEmpty { target.close() } }
         var n = 1
         while true {

@@ -17,8 +17,14 @@ public struct StoreRequest: Sendable, Equatable {
     /// The folder below the received-photos directory it is published into: components
     /// separated by "/", each already a valid name (`isValidFolder`); "" for the directory itself.
     public var folder: String
+    /// The sender takes an ACCEPT.offset at the file's end (it announced "held", protocol-v1.md
+    /// section 7): a partial upload that is already whole is resumed at its end, not at its last
+    /// chunk boundary.
+    public var wholeResumable: Bool
 
-    public init(name: String, size: Int64, sha256: String, type: PhotoType, sender: String? = nil, modified: Int64? = nil, folder: String = "") {
+    public init(name: String, size: Int64, sha256: String, type: PhotoType, sender: String? = nil, modified: Int64? = nil, folder: String = "",
+                wholeResumable: Bool = false) {
+        self.wholeResumable = wholeResumable
         self.name = name
         self.size = size
         self.sha256 = sha256
@@ -29,7 +35,7 @@ public struct StoreRequest: Sendable, Equatable {
     }
 
     /// Folders are at most this deep.
-    public static let maxFolderDepth = 4
+    public static let maxFolderDepth = FileName.maxFolderDepth
 
     /// True when `folder` is "" or up to `maxFolderDepth` components that the naming rules keep
     /// as they are: none empty, ".", "..", hidden, with control characters or over 200 bytes.

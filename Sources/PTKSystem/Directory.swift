@@ -44,34 +44,102 @@ extension FileDescriptor {
     /// opened in turn with O_NOFOLLOW, which refuses the same symlinks, and ".." is refused
     /// outright. The corresponding C functions are `openat2`, `openat`, `mkdirat` and `fchown`.
     public func openDirectoryBeneath(_ path: String, creating mode: FileMode, ownerOf: String) throws(SystemError) -> FileDescriptor {
+        try openDirectoryBeneath(path, creating: mode, ownerOf: ownerOf, sidestepping: false).directory
+    }
+
+    /// As `openDirectoryBeneath(_:creating:ownerOf:)`; with `sidestepping`, a component whose
+    /// name is taken by something that is not a directory (a symlink, a file) is replaced by
+    /// "name (2)", "name (3)", ... (the first that is a directory or can be made one), so that
+    /// a folder named by a sender is found or made whatever the directory holds. Returns the
+    /// directory and the path it has below this one.
+    public func openDirectoryBeneath(_ path: String, creating mode: FileMode, ownerOf: String,
+                                     sidestepping: Bool) throws(SystemError) -> (directory: FileDescriptor, path: String) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
             throw SystemError(call: "openat2", object: path, errno: EINVAL)
         }
         var current = self
+        var used: [String] = []
         defer { if current.rawValue != rawValue { current.close() } }
-        for part in parts {
+        for original in parts {
+            var counter = 1
+            var part = original
             let next: FileDescriptor
-            do { next = try current.openComponent(part) } catch where error.code == .noSuchFile {
-                do { try current.makeDirectory(part, mode: mode) } catch where error.code == .exists {}
-                let made = try current.openComponent(part)
+            while true {
                 do {
-                    try made.setPermissions(mode)
-                    try made.takeOwner(of: ownerOf)
-                    try current.sync()
-                } catch {
-                    made.close()
-                    throw error
+                    next = try current.openOrMakeComponent(part, mode: mode, ownerOf: ownerOf)
+                    break
+                } catch where sidestepping && counter < 100 && (error.code == .tooManySymlinks || error.code == .notDirectory) {
+                    counter += 1
+                    part = "\(original) (\(counter))"
                 }
-                next = made
             }
+            used.append(part)
             if current.rawValue != rawValue { current.close() }
             current = next
         }
         let result = current
         current = self  // handed to the caller, not closed by the defer
-        return result
+        return (result, used.joined(separator: "/"))
     }
+
+    /// Opens the directory `part` below this one, making it (mode, owner, flushed parent) when missing.
+    private func openOrMakeComponent(_ part: String, mode: FileMode, ownerOf: String) throws(SystemError) -> FileDescriptor {
+        do { return try openComponent(part) } catch where error.code == .noSuchFile {
+            do { try makeDirectory(part, mode: mode) } catch where error.code == .exists {}
+            let made = try openComponent(part)
+            do {
+                try made.setPermissions(mode)
+                try made.takeOwner(of: ownerOf)
+                try sync()
+            } catch {
+                made.close()
+                throw error
+            }
+            return made
+        }
+    }
+
+    /// The folder holding `path` (components separated by "/") below this directory, opened
+    /// without following any symlink and without creating anything, and the last component:
+    /// for working on a photo in a folder with the `*at` calls. A path without "/" gives this
+    /// directory itself (not to be closed: `Beneath.close` knows).
+    public func parentBeneath(_ path: String) throws(SystemError) -> Beneath {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+            throw SystemError(call: "openat2", object: path, errno: EINVAL)
+        }
+        if parts.count == 1 { return Beneath(folder: self, name: path, owned: false) }
+        var current = self
+        for part in parts.dropLast() {
+            let next: FileDescriptor
+            do { next = try current.openComponent(part) } catch {
+                if current.rawValue != rawValue { current.close() }
+                throw error
+            }
+            if current.rawValue != rawValue { current.close() }
+            current = next
+        }
+        return Beneath(folder: current, name: parts[parts.count - 1], owned: true)
+    }
+
+    /// Opens the file `path` (components separated by "/") below this directory with `flags`,
+    /// following no symlink on the way or at the end and never leaving this directory.
+    public func openBeneath(_ path: String, flags: OpenFlags, mode: FileMode = 0o644) throws(SystemError) -> FileDescriptor {
+        let place = try parentBeneath(path)
+        defer { place.close() }
+        return try .open(place.name, relativeTo: place.folder, flags: flags.union(.noFollow), mode: mode)
+    }
+
+    /// The status of `path` below this directory, following no symlink (`openBeneath`'s rules).
+    public func statusBeneath(_ path: String) throws(SystemError) -> FileStatus {
+        let place = try parentBeneath(path)
+        defer { place.close() }
+        return try place.folder.status(of: place.name)
+    }
+
+    /// Opens the existing directory `name` (one component) below this one without following a symlink.
+    public func openSubdirectory(_ name: String) throws(SystemError) -> FileDescriptor { try openComponent(name) }
 
     /// Opens the directory `name` (one component) below this one without following a symlink.
     private func openComponent(_ name: String) throws(SystemError) -> FileDescriptor {
@@ -109,6 +177,17 @@ extension FileDescriptor {
         }
         return names
     }
+}
+
+/// A name in a folder below a directory (`FileDescriptor.parentBeneath`).
+public struct Beneath {
+    /// The folder (the directory itself for a name without folders).
+    public let folder: FileDescriptor
+    /// The last component.
+    public let name: String
+    let owned: Bool
+    /// Closes the folder if it was opened for this.
+    public func close() { if owned { folder.close() } }
 }
 
 /// Creates `path` and its missing parents, like `mkdir -p`.

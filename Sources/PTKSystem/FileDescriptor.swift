@@ -59,6 +59,12 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         _ = try syscall("fsync") { fsync(rawValue) }
     }
 
+    /// Flushes the file's data (and the metadata needed to read it) to disk. The corresponding
+    /// C function is `fdatasync`.
+    public func syncData() throws(SystemError) {
+        _ = try syscall("fdatasync") { fdatasync(rawValue) }
+    }
+
     /// Sets the file's permission bits. The corresponding C function is `fchmod`.
     public func setPermissions(_ mode: FileMode) throws(SystemError) {
         _ = try syscall("fchmod") { fchmod(rawValue, mode_t(mode)) }

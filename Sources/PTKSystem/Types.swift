@@ -12,6 +12,8 @@ public struct OpenFlags: OptionSet, Sendable {
     /// With `create`: fail if the name exists.
     public static let exclusive = OpenFlags(rawValue: O_EXCL)
     public static let truncate = OpenFlags(rawValue: O_TRUNC)
+    /// Every write goes to the end of the file.
+    public static let append = OpenFlags(rawValue: O_APPEND)
     public static let directory = OpenFlags(rawValue: O_DIRECTORY)
     /// Fail (ELOOP) rather than follow a symlink in the last component.
     public static let noFollow = OpenFlags(rawValue: O_NOFOLLOW)
@@ -31,6 +33,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
     public static let exists = Errno(rawValue: EEXIST)
     public static let tooManySymlinks = Errno(rawValue: ELOOP)
     public static let isDirectory = Errno(rawValue: EISDIR)
+    public static let notDirectory = Errno(rawValue: ENOTDIR)
     public static let noSuchDeviceOrAddress = Errno(rawValue: ENXIO)
     public static let noSuchFile = Errno(rawValue: ENOENT)
     public static let permissionDenied = Errno(rawValue: EACCES)

@@ -1,5 +1,17 @@
 import Glibc
 
+/// A day of the calendar: what a photo is filed under by date.
+public struct CalendarDay: Sendable, Equatable, Hashable {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    public init(year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+}
+
 /// A point on the wall clock, in milliseconds since 1970-01-01 UTC: the one representation of
 /// a date in ptk (when a photo was received, a file modified, a sender last tried), with the
 /// one ISO 8601 formatter and parser, and the one way dates are shown to people.
@@ -52,6 +64,15 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
         var buffer = [CChar](repeating: 0, count: 64)
         let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
         return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The calendar day this time falls on in the local time zone (TZ, else /etc/localtime).
+    /// The corresponding C function is `localtime_r`.
+    public var localDay: CalendarDay {
+        var t = time_t(seconds)
+        var parts = tm()
+        guard localtime_r(&t, &parts) != nil else { return CalendarDay(year: 1970, month: 1, day: 1) }
+        return CalendarDay(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
     }
 
     /// For a column: "2026-11-30 08:53" (UTC).

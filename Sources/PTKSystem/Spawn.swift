@@ -1,0 +1,117 @@
+import Glibc
+
+/// A program started by `Child.spawn`: its process ID, which leads a process group of its own
+/// (so that a signal reaches whatever it started too), and the read end of a pipe carrying its
+/// standard output and standard error.
+public final class Child {
+    public let pid: pid_t
+    /// Its standard output and standard error, together; non-blocking.
+    public let output: FileDescriptor
+    private var reaped = false
+
+    private init(pid: pid_t, output: FileDescriptor) {
+        self.pid = pid
+        self.output = output
+    }
+
+    deinit {
+        output.close()
+        // Never left a zombie: a child not waited for is killed and reaped.
+        if !reaped {
+            kill(-pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        }
+    }
+
+    /// Starts `arguments[0]` (an absolute path) with `arguments` and exactly `environment`
+    /// ("KEY=value"), standard input from /dev/null, standard output and error into `output`,
+    /// in a process group of its own, with every signal at its default and none blocked (ptkd
+    /// ignores SIGPIPE and blocks signals on its threads; a hook must not inherit that). The
+    /// corresponding C functions are `pipe` and `posix_spawn`.
+    public static func spawn(_ arguments: [String], environment: [String]) throws(SystemError) -> Child {
+        precondition(!arguments.isEmpty)
+        var fds: [CInt] = [0, 0]
+        _ = try syscall("pipe") { pipe(&fds) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let readEnd = FileDescriptor(rawValue: fds[0])
+        let writeEnd = fds[1]
+        defer { Glibc.close(writeEnd) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard code == 0 else {
+            readEnd.close()
+            throw SystemError(call: "posix_spawn", object: arguments[0], errno: code)
+        }
+        readEnd.setNonBlockingAndCloseOnExec()
+        return Child(pid: pid, output: readEnd)
+    }
+
+    /// How a child ended.
+    public enum Ending: Equatable, Sendable, CustomStringConvertible {
+        case exited(Int32)
+        case signalled(Int32)
+        public var description: String {
+            switch self {
+            case .exited(let code): return "exit status \(code)"
+            case .signalled(let signal): return "killed by signal \(signal)\(signal == SIGKILL ? " (SIGKILL)" : signal == SIGTERM ? " (SIGTERM)" : "")"
+            }
+        }
+    }
+
+    /// How it ended, if it has (without waiting). The corresponding C function is `waitpid`.
+    public func ended() -> Ending? {
+        guard !reaped else { return nil }
+        var status: Int32 = 0
+        var r: pid_t
+        repeat { r = waitpid(pid, &status, WNOHANG) } while r == -1 && errno == EINTR
+        guard r == pid else { return nil }
+        reaped = true
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which the Glibc overlay does not export.
+        if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
+        return .signalled(status & 0x7f)
+    }
+
+    /// Sends `signal` to its process group. The corresponding C function is `kill`.
+    public func signalGroup(_ signal: Int32) {
+        if !reaped { kill(-pid, signal) }
+    }
+
+    /// SIGTERM and SIGKILL, for `signalGroup`.
+    public static let terminateSignal = SIGTERM
+    public static let killSignal = SIGKILL
+}
+
+/// This process's environment, "KEY=value" each. The corresponding C variable is `environ`.
+public func processEnvironment() -> [String] {
+    var out: [String] = []
+    var p = environ
+    while let entry = p.pointee {
+        out.append(String(cString: entry))
+        p += 1
+    }
+    return out
+}
