@@ -25,7 +25,22 @@ extension PhotoLibrary {
                 throw LibraryError(.io, "cannot create \(out)/thumbnails: \(error)")
             }
         }
-        let list = try all(sort: .time).reversed()
+        var list = Array(try all(sort: .time).reversed())
+        // Photos filed in folders (the layout setting) are shown folder by folder, the folder
+        // with the newest photo first; each section starts at its first photo's id.
+        var sections: [Int64: String] = [:]
+        let folderOf = { (p: Photo) -> String in p.name.lastIndex(of: "/").map { String(p.name[..<$0]) } ?? "" }
+        if list.contains(where: { $0.name.contains("/") }) {
+            var order: [String] = []
+            var byFolder: [String: [Photo]] = [:]
+            for p in list {
+                let f = folderOf(p)
+                if byFolder[f] == nil { order.append(f) }
+                byFolder[f, default: []].append(p)
+            }
+            list = order.flatMap { byFolder[$0]! }
+            for f in order { sections[byFolder[f]![0].id] = f }
+        }
         var html = """
             <!DOCTYPE html>
             <html lang="en">
@@ -43,6 +58,7 @@ extension PhotoLibrary {
             figure img { max-width: 100%; max-height: 200px; }
             figcaption { font-size: .8rem; margin-top: .4rem; overflow-wrap: anywhere; }
             .name { font-weight: 600; }
+            h2 { font-size: 1rem; font-weight: 600; margin: 1.5rem 0 .5rem; }
             .meta { color: #666; }
             .none { color: #999; font-size: .8rem; padding: 1rem; text-align: center; }
             </style>
@@ -53,7 +69,12 @@ extension PhotoLibrary {
 
             """
         for photo in list {
-            let href = photosRelative.isEmpty ? percentEncode(photo.name) : photosRelative + "/" + percentEncode(photo.name)
+            if let section = sections[photo.id] {
+                html += "</div>\n<h2>\(escapeHTML(section.isEmpty ? "(top folder)" : section + "/"))</h2>\n<div class=\"grid\">\n"
+            }
+            // Each folder of the path is encoded on its own, so the link keeps its "/".
+            let encoded = photo.name.split(separator: "/", omittingEmptySubsequences: false).map { percentEncode(String($0)) }.joined(separator: "/")
+            let href = photosRelative.isEmpty ? encoded : photosRelative + "/" + encoded
             var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
             if photo.hasThumbnail {
                 // A thumbnail that cannot be read leaves its photo on the page without one.

@@ -63,7 +63,7 @@ extension PhotoLibrary {
     /// Copies a photo's bytes to `path` (flushed), returning their size and SHA-256.
     private func copyPhoto(_ photo: Photo, to path: String) throws(LibraryError) -> (Int64, String) {
         let source: FileDescriptor
-        do { source = try .open(photo.name, relativeTo: photos, flags: [.readOnly, .noFollow]) } catch {
+        do { source = try photos.openBeneath(photo.name, flags: [.readOnly]) } catch {
             throw LibraryError(.io, "cannot open '\(photo.name)': \(error)")
         }
         defer { source.close() }

@@ -93,6 +93,8 @@ public struct Arrival: Sendable, Equatable {
 /// spelled them.
 public struct PhotoMetadata: Codable, Sendable, Equatable {
     public var Version: Int?
+    /// Listings only: the library's id of the photo (never reused; `ptk watch --since`).
+    public var ID: Int64?
     public var Name: String?
     public var Size: Int64?
     public var SHA256: String?
@@ -138,6 +140,18 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
         // Encoding strings and integers cannot fail.
         String(decoding: (try? Self.encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
+
+    /// On one line, keys sorted: `ptk watch --json`.
+    public func jsonLine() -> String {
+        // Encoding strings and integers cannot fail.
+        String(decoding: (try? Self.lineEncoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    private static let lineEncoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
 
     public static func json(_ list: [PhotoMetadata]) -> String {
         // Encoding strings and integers cannot fail.

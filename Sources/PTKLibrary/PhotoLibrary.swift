@@ -10,7 +10,8 @@ import PTKSystem
 public final class PhotoLibrary {
     /// The library's folder inside the received-photos directory.
     public static let folderName = ".ptk"
-    static let schemaVersion: Int64 = 1
+    /// 1: the photos table; 2: an index of it by SHA-256 (duplicates are looked up by hash).
+    static let schemaVersion: Int64 = 2
 
     /// The received-photos directory.
     public let directory: String
@@ -27,7 +28,7 @@ public final class PhotoLibrary {
     /// photos calls it from several reading threads at once: a test's replacement must be
     /// thread-safe then.
     var openForIndexing: (String, FileDescriptor) throws(SystemError) -> FileDescriptor = { name, dir throws(SystemError) in
-        try .open(name, relativeTo: dir, flags: [.readOnly, .noFollow, .nonBlocking])
+        try dir.openBeneath(name, flags: [.readOnly, .nonBlocking])
     }
 
     /// Errors that say nothing about the photo but about the moment (out of descriptors or
@@ -92,6 +93,8 @@ public final class PhotoLibrary {
         }
         if current == Self.schemaVersion { return }
         try database.writeTransaction { () throws(LibraryError) in
+            // Read again inside the transaction: another process may have migrated meanwhile.
+            if try database.firstInt("PRAGMA user_version") ?? 0 >= Self.schemaVersion { return }
             try database.execute("""
                 CREATE TABLE IF NOT EXISTS photos(
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -110,6 +113,7 @@ public final class PhotoLibrary {
                     mtime INTEGER
                 );
                 CREATE INDEX IF NOT EXISTS photos_pending ON photos(id) WHERE indexed = 0;
+                CREATE INDEX IF NOT EXISTS photos_sha256 ON photos(sha256, size);
                 PRAGMA user_version = \(Self.schemaVersion);
                 """)
         }
@@ -170,22 +174,49 @@ public final class PhotoLibrary {
         return names
     }
 
+    /// The photos whose id is above `id`, by id, at most `limit`: what `ptk watch` follows (ids
+    /// only grow and are never reused, so "above the last one seen" misses and repeats nothing).
+    public func photos(after id: Int64, limit: Int) throws(LibraryError) -> [Photo] {
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id > ? ORDER BY id LIMIT ?").bind(id, limit)
+        var list: [Photo] = []
+        while try s.step() { list.append(Self.photo(from: s)) }
+        return list
+    }
+
+    /// The highest id given so far (0 before the first photo): that of a photo since deleted
+    /// too, as SQLite's AUTOINCREMENT keeps it.
+    public func lastID() throws(LibraryError) -> Int64 {
+        let s = try database.prepare("SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'photos'), 0), coalesce((SELECT max(id) FROM photos), 0))").bind()
+        return try s.step() ? s.int(0) ?? 0 : 0
+    }
+
     /// The photo with this id, if the index has it.
     public func photo(id: Int64) throws(LibraryError) -> Photo? {
         let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id = ?").bind(id)
         return try s.step() ? Self.photo(from: s) : nil
     }
 
-    /// The photo named `name` (or `name` + ".png", ".jpg" or ".jpeg"); `.notFound` with the
-    /// closest names when none.
+    /// The photo named `name` (or `name` + ".png", ".jpg" or ".jpeg"): its path relative to the
+    /// directory ("alice/IMG_1.png"), or a bare name when one photo of all folders has it;
+    /// `.refused` listing the paths when several do; `.notFound` with the closest names when none.
     public func find(_ name: String) throws(LibraryError) -> Photo {
+        let candidates = [name] + PhotoType.allCases.flatMap(\.endings).map({ name + $0 })
         let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE name = ?")
-        for candidate in [name] + PhotoType.allCases.flatMap(\.endings).map({ name + $0 }) {
+        for candidate in candidates {
             s.bind(candidate)
             if try s.step() { return Self.photo(from: s) }
         }
         let names = try self.names()
-        let notIndexed = fileExists(directory + "/" + name) && !name.contains("/")
+        if !name.contains("/") {
+            for candidate in candidates {
+                let inFolders = names.filter { $0.hasSuffix("/" + candidate) }
+                if inFolders.count == 1 { return try find(inFolders[0]) }
+                if inFolders.count > 1 {
+                    throw LibraryError(.refused, "'\(name)' names \(inFolders.count) photos: \(inFolders.joined(separator: ", ")); give its folder too")
+                }
+            }
+        }
+        let notIndexed = (try? photos.statusBeneath(name)) != nil  // a file there that the index does not know yet
         throw LibraryError(.notFound(suggestions: closestNames(to: name, in: names)),
                            notIndexed ? "'\(name)' is in \(directory) but not in the library yet (ptkd indexes it shortly, or at its next start)"
                                       : "no photo named '\(name)' in \(directory)")
@@ -262,21 +293,12 @@ public final class PhotoLibrary {
         var removedThumbnails: [Int64] = []
         try database.writeTransaction { () throws(LibraryError) in
             var files: [String: FileStatus] = [:]
-            let entries: [String]
-            do { entries = try photos.entries() } catch { throw LibraryError(.io, "cannot list \(directory): \(error)") }
             // A file that vanished since the listing is gone; one whose status cannot be read
-            // (EACCES, EIO) is not, and its entry must survive with its note and rating.
+            // (EACCES, EIO) is not, and its entry must survive with its note and rating; so
+            // must the entries of a folder that cannot be listed.
             var unreadable: Set<String> = []
-            for name in entries where Self.isPhotoName(name) {
-                do throws(SystemError) {
-                    let st = try statusOf(photos, name)
-                    if st.isRegularFile { files[name] = st }
-                } catch {
-                    if error.errno == Errno.noSuchFile.rawValue { continue }
-                    unreadable.insert(name)
-                    report.unreadable[name] = error.description
-                }
-            }
+            var unreadableFolders: [String] = []
+            try walk(photos, prefix: "", depth: 0, files: &files, unreadable: &unreadable, unreadableFolders: &unreadableFolders, report: &report)
             struct Known { var id: Int64; var size: Int64; var inode: Int64?; var modified: Int64? }
             var known: [String: Known] = [:]
             let all = try database.prepare("SELECT id, name, size, inode, mtime FROM photos").bind()
@@ -284,7 +306,9 @@ public final class PhotoLibrary {
                 known[all.text(1) ?? ""] = Known(id: all.int(0) ?? 0, size: all.int(2) ?? 0, inode: all.int(3), modified: all.int(4))
             }
             var unknown = files.filter { known[$0.key] == nil }
-            let gone = known.filter { files[$0.key] == nil && !unreadable.contains($0.key) }
+            let gone = known.filter { entry in
+                files[entry.key] == nil && !unreadable.contains(entry.key) && !unreadableFolders.contains { entry.key.hasPrefix($0) }
+            }
             let rename = try database.prepare("UPDATE photos SET name = ? WHERE id = ?")
             let drop = try database.prepare("DELETE FROM photos WHERE id = ?")
             for (name, entry) in gone.sorted(by: { $0.value.id < $1.value.id }) {
@@ -319,6 +343,46 @@ public final class PhotoLibrary {
         // A thumbnail left behind is removed by the next sweep at start.
         for id in removedThumbnails { try? removeFile(thumbnailPath(id)) }
         return report
+    }
+
+    /// Adds the photo files of `folder` (named with `prefix`, "" for the directory itself) and
+    /// of its folders to `files`: folders at most `StoreRequest.maxFolderDepth` deep, hidden
+    /// names (`.ptk`, `.incoming`) skipped, symlinks never followed.
+    private func walk(_ folder: FileDescriptor, prefix: String, depth: Int, files: inout [String: FileStatus], unreadable: inout Set<String>,
+                      unreadableFolders: inout [String], report: inout ReconcileReport) throws(LibraryError) {
+        let entries: [String]
+        do { entries = try folder.entries() } catch {
+            if prefix.isEmpty { throw LibraryError(.io, "cannot list \(directory): \(error)") }
+            unreadableFolders.append(prefix)
+            report.unreadable[prefix] = "cannot list the folder: \(error)"
+            return
+        }
+        for name in entries where !name.hasPrefix(".") {
+            let path = prefix + name
+            let photo = Self.isPhotoName(name)
+            let st: FileStatus
+            do { st = try statusOf(folder, name) } catch {
+                if error.errno == Errno.noSuchFile.rawValue || !photo { continue }
+                unreadable.insert(path)
+                report.unreadable[path] = error.description
+                continue
+            }
+            if st.isRegularFile && photo {
+                files[path] = st
+            } else if st.isDirectory && depth < StoreRequest.maxFolderDepth {
+                let sub: FileDescriptor
+                do { sub = try folder.openSubdirectory(name) } catch where error.code == .noSuchFile || error.code == .tooManySymlinks || error.code == .notDirectory {
+                    continue  // gone, or replaced by a symlink since its status was read
+                } catch {
+                    unreadableFolders.append(path + "/")
+                    report.unreadable[path + "/"] = "cannot open the folder: \(error)"
+                    continue
+                }
+                defer { sub.close() }
+                try walk(sub, prefix: path + "/", depth: depth + 1, files: &files, unreadable: &unreadable,
+                         unreadableFolders: &unreadableFolders, report: &report)
+            }
+        }
     }
 
     /// Removes what a process killed mid-write left in the thumbnails folder: temporary files
@@ -587,30 +651,52 @@ public final class PhotoLibrary {
 
     // MARK: Changes (ptk)
 
-    /// Renames a photo's file and entry together. The new name follows the rules of received
-    /// names and never replaces a file. Returns the photo as renamed.
+    /// The name `newName` gives a photo of `type` now at `current`: its last component by the
+    /// rules of received names; the folders before it (each by those rules, at most
+    /// `StoreRequest.maxFolderDepth`) when it has any, else `current`'s own folder.
+    static func renamed(_ current: String, to newName: String, type: PhotoType) -> String {
+        let parts = newName.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let leaf = PhotoStore.finalName(parts.last ?? newName, type: type)
+        guard newName.contains("/") else {
+            guard let slash = current.lastIndex(of: "/") else { return leaf }
+            return String(current[...slash]) + leaf
+        }
+        let folders = parts.dropLast().map(PhotoStore.folderName)
+        return (folders + [leaf]).joined(separator: "/")
+    }
+
+    /// Renames a photo's file and entry together, moving it to another folder (made as needed)
+    /// when the new name has folders ("bob/IMG_1.png"). The new name follows the rules of
+    /// received names and never replaces a file. Returns the photo as renamed.
     public func rename(_ name: String, to newName: String) throws(LibraryError) -> Photo {
         var photo = try find(name)
         // A JPEG keeps a JPEG ending (and a PNG a PNG one): the name says what the file is.
-        let final = PhotoStore.finalName(newName, type: PhotoType(fileName: photo.name) ?? .png)
+        if newName.contains("/") {
+            let folders = newName.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            guard StoreRequest.isValidFolder(folders) else {
+                throw LibraryError(.refused, "'\(folders)' is not a folder a photo can move to (at most \(StoreRequest.maxFolderDepth) names, none empty, '..' or starting with a dot)")
+            }
+        }
+        let final = Self.renamed(photo.name, to: newName, type: PhotoType(fileName: photo.name) ?? .png)
         if final == photo.name { throw LibraryError(.refused, "'\(photo.name)' already has that name") }
         try database.writeTransaction { () throws(LibraryError) in
             guard try self.photo(id: photo.id)?.name == photo.name else {
                 throw LibraryError(.refused, "'\(photo.name)' changed while renaming it; try again")
             }
             let taken = try database.prepare("SELECT id FROM photos WHERE name = ?").bind(final)
-            if try taken.step() || fileExists(directory + "/" + final) {
+            // Anything at the new name (even what cannot be read) means it is taken.
+            if try taken.step() || (try? photos.statusBeneath(final)) != nil {
                 throw LibraryError(.refused, "'\(final)' exists; ptk rename never replaces a photo")
             }
-            do throws(SystemError) { try photos.rename(photo.name, to: final) } catch {
+            do throws(SystemError) { try move(photo.name, to: final) } catch {
                 if error.code == .exists { throw LibraryError(.refused, "'\(final)' exists; ptk rename never replaces a photo") }
-                throw LibraryError(.io, "cannot rename '\(photo.name)': \(error)")
+                throw LibraryError(.io, "cannot rename '\(photo.name)' to '\(final)': \(error)")
             }
             do throws(LibraryError) {
                 try database.prepare("UPDATE photos SET name = ? WHERE id = ?").bind(final, photo.id).run()
             } catch {
                 // If even this fails, the next reconcile follows the file to its new name.
-                try? photos.rename(final, to: photo.name)
+                try? move(final, to: photo.name)
                 throw error
             }
         }
@@ -618,12 +704,42 @@ public final class PhotoLibrary {
         return photo
     }
 
+    /// Moves the photo file `old` to `new` (both relative to the directory), making the folders
+    /// `new` needs; never replaces a file, never follows a symlink.
+    private func move(_ old: String, to new: String) throws(SystemError) {
+        let from = try photos.parentBeneath(old)
+        defer { from.close() }
+        let folder = new.lastIndex(of: "/").map { String(new[..<$0]) } ?? ""
+        let leaf = new.lastIndex(of: "/").map { String(new[new.index(after: $0)...]) } ?? new
+        let to = folder.isEmpty ? photos : try photos.openDirectoryBeneath(folder, creating: 0o755, ownerOf: directory)
+        defer { if !folder.isEmpty { to.close() } }
+        try to.move(from.name, in: from.folder, to: leaf)
+        try to.sync()
+        if from.folder.rawValue != to.rawValue { try from.folder.sync() }
+    }
+
+    /// The photo the library keeps with these bytes (SHA-256 and size), if its file is still
+    /// there with that size: its name. What `duplicates = skip` looks up.
+    public func held(sha256: String, size: Int64) throws(LibraryError) -> String? {
+        let s = try database.prepare("SELECT name FROM photos WHERE sha256 = ? AND size = ? ORDER BY id").bind(sha256, size)
+        while try s.step() {
+            guard let name = s.text(0) else { continue }
+            // The file may have gone or changed since it was indexed: only a file still there counts.
+            if let st = try? photos.statusBeneath(name), st.isRegularFile, st.size == size { return name }
+        }
+        return nil
+    }
+
     /// Removes photos' files, entries and thumbnails.
     public func remove(_ name: String) throws(LibraryError) -> Photo {
         let photo = try find(name)
         try database.writeTransaction { () throws(LibraryError) in
             try database.prepare("DELETE FROM photos WHERE id = ?").bind(photo.id).run()
-            do throws(SystemError) { try photos.unlink(photo.name) } catch where error.code == .noSuchFile {} catch {
+            do throws(SystemError) {
+                let place = try photos.parentBeneath(photo.name)
+                defer { place.close() }
+                try place.folder.unlink(place.name)
+            } catch where error.code == .noSuchFile {} catch {
                 throw LibraryError(.io, "cannot remove '\(photo.name)': \(error)")
             }
         }

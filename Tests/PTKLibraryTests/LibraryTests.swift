@@ -74,8 +74,16 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         let first = try f.receive("a.png", a)
         try f.receive("b.png", b)
         try f.library.setNote("a", "keep me")
-        let renamed = try f.library.rename("a.png", to: "../../etc/sunset")
-        #expect(renamed.name == "sunset.png", "the last path component, with the .png ending")
+        // A path that would climb out, or hide, is refused; nothing moves.
+        for bad in ["../../etc/sunset", "x/../../sunset", ".hidden/sunset", "a//sunset"] {
+            do { _ = try f.library.rename("a.png", to: bad); Issue.record("renamed to \(bad)") } catch {
+                #expect((error as! LibraryError).kind == .refused, "\(bad): \(error)")
+                #expect("\(error)".contains("not a folder"), "\(error)")
+            }
+        }
+        #expect(readFile(f.directory + "/a.png") == a)
+        let renamed = try f.library.rename("a.png", to: "sunset\u{1}")
+        #expect(renamed.name == "sunset.png", "the naming rules, with the .png ending")
         #expect(readFile(f.directory + "/sunset.png") == a)
         #expect(!(fileExists(f.directory + "/a.png")))
         let after = try f.library.find("sunset.png")
@@ -230,7 +238,7 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
 
     @Test func anIndexFromANewerPtkIsRefused() throws {
         let f = Fixture()
-        try f.library.database.execute("PRAGMA user_version = 2")
+        try f.library.database.execute("PRAGMA user_version = \(PhotoLibrary.schemaVersion + 1)")
         do { _ = try PhotoLibrary(directory: f.directory, create: false); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused)
             #expect("\(error)".contains("newer ptk"), "\(error)") }
     }
