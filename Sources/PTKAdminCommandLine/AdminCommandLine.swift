@@ -4,7 +4,7 @@ import PTKLibrary
 
 /// ptk's commands. The raw value is the command as typed.
 public enum AdminCommand: String, CaseIterable, Sendable {
-    case list, show, thumbnail, rename, rm, note, rate, export, `import`, gallery
+    case list, show, watch, thumbnail, rename, rm, note, rate, export, `import`, gallery
     case id
     case idLocalSend = "id localsend"
     case trustList = "trust list"
@@ -19,7 +19,7 @@ public enum AdminCommand: String, CaseIterable, Sendable {
 
 /// ptk's options.
 public enum AdminOption: Hashable, Sendable {
-    case dir, stateDirectory, config, json, sort, from, output
+    case dir, stateDirectory, config, json, sort, from, output, since
 }
 
 /// ptk's exit statuses.
@@ -63,10 +63,17 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Command("list", group: library, "one line per photo: name, size, dimensions, received (UTC), sender, rating"),
         Command("show", group: library, "everything the library holds about a photo",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)]),
+        Command("watch", group: library, "print each photo as ptkd indexes it, until interrupted",
+                details: """
+                    Text lines start with the photo's id; with --json, one object per line (the fields of show --json, \
+                    with ID). A later `ptk watch --since ID` goes on after the last one printed, missing and repeating \
+                    nothing: ids are never reused. Photos are printed in id order, each once indexed. It goes on \
+                    across ptkd restarts, and exits 0 on SIGINT or SIGTERM or when its output is closed.
+                    """),
         Command("thumbnail", group: library, "write its thumbnail (a PNG, at most 256 px on its long side)",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)],
                 details: "Without -o the PNG goes to standard output, which must not be a terminal."),
-        Command("rename", group: library, "rename a photo (never replacing one; NEW follows the naming rules)",
+        Command("rename", group: library, "rename a photo, or move it to a folder (NEW may be bob/IMG_1.png); never replaces one",
                 arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("NEW", "its new name")]),
         Command("rm", group: library, "delete photos (file, entry and thumbnail)",
                 arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)]),
@@ -99,7 +106,9 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Option(.stateDirectory, "state-dir", value: "PATH", help: "the state directory, as for ptkd", completion: .directory),
         Option(.config, "config", value: "FILE", help: "ptkd's configuration file",
                default: "\(DaemonOptions.defaultConfigFile) if it exists", defaultIsValue: false, completion: .file(extensions: ["conf"])),
-        Option(.json, "json", help: "JSON instead of text", commands: names([.list, .show])),
+        Option(.json, "json", help: "JSON instead of text", commands: names([.list, .show, .watch])),
+        Option(.since, "since", value: "now|all|ID", help: "the photos to start from: those indexed from now on, all, or those after id ID",
+               default: "now", commands: names([.watch]), completion: .values(["now", "all"])),
         Option(.sort, "sort", value: "name|time|size", allowed: PhotoLibrary.SortOrder.allCases.map(\.rawValue),
                help: "the order: name, time (oldest first) or size (smallest first)", default: PhotoLibrary.SortOrder.time.rawValue, commands: names([.list])),
         Option(.from, "from", value: "SENDER", help: "only photos from this sender (name, address or device ID prefix)", commands: names([.list])),
@@ -107,12 +116,14 @@ public let adminCommandLine = CommandTable<AdminOption>(
                commands: names([.thumbnail, .export, .gallery]), completion: .file(extensions: [])),
     ],
     notes: """
-        A NAME may leave out its ending (".png", ".jpg", ".jpeg"). A NAME that matches no photo
-        gets the closest names.
+        A NAME is a photo's path below the directory ("alice/IMG_1.png"), or its bare name when
+        no other folder has one of that name; it may leave out its ending (".png", ".jpg",
+        ".jpeg"). A NAME that matches no photo gets the closest names.
         """,
     exitStatuses: ExitStatus.all(AdminExitStatus.self),
     examples: [
         Example("ptk list --sort size", "the photos, smallest first"),
+        Example("ptk watch --json --since all", "every photo, then each new one as it arrives, as JSON lines"),
         Example("ptk note IMG_0001 \"the beach, 2024\"", "annotate a photo"),
         Example("sudo ptk trust pending", "who was refused under senders = trusted"),
         Example("sudo ptk trust allow MFRG \"Anna's phone\"", "trust the pending device whose ID begins MFRG"),

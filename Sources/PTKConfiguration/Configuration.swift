@@ -43,6 +43,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var localSendPIN: String?
     /// MIME types accepted over LocalSend.
     public var localSendTypes: [String] = ["image/png"]
+    /// Where in the directory photos are filed (folders by sender or date).
+    public var layout: FolderLayout = .flat
+    /// What becomes of a photo whose bytes the library already keeps.
+    public var duplicates: DuplicatePolicy = .skip
+    /// The program (and its first arguments) run for each photo saved; nil: none.
+    public var onSaved: [String]?
+    /// How long a hook may run before SIGTERM (then SIGKILL 5 s later).
+    public var onSavedTimeout: Duration = .seconds(60)
+
+    public enum DuplicatePolicy: String, Sendable, CaseIterable {
+        /// Store nothing new: the photo already kept is named (SAVED.duplicate).
+        case skip
+        /// Store every photo sent, with a " (2)" name when the name is taken.
+        case keep
+    }
 
     public enum PlaintextPolicy: String, Sendable, CaseIterable {
         case refuse, allow

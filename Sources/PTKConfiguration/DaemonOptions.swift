@@ -21,10 +21,13 @@ public struct DaemonOption: Sendable {
     public let defaultIsValue: Bool
     /// Parses `value` ("" for a flag) into the configuration.
     let set: @Sendable (inout DaemonConfiguration, String) throws(UsageError) -> Void
+    /// The value is words (a command line), so the file's quotes are the words' own, not the value's.
+    let words: Bool
 
     init(_ name: String, value: String?, help: String, commandLine: Bool = true, configFile: Bool = true,
-         defaultIsValue: Bool = true, default defaultText: @escaping @Sendable (DaemonConfiguration) -> String,
+         defaultIsValue: Bool = true, words: Bool = false, default defaultText: @escaping @Sendable (DaemonConfiguration) -> String,
          set: @escaping @Sendable (inout DaemonConfiguration, String) throws(UsageError) -> Void) {
+        self.words = words
         self.name = name
         self.valueName = value
         self.help = help
@@ -63,6 +66,51 @@ func sizeText(_ n: Int64) -> String {
         return "\(n >> shift)\(unit)"
     }
     return "\(n)"
+}
+
+/// Splits a command line into words as a shell does, without expanding anything: words are
+/// separated by spaces and tabs; '...' keeps everything inside as it is; "..." too, except
+/// that \" and \\ stand for " and \; outside quotes, \ keeps the next character as it is.
+public func splitWords(_ text: String) throws(UsageError) -> [String] {
+    var words: [String] = []
+    var word = ""
+    var inWord = false
+    var chars = text.unicodeScalars.makeIterator()
+    while let c = chars.next() {
+        switch c {
+        case " ", "\t":
+            if inWord { words.append(word); word = ""; inWord = false }
+        case "'":
+            inWord = true
+            while true {
+                guard let d = chars.next() else { throw UsageError("a ' without its closing '") }
+                if d == "'" { break }
+                word.unicodeScalars.append(d)
+            }
+        case "\"":
+            inWord = true
+            while true {
+                guard let d = chars.next() else { throw UsageError("a \" without its closing \"") }
+                if d == "\"" { break }
+                if d == "\\" {
+                    guard let e = chars.next() else { throw UsageError("a \" without its closing \"") }
+                    if e != "\"" && e != "\\" { word.unicodeScalars.append(d) }
+                    word.unicodeScalars.append(e)
+                } else {
+                    word.unicodeScalars.append(d)
+                }
+            }
+        case "\\":
+            inWord = true
+            guard let d = chars.next() else { throw UsageError("a \\ at the end") }
+            word.unicodeScalars.append(d)
+        default:
+            inWord = true
+            word.unicodeScalars.append(c)
+        }
+    }
+    if inWord { words.append(word) }
+    return words
 }
 
 /// What ptkd's command line can name besides the settings.
@@ -150,6 +198,30 @@ public enum DaemonOptions {
                 throw invalid(v, "localsend-types", "expected image/png, image/jpeg or both, comma-separated")
             }
             c.localSendTypes = Array(Set(types)).sorted()
+        },
+        DaemonOption("layout", value: "LAYOUT",
+                     help: "where photos are filed: flat, sender, date, sender/date, or a pattern such as {sender}/{year}-{month}",
+                     default: { $0.layout.description }) { c, v throws(UsageError) in
+            do throws(LayoutError) { c.layout = try FolderLayout(parsing: v) } catch { throw invalid(v, "layout", error.description) }
+        },
+        DaemonOption("duplicates", value: "skip|keep", help: "a photo whose bytes the library already keeps: store nothing new (skip), or store it again",
+                     default: { $0.duplicates.rawValue }) { c, v throws(UsageError) in
+            guard let p = DaemonConfiguration.DuplicatePolicy(rawValue: v.lowercased()) else { throw invalid(v, "duplicates", "expected skip or keep") }
+            c.duplicates = p
+        },
+        DaemonOption("on-saved", value: "PROGRAM [ARG...]",
+                     help: "run PROGRAM for each photo saved, with the photo's path as its last argument and PTK_* variables (words split as a shell would, without expanding anything)",
+                     commandLine: false, defaultIsValue: false, words: true, default: { $0.onSaved == nil ? "none" : "set" }) { c, v throws(UsageError) in
+            let words: [String]
+            do throws(UsageError) { words = try splitWords(v) } catch { throw invalid(v, "on-saved", error.message) }
+            guard let program = words.first else { c.onSaved = nil; return }
+            guard program.hasPrefix("/") else { throw invalid(v, "on-saved", "the program must be an absolute path") }
+            c.onSaved = words
+        },
+        DaemonOption("on-saved-timeout", value: "DURATION", help: "stop a hook running this long (SIGTERM, then SIGKILL 5 s later); s, m, h suffixes",
+                     commandLine: false, default: { durationText($0.onSavedTimeout) }) { c, v throws(UsageError) in
+            guard let d = parseDuration(v), d > .zero else { throw invalid(v, "on-saved-timeout", "expected a duration, such as 60s") }
+            c.onSavedTimeout = d
         },
         DaemonOption("port", value: "N", help: "TCP port; 0 picks a free port and logs it", default: { "\($0.port)" }) { c, v throws(UsageError) in
             guard let p = parseInteger(v, in: 0...65535) else { throw invalid(v, "port", "expected a port number 0-65535") }
@@ -289,10 +361,10 @@ public enum DaemonOptions {
             }
             let key = String(line[..<eq]).trimmingSpaces
             var value = String(line[line.index(after: eq)...]).trimmingSpaces
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
             guard let option = settings.first(where: { $0.name == key && $0.inConfigFile }) else {
                 throw UsageError("\(path):\(lineNumber): unknown key '\(key)'")
             }
+            if !option.words, value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
             do { try option.set(&configuration, value) } catch {
                 throw UsageError("\(path):\(lineNumber): \(error.message)")
             }

@@ -110,7 +110,7 @@ extension Daemon {
                         settings.sessions = sessions
                         let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)
                         let driver = ReceiverDriver(id: id, connection: connection, peer: peer, sender: sender, store: store,
-                                                    trust: trust, library: library, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
+                                                    trust: trust, arrivals: arrivals, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
                         driver.run()
                         lock.withLock { turns.release(key) }
                     }

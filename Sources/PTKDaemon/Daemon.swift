@@ -53,6 +53,10 @@ public final class Daemon: @unchecked Sendable {
     public let trust: TrustStore
     /// Indexes saved photos in the background; nil with `library = off`.
     public let library: LibraryIndexer?
+    /// The layout, duplicates, library and hook around each photo saved.
+    let arrivals: Arrivals
+    /// The `on-saved` hook; nil when none is set.
+    let hooks: HookRunner?
     /// The LocalSend receiver; nil with `localsend = off`.
     let localSend: LocalSendEndpoint?
     // Internal, not private, for Daemon+Connections.swift (the slots, admission and refusals);
@@ -98,6 +102,22 @@ public final class Daemon: @unchecked Sendable {
             ? LibraryIndexer(directory: configuration.effectiveDirectory,
                              pixelLimit: UInt64(configuration.thumbnailMaxMegapixels) * 1_000_000) { Log.info($0) }
             : nil
+        if let command = configuration.onSaved {
+            do {
+                hooks = try HookRunner(command: command, timeout: configuration.onSavedTimeout, stateDirectory: configuration.effectiveStateDirectory)
+            } catch {
+                throw DaemonError(description: "on-saved: cannot open its queue in \(configuration.effectiveStateDirectory)/hooks: \(error)", exitCode: .directoryUnusable)
+            }
+        } else {
+            hooks = nil
+        }
+        // Duplicates are found through the library's index (and the photos saved since start).
+        let held = configuration.duplicates == .skip && configuration.library ? HeldPhotos(directory: configuration.effectiveDirectory) : nil
+        if let held {
+            store.findHeld = { sha256, size in held.find(sha256: sha256, size: size) }
+        }
+        arrivals = Arrivals(directory: configuration.effectiveDirectory, layout: configuration.layout, trust: trust,
+                            library: library, held: held, hooks: hooks)
         let addresses = try Self.listenAddresses(configuration, port: configuration.port)
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
@@ -109,7 +129,7 @@ public final class Daemon: @unchecked Sendable {
             throw DaemonError(description: "no address to listen on", exitCode: .cannotStart)
         }
         localSend = configuration.localSend
-            ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, library: library, shutdown: shutdown)
+            ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, arrivals: arrivals, shutdown: shutdown)
             : nil
         // WELCOME.sessions is each session's share when it starts (`turns`).
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
@@ -142,6 +162,16 @@ public final class Daemon: @unchecked Sendable {
                 // Indexing (libpng, SQLite, OpenSSL) stops at its next row; what is left stays pending.
                 services.add(library, stopWithin: .seconds(2))
             } catch { Log.warning("cannot start the photo library's indexing: \(error)") }
+        }
+        // Duplicate lookups share the index with the indexer; stopped after the sessions, before it.
+        if let held = arrivals.held { services.add(held, stopWithin: .seconds(1)) }
+        // Hooks run from the start (what an earlier run left owed first), and stop after the
+        // sessions, so that none is left half-queued.
+        if let hooks {
+            do {
+                try hooks.start()
+                services.add(hooks, stopWithin: .seconds(2))
+            } catch { Log.warning("on-saved: cannot start the thread that runs hooks: \(error); none runs until ptkd restarts (they stay queued)") }
         }
         // Sessions: when their turn comes, no more are accepted and those open get `grace` to
         // reach a frame boundary (they answer ERROR shutting-down).

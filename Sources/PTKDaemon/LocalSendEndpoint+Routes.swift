@@ -57,7 +57,7 @@ extension LocalSendEndpoint {
     private func prepareUpload(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
         let replyBy = { Instant.now + self.configuration.idleTimeout }
         let body = try c.http.readBody(limit: Self.jsonLimit, deadline: replyBy)
-        let request: PrepareUploadRequest
+        var request: PrepareUploadRequest
         do {
             request = try LocalSendJSON.decode(PrepareUploadRequest.self, from: body).validated()
         } catch {
@@ -68,10 +68,30 @@ extension LocalSendEndpoint {
         let who = "\"\(clean(request.info.alias))\"" + (c.certificate.map { " (LocalSend \(String($0.prefix(8))))" } ?? " (no certificate)")
         var allowed = configuration.senders == .anyone
         if !allowed, let id = senderID(c) { allowed = trust.isTrusted(id) }
+        let prefix = "localsend \(c.id) from \(c.peer) \(who): prepare-upload of \(request.files.count) file(s)"
+        // Files whose SHA-256 the app gave and whose bytes the directory keeps are left out of
+        // the answer, so the app does not send them (duplicates = skip).
+        var held: [(FileInfo, String)] = []
+        for (id, file) in request.files {
+            guard let sha256 = file.sha256?.lowercased(), let name = arrivals.heldPhoto(sha256: sha256, size: file.size) else { continue }
+            held.append((file, name))
+            request.files[id] = nil
+        }
         let outcome = lock.withLock {
             sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: head.query["pin"], allowed: allowed, now: .now)
         }
-        let prefix = "localsend \(c.id) from \(c.peer) \(who): prepare-upload of \(request.files.count) file(s)"
+        switch outcome {
+        case .accepted, .nothingToTransfer:
+            // Only a sender that may send learns what is kept, and only its duplicates run the hook.
+            let sender = Sender(announcedName: request.info.alias, id: senderID(c), address: c.peer.description)
+            for (file, name) in held.sorted(by: { $0.0.fileName < $1.0.fileName }) {
+                Log.info("\(prefix): \"\(file.fileName)\" is already kept as \"\(name)\"; not asked for")
+                arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
+                               type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: c.certificate.map { "LocalSend \($0)" })
+            }
+        default:
+            break
+        }
         switch outcome {
         case .accepted(let response):
             Log.info("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
@@ -135,6 +155,7 @@ extension LocalSendEndpoint {
         let name = "\"\(file.fileName)\" (\(formatBytes(Double(file.size))))"
         let who = "\"\(clean(session.sender.alias))\"" + (session.fingerprint.map { " (LocalSend \(String($0.prefix(8))))" } ?? "")
         let prefix = "localsend \(c.id) from \(c.peer) \(who)"
+        let sender = Sender(announcedName: session.sender.alias, id: session.fingerprint.map { .localSend($0) }, address: c.peer.description)
         if let length = head.contentLength, length != file.size {
             Log.info("\(prefix): refused \(name): the body is \(length) bytes, prepare-upload said \(file.size); answered 400")
             return (400, "Content-Length \(length) is not the file's size \(file.size)", false)
@@ -142,7 +163,8 @@ extension LocalSendEndpoint {
         let incoming: IncomingFile
         // The type accepted in prepare-upload picks the store's check and the name's ending.
         let request = PhotoType(mediaType: file.mediaType).map {
-            StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: $0, sender: session.sender.alias)
+            StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: $0, sender: session.sender.alias,
+                         folder: arrivals.folder(for: sender))
         }
         switch request.map({ store.begin($0) }) ?? .failure(FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")) {
         case .success(let f): incoming = f
@@ -206,10 +228,13 @@ extension LocalSendEndpoint {
         switch incoming.finish() {
         case .success(let saved):
             let seconds = max((Instant.now - started).seconds, 1e-6)
-            Log.info("\(prefix): saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
-            library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: .now,
-                                 senderName: session.sender.alias, senderAddress: c.peer.description,
-                                 senderID: session.fingerprint.map { "LocalSend \($0)" }))
+            if saved.isDuplicate {
+                Log.info("\(prefix): \(name) is already kept as \"\(saved.name)\"; nothing new stored")
+            } else {
+                Log.info("\(prefix): saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
+            }
+            // Before the answer: the library and the hook take it from here.
+            arrivals.saved(saved, type: incoming.request.type, from: sender, deviceID: session.fingerprint.map { "LocalSend \($0)" })
             return (200, "", true)
         case .failure(let failure):
             let (status, why) = Self.status(for: failure)

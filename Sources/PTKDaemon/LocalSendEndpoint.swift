@@ -21,7 +21,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
     let configuration: DaemonConfiguration
     let store: PhotoStore
     let trust: TrustStore
-    let library: LibraryIndexer?
+    let arrivals: Arrivals
     let shutdown: ShutdownSignal
     let lock = Lock()
     var sessions: LocalSendSessions
@@ -31,12 +31,12 @@ final class LocalSendEndpoint: @unchecked Sendable {
     /// Bodies of requests that need none are read and dropped up to this size.
     static let ignoredBodyLimit = 64 << 10
 
-    init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, library: LibraryIndexer?,
+    init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, arrivals: Arrivals,
          shutdown: ShutdownSignal) throws(DaemonError) {
         self.configuration = configuration
         self.store = store
         self.trust = trust
-        self.library = library
+        self.arrivals = arrivals
         self.shutdown = shutdown
         do {
             identity = try Identity.loadOrCreate(in: configuration.localSendIdentityDirectory, commonName: "ptkd \(configuration.name)", keyType: .rsa)

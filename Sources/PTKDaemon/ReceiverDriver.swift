@@ -15,7 +15,7 @@ final class ReceiverDriver {
     private let sender: SenderCredentials
     private let store: PhotoStore
     private let trust: TrustStore?
-    private let library: LibraryIndexer?
+    private let arrivals: Arrivals?
     private let shutdown: ShutdownSignal
     private var machine: ReceiverSession
     private var file: IncomingFile?
@@ -32,7 +32,7 @@ final class ReceiverDriver {
     /// `peer` is the sender's address; `sender` who the transport says it is (every log line
     /// names it); `trust` records refused devices (nil: not recorded).
     init(id: Int, connection: FramedConnection, peer: SocketAddress, sender: SenderCredentials = .plaintext, store: PhotoStore,
-         trust: TrustStore? = nil, library: LibraryIndexer? = nil, settings: ReceiverSettings, shutdown: ShutdownSignal, handshakeDeadline: Instant) {
+         trust: TrustStore? = nil, arrivals: Arrivals? = nil, settings: ReceiverSettings, shutdown: ShutdownSignal, handshakeDeadline: Instant) {
         self.handshakeDeadline = handshakeDeadline
         self.id = id
         self.connection = connection
@@ -41,7 +41,7 @@ final class ReceiverDriver {
         self.sender = sender
         self.store = store
         self.trust = trust
-        self.library = library
+        self.arrivals = arrivals
         self.shutdown = shutdown
         self.machine = ReceiverSession(settings: settings, sender: sender)
     }
@@ -94,7 +94,19 @@ final class ReceiverDriver {
             connection.enqueue(frame)
             return nil
         case .evaluateOffer(let offer):
-            switch StoreRequest.of(offer, sender: machine.peerName).flatMap({ store.begin($0) }) {
+            // The same bytes kept already: nothing moves, for a sender that takes it (section 7).
+            if machine.peerTakesHeld, let name = arrivals?.heldPhoto(sha256: offer.sha256, size: offer.size) {
+                fileStarted = .now
+                return .offerDecided(.held(Saved(name: name, size: offer.size, sha256: offer.sha256)))
+            }
+            let folder = arrivals?.folder(for: senderInfo) ?? ""
+            let request = StoreRequest.of(offer, sender: machine.peerName).map { request -> StoreRequest in
+                var r = request
+                r.folder = folder
+                r.wholeResumable = machine.peerTakesHeld
+                return r
+            }
+            switch request.flatMap({ store.begin($0) }) {
             case .success(let incoming):
                 file = incoming
                 fileStarted = .now
@@ -135,13 +147,18 @@ final class ReceiverDriver {
         case .saved(let s):
             let seconds = max((Instant.now - fileStarted).seconds, 1e-6)
             saved += 1
-            savedBytes += s.size
-            Log.info("session \(id) from \(peer): saved \"\(s.name)\", \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")
-            // After publishing, never in the way of SAVED: the indexer takes it from here.
+            if s.isDuplicate {
+                Log.info("session \(id) from \(peer): \(currentOfferName) is already kept as \"\(s.name)\"; nothing new stored")
+            } else {
+                savedBytes += s.size
+                Log.info("session \(id) from \(peer): saved \"\(s.name)\", \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")
+            }
+            // Before SAVED goes out (it is sent when the session next waits for the peer): the
+            // library and the hook take it from here, without delaying it.
             var deviceID: String? = nil
             if case .tls(let id?, _) = sender { deviceID = id.description }
-            library?.add(Arrival(name: s.name, size: s.size, sha256: s.sha256, received: .now,
-                                 senderName: machine.peerName, senderAddress: address, senderID: deviceID))
+            let type = lastOffer.flatMap { PhotoType(mediaType: $0.mediaType) } ?? .png
+            arrivals?.saved(s, type: type, from: senderInfo, deviceID: deviceID)
         case .reject(let p):
             Log.info("session \(id) from \(peer): refused \(currentOfferName): \(p)")
         case .failed(let p):
@@ -151,6 +168,13 @@ final class ReceiverDriver {
         default:
             break
         }
+    }
+
+    /// The sender as the layout and the hook see it.
+    private var senderInfo: Sender {
+        var id: SenderID? = nil
+        if case .tls(let device?, _) = sender { id = .device(device) }
+        return Sender(announcedName: machine.peerName, id: id, address: address)
     }
 
     private var currentOfferName: String {

@@ -37,6 +37,8 @@ public final class Report: @unchecked Sendable {
             let f = files[index]
             bar?.clear()
             switch outcome {
+            case .saved(let s) where s.isDuplicate:
+                print("\(f.path): already there as \"\(s.name)\"")
             case .saved(let s):
                 let resumed = resumedAt[index].map { " (resumed at byte \($0))" } ?? ""
                 print("\(f.path): saved as \"\(s.name)\"\(resumed)")

@@ -37,6 +37,7 @@ struct LibraryCommands {
         switch command {
         case .list: list()
         case .show: show(words[0])
+        case .watch: watch()
         case .thumbnail: thumbnail(words[0])
         case .rename: rename(words[0], to: words[1])
         case .rm: remove(words)
@@ -57,13 +58,10 @@ struct LibraryCommands {
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
         if invocation.has(.json) {
-            print(PhotoMetadata.json(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; return m }))
+            print(PhotoMetadata.json(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m }))
             return
         }
-        let rows = photos.map { p in
-            [p.name, formatBytes(Double(p.size)), p.dimensions, p.received.minutes, p.senderName ?? "-",
-             p.rating.map { "\($0)/5" } ?? "-"]
-        }
+        let rows = photos.map(Self.row)
         var widths = [0, 0, 0, 0, 0, 0]
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         var out = ""
@@ -83,6 +81,65 @@ struct LibraryCommands {
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
+    /// A photo's line in `list`: name, size, dimensions, received, sender, rating.
+    static func row(_ p: Photo) -> [String] {
+        [p.name, formatBytes(Double(p.size)), p.dimensions, p.received.minutes, p.senderName ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+    }
+
+    /// `ptk watch`: each photo as it is indexed, in id order, from `--since` on.
+    func watch() {
+        ignoreBrokenPipeSignal()
+        let wake: WakePipe
+        do { wake = try WakePipe() } catch { die("cannot watch: \(error)", .ioError) }
+        handleTerminationSignals(wake: wake, secondMessage: "ptk: stopped", secondExitCode: 0)
+        let library = open()
+        var last: Int64
+        switch invocation.value(.since) ?? "now" {
+        case "now":
+            do { last = try library.lastID() } catch { fail(error) }
+        case "all":
+            last = 0
+        case let text:
+            guard let id = Int64(text), id >= 0 else { usageError("--since takes now, all or a photo's id, not '\(text)'") }
+            last = id
+        }
+        let json = invocation.has(.json)
+        while true {
+            let batch: [Photo]
+            do { batch = try library.photos(after: last, limit: 256) } catch { fail(error) }
+            var out = ""
+            // In id order, each once indexed: one still waiting holds back those after it.
+            for p in batch {
+                guard p.indexed else { break }
+                if json {
+                    var m = PhotoMetadata(p)
+                    m.Indexed = true
+                    m.ID = p.id
+                    out += m.jsonLine() + "\n"
+                } else {
+                    out += ([String(p.id)] + Self.row(p)).joined(separator: "  ") + "\n"
+                }
+                last = p.id
+            }
+            if !out.isEmpty {
+                var text = out
+                let written = text.withUTF8 { bytes in
+                    Result { () throws(SystemError) in try FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(bytes)) }
+                }
+                // The reader went away (a pipe closed, `head` done): watching is over.
+                if case .failure = written { exitProcess(0) }
+            }
+            if batch.count == 256 && batch.last?.id == last { continue }
+            // A signal makes the pipe readable, and a reader that went away shows as an error on
+            // standard output (a pipe whose read end is closed): either ends it. Otherwise look
+            // again in a quarter second.
+            if let ready = try? poll([(wake.readEnd, .readable), (.standardOutput, [])], until: .now + .milliseconds(250)),
+               ready.contains(where: { !$0.isEmpty }) {
+                exitProcess(0)
+            }
+        }
+    }
+
     func show(_ name: String) {
         let library = open()
         let photo: Photo
@@ -90,6 +147,7 @@ struct LibraryCommands {
         if invocation.has(.json) {
             var m = PhotoMetadata(photo)
             m.Indexed = photo.indexed
+            m.ID = photo.id
             print(m.json())
             return
         }

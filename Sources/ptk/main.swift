@@ -102,6 +102,6 @@ case .trustDeny:
         print("dropped pending \(entry.id) \"\(entry.name)\"")
     }
 
-case .list, .show, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery:
+case .list, .show, .watch, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery:
     LibraryCommands(directory: configuration.effectiveDirectory, invocation: invocation).run(command, words)
 }

@@ -262,7 +262,8 @@ func deliver(_ route: Route, _ d: DaemonProcess, _ photos: [SentPhoto], root: St
         }
         delivered.failures = r.stdout.split(separator: "\n").filter { $0.contains(": failed: ") || $0.contains(": refused: ") }.map(String.init)
         for line in r.stdout.split(separator: "\n") {
-            guard let range = line.range(of: ": saved as \"") else { continue }
+            // A photo the receiver kept already (saved before the fault cut the answer off) counts as saved.
+            guard let range = line.range(of: ": saved as \"") ?? line.range(of: ": already there as \"") else { continue }
             let path = String(line[..<range.lowerBound])
             let rest = line[range.upperBound...]
             guard let end = rest.firstIndex(of: "\"") else { continue }
@@ -284,6 +285,14 @@ func deliver(_ route: Route, _ d: DaemonProcess, _ photos: [SentPhoto], root: St
         let files = photos.enumerated().map { (id: "f\($0.offset)", name: $0.element.name, bytes: $0.element.bytes, type: "image/png", hash: Optional(sha256Hex($0.element.bytes))) }
         // A connection lost (an error, or status 0: closed without a whole answer) told nothing.
         guard let (status, json) = try? app.prepare(files), status != 0 else { return delivered }
+        // 204: the receiver keeps every one already (saved before the fault cut the answer off).
+        if status == 204 {
+            for f in files {
+                if readFile(d.dir + "/" + f.name) != f.bytes { problem("prepare-upload answered 204 but \(f.name) is not kept") }
+                delivered.saved[f.name] = f.name
+            }
+            return delivered
+        }
         guard status == 200 else {
             if ![500, 507].contains(status) { problem("prepare-upload answered \(status)") }
             delivered.failures.append("prepare-upload: HTTP \(status) \(json)")
@@ -291,7 +300,12 @@ func deliver(_ route: Route, _ d: DaemonProcess, _ photos: [SentPhoto], root: St
         }
         let (session, fileTokens) = tokens(json)
         for f in files {
-            guard let token = fileTokens[f.id] else { problem("prepare-upload left out \(f.name)"); continue }
+            guard let token = fileTokens[f.id] else {
+                // Left out: kept already, under its own name (the fault cut off an earlier answer).
+                if readFile(d.dir + "/" + f.name) != f.bytes { problem("prepare-upload left out \(f.name), which is not kept") }
+                delivered.saved[f.name] = f.name
+                continue
+            }
             guard let r = try? app.upload(session: session, fileID: f.id, token: token, bytes: f.bytes), r.status != 0 else { continue }
             if r.status == 200 {
                 delivered.saved[f.name] = f.name

@@ -19,6 +19,10 @@ final class SequentialProxy: @unchecked Sendable {
     private let stopLock = Lock()
     private var stopped = false
     private var served = 0
+    private var sent = 0
+
+    /// Bytes relayed from senders to the receiver so far: what went over the wire to it.
+    var bytesSent: Int { stopLock.withLock { sent } }
 
     init(to targetPort: UInt16, pauseAfterFirst: Double, dropWelcomeSessions: Bool = false) throws {
         target = SocketAddress(numericHost: "127.0.0.1", port: targetPort)!
@@ -91,16 +95,17 @@ final class SequentialProxy: @unchecked Sendable {
             if !dropWelcomeSessions || relayWelcomeWithoutSessions(from: b, to: a) { pump(from: b, to: a) } else { a.shutdownWrite() }
             done.signal()
         }
-        pump(from: a, to: b)
+        pump(from: a, to: b, counting: true)
         done.wait()
         a.close()
         b.close()
     }
 
-    private func pump(from: TCPStream, to: TCPStream) {
+    private func pump(from: TCPStream, to: TCPStream, counting: Bool = false) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
         defer { buffer.deallocate() }
         while let n = try? from.read(into: buffer, deadline: .now + .seconds(30)), n > 0 {
+            if counting { stopLock.withLock { sent += n } }
             guard (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(30))) != nil else { break }
         }
         to.shutdownWrite()

@@ -150,6 +150,15 @@ struct SystemdTests {
         let photo = pngSuiteDirectory() + "/basn6a08.png"
         let system = try BootedSystem(hostname: "livingroom") { root in
             writeFile(root + "/root/photo.png", readFile(photo)!)
+            // The on-saved hook, as a user would write one: it runs as ptk inside the sandbox,
+            // where the state directory is writable.
+            writeFile(root + "/usr/local/bin/ptk-test-hook", Array("""
+                #!/bin/sh
+                echo "user=$(id -un) first=$1 path=$2 name=$PTK_NAME size=$PTK_SIZE sender=$PTK_SENDER_NAME duplicate=${PTK_DUPLICATE:-0}" >> /var/lib/ptk/hook-runs
+                echo "hello from the hook"
+
+                """.utf8))
+            chmod(root + "/usr/local/bin/ptk-test-hook", 0o755)
         }
         let received = system.root + "/var/lib/ptk/received"
 
@@ -199,7 +208,8 @@ struct SystemdTests {
         #expect(try system.exec(["systemctl", "show", "ptkd", "-p", "Result", "-p", "ExecMainCode", "-p", "ExecMainStatus"]).stdout
             == "Result=success\nExecMainCode=1\nExecMainStatus=0\n")
 
-        // After a restart the photo is still there, and the same name again becomes "photo (2).png".
+        // After a restart the photo is still there, and sending it again stores nothing new:
+        // the receiver keeps those bytes already (duplicates = skip, the default).
         #expect(try system.exec(["systemctl", "restart", "ptkd"]).status == 0)
         #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout == "active\n")
         #expect(readFile(received + "/photo.png") == readFile(photo))
@@ -210,15 +220,19 @@ struct SystemdTests {
             again = try system.exec(["ptk-send", "livingroom", "/root/photo.png"])
         }
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stdout == "/root/photo.png: saved as \"photo (2).png\"\n")
-        #expect(readFile(received + "/photo (2).png") == readFile(photo))
-        #expect(listDirectory(received) == [".incoming", ".ptk", "photo (2).png", "photo.png"])
+        #expect(again.stdout == "/root/photo.png: already there as \"photo.png\"\n")
+        #expect(listDirectory(received) == [".incoming", ".ptk", "photo.png"])
 
         // Trusted senders only: this sender is refused and listed as pending; `ptk trust allow`
         // by a prefix of its ID (as root, while ptkd runs) lets it in without a restart, and the
         // files ptk writes stay the service user's.
         let senderID = try #require(DeviceID(parsing: try system.exec(["ptk-send", "--id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-        writeFile(system.root + "/etc/ptk/ptkd.conf", Array("senders = trusted\n".utf8))
+        writeFile(system.root + "/etc/ptk/ptkd.conf", Array("""
+            senders = trusted
+            duplicates = keep
+            on-saved = /usr/local/bin/ptk-test-hook "two words"
+
+            """.utf8))
         #expect(try system.exec(["systemctl", "restart", "ptkd"]).status == 0)
         let refused = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
         #expect(refused.status == 76)
@@ -233,23 +247,30 @@ struct SystemdTests {
         #expect(try system.exec(["runuser", "-u", "ptk", "--", "ptk", "trust", "list"]).stdout == "ptk        \(senderID)  laptop\n")
         let trusted = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
         #expect(trusted.status == 0, "\(trusted.stderr) \(system.journal("ptkd"))")
-        #expect(trusted.stdout == "/root/photo.png: saved as \"photo (3).png\"\n")
-        #expect(eventually(5) { system.journal("ptkd").contains("(device \(senderID)): saved \"photo (3).png\"") })
+        #expect(trusted.stdout == "/root/photo.png: saved as \"photo (2).png\"\n")
+        #expect(eventually(5) { system.journal("ptkd").contains("(device \(senderID)): saved \"photo (2).png\"") })
+        // The hook ran for it, as ptk, with its words, the path and the PTK_ variables; its
+        // output went to the journal under the photo's name.
+        #expect(eventually(10) { readFile(system.root + "/var/lib/ptk/hook-runs") != nil }, "\(system.journal("ptkd"))")
+        #expect(String(decoding: readFile(system.root + "/var/lib/ptk/hook-runs") ?? [], as: UTF8.self)
+            == "user=ptk first=two words path=/var/lib/ptk/received/photo (2).png name=photo (2).png size=\(readFile(photo)!.count) sender=livingroom duplicate=0\n",
+            "\(system.journal("ptkd"))")
+        #expect(eventually(5) { system.journal("ptkd").contains("on-saved \"photo (2).png\": hello from the hook") }, "\(system.journal("ptkd"))")
 
         // The photo library, kept by the sandboxed service: `ptk` as root lists and edits it, and
         // every file in the directory stays the service user's, so ptkd can go on writing them.
-        #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 3 })
-        let shown = try system.exec(["ptk", "show", "photo (3)"])
+        #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 2 })
+        let shown = try system.exec(["ptk", "show", "photo (2)"])
         #expect(shown.stdout.contains("\"livingroom\" from 127.0.0.1:") && shown.stdout.contains("device \(senderID)"), "\(shown.stdout) \(shown.stderr)")
         #expect(shown.stdout.contains("thumbnail: /var/lib/ptk/received/.ptk/thumbnails/"), "\(shown.stdout)")
-        #expect(try system.exec(["ptk", "note", "photo (3)", "from the laptop"]).status == 0)
+        #expect(try system.exec(["ptk", "note", "photo (2)", "from the laptop"]).status == 0)
         #expect(try system.exec(["ptk", "rename", "photo", "first"]).status == 0)
         #expect(try system.exec(["ptk", "gallery"]).status == 0)
         #expect(try system.exec(["find", "/var/lib/ptk/received", "(", "-not", "-user", "ptk", "-o", "-not", "-group", "ptk", ")"]).stdout == "")
         #expect(try system.exec(["runuser", "-u", "ptk", "--", "ptk", "list"]).stdout.contains("first.png"))
         let fourth = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
         #expect(fourth.stdout == "/root/photo.png: saved as \"photo.png\"\n", "\(fourth.stderr)")
-        #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 4 })
+        #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 3 })
         #expect(!system.journal("ptkd").contains("library: "), "\(system.journal("ptkd"))")
     }
 
@@ -375,6 +396,6 @@ struct SystemdTests {
         #expect(try system.exec(["stat", "-c", "%U %G", "/var/lib/ptk", "/var/lib/ptk/received", "/var/lib/ptk/received/photo.png"]).stdout
             == "ptk ptk\nptk ptk\nptk ptk\n")
         let second = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
-        #expect(second.stdout == "/root/photo.png: saved as \"photo (2).png\"\n", "\(second.stderr)")
+        #expect(second.stdout == "/root/photo.png: already there as \"photo.png\"\n", "\(second.stderr)")
     }
 }

@@ -1,0 +1,73 @@
+import PTKConfiguration
+import PTKLibrary
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTrust
+
+/// Who sent a photo, as every path that brings one (protocol v1, LocalSend) tells it.
+struct Sender: Sendable {
+    /// The name it introduced itself with (HELLO.name, the LocalSend alias).
+    var announcedName: String
+    /// Its identity on the trust list's terms, when it showed one.
+    var id: SenderID?
+    /// "192.0.2.1:50000".
+    var address: String
+}
+
+/// What happens around each photo, whichever path brought it: the folder it is filed in (the
+/// layout), whether its bytes are kept already (duplicates), and, once it is saved, the
+/// library and the `on-saved` hook.
+final class Arrivals: @unchecked Sendable {
+    // Everything is fixed at init; each part is thread-safe.
+    let directory: String
+    let layout: FolderLayout
+    let trust: TrustStore
+    let library: LibraryIndexer?
+    let held: HeldPhotos?
+    let hooks: HookRunner?
+
+    init(directory: String, layout: FolderLayout, trust: TrustStore, library: LibraryIndexer?, held: HeldPhotos?, hooks: HookRunner?) {
+        self.directory = directory
+        self.layout = layout
+        self.trust = trust
+        self.library = library
+        self.held = held
+        self.hooks = hooks
+    }
+
+    /// The sender's name for its folder: the name the trust list gives it, else the one it announced.
+    func folderName(of sender: Sender) -> String {
+        guard layout.usesSender else { return sender.announcedName }
+        if let id = sender.id, let entry = trust.trusted().first(where: { $0.id == id }) { return entry.name }
+        return sender.announcedName
+    }
+
+    /// The folder a photo from `sender` arriving now is filed in ("" for the flat layout).
+    func folder(for sender: Sender) -> String {
+        layout.levels.isEmpty ? "" : layout.folder(sender: folderName(of: sender), day: WallTime.now.localDay)
+    }
+
+    /// The name of a photo the directory keeps with these bytes (duplicates = skip), or nil.
+    func heldPhoto(sha256: String, size: Int64) -> String? {
+        guard !sha256.isEmpty else { return nil }
+        return held?.find(sha256: sha256, size: size)
+    }
+
+    /// Called once a photo is saved (or found held), before SAVED or 200 goes out: the library
+    /// indexes it (not a duplicate: its entry is there), later photos see it as held, and the
+    /// hook's run is queued (written to disk, so it happens even if ptkd dies after answering).
+    func saved(_ saved: Saved, type: PhotoType, from sender: Sender, deviceID: String?) {
+        let received = WallTime.now
+        if !saved.isDuplicate {
+            library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: received,
+                                 senderName: sender.announcedName, senderAddress: sender.address, senderID: deviceID))
+            held?.remember(name: saved.name, sha256: saved.sha256, size: saved.size)
+        }
+        hooks?.enqueue { sequence in
+            HookJob(sequence: sequence, name: saved.name, path: directory + "/" + saved.name, size: saved.size, sha256: saved.sha256,
+                    mediaType: type.mediaType, senderName: sender.announcedName, senderID: deviceID, senderAddress: sender.address,
+                    received: received.iso8601, taken: nil, duplicate: saved.isDuplicate)
+        }
+    }
+}

@@ -1,0 +1,269 @@
+import FoundationEssentials
+import PTKProtocol
+import PTKSystem
+
+/// One run of the `on-saved` hook owed for a photo: what it is told.
+struct HookJob: Codable, Equatable, Sendable {
+    /// Its place in arrival order; never reused (the queue file's last one goes on after a restart).
+    var sequence: Int64
+    /// The photo's path relative to the directory, and absolute.
+    var name: String
+    var path: String
+    var size: Int64
+    var sha256: String
+    var mediaType: String
+    var senderName: String
+    var senderID: String?
+    var senderAddress: String
+    /// ISO 8601.
+    var received: String
+    var taken: String?
+    /// The receiver stored nothing new: it kept these bytes already, as `name`.
+    var duplicate: Bool
+
+    /// The hook's environment beside ptkd's own.
+    var environment: [String] {
+        var env = ["PTK_PATH=\(path)", "PTK_NAME=\(name)", "PTK_SIZE=\(size)", "PTK_SHA256=\(sha256)", "PTK_MEDIA_TYPE=\(mediaType)",
+                   "PTK_SENDER_NAME=\(senderName)", "PTK_SENDER_ID=\(senderID ?? "")", "PTK_SENDER_ADDRESS=\(senderAddress)",
+                   "PTK_RECEIVED=\(received)"]
+        if let taken { env.append("PTK_TAKEN=\(taken)") }
+        if duplicate { env.append("PTK_DUPLICATE=1") }
+        return env
+    }
+}
+
+/// The `on-saved` hook: a program run for each photo saved, one at a time in arrival order, on
+/// a thread of its own, so that no session ever waits for it. What is owed survives a crash or
+/// a restart: each job is appended to `hooks/queue` in the state directory (and flushed) before
+/// SAVED is answered, and `hooks/done` records the last one finished; at start, the jobs after
+/// it run (at least once: one that was running when ptkd died runs again).
+final class HookRunner: @unchecked Sendable {
+    // `pending`, `nextSequence`, `stopping` and `running` are guarded by `state`; the queue
+    // file is written under it too.
+    private let state = ConditionLock()
+    private var pending: [HookJob] = []
+    private var nextSequence: Int64 = 1
+    private var stopping = false
+    private var running: Child?
+    private let command: [String]
+    private let timeout: Duration
+    private let killAfter: Duration
+    let folder: String
+    private var queue: FileDescriptor
+    /// Lines in the queue file: the jobs owed and those done since it was last emptied.
+    private var linesInFile = 0
+    private let thread = ThreadGroup()
+    /// Jobs beyond this many waiting are dropped (and logged).
+    let capacity: Int
+    /// Lines of one run's output that are logged; the rest are counted.
+    static let linesLogged = 200
+    /// Bytes of one line that are logged.
+    static let lineLimit = 1000
+
+    var queueFile: String { folder + "/queue" }
+    var doneFile: String { folder + "/done" }
+
+    /// Opens (making it when missing) `stateDirectory/hooks/` and reads what is owed from an earlier run.
+    init(command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000, killAfter: Duration = .seconds(5)) throws(SystemError) {
+        self.command = command
+        self.timeout = timeout
+        self.killAfter = killAfter
+        self.capacity = capacity
+        folder = stateDirectory + "/hooks"
+        try makeDirectories(folder, mode: 0o700)
+        queue = try FileDescriptor.open(folder + "/queue", flags: [.readWrite, .create, .append, .noFollow], mode: 0o600)
+        // None yet: nothing done.
+        let done = (try? readTextFile(doneFile)).flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int64($0) } } ?? 0
+        var owed: [HookJob] = []
+        var last = done
+        let bytes: [UInt8]
+        do { bytes = try readFileBytes(queueFile, limit: 256 << 20) } catch {
+            queue.close()
+            throw error
+        }
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            // A line cut short by a crash while it was appended: its SAVED never went out.
+            guard let job = try? JSONDecoder().decode(HookJob.self, from: Data(line)) else { continue }
+            last = max(last, job.sequence)
+            if job.sequence > done { owed.append(job) }
+        }
+        linesInFile = bytes.split(separator: UInt8(ascii: "\n")).count
+        pending = Array(owed.suffix(capacity))
+        if owed.count > capacity { Log.warning("on-saved: \(owed.count - capacity) queued hook run(s) over the limit of \(capacity) dropped") }
+        nextSequence = last + 1
+        if !pending.isEmpty { Log.info("on-saved: \(pending.count) hook run(s) owed from before the restart") }
+    }
+
+    deinit { queue.close() }
+
+    /// Starts the thread that runs the hook.
+    func start() throws(SystemError) {
+        try thread.start(name: "hook") { [self] in work() }
+    }
+
+    /// Queues a run for a photo just saved: appended to the queue file and flushed before it
+    /// returns (the caller answers SAVED after). A job that cannot be written is logged and
+    /// still queued in memory: the photo is saved either way.
+    func enqueue(_ make: (Int64) -> HookJob) {
+        state.withLock {
+            let job = make(nextSequence)
+            nextSequence += 1
+            guard pending.count < capacity else {
+                Log.warning("on-saved: \(capacity) hook runs are waiting; not running it for \"\(job.name)\"")
+                return
+            }
+            do throws(SystemError) {
+                try queue.writeAll(Self.line(job))
+                try queue.syncData()
+                linesInFile += 1
+            } catch {
+                Log.warning("on-saved: cannot write \(queueFile) (\(error)); the hook for \"\(job.name)\" runs, but not again if ptkd stops first")
+            }
+            pending.append(job)
+            state.broadcast()
+        }
+    }
+
+    /// A job as its line in the queue file: JSON, keys sorted, and a newline.
+    static func line(_ job: HookJob) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a plain struct of strings, integers and booleans cannot fail.
+        return ((try? encoder.encode(job)).map(Array.init) ?? []) + [UInt8(ascii: "\n")]
+    }
+
+    /// Jobs waiting or running.
+    var owed: Int { state.withLock { pending.count } }
+
+    private func work() {
+        while true {
+            let job: HookJob? = state.withLock {
+                while pending.isEmpty && !stopping { _ = state.wait(until: nil) }
+                return stopping ? nil : pending.first
+            }
+            guard let job else { return }
+            let finished = run(job)
+            state.withLock {
+                guard finished else { return }
+                pending.removeFirst()
+                do throws(SystemError) {
+                    try writeFileAtomically(doneFile, Array("\(job.sequence)\n".utf8), mode: 0o600)
+                    // Nothing owed: the queue starts afresh (the done file keeps the sequence going).
+                    // Always something owed (a hook that never catches up): the jobs done are
+                    // dropped from the file now and then, so it stays bounded.
+                    if pending.isEmpty {
+                        try queue.truncate(to: 0)
+                        linesInFile = 0
+                    } else if linesInFile - pending.count >= capacity {
+                        try writeFileAtomically(queueFile, pending.flatMap(Self.line), mode: 0o600)
+                        let reopened = try FileDescriptor.open(queueFile, flags: [.readWrite, .append, .noFollow])
+                        queue.close()
+                        queue = reopened
+                        linesInFile = pending.count
+                    }
+                } catch {
+                    Log.warning("on-saved: cannot record the hook run for \"\(job.name)\" as done (\(error)); it may run again after a restart")
+                }
+            }
+        }
+    }
+
+    /// Runs the hook for `job`, logging its output line by line and how it ended. Returns false
+    /// when ptkd stopped it by shutting down (it stays owed).
+    private func run(_ job: HookJob) -> Bool {
+        let child: Child
+        do {
+            child = try Child.spawn(command + [job.path], environment: processEnvironment().filter { !$0.hasPrefix("PTK_") } + job.environment)
+        } catch {
+            Log.warning("on-saved: cannot start \(command[0]) for \"\(job.name)\": \(error)")
+            return true
+        }
+        state.withLock { running = child }
+        defer { state.withLock { running = nil } }
+        let started = Instant.now
+        var deadline = started + timeout
+        var terminated = false
+        var killed = false
+        var partial: [UInt8] = []
+        var lines = 0
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        var outputOpen = true
+        var ending: Child.Ending?
+        while true {
+            if ending == nil { ending = child.ended() }
+            // Its output is read to its end once it has ended (a program it left running in the
+            // background may hold the pipe: then only what is there now).
+            if ending != nil && !outputOpen { break }
+            let wait = ending != nil ? Instant.now : min(deadline, Instant.now + .milliseconds(100))
+            let ready = (try? poll([(child.output, .readable)], until: wait)) ?? []  // an interrupted poll: looked at again
+            if outputOpen, let r = ready.first, !r.isEmpty {
+                let n = buffer.withUnsafeMutableBytes { b in (try? child.output.read(into: b)) ?? -1 }  // EAGAIN: nothing now
+                if n == 0 { outputOpen = false }
+                if n > 0 {
+                    partial += buffer[..<n]
+                    while let nl = partial.firstIndex(of: UInt8(ascii: "\n")) {
+                        log(Array(partial[..<nl]), of: job, count: &lines)
+                        partial.removeSubrange(...nl)
+                    }
+                    if partial.count > Self.lineLimit {
+                        log(partial, of: job, count: &lines)
+                        partial.removeAll()
+                    }
+                    continue
+                }
+            } else if ending != nil {
+                break
+            }
+            if ending == nil, Instant.now >= deadline {
+                if !terminated {
+                    Log.warning("on-saved: the hook for \"\(job.name)\" has run \(formatSeconds(timeout)); stopping it (SIGTERM)")
+                    child.signalGroup(Child.terminateSignal)
+                    terminated = true
+                    deadline = .now + killAfter
+                } else if !killed {
+                    Log.warning("on-saved: the hook for \"\(job.name)\" did not stop; killing it (SIGKILL)")
+                    child.signalGroup(Child.killSignal)
+                    killed = true
+                    deadline = .now + .seconds(3600)
+                }
+            }
+            if ending == nil, state.withLock({ stopping }) {
+                child.signalGroup(Child.terminateSignal)
+                Log.info("on-saved: ptkd is stopping; the hook for \"\(job.name)\" runs again at the next start")
+                return false
+            }
+        }
+        if !partial.isEmpty { log(partial, of: job, count: &lines) }
+        if lines > Self.linesLogged { Log.info("on-saved \"\(job.name)\": \(lines - Self.linesLogged) more line(s) of output not logged") }
+        let seconds = formatDecimal((Instant.now - started).seconds)
+        switch ending {
+        case .exited(0)?:
+            Log.info("on-saved: the hook for \"\(job.name)\" ran in \(seconds) s")
+        case let e?:
+            Log.warning("on-saved: the hook for \"\(job.name)\" failed after \(seconds) s: \(e)")
+        case nil:
+            break
+        }
+        return true
+    }
+
+    private func log(_ line: [UInt8], of job: HookJob, count: inout Int) {
+        count += 1
+        guard count <= Self.linesLogged else { return }
+        let text = String(decoding: line.prefix(Self.lineLimit), as: UTF8.self)
+        Log.info("on-saved \"\(job.name)\": \(text)")
+    }
+}
+
+extension HookRunner: Service {
+    var serviceName: String { "on-saved hooks" }
+    /// Stops the running hook (SIGTERM; it stays owed) and joins the thread.
+    func stop(until deadline: Instant) -> Bool {
+        state.withLock {
+            stopping = true
+            running?.signalGroup(Child.terminateSignal)
+            state.broadcast()
+        }
+        return thread.join(until: deadline)
+    }
+}
