@@ -189,14 +189,24 @@ final class HookRunner: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 16384)
         var outputOpen = true
         var ending: Child.Ending?
+        // Once it has ended, what is left in the pipe is read for at most a second more (a
+        // program it left running in the background may hold the pipe and go on writing).
+        var drainedBy: Instant?
         while true {
-            if ending == nil { ending = child.ended() }
-            // Its output is read to its end once it has ended (a program it left running in the
-            // background may hold the pipe: then only what is there now).
-            if ending != nil && !outputOpen { break }
+            if ending == nil {
+                ending = child.ended()
+                if ending != nil { drainedBy = .now + .seconds(1) }
+            }
+            if ending != nil && (!outputOpen || Instant.now >= drainedBy!) { break }
             let wait = ending != nil ? Instant.now : min(deadline, Instant.now + .milliseconds(100))
+            guard outputOpen else {
+                // Its output is closed but it runs on: its end, its deadline or ptkd stopping is awaited.
+                sleep(for: .milliseconds(20))
+                if handleOverrun(child, job, &deadline, &terminated, &killed) == false { return false }
+                continue
+            }
             let ready = (try? poll([(child.output, .readable)], until: wait)) ?? []  // an interrupted poll: looked at again
-            if outputOpen, let r = ready.first, !r.isEmpty {
+            if let r = ready.first, !r.isEmpty {
                 let n = buffer.withUnsafeMutableBytes { b in (try? child.output.read(into: b)) ?? -1 }  // EAGAIN: nothing now
                 if n == 0 { outputOpen = false }
                 if n > 0 {
@@ -214,24 +224,7 @@ final class HookRunner: @unchecked Sendable {
             } else if ending != nil {
                 break
             }
-            if ending == nil, Instant.now >= deadline {
-                if !terminated {
-                    Log.warning("on-saved: the hook for \"\(job.name)\" has run \(formatSeconds(timeout)); stopping it (SIGTERM)")
-                    child.signalGroup(Child.terminateSignal)
-                    terminated = true
-                    deadline = .now + killAfter
-                } else if !killed {
-                    Log.warning("on-saved: the hook for \"\(job.name)\" did not stop; killing it (SIGKILL)")
-                    child.signalGroup(Child.killSignal)
-                    killed = true
-                    deadline = .now + .seconds(3600)
-                }
-            }
-            if ending == nil, state.withLock({ stopping }) {
-                child.signalGroup(Child.terminateSignal)
-                Log.info("on-saved: ptkd is stopping; the hook for \"\(job.name)\" runs again at the next start")
-                return false
-            }
+            if ending == nil, handleOverrun(child, job, &deadline, &terminated, &killed) == false { return false }
         }
         if !partial.isEmpty { log(partial, of: job, count: &lines) }
         if lines > Self.linesLogged { Log.info("on-saved \"\(job.name)\": \(lines - Self.linesLogged) more line(s) of output not logged") }
@@ -243,6 +236,30 @@ final class HookRunner: @unchecked Sendable {
             Log.warning("on-saved: the hook for \"\(job.name)\" failed after \(seconds) s: \(e)")
         case nil:
             break
+        }
+        return true
+    }
+
+    /// A running hook past its deadline gets SIGTERM, and SIGKILL after `killAfter`; when ptkd
+    /// is stopping it gets SIGTERM and false is returned (the run stays owed).
+    private func handleOverrun(_ child: Child, _ job: HookJob, _ deadline: inout Instant, _ terminated: inout Bool, _ killed: inout Bool) -> Bool {
+        if Instant.now >= deadline {
+            if !terminated {
+                Log.warning("on-saved: the hook for \"\(job.name)\" has run \(formatSeconds(timeout)); stopping it (SIGTERM)")
+                child.signalGroup(Child.terminateSignal)
+                terminated = true
+                deadline = .now + killAfter
+            } else if !killed {
+                Log.warning("on-saved: the hook for \"\(job.name)\" did not stop; killing it (SIGKILL)")
+                child.signalGroup(Child.killSignal)
+                killed = true
+                deadline = .now + .seconds(3600)
+            }
+        }
+        if state.withLock({ stopping }) {
+            child.signalGroup(Child.terminateSignal)
+            Log.info("on-saved: ptkd is stopping; the hook for \"\(job.name)\" runs again at the next start")
+            return false
         }
         return true
     }

@@ -44,6 +44,20 @@ struct HookRunnerTests {
         #expect(String(decoding: readFile(again.queueFile) ?? [], as: UTF8.self).contains("\"sequence\":17"))
     }
 
+    @Test("a hook that closes its output and runs on is still stopped at its timeout")
+    func closedOutputTimesOut() throws {
+        let state = makeTemporaryDirectory("ptk-hooks")
+        defer { removeTree(state) }
+        let script = state + "/hook"
+        writeFile(script, Array("#!/bin/sh\nexec >/dev/null 2>&1\nsleep 30\n".utf8))
+        chmod(script, 0o755)
+        let runner = try HookRunner(command: [script], timeout: .milliseconds(500), stateDirectory: state, killAfter: .seconds(1))
+        try runner.start()
+        runner.enqueue(job(1))
+        #expect(eventually(15) { runner.owed == 0 }, "still running long after its timeout")
+        _ = runner.stop(until: .now + .seconds(2))
+    }
+
     @Test("a queue line cut short by a crash is passed over; the others are owed")
     func tornLine() throws {
         let state = makeTemporaryDirectory("ptk-hooks")
