@@ -73,7 +73,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Command("thumbnail", group: library, "write its thumbnail (a PNG, at most 256 px on its long side)",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)],
                 details: "Without -o the PNG goes to standard output, which must not be a terminal."),
-        Command("rename", group: library, "rename a photo, or move it to a folder (NEW may be bob/IMG_1.png); never replaces one",
+        Command("rename", group: library, "rename a photo, or move it (NEW may be bob/IMG_1.png, or bob/ to keep its name); never replaces one",
                 arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("NEW", "its new name")]),
         Command("rm", group: library, "delete photos (file, entry and thumbnail)",
                 arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)]),

@@ -655,7 +655,9 @@ public final class PhotoLibrary {
     /// rules of received names; the folders before it (each by those rules, at most
     /// `StoreRequest.maxFolderDepth`) when it has any, else `current`'s own folder.
     static func renamed(_ current: String, to newName: String, type: PhotoType) -> String {
-        let parts = newName.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var parts = newName.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // "bob/" (or "/" for the top folder) moves the photo keeping its name.
+        if newName.hasSuffix("/") { parts.append(String(current.split(separator: "/").last ?? Substring(current))) }
         let leaf = PhotoStore.finalName(parts.last ?? newName, type: type)
         guard newName.contains("/") else {
             guard let slash = current.lastIndex(of: "/") else { return leaf }
@@ -671,7 +673,8 @@ public final class PhotoLibrary {
     public func rename(_ name: String, to newName: String) throws(LibraryError) -> Photo {
         var photo = try find(name)
         // A JPEG keeps a JPEG ending (and a PNG a PNG one): the name says what the file is.
-        if newName.contains("/") {
+        if newName.contains("/") && newName != "/" {
+            // "/" alone moves a photo to the top folder; otherwise every folder must be one the store makes.
             let folders = newName.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
             guard StoreRequest.isValidFolder(folders) else {
                 throw LibraryError(.refused, "'\(folders)' is not a folder a photo can move to (at most \(StoreRequest.maxFolderDepth) names, none empty, '..' or starting with a dot)")

@@ -89,5 +89,9 @@ struct FolderLibraryTests {
         #expect(try f.library.rename("IMG_2", to: "second").name == "bob/second.png")
         #expect(try f.library.rename("bob/second", to: "carol/x/second").name == "carol/x/second.png")
         #expect(readFile(f.directory + "/carol/x/second.png") == photoBytes(3))
+        // A folder alone keeps the name; "/" moves it to the top.
+        #expect(try f.library.rename("carol/x/second", to: "dave/").name == "dave/second.png")
+        #expect(try f.library.rename("dave/second", to: "/").name == "second.png")
+        #expect(readFile(f.directory + "/second.png") == photoBytes(3))
     }
 }
