@@ -32,7 +32,8 @@ let package = Package(
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         // Row-by-row thumbnails with libpng and libjpeg-turbo, in C: both libraries' errors
         // longjmp, which must not cross Swift frames.
-        .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG"]),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG", "CExif"]),
         // What only the tests need of libpng and libjpeg: an independent whole-image PNG decode
         // and a JPEG encoder (linked by PTKTestSupport and the tests, never by the programs).
         .target(name: "CTestImages", dependencies: ["CPNG", "CJPEG"]),

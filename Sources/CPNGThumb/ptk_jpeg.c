@@ -129,7 +129,15 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
     s->progress.pub.progress_monitor = on_progress;
     c->progress = &s->progress.pub;
 
+    /* EXIF is in an APP1 segment starting "Exif\0\0" (at most 64 KiB, as every segment). */
+    jpeg_save_markers(c, JPEG_APP0 + 1, 0xFFFF);
     jpeg_read_header(c, TRUE);
+    for (jpeg_saved_marker_ptr m = c->marker_list; m != NULL; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
+            ptk_exif_read(m->data, m->data_length, 1, &out->facts);
+            break;
+        }
+    }
     const uint32_t width = c->image_width, height = c->image_height;
     out->width = width;
     out->height = height;
@@ -200,6 +208,13 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
         const uint64_t *bucket = s->sums + k * 4;
         const uint64_t count = bucket[3] ? bucket[3] : 1;
         for (int i = 0; i < 3; i++) s->pixels[k * 3 + i] = (unsigned char)((bucket[i] + count / 2) / count);
+    }
+    if (out->facts.orientation > 1) {
+        /* Turned as the EXIF orientation says it is shown. */
+        unsigned char *turned = ptk_orient(s->pixels, &tw, &th, 3, out->facts.orientation);
+        if (turned == NULL) fail((j_common_ptr)c, "out of memory");
+        free(s->pixels);
+        s->pixels = turned;
     }
     int status = ptk_png_encode(s->pixels, tw, th, 3, &out->thumbnail, &out->thumbnail_size, out->message);
     if (status != PTK_PNG_OK) return status;

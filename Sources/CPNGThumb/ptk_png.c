@@ -69,14 +69,16 @@ static void write_callback(png_structp png, png_bytep data, size_t length) {
 static void flush_callback(png_structp png) { (void)png; }
 
 /* Limits set before png_read_info, so that a hostile file cannot make libpng allocate or work
- * without bound: image size, how many ancillary chunks are kept, how large one may be. Text and
- * ICC profiles are not needed for a thumbnail and are skipped unread (no decompression). */
+ * without bound: image size, how many ancillary chunks are kept (128), how large one may be
+ * (1 MiB; a larger one is passed over with a warning). Compressed text and ICC profiles are
+ * not needed for a thumbnail and are skipped unread (no decompression); eXIf (orientation,
+ * the day taken) and plain tEXt ("Creation Time") are read. */
 static void set_limits(png_structp png) {
     png_set_user_limits(png, 1000000, 1000000);
     png_set_chunk_cache_max(png, 128);
-    png_set_chunk_malloc_max(png, 8 * 1024 * 1024);
-    static const png_byte skipped[] = "iCCP\0iTXt\0tEXt\0zTXt\0sPLT\0eXIf";
-    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped, 6);
+    png_set_chunk_malloc_max(png, 1024 * 1024);
+    static const png_byte skipped[] = "iCCP\0iTXt\0zTXt\0sPLT";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped, 4);
 }
 
 typedef struct {
@@ -151,6 +153,38 @@ void ptk_thumbnail_fit(uint32_t width, uint32_t height, uint32_t max_side, uint3
     }
 }
 
+/* What the chunks before the image data say: eXIf (EXIF), else tIME, else a "Creation Time" text. */
+static void read_facts(png_structp png, png_infop info, ptk_photo_facts *facts) {
+#ifdef PNG_eXIf_SUPPORTED
+    png_uint_32 size = 0;
+    png_bytep exif = NULL;
+    if (png_get_eXIf_1(png, info, &size, &exif) != 0 && exif != NULL && size > 0) ptk_exif_read(exif, size, 0, facts);
+#endif
+    if (facts->taken_source != 0) return;
+    png_timep time = NULL;
+    if (png_get_tIME(png, info, &time) != 0 && time != NULL && time->month >= 1 && time->month <= 12 && time->day >= 1 && time->day <= 31
+        && time->hour <= 23 && time->minute <= 59 && time->second <= 60) {
+        snprintf(facts->taken, sizeof facts->taken, "%04u-%02u-%02uT%02u:%02u:%02uZ", time->year, time->month, time->day,
+                 time->hour, time->minute, time->second);
+        facts->taken_source = 2;
+        return;
+    }
+    png_textp text = NULL;
+    int count = 0;
+    if (png_get_text(png, info, &text, &count) > 0) {
+        for (int i = 0; i < count; i++) {
+            if (text[i].key == NULL || strcmp(text[i].key, "Creation Time") != 0 || text[i].text == NULL) continue;
+            size_t n = 0;
+            for (const char *c = text[i].text; *c != 0 && n + 1 < sizeof facts->taken; c++) {
+                if ((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7F) facts->taken[n++] = *c;
+            }
+            facts->taken[n] = 0;
+            if (n > 0) facts->taken_source = 3;
+            return;
+        }
+    }
+}
+
 static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
                           ptk_thumbnail_result *out) {
     s->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &s->io, on_error, on_warning);
@@ -162,6 +196,7 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
     png_set_read_fn(s->png, &s->io, read_callback);
     set_limits(s->png);
     png_read_info(s->png, s->info);
+    read_facts(s->png, s->info, &out->facts);
     const uint32_t width = png_get_image_width(s->png, s->info);
     const uint32_t height = png_get_image_height(s->png, s->info);
     out->width = width;
@@ -244,6 +279,16 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
         const uint64_t count = b[4] ? b[4] : 1;
         for (int c = 0; c < 3; c++) q[c] = b[0] ? (unsigned char)((b[1 + c] + b[0] / 2) / b[0]) : 0;
         if (channels == 4) q[3] = (unsigned char)((b[0] + count / 2) / count);
+    }
+    if (out->facts.orientation > 1) {
+        /* Turned as the EXIF orientation says it is shown. */
+        unsigned char *turned = ptk_orient(s->pixels, &tw, &th, channels, out->facts.orientation);
+        if (turned == NULL) {
+            snprintf(s->io.message, MESSAGE, "out of memory");
+            return PTK_PNG_FAILED;
+        }
+        free(s->pixels);
+        s->pixels = turned;
     }
     int status = encode(s, tw, th, channels);
     if (status != PTK_PNG_OK) return status;

@@ -60,7 +60,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
         ~/.local/share/ptk). ptkd need not be stopped: changes are safe while it saves photos.
         """,
     commands: [
-        Command("list", group: library, "one line per photo: name, size, dimensions, received (UTC), sender, rating"),
+        Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received, UTC), sender, rating"),
         Command("show", group: library, "everything the library holds about a photo",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)]),
         Command("watch", group: library, "print each photo as ptkd indexes it, until interrupted",
@@ -109,8 +109,8 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Option(.json, "json", help: "JSON instead of text", commands: names([.list, .show, .watch])),
         Option(.since, "since", value: "now|all|ID", help: "the photos to start from: those indexed from now on, all, or those after id ID",
                default: "now", commands: names([.watch]), completion: .values(["now", "all"])),
-        Option(.sort, "sort", value: "name|time|size", allowed: PhotoLibrary.SortOrder.allCases.map(\.rawValue),
-               help: "the order: name, time (oldest first) or size (smallest first)", default: PhotoLibrary.SortOrder.time.rawValue, commands: names([.list])),
+        Option(.sort, "sort", value: "name|time|taken|size", allowed: PhotoLibrary.SortOrder.allCases.map(\.rawValue),
+               help: "the order: name, time received or taken (oldest first), or size (smallest first)", default: PhotoLibrary.SortOrder.time.rawValue, commands: names([.list])),
         Option(.from, "from", value: "SENDER", help: "only photos from this sender (name, address or device ID prefix)", commands: names([.list])),
         Option(.output, "output", short: "o", value: "PATH", help: "thumbnail: the file (- for standard output); export, gallery: the directory",
                commands: names([.thumbnail, .export, .gallery]), completion: .file(extensions: [])),

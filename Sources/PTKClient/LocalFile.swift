@@ -12,11 +12,15 @@ public struct LocalFile: Sendable {
     /// The name offered to the receiver: the path's last component.
     public var name: String
     public var size: Int64
+    /// Its modification time (a package's: the one its photo.metadata records), sent as
+    /// OFFER.modified so that the receiver's copy keeps it.
+    public var modified: WallTime?
 
-    public init(path: String, name: String, size: Int64) {
+    public init(path: String, name: String, size: Int64, modified: WallTime? = nil) {
         self.path = path
         self.name = name
         self.size = size
+        self.modified = modified
     }
 
     /// Checks that `path` is a readable regular file starting with the PNG signature. The
@@ -42,7 +46,7 @@ public struct LocalFile: Sendable {
                 throw LocalFileError(path: path, reason: "not a PNG file (it does not start with the PNG signature)")
             }
             let name = path.split(separator: "/").last.map(String.init) ?? path
-            return LocalFile(path: path, name: name, size: st.size)
+            return LocalFile(path: path, name: name, size: st.size, modified: st.modifiedTime)
         } catch let e as LocalFileError {
             throw e
         } catch let e as SystemError {
@@ -62,11 +66,13 @@ public struct LocalFile: Sendable {
         guard let data = try? fileStatus(folder + "/" + Package.dataName), data.isRegularFile else {
             throw LocalFileError(path: path, reason: "not a regular file, nor a .ptk package (it holds no \(Package.dataName))")
         }
-        do { _ = try Package.readMetadata(folder) } catch {
+        let modified: WallTime?
+        do { modified = Package.modified(inMetadata: try Package.readMetadata(folder)) } catch {
             throw LocalFileError(path: path, reason: "a package that cannot be sent: \(error)")
         }
         var file = try check(folder + "/" + Package.dataName)
         file.name = Package.photoName(forPackage: folder, type: .png)
+        file.modified = modified ?? file.modified
         return file
     }
 

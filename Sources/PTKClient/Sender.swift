@@ -139,7 +139,7 @@ public final class Sender {
         /// Takes `indices` as the session's next files: returns them as offered.
         func take(_ indices: [Int]) -> [OutgoingFile] {
             order += indices
-            return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size) }
+            return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size, modified: files[$0].modified?.milliseconds) }
         }
         var machine: SenderSession
         switch plan {

@@ -164,7 +164,7 @@ extension LocalSendEndpoint {
         // The type accepted in prepare-upload picks the store's check and the name's ending.
         let request = PhotoType(mediaType: file.mediaType).map {
             StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: $0, sender: session.sender.alias,
-                         folder: arrivals.folder(for: sender))
+                         modified: file.metadata?.modified.flatMap { WallTime(iso8601: $0) }?.milliseconds, folder: arrivals.folder(for: sender))
         }
         switch request.map({ store.begin($0) }) ?? .failure(FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")) {
         case .success(let f): incoming = f

@@ -190,6 +190,6 @@ extension StoreRequest {
         guard let type = PhotoType(mediaType: offer.mediaType) else {
             return .failure(FileFailure(.notPNG, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
         }
-        return .success(StoreRequest(name: offer.name, size: offer.size, sha256: offer.sha256, type: type, sender: sender))
+        return .success(StoreRequest(name: offer.name, size: offer.size, sha256: offer.sha256, type: type, sender: sender, modified: offer.modified))
     }
 }

@@ -30,16 +30,20 @@ extension PhotoLibrary {
         // with the newest photo first; each section starts at its first photo's id.
         var sections: [Int64: String] = [:]
         let folderOf = { (p: Photo) -> String in p.name.lastIndex(of: "/").map { String(p.name[..<$0]) } ?? "" }
-        if list.contains(where: { $0.name.contains("/") }) {
+        // Without folders, by the day each was taken (else received), newest first.
+        let byFolder = list.contains(where: { $0.name.contains("/") })
+        let grouping: (Photo) -> String = byFolder ? folderOf : { $0.day }
+        if byFolder || Set(list.map(\.day)).count > 1 {
+            if !byFolder { list.sort { ($0.day, $0.received) > ($1.day, $1.received) } }
             var order: [String] = []
-            var byFolder: [String: [Photo]] = [:]
+            var groups: [String: [Photo]] = [:]
             for p in list {
-                let f = folderOf(p)
-                if byFolder[f] == nil { order.append(f) }
-                byFolder[f, default: []].append(p)
+                let f = grouping(p)
+                if groups[f] == nil { order.append(f) }
+                groups[f, default: []].append(p)
             }
-            list = order.flatMap { byFolder[$0]! }
-            for f in order { sections[byFolder[f]![0].id] = f }
+            list = order.flatMap { groups[$0]! }
+            for f in order { sections[groups[f]![0].id] = f }
         }
         var html = """
             <!DOCTYPE html>
@@ -70,7 +74,8 @@ extension PhotoLibrary {
             """
         for photo in list {
             if let section = sections[photo.id] {
-                html += "</div>\n<h2>\(escapeHTML(section.isEmpty ? "(top folder)" : section + "/"))</h2>\n<div class=\"grid\">\n"
+                let title = !byFolder ? section : section.isEmpty ? "(top folder)" : section + "/"
+                html += "</div>\n<h2>\(escapeHTML(title))</h2>\n<div class=\"grid\">\n"
             }
             // Each folder of the path is encoded on its own, so the link keeps its "/".
             let encoded = photo.name.split(separator: "/", omittingEmptySubsequences: false).map { percentEncode(String($0)) }.joined(separator: "/")
@@ -90,7 +95,7 @@ extension PhotoLibrary {
                 }
                 image = "<img src=\"\(thumbnailsRelative)/\(photo.id).png\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
             }
-            var meta = [photo.received.description]
+            var meta = [photo.takenMinutes.map { "taken " + $0 } ?? photo.received.description]
             if let sender = photo.senderName { meta.append("from " + sender) }
             meta.append(photo.dimensions)
             if let rating = photo.rating { meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating)) }

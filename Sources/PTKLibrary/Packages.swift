@@ -138,7 +138,8 @@ extension PhotoLibrary {
         }
         let name: String
         do {
-            name = try store.add(from: data, size: dataStatus.size, sha256: sha256, name: Package.photoName(forPackage: path, type: type), type: type)
+            name = try store.add(from: data, size: dataStatus.size, sha256: sha256, name: Package.photoName(forPackage: path, type: type), type: type,
+                                 modified: metadata.Modified.flatMap { WallTime(iso8601: $0) })
         } catch {
             throw LibraryError(error.badInput ? .badInput : .io, "\(dataPath): \(error.description)")
         }

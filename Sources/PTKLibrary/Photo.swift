@@ -34,6 +34,16 @@ public struct Photo: Sendable, Equatable {
     public var hasThumbnail: Bool
     /// Why there is no thumbnail (too many pixels, not decodable), when there is none.
     public var problem: String?
+    /// The file's modification time when it was indexed (the sender's, when it sent one).
+    public var modified: WallTime?
+    /// EXIF Orientation (1-8), when the photo has one: how the stored pixels are shown.
+    public var orientation: Int?
+    /// When it was taken (ISO 8601; see `PhotoFacts.taken`), when the photo says.
+    public var taken: String?
+    public var cameraMake: String?
+    public var cameraModel: String?
+    /// Whether its EXIF holds a location (GPS); nil until indexed. The location itself is never read out.
+    public var hasLocation: Bool?
 
     public init(id: Int64, name: String, size: Int64, received: WallTime) {
         self.id = id
@@ -60,11 +70,33 @@ public struct Photo: Sendable, Equatable {
     /// PNG or JPEG, as its name's ending says.
     public var type: PhotoType { PhotoType(fileName: name) ?? .png }
 
-    /// "4032x3024", or "?" before indexing.
+    /// The width and height as the photo is shown: the stored ones, swapped when its EXIF
+    /// orientation turns it a quarter (5 to 8).
+    public var displayedSize: (width: Int, height: Int)? {
+        guard let width, let height else { return nil }
+        return (orientation ?? 1) >= 5 ? (height, width) : (width, height)
+    }
+
+    /// "3024x4032" as shown, or "?" before indexing.
     public var dimensions: String {
+        guard let size = displayedSize else { return "?" }
+        return "\(size.width)x\(size.height)"
+    }
+
+    /// "4032x3024" as stored.
+    public var storedDimensions: String {
         guard let width, let height else { return "?" }
         return "\(width)x\(height)"
     }
+
+    /// When it was taken as people read it ("2024-07-03 14:22", the camera's clock), or nil.
+    public var takenMinutes: String? {
+        guard let taken, taken.utf8.count >= 16 else { return nil }
+        return String(String(taken.prefix(16)).map { $0 == "T" ? " " : $0 })
+    }
+
+    /// The calendar day it was taken ("2024-07-03"), else the day received (UTC).
+    public var day: String { String((taken ?? received.iso8601).prefix(10)) }
 }
 
 /// A photo just saved by ptkd, for the library to index.
@@ -105,6 +137,18 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
     public var Interlace: Int?
     /// ISO 8601, UTC, with milliseconds: "2026-11-30T09:41:02.123Z".
     public var Received: String?
+    /// The file's modification time (ISO 8601, UTC): kept by export and restored by import.
+    public var Modified: String?
+    /// When it was taken, as the photo says (see `PhotoFacts.taken`).
+    public var Taken: String?
+    public var CameraMake: String?
+    public var CameraModel: String?
+    /// EXIF Orientation, and the size as shown.
+    public var Orientation: Int?
+    public var DisplayWidth: Int?
+    public var DisplayHeight: Int?
+    /// Only whether the photo holds a location: the location itself is never given out.
+    public var HasLocation: Bool?
     public var SenderName: String?
     public var SenderAddress: String?
     public var SenderID: String?
@@ -127,6 +171,14 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
         ColorType = photo.colorType
         Interlace = photo.interlace
         Received = photo.received.iso8601
+        Modified = photo.modified?.iso8601
+        Taken = photo.taken
+        CameraMake = photo.cameraMake
+        CameraModel = photo.cameraModel
+        Orientation = photo.orientation
+        DisplayWidth = photo.displayedSize?.width
+        DisplayHeight = photo.displayedSize?.height
+        HasLocation = photo.hasLocation
         SenderName = photo.senderName
         SenderAddress = photo.senderAddress
         SenderID = photo.senderID

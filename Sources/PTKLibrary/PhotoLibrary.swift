@@ -10,8 +10,10 @@ import PTKSystem
 public final class PhotoLibrary {
     /// The library's folder inside the received-photos directory.
     public static let folderName = ".ptk"
-    /// 1: the photos table; 2: an index of it by SHA-256 (duplicates are looked up by hash).
-    static let schemaVersion: Int64 = 2
+    /// 1: the photos table; 2: an index of it by SHA-256 (duplicates are looked up by hash);
+    /// 3: what a photo says of itself (orientation, taken, camera, location: yes or no), which
+    /// a migration from 2 fills in by indexing every photo again.
+    static let schemaVersion: Int64 = 3
 
     /// The received-photos directory.
     public let directory: String
@@ -94,7 +96,8 @@ public final class PhotoLibrary {
         if current == Self.schemaVersion { return }
         try database.writeTransaction { () throws(LibraryError) in
             // Read again inside the transaction: another process may have migrated meanwhile.
-            if try database.firstInt("PRAGMA user_version") ?? 0 >= Self.schemaVersion { return }
+            let found = try database.firstInt("PRAGMA user_version") ?? 0
+            if found >= Self.schemaVersion { return }
             try database.execute("""
                 CREATE TABLE IF NOT EXISTS photos(
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -114,14 +117,25 @@ public final class PhotoLibrary {
                 );
                 CREATE INDEX IF NOT EXISTS photos_pending ON photos(id) WHERE indexed = 0;
                 CREATE INDEX IF NOT EXISTS photos_sha256 ON photos(sha256, size);
-                PRAGMA user_version = \(Self.schemaVersion);
                 """)
+            if found < 3 {
+                try database.execute("""
+                    ALTER TABLE photos ADD COLUMN orientation INTEGER;
+                    ALTER TABLE photos ADD COLUMN taken TEXT;
+                    ALTER TABLE photos ADD COLUMN taken_ms INTEGER;
+                    ALTER TABLE photos ADD COLUMN camera_make TEXT;
+                    ALTER TABLE photos ADD COLUMN camera_model TEXT;
+                    ALTER TABLE photos ADD COLUMN location INTEGER;
+                    UPDATE photos SET indexed = 0 WHERE indexed = 1;
+                    """)
+            }
+            try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
         }
     }
 
     // MARK: Reading
 
-    static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem"
+    static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem, mtime, orientation, taken, camera_make, camera_model, location"
 
     static func photo(from s: Statement) -> Photo {
         var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: WallTime(milliseconds: s.int(9) ?? 0))
@@ -139,11 +153,17 @@ public final class PhotoLibrary {
         p.indexed = s.int(15) == 1
         p.hasThumbnail = s.int(16) == 1
         p.problem = s.text(17)
+        p.modified = s.int(18).map { WallTime(milliseconds: $0) }
+        p.orientation = s.int(19).map(Int.init)
+        p.taken = s.text(20)
+        p.cameraMake = s.text(21)
+        p.cameraModel = s.text(22)
+        p.hasLocation = s.int(23).map { $0 != 0 }
         return p
     }
 
     public enum SortOrder: String, Sendable, CaseIterable {
-        case name, time, size
+        case name, time, taken, size
     }
 
     /// Every photo the index knows, sorted (oldest, first by name, or smallest first), those
@@ -153,6 +173,7 @@ public final class PhotoLibrary {
         switch sort {
         case .name: order = "name COLLATE NOCASE, name"
         case .time: order = "received, id"
+        case .taken: order = "coalesce(taken_ms, received), id"
         case .size: order = "size, name"
         }
         let s = try database.prepare("SELECT \(Self.columns) FROM photos ORDER BY \(order)").bind()
@@ -468,15 +489,18 @@ public final class PhotoLibrary {
         let changed = try database.writeTransaction { () throws(LibraryError) -> [Int64: Int] in
             let update = try database.prepare("""
                 UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
-                    interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?
+                    interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?,
+                    orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?
                 WHERE id = ? AND name = ?
                 """)
             var changed: [Int64: Int] = [:]
             for e in examined {
                 let header = e.thumbnail.flatMap { $0.width > 0 ? $0 : nil }
+                let facts = e.thumbnail?.facts ?? PhotoFacts()
                 try update.bind(e.sha256, e.status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
                                 header?.interlace, e.thumbnail?.outcome == .made, e.problem, e.status.map { Int64(bitPattern: $0.inode) },
-                                e.status.map { $0.modifiedTime.milliseconds }, e.id, e.name).run()
+                                e.status.map { $0.modifiedTime.milliseconds }, facts.orientation, facts.taken, facts.takenTime?.milliseconds,
+                                facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0), e.id, e.name).run()
                 changed[e.id] = database.changes
             }
             return changed

@@ -19,7 +19,10 @@ public struct Thumbnail: Sendable {
     public var width = 0, height = 0, bitDepth = 0, colorType = 0, interlace = 0
     /// The thumbnail PNG (8-bit RGB or RGBA) and its size.
     public var png: [UInt8] = []
+    /// The thumbnail's size, as shown (turned by the EXIF orientation).
     public var thumbnailWidth = 0, thumbnailHeight = 0
+    /// What the photo says of itself: orientation, when it was taken, the camera.
+    public var facts = PhotoFacts()
 
     /// Why there is no thumbnail, or nil when there is one.
     public var problem: String? {
@@ -29,6 +32,82 @@ public struct Thumbnail: Sendable {
         case .failed(let m): return "not decodable: \(m)"
         case .cancelled: return "cancelled"
         }
+    }
+}
+
+/// What a photo says of itself beyond its pixels (EXIF, read with libexif; a PNG's tIME or
+/// "Creation Time" text).
+public struct PhotoFacts: Sendable, Equatable {
+    /// EXIF Orientation, 1 to 8; nil when it has none.
+    public var orientation: Int?
+    /// When it was taken, as ISO 8601: with its offset and fraction when the EXIF has them
+    /// ("2024-07-03T14:22:05.12+02:00"), else the camera's own clock ("2024-07-03T14:22:05").
+    public var taken: String?
+    public var make: String?
+    public var model: String?
+    /// The EXIF has GPS entries (never shown; `show --json` says only this).
+    public var hasLocation = false
+    /// Why the EXIF was left aside, if it was.
+    public var problem: String?
+
+    public init() {}
+
+    init(_ f: ptk_photo_facts) {
+        func text<T>(_ tuple: T) -> String? {
+            let s = withUnsafeBytes(of: tuple) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            return s.isEmpty ? nil : s
+        }
+        orientation = (1...8).contains(Int(f.orientation)) ? Int(f.orientation) : nil
+        make = text(f.make)
+        model = text(f.model)
+        hasLocation = f.has_location != 0
+        problem = text(f.problem)
+        switch f.taken_source {
+        case 1: taken = text(f.taken).flatMap { Self.exifDate($0, offset: text(f.taken_offset), subsec: text(f.taken_subsec)) }
+        case 2, 3: taken = text(f.taken).flatMap { WallTime(iso8601: $0) != nil ? $0 : nil }
+        default: taken = nil
+        }
+    }
+
+    /// EXIF's "YYYY:MM:DD HH:MM:SS" (with OffsetTimeOriginal "+02:00" and SubSecTimeOriginal
+    /// digits) as ISO 8601; nil for a date that is not one (the "0000:00:00 00:00:00" of an
+    /// unset camera clock, say).
+    static func exifDate(_ text: String, offset: String?, subsec: String?) -> String? {
+        let b = Array(text.utf8)
+        guard b.count >= 19 else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int? {
+            let digits = b[from..<(from + count)]
+            guard digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return Int(String(decoding: digits, as: UTF8.self))
+        }
+        guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2), let mi = number(14, 2), let s = number(17, 2),
+              b[4] == UInt8(ascii: ":"), b[7] == UInt8(ascii: ":"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+              y >= 1800, (1...12).contains(mo), (1...31).contains(d), h <= 23, mi <= 59, s <= 60 else { return nil }
+        var iso = String(decoding: b[0..<19], as: UTF8.self)
+        iso = iso.replacingFirst(":", with: "-").replacingFirst(":", with: "-").replacingFirst(" ", with: "T")
+        if let subsec, !subsec.isEmpty, subsec.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { iso += "." + subsec }
+        if let offset, offset.utf8.count == 6, let sign = offset.first, sign == "+" || sign == "-",
+           WallTime(iso8601: "2000-01-01T00:00:00" + offset) != nil {
+            iso += offset
+        }
+        return iso
+    }
+
+    /// `taken` as a time, for sorting: a time without an offset is read as UTC (its day, as
+    /// the camera's clock showed it, is kept by the text).
+    public var takenTime: WallTime? {
+        guard let taken else { return nil }
+        return WallTime(iso8601: taken) ?? WallTime(iso8601: taken + "Z")
+    }
+}
+
+extension String {
+    /// The string with the first `target` replaced by `replacement`.
+    fileprivate func replacingFirst(_ target: Character, with replacement: Character) -> String {
+        guard let i = firstIndex(of: target) else { return self }
+        var s = self
+        s.replaceSubrange(i...i, with: String(replacement))
+        return s
     }
 }
 
@@ -70,6 +149,7 @@ public enum Thumbnailer {
         t.bitDepth = Int(result.bit_depth)
         t.colorType = Int(result.color_type)
         t.interlace = Int(result.interlace)
+        t.facts = PhotoFacts(result.facts)
         return t
     }
 }

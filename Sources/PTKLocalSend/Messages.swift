@@ -57,7 +57,21 @@ public struct FileInfo: Codable, Sendable, Equatable {
         fileType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() } ?? ""
     }
 
-    public init(id: String, fileName: String, size: Int64, fileType: String, sha256: String? = nil, preview: String? = nil) {
+    /// The sender's file times: `modified` and `accessed`, ISO 8601 (LocalSend 2.1; optional).
+    public var metadata: FileTimes?
+
+    public struct FileTimes: Codable, Sendable, Equatable {
+        public var modified: String?
+        public var accessed: String?
+        public init(modified: String? = nil, accessed: String? = nil) {
+            self.modified = modified
+            self.accessed = accessed
+        }
+    }
+
+    public init(id: String, fileName: String, size: Int64, fileType: String, sha256: String? = nil, preview: String? = nil,
+                metadata: FileTimes? = nil) {
+        self.metadata = metadata
         self.id = id
         self.fileName = fileName
         self.size = size

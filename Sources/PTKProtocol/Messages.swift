@@ -57,11 +57,15 @@ public struct Offer: Codable, Equatable, Sendable {
     public var size: Int64
     public var sha256: String
     public var mediaType: String
-    public init(name: String, size: Int64, sha256: String, mediaType: String = "image/png") {
+    /// The file's modification time on the sender, in milliseconds since the epoch (protocol
+    /// section 7); absent when the sender does not say.
+    public var modified: Int64?
+    public init(name: String, size: Int64, sha256: String, mediaType: String = "image/png", modified: Int64? = nil) {
         self.name = name
         self.size = size
         self.sha256 = sha256
         self.mediaType = mediaType
+        self.modified = modified
     }
 }
 

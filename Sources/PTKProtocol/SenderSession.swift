@@ -5,10 +5,13 @@ public struct OutgoingFile: Equatable, Sendable {
     /// Nil until known: the session then asks for it (`SenderAction.hash`) when it is due to
     /// offer the file, so a sender can hash each file while the previous one is being sent.
     public var sha256: String?
-    public init(name: String, size: Int64, sha256: String? = nil) {
+    /// Its modification time, in milliseconds since the epoch (OFFER.modified); nil: not sent.
+    public var modified: Int64?
+    public init(name: String, size: Int64, sha256: String? = nil, modified: Int64? = nil) {
         self.name = name
         self.size = size
         self.sha256 = sha256
+        self.modified = modified
     }
 }
 
@@ -215,7 +218,7 @@ public struct SenderSession: Sendable {
             return [.hash(file: i)]
         }
         state = .awaitingAnswer(file: i)
-        return [.send(.offer(Offer(name: f.name, size: f.size, sha256: sha256)))]
+        return [.send(.offer(Offer(name: f.name, size: f.size, sha256: sha256, modified: f.modified)))]
     }
 
     /// Sends chunks while the window allows, then DONE once all are acknowledged.

@@ -184,6 +184,11 @@ public final class IncomingFile {
             try fd.setPermissions(store.settings.fileMode)
             // Run as root (ptk import on the service's directory), the photo gets the directory's owner.
             try fd.takeOwner(of: store.settings.directory)
+            // The sender's modification time, when it gave a believable one (protocol section 7:
+            // not before 1970, not more than a day ahead of this clock).
+            if let modified = request.modified, modified >= 0, modified <= WallTime.now.milliseconds + 86_400_000 {
+                try fd.setModifiedTime(WallTime(milliseconds: modified))
+            }
             try fd.sync()
             let final = try store.publish(temporary: name, offeredName: request.name, type: type, folder: request.folder)
             fd.close()

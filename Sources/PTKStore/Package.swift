@@ -51,6 +51,14 @@ public enum Package {
         guard v >= 1 else { throw PackageError("\(path) has Version \(v); packages start at Version 1") }
         return bytes
     }
+
+    /// The photo's modification time a package's photo.metadata records (`Modified`, ISO 8601),
+    /// if it has one.
+    public static func modified(inMetadata bytes: [UInt8]) -> WallTime? {
+        struct ModifiedOnly: Decodable { var Modified: String? }
+        // A metadata without a readable Modified has none: the photo's own time is used.
+        return (try? JSONDecoder().decode(ModifiedOnly.self, from: Data(bytes)))?.Modified.flatMap { WallTime(iso8601: $0) }
+    }
 }
 
 /// A package that cannot be read.

@@ -229,9 +229,10 @@ public final class PhotoStore: @unchecked Sendable {
     /// Adds the `size` bytes read from `source` as a photo named after `name`, through the same
     /// path as a received one: a temporary file, the size, SHA-256 (which must be `sha256`) and
     /// structural checks for `type`, fsync, and publishing without replacing. Returns the name used.
-    public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png) throws(StoreError) -> String {
+    public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png,
+                    modified: WallTime? = nil) throws(StoreError) -> String {
         let file: IncomingFile
-        switch begin(StoreRequest(name: name, size: size, sha256: sha256, type: type)) {
+        switch begin(StoreRequest(name: name, size: size, sha256: sha256, type: type, modified: modified?.milliseconds)) {
         case .success(let f): file = f
         case .failure(let failure): throw StoreError(failure)
         }

@@ -65,6 +65,15 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         _ = try syscall("fdatasync") { fdatasync(rawValue) }
     }
 
+    /// Sets the file's modification time (its access time is left as it is). The corresponding
+    /// C function is `futimens`.
+    public func setModifiedTime(_ time: WallTime) throws(SystemError) {
+        let omit = (1 << 30) - 2  // UTIME_OMIT, which the Glibc overlay does not export: the access time stays
+        var times = [timespec(tv_sec: 0, tv_nsec: omit),
+                     timespec(tv_sec: time_t(time.seconds), tv_nsec: Int((time.milliseconds - time.seconds * 1000) * 1_000_000))]
+        _ = try syscall("futimens") { futimens(rawValue, &times) }
+    }
+
     /// Sets the file's permission bits. The corresponding C function is `fchmod`.
     public func setPermissions(_ mode: FileMode) throws(SystemError) {
         _ = try syscall("fchmod") { fchmod(rawValue, mode_t(mode)) }

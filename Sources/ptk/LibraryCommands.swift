@@ -81,9 +81,15 @@ struct LibraryCommands {
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
+    /// What an EXIF orientation does to the stored pixels to show them.
+    static func orientationText(_ o: Int) -> String {
+        ["", "as stored", "mirrored", "turned 180°", "flipped upside down", "mirrored and turned 90° anticlockwise",
+         "turned 90° clockwise", "mirrored and turned 90° clockwise", "turned 90° anticlockwise"][min(max(o, 0), 8)]
+    }
+
     /// A photo's line in `list`: name, size, dimensions, received, sender, rating.
     static func row(_ p: Photo) -> [String] {
-        [p.name, formatBytes(Double(p.size)), p.dimensions, p.received.minutes, p.senderName ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+        [p.name, formatBytes(Double(p.size)), p.dimensions, p.takenMinutes ?? p.received.minutes, p.senderName ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
     }
 
     /// `ptk watch`: each photo as it is indexed, in id order, from `--since` on.
@@ -159,8 +165,14 @@ struct LibraryCommands {
         if photo.width != nil {
             var image = "\(photo.type.displayName), \(photo.dimensions), \(photo.bitDepth ?? 0)-bit \(photo.colorTypeName ?? "")"
             if photo.interlace == 1 { image += photo.type == .png ? ", interlaced (Adam7)" : ", progressive" }
+            if let o = photo.orientation, o > 1 { image += " (stored \(photo.storedDimensions), EXIF orientation \(o): \(Self.orientationText(o)))" }
             lines.append(("image", image))
         }
+        lines.append(("taken", photo.taken ?? (photo.indexed ? "(the photo does not say)" : "(not indexed yet)")))
+        let camera = [photo.cameraMake, photo.cameraModel].compactMap { $0 }.joined(separator: " ")
+        if !camera.isEmpty { lines.append(("camera", camera)) }
+        if photo.hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }
+        if let modified = photo.modified { lines.append(("modified", modified.description)) }
         lines.append(("received", photo.received.description))
         if let name = photo.senderName {
             var sender = "\"\(name)\""

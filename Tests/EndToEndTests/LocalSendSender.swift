@@ -46,11 +46,12 @@ final class LocalSendApp: @unchecked Sendable {
 
     /// `prepare-upload` of `files` (id, name, bytes, type, sha256 given?) on a new connection.
     func prepare(_ files: [(id: String, name: String, bytes: [UInt8], type: String, hash: String?)], pin: String? = nil,
-                 on connection: AppConnection? = nil) throws -> (status: Int, json: [String: Any]) {
+                 modified: String? = nil, on connection: AppConnection? = nil) throws -> (status: Int, json: [String: Any]) {
         var entries: [String: Any] = [:]
         for f in files {
             var e: [String: Any] = ["id": f.id, "fileName": f.name, "size": f.bytes.count, "fileType": f.type, "preview": NSNull()]
             if let h = f.hash { e["sha256"] = h }
+            if let modified { e["metadata"] = ["modified": modified, "accessed": modified] }
             entries[f.id] = e
         }
         let body = try JSONSerialization.data(withJSONObject: ["info": info, "files": entries])

@@ -51,7 +51,7 @@ struct AdminCommandLineTests {
         (["rename", "a"], "missing NEW: ptk rename NAME NEW"),
         (["show", "a", "b"], "unexpected argument 'b' after ptk show"),
         (["id", "x"], "unexpected argument 'x' after ptk id"),
-        (["list", "--sort", "colour"], "invalid value 'colour' for --sort: expected name, time or size"),
+        (["list", "--sort", "colour"], "invalid value 'colour' for --sort: expected name, time, taken or size"),
         (["list", "--frob"], "unknown option '--frob'"),
     ])
     func mistakes(args: [String], message: String) {
@@ -94,7 +94,7 @@ struct AdminCommandLineTests {
     @Test("the default --sort shown is the one list uses")
     func sortDefault() throws {
         let sort = try #require(table.options.first { $0.key == .sort })
-        #expect(sort.defaultText == "time" && sort.allowedValues == ["name", "time", "size"])
+        #expect(sort.defaultText == "time" && sort.allowedValues == ["name", "time", "taken", "size"])
     }
 }
 

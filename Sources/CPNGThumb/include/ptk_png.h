@@ -6,6 +6,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a photo says about itself beyond its pixels: from its EXIF (a JPEG's APP1, a PNG's eXIf
+ * before the image data; read with libexif, at most 64 KiB), else a PNG's tIME chunk or
+ * "Creation Time" text. Strings are NUL-terminated and empty when absent. */
+typedef struct {
+    int orientation;          /* EXIF Orientation 1-8; 0 when none (or not 1-8) */
+    char taken[32];           /* EXIF DateTimeOriginal "YYYY:MM:DD HH:MM:SS"; a PNG's tIME as "YYYY-MM-DDTHH:MM:SSZ"; or its Creation Time text */
+    int taken_source;         /* 0 none, 1 EXIF, 2 PNG tIME, 3 PNG Creation Time text */
+    char taken_offset[8];     /* EXIF OffsetTimeOriginal, "+02:00" */
+    char taken_subsec[12];    /* EXIF SubSecTimeOriginal, digits */
+    char make[64], model[64]; /* the camera */
+    int has_location;         /* the EXIF has GPS entries */
+    char problem[100];        /* why the EXIF was left aside (too large, does not parse), else empty */
+} ptk_photo_facts;
+
+/* Reads EXIF (a TIFF structure; `with_header` when it starts with "Exif\0\0", as in a JPEG's
+ * APP1) into `facts` with libexif. More than 64 KiB is left aside, with a reason in
+ * facts->problem; so is an EXIF that does not parse. */
+void ptk_exif_read(const unsigned char *data, size_t size, int with_header, ptk_photo_facts *facts);
+
+/* `pixels` (width x height, `channels` bytes each) turned as EXIF orientation `orientation`
+ * (1-8) says they are to be shown, into a new malloc'd buffer; *width and *height become the
+ * shown size. NULL when out of memory. */
+unsigned char *ptk_orient(const unsigned char *pixels, uint32_t *width, uint32_t *height, int channels, int orientation);
+
 /* What the PNG's header says, and the thumbnail made from it. */
 typedef struct {
     /* From IHDR (0 when the header could not be read). */
@@ -17,6 +41,9 @@ typedef struct {
     uint32_t thumbnail_width, thumbnail_height;
     /* Why there is no thumbnail. */
     char message[200];
+    /* Orientation, the day taken, the camera (the thumbnail is already turned as shown:
+     * thumbnail_width and thumbnail_height are the shown size). */
+    ptk_photo_facts facts;
 } ptk_thumbnail_result;
 
 enum {
