@@ -119,3 +119,13 @@ public final class CallCounter: @unchecked Sendable {
     /// How many calls so far.
     public var count: Int { lock.withLock { n } }
 }
+
+/// Polls `condition` every 20 ms for up to `timeout` seconds; true as soon as it holds.
+public func eventually(_ timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Instant.now + .milliseconds(Int64(timeout * 1000))
+    while Instant.now < deadline {
+        if condition() { return true }
+        sleep(for: .milliseconds(20))
+    }
+    return condition()
+}

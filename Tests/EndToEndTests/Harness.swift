@@ -261,13 +261,3 @@ func waitForIndexing(_ d: DaemonProcess, timeout: Double = 30) -> Bool {
         return list.allSatisfy { $0["Indexed"] as? Bool == true } && d.visible.filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.count <= list.count
     }
 }
-
-/// Polls `condition` for up to `timeout` seconds.
-func eventually(_ timeout: Double = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date() + timeout
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
-}

@@ -2,6 +2,7 @@ import Foundation
 import PTKDigest
 import PTKLocalSend
 import PTKSystem
+import PTKTestSupport
 import PTKTLS
 import PTKTransport
 import Testing

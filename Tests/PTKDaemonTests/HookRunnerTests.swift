@@ -69,12 +69,3 @@ struct HookRunnerTests {
         #expect(runner.owed == 1)
     }
 }
-
-private func eventually(_ timeout: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date() + timeout
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}
