@@ -30,10 +30,16 @@ let package = Package(
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         // JPEG decoding and encoding: libjpeg-turbo.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
-        // Row-by-row thumbnails with libpng and libjpeg-turbo, in C: both libraries' errors
-        // longjmp, which must not cross Swift frames.
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
-        .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG", "CExif"]),
+        // Colour: ICC profiles, gAMA/cHRM and nclx turned into sRGB (Little CMS 2).
+        .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        // HEIF and HEIC: opening, checking and decoding (libheif).
+        .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // Thumbnails with libpng, libjpeg-turbo and libheif, in C (libpng's and libjpeg's errors
+        // longjmp, which must not cross Swift frames), averaged in linear light.
+        .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG", "CExif", "CLCMS", "CHEIF", "CHEIFOpen"]),
+        // A HEIF file opened by libheif from a descriptor: the store's check before a HEIF is kept.
+        .target(name: "CHEIFOpen", dependencies: ["CHEIF"]),
         // What only the tests need of libpng and libjpeg: an independent whole-image PNG decode
         // and a JPEG encoder (linked by PTKTestSupport and the tests, never by the programs).
         .target(name: "CTestImages", dependencies: ["CPNG", "CJPEG"]),
@@ -57,7 +63,7 @@ let package = Package(
         // The receiver's trust list and pending senders: files in the state directory.
         .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
-        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest"]),
+        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "CHEIFOpen"]),
         // The sending side: drives the sender state machine over a connection.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKStore"]),
         // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It

@@ -1,4 +1,5 @@
 #include "ptk_jpeg.h"
+#include "ptk_colour.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -105,8 +106,10 @@ typedef struct {
     progress_monitor progress;
     int created;
     unsigned char *row;
-    uint32_t *column_bucket;
-    uint64_t *sums; /* per thumbnail pixel: red, green, blue, count */
+    unsigned char *rgb; /* a CMYK row as RGB */
+    JOCTET *icc;
+    ptk_colour colour;
+    ptk_box box;
     unsigned char *pixels;
 } jpeg_state;
 
@@ -129,9 +132,13 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
     s->progress.pub.progress_monitor = on_progress;
     c->progress = &s->progress.pub;
 
-    /* EXIF is in an APP1 segment starting "Exif\0\0" (at most 64 KiB, as every segment). */
+    /* EXIF is in an APP1 segment starting "Exif\0\0" (at most 64 KiB, as every segment); an
+     * ICC profile in APP2 segments (ICC.1 annex B.4; libjpeg's memory limit bounds them). */
     jpeg_save_markers(c, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(c, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(c, TRUE);
+    unsigned int icc_size = 0;
+    if (jpeg_read_icc_profile(c, &s->icc, &icc_size) && s->icc != NULL) ptk_colour_icc(&s->colour, s->icc, icc_size);
     for (jpeg_saved_marker_ptr m = c->marker_list; m != NULL; m = m->next) {
         if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
             ptk_exif_read(m->data, m->data_length, 1, &out->facts);
@@ -152,11 +159,13 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
     }
     uint32_t tw, th;
     ptk_thumbnail_fit(width, height, max_side, &tw, &th);
-    /* The smallest scale that still gives every thumbnail pixel at least one decoded pixel. */
+    /* The smallest scale that still gives every thumbnail pixel at least 2x2 decoded pixels:
+     * libjpeg's scaled decoding averages in gamma space, so most of the averaging is left to
+     * the box in linear light (1/8 scale instead put fine detail several levels off). */
     c->scale_num = 1;
     c->scale_denom = 1;
     for (unsigned d = 8; d > 1; d /= 2) {
-        if ((width + d - 1) / d >= tw && (height + d - 1) / d >= th) {
+        if ((width + d - 1) / d >= 2 * tw && (height + d - 1) / d >= 2 * th) {
             c->scale_denom = d;
             break;
         }
@@ -169,10 +178,10 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
     if (ow == 0 || oh == 0 || (channels != 3 && channels != 4)) fail((j_common_ptr)c, "unexpected output format");
 
     s->row = malloc((size_t)ow * channels);
-    s->column_bucket = malloc(sizeof(uint32_t) * ow);
-    s->sums = calloc((size_t)tw * th * 4, sizeof(uint64_t));
-    if (s->row == NULL || s->column_bucket == NULL || s->sums == NULL) fail((j_common_ptr)c, "out of memory");
-    for (uint32_t x = 0; x < ow; x++) s->column_bucket[x] = (uint32_t)((uint64_t)x * tw / ow);
+    s->rgb = malloc((size_t)ow * 3);
+    if (s->row == NULL || s->rgb == NULL || ptk_box_init(&s->box, cmyk ? NULL : &s->colour, ow, oh, tw, th, 0) != 0) {
+        fail((j_common_ptr)c, "out of memory");
+    }
     while (c->output_scanline < oh) {
         if (s->progress.cancel != NULL && *s->progress.cancel) {
             s->progress.cancelled = 1;
@@ -181,34 +190,25 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
         const uint32_t y = c->output_scanline;
         JSAMPROW rows[1] = {s->row};
         if (jpeg_read_scanlines(c, rows, 1) != 1) fail((j_common_ptr)c, "the image data ends early");
-        uint64_t *sums = s->sums + (size_t)((uint64_t)y * th / oh) * tw * 4;
-        const unsigned char *p = s->row;
-        for (uint32_t x = 0; x < ow; x++, p += channels) {
-            unsigned r = p[0], g = p[1], b = p[2];
-            if (cmyk) {
+        if (cmyk) {
+            const unsigned char *p = s->row;
+            unsigned char *q = s->rgb;
+            for (uint32_t x = 0; x < ow; x++, p += 4, q += 3) {
                 /* Adobe's CMYK JPEGs store inverted ink (most CMYK JPEGs are Adobe's). */
                 const unsigned k = p[3];
                 if (c->saw_Adobe_marker) {
-                    r = r * k / 255, g = g * k / 255, b = b * k / 255;
+                    q[0] = p[0] * k / 255, q[1] = p[1] * k / 255, q[2] = p[2] * k / 255;
                 } else {
-                    r = (255 - r) * (255 - k) / 255, g = (255 - g) * (255 - k) / 255, b = (255 - b) * (255 - k) / 255;
+                    q[0] = (255 - p[0]) * (255 - k) / 255, q[1] = (255 - p[1]) * (255 - k) / 255, q[2] = (255 - p[2]) * (255 - k) / 255;
                 }
             }
-            uint64_t *bucket = sums + (size_t)s->column_bucket[x] * 4;
-            bucket[0] += r;
-            bucket[1] += g;
-            bucket[2] += b;
-            bucket[3] += 1;
         }
+        ptk_box_add(&s->box, y, cmyk ? s->rgb : s->row, 0, 1, ow);
     }
     /* The rest of the file is not needed for the thumbnail: jpeg_finish_decompress is skipped. */
-    s->pixels = malloc((size_t)tw * th * 3);
+    s->pixels = ptk_box_pixels(&s->box);
     if (s->pixels == NULL) fail((j_common_ptr)c, "out of memory");
-    for (size_t k = 0; k < (size_t)tw * th; k++) {
-        const uint64_t *bucket = s->sums + k * 4;
-        const uint64_t count = bucket[3] ? bucket[3] : 1;
-        for (int i = 0; i < 3; i++) s->pixels[k * 3 + i] = (unsigned char)((bucket[i] + count / 2) / count);
-    }
+    snprintf(out->colour_note, sizeof out->colour_note, "%s", s->colour.note[0] ? s->colour.note : s->box.note);
     if (out->facts.orientation > 1) {
         /* Turned as the EXIF orientation says it is shown. */
         unsigned char *turned = ptk_orient(s->pixels, &tw, &th, 3, out->facts.orientation);
@@ -243,8 +243,10 @@ int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const vol
     if (s->created) jpeg_destroy_decompress(&s->jpeg);
     free(s->source.buffer);
     free(s->row);
-    free(s->column_bucket);
-    free(s->sums);
+    free(s->rgb);
+    free(s->icc);
+    ptk_box_free(&s->box);
+    ptk_colour_free(&s->colour);
     free(s->pixels);
     free(s);
     return status;

@@ -1,4 +1,5 @@
 #include "ptk_png.h"
+#include "ptk_colour.h"
 
 #include <errno.h>
 #include <png.h>
@@ -17,6 +18,8 @@ typedef struct {
     /* The encoded thumbnail, grown by the write callback. */
     unsigned char *output;
     size_t output_size, output_capacity;
+    /* Why the photo's colour profile was set aside (libpng's warning about its iCCP). */
+    char *colour_note;
 } io_context;
 
 enum { READ_BUFFER = 64 * 1024, MESSAGE = 200 };
@@ -27,9 +30,13 @@ static void on_error(png_structp png, png_const_charp text) {
     png_longjmp(png, 1);
 }
 
+/* Warnings are not printed; one about the iCCP chunk (too large, not a valid profile) says
+ * why the colour profile is not applied. */
 static void on_warning(png_structp png, png_const_charp text) {
-    (void)png;
-    (void)text;
+    io_context *io = png_get_error_ptr(png);
+    if (io != NULL && io->colour_note != NULL && io->colour_note[0] == 0 && strncmp(text, "iCCP", 4) == 0) {
+        snprintf(io->colour_note, 120, "colour profile set aside (libpng: %s); shown as sRGB", text);
+    }
 }
 
 /* Reads through a buffer: libpng asks for 4 and 8 bytes at a time between chunks. */
@@ -70,15 +77,36 @@ static void flush_callback(png_structp png) { (void)png; }
 
 /* Limits set before png_read_info, so that a hostile file cannot make libpng allocate or work
  * without bound: image size, how many ancillary chunks are kept (128), how large one may be
- * (1 MiB; a larger one is passed over with a warning). Compressed text and ICC profiles are
- * not needed for a thumbnail and are skipped unread (no decompression); eXIf (orientation,
- * the day taken) and plain tEXt ("Creation Time") are read. */
+ * (1 MiB, which bounds an iCCP profile as it inflates; a larger one is passed over with a
+ * warning). Compressed text is not needed for a thumbnail and is skipped unread (no
+ * decompression); iCCP, gAMA, cHRM and sRGB (colour), eXIf (orientation, the day taken) and
+ * plain tEXt ("Creation Time") are read. */
 static void set_limits(png_structp png) {
     png_set_user_limits(png, 1000000, 1000000);
     png_set_chunk_cache_max(png, 128);
-    png_set_chunk_malloc_max(png, 1024 * 1024);
-    static const png_byte skipped[] = "iCCP\0iTXt\0zTXt\0sPLT";
-    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped, 4);
+    png_set_chunk_malloc_max(png, PTK_ICC_LIMIT);
+    static const png_byte skipped[] = "iTXt\0zTXt\0sPLT";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped, 3);
+}
+
+/* What the PNG says its colours are: sRGB, else its ICC profile, else gAMA and cHRM (PNG's
+ * own order of precedence); none of them means sRGB. */
+static void read_colour(png_structp png, png_infop info, ptk_colour *colour) {
+    int intent;
+    if (png_get_sRGB(png, info, &intent) != 0) return;
+    png_charp name;
+    int compression;
+    png_bytep profile;
+    png_uint_32 length;
+    if (png_get_iCCP(png, info, &name, &compression, &profile, &length) != 0 && profile != NULL) {
+        ptk_colour_icc(colour, profile, length);
+        return;
+    }
+    double gamma = 0;
+    if (png_get_gAMA(png, info, &gamma) == 0) gamma = 0;
+    double c[8];
+    const int chrm = png_get_cHRM(png, info, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7]) != 0;
+    ptk_colour_gamma(colour, gamma, chrm ? c : NULL);
 }
 
 typedef struct {
@@ -88,9 +116,8 @@ typedef struct {
     png_structp writer;
     png_infop writer_info;
     unsigned char *row;
-    uint32_t *column_bucket;
-    /* Per thumbnail pixel: sum of alpha, of red, green and blue weighted by alpha, and count. */
-    uint64_t *sums;
+    ptk_colour colour;
+    ptk_box box;
     unsigned char *pixels;
 } thumbnail_state;
 
@@ -108,6 +135,8 @@ static int encode_into(io_context *io, png_structp *writer, png_infop *writer_in
                  channels == 4 ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_compression_level(*writer, 1);
+    /* The pixels are sRGB, and the thumbnail says so. */
+    png_set_sRGB_gAMA_and_cHRM(*writer, *writer_info, PNG_sRGB_INTENT_PERCEPTUAL);
     png_write_info(*writer, *writer_info);
     for (uint32_t y = 0; y < height; y++) png_write_row(*writer, (png_bytep)pixels + (size_t)y * width * channels);
     png_write_end(*writer, NULL);
@@ -225,14 +254,12 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
 
     uint32_t tw, th;
     ptk_thumbnail_fit(width, height, max_side, &tw, &th);
+    read_colour(s->png, s->info, &s->colour);
     s->row = malloc(png_get_rowbytes(s->png, s->info));
-    s->column_bucket = malloc(sizeof(uint32_t) * width);
-    s->sums = calloc((size_t)tw * th * 5, sizeof(uint64_t));
-    if (s->row == NULL || s->column_bucket == NULL || s->sums == NULL) {
+    if (s->row == NULL || ptk_box_init(&s->box, &s->colour, width, height, tw, th, channels == 4) != 0) {
         snprintf(s->io.message, MESSAGE, "out of memory");
         return PTK_PNG_FAILED;
     }
-    for (uint32_t x = 0; x < width; x++) s->column_bucket[x] = (uint32_t)((uint64_t)x * tw / width);
 
     const int interlaced = out->interlace == PNG_INTERLACE_ADAM7;
     for (int pass = 0; pass < (interlaced ? 7 : 1); pass++) {
@@ -252,34 +279,17 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
                 return PTK_PNG_CANCELLED;
             }
             png_read_row(s->png, s->row, NULL);
-            const uint32_t y = y0 + j * dy;
-            uint64_t *sums = s->sums + (size_t)((uint64_t)y * th / height) * tw * 5;
-            const unsigned char *p = s->row;
-            for (uint32_t i = 0, x = x0; i < columns; i++, x += dx, p += channels) {
-                const uint64_t a = channels == 4 ? p[3] : 255;
-                uint64_t *b = sums + (size_t)s->column_bucket[x] * 5;
-                b[0] += a;
-                b[1] += p[0] * a;
-                b[2] += p[1] * a;
-                b[3] += p[2] * a;
-                b[4] += 1;
-            }
+            ptk_box_add(&s->box, y0 + j * dy, s->row, x0, dx, columns);
         }
     }
     /* The rest of the file (chunks after the image data) is not needed: not read. */
 
-    s->pixels = malloc((size_t)tw * th * channels);
+    s->pixels = ptk_box_pixels(&s->box);
     if (s->pixels == NULL) {
         snprintf(s->io.message, MESSAGE, "out of memory");
         return PTK_PNG_FAILED;
     }
-    for (size_t k = 0; k < (size_t)tw * th; k++) {
-        const uint64_t *b = s->sums + k * 5;
-        unsigned char *q = s->pixels + k * channels;
-        const uint64_t count = b[4] ? b[4] : 1;
-        for (int c = 0; c < 3; c++) q[c] = b[0] ? (unsigned char)((b[1 + c] + b[0] / 2) / b[0]) : 0;
-        if (channels == 4) q[3] = (unsigned char)((b[0] + count / 2) / count);
-    }
+    if (out->colour_note[0] == 0) snprintf(out->colour_note, sizeof out->colour_note, "%s", s->colour.note[0] ? s->colour.note : s->box.note);
     if (out->facts.orientation > 1) {
         /* Turned as the EXIF orientation says it is shown. */
         unsigned char *turned = ptk_orient(s->pixels, &tw, &th, channels, out->facts.orientation);
@@ -308,6 +318,7 @@ int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const vola
     }
     s->io.fd = fd;
     s->io.message = out->message;
+    s->io.colour_note = out->colour_note;
     int status = make_thumbnail(s, max_side, max_pixels, cancel, out);
     if (status == PTK_PNG_OK) {
         out->thumbnail = s->io.output;
@@ -319,8 +330,8 @@ int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const vola
     free(s->io.output);
     free(s->io.buffer);
     free(s->row);
-    free(s->column_bucket);
-    free(s->sums);
+    ptk_box_free(&s->box);
+    ptk_colour_free(&s->colour);
     free(s->pixels);
     free(s);
     return status;

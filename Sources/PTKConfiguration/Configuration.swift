@@ -42,7 +42,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// A PIN LocalSend apps must give, or nil.
     public var localSendPIN: String?
     /// MIME types accepted over LocalSend.
-    public var localSendTypes: [String] = ["image/png"]
+    public var localSendTypes: [String] = ["image/heic", "image/heif", "image/jpeg", "image/png"]
     /// Where in the directory photos are filed (folders by sender or date).
     public var layout: FolderLayout = .flat
     /// What becomes of a photo whose bytes the library already keeps.

@@ -191,11 +191,11 @@ public enum DaemonOptions {
             }
             c.localSendPIN = v
         },
-        DaemonOption("localsend-types", value: "TYPES", help: "MIME types accepted from LocalSend apps, comma-separated: image/png, image/jpeg",
+        DaemonOption("localsend-types", value: "TYPES", help: "MIME types accepted from LocalSend apps, comma-separated: image/png, image/jpeg, image/heic, image/heif",
                      default: { $0.localSendTypes.joined(separator: ",") }) { c, v throws(UsageError) in
             let types = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
             guard !types.isEmpty, types.allSatisfy({ PhotoType(mediaType: $0) != nil }) else {
-                throw invalid(v, "localsend-types", "expected image/png, image/jpeg or both, comma-separated")
+                throw invalid(v, "localsend-types", "expected some of image/png, image/jpeg, image/heic, image/heif, comma-separated")
             }
             c.localSendTypes = Array(Set(types)).sorted()
         },

@@ -116,9 +116,9 @@ extension PhotoLibrary {
             throw LibraryError(.badInput, "\(dataPath) is not a regular file")
         }
         // The type is what the bytes say (the store then checks the whole file for it): a
-        // package holds a PNG or a JPEG, and its name does not say which.
-        var head = [UInt8](repeating: 0, count: 8)
-        // A header that cannot be read sniffs as neither PNG nor JPEG: refused below.
+        // package holds a PNG, a JPEG or a HEIC/HEIF (its ftyp brand), and its name does not say which.
+        var head = [UInt8](repeating: 0, count: 12)
+        // A header that cannot be read sniffs as none of them: refused below.
         let headCount = head.withUnsafeMutableBytes { b in (try? data.read(fromAbsoluteOffset: 0, into: b)) ?? 0 }
         let type = PhotoType.sniff(head[..<headCount]) ?? .png
         let sha256: String

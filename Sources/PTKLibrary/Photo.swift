@@ -32,7 +32,8 @@ public struct Photo: Sendable, Equatable {
     public var indexed: Bool
     /// True when `.ptk/thumbnails/<id>.png` holds its thumbnail.
     public var hasThumbnail: Bool
-    /// Why there is no thumbnail (too many pixels, not decodable), when there is none.
+    /// Why there is no thumbnail (too many pixels, not decodable), when there is none; with a
+    /// thumbnail, why its EXIF or its colour profile was set aside, if one was.
     public var problem: String?
     /// The file's modification time when it was indexed (the sender's, when it sent one).
     public var modified: WallTime?

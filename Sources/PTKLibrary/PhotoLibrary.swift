@@ -13,7 +13,7 @@ public final class PhotoLibrary {
     /// 1: the photos table; 2: an index of it by SHA-256 (duplicates are looked up by hash);
     /// 3: what a photo says of itself (orientation, taken, camera, location: yes or no), which
     /// a migration from 2 fills in by indexing every photo again.
-    static let schemaVersion: Int64 = 3
+    static let schemaVersion: Int64 = 4
 
     /// The received-photos directory.
     public let directory: String
@@ -126,8 +126,12 @@ public final class PhotoLibrary {
                     ALTER TABLE photos ADD COLUMN camera_make TEXT;
                     ALTER TABLE photos ADD COLUMN camera_model TEXT;
                     ALTER TABLE photos ADD COLUMN location INTEGER;
-                    UPDATE photos SET indexed = 0 WHERE indexed = 1;
                     """)
+            }
+            if found < 4 {
+                // Schema 3 added what photos say of themselves; schema 4 makes thumbnails in
+                // linear light and true colour (and reads HEIF). Every photo is indexed again.
+                try database.execute("UPDATE photos SET indexed = 0 WHERE indexed = 1")
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
         }
@@ -217,11 +221,14 @@ public final class PhotoLibrary {
         return try s.step() ? Self.photo(from: s) : nil
     }
 
-    /// The photo named `name` (or `name` + ".png", ".jpg" or ".jpeg"): its path relative to the
+    /// The photo named `name` (or `name` + a photo ending: ".png", ".jpg", ".jpeg", ".heic",
+    /// ".heif", in lower or upper case, as cameras write "IMG_0001.HEIC"): its path relative to the
     /// directory ("alice/IMG_1.png"), or a bare name when one photo of all folders has it;
     /// `.refused` listing the paths when several do; `.notFound` with the closest names when none.
     public func find(_ name: String) throws(LibraryError) -> Photo {
-        let candidates = [name] + PhotoType.allCases.flatMap(\.endings).map({ name + $0 })
+        let endings = PhotoType.allCases.flatMap(\.endings)
+        var candidates = [name]
+        for ending in endings + endings.map({ $0.uppercased() }) where !candidates.contains(name + ending) { candidates.append(name + ending) }
         let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE name = ?")
         for candidate in candidates {
             s.bind(candidate)
@@ -623,7 +630,8 @@ public final class PhotoLibrary {
         case .unusable(let st, let sha256, let problem):
             return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: nil, problem: problem))
         case .read(let st, let sha256, let thumbnail):
-            return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail, problem: thumbnail.problem))
+            return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail,
+                                      problem: thumbnail.problem ?? thumbnail.notes))
         }
     }
 

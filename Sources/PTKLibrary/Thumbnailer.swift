@@ -23,6 +23,16 @@ public struct Thumbnail: Sendable {
     public var thumbnailWidth = 0, thumbnailHeight = 0
     /// What the photo says of itself: orientation, when it was taken, the camera.
     public var facts = PhotoFacts()
+    /// Why the photo's own colour description (ICC profile, gAMA/cHRM, nclx) was set aside and
+    /// the thumbnail made as if it were sRGB, or nil.
+    public var colourNote: String?
+
+    /// What the library's entry says of a photo whose thumbnail was made: why its EXIF or its
+    /// colours were set aside, or nil.
+    public var notes: String? {
+        let all = [facts.problem, colourNote].compactMap { $0 }
+        return all.isEmpty ? nil : all.joined(separator: "; ")
+    }
 
     /// Why there is no thumbnail, or nil when there is one.
     public var problem: String? {
@@ -111,10 +121,13 @@ extension String {
     }
 }
 
-/// Thumbnails through libpng and libjpeg-turbo (the C target CPNGThumb): row by row, so memory
-/// stays a row of the photo plus the thumbnail whatever the photo's size (a progressive JPEG
-/// is the exception: libjpeg holds its coefficients, up to 256 MB). A JPEG is decoded at 1/2,
-/// 1/4 or 1/8 scale when the thumbnail allows, which makes it several times faster.
+/// Thumbnails through libpng, libjpeg-turbo and libheif (the C target CPNGThumb): PNG and JPEG
+/// row by row, so memory stays a row of the photo plus the thumbnail whatever the photo's size
+/// (a progressive JPEG is the exception: libjpeg holds its coefficients, up to 256 MB); a HEIF
+/// is decoded whole by libheif (at most 256 MB). A JPEG is decoded at 1/2, 1/4 or 1/8 scale
+/// when the thumbnail allows, which makes it several times faster. Pixels are averaged in
+/// linear light and written as sRGB: an ICC profile, a PNG's gAMA and cHRM or a HEIF's nclx are
+/// converted with Little CMS 2.
 public enum Thumbnailer {
     /// The longest side of a thumbnail.
     public static let maxSide = 256
@@ -127,8 +140,12 @@ public enum Thumbnailer {
                             pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
         var result = ptk_thumbnail_result()
         let side = UInt32(clamping: maxSide)
-        let status = type == .png ? ptk_png_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
-                                  : ptk_jpeg_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
+        let status: Int32
+        switch type {
+        case .png: status = ptk_png_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
+        case .jpeg: status = ptk_jpeg_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
+        case .heic, .heif: status = ptk_heif_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
+        }
         defer { ptk_png_free(result.thumbnail) }
         let message = withUnsafeBytes(of: result.message) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
@@ -142,7 +159,9 @@ public enum Thumbnailer {
             t.thumbnailHeight = Int(result.thumbnail_height)
         case PTK_PNG_TOO_LARGE: t = Thumbnail(outcome: .tooLarge(message))
         case PTK_PNG_CANCELLED: t = Thumbnail(outcome: .cancelled)
-        default: t = Thumbnail(outcome: .failed(message.isEmpty ? "\(type == .png ? "libpng" : "libjpeg") failed" : message))
+        default:
+            let library = [PhotoType.png: "libpng", .jpeg: "libjpeg"][type] ?? "libheif"
+            t = Thumbnail(outcome: .failed(message.isEmpty ? "\(library) failed" : message))
         }
         t.width = Int(result.width)
         t.height = Int(result.height)
@@ -150,6 +169,8 @@ public enum Thumbnailer {
         t.colorType = Int(result.color_type)
         t.interlace = Int(result.interlace)
         t.facts = PhotoFacts(result.facts)
+        let note = withUnsafeBytes(of: result.colour_note) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        t.colourNote = note.isEmpty ? nil : note
         return t
     }
 }

@@ -1,9 +1,13 @@
 /// The kinds of photo a received-photos directory keeps. Protocol v1 carries PNG only; the
-/// LocalSend endpoint may also take JPEG (`localsend-types`). The type decides the structural
-/// check a file must pass and the ending its name gets.
+/// LocalSend endpoint may also take JPEG, HEIC and HEIF (`localsend-types`). The type decides
+/// the structural check a file must pass and the ending its name gets.
 public enum PhotoType: String, Sendable, CaseIterable {
     case png = "image/png"
     case jpeg = "image/jpeg"
+    /// HEIF with HEVC-coded images (what iPhones send).
+    case heic = "image/heic"
+    /// HEIF of any other coding; checked and decoded the same way (libheif).
+    case heif = "image/heif"
 
     /// The MIME type ("image/png").
     public var mediaType: String { rawValue }
@@ -14,6 +18,8 @@ public enum PhotoType: String, Sendable, CaseIterable {
         switch self {
         case .png: return [".png"]
         case .jpeg: return [".jpg", ".jpeg"]
+        case .heic: return [".heic", ".heif"]
+        case .heif: return [".heif", ".heic"]
         }
     }
 
@@ -26,8 +32,22 @@ public enum PhotoType: String, Sendable, CaseIterable {
         return (name, "")
     }
 
-    /// "PNG", "JPEG".
-    public var displayName: String { self == .png ? "PNG" : "JPEG" }
+    /// "PNG", "JPEG", "HEIC", "HEIF".
+    public var displayName: String {
+        switch self {
+        case .png: return "PNG"
+        case .jpeg: return "JPEG"
+        case .heic: return "HEIC"
+        case .heif: return "HEIF"
+        }
+    }
+
+    /// HEIC or HEIF: the ISO base media file format, checked and decoded by libheif.
+    public var isHEIF: Bool { self == .heic || self == .heif }
+
+    /// The brands (in a `ftyp` box) of HEIF files: HEVC-coded images and sequences, and the
+    /// structural brands of any coding.
+    public static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]
 
     public init?(mediaType: String) {
         self.init(rawValue: mediaType.lowercased())
@@ -36,17 +56,25 @@ public enum PhotoType: String, Sendable, CaseIterable {
     /// The type a file name's ending says, nil for any other ending.
     public init?(fileName: String) {
         let lower = fileName.lowercased()
-        guard let type = PhotoType.allCases.first(where: { t in t.endings.contains { lower.hasSuffix($0) && lower.count > $0.count } }) else {
+        func ends(_ e: String) -> Bool { lower.hasSuffix(e) && lower.count > e.count }
+        // A type's own first ending first (".heif" is HEIF), then any it keeps.
+        guard let type = PhotoType.allCases.first(where: { ends($0.endings[0]) }) ?? PhotoType.allCases.first(where: { $0.endings.contains(where: ends) }) else {
             return nil
         }
         self = type
     }
 
     /// The type a file's first bytes say (the PNG signature; a JPEG's SOI marker followed by
-    /// another marker), nil when neither.
+    /// another marker; a `ftyp` box whose major brand is a HEIF one: HEIC for the HEVC
+    /// brands, else HEIF), nil when none.
     public static func sniff(_ head: some Collection<UInt8>) -> PhotoType? {
         if head.starts(with: ProtocolLimits.pngSignature) { return .png }
         if head.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        let b = Array(head.prefix(12))
+        if b.count == 12, b[4..<8].elementsEqual("ftyp".utf8) {
+            let brand = String(decoding: b[8..<12], as: UTF8.self)
+            if heifBrands.contains(brand) { return brand.hasPrefix("he") ? .heic : .heif }
+        }
         return nil
     }
 }

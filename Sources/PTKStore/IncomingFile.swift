@@ -1,3 +1,4 @@
+import CHEIFOpen
 import PTKDigest
 import PTKProtocol
 import PTKSystem
@@ -174,6 +175,9 @@ public final class IncomingFile {
             return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
         if let formatError { return .failure(FileFailure(.notPNG, message(formatError))) }
+        if type.isHEIF, let problem = store.checks.pass({ Self.heifProblem(fd) }) {
+            return .failure(FileFailure(.notPNG, "not a well-formed \(type.displayName): \(problem)"))
+        }
         if let held = store.heldPhoto(sha256: digest, size: request.size) {
             // The same bytes are kept already: nothing new is stored (duplicates = skip).
             abandon(keepForResume: false)
@@ -199,9 +203,16 @@ public final class IncomingFile {
         }
     }
 
-    /// A PNG's problem as it is ("CRC mismatch in IDAT chunk"); a JPEG's says it is about a JPEG.
+    /// A PNG's problem as it is ("CRC mismatch in IDAT chunk"); a JPEG's or a HEIF's says which type it is about.
     private func message(_ error: FormatError) -> String {
-        type == .png ? error.message : "not a well-formed JPEG: \(error.message)"
+        type == .png ? error.message : "not a well-formed \(type.displayName): \(error.message)"
+    }
+
+    /// Why libheif cannot open the HEIF file or find its primary image, or nil when it can.
+    static func heifProblem(_ fd: FileDescriptor) -> String? {
+        var message = [CChar](repeating: 0, count: 200)
+        guard ptk_heif_check(fd.rawValue, &message) != 0 else { return nil }
+        return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Gives the file up. A resumable partial is kept (whole chunks only) for a later session;

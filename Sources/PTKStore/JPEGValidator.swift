@@ -210,11 +210,13 @@ public struct JPEGValidator: FormatCheck {
 public enum StructureCheck: FormatCheck {
     case png(PNGValidator)
     case jpeg(JPEGValidator)
+    case heif(HEIFValidator)
 
     public init(type: PhotoType, totalSize: Int64?) {
         switch type {
         case .png: self = .png(PNGValidator(totalSize: totalSize))
         case .jpeg: self = .jpeg(JPEGValidator(totalSize: totalSize))
+        case .heic, .heif: self = .heif(HEIFValidator(totalSize: totalSize))
         }
     }
 
@@ -226,6 +228,9 @@ public enum StructureCheck: FormatCheck {
         case .jpeg(var v):
             defer { self = .jpeg(v) }
             try v.feed(bytes)
+        case .heif(var v):
+            defer { self = .heif(v) }
+            try v.feed(bytes)
         }
     }
 
@@ -233,6 +238,7 @@ public enum StructureCheck: FormatCheck {
         switch self {
         case .png(let v): try v.finish()
         case .jpeg(let v): try v.finish()
+        case .heif(let v): try v.finish()
         }
     }
 }

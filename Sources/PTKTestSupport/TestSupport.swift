@@ -129,3 +129,44 @@ public func eventually(_ timeout: Double = 10, _ condition: () -> Bool) -> Bool 
     }
     return condition()
 }
+
+/// A file in Tests/Fixtures (`relative` below it).
+public func fixturePath(_ relative: String) -> String {
+    repositoryRoot() + "/Tests/Fixtures/" + relative
+}
+
+/// The program `name` as found on PATH, or nil.
+public func findProgram(_ name: String) -> String? {
+    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
+}
+
+/// Runs a tool found on PATH (ImageMagick's `convert`, libheif's `heif-enc`) to completion,
+/// killing it after `timeout` seconds: its exit status (nil when it could not start or was
+/// killed) and what it wrote to standard output and error.
+public func runTool(_ arguments: [String], timeout: Double = 120) -> (status: Int32?, output: String) {
+    guard let program = findProgram(arguments[0]) else { return (nil, "\(arguments[0]) not found on PATH") }
+    let child: Child
+    do { child = try Child.spawn([program] + arguments.dropFirst(), environment: processEnvironment()) } catch {
+        return (nil, "\(error)")
+    }
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    let deadline = Instant.now + .milliseconds(Int64(timeout * 1000))
+    while true {
+        // Test helper: the pipe is non-blocking; nothing to read yet is not an error.
+        let n = (try? buffer.withUnsafeMutableBytes { b in try child.output.read(into: b) }) ?? 0
+        if n > 0 { output += buffer[0..<n]; continue }
+        if let ending = child.ended() {
+            // Test helper: whatever is left in the pipe after the exit.
+            while let m = try? buffer.withUnsafeMutableBytes({ b in try child.output.read(into: b) }), m > 0 { output += buffer[0..<m] }
+            if case .exited(let code) = ending { return (code, String(decoding: output, as: UTF8.self)) }
+            return (nil, String(decoding: output, as: UTF8.self) + "\n\(ending)")
+        }
+        if Instant.now > deadline {
+            child.signalGroup(Child.killSignal)
+            return (nil, String(decoding: output, as: UTF8.self) + "\nkilled after \(timeout) s")
+        }
+        usleep(5_000)
+    }
+}

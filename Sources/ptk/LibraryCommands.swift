@@ -188,7 +188,8 @@ struct LibraryCommands {
         if !photo.indexed {
             thumbnail = "(not indexed yet)"
         } else if photo.hasThumbnail {
-            thumbnail = "\(library.thumbnailFolder)/\(photo.id).png"
+            // With what was set aside in making it (a colour profile, the EXIF), if anything.
+            thumbnail = "\(library.thumbnailFolder)/\(photo.id).png" + (photo.problem.map { " (\($0))" } ?? "")
         } else {
             thumbnail = "none: \(photo.problem ?? "unknown reason")"
         }

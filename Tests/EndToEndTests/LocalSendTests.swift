@@ -48,13 +48,14 @@ struct LocalSendTests {
         #expect(String(decoding: r.body, as: UTF8.self).contains(expected))
     }
 
-    @Test("a v2.1 app sends two PNGs at once (Content-Length and chunked without Content-Type); a JPEG is skipped; names are made safe; bytes, log and library match", arguments: ["2.1", "2.2"])
+    @Test("a v2.1 app sends two PNGs at once (Content-Length and chunked without Content-Type); a GIF, and a JPEG with localsend-types = image/png, are skipped; names are made safe; bytes, log and library match", arguments: ["2.1", "2.2"])
     func sendPhotos(version: String) throws {
-        let d = try DaemonProcess.withLocalSend()
+        let d = try DaemonProcess.withLocalSend(version == "2.2" ? ["--localsend-types", "image/png"] : [])
         let app = try LocalSendApp(port: d.localSendPort, alias: "Pixel 8", version: version)
         let a = pngFile("a", "DCIM/Screenshots/shot.png", size: 700_000, seed: 3)
         let b = pngFile("b", "../../etc/evil.png", size: 250_000, seed: 4, hash: false)
-        let jpeg = pngFile("c", "photo.jpg", size: 1000, type: "image/jpeg")
+        // Not a type ptkd keeps (a GIF); or, with localsend-types = image/png, a JPEG.
+        let jpeg = version == "2.2" ? pngFile("c", "photo.jpg", size: 1000, type: "image/jpeg") : pngFile("c", "anim.gif", size: 1000, type: "image/gif")
         let c = try app.connect()
         let (status, json) = try app.prepare([a, b, jpeg], on: c)
         #expect(status == 200)

@@ -5,6 +5,8 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 
+@testable import PTKLibrary
+
 /// The modification time of `path`, in milliseconds.
 private func mtime(_ path: String) -> Int64? {
     var st = stat()
@@ -86,5 +88,60 @@ struct PhoneFactsTests {
         #expect(try library(d, ["gallery"]).status == 0)
         let page = String(decoding: readFile(d.dir + "/.ptk/gallery/index.html") ?? [], as: UTF8.self)
         #expect(page.contains("<h2>2024-07-03</h2>") && page.contains("taken 2024-07-03 14:22"), "the gallery groups by the day taken")
+    }
+}
+
+@Suite("End to end: HEIC and true colour from a phone (issue 27)")
+struct PhoneHEICTests {
+    @Test("LocalSend's default types take an iPhone's HEIC (turned by EXIF or irot) and a Display P3 PNG; thumbnails are the library's own; one libheif cannot open gets 400 and leaves nothing")
+    func heicAndColourThroughLocalSend() throws {
+        let d = try DaemonProcess.withLocalSend()
+        let app = try LocalSendApp(port: d.localSendPort, alias: "iPhone")
+        func file(_ id: String, _ name: String, _ fixture: String, _ type: String) throws -> (id: String, name: String, bytes: [UInt8], type: String, hash: String?) {
+            let bytes = try #require(readFile(fixturePath(fixture)))
+            return (id, name, bytes, type, sha256Hex(bytes))
+        }
+        let files = [try file("a", "IMG_0001.HEIC", "heif/portrait-exif.heic", "image/heic"),
+                     try file("b", "IMG_0002.HEIC", "heif/rotated.heic", "image/heic"),
+                     try file("c", "IMG_0003.HEIC", "heif/display-p3-icc.heic", "image/heic"),
+                     try file("d", "screenshot.png", "heif/display-p3.png", "image/png")]
+        let grid = heifGrid(rows: 256, columns: 256, width: 4096)
+        let bad = (id: "e", name: "IMG_0004.HEIC", bytes: grid, type: "image/heic", hash: Optional(sha256Hex(grid)))
+        let (status, json) = try app.prepare(files + [bad])
+        #expect(status == 200)
+        let (session, tokensByFile) = tokens(json)
+        #expect(tokensByFile.count == 5, "every file is accepted by default: \(json)")
+        for f in files {
+            #expect(try app.upload(session: session, fileID: f.id, token: tokensByFile[f.id] ?? "", bytes: f.bytes).status == 200, "\(f.name)")
+            #expect(readFile(d.dir + "/" + f.name) == f.bytes, "\(f.name) byte-identical")
+        }
+        let refused = try app.upload(session: session, fileID: "e", token: tokensByFile["e"] ?? "", bytes: grid)
+        #expect(refused.status == 400)
+        #expect(refused.body.contains("not a well-formed HEIC: libheif cannot read it"), "\(refused.body)")
+        #expect(!fileExists(d.dir + "/IMG_0004.HEIC"))
+        #expect(listDirectory(d.dir + "/.incoming").isEmpty)
+        #expect(eventually { d.log.contains("IMG_0004.HEIC") && d.log.contains("libheif") })
+
+        #expect(waitForIndex(d, Set(files.map(\.name))))
+        let list = try library(d, ["list", "--sort", "taken"]).stdout
+        let lines = list.split(separator: "\n")
+        // EXIF orientation 6 turns the 300x200 picture upright; irot already did for the other.
+        #expect(lines.first?.hasPrefix("IMG_0001.HEIC") == true && lines.first?.contains("200x300") == true
+                && lines.first?.contains("2024-07-03 14:22") == true, "\(list)")
+        #expect(lines.contains { $0.hasPrefix("IMG_0002.HEIC") && $0.contains("200x300") }, "\(list)")
+        let shown = try library(d, ["show", "IMG_0001"]).stdout
+        #expect(shown.contains("HEIC, 200x300") && shown.contains("taken:     2024-07-03T14:22:05"), "\(shown)")
+        // Each thumbnail is the one the thumbnailer makes of those bytes (which the unit tests
+        // hold within 3 levels of ImageMagick's rendering), in sRGB and saying so.
+        let lib = try PhotoLibrary(directory: d.dir, create: false)
+        for f in files {
+            let row = try #require(try lib.all().first { $0.name == f.name })
+            #expect(row.hasThumbnail && row.problem == nil, "\(f.name): \(String(describing: row.problem))")
+            let stored = try #require(readFile(lib.thumbnailFolder + "/\(row.id).png"))
+            let fd = try FileDescriptor.open(d.dir + "/" + f.name, flags: .readOnly)
+            defer { fd.close() }
+            #expect(stored == Thumbnailer.make(from: fd, type: PhotoType(fileName: f.name) ?? .png).png, "\(f.name)")
+        }
+        #expect(try consistencyProblems(d.dir).isEmpty)
     }
 }

@@ -234,10 +234,11 @@ struct LocalSendSettingsTests {
         return c
     }
 
-    @Test("defaults: on, port 53317, no PIN, PNG only")
+    @Test("defaults: on, port 53317, no PIN, PNG, JPEG, HEIC and HEIF")
     func defaults() {
         let c = DaemonConfiguration()
-        #expect(c.localSend && c.localSendPort == 53317 && c.localSendPIN == nil && c.localSendTypes == ["image/png"])
+        #expect(c.localSend && c.localSendPort == 53317 && c.localSendPIN == nil)
+        #expect(c.localSendTypes == ["image/heic", "image/heif", "image/jpeg", "image/png"])
     }
 
     @Test("values are parsed and checked")
@@ -253,5 +254,7 @@ struct LocalSendSettingsTests {
         #expect(throws: UsageError.self) { try configuration(["localsend-types": "image/png,image/jpg"]) }
         let both = try configuration(["localsend-types": "image/jpeg, image/png,IMAGE/JPEG"])
         #expect(both.localSendTypes == ["image/jpeg", "image/png"])
+        #expect(try configuration(["localsend-types": "image/HEIC"]).localSendTypes == ["image/heic"])
+        #expect(throws: UsageError.self) { try configuration(["localsend-types": "image/avif"]) }
     }
 }

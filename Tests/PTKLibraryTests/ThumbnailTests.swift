@@ -50,29 +50,76 @@ func expectedSize(_ w: Int, _ h: Int, _ maxSide: Int) -> (Int, Int) {
     return (max(1, Int((Double(w) * Double(maxSide) / Double(h)).rounded())), maxSide)
 }
 
-/// A box-filter downscale of `image` to tw x th, colour weighted by alpha: the reference the
-/// thumbnails are compared with.
-func referenceDownscale(_ image: RGBA, _ tw: Int, _ th: Int) -> RGBA {
+/// sRGB's curve (IEC 61966-2-1), both ways, in doubles.
+func srgbToLinear(_ v: Double) -> Double { v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4) }
+func linearToSRGB(_ l: Double) -> Double { l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1 / 2.4) - 0.055 }
+
+/// A PNG's gAMA value (100000 = 1.0), or nil.
+func pngGamma(_ png: [UInt8]) -> Double? {
+    var i = 8
+    while i + 12 <= png.count {
+        let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+        if String(decoding: png[i + 4..<i + 8], as: UTF8.self) == "gAMA", length == 4 {
+            return Double(Int(png[i + 8]) << 24 | Int(png[i + 9]) << 16 | Int(png[i + 10]) << 8 | Int(png[i + 11])) / 100_000
+        }
+        i += 12 + length
+    }
+    return nil
+}
+
+/// A box-filter downscale of `image` to tw x th in linear light, colour weighted by alpha,
+/// written as sRGB: the reference the thumbnails are compared with. Each pixel counts for the
+/// thumbnail pixel its centre falls in. `gamma` is the PNG's gAMA (sample = light^gamma; PNG's
+/// rule); nil, or near 1/2.2, means sRGB's curve.
+func referenceDownscale(_ image: RGBA, _ tw: Int, _ th: Int, gamma: Double? = nil) -> RGBA {
+    let toLinear: [Double] = (0..<256).map { v in
+        if let gamma, abs(gamma * 2.2 - 1) >= 0.05 { return pow(Double(v) / 255, 1 / gamma) }
+        return srgbToLinear(Double(v) / 255)
+    }
     var sums = [Double](repeating: 0, count: tw * th * 5)
     for y in 0..<image.height {
-        let ty = y * th / image.height
+        let ty = (2 * y + 1) * th / (2 * image.height)
         for x in 0..<image.width {
-            let tx = x * tw / image.width
+            let tx = (2 * x + 1) * tw / (2 * image.width)
             let p = (y * image.width + x) * 4
             let a = Double(image.pixels[p + 3])
             let b = (ty * tw + tx) * 5
             sums[b] += a
-            for c in 0..<3 { sums[b + 1 + c] += Double(image.pixels[p + c]) * a }
+            for c in 0..<3 { sums[b + 1 + c] += toLinear[Int(image.pixels[p + c])] * a }
             sums[b + 4] += 1
         }
     }
     var out = [UInt8](repeating: 0, count: tw * th * 4)
     for k in 0..<(tw * th) {
         let b = k * 5
-        for c in 0..<3 { out[k * 4 + c] = sums[b] > 0 ? UInt8((sums[b + 1 + c] / sums[b]).rounded()) : 0 }
+        for c in 0..<3 { out[k * 4 + c] = sums[b] > 0 ? UInt8((linearToSRGB(sums[b + 1 + c] / sums[b]) * 255).rounded()) : 0 }
         out[k * 4 + 3] = UInt8((sums[b] / max(1, sums[b + 4])).rounded())
     }
     return RGBA(width: tw, height: th, pixels: out)
+}
+
+/// The types of a PNG's chunks, in order.
+func chunkTypes(_ png: [UInt8]) -> [String] {
+    var types: [String] = []
+    var i = 8
+    while i + 12 <= png.count {
+        let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+        types.append(String(decoding: png[i + 4..<i + 8], as: UTF8.self))
+        i += 12 + length
+    }
+    return types
+}
+
+/// `png` without its chunks of type `type`.
+func removingChunks(_ png: [UInt8], _ type: String) -> [UInt8] {
+    var out = Array(png[0..<8])
+    var i = 8
+    while i + 12 <= png.count {
+        let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
+        if String(decoding: png[i + 4..<i + 8], as: UTF8.self) != type { out += png[i..<min(png.count, i + 12 + length)] }
+        i += 12 + length
+    }
+    return out
 }
 
 /// The largest difference of any channel of any pixel.
@@ -114,8 +161,10 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
                 #expect(t.png[24] == 8, "\(name)")
                 #expect(t.png[25] == (hasAlpha(bytes) ? 6 : 2), "\(name)")
                 let decoded = try #require(decodeRGBA(t.png), "\(name)")
-                let reference = referenceDownscale(full, tw, th)
+                let reference = referenceDownscale(full, tw, th, gamma: pngGamma(bytes))
                 #expect(maxDifference(decoded, reference) <= 1, "\(name) at \(maxSide)")
+                // Written as sRGB, and saying so: an sRGB chunk.
+                #expect(chunkTypes(t.png).contains("sRGB"), "\(name)")
             }
         }
     }
@@ -124,7 +173,8 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
         var pairs = 0
         for name in pngSuiteImages() where name.hasPrefix("i") {
             // "ibasn2c08.png" is "basn2c08.png" with Adam7 (some other names start with i too).
-            guard let plain = readFile(pngSuiteDirectory() + "/" + name.dropFirst()),
+            // The interlaced copies here carry no gAMA chunk; their plain twins' is left out too.
+            guard let plain = readFile(pngSuiteDirectory() + "/" + name.dropFirst()).map({ removingChunks($0, "gAMA") }),
                   let interlaced = readFile(pngSuiteDirectory() + "/" + name), interlaced[28] == 1 else { continue }
             #expect(plain[28] == 0, "\(name)")
             for maxSide in [256, 7] {

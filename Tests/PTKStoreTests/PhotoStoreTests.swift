@@ -395,3 +395,53 @@ struct PhotoStoreFolderTests {
         #expect(f.visible.isEmpty && f.incoming.isEmpty)
     }
 }
+
+@Suite("Received-photos store: HEIC and HEIF")
+struct PhotoStoreHEIFTests {
+    func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<Saved, FileFailure> {
+        switch s.begin(StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: type)) {
+        case .failure(let f): return .failure(f)
+        case .success(let file):
+            do { try file.append(bytes) } catch {
+                file.abandon(keepForResume: false)
+                return .failure(error)
+            }
+            return file.finish()
+        }
+    }
+
+    @Test("heif-enc's HEIC is saved byte-identical, with the same names and suffixes as the other types")
+    func saves() throws {
+        let f = try StoreFixture()
+        let heic = try #require(readFile(fixturePath("heif/picture.heic")))
+        #expect(try save(heic, name: "IMG_0001.HEIC", in: f.store).get().name == "IMG_0001.HEIC")
+        #expect(try save(heic, name: "IMG_0001.HEIC", in: f.store).get().name == "IMG_0001 (2).HEIC")
+        #expect(try save(heic, name: "../noext", in: f.store).get().name == "noext.heic")
+        #expect(try save(heic, name: "still.heif", type: .heif, in: f.store).get().name == "still.heif")
+        #expect(readFile(f.dir + "/IMG_0001 (2).HEIC") == heic)
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("a HEIF whose boxes pass but that libheif cannot open is refused before it is kept, and leaves nothing")
+    func libheifMustOpenIt() throws {
+        let f = try StoreFixture()
+        let heic = try #require(readFile(fixturePath("heif/picture.heic")))
+        let cases: [([UInt8], String)] = [
+            (heifGrid(rows: 256, columns: 256, width: 4096), "not a well-formed HEIC: libheif cannot read it"),
+            (heifHugeItemLocations(), "not a well-formed HEIC: libheif cannot read it"),
+            // The structure check refuses these on its own, as the bytes arrive.
+            (Array(heic[..<3000]), "not a well-formed HEIC: "),
+            (makePNG(size: 3000), "not a well-formed HEIC: box 1 at byte 0 has no box type"),
+        ]
+        for (bytes, words) in cases {
+            guard case .failure(let failure) = save(bytes, name: "bad.heic", in: f.store) else {
+                Issue.record("saved: \(words)")
+                continue
+            }
+            #expect(failure.problem.code == "not-png")
+            #expect(failure.problem.message.hasPrefix(words), "\(failure.problem.message)")
+        }
+        #expect(f.visible.isEmpty)
+        #expect(f.incoming.isEmpty)
+    }
+}

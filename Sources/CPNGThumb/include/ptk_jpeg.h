@@ -9,8 +9,9 @@
 
 /* Reads the JPEG from `fd` (from its current offset; fd is not closed) and makes its thumbnail
  * as an 8-bit RGB PNG in out->thumbnail, like ptk_png_thumbnail. libjpeg decodes at 1/2, 1/4
- * or 1/8 scale when that still leaves at least the thumbnail's pixels, then rows are averaged
- * into the thumbnail as they arrive. The header fields are set as for a PNG: bit_depth is the
+ * or 1/8 scale when that still leaves at least twice the thumbnail's width and height, then
+ * rows are averaged into the thumbnail in linear light as they arrive (an APP2 ICC profile
+ * converted). The header fields are set as for a PNG: bit_depth is the
  * sample precision, color_type 0 for greyscale and 2 for colour, interlace 1 for a progressive
  * JPEG. Over max_pixels gives PTK_PNG_TOO_LARGE; a file that needs more than 256 MB to decode
  * (a huge progressive one), has more than 1000 scans, or ends early gives PTK_PNG_FAILED.

@@ -44,6 +44,9 @@ typedef struct {
     /* Orientation, the day taken, the camera (the thumbnail is already turned as shown:
      * thumbnail_width and thumbnail_height are the shown size). */
     ptk_photo_facts facts;
+    /* Why the photo's own colour description (ICC profile, gAMA/cHRM, nclx) was set aside and
+     * it was shown as sRGB, else empty. */
+    char colour_note[120];
 } ptk_thumbnail_result;
 
 enum {
@@ -54,9 +57,10 @@ enum {
 };
 
 /* Reads the PNG from `fd` (from its current offset; fd is not closed) row by row, the
- * downscale done as rows arrive: memory is a row of the photo plus the thumbnail's
- * accumulators. The thumbnail fits in max_side x max_side, aspect kept, never enlarged;
- * alpha is kept (tRNS becomes alpha). libpng's limits bound what a hostile file can make it
+ * downscale done as rows arrive, in linear light (ptk_colour.h: sRGB, iCCP, else gAMA and
+ * cHRM): memory is a row of the photo plus the thumbnail's accumulators. The thumbnail fits
+ * in max_side x max_side, aspect kept, never enlarged; alpha is kept (tRNS becomes alpha); it
+ * is sRGB with an sRGB chunk. libpng's limits bound what a hostile file can make it
  * allocate; a photo of more than max_pixels pixels gets no thumbnail. `cancel`, if not NULL,
  * is read before every row. */
 int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
