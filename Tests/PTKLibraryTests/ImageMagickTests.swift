@@ -1,0 +1,118 @@
+import Glibc
+import PTKStore
+import PTKSystem
+import PTKTestSupport
+import Testing
+
+@testable import PTKLibrary
+
+/// A photo to compare, its type, and whether it carries an ICC profile ImageMagick must apply.
+struct Sample {
+    var name: String
+    var bytes: [UInt8]
+    var type: PhotoType
+    var profile = false
+    /// ImageMagick 6 reads no EXIF orientation from a HEIF: the one to give it (`-orient`).
+    var orient: String? = nil
+}
+
+/// ImageMagick's rendering of the photo at `path` as a thumbnail: turned as its EXIF says, in
+/// sRGB (its ICC profile converted when `profile`), box-downscaled in linear light to fit
+/// `maxSide`, as 8-bit RGBA. A HEIF goes through libheif's heif-convert first (ImageMagick 6
+/// reads no ICC profile from a HEIF).
+func imageMagickThumbnail(_ path: String, type: PhotoType, profile: Bool, orient: String? = nil, maxSide: Int, in dir: String) -> RGBA? {
+    var input = path
+    if type.isHEIF {
+        input = dir + "/heif-convert.png"
+        let converted = runTool(["heif-convert", path, input])
+        guard converted.status == 0 else { Issue.record("heif-convert: \(converted.output)"); return nil }
+    }
+    let out = dir + "/reference.rgba"
+    let arguments = ["convert", input] + (orient.map { ["-orient", $0] } ?? []) + ["-auto-orient", "-colorspace", "sRGB"]
+        + (profile ? ["-profile", fixturePath("heif/srgb.icc")] : [])
+        + ["-colorspace", "RGB", "-filter", "box", "-resize", "\(maxSide)x\(maxSide)>", "-colorspace", "sRGB",
+           "-background", "black", "-alpha", "on", "-depth", "8", "-format", "%w %h", "-write", "info:" + dir + "/size", "RGBA:" + out]
+    let r = runTool(arguments)
+    guard r.status == 0, let size = readFile(dir + "/size"), let pixels = readFile(out) else {
+        Issue.record("convert: \(r.output)")
+        return nil
+    }
+    let wh = String(decoding: size, as: UTF8.self).split(separator: " ").compactMap { Int($0) }
+    guard wh.count == 2, pixels.count == wh[0] * wh[1] * 4 else { return nil }
+    return RGBA(width: wh[0], height: wh[1], pixels: pixels)
+}
+
+/// The mean absolute difference per channel of colour weighted by alpha (a transparent pixel's
+/// colour is no one's business), and of alpha.
+func weightedDifference(_ a: RGBA, _ b: RGBA) -> [Double] {
+    var sums = [0.0, 0.0, 0.0, 0.0]
+    for i in stride(from: 0, to: a.pixels.count, by: 4) {
+        let aa = Double(a.pixels[i + 3]) / 255, ba = Double(b.pixels[i + 3]) / 255
+        for c in 0..<3 { sums[c] += abs(Double(a.pixels[i + c]) * aa - Double(b.pixels[i + c]) * ba) }
+        sums[3] += abs(Double(a.pixels[i + 3]) - Double(b.pixels[i + 3]))
+    }
+    let n = Double(max(1, a.pixels.count / 4))
+    return sums.map { $0 / n }
+}
+
+@Suite("Thumbnails against ImageMagick's rendering", .serialized)
+struct ImageMagickTests {
+    /// Every PngSuite image; JPEGs made from them by libjpeg-turbo; larger JPEGs (baseline,
+    /// progressive, greyscale, and portrait ones turned by each EXIF orientation); a Display P3
+    /// PNG; heif-enc's HEICs: plain, turned by irot, in Display P3, turned by EXIF.
+    func samples() throws -> [Sample] {
+        var samples: [Sample] = []
+        for name in pngSuiteImages() {
+            let bytes = try #require(readFile(pngSuiteDirectory() + "/" + name))
+            samples.append(Sample(name: name, bytes: bytes, type: .png))
+            let image = try #require(decodeRGBA(bytes))
+            // libjpeg-turbo's JPEG of its pixels (alpha dropped, on black as ImageMagick shows it).
+            var rgb: [UInt8] = []
+            for i in stride(from: 0, to: image.pixels.count, by: 4) {
+                let a = Int(image.pixels[i + 3])
+                rgb += (0..<3).map { UInt8((Int(image.pixels[i + $0]) * a + 127) / 255) }
+            }
+            samples.append(Sample(name: name + ".jpg", bytes: encodeJPEG(rgb, width: image.width, height: image.height, components: 3, quality: 95), type: .jpeg))
+        }
+        samples.append(Sample(name: "1200x800 baseline", bytes: makeJPEG(width: 1200, height: 800, seed: 4), type: .jpeg))
+        samples.append(Sample(name: "1000x700 progressive", bytes: makeJPEG(width: 1000, height: 700, progressive: true, seed: 5), type: .jpeg))
+        samples.append(Sample(name: "900x600 greyscale", bytes: makeJPEG(width: 900, height: 600, greyscale: true, seed: 6), type: .jpeg))
+        let landscape = makeJPEG(width: 400, height: 200, seed: 7)
+        for orientation in 1...8 {
+            samples.append(Sample(name: "400x200 orientation \(orientation)", bytes: jpegWithEXIF(landscape, exifTIFF(EXIFFields(orientation: UInt16(orientation)))), type: .jpeg))
+        }
+        samples.append(Sample(name: "display-p3.png", bytes: try #require(readFile(fixturePath("heif/display-p3.png"))), type: .png, profile: true))
+        for name in ["picture.heic", "rotated.heic"] {
+            samples.append(Sample(name: name, bytes: try #require(readFile(fixturePath("heif/" + name))), type: .heic))
+        }
+        samples.append(Sample(name: "display-p3-icc.heic", bytes: try #require(readFile(fixturePath("heif/display-p3-icc.heic"))), type: .heic, profile: true))
+        samples.append(Sample(name: "portrait-exif.heic", bytes: try #require(readFile(fixturePath("heif/portrait-exif.heic"))), type: .heic, orient: "RightTop"))
+        return samples
+    }
+
+    @Test("every thumbnail is within 3 levels (mean per channel) of ImageMagick's -auto-orient -colorspace sRGB box downscale")
+    func thumbnailsMatchImageMagick() throws {
+        guard findProgram("convert") != nil, findProgram("heif-convert") != nil else {
+            Issue.record("ImageMagick's convert and libheif's heif-convert are needed (scripts/deps.sh --test installs imagemagick and libheif-examples)")
+            return
+        }
+        let dir = makeTemporaryDirectory("ptk-imagemagick")
+        defer { removeTree(dir) }
+        let all = try samples()
+        #expect(all.count == pngSuiteImageCount * 2 + 3 + 8 + 1 + 4)
+        var worst = (name: "", difference: 0.0)
+        for sample in all {
+            let path = dir + "/photo"
+            writeFile(path, sample.bytes)
+            let t = thumbnail(of: sample.bytes, type: sample.type)
+            guard t.outcome == .made, let ours = decodeRGBA(t.png) else { Issue.record("\(sample.name): \(t.outcome)"); continue }
+            guard let reference = imageMagickThumbnail(path, type: sample.type, profile: sample.profile, orient: sample.orient, maxSide: Thumbnailer.maxSide, in: dir) else { continue }
+            #expect([ours.width, ours.height] == [reference.width, reference.height], "\(sample.name)")
+            guard ours.pixels.count == reference.pixels.count else { continue }
+            let difference = weightedDifference(ours, reference)
+            #expect(difference.allSatisfy { $0 <= 3 }, "\(sample.name): \(difference)")
+            if let m = difference.max(), m > worst.difference { worst = (sample.name, m) }
+        }
+        print("largest mean difference from ImageMagick: \(worst.difference) (\(worst.name))")
+    }
+}
