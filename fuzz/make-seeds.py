@@ -93,3 +93,55 @@ write('trust', 'pending', ("%s\t3\t1764495660\t1764495700\t192.168.1.2:5000\tAnn
 
 write('config', 'default', open(os.path.join(here, '..', 'etc', 'ptkd.conf'), 'rb').read())
 write('config', 'settings', b'port = 47851\nsenders = trusted\nmax-file-size = 64M\npartial-max-age = 2d\n\r\nlisten = ::1\nlocalsend-types = image/png, image/jpeg\nmdns = no\n')
+
+# HEIF (issue 27): heif-enc's files from Tests/Fixtures/heif, and hostile ones built box by box,
+# for the streaming box check (heif) and libheif behind the thumbnailer (first byte 4: HEIF,
+# 6: HEIF with the small pixel limit). Hostile colour profiles go to the thumbnailer as PNGs and JPEGs.
+def box(t, body): return struct.pack('>I', 8 + len(body)) + t + body
+def full(t, body, version=0): return box(t, bytes([version, 0, 0, 0]) + body)
+ftyp = box(b'ftyp', b'heic\0\0\0\0mif1heic')
+hdlr = full(b'hdlr', b'\0\0\0\0pict' + bytes(13))
+pitm = full(b'pitm', struct.pack('>H', 1))
+def grid(rows, columns, width):
+    data = bytes([0, 0, rows - 1, columns - 1]) + struct.pack('>HH', width, width)
+    refs = b''.join(struct.pack('>H', 2 + i % 65000) for i in range(rows * columns))
+    iref = full(b'iref', box(b'dimg', struct.pack('>HH', 1, min(rows * columns, 65535)) + refs))
+    iinf = full(b'iinf', struct.pack('>H', 1) + full(b'infe', struct.pack('>HH', 1, 0) + b'grid\0', version=2))
+    iprp = box(b'iprp', box(b'ipco', full(b'ispe', struct.pack('>II', width, width))) + full(b'ipma', struct.pack('>IHBB', 1, 1, 1, 0x81)))
+    def meta(offset):
+        iloc = full(b'iloc', b'\x44\x00' + struct.pack('>HHHHII', 1, 1, 0, 1, offset, len(data)))
+        return full(b'meta', hdlr + pitm + iloc + iinf + iref + iprp)
+    return ftyp + meta(len(ftyp + meta(0)) + 8) + box(b'mdat', data)
+huge_iloc = ftyp + full(b'meta', hdlr + pitm + full(b'iloc', b'\x44\x00' + struct.pack('>HHHHHII', 65535, 1, 0, 0, 65535, 0, 16), version=1)) + box(b'mdat', bytes(16))
+heifs = {'grid-65536-tiles': grid(256, 256, 4096), 'huge-iloc': huge_iloc}
+fixtures = os.path.join(here, '..', 'Tests', 'Fixtures', 'heif')
+for name in ('picture', 'rotated', 'portrait-exif', 'display-p3-icc'):
+    heifs[name] = open(os.path.join(fixtures, name + '.heic'), 'rb').read()
+picture = heifs['picture']
+at = picture.index(b'iloc') - 4
+heifs['iloc-past-meta'] = picture[:at] + struct.pack('>I', 4096) + picture[at + 4:]
+heifs['truncated'] = picture[:2000]
+heifs['meta-past-end'] = picture[:28] + struct.pack('>I', len(picture)) + picture[32:]
+for name, data in heifs.items():
+    write('heif', name, bytes([63]) + data)
+    write('thumbnail', 'heif-' + name, bytes([4]) + data)
+write('thumbnail', 'heif-small-limit-picture', bytes([6]) + picture)
+pattern = bytes((i * 131 + 7) & 255 for i in range(600))
+def png_with(chunks):
+
+    raw = b''.join(b'\0' + b''.join(bytes((x * 16, y * 16, 200)) for x in range(16)) for y in range(16))
+    out = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 16, 16, 8, 2, 0, 0, 0))
+    for t, d in chunks: out += chunk(t, d)
+    return out + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')
+p3 = open(os.path.join(fixtures, 'display-p3.icc'), 'rb').read()
+lying = p3[:128] + struct.pack('>I', 4096) + p3[132:]
+huge_profile = struct.pack('>I', 2_000_000) + bytes(2_000_000 - 4)
+for name, profile in {'p3': p3, 'junk': pattern, 'tags-past-end': lying, 'inflates-past-limit': huge_profile}.items():
+    write('thumbnail', 'png-iccp-' + name, bytes([0]) + png_with([(b'iCCP', b'x\0\0' + zlib.compress(profile, 9))]))
+write('thumbnail', 'png-gama-linear-chrm-wide', bytes([0]) + png_with([(b'gAMA', struct.pack('>I', 100000)),
+                                                                       (b'cHRM', struct.pack('>8I', 31270, 32900, 70800, 29200, 17000, 79700, 13100, 4600))]))
+if 'baseline' in jpegs:
+    j = jpegs['baseline']
+    for name, profile in {'p3': p3, 'junk': pattern}.items():
+        app2 = b'ICC_PROFILE\0\x01\x01' + profile
+        write('thumbnail', 'jpeg-icc-' + name, bytes([1]) + j[:2] + b'\xff\xe2' + struct.pack('>H', len(app2) + 2) + app2 + j[2:])

@@ -7,7 +7,7 @@ import PTKTrust
 
 extension FuzzTargets {
     /// Every target by the name fuzz/run.sh and the corpus folders use.
-    public static let names = ["frames", "png", "jpeg", "thumbnail", "http", "localsend-json", "package", "trust", "config"]
+    public static let names = ["frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config"]
 
     /// The target called `name`, if there is one.
     public static func target(named name: String) -> ((UnsafeRawBufferPointer) -> Void)? {
@@ -15,6 +15,7 @@ extension FuzzTargets {
         case "frames": return frames
         case "png": return png
         case "jpeg": return jpeg
+        case "heif": return heif
         case "thumbnail": return thumbnail
         case "http": return http
         case "localsend-json": return localSendJSON
@@ -31,11 +32,18 @@ extension FuzzTargets {
         agreesHoweverSplit(data, "JPEG") { JPEGValidator(totalSize: $0) }
     }
 
-    /// The thumbnailers (libpng and libjpeg-turbo through CPNGThumb) on arbitrary bytes, with
-    /// the limits as ptkd sets them: the first byte picks PNG or JPEG and a pixel limit.
+    /// The streaming HEIF box check over arbitrary bytes, fed in pieces whose sizes come from
+    /// the input; it must agree with a whole-buffer run.
+    public static func heif(_ data: UnsafeRawBufferPointer) {
+        agreesHoweverSplit(data, "HEIF") { HEIFValidator(totalSize: $0) }
+    }
+
+    /// The thumbnailers (libpng, libjpeg-turbo and libheif through CPNGThumb, Little CMS for
+    /// colour profiles) on arbitrary bytes, with the limits as ptkd sets them: the first byte
+    /// picks PNG, JPEG or HEIF (bit 2) and a pixel limit.
     public static func thumbnail(_ data: UnsafeRawBufferPointer) {
         guard data.count > 0 else { return }
-        let type: PhotoType = data[0] & 1 == 0 ? .png : .jpeg
+        let type: PhotoType = data[0] & 4 != 0 ? .heic : data[0] & 1 == 0 ? .png : .jpeg
         let pixelLimit: UInt64 = data[0] & 2 == 0 ? Thumbnailer.defaultPixelLimit : 4096
         let bytes = UnsafeRawBufferPointer(rebasing: data[1...])
         guard let fd = scratchFile() else { return }

@@ -19,8 +19,8 @@ struct FuzzReplayTests {
         #expect(n >= 10)
     }
 
-    @Test("every other parser of untrusted bytes survives its corpus: JPEG check, thumbnailers, LocalSend HTTP and JSON, package metadata, trust files, ptkd.conf",
-          arguments: ["jpeg", "thumbnail", "http", "localsend-json", "package", "trust", "config"])
+    @Test("every other parser of untrusted bytes survives its corpus: JPEG and HEIF checks, thumbnailers, LocalSend HTTP and JSON, package metadata, trust files, ptkd.conf",
+          arguments: ["jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config"])
     func corpus(target: String) throws {
         let run = try #require(FuzzTargets.target(named: target))
         let n = replay([repositoryRoot() + "/fuzz/corpus/" + target], run)
