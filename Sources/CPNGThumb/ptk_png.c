@@ -182,21 +182,31 @@ void ptk_thumbnail_fit(uint32_t width, uint32_t height, uint32_t max_side, uint3
     }
 }
 
-/* What the chunks before the image data say: eXIf (EXIF), else tIME, else a "Creation Time" text. */
-static void read_facts(png_structp png, png_infop info, ptk_photo_facts *facts) {
+/* The eXIf chunk libpng has read, if any, into `facts`. Returns whether there was one. */
+static int read_exif(png_structp png, png_infop info, ptk_photo_facts *facts) {
 #ifdef PNG_eXIf_SUPPORTED
     png_uint_32 size = 0;
     png_bytep exif = NULL;
-    if (png_get_eXIf_1(png, info, &size, &exif) != 0 && exif != NULL && size > 0) ptk_exif_read(exif, size, 0, facts);
+    if (png_get_eXIf_1(png, info, &size, &exif) != 0 && exif != NULL && size > 0) {
+        ptk_exif_read(exif, size, 0, facts);
+        return 1;
+    }
 #endif
-    if (facts->taken_source != 0) return;
+    return 0;
+}
+
+/* What the chunks before the image data say: eXIf (EXIF), else tIME, else a "Creation Time"
+ * text. Returns whether there was an eXIf. */
+static int read_facts(png_structp png, png_infop info, ptk_photo_facts *facts) {
+    const int exif = read_exif(png, info, facts);
+    if (facts->taken_source != 0) return exif;
     png_timep time = NULL;
     if (png_get_tIME(png, info, &time) != 0 && time != NULL && time->month >= 1 && time->month <= 12 && time->day >= 1 && time->day <= 31
         && time->hour <= 23 && time->minute <= 59 && time->second <= 60) {
         snprintf(facts->taken, sizeof facts->taken, "%04u-%02u-%02uT%02u:%02u:%02uZ", time->year, time->month, time->day,
                  time->hour, time->minute, time->second);
         facts->taken_source = 2;
-        return;
+        return exif;
     }
     png_textp text = NULL;
     int count = 0;
@@ -209,9 +219,32 @@ static void read_facts(png_structp png, png_infop info, ptk_photo_facts *facts) 
             }
             facts->taken[n] = 0;
             if (n > 0) facts->taken_source = 3;
-            return;
+            return exif;
         }
     }
+    return exif;
+}
+
+/* An eXIf after the image data (PNG allows it there too): the chunks up to IEND are read, and
+ * what its EXIF says replaces what tIME or a text said. A damaged tail costs nothing: libpng's
+ * error comes back here and is ignored (the image is already read). */
+static void read_late_exif(png_structp png, png_infop info, ptk_photo_facts *facts) {
+    if (setjmp(png_jmpbuf(png))) return;
+    png_read_end(png, info);
+    ptk_photo_facts late;
+    memset(&late, 0, sizeof late);
+    if (!read_exif(png, info, &late)) return;
+    if (late.orientation != 0) facts->orientation = late.orientation;
+    if (late.taken_source != 0) {
+        memcpy(facts->taken, late.taken, sizeof facts->taken);
+        memcpy(facts->taken_offset, late.taken_offset, sizeof facts->taken_offset);
+        memcpy(facts->taken_subsec, late.taken_subsec, sizeof facts->taken_subsec);
+        facts->taken_source = late.taken_source;
+    }
+    if (late.make[0] != 0) memcpy(facts->make, late.make, sizeof facts->make);
+    if (late.model[0] != 0) memcpy(facts->model, late.model, sizeof facts->model);
+    if (late.has_location) facts->has_location = 1;
+    if (late.problem[0] != 0) memcpy(facts->problem, late.problem, sizeof facts->problem);
 }
 
 static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
@@ -225,7 +258,7 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
     png_set_read_fn(s->png, &s->io, read_callback);
     set_limits(s->png);
     png_read_info(s->png, s->info);
-    read_facts(s->png, s->info, &out->facts);
+    const int early_exif = read_facts(s->png, s->info, &out->facts);
     const uint32_t width = png_get_image_width(s->png, s->info);
     const uint32_t height = png_get_image_height(s->png, s->info);
     out->width = width;
@@ -282,7 +315,8 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
             ptk_box_add(&s->box, y0 + j * dy, s->row, x0, dx, columns);
         }
     }
-    /* The rest of the file (chunks after the image data) is not needed: not read. */
+    /* The chunks after the image data matter only for an eXIf there. */
+    if (!early_exif) read_late_exif(s->png, s->info, &out->facts);
 
     s->pixels = ptk_box_pixels(&s->box);
     if (s->pixels == NULL) {

@@ -74,7 +74,9 @@ public struct PhotoFacts: Sendable, Equatable {
         problem = text(f.problem)
         switch f.taken_source {
         case 1: taken = text(f.taken).flatMap { Self.exifDate($0, offset: text(f.taken_offset), subsec: text(f.taken_subsec)) }
-        case 2, 3: taken = text(f.taken).flatMap { WallTime(iso8601: $0) != nil ? $0 : nil }
+        case 2: taken = text(f.taken).flatMap { WallTime(iso8601: $0) != nil ? $0 : nil }
+        // The PNG spec recommends RFC 1123 for "Creation Time"; ISO 8601 is what programs write.
+        case 3: taken = text(f.taken).flatMap { WallTime(iso8601: $0) != nil ? $0 : Self.rfc1123Date($0) }
         default: taken = nil
         }
     }
@@ -92,7 +94,7 @@ public struct PhotoFacts: Sendable, Equatable {
         }
         guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2), let mi = number(14, 2), let s = number(17, 2),
               b[4] == UInt8(ascii: ":"), b[7] == UInt8(ascii: ":"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-              y >= 1800, (1...12).contains(mo), (1...31).contains(d), h <= 23, mi <= 59, s <= 60 else { return nil }
+              y >= 1800, (1...12).contains(mo), (1...Self.daysIn(month: mo, year: y)).contains(d), h <= 23, mi <= 59, s <= 60 else { return nil }
         var iso = String(decoding: b[0..<19], as: UTF8.self)
         iso = iso.replacingFirst(":", with: "-").replacingFirst(":", with: "-").replacingFirst(" ", with: "T")
         if let subsec, !subsec.isEmpty, subsec.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { iso += "." + subsec }
@@ -101,6 +103,42 @@ public struct PhotoFacts: Sendable, Equatable {
             iso += offset
         }
         return iso
+    }
+
+    /// How many days `month` (1-12) of `year` has.
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// An RFC 1123 date ("Wed, 3 Jul 2024 14:22:05 GMT", the day name optional, seconds
+    /// optional, the zone GMT, UT, Z or +hhmm) as ISO 8601 ("2024-07-03T14:22:05Z",
+    /// "...+02:00"); nil for anything else.
+    static func rfc1123Date(_ text: String) -> String? {
+        var words = text.split(separator: " ").map(String.init)
+        if let first = words.first, first.hasSuffix(",") { words.removeFirst() }
+        guard words.count == 5, let day = Int(words[0]), (1...31).contains(day), words[0].count <= 2,
+              let year = Int(words[2]), words[2].count == 4, year >= 1800 else { return nil }
+        let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        guard let m = months.firstIndex(of: words[1].lowercased()), day <= Self.daysIn(month: m + 1, year: year) else { return nil }
+        let clock = words[3].split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard clock.count == 2 || clock.count == 3, clock.allSatisfy({ $0 != nil }), words[3].count == clock.count * 3 - 1 else { return nil }
+        let (h, mi, s) = (clock[0]!, clock[1]!, clock.count == 3 ? clock[2]! : 0)
+        guard h <= 23, mi <= 59, s <= 60 else { return nil }
+        let zone: String
+        switch words[4].uppercased() {
+        case "GMT", "UT", "UTC", "Z": zone = "Z"
+        default:
+            let z = Array(words[4].utf8)
+            guard z.count == 5, z[0] == UInt8(ascii: "+") || z[0] == UInt8(ascii: "-"), z[1...].allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            zone = String(decoding: z[0..<3], as: UTF8.self) + ":" + String(decoding: z[3..<5], as: UTF8.self)
+        }
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let iso = "\(year)-\(two(m + 1))-\(two(day))T\(two(h)):\(two(mi)):\(two(s))\(zone)"
+        return WallTime(iso8601: iso) != nil ? iso : nil
     }
 
     /// `taken` as a time, for sorting: a time without an offset is read as UTC (its day, as

@@ -38,7 +38,7 @@ private func pngThumbnail(_ bytes: [UInt8]) -> Thumbnail {
 
 @Suite("EXIF: orientation, the day taken, the camera (issue 27)")
 struct PhotoFactsTests {
-    @Test("every EXIF orientation turns the thumbnail as the specification says, for a JPEG (APP1) and a PNG (eXIf)", arguments: 1...8)
+    @Test("every EXIF orientation turns the thumbnail as the specification says, for a JPEG (APP1) and a PNG (eXIf, before or after the image data)", arguments: 1...8)
     func orientations(orientation: Int) throws {
         let (w, h) = (64, 32)
         var pixels: [UInt8] = []
@@ -47,7 +47,15 @@ struct PhotoFactsTests {
         let jpeg = jpegWithEXIF(encodeJPEG(pixels, width: w, height: h, components: 3, quality: 95), tiff)
         let png = assemblePNG(ihdr: ihdr(width: UInt32(w), height: UInt32(h), bitDepth: 8, colorType: 2),
                               idat: zlibCompress((0..<h).flatMap { y in [0] + (0..<w).flatMap { quadrant($0, y, w, h) } }), before: [("eXIf", tiff)])
-        for t in [jpegThumbnail(jpeg), pngThumbnail(png)] {
+        // The same PNG with its eXIf after IDAT, and a tIME before it that the EXIF's date replaces.
+        let late = assemblePNG(ihdr: ihdr(width: UInt32(w), height: UInt32(h), bitDepth: 8, colorType: 2),
+                               idat: zlibCompress((0..<h).flatMap { y in [0] + (0..<w).flatMap { quadrant($0, y, w, h) } }),
+                               before: [("tIME", [0x07, 0xD0, 1, 1, 0, 0, 0])])
+        var after = Array(late.dropLast(12))
+        appendChunk("eXIf", exifTIFF(EXIFFields(orientation: UInt16(orientation), taken: "2024:07:03 14:22:05")), to: &after)
+        appendChunk("IEND", [], to: &after)
+        #expect(pngThumbnail(after).facts.taken == "2024-07-03T14:22:05")
+        for t in [jpegThumbnail(jpeg), pngThumbnail(png), pngThumbnail(after)] {
             #expect(t.outcome == .made)
             #expect(t.facts.orientation == orientation)
             #expect(t.width == w && t.height == h, "the stored size")
@@ -74,13 +82,13 @@ struct PhotoFactsTests {
         #expect(t.facts.hasLocation)
         let bare = jpegThumbnail(jpegWithEXIF(makeJPEG(width: 40, height: 30), exifTIFF(EXIFFields(taken: "2023:12:31 23:59:59"))))
         #expect(bare.facts.taken == "2023-12-31T23:59:59" && !bare.facts.hasLocation && bare.facts.orientation == nil)
-        for unset in ["0000:00:00 00:00:00", "    :  :     :  :  ", "2024:13:01 00:00:00", "yesterday"] {
+        for unset in ["0000:00:00 00:00:00", "    :  :     :  :  ", "2024:13:01 00:00:00", "2023:02:29 10:00:00", "2024:04:31 10:00:00", "yesterday"] {
             #expect(jpegThumbnail(jpegWithEXIF(makeJPEG(width: 8, height: 8), exifTIFF(EXIFFields(taken: unset)))).facts.taken == nil, "\(unset)")
         }
         #expect(jpegThumbnail(makeJPEG(width: 8, height: 8)).facts == PhotoFacts())
     }
 
-    @Test("a PNG without EXIF: its tIME chunk, else an ISO 8601 Creation Time text")
+    @Test("a PNG without EXIF: its tIME chunk, else a Creation Time text in ISO 8601 or RFC 1123")
     func pngTimes() {
         let idat = zlibCompress([0, 1, 2, 3])
         let header = ihdr(width: 1, height: 1, bitDepth: 8, colorType: 2)
@@ -89,7 +97,13 @@ struct PhotoFactsTests {
         let text = Array("Creation Time".utf8) + [0] + Array("2024-07-03T14:22:05+02:00".utf8)
         #expect(pngThumbnail(assemblePNG(ihdr: header, idat: idat, before: [("tEXt", text)])).facts.taken == "2024-07-03T14:22:05+02:00")
         let rfc = Array("Creation Time".utf8) + [0] + Array("Wed, 3 Jul 2024 14:22:05 GMT".utf8)
-        #expect(pngThumbnail(assemblePNG(ihdr: header, idat: idat, before: [("tEXt", rfc)])).facts.taken == nil, "not ISO 8601: left out")
+        #expect(pngThumbnail(assemblePNG(ihdr: header, idat: idat, before: [("tEXt", rfc)])).facts.taken == "2024-07-03T14:22:05Z")
+        let cases: [(String, String?)] = [("3 Jul 2024 14:22 +0200", "2024-07-03T14:22:00+02:00"), ("Wed, 03 JUL 2024 14:22:05 UT", "2024-07-03T14:22:05Z"),
+                                          ("Wed, 31 Feb 2024 14:22:05 GMT", nil), ("Wed, 3 Jul 2024 24:22:05 GMT", nil), ("Wed, 3 Jly 2024 14:22:05 GMT", nil),
+                                          ("3 Jul 24 14:22:05 GMT", nil), ("3 Jul 2024 14:22:05 EST", nil), ("3 Jul 2024 14:2:05 GMT", nil), ("", nil)]
+        for (text, iso) in cases { #expect(PhotoFacts.rfc1123Date(text) == iso, "\(text)") }
+        let junk = Array("Creation Time".utf8) + [0] + Array("last summer".utf8)
+        #expect(pngThumbnail(assemblePNG(ihdr: header, idat: idat, before: [("tEXt", junk)])).facts.taken == nil, "neither: left out")
     }
 
     @Test("hostile EXIF never crashes and never fails the photo: an IFD that points at itself, counts past the end, a 64 KB maker note, over the size limit, junk")

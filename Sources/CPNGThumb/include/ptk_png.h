@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 /* What a photo says about itself beyond its pixels: from its EXIF (a JPEG's APP1, a PNG's eXIf
- * before the image data; read with libexif, at most 64 KiB), else a PNG's tIME chunk or
+ * before or after its image data, a HEIF's Exif item; read with libexif, at most 64 KiB),
+ * else a PNG's tIME chunk or
  * "Creation Time" text. Strings are NUL-terminated and empty when absent. */
 typedef struct {
     int orientation;          /* EXIF Orientation 1-8; 0 when none (or not 1-8) */
