@@ -41,8 +41,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var localSendPort: UInt16 = 53317
     /// A PIN LocalSend apps must give, or nil.
     public var localSendPIN: String?
-    /// MIME types accepted over LocalSend.
-    public var localSendTypes: [String] = ["image/heic", "image/heif", "image/jpeg", "image/png"]
+    /// The media types this receiver keeps, from ptk-send (WELCOME.types) and LocalSend apps alike.
+    public var types: [String] = ["image/heic", "image/heif", "image/jpeg", "image/png"]
+
+    /// `types` as the store's types.
+    public var photoTypes: [PhotoType] { PhotoType.allCases.filter { types.contains($0.mediaType) } }
     /// Where in the directory photos are filed (folders by sender or date).
     public var layout: FolderLayout = .flat
     /// What becomes of a photo whose bytes the library already keeps.

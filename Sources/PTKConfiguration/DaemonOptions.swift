@@ -191,13 +191,14 @@ public enum DaemonOptions {
             }
             c.localSendPIN = v
         },
-        DaemonOption("localsend-types", value: "TYPES", help: "MIME types accepted from LocalSend apps, comma-separated: image/png, image/jpeg, image/heic, image/heif",
-                     default: { $0.localSendTypes.joined(separator: ",") }) { c, v throws(UsageError) in
-            let types = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
-            guard !types.isEmpty, types.allSatisfy({ PhotoType(mediaType: $0) != nil }) else {
-                throw invalid(v, "localsend-types", "expected some of image/png, image/jpeg, image/heic, image/heif, comma-separated")
-            }
-            c.localSendTypes = Array(Set(types)).sorted()
+        DaemonOption("types", value: "TYPES",
+                     help: "media types kept, from ptk-send and LocalSend apps alike, comma-separated: image/png, image/jpeg, image/heic, image/heif",
+                     default: { $0.types.joined(separator: ",") }) { c, v throws(UsageError) in
+            c.types = try parseTypes(v, key: "types")
+        },
+        DaemonOption("localsend-types", value: "TYPES", help: "the old name of types, still read", commandLine: false,
+                     default: { $0.types.joined(separator: ",") }) { c, v throws(UsageError) in
+            c.types = try parseTypes(v, key: "localsend-types")
         },
         DaemonOption("layout", value: "LAYOUT",
                      help: "where photos are filed: flat, sender, date, sender/date, or a pattern such as {sender}/{year}-{month}",
@@ -397,4 +398,14 @@ public enum DaemonOptions {
         for (name, value) in settings { try apply(name, value, to: &configuration) }
         return configuration
     }
+}
+
+/// A comma-separated list of media types the store keeps ("image/png, IMAGE/JPEG"), sorted,
+/// each once; a usage error naming `key` for anything else.
+func parseTypes(_ v: String, key: String) throws(UsageError) -> [String] {
+    let types = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+    guard !types.isEmpty, types.allSatisfy({ PhotoType(mediaType: $0) != nil }) else {
+        throw invalid(v, key, "expected some of image/png, image/jpeg, image/heic, image/heif, comma-separated")
+    }
+    return Array(Set(types)).sorted()
 }

@@ -135,7 +135,8 @@ public final class Daemon: @unchecked Sendable {
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
                                     sessions: nil,
                                     plaintextAllowed: configuration.plaintext == .allow,
-                                    trustedSendersOnly: configuration.senders == .trusted)
+                                    trustedSendersOnly: configuration.senders == .trusted,
+                                    types: configuration.photoTypes)
         turns = Turns(capacity: configuration.maxSessions, perSender: configuration.maxSessionsPerAddress)
     }
 

@@ -97,7 +97,7 @@ extension LocalSendEndpoint {
             Log.info("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
             try c.http.respond(outcome.status, LocalSendJSON.encode(response), deadline: replyBy())
         case .nothingToTransfer:
-            Log.info("\(prefix): none accepted (types: \(configuration.localSendTypes.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
+            Log.info("\(prefix): none accepted (types: \(configuration.types.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
             try c.http.respond(outcome.status, deadline: replyBy())
         case .pinRequired(let wrong):
             if wrong { Log.info("\(prefix): wrong PIN; answered 401") }

@@ -99,7 +99,9 @@ final class ReceiverDriver {
                 fileStarted = .now
                 return .offerDecided(.held(Saved(name: name, size: offer.size, sha256: offer.sha256)))
             }
-            let folder = arrivals?.folder(for: senderInfo) ?? ""
+            var folder = arrivals?.folder(for: senderInfo) ?? ""
+            // The sender's own folders, below the layout's (ptk's "folders" addition).
+            if machine.peerKeepsFolders { folder = StoreRequest.folder(folder, adding: offer.name) }
             let request = StoreRequest.of(offer, sender: machine.peerName).map { request -> StoreRequest in
                 var r = request
                 r.folder = folder

@@ -25,6 +25,8 @@ public struct FileErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let tooLarge = FileErrorCode(rawValue: "too-large")
     public static let noSpace = FileErrorCode(rawValue: "no-space")
     public static let notPNG = FileErrorCode(rawValue: "not-png")
+    /// REJECT: the offer's media type is not one the receiver keeps (protocol-v1.md section 7).
+    public static let unsupportedType = FileErrorCode(rawValue: "unsupported-type")
     public static let unauthorized = FileErrorCode(rawValue: "unauthorized")
     public static let sizeMismatch = FileErrorCode(rawValue: "size-mismatch")
     public static let hashMismatch = FileErrorCode(rawValue: "hash-mismatch")

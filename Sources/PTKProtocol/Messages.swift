@@ -24,6 +24,11 @@ public enum ProtocolFeature: String, Sendable, CaseIterable {
     /// The sender takes ACCEPT.offset equal to OFFER.size (the receiver holds the file whole:
     /// it then sends DONE at once) and SAVED.duplicate.
     case held
+    /// ptk's own addition: OFFER.name may carry folders ("2024/summer/IMG_1.jpg", separated by
+    /// `/`), which the receiver keeps below its own folder for this sender, each component by
+    /// section 5's rules. Without it, only the name's last component counts (section 5). A
+    /// peer that does not know it ignores it (section 7), so the names stay flat there.
+    case folders
 }
 
 /// WELCOME: the receiver's answer to HELLO.
@@ -36,19 +41,30 @@ public struct Welcome: Codable, Equatable, Sendable {
     /// How many sessions at once this receiver serves for one sender address (protocol-v1.md §4).
     /// Absent means 1: a receiver that predates the key may serve one session at a time.
     public var sessions: Int?
+    /// The media types this receiver keeps (protocol-v1.md section 7). Absent means
+    /// `["image/png"]`.
+    public var types: [String]?
     public init(version: Int = ProtocolLimits.version, name: String, window: Int,
-                chunkSize: Int = ProtocolLimits.chunkSize, maxFileSize: Int64, sessions: Int? = nil) {
+                chunkSize: Int = ProtocolLimits.chunkSize, maxFileSize: Int64, sessions: Int? = nil, types: [String]? = nil) {
         self.version = version
         self.name = name
         self.window = window
         self.chunkSize = chunkSize
         self.maxFileSize = maxFileSize
         self.sessions = sessions
+        self.types = types
     }
 
     /// The sessions a sender may have open at once with this receiver: `sessions`, or 1 when
     /// it is absent or not a usable number.
     public var sessionsAllowed: Int { max(1, sessions ?? 1) }
+
+    /// The types a sender may offer: those of `types` this implementation knows, or PNG alone
+    /// when the receiver does not say (a receiver that predates section 7).
+    public var keptTypes: [PhotoType] {
+        guard let types else { return [.png] }
+        return PhotoType.allCases.filter { t in types.contains { $0.lowercased() == t.mediaType } }
+    }
 }
 
 /// OFFER: a file the sender wants to send.

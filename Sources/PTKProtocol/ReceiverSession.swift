@@ -14,9 +14,12 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var plaintextAllowed: Bool
     /// Only senders on the trust list are served (else: ERROR `unauthorized`).
     public var trustedSendersOnly: Bool
+    /// The types this receiver keeps, sent as WELCOME.types; an OFFER of another type is
+    /// REJECTed `unsupported-type` (protocol-v1.md section 7).
+    public var types: [PhotoType]
 
     public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil,
-                plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false) {
+                plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false, types: [PhotoType] = PhotoType.allCases) {
         self.name = name
         self.window = window
         self.maxFileSize = maxFileSize
@@ -24,6 +27,7 @@ public struct ReceiverSettings: Sendable, Equatable {
         self.sessions = sessions
         self.plaintextAllowed = plaintextAllowed
         self.trustedSendersOnly = trustedSendersOnly
+        self.types = types
     }
 }
 
@@ -129,6 +133,8 @@ public struct ReceiverSession: Sendable {
     /// The sender announced `"held"` in HELLO.features: it takes ACCEPT.offset equal to the
     /// file's size (protocol-v1.md section 7).
     public private(set) var peerTakesHeld = false
+    /// The sender announced `"folders"`: OFFER.name's folders are kept (ptk's addition).
+    public private(set) var peerKeepsFolders = false
     public let settings: ReceiverSettings
     /// Who the transport says the sender is.
     public let sender: SenderCredentials
@@ -212,6 +218,7 @@ public struct ReceiverSession: Sendable {
             }
             peerName = hello.name
             peerTakesHeld = hello.announces(.held)
+            peerKeepsFolders = hello.announces(.folders)
             switch sender {
             case .plaintext where !settings.plaintextAllowed:
                 return fail(.tlsRequired, "this receiver takes TLS sessions only")
@@ -230,7 +237,8 @@ public struct ReceiverSession: Sendable {
             window = max(1, min(hello.window ?? 1, settings.window))
             state = .ready
             return [.send(.welcome(Welcome(name: settings.name, window: window, chunkSize: settings.chunkSize,
-                                           maxFileSize: settings.maxFileSize, sessions: settings.sessions)))]
+                                           maxFileSize: settings.maxFileSize, sessions: settings.sessions,
+                                           types: settings.types.map(\.mediaType))))]
 
         case (.ready, .offer(let offer)), (.discarding, .offer(let offer)):
             return handle(offer: offer)
@@ -290,11 +298,12 @@ public struct ReceiverSession: Sendable {
             return fail(.badFrame, "OFFER.sha256 must be 64 lowercase hex digits")
         }
         state = .ready
-        if offer.mediaType != "image/png" {
-            return [.send(.reject(Problem(.notPNG, "only image/png is accepted, not \(offer.mediaType)")))]
+        guard let type = PhotoType(mediaType: offer.mediaType), settings.types.contains(type) else {
+            let kept = settings.types.map(\.mediaType).joined(separator: ", ")
+            return [.send(.reject(Problem(.unsupportedType, "\(offer.mediaType) is not a type this receiver keeps (\(kept))")))]
         }
         if offer.size < Int64(ProtocolLimits.pngSignature.count) {
-            return [.send(.reject(Problem(.notPNG, "\(offer.size) bytes is too small for a PNG")))]
+            return [.send(.reject(Problem(.notPNG, "\(offer.size) bytes is too small for a \(type.displayName)")))]
         }
         if offer.size > settings.maxFileSize {
             return [.send(.reject(Problem(.tooLarge, "\(offer.size) bytes is over this receiver's limit of \(settings.maxFileSize)")))]

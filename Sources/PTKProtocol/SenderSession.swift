@@ -7,11 +7,15 @@ public struct OutgoingFile: Equatable, Sendable {
     public var sha256: String?
     /// Its modification time, in milliseconds since the epoch (OFFER.modified); nil: not sent.
     public var modified: Int64?
-    public init(name: String, size: Int64, sha256: String? = nil, modified: Int64? = nil) {
+    /// Its type, as its first bytes say (OFFER.mediaType). It is offered only when the
+    /// receiver keeps that type (WELCOME.types, section 7).
+    public var type: PhotoType
+    public init(name: String, size: Int64, sha256: String? = nil, modified: Int64? = nil, type: PhotoType = .png) {
         self.name = name
         self.size = size
         self.sha256 = sha256
         self.modified = modified
+        self.type = type
     }
 }
 
@@ -20,6 +24,9 @@ public enum FileOutcome: Equatable, Sendable {
     case saved(Saved)
     case rejected(Problem)
     case failed(Problem)
+    /// Not offered: the receiver keeps only `kept` (its WELCOME.types, or PNG alone when it
+    /// gave none), not this file's type.
+    case notKept(kept: [PhotoType])
 }
 
 /// Something that happened to a sender session.
@@ -89,6 +96,8 @@ public struct SenderSession: Sendable {
     public let pipelining: Bool
     /// Files whose DONE went out and whose SAVED/FAILED has not come yet, oldest first.
     public private(set) var awaitingResults: [Int] = []
+    /// The first file neither offered nor passed over yet.
+    private var nextFile = 0
 
     /// Asks for its files (`SenderAction.plan`) once the WELCOME came, instead of taking them at
     /// init, and for more each time it runs out.
@@ -96,19 +105,24 @@ public struct SenderSession: Sendable {
     /// A planning session was told there are no more files.
     public private(set) var exhausted = false
 
-    public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true) {
+    /// What HELLO.features announces.
+    public let features: [ProtocolFeature]
+
+    public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true, features: [ProtocolFeature] = [.held]) {
         self.name = name
         self.requestedWindow = max(1, min(window, ProtocolLimits.maxWindow))
         self.files = files
         self.pipelining = pipelining
+        self.features = features
     }
 
     /// A session whose files are chosen after the receiver's WELCOME, which says how many
     /// sessions it serves at once (a sender opens its first session alone, protocol-v1.md §4),
     /// and which asks for more whenever it has offered all it has: several sessions can so take
     /// their files from one list, and none is left holding files it cannot send.
-    public static func planningAfterWelcome(name: String, window: Int, pipelining: Bool = true) -> SenderSession {
-        var session = SenderSession(name: name, window: window, files: [], pipelining: pipelining)
+    public static func planningAfterWelcome(name: String, window: Int, pipelining: Bool = true,
+                                            features: [ProtocolFeature] = [.held]) -> SenderSession {
+        var session = SenderSession(name: name, window: window, files: [], pipelining: pipelining, features: features)
         session.planning = true
         return session
     }
@@ -120,7 +134,7 @@ public struct SenderSession: Sendable {
             return []
         case (.idle, .start):
             state = .awaitingWelcome
-            return [.send(.hello(Hello(name: name, window: requestedWindow, features: ProtocolFeature.allCases.map(\.rawValue))))]
+            return [.send(.hello(Hello(name: name, window: requestedWindow, features: features.map(\.rawValue))))]
         case (_, .violation(let v)):
             return fail(v)
         case (_, .frame(.error(let problem))):
@@ -202,23 +216,40 @@ public struct SenderSession: Sendable {
     }
 
     /// Offers file `i` (asking for its hash first when it is not known); after the last, asks
-    /// for more (a planning session) or says BYE.
-    private mutating func offer(_ i: Int) -> [SenderAction] {
+    /// for more (a planning session) or says BYE. Files of a type the receiver does not keep
+    /// (section 7) are not offered: each is finished `notKept`, and the next one is offered.
+    private mutating func offer(_ first: Int) -> [SenderAction] {
+        var actions: [SenderAction] = []
+        // Files before `nextFile` were offered or passed over already (a result that comes
+        // after the next files were passed over, with pipelining, must not pass them over again).
+        var i = max(first, nextFile)
+        while i < files.count, let kept = welcome?.keptTypes, !kept.contains(files[i].type) {
+            actions.append(.finished(file: i, .notKept(kept: kept)))
+            i += 1
+        }
+        nextFile = i
         guard i < files.count else {
             if planning && !exhausted, let welcome {
                 state = .awaitingPlan
-                return [.plan(welcome)]
+                return actions + [.plan(welcome)]
             }
             state = .closed
-            return [.send(.bye), .close]
+            return actions + [.send(.bye), .close]
         }
         let f = files[i]
         guard let sha256 = f.sha256 else {
             state = .awaitingHash(file: i)
-            return [.hash(file: i)]
+            return actions + [.hash(file: i)]
         }
         state = .awaitingAnswer(file: i)
-        return [.send(.offer(Offer(name: f.name, size: f.size, sha256: sha256, modified: f.modified)))]
+        return actions + [.send(.offer(Offer(name: f.name, size: f.size, sha256: sha256, mediaType: f.type.mediaType, modified: f.modified)))]
+    }
+
+    /// Whether a file from `i` on is of a type the receiver keeps: one more OFFER will go out.
+    private func hasOfferable(from i: Int) -> Bool {
+        guard i < files.count else { return false }
+        guard let kept = welcome?.keptTypes else { return true }
+        return files[i...].contains { kept.contains($0.type) }
     }
 
     /// Sends chunks while the window allows, then DONE once all are acknowledged.
@@ -236,7 +267,7 @@ public struct SenderSession: Sendable {
             actions.append(.send(.done))
             // A planning session that may get more files asks for them now, so the next OFFER
             // can follow DONE at once.
-            if pipelining && (i + 1 < files.count || (planning && !exhausted)) {
+            if pipelining && (hasOfferable(from: i + 1) || (planning && !exhausted)) {
                 awaitingResults.append(i)
                 actions += offer(i + 1)
             } else {

@@ -37,6 +37,19 @@ public struct StoreRequest: Sendable, Equatable {
     /// Folders are at most this deep.
     public static let maxFolderDepth = FileName.maxFolderDepth
 
+    /// `folder` (the layout's, "" for none) with the folders of an offered name
+    /// ("2024/summer/IMG_1.jpg" adds "2024/summer"), each by the naming rules
+    /// (`FileName.folderComponent`), "." and ".." and empty ones left out, and no deeper than
+    /// `maxFolderDepth` in all: the outermost are kept.
+    public static func folder(_ folder: String, adding offeredName: String) -> String {
+        var parts = folder.isEmpty ? [] : folder.split(separator: "/").map(String.init)
+        let given = offeredName.split(separator: "/", omittingEmptySubsequences: true).dropLast()
+        for part in given where part != "." && part != ".." && parts.count < maxFolderDepth {
+            parts.append(FileName.folderComponent(String(part)))
+        }
+        return parts.joined(separator: "/")
+    }
+
     /// True when `folder` is "" or up to `maxFolderDepth` components that the naming rules keep
     /// as they are: none empty, ".", "..", hidden, with control characters or over 200 bytes.
     public static func isValidFolder(_ folder: String) -> Bool {

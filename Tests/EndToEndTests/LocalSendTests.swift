@@ -50,7 +50,7 @@ struct LocalSendTests {
 
     @Test("a v2.1 app sends two PNGs at once (Content-Length and chunked without Content-Type); a GIF, and a JPEG with localsend-types = image/png, are skipped; names are made safe; bytes, log and library match", arguments: ["2.1", "2.2"])
     func sendPhotos(version: String) throws {
-        let d = try DaemonProcess.withLocalSend(version == "2.2" ? ["--localsend-types", "image/png"] : [])
+        let d = try DaemonProcess.withLocalSend(version == "2.2" ? ["--types", "image/png"] : [])
         let app = try LocalSendApp(port: d.localSendPort, alias: "Pixel 8", version: version)
         let a = pngFile("a", "DCIM/Screenshots/shot.png", size: 700_000, seed: 3)
         let b = pngFile("b", "../../etc/evil.png", size: 250_000, seed: 4, hash: false)
@@ -89,9 +89,9 @@ struct LocalSendTests {
         #expect(try app.prepare([pngFile("x", "x.png", size: 5000)]).status == 200)
     }
 
-    @Test("with image/jpeg in --localsend-types, a camera JPEG is saved as .jpg and indexed with its thumbnail; a cut JPEG or a PNG sent as JPEG is 400; other types are skipped")
+    @Test("with image/jpeg in --types, a camera JPEG is saved as .jpg and indexed with its thumbnail; a cut JPEG or a PNG sent as JPEG is 400; other types are skipped")
     func jpeg() throws {
-        let d = try DaemonProcess.withLocalSend(["--localsend-types", "image/png,image/jpeg"])
+        let d = try DaemonProcess.withLocalSend(["--types", "image/png,image/jpeg"])
         let app = try LocalSendApp(port: d.localSendPort, alias: "Pixel 8")
         let photo = makeJPEG(width: 800, height: 600, progressive: true, seed: 11)
         let cut = Array(makeJPEG(width: 300, height: 200, seed: 12).dropLast(100))

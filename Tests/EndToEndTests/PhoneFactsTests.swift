@@ -62,7 +62,7 @@ struct PhoneFactsTests {
 
     @Test("a portrait JPEG from a phone: listed upright with the day taken, shown with the camera; location only as yes; sorted by taken")
     func portraitFromAPhone() throws {
-        let d = try DaemonProcess.withLocalSend(["--localsend-types", "image/png,image/jpeg"])
+        let d = try DaemonProcess.withLocalSend(["--types", "image/png,image/jpeg"])
         let jpeg = jpegWithEXIF(makeJPEG(width: 400, height: 200),
                                 exifTIFF(EXIFFields(orientation: 6, taken: "2024:07:03 14:22:05", offset: "+02:00", make: "Google", model: "Pixel 8", gps: true)))
         let app = try LocalSendApp(port: d.localSendPort, alias: "Pixel 8")

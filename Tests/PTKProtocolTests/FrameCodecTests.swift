@@ -5,6 +5,7 @@ let sampleFrames: [Frame] = [
     .hello(Hello(name: "alice-laptop", window: 16)),
     .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)),
     .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8)),
+    .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8, types: ["image/png", "image/jpeg"])),
     .offer(Offer(name: "IMG_0001.png", size: 1_234_567, sha256: String(repeating: "ab", count: 32))),
     .accept(Accept(offset: 204_800)),
     .reject(Problem(.tooLarge, "too big")),
@@ -79,13 +80,14 @@ struct FrameCodecTests {
     @Test("the worked example in docs/PROTOCOL.md is what the encoder produces")
     func workedExample() {
         let sha = "c23c1848002082e128f533dc3c24a49fc57329293cc1468cc9dc36339b1abcac"
-        let hello = FrameEncoder.encode(.hello(Hello(name: "alice-laptop", window: 16)))
-        #expect(Array(hello.prefix(5)) == [0x01, 0, 0, 0, 0x3D])
-        #expect(String(decoding: hello.dropFirst(5), as: UTF8.self) == #"{"name":"alice-laptop","proto":"ptk","version":1,"window":16}"#)
-        let welcome = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8)))
-        #expect(Array(welcome.prefix(5)) == [0x02, 0, 0, 0, 0x65])
+        let hello = FrameEncoder.encode(.hello(Hello(name: "alice-laptop", window: 16, features: ["held"])))
+        #expect(Array(hello.prefix(5)) == [0x01, 0, 0, 0, 0x51])
+        #expect(String(decoding: hello.dropFirst(5), as: UTF8.self) == #"{"features":["held"],"name":"alice-laptop","proto":"ptk","version":1,"window":16}"#)
+        let welcome = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8,
+                                                           types: ["image/png", "image/jpeg", "image/heic", "image/heif"])))
+        #expect(Array(welcome.prefix(5)) == [0x02, 0, 0, 0, 0xA2])
         #expect(String(decoding: welcome.dropFirst(5), as: UTF8.self)
-            == #"{"chunkSize":102400,"maxFileSize":536870912,"name":"livingroom","sessions":8,"version":1,"window":16}"#)
+            == #"{"chunkSize":102400,"maxFileSize":536870912,"name":"livingroom","sessions":8,"types":["image/png","image/jpeg","image/heic","image/heif"],"version":1,"window":16}"#)
         // A receiver that predates WELCOME.sessions sends none, and a sender reads that as 1.
         let old = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)))
         #expect(Array(old.prefix(5)) == [0x02, 0, 0, 0, 0x58])

@@ -2,6 +2,8 @@ import Testing
 @testable import PTKProtocol
 
 let sha = String(repeating: "a1", count: 32)
+/// WELCOME.types of a receiver that keeps every type (the default).
+let allTypes = ["image/png", "image/jpeg", "image/heic", "image/heif"]
 let chunk = ProtocolLimits.chunkSize
 
 func offer(size: Int64, name: String = "IMG_0001.png", mediaType: String = "image/png", sha256: String = sha) -> Offer {
@@ -38,7 +40,7 @@ struct ReceiverSessionTests {
     func welcomeSessions(sessions: Int?) {
         var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1000, sessions: sessions))
         #expect(r.handle(.frame(.hello(Hello(name: "alice", window: 4)))) == [
-            .send(.welcome(Welcome(name: "livingroom", window: 4, maxFileSize: 1000, sessions: sessions))),
+            .send(.welcome(Welcome(name: "livingroom", window: 4, maxFileSize: 1000, sessions: sessions, types: allTypes))),
         ])
     }
 
@@ -50,7 +52,7 @@ struct ReceiverSessionTests {
         var hello = Hello(name: "alice", window: 1)
         hello.window = asked
         let actions = r.handle(.frame(.hello(hello)))
-        #expect(actions == [.send(.welcome(Welcome(name: "livingroom", window: granted, maxFileSize: 1000)))])
+        #expect(actions == [.send(.welcome(Welcome(name: "livingroom", window: granted, maxFileSize: 1000, types: allTypes)))])
         #expect(r.window == granted)
         #expect(r.state == .ready)
         #expect(r.peerName == "alice")
@@ -128,9 +130,11 @@ struct ReceiverSessionTests {
         #expect(r.state == .ready)
     }
 
-    @Test("offers that are not PNG or too large are REJECTed without asking the store", arguments: [
-        (offer(size: 100, mediaType: "image/jpeg"), FileErrorCode.notPNG),
+    @Test("offers of a type no receiver keeps, too small or too large are REJECTed without asking the store", arguments: [
+        (offer(size: 100, mediaType: "image/gif"), FileErrorCode.unsupportedType),
+        (offer(size: 100, mediaType: "text/plain"), .unsupportedType),
         (offer(size: 7), .notPNG),
+        (offer(size: 7, mediaType: "image/jpeg"), .notPNG),
         (offer(size: 0), .notPNG),
         (offer(size: 2_000), .tooLarge),
     ])
@@ -141,6 +145,29 @@ struct ReceiverSessionTests {
         #expect(p.code == code.rawValue)
         #expect(actions.count == 1)
         #expect(r.state == .ready)
+    }
+
+    @Test("WELCOME.types says what the receiver keeps; an OFFER of another type is REJECTed unsupported-type, naming them; any case of a kept type is taken")
+    func keptTypes() {
+        var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1 << 30, types: [.png, .jpeg]))
+        #expect(r.handle(.frame(.hello(Hello(name: "alice", window: 4)))) == [
+            .send(.welcome(Welcome(name: "livingroom", window: 4, maxFileSize: 1 << 30, types: ["image/png", "image/jpeg"]))),
+        ])
+        let heic = r.handle(.frame(.offer(offer(size: 5000, name: "IMG_2.heic", mediaType: "image/heic"))))
+        #expect(heic == [.send(.reject(Problem(.unsupportedType, "image/heic is not a type this receiver keeps (image/png, image/jpeg)")))])
+        #expect(r.state == .ready)
+        // The session goes on: a JPEG (its media type in any case) is taken to the store.
+        let jpeg = offer(size: 5000, name: "IMG_1.jpg", mediaType: "IMAGE/JPEG")
+        #expect(r.handle(.frame(.offer(jpeg))) == [.evaluateOffer(jpeg)])
+    }
+
+    @Test("HELLO.features \"folders\" is remembered (OFFER.name's folders are kept); without it, or with unknown features, it is not")
+    func foldersFeature() {
+        for (features, keeps) in [(["held", "folders"], true), (["folders"], true), (["held"], false), (nil, false), (["future", "FOLDERS"], false)] as [([String]?, Bool)] {
+            var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1000))
+            _ = r.handle(.frame(.hello(Hello(name: "alice", window: 4, features: features))))
+            #expect(r.peerKeepsFolders == keeps, "\(String(describing: features))")
+        }
     }
 
     @Test("malformed offers get ERROR bad-frame", arguments: [

@@ -353,3 +353,96 @@ struct SenderSessionTests {
 extension Int {
     var asInt64: Int64 { Int64(self) }
 }
+
+@Suite("Sender state machine: types the receiver keeps (section 7)")
+struct SenderTypesTests {
+    func typed(_ specs: [(String, PhotoType)]) -> [OutgoingFile] {
+        specs.map { OutgoingFile(name: $0.0, size: 100, sha256: sha, type: $0.1) }
+    }
+
+    @Test("WELCOME.types absent: only PNGs are offered; the others end notKept([PNG]) without a hash, an OFFER or a byte")
+    func oldReceiverTakesPNGOnly() {
+        var s = SenderSession(name: "alice", window: 8, files: typed([("a.jpg", .jpeg), ("b.png", .png), ("c.heic", .heic)]))
+        _ = s.handle(.start)
+        let actions = s.handle(.frame(.welcome(Welcome(name: "rx", window: 8, maxFileSize: 1 << 30))))
+        #expect(actions == [.finished(file: 0, .notKept(kept: [.png])),
+                            .send(.offer(Offer(name: "b.png", size: 100, sha256: sha, mediaType: "image/png")))])
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        _ = s.handle(.frame(.ack))
+        // After b.png's result, c.heic is not offered either: BYE.
+        #expect(s.handle(.frame(.saved(Saved(name: "b.png", size: 100, sha256: sha)))) == [
+            .finished(file: 1, .saved(Saved(name: "b.png", size: 100, sha256: sha))), .finished(file: 2, .notKept(kept: [.png])), .send(.bye), .close,
+        ])
+    }
+
+    @Test("WELCOME.types [png, jpeg]: a JPEG is offered with its media type; a HEIC is not, and unknown type strings are ignored")
+    func typesOffered() {
+        let w = Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png", "IMAGE/JPEG", "image/x-future"])
+        #expect(w.keptTypes == [.png, .jpeg])
+        #expect(Welcome(name: "rx", window: 8, maxFileSize: 1).keptTypes == [.png])
+        #expect(Welcome(name: "rx", window: 8, maxFileSize: 1, types: []).keptTypes == [])
+        var s = SenderSession(name: "alice", window: 8, files: typed([("c.heic", .heic), ("a.jpg", .jpeg)]))
+        _ = s.handle(.start)
+        #expect(s.handle(.frame(.welcome(w))) == [.finished(file: 0, .notKept(kept: [.png, .jpeg])),
+                                                  .send(.offer(Offer(name: "a.jpg", size: 100, sha256: sha, mediaType: "image/jpeg")))])
+    }
+
+    @Test("none of the files is kept: each ends notKept and the session says BYE at once")
+    func noneKept() {
+        var s = SenderSession(name: "alice", window: 8, files: typed([("a.heic", .heic), ("b.heif", .heif)]))
+        _ = s.handle(.start)
+        #expect(s.handle(.frame(.welcome(Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png"])))) == [
+            .finished(file: 0, .notKept(kept: [.png])), .finished(file: 1, .notKept(kept: [.png])), .send(.bye), .close,
+        ])
+        #expect(s.state == .closed)
+    }
+
+    @Test("pipelining: after DONE of the last kept file, the files after it that are not kept do not make it say BYE before SAVED")
+    func pipeliningWaitsForTheLastResult() {
+        var s = SenderSession(name: "alice", window: 8, files: typed([("a.png", .png), ("b.heic", .heic)]), pipelining: true)
+        _ = s.handle(.start)
+        _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png"]))))
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        // The ACK of the only chunk: DONE, and no OFFER, BYE or finished file yet.
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 100), .send(.done)])
+        #expect(s.state == .awaitingResult(file: 0))
+        let saved = Saved(name: "a.png", size: 100, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved)), .finished(file: 1, .notKept(kept: [.png])), .send(.bye), .close])
+    }
+
+    @Test("pipelining in a planning session: a file passed over after DONE is not passed over again when the earlier file's SAVED comes")
+    func passedOverOnce() {
+        var s = SenderSession.planningAfterWelcome(name: "alice", window: 8)
+        _ = s.handle(.start)
+        let w = Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png"])
+        _ = s.handle(.frame(.welcome(w)))
+        var files = typed([("a.png", .png), ("b.jpg", .jpeg)])
+        files[0].sha256 = nil
+        #expect(s.handle(.planned(files)) == [.hash(file: 0)])
+        // The hash arrives: a.png is offered (not passed over because it was asked for before).
+        #expect(s.handle(.hashed(file: 0, sha256: sha)) == [.send(.offer(Offer(name: "a.png", size: 100, sha256: sha)))])
+        _ = s.handle(.frame(.accept(Accept(offset: 0))))
+        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 100), .send(.done), .finished(file: 1, .notKept(kept: [.png])), .plan(w)])
+        #expect(s.handle(.planned([])) == [])
+        let saved = Saved(name: "a.png", size: 100, sha256: sha)
+        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved)), .send(.bye), .close])
+    }
+
+    @Test("a planning session skips what is not kept in each batch it is given, and asks for more")
+    func planningSkips() {
+        var s = SenderSession.planningAfterWelcome(name: "alice", window: 8)
+        _ = s.handle(.start)
+        let w = Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/jpeg"])
+        #expect(s.handle(.frame(.welcome(w))) == [.plan(w)])
+        #expect(s.handle(.planned(typed([("a.png", .png)]))) == [.finished(file: 0, .notKept(kept: [.jpeg])), .plan(w)])
+        #expect(s.handle(.planned([])) == [.send(.bye), .close])
+    }
+
+    @Test("HELLO.features: held always; folders only when asked")
+    func features() {
+        var plain = SenderSession(name: "alice", window: 8, files: [])
+        #expect(plain.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held"])))])
+        var folders = SenderSession(name: "alice", window: 8, files: [], features: [.held, .folders])
+        #expect(folders.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held", "folders"])))])
+    }
+}

@@ -106,3 +106,27 @@ struct HEIFValidatorTests {
         #expect(FileName.withSuffix("IMG_0001.HEIC", counter: 2, type: .heic) == "IMG_0001 (2).HEIC")
     }
 }
+
+@Suite("Folders an offer names (ptk's \"folders\" feature)")
+struct OfferedFolderTests {
+    @Test("the receiver side: an offered name's folders below the layout's, made safe; '.', '..' and empty parts dropped; at most 4 levels in all")
+    func receiverFolders() {
+        let cases: [(String, String, String)] = [
+            ("", "2024/summer/IMG_1.jpg", "2024/summer"),
+            ("alice", "2024/summer/IMG_1.jpg", "alice/2024/summer"),
+            ("", "../../etc/passwd.png", "etc"),
+            ("", "./a//b/../c.png", "a/b"),
+            ("", ".hidden/ space/x.png", "hidden/space"),
+            ("", "back\\slash/x.png", "back_slash"),
+            ("", "ctl\u{1}x/x.png", "ctlx"),
+            ("alice/2024-07-03", "a/b/c/d/e.png", "alice/2024-07-03/a/b"),
+            ("", "IMG_1.jpg", ""),
+            ("", String(repeating: "é", count: 150) + "/x.png", String(repeating: "é", count: 100)),
+        ]
+        for (layout, offered, folder) in cases {
+            let made = StoreRequest.folder(layout, adding: offered)
+            #expect(made == folder, "\(offered)")
+            #expect(StoreRequest.isValidFolder(made), "\(made)")
+        }
+    }
+}
