@@ -94,6 +94,11 @@ public enum Mdoc {
     static func synopsis(usage: String) -> String {
         var lines = [".Nm"]
         for word in usage.split(separator: " ").dropFirst() {
+            // "a | b": a choice between forms (escaped: to mdoc, "|" is punctuation closing a macro).
+            if word == "|" {
+                lines.append(".No \\&|")
+                continue
+            }
             var w = Substring(word)
             var optional = false
             if w.hasPrefix("["), w.hasSuffix("]") {

@@ -60,7 +60,13 @@ public struct DeliveryResult: Sendable {
                 return (.identityMismatch, "\(peer): \(error); nothing was sent. This may be another machine posing as the receiver; \(fix)")
             }
         }
-        let allSaved = (0..<fileCount).allSatisfy { if case .saved = outcomes[$0] { true } else { false } }
+        // A photo of a type the receiver does not keep was not offered, which is no failure.
+        let allSaved = (0..<fileCount).allSatisfy {
+            switch outcomes[$0] {
+            case .saved?, .notKept?: return true
+            default: return false
+            }
+        }
         return (allSaved ? .ok : .notAllSaved, nil)
     }
 

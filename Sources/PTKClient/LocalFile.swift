@@ -7,46 +7,66 @@ import PTKSystem
 /// A photo on the sending host, checked before any connection is made; its SHA-256 is
 /// computed later, while the session sends the files before it (see `HashAhead`).
 public struct LocalFile: Sendable {
-    /// The path as given.
+    /// The path as given (or found in a folder given).
     public var path: String
-    /// The name offered to the receiver: the path's last component.
+    /// The name offered to the receiver: the path's last component, its ending made to fit its
+    /// type ("IMG_1.png" holding a JPEG is offered as "IMG_1.jpg"); with `--keep-folders`, the
+    /// path below the folder given ("2024/summer/IMG_1.jpg").
     public var name: String
     public var size: Int64
     /// Its modification time (a package's: the one its photo.metadata records), sent as
     /// OFFER.modified so that the receiver's copy keeps it.
     public var modified: WallTime?
+    /// What its first bytes say it is (never its name).
+    public var type: PhotoType
 
-    public init(path: String, name: String, size: Int64, modified: WallTime? = nil) {
+    public init(path: String, name: String, size: Int64, modified: WallTime? = nil, type: PhotoType = .png) {
         self.path = path
         self.name = name
         self.size = size
         self.modified = modified
+        self.type = type
     }
 
-    /// Checks that `path` is a readable regular file starting with the PNG signature. The
-    /// error names the file and what is wrong with it.
+    /// `name` with an ending that fits `type`: kept when it has one of the type's endings;
+    /// another type's ending is replaced ("IMG_1.png" as a JPEG gives "IMG_1.jpg"); none gets
+    /// the type's own.
+    public static func fittedName(_ name: String, type: PhotoType) -> String {
+        if !type.split(name).ending.isEmpty { return name }
+        if let other = PhotoType(fileName: name) { return other.split(name).stem + type.endings[0] }
+        return name + type.endings[0]
+    }
+
+    /// Checks that `path` is a readable regular file whose first bytes are a PNG's, a JPEG's
+    /// or a HEIF's, or a `.ptk` package. The error names the file and what is wrong with it.
     public static func check(_ path: String) throws(LocalFileError) -> LocalFile {
         // A path that cannot be stat'ed is not a package; the checks below name the error.
         if let st = try? fileStatus(path), st.isDirectory { return try checkPackage(path) }
+        guard let file = try checkFile(path, name: path.split(separator: "/").last.map(String.init) ?? path) else {
+            throw LocalFileError(path: path, reason: "not a photo (its first bytes are not a PNG's, a JPEG's or a HEIC's)")
+        }
+        return file
+    }
+
+    /// The file at `path` as a photo offered as `name` (its ending fitted to its type), or nil
+    /// when its first bytes are no photo's.
+    static func checkFile(_ path: String, name: String) throws(LocalFileError) -> LocalFile? {
         let fd = try open(path)
         defer { fd.close() }
         do {
             let st = try fd.status()
             guard st.isRegularFile else { throw LocalFileError(path: path, reason: "not a regular file") }
-            var head = [UInt8](repeating: 0, count: 8)
+            var head = [UInt8](repeating: 0, count: 12)
             var got = 0
-            while got < 8 {
+            while got < head.count {
                 let n = try head.withUnsafeMutableBytes { b in
                     Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: b[got...])) }
                 }.get()
                 if n == 0 { break }
                 got += n
             }
-            guard got == 8, head == ProtocolLimits.pngSignature else {
-                throw LocalFileError(path: path, reason: "not a PNG file (it does not start with the PNG signature)")
-            }
-            let name = path.split(separator: "/").last.map(String.init) ?? path
-            return LocalFile(path: path, name: name, size: st.size, modified: st.modifiedTime)
+            guard let type = PhotoType.sniff(head[..<got]) else { return nil }
+            return LocalFile(path: path, name: fittedName(name, type: type), size: st.size, modified: st.modifiedTime, type: type)
         } catch let e as LocalFileError {
             throw e
         } catch let e as SystemError {
@@ -56,14 +76,20 @@ public struct LocalFile: Sendable {
         }
     }
 
+    /// Whether the folder `path` is a `.ptk` package (it holds photo.data).
+    static func isPackage(_ path: String) -> Bool {
+        // A photo.data that cannot be stat'ed makes the folder an ordinary one.
+        (try? fileStatus(path + "/" + Package.dataName))?.isRegularFile == true
+    }
+
     /// A `.ptk` package (a folder with photo.data and photo.metadata, as `ptk export` writes):
-    /// its photo, offered under the package's name ("beach.ptk" sends "beach.png"). The package
-    /// is read as `ptk import` reads it (`Package`): a Version it does not know is refused.
+    /// its photo, offered under the package's name ("beach.ptk" sends "beach.png", or
+    /// "beach.jpg" when it holds a JPEG). The package is read as `ptk import` reads it
+    /// (`Package`): a Version it does not know is refused.
     static func checkPackage(_ path: String) throws(LocalFileError) -> LocalFile {
         var folder = path
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
-        // A missing or unreadable photo.data is reported by the message below.
-        guard let data = try? fileStatus(folder + "/" + Package.dataName), data.isRegularFile else {
+        guard isPackage(folder) else {
             throw LocalFileError(path: path, reason: "not a regular file, nor a .ptk package (it holds no \(Package.dataName))")
         }
         let modified: WallTime?
@@ -71,7 +97,7 @@ public struct LocalFile: Sendable {
             throw LocalFileError(path: path, reason: "a package that cannot be sent: \(error)")
         }
         var file = try check(folder + "/" + Package.dataName)
-        file.name = Package.photoName(forPackage: folder, type: .png)
+        file.name = Package.photoName(forPackage: folder, type: file.type)
         file.modified = modified ?? file.modified
         return file
     }

@@ -13,13 +13,20 @@ public struct SendOptions: Sendable {
     /// Chunks are sent from a memory map of the file; false reads them into a buffer, which is
     /// also what happens to a file that cannot be mapped.
     public var mapFiles: Bool
+    /// Names carry folders ("2024/summer/IMG_1.jpg"), announced as HELLO.features `folders`
+    /// (`--keep-folders`).
+    public var keepFolders: Bool
 
-    public init(name: String = hostName(), window: Int = 64, timeout: Duration = .seconds(30), mapFiles: Bool = true) {
+    public init(name: String = hostName(), window: Int = 64, timeout: Duration = .seconds(30), mapFiles: Bool = true, keepFolders: Bool = false) {
         self.name = name
         self.window = window
         self.timeout = timeout
         self.mapFiles = mapFiles
+        self.keepFolders = keepFolders
     }
+
+    /// What HELLO.features announces: `held` always, `folders` with `keepFolders`.
+    public var features: [ProtocolFeature] { keepFolders ? [.held, .folders] : [.held] }
 }
 
 /// What the sender tells its progress display.
@@ -139,14 +146,14 @@ public final class Sender {
         /// Takes `indices` as the session's next files: returns them as offered.
         func take(_ indices: [Int]) -> [OutgoingFile] {
             order += indices
-            return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size, modified: files[$0].modified?.milliseconds) }
+            return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size, modified: files[$0].modified?.milliseconds, type: files[$0].type) }
         }
         var machine: SenderSession
         switch plan {
         case .fixed(let indices):
-            machine = SenderSession(name: options.name, window: options.window, files: take(indices))
+            machine = SenderSession(name: options.name, window: options.window, files: take(indices), features: options.features)
         case .pulled:
-            machine = .planningAfterWelcome(name: options.name, window: options.window)
+            machine = .planningAfterWelcome(name: options.name, window: options.window, features: options.features)
         }
         var openFile: (index: Int, fd: FileDescriptor, map: MappedFile?)?
         defer { openFile?.fd.close() }

@@ -5,16 +5,16 @@ import PTKSystem
 
 /// ptk-send's options.
 public enum SendOption: Hashable, Sendable {
-    case port, window, name, timeout, parallel, wait, quiet, plaintext, expectID, id, forget, list, json
+    case port, window, name, timeout, parallel, wait, quiet, plaintext, expectID, keepFolders, follow, json, id, forget, list
 }
 
 extension SendExitCode: ExitStatusCode {
     public var meaning: String {
         switch self {
-        case .ok: return "every file was saved (`--list`: listed, even none)"
-        case .notAllSaved: return "some file was refused or failed (each is reported)"
+        case .ok: return "every photo of a type the receiver keeps was saved, or was there already (`--list`: listed, even none)"
+        case .notAllSaved: return "some photo was refused or failed, or a session ended before sending it (each is reported); photos of a type the receiver does not keep, and files in folders that are not photos, are reported but are no failure"
         case .usage: return "usage error"
-        case .localFile: return "a local file is missing, unreadable, not a regular file, or not a PNG (or a `.ptk` package of a newer Version), or was truncated by another program while it was being sent"
+        case .localFile: return "a file given is missing, unreadable, not a regular file, or not a photo (PNG, JPEG, HEIC or HEIF, by its first bytes), or a `.ptk` package of a newer Version, or was truncated by another program while it was being sent"
         case .unreachable: return "the receiver is unreachable, stayed busy for the whole `--wait`, is shutting down, or went silent (`--list`: avahi-daemon is not running)"
         case .protocolError: return "the peer does not speak ptk protocol v1 or TLS, or answered ERROR (`unauthorized`, `tls-required`, ...)"
         case .identityMismatch: return "the receiver's device ID is not the one expected (`--expect-id`, `known-receivers`, or its mDNS `id=`)"
@@ -30,10 +30,19 @@ public let sendCommandLine = CommandTable<SendOption>(
     program: "ptk-send",
     summary: "send photos to a ptkd receiver on the LAN",
     description: """
-        Sends PNG photos to a ptkd receiver, over up to \(defaultParallelSessions) sessions at once
+        Sends photos to a ptkd receiver, over up to \(defaultParallelSessions) sessions at once
         (--parallel). Files that would get the same name there go in order in one session.
         A receiver that is busy serving others is asked again, with pauses of 0.25 to 5 s,
         until it has a turn for this sender (--wait).
+
+        A photo's type comes from its first bytes, not its name: PNG, JPEG, HEIC or HEIF. Only
+        the types the receiver keeps are offered (a receiver that does not say keeps PNG); the
+        others are reported as not sent. A folder given as FILE sends the photos under it,
+        recursively, in name order; hidden files and folders are skipped, symbolic links too
+        unless --follow, and files that are not photos are listed at the end, never sent. With
+        --keep-folders the path below that folder travels as the photo's name and the receiver
+        files it there. On a terminal a summary ends the run (on standard error; with
+        --json, last on standard output, always).
 
         Sessions use TLS 1.3. The first contact with a receiver records its device ID in
         \(senderConfigDirectoryDescription)/known-receivers; a later contact that presents another ID
@@ -43,7 +52,8 @@ public let sendCommandLine = CommandTable<SendOption>(
         Argument("<peer>", "a receiver's mDNS name (as --list shows it), a host name, host:port, an IPv4 address, or [IPv6]:port",
                  completion: .receiverName),
         // A .ptk package is a folder: completion offers folders anyway, to go into.
-        Argument("FILE", "a PNG photo, or a .ptk package (the folder `ptk export` writes)", completion: .file(extensions: ["png"]), repeats: true),
+        Argument("FILE", "a photo (PNG, JPEG, HEIC, HEIF), a folder of photos, or a .ptk package (the folder `ptk export` writes)",
+                 completion: .file(extensions: ["png", "jpg", "jpeg", "heic", "heif"]), repeats: true),
     ],
     options: [
         Option(.port, "port", value: "N", help: "receiver's port when <peer> names none", default: "\(ProtocolLimits.defaultPort)"),
@@ -59,17 +69,21 @@ public let sendCommandLine = CommandTable<SendOption>(
         Option(.quiet, "quiet", short: "q", help: "no progress bar"),
         Option(.plaintext, "plaintext", help: "send without TLS, to a receiver that allows it (never done unasked)"),
         Option(.expectID, "expect-id", value: "ID", help: "the receiver's device ID must be this (its `ptk id`); stop before sending otherwise"),
+        Option(.keepFolders, "keep-folders", help: "send each photo found in a folder given with its path below that folder as its name, for the receiver to file it there"),
+        Option(.follow, "follow", help: "follow symbolic links found in a folder given (a folder reached twice is sent once)"),
+        Option(.json, "json", help: "print JSON on standard output: one object per file (path, name, status, reason, size) and a summary last; with --list, the receivers"),
         Option(.id, "id", help: "print this sender's device ID and exit", acts: true),
         Option(.forget, "forget", value: "NAME", help: "forget the receiver remembered as NAME (to accept its new ID) and exit",
                acts: true, completion: .receiverName),
         Option(.list, "list", help: "list the receivers found over mDNS (name, address:port, protocol version, ID, known/new/CHANGED) and exit", acts: true),
-        Option(.json, "json", help: "with --list: print them as JSON", requires: [.list]),
     ],
     otherUsages: ["ptk-send --list [--json] | --id | --forget NAME"],
     exitStatuses: ExitStatus.all(SendExitCode.self),
     examples: [
         Example("ptk-send --list", "the receivers on the LAN"),
         Example("ptk-send livingroom *.png", "send photos to the receiver advertised as livingroom"),
+        Example("ptk-send --keep-folders livingroom ~/Pictures/2024", "send a folder of photos, its subfolders kept on the receiver"),
+        Example("ptk-send --json livingroom DCIM | jq -c 'select(.status != \"saved\")'", "what was not saved, for a script"),
         Example("ptk-send --wait 0 192.0.2.7:47850 photo.png", "send to an address, giving up at once if it is busy"),
     ])
 
@@ -86,6 +100,10 @@ public struct SendSettings: Sendable {
     public var expectedID: DeviceID?
     public var plaintext = false
     public var quiet = false
+    /// Follow symbolic links in folders.
+    public var follow = false
+    /// `--json`: one JSON object per file and a summary, on standard output.
+    public var json = false
 
     public init() {}
 
@@ -120,7 +138,10 @@ public struct SendSettings: Sendable {
                 expectedID = id
             case .plaintext: plaintext = true
             case .quiet: quiet = true
-            case .id, .forget, .list, .json: break
+            case .keepFolders: options.keepFolders = true
+            case .follow: follow = true
+            case .json: json = true
+            case .id, .forget, .list: break
             }
         }
         if plaintext && expectedID != nil { throw UsageError("--expect-id needs TLS: drop --plaintext") }

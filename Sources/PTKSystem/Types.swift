@@ -89,6 +89,8 @@ public struct FileStatus: Sendable, Equatable {
     /// The permission bits (0o777 and set-id bits).
     public var permissions: FileMode
     public var inode: UInt64
+    /// The device the file is on (with `inode`, what tells two files apart).
+    public var device: UInt64
     public var owner: UInt32
     public var group: UInt32
     /// Last modification, in seconds since the epoch.
@@ -103,6 +105,7 @@ public struct FileStatus: Sendable, Equatable {
         size = Int64(st.st_size)
         permissions = FileMode(st.st_mode & 0o7777)
         inode = UInt64(st.st_ino)
+        device = UInt64(st.st_dev)
         owner = st.st_uid
         group = st.st_gid
         modified = Int64(st.st_mtim.tv_sec)

@@ -74,12 +74,18 @@ if parsePeer(peerText, defaultPort: defaultPort) == nil {
     }
 }
 
-// Every file is checked before any connection is made.
-var files: [LocalFile] = []
-for path in invocation.arguments.dropFirst() {
-    do { files.append(try LocalFile.check(path)) } catch {
-        die("cannot send \(error.path): \(error.reason)", .localFile)
-    }
+// Every file is checked, and every folder walked, before any connection is made.
+let collection: SendList
+do { collection = try SendList.collect(Array(invocation.arguments.dropFirst()), keepFolders: settings.options.keepFolders, follow: settings.follow) } catch {
+    die("cannot send \(error.path): \(error.reason)", .localFile)
+}
+let files = collection.files
+if files.isEmpty {
+    // Folders without a photo: nothing to connect for; what was left out is still listed.
+    let report = Report(files: [], showBar: !settings.quiet && FileDescriptor.standardError.isTerminal, quiet: settings.quiet,
+                        json: settings.json, peer: peerText, waitLimit: settings.waitPolicy.limit)
+    report.finish(unsent: [], leftOut: collection.leftOut)
+    exitProcess(0)
 }
 
 ignoreBrokenPipeSignal()
@@ -89,7 +95,7 @@ exitOnBusError(message: "ptk-send: a photo being sent was truncated by another p
 let (addresses, advertisedID) = resolvePeer(peerText, defaultPort: defaultPort)
 
 let report = Report(files: files, showBar: !settings.quiet && FileDescriptor.standardError.isTerminal, quiet: settings.quiet,
-                    peer: peerText, waitLimit: settings.waitPolicy.limit)
+                    json: settings.json, peer: peerText, waitLimit: settings.waitPolicy.limit)
 let connector: Connector
 if settings.plaintext {
     connector = settings.options.tcpConnector(to: addresses)
@@ -121,8 +127,7 @@ if settings.plaintext {
 }
 let delivery = Delivery(files: files, options: settings.options, parallel: settings.parallel, connect: connector, waiting: settings.waitPolicy) { report.handle($0) }
 let result = delivery.run()
-report.clearBar()
-for i in result.unsent { print("\(files[i].path): not sent") }
+report.finish(unsent: result.unsent, leftOut: collection.leftOut)
 let (status, message) = result.exitStatus(peer: peerText)
 // Every session's thread and hashing thread has said it is done, but a thread that used OpenSSL
 // runs OpenSSL's clean-up of the thread as it ends, and OpenSSL's exit handler would free what

@@ -31,6 +31,11 @@ final class FakeReceiver: @unchecked Sendable {
 
     let fault: Fault
     let sessions: Int?
+    /// WELCOME.types (nil: a receiver that predates section 7).
+    var types: [String]?
+    /// The HELLO it got, and every OFFER.
+    var hello: Hello?
+    var offers: [Offer] = []
     /// Hold ACKs back until the window is full or DONE comes, then send them together.
     let batchAcks: Bool
     var window = 0
@@ -81,7 +86,8 @@ final class FakeReceiver: @unchecked Sendable {
                 break
             }
             window = min(h.window ?? 16, 8)
-            s.feed(.welcome(Welcome(name: "fake", window: window, chunkSize: ProtocolLimits.chunkSize, maxFileSize: 1 << 30, sessions: sessions)))
+            s.feed(.welcome(Welcome(name: "fake", window: window, chunkSize: ProtocolLimits.chunkSize, maxFileSize: 1 << 30, sessions: sessions, types: types)))
+            hello = h
             if case .closeAfterWelcome = fault {
                 s.whenEmpty = .close
                 gone = true
@@ -92,6 +98,7 @@ final class FakeReceiver: @unchecked Sendable {
                 return
             }
             offer = o
+            offers.append(o)
             received = []
             s.feed(.accept(Accept(offset: 0)))
         case .chunk(let bytes):
@@ -549,5 +556,42 @@ struct IdentityMismatchStatusTests {
         #expect(try #require(remembered.message).contains("but /home/a/.config/ptk/known-receivers (first seen 1970-01-01 00:00:00 UTC) says"))
         #expect(try #require(remembered.message).hasSuffix("accept the new one with `ptk-send --forget tv`"))
         #expect(try #require(status(.advertised).message).contains("but its mDNS record (id=) says"))
+    }
+}
+
+@Suite("Sender: the types a receiver keeps")
+struct SenderTypesOverAStreamTests {
+    @Test("a receiver without WELCOME.types gets PNGs only; one that keeps JPEG gets it with its media type; the rest end notKept, and the call exits 0")
+    func types() throws {
+        let dir = makeTemporaryDirectory("ptk-client")
+        defer { removeTree(dir) }
+        let png = makePNG(size: 5000, seed: 1), jpeg = makeJPEG(width: 32, height: 32, seed: 2)
+        let heic = try #require(readFile(fixturePath("heif/picture.heic")))
+        writeFile(dir + "/a.png", png)
+        writeFile(dir + "/b.png", jpeg)  // a JPEG named .png: offered as b.jpg, image/jpeg
+        writeFile(dir + "/c.heic", heic)
+        let files = try ["a.png", "b.png", "c.heic"].map { try LocalFile.check(dir + "/" + $0) }
+        for (types, sent, notKept) in [(nil, ["a.png"], [1, 2]), (["image/png", "image/jpeg"], ["a.png", "b.jpg"], [2]),
+                                       (["image/heic"], ["c.heic"], [0, 1])] as [([String]?, [String], [Int])] {
+            let receiver = FakeReceiver()
+            receiver.types = types
+            let sender = Sender(files: files, options: SendOptions(name: "tester", window: 8, timeout: .seconds(1)))
+            let stream = receiver.stream
+            try sender.run { () throws(SendFailure) in (stream, "fake") }
+            #expect(receiver.offers.map(\.name) == sent, "\(String(describing: types))")
+            #expect(receiver.offers.map(\.mediaType) == sent.map { PhotoType(fileName: $0)!.mediaType })
+            #expect(receiver.saved.map(\.1) == receiver.offers.map { o in [png, jpeg, heic][files.firstIndex { $0.name == o.name }!] })
+            let skipped = sender.outcomes.filter { if case .notKept = $0.value { true } else { false } }.map(\.key).sorted()
+            #expect(skipped == notKept)
+            #expect(receiver.hello?.features == ["held"])
+            let result = DeliveryResult(outcomes: sender.outcomes, failures: [], fileCount: files.count, gaveUpWaiting: nil)
+            #expect(result.exitStatus(peer: "fake").code == .ok)
+        }
+        // --keep-folders announces "folders".
+        let receiver = FakeReceiver()
+        let sender = Sender(files: [files[0]], options: SendOptions(name: "tester", window: 8, timeout: .seconds(1), keepFolders: true))
+        let stream = receiver.stream
+        try sender.run { () throws(SendFailure) in (stream, "fake") }
+        #expect(receiver.hello?.features == ["held", "folders"])
     }
 }
