@@ -129,6 +129,15 @@ extension PhotoLibrary {
         if let expected = metadata.SHA256, expected.lowercased() != sha256 {
             throw LibraryError(.badInput, "\(dataPath) does not match its SHA256 in photo.metadata (it is \(sha256))")
         }
+        // The type the package says must be the one its bytes say (HEIC and HEIF being one format).
+        if let said = metadata.MediaType {
+            guard let declared = PhotoType(mediaType: said) else {
+                throw LibraryError(.badInput, "photo.metadata says the photo is \(said), a type ptk does not keep")
+            }
+            if declared != type && !(declared.isHEIF && type.isHEIF) {
+                throw LibraryError(.badInput, "\(dataPath) is a \(type.displayName); photo.metadata says \(declared.mediaType)")
+            }
+        }
         if let expected = metadata.Size, expected != dataStatus.size {
             throw LibraryError(.badInput, "\(dataPath) has \(dataStatus.size) bytes; photo.metadata says \(expected)")
         }

@@ -129,6 +129,8 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
     /// Listings only: the library's id of the photo (never reused; `ptk watch --since`).
     public var ID: Int64?
     public var Name: String?
+    /// The photo's media type ("image/jpeg"): a package carries its photo's type.
+    public var MediaType: String?
     public var Size: Int64?
     public var SHA256: String?
     public var Width: Int?
@@ -164,6 +166,7 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
 
     public init(_ photo: Photo) {
         Name = photo.name
+        MediaType = photo.type.mediaType
         Size = photo.size
         SHA256 = photo.sha256
         Width = photo.width

@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
@@ -221,5 +223,29 @@ struct ColourTests {
         let imported = try f.library.importPackage(package)
         #expect(imported.name.lowercased() == "img_0001.heic", "\(imported.name)")
         #expect(readFile(f.directory + "/" + imported.name) == heic)
+    }
+}
+
+@Suite struct PackageTypeTests {
+    @Test("a package says its photo's type (MediaType); an import whose bytes are of another type is refused, naming both")
+    func mediaType() throws {
+        let f = Fixture()
+        let jpeg = makeJPEG(width: 32, height: 24, seed: 4)
+        _ = try f.receive("cam.jpg", jpeg)
+        let out = f.directory + "-out"
+        try makeDirectories(out)
+        defer { removeTree(out) }
+        let package = try f.library.export("cam", to: out)
+        let text = String(decoding: readFile(package + "/photo.metadata") ?? [], as: UTF8.self)
+        #expect(text.contains("\"MediaType\" : \"image/jpeg\""), "\(text)")
+        // The same metadata over a PNG's bytes: refused.
+        let png = makePNG(size: 3000, seed: 1)
+        writeFile(package + "/photo.data", png)
+        var edited = text.replacingOccurrences(of: SHA256.hex(of: jpeg), with: SHA256.hex(of: png))
+        edited = edited.replacingOccurrences(of: "\"Size\" : \(jpeg.count)", with: "\"Size\" : \(png.count)")
+        writeFile(package + "/photo.metadata", Array(edited.utf8))
+        do { _ = try f.library.importPackage(package); Issue.record("imported a PNG said to be a JPEG") } catch {
+            #expect("\(error)".contains("photo.data is a PNG; photo.metadata says image/jpeg"), "\(error)")
+        }
     }
 }
