@@ -170,3 +170,13 @@ public func runTool(_ arguments: [String], timeout: Double = 120) -> (status: In
         usleep(5_000)
     }
 }
+
+/// `bytes` written at `relativePath` below `dir`, the folders on the way made.
+public func writeFile(in dir: String, _ relativePath: String, _ bytes: [UInt8]) {
+    let full = dir + "/" + relativePath
+    if let slash = full.lastIndex(of: "/") {
+        // Test helper: a folder that cannot be made shows as the write's failure below.
+        try? makeDirectories(String(full[..<slash]))
+    }
+    writeFile(full, bytes)
+}

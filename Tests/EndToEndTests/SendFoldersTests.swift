@@ -7,11 +7,7 @@ import PTKTransport
 import Testing
 
 /// `bytes` at `dir`/`path`, its folders made.
-private func put(_ dir: String, _ path: String, _ bytes: [UInt8]) {
-    let full = dir + "/" + path
-    try? makeDirectories(String(full[..<full.lastIndex(of: "/")!]))
-    writeFile(full, bytes)
-}
+private func put(_ dir: String, _ path: String, _ bytes: [UInt8]) { writeFile(in: dir, path, bytes) }
 
 /// ptk-send's --json output: the per-file objects and the summary.
 private func parsed(_ stdout: String) throws -> (files: [[String: Any]], summary: [String: Any]) {
@@ -27,17 +23,23 @@ final class OldReceiver: @unchecked Sendable {
     let port: UInt16
     private let lock = Lock()
     private var offersSeen: [Offer] = []
+    private var stopped = false
     var offers: [Offer] { lock.withLock { offersSeen } }
+
+    /// Stops accepting (the thread ends within a few milliseconds) and closes the socket.
+    func stop() { lock.withLock { stopped = true } }
 
     init() throws {
         listener = try Socket.listen(on: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
         port = try Socket.localAddress(listener).port
         try startThread(name: "old-receiver") { [self] in
             let deadline = Instant.now + .seconds(60)
-            while Instant.now < deadline {
+            while Instant.now < deadline && !lock.withLock({ stopped }) {
+                // Nothing waiting (or a failed accept): look again shortly.
                 guard let (socket, address) = try? Socket.accept(listener) else { usleep(5_000); continue }
                 serve(FramedConnection(stream: TCPStream(socket: socket, peer: address), timeout: .seconds(10)))
             }
+            listener.close()
         }
     }
 
@@ -165,6 +167,7 @@ struct SendFoldersTests {
     @Test("a receiver without WELCOME.types (before section 7) gets PNGs only; the others are reported, exit 0")
     func oldReceiver() throws {
         let old = try OldReceiver()
+        defer { old.stop() }
         let dir = makeTemporaryDirectory("ptk-old")
         defer { removeTree(dir) }
         put(dir, "a.png", makePNG(size: 3000, seed: 1))

@@ -6,11 +6,7 @@ import PTKTestSupport
 import Testing
 
 /// `bytes` written at `dir`/`path`, its folders made.
-private func put(_ dir: String, _ path: String, _ bytes: [UInt8]) {
-    let full = dir + "/" + path
-    try? makeDirectories(String(full[..<full.lastIndex(of: "/")!]))
-    writeFile(full, bytes)
-}
+private func put(_ dir: String, _ path: String, _ bytes: [UInt8]) { writeFile(in: dir, path, bytes) }
 
 @Suite("Photo types and folders on the sending side")
 struct FolderTests {

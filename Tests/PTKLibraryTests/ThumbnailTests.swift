@@ -54,17 +54,22 @@ func expectedSize(_ w: Int, _ h: Int, _ maxSide: Int) -> (Int, Int) {
 func srgbToLinear(_ v: Double) -> Double { v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4) }
 func linearToSRGB(_ l: Double) -> Double { l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1 / 2.4) - 0.055 }
 
-/// A PNG's gAMA value (100000 = 1.0), or nil.
-func pngGamma(_ png: [UInt8]) -> Double? {
+/// A PNG's chunks: each one's type and the range of its data in `png`.
+func pngChunks(_ png: [UInt8]) -> [(type: String, data: Range<Int>)] {
+    var chunks: [(String, Range<Int>)] = []
     var i = 8
     while i + 12 <= png.count {
         let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
-        if String(decoding: png[i + 4..<i + 8], as: UTF8.self) == "gAMA", length == 4 {
-            return Double(Int(png[i + 8]) << 24 | Int(png[i + 9]) << 16 | Int(png[i + 10]) << 8 | Int(png[i + 11])) / 100_000
-        }
+        chunks.append((String(decoding: png[i + 4..<i + 8], as: UTF8.self), i + 8..<min(png.count, i + 8 + length)))
         i += 12 + length
     }
-    return nil
+    return chunks
+}
+
+/// A PNG's gAMA value (100000 = 1.0), or nil.
+func pngGamma(_ png: [UInt8]) -> Double? {
+    guard let gama = pngChunks(png).first(where: { $0.type == "gAMA" }), gama.data.count == 4 else { return nil }
+    return Double(png[gama.data].reduce(0) { $0 << 8 | Int($1) }) / 100_000
 }
 
 /// A box-filter downscale of `image` to tw x th in linear light, colour weighted by alpha,
@@ -99,27 +104,11 @@ func referenceDownscale(_ image: RGBA, _ tw: Int, _ th: Int, gamma: Double? = ni
 }
 
 /// The types of a PNG's chunks, in order.
-func chunkTypes(_ png: [UInt8]) -> [String] {
-    var types: [String] = []
-    var i = 8
-    while i + 12 <= png.count {
-        let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
-        types.append(String(decoding: png[i + 4..<i + 8], as: UTF8.self))
-        i += 12 + length
-    }
-    return types
-}
+func chunkTypes(_ png: [UInt8]) -> [String] { pngChunks(png).map(\.type) }
 
 /// `png` without its chunks of type `type`.
 func removingChunks(_ png: [UInt8], _ type: String) -> [UInt8] {
-    var out = Array(png[0..<8])
-    var i = 8
-    while i + 12 <= png.count {
-        let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
-        if String(decoding: png[i + 4..<i + 8], as: UTF8.self) != type { out += png[i..<min(png.count, i + 12 + length)] }
-        i += 12 + length
-    }
-    return out
+    Array(png[0..<8]) + pngChunks(png).filter { $0.type != type }.flatMap { png[($0.data.lowerBound - 8)..<min(png.count, $0.data.upperBound + 4)] }
 }
 
 /// The largest difference of any channel of any pixel.
@@ -129,15 +118,7 @@ func maxDifference(_ a: RGBA, _ b: RGBA) -> Int {
 
 /// Whether a PNG's bytes have an alpha channel or a tRNS chunk.
 func hasAlpha(_ png: [UInt8]) -> Bool {
-    let colorType = png[25]
-    if colorType == 4 || colorType == 6 { return true }
-    var i = 8
-    while i + 8 <= png.count {
-        let length = Int(png[i]) << 24 | Int(png[i + 1]) << 16 | Int(png[i + 2]) << 8 | Int(png[i + 3])
-        if String(decoding: png[i + 4..<i + 8], as: UTF8.self) == "tRNS" { return true }
-        i += 12 + length
-    }
-    return false
+    png[25] == 4 || png[25] == 6 || chunkTypes(png).contains("tRNS")
 }
 
 @Suite struct ThumbnailTests {
