@@ -196,7 +196,7 @@ public enum DaemonOptions {
                      default: { $0.types.joined(separator: ",") }) { c, v throws(UsageError) in
             c.types = try parseTypes(v, key: "types")
         },
-        DaemonOption("localsend-types", value: "TYPES", help: "the old name of types, still read", commandLine: false,
+        DaemonOption("localsend-types", value: "TYPES", help: "the old name of --types, still read",
                      default: { $0.types.joined(separator: ",") }) { c, v throws(UsageError) in
             c.types = try parseTypes(v, key: "localsend-types")
         },
