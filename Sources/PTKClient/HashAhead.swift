@@ -12,6 +12,8 @@ final class HashAhead: @unchecked Sendable {
     private var results: [Int: Result<String, LocalFileError>] = [:]
     private let ready: [Int: Semaphore]
     private var cancelled = false
+    /// Files that will not be offered (the receiver does not keep their type): not hashed.
+    private var passedOver: (@Sendable (Int) -> Bool)?
     private let stopped = Semaphore()
 
     /// Hashes `files[i]` for each `i` of `order` (default: all, in order); only those may be asked for.
@@ -24,7 +26,9 @@ final class HashAhead: @unchecked Sendable {
     private func run(_ files: [LocalFile], _ order: [Int]) {
         defer { stopped.signal() }
         for (k, i) in order.enumerated() {
-            let result = Result { () throws(LocalFileError) in try files[i].sha256 { lock.withLock { cancelled } } }
+            let skip = lock.withLock { passedOver?(i) ?? false }
+            let result = skip ? .failure(LocalFileError(path: files[i].path, reason: "not offered"))
+                : Result { () throws(LocalFileError) in try files[i].sha256 { lock.withLock { cancelled } } }
             // Set even when cancelled (the result is then the cancellation), so that nothing
             // waiting on it waits for ever; so are the results of the files not reached.
             let stop = lock.withLock { () -> Bool in
@@ -41,6 +45,12 @@ final class HashAhead: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// From now on, files for which `predicate` holds are not hashed (their result says they
+    /// are not offered): the receiver's WELCOME showed it does not keep their type.
+    func passOver(_ predicate: @escaping @Sendable (Int) -> Bool) {
+        lock.withLock { passedOver = predicate }
     }
 
     /// True when the SHA-256 of `files[file]` is computed (or failed), so asking does not wait.

@@ -261,7 +261,12 @@ public final class Sender {
                 continue
             }
             guard let frame else { throw .connectionLost("the receiver closed the connection") }
-            if case .welcome(let w) = frame { progress(.connected(address: peer, receiverName: w.name)) }
+            if case .welcome(let w) = frame {
+                progress(.connected(address: peer, receiverName: w.name))
+                // Files of a type the receiver does not keep are never offered: not hashed either.
+                let kept = w.keptTypes, types = files.map(\.type)
+                hashes.passOver { !kept.contains(types[$0]) }
+            }
             event = .frame(frame)
         }
     }

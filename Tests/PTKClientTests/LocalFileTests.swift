@@ -54,6 +54,23 @@ struct HashAheadTests {
         ahead.cancel()
     }
 
+    @Test("files passed over (a type the receiver does not keep) are not hashed: their result says so")
+    func passedOver() throws {
+        let dir = makeTemporaryDirectory()
+        defer { removeTree(dir) }
+        // A first file big enough to keep the hasher busy while the pass-over is set.
+        let big = makePNG(size: 40_000_000, seed: 1), small = makePNG(size: 5_000, seed: 2)
+        writeFile(dir + "/big.png", big)
+        writeFile(dir + "/small.png", small)
+        let files = [try LocalFile.check(dir + "/big.png"), try LocalFile.check(dir + "/small.png"), try LocalFile.check(dir + "/small.png")]
+        let ahead = HashAhead(files)
+        ahead.passOver { $0 == 1 }
+        #expect(try ahead.sha256(of: 0) == SHA256.hex(of: big))
+        do { _ = try ahead.sha256(of: 1); Issue.record("hashed a file passed over") } catch { #expect(error.reason == "not offered") }
+        #expect(try ahead.sha256(of: 2) == SHA256.hex(of: small))
+        ahead.cancel()
+    }
+
     @Test("only the files in its order are hashed, in that order; a file asked for twice is not hashed again")
     func order() throws {
         let photos = try PhotoFiles([("a.png", 300_000), ("b.png", 100_000), ("c.png", 50_000)])
