@@ -55,7 +55,12 @@ func weightedDifference(_ a: RGBA, _ b: RGBA) -> [Double] {
     return sums.map { $0 / n }
 }
 
-@Suite("Thumbnails against ImageMagick's rendering", .serialized)
+/// ImageMagick's convert and libheif's heif-convert are there (as root, scripts/deps.sh --test
+/// installs imagemagick and libheif-examples; .ci/run does too).
+let haveImageMagick = findProgram("convert") != nil && findProgram("heif-convert") != nil
+
+@Suite("Thumbnails against ImageMagick's rendering", .serialized,
+       .enabled(if: haveImageMagick, "needs ImageMagick's convert and heif-convert (scripts/deps.sh --test)"))
 struct ImageMagickTests {
     /// Every PngSuite image; JPEGs made from them by libjpeg-turbo; larger JPEGs (baseline,
     /// progressive, greyscale, and portrait ones turned by each EXIF orientation); a Display P3
@@ -92,10 +97,6 @@ struct ImageMagickTests {
 
     @Test("every thumbnail is within 3 levels (mean per channel) of ImageMagick's -auto-orient -colorspace sRGB box downscale")
     func thumbnailsMatchImageMagick() throws {
-        guard findProgram("convert") != nil, findProgram("heif-convert") != nil else {
-            Issue.record("ImageMagick's convert and libheif's heif-convert are needed (scripts/deps.sh --test installs imagemagick and libheif-examples)")
-            return
-        }
         let dir = makeTemporaryDirectory("ptk-imagemagick")
         defer { removeTree(dir) }
         let all = try samples()
