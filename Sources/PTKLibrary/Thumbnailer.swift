@@ -63,10 +63,7 @@ public struct PhotoFacts: Sendable, Equatable {
     public init() {}
 
     init(_ f: ptk_photo_facts) {
-        func text<T>(_ tuple: T) -> String? {
-            let s = withUnsafeBytes(of: tuple) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            return s.isEmpty ? nil : s
-        }
+        func text<T>(_ tuple: T) -> String? { cText(tuple) }
         orientation = (1...8).contains(Int(f.orientation)) ? Int(f.orientation) : nil
         make = text(f.make)
         model = text(f.model)
@@ -185,9 +182,7 @@ public enum Thumbnailer {
         case .heic, .heif: status = ptk_heif_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
         }
         defer { ptk_png_free(result.thumbnail) }
-        let message = withUnsafeBytes(of: result.message) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        let message = cText(result.message) ?? ""
         var t: Thumbnail
         switch Int(status) {
         case PTK_PNG_OK:
@@ -207,8 +202,13 @@ public enum Thumbnailer {
         t.colorType = Int(result.color_type)
         t.interlace = Int(result.interlace)
         t.facts = PhotoFacts(result.facts)
-        let note = withUnsafeBytes(of: result.colour_note) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        t.colourNote = note.isEmpty ? nil : note
+        t.colourNote = cText(result.colour_note)
         return t
     }
+}
+
+/// A NUL-terminated C char array (imported as a tuple) as a string; nil when empty.
+private func cText<T>(_ tuple: T) -> String? {
+    let s = withUnsafeBytes(of: tuple) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    return s.isEmpty ? nil : s
 }
