@@ -8,6 +8,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/rand.h>
+#include <openssl/x509v3.h>
 
 static inline int ptk_ctx_set_min_proto(SSL_CTX *ctx, int version) {
     return (int)SSL_CTX_set_min_proto_version(ctx, version);
@@ -18,6 +19,22 @@ static inline int ptk_ctx_set_max_proto(SSL_CTX *ctx, int version) {
 static inline long ptk_ctx_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }
+/// Adds an X.509 v3 extension given as OpenSSL's configuration text ("DNS:a,IP:1.2.3.4",
+/// "critical,CA:FALSE") to a self-signed certificate. 1 on success.
+static inline int ptk_add_extension(X509 *x, int nid, const char *value) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+    if (!ext) return 0;
+    int ok = X509_add_ext(x, ext, -1);
+    X509_EXTENSION_free(ext);
+    return ok;
+}
+static inline int ptk_nid_subject_alt_name(void) { return NID_subject_alt_name; }
+static inline int ptk_nid_basic_constraints(void) { return NID_basic_constraints; }
+static inline int ptk_nid_ext_key_usage(void) { return NID_ext_key_usage; }
+static inline int ptk_nid_key_usage(void) { return NID_key_usage; }
 static inline int ptk_tls1_3_version(void) { return TLS1_3_VERSION; }
 static inline int ptk_tls1_2_version(void) { return TLS1_2_VERSION; }
 static inline long ptk_mode_partial_write(void) {

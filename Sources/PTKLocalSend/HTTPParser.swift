@@ -31,15 +31,21 @@ public struct HTTPHead: Sendable, Equatable {
     public var query: [String: String] {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return [:] }
-        var out: [String: String] = [:]
-        for pair in parts[1].split(separator: "&") {
-            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = percentDecoded(String(kv[0]), plusIsSpace: true), !name.isEmpty else { continue }
-            let value = kv.count > 1 ? percentDecoded(String(kv[1]), plusIsSpace: true) ?? "" : ""
-            if out[name] == nil { out[name] = value }
-        }
-        return out
+        return urlEncodedFields(String(parts[1]))
     }
+}
+
+/// `name=value&...` (a query, or an `application/x-www-form-urlencoded` body) percent-decoded,
+/// `+` as a space; the first of a repeated name wins, broken escapes give an empty value.
+public func urlEncodedFields(_ text: String) -> [String: String] {
+    var out: [String: String] = [:]
+    for pair in text.split(separator: "&") {
+        let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let name = percentDecoded(String(kv[0]), plusIsSpace: true), !name.isEmpty else { continue }
+        let value = kv.count > 1 ? percentDecoded(String(kv[1]), plusIsSpace: true) ?? "" : ""
+        if out[name] == nil { out[name] = value }
+    }
+    return out
 }
 
 /// `%XX` sequences decoded (and `+` as a space in queries); nil when a sequence is broken or

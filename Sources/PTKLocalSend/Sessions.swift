@@ -100,13 +100,14 @@ public struct LocalSendSession: Sendable, Equatable {
 public struct LocalSendSessions: Sendable {
     public let policy: LocalSendPolicy
     public private(set) var sessions: [String: LocalSendSession] = [:]
-    private var wrongPINs: [String: (count: Int, until: Instant)] = [:]
+    private var wrongPINs: TryLimiter
     private let generator: @Sendable () -> String
 
     /// `generator` makes session IDs and tokens (random by default).
     public init(policy: LocalSendPolicy, generator: @escaping @Sendable () -> String = randomToken) {
         self.policy = policy
         self.generator = generator
+        wrongPINs = TryLimiter(tries: policy.pinTries, lockout: policy.pinLockout)
     }
 
     /// Decides a `prepare-upload` from `address`. `allowed` is whether the sender may send at
@@ -115,17 +116,12 @@ public struct LocalSendSessions: Sendable {
                                  allowed: Bool, now: Instant) -> PrepareOutcome {
         expire(now: now)
         if let expected = policy.pin {
-            if let entry = wrongPINs[address], entry.count >= policy.pinTries, now < entry.until { return .tooManyTries }
+            if wrongPINs.isLockedOut(address, now: now) { return .tooManyTries }
             guard let pin else { return .pinRequired(wrong: false) }
             guard pin == expected else {
-                var entry = wrongPINs[address] ?? (0, now)
-                if entry.count >= policy.pinTries { entry.count = 0 }  // the lockout has run out
-                entry.count += 1
-                entry.until = now + policy.pinLockout
-                wrongPINs[address] = entry
-                return entry.count >= policy.pinTries ? .tooManyTries : .pinRequired(wrong: true)
+                return wrongPINs.failed(address, now: now) ? .tooManyTries : .pinRequired(wrong: true)
             }
-            wrongPINs[address] = nil
+            wrongPINs.succeeded(address)
         }
         guard allowed else { return .refused }
         if let running = sessions.values.first(where: { $0.address == address && !$0.isSettled && !$0.cancelled }) {
@@ -209,7 +205,7 @@ public struct LocalSendSessions: Sendable {
         sessions = sessions.filter { _, s in
             s.files.values.contains { $0.state == .receiving } || now - s.lastActivity < policy.sessionIdle && !s.cancelled
         }
-        wrongPINs = wrongPINs.filter { now < $0.value.until }
+        wrongPINs.expire(now: now)
     }
 }
 
@@ -225,3 +221,42 @@ func hex64(_ v: UInt64) -> String {
     return String(repeating: "0", count: 16 - s.count) + s
 }
 
+
+/// Wrong guesses (a PIN, a password) counted per address: `tries` wrong ones within
+/// `lockout` of each other lock the address out until `lockout` after the last. Not
+/// thread-safe; told the time by every call.
+public struct TryLimiter: Sendable {
+    public let tries: Int
+    public let lockout: Duration
+    private var wrong: [String: (count: Int, until: Instant)] = [:]
+
+    public init(tries: Int = 3, lockout: Duration = .seconds(300)) {
+        self.tries = tries
+        self.lockout = lockout
+    }
+
+    /// Whether `address` has used up its tries and must wait.
+    public func isLockedOut(_ address: String, now: Instant) -> Bool {
+        guard let entry = wrong[address] else { return false }
+        return entry.count >= tries && now < entry.until
+    }
+
+    /// Counts a wrong guess; returns whether the address is now locked out.
+    public mutating func failed(_ address: String, now: Instant) -> Bool {
+        var entry = wrong[address] ?? (0, now)
+        if entry.count >= tries || now >= entry.until { entry.count = 0 }  // an old lockout or old tries ran out
+        entry.count += 1
+        entry.until = now + lockout
+        wrong[address] = entry
+        return entry.count >= tries
+    }
+
+    /// A right guess clears the address's wrong ones.
+    public mutating func succeeded(_ address: String) { wrong[address] = nil }
+
+    /// Forgets the entries that ran out (bounded memory under many addresses).
+    public mutating func expire(now: Instant) { wrong = wrong.filter { now < $0.value.until } }
+
+    /// Addresses with wrong guesses still counted.
+    public var count: Int { wrong.count }
+}

@@ -151,3 +151,14 @@ public func formatSeconds(_ duration: Duration) -> String {
     if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
     return "\(seconds) s"
 }
+
+/// Hex digits as browsers show a certificate's fingerprint: pairs of upper-case digits,
+/// colon-separated ("AB:12:CD").
+public func colonHex(_ hex: String) -> String {
+    var out = ""
+    for (i, c) in hex.uppercased().enumerated() {
+        if i > 0 && i % 2 == 0 { out += ":" }
+        out.append(c)
+    }
+    return out
+}

@@ -44,7 +44,10 @@ public final class Identity: @unchecked Sendable {
     /// Run as root, what it creates gets the owner of `directory`'s parent.
     /// `keyType` other than Ed25519 makes a certificate that is not a ptk identity (the
     /// LocalSend endpoint's RSA certificate, which the apps' TLS stacks all accept).
-    public static func loadOrCreate(in directory: String, commonName: String, keyType: KeyType = .ed25519) throws(IdentityError) -> Identity {
+    /// `subjectAltNames` (host names and addresses) go into certificates it issues (the web
+    /// interface's, which browsers check names against).
+    public static func loadOrCreate(in directory: String, commonName: String, keyType: KeyType = .ed25519,
+                                    subjectAltNames: [String] = []) throws(IdentityError) -> Identity {
         do {
             try makeDirectories(directory, mode: 0o700, ownerLike: parentDirectory(of: directory))
         } catch {
@@ -63,7 +66,7 @@ public final class Identity: @unchecked Sendable {
                     }
                     EVP_PKEY_free(key)
                 }
-                return try load(from: directory, commonName: commonName, keyType: keyType)
+                return try load(from: directory, commonName: commonName, keyType: keyType, subjectAltNames: subjectAltNames)
             }
         }
         switch lockResult {
@@ -76,7 +79,8 @@ public final class Identity: @unchecked Sendable {
     /// The identity in `directory`, which must exist. With `commonName`, a certificate that is
     /// missing, damaged, for another key or near its end is re-issued (and saved when possible);
     /// without, it is only read.
-    public static func load(from directory: String, commonName: String? = nil, keyType: KeyType = .ed25519) throws(IdentityError) -> Identity {
+    public static func load(from directory: String, commonName: String? = nil, keyType: KeyType = .ed25519,
+                            subjectAltNames: [String] = []) throws(IdentityError) -> Identity {
         let keyPath = directory + "/key.pem"
         let fix = "restore it from a backup, or move it away (and cert.pem) to make a new identity; senders that know this device must then accept its new ID"
         let bytes: [UInt8]
@@ -110,7 +114,7 @@ public final class Identity: @unchecked Sendable {
                 EVP_PKEY_free(key)
                 throw IdentityError(description: "the certificate \(certPath) is missing or out of date; the next start of ptkd or ptk-send re-issues it for the same key")
             }
-            guard let fresh = issueCertificate(for: key, commonName: commonName) else {
+            guard let fresh = issueCertificate(for: key, commonName: commonName, subjectAltNames: subjectAltNames) else {
                 EVP_PKEY_free(key)
                 throw IdentityError(description: "cannot issue a certificate: \(openSSLErrors())")
             }
@@ -145,7 +149,10 @@ public final class Identity: @unchecked Sendable {
 
     /// A self-signed X.509 v3 certificate for `key`, valid from a day ago for `validityDays`
     /// (or, for tests, until `endingIn` seconds from now).
-    static func issueCertificate(for key: OpaquePointer, commonName: String, endingIn seconds: Int? = nil) -> OpaquePointer? {
+    /// `subjectAltNames` holds host names and IPv4/IPv6 addresses; with any, the certificate is
+    /// a TLS server's (basic constraints CA:FALSE, server authentication), as browsers want.
+    static func issueCertificate(for key: OpaquePointer, commonName: String, endingIn seconds: Int? = nil,
+                                 subjectAltNames: [String] = []) -> OpaquePointer? {
         guard let x = X509_new() else { return nil }
         var serial = [UInt8](repeating: 0, count: 8)
         _ = RAND_bytes(&serial, 8)
@@ -158,10 +165,28 @@ public final class Identity: @unchecked Sendable {
             && X509_set_pubkey(x, key) == 1
             && X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC, String(commonName.prefix(64)), -1, -1, 0) == 1
             && X509_set_issuer_name(x, X509_get_subject_name(x)) == 1
+            && (subjectAltNames.isEmpty || addServerExtensions(x, names: subjectAltNames))
             // Ed25519 signs without a separate digest; RSA and EC with SHA-256.
             && X509_sign(x, key, EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 ? nil : EVP_sha256()) > 0
         if !ok { X509_free(x); return nil }
         return x
+    }
+
+    /// Adds the subject alternative names (`DNS:` or `IP:` each) and marks the certificate as
+    /// a TLS server's that is no CA.
+    private static func addServerExtensions(_ x: OpaquePointer, names: [String]) -> Bool {
+        let entries = names.compactMap { name -> String? in
+            // Only what OpenSSL's configuration syntax cannot misread: host names and addresses.
+            let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || ".-:".unicodeScalars.contains($0)) }
+            guard !name.isEmpty, name.utf8.count <= 253, allowed else { return nil }
+            let isAddress = name.contains(":") || name.split(separator: ".").count == 4 && name.allSatisfy { $0.isNumber || $0 == "." }
+            return (isAddress ? "IP:" : "DNS:") + name
+        }
+        guard !entries.isEmpty else { return true }
+        return ptk_add_extension(x, ptk_nid_subject_alt_name(), entries.joined(separator: ",")) == 1
+            && ptk_add_extension(x, ptk_nid_basic_constraints(), "critical,CA:FALSE") == 1
+            && ptk_add_extension(x, ptk_nid_key_usage(), "critical,digitalSignature") == 1
+            && ptk_add_extension(x, ptk_nid_ext_key_usage(), "serverAuth") == 1
     }
 
     static func expiresSoon(_ certificate: OpaquePointer) -> Bool {

@@ -21,6 +21,9 @@ public final class TLSContext: @unchecked Sendable {
         /// HTTPS for LocalSend apps: TLS 1.2 or 1.3, no ALPN. A server asks for (never
         /// requires) the client's certificate.
         case https
+        /// HTTPS for browsers (the web interface): TLS 1.2 or 1.3, no client certificate asked
+        /// for (a browser would offer the user its certificates to pick from).
+        case web
     }
 
     /// `identity` nil presents no certificate (tests of a sender without one). `tls12Only`
@@ -32,7 +35,7 @@ public final class TLSContext: @unchecked Sendable {
         context = ctx
         isServer = server
         let version = tls12Only ? ptk_tls1_2_version() : ptk_tls1_3_version()
-        _ = ptk_ctx_set_min_proto(ctx, flavor == .https ? ptk_tls1_2_version() : version)
+        _ = ptk_ctx_set_min_proto(ctx, flavor == .ptk ? version : ptk_tls1_2_version())
         _ = ptk_ctx_set_max_proto(ctx, version)
         _ = ptk_ctx_set_mode(ctx, ptk_mode_partial_write())
         // An EOF without close_notify reads as end of stream: the framing finds a cut frame.
@@ -50,9 +53,10 @@ public final class TLSContext: @unchecked Sendable {
             }
         }
         if server {
+            _ = SSL_CTX_set_num_tickets(ctx, 0)
+            if flavor == .web { return }
             // Ask for the sender's certificate; accept any (or none): the device ID decides.
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, { _, _ in 1 })
-            _ = SSL_CTX_set_num_tickets(ctx, 0)
             if flavor == .https { return }
             SSL_CTX_set_alpn_select_cb(ctx, { _, out, outLength, offered, offeredLength, _ in
                 // Select ptk/1 if offered; a sender that offers other protocols only, or none, is
@@ -74,7 +78,7 @@ public final class TLSContext: @unchecked Sendable {
             }, nil)
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
-            if flavor == .https { return }
+            if flavor != .ptk { return }
             _ = SSL_CTX_set_alpn_protos(ctx, alpnWire, UInt32(alpnWire.count))
         }
     }
