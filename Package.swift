@@ -35,6 +35,10 @@ let package = Package(
         .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // HEIF and HEIC: opening, checking and decoding (libheif).
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // Zip archives of .ptk packages, for the web interface's downloads (libarchive).
+        .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        // QR codes of the web interface's login links, for the terminal (libqrencode).
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // Thumbnails with libpng, libjpeg-turbo and libheif, in C (libpng's and libjpeg's errors
         // longjmp, which must not cross Swift frames), averaged in linear light.
         .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG", "CExif", "CLCMS", "CHEIF", "CHEIFOpen"]),
@@ -61,18 +65,22 @@ let package = Package(
         // TLS 1.3 streams and device identities (protocol §6), through OpenSSL's libssl.
         .target(name: "PTKTLS", dependencies: ["CTLS", "PTKProtocol", "PTKSystem", "PTKTransport"]),
         // The receiver's trust list and pending senders: files in the state directory.
-        .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem"]),
+        // ... and who may use the web interface (password, one-time links, sessions).
+        .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem", "PTKDigest"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
         .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "CHEIFOpen"]),
         // The sending side: drives the sender state machine over a connection.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKStore"]),
         // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It
         // imports the store (names, adding photos), never the protocol.
-        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "PTKStore", "PTKSystem", "PTKDigest"]),
+        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest"]),
+        // The web interface's decisions and pages (issue 29): routes, Range, cookies, HTML, the
+        // stylesheet and script. No I/O: it renders the library's values.
+        .target(name: "PTKWeb", dependencies: ["PTKLibrary", "PTKProtocol", "PTKSystem"]),
         // LocalSend v2 (issue 14): HTTP parsing, the JSON messages and the sessions' decisions. No I/O.
         .target(name: "PTKLocalSend", dependencies: ["CHTTPParser", "PTKProtocol", "PTKTime"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem"]),
@@ -93,13 +101,13 @@ let package = Package(
         .target(name: "PTKTestSupport", dependencies: ["CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
-        .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKSystem"]),
+        .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKSystem", "PTKWeb"]),
         .target(name: "PTKFuzzReplay", dependencies: ["PTKSystem"]),
         // Every target in one executable, chosen by PTK_FUZZ_TARGET (libFuzzer calls one entry point).
         .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust"]),
+        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "CQREncode"]),
         // Man pages and completion scripts from the three command tables (a build tool, not installed).
         .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
@@ -112,7 +120,8 @@ let package = Package(
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
-        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKLibrary", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),

@@ -10,7 +10,7 @@
 set -eu
 root=${PTK_SYSTEM_ROOT:-/var/cache/ptk/system-root}
 # What the root holds; a change here makes a new root (the stamp records it).
-packages="systemd systemd-sysv dbus avahi-daemon libavahi-client3 avahi-utils iproute2 man-db libssl3 zlib1g libsystemd0 libsqlite3-0 libpng16-16 libdeflate0 libhttp-parser2.9 libjpeg62-turbo libexif12 libheif1 liblcms2-2 procps"
+packages="systemd systemd-sysv dbus avahi-daemon libavahi-client3 avahi-utils iproute2 man-db libssl3 zlib1g libsystemd0 libsqlite3-0 libpng16-16 libdeflate0 libhttp-parser2.9 libjpeg62-turbo libexif12 libheif1 liblcms2-2 libarchive13 libqrencode4 procps curl"
 stamp="bookworm minbase: $packages"
 
 if [ -f "$root/.ptk-root" ] && [ "$(cat "$root/.ptk-root")" = "$stamp" ]; then

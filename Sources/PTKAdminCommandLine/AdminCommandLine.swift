@@ -12,6 +12,10 @@ public enum AdminCommand: String, CaseIterable, Sendable {
     case trustAllow = "trust allow"
     case trustRemove = "trust remove"
     case trustDeny = "trust deny"
+    case webLink = "web-link"
+    case webPassword = "web-password"
+    case webSessions = "web-sessions"
+    case webSessionsRevoke = "web-sessions revoke"
 
     /// The command a parsed command line names.
     public init(_ command: Command) { self.init(rawValue: command.name)! }
@@ -19,7 +23,7 @@ public enum AdminCommand: String, CaseIterable, Sendable {
 
 /// ptk's options.
 public enum AdminOption: Hashable, Sendable {
-    case dir, stateDirectory, config, json, sort, from, output, since
+    case dir, stateDirectory, config, json, sort, from, output, since, name, host, remove
 }
 
 /// ptk's exit statuses.
@@ -47,6 +51,7 @@ public enum AdminExitStatus: Int32, ExitStatusCode {
 
 private let library = "Photo library (the received photos, indexed by ptkd in .ptk/ of the directory)"
 private let trust = "Identity and trust"
+private let web = "The web interface (gallery and upload pages served by ptkd over HTTPS)"
 private func names(_ commands: [AdminCommand]) -> [String] { commands.map(\.rawValue) }
 
 /// ptk's command line, declared once.
@@ -100,6 +105,18 @@ public let adminCommandLine = CommandTable<AdminOption>(
                 arguments: [Argument("ID", "a trusted device's ID or a prefix of it", completion: .deviceID(.trusted))]),
         Command("trust deny", group: trust, "drop a pending device (it is listed again if it retries)",
                 arguments: [Argument("ID", "a pending device's ID or a prefix of it", completion: .deviceID(.pending))]),
+        Command("web-link", group: web, "print a one-time login link for a browser, and its QR code",
+                details: """
+                    The link works once, within 10 minutes; the browser that opens it stays logged in for 30 days (until \
+                    `ptk web-sessions revoke`). It names this host by its first network address (--host to choose), and ptkd's \
+                    web-port. The QR code is printed for a phone's camera. The certificate's SHA-256 is printed too: a browser \
+                    warns about the self-signed certificate the first time, and shows the same fingerprint.
+                    """),
+        Command("web-password", group: web, "set the password of the login page (asked twice on a terminal, else one line of standard input)",
+                details: "At least 8 characters; kept as a scrypt hash (mode 0600). --remove removes it: then only links log in. Three wrong passwords from one address lock it out for 5 minutes."),
+        Command("web-sessions", group: web, "list the browsers logged in: ID, name, address, when logged in and last used, until when"),
+        Command("web-sessions revoke", group: web, "log a browser out (its cookie stops working at once)",
+                arguments: [Argument("ID", "a session's ID (or a prefix), or all", completion: .values(["all"]))]),
     ],
     options: [
         Option(.dir, "dir", value: "PATH", help: "the received-photos directory, as for ptkd", completion: .directory),
@@ -112,6 +129,11 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Option(.sort, "sort", value: "name|time|taken|size", allowed: PhotoLibrary.SortOrder.allCases.map(\.rawValue),
                help: "the order: name, time received or taken (oldest first), or size (smallest first)", default: PhotoLibrary.SortOrder.time.rawValue, commands: names([.list])),
         Option(.from, "from", value: "SENDER", help: "only photos from this sender (name, address or device ID prefix)", commands: names([.list])),
+        Option(.name, "name", value: "NAME", help: "the browser's name: its session is listed so, its uploads are from \"web: NAME\"",
+               default: "browser", commands: names([.webLink])),
+        Option(.host, "host", value: "HOST", help: "the host name or address the link names (default: this host's first network address)",
+               commands: names([.webLink])),
+        Option(.remove, "remove", help: "remove the password instead of setting one", commands: names([.webPassword])),
         Option(.output, "output", short: "o", value: "PATH", help: "thumbnail: the file (- for standard output); export, gallery: the directory",
                commands: names([.thumbnail, .export, .gallery]), completion: .file(extensions: [])),
     ],
@@ -127,5 +149,6 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Example("ptk note IMG_0001 \"the beach, 2024\"", "annotate a photo"),
         Example("sudo ptk trust pending", "who was refused under senders = trusted"),
         Example("sudo ptk trust allow MFRG \"Anna's phone\"", "trust the pending device whose ID begins MFRG"),
+        Example("sudo ptk web-link --name \"Anna's phone\"", "a one-time login link and its QR code for a phone's browser"),
     ],
     completionContext: [.dir, .stateDirectory, .config])

@@ -41,6 +41,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var localSendPort: UInt16 = 53317
     /// A PIN LocalSend apps must give, or nil.
     public var localSendPIN: String?
+    /// Serve the web interface (gallery and upload pages, HTTPS on `webPort`).
+    public var web = true
+    public var webPort: UInt16 = 47851
     /// The media types this receiver keeps, from ptk-send (WELCOME.types) and LocalSend apps alike.
     public var types: [String] = ["image/heic", "image/heif", "image/jpeg", "image/png"]
 
@@ -101,6 +104,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The LocalSend endpoint's certificate (RSA, which every app's TLS stack takes) and key.
     public var localSendIdentityDirectory: String { effectiveStateDirectory + "/localsend" }
+    /// The web interface's password, one-time links and sessions; its certificate in `tls/`.
+    public var webDirectory: String { effectiveStateDirectory + "/web" }
 }
 
 func getuidIsRoot() -> Bool { geteuidValue() == 0 }

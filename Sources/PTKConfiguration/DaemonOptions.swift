@@ -191,6 +191,15 @@ public enum DaemonOptions {
             }
             c.localSendPIN = v
         },
+        DaemonOption("web", value: "on|off", help: "serve the gallery and upload pages to browsers (HTTPS; log in with `ptk web-link` or `ptk web-password`)",
+                     default: { $0.web ? "on" : "off" }) { c, v throws(UsageError) in
+            c.web = try onOff(v, "web")
+        },
+        DaemonOption("web-port", value: "N", help: "TCP port of the web pages; 0 picks a free port and logs it",
+                     default: { "\($0.webPort)" }) { c, v throws(UsageError) in
+            guard let n = parseInteger(v, in: 0...65535) else { throw invalid(v, "web-port", "expected 0 to 65535") }
+            c.webPort = UInt16(n)
+        },
         DaemonOption("types", value: "TYPES",
                      help: "media types kept, from ptk-send and LocalSend apps alike, comma-separated: image/png, image/jpeg, image/heic, image/heif",
                      default: { $0.types.joined(separator: ",") }) { c, v throws(UsageError) in

@@ -87,6 +87,32 @@ extension Daemon {
         }
     }
 
+    /// A browser's connection to the web interface: served in a session slot (counted in the
+    /// limits like any sender's, so slow or idle browsers cannot take more than their share) on a
+    /// thread of its own; over the limits its first request is answered 429.
+    func serveWeb(_ socket: FileDescriptor, peer: SocketAddress) {
+        guard let web else { socket.close(); return }
+        let host = peer.host
+        let (id, refusal) = takeSlot(host)
+        if let refusal {
+            refuseBusy(socket, peer: peer, id: id, refusal) { [web] in
+                web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
+            }
+            return
+        }
+        let deadline = Instant.now + configuration.handshakeTimeout
+        do {
+            try sessionThreads.start(name: "web") { [self] in
+                web.serve(socket, peer: peer, id: id, deadline: deadline)
+                releaseSlot(host)
+            }
+        } catch {
+            Log.warning("cannot start a session thread: \(error)")
+            socket.close()
+            releaseSlot(host)
+        }
+    }
+
     func serve(_ socket: FileDescriptor, peer: SocketAddress) {
         let host = peer.host
         let (id, refusal) = takeSlot(host)
@@ -175,7 +201,7 @@ extension Daemon {
             return true
         }
         guard ok else {
-            Log.info("\(answer == nil ? "session" : "localsend") \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
+            Log.info("\(answer == nil ? "session" : "https") \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
             socket.close()
             return
         }

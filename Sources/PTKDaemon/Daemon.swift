@@ -59,6 +59,8 @@ public final class Daemon: @unchecked Sendable {
     let hooks: HookRunner?
     /// The LocalSend receiver; nil with `localsend = off`.
     let localSend: LocalSendEndpoint?
+    /// The web interface; nil with `web = off`.
+    let web: WebEndpoint?
     // Internal, not private, for Daemon+Connections.swift (the slots, admission and refusals);
     // the session counts and the turns are guarded by `lock`.
     let tls: TLSContext
@@ -131,6 +133,7 @@ public final class Daemon: @unchecked Sendable {
         localSend = configuration.localSend
             ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, arrivals: arrivals, shutdown: shutdown)
             : nil
+        web = configuration.web ? try WebEndpoint(configuration: configuration, store: store, arrivals: arrivals, shutdown: shutdown) : nil
         // WELCOME.sessions is each session's share when it starts (`turns`).
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
                                     sessions: nil,
@@ -191,10 +194,13 @@ public final class Daemon: @unchecked Sendable {
                 if let discovery { services.add(discovery, stopWithin: .seconds(3)) }
             }
         }
+        if let web {
+            Log.info("web interface on port \(web.listener.port) (HTTPS), certificate SHA-256 \(colonHex(web.fingerprint)); log in with `ptk web-link`")
+        }
         var advertiser: Advertiser? = nil
         if configuration.mdns {
-            advertiser = Advertiser(name: configuration.name, port: listener.port,
-                                    txt: ["v=1", "tls=1", "id=\(identity.deviceID.compact)"]) { Log.info($0) }
+            let txt = ["v=1", "tls=1", "id=\(identity.deviceID.compact)"] + (web.map { ["web=\($0.listener.port)"] } ?? [])
+            advertiser = Advertiser(name: configuration.name, port: listener.port, txt: txt) { Log.info($0) }
             if let advertiser { services.add(advertiser, stopWithin: .seconds(1)) } else { Log.warning("cannot start mDNS advertising; serving over TCP only") }
         } else {
             Log.info("mDNS advertising is off")
@@ -207,7 +213,8 @@ public final class Daemon: @unchecked Sendable {
         var acceptFailing: Errno? = nil
         while !shutdown.isRequested {
             let localSockets = localSend?.listener.sockets ?? []
-            var fds = (listener.sockets + localSockets).map { ($0, PollEvents.readable) }
+            let webSockets = web?.listener.sockets ?? []
+            var fds = (listener.sockets + localSockets + webSockets).map { ($0, PollEvents.readable) }
             fds.append((shutdown.pipe.readEnd, .readable))
             let revents: [PollEvents]
             do { revents = try poll(fds, until: nextCleanup) } catch {
@@ -219,15 +226,22 @@ public final class Daemon: @unchecked Sendable {
                 store.removeStalePartials()
                 nextCleanup = .now + .seconds(3600)
             }
-            for (i, sock) in (listener.sockets + localSockets).enumerated() where !revents[i].isEmpty {
-                let isLocalSend = i >= listener.sockets.count
+            for (i, sock) in (listener.sockets + localSockets + webSockets).enumerated() where !revents[i].isEmpty {
+                let isLocalSend = i >= listener.sockets.count && i < listener.sockets.count + localSockets.count
+                let isWeb = i >= listener.sockets.count + localSockets.count
                 do {
                     while let (conn, peer) = try Socket.accept(sock) {
                         if acceptFailing != nil {
                             Log.info("accepting connections again")
                             acceptFailing = nil
                         }
-                        if isLocalSend { serveLocalSend(conn, peer: peer) } else { serve(conn, peer: peer) }
+                        if isWeb {
+                            serveWeb(conn, peer: peer)
+                        } else if isLocalSend {
+                            serveLocalSend(conn, peer: peer)
+                        } else {
+                            serve(conn, peer: peer)
+                        }
                     }
                 } catch {
                     if acceptFailing != error.code {
@@ -290,6 +304,7 @@ private final class ServingSessions: Service {
     func stop(until deadline: Instant) -> Bool {
         daemon.listener.close()
         daemon.localSend?.listener.close()
+        daemon.web?.listener.close()
         return daemon.sessionThreads.join(until: deadline)
     }
 }

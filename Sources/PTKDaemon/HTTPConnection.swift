@@ -149,13 +149,27 @@ final class HTTPConnection {
         }
     }
 
-    /// Sends a response: `body` with `contentType`, and `Connection: close` when `close`.
-    func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", close: Bool = false, deadline: Instant) throws(HTTPFailure) {
+    /// Header lines (each ending in CRLF) every response carries (the web interface's security headers).
+    var fixedHeaders = ""
+
+    /// Sends a response: `body` with `contentType`, `headers`, and `Connection: close` when
+    /// `close`. `headOnly` (a HEAD request) sends the head alone, with the body's length.
+    func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", headers: [(String, String)] = [],
+                 close: Bool = false, headOnly: Bool = false, deadline: Instant) throws(HTTPFailure) {
+        let head = responseHead(status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : contentType,
+                                headers: headers, close: close)
+        try write(headOnly ? head : head + body, deadline: deadline)
+    }
+
+    /// A response's head: status line, length, type, `headers`, the fixed ones and Connection.
+    func responseHead(_ status: Int, contentLength: Int64, contentType: String?, headers: [(String, String)] = [], close: Bool) -> [UInt8] {
         if close && inMessage { refusedMidRequest = true }
-        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(body.count)\r\n"
-        if !body.isEmpty { head += "Content-Type: \(contentType)\r\n" }
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(contentLength)\r\n"
+        if let contentType { head += "Content-Type: \(contentType)\r\n" }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += fixedHeaders
         head += close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"
-        try write(Array(head.utf8) + body, deadline: deadline)
+        return Array(head.utf8)
     }
 
     /// Sends `bytes` as they are.
@@ -168,6 +182,8 @@ final class HTTPConnection {
         switch status {
         case 200: return "OK"
         case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 303: return "See Other"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"
@@ -175,8 +191,11 @@ final class HTTPConnection {
         case 405: return "Method Not Allowed"
         case 408: return "Request Timeout"
         case 409: return "Conflict"
+        case 411: return "Length Required"
         case 413: return "Content Too Large"
         case 414: return "URI Too Long"
+        case 415: return "Unsupported Media Type"
+        case 416: return "Range Not Satisfiable"
         case 422: return "Unprocessable Content"
         case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"

@@ -67,85 +67,13 @@ final class LocalSendEndpoint: @unchecked Sendable {
 
     // MARK: Connections
 
-    /// Serves one connection until it closes, on the calling thread. The TLS handshake and the
-    /// first request's head must arrive by `deadline`; later requests within the idle timeout.
-    /// With `busy` (ptkd is over its session limits), the first request is answered 429 with
-    /// that reason and the connection closed.
+    /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil) {
-        let log = { (line: String) in Log.info("localsend \(id) from \(peer): \(line)") }
-        // A bare connect-and-close (apps probe the port) ends here without a word.
-        guard case .byte(let first) = peekFirstByte(socket, interrupt: shutdown.pipe.readEnd, deadline: deadline) else {
-            socket.close()
-            return
+        let server = HTTPSServer(context: self.server, shutdown: shutdown, kind: "localsend", idle: configuration.idleTimeout,
+                                 errorBody: { (message($0), "application/json") })
+        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy) { head, http, certificate throws(HTTPFailure) in
+            try handle(head, Connection(id: id, peer: peer, certificate: certificate, http: http))
         }
-        let stream: ByteStream
-        var certificate: String? = nil
-        if first == 0x16 {
-            do {
-                let tls = try TLSStream(socket: socket, peer: peer, context: server, interrupt: shutdown.pipe.readEnd, deadline: deadline)
-                certificate = tls.peerCertificateFingerprint
-                stream = tls
-            } catch {
-                switch error {
-                case .timedOut: log("TLS handshake not finished within the handshake timeout; closed")
-                case .peerClosed, .interrupted: break
-                default: log("TLS handshake failed (\(error)); closed")
-                }
-                return
-            }
-        } else {
-            // Plain HTTP on the HTTPS port: say so in HTTP, then close.
-            let plain = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
-            let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10)
-            log("plain HTTP on the HTTPS port; answered 400")
-            // Best effort: the connection closes right after, answered or not.
-            try? http.respond(400, message("this port speaks HTTPS only"), close: true, deadline: .now + .seconds(1))
-            plain.shutdownWrite()
-            http.drain(until: .now + .seconds(1), limit: 1 << 20)
-            plain.close()
-            return
-        }
-        let http = HTTPConnection(stream: stream, kind: .request)
-        let connection = Connection(id: id, peer: peer, certificate: certificate, http: http)
-        var headDeadline = deadline
-        var ending = "closed"
-        while true {
-            do {
-                guard let head = try http.nextHead(deadline: headDeadline) else { break }
-                if let busy {
-                    ending = "refused, \(busy); answered 429"
-                    // Best effort: the connection closes right after, answered or not.
-                    try? http.respond(429, message(busy + "; try again later"), close: true, deadline: .now + .seconds(1))
-                    break
-                }
-                let keepOpen = try handle(head, connection)
-                if !keepOpen || !head.keepAlive { break }
-                headDeadline = .now + configuration.idleTimeout
-            } catch {
-                switch error {
-                case .gone, .interrupted, .bodyRefused: break
-                case .timedOut(let partial):
-                    if partial {
-                        ending = "request not finished within the timeout; answered 408"
-                        // Best effort: the connection closes right after, answered or not.
-                        try? http.respond(408, message("request not finished in time"), close: true, deadline: .now + .seconds(1))
-                    }
-                case .refused(let status, let why):
-                    ending = "\(why); answered \(status)"
-                    // Best effort: the connection closes right after, answered or not.
-                    try? http.respond(status, message(why), close: true, deadline: .now + .seconds(1))
-                }
-                break
-            }
-        }
-        if ending != "closed" { log(ending) }
-        stream.shutdownWrite()
-        if connection.http.refusedMidRequest {
-            // The app may still be sending the body we refused: read and drop it for a while, so
-            // that closing does not reset the connection before it reads our answer.
-            connection.http.drain(until: .now + .seconds(busy == nil ? 2 : 1), limit: 256 << 20)
-        }
-        stream.close()
     }
 
     /// One connection's fixed facts.

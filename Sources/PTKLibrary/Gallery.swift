@@ -25,25 +25,12 @@ extension PhotoLibrary {
                 throw LibraryError(.io, "cannot create \(out)/thumbnails: \(error)")
             }
         }
-        var list = Array(try all(sort: .time).reversed())
-        // Photos filed in folders (the layout setting) are shown folder by folder, the folder
-        // with the newest photo first; each section starts at its first photo's id.
+        let groups = Self.grouped(Array(try all(sort: .time).reversed()))
+        let list = groups.flatMap(\.photos)
+        // Each section starts at its first photo's id.
         var sections: [Int64: String] = [:]
-        let folderOf = { (p: Photo) -> String in p.name.lastIndex(of: "/").map { String(p.name[..<$0]) } ?? "" }
-        // Without folders, by the day each was taken (else received), newest first.
-        let byFolder = list.contains(where: { $0.name.contains("/") })
-        let grouping: (Photo) -> String = byFolder ? folderOf : { $0.day }
-        if byFolder || Set(list.map(\.day)).count > 1 {
-            if !byFolder { list.sort { ($0.day, $0.received) > ($1.day, $1.received) } }
-            var order: [String] = []
-            var groups: [String: [Photo]] = [:]
-            for p in list {
-                let f = grouping(p)
-                if groups[f] == nil { order.append(f) }
-                groups[f, default: []].append(p)
-            }
-            list = order.flatMap { groups[$0]! }
-            for f in order { sections[groups[f]![0].id] = f }
+        if groups.count > 1 || groups.first?.title.isEmpty == false {
+            for g in groups { sections[g.photos[0].id] = g.title }
         }
         var html = """
             <!DOCTYPE html>
@@ -73,8 +60,7 @@ extension PhotoLibrary {
 
             """
         for photo in list {
-            if let section = sections[photo.id] {
-                let title = !byFolder ? section : section.isEmpty ? "(top folder)" : section + "/"
+            if let title = sections[photo.id] {
                 html += "</div>\n<h2>\(escapeHTML(title))</h2>\n<div class=\"grid\">\n"
             }
             // Each folder of the path is encoded on its own, so the link keeps its "/".
@@ -114,6 +100,30 @@ extension PhotoLibrary {
     }
 }
 
+extension PhotoLibrary {
+    /// `photos` (newest first) in the gallery's sections: photos filed in folders (the layout
+    /// setting) folder by folder, the folder with the newest photo first, titled "folder/" (or
+    /// "(top folder)"); without folders, by the day each was taken (else received), newest
+    /// first, titled by the day. One untitled section when there is nothing to tell apart.
+    public static func grouped(_ photos: [Photo]) -> [(title: String, photos: [Photo])] {
+        guard !photos.isEmpty else { return [] }
+        let folderOf = { (p: Photo) -> String in p.name.lastIndex(of: "/").map { String(p.name[..<$0]) } ?? "" }
+        let byFolder = photos.contains(where: { $0.name.contains("/") })
+        guard byFolder || Set(photos.map(\.day)).count > 1 else { return [("", photos)] }
+        var list = photos
+        if !byFolder { list.sort { ($0.day, $0.received) > ($1.day, $1.received) } }
+        let grouping: (Photo) -> String = byFolder ? folderOf : { $0.day }
+        var order: [String] = []
+        var groups: [String: [Photo]] = [:]
+        for p in list {
+            let f = grouping(p)
+            if groups[f] == nil { order.append(f) }
+            groups[f, default: []].append(p)
+        }
+        return order.map { f in (!byFolder ? f : f.isEmpty ? "(top folder)" : f + "/", groups[f]!) }
+    }
+}
+
 /// `path` made absolute against the working directory, without "." or "" components and with
 /// ".." applied.
 func absolutePath(_ path: String) -> String {
@@ -139,7 +149,7 @@ func relativePath(from: String, to: String) -> String {
 }
 
 /// Text safe inside HTML elements and attribute values.
-func escapeHTML(_ s: String) -> String {
+public func escapeHTML(_ s: String) -> String {
     var out = ""
     for c in s {
         switch c {
@@ -155,7 +165,7 @@ func escapeHTML(_ s: String) -> String {
 }
 
 /// A file name as one URL path segment: every byte but unreserved ones (RFC 3986) as %XX.
-func percentEncode(_ s: String) -> String {
+public func percentEncode(_ s: String) -> String {
     var out = ""
     for byte in s.utf8 {
         switch byte {

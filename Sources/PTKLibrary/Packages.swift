@@ -1,3 +1,4 @@
+import CArchive
 import FoundationEssentials
 import PTKDigest
 import PTKStore
@@ -179,5 +180,59 @@ extension PhotoLibrary {
     /// when `cancel` becomes nonzero.
     static func hashFile(_ fd: FileDescriptor, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?) -> Result<String, FileHashFailure> {
         SHA256.hex(ofFile: fd, buffer: buffer, cancelled: { cancel.map { $0.pointee != 0 } ?? false })
+    }
+}
+
+extension PhotoLibrary {
+    /// Writes the package folder `folder` (NAME.ptk, as `export` makes it) as a zip archive at
+    /// `path`: the folder and its two files, stored uncompressed (a photo is compressed
+    /// already), so that unzipping gives back a package `ptk import` takes. Returns `path`.
+    /// The corresponding C functions are libarchive's `archive_write_*`.
+    public func archive(package folder: String, to path: String) throws(LibraryError) -> String {
+        let packageName = folder.split(separator: "/").last.map(String.init) ?? folder
+        guard let a = archive_write_new() else { throw LibraryError(.io, "libarchive: out of memory") }
+        defer { archive_write_free(a) }
+        func failure(_ what: String) -> LibraryError {
+            LibraryError(.io, "cannot write \(path) (\(what)): " + (archive_error_string(a).map { String(cString: $0) } ?? "libarchive failed"))
+        }
+        guard archive_write_set_format_zip(a) == ptk_archive_ok(),
+              archive_write_set_options(a, "zip:compression=store") == ptk_archive_ok(),
+              archive_write_open_filename(a, path) == ptk_archive_ok() else { throw failure("opening") }
+        func entry(_ name: String, size: Int64, directory: Bool) throws(LibraryError) {
+            guard let e = archive_entry_new() else { throw LibraryError(.io, "libarchive: out of memory") }
+            defer { archive_entry_free(e) }
+            archive_entry_set_pathname(e, name)
+            archive_entry_set_filetype(e, directory ? ptk_ae_ifdir() : ptk_ae_ifreg())
+            archive_entry_set_perm(e, directory ? 0o755 : 0o644)
+            archive_entry_set_size(e, size)
+            archive_entry_set_mtime(e, Int(WallTime.now.seconds), 0)
+            guard archive_write_header(a, e) == ptk_archive_ok() else { throw failure(name) }
+        }
+        try entry(packageName + "/", size: 0, directory: true)
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        for file in [Package.dataName, Package.metadataName] {
+            let source = folder + "/" + file
+            let fd: FileDescriptor
+            let size: Int64
+            do {
+                fd = try FileDescriptor.open(source, flags: [.readOnly, .noFollow])
+                size = try fd.status().size
+            } catch { throw LibraryError(.io, "cannot read \(source): \(error)") }
+            defer { fd.close() }
+            try entry(packageName + "/" + file, size: size, directory: false)
+            var done: Int64 = 0
+            while done < size {
+                let n: Int
+                do { n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try fd.read(into: b) } } catch {
+                    throw LibraryError(.io, "cannot read \(source): \(error)")
+                }
+                if n == 0 { throw LibraryError(.io, "\(source) became shorter while being archived") }
+                let written = buffer.withUnsafeBytes { archive_write_data(a, $0.baseAddress, min(n, Int(size - done))) }
+                guard written >= 0 else { throw failure(file) }
+                done += Int64(n)
+            }
+        }
+        guard archive_write_close(a) == ptk_archive_ok() else { throw failure("closing") }
+        return path
     }
 }

@@ -221,3 +221,54 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
     }()
 }
 
+
+extension Photo {
+    /// What an EXIF orientation does to the stored pixels to show them.
+    public static func orientationText(_ o: Int) -> String {
+        ["", "as stored", "mirrored", "turned 180°", "flipped upside down", "mirrored and turned 90° anticlockwise",
+         "turned 90° clockwise", "mirrored and turned 90° clockwise", "turned 90° anticlockwise"][min(max(o, 0), 8)]
+    }
+
+    /// What `ptk show` prints and the web interface's photo page shows: (label, value) pairs.
+    /// Never the location itself, only whether the photo records one.
+    public func details(thumbnailFolder: String) -> [(String, String)] {
+        var lines: [(String, String)] = [
+            ("name", name),
+            ("size", "\(formatBytes(Double(size))) (\(size) bytes)"),
+            ("sha256", sha256 ?? "(not indexed yet)"),
+        ]
+        if width != nil {
+            var image = "\(type.displayName), \(dimensions), \(bitDepth ?? 0)-bit \(colorTypeName ?? "")"
+            if interlace == 1 { image += type == .png ? ", interlaced (Adam7)" : ", progressive" }
+            if let o = orientation, o > 1 { image += " (stored \(storedDimensions), EXIF orientation \(o): \(Photo.orientationText(o)))" }
+            lines.append(("image", image))
+        }
+        lines.append(("taken", taken ?? (indexed ? "(the photo does not say)" : "(not indexed yet)")))
+        let camera = [cameraMake, cameraModel].compactMap { $0 }.joined(separator: " ")
+        if !camera.isEmpty { lines.append(("camera", camera)) }
+        if hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }
+        if let modified = modified { lines.append(("modified", modified.description)) }
+        lines.append(("received", received.description))
+        if let name = senderName {
+            var sender = "\"\(name)\""
+            if let a = senderAddress { sender += " from \(a)" }
+            sender += senderID.map { ", device \($0)" } ?? " (plaintext, no device ID)"
+            lines.append(("sender", sender))
+        } else {
+            lines.append(("sender", "(none: found in the directory or imported without one)"))
+        }
+        lines.append(("rating", rating.map { "\($0)/5" } ?? "-"))
+        lines.append(("note", note ?? "-"))
+        let thumbnail: String
+        if !indexed {
+            thumbnail = "(not indexed yet)"
+        } else if hasThumbnail {
+            // With what was set aside in making it (a colour profile, the EXIF), if anything.
+            thumbnail = "\(thumbnailFolder)/\(id).png" + (problem.map { " (\($0))" } ?? "")
+        } else {
+            thumbnail = "none: \(problem ?? "unknown reason")"
+        }
+        lines.append(("thumbnail", thumbnail))
+        return lines
+    }
+}

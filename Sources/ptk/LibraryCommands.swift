@@ -46,7 +46,8 @@ struct LibraryCommands {
         case .export: export(words)
         case .import: importPackages(words)
         case .gallery: gallery()
-        case .id, .idLocalSend, .trustList, .trustPending, .trustAllow, .trustRemove, .trustDeny:
+        case .id, .idLocalSend, .trustList, .trustPending, .trustAllow, .trustRemove, .trustDeny,
+             .webLink, .webPassword, .webSessions, .webSessionsRevoke:
             preconditionFailure("not a library command: \(command.rawValue)")
         }
     }
@@ -79,12 +80,6 @@ struct LibraryCommands {
         let pending = photos.filter { !$0.indexed }.count
         let from = invocation.value(.from).map { " from '\($0)'" } ?? ""
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
-    }
-
-    /// What an EXIF orientation does to the stored pixels to show them.
-    static func orientationText(_ o: Int) -> String {
-        ["", "as stored", "mirrored", "turned 180°", "flipped upside down", "mirrored and turned 90° anticlockwise",
-         "turned 90° clockwise", "mirrored and turned 90° clockwise", "turned 90° anticlockwise"][min(max(o, 0), 8)]
     }
 
     /// A photo's line in `list`: name, size, dimensions, received, sender, rating.
@@ -157,44 +152,7 @@ struct LibraryCommands {
             print(m.json())
             return
         }
-        var lines: [(String, String)] = [
-            ("name", photo.name),
-            ("size", "\(formatBytes(Double(photo.size))) (\(photo.size) bytes)"),
-            ("sha256", photo.sha256 ?? "(not indexed yet)"),
-        ]
-        if photo.width != nil {
-            var image = "\(photo.type.displayName), \(photo.dimensions), \(photo.bitDepth ?? 0)-bit \(photo.colorTypeName ?? "")"
-            if photo.interlace == 1 { image += photo.type == .png ? ", interlaced (Adam7)" : ", progressive" }
-            if let o = photo.orientation, o > 1 { image += " (stored \(photo.storedDimensions), EXIF orientation \(o): \(Self.orientationText(o)))" }
-            lines.append(("image", image))
-        }
-        lines.append(("taken", photo.taken ?? (photo.indexed ? "(the photo does not say)" : "(not indexed yet)")))
-        let camera = [photo.cameraMake, photo.cameraModel].compactMap { $0 }.joined(separator: " ")
-        if !camera.isEmpty { lines.append(("camera", camera)) }
-        if photo.hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }
-        if let modified = photo.modified { lines.append(("modified", modified.description)) }
-        lines.append(("received", photo.received.description))
-        if let name = photo.senderName {
-            var sender = "\"\(name)\""
-            if let a = photo.senderAddress { sender += " from \(a)" }
-            sender += photo.senderID.map { ", device \($0)" } ?? " (plaintext, no device ID)"
-            lines.append(("sender", sender))
-        } else {
-            lines.append(("sender", "(none: found in the directory or imported without one)"))
-        }
-        lines.append(("rating", photo.rating.map { "\($0)/5" } ?? "-"))
-        lines.append(("note", photo.note ?? "-"))
-        let thumbnail: String
-        if !photo.indexed {
-            thumbnail = "(not indexed yet)"
-        } else if photo.hasThumbnail {
-            // With what was set aside in making it (a colour profile, the EXIF), if anything.
-            thumbnail = "\(library.thumbnailFolder)/\(photo.id).png" + (photo.problem.map { " (\($0))" } ?? "")
-        } else {
-            thumbnail = "none: \(photo.problem ?? "unknown reason")"
-        }
-        lines.append(("thumbnail", thumbnail))
-        for (key, value) in lines { print("\(key):".padding(11) + value) }
+        for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) { print("\(key):".padding(11) + value) }
     }
 
     func thumbnail(_ name: String) {

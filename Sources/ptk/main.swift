@@ -102,6 +102,9 @@ case .trustDeny:
         print("dropped pending \(entry.id) \"\(entry.name)\"")
     }
 
+case .webLink, .webPassword, .webSessions, .webSessionsRevoke:
+    WebCommands(configuration: configuration, invocation: invocation).run(command, words)
+
 case .list, .show, .watch, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery:
     LibraryCommands(directory: configuration.effectiveDirectory, invocation: invocation).run(command, words)
 }

@@ -125,7 +125,7 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts ptkd with `extra` flags. `root` reuses another instance's folder (it is then not
     /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv). Unless
     /// `extra` says otherwise, plaintext sessions are allowed (the raw-protocol tests speak it),
-    /// the LocalSend endpoint is off and the state directory is `stateDir`.
+    /// the LocalSend endpoint and the web interface are off and the state directory is `stateDir`.
     init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false, dirFlag: Bool = true,
          environment: [String: String] = [:]) throws {
         self.root = root ?? makeTemporaryDirectory("ptk-e2e")
@@ -136,6 +136,7 @@ final class DaemonProcess: @unchecked Sendable {
             + (extra.contains("--plaintext") ? [] : ["--plaintext", "allow"])
             // The LocalSend endpoint only where a test asks for it (its fixed port would collide).
             + (extra.contains("--localsend") ? [] : ["--localsend", "off"])
+            + (extra.contains("--web") ? [] : ["--web", "off"])
             + (extra.contains("--state-dir") || !dirFlag ? [] : ["--state-dir", self.root + "/state"]) + extra
         if let first = wrapper.first {
             process.executableURL = URL(fileURLWithPath: first)

@@ -82,6 +82,8 @@ final class AppConnection {
     private var parser = HTTPParser(.response)
     private var pending: [UInt8] = []
     private var closed = false
+    /// The last response's head (its headers: Set-Cookie, Content-Range, ...).
+    private(set) var lastHead: HTTPHead?
 
     init(stream: ByteStream) { self.stream = stream }
 
@@ -124,7 +126,9 @@ final class AppConnection {
                 }
                 pending.removeFirst(used)
                 switch stop {
-                case .head(let h): status = h.status
+                case .head(let h):
+                    status = h.status
+                    lastHead = h
                 case .complete: return (status, body)
                 case nil: break
                 }

@@ -101,8 +101,9 @@ struct ShutdownTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binDirectory + "/ptkd")
         process.arguments = ["--config", "/dev/null", "--dir", root + "/photos", "--port", "\(port)", "--listen", "127.0.0.1", "--no-mdns",
-                             // Not the LocalSend endpoint: its fixed port may be taken (another ptkd, a test beside this one).
-                             "--localsend", "off"]
+                             // Not the LocalSend endpoint nor the web interface: their fixed ports may be taken
+                             // (another ptkd, a test beside this one).
+                             "--localsend", "off", "--web", "off"]
         process.standardError = errWrite
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -144,7 +145,7 @@ struct ShutdownTests {
                                             "-e", "inject=clone,clone3:error=EAGAIN:when=1",
                                             binDirectory + "/ptkd", "--config", "/dev/null", "--dir", root + "/photos",
                                             "--state-dir", root + "/state", "--port", "0", "--listen", "127.0.0.1",
-                                            "--no-mdns", "--localsend", "off", "--library", "off"],
+                                            "--no-mdns", "--localsend", "off", "--web", "off", "--library", "off"],
                         timeout: 15, absolute: true)
         #expect(r.status == 71, "\(r.stderr)")
         #expect(r.stderr.contains("Error: cannot start the thread that watches for SIGTERM and SIGINT: "), "\(r.stderr)")

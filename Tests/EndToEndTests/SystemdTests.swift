@@ -182,7 +182,7 @@ struct SystemdTests {
         #expect(eventually(15) {
             guard let line = (try? system.exec(["avahi-browse", "-rtp", "_ptk._tcp"]))?.stdout.split(separator: "\n")
                 .first(where: { $0.hasPrefix("=;lo;IPv4;livingroom;_ptk._tcp;local;livingroom.local;127.0.0.1;47850;") }) else { return false }
-            return ["\"v=1\"", "\"tls=1\"", "\"id=\(receiverID.compact)\""].allSatisfy { line.contains($0) }
+            return ["\"v=1\"", "\"tls=1\"", "\"id=\(receiverID.compact)\"", "\"web=47851\""].allSatisfy { line.contains($0) }
         }, "\(system.journal("ptkd"))")
 
         // The LocalSend endpoint listens under the sandbox, and its multicast announcements get
@@ -272,6 +272,20 @@ struct SystemdTests {
         #expect(fourth.stdout == "/root/photo.png: saved as \"photo.png\"\n", "\(fourth.stderr)")
         #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 3 })
         #expect(!system.journal("ptkd").contains("library: "), "\(system.journal("ptkd"))")
+
+        // The web interface under the sandbox: `ptk web-link` (as root) makes a link whose files
+        // stay the service user's; a browser (curl here) logs in with it and sees the library.
+        #expect(system.journal("ptkd").contains("web interface on port 47851 (HTTPS)"), "\(system.journal("ptkd"))")
+        let link = try system.exec(["ptk", "web-link", "--host", "127.0.0.1", "--name", "phone"])
+        let url = try #require(link.stdout.split(separator: "\n").first.map(String.init), "\(link.stderr)")
+        #expect(url.hasPrefix("https://127.0.0.1:47851/login/"), "\(link.stdout)")
+        let login = try system.exec(["curl", "-sk", "-o", "/dev/null", "-c", "/root/jar", "-w", "%{http_code} %{redirect_url}", url])
+        #expect(login.stdout == "303 https://127.0.0.1:47851/", "\(login.stdout) \(login.stderr) \(system.journal("ptkd"))")
+        let page = try system.exec(["curl", "-sk", "-b", "/root/jar", "https://127.0.0.1:47851/"])
+        #expect(page.stdout.contains("first.png") && page.stdout.contains("3 photos"), "\(page.stdout)")
+        #expect(try system.exec(["stat", "-c", "%U %G %a", "/var/lib/ptk/web/sessions", "/var/lib/ptk/web/links", "/var/lib/ptk/web/tls/key.pem"]).stdout
+            == "ptk ptk 600\nptk ptk 600\nptk ptk 600\n")
+        #expect(try system.exec(["ptk", "web-sessions"]).stdout.contains("\"phone\" from 127.0.0.1"))
     }
 
     @Test("the .debs: installed with apt into a root without Swift, active as ptk and advertised, man pages and completion; an upgrade keeps photos, ID, trust and an edited ptkd.conf; remove keeps all but the programs; purge keeps the photos",

@@ -43,8 +43,8 @@ struct AdminCommandLineTests {
     }
 
     @Test("mistakes are usage errors that say what was expected", arguments: [
-        (["frob"], "unknown command 'frob' (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id or trust)"),
-        ([], "missing command (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id or trust)"),
+        (["frob"], "unknown command 'frob' (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id, trust, web-link, web-password or web-sessions)"),
+        ([], "missing command (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id, trust, web-link, web-password or web-sessions)"),
         (["trust"], "missing trust command (list, pending, allow, remove or deny)"),
         (["trust", "frob"], "unknown trust command 'frob' (list, pending, allow, remove or deny)"),
         (["show"], "missing NAME: ptk show NAME [--json]"),

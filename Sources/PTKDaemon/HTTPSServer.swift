@@ -1,0 +1,107 @@
+import PTKLocalSend
+import PTKSystem
+import PTKTLS
+import PTKTransport
+
+/// An HTTPS connection's life, shared by the LocalSend endpoint and the web interface: TLS
+/// (plain HTTP on the port is answered 400 in HTTP), requests one after another on a
+/// keep-alive connection, and the answers to what goes wrong before a route can answer.
+struct HTTPSServer {
+    let context: TLSContext
+    let shutdown: ShutdownSignal
+    /// How log lines name the connection ("localsend", "web").
+    let kind: String
+    /// How long a kept-alive connection may wait for its next request.
+    let idle: Duration
+    /// An error's body and content type, from its message.
+    let errorBody: @Sendable (String) -> ([UInt8], String)
+    /// Header lines (each ending in CRLF) every response carries.
+    var fixedHeaders = ""
+
+    /// Serves one connection until it closes, on the calling thread. The TLS handshake and the
+    /// first request's head must arrive by `deadline`; later requests within `idle`. With
+    /// `busy` (ptkd is over its session limits), the first request is answered 429 with that
+    /// reason and the connection closed. `handle` answers a request (told the certificate the
+    /// client showed, if any) and returns false when the connection must close after it.
+    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+               handle: (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool) {
+        let log = { (line: String) in Log.info("\(kind) \(id) from \(peer): \(line)") }
+        // A bare connect-and-close (apps probe the port) ends here without a word.
+        guard case .byte(let first) = peekFirstByte(socket, interrupt: shutdown.pipe.readEnd, deadline: deadline) else {
+            socket.close()
+            return
+        }
+        let stream: ByteStream
+        var certificate: String? = nil
+        if first == 0x16 {
+            do {
+                let tls = try TLSStream(socket: socket, peer: peer, context: context, interrupt: shutdown.pipe.readEnd, deadline: deadline)
+                certificate = tls.peerCertificateFingerprint
+                stream = tls
+            } catch {
+                switch error {
+                case .timedOut: log("TLS handshake not finished within the handshake timeout; closed")
+                case .peerClosed, .interrupted: break
+                default: log("TLS handshake failed (\(error)); closed")
+                }
+                return
+            }
+        } else {
+            // Plain HTTP on the HTTPS port: say so in HTTP, then close.
+            let plain = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
+            let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10)
+            http.fixedHeaders = fixedHeaders
+            log("plain HTTP on the HTTPS port; answered 400")
+            answer(http, 400, "this port speaks HTTPS only")
+            plain.shutdownWrite()
+            http.drain(until: .now + .seconds(1), limit: 1 << 20)
+            plain.close()
+            return
+        }
+        let http = HTTPConnection(stream: stream, kind: .request)
+        http.fixedHeaders = fixedHeaders
+        var headDeadline = deadline
+        var ending = "closed"
+        while true {
+            do {
+                guard let head = try http.nextHead(deadline: headDeadline) else { break }
+                if let busy {
+                    ending = "refused, \(busy); answered 429"
+                    answer(http, 429, busy + "; try again later")
+                    break
+                }
+                let keepOpen = try handle(head, http, certificate)
+                if !keepOpen || !head.keepAlive { break }
+                headDeadline = .now + idle
+            } catch {
+                switch error {
+                case .gone, .interrupted, .bodyRefused: break
+                case .timedOut(let partial):
+                    if partial {
+                        ending = "request not finished within the timeout; answered 408"
+                        answer(http, 408, "request not finished in time")
+                    }
+                case .refused(let status, let why):
+                    ending = "\(why); answered \(status)"
+                    answer(http, status, why)
+                }
+                break
+            }
+        }
+        if ending != "closed" { log(ending) }
+        stream.shutdownWrite()
+        if http.refusedMidRequest {
+            // The client may still be sending the body we refused: read and drop it for a while,
+            // so that closing does not reset the connection before it reads our answer.
+            http.drain(until: .now + .seconds(busy == nil ? 2 : 1), limit: 256 << 20)
+        }
+        stream.close()
+    }
+
+    /// Answers an error and says the connection closes; best effort (it closes either way).
+    private func answer(_ http: HTTPConnection, _ status: Int, _ why: String) {
+        let (body, type) = errorBody(why)
+        // Best effort: the connection closes right after, answered or not.
+        try? http.respond(status, body, contentType: type, close: true, deadline: .now + .seconds(1))
+    }
+}

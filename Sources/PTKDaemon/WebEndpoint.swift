@@ -1,0 +1,123 @@
+import PTKConfiguration
+import PTKLibrary
+import PTKLocalSend
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTLS
+import PTKTransport
+import PTKTrust
+import PTKWeb
+
+/// ptkd's web interface (docs/OPERATIONS.md, "The web interface"): the gallery, a photo's
+/// page and the upload page, over HTTPS on its own port with a certificate of its own (ECDSA
+/// P-256, which every browser takes). Only the login page and its static files are served
+/// without a session; sessions come from a one-time link (`ptk web-link`) or the password
+/// (`ptk web-password`). Each connection runs on a thread of its own, inside a session slot.
+final class WebEndpoint: @unchecked Sendable {
+    // `limiter` is guarded by `passwordLock`; everything else is fixed at init.
+    let listener: Listener
+    let identity: Identity
+    let context: TLSContext
+    let configuration: DaemonConfiguration
+    let store: PhotoStore
+    let arrivals: Arrivals
+    let shutdown: ShutdownSignal
+    let access: WebAccess
+    let pages: WebPages
+    /// One password check (scrypt: 32 MiB, 0.1 s) at a time, and the wrong tries per address.
+    let passwordLock = Lock()
+    var limiter = TryLimiter(tries: 3, lockout: .seconds(300))
+
+    /// The session cookie. `__Host-`: browsers keep it only if Secure, for this host, Path=/.
+    static let cookieName = "__Host-ptk"
+    /// Form bodies (login, rename, note, rate, delete) are read up to this size.
+    static let formLimit = 64 << 10
+    /// A kept-alive connection waits this long at most for its next request (browsers keep
+    /// idle connections open; each holds a session slot).
+    static let keepAlive: Duration = .seconds(15)
+    /// Headers every response carries.
+    static let securityHeaders = "Content-Security-Policy: default-src 'self'\r\nX-Frame-Options: DENY\r\n"
+        + "Referrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\n"
+
+    init(configuration: DaemonConfiguration, store: PhotoStore, arrivals: Arrivals, shutdown: ShutdownSignal) throws(DaemonError) {
+        self.configuration = configuration
+        self.store = store
+        self.arrivals = arrivals
+        self.shutdown = shutdown
+        access = WebAccess(directory: configuration.webDirectory)
+        do {
+            try access.prepare()
+        } catch {
+            throw DaemonError(description: "web: cannot create \(configuration.webDirectory): \(error)", exitCode: .directoryUnusable)
+        }
+        do {
+            identity = try Identity.loadOrCreate(in: configuration.webDirectory + "/tls", commonName: configuration.name, keyType: .ecP256,
+                                                 subjectAltNames: Self.hostNames(configuration))
+            context = try TLSContext(server: true, identity: identity, flavor: .web)
+        } catch {
+            throw DaemonError(description: "web: \(error.description)", exitCode: .identityDamaged)
+        }
+        let addresses = try Daemon.listenAddresses(configuration, port: configuration.webPort)
+        do {
+            listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
+        } catch {
+            throw DaemonError(description: "cannot listen for browsers on port \(configuration.webPort): \(error) (set web-port, or web = off)", exitCode: .cannotStart)
+        }
+        pages = WebPages(receiver: configuration.name, fingerprint: identity.certificateFingerprint)
+    }
+
+    /// The names the certificate is made for: the host name, its `.local` name, `localhost`,
+    /// and the host's IPv4 addresses (and those ptkd is told to listen on).
+    static func hostNames(_ configuration: DaemonConfiguration) -> [String] {
+        let host = hostName()
+        var names = [host, host + ".local", "localhost", "127.0.0.1", "::1"]
+        // Without interfaces to list, the names above still make a certificate.
+        names += ((try? ipv4MulticastInterfaces()) ?? []).map(\.address)
+        names += configuration.listen.filter { $0 != "::" && $0 != "0.0.0.0" }
+        var seen = Set<String>()
+        return names.filter { seen.insert($0).inserted }
+    }
+
+    var fingerprint: String { identity.certificateFingerprint }
+
+    /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
+    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil) {
+        let pages = self.pages
+        var server = HTTPSServer(context: context, shutdown: shutdown, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
+                                 errorBody: { (Array(pages.error($0, viewer: nil).utf8), "text/html; charset=utf-8") })
+        server.fixedHeaders = Self.securityHeaders
+        let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
+        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy) { head, http, _ throws(HTTPFailure) in
+            try handle(head, http, connection)
+        }
+    }
+}
+
+/// One browser connection's facts, and its own handle on the library (SQLite connections are
+/// not shared between threads).
+final class WebConnection {
+    let id: Int
+    let peer: SocketAddress
+    let directory: String
+    let libraryOn: Bool
+    private var opened: PhotoLibrary?
+
+    init(id: Int, peer: SocketAddress, directory: String, library: Bool) {
+        self.id = id
+        self.peer = peer
+        self.directory = directory
+        libraryOn = library
+    }
+
+    var address: String { peer.host }
+
+    /// The library, opened on first use.
+    func library() throws(LibraryError) -> PhotoLibrary {
+        if let opened { return opened }
+        guard libraryOn else { throw LibraryError(.refused, "the photo library is off on this receiver (library = off): uploads only") }
+        let library = try PhotoLibrary(directory: directory, create: false)
+        opened = library
+        return library
+    }
+}

@@ -1,0 +1,198 @@
+import PTKLibrary
+import PTKProtocol
+import PTKSystem
+
+/// The web interface's HTML pages, made from the library's values. Every text that comes from
+/// outside (names, notes, senders, messages) goes through `escapeHTML`, in elements and in
+/// quoted attributes alike; no page carries inline script or style (the Content-Security-
+/// Policy is `default-src 'self'`), so markup that slipped through could still run nothing.
+public struct WebPages: Sendable {
+    /// The receiver's name (ptkd's `name`).
+    public var receiver: String
+    /// The certificate's SHA-256, shown in every footer.
+    public var fingerprint: String
+
+    public init(receiver: String, fingerprint: String) {
+        self.receiver = receiver
+        self.fingerprint = fingerprint
+    }
+
+    /// Who is looking: the session's name and CSRF token.
+    public struct Viewer: Sendable {
+        public var name: String
+        public var csrf: String
+        public init(name: String, csrf: String) {
+            self.name = name
+            self.csrf = csrf
+        }
+    }
+
+    func page(_ title: String, _ viewer: Viewer?, _ body: String) -> String {
+        let h = escapeHTML
+        var header = "<a class=\"home\" href=\"/\">\(h(receiver))</a>"
+        if let viewer {
+            header += """
+                <nav><a href="/">Photos</a><a href="/upload">Upload</a>\
+                <form method="post" action="/logout"><input type="hidden" name="csrf" value="\(h(viewer.csrf))">\
+                <button type="submit" title="Log out \(h(viewer.name))">Log out</button></form></nav>
+                """
+        }
+        return """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="referrer" content="no-referrer">
+            \(viewer.map { "<meta name=\"csrf-token\" content=\"\(h($0.csrf))\">" } ?? "")
+            <title>\(h(title)) · \(h(receiver))</title>
+            <link rel="stylesheet" href="/static/app.css">
+            <script src="/static/app.js" defer></script>
+            </head>
+            <body>
+            <header>\(header)</header>
+            <main>
+            \(body)
+            </main>
+            <footer>ptkd web interface · certificate SHA-256 <code id="fingerprint">\(colonHex(fingerprint))</code></footer>
+            </body>
+            </html>
+
+            """
+    }
+
+    /// The login page: the password form (when a password is set) and how to get a link.
+    public func login(hasPassword: Bool, message: String? = nil) -> String {
+        let h = escapeHTML
+        var body = "<h1>Log in</h1>\n"
+        if let message { body += "<p class=\"error\" role=\"alert\">\(h(message))</p>\n" }
+        if hasPassword {
+            body += """
+                <form class="login" method="post" action="/login">
+                <label>This device's name <input name="name" autocomplete="nickname" maxlength="64" placeholder="e.g. Anna's phone"></label>
+                <label>Password <input type="password" name="password" autocomplete="current-password" required autofocus></label>
+                <button type="submit">Log in</button>
+                </form>
+
+                """
+        }
+        body += """
+            <p class="hint">On the receiver, <code>sudo ptk web-link</code> prints a one-time link and its QR code to scan\
+            \(hasPassword ? "" : "; <code>sudo ptk web-password</code> sets a password for this page").</p>
+            """
+        return page("Log in", nil, body)
+    }
+
+    /// A thumbnail's size for a photo of `width`×`height` as shown: at most 256 on its long side.
+    static func thumbnailSize(_ p: Photo) -> (Int, Int)? {
+        guard let (w, h) = p.displayedSize, w > 0, h > 0 else { return nil }
+        let scale = min(1.0, 256.0 / Double(max(w, h)))
+        return (max(1, Int((Double(w) * scale).rounded())), max(1, Int((Double(h) * scale).rounded())))
+    }
+
+    /// The gallery: sections (`PhotoLibrary.grouped`) of thumbnails, each loaded lazily (the
+    /// browser fetches only those near the screen); filters by sender and rating.
+    public func gallery(_ sections: [(title: String, photos: [Photo])], total: Int, senders: [String],
+                        sender: String?, minRating: Int?, viewer: Viewer) -> String {
+        let h = escapeHTML
+        let shown = sections.reduce(0) { $0 + $1.photos.count }
+        var body = "<form class=\"filters\" method=\"get\" action=\"/\">\n<label>Sender <select name=\"sender\"><option value=\"\">everyone</option>"
+        for s in senders { body += "<option value=\"\(h(s))\"\(s == sender ? " selected" : "")>\(h(s))</option>" }
+        body += "</select></label>\n<label>Rating <select name=\"rating\"><option value=\"\">any</option>"
+        for r in 1...5 { body += "<option value=\"\(r)\"\(r == minRating ? " selected" : "")>\(String(repeating: "★", count: r)) and up</option>" }
+        body += "</select></label>\n<button type=\"submit\">Show</button></form>\n"
+        body += "<h1 id=\"count\">\(shown == total ? "\(total) photo\(total == 1 ? "" : "s")" : "\(shown) of \(total) photos"), newest first</h1>\n"
+        if shown == 0 {
+            body += "<p class=\"hint\">\(total == 0 ? "No photos yet: <a href=\"/upload\">upload some</a>, or send them with ptk-send or LocalSend." : "No photo matches.")</p>\n"
+        }
+        body.reserveCapacity(shown * 300)
+        for section in sections {
+            if !section.title.isEmpty { body += "<h2>\(h(section.title))</h2>\n" }
+            body += "<div class=\"grid\">\n"
+            for p in section.photos {
+                var image = "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
+                if p.hasThumbnail {
+                    let size = Self.thumbnailSize(p).map { " width=\"\($0.0)\" height=\"\($0.1)\"" } ?? ""
+                    image = "<img src=\"/photo/\(p.id)/thumbnail?v=\(h(String((p.sha256 ?? "").prefix(12))))\" alt=\"\(h(p.name))\" loading=\"lazy\" decoding=\"async\"\(size)>"
+                }
+                let rating = p.rating.map { " <span class=\"stars\" title=\"\($0)/5\">\(String(repeating: "★", count: $0))</span>" } ?? ""
+                body += "<figure><a href=\"/photo/\(p.id)\">\(image)</a><figcaption><span class=\"name\">\(h(p.name))</span>\(rating)</figcaption></figure>\n"
+            }
+            body += "</div>\n"
+        }
+        return page("Photos", viewer, body)
+    }
+
+    /// A photo: the image, its details, and the forms that change it.
+    public func photo(_ p: Photo, details: [(String, String)], viewer: Viewer, message: String? = nil) -> String {
+        let h = escapeHTML
+        let csrf = "<input type=\"hidden\" name=\"csrf\" value=\"\(h(viewer.csrf))\">"
+        // Browsers show PNG and JPEG; a HEIC is shown by its thumbnail.
+        let viewable = p.type == .png || p.type == .jpeg
+        var body = "<h1 id=\"name\">\(h(p.name))</h1>\n"
+        if let message { body += "<p class=\"error\" role=\"alert\">\(h(message))</p>\n" }
+        if viewable {
+            body += "<a class=\"full\" href=\"/photo/\(p.id)/original\"><img id=\"photo\" src=\"/photo/\(p.id)/original\" alt=\"\(h(p.name))\"></a>\n"
+        } else if p.hasThumbnail {
+            body += "<div class=\"full\"><img id=\"photo\" src=\"/photo/\(p.id)/thumbnail\" alt=\"\(h(p.name))\"><p class=\"hint\">\(h(p.type.displayName)): browsers cannot show it; download it to see it whole.</p></div>\n"
+        }
+        body += """
+            <p class="downloads"><a href="/photo/\(p.id)/original?download=1" download>Download the original</a> \
+            <a href="/photo/\(p.id)/package" download>Download as .ptk</a></p>
+            <table class="details">
+
+            """
+        for (key, value) in details { body += "<tr><th>\(h(key))</th><td>\(h(value))</td></tr>\n" }
+        body += "</table>\n"
+        let ratingOptions = (["none"] + (0...5).map(String.init)).map { v -> String in
+            let selected = (p.rating.map(String.init) ?? "none") == v ? " selected" : ""
+            return "<option value=\"\(v)\"\(selected)>\(v == "none" ? "no rating" : "\(v)/5")</option>"
+        }.joined()
+        body += """
+            <form class="change" method="post" action="/photo/\(p.id)/rename">\(csrf)
+            <label>Name <input name="name" value="\(h(p.name))" required maxlength="1000"></label><button type="submit">Rename</button></form>
+            <form class="change" method="post" action="/photo/\(p.id)/note">\(csrf)
+            <label>Note <textarea name="note" rows="3" maxlength="10000">\(h(p.note ?? ""))</textarea></label><button type="submit">Save the note</button></form>
+            <form class="change" method="post" action="/photo/\(p.id)/rate">\(csrf)
+            <label>Rating <select name="rating">\(ratingOptions)</select></label><button type="submit">Rate</button></form>
+            <p><a class="danger" id="delete" href="/photo/\(p.id)/delete">Delete…</a></p>
+
+            """
+        return page(p.name, viewer, body)
+    }
+
+    /// "Delete this photo?" with the button that does it.
+    public func confirmDelete(_ p: Photo, viewer: Viewer) -> String {
+        let h = escapeHTML
+        var body = "<h1>Delete \(h(p.name))?</h1>\n"
+        if p.hasThumbnail { body += "<p><img src=\"/photo/\(p.id)/thumbnail\" alt=\"\(h(p.name))\"></p>\n" }
+        body += """
+            <p>The photo, its entry in the library and its thumbnail are deleted from the receiver. This cannot be undone.</p>
+            <form method="post" action="/photo/\(p.id)/delete"><input type="hidden" name="csrf" value="\(h(viewer.csrf))">
+            <button type="submit" class="danger" id="confirm">Delete</button> <a href="/photo/\(p.id)">Cancel</a></form>
+
+            """
+        return page("Delete " + p.name, viewer, body)
+    }
+
+    /// The upload page: a file picker and a drop zone; app.js sends each file with a progress bar.
+    public func upload(types: [PhotoType], maxFileSize: Int64, viewer: Viewer) -> String {
+        let h = escapeHTML
+        let accept = Array(Set(types.flatMap { [$0.mediaType] + $0.endings })).sorted().joined(separator: ",")
+        let names = types.map(\.displayName).joined(separator: ", ")
+        let body = """
+            <h1>Upload photos</h1>
+            <p class="hint">\(h(names)) up to \(h(formatBytes(Double(maxFileSize)))) each. They are saved on \(h(receiver)) as from “web: \(h(viewer.name))”.</p>
+            <div id="drop" class="drop"><label>Choose photos <input type="file" id="files" name="files" multiple accept="\(h(accept))"></label>
+            <p>or drop them here</p></div>
+            <ul id="queue" class="queue"></ul>
+
+            """
+        return page("Upload", viewer, body)
+    }
+
+    /// A page saying what went wrong (404, 400, ...), with the way back.
+    public func error(_ message: String, viewer: Viewer?) -> String {
+        page("Error", viewer, "<h1>\(escapeHTML(message))</h1>\n<p><a href=\"/\">Back to the photos</a></p>\n")
+    }
+}

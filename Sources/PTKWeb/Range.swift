@@ -1,0 +1,72 @@
+import PTKLibrary
+
+/// The answer to a `Range` header (RFC 9110 §14) for a file of a known size. One range is
+/// served (206); a header that is not a valid `bytes=` range, or asks for several ranges
+/// (overlapping ones included), is ignored and the whole file served (200), as the RFC
+/// allows; a range that starts at or past the end is 416.
+public enum ByteRange: Equatable, Sendable {
+    case whole
+    /// Bytes `start` through `end`, both included.
+    case part(start: Int64, end: Int64)
+    case unsatisfiable
+
+    public init(header: String?, size: Int64) {
+        guard let header else { self = .whole; return }
+        let text = header.trimmingWhitespace
+        guard text.utf8.count <= 200, text.lowercased().hasPrefix("bytes=") else { self = .whole; return }
+        let spec = text.dropFirst(6).trimmingWhitespace
+        guard !spec.contains(",") else { self = .whole; return }
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingWhitespace }
+        guard parts.count == 2 else { self = .whole; return }
+        func number(_ s: String) -> Int64? {
+            guard (1...18).contains(s.utf8.count), s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return Int64(s)
+        }
+        if parts[0].isEmpty {
+            // The last N bytes.
+            guard let n = number(parts[1]) else { self = .whole; return }
+            if n == 0 || size == 0 { self = .unsatisfiable; return }
+            self = .part(start: max(0, size - n), end: size - 1)
+            return
+        }
+        guard let start = number(parts[0]) else { self = .whole; return }
+        var end = size - 1
+        if !parts[1].isEmpty {
+            guard let last = number(parts[1]), last >= start else { self = .whole; return }
+            end = min(last, size - 1)
+        }
+        self = start >= size ? .unsatisfiable : .part(start: start, end: end)
+    }
+}
+
+extension StringProtocol {
+    var trimmingWhitespace: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
+        return String(String.UnicodeScalarView(scalars[first...last]))
+    }
+}
+
+/// The cookies of a `Cookie` header; the first of a repeated name wins.
+public func cookies(_ header: String?) -> [String: String] {
+    var out: [String: String] = [:]
+    for pair in (header ?? "").split(separator: ";") {
+        let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard kv.count == 2 else { continue }
+        let name = kv[0].trimmingWhitespace
+        var value = kv[1].trimmingWhitespace
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+        if !name.isEmpty, out[name] == nil { out[name] = value }
+    }
+    return out
+}
+
+/// `Content-Disposition: attachment` for a download named `name`: an ASCII fallback and the
+/// UTF-8 name (RFC 6266), neither able to break out of the header.
+public func attachment(_ name: String) -> String {
+    let ascii = String(name.unicodeScalars.map { s -> Character in
+        s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "\"" && s != "\\" && s != "/" ? Character(s) : "_"
+    })
+    return "attachment; filename=\"\(ascii)\"; filename*=UTF-8''\(percentEncode(name))"
+}
