@@ -71,6 +71,9 @@ requests = {
     'prepare': b'POST /api/localsend/v2/prepare-upload?pin=1234 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n' % len(body) + body,
     'upload-chunked': b'POST /api/localsend/v2/upload?sessionId=s&fileId=a&token=t HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
     'two': b'GET / HTTP/1.1\r\n\r\nGET /api/localsend/v1/info HTTP/1.1\r\nConnection: close\r\n\r\n',
+    'web-range': b'GET /photo/42/original?download=1 HTTP/1.1\r\nHost: x\r\nCookie: a=1; __Host-ptk="' + b'ab' * 32 + b'"\r\nRange: bytes=0-99\r\n\r\n',
+    'web-ranges': b'GET /photo/7/original HTTP/1.1\r\nRange: bytes=-10, 0-, 5-4\r\n\r\n',
+    'web-upload': b'POST /upload?name=a%2F..%2Fb.png HTTP/1.1\r\nX-CSRF-Token: 00\r\nContent-Length: 5\r\n\r\nhello',
 }
 for name, data in requests.items():
     write('http', name, bytes([255]) + data)

@@ -4,6 +4,7 @@ import PTKLocalSend
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKWeb
 
 extension FuzzTargets {
     /// Every target by the name fuzz/run.sh and the corpus folders use.
@@ -84,6 +85,16 @@ extension FuzzTargets {
                 if case .head(let head)? = result.stop {
                     precondition(head.target.utf8.count <= HTTPParser.maxTargetBytes, "a target over the limit")
                     _ = (head.path, head.query)
+                    // The web interface's readings of the same head: the route, a Range over a
+                    // file of any size, the cookies.
+                    let route = WebRoute(method: head.method, target: head.target)
+                    if case .photo(let id) = route { precondition(id > 0, "a photo id that is not positive") }
+                    for size: Int64 in [0, 1, 1000, Int64(bodyBytes) + 7] {
+                        if case .part(let start, let end) = ByteRange(header: head.header("range"), size: size) {
+                            precondition(0 <= start && start <= end && end < size, "a range outside the file")
+                        }
+                    }
+                    _ = cookies(head.header("cookie"))
                 }
                 if result.used == 0 && result.stop == nil { break }
                 piece = UnsafeRawBufferPointer(rebasing: piece[result.used...])
