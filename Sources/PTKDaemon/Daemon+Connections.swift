@@ -58,32 +58,19 @@ extension Daemon {
     func serveLocalSend(_ socket: FileDescriptor, peer: SocketAddress) {
         guard let localSend else { socket.close(); return }
         let host = peer.host
-        let (id, refusal) = takeSlot(host)
-        if let refusal {
-            refuseBusy(socket, peer: peer, id: id, refusal) { [localSend] in
-                localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
+        serveHTTPS(socket, peer: peer, thread: "localsend", busy: { id, reason in
+            localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
+        }) { [self] id, deadline in
+            // LocalSend apps retry a 429 on their own: they take a session only from those
+            // no sender in line is owed, and do not wait in line.
+            let key = "localsend \(host)"
+            if lock.withLock({ turns.take(key, now: .now) }) {
+                localSend.serve(socket, peer: peer, id: id, deadline: deadline)
+                lock.withLock { turns.release(key) }
+            } else {
+                let reason = "the receiver is serving its limit of \(configuration.maxSessions) sessions, or owes the free ones to senders waiting"
+                localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
             }
-            return
-        }
-        let deadline = Instant.now + configuration.handshakeTimeout
-        do {
-            try sessionThreads.start(name: "localsend") { [self] in
-                // LocalSend apps retry a 429 on their own: they take a session only from those
-                // no sender in line is owed, and do not wait in line.
-                let key = "localsend \(host)"
-                if lock.withLock({ turns.take(key, now: .now) }) {
-                    localSend.serve(socket, peer: peer, id: id, deadline: deadline)
-                    lock.withLock { turns.release(key) }
-                } else {
-                    let reason = "the receiver is serving its limit of \(configuration.maxSessions) sessions, or owes the free ones to senders waiting"
-                    localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
-                }
-                releaseSlot(host)
-            }
-        } catch {
-            Log.warning("cannot start a session thread: \(error)")
-            socket.close()
-            releaseSlot(host)
         }
     }
 
@@ -92,18 +79,28 @@ extension Daemon {
     /// thread of its own; over the limits its first request is answered 429.
     func serveWeb(_ socket: FileDescriptor, peer: SocketAddress) {
         guard let web else { socket.close(); return }
+        serveHTTPS(socket, peer: peer, thread: "web", busy: { id, reason in
+            web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
+        }) { id, deadline in
+            web.serve(socket, peer: peer, id: id, deadline: deadline)
+        }
+    }
+
+    /// An HTTPS connection: a session slot taken, then `serve` (told the connection's number
+    /// and its handshake deadline) on a thread of its own, the slot freed after it; over the
+    /// limits, `busy` answers 429 with the reason on a refusal thread instead.
+    private func serveHTTPS(_ socket: FileDescriptor, peer: SocketAddress, thread: String,
+                            busy: @escaping @Sendable (Int, String) -> Void, serve: @escaping @Sendable (Int, Instant) -> Void) {
         let host = peer.host
         let (id, refusal) = takeSlot(host)
         if let refusal {
-            refuseBusy(socket, peer: peer, id: id, refusal) { [web] in
-                web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
-            }
+            refuseBusy(socket, peer: peer, id: id, refusal) { busy(id, refusal.reason) }
             return
         }
         let deadline = Instant.now + configuration.handshakeTimeout
         do {
-            try sessionThreads.start(name: "web") { [self] in
-                web.serve(socket, peer: peer, id: id, deadline: deadline)
+            try sessionThreads.start(name: thread) { [self] in
+                serve(id, deadline)
                 releaseSlot(host)
             }
         } catch {
