@@ -133,8 +133,10 @@ public final class LibraryIndexer: @unchecked Sendable {
                 overflowed = false
                 return (taken, r)
             }
-            if isStopping { return }
+            // Recorded even when stopping: a photo saved just before the stop keeps its sender
+            // and time (found at the next start, it would have neither).
             if !arrivals.isEmpty { retrying { () throws(LibraryError) in try library.record(arrivals) } }
+            if isStopping { return }
             if recheck { reconcile(library, atStart: false) }
             var indexedAny = false
             let now = Instant.now

@@ -132,6 +132,26 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         #expect(try library.all(sort: .name).map(\.name) == (0..<6).map { "q\($0).png" })
     }
 
+    @Test("a photo handed over just before the stop is recorded with its sender, not left to be found without one")
+    func arrivalQueuedAtStopIsRecorded() throws {
+        let dir = makeTemporaryDirectory("ptk-indexer")
+        defer { removeTree(dir) }
+        // A long thumbnail keeps the thread busy while the arrival is queued and the stop comes.
+        writeLargePNG(dir + "/large.png", width: 4000, height: 4000)
+        let indexer = LibraryIndexer(directory: dir) { _ in }
+        try indexer.start()
+        let library = try PhotoLibrary(directory: dir, create: true)
+        #expect(waitUntil { (try? library.all().count) == 1 })
+        let bytes = photoBytes(77)
+        writeFile(dir + "/late.png", bytes)
+        indexer.add(Arrival(name: "late.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 9_000),
+                            senderName: "phone", senderAddress: "192.0.2.9:1", senderID: "LocalSend AB"))
+        #expect(indexer.stop(waitingUntil: .now + .seconds(10)))
+        let late = try library.find("late")
+        #expect(late.senderName == "phone" && late.senderAddress == "192.0.2.9:1" && late.senderID == "LocalSend AB")
+        #expect(late.received == WallTime(milliseconds: 9_000))
+    }
+
     @Test func stopInterruptsALongThumbnailAndTheNextStartFinishesIt() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
