@@ -290,8 +290,9 @@ extension WebEndpoint {
             (sender == nil || p.senderName == sender) && (minRating == nil || (p.rating ?? 0) >= minRating!)
         }
         let senders = Set(all.compactMap(\.senderName)).sorted()
+        let page = r.head.query["page"].flatMap { Int($0) }.flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 1
         try html(r, 200, pages.gallery(PhotoLibrary.grouped(shown), total: all.count, senders: senders, sender: sender,
-                                       minRating: minRating, viewer: r.viewer!))
+                                       minRating: minRating, page: page, viewer: r.viewer!))
     }
 
     func photoPage(_ r: Request, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPFailure) {

@@ -90,12 +90,19 @@ public struct WebPages: Sendable {
         return (max(1, Int((Double(w) * scale).rounded())), max(1, Int((Double(h) * scale).rounded())))
     }
 
-    /// The gallery: sections (`PhotoLibrary.grouped`) of thumbnails, each loaded lazily (the
-    /// browser fetches only those near the screen); filters by sender and rating.
+    /// Photos on one page of the gallery: the first page opens at once however large the
+    /// library; app.js appends the next page as its end scrolls into view (without script,
+    /// "More photos" opens it).
+    public static let pageSize = 200
+
+    /// A page of the gallery: sections (`PhotoLibrary.grouped`) of thumbnails, each loaded
+    /// lazily (the browser fetches only those near the screen); filters by sender and rating.
+    /// `page` counts from 1; a section that goes on from the page before gets no title again.
     public func gallery(_ sections: [(title: String, photos: [Photo])], total: Int, senders: [String],
-                        sender: String?, minRating: Int?, viewer: Viewer) -> String {
+                        sender: String?, minRating: Int?, page: Int = 1, viewer: Viewer) -> String {
         let h = escapeHTML
         let shown = sections.reduce(0) { $0 + $1.photos.count }
+        let first = (max(page, 1) - 1) * Self.pageSize
         var body = "<form class=\"filters\" method=\"get\" action=\"/\">\n<label>Sender <select name=\"sender\"><option value=\"\">everyone</option>"
         for s in senders { body += "<option value=\"\(h(s))\"\(s == sender ? " selected" : "")>\(h(s))</option>" }
         body += "</select></label>\n<label>Rating <select name=\"rating\"><option value=\"\">any</option>"
@@ -105,11 +112,18 @@ public struct WebPages: Sendable {
         if shown == 0 {
             body += "<p class=\"hint\">\(total == 0 ? "No photos yet: <a href=\"/upload\">upload some</a>, or send them with ptk-send or LocalSend." : "No photo matches.")</p>\n"
         }
-        body.reserveCapacity(shown * 300)
+        body += "<div id=\"photos\">\n"
+        body.reserveCapacity(min(shown, Self.pageSize) * 300)
+        var index = 0
         for section in sections {
-            if !section.title.isEmpty { body += "<h2>\(h(section.title))</h2>\n" }
+            let (lower, upper) = (max(index, first), min(index + section.photos.count, first + Self.pageSize))
+            defer { index += section.photos.count }
+            // A section wholly before or after this page (a Range would trap on lower > upper).
+            guard lower < upper else { continue }
+            let range = lower..<upper
+            if !section.title.isEmpty && range.lowerBound == index { body += "<h2>\(h(section.title))</h2>\n" }
             body += "<div class=\"grid\">\n"
-            for p in section.photos {
+            for p in section.photos[(range.lowerBound - index)..<(range.upperBound - index)] {
                 var image = "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
                 if p.hasThumbnail {
                     let size = Self.thumbnailSize(p).map { " width=\"\($0.0)\" height=\"\($0.1)\"" } ?? ""
@@ -120,7 +134,14 @@ public struct WebPages: Sendable {
             }
             body += "</div>\n"
         }
-        return page("Photos", viewer, body)
+        if first + Self.pageSize < shown {
+            var query = ["page=\(max(page, 1) + 1)"]
+            if let sender { query.append("sender=" + percentEncode(sender)) }
+            if let minRating { query.append("rating=\(minRating)") }
+            body += "<p class=\"more\"><a id=\"more\" href=\"/?\(query.joined(separator: "&amp;"))\">More photos</a></p>\n"
+        }
+        body += "</div>\n"
+        return self.page("Photos", viewer, body)
     }
 
     /// A photo: the image, its details, and the forms that change it.

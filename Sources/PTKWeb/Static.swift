@@ -25,6 +25,7 @@ enum WebStatic {
         figure img { max-width: 100%; max-height: 100%; width: auto; height: auto; }
         figcaption { font-size: .8rem; margin-top: .3rem; overflow-wrap: anywhere; }
         .stars { color: #c80; white-space: nowrap; }
+        .more { text-align: center; padding: 1rem; }
         .none, .hint { color: var(--muted); font-size: .85rem; }
         .none { padding: .5rem; text-align: center; }
         .filters { display: flex; flex-wrap: wrap; gap: .6rem; align-items: center; }
@@ -58,9 +59,37 @@ enum WebStatic {
         """
 
     static let js = """
-        // ptkd's upload page: each chosen or dropped file is sent as the body of its own
-        // POST /upload (one at a time), with a progress bar and the receiver's answer.
         "use strict";
+        // The gallery: when "More photos" comes near the screen, the next page's photos are
+        // fetched and put in its place (the page's own HTML, escaped by ptkd; nothing runs).
+        (function () {
+          let loading = false;
+          function watch() {
+            const more = document.getElementById("more");
+            if (!more || !("IntersectionObserver" in window)) return;
+            const seen = new IntersectionObserver(function (entries) {
+              if (loading || !entries.some(function (e) { return e.isIntersecting; })) return;
+              loading = true;
+              seen.disconnect();
+              fetch(more.href, { credentials: "same-origin" }).then(function (r) {
+                if (!r.ok) throw new Error("status " + r.status);
+                return r.text();
+              }).then(function (html) {
+                const next = new DOMParser().parseFromString(html, "text/html").getElementById("photos");
+                const place = more.parentElement;
+                for (const node of Array.from(next.childNodes)) place.before(document.importNode(node, true));
+                place.remove();
+                loading = false;
+                watch();
+              }).catch(function () { loading = false; });
+            }, { rootMargin: "1500px" });
+            seen.observe(more);
+          }
+          watch();
+        })();
+
+        // The upload page: each chosen or dropped file is sent as the body of its own
+        // POST /upload (one at a time), with a progress bar and the receiver's answer.
         (function () {
           const input = document.getElementById("files");
           if (!input) return;

@@ -143,6 +143,11 @@ struct WebTests {
             #expect(!r.text.contains("root:") && !r.text.contains("SQLite"), "\(target)")
         }
         #expect(try b.request("DELETE", "/photo/1").status == 405)
+        // Pages of the gallery past the end, or not numbers, are pages (empty or the first), never a fault.
+        for query in ["page=999999", "page=1000001", "page=-1", "page=0", "page=abc", "page=9223372036854775807", "rating=-3&sender=%00"] {
+            let r = try b.request("GET", "/?" + query)
+            #expect(r.status == 200, "\(query): \(r.status)")
+        }
         let good = b.cookie!
         // A forged cookie (right length, wrong secret), a damaged one, and none.
         for forged in [String(repeating: "a", count: 64), String(good.dropLast()) + (good.last == "0" ? "1" : "0"), "x", ""] {

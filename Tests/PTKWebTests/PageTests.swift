@@ -62,6 +62,26 @@ struct PageTests {
         #expect(html.contains("<span class=\"stars\" title=\"4/5\">★★★★</span>"))
     }
 
+    @Test("the gallery comes in pages of 200: the next page is linked with the filters kept, a section going on is not titled again")
+    func paging() {
+        // 450 photos over two days: 300 on the newer, 150 on the older.
+        let photos = (0..<450).map { i -> Photo in photo(Int64(450 - i), "p\(450 - i).png", day: i < 300 ? 2 : 1) }
+        let sections = PhotoLibrary.grouped(photos)
+        #expect(sections.map(\.photos.count) == [300, 150])
+        func figures(_ html: String) -> Int { html.components(separatedBy: "<figure>").count - 1 }
+        func titles(_ html: String) -> Int { html.components(separatedBy: "<h2>").count - 1 }
+        let one = self.pages.gallery(sections, total: 450, senders: [], sender: "Anna & co", minRating: 3, page: 1, viewer: viewer)
+        #expect(figures(one) == 200 && titles(one) == 1)
+        #expect(one.contains("<a id=\"more\" href=\"/?page=2&amp;sender=Anna%20%26%20co&amp;rating=3\">More photos</a>"))
+        let two = self.pages.gallery(sections, total: 450, senders: [], sender: nil, minRating: nil, page: 2, viewer: viewer)
+        #expect(figures(two) == 200 && titles(two) == 1)  // the older day starts on it; the newer goes on untitled
+        #expect(two.contains("href=\"/?page=3\""))
+        #expect(two.contains("<figure><a href=\"/photo/250\">"))
+        let three = self.pages.gallery(sections, total: 450, senders: [], sender: nil, minRating: nil, page: 3, viewer: viewer)
+        #expect(figures(three) == 50 && titles(three) == 0 && !three.contains("id=\"more\""))
+        #expect(figures(self.pages.gallery(sections, total: 450, senders: [], sender: nil, minRating: nil, page: 9, viewer: viewer)) == 0)
+    }
+
     @Test("every change form carries the CSRF token; the page has it for the script")
     func tokens() {
         let html = pages.photo(photo(3, "a.png"), details: [], viewer: WebPages.Viewer(name: "x", csrf: "T0KEN"))
