@@ -166,6 +166,38 @@ struct WebTests {
         #expect(try library(d, ["web-sessions", "revoke", "ffffffff"]).status == 1)
     }
 
+    @Test("ptk web-link's QR code (half blocks, two rows of modules a line) decodes to the link it prints",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg"), "needs zbarimg (zbar-tools)"))
+    func qrCode() throws {
+        let d = try DaemonProcess.withWeb()
+        let r = try library(d, ["web-link", "--host", "192.0.2.7", "--name", "phone"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let url = lines[0]
+        #expect(url.hasPrefix("https://192.0.2.7:47851/login/"))
+        #expect(!r.stdout.contains("\u{1B}["), "no colours when standard output is not a terminal")
+        // The code's lines: from the line after the blank one to the next blank one.
+        let code = Array(lines.dropFirst(2).prefix { !$0.isEmpty })
+        #expect(code.count > 10)
+        // Back to modules (dark = true), then a greyscale image, 4 pixels a module.
+        var rows: [[Bool]] = []
+        for line in code {
+            let cells = Array(line)
+            rows.append(cells.map { $0 == "█" || $0 == "▀" })
+            rows.append(cells.map { $0 == "█" || $0 == "▄" })
+        }
+        let scale = 4, width = rows[0].count * scale, height = rows.count * scale
+        var pixels: [UInt8] = []
+        for row in rows { for _ in 0..<scale { for dark in row { pixels += [UInt8](repeating: dark ? 0 : 255, count: scale) } } }
+        let pgm = d.root + "/code.pgm"
+        writeFile(pgm, Array("P5\n\(width) \(height)\n255\n".utf8) + pixels)
+        let decoded = try run("/usr/bin/zbarimg", ["--raw", "-q", pgm], absolute: true)
+        #expect(decoded.status == 0 && decoded.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == url, "\(decoded.stdout) \(decoded.stderr)")
+        // The fingerprint printed is the certificate's, as ptkd logs it.
+        let fingerprint = try #require(lines.last { $0.count == 95 && $0.contains(":") })
+        #expect(d.log.contains("certificate SHA-256 \(fingerprint)"), "\(fingerprint)")
+    }
+
     @Test("a one-time link works once; an expired session (by its file) is refused")
     func links() throws {
         let d = try DaemonProcess.withWeb()
