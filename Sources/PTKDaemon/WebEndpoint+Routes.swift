@@ -33,7 +33,7 @@ extension WebEndpoint {
             // Everything but the login page needs a session: the login page answers (401).
             if route == .upload {
                 // The body is not read: the connection closes after the answer.
-                try json(r, 401, ["message": "log in first"], close: true)
+                try json(r, 401, UploadAnswer(message: "log in first"), close: true)
                 return false
             }
             try skipBody(r)
@@ -44,26 +44,26 @@ extension WebEndpoint {
             // A page of this origin (the Origin a browser sends with every POST), with the session's token.
             if let other = otherSite(head) {
                 r.log("refused \(head.method) \(head.path): \(other); answered 403")
-                try refuseChange(r, route, "this change came from another site")
-                return route != .upload
+                // The body is not read: the connection closes after the answer.
+                try refuseChange(r, route, "this change came from another site", close: true)
+                return false
             }
             if route == .upload, head.header("x-csrf-token") != session!.csrf {
                 r.log("refused an upload without its CSRF token; answered 403")
-                try json(r, 403, ["message": "the page's token is missing or out of date: reload the page"], close: true)
+                try json(r, 403, UploadAnswer(message: "the page's token is missing or out of date: reload the page"), close: true)
                 return false
             }
         }
+        // Only logging in, changes and uploads have a body to read; any other is dropped.
+        if !route.isChange && route != .login { try skipBody(r) }
         switch route {
         case .asset(let asset):
-            try skipBody(r)
             try respond(r, 200, asset.bytes, type: asset.contentType, headers: [("Cache-Control", "no-cache")])
         case .loginPage:
-            try skipBody(r)
             if session != nil { try redirect(r, "/") } else { try html(r, 200, pages.login(hasPassword: access.hasPassword)) }
         case .login:
             try passwordLogin(r)
         case .loginLink(let linkSecret):
-            try skipBody(r)
             try linkLogin(r, linkSecret)
         case .logout:
             let form = try readForm(r)
@@ -73,27 +73,21 @@ extension WebEndpoint {
             r.log("logged out")
             try redirect(r, "/login", cookie: "\(Self.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict")
         case .gallery:
-            try skipBody(r)
             try gallery(r)
         case .photo(let id):
-            try skipBody(r)
             guard let photo = try photo(r, id) else { return true }
             try photoPage(r, photo)
         case .confirmDelete(let id):
-            try skipBody(r)
             guard let photo = try photo(r, id) else { return true }
             try html(r, 200, pages.confirmDelete(photo, viewer: r.viewer!))
         case .original(let id):
-            try skipBody(r)
             guard let photo = try photo(r, id) else { return true }
             try sendFile(r, path: r.connection.directory + "/" + photo.name, type: photo.type.mediaType,
                          download: r.head.query["download"] != nil ? photo.name.split(separator: "/").last.map(String.init) : nil)
         case .thumbnail(let id):
-            try skipBody(r)
             guard let photo = try photo(r, id) else { return true }
             try thumbnail(r, photo)
         case .package(let id):
-            try skipBody(r)
             guard let photo = try photo(r, id) else { return true }
             try package(r, photo)
         case .change(let id, let change):
@@ -102,15 +96,12 @@ extension WebEndpoint {
             guard let photo = try photo(r, id) else { return true }
             try self.change(r, photo, change, form)
         case .uploadPage:
-            try skipBody(r)
             try html(r, 200, pages.upload(types: configuration.photoTypes, maxFileSize: configuration.maxFileSize, viewer: r.viewer!))
         case .upload:
             return try upload(r)
         case .notFound:
-            try skipBody(r)
             try html(r, 404, pages.error("No such page", viewer: r.viewer))
         case .methodNotAllowed(let allowed):
-            try skipBody(r)
             try respond(r, 405, Array(pages.error("\(head.method) is not allowed here", viewer: r.viewer).utf8),
                         type: "text/html; charset=utf-8", headers: [("Allow", allowed)])
         }
@@ -124,8 +115,8 @@ extension WebEndpoint {
                            deadline: .now + configuration.idleTimeout)
     }
 
-    func html(_ r: Request, _ status: Int, _ page: String) throws(HTTPFailure) {
-        try respond(r, status, Array(page.utf8), type: "text/html; charset=utf-8", headers: [("Cache-Control", "no-store")])
+    func html(_ r: Request, _ status: Int, _ page: String, close: Bool = false) throws(HTTPFailure) {
+        try respond(r, status, Array(page.utf8), type: "text/html; charset=utf-8", headers: [("Cache-Control", "no-store")], close: close)
     }
 
     func json(_ r: Request, _ status: Int, _ answer: UploadAnswer, close: Bool = false) throws(HTTPFailure) {
@@ -133,7 +124,7 @@ extension WebEndpoint {
     }
 
     /// What an upload is answered (and a refused one's reason).
-    struct UploadAnswer: Encodable, ExpressibleByDictionaryLiteral {
+    struct UploadAnswer: Encodable {
         var name: String?
         var duplicate: Bool?
         var message: String?
@@ -141,10 +132,6 @@ extension WebEndpoint {
             self.name = name
             self.duplicate = duplicate
             self.message = message
-        }
-        /// `["message": why]`.
-        init(dictionaryLiteral elements: (String, String)...) {
-            self.init(message: elements.first { $0.0 == "message" }?.1)
         }
     }
 
@@ -188,11 +175,11 @@ extension WebEndpoint {
         return false
     }
 
-    private func refuseChange(_ r: Request, _ route: WebRoute, _ why: String) throws(HTTPFailure) {
+    private func refuseChange(_ r: Request, _ route: WebRoute, _ why: String, close: Bool = false) throws(HTTPFailure) {
         if route == .upload {
-            try json(r, 403, ["message": why], close: true)
+            try json(r, 403, UploadAnswer(message: why), close: true)
         } else {
-            try html(r, 403, pages.error(why, viewer: r.viewer))
+            try html(r, 403, pages.error(why, viewer: r.viewer), close: close)
         }
     }
 
@@ -452,7 +439,7 @@ extension WebEndpoint {
         func refuse(_ status: Int, _ why: String) throws(HTTPFailure) -> Bool {
             r.log("refused the upload of \"\(clean(name))\": \(why); answered \(status)")
             // The body is not read: the connection closes after the answer.
-            try json(r, status, ["message": why], close: true)
+            try json(r, status, UploadAnswer(message: why), close: true)
             return false
         }
         guard !name.isEmpty else { return try refuse(400, "the upload has no name (?name=)") }
@@ -514,7 +501,7 @@ extension WebEndpoint {
         case .failure(let failure):
             let (status, why) = LocalSendEndpoint.status(for: failure)
             r.log("refused \"\(clean(name))\": \(failure.problem); answered \(status)")
-            try json(r, status, ["message": why])
+            try json(r, status, UploadAnswer(message: why))
             return true
         }
     }

@@ -332,6 +332,10 @@ struct WebTests {
         let changed = try b.request("POST", "/photo/1/note", body: Array("note=kept&csrf=\(token)".utf8))
         #expect(changed.status == 303 && changed.head?.header("location") == "/photo/1")
         #expect(try listed(d)[0]["Note"] as? String == "kept")
+        // With its token but from another site's page: refused, unchanged.
+        let elsewhere = try b.request("POST", "/photo/1/note", body: Array("note=evil&csrf=\(token)".utf8), headers: ["Origin": "https://evil.example"])
+        #expect(elsewhere.status == 403 && elsewhere.head?.header("connection") == "close")
+        #expect(try listed(d)[0]["Note"] as? String == "kept")
         #expect(try b.request("POST", "/photo/1/rate", body: Array("rating=9&csrf=\(token)".utf8)).status == 409)
         #expect(try b.request("POST", "/photo/1/rate", body: Array("rating=5&csrf=\(token)".utf8)).status == 303)
         #expect(try b.request("POST", "/photo/1/rename", body: Array("name=..%2F..%2Fescape.png&csrf=\(token)".utf8)).status != 303)
