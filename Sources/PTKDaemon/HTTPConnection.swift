@@ -1,4 +1,6 @@
 import PTKLocalSend
+import PTKProtocol
+import PTKStore
 import PTKSystem
 import PTKTransport
 
@@ -203,5 +205,44 @@ final class HTTPConnection {
         case 507: return "Insufficient Storage"
         default: return status < 500 ? "Client Error" : "Internal Server Error"
         }
+    }
+}
+
+extension HTTPConnection {
+    /// Streams the body of the request whose head was just read into `incoming` (an upload,
+    /// LocalSend's or the web's): at most `size` bytes, the first `skip` passed over (a resumed
+    /// upload, whose bytes the partial file holds), `stop()` asked every 200 ms whether to give
+    /// up (its status and reason). `received` counts the bytes read, for the caller's log even
+    /// when this throws; a store failure is `.refused` with its status (`statusFor`).
+    func readBody(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, idle: Duration, received: inout Int64,
+                  statusFor: (FileFailure) -> (Int, String), stop: () -> (Int, String)?) throws(HTTPFailure) {
+        var failure: (Int, String)? = nil
+        var lastCheck = Instant.now
+        var skip = skip
+        var count: Int64 = 0
+        defer { received = count }
+        try readBody(deadline: { .now + idle }, sink: { piece in
+            if count + Int64(piece.count) > size {
+                failure = (400, "the body is longer than the file's \(size) bytes")
+                return false
+            }
+            let kept = Int(min(skip, Int64(piece.count)))
+            skip -= Int64(kept)
+            if kept < piece.count {
+                do throws(FileFailure) { try incoming.append(UnsafeRawBufferPointer(rebasing: piece[kept...])) } catch {
+                    failure = statusFor(error)
+                    return false
+                }
+            }
+            count += Int64(piece.count)
+            if Instant.now - lastCheck > .milliseconds(200) {
+                lastCheck = .now
+                if let stopped = stop() {
+                    failure = stopped
+                    return false
+                }
+            }
+            return true
+        }, refusal: { failure ?? (400, "body refused") })
     }
 }

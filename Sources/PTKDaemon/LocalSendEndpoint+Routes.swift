@@ -175,37 +175,16 @@ extension LocalSendEndpoint {
         }
         let started = Instant.now
         var received: Int64 = 0
-        var failure: (Int, String)? = nil
-        var lastCancelCheck = Instant.now
         // A partial upload of the same content (cut off before: ptkd stopped, or the connection
         // broke) is resumed. The app sends from the start: the bytes the partial holds, which the
         // SHA-256 checked at the end covers, are passed over.
-        var skip = incoming.offset
-        if skip > 0 { Log.info("\(prefix): \(name): resuming at byte \(skip)") }
+        if incoming.offset > 0 { Log.info("\(prefix): \(name): resuming at byte \(incoming.offset)") }
         let result = Result { () throws(HTTPFailure) in
-            try c.http.readBody(deadline: { .now + self.configuration.idleTimeout }, sink: { piece in
-                if received + Int64(piece.count) > file.size {
-                    failure = (400, "the body is longer than the file's \(file.size) bytes")
-                    return false
-                }
-                let kept = Int(min(skip, Int64(piece.count)))
-                skip -= Int64(kept)
-                if kept < piece.count {
-                    do throws(FileFailure) { try incoming.append(UnsafeRawBufferPointer(rebasing: piece[kept...])) } catch {
-                        failure = Self.status(for: error)
-                        return false
-                    }
-                }
-                received += Int64(piece.count)
-                if Instant.now - lastCancelCheck > .milliseconds(200) {
-                    lastCancelCheck = .now
-                    if lock.withLock({ sessions.isCancelled(session.id) }) || shutdown.isRequested {
-                        failure = (409, shutdown.isRequested ? "the receiver is shutting down" : "the session was cancelled")
-                        return false
-                    }
-                }
-                return true
-            }, refusal: { failure ?? (400, "body refused") })
+            try c.http.readBody(into: incoming, size: file.size, skip: incoming.offset, idle: configuration.idleTimeout, received: &received,
+                                statusFor: Self.status(for:)) {
+                guard lock.withLock({ sessions.isCancelled(session.id) }) || shutdown.isRequested else { return nil }
+                return (409, shutdown.isRequested ? "the receiver is shutting down" : "the session was cancelled")
+            }
         }
         if case .failure(let error) = result {
             incoming.abandon(keepForResume: false)

@@ -462,22 +462,13 @@ extension WebEndpoint {
             let (status, why) = LocalSendEndpoint.status(for: failure)
             return try refuse(status, why)
         }
-        var failure: (Int, String)? = nil
         var received: Int64 = 0
         let started = Instant.now
         let result = Result { () throws(HTTPFailure) in
-            try r.http.readBody(deadline: { .now + self.configuration.idleTimeout }, sink: { piece in
-                do throws(FileFailure) { try incoming.append(piece) } catch {
-                    failure = LocalSendEndpoint.status(for: error)
-                    return false
-                }
-                received += Int64(piece.count)
-                if shutdown.isRequested {
-                    failure = (503, "the receiver is shutting down")
-                    return false
-                }
-                return true
-            }, refusal: { failure ?? (400, "body refused") })
+            try r.http.readBody(into: incoming, size: size, idle: configuration.idleTimeout, received: &received,
+                                statusFor: LocalSendEndpoint.status(for:)) {
+                shutdown.isRequested ? (503, "the receiver is shutting down") : nil
+            }
         }
         if case .failure(let error) = result {
             incoming.abandon(keepForResume: false)
