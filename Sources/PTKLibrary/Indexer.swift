@@ -125,7 +125,7 @@ public final class LibraryIndexer: @unchecked Sendable {
             prepare(library)
             reconcile(library, atStart: true)
         }
-        while true {
+        indexing: while true {
             let (arrivals, recheck) = state.withLock { () -> ([Arrival], Bool) in
                 let taken = queue
                 queue.removeAll()
@@ -133,16 +133,14 @@ public final class LibraryIndexer: @unchecked Sendable {
                 overflowed = false
                 return (taken, r)
             }
-            // Recorded even when stopping: a photo saved just before the stop keeps its sender
-            // and time (found at the next start, it would have neither).
             if !arrivals.isEmpty { retrying { () throws(LibraryError) in try library.record(arrivals) } }
-            if isStopping { return }
+            if isStopping { break indexing }
             if recheck { reconcile(library, atStart: false) }
             var indexedAny = false
             let now = Instant.now
             if let ids = retrying({ () throws(LibraryError) in try library.pending(limit: Self.batchSize + deferred.count) }) {
                 let due = Array(ids.filter { deferred[$0].map { $0.due <= now } ?? true }.prefix(Self.batchSize))
-                if isStopping { return }
+                if isStopping { break indexing }
                 if !due.isEmpty, let outcomes = retrying({ () throws(LibraryError) in
                     try library.index(ids: due, readers: readers, cancel: UnsafePointer(cancel))
                 }) {
@@ -163,6 +161,19 @@ public final class LibraryIndexer: @unchecked Sendable {
                     if !state.wait(until: due) { break }
                 }
                 busy = true
+            }
+        }
+        // Stopping: photos handed over since the last look are recorded before the thread ends
+        // (found at the next start instead, they would have no sender, address or time received).
+        // Sessions stop before the library, so nothing is handed over after this.
+        let left = state.withLock { () -> [Arrival] in
+            finished = true
+            defer { queue.removeAll() }
+            return queue
+        }
+        if !left.isEmpty {
+            do { try library.record(left) } catch {
+                log("library: cannot record \(left.count) photo(s) saved just before stopping (\(error)); the next start indexes them as found")
             }
         }
     }
