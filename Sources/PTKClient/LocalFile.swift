@@ -28,15 +28,6 @@ public struct LocalFile: Sendable {
         self.type = type
     }
 
-    /// `name` with an ending that fits `type`: kept when it has one of the type's endings;
-    /// another type's ending is replaced ("IMG_1.png" as a JPEG gives "IMG_1.jpg"); none gets
-    /// the type's own.
-    public static func fittedName(_ name: String, type: PhotoType) -> String {
-        if !type.split(name).ending.isEmpty { return name }
-        if let other = PhotoType(fileName: name) { return other.split(name).stem + type.endings[0] }
-        return name + type.endings[0]
-    }
-
     /// Checks that `path` is a readable regular file whose first bytes are a PNG's, a JPEG's
     /// or a HEIF's, or a `.ptk` package. The error names the file and what is wrong with it.
     public static func check(_ path: String) throws(LocalFileError) -> LocalFile {
@@ -66,7 +57,7 @@ public struct LocalFile: Sendable {
                 got += n
             }
             guard let type = PhotoType.sniff(head[..<got]) else { return nil }
-            return LocalFile(path: path, name: fittedName(name, type: type), size: st.size, modified: st.modifiedTime, type: type)
+            return LocalFile(path: path, name: type.fittedName(name), size: st.size, modified: st.modifiedTime, type: type)
         } catch let e as LocalFileError {
             throw e
         } catch let e as SystemError {

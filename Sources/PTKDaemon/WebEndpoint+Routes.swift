@@ -448,12 +448,16 @@ extension WebEndpoint {
             return try refuse(413, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))")
         }
         let kept = configuration.photoTypes
-        guard let type = PhotoType(fileName: name), kept.contains(type) else {
+        // The type the page read from the file's first bytes (X-Photo-Type), else the name's
+        // ending. A claim the bytes belie is refused by the store's check of that type.
+        let claimed = r.head.header("x-photo-type").flatMap { PhotoType(mediaType: $0) }
+        guard let type = claimed ?? PhotoType(fileName: name), kept.contains(type) else {
             return try refuse(415, "not a type this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
         }
         let sender = Sender(announcedName: "web: \(session.name)", id: nil, address: r.connection.peer.description)
         let modified = r.head.header("x-last-modified").flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
-        let request = StoreRequest(name: name, size: size, sha256: "", type: type, sender: sender.announcedName,
+        // Named as ptk-send names what it sends: "holiday.png" holding a JPEG is "holiday.jpg".
+        let request = StoreRequest(name: type.fittedName(name), size: size, sha256: "", type: type, sender: sender.announcedName,
                                    modified: modified, folder: arrivals.folder(for: sender))
         let incoming: IncomingFile
         switch store.begin(request) {

@@ -42,6 +42,15 @@ public enum PhotoType: String, Sendable, CaseIterable {
         }
     }
 
+    /// `name` with an ending that fits this type: kept when it has one of the type's endings;
+    /// another type's ending is replaced ("IMG_1.png" as a JPEG gives "IMG_1.jpg"); none gets
+    /// the type's own. (ptk-send offers files so; the web interface names uploads so.)
+    public func fittedName(_ name: String) -> String {
+        if !split(name).ending.isEmpty { return name }
+        if let other = PhotoType(fileName: name) { return other.split(name).stem + endings[0] }
+        return name + endings[0]
+    }
+
     /// HEIC or HEIF: the ISO base media file format, checked and decoded by libheif.
     public var isHEIF: Bool { self == .heic || self == .heif }
 

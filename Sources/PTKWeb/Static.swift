@@ -116,15 +116,35 @@ enum WebStatic {
             next();
           }
 
+          // The type a file's first bytes say (as ptk-send sniffs it), so that a photo whose
+          // name has no ending, or the wrong one, is sent as what it is; "" for none of them.
+          function sniff(head) {
+            const b = new Uint8Array(head);
+            const starts = (sig) => sig.every((v, i) => b[i] === v);
+            if (starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])) return "image/png";
+            if (starts([0xFF, 0xD8, 0xFF])) return "image/jpeg";
+            if (b.length >= 12 && String.fromCharCode(b[4], b[5], b[6], b[7]) === "ftyp") {
+              const brand = String.fromCharCode(b[8], b[9], b[10], b[11]);
+              if (["heic", "heix", "heim", "heis", "hevc", "hevx"].includes(brand)) return "image/heic";
+              if (["mif1", "msf1"].includes(brand)) return "image/heif";
+            }
+            return "";
+          }
+
           function next() {
             if (busy || waiting.length === 0) return;
             busy = true;
             const item = waiting.shift();
+            item.file.slice(0, 12).arrayBuffer().then(sniff, () => "").then((type) => send(item, type));
+          }
+
+          function send(item, type) {
             const xhr = new XMLHttpRequest();
             xhr.open("POST", "/upload?name=" + encodeURIComponent(item.file.name));
             xhr.setRequestHeader("X-CSRF-Token", csrf);
             xhr.setRequestHeader("Content-Type", "application/octet-stream");
             if (item.file.lastModified) xhr.setRequestHeader("X-Last-Modified", String(item.file.lastModified));
+            if (type) xhr.setRequestHeader("X-Photo-Type", type);
             item.status.textContent = "sending";
             xhr.upload.onprogress = function (e) { if (e.lengthComputable) { item.bar.max = e.total; item.bar.value = e.loaded; } };
             xhr.onload = function () {

@@ -28,8 +28,9 @@ struct WebBrowserTests {
         #expect(s.status == 0, "\(s.stderr)")
         #expect(waitForIndex(d, [Self.hostileName, "beach.png", "sunset.png"]))
         #expect(try library(d, ["note", Self.hostileName, "<script>window.__ptk_xss=2</script> and </textarea><b>bold</b>"]).status == 0)
-        // Three photos to upload from the browser: a PNG, a JPEG and another PNG.
-        let uploads = [work + "/up1.png", work + "/up2.jpg", work + "/up3.png"]
+        // Three photos to upload from the browser: a PNG, a JPEG named .png (the page reads
+        // its type from its bytes: it is saved as up2.jpg), and another PNG.
+        let uploads = [work + "/up1.png", work + "/up2.png", work + "/up3.png"]
         writeFile(uploads[0], makePNG(size: 40_000, seed: 51))
         writeFile(uploads[1], makeJPEG(width: 64, height: 48, seed: 52))
         writeFile(uploads[2], makePNG(size: 400_000, seed: 53))

@@ -326,6 +326,22 @@ struct WebTests {
         }
         #expect(Set(d.visible) == ["guest photo.png"], "\(d.visible)")
         #expect(d.incoming.isEmpty, "\(d.incoming)")
+        // The type the page read from the bytes names the photo; a claim the bytes belie is refused.
+        let jpeg = makeJPEG(width: 32, height: 24, seed: 3)
+        for (name, body, claim, status, saved) in [("no-ending", makePNG(size: 3000, seed: 31), "image/png", 200, "no-ending.png"),
+                                                   ("holiday.png", jpeg, "image/jpeg", 200, "holiday.jpg"),
+                                                   ("lie.jpg", makePNG(size: 3000, seed: 32), "image/jpeg", 400, ""),
+                                                   ("kept-out.png", makePNG(size: 3000, seed: 33), "image/heic", 415, "")] {
+            let r = try b.request("POST", "/upload?name=\(name)", body: body, headers: ["X-CSRF-Token": token, "X-Photo-Type": claim],
+                                  contentType: "application/octet-stream")
+            #expect(r.status == status, "\(name): \(r.status) \(r.text)")
+            if status == 200 {
+                #expect(r.text.contains("\"name\":\"\(saved)\""), "\(r.text)")
+                #expect(readFile(d.dir + "/" + saved) == body)
+            }
+        }
+        #expect(Set(d.visible) == ["guest photo.png", "no-ending.png", "holiday.jpg"], "\(d.visible)")
+        #expect(d.incoming.isEmpty, "\(d.incoming)")
         // A change without its token is refused and changes nothing.
         let forged = try b.request("POST", "/photo/1/note", body: Array("note=forged".utf8))
         #expect(forged.status == 403)
@@ -340,7 +356,7 @@ struct WebTests {
         #expect(try b.request("POST", "/photo/1/rate", body: Array("rating=5&csrf=\(token)".utf8)).status == 303)
         #expect(try b.request("POST", "/photo/1/rename", body: Array("name=..%2F..%2Fescape.png&csrf=\(token)".utf8)).status != 303)
         #expect(try listed(d)[0]["Rating"] as? Int == 5)
-        #expect(Set(d.visible) == ["guest photo.png"])
+        #expect(Set(d.visible) == ["guest photo.png", "no-ending.png", "holiday.jpg"])
     }
 
     @Test("request heads over the limit get 431; a slow head gets 408 at its deadline, holding a session slot until then")

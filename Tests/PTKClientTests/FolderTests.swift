@@ -31,7 +31,7 @@ struct FolderTests {
         }
         for (name, type, fitted) in [("a.png", PhotoType.jpeg, "a.jpg"), ("a.JPEG", .jpeg, "a.JPEG"), ("a.heif", .heic, "a.heif"),
                                      ("a.jpg", .heic, "a.heic"), ("a", .heif, "a.heif"), ("a.tar", .png, "a.tar.png")] {
-            #expect(LocalFile.fittedName(name, type: type) == fitted, "\(name) as \(type)")
+            #expect(type.fittedName(name) == fitted, "\(name) as \(type)")
         }
     }
 
