@@ -53,15 +53,15 @@ public struct TrustError: Error, CustomStringConvertible, Equatable {
 /// Every read-modify-write holds `.trust.lock` (flock), so ptkd and `ptk` never lose each
 /// other's changes; files are replaced atomically, and as root keep the directory's owner.
 public final class TrustStore: @unchecked Sendable {
-    // `cached` and `cachedStatus` are guarded by `lock`.
     public let directory: String
-    private let lock = Lock()
-    private var cached: [TrustedSender] = []
-    private var cachedStatus: FileStatus?
+    private let trustList: ReloadingFile<[TrustedSender]>
 
-    public init(directory: String) { self.directory = directory }
+    public init(directory: String) {
+        self.directory = directory
+        trustList = ReloadingFile(path: directory + "/trusted-senders", empty: [], parse: Self.parseTrustList)
+    }
 
-    public var trustFile: String { directory + "/trusted-senders" }
+    public var trustFile: String { trustList.path }
     public var pendingFile: String { directory + "/pending-senders" }
     var lockFile: String { directory + "/.trust.lock" }
 
@@ -74,21 +74,7 @@ public final class TrustStore: @unchecked Sendable {
 
     /// The trust list as now on disk (re-read when its inode, size or time changed). A file
     /// that cannot be read counts as empty: nobody is trusted by mistake.
-    public func trusted() -> [TrustedSender] {
-        lock.withLock {
-            // No trust list, or none readable: handled below as an empty one.
-            let status = try? fileStatus(trustFile)
-            if status == nil {
-                cached = []
-                cachedStatus = nil
-            } else if status != cachedStatus {
-                // Fails closed: a trust list that cannot be read trusts no one (`ptk trust list` shows the error).
-                cached = (try? readTextFile(trustFile)).map(Self.parseTrustList) ?? []
-                cachedStatus = status
-            }
-            return cached
-        }
-    }
+    public func trusted() -> [TrustedSender] { trustList.current }
 
     /// Notes a refused attempt by `id`: adds it to the pending list or updates its entry.
     public func recordAttempt(id: DeviceID, name: String, address: String, at time: WallTime = .now) throws {
@@ -202,7 +188,7 @@ public final class TrustStore: @unchecked Sendable {
         text += "# Edit with `ptk trust allow|remove`, or by hand: ptkd re-reads this file when it changes.\n"
         for e in list { text += "\(e.id) \(e.name)\n" }
         try writeFileAtomically(trustFile, Array(text.utf8), mode: 0o644)
-        lock.withLock { cachedStatus = nil }
+        trustList.forget()
     }
 
     func readPending() throws -> [PendingSender] {

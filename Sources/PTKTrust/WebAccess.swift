@@ -42,11 +42,9 @@ public struct WebSession: Sendable, Equatable {
 /// Secrets (link and cookie) are 128 and 256 random bits; only their hashes are written, so
 /// reading the files does not log anyone in.
 public final class WebAccess: @unchecked Sendable {
-    // `cached` and `cachedStatus` are guarded by `lock`.
     public let directory: String
-    private let lock = Lock()
-    private var cached: [WebSession] = []
-    private var cachedStatus: FileStatus?
+    /// The sessions file, as ptkd checks cookies against it.
+    private let sessionList: ReloadingFile<[WebSession]>
 
     /// A session lasts this long from login.
     public static let sessionLifetime: Int64 = 30 * 86_400
@@ -55,11 +53,14 @@ public final class WebAccess: @unchecked Sendable {
     /// `lastUsed` is written at most this often per session.
     static let touchInterval: Int64 = 3600
 
-    public init(directory: String) { self.directory = directory }
+    public init(directory: String) {
+        self.directory = directory
+        sessionList = ReloadingFile(path: directory + "/sessions", empty: [], parse: Self.parseSessions)
+    }
 
     public var passwordFile: String { directory + "/password" }
     public var linksFile: String { directory + "/links" }
-    public var sessionsFile: String { directory + "/sessions" }
+    public var sessionsFile: String { sessionList.path }
     var lockFile: String { directory + "/.lock" }
 
     /// Makes the directory (run as root: owned like the state directory, for the service user).
@@ -169,7 +170,7 @@ public final class WebAccess: @unchecked Sendable {
     public func session(secret: String, now: WallTime = .now) -> WebSession? {
         guard secret.utf8.count == 64 else { return nil }
         let hash = SHA256.hex(of: Array(secret.utf8))
-        guard let session = currentSessions().first(where: { constantTimeEqual(Array($0.tokenHash.utf8), Array(hash.utf8)) }),
+        guard let session = sessionList.current.first(where: { constantTimeEqual(Array($0.tokenHash.utf8), Array(hash.utf8)) }),
               session.expires > now else { return nil }
         if now.seconds - session.lastUsed.seconds >= Self.touchInterval {
             // Only `ptk web-sessions` shows it: a failed write loses nothing else.
@@ -182,23 +183,6 @@ public final class WebAccess: @unchecked Sendable {
             }
         }
         return session
-    }
-
-    /// The sessions as now on disk (re-read when the file changed); none when it cannot be read.
-    func currentSessions() -> [WebSession] {
-        lock.withLock {
-            // No sessions file, or none readable: nobody is logged in (fails closed).
-            let status = try? fileStatus(sessionsFile)
-            if status == nil {
-                cached = []
-                cachedStatus = nil
-            } else if status != cachedStatus {
-                // Unreadable counts as empty: nobody is let in by mistake.
-                cached = (try? readTextFile(sessionsFile)).map(Self.parseSessions) ?? []
-                cachedStatus = status
-            }
-            return cached
-        }
     }
 
     /// The sessions not yet expired, oldest first.
@@ -265,7 +249,7 @@ public final class WebAccess: @unchecked Sendable {
                 .joined(separator: "\t") + "\n"
         }
         try writeFileAtomically(sessionsFile, Array(text.utf8), mode: 0o600)
-        lock.withLock { cachedStatus = nil }
+        sessionList.forget()
     }
 
     static func parseSessions(_ text: String) -> [WebSession] {
