@@ -162,11 +162,14 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
 
 extension DaemonProcess {
     /// The LocalSend endpoint's port, from ptkd's log.
-    var localSendPort: UInt16 {
+    var localSendPort: UInt16 { loggedPort("LocalSend receiver on port") }
+
+    /// The port ptkd logs after `words` (the LocalSend endpoint's, the web interface's), once
+    /// logged: just after the line DaemonProcess waits for.
+    func loggedPort(_ words: String) -> UInt16 {
         var port: UInt16 = 0
-        // ptkd logs it just after the line DaemonProcess waits for.
         _ = eventually(10) {
-            guard let range = log.range(of: #"LocalSend receiver on port (\d+)"#, options: .regularExpression) else { return false }
+            guard let range = log.range(of: words + #" (\d+)"#, options: .regularExpression) else { return false }
             port = UInt16(log[range].split(separator: " ").last!)!
             return true
         }

@@ -64,14 +64,17 @@ extension DaemonProcess {
     }
 
     /// The web interface's port, from ptkd's log.
-    var webPort: UInt16 {
-        var port: UInt16 = 0
-        _ = eventually(10) {
-            guard let range = log.range(of: #"web interface on port (\d+)"#, options: .regularExpression) else { return false }
-            port = UInt16(log[range].split(separator: " ").last!)!
-            return true
-        }
-        return port
+    var webPort: UInt16 { loggedPort("web interface on port") }
+
+    /// A ptkd with its web interface and one photo, sent by ptk-send and indexed: the daemon
+    /// and the photo's bytes.
+    static func withWeb(photo name: String, size: Int, seed: UInt64) throws -> (DaemonProcess, [UInt8]) {
+        let d = try withWeb()
+        let bytes = makePNG(size: size, seed: seed)
+        writeFile(d.root + "/" + name, bytes)
+        #expect(try send(d, [d.root + "/" + name]).status == 0)
+        #expect(waitForIndex(d, [name]))
+        return (d, bytes)
     }
 }
 
@@ -97,11 +100,7 @@ struct WebTests {
 
     @Test("without a session every route answers the login page (401) and changes nothing; the login page and its files are public")
     func unauthenticated() throws {
-        let d = try DaemonProcess.withWeb()
-        let png = makePNG(size: 3000, seed: 5)
-        writeFile(d.root + "/a.png", png)
-        #expect(try send(d, [d.root + "/a.png"]).status == 0)
-        #expect(waitForIndex(d, ["a.png"]))
+        let (d, png) = try DaemonProcess.withWeb(photo: "a.png", size: 3000, seed: 5)
         let b = try WebBrowser(port: d.webPort)
         for (method, target) in Self.routes {
             let r = try b.request(method, target, body: method == "POST" ? Array("note=x&name=y.png&rating=5".utf8) : [])
@@ -127,10 +126,7 @@ struct WebTests {
 
     @Test("photos are named by id only: traversal and encoded slashes are 404, and a forged or revoked cookie gets the login page")
     func traversalAndCookies() throws {
-        let d = try DaemonProcess.withWeb()
-        writeFile(d.root + "/a.png", makePNG(size: 2000, seed: 6))
-        #expect(try send(d, [d.root + "/a.png"]).status == 0)
-        #expect(waitForIndex(d, ["a.png"]))
+        let (d, _) = try DaemonProcess.withWeb(photo: "a.png", size: 2000, seed: 6)
         let b = try WebBrowser(port: d.webPort)
         try b.logIn(d)
         #expect(try b.request("GET", "/photo/1").status == 200)
@@ -261,11 +257,7 @@ struct WebTests {
 
     @Test("Range: one range is 206, malformed and several (overlapping) are the whole file, past the end 416")
     func ranges() throws {
-        let d = try DaemonProcess.withWeb()
-        let png = makePNG(size: 50_000, seed: 8)
-        writeFile(d.root + "/r.png", png)
-        #expect(try send(d, [d.root + "/r.png"]).status == 0)
-        #expect(waitForIndex(d, ["r.png"]))
+        let (d, png) = try DaemonProcess.withWeb(photo: "r.png", size: 50_000, seed: 8)
         let b = try WebBrowser(port: d.webPort)
         try b.logIn(d)
         let n = png.count

@@ -132,16 +132,23 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         #expect(try library.all(sort: .name).map(\.name) == (0..<6).map { "q\($0).png" })
     }
 
-    @Test("a photo handed over just before the stop is recorded with its sender, not left to be found without one")
-    func arrivalQueuedAtStopIsRecorded() throws {
-        let dir = makeTemporaryDirectory("ptk-indexer")
-        defer { removeTree(dir) }
-        // A long thumbnail keeps the thread busy while the arrival is queued and the stop comes.
+    /// An indexer started on a directory holding one 4000x4000 photo, once the photo is entered
+    /// (its thumbnail takes a while), and a handle on the library.
+    func indexingALargePhoto(in dir: String) throws -> (LibraryIndexer, PhotoLibrary) {
         writeLargePNG(dir + "/large.png", width: 4000, height: 4000)
         let indexer = LibraryIndexer(directory: dir) { _ in }
         try indexer.start()
         let library = try PhotoLibrary(directory: dir, create: true)
         #expect(waitUntil { (try? library.all().count) == 1 })
+        return (indexer, library)
+    }
+
+    @Test("a photo handed over just before the stop is recorded with its sender, not left to be found without one")
+    func arrivalQueuedAtStopIsRecorded() throws {
+        let dir = makeTemporaryDirectory("ptk-indexer")
+        defer { removeTree(dir) }
+        // A long thumbnail keeps the thread busy while the arrival is queued and the stop comes.
+        let (indexer, library) = try indexingALargePhoto(in: dir)
         let bytes = photoBytes(77)
         writeFile(dir + "/late.png", bytes)
         indexer.add(Arrival(name: "late.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 9_000),
@@ -155,11 +162,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     @Test func stopInterruptsALongThumbnailAndTheNextStartFinishesIt() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
-        writeLargePNG(dir + "/large.png", width: 4000, height: 4000)
-        let indexer = LibraryIndexer(directory: dir) { _ in }
-        try indexer.start()
-        let library = try PhotoLibrary(directory: dir, create: true)
-        #expect(waitUntil { (try? library.all().count) == 1 })
+        let (indexer, library) = try indexingALargePhoto(in: dir)
         let started = Instant.now
         #expect(indexer.stop(waitingUntil: .now + .seconds(10)))
         #expect(Instant.now - started < .seconds(2), "stops at the next row or hash block")
