@@ -95,6 +95,48 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 }
 
+/// RFC 9112's rules on a head's raw bytes that http-parser (built lenient) lets through: every
+/// line ends in CRLF (§2.2: no bare LF, no CR alone), no whitespace between a field name and
+/// its colon (§5.1: `Transfer-Encoding : chunked` was taken as chunked), no line folded onto
+/// the previous one (obs-fold, §5.2). Fed each head's bytes in any pieces, up to the head's
+/// end; body bytes never pass through it.
+struct HeadCheck {
+    private enum Place { case beforeStartLine, startLine, lineStart, name, value }
+    private var place = Place.beforeStartLine
+    private var afterCR = false
+    /// The empty line ending the head has been seen: what follows is a body or the next message.
+    private(set) var done = false
+
+    private static let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n"), colon = UInt8(ascii: ":")
+    private static let sp = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+
+    /// Checks `bytes` up to the head's end (the rest is left alone).
+    mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) {
+        for c in bytes {
+            if afterCR {
+                guard c == Self.lf else { throw .malformed("a CR not followed by LF in the head") }
+                afterCR = false
+                switch place {
+                case .beforeStartLine: break  // an empty line before the request line: ignored (§2.2)
+                case .lineStart: done = true; return
+                default: place = .lineStart
+                }
+                continue
+            }
+            switch (place, c) {
+            case (_, Self.cr): afterCR = true
+            case (_, Self.lf): throw .malformed("a line of the head ends in a bare LF, not CRLF")
+            case (.beforeStartLine, _): place = .startLine
+            case (.lineStart, Self.sp), (.lineStart, Self.tab): throw .malformed("a header line folded onto the previous one (obs-fold)")
+            case (.lineStart, _): place = c == Self.colon ? .value : .name
+            case (.name, Self.sp), (.name, Self.tab): throw .malformed("whitespace between a header name and its colon")
+            case (.name, Self.colon): place = .value
+            default: break
+            }
+        }
+    }
+}
+
 /// An incremental HTTP/1.x parser over Node's http-parser: bytes go in as they arrive, in any
 /// pieces; it stops after each message's head (so the caller can decide where the body goes
 /// before any of it is passed on) and after each message's end (so pipelined requests are
@@ -120,6 +162,7 @@ public final class HTTPParser {
     private var target: [UInt8] = []
     private var inValue = false
     private var headBytes = 0
+    private var check = HeadCheck()
     private var failure: HTTPParseError?
     private var stop: Stop?
     private var body: ((UnsafeRawBufferPointer) -> Bool)?
@@ -231,6 +274,12 @@ public final class HTTPParser {
         } else {
             head.status = Int(p.status_code)
         }
+        // http-parser takes the last coding of a list or of repeated headers: `gzip, chunked`
+        // or `chunked` twice would be read as chunked. ptk knows only a single `chunked`.
+        if let codings = head.headers["transfer-encoding"], codings.lowercased() != "chunked" {
+            failure = .malformed("Transfer-Encoding other than a single chunked")
+            return 3
+        }
         head.chunked = ptk_http_is_chunked(parser) != 0
         head.contentLength = ptk_http_has_length(parser) != 0 ? Int64(clamping: p.content_length) : nil
         head.keepAlive = http_should_keep_alive(parser) != 0
@@ -247,6 +296,8 @@ public final class HTTPParser {
         try withoutActuallyEscaping(body) { (sink) throws(HTTPParseError) -> (used: Int, stop: Stop?) in
             self.body = sink
             defer { self.body = nil }
+            // The head's bytes are checked before http-parser sees them; a body's never are.
+            if !check.done { try check.scan(data) }
             let base = data.baseAddress?.assumingMemoryBound(to: CChar.self)
             let used = http_parser_execute(parser, &settings, base, data.count)
             return try settle(used: used)
@@ -264,6 +315,7 @@ public final class HTTPParser {
         let errno = http_errno(rawValue: ptk_http_errno(parser))
         if let stop {
             self.stop = nil
+            if stop == .complete { check = HeadCheck() }
             if errno == HPE_PAUSED { http_parser_pause(parser, 0) }
             return (used, stop)
         }
