@@ -4,9 +4,16 @@ import PTKTLS
 import PTKTransport
 
 /// LocalSend's multicast discovery (docs/PROTOCOL.md, "LocalSend"): ptkd announces itself on
-/// every IPv4 multicast interface when it starts and when an interface appears, and answers the
-/// apps' announcements with a `register` call (or, when that fails, a multicast answer), so a
-/// phone lists it at once. Runs on a thread of its own until shutdown.
+/// every IPv4 multicast interface `--listen` allows when it starts and when an interface
+/// appears, and answers the apps' announcements with a `register` call (or, when that is not
+/// possible, a multicast answer), so a phone lists it at once.
+///
+/// Anyone on the link can send to the group with any source address, so (issue 41): the socket
+/// takes only datagrams to the group on the interfaces joined (no unicast, no other interface);
+/// what is answered, with whom ptkd registers and how often are `DiscoveryScheduler`'s decisions
+/// (PTKLocalSend); registers are made by one worker thread from a short queue, over HTTPS only,
+/// and ptkd's info is sent only to a server whose certificate has the announced fingerprint.
+/// Two threads of its own until shutdown: the receiving one and the worker.
 final class LocalSendDiscovery: Service, @unchecked Sendable {
     static let group = "224.0.0.167"
     static let port: UInt16 = 53317
@@ -14,39 +21,60 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
     static let announceDelays: [Duration] = [.milliseconds(100), .milliseconds(600), .milliseconds(2600)]
     /// How often the interfaces are looked at again.
     static let interfaceCheck: Duration = .seconds(5)
+    /// How long a register may take, connection and TLS handshake included.
+    static let registerTimeout: Duration = .seconds(2)
 
     // Fixed at init.
     private let endpoint: LocalSendEndpoint
     private let shutdown: ShutdownSignal
     private let socket: FileDescriptor
-    /// The discovery thread and the threads answering announcements.
+    /// The receiving thread and the worker.
     private let threads = ThreadGroup()
     /// Only these interface addresses are used (from `--listen`); nil: all.
     private let allowed: Set<String>?
+    /// ptkd's multicast answer (`announce` false).
+    private let reply: [UInt8]
+
+    /// The decisions, shared by both threads; `state.broadcast()` wakes the worker.
+    private let state = ConditionLock()
+    private var scheduler: DiscoveryScheduler
+    /// Set when the second thread could not start: the first one ends.
+    private var abandoned = false
+    /// Guards the socket's outgoing interface (set per send) between the two threads.
+    private let sending = Lock()
 
     init?(endpoint: LocalSendEndpoint, shutdown: ShutdownSignal, listen: [String]) {
         self.endpoint = endpoint
         self.shutdown = shutdown
         let wildcard = listen.isEmpty || listen.contains("0.0.0.0") || listen.contains("::")
         allowed = wildcard ? nil : Set(listen)
+        let configuration = endpoint.configuration
+        let ownPorts = Set([Int(endpoint.listener.port), Int(configuration.port), Int(configuration.webPort), Int(configuration.localSendPort)])
+        scheduler = DiscoveryScheduler(ownFingerprint: endpoint.fingerprint, ownPorts: ownPorts)
+        reply = LocalSendJSON.encode(endpoint.info(announce: false))
         do {
-            socket = try Multicast.open(port: Self.port)
+            socket = try Multicast.openGroup(Self.group, port: Self.port)
         } catch {
             Log.warning("LocalSend discovery is off: cannot open UDP port \(Self.port): \(error); apps can still send to this host's address")
             return nil
         }
         do {
             try threads.start(name: "ls-discovery") { [self] in run() }
+            try threads.start(name: "ls-register") { [self] in work() }
         } catch {
+            // The thread that did start ends at its next look (within the interface check).
+            state.withLock { abandoned = true }
+            shutdownWorker()
+            _ = threads.join(until: .now + Self.interfaceCheck + .seconds(1))
             socket.close()
             Log.warning("LocalSend discovery is off: \(error)")
             return nil
         }
     }
 
-    /// Joins (until `deadline`) the discovery thread, which sees the shutdown at its next poll,
-    /// and the answers going out (each within its 2-second deadline, or at once when the
-    /// shutdown interrupts it); true when they all ended. The socket is closed then.
+    /// Joins (until `deadline`) the receiving thread, which sees the shutdown at its next poll,
+    /// and the worker (its register ends within its 2 seconds, or at once when the shutdown
+    /// interrupts it); true when both ended. The socket is closed then.
     func stop(until deadline: Instant) -> Bool {
         guard threads.join(until: deadline) else { return false }
         socket.close()
@@ -55,36 +83,49 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
 
     var serviceName: String { "LocalSend discovery" }
 
+    /// Wakes the worker so it sees the shutdown (also when the receiving thread could not start).
+    private func shutdownWorker() {
+        state.withLock { state.broadcast() }
+    }
+
     private func run() {
+        defer { shutdownWorker() }
         var known: Set<MulticastInterface> = []
         var announced: Set<MulticastInterface> = []
         var listFailed = false
         var nextCheck = Instant.now
         var announcements: [(Instant, MulticastInterface)] = []
-        var answered: [String: Instant] = [:]
         var pollFailures = 0
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        // One byte over the limit: a longer datagram arrives cut to this and is refused unread.
+        let limit = state.withLock { scheduler.limits.datagramLimit }
+        var buffer = [UInt8](repeating: 0, count: limit + 1)
         let announcement = LocalSendJSON.encode(endpoint.info(announce: true))
-        while !shutdown.isRequested {
+        while !shutdown.isRequested && !state.withLock({ abandoned }) {
             let now = Instant.now
             if now >= nextCheck {
-                let listed: [MulticastInterface]
-                do { listed = try ipv4MulticastInterfaces() } catch {
+                let listed: [MulticastNetwork]?
+                do { listed = try ipv4MulticastNetworks() } catch {
                     if !listFailed { Log.warning("LocalSend discovery cannot list the network interfaces: \(error)") }
                     listFailed = true
-                    listed = Array(known)
+                    listed = nil
                 }
-                let current = Set(listed.filter { allowed == nil || allowed!.contains($0.address) })
-                for interface in current.subtracting(known) {
-                    do {
-                        try Multicast.join(socket, group: Self.group, interface: interface.address)
-                        Log.info("LocalSend discovery on \(interface.name) (\(interface.address))")
-                        announcements += Self.announceDelays.map { (now + $0, interface) }
-                    } catch {
-                        Log.warning("LocalSend discovery: cannot join \(Self.group) on \(interface.name): \(error)")
+                // When the list cannot be had, the interfaces known stay as they were.
+                if let listed {
+                    let networks = listed.filter { allowed == nil || allowed!.contains($0.interface.address) }
+                    let current = Set(networks.map(\.interface))
+                    for interface in current.subtracting(known) {
+                        do {
+                            try Multicast.join(socket, group: Self.group, interface: interface.address)
+                            Log.info("LocalSend discovery on \(interface.name) (\(interface.address))")
+                            announcements += Self.announceDelays.map { (now + $0, interface) }
+                        } catch {
+                            Log.warning("LocalSend discovery: cannot join \(Self.group) on \(interface.name): \(error)")
+                        }
                     }
+                    known = current
+                    let served = networks.compactMap { n in DiscoveryIPv4(n.interface.address).map { ServedAddress(address: $0, prefixLength: n.prefixLength) } }
+                    state.withLock { scheduler.serve(served) }
                 }
-                known = current
                 nextCheck = now + Self.interfaceCheck
             }
             for (_, interface) in announcements.filter({ $0.0 <= now }) where known.contains(interface) {
@@ -92,14 +133,18 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
                 // does not allow the group shows here).
                 let first = !announced.contains(interface)
                 announced.insert(interface)
-                do {
-                    try Multicast.send(socket, announcement, group: Self.group, port: Self.port, interface: interface.address)
-                    if first { Log.info("LocalSend: announced on \(interface.name)") }
-                } catch {
-                    if first { Log.warning("LocalSend: cannot announce on \(interface.name): \(error)") }
+                let failure: SystemError? = sending.withLock { () -> SystemError? in
+                    do throws(SystemError) {
+                        try Multicast.send(socket, announcement, group: Self.group, port: Self.port, interface: interface.address)
+                        return nil
+                    } catch { return error }
+                }
+                if first {
+                    if let failure { Log.warning("LocalSend: cannot announce on \(interface.name): \(failure)") } else { Log.info("LocalSend: announced on \(interface.name)") }
                 }
             }
             announcements.removeAll { $0.0 <= now }
+            if let line = state.withLock({ scheduler.report(now: now) }) { Log.info(line) }
             let wake = announcements.map(\.0).min().map { min($0, nextCheck) } ?? nextCheck
             let revents: [PollEvents]
             do { revents = try poll([(socket, .readable), (shutdown.pipe.readEnd, .readable)], until: wake) } catch {
@@ -117,35 +162,54 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
             if !revents[1].isEmpty { break }
             guard !revents[0].isEmpty else { continue }
             // A receive that fails (nothing more queued, or a datagram the kernel dropped) ends this
-            // round; the next poll says when there is more.
-            while let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {
-                // Announcements that are not LocalSend's JSON are someone else's: ignored.
-                guard let info = try? LocalSendJSON.decode(DeviceInfo.self, from: Array(buffer[..<n])),
-                      info.fingerprint != endpoint.fingerprint, info.asksForAnswers else { continue }
-                // Apps announce a few times in a row: one answer is enough.
-                let key = from.host + "/" + (info.fingerprint ?? "")
-                if let last = answered[key], Instant.now - last < .seconds(5) { continue }
-                answered[key] = .now
-                answered = answered.filter { Instant.now - $0.value < .seconds(60) }
-                let interfaces = Array(known)
-                do { try threads.start(name: "ls-announce") { [self] in answer(info, from: from.host, interfaces: interfaces) } } catch {
-                    Log.warning("LocalSend: cannot answer \(from.host) now (\(error)); it is answered when it announces itself again")
+            // round; the next poll says when there is more. At most 256 datagrams a round, so the
+            // interfaces and the shutdown are looked at during a flood too.
+            var round = 0
+            while round < 256, let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {
+                round += 1
+                let outcome = state.withLock {
+                    let outcome = scheduler.receive(Array(buffer[..<n]), from: from.host, now: .now)
+                    if case .queued = outcome { state.broadcast() }
+                    return outcome
+                }
+                if case .answerByMulticast(let alias, let host, let port, let why) = outcome {
+                    answerByMulticast(interfaces: Array(known))
+                    Log.info("LocalSend: \(quoted(alias)) at \(host):\(port) announced itself; not registered (\(why)), answered by multicast")
                 }
             }
         }
     }
 
-    /// Answers an announcement: `register` with the announcer over HTTP(S), else a multicast answer.
-    private func answer(_ info: DeviceInfo, from host: String, interfaces: [MulticastInterface]) {
-        let port = UInt16(clamping: info.port ?? Int(Self.port))
-        let https = (info.protocol ?? "https") != "http"
-        let name = "\"\(clean(info.alias))\" at \(host):\(port)"
-        switch register(host: host, port: port, https: https) {
-        case .success:
-            Log.info("LocalSend: \(name) announced itself; registered with it")
-        case .failure(let why):
-            Log.info("LocalSend: \(name) announced itself; register failed (\(why)), answered by multicast")
-            let reply = LocalSendJSON.encode(endpoint.info(announce: false))
+    /// The worker: makes the queued registers one at a time until shutdown.
+    private func work() {
+        while true {
+            let job: RegisterJob? = state.withLock {
+                while !shutdown.isRequested && !abandoned {
+                    if let job = scheduler.next(now: .now) { return job }
+                    state.wait(until: .now + .seconds(1))
+                }
+                return nil
+            }
+            guard let job else { return }
+            let name = "\(quoted(job.alias)) at \(job.host):\(job.port)"
+            switch register(host: job.host.description, port: UInt16(job.port), fingerprint: job.fingerprint) {
+            case .success:
+                Log.info("LocalSend: \(name) announced itself; registered with it")
+            case .failure(let why):
+                // The known interfaces, as the receiving thread last saw them, are those joined.
+                if state.withLock({ scheduler.mayAnswerByMulticast(now: .now) }) {
+                    answerByMulticast(interfaces: (try? ipv4MulticastInterfaces().filter { allowed == nil || allowed!.contains($0.address) }) ?? [])
+                    Log.info("LocalSend: \(name) announced itself; register failed (\(why)), answered by multicast")
+                } else {
+                    Log.info("LocalSend: \(name) announced itself; register failed (\(why))")
+                }
+            }
+        }
+    }
+
+    /// ptkd's multicast answer, on each interface.
+    private func answerByMulticast(interfaces: [MulticastInterface]) {
+        sending.withLock {
             for interface in interfaces {
                 // An interface that refuses it (gone, no multicast) is told by the announcement's own log line.
                 try? Multicast.send(socket, reply, group: Self.group, port: Self.port, interface: interface.address)
@@ -153,22 +217,33 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         }
     }
 
+    /// A peer's text for a log line: quoted, with quotes and backslashes escaped (the alias is
+    /// already free of control characters).
+    private func quoted(_ text: String) -> String {
+        "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+    }
+
     struct RegisterError: Error, CustomStringConvertible { var description: String }
 
-    /// `POST /api/localsend/v2/register` with ptkd's info to `host`:`port`, within 2 seconds.
-    func register(host: String, port: UInt16, https: Bool) -> Result<Void, RegisterError> {
+    /// `POST /api/localsend/v2/register` with ptkd's info to `host`:`port` over HTTPS, within
+    /// `registerTimeout`, and only once the server showed a certificate whose SHA-256 is
+    /// `fingerprint` (as the apps identify each other): a port that is not that app's gets a
+    /// TLS handshake and nothing else.
+    func register(host: String, port: UInt16, fingerprint: String) -> Result<Void, RegisterError> {
         guard let address = SocketAddress(numericHost: host, port: port) else { return .failure(RegisterError(description: "bad address")) }
-        let deadline = Instant.now + .seconds(2)
-        let stream: ByteStream
+        let deadline = Instant.now + Self.registerTimeout
+        let stream: TLSStream
         do {
             let sock = try Socket.connect(to: address, deadline: deadline)
-            let interrupt = shutdown.pipe.readEnd
-            stream = https ? try TLSStream(socket: sock, peer: address, context: endpoint.client, interrupt: interrupt, deadline: deadline)
-                           : TCPStream(socket: sock, peer: address, interrupt: interrupt)
+            stream = try TLSStream(socket: sock, peer: address, context: endpoint.client, interrupt: shutdown.pipe.readEnd, deadline: deadline)
         } catch {
             return .failure(RegisterError(description: "\(error)"))
         }
         defer { stream.close() }
+        guard stream.peerCertificateFingerprint?.uppercased() == fingerprint.uppercased() else {
+            return .failure(RegisterError(description: stream.peerCertificateFingerprint == nil ? "its server showed no certificate"
+                                                                                                  : "its server's certificate is not the announced fingerprint"))
+        }
         let http = HTTPConnection(stream: stream, kind: .response, bufferSize: 16 << 10)
         let body = LocalSendJSON.encode(endpoint.info())
         let request = "POST /api/localsend/v2/register HTTP/1.1\r\nHost: \(address)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
