@@ -222,9 +222,9 @@ func hex64(_ v: UInt64) -> String {
 }
 
 
-/// Wrong guesses (a PIN, a password) counted per address: `tries` wrong ones within
-/// `lockout` of each other lock the address out until `lockout` after the last. Not
-/// thread-safe; told the time by every call.
+/// Wrong guesses (a PIN, a password) counted per address (`addressKey`: an IPv6 /64 is one):
+/// `tries` wrong ones within `lockout` of each other lock the address out until `lockout`
+/// after the last. Not thread-safe; told the time by every call.
 public struct TryLimiter: Sendable {
     public let tries: Int
     public let lockout: Duration
@@ -237,12 +237,13 @@ public struct TryLimiter: Sendable {
 
     /// Whether `address` has used up its tries and must wait.
     public func isLockedOut(_ address: String, now: Instant) -> Bool {
-        guard let entry = wrong[address] else { return false }
+        guard let entry = wrong[addressKey(address)] else { return false }
         return entry.count >= tries && now < entry.until
     }
 
     /// Counts a wrong guess; returns whether the address is now locked out.
     public mutating func failed(_ address: String, now: Instant) -> Bool {
+        let address = addressKey(address)
         var entry = wrong[address] ?? (0, now)
         if entry.count >= tries || now >= entry.until { entry.count = 0 }  // an old lockout or old tries ran out
         entry.count += 1
@@ -252,7 +253,7 @@ public struct TryLimiter: Sendable {
     }
 
     /// A right guess clears the address's wrong ones.
-    public mutating func succeeded(_ address: String) { wrong[address] = nil }
+    public mutating func succeeded(_ address: String) { wrong[addressKey(address)] = nil }
 
     /// Forgets the entries that ran out (bounded memory under many addresses).
     public mutating func expire(now: Instant) { wrong = wrong.filter { now < $0.value.until } }

@@ -1,0 +1,48 @@
+import PTKLocalSend
+import PTKSystem
+
+/// The receiver's one budget of wrong guesses (web passwords, LocalSend PINs, app passwords):
+/// at most `GuessBudget.limit` a minute whatever addresses they come from. Once spent, every
+/// guess is answered "too many" (429) unchecked until the minute passes; that is logged once.
+final class Guesses: @unchecked Sendable {
+    // `budget` is guarded by `lock`.
+    private let lock = Lock()
+    private var budget: GuessBudget
+
+    init(limit: Int = 10, window: Duration = .seconds(60)) {
+        budget = GuessBudget(limit: limit, window: window)
+    }
+
+    /// Whether guesses are refused now, for everyone.
+    var isSpent: Bool { lock.withLock { budget.isSpent(now: .now) } }
+
+    /// Counts a wrong guess (`what`: "password", "PIN"); says so in the log when it spends the budget.
+    func failed(_ what: String, from address: String) {
+        let spent = lock.withLock { budget.failed(now: .now) }
+        if spent {
+            Log.warning("\(budget.limit) wrong passwords or PINs within \(formatSeconds(budget.window)) (the last a \(what) from \(address)): every guess is refused until the oldest is a minute old")
+        }
+    }
+}
+
+/// The bytes of large request bodies (a LocalSend prepare-upload over 64 KiB from a sender
+/// not on the trust list) that may be read and decoded at once: a flood of them waits its
+/// turn (503) instead of taking the receiver's memory.
+final class LargeBodies: @unchecked Sendable {
+    /// Two of the largest (4 MiB) bodies at once.
+    static let capacity = 8 << 20
+    // `used` is guarded by `lock`.
+    private let lock = Lock()
+    private var used = 0
+
+    /// Takes `bytes` of the budget; false (nothing taken) when they are not free.
+    func take(_ bytes: Int) -> Bool {
+        lock.withLock {
+            guard used + bytes <= Self.capacity else { return false }
+            used += bytes
+            return true
+        }
+    }
+
+    func give(_ bytes: Int) { lock.withLock { used -= bytes } }
+}
