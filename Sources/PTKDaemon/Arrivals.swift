@@ -1,5 +1,6 @@
 import PTKConfiguration
 import PTKLibrary
+import PTKLocalSend
 import PTKProtocol
 import PTKStore
 import PTKSystem
@@ -13,6 +14,13 @@ struct Sender: Sendable {
     var id: SenderID?
     /// "192.0.2.1:50000".
     var address: String
+
+    /// The address without its port ("192.0.2.1", "2001:db8::1").
+    var host: String {
+        if address.hasPrefix("["), let close = address.unicodeScalars.firstIndex(of: "]") { return String(address[address.index(after: address.startIndex)..<close]) }
+        guard let colon = address.unicodeScalars.lastIndex(of: ":"), address.unicodeScalars.filter({ $0 == ":" }).count == 1 else { return address }
+        return String(address[..<colon])
+    }
 }
 
 /// What happens around each photo, whichever path brought it: the folder it is filed in (the
@@ -64,10 +72,12 @@ final class Arrivals: @unchecked Sendable {
                                  senderName: sender.announcedName, senderAddress: sender.address, senderID: deviceID))
             held?.remember(name: saved.name, sha256: saved.sha256, size: saved.size)
         }
-        hooks?.enqueue { sequence in
+        // A duplicate's run is owed once per photo and sender (its device, else its address).
+        let duplicateKey = saved.isDuplicate ? saved.sha256 + " " + (deviceID ?? addressKey(sender.host)) : nil
+        hooks?.enqueue(duplicateKey: duplicateKey) { sequence in
             HookJob(sequence: sequence, name: saved.name, path: directory + "/" + saved.name, size: saved.size, sha256: saved.sha256,
-                    mediaType: type.mediaType, senderName: sender.announcedName, senderID: deviceID, senderAddress: sender.address,
-                    received: received.iso8601, taken: nil, duplicate: saved.isDuplicate)
+                    mediaType: type.mediaType, senderName: HookJob.bounded(sender.announcedName), senderID: deviceID.map(HookJob.bounded),
+                    senderAddress: sender.address, received: received.iso8601, taken: nil, duplicate: saved.isDuplicate)
         }
     }
 }

@@ -21,6 +21,26 @@ struct HookJob: Codable, Equatable, Sendable {
     /// The receiver stored nothing new: it kept these bytes already, as `name`.
     var duplicate: Bool
 
+    /// The most bytes of a sender's text (its name) a job carries: the rest is cut and marked.
+    static let textLimit = 256
+    static let cutMarker = "...[cut]"
+
+    /// `text` within `textLimit` bytes of UTF-8, cut at a scalar with `cutMarker` when longer:
+    /// a sender's name can neither swell the queue nor push the hook's environment past what
+    /// `execve` takes.
+    static func bounded(_ text: String) -> String {
+        guard text.utf8.count > textLimit else { return text }
+        var out = String.UnicodeScalarView()
+        var used = 0
+        for s in text.unicodeScalars {
+            let n = String(s).utf8.count
+            if used + n > textLimit - cutMarker.utf8.count { break }
+            out.append(s)
+            used += n
+        }
+        return String(out) + cutMarker
+    }
+
     /// The hook's environment beside ptkd's own.
     var environment: [String] {
         var env = ["PTK_PATH=\(path)", "PTK_NAME=\(name)", "PTK_SIZE=\(size)", "PTK_SHA256=\(sha256)", "PTK_MEDIA_TYPE=\(mediaType)",
@@ -42,6 +62,13 @@ final class HookRunner: @unchecked Sendable {
     // file is written under it too.
     private let state = ConditionLock()
     private var pending: [HookJob] = []
+    /// Duplicates queued lately, by `duplicateKey`: a photo named again by the same sender
+    /// does not run the hook again within `duplicateWindow`.
+    private var recentDuplicates: [String: Instant] = [:]
+    /// Duplicate runs waiting (real arrivals are never held back by them).
+    private var pendingDuplicates = 0
+    /// Duplicate runs dropped since the last warning (logged once per burst).
+    private var droppedDuplicates = 0
     private var nextSequence: Int64 = 1
     private var stopping = false
     private var running: Child?
@@ -49,12 +76,20 @@ final class HookRunner: @unchecked Sendable {
     private let timeout: Duration
     private let killAfter: Duration
     let folder: String
-    private var queue: FileDescriptor
+    /// The queue file, append-only; nil when it cannot be written (the runs are owed in memory only).
+    private var queue: FileDescriptor?
     /// Lines in the queue file: the jobs owed and those done since it was last emptied.
     private var linesInFile = 0
     private let thread = ThreadGroup()
-    /// Jobs beyond this many waiting are dropped (and logged).
+    /// Duplicate runs beyond this many waiting are dropped (and logged); the queue file is
+    /// compacted when it holds this many lines of runs done.
     let capacity: Int
+    /// How long a duplicate of one photo from one sender is not queued again.
+    static let duplicateWindow: Duration = .seconds(3600)
+    /// The most entries `recentDuplicates` keeps.
+    static let recentLimit = 4096
+    /// Queue lines longer than this are not a job ptkd wrote (its lines are a few kB): passed over.
+    static let lineReadLimit = 64 << 10
     /// Lines of one run's output that are logged; the rest are counted.
     static let linesLogged = 200
     /// Bytes of one line that are logged.
@@ -63,7 +98,10 @@ final class HookRunner: @unchecked Sendable {
     var queueFile: String { folder + "/queue" }
     var doneFile: String { folder + "/done" }
 
-    /// Opens (making it when missing) `stateDirectory/hooks/` and reads what is owed from an earlier run.
+    /// Opens (making it when missing) `stateDirectory/hooks/` and reads what is owed from an
+    /// earlier run. Only a hooks folder that cannot be made stops it: a queue file that cannot
+    /// be read whole is read as far as it can be, and one that cannot be opened is set aside
+    /// (`queue.unreadable-TIME`), each said in the log, and a new one started.
     init(command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000, killAfter: Duration = .seconds(5)) throws(SystemError) {
         self.command = command
         self.timeout = timeout
@@ -71,30 +109,102 @@ final class HookRunner: @unchecked Sendable {
         self.capacity = capacity
         folder = stateDirectory + "/hooks"
         try makeDirectories(folder, mode: 0o700)
-        queue = try FileDescriptor.open(folder + "/queue", flags: [.readWrite, .create, .append, .noFollow], mode: 0o600)
         // None yet: nothing done.
         let done = (try? readTextFile(doneFile)).flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int64($0) } } ?? 0
-        var owed: [HookJob] = []
-        var last = done
-        let bytes: [UInt8]
-        do { bytes = try readFileBytes(queueFile, limit: 256 << 20) } catch {
-            queue.close()
-            throw error
+        let read = Self.readQueue(queueFile, done: done)
+        var owed = read.owed
+        // Duplicates beyond the limit are dropped, the oldest first; every real arrival stays owed.
+        let duplicates = owed.filter(\.duplicate).count
+        if duplicates > capacity {
+            var drop = duplicates - capacity
+            owed.removeAll { job in
+                guard job.duplicate && drop > 0 else { return false }
+                drop -= 1
+                return true
+            }
+            Log.warning("on-saved: \(duplicates - capacity) queued hook run(s) for duplicates over the limit of \(capacity) dropped")
         }
-        for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            // A line cut short by a crash while it was appended: its SAVED never went out.
-            guard let job = try? JSONDecoder().decode(HookJob.self, from: Data(line)) else { continue }
-            last = max(last, job.sequence)
-            if job.sequence > done { owed.append(job) }
+        pending = owed
+        pendingDuplicates = owed.filter(\.duplicate).count
+        nextSequence = max(done, read.last) + 1
+        if let problem = read.problem {
+            // What could be read is owed; the file is set aside for a person to look at.
+            let aside = folder + "/queue.unreadable-\(WallTime.now.milliseconds)"
+            do {
+                try renameWithoutReplacing(queueFile, to: aside)
+                Log.warning("on-saved: \(queueFile) \(problem); \(owed.count) hook run(s) read from it are owed, the file is set aside as \(aside)")
+            } catch {
+                Log.warning("on-saved: \(queueFile) \(problem), and it cannot be set aside (\(error)); \(owed.count) hook run(s) read from it are owed")
+            }
+        } else if read.skipped > 0 {
+            Log.warning("on-saved: \(read.skipped) line(s) of \(queueFile) are not hook runs ptkd wrote; passed over")
         }
-        linesInFile = bytes.split(separator: UInt8(ascii: "\n")).count
-        pending = Array(owed.suffix(capacity))
-        if owed.count > capacity { Log.warning("on-saved: \(owed.count - capacity) queued hook run(s) over the limit of \(capacity) dropped") }
-        nextSequence = last + 1
+        do {
+            let file = try FileDescriptor.open(queueFile, flags: [.readWrite, .create, .append, .noFollow], mode: 0o600)
+            queue = file
+            // Rewritten to what is owed when it held more (lines done, lines passed over, a file set aside).
+            if read.problem != nil || read.lines != owed.count {
+                try writeFileAtomically(queueFile, owed.flatMap(Self.line), mode: 0o600)
+                let reopened = try FileDescriptor.open(queueFile, flags: [.readWrite, .append, .noFollow])
+                file.close()
+                queue = reopened
+            }
+            linesInFile = owed.count
+        } catch {
+            Log.warning("on-saved: cannot write \(queueFile) (\(error)); hook runs are owed in memory only, and not run again if ptkd stops first")
+        }
         if !pending.isEmpty { Log.info("on-saved: \(pending.count) hook run(s) owed from before the restart") }
     }
 
-    deinit { queue.close() }
+    /// What a queue file owes: the jobs after `done`, the last sequence seen, its lines, the
+    /// lines passed over (cut short by a crash, too long, not a job), and why it could not be
+    /// read to its end, if it could not. Read piece by piece: its size costs no memory.
+    static func readQueue(_ path: String, done: Int64) -> (owed: [HookJob], last: Int64, lines: Int, skipped: Int, problem: String?) {
+        var owed: [HookJob] = [], last = done, lines = 0, skipped = 0
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(path, flags: [.readOnly, .noFollow]) } catch {
+            if error.code == .noSuchFile { return ([], done, 0, 0, nil) }
+            return ([], done, 0, 0, "cannot be opened (\(error))")
+        }
+        defer { file.close() }
+        let decoder = JSONDecoder()
+        var line: [UInt8] = []
+        var tooLong = false
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        func take() {
+            lines += 1
+            // A line cut short by a crash while it was appended (its SAVED never went out), or
+            // one ptkd did not write.
+            guard !tooLong, let job = try? decoder.decode(HookJob.self, from: Data(line)) else {
+                skipped += 1
+                return
+            }
+            last = max(last, job.sequence)
+            if job.sequence > done { owed.append(job) }
+        }
+        while true {
+            let n: Int
+            do { n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try file.read(into: b) } } catch {
+                return (owed, last, lines, skipped, "cannot be read past line \(lines) (\(error))")
+            }
+            if n == 0 { break }
+            for byte in buffer[..<n] {
+                if byte == UInt8(ascii: "\n") {
+                    if !line.isEmpty || tooLong { take() }
+                    line.removeAll(keepingCapacity: true)
+                    tooLong = false
+                } else if line.count < lineReadLimit {
+                    line.append(byte)
+                } else {
+                    tooLong = true
+                }
+            }
+        }
+        if !line.isEmpty || tooLong { take() }
+        return (owed, last, lines, skipped, nil)
+    }
+
+    deinit { queue?.close() }
 
     /// Starts the thread that runs the hook.
     func start() throws(SystemError) {
@@ -103,24 +213,51 @@ final class HookRunner: @unchecked Sendable {
 
     /// Queues a run for a photo just saved: appended to the queue file and flushed before it
     /// returns (the caller answers SAVED after). A job that cannot be written is logged and
-    /// still queued in memory: the photo is saved either way.
-    func enqueue(_ make: (Int64) -> HookJob) {
+    /// still queued in memory: the photo is saved either way. A duplicate (nothing new stored)
+    /// with `duplicateKey` (the photo and who sent it) runs once per `duplicateWindow`, and at
+    /// most `capacity` duplicates wait: a sender naming kept photos over and over queues
+    /// nothing more, and never costs a photo that really arrived its run. Returns whether a run
+    /// was queued.
+    @discardableResult
+    func enqueue(duplicateKey: String? = nil, _ make: (Int64) -> HookJob) -> Bool {
         state.withLock {
+            let now = Instant.now
+            if let key = duplicateKey {
+                if let at = recentDuplicates[key], now - at < Self.duplicateWindow { return false }
+                guard pendingDuplicates < capacity else {
+                    if droppedDuplicates == 0 {
+                        Log.warning("on-saved: \(capacity) hook runs for duplicates are waiting; more duplicates run no hook until they are done")
+                    }
+                    droppedDuplicates += 1
+                    return false
+                }
+                if recentDuplicates.count >= Self.recentLimit {
+                    recentDuplicates = recentDuplicates.filter { now - $0.value < Self.duplicateWindow }
+                    // Still full of recent ones: the oldest half goes.
+                    if recentDuplicates.count >= Self.recentLimit {
+                        let cut = recentDuplicates.values.sorted()[Self.recentLimit / 2]
+                        recentDuplicates = recentDuplicates.filter { $0.value >= cut }
+                    }
+                }
+                recentDuplicates[key] = now
+            }
             let job = make(nextSequence)
             nextSequence += 1
-            guard pending.count < capacity else {
-                Log.warning("on-saved: \(capacity) hook runs are waiting; not running it for \"\(job.name)\"")
-                return
-            }
-            do throws(SystemError) {
-                try queue.writeAll(Self.line(job))
-                try queue.syncData()
-                linesInFile += 1
-            } catch {
-                Log.warning("on-saved: cannot write \(queueFile) (\(error)); the hook for \"\(job.name)\" runs, but not again if ptkd stops first")
+            // Without a queue file (it could not be opened at start) the run is owed in memory
+            // only, as said in the log then.
+            if let queue {
+                do throws(SystemError) {
+                    try queue.writeAll(Self.line(job))
+                    try queue.syncData()
+                    linesInFile += 1
+                } catch {
+                    Log.warning("on-saved: cannot write \(queueFile) (\(error)); the hook for \"\(job.name)\" runs, but not again if ptkd stops first")
+                }
             }
             pending.append(job)
+            if job.duplicate { pendingDuplicates += 1 }
             state.broadcast()
+            return true
         }
     }
 
@@ -146,18 +283,23 @@ final class HookRunner: @unchecked Sendable {
             state.withLock {
                 guard finished else { return }
                 pending.removeFirst()
+                if job.duplicate { pendingDuplicates -= 1 }
+                if pendingDuplicates < capacity && droppedDuplicates > 0 {
+                    Log.info("on-saved: \(droppedDuplicates) duplicate(s) ran no hook while the queue was full of duplicates")
+                    droppedDuplicates = 0
+                }
                 do throws(SystemError) {
                     try writeFileAtomically(doneFile, Array("\(job.sequence)\n".utf8), mode: 0o600)
                     // Nothing owed: the queue starts afresh (the done file keeps the sequence going).
                     // Always something owed (a hook that never catches up): the jobs done are
                     // dropped from the file now and then, so it stays bounded.
-                    if pending.isEmpty {
+                    if pending.isEmpty, let queue {
                         try queue.truncate(to: 0)
                         linesInFile = 0
-                    } else if linesInFile - pending.count >= capacity {
+                    } else if linesInFile - pending.count >= capacity, queue != nil {
                         try writeFileAtomically(queueFile, pending.flatMap(Self.line), mode: 0o600)
                         let reopened = try FileDescriptor.open(queueFile, flags: [.readWrite, .append, .noFollow])
-                        queue.close()
+                        queue?.close()
                         queue = reopened
                         linesInFile = pending.count
                     }
