@@ -55,6 +55,18 @@ public struct TrustError: Error, CustomStringConvertible, Equatable {
 public final class TrustStore: @unchecked Sendable {
     public let directory: String
     private let trustList: ReloadingFile<[TrustedSender]>
+    /// The most devices the pending list keeps: the one whose last attempt is oldest goes.
+    public static let pendingLimit = 100
+    /// The pending list is rewritten at most this often; attempts in between are written together.
+    public static let pendingInterval: Duration = .seconds(1)
+    // `unwritten`, `lastWrite` and `flushing` are guarded by `attempts`.
+    private let attempts = Lock()
+    /// Refused attempts not yet in the file, in the order they came.
+    private var unwritten: [(id: SenderID, name: String, address: String, time: WallTime)] = []
+    private var lastWrite: Instant?
+    private var flushing = false
+    /// Times this store rewrote the pending list (for the tests).
+    private(set) var pendingWrites = 0
 
     public init(directory: String) {
         self.directory = directory
@@ -81,24 +93,75 @@ public final class TrustStore: @unchecked Sendable {
         try recordAttempt(id: .device(id), name: name, address: address, at: time)
     }
 
+    /// Refused devices come as fast as a peer can make certificates, so the file is rewritten
+    /// at most once per `pendingInterval` (attempts within it are written together, by a
+    /// short-lived thread when none follows) and keeps at most `pendingLimit` devices. An
+    /// attempt that waits is not checked against the disk: the error of that later write is logged by no one.
     public func recordAttempt(id: SenderID, name: String, address: String, at time: WallTime = .now) throws {
-        try withFileLock(lockFile) {
-            var pending = try readPending()
-            if let i = pending.firstIndex(where: { $0.id == id }) {
-                pending[i].name = name
-                pending[i].address = address
-                pending[i].lastAttempt = time
-                pending[i].attempts += 1
-            } else {
-                pending.append(PendingSender(id: id, name: name, address: address, firstAttempt: time, lastAttempt: time, attempts: 1))
+        let name = String(String.UnicodeScalarView(Self.cleanName(name).unicodeScalars.prefix(64)))
+        let writeNow: Bool = attempts.withLock {
+            unwritten.append((id, name, address, time))
+            // Bounded while it waits, too: only the newest attempts matter.
+            if unwritten.count > Self.pendingLimit * 2 { unwritten.removeFirst(unwritten.count - Self.pendingLimit * 2) }
+            if let lastWrite, Instant.now - lastWrite < Self.pendingInterval {
+                if !flushing {
+                    flushing = true
+                    let wait = Self.pendingInterval - (Instant.now - lastWrite)
+                    // Without a thread the attempt is written with the next one (or never, if none comes).
+                    try? startThread(name: "pending-senders") { [self] in
+                        sleep(for: wait)
+                        try? flushAttempts()  // nobody to tell: the next attempt writes again
+                    }
+                }
+                return false
             }
+            return true
+        }
+        if writeNow { try flushAttempts() }
+    }
+
+    /// Attempts this process has not written yet are part of what the pending list says.
+    private func flushWaitingAttempts() throws {
+        if attempts.withLock({ !unwritten.isEmpty }) { try flushAttempts() }
+    }
+
+    /// Writes the attempts waiting into the pending list (one read-modify-write).
+    func flushAttempts() throws {
+        try withFileLock(lockFile) {
+            let batch: [(id: SenderID, name: String, address: String, time: WallTime)] = attempts.withLock {
+                defer {
+                    unwritten = []
+                    lastWrite = .now
+                    flushing = false
+                }
+                return unwritten
+            }
+            guard !batch.isEmpty else { return }
+            var pending = try readPending()
+            for a in batch {
+                if let i = pending.firstIndex(where: { $0.id == a.id }) {
+                    pending[i].name = a.name
+                    pending[i].address = a.address
+                    pending[i].lastAttempt = a.time
+                    pending[i].attempts += 1
+                } else {
+                    pending.append(PendingSender(id: a.id, name: a.name, address: a.address, firstAttempt: a.time, lastAttempt: a.time, attempts: 1))
+                }
+            }
+            if pending.count > Self.pendingLimit {
+                // The devices heard from least lately go (the list stays oldest first).
+                let keep = Set(pending.indices.sorted { pending[$0].lastAttempt.milliseconds > pending[$1].lastAttempt.milliseconds }.prefix(Self.pendingLimit))
+                pending = pending.indices.filter(keep.contains).map { pending[$0] }
+            }
+            attempts.withLock { pendingWrites += 1 }
             try writePending(pending)
         }
     }
 
     /// The pending senders, oldest first.
     public func pending() throws -> [PendingSender] {
-        try readPending()
+        try flushWaitingAttempts()
+        return try readPending()
     }
 
     /// Trusts the one pending or listed device whose ID starts with `prefix`, under `name`
@@ -106,7 +169,8 @@ public final class TrustStore: @unchecked Sendable {
     /// Returns the entry as written.
     @discardableResult
     public func allow(_ prefix: String, name: String? = nil) throws -> TrustedSender {
-        try withFileLock(lockFile) {
+        try flushWaitingAttempts()
+        return try withFileLock(lockFile) {
             var pending = try readPending()
             var list = try readTrustList()
             // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
@@ -142,7 +206,8 @@ public final class TrustStore: @unchecked Sendable {
     /// Drops a pending entry (by ID or unique prefix of a pending one).
     @discardableResult
     public func deny(_ prefix: String) throws -> PendingSender {
-        try withFileLock(lockFile) {
+        try flushWaitingAttempts()
+        return try withFileLock(lockFile) {
             var pending = try readPending()
             let id = try Self.unique(prefix, in: pending.map(\.id), what: "pending device")
             let entry = pending.first { $0.id == id }!

@@ -123,7 +123,30 @@ struct TrustStoreTests {
             }
         }
         for _ in 0..<4 { done.wait() }
-        #expect(try TrustStore(directory: dir).pending().count == 40)
+        // Each store writes what waited within a second of its last write.
+        #expect(eventually(5) { (try? TrustStore(directory: dir).pending().count) == 40 })
+    }
+
+    @Test("1,500 refused devices in a row: the pending list keeps the newest 100 and is rewritten at most once a second")
+    func pendingBounded() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let store = TrustStore(directory: dir)
+        let started = Instant.now
+        for i in 0..<1500 {
+            var bytes = Array(repeating: UInt8(i & 0xFF), count: 32)
+            bytes[0] = UInt8(i >> 8)
+            try store.recordAttempt(id: DeviceID(sha256: bytes), name: "d\(i)" + String(repeating: "x", count: 200), address: "192.0.2.1:1",
+                                    at: WallTime(seconds: Int64(1_700_000_000 + i)))
+        }
+        let elapsed = (Instant.now - started).seconds
+        #expect(store.pendingWrites <= Int(elapsed) + 1, "\(store.pendingWrites) rewrites in \(elapsed) s")
+        // What waited is written within the second.
+        #expect(eventually(5) { (try? TrustStore(directory: dir).pending().count) == TrustStore.pendingLimit })
+        let pending = try TrustStore(directory: dir).pending()
+        #expect(pending.map(\.name).contains("d1499" + String(repeating: "x", count: 59)), "names are cut to 64")
+        #expect(!pending.map(\.name).contains { $0.hasPrefix("d1399") }, "the oldest went")
+        #expect((readFile(dir + "/pending-senders") ?? []).count < 20_000)
     }
 
     @Test("LocalSend fingerprints sit on the same lists: parsed in any case and with colons, kept apart from device IDs, allowed by prefix")
