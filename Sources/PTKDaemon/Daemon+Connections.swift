@@ -14,7 +14,7 @@ import PTKTrust
 extension Daemon {
     /// Tells systemd how many sessions are open, unless STOPPING=1 has gone out. Call under `lock`.
     private func reportSessions() {
-        if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(active) session(s)") }
+        if !stopping { ServiceNotifier.status("listening on port \(listener.port); \(slots.count) session(s)") }
     }
 
     /// Why a connection was refused as it was accepted.
@@ -26,31 +26,51 @@ extension Daemon {
         var joinsLine: Bool
     }
 
-    /// Takes a connection slot for a connection from `host`: its number, and why it is refused
-    /// when the limits are reached (then no slot is taken).
-    private func takeSlot(_ host: String) -> (Int, Refusal?) {
-        lock.withLock {
+    /// Takes a connection slot for `socket` from `host`: its number, and why it is refused
+    /// when the limits are reached (then no slot is taken). When every slot is taken, it may
+    /// displace a connection that is not working (`ConnectionTable`), which is shut down here.
+    private func takeSlot(_ socket: FileDescriptor, _ host: String) -> (Int, Refusal?) {
+        // A duplicate to end the connection with if it is displaced; without one (no descriptor
+        // left) the connection is refused as if the receiver were full.
+        let displacer = try? socket.duplicate()
+        return lock.withLock {
             nextID += 1
-            if active >= configuration.maxSessions + handshakeRoom {
+            guard let displacer else {
+                return (nextID, Refusal(reason: "the receiver is out of file descriptors", joinsLine: true))
+            }
+            switch slots.admit(nextID, from: host, now: .now) {
+            case .full:
+                displacer.close()
                 return (nextID, Refusal(reason: "the receiver is at its limit of \(configuration.maxSessions) sessions", joinsLine: true))
-            }
-            if perAddress[host, default: 0] >= configuration.maxSessionsPerAddress {
+            case .addressFull:
+                displacer.close()
                 return (nextID, Refusal(reason: "\(host) already has \(configuration.maxSessionsPerAddress) sessions open", joinsLine: false))
+            case .admitDisplacing(let victim):
+                if let other = displacers.removeValue(forKey: victim) {
+                    Log.info("connection \(victim) displaced by connection \(nextID) from \(host): every slot is taken, and it had not finished its handshake or shown its right to a request")
+                    Socket.shutdownBoth(other)
+                    other.close()
+                }
+            case .admit:
+                break
             }
-            active += 1
-            perAddress[host, default: 0] += 1
+            displacers[nextID] = displacer
             reportSessions()
             return (nextID, nil)
         }
     }
 
-    private func releaseSlot(_ host: String) {
+    private func releaseSlot(_ id: Int) {
         lock.withLock {
-            active -= 1
-            perAddress[host, default: 1] -= 1
-            if perAddress[host] == 0 { perAddress[host] = nil }
+            slots.remove(id)
+            displacers.removeValue(forKey: id)?.close()
             reportSessions()
         }
+    }
+
+    /// Connection `id` moved on to `stage` (`ConnectionTable`).
+    func setStage(_ id: Int, _ stage: ConnectionStage) {
+        lock.withLock { slots.set(id, stage, now: .now) }
     }
 
     /// A LocalSend connection: served in a session slot on a thread of its own; over the
@@ -65,7 +85,7 @@ extension Daemon {
             // no sender in line is owed, and do not wait in line.
             let key = "localsend \(host)"
             if lock.withLock({ turns.take(key, now: .now) }) {
-                localSend.serve(socket, peer: peer, id: id, deadline: deadline)
+                localSend.serve(socket, peer: peer, id: id, deadline: deadline) { self.setStage(id, $0) }
                 lock.withLock { turns.release(key) }
             } else {
                 let reason = "the receiver is serving its limit of \(configuration.maxSessions) sessions, or owes the free ones to senders waiting"
@@ -81,8 +101,8 @@ extension Daemon {
         guard let web else { socket.close(); return }
         serveHTTPS(socket, peer: peer, thread: "web", busy: { id, reason in
             web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
-        }) { id, deadline in
-            web.serve(socket, peer: peer, id: id, deadline: deadline)
+        }) { [self] id, deadline in
+            web.serve(socket, peer: peer, id: id, deadline: deadline) { self.setStage(id, $0) }
         }
     }
 
@@ -91,8 +111,7 @@ extension Daemon {
     /// limits, `busy` answers 429 with the reason on a refusal thread instead.
     private func serveHTTPS(_ socket: FileDescriptor, peer: SocketAddress, thread: String,
                             busy: @escaping @Sendable (Int, String) -> Void, serve: @escaping @Sendable (Int, Instant) -> Void) {
-        let host = peer.host
-        let (id, refusal) = takeSlot(host)
+        let (id, refusal) = takeSlot(socket, peer.host)
         if let refusal {
             refuseBusy(socket, peer: peer, id: id, refusal) { busy(id, refusal.reason) }
             return
@@ -101,24 +120,24 @@ extension Daemon {
         do {
             try sessionThreads.start(name: thread) { [self] in
                 serve(id, deadline)
-                releaseSlot(host)
+                releaseSlot(id)
             }
         } catch {
             Log.warning("cannot start a session thread: \(error)")
             socket.close()
-            releaseSlot(host)
+            releaseSlot(id)
         }
     }
 
     func serve(_ socket: FileDescriptor, peer: SocketAddress) {
         let host = peer.host
-        let (id, refusal) = takeSlot(host)
+        let (id, refusal) = takeSlot(socket, host)
         let deadline = Instant.now + configuration.handshakeTimeout
         if let refusal {
             refuseBusy(socket, peer: peer, id: id, refusal)
             return
         }
-        let release: @Sendable () -> Void = { [self] in releaseSlot(host) }
+        let release: @Sendable () -> Void = { [self] in releaseSlot(id) }
         do {
             try sessionThreads.start(name: "session") { [self] in
                 // The handshake runs on the session's thread, inside its slot: a connection stuck
@@ -129,6 +148,11 @@ extension Daemon {
                     case .busy(let ahead):
                         answerBusy(stream, sender: sender, peer: peer, id: id, reason: servingAll(ahead: ahead), ahead: ahead)
                     case .serve(let sessions):
+                        // Past its handshake and admitted: a sender that may send is working; an
+                        // untrusted one under `senders = trusted` is refused at its HELLO, and
+                        // until then may still be displaced.
+                        if case .tls(_, let trusted) = sender, trusted || !settings.trustedSendersOnly { setStage(id, .working) }
+                        if case .plaintext = sender, settings.plaintextAllowed && !settings.trustedSendersOnly { setStage(id, .working) }
                         var settings = settings
                         settings.sessions = sessions
                         let connection = FramedConnection(stream: stream, timeout: configuration.idleTimeout)

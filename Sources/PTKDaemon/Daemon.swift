@@ -38,11 +38,13 @@ public struct DaemonError: Error, CustomStringConvertible {
 ///
 /// Who is served when many senders come at once: every connection takes a connection slot when
 /// it is accepted (at most `maxSessions` plus `handshakeRoom`, and `maxSessionsPerAddress` per
-/// address; beyond them it is answered ERROR busy, or 429, on a short-lived refusal thread).
+/// address, an IPv6 /64 counted as one; when all are taken, a newcomer from an address holding
+/// fewer displaces the oldest connection of the address holding most that is not working:
+/// `ConnectionTable`; beyond that it is answered ERROR busy, or 429, on a short-lived refusal thread).
 /// Once its handshake says who the sender is, `turns` decides whether it is served now, and with
 /// what share of the sessions (WELCOME.sessions), or answered ERROR busy with its place in line.
 public final class Daemon: @unchecked Sendable {
-    // `active`, `perAddress`, `turns`, `stopping`, `lingering` and `nextID` are guarded by
+    // `slots`, `displacers`, `turns`, `stopping`, `lingering` and `nextID` are guarded by
     // `lock`; everything else is fixed at init.
     public let configuration: DaemonConfiguration
     public let store: PhotoStore
@@ -65,9 +67,13 @@ public final class Daemon: @unchecked Sendable {
     // the session counts and the turns are guarded by `lock`.
     let tls: TLSContext
     let lock = Lock()
-    /// Connections being handled (in their handshake, or served), in all and per address.
-    var active = 0
-    var perAddress: [String: Int] = [:]
+    /// Connections being handled (in their handshake, or served), in all and per address, and
+    /// where each is in its life.
+    var slots: ConnectionTable
+    /// For each connection in `slots`, a duplicate of its socket: shutting it down ends a
+    /// displaced connection's reads and writes at once (the duplicate keeps the descriptor
+    /// number from being reused while the connection's own thread closes its copy).
+    var displacers: [Int: FileDescriptor] = [:]
     /// The sessions served, by sender, and the senders waiting for one.
     var turns: Turns
     /// STOPPING=1 has gone out: no more STATUS updates.
@@ -130,10 +136,12 @@ public final class Daemon: @unchecked Sendable {
         guard !listener.addresses.isEmpty else {
             throw DaemonError(description: "no address to listen on", exitCode: .cannotStart)
         }
+        // One budget of wrong guesses for every door that checks a secret.
+        let guesses = Guesses()
         localSend = configuration.localSend
-            ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, arrivals: arrivals, shutdown: shutdown)
+            ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown)
             : nil
-        web = configuration.web ? try WebEndpoint(configuration: configuration, store: store, arrivals: arrivals, shutdown: shutdown) : nil
+        web = configuration.web ? try WebEndpoint(configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown) : nil
         // WELCOME.sessions is each session's share when it starts (`turns`).
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
                                     sessions: nil,
@@ -141,14 +149,16 @@ public final class Daemon: @unchecked Sendable {
                                     trustedSendersOnly: configuration.senders == .trusted,
                                     types: configuration.photoTypes)
         turns = Turns(capacity: configuration.maxSessions, perSender: configuration.maxSessionsPerAddress)
+        slots = ConnectionTable(capacity: configuration.maxSessions + Self.handshakeRoom(configuration),
+                                perAddress: configuration.maxSessionsPerAddress)
     }
 
     /// Connections now being handled: sessions, and connections in their handshake.
-    public var activeSessions: Int { lock.withLock { active } }
+    public var activeSessions: Int { lock.withLock { slots.count } }
 
     /// Connections that may be in their handshake beyond the sessions served: room for a sender
     /// whose turn has come to be heard while others are being turned away.
-    var handshakeRoom: Int { max(4, configuration.maxSessions / 4) }
+    static func handshakeRoom(_ configuration: DaemonConfiguration) -> Int { max(4, configuration.maxSessions / 4) }
 
     /// Accepts and serves sessions until `shutdown` is requested, then lets sessions reach a
     /// frame boundary (they answer ERROR `shutting-down`) for up to `grace`. Returns

@@ -30,8 +30,11 @@ final class HTTPConnection {
     /// Some bytes of the current message have arrived.
     private var inMessage = false
 
+    private let kind: HTTPParser.Kind
+
     init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10) {
         self.stream = stream
+        self.kind = kind
         parser = HTTPParser(kind)
         buffer = [UInt8](repeating: 0, count: bufferSize)
     }
@@ -56,15 +59,34 @@ final class HTTPConnection {
         }
     }
 
+    /// A request body must come at least this fast on average, after `bodyGrace`: a client
+    /// sending a byte now and then cannot hold its slot for longer than its size allows.
+    static let bodyMinimumRate = 8 << 10
+    static let bodyGrace: Duration = .seconds(10)
+
+    /// Tells where the connection is in its life (`ConnectionStage`), for the connection slots.
+    var onStage: ((ConnectionStage) -> Void)?
+
+    /// The request being answered is one its sender has the right to (a session, a token):
+    /// its connection is working and is not displaced for a newcomer.
+    func proven() { onStage?(.working) }
+
     /// Passes the body of the message whose head was just read to `sink`, piece by piece, each
     /// read by `deadline()`; returns once the message is complete. `sink` returning false stops
-    /// with `.refused(status, why)` from `refusal()`.
+    /// with `.refused(status, why)` from `refusal()`. Requests (not responses) must also keep to
+    /// `bodyMinimumRate` after `bodyGrace`, or end in 408.
     func readBody(deadline: () -> Instant, sink: (UnsafeRawBufferPointer) -> Bool,
                   refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPFailure) {
+        let started = Instant.now
+        var received = 0
+        let counted: (UnsafeRawBufferPointer) -> Bool = { piece in
+            received += piece.count
+            return sink(piece)
+        }
         while true {
             if start < end {
                 let stop: HTTPParser.Stop?
-                do { stop = try parseBuffered(body: sink) } catch {
+                do { stop = try parseBuffered(body: counted) } catch {
                     if case .bodyRefused = error {
                         let (status, why) = refusal()
                         throw .refused(status, why)
@@ -76,7 +98,21 @@ final class HTTPConnection {
                     return
                 }
             }
-            if try !fill(deadline: deadline()) {
+            var next = deadline()
+            var slow = false
+            if kind == .request {
+                // The moment by which the next byte must come for the body to keep its rate.
+                let byRate = started + Self.bodyGrace + .seconds(Double(received + 1) / Double(Self.bodyMinimumRate))
+                if byRate < next { (next, slow) = (byRate, true) }
+            }
+            let more: Bool
+            do { more = try fill(deadline: next) } catch {
+                if case .timedOut = error, slow {
+                    throw .refused(408, "the request's body came slower than \(Self.bodyMinimumRate >> 10) KiB/s (\(received) bytes in \(formatDecimal((Instant.now - started).seconds)) s)")
+                }
+                throw error
+            }
+            if !more {
                 // A body that runs to the end of the connection (responses) ends here. Any other
                 // body cut short means the peer has gone (closed, or reset): no one to answer.
                 if (try? parser.finish()) == .complete { return }  // an error is the cut body

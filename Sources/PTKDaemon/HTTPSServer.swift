@@ -24,6 +24,7 @@ struct HTTPSServer {
     /// reason and the connection closed. `handle` answers a request (told the certificate the
     /// client showed, if any) and returns false when the connection must close after it.
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+               stage: ((ConnectionStage) -> Void)? = nil,
                handle: (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool) {
         let log = { (line: String) in Log.info("\(kind) \(id) from \(peer): \(line)") }
         // A bare connect-and-close (apps probe the port) ends here without a word.
@@ -60,11 +61,18 @@ struct HTTPSServer {
         }
         let http = HTTPConnection(stream: stream, kind: .request)
         http.fixedHeaders = fixedHeaders
+        http.onStage = stage
         var headDeadline = deadline
         var ending = "closed"
+        var firstRequest = true
         while true {
             do {
+                // Waiting for a request (the first still belongs to the opening) costs a slot
+                // and shows nothing; so does a request until its handler says it is allowed.
+                if !firstRequest { stage?(.idle) }
+                firstRequest = false
                 guard let head = try http.nextHead(deadline: headDeadline) else { break }
+                stage?(.unproven)
                 if let busy {
                     ending = "refused, \(busy); answered 429"
                     answer(http, 429, busy + "; try again later")

@@ -56,39 +56,67 @@ extension LocalSendEndpoint {
 
     private func prepareUpload(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
         let replyBy = { Instant.now + self.configuration.idleTimeout }
-        let body = try c.http.readBody(limit: Self.jsonLimit, deadline: replyBy)
+        // Who may send is known before the body is read: its certificate against the trust list.
+        let trusted = senderID(c).map(trust.isTrusted) ?? false
+        let allowed = configuration.senders == .anyone || trusted
+        if !allowed {
+            return try refuseUntrusted(head, c)
+        }
+        if trusted { c.http.proven() }
+        // A body of a sender not on the trust list is held whole only up to `smallJSONLimit`;
+        // a larger one takes a share of `largeBodies` for as long as it is read and decoded, so
+        // that many of them at once cannot take the receiver's memory. Trusted senders are not held back.
+        let large = !trusted && (head.contentLength.map { $0 > Int64(Self.smallJSONLimit) } ?? true)
+        let share = large ? Int(min(head.contentLength ?? Int64(Self.jsonLimit), Int64(Self.jsonLimit))) : 0
+        if large && !largeBodies.take(share) {
+            Log.info("localsend \(c.id) from \(c.peer): prepare-upload of \(head.contentLength.map { formatBytes(Double($0)) } ?? "a chunked body") while \(formatBytes(Double(LargeBodies.capacity))) of large bodies are being read; answered 503")
+            try c.http.respond(503, message("the receiver is busy reading other large requests; try again in a moment"), headers: [("Retry-After", "2")],
+                               close: true, deadline: replyBy())
+            return false
+        }
+        defer { if large { largeBodies.give(share) } }
         var request: PrepareUploadRequest
         do {
+            let body = try c.http.readBody(limit: large ? share : min(Self.jsonLimit, Self.smallJSONLimit * (trusted ? 64 : 1)), deadline: replyBy)
             request = try LocalSendJSON.decode(PrepareUploadRequest.self, from: body).validated()
+        } catch let error as HTTPFailure {
+            throw error
         } catch {
             Log.info("localsend \(c.id) from \(c.peer): prepare-upload refused: \(error); answered 400")
             try c.http.respond(400, message("invalid body: \(error)"), deadline: replyBy())
             return true
         }
         let who = "\"\(clean(request.info.alias))\"" + (c.certificate.map { " (LocalSend \(String($0.prefix(8))))" } ?? " (no certificate)")
-        var allowed = configuration.senders == .anyone
-        if !allowed, let id = senderID(c) { allowed = trust.isTrusted(id) }
         let prefix = "localsend \(c.id) from \(c.peer) \(who): prepare-upload of \(request.files.count) file(s)"
+        let pin = head.query["pin"]
+        if configuration.localSendPIN != nil && pin != nil && guesses.isSpent {
+            Log.info("\(prefix): a PIN while too many wrong passwords or PINs were given this minute; answered 429")
+            try c.http.respond(429, message("too many wrong PINs were given to this receiver; try again in a minute"), deadline: replyBy())
+            return true
+        }
         // Files whose SHA-256 the app gave and whose bytes the directory keeps are left out of
         // the answer, so the app does not send them (duplicates = skip).
-        var held: [(FileInfo, String)] = []
+        // A photo is one kept photo however often the request names it: its hook runs once.
+        var held: [String: (FileInfo, String)] = [:]
         for (id, file) in request.files {
             guard let sha256 = file.sha256?.lowercased(), let name = arrivals.heldPhoto(sha256: sha256, size: file.size) else { continue }
-            held.append((file, name))
+            if held[sha256] == nil || file.fileName < held[sha256]!.0.fileName { held[sha256] = (file, name) }
             request.files[id] = nil
         }
         let outcome = lock.withLock {
-            sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: head.query["pin"], allowed: allowed, now: .now)
+            sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: pin, allowed: allowed, now: .now)
         }
         switch outcome {
         case .accepted, .nothingToTransfer:
             // Only a sender that may send learns what is kept, and only its duplicates run the hook.
             let sender = Sender(announcedName: request.info.alias, id: senderID(c), address: c.peer.description)
-            for (file, name) in held.sorted(by: { $0.0.fileName < $1.0.fileName }) {
+            for (file, name) in held.values.sorted(by: { $0.0.fileName < $1.0.fileName }) {
                 Log.info("\(prefix): \"\(file.fileName)\" is already kept as \"\(name)\"; not asked for")
                 arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
                                type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: c.certificate.map { "LocalSend \($0)" })
             }
+        case .pinRequired(wrong: true), .tooManyTries where pin != nil && pin != configuration.localSendPIN:
+            guesses.failed("PIN", from: c.address)
         default:
             break
         }
@@ -106,20 +134,37 @@ extension LocalSendEndpoint {
             Log.info("\(prefix): too many wrong PINs from \(c.address); answered 429")
             try c.http.respond(outcome.status, message("too many wrong PINs; try again later"), deadline: replyBy())
         case .refused:
-            if let id = senderID(c) {
-                do { try trust.recordAttempt(id: id, name: request.info.alias, address: c.peer.description) } catch {
-                    Log.warning("localsend \(c.id): cannot record the refused device in \(trust.pendingFile): \(error)")
-                }
-                Log.info("\(prefix): refused, LocalSend \(id) is not trusted (`ptk trust allow \(id.short)`); answered 403")
-            } else {
-                Log.info("\(prefix): refused, the app showed no certificate and only trusted devices may send; answered 403")
-            }
+            // Decided above, before the body; the sessions refuse no one that is allowed.
             try c.http.respond(outcome.status, message("this receiver accepts trusted devices only"), deadline: replyBy())
         case .busy:
             Log.info("\(prefix): a session from \(c.address) is still running; answered 409")
             try c.http.respond(outcome.status, message("a session from this address is still running"), deadline: replyBy())
         }
         return true
+    }
+
+    /// A prepare-upload from a sender the trust list does not name, under `senders = trusted`:
+    /// refused (403) with at most `smallJSONLimit` of its body read, for the name the pending
+    /// list shows (a larger body is not read: the connection closes after the answer).
+    private func refuseUntrusted(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        var alias: String? = nil
+        let small = head.contentLength.map { $0 <= Int64(Self.smallJSONLimit) } ?? false
+        if small {
+            let body = try c.http.readBody(limit: Self.smallJSONLimit, deadline: replyBy)
+            alias = (try? LocalSendJSON.decode(PrepareUploadRequest.self, from: body))?.info.alias  // a body that does not parse names no one
+        }
+        let prefix = "localsend \(c.id) from \(c.peer) \"\(clean(alias ?? "?"))\": prepare-upload"
+        if let id = senderID(c) {
+            do { try trust.recordAttempt(id: id, name: alias ?? "LocalSend app", address: c.peer.description) } catch {
+                Log.warning("localsend \(c.id): cannot record the refused device in \(trust.pendingFile): \(error)")
+            }
+            Log.info("\(prefix): refused, LocalSend \(id) is not trusted (`ptk trust allow \(id.short)`); answered 403")
+        } else {
+            Log.info("\(prefix): refused, the app showed no certificate and only trusted devices may send; answered 403")
+        }
+        try c.http.respond(403, message("this receiver accepts trusted devices only"), close: !small, deadline: replyBy())
+        return small
     }
 
     private func upload(_ head: HTTPHead, _ c: Connection) throws(HTTPFailure) -> Bool {
@@ -135,7 +180,16 @@ extension LocalSendEndpoint {
         }
         let session: LocalSendSession, file: FileInfo
         switch begun {
-        case .success(let (s, f)): (session, file) = (s, f)
+        case .success(let (s, f)) where s.fingerprint == c.certificate:
+            (session, file) = (s, f)
+            c.http.proven()
+        case .success(let (s, _)):
+            // The token is the session's, but the app is not: another certificate (or none) than
+            // the one that prepared the session. The file stays owed to the session's own app.
+            lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: false, now: .now) }
+            Log.info("localsend \(c.id) from \(c.peer): upload refused: the certificate (\(c.certificate.map { String($0.prefix(8)) } ?? "none")) is not the session's (\(s.fingerprint.map { String($0.prefix(8)) } ?? "none")); answered 403")
+            try c.http.respond(403, message("this upload's certificate is not the one that prepared the session"), close: true, deadline: replyBy())
+            return false
         case .failure(let refusal):
             Log.info("localsend \(c.id) from \(c.peer): upload refused: \(refusal.message); answered \(refusal.status)")
             // The body is not read: the connection closes after the answer.

@@ -22,18 +22,26 @@ final class LocalSendEndpoint: @unchecked Sendable {
     let store: PhotoStore
     let trust: TrustStore
     let arrivals: Arrivals
+    /// Wrong guesses at any door, for the whole receiver.
+    let guesses: Guesses
     let shutdown: ShutdownSignal
     let lock = Lock()
     var sessions: LocalSendSessions
 
     /// The largest JSON body taken (a prepare-upload of many files with previews).
     static let jsonLimit = 4 << 20
+    /// The largest JSON body of a sender not on the trust list that is read without a share of
+    /// `largeBodies` (about 250 files).
+    static let smallJSONLimit = 64 << 10
+    /// Large JSON bodies being read and decoded at once, in bytes.
+    let largeBodies = LargeBodies()
     /// Bodies of requests that need none are read and dropped up to this size.
     static let ignoredBodyLimit = 64 << 10
 
-    init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, arrivals: Arrivals,
+    init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
          shutdown: ShutdownSignal) throws(DaemonError) {
         self.configuration = configuration
+        self.guesses = guesses
         self.store = store
         self.trust = trust
         self.arrivals = arrivals
@@ -68,10 +76,11 @@ final class LocalSendEndpoint: @unchecked Sendable {
     // MARK: Connections
 
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
-    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil) {
+    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+               stage: ((ConnectionStage) -> Void)? = nil) {
         let server = HTTPSServer(context: self.server, shutdown: shutdown, kind: "localsend", idle: configuration.idleTimeout,
                                  errorBody: { (message($0), "application/json") })
-        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy) { head, http, certificate throws(HTTPFailure) in
+        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { head, http, certificate throws(HTTPFailure) in
             try handle(head, Connection(id: id, peer: peer, certificate: certificate, http: http))
         }
     }

@@ -29,6 +29,7 @@ extension WebEndpoint {
         let secret = cookies(head.header("cookie"))[Self.cookieName]
         let session = secret.flatMap { access.session(secret: $0) }
         let r = Request(head: head, http: http, connection: connection, session: session)
+        if session != nil { http.proven() }
         if !route.isPublic && session == nil {
             // Everything but the login page needs a session: the login page answers (401).
             if route == .upload {
@@ -148,8 +149,12 @@ extension WebEndpoint {
     }
 
     /// A form's fields (`application/x-www-form-urlencoded`, at most `formLimit` bytes).
-    func readForm(_ r: Request) throws(HTTPFailure) -> [String: String] {
-        let body = try r.http.readBody(limit: Self.formLimit, deadline: { .now + self.configuration.idleTimeout })
+    func readForm(_ r: Request, limit: Int = formLimit) throws(HTTPFailure) -> [String: String] {
+        if let length = r.head.contentLength, length > Int64(limit) {
+            // Not read: the connection closes after the answer.
+            throw .refused(413, "the form is over \(limit) bytes")
+        }
+        let body = try r.http.readBody(limit: limit, deadline: { .now + self.configuration.idleTimeout })
         return urlEncodedFields(String(decoding: body, as: UTF8.self))
     }
 
@@ -228,27 +233,34 @@ extension WebEndpoint {
     }
 
     func passwordLogin(_ r: Request) throws(HTTPFailure) {
-        let form = try readForm(r)
+        // Anyone may post here: the form is read only up to `loginFormLimit`.
+        let form = try readForm(r, limit: Self.loginFormLimit)
         let address = r.connection.address
         if let other = otherSite(r.head) {
             r.log("refused a login: \(other); answered 403")
             try html(r, 403, pages.error("This login came from another site", viewer: nil))
             return
         }
-        enum Outcome { case lockedOut, noPassword, wrong(lockedNow: Bool), right }
+        enum Outcome { case lockedOut, everyoneWaits, noPassword, wrong(lockedNow: Bool), right }
         let outcome: Outcome = passwordLock.withLock {
             limiter.expire(now: .now)
             if limiter.isLockedOut(address, now: .now) { return .lockedOut }
+            // Too many wrong guesses at this receiver from anywhere: none is checked for a while.
+            if guesses.isSpent { return .everyoneWaits }
             guard access.hasPassword else { return .noPassword }
             if access.checkPassword(form["password"] ?? "") {
                 limiter.succeeded(address)
                 return .right
             }
+            guesses.failed("password", from: address)
             return .wrong(lockedNow: limiter.failed(address, now: .now))
         }
         switch outcome {
         case .lockedOut:
             try html(r, 429, pages.login(hasPassword: true, message: "Too many wrong passwords from \(address): try again in 5 minutes."))
+        case .everyoneWaits:
+            r.log("a login while too many wrong passwords or PINs were given this minute; answered 429")
+            try html(r, 429, pages.login(hasPassword: true, message: "Too many wrong passwords were given to this receiver: try again in a minute."))
         case .noPassword:
             try html(r, 401, pages.login(hasPassword: false, message: "No password is set: use a one-time link."))
         case .wrong(let locked):

@@ -25,23 +25,28 @@ final class WebEndpoint: @unchecked Sendable {
     let shutdown: ShutdownSignal
     let access: WebAccess
     let pages: WebPages
+    /// Wrong guesses at any door, for the whole receiver.
+    let guesses: Guesses
     /// One password check (scrypt: 32 MiB, 0.1 s) at a time, and the wrong tries per address.
     let passwordLock = Lock()
     var limiter = TryLimiter(tries: 3, lockout: .seconds(300))
 
     /// The session cookie. `__Host-`: browsers keep it only if Secure, for this host, Path=/.
     static let cookieName = "__Host-ptk"
-    /// Form bodies (login, rename, note, rate, delete) are read up to this size.
+    /// Form bodies (rename, note, rate, delete) are read up to this size.
     static let formLimit = 64 << 10
+    /// The login form, which anyone may send, is read up to this size (a name and a password).
+    static let loginFormLimit = 4 << 10
     /// A kept-alive connection waits this long at most for its next request (browsers keep
     /// idle connections open; each holds a session slot).
     static let keepAlive: Duration = .seconds(15)
     /// Headers every response carries.
-    static let securityHeaders = "Content-Security-Policy: default-src 'self'\r\nX-Frame-Options: DENY\r\n"
+    static let securityHeaders = "Content-Security-Policy: default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'\r\nX-Frame-Options: DENY\r\n"
         + "Referrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\n"
 
-    init(configuration: DaemonConfiguration, store: PhotoStore, arrivals: Arrivals, shutdown: ShutdownSignal) throws(DaemonError) {
+    init(configuration: DaemonConfiguration, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal) throws(DaemonError) {
         self.configuration = configuration
+        self.guesses = guesses
         self.store = store
         self.arrivals = arrivals
         self.shutdown = shutdown
@@ -82,13 +87,14 @@ final class WebEndpoint: @unchecked Sendable {
     var fingerprint: String { identity.certificateFingerprint }
 
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
-    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil) {
+    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+               stage: ((ConnectionStage) -> Void)? = nil) {
         let pages = self.pages
         var server = HTTPSServer(context: context, shutdown: shutdown, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
                                  errorBody: { (Array(pages.error($0, viewer: nil).utf8), "text/html; charset=utf-8") })
         server.fixedHeaders = Self.securityHeaders
         let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
-        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy) { head, http, _ throws(HTTPFailure) in
+        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { head, http, _ throws(HTTPFailure) in
             try handle(head, http, connection)
         }
     }

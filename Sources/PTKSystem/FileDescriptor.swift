@@ -21,6 +21,12 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     }
 
     /// Closes the descriptor; errors are ignored, as the descriptor is gone either way.
+    /// A second descriptor of the same open file, close-on-exec. The C function is `fcntl`
+    /// with `F_DUPFD_CLOEXEC`.
+    public func duplicate() throws(SystemError) -> FileDescriptor {
+        FileDescriptor(rawValue: try syscall("fcntl") { fcntl(rawValue, F_DUPFD_CLOEXEC, 0) })
+    }
+
     /// The corresponding C function is `close`.
     public func close() {
         _ = Glibc.close(rawValue)

@@ -49,7 +49,13 @@ public enum Socket {
 
     /// Connects to `address`, giving up at `deadline`. The corresponding C function is `connect`.
     public static func connect(to address: SocketAddress, deadline: Instant) throws(SystemError) -> FileDescriptor {
-        let (sock, connected) = try startConnect(to: address)
+        try connect(to: address, from: nil, deadline: deadline)
+    }
+
+    /// As `connect(to:deadline:)`, from the local address `source` when given (the tests'
+    /// peers on 127.0.0.2, 127.0.0.3, ...). The corresponding C function is `bind`.
+    public static func connect(to address: SocketAddress, from source: SocketAddress?, deadline: Instant) throws(SystemError) -> FileDescriptor {
+        let (sock, connected) = try startConnect(to: address, from: source)
         do throws(SystemError) {
             if !connected {
                 let revents = try poll([(sock, PollEvents.writable)], until: deadline)
@@ -66,11 +72,19 @@ public enum Socket {
     /// Starts a non-blocking connect to `address`: the socket, and whether it is connected
     /// already (otherwise it becomes writable once the attempt ends; see `finishConnect`).
     /// The corresponding C functions are `socket` and `connect`.
-    public static func startConnect(to address: SocketAddress) throws(SystemError) -> (FileDescriptor, connected: Bool) {
+    public static func startConnect(to address: SocketAddress, from source: SocketAddress? = nil) throws(SystemError) -> (FileDescriptor, connected: Bool) {
         let fd = try syscall("socket", address.description) {
             socket(address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         }
         let sock = FileDescriptor(rawValue: fd)
+        if let source {
+            let rc = source.withSockAddr { Glibc.bind(fd, $0, $1) }
+            if rc != 0 {
+                let err = errno
+                sock.close()
+                throw SystemError(call: "bind", object: source.description, errno: err)
+            }
+        }
         let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if rc == 0 {
             // Nagle's algorithm only delays small writes; the connection works without this.
@@ -182,6 +196,12 @@ public enum Socket {
     /// The corresponding C function is `shutdown`.
     public static func shutdownWrite(_ sock: FileDescriptor) {
         _ = Glibc.shutdown(sock.rawValue, CInt(SHUT_WR))
+    }
+
+    /// Shuts down both directions: the socket's reads return end of stream and its writes fail,
+    /// for every descriptor of it (a thread blocked on it wakes). The C function is `shutdown`.
+    public static func shutdownBoth(_ sock: FileDescriptor) {
+        _ = Glibc.shutdown(sock.rawValue, CInt(SHUT_RDWR))
     }
 
     /// Sets an integer socket option. The corresponding C function is `setsockopt`.

@@ -1,0 +1,108 @@
+import PTKLocalSend
+import PTKSystem
+
+/// Where a connection is in its life, for deciding whom a newcomer may displace when every
+/// slot is taken. Only `.working` connections are doing what the receiver is for; the others
+/// cost a slot without having shown they are a sender or a browser with a right to it.
+enum ConnectionStage: Sendable, Equatable {
+    /// Accepted: its handshake (TLS, and for protocol v1 its admission) is not finished.
+    case opening
+    /// HTTP between requests (keep-alive).
+    case idle
+    /// HTTP: a request whose sender has not shown its right yet (a login, a prepare-upload, a
+    /// request without a session), or whose body is still coming.
+    case unproven
+    /// A v1 session past its handshake and admission, an authorised HTTP request.
+    case working
+
+    var isPreemptible: Bool { self != .working }
+}
+
+/// The connection slots: at most `capacity` connections, at most `perAddress` from one
+/// address (`addressKey`: an IPv6 /64 is one). When every slot is taken, a newcomer from an
+/// address holding fewer slots than another displaces that address's oldest connection that
+/// is not working (in its handshake, idle, or on a request not yet shown to be allowed): so
+/// connections that never finish a handshake or a request cannot keep out a sender who does,
+/// however fast they come back. Pure: told the time, no I/O; the daemon holds it under its lock.
+struct ConnectionTable: Sendable {
+    struct Entry: Sendable, Equatable {
+        var key: String
+        var stage: ConnectionStage
+        /// When it last entered a preemptible stage (the oldest is displaced first).
+        var since: Instant
+    }
+
+    enum Decision: Equatable {
+        case admit
+        /// Admitted in place of connection `victim`, which the caller closes.
+        case admitDisplacing(victim: Int)
+        /// The address has its `perAddress` connections.
+        case addressFull
+        /// Every slot is taken by connections that may not be displaced for this address.
+        case full
+    }
+
+    let capacity: Int
+    let perAddress: Int
+    private(set) var entries: [Int: Entry] = [:]
+    private var counts: [String: Int] = [:]
+
+    init(capacity: Int, perAddress: Int) {
+        self.capacity = capacity
+        self.perAddress = perAddress
+    }
+
+    var count: Int { entries.count }
+    func count(of address: String) -> Int { counts[addressKey(address), default: 0] }
+
+    /// Decides connection `id` from `address`; admitted, it is entered as `.opening` (and a
+    /// displaced one is gone from the table).
+    mutating func admit(_ id: Int, from address: String, now: Instant) -> Decision {
+        let key = addressKey(address)
+        let mine = counts[key, default: 0]
+        if mine >= perAddress { return .addressFull }
+        var decision = Decision.admit
+        if entries.count >= capacity {
+            guard let victim = victim(for: mine) else { return .full }
+            remove(victim)
+            decision = .admitDisplacing(victim: victim)
+        }
+        entries[id] = Entry(key: key, stage: .opening, since: now)
+        counts[key, default: 0] += 1
+        return decision
+    }
+
+    /// The connection a newcomer whose address holds `mine` slots displaces: the oldest
+    /// preemptible one of the address holding the most slots, if that address holds at least
+    /// two more than the newcomer's (so the two end no further apart than they were).
+    func victim(for mine: Int) -> Int? {
+        var byKey: [String: (id: Int, since: Instant)] = [:]
+        for (id, e) in entries where e.stage.isPreemptible {
+            if let old = byKey[e.key], old.since <= e.since { continue }
+            byKey[e.key] = (id, e.since)
+        }
+        let best = byKey.max { a, b in
+            let ca = counts[a.key, default: 0], cb = counts[b.key, default: 0]
+            return ca != cb ? ca < cb : a.value.since > b.value.since
+        }
+        guard let best, counts[best.key, default: 0] >= mine + 2 else { return nil }
+        return best.value.id
+    }
+
+    /// Connection `id` moved on to `stage` (a displaced or released one is not there: nothing).
+    mutating func set(_ id: Int, _ stage: ConnectionStage, now: Instant) {
+        guard var e = entries[id], e.stage != stage else { return }
+        if stage.isPreemptible { e.since = now }
+        e.stage = stage
+        entries[id] = e
+    }
+
+    /// Connection `id` ended; false when it was not there (displaced before).
+    @discardableResult
+    mutating func remove(_ id: Int) -> Bool {
+        guard let e = entries.removeValue(forKey: id) else { return false }
+        counts[e.key, default: 1] -= 1
+        if counts[e.key] == 0 { counts[e.key] = nil }
+        return true
+    }
+}

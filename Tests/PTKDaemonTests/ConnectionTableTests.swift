@@ -1,0 +1,74 @@
+import PTKSystem
+import Testing
+
+@testable import PTKDaemon
+
+@Suite("Connection slots: who may displace whom")
+struct ConnectionTableTests {
+    let t0 = Instant.now
+
+    @Test("within the limits every connection is admitted; over an address's own limit it is refused, an IPv6 /64 counted as one address")
+    func limits() {
+        var table = ConnectionTable(capacity: 10, perAddress: 3)
+        for id in 1...3 { do { let d = table.admit(id, from: "2001:db8::\(id)", now: t0); #expect(d == .admit) } }
+        do { let d = table.admit(4, from: "2001:db8::99", now: t0); #expect(d == .addressFull) }
+        do { let d = table.admit(5, from: "2001:db8:0:1::1", now: t0); #expect(d == .admit) }
+        #expect(table.count == 4)
+        #expect(table.count(of: "2001:db8::5") == 3)
+        table.remove(1)
+        do { let d = table.admit(6, from: "2001:db8::7", now: t0); #expect(d == .admit) }
+    }
+
+    @Test("full of connections that never finish their handshake: a newcomer from a third address displaces the oldest of the address holding most")
+    func handshakeFloodDisplaced() {
+        var table = ConnectionTable(capacity: 12, perAddress: 8)
+        var id = 0
+        for n in 0..<6 {
+            id += 1; do { let d = table.admit(id, from: "10.0.0.2", now: t0 + .milliseconds(n)); #expect(d == .admit) }
+            id += 1; do { let d = table.admit(id, from: "10.0.0.3", now: t0 + .milliseconds(n)); #expect(d == .admit) }
+        }
+        // 10.0.0.2's first (id 1) and 10.0.0.3's first (id 2) are the oldest, and their addresses hold as many: one of them goes.
+        do { let d = table.admit(100, from: "10.0.0.4", now: t0 + .seconds(1)); #expect(d == .admitDisplacing(victim: 1) || d == .admitDisplacing(victim: 2)) }
+        // The holders coming back hold nearly as many as each other: refused, never in the newcomer's place.
+        for n in 0..<40 {
+            let decision = table.admit(200 + n, from: n % 2 == 0 ? "10.0.0.2" : "10.0.0.3", now: t0 + .seconds(Double(2 + n)))
+            #expect(decision == .full || decision == .addressFull, "\(decision)")
+        }
+        #expect(table.entries[100] != nil)
+    }
+
+    @Test("a working connection is never displaced: a newcomer is refused when all others work")
+    func workingStays() {
+        var table = ConnectionTable(capacity: 4, perAddress: 4)
+        for id in 1...4 {
+            do { let d = table.admit(id, from: "10.0.0.2", now: t0); #expect(d == .admit) }
+            table.set(id, .working, now: t0)
+        }
+        do { let d = table.admit(5, from: "10.0.0.3", now: t0); #expect(d == .full) }
+        // One goes idle (keep-alive): it may be displaced now.
+        table.set(3, .idle, now: t0 + .seconds(1))
+        do { let d = table.admit(6, from: "10.0.0.3", now: t0 + .seconds(2)); #expect(d == .admitDisplacing(victim: 3)) }
+    }
+
+    @Test("no displacing between addresses holding nearly as many: the newcomer must hold at least two fewer")
+    func fairShareOnly() {
+        var table = ConnectionTable(capacity: 4, perAddress: 4)
+        for (id, host) in [(1, "a"), (2, "b"), (3, "c"), (4, "d")] { do { let d = table.admit(id, from: host, now: t0); #expect(d == .admit) } }
+        do { let d = table.admit(5, from: "e", now: t0); #expect(d == .full) }
+        do { let d = table.admit(6, from: "a", now: t0); #expect(d == .full) }
+    }
+
+    @Test("the stage timestamps: the one idle or unproven longest goes first; a displaced connection's release changes nothing")
+    func oldestPreemptible() {
+        var table = ConnectionTable(capacity: 3, perAddress: 3)
+        for id in 1...3 { _ = table.admit(id, from: "a", now: t0) }
+        table.set(1, .unproven, now: t0 + .seconds(5))
+        table.set(2, .idle, now: t0 + .seconds(3))
+        table.set(3, .working, now: t0 + .seconds(1))
+        do { let d = table.admit(4, from: "b", now: t0 + .seconds(6)); #expect(d == .admitDisplacing(victim: 2)) }
+        let removed = table.remove(2)
+        #expect(!removed)
+        #expect(table.count == 3)
+        #expect(table.count(of: "a") == 2)
+    }
+}
