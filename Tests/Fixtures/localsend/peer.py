@@ -3,15 +3,16 @@
 (only `lo`, multicast on), never on a real network.
 
 It listens on the LocalSend multicast group (224.0.0.167:53317) through 127.0.0.1 and serves
-plain HTTP on --port. Once it hears a receiver's announcement it announces itself (`announce`
-true, protocol http, its port), which the receiver answers with POST /api/localsend/v2/register;
-then it announces as a second device whose port nothing listens on, which the receiver must
-answer by multicast (`announce` false). It prints one JSON line per event:
+HTTPS on --port with a certificate of its own (made with openssl). Once it hears a receiver's
+announcement it announces itself (`announce` true, protocol https, the SHA-256 of its
+certificate, its port), which the receiver answers with POST /api/localsend/v2/register; then
+it announces from 127.0.0.2 as a second device on port 9, outside the ports a receiver calls,
+which the receiver must answer by multicast (`announce` false). It prints one JSON line per event:
   {"event": "heard", "message": {...}}       a multicast message from someone else
   {"event": "register", "message": {...}}    a register call's body
 and exits when it has seen all three, or after --timeout seconds.
 """
-import argparse, json, socket, struct, sys, threading, time
+import argparse, hashlib, json, os, socket, ssl, struct, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 GROUP, PORT = "224.0.0.167", 53317
@@ -32,8 +33,14 @@ def emit(event, message):
         if ("heard", True) in kinds and ("register", None) in kinds and ("heard", False) in kinds:
             done.set()
 
+work = tempfile.mkdtemp(prefix="ls-peer")
+cert, key = work + "/cert.pem", work + "/key.pem"
+subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                "-subj", "/CN=LocalSend", "-keyout", key, "-out", cert], check=True, capture_output=True)
+FINGERPRINT = hashlib.sha256(ssl.PEM_cert_to_DER_cert(open(cert).read())).hexdigest().upper()
+GHOST = "0" * 64
 ME = {"alias": "Test Phone", "version": "2.1", "deviceModel": None, "deviceType": "mobile",
-      "fingerprint": "TEST-PHONE", "port": opts.port, "protocol": "http", "download": False}
+      "fingerprint": FINGERPRINT, "port": opts.port, "protocol": "https", "download": False}
 
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
@@ -50,6 +57,9 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 server = HTTPServer(("127.0.0.1", opts.port), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(cert, key)
+server.socket = context.wrap_socket(server.socket, server_side=True)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 
 sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -62,8 +72,14 @@ sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
 sock.settimeout(0.2)
 print(json.dumps({"event": "ready"}), flush=True)
 
-def announce(info):
-    sock.sendto(json.dumps(dict(info, announce=True, announcement=True)).encode(), (GROUP, PORT))
+def announce(info, source=None):
+    s = sock
+    if source:
+        # Another device: another address (a receiver answers each address once every few seconds).
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind((source, 0))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1"))
+    s.sendto(json.dumps(dict(info, announce=True, announcement=True)).encode(), (GROUP, PORT))
 
 announced = False
 deadline = time.time() + opts.timeout
@@ -73,13 +89,13 @@ while time.time() < deadline and not done.is_set():
     except socket.timeout:
         continue
     message = json.loads(data)
-    if message.get("fingerprint") in ("TEST-PHONE", "TEST-GHOST"):
+    if message.get("fingerprint") in (FINGERPRINT, GHOST):
         continue
     emit("heard", message)
     if message.get("announce") and not announced:
         announced = True
         announce(ME)
-        # A second device whose HTTP port is closed: the receiver must answer by multicast.
+        # A second device on port 9, which a receiver does not call: it must answer by multicast.
         time.sleep(0.5)
-        announce(dict(ME, alias="Ghost", fingerprint="TEST-GHOST", port=9))
+        announce(dict(ME, alias="Ghost", fingerprint=GHOST, port=9), source="127.0.0.2")
 sys.exit(0 if done.is_set() else 1)
