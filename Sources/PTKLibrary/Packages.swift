@@ -99,8 +99,7 @@ extension PhotoLibrary {
     /// received photo, gets a unique name from the package's, and keeps the package's metadata
     /// (received time, sender, note, rating); its thumbnail is made afresh from the photo.
     public func importPackage(_ packagePath: String) throws(LibraryError) -> Photo {
-        var path = packagePath
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        let path = droppingTrailingSlashes(packagePath)
         // A path that cannot be stat'ed is reported as not a package by the message below.
         guard let st = try? fileStatus(path), st.isDirectory else {
             throw LibraryError(.badInput, "\(path) is not a package (a NAME.ptk folder)")
@@ -189,7 +188,7 @@ extension PhotoLibrary {
     /// already), so that unzipping gives back a package `ptk import` takes. Returns `path`.
     /// The corresponding C functions are libarchive's `archive_write_*`.
     public func archive(package folder: String, to path: String) throws(LibraryError) -> String {
-        let packageName = folder.split(separator: "/").last.map(String.init) ?? folder
+        let packageName = folder.parts(separatedBy: "/", omittingEmpty: true).last ?? folder
         guard let a = archive_write_new() else { throw LibraryError(.io, "libarchive: out of memory") }
         defer { archive_write_free(a) }
         func failure(_ what: String) -> LibraryError {

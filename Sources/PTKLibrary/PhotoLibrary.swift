@@ -235,9 +235,10 @@ public final class PhotoLibrary {
             if try s.step() { return Self.photo(from: s) }
         }
         let names = try self.names()
-        if !name.contains("/") {
+        // By scalars: "a/\u{301}b.png" is in folder "a", though "/\u{301}" is one Character.
+        if !name.containsScalar("/") {
             for candidate in candidates {
-                let inFolders = names.filter { $0.hasSuffix("/" + candidate) }
+                let inFolders = names.filter { $0.utf8.reversed().starts(with: ("/" + candidate).utf8.reversed()) }
                 if inFolders.count == 1 { return try find(inFolders[0]) }
                 if inFolders.count > 1 {
                     throw LibraryError(.refused, "'\(name)' names \(inFolders.count) photos: \(inFolders.joined(separator: ", ")); give its folder too")
@@ -335,7 +336,7 @@ public final class PhotoLibrary {
             }
             var unknown = files.filter { known[$0.key] == nil }
             let gone = known.filter { entry in
-                files[entry.key] == nil && !unreadable.contains(entry.key) && !unreadableFolders.contains { entry.key.hasPrefix($0) }
+                files[entry.key] == nil && !unreadable.contains(entry.key) && !unreadableFolders.contains { entry.key.utf8.starts(with: $0.utf8) }
             }
             let rename = try database.prepare("UPDATE photos SET name = ? WHERE id = ?")
             let drop = try database.prepare("DELETE FROM photos WHERE id = ?")
@@ -385,7 +386,7 @@ public final class PhotoLibrary {
             report.unreadable[prefix] = "cannot list the folder: \(error)"
             return
         }
-        for name in entries where !name.hasPrefix(".") {
+        for name in entries where !name.startsWithScalar(".") {
             let path = prefix + name
             let photo = Self.isPhotoName(name)
             let st: FileStatus
@@ -441,7 +442,7 @@ public final class PhotoLibrary {
 
     /// Photos are the directory's regular files named *.png, *.jpg or *.jpeg (any case), not hidden.
     static func isPhotoName(_ name: String) -> Bool {
-        !name.hasPrefix(".") && PhotoType(fileName: name) != nil
+        !name.startsWithScalar(".") && PhotoType(fileName: name) != nil
     }
 
     /// Indexes one photo: reads its header, makes its thumbnail (SHA-256 first when the index
@@ -687,13 +688,14 @@ public final class PhotoLibrary {
     /// rules of received names; the folders before it (each by those rules, at most
     /// `StoreRequest.maxFolderDepth`) when it has any, else `current`'s own folder.
     static func renamed(_ current: String, to newName: String, type: PhotoType) -> String {
-        var parts = newName.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // Every "/" is found by scalars: "../\u{301}x.png" has a "/" though no Character is "/".
+        var parts = newName.parts(separatedBy: "/", omittingEmpty: true)
         // "bob/" (or "/" for the top folder) moves the photo keeping its name.
-        if newName.hasSuffix("/") { parts.append(String(current.split(separator: "/").last ?? Substring(current))) }
+        if newName.endsWithScalar("/") { parts.append(current.parts(separatedBy: "/", omittingEmpty: true).last ?? current) }
         let leaf = PhotoStore.finalName(parts.last ?? newName, type: type)
-        guard newName.contains("/") else {
-            guard let slash = current.lastIndex(of: "/") else { return leaf }
-            return String(current[...slash]) + leaf
+        guard newName.containsScalar("/") else {
+            guard let folder = splitLastComponent(current).folder else { return leaf }
+            return folder + "/" + leaf
         }
         let folders = parts.dropLast().map(PhotoStore.folderName)
         return (folders + [leaf]).joined(separator: "/")
@@ -705,9 +707,9 @@ public final class PhotoLibrary {
     public func rename(_ name: String, to newName: String) throws(LibraryError) -> Photo {
         var photo = try find(name)
         // A JPEG keeps a JPEG ending (and a PNG a PNG one): the name says what the file is.
-        if newName.contains("/") && newName != "/" {
+        if newName.containsScalar("/") && newName != "/" {
             // "/" alone moves a photo to the top folder; otherwise every folder must be one the store makes.
-            let folders = newName.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            let folders = pathComponents(newName).dropLast().joined(separator: "/")
             guard StoreRequest.isValidFolder(folders) else {
                 throw LibraryError(.refused, "'\(folders)' is not a folder a photo can move to (at most \(StoreRequest.maxFolderDepth) names, none empty, '..' or starting with a dot)")
             }
@@ -744,8 +746,8 @@ public final class PhotoLibrary {
     private func move(_ old: String, to new: String) throws(SystemError) {
         let from = try photos.parentBeneath(old)
         defer { from.close() }
-        let folder = new.lastIndex(of: "/").map { String(new[..<$0]) } ?? ""
-        let leaf = new.lastIndex(of: "/").map { String(new[new.index(after: $0)...]) } ?? new
+        let (inFolder, leaf) = splitLastComponent(new)
+        let folder = inFolder ?? ""
         let to = folder.isEmpty ? photos : try photos.openDirectoryBeneath(folder, creating: 0o755, ownerOf: directory)
         defer { if !folder.isEmpty { to.close() } }
         try to.move(from.name, in: from.folder, to: leaf)

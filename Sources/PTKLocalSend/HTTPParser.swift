@@ -23,15 +23,15 @@ public struct HTTPHead: Sendable, Equatable {
 
     /// The target's path, percent-decoded.
     public var path: String {
-        let raw = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let raw = splitScalars(target, "?", maxSplits: 1).first ?? ""
         return percentDecoded(raw, plusIsSpace: false) ?? raw
     }
 
     /// The target's query parameters, percent-decoded (`+` is a space); the first of a repeated name wins.
     public var query: [String: String] {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let parts = splitScalars(target, "?", maxSplits: 1)
         guard parts.count == 2 else { return [:] }
-        return urlEncodedFields(String(parts[1]))
+        return urlEncodedFields(parts[1])
     }
 }
 
@@ -39,13 +39,20 @@ public struct HTTPHead: Sendable, Equatable {
 /// `+` as a space; the first of a repeated name wins, broken escapes give an empty value.
 public func urlEncodedFields(_ text: String) -> [String: String] {
     var out: [String: String] = [:]
-    for pair in text.split(separator: "&") {
-        let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let name = percentDecoded(String(kv[0]), plusIsSpace: true), !name.isEmpty else { continue }
-        let value = kv.count > 1 ? percentDecoded(String(kv[1]), plusIsSpace: true) ?? "" : ""
+    for pair in splitScalars(text, "&", omittingEmpty: true) {
+        let kv = splitScalars(pair, "=", maxSplits: 1)
+        guard let name = percentDecoded(kv[0], plusIsSpace: true), !name.isEmpty else { continue }
+        let value = kv.count > 1 ? percentDecoded(kv[1], plusIsSpace: true) ?? "" : ""
         if out[name] == nil { out[name] = value }
     }
     return out
+}
+
+/// `text` split at each `separator` scalar, never at Characters: "?" or "&" followed by a
+/// combining mark is one Character, which `split(separator:)` would not cut at.
+func splitScalars(_ text: String, _ separator: Unicode.Scalar, maxSplits: Int = .max, omittingEmpty: Bool = false) -> [String] {
+    text.unicodeScalars.split(separator: separator, maxSplits: maxSplits, omittingEmptySubsequences: omittingEmpty)
+        .map { String(String.UnicodeScalarView($0)) }
 }
 
 /// `%XX` sequences decoded (and `+` as a space in queries); nil when a sequence is broken or

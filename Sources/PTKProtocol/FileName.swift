@@ -7,26 +7,31 @@ public enum FileName {
     public static let maxFolderDepth = 4
 
     /// The name a photo offered as `offered` is saved under, before collision suffixes:
-    /// its last path component (`/` and `\` both separate), without control characters,
-    /// without leading dots or spaces, at most 200 bytes, ending in `.png` (for a JPEG `.jpg`,
-    /// or `.jpeg` when it has that); `photo.png` if nothing is left. An existing ending of the
-    /// type (any case) is kept as it is.
+    /// its last path component (`/` and `\` both separate, as scalars), without control
+    /// characters, without leading dots, spaces or marks that join a "/" (`joinsSlashBefore`),
+    /// at most 200 bytes, ending in `.png` (for a JPEG `.jpg`, or `.jpeg` when it has that);
+    /// `photo.png` if nothing is left. An existing ending of the type (any case) is kept as it is.
     public static func sanitize(_ offered: String, type: PhotoType = .png) -> String {
-        let last = offered.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        // Split by scalars: "/" followed by a combining mark is one Character, and a Character
+        // split would keep that "/" in the name ("x/\u{301}y.png").
+        let last = offered.unicodeScalars.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? Substring.UnicodeScalarView()
         var scalars = String.UnicodeScalarView()
-        for s in last.unicodeScalars where !isControl(s) { scalars.append(s) }
-        let cleaned = String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " })))
+        for s in last where !isControl(s) { scalars.append(s) }
+        let cleaned = String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " || joinsSlashBefore($0) })))
         if cleaned.isEmpty { return "photo" + type.endings[0] }
         return withSuffix(cleaned, counter: 1, type: type)
     }
 
     /// One folder name made of attacker-controlled text (a sender's name, say), by section 5's
     /// rules: `/` and `\` become `_` (the text never adds a level), control characters go,
-    /// leading dots and spaces go, at most 200 bytes of UTF-8; nothing left gives `unknown`.
+    /// leading dots, spaces and marks that join a "/" go (`joinsSlashBefore`), and trailing
+    /// ones that join a "/" after them (`joinsSlashAfter`), at most 200 bytes of UTF-8; nothing
+    /// left gives `unknown`.
     public static func folderComponent(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for s in text.unicodeScalars where !isControl(s) { scalars.append(s == "/" || s == "\\" ? "_" : s) }
-        let cleaned = truncate(String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " }))), toBytes: maxBytes)
+        var cleaned = truncate(String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " || joinsSlashBefore($0) }))), toBytes: maxBytes)
+        while let last = cleaned.unicodeScalars.last, joinsSlashAfter(last) { cleaned.unicodeScalars.removeLast() }
         return cleaned.isEmpty ? "unknown" : cleaned
     }
 
@@ -74,6 +79,20 @@ public enum FileName {
             used += n
         }
         return String(out)
+    }
+
+    /// True when `scalar` right after a "/" would make one Character (grapheme cluster) with
+    /// it: a combining mark (U+0301), a spacing mark, a zero-width joiner. A name never starts
+    /// with one, so that code splitting a path by Characters finds the same "/" as the kernel,
+    /// and "a/\u{301}.." is not shown as "a/́..".
+    public static func joinsSlashBefore(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value >= 0x80 && ("/" + String(scalar)).count == 1
+    }
+
+    /// True when `scalar` right before a "/" would make one Character with it: a prepended
+    /// concatenation mark (U+0600) and the like. A folder name never ends with one.
+    public static func joinsSlashAfter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value >= 0x80 && (String(scalar) + "/").count == 1
     }
 
     private static func isControl(_ s: Unicode.Scalar) -> Bool {

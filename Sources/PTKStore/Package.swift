@@ -18,7 +18,7 @@ public enum Package {
     /// The package folder name for a photo name: "beach.png" (or "beach.jpg") gives "beach.ptk".
     public static func folderName(for photoName: String) -> String {
         // A photo in a folder ("alice/beach.png") gives its package the last component's name.
-        let last = photoName.split(separator: "/").last.map(String.init) ?? photoName
+        let last = photoName.parts(separatedBy: "/", omittingEmpty: true).last ?? photoName
         let stem = PhotoType(fileName: last).map { $0.split(last).stem } ?? last
         return stem + ".ptk"
     }
@@ -26,8 +26,8 @@ public enum Package {
     /// The photo name a package gives: "beach.ptk" gives "beach.png", or "beach.jpg" when its
     /// photo.data is a JPEG.
     public static func photoName(forPackage path: String, type: PhotoType) -> String {
-        var last = path.split(separator: "/").last.map(String.init) ?? path
-        if last.lowercased().hasSuffix(".ptk") { last.removeLast(4) }
+        var last = path.parts(separatedBy: "/", omittingEmpty: true).last ?? path
+        if last.lowercased().utf8.reversed().starts(with: ".ptk".utf8.reversed()) { last.unicodeScalars.removeLast(4) }
         return last + type.endings[0]
     }
 

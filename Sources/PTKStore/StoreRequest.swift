@@ -1,4 +1,5 @@
 import PTKProtocol
+import PTKSystem
 
 /// A photo the store is asked to take, whoever brings it (a ptk-send OFFER, a LocalSend upload,
 /// `ptk import`): the store's own terms, not any protocol's message.
@@ -42,21 +43,28 @@ public struct StoreRequest: Sendable, Equatable {
     /// (`FileName.folderComponent`), "." and ".." and empty ones left out, and no deeper than
     /// `maxFolderDepth` in all: the outermost are kept.
     public static func folder(_ folder: String, adding offeredName: String) -> String {
-        var parts = folder.isEmpty ? [] : folder.split(separator: "/").map(String.init)
-        let given = offeredName.split(separator: "/", omittingEmptySubsequences: true).dropLast()
-        for part in given where part != "." && part != ".." && parts.count < maxFolderDepth {
-            parts.append(FileName.folderComponent(String(part)))
+        // Split at "/" scalars: "/" and a combining mark after it are one Character.
+        var parts = folder.isEmpty ? [] : folder.parts(separatedBy: "/", omittingEmpty: true)
+        let given = offeredName.parts(separatedBy: "/", omittingEmpty: true).dropLast()
+        for part in given where !part.isDotOrDotDot && parts.count < maxFolderDepth {
+            parts.append(FileName.folderComponent(part))
         }
         return parts.joined(separator: "/")
     }
 
-    /// True when `folder` is "" or up to `maxFolderDepth` components that the naming rules keep
-    /// as they are: none empty, ".", "..", hidden, with control characters or over 200 bytes.
+    /// True when `folder` is "" or up to `maxFolderDepth` components (split at each "/" scalar)
+    /// that the naming rules keep as they are: none empty, ".", "..", hidden, with control
+    /// characters, starting or ending with a mark that joins a "/" (`FileName.joinsSlashBefore`,
+    /// `joinsSlashAfter`) or over 200 bytes.
     public static func isValidFolder(_ folder: String) -> Bool {
         if folder.isEmpty { return true }
-        let parts = folder.split(separator: "/", omittingEmptySubsequences: false)
+        // Split at "/" scalars, and no part starts with a mark that joins the "/" before it into
+        // one Character, or ends with one that joins the "/" after it: code that splits by
+        // Characters then finds the same folders as the kernel.
+        let parts = pathComponents(folder)
         return parts.count <= maxFolderDepth && parts.allSatisfy { part in
-            !part.isEmpty && !part.hasPrefix(".") && part.utf8.count <= 200
+            guard let first = part.unicodeScalars.first, let last = part.unicodeScalars.last else { return false }
+            return first != "." && !FileName.joinsSlashBefore(first) && !FileName.joinsSlashAfter(last) && part.utf8.count <= 200
                 && part.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
         }
     }

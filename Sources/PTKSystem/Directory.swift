@@ -54,8 +54,9 @@ extension FileDescriptor {
     /// directory and the path it has below this one.
     public func openDirectoryBeneath(_ path: String, creating mode: FileMode, ownerOf: String,
                                      sidestepping: Bool) throws(SystemError) -> (directory: FileDescriptor, path: String) {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+        // Split at each "/" scalar, as the kernel does ("../\u{301}x" is "..", then "\u{301}x").
+        let parts = pathComponents(path)
+        if parts.contains(where: { $0.isEmpty || $0.isDotOrDotDot }) {
             throw SystemError(call: "openat2", object: path, errno: EINVAL)
         }
         var current = self
@@ -105,8 +106,9 @@ extension FileDescriptor {
     /// for working on a photo in a folder with the `*at` calls. A path without "/" gives this
     /// directory itself (not to be closed: `Beneath.close` knows).
     public func parentBeneath(_ path: String) throws(SystemError) -> Beneath {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+        // Split at each "/" scalar, as the kernel does ("../\u{301}x" is "..", then "\u{301}x").
+        let parts = pathComponents(path)
+        if parts.contains(where: { $0.isEmpty || $0.isDotOrDotDot }) {
             throw SystemError(call: "openat2", object: path, errno: EINVAL)
         }
         if parts.count == 1 { return Beneath(folder: self, name: path, owned: false) }
@@ -192,8 +194,8 @@ public struct Beneath {
 
 /// Creates `path` and its missing parents, like `mkdir -p`.
 public func makeDirectories(_ path: String, mode: FileMode = 0o755) throws(SystemError) {
-    var prefix = path.hasPrefix("/") ? "/" : ""
-    for part in path.split(separator: "/") {
+    var prefix = path.startsWithScalar("/") ? "/" : ""
+    for part in path.parts(separatedBy: "/", omittingEmpty: true) {
         prefix += part
         do { _ = try syscall("mkdir", prefix) { mkdir(prefix, mode_t(mode)) } } catch where error.code == .exists {}
         prefix += "/"
