@@ -64,7 +64,7 @@ extension PhotoLibrary {
                 html += "</div>\n<h2>\(escapeHTML(title))</h2>\n<div class=\"grid\">\n"
             }
             // Each folder of the path is encoded on its own, so the link keeps its "/".
-            let encoded = photo.name.split(separator: "/", omittingEmptySubsequences: false).map { percentEncode(String($0)) }.joined(separator: "/")
+            let encoded = pathComponents(photo.name).map(percentEncode).joined(separator: "/")
             let href = photosRelative.isEmpty ? encoded : photosRelative + "/" + encoded
             var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
             if photo.hasThumbnail {
@@ -107,8 +107,8 @@ extension PhotoLibrary {
     /// first, titled by the day. One untitled section when there is nothing to tell apart.
     public static func grouped(_ photos: [Photo]) -> [(title: String, photos: [Photo])] {
         guard !photos.isEmpty else { return [] }
-        let folderOf = { (p: Photo) -> String in p.name.lastIndex(of: "/").map { String(p.name[..<$0]) } ?? "" }
-        let byFolder = photos.contains(where: { $0.name.contains("/") })
+        let folderOf = { (p: Photo) -> String in splitLastComponent(p.name).folder ?? "" }
+        let byFolder = photos.contains(where: { $0.name.containsScalar("/") })
         guard byFolder || Set(photos.map(\.day)).count > 1 else { return [("", photos)] }
         var list = photos
         if !byFolder { list.sort { ($0.day, $0.received) > ($1.day, $1.received) } }
@@ -127,11 +127,11 @@ extension PhotoLibrary {
 /// `path` made absolute against the working directory, without "." or "" components and with
 /// ".." applied.
 func absolutePath(_ path: String) -> String {
-    let full = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
-    var parts: [Substring] = []
-    for part in full.split(separator: "/") {
-        if part == "." { continue }
-        if part == ".." { _ = parts.popLast(); continue }
+    let full = path.startsWithScalar("/") ? path : currentDirectory() + "/" + path
+    var parts: [String] = []
+    for part in full.parts(separatedBy: "/", omittingEmpty: true) {
+        if part.utf8.elementsEqual(".".utf8) { continue }
+        if part.utf8.elementsEqual("..".utf8) { _ = parts.popLast(); continue }
         parts.append(part)
     }
     return "/" + parts.joined(separator: "/")
@@ -140,28 +140,34 @@ func absolutePath(_ path: String) -> String {
 /// The relative path from the absolute directory `from` to the absolute `to`, percent-encoded
 /// for a URL ("" when they are the same).
 func relativePath(from: String, to: String) -> String {
-    let a = from.split(separator: "/"), b = to.split(separator: "/")
+    let a = from.parts(separatedBy: "/", omittingEmpty: true), b = to.parts(separatedBy: "/", omittingEmpty: true)
     var common = 0
-    while common < a.count && common < b.count && a[common] == b[common] { common += 1 }
+    while common < a.count && common < b.count && a[common].utf8.elementsEqual(b[common].utf8) { common += 1 }
     let up = Array(repeating: "..", count: a.count - common)
-    let down = b[common...].map { percentEncode(String($0)) }
+    let down = b[common...].map(percentEncode)
     return (up + down).joined(separator: "/")
 }
 
-/// Text safe inside HTML elements and attribute values.
+/// Text safe inside HTML elements and quoted attribute values: `&`, `<`, `>`, `"` and `'` as
+/// entities (`&amp;`, `&lt;`, `&gt;`, `&quot;`, `&#39;`), every other scalar as it is.
+///
+/// It walks Unicode scalars, as a browser's tokenizer does, never Characters: a Character is a
+/// grapheme cluster, and `">\u{301}"` (">" and a combining accent) or `"\u{600}<"` (a prepended
+/// mark and "<") is one Character equal to neither ">" nor "<", which a Character walk would
+/// let through as markup.
 public func escapeHTML(_ s: String) -> String {
-    var out = ""
-    for c in s {
-        switch c {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "'": out += "&#39;"
-        default: out.append(c)
+    var out = String.UnicodeScalarView()
+    for u in s.unicodeScalars {
+        switch u {
+        case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+        case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+        case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+        case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+        case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+        default: out.append(u)
         }
     }
-    return out
+    return String(out)
 }
 
 /// A file name as one URL path segment: every byte but unreserved ones (RFC 3986) as %XX.

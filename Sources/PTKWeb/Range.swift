@@ -1,4 +1,5 @@
 import PTKLibrary
+import PTKSystem
 
 /// The answer to a `Range` header (RFC 9110 §14) for a file of a known size. One range is
 /// served (206); a header that is not a valid `bytes=` range, or asks for several ranges
@@ -15,8 +16,8 @@ public enum ByteRange: Equatable, Sendable {
         let text = header.trimmingWhitespace
         guard text.utf8.count <= 200, text.lowercased().hasPrefix("bytes=") else { self = .whole; return }
         let spec = text.dropFirst(6).trimmingWhitespace
-        guard !spec.contains(",") else { self = .whole; return }
-        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingWhitespace }
+        guard !spec.containsScalar(",") else { self = .whole; return }
+        let parts = spec.parts(separatedBy: "-", maxSplits: 1).map { $0.trimmingWhitespace }
         guard parts.count == 2 else { self = .whole; return }
         func number(_ s: String) -> Int64? {
             guard (1...18).contains(s.utf8.count), s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
@@ -51,22 +52,29 @@ extension StringProtocol {
 /// The cookies of a `Cookie` header; the first of a repeated name wins.
 public func cookies(_ header: String?) -> [String: String] {
     var out: [String: String] = [:]
-    for pair in (header ?? "").split(separator: ";") {
-        let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+    // Split by scalars: ";" with a combining mark after it is one Character, and U+037E (Greek
+    // question mark) is a Character equal to ";".
+    for pair in (header ?? "").parts(separatedBy: ";", omittingEmpty: true) {
+        let kv = pair.parts(separatedBy: "=", maxSplits: 1)
         guard kv.count == 2 else { continue }
         let name = kv[0].trimmingWhitespace
         var value = kv[1].trimmingWhitespace
-        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+        if value.unicodeScalars.count >= 2, value.startsWithScalar("\""), value.endsWithScalar("\"") {
+            value = String(String.UnicodeScalarView(value.unicodeScalars.dropFirst().dropLast()))
+        }
         if !name.isEmpty, out[name] == nil { out[name] = value }
     }
     return out
 }
 
-/// `Content-Disposition: attachment` for a download named `name`: an ASCII fallback and the
-/// UTF-8 name (RFC 6266), neither able to break out of the header.
+/// `Content-Disposition: attachment` for a download named `name` (its last component, after
+/// the last "/" scalar): an ASCII fallback and the UTF-8 name (RFC 6266), neither able to break
+/// out of the header. Built scalar by scalar: `"\"\u{301}"` is one Character but two scalars.
 public func attachment(_ name: String) -> String {
-    let ascii = String(name.unicodeScalars.map { s -> Character in
-        s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "\"" && s != "\\" && s != "/" ? Character(s) : "_"
-    })
-    return "attachment; filename=\"\(ascii)\"; filename*=UTF-8''\(percentEncode(name))"
+    let last = lastPathComponent(name)
+    var ascii = String.UnicodeScalarView()
+    for s in last.unicodeScalars {
+        ascii.append(s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "\"" && s != "\\" && s != "/" && s != ";" ? s : "_")
+    }
+    return "attachment; filename=\"\(String(ascii))\"; filename*=UTF-8''\(percentEncode(last))"
 }

@@ -1,3 +1,5 @@
+import PTKSystem
+
 /// What a request to the web interface asks for, from its method and target alone.
 ///
 /// Photos are named by their library id (`/photo/42`), never by a path: no request can name
@@ -8,7 +10,7 @@ public enum WebRoute: Equatable, Sendable {
     case loginPage
     /// POST /login: the password form.
     case login
-    /// GET /login/SECRET: a one-time link.
+    /// GET /login/SECRET: a one-time link (HEAD of it is `loginPage`: it spends nothing).
     case loginLink(String)
     case logout
     case asset(WebAsset)
@@ -47,9 +49,11 @@ public enum WebRoute: Equatable, Sendable {
     }
 
     public init(method: String, target: String) {
-        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        guard path.hasPrefix("/") else { self = .notFound; return }
-        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // Split by scalars, as the browser sent them: "/" or "?" with a combining mark after it is
+        // one Character, which a Character split would not cut at.
+        let path = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
+        guard path.startsWithScalar("/") else { self = .notFound; return }
+        let segments = Array(pathComponents(path).dropFirst())
         let get = method == "GET" || method == "HEAD"
         let post = method == "POST"
         func only(_ isAllowed: Bool, _ route: WebRoute, allow: String) -> WebRoute {
@@ -66,7 +70,10 @@ public enum WebRoute: Equatable, Sendable {
             }
         case 2:
             switch segments[0] {
-            case "login" where Self.isSecret(segments[1]): self = only(get, .loginLink(segments[1]), allow: "GET, HEAD")
+            // Only GET spends a one-time link: a HEAD (a chat app's link preview, a checker) gets
+            // what the login page would answer, and the link stays good for the person it was for.
+            case "login" where Self.isSecret(segments[1]):
+                self = method == "GET" ? .loginLink(segments[1]) : method == "HEAD" ? .loginPage : .methodNotAllowed(allowed: "GET, HEAD")
             case "static":
                 if let asset = WebAsset(rawValue: segments[1]) { self = only(get, .asset(asset), allow: "GET, HEAD") } else { self = .notFound }
             case "photo":

@@ -55,6 +55,23 @@ final class WebBrowser: @unchecked Sendable {
         cookie = String(value)
         return path
     }
+
+    /// A HEAD request on a new connection: its status line and headers, as text (no body follows).
+    func headRequest(_ target: String) throws -> String {
+        let c = try connect()
+        defer { c.close() }
+        try c.write(Array("HEAD \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        var got: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        while !String(decoding: got, as: UTF8.self).contains("\r\n\r\n") {
+            let n = try buffer.withUnsafeMutableBytes { b in
+                Result { () throws(TransportError) in try c.stream.read(into: b, deadline: .now + .seconds(10)) }
+            }.get()
+            if n == 0 { break }
+            got += buffer[..<n]
+        }
+        return String(decoding: got, as: UTF8.self)
+    }
 }
 
 extension DaemonProcess {
@@ -109,7 +126,7 @@ struct WebTests {
                 #expect(r.text.contains("<h1>Log in</h1>"), "\(method) \(target)")
             }
             #expect(!r.body.starts(with: png.prefix(8)), "\(method) \(target) sent the photo")
-            #expect(r.head?.header("content-security-policy") == "default-src 'self'")
+            #expect(r.head?.header("content-security-policy") == "default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
             #expect(r.head?.header("x-frame-options") == "DENY")
             #expect(r.head?.header("referrer-policy") == "no-referrer")
         }
@@ -201,6 +218,12 @@ struct WebTests {
         let path = try b.logIn(d)
         #expect(try b.request("GET", "/").status == 200)
         let other = try WebBrowser(port: d.webPort)
+        // A HEAD of a link (a chat app's link preview) answers like the login page and spends nothing.
+        let previewed = try Self.link(d, name: "previewed")
+        let preview = try other.headRequest(previewed)
+        #expect(preview.hasPrefix("HTTP/1.1 200 ") && !preview.lowercased().contains("set-cookie"), "\(preview)")
+        let followed = try other.request("GET", previewed)
+        #expect(followed.status == 303 && followed.head?.header("set-cookie") != nil, "\(followed.status) \(followed.text)")
         let again = try other.request("GET", path)
         #expect(again.status == 401 && again.text.contains("used already or has expired"), "\(again.status)")
         #expect(again.head?.header("set-cookie") == nil)
@@ -221,6 +244,32 @@ struct WebTests {
         #expect(try b.request("GET", "/").status == 401)
         #expect(!text.contains(b.cookie!))
         #expect(!(try String(contentsOfFile: d.stateDir + "/web/links", encoding: .utf8)).contains(String(path.dropFirst(7))))
+    }
+
+    @Test("a photo name and a browser's name that join < and > to marks stay text in the gallery and the photo page")
+    func hostileNames() throws {
+        // Searched byte by byte: String.contains would compare Characters, and "\u{600}<" is not "<".
+        func has(_ page: String, _ text: String) -> Bool { Array(page.utf8).firstRange(of: Array(text.utf8)) != nil }
+        let d = try DaemonProcess.withWeb()
+        let b = try WebBrowser(port: d.webPort)
+        try b.logIn(d, name: "\u{600}<i id=pwn>\u{301}")
+        let token = try b.csrf()
+        let name = "x\u{600}<b id=pwn>\u{301}\"\u{301} data-pwn=1.png"
+        let query = name.utf8.map { c -> String in
+            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) ? String(UnicodeScalar(c)) : String(format: "%%%02X", c)
+        }.joined()
+        let upload = try b.request("POST", "/upload?name=" + query, body: makePNG(size: 3000, seed: 41), headers: ["X-CSRF-Token": token],
+                                   contentType: "application/octet-stream")
+        #expect(upload.status == 200, "\(upload.status) \(upload.text)")
+        #expect(waitForIndex(d, [name]))
+        let gallery = try b.request("GET", "/").text
+        let id = try #require(gallery.range(of: #"href="/photo/[0-9]+""#, options: .regularExpression).map { gallery[$0].dropFirst(13).dropLast() })
+        let photo = try b.request("GET", "/photo/\(id)").text
+        for page in [gallery, photo] {
+            #expect(!has(page, "<b id=pwn>") && !has(page, "<i id=pwn>") && !has(page, "\" data-pwn") && !has(page, "\"\u{301} data-pwn"))
+        }
+        #expect(has(gallery, "x\u{600}&lt;b id=pwn&gt;\u{301}&quot;\u{301} data-pwn=1.png"))
+        #expect(has(photo, "\u{600}&lt;i id=pwn&gt;\u{301}"))
     }
 
     @Test("the password logs in; 1,000 wrong ones cost 3 scrypt checks, then 429 for 5 minutes (the right one too)")

@@ -43,6 +43,25 @@ struct RouteTests {
         #expect(WebRoute(method: "POST", target: "/static/app.js") == .methodNotAllowed(allowed: "GET, HEAD"))
     }
 
+    @Test("only GET spends a one-time link: HEAD of it (a link preview) is the login page")
+    func headDoesNotSpendALink() {
+        let secret = "0123456789abcdef0123456789abcdef"
+        #expect(WebRoute(method: "GET", target: "/login/" + secret) == .loginLink(secret))
+        #expect(WebRoute(method: "HEAD", target: "/login/" + secret) == .loginPage)
+        #expect(WebRoute(method: "HEAD", target: "/login/" + secret + "?x=1") == .loginPage)
+        #expect(WebRoute(method: "POST", target: "/login/" + secret) == .methodNotAllowed(allowed: "GET, HEAD"))
+        #expect(WebRoute(method: "get", target: "/login/" + secret) == .methodNotAllowed(allowed: "GET, HEAD"))
+    }
+
+    @Test("targets are split at every \"/\" and \"?\" scalar, even one a combining mark joins into a Character")
+    func marks() {
+        #expect(WebRoute(method: "GET", target: "/\u{301}") == .notFound)
+        #expect(WebRoute(method: "GET", target: "/login?\u{301}") == .loginPage)
+        #expect(WebRoute(method: "GET", target: "/photo/7?\u{301}x") == .photo(7))
+        #expect(WebRoute(method: "GET", target: "/photo/7/\u{301}") == .notFound)
+        #expect(WebRoute(method: "GET", target: "/\u{600}/photo/7") == .notFound)
+    }
+
     @Test("only the login page, logging in and static files are public; every change needs the CSRF token")
     func publicAndChanges() {
         let all: [WebRoute] = [.gallery, .loginPage, .login, .loginLink("x"), .logout, .asset(.css), .uploadPage, .upload,
