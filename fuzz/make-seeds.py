@@ -97,6 +97,17 @@ write('trust', 'pending', ("%s\t3\t1764495660\t1764495700\t192.168.1.2:5000\tAnn
 write('config', 'default', open(os.path.join(here, '..', 'etc', 'ptkd.conf'), 'rb').read())
 write('config', 'settings', b'port = 47851\nsenders = trusted\nmax-file-size = 64M\npartial-max-age = 2d\n\r\nlisten = ::1\nlocalsend-types = image/png, image/jpeg\nmdns = no\n')
 
+# The escapers (issue 40): < > " ' & beside marks that join them into one grapheme cluster.
+escape_seeds = {
+    'combining': 'x\u0600<b id=pwn>\u0301 "\u0301 onfocus=x \'\u0301 &\u0301amp;',
+    'joiners': '<\u200d>\ufe0f"\u200d\'\ufe0f&\u202e<\u202e \U0001F469\u200d\U0001F4BB<',
+    'paths': '../\u0301x/\u0600\\y;\u0301"\r\n%41.png',
+    'entities': '&amp;&lt;&gt;&quot;&#39;&#x3c;&',
+}
+for name, text in escape_seeds.items():
+    write('escape', name, text.encode())
+write('escape', 'broken-utf8', b'\xff<\xcc>\xe2\x80"\xf0\x9f\'&')
+
 # HEIF (issue 27): heif-enc's files from Tests/Fixtures/heif, and hostile ones built box by box,
 # for the streaming box check (heif) and libheif behind the thumbnailer (first byte 4: HEIF,
 # 6: HEIF with the small pixel limit). Hostile colour profiles go to the thumbnailer as PNGs and JPEGs.

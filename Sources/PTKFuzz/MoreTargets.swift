@@ -8,7 +8,7 @@ import PTKWeb
 
 extension FuzzTargets {
     /// Every target by the name fuzz/run.sh and the corpus folders use.
-    public static let names = ["frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config"]
+    public static let names = ["frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape"]
 
     /// The target called `name`, if there is one.
     public static func target(named name: String) -> ((UnsafeRawBufferPointer) -> Void)? {
@@ -23,6 +23,7 @@ extension FuzzTargets {
         case "package": return package
         case "trust": return trust
         case "config": return config
+        case "escape": return escape
         default: return nil
         }
     }
