@@ -5,7 +5,8 @@ import PTKSystem
 /// The web interface's HTML pages, made from the library's values. Every text that comes from
 /// outside (names, notes, senders, messages) goes through `escapeHTML`, in elements and in
 /// quoted attributes alike; no page carries inline script or style (the Content-Security-
-/// Policy is `default-src 'self'`), so markup that slipped through could still run nothing.
+/// Policy is `default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`),
+/// so markup that slipped through could still run, post or redirect nothing.
 public struct WebPages: Sendable {
     /// The receiver's name (ptkd's `name`).
     public var receiver: String
