@@ -165,7 +165,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
             // round; the next poll says when there is more. At most 256 datagrams a round, so the
             // interfaces and the shutdown are looked at during a flood too.
             var round = 0
-            while round < 256, let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {
+            while round < 256, let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {  // a failed receive ends the round (above)
                 round += 1
                 let outcome = state.withLock {
                     let outcome = scheduler.receive(Array(buffer[..<n]), from: from.host, now: .now)
@@ -198,6 +198,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
             case .failure(let why):
                 // The known interfaces, as the receiving thread last saw them, are those joined.
                 if state.withLock({ scheduler.mayAnswerByMulticast(now: .now) }) {
+                    // Interfaces that cannot be listed now get no answer this time; the app announces again.
                     answerByMulticast(interfaces: (try? ipv4MulticastInterfaces().filter { allowed == nil || allowed!.contains($0.address) }) ?? [])
                     Log.info("LocalSend: \(name) announced itself; register failed (\(why)), answered by multicast")
                 } else {
