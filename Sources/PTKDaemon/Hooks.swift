@@ -188,16 +188,18 @@ final class HookRunner: @unchecked Sendable {
                 return (owed, last, lines, skipped, "cannot be read past line \(lines) (\(error))")
             }
             if n == 0 { break }
-            for byte in buffer[..<n] {
-                if byte == UInt8(ascii: "\n") {
-                    if !line.isEmpty || tooLong { take() }
-                    line.removeAll(keepingCapacity: true)
-                    tooLong = false
-                } else if line.count < lineReadLimit {
-                    line.append(byte)
-                } else {
-                    tooLong = true
-                }
+            // Line by line through the piece read (the standard library's search, not a byte loop).
+            var start = 0
+            while start < n {
+                let end = buffer[start..<n].firstIndex(of: UInt8(ascii: "\n")) ?? n
+                let room = lineReadLimit - line.count
+                if end - start > room { tooLong = true }
+                if !tooLong { line.append(contentsOf: buffer[start..<end]) }
+                guard end < n else { break }
+                if !line.isEmpty || tooLong { take() }
+                line.removeAll(keepingCapacity: true)
+                tooLong = false
+                start = end + 1
             }
         }
         if !line.isEmpty || tooLong { take() }
@@ -251,7 +253,7 @@ final class HookRunner: @unchecked Sendable {
                     try queue.syncData()
                     linesInFile += 1
                 } catch {
-                    Log.warning("on-saved: cannot write \(queueFile) (\(error)); the hook for \"\(job.name)\" runs, but not again if ptkd stops first")
+                    Log.warning("on-saved: cannot write \(queueFile) (\(error)); the hook for \(quotedForTerminal(job.name)) runs, but not again if ptkd stops first")
                 }
             }
             pending.append(job)
@@ -304,7 +306,7 @@ final class HookRunner: @unchecked Sendable {
                         linesInFile = pending.count
                     }
                 } catch {
-                    Log.warning("on-saved: cannot record the hook run for \"\(job.name)\" as done (\(error)); it may run again after a restart")
+                    Log.warning("on-saved: cannot record the hook run for \(quotedForTerminal(job.name)) as done (\(error)); it may run again after a restart")
                 }
             }
         }
@@ -317,7 +319,7 @@ final class HookRunner: @unchecked Sendable {
         do {
             child = try Child.spawn(command + [job.path], environment: processEnvironment().filter { !$0.hasPrefix("PTK_") } + job.environment)
         } catch {
-            Log.warning("on-saved: cannot start \(command[0]) for \"\(job.name)\": \(error)")
+            Log.warning("on-saved: cannot start \(command[0]) for \(quotedForTerminal(job.name)): \(error)")
             return true
         }
         state.withLock { running = child }
@@ -369,13 +371,13 @@ final class HookRunner: @unchecked Sendable {
             if ending == nil, handleOverrun(child, job, &deadline, &terminated, &killed) == false { return false }
         }
         if !partial.isEmpty { log(partial, of: job, count: &lines) }
-        if lines > Self.linesLogged { Log.info("on-saved \"\(job.name)\": \(lines - Self.linesLogged) more line(s) of output not logged") }
+        if lines > Self.linesLogged { Log.info("on-saved \(quotedForTerminal(job.name)): \(lines - Self.linesLogged) more line(s) of output not logged") }
         let seconds = formatDecimal((Instant.now - started).seconds)
         switch ending {
         case .exited(0)?:
-            Log.info("on-saved: the hook for \"\(job.name)\" ran in \(seconds) s")
+            Log.info("on-saved: the hook for \(quotedForTerminal(job.name)) ran in \(seconds) s")
         case let e?:
-            Log.warning("on-saved: the hook for \"\(job.name)\" failed after \(seconds) s: \(e)")
+            Log.warning("on-saved: the hook for \(quotedForTerminal(job.name)) failed after \(seconds) s: \(e)")
         case nil:
             break
         }
@@ -387,12 +389,12 @@ final class HookRunner: @unchecked Sendable {
     private func handleOverrun(_ child: Child, _ job: HookJob, _ deadline: inout Instant, _ terminated: inout Bool, _ killed: inout Bool) -> Bool {
         if Instant.now >= deadline {
             if !terminated {
-                Log.warning("on-saved: the hook for \"\(job.name)\" has run \(formatSeconds(timeout)); stopping it (SIGTERM)")
+                Log.warning("on-saved: the hook for \(quotedForTerminal(job.name)) has run \(formatSeconds(timeout)); stopping it (SIGTERM)")
                 child.signalGroup(Child.terminateSignal)
                 terminated = true
                 deadline = .now + killAfter
             } else if !killed {
-                Log.warning("on-saved: the hook for \"\(job.name)\" did not stop; killing it (SIGKILL)")
+                Log.warning("on-saved: the hook for \(quotedForTerminal(job.name)) did not stop; killing it (SIGKILL)")
                 child.signalGroup(Child.killSignal)
                 killed = true
                 deadline = .now + .seconds(3600)
@@ -400,7 +402,7 @@ final class HookRunner: @unchecked Sendable {
         }
         if state.withLock({ stopping }) {
             child.signalGroup(Child.terminateSignal)
-            Log.info("on-saved: ptkd is stopping; the hook for \"\(job.name)\" runs again at the next start")
+            Log.info("on-saved: ptkd is stopping; the hook for \(quotedForTerminal(job.name)) runs again at the next start")
             return false
         }
         return true
@@ -410,7 +412,7 @@ final class HookRunner: @unchecked Sendable {
         count += 1
         guard count <= Self.linesLogged else { return }
         let text = String(decoding: line.prefix(Self.lineLimit), as: UTF8.self)
-        Log.info("on-saved \"\(job.name)\": \(text)")
+        Log.info("on-saved \(quotedForTerminal(job.name)): \(text)")
     }
 }
 
