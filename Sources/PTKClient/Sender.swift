@@ -185,7 +185,7 @@ public final class Sender {
                         openFile?.fd.close()
                         openFile = nil
                         do {
-                            let fd = try FileDescriptor.open(path, flags: .readOnly)
+                            let fd = try files[order[index]].open()
                             // A file that cannot be mapped is read chunk by chunk instead (the same bytes).
                             openFile = (index, fd, options.mapFiles ? try? MappedFile(fd, length: Int(files[order[index]].size)) : nil)
                         } catch {

@@ -111,7 +111,7 @@ extension LocalSendEndpoint {
             // Only a sender that may send learns what is kept, and only its duplicates run the hook.
             let sender = Sender(announcedName: request.info.alias, id: senderID(c), address: c.peer.description)
             for (file, name) in held.values.sorted(by: { $0.0.fileName < $1.0.fileName }) {
-                Log.info("\(prefix): \"\(file.fileName)\" is already kept as \"\(name)\"; not asked for")
+                Log.info("\(prefix): \(quotedForTerminal(file.fileName)) is already kept as \(quotedForTerminal(name)); not asked for")
                 arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
                                type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: c.certificate.map { "LocalSend \($0)" })
             }
@@ -206,7 +206,7 @@ extension LocalSendEndpoint {
     /// Receives one file's body into the store: the answer's status (nil: the connection is gone,
     /// no answer), its reason, and whether the connection can carry on.
     private func receive(_ file: FileInfo, of session: LocalSendSession, head: HTTPHead, _ c: Connection) -> (Int?, String, Bool) {
-        let name = "\"\(file.fileName)\" (\(formatBytes(Double(file.size))))"
+        let name = "\(quotedForTerminal(file.fileName)) (\(formatBytes(Double(file.size))))"
         let who = "\"\(clean(session.sender.alias))\"" + (session.fingerprint.map { " (LocalSend \(String($0.prefix(8))))" } ?? "")
         let prefix = "localsend \(c.id) from \(c.peer) \(who)"
         let sender = Sender(announcedName: session.sender.alias, id: session.fingerprint.map { .localSend($0) }, address: c.peer.description)
@@ -262,9 +262,9 @@ extension LocalSendEndpoint {
         case .success(let saved):
             let seconds = max((Instant.now - started).seconds, 1e-6)
             if saved.isDuplicate {
-                Log.info("\(prefix): \(name) is already kept as \"\(saved.name)\"; nothing new stored")
+                Log.info("\(prefix): \(name) is already kept as \(quotedForTerminal(saved.name)); nothing new stored")
             } else {
-                Log.info("\(prefix): saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
+                Log.info("\(prefix): saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
             }
             // Before the answer: the library and the hook take it from here.
             arrivals.saved(saved, type: incoming.request.type, from: sender, deviceID: session.fingerprint.map { "LocalSend \($0)" })

@@ -111,7 +111,9 @@ final class LocalSendEndpoint: @unchecked Sendable {
 /// `{"message": text}`, the error body the apps show.
 func message(_ text: String) -> [UInt8] { LocalSendJSON.encode(["message": text]) }
 
-/// An alias fit for a log line.
+/// A peer's text (an alias, a file name) fit to stand between the double quotes of a log line:
+/// its first 64 scalars, with `"` and `\` escaped and every control, line separator and bidi
+/// control as a visible escape (`escapedForQuotes`).
 func clean(_ alias: String) -> String {
-    String(String.UnicodeScalarView(alias.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }).prefix(64))
+    escapedForQuotes(String(String.UnicodeScalarView(alias.unicodeScalars.prefix(64))))
 }

@@ -150,10 +150,10 @@ final class ReceiverDriver {
             let seconds = max((Instant.now - fileStarted).seconds, 1e-6)
             saved += 1
             if s.isDuplicate {
-                Log.info("session \(id) from \(peer): \(currentOfferName) is already kept as \"\(s.name)\"; nothing new stored")
+                Log.info("session \(id) from \(peer): \(currentOfferName) is already kept as \(quotedForTerminal(s.name)); nothing new stored")
             } else {
                 savedBytes += s.size
-                Log.info("session \(id) from \(peer): saved \"\(s.name)\", \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")
+                Log.info("session \(id) from \(peer): saved \(quotedForTerminal(s.name)), \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")
             }
             // Before SAVED goes out (it is sent when the session next waits for the peer): the
             // library and the hook take it from here, without delaying it.
@@ -181,7 +181,7 @@ final class ReceiverDriver {
 
     private var currentOfferName: String {
         guard let o = lastOffer else { return "the offer" }
-        return "\"\(o.name)\" (\(formatBytes(Double(o.size))))"
+        return "\(quotedForTerminal(o.name)) (\(formatBytes(Double(o.size))))"
     }
 }
 

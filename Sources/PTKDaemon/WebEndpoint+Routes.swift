@@ -19,7 +19,7 @@ extension WebEndpoint {
         var headOnly: Bool { head.method == "HEAD" }
         var viewer: WebPages.Viewer? { session.map { WebPages.Viewer(name: $0.name, csrf: $0.csrf) } }
         func log(_ line: String) {
-            Log.info("web \(connection.id) from \(connection.peer)\(session.map { " (\"\($0.name)\", session \($0.id))" } ?? ""): \(line)")
+            Log.info("web \(connection.id) from \(connection.peer)\(session.map { " (\(quotedForTerminal($0.name)), session \($0.id))" } ?? ""): \(line)")
         }
     }
 
@@ -44,7 +44,7 @@ extension WebEndpoint {
         if route.isChange {
             // A page of this origin (the Origin a browser sends with every POST), with the session's token.
             if let other = otherSite(head) {
-                r.log("refused \(head.method) \(head.path): \(other); answered 403")
+                r.log("refused \(head.method) \(quotedForTerminal(head.path)): \(other); answered 403")
                 // The body is not read: the connection closes after the answer.
                 try refuseChange(r, route, "this change came from another site", close: true)
                 return false
@@ -175,7 +175,7 @@ extension WebEndpoint {
     /// Whether a form carries the session's CSRF token; answers 403 when not.
     func checkToken(_ r: Request, _ form: [String: String], _ route: WebRoute) throws(HTTPFailure) -> Bool {
         if form["csrf"] == r.session!.csrf { return true }
-        r.log("refused \(r.head.method) \(r.head.path) without its CSRF token; answered 403")
+        r.log("refused \(r.head.method) \(quotedForTerminal(r.head.path)) without its CSRF token; answered 403")
         try refuseChange(r, route, "the page's token is missing or out of date: go back, reload the page and try again")
         return false
     }
@@ -228,7 +228,7 @@ extension WebEndpoint {
             try html(r, 401, pages.login(hasPassword: access.hasPassword, message: "This link was used already or has expired: make a new one with sudo ptk web-link."))
             return
         }
-        Log.info("web \(r.connection.id) from \(r.connection.peer): logged in with a one-time link as \"\(session.name)\", session \(session.id)")
+        Log.info("web \(r.connection.id) from \(r.connection.peer): logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)")
         try redirect(r, "/", cookie: sessionCookie(cookie))
     }
 
@@ -273,7 +273,7 @@ extension WebEndpoint {
                 try html(r, 500, pages.error("The receiver cannot write its sessions file; see its log.", viewer: nil))
                 return
             }
-            Log.info("web \(r.connection.id) from \(r.connection.peer): logged in with the password as \"\(made.0.name)\", session \(made.0.id)")
+            Log.info("web \(r.connection.id) from \(r.connection.peer): logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)")
             try redirect(r, "/", cookie: sessionCookie(made.1))
         }
     }
@@ -410,11 +410,11 @@ extension WebEndpoint {
                 let new = (form["name"] ?? "").trimmingSpaces
                 guard !new.isEmpty else { throw LibraryError(.refused, "a name cannot be empty") }
                 let renamed = try library.rename(photo.name, to: new)
-                r.log("renamed \"\(photo.name)\" to \"\(renamed.name)\"")
+                r.log("renamed \(quotedForTerminal(photo.name)) to \(quotedForTerminal(renamed.name))")
             case .note:
                 let note = form["note"] ?? ""
                 _ = try library.setNote(photo.name, note)
-                r.log(note.isEmpty ? "cleared the note of \"\(photo.name)\"" : "noted \"\(photo.name)\"")
+                r.log(note.isEmpty ? "cleared the note of \(quotedForTerminal(photo.name))" : "noted \(quotedForTerminal(photo.name))")
             case .rate:
                 let text = form["rating"] ?? ""
                 var rating: Int? = nil
@@ -423,10 +423,10 @@ extension WebEndpoint {
                     rating = value
                 }
                 _ = try library.setRating(photo.name, rating)
-                r.log(rating.map { "rated \"\(photo.name)\" \($0)/5" } ?? "cleared the rating of \"\(photo.name)\"")
+                r.log(rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" } ?? "cleared the rating of \(quotedForTerminal(photo.name))")
             case .delete:
                 _ = try library.remove(photo.name)
-                r.log("deleted \"\(photo.name)\"")
+                r.log("deleted \(quotedForTerminal(photo.name))")
                 return "/"
             }
             return "/photo/\(photo.id)"
@@ -435,7 +435,7 @@ extension WebEndpoint {
         case .success(let location):
             try redirect(r, location ?? "/")
         case .failure(let error):
-            r.log("\(change.rawValue) of \"\(photo.name)\" refused: \(error)")
+            r.log("\(change.rawValue) of \(quotedForTerminal(photo.name)) refused: \(error)")
             if case .refused = error.kind { return try photoPage(r, photo, message: error.description, status: 409) }
             try libraryFailed(r, error)
         }
@@ -500,8 +500,8 @@ extension WebEndpoint {
         switch incoming.finish() {
         case .success(let saved):
             let seconds = max((Instant.now - started).seconds, 1e-6)
-            r.log(saved.isDuplicate ? "\"\(clean(name))\" is already kept as \"\(saved.name)\""
-                                    : "saved \"\(saved.name)\", \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s")
+            r.log(saved.isDuplicate ? "\"\(clean(name))\" is already kept as \(quotedForTerminal(saved.name))"
+                                    : "saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s")
             arrivals.saved(saved, type: type, from: sender, deviceID: "web session \(session.id)")
             try json(r, 200, UploadAnswer(name: saved.name, duplicate: saved.isDuplicate))
             return true

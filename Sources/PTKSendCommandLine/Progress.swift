@@ -60,7 +60,7 @@ final class ProgressBar {
 
     /// "waiting for livingroom (busy, 3 senders ahead)" in place of the bar, until a session is welcomed.
     func showWaiting(for peer: String, ahead: Int?) {
-        var text = "waiting for \(peer) (busy"
+        var text = "waiting for \(escapedForTerminal(peer)) (busy"
         if let ahead {
             text += ahead == 0 ? ", next in line" : ", \(ahead) sender\(ahead == 1 ? "" : "s") ahead"
         }
@@ -91,7 +91,10 @@ final class ProgressBar {
             eta = "\(left / 60):" + (left % 60 < 10 ? "0" : "") + "\(left % 60)"
         }
         let f = files[current]
-        var name = f.name.count > 30 ? String(f.name.prefix(29)) + "…" : f.name
+        // A name found in a folder may hold controls: escaped before it is cut, so that a cut
+        // shortens only visible text.
+        let shown = escapedForTerminal(f.name)
+        var name = shown.count > 30 ? String(shown.prefix(29)) + "…" : shown
         if files.count > 1 { name += " (\(finishedCount)/\(files.count) done)" }
         let width = 20
         let filled = Int(fraction * Double(width))

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import PTKClient
 import PTKProtocol
+import PTKSystem
 
 /// One receiver as `ptk-send --list` shows it.
 public struct ReceiverListing: Sendable, Equatable, Encodable {
@@ -40,18 +41,21 @@ public struct ReceiverListing: Sendable, Equatable, Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding strings and integers cannot fail.
-        return String(decoding: (try? encoder.encode(receivers)) ?? Data("[]".utf8), as: UTF8.self)
+        // A name, host or TXT value holding U+2028, DEL, C1 or a bidi control gets a JSON escape.
+        return escapingTerminalControlsInJSON(String(decoding: (try? encoder.encode(receivers)) ?? Data("[]".utf8), as: UTF8.self))
     }
 
     /// The list as aligned text, one receiver per line: name, first address and port, protocol
-    /// version, short device ID, status.
+    /// version, short device ID, status. What the receivers advertise (names, addresses, the
+    /// version) is written with its control characters escaped (`escapedForTerminal`).
     public static func text(_ receivers: [ReceiverListing]) -> String {
-        let width = receivers.map(\.name.count).max() ?? 0
+        let width = receivers.map { escapedForTerminal($0.name).count }.max() ?? 0
         return receivers.map { r in
-            let address = r.addresses.first.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "?"
+            let name = escapedForTerminal(r.name)
+            let address = escapedForTerminal(r.addresses.first.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "?")
             let id = DeviceID(parsing: r.id)?.short ?? "-"
-            let version = r.version.isEmpty ? "?" : r.version
-            return r.name + String(repeating: " ", count: width - r.name.count) + "  \(address):\(r.port)  protocol v\(version)  \(id)  \(r.status)"
+            let version = r.version.isEmpty ? "?" : escapedForTerminal(r.version)
+            return name + String(repeating: " ", count: width - name.count) + "  \(address):\(r.port)  protocol v\(version)  \(id)  \(r.status)"
         }.joined(separator: "\n")
     }
 }

@@ -90,9 +90,11 @@ public final class Report: @unchecked Sendable {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             // Strings and integers always encode.
             let line = (try? encoder.encode(FileLine(path: path, name: name, status: status.rawValue, reason: reason, size: size))) ?? Data()
-            print(String(decoding: line, as: UTF8.self))
+            print(escapingTerminalControlsInJSON(String(decoding: line, as: UTF8.self)))
         } else {
-            print(text)
+            // The receiver's name, saved name and messages, and names found in folders, are
+            // another's text: nothing in them acts on the terminal.
+            print(escapedForTerminal(text))
         }
     }
 
@@ -110,12 +112,12 @@ public final class Report: @unchecked Sendable {
             switch outcome {
             case .saved(let s) where s.isDuplicate:
                 counts.alreadyThere += 1
-                emit(path: f.path, name: s.name, .alreadyThere, size: f.size, text: "\(f.path): already there as \"\(s.name)\"")
+                emit(path: f.path, name: s.name, .alreadyThere, size: f.size, text: "\(f.path): already there as \(quotedForTerminal(s.name))")
             case .saved(let s):
                 counts.saved += 1
                 counts.bytes += f.size - (resumedAt[index] ?? 0)
                 let resumed = resumedAt[index].map { " (resumed at byte \($0))" } ?? ""
-                emit(path: f.path, name: s.name, .saved, size: f.size, text: "\(f.path): saved as \"\(s.name)\"\(resumed)")
+                emit(path: f.path, name: s.name, .saved, size: f.size, text: "\(f.path): saved as \(quotedForTerminal(s.name))\(resumed)")
             case .rejected(let p):
                 counts.refused += 1
                 emit(path: f.path, .refused, reason: p.description, size: f.size, text: "\(f.path): refused: \(p)")
@@ -137,7 +139,7 @@ public final class Report: @unchecked Sendable {
                 bar.showWaiting(for: peer, ahead: ahead)
             } else if !quiet && !saidWaiting {
                 saidWaiting = true
-                writeToStandardError("ptk-send: \(peer) is busy serving other senders; waiting for a turn (up to \(durationText(waitLimit)), --wait)")
+                writeToStandardError(escapedForTerminal("ptk-send: \(peer) is busy serving other senders; waiting for a turn (up to \(durationText(waitLimit)), --wait)"))
             }
         }
     }
@@ -164,9 +166,9 @@ public final class Report: @unchecked Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             // Strings and numbers always encode.
-            print(String(decoding: (try? encoder.encode(SummaryLine(summary: counts))) ?? Data(), as: UTF8.self))
+            print(escapingTerminalControlsInJSON(String(decoding: (try? encoder.encode(SummaryLine(summary: counts))) ?? Data(), as: UTF8.self)))
         } else if showSummary {
-            writeToStandardError("ptk-send: " + summaryText)
+            writeToStandardError(escapedForTerminal("ptk-send: " + summaryText))
         }
     }
 

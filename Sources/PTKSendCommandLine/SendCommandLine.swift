@@ -44,6 +44,15 @@ public let sendCommandLine = CommandTable<SendOption>(
         files it there. On a terminal a summary ends the run (on standard error; with
         --json, last on standard output, always).
 
+        A file or folder whose name is not valid UTF-8 (bytes of another encoding) is sent all
+        the same: the receiver's names are UTF-8, so its name is offered with each such byte
+        replaced by U+FFFD, and a line on standard error says so, with the bytes written as
+        \\xE9: ptk-send: "caf\\xE9.png" is sent as "caf\u{FFFD}.png" (its name is not UTF-8).
+        Messages and --json name the file the same way. What the receiver sends (its name, the
+        names it saved, its refusals and errors) and names found in folders are printed with
+        control characters, line separators and bidi controls escaped (\\n, \\u{1B}); with
+        --json, as JSON escapes.
+
         Sessions use TLS 1.3. The first contact with a receiver records its device ID in
         \(senderConfigDirectoryDescription)/known-receivers; a later contact that presents another ID
         is stopped before anything is sent. This sender's identity is in \(senderConfigDirectoryDescription)/identity.

@@ -12,11 +12,17 @@ let configDirectory: String = {
     return (environment("HOME") ?? ".") + "/.config/ptk"
 }()
 
+// Everything printed goes through `escapedForTerminal`: a receiver's name, message or saved
+// name (and a file name found in a folder) may hold an escape sequence, a NUL or a bell, which
+// must reach the user's terminal as visible text.
 func usageError(_ message: String) -> Never {
-    exitWithUsageError(message, program: "ptk-send", usageLine: sendCommandLine.usageLine)
+    exitWithUsageError(escapedForTerminal(message), program: "ptk-send", usageLine: sendCommandLine.usageLine)
 }
 
-func die(_ message: String, _ status: SendExitCode) -> Never { exitWithError(message, code: status.rawValue) }
+func die(_ message: String, _ status: SendExitCode) -> Never { exitWithError(escapedForTerminal(message), code: status.rawValue) }
+
+/// A line on standard error, escaped.
+func say(_ message: String) { writeToStandardError(escapedForTerminal(message)) }
 
 // `ptk-send __complete receivers`: the receivers remembered in known-receivers, one a line, for
 // shell completion (mDNS is not browsed on Tab: it would stall the shell). Nothing on an error.
@@ -57,7 +63,7 @@ if let name = invocation.value(.forget) {
     let n = known.forget(name)
     guard n > 0 else { die("no receiver remembered as '\(name)' in \(knownPath)", .notAllSaved) }
     do { try known.save() } catch { die("cannot write \(knownPath): \(error)", .localFile) }
-    print("forgot \(name): its next contact is trusted as a first contact")
+    print(escapedForTerminal("forgot \(name): its next contact is trusted as a first contact"))
     exitProcess(0)
 }
 if invocation.has(.list) {
@@ -74,12 +80,20 @@ if parsePeer(peerText, defaultPort: defaultPort) == nil {
     }
 }
 
-// Every file is checked, and every folder walked, before any connection is made.
+// Every file is checked, and every folder walked, before any connection is made. The paths
+// are the bytes the command line passed: a name that is not UTF-8 still names its file, which
+// is sent with U+FFFD for those bytes in the name offered (said on standard error).
 let collection: SendList
-do { collection = try SendList.collect(Array(invocation.arguments.dropFirst()), keepFolders: settings.options.keepFolders, follow: settings.follow) } catch {
+do {
+    collection = try SendList.collect(BytePath.commandLine(Array(invocation.arguments.dropFirst())),
+                                      keepFolders: settings.options.keepFolders, follow: settings.follow)
+} catch {
     die("cannot send \(error.path): \(error.reason)", .localFile)
 }
 let files = collection.files
+for file in files where file.nameReplaced {
+    say("ptk-send: \"\(file.path)\" is sent as \"\(file.name)\" (its name is not UTF-8)")
+}
 if files.isEmpty {
     // Folders without a photo: nothing to connect for; what was left out is still listed.
     let report = Report(files: [], showBar: !settings.quiet && FileDescriptor.standardError.isTerminal, quiet: settings.quiet,
@@ -119,9 +133,9 @@ if settings.plaintext {
         known.remember(KnownReceiver(id: id, name: peerText, address: address.description, firstSeen: .now))
         do {
             try known.save()
-            writeToStandardError("ptk-send: first contact with \(peerText): its device ID is \(id); remembered in \(knownPath)")
+            say("ptk-send: first contact with \(peerText): its device ID is \(id); remembered in \(knownPath)")
         } catch {
-            writeToStandardError("ptk-send: first contact with \(peerText) (device ID \(id)); cannot remember it in \(knownPath): \(error)")
+            say("ptk-send: first contact with \(peerText) (device ID \(id)); cannot remember it in \(knownPath): \(error)")
         }
     }
 }
@@ -132,7 +146,7 @@ let (status, message) = result.exitStatus(peer: peerText)
 // Every session's thread and hashing thread has said it is done, but a thread that used OpenSSL
 // runs OpenSSL's clean-up of the thread as it ends, and OpenSSL's exit handler would free what
 // that uses (a SIGSEGV in libcrypto's thread stop, seen once in bench/run): so no exit handlers.
-if let message { writeToStandardError("Error: \(message)") }
+if let message { say("Error: \(message)") }
 exitProcessNow(status.rawValue)
 
 /// Finds the addresses of `<peer>`: an address or host:port directly; otherwise first a
@@ -186,7 +200,7 @@ func listReceivers(json: Bool) -> Never {
     if json {
         print(ReceiverListing.json(receivers))
     } else if receivers.isEmpty {
-        writeToStandardError("No ptk receivers found over mDNS.")
+        say("No ptk receivers found over mDNS.")
     } else {
         print(ReceiverListing.text(receivers))
     }
