@@ -56,6 +56,13 @@ final class Arrivals: @unchecked Sendable {
         layout.levels.isEmpty ? "" : layout.folder(sender: folderName(of: sender), day: WallTime.now.localDay)
     }
 
+    /// A sender's name as the library keeps it for people to read (`ptk list`, `ptk watch`, the
+    /// web pages): controls of every kind (`isTerminalControl`: C0, C1, line separators, bidi
+    /// overrides) become spaces, and it is cut to 256 bytes. The hook gets it as announced (bounded).
+    static func shownName(_ name: String) -> String {
+        HookJob.bounded(String(String.UnicodeScalarView(name.unicodeScalars.map { isTerminalControl($0) ? " " : $0 })))
+    }
+
     /// The name of a photo the directory keeps with these bytes (duplicates = skip), or nil.
     func heldPhoto(sha256: String, size: Int64) -> String? {
         guard !sha256.isEmpty else { return nil }
@@ -69,7 +76,7 @@ final class Arrivals: @unchecked Sendable {
         let received = WallTime.now
         if !saved.isDuplicate {
             library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: received,
-                                 senderName: sender.announcedName, senderAddress: sender.address, senderID: deviceID))
+                                 senderName: Self.shownName(sender.announcedName), senderAddress: sender.address, senderID: deviceID))
             held?.remember(name: saved.name, sha256: saved.sha256, size: saved.size)
         }
         // A duplicate's run is owed once per photo and sender (its device, else its address).

@@ -82,7 +82,7 @@ extension LocalSendEndpoint {
         } catch let error as HTTPFailure {
             throw error
         } catch {
-            Log.info("localsend \(c.id) from \(c.peer): prepare-upload refused: \(error); answered 400")
+            Log.info("localsend \(c.id) from \(c.peer): prepare-upload refused: \(quotedForTerminal(String(describing: error))); answered 400")
             try c.http.respond(400, message("invalid body: \(error)"), deadline: replyBy())
             return true
         }

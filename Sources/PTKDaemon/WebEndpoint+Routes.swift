@@ -164,10 +164,10 @@ extension WebEndpoint {
     /// same-origin nor none (typed or bookmarked).
     func otherSite(_ head: HTTPHead) -> String? {
         if let origin = head.header("origin"), origin != "null", origin != "https://" + (head.header("host") ?? "") {
-            return "Origin \(origin) is not this site"
+            return "Origin \(quotedForTerminal(origin)) is not this site"
         }
         if let site = head.header("sec-fetch-site"), site != "same-origin", site != "none" {
-            return "Sec-Fetch-Site is \(site)"
+            return "Sec-Fetch-Site is \(quotedForTerminal(site))"
         }
         return nil
     }

@@ -233,8 +233,10 @@ public final class TrustStore: @unchecked Sendable {
     }
 
     /// A name fit for one line: control characters and tabs become spaces.
+    /// A name a peer gave, fit for the files and for a terminal: controls of every kind (C0, C1,
+    /// line separators, bidi overrides: `isTerminalControl`) become spaces.
     static func cleanName(_ name: String) -> String {
-        let cleaned = String(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+        let cleaned = String(name.unicodeScalars.map { isTerminalControl($0) ? " " : Character($0) })
             .trimmingSpaces
         return cleaned.isEmpty ? "device" : String(cleaned.prefix(200))
     }

@@ -265,7 +265,7 @@ public final class WebAccess: @unchecked Sendable {
 
     /// A name for one line: no control characters, at most 64 characters, "browser" when empty.
     static func cleanName(_ name: String) -> String {
-        let cleaned = String(name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) }).trimmingSpaces
+        let cleaned = String(name.unicodeScalars.map { isTerminalControl($0) ? " " : Character($0) }).trimmingSpaces
         return cleaned.isEmpty ? "browser" : String(cleaned.prefix(64))
     }
 }

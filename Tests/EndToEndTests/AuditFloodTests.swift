@@ -274,3 +274,31 @@ struct AuditFloodTests {
     }
 }
 
+
+@Suite("End to end: a sender's name reaches no terminal raw (issue 41, finding 4)")
+struct SenderNameControlTests {
+    @Test("an app named with a newline, C1 CSI and a bidi override: `ptk list` and `ptk trust pending` print no control and no forged line")
+    func namesInPtkOutput() throws {
+        let alias = "Phone\u{9B}2J\u{202E}gnp\nwarning: FORGED\u{2028}x"
+        let d = try DaemonProcess.withLocalSend()
+        defer { _ = d.stop() }
+        let app = try LocalSendApp(port: d.localSendPort, alias: alias)
+        let f = pngFile("f", "f.png", size: 20_000, seed: 9)
+        let (session, files) = tokens(try app.prepare([f]).json)
+        #expect(try app.upload(session: session, fileID: "f", token: files["f"]!, bytes: f.bytes).status == 200)
+        var listed = ""
+        #expect(eventually { listed = (try? library(d, ["list"]).stdout) ?? ""; return listed.contains("f.png") }, "\(listed)")
+        let shown = try library(d, ["show", "f.png"]).stdout
+        for text in [listed, shown] {
+            #expect(!text.split(separator: "\n").contains { $0.hasPrefix("warning: FORGED") })
+            #expect(!text.unicodeScalars.contains { $0 != "\n" && isTerminalControl($0) }, "\(text.unicodeScalars.filter { isTerminalControl($0) }.map { String($0.value, radix: 16) })")
+        }
+        let trusted = try DaemonProcess.withLocalSend(["--senders", "trusted"])
+        defer { _ = trusted.stop() }
+        #expect(try LocalSendApp(port: trusted.localSendPort, alias: alias).prepare([f]).status == 403)
+        var pending = ""
+        #expect(eventually(5) { pending = (try? ptk(trusted, ["trust", "pending"]).stdout) ?? ""; return pending.contains("Phone") })
+        #expect(!pending.unicodeScalars.contains { $0 != "\n" && isTerminalControl($0) })
+        #expect(!pending.split(separator: "\n").contains { $0.hasPrefix("warning: FORGED") })
+    }
+}

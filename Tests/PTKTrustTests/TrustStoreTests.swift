@@ -127,6 +127,16 @@ struct TrustStoreTests {
         #expect(eventually(5) { (try? TrustStore(directory: dir).pending().count) == 40 })
     }
 
+    @Test("a refused device's name keeps no terminal control: C1 (CSI, NEL), line separators and bidi overrides become spaces")
+    func pendingNameControls() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        let store = TrustStore(directory: dir)
+        try store.recordAttempt(id: device(3), name: "Phone\u{9B}2J\u{9B}8m\u{202E}gnp.exe\u{2028}\u{85}tail", address: "192.0.2.1:1")
+        let name = try #require(try store.pending().first?.name)
+        #expect(name == "Phone 2J 8m gnp.exe  tail")
+    }
+
     @Test("1,500 refused devices in a row: the pending list keeps the newest 100 and is rewritten at most once a second")
     func pendingBounded() throws {
         let dir = makeTemporaryDirectory("ptk-trust")
