@@ -26,18 +26,13 @@ extension Daemon {
         var joinsLine: Bool
     }
 
-    /// Takes a connection slot for `socket` from `host`: its number, and why it is refused
-    /// when the limits are reached (then no slot is taken). When every slot is taken, it may
-    /// displace a connection that is not working (`ConnectionTable`), which is shut down here.
-    private func takeSlot(_ socket: FileDescriptor, _ host: String) -> (Int, Refusal?) {
-        // A duplicate to end the connection with if it is displaced; without one (no descriptor
-        // left) the connection is refused as if the receiver were full.
-        let displacer = try? socket.duplicate()
-        return lock.withLock {
+    /// Takes a connection slot for a connection from `host`, whose socket's second descriptor
+    /// `displacer` is (kept with the slot, closed here when refused): its number, and why it is
+    /// refused when the limits are reached (then no slot is taken). When every slot is taken, it
+    /// may displace a connection that is not working (`ConnectionTable`), which is shut down here.
+    private func takeSlot(_ displacer: FileDescriptor, _ host: String) -> (Int, Refusal?) {
+        lock.withLock {
             nextID += 1
-            guard let displacer else {
-                return (nextID, Refusal(reason: "the receiver is out of file descriptors", joinsLine: true))
-            }
             switch slots.admit(nextID, from: host, now: .now) {
             case .full:
                 displacer.close()
@@ -75,10 +70,10 @@ extension Daemon {
 
     /// A LocalSend connection: served in a session slot on a thread of its own; over the
     /// limits its first request is answered 429 (see `refuseBusy`).
-    func serveLocalSend(_ socket: FileDescriptor, peer: SocketAddress) {
-        guard let localSend else { socket.close(); return }
+    func serveLocalSend(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {
+        guard let localSend else { socket.close(); displacer.close(); return }
         let host = peer.host
-        serveHTTPS(socket, peer: peer, thread: "localsend", busy: { id, reason in
+        serveHTTPS(socket, displacer: displacer, peer: peer, thread: "localsend", busy: { id, reason in
             localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
         }) { [self] id, deadline in
             // LocalSend apps retry a 429 on their own: they take a session only from those
@@ -97,9 +92,9 @@ extension Daemon {
     /// A browser's connection to the web interface: served in a session slot (counted in the
     /// limits like any sender's, so slow or idle browsers cannot take more than their share) on a
     /// thread of its own; over the limits its first request is answered 429.
-    func serveWeb(_ socket: FileDescriptor, peer: SocketAddress) {
-        guard let web else { socket.close(); return }
-        serveHTTPS(socket, peer: peer, thread: "web", busy: { id, reason in
+    func serveWeb(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {
+        guard let web else { socket.close(); displacer.close(); return }
+        serveHTTPS(socket, displacer: displacer, peer: peer, thread: "web", busy: { id, reason in
             web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
         }) { [self] id, deadline in
             web.serve(socket, peer: peer, id: id, deadline: deadline) { self.setStage(id, $0) }
@@ -109,9 +104,9 @@ extension Daemon {
     /// An HTTPS connection: a session slot taken, then `serve` (told the connection's number
     /// and its handshake deadline) on a thread of its own, the slot freed after it; over the
     /// limits, `busy` answers 429 with the reason on a refusal thread instead.
-    private func serveHTTPS(_ socket: FileDescriptor, peer: SocketAddress, thread: String,
+    private func serveHTTPS(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress, thread: String,
                             busy: @escaping @Sendable (Int, String) -> Void, serve: @escaping @Sendable (Int, Instant) -> Void) {
-        let (id, refusal) = takeSlot(socket, peer.host)
+        let (id, refusal) = takeSlot(displacer, peer.host)
         if let refusal {
             refuseBusy(socket, peer: peer, id: id, refusal) { busy(id, refusal.reason) }
             return
@@ -129,9 +124,9 @@ extension Daemon {
         }
     }
 
-    func serve(_ socket: FileDescriptor, peer: SocketAddress) {
+    func serve(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {
         let host = peer.host
-        let (id, refusal) = takeSlot(socket, host)
+        let (id, refusal) = takeSlot(displacer, host)
         let deadline = Instant.now + configuration.handshakeTimeout
         if let refusal {
             refuseBusy(socket, peer: peer, id: id, refusal)

@@ -239,18 +239,26 @@ public final class Daemon: @unchecked Sendable {
             for (i, sock) in (listener.sockets + localSockets + webSockets).enumerated() where !revents[i].isEmpty {
                 let isLocalSend = i >= listener.sockets.count && i < listener.sockets.count + localSockets.count
                 let isWeb = i >= listener.sockets.count + localSockets.count
-                do {
+                do throws(SystemError) {
                     while let (conn, peer) = try Socket.accept(sock) {
+                        // A second descriptor of it, to end it with should it be displaced
+                        // (`ConnectionTable`): without one ptkd is out of descriptors, as if
+                        // accept itself had failed.
+                        let displacer: FileDescriptor
+                        do throws(SystemError) { displacer = try conn.duplicate() } catch {
+                            conn.close()
+                            throw error
+                        }
                         if acceptFailing != nil {
                             Log.info("accepting connections again")
                             acceptFailing = nil
                         }
                         if isWeb {
-                            serveWeb(conn, peer: peer)
+                            serveWeb(conn, displacer: displacer, peer: peer)
                         } else if isLocalSend {
-                            serveLocalSend(conn, peer: peer)
+                            serveLocalSend(conn, displacer: displacer, peer: peer)
                         } else {
-                            serve(conn, peer: peer)
+                            serve(conn, displacer: displacer, peer: peer)
                         }
                     }
                 } catch {

@@ -171,7 +171,8 @@ struct FaultTests {
         #expect(eventually(5) { d.log.contains("cannot accept connections") })
         usleep(1_000_000)  // ten more rounds of the accept loop, which must not log again
         let lines = d.log.split(separator: "\n").filter { $0.contains("cannot accept connections") }
-        #expect(lines == ["warning: cannot accept connections: accept4: Too many open files; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now 50)"])
+        // accept4 itself, or the second descriptor each connection takes (fcntl), runs out first.
+        #expect(lines.count == 1 && ["accept4", "fcntl"].contains { lines[0] == "warning: cannot accept connections: \($0): Too many open files; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now 50)" }, "\(lines)")
         for p in peers { p.close() }
         let src = photo(d.root, "after.png", size: 9_000)
         #expect(eventually(10) { (try? send(d, [src]))?.status == 0 }, "\(d.log)")
