@@ -8,8 +8,10 @@ import PTKTime
 //   kept only when its fields are sound (a fingerprint of 64 hex digits over HTTPS, an alias
 //   of at most 1,024 bytes, cut to 64 scalars once cleaned);
 // - ptkd registers only over HTTPS, only with the datagram's own source address, only when
-//   that address is on a network ptkd serves (`--listen`), never with a loopback address
-//   unless ptkd serves loopback, and only on a port in 1024...65535 that is not one of ptkd's
+//   that address is on a network ptkd serves (`--listen`; for IPv6 an on-link prefix of an
+//   interface discovery is on, link-local fe80::/10 of that very interface included), never
+//   with a loopback address unless ptkd serves loopback of that family, never with an IPv4
+//   address in IPv6 form (::ffff:a.b.c.d), and only on a port in 1024...65535 that is not one of ptkd's
 //   own on one of its own addresses;
 // - each source address is answered at most once per `sourceInterval` (the table is a ring
 //   of fixed capacity), registers are started at most `registersPerSecond` overall, and wait
@@ -45,27 +47,198 @@ public struct DiscoveryIPv4: Hashable, Sendable, Comparable, CustomStringConvert
     public static func < (a: DiscoveryIPv4, b: DiscoveryIPv4) -> Bool { a.value < b.value }
 }
 
+/// An IPv6 address as a number (two halves), with its zone (an interface name) when it is a
+/// link-local address as the kernel reports a datagram's source ("fe80::1%eth0").
+public struct DiscoveryIPv6: Hashable, Sendable, CustomStringConvertible {
+    public var high: UInt64
+    public var low: UInt64
+    /// The interface a scoped (link-local) address is on; nil for a global one.
+    public var zone: String?
+
+    public init(high: UInt64, low: UInt64, zone: String? = nil) {
+        self.high = high
+        self.low = low
+        self.zone = zone
+    }
+
+    /// Numeric IPv6 text: eight groups of one to four hex digits, one "::" at most, an IPv4
+    /// dotted tail allowed in the last 32 bits, and "%zone" (an interface name: letters, digits,
+    /// ".", "-", "_", at most 15) allowed after it; no brackets. Nil otherwise.
+    public init?(_ text: String) {
+        var body = Substring(text)
+        var zone: String?
+        if let percent = text.firstIndex(of: "%") {
+            let z = text[text.index(after: percent)...]
+            guard (1...15).contains(z.utf8.count),
+                  z.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46 || $0 == 95 }) else { return nil }
+            zone = String(z)
+            body = text[..<percent]
+        }
+        guard body.utf8.count <= 45 else { return nil }
+        func groups(_ part: Substring) -> [UInt16]? {
+            if part.isEmpty { return [] }
+            var out: [UInt16] = []
+            let fields = part.split(separator: ":", omittingEmptySubsequences: false)
+            for (i, field) in fields.enumerated() {
+                if i == fields.count - 1, field.contains(".") {
+                    guard let v4 = DiscoveryIPv4(String(field)) else { return nil }
+                    out += [UInt16(v4.value >> 16), UInt16(v4.value & 0xFFFF)]
+                    continue
+                }
+                guard (1...4).contains(field.utf8.count), let v = UInt16(field, radix: 16) else { return nil }
+                out.append(v)
+            }
+            return out
+        }
+        var words: [UInt16]
+        if let range = body.firstRange(of: "::") {
+            guard let head = groups(body[..<range.lowerBound]), let tail = groups(body[range.upperBound...]),
+                  !body[range.upperBound...].contains("::"), head.count + tail.count <= 7 else { return nil }
+            words = head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
+        } else {
+            guard let all = groups(body), all.count == 8 else { return nil }
+            words = all
+        }
+        high = words[0..<4].reduce(0) { $0 << 16 | UInt64($1) }
+        low = words[4..<8].reduce(0) { $0 << 16 | UInt64($1) }
+        self.zone = zone
+    }
+
+    private var words: [UInt16] { (0..<4).map { UInt16(truncatingIfNeeded: high >> (48 - 16 * $0)) } + (0..<4).map { UInt16(truncatingIfNeeded: low >> (48 - 16 * $0)) } }
+
+    /// RFC 5952 text (the longest run of two or more zero groups as "::", lower case), a
+    /// v4-mapped address with its dotted tail, and "%zone".
+    public var description: String {
+        let w = words
+        var text: String
+        if isV4Mapped {
+            text = "::ffff:" + DiscoveryIPv4(UInt32(truncatingIfNeeded: low)).description
+        } else {
+            var best = (start: -1, count: 0)
+            var i = 0
+            while i < 8 {
+                var j = i
+                while j < 8 && w[j] == 0 { j += 1 }
+                if j - i > best.count && j - i >= 2 { best = (i, j - i) }
+                i = max(j, i + 1)
+            }
+            let hex = w.map { String($0, radix: 16) }
+            if best.start < 0 {
+                text = hex.joined(separator: ":")
+            } else {
+                text = hex[..<best.start].joined(separator: ":") + "::" + hex[(best.start + best.count)...].joined(separator: ":")
+            }
+        }
+        return zone.map { text + "%" + $0 } ?? text
+    }
+
+    /// ::1.
+    public var isLoopback: Bool { high == 0 && low == 1 }
+    /// ::.
+    public var isUnspecified: Bool { high == 0 && low == 0 }
+    /// ff00::/8.
+    public var isMulticast: Bool { high >> 56 == 0xFF }
+    /// fe80::/10.
+    public var isLinkLocal: Bool { high >> 54 == 0x3FA }
+    /// ::ffff:0:0/96, an IPv4 address written as IPv6.
+    public var isV4Mapped: Bool { high == 0 && low >> 32 == 0xFFFF }
+    /// ::/96 other than :: and ::1 (the old IPv4-compatible form).
+    public var isV4Compatible: Bool { high == 0 && low >> 32 == 0 && low > 1 }
+    /// Whether a device on a link can have this address as its own: not ::, ::1, multicast, an
+    /// IPv4 address in IPv6 form, nor a link-local address without the interface it is on.
+    public var isHostAddress: Bool {
+        !isUnspecified && !isLoopback && !isMulticast && !isV4Mapped && !isV4Compatible && (!isLinkLocal || zone != nil)
+    }
+}
+
+/// A source or served address, IPv4 or IPv6.
+public enum DiscoveryAddress: Hashable, Sendable, CustomStringConvertible {
+    case v4(DiscoveryIPv4)
+    case v6(DiscoveryIPv6)
+
+    /// Dotted IPv4 (`DiscoveryIPv4`) or numeric IPv6 (`DiscoveryIPv6`); nil otherwise.
+    public init?(_ text: String) {
+        if let a = DiscoveryIPv4(text) { self = .v4(a) } else if let a = DiscoveryIPv6(text) { self = .v6(a) } else { return nil }
+    }
+
+    public var description: String {
+        switch self {
+        case .v4(let a): return a.description
+        case .v6(let a): return a.description
+        }
+    }
+
+    /// "192.0.2.7:53317" or "[fe80::1%eth0]:53317".
+    public func withPort(_ port: Int) -> String {
+        switch self {
+        case .v4(let a): return "\(a):\(port)"
+        case .v6(let a): return "[\(a)]:\(port)"
+        }
+    }
+
+    public var isLoopback: Bool {
+        switch self {
+        case .v4(let a): return a.isLoopback
+        case .v6(let a): return a.isLoopback
+        }
+    }
+
+    public var isIPv6: Bool { if case .v6 = self { return true } else { return false } }
+
+    /// Whether a device can have this address (see `DiscoveryIPv4.isHostAddress` and
+    /// `DiscoveryIPv6.isHostAddress`; the IPv6 loopback counts, as the IPv4 one does).
+    public var isHostAddress: Bool {
+        switch self {
+        case .v4(let a): return a.isHostAddress
+        case .v6(let a): return a.isLoopback || a.isHostAddress
+        }
+    }
+}
+
 /// An address of an interface discovery serves (one `--listen` names, or any when it names
 /// none), with its network's prefix length.
 public struct ServedAddress: Hashable, Sendable {
-    public var address: DiscoveryIPv4
+    public var address: DiscoveryAddress
     public var prefixLength: Int
-    public init(address: DiscoveryIPv4, prefixLength: Int) {
+    public init(address: DiscoveryAddress, prefixLength: Int) {
         self.address = address
-        self.prefixLength = min(32, max(0, prefixLength))
+        self.prefixLength = min(address.isIPv6 ? 128 : 32, max(0, prefixLength))
     }
 
-    private var mask: UInt32 { prefixLength == 0 ? 0 : UInt32.max << (32 - prefixLength) }
+    public init(address: DiscoveryIPv4, prefixLength: Int) {
+        self.init(address: .v4(address), prefixLength: prefixLength)
+    }
 
-    /// Whether `host` is a device on this network: in it, and neither its network address nor
-    /// its broadcast address (for prefixes up to /30, which have those).
-    public func hasOnLink(_ host: DiscoveryIPv4) -> Bool {
-        guard host.value & mask == address.value & mask else { return false }
-        if prefixLength <= 30 {
-            let hostBits = host.value & ~mask
-            return hostBits != 0 && hostBits != ~mask
+    public func hasOnLink(_ host: DiscoveryIPv4) -> Bool { hasOnLink(.v4(host)) }
+
+    /// Whether `host` is a device on this network. IPv4: in it, and neither its network address
+    /// nor its broadcast address (for prefixes up to /30, which have those). IPv6: a link-local
+    /// host is on the link of a served link-local address with the same zone (fe80::/10 on that
+    /// interface, whatever the prefix length says); any other host must be in the prefix and not
+    /// its subnet-router anycast address (all host bits zero, up to /126); never across families.
+    public func hasOnLink(_ host: DiscoveryAddress) -> Bool {
+        switch (address, host) {
+        case (.v4(let own), .v4(let h)):
+            let mask: UInt32 = prefixLength == 0 ? 0 : UInt32.max << (32 - prefixLength)
+            guard h.value & mask == own.value & mask else { return false }
+            if prefixLength <= 30 {
+                let hostBits = h.value & ~mask
+                return hostBits != 0 && hostBits != ~mask
+            }
+            return true
+        case (.v6(let own), .v6(let h)):
+            if own.isLinkLocal || h.isLinkLocal {
+                return own.isLinkLocal && h.isLinkLocal && own.zone != nil && own.zone == h.zone
+            }
+            guard !h.isV4Mapped && !h.isMulticast else { return false }
+            let highMask: UInt64 = prefixLength == 0 ? 0 : prefixLength >= 64 ? .max : UInt64.max << (64 - prefixLength)
+            let lowMask: UInt64 = prefixLength <= 64 ? 0 : prefixLength == 128 ? .max : UInt64.max << (128 - prefixLength)
+            guard h.high & highMask == own.high & highMask, h.low & lowMask == own.low & lowMask else { return false }
+            if prefixLength <= 126 && h.high & ~highMask == 0 && h.low & ~lowMask == 0 { return false }
+            return true
+        default:
+            return false
         }
-        return true
     }
 }
 
@@ -155,7 +328,8 @@ public enum DiscoveryRefusal: Error, Equatable, Sendable, CustomStringConvertibl
     case notAnnouncement
     /// ptkd's own announcement, looped back.
     case own
-    /// Not a device's IPv4 address (0.0.0.0, multicast, broadcast, or not IPv4 at all).
+    /// Not a device's address (0.0.0.0, ::, multicast, broadcast, an IPv4 address in IPv6
+    /// form, a link-local address without its interface, or no address at all).
     case badSource
     /// A loopback source while ptkd serves no loopback interface: forged.
     case loopbackFromNetwork
@@ -183,7 +357,7 @@ public enum DiscoveryRefusal: Error, Equatable, Sendable, CustomStringConvertibl
         case .badProtocol: return "protocol neither http nor https"
         case .notAnnouncement: return "an answer, not an announcement"
         case .own: return "ptkd's own"
-        case .badSource: return "not from a device's IPv4 address"
+        case .badSource: return "not from a device's address"
         case .loopbackFromNetwork: return "a loopback source from the network"
         case .sourceNotServed: return "from an address on no network discovery serves"
         case .ownPort: return "one of ptkd's own ports"
@@ -213,7 +387,7 @@ public enum DiscoveryRefusal: Error, Equatable, Sendable, CustomStringConvertibl
 public enum DiscoveryDecision: Equatable, Sendable {
     /// `POST register` over HTTPS to the announcer's address and port, to a server whose
     /// certificate has the announced fingerprint.
-    case register(host: DiscoveryIPv4, port: Int, fingerprint: String)
+    case register(host: DiscoveryAddress, port: Int, fingerprint: String)
     /// No register (the reason says why); the multicast answer tells the announcer of ptkd.
     case answerByMulticast(why: String)
     case refuse(DiscoveryRefusal)
@@ -236,7 +410,8 @@ public struct DiscoveryLimits: Sendable, Equatable {
 
 /// A register to make.
 public struct RegisterJob: Equatable, Sendable {
-    public var host: DiscoveryIPv4
+    /// An IPv6 link-local one with its zone: ptkd calls it over the interface it came from.
+    public var host: DiscoveryAddress
     public var port: Int
     /// The certificate fingerprint the server must show before ptkd sends anything.
     public var fingerprint: String
@@ -319,7 +494,7 @@ public struct DiscoveryScheduler: Sendable {
     /// ptkd's own ports (protocol v1, LocalSend, web), which it never registers with on its own addresses.
     public let ownPorts: Set<Int>
     public private(set) var served: [ServedAddress] = []
-    private var recent: DiscoveryRecentTable<DiscoveryIPv4>
+    private var recent: DiscoveryRecentTable<DiscoveryAddress>
     private var bucket: DiscoveryTokenBucket
     /// Newest last; the worker takes the newest first (a flood's oldest are the likeliest gone).
     public private(set) var queue: [RegisterJob] = []
@@ -341,13 +516,13 @@ public struct DiscoveryScheduler: Sendable {
 
     /// Whom to register with for `announcement`, from `source` (the datagram's sender, which is
     /// the announcer: ptkd never calls another address than the one the datagram came from).
-    public func decide(_ a: Announcement, from source: DiscoveryIPv4) -> DiscoveryDecision {
+    public func decide(_ a: Announcement, from source: DiscoveryAddress) -> DiscoveryDecision {
         guard a.asksForAnswers else { return .refuse(.notAnnouncement) }
         if let f = a.fingerprint, f.uppercased() == ownFingerprint { return .refuse(.own) }
         guard source.isHostAddress else { return .refuse(.badSource) }
         // The kernel drops loopback sources that arrive on other interfaces; a loopback source
-        // while no loopback address is served is forged all the same.
-        if source.isLoopback && !served.contains(where: { $0.address.isLoopback }) { return .refuse(.loopbackFromNetwork) }
+        // while no loopback address of its family is served is forged all the same.
+        if source.isLoopback && !served.contains(where: { $0.address.isLoopback && $0.address.isIPv6 == source.isIPv6 }) { return .refuse(.loopbackFromNetwork) }
         guard served.contains(where: { $0.hasOnLink(source) }) else { return .refuse(.sourceNotServed) }
         if ownPorts.contains(a.port) && served.contains(where: { $0.address == source }) { return .refuse(.ownPort) }
         guard a.https, let fingerprint = a.fingerprint else { return .answerByMulticast(why: "it serves plain HTTP; ptkd registers over HTTPS only") }
@@ -366,7 +541,7 @@ public struct DiscoveryScheduler: Sendable {
         guard datagram.count <= limits.datagramLimit else { return .refused(.tooLong) }
         let a: Announcement
         do { a = try Announcement.parse(datagram) } catch { return .refused(error) }
-        guard let address = DiscoveryIPv4(source) else { return .refused(a.asksForAnswers ? .badSource : .notAnnouncement) }
+        guard let address = DiscoveryAddress(source) else { return .refused(a.asksForAnswers ? .badSource : .notAnnouncement) }
         let decision = decide(a, from: address)
         if case .refuse(let why) = decision { return .refused(why) }
         guard !recent.contains(address, now: now) else { return .refused(.repeated) }

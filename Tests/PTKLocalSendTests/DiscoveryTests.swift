@@ -110,18 +110,18 @@ private func job(_ o: DiscoveryOutcome) -> RegisterJob? {
 
 @Suite struct DiscoveryDecisionTests {
     private func decide(_ d: [UInt8], from source: String, _ s: DiscoveryScheduler = scheduler()) throws -> DiscoveryDecision {
-        s.decide(try Announcement.parse(d), from: DiscoveryIPv4(source)!)
+        s.decide(try Announcement.parse(d), from: DiscoveryAddress(source)!)
     }
 
     @Test func registersOverHTTPSWithTheSourceAddressAndTheAnnouncedPort() throws {
-        #expect(try decide(datagram(["port": "53999"]), from: "192.168.1.77") == .register(host: DiscoveryIPv4("192.168.1.77")!, port: 53999, fingerprint: phoneCert.uppercased()))
+        #expect(try decide(datagram(["port": "53999"]), from: "192.168.1.77") == .register(host: DiscoveryAddress("192.168.1.77")!, port: 53999, fingerprint: phoneCert.uppercased()))
         // Loopback when ptkd serves loopback (the tests' namespaces).
-        #expect(try decide(datagram(["port": "53999"]), from: "127.0.0.1") == .register(host: DiscoveryIPv4("127.0.0.1")!, port: 53999, fingerprint: phoneCert.uppercased()))
-        #expect(try decide(datagram(), from: "127.0.0.5") == .register(host: DiscoveryIPv4("127.0.0.5")!, port: 53317, fingerprint: phoneCert.uppercased()))
+        #expect(try decide(datagram(["port": "53999"]), from: "127.0.0.1") == .register(host: DiscoveryAddress("127.0.0.1")!, port: 53999, fingerprint: phoneCert.uppercased()))
+        #expect(try decide(datagram(), from: "127.0.0.5") == .register(host: DiscoveryAddress("127.0.0.5")!, port: 53317, fingerprint: phoneCert.uppercased()))
         // 53317 is every app's default: refused only as ptkd's own port on ptkd's own address.
         #expect(try decide(datagram(), from: "192.168.1.10") == .refuse(.ownPort))
         #expect(try decide(datagram(["port": "47850"]), from: "127.0.0.1") == .refuse(.ownPort))
-        #expect(try decide(datagram(["port": "47850"]), from: "192.168.1.77") == .register(host: DiscoveryIPv4("192.168.1.77")!, port: 47850, fingerprint: phoneCert.uppercased()))
+        #expect(try decide(datagram(["port": "47850"]), from: "192.168.1.77") == .register(host: DiscoveryAddress("192.168.1.77")!, port: 47850, fingerprint: phoneCert.uppercased()))
     }
 
     @Test func plainHTTPAndPortsOutOfRangeGetOnlyTheMulticastAnswer() throws {
@@ -131,7 +131,7 @@ private func job(_ o: DiscoveryOutcome) -> RegisterJob? {
             guard case .answerByMulticast = try decide(datagram(["port": port]), from: "192.168.1.77") else { Issue.record("port \(port)"); continue }
         }
         for port in [1024, 65535] {
-            #expect(try decide(datagram(["port": "\(port)"]), from: "192.168.1.77") == .register(host: DiscoveryIPv4("192.168.1.77")!, port: port, fingerprint: phoneCert.uppercased()))
+            #expect(try decide(datagram(["port": "\(port)"]), from: "192.168.1.77") == .register(host: DiscoveryAddress("192.168.1.77")!, port: port, fingerprint: phoneCert.uppercased()))
         }
     }
 
@@ -284,5 +284,103 @@ private func job(_ o: DiscoveryOutcome) -> RegisterJob? {
         // A clock that goes back gives nothing.
         taken.append(b.take(now: at(50)))
         #expect(taken == [true, true, true, false, false, false, true, true, true, true, false, false, false])
+    }
+}
+
+// Issue 47: IPv6 sources, as the kernel reports them (a link-local one with its interface).
+
+/// A scheduler serving eth0's link-local address and its global prefix 2001:db8:1::/64, and ::1
+/// only when `loopback`; plus 192.168.1.10/24.
+private func scheduler6(loopback: Bool = false) -> DiscoveryScheduler {
+    var s = DiscoveryScheduler(ownFingerprint: ownCert, ownPorts: [47850, 53317, 47851])
+    s.serve([ServedAddress(address: DiscoveryAddress("fe80::10%eth0")!, prefixLength: 64),
+             ServedAddress(address: DiscoveryAddress("2001:db8:1::10")!, prefixLength: 64),
+             ServedAddress(address: DiscoveryAddress("192.168.1.10")!, prefixLength: 24)]
+            + (loopback ? [ServedAddress(address: DiscoveryAddress("::1")!, prefixLength: 128)] : []))
+    return s
+}
+
+@Suite struct DiscoveryIPv6Tests {
+    @Test func ipv6TextIsParsedWithItsZoneAndWrittenBackCanonically() {
+        for (text, canonical) in [("fe80::1%eth0", "fe80::1%eth0"), ("FE80:0:0:0:0:0:0:1%wlan0", "fe80::1%wlan0"), ("::1", "::1"), ("::", "::"),
+                                  ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"), ("2001:db8::", "2001:db8::"), ("1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"),
+                                  ("::ffff:192.168.1.77", "::ffff:192.168.1.77"), ("::ffff:c0a8:14d", "::ffff:192.168.1.77"), ("1::2:3:4:5:6:7", "1:0:2:3:4:5:6:7")] {
+            #expect(DiscoveryIPv6(text)?.description == canonical, "\(text)")
+            #expect(DiscoveryAddress(text)?.description == canonical, "\(text)")
+        }
+        for bad in ["", ":", ":::", "1::2::3", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7", "12345::", "g::1", "fe80::1%", "fe80::1%a b", "fe80::1%eth0%x",
+                    "[::1]", "::1.2.3", "::ffff:1.2.3.04", "1:2:3:4:5:6:7::8", "fe80::1%" + String(repeating: "x", count: 16)] {
+            #expect(DiscoveryIPv6(bad) == nil, "\(bad)")
+        }
+        #expect(DiscoveryIPv6("fe80::1%eth0") != DiscoveryIPv6("fe80::1%eth1"), "a link-local address is one per interface")
+        #expect(DiscoveryAddress("fe80::1%eth0")!.withPort(53317) == "[fe80::1%eth0]:53317")
+    }
+
+    @Test func onLinkForIPv6IsTheLinkLocalRangeOfThatInterfaceOrAServedPrefix() {
+        let ll = ServedAddress(address: DiscoveryAddress("fe80::10%eth0")!, prefixLength: 64)
+        #expect(ll.hasOnLink(DiscoveryAddress("fe80::77%eth0")!))
+        #expect(ll.hasOnLink(DiscoveryAddress("fe80:0:0:1::77%eth0")!), "fe80::/10 on that interface, whatever the prefix length")
+        #expect(!ll.hasOnLink(DiscoveryAddress("fe80::77%eth1")!), "another interface's link")
+        #expect(!ll.hasOnLink(DiscoveryAddress("fe80::77")!), "no interface")
+        #expect(!ll.hasOnLink(DiscoveryAddress("2001:db8:1::77")!))
+        let global = ServedAddress(address: DiscoveryAddress("2001:db8:1::10")!, prefixLength: 64)
+        #expect(global.hasOnLink(DiscoveryAddress("2001:db8:1::77")!))
+        #expect(global.hasOnLink(DiscoveryAddress("2001:db8:1:0:ffff:ffff:ffff:ffff")!))
+        #expect(!global.hasOnLink(DiscoveryAddress("2001:db8:2::77")!), "off-link")
+        #expect(!global.hasOnLink(DiscoveryAddress("2001:db8:1::")!), "the subnet-router anycast address")
+        #expect(!global.hasOnLink(DiscoveryAddress("fe80::77%eth0")!))
+        #expect(!global.hasOnLink(DiscoveryAddress("192.168.1.77")!), "never across families")
+        #expect(!ServedAddress(address: DiscoveryAddress("192.168.1.10")!, prefixLength: 24).hasOnLink(DiscoveryAddress("::ffff:192.168.1.77")!))
+        #expect(ServedAddress(address: DiscoveryAddress("2001:db8::1")!, prefixLength: 128).hasOnLink(DiscoveryAddress("2001:db8::1")!))
+        #expect(ServedAddress(address: DiscoveryAddress("2001:db8::1")!, prefixLength: 999).prefixLength == 128)
+    }
+
+    private func decide(_ d: [UInt8], from source: String, _ s: DiscoveryScheduler = scheduler6()) throws -> DiscoveryDecision {
+        s.decide(try Announcement.parse(d), from: DiscoveryAddress(source)!)
+    }
+
+    @Test func aLinkLocalAnnouncerIsRegisteredWithOverItsOwnInterface() throws {
+        #expect(try decide(datagram(["port": "53999"]), from: "fe80::77%eth0")
+                == .register(host: DiscoveryAddress("fe80::77%eth0")!, port: 53999, fingerprint: phoneCert.uppercased()))
+        var s = scheduler6()
+        let j = job(s.receive(datagram(["port": "53999"]), from: "fe80::77%eth0", now: at(0)))
+        #expect(j?.host.withPort(j?.port ?? 0) == "[fe80::77%eth0]:53999")
+        // Link-local on an interface discovery is not on, or without an interface: refused.
+        #expect(try decide(datagram(), from: "fe80::77%eth1") == .refuse(.sourceNotServed))
+        #expect(try decide(datagram(), from: "fe80::77") == .refuse(.badSource))
+    }
+
+    @Test func aGlobalAnnouncerOnAServedPrefixIsRegisteredWithAndOneOffLinkIsNot() throws {
+        #expect(try decide(datagram(), from: "2001:db8:1::77") == .register(host: DiscoveryAddress("2001:db8:1::77")!, port: 53317, fingerprint: phoneCert.uppercased()))
+        #expect(try decide(datagram(), from: "2001:db8:2::77") == .refuse(.sourceNotServed))
+        #expect(try decide(datagram(), from: "2606:4700::1111") == .refuse(.sourceNotServed))
+        // ptkd's own address and port: it would call itself.
+        #expect(try decide(datagram(), from: "fe80::10%eth0") == .refuse(.ownPort))
+        #expect(try decide(datagram(), from: "2001:db8:1::10") == .refuse(.ownPort))
+        // HTTP is answered by multicast there too.
+        guard case .answerByMulticast = try decide(datagram(["protocol": #""http""#, "fingerprint": #""r""#]), from: "fe80::77%eth0") else { Issue.record("http"); return }
+    }
+
+    @Test func loopbackV4MappedAndOtherNonDeviceIPv6SourcesAreRefused() throws {
+        #expect(try decide(datagram(), from: "::1") == .refuse(.loopbackFromNetwork))
+        #expect(try decide(datagram(), from: "::1", scheduler()) == .refuse(.loopbackFromNetwork), "an IPv4 loopback served is not ::1")
+        #expect(try decide(datagram(["port": "53999"]), from: "::1", scheduler6(loopback: true)) == .register(host: DiscoveryAddress("::1")!, port: 53999, fingerprint: phoneCert.uppercased()))
+        // An IPv4 address in IPv6 form (which the IPv6-only sockets never see from a real IPv4
+        // sender): refused, even when the IPv4 address is on a served network.
+        for bad in ["::ffff:192.168.1.77", "::ffff:127.0.0.1", "::192.168.1.77", "::", "ff02::1", "ff12::fd3a:e420%eth0"] {
+            #expect(try decide(datagram(), from: bad) == .refuse(.badSource), "\(bad)")
+        }
+        var s = scheduler6()
+        #expect(refusal(s.receive(datagram(), from: "::ffff:192.168.1.77", now: at(0))) == .badSource)
+        #expect(refusal(s.receive(datagram(), from: "[fe80::77%eth0]", now: at(0))) == .badSource, "not the kernel's form")
+    }
+
+    @Test func limitsHoldPerIPv6SourceAndTheSameAddressOnTwoInterfacesIsTwoSources() {
+        var s = scheduler6()
+        s.serve(s.served + [ServedAddress(address: DiscoveryAddress("fe80::10%eth1")!, prefixLength: 64)])
+        #expect(job(s.receive(datagram(), from: "fe80::77%eth0", now: at(0))) != nil)
+        #expect(refusal(s.receive(datagram(["fingerprint": "\"\(String(repeating: "12", count: 32))\""]), from: "fe80::77%eth0", now: at(1))) == .repeated)
+        #expect(job(s.receive(datagram(), from: "fe80::77%eth1", now: at(1))) != nil)
+        #expect(job(s.receive(datagram(), from: "fe80::77%eth0", now: at(6))) != nil)
     }
 }
