@@ -1,9 +1,15 @@
 import PTKSystem
 
 
-/// Prints `Error: message` on standard error and exits with `code`.
+/// The program's name as it was run (ptk, ptkd, ptk-send): the start of every error it prints.
+public let programName: String = {
+    let first = CommandLine.arguments.first ?? ""
+    return first.split(separator: "/").last.map(String.init) ?? "ptk"
+}()
+
+/// Prints `PROGRAM: message` on standard error (one line end at the end) and exits with `code`.
 public func exitWithError(_ message: String, code: Int32) -> Never {
-    writeToStandardError("Error: \(message)")
+    writeToStandardError("\(programName): \(message)")
     exitProcess(code)
 }
 

@@ -146,7 +146,7 @@ let (status, message) = result.exitStatus(peer: peerText)
 // Every session's thread and hashing thread has said it is done, but a thread that used OpenSSL
 // runs OpenSSL's clean-up of the thread as it ends, and OpenSSL's exit handler would free what
 // that uses (a SIGSEGV in libcrypto's thread stop, seen once in bench/run): so no exit handlers.
-if let message { say("Error: \(message)") }
+if let message { say("ptk-send: \(message)") }
 exitProcessNow(status.rawValue)
 
 /// Finds the addresses of `<peer>`: an address or host:port directly; otherwise first a

@@ -191,7 +191,7 @@ struct LibraryCommands {
                 let photo = try library.remove(name)
                 print("removed '\(photo.name)'")
             } catch {
-                writeToStandardError("Error: \(Self.message(error))")
+                writeToStandardError("ptk: \(Self.message(error))")
                 if status == .done { status = Self.exitCode(error) }
             }
         }

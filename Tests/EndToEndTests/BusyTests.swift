@@ -111,7 +111,7 @@ struct BusyTests {
         let took = Date().timeIntervalSince(start)
         #expect(r.status == 69)
         #expect(took >= 1.5 && took < 10, "\(took) s")
-        #expect(withoutFirstContact(r.stderr) == "Error: 127.0.0.1:\(d.port): the receiver answered ERROR busy: the receiver is serving its limit of 1 sessions; try again later; still busy after waiting 1.5 s (--wait)\n")
+        #expect(withoutFirstContact(r.stderr) == "ptk-send: 127.0.0.1:\(d.port): the receiver answered ERROR busy: the receiver is serving its limit of 1 sessions; try again later; still busy after waiting 1.5 s (--wait)\n")
         #expect(d.visible.isEmpty)
         holder.close()
     }
@@ -159,7 +159,7 @@ struct BusyTests {
         // A second device behind 127.0.0.1 asks for a second: refused by the per-address limit, again and again.
         let r = try send(d, [photo(d.root, "nat.png", size: 2000)], ["--wait", "1", "--quiet"])
         #expect(r.status == 69)
-        #expect(withoutFirstContact(r.stderr) == "Error: 127.0.0.1:\(d.port): the receiver answered ERROR busy: 127.0.0.1 already has 1 sessions open; try again later; still busy after waiting 1 s (--wait)\n")
+        #expect(withoutFirstContact(r.stderr) == "ptk-send: 127.0.0.1:\(d.port): the receiver answered ERROR busy: 127.0.0.1 already has 1 sessions open; try again later; still busy after waiting 1 s (--wait)\n")
         // Had it joined the line it would be at the front (for 10 s), owed the one free session.
         let other = try RawPeer(port: d.port, host: "::1")
         #expect(try other.hello().sessions == 1)

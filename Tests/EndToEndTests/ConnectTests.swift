@@ -85,7 +85,7 @@ struct ConnectTests {
         let port = h.daemon.port
         let (r, seconds) = try h.send(["--timeout", "3", "nowhere:\(port)", src])
         #expect(r.status == 69)
-        #expect(r.stderr == "Error: cannot connect to nowhere:\(port): [2001:db8::1]:\(port): connection timed out; 127.0.0.2:\(port): connection timed out\n")
+        #expect(r.stderr == "ptk-send: cannot connect to nowhere:\(port): [2001:db8::1]:\(port): connection timed out; 127.0.0.2:\(port): connection timed out\n")
         // Two addresses, one after another, would have taken 6 s.
         #expect(seconds < 5.5, "took \(seconds) s")
     }

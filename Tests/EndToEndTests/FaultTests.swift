@@ -255,7 +255,7 @@ struct FaultTests {
         let r = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binDirectory + "/ptkd",
                                              "--dir", root + "/photos", "--port", "0", "--no-mdns"], absolute: true)
         #expect(r.status == 73, "\(r.stderr)")
-        #expect(r.stderr.hasPrefix("Error: the received-photos directory '\(root)/photos' is not usable: mkdir '.incoming': Permission denied"))
+        #expect(r.stderr.hasPrefix("ptkd: the received-photos directory '\(root)/photos' is not usable: mkdir '.incoming': Permission denied"))
     }
 
     @Test("kill -9 mid-file: nothing visible after restart, and the next send resumes and lands intact")

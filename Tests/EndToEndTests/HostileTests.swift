@@ -164,7 +164,7 @@ struct HostileTests {
         second.close()
         let r = try send(d, [photo(d.root, "b.png", size: 2000)], ["--wait", "0"])
         #expect(r.status == 69)
-        #expect(withoutFirstContact(r.stderr) == "Error: 127.0.0.1:\(d.port): the receiver answered ERROR busy: the receiver is serving its limit of 1 sessions; try again later (--wait 0: not waiting for a turn)\n")
+        #expect(withoutFirstContact(r.stderr) == "ptk-send: 127.0.0.1:\(d.port): the receiver answered ERROR busy: the receiver is serving its limit of 1 sessions; try again later (--wait 0: not waiting for a turn)\n")
         holder.close()
         #expect(eventually { (try? send(d, [photo(d.root, "c.png", size: 2000)], ["--wait", "0"]))?.status == 0 })
     }
@@ -229,7 +229,7 @@ struct CommandLineTests {
     func noArgs() throws {
         let r = try run("ptk-send", [])
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("Error: missing <peer>: ptk-send [OPTIONS] <peer> FILE...\n"), "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("ptk-send: missing <peer>: ptk-send [OPTIONS] <peer> FILE...\n"), "\(r.stderr)")
         #expect(r.stdout.isEmpty)
     }
 
@@ -240,7 +240,7 @@ struct CommandLineTests {
     func unusableFile(path: String, message: String) throws {
         let r = try run("ptk-send", ["127.0.0.1:1", path])
         #expect(r.status == 66)
-        #expect(r.stderr == "Error: \(message)\n")
+        #expect(r.stderr == "ptk-send: \(message)\n")
     }
 
     @Test("ptk-send refuses a file given that is not a photo (66), naming it")
@@ -250,7 +250,7 @@ struct CommandLineTests {
         writeFile(dir + "/fake.png", Array("hello".utf8))
         let r = try run("ptk-send", ["127.0.0.1:1", pngSuiteDirectory() + "/basn0g01.png", dir + "/fake.png"])
         #expect(r.status == 66)
-        #expect(r.stderr == "Error: cannot send \(dir)/fake.png: not a photo (its first bytes are not a PNG's, a JPEG's or a HEIC's)\n", "\(r.stderr)")
+        #expect(r.stderr == "ptk-send: cannot send \(dir)/fake.png: not a photo (its first bytes are not a PNG's, a JPEG's or a HEIC's)\n", "\(r.stderr)")
     }
 
     @Test("ptk-send to a port nobody listens on exits 69")
@@ -288,7 +288,7 @@ struct CommandLineTests {
     func badUsage(args: [String]) throws {
         let r = try run("ptk-send", args)
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("Error: "))
+        #expect(r.stderr.hasPrefix("ptk-send: "))
     }
 
     @Test("--help and --version print and exit 0")
@@ -308,13 +308,13 @@ struct CommandLineTests {
     func ptkdUsage() throws {
         let r = try run("ptkd", ["--window", "99"])
         #expect(r.status == 64)
-        #expect(r.stderr.hasPrefix("Error: invalid value '99' for window"))
+        #expect(r.stderr.hasPrefix("ptkd: invalid value '99' for window"))
         let dir = makeTemporaryDirectory()
         defer { removeTree(dir) }
         writeFile(dir + "/ptkd.conf", Array("port = 0\nwindw = 4\n".utf8))
         let c = try run("ptkd", ["--config", dir + "/ptkd.conf"])
         #expect(c.status == 64)
-        #expect(c.stderr.hasPrefix("Error: \(dir)/ptkd.conf:2: unknown key 'windw'"))
+        #expect(c.stderr.hasPrefix("ptkd: \(dir)/ptkd.conf:2: unknown key 'windw'"))
     }
 
     @Test("ptkd reads its configuration file and flags override it")
@@ -335,6 +335,6 @@ struct CommandLineTests {
         writeFile(dir + "/file", [1])
         let r = try run("ptkd", ["--dir", dir + "/file/sub", "--port", "0", "--no-mdns"])
         #expect(r.status == 73)
-        #expect(r.stderr.hasPrefix("Error: cannot create the received-photos directory"))
+        #expect(r.stderr.hasPrefix("ptkd: cannot create the received-photos directory"))
     }
 }

@@ -133,10 +133,10 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         #expect(try library(d, ["list", "--sort", "colour"]).status == 64)
         let misplaced = try library(d, ["rename", "wide", "--json", "x"])
         #expect(misplaced.status == 64)
-        #expect(misplaced.stderr.hasPrefix("Error: option '--json' does not apply to 'rename'; it goes with 'list', 'show' and 'watch'\n"), "\(misplaced.stderr)")
+        #expect(misplaced.stderr.hasPrefix("ptk: option '--json' does not apply to 'rename'; it goes with 'list', 'show' and 'watch'\n"), "\(misplaced.stderr)")
         let bare = try library(d, ["show"])
         #expect(bare.status == 64)
-        #expect(bare.stderr.hasPrefix("Error: missing NAME: ptk show NAME [--json]\n"), "\(bare.stderr)")
+        #expect(bare.stderr.hasPrefix("ptk: missing NAME: ptk show NAME [--json]\n"), "\(bare.stderr)")
         #expect(readFile(d.dir + "/wide.png") != nil, "a usage error changed nothing")
 
         // The gallery: newest first, linking to the photos.
@@ -416,6 +416,6 @@ struct AdminOutputTests {
         _ = try PhotoLibrary(directory: dir, create: true).reconcile()
         let r = try run("/bin/sh", ["-c", "\"$0\" --config /dev/null --dir \"$1\" list > /dev/full", binDirectory + "/ptk", dir], absolute: true)
         #expect(r.status == 74, "\(r.stderr)")
-        #expect(r.stderr.hasPrefix("Error: cannot write to standard output: "), "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("ptk: cannot write to standard output: "), "\(r.stderr)")
     }
 }

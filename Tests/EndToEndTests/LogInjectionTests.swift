@@ -207,7 +207,7 @@ struct LogInjectionTests {
         #expect(r.status == 76, "\(r.stderr)")
         #expect(linesWithControls(r.stderr).isEmpty, "\(r.stderr.debugDescription)")
         #expect(forgedLines(r.stderr).isEmpty, "\(r.stderr.debugDescription)")
-        #expect(r.stderr.hasPrefix(#"Error: 127.0.0.1:\#(receiver.port): the receiver answered ERROR unauthorized: \u{1B}[2J\u{0}\u{7}\u{9B}31m\nwarning: FORGED LINE\u{85}"#),
+        #expect(r.stderr.hasPrefix(#"ptk-send: 127.0.0.1:\#(receiver.port): the receiver answered ERROR unauthorized: \u{1B}[2J\u{0}\u{7}\u{9B}31m\nwarning: FORGED LINE\u{85}"#),
                 "\(r.stderr)")
     }
 

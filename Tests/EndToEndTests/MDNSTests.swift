@@ -129,7 +129,7 @@ struct MDNSTests {
 
         let missing = try host.ptk("ptk-send", ["kitchen", src])
         #expect(missing.status == 69)
-        #expect(missing.stderr == "Error: no receiver named 'kitchen': the receivers found over mDNS are 'Living Room', and no host has that name\n")
+        #expect(missing.stderr == "ptk-send: no receiver named 'kitchen': the receivers found over mDNS are 'Living Room', and no host has that name\n")
     }
 
     @Test("a receiver found over mDNS must present the ID its TXT record advertises: another one stops the call (77)")
@@ -183,7 +183,7 @@ struct MDNSTests {
         #expect(try host.ptk("ptk-send", ["127.0.0.1:\(d.port)", src]).status == 0)
         let list = try host.ptk("ptk-send", ["--list"])
         #expect(list.status == 69)
-        #expect(list.stderr == "Error: avahi-daemon is not running, so receivers cannot be found by name\n")
+        #expect(list.stderr == "ptk-send: avahi-daemon is not running, so receivers cannot be found by name\n")
         try host.startAvahi()
         #expect(eventually(15) { host.browse().contains { $0.name == "late" } })
     }

@@ -148,7 +148,7 @@ struct ShutdownTests {
                                             "--no-mdns", "--localsend", "off", "--web", "off", "--library", "off"],
                         timeout: 15, absolute: true)
         #expect(r.status == 71, "\(r.stderr)")
-        #expect(r.stderr.contains("Error: cannot start the thread that watches for SIGTERM and SIGINT: "), "\(r.stderr)")
+        #expect(r.stderr.contains("ptkd: cannot start the thread that watches for SIGTERM and SIGINT: "), "\(r.stderr)")
     }
 }
 

@@ -1,0 +1,77 @@
+import Foundation
+import Glibc
+import PTKSystem
+import PTKTestSupport
+import Testing
+
+/// What a new user trips on (issue 47, section 2): each test fails on the binaries before it.
+@Suite("New user: web-link's real port, export's directory, a host without ptkd, the PIN file, error messages", .serialized)
+struct NewUserTests {
+    /// Waits until ptkd has written STATE/listening (just after it logs its ports).
+    static func waitForListening(_ d: DaemonProcess) -> Bool {
+        eventually { fileExists(d.stateDir + "/listening") }
+    }
+
+    /// An error path: the program, its arguments, and the path or address its message must name.
+    struct Case: CustomStringConvertible {
+        var program: String
+        var args: [String]
+        var names: String
+        var description: String { ([program] + args).joined(separator: " ") }
+    }
+
+    @Test("every error message ends with a line end, starts with the program's name and names the file or address it is about")
+    func errorShape() throws {
+        let t = makeTemporaryDirectory()
+        defer { removeTree(t) }
+        for sub in ["d", "s", "xdg"] { mkdir(t + "/" + sub, 0o755) }
+        writeFile(t + "/bad.conf", Array("windw = 3\n".utf8))
+        writeFile(t + "/file", [1])
+        writeFile(t + "/a.png", makePNG(size: 2000, seed: 9))
+        // Under /proc nothing can be made, even by root: ptkd cannot create it.
+        let none = "/proc/ptk-47-none"
+        let cases = [
+            // ptk
+            Case(program: "ptk", args: ["--config", none + "/ptkd.conf", "list"], names: none + "/ptkd.conf"),
+            Case(program: "ptk", args: ["--config", t + "/bad.conf", "list"], names: t + "/bad.conf"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", none, "list"], names: none),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "list"], names: t + "/d"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "import", none + "/p.ptk"], names: none + "/p.ptk"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "show", "nosuch"], names: "'nosuch'"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "export", "nosuch", "-o", t + "/out"], names: "'nosuch'"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "export", "nosuch", "-o", t + "/file"], names: t + "/file"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "thumbnail", "nosuch"], names: "'nosuch'"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "gallery", "-o", t + "/file"], names: t + "/file"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "id"], names: t + "/s/identity"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "web-link"], names: t + "/s/web/tls"),
+            Case(program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "trust", "allow", "ABCDEF"], names: "'ABCDEF'"),
+            Case(program: "ptk", args: ["--bogus", "list"], names: "'--bogus'"),
+            // ptkd
+            Case(program: "ptkd", args: ["--config", none + "/ptkd.conf"], names: none + "/ptkd.conf"),
+            Case(program: "ptkd", args: ["--config", t + "/bad.conf"], names: t + "/bad.conf"),
+            Case(program: "ptkd", args: ["--config", "/dev/null", "--window", "99"], names: "'99'"),
+            Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", none + "/photos", "--state-dir", t + "/s", "--no-mdns", "--port", "0"], names: none),
+            Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", t + "/d", "--state-dir", none, "--no-mdns", "--port", "0"], names: none),
+            Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", t + "/d", "--state-dir", t + "/s", "--no-mdns", "--listen", "256.1.1.1", "--port", "0"], names: "256.1.1.1"),
+            Case(program: "ptkd", args: ["--bogus"], names: "'--bogus'"),
+            // ptk-send
+            Case(program: "ptk-send", args: ["127.0.0.1:1", none + "/a.png"], names: none + "/a.png"),
+            Case(program: "ptk-send", args: ["127.0.0.1:1", t + "/file"], names: t + "/file"),
+            Case(program: "ptk-send", args: ["127.0.0.1:1", t + "/a.png"], names: "127.0.0.1:1"),
+            Case(program: "ptk-send", args: ["[::1]:1", t + "/a.png"], names: "[::1]:1"),
+            Case(program: "ptk-send", args: ["nosuchhost.invalid:5000", t + "/a.png"], names: "'nosuchhost.invalid'"),
+            Case(program: "ptk-send", args: ["[::1", t + "/a.png"], names: "'[::1'"),
+            Case(program: "ptk-send", args: ["host:99999", t + "/a.png"], names: "'host:99999'"),
+            Case(program: "ptk-send", args: ["--bogus", "h", t + "/a.png"], names: "'--bogus'"),
+            Case(program: "ptk-send", args: ["--window", "0", "h", t + "/a.png"], names: "'0'"),
+        ]
+        for c in cases {
+            let r = try run(c.program, c.args, environment: ["XDG_CONFIG_HOME": t + "/xdg"])
+            #expect(r.status != 0, "\(c)")
+            #expect(r.stderr.hasSuffix("\n"), "\(c): \(r.stderr)")
+            #expect(r.stderr.hasPrefix(c.program + ": "), "\(c): \(r.stderr)")
+            #expect(r.stderr.contains(c.names), "\(c): \(r.stderr)")
+        }
+        #expect(cases.count >= 29)
+    }
+}
