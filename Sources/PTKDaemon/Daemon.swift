@@ -207,6 +207,14 @@ public final class Daemon: @unchecked Sendable {
         if let web {
             Log.info("web interface on port \(web.listener.port) (HTTPS), certificate SHA-256 \(colonHex(web.fingerprint)); log in with `ptk web-link`")
         }
+        // STATE/listening: the ports really listened on, for `ptk web-link` (ListeningFile).
+        var doors = ListeningRecord.doors("v1", listener.addresses)
+        if let localSend { doors += ListeningRecord.doors("localsend", localSend.listener.addresses) }
+        if let web { doors += ListeningRecord.doors("web", web.listener.addresses) }
+        var listening: ListeningRecord? = nil
+        do { listening = try ListeningRecord(stateDirectory: configuration.effectiveStateDirectory, doors: doors) } catch {
+            Log.warning("cannot write \(ListeningFile.path(stateDirectory: configuration.effectiveStateDirectory)): \(error); `ptk web-link` uses the configuration's web-port")
+        }
         var advertiser: Advertiser? = nil
         if configuration.mdns {
             let txt = ["v=1", "tls=1", "id=\(identity.deviceID.compact)"] + (web.map { ["web=\($0.listener.port)"] } ?? [])
@@ -271,6 +279,7 @@ public final class Daemon: @unchecked Sendable {
                 }
             }
         }
+        listening?.remove()
         // Under the lock, so no session's STATUS update can follow STOPPING=1.
         lock.withLock {
             stopping = true

@@ -33,7 +33,9 @@ struct WebCommands {
     }
 
     func link() {
-        if !configuration.web {
+        let running = ListeningFile.read(stateDirectory: configuration.effectiveStateDirectory)
+        // A running ptkd with the web interface (web = on given as a flag) needs no warning.
+        if !configuration.web && (running.flatMap { ListeningFile.port("web", in: $0) }) == nil {
             writeToStandardError("ptk: warning: web = off in ptkd's configuration: the link works once ptkd serves the web interface (web = on)")
         }
         let fingerprint: String
@@ -46,7 +48,7 @@ struct WebCommands {
         var secret = ""
         attempt { secret = try access.createLink(name: name) }
         let host = invocation.value(.host) ?? Self.defaultHost()
-        let url = "https://\(host.contains(":") ? "[\(host)]" : host):\(configuration.webPort)/login/\(secret)"
+        let url = "https://\(host.contains(":") ? "[\(host)]" : host):\(webPort())/login/\(secret)"
         var out = url + "\n\n"
         if let code = Self.qrCode(url) {
             out += Self.render(code, colours: FileDescriptor.standardOutput.isTerminal) + "\n"
@@ -81,7 +83,7 @@ struct WebCommands {
         guard text.count >= 8 else { die("a web password has at least 8 characters; nothing changed", .usage) }
         guard text.utf8.count <= 1024 else { die("a web password has at most 1024 bytes; nothing changed", .usage) }
         attempt { try access.setPassword(text) }
-        print("set the web password (\(access.passwordFile)); the login page at https://\(Self.defaultHost()):\(configuration.webPort)/ asks for it")
+        print("set the web password (\(access.passwordFile)); the login page at https://\(Self.defaultHost()):\(webPort())/ asks for it")
     }
 
     func sessions() {
@@ -107,6 +109,19 @@ struct WebCommands {
     }
 
     // MARK: Helpers
+
+    /// The web interface's port: the one the running ptkd listens on (STATE/listening), else
+    /// the configuration's, said on standard error.
+    func webPort() -> UInt16 {
+        let doors = ListeningFile.read(stateDirectory: configuration.effectiveStateDirectory)
+        if let doors, let port = ListeningFile.port("web", in: doors) { return port }
+        if doors == nil {
+            writeToStandardError("ptk: ptkd is not running here; the link uses web-port from the configuration (\(configuration.webPort))")
+        } else {
+            writeToStandardError("ptk: the running ptkd does not serve the web interface (web = off); the link uses web-port from the configuration (\(configuration.webPort))")
+        }
+        return configuration.webPort
+    }
 
     /// The first IPv4 address of an interface that is up and not loopback, else `HOST.local`.
     static func defaultHost() -> String {

@@ -12,6 +12,32 @@ struct NewUserTests {
         eventually { fileExists(d.stateDir + "/listening") }
     }
 
+    @Test("ptk web-link prints the port ptkd really listens on (--web-port 0) and the link logs in; stopped or killed, ptk says it uses the configuration's")
+    func webLinkPort() throws {
+        let d = try DaemonProcess.withWeb()
+        #expect(Self.waitForListening(d))
+        let r = try library(d, ["web-link", "--host", "127.0.0.1", "--name", "phone"])
+        let first = r.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        let prefix = "https://127.0.0.1:\(d.webPort)/login/"
+        #expect(r.status == 0 && first.hasPrefix(prefix), "\(first) \(r.stderr)")
+        #expect(!r.stderr.contains("not running"), "\(r.stderr)")
+        let login = try WebBrowser(port: d.webPort).request("GET", "/login/" + first.dropFirst(prefix.count))
+        #expect(login.status == 303, "\(login.status)")
+        // A clean stop removes the file; ptk falls back to the configuration and says so.
+        _ = d.stop()
+        #expect(!fileExists(d.stateDir + "/listening"))
+        let after = try library(d, ["web-link", "--host", "127.0.0.1"])
+        #expect(after.stderr.contains("ptk: ptkd is not running here; the link uses web-port from the configuration (47851)\n"), "\(after.stderr)")
+        #expect(after.stdout.hasPrefix("https://127.0.0.1:47851/login/"), "\(after.stdout)")
+        // A ptkd killed leaves its file, but not its lock: ptk tells it is stale.
+        let killed = try DaemonProcess.withWeb()
+        #expect(Self.waitForListening(killed))
+        _ = killed.stop(signal: SIGKILL)
+        #expect(fileExists(killed.stateDir + "/listening"))
+        let stale = try library(killed, ["web-link", "--host", "127.0.0.1"])
+        #expect(stale.stderr.contains("ptkd is not running here"), "\(stale.stderr)")
+    }
+
     /// An error path: the program, its arguments, and the path or address its message must name.
     struct Case: CustomStringConvertible {
         var program: String

@@ -187,7 +187,8 @@ struct WebTests {
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let url = lines[0]
-        #expect(url.hasPrefix("https://192.0.2.7:47851/login/"))
+        // The port the running ptkd listens on (STATE/listening), not the configuration's.
+        #expect(url.hasPrefix("https://192.0.2.7:\(d.webPort)/login/"), "\(url)")
         #expect(!r.stdout.contains("\u{1B}["), "no colours when standard output is not a terminal")
         // The code's lines: from the line after the blank one to the next blank one.
         let code = Array(lines.dropFirst(2).prefix { !$0.isEmpty })
