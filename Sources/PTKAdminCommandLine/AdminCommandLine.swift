@@ -89,7 +89,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
                             Argument("RATING", "0 to 5, or none", completion: .values(["0", "1", "2", "3", "4", "5", "none"]))]),
         Command("export", group: library, "write NAME.ptk packages (photo.data + photo.metadata) into a directory",
                 arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)],
-                details: "The directory is -o DIR, else the current one."),
+                details: "The directory is -o DIR (made, mode 0755, when missing), else the current one."),
         Command("import", group: library, "add packages' photos to the library, keeping their metadata",
                 arguments: [Argument("PACKAGE", "a .ptk package", completion: .file(extensions: ["ptk"]), repeats: true)]),
         Command("gallery", group: library, "write a static HTML page of the thumbnails, newest first",

@@ -221,8 +221,13 @@ struct LibraryCommands {
 
     func export(_ words: [String]) {
         let output = invocation.value(.output) ?? "."
-        // Missing or unreadable, it is not a directory to write into: said below.
-        guard (try? fileStatus(output))?.isDirectory == true else { die("\(output) is not a directory", .cannotCreate) }
+        // Made when missing, as `ptk gallery -o DIR` does (mode 0755, with its parents).
+        do {
+            if !fileExists(output) { try makeDirectories(output, mode: 0o755) }
+            guard try fileStatus(output).isDirectory else { die("\(output) exists and is not a directory", .cannotCreate) }
+        } catch {
+            die("cannot create the directory \(output): \(error)", .cannotCreate)
+        }
         let library = open()
         for name in words {
             do {

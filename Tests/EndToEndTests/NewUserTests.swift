@@ -38,6 +38,20 @@ struct NewUserTests {
         #expect(stale.stderr.contains("ptkd is not running here"), "\(stale.stderr)")
     }
 
+    @Test("ptk export -o DIR makes DIR (mode 0755, with its parents) as gallery does; a file at DIR is said to be one")
+    func exportMakesDirectory() throws {
+        let (d, png) = try DaemonProcess.withWeb(photo: "a.png", size: 2000, seed: 3)
+        let out = d.root + "/new/exports"
+        let r = try library(d, ["export", "a", "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(readFile(out + "/a.ptk/photo.data") == png)
+        #expect(try fileStatus(out).permissions & 0o777 == 0o755)
+        writeFile(d.root + "/file", [1])
+        let file = try library(d, ["export", "a", "-o", d.root + "/file"])
+        #expect(file.status == 73)
+        #expect(file.stderr == "ptk: \(d.root)/file exists and is not a directory\n", "\(file.stderr)")
+    }
+
     /// An error path: the program, its arguments, and the path or address its message must name.
     struct Case: CustomStringConvertible {
         var program: String
