@@ -27,6 +27,10 @@ struct LibraryCommands {
     func fail(_ error: LibraryError) -> Never { die(Self.message(error), Self.exitCode(error)) }
 
     func open(create: Bool = false) -> PhotoLibrary {
+        // Missing: say what it means rather than the open's error (other errors are the open's to tell).
+        do { _ = try fileStatus(directory) } catch where error.code == .noSuchFile {
+            die("the received-photos directory \(directory) does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir", .nothingYet)
+        } catch {}
         do { return try PhotoLibrary(directory: directory, create: create) } catch {
             die(error.description, error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? .nothingYet : Self.exitCode(error))
         }

@@ -52,6 +52,15 @@ struct NewUserTests {
         #expect(file.stderr == "ptk: \(d.root)/file exists and is not a directory\n", "\(file.stderr)")
     }
 
+    @Test("ptk list where ptkd has never run says what it means and what to do")
+    func neverRan() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        let r = try run("ptk", ["--config", "/dev/null", "--dir", root + "/received", "list"])
+        #expect(r.status == 66)
+        #expect(r.stderr == "ptk: the received-photos directory \(root)/received does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir\n", "\(r.stderr)")
+    }
+
     /// An error path: the program, its arguments, and the path or address its message must name.
     struct Case: CustomStringConvertible {
         var program: String
