@@ -41,6 +41,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var localSendPort: UInt16 = 53317
     /// A PIN LocalSend apps must give, or nil.
     public var localSendPIN: String?
+    /// A file holding the PIN (`localsend-pin-file`), read by ptkd at start (`readingPINFile`).
+    public var localSendPINFile: String?
     /// Serve the web interface (gallery and upload pages, HTTPS on `webPort`).
     public var web = true
     public var webPort: UInt16 = 47851

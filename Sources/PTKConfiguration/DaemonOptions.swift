@@ -184,12 +184,16 @@ public enum DaemonOptions {
             guard let n = parseInteger(v, in: 0...65535) else { throw invalid(v, "localsend-port", "expected 0 to 65535") }
             c.localSendPort = UInt16(n)
         },
-        DaemonOption("localsend-pin", value: "PIN", help: "a PIN LocalSend apps must give (3 wrong tries lock an address out for 5 minutes)",
+        DaemonOption("localsend-pin", value: "PIN", help: "a PIN LocalSend apps must give (3 wrong tries lock an address out for 5 minutes); "
+                        + "as a flag it is visible to local users (ps): ptkd warns, use this key or localsend-pin-file",
                      defaultIsValue: false, default: { $0.localSendPIN == nil ? "none" : "set" }) { c, v throws(UsageError) in
-            guard !v.isEmpty, v.utf8.count <= 64, v.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-                throw invalid(v, "localsend-pin", "expected 1 to 64 characters without spaces")
-            }
-            c.localSendPIN = v
+            c.localSendPIN = try checkedPIN(v, "localsend-pin")
+        },
+        DaemonOption("localsend-pin-file", value: "FILE", help: "read the LocalSend PIN from FILE's first line at start (a regular file, not a symlink, "
+                        + "writable by its owner only; e.g. root:ptk mode 0640)",
+                     defaultIsValue: false, default: { $0.localSendPINFile ?? "none" }) { c, v throws(UsageError) in
+            guard !v.isEmpty else { throw invalid(v, "localsend-pin-file", "expected a file name") }
+            c.localSendPINFile = v
         },
         DaemonOption("web", value: "on|off", help: "serve the gallery and upload pages to browsers (HTTPS; log in with `ptk web-link` or `ptk web-password`)",
                      default: { $0.web ? "on" : "off" }) { c, v throws(UsageError) in
@@ -406,6 +410,45 @@ public enum DaemonOptions {
         }
         for (name, value) in settings { try apply(name, value, to: &configuration) }
         return configuration
+    }
+}
+
+/// A LocalSend PIN as `key` gives it: 1 to 64 characters without spaces or controls.
+func checkedPIN(_ v: String, _ key: String) throws(UsageError) -> String {
+    guard !v.isEmpty, v.utf8.count <= 64, v.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+        throw UsageError(key == "localsend-pin" ? "invalid value '\(v)' for localsend-pin: expected 1 to 64 characters without spaces"
+                                                : "\(key): the PIN in it is not 1 to 64 characters without spaces")
+    }
+    return v
+}
+
+extension DaemonConfiguration {
+    /// This configuration with the PIN of `localsend-pin-file` read (it overrides `localsend-pin`).
+    /// The file must be a regular file, not a symlink (opened without following one), that
+    /// neither group nor others may write: a PIN someone else could change is refused.
+    public func readingPINFile() throws(UsageError) -> DaemonConfiguration {
+        guard let path = localSendPINFile else { return self }
+        var c = self
+        let bytes: [UInt8]
+        do {
+            let fd = try FileDescriptor.open(path, flags: [.readOnly, .noFollow])
+            defer { fd.close() }
+            let status = try fd.status()
+            guard status.isRegularFile else { throw UsageError("localsend-pin-file \(path) is not a regular file") }
+            guard status.permissions & 0o022 == 0 else {
+                throw UsageError("localsend-pin-file \(path) may be written by group or others (mode \(String(status.permissions, radix: 8))): chmod go-w it")
+            }
+            bytes = try readFileBytes(path, limit: 4096)
+        } catch let error as UsageError {
+            throw error
+        } catch let error as SystemError where error.code == .tooManySymlinks {
+            throw UsageError("localsend-pin-file \(path) is a symlink: give the file itself")
+        } catch {
+            throw UsageError("cannot read localsend-pin-file: \(error)")
+        }
+        let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+        c.localSendPIN = try checkedPIN(String(line).trimmingSpaces, "localsend-pin-file \(path)")
+        return c
     }
 }
 

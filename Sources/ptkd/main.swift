@@ -5,8 +5,12 @@ import PTKSystem
 
 let invocation = DaemonOptions.table.parseOrExit()
 let configuration: DaemonConfiguration
-do { configuration = try DaemonOptions.configuration(from: invocation) } catch {
+do { configuration = try DaemonOptions.configuration(from: invocation).readingPINFile() } catch {
     exitWithUsageError(error.message, program: "ptkd")
+}
+// A secret given as a flag is in /proc/PID/cmdline, which every local user may read.
+if invocation.options.contains(where: { $0.key == .setting("localsend-pin") }) {
+    Log.warning("--localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in \(DaemonOptions.defaultConfigFile) or localsend-pin-file")
 }
 
 let daemon: Daemon

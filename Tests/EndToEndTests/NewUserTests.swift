@@ -61,6 +61,33 @@ struct NewUserTests {
         #expect(r.stderr == "ptk: the received-photos directory \(root)/received does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir\n", "\(r.stderr)")
     }
 
+    @Test("localsend-pin-file: the PIN read from a file works; a group-writable file or a symlink is refused; --localsend-pin warns that ps shows it")
+    func pinFile() throws {
+        let root = makeTemporaryDirectory()
+        defer { removeTree(root) }
+        writeFile(root + "/pin", Array("4711\n".utf8))
+        chmod(root + "/pin", 0o640)
+        let d = try DaemonProcess.withLocalSend(["--localsend-pin-file", root + "/pin"])
+        let app = try LocalSendApp(port: d.localSendPort)
+        let f = pngFile("f", "f.png", size: 10_000)
+        #expect(try app.prepare([f]).status == 401)
+        #expect(try app.prepare([f], pin: "4711").status == 200)
+        #expect(!d.log.contains("puts the PIN where local users can read it"))
+
+        chmod(root + "/pin", 0o660)
+        let writable = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/pin"])
+        #expect(writable.status == 64)
+        #expect(writable.stderr.hasPrefix("ptkd: localsend-pin-file \(root)/pin may be written by group or others (mode 660)"), "\(writable.stderr)")
+        chmod(root + "/pin", 0o600)
+        symlink(root + "/pin", root + "/link")
+        let linked = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/link"])
+        #expect(linked.status == 64)
+        #expect(linked.stderr.hasPrefix("ptkd: localsend-pin-file \(root)/link is a symlink"), "\(linked.stderr)")
+
+        let flag = try DaemonProcess.withLocalSend(["--localsend-pin", "4711"])
+        #expect(flag.log.contains("warning: --localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in /etc/ptk/ptkd.conf or localsend-pin-file"), "\(flag.log)")
+    }
+
     /// An error path: the program, its arguments, and the path or address its message must name.
     struct Case: CustomStringConvertible {
         var program: String
@@ -102,6 +129,7 @@ struct NewUserTests {
             Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", none + "/photos", "--state-dir", t + "/s", "--no-mdns", "--port", "0"], names: none),
             Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", t + "/d", "--state-dir", none, "--no-mdns", "--port", "0"], names: none),
             Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", t + "/d", "--state-dir", t + "/s", "--no-mdns", "--listen", "256.1.1.1", "--port", "0"], names: "256.1.1.1"),
+            Case(program: "ptkd", args: ["--config", "/dev/null", "--localsend-pin-file", none + "/pin"], names: none + "/pin"),
             Case(program: "ptkd", args: ["--bogus"], names: "'--bogus'"),
             // ptk-send
             Case(program: "ptk-send", args: ["127.0.0.1:1", none + "/a.png"], names: none + "/a.png"),
@@ -121,6 +149,6 @@ struct NewUserTests {
             #expect(r.stderr.hasPrefix(c.program + ": "), "\(c): \(r.stderr)")
             #expect(r.stderr.contains(c.names), "\(c): \(r.stderr)")
         }
-        #expect(cases.count >= 29)
+        #expect(cases.count >= 30)
     }
 }

@@ -160,6 +160,7 @@ struct ConfigurationTests {
         expected.listen = ["::", "0.0.0.0"]
         expected.name = "livingroom"
         expected.localSendPIN = "1234"
+        expected.localSendPINFile = "/etc/ptk/localsend-pin"
         expected.onSaved = ["/usr/local/bin/copy-to-nas", "--quiet"]
         #expect(explicit == expected)
         for option in DaemonOptions.settings where option.inConfigFile {
