@@ -19,11 +19,14 @@ enum ConnectionStage: Sendable, Equatable {
 }
 
 /// The connection slots: at most `capacity` connections, at most `perAddress` from one
-/// address (`addressKey`: an IPv6 /64 is one). When every slot is taken, a newcomer from an
-/// address holding fewer slots than another displaces that address's oldest connection that
-/// is not working (in its handshake, idle, or on a request not yet shown to be allowed): so
-/// connections that never finish a handshake or a request cannot keep out a sender who does,
-/// however fast they come back. Pure: told the time, no I/O; the daemon holds it under its lock.
+/// address (`slotKey`: each IPv6 address is its own, as every device of a home's /64 has one).
+/// When every slot is taken, a newcomer from an address holding fewer slots than another
+/// displaces that address's oldest connection that is not working (in its handshake, idle, or
+/// on a request not yet shown to be allowed); a newcomer whose address holds none displaces
+/// the oldest connection anywhere that has not been working for `staleAfter`. So connections
+/// that never finish a handshake or a request cannot keep out a sender who does, however fast
+/// they come back, nor can one such connection from each of many addresses. Pure: told the
+/// time, no I/O; the daemon holds it under its lock.
 struct ConnectionTable: Sendable {
     struct Entry: Sendable, Equatable {
         var key: String
@@ -44,6 +47,16 @@ struct ConnectionTable: Sendable {
 
     let capacity: Int
     let perAddress: Int
+    /// How long a connection must have been idle, unproven or opening to be displaced by a
+    /// newcomer from an address holding no slot.
+    static let staleAfter: Duration = .seconds(2)
+
+    /// The key an address's slots are counted under: the address itself (an IPv4-mapped IPv6
+    /// address as its IPv4 one).
+    static func slotKey(_ address: String) -> String {
+        let key = addressKey(address)
+        return key.contains("::/64") ? address : key
+    }
     private(set) var entries: [Int: Entry] = [:]
     private var counts: [String: Int] = [:]
 
@@ -53,17 +66,17 @@ struct ConnectionTable: Sendable {
     }
 
     var count: Int { entries.count }
-    func count(of address: String) -> Int { counts[addressKey(address), default: 0] }
+    func count(of address: String) -> Int { counts[Self.slotKey(address), default: 0] }
 
     /// Decides connection `id` from `address`; admitted, it is entered as `.opening` (and a
     /// displaced one is gone from the table).
     mutating func admit(_ id: Int, from address: String, now: Instant) -> Decision {
-        let key = addressKey(address)
+        let key = Self.slotKey(address)
         let mine = counts[key, default: 0]
         if mine >= perAddress { return .addressFull }
         var decision = Decision.admit
         if entries.count >= capacity {
-            guard let victim = victim(for: mine) else { return .full }
+            guard let victim = victim(for: mine, now: now) else { return .full }
             remove(victim)
             decision = .admitDisplacing(victim: victim)
         }
@@ -74,8 +87,9 @@ struct ConnectionTable: Sendable {
 
     /// The connection a newcomer whose address holds `mine` slots displaces: the oldest
     /// preemptible one of the address holding the most slots, if that address holds at least
-    /// two more than the newcomer's (so the two end no further apart than they were).
-    func victim(for mine: Int) -> Int? {
+    /// two more than the newcomer's (so the two end no further apart than they were); else,
+    /// for a newcomer holding none, the oldest preemptible one anywhere, stale for `staleAfter`.
+    func victim(for mine: Int, now: Instant) -> Int? {
         var byKey: [String: (id: Int, since: Instant)] = [:]
         for (id, e) in entries where e.stage.isPreemptible {
             if let old = byKey[e.key], old.since <= e.since { continue }
@@ -85,8 +99,9 @@ struct ConnectionTable: Sendable {
             let ca = counts[a.key, default: 0], cb = counts[b.key, default: 0]
             return ca != cb ? ca < cb : a.value.since > b.value.since
         }
-        guard let best, counts[best.key, default: 0] >= mine + 2 else { return nil }
-        return best.value.id
+        if let best, counts[best.key, default: 0] >= mine + 2 { return best.value.id }
+        guard mine == 0, let oldest = byKey.values.min(by: { $0.since < $1.since }), now - oldest.since >= Self.staleAfter else { return nil }
+        return oldest.id
     }
 
     /// Connection `id` moved on to `stage` (a displaced or released one is not there: nothing).

@@ -79,8 +79,9 @@ final class Arrivals: @unchecked Sendable {
                                  senderName: Self.shownName(sender.announcedName), senderAddress: sender.address, senderID: deviceID))
             held?.remember(name: saved.name, sha256: saved.sha256, size: saved.size)
         }
-        // A duplicate's run is owed once per photo and sender (its device, else its address).
-        let duplicateKey = saved.isDuplicate ? saved.sha256 + " " + (deviceID ?? addressKey(sender.host)) : nil
+        // A duplicate's run is owed once per photo and sending address: not per device, since a
+        // LocalSend app or a v1 sender may show a fresh certificate with every request.
+        let duplicateKey = saved.isDuplicate ? saved.sha256 + " " + ConnectionTable.slotKey(sender.host) : nil
         hooks?.enqueue(duplicateKey: duplicateKey) { sequence in
             HookJob(sequence: sequence, name: saved.name, path: directory + "/" + saved.name, size: saved.size, sha256: saved.sha256,
                     mediaType: type.mediaType, senderName: HookJob.bounded(sender.announcedName), senderID: deviceID.map(HookJob.bounded),

@@ -60,8 +60,9 @@ final class HTTPConnection {
     }
 
     /// A request body must come at least this fast on average, after `bodyGrace`: a client
-    /// sending a byte now and then cannot hold its slot for longer than its size allows.
-    static let bodyMinimumRate = 8 << 10
+    /// sending a byte now and then cannot hold its slot for longer than its size allows (a
+    /// photo over the weakest Wi-Fi still comes faster).
+    static let bodyMinimumRate = 1 << 10
     static let bodyGrace: Duration = .seconds(10)
 
     /// Tells where the connection is in its life (`ConnectionStage`), for the connection slots.
@@ -74,8 +75,8 @@ final class HTTPConnection {
     /// Passes the body of the message whose head was just read to `sink`, piece by piece, each
     /// read by `deadline()`; returns once the message is complete. `sink` returning false stops
     /// with `.refused(status, why)` from `refusal()`. Requests (not responses) must also keep to
-    /// `bodyMinimumRate` after `bodyGrace`, or end in 408.
-    func readBody(deadline: () -> Instant, sink: (UnsafeRawBufferPointer) -> Bool,
+    /// `minimumRate` (bytes a second) after `bodyGrace`, or end in 408.
+    func readBody(deadline: () -> Instant, minimumRate: Int = bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
                   refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPFailure) {
         let started = Instant.now
         var received = 0
@@ -102,13 +103,13 @@ final class HTTPConnection {
             var slow = false
             if kind == .request {
                 // The moment by which the next byte must come for the body to keep its rate.
-                let byRate = started + Self.bodyGrace + .seconds(Double(received + 1) / Double(Self.bodyMinimumRate))
+                let byRate = started + Self.bodyGrace + .seconds(Double(received + 1) / Double(minimumRate))
                 if byRate < next { (next, slow) = (byRate, true) }
             }
             let more: Bool
             do { more = try fill(deadline: next) } catch {
                 if case .timedOut = error, slow {
-                    throw .refused(408, "the request's body came slower than \(Self.bodyMinimumRate >> 10) KiB/s (\(received) bytes in \(formatDecimal((Instant.now - started).seconds)) s)")
+                    throw .refused(408, "the request's body came slower than \(minimumRate >> 10) KiB/s (\(received) bytes in \(formatDecimal((Instant.now - started).seconds)) s)")
                 }
                 throw error
             }
@@ -121,10 +122,10 @@ final class HTTPConnection {
         }
     }
 
-    /// Reads a whole body of at most `limit` bytes.
-    func readBody(limit: Int, deadline: () -> Instant) throws(HTTPFailure) -> [UInt8] {
+    /// Reads a whole body of at most `limit` bytes, at `minimumRate` (see above).
+    func readBody(limit: Int, deadline: () -> Instant, minimumRate: Int = bodyMinimumRate) throws(HTTPFailure) -> [UInt8] {
         var body: [UInt8] = []
-        try readBody(deadline: deadline, sink: { piece in
+        try readBody(deadline: deadline, minimumRate: minimumRate, sink: { piece in
             guard body.count + piece.count <= limit else { return false }
             body.append(contentsOf: piece)
             return true

@@ -81,9 +81,11 @@ final class HookRunner: @unchecked Sendable {
     /// Lines in the queue file: the jobs owed and those done since it was last emptied.
     private var linesInFile = 0
     private let thread = ThreadGroup()
-    /// Duplicate runs beyond this many waiting are dropped (and logged); the queue file is
-    /// compacted when it holds this many lines of runs done.
+    /// The queue file is compacted when it holds this many lines of runs done.
     let capacity: Int
+    /// Duplicate runs beyond this many waiting are dropped (and logged): a real arrival waits
+    /// behind at most this many of them.
+    let duplicateCapacity: Int
     /// How long a duplicate of one photo from one sender is not queued again.
     static let duplicateWindow: Duration = .seconds(3600)
     /// The most entries `recentDuplicates` keeps.
@@ -102,11 +104,13 @@ final class HookRunner: @unchecked Sendable {
     /// earlier run. Only a hooks folder that cannot be made stops it: a queue file that cannot
     /// be read whole is read as far as it can be, and one that cannot be opened is set aside
     /// (`queue.unreadable-TIME`), each said in the log, and a new one started.
-    init(command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000, killAfter: Duration = .seconds(5)) throws(SystemError) {
+    init(command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000, duplicateCapacity: Int = 1_000,
+         killAfter: Duration = .seconds(5)) throws(SystemError) {
         self.command = command
         self.timeout = timeout
         self.killAfter = killAfter
         self.capacity = capacity
+        self.duplicateCapacity = min(duplicateCapacity, capacity)
         folder = stateDirectory + "/hooks"
         try makeDirectories(folder, mode: 0o700)
         // None yet: nothing done.
@@ -115,14 +119,14 @@ final class HookRunner: @unchecked Sendable {
         var owed = read.owed
         // Duplicates beyond the limit are dropped, the oldest first; every real arrival stays owed.
         let duplicates = owed.filter(\.duplicate).count
-        if duplicates > capacity {
-            var drop = duplicates - capacity
+        if duplicates > self.duplicateCapacity {
+            var drop = duplicates - self.duplicateCapacity
             owed.removeAll { job in
                 guard job.duplicate && drop > 0 else { return false }
                 drop -= 1
                 return true
             }
-            Log.warning("on-saved: \(duplicates - capacity) queued hook run(s) for duplicates over the limit of \(capacity) dropped")
+            Log.warning("on-saved: \(duplicates - self.duplicateCapacity) queued hook run(s) for duplicates over the limit of \(self.duplicateCapacity) dropped")
         }
         pending = owed
         pendingDuplicates = owed.filter(\.duplicate).count
@@ -217,7 +221,7 @@ final class HookRunner: @unchecked Sendable {
     /// returns (the caller answers SAVED after). A job that cannot be written is logged and
     /// still queued in memory: the photo is saved either way. A duplicate (nothing new stored)
     /// with `duplicateKey` (the photo and who sent it) runs once per `duplicateWindow`, and at
-    /// most `capacity` duplicates wait: a sender naming kept photos over and over queues
+    /// most `duplicateCapacity` duplicates wait: a sender naming kept photos over and over queues
     /// nothing more, and never costs a photo that really arrived its run. Returns whether a run
     /// was queued.
     @discardableResult
@@ -226,9 +230,9 @@ final class HookRunner: @unchecked Sendable {
             let now = Instant.now
             if let key = duplicateKey {
                 if let at = recentDuplicates[key], now - at < Self.duplicateWindow { return false }
-                guard pendingDuplicates < capacity else {
+                guard pendingDuplicates < duplicateCapacity else {
                     if droppedDuplicates == 0 {
-                        Log.warning("on-saved: \(capacity) hook runs for duplicates are waiting; more duplicates run no hook until they are done")
+                        Log.warning("on-saved: \(duplicateCapacity) hook runs for duplicates are waiting; more duplicates run no hook until they are done")
                     }
                     droppedDuplicates += 1
                     return false
@@ -286,7 +290,7 @@ final class HookRunner: @unchecked Sendable {
                 guard finished else { return }
                 pending.removeFirst()
                 if job.duplicate { pendingDuplicates -= 1 }
-                if pendingDuplicates < capacity && droppedDuplicates > 0 {
+                if pendingDuplicates < duplicateCapacity && droppedDuplicates > 0 {
                     Log.info("on-saved: \(droppedDuplicates) duplicate(s) ran no hook while the queue was full of duplicates")
                     droppedDuplicates = 0
                 }

@@ -77,7 +77,10 @@ extension LocalSendEndpoint {
         defer { if large { largeBodies.give(share) } }
         var request: PrepareUploadRequest
         do {
-            let body = try c.http.readBody(limit: large ? share : min(Self.jsonLimit, Self.smallJSONLimit * (trusted ? 64 : 1)), deadline: replyBy)
+            // A large body holds a share of a small budget: it must come fast (64 KiB/s), so a
+            // trickle cannot keep the budget from everyone for minutes.
+            let body = try c.http.readBody(limit: large ? share : min(Self.jsonLimit, Self.smallJSONLimit * (trusted ? 64 : 1)), deadline: replyBy,
+                                           minimumRate: large ? Self.largeBodyRate : HTTPConnection.bodyMinimumRate)
             request = try LocalSendJSON.decode(PrepareUploadRequest.self, from: body).validated()
         } catch let error as HTTPFailure {
             throw error
@@ -103,8 +106,11 @@ extension LocalSendEndpoint {
             if held[sha256] == nil || file.fileName < held[sha256]!.0.fileName { held[sha256] = (file, name) }
             request.files[id] = nil
         }
-        let outcome = lock.withLock {
-            sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: pin, allowed: allowed, now: .now)
+        // A PIN from an address already locked out is not checked, so it spends nothing of the
+        // receiver's budget: one address cannot keep everyone's passwords refused.
+        let (outcome, pinChecked): (PrepareOutcome, Bool) = lock.withLock {
+            let checked = configuration.localSendPIN != nil && pin != nil && !sessions.pinLockedOut(c.address, now: .now)
+            return (sessions.prepare(request, address: c.address, fingerprint: c.certificate, pin: pin, allowed: allowed, now: .now), checked)
         }
         switch outcome {
         case .accepted, .nothingToTransfer:
@@ -115,7 +121,7 @@ extension LocalSendEndpoint {
                 arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
                                type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: c.certificate.map { "LocalSend \($0)" })
             }
-        case .pinRequired(wrong: true), .tooManyTries where pin != nil && pin != configuration.localSendPIN:
+        case .pinRequired(wrong: true), .tooManyTries where pinChecked && pin != configuration.localSendPIN:
             guesses.failed("PIN", from: c.address)
         default:
             break
@@ -136,6 +142,10 @@ extension LocalSendEndpoint {
         case .refused:
             // Decided above, before the body; the sessions refuse no one that is allowed.
             try c.http.respond(outcome.status, message("this receiver accepts trusted devices only"), deadline: replyBy())
+        case .full:
+            Log.info("\(prefix): the sessions hold \(sessions.policy.maxFilesHeld) files already; answered 503")
+            try c.http.respond(outcome.status, message("the receiver holds as many files in sessions as it takes; try again in a minute"),
+                               headers: [("Retry-After", "30")], deadline: replyBy())
         case .busy:
             Log.info("\(prefix): a session from \(c.address) is still running; answered 409")
             try c.http.respond(outcome.status, message("a session from this address is still running"), deadline: replyBy())

@@ -33,6 +33,8 @@ final class LocalSendEndpoint: @unchecked Sendable {
     /// The largest JSON body of a sender not on the trust list that is read without a share of
     /// `largeBodies` (about 250 files).
     static let smallJSONLimit = 64 << 10
+    /// How fast a large body must come (after the first 10 s).
+    static let largeBodyRate = 64 << 10
     /// Large JSON bodies being read and decoded at once, in bytes.
     let largeBodies = LargeBodies()
     /// Bodies of requests that need none are read and dropped up to this size.

@@ -15,6 +15,9 @@ public struct LocalSendPolicy: Sendable, Equatable {
     public var pinTries = 3
     /// How long an address that used up its tries is answered 429.
     public var pinLockout: Duration = .seconds(300)
+    /// Files all sessions together may hold (each a name, a size and a token until its session
+    /// ends): apps at many addresses cannot make the receiver keep more (503).
+    public var maxFilesHeld = 20_000
 
     public init(pin: String? = nil, acceptedTypes: Set<String> = ["image/png"], maxFileSize: Int64 = 512 << 20, sessionIdle: Duration = .seconds(60)) {
         self.pin = pin
@@ -38,6 +41,8 @@ public enum PrepareOutcome: Equatable, Sendable {
     case refused
     /// 409: this address has a session that is still running.
     case busy
+    /// 503: the sessions hold `maxFilesHeld` files already.
+    case full
 
     public var status: Int {
         switch self {
@@ -47,6 +52,7 @@ public enum PrepareOutcome: Equatable, Sendable {
         case .tooManyTries: return 429
         case .refused: return 403
         case .busy: return 409
+        case .full: return 503
         }
     }
 }
@@ -139,6 +145,7 @@ public struct LocalSendSessions: Sendable {
             files[id] = SessionFile(info: file, token: generator())
         }
         guard !files.isEmpty else { return .nothingToTransfer }
+        guard filesHeld + files.count <= policy.maxFilesHeld else { return .full }
         let session = LocalSendSession(id: generator(), address: address, sender: request.info, fingerprint: fingerprint,
                                        files: files, lastActivity: now)
         sessions[session.id] = session
@@ -182,6 +189,12 @@ public struct LocalSendSessions: Sendable {
             sessions[id] = session
         }
     }
+
+    /// Whether `address` has used up its PIN tries and must wait (its PINs are not checked).
+    public func pinLockedOut(_ address: String, now: Instant) -> Bool { wrongPINs.isLockedOut(address, now: now) }
+
+    /// Files held in all sessions (each holds its files' names, sizes and tokens until it ends).
+    public var filesHeld: Int { sessions.values.reduce(0) { $0 + $1.files.count } }
 
     /// Whether uploads of session `id` should stop (it was cancelled or is gone).
     public func isCancelled(_ id: String) -> Bool { sessions[id]?.cancelled ?? true }

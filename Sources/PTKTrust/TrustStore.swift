@@ -149,8 +149,12 @@ public final class TrustStore: @unchecked Sendable {
                 }
             }
             if pending.count > Self.pendingLimit {
-                // The devices heard from least lately go (the list stays oldest first).
-                let keep = Set(pending.indices.sorted { pending[$0].lastAttempt.milliseconds > pending[$1].lastAttempt.milliseconds }.prefix(Self.pendingLimit))
+                // The devices heard from least lately go (the list stays oldest first); within a
+                // second (the file keeps seconds) the one further down the list is the later.
+                let keep = Set(pending.indices.sorted { a, b in
+                    let ta = pending[a].lastAttempt.milliseconds / 1000, tb = pending[b].lastAttempt.milliseconds / 1000
+                    return ta != tb ? ta > tb : a > b
+                }.prefix(Self.pendingLimit))
                 pending = pending.indices.filter(keep.contains).map { pending[$0] }
             }
             attempts.withLock { pendingWrites += 1 }

@@ -7,16 +7,31 @@ import Testing
 struct ConnectionTableTests {
     let t0 = Instant.now
 
-    @Test("within the limits every connection is admitted; over an address's own limit it is refused, an IPv6 /64 counted as one address")
+    @Test("within the limits every connection is admitted; over an address's own limit it is refused; each IPv6 address of a /64 is its own (a home's devices share one), an IPv4-mapped one is its IPv4 address")
     func limits() {
         var table = ConnectionTable(capacity: 10, perAddress: 3)
-        for id in 1...3 { do { let d = table.admit(id, from: "2001:db8::\(id)", now: t0); #expect(d == .admit) } }
-        do { let d = table.admit(4, from: "2001:db8::99", now: t0); #expect(d == .addressFull) }
-        do { let d = table.admit(5, from: "2001:db8:0:1::1", now: t0); #expect(d == .admit) }
+        for id in 1...3 { do { let d = table.admit(id, from: "2001:db8::1", now: t0); #expect(d == .admit) } }
+        do { let d = table.admit(4, from: "2001:db8::1", now: t0); #expect(d == .addressFull) }
+        do { let d = table.admit(5, from: "2001:db8::2", now: t0); #expect(d == .admit) }
         #expect(table.count == 4)
-        #expect(table.count(of: "2001:db8::5") == 3)
+        #expect(table.count(of: "2001:db8::1") == 3)
+        do { let d = table.admit(6, from: "::ffff:192.0.2.1", now: t0); #expect(d == .admit) }
+        #expect(table.count(of: "192.0.2.1") == 1)
         table.remove(1)
-        do { let d = table.admit(6, from: "2001:db8::7", now: t0); #expect(d == .admit) }
+        do { let d = table.admit(7, from: "2001:db8::1", now: t0); #expect(d == .admit) }
+    }
+
+    @Test("full with one connection from each of many addresses: a newcomer holding none displaces the oldest that has not worked for 2 s, never a working one")
+    func onePerAddressDisplaced() {
+        var table = ConnectionTable(capacity: 4, perAddress: 4)
+        for id in 1...4 { do { let d = table.admit(id, from: "10.0.0.\(id)", now: t0 + .milliseconds(Double(id))); #expect(d == .admit) } }
+        table.set(1, .working, now: t0)
+        // Too fresh: all were opened within the last 2 s.
+        do { let d = table.admit(10, from: "10.0.1.1", now: t0 + .seconds(1)); #expect(d == .full) }
+        do { let d = table.admit(11, from: "10.0.1.1", now: t0 + .seconds(3)); #expect(d == .admitDisplacing(victim: 2)) }
+        // The newcomer's address now holds one: it displaces no more on equal terms.
+        do { let d = table.admit(12, from: "10.0.1.1", now: t0 + .seconds(4)); #expect(d == .full) }
+        #expect(table.entries[1] != nil)
     }
 
     @Test("full of connections that never finish their handshake: a newcomer from a third address displaces the oldest of the address holding most")
