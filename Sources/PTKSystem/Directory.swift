@@ -159,25 +159,10 @@ extension FileDescriptor {
         return try entries()
     }
 
-    /// The names in this directory, "." and ".." left out. The corresponding C function is `readdir`.
+    /// The names in this directory, "." and ".." left out, as text (bytes that are not UTF-8
+    /// replaced: `byteEntries` keeps them). The corresponding C function is `readdir`.
     public func entries() throws(SystemError) -> [String] {
-        // fdopendir takes ownership of its descriptor, so give it a duplicate.
-        let copy = try syscall("dup") { fcntl(rawValue, F_DUPFD_CLOEXEC, 0) }
-        guard let dir = fdopendir(copy) else {
-            let err = errno
-            Glibc.close(copy)
-            throw SystemError(call: "fdopendir", errno: err)
-        }
-        defer { closedir(dir) }
-        rewinddir(dir)
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        try byteEntries().map { String(decoding: $0.bytes, as: UTF8.self) }
     }
 }
 

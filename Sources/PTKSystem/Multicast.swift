@@ -12,23 +12,7 @@ public struct MulticastInterface: Sendable, Equatable, Hashable {
 /// IFF_MULTICAST set, as tests set it in a namespace of their own). The corresponding C
 /// function is `getifaddrs` (which needs an AF_NETLINK socket).
 public func ipv4MulticastInterfaces() throws(SystemError) -> [MulticastInterface] {
-    var list: UnsafeMutablePointer<ifaddrs>? = nil
-    guard getifaddrs(&list) == 0 else { throw SystemError(call: "getifaddrs", errno: errno) }
-    defer { freeifaddrs(list) }
-    var out: [MulticastInterface] = []
-    var p = list
-    while let ifa = p {
-        defer { p = ifa.pointee.ifa_next }
-        let flags = ifa.pointee.ifa_flags
-        guard let sa = ifa.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET),
-              flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0 else { continue }
-        var st = sockaddr_storage()
-        withUnsafeMutableBytes(of: &st) { $0.copyMemory(from: UnsafeRawBufferPointer(start: sa, count: MemoryLayout<sockaddr_in>.size)) }
-        let address = SocketAddress(storage: st, length: socklen_t(MemoryLayout<sockaddr_in>.size)).host
-        out.append(MulticastInterface(name: String(cString: ifa.pointee.ifa_name), address: address,
-                                      isLoopback: flags & UInt32(IFF_LOOPBACK) != 0))
-    }
-    return out
+    try ipv4MulticastNetworks().map(\.interface)
 }
 
 /// UDP for multicast discovery: a socket bound to a group's port, joined per interface.
