@@ -416,7 +416,8 @@ public enum DaemonOptions {
 /// A LocalSend PIN as `key` gives it: 1 to 64 characters without spaces or controls.
 func checkedPIN(_ v: String, _ key: String) throws(UsageError) -> String {
     guard !v.isEmpty, v.utf8.count <= 64, v.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-        throw UsageError(key == "localsend-pin" ? "invalid value '\(v)' for localsend-pin: expected 1 to 64 characters without spaces"
+        // The value is a secret: never echoed (errors reach the journal).
+        throw UsageError(key == "localsend-pin" ? "invalid value for localsend-pin: expected 1 to 64 characters without spaces"
                                                 : "\(key): the PIN in it is not 1 to 64 characters without spaces")
     }
     return v
@@ -424,25 +425,30 @@ func checkedPIN(_ v: String, _ key: String) throws(UsageError) -> String {
 
 extension DaemonConfiguration {
     /// This configuration with the PIN of `localsend-pin-file` read (it overrides `localsend-pin`).
-    /// The file must be a regular file, not a symlink (opened without following one), that
-    /// neither group nor others may write: a PIN someone else could change is refused.
+    /// The file must be a regular file, not a symlink (opened without following one, nor
+    /// waiting on a FIFO), owned by root or by ptkd's own user, that neither group nor others may
+    /// write: a PIN someone else could change is refused. It is read through the descriptor
+    /// that was checked, never opened by name again.
     public func readingPINFile() throws(UsageError) -> DaemonConfiguration {
         guard let path = localSendPINFile else { return self }
         var c = self
         let bytes: [UInt8]
         do {
-            let fd = try FileDescriptor.open(path, flags: [.readOnly, .noFollow])
+            let (fd, status) = try FileDescriptor.openRegularFile(path)
             defer { fd.close() }
-            let status = try fd.status()
-            guard status.isRegularFile else { throw UsageError("localsend-pin-file \(path) is not a regular file") }
+            guard status.owner == 0 || status.owner == geteuidValue() else {
+                throw UsageError("localsend-pin-file \(path) belongs to user \(status.owner), neither root nor ptkd's own: chown it")
+            }
             guard status.permissions & 0o022 == 0 else {
                 throw UsageError("localsend-pin-file \(path) may be written by group or others (mode \(String(status.permissions, radix: 8))): chmod go-w it")
             }
-            bytes = try readFileBytes(path, limit: 4096)
+            bytes = try fd.readAll(limit: 4096, name: path)
         } catch let error as UsageError {
             throw error
         } catch let error as SystemError where error.code == .tooManySymlinks {
             throw UsageError("localsend-pin-file \(path) is a symlink: give the file itself")
+        } catch let error as SystemError where error.code == .noSuchDeviceOrAddress {
+            throw UsageError("localsend-pin-file \(path) is not a regular file")
         } catch {
             throw UsageError("cannot read localsend-pin-file: \(error)")
         }

@@ -43,14 +43,15 @@ public enum ListeningFile {
     /// nobody holds the lock of, or one that cannot be read).
     public static func read(stateDirectory: String) -> [ListeningDoor]? {
         let path = path(stateDirectory: stateDirectory)
-        // No file (or none we may read): no ptkd to ask; the caller falls back to the configuration.
-        guard let fd = try? FileDescriptor.open(path, flags: [.readOnly, .noFollow]) else { return nil }
+        // No file, or not a regular file (a symlink, a FIFO the service user planted: never
+        // followed, never waited on): no ptkd to ask; the caller falls back to the configuration.
+        guard let (fd, _) = try? FileDescriptor.openRegularFile(path) else { return nil }
         defer { fd.close() }
         // The lock free (taken here, released at close) means ptkd did not stop cleanly: stale.
         // An error from flock itself tells nothing either way: treated as no ptkd.
         guard let free = try? fd.tryLock(), !free else { return nil }
-        // Unreadable once opened: the same as no file.
-        guard let bytes = try? readFileBytes(path, limit: 64 << 10) else { return nil }
+        // Read through the descriptor that was checked, never by name again. Unreadable: as no file.
+        guard let bytes = try? fd.readAll(limit: 64 << 10, name: path) else { return nil }
         return parse(String(decoding: bytes, as: UTF8.self))
     }
 

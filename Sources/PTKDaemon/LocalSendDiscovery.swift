@@ -138,7 +138,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         var served: [ServedAddress] = []
         for n in v4 where allowed == nil || allowed!.contains(n.interface.address) {
             guard let a = DiscoveryIPv4(n.interface.address) else { continue }
-            served.append(ServedAddress(address: a, prefixLength: n.prefixLength))
+            served.append(ServedAddress(address: a, prefixLength: n.prefixLength, interface: n.interface.name))
             // One socket per interface: its first address allowed names it.
             if !doors.contains(where: { !$0.ipv6 && $0.name == n.interface.name }) {
                 doors.append(Door(name: n.interface.name, ipv6: false, address: n.interface.address, index: 0))
@@ -147,7 +147,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         // Not IPv6 on loopback: no phone is there (a LocalSend app on this host hears ptkd on the
         // other interfaces), and lo has no IPv6 multicast route, so announcing there would fail.
         for interface in v6 where !interface.isLoopback {
-            let addresses = interface.addresses.compactMap { p in DiscoveryAddress(p.address).map { ServedAddress(address: $0, prefixLength: p.prefixLength) } }
+            let addresses = interface.addresses.compactMap { p in DiscoveryAddress(p.address).map { ServedAddress(address: $0, prefixLength: p.prefixLength, interface: interface.name) } }
                 .filter { allowed6 == nil || allowed6!.contains($0.address) }
             guard !addresses.isEmpty else { continue }
             served += addresses
@@ -256,7 +256,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
                 pollFailures = 0
             }
             if !revents[0].isEmpty { break }
-            for (i, (_, socket)) in doors.enumerated() where !revents[i + 1].isEmpty {
+            for (i, (door, socket)) in doors.enumerated() where !revents[i + 1].isEmpty {
                 // A receive that fails (nothing more queued, or a datagram the kernel dropped) ends
                 // this round; the next poll says when there is more. At most 256 datagrams a round
                 // per socket, so the interfaces and the shutdown are looked at during a flood too.
@@ -264,7 +264,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
                 while round < 256, let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {  // a failed receive ends the round (above)
                     round += 1
                     let outcome = state.withLock {
-                        let outcome = scheduler.receive(Array(buffer[..<n]), from: from.host, now: .now)
+                        let outcome = scheduler.receive(Array(buffer[..<n]), from: from.host, arrivedOn: door.name, now: .now)
                         if case .queued = outcome { state.broadcast() }
                         return outcome
                     }

@@ -29,12 +29,24 @@ extension PhotoLibrary {
         if (try? fileStatus(target)) != nil {
             throw LibraryError(.refused, "\(target) exists; ptk export never replaces a package")
         }
-        let staging = outputDirectory + "/." + Package.folderName(for: photo.name) + ".tmp-\(processID())"
-        do {
-            try makeDirectories(staging, mode: 0o755)
-        } catch {
-            throw LibraryError(.io, "cannot create \(staging): \(error)")
+        // A staging folder of a name nobody can guess, made new (mkdir fails on anything planted
+        // there, a symlink included, instead of writing through it: a root `ptk export` into a
+        // folder others may write); only its owner may enter it until it is renamed into place.
+        var staging = ""
+        var made = false
+        for _ in 0..<8 where !made {
+            var g = SystemRandomNumberGenerator()
+            staging = outputDirectory + "/." + Package.folderName(for: photo.name) + ".tmp-\(processID())-" + String(g.next() as UInt64, radix: 16)
+            do {
+                try makeNewDirectory(staging, mode: 0o700)
+                made = true
+            } catch where error.code == .exists {
+                continue
+            } catch {
+                throw LibraryError(.io, "cannot create \(staging): \(error)")
+            }
         }
+        guard made else { throw LibraryError(.io, "cannot create a staging folder in \(outputDirectory): every name tried was taken") }
         do throws(LibraryError) {
             let (size, sha256) = try copyPhoto(photo, to: staging + "/" + Package.dataName)
             var metadata = PhotoMetadata(photo)
@@ -46,6 +58,14 @@ extension PhotoLibrary {
             let path = staging + "/" + Package.metadataName
             do { try writeFileAtomically(path, Array((metadata.json() + "\n").utf8), mode: 0o644) } catch {
                 throw LibraryError(.io, "cannot write \(path): \(error)")
+            }
+            do {
+                // Opened without following a symlink: the folder made above, 0755 as packages are.
+                let folder = try FileDescriptor.open(staging, flags: [.readOnly, .directory, .noFollow])
+                defer { folder.close() }
+                try folder.setPermissions(0o755)
+            } catch {
+                throw LibraryError(.io, "cannot set the mode of \(staging): \(error)")
             }
             do { try renameWithoutReplacing(staging, to: target) } catch {
                 throw LibraryError(error.code == .exists ? .refused : .io, error.code == .exists

@@ -200,13 +200,17 @@ public enum DiscoveryAddress: Hashable, Sendable, CustomStringConvertible {
 public struct ServedAddress: Hashable, Sendable {
     public var address: DiscoveryAddress
     public var prefixLength: Int
-    public init(address: DiscoveryAddress, prefixLength: Int) {
+    /// The interface it is on (nil: any, as in tests that need no interface): an announcement
+    /// is answered only when its source is on-link on the interface it arrived on.
+    public var interface: String?
+    public init(address: DiscoveryAddress, prefixLength: Int, interface: String? = nil) {
         self.address = address
         self.prefixLength = min(address.isIPv6 ? 128 : 32, max(0, prefixLength))
+        self.interface = interface
     }
 
-    public init(address: DiscoveryIPv4, prefixLength: Int) {
-        self.init(address: .v4(address), prefixLength: prefixLength)
+    public init(address: DiscoveryIPv4, prefixLength: Int, interface: String? = nil) {
+        self.init(address: .v4(address), prefixLength: prefixLength, interface: interface)
     }
 
     public func hasOnLink(_ host: DiscoveryIPv4) -> Bool { hasOnLink(.v4(host)) }
@@ -516,7 +520,10 @@ public struct DiscoveryScheduler: Sendable {
 
     /// Whom to register with for `announcement`, from `source` (the datagram's sender, which is
     /// the announcer: ptkd never calls another address than the one the datagram came from).
-    public func decide(_ a: Announcement, from source: DiscoveryAddress) -> DiscoveryDecision {
+    /// `arrivedOn` is the interface the datagram came in on, when known: only the networks of
+    /// that interface count (a source in the prefix of another interface is on another link).
+    public func decide(_ a: Announcement, from source: DiscoveryAddress, arrivedOn: String? = nil) -> DiscoveryDecision {
+        let served = arrivedOn.map { name in self.served.filter { $0.interface == nil || $0.interface == name } } ?? self.served
         guard a.asksForAnswers else { return .refuse(.notAnnouncement) }
         if let f = a.fingerprint, f.uppercased() == ownFingerprint { return .refuse(.own) }
         guard source.isHostAddress else { return .refuse(.badSource) }
@@ -531,18 +538,18 @@ public struct DiscoveryScheduler: Sendable {
     }
 
     /// A datagram received from `source` (an address as text) at `now`.
-    public mutating func receive(_ datagram: [UInt8], from source: String, now: Instant) -> DiscoveryOutcome {
-        let outcome = admit(datagram, from: source, now: now)
+    public mutating func receive(_ datagram: [UInt8], from source: String, arrivedOn: String? = nil, now: Instant) -> DiscoveryOutcome {
+        let outcome = admit(datagram, from: source, arrivedOn: arrivedOn, now: now)
         if case .refused(let why) = outcome { count(why) }
         return outcome
     }
 
-    private mutating func admit(_ datagram: [UInt8], from source: String, now: Instant) -> DiscoveryOutcome {
+    private mutating func admit(_ datagram: [UInt8], from source: String, arrivedOn: String?, now: Instant) -> DiscoveryOutcome {
         guard datagram.count <= limits.datagramLimit else { return .refused(.tooLong) }
         let a: Announcement
         do { a = try Announcement.parse(datagram) } catch { return .refused(error) }
         guard let address = DiscoveryAddress(source) else { return .refused(a.asksForAnswers ? .badSource : .notAnnouncement) }
-        let decision = decide(a, from: address)
+        let decision = decide(a, from: address, arrivedOn: arrivedOn)
         if case .refuse(let why) = decision { return .refused(why) }
         guard !recent.contains(address, now: now) else { return .refused(.repeated) }
         switch decision {

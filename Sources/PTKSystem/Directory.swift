@@ -177,6 +177,12 @@ public struct Beneath {
     public func close() { if owned { folder.close() } }
 }
 
+/// Creates the directory `path`, which must not exist (EEXIST for anything there, a symlink
+/// included: nothing is followed). The corresponding C function is `mkdir`.
+public func makeNewDirectory(_ path: String, mode: FileMode) throws(SystemError) {
+    _ = try syscall("mkdir", path) { mkdir(path, mode_t(mode)) }
+}
+
 /// Creates `path` and its missing parents, like `mkdir -p`.
 public func makeDirectories(_ path: String, mode: FileMode = 0o755) throws(SystemError) {
     var prefix = path.startsWithScalar("/") ? "/" : ""

@@ -5,15 +5,39 @@ import Glibc
 public func readFileBytes(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
     let fd = try FileDescriptor.open(path, flags: .readOnly)
     defer { fd.close() }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = try buf.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try fd.read(into: b) } }.get()
-        if n == 0 { break }
-        out.append(contentsOf: buf[..<n])
-        if out.count > limit { throw SystemError(call: "read", object: path, errno: EFBIG) }
+    return try fd.readAll(limit: limit, name: path)
+}
+
+extension FileDescriptor {
+    /// What is left to read of this open file, at most `limit` bytes (EFBIG beyond; `name` says
+    /// which file in the error).
+    public func readAll(limit: Int, name: String) throws(SystemError) -> [UInt8] {
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = try buf.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try read(into: b) } }.get()
+            if n == 0 { break }
+            out.append(contentsOf: buf[..<n])
+            if out.count > limit { throw SystemError(call: "read", object: name, errno: EFBIG) }
+        }
+        return out
     }
-    return out
+
+    /// Opens `path` to read a small file another user may have planted: without following a
+    /// symlink, without blocking on a FIFO or a device (O_NONBLOCK), and only if what was
+    /// opened is a regular file (ENXIO otherwise, as for a FIFO with no writer). Read it
+    /// through the descriptor (`readAll`): never open it by name again.
+    public static func openRegularFile(_ path: String) throws(SystemError) -> (FileDescriptor, FileStatus) {
+        let fd = try FileDescriptor.open(path, flags: [.readOnly, .noFollow, .nonBlocking])
+        do throws(SystemError) {
+            let status = try fd.status()
+            guard status.isRegularFile else { throw SystemError(call: "open", object: path, errno: ENXIO) }
+            return (fd, status)
+        } catch {
+            fd.close()
+            throw error
+        }
+    }
 }
 
 /// The directory part of `path` ("." when it has none).

@@ -322,3 +322,26 @@ struct SenderNameControlTests {
         #expect(!pending.split(separator: "\n").contains { $0.hasPrefix("warning: FORGED") })
     }
 }
+
+@Suite("End to end: ptk export into a folder others may write (third audit)")
+struct ExportStagingTests {
+    @Test("symlinks planted at every staging name a process ID could give lead nowhere: the package is made, the folder they point to stays empty")
+    func plantedStagingLinks() throws {
+        let d = try DaemonProcess()
+        defer { _ = d.stop() }
+        let r = try send(d, [photo(d.root, "pic.png", size: 20_000, seed: 4)])
+        #expect(r.status == 0, "\(r.stderr)")
+        let shared = d.root + "/shared", victim = d.root + "/victim"
+        try makeDirectories(shared)
+        try makeDirectories(victim)
+        chmod(shared, 0o1777)
+        // The old staging name was ".pic.ptk.tmp-PID": every PID the export could get.
+        let next = Int(getpid())
+        for pid in next..<(next + 400) { symlink(victim, shared + "/.pic.ptk.tmp-\(pid)") }
+        let exported = try library(d, ["export", "pic.png", "-o", shared])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(listDirectory(victim).isEmpty, "\(listDirectory(victim))")
+        #expect(readFile(shared + "/pic.ptk/photo.data") == readFile(d.dir + "/pic.png"))
+        #expect(try fileStatus(shared + "/pic.ptk").permissions & 0o777 == 0o755)
+    }
+}

@@ -86,6 +86,36 @@ struct NewUserTests {
 
         let flag = try DaemonProcess.withLocalSend(["--localsend-pin", "4711"])
         #expect(flag.log.contains("warning: --localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in /etc/ptk/ptkd.conf or localsend-pin-file"), "\(flag.log)")
+
+        // A FIFO is refused at once, never waited on (the audit's ptkd hung there).
+        mkfifo(root + "/fifo", 0o600)
+        let fifo = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/fifo"], timeout: 10)
+        #expect(fifo.status == 64 && fifo.stderr.hasPrefix("ptkd: localsend-pin-file \(root)/fifo is not a regular file"), "\(fifo.status) \(fifo.stderr)")
+        // A file another user owns is refused.
+        chown(root + "/pin", 65534, 65534)
+        let foreign = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/pin"])
+        #expect(foreign.status == 64 && foreign.stderr.contains("belongs to user 65534"), "\(foreign.stderr)")
+        // A bad PIN is refused without being echoed (errors reach the journal).
+        let bad = try run("ptkd", ["--config", "/dev/null", "--localsend-pin", "secret with spaces"])
+        #expect(bad.status == 64 && !bad.stderr.contains("secret"), "\(bad.stderr)")
+    }
+
+    @Test("STATE/listening planted as a FIFO or a symlink by the service user: root's ptk web-link neither waits nor follows it, and falls back to the configuration")
+    func listeningFilePlanted() throws {
+        // A ptkd that made its web certificate, then stopped: its state directory as the service user leaves it.
+        let d = try DaemonProcess(["--web", "on", "--web-port", "0"])
+        #expect(d.stop() == 0)
+        let root = d.root
+        writeFile(root + "/secret", Array("web 192.0.2.2 4444\n".utf8))
+        chmod(root + "/secret", 0o600)
+        mkfifo(d.stateDir + "/listening", 0o644)
+        let args = ["--config", "/dev/null", "--state-dir", d.stateDir, "--dir", d.dir, "web-link", "--host", "h"]
+        let fifo = try run("ptk", args, timeout: 15)
+        #expect(fifo.status == 0 && fifo.stderr.contains("ptkd is not running here"), "\(fifo.status) \(fifo.stderr)")
+        _ = unlink(d.stateDir + "/listening")
+        symlink(root + "/secret", d.stateDir + "/listening")
+        let linked = try run("ptk", args, timeout: 15)
+        #expect(linked.status == 0 && !linked.stdout.contains("4444") && linked.stderr.contains("ptkd is not running here"), "\(linked.stdout) \(linked.stderr)")
     }
 
     /// An error path: the program, its arguments, and the path or address its message must name.

@@ -384,3 +384,24 @@ private func scheduler6(loopback: Bool = false) -> DiscoveryScheduler {
         #expect(job(s.receive(datagram(), from: "fe80::77%eth0", now: at(6))) != nil)
     }
 }
+
+@Suite("Discovery: only the networks of the interface an announcement came in on (third audit)")
+struct DiscoveryArrivalTests {
+    @Test("a source in another interface's prefix is on another link: refused there, answered on its own interface", arguments: [
+        ("10.1.0.99", "a", false), ("10.1.0.99", "c", true), ("10.0.0.99", "a", true), ("10.0.0.99", "c", false),
+        ("2001:db8:c::99", "a", false), ("2001:db8:c::99", "c", true), ("2001:db8:c::1", "a", false),
+    ])
+    func arrivalInterface(_ source: String, _ interface: String, _ registers: Bool) throws {
+        var s = DiscoveryScheduler(ownFingerprint: ownCert, ownPorts: [47850, 53317, 47851])
+        s.serve([ServedAddress(address: DiscoveryAddress("10.0.0.1")!, prefixLength: 24, interface: "a"),
+                 ServedAddress(address: DiscoveryAddress("10.1.0.1")!, prefixLength: 24, interface: "c"),
+                 ServedAddress(address: DiscoveryAddress("2001:db8:a::1")!, prefixLength: 64, interface: "a"),
+                 ServedAddress(address: DiscoveryAddress("2001:db8:c::1")!, prefixLength: 64, interface: "c")])
+        let decision = s.decide(try Announcement.parse(datagram(["port": "53999"])), from: DiscoveryAddress(source)!, arrivedOn: interface)
+        if registers {
+            #expect(decision == .register(host: DiscoveryAddress(source)!, port: 53999, fingerprint: phoneCert.uppercased()))
+        } else {
+            #expect(decision == .refuse(.sourceNotServed))
+        }
+    }
+}
