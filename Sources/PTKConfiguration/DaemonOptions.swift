@@ -190,7 +190,7 @@ public enum DaemonOptions {
             c.localSendPIN = try checkedPIN(v, "localsend-pin")
         },
         DaemonOption("localsend-pin-file", value: "FILE", help: "read the LocalSend PIN from FILE's first line at start (a regular file, not a symlink, "
-                        + "writable by its owner only; e.g. root:ptk mode 0640)",
+                        + "owned by root or ptkd's user and writable by its owner only; e.g. root:ptk mode 0640)",
                      defaultIsValue: false, default: { $0.localSendPINFile ?? "none" }) { c, v throws(UsageError) in
             guard !v.isEmpty else { throw invalid(v, "localsend-pin-file", "expected a file name") }
             c.localSendPINFile = v
