@@ -17,29 +17,6 @@ public func ipv4MulticastInterfaces() throws(SystemError) -> [MulticastInterface
 
 /// UDP for multicast discovery: a socket bound to a group's port, joined per interface.
 public enum Multicast {
-    /// A non-blocking UDP socket bound to `port` on every IPv4 address, shared with other
-    /// programs (SO_REUSEADDR and SO_REUSEPORT: a LocalSend app on the same host keeps working),
-    /// sending with TTL 1 and looping its messages back to this host. The corresponding C
-    /// functions are `socket`, `setsockopt`, `bind`.
-    public static func open(port: UInt16) throws(SystemError) -> FileDescriptor {
-        let fd = try syscall("socket", "UDP") {
-            socket(AF_INET, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
-        }
-        let sock = FileDescriptor(rawValue: fd)
-        do throws(SystemError) {
-            try Socket.setOption(sock, SOL_SOCKET, SO_REUSEADDR, 1)
-            try Socket.setOption(sock, SOL_SOCKET, SO_REUSEPORT, 1)
-            try Socket.setOption(sock, CInt(IPPROTO_IP), IP_MULTICAST_TTL, 1)
-            try Socket.setOption(sock, CInt(IPPROTO_IP), IP_MULTICAST_LOOP, 1)
-            let any = SocketAddress(numericHost: "0.0.0.0", port: port)!
-            _ = try syscall("bind", "UDP port \(port)") { any.withSockAddr { Glibc.bind(fd, $0, $1) } }
-        } catch {
-            sock.close()
-            throw error
-        }
-        return sock
-    }
-
     private static func request(_ group: String, _ interface: String) -> ip_mreq {
         var m = ip_mreq()
         inet_pton(AF_INET, group, &m.imr_multiaddr)

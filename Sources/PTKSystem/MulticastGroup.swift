@@ -39,7 +39,8 @@ extension Multicast {
     /// interfaces it joins itself: it is bound to the group's address (so unicast and broadcast
     /// datagrams to the port are not delivered to it) and IP_MULTICAST_ALL is off (so a group
     /// another program joined on another interface is not delivered either). Shared with other
-    /// programs (SO_REUSEADDR, SO_REUSEPORT), TTL 1, its own messages looped back, as `open`.
+    /// programs (SO_REUSEADDR, SO_REUSEPORT: a LocalSend app on the same host keeps working), TTL 1,
+    /// its own messages looped back.
     /// The corresponding C functions are `socket`, `setsockopt`, `bind`.
     public static func openGroup(_ group: String, port: UInt16) throws(SystemError) -> FileDescriptor {
         guard let bound = SocketAddress(numericHost: group, port: port) else { throw SystemError(call: "bind", object: group, errno: EINVAL) }
