@@ -38,10 +38,12 @@ public struct DaemonOption: Sendable {
         self.set = set
     }
 
-    /// What completes its value: the words of "on|off"-style values, a directory for a PATH.
+    /// What completes its value: the words of "on|off"-style values, a directory for a PATH, a
+    /// file for a FILE.
     public var completion: Completion {
         guard let valueName else { return .text }
         if valueName == "PATH" { return .directory }
+        if valueName == "FILE" { return .file(extensions: []) }
         let words = valueName.split(separator: "|").map(String.init)
         return words.count > 1 ? .values(words) : .text
     }
