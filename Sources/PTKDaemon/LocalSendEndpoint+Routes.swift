@@ -79,7 +79,7 @@ extension LocalSendEndpoint {
         do {
             // A large body holds a share of a small budget: it must come fast (64 KiB/s), so a
             // trickle cannot keep the budget from everyone for minutes.
-            let body = try c.http.readBody(limit: large ? share : min(Self.jsonLimit, Self.smallJSONLimit * (trusted ? 64 : 1)), deadline: replyBy,
+            let body = try c.http.readBody(limit: large ? share : trusted ? Self.jsonLimit : Self.smallJSONLimit, deadline: replyBy,
                                            minimumRate: large ? Self.largeBodyRate : HTTPConnection.bodyMinimumRate)
             request = try LocalSendJSON.decode(PrepareUploadRequest.self, from: body).validated()
         } catch let error as HTTPFailure {
