@@ -3,18 +3,23 @@ import PTKSystem
 /// A text file's parsed contents, read again only when its inode, size or time changed (the
 /// trust list, the web sessions: ptkd asks at every connection or request, `ptk` edits them).
 /// A file that is missing or cannot be read gives `empty`: it fails closed, so nobody is
-/// trusted or logged in by mistake.
+/// trusted or logged in by mistake. So does a symlink there or at a directory on the way: it
+/// is never followed (the service user owns these directories; issue 42).
 final class ReloadingFile<Value: Sendable>: @unchecked Sendable {
     // `cached` and `cachedStatus` are guarded by `lock`.
     let path: String
+    private let directory: StateDirectory
+    private let name: String
     private let empty: Value
     private let parse: @Sendable (String) -> Value
     private let lock = Lock()
     private var cached: Value
     private var cachedStatus: FileStatus?
 
-    init(path: String, empty: Value, parse: @escaping @Sendable (String) -> Value) {
-        self.path = path
+    init(_ name: String, in directory: StateDirectory, empty: Value, parse: @escaping @Sendable (String) -> Value) {
+        self.directory = directory
+        self.name = name
+        path = directory.path(of: name)
         self.empty = empty
         self.parse = parse
         cached = empty
@@ -23,14 +28,21 @@ final class ReloadingFile<Value: Sendable>: @unchecked Sendable {
     /// The contents as now on disk.
     var current: Value {
         lock.withLock {
+            // No directory (or a link in its place): empty, as below.
+            guard let dir = try? directory.open() else {
+                cached = empty
+                cachedStatus = nil
+                return cached
+            }
+            defer { dir.close() }
             // No file, or none that can be stat'ed: empty, as below.
-            let status = try? fileStatus(path)
-            if status == nil {
+            let status = try? dir.status(of: name)
+            if status == nil || status?.isRegularFile != true {
                 cached = empty
                 cachedStatus = nil
             } else if status != cachedStatus {
                 // Unreadable counts as empty (fails closed; `ptk` shows the error when it reads).
-                cached = (try? readTextFile(path)).map(parse) ?? empty
+                cached = (try? dir.readFileRefusingLinks(name, path: path)).map { parse(String(decoding: $0, as: UTF8.self)) } ?? empty
                 cachedStatus = status
             }
             return cached

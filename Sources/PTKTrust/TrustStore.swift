@@ -52,8 +52,13 @@ public struct TrustError: Error, CustomStringConvertible, Equatable {
 ///
 /// Every read-modify-write holds `.trust.lock` (flock), so ptkd and `ptk` never lose each
 /// other's changes; files are replaced atomically, and as root keep the directory's owner.
+/// The service user owns the directory, so every file is opened, replaced and locked relative
+/// to the directory's descriptor, never following a symlink: one planted at a file's name is
+/// refused with an error naming it (`RefusedFileError`), and a lock file with a second hard
+/// link too (issue 42).
 public final class TrustStore: @unchecked Sendable {
     public let directory: String
+    private let state: StateDirectory
     private let trustList: ReloadingFile<[TrustedSender]>
     /// The most devices the pending list keeps: the one whose last attempt is oldest goes.
     public static let pendingLimit = 100
@@ -70,12 +75,13 @@ public final class TrustStore: @unchecked Sendable {
 
     public init(directory: String) {
         self.directory = directory
-        trustList = ReloadingFile(path: directory + "/trusted-senders", empty: [], parse: Self.parseTrustList)
+        state = StateDirectory(opening: directory)
+        trustList = ReloadingFile("trusted-senders", in: state, empty: [], parse: Self.parseTrustList)
     }
 
     public var trustFile: String { trustList.path }
-    public var pendingFile: String { directory + "/pending-senders" }
-    var lockFile: String { directory + "/.trust.lock" }
+    public var pendingFile: String { state.path(of: "pending-senders") }
+    var lockFile: String { state.path(of: ".trust.lock") }
 
     /// Whether `id` is on the trust list, reading the file again only when it changed.
     public func isTrusted(_ id: SenderID) -> Bool {
@@ -127,7 +133,7 @@ public final class TrustStore: @unchecked Sendable {
 
     /// Writes the attempts waiting into the pending list (one read-modify-write).
     func flushAttempts() throws {
-        try withFileLock(lockFile) {
+        try state.locked(".trust.lock") { dir in
             let batch: [(id: SenderID, name: String, address: String, time: WallTime)] = attempts.withLock {
                 defer {
                     unwritten = []
@@ -137,7 +143,7 @@ public final class TrustStore: @unchecked Sendable {
                 return unwritten
             }
             guard !batch.isEmpty else { return }
-            var pending = try readPending()
+            var pending = try readPending(in: dir)
             for a in batch {
                 if let i = pending.firstIndex(where: { $0.id == a.id }) {
                     pending[i].name = a.name
@@ -158,14 +164,14 @@ public final class TrustStore: @unchecked Sendable {
                 pending = pending.indices.filter(keep.contains).map { pending[$0] }
             }
             attempts.withLock { pendingWrites += 1 }
-            try writePending(pending)
+            try writePending(pending, in: dir)
         }
     }
 
     /// The pending senders, oldest first.
     public func pending() throws -> [PendingSender] {
         try flushWaitingAttempts()
-        return try readPending()
+        return try state.withExisting { dir in try readPending(in: dir) } ?? []
     }
 
     /// Trusts the one pending or listed device whose ID starts with `prefix`, under `name`
@@ -174,9 +180,9 @@ public final class TrustStore: @unchecked Sendable {
     @discardableResult
     public func allow(_ prefix: String, name: String? = nil) throws -> TrustedSender {
         try flushWaitingAttempts()
-        return try withFileLock(lockFile) {
-            var pending = try readPending()
-            var list = try readTrustList()
+        return try state.locked(".trust.lock") { dir in
+            var pending = try readPending(in: dir)
+            var list = try readTrustList(in: dir)
             // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
             let known = Array(Set(pending.map(\.id) + list.map(\.id))).sorted()
             let id = try SenderID(parsing: prefix) ?? Self.unique(prefix, in: known, what: "pending or trusted device",
@@ -187,9 +193,9 @@ public final class TrustStore: @unchecked Sendable {
             let entry = TrustedSender(id: id, name: Self.cleanName(name ?? defaultName))
             list.removeAll { $0.id == id }
             list.append(entry)
-            try writeTrustList(list)
+            try writeTrustList(list, in: dir)
             pending.removeAll { $0.id == id }
-            try writePending(pending)
+            try writePending(pending, in: dir)
             return entry
         }
     }
@@ -197,12 +203,12 @@ public final class TrustStore: @unchecked Sendable {
     /// Removes a trusted device (by ID or unique prefix of a listed one).
     @discardableResult
     public func remove(_ prefix: String) throws -> TrustedSender {
-        try withFileLock(lockFile) {
-            var list = try readTrustList()
+        try state.locked(".trust.lock") { dir in
+            var list = try readTrustList(in: dir)
             let id = try Self.unique(prefix, in: list.map(\.id), what: "trusted device")
             let entry = list.first { $0.id == id }!
             list.removeAll { $0.id == entry.id }
-            try writeTrustList(list)
+            try writeTrustList(list, in: dir)
             return entry
         }
     }
@@ -211,12 +217,12 @@ public final class TrustStore: @unchecked Sendable {
     @discardableResult
     public func deny(_ prefix: String) throws -> PendingSender {
         try flushWaitingAttempts()
-        return try withFileLock(lockFile) {
-            var pending = try readPending()
+        return try state.locked(".trust.lock") { dir in
+            var pending = try readPending(in: dir)
             let id = try Self.unique(prefix, in: pending.map(\.id), what: "pending device")
             let entry = pending.first { $0.id == id }!
             pending.removeAll { $0.id == entry.id }
-            try writePending(pending)
+            try writePending(pending, in: dir)
             return entry
         }
     }
@@ -247,35 +253,29 @@ public final class TrustStore: @unchecked Sendable {
 
     // MARK: Files
 
-    func readTrustList() throws -> [TrustedSender] {
-        do { return Self.parseTrustList(try readTextFile(trustFile)) } catch {
-            if error.code == .noSuchFile { return [] }
-            throw error
-        }
+    func readTrustList(in dir: FileDescriptor) throws -> [TrustedSender] {
+        Self.parseTrustList(try state.readText("trusted-senders", in: dir) ?? "")
     }
 
-    func writeTrustList(_ list: [TrustedSender]) throws {
+    func writeTrustList(_ list: [TrustedSender], in dir: FileDescriptor) throws {
         var text = "# Devices allowed to send to ptkd under `senders = trusted`: one `ID name` a line.\n"
         text += "# Edit with `ptk trust allow|remove`, or by hand: ptkd re-reads this file when it changes.\n"
         for e in list { text += "\(e.id) \(e.name)\n" }
-        try writeFileAtomically(trustFile, Array(text.utf8), mode: 0o644)
+        try state.replace("trusted-senders", in: dir, with: Array(text.utf8), mode: 0o644)
         trustList.forget()
     }
 
-    func readPending() throws -> [PendingSender] {
-        do { return Self.parsePending(try readTextFile(pendingFile)) } catch {
-            if error.code == .noSuchFile { return [] }
-            throw error
-        }
+    func readPending(in dir: FileDescriptor) throws -> [PendingSender] {
+        Self.parsePending(try state.readText("pending-senders", in: dir) ?? "")
     }
 
-    func writePending(_ pending: [PendingSender]) throws {
+    func writePending(_ pending: [PendingSender], in dir: FileDescriptor) throws {
         var text = "# Devices refused under `senders = trusted` (`ptk trust pending` shows them).\n"
         text += "# ID, attempts, first and last attempt (Unix time), address, name; tab-separated.\n"
         for p in pending {
             text += "\(p.id.compact)\t\(p.attempts)\t\(p.firstAttempt.seconds)\t\(p.lastAttempt.seconds)\t\(p.address)\t\(Self.cleanName(p.name))\n"
         }
-        try writeFileAtomically(pendingFile, Array(text.utf8), mode: 0o644)
+        try state.replace("pending-senders", in: dir, with: Array(text.utf8), mode: 0o644)
     }
 
     /// The lines of `text` (LF or CRLF), split on the scalars themselves: as Characters, a

@@ -41,8 +41,14 @@ public struct WebSession: Sendable, Equatable {
 ///
 /// Secrets (link and cookie) are 128 and 256 random bits; only their hashes are written, so
 /// reading the files does not log anyone in.
+///
+/// The service user owns the state directory, so `web` is opened from it without following a
+/// symlink, and every file in it is read, replaced, removed and locked relative to that
+/// descriptor: a symlink planted at `web` or at a file's name is refused with an error naming
+/// it (`RefusedFileError`), and so is a lock file with a second hard link (issue 42).
 public final class WebAccess: @unchecked Sendable {
     public let directory: String
+    private let web: StateDirectory
     /// The sessions file, as ptkd checks cookies against it.
     private let sessionList: ReloadingFile<[WebSession]>
 
@@ -55,51 +61,56 @@ public final class WebAccess: @unchecked Sendable {
 
     public init(directory: String) {
         self.directory = directory
-        sessionList = ReloadingFile(path: directory + "/sessions", empty: [], parse: Self.parseSessions)
+        web = StateDirectory(below: directory)
+        sessionList = ReloadingFile("sessions", in: web, empty: [], parse: Self.parseSessions)
     }
 
-    public var passwordFile: String { directory + "/password" }
-    public var linksFile: String { directory + "/links" }
+    public var passwordFile: String { web.path(of: "password") }
+    public var linksFile: String { web.path(of: "links") }
     public var sessionsFile: String { sessionList.path }
-    var lockFile: String { directory + "/.lock" }
+    var lockFile: String { web.path(of: ".lock") }
 
-    /// Makes the directory (run as root: owned like the state directory, for the service user).
-    public func prepare() throws(SystemError) {
-        try makeDirectories(directory, mode: 0o700, ownerLike: parentDirectory(of: directory))
+    /// Makes the directory (run as root: owned like the state directory, for the service user,
+    /// given by descriptor). A symlink at its name is refused, not followed.
+    public func prepare() throws {
+        try web.open(creating: 0o700).close()
     }
 
-    private func locked<R>(_ body: () throws -> R) throws -> R {
-        try prepare()
-        return try withFileLock(lockFile, body)
+    /// Runs `body` holding `.lock`, with the directory (made when missing) open.
+    private func locked<R>(_ body: (FileDescriptor) throws -> R) throws -> R {
+        try web.locked(".lock", creating: 0o700, body)
     }
 
     // MARK: Password
 
-    public var hasPassword: Bool { fileExists(passwordFile) }
+    /// Whether a password file is there (a regular file: a symlink sets no password).
+    public var hasPassword: Bool {
+        // No directory, or none that opens without following a link: no password.
+        guard let dir = try? web.open() else { return false }
+        defer { dir.close() }
+        // No file: no password.
+        return (try? dir.status(of: "password"))?.isRegularFile == true
+    }
 
     /// Sets the password (its scrypt hash with a new salt).
     public func setPassword(_ password: String, cost: Scrypt = .standard) throws {
         let salt = randomBytes(16)
         guard let hash = cost.derive(password: password, salt: salt) else { throw TrustError("scrypt failed (out of memory?)") }
         let line = "scrypt$\(cost.n)$\(cost.r)$\(cost.p)$\(hex(salt))$\(hex(hash))\n"
-        try locked { try writeFileAtomically(passwordFile, Array(line.utf8), mode: 0o600) }
+        try locked { dir in try web.replace("password", in: dir, with: Array(line.utf8), mode: 0o600) }
     }
 
     /// Removes the password; returns whether there was one.
     @discardableResult
     public func removePassword() throws -> Bool {
-        try locked {
-            let had = fileExists(passwordFile)
-            try removeFile(passwordFile)
-            return had
-        }
+        try locked { dir in try dir.removeFileRefusingLinks("password", path: passwordFile) }
     }
 
     /// Whether `password` is the one set; false when none is set or the file is damaged.
     /// Costs one scrypt (about 0.1 s and 32 MiB): the caller limits and serializes tries.
     public func checkPassword(_ password: String) -> Bool {
-        // No password file, or one that cannot be read: no password logs in.
-        guard let text = try? readTextFile(passwordFile) else { return false }
+        // No password file, or one that cannot be read (or a link in its place): no password logs in.
+        guard let text = try? web.readText("password") else { return false }
         let line = TrustStore.lines(text).first ?? ""
         let parts = line.split(separator: "$", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 6, parts[0] == "scrypt",
@@ -116,10 +127,10 @@ public final class WebAccess: @unchecked Sendable {
     /// for `linkLifetime` seconds.
     public func createLink(name: String, now: WallTime = .now) throws -> String {
         let secret = hex(randomBytes(16))
-        try locked {
-            var links = try readLinks().filter { $0.expires > now }
+        try locked { dir in
+            var links = try readLinks(in: dir).filter { $0.expires > now }
             links.append((SHA256.hex(of: Array(secret.utf8)), now + Self.linkLifetime, Self.cleanName(name)))
-            try writeLinks(links)
+            try writeLinks(links, in: dir)
         }
         return secret
     }
@@ -128,39 +139,39 @@ public final class WebAccess: @unchecked Sendable {
     /// the cookie's secret. Nil for an unknown, used or expired link.
     public func redeemLink(_ secret: String, address: String, now: WallTime = .now) throws -> (WebSession, String)? {
         let hash = SHA256.hex(of: Array(secret.utf8))
-        return try locked { () throws -> (WebSession, String)? in
-            var links = try readLinks()
+        return try locked { dir throws -> (WebSession, String)? in
+            var links = try readLinks(in: dir)
             let found = links.first { constantTimeEqual(Array($0.hash.utf8), Array(hash.utf8)) }
             links.removeAll { $0.expires <= now || $0.hash == hash }
-            try writeLinks(links)
+            try writeLinks(links, in: dir)
             guard let found, found.expires > now else { return nil }
-            return try addSession(name: found.name, address: address, now: now)
+            return try addSession(name: found.name, address: address, now: now, in: dir)
         }
     }
 
     /// The links not yet used nor expired: when each expires, and its name.
     public func openLinks(now: WallTime = .now) throws -> [(expires: WallTime, name: String)] {
-        try readLinks().filter { $0.expires > now }.map { ($0.expires, $0.name) }
+        (try web.withExisting { dir in try readLinks(in: dir) } ?? []).filter { $0.expires > now }.map { ($0.expires, $0.name) }
     }
 
     // MARK: Sessions
 
     /// A new session for a browser that logged in with the password.
     public func login(name: String, address: String, now: WallTime = .now) throws -> (WebSession, String) {
-        try locked { try addSession(name: name, address: address, now: now) }
+        try locked { dir in try addSession(name: name, address: address, now: now, in: dir) }
     }
 
     /// Call holding the lock.
-    private func addSession(name: String, address: String, now: WallTime) throws -> (WebSession, String) {
+    private func addSession(name: String, address: String, now: WallTime, in dir: FileDescriptor) throws -> (WebSession, String) {
         let secret = hex(randomBytes(32))
-        var sessions = try readSessions().filter { $0.expires > now }
+        var sessions = try readSessions(in: dir).filter { $0.expires > now }
         var id = hex(randomBytes(4))
         while sessions.contains(where: { $0.id == id }) { id = hex(randomBytes(4)) }
         let session = WebSession(id: id, tokenHash: SHA256.hex(of: Array(secret.utf8)), csrf: hex(randomBytes(16)),
                                  name: Self.cleanName(name), address: address, created: now, lastUsed: now,
                                  expires: now + Self.sessionLifetime)
         sessions.append(session)
-        try writeSessions(sessions)
+        try writeSessions(sessions, in: dir)
         return (session, secret)
     }
 
@@ -174,11 +185,11 @@ public final class WebAccess: @unchecked Sendable {
               session.expires > now else { return nil }
         if now.seconds - session.lastUsed.seconds >= Self.touchInterval {
             // Only `ptk web-sessions` shows it: a failed write loses nothing else.
-            try? locked {
-                var sessions = try readSessions()
+            try? locked { dir in
+                var sessions = try readSessions(in: dir)
                 if let i = sessions.firstIndex(where: { $0.id == session.id }) {
                     sessions[i].lastUsed = now
-                    try writeSessions(sessions)
+                    try writeSessions(sessions, in: dir)
                 }
             }
         }
@@ -187,15 +198,15 @@ public final class WebAccess: @unchecked Sendable {
 
     /// The sessions not yet expired, oldest first.
     public func sessions(now: WallTime = .now) throws -> [WebSession] {
-        try readSessions().filter { $0.expires > now }
+        (try web.withExisting { dir in try readSessions(in: dir) } ?? []).filter { $0.expires > now }
     }
 
     /// Ends the sessions whose ID starts with `prefix` (one must match), or every one with
     /// "all"; returns those ended.
     @discardableResult
     public func revoke(_ prefix: String, now: WallTime = .now) throws -> [WebSession] {
-        try locked {
-            var sessions = try readSessions().filter { $0.expires > now }
+        try locked { dir in
+            var sessions = try readSessions(in: dir).filter { $0.expires > now }
             let ended: [WebSession]
             if prefix == "all" {
                 ended = sessions
@@ -209,19 +220,15 @@ public final class WebAccess: @unchecked Sendable {
                 ended = matches
             }
             sessions.removeAll { s in ended.contains { $0.id == s.id } }
-            try writeSessions(sessions)
+            try writeSessions(sessions, in: dir)
             return ended
         }
     }
 
     // MARK: Files
 
-    private func readLinks() throws -> [(hash: String, expires: WallTime, name: String)] {
-        let text: String
-        do { text = try readTextFile(linksFile) } catch {
-            if error.code == .noSuchFile { return [] }
-            throw error
-        }
+    private func readLinks(in dir: FileDescriptor) throws -> [(hash: String, expires: WallTime, name: String)] {
+        let text = try web.readText("links", in: dir) ?? ""
         return TrustStore.lines(text).compactMap { line in
             let f = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
             guard f.count == 3, f[0].utf8.count == 64, let t = Int64(f[1]) else { return nil }
@@ -229,26 +236,23 @@ public final class WebAccess: @unchecked Sendable {
         }
     }
 
-    private func writeLinks(_ links: [(hash: String, expires: WallTime, name: String)]) throws {
+    private func writeLinks(_ links: [(hash: String, expires: WallTime, name: String)], in dir: FileDescriptor) throws {
         var text = "# One-time web login links (`ptk web-link`): SHA-256 of the secret, expires (Unix time), name.\n"
         for l in links { text += "\(l.hash)\t\(l.expires.seconds)\t\(l.name)\n" }
-        try writeFileAtomically(linksFile, Array(text.utf8), mode: 0o600)
+        try web.replace("links", in: dir, with: Array(text.utf8), mode: 0o600)
     }
 
-    private func readSessions() throws -> [WebSession] {
-        do { return Self.parseSessions(try readTextFile(sessionsFile)) } catch {
-            if error.code == .noSuchFile { return [] }
-            throw error
-        }
+    private func readSessions(in dir: FileDescriptor) throws -> [WebSession] {
+        Self.parseSessions(try web.readText("sessions", in: dir) ?? "")
     }
 
-    private func writeSessions(_ sessions: [WebSession]) throws {
+    private func writeSessions(_ sessions: [WebSession], in dir: FileDescriptor) throws {
         var text = "# Web sessions (`ptk web-sessions`): id, SHA-256 of the cookie, CSRF token, created, last used, expires, address, name.\n"
         for s in sessions {
             text += [s.id, s.tokenHash, s.csrf, "\(s.created.seconds)", "\(s.lastUsed.seconds)", "\(s.expires.seconds)", s.address, s.name]
                 .joined(separator: "\t") + "\n"
         }
-        try writeFileAtomically(sessionsFile, Array(text.utf8), mode: 0o600)
+        try web.replace("sessions", in: dir, with: Array(text.utf8), mode: 0o600)
         sessionList.forget()
     }
 
