@@ -46,27 +46,32 @@ public final class Identity: @unchecked Sendable {
     /// LocalSend endpoint's RSA certificate, which the apps' TLS stacks all accept).
     /// `subjectAltNames` (host names and addresses) go into certificates it issues (the web
     /// interface's, which browsers check names against).
+    /// The directory is opened without following a symlink, and its files are read, written
+    /// and locked relative to it (`openDirectory`): a link planted there is an error naming it.
     public static func loadOrCreate(in directory: String, commonName: String, keyType: KeyType = .ed25519,
                                     subjectAltNames: [String] = []) throws(IdentityError) -> Identity {
+        let dir: FileDescriptor
         do {
-            try makeDirectories(directory, mode: 0o700, ownerLike: parentDirectory(of: directory))
+            dir = try openDirectory(directory, creating: true)
         } catch {
             throw IdentityError(description: "cannot create the identity directory: \(error)")
         }
+        defer { dir.close() }
         let lockResult = Result { () throws -> Identity in
-            try withFileLock(directory + "/.lock") { () throws -> Identity in
+            try dir.withLockFileRefusingLinks(".lock", path: directory + "/.lock") { () throws -> Identity in
                 let keyPath = directory + "/key.pem"
-                if !fileExists(keyPath) {
+                // Anything at the name (a symlink included) is left to `load`, which says what it is.
+                if (try? dir.status(of: "key.pem")) == nil {
                     let key = try generateKey(type: keyType.openSSL)
                     do {
-                        try writeFileAtomically(keyPath, pem(of: key, privateKey: true), mode: 0o600)
+                        try dir.replaceFileRefusingLinks("key.pem", path: keyPath, with: pem(of: key, privateKey: true), mode: 0o600)
                     } catch {
                         EVP_PKEY_free(key)
                         throw IdentityError(description: "cannot save the new identity key: \(error)")
                     }
                     EVP_PKEY_free(key)
                 }
-                return try load(from: directory, commonName: commonName, keyType: keyType, subjectAltNames: subjectAltNames)
+                return try load(from: dir, directory: directory, commonName: commonName, keyType: keyType, subjectAltNames: subjectAltNames)
             }
         }
         switch lockResult {
@@ -78,17 +83,34 @@ public final class Identity: @unchecked Sendable {
 
     /// The identity in `directory`, which must exist. With `commonName`, a certificate that is
     /// missing, damaged, for another key or near its end is re-issued (and saved when possible);
-    /// without, it is only read.
+    /// without, it is only read. The directory is opened as `loadOrCreate` opens it.
     public static func load(from directory: String, commonName: String? = nil, keyType: KeyType = .ed25519,
                             subjectAltNames: [String] = []) throws(IdentityError) -> Identity {
+        let dir: FileDescriptor
+        do {
+            dir = try openDirectory(directory, creating: false)
+        } catch let error as SystemError where error.code == .noSuchFile {
+            throw IdentityError(description: "no identity in \(directory): \(directory)/key.pem does not exist (ptkd and ptk-send make it on first start)")
+        } catch {
+            throw IdentityError(description: "cannot open the identity directory: \(error)")
+        }
+        defer { dir.close() }
+        return try load(from: dir, directory: directory, commonName: commonName, keyType: keyType, subjectAltNames: subjectAltNames)
+    }
+
+    /// `load(from:)` with the directory open.
+    private static func load(from dir: FileDescriptor, directory: String, commonName: String?, keyType: KeyType,
+                             subjectAltNames: [String]) throws(IdentityError) -> Identity {
         let keyPath = directory + "/key.pem"
         let fix = "restore it from a backup, or move it away (and cert.pem) to make a new identity; senders that know this device must then accept its new ID"
         let bytes: [UInt8]
-        do { bytes = try readFileBytes(keyPath, limit: 64 << 10) } catch {
+        do { bytes = try dir.readFileRefusingLinks("key.pem", path: keyPath, limit: 64 << 10) } catch let error as SystemError {
             if error.code == .noSuchFile {
                 throw IdentityError(description: "no identity in \(directory): \(keyPath) does not exist (ptkd and ptk-send make it on first start)")
             }
             throw IdentityError(description: "cannot read the identity key \(keyPath): \(error.reason); check its owner and mode (0600, owned by the user that runs ptk), or \(fix)")
+        } catch {
+            throw IdentityError(description: "cannot read the identity key: \(error)")
         }
         guard let key = parsePrivateKey(bytes) else {
             throw IdentityError(description: "the identity key \(keyPath) is damaged: \(openSSLErrors()); \(fix)")
@@ -100,9 +122,13 @@ public final class Identity: @unchecked Sendable {
         }
         let certPath = directory + "/cert.pem"
         var certificate: OpaquePointer? = nil
-        // No readable certificate: a new one is made for the same key just below.
-        if let certBytes = try? readFileBytes(certPath, limit: 64 << 10) {
-            certificate = parseCertificate(certBytes)
+        do {
+            certificate = parseCertificate(try dir.readFileRefusingLinks("cert.pem", path: certPath, limit: 64 << 10))
+        } catch let refused as RefusedFileError {
+            EVP_PKEY_free(key)
+            throw IdentityError(description: "cannot read the certificate: \(refused)")
+        } catch {
+            // No readable certificate: a new one is made for the same key just below.
         }
         if let c = certificate, X509_check_private_key(c, key) != 1 || expiresSoon(c) {
             X509_free(c)
@@ -120,9 +146,58 @@ public final class Identity: @unchecked Sendable {
             }
             certificate = fresh
             // A read-only directory still works: the certificate is made again next time.
-            try? writeFileAtomically(certPath, pem(ofCertificate: fresh), mode: 0o644)
+            try? dir.replaceFileRefusingLinks("cert.pem", path: certPath, with: pem(ofCertificate: fresh), mode: 0o644)
         }
         return Identity(key: key, certificate: certificate!, directory: directory)
+    }
+
+    /// Opens the identity directory `directory` (issue 42: under ptkd's state directory, which
+    /// the service user owns). The directory itself is opened without following a symlink
+    /// (made when missing with `creating`: mode 0700 and, run as root, its parent's owner, by
+    /// descriptor). Its parent is opened by path, except that a symlink at the parent's own
+    /// name (`STATE/web` for `STATE/web/tls`) is followed only when it and the directory
+    /// holding it belong to root or to this user; one the service user planted there is
+    /// refused to root. Above that, the path is the configuration's. With `creating`, missing
+    /// parents are made (mode 0700) as `mkdir -p` makes them.
+    static func openDirectory(_ directory: String, creating: Bool) throws -> FileDescriptor {
+        var trimmed = directory
+        while trimmed.utf8.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        let (parentPath, name) = split(trimmed)
+        guard let name else { return try FileDescriptor.open(trimmed, flags: [.readOnly, .directory]) }
+        if creating { try makeDirectories(parentPath, mode: 0o700) }
+        let parent = try openParent(parentPath)
+        defer { parent.close() }
+        return try parent.openDirectoryRefusingLinks(name, path: trimmed, creating: creating ? 0o700 : nil)
+    }
+
+    /// The directory `path` (`openDirectory`'s rule for a symlink at its own name).
+    private static func openParent(_ path: String) throws -> FileDescriptor {
+        let (above, name) = split(path)
+        guard let name else { return try FileDescriptor.open(path, flags: [.readOnly, .directory]) }
+        let holder = try FileDescriptor.open(above, flags: [.readOnly, .directory])
+        defer { holder.close() }
+        let refused: SystemError
+        do { return try holder.openSubdirectory(name) } catch { refused = error }
+        // Not a symlink (or gone): the open's own error, naming the path.
+        guard let link = try? holder.status(of: name), link.isSymlink else {
+            throw SystemError(call: refused.call, object: path, errno: refused.errno)
+        }
+        let me = geteuidValue()
+        let holderOwner = try holder.status().owner
+        guard link.owner == 0 || link.owner == me, holderOwner == 0 || holderOwner == me else {
+            throw RefusedFileError(path: path, reason: .symbolicLink)
+        }
+        return try FileDescriptor.open(name, relativeTo: holder, flags: [.readOnly, .directory])
+    }
+
+    /// `path` split at its last "/" scalar: the directory holding it, and the last component
+    /// (nil when there is none to open on its own: "/", ".", "..").
+    private static func split(_ path: String) -> (String, String?) {
+        let scalars = path.unicodeScalars
+        let slash = scalars.lastIndex(of: "/")
+        let name = String(slash.map { scalars[scalars.index(after: $0)...] } ?? scalars[...])
+        if name.isEmpty || name == "." || name == ".." { return (path, nil) }
+        return (slash.map { $0 == scalars.startIndex ? "/" : String(scalars[..<$0]) } ?? ".", name)
     }
 
     /// The SHA-256 of the certificate's DER encoding in 64 upper-case hex digits: how LocalSend
