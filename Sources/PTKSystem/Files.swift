@@ -130,6 +130,46 @@ public func writeFilesAtomically(in directory: String, _ files: [(name: String, 
     return errors
 }
 
+extension FileDescriptor {
+    /// This open file's status with what `FileStatus` leaves out: how many hard links it has,
+    /// and what it is in words ("a regular file", "a FIFO"). The corresponding C function is `fstat`.
+    public func statusWithLinks() throws(SystemError) -> (status: FileStatus, links: Int, kind: String) {
+        var st = stat()
+        _ = try syscall("fstat") { fstat(rawValue, &st) }
+        return (FileStatus(st), Int(st.st_nlink), fileKind(st.st_mode))
+    }
+
+    /// As `statusWithLinks()`, of the name `name` in this directory, not following a final
+    /// symlink. The corresponding C function is `fstatat`.
+    public func statusWithLinks(of name: String) throws(SystemError) -> (status: FileStatus, links: Int, kind: String) {
+        var st = stat()
+        _ = try syscall("stat", name) { fstatat(rawValue, name, &st, AT_SYMLINK_NOFOLLOW) }
+        return (FileStatus(st), Int(st.st_nlink), fileKind(st.st_mode))
+    }
+}
+
+/// The kind of file a `st_mode` says, in words.
+private func fileKind(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFREG: return "a regular file"
+    case S_IFDIR: return "a directory"
+    case S_IFLNK: return "a symbolic link"
+    case S_IFIFO: return "a FIFO"
+    case S_IFSOCK: return "a socket"
+    case S_IFCHR: return "a character device"
+    case S_IFBLK: return "a block device"
+    default: return "of an unknown kind"
+    }
+}
+
+/// `path` made absolute with every symlink in it resolved, or nil when it cannot be (it is
+/// missing, or unreadable). The corresponding C function is `realpath`.
+public func resolvedPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
 /// Deletes `path`; a file that is already gone is not an error. The corresponding C function
 /// is `unlink`.
 public func removeFile(_ path: String) throws(SystemError) {
@@ -152,13 +192,111 @@ public func withFileLock<R>(_ path: String, _ body: () throws -> R) throws -> R 
     return try body()
 }
 
-/// Makes `path` and its missing parents; with `ownerLike`, run as root, a directory it
-/// creates gets that path's owner and group.
+/// Makes `path` and its missing parents, like `mkdir -p`, without ever naming a directory it
+/// made again: each missing component is made with `mkdirat` in its parent's descriptor, then
+/// opened without following a link (O_NOFOLLOW | O_DIRECTORY), and with `ownerLike`, run as
+/// root, given that path's owner and group through the descriptor (`fchown`): every directory
+/// it creates, not only the last. Nothing is chowned or chmodded by name, so a symlink swapped
+/// in for a directory just made is refused, not chowned through. A symlink already on the way
+/// is followed only where no one but root or this user can have put it (`openDirectory(_:followingLinks:)`);
+/// one in a directory another user may write (the service user's) is refused with ELOOP.
+/// The corresponding C functions are `openat`, `mkdirat`, `fstatat`, `readlinkat` and `fchown`.
 public func makeDirectories(_ path: String, mode: FileMode, ownerLike: String?) throws(SystemError) {
-    let existed = fileExists(path)
-    try makeDirectories(path, mode: mode)
-    if !existed, let ownerLike, let owner = try ownerToGive(ownerLike) {
-        _ = try syscall("chown", path) { chown(path, owner.owner, owner.group) }
+    var owner: FileStatus? = nil
+    if let ownerLike { owner = try ownerToGive(ownerLike) }
+    let absolute = path.startsWithScalar("/")
+    var current = try FileDescriptor.open(absolute ? "/" : ".", flags: [.readOnly, .directory])
+    defer { current.close() }
+    var walked = absolute ? "/" : ""
+    for part in path.parts(separatedBy: "/", omittingEmpty: true) {
+        walked += part
+        let next: FileDescriptor
+        do {
+            next = try current.openTrustedComponent(part, named: walked, followingLinks: true, depth: 0)
+        } catch where error.code == .noSuchFile {
+            var made = true
+            do { try current.makeDirectory(part, mode: mode) } catch where error.code == .exists { made = false } catch {
+                throw SystemError(call: error.call, object: walked, errno: error.errno)
+            }
+            // Opened as what was just made: a symlink put there since is refused, never followed.
+            do { next = try FileDescriptor.open(part, relativeTo: current, flags: [.readOnly, .directory, .noFollow]) } catch {
+                throw SystemError(call: error.call, object: walked, errno: error.code == .notDirectory ? ELOOP : error.errno)
+            }
+            if made, let owner {
+                do { _ = try syscall("fchown", walked) { fchown(next.rawValue, owner.owner, owner.group) } } catch {
+                    next.close()
+                    throw error
+                }
+            }
+        }
+        current.close()
+        current = next
+        walked += "/"
+    }
+}
+
+/// Opens the existing directory `path`. A symlink on the way is followed only when root or
+/// this process's user owns it and the directory holding it, and no one else may write that
+/// directory (so no other user can have put it there or swapped it: a path through /var/run
+/// is followed, a link in the service user's folder is not); its target is walked by the same
+/// rule. With `followingLinks` false, a symlink as the last component is refused whoever made
+/// it. A refused symlink is ELOOP naming the path up to it. The corresponding C functions are
+/// `openat`, `fstatat` and `readlinkat`.
+public func openDirectory(_ path: String, followingLinks: Bool) throws(SystemError) -> FileDescriptor {
+    let absolute = path.startsWithScalar("/")
+    var current = try FileDescriptor.open(absolute ? "/" : ".", flags: [.readOnly, .directory])
+    let parts = path.parts(separatedBy: "/", omittingEmpty: true)
+    var walked = absolute ? "/" : ""
+    for (i, part) in parts.enumerated() {
+        walked += part
+        let next: FileDescriptor
+        do { next = try current.openTrustedComponent(part, named: walked, followingLinks: followingLinks || i < parts.count - 1, depth: 0) } catch {
+            current.close()
+            throw error
+        }
+        current.close()
+        current = next
+        walked += "/"
+    }
+    return current
+}
+
+extension FileDescriptor {
+    /// Opens the directory `part` (one component) in this one: a directory as it is, a symlink
+    /// only when `followingLinks` and it is trusted (`openDirectory(_:followingLinks:)`), its
+    /// target then walked component by component by the same rule (at most 40 links deep).
+    /// `name` is the path shown in errors.
+    fileprivate func openTrustedComponent(_ part: String, named name: String, followingLinks: Bool, depth: Int) throws(SystemError) -> FileDescriptor {
+        do { return try FileDescriptor.open(part, relativeTo: self, flags: [.readOnly, .directory, .noFollow]) } catch {
+            guard error.code == .tooManySymlinks || error.code == .notDirectory else { throw SystemError(call: error.call, object: name, errno: error.errno) }
+        }
+        var st = stat()
+        _ = try syscall("stat", name) { fstatat(rawValue, part, &st, AT_SYMLINK_NOFOLLOW) }
+        guard (st.st_mode & S_IFMT) == S_IFLNK else { throw SystemError(call: "open", object: name, errno: ENOTDIR) }
+        guard followingLinks, depth < 40, try isTrustedLink(st) else { throw SystemError(call: "open", object: name, errno: ELOOP) }
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let n = try syscall("readlink", name) { readlinkat(rawValue, part, &buffer, buffer.count - 1) }
+        let target = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var current = target.startsWithScalar("/") ? try FileDescriptor.open("/", flags: [.readOnly, .directory]) : try duplicate()
+        for component in target.parts(separatedBy: "/", omittingEmpty: true) {
+            let next: FileDescriptor
+            do { next = try current.openTrustedComponent(component, named: name, followingLinks: true, depth: depth + 1) } catch {
+                current.close()
+                throw error
+            }
+            current.close()
+            current = next
+        }
+        return current
+    }
+
+    /// True when the symlink whose status is `link`, in this directory, can only have been put
+    /// there by root or this process's user: both own it and the directory, which no one else
+    /// may write.
+    private func isTrustedLink(_ link: stat) throws(SystemError) -> Bool {
+        let me = geteuid()
+        let folder = try status()
+        return (link.st_uid == 0 || link.st_uid == me) && (folder.owner == 0 || folder.owner == me) && folder.permissions & 0o022 == 0
     }
 }
 
