@@ -44,6 +44,12 @@ public final class PhotoLibrary {
 
     /// Opens the library of `directory`. With `create`, makes `.ptk/` and the index when
     /// missing (run as root, with the directory's owner); without, a missing index is an error.
+    /// Whatever is below `directory` may have been planted by its owner (root's `ptk` works on
+    /// the service user's directory): `.ptk` and `.ptk/thumbnails` must be directories, not
+    /// symlinks; the index and its -wal and -shm files regular files of one link, none a
+    /// symlink; and a rollback journal that is not empty (the index runs in WAL mode and never
+    /// makes one; SQLite would replay it, and delete the "super-journal" it names) stops the
+    /// opening before SQLite sees it.
     public init(directory: String, create: Bool) throws(LibraryError) {
         self.directory = directory
         do { photos = try .open(directory, flags: [.readOnly, .directory]) } catch {
@@ -51,32 +57,99 @@ public final class PhotoLibrary {
         }
         let folder = directory + "/" + Self.folderName
         let databasePath = folder + "/index.sqlite"
-        do {
-            if create {
-                try makeDirectories(folder, mode: 0o755, ownerLike: directory)
-                try makeDirectories(folder + "/thumbnails", mode: 0o755, ownerLike: directory)
-                // Created here, not by SQLite, so that root gives it the directory's owner; SQLite
-                // itself gives the -wal and -shm files the owner of the database file.
-                if let fd = try? FileDescriptor.open(databasePath, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o644) {
-                    defer { fd.close() }
-                    try fd.takeOwner(of: directory)
-                }
-            } else if !fileExists(databasePath) {
-                photos.close()
+        do throws(LibraryError) {
+            guard let library = try Self.openFolder(Self.folderName, in: photos, path: folder, creatingOwnedLike: create ? directory : nil) else {
                 throw LibraryError(.io, "no photo library in \(directory) yet (\(databasePath) is missing; ptkd makes it when it starts)")
             }
-        } catch let error as LibraryError {
-            throw error
+            defer { library.close() }
+            // A library made before thumbnails had a folder of its own may lack it: made when creating.
+            let thumbnails = try Self.openFolder("thumbnails", in: library, path: folder + "/thumbnails", creatingOwnedLike: create ? directory : nil)
+            thumbnails?.close()
+            if create {
+                // Made here, through the folder's descriptor, not by SQLite, so that root gives it
+                // the directory's owner (fchown); SQLite gives the -wal and -shm files the owner of
+                // the database file. One that is there already (or cannot be made) is left to the
+                // checks below and to SQLite, which say what is wrong with it.
+                if let fd = try? FileDescriptor.open("index.sqlite", relativeTo: library, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o644) {
+                    defer { fd.close() }
+                    do { try fd.takeOwner(of: directory) } catch { throw LibraryError(.io, "cannot give \(databasePath) its owner: \(error)") }
+                }
+            }
+            try Self.checkIndexFiles(in: library, folder: folder, create: create)
         } catch {
             photos.close()
-            throw LibraryError(.io, "cannot create the library folder \(folder): \(error)")
+            throw error
         }
         do {
-            database = try Database(path: databasePath, create: create)
+            // SQLite refuses a symlink anywhere in the path it is given: the links of the
+            // directory's own path (the administrator's) are resolved first.
+            let file = (resolvedPath(directory) ?? directory) + "/" + Self.folderName + "/index.sqlite"
+            database = try Database(file: file, path: databasePath, create: create)
             try migrate()
         } catch {
             photos.close()
             throw error
+        }
+    }
+
+    /// Opens the folder `name` in `parent` (`path` names it in messages) without following a
+    /// symlink; with `creatingOwnedLike`, makes it when missing (0755, run as root given that
+    /// path's owner, through its descriptor); nil when it is missing and not to be made. A
+    /// symlink or anything else that is not a directory is refused, saying so.
+    static func openFolder(_ name: String, in parent: FileDescriptor, path: String, creatingOwnedLike owner: String?) throws(LibraryError) -> FileDescriptor? {
+        do {
+            if let owner { return try parent.openDirectoryBeneath(name, creating: 0o755, ownerOf: owner) }
+            return try parent.openSubdirectory(name)
+        } catch where error.code == .noSuchFile && owner == nil {
+            return nil
+        } catch {
+            throw folderError(error, name, in: parent, path: path)
+        }
+    }
+
+    /// Opens the existing folder `name` in `parent` without following a symlink (`openFolder`).
+    static func openFolder(_ name: String, in parent: FileDescriptor, path: String) throws(LibraryError) -> FileDescriptor {
+        do { return try parent.openSubdirectory(name) } catch { throw folderError(error, name, in: parent, path: path) }
+    }
+
+    /// The error for a folder that could not be opened: a symlink or a file in its place said plainly.
+    private static func folderError(_ error: SystemError, _ name: String, in parent: FileDescriptor, path: String) -> LibraryError {
+        // What is there, to say why it was refused; when even that cannot be read, the open's error says it.
+        if let st = try? parent.status(of: name) {
+            if st.isSymlink { return LibraryError(.io, "\(path): is a symbolic link; not followed") }
+            if !st.isDirectory { return LibraryError(.io, "\(path): is not a directory") }
+        }
+        return LibraryError(.io, "cannot open \(path): \(error)")
+    }
+
+    /// Refuses to open an index whose files (in `.ptk`, open as `library`) are not what ptk
+    /// makes: index.sqlite, -wal or -shm a symlink, not a regular file, or with another name
+    /// linked to it; a rollback journal with anything in it (replaying it could delete any file
+    /// it names) or not a regular file. Without `create`, a missing index is an error too.
+    static func checkIndexFiles(in library: FileDescriptor, folder: String, create: Bool) throws(LibraryError) {
+        var indexSize: Int64 = 0
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let path = folder + "/index.sqlite" + suffix
+            let found: (status: FileStatus, links: Int, kind: String)
+            do { found = try library.statusWithLinks(of: "index.sqlite" + suffix) } catch where error.code == .noSuchFile {
+                if suffix.isEmpty && !create {
+                    throw LibraryError(.io, "no photo library in \(parentDirectory(of: folder)) yet (\(path) is missing; ptkd makes it when it starts)")
+                }
+                continue
+            } catch {
+                throw LibraryError(.io, "cannot read the status of \(path): \(error)")
+            }
+            let advice = "refusing to open the index: move it away after checking it"
+            if found.status.isSymlink { throw LibraryError(.io, "\(path): is a symbolic link; not followed; \(advice)") }
+            if !found.status.isRegularFile { throw LibraryError(.io, "\(path): is \(found.kind), not a regular file; \(advice)") }
+            if found.links > 1 {
+                throw LibraryError(.io, "\(path): has \(found.links) hard links; the index uses only files no other name shares; \(advice)")
+            }
+            if suffix.isEmpty { indexSize = found.status.size }
+            // SQLite replays no journal into an empty database (one being made as this opens).
+            if suffix == "-journal" && found.status.size > 0 && indexSize > 0 {
+                throw LibraryError(.io, "\(path): a rollback journal the index never makes (it runs in WAL mode); refusing to open the index: move it away after checking it")
+            }
         }
     }
 
@@ -267,11 +340,49 @@ public final class PhotoLibrary {
 
     func thumbnailPath(_ id: Int64) -> String { thumbnailFolder + "/\(id).png" }
 
-    /// The thumbnail PNG of `photo`, nil when it has none.
+    /// The thumbnails folder, opened below the photos directory without following a symlink
+    /// (`.ptk` and `thumbnails` are each refused when they are one).
+    func openThumbnailFolder() throws(LibraryError) -> FileDescriptor {
+        let library = try Self.openFolder(Self.folderName, in: photos, path: folder)
+        defer { library.close() }
+        return try Self.openFolder("thumbnails", in: library, path: thumbnailFolder)
+    }
+
+    /// The thumbnail PNG of `photo`, nil when it has none: read through the thumbnails
+    /// folder's descriptor, without following a symlink or waiting on a FIFO, and only from a
+    /// regular file of at most 16 MiB.
     public func thumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
         guard photo.hasThumbnail else { return nil }
-        do { return try readFileBytes(thumbnailPath(photo.id), limit: 16 << 20) } catch {
-            throw LibraryError(.io, "cannot read the thumbnail of '\(photo.name)': \(error)")
+        let path = thumbnailPath(photo.id)
+        let failure = "cannot read the thumbnail of '\(photo.name)'"
+        let folder: FileDescriptor
+        do { folder = try openThumbnailFolder() } catch { throw LibraryError(.io, "\(failure): \(error.description)") }
+        defer { folder.close() }
+        let fd: FileDescriptor
+        do { fd = try FileDescriptor.open("\(photo.id).png", relativeTo: folder, flags: [.readOnly, .nonBlocking, .noFollow]) } catch {
+            if error.code == .tooManySymlinks { throw LibraryError(.io, "\(failure): \(path): is a symbolic link; not followed") }
+            throw LibraryError(.io, "\(failure): \(SystemError(call: error.call, object: path, errno: error.errno))")
+        }
+        defer { fd.close() }
+        do {
+            let found = try fd.statusWithLinks()
+            guard found.status.isRegularFile else { throw LibraryError(.io, "\(failure): \(path): is \(found.kind), not a regular file; not read") }
+            return try fd.readAll(limit: 16 << 20, name: path)
+        } catch let error as LibraryError {
+            throw error
+        } catch {
+            throw LibraryError(.io, "\(failure): \(error)")
+        }
+    }
+
+    /// Removes the thumbnail of photo `id` through the thumbnails folder's descriptor (`unlinkat`
+    /// follows no final symlink; the folders above are opened following none). One already
+    /// gone is no error.
+    func removeThumbnail(_ id: Int64) throws(LibraryError) {
+        let folder = try openThumbnailFolder()
+        defer { folder.close() }
+        do { try folder.unlink("\(id).png") } catch where error.code == .noSuchFile {} catch {
+            throw LibraryError(.io, "cannot remove \(thumbnailPath(id)): \(error)")
         }
     }
 
@@ -370,7 +481,7 @@ public final class PhotoLibrary {
             }
         }
         // A thumbnail left behind is removed by the next sweep at start.
-        for id in removedThumbnails { try? removeFile(thumbnailPath(id)) }
+        for id in removedThumbnails { try? removeThumbnail(id) }
         return report
     }
 
@@ -425,8 +536,11 @@ public final class PhotoLibrary {
             return ids
         }
         var removed = 0
-        // No thumbnail folder (or an unreadable one): nothing to sweep.
-        for name in (try? FileDescriptor.open(thumbnailFolder, flags: [.readOnly, .directory]).entriesAndClose()) ?? [] {
+        // No thumbnail folder (or an unreadable one, or a symlink in its place): nothing to sweep.
+        guard let folder = try? openThumbnailFolder() else { return 0 }
+        defer { folder.close() }
+        // A folder that cannot be listed has nothing to sweep now; the next start tries again.
+        for name in (try? folder.entries()) ?? [] {
             let parts = name.split(separator: ".")
             var stale = false
             if parts.count == 4, parts[1] == "png", parts[2] == "tmp", let pid = Int32(parts[3]) {
@@ -435,7 +549,7 @@ public final class PhotoLibrary {
                 stale = !ids.contains(id)
             }
             // One that cannot be removed now is tried again at the next start.
-            if stale, (try? removeFile(thumbnailFolder + "/" + name)) != nil { removed += 1 }
+            if stale, (try? folder.unlink(name)) != nil { removed += 1 }
         }
         return removed
     }
@@ -480,7 +594,7 @@ public final class PhotoLibrary {
         }
         // Thumbnails first, then the entries: an entry never names a thumbnail not yet on disk.
         let made = examined.filter { $0.thumbnail?.outcome == .made }
-        let errors = writeFilesAtomically(in: thumbnailFolder, made.map { ("\($0.id).png", $0.thumbnail!.png) }, mode: 0o644)
+        let errors = writeThumbnails(made.map { ("\($0.id).png", $0.thumbnail!.png) })
         for (e, error) in zip(made, errors) {
             guard let error else { continue }
             if Self.isPassing(error) {
@@ -493,7 +607,7 @@ public final class PhotoLibrary {
         }
         examined.removeAll { outcomes[$0.id] != nil }
         // A stale thumbnail left behind is not shown (the entry says none) and the next sweep removes it.
-        for e in examined where e.thumbnail?.outcome != .made { try? removeFile(thumbnailPath(e.id)) }
+        for e in examined where e.thumbnail?.outcome != .made { try? removeThumbnail(e.id) }
         let changed = try database.writeTransaction { () throws(LibraryError) -> [Int64: Int] in
             let update = try database.prepare("""
                 UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
@@ -517,13 +631,26 @@ public final class PhotoLibrary {
             let made = e.thumbnail?.outcome == .made
             if changed[e.id] == 0 {
                 // The entry went meanwhile (ptk rm), or was renamed: its thumbnail goes too.
-                if made, try photo(id: e.id) == nil { try? removeFile(thumbnailPath(e.id)) }
+                if made, try photo(id: e.id) == nil { try? removeThumbnail(e.id) }
                 outcomes[e.id] = .gone
             } else {
                 outcomes[e.id] = .indexed(name: e.name, problem: made ? nil : e.problem)
             }
         }
         return ids.map { ($0, outcomes[$0] ?? .gone) }
+    }
+
+    /// Writes thumbnails (`writeFilesAtomically`) into the thumbnails folder, once it is seen
+    /// to be a folder below the photos directory reached through no symlink (`.ptk` or
+    /// `thumbnails` swapped for one since the library was opened writes nothing). Returns each
+    /// one's error or nil.
+    private func writeThumbnails(_ files: [(name: String, bytes: [UInt8])]) -> [SystemError?] {
+        guard !files.isEmpty else { return [] }
+        do { try photos.openBeneath(Self.folderName + "/thumbnails", flags: [.readOnly, .directory]).close() } catch {
+            let shown = SystemError(call: error.call, object: thumbnailFolder, errno: error.errno)
+            return files.map { _ in shown }
+        }
+        return writeFilesAtomically(in: thumbnailFolder, files, mode: 0o644)
     }
 
     /// The entries of `ids` that the index has, by id, in one query.
@@ -664,7 +791,7 @@ public final class PhotoLibrary {
                 try database.prepare("DELETE FROM photos WHERE id = ? AND name = ?").bind(id, photo.name).run()
             }
             // A thumbnail left behind is removed by the next sweep at start.
-            try? removeFile(thumbnailPath(id))
+            try? removeThumbnail(id)
             return .done(.gone)
         }
         return .done(.gone)
@@ -781,7 +908,7 @@ public final class PhotoLibrary {
             }
         }
         // A thumbnail left behind is removed by the next sweep at start.
-        try? removeFile(thumbnailPath(photo.id))
+        try? removeThumbnail(photo.id)
         return photo
     }
 

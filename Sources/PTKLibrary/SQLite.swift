@@ -25,12 +25,14 @@ final class Database {
     private var handle: OpaquePointer?
     let path: String
 
-    /// Opens `path` (creating it when `create`), in WAL mode, waiting up to 10 s for another
-    /// writer (ptkd and ptk write the same database).
-    init(path: String, create: Bool) throws(LibraryError) {
+    /// Opens `file` (creating it when `create`), in WAL mode, waiting up to 10 s for another
+    /// writer (ptkd and ptk write the same database); `path` names it in messages. SQLite
+    /// follows no symlink anywhere in `file` (SQLITE_OPEN_NOFOLLOW, which also opens the -wal
+    /// and -shm files with O_NOFOLLOW): pass it with the links of the path resolved.
+    init(file: String, path: String, create: Bool) throws(LibraryError) {
         self.path = path
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        let rc = sqlite3_open_v2(file, &handle, flags, nil)
         guard rc == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close(handle)
