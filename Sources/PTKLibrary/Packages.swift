@@ -9,8 +9,91 @@ extension PhotoMetadata {
     public static func read(package packagePath: String) throws(LibraryError) -> PhotoMetadata {
         let bytes: [UInt8]
         do { bytes = try Package.readMetadata(packagePath) } catch { throw LibraryError(.badInput, error.description) }
+        return try decode(bytes, package: packagePath)
+    }
+
+    /// A package's photo.metadata from its bytes, its Version checked (`Package.checkMetadata`).
+    static func decode(_ bytes: [UInt8], package packagePath: String) throws(LibraryError) -> PhotoMetadata {
+        do { try Package.checkMetadata(bytes, package: packagePath) } catch { throw LibraryError(.badInput, error.description) }
         do { return try JSONDecoder().decode(PhotoMetadata.self, from: Data(bytes)) } catch {
             throw LibraryError(.badInput, "\(packagePath)/\(Package.metadataName) is not valid package metadata: \(error)")
+        }
+    }
+}
+
+/// A package's two files, opened (as root, before ptk takes on the service user) without following links.
+public struct PackageFiles {
+    /// The package folder as named, without trailing slashes.
+    public let path: String
+    /// photo.metadata: a regular file of one link, at most `metadataLimit` bytes.
+    public let metadata: FileDescriptor
+    /// photo.data: a regular file of one link, at most `dataLimit` bytes.
+    public let data: FileDescriptor
+    /// Closes both files.
+    public func close() {
+        metadata.close()
+        data.close()
+    }
+}
+
+extension PackageFiles {
+    /// The largest photo.metadata taken (`Package.metadataLimit`, 32 MiB: it holds a thumbnail in base64).
+    public static let metadataLimit = Int64(Package.metadataLimit)
+    /// The largest photo.data taken: 4 GiB. The store has no limit of its own (ptkd's
+    /// `max-file-size` is a receiver's setting, 512 MiB by default, and ptk does not read it).
+    public static let dataLimit: Int64 = 4 << 30
+
+    /// Opens the package `path` for `importPackage`: the folder itself without following a
+    /// symlink (a trailing slash, which would make the kernel follow one, is dropped first;
+    /// a symlink in a folder above it is followed only where `openDirectory(_:followingLinks:)`
+    /// trusts it), then photo.metadata and photo.data in it, each without following a symlink
+    /// or waiting on a FIFO (O_NOFOLLOW | O_NONBLOCK), and each only a regular file that no
+    /// other name shares (a hard link planted to a file the planter could not read) and not
+    /// over its limit. Each refusal says which file and why.
+    public static func open(_ packagePath: String) throws(LibraryError) -> PackageFiles {
+        let path = droppingTrailingSlashes(packagePath)
+        let folder: FileDescriptor
+        do { folder = try openDirectory(path, followingLinks: false) } catch {
+            if error.code == .tooManySymlinks {
+                throw LibraryError(.badInput, "\(error.object ?? path): is a symbolic link; ptk import does not follow links")
+            }
+            throw LibraryError(.badInput, "\(path) is not a package (a NAME.ptk folder): \(error)")
+        }
+        defer { folder.close() }
+        let metadata = try member(Package.metadataName, in: folder, path: path, limit: metadataLimit,
+                                  tooLarge: "a package's metadata is at most \(metadataLimit >> 20) MiB")
+        do {
+            let data = try member(Package.dataName, in: folder, path: path, limit: dataLimit,
+                                  tooLarge: "ptk import takes photos of up to \(dataLimit >> 30) GiB")
+            return PackageFiles(path: path, metadata: metadata, data: data)
+        } catch {
+            metadata.close()
+            throw error
+        }
+    }
+
+    /// Opens the file `name` of the package open as `folder` (`path`), as `open` says.
+    private static func member(_ name: String, in folder: FileDescriptor, path: String, limit: Int64, tooLarge: String) throws(LibraryError) -> FileDescriptor {
+        let shown = path + "/" + name
+        let fd: FileDescriptor
+        do { fd = try folder.openBeneath(name, flags: [.readOnly, .nonBlocking]) } catch {
+            if error.code == .tooManySymlinks { throw LibraryError(.badInput, "\(shown): is a symbolic link; ptk import does not follow links") }
+            throw LibraryError(.badInput, "cannot read \(shown): \(SystemError(call: error.call, object: shown, errno: error.errno))")
+        }
+        do throws(LibraryError) {
+            let found: (status: FileStatus, links: Int, kind: String)
+            do { found = try fd.statusWithLinks() } catch { throw LibraryError(.io, "cannot read the status of \(shown): \(error)") }
+            guard found.status.isRegularFile else {
+                throw LibraryError(.badInput, "\(shown): is not a regular file (\(found.kind)); ptk import reads only regular files")
+            }
+            guard found.links == 1 else {
+                throw LibraryError(.badInput, "\(shown): has \(found.links) hard links; ptk import takes only a file no other name shares")
+            }
+            guard found.status.size <= limit else { throw LibraryError(.badInput, "\(shown): is \(found.status.size) bytes; \(tooLarge)") }
+            return fd
+        } catch {
+            fd.close()
+            throw error
         }
     }
 }
@@ -118,19 +201,29 @@ extension PhotoLibrary {
     /// Adds a package's photo to the library: the PNG goes through the same checks as a
     /// received photo, gets a unique name from the package's, and keeps the package's metadata
     /// (received time, sender, note, rating); its thumbnail is made afresh from the photo.
+    /// Opens the package with `PackageFiles.open`, so no link in it is followed.
     public func importPackage(_ packagePath: String) throws(LibraryError) -> Photo {
-        let path = droppingTrailingSlashes(packagePath)
-        // A path that cannot be stat'ed is reported as not a package by the message below.
-        guard let st = try? fileStatus(path), st.isDirectory else {
-            throw LibraryError(.badInput, "\(path) is not a package (a NAME.ptk folder)")
+        let files = try PackageFiles.open(packagePath)
+        defer { files.close() }
+        return try importPackage(files)
+    }
+
+    /// As `importPackage(_:)`, from a package opened already: its two files are read only
+    /// through their descriptors (ptk opens them as root, then works on the library as the
+    /// directory's owner).
+    public func importPackage(_ files: PackageFiles) throws(LibraryError) -> Photo {
+        let path = files.path
+        let metadataPath = path + "/" + Package.metadataName
+        let metadataBytes: [UInt8]
+        do {
+            _ = try files.metadata.seek(to: 0)
+            metadataBytes = try files.metadata.readAll(limit: Package.metadataLimit, name: metadataPath)
+        } catch {
+            throw LibraryError(.badInput, "cannot read \(metadataPath): \(error)")
         }
-        let metadata = try PhotoMetadata.read(package: path)
+        let metadata = try PhotoMetadata.decode(metadataBytes, package: path)
         let dataPath = path + "/" + Package.dataName
-        let data: FileDescriptor
-        do { data = try .open(dataPath, flags: [.readOnly]) } catch {
-            throw LibraryError(.badInput, "cannot open \(dataPath): \(error)")
-        }
-        defer { data.close() }
+        let data = files.data
         // A photo.data that cannot be stat'ed is reported by the message below.
         guard let dataStatus = try? data.status(), dataStatus.isRegularFile else {
             throw LibraryError(.badInput, "\(dataPath) is not a regular file")

@@ -12,8 +12,9 @@ public enum Package {
     public static let version = 1
     public static let dataName = "photo.data"
     public static let metadataName = "photo.metadata"
-    /// The largest photo.metadata read (a thumbnail is a few tens of kB).
-    static let metadataLimit = 16 << 20
+    /// The largest photo.metadata read: 32 MiB. A thumbnail is a few tens of kB, but the
+    /// metadata holds it in base64, and ptk reads a thumbnail of up to 16 MiB.
+    public static let metadataLimit = 32 << 20
 
     /// The package folder name for a photo name: "beach.png" (or "beach.jpg") gives "beach.ptk".
     public static func folderName(for photoName: String) -> String {
@@ -39,6 +40,14 @@ public enum Package {
         do { bytes = try readFileBytes(path, limit: metadataLimit) } catch {
             throw PackageError("cannot read \(path): \(error)")
         }
+        try checkMetadata(bytes, package: packagePath)
+        return bytes
+    }
+
+    /// Checks the Version of a package's photo.metadata, read as `bytes` (at least 1, at most
+    /// `version`); `packagePath` names the package in the error.
+    public static func checkMetadata(_ bytes: [UInt8], package packagePath: String) throws(PackageError) {
+        let path = packagePath + "/" + metadataName
         struct VersionOnly: Decodable { var Version: Int? }
         let probe: VersionOnly
         do { probe = try JSONDecoder().decode(VersionOnly.self, from: Data(bytes)) } catch {
@@ -49,7 +58,6 @@ public enum Package {
             throw PackageError("\(packagePath) is a Version \(v) package; this ptk reads packages up to Version \(version) (a newer ptk wrote it)")
         }
         guard v >= 1 else { throw PackageError("\(path) has Version \(v); packages start at Version 1") }
-        return bytes
     }
 
     /// The photo's modification time a package's photo.metadata records (`Modified`, ISO 8601),
