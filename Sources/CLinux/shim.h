@@ -39,4 +39,10 @@ extern int pthread_setname_np(unsigned long thread, const char *name);
 /// syncfs(2): flushes the file system holding `fd` to disk.
 extern int syncfs(int fd);
 
+/// setresuid(2), setresgid(2), getresuid(2): the real, effective and saved ids at once (uid_t
+/// and gid_t are unsigned int), so that root taking on a user keeps no way back.
+extern int setresuid(unsigned int ruid, unsigned int euid, unsigned int suid);
+extern int setresgid(unsigned int rgid, unsigned int egid, unsigned int sgid);
+extern int getresuid(unsigned int *ruid, unsigned int *euid, unsigned int *suid);
+
 #endif

@@ -115,3 +115,33 @@ public func processEnvironment() -> [String] {
     }
     return out
 }
+
+/// Runs `arguments[0]` (an absolute path) with `arguments` and exactly `environment`, sharing
+/// this process's standard input, output and error and every descriptor not marked
+/// close-on-exec, in the same process group (a terminal's ^C reaches both), and waits for it.
+/// The corresponding C functions are `posix_spawn` and `waitpid`.
+public func runAndWait(_ arguments: [String], environment: [String]) throws(SystemError) -> Child.Ending {
+    precondition(!arguments.isEmpty)
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup($0) } + [nil]
+    defer {
+        for p in argv { free(p) }
+        for p in envp { free(p) }
+    }
+    var pid: pid_t = 0
+    let code = posix_spawn(&pid, arguments[0], nil, nil, argv, envp)
+    guard code == 0 else { throw SystemError(call: "posix_spawn", object: arguments[0], errno: code) }
+    var status: Int32 = 0
+    _ = try syscall("waitpid", arguments[0]) { waitpid(pid, &status, 0) }
+    // WIFEXITED / WEXITSTATUS / WTERMSIG, which the Glibc overlay does not export.
+    if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
+    return .signalled(status & 0x7f)
+}
+
+/// The path of this program's executable. The corresponding C function is `readlink`
+/// (of /proc/self/exe).
+public func executablePath() throws(SystemError) -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let n = try syscall("readlink", "/proc/self/exe") { readlink("/proc/self/exe", &buffer, Int(PATH_MAX)) }
+    return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

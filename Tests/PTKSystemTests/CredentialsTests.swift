@@ -1,0 +1,77 @@
+import Glibc
+import PTKSystem
+import Testing
+
+/// Who root's ptk must take on for a path: every non-root owner of a folder on the way, as
+/// written and as resolved (RootBoundary in ptk).
+@Suite struct CredentialsTests {
+    /// A fresh root-owned folder under /tmp, removed afterwards.
+    func withFolder(_ body: (String) throws -> Void) throws {
+        var template = Array("/tmp/ptk-credentials-XXXXXX".utf8CString)
+        let made = try #require(mkdtemp(&template))
+        let root = String(cString: made)
+        defer { _ = system("rm -rf '\(root)'") }
+        try body(root)
+    }
+
+    @Test func rootsOwnFoldersHaveNobodyToTakeOn() throws {
+        try #require(geteuid() == 0, "needs root to give folders away")
+        try withFolder { root in
+            #expect(mkdir(root + "/a", 0o755) == 0)
+            #expect(nonRootOwners(of: root + "/a").isEmpty)
+            // What does not exist yet counts by what exists of its way.
+            #expect(nonRootOwners(of: root + "/a/missing/deeper").isEmpty)
+        }
+    }
+
+    @Test func aFolderOnTheWayCountsWithTheGroupOfTheDeepestItOwns() throws {
+        try #require(geteuid() == 0, "needs root to give folders away")
+        try withFolder { root in
+            #expect(mkdir(root + "/a", 0o755) == 0 && chown(root + "/a", 4242, 4300) == 0)
+            #expect(mkdir(root + "/a/b", 0o755) == 0 && chown(root + "/a/b", 4242, 4301) == 0)
+            #expect(mkdir(root + "/a/b/c", 0o755) == 0)
+            let owners = nonRootOwners(of: root + "/a/b/c")
+            #expect(owners.count == 1)
+            #expect(owners.first?.user == 4242)
+            #expect(owners.first?.group == 4301)
+        }
+    }
+
+    @Test func aLinkCountsByItsOwnOwnerAndByWhereItLeads() throws {
+        try #require(geteuid() == 0, "needs root to give folders away")
+        try withFolder { root in
+            // state (4242) holds `received`, a link it planted to a folder of uid 4343.
+            #expect(mkdir(root + "/state", 0o755) == 0 && chown(root + "/state", 4242, 4242) == 0)
+            #expect(mkdir(root + "/other", 0o755) == 0 && chown(root + "/other", 4343, 4343) == 0)
+            #expect(symlink(root + "/other", root + "/state/received") == 0)
+            #expect(lchown(root + "/state/received", 4242, 4242) == 0)
+            let users = Set(nonRootOwners(of: root + "/state/received").map(\.user))
+            #expect(users == [4242, 4343])
+            // A link to root's own folder still counts its planter.
+            #expect(mkdir(root + "/roots", 0o700) == 0)
+            #expect(symlink(root + "/roots", root + "/state/elsewhere") == 0)
+            #expect(lchown(root + "/state/elsewhere", 4242, 4242) == 0)
+            #expect(nonRootOwners(of: root + "/state/elsewhere").map(\.user) == [4242])
+        }
+    }
+
+    @Test func relativePathsAreTakenFromTheWorkingDirectory() throws {
+        try #require(geteuid() == 0, "needs root to give folders away")
+        try withFolder { root in
+            #expect(mkdir(root + "/a", 0o755) == 0 && chown(root + "/a", 4242, 4242) == 0)
+            let saved = currentDirectory()
+            defer { _ = chdir(saved) }
+            #expect(chdir(root + "/a") == 0)
+            #expect(nonRootOwners(of: ".").map(\.user) == [4242])
+            #expect(nonRootOwners(of: "x/y").map(\.user) == [4242])
+        }
+    }
+
+    @Test func aUserWithoutAPasswordEntryKeepsTheFoldersGroup() {
+        let unknown = Credentials.of(uid: 4_000_123, groupIfUnknown: 4_000_200)
+        #expect(unknown == Credentials(user: 4_000_123, group: 4_000_200, name: nil))
+        #expect(unknown.description == "uid 4000123")
+        let root = Credentials.of(uid: 0, groupIfUnknown: 99)
+        #expect(root.name == "root" && root.group == 0)
+    }
+}
