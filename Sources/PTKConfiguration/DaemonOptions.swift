@@ -390,7 +390,7 @@ public enum DaemonOptions {
     /// The configuration a command line asks for: the configuration file (`--config`, else
     /// the default one if it exists), then the flags in order.
     public static func configuration(from invocation: Invocation<DaemonFlag>,
-                                     readFile: (String) throws(SystemError) -> String = readTextFile) throws(UsageError) -> DaemonConfiguration {
+                                     readFile: (String) throws(SystemError) -> String = readConfigurationFile) throws(UsageError) -> DaemonConfiguration {
         let settings = invocation.options.compactMap { given -> (String, String?)? in
             guard case .setting(let name) = given.key else { return nil }
             return (name, given.value)
@@ -401,18 +401,33 @@ public enum DaemonOptions {
     /// The configuration file `configFile` (else the default one, if it exists) with `settings`
     /// applied over it in order. `readFile` reads the file.
     public static func configuration(configFile: String?, settings: [(name: String, value: String?)],
-                                     readFile: (String) throws(SystemError) -> String = readTextFile) throws(UsageError) -> DaemonConfiguration {
+                                     readFile: (String) throws(SystemError) -> String = readConfigurationFile) throws(UsageError) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         var path = configFile
         if path == nil && fileExists(defaultConfigFile) { path = defaultConfigFile }
         if let path {
             let text: String
-            do { text = try readFile(path) } catch { throw UsageError("cannot read configuration file: \(error)") }
+            do { text = try readFile(path) } catch {
+                throw UsageError(error.code == .tooManySymlinks
+                                 ? "cannot read configuration file \(path): it is a symbolic link, which is not followed (name the file itself)"
+                                 : error.code == .noSuchDeviceOrAddress ? "cannot read configuration file \(path): not a regular file"
+                                 : "cannot read configuration file: \(error)")
+            }
             try apply(configFile: text, path: path, to: &configuration)
         }
         for (name, value) in settings { try apply(name, value, to: &configuration) }
         return configuration
     }
+}
+
+/// The configuration file's text: opened without following a symbolic link or waiting on a
+/// FIFO, only a regular file, at most 1 MiB (root's ptk reads it before it takes on the
+/// service user). `/dev/null` reads as empty: no settings.
+public func readConfigurationFile(_ path: String) throws(SystemError) -> String {
+    if path == "/dev/null" { return "" }
+    let (fd, _) = try FileDescriptor.openRegularFile(path)
+    defer { fd.close() }
+    return String(decoding: try fd.readAll(limit: 1 << 20, name: path), as: UTF8.self)
 }
 
 /// A LocalSend PIN as `key` gives it: 1 to 64 characters without spaces or controls.
