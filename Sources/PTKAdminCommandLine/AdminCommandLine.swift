@@ -63,6 +63,16 @@ public let adminCommandLine = CommandTable<AdminOption>(
         to it. It finds ptkd's directories as ptkd does (--dir, --state-dir, the configuration file,
         $STATE_DIRECTORY, /var/lib/ptk as root or as its owner, the service user; else
         ~/.local/share/ptk). ptkd need not be stopped: changes are safe while it saves photos.
+
+        Run as root (sudo ptk), it takes on the user who owns the directory it works in (the photos
+        directory for the library commands, the state directory for the others), or a folder on the
+        way to it: on an installed system the service user, ptk. It does so for good (setgroups,
+        setgid, setuid) before it opens anything there, so that nothing that user planted (a link,
+        a journal, a package) can make root read, write, chown or delete a file elsewhere. Only
+        what the administrator names is opened as root first, never through a symbolic link: the
+        configuration file, thumbnail -o FILE, the packages given to import; an export or gallery
+        into a folder only root controls is written by ptk as that user into a new folder there
+        and moved into place. A directory several users own the way to is refused.
         """,
     commands: [
         Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received, UTC), sender, rating"),

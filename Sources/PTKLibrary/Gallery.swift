@@ -8,14 +8,19 @@ extension PhotoLibrary {
     /// note; each links to the full photo) as `index.html` in `outputDirectory` (default
     /// `.ptk/gallery/`), which a browser opens from disk. Links are relative, so the page works
     /// wherever the photos directory is mounted; outside the library folder the thumbnails are
-    /// copied beside the page. Returns the page's path.
-    public func gallery(to outputDirectory: String? = nil) throws(LibraryError) -> (path: String, photos: Int) {
-        let out = absolutePath(outputDirectory ?? defaultGalleryFolder)
-        let inLibrary = out == absolutePath(defaultGalleryFolder)
+    /// copied beside the page. Returns the page's path. With `linkingFrom`, the files are
+    /// written into `outputDirectory` but link as if they were in `linkingFrom`, where they are
+    /// moved afterwards (root's `ptk gallery -o DIR` has the service user write them into a
+    /// folder of its own in DIR).
+    public func gallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil) throws(LibraryError) -> (path: String, photos: Int) {
+        // Written through the path as given (a staging child writes into "."), linked as final.
+        let out = outputDirectory ?? defaultGalleryFolder
+        let final = absolutePath(finalDirectory ?? out)
+        let inLibrary = final == absolutePath(defaultGalleryFolder)
         do { try makeDirectories(out, mode: 0o755, ownerLike: inLibrary ? directory : nil) } catch {
             throw LibraryError(.io, "cannot create \(out): \(error)")
         }
-        let photosRelative = relativePath(from: out, to: absolutePath(directory))
+        let photosRelative = relativePath(from: final, to: absolutePath(directory))
         let thumbnailsRelative: String
         if inLibrary {
             thumbnailsRelative = "../thumbnails"
@@ -96,7 +101,7 @@ extension PhotoLibrary {
         do { try writeFileAtomically(page, Array(html.utf8), mode: 0o644) } catch {
             throw LibraryError(.io, "cannot write \(page): \(error)")
         }
-        return (page, list.count)
+        return (final + "/index.html", list.count)
     }
 }
 

@@ -8,6 +8,8 @@ import PTKSystem
 struct LibraryCommands {
     let directory: String
     let invocation: Invocation<AdminOption>
+    /// What root opened before taking on the service user (RootBoundary).
+    var opened = RootOpened()
 
     /// The exit status for a library error.
     static func exitCode(_ error: LibraryError) -> AdminExitStatus {
@@ -63,7 +65,7 @@ struct LibraryCommands {
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
         if invocation.has(.json) {
-            print(PhotoMetadata.json(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m }))
+            print(terminalSafeJSON(PhotoMetadata.json(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m })))
             return
         }
         let rows = photos.map(Self.row)
@@ -86,9 +88,10 @@ struct LibraryCommands {
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
-    /// A photo's line in `list`: name, size, dimensions, received, sender, rating.
+    /// A photo's line in `list`: name, size, dimensions, received, sender, rating. What a sender
+    /// chose (name, sender) is shown with controls escaped, as `ls` does.
     static func row(_ p: Photo) -> [String] {
-        [p.name, formatBytes(Double(p.size)), p.dimensions, p.takenMinutes ?? p.received.minutes, p.senderName ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+        [escapedForTerminal(p.name), formatBytes(Double(p.size)), p.dimensions, p.takenMinutes ?? p.received.minutes, p.senderName.map(escapedForTerminal) ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
     }
 
     /// `ptk watch`: each photo as it is indexed, in id order, from `--since` on.
@@ -120,7 +123,7 @@ struct LibraryCommands {
                     var m = PhotoMetadata(p)
                     m.Indexed = true
                     m.ID = p.id
-                    out += m.jsonLine() + "\n"
+                    out += escapingTerminalControlsInJSON(m.jsonLine()) + "\n"
                 } else {
                     out += ([String(p.id)] + Self.row(p)).joined(separator: "  ") + "\n"
                 }
@@ -153,10 +156,10 @@ struct LibraryCommands {
             var m = PhotoMetadata(photo)
             m.Indexed = photo.indexed
             m.ID = photo.id
-            print(m.json())
+            print(terminalSafeJSON(m.json()))
             return
         }
-        for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) { print("\(key):".padding(11) + value) }
+        for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) { print("\(key):".padding(11) + escapedForTerminal(value)) }
     }
 
     func thumbnail(_ name: String) {
@@ -165,13 +168,22 @@ struct LibraryCommands {
         do {
             let photo = try library.find(name)
             guard let b = try library.thumbnail(of: photo) else {
-                die("'\(photo.name)' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")", .notFound)
+                die("'\(escapedForTerminal(photo.name))' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")", .notFound)
             }
             bytes = b
         } catch { fail(error) }
         if let output = invocation.value(.output), output != "-" {
-            do { try writeFileAtomically(output, bytes, mode: 0o644) } catch { die("cannot write \(output): \(error)", .cannotCreate) }
-            print("wrote \(output) (\(formatBytes(Double(bytes.count))))")
+            if let fd = opened.output {
+                // Opened by root before ptk took on the service user: rewritten in place.
+                do {
+                    try fd.truncate(to: 0)
+                    try fd.writeAll(bytes)
+                    try fd.sync()
+                } catch { die("cannot write \(quotedForTerminal(output)): \(error)", .cannotCreate) }
+            } else {
+                do { try writeFileAtomically(output, bytes, mode: 0o644) } catch { die("cannot write \(quotedForTerminal(output)): \(error)", .cannotCreate) }
+            }
+            print("wrote \(escapedForTerminal(output)) (\(formatBytes(Double(bytes.count))))")
         } else {
             if invocation.value(.output) == nil && FileDescriptor.standardOutput.isTerminal {
                 usageError("the thumbnail is a PNG: give -o FILE, or redirect standard output")
@@ -183,7 +195,7 @@ struct LibraryCommands {
     func rename(_ name: String, to new: String) {
         do {
             let photo = try open().rename(name, to: new)
-            print("renamed '\(name)' to '\(photo.name)'")
+            print("renamed '\(escapedForTerminal(name))' to '\(escapedForTerminal(photo.name))'")
         } catch { fail(error) }
     }
 
@@ -193,7 +205,7 @@ struct LibraryCommands {
         for name in words {
             do {
                 let photo = try library.remove(name)
-                print("removed '\(photo.name)'")
+                print("removed '\(escapedForTerminal(photo.name))'")
             } catch {
                 writeToStandardError("ptk: \(Self.message(error))")
                 if status == .done { status = Self.exitCode(error) }
@@ -205,7 +217,7 @@ struct LibraryCommands {
     func note(_ name: String, _ text: String) {
         do {
             let photo = try open().setNote(name, text)
-            print(photo.note == nil ? "cleared the note of '\(photo.name)'" : "noted '\(photo.name)'")
+            print(photo.note == nil ? "cleared the note of '\(escapedForTerminal(photo.name))'" : "noted '\(escapedForTerminal(photo.name))'")
         } catch { fail(error) }
     }
 
@@ -219,44 +231,60 @@ struct LibraryCommands {
         }
         do {
             let photo = try open().setRating(name, rating)
-            print(rating.map { "rated '\(photo.name)' \($0)/5" } ?? "cleared the rating of '\(photo.name)'")
+            print(rating.map { "rated '\(escapedForTerminal(photo.name))' \($0)/5" } ?? "cleared the rating of '\(escapedForTerminal(photo.name))'")
         } catch { fail(error) }
     }
 
     func export(_ words: [String]) {
-        let output = invocation.value(.output) ?? "."
+        // Root's ptk has this run as the service user, writing into a folder of its own
+        // (the working directory) that root then moves into the one named.
+        let output = opened.stagedOutput == nil ? invocation.value(.output) ?? "." : "."
         // Made when missing, as `ptk gallery -o DIR` does (mode 0755, with its parents).
-        do {
+        if opened.stagedOutput == nil { do {
             if !fileExists(output) { try makeDirectories(output, mode: 0o755) }
             guard try fileStatus(output).isDirectory else { die("\(output) exists and is not a directory", .cannotCreate) }
         } catch {
             die("cannot create the directory \(output): \(error)", .cannotCreate)
-        }
+        } }
         let library = open()
         for name in words {
             do {
-                let path = try library.export(name, to: output)
-                print("exported '\(name)' to \(path)")
+                var path = try library.export(name, to: output)
+                if let final = opened.stagedOutput { path = final + path.dropFirst(1) }
+                print("exported '\(escapedForTerminal(name))' to \(escapedForTerminal(path))")
             } catch { fail(error) }
         }
     }
 
     func importPackages(_ words: [String]) {
         let library = open(create: true)
-        for path in words {
+        for (i, path) in words.enumerated() {
             do {
-                let photo = try library.importPackage(path)
-                print("imported \(path) as '\(photo.name)'")
+                // Opened by root before ptk took on the service user, else opened here.
+                let photo: Photo
+                if i < opened.packages.count { photo = try library.importPackage(opened.packages[i]) } else { photo = try library.importPackage(path) }
+                print("imported \(escapedForTerminal(path)) as '\(escapedForTerminal(photo.name))'")
             } catch { fail(error) }
         }
     }
 
     func gallery() {
         do {
-            let (path, count) = try open().gallery(to: invocation.value(.output))
-            print("wrote \(path) (\(count) photo\(count == 1 ? "" : "s")); open it in a browser")
+            let (path, count) = if let final = opened.stagedOutput {
+                try open().gallery(to: ".", linkingFrom: final)
+            } else {
+                try open().gallery(to: invocation.value(.output))
+            }
+            print("wrote \(escapedForTerminal(path)) (\(count) photo\(count == 1 ? "" : "s")); open it in a browser")
         } catch { fail(error) }
     }
+}
+
+/// Pretty-printed JSON with the terminal controls JSON allows raw in its strings written as
+/// `\uXXXX` (`escapingTerminalControlsInJSON`, line by line: the line breaks between its members
+/// stay, those inside strings are escaped by the encoder already).
+func terminalSafeJSON(_ json: String) -> String {
+    json.split(separator: "\n", omittingEmptySubsequences: false).map { escapingTerminalControlsInJSON(String($0)) }.joined(separator: "\n")
 }
 
 /// Writes text to standard output at once (a list of 10,000 lines in one write); a list that

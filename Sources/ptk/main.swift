@@ -41,12 +41,18 @@ if configuration.stateDirectory == nil, environment("STATE_DIRECTORY") == nil, g
 }
 
 if let completing {
+    // As root, as the user owning what is read (only reads: nothing opened beforehand).
+    _ = RootBoundary.cross(completing.first == "photos" ? .list : .trustList,
+                           directory: RootBoundary.directory(of: completing.first == "photos" ? .list : .trustList, configuration),
+                           invocation: invocation, words: [])
     complete(completing, configuration: configuration)
     exitProcess(0)
 }
 
 let command = AdminCommand(invocation.command!)
 let words = invocation.arguments
+// As root over the service user's directory: what root must open is opened, then ptk takes on that user.
+let opened = RootBoundary.cross(command, directory: RootBoundary.directory(of: command, configuration), invocation: invocation, words: words)
 let trust = TrustStore(directory: configuration.effectiveStateDirectory)
 
 /// Runs a trust command; a trust error exits 1, a file that cannot be read or written 74.
@@ -106,5 +112,5 @@ case .webLink, .webPassword, .webSessions, .webSessionsRevoke:
     WebCommands(configuration: configuration, invocation: invocation).run(command, words)
 
 case .list, .show, .watch, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery:
-    LibraryCommands(directory: configuration.effectiveDirectory, invocation: invocation).run(command, words)
+    LibraryCommands(directory: configuration.effectiveDirectory, invocation: invocation, opened: opened).run(command, words)
 }
