@@ -17,8 +17,18 @@ extension PhotoLibrary {
         let out = outputDirectory ?? defaultGalleryFolder
         let final = absolutePath(finalDirectory ?? out)
         let inLibrary = final == absolutePath(defaultGalleryFolder)
-        do { try makeDirectories(out, mode: 0o755, ownerLike: inLibrary ? directory : nil) } catch {
-            throw LibraryError(.io, "cannot create \(out): \(error)")
+        do {
+            if inLibrary {
+                // .ptk/gallery is ptkd's folder: opened (made when missing) beneath the directory,
+                // never through a symbolic link planted at its name or at .ptk.
+                let folder = try photos.openDirectoryBeneath(Self.folderName + "/gallery", creating: 0o755, ownerOf: directory)
+                folder.close()
+            } else {
+                try makeDirectories(out, mode: 0o755, ownerLike: nil)
+            }
+        } catch {
+            let planted = inLibrary && (try? photos.status(of: Self.folderName + "/gallery"))?.isSymlink == true  // unreadable: the error as it is
+            throw LibraryError(.io, "cannot create \(out): \(planted || error.code == .tooManySymlinks ? "it is a symbolic link, which is not followed" : "\(error)")")
         }
         let photosRelative = relativePath(from: final, to: absolutePath(directory))
         let thumbnailsRelative: String
