@@ -75,7 +75,7 @@ public func nonRootOwners(of path: String) -> [(user: UInt32, group: UInt32)] {
             note(status)
         }
     }
-    let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+    let absolute = path.startsWithScalar("/") ? path : currentDirectory() + "/" + path
     walk(absolute)
     if let resolved = realpath(absolute, nil) {
         walk(String(cString: resolved))
@@ -89,19 +89,19 @@ public func nonRootOwners(of path: String) -> [(user: UInt32, group: UInt32)] {
 /// by others, without the sticky bit (which /tmp has: there only an entry's owner may remove or
 /// rename it). Nil when there is none. Root acting below such a folder could be handed what
 /// someone else put there. The corresponding C functions are `lstat` and `realpath`.
-public func folderOthersMayChange(on path: String) -> String? {
-    func walk(_ absolute: String) -> String? {
+public func folderOthersMayChange(on path: String) -> (path: String, owner: UInt32)? {
+    func walk(_ absolute: String) -> (path: String, owner: UInt32)? {
         var prefix = ""
         var status = stat()
         for component in absolute.utf8.split(separator: UInt8(ascii: "/")) {
             prefix += "/" + String(decoding: component, as: UTF8.self)
             guard lstat(prefix, &status) == 0 else { return nil }
             let isDirectory = status.st_mode & S_IFMT == S_IFDIR
-            if isDirectory && status.st_mode & 0o022 != 0 && status.st_mode & S_ISVTX == 0 { return prefix }
+            if isDirectory && status.st_mode & 0o022 != 0 && status.st_mode & S_ISVTX == 0 { return (prefix, status.st_uid) }
         }
         return nil
     }
-    let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+    let absolute = path.startsWithScalar("/") ? path : currentDirectory() + "/" + path
     if let found = walk(absolute) { return found }
     guard let resolved = realpath(absolute, nil) else { return nil }
     defer { free(resolved) }

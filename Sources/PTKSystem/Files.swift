@@ -42,8 +42,10 @@ extension FileDescriptor {
 
 /// The directory part of `path` ("." when it has none).
 public func parentDirectory(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "." }
-    return slash == path.startIndex ? "/" : String(path[..<slash])
+    // At the last "/" scalar: a "/" followed by a combining mark is one Character, not a "/".
+    let scalars = path.unicodeScalars
+    guard let slash = scalars.lastIndex(of: "/") else { return "." }
+    return slash == scalars.startIndex ? "/" : String(String.UnicodeScalarView(scalars[..<slash]))
 }
 
 /// Replaces `path` with `bytes` all at once: a temporary file beside it, written, given

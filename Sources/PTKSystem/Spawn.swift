@@ -54,14 +54,8 @@ public final class Child {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer {
-            for p in argv { free(p) }
-            for p in envp { free(p) }
-        }
         var pid: pid_t = 0
-        let code = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+        let code = spawnProcess(&pid, arguments, environment, &actions, &attributes)
         guard code == 0 else {
             readEnd.close()
             throw SystemError(call: "posix_spawn", object: arguments[0], errno: code)
@@ -90,9 +84,7 @@ public final class Child {
         repeat { r = waitpid(pid, &status, WNOHANG) } while r == -1 && errno == EINTR
         guard r == pid else { return nil }
         reaped = true
-        // WIFEXITED / WEXITSTATUS / WTERMSIG, which the Glibc overlay does not export.
-        if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
-        return .signalled(status & 0x7f)
+        return Ending(waitStatus: status)
     }
 
     /// Sends `signal` to its process group. The corresponding C function is `kill`.
@@ -122,20 +114,32 @@ public func processEnvironment() -> [String] {
 /// The corresponding C functions are `posix_spawn` and `waitpid`.
 public func runAndWait(_ arguments: [String], environment: [String]) throws(SystemError) -> Child.Ending {
     precondition(!arguments.isEmpty)
+    var pid: pid_t = 0
+    let code = spawnProcess(&pid, arguments, environment, nil, nil)
+    guard code == 0 else { throw SystemError(call: "posix_spawn", object: arguments[0], errno: code) }
+    var status: Int32 = 0
+    _ = try syscall("waitpid", arguments[0]) { waitpid(pid, &status, 0) }
+    return Child.Ending(waitStatus: status)
+}
+
+/// `posix_spawn` of `arguments[0]` with `arguments` and `environment` as C strings for the call.
+private func spawnProcess(_ pid: inout pid_t, _ arguments: [String], _ environment: [String],
+                          _ actions: UnsafePointer<posix_spawn_file_actions_t>?, _ attributes: UnsafePointer<posix_spawnattr_t>?) -> Int32 {
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = environment.map { strdup($0) } + [nil]
     defer {
         for p in argv { free(p) }
         for p in envp { free(p) }
     }
-    var pid: pid_t = 0
-    let code = posix_spawn(&pid, arguments[0], nil, nil, argv, envp)
-    guard code == 0 else { throw SystemError(call: "posix_spawn", object: arguments[0], errno: code) }
-    var status: Int32 = 0
-    _ = try syscall("waitpid", arguments[0]) { waitpid(pid, &status, 0) }
-    // WIFEXITED / WEXITSTATUS / WTERMSIG, which the Glibc overlay does not export.
-    if status & 0x7f == 0 { return .exited((status >> 8) & 0xff) }
-    return .signalled(status & 0x7f)
+    return posix_spawn(&pid, arguments[0], actions, attributes, argv, envp)
+}
+
+extension Child.Ending {
+    /// How a child ended, from `waitpid`'s status: WIFEXITED / WEXITSTATUS / WTERMSIG, which
+    /// the Glibc overlay does not export.
+    init(waitStatus status: Int32) {
+        self = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
+    }
 }
 
 /// The path of this program's executable. The corresponding C function is `readlink`

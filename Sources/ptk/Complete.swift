@@ -11,7 +11,8 @@ func complete(_ words: [String], configuration: DaemonConfiguration) {
         // No library (yet, or not readable by this user): nothing to offer.
         guard let library = try? PhotoLibrary(directory: configuration.effectiveDirectory, create: false),
               let names = try? library.names() else { return }  // an index being rebuilt: nothing now
-        writeStandardOutput(names.map { $0 + "\n" }.joined())
+        // A name with a terminal control (one the service user planted in the index) is not offered.
+        writeStandardOutput(names.filter { !$0.unicodeScalars.contains(where: isTerminalControl) }.map { $0 + "\n" }.joined())
     case "devices":
         let trust = TrustStore(directory: configuration.effectiveStateDirectory)
         // A trust file that cannot be read offers nothing.

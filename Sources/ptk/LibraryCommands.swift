@@ -208,7 +208,7 @@ struct LibraryCommands {
                 let photo = try library.remove(name)
                 print("removed '\(escapedForTerminal(photo.name))'")
             } catch {
-                writeToStandardError("ptk: \(Self.message(error))")
+                writeToStandardError("ptk: " + escapedForTerminal(Self.message(error)))
                 if status == .done { status = Self.exitCode(error) }
             }
         }

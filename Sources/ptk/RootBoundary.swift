@@ -50,9 +50,15 @@ enum RootBoundary {
         isLibraryCommand(command) ? configuration.effectiveDirectory : configuration.effectiveStateDirectory
     }
 
-    /// True when no user but root owns `path` or a folder on the way to it (what exists of it),
-    /// and none of those folders lets others add or remove names.
-    static func onlyRootControls(_ path: String) -> Bool { nonRootOwners(of: path).isEmpty && folderOthersMayChange(on: path) == nil }
+    /// True when `user` is the only user but root who owns `path` or a folder on the way to it
+    /// (what exists of it), and no folder on the way lets anyone else add or remove names: what
+    /// ptk writes there it writes as `user`. Elsewhere root writes it, through descriptors.
+    static func serviceUserControls(_ path: String, _ user: Credentials) -> Bool {
+        let owners = nonRootOwners(of: path)
+        guard owners.count == 1, owners[0].user == user.user else { return false }
+        if let folder = folderOthersMayChange(on: path), folder.owner != user.user { return false }
+        return true
+    }
 
     /// `directory` and what ptkd keeps in it, which its user may own even where root owns the
     /// directory.
@@ -68,14 +74,25 @@ enum RootBoundary {
         for path in insides(of: directory, for: command) {
             for owner in nonRootOwners(of: path) where !owners.contains(where: { $0.user == owner.user }) { owners.append(owner) }
         }
-        if owners.isEmpty, let folder = folderOthersMayChange(on: directory) {
-            die("\(quotedForTerminal(folder)) may be changed by users other than root (mode g+w or o+w, no sticky bit), who could plant links and files for root's ptk there; make it writable by its owner only, or run ptk as the user ptkd runs as (sudo -u USER ptk ...)", .usage)
-        }
         if owners.count > 1 {
             let list = owners.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group).description }.joined(separator: " and ")
             die("\(quotedForTerminal(directory)) is reached through folders of several users (\(list)): root's ptk acts only as the one user who owns ptkd's files; run it as that user (sudo -u USER ptk ...)", .usage)
         }
-        return owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }
+        // A folder on the way that others may add names to or remove names from (a user who
+        // does not own it could swap what lies below for a tree of its own): only its owner's
+        // own, the user taken on, is allowed.
+        for path in insides(of: directory, for: command) {
+            if let folder = folderOthersMayChange(on: path), folder.owner != owners.first?.user ?? 0 {
+                die("\(quotedForTerminal(folder.path)) may be changed by users other than its owner (mode g+w or o+w, no sticky bit), who could plant links and files for root's ptk below it; make it writable by its owner only, or run ptk as the user ptkd runs as (sudo -u USER ptk ...)", .usage)
+            }
+        }
+        guard let owner = owners.first else { return nil }
+        let user = Credentials.of(uid: owner.user, groupIfUnknown: owner.group)
+        // Never root's group, which the service user does not have (folders chowned without one).
+        guard user.group != 0 else {
+            die("\(user) owns \(quotedForTerminal(directory)) but has no group of its own here (no password entry, and its folders are in root's group): give them its group (chown -R USER:GROUP), or run ptk as that user", .usage)
+        }
+        return user
     }
 
     /// Run first, with the command line parsed and before anything in ptkd's directories is
@@ -100,8 +117,8 @@ enum RootBoundary {
         }
         switch command {
         case .thumbnail:
-            if let output = invocation.value(.output), output != "-", onlyRootControls(parentDirectory(of: absolute(output))) {
-                opened.output = openOutput(output)
+            if let output = invocation.value(.output), output != "-", !serviceUserControls(parentDirectory(of: absolute(output)), user) {
+                opened.output = openOutput(absolute(output), shownAs: output)
             }
         case .import:
             for path in words {
@@ -110,10 +127,10 @@ enum RootBoundary {
                 }
             }
         case .export:
-            let output = absolute(invocation.value(.output) ?? ".")
-            if onlyRootControls(output) { runStaged(command!, into: output, as: user) }
+            let output = invocation.value(.output).map(absolute) ?? absolute("")
+            if !serviceUserControls(output, user) { runStaged(command!, into: output, as: user) }
         case .gallery:
-            if let output = invocation.value(.output).map(absolute), onlyRootControls(output) { runStaged(command!, into: output, as: user) }
+            if let output = invocation.value(.output).map(absolute), !serviceUserControls(output, user) { runStaged(command!, into: output, as: user) }
         default:
             break
         }
@@ -121,34 +138,49 @@ enum RootBoundary {
         return opened
     }
 
-    static func absolute(_ path: String) -> String { path.startsWithScalar("/") ? path : currentDirectory() + "/" + path }
+    /// `path` made absolute from the working directory ("" is the working directory itself).
+    static func absolute(_ path: String) -> String {
+        if path.startsWithScalar("/") { return path }
+        let here = currentDirectory()
+        guard here.startsWithScalar("/") else { die("cannot tell the working directory (getcwd failed): give absolute paths", .usage) }
+        return path.isEmpty || path == "." ? here : here + "/" + path
+    }
 
     static func takeOn(_ user: Credentials) {
         do { try user.takeOn() } catch { die("cannot run as \(user), who owns ptkd's files: \(error)", .ioError) }
     }
 
-    /// `-o FILE` opened by root: made when missing (0644), never through a symbolic link, and
-    /// only a regular file.
-    static func openOutput(_ path: String) -> FileDescriptor {
+    /// `-o FILE` opened by root: made when missing (0644) in its folder, opened by descriptor
+    /// without following a link another user may have put on the way; the file itself never
+    /// through a symbolic link, only a regular file with one name (not one linked elsewhere).
+    static func openOutput(_ path: String, shownAs shown: String) -> FileDescriptor {
+        let (folderPath, name) = splitLastComponent(path)
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path, flags: [.writeOnly, .create, .noFollow, .nonBlocking], mode: 0o644) } catch {
-            die("cannot write \(quotedForTerminal(path)): \(error.code == .tooManySymlinks ? "it is a symbolic link, which ptk does not follow" : "\(error)")", .cannotCreate)
+        do {
+            let folder = try openDirectory(folderPath.map { $0.isEmpty ? "/" : $0 } ?? ".", followingLinks: true)
+            defer { folder.close() }
+            fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.writeOnly, .create, .noFollow, .nonBlocking], mode: 0o644)
+        } catch {
+            die("cannot write \(quotedForTerminal(shown)): \(error.code == .tooManySymlinks ? "a symbolic link is on the way, which ptk does not follow there" : "\(error)")", .cannotCreate)
         }
-        guard let status = try? fd.status(), status.isRegularFile else {  // a status that cannot be read: not known to be a file
-            die("cannot write \(quotedForTerminal(path)): not a regular file", .cannotCreate)
+        guard let (status, links, _) = try? fd.statusWithLinks(), status.isRegularFile, links == 1 else {  // unreadable: not known to be a file
+            die("cannot write \(quotedForTerminal(shown)): not a regular file of one name", .cannotCreate)
         }
         return fd
     }
 
-    /// Runs the export or gallery as `user` in a child that writes into a new folder of its own
-    /// inside `output`, then moves what it wrote into `output` and exits with its status.
+    /// Runs the export or gallery as `user` in a child, then moves what it made into `output`
+    /// and exits with its status. The child writes into a folder given to it inside a folder of
+    /// root's (mode 0700) in `output`: nobody but root can reach it by name while it works. Only
+    /// what an export or a gallery makes is moved (packages; the page and its thumbnails), each
+    /// a regular file of one name or a folder, given to root first.
     @MainActor static func runStaged(_ command: AdminCommand, into output: String, as user: Credentials) -> Never {
-        // Made when missing (mode 0755, with its parents), as without root.
-        do { if !fileExists(output) { try makeDirectories(output, mode: 0o755) } } catch {
+        // Made when missing (mode 0755, with its parents), as without root; by descriptor.
+        do { try makeDirectories(output, mode: 0o755, ownerLike: nil) } catch {
             die("cannot create the directory \(quotedForTerminal(output)): \(error)", .cannotCreate)
         }
         let folder: FileDescriptor
-        do { folder = try FileDescriptor.open(output, flags: [.readOnly, .directory, .noFollow]) } catch {
+        do { folder = try openDirectory(output, followingLinks: true) } catch {
             die("cannot open the directory \(quotedForTerminal(output)): \(error.code == .notDirectory ? "not a directory" : "\(error)")", .cannotCreate)
         }
         var name = ""
@@ -158,9 +190,7 @@ enum RootBoundary {
             name = ".ptk-staging-\(processID())-" + String(g.next() as UInt64, radix: 16)
             do {
                 try folder.makeDirectory(name, mode: 0o700)
-                let made = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
-                staging = made
-                try made.give(to: user)
+                staging = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
             } catch where error.code == .exists {
                 continue
             } catch {
@@ -168,14 +198,24 @@ enum RootBoundary {
             }
         }
         guard let staging else { die("cannot make a folder in \(quotedForTerminal(output)): every name tried was taken", .cannotCreate) }
+        let work: FileDescriptor
+        do {
+            try staging.makeDirectory("work", mode: 0o700)
+            work = try FileDescriptor.open("work", relativeTo: staging, flags: [.readOnly, .directory, .noFollow])
+            try work.give(to: user)
+        } catch {
+            removeTree(name, in: folder)
+            die("cannot make a folder in \(quotedForTerminal(output)) for \(user) to write into: \(error)", .cannotCreate)
+        }
         let ending: Child.Ending
         do {
-            let handed = try staging.inheritable()
+            let handed = try work.inheritable()
             defer { handed.close() }
             ending = try runAndWait([try executablePath()] + CommandLine.arguments.dropFirst(),
                                     environment: processEnvironment().filter { !$0.hasPrefix(stagingKey + "=") && !$0.hasPrefix(stagedOutputKey + "=") }
                                         + ["\(stagingKey)=\(handed.rawValue)", "\(stagedOutputKey)=\(output)"])
         } catch {
+            removeTree(name, in: folder)
             die("cannot run ptk as \(user): \(error)", .ioError)
         }
         var status: Int32
@@ -183,41 +223,81 @@ enum RootBoundary {
         case .exited(let code): status = code
         case .signalled: status = AdminExitStatus.ioError.rawValue
         }
-        // What the child finished is moved into place; what it left half made is removed.
+        func fail(_ message: String, _ code: AdminExitStatus) {
+            writeToStandardError("ptk: " + escapedForTerminal(message))
+            if status == 0 { status = code.rawValue }
+        }
         do {
-            for entry in try staging.entries() where !entry.hasPrefix(".") {
-                do {
-                    if command == .gallery, entry == "thumbnails", (try? folder.status(of: entry)) != nil {  // none there: moved whole below
-                        try merge(entry, from: staging, into: folder)
-                    } else if command == .gallery {
-                        try folder.moveReplacing(entry, in: staging, to: entry)
-                    } else {
-                        try folder.move(entry, in: staging, to: entry)
+            switch command {
+            case .export:
+                for entry in try work.entries() where entry.hasSuffix(".ptk") && !entry.hasPrefix(".") {
+                    do {
+                        try adopt(entry, in: work, files: ["photo.data", "photo.metadata"])  // a package's two files (PTKStore's Package)
+                        try folder.move(entry, in: work, to: entry)
+                    } catch where error.code == .exists {
+                        fail("\(output)/\(entry) exists; ptk export never replaces a package", .notFound)
+                    } catch {
+                        fail("cannot move \(entry) into \(output): \(error)", .cannotCreate)
                     }
-                } catch where error.code == .exists && command == .export {
-                    writeToStandardError("ptk: \(quotedForTerminal(output + "/" + entry)) exists; ptk export never replaces a package")
-                    status = AdminExitStatus.notFound.rawValue
-                } catch {
-                    writeToStandardError("ptk: cannot move \(quotedForTerminal(entry)) into \(quotedForTerminal(output)): \(error)")
-                    status = AdminExitStatus.cannotCreate.rawValue
+                }
+            default:
+                if (try? work.status(of: "thumbnails"))?.isDirectory == true {  // none: a gallery of photos without thumbnails
+                    do {
+                        let made = try FileDescriptor.open("thumbnails", relativeTo: work, flags: [.readOnly, .directory, .noFollow])
+                        defer { made.close() }
+                        do { try folder.makeDirectory("thumbnails", mode: 0o755) } catch where error.code == .exists {}
+                        let target = try FileDescriptor.open("thumbnails", relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
+                        defer { target.close() }
+                        for entry in try made.entries() where isThumbnailName(entry) {
+                            try adopt(entry, in: made, files: nil)
+                            try target.moveReplacing(entry, in: made, to: entry)
+                        }
+                    } catch {
+                        fail("cannot move the thumbnails into \(output)/thumbnails: \(error)", .cannotCreate)
+                    }
+                }
+                if (try? work.status(of: "index.html")) != nil {  // none: the child failed, and said why
+                    do {
+                        try adopt("index.html", in: work, files: nil)
+                        try folder.moveReplacing("index.html", in: work, to: "index.html")
+                    } catch {
+                        fail("cannot move index.html into \(output): \(error)", .cannotCreate)
+                    }
                 }
             }
         } catch {
-            writeToStandardError("ptk: cannot read the folder \(user) wrote into (\(quotedForTerminal(output + "/" + name))): \(error)")
-            status = AdminExitStatus.ioError.rawValue
+            fail("cannot read the folder \(user) wrote into: \(error)", .ioError)
         }
+        work.close()
+        staging.close()
         removeTree(name, in: folder)
         exitProcess(status)
     }
 
-    /// Moves every file of the folder `name` in `source` into the folder of that name in
-    /// `target`, replacing files of the same names; neither folder is followed if a link.
-    static func merge(_ name: String, from source: FileDescriptor, into target: FileDescriptor) throws(SystemError) {
-        let from = try FileDescriptor.open(name, relativeTo: source, flags: [.readOnly, .directory, .noFollow])
-        defer { from.close() }
-        let to = try FileDescriptor.open(name, relativeTo: target, flags: [.readOnly, .directory, .noFollow])
-        defer { to.close() }
-        for entry in try from.entries() { try to.moveReplacing(entry, in: from, to: entry) }
+    /// "123.png": a thumbnail the gallery writes.
+    static func isThumbnailName(_ name: String) -> Bool {
+        name.hasSuffix(".png") && name.utf8.count > 4 && name.utf8.dropLast(4).allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
+
+    /// Gives `name` in `folder` to root: a regular file of one name, or (with `files`) a folder
+    /// holding those regular files of one name each. Opened without following a link.
+    static func adopt(_ name: String, in folder: FileDescriptor, files: [String]?) throws(SystemError) {
+        let root = Credentials(user: 0, group: 0, name: "root")
+        func adoptFile(_ name: String, in folder: FileDescriptor) throws(SystemError) {
+            let fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .noFollow, .nonBlocking])
+            defer { fd.close() }
+            let (status, links, _) = try fd.statusWithLinks()
+            guard status.isRegularFile, links == 1 else { throw SystemError(call: "open", object: name, errno: Errno.invalidArgument.rawValue) }
+            try fd.give(to: root)
+        }
+        guard let files else { return try adoptFile(name, in: folder) }
+        let package = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
+        defer { package.close() }
+        for entry in try package.entries() {
+            guard files.contains(entry) else { throw SystemError(call: "open", object: name + "/" + entry, errno: Errno.invalidArgument.rawValue) }
+            try adoptFile(entry, in: package)
+        }
+        try package.give(to: root)
     }
 
     /// Removes `name` in `folder` and, if it is a folder, all it holds, following no link.

@@ -92,7 +92,7 @@ struct WebCommands {
             let links = try access.openLinks()
             if list.isEmpty { writeToStandardError("No browser is logged in (\(access.sessionsFile)).") }
             for s in list {
-                print("\(s.id)  \"\(s.name)\" from \(s.address), logged in \(s.created.minutes), last used \(s.lastUsed.minutes), until \(s.expires.minutes)")
+                print("\(escapedForTerminal(s.id))  \(quotedForTerminal(s.name)) from \(escapedForTerminal(s.address)), logged in \(s.created.minutes), last used \(s.lastUsed.minutes), until \(s.expires.minutes)")
             }
             if !links.isEmpty {
                 writeToStandardError("\(links.count) one-time link(s) not used yet, the last good until \(links.map(\.expires).max()!.minutes).")
@@ -104,7 +104,7 @@ struct WebCommands {
         attempt {
             let ended = try access.revoke(id)
             if ended.isEmpty { print("no browser was logged in") }
-            for s in ended { print("logged out \(s.id) \"\(s.name)\"") }
+            for s in ended { print("logged out \(escapedForTerminal(s.id)) \(quotedForTerminal(s.name))") }
         }
     }
 

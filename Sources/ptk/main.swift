@@ -10,7 +10,8 @@ import PTKTrust
 let serviceStateDirectory = "/var/lib/ptk"
 
 func usageError(_ message: String) -> Never { exitWithUsageError(message, program: "ptk", usageLine: adminCommandLine.usageLine) }
-func die(_ message: String, _ status: AdminExitStatus) -> Never { exitWithError(message, code: status.rawValue) }
+/// Exits with `message` (controls escaped: it may quote what the service user wrote) and `status`.
+func die(_ message: String, _ status: AdminExitStatus) -> Never { exitWithError(escapedForTerminal(message), code: status.rawValue) }
 
 // `ptk __complete photos|devices pending|devices trusted [OPTIONS]`: the values shell completion
 // offers (the scripts ptk-docs makes call it), one a line; nothing, and status 0, on any error.
@@ -38,6 +39,14 @@ if configuration.stateDirectory == nil, environment("STATE_DIRECTORY") == nil, g
    // No service state directory of ours: the other defaults apply.
    let status = try? fileStatus(serviceStateDirectory), status.isDirectory, status.owner == geteuidValue() {
     configuration.stateDirectory = serviceStateDirectory
+}
+
+if runningAsRoot {
+    // Fixed now, and absolute: the defaults depend on who runs ptk, and root's ptk is about to
+    // take on the service user (a staged child even works from another folder).
+    let (directory, state) = (configuration.effectiveDirectory, configuration.effectiveStateDirectory)
+    configuration.directory = RootBoundary.absolute(directory)
+    configuration.stateDirectory = RootBoundary.absolute(state)
 }
 
 if let completing {
@@ -79,33 +88,33 @@ case .id, .idLocalSend:
 case .trustList:
     let list = trust.trusted()
     if list.isEmpty { writeToStandardError("No trusted devices (\(trust.trustFile)).") }
-    for e in list { print("\(e.id.kind)  \(e.id)  \(e.name)") }
+    for e in list { print("\(e.id.kind)  \(e.id)  \(escapedForTerminal(e.name))") }
 
 case .trustPending:
     trusting {
         let pending = try trust.pending()
         if pending.isEmpty { writeToStandardError("No pending devices (\(trust.pendingFile)).") }
         for p in pending {
-            print("\(p.id.kind)  \(p.id)  \"\(p.name)\" from \(p.address), \(p.attempts) attempt(s), first \(p.firstAttempt), last \(p.lastAttempt)")
+            print("\(p.id.kind)  \(p.id)  \(quotedForTerminal(p.name)) from \(escapedForTerminal(p.address)), \(p.attempts) attempt(s), first \(p.firstAttempt), last \(p.lastAttempt)")
         }
     }
 
 case .trustAllow:
     trusting {
         let entry = try trust.allow(words[0], name: words.count > 1 ? words.dropFirst().joined(separator: " ") : nil)
-        print("trusted \(entry.id) as \"\(entry.name)\"")
+        print("trusted \(entry.id) as \(quotedForTerminal(entry.name))")
     }
 
 case .trustRemove:
     trusting {
         let entry = try trust.remove(words[0])
-        print("no longer trusted: \(entry.id) \"\(entry.name)\"")
+        print("no longer trusted: \(entry.id) \(quotedForTerminal(entry.name))")
     }
 
 case .trustDeny:
     trusting {
         let entry = try trust.deny(words[0])
-        print("dropped pending \(entry.id) \"\(entry.name)\"")
+        print("dropped pending \(entry.id) \(quotedForTerminal(entry.name))")
     }
 
 case .webLink, .webPassword, .webSessions, .webSessionsRevoke:

@@ -426,16 +426,19 @@ struct DurabilityTests {
     @Test("the trust files (here the pending senders) are flushed before they are renamed into place, and their directory after",
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
     func trustFiles() throws {
-        let lines = try traced(["--senders", "trusted"], calls: "write,fsync,fdatasync,rename,renameat2") { (d: DaemonProcess) throws in
+        let lines = try traced(["--senders", "trusted"], calls: "write,fsync,fdatasync,rename,renameat,renameat2") { (d: DaemonProcess) throws in
             #expect(try send(d, [photo(d.root, "x.png", size: 20_000)]).status != 0)
             #expect(eventually { FileManager.default.fileExists(atPath: d.stateDir + "/pending-senders") })
         }
-        let rename = try #require(lines.firstIndex { $0.contains("rename(") && $0.contains("/pending-senders\"") }, "pending-senders not replaced: \(lines)")
+        // Renamed within the state directory's descriptor (no link followed on the way):
+        // renameat(17</STATE>, ".pending-senders.tmp.PID.HEX", 17</STATE>, "pending-senders").
+        let rename = try #require(lines.firstIndex { $0.contains("renameat(") && $0.contains("\"pending-senders\"") }, "pending-senders not replaced: \(lines)")
         let temporary = try #require(lines[rename].split(separator: "\"").dropFirst().first.map(String.init))
-        let write = try #require(lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(temporary + ">") })
+        let directory = try #require(lines[rename].split(separator: "<").dropFirst().first?.split(separator: ">").first.map(String.init))
+        #expect(directory.hasSuffix("/state"), "renamed in \(directory)")
+        let write = try #require(lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(directory + "/" + temporary + ">") })
         let flush = try #require(lines[write..<rename].firstIndex { $0.contains("fsync(") && $0.contains(temporary + ">") }, "not flushed before the rename")
         #expect(write < flush)
-        let directory = (temporary as NSString).deletingLastPathComponent
-        #expect(lines[rename...].contains { $0.contains("fsync(") && $0.contains(directory + ">") }, "the state directory is not flushed after the rename")
+        #expect(lines[rename...].contains { $0.contains("fsync(") && $0.contains("<" + directory + ">") }, "the state directory is not flushed after the rename")
     }
 }
