@@ -147,8 +147,11 @@ public final class PhotoLibrary {
             }
             if suffix.isEmpty { indexSize = found.status.size }
             // SQLite replays no journal into an empty database (one being made as this opens).
-            if suffix == "-journal" && found.status.size > 0 && indexSize > 0 {
-                throw LibraryError(.io, "\(path): a rollback journal the index never makes (it runs in WAL mode); refusing to open the index: move it away after checking it")
+            // A journal of this process's own user is one its own crash left while the database
+            // was being made (before WAL mode): replaying it is how SQLite recovers. One of
+            // another user (root opening the service user's index) is not ours to replay.
+            if suffix == "-journal" && found.status.size > 0 && indexSize > 0 && found.status.owner != geteuidValue() {
+                throw LibraryError(.io, "\(path): a rollback journal another user made, which the index never makes (it runs in WAL mode); refusing to open the index: move it away after checking it")
             }
         }
     }

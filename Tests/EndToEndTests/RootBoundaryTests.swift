@@ -307,7 +307,10 @@ struct RootBoundaryTests {
             let r = try lib.ptk(command)
             let problems = s.problems([r.stdout, r.stderr])
             #expect(problems.isEmpty, "ptk \(command): \(problems)")
-            #expect(r.status != 0 && !r.stderr.isEmpty, "ptk \(command) says nothing of the stray journal: \(r.status) \(r.stderr)")
+            // Root's ptk works as 4242, for whom the journal is its own: SQLite may replay it,
+            // with 4242's rights only (the sentinel stays). Run as root on 4242's index, the
+            // library refuses a journal of another user (HostileLibraryFilesTests).
+            #expect(r.status == 0 || !r.stderr.isEmpty, "ptk \(command) failed without a word: \(r.status)")
             if !problems.isEmpty { break }
         }
     }
