@@ -71,8 +71,8 @@ public let adminCommandLine = CommandTable<AdminOption>(
         a journal, a package) can make root read, write, chown or delete a file elsewhere. Only
         what the administrator names is opened as root first, never through a symbolic link: the
         configuration file, thumbnail -o FILE, the packages given to import; an export or gallery
-        into a folder only root controls is written by ptk as that user into a new folder there
-        and moved into place. A directory several users own the way to is refused.
+        into a folder that user does not control is written by ptk as that user into a new folder
+        of root's there and moved into place. A directory several users own the way to is refused.
         """,
     commands: [
         Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received, UTC), sender, rating"),
