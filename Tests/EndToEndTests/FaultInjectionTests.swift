@@ -120,7 +120,9 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     defer { removeTree(root) }
     mkdir(root + "/photos", 0o755)
     // Owned by another user, as the service user's directory is when ptkd or ptk runs as root:
-    // each photo is then given to that owner (fchown).
+    // each photo is then given to that owner (fchown), and root's `ptk list` takes on that user,
+    // who must be able to reach the folder (mkdtemp made its parent 0700).
+    chmod(root, 0o755)
     chown(root + "/photos", 65534, 65534)
     if spec.partial > 0, let first = spec.photos.first {
         mkdir(root + "/photos/.incoming", 0o700)
@@ -230,7 +232,8 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     // 4.
     let files = Set(again.visible)
     if !waitForIndex(again, files, timeout: 30) {
-        let listedNames = ((try? listed(again)) ?? []).map { "\($0["Name"] ?? "?") indexed \($0["Indexed"] ?? "?")" }
+        let listedNames: String
+        do { listedNames = "\(try listed(again).map { "\($0["Name"] ?? "?") indexed \($0["Indexed"] ?? "?")" })" } catch { listedNames = "unread (\(error))" }
         problem("the library does not list each photo file once, indexed: files \(files.sorted()), library \(listedNames); log:\n\(again.log)")
     }
     let check = try? run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
