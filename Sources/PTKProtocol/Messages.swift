@@ -29,6 +29,13 @@ public enum ProtocolFeature: String, Sendable, CaseIterable {
     /// section 5's rules. Without it, only the name's last component counts (section 5). A
     /// peer that does not know it ignores it (section 7), so the names stay flat there.
     case folders
+    /// ptk's own addition: the receiver may answer a file's DONE after it has answered later
+    /// frames (the next OFFER's ACCEPT or REJECT, that file's ACKs), so files of one session
+    /// share one flush round. SAVED and FAILED answering DONEs still come in the order of the
+    /// DONEs, and a FAILED in place of an ACK comes only after every earlier DONE was answered:
+    /// a SAVED answers the oldest unanswered DONE, a FAILED too when there is one, else the file
+    /// whose chunks flow. A receiver that does not know it answers in order (section 4).
+    case lateAnswers = "late-answers"
 }
 
 /// WELCOME: the receiver's answer to HELLO.
