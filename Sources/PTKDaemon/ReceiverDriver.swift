@@ -25,6 +25,21 @@ final class ReceiverDriver {
     private var sentError: Problem?
     private var endReason = "ended"
     private var lastOffer: Offer?
+    /// Answers owed to DONEs (late answers), in the order owed: each photo's flush round ticket,
+    /// and what its log line names.
+    private var owedAnswers: [OwedAnswer] = []
+    /// Made readable by a flush round that answers one of `owedAnswers` (made at the first).
+    private var wake: WakePipe?
+
+    private struct OwedAnswer {
+        var file: IncomingFile?
+        var ticket: FlushTicket
+        var offer: Offer?
+        var started: Instant
+    }
+
+    /// Most answers one session may owe: further frames are read once the oldest is given.
+    static let maxOwed = 64
 
     /// HELLO must arrive by then.
     private let handshakeDeadline: Instant
@@ -52,19 +67,93 @@ final class ReceiverDriver {
         Log.info("session \(id) from \(peer): started")
         var pending: [ReceiverEvent] = []
         while machine.state != .closed {
-            let event = pending.isEmpty ? nextEvent() : pending.removeFirst()
+            if pending.isEmpty, let answer = nextOwedAnswer(waiting: mustAnswerBeforeReading) {
+                answerOwed(answer)
+                continue
+            }
+            // Nil: an owed answer came due while the session waited; it goes first.
+            guard let event = pending.isEmpty ? nextEvent() : pending.removeFirst() else { continue }
+            // The session ends (or the peer broke the protocol): what is owed is answered first,
+            // as far as the connection still takes it.
+            if !owedAnswers.isEmpty && Self.endsSession(event) {
+                while let answer = nextOwedAnswer(waiting: true) { answerOwed(answer) }
+                if machine.state == .closed { break }
+            }
             if case .frame(.offer(let offer)) = event { lastOffer = offer }
             for action in machine.handle(event) {
                 if let follow = perform(action) { pending.append(follow) }
             }
         }
+        // Photos still in a round are the round's until it answers (they are published or not
+        // whatever happens to the session).
+        while let answer = nextOwedAnswer(waiting: true) { _ = answer }
         file?.abandon(keepForResume: true)
         let seconds = (Instant.now - started).seconds
         Log.info("session \(id) from \(peer): \(endReason) after \(formatDecimal(seconds)) s, \(saved) photo(s) saved, \(formatBytes(Double(savedBytes)))")
     }
 
-    private func nextEvent() -> ReceiverEvent {
+    /// The session must not read on: BYE came and answers are owed, or it owes the most it may.
+    private var mustAnswerBeforeReading: Bool {
+        guard !owedAnswers.isEmpty else { return false }
+        if case .draining = machine.state { return true }
+        if wake == nil { return true }
+        return owedAnswers.count >= Self.maxOwed
+    }
+
+    /// The oldest owed answer, taken off the list, once its round is over (waiting for it when
+    /// `waiting`); nil when none is owed or it is not over.
+    private func nextOwedAnswer(waiting: Bool) -> (OwedAnswer, Result<Saved, FileFailure>)? {
+        guard let head = owedAnswers.first, waiting || head.ticket.result != nil else { return nil }
+        owedAnswers.removeFirst()
+        let result = head.file.map { $0.conclude(head.ticket) } ?? head.ticket.wait()
+        return (head, result)
+    }
+
+    /// Gives the machine an owed answer; its log line names that answer's photo.
+    private func answerOwed(_ owed: (OwedAnswer, Result<Saved, FileFailure>)) {
+        guard machine.state != .closed else { return }
+        let (current, currentStarted) = (lastOffer, fileStarted)
+        (lastOffer, fileStarted) = (owed.0.offer, owed.0.started)
+        var first = true
+        for action in machine.handle(.fileFinished(owed.1)) {
+            if case .send = action, !first { (lastOffer, fileStarted) = (current, currentStarted) }
+            if case .send = action { first = false }
+            // An owed answer's actions are sends (and close): none asks for a follow-up event.
+            _ = perform(action)
+        }
+        (lastOffer, fileStarted) = (current, currentStarted)
+    }
+
+    /// While answers are owed and nothing of the peer is buffered: waits until the peer's bytes
+    /// arrive or the oldest owed answer's round is over, whichever is first (the answers leave
+    /// when their round ends, not when the peer next sends). True when an answer came due.
+    private func waitForPeerOrAnswer() -> Bool {
+        guard let wake, let head = owedAnswers.first, head.ticket.result == nil, !connection.hasInputWaiting,
+              let socket = connection.stream.readinessDescriptor else { return false }
+        // A write that fails shows in the read that follows.
+        try? connection.flush()
+        let deadline = Instant.now + connection.timeout
+        while head.ticket.result == nil && Instant.now < deadline && !shutdown.isRequested {
+            // A poll that fails (never expected) falls back to reading as before.
+            guard let revents = try? poll([(socket, .readable), (wake.readEnd, .readable), (shutdown.pipe.readEnd, .readable)], until: deadline) else { return false }
+            wake.drain()
+            if !revents[0].isEmpty || !revents[2].isEmpty { break }
+        }
+        return head.ticket.result != nil
+    }
+
+    /// Events after which the session answers nothing more but an ERROR (or closes).
+    private static func endsSession(_ event: ReceiverEvent) -> Bool {
+        switch event {
+        case .timedOut, .shutdown, .peerClosed, .violation, .frame(.error): return true
+        default: return false
+        }
+    }
+
+    /// The next event; nil when an owed answer came due first.
+    private func nextEvent() -> ReceiverEvent? {
         if shutdown.isRequested { return .shutdown }
+        if waitForPeerOrAnswer() { return nil }
         do {
             let deadline = machine.state == .awaitingHello ? handshakeDeadline : nil
             guard let frame = try connection.receive(deadline: deadline) else { return .peerClosed }
@@ -124,6 +213,22 @@ final class ReceiverDriver {
             guard let file else { return .fileFinished(.failure(FileFailure(.ioError, "no open file"))) }
             self.file = nil
             return .fileFinished(file.finish())
+        case .finishFileLater:
+            guard let file else {
+                owedAnswers.append(OwedAnswer(ticket: FlushTicket(.failure(FileFailure(.ioError, "no open file"))), offer: lastOffer, started: fileStarted))
+                return nil
+            }
+            self.file = nil
+            // None (out of descriptors): the session waits for each answer before it reads on.
+            if wake == nil { wake = try? WakePipe() }
+            var notify: (@Sendable () -> Void)? = nil
+            if let pipe = wake { notify = { pipe.signal() } }
+            let ticket = file.startFinishing(notify: notify)
+            owedAnswers.append(OwedAnswer(file: file, ticket: ticket, offer: lastOffer, started: fileStarted))
+            return nil
+        case .owe(let result):
+            owedAnswers.append(OwedAnswer(ticket: FlushTicket(result), offer: lastOffer, started: fileStarted))
+            return nil
         case .abandonFile(let keep):
             file?.abandon(keepForResume: keep)
             file = nil

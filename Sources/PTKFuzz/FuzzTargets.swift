@@ -38,7 +38,11 @@ public enum FuzzTargets {
 
     private static func drive(_ machine: inout ReceiverSession, _ first: ReceiverEvent, _ steps: inout Int) {
         var pending = [first]
-        while !pending.isEmpty {
+        // Late answers, in the order owed, reported once the event's actions are done (a round
+        // that ends between frames).
+        var owed: [ReceiverEvent] = []
+        while !pending.isEmpty || !owed.isEmpty {
+            if pending.isEmpty { pending.append(owed.removeFirst()) }
             steps += 1
             precondition(steps < 1_000_000, "state machine does not settle")
             for action in machine.handle(pending.removeFirst()) {
@@ -49,6 +53,10 @@ public enum FuzzTargets {
                     pending.append(bytes.first == 0xFF ? .chunkFailed(Problem(.ioError, "")) : .chunkWritten)
                 case .finishFile:
                     pending.append(.fileFinished(.failure(FileFailure(.hashMismatch, ""))))
+                case .finishFileLater:
+                    owed.append(.fileFinished(.success(Saved(name: "p.png", size: 1, sha256: ""))))
+                case .owe(let result):
+                    owed.append(.fileFinished(result))
                 case .send, .abandonFile, .close, .recordRefusedSender:
                     break
                 }

@@ -17,9 +17,13 @@ public struct ReceiverSettings: Sendable, Equatable {
     /// The types this receiver keeps, sent as WELCOME.types; an OFFER of another type is
     /// REJECTed `unsupported-type` (protocol-v1.md section 7).
     public var types: [PhotoType]
+    /// Answer DONEs late for a sender that announced `"late-answers"` (ptk's addition), so a
+    /// session's photos share flush rounds; false answers every sender in order.
+    public var lateAnswers: Bool
 
     public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil,
-                plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false, types: [PhotoType] = PhotoType.allCases) {
+                plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false, types: [PhotoType] = PhotoType.allCases, lateAnswers: Bool = true) {
+        self.lateAnswers = lateAnswers
         self.name = name
         self.window = window
         self.maxFileSize = maxFileSize
@@ -91,6 +95,13 @@ public enum ReceiverAction: Equatable, Sendable {
     case writeChunk([UInt8])
     /// Verify and publish the open file, then report `.fileFinished`.
     case finishFile
+    /// Verify the open file and start publishing it (a flush round) without waiting: its answer
+    /// is owed. The driver reports `.fileFinished` for owed answers in the order they were
+    /// owed, when each is known (late answers).
+    case finishFileLater
+    /// An answer owed like `finishFileLater`'s, known already (a file held whole, a size
+    /// mismatch): the driver reports it as `.fileFinished` in its turn.
+    case owe(Result<Saved, FileFailure>)
     /// Drop the open file: keep its bytes for a later resume, or delete them.
     case abandonFile(keepForResume: Bool)
     /// End the session. After an ERROR the close is graceful so the ERROR reaches the peer.
@@ -113,6 +124,8 @@ public struct ReceiverSession: Sendable {
         case finishing(Offer)
         /// After FAILED in place of an ACK: CHUNKs of that file are dropped unacknowledged.
         case discarding
+        /// BYE came while answers are owed (late answers): they go out, then the session closes.
+        case draining
         case closed
     }
 
@@ -135,6 +148,13 @@ public struct ReceiverSession: Sendable {
     public private(set) var peerTakesHeld = false
     /// The sender announced `"folders"`: OFFER.name's folders are kept (ptk's addition).
     public private(set) var peerKeepsFolders = false
+    /// The sender announced `"late-answers"` and the settings allow them: DONEs are answered
+    /// once their flush round is over, while later frames are answered meanwhile.
+    public private(set) var answersLate = false
+    /// DONEs read whose SAVED or FAILED has not been sent (late answers only).
+    public private(set) var owed = 0
+    /// A FAILED in place of an ACK, held until every owed answer went out before it.
+    public private(set) var heldFailure: Problem?
     public let settings: ReceiverSettings
     /// Who the transport says the sender is.
     public let sender: SenderCredentials
@@ -192,14 +212,29 @@ public struct ReceiverSession: Sendable {
         case .chunkFailed(let problem):
             guard case .receiving = state else { return internalError("chunk failure out of order") }
             state = .discarding
-            return [.abandonFile(keepForResume: false), .send(.failed(problem))]
+            return [.abandonFile(keepForResume: false)] + failCurrent(problem)
         case .fileFinished(let result):
-            guard case .finishing = state else { return internalError("file result out of order") }
-            state = .ready
+            let answer: Frame
             switch result {
-            case .success(let saved): return [.send(.saved(saved))]
-            case .failure(let failure): return [.send(.failed(failure.problem))]
+            case .success(let saved): answer = .saved(saved)
+            case .failure(let failure): answer = .failed(failure.problem)
             }
+            if case .finishing = state {
+                state = .ready
+                return [.send(answer)]
+            }
+            guard owed > 0 else { return internalError("file result out of order") }
+            owed -= 1
+            var actions: [ReceiverAction] = [.send(answer)]
+            if owed == 0, let held = heldFailure {
+                heldFailure = nil
+                actions.append(.send(.failed(held)))
+            }
+            if owed == 0, case .draining = state {
+                state = .closed
+                actions.append(.close)
+            }
+            return actions
         }
     }
 
@@ -219,6 +254,7 @@ public struct ReceiverSession: Sendable {
             peerName = hello.name
             peerTakesHeld = hello.announces(.held)
             peerKeepsFolders = hello.announces(.folders)
+            answersLate = settings.lateAnswers && hello.announces(.lateAnswers)
             switch sender {
             case .plaintext where !settings.plaintextAllowed:
                 return fail(.tlsRequired, "this receiver takes TLS sessions only")
@@ -240,10 +276,17 @@ public struct ReceiverSession: Sendable {
                                            maxFileSize: settings.maxFileSize, sessions: settings.sessions,
                                            types: settings.types.map(\.mediaType))))]
 
+        case (.discarding, .offer) where heldFailure != nil:
+            return fail(.unexpectedFrame, "OFFER before the FAILED of the file whose chunks flowed")
+
         case (.ready, .offer(let offer)), (.discarding, .offer(let offer)):
             return handle(offer: offer)
 
         case (.ready, .bye), (.discarding, .bye):
+            if owed > 0 {
+                state = .draining
+                return []
+            }
             state = .closed
             return [.close]
 
@@ -254,6 +297,10 @@ public struct ReceiverSession: Sendable {
             state = .ready
             var answer = saved
             answer.duplicate = true
+            if owed > 0 {
+                owed += 1
+                return [.owe(.success(answer))]
+            }
             return [.send(.saved(answer))]
 
         case (.holding, .chunk):
@@ -268,8 +315,8 @@ public struct ReceiverSession: Sendable {
             let expected = Int(min(Int64(settings.chunkSize), remaining))
             guard bytes.count == expected else {
                 state = .discarding
-                return [.abandonFile(keepForResume: false),
-                        .send(.failed(Problem(.sizeMismatch, "chunk at offset \(t.received) has \(bytes.count) bytes, expected \(expected)")))]
+                return [.abandonFile(keepForResume: false)]
+                    + failCurrent(Problem(.sizeMismatch, "chunk at offset \(t.received) has \(bytes.count) bytes, expected \(expected)"))
             }
             t.received += Int64(bytes.count)
             t.unacknowledged += 1
@@ -280,8 +327,17 @@ public struct ReceiverSession: Sendable {
             guard t.unacknowledged == 0 else { return fail(.unexpectedFrame, "DONE before every chunk was acknowledged") }
             guard t.received == t.offer.size else {
                 state = .ready
-                return [.abandonFile(keepForResume: false),
-                        .send(.failed(Problem(.sizeMismatch, "received \(t.received) of \(t.offer.size) bytes")))]
+                let problem = Problem(.sizeMismatch, "received \(t.received) of \(t.offer.size) bytes")
+                if owed > 0 {
+                    owed += 1
+                    return [.abandonFile(keepForResume: false), .owe(.failure(FileFailure(problem)))]
+                }
+                return [.abandonFile(keepForResume: false), .send(.failed(problem))]
+            }
+            if answersLate {
+                state = .ready
+                owed += 1
+                return [.finishFileLater]
             }
             state = .finishing(t.offer)
             return [.finishFile]
@@ -312,7 +368,18 @@ public struct ReceiverSession: Sendable {
         return [.evaluateOffer(offer)]
     }
 
-    /// Sends ERROR and closes; a file in progress is kept for resume.
+    /// FAILED in place of an ACK for the file whose chunks flow: now, or once every owed answer
+    /// went out before it (late answers).
+    private mutating func failCurrent(_ problem: Problem) -> [ReceiverAction] {
+        if owed > 0 {
+            heldFailure = problem
+            return []
+        }
+        return [.send(.failed(problem))]
+    }
+
+    /// Sends ERROR and closes; a file in progress is kept for resume. The driver sends the owed
+    /// answers first (`owed`), as far as the connection takes them.
     private mutating func fail(_ code: ErrorCode, _ message: String) -> [ReceiverAction] {
         let keep = hasOpenFile
         state = .closed
@@ -336,6 +403,7 @@ public struct ReceiverSession: Sendable {
         case .holding: return "before DONE of a file already held"
         case .finishing: return "while the file is verified"
         case .discarding: return "after FAILED"
+        case .draining: return "after BYE"
         case .closed: return "after the session ended"
         }
     }

@@ -38,6 +38,8 @@ public final class IncomingFile {
     }
 
     deinit {
+        // A file in a flush round is the round's until it is answered.
+        if let flushing { _ = conclude(flushing) }
         if open { abandon(keepForResume: resumable) }
         _ = checking?.finish()
     }
@@ -149,15 +151,60 @@ public final class IncomingFile {
     private var writebackStart: Int64 = 0
 
     /// Checks size, SHA-256 and structure, flushes the file, publishes it under its final
-    /// name without replacing anything, and flushes the directory. On failure nothing is
-    /// published and the temporary file is deleted.
+    /// name without replacing anything, and flushes the directory, in the store's next flush
+    /// round with every other photo finishing then. On failure nothing is published and the
+    /// temporary file is deleted.
     public func finish() -> Result<Saved, FileFailure> {
-        let result = verifyAndPublish()
-        if case .failure = result { abandon(keepForResume: false) }
+        conclude(startFinishing(notify: nil))
+    }
+
+    /// The first half of `finish`, for a session that goes on while its photo is flushed: checks
+    /// the photo now and queues it for the next flush round. `notify` is called on the flusher's
+    /// thread once the round is over (it must only wake the session); the session then calls
+    /// `conclude` on its own thread. A photo that fails its checks gets a ticket answered already.
+    public func startFinishing(notify: (@Sendable () -> Void)?) -> FlushTicket {
+        switch verify() {
+        case .failure(let failure):
+            return FlushTicket(.failure(failure))
+        case .success(.kept(let saved)):
+            return FlushTicket(.success(saved))
+        case .success(.toFlush(let digest)):
+            let ticket = FlushTicket(notify: notify)
+            flushing = ticket
+            store.rounds.submit(FlushRounds.Job(file: fd, temporary: name, offeredName: request.name, type: type, folder: request.folder,
+                                                saved: Saved(name: "", size: request.size, sha256: digest), ticket: ticket))
+            return ticket
+        }
+    }
+
+    /// The second half of `finish`: waits for `ticket`'s round if it is not over, then closes the
+    /// file (saved) or deletes it (failed).
+    public func conclude(_ ticket: FlushTicket) -> Result<Saved, FileFailure> {
+        let result = ticket.wait()
+        flushing = nil
+        switch result {
+        case .success:
+            if open {
+                open = false
+                fd.close()
+            }
+        case .failure:
+            abandon(keepForResume: false)
+        }
         return result
     }
 
-    private func verifyAndPublish() -> Result<Saved, FileFailure> {
+    /// The round this file is in, until `conclude`.
+    private var flushing: FlushTicket?
+
+    private enum Verified {
+        /// Its bytes are right: flush and publish it.
+        case toFlush(sha256: String)
+        /// The same bytes are kept already (duplicates = skip); the temporary file is gone.
+        case kept(Saved)
+    }
+
+    private func verify() -> Result<Verified, FileFailure> {
         guard written == request.size else {
             return .failure(FileFailure(.sizeMismatch, "received \(written) bytes, the offer said \(request.size)"))
         }
@@ -181,9 +228,9 @@ public final class IncomingFile {
         if let held = store.heldPhoto(sha256: digest, size: request.size) {
             // The same bytes are kept already: nothing new is stored (duplicates = skip).
             abandon(keepForResume: false)
-            return .success(Saved(name: held, size: request.size, sha256: digest, duplicate: true))
+            return .success(.kept(Saved(name: held, size: request.size, sha256: digest, duplicate: true)))
         }
-        do {
+        do throws(SystemError) {
             // A photo whose mode cannot be set is not published with the wrong one.
             try fd.setPermissions(store.settings.fileMode)
             // Run as root (ptk import on the service's directory), the photo gets the directory's owner.
@@ -193,14 +240,10 @@ public final class IncomingFile {
             if let modified = request.modified, modified >= 0, modified <= WallTime.now.milliseconds + 86_400_000 {
                 try fd.setModifiedTime(WallTime(milliseconds: modified))
             }
-            try fd.sync()
-            let final = try store.publish(temporary: name, offeredName: request.name, type: type, folder: request.folder)
-            fd.close()
-            open = false
-            return .success(Saved(name: final, size: request.size, sha256: digest))
         } catch {
             return .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
         }
+        return .success(.toFlush(sha256: digest))
     }
 
     /// A PNG's problem as it is ("CRC mismatch in IDAT chunk"); a JPEG's or a HEIF's says which type it is about.

@@ -51,8 +51,9 @@ public final class PhotoStore: @unchecked Sendable {
     public let settings: StoreSettings
     let directory: FileDescriptor
     let incoming: FileDescriptor
-    /// Shares directory flushes between sessions that publish at the same moment.
-    let directorySync = GroupSync()
+    /// Every photo published goes through its flush rounds (group commit, issue 46). Set at
+    /// init (tests replace it before the first photo, to fail a flush).
+    var rounds: FlushRounds!
     /// Every hash and PNG check of the store passes through it (see `stopChecks`).
     let checks = ExitGate()
     /// Big photos being checked on a thread of their own now (`StoreSettings.checkingThreads`).
@@ -106,6 +107,7 @@ public final class PhotoStore: @unchecked Sendable {
             throw StoreError("the received-photos directory '\(path)' is not usable: \(error)")
         }
         directory = dir
+        rounds = FlushRounds(store: self)
     }
 
     deinit {
@@ -265,17 +267,30 @@ public final class PhotoStore: @unchecked Sendable {
         }
     }
 
-    /// Moves the finished temporary file to its final name in `folder` (created as needed,
-    /// with the directory's owner, mode 0755, never through a symlink and never outside the
-    /// directory), never replacing a file: `name`, `name (2)`, `name (3)`, ... Returns the name
-    /// used, with its folder: "2024/IMG_1.png".
-    func publish(temporary: String, offeredName: String, type: PhotoType, folder: String = "") throws(SystemError) -> String {
+    /// A photo moved to its final name in a flush round, its directory not yet flushed.
+    struct Placed {
+        /// The directory it is in (the store's own, or a folder's, opened for this photo).
+        var directory: FileDescriptor
+        /// True when `directory` was opened for it (closed after the round).
+        var ownsDirectory: Bool
+        /// Its folder below the received-photos directory ("" for the directory itself).
+        var folder: String
+        /// Its name in `directory`.
+        var name: String
+        /// Its name with its folder: "2024/IMG_1.png".
+        var path: String
+    }
+
+    /// Moves the flushed temporary file to its final name in `folder` (created as needed, with
+    /// the directory's owner, mode 0755, never through a symlink and never outside the
+    /// directory), never replacing a file: `name`, `name (2)`, `name (3)`, ... The directory is
+    /// not flushed here: the flush round flushes each directory once for all its photos.
+    func place(temporary: String, offeredName: String, type: PhotoType, folder: String = "") throws(SystemError) -> Placed {
         let base = FileName.sanitize(offeredName, type: type)
         // A folder name taken by a symlink or a file (planted, or a sender's name that clashes)
         // is sidestepped to "name (2)": the photo lands inside, never through the link.
         let (target, folder) = folder.isEmpty ? (directory, "")
             : try directory.openDirectoryBeneath(folder, creating: 0o755, ownerOf: settings.directory, sidestepping: true)
-        defer { if !folder.isEmpty { target.close() } }
         var n = 1
         while true {
             let candidate = FileName.withSuffix(base, counter: n, type: type)
@@ -289,20 +304,13 @@ public final class PhotoStore: @unchecked Sendable {
                     // Published under its final name; a temporary name left is cleaned with stale partials.
                     try? incoming.unlink(temporary)
                 }
-                do throws(SystemError) {
-                    // Sessions that publish into the directory at the same moment share one flush.
-                    if folder.isEmpty { try directorySync.sync(directory) } else { try target.sync() }
-                } catch {
-                    // The name is not known to survive a power cut, so the photo goes back to its
-                    // temporary name (which the failure then deletes): FAILED means not published,
-                    // and the sender sends it again. If even the move back fails, the photo stays,
-                    // whole, for the library's next reconcile; the flush's error is reported.
-                    try? incoming.move(candidate, in: target, to: temporary)
-                    throw error
-                }
-                return folder.isEmpty ? candidate : folder + "/" + candidate
+                return Placed(directory: target, ownsDirectory: !folder.isEmpty, folder: folder, name: candidate,
+                              path: folder.isEmpty ? candidate : folder + "/" + candidate)
             } catch where error.code == .exists && n < 100_000 {
                 n += 1
+            } catch {
+                if !folder.isEmpty { target.close() }
+                throw error
             }
         }
     }
@@ -319,42 +327,11 @@ final class Counter: @unchecked Sendable {
     func next() -> Int { lock.withLock { value += 1; return value } }
 }
 
-/// Group commit for fsync of one directory: a caller returns once an fsync that *started after
-/// its call* has completed, so sessions publishing at the same moment share one fsync instead
-/// of queueing one each. Every caller's link is still on disk before it answers SAVED.
-final class GroupSync: @unchecked Sendable {
-    // `requested`, `completed` and `running` are guarded by `state`, which signals changes.
-    private let state = ConditionLock()
-    private var requested: UInt64 = 0
-    private var completed: UInt64 = 0
-    private var running = false
-
-    /// Returns once `fd` has been flushed by an fsync that began after this call.
-    func sync(_ fd: FileDescriptor) throws(SystemError) {
-        let ticket = state.withLock { requested += 1; return requested }
-        while true {
-            // Lead a flush that covers every request made so far, this one included, unless
-            // another caller is flushing: then wait for it and look again.
-            let covers: UInt64? = state.withLock {
-                while running && completed < ticket { state.wait() }
-                if completed >= ticket { return nil }
-                running = true
-                return requested
-            }
-            guard let covers else { return }
-            var failure: SystemError?
-            do { try fd.sync() } catch { failure = error }
-            state.withLock {
-                running = false
-                if failure == nil { completed = max(completed, covers) }
-                state.broadcast()
-            }
-            if let failure { throw failure }
-        }
-    }
-}
-
 extension PhotoStore: Service {
     public var serviceName: String { "photo checks" }
-    public func stop(until deadline: Instant) -> Bool { stopChecks(waitingUntil: deadline) }
+    public func stop(until deadline: Instant) -> Bool {
+        // Rounds first: a round's photos are answered before the checks close.
+        let flushed = rounds.stop(until: deadline)
+        return stopChecks(waitingUntil: deadline) && flushed
+    }
 }

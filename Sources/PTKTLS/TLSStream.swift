@@ -190,6 +190,11 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         if revents[0].isEmpty { throw .timedOut }
     }
 
+    public var readinessDescriptor: FileDescriptor? { socket }
+
+    /// Records read off the socket and not yet returned (processed or not).
+    public var hasPendingInput: Bool { SSL_has_pending(ssl) == 1 }
+
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         while true {
             ERR_clear_error()

@@ -52,9 +52,19 @@ public protocol ByteStream: AnyObject, Sendable {
     func shutdownWrite()
     /// Closes the stream. Called exactly once.
     func close()
+    /// The descriptor that becomes readable when the peer's bytes arrive (the socket), for a
+    /// session that waits for its peer or for something else at once; nil when there is none.
+    var readinessDescriptor: FileDescriptor? { get }
+    /// Bytes of the peer already taken off the socket and not yet read (TLS records): reading
+    /// would not wait for the descriptor.
+    var hasPendingInput: Bool { get }
 }
 
 extension ByteStream {
+    /// None: a session reads without waiting for anything else (scripted streams in tests).
+    public var readinessDescriptor: FileDescriptor? { nil }
+    public var hasPendingInput: Bool { false }
+
     /// An interruptible read.
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
         try read(into: buffer, deadline: deadline, interruptible: true)
@@ -149,6 +159,8 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
     }
 
     public func shutdownWrite() { Socket.shutdownWrite(socket) }
+
+    public var readinessDescriptor: FileDescriptor? { socket }
 
     public func close() {
         precondition(!closed, "TCPStream closed twice")

@@ -31,6 +31,10 @@ public final class FramedConnection: @unchecked Sendable {
     /// True when bytes of a frame not yet complete are buffered.
     public var hasBufferedBytes: Bool { decoder.bufferedCount > 0 }
 
+    /// True when `receive` would find bytes without waiting for the socket: buffered here, or
+    /// in the stream (TLS records).
+    public var hasInputWaiting: Bool { decoder.bufferedCount > 0 || stream.hasPendingInput }
+
     /// Returns a frame already buffered, without reading.
     public func bufferedFrame() throws(TransportError) -> Frame? {
         do { return try decoder.next() } catch { throw .violation(error) }

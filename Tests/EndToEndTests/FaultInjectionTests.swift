@@ -399,22 +399,29 @@ struct FaultInjectionTests {
 
     @Test("an I/O error at each call of a protocol v1 session over TLS")
     func errorsInSession() {
-        sweep(.ptkSend, threads: "session", photos: Self.onePhoto, what: "v1 session errors") {
-            errorRuns(.ptkSend, threads: "session", photos: Self.onePhoto, calls: $0)
+        sweep(.ptkSend, threads: "session,flush", photos: Self.onePhoto, what: "v1 session errors") {
+            errorRuns(.ptkSend, threads: "session,flush", photos: Self.onePhoto, calls: $0)
         }
     }
 
     @Test("an I/O error at each call of a LocalSend HTTPS upload")
     func errorsInLocalSend() {
-        sweep(.localSend, threads: "localsend", photos: Self.onePhoto, what: "LocalSend upload errors") {
-            errorRuns(.localSend, threads: "localsend", photos: Self.onePhoto, calls: $0)
+        sweep(.localSend, threads: "localsend,flush", photos: Self.onePhoto, what: "LocalSend upload errors") {
+            errorRuns(.localSend, threads: "localsend,flush", photos: Self.onePhoto, calls: $0)
         }
     }
 
     @Test("an I/O error at each call of a session that resumes a partial upload (cut mid-chunk: truncated to its whole chunks)")
     func errorsInResumedSession() {
-        sweep(.ptkSend, threads: "session", photos: Self.onePhoto, partial: 150_000, what: "v1 resumed session errors") {
-            errorRuns(.ptkSend, threads: "session", photos: Self.onePhoto, partial: 150_000, calls: $0)
+        sweep(.ptkSend, threads: "session,flush", photos: Self.onePhoto, partial: 150_000, what: "v1 resumed session errors") {
+            errorRuns(.ptkSend, threads: "session,flush", photos: Self.onePhoto, partial: 150_000, calls: $0)
+        }
+    }
+
+    @Test("an I/O error at each call of the flush rounds of three photos sent at once (issue 46): only the photos it may have lost fail")
+    func errorsInFlushRounds() {
+        sweep(.ptkSend, threads: "flush", photos: Self.threePhotos, what: "flush round errors") {
+            errorRuns(.ptkSend, threads: "flush", photos: Self.threePhotos, calls: $0)
         }
     }
 
@@ -437,15 +444,15 @@ struct FaultInjectionTests {
 
     @Test("SIGKILL at each call of a session that receives three photos; restarted, the sender retries")
     func killsInSession() {
-        sweep(.ptkSend, threads: "session", photos: Self.threePhotos, what: "v1 session kills") { calls in
-            calls.map { FaultRun(route: .ptkSend, threads: "session", fault: "any:KILL:\($0.all)", photos: Self.threePhotos, target: $0) }
+        sweep(.ptkSend, threads: "session,flush", photos: Self.threePhotos, what: "v1 session kills") { calls in
+            calls.map { FaultRun(route: .ptkSend, threads: "session,flush", fault: "any:KILL:\($0.all)", photos: Self.threePhotos, target: $0) }
         }
     }
 
     @Test("SIGKILL at each call of a LocalSend upload of three photos; restarted, the app sends again")
     func killsInLocalSend() {
-        sweep(.localSend, threads: "localsend", photos: Self.threePhotos, what: "LocalSend upload kills") { calls in
-            calls.map { FaultRun(route: .localSend, threads: "localsend", fault: "any:KILL:\($0.all)", photos: Self.threePhotos, target: $0) }
+        sweep(.localSend, threads: "localsend,flush", photos: Self.threePhotos, what: "LocalSend upload kills") { calls in
+            calls.map { FaultRun(route: .localSend, threads: "localsend,flush", fault: "any:KILL:\($0.all)", photos: Self.threePhotos, target: $0) }
         }
     }
 

@@ -387,6 +387,59 @@ struct DurabilityTests {
         #expect(descriptor(lines[fileSync]) != descriptor(lines[dirSync]), "two different descriptors: \(lines[fileSync]) \(lines[dirSync])")
     }
 
+    @Test("in flush rounds, for every photo: its data flushed before its rename, the rename before its directory's flush, that flush before its SAVED (issue 46)",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"),
+          arguments: [["--parallel", "1"], []])
+    func flushRoundsBeforeSaved(parallel: [String]) throws {
+        let d = try DaemonProcess()
+        let trace = d.root + "/trace"
+        // -y: each descriptor with its path; -s: SAVED's JSON (the photo's name) whole.
+        let strace = try attachStrace(d, ["-qq", "-y", "-s", "400", "-e", "trace=fsync,renameat2,sendto,write", "-o", trace])
+        defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
+        mkdir(d.root + "/src", 0o755)
+        let photos = (0..<16).map { i -> (name: String, bytes: [UInt8]) in ("p\(i).png", makePNG(size: 150_000 + i * 1_000, seed: UInt64(i + 40))) }
+        for p in photos { writeFile(d.root + "/src/" + p.name, p.bytes) }
+        // Plaintext, so the frames can be read in the trace.
+        let r = try send(d, photos.map { d.root + "/src/" + $0.name }, ["--plaintext"] + parallel)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(d.stop() == 0)
+        #expect(eventually { !strace.isRunning })
+        let raw = (try String(contentsOfFile: trace, encoding: .utf8)).split(separator: "\n").map(String.init)
+        // A call another thread interrupted is written in two lines; it is done where it resumed.
+        var lines: [String] = []
+        var unfinished: [String: Int] = [:]
+        for line in raw {
+            let pid = String(line.prefix { $0 != " " })
+            if line.hasSuffix("<unfinished ...>") {
+                unfinished[pid] = lines.count
+                lines.append(line)
+            } else if line.contains(" resumed>"), let at = unfinished.removeValue(forKey: pid) {
+                lines.append(lines[at].replacingOccurrences(of: "<unfinished ...>", with: "") + " " + line)
+                lines[at] = ""
+            } else {
+                lines.append(line)
+            }
+        }
+        let photosDir = d.dir
+        var rounds = Set<Int>()
+        for p in photos {
+            let part = "\(SHA256.hex(of: p.bytes))-\(p.bytes.count).part"
+            let rename = try #require(lines.firstIndex { $0.contains("renameat2(") && $0.contains(part) && $0.contains("\"\(p.name)\"") },
+                                      "no rename of \(p.name)")
+            let fileSync = try #require(lines.firstIndex { $0.contains("fsync(") && $0.contains(".incoming/" + part + ">") },
+                                        "no flush of \(p.name)'s data")
+            let dirSync = try #require(lines.indices.first { $0 > rename && lines[$0].contains("fsync(") && lines[$0].contains("<\(photosDir)>") },
+                                       "no flush of the directory after \(p.name)'s rename")
+            let saved = try #require(lines.firstIndex { ($0.contains("sendto(") || $0.contains("write(")) && $0.contains("\\6") && $0.contains("\\\"name\\\":\\\"\(p.name)\\\"") },
+                                     "no SAVED of \(p.name)")
+            #expect(fileSync < rename && rename < dirSync && dirSync < saved, "\(p.name): data \(fileSync), rename \(rename), directory \(dirSync), SAVED \(saved)")
+            rounds.insert(dirSync)
+            #expect(readFile(photosDir + "/" + p.name) == p.bytes)
+        }
+        // Photos shared directory flushes (rounds): fewer than one per photo.
+        #expect(rounds.count < photos.count, "\(rounds.count) directory flushes for \(photos.count) photos")
+    }
+
     /// The trace of `body` run against a ptkd started with `flags`, under `strace -f -y` (paths
     /// beside descriptors) for `calls`, one line per call.
     func traced(_ flags: [String], calls: String, _ body: (DaemonProcess) throws -> Void) throws -> [String] {

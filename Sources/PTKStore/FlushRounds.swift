@@ -1,0 +1,292 @@
+import PTKProtocol
+import PTKSystem
+
+/// Group commit for photos (issue 46): every photo the store publishes, from every session and
+/// every door, goes through one flush round. A round takes every photo waiting, flushes each
+/// file's data (`fsync`, from several threads at once, so the disk's queue and the file
+/// system's journal take them as one commit), moves each flushed file to its final name, flushes
+/// each directory it touched once, and only then answers them all. A round starts at once when
+/// the flusher is idle, so a lone photo waits for nothing; while a round runs, the next gathers.
+///
+/// The promise is the one of a photo flushed alone: its bytes are on the disk before its rename,
+/// its rename before its directory's flush, that flush before it is answered saved. A photo
+/// whose data flush fails is failed alone (never renamed); a directory whose flush fails fails
+/// the photos moved into it in that round (each moved back to its temporary name), and no other.
+///
+/// The files' data is flushed with fsync of each file rather than one syncfs: syncfs would also
+/// flush whatever else is dirty on the file system (the library's thumbnails and index, other
+/// programs' files) inside the photos' round, and on the emulated slow disk it is no faster.
+final class FlushRounds: @unchecked Sendable {
+    /// One photo in a round: its temporary file (open; its owner keeps it open until answered)
+    /// and where it goes.
+    struct Job {
+        var file: FileDescriptor
+        var temporary: String
+        var offeredName: String
+        var type: PhotoType
+        var folder: String
+        var saved: Saved
+        var ticket: FlushTicket
+    }
+
+    /// How files and directories are flushed; tests replace them to fail one.
+    struct Flush: Sendable {
+        var file: @Sendable (FileDescriptor) throws(SystemError) -> Void = { fd throws(SystemError) in try fd.sync() }
+        var directory: @Sendable (FileDescriptor) throws(SystemError) -> Void = { fd throws(SystemError) in try fd.sync() }
+    }
+
+    /// Most threads flushing files at once in a round (the flusher's own included).
+    static let maxParallel = 16
+
+    private unowned let store: PhotoStore
+    private let flush: Flush
+    // `waiting`, `running`, `started` and `roundsRun` are guarded by `state`.
+    private let state = ConditionLock()
+    private var waiting: [Job] = []
+    private var started = false
+    private var stopping = false
+    /// Rounds completed, and photos in them (tests and the log).
+    private(set) var roundsRun = 0
+    private(set) var photosFlushed = 0
+    private let threads = ThreadGroup()
+    private let parallel: ParallelRunner
+
+    init(store: PhotoStore, flush: Flush = Flush()) {
+        self.store = store
+        self.flush = flush
+        parallel = ParallelRunner(name: "flush", limit: Self.maxParallel, group: threads)
+    }
+
+    /// Counts read under the lock.
+    var counts: (rounds: Int, photos: Int) { state.withLock { (roundsRun, photosFlushed) } }
+
+    /// Queues `job` for the next round, starting the flusher thread the first time. When the
+    /// thread cannot be started, the job is flushed on the caller's thread, alone.
+    func submit(_ job: Job) {
+        let startNow: Bool = state.withLock {
+            waiting.append(job)
+            state.broadcast()
+            if started { return false }
+            started = true
+            return true
+        }
+        if startNow {
+            do throws(SystemError) {
+                try threads.start(name: "flush") { [self] in run() }
+            } catch {
+                state.withLock { started = false }
+                // No thread: this caller runs the rounds itself until nothing waits.
+                while let jobs = takeWaiting(blocking: false) { round(jobs) }
+            }
+        }
+    }
+
+    /// Ends the flusher once nothing waits, and joins its threads (until `deadline`).
+    func stop(until deadline: Instant) -> Bool {
+        state.withLock {
+            stopping = true
+            state.broadcast()
+        }
+        parallel.stop()
+        return threads.join(until: deadline)
+    }
+
+    private func takeWaiting(blocking: Bool) -> [Job]? {
+        state.withLock {
+            while waiting.isEmpty {
+                if !blocking || stopping { return nil }
+                state.wait()
+            }
+            defer { waiting.removeAll() }
+            return waiting
+        }
+    }
+
+    private func run() {
+        while let jobs = takeWaiting(blocking: true) { round(jobs) }
+        state.withLock { started = false }
+    }
+
+    /// One round: data flushes in parallel, renames, one flush per directory, answers.
+    func round(_ jobs: [Job]) {
+        var results = [Result<Saved, FileFailure>?](repeating: nil, count: jobs.count)
+        // 1. Every file's data, several at once.
+        let failures = parallel.run(jobs.count) { [flush] i throws(SystemError) in try flush.file(jobs[i].file) }
+        for (i, failure) in failures.enumerated() {
+            if let failure { results[i] = .failure(FileFailure(failure.isNoSpace ? .noSpace : .ioError, failure.description)) }
+        }
+        // 2. Each flushed file to its final name, without replacing anything.
+        var placed: [Int: PhotoStore.Placed] = [:]
+        for i in jobs.indices where results[i] == nil {
+            let job = jobs[i]
+            do throws(SystemError) {
+                placed[i] = try store.place(temporary: job.temporary, offeredName: job.offeredName, type: job.type, folder: job.folder)
+            } catch {
+                results[i] = .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+            }
+        }
+        // 3. Each directory touched, once: the photos moved into one whose flush fails go back
+        // to their temporary names (FAILED means not published; the sender sends them again).
+        let byFolder = Dictionary(grouping: placed.keys.sorted()) { placed[$0]!.folder }
+        for (_, members) in byFolder.sorted(by: { $0.key < $1.key }) {
+            let directory = placed[members[0]]!.directory
+            do throws(SystemError) {
+                try flush.directory(directory)
+                for i in members {
+                    var saved = jobs[i].saved
+                    saved.name = placed[i]!.path
+                    results[i] = .success(saved)
+                }
+            } catch {
+                for i in members {
+                    // If even the move back fails, the photo stays, whole, for the library's
+                    // next reconcile; the flush's error is reported.
+                    try? store.incoming.move(placed[i]!.name, in: placed[i]!.directory, to: jobs[i].temporary)
+                    results[i] = .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+                }
+            }
+        }
+        for p in placed.values where p.ownsDirectory { p.directory.close() }
+        state.withLock {
+            roundsRun += 1
+            photosFlushed += jobs.count
+        }
+        // 4. The answers, all after every flush of the round.
+        for (i, job) in jobs.enumerated() {
+            job.ticket.complete(results[i] ?? .failure(FileFailure(.ioError, "the flush round lost this photo")))
+        }
+    }
+}
+
+/// A photo's place in a flush round: its result once the round is over. The session that
+/// submitted it waits for it (`wait`) or is told (`notify`, on the flusher's thread: it must
+/// only wake the session) and then reads `result`.
+public final class FlushTicket: @unchecked Sendable {
+    // `outcome` is guarded by `state`.
+    private let state = ConditionLock()
+    private var outcome: Result<Saved, FileFailure>?
+    private let notify: (@Sendable () -> Void)?
+
+    init(notify: (@Sendable () -> Void)?) { self.notify = notify }
+
+    /// A ticket answered already (a photo that failed its checks, or that was kept before).
+    public init(_ result: Result<Saved, FileFailure>) {
+        outcome = result
+        notify = nil
+    }
+
+    func complete(_ result: Result<Saved, FileFailure>) {
+        state.withLock {
+            outcome = result
+            state.broadcast()
+        }
+        notify?()
+    }
+
+    /// The result, once the round is over; nil before.
+    public var result: Result<Saved, FileFailure>? { state.withLock { outcome } }
+
+    /// Waits for the round.
+    public func wait() -> Result<Saved, FileFailure> {
+        state.withLock {
+            while outcome == nil { state.wait() }
+            return outcome!
+        }
+    }
+}
+
+/// Runs `count` calls on up to `limit` threads at once (the caller's included), threads started
+/// as first needed and kept for later runs.
+final class ParallelRunner: @unchecked Sendable {
+    private let name: String
+    private let limit: Int
+    private unowned let group: ThreadGroup
+    // Everything below is guarded by `state`.
+    private let state = ConditionLock()
+    private var work: (@Sendable (Int) throws(SystemError) -> Void)?
+    private var next = 0
+    private var count = 0
+    private var remaining = 0
+    private var failures: [SystemError?] = []
+    private var helpers = 0
+    private var stopped = false
+
+    init(name: String, limit: Int, group: ThreadGroup) {
+        self.name = name
+        self.limit = max(1, limit)
+        self.group = group
+    }
+
+    /// Runs `body(0..<count)`, returns each call's error (nil: it succeeded). One run at a time.
+    func run(_ count: Int, _ body: @escaping @Sendable (Int) throws(SystemError) -> Void) -> [SystemError?] {
+        guard count > 1 else {
+            guard count == 1 else { return [] }
+            do throws(SystemError) { try body(0); return [nil] } catch { return [error] }
+        }
+        let wanted = min(limit, count) - 1
+        let toStart: Int = state.withLock {
+            work = body
+            next = 0
+            self.count = count
+            remaining = count
+            failures = Array(repeating: nil, count: count)
+            state.broadcast()
+            let more = stopped ? 0 : max(0, wanted - helpers)
+            helpers += more
+            return more
+        }
+        for n in 0..<toStart {
+            do throws(SystemError) {
+                try group.start(name: "\(name)-\(n)") { [self] in helper() }
+            } catch {
+                // Fewer threads: the others (and this one) do the work.
+                state.withLock { helpers -= 1 }
+            }
+        }
+        while let i = take() { perform(i) }
+        return state.withLock {
+            while remaining > 0 { state.wait() }
+            work = nil
+            return failures
+        }
+    }
+
+    func stop() {
+        state.withLock {
+            stopped = true
+            state.broadcast()
+        }
+    }
+
+    private func take() -> Int? {
+        state.withLock {
+            guard work != nil, next < count else { return nil }
+            next += 1
+            return next - 1
+        }
+    }
+
+    private func perform(_ i: Int) {
+        let body = state.withLock { work! }
+        var failure: SystemError?
+        do throws(SystemError) { try body(i) } catch { failure = error }
+        state.withLock {
+            failures[i] = failure
+            remaining -= 1
+            if remaining == 0 { state.broadcast() }
+        }
+    }
+
+    private func helper() {
+        while true {
+            let i: Int? = state.withLock {
+                while !stopped && (work == nil || next >= count) { state.wait() }
+                if stopped { return nil }
+                next += 1
+                return next - 1
+            }
+            guard let i else { return }
+            perform(i)
+        }
+    }
+}
