@@ -583,15 +583,15 @@ struct SenderTypesOverAStreamTests {
             #expect(receiver.saved.map(\.1) == receiver.offers.map { o in [png, jpeg, heic][files.firstIndex { $0.name == o.name }!] })
             let skipped = sender.outcomes.filter { if case .notKept = $0.value { true } else { false } }.map(\.key).sorted()
             #expect(skipped == notKept)
-            #expect(receiver.hello?.features == ["held"])
+            #expect(receiver.hello?.features == ["held", "late-answers"])
             let result = DeliveryResult(outcomes: sender.outcomes, failures: [], fileCount: files.count, gaveUpWaiting: nil)
             #expect(result.exitStatus(peer: "fake").code == .ok)
         }
-        // --keep-folders announces "folders".
+        // --keep-folders announces "folders" too.
         let receiver = FakeReceiver()
         let sender = Sender(files: [files[0]], options: SendOptions(name: "tester", window: 8, timeout: .seconds(1), keepFolders: true))
         let stream = receiver.stream
         try sender.run { () throws(SendFailure) in (stream, "fake") }
-        #expect(receiver.hello?.features == ["held", "folders"])
+        #expect(receiver.hello?.features == ["held", "late-answers", "folders"])
     }
 }
