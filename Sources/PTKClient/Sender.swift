@@ -25,8 +25,10 @@ public struct SendOptions: Sendable {
         self.keepFolders = keepFolders
     }
 
-    /// What HELLO.features announces: `held` always, `folders` with `keepFolders`.
-    public var features: [ProtocolFeature] { keepFolders ? [.held, .folders] : [.held] }
+    /// What HELLO.features announces: `held` and `lateAnswers` always (the session takes a
+    /// file's SAVED/FAILED after later answers, so the receiver can flush a session's photos in
+    /// one round: issue 46), `folders` with `keepFolders`.
+    public var features: [ProtocolFeature] { keepFolders ? [.held, .lateAnswers, .folders] : [.held, .lateAnswers] }
 }
 
 /// What the sender tells its progress display.

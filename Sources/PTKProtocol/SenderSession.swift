@@ -78,6 +78,9 @@ public struct SenderSession: Sendable {
         case awaitingHash(file: Int)
         case awaitingAnswer(file: Int)
         case sending(file: Int, next: Int64, outstanding: [Int])
+        /// Nothing more to offer now: waits for the result of `file`, the oldest file whose DONE
+        /// went out unanswered (those after it, when it announced `lateAnswers`, wait in
+        /// `awaitingResults`); BYE or the next OFFER go out only once none is owed.
         case awaitingResult(file: Int)
         case closed
     }
@@ -94,7 +97,9 @@ public struct SenderSession: Sendable {
     public let requestedWindow: Int
     /// Send the next OFFER right after DONE instead of waiting for SAVED (protocol-v1.md §4).
     public let pipelining: Bool
-    /// Files whose DONE went out and whose SAVED/FAILED has not come yet, oldest first.
+    /// Files whose DONE went out and whose SAVED/FAILED has not come yet, oldest first (in state
+    /// `.awaitingResult(file:)`, those after that file). At most one without `lateAnswers`;
+    /// with it, any number, since the receiver may answer the next OFFER and CHUNKs first.
     public private(set) var awaitingResults: [Int] = []
     /// The first file neither offered nor passed over yet.
     private var nextFile = 0
@@ -107,6 +112,11 @@ public struct SenderSession: Sendable {
 
     /// What HELLO.features announces.
     public let features: [ProtocolFeature]
+    /// It announced `lateAnswers`: the receiver may send ACCEPT/REJECT for the next OFFER and
+    /// ACKs for the next file's CHUNKs before the SAVED/FAILED owed for earlier DONEs. Those
+    /// still come in DONE order, so a SAVED answers the oldest file in `awaitingResults`; a
+    /// FAILED too, or, when none is owed, the file whose chunks flow (in place of an ACK).
+    public var lateAnswers: Bool { features.contains(.lateAnswers) }
 
     public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true, features: [ProtocolFeature] = [.held]) {
         self.name = name
@@ -151,25 +161,31 @@ public struct SenderSession: Sendable {
             files += planned
             if next < files.count { return offer(next) }
             exhausted = true
-            // Nothing more: the file whose DONE went out (pipelining) still owes its result.
-            if !awaitingResults.isEmpty {
-                state = .awaitingResult(file: awaitingResults.removeFirst())
-                return []
-            }
+            // Nothing more: BYE, or, while files whose DONE went out (pipelining) still owe
+            // their results, waiting for the oldest of them first (`offer` decides).
             return offer(next)
         case (_, .planned):
             return []
+        case (.awaitingResult(let i), .frame(.saved(let s))):
+            return answered(i, .saved(s))
+        case (.awaitingResult(let i), .frame(.failed(let p))):
+            return answered(i, .failed(p))
         case (.awaitingAnswer, .frame(.saved(let s))) where !awaitingResults.isEmpty,
              (.awaitingHash, .frame(.saved(let s))) where !awaitingResults.isEmpty,
-             (.awaitingPlan, .frame(.saved(let s))) where !awaitingResults.isEmpty:
-            // The answer for a file whose DONE went out before this OFFER (pipelining).
+             (.awaitingPlan, .frame(.saved(let s))) where !awaitingResults.isEmpty,
+             (.sending, .frame(.saved(let s))) where !awaitingResults.isEmpty:
+            // The answer for the oldest file whose DONE went out before this OFFER (pipelining).
+            // While chunks flow, only with `lateAnswers`: without it no file is owed by then.
             return [.finished(file: awaitingResults.removeFirst(), .saved(s))]
         case (.awaitingAnswer, .frame(.failed(let p))) where !awaitingResults.isEmpty,
              (.awaitingHash, .frame(.failed(let p))) where !awaitingResults.isEmpty,
-             (.awaitingPlan, .frame(.failed(let p))) where !awaitingResults.isEmpty:
+             (.awaitingPlan, .frame(.failed(let p))) where !awaitingResults.isEmpty,
+             (.sending, .frame(.failed(let p))) where !awaitingResults.isEmpty:
+            // A FAILED in place of an ACK comes only once every earlier DONE was answered: while
+            // one is owed, a FAILED is that one's.
             return [.finished(file: awaitingResults.removeFirst(), .failed(p))]
-        case (.awaitingAnswer, .frame(.accept)) where !awaitingResults.isEmpty,
-             (.awaitingAnswer, .frame(.reject)) where !awaitingResults.isEmpty:
+        case (.awaitingAnswer, .frame(.accept)) where !awaitingResults.isEmpty && !lateAnswers,
+             (.awaitingAnswer, .frame(.reject)) where !awaitingResults.isEmpty && !lateAnswers:
             return fail(ProtocolViolation(.unexpectedFrame, "answer to an OFFER before the result of the file sent earlier"))
         case (.awaitingWelcome, .frame(.welcome(let w))):
             guard w.version == ProtocolLimits.version else {
@@ -203,11 +219,9 @@ public struct SenderSession: Sendable {
             let bytes = outstanding.removeFirst()
             state = .sending(file: i, next: next, outstanding: outstanding)
             return [.acknowledged(file: i, bytes: bytes)] + fillWindow()
-        case (.sending(let i, _, _), .frame(.failed(let p))),
-             (.awaitingResult(let i), .frame(.failed(let p))):
+        case (.sending(let i, _, _), .frame(.failed(let p))):
+            // Nothing owed (above): in place of an ACK, about the file whose chunks flow.
             return [.finished(file: i, .failed(p))] + offer(i + 1)
-        case (.awaitingResult(let i), .frame(.saved(let s))):
-            return [.finished(file: i, .saved(s))] + offer(i + 1)
         case (_, .frame(let frame)):
             return fail(ProtocolViolation(.unexpectedFrame, "\(frame.type) is not expected now"))
         case (_, .start):
@@ -215,8 +229,19 @@ public struct SenderSession: Sendable {
         }
     }
 
+    /// File `i`, the oldest whose result was owed, got it: the next owed one is waited for, and
+    /// once none is, the session goes on after `i` (`offer` skips the files already offered).
+    private mutating func answered(_ i: Int, _ outcome: FileOutcome) -> [SenderAction] {
+        if !awaitingResults.isEmpty {
+            state = .awaitingResult(file: awaitingResults.removeFirst())
+            return [.finished(file: i, outcome)]
+        }
+        return [.finished(file: i, outcome)] + offer(i + 1)
+    }
+
     /// Offers file `i` (asking for its hash first when it is not known); after the last, asks
-    /// for more (a planning session) or says BYE. Files of a type the receiver does not keep
+    /// for more (a planning session), waits for the results still owed (`lateAnswers`: a REJECT
+    /// may come before them), or says BYE. Files of a type the receiver does not keep
     /// (section 7) are not offered: each is finished `notKept`, and the next one is offered.
     private mutating func offer(_ first: Int) -> [SenderAction] {
         var actions: [SenderAction] = []
@@ -232,6 +257,11 @@ public struct SenderSession: Sendable {
             if planning && !exhausted, let welcome {
                 state = .awaitingPlan
                 return actions + [.plan(welcome)]
+            }
+            // BYE never goes out while a result is owed.
+            if !awaitingResults.isEmpty {
+                state = .awaitingResult(file: awaitingResults.removeFirst())
+                return actions
             }
             state = .closed
             return actions + [.send(.bye), .close]
@@ -271,7 +301,10 @@ public struct SenderSession: Sendable {
                 awaitingResults.append(i)
                 actions += offer(i + 1)
             } else {
-                state = .awaitingResult(file: i)
+                // Nothing more to offer: wait for every owed result, oldest first (more than
+                // this one only with `lateAnswers`).
+                awaitingResults.append(i)
+                state = .awaitingResult(file: awaitingResults.removeFirst())
             }
         } else {
             state = .sending(file: i, next: next, outstanding: outstanding)
