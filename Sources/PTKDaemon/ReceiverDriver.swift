@@ -36,6 +36,9 @@ final class ReceiverDriver {
         var ticket: FlushTicket
         var offer: Offer?
         var started: Instant
+        /// It holds one of the store's `lateFinishes` (given back when answered). A photo in a
+        /// round without one is waited for before the session reads on.
+        var slot = false
     }
 
     /// Most answers one session may owe: further frames are read once the oldest is given.
@@ -73,12 +76,6 @@ final class ReceiverDriver {
             }
             // Nil: an owed answer came due while the session waited; it goes first.
             guard let event = pending.isEmpty ? nextEvent() : pending.removeFirst() else { continue }
-            // The session ends (or the peer broke the protocol): what is owed is answered first,
-            // as far as the connection still takes it.
-            if !owedAnswers.isEmpty && Self.endsSession(event) {
-                while let answer = nextOwedAnswer(waiting: true) { answerOwed(answer) }
-                if machine.state == .closed { break }
-            }
             if case .frame(.offer(let offer)) = event { lastOffer = offer }
             for action in machine.handle(event) {
                 if let follow = perform(action) { pending.append(follow) }
@@ -97,6 +94,8 @@ final class ReceiverDriver {
         guard !owedAnswers.isEmpty else { return false }
         if case .draining = machine.state { return true }
         if wake == nil { return true }
+        // The store's budget of open files for late answers was spent: wait for this photo.
+        if owedAnswers.contains(where: { $0.file != nil && !$0.slot }) { return true }
         return owedAnswers.count >= Self.maxOwed
     }
 
@@ -106,6 +105,7 @@ final class ReceiverDriver {
         guard let head = owedAnswers.first, waiting || head.ticket.result != nil else { return nil }
         owedAnswers.removeFirst()
         let result = head.file.map { $0.conclude(head.ticket) } ?? head.ticket.wait()
+        if head.slot { store.lateFinishes.give() }
         return (head, result)
     }
 
@@ -142,14 +142,6 @@ final class ReceiverDriver {
         return head.ticket.result != nil
     }
 
-    /// Events after which the session answers nothing more but an ERROR (or closes).
-    private static func endsSession(_ event: ReceiverEvent) -> Bool {
-        switch event {
-        case .timedOut, .shutdown, .peerClosed, .violation, .frame(.error): return true
-        default: return false
-        }
-    }
-
     /// The next event; nil when an owed answer came due first.
     private func nextEvent() -> ReceiverEvent? {
         if shutdown.isRequested { return .shutdown }
@@ -183,6 +175,11 @@ final class ReceiverDriver {
             connection.enqueue(frame)
             return nil
         case .evaluateOffer(let offer):
+            // The same bytes in a round still (late answers): answered first, so the lookup
+            // below finds them kept, as it would have in order.
+            if arrivals?.held != nil, owedAnswers.contains(where: { $0.offer?.sha256 == offer.sha256 && $0.offer?.size == offer.size }) {
+                while let owed = nextOwedAnswer(waiting: true) { answerOwed(owed) }
+            }
             // The same bytes kept already: nothing moves, for a sender that takes it (section 7).
             if machine.peerTakesHeld, let name = arrivals?.heldPhoto(sha256: offer.sha256, size: offer.size) {
                 fileStarted = .now
@@ -223,8 +220,22 @@ final class ReceiverDriver {
             if wake == nil { wake = try? WakePipe() }
             var notify: (@Sendable () -> Void)? = nil
             if let pipe = wake { notify = { pipe.signal() } }
-            let ticket = file.startFinishing(notify: notify)
-            owedAnswers.append(OwedAnswer(file: file, ticket: ticket, offer: lastOffer, started: fileStarted))
+            let ticket = file.startFinishing(notify: notify, owner: id)
+            owedAnswers.append(OwedAnswer(file: file, ticket: ticket, offer: lastOffer, started: fileStarted,
+                                          slot: ticket.result == nil && store.lateFinishes.tryTake()))
+            return nil
+        case .drainOwed:
+            // The session ends with an ERROR: every owed answer goes first, in order, as far as
+            // the connection still takes it (the photos are published or not either way).
+            while let owed = nextOwedAnswer(waiting: true) {
+                let (current, currentStarted) = (lastOffer, fileStarted)
+                (lastOffer, fileStarted) = (owed.0.offer, owed.0.started)
+                switch owed.1 {
+                case .success(let saved): _ = perform(.send(.saved(saved)))
+                case .failure(let failure): _ = perform(.send(.failed(failure.problem)))
+                }
+                (lastOffer, fileStarted) = (current, currentStarted)
+            }
             return nil
         case .owe(let result):
             owedAnswers.append(OwedAnswer(ticket: FlushTicket(result), offer: lastOffer, started: fileStarted))

@@ -57,6 +57,8 @@ public enum FuzzTargets {
                     owed.append(.fileFinished(.success(Saved(name: "p.png", size: 1, sha256: ""))))
                 case .owe(let result):
                     owed.append(.fileFinished(result))
+                case .drainOwed:
+                    owed.removeAll()
                 case .send, .abandonFile, .close, .recordRefusedSender:
                     break
                 }

@@ -102,6 +102,9 @@ public enum ReceiverAction: Equatable, Sendable {
     /// An answer owed like `finishFileLater`'s, known already (a file held whole, a size
     /// mismatch): the driver reports it as `.fileFinished` in its turn.
     case owe(Result<Saved, FileFailure>)
+    /// The session ends with an ERROR while answers are owed: send each owed answer now, in
+    /// order (waiting for their rounds), without reporting them back.
+    case drainOwed
     /// Drop the open file: keep its bytes for a later resume, or delete them.
     case abandonFile(keepForResume: Bool)
     /// End the session. After an ERROR the close is graceful so the ERROR reaches the peer.
@@ -385,6 +388,15 @@ public struct ReceiverSession: Sendable {
         state = .closed
         var actions: [ReceiverAction] = []
         if keep { actions.append(.abandonFile(keepForResume: true)) }
+        // What is owed is answered before the ERROR (the photos are saved or not regardless).
+        if owed > 0 {
+            owed = 0
+            actions.append(.drainOwed)
+            if let held = heldFailure {
+                heldFailure = nil
+                actions.append(.send(.failed(held)))
+            }
+        }
         actions.append(.send(.error(Problem(code, message))))
         actions.append(.close)
         return actions

@@ -27,6 +27,8 @@ final class FlushRounds: @unchecked Sendable {
         var folder: String
         var saved: Saved
         var ticket: FlushTicket
+        /// Who brought it (a session): a round takes the waiting photos of each in turn.
+        var owner: Int
     }
 
     /// How files and directories are flushed; tests replace them to fail one.
@@ -35,8 +37,11 @@ final class FlushRounds: @unchecked Sendable {
         var directory: @Sendable (FileDescriptor) throws(SystemError) -> Void = { fd throws(SystemError) in try fd.sync() }
     }
 
-    /// Most threads flushing files at once in a round (the flusher's own included).
-    static let maxParallel = 16
+    /// Most threads flushing files (or folders) at once in a round (the flusher's own included).
+    static let maxParallel = 32
+    /// Most photos in one round: one sender with many photos waiting cannot make the round every
+    /// other photo waits for long; the photos are taken from each owner in turn.
+    static let maxPerRound = 64
 
     private unowned let store: PhotoStore
     private let flush: Flush
@@ -50,6 +55,9 @@ final class FlushRounds: @unchecked Sendable {
     private(set) var photosFlushed = 0
     private let threads = ThreadGroup()
     private let parallel: ParallelRunner
+    /// One round at a time, whichever thread runs it (the flusher, or a caller when no thread
+    /// could be started).
+    private let roundLock = Lock()
 
     init(store: PhotoStore, flush: Flush = Flush()) {
         self.store = store
@@ -75,7 +83,8 @@ final class FlushRounds: @unchecked Sendable {
                 try threads.start(name: "flush") { [self] in run() }
             } catch {
                 state.withLock { started = false }
-                // No thread: this caller runs the rounds itself until nothing waits.
+                // No thread: this caller runs the rounds itself until nothing waits (one round
+                // at a time with any other thread running them: `roundLock`).
                 while let jobs = takeWaiting(blocking: false) { round(jobs) }
             }
         }
@@ -97,9 +106,41 @@ final class FlushRounds: @unchecked Sendable {
                 if !blocking || stopping { return nil }
                 state.wait()
             }
-            defer { waiting.removeAll() }
-            return waiting
+            let (round, rest) = Self.share(waiting, limit: Self.maxPerRound)
+            waiting = rest
+            return round
         }
+    }
+
+    /// At most `limit` of `jobs` for the next round, taken from each owner in turn (each owner's
+    /// oldest first, owners in the order of their oldest), and the rest in their order.
+    static func share(_ jobs: [Job], limit: Int) -> (round: [Job], rest: [Job]) {
+        guard jobs.count > limit else { return (jobs, []) }
+        var queues: [Int: [Int]] = [:]
+        var owners: [Int] = []
+        for (i, job) in jobs.enumerated() {
+            if queues[job.owner] == nil { owners.append(job.owner) }
+            queues[job.owner, default: []].append(i)
+        }
+        var taken = Set<Int>()
+        var depth = 0
+        while taken.count < limit {
+            var any = false
+            for owner in owners where taken.count < limit {
+                if let q = queues[owner], depth < q.count {
+                    taken.insert(q[depth])
+                    any = true
+                }
+            }
+            if !any { break }
+            depth += 1
+        }
+        var round: [Job] = []
+        var rest: [Job] = []
+        for (i, job) in jobs.enumerated() {
+            if taken.contains(i) { round.append(job) } else { rest.append(job) }
+        }
+        return (round, rest)
     }
 
     private func run() {
@@ -109,6 +150,10 @@ final class FlushRounds: @unchecked Sendable {
 
     /// One round: data flushes in parallel, renames, one flush per directory, answers.
     func round(_ jobs: [Job]) {
+        roundLock.withLock { runRound(jobs) }
+    }
+
+    private func runRound(_ jobs: [Job]) {
         var results = [Result<Saved, FileFailure>?](repeating: nil, count: jobs.count)
         // 1. Every file's data, several at once.
         let failures = parallel.run(jobs.count) { [flush] i throws(SystemError) in try flush.file(jobs[i].file) }
@@ -127,11 +172,14 @@ final class FlushRounds: @unchecked Sendable {
         }
         // 3. Each directory touched, once: the photos moved into one whose flush fails go back
         // to their temporary names (FAILED means not published; the sender sends them again).
-        let byFolder = Dictionary(grouping: placed.keys.sorted()) { placed[$0]!.folder }
-        for (_, members) in byFolder.sorted(by: { $0.key < $1.key }) {
-            let directory = placed[members[0]]!.directory
+        // The folders are flushed side by side too (a sender filing each photo in a new folder
+        // must not make the round, which everyone's photos wait for, one flush per folder long).
+        let byFolder = Dictionary(grouping: placed.keys.sorted()) { placed[$0]!.folder }.sorted { $0.key < $1.key }
+        let directories = byFolder.map { placed[$0.value[0]]!.directory }
+        let folderFailures = parallel.run(directories.count) { [flush] i throws(SystemError) in try flush.directory(directories[i]) }
+        for (f, (_, members)) in byFolder.enumerated() {
             do throws(SystemError) {
-                try flush.directory(directory)
+                if let failure = folderFailures[f] { throw failure }
                 for i in members {
                     var saved = jobs[i].saved
                     saved.name = placed[i]!.path

@@ -162,7 +162,8 @@ public final class IncomingFile {
     /// the photo now and queues it for the next flush round. `notify` is called on the flusher's
     /// thread once the round is over (it must only wake the session); the session then calls
     /// `conclude` on its own thread. A photo that fails its checks gets a ticket answered already.
-    public func startFinishing(notify: (@Sendable () -> Void)?) -> FlushTicket {
+    /// `owner` (a session) shares rounds fairly with other owners; nil: this file alone.
+    public func startFinishing(notify: (@Sendable () -> Void)?, owner: Int? = nil) -> FlushTicket {
         switch verify() {
         case .failure(let failure):
             return FlushTicket(.failure(failure))
@@ -172,7 +173,8 @@ public final class IncomingFile {
             let ticket = FlushTicket(notify: notify)
             flushing = ticket
             store.rounds.submit(FlushRounds.Job(file: fd, temporary: name, offeredName: request.name, type: type, folder: request.folder,
-                                                saved: Saved(name: "", size: request.size, sha256: digest), ticket: ticket))
+                                                saved: Saved(name: "", size: request.size, sha256: digest), ticket: ticket,
+                                                owner: owner ?? ObjectIdentifier(self).hashValue))
             return ticket
         }
     }

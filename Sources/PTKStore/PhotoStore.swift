@@ -51,6 +51,12 @@ public final class PhotoStore: @unchecked Sendable {
     public let settings: StoreSettings
     let directory: FileDescriptor
     let incoming: FileDescriptor
+    /// Photos in flush rounds whose sessions read on meanwhile (late answers), store-wide: each
+    /// keeps its file open until its round is over, so the descriptors they hold are bounded
+    /// whatever the number of sessions. A session that gets no slot waits for its round.
+    public let lateFinishes = Slots(limit: PhotoStore.maxLateFinishes)
+    public static let maxLateFinishes = 256
+
     /// Every photo published goes through its flush rounds (group commit, issue 46). Set at
     /// init (tests replace it before the first photo, to fail a flush).
     var rounds: FlushRounds!

@@ -187,6 +187,37 @@ struct ArrivalsTests {
         #expect(try send(keep, [roll[0]]).stdout == "\(roll[0]): saved as \"IMG_0 (2).png\"\n")
     }
 
+    @Test("duplicates = skip with late answers: the same bytes twice in one session, the second offered while the first waits for its round, store nothing new (issue 46)")
+    func duplicateInFlight() throws {
+        let d = try DaemonProcess()
+        let bytes = makePNG(size: 250_000, seed: 78)
+        let sha = sha256Hex(bytes)
+        let raw = try RawPeer(port: d.port)
+        try raw.send(.hello(Hello(name: "raw", window: 16, features: ["late-answers"])))
+        guard case .welcome? = try raw.receive() else { throw HarnessError("no WELCOME") }
+        func sendBytes() throws {
+            for start in stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize) {
+                try raw.send(.chunk(Array(bytes[start..<min(start + ProtocolLimits.chunkSize, bytes.count)])))
+                #expect(try raw.receive() == .ack)
+            }
+        }
+        try raw.send(.offer(Offer(name: "first.png", size: Int64(bytes.count), sha256: sha)))
+        #expect(try raw.receive() == .accept(Accept(offset: 0)))
+        try sendBytes()
+        // DONE and the same bytes' OFFER at once: the first is answered before the second is decided.
+        try raw.send(.done)
+        try raw.send(.offer(Offer(name: "second.png", size: Int64(bytes.count), sha256: sha)))
+        #expect(try raw.receive() == .saved(Saved(name: "first.png", size: Int64(bytes.count), sha256: sha)))
+        #expect(try raw.receive() == .accept(Accept(offset: 0)))
+        try sendBytes()
+        try raw.send(.done)
+        #expect(try raw.receive() == .saved(Saved(name: "first.png", size: Int64(bytes.count), sha256: sha, duplicate: true)))
+        try raw.send(.bye)
+        raw.close()
+        #expect(d.visible == ["first.png"])
+        #expect(d.stop() == 0)
+    }
+
     @Test("a resumed upload that was whole when its session broke off ends at once: ACCEPT at its size, nothing sent again")
     func wholePartialResumed() throws {
         let d = try DaemonProcess()

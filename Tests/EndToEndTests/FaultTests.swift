@@ -393,8 +393,10 @@ struct DurabilityTests {
     func flushRoundsBeforeSaved(parallel: [String]) throws {
         let d = try DaemonProcess()
         let trace = d.root + "/trace"
-        // -y: each descriptor with its path; -s: SAVED's JSON (the photo's name) whole.
-        let strace = try attachStrace(d, ["-qq", "-y", "-s", "400", "-e", "trace=fsync,renameat2,sendto,write", "-o", trace])
+        // -y: each descriptor with its path; -s: SAVED's JSON (the photo's name) whole. Each flush
+        // takes 20 ms longer, as on an SD card, so photos arrive while a round runs.
+        let strace = try attachStrace(d, ["-qq", "-y", "-s", "65536", "-e", "trace=fsync,renameat2,sendto,write",
+                                          "-e", "inject=fsync:delay_enter=20000", "-o", trace])
         defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
         mkdir(d.root + "/src", 0o755)
         let photos = (0..<16).map { i -> (name: String, bytes: [UInt8]) in ("p\(i).png", makePNG(size: 150_000 + i * 1_000, seed: UInt64(i + 40))) }

@@ -68,7 +68,9 @@ struct LateAnswersReceiverTests {
         _ = r.handle(.frame(.done))
         _ = r.handle(.frame(.bye))
         let actions = r.handle(.frame(.offer(offer(size: 100))))
-        guard case .send(.error(let p)) = actions.first else {
+        // The owed answer goes first (drained), then the ERROR.
+        #expect(actions.first == .drainOwed)
+        guard actions.count == 3, case .send(.error(let p)) = actions[1] else {
             Issue.record("expected ERROR, got \(actions)")
             return
         }
@@ -140,6 +142,35 @@ struct LateAnswersReceiverTests {
         _ = alone.handle(.frame(.offer(offer(size: 100, name: "b.png"))))
         _ = alone.handle(.offerDecided(.held(kept)))
         #expect(alone.handle(.frame(.done)) == [.send(.saved(duplicate))])
+    }
+
+    @Test("an ERROR while answers are owed (timeout, shutdown, a broken frame): the owed answers go first, then a held FAILED, then the ERROR")
+    func errorWhileOwed() {
+        for event in [ReceiverEvent.timedOut, .shutdown, .frame(.ack)] {
+            var r = lateReceiver()
+            receiveOneChunk(&r, name: "a.png")
+            _ = r.handle(.frame(.done))
+            let actions = r.handle(event)
+            #expect(actions.first == .drainOwed, "\(event): \(actions)")
+            guard actions.count == 3, case .send(.error) = actions[1] else {
+                Issue.record("\(event): \(actions)")
+                continue
+            }
+            #expect(actions.last == .close && r.state == .closed && r.owed == 0)
+        }
+        var held = lateReceiver()
+        receiveOneChunk(&held, name: "a.png")
+        _ = held.handle(.frame(.done))
+        _ = held.handle(.frame(.offer(offer(size: 300_000, name: "b.png"))))
+        _ = held.handle(.offerDecided(.accept(offset: 0)))
+        _ = held.handle(.frame(.chunk([UInt8](repeating: 1, count: chunk))))
+        _ = held.handle(.chunkFailed(Problem(.ioError, "bad")))
+        let actions = held.handle(.timedOut)
+        #expect(Array(actions.prefix(2)) == [.drainOwed, .send(.failed(Problem(.ioError, "bad")))], "\(actions)")
+        #expect(actions.last == .close)
+        // Nothing owed: the ERROR alone, as before.
+        var none = lateReceiver()
+        #expect(isError(none.handle(.timedOut), .timeout, keep: nil))
     }
 
     @Test("the sender closing while answers are owed abandons nothing owed and closes")

@@ -131,6 +131,24 @@ struct FlushRoundsTests {
         #expect(try store(makePNG(size: 1_000, seed: 9), in: f.store, name: "d.png").get().name == "d.png")
     }
 
+    @Test("a round takes at most 64 photos, each owner's in turn: one sender with hundreds waiting does not keep another's out of the next round")
+    func roundsAreShared() {
+        func job(_ owner: Int) -> FlushRounds.Job {
+            FlushRounds.Job(file: FileDescriptor(rawValue: -1), temporary: "", offeredName: "", type: .png, folder: "",
+                            saved: Saved(name: "", size: 0, sha256: ""), ticket: FlushTicket(notify: nil), owner: owner)
+        }
+        let waiting = (0..<200).map { _ in job(1) } + [job(2)] + (0..<10).map { _ in job(3) }
+        let (round, rest) = FlushRounds.share(waiting, limit: 64)
+        #expect(round.count == 64 && rest.count == waiting.count - 64)
+        #expect(round.filter { $0.owner == 2 }.count == 1)
+        #expect(round.filter { $0.owner == 3 }.count == 10)
+        #expect(round.filter { $0.owner == 1 }.count == 53)
+        // Each owner's oldest go first: what is left of owner 1 is its newest, in order.
+        #expect(rest.allSatisfy { $0.owner == 1 })
+        let few = (0..<5).map { _ in job(1) }
+        #expect(FlushRounds.share(few, limit: 64).round.count == 5)
+    }
+
     @Test("a lone photo waits for no other: its round starts at once")
     func lonePhoto() throws {
         let f = try StoreFixture()
