@@ -146,9 +146,16 @@ extension FileDescriptor {
     /// Opens the directory `name` (one component) below this one without following a symlink.
     private func openComponent(_ name: String) throws(SystemError) -> FileDescriptor {
         let flags = UInt64(O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
-        let fd = ptk_openat2(rawValue, name, flags, 0x08 | 0x04)  // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-        if fd >= 0 { return FileDescriptor(rawValue: fd) }
-        let code = errno
+        var fd: CInt = -1
+        var code: CInt = 0
+        // EINTR (a signal) and EAGAIN (a rename or mount raced the lookup, as openat2(2) says)
+        // are tried again, a bounded number of times.
+        for _ in 0..<64 {
+            fd = ptk_openat2(rawValue, name, flags, 0x08 | 0x04)  // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+            if fd >= 0 { return FileDescriptor(rawValue: fd) }
+            code = errno
+            if code != EINTR && code != EAGAIN { break }
+        }
         guard code == ENOSYS || code == EPERM else { throw SystemError(call: "openat2", object: name, errno: code) }
         return try FileDescriptor.open(name, relativeTo: self, flags: [.readOnly, .directory, .noFollow])
     }
