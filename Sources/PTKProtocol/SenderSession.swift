@@ -137,8 +137,49 @@ public struct SenderSession: Sendable {
         return session
     }
 
-    /// Feeds one event; returns the actions to perform, in order.
+    /// Outcomes of files finished before an earlier file's owed result came (a REJECT, a type
+    /// not kept, with late answers): reported once every earlier file is, so files are always
+    /// reported in their order, as without late answers.
+    private var heldOutcomes: [(file: Int, outcome: FileOutcome)] = []
+
+    /// Feeds one event; returns the actions to perform, in order. Files are reported finished
+    /// in their order.
     public mutating func handle(_ event: SenderEvent) -> [SenderAction] {
+        let actions = step(event)
+        guard lateAnswers else { return actions }
+        var owedFiles = awaitingResults
+        if case .awaitingResult(let file) = state { owedFiles.append(file) }
+        let firstOwed = owedFiles.min() ?? Int.max
+        var ordered: [SenderAction] = []
+        var lastFinished = -1
+        for action in actions {
+            if case .finished(let file, let outcome) = action, file > firstOwed {
+                heldOutcomes.append((file, outcome))
+                continue
+            }
+            ordered.append(action)
+            if case .finished = action { lastFinished = ordered.count - 1 }
+        }
+        // Those whose earlier files are all reported now, after the last reported in this step
+        // (so before a BYE or close that follows it).
+        // A session that ends reports every held one (its earlier files end unanswered).
+        let releaseBelow = state == .closed ? Int.max : firstOwed
+        let due = heldOutcomes.filter { $0.file < releaseBelow }.sorted { $0.file < $1.file }
+        if !due.isEmpty {
+            heldOutcomes.removeAll { $0.file < releaseBelow }
+            let ending = ordered.firstIndex {
+                switch $0 {
+                case .send(.bye), .send(.error), .close, .remoteError, .protocolError: return true
+                default: return false
+                }
+            } ?? ordered.count
+            let at = lastFinished >= 0 ? min(lastFinished + 1, ending) : ending
+            ordered.insert(contentsOf: due.map { SenderAction.finished(file: $0.file, $0.outcome) }, at: at)
+        }
+        return ordered
+    }
+
+    private mutating func step(_ event: SenderEvent) -> [SenderAction] {
         switch (state, event) {
         case (.closed, _):
             return []

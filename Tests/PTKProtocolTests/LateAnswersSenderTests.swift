@@ -153,13 +153,14 @@ struct LateAnswersSenderSessionTests {
         _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
         #expect(s.awaitingResults == [0, 1])
         let p = Problem(.tooLarge, "no room")
-        // Nothing left to offer, but two results are owed: it waits for them.
-        #expect(s.handle(.frame(.reject(p))) == [.finished(file: 2, .rejected(p))])
+        // Nothing left to offer, but two results are owed: it waits for them. File 2's REJECT is
+        // reported after files 0 and 1, in the files' order.
+        #expect(s.handle(.frame(.reject(p))) == [])
         #expect(s.state == .awaitingResult(file: 0))
         #expect(s.handle(.frame(.saved(savedAs(0, 4)))) == [.finished(file: 0, .saved(savedAs(0, 4)))])
         #expect(s.state == .awaitingResult(file: 1))
         // Neither file is offered again, and BYE goes out once the last owed result came.
-        #expect(s.handle(.frame(.saved(savedAs(1, 4)))) == [.finished(file: 1, .saved(savedAs(1, 4))), .send(.bye), .close])
+        #expect(s.handle(.frame(.saved(savedAs(1, 4)))) == [.finished(file: 1, .saved(savedAs(1, 4))), .finished(file: 2, .rejected(p)), .send(.bye), .close])
     }
 
     @Test("files not kept after the last offered one are passed over once, and BYE waits for the owed results")
@@ -271,10 +272,32 @@ struct LateAnswersSenderSessionTests {
         _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack)])
         #expect(s.awaitingResults == [0])
         let p = Problem(.tooLarge, "x")
-        #expect(s.handle(.frame(.reject(p))) == [.finished(file: 1, .rejected(p)), .plan(w)])
+        #expect(s.handle(.frame(.reject(p))) == [.plan(w)])
         #expect(s.handle(.planned([])) == [])
         #expect(s.state == .awaitingResult(file: 0))
-        #expect(s.handle(.frame(.saved(savedAs(0, 4)))) == [.finished(file: 0, .saved(savedAs(0, 4))), .send(.bye), .close])
+        #expect(s.handle(.frame(.saved(savedAs(0, 4)))) == [.finished(file: 0, .saved(savedAs(0, 4))), .finished(file: 1, .rejected(p)), .send(.bye), .close])
+    }
+
+    @Test("files are reported finished in their order: a REJECT that overtakes an owed SAVED waits for it, and an ERROR reports it before the end")
+    func reportedInOrder() {
+        var s = session([4, 4, 4])
+        _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        let p = Problem(.tooLarge, "no room")
+        // File 1 refused while file 0's SAVED is owed: held back.
+        let rejected = s.handle(.frame(.reject(p)))
+        #expect(finishes(rejected).isEmpty, "\(rejected)")
+        _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        // File 0's SAVED: 0 then 1; file 2 is still owed.
+        let first = s.handle(.frame(.saved(savedAs(0, 4))))
+        #expect(finishes(first).map(\.0) == [0, 1])
+        // Another session: a REJECT held, then the receiver gives up.
+        var t = session([4, 4, 4])
+        _ = feed(&t, [.frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        _ = t.handle(.frame(.reject(p)))
+        let ended = t.handle(.frame(.error(Problem(.internal, "gone"))))
+        #expect(finishes(ended).map(\.0) == [1], "\(ended)")
+        #expect(ended.last == .close)
+        #expect(ended.firstIndex { if case .finished = $0 { true } else { false } }! < ended.firstIndex(of: .close)!)
     }
 
     /// A receiver that keeps the late-answers rules, answering owed DONEs at moments a seeded
