@@ -334,7 +334,7 @@ final class Counter: @unchecked Sendable {
 }
 
 extension PhotoStore: Service {
-    public var serviceName: String { "photo checks" }
+    public var serviceName: String { "photo flushes and checks" }
     public func stop(until deadline: Instant) -> Bool {
         // Rounds first: a round's photos are answered before the checks close.
         let flushed = rounds.stop(until: deadline)
