@@ -55,6 +55,18 @@ final class FlushRounds: @unchecked Sendable {
     private(set) var photosFlushed = 0
     private let threads = ThreadGroup()
     private let parallel: ParallelRunner
+    private let directoryParallel: ParallelRunner
+    /// Rounds whose files are flushed and renamed, waiting for their directories' flushes (on
+    /// the "flush-dirs" thread, so the next round's data flushes run meanwhile), in order.
+    private var stages: [Stage] = []
+    private var directoriesRunning = false
+
+    /// A round between its two halves.
+    private struct Stage {
+        var jobs: [Job]
+        var results: [Result<Saved, FileFailure>?]
+        var placed: [Int: PhotoStore.Placed]
+    }
     /// One round at a time, whichever thread runs it (the flusher, or a caller when no thread
     /// could be started).
     private let roundLock = Lock()
@@ -63,6 +75,7 @@ final class FlushRounds: @unchecked Sendable {
         self.store = store
         self.flush = flush
         parallel = ParallelRunner(name: "flush", limit: Self.maxParallel, group: threads)
+        directoryParallel = ParallelRunner(name: "flush-d", limit: 8, group: threads)
     }
 
     /// Counts read under the lock.
@@ -97,6 +110,7 @@ final class FlushRounds: @unchecked Sendable {
             state.broadcast()
         }
         parallel.stop()
+        directoryParallel.stop()
         return threads.join(until: deadline)
     }
 
@@ -143,17 +157,63 @@ final class FlushRounds: @unchecked Sendable {
         return (round, rest)
     }
 
+    /// The flusher: each round's data flushes and renames, then its directories on their own
+    /// thread, so that round k's directory flush and round k+1's data flushes overlap. Each
+    /// photo's order (data, rename, directory, answer) is as in one round.
     private func run() {
-        while let jobs = takeWaiting(blocking: true) { round(jobs) }
-        state.withLock { started = false }
+        while let jobs = takeWaiting(blocking: true) {
+            let stage = roundLock.withLock { filesStage(jobs) }
+            handOver(stage)
+        }
+        state.withLock {
+            started = false
+            state.broadcast()
+        }
     }
 
-    /// One round: data flushes in parallel, renames, one flush per directory, answers.
+    private func handOver(_ stage: Stage) {
+        let startNow: Bool = state.withLock {
+            stages.append(stage)
+            state.broadcast()
+            if directoriesRunning { return false }
+            directoriesRunning = true
+            return true
+        }
+        guard startNow else { return }
+        do throws(SystemError) {
+            try threads.start(name: "flush-dirs") { [self] in runDirectories() }
+        } catch {
+            // No thread: the flusher flushes the directories itself.
+            state.withLock { directoriesRunning = false }
+            while let next = takeStage(blocking: false) { directoriesStage(next) }
+        }
+    }
+
+    private func takeStage(blocking: Bool) -> Stage? {
+        state.withLock {
+            // Ends once the flusher has ended at a stop and nothing is left.
+            while stages.isEmpty {
+                if !blocking || (stopping && !started) { return nil }
+                state.wait()
+            }
+            return stages.removeFirst()
+        }
+    }
+
+    private func runDirectories() {
+        while let stage = takeStage(blocking: true) { directoriesStage(stage) }
+        state.withLock { directoriesRunning = false }
+    }
+
+    /// One whole round on this thread: data flushes in parallel, renames, one flush per
+    /// directory, answers (a caller without the flusher thread; tests).
     func round(_ jobs: [Job]) {
-        roundLock.withLock { runRound(jobs) }
+        roundLock.withLock { directoriesStage(filesStage(jobs)) }
     }
 
-    private func runRound(_ jobs: [Job]) {
+    /// A round's first half: every file's data flushed (several at once), then each flushed file
+    /// renamed to its final name.
+    private func filesStage(_ jobs: [Job]) -> Stage {
         var results = [Result<Saved, FileFailure>?](repeating: nil, count: jobs.count)
         // 1. Every file's data, several at once.
         let failures = parallel.run(jobs.count) { [flush] i throws(SystemError) in try flush.file(jobs[i].file) }
@@ -170,13 +230,21 @@ final class FlushRounds: @unchecked Sendable {
                 results[i] = .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
             }
         }
+        return Stage(jobs: jobs, results: results, placed: placed)
+    }
+
+    /// A round's second half: each directory touched flushed once, then every photo answered.
+    private func directoriesStage(_ stage: Stage) {
+        let jobs = stage.jobs
+        var results = stage.results
+        let placed = stage.placed
         // 3. Each directory touched, once: the photos moved into one whose flush fails go back
         // to their temporary names (FAILED means not published; the sender sends them again).
         // The folders are flushed side by side too (a sender filing each photo in a new folder
         // must not make the round, which everyone's photos wait for, one flush per folder long).
         let byFolder = Dictionary(grouping: placed.keys.sorted()) { placed[$0]!.folder }.sorted { $0.key < $1.key }
         let directories = byFolder.map { placed[$0.value[0]]!.directory }
-        let folderFailures = parallel.run(directories.count) { [flush] i throws(SystemError) in try flush.directory(directories[i]) }
+        let folderFailures = directoryParallel.run(directories.count) { [flush] i throws(SystemError) in try flush.directory(directories[i]) }
         for (f, (_, members)) in byFolder.enumerated() {
             do throws(SystemError) {
                 if let failure = folderFailures[f] { throw failure }
@@ -265,8 +333,15 @@ final class ParallelRunner: @unchecked Sendable {
         self.group = group
     }
 
-    /// Runs `body(0..<count)`, returns each call's error (nil: it succeeded). One run at a time.
+    /// Runs `body(0..<count)`, returns each call's error (nil: it succeeded). Runs from several
+    /// threads take turns.
     func run(_ count: Int, _ body: @escaping @Sendable (Int) throws(SystemError) -> Void) -> [SystemError?] {
+        runLock.withLock { runAlone(count, body) }
+    }
+
+    private let runLock = Lock()
+
+    private func runAlone(_ count: Int, _ body: @escaping @Sendable (Int) throws(SystemError) -> Void) -> [SystemError?] {
         guard count > 1 else {
             guard count == 1 else { return [] }
             do throws(SystemError) { try body(0); return [nil] } catch { return [error] }

@@ -21,6 +21,7 @@ private final class HeldFlush: @unchecked Sendable {
     func file(_ fd: FileDescriptor) throws(SystemError) {
         let (first, failing) = state.withLock { () -> (Bool, Set<Int64>) in
             calls += 1
+            state.broadcast()
             return (calls == 1, failingSizes)
         }
         if first { state.withLock { while held { state.wait() } } }
@@ -34,6 +35,10 @@ private final class HeldFlush: @unchecked Sendable {
     }
 
     func release() { state.withLock { held = false; state.broadcast() } }
+    /// Waits until the first flush is being held (its round has begun).
+    func waitUntilHolding() {
+        state.withLock { while calls == 0 { state.wait() } }
+    }
     func configure(_ body: (HeldFlush) -> Void) { state.withLock { body(self) } }
 }
 
@@ -59,6 +64,7 @@ struct FlushRoundsTests {
         let first = makePNG(size: 2_000, seed: 1)
         let a = try written(first, in: f.store, name: "a.png")
         let aTicket = a.startFinishing(notify: nil)
+        held.waitUntilHolding()
         // a's round is held in its file flush: b, c and d gather for the next one.
         let others = (2...4).map { makePNG(size: 2_000 + $0 * 100, seed: UInt64($0)) }
         let files = try others.enumerated().map { try written($1, in: f.store, name: "p\($0).png") }
@@ -83,6 +89,7 @@ struct FlushRoundsTests {
         rounds(f, held)
         let a = try written(makePNG(size: 2_000, seed: 1), in: f.store, name: "a.png")
         let aTicket = a.startFinishing(notify: nil)
+        held.waitUntilHolding()
         let bytes = [makePNG(size: 3_000, seed: 2), makePNG(size: 3_500, seed: 3), makePNG(size: 4_000, seed: 4)]
         held.configure { $0.failingSizes = [3_500] }
         let files = try bytes.enumerated().map { try written($1, in: f.store, name: "p\($0).png") }
@@ -109,6 +116,7 @@ struct FlushRoundsTests {
         rounds(f, held)
         let a = try written(makePNG(size: 2_000, seed: 1), in: f.store, name: "a.png")
         let aTicket = a.startFinishing(notify: nil)
+        held.waitUntilHolding()
         let files = try [(name: "b.png", folder: ""), (name: "c.png", folder: "")].enumerated().map {
             try written(makePNG(size: 3_000 + $0 * 100, seed: UInt64($0 + 2)), in: f.store, name: $1.name, folder: $1.folder)
         }
