@@ -66,6 +66,21 @@ final class FlushRounds: @unchecked Sendable {
         var jobs: [Job]
         var results: [Result<Saved, FileFailure>?]
         var placed: [Int: PhotoStore.Placed]
+        /// Rounds it holds (stages waiting together are flushed together).
+        var rounds = 1
+
+        /// `stages` as one: their directories are flushed once for all.
+        static func merged(_ stages: [Stage]) -> Stage {
+            var all = Stage(jobs: [], results: [], placed: [:], rounds: 0)
+            for stage in stages {
+                let offset = all.jobs.count
+                all.jobs += stage.jobs
+                all.results += stage.results
+                for (i, p) in stage.placed { all.placed[offset + i] = p }
+                all.rounds += stage.rounds
+            }
+            return all
+        }
     }
     /// One round at a time, whichever thread runs it (the flusher, or a caller when no thread
     /// could be started).
@@ -196,7 +211,10 @@ final class FlushRounds: @unchecked Sendable {
                 if !blocking || (stopping && !started) { return nil }
                 state.wait()
             }
-            return stages.removeFirst()
+            // Every round whose files are done by now: one flush of each directory covers them
+            // all (a second group commit, for the directories).
+            defer { stages.removeAll() }
+            return Stage.merged(stages)
         }
     }
 
@@ -264,7 +282,7 @@ final class FlushRounds: @unchecked Sendable {
         }
         for p in placed.values where p.ownsDirectory { p.directory.close() }
         state.withLock {
-            roundsRun += 1
+            roundsRun += stage.rounds
             photosFlushed += jobs.count
         }
         // 4. The answers, all after every flush of the round.
