@@ -1,5 +1,6 @@
 import Glibc
 import PTKDigest
+import PTKProtocol
 import PTKSystem
 
 /// Builds a well-formed PNG of exactly `size` bytes (at least 57): a 1x1 greyscale image whose
@@ -179,4 +180,9 @@ public func writeFile(in dir: String, _ relativePath: String, _ bytes: [UInt8]) 
         try? makeDirectories(String(full[..<slash]))
     }
     writeFile(full, bytes)
+}
+
+/// `bytes` cut into protocol v1 CHUNK payloads (`ProtocolLimits.chunkSize` each, the last the rest).
+public func chunks(of bytes: [UInt8], size: Int = ProtocolLimits.chunkSize) -> [[UInt8]] {
+    stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) }
 }

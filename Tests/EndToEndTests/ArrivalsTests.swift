@@ -155,8 +155,8 @@ struct ArrivalsTests {
         try raw.hello()
         try raw.send(.offer(Offer(name: "other name.png", size: Int64(bytes.count), sha256: sha256Hex(bytes))))
         #expect(try raw.receive() == .accept(Accept(offset: 0)))
-        for start in stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize) {
-            try raw.send(.chunk(Array(bytes[start..<min(start + ProtocolLimits.chunkSize, bytes.count)])))
+        for chunk in chunks(of: bytes) {
+            try raw.send(.chunk(chunk))
             #expect(try raw.receive() == .ack)
         }
         try raw.send(.done)
@@ -196,8 +196,8 @@ struct ArrivalsTests {
         try raw.send(.hello(Hello(name: "raw", window: 16, features: ["late-answers"])))
         guard case .welcome? = try raw.receive() else { throw HarnessError("no WELCOME") }
         func sendBytes() throws {
-            for start in stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize) {
-                try raw.send(.chunk(Array(bytes[start..<min(start + ProtocolLimits.chunkSize, bytes.count)])))
+            for chunk in chunks(of: bytes) {
+                try raw.send(.chunk(chunk))
                 #expect(try raw.receive() == .ack)
             }
         }
@@ -228,8 +228,8 @@ struct ArrivalsTests {
         try raw.hello()
         try raw.send(.offer(Offer(name: "whole.png", size: Int64(bytes.count), sha256: sha)))
         #expect(try raw.receive() == .accept(Accept(offset: 0)))
-        for start in stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize) {
-            try raw.send(.chunk(Array(bytes[start..<min(start + ProtocolLimits.chunkSize, bytes.count)])))
+        for chunk in chunks(of: bytes) {
+            try raw.send(.chunk(chunk))
             #expect(try raw.receive() == .ack)
         }
         raw.close()

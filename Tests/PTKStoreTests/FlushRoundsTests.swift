@@ -15,8 +15,8 @@ private final class HeldFlush: @unchecked Sendable {
     private var calls = 0
     /// Sizes of the files whose flush fails (EIO).
     var failingSizes: Set<Int64> = []
-    /// Fail every directory flush (EIO).
-    var failDirectories = false
+    /// Fail the flush of every directory whose path ends so (EIO); nil fails none.
+    var failDirectoriesEndingWith: String?
 
     func file(_ fd: FileDescriptor) throws(SystemError) {
         let (first, failing) = state.withLock { () -> (Bool, Set<Int64>) in
@@ -30,7 +30,9 @@ private final class HeldFlush: @unchecked Sendable {
     }
 
     func directory(_ fd: FileDescriptor) throws(SystemError) {
-        if state.withLock({ failDirectories }) { throw SystemError(call: "fsync", errno: EIO) }
+        if let suffix = state.withLock({ failDirectoriesEndingWith }), path(of: fd).hasSuffix(suffix) {
+            throw SystemError(call: "fsync", errno: EIO)
+        }
         try fd.sync()
     }
 
@@ -40,6 +42,25 @@ private final class HeldFlush: @unchecked Sendable {
         state.withLock { while calls == 0 { state.wait() } }
     }
     func configure(_ body: (HeldFlush) -> Void) { state.withLock { body(self) } }
+}
+
+/// The path a descriptor is open on, from /proc.
+private func path(of fd: FileDescriptor) -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/fd/\(fd.rawValue)", &buffer, buffer.count - 1)
+    return n > 0 ? String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+}
+
+/// A store whose first round (photo "a.png" alone) is held in its data flush, so photos
+/// finished meanwhile gather for the next round; `a` and its ticket come with it.
+private func storeWithHeldRound() throws -> (StoreFixture, HeldFlush, IncomingFile, FlushTicket) {
+    let f = try StoreFixture()
+    let held = HeldFlush()
+    rounds(f, held)
+    let a = try written(makePNG(size: 2_000, seed: 1), in: f.store, name: "a.png")
+    let ticket = a.startFinishing(notify: nil)
+    held.waitUntilHolding()
+    return (f, held, a, ticket)
 }
 
 /// The photo's file written whole (not finished yet).
@@ -84,12 +105,7 @@ struct FlushRoundsTests {
 
     @Test("a photo whose data flush fails is failed alone, never renamed; the others of its round are saved")
     func oneFlushFails() throws {
-        let f = try StoreFixture()
-        let held = HeldFlush()
-        rounds(f, held)
-        let a = try written(makePNG(size: 2_000, seed: 1), in: f.store, name: "a.png")
-        let aTicket = a.startFinishing(notify: nil)
-        held.waitUntilHolding()
+        let (f, held, a, aTicket) = try storeWithHeldRound()
         let bytes = [makePNG(size: 3_000, seed: 2), makePNG(size: 3_500, seed: 3), makePNG(size: 4_000, seed: 4)]
         held.configure { $0.failingSizes = [3_500] }
         let files = try bytes.enumerated().map { try written($1, in: f.store, name: "p\($0).png") }
@@ -111,31 +127,31 @@ struct FlushRoundsTests {
 
     @Test("a directory whose flush fails fails the photos moved into it in that round, moved back and deleted; another folder's are saved")
     func directoryFlushFails() throws {
-        let f = try StoreFixture()
-        let held = HeldFlush()
-        rounds(f, held)
-        let a = try written(makePNG(size: 2_000, seed: 1), in: f.store, name: "a.png")
-        let aTicket = a.startFinishing(notify: nil)
-        held.waitUntilHolding()
-        let files = try [(name: "b.png", folder: ""), (name: "c.png", folder: "")].enumerated().map {
-            try written(makePNG(size: 3_000 + $0 * 100, seed: UInt64($0 + 2)), in: f.store, name: $1.name, folder: $1.folder)
+        let (f, held, a, aTicket) = try storeWithHeldRound()
+        // b and c in the directory itself, d in the folder "2024".
+        let bytes = (0..<3).map { makePNG(size: 3_000 + $0 * 100, seed: UInt64($0 + 2)) }
+        let files = try [(name: "b.png", folder: ""), (name: "c.png", folder: ""), (name: "d.png", folder: "2024")].enumerated().map {
+            try written(bytes[$0], in: f.store, name: $1.name, folder: $1.folder)
         }
         let tickets = files.map { $0.startFinishing(notify: nil) }
-        held.configure { $0.failDirectories = true }
+        held.configure { $0.failDirectoriesEndingWith = "/photos" }
         held.release()
         // a's round (alone) failed its directory flush too: a is failed and not published.
         #expect((try? a.conclude(aTicket).get()) == nil)
-        for (file, ticket) in zip(files, tickets) {
-            guard case .failure(let failure) = file.conclude(ticket) else {
+        let results = zip(files, tickets).map { $0.conclude($1) }
+        for result in results.prefix(2) {
+            guard case .failure(let failure) = result else {
                 Issue.record("saved although its directory's flush failed")
                 continue
             }
             #expect(failure.problem.code == FileErrorCode.ioError.rawValue)
         }
-        #expect(f.visible.isEmpty, "nothing under a final name: \(f.visible)")
+        #expect((try? results[2].get().name) == "2024/d.png", "the folder flushed fine: \(results[2])")
+        #expect(readFile(f.dir + "/2024/d.png") == bytes[2])
+        #expect(f.visible == ["2024"], "nothing else under a final name: \(f.visible)")
         #expect(f.incoming.isEmpty, "the temporaries are deleted: \(f.incoming)")
         // The store goes on: the next photo is saved once the directory flushes again.
-        held.configure { $0.failDirectories = false }
+        held.configure { $0.failDirectoriesEndingWith = nil }
         #expect(try store(makePNG(size: 1_000, seed: 9), in: f.store, name: "d.png").get().name == "d.png")
     }
 
