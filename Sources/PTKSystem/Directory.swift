@@ -289,7 +289,8 @@ extension FileDescriptor {
             if fd >= 0 { return (temporary, FileDescriptor(rawValue: fd)) }
             let code = errno
             tries += 1
-            if code == EINTR || (code == EEXIST && tries < 16) { continue }
+            // EINTR and EAGAIN (never expected from a local open, but the funnel's rule) are tried again.
+            if code == EINTR || ((code == EEXIST || code == EAGAIN) && tries < 16) { continue }
             throw SystemError(call: "open", object: temporary, errno: code)
         }
     }
@@ -318,8 +319,14 @@ extension FileDescriptor {
     /// Makes the directory `name` (if still missing) and opens it without following a symlink;
     /// gives it `mode` and, run as root, this directory's owner; flushes this directory.
     fileprivate func makeSubdirectory(_ name: String, path: String, mode: FileMode) throws -> FileDescriptor {
-        if mkdirat(rawValue, name, mode_t(mode)) != 0 && errno != EEXIST {
-            throw SystemError(call: "mkdir", object: path, errno: errno)
+        // EINTR and EAGAIN are tried again, as the funnel (`syscall`) does; EEXIST is fine.
+        var tries = 0
+        while mkdirat(rawValue, name, mode_t(mode)) != 0 {
+            let code = errno
+            if code == EEXIST { break }
+            tries += 1
+            if (code == EINTR || code == EAGAIN) && tries < 64 { continue }
+            throw SystemError(call: "mkdir", object: path, errno: code)
         }
         let made: FileDescriptor
         switch Result(catching: { () throws(SystemError) in try openSubdirectory(name) }) {
@@ -333,10 +340,13 @@ extension FileDescriptor {
             made.close()
             throw error
         }
-        if fchmod(made.rawValue, mode_t(mode)) != 0 || (owner.map { fchown(made.rawValue, $0.owner, $0.group) } ?? 0) != 0 || fsync(rawValue) != 0 {
-            let code = errno
+        do throws(SystemError) {
+            _ = try syscall("chmod", path) { fchmod(made.rawValue, mode_t(mode)) }
+            if let owner { _ = try syscall("chown", path) { fchown(made.rawValue, owner.owner, owner.group) } }
+            _ = try syscall("fsync", path) { fsync(rawValue) }
+        } catch {
             made.close()
-            throw SystemError(call: "mkdir", object: path, errno: code)
+            throw error
         }
         return made
     }
