@@ -109,19 +109,24 @@ final class ReceiverDriver {
         return (head, result)
     }
 
-    /// Gives the machine an owed answer; its log line names that answer's photo.
+    /// Performs `action` with the log naming `owed`'s photo rather than the current one.
+    private func perform(_ action: ReceiverAction, about owed: OwedAnswer) {
+        let (current, currentStarted) = (lastOffer, fileStarted)
+        (lastOffer, fileStarted) = (owed.offer, owed.started)
+        // An owed answer's actions are sends: none asks for a follow-up event.
+        _ = perform(action)
+        (lastOffer, fileStarted) = (current, currentStarted)
+    }
+
+    /// Gives the machine an owed answer; its log line names that answer's photo (a held FAILED
+    /// that follows it is the current file's).
     private func answerOwed(_ owed: (OwedAnswer, Result<Saved, FileFailure>)) {
         guard machine.state != .closed else { return }
-        let (current, currentStarted) = (lastOffer, fileStarted)
-        (lastOffer, fileStarted) = (owed.0.offer, owed.0.started)
-        var first = true
-        for action in machine.handle(.fileFinished(owed.1)) {
-            if case .send = action, !first { (lastOffer, fileStarted) = (current, currentStarted) }
-            if case .send = action { first = false }
-            // An owed answer's actions are sends (and close): none asks for a follow-up event.
-            _ = perform(action)
-        }
-        (lastOffer, fileStarted) = (current, currentStarted)
+        let actions = machine.handle(.fileFinished(owed.1))
+        guard let first = actions.first else { return }
+        perform(first, about: owed.0)
+        // The rest are sends and close: none asks for a follow-up event.
+        for action in actions.dropFirst() { _ = perform(action) }
     }
 
     /// While answers are owed and nothing of the peer is buffered: waits until the peer's bytes
@@ -228,13 +233,10 @@ final class ReceiverDriver {
             // The session ends with an ERROR: every owed answer goes first, in order, as far as
             // the connection still takes it (the photos are published or not either way).
             while let owed = nextOwedAnswer(waiting: true) {
-                let (current, currentStarted) = (lastOffer, fileStarted)
-                (lastOffer, fileStarted) = (owed.0.offer, owed.0.started)
                 switch owed.1 {
-                case .success(let saved): _ = perform(.send(.saved(saved)))
-                case .failure(let failure): _ = perform(.send(.failed(failure.problem)))
+                case .success(let saved): perform(.send(.saved(saved)), about: owed.0)
+                case .failure(let failure): perform(.send(.failed(failure.problem)), about: owed.0)
                 }
-                (lastOffer, fileStarted) = (current, currentStarted)
             }
             return nil
         case .owe(let result):

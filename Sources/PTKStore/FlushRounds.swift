@@ -45,14 +45,15 @@ final class FlushRounds: @unchecked Sendable {
 
     private unowned let store: PhotoStore
     private let flush: Flush
-    // `waiting`, `running`, `started` and `roundsRun` are guarded by `state`.
+    // `waiting`, `started`, `stopping`, `stages`, `directoriesRunning` and the counts are
+    // guarded by `state`.
     private let state = ConditionLock()
     private var waiting: [Job] = []
     private var started = false
     private var stopping = false
-    /// Rounds completed, and photos in them (tests and the log).
-    private(set) var roundsRun = 0
-    private(set) var photosFlushed = 0
+    /// Rounds completed, and photos in them (`counts`).
+    private var roundsRun = 0
+    private var photosFlushed = 0
     private let threads = ThreadGroup()
     private let parallel: ParallelRunner
     private let directoryParallel: ParallelRunner
