@@ -26,7 +26,7 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         // CRC-32 with carry-less multiplication (several GB/s; zlib's is a table walk).
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
-        // HTTP/1.1 requests and responses for the LocalSend endpoint (Node's http-parser; no pkg-config file).
+        // HTTP/1.1 requests and responses for every HTTP door, in PTKHTTP (Node's http-parser; no pkg-config file).
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         // JPEG decoding and encoding: libjpeg-turbo.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
@@ -77,10 +77,14 @@ let package = Package(
         // The web interface's decisions and pages (issue 29): routes, Range, cookies, HTML, the
         // stylesheet and script. No I/O: it renders the library's values.
         .target(name: "PTKWeb", dependencies: ["PTKLibrary", "PTKProtocol", "PTKSystem"]),
-        // LocalSend v2 (issue 14): HTTP parsing, the JSON messages and the sessions' decisions. No I/O.
-        .target(name: "PTKLocalSend", dependencies: ["CHTTPParser", "PTKProtocol", "PTKTime"]),
+        // LocalSend v2 (issue 14): the JSON messages and the sessions' decisions. No I/O.
+        .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime"]),
+        // The one HTTP layer every HTTP door stands on (issue 43): requests parsed by
+        // http-parser, connections with keep-alive, deadlines and chunked bodies, the HTTPS
+        // server, the router, middleware, and photos streamed from a body into the store.
+        .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKStore", "PTKProtocol"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKHTTP", "PTKDigest"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem"]),
@@ -98,10 +102,10 @@ let package = Package(
         .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
-        .target(name: "PTKTestSupport", dependencies: ["CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport"]),
+        .target(name: "PTKTestSupport", dependencies: ["CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport", "PTKHTTP", "PTKTime"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
-        .target(name: "PTKFuzz", dependencies: ["PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKSystem", "PTKWeb"]),
+        .target(name: "PTKFuzz", dependencies: ["PTKHTTP", "PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKSystem", "PTKWeb"]),
         .target(name: "PTKFuzzReplay", dependencies: ["PTKSystem"]),
         // Every target in one executable, chosen by PTK_FUZZ_TARGET (libFuzzer calls one entry point).
         .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
@@ -119,14 +123,15 @@ let package = Package(
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
-        .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKLibrary", "PTKProtocol", "PTKSystem"]),
+        .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import PTKHTTP
 import PTKConfiguration
 import PTKDiscovery
 import PTKLibrary

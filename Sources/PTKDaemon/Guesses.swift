@@ -1,3 +1,4 @@
+import PTKHTTP
 import PTKLocalSend
 import PTKSystem
 
@@ -45,4 +46,14 @@ final class LargeBodies: @unchecked Sendable {
     }
 
     func give(_ bytes: Int) { lock.withLock { used -= bytes } }
+}
+
+/// The wrong-guess counter the doors' `FailureThrottle`s keep (passwords, app passwords).
+extension TryLimiter: FailureLimiter {}
+
+/// Wrong passwords counted per address for a door's logins: 3 tries, then 5 minutes' wait.
+typealias PasswordThrottle = FailureThrottle<TryLimiter>
+
+extension FailureThrottle where Limiter == TryLimiter {
+    convenience init() { self.init(TryLimiter(tries: 3, lockout: .seconds(300))) }
 }

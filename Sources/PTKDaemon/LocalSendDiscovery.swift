@@ -1,3 +1,4 @@
+import PTKHTTP
 import PTKLocalSend
 import PTKSystem
 import PTKTLS

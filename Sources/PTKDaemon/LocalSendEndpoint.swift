@@ -1,5 +1,6 @@
 import PTKConfiguration
 import PTKLibrary
+import PTKHTTP
 import PTKLocalSend
 import PTKProtocol
 import PTKStore
@@ -37,8 +38,6 @@ final class LocalSendEndpoint: @unchecked Sendable {
     static let largeBodyRate = 64 << 10
     /// Large JSON bodies being read and decoded at once, in bytes.
     let largeBodies = LargeBodies()
-    /// Bodies of requests that need none are read and dropped up to this size.
-    static let ignoredBodyLimit = 64 << 10
 
     init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
          shutdown: ShutdownSignal) throws(DaemonError) {
@@ -80,32 +79,11 @@ final class LocalSendEndpoint: @unchecked Sendable {
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil) {
-        let server = HTTPSServer(context: self.server, shutdown: shutdown, kind: "localsend", idle: configuration.idleTimeout,
-                                 errorBody: { (message($0), "application/json") })
+        let server = HTTPSServer(context: self.server, interrupt: shutdown.pipe.readEnd, kind: "localsend", idle: configuration.idleTimeout,
+                                 log: { Log.info($0) }, errorBody: { (message($0), "application/json") })
+        let service = service()
         server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { head, http, certificate throws(HTTPFailure) in
-            try handle(head, Connection(id: id, peer: peer, certificate: certificate, http: http))
-        }
-    }
-
-    /// One connection's fixed facts.
-    struct Connection {
-        var id: Int
-        var peer: SocketAddress
-        /// The SHA-256 of the client certificate the app showed (LocalSend 1.18 does), if any.
-        var certificate: String?
-        var http: HTTPConnection
-        var address: String { peer.host }
-    }
-
-    /// The HTTP status for a store failure: 422 for a hash that does not match (as the apps
-    /// expect), 400 for bytes that are not what was announced, 507 (Insufficient Storage) for a
-    /// full disk or quota, 500 for the receiver's other trouble.
-    static func status(for failure: FileFailure) -> (Int, String) {
-        switch failure.problem.code {
-        case FileErrorCode.hashMismatch.rawValue: return (422, failure.problem.message)
-        case FileErrorCode.notPNG.rawValue, FileErrorCode.sizeMismatch.rawValue: return (400, failure.problem.message)
-        case FileErrorCode.noSpace.rawValue: return (507, failure.problem.message)
-        default: return (500, failure.problem.message)
+            try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate, context: LocalSendContext())
         }
     }
 }

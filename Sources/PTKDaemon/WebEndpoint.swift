@@ -1,6 +1,6 @@
 import PTKConfiguration
 import PTKLibrary
-import PTKLocalSend
+import PTKHTTP
 import PTKProtocol
 import PTKStore
 import PTKSystem
@@ -15,7 +15,7 @@ import PTKWeb
 /// without a session; sessions come from a one-time link (`ptk web-link`) or the password
 /// (`ptk web-password`). Each connection runs on a thread of its own, inside a session slot.
 final class WebEndpoint: @unchecked Sendable {
-    // `limiter` is guarded by `passwordLock`; everything else is fixed at init.
+    // Fixed at init.
     let listener: Listener
     let identity: Identity
     let context: TLSContext
@@ -28,8 +28,7 @@ final class WebEndpoint: @unchecked Sendable {
     /// Wrong guesses at any door, for the whole receiver.
     let guesses: Guesses
     /// One password check (scrypt: 32 MiB, 0.1 s) at a time, and the wrong tries per address.
-    let passwordLock = Lock()
-    var limiter = TryLimiter(tries: 3, lockout: .seconds(300))
+    let throttle = PasswordThrottle()
 
     /// The session cookie. `__Host-`: browsers keep it only if Secure, for this host, Path=/.
     static let cookieName = "__Host-ptk"
@@ -41,8 +40,8 @@ final class WebEndpoint: @unchecked Sendable {
     /// idle connections open; each holds a session slot).
     static let keepAlive: Duration = .seconds(15)
     /// Headers every response carries.
-    static let securityHeaders = "Content-Security-Policy: default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'\r\nX-Frame-Options: DENY\r\n"
-        + "Referrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\n"
+    static let securityHeaders = [("Content-Security-Policy", "default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+                                  ("X-Frame-Options", "DENY"), ("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff")]
 
     init(configuration: DaemonConfiguration, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal) throws(DaemonError) {
         self.configuration = configuration
@@ -90,12 +89,14 @@ final class WebEndpoint: @unchecked Sendable {
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil) {
         let pages = self.pages
-        var server = HTTPSServer(context: context, shutdown: shutdown, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
-                                 errorBody: { (Array(pages.error($0, viewer: nil).utf8), "text/html; charset=utf-8") })
-        server.fixedHeaders = Self.securityHeaders
+        var server = HTTPSServer(context: context, interrupt: shutdown.pipe.readEnd, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
+                                 log: { Log.info($0) }, errorBody: { (Array(pages.error($0, viewer: nil).utf8), "text/html; charset=utf-8") })
+        server.fixedHeaders = SecurityHeaders<WebContext>(Self.securityHeaders).lines
+        let service = service()
         let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
-        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { head, http, _ throws(HTTPFailure) in
-            try handle(head, http, connection)
+        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { head, http, certificate throws(HTTPFailure) in
+            try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate,
+                                context: WebContext(connection: connection, session: nil))
         }
     }
 }

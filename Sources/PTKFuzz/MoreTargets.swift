@@ -1,5 +1,6 @@
 import PTKConfiguration
 import PTKLibrary
+import PTKHTTP
 import PTKLocalSend
 import PTKStore
 import PTKSystem
@@ -86,10 +87,13 @@ extension FuzzTargets {
                 if case .head(let head)? = result.stop {
                     precondition(head.target.utf8.count <= HTTPParser.maxTargetBytes, "a target over the limit")
                     _ = (head.path, head.query)
-                    // The web interface's readings of the same head: the route, a Range over a
-                    // file of any size, the cookies.
-                    let route = WebRoute(method: head.method, target: head.target)
-                    if case .photo(let id) = route { precondition(id > 0, "a photo id that is not positive") }
+                    // The HTTP layer's readings of the same head: a route with an id capture, a
+                    // Range over a file of any size, the cookies.
+                    var router = Router<Void>()
+                    router.add(["GET", "HEAD"], "/photo/{id}/{part}", captures: ["id": .id, "part": .oneOf(["original", "thumbnail"])]) { _ in true }
+                    if case .found(_, let parameters) = router.match(method: head.method, target: head.target) {
+                        precondition((parameters.int64("id") ?? 0) > 0, "a photo id that is not positive")
+                    }
                     for size: Int64 in [0, 1, 1000, Int64(bodyBytes) + 7] {
                         if case .part(let start, let end) = ByteRange(header: head.header("range"), size: size) {
                             precondition(0 <= start && start <= end && end < size, "a range outside the file")

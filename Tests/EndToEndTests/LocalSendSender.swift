@@ -1,5 +1,6 @@
 import Foundation
 import PTKDigest
+import PTKHTTP
 import PTKLocalSend
 import PTKSystem
 import PTKTestSupport

@@ -1,5 +1,5 @@
 import Foundation
-import PTKLocalSend
+import PTKHTTP
 import PTKSystem
 import PTKTestSupport
 import PTKTLS

@@ -2,6 +2,7 @@ import Foundation
 import PTKLibrary
 import PTKProtocol
 import PTKSystem
+import PTKHTTP
 import PTKWeb
 import Testing
 

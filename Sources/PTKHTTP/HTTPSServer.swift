@@ -1,34 +1,47 @@
-import PTKLocalSend
 import PTKSystem
+import PTKTime
 import PTKTLS
 import PTKTransport
 
 /// An HTTPS connection's life, shared by the LocalSend endpoint and the web interface: TLS
 /// (plain HTTP on the port is answered 400 in HTTP), requests one after another on a
 /// keep-alive connection, and the answers to what goes wrong before a route can answer.
-struct HTTPSServer {
-    let context: TLSContext
-    let shutdown: ShutdownSignal
+public struct HTTPSServer {
+    public let context: TLSContext
+    /// Becomes readable when the daemon shuts down: waits for a peer end there.
+    public let interrupt: FileDescriptor
     /// How log lines name the connection ("localsend", "web").
-    let kind: String
+    public let kind: String
     /// How long a kept-alive connection may wait for its next request.
-    let idle: Duration
+    public let idle: Duration
     /// An error's body and content type, from its message.
-    let errorBody: @Sendable (String) -> ([UInt8], String)
+    public let errorBody: @Sendable (String) -> ([UInt8], String)
+    /// Writes one line of the daemon's log.
+    public let log: @Sendable (String) -> Void
     /// Header lines (each ending in CRLF) every response carries.
-    var fixedHeaders = ""
+    public var fixedHeaders = ""
+
+    public init(context: TLSContext, interrupt: FileDescriptor, kind: String, idle: Duration, log: @escaping @Sendable (String) -> Void,
+                errorBody: @escaping @Sendable (String) -> ([UInt8], String)) {
+        self.context = context
+        self.interrupt = interrupt
+        self.kind = kind
+        self.idle = idle
+        self.log = log
+        self.errorBody = errorBody
+    }
 
     /// Serves one connection until it closes, on the calling thread. The TLS handshake and the
     /// first request's head must arrive by `deadline`; later requests within `idle`. With
     /// `busy` (ptkd is over its session limits), the first request is answered 429 with that
     /// reason and the connection closed. `handle` answers a request (told the certificate the
     /// client showed, if any) and returns false when the connection must close after it.
-    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+    public func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil,
                handle: (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool) {
-        let log = { (line: String) in Log.info("\(kind) \(id) from \(peer): \(line)") }
+        let log = { (line: String) in self.log("\(kind) \(id) from \(peer): \(line)") }
         // A bare connect-and-close (apps probe the port) ends here without a word.
-        guard case .byte(let first) = peekFirstByte(socket, interrupt: shutdown.pipe.readEnd, deadline: deadline) else {
+        guard case .byte(let first) = peekFirstByte(socket, interrupt: interrupt, deadline: deadline) else {
             socket.close()
             return
         }
@@ -36,7 +49,7 @@ struct HTTPSServer {
         var certificate: String? = nil
         if first == 0x16 {
             do {
-                let tls = try TLSStream(socket: socket, peer: peer, context: context, interrupt: shutdown.pipe.readEnd, deadline: deadline)
+                let tls = try TLSStream(socket: socket, peer: peer, context: context, interrupt: interrupt, deadline: deadline)
                 certificate = tls.peerCertificateFingerprint
                 stream = tls
             } catch {
@@ -49,7 +62,7 @@ struct HTTPSServer {
             }
         } else {
             // Plain HTTP on the HTTPS port: say so in HTTP, then close.
-            let plain = TCPStream(socket: socket, peer: peer, interrupt: shutdown.pipe.readEnd)
+            let plain = TCPStream(socket: socket, peer: peer, interrupt: interrupt)
             let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10)
             http.fixedHeaders = fixedHeaders
             log("plain HTTP on the HTTPS port; answered 400")

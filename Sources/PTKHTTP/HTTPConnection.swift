@@ -1,11 +1,9 @@
-import PTKLocalSend
-import PTKProtocol
-import PTKStore
 import PTKSystem
+import PTKTime
 import PTKTransport
 
 /// Why an HTTP exchange ended early.
-enum HTTPFailure: Error {
+public enum HTTPFailure: Error {
     /// The peer closed, or the connection failed: nothing more can be said to it.
     case gone
     /// Nothing arrived in time: a partial request gets 408, an idle connection is just closed.
@@ -21,8 +19,8 @@ enum HTTPFailure: Error {
 /// HTTP/1.1 over a byte stream (TLS for the LocalSend endpoint, TCP for the register client):
 /// the parser, a read buffer whose leftover bytes start the next request (pipelining and
 /// keep-alive), and responses.
-final class HTTPConnection {
-    let stream: ByteStream
+public final class HTTPConnection {
+    public let stream: ByteStream
     private let parser: HTTPParser
     private var buffer: [UInt8]
     private var start = 0
@@ -32,7 +30,7 @@ final class HTTPConnection {
 
     private let kind: HTTPParser.Kind
 
-    init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10) {
+    public init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10) {
         self.stream = stream
         self.kind = kind
         parser = HTTPParser(kind)
@@ -41,7 +39,7 @@ final class HTTPConnection {
 
     /// Reads until the next message's head, by `deadline`; nil when the peer closed between
     /// messages.
-    func nextHead(deadline: Instant) throws(HTTPFailure) -> HTTPHead? {
+    public func nextHead(deadline: Instant) throws(HTTPFailure) -> HTTPHead? {
         inMessage = false
         while true {
             if start < end {
@@ -62,21 +60,21 @@ final class HTTPConnection {
     /// A request body must come at least this fast on average, after `bodyGrace`: a client
     /// sending a byte now and then cannot hold its slot for longer than its size allows (a
     /// photo over the weakest Wi-Fi still comes faster).
-    static let bodyMinimumRate = 1 << 10
-    static let bodyGrace: Duration = .seconds(10)
+    public static let bodyMinimumRate = 1 << 10
+    public static let bodyGrace: Duration = .seconds(10)
 
     /// Tells where the connection is in its life (`ConnectionStage`), for the connection slots.
-    var onStage: ((ConnectionStage) -> Void)?
+    public var onStage: ((ConnectionStage) -> Void)?
 
     /// The request being answered is one its sender has the right to (a session, a token):
     /// its connection is working and is not displaced for a newcomer.
-    func proven() { onStage?(.working) }
+    public func proven() { onStage?(.working) }
 
     /// Passes the body of the message whose head was just read to `sink`, piece by piece, each
     /// read by `deadline()`; returns once the message is complete. `sink` returning false stops
     /// with `.refused(status, why)` from `refusal()`. Requests (not responses) must also keep to
     /// `minimumRate` (bytes a second) after `bodyGrace`, or end in 408.
-    func readBody(deadline: () -> Instant, minimumRate: Int = bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
+    public func readBody(deadline: () -> Instant, minimumRate: Int = bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
                   refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPFailure) {
         let started = Instant.now
         var received = 0
@@ -123,7 +121,7 @@ final class HTTPConnection {
     }
 
     /// Reads a whole body of at most `limit` bytes, at `minimumRate` (see above).
-    func readBody(limit: Int, deadline: () -> Instant, minimumRate: Int = bodyMinimumRate) throws(HTTPFailure) -> [UInt8] {
+    public func readBody(limit: Int, deadline: () -> Instant, minimumRate: Int = bodyMinimumRate) throws(HTTPFailure) -> [UInt8] {
         var body: [UInt8] = []
         try readBody(deadline: deadline, minimumRate: minimumRate, sink: { piece in
             guard body.count + piece.count <= limit else { return false }
@@ -173,10 +171,10 @@ final class HTTPConnection {
     }
 
     /// A response with `Connection: close` went out before the request was read to its end.
-    private(set) var refusedMidRequest = false
+    public private(set) var refusedMidRequest = false
 
     /// Reads and drops what the peer still sends, until it closes, `deadline`, or `limit` bytes.
-    func drain(until deadline: Instant, limit: Int) {
+    public func drain(until deadline: Instant, limit: Int) {
         var total = 0
         while total < limit, Instant.now < deadline {
             let n = buffer.withUnsafeMutableBytes { b in
@@ -189,11 +187,11 @@ final class HTTPConnection {
     }
 
     /// Header lines (each ending in CRLF) every response carries (the web interface's security headers).
-    var fixedHeaders = ""
+    public var fixedHeaders = ""
 
     /// Sends a response: `body` with `contentType`, `headers`, and `Connection: close` when
     /// `close`. `headOnly` (a HEAD request) sends the head alone, with the body's length.
-    func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", headers: [(String, String)] = [],
+    public func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", headers: [(String, String)] = [],
                  close: Bool = false, headOnly: Bool = false, deadline: Instant) throws(HTTPFailure) {
         let head = responseHead(status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : contentType,
                                 headers: headers, close: close)
@@ -201,9 +199,13 @@ final class HTTPConnection {
     }
 
     /// A response's head: status line, length, type, `headers`, the fixed ones and Connection.
-    func responseHead(_ status: Int, contentLength: Int64, contentType: String?, headers: [(String, String)] = [], close: Bool) -> [UInt8] {
+    /// `contentLength` nil: the body is sent in chunks (`ChunkedBody`).
+    public func responseHead(_ status: Int, contentLength: Int64?, contentType: String?, headers: [(String, String)] = [], close: Bool) -> [UInt8] {
         if close && inMessage { refusedMidRequest = true }
-        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\nContent-Length: \(contentLength)\r\n"
+        lastStatus = status
+        responses += 1
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+        head += contentLength.map { "Content-Length: \($0)\r\n" } ?? "Transfer-Encoding: chunked\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += fixedHeaders
@@ -211,17 +213,33 @@ final class HTTPConnection {
         return Array(head.utf8)
     }
 
+    /// The status of the last response head made (0 before any): the request log's.
+    public private(set) var lastStatus = 0
+    /// Response heads made so far on this connection.
+    public private(set) var responses = 0
+
+    /// Sends a response whose length is not known before its end: the head now, then each
+    /// piece the returned writer is given as a chunk, then the last chunk at `finish()`. A HEAD
+    /// request (`headOnly`) gets the head alone, and the writer drops what it is given.
+    public func respondChunked(_ status: Int, contentType: String, headers: [(String, String)] = [], close: Bool = false,
+                               headOnly: Bool = false, deadline: Instant) throws(HTTPFailure) -> ChunkedBody {
+        try write(responseHead(status, contentLength: nil, contentType: contentType, headers: headers, close: close), deadline: deadline)
+        return ChunkedBody(connection: self, silent: headOnly)
+    }
+
     /// Sends `bytes` as they are.
-    func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPFailure) {
+    public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPFailure) {
         let written = bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }
         if case .failure = written { throw .gone }
     }
 
-    static func reason(_ status: Int) -> String {
+    public static func reason(_ status: Int) -> String {
         switch status {
         case 200: return "OK"
+        case 201: return "Created"
         case 204: return "No Content"
         case 206: return "Partial Content"
+        case 207: return "Multi-Status"
         case 303: return "See Other"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
@@ -234,10 +252,13 @@ final class HTTPConnection {
         case 413: return "Content Too Large"
         case 414: return "URI Too Long"
         case 415: return "Unsupported Media Type"
+        case 412: return "Precondition Failed"
         case 416: return "Range Not Satisfiable"
         case 422: return "Unprocessable Content"
+        case 423: return "Locked"
         case 429: return "Too Many Requests"
         case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
         case 503: return "Service Unavailable"
         case 507: return "Insufficient Storage"
         default: return status < 500 ? "Client Error" : "Internal Server Error"
@@ -245,41 +266,22 @@ final class HTTPConnection {
     }
 }
 
-extension HTTPConnection {
-    /// Streams the body of the request whose head was just read into `incoming` (an upload,
-    /// LocalSend's or the web's): at most `size` bytes, the first `skip` passed over (a resumed
-    /// upload, whose bytes the partial file holds), `stop()` asked every 200 ms whether to give
-    /// up (its status and reason). `received` counts the bytes read, for the caller's log even
-    /// when this throws; a store failure is `.refused` with its status (`statusFor`).
-    func readBody(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, idle: Duration, received: inout Int64,
-                  statusFor: (FileFailure) -> (Int, String), stop: () -> (Int, String)?) throws(HTTPFailure) {
-        var failure: (Int, String)? = nil
-        var lastCheck = Instant.now
-        var skip = skip
-        var count: Int64 = 0
-        defer { received = count }
-        try readBody(deadline: { .now + idle }, sink: { piece in
-            if count + Int64(piece.count) > size {
-                failure = (400, "the body is longer than the file's \(size) bytes")
-                return false
-            }
-            let kept = Int(min(skip, Int64(piece.count)))
-            skip -= Int64(kept)
-            if kept < piece.count {
-                do throws(FileFailure) { try incoming.append(UnsafeRawBufferPointer(rebasing: piece[kept...])) } catch {
-                    failure = statusFor(error)
-                    return false
-                }
-            }
-            count += Int64(piece.count)
-            if Instant.now - lastCheck > .milliseconds(200) {
-                lastCheck = .now
-                if let stopped = stop() {
-                    failure = stopped
-                    return false
-                }
-            }
-            return true
-        }, refusal: { failure ?? (400, "body refused") })
+/// The body of a chunked response (RFC 9112 §7.1): each `write` one chunk, `finish` the last
+/// (zero-length) chunk. Pieces may be any size; an empty one is not sent (it would end the body).
+public struct ChunkedBody {
+    let connection: HTTPConnection
+    /// A HEAD request's: nothing is sent.
+    let silent: Bool
+
+    /// Sends `bytes` as one chunk.
+    public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPFailure) {
+        guard !silent, !bytes.isEmpty else { return }
+        try connection.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [13, 10], deadline: deadline)
+    }
+
+    /// Sends the last chunk: the response is complete.
+    public func finish(deadline: Instant) throws(HTTPFailure) {
+        guard !silent else { return }
+        try connection.write(Array("0\r\n\r\n".utf8), deadline: deadline)
     }
 }

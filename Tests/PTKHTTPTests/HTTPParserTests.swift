@@ -1,5 +1,5 @@
 import Testing
-@testable import PTKLocalSend
+@testable import PTKHTTP
 
 /// What a parser run produced: heads, bodies (one per message) and completions, in order.
 struct Parsed: Equatable {

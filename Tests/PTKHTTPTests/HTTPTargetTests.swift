@@ -1,4 +1,4 @@
-import PTKLocalSend
+import PTKHTTP
 import Testing
 
 /// A request target's path and query split at every "?", "&" and "=" scalar, even one that a

@@ -1,0 +1,222 @@
+import PTKConfiguration
+import PTKHTTP
+import PTKLocalSend
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTrust
+
+/// prepare-upload and upload: who may send (the trust list, the PIN, through
+/// `LocalSendSessions`' decisions), and each file's body streamed into the store.
+extension LocalSendEndpoint {
+    func prepareUpload(_ r: LocalSendRequest) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        // Who may send is known before the body is read: its certificate against the trust list.
+        let trusted = r.context.trusted
+        let allowed = configuration.senders == .anyone || trusted
+        if !allowed {
+            return try refuseUntrusted(r)
+        }
+        // A body of a sender not on the trust list is held whole only up to `smallJSONLimit`;
+        // a larger one takes a share of `largeBodies` for as long as it is read and decoded, so
+        // that many of them at once cannot take the receiver's memory. Trusted senders are not held back.
+        let large = !trusted && (r.head.contentLength.map { $0 > Int64(Self.smallJSONLimit) } ?? true)
+        let share = large ? Int(min(r.head.contentLength ?? Int64(Self.jsonLimit), Int64(Self.jsonLimit))) : 0
+        if large && !largeBodies.take(share) {
+            Log.info("localsend \(r.connectionID) from \(r.peer): prepare-upload of \(r.head.contentLength.map { formatBytes(Double($0)) } ?? "a chunked body") while \(formatBytes(Double(LargeBodies.capacity))) of large bodies are being read; answered 503")
+            try r.http.respond(503, message("the receiver is busy reading other large requests; try again in a moment"), headers: [("Retry-After", "2")],
+                               close: true, deadline: replyBy())
+            return false
+        }
+        defer { if large { largeBodies.give(share) } }
+        var request: PrepareUploadRequest
+        do {
+            // A large body holds a share of a small budget: it must come fast (64 KiB/s), so a
+            // trickle cannot keep the budget from everyone for minutes.
+            let body = try r.http.readBody(limit: large ? share : trusted ? Self.jsonLimit : Self.smallJSONLimit, deadline: replyBy,
+                                           minimumRate: large ? Self.largeBodyRate : HTTPConnection.bodyMinimumRate)
+            request = try LocalSendJSON.decode(PrepareUploadRequest.self, from: body).validated()
+        } catch let error as HTTPFailure {
+            throw error
+        } catch {
+            Log.info("localsend \(r.connectionID) from \(r.peer): prepare-upload refused: \(quotedForTerminal(String(describing: error))); answered 400")
+            try r.http.respond(400, message("invalid body: \(error)"), deadline: replyBy())
+            return true
+        }
+        let who = "\"\(clean(request.info.alias))\"" + (r.certificate.map { " (LocalSend \(String($0.prefix(8))))" } ?? " (no certificate)")
+        let prefix = "localsend \(r.connectionID) from \(r.peer) \(who): prepare-upload of \(request.files.count) file(s)"
+        let pin = r.head.query["pin"]
+        if configuration.localSendPIN != nil && pin != nil && guesses.isSpent {
+            Log.info("\(prefix): a PIN while too many wrong passwords or PINs were given this minute; answered 429")
+            try r.http.respond(429, message("too many wrong PINs were given to this receiver; try again in a minute"), deadline: replyBy())
+            return true
+        }
+        // Files whose SHA-256 the app gave and whose bytes the directory keeps are left out of
+        // the answer, so the app does not send them (duplicates = skip).
+        // A photo is one kept photo however often the request names it: its hook runs once.
+        var held: [String: (FileInfo, String)] = [:]
+        for (id, file) in request.files {
+            guard let sha256 = file.sha256?.lowercased(), let name = arrivals.heldPhoto(sha256: sha256, size: file.size) else { continue }
+            if held[sha256] == nil || file.fileName < held[sha256]!.0.fileName { held[sha256] = (file, name) }
+            request.files[id] = nil
+        }
+        // A PIN from an address already locked out is not checked, so it spends nothing of the
+        // receiver's budget: one address cannot keep everyone's passwords refused.
+        let (outcome, pinChecked): (PrepareOutcome, Bool) = lock.withLock {
+            let checked = configuration.localSendPIN != nil && pin != nil && !sessions.pinLockedOut(r.address, now: .now)
+            return (sessions.prepare(request, address: r.address, fingerprint: r.certificate, pin: pin, allowed: allowed, now: .now), checked)
+        }
+        switch outcome {
+        case .accepted, .nothingToTransfer:
+            // Only a sender that may send learns what is kept, and only its duplicates run the hook.
+            let sender = Sender(announcedName: request.info.alias, id: r.context.sender, address: r.peer.description)
+            for (file, name) in held.values.sorted(by: { $0.0.fileName < $1.0.fileName }) {
+                Log.info("\(prefix): \(quotedForTerminal(file.fileName)) is already kept as \(quotedForTerminal(name)); not asked for")
+                arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
+                               type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: r.certificate.map { "LocalSend \($0)" })
+            }
+        case .pinRequired(wrong: true), .tooManyTries where pinChecked && pin != configuration.localSendPIN:
+            guesses.failed("PIN", from: r.address)
+        default:
+            break
+        }
+        switch outcome {
+        case .accepted(let response):
+            Log.info("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
+            try r.http.respond(outcome.status, LocalSendJSON.encode(response), deadline: replyBy())
+        case .nothingToTransfer:
+            Log.info("\(prefix): none accepted (types: \(configuration.types.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
+            try r.http.respond(outcome.status, deadline: replyBy())
+        case .pinRequired(let wrong):
+            if wrong { Log.info("\(prefix): wrong PIN; answered 401") }
+            try r.http.respond(outcome.status, message(wrong ? "wrong PIN" : "PIN required"), deadline: replyBy())
+        case .tooManyTries:
+            Log.info("\(prefix): too many wrong PINs from \(r.address); answered 429")
+            try r.http.respond(outcome.status, message("too many wrong PINs; try again later"), deadline: replyBy())
+        case .refused:
+            // Decided above, before the body; the sessions refuse no one that is allowed.
+            try r.http.respond(outcome.status, message("this receiver accepts trusted devices only"), deadline: replyBy())
+        case .full:
+            Log.info("\(prefix): the sessions hold \(sessions.policy.maxFilesHeld) files already; answered 503")
+            try r.http.respond(outcome.status, message("the receiver holds as many files in sessions as it takes; try again in a minute"),
+                               headers: [("Retry-After", "30")], deadline: replyBy())
+        case .busy:
+            Log.info("\(prefix): a session from \(r.address) is still running; answered 409")
+            try r.http.respond(outcome.status, message("a session from this address is still running"), deadline: replyBy())
+        }
+        return true
+    }
+
+    /// A prepare-upload from a sender the trust list does not name, under `senders = trusted`:
+    /// refused (403) with at most `smallJSONLimit` of its body read, for the name the pending
+    /// list shows (a larger body is not read: the connection closes after the answer).
+    func refuseUntrusted(_ r: LocalSendRequest) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        var alias: String? = nil
+        let small = r.head.contentLength.map { $0 <= Int64(Self.smallJSONLimit) } ?? false
+        if small {
+            let body = try r.http.readBody(limit: Self.smallJSONLimit, deadline: replyBy)
+            alias = (try? LocalSendJSON.decode(PrepareUploadRequest.self, from: body))?.info.alias  // a body that does not parse names no one
+        }
+        let prefix = "localsend \(r.connectionID) from \(r.peer) \"\(clean(alias ?? "?"))\": prepare-upload"
+        if let id = r.context.sender {
+            do { try trust.recordAttempt(id: id, name: alias ?? "LocalSend app", address: r.peer.description) } catch {
+                Log.warning("localsend \(r.connectionID): cannot record the refused device in \(trust.pendingFile): \(error)")
+            }
+            Log.info("\(prefix): refused, LocalSend \(id) is not trusted (`ptk trust allow \(id.short)`); answered 403")
+        } else {
+            Log.info("\(prefix): refused, the app showed no certificate and only trusted devices may send; answered 403")
+        }
+        try r.http.respond(403, message("this receiver accepts trusted devices only"), close: !small, deadline: replyBy())
+        return small
+    }
+
+    func upload(_ r: LocalSendRequest) throws(HTTPFailure) -> Bool {
+        let replyBy = { Instant.now + self.configuration.idleTimeout }
+        let q = r.head.query
+        guard let sessionID = q["sessionId"], let fileID = q["fileId"], let token = q["token"] else {
+            _ = try r.http.readBody(limit: HTTPService<LocalSendContext>.ignoredBodyLimit, deadline: replyBy)
+            try r.http.respond(400, message("missing sessionId, fileId or token"), deadline: replyBy())
+            return true
+        }
+        let begun = lock.withLock {
+            Result { () throws(UploadRefusal) in try sessions.beginUpload(session: sessionID, file: fileID, token: token, address: r.address, now: .now) }
+        }
+        let session: LocalSendSession, file: FileInfo
+        switch begun {
+        case .success(let (s, f)) where s.fingerprint == r.certificate:
+            (session, file) = (s, f)
+            r.http.proven()
+        case .success(let (s, _)):
+            // The token is the session's, but the app is not: another certificate (or none) than
+            // the one that prepared the session. The file stays owed to the session's own app.
+            lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: false, now: .now) }
+            Log.info("localsend \(r.connectionID) from \(r.peer): upload refused: the certificate (\(r.certificate.map { String($0.prefix(8)) } ?? "none")) is not the session's (\(s.fingerprint.map { String($0.prefix(8)) } ?? "none")); answered 403")
+            try r.http.respond(403, message("this upload's certificate is not the one that prepared the session"), close: true, deadline: replyBy())
+            return false
+        case .failure(let refusal):
+            Log.info("localsend \(r.connectionID) from \(r.peer): upload refused: \(refusal.message); answered \(refusal.status)")
+            // The body is not read: the connection closes after the answer.
+            try r.http.respond(refusal.status, message(refusal.message), close: true, deadline: replyBy())
+            return false
+        }
+        let (status, why, keepOpen) = receive(file, of: session, r)
+        lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: status == 200, now: .now) }
+        guard let status else { return false }  // the connection is gone
+        try r.http.respond(status, status == 200 ? [] : message(why), close: !keepOpen, deadline: replyBy())
+        return keepOpen
+    }
+
+    /// Receives one file's body into the store: the answer's status (nil: the connection is gone,
+    /// no answer), its reason, and whether the connection can carry on.
+    func receive(_ file: FileInfo, of session: LocalSendSession, _ r: LocalSendRequest) -> (Int?, String, Bool) {
+        let name = "\(quotedForTerminal(file.fileName)) (\(formatBytes(Double(file.size))))"
+        let who = "\"\(clean(session.sender.alias))\"" + (session.fingerprint.map { " (LocalSend \(String($0.prefix(8))))" } ?? "")
+        let prefix = "localsend \(r.connectionID) from \(r.peer) \(who)"
+        let sender = Sender(announcedName: session.sender.alias, id: session.fingerprint.map { .localSend($0) }, address: r.peer.description)
+        if let length = r.head.contentLength, length != file.size {
+            Log.info("\(prefix): refused \(name): the body is \(length) bytes, prepare-upload said \(file.size); answered 400")
+            return (400, "Content-Length \(length) is not the file's size \(file.size)", false)
+        }
+        // The type accepted in prepare-upload picks the store's check and the name's ending.
+        guard let type = PhotoType(mediaType: file.mediaType) else {
+            let failure = FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")
+            let (status, why) = StoreUpload.status(for: failure)
+            Log.info("\(prefix): refused \(name): \(failure.problem); answered \(status)")
+            return (status, why, false)
+        }
+        let request = StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: type, sender: session.sender.alias,
+                                   modified: file.metadata?.modified.flatMap { WallTime(iso8601: $0) }?.milliseconds, folder: arrivals.folder(for: sender))
+        // A partial upload of the same content (cut off before: ptkd stopped, or the connection
+        // broke) is resumed. The app sends from the start: the bytes the partial holds, which the
+        // SHA-256 checked at the end covers, are passed over.
+        let outcome = StoreUpload.receive(request, into: store, from: r.http, idle: configuration.idleTimeout,
+                                          resuming: { Log.info("\(prefix): \(name): resuming at byte \($0)") }) {
+            guard lock.withLock({ sessions.isCancelled(session.id) }) || shutdown.isRequested else { return nil }
+            return (409, shutdown.isRequested ? "the receiver is shutting down" : "the session was cancelled")
+        }
+        switch outcome {
+        case .saved(let saved, let seconds):
+            if saved.isDuplicate {
+                Log.info("\(prefix): \(name) is already kept as \(quotedForTerminal(saved.name)); nothing new stored")
+            } else {
+                Log.info("\(prefix): saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
+            }
+            // Before the answer: the library and the hook take it from here.
+            arrivals.saved(saved, type: type, from: sender, deviceID: session.fingerprint.map { "LocalSend \($0)" })
+            return (200, "", true)
+        case .failed(let failure):
+            switch (failure.stage, failure.status) {
+            case (.begin, _): Log.info("\(prefix): refused \(name): \(failure.detail); answered \(failure.status)")
+            case (.body, _) where failure.idle: Log.info("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout.seconds)) s after \(failure.received); answered 408")
+            case (.body, _): Log.info("\(prefix): failed \(name) after \(failure.received) bytes: \(failure.detail); answered \(failure.status)")
+            case (.finish, _): Log.info("\(prefix): failed \(name): \(failure.detail); answered \(failure.status)")
+            }
+            return (failure.status, failure.reason, failure.keepsConnection)
+        case .gone(let received):
+            // The app closed, or reading from it failed: nothing more can be said to it.
+            Log.info("\(prefix): failed \(name): the connection ended after \(received) of \(file.size) bytes")
+            return (nil, "the connection ended", false)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import PTKConfiguration
+import PTKHTTP
+import PTKLibrary
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTrust
+import PTKWeb
+
+/// Changes to a photo from its page: rename, note, rate, delete.
+extension WebEndpoint {
+    // MARK: Changes
+
+    func change(_ r: WebRequest, _ photo: Photo, _ change: PhotoChange, _ form: [String: String]) throws(HTTPFailure) {
+        let library: PhotoLibrary
+        do { library = try r.context.connection.library() } catch { return try libraryFailed(r, error) }
+        // The library's answer first (a name taken, a photo gone), then the page.
+        let done = Result { () throws(LibraryError) -> String? in
+            switch change {
+            case .rename:
+                let new = (form["name"] ?? "").trimmingSpaces
+                guard !new.isEmpty else { throw LibraryError(.refused, "a name cannot be empty") }
+                let renamed = try library.rename(photo.name, to: new)
+                r.log("renamed \(quotedForTerminal(photo.name)) to \(quotedForTerminal(renamed.name))")
+            case .note:
+                let note = form["note"] ?? ""
+                _ = try library.setNote(photo.name, note)
+                r.log(note.isEmpty ? "cleared the note of \(quotedForTerminal(photo.name))" : "noted \(quotedForTerminal(photo.name))")
+            case .rate:
+                let text = form["rating"] ?? ""
+                var rating: Int? = nil
+                if text != "none" && !text.isEmpty {
+                    guard let value = Int(text), (0...5).contains(value) else { throw LibraryError(.refused, "a rating is 0 to 5, or none") }
+                    rating = value
+                }
+                _ = try library.setRating(photo.name, rating)
+                r.log(rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" } ?? "cleared the rating of \(quotedForTerminal(photo.name))")
+            case .delete:
+                _ = try library.remove(photo.name)
+                r.log("deleted \(quotedForTerminal(photo.name))")
+                return "/"
+            }
+            return "/photo/\(photo.id)"
+        }
+        switch done {
+        case .success(let location):
+            try redirect(r, location ?? "/")
+        case .failure(let error):
+            r.log("\(change.rawValue) of \(quotedForTerminal(photo.name)) refused: \(error)")
+            if case .refused = error.kind { return try photoPage(r, photo, message: error.description, status: 409) }
+            try libraryFailed(r, error)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import PTKConfiguration
+import PTKDigest
+import PTKHTTP
+import PTKLibrary
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTrust
+import PTKWeb
+
+/// The gallery, a photo's page, and the files a browser downloads (originals with Range, thumbnails, packages).
+extension WebEndpoint {
+    // MARK: Pages and files
+
+    func gallery(_ r: WebRequest) throws(HTTPFailure) {
+        let all: [Photo]
+        do { all = try r.context.connection.library().all(sort: .time) } catch { return try libraryFailed(r, error) }
+        let sender = r.head.query["sender"].flatMap { $0.isEmpty ? nil : $0 }
+        let minRating = r.head.query["rating"].flatMap { Int($0) }.flatMap { (1...5).contains($0) ? $0 : nil }
+        let shown = all.reversed().filter { p in
+            (sender == nil || p.senderName == sender) && (minRating == nil || (p.rating ?? 0) >= minRating!)
+        }
+        let senders = Set(all.compactMap(\.senderName)).sorted()
+        let page = r.head.query["page"].flatMap { Int($0) }.flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 1
+        try html(r, 200, pages.gallery(PhotoLibrary.grouped(shown), total: all.count, senders: senders, sender: sender,
+                                       minRating: minRating, page: page, viewer: r.viewer!))
+    }
+
+    func photoPage(_ r: WebRequest, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPFailure) {
+        let folder: String
+        do { folder = try r.context.connection.library().thumbnailFolder } catch { return try libraryFailed(r, error) }
+        try html(r, status, pages.photo(photo, details: photo.details(thumbnailFolder: folder), viewer: r.viewer!, message: message))
+    }
+
+    func thumbnail(_ r: WebRequest, _ photo: Photo) throws(HTTPFailure) {
+        let bytes: [UInt8]?
+        do { bytes = try r.context.connection.library().thumbnail(of: photo) } catch { return try libraryFailed(r, error) }
+        guard let bytes else {
+            try html(r, 404, pages.error("\(photo.name) has no thumbnail: \(photo.problem ?? "not indexed yet")", viewer: r.viewer))
+            return
+        }
+        // The gallery's URL names the photo's content (?v=), so a browser may keep it.
+        try respond(r, 200, bytes, type: "image/png", headers: [("Cache-Control", r.head.query["v"] != nil ? "private, max-age=86400" : "no-cache")])
+    }
+
+    /// Sends a file, or the part a `Range` header asks for; `download` names it as an attachment.
+    func sendFile(_ r: WebRequest, path: String, type: String, download: String?, cache: String = "private, no-cache") throws(HTTPFailure) {
+        let fd: FileDescriptor
+        let size: Int64
+        do {
+            fd = try FileDescriptor.open(path, flags: [.readOnly, .noFollow])
+            let status = try fd.status()
+            size = status.isRegularFile ? status.size : -1
+        } catch {
+            r.log("cannot open \(path): \(error); answered 404")
+            try html(r, 404, pages.error("The photo's file cannot be read: \(error.reason)", viewer: r.viewer))
+            return
+        }
+        defer { fd.close() }
+        guard size >= 0 else {
+            r.log("\(path) is not a regular file; answered 404")
+            try html(r, 404, pages.error("The photo's file is not a regular file", viewer: r.viewer))
+            return
+        }
+        var headers = [("Accept-Ranges", "bytes"), ("Cache-Control", cache)]
+        if let download { headers.append(("Content-Disposition", attachment(download))) }
+        var start: Int64 = 0, end = size - 1, status = 200
+        switch ByteRange(header: r.head.header("range"), size: size) {
+        case .whole: break
+        case .part(let s, let e):
+            (start, end, status) = (s, e, 206)
+            headers.append(("Content-Range", "bytes \(s)-\(e)/\(size)"))
+        case .unsatisfiable:
+            headers.append(("Content-Range", "bytes */\(size)"))
+            try respond(r, 416, [], type: type, headers: headers)
+            return
+        }
+        let length = end - start + 1
+        try r.http.write(r.http.responseHead(status, contentLength: length, contentType: type, headers: headers, close: false),
+                         deadline: .now + configuration.idleTimeout)
+        if r.headOnly { return }
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var offset = start
+        while offset <= end {
+            let want = Int(min(Int64(buffer.count), end - offset + 1))
+            let n: Int
+            do {
+                n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
+                    try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                }
+            } catch {
+                // The head promised bytes that cannot come: closing is the only honest answer.
+                r.log("cannot read \(path) at byte \(offset): \(error); connection closed")
+                throw .gone
+            }
+            if n == 0 {
+                r.log("\(path) became shorter while being sent; connection closed")
+                throw .gone
+            }
+            try r.http.write(Array(buffer[..<n]), deadline: .now + configuration.idleTimeout)
+            offset += Int64(n)
+        }
+    }
+
+    /// The photo's `.ptk` package as a zip archive (NAME.ptk/photo.data and photo.metadata):
+    /// exported into a folder of its own below the state directory, archived, sent, removed.
+    func package(_ r: WebRequest, _ photo: Photo) throws(HTTPFailure) {
+        let work = access.directory + "/export-" + randomBytes(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
+        let folder = work + "/" + Package.folderName(for: photo.name)
+        defer {
+            // Each export has a folder of its own: whatever of it exists goes now (a file already
+            // gone, or a folder not made, is nothing to remove).
+            for file in [folder + "/" + Package.dataName, folder + "/" + Package.metadataName, work + "/package.zip"] {
+                try? removeFile(file)  // see above
+            }
+            try? removeDirectory(folder)  // see above
+            try? removeDirectory(work)  // see above
+        }
+        let archive: String
+        do {
+            try makeDirectories(work, mode: 0o700)
+            let library = try r.context.connection.library()
+            _ = try library.export(photo.name, to: work)
+            archive = try library.archive(package: folder, to: work + "/package.zip")
+        } catch let error as LibraryError {
+            return try libraryFailed(r, error)
+        } catch {
+            return try libraryFailed(r, LibraryError(.io, "cannot make the package: \(error)"))
+        }
+        try sendFile(r, path: archive, type: "application/zip", download: Package.folderName(for: photo.name) + ".zip", cache: "no-store")
+    }
+}

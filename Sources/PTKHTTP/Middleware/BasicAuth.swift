@@ -1,0 +1,87 @@
+import PTKDigest
+import PTKSystem
+import PTKTime
+
+/// HTTP Basic authentication (RFC 7617) for routes that are not `.open`: the credentials are
+/// checked by `verify` (the caller keeps them on a TLS connection only), wrong ones counted per
+/// address by the door's `FailureThrottle`. Missing or wrong credentials are answered 401 with
+/// `WWW-Authenticate: Basic realm="…"` (for every method, OPTIONS included: Windows' WebDAV
+/// client asks for credentials only after a 401 there); an address that used up its tries is
+/// answered 429 without its credentials being checked. A refused request's body is not read:
+/// the connection closes after the answer (a PUT may be gigabytes).
+public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddleware {
+    public let realm: String
+    public let throttle: FailureThrottle<Limiter>
+    /// The account for a user name and password, nil when they are wrong.
+    public let verify: (_ name: String, _ password: String) -> Account?
+    /// Keeps the account in the request's context (and its log subject).
+    public let keep: (HTTPRequest<Context>, Account) -> Void
+    public let idle: Duration
+
+    public init(realm: String, throttle: FailureThrottle<Limiter>, idle: Duration, verify: @escaping (String, String) -> Account?,
+                keep: @escaping (HTTPRequest<Context>, Account) -> Void) {
+        self.realm = realm
+        self.throttle = throttle
+        self.idle = idle
+        self.verify = verify
+        self.keep = keep
+    }
+
+    /// The user name and password of an `Authorization: Basic` header, nil when there is none
+    /// or it is not one (not base64, no colon, not UTF-8).
+    public static func credentials(_ header: String?) -> (name: String, password: String)? {
+        guard let header else { return nil }
+        let parts = header.parts(separatedBy: " ", maxSplits: 1, omittingEmpty: true)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let bytes = base64Decoded(parts[1].trimmingWhitespace), let colon = bytes.firstIndex(of: 0x3A),
+              let name = String(validating: bytes[..<colon], as: UTF8.self),
+              let password = String(validating: bytes[(colon + 1)...], as: UTF8.self) else { return nil }
+        return (name, password)
+    }
+
+    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
+        guard !request.traits.contains(.open) else { return try next(request) }
+        let address = request.address
+        guard let (name, password) = Self.credentials(request.head.header("authorization")) else {
+            return try challenge(request, because: nil)
+        }
+        let outcome: BasicOutcome<Account> = throttle.withLimiter { limiter in
+            if limiter.isLockedOut(address, now: .now) { return .lockedOut }
+            if let account = verify(name, password) {
+                limiter.succeeded(address)
+                return .right(account)
+            }
+            return .wrong(lockedNow: limiter.failed(address, now: .now))
+        }
+        switch outcome {
+        case .lockedOut:
+            request.log("credentials for \(quotedForTerminal(name)) while \(address) must wait; answered 429")
+            try request.http.respond(429, Array("too many wrong passwords from \(address); try again in a few minutes\n".utf8),
+                                     contentType: "text/plain; charset=utf-8", close: true, headOnly: request.headOnly, deadline: .now + idle)
+            return false
+        case .wrong(let locked):
+            return try challenge(request, because: "wrong password for \(quotedForTerminal(name))" + (locked ? "; \(address) must wait" : ""))
+        case .right(let account):
+            keep(request, account)
+            request.http.proven()
+            return try next(request)
+        }
+    }
+
+    /// 401 with the challenge. A body is not read: a request with one closes the connection.
+    private func challenge(_ request: HTTPRequest<Context>, because why: String?) throws(HTTPFailure) -> Bool {
+        if let why { request.log("\(why); answered 401") }
+        let close = request.head.chunked || (request.head.contentLength ?? 0) > 0
+        try request.http.respond(401, Array("a user name and app password are needed\n".utf8), contentType: "text/plain; charset=utf-8",
+                                 headers: [("WWW-Authenticate", "Basic realm=\"\(realm)\", charset=\"UTF-8\"")],
+                                 close: close, headOnly: request.headOnly, deadline: .now + idle)
+        return !close
+    }
+}
+
+/// What a Basic credential check came to.
+enum BasicOutcome<Account> {
+    case lockedOut
+    case wrong(lockedNow: Bool)
+    case right(Account)
+}

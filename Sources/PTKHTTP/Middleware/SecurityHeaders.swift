@@ -1,0 +1,15 @@
+/// Header lines every response of a door carries (a page's Content-Security-Policy, framing,
+/// referrer and sniffing rules), set on the connection before the handler answers.
+public struct SecurityHeaders<Context>: HTTPMiddleware {
+    /// Each line ends in CRLF.
+    public let lines: String
+
+    public init(_ headers: [(String, String)]) {
+        lines = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
+    }
+
+    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
+        request.http.fixedHeaders = lines
+        return try next(request)
+    }
+}

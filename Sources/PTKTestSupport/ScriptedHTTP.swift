@@ -1,0 +1,113 @@
+import Foundation
+import PTKHTTP
+import PTKSystem
+import PTKTime
+import PTKTransport
+
+/// A `ByteStream` that plays a client's script to HTTP code under test, without a socket or
+/// TLS (as swift-nio tests a handler over an EmbeddedChannel): each read returns the next
+/// piece of `pieces` (at most `readSize` bytes of it: 1 feeds the server a byte at a time);
+/// once they are read, `whenEmpty` says what the client does (goes silent, resets, or closes).
+/// Everything the server writes is kept in `written`.
+public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
+    // Used by the one thread that runs the code under test.
+    public private(set) var written: [UInt8] = []
+    public var whenEmpty: ScriptedStream.WhenEmpty
+    public var readSize: Int
+    public private(set) var wroteEnd = false
+    public private(set) var isClosed = false
+    private var pieces: [[UInt8]]
+
+    public init(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close) {
+        self.pieces = pieces.filter { !$0.isEmpty }
+        self.readSize = readSize
+        self.whenEmpty = whenEmpty
+    }
+
+    /// A script of text pieces (a request's head and body, as a client writes them).
+    public convenience init(text pieces: String..., readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close) {
+        self.init(pieces.map { Array($0.utf8) }, readSize: readSize, whenEmpty: whenEmpty)
+    }
+
+    /// Adds bytes for the server to read.
+    public func feed(_ bytes: [UInt8]) { if !bytes.isEmpty { pieces.append(bytes) } }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+        guard !pieces.isEmpty else {
+            switch whenEmpty {
+            case .silent: throw .timedOut
+            case .reset: throw .peerClosed
+            case .close: return 0
+            }
+        }
+        let n = min(buffer.count, readSize, pieces[0].count)
+        buffer.copyBytes(from: pieces[0][..<n])
+        pieces[0].removeFirst(n)
+        if pieces[0].isEmpty { pieces.removeFirst() }
+        return n
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
+        if wroteEnd || isClosed { throw .peerClosed }
+        written += bytes
+    }
+
+    public func shutdownWrite() { wroteEnd = true }
+    public func close() { isClosed = true }
+
+    /// The responses written so far, parsed.
+    public var responses: [ParsedResponse] { ParsedResponse.all(in: written) }
+}
+
+/// A response as a client reads it: status, headers (names in lower case), body (chunked
+/// bodies joined).
+public struct ParsedResponse: Sendable, Equatable, CustomStringConvertible {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    public var description: String { "\(status) \(headers) \(text.prefix(300))" }
+
+    /// Every whole response in `bytes`, in order (a HEAD's response has no body: parse those
+    /// with `headOnly`).
+    public static func all(in bytes: [UInt8], headOnly: Bool = false) -> [ParsedResponse] {
+        if headOnly {
+            // Heads alone: split at each blank line.
+            var out: [ParsedResponse] = []
+            let text = String(decoding: bytes, as: UTF8.self)
+            for head in text.components(separatedBy: "\r\n\r\n") where head.hasPrefix("HTTP/1.1 ") {
+                var lines = head.components(separatedBy: "\r\n")
+                let status = Int(lines.removeFirst().split(separator: " ")[1]) ?? 0
+                var headers: [String: String] = [:]
+                for line in lines {
+                    let kv = line.split(separator: ":", maxSplits: 1)
+                    if kv.count == 2 { headers[kv[0].lowercased()] = kv[1].trimmingCharacters(in: .whitespaces) }
+                }
+                out.append(ParsedResponse(status: status, headers: headers, body: []))
+            }
+            return out
+        }
+        let parser = HTTPParser(.response)
+        var out: [ParsedResponse] = []
+        var current: ParsedResponse? = nil
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            var body: [UInt8] = []
+            let result = rest.withUnsafeBytes { b in
+                Result { () throws(HTTPParseError) in try parser.parse(b) { piece in body += piece; return true } }
+            }
+            guard case .success(let (used, stop)) = result else { break }
+            if current != nil { current!.body += body }
+            rest = rest.dropFirst(used)
+            switch stop {
+            case .head(let head)?: current = ParsedResponse(status: head.status, headers: head.headers, body: [])
+            case .complete?:
+                if let c = current { out.append(c) }
+                current = nil
+            case nil: if used == 0 { return out }
+            }
+        }
+        return out
+    }
+}
