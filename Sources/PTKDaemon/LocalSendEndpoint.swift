@@ -79,10 +79,19 @@ final class LocalSendEndpoint: @unchecked Sendable {
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil) {
-        let server = HTTPSServer(context: self.server, interrupt: shutdown.pipe.readEnd, kind: "localsend", idle: configuration.idleTimeout,
-                                 log: { Log.info($0) }, errorBody: { (message($0), "application/json") })
+        httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, handle: handler(id: id, peer: peer))
+    }
+
+    /// The HTTPS side: the certificate, keep-alive, errors as `{"message"}`.
+    func httpsServer() -> HTTPSServer {
+        HTTPSServer(context: self.server, interrupt: shutdown.pipe.readEnd, kind: "localsend", idle: configuration.idleTimeout,
+                    log: { Log.info($0) }, errorBody: { (message($0), "application/json") })
+    }
+
+    /// Answers each request of connection `id` through the route table (`service()`).
+    func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool {
         let service = service()
-        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { head, http, certificate throws(HTTPFailure) in
+        return { head, http, certificate throws(HTTPFailure) in
             try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate, context: LocalSendContext())
         }
     }

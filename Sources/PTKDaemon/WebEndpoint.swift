@@ -88,13 +88,23 @@ final class WebEndpoint: @unchecked Sendable {
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil) {
+        httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, handle: handler(id: id, peer: peer))
+    }
+
+    /// The HTTPS side: the certificate, keep-alive, the security headers on every answer.
+    func httpsServer() -> HTTPSServer {
         let pages = self.pages
         var server = HTTPSServer(context: context, interrupt: shutdown.pipe.readEnd, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
                                  log: { Log.info($0) }, errorBody: { (Array(pages.error($0, viewer: nil).utf8), "text/html; charset=utf-8") })
         server.fixedHeaders = SecurityHeaders<WebContext>(Self.securityHeaders).lines
+        return server
+    }
+
+    /// Answers each request of connection `id` through the route table (`service()`).
+    func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool {
         let service = service()
         let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
-        server.serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { head, http, certificate throws(HTTPFailure) in
+        return { head, http, certificate throws(HTTPFailure) in
             try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate,
                                 context: WebContext(connection: connection, session: nil))
         }

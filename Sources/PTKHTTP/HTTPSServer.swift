@@ -75,8 +75,27 @@ public struct HTTPSServer {
         let http = HTTPConnection(stream: stream, kind: .request)
         http.fixedHeaders = fixedHeaders
         http.onStage = stage
+        let ending = converse(http, certificate: certificate, deadline: deadline, busy: busy, stage: stage, handle: handle)
+        if let ending { log(ending) }
+        stream.shutdownWrite()
+        if http.refusedMidRequest {
+            // The client may still be sending the body we refused: read and drop it for a while,
+            // so that closing does not reset the connection before it reads our answer.
+            http.drain(until: .now + .seconds(busy == nil ? 2 : 1), limit: 256 << 20)
+        }
+        stream.close()
+    }
+
+    /// Answers requests on `http` one after another until the connection must close: the first
+    /// head by `deadline`, later ones within `idle`; with `busy`, the first is answered 429. A
+    /// request that goes wrong before its handler can answer (a head too large, a body too slow,
+    /// nothing in time) is answered here with the status it calls for. Returns what the log
+    /// says about the ending, nil for a plain close. No socket: tests drive it over a scripted stream.
+    public func converse(_ http: HTTPConnection, certificate: String?, deadline: Instant, busy: String? = nil,
+                         stage: ((ConnectionStage) -> Void)? = nil,
+                         handle: (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool) -> String? {
         var headDeadline = deadline
-        var ending = "closed"
+        var ending: String? = nil
         var firstRequest = true
         while true {
             do {
@@ -109,14 +128,7 @@ public struct HTTPSServer {
                 break
             }
         }
-        if ending != "closed" { log(ending) }
-        stream.shutdownWrite()
-        if http.refusedMidRequest {
-            // The client may still be sending the body we refused: read and drop it for a while,
-            // so that closing does not reset the connection before it reads our answer.
-            http.drain(until: .now + .seconds(busy == nil ? 2 : 1), limit: 256 << 20)
-        }
-        stream.close()
+        return ending
     }
 
     /// Answers an error and says the connection closes; best effort (it closes either way).

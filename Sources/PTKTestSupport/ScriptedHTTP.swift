@@ -65,6 +65,11 @@ public struct ParsedResponse: Sendable, Equatable, CustomStringConvertible {
     public var status: Int
     public var headers: [String: String]
     public var body: [UInt8]
+    public init(status: Int, headers: [String: String], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
     public var text: String { String(decoding: body, as: UTF8.self) }
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
     public var description: String { "\(status) \(headers) \(text.prefix(300))" }

@@ -201,20 +201,3 @@ extension FileInfo {
         #expect(try !LocalSendJSON.decode(DeviceInfo.self, from: Array(#"{"alias":"x"}"#.utf8)).asksForAnswers)
     }
 }
-
-@Suite("LocalSend routes")
-struct RouteTests {
-    @Test("each route by path and method; a known path with another method is 405, any other path 404", arguments: [
-        ("GET", "/api/localsend/v2/info", LocalSendRoute.info), ("POST", "/api/localsend/v2/info", .info),
-        ("GET", "/api/localsend/v1/info", .info), ("PUT", "/api/localsend/v2/info", .methodNotAllowed),
-        ("POST", "/api/localsend/v2/register", .register), ("GET", "/api/localsend/v2/register", .methodNotAllowed),
-        ("POST", "/api/localsend/v2/prepare-upload", .prepareUpload), ("GET", "/api/localsend/v2/prepare-upload", .methodNotAllowed),
-        ("POST", "/api/localsend/v2/upload", .upload), ("PUT", "/api/localsend/v2/upload", .methodNotAllowed),
-        ("POST", "/api/localsend/v2/cancel", .cancel), ("DELETE", "/api/localsend/v2/cancel", .methodNotAllowed),
-        ("GET", "/", .notFound), ("POST", "/api/localsend/v2/upload/", .notFound), ("GET", "/api/localsend/v3/info", .notFound),
-        ("post", "/api/localsend/v2/upload", .methodNotAllowed),
-    ])
-    func routes(method: String, path: String, route: LocalSendRoute) {
-        #expect(LocalSendRoute(method: method, path: path) == route)
-    }
-}

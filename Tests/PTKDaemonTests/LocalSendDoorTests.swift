@@ -1,0 +1,122 @@
+import Foundation
+import PTKDigest
+@testable import PTKDaemon
+import PTKHTTP
+import PTKLocalSend
+import PTKSystem
+import PTKTestSupport
+import Testing
+
+/// LocalSend's route table, and every route driven through a scripted connection (no socket,
+/// no TLS): info and register, prepare-upload and upload (Content-Length, chunked, cut short),
+/// cancel, and what the router refuses.
+@Suite("LocalSend door: routes over a scripted connection")
+struct LocalSendDoorTests {
+    func prepare(_ files: [(id: String, name: String, bytes: [UInt8])], pin: String? = nil) -> [UInt8] {
+        var entries: [String: Any] = [:]
+        for f in files {
+            entries[f.id] = ["id": f.id, "fileName": f.name, "size": f.bytes.count, "fileType": "image/png", "sha256": sha256Hex(f.bytes)]
+        }
+        let body = Array(try! JSONSerialization.data(withJSONObject: ["info": ["alias": "Phone"], "files": entries]))
+        return request("POST", "/api/localsend/v2/prepare-upload" + (pin.map { "?pin=\($0)" } ?? ""), [("Content-Type", "application/json")], body: body)
+    }
+
+    /// The session id and the file tokens of a prepare-upload's answer.
+    func tokens(_ r: ParsedResponse) throws -> (String, [String: String]) {
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any], "\(r)")
+        return (try #require(json["sessionId"] as? String), try #require(json["files"] as? [String: String]))
+    }
+
+    @Test("info by GET or POST (v1 and v2, percent-encoded paths too), register; other methods 405 with Allow, other paths 404, in JSON; a lower-case method is not HTTP (400)")
+    func infoAndRefusals() throws {
+        let f = try DoorFixture()
+        let e = f.localSend([request("GET", "/api/localsend/v2/info"), request("POST", "/api/localsend/v1/info", body: Array("{}".utf8)),
+                             request("GET", "/api/localsend/v2/%69nfo"), request("POST", "/api/localsend/v2/register", body: Array("{\"alias\":\"x\"}".utf8)),
+                             request("PUT", "/api/localsend/v2/info", body: [1, 2, 3]), request("GET", "/api/localsend/v2/upload"),
+                             request("GET", "/"), request("POST", "/api/localsend/v2/upload/"), request("post", "/api/localsend/v2/upload")])
+        #expect(e.responses.map(\.status) == [200, 200, 200, 200, 405, 405, 404, 404, 400], "\(e.responses.map(\.status))")
+        for r in e.responses.prefix(4) { #expect(r.text.contains("\"alias\":\"") && r.text.contains("\"deviceType\":\"headless\"")) }
+        #expect(e.responses[4].header("allow") == "GET, POST" && e.responses[4].text == "{\"message\":\"PUT is not allowed here\"}")
+        #expect(e.responses[5].header("allow") == "POST")
+        #expect(e.responses[6].text == "{\"message\":\"no such route\"}")
+    }
+
+    @Test("prepare-upload, then each file's upload (Content-Length, and chunked fed a byte at a time) is kept byte for byte")
+    func sends() throws {
+        let f = try DoorFixture()
+        let a = makePNG(size: 3000, seed: 3), b = makePNG(size: 6000, seed: 4)
+        let prepared = f.localSend([prepare([("a", "a.png", a), ("b", "b.png", b)])])
+        #expect(prepared.first.status == 200, "\(prepared.first)")
+        let (session, files) = try tokens(prepared.first)
+        let upload = { (id: String, bytes: [UInt8], chunked: [Int]?) in
+            request("POST", "/api/localsend/v2/upload?sessionId=\(session)&fileId=\(id)&token=\(files[id]!)", body: bytes, chunked: chunked)
+        }
+        let e = f.localSend([upload("a", a, nil)])
+        #expect(e.first.status == 200, "\(e.first)")
+        let chunked = f.localSend([upload("b", b, [1, 4000])], readSize: 1)
+        #expect(chunked.first.status == 200, "\(chunked.first)")
+        #expect(f.kept() == ["a.png", "b.png"] || f.kept().allSatisfy { $0.hasSuffix(".png") } && f.kept().count == 2, "\(f.kept())")
+        #expect(f.kept().compactMap { readFile(f.photos + "/" + $0) }.sorted { $0.count < $1.count } == [a, b])
+        #expect(f.incoming().isEmpty)
+    }
+
+    @Test("an upload cut short is not answered and keeps nothing; a wrong token is refused unread; the file can then be sent again")
+    func cutAndRefused() throws {
+        let f = try DoorFixture()
+        let a = makePNG(size: 8000, seed: 5)
+        let (session, files) = try tokens(f.localSend([prepare([("a", "a.png", a)])]).first)
+        let target = "/api/localsend/v2/upload?sessionId=\(session)&fileId=a&token="
+        let cut = f.localSend([Array(request("POST", target + files["a"]!, body: a).prefix(3000))])
+        #expect(cut.responses.isEmpty, "\(cut.responses)")
+        let cutChunked = f.localSend([Array(request("POST", target + files["a"]!, body: a, chunked: [1000]).prefix(5000))], whenEmpty: .reset)
+        #expect(cutChunked.responses.isEmpty)
+        #expect(f.kept().isEmpty)
+        let wrong = f.localSend([request("POST", target + "nope", body: a)])
+        #expect(wrong.first.status == 403 && wrong.first.header("connection") == "close", "\(wrong.first)")
+        let again = f.localSend([request("POST", target + files["a"]!, body: a)])
+        #expect(again.first.status == 200, "\(again.first)")
+        #expect(f.kept().count == 1 && f.incoming().isEmpty)
+    }
+
+    @Test("bytes that do not match the announced SHA-256 are 422 (as the apps expect); not a PNG 400; a body of another length 400")
+    func badBodies() throws {
+        let f = try DoorFixture()
+        let a = makePNG(size: 3000, seed: 6), b = makePNG(size: 3000, seed: 7)
+        let (session, files) = try tokens(f.localSend([prepare([("a", "a.png", a), ("n", "n.png", [UInt8](repeating: 1, count: 3000))])]).first)
+        let target = { (id: String) in "/api/localsend/v2/upload?sessionId=\(session)&fileId=\(id)&token=\(files[id]!)" }
+        let e = f.localSend([request("POST", target("a"), body: b)])
+        #expect(e.first.status == 422, "\(e.first)")
+        let n = f.localSend([request("POST", target("n"), body: [UInt8](repeating: 1, count: 3000))])
+        #expect(n.first.status == 400 || n.first.status == 422, "\(n.first)")
+        let long = f.localSend([request("POST", target("a"), body: a + [0])])
+        #expect(long.first.status == 400 && long.first.text.contains("Content-Length"), "\(long.first)")
+        #expect(f.kept().isEmpty && f.incoming().isEmpty)
+    }
+
+    @Test("a PIN: none given 401, a wrong one 401, the right one accepted; cancel ends the session")
+    func pinAndCancel() throws {
+        let f = try DoorFixture { $0.localSendPIN = "4711" }
+        let a = makePNG(size: 2000)
+        let e = f.localSend([prepare([("a", "a.png", a)]), prepare([("a", "a.png", a)], pin: "1"), prepare([("a", "a.png", a)], pin: "4711")])
+        #expect(e.responses.map(\.status) == [401, 401, 200], "\(e.responses)")
+        let (session, files) = try tokens(e.responses[2])
+        let cancel = f.localSend([request("POST", "/api/localsend/v2/cancel?sessionId=\(session)", body: []),
+                                  request("POST", "/api/localsend/v2/upload?sessionId=\(session)&fileId=a&token=\(files["a"]!)", body: a)])
+        #expect(cancel.responses.first?.status == 200)
+        #expect(cancel.responses.count == 2 && cancel.responses[1].status != 200, "\(cancel.responses)")
+        #expect(f.kept().isEmpty)
+    }
+
+    @Test("senders = trusted: an app without a certificate, or with one not on the trust list, is refused 403")
+    func trustedOnly() throws {
+        let f = try DoorFixture { $0.senders = .trusted }
+        let a = makePNG(size: 2000)
+        let none = f.localSend([prepare([("a", "a.png", a)])])
+        #expect(none.first.status == 403, "\(none.first)")
+        let unknown = f.localSend([prepare([("a", "a.png", a)])], certificate: String(repeating: "ab", count: 32))
+        #expect(unknown.first.status == 403)
+        #expect(try f.localSend.trust.pending().count == 1)
+    }
+}
+
+func sha256Hex(_ bytes: [UInt8]) -> String { SHA256.hex(of: bytes) }

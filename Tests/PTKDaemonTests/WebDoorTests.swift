@@ -1,0 +1,285 @@
+import PTKDigest
+@testable import PTKDaemon
+import PTKHTTP
+import PTKLibrary
+import PTKSystem
+import PTKTestSupport
+import PTKWeb
+import Testing
+
+/// The web interface's route table, and every route driven through a scripted connection (no
+/// socket, no TLS): who may ask, what each answers, uploads (Content-Length, chunked, cut
+/// short, slow) into the real store.
+@Suite("Web door: routes over a scripted connection")
+struct WebDoorTests {
+    // MARK: The route table
+
+    /// The route pattern and method a request finds, or the router's refusal.
+    func route(_ f: DoorFixture, _ method: String, _ target: String) -> String {
+        switch f.web.router().match(method: method, target: target) {
+        case .found(let route, let parameters):
+            return ([route.pattern] + parameters.values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
+        case .notFound: return "404"
+        case .methodNotAllowed(let allow): return "405 " + allow
+        }
+    }
+
+    @Test("every page, file and change is found by its method and target, with its captures")
+    func routes() throws {
+        let f = try DoorFixture()
+        let secret = "0123456789abcdef0123456789abcdef"
+        let cases: [(String, String, String)] = [
+            ("GET", "/", "/"), ("HEAD", "/", "/"), ("GET", "/?sender=a&rating=3", "/"),
+            ("GET", "/login", "/login"), ("POST", "/login", "/login"),
+            ("GET", "/login/" + secret, "/login/{secret} secret=" + secret), ("HEAD", "/login/" + secret + "?x=1", "/login/{secret} secret=" + secret),
+            ("POST", "/logout", "/logout"), ("GET", "/static/app.css", "/static/{asset} asset=app.css"),
+            ("GET", "/static/app.js", "/static/{asset} asset=app.js"), ("GET", "/upload", "/upload"), ("POST", "/upload?name=a.png", "/upload"),
+            ("GET", "/photo/42", "/photo/{id} id=42"), ("GET", "/photo/42/original?download=1", "/photo/{id}/original id=42"),
+            ("GET", "/photo/7/thumbnail?v=abc", "/photo/{id}/thumbnail id=7"), ("GET", "/photo/7/package", "/photo/{id}/package id=7"),
+            ("GET", "/photo/7/delete", "/photo/{id}/delete id=7"), ("POST", "/photo/7/delete", "/photo/{id}/delete id=7"),
+            ("POST", "/photo/7/rename", "/photo/{id}/rename id=7"), ("POST", "/photo/7/note", "/photo/{id}/note id=7"),
+            ("POST", "/photo/7/rate", "/photo/{id}/rate id=7"),
+        ]
+        for (method, target, expected) in cases {
+            #expect(route(f, method, target) == expected, "\(method) \(target)")
+        }
+    }
+
+    @Test("traversal, encoded slashes, odd ids and combining marks reach nothing (404)")
+    func hostileTargets() throws {
+        let f = try DoorFixture()
+        for target in ["/photo/../etc/passwd", "/photo/..%2f..%2fetc%2fpasswd", "/photo/%2e%2e/original", "/photo/1%2foriginal",
+                       "/photo/01", "/photo/-1", "/photo/+1", "/photo/1.0", "/photo/9999999999999999999", "/photo/1/original/x",
+                       "/photo//original", "//", "/static/../app.css", "/static/app.css%00", "/static/APP.CSS", "/static/", "photo/1",
+                       "", "*", "/login/0123456789ABCDEF0123456789ABCDEF", "/login/0123", "/login/../..", "/photo/1/rename/..",
+                       "/%2e%2e/%2e%2e/etc/passwd", "/photo/1/original%2f..%2f..%2fpasswd", "http://evil/photo/1",
+                       "/\u{301}", "/photo/7/\u{301}", "/\u{600}/photo/7"] {
+            #expect(route(f, "GET", target) == "404", "\(target)")
+        }
+        #expect(route(f, "GET", "/login?\u{301}") == "/login")
+        #expect(route(f, "GET", "/photo/7?\u{301}x") == "/photo/{id} id=7")
+    }
+
+    @Test("a known path with another method is 405 with the methods it takes; methods are case-sensitive")
+    func methods() throws {
+        let f = try DoorFixture()
+        #expect(route(f, "DELETE", "/photo/1") == "405 GET, HEAD")
+        #expect(route(f, "GET", "/photo/1/rename") == "405 POST")
+        #expect(route(f, "GET", "/logout") == "405 POST")
+        #expect(route(f, "PUT", "/upload") == "405 GET, HEAD, POST")
+        #expect(route(f, "PUT", "/photo/1/delete") == "405 GET, HEAD, POST")
+        #expect(route(f, "POST", "/static/app.js") == "405 GET, HEAD")
+        #expect(route(f, "POST", "/login/0123456789abcdef0123456789abcdef") == "405 GET, HEAD")
+        #expect(route(f, "get", "/login/0123456789abcdef0123456789abcdef") == "405 GET, HEAD")
+    }
+
+    @Test("only the login page, logging in and static files are open; every change needs the CSRF token")
+    func traits() throws {
+        let f = try DoorFixture()
+        let open = f.web.router().routes.filter { $0.traits.contains(.open) }.map { $0.methods.joined(separator: ",") + " " + $0.pattern }
+        #expect(open.sorted() == ["GET,HEAD /login", "GET,HEAD /static/{asset}", "GET /login/{secret}", "HEAD /login/{secret}", "POST /login"].sorted())
+        let changes = f.web.router().routes.filter { $0.traits.contains(.change) }.map(\.pattern)
+        #expect(changes.sorted() == ["/logout", "/photo/{id}/delete", "/photo/{id}/note", "/photo/{id}/rate", "/photo/{id}/rename", "/upload"])
+    }
+
+    // MARK: Who may ask
+
+    @Test("without a session every page but the login's is the login page (401), with the security headers; a 404 tells nothing more")
+    func loginFirst() throws {
+        let f = try DoorFixture()
+        for target in ["/", "/photo/1", "/nope", "/upload"] {
+            let e = f.web([request("GET", target)])
+            #expect(e.first.status == 401, "\(target): \(e.first)")
+            #expect(e.first.text.contains("<h1>Log in</h1>"), "\(target)")
+            #expect(e.first.header("content-security-policy")?.contains("default-src 'self'") == true)
+            #expect(e.first.header("x-frame-options") == "DENY")
+        }
+        let ended = f.web([request("GET", "/", [("Cookie", "\(WebEndpoint.cookieName)=00000000000000000000000000000000")])])
+        #expect(ended.first.status == 401 && ended.first.text.contains("Your session has ended"))
+        let css = f.web([request("GET", "/static/app.css")])
+        #expect(css.first.status == 200 && css.first.header("content-type") == "text/css; charset=utf-8")
+        #expect(css.first.body == WebAsset.css.bytes)
+    }
+
+    @Test("with a session: the gallery, the upload page, 404 and 405 from the router in the page's terms, HEAD without a body")
+    func pages() throws {
+        let f = try DoorFixture()
+        let (cookie, _) = try f.login()
+        let e = f.web([request("GET", "/", [("Cookie", cookie)]), request("GET", "/upload", [("Cookie", cookie)]),
+                       request("GET", "/nope", [("Cookie", cookie)]), request("DELETE", "/photo/1", [("Cookie", cookie)])])
+        #expect(e.responses.map(\.status) == [200, 200, 404, 405], "\(e.responses)")
+        #expect(e.responses[1].text.contains("upload"))
+        #expect(e.responses[2].text.contains("No such page"))
+        #expect(e.responses[3].header("allow") == "GET, HEAD" && e.responses[3].text.contains("DELETE is not allowed here"))
+        let head = f.web([request("HEAD", "/", [("Cookie", cookie)])], headOnly: true)
+        #expect(head.first.status == 200 && head.raw.count < 2000, "\(head.first)")
+        #expect(Int(head.first.header("content-length") ?? "") ?? 0 > 100)
+    }
+
+    @Test("logging in: a wrong password is 401 and the third from an address 429; the right one a session; a form from another site 403")
+    func passwordLogin() throws {
+        let f = try DoorFixture()
+        try f.web.access.setPassword("right horse", cost: Scrypt(n: 1 << 10, r: 8, p: 1))
+        let form = { (password: String) in Array("name=ann&password=\(password)".utf8) }
+        let login = { (password: String, headers: [(String, String)]) in
+            request("POST", "/login", [("Content-Type", "application/x-www-form-urlencoded")] + headers, body: form(password))
+        }
+        let other = f.web([login("right+horse", [("Origin", "https://evil.example")])])
+        #expect(other.first.status == 403, "\(other.first)")
+        let right = f.web([login("right+horse", [])])
+        #expect(right.first.status == 303 && right.first.header("location") == "/", "\(right.first)")
+        let cookie = try #require(right.first.header("set-cookie"))
+        #expect(cookie.hasPrefix(WebEndpoint.cookieName + "=") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        let wrong = f.web([login("no", []), login("no", []), login("no", []), login("right+horse", [])])
+        #expect(wrong.responses.map(\.status) == [401, 401, 429, 429], "\(wrong.responses)")
+    }
+
+    @Test("a one-time link: HEAD spends nothing, GET logs in once, a second GET is 401")
+    func linkLogin() throws {
+        let f = try DoorFixture()
+        let secret = try f.web.access.createLink(name: "bob")
+        let head = f.web([request("HEAD", "/login/" + secret)], headOnly: true)
+        #expect(head.first.status == 200)
+        let get = f.web([request("GET", "/login/" + secret)])
+        #expect(get.first.status == 303 && get.first.header("set-cookie") != nil, "\(get.first)")
+        let again = f.web([request("GET", "/login/" + secret)])
+        #expect(again.first.status == 401 && again.first.text.contains("used already"))
+    }
+
+    @Test("changes: from another site 403 unread and closed; without the token 403 and the connection goes on; with it done")
+    func logoutAndTokens() throws {
+        let f = try DoorFixture()
+        let (cookie, csrf) = try f.login()
+        let form = [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")]
+        let cross = f.web([request("POST", "/logout", form + [("Sec-Fetch-Site", "cross-site")], body: Array("csrf=\(csrf)".utf8)),
+                           request("GET", "/", [("Cookie", cookie)])])
+        #expect(cross.responses.map(\.status) == [403], "\(cross.responses)")
+        #expect(cross.first.header("connection") == "close")
+        let noToken = f.web([request("POST", "/logout", form, body: Array("csrf=wrong".utf8)), request("GET", "/", [("Cookie", cookie)])])
+        #expect(noToken.responses.map(\.status) == [403, 200], "\(noToken.responses)")
+        let out = f.web([request("POST", "/logout", form + [("Origin", "https://ptk.test")], body: Array("csrf=\(csrf)".utf8)),
+                         request("GET", "/", [("Cookie", cookie)])])
+        #expect(out.responses.map(\.status) == [303, 401], "\(out.responses)")
+        #expect(out.first.header("set-cookie")?.contains("Max-Age=0") == true)
+        let big = f.web([request("POST", "/logout", form, body: [UInt8](repeating: 0x61, count: WebEndpoint.formLimit + 1))])
+        #expect(big.first.status == 413 && big.first.header("connection") == "close")
+    }
+
+    // MARK: Uploads
+
+    func upload(_ f: DoorFixture, name: String, body: [UInt8], chunked: [Int]? = nil, expectedLength: Bool = true, cookie: String, csrf: String?,
+                readSize: Int = 1 << 20, cut: Int? = nil, whenEmpty: ScriptedStream.WhenEmpty = .close) -> DoorFixture.Exchange {
+        var headers = [("Cookie", cookie), ("Content-Type", "image/png")]
+        if let csrf { headers.append(("X-CSRF-Token", csrf)) }
+        var bytes = request("POST", "/upload?name=\(name)", headers, body: body, chunked: chunked, expectedLength: expectedLength)
+        if let cut { bytes = Array(bytes.prefix(cut)) }
+        return f.web([bytes], readSize: readSize, whenEmpty: whenEmpty)
+    }
+
+    @Test("an upload with Content-Length, and a chunked one fed a byte at a time, are kept byte for byte; a second request follows on the connection")
+    func uploads() throws {
+        let f = try DoorFixture()
+        let (cookie, csrf) = try f.login()
+        let a = makePNG(size: 3000, seed: 1), b = makePNG(size: 5000, seed: 2)
+        let plain = upload(f, name: "a.png", body: a, cookie: cookie, csrf: csrf)
+        #expect(plain.first.status == 200 && plain.first.text.contains("\"name\":\"a.png\""), "\(plain.first)")
+        let chunked = upload(f, name: "b.png", body: b, chunked: [1, 700, 3000], cookie: cookie, csrf: csrf, readSize: 1)
+        #expect(chunked.first.status == 200 && chunked.first.text.contains("b.png"), "\(chunked.first)")
+        let kept = f.kept()
+        #expect(kept.count == 2, "\(kept)")
+        #expect(kept.compactMap { readFile(f.photos + "/" + $0) }.sorted { $0.count < $1.count } == [a, b])
+        #expect(f.incoming().isEmpty)
+    }
+
+    @Test("refused uploads: chunked without a length 411, over the limit 413, a GIF 415, no token 403, no session 401 — each closes unread")
+    func refusedUploads() throws {
+        let f = try DoorFixture { $0.maxFileSize = 4000 }
+        let (cookie, csrf) = try f.login()
+        let png = makePNG(size: 3000)
+        let cases: [(DoorFixture.Exchange, Int)] = [
+            (upload(f, name: "a.png", body: png, chunked: [100], expectedLength: false, cookie: cookie, csrf: csrf), 411),
+            (upload(f, name: "a.png", body: makePNG(size: 5000), cookie: cookie, csrf: csrf), 413),
+            (upload(f, name: "a.gif", body: Array("GIF89a".utf8), cookie: cookie, csrf: csrf), 415),
+            (upload(f, name: "a.png", body: png, cookie: cookie, csrf: nil), 403),
+            (upload(f, name: "a.png", body: png, cookie: "x=y", csrf: csrf), 401),
+        ]
+        for (e, status) in cases {
+            #expect(e.first.status == status, "\(e.first)")
+            #expect(e.first.header("connection") == "close")
+            #expect(e.first.text.contains("\"message\""))
+        }
+        #expect(f.kept().isEmpty && f.incoming().isEmpty)
+    }
+
+    @Test("bytes that are not a PNG are 400 (closing when refused mid-body); a PNG that ends early 400 after its body, and the connection goes on; a body cut short or too slow keeps nothing")
+    func badBodies() throws {
+        let f = try DoorFixture()
+        let (cookie, csrf) = try f.login()
+        let png = makePNG(size: 4000)
+        let junk = f.web([request("POST", "/upload?name=x.png", [("Cookie", cookie), ("X-CSRF-Token", csrf)], body: [UInt8](repeating: 7, count: 2000))
+                          + request("GET", "/", [("Cookie", cookie)])])
+        #expect(junk.responses.map(\.status) == [400] && junk.first.header("connection") == "close", "\(junk.responses)")
+        var bytes = request("POST", "/upload?name=x.png", [("Cookie", cookie), ("X-CSRF-Token", csrf)], body: Array(png.dropLast(12)))
+        bytes += request("GET", "/", [("Cookie", cookie)])
+        let noEnd = f.web([bytes])
+        #expect(noEnd.responses.map(\.status) == [400, 200], "\(noEnd.responses)")
+        let cut = upload(f, name: "c.png", body: png, cookie: cookie, csrf: csrf, cut: 600)
+        #expect(cut.responses.isEmpty, "\(cut.responses)")
+        let cutChunked = upload(f, name: "c.png", body: png, chunked: [500], cookie: cookie, csrf: csrf, cut: 900)
+        #expect(cutChunked.responses.isEmpty, "\(cutChunked.responses)")
+        let slow = upload(f, name: "s.png", body: png, cookie: cookie, csrf: csrf, cut: 700, whenEmpty: .silent)
+        #expect(slow.first.status == 408, "\(slow.first)")
+        #expect(f.kept().isEmpty && f.incoming().isEmpty, "\(f.kept()) \(f.incoming())")
+    }
+
+    // MARK: A photo's routes
+
+    @Test("a photo's page, original (whole and a Range), package, delete page, and rename, note, rate and delete with the form's token")
+    func photoRoutes() throws {
+        let f = try DoorFixture()
+        let (cookie, csrf) = try f.login()
+        let png = makePNG(size: 3000)
+        #expect(upload(f, name: "p.png", body: png, cookie: cookie, csrf: csrf).first.status == 200)
+        let library = try PhotoLibrary(directory: f.photos, create: false)
+        _ = try library.reconcile()
+        let id = try #require(try library.all().first?.id)
+        let c = [("Cookie", cookie)]
+        let e = f.web([request("GET", "/photo/\(id)", c), request("GET", "/photo/\(id)/original", c),
+                       request("GET", "/photo/\(id)/original?download=1", c + [("Range", "bytes=0-9")]),
+                       request("GET", "/photo/\(id)/package", c), request("GET", "/photo/\(id)/delete", c),
+                       request("GET", "/photo/\(id + 1000)", c), request("GET", "/photo/\(id)/thumbnail", c)])
+        #expect(e.responses.map(\.status) == [200, 200, 206, 200, 200, 404, 200], "\(e.responses.map(\.status))")
+        #expect(e.responses[6].header("content-type") == "image/png" && e.responses[6].body.prefix(4) == [0x89, 0x50, 0x4E, 0x47])
+        #expect(e.responses[1].body == png && e.responses[1].header("content-type") == "image/png")
+        #expect(e.responses[2].body == Array(png.prefix(10)) && e.responses[2].header("content-range") == "bytes 0-9/\(png.count)")
+        #expect(e.responses[2].header("content-disposition")?.hasPrefix("attachment; filename=\"p.png\"") == true)
+        #expect(e.responses[3].header("content-type") == "application/zip" && e.responses[3].body.prefix(2) == [0x50, 0x4B])
+        let form = c + [("Content-Type", "application/x-www-form-urlencoded")]
+        let changes = f.web([request("POST", "/photo/\(id)/note", form, body: Array("csrf=\(csrf)&note=hello".utf8)),
+                             request("POST", "/photo/\(id)/rate", form, body: Array("csrf=\(csrf)&rating=4".utf8)),
+                             request("POST", "/photo/\(id)/rate", form, body: Array("csrf=\(csrf)&rating=9".utf8)),
+                             request("POST", "/photo/\(id)/rename", form, body: Array("csrf=\(csrf)&name=q.png".utf8)),
+                             request("POST", "/photo/\(id)/rename", form, body: Array("csrf=nope&name=r.png".utf8))])
+        #expect(changes.responses.map(\.status) == [303, 303, 409, 303, 403], "\(changes.responses)")
+        #expect(f.kept() == ["q.png"])
+        let photo = try #require(try library.photo(id: id))
+        #expect(photo.note == "hello" && photo.rating == 4)
+        let delete = f.web([request("POST", "/photo/\(id)/delete", form, body: Array("csrf=\(csrf)".utf8))])
+        #expect(delete.first.status == 303 && delete.first.header("location") == "/")
+        #expect(f.kept().isEmpty)
+    }
+
+    // MARK: Hostile heads
+
+    @Test("a head over 16 KiB is 431, a bare LF 400, a request cut in its head 400 — each answered in HTML and closed")
+    func hostileHeads() throws {
+        let f = try DoorFixture()
+        let long = f.web([Array("GET / HTTP/1.1\r\nX: \(String(repeating: "a", count: 17 << 10))\r\n\r\n".utf8)])
+        #expect(long.first.status == 431 && long.first.header("content-type")?.hasPrefix("text/html") == true, "\(long.first)")
+        let bareLF = f.web([Array("GET / HTTP/1.1\nHost: x\n\n".utf8)])
+        #expect(bareLF.first.status == 400)
+        let cut = f.web([Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8)])
+        #expect(cut.first.status == 400 && cut.first.header("connection") == "close")
+        #expect(cut.first.header("content-security-policy") != nil)
+    }
+}
