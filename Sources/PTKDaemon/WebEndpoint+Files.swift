@@ -62,44 +62,10 @@ extension WebEndpoint {
             try html(r, 404, pages.error("The photo's file is not a regular file", viewer: r.viewer))
             return
         }
-        var headers = [("Accept-Ranges", "bytes"), ("Cache-Control", cache)]
+        var headers = [("Cache-Control", cache)]
         if let download { headers.append(("Content-Disposition", attachment(download))) }
-        var start: Int64 = 0, end = size - 1, status = 200
-        switch ByteRange(header: r.head.header("range"), size: size) {
-        case .whole: break
-        case .part(let s, let e):
-            (start, end, status) = (s, e, 206)
-            headers.append(("Content-Range", "bytes \(s)-\(e)/\(size)"))
-        case .unsatisfiable:
-            headers.append(("Content-Range", "bytes */\(size)"))
-            try respond(r, 416, [], type: type, headers: headers)
-            return
-        }
-        let length = end - start + 1
-        try r.http.write(r.http.responseHead(status, contentLength: length, contentType: type, headers: headers, close: false),
-                         deadline: .now + configuration.idleTimeout)
-        if r.headOnly { return }
-        var buffer = [UInt8](repeating: 0, count: 256 << 10)
-        var offset = start
-        while offset <= end {
-            let want = Int(min(Int64(buffer.count), end - offset + 1))
-            let n: Int
-            do {
-                n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
-                    try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
-                }
-            } catch {
-                // The head promised bytes that cannot come: closing is the only honest answer.
-                r.log("cannot read \(path) at byte \(offset): \(error); connection closed")
-                throw .gone
-            }
-            if n == 0 {
-                r.log("\(path) became shorter while being sent; connection closed")
-                throw .gone
-            }
-            try r.http.write(Array(buffer[..<n]), deadline: .now + configuration.idleTimeout)
-            offset += Int64(n)
-        }
+        try r.http.sendFile(fd, size: size, type: type, headers: headers, range: r.head.header("range"), headOnly: r.headOnly,
+                            idle: configuration.idleTimeout) { why in r.log("\(path) \(why); connection closed") }
     }
 
     /// The photo's `.ptk` package as a zip archive (NAME.ptk/photo.data and photo.metadata):

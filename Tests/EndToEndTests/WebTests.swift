@@ -402,11 +402,12 @@ struct WebTests {
         // A chunked body (as macOS's WebDAV client sends, with X-Expected-Entity-Length) is taken;
         // one that does not say its length cannot be checked against the limit before it comes: 411.
         let chunkedPNG = makePNG(size: 30_000, seed: 10)
-        let chunked = try b.request("POST", "/upload?name=chunked.png", body: chunkedPNG, chunked: 7000,
-                                    headers: ["X-CSRF-Token": token, "X-Expected-Entity-Length": "\(chunkedPNG.count)"], contentType: "application/octet-stream")
+        let chunked = try b.request("POST", "/upload?name=chunked.png", body: chunkedPNG,
+                                    headers: ["X-CSRF-Token": token, "X-Expected-Entity-Length": "\(chunkedPNG.count)"], chunked: 7000,
+                                    contentType: "application/octet-stream")
         #expect(chunked.status == 200 && chunked.text == #"{"duplicate":false,"name":"chunked.png"}"#, "\(chunked.text)")
         #expect(readFile(d.dir + "/chunked.png") == chunkedPNG)
-        let unsized = try b.request("POST", "/upload?name=unsized.png", body: chunkedPNG, chunked: 7000, headers: ["X-CSRF-Token": token],
+        let unsized = try b.request("POST", "/upload?name=unsized.png", body: chunkedPNG, headers: ["X-CSRF-Token": token], chunked: 7000,
                                     contentType: "application/octet-stream")
         #expect(unsized.status == 411 && unsized.text.contains("Content-Length"), "\(unsized.text)")
         #expect(d.incoming.isEmpty, "\(d.incoming)")
