@@ -11,14 +11,19 @@ import Glibc
 /// back before it returns. As any other user, `body` runs as it is: that user already lacks
 /// root's reach. Keep `body` to the calls under test (no thread pools started from it: a thread
 /// started inside inherits the credentials), and the `#expect`s outside it.
+/// Throws (the test fails, naming the cause) when this root cannot change them (no CAP_SETUID).
 public func withFileAccess<T>(asUser uid: uid_t = 65534, group gid: gid_t = 65534, giving tree: String,
-                              _ body: () throws -> T) rethrows -> T {
+                              _ body: () throws -> T) throws -> T {
     guard geteuid() == 0 else { return try body() }
     giveAway(tree, uid, gid)
     _ = setfsgid(gid)
     _ = setfsuid(uid)
     // setfsuid answers the previous value: asking again tells whether the change took.
-    precondition(setfsuid(uid) == Int32(bitPattern: uid) && setfsgid(gid) == Int32(bitPattern: gid), "setfsuid failed")
+    guard setfsuid(uid) == Int32(bitPattern: uid) && setfsgid(gid) == Int32(bitPattern: gid) else {
+        _ = setfsuid(0)
+        _ = setfsgid(0)
+        throw FileAccessError(description: "setfsuid(\(uid))/setfsgid(\(gid)) did not take: this root cannot take on another user's file access")
+    }
     defer {
         _ = setfsuid(0)
         _ = setfsgid(0)
@@ -39,4 +44,9 @@ private func giveAway(_ path: String, _ uid: uid_t, _ gid: gid_t) {
         if name == "." || name == ".." { continue }
         giveAway(path + "/" + name, uid, gid)
     }
+}
+
+/// Why `withFileAccess` could not run its body as another user.
+public struct FileAccessError: Error, CustomStringConvertible {
+    public let description: String
 }

@@ -83,7 +83,7 @@ struct IdentityTests {
         }
         let before = readFile(keyPath)
         // Root reads any file: as root, the unreadable key is loaded with the file access of nobody.
-        let loaded = withFileAccess(giving: dir) { Result { () throws(IdentityError) in try Identity.loadOrCreate(in: dir + "/identity", commonName: "a") } }
+        let loaded = try withFileAccess(giving: dir) { Result { () throws(IdentityError) in try Identity.loadOrCreate(in: dir + "/identity", commonName: "a") } }
         #expect(throws: IdentityError.self) { try loaded.get() }
         if case .failure(let error) = loaded {
             #expect(error.description.contains(keyPath) && error.description.contains("restore it from a backup"), "\(error)")
