@@ -49,4 +49,8 @@ static inline uint64_t ptk_op_ignore_eof_no_ticket(void) {
     return SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_TICKET;
 }
 static inline void ptk_ctx_set_read_ahead(SSL_CTX *ctx) { SSL_CTX_set_read_ahead(ctx, 1); }
+// A stack of cipher suites (SSL_get1_supported_ciphers): its size, an element, freeing it.
+static inline int ptk_ciphers_count(STACK_OF(SSL_CIPHER) *s) { return sk_SSL_CIPHER_num(s); }
+static inline const SSL_CIPHER *ptk_ciphers_value(STACK_OF(SSL_CIPHER) *s, int i) { return sk_SSL_CIPHER_value(s, i); }
+static inline void ptk_ciphers_free(STACK_OF(SSL_CIPHER) *s) { sk_SSL_CIPHER_free(s); }
 #endif

@@ -40,9 +40,12 @@ public final class TLSContext: @unchecked Sendable {
         _ = ptk_ctx_set_mode(ctx, ptk_mode_partial_write())
         // An EOF without close_notify reads as end of stream: the framing finds a cut frame.
         _ = SSL_CTX_set_options(ctx, ptk_op_ignore_eof_no_ticket())
-        // AES-128-GCM first: 128-bit security at less CPU per byte than AES-256 (both run on
-        // AES-NI here); ChaCha20 for CPUs without it.
-        _ = SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384")
+        // The suites, for every flavor (TLSContext+CipherSuites.swift): TLS 1.3's, and TLS 1.2's
+        // where a flavor allows it (ECDHE with an AEAD only).
+        guard SSL_CTX_set_ciphersuites(ctx, Self.tls13CipherSuites) == 1,
+              SSL_CTX_set_cipher_list(ctx, Self.tls12CipherList) == 1 else {
+            throw IdentityError(description: "cannot set the cipher suites: \(openSSLErrors())")
+        }
         // Read whole socket buffers at a time instead of one record header, then its body.
         ptk_ctx_set_read_ahead(ctx)
         SSL_CTX_set_default_read_buffer_len(ctx, 256 << 10)

@@ -84,8 +84,9 @@ struct BusyTests {
             try run("/usr/bin/script", ["-qec", command, "/dev/null"], timeout: 60, absolute: true,
                     environment: ["XDG_CONFIG_HOME": config])
         }
-        // Both are turned away a few times, then the holder lets go.
-        #expect(eventually(10) { d.log.components(separatedBy: "(ERROR busy, ").count - 1 >= 4 }, "\(d.log)")
+        // Both are turned away (each at least once; how often depends on the machine's speed),
+        // then the holder lets go.
+        #expect(eventually(20) { d.log.components(separatedBy: "(ERROR busy, ").count - 1 >= 2 }, "\(d.log)")
         holder.close()
         let results = runs.wait()
         let plain = try #require(try results[0]?.get())
