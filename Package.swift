@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
-        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem"]),
