@@ -46,7 +46,11 @@ public final class HTTPConnection {
                 inMessage = true
                 switch try parseBuffered(body: { _ in true }) {
                 case .head(let head): return head
-                case .complete: continue  // a message without a head cannot happen; keep going
+                case .complete:
+                    // The end of a message whose body was not read (a refused request, a GET):
+                    // what follows is a new message, and nothing of it has come yet.
+                    inMessage = false
+                    continue
                 case nil: break
                 }
             }

@@ -68,8 +68,9 @@ public struct HTTPService<Context> {
     public var middleware: [any HTTPMiddleware<Context>]
     /// Bodies of requests that need none (and of refused routes) are read and dropped up to this size.
     public static var ignoredBodyLimit: Int { 64 << 10 }
-    /// Answers a request no route takes: `status` 404, or 405 with `allow` (the Allow header
-    /// is added by the service). The request's body has been read and dropped.
+    /// Answers a request no route takes: `status` 404, or 405 with `allow`, the methods the
+    /// path takes, which the answer must send as its Allow header. The request's body has been
+    /// read and dropped.
     public var refuse: (HTTPRequest<Context>, _ status: Int, _ allow: String?) throws(HTTPFailure) -> Void
     /// How log lines name the door ("web", "localsend").
     public let kind: String

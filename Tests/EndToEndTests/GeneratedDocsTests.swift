@@ -17,3 +17,21 @@ struct GeneratedDocsTests {
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
     }
 }
+
+/// A room has one job: no Swift file in Sources grows past 500 lines unnoticed (issue 43).
+@Suite("Rooms stay small")
+struct RoomSizeTests {
+    @Test("no Swift file in Sources is over 500 lines")
+    func sizes() throws {
+        let r = try run("/usr/bin/find", [repositoryRoot() + "/Sources", "-name", "*.swift", "-exec", "wc", "-l", "{}", "+"], absolute: true)
+        #expect(r.status == 0, "\(r.stderr)")
+        let counted = r.stdout.split(separator: "\n").compactMap { line -> (Int, String)? in
+            let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard parts.count == 2, let n = Int(parts[0]), parts[1] != "total" else { return nil }
+            return (n, String(parts[1]))
+        }
+        #expect(counted.count > 100, "\(r.stdout)")
+        let large = counted.filter { $0.0 > 500 }.map { "\($0.1): \($0.0) lines" }
+        #expect(large.isEmpty, "split by job: \(large)")
+    }
+}

@@ -192,8 +192,7 @@ struct HTTPConnectionReadTests {
         #expect(try head(http).target == "/b")
     }
 
-    @Test("a request whose empty body nobody read, then a close between requests: nextHead is nil, not 400",
-          .disabled("bug: nextHead sets inMessage for the head's last byte that http-parser leaves unread when it pauses at the head's end; the .complete it then parses does not clear it, so a close after that is refused 400 (and silence times out as partial, answered 408) instead of ending an idle connection"))
+    @Test("a request whose empty body nobody read, then a close between requests: nextHead is nil, not 400")
     func unreadEmptyBodyThenClose() throws {
         let (_, http) = connection("GET /a HTTP/1.1\r\n\r\n")
         #expect(try head(http).target == "/a")
