@@ -7,4 +7,5 @@
 static inline unsigned ptk_http_errno(const http_parser *p) { return p->http_errno; }
 static inline int ptk_http_is_chunked(const http_parser *p) { return (p->flags & F_CHUNKED) != 0; }
 static inline int ptk_http_has_length(const http_parser *p) { return (p->flags & F_CONTENTLENGTH) != 0; }
+static inline int ptk_http_is_upgrade(const http_parser *p) { return p->upgrade; }
 #endif

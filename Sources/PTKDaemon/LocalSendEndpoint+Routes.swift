@@ -54,7 +54,7 @@ extension LocalSendEndpoint {
         router.add(["POST"], "/api/localsend/v2/upload", traits: .body) { r throws(HTTPFailure) in try self.upload(r) }
         router.add(["POST"], "/api/localsend/v2/cancel") { r throws(HTTPFailure) in
             let n = self.lock.withLock { self.sessions.cancel(session: r.head.query["sessionId"], address: r.address) }
-            if n > 0 { Log.info("localsend \(r.connectionID) from \(r.peer): the sender cancelled") }
+            if n > 0 { r.log("the sender cancelled") }
             try r.http.respond(200, deadline: .now + self.configuration.idleTimeout)
             return true
         }
@@ -62,11 +62,12 @@ extension LocalSendEndpoint {
     }
 
     func service() -> HTTPService<LocalSendContext> {
-        let middleware: [any HTTPMiddleware<LocalSendContext>] = [RequestLog(), LocalSendIdentity(isTrusted: { self.trust.isTrusted($0) })]
+        let middleware: [any HTTPMiddleware<LocalSendContext>] = [RequestLog(budget: requestLogBudget), LocalSendIdentity(isTrusted: { self.trust.isTrusted($0) })]
         return HTTPService(kind: "localsend", router: router(), middleware: middleware, idle: configuration.idleTimeout, log: { Log.info($0) }) {
             (r: LocalSendRequest, status: Int, allow: String?) throws(HTTPFailure) in
             let text = allow == nil ? "no such route" : "\(r.head.method) is not allowed here"
-            try r.http.respond(status, message(text), headers: allow.map { [("Allow", $0)] } ?? [], deadline: .now + self.configuration.idleTimeout)
+            try r.http.respond(status, message(text), headers: allow.map { [("Allow", $0)] } ?? [], headOnly: r.headOnly,
+                               deadline: .now + self.configuration.idleTimeout)
         }
     }
 }

@@ -23,7 +23,7 @@ extension LocalSendEndpoint {
         let large = !trusted && (r.head.contentLength.map { $0 > Int64(Self.smallJSONLimit) } ?? true)
         let share = large ? Int(min(r.head.contentLength ?? Int64(Self.jsonLimit), Int64(Self.jsonLimit))) : 0
         if large && !largeBodies.take(share) {
-            Log.info("localsend \(r.connectionID) from \(r.peer): prepare-upload of \(r.head.contentLength.map { formatBytes(Double($0)) } ?? "a chunked body") while \(formatBytes(Double(LargeBodies.capacity))) of large bodies are being read; answered 503")
+            r.logWhole("localsend \(r.connectionID) from \(r.peer): prepare-upload of \(r.head.contentLength.map { formatBytes(Double($0)) } ?? "a chunked body") while \(formatBytes(Double(LargeBodies.capacity))) of large bodies are being read; answered 503")
             try r.http.respond(503, message("the receiver is busy reading other large requests; try again in a moment"), headers: [("Retry-After", "2")],
                                close: true, deadline: replyBy())
             return false
@@ -39,7 +39,7 @@ extension LocalSendEndpoint {
         } catch let error as HTTPFailure {
             throw error
         } catch {
-            Log.info("localsend \(r.connectionID) from \(r.peer): prepare-upload refused: \(quotedForTerminal(String(describing: error))); answered 400")
+            r.logWhole("localsend \(r.connectionID) from \(r.peer): prepare-upload refused: \(quotedForTerminal(String(describing: error))); answered 400")
             try r.http.respond(400, message("invalid body: \(error)"), deadline: replyBy())
             return true
         }
@@ -47,7 +47,7 @@ extension LocalSendEndpoint {
         let prefix = "localsend \(r.connectionID) from \(r.peer) \(who): prepare-upload of \(request.files.count) file(s)"
         let pin = r.head.query["pin"]
         if configuration.localSendPIN != nil && pin != nil && guesses.isSpent {
-            Log.info("\(prefix): a PIN while too many wrong passwords or PINs were given this minute; answered 429")
+            r.logWhole("\(prefix): a PIN while too many wrong passwords or PINs were given this minute; answered 429")
             try r.http.respond(429, message("too many wrong PINs were given to this receiver; try again in a minute"), deadline: replyBy())
             return true
         }
@@ -71,7 +71,7 @@ extension LocalSendEndpoint {
             // Only a sender that may send learns what is kept, and only its duplicates run the hook.
             let sender = Sender(announcedName: request.info.alias, id: r.context.sender, address: r.peer.description)
             for (file, name) in held.values.sorted(by: { $0.0.fileName < $1.0.fileName }) {
-                Log.info("\(prefix): \(quotedForTerminal(file.fileName)) is already kept as \(quotedForTerminal(name)); not asked for")
+                r.logWhole("\(prefix): \(quotedForTerminal(file.fileName)) is already kept as \(quotedForTerminal(name)); not asked for")
                 arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
                                type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: r.certificate.map { "LocalSend \($0)" })
             }
@@ -82,26 +82,26 @@ extension LocalSendEndpoint {
         }
         switch outcome {
         case .accepted(let response):
-            Log.info("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
+            r.logWhole("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
             try r.http.respond(outcome.status, LocalSendJSON.encode(response), deadline: replyBy())
         case .nothingToTransfer:
-            Log.info("\(prefix): none accepted (types: \(configuration.types.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
+            r.logWhole("\(prefix): none accepted (types: \(configuration.types.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
             try r.http.respond(outcome.status, deadline: replyBy())
         case .pinRequired(let wrong):
-            if wrong { Log.info("\(prefix): wrong PIN; answered 401") }
+            if wrong { r.logWhole("\(prefix): wrong PIN; answered 401") }
             try r.http.respond(outcome.status, message(wrong ? "wrong PIN" : "PIN required"), deadline: replyBy())
         case .tooManyTries:
-            Log.info("\(prefix): too many wrong PINs from \(r.address); answered 429")
+            r.logWhole("\(prefix): too many wrong PINs from \(r.address); answered 429")
             try r.http.respond(outcome.status, message("too many wrong PINs; try again later"), deadline: replyBy())
         case .refused:
             // Decided above, before the body; the sessions refuse no one that is allowed.
             try r.http.respond(outcome.status, message("this receiver accepts trusted devices only"), deadline: replyBy())
         case .full:
-            Log.info("\(prefix): the sessions hold \(sessions.policy.maxFilesHeld) files already; answered 503")
+            r.logWhole("\(prefix): the sessions hold \(sessions.policy.maxFilesHeld) files already; answered 503")
             try r.http.respond(outcome.status, message("the receiver holds as many files in sessions as it takes; try again in a minute"),
                                headers: [("Retry-After", "30")], deadline: replyBy())
         case .busy:
-            Log.info("\(prefix): a session from \(r.address) is still running; answered 409")
+            r.logWhole("\(prefix): a session from \(r.address) is still running; answered 409")
             try r.http.respond(outcome.status, message("a session from this address is still running"), deadline: replyBy())
         }
         return true
@@ -123,9 +123,9 @@ extension LocalSendEndpoint {
             do { try trust.recordAttempt(id: id, name: alias ?? "LocalSend app", address: r.peer.description) } catch {
                 Log.warning("localsend \(r.connectionID): cannot record the refused device in \(trust.pendingFile): \(error)")
             }
-            Log.info("\(prefix): refused, LocalSend \(id) is not trusted (`ptk trust allow \(id.short)`); answered 403")
+            r.logWhole("\(prefix): refused, LocalSend \(id) is not trusted (`ptk trust allow \(id.short)`); answered 403")
         } else {
-            Log.info("\(prefix): refused, the app showed no certificate and only trusted devices may send; answered 403")
+            r.logWhole("\(prefix): refused, the app showed no certificate and only trusted devices may send; answered 403")
         }
         try r.http.respond(403, message("this receiver accepts trusted devices only"), close: !small, deadline: replyBy())
         return small
@@ -151,11 +151,11 @@ extension LocalSendEndpoint {
             // The token is the session's, but the app is not: another certificate (or none) than
             // the one that prepared the session. The file stays owed to the session's own app.
             lock.withLock { sessions.endUpload(session: sessionID, file: fileID, saved: false, now: .now) }
-            Log.info("localsend \(r.connectionID) from \(r.peer): upload refused: the certificate (\(r.certificate.map { String($0.prefix(8)) } ?? "none")) is not the session's (\(s.fingerprint.map { String($0.prefix(8)) } ?? "none")); answered 403")
+            r.logWhole("localsend \(r.connectionID) from \(r.peer): upload refused: the certificate (\(r.certificate.map { String($0.prefix(8)) } ?? "none")) is not the session's (\(s.fingerprint.map { String($0.prefix(8)) } ?? "none")); answered 403")
             try r.http.respond(403, message("this upload's certificate is not the one that prepared the session"), close: true, deadline: replyBy())
             return false
         case .failure(let refusal):
-            Log.info("localsend \(r.connectionID) from \(r.peer): upload refused: \(refusal.message); answered \(refusal.status)")
+            r.logWhole("localsend \(r.connectionID) from \(r.peer): upload refused: \(refusal.message); answered \(refusal.status)")
             // The body is not read: the connection closes after the answer.
             try r.http.respond(refusal.status, message(refusal.message), close: true, deadline: replyBy())
             return false
@@ -175,14 +175,14 @@ extension LocalSendEndpoint {
         let prefix = "localsend \(r.connectionID) from \(r.peer) \(who)"
         let sender = Sender(announcedName: session.sender.alias, id: session.fingerprint.map { .localSend($0) }, address: r.peer.description)
         if let length = r.head.contentLength, length != file.size {
-            Log.info("\(prefix): refused \(name): the body is \(length) bytes, prepare-upload said \(file.size); answered 400")
+            r.logWhole("\(prefix): refused \(name): the body is \(length) bytes, prepare-upload said \(file.size); answered 400")
             return (400, "Content-Length \(length) is not the file's size \(file.size)", false)
         }
         // The type accepted in prepare-upload picks the store's check and the name's ending.
         guard let type = PhotoType(mediaType: file.mediaType) else {
             let failure = FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")
             let (status, why) = StoreUpload.status(for: failure)
-            Log.info("\(prefix): refused \(name): \(failure.problem); answered \(status)")
+            r.logWhole("\(prefix): refused \(name): \(failure.problem); answered \(status)")
             return (status, why, false)
         }
         let request = StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: type, sender: session.sender.alias,
@@ -191,31 +191,31 @@ extension LocalSendEndpoint {
         // broke) is resumed. The app sends from the start: the bytes the partial holds, which the
         // SHA-256 checked at the end covers, are passed over.
         let outcome = StoreUpload.receive(request, into: store, from: r.http, idle: configuration.idleTimeout,
-                                          resuming: { Log.info("\(prefix): \(name): resuming at byte \($0)") }) {
+                                          resuming: { r.logWhole("\(prefix): \(name): resuming at byte \($0)") }) {
             guard lock.withLock({ sessions.isCancelled(session.id) }) || shutdown.isRequested else { return nil }
             return (409, shutdown.isRequested ? "the receiver is shutting down" : "the session was cancelled")
         }
         switch outcome {
         case .saved(let saved, let seconds):
             if saved.isDuplicate {
-                Log.info("\(prefix): \(name) is already kept as \(quotedForTerminal(saved.name)); nothing new stored")
+                r.logWhole("\(prefix): \(name) is already kept as \(quotedForTerminal(saved.name)); nothing new stored")
             } else {
-                Log.info("\(prefix): saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
+                r.logWhole("\(prefix): saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
             }
             // Before the answer: the library and the hook take it from here.
             arrivals.saved(saved, type: type, from: sender, deviceID: session.fingerprint.map { "LocalSend \($0)" })
             return (200, "", true)
         case .failed(let failure):
             switch (failure.stage, failure.status) {
-            case (.begin, _): Log.info("\(prefix): refused \(name): \(failure.detail); answered \(failure.status)")
-            case (.body, _) where failure.idle: Log.info("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout.seconds)) s after \(failure.received); answered 408")
-            case (.body, _): Log.info("\(prefix): failed \(name) after \(failure.received) bytes: \(failure.detail); answered \(failure.status)")
-            case (.finish, _): Log.info("\(prefix): failed \(name): \(failure.detail); answered \(failure.status)")
+            case (.begin, _): r.logWhole("\(prefix): refused \(name): \(failure.detail); answered \(failure.status)")
+            case (.body, _) where failure.idle: r.logWhole("\(prefix): failed \(name): no bytes for \(formatDecimal(configuration.idleTimeout.seconds)) s after \(failure.received); answered 408")
+            case (.body, _): r.logWhole("\(prefix): failed \(name) after \(failure.received) bytes: \(failure.detail); answered \(failure.status)")
+            case (.finish, _): r.logWhole("\(prefix): failed \(name): \(failure.detail); answered \(failure.status)")
             }
             return (failure.status, failure.reason, failure.keepsConnection)
         case .gone(let received):
             // The app closed, or reading from it failed: nothing more can be said to it.
-            Log.info("\(prefix): failed \(name): the connection ended after \(received) of \(file.size) bytes")
+            r.logWhole("\(prefix): failed \(name): the connection ended after \(received) of \(file.size) bytes")
             return (nil, "the connection ended", false)
         }
     }

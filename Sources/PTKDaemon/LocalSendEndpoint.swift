@@ -38,6 +38,8 @@ final class LocalSendEndpoint: @unchecked Sendable {
     static let largeBodyRate = 64 << 10
     /// Large JSON bodies being read and decoded at once, in bytes.
     let largeBodies = LargeBodies()
+    /// The request log's lines a minute per address (refusals no handler logged).
+    let requestLogBudget = LogBudget(perMinute: 30)
 
     init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
          shutdown: ShutdownSignal) throws(DaemonError) {

@@ -108,7 +108,7 @@ extension WebEndpoint {
                                          refuse: { (r: WebRequest, refusal: CSRFCheck<WebContext>.Refusal, close: Bool) throws(HTTPFailure) -> Bool in
             try self.refuseChange(r, refusal, close: close)
         })
-        let middleware: [any HTTPMiddleware<WebContext>] = [SecurityHeaders(Self.securityHeaders), RequestLog(), session, csrf]
+        let middleware: [any HTTPMiddleware<WebContext>] = [SecurityHeaders(Self.securityHeaders), RequestLog(budget: requestLogBudget), session, csrf]
         return HTTPService(kind: "web", router: router(), middleware: middleware, idle: configuration.idleTimeout, log: { Log.info($0) }) {
             (r: WebRequest, status: Int, allow: String?) throws(HTTPFailure) in
             if let allow {

@@ -29,6 +29,8 @@ final class WebEndpoint: @unchecked Sendable {
     let guesses: Guesses
     /// One password check (scrypt: 32 MiB, 0.1 s) at a time, and the wrong tries per address.
     let throttle = PasswordThrottle()
+    /// The request log's lines a minute per address (refusals no handler logged).
+    let requestLogBudget = LogBudget(perMinute: 30)
 
     /// The session cookie. `__Host-`: browsers keep it only if Secure, for this host, Path=/.
     static let cookieName = "__Host-ptk"

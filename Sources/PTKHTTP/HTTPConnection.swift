@@ -45,7 +45,9 @@ public final class HTTPConnection {
             if start < end {
                 inMessage = true
                 switch try parseBuffered(body: { _ in true }) {
-                case .head(let head): return head
+                case .head(let head):
+                    closing = !head.keepAlive
+                    return head
                 case .complete:
                     // The end of a message whose body was not read (a refused request, a GET):
                     // what follows is a new message, and nothing of it has come yet.
@@ -213,9 +215,13 @@ public final class HTTPConnection {
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += fixedHeaders
-        head += close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"
+        head += close || closing ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n"
         return Array(head.utf8)
     }
+
+    /// The request being answered asked to close after it (`Connection: close`, HTTP/1.0):
+    /// its answer says so.
+    private var closing = false
 
     /// The status of the last response head made (0 before any): the request log's.
     public private(set) var lastStatus = 0

@@ -155,6 +155,13 @@ public final class HTTPParser {
             }
             head.method = String(cString: http_method_str(http_method(rawValue: p.method)))
             head.target = String(decoding: target, as: UTF8.self)
+            // http-parser ends a CONNECT, or a request asking to upgrade the protocol, at its
+            // head and hands what follows over as another protocol's bytes: a body such a
+            // request announces would be read as the next request. ptk serves neither.
+            if head.method == "CONNECT" || ptk_http_is_upgrade(parser) != 0 {
+                failure = .malformed("\(head.method == "CONNECT" ? "CONNECT" : "a protocol upgrade") is not served here")
+                return 3
+            }
         } else {
             head.status = Int(p.status_code)
         }

@@ -47,6 +47,12 @@ public final class HTTPRequest<Context> {
     /// The peer's address, without its port.
     public var address: String { peer.host }
 
+    /// Logs `line`, whole, about this request (a door whose lines name more than its subject).
+    public func logWhole(_ line: String) {
+        logged = true
+        logLine(line)
+    }
+
     /// Logs `line` about this request: "KIND ID from PEER SUBJECT: line".
     public func log(_ line: String) {
         logged = true

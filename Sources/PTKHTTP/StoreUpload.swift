@@ -118,6 +118,8 @@ extension HTTPConnection {
     /// Streams the body of the request whose head was just read into `incoming`: at most
     /// `size` bytes, the first `skip` passed over (a resumed upload, whose bytes the partial
     /// file holds), `stop()` asked every 200 ms whether to give up (its status and reason).
+    /// Small pieces (a chunked body of tiny chunks) are gathered up to 64 KiB before they are
+    /// written, so a client cannot make each byte a write and a hash update of its own.
     /// `received` counts the bytes read, for the caller's log even when this throws; a store
     /// failure is `.refused` with its status (`StoreUpload.status(for:)`).
     func readBody(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, idle: Duration, received: inout Int64,
@@ -126,7 +128,19 @@ extension HTTPConnection {
         var lastCheck = Instant.now
         var skip = skip
         var count: Int64 = 0
+        var pending: [UInt8] = []
         defer { received = count }
+        /// Writes what was gathered; false (with `failure` set) when the store refused it.
+        func flush() -> Bool {
+            guard !pending.isEmpty else { return true }
+            let written = pending.withUnsafeBytes { b in Result { () throws(FileFailure) in try incoming.append(b) } }
+            if case .failure(let error) = written {
+                failure = StoreUpload.status(for: error)
+                return false
+            }
+            pending.removeAll(keepingCapacity: true)
+            return true
+        }
         try readBody(deadline: { .now + idle }, sink: { piece in
             if count + Int64(piece.count) > size {
                 failure = (400, "the body is longer than the file's \(size) bytes")
@@ -134,12 +148,15 @@ extension HTTPConnection {
             }
             let kept = Int(min(skip, Int64(piece.count)))
             skip -= Int64(kept)
-            if kept < piece.count {
-                do throws(FileFailure) { try incoming.append(UnsafeRawBufferPointer(rebasing: piece[kept...])) } catch {
-                    let (status, reason) = StoreUpload.status(for: error)
-                    failure = (status, reason)
+            let part = UnsafeRawBufferPointer(rebasing: piece[kept...])
+            if part.count >= Self.gatherLimit && pending.isEmpty {
+                do throws(FileFailure) { try incoming.append(part) } catch {
+                    failure = StoreUpload.status(for: error)
                     return false
                 }
+            } else if !part.isEmpty {
+                pending.append(contentsOf: part)
+                if pending.count >= Self.gatherLimit && !flush() { return false }
             }
             count += Int64(piece.count)
             if Instant.now - lastCheck > .milliseconds(200) {
@@ -151,5 +168,9 @@ extension HTTPConnection {
             }
             return true
         }, refusal: { failure ?? (400, "body refused") })
+        if !flush(), let (status, why) = failure { throw .refused(status, why) }
     }
+
+    /// Pieces of a body smaller than this are gathered before they are written.
+    static let gatherLimit = 64 << 10
 }

@@ -41,6 +41,17 @@ struct LocalSendDoorTests {
         #expect(e.responses[6].text == "{\"message\":\"no such route\"}")
     }
 
+    @Test("HEAD of a route is refused in headers only (405 with Allow, 404), the connection going on")
+    func headRefusals() throws {
+        let f = try DoorFixture()
+        let e = f.localSend([request("HEAD", "/api/localsend/v2/info"), request("HEAD", "/nope"), request("GET", "/api/localsend/v2/info")])
+        let text = String(decoding: e.raw, as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        #expect(parts.count == 4 && parts[0].hasPrefix("HTTP/1.1 405") && parts[1].hasPrefix("HTTP/1.1 404") && parts[2].hasPrefix("HTTP/1.1 200"), "\(text)")
+        #expect(parts[0].contains("Allow: GET, POST") && parts[0].contains("Content-Length: 38"))
+        #expect(parts[3].hasPrefix("{\"alias\""), "\(parts[3])")
+    }
+
     @Test("prepare-upload, then each file's upload (Content-Length, and chunked fed a byte at a time) is kept byte for byte")
     func sends() throws {
         let f = try DoorFixture()

@@ -251,6 +251,20 @@ struct HTTPConnectionWriteTests {
         #expect(responses.map { $0.header("connection") ?? "" } == ["keep-alive", "keep-alive", "close"])
     }
 
+    @Test("a request that asks to close (Connection: close, HTTP/1.0) is answered Connection: close; the next one on a kept connection keep-alive")
+    func answersSayClose() throws {
+        let (stream, http) = connection("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nConnection: close\r\n\r\n")
+        for _ in 0..<2 {
+            _ = try #require(try http.nextHead(deadline: soon()))
+            try http.respond(200, Array("x".utf8), deadline: soon())
+        }
+        let (old, http10) = connection("GET /c HTTP/1.0\r\n\r\n")
+        _ = try #require(try http10.nextHead(deadline: soon()))
+        try http10.respond(200, deadline: soon())
+        #expect(stream.responses.map { $0.header("connection") ?? "" } == ["keep-alive", "close"])
+        #expect(old.responses.map { $0.header("connection") ?? "" } == ["close"])
+    }
+
     @Test("respondChunked and ChunkedBody write a valid chunked body: hex sizes, an empty write sends nothing, finish ends it")
     func chunkedResponse() throws {
         let (stream, http) = connection("")

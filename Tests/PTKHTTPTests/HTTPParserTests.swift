@@ -260,3 +260,25 @@ func parseUntilError(_ input: [UInt8], piece: Int, kind: HTTPParser.Kind = .requ
         #expect(percentDecoded("%C3%A9", plusIsSpace: false) == "é")
     }
 }
+
+/// Requests http-parser ends at their head and hands the rest over as another protocol's bytes
+/// (second attack on issue 43, F4): what follows them must never be read as a request.
+@Suite("CONNECT and protocol upgrades")
+struct UpgradeRefusalTests {
+    @Test("CONNECT with a body that holds a request is refused at its head, one byte at a time too", arguments: [0, 1])
+    func connect(piece: Int) {
+        let text = "CONNECT localhost:443 HTTP/1.1\r\nHost: x\r\nContent-Length: 38\r\n\r\nGET /static/app.css HTTP/1.1\r\nHost: x\r\n\r\n"
+        let (parsed, error) = parseUntilError(Array(text.utf8), piece: piece)
+        #expect(parsed.heads.isEmpty)
+        #expect(error == .malformed("CONNECT is not served here"))
+    }
+
+    @Test("a GET asking to upgrade (Upgrade and Connection: upgrade) is refused; an Upgrade header alone is only information")
+    func upgrade() throws {
+        let asks = "GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nGET /x HTTP/1.1\r\n\r\n"
+        let (parsed, error) = parseUntilError(Array(asks.utf8), piece: 0)
+        #expect(parsed.heads.isEmpty && error == .malformed("a protocol upgrade is not served here"))
+        let mentions = try parseAll(Array("GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\r\n".utf8), piece: 0)
+        #expect(mentions.heads.map(\.target) == ["/chat"] && mentions.completed == 1)
+    }
+}

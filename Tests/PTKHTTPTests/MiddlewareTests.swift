@@ -25,16 +25,16 @@ struct RequestLogTests {
     func unloggedError() {
         let log = Notes()
         let (_, http) = connection("GET /teapot HTTP/1.1\r\n\r\nGET /missing%20one?x=1 HTTP/1.1\r\n\r\n")
-        serve(service(logRouter(), [RequestLog()], notes: Notes(), log: log), http, context: Notes())
+        serve(service(logRouter(), [RequestLog(budget: LogBudget())], notes: Notes(), log: log), http, context: Notes())
         #expect(log.items == ["web 7 from 192.0.2.7:40000: GET \"/teapot\": answered 418",
-                              "web 7 from 192.0.2.7:40000: GET \"/missing one\": answered 404"])
+                              "web 7 from 192.0.2.7:40000: GET \"/missing%20one\": answered 404"])
     }
 
     @Test("a 200 adds no line, and neither does an error the handler logged itself")
     func noLine() {
         let log = Notes()
         let (stream, http) = connection("GET /ok HTTP/1.1\r\n\r\nGET /logged HTTP/1.1\r\n\r\n")
-        serve(service(logRouter(), [RequestLog()], notes: Notes(), log: log), http, context: Notes())
+        serve(service(logRouter(), [RequestLog(budget: LogBudget())], notes: Notes(), log: log), http, context: Notes())
         #expect(stream.responses.map(\.status) == [200, 500])
         #expect(log.items == ["web 7 from 192.0.2.7:40000: the handler's own line"])
     }
@@ -43,20 +43,42 @@ struct RequestLogTests {
     func nothingAnswered() {
         let log = Notes()
         let (stream, http) = connection("GET /nope HTTP/1.1\r\n\r\nGET /quiet HTTP/1.1\r\n\r\n")
-        serve(service(logRouter(), [RequestLog()], notes: Notes(), log: log), http, context: Notes())
+        serve(service(logRouter(), [RequestLog(budget: LogBudget())], notes: Notes(), log: log), http, context: Notes())
         #expect(stream.responses.map(\.status) == [404])
         #expect(log.items.count == 1)
     }
 
-    @Test("a path with terminal control characters is quoted and escaped in the line")
-    func escapedPath() throws {
+    @Test("the path is logged as sent (printable ASCII, never decoded into controls) and cut after 200 characters")
+    func rawPath() throws {
         let log = Notes()
-        let (_, http) = connection("GET /a%1B%5B31mred%22 HTTP/1.1\r\n\r\n")
-        serve(service(logRouter(), [RequestLog()], notes: Notes(), log: log), http, context: Notes())
+        let long = "/" + String(repeating: "%1B", count: 400)
+        let (_, http) = connection("GET /a%1B%5B31mred%22%0A HTTP/1.1\r\n\r\nGET \(long) HTTP/1.1\r\n\r\n")
+        serve(service(logRouter(), [RequestLog(budget: LogBudget())], notes: Notes(), log: log), http, context: Notes())
+        #expect(log.items.count == 2)
         let line = try #require(log.items.first)
-        #expect(!line.unicodeScalars.contains("\u{1B}"))
-        #expect(line.hasSuffix(": answered 404"))
-        #expect(line.contains("\\\""))
+        #expect(line == "web 7 from 192.0.2.7:40000: GET \"/a%1B%5B31mred%22%0A\": answered 404")
+        #expect(log.items[1].hasSuffix("...\": answered 404") && log.items[1].utf8.count < 300, "\(log.items[1])")
+    }
+
+    @Test("each address has its lines a minute; the first line after a full minute says how many were left out")
+    func budget() {
+        let budget = LogBudget(perMinute: 3)
+        let t0 = Instant.now
+        #expect((0..<5).map { _ in budget.take("a", now: t0).allowed } == [true, true, true, false, false])
+        #expect(budget.take("b", now: t0) == (true, 0))
+        #expect(budget.take("a", now: t0 + .seconds(30)).allowed == false)
+        let later = budget.take("a", now: t0 + .seconds(61))
+        #expect(later.allowed && later.left == 3)
+        #expect(budget.take("a", now: t0 + .seconds(62)) == (true, 0))
+    }
+
+    @Test("beyond the budget a refusal adds no line")
+    func overBudget() {
+        let log = Notes()
+        let (stream, http) = connection(String(repeating: "GET /nope HTTP/1.1\r\n\r\n", count: 5))
+        serve(service(logRouter(), [RequestLog(budget: LogBudget(perMinute: 2))], notes: Notes(), log: log), http, context: Notes())
+        #expect(stream.responses.count == 5)
+        #expect(log.items.count == 2)
     }
 }
 
@@ -405,7 +427,7 @@ final class AuthDoor {
         let ctx = Notes()
         let (stream, http) = connection(text)
         http.onStage = { [unowned self] stage in self.stages.append(stage) }
-        let end = serve(service(authRouter(), [RequestLog(), auth], notes: Notes(), log: log), http, context: ctx, peer: peer)
+        let end = serve(service(authRouter(), [RequestLog(budget: LogBudget()), auth], notes: Notes(), log: log), http, context: ctx, peer: peer)
         return (ctx.items, stream.responses, end, http, stream)
     }
 

@@ -1,18 +1,61 @@
 import PTKSystem
+import PTKTime
 
 /// The request log line: a request answered with an error status that its handler did not log
-/// ("GET "/x": answered 404") gets one line, so no refusal goes unseen; requests a handler
+/// (`GET "/x": answered 404`) gets one line, so no refusal goes unseen; requests a handler
 /// logged, and those answered well, add none (a gallery page fetches dozens of thumbnails).
+/// The path is logged as it was sent (printable ASCII: the parser refuses anything else), cut
+/// after 200 characters; each address has `LogBudget`'s share of lines a minute, and the next
+/// line after a pause says how many were left out, so a client asking for nonsense in a loop
+/// cannot fill the journal.
 public struct RequestLog<Context>: HTTPMiddleware {
-    public init() {}
+    public let budget: LogBudget
+
+    public init(budget: LogBudget) { self.budget = budget }
 
     public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
         let before = request.http.responses
         let keepOpen = try next(request)
         let status = request.http.lastStatus
         if request.http.responses > before, status >= 400, !request.logged {
-            request.log("\(request.head.method) \(quotedForTerminal(request.head.path)): answered \(status)")
+            let (allowed, left) = budget.take(request.address, now: .now)
+            if allowed {
+                let raw = request.head.target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
+                let path = raw.utf8.count > 200 ? String(decoding: raw.utf8.prefix(200), as: UTF8.self) + "..." : raw
+                let more = left > 0 ? " (\(left) more from this address not logged)" : ""
+                request.log("\(request.head.method) \(quotedForTerminal(path)): answered \(status)\(more)")
+            }
         }
         return keepOpen
+    }
+}
+
+/// How many request log lines each address may have a minute (a door's, shared by its
+/// connections). Remembers at most 4096 addresses: beyond that the oldest minute's are forgotten.
+public final class LogBudget: @unchecked Sendable {
+    // `entries` is guarded by `lock`.
+    private let lock = Lock()
+    private var entries: [String: (start: Instant, count: Int, left: Int)] = [:]
+    public let perMinute: Int
+
+    public init(perMinute: Int = 30) { self.perMinute = perMinute }
+
+    /// Whether a line about `address` may be written now, and how many were left out before it.
+    public func take(_ address: String, now: Instant) -> (allowed: Bool, left: Int) {
+        lock.withLock {
+            if entries.count >= 4096 { entries = entries.filter { now - $0.value.start < .seconds(60) } }
+            var entry = entries[address] ?? (now, 0, 0)
+            if now - entry.start >= .seconds(60) { entry = (now, 0, entry.left) }
+            entry.count += 1
+            guard entry.count <= perMinute else {
+                entry.left += 1
+                entries[address] = entry
+                return (false, 0)
+            }
+            let left = entry.left
+            entry.left = 0
+            entries[address] = entry
+            return (true, left)
+        }
     }
 }
