@@ -45,6 +45,8 @@ public final class HTTPParser {
     private var value: [UInt8] = []
     private var target: [UInt8] = []
     private var inValue = false
+    /// The current message's head has ended: header fields now would be a chunked body's trailer.
+    private var headDone = false
     private var headBytes = 0
     private var check = HeadCheck()
     private var failure: HTTPParseError?
@@ -61,6 +63,12 @@ public final class HTTPParser {
         settings.on_status = { p, _, n in HTTPParser.of(p).count(n) }
         settings.on_header_field = { p, at, n in
             let me = HTTPParser.of(p)
+            // A chunked body's trailer fields never pass RFC 9112's line checks (`HeadCheck`
+            // sees heads only), and ptk has no use for them: refused.
+            if me.headDone {
+                me.failure = .malformed("a chunked body's trailer fields are not taken")
+                return 1
+            }
             if me.inValue { me.endHeader() }
             return me.add(.field, at, n)
         }
@@ -93,6 +101,7 @@ public final class HTTPParser {
     }
 
     private func beginMessage() {
+        headDone = false
         head = HTTPHead()
         field = []
         value = []
@@ -139,6 +148,7 @@ public final class HTTPParser {
     }
 
     private func endHead() -> Int32 {
+        headDone = true
         if inValue || !field.isEmpty { endHeader() }
         let p = parser.pointee
         guard p.http_major == 1 else {

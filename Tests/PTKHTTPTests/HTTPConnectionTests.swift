@@ -37,14 +37,19 @@ struct HTTPConnectionReadTests {
         #expect(try http.nextHead(deadline: soon()) == nil)
     }
 
-    @Test("a chunk size in upper-case hex, and a trailer after the last chunk, still end the body where they should")
+    @Test("a chunk size in upper-case hex ends the body where it should; a trailer after the last chunk is refused 400 (its lines pass no check)")
     func chunkedTrailer() throws {
         let body = String(repeating: "z", count: 0x1A)
-        let (_, http) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\nX-Checksum: 1\r\n\r\n"
+        let (_, http) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\n\r\n"
                                    + "GET /next HTTP/1.1\r\n\r\n", readSize: 1)
         _ = try head(http)
         #expect(try bodyText(http) == body)
         #expect(try head(http).target == "/next")
+        for trailer in ["X-Checksum: 1\r\n", "X-A: 1\n", "X-A: 1\r\n folded\r\n"] {
+            let (_, withTrailer) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\n\(trailer)\r\n", readSize: 1)
+            _ = try head(withTrailer)
+            #expect(failure { () throws(HTTPFailure) in try bodyText(withTrailer) } == "refused 400", "\(trailer)")
+        }
     }
 
     @Test("a chunked body cut short by a close is .gone, as is one cut by a reset")
