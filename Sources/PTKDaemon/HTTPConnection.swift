@@ -3,6 +3,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTransport
+import PTKVocabulary
 
 /// Why an HTTP exchange ended early.
 enum HTTPFailure: Error {
@@ -252,7 +253,7 @@ extension HTTPConnection {
     /// up (its status and reason). `received` counts the bytes read, for the caller's log even
     /// when this throws; a store failure is `.refused` with its status (`statusFor`).
     func readBody(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, idle: Duration, received: inout Int64,
-                  statusFor: (FileFailure) -> (Int, String), stop: () -> (Int, String)?) throws(HTTPFailure) {
+                  statusFor: (StoreFailure) -> (Int, String), stop: () -> (Int, String)?) throws(HTTPFailure) {
         var failure: (Int, String)? = nil
         var lastCheck = Instant.now
         var skip = skip
@@ -266,7 +267,7 @@ extension HTTPConnection {
             let kept = Int(min(skip, Int64(piece.count)))
             skip -= Int64(kept)
             if kept < piece.count {
-                do throws(FileFailure) { try incoming.append(UnsafeRawBufferPointer(rebasing: piece[kept...])) } catch {
+                do throws(StoreFailure) { try incoming.append(UnsafeRawBufferPointer(rebasing: piece[kept...])) } catch {
                     failure = statusFor(error)
                     return false
                 }

@@ -7,6 +7,7 @@ import PTKSystem
 import PTKTLS
 import PTKTransport
 import PTKTrust
+import PTKVocabulary
 
 /// ptkd as a LocalSend v2 receiver (docs/PROTOCOL.md, "LocalSend"): HTTPS on its own port,
 /// the routes the apps call, and uploads into the same store, limits, trust list and library
@@ -230,11 +231,11 @@ extension LocalSendEndpoint {
             StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: $0, sender: session.sender.alias,
                          modified: file.metadata?.modified.flatMap { WallTime(iso8601: $0) }?.milliseconds, folder: arrivals.folder(for: sender))
         }
-        switch request.map({ store.begin($0) }) ?? .failure(FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")) {
+        switch request.map({ store.begin($0) }) ?? .failure(StoreFailure(.typeNotKept, "\(file.mediaType) is not a type this receiver keeps")) {
         case .success(let f): incoming = f
         case .failure(let failure):
             let (status, why) = Self.status(for: failure)
-            Log.info("\(prefix): refused \(name): \(failure.problem); answered \(status)")
+            Log.info("\(prefix): refused \(name): \(Problem(failure)); answered \(status)")
             return (status, why, false)
         }
         let started = Instant.now
@@ -281,7 +282,7 @@ extension LocalSendEndpoint {
             return (200, "", true)
         case .failure(let failure):
             let (status, why) = Self.status(for: failure)
-            Log.info("\(prefix): failed \(name): \(failure.problem); answered \(status)")
+            Log.info("\(prefix): failed \(name): \(Problem(failure)); answered \(status)")
             return (status, why, true)
         }
     }

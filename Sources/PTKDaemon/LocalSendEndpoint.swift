@@ -7,6 +7,7 @@ import PTKSystem
 import PTKTLS
 import PTKTransport
 import PTKTrust
+import PTKVocabulary
 
 /// ptkd as a LocalSend v2 receiver (docs/PROTOCOL.md, "LocalSend"): HTTPS on its own port,
 /// the routes the apps call, and uploads into the same store, limits, trust list and library
@@ -97,17 +98,8 @@ final class LocalSendEndpoint: @unchecked Sendable {
         var address: String { peer.host }
     }
 
-    /// The HTTP status for a store failure: 422 for a hash that does not match (as the apps
-    /// expect), 400 for bytes that are not what was announced, 507 (Insufficient Storage) for a
-    /// full disk or quota, 500 for the receiver's other trouble.
-    static func status(for failure: FileFailure) -> (Int, String) {
-        switch failure.problem.code {
-        case FileErrorCode.hashMismatch.rawValue: return (422, failure.problem.message)
-        case FileErrorCode.notPNG.rawValue, FileErrorCode.sizeMismatch.rawValue: return (400, failure.problem.message)
-        case FileErrorCode.noSpace.rawValue: return (507, failure.problem.message)
-        default: return (500, failure.problem.message)
-        }
-    }
+    /// The HTTP status for a store failure (`httpStatus(for:)`).
+    static func status(for failure: StoreFailure) -> (Int, String) { httpStatus(for: failure) }
 }
 
 /// `{"message": text}`, the error body the apps show.

@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 import PTKWeb
 
 /// The web interface's routes: who may ask (`WebRoute.isPublic`, the session cookie, the CSRF
@@ -80,7 +81,7 @@ extension WebEndpoint {
             try photoPage(r, photo)
         case .confirmDelete(let id):
             guard let photo = try photo(r, id) else { return true }
-            try html(r, 200, pages.confirmDelete(photo, viewer: r.viewer!))
+            try html(r, 200, pages.confirmDelete(WebPhoto(photo), viewer: r.viewer!))
         case .original(let id):
             guard let photo = try photo(r, id) else { return true }
             try sendFile(r, path: r.connection.directory + "/" + photo.name, type: photo.type.mediaType,
@@ -290,14 +291,14 @@ extension WebEndpoint {
         }
         let senders = Set(all.compactMap(\.senderName)).sorted()
         let page = r.head.query["page"].flatMap { Int($0) }.flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 1
-        try html(r, 200, pages.gallery(PhotoLibrary.grouped(shown), total: all.count, senders: senders, sender: sender,
+        try html(r, 200, pages.gallery(WebPhoto.grouped(shown.map(WebPhoto.init)), total: all.count, senders: senders, sender: sender,
                                        minRating: minRating, page: page, viewer: r.viewer!))
     }
 
     func photoPage(_ r: Request, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPFailure) {
         let folder: String
         do { folder = try r.connection.library().thumbnailFolder } catch { return try libraryFailed(r, error) }
-        try html(r, status, pages.photo(photo, details: photo.details(thumbnailFolder: folder), viewer: r.viewer!, message: message))
+        try html(r, status, pages.photo(WebPhoto(photo), details: photo.details(thumbnailFolder: folder), viewer: r.viewer!, message: message))
     }
 
     func thumbnail(_ r: Request, _ photo: Photo) throws(HTTPFailure) {
@@ -507,7 +508,7 @@ extension WebEndpoint {
             return true
         case .failure(let failure):
             let (status, why) = LocalSendEndpoint.status(for: failure)
-            r.log("refused \"\(clean(name))\": \(failure.problem); answered \(status)")
+            r.log("refused \"\(clean(name))\": \(Problem(failure)); answered \(status)")
             try json(r, status, UploadAnswer(message: why))
             return true
         }

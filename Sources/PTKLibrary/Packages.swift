@@ -3,6 +3,7 @@ import FoundationEssentials
 import PTKDigest
 import PTKStore
 import PTKSystem
+import PTKVocabulary
 
 extension PhotoMetadata {
     /// A package's photo.metadata, its Version checked (`Package.readMetadata`).

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import PTKSystem
 import PTKStore
+import PTKVocabulary
 
 /// What the library holds about one photo of the received-photos directory.
 public struct Photo: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import PTKDigest
 import PTKStore
 import PTKSystem
+import PTKVocabulary
 
 /// The photo library of a received-photos directory: the photos stay plain PNG files; beside
 /// them, `.ptk/index.sqlite` (SQLite, WAL, so ptkd writes while ptk reads) holds what is known
@@ -240,10 +241,6 @@ public final class PhotoLibrary {
         p.cameraModel = s.text(22)
         p.hasLocation = s.int(23).map { $0 != 0 }
         return p
-    }
-
-    public enum SortOrder: String, Sendable, CaseIterable {
-        case name, time, taken, size
     }
 
     /// Every photo the index knows, sorted (oldest, first by name, or smallest first), those
