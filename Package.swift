@@ -52,10 +52,14 @@ let package = Package(
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
         .systemLibrary(name: "CLinux"),
 
-        // Pure protocol core: frames, codec, limits, state machines. No I/O.
         // A point in time, as a pure value (the clock is read in PTKSystem).
         .target(name: "PTKTime"),
-        .target(name: "PTKProtocol", dependencies: ["PTKTime"]),
+        // The words every layer shares, below all of them: photo types and sniffing, file-name
+        // rules, the text escapers (HTML, URL, JSON), sort orders, the .ptk package format and
+        // the store's failures. Pure values; no I/O, no C library.
+        .target(name: "PTKVocabulary"),
+        // Pure protocol core: frames, codec, limits, state machines. No I/O.
+        .target(name: "PTKProtocol", dependencies: ["PTKTime", "PTKVocabulary"]),
         // Thin syscall layer: errors, descriptors, sockets, addresses.
         .target(name: "PTKSystem", dependencies: ["CLinux", "PTKTime"]),
         // SHA-256 (OpenSSL) and CRC-32 (libdeflate).
@@ -66,72 +70,77 @@ let package = Package(
         .target(name: "PTKTLS", dependencies: ["CTLS", "PTKProtocol", "PTKSystem", "PTKTransport"]),
         // The receiver's trust list and pending senders: files in the state directory.
         // ... and who may use the web interface (password, one-time links, sessions).
-        .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem", "PTKDigest"]),
+        .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
-        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "CHEIFOpen"]),
-        // The sending side: drives the sender state machine over a connection.
-        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKStore"]),
+        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
+        // The sending side: drives the sender state machine over a connection. Never the store
+        // (ptk-send links no libheif): types, names and packages come from PTKVocabulary.
+        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKVocabulary"]),
         // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It
-        // imports the store (names, adding photos), never the protocol.
-        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest"]),
-        // The web interface's decisions and pages (issue 29): routes, Range, cookies, HTML, the
-        // stylesheet and script. No I/O: it renders the library's values.
-        .target(name: "PTKWeb", dependencies: ["PTKLibrary", "PTKProtocol", "PTKSystem"]),
+        // imports the store (names, adding photos), never the protocol; it gives the web pages
+        // their values (`WebPhoto`) and writes the static gallery PTKWeb renders.
+        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKWeb"]),
+        // The web interface's pages (issue 29; its routes are PTKDaemon's, on PTKHTTP): HTML, the
+        // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
+        // values (`WebPhoto`), which the library makes from its photos; it never imports the library.
+        .target(name: "PTKWeb", dependencies: ["PTKSystem", "PTKVocabulary"]),
         // LocalSend v2 (issue 14): the JSON messages and the sessions' decisions. No I/O.
-        .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime"]),
+        .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
         // The one HTTP layer every HTTP door stands on (issue 43): requests parsed by
         // http-parser, connections with keep-alive, deadlines and chunked bodies, the HTTPS
         // server, the router, middleware, and photos streamed from a body into the store.
-        .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKStore", "PTKProtocol"]),
+        .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKStore", "PTKProtocol", "PTKVocabulary"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKHTTP", "PTKDigest"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKHTTP", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
-        .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem"]),
+        .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
         // mDNS/DNS-SD through Avahi: advertise, browse, resolve.
         .target(name: "PTKDiscovery", dependencies: ["CAvahi", "PTKSystem"]),
         // sd_notify for systemd's Type=notify.
         .target(name: "PTKNotify", dependencies: ["CSystemd"]),
         // Command tables (commands, arguments, options, exit statuses, examples) and the parsing,
-        // usage and help that come from them; shared by the executables.
-        .target(name: "PTKCLI", dependencies: ["PTKProtocol", "PTKSystem"]),
+        // usage and help that come from them; shared by the executables. Never the protocol.
+        .target(name: "PTKCLI", dependencies: ["PTKSystem", "PTKVocabulary"]),
         // ptk's command table, importable by tests and by the man page and completion generators.
-        .target(name: "PTKAdminCommandLine", dependencies: ["PTKCLI", "PTKConfiguration", "PTKLibrary"]),
+        // Never the library: ptk-docs links no image or database library.
+        .target(name: "PTKAdminCommandLine", dependencies: ["PTKCLI", "PTKConfiguration", "PTKVocabulary"]),
         // ptk-send's command table, and what it prints: the report of each file, the progress
         // bar, the list of receivers.
-        .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem"]),
+        .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
         .target(name: "PTKTestSupport", dependencies: ["CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport", "PTKHTTP", "PTKTime"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
-        .target(name: "PTKFuzz", dependencies: ["PTKHTTP", "PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKSystem", "PTKWeb"]),
+        .target(name: "PTKFuzz", dependencies: ["PTKHTTP", "PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKSystem", "PTKWeb", "PTKVocabulary"]),
         .target(name: "PTKFuzzReplay", dependencies: ["PTKSystem"]),
         // Every target in one executable, chosen by PTK_FUZZ_TARGET (libFuzzer calls one entry point).
         .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "CQREncode"]),
+        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode"]),
         // Man pages and completion scripts from the three command tables (a build tool, not installed).
         .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
-        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol", "PTKTime"]),
+        .testTarget(name: "PTKVocabularyTests", dependencies: ["PTKVocabulary"]),
+        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
         .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
-        .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTestSupport"]),
-        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
-        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKTestSupport"]),
+        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
-        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
-        .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem"]),
+        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
-        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,6 +7,9 @@ PTKProtocol through PTKClient without naming it. This check asks for the direct 
 dependency lists in Package.swift are the layering, exactly. It reads `swift package
 dump-package` and each target's Swift files; it prints each undeclared import and exits 1.
 
+Some arrows are forbidden outright (FORBIDDEN below), even when Package.swift lists them: the
+layering issue 43 took apart must not grow back through a one-line edit of the dependency lists.
+
 It also keeps the C library's system calls in the syscall layer: outside PTKSystem, only test
 code (test targets and PTKTestSupport) may import Glibc; everything else uses PTKSystem's typed
 wrappers (open flags, errno names, poll events, file status, Duration, the condition lock).
@@ -34,7 +37,33 @@ def declared(target):
 # The only targets besides test targets that may import Glibc.
 GLIBC_ALLOWED = {'PTKSystem', 'PTKTestSupport'}
 
+# Arrows that must not come back, whatever Package.swift says (issue 43): checked against the
+# dependency lists and against the imports both, so an edit of Package.swift cannot bring them
+# back. (importer, imported): why.
+FORBIDDEN = {
+    ('PTKCLI', 'PTKProtocol'): 'the command-line tables need words (PTKVocabulary), not the wire protocol',
+    ('PTKWeb', 'PTKLibrary'): 'PTKWeb renders plain values (WebPhoto) and does no I/O; the library gives it those values',
+    ('PTKAdminCommandLine', 'PTKLibrary'): 'ptk-docs links ptk\'s command table and must not link SQLite, libpng, libjpeg, libheif or libarchive',
+    ('PTKClient', 'PTKStore'): 'ptk-send must not link libheif; types, names and packages come from PTKVocabulary',
+    ('PTKVocabulary', 'PTKSystem'): 'the vocabulary is pure, below everything: no I/O, no C library',
+    ('PTKWeb', 'PTKLocalSend'): 'the web interface stands on PTKHTTP, never on another door',
+    ('PTKHTTP', 'PTKLocalSend'): 'the HTTP layer is below every door',
+    ('PTKHTTP', 'PTKWeb'): 'the HTTP layer is below every door',
+    ('PTKHTTP', 'PTKDaemon'): 'the HTTP layer is below every door',
+    ('PTKLocalSend', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
+    ('PTKDaemon', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
+}
+
+# Files of one door inside a module that holds several (PTKDaemon): the web interface's files
+# (WebEndpoint*.swift) stand on PTKHTTP and never import another door's module.
+FORBIDDEN_FILES = [
+    (re.compile(r'^Sources/PTKDaemon/WebEndpoint[^/]*\.swift$'), 'PTKLocalSend', 'the web door stands on PTKHTTP, never on the LocalSend door'),
+]
+
 problems = []
+for (importer, imported), why in sorted(FORBIDDEN.items()):
+    if importer in targets and imported in declared(targets[importer]):
+        problems.append(f'Package.swift: {importer} lists {imported}, a forbidden arrow: {why}')
 for name, target in sorted(targets.items()):
     if target['type'] == 'system':
         continue
@@ -49,11 +78,17 @@ for name, target in sorted(targets.items()):
                 if imported in ('Glibc', 'Foundation') and name not in GLIBC_ALLOWED and target['type'] != 'test':
                     problems.append(f'{os.path.relpath(path, root)}: imports {imported}; outside PTKSystem use its typed wrappers')
                 dep = module.get(imported)
-                if dep and dep != name and dep not in allowed:
+                relative = os.path.relpath(path, root)
+                for pattern, banned, why in FORBIDDEN_FILES:
+                    if dep == banned and pattern.match(relative):
+                        problems.append(f'{relative}: imports {imported}, a forbidden arrow: {why}')
+                if (name, dep) in FORBIDDEN:
+                    problems.append(f'{os.path.relpath(path, root)}: imports {imported}, a forbidden arrow: {FORBIDDEN[(name, dep)]}')
+                elif dep and dep != name and dep not in allowed:
                     problems.append(f'{os.path.relpath(path, root)}: imports {imported}, which Package.swift does not list for {name}')
 for p in problems:
     print(p, file=sys.stderr)
 if problems:
-    print(f'check-imports: {len(problems)} undeclared import(s); add them to the target in Package.swift or drop them', file=sys.stderr)
+    print(f'check-imports: {len(problems)} undeclared or forbidden import(s); add them to the target in Package.swift (unless forbidden) or drop them', file=sys.stderr)
     sys.exit(1)
 print(f'check-imports: every import of {sum(1 for t in targets.values() if t["type"] != "system")} targets is declared in Package.swift')

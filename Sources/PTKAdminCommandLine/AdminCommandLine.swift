@@ -1,6 +1,6 @@
 import PTKCLI
 import PTKConfiguration
-import PTKLibrary
+import PTKVocabulary
 
 /// ptk's commands. The raw value is the command as typed.
 public enum AdminCommand: String, CaseIterable, Sendable {
@@ -136,8 +136,8 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Option(.json, "json", help: "JSON instead of text", commands: names([.list, .show, .watch])),
         Option(.since, "since", value: "now|all|ID", help: "the photos to start from: those indexed from now on, all, or those after id ID",
                default: "now", commands: names([.watch]), completion: .values(["now", "all"])),
-        Option(.sort, "sort", value: "name|time|taken|size", allowed: PhotoLibrary.SortOrder.allCases.map(\.rawValue),
-               help: "the order: name, time received or taken (oldest first), or size (smallest first)", default: PhotoLibrary.SortOrder.time.rawValue, commands: names([.list])),
+        Option(.sort, "sort", value: "name|time|taken|size", allowed: SortOrder.allCases.map(\.rawValue),
+               help: "the order: name, time received or taken (oldest first), or size (smallest first)", default: SortOrder.time.rawValue, commands: names([.list])),
         Option(.from, "from", value: "SENDER", help: "only photos from this sender (name, address or device ID prefix)", commands: names([.list])),
         Option(.name, "name", value: "NAME", help: "the browser's name: its session is listed so, its uploads are from \"web: NAME\"",
                default: "browser", commands: names([.webLink])),

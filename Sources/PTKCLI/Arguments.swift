@@ -1,4 +1,4 @@
-import PTKProtocol
+import PTKVocabulary
 
 /// One command-line option.
 public struct OptionSpec: Sendable {

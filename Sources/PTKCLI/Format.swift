@@ -1,20 +1,3 @@
-/// A JSON string literal.
-public func jsonString(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if u.value < 0x20 { out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
-        }
-    }
-    return out + "\""
-}
-
 /// A duration as a flag or setting takes it, "24h" for 86400 s: the largest of h and m that divides the duration; seconds otherwise
 /// (plain seconds when `plainSeconds`, as the settings named in seconds show them).
 public func durationText(_ duration: Duration, plainSeconds: Bool = false) -> String {

@@ -1,4 +1,5 @@
 import PTKProtocol
+import PTKVocabulary
 
 /// How many sessions `ptk-send` opens when `--parallel` is not given, for two or more files.
 /// From `bench/run` (docs/PERFORMANCE.md): 1000 photos of 20 kB took 0.66-1.23 s over one

@@ -1,8 +1,8 @@
 import FoundationEssentials
 import PTKDigest
 import PTKProtocol
-import PTKStore
 import PTKSystem
+import PTKVocabulary
 
 /// A photo on the sending host, checked before any connection is made; its SHA-256 is
 /// computed later, while the session sends the files before it (see `HashAhead`).
@@ -106,7 +106,7 @@ public struct LocalFile: Sendable {
             throw LocalFileError(path: path.description, reason: "not a regular file, nor a .ptk package (it holds no \(Package.dataName))")
         }
         let modified: WallTime?
-        do { modified = Package.modified(inMetadata: try readMetadata(folder)) } catch {
+        do { modified = Package.modifiedText(inMetadata: try readMetadata(folder)).flatMap { WallTime(iso8601: $0) } } catch {
             throw LocalFileError(path: path.description, reason: "a package that cannot be sent: \(error)")
         }
         var file = try check(folder.appending(Package.dataName))
@@ -121,14 +121,15 @@ public struct LocalFile: Sendable {
     /// folder whose path is not UTF-8 is opened by its bytes and read through /proc/self/fd;
     /// messages name it as `BytePath.description` does.
     private static func readMetadata(_ folder: BytePath) throws(PackageError) -> [UInt8] {
-        if folder.isUTF8 { return try Package.readMetadata(folder.text) }
+        let read = { (path: String, limit: Int) throws(SystemError) -> [UInt8] in try readFileBytes(path, limit: limit) }
+        if folder.isUTF8 { return try Package.readMetadata(folder.text, reading: read) }
         let fd: FileDescriptor
         do { fd = try .open(folder, flags: [.readOnly, .directory]) } catch {
             throw PackageError("cannot open \(folder): \(error.reason.lowercasedFirst)")
         }
         defer { fd.close() }
         let proc = "/proc/self/fd/\(fd.rawValue)"
-        do { return try Package.readMetadata(proc) } catch {
+        do { return try Package.readMetadata(proc, reading: read) } catch {
             throw PackageError(error.description.replacing(proc, with: folder.description))
         }
     }

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// Everything ptkd can be told, parsed and checked (PTKConfiguration reads it from flags
 /// and the configuration file; each setting and its default are declared there once).

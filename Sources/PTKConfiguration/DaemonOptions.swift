@@ -2,6 +2,7 @@ import PTKCLI
 
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// One of ptkd's settings, declared once: its flag and configuration-file key, value parser,
 /// default (read from `DaemonConfiguration()`, so help cannot drift from the code) and help.

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// Where in the received-photos directory a photo is filed: the `layout` setting. A pattern of
 /// up to `FileName.maxFolderDepth` levels separated by `/`, each made of `{sender}`,

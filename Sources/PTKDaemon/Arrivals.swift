@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 
 /// Who sent a photo, as every path that brings one (protocol v1, LocalSend) tells it.
 struct Sender: Sendable {

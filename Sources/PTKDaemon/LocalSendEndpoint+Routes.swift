@@ -4,6 +4,7 @@ import PTKLocalSend
 import PTKProtocol
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 
 /// What a LocalSend request carries besides its head: who the app is for the trust list
 /// (`LocalSendIdentity`).

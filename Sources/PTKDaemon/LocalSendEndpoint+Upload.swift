@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 
 /// prepare-upload and upload: who may send (the trust list, the PIN, through
 /// `LocalSendSessions`' decisions), and each file's body streamed into the store.
@@ -180,9 +181,9 @@ extension LocalSendEndpoint {
         }
         // The type accepted in prepare-upload picks the store's check and the name's ending.
         guard let type = PhotoType(mediaType: file.mediaType) else {
-            let failure = FileFailure(.notPNG, "\(file.mediaType) is not a type this receiver keeps")
+            let failure = StoreFailure(.typeNotKept, "\(file.mediaType) is not a type this receiver keeps")
             let (status, why) = StoreUpload.status(for: failure)
-            r.logWhole("\(prefix): refused \(name): \(failure.problem); answered \(status)")
+            r.logWhole("\(prefix): refused \(name): \(Problem(failure)); answered \(status)")
             return (status, why, false)
         }
         let request = StoreRequest(name: file.fileName, size: file.size, sha256: file.sha256 ?? "", type: type, sender: session.sender.alias,

@@ -1,6 +1,6 @@
 import PTKConfiguration
-import PTKLibrary
 import PTKHTTP
+import PTKLibrary
 import PTKLocalSend
 import PTKProtocol
 import PTKStore

@@ -4,6 +4,7 @@ import PTKStore
 import PTKSystem
 import PTKTransport
 import PTKTrust
+import PTKVocabulary
 
 /// Runs one receiver session on its own thread: reads frames, feeds the pure
 /// `ReceiverSession`, and performs its actions against the connection and the store.
@@ -101,7 +102,7 @@ final class ReceiverDriver {
 
     /// The oldest owed answer, taken off the list, once its round is over (waiting for it when
     /// `waiting`); nil when none is owed or it is not over.
-    private func nextOwedAnswer(waiting: Bool) -> (OwedAnswer, Result<Saved, FileFailure>)? {
+    private func nextOwedAnswer(waiting: Bool) -> (OwedAnswer, Result<Saved, StoreFailure>)? {
         guard let head = owedAnswers.first, waiting || head.ticket.result != nil else { return nil }
         owedAnswers.removeFirst()
         let result = head.file.map { $0.conclude(head.ticket) } ?? head.ticket.wait()
@@ -120,7 +121,7 @@ final class ReceiverDriver {
 
     /// Gives the machine an owed answer; its log line names that answer's photo (a held FAILED
     /// that follows it is the current file's).
-    private func answerOwed(_ owed: (OwedAnswer, Result<Saved, FileFailure>)) {
+    private func answerOwed(_ owed: (OwedAnswer, Result<Saved, StoreFailure>)) {
         guard machine.state != .closed else { return }
         let actions = machine.handle(.fileFinished(owed.1))
         guard let first = actions.first else { return }
@@ -205,19 +206,19 @@ final class ReceiverDriver {
                 fileStarted = .now
                 return .offerDecided(.accept(offset: incoming.offset))
             case .failure(let failure):
-                return .offerDecided(.reject(failure.problem))
+                return .offerDecided(.reject(Problem(failure)))
             }
         case .writeChunk(let bytes):
             guard let file else { return .chunkFailed(Problem(.ioError, "no open file")) }
-            do { try file.append(bytes) } catch { return .chunkFailed(error.problem) }
+            do { try file.append(bytes) } catch { return .chunkFailed(Problem(error)) }
             return .chunkWritten
         case .finishFile:
-            guard let file else { return .fileFinished(.failure(FileFailure(.ioError, "no open file"))) }
+            guard let file else { return .fileFinished(.failure(StoreFailure(.io, "no open file"))) }
             self.file = nil
             return .fileFinished(file.finish())
         case .finishFileLater:
             guard let file else {
-                owedAnswers.append(OwedAnswer(ticket: FlushTicket(.failure(FileFailure(.ioError, "no open file"))), offer: lastOffer, started: fileStarted))
+                owedAnswers.append(OwedAnswer(ticket: FlushTicket(.failure(StoreFailure(.io, "no open file"))), offer: lastOffer, started: fileStarted))
                 return nil
             }
             self.file = nil
@@ -235,7 +236,7 @@ final class ReceiverDriver {
             while let owed = nextOwedAnswer(waiting: true) {
                 switch owed.1 {
                 case .success(let saved): perform(.send(.saved(saved)), about: owed.0)
-                case .failure(let failure): perform(.send(.failed(failure.problem)), about: owed.0)
+                case .failure(let failure): perform(.send(.failed(Problem(failure))), about: owed.0)
                 }
             }
             return nil
@@ -306,9 +307,9 @@ final class ReceiverDriver {
 extension StoreRequest {
     /// The store's request for a protocol v1 OFFER from `sender`, or the REJECT an offer of a
     /// type the store does not keep gets.
-    static func of(_ offer: Offer, sender: String?) -> Result<StoreRequest, FileFailure> {
+    static func of(_ offer: Offer, sender: String?) -> Result<StoreRequest, StoreFailure> {
         guard let type = PhotoType(mediaType: offer.mediaType) else {
-            return .failure(FileFailure(.notPNG, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
+            return .failure(StoreFailure(.typeNotKept, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
         }
         return .success(StoreRequest(name: offer.name, size: offer.size, sha256: offer.sha256, type: type, sender: sender, modified: offer.modified))
     }

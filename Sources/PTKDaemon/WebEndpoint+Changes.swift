@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 import PTKWeb
 
 /// Changes to a photo from its page: rename, note, rate, delete.

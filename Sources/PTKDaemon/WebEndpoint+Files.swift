@@ -6,6 +6,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 import PTKWeb
 
 /// The gallery, a photo's page, and the files a browser downloads (originals with Range, thumbnails, packages).
@@ -22,14 +23,14 @@ extension WebEndpoint {
         }
         let senders = Set(all.compactMap(\.senderName)).sorted()
         let page = r.head.query["page"].flatMap { Int($0) }.flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 1
-        try html(r, 200, pages.gallery(PhotoLibrary.grouped(shown), total: all.count, senders: senders, sender: sender,
+        try html(r, 200, pages.gallery(WebPhoto.grouped(shown.map(WebPhoto.init)), total: all.count, senders: senders, sender: sender,
                                        minRating: minRating, page: page, viewer: r.viewer!))
     }
 
     func photoPage(_ r: WebRequest, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPFailure) {
         let folder: String
         do { folder = try r.context.connection.library().thumbnailFolder } catch { return try libraryFailed(r, error) }
-        try html(r, status, pages.photo(photo, details: photo.details(thumbnailFolder: folder), viewer: r.viewer!, message: message))
+        try html(r, status, pages.photo(WebPhoto(photo), details: photo.details(thumbnailFolder: folder), viewer: r.viewer!, message: message))
     }
 
     func thumbnail(_ r: WebRequest, _ photo: Photo) throws(HTTPFailure) {

@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 import PTKWeb
 
 /// Logging in and out: one-time links, the password, the session cookie.

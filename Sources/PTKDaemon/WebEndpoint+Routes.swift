@@ -3,6 +3,7 @@ import PTKHTTP
 import PTKLibrary
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 import PTKWeb
 
 /// What a web request carries besides its head: the browser connection (and its library
@@ -74,7 +75,7 @@ extension WebEndpoint {
             return true
         }
         router.add(Self.getOrHead, "/photo/{id}/delete", captures: id) { r throws(HTTPFailure) in
-            if let photo = try self.photo(r) { try self.html(r, 200, self.pages.confirmDelete(photo, viewer: r.viewer!)) }
+            if let photo = try self.photo(r) { try self.html(r, 200, self.pages.confirmDelete(WebPhoto(photo), viewer: r.viewer!)) }
             return true
         }
         for change in PhotoChange.allCases {

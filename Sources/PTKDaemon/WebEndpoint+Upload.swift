@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 import PTKWeb
 
 extension WebEndpoint {

@@ -1,4 +1,5 @@
 import PTKLibrary
+import PTKVocabulary
 import PTKWeb
 
 extension FuzzTargets {

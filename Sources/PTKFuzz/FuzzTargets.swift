@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKStore
+import PTKVocabulary
 
 /// Fuzz entry points shared by the libFuzzer executables and the corpus replay test. Each
 /// must return normally for every input: a crash, trap or sanitizer report is a finding.
@@ -52,7 +53,7 @@ public enum FuzzTargets {
                 case .writeChunk(let bytes):
                     pending.append(bytes.first == 0xFF ? .chunkFailed(Problem(.ioError, "")) : .chunkWritten)
                 case .finishFile:
-                    pending.append(.fileFinished(.failure(FileFailure(.hashMismatch, ""))))
+                    pending.append(.fileFinished(.failure(StoreFailure(.hashMismatch, ""))))
                 case .finishFileLater:
                     owed.append(.fileFinished(.success(Saved(name: "p.png", size: 1, sha256: ""))))
                 case .owe(let result):

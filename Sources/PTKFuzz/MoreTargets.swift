@@ -5,6 +5,7 @@ import PTKLocalSend
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 import PTKWeb
 
 extension FuzzTargets {

@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKVocabulary
 
 /// The answer to a `Range` header (RFC 9110 §14) for a file of a known size. One range is
 /// served (206); a header that is not a valid `bytes=` range, or asks for several ranges

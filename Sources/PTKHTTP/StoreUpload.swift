@@ -2,6 +2,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTime
+import PTKVocabulary
 
 /// A photo arriving as a request body, the same way through every HTTP door: the store's
 /// `begin` (its checks, `.incoming/`), the body streamed into the file as it comes, the store's
@@ -44,19 +45,20 @@ public enum StoreUpload {
         case gone(received: Int64)
     }
 
-    /// The HTTP status and the client's message for a store failure: 422 for a SHA-256 that does
-    /// not match (as LocalSend apps expect), 400 for bytes that are not what was announced (not
-    /// the type, not the size), 413 over the size limit, 415 a type the receiver does not keep,
-    /// 507 (Insufficient Storage) for a full disk or quota, 500 for the receiver's own trouble.
-    /// Every HTTP door answers store failures through this table; protocol v1 sends the codes.
-    public static func status(for failure: FileFailure) -> (status: Int, reason: String) {
-        switch FileErrorCode(rawValue: failure.problem.code) {
-        case .hashMismatch: return (422, failure.problem.message)
-        case .notPNG, .sizeMismatch: return (400, failure.problem.message)
-        case .tooLarge: return (413, failure.problem.message)
-        case .unsupportedType: return (415, failure.problem.message)
-        case .noSpace: return (507, failure.problem.message)
-        default: return (500, failure.problem.message)
+    /// The HTTP status and the client's message for a store failure: 422 for a SHA-256 that
+    /// does not match (as LocalSend apps expect), 400 for bytes that are not what was announced
+    /// (not a photo of its type, not its size), 415 for a type the receiver does not keep, 507
+    /// (Insufficient Storage) for a full disk or quota, 500 for the receiver's own trouble. Every
+    /// HTTP door answers store failures through this table; protocol v1 has its codes
+    /// (`FileErrorCode(_:)`, PTKProtocol). Over `max-file-size` (413) and a name taken (409)
+    /// are decided by the doors before the store is asked.
+    public static func status(for failure: StoreFailure) -> (status: Int, reason: String) {
+        switch failure.kind {
+        case .hashMismatch: return (422, failure.message)
+        case .notAPhoto, .sizeMismatch: return (400, failure.message)
+        case .typeNotKept: return (415, failure.message)
+        case .noSpace: return (507, failure.message)
+        case .io: return (500, failure.message)
         }
     }
 
@@ -83,7 +85,7 @@ public enum StoreUpload {
         case .success(let file): incoming = file
         case .failure(let failure):
             let (status, reason) = Self.status(for: failure)
-            return .failed(Failure(status: status, reason: reason, detail: "\(failure.problem)", stage: .begin, received: 0))
+            return .failed(Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .begin, received: 0))
         }
         if incoming.offset > 0 { resuming(incoming.offset) }
         let started = Instant.now
@@ -109,7 +111,7 @@ public enum StoreUpload {
             return .saved(saved, seconds: max((Instant.now - started).seconds, 1e-6))
         case .failure(let failure):
             let (status, reason) = Self.status(for: failure)
-            return .failed(Failure(status: status, reason: reason, detail: "\(failure.problem)", stage: .finish, received: received))
+            return .failed(Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .finish, received: received))
         }
     }
 }
@@ -133,7 +135,7 @@ extension HTTPConnection {
         /// Writes what was gathered; false (with `failure` set) when the store refused it.
         func flush() -> Bool {
             guard !pending.isEmpty else { return true }
-            let written = pending.withUnsafeBytes { b in Result { () throws(FileFailure) in try incoming.append(b) } }
+            let written = pending.withUnsafeBytes { b in Result { () throws(StoreFailure) in try incoming.append(b) } }
             if case .failure(let error) = written {
                 failure = StoreUpload.status(for: error)
                 return false
@@ -150,7 +152,7 @@ extension HTTPConnection {
             skip -= Int64(kept)
             let part = UnsafeRawBufferPointer(rebasing: piece[kept...])
             if part.count >= Self.gatherLimit && pending.isEmpty {
-                do throws(FileFailure) { try incoming.append(part) } catch {
+                do throws(StoreFailure) { try incoming.append(part) } catch {
                     failure = StoreUpload.status(for: error)
                     return false
                 }

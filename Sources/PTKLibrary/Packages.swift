@@ -3,6 +3,7 @@ import FoundationEssentials
 import PTKDigest
 import PTKStore
 import PTKSystem
+import PTKVocabulary
 
 extension PhotoMetadata {
     /// A package's photo.metadata, its Version checked (`Package.readMetadata`).
@@ -12,12 +13,9 @@ extension PhotoMetadata {
         return try decode(bytes, package: packagePath)
     }
 
-    /// A package's photo.metadata from its bytes, its Version checked (`Package.checkMetadata`).
+    /// A package's photo.metadata from its bytes, its Version checked (`Package.decodeMetadata`).
     static func decode(_ bytes: [UInt8], package packagePath: String) throws(LibraryError) -> PhotoMetadata {
-        do { try Package.checkMetadata(bytes, package: packagePath) } catch { throw LibraryError(.badInput, error.description) }
-        do { return try JSONDecoder().decode(PhotoMetadata.self, from: Data(bytes)) } catch {
-            throw LibraryError(.badInput, "\(packagePath)/\(Package.metadataName) is not valid package metadata: \(error)")
-        }
+        do { return try Package.decodeMetadata(bytes, package: packagePath) } catch { throw LibraryError(.badInput, error.description) }
     }
 }
 

@@ -1,4 +1,5 @@
 import PTKStore
+import PTKVocabulary
 
 /// The names closest to `name` (at most `limit`, closest first), for "did you mean": those
 /// within an edit distance of a third of the name's length (at least 2), ignoring case and the

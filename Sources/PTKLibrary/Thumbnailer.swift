@@ -1,6 +1,7 @@
 import CPNGThumb
 import PTKStore
 import PTKSystem
+import PTKVocabulary
 
 /// The header (a PNG's IHDR, or a JPEG's frame header) and the thumbnail made from one photo.
 public struct Thumbnail: Sendable {

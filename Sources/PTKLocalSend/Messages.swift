@@ -1,5 +1,6 @@
 import FoundationEssentials
 import PTKProtocol
+import PTKVocabulary
 
 /// A device as LocalSend describes itself: in announcements, `register` calls and answers,
 /// `info` answers and a `prepare-upload`'s `info`. Only `alias` is required; the apps leave

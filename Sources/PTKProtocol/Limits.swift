@@ -1,3 +1,5 @@
+import PTKVocabulary
+
 /// Fixed numbers of protocol v1 (protocol-v1.md sections 1-4).
 public enum ProtocolLimits {
     /// The default TCP port.
@@ -17,5 +19,5 @@ public enum ProtocolLimits {
     /// The DONE payload: the 18 ASCII bytes "File Transfer Done".
     public static let donePayload: [UInt8] = Array("File Transfer Done".utf8)
     /// The 8-byte PNG signature.
-    public static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    public static let pngSignature: [UInt8] = PhotoType.pngSignature
 }

@@ -1,3 +1,5 @@
+import PTKVocabulary
+
 /// HELLO: the sender's first frame.
 public struct Hello: Codable, Equatable, Sendable {
     public var proto: String

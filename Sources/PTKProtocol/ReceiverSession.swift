@@ -1,3 +1,5 @@
+import PTKVocabulary
+
 /// Settings the receiver's state machine needs.
 public struct ReceiverSettings: Sendable, Equatable {
     /// The display name sent in WELCOME.
@@ -69,20 +71,13 @@ public enum ReceiverEvent: Equatable, Sendable {
     /// Writing failed; the file cannot be completed.
     case chunkFailed(Problem)
     /// The result of `.finishFile`: the final name, or why the file failed.
-    case fileFinished(Result<Saved, FileFailure>)
+    case fileFinished(Result<Saved, StoreFailure>)
     /// The sender sent nothing for the idle timeout.
     case timedOut
     /// The daemon is shutting down.
     case shutdown
     /// The sender closed the connection.
     case peerClosed
-}
-
-/// A FAILED answer as an Error, so it can travel in a Result.
-public struct FileFailure: Error, Equatable, Sendable {
-    public var problem: Problem
-    public init(_ problem: Problem) { self.problem = problem }
-    public init(_ code: FileErrorCode, _ message: String) { self.problem = Problem(code, message) }
 }
 
 /// What the driver must do next for a receiver session.
@@ -101,7 +96,7 @@ public enum ReceiverAction: Equatable, Sendable {
     case finishFileLater
     /// An answer owed like `finishFileLater`'s, known already (a file held whole, a size
     /// mismatch): the driver reports it as `.fileFinished` in its turn.
-    case owe(Result<Saved, FileFailure>)
+    case owe(Result<Saved, StoreFailure>)
     /// The session ends with an ERROR while answers are owed: send each owed answer now, in
     /// order (waiting for their rounds), without reporting them back.
     case drainOwed
@@ -220,7 +215,7 @@ public struct ReceiverSession: Sendable {
             let answer: Frame
             switch result {
             case .success(let saved): answer = .saved(saved)
-            case .failure(let failure): answer = .failed(failure.problem)
+            case .failure(let failure): answer = .failed(Problem(failure))
             }
             if case .finishing = state {
                 state = .ready
@@ -330,12 +325,12 @@ public struct ReceiverSession: Sendable {
             guard t.unacknowledged == 0 else { return fail(.unexpectedFrame, "DONE before every chunk was acknowledged") }
             guard t.received == t.offer.size else {
                 state = .ready
-                let problem = Problem(.sizeMismatch, "received \(t.received) of \(t.offer.size) bytes")
+                let failure = StoreFailure(.sizeMismatch, "received \(t.received) of \(t.offer.size) bytes")
                 if owed > 0 {
                     owed += 1
-                    return [.abandonFile(keepForResume: false), .owe(.failure(FileFailure(problem)))]
+                    return [.abandonFile(keepForResume: false), .owe(.failure(failure))]
                 }
-                return [.abandonFile(keepForResume: false), .send(.failed(problem))]
+                return [.abandonFile(keepForResume: false), .send(.failed(Problem(failure)))]
             }
             if answersLate {
                 state = .ready

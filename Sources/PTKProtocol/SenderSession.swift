@@ -1,3 +1,5 @@
+import PTKVocabulary
+
 /// A file as the sender offers it.
 public struct OutgoingFile: Equatable, Sendable {
     public var name: String

@@ -3,6 +3,7 @@ import PTKClient
 import PTKProtocol
 import PTKSystem
 import PTKCLI
+import PTKVocabulary
 
 /// How each file ended, as `--json` names it.
 public enum FileStatusWord: String, Sendable, CaseIterable {

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// Group commit for photos (issue 46): every photo the store publishes, from every session and
 /// every door, goes through one flush round. A round takes every photo waiting, flushes each
@@ -65,7 +66,7 @@ final class FlushRounds: @unchecked Sendable {
     /// A round between its two halves.
     private struct Stage {
         var jobs: [Job]
-        var results: [Result<Saved, FileFailure>?]
+        var results: [Result<Saved, StoreFailure>?]
         var placed: [Int: PhotoStore.Placed]
         /// Rounds it holds (stages waiting together are flushed together).
         var rounds = 1
@@ -233,11 +234,11 @@ final class FlushRounds: @unchecked Sendable {
     /// A round's first half: every file's data flushed (several at once), then each flushed file
     /// renamed to its final name.
     private func filesStage(_ jobs: [Job]) -> Stage {
-        var results = [Result<Saved, FileFailure>?](repeating: nil, count: jobs.count)
+        var results = [Result<Saved, StoreFailure>?](repeating: nil, count: jobs.count)
         // 1. Every file's data, several at once.
         let failures = parallel.run(jobs.count) { [flush] i throws(SystemError) in try flush.file(jobs[i].file) }
         for (i, failure) in failures.enumerated() {
-            if let failure { results[i] = .failure(FileFailure(failure.isNoSpace ? .noSpace : .ioError, failure.description)) }
+            if let failure { results[i] = .failure(StoreFailure(failure.isNoSpace ? .noSpace : .io, failure.description)) }
         }
         // 2. Each flushed file to its final name, without replacing anything.
         var placed: [Int: PhotoStore.Placed] = [:]
@@ -246,7 +247,7 @@ final class FlushRounds: @unchecked Sendable {
             do throws(SystemError) {
                 placed[i] = try store.place(temporary: job.temporary, offeredName: job.offeredName, type: job.type, folder: job.folder)
             } catch {
-                results[i] = .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+                results[i] = .failure(StoreFailure(error.isNoSpace ? .noSpace : .io, error.description))
             }
         }
         return Stage(jobs: jobs, results: results, placed: placed)
@@ -277,7 +278,7 @@ final class FlushRounds: @unchecked Sendable {
                     // If even the move back fails, the photo stays, whole, for the library's
                     // next reconcile; the flush's error is reported.
                     try? store.incoming.move(placed[i]!.name, in: placed[i]!.directory, to: jobs[i].temporary)
-                    results[i] = .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+                    results[i] = .failure(StoreFailure(error.isNoSpace ? .noSpace : .io, error.description))
                 }
             }
         }
@@ -288,7 +289,7 @@ final class FlushRounds: @unchecked Sendable {
         }
         // 4. The answers, all after every flush of the round.
         for (i, job) in jobs.enumerated() {
-            job.ticket.complete(results[i] ?? .failure(FileFailure(.ioError, "the flush round lost this photo")))
+            job.ticket.complete(results[i] ?? .failure(StoreFailure(.io, "the flush round lost this photo")))
         }
     }
 }
@@ -299,18 +300,18 @@ final class FlushRounds: @unchecked Sendable {
 public final class FlushTicket: @unchecked Sendable {
     // `outcome` is guarded by `state`.
     private let state = ConditionLock()
-    private var outcome: Result<Saved, FileFailure>?
+    private var outcome: Result<Saved, StoreFailure>?
     private let notify: (@Sendable () -> Void)?
 
     init(notify: (@Sendable () -> Void)?) { self.notify = notify }
 
     /// A ticket answered already (a photo that failed its checks, or that was kept before).
-    public init(_ result: Result<Saved, FileFailure>) {
+    public init(_ result: Result<Saved, StoreFailure>) {
         outcome = result
         notify = nil
     }
 
-    func complete(_ result: Result<Saved, FileFailure>) {
+    func complete(_ result: Result<Saved, StoreFailure>) {
         state.withLock {
             outcome = result
             state.broadcast()
@@ -319,10 +320,10 @@ public final class FlushTicket: @unchecked Sendable {
     }
 
     /// The result, once the round is over; nil before.
-    public var result: Result<Saved, FileFailure>? { state.withLock { outcome } }
+    public var result: Result<Saved, StoreFailure>? { state.withLock { outcome } }
 
     /// Waits for the round.
-    public func wait() -> Result<Saved, FileFailure> {
+    public func wait() -> Result<Saved, StoreFailure> {
         state.withLock {
             while outcome == nil { state.wait() }
             return outcome!

@@ -1,4 +1,5 @@
 import PTKProtocol
+import PTKVocabulary
 
 /// Checks the box structure of a HEIF file (ISO/IEC 14496-12, the ISO base media file format;
 /// ISO/IEC 23008-12, HEIF) as bytes stream in, keeping a few bytes of state: a sequence of

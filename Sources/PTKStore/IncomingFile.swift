@@ -2,6 +2,7 @@ import CHEIFOpen
 import PTKDigest
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// One photo being received: its temporary file in `.incoming/`, hashed and checked for its
 /// type's structure (PNG, or JPEG) as the bytes are written, so finishing needs no second pass
@@ -101,27 +102,27 @@ public final class IncomingFile {
     /// Appends one chunk. Fails `not-png` as soon as the bytes cannot be a photo of the offer's
     /// type (PNG, or JPEG), `no-space`
     /// when the disk is full, `io-error` otherwise.
-    public func append(_ bytes: UnsafeRawBufferPointer) throws(FileFailure) {
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreFailure) {
         try append(bytes, held: nil)
     }
 
     /// Appends one chunk; the checking thread takes `chunk` itself, without a copy.
-    public func append(_ chunk: [UInt8]) throws(FileFailure) {
-        try chunk.withUnsafeBytes { b in Result { () throws(FileFailure) in try append(b, held: chunk) } }.get()
+    public func append(_ chunk: [UInt8]) throws(StoreFailure) {
+        try chunk.withUnsafeBytes { b in Result { () throws(StoreFailure) in try append(b, held: chunk) } }.get()
     }
 
     /// `held`, when given, is the array `bytes` points into.
-    private func append(_ bytes: UnsafeRawBufferPointer, held: [UInt8]?) throws(FileFailure) {
+    private func append(_ bytes: UnsafeRawBufferPointer, held: [UInt8]?) throws(StoreFailure) {
         if let checking {
             formatError = formatError ?? checking.formatError  // found on the thread, a few chunks back
         } else {
             checkStructureInline(bytes)
         }
         if let formatError {
-            throw FileFailure(.notPNG, message(formatError))
+            throw StoreFailure(.notAPhoto, message(formatError))
         }
         do { try fd.writeAll(bytes) } catch {
-            throw FileFailure(error.isNoSpace ? .noSpace : .ioError, "writing the temporary file: \(error.reason)")
+            throw StoreFailure(error.isNoSpace ? .noSpace : .io, "writing the temporary file: \(error.reason)")
         }
         if let checking {
             if let held { checking.update(held) } else { checking.update(bytes) }
@@ -154,7 +155,7 @@ public final class IncomingFile {
     /// name without replacing anything, and flushes the directory, in the store's next flush
     /// round with every other photo finishing then. On failure nothing is published and the
     /// temporary file is deleted.
-    public func finish() -> Result<Saved, FileFailure> {
+    public func finish() -> Result<Saved, StoreFailure> {
         conclude(startFinishing(notify: nil))
     }
 
@@ -181,7 +182,7 @@ public final class IncomingFile {
 
     /// The second half of `finish`: waits for `ticket`'s round if it is not over, then closes the
     /// file (saved) or deletes it (failed).
-    public func conclude(_ ticket: FlushTicket) -> Result<Saved, FileFailure> {
+    public func conclude(_ ticket: FlushTicket) -> Result<Saved, StoreFailure> {
         let result = ticket.wait()
         flushing = nil
         switch result {
@@ -206,9 +207,9 @@ public final class IncomingFile {
         case kept(Saved)
     }
 
-    private func verify() -> Result<Verified, FileFailure> {
+    private func verify() -> Result<Verified, StoreFailure> {
         guard written == request.size else {
-            return .failure(FileFailure(.sizeMismatch, "received \(written) bytes, the offer said \(request.size)"))
+            return .failure(StoreFailure(.sizeMismatch, "received \(written) bytes, the offer said \(request.size)"))
         }
         let digest: String
         if let checking {
@@ -221,11 +222,11 @@ public final class IncomingFile {
             if formatError == nil { store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } } }
         }
         guard request.sha256.isEmpty || digest == request.sha256 else {
-            return .failure(FileFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
+            return .failure(StoreFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
-        if let formatError { return .failure(FileFailure(.notPNG, message(formatError))) }
+        if let formatError { return .failure(StoreFailure(.notAPhoto, message(formatError))) }
         if type.isHEIF, let problem = store.checks.pass({ Self.heifProblem(fd) }) {
-            return .failure(FileFailure(.notPNG, "not a well-formed \(type.displayName): \(problem)"))
+            return .failure(StoreFailure(.notAPhoto, "not a well-formed \(type.displayName): \(problem)"))
         }
         if let held = store.heldPhoto(sha256: digest, size: request.size) {
             // The same bytes are kept already: nothing new is stored (duplicates = skip).
@@ -243,7 +244,7 @@ public final class IncomingFile {
                 try fd.setModifiedTime(WallTime(milliseconds: modified))
             }
         } catch {
-            return .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+            return .failure(StoreFailure(error.isNoSpace ? .noSpace : .io, error.description))
         }
         return .success(.toFlush(sha256: digest))
     }

@@ -1,4 +1,5 @@
 import PTKProtocol
+import PTKVocabulary
 
 /// Checks JPEG structure (ITU T.81 annex B) as bytes stream in, keeping a few bytes of state:
 /// the SOI marker first; then marker segments, each with a length of at least 2 that stays

@@ -1,6 +1,7 @@
 import PTKDigest
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// How the received-photos directory is run.
 public struct StoreSettings: Sendable, Equatable {
@@ -37,9 +38,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.description = description
         self.badInput = badInput
     }
-    init(_ failure: FileFailure) {
-        description = failure.problem.message
-        badInput = [FileErrorCode.notPNG, .hashMismatch, .sizeMismatch].map(\.rawValue).contains(failure.problem.code)
+    init(_ failure: StoreFailure) {
+        description = failure.message
+        badInput = failure.isBadInput
     }
 }
 
@@ -136,9 +137,9 @@ public final class PhotoStore: @unchecked Sendable {
     /// Decides about a photo: checks free space and opens its temporary file, resuming from a
     /// partial upload of the same content (same size and SHA-256) when one is there. A request
     /// whose `sha256` is empty is saved without a hash to compare (its own is reported in Saved).
-    public func begin(_ request: StoreRequest, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, FileFailure> {
+    public func begin(_ request: StoreRequest, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, StoreFailure> {
         guard StoreRequest.isValidFolder(request.folder) else {
-            return .failure(FileFailure(.ioError, "'\(request.folder)' is not a folder the store makes (at most \(StoreRequest.maxFolderDepth) valid names)"))
+            return .failure(StoreFailure(.io, "'\(request.folder)' is not a folder the store makes (at most \(StoreRequest.maxFolderDepth) valid names)"))
         }
         do throws(SystemError) {
             let (fd, name, resumable, length) = try openTemporary(for: request)
@@ -149,7 +150,7 @@ public final class PhotoStore: @unchecked Sendable {
                 let available = try directory.availableSpace()
                 if available - needed < settings.minFree {
                     file.abandon(keepForResume: true)
-                    return .failure(FileFailure(.noSpace, "\(needed) more bytes would leave less than the \(settings.minFree)-byte reserve (\(available) bytes free)"))
+                    return .failure(StoreFailure(.noSpace, "\(needed) more bytes would leave less than the \(settings.minFree)-byte reserve (\(available) bytes free)"))
                 }
             } catch {
                 file.abandon(keepForResume: false)
@@ -157,7 +158,7 @@ public final class PhotoStore: @unchecked Sendable {
             }
             return .success(file)
         } catch {
-            return .failure(FileFailure(error.isNoSpace ? .noSpace : .ioError, error.description))
+            return .failure(StoreFailure(error.isNoSpace ? .noSpace : .io, error.description))
         }
     }
 
@@ -259,7 +260,7 @@ public final class PhotoStore: @unchecked Sendable {
             }
             if n == 0 { break }
             let appended = buffer.withUnsafeBytes { b in
-                Result { () throws(FileFailure) in try file.append(UnsafeRawBufferPointer(rebasing: b[..<n])) }
+                Result { () throws(StoreFailure) in try file.append(UnsafeRawBufferPointer(rebasing: b[..<n])) }
             }
             if case .failure(let error) = appended {
                 file.abandon(keepForResume: false)
@@ -321,9 +322,6 @@ public final class PhotoStore: @unchecked Sendable {
         }
     }
 }
-
-/// The photo types, for the store's users that do not speak the protocol (the library).
-public typealias PhotoType = PTKProtocol.PhotoType
 
 /// A thread-safe counter for unique temporary names.
 final class Counter: @unchecked Sendable {

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// A photo the store is asked to take, whoever brings it (a ptk-send OFFER, a LocalSend upload,
 /// `ptk import`): the store's own terms, not any protocol's message.

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// A device allowed to send: its ID and the name the administrator gave it.
 public struct TrustedSender: Sendable, Equatable {

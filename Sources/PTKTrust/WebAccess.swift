@@ -1,6 +1,7 @@
 import PTKDigest
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// A browser logged in to the web interface.
 public struct WebSession: Sendable, Equatable {

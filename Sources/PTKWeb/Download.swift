@@ -1,4 +1,4 @@
-import PTKLibrary
+import PTKVocabulary
 import PTKSystem
 
 /// `Content-Disposition: attachment` for a download named `name` (its last component, after

@@ -1,8 +1,7 @@
-import PTKLibrary
-import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
-/// The web interface's HTML pages, made from the library's values. Every text that comes from
+/// The web interface's HTML pages, made from plain values (`WebPhoto`, texts, numbers). Every text that comes from
 /// outside (names, notes, senders, messages) goes through `escapeHTML`, in elements and in
 /// quoted attributes alike; no page carries inline script or style (the Content-Security-
 /// Policy is `default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`),
@@ -85,7 +84,7 @@ public struct WebPages: Sendable {
     }
 
     /// A thumbnail's size for a photo of `width`×`height` as shown: at most 256 on its long side.
-    static func thumbnailSize(_ p: Photo) -> (Int, Int)? {
+    static func thumbnailSize(_ p: WebPhoto) -> (Int, Int)? {
         guard let (w, h) = p.displayedSize, w > 0, h > 0 else { return nil }
         let scale = min(1.0, 256.0 / Double(max(w, h)))
         return (max(1, Int((Double(w) * scale).rounded())), max(1, Int((Double(h) * scale).rounded())))
@@ -96,10 +95,10 @@ public struct WebPages: Sendable {
     /// "More photos" opens it).
     public static let pageSize = 200
 
-    /// A page of the gallery: sections (`PhotoLibrary.grouped`) of thumbnails, each loaded
+    /// A page of the gallery: sections (`WebPhoto.grouped`) of thumbnails, each loaded
     /// lazily (the browser fetches only those near the screen); filters by sender and rating.
     /// `page` counts from 1; a section that goes on from the page before gets no title again.
-    public func gallery(_ sections: [(title: String, photos: [Photo])], total: Int, senders: [String],
+    public func gallery(_ sections: [(title: String, photos: [WebPhoto])], total: Int, senders: [String],
                         sender: String?, minRating: Int?, page: Int = 1, viewer: Viewer) -> String {
         let h = escapeHTML
         let shown = sections.reduce(0) { $0 + $1.photos.count }
@@ -146,7 +145,7 @@ public struct WebPages: Sendable {
     }
 
     /// A photo: the image, its details, and the forms that change it.
-    public func photo(_ p: Photo, details: [(String, String)], viewer: Viewer, message: String? = nil) -> String {
+    public func photo(_ p: WebPhoto, details: [(String, String)], viewer: Viewer, message: String? = nil) -> String {
         let h = escapeHTML
         let csrf = "<input type=\"hidden\" name=\"csrf\" value=\"\(h(viewer.csrf))\">"
         // Browsers show PNG and JPEG; a HEIC is shown by its thumbnail.
@@ -184,7 +183,7 @@ public struct WebPages: Sendable {
     }
 
     /// "Delete this photo?" with the button that does it.
-    public func confirmDelete(_ p: Photo, viewer: Viewer) -> String {
+    public func confirmDelete(_ p: WebPhoto, viewer: Viewer) -> String {
         let h = escapeHTML
         var body = "<h1>Delete \(h(p.name))?</h1>\n"
         if p.hasThumbnail { body += "<p><img src=\"/photo/\(p.id)/thumbnail\" alt=\"\(h(p.name))\"></p>\n" }

@@ -2,6 +2,7 @@ import PTKAdminCommandLine
 import PTKCLI
 import PTKLibrary
 import PTKSystem
+import PTKVocabulary
 
 /// `ptk list|show|thumbnail|rename|rm|note|rate|export|import|gallery`: the photo library of
 /// the received-photos directory (see PTKLibrary).
@@ -61,7 +62,7 @@ struct LibraryCommands {
 
     func list() {
         // The table allows only the orders there are.
-        let sort = invocation.value(.sort).flatMap(PhotoLibrary.SortOrder.init(rawValue:)) ?? .time
+        let sort = invocation.value(.sort).flatMap(SortOrder.init(rawValue:)) ?? .time
         let library = open()
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }

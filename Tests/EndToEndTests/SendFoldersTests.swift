@@ -4,6 +4,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 import PTKTransport
+import PTKVocabulary
 import Testing
 
 /// `bytes` at `dir`/`path`, its folders made.

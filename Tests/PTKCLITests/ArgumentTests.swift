@@ -211,14 +211,6 @@ struct PeerTests {
 
 @Suite("Formatting")
 struct FormatTests {
-    @Test("JSON string literals escape quotes, backslashes and control characters", arguments: [
-        ("Living Room", #""Living Room""#), ("a\"b", #""a\"b""#), ("back\\slash", #""back\\slash""#),
-        ("line\nnext\t", #""line\nnext\t""#), ("\u{1}", #""\u0001""#), ("写真", #""写真""#),
-    ])
-    func json(text: String, literal: String) {
-        #expect(jsonString(text) == literal)
-    }
-
     @Test("byte counts and decimals read well", arguments: [
         (0.0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (1_234_567, "1.2 MB"), (512_000_000_000, "512 GB"),
     ])

@@ -3,6 +3,7 @@ import Glibc
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 /// `bytes` written at `dir`/`path`, its folders made.

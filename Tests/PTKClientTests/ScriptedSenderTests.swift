@@ -4,6 +4,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 import PTKTransport
+import PTKVocabulary
 import Testing
 
 /// A receiver played by a script over a `ScriptedStream`: the protocol's answers, with one fault.

@@ -20,6 +20,6 @@ struct StoreRequestTests {
             Issue.record("a GIF became a request")
             return
         }
-        #expect(failure.problem == Problem(.notPNG, "image/gif is not a type the store keeps (image/png, image/jpeg, image/heic, image/heif)"))
+        #expect(Problem(failure) == Problem(.notPNG, "image/gif is not a type the store keeps (image/png, image/jpeg, image/heic, image/heif)"))
     }
 }

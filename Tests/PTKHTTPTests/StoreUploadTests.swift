@@ -6,6 +6,7 @@ import PTKSystem
 import PTKTestSupport
 import PTKTime
 import PTKTransport
+import PTKVocabulary
 import Testing
 
 /// A photo store in a fresh temporary directory, removed after the test.
@@ -92,16 +93,14 @@ final class PausingStream: ByteStream, @unchecked Sendable {
 
 @Suite("StoreUpload: status table and announced sizes")
 struct StoreUploadStatusTests {
-    @Test("every store failure code maps to its HTTP status, the store's message as the reason")
+    @Test("every kind of store failure maps to its HTTP status, the store's message as the reason")
     func statusTable() {
-        let table: [(FileErrorCode, Int)] = [
-            (.hashMismatch, 422), (.notPNG, 400), (.sizeMismatch, 400), (.tooLarge, 413), (.unsupportedType, 415),
-            (.noSpace, 507), (.ioError, 500), (.unauthorized, 500), (FileErrorCode(rawValue: "something-new"), 500),
-        ]
-        for (code, status) in table {
-            let answer = StoreUpload.status(for: FileFailure(code, "message of \(code)"))
-            #expect(answer.status == status, "\(code)")
-            #expect(answer.reason == "message of \(code)")
+        let table: [StoreFailure.Kind: Int] = [.hashMismatch: 422, .notAPhoto: 400, .sizeMismatch: 400, .typeNotKept: 415, .noSpace: 507, .io: 500]
+        #expect(Set(table.keys) == Set(StoreFailure.Kind.allCases))
+        for kind in StoreFailure.Kind.allCases {
+            let answer = StoreUpload.status(for: StoreFailure(kind, "message of \(kind)"))
+            #expect(answer.status == table[kind], "\(kind)")
+            #expect(answer.reason == "message of \(kind)")
         }
     }
 

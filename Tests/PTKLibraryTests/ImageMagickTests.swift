@@ -2,6 +2,7 @@ import Glibc
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 @testable import PTKLibrary

@@ -4,6 +4,7 @@ import PTKDigest
 import PTKSystem
 import PTKTestSupport
 import PTKStore
+import PTKVocabulary
 import Testing
 
 @testable import PTKLibrary
@@ -159,8 +160,6 @@ import Testing
         #expect(relativePath(from: "/srv/photos/.ptk/gallery", to: "/srv/photos") == "../..")
         #expect(relativePath(from: "/", to: "/my photos") == "my%20photos")
         #expect(absolutePath("/a/./b/../c/") == "/a/c")
-        #expect(percentEncode("ä b/#?.png") == "%C3%A4%20b%2F%23%3F.png")
-        #expect(escapeHTML("<'&\">") == "&lt;&#39;&amp;&quot;&gt;")
     }
 }
 

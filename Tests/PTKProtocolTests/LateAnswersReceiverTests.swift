@@ -1,3 +1,4 @@
+import PTKVocabulary
 import Testing
 @testable import PTKProtocol
 
@@ -43,7 +44,7 @@ struct LateAnswersReceiverTests {
         #expect(r.handle(.frame(.done)) == [.finishFileLater])
         #expect(r.owed == 2)
         #expect(r.handle(.fileFinished(.success(saved("a.png")))) == [.send(.saved(saved("a.png")))])
-        #expect(r.handle(.fileFinished(.failure(FileFailure(.ioError, "flush failed")))) == [.send(.failed(Problem(.ioError, "flush failed")))])
+        #expect(r.handle(.fileFinished(.failure(StoreFailure(.io, "flush failed")))) == [.send(.failed(Problem(.ioError, "flush failed")))])
         #expect(r.owed == 0)
         // Nothing more is owed: another result is out of order.
         let extra = r.handle(.fileFinished(.success(saved("c.png"))))
@@ -135,7 +136,7 @@ struct LateAnswersReceiverTests {
         _ = r.handle(.frame(.chunk([UInt8](repeating: 1, count: chunk))))
         _ = r.handle(.chunkWritten)
         let done = r.handle(.frame(.done))
-        #expect(done == [.abandonFile(keepForResume: false), .owe(.failure(FileFailure(.sizeMismatch, "received \(chunk) of 300000 bytes")))])
+        #expect(done == [.abandonFile(keepForResume: false), .owe(.failure(StoreFailure(.sizeMismatch, "received \(chunk) of 300000 bytes")))])
         #expect(r.owed == 3)
         // Nothing owed: a held file is answered at once.
         var alone = lateReceiver(features: ["late-answers", "held"])

@@ -1,3 +1,4 @@
+import PTKVocabulary
 import Testing
 @testable import PTKProtocol
 
@@ -248,8 +249,8 @@ struct ReceiverSessionTests {
         _ = r.handle(.frame(.chunk([UInt8](repeating: 0, count: 100))))
         _ = r.handle(.chunkWritten)
         _ = r.handle(.frame(.done))
-        let f = FileFailure(.hashMismatch, "nope")
-        #expect(r.handle(.fileFinished(.failure(f))) == [.send(.failed(f.problem))])
+        let f = StoreFailure(.hashMismatch, "nope")
+        #expect(r.handle(.fileFinished(.failure(f))) == [.send(.failed(Problem(.hashMismatch, "nope")))])
         #expect(r.state == .ready)
     }
 

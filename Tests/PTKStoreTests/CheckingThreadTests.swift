@@ -2,6 +2,7 @@ import Testing
 import PTKSystem
 import PTKDigest
 import PTKProtocol
+import PTKVocabulary
 import PTKTestSupport
 @testable import PTKStore
 
@@ -175,12 +176,12 @@ struct PhotoStoreBigTests {
             i += ProtocolLimits.chunkSize
         }
         guard case .failure(let fail) = file.finish() else { Issue.record("saved with a wrong hash"); return }
-        #expect(fail.problem.code == "hash-mismatch")
+        #expect(fail.kind == .hashMismatch)
 
         var broken = png
         broken[1_500_000] ^= 0xFF
         guard case .failure(let fail2) = store(broken, in: f.store, name: "broken.png") else { Issue.record("saved a broken PNG"); return }
-        #expect(fail2.problem.code == "not-png")
+        #expect(fail2.kind == .notAPhoto)
         #expect(f.visible == ["big.png"])
         #expect(f.incoming.isEmpty)
     }
@@ -230,7 +231,7 @@ struct PhotoStoreBigTests {
         var broken = png
         broken[1_500_000] ^= 0xFF
         guard case .failure(let fail) = store(broken, in: f.store, name: "broken.png") else { Issue.record("saved a broken PNG"); return }
-        #expect(fail.problem.code == "not-png")
+        #expect(fail.kind == .notAPhoto)
         var o = offer(for: png, name: "wrong.png")
         o.sha256 = SHA256.hex(of: png[1...])
         let wrong = try f.store.begin(o).get()
@@ -240,7 +241,7 @@ struct PhotoStoreBigTests {
             i += ProtocolLimits.chunkSize
         }
         guard case .failure(let fail2) = wrong.finish() else { Issue.record("saved with a wrong hash"); return }
-        #expect(fail2.problem.code == "hash-mismatch")
+        #expect(fail2.kind == .hashMismatch)
         #expect(f.visible == ["inline.png"])
         #expect(f.incoming.isEmpty)
     }

@@ -1,4 +1,5 @@
 import Glibc
+import PTKVocabulary
 import Testing
 import PTKDigest
 import PTKProtocol
@@ -119,7 +120,7 @@ struct FlushRoundsTests {
             Issue.record("the photo whose flush failed was answered \(results[1])")
             return
         }
-        #expect(failure.problem.code == FileErrorCode.ioError.rawValue && failure.problem.message.contains("fsync"))
+        #expect(failure.kind == .io && failure.message.contains("fsync"))
         #expect(!f.visible.contains("p1.png"), "a photo whose data may not be on disk is not published")
         #expect(f.incoming.isEmpty, "its temporary file is deleted")
         #expect(readFile(f.dir + "/p2.png") == bytes[2])
@@ -144,7 +145,7 @@ struct FlushRoundsTests {
                 Issue.record("saved although its directory's flush failed")
                 continue
             }
-            #expect(failure.problem.code == FileErrorCode.ioError.rawValue)
+            #expect(failure.kind == .io)
         }
         #expect((try? results[2].get().name) == "2024/d.png", "the folder flushed fine: \(results[2])")
         #expect(readFile(f.dir + "/2024/d.png") == bytes[2])
@@ -204,8 +205,8 @@ struct FlushRoundsTests {
 private final class ResultsBox: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = Lock()
-    private var results: [Result<Saved, FileFailure>?]
+    private var results: [Result<Saved, StoreFailure>?]
     init(count: Int) { results = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ r: Result<Saved, FileFailure>) { lock.withLock { results[i] = r } }
-    func get(_ i: Int) -> Result<Saved, FileFailure>? { lock.withLock { results[i] } }
+    func set(_ i: Int, _ r: Result<Saved, StoreFailure>) { lock.withLock { results[i] = r } }
+    func get(_ i: Int) -> Result<Saved, StoreFailure>? { lock.withLock { results[i] } }
 }

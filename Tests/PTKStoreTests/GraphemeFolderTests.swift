@@ -1,6 +1,7 @@
 import PTKProtocol
 import PTKStore
 import PTKSystem
+import PTKVocabulary
 import Testing
 
 /// Folders the store publishes into, against "/" joined by marks into one Character: the rules

@@ -1,3 +1,4 @@
+import PTKVocabulary
 import Testing
 import PTKProtocol
 import PTKTestSupport

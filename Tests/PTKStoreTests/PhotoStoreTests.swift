@@ -1,4 +1,5 @@
 import Glibc
+import PTKVocabulary
 import Testing
 import PTKDigest
 import PTKProtocol
@@ -30,7 +31,7 @@ func offer(for bytes: [UInt8], name: String = "IMG_0001.png", folder: String = "
 }
 
 /// Sends `bytes` through the store in protocol-sized chunks.
-func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", folder: String = "") -> Result<Saved, FileFailure> {
+func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", folder: String = "") -> Result<Saved, StoreFailure> {
     switch s.begin(offer(for: bytes, name: name, folder: folder)) {
     case .failure(let f): return .failure(f)
     case .success(let file):
@@ -140,17 +141,17 @@ struct PhotoStoreTests {
         let file = try f.store.begin(o).get()
         try file.append(png)
         guard case .failure(let fail) = file.finish() else { Issue.record("saved with a wrong hash"); return }
-        #expect(fail.problem.code == "hash-mismatch")
+        #expect(fail.kind == .hashMismatch)
 
         var corrupt = png
         corrupt[corrupt.count - 1] ^= 1  // IEND's CRC
         guard case .failure(let fail2) = store(corrupt, in: f.store) else { Issue.record("saved a corrupt PNG"); return }
-        #expect(fail2.problem.code == "not-png")
+        #expect(fail2.kind == .notAPhoto)
 
         let short = try f.store.begin(offer(for: png)).get()
         try short.append(Array(png[..<102_400]))
         guard case .failure(let fail3) = short.finish() else { Issue.record("saved a short file"); return }
-        #expect(fail3.problem.code == "size-mismatch")
+        #expect(fail3.kind == .sizeMismatch)
 
         #expect(f.visible.isEmpty)
         #expect(f.incoming.isEmpty)
@@ -161,7 +162,7 @@ struct PhotoStoreTests {
         let f = try StoreFixture()
         let junk = [UInt8](repeating: 0x42, count: 300_000)
         let file = try f.store.begin(StoreRequest(name: "x.png", size: 300_000, sha256: SHA256.hex(of: junk), type: .png)).get()
-        #expect(throws: FileFailure.self) { try file.append(Array(junk[..<102_400])) }
+        #expect(throws: StoreFailure.self) { try file.append(Array(junk[..<102_400])) }
         file.abandon(keepForResume: false)
         #expect(f.incoming.isEmpty)
     }
@@ -207,7 +208,7 @@ struct PhotoStoreTests {
         guard case .failure(let fail) = f.store.begin(offer(for: makePNG(size: 1000))) else {
             Issue.record("accepted past the reserve"); return
         }
-        #expect(fail.problem.code == "no-space")
+        #expect(fail.kind == .noSpace)
         #expect(f.incoming.isEmpty)
     }
 
@@ -253,10 +254,10 @@ struct PhotoStoreTests {
 /// Results collected from threads.
 final class Results: @unchecked Sendable {
     // Guarded by `lock`.
-    private var values: [Int: Result<Saved, FileFailure>] = [:]
+    private var values: [Int: Result<Saved, StoreFailure>] = [:]
     private let lock = Lock()
-    func set(_ i: Int, _ r: Result<Saved, FileFailure>) { lock.withLock { values[i] = r } }
-    func get(_ i: Int) -> Result<Saved, FileFailure> { lock.withLock { values[i]! } }
+    func set(_ i: Int, _ r: Result<Saved, StoreFailure>) { lock.withLock { values[i] = r } }
+    func get(_ i: Int) -> Result<Saved, StoreFailure> { lock.withLock { values[i]! } }
 }
 
 @Suite("Received-photos store: JPEG")
@@ -265,7 +266,7 @@ struct PhotoStoreJPEGTests {
         StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: .jpeg)
     }
 
-    func save(_ bytes: [UInt8], name: String, in s: PhotoStore) -> Result<Saved, FileFailure> {
+    func save(_ bytes: [UInt8], name: String, in s: PhotoStore) -> Result<Saved, StoreFailure> {
         switch s.begin(jpegOffer(bytes, name: name)) {
         case .failure(let f): return .failure(f)
         case .success(let file):
@@ -308,8 +309,8 @@ struct PhotoStoreJPEGTests {
             Issue.record("saved a JPEG with an invalid marker")
             return
         }
-        #expect(failure.problem.code == "not-png")
-        #expect(failure.problem.message.hasPrefix("not a well-formed JPEG: invalid marker 0xFF03"))
+        #expect(failure.kind == .notAPhoto)
+        #expect(failure.message.hasPrefix("not a well-formed JPEG: invalid marker 0xFF03"))
         #expect(f.visible == ["big.jpg"])
         #expect(f.incoming.isEmpty)
     }
@@ -321,13 +322,13 @@ struct PhotoStoreJPEGTests {
             Issue.record("saved a PNG as a JPEG")
             return
         }
-        #expect(asJPEG.problem.message == "not a well-formed JPEG: does not start with the JPEG SOI marker")
+        #expect(asJPEG.message == "not a well-formed JPEG: does not start with the JPEG SOI marker")
         let jpeg = makeJPEG(width: 64, height: 64)
         guard case .failure(let cut) = save(Array(jpeg.dropLast(2)), name: "cut.jpg", in: f.store) else {
             Issue.record("saved a truncated JPEG")
             return
         }
-        #expect(cut.problem.message.contains("no EOI marker"))
+        #expect(cut.message.contains("no EOI marker"))
         #expect(f.visible.isEmpty)
         #expect(f.incoming.isEmpty)
     }
@@ -398,7 +399,7 @@ struct PhotoStoreFolderTests {
 
 @Suite("Received-photos store: HEIC and HEIF")
 struct PhotoStoreHEIFTests {
-    func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<Saved, FileFailure> {
+    func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<Saved, StoreFailure> {
         switch s.begin(StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: type)) {
         case .failure(let f): return .failure(f)
         case .success(let file):
@@ -438,8 +439,8 @@ struct PhotoStoreHEIFTests {
                 Issue.record("saved: \(words)")
                 continue
             }
-            #expect(failure.problem.code == "not-png")
-            #expect(failure.problem.message.hasPrefix(words), "\(failure.problem.message)")
+            #expect(failure.kind == .notAPhoto)
+            #expect(failure.message.hasPrefix(words), "\(failure.message)")
         }
         #expect(f.visible.isEmpty)
         #expect(f.incoming.isEmpty)

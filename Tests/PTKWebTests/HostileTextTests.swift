@@ -3,6 +3,7 @@ import PTKLibrary
 import PTKProtocol
 import PTKSystem
 import PTKHTTP
+import PTKVocabulary
 import PTKWeb
 import Testing
 
@@ -101,14 +102,14 @@ struct HostileTextTests {
         let a = photo(1, t(12) + "/" + t(13) + ".png", thumbnail: true)
         let b = photo(2, t(14) + ".jpg", thumbnail: false)
         let c = photo(3, t(15) + "/" + t(16) + ".heic", thumbnail: true)
-        let sections = PhotoLibrary.grouped([a, b, c])
+        let sections = WebPhoto.grouped([a, b, c].map(WebPhoto.init))
         return [
             pages.gallery(sections, total: 3, senders: [t(5), t(17)], sender: t(17), minRating: 2, viewer: viewer),
-            pages.photo(a, details: a.details(thumbnailFolder: t(18)), viewer: viewer, message: t(19)),
-            pages.photo(b, details: b.details(thumbnailFolder: t(18)), viewer: viewer),
-            pages.photo(c, details: c.details(thumbnailFolder: t(18)), viewer: viewer),
-            pages.confirmDelete(a, viewer: viewer),
-            pages.confirmDelete(b, viewer: viewer),
+            pages.photo(WebPhoto(a), details: a.details(thumbnailFolder: t(18)), viewer: viewer, message: t(19)),
+            pages.photo(WebPhoto(b), details: b.details(thumbnailFolder: t(18)), viewer: viewer),
+            pages.photo(WebPhoto(c), details: c.details(thumbnailFolder: t(18)), viewer: viewer),
+            pages.confirmDelete(WebPhoto(a), viewer: viewer),
+            pages.confirmDelete(WebPhoto(b), viewer: viewer),
             pages.upload(types: PhotoType.allCases, maxFileSize: 50 << 20, viewer: viewer),
             pages.login(hasPassword: true, message: t(20)),
             pages.login(hasPassword: false, message: t(21)),

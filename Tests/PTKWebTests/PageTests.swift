@@ -26,10 +26,10 @@ struct PageTests {
         var p = photo(1, Self.hostile + ".png")
         p.note = "</textarea><script>alert(2)</script>"
         p.senderName = "web: <script>alert(3)</script>"
-        let sections = PhotoLibrary.grouped([p])
+        let sections = WebPhoto.grouped([p].map(WebPhoto.init))
         let gallery = pages.gallery(sections, total: 1, senders: [p.senderName!], sender: p.senderName, minRating: nil, viewer: viewer)
-        let page = pages.photo(p, details: p.details(thumbnailFolder: "/t"), viewer: viewer)
-        let confirm = pages.confirmDelete(p, viewer: viewer)
+        let page = pages.photo(WebPhoto(p), details: p.details(thumbnailFolder: "/t"), viewer: viewer)
+        let confirm = pages.confirmDelete(WebPhoto(p), viewer: viewer)
         let login = pages.login(hasPassword: true, message: Self.hostile)
         let upload = pages.upload(types: [.png], maxFileSize: 1 << 20, viewer: viewer)
         for html in [gallery, page, confirm, login, upload, pages.error(Self.hostile, viewer: viewer)] {
@@ -53,7 +53,7 @@ struct PageTests {
         var b = photo(2, "new.png", day: 2)
         b.rating = 4
         b.senderName = "Anna"
-        let html = pages.gallery(PhotoLibrary.grouped([b, a]), total: 3, senders: ["Anna", "Bob"], sender: "Anna", minRating: 4, viewer: viewer)
+        let html = pages.gallery(WebPhoto.grouped([b, a].map(WebPhoto.init)), total: 3, senders: ["Anna", "Bob"], sender: "Anna", minRating: 4, viewer: viewer)
         #expect(html.contains("<img src=\"/photo/2/thumbnail?v=aaaaaaaaaaaa\" alt=\"new.png\" loading=\"lazy\" decoding=\"async\" width=\"256\" height=\"128\">"))
         #expect(html.components(separatedBy: "new.png")[0].count < html.components(separatedBy: "old.png")[0].count)
         #expect(html.contains("<option value=\"Anna\" selected>Anna</option>"))
@@ -66,7 +66,7 @@ struct PageTests {
     func paging() {
         // 450 photos over two days: 300 on the newer, 150 on the older.
         let photos = (0..<450).map { i -> Photo in photo(Int64(450 - i), "p\(450 - i).png", day: i < 300 ? 2 : 1) }
-        let sections = PhotoLibrary.grouped(photos)
+        let sections = WebPhoto.grouped(photos.map(WebPhoto.init))
         #expect(sections.map(\.photos.count) == [300, 150])
         func figures(_ html: String) -> Int { html.components(separatedBy: "<figure>").count - 1 }
         func titles(_ html: String) -> Int { html.components(separatedBy: "<h2>").count - 1 }
@@ -84,16 +84,16 @@ struct PageTests {
 
     @Test("every change form carries the CSRF token; the page has it for the script")
     func tokens() {
-        let html = pages.photo(photo(3, "a.png"), details: [], viewer: WebPages.Viewer(name: "x", csrf: "T0KEN"))
+        let html = pages.photo(WebPhoto(photo(3, "a.png")), details: [], viewer: WebPages.Viewer(name: "x", csrf: "T0KEN"))
         #expect(html.components(separatedBy: "name=\"csrf\" value=\"T0KEN\"").count - 1 == 4)  // log out, rename, note, rate
         #expect(html.contains("<meta name=\"csrf-token\" content=\"T0KEN\">"))
-        #expect(pages.confirmDelete(photo(3, "a.png"), viewer: WebPages.Viewer(name: "x", csrf: "T0KEN")).contains("name=\"csrf\" value=\"T0KEN\""))
+        #expect(pages.confirmDelete(WebPhoto(photo(3, "a.png")), viewer: WebPages.Viewer(name: "x", csrf: "T0KEN")).contains("name=\"csrf\" value=\"T0KEN\""))
     }
 
     @Test("HEIC photos are shown by their thumbnail; PNG and JPEG whole")
     func viewable() {
-        #expect(pages.photo(photo(4, "a.heic"), details: [], viewer: viewer).contains("src=\"/photo/4/thumbnail\""))
-        #expect(pages.photo(photo(4, "a.jpg"), details: [], viewer: viewer).contains("src=\"/photo/4/original\""))
+        #expect(pages.photo(WebPhoto(photo(4, "a.heic")), details: [], viewer: viewer).contains("src=\"/photo/4/thumbnail\""))
+        #expect(pages.photo(WebPhoto(photo(4, "a.jpg")), details: [], viewer: viewer).contains("src=\"/photo/4/original\""))
     }
 
     @Test("the footer shows the certificate's fingerprint as browsers do")

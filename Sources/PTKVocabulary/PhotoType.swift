@@ -54,6 +54,9 @@ public enum PhotoType: String, Sendable, CaseIterable {
     /// HEIC or HEIF: the ISO base media file format, checked and decoded by libheif.
     public var isHEIF: Bool { self == .heic || self == .heif }
 
+    /// The 8-byte PNG signature (PNG specification 5.2).
+    public static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
     /// The brands (in a `ftyp` box) of HEIF files: HEVC-coded images and sequences, and the
     /// structural brands of any coding.
     public static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]
@@ -77,7 +80,7 @@ public enum PhotoType: String, Sendable, CaseIterable {
     /// another marker; a `ftyp` box whose major brand is a HEIF one: HEIC for the HEVC
     /// brands, else HEIF), nil when none.
     public static func sniff(_ head: some Collection<UInt8>) -> PhotoType? {
-        if head.starts(with: ProtocolLimits.pngSignature) { return .png }
+        if head.starts(with: pngSignature) { return .png }
         if head.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
         let b = Array(head.prefix(12))
         if b.count == 12, b[4..<8].elementsEqual("ftyp".utf8) {

@@ -1,5 +1,5 @@
+@testable import PTKVocabulary
 import Testing
-@testable import PTKProtocol
 
 /// The naming rules against "/" and "\" that a mark joins into one Character (grapheme cluster)
 /// with their neighbours: "/\u{301}" equals no "/" Character, yet the kernel sees a "/".

@@ -1,4 +1,4 @@
-import PTKProtocol
+@testable import PTKVocabulary
 import Testing
 
 @Suite("Final names keep no control of any kind")

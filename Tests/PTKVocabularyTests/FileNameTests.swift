@@ -1,5 +1,5 @@
+@testable import PTKVocabulary
 import Testing
-@testable import PTKProtocol
 
 @Suite("Final-name sanitiser")
 struct FileNameTests {

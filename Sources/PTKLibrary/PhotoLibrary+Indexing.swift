@@ -1,0 +1,279 @@
+import PTKDigest
+import PTKSystem
+import PTKVocabulary
+
+/// The indexing pipeline: photos read by several threads (header, EXIF, thumbnail, SHA-256),
+/// thumbnails written, and the results recorded in one write transaction.
+extension PhotoLibrary {
+    /// Indexes one photo: reads its header, makes its thumbnail (SHA-256 first when the index
+    /// has none), and records them; a file that cannot be decoded is recorded with the reason.
+    @discardableResult
+    public func index(id: Int64, cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> IndexOutcome {
+        try index(ids: [id], cancel: cancel).first?.outcome ?? .gone
+    }
+
+    /// Indexes photos together, as `index(id:)` does one, in one batch: their files are read
+    /// on up to `readers` threads (hashes, headers and thumbnails, which need no index), their
+    /// thumbnails made durable with one file-system flush and their entries written in one
+    /// transaction (per photo, those two cost more than reading a small photo). Returns each
+    /// photo's outcome, in order; photos that `cancel` stopped say `.cancelled`.
+    public func index(ids: [Int64], readers: Int = 1, cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> [(id: Int64, outcome: IndexOutcome)] {
+        var outcomes: [Int64: IndexOutcome] = [:]
+        let rows = try photos(ids: ids)
+        for id in ids where rows[id] == nil { outcomes[id] = .gone }
+        let photos = ids.compactMap { rows[$0] }
+        let readings = read(photos, readers: readers, cancel: cancel)
+        var examined: [Examined] = []
+        for (photo, reading) in zip(photos, readings) {
+            if case .missing = reading {
+                // Renamed by ptk between reading the entry and opening the file, or deleted.
+                switch try examine(id: photo.id, cancel: cancel) {
+                case .done(let outcome): outcomes[photo.id] = outcome
+                case .examined(let e): examined.append(e)
+                }
+                continue
+            }
+            switch examination(of: photo, reading) {
+            case .done(let outcome): outcomes[photo.id] = outcome
+            case .examined(let e): examined.append(e)
+            }
+        }
+        // Thumbnails first, then the entries: an entry never names a thumbnail not yet on disk.
+        let made = examined.filter { $0.thumbnail?.outcome == .made }
+        let errors = writeThumbnails(made.map { ("\($0.id).png", $0.thumbnail!.png) })
+        for (e, error) in zip(made, errors) {
+            guard let error else { continue }
+            if Self.isPassing(error) {
+                outcomes[e.id] = .retryLater(name: e.name, reason: "cannot write the thumbnail: \(error)")
+            }
+            if let i = examined.firstIndex(where: { $0.id == e.id }) {
+                examined[i].thumbnail = nil
+                examined[i].problem = "cannot write the thumbnail: \(error)"
+            }
+        }
+        examined.removeAll { outcomes[$0.id] != nil }
+        // A stale thumbnail left behind is not shown (the entry says none) and the next sweep removes it.
+        for e in examined where e.thumbnail?.outcome != .made { try? removeThumbnail(e.id) }
+        let changed = try database.writeTransaction { () throws(LibraryError) -> [Int64: Int] in
+            let update = try database.prepare("""
+                UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
+                    interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?,
+                    orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?
+                WHERE id = ? AND name = ?
+                """)
+            var changed: [Int64: Int] = [:]
+            for e in examined {
+                let header = e.thumbnail.flatMap { $0.width > 0 ? $0 : nil }
+                let facts = e.thumbnail?.facts ?? PhotoFacts()
+                try update.bind(e.sha256, e.status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
+                                header?.interlace, e.thumbnail?.outcome == .made, e.problem, e.status.map { Int64(bitPattern: $0.inode) },
+                                e.status.map { $0.modifiedTime.milliseconds }, facts.orientation, facts.taken, facts.takenTime?.milliseconds,
+                                facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0), e.id, e.name).run()
+                changed[e.id] = database.changes
+            }
+            return changed
+        }
+        for e in examined {
+            let made = e.thumbnail?.outcome == .made
+            if changed[e.id] == 0 {
+                // The entry went meanwhile (ptk rm), or was renamed: its thumbnail goes too.
+                if made, try photo(id: e.id) == nil { try? removeThumbnail(e.id) }
+                outcomes[e.id] = .gone
+            } else {
+                outcomes[e.id] = .indexed(name: e.name, problem: made ? nil : e.problem)
+            }
+        }
+        return ids.map { ($0, outcomes[$0] ?? .gone) }
+    }
+
+    /// Writes thumbnails (`writeFilesAtomically`) into the thumbnails folder, once it is seen
+    /// to be a folder below the photos directory reached through no symlink (`.ptk` or
+    /// `thumbnails` swapped for one since the library was opened writes nothing). Returns each
+    /// one's error or nil.
+    private func writeThumbnails(_ files: [(name: String, bytes: [UInt8])]) -> [SystemError?] {
+        guard !files.isEmpty else { return [] }
+        do { try photos.openBeneath(Self.folderName + "/thumbnails", flags: [.readOnly, .directory]).close() } catch {
+            let shown = SystemError(call: error.call, object: thumbnailFolder, errno: error.errno)
+            return files.map { _ in shown }
+        }
+        return writeFilesAtomically(in: thumbnailFolder, files, mode: 0o644)
+    }
+
+    /// The entries of `ids` that the index has, by id, in one query.
+    func photos(ids: [Int64]) throws(LibraryError) -> [Int64: Photo] {
+        guard !ids.isEmpty else { return [:] }
+        let list = ids.map(String.init).joined(separator: ",")
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id IN (\(list))").bind()
+        var found: [Int64: Photo] = [:]
+        while try s.step() {
+            let p = Self.photo(from: s)
+            found[p.id] = p
+        }
+        return found
+    }
+
+    /// What reading a photo's file gave: everything but the index.
+    private enum Reading: @unchecked Sendable {
+        // FileStatus and Thumbnail are values; the enum crosses to the reading thread and back once.
+        case missing
+        case cancelled
+        case passing(String)
+        case unusable(FileStatus?, sha256: String?, problem: String)
+        case read(FileStatus, sha256: String?, Thumbnail)
+    }
+
+    /// Reads `photos` on up to `readers` threads (the calling one included), each with a hash
+    /// buffer of its own. Threads that cannot be started leave their share to the calling thread.
+    private func read(_ photos: [Photo], readers: Int, cancel: UnsafePointer<Int32>?) -> [Reading] {
+        let results = ReadingResults<Reading>(count: photos.count)
+        // The opener is a plain open, or a test's; either may run on the reading threads.
+        let opener = UncheckedSendable(openForIndexing)
+        let directory = self.photos
+        let limit = pixelLimit
+        let cancelFlag = cancel.map { SendablePointer(pointer: $0) }
+        let shares = max(1, min(readers, photos.count / 8 + 1))
+        // Joined before returning: none of them outlives the call, in a C library or its
+        // thread-local clean-up.
+        let threads = ThreadGroup()
+        for share in 1..<shares {
+            let indices = Array(stride(from: share, to: photos.count, by: shares))
+            let mine = indices.map { photos[$0] }
+            do {
+                try threads.start(name: "index-reader") {
+                    lowerThreadPriority()
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+                    defer { buffer.deallocate() }
+                    for (i, photo) in zip(indices, mine) {
+                        results.set(i, Self.read(photo, in: directory, open: opener.value, pixelLimit: limit, buffer: buffer, cancel: cancelFlag?.pointer))
+                    }
+                }
+            } catch {
+                // No thread: this share is read here, after the calling thread's own.
+                for i in indices { results.set(i, Self.read(photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel)) }
+            }
+        }
+        for i in stride(from: 0, to: photos.count, by: shares) {
+            results.set(i, Self.read(photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel))
+        }
+        threads.join(until: nil)
+        return results.all
+    }
+
+    /// Opens, checks, hashes (when the index has no hash, or the size changed) and thumbnails
+    /// one photo. Touches no index.
+    private static func read(_ photo: Photo, in directory: FileDescriptor, open: (String, FileDescriptor) throws(SystemError) -> FileDescriptor,
+                             pixelLimit: UInt64, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?) -> Reading {
+        if let cancel, cancel.pointee != 0 { return .cancelled }
+        let fd: FileDescriptor
+        do { fd = try open(photo.name, directory) } catch where error.code == .noSuchFile {
+            return .missing
+        } catch {
+            return isPassing(error) ? .passing("cannot open: \(error)") : .unusable(nil, sha256: photo.sha256, problem: "cannot open: \(error)")
+        }
+        defer { fd.close() }
+        let st: FileStatus
+        do { st = try fd.status() } catch {
+            return isPassing(error) ? .passing("cannot read its status: \(error)") : .unusable(nil, sha256: photo.sha256, problem: "cannot read its status: \(error)")
+        }
+        guard st.isRegularFile else { return .unusable(nil, sha256: photo.sha256, problem: "not a regular file") }
+        var sha256 = photo.sha256
+        if sha256 == nil || photo.size != st.size {
+            switch hashFile(fd, buffer: buffer, cancel: cancel) {
+            case .success(let digest): sha256 = digest
+            case .failure(.cancelled): return .cancelled
+            case .failure(.system(let error)):
+                return isPassing(error) ? .passing("cannot read: \(error)") : .unusable(st, sha256: nil, problem: "cannot read: \(error)")
+            case .failure(.sizeChanged):
+                // Read to its end, whatever its size: a file still being written is read again later.
+                return .passing("it changed while it was read")
+            }
+            // The thumbnail reads from the start; a descriptor whose offset cannot be reset is
+            // left for the next try.
+            do { _ = try fd.seek(to: 0) } catch { return .passing("cannot read: \(error)") }
+        }
+        let thumbnail = Thumbnailer.make(from: fd, type: PhotoType(fileName: photo.name) ?? .png, pixelLimit: pixelLimit, cancel: cancel)
+        if thumbnail.outcome == .cancelled { return .cancelled }
+        return .read(st, sha256: sha256, thumbnail)
+    }
+
+    /// What is to be written for `photo` after `reading` (never `.missing`, which the caller handles).
+    private func examination(of photo: Photo, _ reading: Reading) -> Examination {
+        switch reading {
+        case .missing, .cancelled: return .done(.cancelled)
+        case .passing(let reason): return .done(.retryLater(name: photo.name, reason: reason))
+        case .unusable(let st, let sha256, let problem):
+            return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: nil, problem: problem))
+        case .read(let st, let sha256, let thumbnail):
+            return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail,
+                                      problem: thumbnail.problem ?? thumbnail.notes))
+        }
+    }
+
+    /// What `examine` found of one photo, to be written with the others of its batch.
+    private struct Examined {
+        var id: Int64
+        var name: String
+        var status: FileStatus?
+        var sha256: String?
+        var thumbnail: Thumbnail?
+        var problem: String?
+    }
+
+    private enum Examination {
+        /// Nothing to write: gone, cancelled or to be tried later.
+        case done(IndexOutcome)
+        case examined(Examined)
+    }
+
+    /// Reads one photo on this thread, following a rename by ptk between reading the entry and
+    /// opening the file; drops the entry of a file that is gone.
+    private func examine(id: Int64, cancel: UnsafePointer<Int32>?) throws(LibraryError) -> Examination {
+        for _ in 0..<5 {
+            guard let photo = try photo(id: id) else { return .done(.gone) }
+            let reading = Self.read(photo, in: photos, open: openForIndexing, pixelLimit: pixelLimit, buffer: hashBuffer, cancel: cancel)
+            guard case .missing = reading else { return examination(of: photo, reading) }
+            if try self.photo(id: id)?.name != photo.name { continue }
+            try database.writeTransaction { () throws(LibraryError) in
+                try database.prepare("DELETE FROM photos WHERE id = ? AND name = ?").bind(id, photo.name).run()
+            }
+            // A thumbnail left behind is removed by the next sweep at start.
+            try? removeThumbnail(id)
+            return .done(.gone)
+        }
+        return .done(.gone)
+    }
+
+    /// What `index` did.
+    public enum IndexOutcome: Equatable, Sendable {
+        /// Recorded; `problem` says why there is no thumbnail, when there is none.
+        case indexed(name: String, problem: String?)
+        /// The entry or its file is gone (the entry is dropped with it).
+        case gone
+        /// `cancel` stopped it: the photo stays pending.
+        case cancelled
+        /// A passing error (`isPassing`): the photo stays pending, to be tried again later.
+        case retryLater(name: String, reason: String)
+    }
+}
+
+/// The readings of one batch, filled in by several threads, each its own slots.
+private final class ReadingResults<T>: @unchecked Sendable {
+    // Each slot is written by one thread, and read after every thread has signalled it is done.
+    private var slots: [T?]
+    private let lock = Lock()
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ i: Int, _ value: T) { lock.withLock { slots[i] = value } }
+    var all: [T] { lock.withLock { slots.map { $0! } } }
+}
+
+/// A pointer handed to reading threads: the cancel flag, which the indexer owns for its life
+/// and the C code polls.
+private struct SendablePointer: @unchecked Sendable {
+    let pointer: UnsafePointer<Int32>
+}
+
+/// A value handed to the reading threads that the compiler cannot see is safe to share.
+private struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,203 @@
+import PTKSystem
+import PTKVocabulary
+
+/// Reading the index: the photos, in an order or one by one, by name, by id or pending;
+/// a photo's thumbnail. Reads only, so ptk reads while ptkd writes.
+extension PhotoLibrary {
+    static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem, mtime, orientation, taken, camera_make, camera_model, location"
+
+    static func photo(from s: Statement) -> Photo {
+        var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: WallTime(milliseconds: s.int(9) ?? 0))
+        p.sha256 = s.text(3)
+        p.width = s.int(4).map(Int.init)
+        p.height = s.int(5).map(Int.init)
+        p.bitDepth = s.int(6).map(Int.init)
+        p.colorType = s.int(7).map(Int.init)
+        p.interlace = s.int(8).map(Int.init)
+        p.senderName = s.text(10)
+        p.senderAddress = s.text(11)
+        p.senderID = s.text(12)
+        p.note = s.text(13)
+        p.rating = s.int(14).map(Int.init)
+        p.indexed = s.int(15) == 1
+        p.hasThumbnail = s.int(16) == 1
+        p.problem = s.text(17)
+        p.modified = s.int(18).map { WallTime(milliseconds: $0) }
+        p.orientation = s.int(19).map(Int.init)
+        p.taken = s.text(20)
+        p.cameraMake = s.text(21)
+        p.cameraModel = s.text(22)
+        p.hasLocation = s.int(23).map { $0 != 0 }
+        return p
+    }
+
+    /// Every photo the index knows, sorted (oldest, first by name, or smallest first), those
+    /// of one sender only when `sender` is given (see `Photo.isFrom`). Reads only the index.
+    public func all(sort: SortOrder = .time, from sender: String? = nil) throws(LibraryError) -> [Photo] {
+        let order: String
+        switch sort {
+        case .name: order = "name COLLATE NOCASE, name"
+        case .time: order = "received, id"
+        case .taken: order = "coalesce(taken_ms, received), id"
+        case .size: order = "size, name"
+        }
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos ORDER BY \(order)").bind()
+        var list: [Photo] = []
+        while try s.step() {
+            let p = Self.photo(from: s)
+            if let sender, !p.isFrom(sender) { continue }
+            list.append(p)
+        }
+        return list
+    }
+
+    /// Every photo's name, by name: what shell completion offers (one query on one column,
+    /// fast on a big library).
+    public func names() throws(LibraryError) -> [String] {
+        let s = try database.prepare("SELECT name FROM photos ORDER BY name").bind()
+        var names: [String] = []
+        while try s.step() { if let name = s.text(0) { names.append(name) } }
+        return names
+    }
+
+    /// The photos whose id is above `id`, by id, at most `limit`: what `ptk watch` follows (ids
+    /// only grow and are never reused, so "above the last one seen" misses and repeats nothing).
+    public func photos(after id: Int64, limit: Int) throws(LibraryError) -> [Photo] {
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id > ? ORDER BY id LIMIT ?").bind(id, limit)
+        var list: [Photo] = []
+        while try s.step() { list.append(Self.photo(from: s)) }
+        return list
+    }
+
+    /// The highest id given so far (0 before the first photo): that of a photo since deleted
+    /// too, as SQLite's AUTOINCREMENT keeps it.
+    public func lastID() throws(LibraryError) -> Int64 {
+        let s = try database.prepare("SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'photos'), 0), coalesce((SELECT max(id) FROM photos), 0))").bind()
+        return try s.step() ? s.int(0) ?? 0 : 0
+    }
+
+    /// The photo with this id, if the index has it.
+    public func photo(id: Int64) throws(LibraryError) -> Photo? {
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id = ?").bind(id)
+        return try s.step() ? Self.photo(from: s) : nil
+    }
+
+    /// The photo named `name` (or `name` + a photo ending: ".png", ".jpg", ".jpeg", ".heic",
+    /// ".heif", in lower or upper case, as cameras write "IMG_0001.HEIC"): its path relative to the
+    /// directory ("alice/IMG_1.png"), or a bare name when one photo of all folders has it;
+    /// `.refused` listing the paths when several do; `.notFound` with the closest names when none.
+    public func find(_ name: String) throws(LibraryError) -> Photo {
+        let endings = PhotoType.allCases.flatMap(\.endings)
+        var candidates = [name]
+        for ending in endings + endings.map({ $0.uppercased() }) where !candidates.contains(name + ending) { candidates.append(name + ending) }
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE name = ?")
+        for candidate in candidates {
+            s.bind(candidate)
+            if try s.step() { return Self.photo(from: s) }
+        }
+        let names = try self.names()
+        // By scalars: "a/\u{301}b.png" is in folder "a", though "/\u{301}" is one Character.
+        if !name.containsScalar("/") {
+            for candidate in candidates {
+                let inFolders = names.filter { $0.utf8.reversed().starts(with: ("/" + candidate).utf8.reversed()) }
+                if inFolders.count == 1 { return try find(inFolders[0]) }
+                if inFolders.count > 1 {
+                    throw LibraryError(.refused, "'\(name)' names \(inFolders.count) photos: \(inFolders.joined(separator: ", ")); give its folder too")
+                }
+            }
+        }
+        let notIndexed = (try? photos.statusBeneath(name)) != nil  // a file there that the index does not know yet
+        throw LibraryError(.notFound(suggestions: closestNames(to: name, in: names)),
+                           notIndexed ? "'\(name)' is in \(directory) but not in the library yet (ptkd indexes it shortly, or at its next start)"
+                                      : "no photo named '\(name)' in \(directory)")
+    }
+
+    /// How many photos wait to be indexed.
+    public func pendingCount() throws(LibraryError) -> Int {
+        let s = try database.prepare("SELECT count(*) FROM photos WHERE indexed = 0").bind()
+        return try s.step() ? Int(s.int(0) ?? 0) : 0
+    }
+
+    /// The ids of photos waiting to be indexed, oldest first.
+    public func pending(limit: Int) throws(LibraryError) -> [Int64] {
+        let s = try database.prepare("SELECT id FROM photos WHERE indexed = 0 ORDER BY id LIMIT ?").bind(limit)
+        var ids: [Int64] = []
+        while try s.step() { if let id = s.int(0) { ids.append(id) } }
+        return ids
+    }
+
+    func thumbnailPath(_ id: Int64) -> String { thumbnailFolder + "/\(id).png" }
+
+    /// The thumbnails folder, opened below the photos directory without following a symlink
+    /// (`.ptk` and `thumbnails` are each refused when they are one).
+    func openThumbnailFolder() throws(LibraryError) -> FileDescriptor {
+        let library = try Self.openFolder(Self.folderName, in: photos, path: folder)
+        defer { library.close() }
+        return try Self.openFolder("thumbnails", in: library, path: thumbnailFolder)
+    }
+
+    /// The thumbnail PNG of `photo`, nil when it has none: read through the thumbnails
+    /// folder's descriptor, without following a symlink or waiting on a FIFO, and only from a
+    /// regular file of at most 16 MiB.
+    public func thumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
+        guard photo.hasThumbnail else { return nil }
+        let path = thumbnailPath(photo.id)
+        let failure = "cannot read the thumbnail of '\(photo.name)'"
+        let folder: FileDescriptor
+        do { folder = try openThumbnailFolder() } catch { throw LibraryError(.io, "\(failure): \(error.description)") }
+        defer { folder.close() }
+        let fd: FileDescriptor
+        do { fd = try FileDescriptor.open("\(photo.id).png", relativeTo: folder, flags: [.readOnly, .nonBlocking, .noFollow]) } catch {
+            if error.code == .tooManySymlinks { throw LibraryError(.io, "\(failure): \(path): is a symbolic link; not followed") }
+            throw LibraryError(.io, "\(failure): \(SystemError(call: error.call, object: path, errno: error.errno))")
+        }
+        defer { fd.close() }
+        do {
+            let found = try fd.statusWithLinks()
+            guard found.status.isRegularFile else { throw LibraryError(.io, "\(failure): \(path): is \(found.kind), not a regular file; not read") }
+            return try fd.readAll(limit: 16 << 20, name: path)
+        } catch let error as LibraryError {
+            throw error
+        } catch {
+            throw LibraryError(.io, "\(failure): \(error)")
+        }
+    }
+
+    /// Removes the thumbnail of photo `id` through the thumbnails folder's descriptor (`unlinkat`
+    /// follows no final symlink; the folders above are opened following none). One already
+    /// gone is no error.
+    func removeThumbnail(_ id: Int64) throws(LibraryError) {
+        let folder = try openThumbnailFolder()
+        defer { folder.close() }
+        do { try folder.unlink("\(id).png") } catch where error.code == .noSuchFile {} catch {
+            throw LibraryError(.io, "cannot remove \(thumbnailPath(id)): \(error)")
+        }
+    }
+}
+
+extension Photo {
+    /// True when `sender` names this photo's sender: its HELLO name (any case), its address
+    /// (with or without the port), or a prefix of its device ID (dashes and case ignored).
+    public func isFrom(_ sender: String) -> Bool {
+        if let senderName, senderName.lowercased() == sender.lowercased() { return true }
+        if let senderAddress {
+            if senderAddress == sender { return true }
+            if let host = senderAddress.hostPart, host == sender || host == "[\(sender)]" { return true }
+        }
+        if let senderID {
+            let want = String(sender.uppercased().filter { $0 != "-" && $0 != " " })
+            if want.count >= 4, senderID.filter({ $0 != "-" }).hasPrefix(want) { return true }
+        }
+        return false
+    }
+}
+
+extension String {
+    /// "192.0.2.1" of "192.0.2.1:5000", "[2001:db8::1]" of "[2001:db8::1]:5000".
+    var hostPart: String? {
+        guard let colon = lastIndex(of: ":") else { return nil }
+        let host = self[..<colon]
+        if host.contains(":") && !host.hasPrefix("[") { return nil }
+        return String(host)
+    }
+}

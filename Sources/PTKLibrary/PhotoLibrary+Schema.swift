@@ -1,0 +1,59 @@
+import PTKSystem
+
+/// The index's schema: its version, and the migrations that bring an older index up to it
+/// (run by `init` in a write transaction).
+extension PhotoLibrary {
+    /// 1: the photos table; 2: an index of it by SHA-256 (duplicates are looked up by hash);
+    /// 3: what a photo says of itself (orientation, taken, camera, location: yes or no), which
+    /// a migration from 2 fills in by indexing every photo again.
+    static let schemaVersion: Int64 = 4
+
+    func migrate() throws(LibraryError) {
+        let current = try database.firstInt("PRAGMA user_version") ?? 0
+        if current > Self.schemaVersion {
+            throw LibraryError(.refused, "the library index \(databasePath) was made by a newer ptk (schema \(current), this one reads \(Self.schemaVersion))")
+        }
+        if current == Self.schemaVersion { return }
+        try database.writeTransaction { () throws(LibraryError) in
+            // Read again inside the transaction: another process may have migrated meanwhile.
+            let found = try database.firstInt("PRAGMA user_version") ?? 0
+            if found >= Self.schemaVersion { return }
+            try database.execute("""
+                CREATE TABLE IF NOT EXISTS photos(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL UNIQUE,
+                    size INTEGER NOT NULL,
+                    sha256 TEXT,
+                    width INTEGER, height INTEGER, bit_depth INTEGER, color_type INTEGER, interlace INTEGER,
+                    received INTEGER NOT NULL,
+                    sender_name TEXT, sender_address TEXT, sender_id TEXT,
+                    note TEXT,
+                    rating INTEGER CHECK (rating BETWEEN 0 AND 5),
+                    indexed INTEGER NOT NULL DEFAULT 0,
+                    thumbnail INTEGER NOT NULL DEFAULT 0,
+                    problem TEXT,
+                    inode INTEGER,
+                    mtime INTEGER
+                );
+                CREATE INDEX IF NOT EXISTS photos_pending ON photos(id) WHERE indexed = 0;
+                CREATE INDEX IF NOT EXISTS photos_sha256 ON photos(sha256, size);
+                """)
+            if found < 3 {
+                try database.execute("""
+                    ALTER TABLE photos ADD COLUMN orientation INTEGER;
+                    ALTER TABLE photos ADD COLUMN taken TEXT;
+                    ALTER TABLE photos ADD COLUMN taken_ms INTEGER;
+                    ALTER TABLE photos ADD COLUMN camera_make TEXT;
+                    ALTER TABLE photos ADD COLUMN camera_model TEXT;
+                    ALTER TABLE photos ADD COLUMN location INTEGER;
+                    """)
+            }
+            if found < 4 {
+                // Schema 3 added what photos say of themselves; schema 4 makes thumbnails in
+                // linear light and true colour (and reads HEIF). Every photo is indexed again.
+                try database.execute("UPDATE photos SET indexed = 0 WHERE indexed = 1")
+            }
+            try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
+        }
+    }
+}

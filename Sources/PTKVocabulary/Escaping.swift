@@ -1,0 +1,58 @@
+/// Text escaped for the languages the programs write: HTML (pages, the static gallery), URL
+/// path segments and query values, JSON string literals. Pure, so that every module that writes
+/// one of them escapes it the same way.
+
+/// Text safe inside HTML elements and quoted attribute values: `&`, `<`, `>`, `"` and `'` as
+/// entities (`&amp;`, `&lt;`, `&gt;`, `&quot;`, `&#39;`), every other scalar as it is.
+///
+/// It walks Unicode scalars, as a browser's tokenizer does, never Characters: a Character is a
+/// grapheme cluster, and `">\u{301}"` (">" and a combining accent) or `"\u{600}<"` (a prepended
+/// mark and "<") is one Character equal to neither ">" nor "<", which a Character walk would
+/// let through as markup.
+public func escapeHTML(_ s: String) -> String {
+    var out = String.UnicodeScalarView()
+    for u in s.unicodeScalars {
+        switch u {
+        case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+        case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+        case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+        case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+        case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+        default: out.append(u)
+        }
+    }
+    return String(out)
+}
+
+/// A file name as one URL path segment: every byte but unreserved ones (RFC 3986) as %XX.
+public func percentEncode(_ s: String) -> String {
+    var out = ""
+    for byte in s.utf8 {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            out.append(Character(Unicode.Scalar(byte)))
+        default:
+            let hex = Array("0123456789ABCDEF")
+            out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+        }
+    }
+    return out
+}
+
+/// A JSON string literal.
+public func jsonString(_ s: String) -> String {
+    var out = "\""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if u.value < 0x20 { out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
+        }
+    }
+    return out + "\""
+}

@@ -1,0 +1,72 @@
+import PTKSystem
+import PTKVocabulary
+
+/// The static gallery's page (`ptk gallery`): thumbnails newest first, in sections
+/// (`WebPhoto.grouped`), each with its name, sender, time, rating and note, and a link to the
+/// full photo. A page a browser opens from disk: no script, its style inline. Every text from
+/// outside goes through `escapeHTML`; links are percent-encoded folder by folder. No I/O: the
+/// library copies the thumbnails and writes the page.
+public enum StaticGallery {
+    /// The page for `photos` (newest first) of the received-photos `directory`: the photos are
+    /// linked through `photosLink` (relative to the page, percent-encoded; "" when the page is in
+    /// the directory), the thumbnails through `thumbnailsLink` (each `ID.png`).
+    public static func page(directory: String, photos: [WebPhoto], photosLink: String, thumbnailsLink: String) -> String {
+        let groups = WebPhoto.grouped(photos)
+        let list = groups.flatMap(\.photos)
+        // Each section starts at its first photo's id.
+        var sections: [Int64: String] = [:]
+        if groups.count > 1 || groups.first?.title.isEmpty == false {
+            for g in groups { sections[g.photos[0].id] = g.title }
+        }
+        var html = """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(escapeHTML("Photos in " + directory))</title>
+            <style>
+            body { font-family: system-ui, sans-serif; margin: 1rem; background: #fafafa; color: #222; }
+            h1 { font-size: 1.2rem; font-weight: 600; }
+            .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 1rem; }
+            figure { margin: 0; background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: .5rem; }
+            figure a { display: flex; align-items: center; justify-content: center; height: 200px;
+                       background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
+            figure img { max-width: 100%; max-height: 200px; }
+            figcaption { font-size: .8rem; margin-top: .4rem; overflow-wrap: anywhere; }
+            .name { font-weight: 600; }
+            h2 { font-size: 1rem; font-weight: 600; margin: 1.5rem 0 .5rem; }
+            .meta { color: #666; }
+            .none { color: #999; font-size: .8rem; padding: 1rem; text-align: center; }
+            </style>
+            </head>
+            <body>
+            <h1>\(escapeHTML("\(list.count) photo\(list.count == 1 ? "" : "s") in " + directory)), newest first</h1>
+            <div class="grid">
+
+            """
+        for photo in list {
+            if let title = sections[photo.id] {
+                html += "</div>\n<h2>\(escapeHTML(title))</h2>\n<div class=\"grid\">\n"
+            }
+            // Each folder of the path is encoded on its own, so the link keeps its "/".
+            let encoded = pathComponents(photo.name).map(percentEncode).joined(separator: "/")
+            let href = photosLink.isEmpty ? encoded : photosLink + "/" + encoded
+            var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
+            if photo.hasThumbnail {
+                image = "<img src=\"\(thumbnailsLink)/\(photo.id).png\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
+            }
+            var meta = [photo.takenMinutes.map { "taken " + $0 } ?? photo.received.description]
+            if let sender = photo.senderName { meta.append("from " + sender) }
+            meta.append(photo.dimensions)
+            if let rating = photo.rating { meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating)) }
+            html += """
+                <figure><a href="\(href)">\(image)</a>
+                <figcaption><div class="name">\(escapeHTML(photo.name))</div><div class="meta">\(escapeHTML(meta.joined(separator: " · ")))</div>\(photo.note.map { "<div>\(escapeHTML($0))</div>" } ?? "")</figcaption></figure>
+
+                """
+        }
+        html += "</div>\n</body>\n</html>\n"
+        return html
+    }
+}

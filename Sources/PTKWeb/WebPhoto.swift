@@ -1,0 +1,88 @@
+import PTKSystem
+import PTKVocabulary
+
+/// A photo as the pages show it (the web interface's and the static gallery's): plain text and
+/// numbers, made by the library from its `Photo`, so that PTKWeb renders without knowing the
+/// library.
+public struct WebPhoto: Sendable, Equatable {
+    /// The library's id: what the web interface's addresses name a photo by (`/photo/42`).
+    public var id: Int64
+    /// The name relative to the received-photos directory ("a/b.png").
+    public var name: String
+    /// The SHA-256 as hex, nil before indexing.
+    public var sha256: String?
+    /// The width and height as the photo is shown (EXIF orientation applied), nil before indexing.
+    public var displayedWidth: Int?
+    public var displayedHeight: Int?
+    /// When it was received.
+    public var received: WallTime
+    /// When it was taken ("2024-07-03 14:22"), or nil.
+    public var takenMinutes: String?
+    /// The calendar day it was taken, else received ("2024-07-03"): the gallery's sections.
+    public var day: String
+    public var senderName: String?
+    public var note: String?
+    /// 0 to 5, nil when not rated.
+    public var rating: Int?
+    /// Indexed (facts read, thumbnail tried).
+    public var indexed: Bool
+    public var hasThumbnail: Bool
+    /// Why indexing or the thumbnail failed, or what was set aside in making it.
+    public var problem: String?
+
+    public init(id: Int64, name: String, sha256: String? = nil, displayedWidth: Int? = nil, displayedHeight: Int? = nil,
+                received: WallTime, takenMinutes: String? = nil, day: String, senderName: String? = nil, note: String? = nil,
+                rating: Int? = nil, indexed: Bool = false, hasThumbnail: Bool = false, problem: String? = nil) {
+        self.id = id
+        self.name = name
+        self.sha256 = sha256
+        self.displayedWidth = displayedWidth
+        self.displayedHeight = displayedHeight
+        self.received = received
+        self.takenMinutes = takenMinutes
+        self.day = day
+        self.senderName = senderName
+        self.note = note
+        self.rating = rating
+        self.indexed = indexed
+        self.hasThumbnail = hasThumbnail
+        self.problem = problem
+    }
+
+    /// PNG, JPEG, HEIC or HEIF, as its name's ending says (PNG for any other).
+    public var type: PhotoType { PhotoType(fileName: name) ?? .png }
+
+    /// The width and height as shown, nil before indexing.
+    public var displayedSize: (width: Int, height: Int)? {
+        guard let displayedWidth, let displayedHeight else { return nil }
+        return (displayedWidth, displayedHeight)
+    }
+
+    /// "3024x4032" as shown, or "?" before indexing.
+    public var dimensions: String {
+        guard let size = displayedSize else { return "?" }
+        return "\(size.width)x\(size.height)"
+    }
+
+    /// `photos` (newest first) in the galleries' sections: photos filed in folders (the layout
+    /// setting) folder by folder, the folder with the newest photo first, titled "folder/" (or
+    /// "(top folder)"); without folders, by the day each was taken (else received), newest
+    /// first, titled by the day. One untitled section when there is nothing to tell apart.
+    public static func grouped(_ photos: [WebPhoto]) -> [(title: String, photos: [WebPhoto])] {
+        guard !photos.isEmpty else { return [] }
+        let folderOf = { (p: WebPhoto) -> String in splitLastComponent(p.name).folder ?? "" }
+        let byFolder = photos.contains(where: { $0.name.containsScalar("/") })
+        guard byFolder || Set(photos.map(\.day)).count > 1 else { return [("", photos)] }
+        var list = photos
+        if !byFolder { list.sort { ($0.day, $0.received) > ($1.day, $1.received) } }
+        let grouping: (WebPhoto) -> String = byFolder ? folderOf : { $0.day }
+        var order: [String] = []
+        var groups: [String: [WebPhoto]] = [:]
+        for p in list {
+            let f = grouping(p)
+            if groups[f] == nil { order.append(f) }
+            groups[f, default: []].append(p)
+        }
+        return order.map { f in (!byFolder ? f : f.isEmpty ? "(top folder)" : f + "/", groups[f]!) }
+    }
+}
