@@ -18,8 +18,8 @@ struct LocalSendContext {
 typealias LocalSendRequest = HTTPRequest<LocalSendContext>
 
 /// The client certificate's identity: the sender id it gives (LocalSend 1.18 shows one) and
-/// whether the trust list names it. A trusted app's request is proven: its connection is not
-/// displaced for a newcomer.
+/// whether the trust list names it. (A trusted app's prepare-upload, and an upload with its
+/// session's token, prove its connection: the handlers say so.)
 struct LocalSendIdentity: HTTPMiddleware {
     let isTrusted: (SenderID) -> Bool
 
@@ -28,7 +28,6 @@ struct LocalSendIdentity: HTTPMiddleware {
             let sender = SenderID.localSend(certificate)
             request.context.sender = sender
             request.context.trusted = isTrusted(sender)
-            if request.context.trusted { request.http.proven() }
         }
         return try next(request)
     }

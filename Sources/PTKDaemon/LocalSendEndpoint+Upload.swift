@@ -14,6 +14,7 @@ extension LocalSendEndpoint {
         let replyBy = { Instant.now + self.configuration.idleTimeout }
         // Who may send is known before the body is read: its certificate against the trust list.
         let trusted = r.context.trusted
+        if trusted { r.http.proven() }
         let allowed = configuration.senders == .anyone || trusted
         if !allowed {
             return try refuseUntrusted(r)
@@ -89,7 +90,7 @@ extension LocalSendEndpoint {
             r.logWhole("\(prefix): none accepted (types: \(configuration.types.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
             try r.http.respond(outcome.status, deadline: replyBy())
         case .pinRequired(let wrong):
-            if wrong { r.logWhole("\(prefix): wrong PIN; answered 401") }
+            if wrong { r.logWhole("\(prefix): wrong PIN; answered 401") } else { r.needsNoLogLine() }
             try r.http.respond(outcome.status, message(wrong ? "wrong PIN" : "PIN required"), deadline: replyBy())
         case .tooManyTries:
             r.logWhole("\(prefix): too many wrong PINs from \(r.address); answered 429")

@@ -66,7 +66,9 @@ extension WebEndpoint {
         var headers = [("Cache-Control", cache)]
         if let download { headers.append(("Content-Disposition", attachment(download))) }
         try r.http.sendFile(fd, size: size, type: type, headers: headers, range: r.head.header("range"), headOnly: r.headOnly,
-                            idle: configuration.idleTimeout) { why in r.log("\(path) \(why); connection closed") }
+                            idle: configuration.idleTimeout) { offset, error in
+            r.log((error.map { "cannot read \(path) at byte \(offset): \($0)" } ?? "\(path) became shorter while being sent") + "; connection closed")
+        }
     }
 
     /// The photo's `.ptk` package as a zip archive (NAME.ptk/photo.data and photo.metadata):

@@ -40,6 +40,7 @@ extension WebEndpoint {
             try html(r, 401, pages.login(hasPassword: access.hasPassword, message: "This link was used already or has expired: make a new one with sudo ptk web-link."))
             return
         }
+        r.logSubject = ""  // a cookie of an earlier session may have named one
         r.log("logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)")
         try redirect(r, "/", cookie: sessionCookie(cookie))
     }
@@ -84,6 +85,7 @@ extension WebEndpoint {
                 try html(r, 500, pages.error("The receiver cannot write its sessions file; see its log.", viewer: nil))
                 return
             }
+            r.logSubject = ""  // a cookie of an earlier session may have named one
             r.log("logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)")
             try redirect(r, "/", cookie: sessionCookie(made.1))
         }

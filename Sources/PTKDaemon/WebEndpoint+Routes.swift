@@ -18,6 +18,9 @@ typealias WebRequest = HTTPRequest<WebContext>
 extension HTTPRequest where Context == WebContext {
     /// Who the pages are for (nil without a session: the login page, errors).
     var viewer: WebPages.Viewer? { context.session.map { WebPages.Viewer(name: $0.name, csrf: $0.csrf) } }
+    /// POST /upload, by the target as sent (as the router matched it): its refusals are JSON,
+    /// for the upload page's script.
+    var isUpload: Bool { head.method == "POST" && head.target.parts(separatedBy: "?", maxSplits: 1).first == "/upload" }
 }
 
 /// The web interface's route table and the middleware in front of it. Photos are named by
@@ -95,7 +98,7 @@ extension WebEndpoint {
                 r.logSubject = "(\(quotedForTerminal(session.name)), session \(session.id))"
             },
             refuse: { (r: WebRequest, hadCookie: Bool) throws(HTTPFailure) -> Bool in
-                if r.head.method == "POST" && r.head.path == "/upload" {
+                if r.isUpload {
                     // The body is not read: the connection closes after the answer.
                     try self.json(r, 401, UploadAnswer(message: "log in first"), close: true)
                     return false
@@ -123,7 +126,7 @@ extension WebEndpoint {
 
     /// A change refused by `CSRFCheck`: the upload page's script reads JSON, a form's page HTML.
     private func refuseChange(_ r: WebRequest, _ refusal: CSRFCheck<WebContext>.Refusal, close: Bool) throws(HTTPFailure) -> Bool {
-        let upload = r.head.path == "/upload"
+        let upload = r.isUpload
         let why: String
         switch refusal {
         case .otherSite(let other):

@@ -6,9 +6,10 @@ extension HTTPConnection {
     /// (`range`) asks for (206 with Content-Range; 416 for a range past the end; several or a
     /// malformed one get the whole file), read in 256 KiB pieces from its offsets. `headOnly`
     /// (HEAD) sends the head alone. A file that cannot be read, or ends early, after the head
-    /// promised its bytes closes the connection (`.gone`): `failed` is told why, for the log.
+    /// promised its bytes closes the connection (`.gone`): `failed` is told where, and the read's
+    /// error (nil: the file ended there), for the log.
     public func sendFile(_ fd: FileDescriptor, size: Int64, type: String, headers: [(String, String)] = [], range: String?,
-                         headOnly: Bool, idle: Duration, failed: (String) -> Void) throws(HTTPFailure) {
+                         headOnly: Bool, idle: Duration, failed: (_ offset: Int64, _ error: SystemError?) -> Void) throws(HTTPFailure) {
         var headers = [("Accept-Ranges", "bytes")] + headers
         var start: Int64 = 0, end = size - 1, status = 200
         switch ByteRange(header: range, size: size) {
@@ -27,18 +28,19 @@ extension HTTPConnection {
         var offset = start
         while offset <= end {
             let want = Int(min(Int64(buffer.count), end - offset + 1))
+            let read = buffer.withUnsafeMutableBytes { b in
+                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
+            }
             let n: Int
-            do {
-                n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
-                    try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
-                }
-            } catch {
+            switch read {
+            case .success(let count): n = count
+            case .failure(let error):
                 // The head promised bytes that cannot come: closing is the only honest answer.
-                failed("cannot read at byte \(offset): \(error)")
+                failed(offset, error)
                 throw .gone
             }
             if n == 0 {
-                failed("became shorter while being sent")
+                failed(offset, nil)
                 throw .gone
             }
             try write(Array(buffer[..<n]), deadline: .now + idle)

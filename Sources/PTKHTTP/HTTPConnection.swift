@@ -16,7 +16,8 @@ public enum HTTPFailure: Error {
     case bodyRefused
 }
 
-/// HTTP/1.1 over a byte stream (TLS for the LocalSend endpoint, TCP for the register client):
+/// HTTP/1.1 over a byte stream (TLS for the doors and LocalSend's register client, plain TCP
+/// for a plain-HTTP request on an HTTPS port, a scripted stream in tests):
 /// the parser, a read buffer whose leftover bytes start the next request (pipelining and
 /// keep-alive), and responses.
 public final class HTTPConnection {

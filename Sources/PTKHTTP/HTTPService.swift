@@ -47,6 +47,10 @@ public final class HTTPRequest<Context> {
     /// The peer's address, without its port.
     public var address: String { peer.host }
 
+    /// The error this request was answered with is part of normal use (a PIN asked for before
+    /// the first try): the request log adds no line for it.
+    public func needsNoLogLine() { logged = true }
+
     /// Logs `line`, whole, about this request (a door whose lines name more than its subject).
     public func logWhole(_ line: String) {
         logged = true

@@ -9,8 +9,9 @@ public struct RouteTraits: OptionSet, Sendable, Hashable {
     public static let open = RouteTraits(rawValue: 1)
     /// Changes something: it must come from this site's own pages, with the session's token.
     public static let change = RouteTraits(rawValue: 2)
-    /// Its body is an `application/x-www-form-urlencoded` form, read before the handler runs
-    /// (`HTTPRequest.form`); a change's token is then checked in it.
+    /// Its body is an `application/x-www-form-urlencoded` form, read by `CSRFCheck` before the
+    /// handler runs (`HTTPRequest.form`), with the change's token checked in it. Only with
+    /// `.change` (the router refuses it alone); a form anyone may send reads its own body.
     public static let form = RouteTraits(rawValue: 4)
     /// The handler reads the request's body itself. Any other route's body (a GET may have
     /// one) is read and dropped, up to `HTTPService.ignoredBodyLimit`, before its handler runs.
@@ -96,6 +97,9 @@ public struct Router<Context> {
     /// capture `{name}` whose texts `captures[name]` takes.
     public mutating func add(_ methods: [String], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
                              _ handler: @escaping HTTPHandler<Context>) {
+        // CSRFCheck reads a form, and only a change's: a form route that is not a change would
+        // find no form and leave its body unread.
+        precondition(!traits.contains(.form) || traits.contains(.change), "route \(pattern): .form without .change")
         let segments: [Route<Context>.Segment] = pathComponents(pattern).dropFirst().map { part in
             if part.hasPrefix("{"), part.hasSuffix("}") {
                 let name = String(part.dropFirst().dropLast())

@@ -99,9 +99,8 @@ public final class IncomingFile {
         try fd.seek(to: position)
     }
 
-    /// Appends one chunk. Fails `not-png` as soon as the bytes cannot be a photo of the offer's
-    /// type (PNG, or JPEG), `no-space`
-    /// when the disk is full, `io-error` otherwise.
+    /// Appends one chunk. Fails `.notAPhoto` as soon as the bytes cannot be a photo of the
+    /// offer's type, `.noSpace` when the disk is full, `.io` otherwise.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(StoreFailure) {
         try append(bytes, held: nil)
     }

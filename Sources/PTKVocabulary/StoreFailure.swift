@@ -1,6 +1,7 @@
 /// Why the received-photos directory did not keep a photo, in the store's own words: what
 /// kind of failure (which the protocols turn into their codes and statuses, each in one place:
-/// protocol v1's FAILED and REJECT codes in PTKProtocol, the HTTP statuses in PTKDaemon) and a
+/// protocol v1's FAILED and REJECT codes in PTKProtocol, the HTTP statuses in PTKHTTP's
+/// `StoreUpload.status(for:)`) and a
 /// message for people.
 public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// The kinds of failure the store tells apart.

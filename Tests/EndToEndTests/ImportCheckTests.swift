@@ -32,9 +32,41 @@ struct ImportCheckTests {
         #expect(r.status == 1)
         #expect(r.stderr == """
             Sources/App/main.swift: imports Base, which Package.swift does not list for App
-            check-imports: 1 undeclared import(s); add them to the target in Package.swift or drop them
+            check-imports: 1 undeclared or forbidden import(s); add them to the target in Package.swift (unless forbidden) or drop them
 
             """)
+    }
+
+    @Test("a forbidden arrow is refused even when Package.swift lists it, and the web door's files may not import another door")
+    func forbiddenArrows() throws {
+        let dir = makeTemporaryDirectory("ptk-forbidden")
+        defer { removeTree(dir) }
+        for t in ["PTKLibrary", "PTKWeb", "PTKLocalSend", "PTKDaemon"] {
+            try FileManager.default.createDirectory(atPath: "\(dir)/Sources/\(t)", withIntermediateDirectories: true)
+        }
+        writeFile(dir + "/Package.swift", Array("""
+            // swift-tools-version:6.0
+            import PackageDescription
+            let package = Package(name: "fixture", targets: [
+                .target(name: "PTKLibrary"),
+                .target(name: "PTKLocalSend"),
+                .target(name: "PTKWeb", dependencies: ["PTKLibrary"]),
+                .target(name: "PTKDaemon", dependencies: ["PTKLocalSend", "PTKWeb"]),
+            ])
+
+            """.utf8))
+        writeFile(dir + "/Sources/PTKLibrary/l.swift", Array("public let l = 1\n".utf8))
+        writeFile(dir + "/Sources/PTKLocalSend/s.swift", Array("public let s = 1\n".utf8))
+        writeFile(dir + "/Sources/PTKWeb/w.swift", Array("import PTKLibrary\npublic let w = l\n".utf8))
+        writeFile(dir + "/Sources/PTKDaemon/LocalSendEndpoint.swift", Array("import PTKLocalSend\nlet a = s\n".utf8))
+        writeFile(dir + "/Sources/PTKDaemon/WebEndpoint+Upload.swift", Array("import PTKLocalSend\nimport PTKWeb\nlet b = s + w\n".utf8))
+        let r = try run(repositoryRoot() + "/scripts/check-imports.py", [dir], absolute: true)
+        #expect(r.status == 1)
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("Package.swift: PTKWeb lists PTKLibrary, a forbidden arrow") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("Sources/PTKWeb/w.swift: imports PTKLibrary, a forbidden arrow") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("Sources/PTKDaemon/WebEndpoint+Upload.swift: imports PTKLocalSend, a forbidden arrow") }, "\(r.stderr)")
+        #expect(!r.stderr.contains("LocalSendEndpoint.swift"), "the LocalSend door's own files may import it: \(r.stderr)")
     }
 
     @Test("declared imports and system modules pass")

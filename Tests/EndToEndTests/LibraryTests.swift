@@ -273,7 +273,8 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         let src = makeTemporaryDirectory()
         defer { removeTree(src) }
         let first = (0..<24).map { imageFile(src, "p\($0).png", width: 64, height: 48, seed: $0) }
-        #expect(try send(d, first).status == 0)
+        let sent = try send(d, first)
+        #expect(sent.status == 0, "ptk-send: \(sent.stderr)\nptkd: \(d.log)")
         #expect(waitForIndex(d, Set((0..<24).map { "p\($0).png" })))
         let later = (0..<48).map { imageFile(src, "n\($0).png", width: 300, height: 200, seed: 100 + $0) }
         let senders = DispatchGroup()

@@ -72,6 +72,16 @@ struct RequestLogTests {
         #expect(budget.take("a", now: t0 + .seconds(62)) == (true, 0))
     }
 
+    @Test("at most 4096 addresses are remembered: while that many were refused this minute a new one gets no line; a minute later it does")
+    func budgetCapacity() {
+        let budget = LogBudget(perMinute: 3)
+        let t0 = Instant.now
+        for i in 0..<4096 { #expect(budget.take("10.0.\(i / 256).\(i % 256)", now: t0).allowed) }
+        #expect(budget.take("10.0.0.1", now: t0).allowed, "a remembered address still has its share")
+        #expect(budget.take("192.0.2.1", now: t0 + .seconds(10)) == (false, 0))
+        #expect(budget.take("192.0.2.1", now: t0 + .seconds(61)) == (true, 0))
+    }
+
     @Test("beyond the budget a refusal adds no line")
     func overBudget() {
         let log = Notes()

@@ -194,12 +194,7 @@ struct StoreUploadReceiveTests {
         let junk = Array(String(repeating: "not a png at all. ", count: 100).utf8)
         let (_, http) = try uploadConnection([putHead(length: junk.count), junk])
         let outcome = StoreUpload.receive(photoOffer(junk), into: f.store, from: http, idle: .seconds(30), stop: { nil })
-        let failed = try #require(uploadFailure(outcome), "\(outcome)")
-        #expect(failed.status == 400)
-        #expect(failed.stage == .body)
-        #expect(!failed.keepsConnection)
-        #expect(f.visible.isEmpty)
-        #expect(f.incoming.isEmpty)
+        try expectRefusedMidBody(outcome, f)
     }
 
     @Test("a PNG whose end is missing fails at finish: 400, the whole body was read, so the connection carries on")
@@ -245,12 +240,7 @@ struct StoreUploadReceiveTests {
         let longer = png + Array("trailing junk".utf8)
         let (_, http) = try uploadConnection([putHead(length: longer.count), longer])
         let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { nil })
-        let failed = try #require(uploadFailure(outcome), "\(outcome)")
-        #expect(failed.status == 400)
-        #expect(failed.stage == .body)
-        #expect(!failed.keepsConnection)
-        #expect(f.visible.isEmpty)
-        #expect(f.incoming.isEmpty)
+        try expectRefusedMidBody(outcome, f)
     }
 
     @Test("a store that refuses at begin (full disk) gives 507 at stage begin, without reading the body")
@@ -356,4 +346,14 @@ struct StoreUploadReceiveTests {
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
         #expect(f.incoming.isEmpty)
     }
+}
+
+/// A 400 while the body was read: the connection closes, nothing kept, nothing left in `.incoming/`.
+func expectRefusedMidBody(_ outcome: StoreUpload.Outcome, _ f: UploadStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let failed = try #require(uploadFailure(outcome), "\(outcome)", sourceLocation: sourceLocation)
+    #expect(failed.status == 400, sourceLocation: sourceLocation)
+    #expect(failed.stage == .body, sourceLocation: sourceLocation)
+    #expect(!failed.keepsConnection, sourceLocation: sourceLocation)
+    #expect(f.visible.isEmpty, sourceLocation: sourceLocation)
+    #expect(f.incoming.isEmpty, sourceLocation: sourceLocation)
 }

@@ -31,19 +31,25 @@ public struct RequestLog<Context>: HTTPMiddleware {
 }
 
 /// How many request log lines each address may have a minute (a door's, shared by its
-/// connections). Remembers at most 4096 addresses: beyond that the oldest minute's are forgotten.
+/// connections). Remembers at most 4096 addresses: entries a minute old are forgotten first,
+/// and while 4096 addresses of this minute are remembered a new one gets no line at all.
 public final class LogBudget: @unchecked Sendable {
     // `entries` is guarded by `lock`.
     private let lock = Lock()
     private var entries: [String: (start: Instant, count: Int, left: Int)] = [:]
     public let perMinute: Int
+    static let capacity = 4096
 
     public init(perMinute: Int = 30) { self.perMinute = perMinute }
 
     /// Whether a line about `address` may be written now, and how many were left out before it.
     public func take(_ address: String, now: Instant) -> (allowed: Bool, left: Int) {
         lock.withLock {
-            if entries.count >= 4096 { entries = entries.filter { now - $0.value.start < .seconds(60) } }
+            if entries[address] == nil && entries.count >= Self.capacity {
+                entries = entries.filter { now - $0.value.start < .seconds(60) }
+                // Thousands of addresses refused within a minute: a flood, not a person to tell.
+                if entries.count >= Self.capacity { return (false, 0) }
+            }
             var entry = entries[address] ?? (now, 0, 0)
             if now - entry.start >= .seconds(60) { entry = (now, 0, entry.left) }
             entry.count += 1
