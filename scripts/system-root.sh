@@ -9,8 +9,14 @@
 # Environment: PTK_SYSTEM_ROOT (default /var/cache/ptk/system-root)
 set -eu
 root=${PTK_SYSTEM_ROOT:-/var/cache/ptk/system-root}
-# What the root holds; a change here makes a new root (the stamp records it).
-packages="systemd systemd-sysv dbus avahi-daemon libavahi-client3 avahi-utils iproute2 man-db libssl3 zlib1g libsystemd0 libsqlite3-0 libpng16-16 libdeflate0 libhttp-parser2.9 libjpeg62-turbo libexif12 libheif1 liblcms2-2 libarchive13 libqrencode4 procps curl"
+# What the root holds; a change here makes a new root (the stamp records it). The libraries
+# are the runtime packages docs/OPERATIONS.md tells a user to install before `make install`
+# (generated from what the programs link, scripts/runtime-packages.py): the system test, which
+# installs ptk into this root with `make install-files`, runs on exactly that list, as a new
+# user's host would.
+runtime=$(sed -n '/runtime-packages: generated/,/^```$/s/^sudo apt-get install //p' "$(dirname "$0")/../docs/OPERATIONS.md")
+[ -n "$runtime" ] || { echo "scripts/system-root.sh: no runtime package list in docs/OPERATIONS.md" >&2; exit 1; }
+packages="systemd systemd-sysv dbus avahi-daemon avahi-utils iproute2 man-db procps curl $runtime"
 stamp="bookworm minbase: $packages"
 
 if [ -f "$root/.ptk-root" ] && [ "$(cat "$root/.ptk-root")" = "$stamp" ]; then
