@@ -171,7 +171,9 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
         }
         _ = eventually(indexing) { !d.process.isRunning || waitForIndexing(d, timeout: 0.1) }
         if d.process.isRunning {
-            let status = d.stop()
+            // A hang is a stop that never ends: 30 s tells one from a machine busy with the other
+            // sweeps (a full run once needed more than 10 s to stop a healthy ptkd).
+            let status = d.stop(timeout: 30)
             if status != 0 { problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the fault; its log:\n\(d.log)") }
         }
     }
@@ -239,8 +241,8 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     let check = try? run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
                                                 again.dir + "/.ptk/index.sqlite"], absolute: true)
     if check?.stdout != "ok\n" { problem("PRAGMA integrity_check: \(check?.stdout ?? "") \(check?.stderr ?? "")") }
-    let status = again.stop()
-    if status != 0 { problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the restart") }
+    let status = again.stop(timeout: 30)  // as above: a hang, not a busy machine
+    if status != 0 { problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the restart; its log:\n\(again.log)") }
     return outcome
 }
 
