@@ -71,7 +71,7 @@ let package = Package(
         // TLS 1.3 streams and device identities (protocol §6), through OpenSSL's libssl.
         .target(name: "PTKTLS", dependencies: ["CTLS", "PTKProtocol", "PTKSystem", "PTKTransport"]),
         // The receiver's trust list and pending senders: files in the state directory.
-        // ... and who may use the web interface (password, one-time links, sessions).
+        // ... and who may use the web interface (password, one-time links, sessions) and its WebDAV door (app passwords).
         .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
         .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
