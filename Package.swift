@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // HTTP/1.1 requests and responses for every HTTP door, in PTKHTTP (Node's http-parser; no pkg-config file).
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        // XML request bodies of the WebDAV door, in PTKDAV alone (expat; DTDs and entities refused).
+        .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
         // JPEG decoding and encoding: libjpeg-turbo.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
@@ -84,6 +86,9 @@ let package = Package(
         // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
         // values (`WebPhoto`), which the library makes from its photos; it never imports the library.
         .target(name: "PTKWeb", dependencies: ["PTKSystem", "PTKVocabulary"]),
+        // WebDAV (RFC 4918 class 1 and 2, RFC 4331 quota): request bodies parsed by expat, headers
+        // (Depth, If, Destination, Timeout), paths, multistatus XML and the lock table. No I/O.
+        .target(name: "PTKDAV", dependencies: ["PTKVocabulary", "CExpat"]),
         // LocalSend v2 (issue 14): the JSON messages and the sessions' decisions. No I/O.
         .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
         // The one HTTP layer every HTTP door stands on (issue 43): requests parsed by
@@ -133,6 +138,7 @@ let package = Package(
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDAVTests", dependencies: ["PTKDAV", "PTKVocabulary"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
