@@ -11,7 +11,8 @@ import CExpat
 public enum DAVXML {
     /// The tree of `bytes`, or why it was refused.
     public static func parse(_ bytes: [UInt8], limits: XMLLimits = .default) -> Result<XMLElement, DAVXMLError> {
-        if bytes.count > limits.maxBytes {
+        // expat takes an int length: no limit lets a body past that.
+        if bytes.count > limits.maxBytes || bytes.count > Int(Int32.max) {
             return .failure(DAVXMLError("the XML body is over \(limits.maxBytes) bytes"))
         }
         // U+0001 cannot occur in an XML 1.0 document, not even as a character reference, so it

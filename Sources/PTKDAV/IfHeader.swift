@@ -161,7 +161,8 @@ private struct IfReader {
         guard peek() == UInt8(ascii: "\"") else { return nil }
         i += 1
         while let b = peek(), b != UInt8(ascii: "\"") {
-            if b < 0x21 || b == 0x7F { return nil }
+            // RFC 9110 etagc has no space, but RFC 4918 10.4.6's own example puts spaces in one.
+            if b < 0x20 || b == 0x7F { return nil }
             i += 1
         }
         guard peek() == UInt8(ascii: "\"") else { return nil }
