@@ -198,7 +198,7 @@ public enum DaemonOptions {
             guard !v.isEmpty else { throw invalid(v, "localsend-pin-file", "expected a file name") }
             c.localSendPINFile = v
         },
-        DaemonOption("web", value: "on|off", help: "serve the gallery and upload pages to browsers (HTTPS; log in with `ptk web-link` or `ptk web-password`)",
+        DaemonOption("web", value: "on|off", help: "serve the gallery and upload pages to browsers, and WebDAV at /dav/ (HTTPS; log in with `ptk web-link` or `ptk web-password`; WebDAV with `ptk app-password`)",
                      default: { $0.web ? "on" : "off" }) { c, v throws(UsageError) in
             c.web = try onOff(v, "web")
         },
