@@ -34,6 +34,7 @@ extension DAVEndpoint {
             realm: Self.realm, throttle: throttle, idle: configuration.idleTimeout,
             verify: { name, password in self.passwords.verify(name: name, password: password) },
             failed: { address in self.guesses.failed("app password", from: address) },
+            spent: { self.guesses.isSpent },
             keep: { (r: DAVRequest, account: AppPassword) in
                 r.context.account = account
                 r.logSubject = "(app password \(quotedForTerminal(account.name)))"

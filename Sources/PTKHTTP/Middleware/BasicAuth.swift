@@ -19,11 +19,15 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
     public let idle: Duration
     /// Told the address of each wrong password (the receiver's budget of guesses).
     public let failed: (String) -> Void
+    /// Whether that budget is spent: every request is then answered 429 unchecked.
+    public let spent: () -> Bool
 
     public init(realm: String, throttle: FailureThrottle<Limiter>, idle: Duration, verify: @escaping (String, String) -> Account?,
-                failed: @escaping (String) -> Void = { _ in }, keep: @escaping (HTTPRequest<Context>, Account) -> Void) {
+                failed: @escaping (String) -> Void = { _ in }, spent: @escaping () -> Bool = { false },
+                keep: @escaping (HTTPRequest<Context>, Account) -> Void) {
         self.realm = realm
         self.failed = failed
+        self.spent = spent
         self.throttle = throttle
         self.idle = idle
         self.verify = verify
@@ -49,7 +53,7 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
             return try challenge(request, because: nil)
         }
         let outcome: BasicOutcome<Account> = throttle.withLimiter { limiter in
-            if limiter.isLockedOut(address, now: .now) { return .lockedOut }
+            if limiter.isLockedOut(address, now: .now) || spent() { return .lockedOut }
             if let account = verify(name, password) {
                 limiter.succeeded(address)
                 return .right(account)
@@ -59,7 +63,7 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
         switch outcome {
         case .lockedOut:
             request.log("credentials for \(quotedForTerminal(name)) while \(address) must wait; answered 429")
-            try request.http.respond(429, Array("too many wrong passwords from \(address); try again in a few minutes\n".utf8),
+            try request.http.respond(429, Array("too many wrong passwords; try again in a few minutes\n".utf8),
                                      contentType: "text/plain; charset=utf-8", close: true, headOnly: request.headOnly, deadline: .now + idle)
             return false
         case .wrong(let locked):
