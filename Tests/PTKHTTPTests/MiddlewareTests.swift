@@ -421,10 +421,15 @@ final class AuthDoor {
     let verifier = Verifier()
     let log = Notes()
     var stages: [ConnectionStage] = []
+    /// The receiver's budget of guesses: the addresses told of wrong ones, and whether it is spent.
+    let guesses = Notes()
+    var spent = false
 
     var auth: BasicAuth<Notes, String, TestLimiter> {
         let verifier = self.verifier
+        let guesses = self.guesses
         return BasicAuth(realm: "ptk photos", throttle: throttle, idle: .seconds(30), verify: { verifier.verify($0, $1) },
+                         failed: { guesses.add("wrong from \($0)") }, spent: { [unowned self] in self.spent },
                          keep: { r, account in
                              r.context.add("keep \(account)")
                              r.logSubject = account
@@ -490,10 +495,23 @@ struct BasicAuthTests {
         #expect(door.wrongCount == nil)
     }
 
+    @Test("the receiver's spent budget of guesses answers 429 unchecked, the right password included; a right one is not told")
+    func spentBudget() {
+        let door = AuthDoor()
+        #expect(door.run("GET /dav HTTP/1.1\r\n\(rightAuth)\r\n").responses.map(\.status) == [200])
+        #expect(door.guesses.items.isEmpty)
+        door.spent = true
+        let run = door.run("GET /dav HTTP/1.1\r\n\(rightAuth)\r\n")
+        #expect(run.responses.map(\.status) == [429])
+        #expect(door.verifier.calls == 1)
+        #expect(run.notes.isEmpty)
+    }
+
     @Test("a wrong password is 401, checked once, counted, and logged once by name")
     func wrongPassword() {
         let door = AuthDoor()
         let run = door.run("GET /dav HTTP/1.1\r\n\(wrongAuth)\r\n")
+        #expect(door.guesses.items == ["wrong from 192.0.2.7"])
         #expect(run.responses.map(\.status) == [401])
         #expect(run.notes.isEmpty)
         #expect(door.verifier.calls == 1)
