@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         // HTTP/1.1 requests and responses for every HTTP door, in PTKHTTP (Node's http-parser; no pkg-config file).
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        // XML request bodies of the WebDAV door, in PTKDAV alone (expat; DTDs and entities refused).
+        .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
         // JPEG decoding and encoding: libjpeg-turbo.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
@@ -69,7 +71,7 @@ let package = Package(
         // TLS 1.3 streams and device identities (protocol §6), through OpenSSL's libssl.
         .target(name: "PTKTLS", dependencies: ["CTLS", "PTKProtocol", "PTKSystem", "PTKTransport"]),
         // The receiver's trust list and pending senders: files in the state directory.
-        // ... and who may use the web interface (password, one-time links, sessions).
+        // ... and who may use the web interface (password, one-time links, sessions) and its WebDAV door (app passwords).
         .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
         .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
@@ -84,6 +86,9 @@ let package = Package(
         // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
         // values (`WebPhoto`), which the library makes from its photos; it never imports the library.
         .target(name: "PTKWeb", dependencies: ["PTKSystem", "PTKVocabulary"]),
+        // WebDAV (RFC 4918 class 1 and 2, RFC 4331 quota): request bodies parsed by expat, headers
+        // (Depth, If, Destination, Timeout), paths, multistatus XML and the lock table. No I/O.
+        .target(name: "PTKDAV", dependencies: ["PTKVocabulary", "CExpat"]),
         // LocalSend v2 (issue 14): the JSON messages and the sessions' decisions. No I/O.
         .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
         // The one HTTP layer every HTTP door stands on (issue 43): requests parsed by
@@ -91,7 +96,7 @@ let package = Package(
         // server, the router, middleware, and photos streamed from a body into the store.
         .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKStore", "PTKProtocol", "PTKVocabulary"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKHTTP", "PTKDigest", "PTKVocabulary"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKHTTP", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -133,6 +138,7 @@ let package = Package(
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDAVTests", dependencies: ["PTKDAV", "PTKVocabulary"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),

@@ -54,6 +54,18 @@ FORBIDDEN = {
     ('PTKDaemon', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
 }
 
+# Targets that only the named importers may import or list, whoever asks: the C library is
+# wrapped once. (imported): (importers, why).
+ONLY_IMPORTED_BY = {
+    'CExpat': ({'PTKDAV'}, 'XML is parsed by expat in PTKDAV alone (DTDs and entities refused there)'),
+}
+
+# Targets that may list and import nothing of ours beyond the named ones: pure cores that must
+# stay below the doors and the I/O. (importer): (allowed, why).
+ONLY_IMPORTS = {
+    'PTKDAV': ({'PTKVocabulary', 'CExpat'}, 'the WebDAV core is pure: no I/O, no clock, nothing of ours but PTKVocabulary'),
+}
+
 # Files of one door inside a module that holds several (PTKDaemon): the web interface's files
 # (WebEndpoint*.swift) stand on PTKHTTP and never import another door's module.
 FORBIDDEN_FILES = [
@@ -64,6 +76,12 @@ problems = []
 for (importer, imported), why in sorted(FORBIDDEN.items()):
     if importer in targets and imported in declared(targets[importer]):
         problems.append(f'Package.swift: {importer} lists {imported}, a forbidden arrow: {why}')
+for name, target in sorted(targets.items()):
+    for dep in sorted(declared(target)):
+        if dep in ONLY_IMPORTED_BY and name not in ONLY_IMPORTED_BY[dep][0]:
+            problems.append(f'Package.swift: {name} lists {dep}, a forbidden arrow: {ONLY_IMPORTED_BY[dep][1]}')
+        if name in ONLY_IMPORTS and dep not in ONLY_IMPORTS[name][0]:
+            problems.append(f'Package.swift: {name} lists {dep}, a forbidden arrow: {ONLY_IMPORTS[name][1]}')
 for name, target in sorted(targets.items()):
     if target['type'] == 'system':
         continue
@@ -82,7 +100,11 @@ for name, target in sorted(targets.items()):
                 for pattern, banned, why in FORBIDDEN_FILES:
                     if dep == banned and pattern.match(relative):
                         problems.append(f'{relative}: imports {imported}, a forbidden arrow: {why}')
-                if (name, dep) in FORBIDDEN:
+                if dep in ONLY_IMPORTED_BY and name not in ONLY_IMPORTED_BY[dep][0]:
+                    problems.append(f'{relative}: imports {imported}, a forbidden arrow: {ONLY_IMPORTED_BY[dep][1]}')
+                elif name in ONLY_IMPORTS and dep and dep != name and dep not in ONLY_IMPORTS[name][0]:
+                    problems.append(f'{relative}: imports {imported}, a forbidden arrow: {ONLY_IMPORTS[name][1]}')
+                elif (name, dep) in FORBIDDEN:
                     problems.append(f'{os.path.relpath(path, root)}: imports {imported}, a forbidden arrow: {FORBIDDEN[(name, dep)]}')
                 elif dep and dep != name and dep not in allowed:
                     problems.append(f'{os.path.relpath(path, root)}: imports {imported}, which Package.swift does not list for {name}')

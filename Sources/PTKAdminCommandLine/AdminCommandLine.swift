@@ -16,6 +16,9 @@ public enum AdminCommand: String, CaseIterable, Sendable {
     case webPassword = "web-password"
     case webSessions = "web-sessions"
     case webSessionsRevoke = "web-sessions revoke"
+    case appPasswordAdd = "app-password add"
+    case appPasswordList = "app-password list"
+    case appPasswordRemove = "app-password remove"
 
     /// The command a parsed command line names.
     public init(_ command: Command) { self.init(rawValue: command.name)! }
@@ -23,7 +26,7 @@ public enum AdminCommand: String, CaseIterable, Sendable {
 
 /// ptk's options.
 public enum AdminOption: Hashable, Sendable {
-    case dir, stateDirectory, config, json, sort, from, output, since, name, host, remove
+    case dir, stateDirectory, config, json, sort, from, output, since, name, host, remove, access
 }
 
 /// ptk's exit statuses.
@@ -39,7 +42,7 @@ public enum AdminExitStatus: Int32, ExitStatusCode {
     public var meaning: String {
         switch self {
         case .done: return "done"
-        case .notFound: return "no such photo or device, a name taken, or an ambiguous prefix"
+        case .notFound: return "no such photo, device or app password, a name taken, or an ambiguous prefix"
         case .usage: return "usage error"
         case .invalidData: return "a package or photo that is not valid (or a package of a newer Version)"
         case .nothingYet: return "no library or identity yet (or a damaged identity)"
@@ -127,13 +130,26 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Command("web-sessions", group: web, "list the browsers logged in: ID, name, address, when logged in and last used, until when"),
         Command("web-sessions revoke", group: web, "log a browser out (its cookie stops working at once)",
                 arguments: [Argument("ID", "a session's ID (or a prefix), or all", completion: .values(["all"]))]),
+        Command("app-password add", group: web, "make a password for one device or app to reach the WebDAV door, and print it once",
+                arguments: [Argument("NAME", "its name, the user name the app gives: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -")],
+                details: """
+                    Prints the URL (https://HOST:PORT/dav/, HOST as for web-link), the user name (NAME) and the password, \
+                    "url: ", "user: " and "password: " lines, and the certificate's SHA-256 once ptkd has made it; with \
+                    --json, one object (url, user, password, access, certificate). The password is 30 random lower-case \
+                    letters in groups of 5 (about 141 bits); only its SHA-256 is kept (mode 0600), so it cannot be shown \
+                    again: remove it and add another. --access upload (the default) is for phones and backup apps, which \
+                    add photos; full is for a desktop's file manager, which also renames and deletes them.
+                    """),
+        Command("app-password list", group: web, "the app passwords: name, access, when made, when last used and from where"),
+        Command("app-password remove", group: web, "remove an app password (it stops working at once)",
+                arguments: [Argument("NAME", "the password's name", completion: .appPassword)]),
     ],
     options: [
         Option(.dir, "dir", value: "PATH", help: "the received-photos directory, as for ptkd", completion: .directory),
         Option(.stateDirectory, "state-dir", value: "PATH", help: "the state directory, as for ptkd", completion: .directory),
         Option(.config, "config", value: "FILE", help: "ptkd's configuration file",
                default: "\(DaemonOptions.defaultConfigFile) if it exists", defaultIsValue: false, completion: .file(extensions: ["conf"])),
-        Option(.json, "json", help: "JSON instead of text", commands: names([.list, .show, .watch])),
+        Option(.json, "json", help: "JSON instead of text", commands: names([.list, .show, .watch, .appPasswordAdd, .appPasswordList])),
         Option(.since, "since", value: "now|all|ID", help: "the photos to start from: those indexed from now on, all, or those after id ID",
                default: "now", commands: names([.watch]), completion: .values(["now", "all"])),
         Option(.sort, "sort", value: "name|time|taken|size", allowed: SortOrder.allCases.map(\.rawValue),
@@ -141,8 +157,11 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Option(.from, "from", value: "SENDER", help: "only photos from this sender (name, address or device ID prefix)", commands: names([.list])),
         Option(.name, "name", value: "NAME", help: "the browser's name: its session is listed so, its uploads are from \"web: NAME\"",
                default: "browser", commands: names([.webLink])),
-        Option(.host, "host", value: "HOST", help: "the host name or address the link names (default: this host's first network address)",
-               commands: names([.webLink])),
+        Option(.host, "host", value: "HOST", help: "the host name or address the link or URL names (default: this host's first network address)",
+               commands: names([.webLink, .appPasswordAdd])),
+        Option(.access, "access", value: "upload|full", allowed: ["upload", "full"],
+               help: "what the password may do: upload adds photos (phones, backup apps); full also renames and deletes (a file manager)", default: "upload",
+               commands: names([.appPasswordAdd])),
         Option(.remove, "remove", help: "remove the password instead of setting one", commands: names([.webPassword])),
         Option(.output, "output", short: "o", value: "PATH", help: "thumbnail: the file (- for standard output); export, gallery: the directory",
                commands: names([.thumbnail, .export, .gallery]), completion: .file(extensions: [])),
@@ -160,5 +179,6 @@ public let adminCommandLine = CommandTable<AdminOption>(
         Example("sudo ptk trust pending", "who was refused under senders = trusted"),
         Example("sudo ptk trust allow MFRG \"Anna's phone\"", "trust the pending device whose ID begins MFRG"),
         Example("sudo ptk web-link --name \"Anna's phone\"", "a one-time login link and its QR code for a phone's browser"),
+        Example("sudo ptk app-password add annas-phone", "a password for a phone's photo backup app (WebDAV), shown once"),
     ],
     completionContext: [.dir, .stateDirectory, .config])

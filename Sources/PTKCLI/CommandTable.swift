@@ -12,6 +12,8 @@ public enum Completion: Sendable, Equatable {
     case deviceID(DeviceList)
     /// A receiver found over mDNS (`ptk-send --list`), or a host.
     case receiverName
+    /// The name of an app password (`ptk app-password list`).
+    case appPassword
     /// One of these words.
     case values([String])
 }

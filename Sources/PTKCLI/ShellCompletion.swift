@@ -35,6 +35,7 @@ extension Completion {
         case .photoName: return "ptk __complete photos"
         case .deviceID(let list): return "ptk __complete devices \(list.rawValue)"
         case .receiverName: return "ptk-send __complete receivers"
+        case .appPassword: return "ptk __complete app-passwords"
         default: return nil
         }
     }

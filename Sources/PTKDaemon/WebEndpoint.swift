@@ -31,6 +31,8 @@ final class WebEndpoint: @unchecked Sendable {
     let throttle = PasswordThrottle()
     /// The request log's lines a minute per address (refusals no handler logged).
     let requestLogBudget = LogBudget(perMinute: 30)
+    /// The WebDAV door, on this port and certificate at `/dav/` (app passwords, not sessions).
+    private(set) var dav: DAVEndpoint!
 
     /// The session cookie. `__Host-`: browsers keep it only if Secure, for this host, Path=/.
     static let cookieName = "__Host-ptk"
@@ -71,6 +73,7 @@ final class WebEndpoint: @unchecked Sendable {
             throw DaemonError(description: "cannot listen for browsers on port \(configuration.webPort): \(error) (set web-port, or web = off)", exitCode: .cannotStart)
         }
         pages = WebPages(receiver: configuration.name, fingerprint: identity.certificateFingerprint)
+        dav = try DAVEndpoint(configuration: configuration, store: store, arrivals: arrivals, throttle: throttle, guesses: guesses, shutdown: shutdown)
     }
 
     /// The names the certificate is made for: the host name, its `.local` name, `localhost`,
@@ -102,12 +105,15 @@ final class WebEndpoint: @unchecked Sendable {
         return server
     }
 
-    /// Answers each request of connection `id` through the route table (`service()`).
+    /// Answers each request of connection `id` through the route table (`service()`), or the
+    /// WebDAV door's for a target below `/dav` (`DAVEndpoint.isDAVTarget`).
     func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool {
         let service = service()
         let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
+        let dav = self.dav.handler(connection: connection)
         return { head, http, certificate throws(HTTPFailure) in
-            try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate,
+            if DAVEndpoint.isDAVTarget(head.target) { return try dav(head, http, certificate) }
+            return try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate,
                                 context: WebContext(connection: connection, session: nil))
         }
     }

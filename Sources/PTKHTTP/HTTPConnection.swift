@@ -48,6 +48,7 @@ public final class HTTPConnection {
                 switch try parseBuffered(body: { _ in true }) {
                 case .head(let head):
                     closing = !head.keepAlive
+                    expectsContinue = head.header("expect")?.lowercased() == "100-continue"
                     return head
                 case .complete:
                     // The end of a message whose body was not read (a refused request, a GET):
@@ -83,6 +84,11 @@ public final class HTTPConnection {
     /// `minimumRate` (bytes a second) after `bodyGrace`, or end in 408.
     public func readBody(deadline: () -> Instant, minimumRate: Int = bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
                   refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPFailure) {
+        if expectsContinue {
+            // The client waits for this before it sends the body (curl -T waits a second).
+            expectsContinue = false
+            try write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), deadline: deadline())
+        }
         let started = Instant.now
         var received = 0
         let counted: (UnsafeRawBufferPointer) -> Bool = { piece in
@@ -177,6 +183,10 @@ public final class HTTPConnection {
         return n > 0
     }
 
+    /// The request being answered asked for `100 Continue` before its body (RFC 9110 10.1.1):
+    /// sent when its body is first read; a response before that means the body is not wanted.
+    private var expectsContinue = false
+
     /// A response with `Connection: close` went out before the request was read to its end.
     public private(set) var refusedMidRequest = false
 
@@ -209,6 +219,7 @@ public final class HTTPConnection {
     /// `contentLength` nil: the body is sent in chunks (`ChunkedBody`).
     public func responseHead(_ status: Int, contentLength: Int64?, contentType: String?, headers: [(String, String)] = [], close: Bool) -> [UInt8] {
         if close && inMessage { refusedMidRequest = true }
+        expectsContinue = false
         lastStatus = status
         responses += 1
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"

@@ -55,6 +55,8 @@ public struct Route<Context> {
     enum Segment {
         case literal(String)
         case capture(String, PathCapture)
+        /// `{name*}`, last: zero or more segments, joined by "/" as sent.
+        case rest(String)
     }
 
     public let methods: [String]
@@ -66,10 +68,16 @@ public struct Route<Context> {
 
     /// The captures if `path`'s segments fit the pattern, nil when they do not.
     func captures(_ path: [String]) -> RouteParameters? {
-        guard path.count == segments.count else { return nil }
         var out = RouteParameters()
+        if case .rest(let name)? = segments.last {
+            guard path.count >= segments.count - 1 else { return nil }
+            out.values[name] = path.dropFirst(segments.count - 1).joined(separator: "/")
+        } else {
+            guard path.count == segments.count else { return nil }
+        }
         for (segment, text) in zip(segments, path) {
             switch segment {
+            case .rest: break
             case .literal(let word): guard word == text else { return nil }
             case .capture(let name, let capture):
                 guard capture.accepts(text) else { return nil }
@@ -94,13 +102,15 @@ public struct Router<Context> {
     public init(decodesPath: Bool = false) { self.decodesPath = decodesPath }
 
     /// Adds a route. `pattern` is a path of "/"-separated segments, each a literal or a
-    /// capture `{name}` whose texts `captures[name]` takes.
+    /// capture `{name}` whose texts `captures[name]` takes; the last may be `{name*}`, which
+    /// takes the rest of the path (zero or more segments, as sent: the door decodes them).
     public mutating func add(_ methods: [String], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
                              _ handler: @escaping HTTPHandler<Context>) {
         // CSRFCheck reads a form, and only a change's: a form route that is not a change would
         // find no form and leave its body unread.
         precondition(!traits.contains(.form) || traits.contains(.change), "route \(pattern): .form without .change")
         let segments: [Route<Context>.Segment] = pathComponents(pattern).dropFirst().map { part in
+            if part.hasPrefix("{"), part.hasSuffix("*}") { return .rest(String(part.dropFirst().dropLast(2))) }
             if part.hasPrefix("{"), part.hasSuffix("}") {
                 let name = String(part.dropFirst().dropLast())
                 guard let capture = captures[name] else { preconditionFailure("route \(pattern): no capture named \(name)") }

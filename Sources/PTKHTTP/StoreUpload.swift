@@ -126,23 +126,12 @@ extension HTTPConnection {
     /// failure is `.refused` with its status (`StoreUpload.status(for:)`).
     func readBody(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, idle: Duration, received: inout Int64,
                   stop: () -> (Int, String)?) throws(HTTPFailure) {
+        var writer = BodyWriter(incoming: incoming)
         var failure: (Int, String)? = nil
         var lastCheck = Instant.now
         var skip = skip
         var count: Int64 = 0
-        var pending: [UInt8] = []
         defer { received = count }
-        /// Writes what was gathered; false (with `failure` set) when the store refused it.
-        func flush() -> Bool {
-            guard !pending.isEmpty else { return true }
-            let written = pending.withUnsafeBytes { b in Result { () throws(StoreFailure) in try incoming.append(b) } }
-            if case .failure(let error) = written {
-                failure = StoreUpload.status(for: error)
-                return false
-            }
-            pending.removeAll(keepingCapacity: true)
-            return true
-        }
         try readBody(deadline: { .now + idle }, sink: { piece in
             if count + Int64(piece.count) > size {
                 failure = (400, "the body is longer than the file's \(size) bytes")
@@ -150,15 +139,9 @@ extension HTTPConnection {
             }
             let kept = Int(min(skip, Int64(piece.count)))
             skip -= Int64(kept)
-            let part = UnsafeRawBufferPointer(rebasing: piece[kept...])
-            if part.count >= Self.gatherLimit && pending.isEmpty {
-                do throws(StoreFailure) { try incoming.append(part) } catch {
-                    failure = StoreUpload.status(for: error)
-                    return false
-                }
-            } else if !part.isEmpty {
-                pending.append(contentsOf: part)
-                if pending.count >= Self.gatherLimit && !flush() { return false }
+            if let refused = writer.add(UnsafeRawBufferPointer(rebasing: piece[kept...])) {
+                failure = refused
+                return false
             }
             count += Int64(piece.count)
             if Instant.now - lastCheck > .milliseconds(200) {
@@ -170,9 +153,38 @@ extension HTTPConnection {
             }
             return true
         }, refusal: { failure ?? (400, "body refused") })
-        if !flush(), let (status, why) = failure { throw .refused(status, why) }
+        if let refused = writer.flush() { throw .refused(refused.0, refused.1) }
     }
 
     /// Pieces of a body smaller than this are gathered before they are written.
     static let gatherLimit = 64 << 10
+}
+
+/// Writes a body's pieces into the store's file, gathering small ones (a chunked body of tiny
+/// chunks) up to `HTTPConnection.gatherLimit` first, so a client cannot make each byte a write
+/// and a hash update of its own. A store failure comes back as its status and reason.
+struct BodyWriter {
+    let incoming: IncomingFile
+    private var pending: [UInt8] = []
+
+    init(incoming: IncomingFile) { self.incoming = incoming }
+
+    mutating func add(_ part: UnsafeRawBufferPointer) -> (Int, String)? {
+        if part.count >= HTTPConnection.gatherLimit && pending.isEmpty {
+            do throws(StoreFailure) { try incoming.append(part) } catch { return StoreUpload.status(for: error) }
+        } else if !part.isEmpty {
+            pending.append(contentsOf: part)
+            if pending.count >= HTTPConnection.gatherLimit { return flush() }
+        }
+        return nil
+    }
+
+    /// Writes what was gathered.
+    mutating func flush() -> (Int, String)? {
+        guard !pending.isEmpty else { return nil }
+        let written = pending.withUnsafeBytes { b in Result { () throws(StoreFailure) in try incoming.append(b) } }
+        if case .failure(let error) = written { return StoreUpload.status(for: error) }
+        pending.removeAll(keepingCapacity: true)
+        return nil
+    }
 }

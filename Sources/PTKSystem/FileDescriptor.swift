@@ -130,6 +130,14 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         return Int64(st.f_bavail) * Int64(st.f_frsize)
     }
 
+    /// Bytes in use on this descriptor's file system (its size less what is free).
+    /// The corresponding C function is `fstatvfs`.
+    public func usedSpace() throws(SystemError) -> Int64 {
+        var st = statvfs()
+        _ = try syscall("fstatvfs") { fstatvfs(rawValue, &st) }
+        return (Int64(st.f_blocks) - Int64(st.f_bfree)) * Int64(st.f_frsize)
+    }
+
     /// Sets O_NONBLOCK and FD_CLOEXEC. The corresponding C function is `fcntl`.
     public func setNonBlockingAndCloseOnExec() {
         _ = fcntl(rawValue, F_SETFL, fcntl(rawValue, F_GETFL) | O_NONBLOCK)

@@ -34,6 +34,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
     public static let tooManySymlinks = Errno(rawValue: ELOOP)
     public static let isDirectory = Errno(rawValue: EISDIR)
     public static let notDirectory = Errno(rawValue: ENOTDIR)
+    public static let notEmpty = Errno(rawValue: ENOTEMPTY)
     public static let noSuchDeviceOrAddress = Errno(rawValue: ENXIO)
     public static let noSuchFile = Errno(rawValue: ENOENT)
     public static let permissionDenied = Errno(rawValue: EACCES)

@@ -4,7 +4,7 @@ import PTKSystem
 import PTKTrust
 
 /// Prints the values shell completion offers for `words` ("photos", "devices pending",
-/// "devices trusted"), one a line. Errors print nothing: a Tab must never print an error.
+/// "devices trusted", "app-passwords"), one a line. Errors print nothing: a Tab must never print an error.
 func complete(_ words: [String], configuration: DaemonConfiguration) {
     switch words.first {
     case "photos":
@@ -18,6 +18,10 @@ func complete(_ words: [String], configuration: DaemonConfiguration) {
         // A trust file that cannot be read offers nothing.
         let ids = words.dropFirst().first == "trusted" ? trust.trusted().map(\.id.description) : ((try? trust.pending()) ?? []).map(\.id.description)
         writeStandardOutput(ids.map { $0 + "\n" }.joined())
+    case "app-passwords":
+        // A file that cannot be read offers nothing. Names are of A-Z a-z 0-9 . _ - only.
+        let names = ((try? AppPasswords(directory: configuration.webDirectory).list()) ?? []).map(\.name)
+        writeStandardOutput(names.map { $0 + "\n" }.joined())
     default:
         return
     }

@@ -55,7 +55,7 @@ struct LibraryCommands {
         case .import: importPackages(words)
         case .gallery: gallery()
         case .id, .idLocalSend, .trustList, .trustPending, .trustAllow, .trustRemove, .trustDeny,
-             .webLink, .webPassword, .webSessions, .webSessionsRevoke:
+             .webLink, .webPassword, .webSessions, .webSessionsRevoke, .appPasswordAdd, .appPasswordList, .appPasswordRemove:
             preconditionFailure("not a library command: \(command.rawValue)")
         }
     }

@@ -40,7 +40,7 @@ enum RootBoundary {
         case .list, .show, .watch, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery, nil:
             return true
         case .id, .idLocalSend, .trustList, .trustPending, .trustAllow, .trustRemove, .trustDeny,
-             .webLink, .webPassword, .webSessions, .webSessionsRevoke:
+             .webLink, .webPassword, .webSessions, .webSessionsRevoke, .appPasswordAdd, .appPasswordList, .appPasswordRemove:
             return false
         }
     }

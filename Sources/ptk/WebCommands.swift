@@ -33,11 +33,7 @@ struct WebCommands {
     }
 
     func link() {
-        let running = ListeningFile.read(stateDirectory: configuration.effectiveStateDirectory)
-        // A running ptkd with the web interface (web = on given as a flag) needs no warning.
-        if !configuration.web && (running.flatMap { ListeningFile.port("web", in: $0) }) == nil {
-            writeToStandardError("ptk: warning: web = off in ptkd's configuration: the link works once ptkd serves the web interface (web = on)")
-        }
+        warnIfWebOff("the link")
         let fingerprint: String
         do {
             fingerprint = try Identity.load(from: configuration.webDirectory + "/tls", keyType: .ecP256).certificateFingerprint
@@ -47,8 +43,7 @@ struct WebCommands {
         let name = invocation.value(.name) ?? "browser"
         var secret = ""
         attempt { secret = try access.createLink(name: name) }
-        let host = invocation.value(.host) ?? Self.defaultHost()
-        let url = "https://\(host.contains(":") ? "[\(host)]" : host):\(webPort())/login/\(secret)"
+        let url = baseURL("the link") + "/login/\(secret)"
         var out = url + "\n\n"
         if let code = Self.qrCode(url) {
             out += Self.render(code, colours: FileDescriptor.standardOutput.isTerminal) + "\n"
@@ -110,15 +105,30 @@ struct WebCommands {
 
     // MARK: Helpers
 
+    /// Warns when ptkd's configuration has the web interface off and no running ptkd serves it
+    /// (web = on given as a flag needs no warning).
+    func warnIfWebOff(_ what: String) {
+        let running = ListeningFile.read(stateDirectory: configuration.effectiveStateDirectory)
+        if !configuration.web && (running.flatMap { ListeningFile.port("web", in: $0) }) == nil {
+            writeToStandardError("ptk: warning: web = off in ptkd's configuration: \(what) works once ptkd serves the web interface (web = on)")
+        }
+    }
+
+    /// "https://HOST:PORT": HOST from --host, else `defaultHost()`; PORT from `webPort`.
+    func baseURL(_ what: String) -> String {
+        let host = invocation.value(.host) ?? Self.defaultHost()
+        return "https://\(host.contains(":") ? "[\(host)]" : host):\(webPort(what))"
+    }
+
     /// The web interface's port: the one the running ptkd listens on (STATE/listening), else
-    /// the configuration's, said on standard error.
-    func webPort() -> UInt16 {
+    /// the configuration's, said on standard error (`what` uses it: "the link").
+    func webPort(_ what: String = "the link") -> UInt16 {
         let doors = ListeningFile.read(stateDirectory: configuration.effectiveStateDirectory)
         if let doors, let port = ListeningFile.port("web", in: doors) { return port }
         if doors == nil {
-            writeToStandardError("ptk: ptkd is not running here; the link uses web-port from the configuration (\(configuration.webPort))")
+            writeToStandardError("ptk: ptkd is not running here; \(what) uses web-port from the configuration (\(configuration.webPort))")
         } else {
-            writeToStandardError("ptk: the running ptkd does not serve the web interface (web = off); the link uses web-port from the configuration (\(configuration.webPort))")
+            writeToStandardError("ptk: the running ptkd does not serve the web interface (web = off); \(what) uses web-port from the configuration (\(configuration.webPort))")
         }
         return configuration.webPort
     }

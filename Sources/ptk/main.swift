@@ -13,7 +13,7 @@ func usageError(_ message: String) -> Never { exitWithUsageError(message, progra
 /// Exits with `message` (controls escaped: it may quote what the service user wrote) and `status`.
 func die(_ message: String, _ status: AdminExitStatus) -> Never { exitWithError(escapedForTerminal(message), code: status.rawValue) }
 
-// `ptk __complete photos|devices pending|devices trusted [OPTIONS]`: the values shell completion
+// `ptk __complete photos|devices pending|devices trusted|app-passwords [OPTIONS]`: the values shell completion
 // offers (the scripts ptk-docs makes call it), one a line; nothing, and status 0, on any error.
 let arguments = Array(CommandLine.arguments.dropFirst())
 let completing = arguments.first == "__complete" ? Array(arguments.dropFirst()) : nil
@@ -119,6 +119,9 @@ case .trustDeny:
 
 case .webLink, .webPassword, .webSessions, .webSessionsRevoke:
     WebCommands(configuration: configuration, invocation: invocation).run(command, words)
+
+case .appPasswordAdd, .appPasswordList, .appPasswordRemove:
+    AppPasswordCommands(configuration: configuration, invocation: invocation).run(command, words)
 
 case .list, .show, .watch, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery:
     LibraryCommands(directory: configuration.effectiveDirectory, invocation: invocation, opened: opened).run(command, words)

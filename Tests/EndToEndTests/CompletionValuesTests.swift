@@ -67,4 +67,16 @@ struct CompletionValuesTests {
         #expect(try ptk(d, ["trust", "allow", id]).status == 0)
         #expect(try bash(docs, ["ptk"] + at + ["trust", "remove", ""]) == [id])
     }
+
+    @Test("app password names are offered to `app-password remove`, and a removed one no longer")
+    func appPasswords() throws {
+        let d = try DaemonProcess.withWeb()
+        let docs = try scripts(d.root)
+        let at = ["--config", "/dev/null", "--state-dir", d.stateDir]
+        #expect(try bash(docs, ["ptk"] + at + ["app-password", "remove", ""]).isEmpty)
+        for name in ["phone", "photo-backup", "desk"] { #expect(try ptk(d, ["app-password", "add", name]).status == 0) }
+        #expect(try bash(docs, ["ptk"] + at + ["app-password", "remove", "ph"]) == ["phone", "photo-backup"])
+        #expect(try ptk(d, ["app-password", "remove", "phone"]).status == 0)
+        #expect(try bash(docs, ["ptk"] + at + ["app-password", "remove", ""]).sorted() == ["desk", "photo-backup"])
+    }
 }

@@ -412,15 +412,19 @@ struct RootBoundaryTests {
 
     // MARK: 5. Planted symlinks, no race
 
-    @Test("5a: STATE/web as a symlink to a root-only folder: web-password and web-sessions write and delete nothing there")
+    @Test("5a: STATE/web as a symlink to a root-only folder: web-password, web-sessions and app-password write and delete nothing there")
     func finding5WebSymlink() throws {
         let lib = try ServiceLibrary.owned()
-        let s = Sentinel(lib.top + "/sentinel", ["password": sentinelText("password"), "sessions": sentinelText("sessions")])
+        let s = Sentinel(lib.top + "/sentinel", ["password": sentinelText("password"), "sessions": sentinelText("sessions"),
+                                                 "app-passwords": sentinelText("app-passwords")])
         try asServiceUser("mv \"$1\" \"$1.real\" && ln -s \"$2\" \"$1\"", [lib.web, s.dir])
         let runs: [(String, () throws -> Finished)] = [
             ("web-password --remove", { try lib.ptk(["web-password", "--remove"]) }),
             ("web-password", { try lib.ptk(["web-password"], input: "a new password of root's") }),
             ("web-sessions revoke all", { try lib.ptk(["web-sessions", "revoke", "all"]) }),
+            ("app-password add", { try lib.ptk(["app-password", "add", "phone"]) }),
+            ("app-password list", { try lib.ptk(["app-password", "list"]) }),
+            ("app-password remove", { try lib.ptk(["app-password", "remove", "phone"]) }),
         ]
         for (label, body) in runs {
             let r = try body()
@@ -705,6 +709,9 @@ struct RootBoundaryTests {
         _ = try ok(["web-password"], input: "a new password of root's")
         #expect(fileExists(lib.web + "/password"))
         _ = try ok(["web-sessions"])
+        #expect(try ok(["app-password", "add", "phone"]).stdout.contains("user: phone\n"))
+        #expect(try ok(["app-password", "list"]).stdout.contains("phone"))
+        #expect(fileExists(lib.web + "/app-passwords"))
         #expect(try ok(["id"]).stdout.count > 8)
         // The root-only places are as they were.
         for folder in [exports, thumbnails, lib.top + "/packages"] {

@@ -150,6 +150,7 @@ struct SystemdTests {
         let photo = pngSuiteDirectory() + "/basn6a08.png"
         let system = try BootedSystem(hostname: "livingroom") { root in
             writeFile(root + "/root/photo.png", readFile(photo)!)
+            writeFile(root + "/root/dav.png", readFile(pngSuiteDirectory() + "/basn2c08.png")!)
             // The on-saved hook, as a user would write one: it runs as ptk inside the sandbox,
             // where the state directory is writable.
             writeFile(root + "/usr/local/bin/ptk-test-hook", Array("""
@@ -286,6 +287,23 @@ struct SystemdTests {
         #expect(try system.exec(["stat", "-c", "%U %G %a", "/var/lib/ptk/web/sessions", "/var/lib/ptk/web/links", "/var/lib/ptk/web/tls/key.pem"]).stdout
             == "ptk ptk 600\nptk ptk 600\nptk ptk 600\n")
         #expect(try system.exec(["ptk", "web-sessions"]).stdout.contains("\"phone\" from 127.0.0.1"))
+
+        // WebDAV under the sandbox: an app password made by root's ptk stays the service user's
+        // file; a PUT with it (curl, as a script or iOS Shortcut would) lands under /var/lib/ptk as ptk.
+        let made = try system.exec(["ptk", "app-password", "add", "box", "--json"])
+        let fields = try #require(try? JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String: Any], "\(made.stdout) \(made.stderr)")
+        let password = try #require(fields["password"] as? String)
+        #expect(fields["url"] as? String == "https://livingroom:47851/dav/" || (fields["url"] as? String ?? "").hasSuffix(":47851/dav/"), "\(fields)")
+        let put = try system.exec(["curl", "-sk", "-u", "box:" + password, "-T", "/root/dav.png", "-o", "/dev/null", "-w", "%{http_code}",
+                                   "https://127.0.0.1:47851/dav/from-dav.png"])
+        #expect(put.stdout == "201", "\(put.stdout) \(put.stderr) \(system.journal("ptkd"))")
+        #expect(readFile(received + "/from-dav.png") == readFile(pngSuiteDirectory() + "/basn2c08.png"))
+        #expect(try system.exec(["stat", "-c", "%U %G %a", "/var/lib/ptk/received/from-dav.png"]).stdout == "ptk ptk 644\n")
+        let listed = try system.exec(["curl", "-sk", "-u", "box:" + password, "-X", "PROPFIND", "-H", "Depth: 1", "https://127.0.0.1:47851/dav/"])
+        #expect(listed.stdout.contains("/dav/from-dav.png") && !listed.stdout.contains("photo.png"), "\(listed.stdout)")
+        #expect(try system.exec(["ptk", "app-password", "remove", "box"]).status == 0)
+        let gone = try system.exec(["curl", "-sk", "-u", "box:" + password, "-o", "/dev/null", "-w", "%{http_code}", "https://127.0.0.1:47851/dav/"])
+        #expect(gone.stdout == "401")
     }
 
     @Test("the .debs: installed with apt into a root without Swift, active as ptk and advertised, man pages and completion; an upgrade keeps photos, ID, trust and an edited ptkd.conf; remove keeps all but the programs; purge keeps the photos",

@@ -33,6 +33,10 @@ struct AdminCommandLineTests {
         (["trust", "allow", "MFRG", "Anna's", "phone"], .trustAllow, ["MFRG", "Anna's", "phone"]),
         (["trust", "allow", "MFRG"], .trustAllow, ["MFRG"]),
         (["--dir", "/srv/p", "gallery"], .gallery, []),
+        (["app-password", "add", "phone", "--access", "full", "--json"], .appPasswordAdd, ["phone"]),
+        (["app-password", "add", "phone"], .appPasswordAdd, ["phone"]),
+        (["app-password", "list", "--json"], .appPasswordList, []),
+        (["app-password", "remove", "phone"], .appPasswordRemove, ["phone"]),
     ])
     func parses(args: [String], command: AdminCommand, arguments: [String]) throws {
         let invocation = try table.parse(args)
@@ -40,13 +44,19 @@ struct AdminCommandLineTests {
         #expect(invocation.arguments == arguments)
         if args.contains("--sort") { #expect(invocation.value(.sort) == "size" && invocation.has(.json)) }
         if args.contains("--dir") { #expect(invocation.value(.dir) == "/srv/p") }
+        if args.contains("--access") { #expect(invocation.value(.access) == "full" && invocation.has(.json)) }
     }
 
     @Test("mistakes are usage errors that say what was expected", arguments: [
-        (["frob"], "unknown command 'frob' (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id, trust, web-link, web-password or web-sessions)"),
-        ([], "missing command (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id, trust, web-link, web-password or web-sessions)"),
+        (["frob"], "unknown command 'frob' (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id, trust, web-link, web-password, web-sessions or app-password)"),
+        ([], "missing command (list, show, watch, thumbnail, rename, rm, note, rate, export, import, gallery, id, trust, web-link, web-password, web-sessions or app-password)"),
         (["trust"], "missing trust command (list, pending, allow, remove or deny)"),
         (["trust", "frob"], "unknown trust command 'frob' (list, pending, allow, remove or deny)"),
+        (["app-password"], "missing app-password command (add, list or remove)"),
+        (["app-password", "add"], "missing NAME: ptk app-password add NAME [--json] [--host HOST] [--access upload|full]"),
+        (["app-password", "add", "x", "--access", "read"], "invalid value 'read' for --access: expected upload or full"),
+        (["app-password", "list", "--access", "full"], "option '--access' does not apply to 'app-password list'; it goes with 'app-password add'"),
+        (["app-password", "remove", "x", "y"], "unexpected argument 'y' after ptk app-password remove"),
         (["show"], "missing NAME: ptk show NAME [--json]"),
         (["rename", "a"], "missing NEW: ptk rename NAME NEW"),
         (["show", "a", "b"], "unexpected argument 'b' after ptk show"),
@@ -89,6 +99,14 @@ struct AdminCommandLineTests {
         #expect(text.contains("--json") && !text.contains("--sort"))
         let invocation = try table.parse(["show", "--help"])
         #expect(invocation.wantsHelp && invocation.command?.name == "show")
+    }
+
+    @Test("--access takes the app passwords' kinds of access, upload by default; `app-password remove` completes the names")
+    func accessValues() throws {
+        let access = try #require(table.options.first { $0.key == .access })
+        #expect(access.defaultText == "upload" && access.allowedValues == ["upload", "full"])
+        let remove = try #require(table.commands.first { $0.name == "app-password remove" })
+        #expect(remove.arguments.map(\.completion) == [.appPassword])
     }
 
     @Test("the default --sort shown is the one list uses")

@@ -103,6 +103,8 @@ struct CompletionTests {
         #expect(try s.bash(["ptk", "show", "--"]).contains("--json"))
         #expect(!(try s.bash(["ptk", "show", "--"]).contains("--sort")), "--sort is list's alone")
         #expect(try s.bash(["ptk", "rate", "x", ""]) == ["0", "1", "2", "3", "4", "5", "none"])
+        #expect(try s.bash(["ptk", "app-password", ""]) == ["add", "list", "remove"])
+        #expect(try s.bash(["ptk", "app-password", "add", "x", "--access", ""]) == ["full", "upload"])
         #expect(try s.bash(["ptk", "import", ""]) == ["d.ptk", "sub.ptk"])
         #expect(try s.bash(["ptk", "--config", ""]) == ["ptkd.conf", "sub.ptk"])
         #expect(try s.bash(["ptk-send", "--parallel", "2", "host", ""]) == ["B.PNG", "a.png", "sub.ptk"])
@@ -123,6 +125,10 @@ struct CompletionTests {
         #expect(try s.fish("ptk --config /c show ") == ["__complete_photos_--config_/c"])
         #expect(try s.fish("ptk-send ") == ["__complete_receivers"])
         #expect(try s.zsh(["ptk", "--dir", "/x", "note", ""]) == ["__complete_photos_--dir_/x"])
+        #expect(try s.bash(["ptk", "--state-dir", "/s", "app-password", "remove", ""]) == ["__complete_app-passwords_--state-dir_/s"])
+        #expect(try s.fish("ptk app-password remove ") == ["__complete_app-passwords"])
+        #expect(try s.zsh(["ptk", "app-password", "remove", ""]) == ["__complete_app-passwords"])
+        #expect(try s.bash(["ptk", "app-password", "add", ""]).isEmpty, "a new name is not offered")
     }
 
     @Test("fish: the same, through complete -C")

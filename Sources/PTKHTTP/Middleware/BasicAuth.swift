@@ -17,10 +17,13 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
     /// Keeps the account in the request's context (and its log subject).
     public let keep: (HTTPRequest<Context>, Account) -> Void
     public let idle: Duration
+    /// Told the address of each wrong password (the receiver's budget of guesses).
+    public let failed: (String) -> Void
 
     public init(realm: String, throttle: FailureThrottle<Limiter>, idle: Duration, verify: @escaping (String, String) -> Account?,
-                keep: @escaping (HTTPRequest<Context>, Account) -> Void) {
+                failed: @escaping (String) -> Void = { _ in }, keep: @escaping (HTTPRequest<Context>, Account) -> Void) {
         self.realm = realm
+        self.failed = failed
         self.throttle = throttle
         self.idle = idle
         self.verify = verify
@@ -60,6 +63,7 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
                                      contentType: "text/plain; charset=utf-8", close: true, headOnly: request.headOnly, deadline: .now + idle)
             return false
         case .wrong(let locked):
+            failed(address)
             return try challenge(request, because: "wrong password for \(quotedForTerminal(name))" + (locked ? "; \(address) must wait" : ""))
         case .right(let account):
             keep(request, account)

@@ -1,0 +1,128 @@
+import PTKDAV
+import PTKDigest
+import PTKHTTP
+import PTKSystem
+import PTKVocabulary
+
+/// LOCK and UNLOCK (RFC 4918 9.10, 9.11), and the check every write makes: the `If:` header
+/// (10.4: 412 when no list holds) and the locks on what it changes (423 unless their tokens
+/// were submitted). Locks are exclusive or shared write locks, held in memory with a timeout
+/// (`Timeout:`, at most an hour), at most `maxLocksPerPassword` per password. A LOCK on a name
+/// that does not exist holds it as an empty placeholder (201) until the PUT or the UNLOCK:
+/// Finder locks before it writes.
+extension DAVEndpoint {
+    /// Whether a write to `path` (and, `includingBelow`, what is below it) may go ahead;
+    /// false after answering 412 or 423.
+    func lockAllows(_ r: DAVRequest, _ path: DAVPath, includingBelow: Bool, checkLocks: Bool = true, close: Bool = false) throws(HTTPFailure) -> Bool {
+        var submitted: [String] = []
+        if let header = r.head.header("if") {
+            guard let parsed = IfHeader.parse(header) else {
+                try refuse(r, 400, "the If header is not one RFC 4918 allows", close: close)
+                return false
+            }
+            let view = view(r)
+            let now = Self.now
+            let holds = parsed.evaluate(requestResource: path.string, resolve: { tag in
+                (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string  // a tag naming nothing of ours matches no resource
+            }, state: { key in
+                let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
+                let tokens = self.withLocks { $0.covering(p, now: now) }.map(\.token)
+                return (tokens, self.property(.dav("getetag"), of: p, view.resolve(p)))
+            })
+            guard holds else {
+                try refuse(r, 412, "the If header's conditions do not hold", close: close)
+                return false
+            }
+            submitted = parsed.allTokens
+        }
+        let now = Self.now
+        if checkLocks, let lock = withLocks({ $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
+            let root = lock.root.href(prefix: Self.prefix, collection: false)
+            _ = try refuseCondition(r, 423, "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
+                                    "\(path.string.isEmpty ? "/" : path.string) is locked and the request did not give the lock's token", close: close)
+            return false
+        }
+        return true
+    }
+
+    func lock(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+        guard let body = try xmlBody(r), let path = try target(r) else { return false }
+        let request: LockRequest?
+        switch LockRequest.parse(body) {
+        case .success(let parsed): request = parsed
+        case .failure(let error): return try refuse(r, 400, error.description)
+        }
+        let timeout = DAVTimeout.seconds(r.head.header("timeout"))
+        let now = Self.now
+        guard let request else {
+            // A refresh: no body, the lock's token in the If header.
+            let tokens = r.head.header("if").flatMap(IfHeader.parse)?.allTokens ?? []
+            for token in tokens {
+                if case .success(let lock) = withLocks({ $0.refresh(token: token, path: path, timeout: timeout, now: now) }) {
+                    return try lockAnswer(r, 200, lock)
+                }
+            }
+            return try refuseCondition(r, 412, "<D:lock-token-matches-request-uri/>", "a lock refresh without the token of a lock on it")
+        }
+        guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity), depth != .one else {
+            return try refuse(r, 400, "a LOCK's Depth is 0 or infinity")
+        }
+        let view = view(r)
+        let resource = view.resolve(path)
+        if !resource.exists {
+            guard let parent = path.parent, view.resolve(parent).isCollection else {
+                return try refuse(r, 409, "the folder it would be in does not exist")
+            }
+        }
+        // Conditions asked for are checked; a lock in the way is the table's conflict (423).
+        guard try lockAllows(r, path, includingBelow: false, checkLocks: false) else { return true }
+        let token = "urn:uuid:" + Self.uuid()
+        let result = withLocks {
+            $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: r.account.id,
+                    timeout: timeout, now: now, token: token)
+        }
+        switch result {
+        case .success(let lock):
+            if !resource.exists { names.setPlaceholder(r.account.id, path.string, at: now) }
+            r.log("locked \(quotedForTerminal(path.string)) for \(timeout) s")
+            return try lockAnswer(r, resource.exists ? 200 : 201, lock)
+        case .failure(.tooMany):
+            return try refuse(r, 503, "this app password holds \(Self.maxLocksPerPassword) locks already; unlock some first")
+        case .failure:
+            return try refuseCondition(r, 423, "<D:no-conflicting-lock/>", "\(path.string) is locked by another client")
+        }
+    }
+
+    private func lockAnswer(_ r: DAVRequest, _ status: Int, _ lock: ActiveLock) throws(HTTPFailure) -> Bool {
+        let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:prop xmlns:D=\"DAV:\"><D:lockdiscovery>"
+            + lock.discoveryXML(prefix: Self.prefix, now: Self.now) + "</D:lockdiscovery></D:prop>\n"
+        return try answer(r, status, body, type: "application/xml; charset=utf-8", headers: [("Lock-Token", "<\(lock.token)>")])
+    }
+
+    func unlock(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+        guard let path = try target(r) else { return true }
+        guard var token = r.head.header("lock-token")?.trimmingSpaces, token.hasPrefix("<"), token.hasSuffix(">") else {
+            return try refuse(r, 400, "UNLOCK needs a Lock-Token header: <token>")
+        }
+        token = String(token.dropFirst().dropLast())
+        let now = Self.now
+        switch withLocks({ $0.unlock(token: token, path: path, now: now) }) {
+        case .success:
+            // A name held only for this lock is let go: it never becomes an empty photo.
+            if withLocks({ $0.covering(path, now: now) }).isEmpty { names.removePlaceholder(r.account.id, path.string) }
+            return try answer(r, 204)
+        case .failure:
+            return try refuseCondition(r, 409, "<D:lock-token-matches-request-uri/>", "no lock with that token covers \(path.string)")
+        }
+    }
+
+    /// A random (version 4) UUID.
+    static func uuid() -> String {
+        var b = randomBytes(16)
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        let h = hex(b)
+        let c = Array(h)
+        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
+    }
+}

@@ -1,0 +1,189 @@
+import PTKDAV
+import PTKHTTP
+import PTKLibrary
+import PTKStore
+import PTKSystem
+import PTKVocabulary
+
+/// DELETE and MOVE. A `full` password removes as `ptk rm` does and renames and moves as
+/// `ptk rename` does (files and library entries together, never replacing anything); an
+/// `upload` password is backup, not sync: it may remove or rename only its placeholders and the
+/// files operating systems write beside photos (403 otherwise).
+extension DAVEndpoint {
+    func delete(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+        guard let path = try target(r) else { return true }
+        guard !path.isRoot else { return try refuse(r, 403, "the top folder cannot be deleted") }
+        let view = view(r)
+        let resource = view.resolve(path)
+        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
+        guard try lockAllows(r, path, includingBelow: true) else { return true }
+        let id = r.account.id
+        switch resource {
+        case .placeholder:
+            names.removePlaceholder(id, path.string)
+        case .sidecar:
+            sidecars.remove(id, path.string)
+        case .photo(let kept, _, _, _):
+            guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
+            do throws(LibraryError) { try removeKept(kept, library: view.library) } catch {
+                return try refuse(r, 500, "cannot delete \(path.string): \(error.description)")
+            }
+            names.remove(id, path.string)
+            r.log("deleted \(quotedForTerminal(kept))")
+        case .collection(let real, _):
+            guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
+            if real {
+                do throws(LibraryError) { try removeTree(path.string, library: view.library) } catch {
+                    return try refuse(r, 500, "cannot delete \(path.string): \(error.description)")
+                }
+            }
+            names.remove(id, path.string)
+            sidecars.removeAll(id, within: path.string)
+            r.log("deleted the folder \(quotedForTerminal(path.string))")
+        case .missing: break
+        }
+        withLocks { $0.removeAll(within: path) }
+        return try answer(r, 204)
+    }
+
+    func move(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+        guard let path = try target(r) else { return true }
+        guard let header = r.head.header("destination") else { return try refuse(r, 400, "MOVE needs a Destination header") }
+        let destination: DAVPath
+        switch DAVPath.destination(header, prefix: Self.prefix, host: r.head.header("host")) {
+        case .success(let d): destination = d
+        case .failure(.outside): return try refuse(r, 502, "the Destination is not on this door")
+        case .failure(let refusal): return try refuse(r, 400, "the Destination is not a path this door takes (\(refusal))")
+        }
+        guard let overwrite = DAVOverwrite.parse(r.head.header("overwrite")) else { return try refuse(r, 400, "Overwrite must be T or F") }
+        guard !path.isRoot, !destination.isRoot else { return try refuse(r, 403, "the top folder cannot be moved or replaced") }
+        guard destination != path, !path.isAncestor(of: destination) else { return try refuse(r, 403, "a resource cannot be moved onto or into itself") }
+        guard !destination.components.contains(where: { DAVName.kind($0) == .hidden }) else {
+            return try refuse(r, 403, "names starting with a dot are the receiver's own")
+        }
+        let view = view(r)
+        let resource = view.resolve(path)
+        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
+        guard let parent = destination.parent, view.resolve(parent).isCollection else {
+            return try refuse(r, 409, "the Destination's folder does not exist")
+        }
+        let target = view.resolve(destination)
+        let id = r.account.id
+        let sidecarMove = { if case .sidecar = resource { return DAVName.kind(destination.name!) == .sidecar } else { return false } }()
+        if target.exists {
+            guard overwrite else { return try refuse(r, 412, "\(destination.string) exists and Overwrite is F") }
+            // Only what is not a photo or folder may be replaced: placeholders and sidecars.
+            guard target.isPlaceholder || { if case .sidecar = target { return true } else { return false } }() else {
+                return try refuse(r, 403, "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
+            }
+        }
+        guard try lockAllows(r, path, includingBelow: true), try lockAllows(r, destination, includingBelow: true) else { return true }
+        switch resource {
+        case .placeholder(let at):
+            names.removePlaceholder(id, path.string)
+            names.setPlaceholder(id, destination.string, at: at)
+        case .sidecar where sidecarMove:
+            sidecars.move(id, path.string, to: destination.string)
+        case .sidecar:
+            return try refuse(r, 403, "\(path.name!) cannot become a photo by a rename: PUT the photo")
+        case .photo(let kept, _, _, _):
+            guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename photos") }
+            let type = PhotoType(fileName: kept) ?? .png
+            let leaf = PhotoStore.finalName(destination.name!, type: type)
+            let newKept = (parent.isRoot ? "" : parent.string + "/") + leaf
+            guard StoreRequest.isValidFolder(parent.string) else { return try refuse(r, 403, "\(parent.string) is not a folder the receiver keeps") }
+            do throws(LibraryError) { try renameKept(kept, to: newKept, library: view.library) } catch {
+                return try refuse(r, error.kind == .refused ? 403 : 500, error.description)
+            }
+            names.remove(id, path.string)
+            if newKept != destination.string {
+                names.setFile(id, destination.string, DAVNamed(kept: newKept, size: 0, sha256: "", modified: Self.now))
+            }
+            r.log("moved \(quotedForTerminal(kept)) to \(quotedForTerminal(newKept))")
+        case .collection(let real, _):
+            guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename folders") }
+            guard StoreRequest.isValidFolder(destination.string) else {
+                return try refuse(r, 403, "\(destination.string) is not a folder the receiver keeps")
+            }
+            if real {
+                do throws(LibraryError) { try renameKept(path.string, to: destination.string, library: view.library) } catch {
+                    return try refuse(r, error.kind == .refused ? 403 : 500, error.description)
+                }
+            }
+            let from = path.string + "/", to = destination.string + "/"
+            names.move(id, path.string, to: destination.string) { named in
+                var n = named
+                if n.kept.hasPrefix(from) { n.kept = to + n.kept.dropFirst(from.count) }
+                return n
+            }
+            sidecars.move(id, path.string, to: destination.string)
+            r.log("moved the folder \(quotedForTerminal(path.string)) to \(quotedForTerminal(destination.string))")
+        case .missing: break
+        }
+        withLocks { $0.removeAll(within: path) }
+        return try answer(r, target.exists ? 204 : 201)
+    }
+
+    // MARK: The directory, through the library when it is on
+
+    private func removeKept(_ kept: String, library: PhotoLibrary?) throws(LibraryError) {
+        if let library {
+            try library.remove(exactly: kept)
+            return
+        }
+        do throws(SystemError) {
+            let place = try photos.parentBeneath(kept)
+            defer { place.close() }
+            try place.folder.unlink(place.name)
+            try place.folder.sync()
+        } catch {
+            throw LibraryError(.io, "cannot remove '\(kept)': \(error)")
+        }
+    }
+
+    private func renameKept(_ old: String, to new: String, library: PhotoLibrary?) throws(LibraryError) {
+        if let library {
+            try library.rename(exactly: old, to: new)
+            return
+        }
+        do throws(SystemError) {
+            let from = try photos.parentBeneath(old)
+            defer { from.close() }
+            let to = try photos.parentBeneath(new)
+            defer { to.close() }
+            try to.folder.move(from.name, in: from.folder, to: to.name)
+            try to.folder.sync()
+        } catch {
+            throw LibraryError(error.code == .exists ? .refused : .io, "cannot move '\(old)' to '\(new)': \(error)")
+        }
+    }
+
+    /// Removes the real folder `key` and everything in it (never following a symlink: one is
+    /// removed as the name it is).
+    private func removeTree(_ key: String, library: PhotoLibrary?) throws(LibraryError) {
+        let entries: [String]
+        do throws(SystemError) {
+            let place = try photos.parentBeneath(key)
+            defer { place.close() }
+            entries = try place.folder.openSubdirectory(place.name).entriesAndClose()
+        } catch {
+            throw LibraryError(.io, "cannot read '\(key)': \(error)")
+        }
+        for name in entries {
+            let child = key + "/" + name
+            if let st = try? photos.statusBeneath(child), st.isDirectory {  // not a readable folder: removed as the name it is
+                try removeTree(child, library: library)
+            } else {
+                try removeKept(child, library: library)
+            }
+        }
+        do throws(SystemError) {
+            let place = try photos.parentBeneath(key)
+            defer { place.close() }
+            try place.folder.removeDirectory(place.name)
+            try place.folder.sync()
+        } catch {
+            throw LibraryError(.io, "cannot remove the folder '\(key)': \(error)")
+        }
+    }
+}

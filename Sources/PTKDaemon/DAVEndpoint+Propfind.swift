@@ -1,0 +1,169 @@
+import PTKDAV
+import PTKHTTP
+import PTKLibrary
+import PTKSystem
+import PTKVocabulary
+
+/// PROPFIND and PROPPATCH: the live properties clients read (RFC 4918 15, RFC 4331 quota),
+/// streamed one response at a time, so a folder of 10,000 photos is never one answer in memory.
+extension DAVEndpoint {
+    /// The live properties `allprop` returns (quota only when asked, RFC 4331 3).
+    static let liveProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getcontenttype", "getetag", "creationdate",
+                                 "displayname", "supportedlock", "lockdiscovery"].map(XMLName.dav)
+    static let quotaProperties = ["quota-available-bytes", "quota-used-bytes"].map(XMLName.dav)
+
+    func view(_ r: DAVRequest) -> DAVView {
+        DAVView(endpoint: self, account: r.account, library: try? r.context.connection.library())  // library off or unreadable: listings go without its hashes
+    }
+
+    /// Reads a request's XML body (nil after answering a refusal).
+    func xmlBody(_ r: DAVRequest) throws(HTTPFailure) -> [UInt8]? {
+        if let length = r.head.contentLength, length > Int64(Self.xmlLimit) {
+            try refuse(r, 413, "the XML body is over \(Self.xmlLimit) bytes", close: true)
+            return nil
+        }
+        do {
+            return try r.http.readBody(limit: Self.xmlLimit, deadline: { .now + self.configuration.idleTimeout })
+        } catch {
+            if case .refused(let status, let why) = error {
+                try refuse(r, status, why, close: true)
+                return nil
+            }
+            throw error
+        }
+    }
+
+    func propfind(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+        guard let body = try xmlBody(r), let path = try target(r) else { return false }
+        guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity) else {
+            return try refuse(r, 400, "Depth must be 0, 1 or infinity")
+        }
+        if depth == .infinity {
+            return try refuseCondition(r, 403, "<D:propfind-finite-depth/>", "PROPFIND with Depth infinity (ask with Depth 1, folder by folder)")
+        }
+        let request: PropfindRequest
+        switch PropfindRequest.parse(body) {
+        case .success(let parsed): request = parsed
+        case .failure(let error): return try refuse(r, 400, error.description)
+        }
+        let view = view(r)
+        let resource = view.resolve(path)
+        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
+        let idle = configuration.idleTimeout
+        let out = try r.http.respondChunked(207, contentType: "application/xml; charset=utf-8", deadline: .now + idle)
+        var pending = Multistatus.head
+        func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPFailure) {
+            pending += response(path, resource, request)
+            if pending.utf8.count >= 32 << 10 {
+                try out.write(Array(pending.utf8), deadline: .now + idle)
+                pending = ""
+            }
+        }
+        try emit(path, resource)
+        if depth == .one, resource.isCollection {
+            for (name, child) in view.children(path) { try emit(path.appending(name), child) }
+        }
+        pending += Multistatus.tail
+        try out.write(Array(pending.utf8), deadline: .now + idle)
+        try out.finish(deadline: .now + idle)
+        return true
+    }
+
+    /// One `<D:response>` for `resource` as `request` asks.
+    func response(_ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest) -> String {
+        let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
+        switch request {
+        case .propertyNames:
+            return Multistatus.response(href: href, propstats: [(200, (Self.liveProperties + Self.quotaProperties).map { ($0, "") })])
+        case .allProperties(let include):
+            let wanted = Self.liveProperties + include.filter { !Self.liveProperties.contains($0) }
+            return answer(path, resource, wanted, href: href, omitMissing: true)
+        case .properties(let names):
+            return answer(path, resource, names, href: href, omitMissing: false)
+        }
+    }
+
+    private func answer(_ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool) -> String {
+        var found: [(XMLName, String)] = []
+        var missing: [(XMLName, String)] = []
+        for name in names {
+            if let value = property(name, of: path, resource) { found.append((name, value)) } else { missing.append((name, "")) }
+        }
+        var propstats: [(status: Int, properties: [(XMLName, String)])] = [(200, found)]
+        if !missing.isEmpty && !omitMissing { propstats.append((404, missing)) }
+        return Multistatus.response(href: href, propstats: propstats)
+    }
+
+    /// A live property's value (inner XML), nil when the resource has none.
+    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource) -> String? {
+        guard name.namespace == XMLName.dav else { return nil }
+        let modified: Int64
+        var size: Int64? = nil
+        var type = "application/octet-stream"
+        var etag: String? = nil
+        switch resource {
+        case .collection(_, let m): modified = m
+        case .photo(let kept, let s, let m, let sha):
+            (modified, size) = (m, s)
+            type = PhotoType(fileName: kept)?.mediaType ?? type
+            etag = "\"" + (sha ?? "\(s)-\(m)") + "\""
+        case .sidecar(let s, let m): (modified, size, etag) = (m, s, "\"\(s)-\(m)\"")
+        case .placeholder(let m): (modified, size) = (m, 0)
+        case .missing: return nil
+        }
+        switch name.local {
+        case "resourcetype": return resource.isCollection ? "<D:collection/>" : ""
+        case "getcontentlength": return size.map { "\($0)" }
+        case "getcontenttype": return resource.isCollection ? nil : type
+        case "getetag": return etag.map(Multistatus.escape)
+        case "getlastmodified": return DAVDates.httpDate(modified)
+        case "creationdate": return DAVDates.iso8601(modified)
+        case "displayname": return Multistatus.escape(path.name ?? "")
+        case "supportedlock":
+            return "<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
+                + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
+        case "lockdiscovery":
+            let now = Self.now
+            return withLocks { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now) }.joined()
+        case "quota-available-bytes":
+            guard let free = try? photos.availableSpace() else { return nil }  // unknown: the property is answered 404
+            return "\(max(0, free - store.settings.minFree))"
+        case "quota-used-bytes":
+            return (try? photos.usedSpace()).map { "\($0)" }  // unknown: the property is answered 404
+        default: return nil
+        }
+    }
+
+    /// PROPPATCH: answered property by property so that clients setting them (Finder, Windows'
+    /// Win32 times) go on; nothing is kept (a photo's time is the one it arrived with).
+    func proppatch(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+        guard let body = try xmlBody(r), let path = try target(r) else { return false }
+        let request: ProppatchRequest
+        switch ProppatchRequest.parse(body) {
+        case .success(let parsed): request = parsed
+        case .failure(let error): return try refuse(r, 400, error.description)
+        }
+        let resource = view(r).resolve(path)
+        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
+        guard try lockAllows(r, path, includingBelow: false) else { return true }
+        let names: [(XMLName, String)] = request.operations.map { op in
+            switch op {
+            case .set(let name, _): return (name, "")
+            case .remove(let name): return (name, "")
+            }
+        }
+        let protected = names.filter { $0.0.namespace == XMLName.dav && Self.liveProperties.contains($0.0) }
+        let accepted = names.filter { n in !protected.contains { $0.0 == n.0 } }
+        var propstats: [(status: Int, properties: [(XMLName, String)])] = []
+        if protected.isEmpty {
+            propstats.append((200, accepted))
+        } else {
+            // RFC 4918 9.2: all or nothing; a protected property fails the others with 424.
+            propstats.append((403, protected))
+            if !accepted.isEmpty { propstats.append((424, accepted)) }
+        }
+        let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
+        return try answer(r, 207, Multistatus.head + Multistatus.response(href: href, propstats: propstats) + Multistatus.tail,
+                          type: "application/xml; charset=utf-8")
+    }
+}

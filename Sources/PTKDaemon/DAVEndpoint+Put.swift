@@ -1,0 +1,131 @@
+import PTKDAV
+import PTKDigest
+import PTKHTTP
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKVocabulary
+
+/// PUT: a photo arriving like any other (the store's checks, `.incoming/`, flushed before the
+/// 201, the library, hooks, `ptk watch`), its type read from its bytes. The client finds it
+/// under the name it PUT (`DAVNames`), even when the store keeps it under another or already
+/// kept these bytes. A PUT onto a photo with other bytes never replaces it (409); the same
+/// bytes again are 204 and stored once. A 0-byte PUT (Finder's create before it writes) holds
+/// the name as a placeholder; the files operating systems write beside photos go to `DAVSidecars`.
+extension DAVEndpoint {
+    func put(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+        // Until the body is read, every refusal closes the connection.
+        guard let path = try target(r, close: true) else { return false }
+        guard let name = path.name else { return try refuse(r, 405, "the top folder cannot be written", close: true) }
+        let view = view(r)
+        guard let parent = path.parent, view.resolve(parent).isCollection else {
+            return try refuse(r, 409, "the folder \(path.parent?.string ?? "") does not exist: make it first (MKCOL)", close: true)
+        }
+        let existing = view.resolve(path)
+        if existing.isCollection { return try refuse(r, 405, "\(path.string) is a folder", close: true) }
+        guard try lockAllows(r, path, includingBelow: false, close: true) else { return false }
+        guard let size = StoreUpload.announcedSize(r.head) else {
+            return try refuse(r, 411, "a PUT must give its Content-Length (or X-Expected-Entity-Length with a chunked body)", close: true)
+        }
+        if DAVName.kind(name) == .sidecar { return try putSidecar(r, path, size: size, existed: existing.exists) }
+        if size == 0 {
+            if case .photo = existing { return try refuse(r, 409, "\(path.string) is a photo kept with other bytes; it is never replaced") }
+            names.setPlaceholder(r.account.id, path.string, at: Self.now)
+            return try answer(r, existing.exists ? 204 : 201)
+        }
+        guard size <= configuration.maxFileSize else {
+            return try refuse(r, 413, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))", close: true)
+        }
+        if case .photo(let kept, let keptSize, _, let sha) = existing {
+            return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size)
+        }
+        return try putNew(r, path, size: size, existed: existing.exists)
+    }
+
+    /// A new photo (or one onto a placeholder).
+    private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64, existed: Bool) throws(HTTPFailure) -> Bool {
+        let account = r.account
+        let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
+        let kept = configuration.photoTypes
+        // Full access files it where the client put it; upload access in its own folder as the
+        // layout says, with the client's folders below.
+        let folder = r.full ? (path.parent?.string ?? "") : StoreRequest.folder(arrivals.folder(for: sender), adding: path.string)
+        var chosen: PhotoType? = nil
+        let outcome = StoreUpload.receive(size: size, from: r.http, into: store, idle: configuration.idleTimeout, decide: { type in
+            guard let type, kept.contains(type) else {
+                return .refuse(415, "not a photo this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
+            }
+            chosen = type
+            return .store(StoreRequest(name: type.fittedName(path.name!), size: size, sha256: "", type: type, sender: sender.announcedName,
+                                       modified: WallTime.now.milliseconds, folder: folder))
+        }, stop: { self.shutdown.isRequested ? (503, "the receiver is shutting down") : nil })
+        switch outcome {
+        case .saved(let saved, let seconds):
+            r.log(saved.isDuplicate ? "\(quotedForTerminal(path.string)) is already kept as \(quotedForTerminal(saved.name))"
+                                    : "saved \(quotedForTerminal(saved.name)) as \(quotedForTerminal(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s")
+            arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
+            if !r.full || saved.name != path.string {
+                names.setFile(account.id, path.string, DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now))
+            } else {
+                names.removePlaceholder(account.id, path.string)
+            }
+            return try answer(r, 201, headers: [("ETag", "\"\(saved.sha256)\"")])
+        case .failed(let failure):
+            r.log("refused \(quotedForTerminal(path.string)): \(failure.detail); answered \(failure.status)")
+            try r.http.respond(failure.status, Array((failure.reason + "\n").utf8), contentType: "text/plain; charset=utf-8",
+                               close: !failure.keepsConnection, deadline: .now + configuration.idleTimeout)
+            return failure.keepsConnection
+        case .gone(let received):
+            r.log("the PUT of \(quotedForTerminal(path.string)) ended after \(received) of \(size) bytes: the client went away")
+            return false
+        }
+    }
+
+    /// A PUT onto a kept photo: the same bytes are 204 (nothing stored), other bytes 409. The
+    /// body is hashed, never stored; a different size is refused before it is read.
+    private func putOnto(_ r: DAVRequest, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64) throws(HTTPFailure) -> Bool {
+        let why = "\(path.string) is a photo kept with other bytes; it is never replaced (PUT it under another name to keep both)"
+        guard size == keptSize else { return try refuse(r, 409, why, close: true) }
+        let known = sha256 ?? hashOfKept(kept)
+        var hash = SHA256()
+        var count: Int64 = 0
+        do {
+            try r.http.readBody(deadline: { .now + self.configuration.idleTimeout }, sink: { piece in
+                count += Int64(piece.count)
+                guard count <= size else { return false }
+                hash.update(piece)
+                return true
+            }, refusal: { (400, "the body is longer than the \(size) bytes announced") })
+        } catch {
+            if case .refused(let status, let reason) = error { return try refuse(r, status, reason, close: true) }
+            throw error
+        }
+        guard count == size, let known, hash.finalizeHex() == known else { return try refuse(r, 409, why) }
+        if r.full && kept != path.string || !r.full {
+            names.setFile(r.account.id, path.string, DAVNamed(kept: kept, size: size, sha256: known, modified: Self.now))
+        }
+        return try answer(r, 204, headers: [("ETag", "\"\(known)\"")])
+    }
+
+    /// The SHA-256 of a kept photo the library does not know (read from its file).
+    private func hashOfKept(_ kept: String) -> String? {
+        guard let fd = try? photos.openBeneath(kept, flags: [.readOnly, .nonBlocking]) else { return nil }  // unreadable: no hash, so the PUT is refused as other bytes
+        defer { fd.close() }
+        return try? SHA256.hex(ofFile: fd).get()  // as above
+    }
+
+    /// A file an operating system writes beside photos: kept apart, up to `DAVSidecars.maxSize`.
+    private func putSidecar(_ r: DAVRequest, _ path: DAVPath, size: Int64, existed: Bool) throws(HTTPFailure) -> Bool {
+        guard size <= Int64(DAVSidecars.maxSize) else {
+            return try refuse(r, 413, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes", close: true)
+        }
+        let bytes: [UInt8]
+        do { bytes = try r.http.readBody(limit: DAVSidecars.maxSize, deadline: { .now + self.configuration.idleTimeout }) } catch {
+            if case .refused(let status, let reason) = error { return try refuse(r, status, reason, close: true) }
+            throw error
+        }
+        if let why = sidecars.write(r.account.id, path.string, bytes) { return try refuse(r, 507, why) }
+        names.removePlaceholder(r.account.id, path.string)
+        return try answer(r, existed ? 204 : 201)
+    }
+}

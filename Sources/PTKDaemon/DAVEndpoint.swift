@@ -1,0 +1,95 @@
+import PTKConfiguration
+import PTKDAV
+import PTKHTTP
+import PTKStore
+import PTKSystem
+import PTKTrust
+
+/// What a WebDAV request carries besides its head: the browser-side connection (and its
+/// library handle) and, once `BasicAuth` accepted it, the app password.
+struct DAVContext {
+    let connection: WebConnection
+    var account: AppPassword?
+}
+
+typealias DAVRequest = HTTPRequest<DAVContext>
+
+extension HTTPRequest where Context == DAVContext {
+    /// The app password `BasicAuth` accepted (every DAV route needs one).
+    var account: AppPassword { context.account! }
+    var full: Bool { context.account?.access == .full }
+}
+
+/// ptkd's WebDAV door (RFC 4918 class 1 and 2, docs/OPERATIONS.md "From a file manager or a
+/// backup app"): `/dav/` on the web interface's port and certificate, for app passwords over
+/// HTTP Basic. A `full` password sees the received-photos directory as folders; an `upload`
+/// password sees only what it sent, and its photos land in its own folder as the layout says.
+/// A PUT is a photo arriving like any other (the store's checks, flushed before the answer, the
+/// library, hooks). The names each client used are remembered (`DAVNames`), what operating
+/// systems write beside photos is kept apart (`DAVSidecars`), and locks live in memory.
+final class DAVEndpoint: @unchecked Sendable {
+    let configuration: DaemonConfiguration
+    let store: PhotoStore
+    let arrivals: Arrivals
+    let shutdown: ShutdownSignal
+    let passwords: AppPasswords
+    let names: DAVNames
+    let sidecars: DAVSidecars
+    /// Wrong app passwords, counted per address with the web login's.
+    let throttle: PasswordThrottle
+    let guesses: Guesses
+    let requestLogBudget = LogBudget(perMinute: 30)
+    /// The received-photos directory, for reads and listings (writes go through the store and library).
+    let photos: FileDescriptor
+    // Guarded by `lockTableLock`.
+    private var lockTable = LockTable(maxPerAccount: DAVEndpoint.maxLocksPerPassword)
+    private let lockTableLock = Lock()
+
+    /// The path the door is mounted at.
+    static let prefix = "/dav"
+    static let maxLocksPerPassword = 100
+    /// PROPFIND, PROPPATCH and LOCK bodies are read up to this size (and parsed with `XMLLimits.default`).
+    static let xmlLimit = 64 << 10
+    static let realm = "ptk"
+
+    init(configuration: DaemonConfiguration, store: PhotoStore, arrivals: Arrivals, throttle: PasswordThrottle, guesses: Guesses,
+         shutdown: ShutdownSignal) throws(DaemonError) {
+        self.configuration = configuration
+        self.store = store
+        self.arrivals = arrivals
+        self.throttle = throttle
+        self.guesses = guesses
+        self.shutdown = shutdown
+        passwords = AppPasswords(directory: configuration.webDirectory)
+        names = DAVNames(directory: configuration.webDirectory + "/dav")
+        sidecars = DAVSidecars(directory: configuration.webDirectory + "/dav")
+        do {
+            photos = try .open(configuration.effectiveDirectory, flags: [.readOnly, .directory])
+        } catch {
+            throw DaemonError(description: "webdav: cannot open \(configuration.effectiveDirectory): \(error)", exitCode: .directoryUnusable)
+        }
+    }
+
+    deinit { photos.close() }
+
+    /// Whether a request's target is the door's (`/dav`, `/dav/...`), as sent.
+    static func isDAVTarget(_ target: String) -> Bool {
+        let path = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
+        return path == prefix || path.hasPrefix(prefix + "/")
+    }
+
+    /// Runs `body` on the lock table, alone.
+    func withLocks<T>(_ body: (inout LockTable) -> T) -> T { lockTableLock.withLock { body(&lockTable) } }
+
+    /// The seconds clock locks expire by.
+    static var now: Int64 { WallTime.now.seconds }
+
+    /// Answers each request of a web connection whose target is the door's.
+    func handler(connection: WebConnection) -> (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool {
+        let service = service()
+        return { head, http, certificate throws(HTTPFailure) in
+            try service.respond(to: head, on: http, peer: connection.peer, connectionID: connection.id, certificate: certificate,
+                                context: DAVContext(connection: connection, account: nil))
+        }
+    }
+}

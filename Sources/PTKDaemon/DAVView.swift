@@ -1,0 +1,91 @@
+import PTKDAV
+import PTKLibrary
+import PTKSystem
+import PTKTrust
+import PTKVocabulary
+
+/// What a WebDAV path names for one app password.
+enum DAVResource: Equatable {
+    /// A folder: `real` in the received-photos directory (`full`), or one the client made
+    /// (`upload`: its view has only its own).
+    case collection(real: Bool, modified: Int64)
+    /// A kept photo (`kept`: its path in the directory), with its SHA-256 when known.
+    case photo(kept: String, size: Int64, modified: Int64, sha256: String?)
+    /// A file an operating system wrote beside photos (`DAVSidecars`).
+    case sidecar(size: Int64, modified: Int64)
+    /// A name held empty (a 0-byte PUT, a LOCK before the PUT).
+    case placeholder(modified: Int64)
+    case missing
+
+    var exists: Bool { self != .missing }
+    var isCollection: Bool { if case .collection = self { return true } else { return false } }
+    var isPlaceholder: Bool { if case .placeholder = self { return true } else { return false } }
+}
+
+/// One app password's view of the door: `full` sees the directory (hidden names never), with
+/// the names it PUT in place of the kept ones where they differ; `upload` sees only what it
+/// sent and the folders it made.
+struct DAVView {
+    let endpoint: DAVEndpoint
+    let account: AppPassword
+    /// The requesting connection's library handle (nil: the library is off).
+    let library: PhotoLibrary?
+
+    var full: Bool { account.access == .full }
+
+    func resolve(_ path: DAVPath) -> DAVResource {
+        if path.isRoot { return .collection(real: full, modified: full ? ((try? endpoint.photos.status().modified) ?? 0) : 0) }  // unreadable: shown as of 1970
+        let key = path.string
+        if DAVName.kind(path.name ?? "") == .sidecar {
+            if let e = endpoint.sidecars.entry(account.id, key) { return .sidecar(size: e.size, modified: e.modified) }
+            return placeholder(key)
+        }
+        let (named, folder, held) = endpoint.names.with(account.id) { a in (a.files[key], a.folders.contains(key), a.placeholders[key]) }
+        if let named {
+            guard let st = try? endpoint.photos.statusBeneath(named.kept), st.isRegularFile else { return held.map { .placeholder(modified: $0) } ?? .missing }  // the kept photo is gone (ptk rm): the name is gone too
+            return .photo(kept: named.kept, size: st.size, modified: named.modified, sha256: named.sha256.isEmpty ? nil : named.sha256)
+        }
+        if let held { return .placeholder(modified: held) }
+        guard full else { return folder ? .collection(real: false, modified: 0) : .missing }
+        guard let st = try? endpoint.photos.statusBeneath(key) else { return .missing }  // nothing there (or not reachable without a symlink)
+        if st.isDirectory { return .collection(real: true, modified: st.modified) }
+        if st.isRegularFile { return .photo(kept: key, size: st.size, modified: st.modified, sha256: try? library?.sha256(exactly: key)) }  // no entry: the ETag falls back to size and time
+        return .missing
+    }
+
+    private func placeholder(_ key: String) -> DAVResource {
+        endpoint.names.with(account.id) { $0.placeholders[key] }.map { .placeholder(modified: $0) } ?? .missing
+    }
+
+    /// The members of the collection `path`, by name, sorted.
+    func children(_ path: DAVPath) -> [(name: String, resource: DAVResource)] {
+        let key = path.string
+        var out: [String: DAVResource] = [:]
+        if full, let dir = try? (path.isRoot ? endpoint.photos.openSubdirectory(".") : openFolder(key)) {  // unreadable: listed empty
+            let hashes = (try? library?.hashes(inFolder: key)) ?? [:]  // no library: ETags from size and time
+            // Kept photos that a name of this password's shows elsewhere are shown under that name.
+            let aliased = endpoint.names.with(account.id) { a in Set(a.files.filter { $0.key != $0.value.kept }.map(\.value.kept)) }
+            defer { dir.close() }
+            for name in (try? dir.entries()) ?? [] where DAVName.kind(name) == .ordinary {  // unreadable: listed empty
+                let child = key.isEmpty ? name : key + "/" + name
+                guard !aliased.contains(child), let st = try? dir.status(of: name) else { continue }  // gone meanwhile: not listed
+                if st.isDirectory { out[name] = .collection(real: true, modified: st.modified) }
+                else if st.isRegularFile { out[name] = .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[name]) }
+            }
+        }
+        let names = endpoint.names.with(account.id) { $0.children(of: key) }
+        for name in names where out[name] == nil {
+            let resource = resolve(path.appending(name))
+            if resource.exists { out[name] = resource }
+        }
+        for (name, e) in endpoint.sidecars.children(account.id, of: key) { out[name] = .sidecar(size: e.size, modified: e.modified) }
+        return out.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// The real folder `key` below the directory, opened without following a symlink.
+    private func openFolder(_ key: String) throws(SystemError) -> FileDescriptor {
+        let place = try endpoint.photos.parentBeneath(key)
+        defer { place.close() }
+        return try place.folder.openSubdirectory(place.name)
+    }
+}

@@ -1,0 +1,172 @@
+import PTKDigest
+import PTKSystem
+
+/// The app passwords: one random password per device or app, for the WebDAV door's Basic auth
+/// (`ptk app-password add|list|remove`). Kept in `STATE/web/app-passwords` (`AppPasswordFile`:
+/// mode 0600, replaced atomically, owned like the directory), beside WebAccess's files and
+/// under the same rules: opened relative to the web directory's descriptor, never through a
+/// symlink the service user planted (`RefusedFileError`).
+///
+/// Only the SHA-256 of each password is written: a password is about 141 random bits, so no
+/// slow hash is needed (and Basic auth sends it with every request).
+///
+/// Every write, root's `ptk` adding or removing and ptkd noting a use, reads the file again
+/// and replaces it holding `web/.lock` (WebAccess's lock), so neither loses the other's change:
+/// a use noted just after a removal finds no line to update and writes nothing. ptkd's checks
+/// take no lock: they read the file whenever its inode, size or time changed (a removal works
+/// on the next request), and a replaced file is never seen half-written.
+public final class AppPasswords: @unchecked Sendable {
+    // `noted` is guarded by `lock`; `file` guards itself; the rest is immutable.
+    public let directory: String
+    private let web: StateDirectory
+    private let file: ReloadingFile<[AppPasswordFile.Entry]>
+    private let lock = Lock()
+    /// Per password id: when and from where its use was last written (or found written).
+    private var noted: [String: (time: Int64, address: String)] = [:]
+
+    /// A use is written at most this often per password (seconds), unless the address changed.
+    public static let noteInterval: Int64 = 60
+    /// A generated password: this many groups of `groupLength` lower-case letters, joined by "-".
+    public static let groups = 6
+    public static let groupLength = 5
+
+    /// `directory` is the web state directory (`STATE/web`, as WebAccess's).
+    public init(directory: String) {
+        self.directory = directory
+        web = StateDirectory(below: directory)
+        file = ReloadingFile("app-passwords", in: web, empty: [], parse: AppPasswordFile.parse)
+    }
+
+    /// The file, for messages.
+    public var path: String { file.path }
+
+    /// 1 to 64 bytes of `A-Z a-z 0-9 . _ -`, not starting with "." or "-" (no ":", where Basic
+    /// auth splits the user name from the password; nothing a shell or a terminal treats specially).
+    public static func validName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count), bytes[0] != UInt8(ascii: "."), bytes[0] != UInt8(ascii: "-") else { return false }
+        return bytes.allSatisfy { c in
+            (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c)
+                || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")
+        }
+    }
+
+    /// A new password for `name`, which must be a valid name no other password has: the stored
+    /// entry and the password itself (shown once; kept nowhere). Throws `TrustError` for a name
+    /// that is not valid or is taken, else the file's error.
+    public func add(name: String, access: AppAccess, now: Int64) throws -> (AppPassword, password: String) {
+        guard Self.validName(name) else {
+            throw TrustError("'\(name)' is not a valid app password name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -")
+        }
+        let password = Self.generatePassword()
+        return try locked { dir in
+            var entries = try read(in: dir)
+            guard !entries.contains(where: { Self.sameName($0.password.name, name) }) else {
+                throw TrustError("an app password named '\(name)' exists already: choose another name, or remove it first (ptk app-password remove \(name))")
+            }
+            var id = hex(randomBytes(8))
+            while entries.contains(where: { $0.password.id == id }) { id = hex(randomBytes(8)) }
+            let entry = AppPasswordFile.Entry(password: AppPassword(id: id, name: name, access: access, created: now),
+                                              hash: Self.hash(password))
+            entries.append(entry)
+            try write(entries, in: dir)
+            return (entry.password, password)
+        }
+    }
+
+    /// The passwords, oldest first (none when the directory or file does not exist).
+    public func list() throws -> [AppPassword] {
+        (try web.withExisting { dir in try read(in: dir) } ?? []).map(\.password)
+    }
+
+    /// Removes the password named `name`; false when there is none.
+    @discardableResult
+    public func remove(name: String) throws -> Bool {
+        try locked { dir in
+            var entries = try read(in: dir)
+            guard let i = entries.firstIndex(where: { Self.sameName($0.password.name, name) }) else { return false }
+            entries.remove(at: i)
+            try write(entries, in: dir)
+            return true
+        }
+    }
+
+    /// ptkd, on every request: the password these credentials are, nil when wrong, removed or
+    /// unknown. The file is read again when it changed; hashes are compared in constant time.
+    /// A-Z in `password` count as a-z (a phone's keyboard may capitalise the first letter;
+    /// generated passwords have none, so no strength is lost).
+    public func verify(name: String, password: String) -> AppPassword? {
+        guard password.utf8.count <= 1024 else { return nil }
+        let given = Array(Self.hash(password).utf8)
+        let entry = file.current.first { Self.sameName($0.password.name, name) }
+        // Compared even for an unknown name, so the time taken does not tell which names exist.
+        let expected = Array((entry?.hash ?? String(repeating: "-", count: 64)).utf8)
+        guard constantTimeEqual(given, expected), let entry else { return nil }
+        return entry.password
+    }
+
+    /// ptkd: records a use of password `id` from `address` at `now`. Written (holding the lock,
+    /// re-reading the file) at most once per `noteInterval` per password, or at once when the
+    /// address changed; otherwise only remembered. A removed password is not written back.
+    public func noteUse(id: String, address: String, now: Int64) {
+        let address = AppPasswordFile.cleanAddress(address)
+        guard let stored = file.current.first(where: { $0.password.id == id })?.password else { return }
+        let due: Bool = lock.withLock {
+            if let last = noted[id] ?? stored.lastUsed.map({ (time: $0, address: stored.lastAddress ?? "-") }),
+               now >= last.time, now - last.time < Self.noteInterval, last.address == address { return false }
+            noted[id] = (now, address)
+            return true
+        }
+        guard due else { return }
+        // Only `ptk app-password list` shows it: a failed write loses nothing else, and the next
+        // use after `noteInterval` tries again.
+        try? locked { dir in
+            var entries = try read(in: dir)
+            guard let i = entries.firstIndex(where: { $0.password.id == id }) else { return }
+            entries[i].password.lastUsed = now
+            entries[i].password.lastAddress = address == "-" ? nil : address
+            try write(entries, in: dir)
+        }
+    }
+
+    /// A new password: `groups` groups of `groupLength` lower-case letters joined by "-"
+    /// (6 × 5: 30 × log2(26) ≈ 141 bits), each letter from the kernel's random bytes, unbiased
+    /// (bytes of 234 and above, past the last whole multiple of 26, are drawn again).
+    public static func generatePassword() -> String {
+        let count = groups * groupLength
+        var letters: [UInt8] = []
+        while letters.count < count {
+            for b in randomBytes(count) where b < 234 && letters.count < count { letters.append(UInt8(ascii: "a") + b % 26) }
+        }
+        var out: [UInt8] = []
+        for (i, letter) in letters.enumerated() {
+            if i > 0 && i % groupLength == 0 { out.append(UInt8(ascii: "-")) }
+            out.append(letter)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    // MARK: Helpers
+
+    /// Names compared as bytes: Swift's `==` would take the Kelvin sign for "K".
+    static func sameName(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+
+    /// The SHA-256 (hex) of `password`, A-Z taken as a-z.
+    static func hash(_ password: String) -> String {
+        SHA256.hex(of: password.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 })
+    }
+
+    /// Runs `body` holding `web/.lock`, with the directory (made when missing) open.
+    private func locked<R>(_ body: (FileDescriptor) throws -> R) throws -> R {
+        try web.locked(".lock", creating: 0o700, body)
+    }
+
+    private func read(in dir: FileDescriptor) throws -> [AppPasswordFile.Entry] {
+        AppPasswordFile.parse(try web.readText("app-passwords", in: dir) ?? "")
+    }
+
+    private func write(_ entries: [AppPasswordFile.Entry], in dir: FileDescriptor) throws {
+        try web.replace("app-passwords", in: dir, with: Array(AppPasswordFile.format(entries).utf8), mode: 0o600)
+        file.forget()
+    }
+}
