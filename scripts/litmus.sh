@@ -39,7 +39,7 @@ elif [ $# = 0 ]; then
     done
     [ -n "$port" ] || { echo "litmus.sh: ptkd did not start:" >&2; cat "$work/ptkd.log" >&2; exit 1; }
     # shellcheck disable=SC2086
-    json=$("$bin/ptk" $common app-password add litmus --access full --json)
+    json=$("$bin/ptk" $common app-password add litmus --access full --json 2>>"$work/ptk.log")
     user=$(printf '%s' "$json" | python3 -c 'import json, sys; print(json.load(sys.stdin)["user"])')
     password=$(printf '%s' "$json" | python3 -c 'import json, sys; print(json.load(sys.stdin)["password"])')
     url="https://127.0.0.1:$port/dav/"
@@ -57,12 +57,13 @@ if [ -n "${LITMUS_KEEP:-}" ]; then
 fi
 echo "litmus $(litmus --version 2>/dev/null | sed -n 's/^litmus \([0-9.]*\).*/\1/p' | head -n 1) against $url"
 # litmus redraws each test's line with carriage returns: one record per redraw, the last wins.
-tr '\r' '\n' <"$work/litmus.out" >"$work/litmus.txt"
+# Its reasons sometimes quote a name it has freed already: bytes that are not printable ASCII go.
+LC_ALL=C tr '\r' '\n' <"$work/litmus.out" | LC_ALL=C tr -d '\000-\011\013-\037\177-\377' >"$work/litmus.txt"
 awk '
     /^-> running `/ { suite = $3; gsub(/[`'"'"':]/, "", suite); order[++n] = suite; next }
     /^ *[0-9]+\. [A-Za-z0-9_]+\.+ *FAIL/ {
         line = $0; sub(/^ */, "", line)
-        name = line; sub(/\..*/, "", name); sub(/^[0-9]+ */, "", name)
+        name = line; sub(/^[0-9]+\. */, "", name); sub(/\.\.+.*/, "", name)
         reason = line; sub(/^[^F]*FAIL */, "", reason); sub(/^\(/, "", reason); sub(/\)$/, "", reason)
         fails[suite] = fails[suite] "  FAIL " suite "/" name ": " reason "\n"
         next

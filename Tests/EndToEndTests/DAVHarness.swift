@@ -15,6 +15,11 @@ import Testing
 /// instead of skipping.
 let davClientsRequired = environment("PTK_REQUIRE_DAV_CLIENTS") == "1"
 
+/// The door's challenge: Basic, realm "ptk" (RFC 7617's charset="UTF-8" may follow).
+func isPTKChallenge(_ value: String) -> Bool {
+    value == #"Basic realm="ptk""# || value == #"Basic realm="ptk", charset="UTF-8""#
+}
+
 /// A client program of the tests, by its absolute path or on PATH.
 func haveProgram(_ name: String) -> Bool {
     name.hasPrefix("/") ? access(name, X_OK) == 0 : findProgram(name) != nil
