@@ -56,7 +56,8 @@ extension DAVEndpoint {
         guard view.resolve(parent).isCollection else { return try refuse(r, 409, "the folder \(parent.string) does not exist") }
         guard try lockAllows(r, path, includingBelow: false) else { return true }
         if r.full {
-            guard StoreRequest.isValidFolder(path.string) else {
+            // The naming rules' own name, byte for byte (no control, bidi or zero-width characters).
+            guard StoreRequest.isValidFolder(path.string), Array(PhotoStore.folderName(name).utf8) == Array(name.utf8) else {
                 return try refuse(r, 403, "\(path.string) is not a folder the receiver keeps (at most \(StoreRequest.maxFolderDepth) names, none starting with a dot or with control characters)")
             }
             do throws(SystemError) {
@@ -75,9 +76,11 @@ extension DAVEndpoint {
             guard path.components.count <= StoreRequest.maxFolderDepth else {
                 return try refuse(r, 403, "folders go at most \(StoreRequest.maxFolderDepth) deep")
             }
-            names.addFolder(r.account.id, path.string)
+            guard names.addFolder(r.account.id, path) else {
+                return try refuse(r, 507, "this app password has made \(DAVNames.maxFolders) folders already")
+            }
         }
-        names.removePlaceholder(r.account.id, path.string)
+        names.removePlaceholder(r.account.id, path)
         r.log("made the folder \(quotedForTerminal(path.string))")
         return try answer(r, 201)
     }

@@ -9,34 +9,38 @@ import PTKVocabulary
 /// were submitted). Locks are exclusive or shared write locks, held in memory with a timeout
 /// (`Timeout:`, at most an hour), at most `maxLocksPerPassword` per password. A LOCK on a name
 /// that does not exist holds it as an empty placeholder (201) until the PUT or the UNLOCK:
-/// Finder locks before it writes.
+/// Finder locks before it writes. A lock is its password's (RFC 4918 6.4: the token is only
+/// good with the credentials that took it): another password's token submitted counts for
+/// nothing, and only the holder refreshes or unlocks. `full` passwords share the directory's
+/// locks; each `upload` password's are in a table of its own (`DAVView.lockSpace`).
 extension DAVEndpoint {
     /// Whether a write to `path` (and, `includingBelow`, what is below it) may go ahead;
     /// false after answering 412 or 423.
     func lockAllows(_ r: DAVRequest, _ path: DAVPath, includingBelow: Bool, checkLocks: Bool = true, close: Bool = false) throws(HTTPFailure) -> Bool {
         var submitted: [String] = []
+        let view = view(r)
+        let space = view.lockSpace
         if let header = r.head.header("if") {
             guard let parsed = IfHeader.parse(header) else {
                 try refuse(r, 400, "the If header is not one RFC 4918 allows", close: close)
                 return false
             }
-            let view = view(r)
             let now = Self.now
             let holds = parsed.evaluate(requestResource: path.string, resolve: { tag in
                 (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string  // a tag naming nothing of ours matches no resource
             }, state: { key in
                 let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
-                let tokens = self.withLocks { $0.covering(p, now: now) }.map(\.token)
-                return (tokens, self.property(.dav("getetag"), of: p, view.resolve(p)))
+                let tokens = self.withLocks(space) { $0.covering(p, now: now) }.map(\.token)
+                return (tokens, self.property(.dav("getetag"), of: p, view.resolve(p), space: space))
             })
             guard holds else {
                 try refuse(r, 412, "the If header's conditions do not hold", close: close)
                 return false
             }
-            submitted = parsed.allTokens
+            submitted = ownTokens(parsed.allTokens, r, space: space)
         }
         let now = Self.now
-        if checkLocks, let lock = withLocks({ $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
+        if checkLocks, let lock = withLocks(space, { $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
             let root = lock.root.href(prefix: Self.prefix, collection: false)
             _ = try refuseCondition(r, 423, "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
                                     "\(path.string.isEmpty ? "/" : path.string) is locked and the request did not give the lock's token", close: close)
@@ -56,9 +60,10 @@ extension DAVEndpoint {
         let now = Self.now
         guard let request else {
             // A refresh: no body, the lock's token in the If header.
-            let tokens = r.head.header("if").flatMap(IfHeader.parse)?.allTokens ?? []
+            let space = view(r).lockSpace
+            let tokens = ownTokens(r.head.header("if").flatMap(IfHeader.parse)?.allTokens ?? [], r, space: space)
             for token in tokens {
-                if case .success(let lock) = withLocks({ $0.refresh(token: token, path: path, timeout: timeout, now: now) }) {
+                if case .success(let lock) = withLocks(space, { $0.refresh(token: token, path: path, timeout: timeout, now: now) }) {
                     return try lockAnswer(r, 200, lock)
                 }
             }
@@ -77,13 +82,16 @@ extension DAVEndpoint {
         // Conditions asked for are checked; a lock in the way is the table's conflict (423).
         guard try lockAllows(r, path, includingBelow: false, checkLocks: false) else { return true }
         let token = "urn:uuid:" + Self.uuid()
-        let result = withLocks {
+        let result = withLocks(view.lockSpace) {
             $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: r.account.id,
                     timeout: timeout, now: now, token: token)
         }
         switch result {
         case .success(let lock):
-            if !resource.exists { names.setPlaceholder(r.account.id, path.string, at: now) }
+            if !resource.exists, !names.setPlaceholder(r.account.id, path, at: now) {
+                _ = withLocks(view.lockSpace) { $0.unlock(token: lock.token, path: path, now: now) }
+                return try refuse(r, 503, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
+            }
             r.log("locked \(quotedForTerminal(path.string)) for \(timeout) s")
             return try lockAnswer(r, resource.exists ? 200 : 201, lock)
         case .failure(.tooMany):
@@ -106,14 +114,24 @@ extension DAVEndpoint {
         }
         token = String(token.dropFirst().dropLast())
         let now = Self.now
-        switch withLocks({ $0.unlock(token: token, path: path, now: now) }) {
+        let space = view(r).lockSpace
+        guard ownTokens([token], r, space: space) == [token] || !withLocks(space, { $0.locks.contains { $0.token == token } }) else {
+            return try refuse(r, 403, "that lock was taken with another app password")
+        }
+        switch withLocks(space, { $0.unlock(token: token, path: path, now: now) }) {
         case .success:
             // A name held only for this lock is let go: it never becomes an empty photo.
-            if withLocks({ $0.covering(path, now: now) }).isEmpty { names.removePlaceholder(r.account.id, path.string) }
+            if withLocks(space, { $0.covering(path, now: now) }).isEmpty { names.removePlaceholder(r.account.id, path) }
             return try answer(r, 204)
         case .failure:
             return try refuseCondition(r, 409, "<D:lock-token-matches-request-uri/>", "no lock with that token covers \(path.string)")
         }
+    }
+
+    /// The tokens of `tokens` that name locks of the request's password (RFC 4918 6.4).
+    func ownTokens(_ tokens: [String], _ r: DAVRequest, space: String) -> [String] {
+        let own = withLocks(space) { table in Set(table.locks.filter { $0.account == r.account.id }.map(\.token)) }
+        return tokens.filter(own.contains)
     }
 
     /// A random (version 4) UUID.

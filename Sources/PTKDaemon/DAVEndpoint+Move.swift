@@ -20,15 +20,21 @@ extension DAVEndpoint {
         let id = r.account.id
         switch resource {
         case .placeholder:
-            names.removePlaceholder(id, path.string)
+            names.removePlaceholder(id, path)
         case .sidecar:
             sidecars.remove(id, path.string)
         case .photo(let kept, _, _, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
+            if names.with(id, { $0.files[path]?.shared }) == true {
+                // A name for bytes kept already (someone's photo): only the name goes.
+                names.remove(id, path)
+                r.log("forgot the name \(quotedForTerminal(path.string)) (\(quotedForTerminal(kept)) stays: it was kept before)")
+                break
+            }
             do throws(LibraryError) { try removeKept(kept, library: view.library) } catch {
                 return try refuse(r, 500, "cannot delete \(path.string): \(error.description)")
             }
-            names.remove(id, path.string)
+            names.remove(id, path)
             r.log("deleted \(quotedForTerminal(kept))")
         case .collection(let real, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
@@ -37,12 +43,12 @@ extension DAVEndpoint {
                     return try refuse(r, 500, "cannot delete \(path.string): \(error.description)")
                 }
             }
-            names.remove(id, path.string)
+            names.remove(id, path)
             sidecars.removeAll(id, within: path.string)
             r.log("deleted the folder \(quotedForTerminal(path.string))")
         case .missing: break
         }
-        withLocks { $0.removeAll(within: path) }
+        withLocks(view.lockSpace) { $0.removeAll(within: path) }
         return try answer(r, 204)
     }
 
@@ -80,14 +86,23 @@ extension DAVEndpoint {
         guard try lockAllows(r, path, includingBelow: true), try lockAllows(r, destination, includingBelow: true) else { return true }
         switch resource {
         case .placeholder(let at):
-            names.removePlaceholder(id, path.string)
-            names.setPlaceholder(id, destination.string, at: at)
+            names.removePlaceholder(id, path)
+            _ = names.setPlaceholder(id, destination, at: at)  // one held name for another: the count stays
         case .sidecar where sidecarMove:
             sidecars.move(id, path.string, to: destination.string)
         case .sidecar:
             return try refuse(r, 403, "\(path.name!) cannot become a photo by a rename: PUT the photo")
         case .photo(let kept, _, _, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename photos") }
+            guard DAVName.kind(destination.name!) == .ordinary else {
+                return try refuse(r, 403, "\(destination.name!) is a name operating systems use for their own files, not a photo's")
+            }
+            if let named = names.with(id, { $0.files[path] }), named.shared {
+                // A name for bytes kept already: only the name moves.
+                names.move(id, path, to: destination)
+                r.log("moved the name \(quotedForTerminal(path.string)) to \(quotedForTerminal(destination.string))")
+                break
+            }
             let type = PhotoType(fileName: kept) ?? .png
             let leaf = PhotoStore.finalName(destination.name!, type: type)
             let newKept = (parent.isRoot ? "" : parent.string + "/") + leaf
@@ -95,15 +110,18 @@ extension DAVEndpoint {
             do throws(LibraryError) { try renameKept(kept, to: newKept, library: view.library) } catch {
                 return try refuse(r, error.kind == .refused ? 403 : 500, error.description)
             }
-            names.remove(id, path.string)
+            names.remove(id, path)
             if newKept != destination.string {
-                names.setFile(id, destination.string, DAVNamed(kept: newKept, size: 0, sha256: "", modified: Self.now))
+                // Moved now: unreadable at once is 0, a name that resolves to nothing.
+                let st = try? photos.statusBeneath(newKept)
+                names.setFile(id, destination, DAVNamed(kept: newKept, size: st?.size ?? 0, sha256: "", modified: Self.now, inode: st?.inode ?? 0,
+                                                        shared: false))
             }
             r.log("moved \(quotedForTerminal(kept)) to \(quotedForTerminal(newKept))")
         case .collection(let real, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename folders") }
-            guard StoreRequest.isValidFolder(destination.string) else {
-                return try refuse(r, 403, "\(destination.string) is not a folder the receiver keeps")
+            guard StoreRequest.isValidFolder(destination.string), Array(PhotoStore.folderName(destination.name!).utf8) == Array(destination.name!.utf8) else {
+                return try refuse(r, 403, "\(destination.string) is not a folder name the receiver keeps")
             }
             if real {
                 do throws(LibraryError) { try renameKept(path.string, to: destination.string, library: view.library) } catch {
@@ -111,7 +129,7 @@ extension DAVEndpoint {
                 }
             }
             let from = path.string + "/", to = destination.string + "/"
-            names.move(id, path.string, to: destination.string) { named in
+            names.move(id, path, to: destination) { named in
                 var n = named
                 if n.kept.hasPrefix(from) { n.kept = to + n.kept.dropFirst(from.count) }
                 return n
@@ -120,7 +138,7 @@ extension DAVEndpoint {
             r.log("moved the folder \(quotedForTerminal(path.string)) to \(quotedForTerminal(destination.string))")
         case .missing: break
         }
-        withLocks { $0.removeAll(within: path) }
+        withLocks(view.lockSpace) { $0.removeAll(within: path) }
         return try answer(r, target.exists ? 204 : 201)
     }
 

@@ -12,8 +12,12 @@ extension DAVEndpoint {
                                  "displayname", "supportedlock", "lockdiscovery"].map(XMLName.dav)
     static let quotaProperties = ["quota-available-bytes", "quota-used-bytes"].map(XMLName.dav)
 
+    /// The request's view; placeholders no lock holds any more are let go first.
     func view(_ r: DAVRequest) -> DAVView {
-        DAVView(endpoint: self, account: r.account, library: try? r.context.connection.library())  // library off or unreadable: listings go without its hashes
+        let view = DAVView(endpoint: self, account: r.account, library: try? r.context.connection.library())  // library off or unreadable: listings go without its hashes
+        let now = Self.now
+        names.expirePlaceholders(r.account.id, now: now) { path in !self.withLocks(view.lockSpace) { $0.covering(path, now: now) }.isEmpty }
+        return view
     }
 
     /// Reads a request's XML body (nil after answering a refusal).
@@ -53,7 +57,7 @@ extension DAVEndpoint {
         let out = try r.http.respondChunked(207, contentType: "application/xml; charset=utf-8", deadline: .now + idle)
         var pending = Multistatus.head
         func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPFailure) {
-            pending += response(path, resource, request)
+            pending += response(path, resource, request, space: view.lockSpace)
             if pending.utf8.count >= 32 << 10 {
                 try out.write(Array(pending.utf8), deadline: .now + idle)
                 pending = ""
@@ -70,24 +74,24 @@ extension DAVEndpoint {
     }
 
     /// One `<D:response>` for `resource` as `request` asks.
-    func response(_ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest) -> String {
+    func response(_ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, space: String) -> String {
         let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
         switch request {
         case .propertyNames:
             return Multistatus.response(href: href, propstats: [(200, (Self.liveProperties + Self.quotaProperties).map { ($0, "") })])
         case .allProperties(let include):
             let wanted = Self.liveProperties + include.filter { !Self.liveProperties.contains($0) }
-            return answer(path, resource, wanted, href: href, omitMissing: true)
+            return answer(path, resource, wanted, href: href, omitMissing: true, space: space)
         case .properties(let names):
-            return answer(path, resource, names, href: href, omitMissing: false)
+            return answer(path, resource, names, href: href, omitMissing: false, space: space)
         }
     }
 
-    private func answer(_ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool) -> String {
+    private func answer(_ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool, space: String) -> String {
         var found: [(XMLName, String)] = []
         var missing: [(XMLName, String)] = []
         for name in names {
-            if let value = property(name, of: path, resource) { found.append((name, value)) } else { missing.append((name, "")) }
+            if let value = property(name, of: path, resource, space: space) { found.append((name, value)) } else { missing.append((name, "")) }
         }
         var propstats: [(status: Int, properties: [(XMLName, String)])] = [(200, found)]
         if !missing.isEmpty && !omitMissing { propstats.append((404, missing)) }
@@ -95,7 +99,7 @@ extension DAVEndpoint {
     }
 
     /// A live property's value (inner XML), nil when the resource has none.
-    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource) -> String? {
+    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, space: String) -> String? {
         guard name.namespace == XMLName.dav else { return nil }
         let modified: Int64
         var size: Int64? = nil
@@ -124,7 +128,7 @@ extension DAVEndpoint {
                 + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
         case "lockdiscovery":
             let now = Self.now
-            return withLocks { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now) }.joined()
+            return withLocks(space) { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now) }.joined()
         case "quota-available-bytes":
             guard let free = try? photos.availableSpace() else { return nil }  // unknown: the property is answered 404
             return "\(max(0, free - store.settings.minFree))"

@@ -29,8 +29,15 @@ extension DAVEndpoint {
         }
         if DAVName.kind(name) == .sidecar { return try putSidecar(r, path, size: size, existed: existing.exists) }
         if size == 0 {
+            // A chunked body that says 0 bytes must be empty.
+            do { _ = try r.http.readBody(limit: 0, deadline: { .now + self.configuration.idleTimeout }) } catch {
+                if case .refused = error { return try refuse(r, 400, "the body is longer than the 0 bytes announced", close: true) }
+                throw error
+            }
             if case .photo = existing { return try refuse(r, 409, "\(path.string) is a photo kept with other bytes; it is never replaced") }
-            names.setPlaceholder(r.account.id, path.string, at: Self.now)
+            guard names.setPlaceholder(r.account.id, path, at: Self.now) else {
+                return try refuse(r, 507, "this app password holds \(DAVNames.maxPlaceholders) empty names already")
+            }
             return try answer(r, existing.exists ? 204 : 201)
         }
         guard size <= configuration.maxFileSize else {
@@ -64,10 +71,14 @@ extension DAVEndpoint {
             r.log(saved.isDuplicate ? "\(quotedForTerminal(path.string)) is already kept as \(quotedForTerminal(saved.name))"
                                     : "saved \(quotedForTerminal(saved.name)) as \(quotedForTerminal(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s")
             arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
-            if !r.full || saved.name != path.string {
-                names.setFile(account.id, path.string, DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now))
+            if !r.full || saved.name != path.string || saved.isDuplicate {
+                // The file the name is for (its inode), so that a name whose photo is later moved or
+                // replaced names nothing; unreadable now: 0, a name that resolves to nothing.
+                let inode = (try? photos.statusBeneath(saved.name))?.inode ?? 0
+                names.setFile(account.id, path, DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now,
+                                                         inode: inode, shared: saved.isDuplicate))
             } else {
-                names.removePlaceholder(account.id, path.string)
+                names.removePlaceholder(account.id, path)
             }
             return try answer(r, 201, headers: [("ETag", "\"\(saved.sha256)\"")])
         case .failed(let failure):
@@ -101,9 +112,6 @@ extension DAVEndpoint {
             throw error
         }
         guard count == size, let known, hash.finalizeHex() == known else { return try refuse(r, 409, why) }
-        if r.full && kept != path.string || !r.full {
-            names.setFile(r.account.id, path.string, DAVNamed(kept: kept, size: size, sha256: known, modified: Self.now))
-        }
         return try answer(r, 204, headers: [("ETag", "\"\(known)\"")])
     }
 
@@ -124,8 +132,8 @@ extension DAVEndpoint {
             if case .refused(let status, let reason) = error { return try refuse(r, status, reason, close: true) }
             throw error
         }
-        if let why = sidecars.write(r.account.id, path.string, bytes) { return try refuse(r, 507, why) }
-        names.removePlaceholder(r.account.id, path.string)
+        if let why = sidecars.write(r.account.id, path.string, bytes, minFree: configuration.minFree) { return try refuse(r, 507, why) }
+        names.removePlaceholder(r.account.id, path)
         return try answer(r, existed ? 204 : 201)
     }
 }

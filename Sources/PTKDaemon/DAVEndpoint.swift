@@ -41,8 +41,8 @@ final class DAVEndpoint: @unchecked Sendable {
     let requestLogBudget = LogBudget(perMinute: 30)
     /// The received-photos directory, for reads and listings (writes go through the store and library).
     let photos: FileDescriptor
-    // Guarded by `lockTableLock`.
-    private var lockTable = LockTable(maxPerAccount: DAVEndpoint.maxLocksPerPassword)
+    // Guarded by `lockTableLock`: the lock tables by space (`DAVView.lockSpace`).
+    private var lockTables: [String: LockTable] = [:]
     private let lockTableLock = Lock()
 
     /// The path the door is mounted at.
@@ -78,8 +78,10 @@ final class DAVEndpoint: @unchecked Sendable {
         return path == prefix || path.hasPrefix(prefix + "/")
     }
 
-    /// Runs `body` on the lock table, alone.
-    func withLocks<T>(_ body: (inout LockTable) -> T) -> T { lockTableLock.withLock { body(&lockTable) } }
+    /// Runs `body` on the lock table of `space` (`DAVView.lockSpace`), alone.
+    func withLocks<T>(_ space: String, _ body: (inout LockTable) -> T) -> T {
+        lockTableLock.withLock { body(&lockTables[space, default: LockTable(maxPerAccount: Self.maxLocksPerPassword)]) }
+    }
 
     /// The seconds clock locks expire by.
     static var now: Int64 { WallTime.now.seconds }

@@ -33,53 +33,73 @@ struct DAVView {
 
     var full: Bool { account.access == .full }
 
+    /// The lock table this view's resources are in: `full` passwords share the directory's,
+    /// each `upload` password has its own (its view is its own), so an upload password's
+    /// locks never stand in anyone else's way.
+    var lockSpace: String { full ? "full" : "upload " + account.id }
+
     func resolve(_ path: DAVPath) -> DAVResource {
         if path.isRoot { return .collection(real: full, modified: full ? ((try? endpoint.photos.status().modified) ?? 0) : 0) }  // unreadable: shown as of 1970
         let key = path.string
         if DAVName.kind(path.name ?? "") == .sidecar {
             if let e = endpoint.sidecars.entry(account.id, key) { return .sidecar(size: e.size, modified: e.modified) }
-            return placeholder(key)
+            return placeholder(path)
         }
-        let (named, folder, held) = endpoint.names.with(account.id) { a in (a.files[key], a.folders.contains(key), a.placeholders[key]) }
+        let (named, folder, held) = endpoint.names.with(account.id) { a in (a.files[path], a.folders.contains(path), a.placeholders[path]) }
         if let named {
-            guard let st = try? endpoint.photos.statusBeneath(named.kept), st.isRegularFile else { return held.map { .placeholder(modified: $0) } ?? .missing }  // the kept photo is gone (ptk rm): the name is gone too
-            return .photo(kept: named.kept, size: st.size, modified: named.modified, sha256: named.sha256.isEmpty ? nil : named.sha256)
+            // The photo the name was given for, still there: the same file (inode), not another at its path.
+            // Gone (moved, removed, replaced): the name is gone too.
+            if let st = try? endpoint.photos.statusBeneath(named.kept), st.isRegularFile, st.inode == named.inode {
+                return .photo(kept: named.kept, size: st.size, modified: named.modified, sha256: named.sha256.isEmpty ? nil : named.sha256)
+            }
+            if let held { return .placeholder(modified: held) }
+            return full ? disk(path) : .missing
         }
         if let held { return .placeholder(modified: held) }
         guard full else { return folder ? .collection(real: false, modified: 0) : .missing }
+        return disk(path)
+    }
+
+    /// What the directory holds at `path` (a `full` view), following no symlink.
+    private func disk(_ path: DAVPath) -> DAVResource {
+        let key = path.string
         guard let st = try? endpoint.photos.statusBeneath(key) else { return .missing }  // nothing there (or not reachable without a symlink)
         if st.isDirectory { return .collection(real: true, modified: st.modified) }
         if st.isRegularFile { return .photo(kept: key, size: st.size, modified: st.modified, sha256: try? library?.sha256(exactly: key)) }  // no entry: the ETag falls back to size and time
         return .missing
     }
 
-    private func placeholder(_ key: String) -> DAVResource {
-        endpoint.names.with(account.id) { $0.placeholders[key] }.map { .placeholder(modified: $0) } ?? .missing
+    private func placeholder(_ path: DAVPath) -> DAVResource {
+        endpoint.names.with(account.id) { $0.placeholders[path] }.map { .placeholder(modified: $0) } ?? .missing
     }
 
     /// The members of the collection `path`, by name, sorted.
     func children(_ path: DAVPath) -> [(name: String, resource: DAVResource)] {
         let key = path.string
-        var out: [String: DAVResource] = [:]
+        // By bytes: two spellings of one name ("é" and "e" + U+0301) are two files.
+        var out: [[UInt8]: (String, DAVResource)] = [:]
         if full, let dir = try? (path.isRoot ? endpoint.photos.openSubdirectory(".") : openFolder(key)) {  // unreadable: listed empty
-            let hashes = (try? library?.hashes(inFolder: key)) ?? [:]  // no library: ETags from size and time
-            // Kept photos that a name of this password's shows elsewhere are shown under that name.
-            let aliased = endpoint.names.with(account.id) { a in Set(a.files.filter { $0.key != $0.value.kept }.map(\.value.kept)) }
             defer { dir.close() }
+            let hashes = (try? library?.hashes(inFolder: key)) ?? [:]  // no library: ETags from size and time
+            // Photos this password PUT under another name (the store's naming rules) are shown
+            // under that name; kept photos a name only shares are shown as they are too.
+            let aliased = endpoint.names.with(account.id) { a in
+                Set(a.files.filter { !$0.value.shared && $0.key.string.utf8.elementsEqual($0.value.kept.utf8) == false }.map { Array($0.value.kept.utf8) })
+            }
             for name in (try? dir.entries()) ?? [] where DAVName.kind(name) == .ordinary {  // unreadable: listed empty
                 let child = key.isEmpty ? name : key + "/" + name
-                guard !aliased.contains(child), let st = try? dir.status(of: name) else { continue }  // gone meanwhile: not listed
-                if st.isDirectory { out[name] = .collection(real: true, modified: st.modified) }
-                else if st.isRegularFile { out[name] = .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[name]) }
+                guard !aliased.contains(Array(child.utf8)), let st = try? dir.status(of: name) else { continue }  // gone meanwhile: not listed
+                if st.isDirectory { out[Array(name.utf8)] = (name, .collection(real: true, modified: st.modified)) }
+                else if st.isRegularFile { out[Array(name.utf8)] = (name, .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[Array(name.utf8)])) }
             }
         }
-        let names = endpoint.names.with(account.id) { $0.children(of: key) }
-        for name in names where out[name] == nil {
+        let names = endpoint.names.with(account.id) { $0.children(of: path) }
+        for name in names {
             let resource = resolve(path.appending(name))
-            if resource.exists { out[name] = resource }
+            if resource.exists { out[Array(name.utf8)] = (name, resource) }
         }
-        for (name, e) in endpoint.sidecars.children(account.id, of: key) { out[name] = .sidecar(size: e.size, modified: e.modified) }
-        return out.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        for (name, e) in endpoint.sidecars.children(account.id, of: key) { out[Array(name.utf8)] = (name, .sidecar(size: e.size, modified: e.modified)) }
+        return out.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { $0.value }
     }
 
     /// The real folder `key` below the directory, opened without following a symlink.
