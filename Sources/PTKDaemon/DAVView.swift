@@ -57,10 +57,12 @@ struct DAVView {
         endpoint.names.with(account.id) { $0.placeholders[key] }.map { .placeholder(modified: $0) } ?? .missing
     }
 
-    /// The members of the collection `path`, by name, sorted.
+    /// The members of the collection `path`, by name, sorted by their bytes. Keyed by bytes, not
+    /// by String: "é" precomposed and "e" + U+0301 are two files on Linux, and String equality
+    /// would list one of them only.
     func children(_ path: DAVPath) -> [(name: String, resource: DAVResource)] {
         let key = path.string
-        var out: [String: DAVResource] = [:]
+        var out: [[UInt8]: (name: String, resource: DAVResource)] = [:]
         if full, let dir = try? (path.isRoot ? endpoint.photos.openSubdirectory(".") : openFolder(key)) {  // unreadable: listed empty
             let hashes = (try? library?.hashes(inFolder: key)) ?? [:]  // no library: ETags from size and time
             // Kept photos that a name of this password's shows elsewhere are shown under that name.
@@ -69,17 +71,17 @@ struct DAVView {
             for name in (try? dir.entries()) ?? [] where DAVName.kind(name) == .ordinary {  // unreadable: listed empty
                 let child = key.isEmpty ? name : key + "/" + name
                 guard !aliased.contains(child), let st = try? dir.status(of: name) else { continue }  // gone meanwhile: not listed
-                if st.isDirectory { out[name] = .collection(real: true, modified: st.modified) }
-                else if st.isRegularFile { out[name] = .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[name]) }
+                if st.isDirectory { out[Array(name.utf8)] = (name, .collection(real: true, modified: st.modified)) }
+                else if st.isRegularFile { out[Array(name.utf8)] = (name, .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[Array(name.utf8)])) }
             }
         }
         let names = endpoint.names.with(account.id) { $0.children(of: key) }
-        for name in names where out[name] == nil {
+        for name in names where out[Array(name.utf8)] == nil {
             let resource = resolve(path.appending(name))
-            if resource.exists { out[name] = resource }
+            if resource.exists { out[Array(name.utf8)] = (name, resource) }
         }
-        for (name, e) in endpoint.sidecars.children(account.id, of: key) { out[name] = .sidecar(size: e.size, modified: e.modified) }
-        return out.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        for (name, e) in endpoint.sidecars.children(account.id, of: key) { out[Array(name.utf8)] = (name, .sidecar(size: e.size, modified: e.modified)) }
+        return out.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { $0.value }
     }
 
     /// The real folder `key` below the directory, opened without following a symlink.

@@ -13,16 +13,17 @@ extension PhotoLibrary {
         return try s.step() ? s.text(0) : nil
     }
 
-    /// The SHA-256 of every photo directly in `folder` ("" for the directory itself), by name
-    /// without the folder: one query for a listing of thousands.
-    public func hashes(inFolder folder: String) throws(LibraryError) -> [String: String] {
+    /// The SHA-256 of every photo directly in `folder` ("" for the directory itself), by the
+    /// UTF-8 bytes of its name without the folder: one query for a listing of thousands. Keyed
+    /// by bytes, since "é" precomposed and "e" + U+0301 are two files (and one String key).
+    public func hashes(inFolder folder: String) throws(LibraryError) -> [[UInt8]: String] {
         let prefix = folder.isEmpty ? "" : folder + "/"
         let s = try database.prepare("SELECT name, sha256 FROM photos WHERE substr(name, 1, length(?)) = ?").bind(prefix, prefix)
-        var out: [String: String] = [:]
+        var out: [[UInt8]: String] = [:]
         while try s.step() {
             guard let name = s.text(0), let sha = s.text(1) else { continue }
-            let leaf = String(decoding: name.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
-            if !leaf.containsScalar("/") { out[leaf] = sha }
+            let leaf = Array(name.utf8.dropFirst(prefix.utf8.count))
+            if !leaf.contains(UInt8(ascii: "/")) { out[leaf] = sha }
         }
         return out
     }
