@@ -12,8 +12,10 @@ import PTKVocabulary
 /// Finder locks before it writes.
 extension DAVEndpoint {
     /// Whether a write to `path` (and, `includingBelow`, what is below it) may go ahead;
-    /// false after answering 412 or 423.
-    func lockAllows(_ r: DAVRequest, _ path: DAVPath, includingBelow: Bool, checkLocks: Bool = true, close: Bool = false) throws(HTTPFailure) -> Bool {
+    /// false after answering 412 or 423. The If header's untagged lists are about the
+    /// request-URI (RFC 4918 10.4.3): `requestURI` when `path` is another (a MOVE's Destination).
+    func lockAllows(_ r: DAVRequest, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool, checkLocks: Bool = true,
+                    close: Bool = false) throws(HTTPFailure) -> Bool {
         var submitted: [String] = []
         if let header = r.head.header("if") {
             guard let parsed = IfHeader.parse(header) else {
@@ -22,7 +24,7 @@ extension DAVEndpoint {
             }
             let view = view(r)
             let now = Self.now
-            let holds = parsed.evaluate(requestResource: path.string, resolve: { tag in
+            let holds = parsed.evaluate(requestResource: (requestURI ?? path).string, resolve: { tag in
                 (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string  // a tag naming nothing of ours matches no resource
             }, state: { key in
                 let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
@@ -33,7 +35,10 @@ extension DAVEndpoint {
                 try refuse(r, 412, "the If header's conditions do not hold", close: close)
                 return false
             }
-            submitted = parsed.allTokens
+            // RFC 4918 6.4: only the lock's creator may use it; another password's token, seen in
+            // a lock discovery, submits nothing.
+            let own = ownTokens(r)
+            submitted = parsed.allTokens.filter { own.contains($0) }
         }
         let now = Self.now
         if checkLocks, let lock = withLocks({ $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
@@ -46,7 +51,8 @@ extension DAVEndpoint {
     }
 
     func lock(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
-        guard let body = try xmlBody(r), let path = try target(r) else { return false }
+        guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
+        guard let path = try target(r) else { return true }  // the body was read: the connection goes on
         let request: LockRequest?
         switch LockRequest.parse(body) {
         case .success(let parsed): request = parsed
@@ -57,7 +63,8 @@ extension DAVEndpoint {
         guard let request else {
             // A refresh: no body, the lock's token in the If header.
             let tokens = r.head.header("if").flatMap(IfHeader.parse)?.allTokens ?? []
-            for token in tokens {
+            let own = ownTokens(r)
+            for token in tokens where own.contains(token) {
                 if case .success(let lock) = withLocks({ $0.refresh(token: token, path: path, timeout: timeout, now: now) }) {
                     return try lockAnswer(r, 200, lock)
                 }
@@ -106,7 +113,14 @@ extension DAVEndpoint {
         }
         token = String(token.dropFirst().dropLast())
         let now = Self.now
-        switch withLocks({ $0.unlock(token: token, path: path, now: now) }) {
+        let account = r.account.id
+        switch withLocks({ table -> Result<ActiveLock, LockConflict> in
+            // RFC 4918 6.4 and 9.11.1: only its creator removes a lock.
+            if let held = table.covering(path, now: now).first(where: { $0.token == token }), held.account != account { return .failure(.locked(by: held)) }
+            return table.unlock(token: token, path: path, now: now)
+        }) {
+        case .failure(.locked):
+            return try refuse(r, 403, "that lock was taken by another app password")
         case .success:
             // A name held only for this lock is let go: it never becomes an empty photo.
             if withLocks({ $0.covering(path, now: now) }).isEmpty { names.removePlaceholder(r.account.id, path.string) }
@@ -114,6 +128,12 @@ extension DAVEndpoint {
         case .failure:
             return try refuseCondition(r, 409, "<D:lock-token-matches-request-uri/>", "no lock with that token covers \(path.string)")
         }
+    }
+
+    /// The tokens of the locks the request's password holds.
+    private func ownTokens(_ r: DAVRequest) -> Set<String> {
+        let account = r.account.id
+        return withLocks { table in Set(table.locks.filter { $0.account == account }.map(\.token)) }
     }
 
     /// A random (version 4) UUID.
