@@ -15,8 +15,10 @@ import PTKVocabulary
 /// locks; each `upload` password's are in a table of its own (`DAVView.lockSpace`).
 extension DAVEndpoint {
     /// Whether a write to `path` (and, `includingBelow`, what is below it) may go ahead;
-    /// false after answering 412 or 423.
-    func lockAllows(_ r: DAVRequest, _ path: DAVPath, includingBelow: Bool, checkLocks: Bool = true, close: Bool = false) throws(HTTPFailure) -> Bool {
+    /// false after answering 412 or 423. The If header's untagged lists are about the
+    /// request-URI (RFC 4918 10.4.3): `requestURI` when `path` is another (a MOVE's Destination).
+    func lockAllows(_ r: DAVRequest, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool, checkLocks: Bool = true,
+                    close: Bool = false) throws(HTTPFailure) -> Bool {
         var submitted: [String] = []
         let view = view(r)
         let space = view.lockSpace
@@ -26,7 +28,7 @@ extension DAVEndpoint {
                 return false
             }
             let now = Self.now
-            let holds = parsed.evaluate(requestResource: path.string, resolve: { tag in
+            let holds = parsed.evaluate(requestResource: (requestURI ?? path).string, resolve: { tag in
                 (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string  // a tag naming nothing of ours matches no resource
             }, state: { key in
                 let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
@@ -50,7 +52,8 @@ extension DAVEndpoint {
     }
 
     func lock(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
-        guard let body = try xmlBody(r), let path = try target(r) else { return false }
+        guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
+        guard let path = try target(r) else { return true }  // the body was read: the connection goes on
         let request: LockRequest?
         switch LockRequest.parse(body) {
         case .success(let parsed): request = parsed

@@ -83,7 +83,7 @@ extension DAVEndpoint {
                 return try refuse(r, 403, "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
             }
         }
-        guard try lockAllows(r, path, includingBelow: true), try lockAllows(r, destination, includingBelow: true) else { return true }
+        guard try lockAllows(r, path, includingBelow: true), try lockAllows(r, destination, requestURI: path, includingBelow: true) else { return true }
         switch resource {
         case .placeholder(let at):
             names.removePlaceholder(id, path)

@@ -38,7 +38,8 @@ extension DAVEndpoint {
     }
 
     func propfind(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
-        guard let body = try xmlBody(r), let path = try target(r) else { return false }
+        guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
+        guard let path = try target(r) else { return true }  // the body was read: the connection goes on
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity) else {
             return try refuse(r, 400, "Depth must be 0, 1 or infinity")
         }
@@ -141,7 +142,8 @@ extension DAVEndpoint {
     /// PROPPATCH: answered property by property so that clients setting them (Finder, Windows'
     /// Win32 times) go on; nothing is kept (a photo's time is the one it arrived with).
     func proppatch(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
-        guard let body = try xmlBody(r), let path = try target(r) else { return false }
+        guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
+        guard let path = try target(r) else { return true }  // the body was read: the connection goes on
         let request: ProppatchRequest
         switch ProppatchRequest.parse(body) {
         case .success(let parsed): request = parsed

@@ -14,16 +14,16 @@ extension PhotoLibrary {
     }
 
     /// The SHA-256 of every photo directly in `folder` ("" for the directory itself), by the
-    /// UTF-8 bytes of its name without the folder (two spellings of "é" are two files): one
-    /// query for a listing of thousands.
+    /// UTF-8 bytes of its name without the folder: one query for a listing of thousands. Keyed
+    /// by bytes, since "é" precomposed and "e" + U+0301 are two files (and one String key).
     public func hashes(inFolder folder: String) throws(LibraryError) -> [[UInt8]: String] {
         let prefix = folder.isEmpty ? "" : folder + "/"
         let s = try database.prepare("SELECT name, sha256 FROM photos WHERE substr(name, 1, length(?)) = ?").bind(prefix, prefix)
         var out: [[UInt8]: String] = [:]
         while try s.step() {
             guard let name = s.text(0), let sha = s.text(1) else { continue }
-            let leaf = String(decoding: name.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
-            if !leaf.containsScalar("/") { out[Array(leaf.utf8)] = sha }
+            let leaf = Array(name.utf8.dropFirst(prefix.utf8.count))
+            if !leaf.contains(UInt8(ascii: "/")) { out[leaf] = sha }
         }
         return out
     }
