@@ -159,3 +159,66 @@ if 'baseline' in jpegs:
     for name, profile in {'p3': p3, 'junk': pattern}.items():
         app2 = b'ICC_PROFILE\0\x01\x01' + profile
         write('thumbnail', 'jpeg-icc-' + name, bytes([1]) + j[:2] + b'\xff\xe2' + struct.pack('>H', len(app2) + 2) + app2 + j[2:])
+
+# The WebDAV door (PTKDAV): the first byte's low 2 bits pick the parser, its high bits a prefix
+# (/dav, /, "", /dav/, /a%20b, /dav/x/y) or a Timeout maximum. 0: XML bodies as real clients
+# send them, and hostile ones; 1: If headers (RFC 4918 section 10.4's examples); 2: request-target,
+# Destination and Host on lines of their own; 3: text for Multistatus.escape.
+dav_bodies = {
+    'propfind-finder': '<?xml version="1.0" encoding="utf-8"?>\n<D:propfind xmlns:D="DAV:">\n<D:prop>\n<D:getlastmodified/>\n<D:getcontentlength/>\n<D:resourcetype/>\n</D:prop>\n</D:propfind>\n',
+    'propfind-allprop-include': '<?xml version="1.0" encoding="utf-8" ?><D:propfind xmlns:D="DAV:"><D:allprop/><D:include><D:supported-live-property-set/></D:include></D:propfind>',
+    'propfind-propname': '<propfind xmlns="DAV:"><propname/></propfind>',
+    'propfind-nextcloud': '<?xml version="1.0"?>\n<d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">\n <d:prop>\n  <d:displayname />\n  <oc:checksums />\n  <nc:has-preview />\n </d:prop>\n</d:propfind>',
+    'proppatch-windows': '<?xml version="1.0" encoding="utf-8" ?><D:propertyupdate xmlns:D="DAV:" xmlns:Z="urn:schemas-microsoft-com:"><D:set><D:prop><Z:Win32CreationTime>Wed, 04 Nov 2020 13:25:51 GMT</Z:Win32CreationTime><Z:Win32FileAttributes>00000000</Z:Win32FileAttributes></D:prop></D:set></D:propertyupdate>',
+    'proppatch-rfc': '<?xml version="1.0" encoding="utf-8" ?>\n<D:propertyupdate xmlns:D="DAV:" xmlns:Z="http://ns.example.com/standards/z39.50/">\n<D:set><D:prop><Z:Authors><Z:Author>Jim Whitehead</Z:Author><Z:Author>Roy Fielding</Z:Author></Z:Authors></D:prop></D:set>\n<D:remove><D:prop><Z:Copyright-Owner/></D:prop></D:remove>\n</D:propertyupdate>',
+    'proppatch-attributes': '<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><x:p xmlns:x="urn:x" xml:lang="en" x:a="1&#9;2&#10;3&#13;" b=\'&lt;&amp;&quot;\'>t&#13;<y/><![CDATA[<&>]]></x:p><q xmlns=""/></D:prop></D:set></D:propertyupdate>',
+    'lock-neon': '<?xml version="1.0" encoding="utf-8" ?>\n<D:lockinfo xmlns:D="DAV:">\n <D:lockscope><D:exclusive /></D:lockscope>\n <D:locktype><D:write /></D:locktype>\n<D:owner>svn &amp; co &lt;lock&gt;</D:owner></D:lockinfo>',
+    'lock-rfc-href': "<?xml version=\"1.0\" encoding=\"utf-8\" ?>\n<D:lockinfo xmlns:D='DAV:'>\n  <D:lockscope><D:shared/></D:lockscope>\n  <D:locktype><D:write/></D:locktype>\n  <D:owner>\n    <D:href>http://example.org/~ejw/contact.html</D:href>\n  </D:owner>\n</D:lockinfo>",
+    'billion-laughs': '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol "lol">\n<!ENTITY lol2 "&lol;&lol;&lol;&lol;">\n]>\n<lolz>&lol2;</lolz>',
+    'xxe': '<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><D:propfind xmlns:D="DAV:"><D:prop>&x;</D:prop></D:propfind>',
+    'parameter-entity': '<!DOCTYPE d [<!ENTITY % p SYSTEM "http://example.com/p.dtd"> %p;]><a/>',
+    'comment-doctype': '<!-- <!DOCTYPE x> --><a>&lt;!ENTITY&gt;</a>',
+    'deep': '<a>' * 33 + '</a>' * 33,
+    'latin1': '<?xml version="1.0" encoding="ISO-8859-1"?><a>\xe9</a>',
+    'undefined-entity': '<a>&nope;</a>',
+}
+for name, text in dav_bodies.items():
+    write('webdav', 'xml-' + name, bytes([0]) + text.encode('latin-1' if name == 'latin1' else 'utf-8'))
+write('webdav', 'xml-utf16', bytes([0]) + '<?xml version="1.0" encoding="UTF-16"?><a b="c">\u00e9</a>'.encode('utf-16'))
+dav_ifs = {  # RFC 4918 section 10.4's examples, and hostile ones
+    'untagged': '(<urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2> ["I am an ETag"]) (["I am another ETag"])',
+    'not': '(Not <urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2> <urn:uuid:58f202ac-22cf-11d1-b12d-002035b29092>)',
+    'no-lock': '(<urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2>) (Not <DAV:no-lock>)',
+    'tagged': '<http://www.example.com/specs/> (<urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2>)\r\n <http://www.example.com/users/f/fielding/index.html> (<urn:uuid:58f202ac-22cf-11d1-b12d-002035b29092>) (W/"weak")',
+    'etag-weak': '<http://www.example.com/specs/rfc2518.doc> (["4217"]) ([W/"A weak one"] not <opaquelocktoken:x>)',
+    'mixed': '(<a>) <http://h/x> (<b>)',
+    'unicode': '(<urn:\u00e9\u0301> [">\u0301"])',
+}
+for name, text in dav_ifs.items():
+    write('webdav', 'if-' + name, bytes([1]) + text.encode())
+dav_paths = {  # (prefix index, target, destination, host)
+    'plain': (0, '/dav/2026/IMG_0001.JPG', 'http://ptk.local:8080/dav/2026/IMG_0002.JPG', 'ptk.local:8080'),
+    'dot-dot': (0, '/dav/%2e%2e/etc/passwd', 'https://PTK.LOCAL/dav/a/%2E./b', 'ptk.local'),
+    'encoded-slash': (0, '/dav/a%2fb/c%5Cd', '/dav/a%2Fb', 'h'),
+    'unicode': (0, '/dav/caf%C3%A9/e%CC%81t%C3%A9.png?x=1#f', 'http://h/dav/\u00e9\u0301?\u0301/x', 'h'),
+    'other-host': (0, 'http://evil/dav/a', 'http://evil.example/dav/a', 'ptk.local'),
+    'host-prefix': (0, '/dav', 'http://ptk.local.evil/dav/a', 'ptk.local'),
+    'root-prefix': (4, '//a//b/', 'Http://h:80', 'h:80'),
+    'empty-prefix': (8, '/%00/%7F/%C2%85', '/x/%ZZ', 'h'),
+    'spaced-prefix': (16, '/a%20b/c d', ' /a b/e\t', 'h'),
+    'long': (0, '/dav/' + '/'.join(['%41' * 200] * 6), '/dav/' + 'x/' * 40, 'h'),
+    'query-mark': (0, '/dav/a?\u0301b/c#\u0301', 'http://h/\u0301dav/x', 'h/\u0301dav'),
+    'dotted-name': (0, '.\u0301hidden', '._\u0301x', 'h'),
+    'timeout': (40, '1', 'Second-4100000000, Infinite', 'h'),
+    'timeout-extra': (8, 'Infinity', 'Extended, Second-99999999999999999999', 'h'),
+}
+for name, (choice, target, dest, host) in dav_paths.items():
+    write('webdav', 'path-' + name, bytes([2 | choice]) + '\n'.join([target, dest, host]).encode())
+dav_texts = {
+    'markup': '<D:href>a&b</D:href> "x" \'y\' ]]> &amp;',
+    'controls': '\x00\x01\x08\t\n\x0b\x0c\r\x1f\x7f\x85\ufffe\uffff\U0001fffe',
+    'combining': '<\u0301 &\u0301 >\u0301 "\u0301 \r\n',
+}
+for name, text in dav_texts.items():
+    write('webdav', 'escape-' + name, bytes([3]) + text.encode('utf-8', 'surrogatepass'))
+write('webdav', 'escape-broken-utf8', bytes([3]) + b'\xff<\xcc&\xe2\x80\r\xf0\x9f')

@@ -25,12 +25,13 @@ public enum DAVName {
         "thumbs.db", "ehthumbs.db", "ehthumbs_vista.db", "desktop.ini",
     ]
 
-    /// The kind of `name` (one decoded path component).
+    /// The kind of `name` (one decoded path component). By bytes: `hasPrefix(".")` compares
+    /// Characters, and ".\u{301}x" begins with the Character ".\u{301}", a dotted name all the same.
     public static func kind(_ name: String) -> Kind {
         let lowered = asciiLowercased(name)
-        if lowered.hasPrefix("._") || sidecars.contains(lowered) || lowered.hasPrefix(".metadata_never_index") {
+        if lowered.utf8.starts(with: "._".utf8) || sidecars.contains(lowered) || lowered.utf8.starts(with: ".metadata_never_index".utf8) {
             return .sidecar
         }
-        return name.hasPrefix(".") ? .hidden : .ordinary
+        return name.utf8.first == UInt8(ascii: ".") ? .hidden : .ordinary
     }
 }

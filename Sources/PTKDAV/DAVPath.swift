@@ -116,9 +116,10 @@ extension DAVPath {
     /// prefix matches whole decoded segments, so "/davx" and "/dav.." are outside "/dav".
     /// Dot segments are refused, never resolved (RFC 3986 5.2.4 would let "/dav/../x" out).
     public static func parse(target: String, prefix: String) -> Result<DAVPath, DAVPathRefusal> {
+        // By bytes, as everywhere here: "?\u{301}" is one Character that is not "?".
         var path = Substring(target)
-        if let cut = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<cut] }
-        if !path.hasPrefix("/") {
+        if let cut = path.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { path = path[..<cut] }
+        if path.utf8.first != UInt8(ascii: "/") {
             guard let (_, _, rest) = splitAbsolute(path) else { return .failure(.outside) }
             path = rest
         }
@@ -156,28 +157,29 @@ extension DAVPath {
     /// Host header, no absolute URI is taken. Anything else is `.outside`; then as `parse`.
     public static func destination(_ header: String, prefix: String, host: String?) -> Result<DAVPath, DAVPathRefusal> {
         let value = trimmed(header)
-        if !value.hasPrefix("/") {
+        if value.utf8.first != UInt8(ascii: "/") {
             guard let (_, authority, _) = splitAbsolute(Substring(value)), let host,
-                  asciiLowercased(String(authority)) == asciiLowercased(host) else { return .failure(.outside) }
+                  asciiLowercased(String(authority)).utf8.elementsEqual(asciiLowercased(host).utf8) else { return .failure(.outside) }
         }
         return parse(target: value, prefix: prefix)
     }
 
-    /// "http://authority/path" or "https://..." split, the scheme compared ASCII
+    /// "http://authority/path" or "https://..." split by bytes, the scheme compared ASCII
     /// case-insensitively; the path is "/" when there is none. nil for anything else.
     static func splitAbsolute(_ uri: Substring) -> (scheme: Substring, authority: Substring, path: Substring)? {
-        guard let colon = uri.firstIndex(of: ":") else { return nil }
+        guard let colon = uri.utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         let scheme = uri[..<colon]
         let lowered = asciiLowercased(String(scheme))
-        guard lowered == "http" || lowered == "https" else { return nil }
+        guard lowered.utf8.elementsEqual("http".utf8) || lowered.utf8.elementsEqual("https".utf8) else { return nil }
         let rest = uri[colon...]
-        guard rest.hasPrefix("://") else { return nil }
-        let afterSlashes = rest.dropFirst(3)
-        let end = afterSlashes.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? afterSlashes.endIndex
+        guard rest.utf8.starts(with: "://".utf8) else { return nil }
+        let afterSlashes = rest[rest.utf8.index(colon, offsetBy: 3)...]
+        let end = afterSlashes.utf8.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+            ?? afterSlashes.endIndex
         let authority = afterSlashes[..<end]
         guard !authority.isEmpty else { return nil }
         let path = afterSlashes[end...]
-        return (scheme, authority, path.hasPrefix("/") ? path : "/")
+        return (scheme, authority, path.utf8.first == UInt8(ascii: "/") ? path : "/")
     }
 }
 

@@ -24,6 +24,8 @@ extension XMLName {
     public static let dav = "DAV:"
     /// A name in the WebDAV namespace.
     public static func dav(_ local: String) -> XMLName { XMLName(XMLName.dav, local) }
+    /// The namespace of the `xml:` prefix (Namespaces in XML 1.0, section 3), as in `xml:lang`.
+    public static let xml = "http://www.w3.org/XML/1998/namespace"
 }
 
 /// One element of a parsed body: its name, attributes, child elements and the character data
@@ -61,7 +63,9 @@ public struct XMLElement: Sendable, Equatable {
     /// The element as XML text that stands alone: each namespace it or its descendants use is
     /// declared on it (DAV: as `D`, the others `ns0`, `ns1`... in order of first use; no
     /// default namespace, so an unprefixed name is in no namespace), attributes sorted, text
-    /// escaped (`Multistatus.escape`), text before child elements. What the door keeps of a
+    /// escaped (`Multistatus.escape`; in attribute values tab and line feed as well, which a
+    /// parser would read as spaces), the xml: namespace (`xml:lang`) by its own prefix, never
+    /// declared; text before child elements. What the door keeps of a
     /// dead property (RFC 4918 section 4.3: the value is kept with its namespaces) and echoes
     /// of a LOCK's `<D:owner>`.
     public func serialized() -> String {
@@ -92,7 +96,7 @@ public struct XMLElement: Sendable, Equatable {
         let qname = prefixes.qualified(name)
         out += "<" + qname + declarations
         for key in attributes.keys.sorted(by: XMLElement.attributeOrder) {
-            out += " " + prefixes.qualified(key) + "=\"" + Multistatus.escape(attributes[key] ?? "") + "\""
+            out += " " + prefixes.qualified(key) + "=\"" + escapeAttribute(attributes[key] ?? "") + "\""
         }
         if children.isEmpty && text.isEmpty {
             out += "/>"
@@ -111,6 +115,11 @@ private struct NamespacePrefixes {
 
     mutating func add(_ namespace: String) {
         guard !namespace.isEmpty, prefix[namespace] == nil else { return }
+        // Bound to "xml" by definition; binding another prefix to it is not well-formed.
+        if namespace.utf8.elementsEqual(XMLName.xml.utf8) {
+            prefix[namespace] = "xml"
+            return
+        }
         prefix[namespace] = namespace == XMLName.dav ? "D" : "ns\(order.filter { $0 != XMLName.dav }.count)"
         order.append(namespace)
     }
@@ -121,8 +130,22 @@ private struct NamespacePrefixes {
     }
 
     var declarations: String {
-        order.map { " xmlns:\(prefix[$0] ?? "")=\"\(Multistatus.escape($0))\"" }.joined()
+        order.map { " xmlns:\(prefix[$0] ?? "")=\"\(escapeAttribute($0))\"" }.joined()
     }
+}
+
+/// `Multistatus.escape` for an attribute value: tab and line feed as character references too,
+/// since attribute-value normalization (XML 1.0 section 3.3.3) reads a raw one as a space.
+private func escapeAttribute(_ value: String) -> String {
+    var out = String.UnicodeScalarView()
+    for u in Multistatus.escape(value).unicodeScalars {
+        switch u {
+        case "\t": out.append(contentsOf: "&#9;".unicodeScalars)
+        case "\n": out.append(contentsOf: "&#10;".unicodeScalars)
+        default: out.append(u)
+        }
+    }
+    return String(out)
 }
 
 /// How much of a request body the parser takes: checked before parsing (bytes) and while

@@ -10,7 +10,7 @@ import PTKWeb
 
 extension FuzzTargets {
     /// Every target by the name fuzz/run.sh and the corpus folders use.
-    public static let names = ["frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape"]
+    public static let names = ["frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape", "webdav"]
 
     /// The target called `name`, if there is one.
     public static func target(named name: String) -> ((UnsafeRawBufferPointer) -> Void)? {
@@ -26,6 +26,7 @@ extension FuzzTargets {
         case "trust": return trust
         case "config": return config
         case "escape": return escape
+        case "webdav": return webdav
         default: return nil
         }
     }

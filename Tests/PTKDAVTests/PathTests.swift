@@ -69,6 +69,19 @@ struct PathTests {
         #expect(DAVPath.destination("https://h/dav/%2e%2e/x", prefix: "/dav", host: "h") == .failure(.dotSegment))
     }
 
+    @Test("a query, a fragment and an authority end at their byte, a combining mark after it or not; found by fuzz target webdav")
+    func combiningMarks() {
+        #expect(path("/dav/a?\u{301}b/c") == .success(DAVPath(["a"])))
+        #expect(path("/dav/a#\u{301}") == .success(DAVPath(["a"])))
+        #expect(path("/\u{301}dav/a") == .failure(.outside))
+        #expect(path("http://h/\u{301}x", prefix: "/") == .success(DAVPath(["\u{301}x"])))
+        // The authority is "h", whatever Host claims beyond it.
+        #expect(DAVPath.destination("http://h/\u{301}dav/x", prefix: "/", host: "h/\u{301}dav") == .failure(.outside))
+        #expect(DAVPath.destination("http://h/\u{301}dav/x", prefix: "/", host: "h") == .success(DAVPath(["\u{301}dav", "x"])))
+        // Host and authority are compared byte for byte: "é" and "e" + U+0301 are two hosts.
+        #expect(DAVPath.destination("http://caf\u{E9}/dav/x", prefix: "/dav", host: "cafe\u{301}") == .failure(.outside))
+    }
+
     @Test("href round trip for awkward names", arguments: [
         ["a b.jpg"], ["100%.png"], ["#1?.jpg"], ["写真", "東京 2026"], ["e\u{301}te\u{301}.heic"], ["été.heic"], ["a;b=c&d'e+f"],
         ["~x", "(1)", "!$*,=:@"], ["emoji 👨‍👩‍👧.png"], ["<&>\""],
@@ -121,12 +134,14 @@ struct NameKindTests {
     @Test("sidecars of macOS and Windows, any case", arguments: [
         "._IMG_0001.jpg", "._", ".DS_Store", ".ds_store", ".localized", "Thumbs.db", "THUMBS.DB", "desktop.ini", "Desktop.ini",
         ".Trashes", ".Spotlight-V100", ".fseventsd", ".TemporaryItems", ".metadata_never_index", "ehthumbs.db", ".apdisk",
+        "._\u{301}x.jpg",
     ])
     func sidecar(name: String) {
         #expect(DAVName.kind(name) == .sidecar)
     }
 
-    @Test("hidden: any other dotted name", arguments: [".ptk", ".incoming", ".git", ".", "..", ".hidden.jpg", ".DS_Store2"])
+    @Test("hidden: any other dotted name, a combining mark after the dot too (found by fuzz target webdav)",
+          arguments: [".ptk", ".incoming", ".git", ".", "..", ".hidden.jpg", ".DS_Store2", ".\u{301}ptk", ".\u{20DD}"])
     func hidden(name: String) {
         #expect(DAVName.kind(name) == .hidden)
     }

@@ -121,6 +121,22 @@ struct XMLParseTests {
         }
     }
 
+    @Test("serialized() keeps xml:lang as xml:lang (no other prefix may name that namespace), found by fuzz target webdav")
+    func serializedXMLLang() throws {
+        let root = try #require(parsed(#"<D:owner xmlns:D="DAV:" xml:lang="en"><D:href xml:space="preserve">x</D:href></D:owner>"#))
+        #expect(root.attributes == [XMLName(XMLName.xml, "lang"): "en"])
+        #expect(root.serialized() == #"<D:owner xmlns:D="DAV:" xml:lang="en"><D:href xml:space="preserve">x</D:href></D:owner>"#)
+        #expect(parsed(root.serialized()) == root)
+    }
+
+    @Test("serialized() writes tab, line feed and CR in attribute values as references, so they do not read back as spaces; found by fuzz target webdav")
+    func serializedAttributeWhitespace() throws {
+        let root = try #require(parsed("<a b=\"1&#9;2&#10;3&#13;4\" xmlns:x=\"urn:&#9;\"><x:c/></a>"))
+        #expect(root.attributes[XMLName("", "b")] == "1\t2\n3\r4")
+        #expect(root.serialized() == "<a xmlns:ns0=\"urn:&#9;\" b=\"1&#9;2&#10;3&#13;4\"><ns0:c/></a>")
+        #expect(parsed(root.serialized()) == root)
+    }
+
     @Test("serialized() of Windows's property declares its namespace on itself")
     func serializedProperty() throws {
         let root = try #require(parsed(ClientBodies.windowsProppatch))
