@@ -43,7 +43,7 @@ extension DAVEndpoint {
         }
         let now = Self.now
         if checkLocks, let lock = withLocks(space, { $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
-            let root = lock.root.href(prefix: Self.prefix, collection: false)
+            let root = lock.root.href(prefix: Self.prefix, collection: lock.depth == .infinity)
             _ = try refuseCondition(r, 423, "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
                                     "\(path.string.isEmpty ? "/" : path.string) is locked and the request did not give the lock's token", close: close)
             return false
@@ -84,7 +84,7 @@ extension DAVEndpoint {
         }
         // Conditions asked for are checked; a lock in the way is the table's conflict (423).
         guard try lockAllows(r, path, includingBelow: false, checkLocks: false) else { return true }
-        let token = "urn:uuid:" + Self.uuid()
+        let token = ActiveLock.token(uuidBytes: randomBytes(16))
         let result = withLocks(view.lockSpace) {
             $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: r.account.id,
                     timeout: timeout, now: now, token: token)
@@ -93,7 +93,7 @@ extension DAVEndpoint {
         case .success(let lock):
             if !resource.exists, !names.setPlaceholder(r.account.id, path, at: now) {
                 _ = withLocks(view.lockSpace) { $0.unlock(token: lock.token, path: path, now: now) }
-                return try refuse(r, 503, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
+                return try refuse(r, 507, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
             }
             r.log("locked \(quotedForTerminal(path.string)) for \(timeout) s")
             return try lockAnswer(r, resource.exists ? 200 : 201, lock)
@@ -105,8 +105,8 @@ extension DAVEndpoint {
     }
 
     private func lockAnswer(_ r: DAVRequest, _ status: Int, _ lock: ActiveLock) throws(HTTPFailure) -> Bool {
-        let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:prop xmlns:D=\"DAV:\"><D:lockdiscovery>"
-            + lock.discoveryXML(prefix: Self.prefix, now: Self.now) + "</D:lockdiscovery></D:prop>\n"
+        // A lock of depth infinity is a folder's (a file's is always depth 0): its root href ends in "/".
+        let body = lock.lockResponseBody(prefix: Self.prefix, now: Self.now, collection: lock.depth == .infinity)
         return try answer(r, status, body, type: "application/xml; charset=utf-8", headers: [("Lock-Token", "<\(lock.token)>")])
     }
 
@@ -137,13 +137,4 @@ extension DAVEndpoint {
         return tokens.filter(own.contains)
     }
 
-    /// A random (version 4) UUID.
-    static func uuid() -> String {
-        var b = randomBytes(16)
-        b[6] = (b[6] & 0x0F) | 0x40
-        b[8] = (b[8] & 0x3F) | 0x80
-        let h = hex(b)
-        let c = Array(h)
-        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
-    }
 }

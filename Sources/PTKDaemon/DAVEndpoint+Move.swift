@@ -138,6 +138,8 @@ extension DAVEndpoint {
             r.log("moved the folder \(quotedForTerminal(path.string)) to \(quotedForTerminal(destination.string))")
         case .missing: break
         }
+        // What the destination held in its place (a placeholder) is replaced by what moved there.
+        if target.isPlaceholder, !resource.isPlaceholder { names.removePlaceholder(id, destination) }
         withLocks(view.lockSpace) { $0.removeAll(within: path) }
         return try answer(r, target.exists ? 204 : 201)
     }

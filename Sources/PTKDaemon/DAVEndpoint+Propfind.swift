@@ -55,24 +55,33 @@ extension DAVEndpoint {
         let resource = view.resolve(path)
         guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
         let idle = configuration.idleTimeout
-        let out = try r.http.respondChunked(207, contentType: "application/xml; charset=utf-8", deadline: .now + idle)
+        // An answer that fits in `bufferedLimit` goes out whole with its Content-Length (a client
+        // that stops reading at </D:multistatus>, as Go's rclone does, can then reuse the
+        // connection); a larger one (a folder of thousands) is streamed in chunks as it is made.
+        var out: ChunkedBody? = nil
         var pending = Multistatus.head
         func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPFailure) {
             pending += response(path, resource, request, space: view.lockSpace)
-            if pending.utf8.count >= 32 << 10 {
-                try out.write(Array(pending.utf8), deadline: .now + idle)
-                pending = ""
-            }
+            guard pending.utf8.count >= Self.bufferedLimit else { return }
+            if out == nil { out = try r.http.respondChunked(207, contentType: "application/xml; charset=utf-8", deadline: .now + idle) }
+            try out!.write(Array(pending.utf8), deadline: .now + idle)
+            pending = ""
         }
         try emit(path, resource)
         if depth == .one, resource.isCollection {
             for (name, child) in view.children(path) { try emit(path.appending(name), child) }
         }
         pending += Multistatus.tail
-        try out.write(Array(pending.utf8), deadline: .now + idle)
-        try out.finish(deadline: .now + idle)
-        return true
+        if let out {
+            try out.write(Array(pending.utf8), deadline: .now + idle)
+            try out.finish(deadline: .now + idle)
+            return true
+        }
+        return try answer(r, 207, pending, type: "application/xml; charset=utf-8")
     }
+
+    /// A PROPFIND answer up to this size is sent whole; a larger one in chunks.
+    static let bufferedLimit = 64 << 10
 
     /// One `<D:response>` for `resource` as `request` asks.
     func response(_ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, space: String) -> String {
@@ -129,7 +138,7 @@ extension DAVEndpoint {
                 + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
         case "lockdiscovery":
             let now = Self.now
-            return withLocks(space) { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now) }.joined()
+            return withLocks(space) { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now, collection: $0.depth == .infinity) }.joined()
         case "quota-available-bytes":
             guard let free = try? photos.availableSpace() else { return nil }  // unknown: the property is answered 404
             return "\(max(0, free - store.settings.minFree))"

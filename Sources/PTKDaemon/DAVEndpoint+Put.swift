@@ -46,11 +46,11 @@ extension DAVEndpoint {
         if case .photo(let kept, let keptSize, _, let sha) = existing {
             return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size)
         }
-        return try putNew(r, path, size: size, existed: existing.exists)
+        return try putNew(r, path, size: size)
     }
 
-    /// A new photo (or one onto a placeholder).
-    private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64, existed: Bool) throws(HTTPFailure) -> Bool {
+    /// A new photo (or one onto a placeholder: 201 too, the photo is new).
+    private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64) throws(HTTPFailure) -> Bool {
         let account = r.account
         let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
         let kept = configuration.photoTypes

@@ -20,8 +20,8 @@ extension HTTPRequest where Context == DAVContext {
     var full: Bool { context.account?.access == .full }
 }
 
-/// ptkd's WebDAV door (RFC 4918 class 1 and 2, docs/OPERATIONS.md "From a file manager or a
-/// backup app"): `/dav/` on the web interface's port and certificate, for app passwords over
+/// ptkd's WebDAV door (RFC 4918 class 1 and 2, docs/OPERATIONS.md "WebDAV: file managers and
+/// backup apps"): `/dav/` on the web interface's port and certificate, for app passwords over
 /// HTTP Basic. A `full` password sees the received-photos directory as folders; an `upload`
 /// password sees only what it sent, and its photos land in its own folder as the layout says.
 /// A PUT is a photo arriving like any other (the store's checks, flushed before the answer, the
@@ -67,6 +67,25 @@ final class DAVEndpoint: @unchecked Sendable {
             photos = try .open(configuration.effectiveDirectory, flags: [.readOnly, .directory])
         } catch {
             throw DaemonError(description: "webdav: cannot open \(configuration.effectiveDirectory): \(error)", exitCode: .directoryUnusable)
+        }
+        removeForgotten()
+    }
+
+    /// Removes the names and sidecars kept for app passwords that no longer exist (`ptk
+    /// app-password remove` leaves them to ptkd, which owns them).
+    private func removeForgotten() {
+        let folder = configuration.webDirectory + "/dav"
+        // No passwords file or no folder yet: nothing to clean now.
+        guard let ids = try? Set(passwords.list().map(\.id)),
+              let names = try? FileDescriptor.open(folder, flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return }  // as above
+        for name in names {
+            let id = String(name.split(separator: ".").first ?? "")
+            guard !ids.contains(id) else { continue }
+            if name.hasSuffix(".names") {
+                try? removeFile(folder + "/" + name)  // left for the next start
+            } else if name.hasSuffix(".sidecars") {
+                DAVSidecars.removeFolder(folder + "/" + name)
+            }
         }
     }
 

@@ -50,10 +50,6 @@ final class DAVNames: @unchecked Sendable {
             return out
         }
 
-        /// Whether a name is held at `path` or below it (a folder made, a file named).
-        func holds(below folder: DAVPath) -> Bool {
-            files.keys.contains { folder.isAncestor(of: $0) } || folders.contains { folder.isAncestor(of: $0) }
-        }
     }
 
     static let maxPlaceholders = 1_000
@@ -62,18 +58,33 @@ final class DAVNames: @unchecked Sendable {
     /// A placeholder no lock holds is let go after this long (a LOCK's longest timeout).
     static let placeholderLife: Int64 = 3_600
 
+    /// One password's names under a lock of their own: reading its file and flushing a line
+    /// stall only that password's requests.
+    private final class Box: @unchecked Sendable {
+        let lock = Lock()
+        // Guarded by `lock`; nil until first read.
+        var account: Account?
+    }
+
     let directory: String
-    // Guarded by `lock`.
+    // Guarded by `lock` (the boxes, not what is in them). Lock order: a box's lock, then the
+    // endpoint's lock tables (`expirePlaceholders` asks them); never the other way.
     private let lock = Lock()
-    private var accounts: [String: Account] = [:]
+    private var boxes: [String: Box] = [:]
 
     init(directory: String) { self.directory = directory }
 
     /// Runs `body` on the names of password `id` (read from its file on first use), alone.
     func with<T>(_ id: String, _ body: (inout Account) -> T) -> T {
-        lock.withLock {
-            if accounts[id] == nil { accounts[id] = load(id) }
-            return body(&accounts[id]!)
+        let box = lock.withLock { () -> Box in
+            if let box = boxes[id] { return box }
+            let box = Box()
+            boxes[id] = box
+            return box
+        }
+        return box.lock.withLock {
+            if box.account == nil { box.account = load(id) }
+            return body(&box.account!)
         }
     }
 

@@ -1,11 +1,14 @@
+import PTKDigest
 import PTKSystem
 
 /// The files operating systems write beside photos (`._NAME` AppleDouble, `.DS_Store`,
 /// `Thumbs.db`, `desktop.ini`: `DAVName.Kind.sidecar`), kept apart from the photos and the
-/// library, per app password, in `DIR/ID.sidecars/` under their percent-encoded paths, and
-/// shown back to the client that wrote them: Finder's copy fails if these writes fail. Small
-/// and bounded: at most `maxSize` bytes each, `maxCount` and `maxTotal` bytes per password,
-/// and never into the state directory's file system's `min-free`.
+/// library, per app password, in `DIR/ID.sidecars/`, and shown back to the client that wrote
+/// them: Finder's copy fails if these writes fail. Each is two files named by the SHA-256 of
+/// its path (so a long or non-ASCII path never meets the file system's name limit): `HASH`
+/// holds its bytes, `HASH.path` its path. Small and bounded: at most `maxSize` bytes each,
+/// `maxCount` and `maxTotal` bytes per password, never into the state directory's file
+/// system's `min-free`. A password's index is read on its first use and kept in memory.
 final class DAVSidecars: @unchecked Sendable {
     static let maxSize = 1 << 20
     static let maxCount = 10_000
@@ -17,80 +20,110 @@ final class DAVSidecars: @unchecked Sendable {
     }
 
     let directory: String
-    // Serializes writes, so the count check and the write are one step.
+    // Guarded by `lock`: each password's sidecars by path (read on first use).
     private let lock = Lock()
+    private var index: [String: [[UInt8]: (path: String, entry: Entry)]] = [:]
 
     init(directory: String) { self.directory = directory }
 
     private func folder(_ id: String) -> String { directory + "/" + id + ".sidecars" }
-    private func file(_ id: String, _ path: String) -> String { folder(id) + "/" + DAVNames.encode(path) }
+    private func file(_ id: String, _ path: String) -> String { folder(id) + "/" + SHA256.hex(of: Array(path.utf8)) }
 
-    /// The sidecar `path` of password `id`, nil when it has none.
-    func entry(_ id: String, _ path: String) -> Optional<Entry> {
-        guard let st = try? fileStatus(file(id, path)), st.isRegularFile else { return nil }  // not there
-        return Entry(size: st.size, modified: st.modified)
-    }
-
-    func read(_ id: String, _ path: String) -> [UInt8]? { try? readFileBytes(file(id, path), limit: Self.maxSize) }  // gone meanwhile: an empty answer
-
-    /// The sidecars directly in `folder`, by name.
-    func children(_ id: String, of folder: String) -> [(name: String, entry: Entry)] {
-        guard let names = try? FileDescriptor.open(self.folder(id), flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return [] }  // none kept yet
-        let prefix = Array((folder.isEmpty ? "" : folder + "/").utf8)
-        return names.compactMap { encoded in
-            // By bytes: two spellings of one name are two names.
-            guard let path = DAVNames.decode(encoded), Array(path.utf8).starts(with: prefix) else { return nil }
-            let name = String(decoding: Array(path.utf8).dropFirst(prefix.count), as: UTF8.self)
-            guard !name.isEmpty, !name.containsScalar("/"), let entry = entry(id, path) else { return nil }
-            return (name, entry)
+    /// Runs `body` on password `id`'s index, alone.
+    private func with<T>(_ id: String, _ body: (inout [[UInt8]: (path: String, entry: Entry)]) -> T) -> T {
+        lock.withLock {
+            if index[id] == nil { index[id] = load(id) }
+            return body(&index[id]!)
         }
     }
 
-    /// Keeps `bytes` as the sidecar `path`; nil, or the reason it cannot.
-    func write(_ id: String, _ path: String, _ bytes: [UInt8], minFree: Int64) -> String? {
-        lock.withLock {
-            do throws(SystemError) {
-                try makeDirectories(folder(id), mode: 0o700)
-                let dir = try FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow])
-                defer { dir.close() }
-                let names = try dir.entries()
-                var total: Int64 = 0
-                for name in names { total += (try? dir.status(of: name))?.size ?? 0 }  // gone meanwhile: nothing to count
-                let before = entry(id, path)?.size ?? 0
-                if before == 0 && names.count >= Self.maxCount { return "this password keeps \(Self.maxCount) such files already" }
-                if total - before + Int64(bytes.count) > Self.maxTotal {
-                    return "this password keeps \(formatBytes(Double(Self.maxTotal))) of such files already"
-                }
-                if try dir.availableSpace() - Int64(bytes.count) < minFree { return "no space for it (min-free)" }
-                try writeFileAtomically(file(id, path), bytes, mode: 0o600)
-                return nil
-            } catch {
-                return "cannot keep it: \(error)"
+    private func load(_ id: String) -> [[UInt8]: (path: String, entry: Entry)] {
+        var out: [[UInt8]: (path: String, entry: Entry)] = [:]
+        // None kept yet (or unreadable): none shown.
+        guard let names = try? FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return out }
+        for name in names where name.hasSuffix(".path") {
+            // A pair that cannot be read is not shown (and not counted).
+            guard let text = try? readFileBytes(folder(id) + "/" + name, limit: 4096), let path = String(validating: text, as: UTF8.self),
+                  let st = try? fileStatus(file(id, path)), st.isRegularFile else { continue }  // as above
+            out[Array(path.utf8)] = (path, Entry(size: st.size, modified: st.modified))
+        }
+        return out
+    }
+
+    /// The sidecar `path` of password `id`, nil when it has none.
+    func entry(_ id: String, _ path: String) -> Optional<Entry> { with(id) { $0[Array(path.utf8)]?.entry } }
+
+    /// Its bytes (nil: gone meanwhile, answered empty).
+    func read(_ id: String, _ path: String) -> [UInt8]? { try? readFileBytes(file(id, path), limit: Self.maxSize) }  // as the doc says
+
+    /// The sidecars directly in `folder`, by name (compared by bytes: two spellings are two names).
+    func children(_ id: String, of folder: String) -> [(name: String, entry: Entry)] {
+        let prefix = Array((folder.isEmpty ? "" : folder + "/").utf8)
+        return with(id) { all in
+            all.compactMap { key, value in
+                guard key.starts(with: prefix) else { return nil }
+                let rest = key.dropFirst(prefix.count)
+                guard !rest.isEmpty, !rest.contains(UInt8(ascii: "/")) else { return nil }
+                return (String(decoding: rest, as: UTF8.self), value.entry)
             }
         }
     }
 
-    func remove(_ id: String, _ path: String) { try? removeFile(file(id, path)) }  // gone already is what was asked
+    /// Keeps `bytes` as the sidecar `path`; nil, or the reason it cannot (the detail is logged).
+    func write(_ id: String, _ path: String, _ bytes: [UInt8], minFree: Int64) -> String? {
+        with(id) { all in
+            let before = all[Array(path.utf8)]?.entry.size
+            if before == nil && all.count >= Self.maxCount { return "this password keeps \(Self.maxCount) such files already" }
+            let total = all.values.reduce(Int64(0)) { $0 + $1.entry.size }
+            if total - (before ?? 0) + Int64(bytes.count) > Self.maxTotal {
+                return "this password keeps \(formatBytes(Double(Self.maxTotal))) of such files already"
+            }
+            do throws(SystemError) {
+                try makeDirectories(folder(id), mode: 0o700)
+                let dir = try FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow])
+                defer { dir.close() }
+                if try dir.availableSpace() - Int64(bytes.count) < minFree { return "no space for it (min-free)" }
+                try writeFileAtomically(file(id, path), bytes, mode: 0o600)
+                try writeFileAtomically(file(id, path) + ".path", Array(path.utf8), mode: 0o600)
+                all[Array(path.utf8)] = (path, Entry(size: Int64(bytes.count), modified: WallTime.now.seconds))
+                return nil
+            } catch {
+                Log.warning("webdav: cannot keep a sidecar in \(folder(id)): \(error)")
+                return "the receiver cannot keep it now"
+            }
+        }
+    }
+
+    func remove(_ id: String, _ path: String) {
+        with(id) { all in
+            all[Array(path.utf8)] = nil
+            // Gone already is what was asked.
+            try? removeFile(file(id, path) + ".path")
+            try? removeFile(file(id, path))  // as above
+        }
+    }
 
     /// Removes every sidecar at or below `path`.
     func removeAll(_ id: String, within path: String) {
-        guard let names = try? FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return }  // none kept
-        for encoded in names {
-            guard let p = DAVNames.decode(encoded), Self.within(p, path) else { continue }
+        for p in with(id, { $0.values.map(\.path) }) where Self.within(p, path) { remove(id, p) }
+    }
+
+    /// Moves the sidecars at or below `from` to `to`, replacing what is there (these files are
+    /// the client's own); one that cannot be read stays where it was.
+    func move(_ id: String, _ from: String, to: String) {
+        for p in with(id, { $0.values.map(\.path) }) where Self.within(p, from) {
+            let new = to + String(decoding: Array(p.utf8).dropFirst(from.utf8.count), as: UTF8.self)
+            guard let bytes = read(id, p), write(id, new, bytes, minFree: 0) == nil else { continue }
             remove(id, p)
         }
     }
 
-    /// Moves the sidecars at or below `from` to `to`.
-    func move(_ id: String, _ from: String, to: String) {
-        guard let names = try? FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return }  // none kept
-        for encoded in names {
-            guard let p = DAVNames.decode(encoded), Self.within(p, from) else { continue }
-            let new = to + String(decoding: Array(p.utf8).dropFirst(from.utf8.count), as: UTF8.self)
-            // Replaces what is there (these files are the client's own); one that cannot move stays.
-            guard let bytes = read(id, p), write(id, new, bytes, minFree: 0) == nil else { continue }
-            remove(id, p)
-        }
+    /// Removes everything kept for password `id` (a removed password's, at ptkd's start).
+    static func removeFolder(_ path: String) {
+        // What cannot be removed is tried again at the next start.
+        guard let names = try? FileDescriptor.open(path, flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return }
+        for name in names { try? removeFile(path + "/" + name) }  // as above
+        try? removeDirectory(path)  // as above
     }
 
     /// Whether `path` is `folder` or below it, by bytes ("" holds everything).

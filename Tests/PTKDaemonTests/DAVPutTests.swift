@@ -1,3 +1,4 @@
+import PTKDigest
 @testable import PTKDaemon
 import PTKDAV
 import PTKTestSupport
@@ -142,8 +143,11 @@ struct DAVPutTests {
         #expect(f.kept() == ["sub/x.png"], "\(f.everything())")
         #expect(!f.everything().contains { $0.hasSuffix(".DS_Store") || $0.contains("._a.png") || $0.hasSuffix("Thumbs.db") || $0.hasSuffix("desktop.ini") })
         let kept = listDirectory(f.davState + "/" + desk.id + ".sidecars")
-        #expect(kept.count == 5, "\(kept)")
-        #expect(readFile(f.davState + "/" + desk.id + ".sidecars/.DS_Store") == [9, 9])
+        // Each is its bytes and its path, under the SHA-256 of the path.
+        #expect(kept.count == 10, "\(kept)")
+        let stored = f.davState + "/" + desk.id + ".sidecars/" + SHA256.hex(of: Array(".DS_Store".utf8))
+        #expect(readFile(stored) == [9, 9])
+        #expect(readFile(stored + ".path") == Array(".DS_Store".utf8))
         let theirs = f.dav(propfind("/dav/", other), dav("GET", "/dav/.DS_Store", other), propfind("/dav/sub/", other))
         #expect(listedNames(theirs[0]) == ["sub"] && theirs[1].status == 404 && listedNames(theirs[2]) == ["x.png"])
     }

@@ -19,7 +19,7 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
     public let idle: Duration
     /// Told the address of each wrong password (the receiver's budget of guesses).
     public let failed: (String) -> Void
-    /// Whether that budget is spent: every request is then answered 429 unchecked.
+    /// Whether that budget is spent: a wrong password is then answered 429 (a right one passes).
     public let spent: () -> Bool
 
     public init(realm: String, throttle: FailureThrottle<Limiter>, idle: Duration, verify: @escaping (String, String) -> Account?,
@@ -53,11 +53,15 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
             return try challenge(request, because: nil)
         }
         let outcome: BasicOutcome<Account> = throttle.withLimiter { limiter in
-            if limiter.isLockedOut(address, now: .now) || spent() { return .lockedOut }
+            if limiter.isLockedOut(address, now: .now) { return .lockedOut }
             if let account = verify(name, password) {
                 limiter.succeeded(address)
                 return .right(account)
             }
+            // While the receiver's budget is spent, a wrong password is 429 (and not counted);
+            // a right one still passes: a random password of 141 bits needs no budget, and the
+            // budget must not let anyone on the LAN shut every app out.
+            if spent() { return .lockedOut }
             return .wrong(lockedNow: limiter.failed(address, now: .now))
         }
         switch outcome {
