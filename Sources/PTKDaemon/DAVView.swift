@@ -47,6 +47,9 @@ struct DAVView {
         }
         let (named, folder, held) = endpoint.names.with(account.id) { a in (a.files[path], a.folders.contains(path), a.placeholders[path]) }
         if let named {
+            // A file of the directory at the very path wins over a name for another (two PUTs
+            // of one name at once, a photo that came through another door later).
+            if full, !Array(named.kept.utf8).elementsEqual(Array(key.utf8)), case let real = disk(path), real.exists { return real }
             // The photo the name was given for, still there: the same file (inode), not another at its path.
             // Gone (moved, removed, replaced): the name is gone too.
             if let st = try? endpoint.photos.statusBeneath(named.kept), st.isRegularFile, st.inode == named.inode {
@@ -94,7 +97,7 @@ struct DAVView {
             }
         }
         let names = endpoint.names.with(account.id) { $0.children(of: path) }
-        for name in names {
+        for name in names where out[Array(name.utf8)] == nil {
             let resource = resolve(path.appending(name))
             if resource.exists { out[Array(name.utf8)] = (name, resource) }
         }

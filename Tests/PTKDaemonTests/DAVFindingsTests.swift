@@ -87,6 +87,23 @@ struct DAVFindingsTests {
         #expect(e.responses[3].body == png)
     }
 
+    @Test("a file of the directory at a name's very path wins over the name (for a full view): nothing real is hidden")
+    func realFileWins() throws {
+        let f = try DoorFixture()
+        let a = try f.appPassword("a", .full)
+        let b = try f.appPassword("b", .full)
+        let jpeg = makeJPEG(width: 20, height: 20, seed: 80), png = makePNG(size: 640, seed: 81)
+        // a's JPEG PUT as x.png is kept as x.jpg, shown to a as x.png.
+        #expect(f.dav(dav("PUT", "/dav/x.png", a, body: jpeg)).first.status == 201)
+        #expect(f.dav(dav("GET", "/dav/x.png", a)).first.body == jpeg)
+        // Then a real x.png arrives (b's PNG): a now finds that file at x.png.
+        #expect(f.dav(dav("PUT", "/dav/x.png", b, body: png)).first.status == 201)
+        #expect(readFile(f.photos + "/x.png") == png && readFile(f.photos + "/x.jpg") == jpeg)
+        let e = f.dav(dav("GET", "/dav/x.png", a), propfind("/dav/", a))
+        #expect(e.responses[0].body == png)
+        #expect(listedNames(e.responses[1])?.contains("x.png") == true)
+    }
+
     @Test("a sidecar with a long non-ASCII name in deep folders is kept (its file is named by the path's SHA-256)")
     func longSidecar() throws {
         let f = try DoorFixture()
