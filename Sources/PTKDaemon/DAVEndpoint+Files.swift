@@ -54,7 +54,7 @@ extension DAVEndpoint {
             return try refuse(r, 405, "\(path.string) exists")
         }
         guard view.resolve(parent).isCollection else { return try refuse(r, 409, "the folder \(parent.string) does not exist") }
-        guard try lockAllows(r, path, includingBelow: false) else { return true }
+        guard try lockAllows(r, view, path, includingBelow: false) else { return true }
         if r.full {
             // The naming rules' own name, byte for byte (no control, bidi or zero-width characters).
             guard StoreRequest.isValidFolder(path.string), Array(PhotoStore.folderName(name).utf8) == Array(name.utf8) else {

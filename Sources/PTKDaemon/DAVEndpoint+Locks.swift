@@ -17,10 +17,9 @@ extension DAVEndpoint {
     /// Whether a write to `path` (and, `includingBelow`, what is below it) may go ahead;
     /// false after answering 412 or 423. The If header's untagged lists are about the
     /// request-URI (RFC 4918 10.4.3): `requestURI` when `path` is another (a MOVE's Destination).
-    func lockAllows(_ r: DAVRequest, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool, checkLocks: Bool = true,
-                    close: Bool = false) throws(HTTPFailure) -> Bool {
+    func lockAllows(_ r: DAVRequest, _ view: DAVView, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool,
+                    checkLocks: Bool = true, close: Bool = false) throws(HTTPFailure) -> Bool {
         var submitted: [String] = []
-        let view = view(r)
         let space = view.lockSpace
         if let header = r.head.header("if") {
             guard let parsed = IfHeader.parse(header) else {
@@ -83,7 +82,7 @@ extension DAVEndpoint {
             }
         }
         // Conditions asked for are checked; a lock in the way is the table's conflict (423).
-        guard try lockAllows(r, path, includingBelow: false, checkLocks: false) else { return true }
+        guard try lockAllows(r, view, path, includingBelow: false, checkLocks: false) else { return true }
         let token = ActiveLock.token(uuidBytes: randomBytes(16))
         let result = withLocks(view.lockSpace) {
             $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: r.account.id,

@@ -16,7 +16,7 @@ extension DAVEndpoint {
         let view = view(r)
         let resource = view.resolve(path)
         guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
-        guard try lockAllows(r, path, includingBelow: true) else { return true }
+        guard try lockAllows(r, view, path, includingBelow: true) else { return true }
         let id = r.account.id
         switch resource {
         case .placeholder:
@@ -83,7 +83,7 @@ extension DAVEndpoint {
                 return try refuse(r, 403, "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
             }
         }
-        guard try lockAllows(r, path, includingBelow: true), try lockAllows(r, destination, requestURI: path, includingBelow: true) else { return true }
+        guard try lockAllows(r, view, path, includingBelow: true), try lockAllows(r, view, destination, requestURI: path, includingBelow: true) else { return true }
         switch resource {
         case .placeholder(let at):
             names.removePlaceholder(id, path)
@@ -166,14 +166,7 @@ extension DAVEndpoint {
             try library.rename(exactly: old, to: new)
             return
         }
-        do throws(SystemError) {
-            let from = try photos.parentBeneath(old)
-            defer { from.close() }
-            let to = try photos.parentBeneath(new)
-            defer { to.close() }
-            try to.folder.move(from.name, in: from.folder, to: to.name)
-            try to.folder.sync()
-        } catch {
+        do throws(SystemError) { try photos.moveBeneath(old, to: new) } catch {
             throw LibraryError(error.code == .exists ? .refused : .io, "cannot move '\(old)' to '\(new)': \(error)")
         }
     }

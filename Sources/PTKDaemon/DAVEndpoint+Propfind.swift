@@ -158,9 +158,10 @@ extension DAVEndpoint {
         case .success(let parsed): request = parsed
         case .failure(let error): return try refuse(r, 400, error.description)
         }
-        let resource = view(r).resolve(path)
+        let view = view(r)
+        let resource = view.resolve(path)
         guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
-        guard try lockAllows(r, path, includingBelow: false) else { return true }
+        guard try lockAllows(r, view, path, includingBelow: false) else { return true }
         let names: [(XMLName, String)] = request.operations.map { op in
             switch op {
             case .set(let name, _): return (name, "")

@@ -23,7 +23,7 @@ extension DAVEndpoint {
         }
         let existing = view.resolve(path)
         if existing.isCollection { return try refuse(r, 405, "\(path.string) is a folder", close: true) }
-        guard try lockAllows(r, path, includingBelow: false, close: true) else { return false }
+        guard try lockAllows(r, view, path, includingBelow: false, close: true) else { return false }
         guard let size = StoreUpload.announcedSize(r.head) else {
             return try refuse(r, 411, "a PUT must give its Content-Length (or X-Expected-Entity-Length with a chunked body)", close: true)
         }

@@ -61,15 +61,7 @@ extension PhotoLibrary {
             throw LibraryError(.refused, "'\(new)' is not a name the receiver keeps")
         }
         try database.writeTransaction { () throws(LibraryError) in
-            do throws(SystemError) {
-                let from = try photos.parentBeneath(old)
-                defer { from.close() }
-                let to = try photos.parentBeneath(new)
-                defer { to.close() }
-                try to.folder.move(from.name, in: from.folder, to: to.name)
-                try to.folder.sync()
-                if from.folder.rawValue != to.folder.rawValue { try from.folder.sync() }
-            } catch {
+            do throws(SystemError) { try photos.moveBeneath(old, to: new) } catch {
                 if error.code == .exists || error.code == .notEmpty { throw LibraryError(.refused, "'\(new)' exists; nothing is replaced") }
                 throw LibraryError(.io, "cannot rename '\(old)' to '\(new)': \(error)")
             }

@@ -133,6 +133,19 @@ extension FileDescriptor {
         return try .open(place.name, relativeTo: place.folder, flags: flags.union(.noFollow), mode: mode)
     }
 
+    /// Moves `old` to `new` (both paths below this directory; `new`'s folder must exist), in
+    /// one step, never replacing anything (EEXIST) and following no symlink, then flushes the
+    /// folders it changed.
+    public func moveBeneath(_ old: String, to new: String) throws(SystemError) {
+        let from = try parentBeneath(old)
+        defer { from.close() }
+        let to = try parentBeneath(new)
+        defer { to.close() }
+        try to.folder.move(from.name, in: from.folder, to: to.name)
+        try to.folder.sync()
+        if from.folder.rawValue != to.folder.rawValue { try from.folder.sync() }
+    }
+
     /// The status of `path` below this directory, following no symlink (`openBeneath`'s rules).
     public func statusBeneath(_ path: String) throws(SystemError) -> FileStatus {
         let place = try parentBeneath(path)
