@@ -14,17 +14,21 @@ extension WebEndpoint {
     // MARK: Pages and files
 
     func gallery(_ r: WebRequest) throws(HTTPFailure) {
-        let all: [Photo]
-        do { all = try r.context.connection.library().all(sort: .time) } catch { return try libraryFailed(r, error) }
         let sender = r.head.query["sender"].flatMap { $0.isEmpty ? nil : $0 }
         let minRating = r.head.query["rating"].flatMap { Int($0) }.flatMap { (1...5).contains($0) ? $0 : nil }
-        let shown = all.reversed().filter { p in
-            (sender == nil || p.senderName == sender) && (minRating == nil || (p.rating ?? 0) >= minRating!)
+        let filter = GalleryFilter(sender: sender, minRating: minRating)
+        let cursor = r.head.query["after"].flatMap { GalleryCursor(token: $0) }
+        let page: GalleryPage
+        do { page = try r.context.connection.library().galleryPage(filter, after: cursor, limit: WebPages.pageSize) } catch { return try libraryFailed(r, error) }
+        let more = page.next.map { next -> String in
+            var query = ["after=" + next.token]
+            if let sender { query.append("sender=" + percentEncode(sender)) }
+            if let minRating { query.append("rating=\(minRating)") }
+            return query.joined(separator: "&")
         }
-        let senders = Set(all.compactMap(\.senderName)).sorted()
-        let page = r.head.query["page"].flatMap { Int($0) }.flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 1
-        try html(r, 200, pages.gallery(WebPhoto.grouped(shown.map(WebPhoto.init)), total: all.count, senders: senders, sender: sender,
-                                       minRating: minRating, page: page, viewer: r.viewer!))
+        try html(r, 200, pages.gallery(page.sections.map { ($0.title, $0.photos.map(WebPhoto.init)) }, firstContinues: page.firstContinues,
+                                       matching: page.matching, total: page.total, senders: page.senders, sender: sender,
+                                       minRating: minRating, more: more, viewer: r.viewer!))
     }
 
     func photoPage(_ r: WebRequest, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPFailure) {

@@ -2,6 +2,7 @@ import FoundationEssentials
 import PTKSystem
 import PTKStore
 import PTKVocabulary
+import PTKWeb
 
 /// What the library holds about one photo of the received-photos directory.
 public struct Photo: Sendable, Equatable {
@@ -31,8 +32,13 @@ public struct Photo: Sendable, Equatable {
     public var rating: Int?
     /// False while the photo waits for its metadata and thumbnail.
     public var indexed: Bool
-    /// True when `.ptk/thumbnails/<id>.png` holds its thumbnail.
+    /// True when the photo has its gallery thumbnails (`thumbnailType`).
     public var hasThumbnail: Bool
+    /// The gallery thumbnails' format (issue 45): .jpeg, or .png for a photo with
+    /// transparency; nil when it has none. Each side of `Thumbnailer.gallerySides` has a file.
+    public var thumbnailType: PhotoType?
+    /// Its preview (issue 45).
+    public var preview: PreviewState = .pending
     /// Why there is no thumbnail (too many pixels, not decodable), when there is none; with a
     /// thumbnail, why its EXIF or its colour profile was set aside, if one was.
     public var problem: String?
@@ -101,6 +107,19 @@ public struct Photo: Sendable, Equatable {
     public var day: String { String((taken ?? received.iso8601).prefix(10)) }
 }
 
+/// Where a photo's preview stands (issue 45).
+public enum PreviewState: Sendable, Equatable {
+    /// Not made yet: the indexer makes previews after the thumbnails of what is waiting.
+    case pending
+    /// None is needed: the photo is at most `Thumbnailer.previewSide` on its long side and in
+    /// a format browsers show (PNG, JPEG); the original is shown.
+    case notNeeded
+    /// `.ptk/previews/<id>.jpg` holds it.
+    case made
+    /// It could not be made, and why.
+    case failed(String)
+}
+
 /// A photo just saved by ptkd, for the library to index.
 public struct Arrival: Sendable, Equatable {
     public var name: String
@@ -162,7 +181,7 @@ extension Photo {
 
     /// What `ptk show` prints and the web interface's photo page shows: (label, value) pairs.
     /// Never the location itself, only whether the photo records one.
-    public func details(thumbnailFolder: String) -> [(String, String)] {
+    public func details(thumbnailFolder: String) -> [(String, DetailValue)] {
         var lines: [(String, String)] = [
             ("name", name),
             ("size", "\(formatBytes(Double(size))) (\(size) bytes)"),
@@ -178,6 +197,7 @@ extension Photo {
         let camera = [cameraMake, cameraModel].compactMap { $0 }.joined(separator: " ")
         if !camera.isEmpty { lines.append(("camera", camera)) }
         if hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }
+        // CONTRACT (issue 45): times become .time values below.
         if let modified = modified { lines.append(("modified", modified.description)) }
         lines.append(("received", received.description))
         if let name = senderName {
@@ -200,6 +220,12 @@ extension Photo {
             thumbnail = "none: \(problem ?? "unknown reason")"
         }
         lines.append(("thumbnail", thumbnail))
-        return lines
+        return lines.map { key, value in
+            switch key {
+            case "modified": return (key, modified.map(DetailValue.time) ?? .text(value))
+            case "received": return (key, .time(received))
+            default: return (key, .text(value))
+            }
+        }
     }
 }

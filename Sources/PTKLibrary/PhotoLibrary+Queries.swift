@@ -21,6 +21,7 @@ extension PhotoLibrary {
         p.rating = s.int(14).map(Int.init)
         p.indexed = s.int(15) == 1
         p.hasThumbnail = s.int(16) == 1
+        p.thumbnailType = p.hasThumbnail ? .png : nil  // CONTRACT STUB (issue 45): the column says which
         p.problem = s.text(17)
         p.modified = s.int(18).map { WallTime(milliseconds: $0) }
         p.orientation = s.int(19).map(Int.init)
@@ -161,6 +162,20 @@ extension PhotoLibrary {
         } catch {
             throw LibraryError(.io, "\(failure): \(error)")
         }
+    }
+
+    /// The gallery thumbnail of `photo` for `side` (one of `Thumbnailer.gallerySides`), nil
+    /// when it has none; read as `thumbnail(of:)` reads.
+    /// CONTRACT STUB (issue 45): the old 256-pixel PNG whatever the side.
+    public func thumbnail(of photo: Photo, side: Int) throws(LibraryError) -> Rendition? {
+        guard let bytes = try thumbnail(of: photo) else { return nil }
+        return Rendition(bytes: bytes, width: 0, height: 0, type: .png)
+    }
+
+    /// The preview JPEG of `photo` (`.ptk/previews/<id>.jpg`), nil when it has none.
+    /// CONTRACT STUB (issue 45): none yet.
+    public func preview(of photo: Photo) throws(LibraryError) -> [UInt8]? {
+        nil
     }
 
     /// Removes the thumbnail of photo `id` through the thumbnails folder's descriptor (`unlinkat`

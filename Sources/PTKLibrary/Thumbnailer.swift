@@ -20,6 +20,13 @@ public struct Thumbnail: Sendable {
     public var width = 0, height = 0, bitDepth = 0, colorType = 0, interlace = 0
     /// The thumbnail PNG (8-bit RGB or RGBA) and its size.
     public var png: [UInt8] = []
+    /// The encoded images made, one per side asked for, in the order asked (issue 45): each at
+    /// most that side on its long side, never enlarged; JPEG unless the photo has transparency
+    /// (then PNG) or PNG was asked for.
+    public var renditions: [Rendition] = []
+    /// How the pixels were obtained, for figures and `ptk show`: "HEIF thumbnail item 320x240",
+    /// "JPEG scaled 1/8", "whole image". Nil when nothing was decoded.
+    public var decodePath: String?
     /// The thumbnail's size, as shown (turned by the EXIF orientation).
     public var thumbnailWidth = 0, thumbnailHeight = 0
     /// What the photo says of itself: orientation, when it was taken, the camera.
@@ -43,6 +50,21 @@ public struct Thumbnail: Sendable {
         case .failed(let m): return "not decodable: \(m)"
         case .cancelled: return "cancelled"
         }
+    }
+}
+
+/// One encoded image made from a photo: a gallery thumbnail or a preview.
+public struct Rendition: Sendable, Equatable {
+    public var bytes: [UInt8]
+    public var width: Int
+    public var height: Int
+    /// .png or .jpeg.
+    public var type: PhotoType
+    public init(bytes: [UInt8], width: Int, height: Int, type: PhotoType) {
+        self.bytes = bytes
+        self.width = width
+        self.height = height
+        self.type = type
     }
 }
 
@@ -167,8 +189,42 @@ extension String {
 public enum Thumbnailer {
     /// The longest side of a thumbnail.
     public static let maxSide = 256
+    /// The gallery's thumbnails' long sides (issue 45): its cells at 1x and 2x (a phone's cells
+    /// at 3x are at most 120 CSS pixels).
+    public static let gallerySides = [180, 360]
+    /// The longest side of a preview.
+    public static let previewSide = 1440
     /// Photos with more pixels than this get no thumbnail.
     public static let defaultPixelLimit: UInt64 = 200_000_000
+
+    /// The gallery's thumbnails of the photo of `type` in `fd` (from its current offset): one
+    /// rendition per entry of `sides`, from one decode, JPEG unless the photo has transparency
+    /// or `pngOnly`. `embedded` lets a HEIF's thumbnail item stand in for the whole image when
+    /// it matches it and is large enough.
+    /// CONTRACT STUB (issue 45): made by re-decoding per side as PNG until the C layer makes them.
+    public static func make(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool = false, embedded: Bool = true,
+                            pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
+        var first: Thumbnail?
+        for side in sides {
+            _ = try? fd.seek(to: 0)  // STUB: photos are read from their start
+            var t = make(from: fd, type: type, maxSide: side, pixelLimit: pixelLimit, cancel: cancel)
+            guard t.outcome == .made else { return t }
+            if first == nil { first = t }
+            first!.renditions.append(Rendition(bytes: t.png, width: t.thumbnailWidth, height: t.thumbnailHeight, type: .png))
+            t.png = []
+        }
+        first?.decodePath = "whole image"
+        return first ?? make(from: fd, type: type, pixelLimit: pixelLimit, cancel: cancel)
+    }
+
+    /// The preview of the photo of `type` in `fd`: one rendition, at most `maxSide` on its long
+    /// side (never enlarged), sRGB, turned as shown, a progressive JPEG of quality 80 (PNG when
+    /// the photo has transparency). Always decodes the whole image.
+    /// CONTRACT STUB (issue 45): a PNG until the C layer makes the JPEG.
+    public static func preview(from fd: FileDescriptor, type: PhotoType, maxSide: Int = previewSide,
+                               pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
+        make(from: fd, type: type, sides: [maxSide], pngOnly: true, embedded: false, pixelLimit: pixelLimit, cancel: cancel)
+    }
 
     /// Reads the photo of `type` from `fd` (from its current offset) and makes its thumbnail, at
     /// most `maxSide` on its long side. `cancel`, when given, is read before every row: nonzero stops.

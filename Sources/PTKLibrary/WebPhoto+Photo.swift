@@ -9,5 +9,7 @@ extension WebPhoto {
                   received: photo.received, takenMinutes: photo.takenMinutes, day: photo.day,
                   senderName: photo.senderName, note: photo.note, rating: photo.rating,
                   indexed: photo.indexed, hasThumbnail: photo.hasThumbnail, problem: photo.problem)
+        thumbnailType = photo.thumbnailType
+        hasPreview = photo.preview == .made
     }
 }

@@ -95,35 +95,30 @@ public struct WebPages: Sendable {
     /// "More photos" opens it).
     public static let pageSize = 200
 
-    /// A page of the gallery: sections (`WebPhoto.grouped`) of thumbnails, each loaded
-    /// lazily (the browser fetches only those near the screen); filters by sender and rating.
-    /// `page` counts from 1; a section that goes on from the page before gets no title again.
-    public func gallery(_ sections: [(title: String, photos: [WebPhoto])], total: Int, senders: [String],
-                        sender: String?, minRating: Int?, page: Int = 1, viewer: Viewer) -> String {
+    /// A page of the gallery: sections of thumbnails, each loaded lazily (the browser fetches
+    /// only those near the screen); filters by sender and rating. `firstContinues`: the first
+    /// section goes on from the page before (it gets no title again). `more` is the query of
+    /// the next page ("after=CURSOR&sender=..."), nil on the last. `matching` photos match the
+    /// filters, of `total`.
+    public func gallery(_ sections: [(title: String, photos: [WebPhoto])], firstContinues: Bool, matching: Int, total: Int,
+                        senders: [String], sender: String?, minRating: Int?, more: String?, viewer: Viewer) -> String {
         let h = escapeHTML
         let shown = sections.reduce(0) { $0 + $1.photos.count }
-        let first = (max(page, 1) - 1) * Self.pageSize
         var body = "<form class=\"filters\" method=\"get\" action=\"/\">\n<label>Sender <select name=\"sender\"><option value=\"\">everyone</option>"
         for s in senders { body += "<option value=\"\(h(s))\"\(s == sender ? " selected" : "")>\(h(s))</option>" }
         body += "</select></label>\n<label>Rating <select name=\"rating\"><option value=\"\">any</option>"
         for r in 1...5 { body += "<option value=\"\(r)\"\(r == minRating ? " selected" : "")>\(String(repeating: "★", count: r)) and up</option>" }
         body += "</select></label>\n<button type=\"submit\">Show</button></form>\n"
-        body += "<h1 id=\"count\">\(shown == total ? "\(total) photo\(total == 1 ? "" : "s")" : "\(shown) of \(total) photos"), newest first</h1>\n"
-        if shown == 0 {
+        body += "<h1 id=\"count\">\(matching == total ? "\(total) photo\(total == 1 ? "" : "s")" : "\(matching) of \(total) photos"), newest first</h1>\n"
+        if shown == 0 && more == nil {
             body += "<p class=\"hint\">\(total == 0 ? "No photos yet: <a href=\"/upload\">upload some</a>, or send them with ptk-send or LocalSend." : "No photo matches.")</p>\n"
         }
         body += "<div id=\"photos\">\n"
-        body.reserveCapacity(min(shown, Self.pageSize) * 300)
-        var index = 0
-        for section in sections {
-            let (lower, upper) = (max(index, first), min(index + section.photos.count, first + Self.pageSize))
-            defer { index += section.photos.count }
-            // A section wholly before or after this page (a Range would trap on lower > upper).
-            guard lower < upper else { continue }
-            let range = lower..<upper
-            if !section.title.isEmpty && range.lowerBound == index { body += "<h2>\(h(section.title))</h2>\n" }
+        body.reserveCapacity(shown * 300)
+        for (i, section) in sections.enumerated() {
+            if !section.title.isEmpty && !(i == 0 && firstContinues) { body += "<h2>\(h(section.title))</h2>\n" }
             body += "<div class=\"grid\">\n"
-            for p in section.photos[(range.lowerBound - index)..<(range.upperBound - index)] {
+            for p in section.photos {
                 var image = "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
                 if p.hasThumbnail {
                     let size = Self.thumbnailSize(p).map { " width=\"\($0.0)\" height=\"\($0.1)\"" } ?? ""
@@ -134,18 +129,15 @@ public struct WebPages: Sendable {
             }
             body += "</div>\n"
         }
-        if first + Self.pageSize < shown {
-            var query = ["page=\(max(page, 1) + 1)"]
-            if let sender { query.append("sender=" + percentEncode(sender)) }
-            if let minRating { query.append("rating=\(minRating)") }
-            body += "<p class=\"more\"><a id=\"more\" href=\"/?\(query.joined(separator: "&amp;"))\">More photos</a></p>\n"
+        if let more {
+            body += "<p class=\"more\"><a id=\"more\" href=\"/?\(h(more))\">More photos</a></p>\n"
         }
         body += "</div>\n"
         return self.page("Photos", viewer, body)
     }
 
     /// A photo: the image, its details, and the forms that change it.
-    public func photo(_ p: WebPhoto, details: [(String, String)], viewer: Viewer, message: String? = nil) -> String {
+    public func photo(_ p: WebPhoto, details: [(String, DetailValue)], viewer: Viewer, message: String? = nil) -> String {
         let h = escapeHTML
         let csrf = "<input type=\"hidden\" name=\"csrf\" value=\"\(h(viewer.csrf))\">"
         // Browsers show PNG and JPEG; a HEIC is shown by its thumbnail.
@@ -163,7 +155,13 @@ public struct WebPages: Sendable {
             <table class="details">
 
             """
-        for (key, value) in details { body += "<tr><th>\(h(key))</th><td>\(h(value))</td></tr>\n" }
+        for (key, value) in details {
+            switch value {
+            case .text(let text): body += "<tr><th>\(h(key))</th><td>\(h(text))</td></tr>\n"
+            // CONTRACT (issue 45): shown in the browser's zone by app.js.
+            case .time(let time): body += "<tr><th>\(h(key))</th><td><time datetime=\"\(h(time.iso8601))\">\(h(time.description))</time></td></tr>\n"
+            }
+        }
         body += "</table>\n"
         let ratingOptions = (["none"] + (0...5).map(String.init)).map { v -> String in
             let selected = (p.rating.map(String.init) ?? "none") == v ? " selected" : ""

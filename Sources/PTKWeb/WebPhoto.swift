@@ -1,6 +1,13 @@
 import PTKSystem
 import PTKVocabulary
 
+/// A value of a photo's details: text, or a time, which the pages show in the browser's time
+/// zone (and `ptk show` in the host's).
+public enum DetailValue: Sendable, Equatable {
+    case text(String)
+    case time(WallTime)
+}
+
 /// A photo as the pages show it (the web interface's and the static gallery's): plain text and
 /// numbers, made by the library from its `Photo`, so that PTKWeb renders without knowing the
 /// library.
@@ -27,6 +34,10 @@ public struct WebPhoto: Sendable, Equatable {
     /// Indexed (facts read, thumbnail tried).
     public var indexed: Bool
     public var hasThumbnail: Bool
+    /// The gallery thumbnails' format (.jpeg, or .png for a photo with transparency), nil when none (issue 45).
+    public var thumbnailType: PhotoType?
+    /// A preview (`/photo/ID/preview`, a JPEG of at most 1440 pixels) has been made (issue 45).
+    public var hasPreview = false
     /// Why indexing or the thumbnail failed, or what was set aside in making it.
     public var problem: String?
 

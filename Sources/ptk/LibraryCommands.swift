@@ -161,7 +161,15 @@ struct LibraryCommands {
             print(terminalSafeJSON(m.json()))
             return
         }
-        for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) { print("\(key):".padding(11) + escapedForTerminal(value)) }
+        for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) {
+            // CONTRACT (issue 45): times in the host's zone.
+            let text: String
+            switch value {
+            case .text(let t): text = t
+            case .time(let t): text = t.description
+            }
+            print("\(key):".padding(11) + escapedForTerminal(text))
+        }
     }
 
     func thumbnail(_ name: String) {

@@ -104,7 +104,7 @@ struct HostileTextTests {
         let c = photo(3, t(15) + "/" + t(16) + ".heic", thumbnail: true)
         let sections = WebPhoto.grouped([a, b, c].map(WebPhoto.init))
         return [
-            pages.gallery(sections, total: 3, senders: [t(5), t(17)], sender: t(17), minRating: 2, viewer: viewer),
+            pages.gallery(sections, firstContinues: false, matching: 3, total: 3, senders: [t(5), t(17)], sender: t(17), minRating: 2, more: t(20), viewer: viewer),
             pages.photo(WebPhoto(a), details: a.details(thumbnailFolder: t(18)), viewer: viewer, message: t(19)),
             pages.photo(WebPhoto(b), details: b.details(thumbnailFolder: t(18)), viewer: viewer),
             pages.photo(WebPhoto(c), details: c.details(thumbnailFolder: t(18)), viewer: viewer),
