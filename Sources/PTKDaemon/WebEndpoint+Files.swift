@@ -13,40 +13,91 @@ import PTKWeb
 extension WebEndpoint {
     // MARK: Pages and files
 
-    func gallery(_ r: WebRequest) throws(HTTPFailure) {
+    /// The gallery's filters a request carries (`sender`, `rating` 1-5; others are ignored),
+    /// and the same as a query for the links that keep them.
+    func galleryFilter(_ r: WebRequest) -> (filter: GalleryFilter, query: String) {
         let sender = r.head.query["sender"].flatMap { $0.isEmpty ? nil : $0 }
         let minRating = r.head.query["rating"].flatMap { Int($0) }.flatMap { (1...5).contains($0) ? $0 : nil }
-        let filter = GalleryFilter(sender: sender, minRating: minRating)
+        return (GalleryFilter(sender: sender, minRating: minRating), WebPages.filterQuery(sender: sender, minRating: minRating))
+    }
+
+    func gallery(_ r: WebRequest) throws(HTTPFailure) {
+        let (filter, filters) = galleryFilter(r)
         let cursor = r.head.query["after"].flatMap { GalleryCursor(token: $0) }
         let page: GalleryPage
         do { page = try r.context.connection.library().galleryPage(filter, after: cursor, limit: WebPages.pageSize) } catch { return try libraryFailed(r, error) }
-        let more = page.next.map { next -> String in
-            var query = ["after=" + next.token]
-            if let sender { query.append("sender=" + percentEncode(sender)) }
-            if let minRating { query.append("rating=\(minRating)") }
-            return query.joined(separator: "&")
-        }
+        let more = page.next.map { next in (["after=" + next.token] + (filters.isEmpty ? [] : [filters])).joined(separator: "&") }
         try html(r, 200, pages.gallery(page.sections.map { ($0.title, $0.photos.map(WebPhoto.init)) }, firstContinues: page.firstContinues,
-                                       matching: page.matching, total: page.total, senders: page.senders, sender: sender,
-                                       minRating: minRating, more: more, viewer: r.viewer!))
+                                       matching: page.matching, total: page.total, senders: page.senders, sender: filter.sender,
+                                       minRating: filter.minRating, more: more, viewer: r.viewer!))
     }
 
     func photoPage(_ r: WebRequest, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPFailure) {
-        let folder: String
-        do { folder = try r.context.connection.library().thumbnailFolder } catch { return try libraryFailed(r, error) }
-        try html(r, status, pages.photo(WebPhoto(photo), details: photo.details(thumbnailFolder: folder), viewer: r.viewer!, message: message))
+        try html(r, status, pages.photo(WebPhoto(photo), details: Self.details(photo), viewer: r.viewer!, message: message))
     }
 
-    func thumbnail(_ r: WebRequest, _ photo: Photo) throws(HTTPFailure) {
-        let bytes: [UInt8]?
-        do { bytes = try r.context.connection.library().thumbnail(of: photo) } catch { return try libraryFailed(r, error) }
-        guard let bytes else {
+    /// The photo's details for the pages: the library's, but its thumbnail told as made, coming
+    /// or why there is none (never its path on the host), and where its preview stands.
+    static func details(_ photo: Photo) -> [(String, DetailValue)] {
+        let preview: String
+        switch photo.preview {
+        case .made: preview = "made"
+        case .notNeeded: preview = "not needed: the original is shown"
+        case .pending: preview = photo.indexed || photo.hasThumbnail ? "coming" : "(not indexed yet)"
+        case .failed(let why): preview = "none: " + why
+        }
+        var details: [(String, DetailValue)] = []
+        for (key, value) in photo.details(thumbnailFolder: "") {
+            guard key == "thumbnail" else {
+                details.append((key, value))
+                continue
+            }
+            let thumbnail: String
+            if !photo.indexed {
+                thumbnail = "coming"
+            } else if photo.hasThumbnail {
+                thumbnail = "made" + (photo.problem.map { " (\($0))" } ?? "")
+            } else {
+                thumbnail = "none: \(photo.problem ?? "unknown reason")"
+            }
+            details.append((key, .text(thumbnail)))
+            details.append(("preview", .text(preview)))
+        }
+        return details
+    }
+
+    /// A gallery thumbnail (`side` one of `Thumbnailer.gallerySides`), as JPEG or PNG.
+    func thumbnail(_ r: WebRequest, _ photo: Photo, side: Int) throws(HTTPFailure) {
+        let rendition: Rendition?
+        do { rendition = try r.context.connection.library().thumbnail(of: photo, side: side) } catch { return try libraryFailed(r, error) }
+        guard let rendition else {
             try html(r, 404, pages.error("\(photo.name) has no thumbnail: \(photo.problem ?? "not indexed yet")", viewer: r.viewer))
             return
         }
-        // The gallery's URL names the photo's content (?v=), so a browser may keep it.
-        try respond(r, 200, bytes, type: "image/png", headers: [("Cache-Control", r.head.query["v"] != nil ? "private, max-age=86400" : "no-cache")])
+        try respond(r, 200, rendition.bytes, type: rendition.type.mediaType, headers: [("Cache-Control", imageCache(r))])
     }
+
+    /// The photo's preview (a JPEG of at most `Thumbnailer.previewSide` pixels), or a page
+    /// saying why it has none.
+    func preview(_ r: WebRequest, _ photo: Photo) throws(HTTPFailure) {
+        let bytes: [UInt8]?
+        do { bytes = try r.context.connection.library().preview(of: photo) } catch { return try libraryFailed(r, error) }
+        guard let bytes else {
+            let why: String
+            switch photo.preview {
+            case .notNeeded: why = "none is needed: its original is shown"
+            case .failed(let reason): why = "it could not be made: \(reason)"
+            case .pending, .made: why = "it is not made yet"
+            }
+            try html(r, 404, pages.error("\(photo.name) has no preview: \(why)", viewer: r.viewer))
+            return
+        }
+        try respond(r, 200, bytes, type: PhotoType.jpeg.mediaType, headers: [("Cache-Control", imageCache(r))])
+    }
+
+    /// The gallery's and the pages' image addresses name the photo's content (`?v=`), so a
+    /// browser may keep what they gave for a day; without it, it asks again each time.
+    func imageCache(_ r: WebRequest) -> String { r.head.query["v"] != nil ? "private, max-age=86400" : "no-cache" }
 
     /// Sends a file, or the part a `Range` header asks for; `download` names it as an attachment.
     func sendFile(_ r: WebRequest, path: String, type: String, download: String?, cache: String = "private, no-cache") throws(HTTPFailure) {

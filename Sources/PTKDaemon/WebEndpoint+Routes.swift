@@ -69,8 +69,22 @@ extension WebEndpoint {
             }
             return true
         }
+        // The gallery's thumbnails by side; without one, the larger (old addresses, the delete page).
+        router.add(Self.getOrHead, "/photo/{id}/thumbnail/{side}",
+                   captures: ["id": .id, "side": .oneOf(Thumbnailer.gallerySides.map(String.init))]) { r throws(HTTPFailure) in
+            if let photo = try self.photo(r) { try self.thumbnail(r, photo, side: Int(r.parameters["side"]!)!) }
+            return true
+        }
         router.add(Self.getOrHead, "/photo/{id}/thumbnail", captures: id) { r throws(HTTPFailure) in
-            if let photo = try self.photo(r) { try self.thumbnail(r, photo) }
+            if let photo = try self.photo(r) { try self.thumbnail(r, photo, side: Thumbnailer.gallerySides.last!) }
+            return true
+        }
+        router.add(Self.getOrHead, "/photo/{id}/preview", captures: id) { r throws(HTTPFailure) in
+            if let photo = try self.photo(r) { try self.preview(r, photo) }
+            return true
+        }
+        router.add(Self.getOrHead, "/view/{id}", captures: id) { r throws(HTTPFailure) in
+            if let photo = try self.photo(r) { try self.viewerPage(r, photo) }
             return true
         }
         router.add(Self.getOrHead, "/photo/{id}/package", captures: id) { r throws(HTTPFailure) in

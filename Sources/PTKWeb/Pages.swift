@@ -37,6 +37,19 @@ public struct WebPages: Sendable {
                 <button type="submit" title="Log out \(h(viewer.name))">Log out</button></form></nav>
                 """
         }
+        return document(title, viewer, """
+            <header>\(header)</header>
+            <main>
+            \(body)
+            </main>
+            <footer>ptkd web interface · certificate SHA-256 <code id="fingerprint">\(colonHex(fingerprint))</code></footer>
+            """)
+    }
+
+    /// The HTML document around `body`: the head every page shares (the stylesheet, the
+    /// script, the CSRF token for the script), `head` added to it, and `bodyClass` on <body>.
+    func document(_ title: String, _ viewer: Viewer?, head: String = "", bodyClass: String? = nil, _ body: String) -> String {
+        let h = escapeHTML
         return """
             <!DOCTYPE html>
             <html lang="en">
@@ -48,13 +61,9 @@ public struct WebPages: Sendable {
             <title>\(h(title)) · \(h(receiver))</title>
             <link rel="stylesheet" href="/static/app.css">
             <script src="/static/app.js" defer></script>
-            </head>
-            <body>
-            <header>\(header)</header>
-            <main>
+            \(head)</head>
+            <body\(bodyClass.map { " class=\"\(h($0))\"" } ?? "")>
             \(body)
-            </main>
-            <footer>ptkd web interface · certificate SHA-256 <code id="fingerprint">\(colonHex(fingerprint))</code></footer>
             </body>
             </html>
 
@@ -83,11 +92,10 @@ public struct WebPages: Sendable {
         return page("Log in", nil, body)
     }
 
-    /// A thumbnail's size for a photo of `width`×`height` as shown: at most 256 on its long side.
+    /// A gallery thumbnail's size in CSS pixels for `p` (its 180 rendition's): the img's
+    /// width and height, so that the page does not move as thumbnails arrive.
     static func thumbnailSize(_ p: WebPhoto) -> (Int, Int)? {
-        guard let (w, h) = p.displayedSize, w > 0, h > 0 else { return nil }
-        let scale = min(1.0, 256.0 / Double(max(w, h)))
-        return (max(1, Int((Double(w) * scale).rounded())), max(1, Int((Double(h) * scale).rounded())))
+        p.fitted(in: gallerySides[0]).map { ($0.width, $0.height) }
     }
 
     /// Photos on one page of the gallery: the first page opens at once however large the
@@ -104,6 +112,7 @@ public struct WebPages: Sendable {
                         senders: [String], sender: String?, minRating: Int?, more: String?, viewer: Viewer) -> String {
         let h = escapeHTML
         let shown = sections.reduce(0) { $0 + $1.photos.count }
+        let filters = Self.filterQuery(sender: sender, minRating: minRating)
         var body = "<form class=\"filters\" method=\"get\" action=\"/\">\n<label>Sender <select name=\"sender\"><option value=\"\">everyone</option>"
         for s in senders { body += "<option value=\"\(h(s))\"\(s == sender ? " selected" : "")>\(h(s))</option>" }
         body += "</select></label>\n<label>Rating <select name=\"rating\"><option value=\"\">any</option>"
@@ -121,11 +130,13 @@ public struct WebPages: Sendable {
             for p in section.photos {
                 var image = "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
                 if p.hasThumbnail {
+                    // 180 at 1x, 360 at 2x and 3x (a phone's cells are at most 120 CSS pixels).
+                    let (small, large) = (h(Self.thumbnailURL(p, side: Self.gallerySides[0])), h(Self.thumbnailURL(p, side: Self.gallerySides[1])))
                     let size = Self.thumbnailSize(p).map { " width=\"\($0.0)\" height=\"\($0.1)\"" } ?? ""
-                    image = "<img src=\"/photo/\(p.id)/thumbnail?v=\(h(String((p.sha256 ?? "").prefix(12))))\" alt=\"\(h(p.name))\" loading=\"lazy\" decoding=\"async\"\(size)>"
+                    image = "<img src=\"\(small)\" srcset=\"\(small) 1x, \(large) 2x\" alt=\"\(h(p.name))\"\(size) loading=\"lazy\" decoding=\"async\">"
                 }
                 let rating = p.rating.map { " <span class=\"stars\" title=\"\($0)/5\">\(String(repeating: "★", count: $0))</span>" } ?? ""
-                body += "<figure><a href=\"/photo/\(p.id)\">\(image)</a><figcaption><span class=\"name\">\(h(p.name))</span>\(rating)</figcaption></figure>\n"
+                body += "<figure id=\"p\(p.id)\"><a href=\"\(h(Self.viewURL(p, filters: filters)))\">\(image)</a><figcaption><span class=\"name\">\(h(p.name))</span>\(rating)</figcaption></figure>\n"
             }
             body += "</div>\n"
         }
@@ -140,29 +151,21 @@ public struct WebPages: Sendable {
     public func photo(_ p: WebPhoto, details: [(String, DetailValue)], viewer: Viewer, message: String? = nil) -> String {
         let h = escapeHTML
         let csrf = "<input type=\"hidden\" name=\"csrf\" value=\"\(h(viewer.csrf))\">"
-        // Browsers show PNG and JPEG; a HEIC is shown by its thumbnail.
-        let viewable = p.type == .png || p.type == .jpeg
         var body = "<h1 id=\"name\">\(h(p.name))</h1>\n"
         if let message { body += "<p class=\"error\" role=\"alert\">\(h(message))</p>\n" }
-        if viewable {
-            body += "<a class=\"full\" href=\"/photo/\(p.id)/original\"><img id=\"photo\" src=\"/photo/\(p.id)/original\" alt=\"\(h(p.name))\"></a>\n"
-        } else if p.hasThumbnail {
-            body += "<div class=\"full\"><img id=\"photo\" src=\"/photo/\(p.id)/thumbnail\" alt=\"\(h(p.name))\"><p class=\"hint\">\(h(p.type.displayName)): browsers cannot show it; download it to see it whole.</p></div>\n"
+        // The preview or the original (PNG, JPEG); a HEIC's thumbnail until its preview is made.
+        if let shown = Self.shownImage(p) {
+            let image = Self.imageTag(shown, alt: p.name, sizes: "(max-width: 1400px) 100vw, 1400px")
+            let coming = shown.waiting ? "<p class=\"hint\" id=\"coming\">\(h(p.type.displayName)): preview coming; this is its thumbnail.</p>" : ""
+            body += "<div class=\"full\"><a href=\"\(h(Self.viewURL(p, filters: "")))\" title=\"Full screen\">\(image)</a>\(coming)</div>\n"
         }
         body += """
             <p class="downloads"><a href="/photo/\(p.id)/original?download=1" download>Download the original</a> \
-            <a href="/photo/\(p.id)/package" download>Download as .ptk</a></p>
-            <table class="details">
+            <a href="/photo/\(p.id)/package" download>Download as .ptk</a> \
+            <a href="\(h(Self.viewURL(p, filters: "")))">Full screen</a></p>
 
             """
-        for (key, value) in details {
-            switch value {
-            case .text(let text): body += "<tr><th>\(h(key))</th><td>\(h(text))</td></tr>\n"
-            // CONTRACT (issue 45): shown in the browser's zone by app.js.
-            case .time(let time): body += "<tr><th>\(h(key))</th><td><time datetime=\"\(h(time.iso8601))\">\(h(time.description))</time></td></tr>\n"
-            }
-        }
-        body += "</table>\n"
+        body += Self.detailsTable(details)
         let ratingOptions = (["none"] + (0...5).map(String.init)).map { v -> String in
             let selected = (p.rating.map(String.init) ?? "none") == v ? " selected" : ""
             return "<option value=\"\(v)\"\(selected)>\(v == "none" ? "no rating" : "\(v)/5")</option>"
@@ -180,11 +183,25 @@ public struct WebPages: Sendable {
         return page(p.name, viewer, body)
     }
 
+    /// A photo's details as a table; a time as `<time datetime="ISO-UTC">... UTC</time>`, which
+    /// app.js shows in the browser's time zone (named); without script it stays UTC, named.
+    static func detailsTable(_ details: [(String, DetailValue)]) -> String {
+        let h = escapeHTML
+        var table = "<table class=\"details\">\n"
+        for (key, value) in details {
+            switch value {
+            case .text(let text): table += "<tr><th>\(h(key))</th><td>\(h(text))</td></tr>\n"
+            case .time(let time): table += "<tr><th>\(h(key))</th><td><time datetime=\"\(h(time.iso8601))\">\(h(time.description))</time></td></tr>\n"
+            }
+        }
+        return table + "</table>\n"
+    }
+
     /// "Delete this photo?" with the button that does it.
     public func confirmDelete(_ p: WebPhoto, viewer: Viewer) -> String {
         let h = escapeHTML
         var body = "<h1>Delete \(h(p.name))?</h1>\n"
-        if p.hasThumbnail { body += "<p><img src=\"/photo/\(p.id)/thumbnail\" alt=\"\(h(p.name))\"></p>\n" }
+        if p.hasThumbnail { body += "<p><img src=\"\(h(Self.thumbnailURL(p, side: Self.gallerySides[0])))\" alt=\"\(h(p.name))\"></p>\n" }
         body += """
             <p>The photo, its entry in the library and its thumbnail are deleted from the receiver. This cannot be undone.</p>
             <form method="post" action="/photo/\(p.id)/delete"><input type="hidden" name="csrf" value="\(h(viewer.csrf))">

@@ -18,11 +18,17 @@ enum WebStatic {
         button { font: inherit; padding: .4rem .8rem; border: 1px solid var(--line); border-radius: 6px; background: #fff; cursor: pointer; }
         input, select, textarea { font: inherit; padding: .35rem; border: 1px solid #bbb; border-radius: 4px; max-width: 100%; }
         label { display: inline-flex; flex-wrap: wrap; align-items: center; gap: .4rem; }
-        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: .6rem; }
-        figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4rem; min-width: 0; }
-        figure a { display: flex; align-items: center; justify-content: center; aspect-ratio: 1; overflow: hidden;
+        a:focus-visible, button:focus-visible, summary:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible {
+          outline: 3px solid var(--accent); outline-offset: 2px; }
+        /* Cells of at most 180 CSS px (the 180 thumbnail at 1x, the 360 one at 2x). */
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 180px)); justify-content: center; gap: .6rem; }
+        figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4rem; min-width: 0;
+                 scroll-margin: 5rem 0 1rem; }
+        figure:target { border-color: var(--accent); box-shadow: 0 0 0 2px var(--accent); }
+        figure a { display: block; position: relative; aspect-ratio: 1; overflow: hidden;
                    background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
-        figure img { max-width: 100%; max-height: 100%; width: auto; height: auto; }
+        figure img { position: absolute; inset: 0; width: 100%; height: 100%; object-fit: contain; }
+        figure .none { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; }
         figcaption { font-size: .8rem; margin-top: .3rem; overflow-wrap: anywhere; }
         .stars { color: #c80; white-space: nowrap; }
         .more { text-align: center; padding: 1rem; }
@@ -53,39 +59,131 @@ enum WebStatic {
         .queue .refused .status { color: #b00020; font-weight: 600; }
         @media (max-width: 480px) {
           main { padding: .6rem; }
-          .grid { grid-template-columns: repeat(auto-fill, minmax(110px, 1fr)); gap: .4rem; }
+          /* Three columns at 390 px; a cell's image at most 120 CSS px (the 360 thumbnail covers it at 3x). */
+          .grid { grid-template-columns: repeat(auto-fill, minmax(96px, 1fr)); justify-content: stretch; gap: .4rem; }
+          figure { padding: .25rem; }
         }
+        /* The viewer: the photo fills the screen; the links float over it. */
+        body.viewer { background: #000; color: #eee; height: 100vh; height: 100dvh; overflow: hidden; }
+        .stage { position: fixed; inset: 0; max-width: none; margin: 0; padding: 0; display: flex; align-items: center; justify-content: center; }
+        .stage img { display: block; width: 100%; height: 100%; object-fit: contain; }
+        .stage .coming { position: absolute; left: 0; right: 0; bottom: 3.5rem; text-align: center; color: #ccc; font-size: .9rem; }
+        .controls a { position: fixed; z-index: 2; color: #fff; text-decoration: none; background: rgba(0, 0, 0, .5);
+                      border-radius: 999px; display: flex; align-items: center; justify-content: center; }
+        .controls .close { top: .6rem; right: .6rem; padding: .45rem .9rem; }
+        .controls .step { top: 50%; transform: translateY(-50%); width: 3rem; height: 3rem; font-size: 2rem; line-height: 1; }
+        .controls .prev { left: .6rem; }
+        .controls .next { right: .6rem; }
+        .viewer a:focus-visible, .viewer summary:focus-visible { outline: 3px solid #fff; outline-offset: 2px; box-shadow: 0 0 0 6px #000; }
+        .info { position: fixed; z-index: 2; left: .6rem; bottom: .6rem; max-width: min(40rem, calc(100vw - 1.2rem)); max-height: 70vh;
+                overflow: auto; background: rgba(24, 24, 24, .9); border-radius: 8px; padding: .4rem .8rem; font-size: .9rem; }
+        .info summary { cursor: pointer; padding: .2rem 0; }
+        .info h1 { font-size: 1rem; }
+        .info a { color: #9cf; }
+        .info .details th { color: #aaa; }
 
         """
 
     static let js = """
         "use strict";
+        // Times: a <time datetime="...Z"> (written in UTC, named) is shown in the browser's time
+        // zone, named ("2026-12-02 08:55:00 CET"); its title keeps the UTC text.
+        (function () {
+          if (!window.Intl || !Intl.DateTimeFormat.prototype.formatToParts) return;
+          const format = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+            minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short", numberingSystem: "latn" });
+          for (const t of document.querySelectorAll("time[datetime]")) {
+            const when = new Date(t.getAttribute("datetime"));
+            if (isNaN(when.getTime())) continue;
+            const p = {};
+            for (const part of format.formatToParts(when)) p[part.type] = part.value;
+            t.title = t.textContent;
+            t.textContent = p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" + p.second + " " + p.timeZoneName;
+          }
+        })();
+
         // The gallery: when "More photos" comes near the screen, the next page's photos are
         // fetched and put in its place (the page's own HTML, escaped by ptkd; nothing runs).
+        // Back from the viewer (/#p42), pages are loaded until the photo's figure is there.
         (function () {
-          let loading = false;
+          if (!document.getElementById("photos")) return;
+          let loading = null;
+          let seen = null;
+          // Appends the next page; resolves to whether there was one.
+          function more() {
+            if (loading) return loading;
+            const link = document.getElementById("more");
+            if (!link) return Promise.resolve(false);
+            loading = fetch(link.href, { credentials: "same-origin" }).then(function (r) {
+              if (!r.ok) throw new Error("status " + r.status);
+              return r.text();
+            }).then(function (html) {
+              const next = new DOMParser().parseFromString(html, "text/html").getElementById("photos");
+              const place = link.parentElement;
+              for (const node of Array.from(next.childNodes)) place.before(document.importNode(node, true));
+              place.remove();
+              loading = null;
+              watch();
+              return true;
+            }).catch(function () { loading = null; return false; });
+            return loading;
+          }
           function watch() {
-            const more = document.getElementById("more");
-            if (!more || !("IntersectionObserver" in window)) return;
-            const seen = new IntersectionObserver(function (entries) {
-              if (loading || !entries.some(function (e) { return e.isIntersecting; })) return;
-              loading = true;
-              seen.disconnect();
-              fetch(more.href, { credentials: "same-origin" }).then(function (r) {
-                if (!r.ok) throw new Error("status " + r.status);
-                return r.text();
-              }).then(function (html) {
-                const next = new DOMParser().parseFromString(html, "text/html").getElementById("photos");
-                const place = more.parentElement;
-                for (const node of Array.from(next.childNodes)) place.before(document.importNode(node, true));
-                place.remove();
-                loading = false;
-                watch();
-              }).catch(function () { loading = false; });
+            if (seen) seen.disconnect();
+            const link = document.getElementById("more");
+            if (!link || !("IntersectionObserver" in window)) return;
+            seen = new IntersectionObserver(function (entries) {
+              if (entries.some(function (e) { return e.isIntersecting; })) more();
             }, { rootMargin: "1500px" });
-            seen.observe(more);
+            seen.observe(link);
+          }
+          function find() {
+            const m = /^#p([0-9]+)$/.exec(location.hash);
+            if (!m) return;
+            const figure = document.getElementById("p" + m[1]);
+            if (!figure) { more().then(function (found) { if (found) find(); }); return; }
+            figure.scrollIntoView({ block: "center" });
+            const link = figure.querySelector("a");
+            if (link) link.focus({ preventScroll: true });
           }
           watch();
+          find();
+        })();
+
+        // The viewer: ArrowLeft and ArrowRight go to the previous and next photo, Escape back
+        // to the gallery; a swipe left or right goes to the next or previous; the next photo's
+        // image is loaded before it is asked for.
+        (function () {
+          if (!document.body.classList.contains("viewer")) return;
+          const links = { prev: document.getElementById("prev"), next: document.getElementById("next"), close: document.getElementById("close") };
+          function go(link) { if (link) location.assign(link.href); }
+          document.addEventListener("keydown", function (e) {
+            if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.defaultPrevented) return;
+            if (e.key === "ArrowLeft") go(links.prev);
+            else if (e.key === "ArrowRight") go(links.next);
+            else if (e.key === "Escape") go(links.close);
+            else return;
+            e.preventDefault();
+          });
+          let start = null;
+          document.addEventListener("touchstart", function (e) {
+            start = e.touches.length === 1 ? { x: e.touches[0].clientX, y: e.touches[0].clientY } : null;
+          }, { passive: true });
+          document.addEventListener("touchend", function (e) {
+            if (!start || e.changedTouches.length !== 1) return;
+            const dx = e.changedTouches[0].clientX - start.x, dy = e.changedTouches[0].clientY - start.y;
+            start = null;
+            // Not while zoomed in: then a finger moves the photo.
+            if (window.visualViewport && window.visualViewport.scale > 1.01) return;
+            if (Math.abs(dx) > 50 && Math.abs(dx) > Math.abs(dy)) go(dx < 0 ? links.next : links.prev);
+          }, { passive: true });
+          const next = links.next;
+          if (next && next.dataset.src) {
+            const image = new Image();
+            image.decoding = "async";
+            if (next.dataset.srcset) { image.sizes = "100vw"; image.srcset = next.dataset.srcset; }
+            image.src = next.dataset.src;
+          }
         })();
 
         // The upload page: each chosen or dropped file is sent as the body of its own

@@ -69,6 +69,21 @@ public struct WebPhoto: Sendable, Equatable {
         return (displayedWidth, displayedHeight)
     }
 
+    /// The `?v=` of its images' addresses: the first 12 hex digits of its SHA-256, which name
+    /// its content ("" before indexing).
+    public var version: String { String((sha256 ?? "").prefix(12)) }
+
+    /// Browsers show the original itself (PNG, JPEG; not HEIC or HEIF).
+    public var browserShowsOriginal: Bool { type == .png || type == .jpeg }
+
+    /// Its size as shown, made to fit `side` on its long side (never enlarged), as the
+    /// thumbnailer makes its renditions; nil before indexing.
+    public func fitted(in side: Int) -> (width: Int, height: Int)? {
+        guard let (w, h) = displayedSize, w > 0, h > 0 else { return nil }
+        let scale = min(1.0, Double(side) / Double(max(w, h)))
+        return (max(1, Int((Double(w) * scale).rounded())), max(1, Int((Double(h) * scale).rounded())))
+    }
+
     /// "3024x4032" as shown, or "?" before indexing.
     public var dimensions: String {
         guard let size = displayedSize else { return "?" }

@@ -4,6 +4,7 @@ import PTKHTTP
 import PTKLibrary
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import PTKWeb
 import Testing
 
@@ -39,6 +40,11 @@ struct WebDoorTests {
             ("GET", "/photo/7/delete", "/photo/{id}/delete id=7"), ("POST", "/photo/7/delete", "/photo/{id}/delete id=7"),
             ("POST", "/photo/7/rename", "/photo/{id}/rename id=7"), ("POST", "/photo/7/note", "/photo/{id}/note id=7"),
             ("POST", "/photo/7/rate", "/photo/{id}/rate id=7"),
+            ("GET", "/photo/7/thumbnail/180?v=abc", "/photo/{id}/thumbnail/{side} id=7 side=180"),
+            ("HEAD", "/photo/7/thumbnail/360", "/photo/{id}/thumbnail/{side} id=7 side=360"),
+            ("GET", "/photo/7/thumbnail/256", "404"), ("GET", "/photo/7/thumbnail/0180", "404"), ("GET", "/photo/7/thumbnail/", "404"),
+            ("GET", "/photo/7/preview?v=abc", "/photo/{id}/preview id=7"), ("GET", "/view/7?sender=a&rating=3", "/view/{id} id=7"),
+            ("GET", "/view/", "404"), ("GET", "/view/x", "404"),
         ]
         for (method, target, expected) in cases {
             #expect(route(f, method, target) == expected, "\(method) \(target)")
@@ -267,6 +273,100 @@ struct WebDoorTests {
         let delete = f.web([request("POST", "/photo/\(id)/delete", form, body: Array("csrf=\(csrf)".utf8))])
         #expect(delete.first.status == 303 && delete.first.header("location") == "/")
         #expect(f.kept().isEmpty)
+    }
+
+    /// The fixture's library with every photo the door saved indexed (thumbnails made).
+    func indexed(_ f: DoorFixture) throws -> PhotoLibrary {
+        let library = try PhotoLibrary(directory: f.photos, create: false)
+        _ = try library.reconcile()
+        _ = try library.index(ids: try library.all().map(\.id))
+        return library
+    }
+
+    @Test("the pages' image sizes are the thumbnailer's")
+    func sides() {
+        #expect(WebPages.gallerySides == Thumbnailer.gallerySides)
+        #expect(WebPages.previewSide == Thumbnailer.previewSide)
+    }
+
+    @Test("thumbnails by side (180 and 360, no other) as the library made them, cacheable with ?v=; a preview 404 until made; the photo page names no host path")
+    func images() throws {
+        let f = try DoorFixture()
+        let (cookie, csrf) = try f.login()
+        #expect(upload(f, name: "a.png", body: makePNG(size: 3000), cookie: cookie, csrf: csrf).first.status == 200)
+        let library = try indexed(f)
+        let photo = try #require(try library.all().first)
+        let id = photo.id
+        let c = [("Cookie", cookie)]
+        let e = f.web([request("GET", "/photo/\(id)/thumbnail/180?v=abc", c), request("GET", "/photo/\(id)/thumbnail/360", c),
+                       request("GET", "/photo/\(id)/thumbnail", c), request("GET", "/photo/\(id)/thumbnail/256", c),
+                       request("GET", "/photo/\(id)/preview?v=abc", c), request("GET", "/photo/\(id + 1000)/thumbnail/180", c),
+                       request("GET", "/photo/\(id)", c)])
+        #expect(e.responses.map(\.status) == [200, 200, 200, 404, 404, 404, 200], "\(e.responses.map(\.status))")
+        for (i, side) in [(0, 180), (1, 360), (2, 360)] {
+            let made = try #require(try library.thumbnail(of: photo, side: side))
+            #expect(e.responses[i].body == made.bytes && e.responses[i].header("content-type") == made.type.mediaType, "side \(side)")
+        }
+        #expect(e.responses[0].header("cache-control") == "private, max-age=86400")
+        #expect(e.responses[1].header("cache-control") == "no-cache")
+        #expect(e.responses[4].text.contains("a.png has no preview"), "\(e.responses[4].text)")
+        let page = e.responses[6].text
+        #expect(page.contains("<tr><th>thumbnail</th><td>made") && page.contains("<tr><th>preview</th>"), "\(page)")
+        #expect(!page.contains(".ptk/thumbnails") && !page.contains(f.photos + "/"))
+        #expect(page.contains("<tr><th>received</th><td><time datetime=\"\(photo.received.iso8601)\">\(photo.received.description)</time></td></tr>"))
+    }
+
+    @Test("the viewer links previous and next in the gallery's order under its filters (none at the ends), and closes to the photo's figure")
+    func viewer() throws {
+        let f = try DoorFixture()
+        let (cookie, csrf) = try f.login()
+        for (i, name) in ["a.png", "b.png", "c.png"].enumerated() {
+            #expect(upload(f, name: name, body: makePNG(size: 3000 + i * 100, seed: UInt64(i + 1)), cookie: cookie, csrf: csrf).first.status == 200)
+        }
+        let library = try indexed(f)
+        let order = try library.galleryPage(GalleryFilter(), after: nil, limit: 10).sections.flatMap(\.photos)
+        try #require(order.count == 3)
+        let (first, middle, last) = (order[0], order[1], order[2])
+        _ = try library.setRating(middle.name, 4)
+        // A sender no photo has: nothing matches, and the links keep it, encoded.
+        let sender = "Anna & \"<co>\""
+        let c = [("Cookie", cookie)]
+        let e = f.web([request("GET", "/view/\(middle.id)", c), request("GET", "/view/\(first.id)", c), request("GET", "/view/\(last.id)", c),
+                       request("GET", "/view/\(middle.id)?rating=4", c), request("GET", "/view/\(first.id)?sender=\(percentEncode(sender))&rating=", c),
+                       request("GET", "/view/\(last.id + 1000)", c)])
+        #expect(e.responses.map(\.status) == [200, 200, 200, 200, 200, 404], "\(e.responses.map(\.status))")
+        let link = { (which: String, id: Int64, query: String) in "<a id=\"\(which)\" class=\"step \(which)\" rel=\"\(which)\" href=\"/view/\(id)\(query)\"" }
+        let inMiddle = e.responses[0].text
+        #expect(inMiddle.contains(link("prev", first.id, "")) && inMiddle.contains(link("next", last.id, "")), "\(inMiddle)")
+        #expect(inMiddle.contains("<a id=\"close\" class=\"close\" href=\"/#p\(middle.id)\""))
+        #expect(!e.responses[1].text.contains("id=\"prev\"") && e.responses[1].text.contains(link("next", middle.id, "")))
+        #expect(e.responses[2].text.contains(link("prev", middle.id, "")) && !e.responses[2].text.contains("id=\"next\""))
+        // Only the middle photo is rated 4: alone under the filter, which its close link keeps.
+        let rated = e.responses[3].text
+        #expect(!rated.contains("id=\"prev\"") && !rated.contains("id=\"next\""))
+        #expect(rated.contains("<a id=\"close\" class=\"close\" href=\"/?rating=4#p\(middle.id)\""))
+        let bySender = e.responses[4].text
+        #expect(!bySender.contains("id=\"next\"") && !bySender.contains("id=\"prev\"") && !bySender.contains("<co>"))
+        #expect(bySender.contains("href=\"/?sender=Anna%20%26%20%22%3Cco%3E%22#p\(first.id)\""), "\(bySender)")
+        // The gallery's figures open the viewer with the filters.
+        let gallery = f.web([request("GET", "/?rating=4", c)]).first.text
+        #expect(gallery.contains("<figure id=\"p\(middle.id)\"><a href=\"/view/\(middle.id)?rating=4\">"), "\(gallery)")
+    }
+
+    @Test("a hostile name and sender stay text in the viewer")
+    func hostileViewer() throws {
+        let f = try DoorFixture()
+        let (cookie, csrf) = try f.login(name: "<script>alert(1)</script>")
+        let name = "%3Cimg%20src%3Dx%20onerror%3Dalert(2)%3E.png"
+        #expect(upload(f, name: name, body: makePNG(size: 3000), cookie: cookie, csrf: csrf).first.status == 200)
+        let library = try indexed(f)
+        let photo = try #require(try library.all().first)
+        let sender = "<script>alert(3)</script>"
+        let e = f.web([request("GET", "/view/\(photo.id)?sender=\(percentEncode(sender))", [("Cookie", cookie)])])
+        #expect(e.first.status == 200)
+        #expect(!e.first.text.contains("<script>") && !e.first.text.contains("<img src=x"), "\(e.first.text)")
+        #expect(e.first.text.contains("&lt;img src=x onerror=alert(2)&gt;.png"))
+        #expect(e.first.text.contains("href=\"/?sender=\(percentEncode(sender))#p\(photo.id)\""))
     }
 
     // MARK: Hostile heads

@@ -103,11 +103,20 @@ struct HostileTextTests {
         let b = photo(2, t(14) + ".jpg", thumbnail: false)
         let c = photo(3, t(15) + "/" + t(16) + ".heic", thumbnail: true)
         let sections = WebPhoto.grouped([a, b, c].map(WebPhoto.init))
+        func previewed(_ p: Photo) -> WebPhoto {
+            var w = WebPhoto(p)
+            w.hasPreview = true
+            return w
+        }
         return [
             pages.gallery(sections, firstContinues: false, matching: 3, total: 3, senders: [t(5), t(17)], sender: t(17), minRating: 2, more: t(20), viewer: viewer),
             pages.photo(WebPhoto(a), details: a.details(thumbnailFolder: t(18)), viewer: viewer, message: t(19)),
             pages.photo(WebPhoto(b), details: b.details(thumbnailFolder: t(18)), viewer: viewer),
             pages.photo(WebPhoto(c), details: c.details(thumbnailFolder: t(18)), viewer: viewer),
+            pages.photo(previewed(c), details: c.details(thumbnailFolder: t(18)), viewer: viewer),
+            pages.view(WebPhoto(a), details: a.details(thumbnailFolder: t(18)), previous: WebPhoto(b), next: previewed(c),
+                       filters: WebPages.filterQuery(sender: t(17), minRating: 2), viewer: viewer),
+            pages.view(previewed(c), details: c.details(thumbnailFolder: t(18)), previous: WebPhoto(a), next: nil, filters: "", viewer: viewer),
             pages.confirmDelete(WebPhoto(a), viewer: viewer),
             pages.confirmDelete(WebPhoto(b), viewer: viewer),
             pages.upload(types: PhotoType.allCases, maxFileSize: 50 << 20, viewer: viewer),

@@ -54,7 +54,10 @@ struct PageTests {
         b.rating = 4
         b.senderName = "Anna"
         let html = pages.gallery(WebPhoto.grouped([b, a].map(WebPhoto.init)), firstContinues: false, matching: 2, total: 3, senders: ["Anna", "Bob"], sender: "Anna", minRating: 4, more: nil, viewer: viewer)
-        #expect(html.contains("<img src=\"/photo/2/thumbnail?v=aaaaaaaaaaaa\" alt=\"new.png\" loading=\"lazy\" decoding=\"async\" width=\"256\" height=\"128\">"))
+        #expect(html.contains("<img src=\"/photo/2/thumbnail/180?v=aaaaaaaaaaaa\" srcset=\"/photo/2/thumbnail/180?v=aaaaaaaaaaaa 1x, "
+                              + "/photo/2/thumbnail/360?v=aaaaaaaaaaaa 2x\" alt=\"new.png\" width=\"180\" height=\"90\" loading=\"lazy\" decoding=\"async\">"))
+        // Each figure opens the viewer with the filters kept, and is the place the viewer comes back to.
+        #expect(html.contains("<figure id=\"p2\"><a href=\"/view/2?sender=Anna&amp;rating=4\">"))
         #expect(html.components(separatedBy: "new.png")[0].count < html.components(separatedBy: "old.png")[0].count)
         #expect(html.contains("<option value=\"Anna\" selected>Anna</option>"))
         #expect(html.contains("<option value=\"4\" selected>"))
@@ -66,7 +69,7 @@ struct PageTests {
     func paging() {
         let photos = (0..<3).map { i -> Photo in photo(Int64(3 - i), "p\(3 - i).png", day: i < 2 ? 2 : 1) }
         let sections = WebPhoto.grouped(photos.map(WebPhoto.init))
-        func figures(_ html: String) -> Int { html.components(separatedBy: "<figure>").count - 1 }
+        func figures(_ html: String) -> Int { html.components(separatedBy: "<figure ").count - 1 }
         func titles(_ html: String) -> Int { html.components(separatedBy: "<h2>").count - 1 }
         let one = self.pages.gallery(sections, firstContinues: false, matching: 450, total: 450, senders: [], sender: "Anna & co", minRating: 3,
                                      more: "after=7&sender=Anna%20%26%20co&rating=3", viewer: viewer)
@@ -84,10 +87,83 @@ struct PageTests {
         #expect(pages.confirmDelete(WebPhoto(photo(3, "a.png")), viewer: WebPages.Viewer(name: "x", csrf: "T0KEN")).contains("name=\"csrf\" value=\"T0KEN\""))
     }
 
-    @Test("HEIC photos are shown by their thumbnail; PNG and JPEG whole")
+    @Test("a HEIC is shown by its preview, or its 360 thumbnail while the preview is coming; PNG and JPEG whole, or by preview and original in srcset")
     func viewable() {
-        #expect(pages.photo(WebPhoto(photo(4, "a.heic")), details: [], viewer: viewer).contains("src=\"/photo/4/thumbnail\""))
-        #expect(pages.photo(WebPhoto(photo(4, "a.jpg")), details: [], viewer: viewer).contains("src=\"/photo/4/original\""))
+        let heic = pages.photo(WebPhoto(photo(4, "a.heic")), details: [], viewer: viewer)
+        #expect(heic.contains("<img id=\"photo\" src=\"/photo/4/thumbnail/360?v=aaaaaaaaaaaa\" alt=\"a.heic\">"))
+        #expect(heic.contains("HEIC: preview coming") && !heic.contains("cannot show"))
+        var withPreview = WebPhoto(photo(4, "a.heic"))
+        withPreview.hasPreview = true
+        // A HEIC's original is no browser format: the preview alone.
+        #expect(pages.photo(withPreview, details: [], viewer: viewer).contains("<img id=\"photo\" src=\"/photo/4/preview?v=aaaaaaaaaaaa\" alt=\"a.heic\">"))
+        #expect(pages.photo(WebPhoto(photo(4, "a.jpg")), details: [], viewer: viewer).contains("<img id=\"photo\" src=\"/photo/4/original\" alt=\"a.jpg\">"))
+        var large = photo(5, "big.jpg")
+        (large.width, large.height) = (4032, 3024)
+        var big = WebPhoto(large)
+        big.hasPreview = true
+        let page = pages.photo(big, details: [], viewer: viewer)
+        #expect(page.contains("<img id=\"photo\" src=\"/photo/5/preview?v=aaaaaaaaaaaa\" srcset=\"/photo/5/preview?v=aaaaaaaaaaaa 1440w, "
+                              + "/photo/5/original 4032w\" sizes=\"(max-width: 1400px) 100vw, 1400px\" alt=\"big.jpg\">"))
+        #expect(page.contains("<a href=\"/photo/5/original?download=1\" download>Download the original</a>"))
+        #expect(page.contains("<a href=\"/view/5\">Full screen</a>"))
+    }
+
+    @Test("times are <time> in UTC, named, for app.js to show in the browser's zone; other details stay text")
+    func times() {
+        let details: [(String, DetailValue)] = [("received", .time(WallTime(milliseconds: 1_764_665_700_123))), ("taken", .text("2024-05-06 07:08:09"))]
+        let page = pages.photo(WebPhoto(photo(3, "a.png")), details: details, viewer: viewer)
+        #expect(page.contains("<tr><th>received</th><td><time datetime=\"2025-12-02T08:55:00.123Z\">2025-12-02 08:55:00 UTC</time></td></tr>"))
+        #expect(page.contains("<tr><th>taken</th><td>2024-05-06 07:08:09</td></tr>"))
+        #expect(String(decoding: WebAsset.js.bytes, as: UTF8.self).contains("timeZoneName: \"short\""))
+    }
+
+    func view(_ p: Photo, previous: Photo?, next: Photo?, filters: String = "") -> String {
+        pages.view(WebPhoto(p), details: [("received", .time(p.received))], previous: previous.map(WebPhoto.init), next: next.map(WebPhoto.init),
+                   filters: filters, viewer: viewer)
+    }
+
+    @Test("the viewer: the photo full screen, previous and next as links with the filters, none at the ends; close goes to the photo's figure")
+    func viewerPage() {
+        let (a, b, c) = (photo(1, "a.png"), photo(2, "b.png"), photo(3, "c.heic"))
+        let filters = WebPages.filterQuery(sender: "Anna & <co>", minRating: 3)
+        #expect(filters == "sender=Anna%20%26%20%3Cco%3E&rating=3")
+        let middle = view(b, previous: a, next: c, filters: filters)
+        #expect(middle.contains("<body class=\"viewer\">"))
+        #expect(middle.contains("<img id=\"photo\" src=\"/photo/2/original\" alt=\"b.png\">"))
+        #expect(middle.contains("<a id=\"prev\" class=\"step prev\" rel=\"prev\" href=\"/view/1?sender=Anna%20%26%20%3Cco%3E&amp;rating=3\""))
+        #expect(middle.contains("<a id=\"next\" class=\"step next\" rel=\"next\" href=\"/view/3?sender=Anna%20%26%20%3Cco%3E&amp;rating=3\""))
+        // The next photo's image, for app.js to load ahead (a HEIC without preview: its thumbnail).
+        #expect(middle.contains("data-src=\"/photo/3/thumbnail/360?v=aaaaaaaaaaaa\""))
+        #expect(middle.contains("<a id=\"close\" class=\"close\" href=\"/?sender=Anna%20%26%20%3Cco%3E&amp;rating=3#p2\""))
+        #expect(middle.contains("<details class=\"info\"><summary>Details</summary>") && middle.contains("<a href=\"/photo/2\" id=\"edit\">"))
+        #expect(middle.contains("<time datetime=\""))
+        let first = view(a, previous: nil, next: b)
+        #expect(!first.contains("id=\"prev\"") && first.contains("<a id=\"next\" class=\"step next\" rel=\"next\" href=\"/view/2\""))
+        #expect(first.contains("<a id=\"close\" class=\"close\" href=\"/#p1\""))
+        let last = view(c, previous: b, next: nil)
+        #expect(last.contains("id=\"prev\"") && !last.contains("id=\"next\""))
+        #expect(last.contains("HEIC: preview coming"))
+        let alone = view(a, previous: nil, next: nil)
+        #expect(!alone.contains("id=\"prev\"") && !alone.contains("id=\"next\""))
+        var large = photo(5, "big.png")
+        (large.width, large.height) = (3000, 4000)
+        var big = WebPhoto(large)
+        big.hasPreview = true
+        let shown = pages.view(big, details: [], previous: nil, next: nil, filters: "", viewer: viewer)
+        #expect(shown.contains("srcset=\"/photo/5/preview?v=aaaaaaaaaaaa 1080w, /photo/5/original 3000w\" sizes=\"100vw\""))
+    }
+
+    @Test("hostile names, senders and filters stay text in the viewer, its links and its data attributes")
+    func hostileViewer() {
+        var a = photo(1, Self.hostile + "\"'.png")
+        a.senderName = "<script>alert(3)</script>"
+        var b = photo(2, "\"><script>alert(4)</script>.png")
+        b.note = "</details><script>alert(5)</script>"
+        let html = view(b, previous: a, next: a, filters: WebPages.filterQuery(sender: "\"><script>alert(6)</script>", minRating: nil))
+        #expect(!html.contains("<script>") && !html.contains("<img src=x") && !html.contains("\"\"><script"))
+        #expect(!html.contains(" style=") && !html.contains(" onclick"))
+        #expect(html.contains("aria-label=\"Previous: &lt;img src=x onerror=alert(1)&gt;&quot;&#39;.png\""))
+        #expect(html.contains("sender=%22%3E%3Cscript%3Ealert%286%29%3C%2Fscript%3E"))
     }
 
     @Test("the footer shows the certificate's fingerprint as browsers do")
