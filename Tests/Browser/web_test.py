@@ -6,8 +6,13 @@ Run by Tests/EndToEndTests/WebBrowserTests.swift against a real ptkd that alread
 (one named <img src=x onerror=alert(1)>.png from a sender whose name carries a script, with a
 note carrying one). Every check that fails prints why and makes the exit status 1.
 
+It also holds more than 200 photos of realistic content (JPEGs of a fractal with noise) and a
+HEIC: the gallery's image bytes, the thumbnails' sharpness, the photo page's preview and the
+viewer (keys, swipes, the way back, times) are measured on a phone (390x844 at 3x) and a
+desktop (1280x800), with the figures printed ("figure: ...").
+
   web_test.py --base https://127.0.0.1:PORT --link LINK --second-link LINK2 --dir PHOTOS
-              --ptk 'PTK ARGS...' --shots DIR --upload A.png B.jpg C.png --hostile NAME
+              --ptk 'PTK ARGS...' --shots DIR --upload A.png B.jpg C.png --hostile NAME --heic NAME
 """
 import argparse
 import json
@@ -16,11 +21,13 @@ import shlex
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta
 
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 p = argparse.ArgumentParser()
@@ -31,6 +38,7 @@ p.add_argument('--ptk', required=True, help='the ptk command with its directory 
 p.add_argument('--shots', required=True)
 p.add_argument('--upload', nargs=3, required=True)
 p.add_argument('--hostile', required=True, help='the stored name of the photo whose name is markup')
+p.add_argument('--heic', required=True, help='the stored name of a HEIC photo larger than its preview')
 opts = p.parse_args()
 
 failures = []
@@ -76,11 +84,17 @@ def no_dialog(d, where):
 
 
 def phone(d):
-    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride', {'width': 390, 'height': 844, 'deviceScaleFactor': 2, 'mobile': True})
+    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride', {'width': 390, 'height': 844, 'deviceScaleFactor': 3, 'mobile': True})
+    d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': True, 'maxTouchPoints': 5})
+
+
+def wide(d):
+    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride', {'width': 1920, 'height': 1080, 'deviceScaleFactor': 1, 'mobile': False})
 
 
 def desktop(d):
     d.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {})
+    d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': False})
     d.set_window_size(1280, 800)
 
 
@@ -94,12 +108,153 @@ def wait(d, condition, seconds=20):
 
 
 def thumbnails_loaded(d):
-    """Scrolls to the end (thumbnails load lazily) and returns (images, those with naturalWidth > 0)."""
-    d.execute_script('window.scrollTo(0, document.body.scrollHeight)')
+    """Scrolls down a screen at a time to the end, every page of the gallery appended (thumbnails
+    load lazily), and returns (images, those with naturalWidth > 0)."""
+    for _ in range(400):
+        at_end = d.execute_script('window.scrollBy(0, window.innerHeight); '
+                                  'return window.scrollY + window.innerHeight >= document.body.scrollHeight - 2 && !document.getElementById("more")')
+        if at_end:
+            break
+        time.sleep(0.03)
     wait(d, lambda: d.execute_script(
-        'return [...document.querySelectorAll("figure img")].every(i => i.complete)'), 15)
+        'return [...document.querySelectorAll("figure img")].every(i => i.complete)'), 20)
     return d.execute_script(
         'const i = [...document.querySelectorAll("figure img")]; return [i.length, i.filter(x => x.naturalWidth > 0).length]')
+
+
+def fresh(d):
+    """Loads without the browser's cache from now on, so that transferSize counts every byte."""
+    d.execute_cdp_cmd('Network.enable', {})
+    d.execute_cdp_cmd('Network.setCacheDisabled', {'cacheDisabled': True})
+
+
+def image_bytes(d, part='/thumbnail/'):
+    """(bytes over the wire, count) of the images loaded so far whose address has `part`."""
+    return d.execute_script('''
+        const e = performance.getEntriesByType("resource").filter(r => r.initiatorType === "img" && r.name.includes(arguments[0]));
+        return [e.reduce((s, r) => s + r.transferSize, 0), e.length];''', part)
+
+
+def first_screen_loaded(d):
+    """Waits until every thumbnail on the first screen is loaded."""
+    return wait(d, lambda: d.execute_script('''
+        const shown = [...document.querySelectorAll("figure img")].filter(i => i.getBoundingClientRect().top < innerHeight);
+        return shown.length > 0 && shown.every(i => i.complete && i.naturalWidth > 0);'''), 20)
+
+
+def sharpness(d):
+    """For every thumbnail on the screen: [address, pixels wide, high, painted CSS width, height, devicePixelRatio, cell width]."""
+    return d.execute_async_script('''
+        const done = arguments[arguments.length - 1];
+        const shown = [...document.querySelectorAll("figure img")].filter(i => {
+          const r = i.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight && i.complete && i.naturalWidth > 0; });
+        Promise.all(shown.map(async i => {
+          // naturalWidth is divided by the srcset's density: the file's own pixels are a plain Image's.
+          const plain = new Image(); plain.src = i.currentSrc; await plain.decode();
+          const r = i.getBoundingClientRect(), a = plain.naturalWidth / plain.naturalHeight;
+          return [i.currentSrc, plain.naturalWidth, plain.naturalHeight, Math.min(r.width, r.height * a), Math.min(r.height, r.width / a),
+                  devicePixelRatio, r.width];
+        })).then(done, e => done(String(e)));''')
+
+
+def gallery_checks(d, size, columns, cell):
+    """The gallery at `size`: its first screen's image bytes, its cells' sharpness, width and
+    columns, then every thumbnail loaded and their bytes."""
+    fresh(d)
+    d.get(opts.base + '/')
+    d.execute_script('performance.setResourceTimingBufferSize(2000)')
+    first_screen_loaded(d)
+    time.sleep(0.5)
+    first, count = image_bytes(d)
+    print(f'figure: {size} first screen: {count} thumbnails, {first} bytes', flush=True)
+    check(count > 0 and first <= 1_500_000, f'{size}: the first screen loads at most 1.5 MB of images ({first} bytes, {count} thumbnails)')
+    seen = sharpness(d)
+    listed_ok = isinstance(seen, list) and len(seen) > 0
+    check(listed_ok, f'{size}: thumbnails are on the first screen ({seen if not isinstance(seen, list) else len(seen)})')
+    seen = seen if listed_ok else []
+    if seen:
+        x = seen[0]
+        print(f'figure: {size} a thumbnail: {x[1]}x{x[2]} pixels painted {x[3]:.1f}x{x[4]:.1f} CSS px at {x[5]}x', flush=True)
+    blurry = [x for x in seen if x[1] < x[3] * x[5] - 1 or x[2] < x[4] * x[5] - 1]
+    check(seen and not blurry, f'{size}: every thumbnail on the screen has a pixel for each device pixel it covers ({blurry[:2]})')
+    widths = sorted({round(x[6], 1) for x in seen})
+    check(widths and max(widths) <= cell, f'{size}: cells are at most {cell} CSS px wide ({widths})')
+    lefts = d.execute_script('const g = document.querySelector(".grid"); '
+                             'return new Set([...g.querySelectorAll("figure")].map(f => Math.round(f.getBoundingClientRect().left))).size')
+    check(columns is None or lefts == columns, f'{size}: {columns or "some"} columns ({lefts})')
+    d.execute_script('window.scrollTo(0, 0)')
+    d.save_screenshot(os.path.join(opts.shots, f'gallery-{size}.png'))
+    images, loaded = thumbnails_loaded(d)
+    total, count = image_bytes(d)
+    per200 = total * 200 // max(count, 1)
+    print(f'figure: {size} all thumbnails: {count} loaded, {total} bytes ({per200} per 200)', flush=True)
+    check(count >= 200 and per200 <= 3_000_000, f'{size}: a page of 200 thumbnails loads at most 3 MB ({per200} bytes per 200, {count} loaded)')
+    d.execute_cdp_cmd('Network.setCacheDisabled', {'cacheDisabled': False})
+    return images, loaded
+
+
+def photo_id(d, nth):
+    """The id of the gallery's nth figure (from 0)."""
+    return int(d.execute_script('return document.querySelectorAll("figure")[arguments[0]].id.slice(1)', nth))
+
+
+def path(d):
+    """The current address without the origin ("/view/3?rating=2")."""
+    return '/' + d.current_url.split('://', 1)[1].split('/', 1)[1]
+
+
+def figure_in_view(d, pid):
+    return wait(d, lambda: d.execute_script('''
+        const f = document.getElementById("p" + arguments[0]); if (!f) return false;
+        const r = f.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight;''', pid), 30)
+
+
+def swipe(d, dx):
+    """A one-finger swipe across the middle of the screen, `dx` CSS px (negative: to the left)."""
+    x, y = 200, 400
+    d.execute_cdp_cmd('Input.dispatchTouchEvent', {'type': 'touchStart', 'touchPoints': [{'x': x, 'y': y}]})
+    for k in range(1, 6):
+        d.execute_cdp_cmd('Input.dispatchTouchEvent', {'type': 'touchMove', 'touchPoints': [{'x': x + dx * k / 5, 'y': y + 5}]})
+    d.execute_cdp_cmd('Input.dispatchTouchEvent', {'type': 'touchEnd', 'touchPoints': []})
+
+
+def key(d, k):
+    d.find_element(By.TAG_NAME, 'body').send_keys(k)
+
+
+def viewer_checks(d, size):
+    """The viewer from the gallery: it fills the screen; arrows; Tab; Escape back to the photo's
+    figure, also from past the gallery's first page."""
+    d.get(opts.base + '/')
+    ids = [photo_id(d, k) for k in range(3)]
+    d.find_element(By.CSS_SELECTOR, f'#p{ids[1]} a').click()
+    check(wait(d, lambda: path(d) == f'/view/{ids[1]}', 10), f'{size}: a thumbnail opens the viewer ({path(d)})')
+    wait(d, lambda: d.execute_script('const i = document.getElementById("photo"); return i && i.complete && i.naturalWidth > 0'), 10)
+    fit = d.execute_script('const r = document.getElementById("photo").getBoundingClientRect(); return [r.width, r.height, innerWidth, innerHeight]')
+    check(abs(fit[0] - fit[2]) < 2 and abs(fit[1] - fit[3]) < 2, f"{size}: the viewer's image fills the screen ({fit})")
+    d.save_screenshot(os.path.join(opts.shots, f'viewer-{size}.png'))
+    key(d, Keys.ARROW_RIGHT)
+    check(wait(d, lambda: path(d) == f'/view/{ids[2]}', 10), f'{size}: ArrowRight shows the next photo ({path(d)})')
+    key(d, Keys.ARROW_LEFT)
+    check(wait(d, lambda: path(d) == f'/view/{ids[1]}', 10), f'{size}: ArrowLeft shows the previous photo ({path(d)})')
+    key(d, Keys.ARROW_LEFT)
+    check(wait(d, lambda: path(d) == f'/view/{ids[0]}', 10), f'{size}: ArrowLeft again shows the first ({path(d)})')
+    check(not d.find_elements(By.ID, 'prev') and d.find_elements(By.ID, 'next'), f'{size}: the first photo has a next link and no previous one')
+    key(d, Keys.TAB)
+    focus = d.execute_script('const a = document.activeElement; return [a.tagName, a.id, getComputedStyle(a).outlineStyle]')
+    check(focus[0] == 'A' and focus[2] != 'none', f'{size}: Tab focuses a link, visibly ({focus})')
+    key(d, Keys.ESCAPE)
+    check(wait(d, lambda: path(d) == f'/#p{ids[0]}', 10) and figure_in_view(d, ids[0]),
+          f'{size}: Escape closes back to the gallery with the photo in view ({path(d)})')
+    # A photo past the gallery's first page: the way back loads pages until its figure is there.
+    thumbnails_loaded(d)
+    count = d.execute_script('return document.querySelectorAll("figure").length')
+    late = photo_id(d, count - 2)
+    d.get(f'{opts.base}/view/{late}')
+    key(d, Keys.ESCAPE)
+    check(count > 200 and wait(d, lambda: path(d) == f'/#p{late}', 10) and figure_in_view(d, late),
+          f'{size}: Escape from photo {count - 1} of {count} (past the first page) finds its figure')
+    return ids
 
 
 os.makedirs(opts.shots, exist_ok=True)
@@ -126,6 +281,43 @@ try:
     check('<script>' in text, 'the note and the sender carrying <script> are shown as text')
     check(d.execute_script('return document.querySelectorAll("main script, main img[src=x]").length') == 0,
           'no element was made from the hostile text')
+
+    # The gallery's bytes and sharpness on a phone and a desktop; the viewer (keys, swipes, times);
+    # the photo page of a HEIC.
+    started = time.monotonic()
+    phone(d)
+    gallery_checks(d, '390x844', 3, 120)
+    ids = viewer_checks(d, '390x844')
+    d.execute_cdp_cmd('Emulation.setTimezoneOverride', {'timezoneId': 'Asia/Kolkata'})
+    d.get(f'{opts.base}/view/{ids[1]}')
+    swipe(d, -150)
+    check(wait(d, lambda: path(d) == f'/view/{ids[2]}', 10), f'a swipe to the left shows the next photo ({path(d)})')
+    swipe(d, 150)
+    check(wait(d, lambda: path(d) == f'/view/{ids[1]}', 10), f'a swipe to the right shows the previous photo ({path(d)})')
+    swipe(d, 30)
+    time.sleep(0.5)
+    check(path(d) == f'/view/{ids[1]}', 'a short move is no swipe')
+    # Times in the browser's zone, named.
+    d.find_element(By.CSS_SELECTOR, 'details.info summary').click()
+    t = d.execute_script('const t = document.querySelector("time"); return [t.getAttribute("datetime"), t.textContent]')
+    local = (datetime.strptime(t[0][:19], '%Y-%m-%dT%H:%M:%S') + timedelta(hours=5, minutes=30)).strftime('%Y-%m-%d %H:%M:%S')
+    check(t[1].startswith(local) and not t[1].endswith('UTC') and len(t[1]) > 20, f"a time is shown in the browser's zone, named ({t})")
+    d.execute_cdp_cmd('Emulation.setTimezoneOverride', {'timezoneId': ''})
+    heic_id = before[opts.heic]['ID']
+    d.get(f'{opts.base}/photo/{heic_id}')
+    wait(d, lambda: d.execute_script('const i = document.getElementById("photo"); return i && i.complete'), 10)
+    shown = d.execute_script('const i = document.getElementById("photo"); return i ? [i.currentSrc, i.naturalWidth] : ["", 0]')
+    check('/preview' in shown[0] and shown[1] > 360, f"the HEIC's page shows its preview ({shown})")
+    d.save_screenshot(os.path.join(opts.shots, 'photo-heic-390x844.png'))
+    desktop(d)
+    gallery_checks(d, '1280x800', None, 180)
+    viewer_checks(d, '1280x800')
+    wide(d)
+    d.get(f'{opts.base}/view/{heic_id}')
+    time.sleep(0.5)
+    d.save_screenshot(os.path.join(opts.shots, 'viewer-1920x1080.png'))
+    desktop(d)
+    print(f'figure: gallery and viewer checks took {time.monotonic() - started:.1f} s', flush=True)
 
     # Upload three photos through the file input: byte-identical in the directory.
     d.get(f'{opts.base}/upload')

@@ -112,6 +112,7 @@ struct WebTests {
         ("GET", "/"), ("GET", "/?sender=x"), ("GET", "/upload"), ("POST", "/upload?name=x.png"), ("POST", "/logout"),
         ("GET", "/photo/1"), ("GET", "/photo/1/original"), ("GET", "/photo/1/original?download=1"), ("GET", "/photo/1/thumbnail"),
         ("GET", "/photo/1/package"), ("GET", "/photo/1/delete"), ("POST", "/photo/1/delete"), ("POST", "/photo/1/rename"),
+        ("GET", "/photo/1/thumbnail/180?v=1"), ("GET", "/photo/1/preview"), ("GET", "/view/1?rating=2"),
         ("POST", "/photo/1/note"), ("POST", "/photo/1/rate"), ("GET", "/no/such/page"), ("DELETE", "/photo/1"), ("GET", "/photo/../../etc/passwd"),
     ]
 
@@ -264,9 +265,11 @@ struct WebTests {
         #expect(upload.status == 200, "\(upload.status) \(upload.text)")
         #expect(waitForIndex(d, [name]))
         let gallery = try b.request("GET", "/").text
-        let id = try #require(gallery.range(of: #"href="/photo/[0-9]+""#, options: .regularExpression).map { gallery[$0].dropFirst(13).dropLast() })
+        let id = try #require(gallery.range(of: #"<figure id="p[0-9]+""#, options: .regularExpression).map { gallery[$0].dropFirst(13).dropLast() })
         let photo = try b.request("GET", "/photo/\(id)").text
-        for page in [gallery, photo] {
+        let view = try b.request("GET", "/view/\(id)").text
+        #expect(has(view, "\u{600}&lt;i id=pwn&gt;\u{301}"))
+        for page in [gallery, photo, view] {
             #expect(!has(page, "<b id=pwn>") && !has(page, "<i id=pwn>") && !has(page, "\" data-pwn") && !has(page, "\"\u{301} data-pwn"))
         }
         #expect(has(gallery, "x\u{600}&lt;b id=pwn&gt;\u{301}&quot;\u{301} data-pwn=1.png"))
