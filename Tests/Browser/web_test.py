@@ -233,6 +233,11 @@ def viewer_checks(d, size):
     fit = d.execute_script('const r = document.getElementById("photo").getBoundingClientRect(); return [r.width, r.height, innerWidth, innerHeight]')
     check(abs(fit[0] - fit[2]) < 2 and abs(fit[1] - fit[3]) < 2, f"{size}: the viewer's image fills the screen ({fit})")
     d.save_screenshot(os.path.join(opts.shots, f'viewer-{size}.png'))
+    # The next photo's image (its src or a srcset candidate) is loaded before it is asked for.
+    ahead = f'/photo/{ids[2]}/'
+    check(wait(d, lambda: d.execute_script(
+        'return performance.getEntriesByType("resource").some(r => r.initiatorType === "img" && r.name.includes(arguments[0]))', ahead), 10),
+          f"{size}: the viewer loads the next photo's image ahead ({ahead})")
     key(d, Keys.ARROW_RIGHT)
     check(wait(d, lambda: path(d) == f'/view/{ids[2]}', 10), f'{size}: ArrowRight shows the next photo ({path(d)})')
     key(d, Keys.ARROW_LEFT)
