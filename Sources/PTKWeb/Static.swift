@@ -137,11 +137,17 @@ enum WebStatic {
             }, { rootMargin: "1500px" });
             seen.observe(link);
           }
+          // At most 50 pages (10,000 photos) are loaded looking for it: a photo gone or no
+          // longer matching the filters is not hunted through the whole library.
+          let pages = 0;
           function find() {
             const m = /^#p([0-9]+)$/.exec(location.hash);
             if (!m) return;
             const figure = document.getElementById("p" + m[1]);
-            if (!figure) { more().then(function (found) { if (found) find(); }); return; }
+            if (!figure) {
+              if (++pages <= 50) more().then(function (found) { if (found) find(); });
+              return;
+            }
             figure.scrollIntoView({ block: "center" });
             const link = figure.querySelector("a");
             if (link) link.focus({ preventScroll: true });
