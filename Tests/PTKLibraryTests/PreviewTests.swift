@@ -254,6 +254,27 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(PhotoMetadata(pending).Thumbnail == nil && PhotoMetadata(pending).Preview == nil)
     }
 
+    @Test("the library's size counts the photos, their thumbnails and previews, and the index")
+    func storage() throws {
+        let f = Fixture()
+        let small = photoBytes(1), large = photoBytes(2, width: 1600, height: 1000)
+        try f.receive("small.png", small)
+        try f.receive("large.png", large)
+        let before = try f.library.storage()
+        #expect(before.photos == Int64(small.count + large.count))
+        let thumbnails = listDirectory(f.library.thumbnailFolder).map { Int64(readFile(f.library.thumbnailFolder + "/" + $0)!.count) }.reduce(0, +)
+        #expect(thumbnails > 0 && before.thumbnails == thumbnails)
+        #expect(before.previews == 0 && before.index > 0)
+        try makeAllPreviews(f.library)
+        let after = try f.library.storage()
+        let preview = try #require(try f.library.preview(of: try f.library.find("large")))
+        #expect(after.previews == Int64(preview.count))
+        #expect(after.total == after.photos + after.thumbnails + after.previews + after.index)
+        // A symlink planted in the previews folder is not followed into what it points to.
+        #expect(symlink(f.directory + "/large.png", f.library.previewFolder + "/999.jpg") == 0)
+        #expect(try f.library.storage().previews == Int64(preview.count))
+    }
+
     @Test("a photo that cannot be decoded and needs a preview records why it has none")
     func undecodable() throws {
         let f = Fixture()
