@@ -275,6 +275,27 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(try f.library.storage().previews == Int64(preview.count))
     }
 
+    @Test("a passing error (EIO) leaves the preview pending, to be tried again; one about the photo (EACCES) is recorded")
+    func passingErrors() throws {
+        let f = Fixture()
+        let p = try f.receive("big.png", photoBytes(8, width: 1600, height: 1000))
+        let q = try f.receive("other.png", photoBytes(9, width: 1600, height: 1000))
+        f.library.openForIndexing = { name, _ throws(SystemError) in
+            throw SystemError(call: "openat", object: name, errno: name == "big.png" ? Errno.ioError.rawValue : Errno.permissionDenied.rawValue)
+        }
+        let outcomes = try f.library.makePreviews(ids: [p.id, q.id]).map(\.outcome)
+        guard case .retryLater("big.png", let reason) = outcomes[0] else { Issue.record("\(outcomes)"); return }
+        #expect(reason.contains("cannot open"), "\(reason)")
+        #expect(try f.library.find("big").preview == .pending)
+        guard case .failed("other.png", let why) = outcomes[1], case .failed(let recorded) = try f.library.find("other").preview else {
+            Issue.record("\(outcomes)")
+            return
+        }
+        #expect(why == recorded && recorded.contains("cannot open"), "\(recorded)")
+        f.library.openForIndexing = { name, dir throws(SystemError) in try dir.openBeneath(name, flags: [.readOnly, .nonBlocking]) }
+        #expect(try f.library.makePreviews(ids: [p.id]).map(\.outcome) == [.made(name: "big.png")])
+    }
+
     @Test("a photo that cannot be decoded and needs a preview records why it has none")
     func undecodable() throws {
         let f = Fixture()
