@@ -44,11 +44,12 @@ extension PhotoLibrary {
         }
         let photos = Array(try all(sort: .time).reversed())
         // Beside a page outside the library, the thumbnails are copied next to it.
+        let side = Thumbnailer.gallerySides.max()!
         if !inLibrary {
             for photo in photos where photo.hasThumbnail {
                 // A thumbnail that cannot be read leaves its photo on the page without one.
-                guard let bytes = try? thumbnail(of: photo) else { continue }
-                let path = out + "/thumbnails/\(photo.id).png"
+                guard let name = photo.thumbnailFileName(side: side), let bytes = try? thumbnail(of: photo, side: side)?.bytes else { continue }
+                let path = out + "/thumbnails/" + name
                 do {
                     let fd = try FileDescriptor.open(path, flags: [.writeOnly, .create, .truncate, .noFollow], mode: 0o644)
                     defer { fd.close() }
@@ -58,7 +59,8 @@ extension PhotoLibrary {
                 }
             }
         }
-        let html = StaticGallery.page(directory: directory, photos: photos.map(WebPhoto.init), photosLink: photosRelative, thumbnailsLink: thumbnailsRelative)
+        let html = StaticGallery.page(directory: directory, photos: photos.map(WebPhoto.init), photosLink: photosRelative, thumbnailsLink: thumbnailsRelative,
+                                       thumbnailSide: side)
         let page = out + "/index.html"
         do { try writeFileAtomically(page, Array(html.utf8), mode: 0o644) } catch {
             throw LibraryError(.io, "cannot write \(page): \(error)")

@@ -2,7 +2,8 @@ import PTKSystem
 
 /// ptkd's background indexing: photos just saved are handed over with `add` (it never blocks
 /// and never touches the disk, so SAVED is never delayed), and one thread at the lowest
-/// priority enters them in the index and makes their thumbnails. At start it reconciles the
+/// priority enters them in the index and makes their thumbnails, then, when no photo waits for
+/// its thumbnails, their previews (`PhotoLibrary.makePreviews`). At start it reconciles the
 /// index with the directory and finishes what a previous run left pending, so nothing is lost
 /// if ptkd stops first. The queue is bounded: when it overflows (the index is stuck), photos
 /// are found again by a reconcile once it drains, without their sender.
@@ -30,6 +31,8 @@ public final class LibraryIndexer: @unchecked Sendable {
     /// Such photos, by id: when each is due again and how many tries it has had. Touched by
     /// the indexing thread only.
     private var deferred: [Int64: (due: Instant, tries: Int)] = [:]
+    /// Likewise the photos whose preview met a passing error.
+    private var previewsDeferred: [Int64: (due: Instant, tries: Int)] = [:]
     /// A reconcile's backlog being worked through: when it was found and how many photos it
     /// held, so that the log says when it is done. Set by a reconcile (the one at start runs
     /// before the thread starts), cleared by the indexing thread.
@@ -39,6 +42,10 @@ public final class LibraryIndexer: @unchecked Sendable {
     private let readers: Int
     /// Photos indexed together: their thumbnails flushed at once, their entries in one transaction.
     static let batchSize = 64
+    /// Previews made together (their files flushed at once, their entries in one
+    /// transaction): few, as each decodes a whole photo, so that photos arriving meanwhile
+    /// wait at most that long for their thumbnails.
+    static let previewBatchSize = 2
     /// Called with each library the indexer opens, before it is used (tests make its calls fail).
     var prepare: @Sendable (PhotoLibrary) -> Void = { _ in }
 
@@ -153,8 +160,11 @@ public final class LibraryIndexer: @unchecked Sendable {
                 }
             }
             if indexedAny { continue }
+            // No photo due for its thumbnails: previews, a few at a time, then a look at the queue again.
+            if isStopping { break indexing }
+            if makePreviews(library) { continue }
             // Nothing due: wait for work, or until the next deferred photo is due.
-            let due = deferred.values.map(\.due).min()
+            let due = (deferred.values.map(\.due) + previewsDeferred.values.map(\.due)).min()
             state.withLock {
                 busy = !queue.isEmpty || overflowed
                 while queue.isEmpty && !overflowed && !stopping {
@@ -195,6 +205,32 @@ public final class LibraryIndexer: @unchecked Sendable {
         case .gone, .cancelled:
             deferred[id] = nil
         }
+    }
+
+    /// Makes the previews of a batch of photos waiting for one (not those deferred and not yet
+    /// due again); returns false when none was due.
+    private func makePreviews(_ library: PhotoLibrary) -> Bool {
+        let now = Instant.now
+        guard let ids = retrying({ () throws(LibraryError) in try library.pendingPreviews(limit: Self.previewBatchSize + previewsDeferred.count) }) else { return false }
+        let due = Array(ids.filter { previewsDeferred[$0].map { $0.due <= now } ?? true }.prefix(Self.previewBatchSize))
+        if due.isEmpty || isStopping { return false }
+        guard let outcomes = retrying({ () throws(LibraryError) in try library.makePreviews(ids: due, cancel: UnsafePointer(cancel)) }) else { return false }
+        for (id, outcome) in outcomes {
+            switch outcome {
+            case .retryLater(let name, let reason):
+                let tries = (previewsDeferred[id]?.tries ?? 0) + 1
+                let pause = min(retryLongest, retryFirst * (1 << min(tries - 1, 30)))
+                previewsDeferred[id] = (.now + pause, tries)
+                // Once per photo: the journal is not flooded while the cause lasts.
+                if tries == 1 { log("library: cannot make the preview of \"\(name)\" now (\(reason)); trying again, at first in \(formatSeconds(pause)), then less often") }
+            case .failed(let name, let reason):
+                previewsDeferred[id] = nil
+                log("library: no preview for \"\(name)\": \(reason)")
+            case .made, .skipped, .cancelled:
+                previewsDeferred[id] = nil
+            }
+        }
+        return true
     }
 
     private func reconcile(_ library: PhotoLibrary, atStart: Bool) {

@@ -135,7 +135,10 @@ extension PhotoLibrary {
             metadata.Size = size
             metadata.SHA256 = sha256
             metadata.Problem = photo.hasThumbnail ? nil : photo.problem
-            if let thumbnail = try thumbnail(of: photo) { metadata.Thumbnail = Data(thumbnail).base64EncodedString() }
+            // PhotoKeeper's format: the thumbnail is a PNG of at most 256 pixels, base64; the
+            // listings' paths of the library's own files are not part of a package.
+            metadata.Thumbnail = try packageThumbnail(of: photo).map { Data($0).base64EncodedString() }
+            metadata.Preview = nil
             let path = staging + "/" + Package.metadataName
             do { try writeFileAtomically(path, Array((metadata.json() + "\n").utf8), mode: 0o644) } catch {
                 throw LibraryError(.io, "cannot write \(path): \(error)")
@@ -160,6 +163,21 @@ extension PhotoLibrary {
             throw error
         }
         return target
+    }
+
+    /// The PNG thumbnail a package of `photo` carries, made afresh from the photo (at most
+    /// `Thumbnailer.maxSide`, 256, on its long side); nil when the photo has no thumbnail (it
+    /// cannot be decoded, or has too many pixels: `Problem` says why).
+    func packageThumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
+        guard photo.hasThumbnail else { return nil }
+        let fd: FileDescriptor
+        do { fd = try photos.openBeneath(photo.name, flags: [.readOnly, .nonBlocking]) } catch {
+            throw LibraryError(.io, "cannot open '\(photo.name)': \(error)")
+        }
+        defer { fd.close() }
+        let t = Thumbnailer.make(from: fd, type: photo.type, sides: [Thumbnailer.maxSide], pngOnly: true, embedded: true, pixelLimit: pixelLimit)
+        guard t.outcome == .made, let png = t.renditions.first, png.type == .png else { return nil }
+        return png.bytes
     }
 
     /// Copies a photo's bytes to `path` (flushed), returning their size and SHA-256.

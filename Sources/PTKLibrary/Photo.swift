@@ -39,6 +39,9 @@ public struct Photo: Sendable, Equatable {
     public var thumbnailType: PhotoType?
     /// Its preview (issue 45).
     public var preview: PreviewState = .pending
+    /// The preview's format when it is made: .jpeg (`.ptk/previews/<id>.jpg`), or .png
+    /// (`<id>.png`) when the thumbnailer made a PNG; nil otherwise.
+    public var previewType: PhotoType?
     /// Why there is no thumbnail (too many pixels, not decodable), when there is none; with a
     /// thumbnail, why its EXIF or its colour profile was set aside, if one was.
     public var problem: String?
@@ -105,6 +108,44 @@ public struct Photo: Sendable, Equatable {
 
     /// The calendar day it was taken ("2024-07-03"), else the day received (UTC).
     public var day: String { String((taken ?? received.iso8601).prefix(10)) }
+
+    /// The file name of its gallery thumbnail of `side` (one of `Thumbnailer.gallerySides`) in
+    /// `.ptk/thumbnails`: "12-360.jpg"; nil when it has none.
+    public func thumbnailFileName(side: Int) -> String? {
+        thumbnailType.map { "\(id)-\(side).\($0.fileExtension)" }
+    }
+
+    /// The file name of its preview in `.ptk/previews` ("12.jpg"), nil when none is made.
+    public var previewFileName: String? {
+        guard preview == .made, let previewType else { return nil }
+        return "\(id).\(previewType.fileExtension)"
+    }
+
+    /// Its largest gallery thumbnail, relative to the received-photos directory (as `name`
+    /// is): ".ptk/thumbnails/12-360.jpg"; nil when it has none.
+    public var thumbnailPath: String? {
+        thumbnailFileName(side: Thumbnailer.gallerySides.max()!).map { PhotoLibrary.folderName + "/thumbnails/" + $0 }
+    }
+
+    /// Its preview, relative to the received-photos directory: ".ptk/previews/12.jpg"; nil
+    /// when none is made.
+    public var previewPath: String? { previewFileName.map { PhotoLibrary.folderName + "/previews/" + $0 } }
+
+    /// `size` (as shown) fitted within `side` on its long side, never enlarged: the size of
+    /// the thumbnailer's renditions (rounded to the nearest pixel, at least 1). Nil when the
+    /// size is not known.
+    public static func fitted(_ size: (width: Int, height: Int)?, within side: Int) -> (width: Int, height: Int)? {
+        guard let size, size.width > 0, size.height > 0 else { return nil }
+        let long = max(size.width, size.height)
+        if long <= side { return size }
+        func scaled(_ v: Int) -> Int { max(1, (v * side + long / 2) / long) }
+        return (scaled(size.width), scaled(size.height))
+    }
+}
+
+extension PhotoType {
+    /// The ending of a library file of this type, without the dot: "png", "jpg".
+    var fileExtension: String { String(endings[0].dropFirst()) }
 }
 
 /// Where a photo's preview stands (issue 45).
@@ -169,6 +210,8 @@ extension PhotoMetadata {
         Note = photo.note
         Rating = photo.rating
         Problem = photo.problem
+        Thumbnail = photo.thumbnailPath
+        Preview = photo.previewPath
     }
 }
 
@@ -180,7 +223,8 @@ extension Photo {
     }
 
     /// What `ptk show` prints and the web interface's photo page shows: (label, value) pairs.
-    /// Never the location itself, only whether the photo records one.
+    /// Never the location itself, only whether the photo records one. Its thumbnails and
+    /// preview are named in `thumbnailFolder` and the `previews` folder beside it.
     public func details(thumbnailFolder: String) -> [(String, DetailValue)] {
         var lines: [(String, String)] = [
             ("name", name),
@@ -215,11 +259,21 @@ extension Photo {
             thumbnail = "(not indexed yet)"
         } else if hasThumbnail {
             // With what was set aside in making it (a colour profile, the EXIF), if anything.
-            thumbnail = "\(thumbnailFolder)/\(id).png" + (problem.map { " (\($0))" } ?? "")
+            let files = Thumbnailer.gallerySides.compactMap { thumbnailFileName(side: $0).map { "\(thumbnailFolder)/\($0)" } }
+            thumbnail = files.joined(separator: ", ") + (problem.map { " (\($0))" } ?? "")
         } else {
             thumbnail = "none: \(problem ?? "unknown reason")"
         }
         lines.append(("thumbnail", thumbnail))
+        let preview: String
+        switch self.preview {
+        case _ where !indexed: preview = "(not indexed yet)"
+        case .pending: preview = "(coming: made after the thumbnails of what is waiting)"
+        case .notNeeded: preview = "none needed (the photo is shown as it is)"
+        case .made: preview = previewFileName.map { parentDirectory(of: thumbnailFolder) + "/previews/" + $0 } ?? "(made)"
+        case .failed(let reason): preview = "none: \(reason)"
+        }
+        lines.append(("preview", preview))
         return lines.map { key, value in
             switch key {
             case "modified": return (key, modified.map(DetailValue.time) ?? .text(value))

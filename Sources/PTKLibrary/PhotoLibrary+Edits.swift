@@ -88,7 +88,7 @@ extension PhotoLibrary {
         return nil
     }
 
-    /// Removes photos' files, entries and thumbnails.
+    /// Removes photos' files, entries, thumbnails and previews.
     public func remove(_ name: String) throws(LibraryError) -> Photo {
         let photo = try find(name)
         try database.writeTransaction { () throws(LibraryError) in
@@ -101,8 +101,8 @@ extension PhotoLibrary {
                 throw LibraryError(.io, "cannot remove '\(photo.name)': \(error)")
             }
         }
-        // A thumbnail left behind is removed by the next sweep at start.
-        try? removeThumbnail(photo.id)
+        // A thumbnail or preview left behind is removed by the next sweep at start.
+        try? removeRenditions(photo.id)
         return photo
     }
 

@@ -39,10 +39,13 @@ extension PhotoLibrary {
             }
         }
         // Thumbnails first, then the entries: an entry never names a thumbnail not yet on disk.
-        let made = examined.filter { $0.thumbnail?.outcome == .made }
-        let errors = writeThumbnails(made.map { ("\($0.id).png", $0.thumbnail!.png) })
-        for (e, error) in zip(made, errors) {
-            guard let error else { continue }
+        let made = examined.filter { $0.thumbnailType != nil }
+        let files = made.map { e in zip(Thumbnailer.gallerySides, e.thumbnail!.renditions).map { side, r in ("\(e.id)-\(side).\(r.type.fileExtension)", r.bytes) } }
+        let written = writeFiles(files.flatMap { $0 }, in: "thumbnails")
+        var offset = 0
+        for (e, its) in zip(made, files) {
+            defer { offset += its.count }
+            guard let error = written[offset..<offset + its.count].compactMap({ $0 }).first else { continue }
             if Self.isPassing(error) {
                 outcomes[e.id] = .retryLater(name: e.name, reason: "cannot write the thumbnail: \(error)")
             }
@@ -51,52 +54,73 @@ extension PhotoLibrary {
                 examined[i].problem = "cannot write the thumbnail: \(error)"
             }
         }
+        // A side written beside one that failed: replaced when the photo is tried again, or
+        // removed after the entry below says it has none.
         examined.removeAll { outcomes[$0.id] != nil }
-        // A stale thumbnail left behind is not shown (the entry says none) and the next sweep removes it.
-        for e in examined where e.thumbnail?.outcome != .made { try? removeThumbnail(e.id) }
         let changed = try database.writeTransaction { () throws(LibraryError) -> [Int64: Int] in
             let update = try database.prepare("""
                 UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
                     interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?,
-                    orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?
+                    orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?,
+                    preview = ?, preview_problem = ?
                 WHERE id = ? AND name = ?
                 """)
             var changed: [Int64: Int] = [:]
             for e in examined {
                 let header = e.thumbnail.flatMap { $0.width > 0 ? $0 : nil }
                 let facts = e.thumbnail?.facts ?? PhotoFacts()
+                let (preview, previewProblem) = Self.previewColumns(e, header: header)
                 try update.bind(e.sha256, e.status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
-                                header?.interlace, e.thumbnail?.outcome == .made, e.problem, e.status.map { Int64(bitPattern: $0.inode) },
+                                header?.interlace, e.thumbnailType.flatMap { type in Self.thumbnailTypes.first { $0.value == type }?.key } ?? 0,
+                                e.problem, e.status.map { Int64(bitPattern: $0.inode) },
                                 e.status.map { $0.modifiedTime.milliseconds }, facts.orientation, facts.taken, facts.takenTime?.milliseconds,
-                                facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0), e.id, e.name).run()
+                                facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0),
+                                preview, previewProblem, e.id, e.name).run()
                 changed[e.id] = database.changes
             }
             return changed
         }
         for e in examined {
-            let made = e.thumbnail?.outcome == .made
             if changed[e.id] == 0 {
-                // The entry went meanwhile (ptk rm), or was renamed: its thumbnail goes too.
-                if made, try photo(id: e.id) == nil { try? removeThumbnail(e.id) }
+                // The entry went meanwhile (ptk rm), or was renamed: what was made of it goes too.
+                if e.thumbnailType != nil, try photo(id: e.id) == nil { try? removeRenditions(e.id) }
                 outcomes[e.id] = .gone
             } else {
-                outcomes[e.id] = .indexed(name: e.name, problem: made ? nil : e.problem)
+                // What was made of the photo before (thumbnails of another format, the old
+                // `<id>.png`, its preview) is stale now that the entry says what it has. One that
+                // cannot be removed now is not shown (the entry does not name it), and is
+                // replaced when made again or removed with the photo.
+                try? removeRenditions(e.id, keeping: e.thumbnailType)
+                outcomes[e.id] = .indexed(name: e.name, problem: e.thumbnailType != nil ? nil : e.problem)
             }
         }
         return ids.map { ($0, outcomes[$0] ?? .gone) }
     }
 
-    /// Writes thumbnails (`writeFilesAtomically`) into the thumbnails folder, once it is seen
-    /// to be a folder below the photos directory reached through no symlink (`.ptk` or
-    /// `thumbnails` swapped for one since the library was opened writes nothing). Returns each
-    /// one's error or nil.
-    private func writeThumbnails(_ files: [(name: String, bytes: [UInt8])]) -> [SystemError?] {
+    /// The `preview` and `preview_problem` columns of a photo just examined: not needed (0)
+    /// for a PNG or JPEG at most `Thumbnailer.previewSide` on its long side (decided from its
+    /// header, without decoding it), failed (2, and why) for one that needs a preview but
+    /// could not be thumbnailed either (its pixels cannot be read), else pending (NULL: the
+    /// indexer makes it after the thumbnails).
+    private static func previewColumns(_ e: Examined, header: Thumbnail?) -> (Int64?, String?) {
+        let type = PhotoType(fileName: e.name) ?? .png
+        if let header, !type.isHEIF, max(header.width, header.height) <= Thumbnailer.previewSide { return (0, nil) }
+        if e.thumbnailType == nil { return (2, e.problem ?? "its pixels cannot be read") }
+        return (nil, nil)
+    }
+
+    /// Writes files (`writeFilesAtomically`, one flush for them all) into the library folder
+    /// `folderName` ("thumbnails", "previews"), once it is seen to be a folder below the photos
+    /// directory reached through no symlink (`.ptk` or the folder swapped for one since the
+    /// library was opened writes nothing). Returns each one's error or nil.
+    func writeFiles(_ files: [(name: String, bytes: [UInt8])], in folderName: String) -> [SystemError?] {
         guard !files.isEmpty else { return [] }
-        do { try photos.openBeneath(Self.folderName + "/thumbnails", flags: [.readOnly, .directory]).close() } catch {
-            let shown = SystemError(call: error.call, object: thumbnailFolder, errno: error.errno)
+        let path = folder + "/" + folderName
+        do { try photos.openBeneath(Self.folderName + "/" + folderName, flags: [.readOnly, .directory]).close() } catch {
+            let shown = SystemError(call: error.call, object: path, errno: error.errno)
             return files.map { _ in shown }
         }
-        return writeFilesAtomically(in: thumbnailFolder, files, mode: 0o644)
+        return writeFilesAtomically(in: path, files, mode: 0o644)
     }
 
     /// The entries of `ids` that the index has, by id, in one query.
@@ -191,7 +215,8 @@ extension PhotoLibrary {
             // left for the next try.
             do { _ = try fd.seek(to: 0) } catch { return .passing("cannot read: \(error)") }
         }
-        let thumbnail = Thumbnailer.make(from: fd, type: PhotoType(fileName: photo.name) ?? .png, pixelLimit: pixelLimit, cancel: cancel)
+        let thumbnail = Thumbnailer.make(from: fd, type: PhotoType(fileName: photo.name) ?? .png, sides: Thumbnailer.gallerySides,
+                                         pixelLimit: pixelLimit, cancel: cancel)
         if thumbnail.outcome == .cancelled { return .cancelled }
         return .read(st, sha256: sha256, thumbnail)
     }
@@ -217,6 +242,11 @@ extension PhotoLibrary {
         var sha256: String?
         var thumbnail: Thumbnail?
         var problem: String?
+        /// The gallery thumbnails' format, when they were made (one rendition per side).
+        var thumbnailType: PhotoType? {
+            guard let thumbnail, thumbnail.outcome == .made, thumbnail.renditions.count == Thumbnailer.gallerySides.count else { return nil }
+            return thumbnail.renditions[0].type
+        }
     }
 
     private enum Examination {
@@ -236,8 +266,8 @@ extension PhotoLibrary {
             try database.writeTransaction { () throws(LibraryError) in
                 try database.prepare("DELETE FROM photos WHERE id = ? AND name = ?").bind(id, photo.name).run()
             }
-            // A thumbnail left behind is removed by the next sweep at start.
-            try? removeThumbnail(id)
+            // What was made of it and is left behind is removed by the next sweep at start.
+            try? removeRenditions(id)
             return .done(.gone)
         }
         return .done(.gone)

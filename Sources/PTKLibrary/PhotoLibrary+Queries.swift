@@ -4,7 +4,7 @@ import PTKVocabulary
 /// Reading the index: the photos, in an order or one by one, by name, by id or pending;
 /// a photo's thumbnail. Reads only, so ptk reads while ptkd writes.
 extension PhotoLibrary {
-    static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem, mtime, orientation, taken, camera_make, camera_model, location"
+    static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem, mtime, orientation, taken, camera_make, camera_model, location, preview, preview_problem"
 
     static func photo(from s: Statement) -> Photo {
         var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: WallTime(milliseconds: s.int(9) ?? 0))
@@ -20,8 +20,9 @@ extension PhotoLibrary {
         p.note = s.text(13)
         p.rating = s.int(14).map(Int.init)
         p.indexed = s.int(15) == 1
-        p.hasThumbnail = s.int(16) == 1
-        p.thumbnailType = p.hasThumbnail ? .png : nil  // CONTRACT STUB (issue 45): the column says which
+        // 1, the 256-pixel PNG of schemas before 5, is none: the photo is indexed again.
+        p.thumbnailType = Self.thumbnailTypes[s.int(16) ?? 0]
+        p.hasThumbnail = p.thumbnailType != nil
         p.problem = s.text(17)
         p.modified = s.int(18).map { WallTime(milliseconds: $0) }
         p.orientation = s.int(19).map(Int.init)
@@ -29,8 +30,21 @@ extension PhotoLibrary {
         p.cameraMake = s.text(21)
         p.cameraModel = s.text(22)
         p.hasLocation = s.int(23).map { $0 != 0 }
+        switch s.int(24) {
+        case nil: p.preview = .pending
+        case 0: p.preview = .notNeeded
+        case 2: p.preview = .failed(s.text(25) ?? "unknown reason")
+        case let made?:
+            p.preview = .made
+            p.previewType = made == 3 ? .png : .jpeg
+        }
         return p
     }
+
+    /// The `thumbnail` column's values of the gallery thumbnails' formats (schema 5).
+    static let thumbnailTypes: [Int64: PhotoType] = [2: .jpeg, 3: .png]
+    /// The `preview` column's values of previews made, by format.
+    static let previewMade: [PhotoType: Int64] = [.jpeg: 1, .png: 3]
 
     /// Every photo the index knows, sorted (oldest, first by name, or smallest first), those
     /// of one sender only when `sender` is given (see `Photo.isFrom`). Reads only the index.
@@ -127,28 +141,28 @@ extension PhotoLibrary {
         return ids
     }
 
-    func thumbnailPath(_ id: Int64) -> String { thumbnailFolder + "/\(id).png" }
-
-    /// The thumbnails folder, opened below the photos directory without following a symlink
-    /// (`.ptk` and `thumbnails` are each refused when they are one).
-    func openThumbnailFolder() throws(LibraryError) -> FileDescriptor {
+    /// A library folder in `.ptk` ("thumbnails", "previews"), opened below the photos
+    /// directory without following a symlink (`.ptk` and the folder are each refused when
+    /// they are one).
+    func openLibraryFolder(_ name: String) throws(LibraryError) -> FileDescriptor {
         let library = try Self.openFolder(Self.folderName, in: photos, path: folder)
         defer { library.close() }
-        return try Self.openFolder("thumbnails", in: library, path: thumbnailFolder)
+        return try Self.openFolder(name, in: library, path: folder + "/" + name)
     }
 
-    /// The thumbnail PNG of `photo`, nil when it has none: read through the thumbnails
-    /// folder's descriptor, without following a symlink or waiting on a FIFO, and only from a
-    /// regular file of at most 16 MiB.
-    public func thumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
-        guard photo.hasThumbnail else { return nil }
-        let path = thumbnailPath(photo.id)
-        let failure = "cannot read the thumbnail of '\(photo.name)'"
+    /// The thumbnails folder, opened as `openLibraryFolder` opens it.
+    func openThumbnailFolder() throws(LibraryError) -> FileDescriptor { try openLibraryFolder("thumbnails") }
+
+    /// The file `name` of the library folder `folderName`, read through the folder's
+    /// descriptor, without following a symlink or waiting on a FIFO, and only from a regular
+    /// file of at most 16 MiB. `failure` starts the error's message.
+    private func readLibraryFile(_ name: String, in folderName: String, failure: String) throws(LibraryError) -> [UInt8] {
+        let path = folder + "/" + folderName + "/" + name
         let folder: FileDescriptor
-        do { folder = try openThumbnailFolder() } catch { throw LibraryError(.io, "\(failure): \(error.description)") }
+        do { folder = try openLibraryFolder(folderName) } catch { throw LibraryError(.io, "\(failure): \(error.description)") }
         defer { folder.close() }
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open("\(photo.id).png", relativeTo: folder, flags: [.readOnly, .nonBlocking, .noFollow]) } catch {
+        do { fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking, .noFollow]) } catch {
             if error.code == .tooManySymlinks { throw LibraryError(.io, "\(failure): \(path): is a symbolic link; not followed") }
             throw LibraryError(.io, "\(failure): \(SystemError(call: error.call, object: path, errno: error.errno))")
         }
@@ -164,28 +178,66 @@ extension PhotoLibrary {
         }
     }
 
-    /// The gallery thumbnail of `photo` for `side` (one of `Thumbnailer.gallerySides`), nil
-    /// when it has none; read as `thumbnail(of:)` reads.
-    /// CONTRACT STUB (issue 45): the old 256-pixel PNG whatever the side.
+    /// The bytes of the largest gallery thumbnail of `photo` (`thumbnail(of:side:)` of the
+    /// largest of `Thumbnailer.gallerySides`: a JPEG, or a PNG for a photo with transparency),
+    /// nil when it has none: what `ptk thumbnail` writes.
+    public func thumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
+        try thumbnail(of: photo, side: Thumbnailer.gallerySides.max()!)?.bytes
+    }
+
+    /// The gallery thumbnail of `photo` for `side` (one of `Thumbnailer.gallerySides`; nil for
+    /// another), nil when it has none: `.ptk/thumbnails/<id>-<side>.<jpg|png>`, read through the
+    /// thumbnails folder's descriptor, without following a symlink or waiting on a FIFO, and
+    /// only from a regular file of at most 16 MiB. Its width and height are not stored: they
+    /// are the photo's size as shown fitted within `side` (`Photo.fitted`, the thumbnailer's
+    /// rule), 0 when the index does not know the photo's size.
     public func thumbnail(of photo: Photo, side: Int) throws(LibraryError) -> Rendition? {
-        guard let bytes = try thumbnail(of: photo) else { return nil }
-        return Rendition(bytes: bytes, width: 0, height: 0, type: .png)
+        guard Thumbnailer.gallerySides.contains(side), let type = photo.thumbnailType, let name = photo.thumbnailFileName(side: side) else { return nil }
+        let bytes = try readLibraryFile(name, in: "thumbnails", failure: "cannot read the thumbnail of '\(photo.name)'")
+        let size = Photo.fitted(photo.displayedSize, within: side) ?? (0, 0)
+        return Rendition(bytes: bytes, width: size.width, height: size.height, type: type)
     }
 
-    /// The preview JPEG of `photo` (`.ptk/previews/<id>.jpg`), nil when it has none.
-    /// CONTRACT STUB (issue 45): none yet.
+    /// The preview of `photo` (`.ptk/previews/<id>.jpg`; `.png` when `Photo.previewType` says
+    /// so), nil when none is made; read as `thumbnail(of:side:)` reads.
     public func preview(of photo: Photo) throws(LibraryError) -> [UInt8]? {
-        nil
+        guard let name = photo.previewFileName else { return nil }
+        return try readLibraryFile(name, in: "previews", failure: "cannot read the preview of '\(photo.name)'")
     }
 
-    /// Removes the thumbnail of photo `id` through the thumbnails folder's descriptor (`unlinkat`
-    /// follows no final symlink; the folders above are opened following none). One already
-    /// gone is no error.
-    func removeThumbnail(_ id: Int64) throws(LibraryError) {
-        let folder = try openThumbnailFolder()
+    /// Removes the thumbnails and the preview of photo `id` (`removeRenditions`; the name
+    /// `PhotoLibrary+Folders` calls).
+    func removeThumbnail(_ id: Int64) throws(LibraryError) { try removeRenditions(id) }
+
+    /// Removes what the library made of photo `id` through its folders' descriptors (`unlinkat`
+    /// follows no final symlink; the folders above are opened following none): its gallery
+    /// thumbnails of every format but `keeping` (`<id>-<side>.<ext>`), the 256-pixel
+    /// `<id>.png` of schemas before 5, and its preview of either format. Files already gone
+    /// are no error.
+    func removeRenditions(_ id: Int64, keeping: PhotoType? = nil) throws(LibraryError) {
+        var names = ["\(id).png"]
+        for type in [PhotoType.jpeg, .png] where type != keeping {
+            names += Thumbnailer.gallerySides.map { "\(id)-\($0).\(type.fileExtension)" }
+        }
+        try removeLibraryFiles(names, in: "thumbnails")
+        try removeLibraryFiles([PhotoType.jpeg, .png].map { "\(id).\($0.fileExtension)" }, in: "previews")
+    }
+
+    /// Removes the files `names` of the library folder `folderName` through its descriptor
+    /// (`openLibraryFolder`). Files already gone are no error; so is a missing previews folder
+    /// (a library of a ptk before previews).
+    func removeLibraryFiles(_ names: [String], in folderName: String) throws(LibraryError) {
+        let folder: FileDescriptor
+        do { folder = try openLibraryFolder(folderName) } catch {
+            // What is there, to tell a folder never made from one that cannot be opened.
+            if folderName == "previews", (try? photos.status(of: Self.folderName + "/previews")) == nil { return }
+            throw error
+        }
         defer { folder.close() }
-        do { try folder.unlink("\(id).png") } catch where error.code == .noSuchFile {} catch {
-            throw LibraryError(.io, "cannot remove \(thumbnailPath(id)): \(error)")
+        for name in names {
+            do { try folder.unlink(name) } catch where error.code == .noSuchFile {} catch {
+                throw LibraryError(.io, "cannot remove \(self.folder)/\(folderName)/\(name): \(error)")
+            }
         }
     }
 }

@@ -4,7 +4,7 @@ import PTKVocabulary
 
 /// What ptkd records of the directory: the photos it saves (`record`), what was added,
 /// changed or removed behind its back (`reconcile`), and what a killed process left in the
-/// thumbnails folder (`sweepThumbnails`).
+/// thumbnails and previews folders (`sweepThumbnails`).
 extension PhotoLibrary {
     /// Enters photos ptkd has just saved, to be indexed; an entry of the same name (a file the
     /// reconcile found first, or a stale one) takes the new photo's facts.
@@ -98,8 +98,8 @@ extension PhotoLibrary {
                 report.added += 1
             }
         }
-        // A thumbnail left behind is removed by the next sweep at start.
-        for id in removedThumbnails { try? removeThumbnail(id) }
+        // A thumbnail or preview left behind is removed by the next sweep at start.
+        for id in removedThumbnails { try? removeRenditions(id) }
         return report
     }
 
@@ -143,33 +143,71 @@ extension PhotoLibrary {
         }
     }
 
-    /// Removes what a process killed mid-write left in the thumbnails folder: temporary files
-    /// of processes that no longer exist, and thumbnails whose entry is gone. Returns how many.
+    /// Removes what a process killed mid-write left in the thumbnails and previews folders,
+    /// and what no entry names: temporary files of processes that no longer exist
+    /// ("<name>.tmp.<pid>", `writeFilesAtomically`), the 256-pixel `<id>.png` thumbnails of
+    /// schemas before 5, thumbnails (`<id>-<side>.<ext>`) and previews (`<id>.<ext>`) whose
+    /// entry is gone or names another format, and previews of photos that need none or whose
+    /// preview failed. Returns how many files it removed.
     @discardableResult
     public func sweepThumbnails() throws(LibraryError) -> Int {
-        let ids = try database.readTransaction { () throws(LibraryError) -> Set<Int64> in
-            let s = try database.prepare("SELECT id FROM photos").bind()
-            var ids = Set<Int64>()
-            while try s.step() { if let id = s.int(0) { ids.insert(id) } }
-            return ids
+        let entries = try database.readTransaction { () throws(LibraryError) -> [Int64: (thumbnail: Int64, preview: Int64?)] in
+            let s = try database.prepare("SELECT id, thumbnail, preview FROM photos").bind()
+            var entries: [Int64: (thumbnail: Int64, preview: Int64?)] = [:]
+            while try s.step() { if let id = s.int(0) { entries[id] = (s.int(1) ?? 0, s.int(2)) } }
+            return entries
         }
         var removed = 0
-        // No thumbnail folder (or an unreadable one, or a symlink in its place): nothing to sweep.
-        guard let folder = try? openThumbnailFolder() else { return 0 }
-        defer { folder.close() }
-        // A folder that cannot be listed has nothing to sweep now; the next start tries again.
-        for name in (try? folder.entries()) ?? [] {
-            let parts = name.split(separator: ".")
-            var stale = false
-            if parts.count == 4, parts[1] == "png", parts[2] == "tmp", let pid = Int32(parts[3]) {
-                stale = pid != processID() && !processExists(pid)  // "<id>.png.tmp.<pid>" (writeFileAtomically)
-            } else if parts.count == 2, parts[1] == "png", let id = Int64(parts[0]) {
-                stale = !ids.contains(id)
+        for folderName in ["thumbnails", "previews"] {
+            // No such folder (or an unreadable one, or a symlink in its place): nothing to sweep.
+            guard let folder = try? openLibraryFolder(folderName) else { continue }
+            defer { folder.close() }
+            // A folder that cannot be listed has nothing to sweep now; the next start tries again.
+            for name in (try? folder.entries()) ?? [] {
+                let stale = folderName == "thumbnails" ? Self.isStaleThumbnail(name, entries) : Self.isStalePreview(name, entries)
+                // One that cannot be removed now is tried again at the next start.
+                if stale, (try? folder.unlink(name)) != nil { removed += 1 }
             }
-            // One that cannot be removed now is tried again at the next start.
-            if stale, (try? folder.unlink(name)) != nil { removed += 1 }
         }
         return removed
+    }
+
+    /// A temporary file of a process that no longer exists: "<name>.tmp.<pid>".
+    private static func isStaleTemporary(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[2] == "tmp", let pid = Int32(parts[3]) else { return false }
+        return pid != processID() && !processExists(pid)
+    }
+
+    /// The format a library file's ending names ("jpg", "png"), nil for another.
+    private static func renditionType(_ ending: Substring) -> PhotoType? {
+        [PhotoType.jpeg, .png].first { $0.fileExtension == ending }
+    }
+
+    /// A file of the thumbnails folder that is to go (`sweepThumbnails`); anything else is left.
+    private static func isStaleThumbnail(_ name: String, _ entries: [Int64: (thumbnail: Int64, preview: Int64?)]) -> Bool {
+        if isStaleTemporary(name) { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let type = renditionType(parts[1]) else { return false }
+        if type == .png, Int64(parts[0]) != nil { return true }  // "<id>.png" of schemas before 5
+        let stem = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard stem.count == 2, let id = Int64(stem[0]), let side = Int(stem[1]), Thumbnailer.gallerySides.contains(side) else { return false }
+        guard let entry = entries[id] else { return true }
+        // Another format than the entry's made one; none made yet: left to the indexing that writes it.
+        return thumbnailTypes[entry.thumbnail].map { $0 != type } ?? false
+    }
+
+    /// A file of the previews folder that is to go (`sweepThumbnails`); anything else is left.
+    private static func isStalePreview(_ name: String, _ entries: [Int64: (thumbnail: Int64, preview: Int64?)]) -> Bool {
+        if isStaleTemporary(name) { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let type = renditionType(parts[1]), let id = Int64(parts[0]) else { return false }
+        guard let entry = entries[id] else { return true }
+        switch entry.preview {
+        case nil: return false  // pending: replaced when made
+        case 0, 2: return true  // none needed, or failed
+        case let made?: return previewMade[type] != made
+        }
     }
 
     /// Photos are the directory's regular files named *.png, *.jpg or *.jpeg (any case), not hidden.

@@ -5,8 +5,12 @@ import PTKSystem
 extension PhotoLibrary {
     /// 1: the photos table; 2: an index of it by SHA-256 (duplicates are looked up by hash);
     /// 3: what a photo says of itself (orientation, taken, camera, location: yes or no), which
-    /// a migration from 2 fills in by indexing every photo again.
-    static let schemaVersion: Int64 = 4
+    /// a migration from 2 fills in by indexing every photo again; 4: thumbnails in linear light;
+    /// 5 (issue 45): `thumbnail` says the gallery thumbnails' format (0 none, 1 the 256-pixel
+    /// PNG of schemas before 5, read as none, 2 JPEG, 3 PNG) and `preview`/`preview_problem`
+    /// say where the preview stands (NULL pending, 0 not needed, 1 made as JPEG, 2 failed and
+    /// why, 3 made as PNG); every photo is indexed again for its new thumbnails.
+    static let schemaVersion: Int64 = 5
 
     func migrate() throws(LibraryError) {
         let current = try database.firstInt("PRAGMA user_version") ?? 0
@@ -14,10 +18,10 @@ extension PhotoLibrary {
             throw LibraryError(.refused, "the library index \(databasePath) was made by a newer ptk (schema \(current), this one reads \(Self.schemaVersion))")
         }
         if current == Self.schemaVersion { return }
-        try database.writeTransaction { () throws(LibraryError) in
+        let hadOldThumbnails = try database.writeTransaction { () throws(LibraryError) -> Bool in
             // Read again inside the transaction: another process may have migrated meanwhile.
             let found = try database.firstInt("PRAGMA user_version") ?? 0
-            if found >= Self.schemaVersion { return }
+            if found >= Self.schemaVersion { return false }
             try database.execute("""
                 CREATE TABLE IF NOT EXISTS photos(
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -53,7 +57,23 @@ extension PhotoLibrary {
                 // linear light and true colour (and reads HEIF). Every photo is indexed again.
                 try database.execute("UPDATE photos SET indexed = 0 WHERE indexed = 1")
             }
+            if found < 5 {
+                // Gallery thumbnails at two sizes in a compact format, and previews: every photo
+                // is indexed again (its notes and ratings stay); the old `<id>.png` thumbnails
+                // are removed by the sweep below and by every sweep at start.
+                try database.execute("""
+                    ALTER TABLE photos ADD COLUMN preview INTEGER;
+                    ALTER TABLE photos ADD COLUMN preview_problem TEXT;
+                    CREATE INDEX IF NOT EXISTS photos_preview_pending ON photos(id) WHERE indexed = 1 AND preview IS NULL;
+                    UPDATE photos SET indexed = 0 WHERE indexed = 1;
+                    """)
+            }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
+            return found > 0 && found < 5
+        }
+        if hadOldThumbnails {
+            // Best effort: what stays (a folder that cannot be listed now) goes at ptkd's next start.
+            _ = try? sweepThumbnails()
         }
     }
 }

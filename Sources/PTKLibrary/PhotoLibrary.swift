@@ -2,7 +2,8 @@ import PTKSystem
 
 /// The photo library of a received-photos directory: the photos stay plain PNG files; beside
 /// them, `.ptk/index.sqlite` (SQLite, WAL, so ptkd writes while ptk reads) holds what is known
-/// of each, and `.ptk/thumbnails/<id>.png` its thumbnail. ptkd and ptk each open their own
+/// of each, `.ptk/thumbnails/<id>-<side>.jpg` (or `.png`) its gallery thumbnails and
+/// `.ptk/previews/<id>.jpg` its preview, when it needs one. ptkd and ptk each open their own
 /// `PhotoLibrary`; every change of a file and its entry happens inside one write transaction,
 /// so two writers never interleave. One instance is used by one thread at a time.
 public final class PhotoLibrary {
@@ -13,6 +14,7 @@ public final class PhotoLibrary {
     public let directory: String
     public var folder: String { directory + "/" + Self.folderName }
     public var thumbnailFolder: String { folder + "/thumbnails" }
+    public var previewFolder: String { folder + "/previews" }
     public var databasePath: String { folder + "/index.sqlite" }
     /// Photos with more pixels get no thumbnail.
     public var pixelLimit = Thumbnailer.defaultPixelLimit
@@ -39,7 +41,7 @@ public final class PhotoLibrary {
     /// Opens the library of `directory`. With `create`, makes `.ptk/` and the index when
     /// missing (run as root, with the directory's owner); without, a missing index is an error.
     /// Whatever is below `directory` may have been planted by its owner (root's `ptk` works on
-    /// the service user's directory): `.ptk` and `.ptk/thumbnails` must be directories, not
+    /// the service user's directory): `.ptk`, `.ptk/thumbnails` and `.ptk/previews` must be directories, not
     /// symlinks; the index and its -wal and -shm files regular files of one link, none a
     /// symlink; and a rollback journal that is not empty (the index runs in WAL mode and never
     /// makes one; SQLite would replay it, and delete the "super-journal" it names) stops the
@@ -59,6 +61,9 @@ public final class PhotoLibrary {
             // A library made before thumbnails had a folder of its own may lack it: made when creating.
             let thumbnails = try Self.openFolder("thumbnails", in: library, path: folder + "/thumbnails", creatingOwnedLike: create ? directory : nil)
             thumbnails?.close()
+            // Likewise a library made before previews (issue 45).
+            let previews = try Self.openFolder("previews", in: library, path: folder + "/previews", creatingOwnedLike: create ? directory : nil)
+            previews?.close()
             if create {
                 // Made here, through the folder's descriptor, not by SQLite, so that root gives it
                 // the directory's owner (fchown); SQLite gives the -wal and -shm files the owner of

@@ -40,8 +40,14 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
     public var Indexed: Bool?
     /// Why there is no thumbnail.
     public var Problem: String?
-    /// Packages only: the thumbnail PNG, base64.
+    /// In a package: the thumbnail PNG, base64 (PhotoKeeper's format). In listings (`ptk list
+    /// --json`, `ptk show --json`): the photo's largest gallery thumbnail, relative to the
+    /// received-photos directory as `Name` is (".ptk/thumbnails/12-360.jpg"), once it is made.
     public var Thumbnail: String?
+    /// Listings only: the photo's preview, relative to the received-photos directory
+    /// (".ptk/previews/12.jpg"), once it is made; absent while it is coming, when none is
+    /// needed and when it could not be made.
+    public var Preview: String?
 
     public init() {}
 

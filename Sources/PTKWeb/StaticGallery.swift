@@ -9,8 +9,9 @@ import PTKVocabulary
 public enum StaticGallery {
     /// The page for `photos` (newest first) of the received-photos `directory`: the photos are
     /// linked through `photosLink` (relative to the page, percent-encoded; "" when the page is in
-    /// the directory), the thumbnails through `thumbnailsLink` (each `ID.png`).
-    public static func page(directory: String, photos: [WebPhoto], photosLink: String, thumbnailsLink: String) -> String {
+    /// the directory), the thumbnails through `thumbnailsLink` (each `ID-SIDE.jpg`, or `.png`
+    /// as `WebPhoto.thumbnailType` says: the library's gallery thumbnail of `thumbnailSide`).
+    public static func page(directory: String, photos: [WebPhoto], photosLink: String, thumbnailsLink: String, thumbnailSide: Int = 360) -> String {
         let groups = WebPhoto.grouped(photos)
         let list = groups.flatMap(\.photos)
         // Each section starts at its first photo's id.
@@ -53,8 +54,9 @@ public enum StaticGallery {
             let encoded = pathComponents(photo.name).map(percentEncode).joined(separator: "/")
             let href = photosLink.isEmpty ? encoded : photosLink + "/" + encoded
             var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
-            if photo.hasThumbnail {
-                image = "<img src=\"\(thumbnailsLink)/\(photo.id).png\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
+            if photo.hasThumbnail, let type = photo.thumbnailType {
+                let file = "\(photo.id)-\(thumbnailSide).\(type == .png ? "png" : "jpg")"
+                image = "<img src=\"\(thumbnailsLink)/\(file)\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
             }
             var meta = [photo.takenMinutes.map { "taken " + $0 } ?? photo.received.description]
             if let sender = photo.senderName { meta.append("from " + sender) }

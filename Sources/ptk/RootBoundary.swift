@@ -63,7 +63,7 @@ enum RootBoundary {
     /// `directory` and what ptkd keeps in it, which its user may own even where root owns the
     /// directory.
     static func insides(of directory: String, for command: AdminCommand?) -> [String] {
-        [directory] + (isLibraryCommand(command) ? [".ptk", ".ptk/thumbnails", ".ptk/gallery", ".incoming"]
+        [directory] + (isLibraryCommand(command) ? [".ptk", ".ptk/thumbnails", ".ptk/previews", ".ptk/gallery", ".incoming"]
                                                  : ["web", "web/tls", "identity", "localsend", "received"]).map { directory + "/" + $0 }
     }
 
@@ -274,9 +274,11 @@ enum RootBoundary {
         exitProcess(status)
     }
 
-    /// "123.png": a thumbnail the gallery writes.
+    /// "123-360.jpg" or "123-360.png" (digits, a dash, digits): a thumbnail the gallery writes.
     static func isThumbnailName(_ name: String) -> Bool {
-        name.hasSuffix(".png") && name.utf8.count > 4 && name.utf8.dropLast(4).allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        guard name.hasSuffix(".jpg") || name.hasSuffix(".png") else { return false }
+        let parts = name.utf8.dropLast(4).split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
     }
 
     /// Gives `name` in `folder` to root: a regular file of one name, or (with `files`) a folder

@@ -138,10 +138,15 @@ struct PhoneHEICTests {
         for f in files {
             let row = try #require(try lib.all().first { $0.name == f.name })
             #expect(row.hasThumbnail && row.problem == nil, "\(f.name): \(String(describing: row.problem))")
-            let stored = try #require(readFile(lib.thumbnailFolder + "/\(row.id).png"))
             let fd = try FileDescriptor.open(d.dir + "/" + f.name, flags: .readOnly)
             defer { fd.close() }
-            #expect(stored == Thumbnailer.make(from: fd, type: PhotoType(fileName: f.name) ?? .png).png, "\(f.name)")
+            let made = Thumbnailer.make(from: fd, type: PhotoType(fileName: f.name) ?? .png, sides: Thumbnailer.gallerySides).renditions
+            #expect(made.count == Thumbnailer.gallerySides.count, "\(f.name)")
+            for (side, rendition) in zip(Thumbnailer.gallerySides, made) {
+                let name = try #require(row.thumbnailFileName(side: side))
+                let stored = try #require(readFile(lib.thumbnailFolder + "/" + name))
+                #expect(stored == rendition.bytes, "\(f.name) at \(side)")
+            }
         }
         #expect(try consistencyProblems(d.dir).isEmpty)
     }

@@ -197,14 +197,14 @@ struct ColourTests {
         #expect(plain.hasThumbnail && plain.problem == nil)
         // A thumbnail kept with a reason: the profile set aside.
         #expect(noted.hasThumbnail && noted.problem?.contains("colour profile set aside") == true, "\(String(describing: noted.problem))")
-        try f.library.database.execute("PRAGMA user_version = 3")
+        try downgradeToSchema4(f.library, version: 3)
         let reopened = try PhotoLibrary(directory: f.directory, create: false)
         #expect(try reopened.pendingCount() == 2)
         while let id = try reopened.pending(limit: 1).first { try reopened.index(id: id) }
         #expect(try reopened.pendingCount() == 0)
-        #expect(try reopened.database.firstInt("PRAGMA user_version") == 4)
+        #expect(try reopened.database.firstInt("PRAGMA user_version") == PhotoLibrary.schemaVersion)
         let thumbnail = try #require(try reopened.thumbnail(of: try reopened.find("plain")))
-        #expect(chunkTypes(thumbnail).contains("sRGB"))
+        if renditionType(thumbnail) == .png { #expect(chunkTypes(thumbnail).contains("sRGB")) } else { #expect(renditionType(thumbnail) == .jpeg) }
     }
 }
 

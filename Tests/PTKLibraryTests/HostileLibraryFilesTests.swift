@@ -111,9 +111,9 @@ struct HostileLibraryFilesTests {
         #expect(listDirectory(elsewhere) == ["victim"], "nothing made beside the victim")
     }
 
-    @Test(".ptk or .ptk/thumbnails as a symlink is refused")
+    @Test(".ptk, .ptk/thumbnails or .ptk/previews as a symlink is refused")
     func aSymlinkedLibraryFolderIsRefused() throws {
-        for folder in [".ptk", ".ptk/thumbnails"] {
+        for folder in [".ptk", ".ptk/thumbnails", ".ptk/previews"] {
             let directory = try Self.closedLibrary()
             defer { removeTree(directory) }
             let elsewhere = makeTemporaryDirectory("ptk-victim")
@@ -143,7 +143,7 @@ struct HostileLibraryFilesTests {
         let secret = elsewhere + "/secret.png"
         writeFile(secret, photoBytes(9))
         chmod(secret, 0o600)
-        let thumbnail = f.directory + "/.ptk/thumbnails/\(photo.id).png"
+        let thumbnail = f.directory + "/.ptk/thumbnails/" + photo.thumbnailFileName(side: 360)!
         #expect(unlink(thumbnail) == 0)
         #expect(symlink(secret, thumbnail) == 0)
         let error = Self.refusal("thumbnail link") { try f.library.thumbnail(of: photo) }
@@ -154,7 +154,7 @@ struct HostileLibraryFilesTests {
         // read or removed through it.
         let real = elsewhere + "/thumbnails"
         #expect(mkdir(real, 0o755) == 0)
-        let planted = real + "/\(other.id).png"
+        let planted = real + "/" + other.thumbnailFileName(side: 360)!
         writeFile(planted, photoBytes(8))
         #expect(rename(f.directory + "/.ptk/thumbnails", elsewhere + "/old-thumbnails") == 0)
         #expect(symlink(real, f.directory + "/.ptk/thumbnails") == 0)

@@ -36,8 +36,11 @@ import Testing
         #expect([object["Width"] as? Int, object["Height"] as? Int] == [300, 200])
         let thumbnailText = try #require(object["Thumbnail"] as? String)
         let thumbnail = try #require(Data(base64Encoded: thumbnailText))
-        #expect(try Array(thumbnail) ==  f.library.thumbnail(of: try f.library.find("IMG 7")))
+        // PhotoKeeper's format: a PNG of at most 256 pixels, made afresh from the photo (the
+        // library keeps no such file), and no path of the library's own files.
+        #expect(renditionType(Array(thumbnail)) == .png)
         #expect(decodeRGBA(Array(thumbnail)).map { [$0.width, $0.height] } == [256, 171])
+        #expect(object["Preview"] == nil)
         // Exporting again never replaces the package.
         do { _ = try f.library.export("IMG 7", to: out); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused) }
 
@@ -137,9 +140,11 @@ import Testing
         let newest = try #require(html.range(of: "a &lt;b&gt;")), oldest = try #require(html.range(of: ">old.png<"))
         #expect(newest.lowerBound < oldest.lowerBound, "newest first")
         // Every image the page shows exists where its link points.
-        for id in try f.library.all().map(\.id) {
-            #expect(html.contains("src=\"../thumbnails/\(id).png\""))
-            #expect(fileExists(f.directory + "/.ptk/gallery/../thumbnails/\(id).png"))
+        for p in try f.library.all() {
+            let name = try #require(p.thumbnailFileName(side: 360))
+            #expect(name.hasPrefix("\(p.id)-360."))
+            #expect(html.contains("src=\"../thumbnails/\(name)\""))
+            #expect(fileExists(f.directory + "/.ptk/gallery/../thumbnails/\(name)"))
         }
         // Elsewhere, the thumbnails are copied beside the page and the photos linked relatively.
         let out = makeTemporaryDirectory("ptk-gallery")
@@ -147,7 +152,9 @@ import Testing
         let (other, _) = try f.library.gallery(to: out + "/site")
         let html2 = String(decoding: try #require(readFile(other)), as: UTF8.self)
         for p in try f.library.all() {
-            #expect(try readFile(out + "/site/thumbnails/\(p.id).png") ==  f.library.thumbnail(of: p))
+            let name = try #require(p.thumbnailFileName(side: 360))
+            #expect(html2.contains("src=\"thumbnails/\(name)\""))
+            #expect(try readFile(out + "/site/thumbnails/\(name)") == f.library.thumbnail(of: p, side: 360)?.bytes)
         }
         let link = relativePath(from: out + "/site", to: f.directory) + "/old.png"
         #expect(html2.contains("href=\"\(link)\""), "\(link)")

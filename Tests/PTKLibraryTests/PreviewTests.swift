@@ -1,0 +1,348 @@
+import Foundation
+import Glibc
+import PTKDigest
+import PTKSystem
+import PTKTestSupport
+import PTKVocabulary
+import Testing
+
+@testable import PTKLibrary
+
+/// The width and height of a PNG (IHDR) or a JPEG (its first SOF marker); nil for anything else.
+func renditionSize(_ bytes: [UInt8]) -> [Int]? {
+    if bytes.count >= 24, bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+        return [Int(bytes[16]) << 24 | Int(bytes[17]) << 16 | Int(bytes[18]) << 8 | Int(bytes[19]),
+                Int(bytes[20]) << 24 | Int(bytes[21]) << 16 | Int(bytes[22]) << 8 | Int(bytes[23])]
+    }
+    guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+    var i = 2
+    while i + 9 < bytes.count {
+        guard bytes[i] == 0xFF else { return nil }
+        let marker = bytes[i + 1]
+        if marker == 0xFF { i += 1; continue }
+        let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+        if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
+            return [Int(bytes[i + 7]) << 8 | Int(bytes[i + 8]), Int(bytes[i + 5]) << 8 | Int(bytes[i + 6])]
+        }
+        i += 2 + length
+    }
+    return nil
+}
+
+/// The format the bytes are in (PNG or JPEG by their signature).
+func renditionType(_ bytes: [UInt8]) -> PhotoType? {
+    if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return .png }
+    if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+    return nil
+}
+
+/// Makes an index of `library` look as schema 4 left it: no preview columns, thumbnails
+/// recorded as the 256-pixel `<id>.png` (column value 1, the file there, the new ones gone).
+func downgradeToSchema4(_ library: PhotoLibrary, version: Int = 4) throws {
+    for p in try library.all() where p.hasThumbnail {
+        for side in Thumbnailer.gallerySides { unlink(library.thumbnailFolder + "/" + p.thumbnailFileName(side: side)!) }
+        writeFile(library.thumbnailFolder + "/\(p.id).png", photoBytes(1))
+    }
+    try library.database.execute("""
+        DROP INDEX IF EXISTS photos_preview_pending;
+        ALTER TABLE photos DROP COLUMN preview;
+        ALTER TABLE photos DROP COLUMN preview_problem;
+        UPDATE photos SET thumbnail = 1 WHERE thumbnail <> 0;
+        PRAGMA user_version = \(version);
+        """)
+}
+
+/// Makes the previews of every photo waiting for one, as the indexer does.
+@discardableResult
+func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOutcome] {
+    var all: [PhotoLibrary.PreviewOutcome] = []
+    while case let ids = try library.pendingPreviews(limit: 2), !ids.isEmpty { all += try library.makePreviews(ids: ids).map(\.outcome) }
+    return all
+}
+
+@Suite struct GalleryThumbnailTests {
+    @Test("indexing writes both gallery sides in the format the thumbnailer made, read back through thumbnail(of:side:)")
+    func bothSides() throws {
+        let f = Fixture()
+        let photo = try f.receive("wide.png", photoBytes(1, width: 600, height: 300))
+        let type = try #require(photo.thumbnailType)
+        #expect(photo.hasThumbnail)
+        let ending = type == .png ? "png" : "jpg"
+        #expect(Set(listDirectory(f.library.thumbnailFolder)) == ["\(photo.id)-180.\(ending)", "\(photo.id)-360.\(ending)"])
+        for (side, size) in [(180, [180, 90]), (360, [360, 180])] {
+            let r = try #require(try f.library.thumbnail(of: photo, side: side))
+            #expect(r.type == type && renditionType(r.bytes) == type, "\(side)")
+            #expect(renditionSize(r.bytes) == size, "\(side)")
+            #expect([r.width, r.height] == size, "\(side): computed from the photo's size")
+            #expect(readFile(f.library.thumbnailFolder + "/\(photo.id)-\(side).\(ending)") == r.bytes)
+        }
+        #expect(try f.library.thumbnail(of: photo, side: 256) == nil, "no such side")
+        #expect(try f.library.thumbnail(of: photo) == f.library.thumbnail(of: photo, side: 360)?.bytes, "ptk thumbnail gives the largest")
+        // The index says the format: read again from the row.
+        #expect(try f.library.photo(id: photo.id)?.thumbnailType == type)
+    }
+
+    @Test("a photo with transparency gets PNG thumbnails")
+    func alphaGetsPNG() throws {
+        let f = Fixture()
+        let bytes = makeImagePNG(width: 64, height: 48, alpha: true) { x, y in [UInt8(x * 3), UInt8(y * 5), 90, UInt8(x * 4)] }
+        let photo = try f.receive("glass.png", bytes)
+        #expect(photo.thumbnailType == .png)
+        for side in Thumbnailer.gallerySides {
+            let r = try #require(try f.library.thumbnail(of: photo, side: side))
+            #expect(renditionType(r.bytes) == .png && hasAlpha(r.bytes))
+            #expect(fileExists(f.library.thumbnailFolder + "/\(photo.id)-\(side).png"))
+        }
+    }
+
+    @Test("the sweep removes old <id>.png thumbnails, renditions and previews without an entry or of another format, and dead writers' files")
+    func sweep() throws {
+        let f = Fixture()
+        let photo = try f.receive("p.png", photoBytes(1))  // small: needs no preview
+        #expect(photo.preview == .notNeeded)
+        let thumbnails = f.library.thumbnailFolder, previews = f.library.previewFolder
+        let other = photo.thumbnailType == .png ? "jpg" : "png"
+        let kept = Set(listDirectory(thumbnails))
+        writeFile(thumbnails + "/\(photo.id).png", [1])  // schema 4's
+        writeFile(thumbnails + "/\(photo.id)-360.\(other)", [2])  // another format than the entry's
+        writeFile(thumbnails + "/\(photo.id + 7)-180.jpg", [3])  // no entry
+        writeFile(thumbnails + "/\(photo.id + 1)-360.jpg.tmp.2147483647", [4])  // a process that cannot exist
+        writeFile(thumbnails + "/\(photo.id + 1)-360.jpg.tmp.\(getpid())", [5])  // ours: still being written
+        writeFile(thumbnails + "/notes.txt", [6])  // not ours to judge
+        writeFile(previews + "/\(photo.id).jpg", [7])  // the entry needs none
+        writeFile(previews + "/\(photo.id + 7).jpg", [8])  // no entry
+        writeFile(previews + "/\(photo.id + 7).jpg.tmp.2147483647", [9])
+        writeFile(previews + "/README", [10])
+        #expect(try f.library.sweepThumbnails() == 7)
+        #expect(Set(listDirectory(thumbnails)) == kept.union(["\(photo.id + 1)-360.jpg.tmp.\(getpid())", "notes.txt"]))
+        #expect(listDirectory(previews) == ["README"])
+    }
+
+    @Test("an index of schema 4 is indexed again when opened: new thumbnails, the old ones swept, notes and ratings kept")
+    func migrationFromSchema4() throws {
+        let f = Fixture()
+        let a = try f.receive("a.png", photoBytes(1, width: 2000, height: 1000))
+        try f.receive("b.png", photoBytes(2))
+        try f.library.setNote("a", "kept")
+        try f.library.setRating("b", 4)
+        try downgradeToSchema4(f.library)
+        #expect(fileExists(f.library.thumbnailFolder + "/\(a.id).png"))
+        let reopened = try PhotoLibrary(directory: f.directory, create: false)
+        #expect(try reopened.database.firstInt("PRAGMA user_version") == PhotoLibrary.schemaVersion)
+        #expect(try reopened.pendingCount() == 2)
+        #expect(!fileExists(reopened.thumbnailFolder + "/\(a.id).png"), "swept when migrating")
+        let before = try #require(try reopened.find("a"))
+        #expect(!before.hasThumbnail && before.thumbnailType == nil, "the old thumbnail counts as none")
+        #expect(try reopened.thumbnail(of: before, side: 360) == nil)
+        while let id = try reopened.pending(limit: 1).first { try reopened.index(id: id) }
+        let after = try reopened.find("a")
+        #expect(after.hasThumbnail && after.note == "kept" && after.preview == .pending)
+        #expect(try reopened.find("b").rating == 4 && reopened.find("b").preview == .notNeeded)
+        #expect(try reopened.thumbnail(of: after, side: 180).flatMap { renditionSize($0.bytes) } == [180, 90])
+        try makeAllPreviews(reopened)
+        #expect(try reopened.find("a").preview == .made)
+    }
+}
+
+@Suite struct PreviewTests {
+    @Test("a small PNG or JPEG needs no preview, decided when it is indexed")
+    func smallNeedsNone() throws {
+        let f = Fixture()
+        let png = try f.receive("small.png", photoBytes(1, width: 1440, height: 900))
+        let jpeg = try f.receive("small.jpg", makeJPEG(width: 1000, height: 1440))
+        for p in [png, jpeg] {
+            #expect(p.preview == .notNeeded, "\(p.name)")
+            #expect(try f.library.preview(of: p) == nil)
+            #expect(PhotoMetadata(p).Preview == nil && PhotoMetadata(p).Thumbnail != nil)
+        }
+        #expect(try f.library.pendingPreviews(limit: 10).isEmpty)
+        #expect(listDirectory(f.library.previewFolder).isEmpty)
+    }
+
+    @Test("a photo larger than 1440 pixels and a HEIC get a preview, after their thumbnails")
+    func largeAndHEIC() throws {
+        let f = Fixture()
+        let large = try f.receive("large.png", photoBytes(3, width: 1600, height: 1000))
+        let heic = try f.receive("phone.heic", try #require(readFile(fixturePath("heif/portrait-exif.heic"))))
+        #expect(large.hasThumbnail && heic.hasThumbnail, "thumbnails first")
+        #expect(large.preview == .pending && heic.preview == .pending)
+        #expect(try f.library.preview(of: large) == nil)
+        #expect(try f.library.pendingPreviews(limit: 10) == [large.id, heic.id])
+        #expect(try makeAllPreviews(f.library) == [.made(name: "large.png"), .made(name: "phone.heic")])
+        #expect(try f.library.pendingPreviews(limit: 10).isEmpty)
+        for name in ["large", "phone"] {
+            let p = try f.library.find(name)
+            let type = try #require(p.previewType)
+            #expect(p.preview == .made)
+            let bytes = try #require(try f.library.preview(of: p))
+            #expect(renditionType(bytes) == type)
+            let size = try #require(renditionSize(bytes))
+            #expect(size.max()! <= Thumbnailer.previewSide)
+            if name == "large" { #expect(size == [1440, 900]) }
+            #expect(readFile(f.library.previewFolder + "/\(p.id).\(type == .png ? "png" : "jpg")") == bytes)
+        }
+    }
+
+    @Test("a preview is remade when the photo changes, and removed with it")
+    func remadeAndRemoved() throws {
+        let f = Fixture()
+        let first = try f.receive("p.png", photoBytes(4, width: 1800, height: 1200))
+        try makeAllPreviews(f.library)
+        let made = try f.library.find("p")
+        let old = try #require(try f.library.preview(of: made))
+        let file = f.library.previewFolder + "/" + made.previewFileName!
+        // Changed behind the library's back: found by the reconcile, indexed again, its
+        // preview pending (the old one gone), then made anew.
+        writeFile(f.directory + "/p.png", photoBytes(5, width: 2000, height: 1000))
+        #expect(try f.library.reconcile().changed == 1)
+        while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
+        let changed = try f.library.find("p")
+        #expect(changed.id == first.id && changed.preview == .pending && !fileExists(file))
+        try makeAllPreviews(f.library)
+        let remade = try #require(try f.library.preview(of: try f.library.find("p")))
+        #expect(remade != old && renditionSize(remade) == [1440, 720])
+        // Changed between its indexing and its preview: indexed again, not previewed from the new bytes.
+        writeFile(f.directory + "/p.png", photoBytes(6, width: 1500, height: 1500))
+        try f.library.database.execute("UPDATE photos SET preview = NULL")
+        #expect(try f.library.makePreviews(ids: [first.id]).map(\.outcome) == [.skipped])
+        #expect(try f.library.find("p").indexed == false)
+        while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
+        try makeAllPreviews(f.library)
+        #expect(try f.library.preview(of: try f.library.find("p")).flatMap(renditionSize) == [1440, 1440])
+        // Removed with the photo: thumbnails and preview.
+        _ = try f.library.remove("p")
+        #expect(listDirectory(f.library.previewFolder).isEmpty)
+        #expect(listDirectory(f.library.thumbnailFolder).isEmpty)
+    }
+
+    @Test("an entry the reconcile drops takes its thumbnails and preview along")
+    func droppedByReconcile() throws {
+        let f = Fixture()
+        try f.receive("p.png", photoBytes(4, width: 1800, height: 1200))
+        try makeAllPreviews(f.library)
+        #expect(listDirectory(f.library.previewFolder).count == 1)
+        #expect(unlink(f.directory + "/p.png") == 0)
+        #expect(try f.library.reconcile().dropped == 1)
+        #expect(listDirectory(f.library.previewFolder).isEmpty && listDirectory(f.library.thumbnailFolder).isEmpty)
+    }
+
+    @Test("listings and ptk show name the thumbnail as soon as it is made and the preview as soon as it is made")
+    func listedPaths() throws {
+        let f = Fixture()
+        let p = try f.receive("big.png", photoBytes(7, width: 1600, height: 1200))
+        let ending = p.thumbnailType == .png ? "png" : "jpg"
+        var m = PhotoMetadata(p)
+        #expect(m.Thumbnail == ".ptk/thumbnails/\(p.id)-360.\(ending)")
+        #expect(m.Preview == nil)
+        #expect(m.json().contains("\"Thumbnail\" : \".ptk/thumbnails/\(p.id)-360.\(ending)\""), "\(m.json())")
+        #expect(!m.json().contains("\"Preview\""))
+        let details = Dictionary(uniqueKeysWithValues: p.details(thumbnailFolder: f.library.thumbnailFolder).map { ($0.0, "\($0.1)") })
+        #expect(details["thumbnail"]?.contains("\(f.library.thumbnailFolder)/\(p.id)-180.\(ending), \(f.library.thumbnailFolder)/\(p.id)-360.\(ending)") == true,
+                "\(details)")
+        #expect(details["preview"]?.contains("coming") == true, "\(details)")
+        try makeAllPreviews(f.library)
+        let made = try f.library.find("big")
+        m = PhotoMetadata(made)
+        let previewName = try #require(made.previewFileName)
+        #expect(m.Preview == ".ptk/previews/\(previewName)")
+        #expect(m.jsonLine().contains("\"Preview\":\".ptk/previews/\(previewName)\""), "\(m.jsonLine())")
+        #expect(fileExists(f.directory + "/" + m.Preview!) && fileExists(f.directory + "/" + m.Thumbnail!))
+        let shown = made.details(thumbnailFolder: f.library.thumbnailFolder).first { $0.0 == "preview" }.map { "\($0.1)" }
+        #expect(shown?.contains(f.library.previewFolder + "/" + previewName) == true, "\(shown ?? "")")
+        // Not indexed yet: neither.
+        let pending = Photo(id: 99, name: "new.png", size: 1, received: .now)
+        #expect(PhotoMetadata(pending).Thumbnail == nil && PhotoMetadata(pending).Preview == nil)
+    }
+
+    @Test("the library's size counts the photos, their thumbnails and previews, and the index")
+    func storage() throws {
+        let f = Fixture()
+        let small = photoBytes(1), large = photoBytes(2, width: 1600, height: 1000)
+        try f.receive("small.png", small)
+        try f.receive("large.png", large)
+        let before = try f.library.storage()
+        #expect(before.photos == Int64(small.count + large.count))
+        let thumbnails = listDirectory(f.library.thumbnailFolder).map { Int64(readFile(f.library.thumbnailFolder + "/" + $0)!.count) }.reduce(0, +)
+        #expect(thumbnails > 0 && before.thumbnails == thumbnails)
+        #expect(before.previews == 0 && before.index > 0)
+        try makeAllPreviews(f.library)
+        let after = try f.library.storage()
+        let preview = try #require(try f.library.preview(of: try f.library.find("large")))
+        #expect(after.previews == Int64(preview.count))
+        #expect(after.total == after.photos + after.thumbnails + after.previews + after.index)
+        // A symlink planted in the previews folder is not followed into what it points to.
+        #expect(symlink(f.directory + "/large.png", f.library.previewFolder + "/999.jpg") == 0)
+        #expect(try f.library.storage().previews == Int64(preview.count))
+    }
+
+    @Test("a passing error (EIO) leaves the preview pending, to be tried again; one about the photo (EACCES) is recorded")
+    func passingErrors() throws {
+        let f = Fixture()
+        let p = try f.receive("big.png", photoBytes(8, width: 1600, height: 1000))
+        let q = try f.receive("other.png", photoBytes(9, width: 1600, height: 1000))
+        f.library.openForIndexing = { name, _ throws(SystemError) in
+            throw SystemError(call: "openat", object: name, errno: name == "big.png" ? Errno.ioError.rawValue : Errno.permissionDenied.rawValue)
+        }
+        let outcomes = try f.library.makePreviews(ids: [p.id, q.id]).map(\.outcome)
+        guard case .retryLater("big.png", let reason) = outcomes[0] else { Issue.record("\(outcomes)"); return }
+        #expect(reason.contains("cannot open"), "\(reason)")
+        #expect(try f.library.find("big").preview == .pending)
+        guard case .failed("other.png", let why) = outcomes[1], case .failed(let recorded) = try f.library.find("other").preview else {
+            Issue.record("\(outcomes)")
+            return
+        }
+        #expect(why == recorded && recorded.contains("cannot open"), "\(recorded)")
+        f.library.openForIndexing = { name, dir throws(SystemError) in try dir.openBeneath(name, flags: [.readOnly, .nonBlocking]) }
+        #expect(try f.library.makePreviews(ids: [p.id]).map(\.outcome) == [.made(name: "big.png")])
+    }
+
+    @Test("a photo that cannot be decoded and needs a preview records why it has none")
+    func undecodable() throws {
+        let f = Fixture()
+        writeFile(f.directory + "/broken.heic", Array("not a HEIC at all".utf8))
+        try f.library.reconcile()
+        while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
+        let p = try f.library.find("broken")
+        guard case .failed(let reason) = p.preview else { Issue.record("\(p.preview)"); return }
+        #expect(!reason.isEmpty)
+        #expect(try f.library.pendingPreviews(limit: 10).isEmpty)
+    }
+}
+
+@Suite struct PreviewIndexerTests {
+    @Test("the indexer makes previews only when no photo waits for its thumbnails: a photo arriving meanwhile is thumbnailed before the next previews")
+    func thumbnailsFirst() throws {
+        let dir = makeTemporaryDirectory("ptk-previews")
+        defer { removeTree(dir) }
+        for i in 0..<5 { writeFile(dir + "/big\(i).png", photoBytes(20 + i, width: 1600, height: 1000)) }
+        let opened = LogLines()
+        let indexer = LibraryIndexer(directory: dir, readers: 1) { _ in }
+        let late = photoBytes(30, width: 1600, height: 1000)
+        indexer.prepare = { library in
+            library.openForIndexing = { name, photos throws(SystemError) in
+                opened.add(name)
+                // The first preview's read: a photo arrives.
+                if name == "big0.png", opened.all.filter({ $0 == "big0.png" }).count == 2 {
+                    writeFile(dir + "/late.png", late)
+                    indexer.add(Arrival(name: "late.png", size: Int64(late.count), sha256: SHA256.hex(of: late), received: .now,
+                                        senderName: "phone", senderAddress: "192.0.2.1:1", senderID: nil))
+                }
+                return try .open(name, relativeTo: photos, flags: [.readOnly, .noFollow, .nonBlocking])
+            }
+        }
+        try indexer.start()
+        #expect(waitUntil(60) { indexer.isIdle && opened.all.count == 12 }, "\(opened.all)")
+        #expect(indexer.stop(waitingUntil: .now + .seconds(5)))
+        let order = opened.all
+        // Each photo is read twice: its thumbnails, then its preview.
+        func reads(_ name: String) -> [Int] { order.indices.filter { order[$0] == name } }
+        let thumbnails = (0..<5).map { reads("big\($0).png")[0] }, previews = (0..<5).map { reads("big\($0).png")[1] }
+        #expect(thumbnails.max()! < previews.min()!, "\(order)")
+        let lateReads = reads("late.png")
+        #expect(lateReads.count == 2, "\(order)")
+        #expect(lateReads[0] < previews.sorted()[2], "the late photo's thumbnails come before the previews not yet begun: \(order)")
+        let library = try PhotoLibrary(directory: dir, create: false)
+        #expect(try library.all().allSatisfy { $0.preview == .made })
+        #expect(listDirectory(dir + "/.ptk/previews").count == 6)
+    }
+}
