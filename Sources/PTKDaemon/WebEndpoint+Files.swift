@@ -48,6 +48,8 @@ extension WebEndpoint {
         }
         var details: [(String, DetailValue)] = []
         for (key, value) in photo.details(thumbnailFolder: "") {
+            // The library's preview line names a path on the host: told below, after the thumbnail.
+            if key == "preview" { continue }
             guard key == "thumbnail" else {
                 details.append((key, value))
                 continue
@@ -92,7 +94,8 @@ extension WebEndpoint {
             try html(r, 404, pages.error("\(photo.name) has no preview: \(why)", viewer: r.viewer))
             return
         }
-        try respond(r, 200, bytes, type: PhotoType.jpeg.mediaType, headers: [("Cache-Control", imageCache(r))])
+        // A JPEG, or a PNG for a photo with transparency.
+        try respond(r, 200, bytes, type: (photo.previewType ?? .jpeg).mediaType, headers: [("Cache-Control", imageCache(r))])
     }
 
     /// The gallery's and the pages' image addresses name the photo's content (`?v=`), so a
