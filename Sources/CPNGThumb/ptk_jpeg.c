@@ -165,14 +165,14 @@ static int make_renditions(jpeg_state *s, const ptk_render_request *request, uin
         if (th[i] > most_h) most_h = th[i];
     }
     /* The smallest scale M/8 whose image still has every rendition's width and height (so
-     * the largest long side): libjpeg-turbo's scaled IDCT does the bulk of the downscale, the
-     * box in linear light the rest. */
+     * the largest long side; twice them when `fine`): libjpeg-turbo's scaled IDCT does the
+     * bulk of the downscale, the box in linear light the rest. */
     unsigned m = 8;
     for (unsigned k = 1; k <= 8; k++) {
         c->scale_num = k;
         c->scale_denom = 8;
         jpeg_calc_output_dimensions(c);
-        if (c->output_width >= most_w && c->output_height >= most_h) {
+        if (c->output_width >= most_w * (request->fine ? 2 : 1) && c->output_height >= most_h * (request->fine ? 2 : 1)) {
             m = k;
             break;
         }

@@ -162,6 +162,7 @@ ptk_render_request ptk_single_png_request(uint32_t max_side) {
     r.sides[0] = max_side;
     r.count = 1;
     r.png_only = 1;
+    r.fine = 1;
     return r;
 }
 

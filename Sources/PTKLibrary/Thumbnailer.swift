@@ -226,11 +226,12 @@ public enum Thumbnailer {
     }
 
     /// Reads the photo of `type` from `fd` (from its current offset) and makes its thumbnail, a
-    /// PNG at most `maxSide` on its long side, from the whole image, in `png` (and as the one
-    /// rendition). `cancel`, when given, is read before every row: nonzero stops.
+    /// PNG at most `maxSide` on its long side, from the whole image (a JPEG at a scale with
+    /// twice `maxSide`), in `png` (and as the one rendition). `cancel`, when given, is read before every row: nonzero stops.
     public static func make(from fd: FileDescriptor, type: PhotoType, maxSide: Int = maxSide,
                             pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        var t = render(from: fd, type: type, sides: [maxSide], pngOnly: true, embedded: false, preview: false, pixelLimit: pixelLimit, cancel: cancel)
+        var t = render(from: fd, type: type, sides: [maxSide], pngOnly: true, embedded: false, preview: false, fine: true,
+                       pixelLimit: pixelLimit, cancel: cancel)
         if let r = t.renditions.first {
             t.png = r.bytes
             t.thumbnailWidth = r.width
@@ -240,8 +241,10 @@ public enum Thumbnailer {
     }
 
     /// One call of the C layer: the header, facts and colour note, and the renditions asked for.
+    /// `fine` decodes a JPEG at a scale with twice the largest side (the .ptk package's PNG,
+    /// where time matters less than every pixel).
     private static func render(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool, embedded: Bool, preview: Bool,
-                               pixelLimit: UInt64, cancel: UnsafePointer<Int32>?) -> Thumbnail {
+                               fine: Bool = false, pixelLimit: UInt64, cancel: UnsafePointer<Int32>?) -> Thumbnail {
         guard (1...maxRenditions).contains(sides.count) else {
             return Thumbnail(outcome: .failed("\(sides.count) sizes asked for; 1 to \(maxRenditions) can be made at once"))
         }
@@ -253,6 +256,7 @@ public enum Thumbnailer {
         request.png_only = pngOnly ? 1 : 0
         request.embedded = embedded ? 1 : 0
         request.preview = preview ? 1 : 0
+        request.fine = fine ? 1 : 0
         var result = ptk_thumbnail_result()
         let status: Int32
         switch type {

@@ -41,6 +41,9 @@ typedef struct {
     int png_only;   /* PNG whatever the photo (the .ptk package's thumbnail) */
     int embedded;   /* a HEIF's thumbnail item may stand in for the primary image */
     int preview;    /* JPEG progressive at quality 80 (a preview), else baseline at 75 */
+    int fine;       /* a JPEG is decoded at a scale with twice the largest rendition's sides
+                     * (the box then averages at least 2x2 pixels: within 3 levels of
+                     * ImageMagick's box even on noise), not just the largest's */
 } ptk_render_request;
 
 /* One encoded image: a gallery thumbnail or a preview. */
