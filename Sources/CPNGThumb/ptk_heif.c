@@ -57,7 +57,10 @@ static int has_transformation(const ptk_heif_file *r) {
  * irot, imir and clap properties ipma associates with item `id`, each as its type and body,
  * in order, into `out` (at most `capacity` bytes). Returns the length, or -1 when the boxes
  * cannot be read (or say more than fits), and then the item is not used. */
-enum { IPMA_LIMIT = 1 << 20, TRANSFORMS_LIMIT = 512 };
+/* Bounds on what a hostile file can make the comparison read: an ipma box's size, how many
+ * properties of one item are looked at, and how far into ipco (real files have a few dozen
+ * properties, each item fewer than ten). */
+enum { IPMA_LIMIT = 1 << 20, TRANSFORMS_LIMIT = 512, ITEM_PROPERTIES_LIMIT = 64, PROPERTY_INDEX_LIMIT = 4096 };
 
 static int property_box(const ptk_heif_file *r, int64_t ipco, int64_t ipco_end, unsigned index, int64_t *at, int64_t *end, unsigned char type[4]) {
     int64_t pos = ipco;
@@ -92,7 +95,7 @@ static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigne
     meta += 4;
     if (!find_box(r, meta, meta_end, "iprp", &iprp, &iprp_end)) return -1;
     if (!find_box(r, iprp, iprp_end, "ipco", &ipco, &ipco_end)) return -1;
-    int length = 0;
+    int length = 0, looked = 0;
     /* Every ipma box in iprp (there may be more than one). */
     int64_t from = iprp, body, body_end;
     while (find_box(r, from, iprp_end, "ipma", &body, &body_end)) {
@@ -120,6 +123,7 @@ static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigne
                 unsigned index = wide ? (((unsigned)ipma[at] << 8) | ipma[at + 1]) & 0x7FFF : ipma[at] & 0x7F;
                 at += wide ? 2 : 1;
                 if (item != id || index == 0) continue;
+                if (++looked > ITEM_PROPERTIES_LIMIT || index > PROPERTY_INDEX_LIMIT) goto bad;
                 int64_t p, p_end;
                 unsigned char type[4];
                 if (!property_box(r, ipco, ipco_end, index, &p, &p_end, type)) goto bad;
