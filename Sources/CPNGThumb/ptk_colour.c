@@ -162,20 +162,29 @@ void ptk_colour_free(ptk_colour *c) {
     c->grey = 0;
 }
 
-int ptk_box_init(ptk_box *b, const ptk_colour *colour, uint32_t width, uint32_t height, uint32_t tw, uint32_t th, int alpha) {
+int ptk_box_init(ptk_box *b, const ptk_colour *colour, uint32_t width, uint32_t height, int count,
+                 const uint32_t *tw, const uint32_t *th, int alpha, int ordered) {
     pthread_once(&tables_once, make_tables);
     memset(b, 0, sizeof *b);
     b->width = width;
     b->height = height;
-    b->tw = tw;
-    b->th = th;
     b->alpha = alpha;
-    b->column_bucket = malloc(sizeof(uint32_t) * width);
-    b->sums = calloc((size_t)tw * th * 5, sizeof(uint64_t));
+    b->ordered = ordered;
+    b->count = count < 1 ? 1 : count > PTK_BOX_TARGETS ? PTK_BOX_TARGETS : count;
+    const int channels = alpha ? 4 : 3;
+    for (int i = 0; i < b->count; i++) {
+        ptk_box_target *t = &b->targets[i];
+        t->tw = tw[i] < 1 ? 1 : tw[i] > width ? width : tw[i];
+        t->th = th[i] < 1 ? 1 : th[i] > height ? height : th[i];
+        t->column_bucket = malloc(sizeof(uint32_t) * width);
+        t->sums = calloc((size_t)t->tw * (ordered ? 1 : t->th) * 5, sizeof(uint64_t));
+        t->pixels = calloc((size_t)t->tw * t->th, channels);
+        if (t->column_bucket == NULL || t->sums == NULL || t->pixels == NULL) return -1;
+        /* Each pixel goes to the target pixel its centre falls in (as ImageMagick's box filter). */
+        for (uint32_t x = 0; x < width; x++) t->column_bucket[x] = (uint32_t)((2 * (uint64_t)x + 1) * t->tw / (2 * (uint64_t)width));
+    }
     b->linear = malloc(sizeof(uint16_t) * 3 * width);
-    if (b->column_bucket == NULL || b->sums == NULL || b->linear == NULL) return -1;
-    /* Each pixel goes to the thumbnail pixel its centre falls in (as ImageMagick's box filter). */
-    for (uint32_t x = 0; x < width; x++) b->column_bucket[x] = (uint32_t)((2 * (uint64_t)x + 1) * tw / (2 * (uint64_t)width));
+    if (b->linear == NULL) return -1;
     if (colour != NULL && colour->profile != NULL) {
         cmsContext context = colour->context;
         cmsHPROFILE linear = rgb_profile(context, &D65, &SRGB_PRIMARIES, cmsBuildGamma(context, 1.0));
@@ -191,6 +200,19 @@ int ptk_box_init(ptk_box *b, const ptk_colour *colour, uint32_t width, uint32_t 
         }
     }
     return 0;
+}
+
+/* Target row `row` from its sums (then cleared, for the next row a band holds). */
+static void finish_row(const ptk_box *b, ptk_box_target *t, uint32_t row, uint64_t *sums) {
+    const int channels = b->alpha ? 4 : 3;
+    unsigned char *q = t->pixels + (size_t)row * t->tw * channels;
+    for (uint32_t x = 0; x < t->tw; x++, q += channels) {
+        uint64_t *s = sums + (size_t)x * 5;
+        const uint64_t count = s[4] ? s[4] : 1;
+        for (int c = 0; c < 3; c++) q[c] = s[0] ? linear_to_srgb[(s[1 + c] + s[0] / 2) / s[0]] : 0;
+        if (channels == 4) q[3] = (unsigned char)((s[0] + count / 2) / count);
+    }
+    memset(sums, 0, sizeof(uint64_t) * 5 * t->tw);
 }
 
 void ptk_box_add(ptk_box *b, uint32_t y, const unsigned char *row, uint32_t x0, uint32_t dx, uint32_t count) {
@@ -211,37 +233,74 @@ void ptk_box_add(ptk_box *b, uint32_t y, const unsigned char *row, uint32_t x0, 
             l[i * 3 + 2] = srgb_to_linear[p[2]];
         }
     }
-    uint64_t *sums = b->sums + (size_t)((2 * (uint64_t)y + 1) * b->th / (2 * (uint64_t)b->height)) * b->tw * 5;
-    const unsigned char *p = row;
-    for (uint32_t i = 0, x = x0; i < count; i++, x += dx, p += channels, l += 3) {
-        const uint64_t a = b->alpha ? p[3] : 255;
-        uint64_t *s = sums + (size_t)b->column_bucket[x] * 5;
-        s[0] += a;
-        s[1] += l[0] * a;
-        s[2] += l[1] * a;
-        s[3] += l[2] * a;
-        s[4] += 1;
+    if (b->alpha && !b->transparent) {
+        for (uint32_t i = 0; i < count; i++) {
+            if (row[(size_t)i * 4 + 3] != 255) {
+                b->transparent = 1;
+                break;
+            }
+        }
+    }
+    for (int k = 0; k < b->count; k++) {
+        ptk_box_target *t = &b->targets[k];
+        const uint32_t r = (uint32_t)((2 * (uint64_t)y + 1) * t->th / (2 * (uint64_t)b->height));
+        uint64_t *sums = t->sums;
+        if (b->ordered) {
+            /* A new target row: the one held is done (and any skipped, which only a target
+             * taller than the photo would have). */
+            if (!t->started) {
+                t->started = 1;
+                t->band = r;
+            }
+            while (t->band < r) finish_row(b, t, t->band++, t->sums);
+        } else {
+            sums += (size_t)r * t->tw * 5;
+        }
+        const unsigned char *p = row;
+        const uint16_t *lp = l;
+        if (b->alpha) {
+            for (uint32_t i = 0, x = x0; i < count; i++, x += dx, p += 4, lp += 3) {
+                const uint64_t a = p[3];
+                uint64_t *s = sums + (size_t)t->column_bucket[x] * 5;
+                s[0] += a;
+                s[1] += lp[0] * a;
+                s[2] += lp[1] * a;
+                s[3] += lp[2] * a;
+                s[4] += 1;
+            }
+        } else {
+            for (uint32_t i = 0, x = x0; i < count; i++, x += dx, lp += 3) {
+                uint64_t *s = sums + (size_t)t->column_bucket[x] * 5;
+                s[0] += 255;
+                s[1] += lp[0] * 255u;
+                s[2] += lp[1] * 255u;
+                s[3] += lp[2] * 255u;
+                s[4] += 1;
+            }
+        }
     }
 }
 
-unsigned char *ptk_box_pixels(ptk_box *b) {
-    const int channels = b->alpha ? 4 : 3;
-    unsigned char *pixels = malloc((size_t)b->tw * b->th * channels);
-    if (pixels == NULL) return NULL;
-    for (size_t k = 0; k < (size_t)b->tw * b->th; k++) {
-        const uint64_t *s = b->sums + k * 5;
-        unsigned char *q = pixels + k * channels;
-        const uint64_t count = s[4] ? s[4] : 1;
-        for (int c = 0; c < 3; c++) q[c] = s[0] ? linear_to_srgb[(s[1 + c] + s[0] / 2) / s[0]] : 0;
-        if (channels == 4) q[3] = (unsigned char)((s[0] + count / 2) / count);
+void ptk_box_finish(ptk_box *b) {
+    for (int k = 0; k < b->count; k++) {
+        ptk_box_target *t = &b->targets[k];
+        if (b->ordered) {
+            if (!t->started) continue;
+            if (t->band < t->th) finish_row(b, t, t->band, t->sums);
+            t->started = 0;
+        } else {
+            for (uint32_t r = 0; r < t->th; r++) finish_row(b, t, r, t->sums + (size_t)r * t->tw * 5);
+        }
     }
-    return pixels;
 }
 
 void ptk_box_free(ptk_box *b) {
     if (b->transform != NULL) cmsDeleteTransform(b->transform);
-    free(b->column_bucket);
-    free(b->sums);
+    for (int k = 0; k < PTK_BOX_TARGETS; k++) {
+        free(b->targets[k].column_bucket);
+        free(b->targets[k].sums);
+        free(b->targets[k].pixels);
+    }
     free(b->linear);
     free(b->grey);
     memset(b, 0, sizeof *b);

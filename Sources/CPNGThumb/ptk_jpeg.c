@@ -1,5 +1,6 @@
 #include "ptk_jpeg.h"
 #include "ptk_colour.h"
+#include "ptk_render.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -110,10 +111,9 @@ typedef struct {
     JOCTET *icc;
     ptk_colour colour;
     ptk_box box;
-    unsigned char *pixels;
 } jpeg_state;
 
-static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels, ptk_thumbnail_result *out) {
+static int make_renditions(jpeg_state *s, const ptk_render_request *request, uint64_t max_pixels, ptk_thumbnail_result *out) {
     j_decompress_ptr c = &s->jpeg;
     c->err = jpeg_std_error(&s->error.pub);
     s->error.pub.error_exit = on_error;
@@ -157,18 +157,32 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
                  pixels / 1e6, max_pixels / 1e6);
         return PTK_PNG_TOO_LARGE;
     }
-    uint32_t tw, th;
-    ptk_thumbnail_fit(width, height, max_side, &tw, &th);
-    /* The smallest scale that still gives every thumbnail pixel at least 2x2 decoded pixels:
-     * libjpeg's scaled decoding averages in gamma space, so most of the averaging is left to
-     * the box in linear light (1/8 scale instead put fine detail several levels off). */
-    c->scale_num = 1;
-    c->scale_denom = 1;
-    for (unsigned d = 8; d > 1; d /= 2) {
-        if ((width + d - 1) / d >= 2 * tw && (height + d - 1) / d >= 2 * th) {
-            c->scale_denom = d;
+    uint32_t tw[PTK_MAX_RENDITIONS], th[PTK_MAX_RENDITIONS];
+    ptk_render_sizes(request, width, height, tw, th);
+    uint32_t most_w = 0, most_h = 0;
+    for (int i = 0; i < request->count; i++) {
+        if (tw[i] > most_w) most_w = tw[i];
+        if (th[i] > most_h) most_h = th[i];
+    }
+    /* The smallest scale M/8 whose image still has every rendition's width and height (so
+     * the largest long side; twice them when `fine`): libjpeg-turbo's scaled IDCT does the
+     * bulk of the downscale, the box in linear light the rest. */
+    unsigned m = 8;
+    for (unsigned k = 1; k <= 8; k++) {
+        c->scale_num = k;
+        c->scale_denom = 8;
+        jpeg_calc_output_dimensions(c);
+        if (c->output_width >= most_w * (request->fine ? 2 : 1) && c->output_height >= most_h * (request->fine ? 2 : 1)) {
+            m = k;
             break;
         }
+    }
+    c->scale_num = m;
+    c->scale_denom = 8;
+    if (m == 8) {
+        snprintf(out->decode_path, sizeof out->decode_path, "whole image");
+    } else {
+        snprintf(out->decode_path, sizeof out->decode_path, "JPEG scaled %u/8", m);
     }
     const int cmyk = c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK;
     c->out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
@@ -179,7 +193,7 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
 
     s->row = malloc((size_t)ow * channels);
     s->rgb = malloc((size_t)ow * 3);
-    if (s->row == NULL || s->rgb == NULL || ptk_box_init(&s->box, cmyk ? NULL : &s->colour, ow, oh, tw, th, 0) != 0) {
+    if (s->row == NULL || s->rgb == NULL || ptk_box_init(&s->box, cmyk ? NULL : &s->colour, ow, oh, request->count, tw, th, 0, 1) != 0) {
         fail((j_common_ptr)c, "out of memory");
     }
     while (c->output_scanline < oh) {
@@ -206,25 +220,13 @@ static int make_thumbnail(jpeg_state *s, uint32_t max_side, uint64_t max_pixels,
         ptk_box_add(&s->box, y, cmyk ? s->rgb : s->row, 0, 1, ow);
     }
     /* The rest of the file is not needed for the thumbnail: jpeg_finish_decompress is skipped. */
-    s->pixels = ptk_box_pixels(&s->box);
-    if (s->pixels == NULL) fail((j_common_ptr)c, "out of memory");
+    ptk_box_finish(&s->box);
     snprintf(out->colour_note, sizeof out->colour_note, "%s", s->colour.note[0] ? s->colour.note : s->box.note);
-    if (out->facts.orientation > 1) {
-        /* Turned as the EXIF orientation says it is shown. */
-        unsigned char *turned = ptk_orient(s->pixels, &tw, &th, 3, out->facts.orientation);
-        if (turned == NULL) fail((j_common_ptr)c, "out of memory");
-        free(s->pixels);
-        s->pixels = turned;
-    }
-    int status = ptk_png_encode(s->pixels, tw, th, 3, &out->thumbnail, &out->thumbnail_size, out->message);
-    if (status != PTK_PNG_OK) return status;
-    out->thumbnail_width = tw;
-    out->thumbnail_height = th;
-    return PTK_PNG_OK;
+    return ptk_render_encode(&s->box, out->facts.orientation, request, out);
 }
 
-int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
-                       ptk_thumbnail_result *out) {
+int ptk_jpeg_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
+                    ptk_thumbnail_result *out) {
     memset(out, 0, sizeof *out);
     jpeg_state *s = calloc(1, sizeof *s);
     if (s == NULL || (s->source.buffer = malloc(READ_BUFFER)) == NULL) {
@@ -234,12 +236,8 @@ int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const vol
     }
     s->source.fd = fd;
     s->progress.cancel = cancel;
-    int status = make_thumbnail(s, max_side, max_pixels, out);
-    if (status != PTK_PNG_OK) {
-        free(out->thumbnail);
-        out->thumbnail = NULL;
-        out->thumbnail_size = 0;
-    }
+    int status = make_renditions(s, request, max_pixels, out);
+    if (status != PTK_PNG_OK) ptk_result_free(out);
     if (s->created) jpeg_destroy_decompress(&s->jpeg);
     free(s->source.buffer);
     free(s->row);
@@ -247,7 +245,14 @@ int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const vol
     free(s->icc);
     ptk_box_free(&s->box);
     ptk_colour_free(&s->colour);
-    free(s->pixels);
     free(s);
+    return status;
+}
+
+int ptk_jpeg_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
+                       ptk_thumbnail_result *out) {
+    const ptk_render_request request = ptk_single_png_request(max_side);
+    const int status = ptk_jpeg_render(fd, &request, max_pixels, cancel, out);
+    ptk_keep_single_png(status, out);
     return status;
 }

@@ -1,5 +1,6 @@
 #include "ptk_png.h"
 #include "ptk_colour.h"
+#include "ptk_render.h"
 
 #include <errno.h>
 #include <png.h>
@@ -113,12 +114,9 @@ typedef struct {
     io_context io;
     png_structp png;
     png_infop info;
-    png_structp writer;
-    png_infop writer_info;
     unsigned char *row;
     ptk_colour colour;
     ptk_box box;
-    unsigned char *pixels;
 } thumbnail_state;
 
 /* Encodes 8-bit RGB or RGBA pixels as a PNG into io->output. */
@@ -141,10 +139,6 @@ static int encode_into(io_context *io, png_structp *writer, png_infop *writer_in
     for (uint32_t y = 0; y < height; y++) png_write_row(*writer, (png_bytep)pixels + (size_t)y * width * channels);
     png_write_end(*writer, NULL);
     return PTK_PNG_OK;
-}
-
-static int encode(thumbnail_state *s, uint32_t width, uint32_t height, int channels) {
-    return encode_into(&s->io, &s->writer, &s->writer_info, s->pixels, width, height, channels);
 }
 
 int ptk_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int channels,
@@ -247,8 +241,8 @@ static void read_late_exif(png_structp png, png_infop info, ptk_photo_facts *fac
     if (late.problem[0] != 0) memcpy(facts->problem, late.problem, sizeof facts->problem);
 }
 
-static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
-                          ptk_thumbnail_result *out) {
+static int make_renditions(thumbnail_state *s, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
+                           ptk_thumbnail_result *out) {
     s->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &s->io, on_error, on_warning);
     if (s->png == NULL || (s->info = png_create_info_struct(s->png)) == NULL) {
         snprintf(s->io.message, MESSAGE, "out of memory");
@@ -285,16 +279,18 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
         return PTK_PNG_FAILED;
     }
 
-    uint32_t tw, th;
-    ptk_thumbnail_fit(width, height, max_side, &tw, &th);
+    uint32_t tw[PTK_MAX_RENDITIONS], th[PTK_MAX_RENDITIONS];
+    ptk_render_sizes(request, width, height, tw, th);
     read_colour(s->png, s->info, &s->colour);
+    const int interlaced = out->interlace == PNG_INTERLACE_ADAM7;
     s->row = malloc(png_get_rowbytes(s->png, s->info));
-    if (s->row == NULL || ptk_box_init(&s->box, &s->colour, width, height, tw, th, channels == 4) != 0) {
+    /* An interlaced PNG's passes go over the rows again: every target row is held. */
+    if (s->row == NULL || ptk_box_init(&s->box, &s->colour, width, height, request->count, tw, th, channels == 4, !interlaced) != 0) {
         snprintf(s->io.message, MESSAGE, "out of memory");
         return PTK_PNG_FAILED;
     }
+    snprintf(out->decode_path, sizeof out->decode_path, "whole image");
 
-    const int interlaced = out->interlace == PNG_INTERLACE_ADAM7;
     for (int pass = 0; pass < (interlaced ? 7 : 1); pass++) {
         uint32_t rows = height, columns = width, y0 = 0, x0 = 0, dy = 1, dx = 1;
         if (interlaced) {
@@ -318,31 +314,13 @@ static int make_thumbnail(thumbnail_state *s, uint32_t max_side, uint64_t max_pi
     /* The chunks after the image data matter only for an eXIf there. */
     if (!early_exif) read_late_exif(s->png, s->info, &out->facts);
 
-    s->pixels = ptk_box_pixels(&s->box);
-    if (s->pixels == NULL) {
-        snprintf(s->io.message, MESSAGE, "out of memory");
-        return PTK_PNG_FAILED;
-    }
+    ptk_box_finish(&s->box);
     if (out->colour_note[0] == 0) snprintf(out->colour_note, sizeof out->colour_note, "%s", s->colour.note[0] ? s->colour.note : s->box.note);
-    if (out->facts.orientation > 1) {
-        /* Turned as the EXIF orientation says it is shown. */
-        unsigned char *turned = ptk_orient(s->pixels, &tw, &th, channels, out->facts.orientation);
-        if (turned == NULL) {
-            snprintf(s->io.message, MESSAGE, "out of memory");
-            return PTK_PNG_FAILED;
-        }
-        free(s->pixels);
-        s->pixels = turned;
-    }
-    int status = encode(s, tw, th, channels);
-    if (status != PTK_PNG_OK) return status;
-    out->thumbnail_width = tw;
-    out->thumbnail_height = th;
-    return PTK_PNG_OK;
+    return ptk_render_encode(&s->box, out->facts.orientation, request, out);
 }
 
-int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
-                      ptk_thumbnail_result *out) {
+int ptk_png_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
+                   ptk_thumbnail_result *out) {
     memset(out, 0, sizeof *out);
     thumbnail_state *s = calloc(1, sizeof *s);
     if (s == NULL || (s->io.buffer = malloc(READ_BUFFER)) == NULL) {
@@ -353,21 +331,22 @@ int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const vola
     s->io.fd = fd;
     s->io.message = out->message;
     s->io.colour_note = out->colour_note;
-    int status = make_thumbnail(s, max_side, max_pixels, cancel, out);
-    if (status == PTK_PNG_OK) {
-        out->thumbnail = s->io.output;
-        out->thumbnail_size = s->io.output_size;
-        s->io.output = NULL;
-    }
+    int status = make_renditions(s, request, max_pixels, cancel, out);
+    if (status != PTK_PNG_OK) ptk_result_free(out);
     if (s->png != NULL) png_destroy_read_struct(&s->png, s->info ? &s->info : NULL, NULL);
-    if (s->writer != NULL) png_destroy_write_struct(&s->writer, s->writer_info ? &s->writer_info : NULL);
-    free(s->io.output);
     free(s->io.buffer);
     free(s->row);
     ptk_box_free(&s->box);
     ptk_colour_free(&s->colour);
-    free(s->pixels);
     free(s);
+    return status;
+}
+
+int ptk_png_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
+                      ptk_thumbnail_result *out) {
+    const ptk_render_request request = ptk_single_png_request(max_side);
+    const int status = ptk_png_render(fd, &request, max_pixels, cancel, out);
+    ptk_keep_single_png(status, out);
     return status;
 }
 

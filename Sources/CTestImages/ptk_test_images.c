@@ -133,3 +133,52 @@ int ptk_test_jpeg_encode(const unsigned char *pixels, uint32_t width, uint32_t h
     *size = output_size;
     return 0;
 }
+
+int ptk_test_jpeg_decode_rgba(const unsigned char *jpeg, size_t size, uint32_t *width, uint32_t *height,
+                              unsigned char **rgba, int *progressive, int *sampling, char message[200]) {
+    struct jpeg_decompress_struct c;
+    jpeg_errors e;
+    unsigned char *volatile pixels = NULL;
+    unsigned char *volatile row = NULL;
+    memset(&c, 0, sizeof c);
+    c.err = jpeg_std_error(&e.pub);
+    e.pub.error_exit = jpeg_failed;
+    e.pub.emit_message = jpeg_said;
+    e.message = message;
+    if (setjmp(e.jump)) {
+        jpeg_destroy_decompress(&c);
+        free(pixels);
+        free(row);
+        return 1;
+    }
+    jpeg_create_decompress(&c);
+    jpeg_mem_src(&c, jpeg, (unsigned long)size);
+    jpeg_read_header(&c, TRUE);
+    *progressive = c.progressive_mode ? 1 : 0;
+    *sampling = c.num_components == 3 ? c.comp_info[0].h_samp_factor * 10 + c.comp_info[0].v_samp_factor : 0;
+    c.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&c);
+    const uint32_t w = c.output_width, h = c.output_height;
+    pixels = malloc((size_t)w * h * 4);
+    row = malloc((size_t)w * 3);
+    if (pixels == NULL || row == NULL) {
+        snprintf(message, 200, "out of memory");
+        longjmp(e.jump, 1);
+    }
+    while (c.output_scanline < h) {
+        const uint32_t y = c.output_scanline;
+        JSAMPROW rows[1] = {row};
+        jpeg_read_scanlines(&c, rows, 1);
+        for (uint32_t x = 0; x < w; x++) {
+            memcpy(pixels + ((size_t)y * w + x) * 4, row + (size_t)x * 3, 3);
+            pixels[((size_t)y * w + x) * 4 + 3] = 255;
+        }
+    }
+    jpeg_finish_decompress(&c);
+    jpeg_destroy_decompress(&c);
+    free(row);
+    *width = w;
+    *height = h;
+    *rgba = pixels;
+    return 0;
+}

@@ -18,7 +18,8 @@ public struct Thumbnail: Sendable {
     public var outcome: Outcome
     /// Header fields; 0 when the header could not be read.
     public var width = 0, height = 0, bitDepth = 0, colorType = 0, interlace = 0
-    /// The thumbnail PNG (8-bit RGB or RGBA) and its size.
+    /// The thumbnail PNG (8-bit RGB or RGBA) of `make(from:type:maxSide:...)`, and its size (the
+    /// size is also the first rendition's for the other calls).
     public var png: [UInt8] = []
     /// The encoded images made, one per side asked for, in the order asked (issue 45): each at
     /// most that side on its long side, never enlarged; JPEG unless the photo has transparency
@@ -179,11 +180,13 @@ extension String {
     }
 }
 
-/// Thumbnails through libpng, libjpeg-turbo and libheif (the C target CPNGThumb): PNG and JPEG
-/// row by row, so memory stays a row of the photo plus the thumbnail whatever the photo's size
-/// (a progressive JPEG is the exception: libjpeg holds its coefficients, up to 256 MB); a HEIF
-/// is decoded whole by libheif (at most 256 MB). A JPEG is decoded at 1/2, 1/4 or 1/8 scale
-/// when the thumbnail allows, which makes it several times faster. Pixels are averaged in
+/// Thumbnails and previews through libpng, libjpeg-turbo and libheif (the C target CPNGThumb):
+/// PNG and JPEG row by row, so memory stays a row of the photo plus a row of sums and the
+/// renditions' pixels whatever the photo's size (a progressive JPEG is the exception: libjpeg
+/// holds its coefficients, up to 256 MB; so is an interlaced PNG, whose passes revisit rows:
+/// all its renditions' sums are held); a HEIF is decoded whole by libheif (at most 256 MB), or
+/// its thumbnail item when that will do. A JPEG is decoded at the smallest scale M/8 that
+/// still has the largest rendition, which makes it several times faster. Pixels are averaged in
 /// linear light and written as sRGB: an ICC profile, a PNG's gAMA and cHRM or a HEIF's nclx are
 /// converted with Little CMS 2.
 public enum Thumbnailer {
@@ -197,56 +200,89 @@ public enum Thumbnailer {
     /// Photos with more pixels than this get no thumbnail.
     public static let defaultPixelLimit: UInt64 = 200_000_000
 
+    /// The most sides one call makes (from one decode).
+    public static let maxRenditions = Int(PTK_MAX_RENDITIONS)
+
     /// The gallery's thumbnails of the photo of `type` in `fd` (from its current offset): one
-    /// rendition per entry of `sides`, from one decode, JPEG unless the photo has transparency
-    /// or `pngOnly`. `embedded` lets a HEIF's thumbnail item stand in for the whole image when
-    /// it matches it and is large enough.
-    /// CONTRACT STUB (issue 45): made by re-decoding per side as PNG until the C layer makes them.
+    /// rendition per entry of `sides` (1 to `maxRenditions` of them), in that order, from one
+    /// decode; each at most that side on its long side, never enlarged, sRGB, turned as shown.
+    /// JPEG (quality 75, baseline, 4:2:0) unless the photo has a transparent pixel or `pngOnly`
+    /// (the .ptk package's thumbnail), then PNG. `embedded` lets a HEIF's thumbnail item stand
+    /// in for the whole image when it matches it (aspect ratio, transformations) and is at least
+    /// the largest side; a JPEG is decoded at the smallest scale M/8 that still has the largest
+    /// side. `decodePath` says which. `png` stays empty (see `make(from:type:maxSide:...)`).
     public static func make(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool = false, embedded: Bool = true,
                             pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        var first: Thumbnail?
-        for side in sides {
-            _ = try? fd.seek(to: 0)  // STUB: photos are read from their start
-            var t = make(from: fd, type: type, maxSide: side, pixelLimit: pixelLimit, cancel: cancel)
-            guard t.outcome == .made else { return t }
-            if first == nil { first = t }
-            first!.renditions.append(Rendition(bytes: t.png, width: t.thumbnailWidth, height: t.thumbnailHeight, type: .png))
-            t.png = []
-        }
-        first?.decodePath = "whole image"
-        return first ?? make(from: fd, type: type, pixelLimit: pixelLimit, cancel: cancel)
+        render(from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, preview: false, pixelLimit: pixelLimit, cancel: cancel)
     }
 
     /// The preview of the photo of `type` in `fd`: one rendition, at most `maxSide` on its long
     /// side (never enlarged), sRGB, turned as shown, a progressive JPEG of quality 80 (PNG when
-    /// the photo has transparency). Always decodes the whole image.
-    /// CONTRACT STUB (issue 45): a PNG until the C layer makes the JPEG.
+    /// the photo has transparency). Always decodes the whole image (a JPEG at the smallest
+    /// sufficient scale); memory is a few rows of sums plus the preview's pixels.
     public static func preview(from fd: FileDescriptor, type: PhotoType, maxSide: Int = previewSide,
                                pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        make(from: fd, type: type, sides: [maxSide], pngOnly: true, embedded: false, pixelLimit: pixelLimit, cancel: cancel)
+        render(from: fd, type: type, sides: [maxSide], pngOnly: false, embedded: false, preview: true, pixelLimit: pixelLimit, cancel: cancel)
     }
 
-    /// Reads the photo of `type` from `fd` (from its current offset) and makes its thumbnail, at
-    /// most `maxSide` on its long side. `cancel`, when given, is read before every row: nonzero stops.
+    /// Reads the photo of `type` from `fd` (from its current offset) and makes its thumbnail, a
+    /// PNG at most `maxSide` on its long side, from the whole image (a JPEG at a scale with
+    /// twice `maxSide`), in `png` (and as the one rendition). `cancel`, when given, is read before every row: nonzero stops.
     public static func make(from fd: FileDescriptor, type: PhotoType, maxSide: Int = maxSide,
                             pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
+        var t = render(from: fd, type: type, sides: [maxSide], pngOnly: true, embedded: false, preview: false, fine: true,
+                       pixelLimit: pixelLimit, cancel: cancel)
+        if let r = t.renditions.first {
+            t.png = r.bytes
+            t.thumbnailWidth = r.width
+            t.thumbnailHeight = r.height
+        }
+        return t
+    }
+
+    /// One call of the C layer: the header, facts and colour note, and the renditions asked for.
+    /// `fine` decodes a JPEG at a scale with twice the largest side (the .ptk package's PNG,
+    /// where time matters less than every pixel).
+    private static func render(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool, embedded: Bool, preview: Bool,
+                               fine: Bool = false, pixelLimit: UInt64, cancel: UnsafePointer<Int32>?) -> Thumbnail {
+        guard (1...maxRenditions).contains(sides.count) else {
+            return Thumbnail(outcome: .failed("\(sides.count) sizes asked for; 1 to \(maxRenditions) can be made at once"))
+        }
+        var request = ptk_render_request()
+        withUnsafeMutableBytes(of: &request.sides) { raw in
+            for (i, side) in sides.enumerated() { raw.storeBytes(of: UInt32(clamping: max(1, side)), toByteOffset: i * 4, as: UInt32.self) }
+        }
+        request.count = Int32(sides.count)
+        request.png_only = pngOnly ? 1 : 0
+        request.embedded = embedded ? 1 : 0
+        request.preview = preview ? 1 : 0
+        request.fine = fine ? 1 : 0
         var result = ptk_thumbnail_result()
-        let side = UInt32(clamping: maxSide)
         let status: Int32
         switch type {
-        case .png: status = ptk_png_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
-        case .jpeg: status = ptk_jpeg_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
-        case .heic, .heif: status = ptk_heif_thumbnail(fd.rawValue, side, pixelLimit, cancel, &result)
+        case .png: status = ptk_png_render(fd.rawValue, &request, pixelLimit, cancel, &result)
+        case .jpeg: status = ptk_jpeg_render(fd.rawValue, &request, pixelLimit, cancel, &result)
+        case .heic, .heif: status = ptk_heif_render(fd.rawValue, &request, pixelLimit, cancel, &result)
         }
-        defer { ptk_png_free(result.thumbnail) }
+        defer { ptk_result_free(&result) }
         let message = cText(result.message) ?? ""
         var t: Thumbnail
         switch Int(status) {
         case PTK_PNG_OK:
             t = Thumbnail(outcome: .made)
-            t.png = Array(UnsafeRawBufferPointer(start: result.thumbnail, count: result.thumbnail_size))
-            t.thumbnailWidth = Int(result.thumbnail_width)
-            t.thumbnailHeight = Int(result.thumbnail_height)
+            let count = Int(result.rendition_count)
+            t.renditions = withUnsafeBytes(of: result.renditions) { raw in
+                (0..<count).map { i in
+                    let r = raw.load(fromByteOffset: i * MemoryLayout<ptk_rendition>.stride, as: ptk_rendition.self)
+                    return Rendition(bytes: Array(UnsafeRawBufferPointer(start: r.bytes, count: r.size)), width: Int(r.width),
+                                     height: Int(r.height), type: r.png != 0 ? .png : .jpeg)
+                }
+            }
+            if let first = t.renditions.first {
+                t.thumbnailWidth = first.width
+                t.thumbnailHeight = first.height
+            }
+            t.decodePath = cText(result.decode_path)
         case PTK_PNG_TOO_LARGE: t = Thumbnail(outcome: .tooLarge(message))
         case PTK_PNG_CANCELLED: t = Thumbnail(outcome: .cancelled)
         default:

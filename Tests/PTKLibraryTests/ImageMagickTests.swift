@@ -117,4 +117,88 @@ struct ImageMagickTests {
         }
         print("largest mean difference from ImageMagick: \(worst.difference) (\(worst.name))")
     }
+
+    /// Every rendition of `sample` (the gallery's 180 and 360 from one decode, then the 1440
+    /// preview) against ImageMagick's box downscale of the whole photo to that side: the mean
+    /// differences per channel, by label.
+    func renditionDifferences(_ sample: Sample, pngOnly: Bool, in dir: String) -> [(String, [Double])] {
+        let path = dir + "/photo"
+        writeFile(path, sample.bytes)
+        let gallery = renditions(of: sample.bytes, type: sample.type, pngOnly: pngOnly)
+        let fd = temporaryFile(sample.bytes)
+        defer { fd.close() }
+        // A preview's decode (the whole image, a JPEG at the smallest scale that has 1440), as PNG when pngOnly.
+        let big = pngOnly ? Thumbnailer.make(from: fd, type: sample.type, sides: [Thumbnailer.previewSide], pngOnly: true, embedded: false)
+            : Thumbnailer.preview(from: fd, type: sample.type)
+        guard gallery.outcome == .made, big.outcome == .made else { Issue.record("\(sample.name): \(gallery.outcome) \(big.outcome)"); return [] }
+        var out: [(String, [Double])] = []
+        let sides = Thumbnailer.gallerySides + [Thumbnailer.previewSide]
+        #expect(gallery.renditions.count + big.renditions.count == 3, "\(sample.name)")
+        for (side, rendition) in zip(sides, gallery.renditions + big.renditions) {
+            let label = "\(sample.name) \(side) \(rendition.type) (\(side == Thumbnailer.previewSide ? big.decodePath ?? "" : gallery.decodePath ?? ""))"
+            guard let ours = decode(rendition)?.image else { Issue.record("\(label): does not decode"); continue }
+            guard let reference = imageMagickThumbnail(path, type: sample.type, profile: sample.profile, orient: sample.orient, maxSide: side, in: dir) else { continue }
+            #expect([ours.width, ours.height] == [reference.width, reference.height], "\(label)")
+            guard ours.pixels.count == reference.pixels.count else { continue }
+            out.append((label, weightedDifference(ours, reference)))
+        }
+        return out
+    }
+
+    /// The samples, HEICs with thumbnail items (used or not), and photo-like JPEGs large enough
+    /// for every decode scale (ImageMagick's plasma: smooth, as a photo, unlike makeJPEG's noise).
+    func renditionSamples(in dir: String) throws -> [Sample] {
+        var all = try samples()
+        for name in ["thumb-item.heic", "thumb-both-turned.heic", "thumb-small.heic", "thumb-square.heic", "thumb-turned.heic"] {
+            all.append(Sample(name: name, bytes: try #require(readFile(fixturePath("heif/" + name))), type: .heic))
+        }
+        for (w, h) in [(4032, 3024), (2000, 1500)] {
+            let out = dir + "/plasma.jpg"
+            #expect(runTool(["convert", "-seed", "3", "-size", "\(w)x\(h)", "plasma:", "-quality", "90", out]).status == 0)
+            all.append(Sample(name: "\(w)x\(h) plasma JPEG", bytes: try #require(readFile(out)), type: .jpeg))
+        }
+        return all
+    }
+
+    @Test("every rendition's pixels (made as PNG: one decode, each side, every decode path) are within 3 levels of ImageMagick's; makeJPEG's noise within 6")
+    func renditionScalingMatchesImageMagick() throws {
+        let dir = makeTemporaryDirectory("ptk-imagemagick")
+        defer { removeTree(dir) }
+        var worst = (name: "", difference: 0.0)
+        for sample in try renditionSamples(in: dir) {
+            // makeJPEG's pixels carry ±16 of noise on every pixel: the smallest scale leaves the box
+            // 1 to 1.33 photo pixels a rendition pixel, where ImageMagick's has the whole photo's.
+            let noisy = sample.type == .jpeg && !sample.name.contains("plasma") && !sample.name.hasSuffix(".png.jpg")
+            for (label, difference) in renditionDifferences(sample, pngOnly: true, in: dir) {
+                #expect(difference.allSatisfy { $0 <= (noisy ? 6 : 3) }, "\(label): \(difference)")
+                if let m = difference.max(), m > worst.difference, !noisy { worst = (label, m) }
+            }
+        }
+        print("largest mean difference of a rendition's pixels from ImageMagick: \(worst.difference) (\(worst.name))")
+    }
+
+    @Test("every JPEG rendition of a photo (PNG, HEIC with and without an item) is within 3 levels of ImageMagick's; of a plasma JPEG within 6")
+    func jpegRenditionsMatchImageMagick() throws {
+        let dir = makeTemporaryDirectory("ptk-imagemagick")
+        defer { removeTree(dir) }
+        var worst = (name: "", difference: 0.0)
+        var paths: Set<String> = []
+        // Photos: not PngSuite's 32x32 test patterns (one-pixel stripes of saturated colours,
+        // which JPEG at quality 75 with 4:2:0 loses 4 to 46 levels of), nor makeJPEG's noise.
+        let photos = try renditionSamples(in: dir).filter { $0.name.contains("heic") || $0.name.contains("plasma") || $0.name == "display-p3.png" }
+        #expect(photos.count == 12)
+        for sample in photos {
+            // ImageMagick's plasma has detail down to single pixels: JPEG at quality 75 (4:2:0)
+            // loses 3.4 to 5.3 levels of it at these sizes (its pixels, made as PNG, are within 1.8).
+            let detailed = sample.name.contains("plasma")
+            for (label, difference) in renditionDifferences(sample, pngOnly: false, in: dir) {
+                #expect(label.contains(" jpeg "), "\(label)")
+                #expect(difference.allSatisfy { $0 <= (detailed ? 6 : 3) }, "\(label): \(difference)")
+                if let m = difference.max(), m > worst.difference { worst = (label, m) }
+                paths.insert(String(label.split(separator: "(").last?.dropLast() ?? ""))
+            }
+        }
+        #expect(paths.isSuperset(of: ["whole image", "JPEG scaled 1/8", "JPEG scaled 3/8", "HEIF thumbnail item 400x300"]), "\(paths)")
+        print("largest mean difference of a JPEG rendition from ImageMagick: \(worst.difference) (\(worst.name)); decode paths: \(paths.sorted())")
+    }
 }

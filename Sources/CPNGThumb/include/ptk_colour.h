@@ -33,27 +33,47 @@ void ptk_colour_nclx(ptk_colour *c, int primaries, int transfer);
 
 void ptk_colour_free(ptk_colour *c);
 
-/* The box downscale of a width x height image into tw x th, in linear light. */
+/* At most this many sizes are made from one pass over the rows. */
+#define PTK_BOX_TARGETS 3
+
+/* One size a box downscale makes. */
 typedef struct {
-    uint32_t width, height, tw, th;
+    uint32_t tw, th;
+    uint32_t *column_bucket; /* the target column of each photo column */
+    uint64_t *sums;          /* per target pixel of the rows held: alpha, linear red, green, blue times alpha, count */
+    uint32_t band;           /* the target row held, when rows arrive in order */
+    int started;
+    unsigned char *pixels;   /* the result, 8-bit sRGB (RGBA when alpha), filled as rows are done */
+} ptk_box_target;
+
+/* The box downscale of a width x height image into up to PTK_BOX_TARGETS sizes at once, in
+ * linear light. When rows arrive in order (`ordered`), only the target row being gathered is
+ * held: memory is a row of sums per size plus the results. Otherwise (an interlaced PNG's
+ * passes) every target row's sums are held until the end. */
+typedef struct {
+    uint32_t width, height;
     int alpha;              /* rows carry alpha (4 channels) */
-    uint32_t *column_bucket;
-    uint64_t *sums;         /* per thumbnail pixel: alpha, linear red, green, blue times alpha, count */
+    int ordered;            /* rows arrive top to bottom */
+    int count;              /* how many targets */
+    ptk_box_target targets[PTK_BOX_TARGETS];
+    int transparent;        /* some pixel added had alpha below 255 */
     uint16_t *linear;       /* a row in linear light */
     unsigned char *grey;    /* a row's grey values, for a grey profile */
     void *transform;        /* Little CMS: the photo's colours to linear sRGB, or NULL */
     char note[120];
 } ptk_box;
 
-/* Prepares the downscale. `colour` is read (its transform is made here); alpha says whether
- * rows are RGBA (else RGB). Returns 0, or -1 when out of memory. */
-int ptk_box_init(ptk_box *b, const ptk_colour *colour, uint32_t width, uint32_t height, uint32_t tw, uint32_t th, int alpha);
+/* Prepares the downscale into `count` sizes tw[i] x th[i] (each at most width x height).
+ * `colour` is read (its transform is made here); alpha says whether rows are RGBA (else RGB).
+ * Returns 0, or -1 when out of memory. */
+int ptk_box_init(ptk_box *b, const ptk_colour *colour, uint32_t width, uint32_t height, int count,
+                 const uint32_t *tw, const uint32_t *th, int alpha, int ordered);
 
 /* Adds `count` pixels of row `y` (RGB or RGBA, 8 bits), the i-th at column x0 + i*dx. */
 void ptk_box_add(ptk_box *b, uint32_t y, const unsigned char *row, uint32_t x0, uint32_t dx, uint32_t count);
 
-/* The thumbnail's pixels as 8-bit sRGB (RGBA when alpha), malloc'd; NULL when out of memory. */
-unsigned char *ptk_box_pixels(ptk_box *b);
+/* Finishes every target: afterwards targets[i].pixels holds it as 8-bit sRGB (RGBA when alpha). */
+void ptk_box_finish(ptk_box *b);
 
 void ptk_box_free(ptk_box *b);
 

@@ -11,6 +11,16 @@
  * when the file has no irot or imir; its ICC profile or nclx colours converted. width and
  * height are the decoded (shown) size; a photo over max_pixels, or one that would need more
  * than 256 MB to decode, gives PTK_PNG_TOO_LARGE. */
+/* The renditions `request` asks for (ptk_png.h), from one decode. With request->embedded, a
+ * thumbnail item of the primary image stands in for it when its shown aspect ratio is within
+ * 1 % of the primary's, its transformations (irot, imir, clap, as ipma associates them) are
+ * the same, it has alpha when the primary has, and its long side is at least the largest
+ * rendition's: the smallest such is decoded (colours, EXIF and header from the primary).
+ * Otherwise the whole primary image is decoded. out->decode_path says which. */
+int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
+                    ptk_thumbnail_result *out);
+
+/* ptk_heif_render of one PNG of at most max_side, whole image, in out->thumbnail. */
 int ptk_heif_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
                        ptk_thumbnail_result *out);
 

@@ -31,6 +31,29 @@ void ptk_exif_read(const unsigned char *data, size_t size, int with_header, ptk_
  * shown size. NULL when out of memory. */
 unsigned char *ptk_orient(const unsigned char *pixels, uint32_t *width, uint32_t *height, int channels, int orientation);
 
+/* At most this many renditions come from one decode. */
+#define PTK_MAX_RENDITIONS 3
+
+/* What to make of a photo (issue 45): up to PTK_MAX_RENDITIONS long sides, from one decode. */
+typedef struct {
+    uint32_t sides[PTK_MAX_RENDITIONS];
+    int count;      /* how many of `sides` are asked for, 1 to PTK_MAX_RENDITIONS */
+    int png_only;   /* PNG whatever the photo (the .ptk package's thumbnail) */
+    int embedded;   /* a HEIF's thumbnail item may stand in for the primary image */
+    int preview;    /* JPEG progressive at quality 80 (a preview), else baseline at 75 */
+    int fine;       /* a JPEG is decoded at a scale with twice the largest rendition's sides
+                     * (the box then averages at least 2x2 pixels: within 3 levels of
+                     * ImageMagick's box even on noise), not just the largest's */
+} ptk_render_request;
+
+/* One encoded image: a gallery thumbnail or a preview. */
+typedef struct {
+    unsigned char *bytes; /* malloc'd; freed by ptk_result_free */
+    size_t size;
+    uint32_t width, height; /* as shown */
+    int png;                /* PNG (the photo has transparency, or png_only), else JPEG */
+} ptk_rendition;
+
 /* What the PNG's header says, and the thumbnail made from it. */
 typedef struct {
     /* From IHDR (0 when the header could not be read). */
@@ -48,6 +71,11 @@ typedef struct {
     /* Why the photo's own colour description (ICC profile, gAMA/cHRM, nclx) was set aside and
      * it was shown as sRGB, else empty. */
     char colour_note[120];
+    /* The renditions a ptk_*_render call made, in the order asked. */
+    ptk_rendition renditions[PTK_MAX_RENDITIONS];
+    int rendition_count;
+    /* How the pixels were obtained: "HEIF thumbnail item 320x240", "JPEG scaled 1/8", "whole image". */
+    char decode_path[48];
 } ptk_thumbnail_result;
 
 enum {
@@ -75,6 +103,14 @@ int ptk_png_encode(const unsigned char *pixels, uint32_t width, uint32_t height,
 /* The thumbnail size for a width x height image: within max_side x max_side, aspect kept,
  * never enlarged, at least 1 x 1. */
 void ptk_thumbnail_fit(uint32_t width, uint32_t height, uint32_t max_side, uint32_t *tw, uint32_t *th);
+
+/* The renditions `request` asks for of the PNG in `fd`, from one row-by-row decode (as
+ * ptk_png_thumbnail); PNG when the photo has a transparent pixel or png_only, else JPEG. */
+int ptk_png_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
+                   ptk_thumbnail_result *out);
+
+/* Frees what a ptk_*_render or ptk_*_thumbnail call left in `out` (the thumbnail and the renditions). */
+void ptk_result_free(ptk_thumbnail_result *out);
 
 void ptk_png_free(void *p);
 

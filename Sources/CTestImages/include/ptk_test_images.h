@@ -19,4 +19,11 @@ int ptk_test_png_decode_rgba(int fd, uint32_t max_pixels, uint32_t *width, uint3
 int ptk_test_jpeg_encode(const unsigned char *pixels, uint32_t width, uint32_t height, int components, int quality,
                          int progressive, int restart_rows, unsigned char **jpeg, size_t *size, char message[200]);
 
+/* A whole JPEG (`size` bytes in memory) decoded by libjpeg-turbo as 8-bit RGBA (alpha 255;
+ * malloc'd; free with free()), and what its header says: progressive or baseline, and the
+ * first component's sampling factors as h*10+v (22 for 4:2:0; 0 for greyscale). Returns 0, or
+ * nonzero with message set. */
+int ptk_test_jpeg_decode_rgba(const unsigned char *jpeg, size_t size, uint32_t *width, uint32_t *height,
+                              unsigned char **rgba, int *progressive, int *sampling, char message[200]);
+
 #endif
