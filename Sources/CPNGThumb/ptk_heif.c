@@ -264,7 +264,7 @@ int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixe
     uint32_t tw[PTK_MAX_RENDITIONS], th[PTK_MAX_RENDITIONS];
     const uint32_t largest = ptk_render_sizes(request, width, height, tw, th);
     /* A thumbnail item that matches the primary image and is large enough stands in for it. */
-    if (request->embedded) item = thumbnail_item(file, largest);
+    if (request->embedded) item = thumbnail_item(file, request->embedded_min > 0 && request->embedded_min < largest ? request->embedded_min : largest);
     struct heif_image_handle *decoded = item != NULL ? item : handle;
     const uint64_t decoded_count = (uint64_t)heif_image_handle_get_width(decoded) * (uint64_t)heif_image_handle_get_height(decoded);
     if (decoded_count * 5 > MEMORY_LIMIT) {

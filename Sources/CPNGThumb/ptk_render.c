@@ -144,7 +144,7 @@ int ptk_render_encode(ptk_box *box, int orientation, const ptk_render_request *r
         if (png) {
             status = ptk_png_encode(pixels, w, h, channels, &r->bytes, &r->size, out->message);
         } else {
-            status = ptk_jpeg_encode(pixels, w, h, request->preview ? 80 : 75, request->preview, &r->bytes, &r->size, out->message);
+            status = ptk_jpeg_encode(pixels, w, h, request->preview && i == 0 ? 80 : 75, request->preview && i == 0, &r->bytes, &r->size, out->message);
         }
         free(turned);
         if (status != PTK_PNG_OK) return status;

@@ -215,8 +215,11 @@ extension PhotoLibrary {
             // left for the next try.
             do { _ = try fd.seek(to: 0) } catch { return .passing("cannot read: \(error)") }
         }
+        // A HEIF's thumbnail item of at least the smallest side stands in for the whole image
+        // (an iPhone's 320-pixel one: the largest side comes out at 320 until the preview's
+        // pass makes it again from the whole image).
         let thumbnail = Thumbnailer.make(from: fd, type: PhotoType(fileName: photo.name) ?? .png, sides: Thumbnailer.gallerySides,
-                                         pixelLimit: pixelLimit, cancel: cancel)
+                                         embeddedAtLeast: Thumbnailer.gallerySides.min(), pixelLimit: pixelLimit, cancel: cancel)
         if thumbnail.outcome == .cancelled { return .cancelled }
         return .read(st, sha256: sha256, thumbnail)
     }

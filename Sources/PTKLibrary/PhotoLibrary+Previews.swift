@@ -38,6 +38,8 @@ extension PhotoLibrary {
         let rows = try photos(ids: ids)
         var outcomes: [Int64: PreviewOutcome] = [:]
         var made: [(photo: Photo, rendition: Rendition)] = []
+        // HEIF thumbnails made again from the whole image (`readPreview`), by photo id.
+        var sharper: [Int64: Rendition] = [:]
         var failed: [(photo: Photo, reason: String)] = []
         var changed: [Photo] = []
         for id in ids {
@@ -46,7 +48,9 @@ extension PhotoLibrary {
                 continue
             }
             switch readPreview(of: photo, cancel: cancel) {
-            case .made(let rendition): made.append((photo, rendition))
+            case .made(let rendition, let thumbnail):
+                made.append((photo, rendition))
+                sharper[id] = thumbnail
             case .failed(let reason): failed.append((photo, reason))
             case .passing(let reason): outcomes[id] = .retryLater(name: photo.name, reason: reason)
             case .cancelled: outcomes[id] = .cancelled
@@ -98,6 +102,12 @@ extension PhotoLibrary {
                 outcomes[r.photo.id] = .skipped
             } else {
                 outcomes[r.photo.id] = r.state == 2 ? .failed(name: r.photo.name, reason: r.problem ?? "") : .made(name: r.photo.name)
+                // The entry is still the one read: its largest thumbnail, made from a HEIF's
+                // small thumbnail item, is replaced by the one made from the whole image. One
+                // that cannot be written leaves the item's (a little softer) in place.
+                if r.state != 2, let t = sharper[r.photo.id], let name = r.photo.thumbnailFileName(side: Thumbnailer.gallerySides.max()!) {
+                    _ = writeFiles([(name, t.bytes)], in: "thumbnails")
+                }
             }
         }
         return ids.map { ($0, outcomes[$0] ?? .skipped) }
@@ -105,7 +115,9 @@ extension PhotoLibrary {
 
     /// What reading a photo for its preview gave.
     private enum PreviewReading {
-        case made(Rendition)
+        /// The preview, and for a HEIF the largest gallery thumbnail from the same decode
+        /// (when of the thumbnails' format).
+        case made(Rendition, thumbnail: Rendition?)
         case failed(String)
         case passing(String)
         case cancelled
@@ -131,12 +143,18 @@ extension PhotoLibrary {
         guard st.isRegularFile, st.size == photo.size, photo.modified.map({ $0.milliseconds == st.modifiedTime.milliseconds }) ?? true else {
             return .changed
         }
-        let t = Thumbnailer.preview(from: fd, type: photo.type, pixelLimit: pixelLimit, cancel: cancel)
+        // A HEIF's thumbnails may have come from its thumbnail item (an iPhone's is 320
+        // pixels, less than the largest thumbnail): this decode of the whole image makes the
+        // largest again, sharp.
+        let remake = photo.type.isHEIF && photo.thumbnailType != nil
+        let t = Thumbnailer.preview(from: fd, type: photo.type, alsoSides: remake ? [Thumbnailer.gallerySides.max()!] : [],
+                                    pixelLimit: pixelLimit, cancel: cancel)
         switch t.outcome {
         case .cancelled: return .cancelled
         case .made:
             guard let rendition = t.renditions.first, !rendition.bytes.isEmpty else { return .failed("the thumbnailer made no preview") }
-            return .made(rendition)
+            let thumbnail = t.renditions.dropFirst().first.flatMap { $0.type == photo.thumbnailType && !$0.bytes.isEmpty ? $0 : nil }
+            return .made(rendition, thumbnail: thumbnail)
         default: return .failed(t.problem ?? "not decodable")
         }
     }

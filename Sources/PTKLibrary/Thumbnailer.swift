@@ -211,18 +211,25 @@ public enum Thumbnailer {
     /// in for the whole image when it matches it (aspect ratio, transformations) and is at least
     /// the largest side; a JPEG is decoded at the smallest scale M/8 that still has the largest
     /// side. `decodePath` says which. `png` stays empty (see `make(from:type:maxSide:...)`).
+    /// `embeddedAtLeast` lowers the item's bar to that long side: renditions larger than the
+    /// item then come out at the item's size, never enlarged (an iPhone's 320-pixel item makes
+    /// the 180 thumbnail and a 320 one for the 360; the preview's pass makes the 360 again from
+    /// the whole image, `preview(...alsoSides:)`).
     public static func make(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool = false, embedded: Bool = true,
-                            pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        render(from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, preview: false, pixelLimit: pixelLimit, cancel: cancel)
+                            embeddedAtLeast: Int? = nil, pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
+        render(from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, embeddedAtLeast: embeddedAtLeast, preview: false,
+               pixelLimit: pixelLimit, cancel: cancel)
     }
 
     /// The preview of the photo of `type` in `fd`: one rendition, at most `maxSide` on its long
     /// side (never enlarged), sRGB, turned as shown, a progressive JPEG of quality 80 (PNG when
     /// the photo has transparency). Always decodes the whole image (a JPEG at the smallest
     /// sufficient scale); memory is a few rows of sums plus the preview's pixels.
-    public static func preview(from fd: FileDescriptor, type: PhotoType, maxSide: Int = previewSide,
+    /// `alsoSides` makes gallery thumbnails from the same decode, after the preview in
+    /// `renditions` (baseline JPEG at quality 75, as `make` makes them).
+    public static func preview(from fd: FileDescriptor, type: PhotoType, maxSide: Int = previewSide, alsoSides: [Int] = [],
                                pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        render(from: fd, type: type, sides: [maxSide], pngOnly: false, embedded: false, preview: true, pixelLimit: pixelLimit, cancel: cancel)
+        render(from: fd, type: type, sides: [maxSide] + alsoSides, pngOnly: false, embedded: false, preview: true, pixelLimit: pixelLimit, cancel: cancel)
     }
 
     /// Reads the photo of `type` from `fd` (from its current offset) and makes its thumbnail, a
@@ -243,7 +250,7 @@ public enum Thumbnailer {
     /// One call of the C layer: the header, facts and colour note, and the renditions asked for.
     /// `fine` decodes a JPEG at a scale with twice the largest side (the .ptk package's PNG,
     /// where time matters less than every pixel).
-    private static func render(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool, embedded: Bool, preview: Bool,
+    private static func render(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool, embedded: Bool, embeddedAtLeast: Int? = nil, preview: Bool,
                                fine: Bool = false, pixelLimit: UInt64, cancel: UnsafePointer<Int32>?) -> Thumbnail {
         guard (1...maxRenditions).contains(sides.count) else {
             return Thumbnail(outcome: .failed("\(sides.count) sizes asked for; 1 to \(maxRenditions) can be made at once"))
@@ -255,6 +262,7 @@ public enum Thumbnailer {
         request.count = Int32(sides.count)
         request.png_only = pngOnly ? 1 : 0
         request.embedded = embedded ? 1 : 0
+        request.embedded_min = UInt32(clamping: max(0, embeddedAtLeast ?? 0))
         request.preview = preview ? 1 : 0
         request.fine = fine ? 1 : 0
         var result = ptk_thumbnail_result()

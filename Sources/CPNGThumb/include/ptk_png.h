@@ -40,7 +40,11 @@ typedef struct {
     int count;      /* how many of `sides` are asked for, 1 to PTK_MAX_RENDITIONS */
     int png_only;   /* PNG whatever the photo (the .ptk package's thumbnail) */
     int embedded;   /* a HEIF's thumbnail item may stand in for the primary image */
-    int preview;    /* JPEG progressive at quality 80 (a preview), else baseline at 75 */
+    uint32_t embedded_min; /* with embedded: the item is used when its long side is at least this
+                            * (renditions larger than the item come out at the item's size);
+                            * 0: at least the largest side asked for */
+    int preview;    /* the first rendition is a preview: JPEG progressive at quality 80; the
+                     * others (and every one without it) baseline at 75 */
     int fine;       /* a JPEG is decoded at a scale with twice the largest rendition's sides
                      * (the box then averages at least 2x2 pixels: within 3 levels of
                      * ImageMagick's box even on noise), not just the largest's */
