@@ -5,8 +5,9 @@ import PTKSystem
 extension PhotoLibrary {
     /// 1: the photos table; 2: an index of it by SHA-256 (duplicates are looked up by hash);
     /// 3: what a photo says of itself (orientation, taken, camera, location: yes or no), which
-    /// a migration from 2 fills in by indexing every photo again.
-    static let schemaVersion: Int64 = 4
+    /// a migration from 2 fills in by indexing every photo again; 6: the gallery's keys, each
+    /// photo's folder and day, as columns SQLite computes, and indices in the gallery's order.
+    static let schemaVersion: Int64 = 6
 
     func migrate() throws(LibraryError) {
         let current = try database.firstInt("PRAGMA user_version") ?? 0
@@ -52,6 +53,22 @@ extension PhotoLibrary {
                 // Schema 3 added what photos say of themselves; schema 4 makes thumbnails in
                 // linear light and true colour (and reads HEIF). Every photo is indexed again.
                 try database.execute("UPDATE photos SET indexed = 0 WHERE indexed = 1")
+            }
+            if found < 6 {
+                // The gallery's order (issue 45) from indices rather than from every entry: a
+                // photo's folder ("a/b/", "" at the top: the name up to its last "/") and its day
+                // (taken, else received in UTC, as `Photo.day` says), kept by SQLite itself on
+                // every write (record, reconcile, rename, index), and indices that give a page
+                // in order: by day, by folder, and each for one sender (the gallery's filter).
+                try database.execute("""
+                    ALTER TABLE photos ADD COLUMN folder TEXT GENERATED ALWAYS AS (rtrim(name, replace(name, '/', ''))) VIRTUAL;
+                    ALTER TABLE photos ADD COLUMN day TEXT GENERATED ALWAYS AS
+                        (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL;
+                    CREATE INDEX IF NOT EXISTS photos_gallery_day ON photos(day DESC, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_gallery_folder ON photos(folder, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_gallery_sender_day ON photos(sender_name, day DESC, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_gallery_sender_folder ON photos(sender_name, folder, received DESC, id DESC);
+                    """)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
         }
