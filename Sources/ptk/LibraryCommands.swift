@@ -90,10 +90,18 @@ struct LibraryCommands {
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
-    /// A photo's line in `list`: name, size, dimensions, received, sender, rating. What a sender
-    /// chose (name, sender) is shown with controls escaped, as `ls` does.
+    /// A photo's line in `list`: name, size, dimensions, taken (else received), sender, rating.
+    /// What a sender chose (name, sender) is shown with controls escaped, as `ls` does.
     static func row(_ p: Photo) -> [String] {
-        [escapedForTerminal(p.name), formatBytes(Double(p.size)), p.dimensions, p.takenMinutes ?? p.received.minutes, p.senderName.map(escapedForTerminal) ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+        [escapedForTerminal(p.name), formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName.map(escapedForTerminal) ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+    }
+
+    /// When a photo was taken, else received, for `list`'s column: an instant (received, or
+    /// taken with an offset) in the host's time zone, named ("2026-12-02 07:15 CET"); a taken
+    /// time without an offset as the camera's clock said it ("2024-07-03 14:22").
+    static func when(_ p: Photo) -> String {
+        if let taken = p.taken, let instant = WallTime(iso8601: taken) { return instant.localMinutes }
+        return p.takenMinutes ?? p.received.localMinutes
     }
 
     /// `ptk watch`: each photo as it is indexed, in id order, from `--since` on.
@@ -162,11 +170,11 @@ struct LibraryCommands {
             return
         }
         for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) {
-            // CONTRACT (issue 45): times in the host's zone.
+            // Times in the host's time zone, named (TZ honoured); --json keeps UTC.
             let text: String
             switch value {
             case .text(let t): text = t
-            case .time(let t): text = t.description
+            case .time(let t): text = t.local
             }
             print("\(key):".padding(11) + escapedForTerminal(text))
         }
@@ -294,7 +302,9 @@ struct LibraryCommands {
 /// `\uXXXX` (`escapingTerminalControlsInJSON`, line by line: the line breaks between its members
 /// stay, those inside strings are escaped by the encoder already).
 func terminalSafeJSON(_ json: String) -> String {
-    json.split(separator: "\n", omittingEmptySubsequences: false).map { escapingTerminalControlsInJSON(String($0)) }.joined(separator: "\n")
+    // Almost every list has no control but its own line breaks: one pass over it says so.
+    guard json.unicodeScalars.contains(where: { $0 != "\n" && isTerminalControl($0) }) else { return json }
+    return json.split(separator: "\n", omittingEmptySubsequences: false).map { escapingTerminalControlsInJSON(String($0)) }.joined(separator: "\n")
 }
 
 /// Writes text to standard output at once (a list of 10,000 lines in one write); a list that
