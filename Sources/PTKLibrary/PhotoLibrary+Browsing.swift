@@ -73,8 +73,7 @@ extension PhotoLibrary {
             } else {
                 shape = try galleryShape(q)
             }
-            let counted = try q.prepare(database, "SELECT count(*) FROM photos WHERE \(q.conditions)")
-            let count = try counted.step() ? Int(counted.int(0) ?? 0) : 0
+            let count = try q.count(database)
             var rows: [(group: String, photo: Photo)] = []
             let wanted = max(limit, 0) + 1
             if limit > 0 {
@@ -225,11 +224,26 @@ private struct GalleryQuery {
     var filter: GalleryFilter
     var bound: Int64
 
-    var conditions: String {
-        var c = ["id <= ?3"]
+    /// The filter's conditions and the bound. The bound is written `+id`, so that SQLite never
+    /// picks the rowid for it (it leaves out only photos newer than the first page, few or none)
+    /// over an index in the gallery's order.
+    var conditions: String { (["+id <= ?3"] + filterConditions).joined(separator: " AND ") }
+
+    /// The filter's conditions alone ("1" for none). A photo never rated counts as 0.
+    var filterConditions: [String] {
+        var c: [String] = []
         if filter.sender != nil { c.append("sender_name = ?1") }
-        if filter.minRating != nil { c.append("coalesce(rating, 0) >= ?2") }
-        return c.joined(separator: " AND ")
+        if let least = filter.minRating, least > 0 { c.append("rating >= ?2") }
+        return c
+    }
+
+    /// How many photos match, up to the bound: all that match (by the smallest index), less those
+    /// above the bound (by the rowid, few): never a walk through the table.
+    func count(_ database: Database) throws(LibraryError) -> Int {
+        let filtered = filterConditions.isEmpty ? "" : " WHERE " + filterConditions.joined(separator: " AND ")
+        let all = try prepare(database, "SELECT count(*) FROM photos" + filtered)
+        let newer = try prepare(database, "SELECT count(*) FROM photos WHERE " + (["id > ?3"] + filterConditions).joined(separator: " AND "))
+        return Int(try all.step() ? all.int(0) ?? 0 : 0) - Int(try newer.step() ? newer.int(0) ?? 0 : 0)
     }
 
     func prepare(_ database: Database, _ sql: String) throws(LibraryError) -> Statement {

@@ -59,7 +59,8 @@ extension PhotoLibrary {
                 // photo's folder ("a/b/", "" at the top: the name up to its last "/") and its day
                 // (taken, else received in UTC, as `Photo.day` says), kept by SQLite itself on
                 // every write (record, reconcile, rename, index), and indices that give a page
-                // in order: by day, by folder, and each for one sender (the gallery's filter).
+                // in order: by day, by folder, and each for one sender (the gallery's filter), and one
+                // that counts the photos of a rating and above.
                 try database.execute("""
                     ALTER TABLE photos ADD COLUMN folder TEXT GENERATED ALWAYS AS (rtrim(name, replace(name, '/', ''))) VIRTUAL;
                     ALTER TABLE photos ADD COLUMN day TEXT GENERATED ALWAYS AS
@@ -68,6 +69,7 @@ extension PhotoLibrary {
                     CREATE INDEX IF NOT EXISTS photos_gallery_folder ON photos(folder, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_gallery_sender_day ON photos(sender_name, day DESC, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_gallery_sender_folder ON photos(sender_name, folder, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_rating ON photos(rating);
                     """)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
