@@ -227,22 +227,25 @@ private struct GalleryQuery {
     /// The filter's conditions and the bound. The bound is written `+id`, so that SQLite never
     /// picks the rowid for it (it leaves out only photos newer than the first page, few or none)
     /// over an index in the gallery's order.
-    var conditions: String { (["+id <= ?3"] + filterConditions).joined(separator: " AND ") }
+    /// So is the rating (`+rating`): sorting every photo of a rating in the gallery's order
+    /// costs more than passing over those of other ratings in that order.
+    var conditions: String { (["+id <= ?3"] + filterConditions(counting: false)).joined(separator: " AND ") }
 
-    /// The filter's conditions alone ("1" for none). A photo never rated counts as 0.
-    var filterConditions: [String] {
+    /// The filter's conditions alone; a photo never rated counts as 0. `counting`: for a count,
+    /// which the index of ratings serves.
+    func filterConditions(counting: Bool = true) -> [String] {
         var c: [String] = []
         if filter.sender != nil { c.append("sender_name = ?1") }
-        if let least = filter.minRating, least > 0 { c.append("rating >= ?2") }
+        if let least = filter.minRating, least > 0 { c.append(counting ? "rating >= ?2" : "+rating >= ?2") }
         return c
     }
 
     /// How many photos match, up to the bound: all that match (by the smallest index), less those
     /// above the bound (by the rowid, few): never a walk through the table.
     func count(_ database: Database) throws(LibraryError) -> Int {
-        let filtered = filterConditions.isEmpty ? "" : " WHERE " + filterConditions.joined(separator: " AND ")
-        let all = try prepare(database, "SELECT count(*) FROM photos" + filtered)
-        let newer = try prepare(database, "SELECT count(*) FROM photos WHERE " + (["id > ?3"] + filterConditions).joined(separator: " AND "))
+        let conditions = filterConditions()
+        let all = try prepare(database, "SELECT count(*) FROM photos" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")))
+        let newer = try prepare(database, "SELECT count(*) FROM photos WHERE " + (["id > ?3"] + conditions).joined(separator: " AND "))
         return Int(try all.step() ? all.int(0) ?? 0 : 0) - Int(try newer.step() ? newer.int(0) ?? 0 : 0)
     }
 

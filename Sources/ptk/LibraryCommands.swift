@@ -67,7 +67,7 @@ struct LibraryCommands {
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
         if invocation.has(.json) {
-            print(terminalSafeJSON(PhotoMetadata.json(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m })))
+            Self.writeJSON(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m })
             return
         }
         let rows = photos.map(Self.row)
@@ -88,6 +88,29 @@ struct LibraryCommands {
         let pending = photos.filter { !$0.indexed }.count
         let from = invocation.value(.from).map { " from '\($0)'" } ?? ""
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
+    }
+
+    /// Writes `list` as `PhotoMetadata.json` writes it (pretty-printed, terminal-safe), a
+    /// thousand entries at a time: the same bytes as one array, without holding all of its text
+    /// (100,000 photos' JSON is some 100 MB, and three copies of it were made at once).
+    static func writeJSON(_ list: [PhotoMetadata]) {
+        let chunk = 1000
+        guard list.count > chunk else {
+            writeStandardOutput(terminalSafeJSON(PhotoMetadata.json(list)) + "\n")
+            return
+        }
+        for start in stride(from: 0, to: list.count, by: chunk) {
+            let end = min(start + chunk, list.count)
+            let text = terminalSafeJSON(PhotoMetadata.json(Array(list[start..<end])))
+            // "[\n" + the entries + "\n]", as the encoder writes an array: the entries alone,
+            // joined to those before by ",\n".
+            guard text.utf8.starts(with: "[\n".utf8), text.utf8.reversed().starts(with: "]\n".utf8) else {
+                preconditionFailure("the JSON encoder wrote an array otherwise than \"[\\n ... \\n]\"")
+            }
+            var part = String(decoding: text.utf8.dropFirst(start == 0 ? 0 : 2).dropLast(end == list.count ? 0 : 2), as: UTF8.self)
+            part += end == list.count ? "\n" : ",\n"
+            writeStandardOutput(part)
+        }
     }
 
     /// How many columns a cell takes: its characters, counted by its bytes when it is ASCII

@@ -2,6 +2,7 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 @testable import PTKLibrary
@@ -67,5 +68,20 @@ import Testing
             #expect(india.contains("\"Received\" : \"2026-12-02T06:15:03.000Z\""), "\(india)")
             #expect(india.contains("\"Modified\" : \"2020-05-06T10:13:20.000Z\""), "\(india)")
         }
+    }
+
+    @Test("--json of 2,500 photos, written a thousand at a time, is the one array the encoder writes")
+    func longJSONIsOneArray() throws {
+        let dir = makeTemporaryDirectory("ptk-long-json")
+        defer { removeTree(dir) }
+        let library = try PhotoLibrary(directory: dir, create: true)
+        try library.record((0..<2500).map { i in
+            Arrival(name: "p\(i).png", size: Int64(i), sha256: String(repeating: "a", count: 64), received: WallTime(milliseconds: 1_764_000_000_000 + Int64(i) * 1000),
+                    senderName: "Bob \(i % 7) \"é\"", senderAddress: "192.0.2.7:4000", senderID: nil)
+        })
+        let expected = PhotoMetadata.json(try library.all().map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m }) + "\n"
+        let listed = try ptk(dir, ["list", "--json"], zone: "IST-5:30")
+        #expect(listed == expected)
+        #expect(listed.utf8.count > 500_000)
     }
 }
