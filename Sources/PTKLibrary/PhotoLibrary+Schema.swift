@@ -61,10 +61,15 @@ extension PhotoLibrary {
                 // every write (record, reconcile, rename, index), and indices that give a page
                 // in order: by day, by folder, and each for one sender (the gallery's filter), and one
                 // that counts the photos of a rating and above.
+                // An index whose version was set back (by hand, or a test) has the columns already.
+                if try database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name = 'folder'") == 0 {
+                    try database.execute("""
+                        ALTER TABLE photos ADD COLUMN folder TEXT GENERATED ALWAYS AS (rtrim(name, replace(name, '/', ''))) VIRTUAL;
+                        ALTER TABLE photos ADD COLUMN day TEXT GENERATED ALWAYS AS
+                            (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL;
+                        """)
+                }
                 try database.execute("""
-                    ALTER TABLE photos ADD COLUMN folder TEXT GENERATED ALWAYS AS (rtrim(name, replace(name, '/', ''))) VIRTUAL;
-                    ALTER TABLE photos ADD COLUMN day TEXT GENERATED ALWAYS AS
-                        (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL;
                     CREATE INDEX IF NOT EXISTS photos_gallery_day ON photos(day DESC, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_gallery_folder ON photos(folder, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_gallery_sender_day ON photos(sender_name, day DESC, received DESC, id DESC);

@@ -219,4 +219,22 @@ struct GalleryPagingTests {
             #expect(unknown.previous == nil && unknown.next == nil)
         }
     }
+
+    @Test("a library of schema 4 gets the gallery's columns and indices when opened; one set back to 4 after keeps them")
+    func migrationFromSchema4() throws {
+        let f = Fixture()
+        try fill(f.library, count: 40, folders: true)
+        try f.library.database.execute("""
+            DROP INDEX photos_gallery_day; DROP INDEX photos_gallery_folder; DROP INDEX photos_gallery_sender_day;
+            DROP INDEX photos_gallery_sender_folder; DROP INDEX photos_rating;
+            ALTER TABLE photos DROP COLUMN day; ALTER TABLE photos DROP COLUMN folder; PRAGMA user_version = 4;
+            """)
+        for _ in 0..<2 {
+            let reopened = try PhotoLibrary(directory: f.directory, create: false)
+            #expect(try reopened.database.firstInt("PRAGMA user_version") == 6)
+            #expect(try reopened.database.firstInt("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'photos_gallery_%'") == 4)
+            try checkPaging(reopened, GalleryFilter(), limit: 7)
+            try reopened.database.execute("PRAGMA user_version = 4")
+        }
+    }
 }
