@@ -44,39 +44,255 @@ public struct GalleryPage: Sendable {
 }
 
 extension PhotoLibrary {
-    /// The gallery's page after `cursor` (nil: the first), at most `limit` photos.
-    /// CONTRACT STUB (issue 45): computed from every entry in memory; SQL replaces it.
+    /// The gallery's page after `cursor` (nil: the first), at most `limit` photos: read from
+    /// the index in the gallery's order (keyset paging on the schema-6 indices, never every
+    /// entry), in one read transaction. A cursor that does not parse, or names a photo no
+    /// longer there (or a way of sectioning the library no longer has), gives the first page.
+    /// Pages after the first show only photos that were there at the first (ids up to the
+    /// cursor's bound): one arriving meanwhile neither repeats a photo nor shifts the sections.
     public func galleryPage(_ filter: GalleryFilter, after cursor: GalleryCursor?, limit: Int) throws(LibraryError) -> GalleryPage {
-        let (ordered, total, senders) = try galleryOrder(filter)
-        var start = 0
-        if let cursor, let id = Int64(cursor.token), let i = ordered.firstIndex(where: { $0.photo.id == id }) { start = i + 1 }
-        let slice = Array(ordered[min(start, ordered.count)..<min(start + limit, ordered.count)])
-        var sections: [(title: String, photos: [Photo])] = []
-        for (title, photo) in slice {
-            if sections.last?.title == title { sections[sections.count - 1].photos.append(photo) } else { sections.append((title, [photo])) }
+        try database.readTransaction { () throws(LibraryError) -> GalleryPage in
+            let total = Int(try database.firstInt("SELECT count(*) FROM photos") ?? 0)
+            let senders = try gallerySenders()
+            let newest = try database.firstInt("SELECT max(id) FROM photos") ?? 0
+            // The cursor's photo gives its section; gone, or sectioned otherwise now: page one.
+            var after: (group: String, received: Int64, id: Int64)? = nil
+            var q = GalleryQuery(filter: filter, bound: newest)
+            var shape: GalleryShape
+            if let key = cursor.flatMap({ GalleryKey(token: $0.token) }), key.id <= key.bound {
+                q.bound = key.bound
+                shape = try galleryShape(q)
+                let row = try database.prepare("SELECT folder, day FROM photos WHERE id = ?").bind(key.id)
+                if key.byFolder == shape.byFolder, try row.step(), let group = row.text(key.byFolder ? 0 : 1),
+                   !key.byFolder || shape.folders.contains(where: { $0.folder == group }) {
+                    after = (group, key.received, key.id)
+                } else {
+                    q.bound = newest
+                    shape = try galleryShape(q)
+                }
+            } else {
+                shape = try galleryShape(q)
+            }
+            let count = try q.count(database)
+            var rows: [(group: String, photo: Photo)] = []
+            let wanted = max(limit, 0) + 1
+            if limit > 0 {
+                if shape.byFolder {
+                    let s = try q.prepare(database, """
+                        SELECT \(Self.columns) FROM photos WHERE folder = ?4 AND (received, id) < (?5, ?6) AND \(q.conditions)
+                        ORDER BY received DESC, id DESC LIMIT ?7
+                        """)
+                    let start = after.flatMap { a in shape.folders.firstIndex { $0.folder == a.group } } ?? 0
+                    for (i, f) in shape.folders.enumerated() where i >= start && rows.count < wanted {
+                        let from = i == start ? after.map { ($0.received, $0.id) } : nil
+                        q.bind(s, f.folder, from?.0 ?? .max, from?.1 ?? .max, wanted - rows.count)
+                        while try s.step() { rows.append((f.folder, Self.photo(from: s))) }
+                    }
+                } else {
+                    let s = try q.prepare(database, """
+                        SELECT \(Self.columns), day FROM photos WHERE \(after == nil ? "" : "(day, received, id) < (?4, ?5, ?6) AND ")\(q.conditions)
+                        ORDER BY day DESC, received DESC, id DESC LIMIT ?7
+                        """)
+                    q.bind(s, after?.group ?? "", after?.received ?? 0, after?.id ?? 0, wanted)
+                    let last = Self.columnCount
+                    while try s.step() { rows.append((s.text(last) ?? "", Self.photo(from: s))) }
+                }
+            }
+            var next: GalleryCursor? = nil
+            if rows.count == wanted {
+                rows.removeLast()
+                let last = rows[rows.count - 1].photo
+                next = GalleryKey(byFolder: shape.byFolder, bound: q.bound, received: last.received.milliseconds, id: last.id).cursor
+            }
+            var sections: [(title: String, photos: [Photo])] = []
+            var lastGroup: String? = nil
+            for (group, photo) in rows {
+                if group == lastGroup { sections[sections.count - 1].photos.append(photo); continue }
+                lastGroup = group
+                sections.append((shape.title(group), [photo]))
+            }
+            let firstContinues = after != nil && rows.first?.group == after?.group
+            return GalleryPage(sections: sections, firstContinues: firstContinues, next: next, matching: count, total: total, senders: senders)
         }
-        let firstContinues = start > 0 && start < ordered.count && ordered[start - 1].title == ordered[start].title
-        let next = start + limit < ordered.count ? slice.last.flatMap { GalleryCursor(token: String($0.photo.id)) } : nil
-        return GalleryPage(sections: sections, firstContinues: firstContinues, next: next, matching: ordered.count, total: total, senders: senders)
     }
 
-    /// The photos before and after photo `id` in the gallery's order under `filter`.
-    /// CONTRACT STUB (issue 45): computed from every entry in memory; SQL replaces it.
+    /// The photos before and after photo `id` in the gallery's order under `filter` (both nil
+    /// when the filter leaves the photo out): a query of one row each way, and in a library of
+    /// folders, the folders' order when the photo is at either end of its folder.
     public func neighbours(of id: Int64, _ filter: GalleryFilter) throws(LibraryError) -> (previous: Photo?, next: Photo?) {
-        let ordered = try galleryOrder(filter).ordered
-        guard let i = ordered.firstIndex(where: { $0.photo.id == id }) else { return (nil, nil) }
-        return (i > 0 ? ordered[i - 1].photo : nil, i + 1 < ordered.count ? ordered[i + 1].photo : nil)
+        try database.readTransaction { () throws(LibraryError) -> (previous: Photo?, next: Photo?) in
+            let q = GalleryQuery(filter: filter, bound: .max)
+            let found = try q.prepare(database, "SELECT folder, day, received FROM photos WHERE id = ?4 AND \(q.conditions)")
+            q.bind(found, id)
+            guard try found.step(), let folder = found.text(0), let day = found.text(1), let received = found.int(2) else { return (nil, nil) }
+            let shape = try galleryShape(q)
+            if !shape.byFolder {
+                let s = { (newer: Bool) throws(LibraryError) -> Photo? in
+                    let (op, order) = newer ? (">", "ASC") : ("<", "DESC")
+                    let s = try q.prepare(self.database, """
+                        SELECT \(Self.columns) FROM photos WHERE (day, received, id) \(op) (?4, ?5, ?6) AND \(q.conditions)
+                        ORDER BY day \(order), received \(order), id \(order) LIMIT 1
+                        """)
+                    q.bind(s, day, received, id)
+                    return try s.step() ? Self.photo(from: s) : nil
+                }
+                return (try s(true), try s(false))
+            }
+            // Within its folder, else the end of the folder before or after it.
+            let within = { (folder: String, newer: Bool, received: Int64, id: Int64) throws(LibraryError) -> Photo? in
+                let (op, order) = newer ? (">", "ASC") : ("<", "DESC")
+                let s = try q.prepare(self.database, """
+                    SELECT \(Self.columns) FROM photos WHERE folder = ?4 AND (received, id) \(op) (?5, ?6) AND \(q.conditions)
+                    ORDER BY received \(order), id \(order) LIMIT 1
+                    """)
+                q.bind(s, folder, received, id)
+                return try s.step() ? Self.photo(from: s) : nil
+            }
+            let i = shape.folders.firstIndex { $0.folder == folder }
+            var previous = try within(folder, true, received, id)
+            if previous == nil, let i, i > 0 { previous = try within(shape.folders[i - 1].folder, true, .min, .min) }
+            var next = try within(folder, false, received, id)
+            if next == nil, let i, i + 1 < shape.folders.count { next = try within(shape.folders[i + 1].folder, false, .max, .max) }
+            return (previous, next)
+        }
     }
 
-    /// STUB: the gallery's order in memory.
-    private func galleryOrder(_ filter: GalleryFilter) throws(LibraryError) -> (ordered: [(title: String, photo: Photo)], total: Int, senders: [String]) {
-        let all = try self.all(sort: .time)
-        let shown = all.reversed().filter { p in
-            (filter.sender == nil || p.senderName == filter.sender) && (filter.minRating == nil || (p.rating ?? 0) >= filter.minRating!)
+    /// How many columns `columns` names: a gallery query's extra column comes after them.
+    static let columnCount = Int32(columns.split(separator: ",").count)
+
+    /// Every sender's HELLO name, sorted: one index seek per sender (photos_gallery_sender_day).
+    private func gallerySenders() throws(LibraryError) -> [String] {
+        let first = try database.prepare("SELECT min(sender_name) FROM photos").bind()
+        guard try first.step(), var name = first.text(0) else { return [] }
+        var names = [name]
+        let s = try database.prepare("SELECT min(sender_name) FROM photos WHERE sender_name > ?")
+        while try s.bind(name).step(), let after = s.text(0) {
+            names.append(after)
+            name = after
         }
-        let byID = Dictionary(uniqueKeysWithValues: shown.map { ($0.id, $0) })
-        let grouped = WebPhoto.grouped(shown.map(WebPhoto.init))
-        let ordered = grouped.flatMap { section in section.photos.map { (section.title, byID[$0.id]!) } }
-        return (ordered, all.count, Set(all.compactMap(\.senderName)).sorted())
+        return Array(Set(names)).sorted()
     }
+
+    /// How the photos `q` matches are sectioned: by folder when one is in a folder (the folders
+    /// with a match, the one with the newest first), else by day, titled only when there are
+    /// two days or more.
+    private func galleryShape(_ q: GalleryQuery) throws(LibraryError) -> GalleryShape {
+        var folders: [(folder: String, received: Int64, id: Int64)] = []
+        let nextFolder = try database.prepare("SELECT folder FROM photos WHERE folder > ? ORDER BY folder LIMIT 1")
+        let newest = try q.prepare(database, "SELECT received, id FROM photos WHERE folder = ?4 AND \(q.conditions) ORDER BY received DESC, id DESC LIMIT 1")
+        // The folders one seek each ("" first, at the top, if any photo is there).
+        var candidate: String? = nil
+        let top = try database.prepare("SELECT 1 FROM photos WHERE folder = '' LIMIT 1").bind()
+        if try top.step() { candidate = "" } else if try nextFolder.bind("").step() { candidate = nextFolder.text(0) }
+        while let folder = candidate {
+            q.bind(newest, folder)
+            if try newest.step(), let received = newest.int(0), let id = newest.int(1) { folders.append((folder, received, id)) }
+            candidate = try nextFolder.bind(folder).step() ? nextFolder.text(0) : nil
+        }
+        guard folders.contains(where: { !$0.folder.isEmpty }) else {
+            let days = try q.prepare(database, "SELECT day FROM photos WHERE \(q.conditions) ORDER BY day DESC LIMIT 1")
+            q.bind(days)
+            guard try days.step(), let newestDay = days.text(0) else { return GalleryShape(byFolder: false, titled: false, folders: []) }
+            let older = try q.prepare(database, "SELECT 1 FROM photos WHERE day < ?4 AND \(q.conditions) LIMIT 1")
+            q.bind(older, newestDay)
+            return GalleryShape(byFolder: false, titled: try older.step(), folders: [])
+        }
+        folders.sort { ($0.received, $0.id) > ($1.received, $1.id) }
+        return GalleryShape(byFolder: true, titled: true, folders: folders)
+    }
+}
+
+/// How the gallery's matching photos are sectioned (`galleryShape`).
+private struct GalleryShape {
+    var byFolder: Bool
+    /// By day: there are two days or more, so sections have titles.
+    var titled: Bool
+    /// By folder: the folders that have a match, the one with the newest first, with its newest.
+    var folders: [(folder: String, received: Int64, id: Int64)]
+
+    /// A section's title, as `WebPhoto.grouped` gives it.
+    func title(_ group: String) -> String {
+        if byFolder { return group.isEmpty ? "(top folder)" : group }
+        return titled ? group : ""
+    }
+}
+
+/// The conditions of a gallery query: the filter's, and the bound (the highest id a page
+/// shows). Parameters are numbered: ?1 the sender, ?2 the least rating, ?3 the bound; a query
+/// numbers its own from ?4 on.
+private struct GalleryQuery {
+    var filter: GalleryFilter
+    var bound: Int64
+
+    /// The filter's conditions and the bound. The bound is written `+id`, so that SQLite never
+    /// picks the rowid for it (it leaves out only photos newer than the first page, few or none)
+    /// over an index in the gallery's order.
+    /// So is the rating (`+rating`): sorting every photo of a rating in the gallery's order
+    /// costs more than passing over those of other ratings in that order.
+    var conditions: String { (["+id <= ?3"] + filterConditions(counting: false)).joined(separator: " AND ") }
+
+    /// The filter's conditions alone; a photo never rated counts as 0. `counting`: for a count,
+    /// which the index of ratings serves.
+    func filterConditions(counting: Bool = true) -> [String] {
+        var c: [String] = []
+        if filter.sender != nil { c.append("sender_name = ?1") }
+        if let least = filter.minRating, least > 0 { c.append(counting ? "rating >= ?2" : "+rating >= ?2") }
+        return c
+    }
+
+    /// How many photos match, up to the bound: all that match (by the smallest index), less those
+    /// above the bound (by the rowid, few): never a walk through the table.
+    func count(_ database: Database) throws(LibraryError) -> Int {
+        let conditions = filterConditions()
+        let all = try prepare(database, "SELECT count(*) FROM photos" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")))
+        let newer = try prepare(database, "SELECT count(*) FROM photos WHERE " + (["id > ?3"] + conditions).joined(separator: " AND "))
+        return Int(try all.step() ? all.int(0) ?? 0 : 0) - Int(try newer.step() ? newer.int(0) ?? 0 : 0)
+    }
+
+    func prepare(_ database: Database, _ sql: String) throws(LibraryError) -> Statement {
+        let s = try database.prepare(sql)
+        bind(s)
+        return s
+    }
+
+    /// Binds the filter and the bound, then `more` from ?4 on (Int64, Int or String).
+    func bind(_ s: Statement, _ more: Any...) {
+        var values: [Any?] = [filter.sender, filter.minRating.map { Int64($0) }, bound]
+        values += more.map { $0 as Any? }
+        switch values.count {
+        case 3: s.bind(values[0], values[1], values[2])
+        case 4: s.bind(values[0], values[1], values[2], values[3])
+        case 5: s.bind(values[0], values[1], values[2], values[3], values[4])
+        case 6: s.bind(values[0], values[1], values[2], values[3], values[4], values[5])
+        default: s.bind(values[0], values[1], values[2], values[3], values[4], values[5], values[6])
+        }
+    }
+}
+
+/// What a gallery cursor says: how the library was sectioned (by folder or by day), the
+/// highest id of the first page's moment, and the last photo's received time and id (its
+/// place in the order, with its folder or day read from its row).
+/// Text: "f" or "d", then the three numbers, dot-separated ("d.1042.1764658503000.1037").
+struct GalleryKey: Equatable {
+    var byFolder: Bool
+    var bound: Int64
+    var received: Int64
+    var id: Int64
+
+    init(byFolder: Bool, bound: Int64, received: Int64, id: Int64) {
+        self.byFolder = byFolder
+        self.bound = bound
+        self.received = received
+        self.id = id
+    }
+
+    init?(token: String) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "f" || parts[0] == "d",
+              let bound = Int64(parts[1]), let received = Int64(parts[2]), let id = Int64(parts[3]) else { return nil }
+        self.init(byFolder: parts[0] == "f", bound: bound, received: received, id: id)
+    }
+
+    var token: String { "\(byFolder ? "f" : "d").\(bound).\(received).\(id)" }
+    var cursor: GalleryCursor? { GalleryCursor(token: token) }
 }

@@ -69,13 +69,18 @@ extension PhotoLibrary {
             }
             let rename = try database.prepare("UPDATE photos SET name = ? WHERE id = ?")
             let drop = try database.prepare("DELETE FROM photos WHERE id = ?")
-            for (name, entry) in gone.sorted(by: { $0.value.id < $1.value.id }) {
-                if let inode = entry.inode,
-                   let match = unknown.first(where: { Int64(bitPattern: $0.value.inode) == inode && $0.value.size == entry.size }) {
-                    try rename.bind(match.key, entry.id).run()
-                    unknown[match.key] = nil
+            // The new names by inode and size, so that matching every gone entry is one lookup
+            // each (a whole library renamed by hand is not quadratic).
+            struct FileKey: Hashable { var inode: Int64; var size: Int64 }
+            var unknownByKey: [FileKey: [String]] = [:]
+            if !gone.isEmpty {
+                for (name, st) in unknown { unknownByKey[FileKey(inode: Int64(bitPattern: st.inode), size: st.size), default: []].append(name) }
+            }
+            for (_, entry) in gone.sorted(by: { $0.value.id < $1.value.id }) {
+                if let inode = entry.inode, let match = unknownByKey[FileKey(inode: inode, size: entry.size)]?.popLast() {
+                    try rename.bind(match, entry.id).run()
+                    unknown[match] = nil
                     report.moved += 1
-                    _ = name
                 } else {
                     try drop.bind(entry.id).run()
                     removedThumbnails.append(entry.id)

@@ -9,8 +9,10 @@ extension PhotoLibrary {
     /// 5 (issue 45): `thumbnail` says the gallery thumbnails' format (0 none, 1 the 256-pixel
     /// PNG of schemas before 5, read as none, 2 JPEG, 3 PNG) and `preview`/`preview_problem`
     /// say where the preview stands (NULL pending, 0 not needed, 1 made as JPEG, 2 failed and
-    /// why, 3 made as PNG); every photo is indexed again for its new thumbnails.
-    static let schemaVersion: Int64 = 5
+    /// why, 3 made as PNG); every photo is indexed again for its new thumbnails; 6: the
+    /// gallery's keys, each photo's folder and day, as columns SQLite computes, and indices in
+    /// the gallery's order.
+    static let schemaVersion: Int64 = 6
 
     func migrate() throws(LibraryError) {
         let current = try database.firstInt("PRAGMA user_version") ?? 0
@@ -66,6 +68,29 @@ extension PhotoLibrary {
                     ALTER TABLE photos ADD COLUMN preview_problem TEXT;
                     CREATE INDEX IF NOT EXISTS photos_preview_pending ON photos(id) WHERE indexed = 1 AND preview IS NULL;
                     UPDATE photos SET indexed = 0 WHERE indexed = 1;
+                    """)
+            }
+            if found < 6 {
+                // The gallery's order (issue 45) from indices rather than from every entry: a
+                // photo's folder ("a/b/", "" at the top: the name up to its last "/") and its day
+                // (taken, else received in UTC, as `Photo.day` says), kept by SQLite itself on
+                // every write (record, reconcile, rename, index), and indices that give a page
+                // in order: by day, by folder, and each for one sender (the gallery's filter), and one
+                // that counts the photos of a rating and above.
+                // An index whose version was set back (by hand, or a test) has the columns already.
+                if try database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name = 'folder'") == 0 {
+                    try database.execute("""
+                        ALTER TABLE photos ADD COLUMN folder TEXT GENERATED ALWAYS AS (rtrim(name, replace(name, '/', ''))) VIRTUAL;
+                        ALTER TABLE photos ADD COLUMN day TEXT GENERATED ALWAYS AS
+                            (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL;
+                        """)
+                }
+                try database.execute("""
+                    CREATE INDEX IF NOT EXISTS photos_gallery_day ON photos(day DESC, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_gallery_folder ON photos(folder, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_gallery_sender_day ON photos(sender_name, day DESC, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_gallery_sender_folder ON photos(sender_name, folder, received DESC, id DESC);
+                    CREATE INDEX IF NOT EXISTS photos_rating ON photos(rating);
                     """)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")

@@ -67,18 +67,18 @@ struct LibraryCommands {
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
         if invocation.has(.json) {
-            print(terminalSafeJSON(PhotoMetadata.json(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m })))
+            Self.writeJSON(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m })
             return
         }
         let rows = photos.map(Self.row)
         var widths = [0, 0, 0, 0, 0, 0]
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], Self.width(cell)) } }
         var out = ""
         out.reserveCapacity(rows.count * 96)
         for row in rows {
             for (i, cell) in row.enumerated() {
                 if i == row.count - 1 { out += cell; break }
-                let pad = String(repeating: " ", count: widths[i] - cell.count + 2)
+                let pad = String(repeating: " ", count: widths[i] - Self.width(cell) + 2)
                 // Sizes line up on the right, everything else on the left.
                 out += i == 1 ? pad.dropLast(2) + cell + "  " : cell + pad
             }
@@ -90,10 +90,48 @@ struct LibraryCommands {
         writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
-    /// A photo's line in `list`: name, size, dimensions, received, sender, rating. What a sender
-    /// chose (name, sender) is shown with controls escaped, as `ls` does.
+    /// Writes `list` as `PhotoMetadata.json` writes it (pretty-printed, terminal-safe), a
+    /// thousand entries at a time: the same bytes as one array, without holding all of its text
+    /// (100,000 photos' JSON is some 100 MB, and three copies of it were made at once).
+    static func writeJSON(_ list: [PhotoMetadata]) {
+        let chunk = 1000
+        guard list.count > chunk else {
+            writeStandardOutput(terminalSafeJSON(PhotoMetadata.json(list)) + "\n")
+            return
+        }
+        for start in stride(from: 0, to: list.count, by: chunk) {
+            let end = min(start + chunk, list.count)
+            let text = terminalSafeJSON(PhotoMetadata.json(Array(list[start..<end])))
+            // "[\n" + the entries + "\n]", as the encoder writes an array: the entries alone,
+            // joined to those before by ",\n".
+            guard text.utf8.starts(with: "[\n".utf8), text.utf8.reversed().starts(with: "]\n".utf8) else {
+                preconditionFailure("the JSON encoder wrote an array otherwise than \"[\\n ... \\n]\"")
+            }
+            var part = String(decoding: text.utf8.dropFirst(start == 0 ? 0 : 2).dropLast(end == list.count ? 0 : 2), as: UTF8.self)
+            part += end == list.count ? "\n" : ",\n"
+            writeStandardOutput(part)
+        }
+    }
+
+    /// How many columns a cell takes: its characters, counted by its bytes when it is ASCII
+    /// (almost every cell; counting characters of 100,000 lines is what took longest).
+    static func width(_ cell: String) -> Int {
+        let ascii = cell.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } } ?? false
+        return ascii ? cell.utf8.count : cell.count
+    }
+
+    /// A photo's line in `list`: name, size, dimensions, taken (else received), sender, rating.
+    /// What a sender chose (name, sender) is shown with controls escaped, as `ls` does.
     static func row(_ p: Photo) -> [String] {
-        [escapedForTerminal(p.name), formatBytes(Double(p.size)), p.dimensions, p.takenMinutes ?? p.received.minutes, p.senderName.map(escapedForTerminal) ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+        [escapedForTerminal(p.name), formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName.map(escapedForTerminal) ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+    }
+
+    /// When a photo was taken, else received, for `list`'s column: an instant (received, or
+    /// taken with an offset) in the host's time zone, named ("2026-12-02 07:15 CET"); a taken
+    /// time without an offset as the camera's clock said it ("2024-07-03 14:22").
+    static func when(_ p: Photo) -> String {
+        if let taken = p.taken, let instant = WallTime(iso8601: taken) { return instant.localMinutes }
+        return p.takenMinutes ?? p.received.localMinutes
     }
 
     /// `ptk watch`: each photo as it is indexed, in id order, from `--since` on.
@@ -162,11 +200,11 @@ struct LibraryCommands {
             return
         }
         for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) {
-            // CONTRACT (issue 45): times in the host's zone.
+            // Times in the host's time zone, named (TZ honoured); --json keeps UTC.
             let text: String
             switch value {
             case .text(let t): text = t
-            case .time(let t): text = t.description
+            case .time(let t): text = t.local
             }
             print("\(key):".padding(11) + escapedForTerminal(text))
         }
@@ -294,7 +332,13 @@ struct LibraryCommands {
 /// `\uXXXX` (`escapingTerminalControlsInJSON`, line by line: the line breaks between its members
 /// stay, those inside strings are escaped by the encoder already).
 func terminalSafeJSON(_ json: String) -> String {
-    json.split(separator: "\n", omittingEmptySubsequences: false).map { escapingTerminalControlsInJSON(String($0)) }.joined(separator: "\n")
+    // Almost every list has no control but its own line breaks: one pass over its bytes says so
+    // (printable ASCII and line breaks only), else one over its scalars.
+    let plain = json.utf8.withContiguousStorageIfAvailable { bytes in
+        bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A }
+    } ?? false
+    guard !plain, json.unicodeScalars.contains(where: { $0 != "\n" && isTerminalControl($0) }) else { return json }
+    return json.split(separator: "\n", omittingEmptySubsequences: false).map { escapingTerminalControlsInJSON(String($0)) }.joined(separator: "\n")
 }
 
 /// Writes text to standard output at once (a list of 10,000 lines in one write); a list that
