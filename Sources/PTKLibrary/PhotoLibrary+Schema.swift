@@ -63,9 +63,14 @@ extension PhotoLibrary {
                 // Gallery thumbnails at two sizes in a compact format, and previews: every photo
                 // is indexed again (its notes and ratings stay); the old `<id>.png` thumbnails
                 // are removed by the sweep below and by every sweep at start.
+                // An index whose version was set back (by hand, or a test) has the columns already.
+                if try database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name = 'preview'") == 0 {
+                    try database.execute("""
+                        ALTER TABLE photos ADD COLUMN preview INTEGER;
+                        ALTER TABLE photos ADD COLUMN preview_problem TEXT;
+                        """)
+                }
                 try database.execute("""
-                    ALTER TABLE photos ADD COLUMN preview INTEGER;
-                    ALTER TABLE photos ADD COLUMN preview_problem TEXT;
                     CREATE INDEX IF NOT EXISTS photos_preview_pending ON photos(id) WHERE indexed = 1 AND preview IS NULL;
                     UPDATE photos SET indexed = 0 WHERE indexed = 1;
                     """)
