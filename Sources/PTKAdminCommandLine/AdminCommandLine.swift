@@ -78,7 +78,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
         of root's there and moved into place. A directory several users own the way to is refused.
         """,
     commands: [
-        Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received, UTC), sender, rating"),
+        Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received) in the host's time zone, sender, rating"),
         Command("show", group: library, "everything the library holds about a photo",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)]),
         Command("watch", group: library, "print each photo as ptkd indexes it, until interrupted",
@@ -88,12 +88,12 @@ public let adminCommandLine = CommandTable<AdminOption>(
                     nothing: ids are never reused. Photos are printed in id order, each once indexed. It goes on \
                     across ptkd restarts, and exits 0 on SIGINT or SIGTERM or when its output is closed.
                     """),
-        Command("thumbnail", group: library, "write its thumbnail (a PNG, at most 256 px on its long side)",
+        Command("thumbnail", group: library, "write its gallery thumbnail (a JPEG, or a PNG for a photo with transparency; at most 360 px on its long side)",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)],
-                details: "Without -o the PNG goes to standard output, which must not be a terminal."),
+                details: "Without -o the image goes to standard output, which must not be a terminal."),
         Command("rename", group: library, "rename a photo, or move it (NEW may be bob/IMG_1.png, or bob/ to keep its name); never replaces one",
                 arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("NEW", "its new name")]),
-        Command("rm", group: library, "delete photos (file, entry and thumbnail)",
+        Command("rm", group: library, "delete photos (file, entry, thumbnails and preview)",
                 arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)]),
         Command("note", group: library, "set a photo's note (\"\" clears it)",
                 arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("TEXT", "the note; several words are joined with spaces", repeats: true)]),

@@ -213,12 +213,14 @@ struct LibraryCommands {
     func thumbnail(_ name: String) {
         let library = open()
         let bytes: [UInt8]
+        let thumbnailType: String
         do {
             let photo = try library.find(name)
-            guard let b = try library.thumbnail(of: photo) else {
+            guard let b = try library.thumbnail(of: photo, side: Thumbnailer.gallerySides.max()!) else {
                 die("'\(escapedForTerminal(photo.name))' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")", .notFound)
             }
-            bytes = b
+            bytes = b.bytes
+            thumbnailType = b.type.displayName
         } catch { fail(error) }
         if let output = invocation.value(.output), output != "-" {
             if let fd = opened.output {
@@ -234,7 +236,7 @@ struct LibraryCommands {
             print("wrote \(escapedForTerminal(output)) (\(formatBytes(Double(bytes.count))))")
         } else {
             if invocation.value(.output) == nil && FileDescriptor.standardOutput.isTerminal {
-                usageError("the thumbnail is a PNG: give -o FILE, or redirect standard output")
+                usageError("the thumbnail is an image (\(thumbnailType)): give -o FILE, or redirect standard output")
             }
             do { try FileDescriptor.standardOutput.writeAll(bytes) } catch { die("cannot write the thumbnail: \(error)", .ioError) }
         }
