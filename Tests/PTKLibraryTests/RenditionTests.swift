@@ -9,12 +9,12 @@ import Testing
 
 /// The renditions of `bytes` as a photo of `type` (issue 45): the gallery's, or a preview.
 func renditions(of bytes: [UInt8], type: PhotoType, sides: [Int] = Thumbnailer.gallerySides, pngOnly: Bool = false,
-                embedded: Bool = true, cancel: Bool = false) -> Thumbnail {
+                embedded: Bool = true, embeddedAtLeast: Int? = nil, cancel: Bool = false) -> Thumbnail {
     let fd = temporaryFile(bytes)
     defer { fd.close() }
     var flag: Int32 = cancel ? 1 : 0
     return withUnsafePointer(to: &flag) {
-        Thumbnailer.make(from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, cancel: $0)
+        Thumbnailer.make(from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, embeddedAtLeast: embeddedAtLeast, cancel: $0)
     }
 }
 
@@ -174,6 +174,30 @@ struct RenditionTests {
         #expect(turned.decodePath == "HEIF thumbnail item 400x300")
         let d = try #require(turned.renditions.last.flatMap { decode($0)?.image })
         #expect(near(d.pixels[0..<3], [229, 219, 60], within: 8), "the top left shows the stored bottom right: \(d.pixels[0..<3])")
+    }
+
+    @Test("with the bar lowered, an item of at least that side makes every rendition, those larger than it at its own size; the preview's decode makes thumbnails too")
+    func heifItemBelowTheLargestSide() throws {
+        let item = try heicFixture("thumb-item.heic")  // 800x600, a 400x300 item
+        let lowered = renditions(of: item, type: .heic, sides: [180, 600], embeddedAtLeast: 180)
+        #expect(lowered.decodePath == "HEIF thumbnail item 400x300")
+        let sizes = lowered.renditions.compactMap { decode($0).map { [$0.image.width, $0.image.height] } }
+        #expect(sizes == [[180, 135], [400, 300]], "never enlarged past the item: \(sizes)")
+        #expect(renditions(of: item, type: .heic, sides: [180, 600]).decodePath == "whole image", "without it, 400 is less than 600")
+        // An item under the lowered bar is not used, and a wrong one never is.
+        for name in ["thumb-small.heic", "thumb-square.heic", "thumb-turned.heic"] {
+            let t = renditions(of: try heicFixture(name), type: .heic, embeddedAtLeast: 180)
+            #expect(t.decodePath == "whole image", "\(name)")
+        }
+        // The preview with a gallery side from the same decode: the preview progressive at
+        // 80, the thumbnail baseline, both of the whole image.
+        let fd = temporaryFile(item)
+        defer { fd.close() }
+        let both = Thumbnailer.preview(from: fd, type: .heic, alsoSides: [360])
+        #expect(both.decodePath == "whole image")
+        #expect(both.renditions.map { [$0.width, $0.height] } == [[800, 600], [360, 270]])
+        let preview = try #require(both.renditions.first.flatMap(decode)), thumbnail = try #require(both.renditions.last.flatMap(decode))
+        #expect(preview.progressive && !thumbnail.progressive)
     }
 
     @Test("a HEIC without an item, with one too small, of another aspect or turned otherwise decodes the whole image")
