@@ -175,9 +175,10 @@ extension PhotoLibrary {
             throw LibraryError(.io, "cannot open '\(photo.name)': \(error)")
         }
         defer { fd.close() }
-        let t = Thumbnailer.make(from: fd, type: photo.type, sides: [Thumbnailer.maxSide], pngOnly: true, embedded: true, pixelLimit: pixelLimit)
-        guard t.outcome == .made, let png = t.renditions.first, png.type == .png else { return nil }
-        return png.bytes
+        // From the whole image, a JPEG at twice the size (every pixel matters more than time here).
+        let t = Thumbnailer.make(from: fd, type: photo.type, maxSide: Thumbnailer.maxSide, pixelLimit: pixelLimit)
+        guard t.outcome == .made, !t.png.isEmpty else { return nil }
+        return t.png
     }
 
     /// Copies a photo's bytes to `path` (flushed), returning their size and SHA-256.

@@ -278,6 +278,9 @@ extension Photo {
             switch key {
             case "modified": return (key, modified.map(DetailValue.time) ?? .text(value))
             case "received": return (key, .time(received))
+            // With its offset, an instant (shown in the reader's zone); without, the camera's
+            // clock as it showed it, whatever the zone.
+            case "taken": return (key, taken.flatMap { WallTime(iso8601: $0) }.map(DetailValue.time) ?? .text(value))
             default: return (key, .text(value))
             }
         }

@@ -187,7 +187,7 @@ enum WebStatic {
           if (next && next.dataset.src) {
             const image = new Image();
             image.decoding = "async";
-            if (next.dataset.srcset) { image.sizes = "100vw"; image.srcset = next.dataset.srcset; }
+            if (next.dataset.srcset) { image.sizes = next.dataset.sizes || "100vw"; image.srcset = next.dataset.srcset; }
             image.src = next.dataset.src;
           }
         })();

@@ -14,7 +14,7 @@ extension WebPages {
         let h = escapeHTML
         var body = "<main class=\"stage\">\n"
         if let shown = Self.shownImage(p) {
-            body += Self.imageTag(shown, alt: p.name, sizes: "100vw") + "\n"
+            body += Self.imageTag(shown, alt: p.name, sizes: Self.viewerSizes(p)) + "\n"
             if shown.waiting { body += "<p class=\"coming\" id=\"coming\">\(h(p.type.displayName)): preview coming; this is its thumbnail.</p>\n" }
         } else {
             body += "<p class=\"coming\" id=\"coming\">\(h(p.problem ?? (p.indexed ? "No image to show" : "Not indexed yet")))</p>\n"
@@ -27,7 +27,7 @@ extension WebPages {
             // The neighbour's image, for app.js to load before it is asked for.
             var preload = ""
             if let shown = Self.shownImage(neighbour) {
-                preload = " data-src=\"\(h(shown.src))\"" + (shown.srcset.map { " data-srcset=\"\(h($0))\"" } ?? "")
+                preload = " data-src=\"\(h(shown.src))\"" + (shown.srcset.map { " data-srcset=\"\(h($0))\" data-sizes=\"\(h(Self.viewerSizes(neighbour)))\"" } ?? "")
             }
             body += "<a id=\"\(link)\" class=\"step \(link)\" rel=\"\(link)\" href=\"\(h(Self.viewURL(neighbour, filters: filters)))\" "
                 + "title=\"\(label) (\(key))\" aria-label=\"\(label): \(h(neighbour.name))\"\(preload)>\(link == "prev" ? "‹" : "›")</a>\n"
@@ -42,5 +42,13 @@ extension WebPages {
 
             """
         return document(p.name, viewer, bodyClass: "viewer", body)
+    }
+
+    /// How wide the viewer shows `p` (contained in the screen): the screen's width, or less for
+    /// a photo taller than the screen's shape ("min(100vw, calc(100vh * 3 / 4))" for a portrait
+    /// 3:4 one), so that a browser takes the preview, not the original, when that is enough.
+    static func viewerSizes(_ p: WebPhoto) -> String {
+        guard let size = p.displayedSize, size.width > 0, size.height > 0 else { return "100vw" }
+        return "min(100vw, calc(100vh * \(size.width) / \(size.height)))"
     }
 }

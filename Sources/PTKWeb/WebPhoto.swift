@@ -71,7 +71,10 @@ public struct WebPhoto: Sendable, Equatable {
 
     /// The `?v=` of its images' addresses: the first 12 hex digits of its SHA-256, which name
     /// its content ("" before indexing).
-    public var version: String { String((sha256 ?? "").prefix(12)) }
+    /// A HEIF's largest thumbnail is made again, sharper, with its preview (its first one may
+    /// come from the file's own small thumbnail): "p" once the preview is made, so that a
+    /// browser does not keep the first one for a day.
+    public var version: String { String((sha256 ?? "").prefix(12)) + (type.isHEIF && hasPreview ? "p" : "") }
 
     /// Browsers show the original itself (PNG, JPEG; not HEIC or HEIF).
     public var browserShowsOriginal: Bool { type == .png || type == .jpeg }

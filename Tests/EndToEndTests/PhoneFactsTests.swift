@@ -78,8 +78,8 @@ struct PhoneFactsTests {
         let list = try library(d, ["list", "--sort", "taken"], environment: ["TZ": "UTC"]).stdout
         let lines = list.split(separator: "\n")
         #expect(lines.count == 2 && lines[0].hasPrefix("PXL_1.jpg") && lines[0].contains("200x400") && lines[0].contains("2024-07-03 12:22 UTC"), "\(list)")
-        let shown = try library(d, ["show", "PXL_1"]).stdout
-        for line in ["taken:     2024-07-03T14:22:05+02:00", "camera:    Google Pixel 8", "location:  recorded in the photo (not shown)",
+        let shown = try library(d, ["show", "PXL_1"], environment: ["TZ": "UTC"]).stdout
+        for line in ["taken:     2024-07-03 12:22:05 UTC", "camera:    Google Pixel 8", "location:  recorded in the photo (not shown)",
                      "200x400", "stored 400x200, EXIF orientation 6: turned 90° clockwise"] {
             #expect(shown.contains(line), "\(line) in \(shown)")
         }

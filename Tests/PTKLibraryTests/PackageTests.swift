@@ -10,6 +10,22 @@ import Testing
 @testable import PTKLibrary
 
 @Suite struct PackageTests {
+    @Test("a package's thumbnail is the fine 256-pixel PNG of the whole image (a JPEG decoded at twice the size), not the gallery's")
+    func packageThumbnailIsTheFineOne() throws {
+        let f = Fixture()
+        let jpeg = makeJPEG(width: 1600, height: 1200, seed: 5)
+        try f.receive("cam.jpg", jpeg)
+        let out = makeTemporaryDirectory("ptk-export")
+        defer { removeTree(out) }
+        let package = try f.library.export("cam", to: out)
+        let json = try #require(readFile(package + "/photo.metadata"))
+        let object = try #require(try JSONSerializationLite.object(json))
+        let text = try #require(object["Thumbnail"] as? String)
+        let thumbnail = try #require(Data(base64Encoded: text))
+        #expect(Array(thumbnail) == jpegThumbnail(jpeg).png, "Thumbnailer.make(from:type:maxSide:), the JPEG at 2/8 for 256")
+        #expect(decodeRGBA(Array(thumbnail)).map { [$0.width, $0.height] } == [256, 192])
+    }
+
     @Test func exportThenImportIsByteIdenticalAndKeepsTheMetadata() throws {
         let f = Fixture()
         let bytes = photoBytes(3, width: 300, height: 200)
