@@ -241,7 +241,7 @@ extension Photo {
         let camera = [cameraMake, cameraModel].compactMap { $0 }.joined(separator: " ")
         if !camera.isEmpty { lines.append(("camera", camera)) }
         if hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }
-        // CONTRACT (issue 45): times become .time values below.
+        // Times become .time values below (shown in the reader's zone).
         if let modified = modified { lines.append(("modified", modified.description)) }
         lines.append(("received", received.description))
         if let name = senderName {
