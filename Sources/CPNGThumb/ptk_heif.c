@@ -62,9 +62,11 @@ static int has_transformation(const ptk_heif_file *r) {
  * properties, each item fewer than ten). */
 enum { IPMA_LIMIT = 1 << 20, TRANSFORMS_LIMIT = 512, ITEM_PROPERTIES_LIMIT = 64, PROPERTY_INDEX_LIMIT = 4096 };
 
-static int property_box(const ptk_heif_file *r, int64_t ipco, int64_t ipco_end, unsigned index, int64_t *at, int64_t *end, unsigned char type[4]) {
+static int property_box(const ptk_heif_file *r, int64_t ipco, int64_t ipco_end, unsigned index, int64_t *at, int64_t *end, unsigned char type[4],
+                        int *budget) {
     int64_t pos = ipco;
     for (unsigned k = 1; ipco_end - pos >= 8; k++) {
+        if (--*budget < 0) return 0;
         unsigned char h[16];
         if (pread(r->fd, h, 8, pos) != 8) return 0;
         uint64_t size = ((uint64_t)h[0] << 24) | ((uint64_t)h[1] << 16) | ((uint64_t)h[2] << 8) | h[3];
@@ -89,7 +91,7 @@ static int property_box(const ptk_heif_file *r, int64_t ipco, int64_t ipco_end, 
     return 0;
 }
 
-static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigned char *out, int capacity) {
+static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigned char *out, int capacity, int *budget) {
     int64_t meta, meta_end, iprp, iprp_end, ipco, ipco_end;
     if (!find_box(r, 0, r->size, "meta", &meta, &meta_end)) return -1;
     meta += 4;
@@ -126,7 +128,7 @@ static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigne
                 if (++looked > ITEM_PROPERTIES_LIMIT || index > PROPERTY_INDEX_LIMIT) goto bad;
                 int64_t p, p_end;
                 unsigned char type[4];
-                if (!property_box(r, ipco, ipco_end, index, &p, &p_end, type)) goto bad;
+                if (!property_box(r, ipco, ipco_end, index, &p, &p_end, type, budget)) goto bad;
                 if (memcmp(type, "irot", 4) != 0 && memcmp(type, "imir", 4) != 0 && memcmp(type, "clap", 4) != 0) continue;
                 const int64_t size = p_end - p;
                 if (size > capacity - length - 4) goto bad;
@@ -144,11 +146,14 @@ static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigne
     return length;
 }
 
-/* Whether items `a` and `b` have the same transformations (irot, imir, clap). */
-static int same_transformations(const ptk_heif_file *r, heif_item_id a, heif_item_id b) {
+/* Whether items `a` and `b` have the same transformations (irot, imir, clap). `budget` is
+ * what is left of the property headers one file's comparisons may read (each read is a
+ * pread): a file that needs more gets its items declined, not minutes of reading. */
+static int same_transformations(const ptk_heif_file *r, heif_item_id a, heif_item_id b, int *budget) {
     unsigned char ta[TRANSFORMS_LIMIT], tb[TRANSFORMS_LIMIT];
-    const int na = item_transformations(r, a, ta, sizeof ta);
-    const int nb = item_transformations(r, b, tb, sizeof tb);
+    const int na = item_transformations(r, a, ta, sizeof ta, budget);
+    if (na < 0) return 0;
+    const int nb = item_transformations(r, b, tb, sizeof tb, budget);
     return na >= 0 && na == nb && memcmp(ta, tb, (size_t)na) == 0;
 }
 
@@ -156,7 +161,7 @@ static int same_transformations(const ptk_heif_file *r, heif_item_id a, heif_ite
  * largest long side is `largest`: its shown aspect ratio within 1 % of the primary's, the same
  * transformations, alpha when the primary has it, at least `largest` on its long side; the
  * smallest such. NULL when there is none. */
-enum { THUMBNAILS_LIMIT = 16 };
+enum { THUMBNAILS_LIMIT = 16, PROPERTY_READS_BUDGET = 4096 };
 
 static struct heif_image_handle *thumbnail_item(const ptk_heif_file *file, uint32_t largest) {
     struct heif_image_handle *primary = file->primary;
@@ -170,15 +175,18 @@ static struct heif_image_handle *thumbnail_item(const ptk_heif_file *file, uint3
     if (heif_context_get_primary_image_ID(file->context, &primary_id).code != heif_error_Ok) return NULL;
     struct heif_image_handle *best = NULL;
     uint64_t best_area = 0;
+    int budget = PROPERTY_READS_BUDGET;
     for (int i = 0; i < count; i++) {
         struct heif_image_handle *t = NULL;
         if (heif_image_handle_get_thumbnail(primary, ids[i], &t).code != heif_error_Ok || t == NULL) continue;
         const uint64_t tw = (uint64_t)heif_image_handle_get_width(t), th = (uint64_t)heif_image_handle_get_height(t);
         const uint64_t a = tw * h, b = w * th; /* equal when the aspect ratios are */
         const uint64_t area = tw * th;
-        const int usable = tw > 0 && th > 0 && (tw > th ? tw : th) >= largest && (a > b ? a - b : b - a) * 100 <= (a > b ? a : b)
+        /* Never one larger than the primary image (a lying ispe: decoding the whole is cheaper). */
+        const int usable = tw > 0 && th > 0 && (tw > th ? tw : th) >= largest && (tw > th ? tw : th) <= (w > h ? w : h)
+                           && (a > b ? a - b : b - a) * 100 <= (a > b ? a : b)
                            && (heif_image_handle_has_alpha_channel(t) != 0) == alpha && (best == NULL || area < best_area)
-                           && same_transformations(file, primary_id, ids[i]);
+                           && same_transformations(file, primary_id, ids[i], &budget);
         if (!usable) {
             heif_image_handle_release(t);
             continue;
@@ -265,14 +273,6 @@ int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixe
     const uint32_t largest = ptk_render_sizes(request, width, height, tw, th);
     /* A thumbnail item that matches the primary image and is large enough stands in for it. */
     if (request->embedded) item = thumbnail_item(file, request->embedded_min > 0 && request->embedded_min < largest ? request->embedded_min : largest);
-    struct heif_image_handle *decoded = item != NULL ? item : handle;
-    const uint64_t decoded_count = (uint64_t)heif_image_handle_get_width(decoded) * (uint64_t)heif_image_handle_get_height(decoded);
-    if (decoded_count * 5 > MEMORY_LIMIT) {
-        snprintf(out->message, MESSAGE, "%.1f megapixels needs more than %llu MB to decode", decoded_count / 1e6,
-                 (unsigned long long)(MEMORY_LIMIT >> 20));
-        status = PTK_PNG_TOO_LARGE;
-        goto done;
-    }
     if (cancel != NULL && *cancel) {
         status = PTK_PNG_CANCELLED;
         goto done;
@@ -284,21 +284,54 @@ int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixe
         goto done;
     }
     options->convert_hdr_to_8bit = 1;
-    struct heif_error e = heif_decode_image(decoded, &image, heif_colorspace_RGB,
-                                            alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, options);
-    if (e.code != heif_error_Ok) {
-        snprintf(out->message, MESSAGE, "libheif cannot decode it: %s", e.message);
-        goto done;
+    /* The item, when one was chosen; whatever goes wrong with it (too large to decode, a
+     * decoding error, no image), the whole image instead: the photo is not the item. */
+    const uint8_t *plane = NULL;
+    int stride = 0, w = 0, h = 0;
+    for (;;) {
+        struct heif_image_handle *decoded = item != NULL ? item : handle;
+        const uint64_t decoded_count = (uint64_t)heif_image_handle_get_width(decoded) * (uint64_t)heif_image_handle_get_height(decoded);
+        int usable = decoded_count * 5 <= MEMORY_LIMIT;
+        if (!usable && item == NULL) {
+            snprintf(out->message, MESSAGE, "%.1f megapixels needs more than %llu MB to decode", decoded_count / 1e6,
+                     (unsigned long long)(MEMORY_LIMIT >> 20));
+            status = PTK_PNG_TOO_LARGE;
+            goto done;
+        }
+        if (usable) {
+            struct heif_error e = heif_decode_image(decoded, &image, heif_colorspace_RGB,
+                                                    alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, options);
+            if (e.code != heif_error_Ok) {
+                if (item == NULL) {
+                    snprintf(out->message, MESSAGE, "libheif cannot decode it: %s", e.message);
+                    goto done;
+                }
+                usable = 0;
+            }
+        }
+        if (usable) {
+            plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
+            w = heif_image_get_width(image, heif_channel_interleaved);
+            h = heif_image_get_height(image, heif_channel_interleaved);
+            usable = plane != NULL && w > 0 && h > 0 && (uint64_t)w * h <= max_pixels;
+            if (!usable && item == NULL) {
+                snprintf(out->message, MESSAGE, "libheif gave no image");
+                goto done;
+            }
+        }
+        if (usable) break;
+        /* The item failed: the whole image. */
+        if (image != NULL) heif_image_release(image);
+        image = NULL;
+        heif_image_handle_release(item);
+        item = NULL;
+        if (cancel != NULL && *cancel) {
+            status = PTK_PNG_CANCELLED;
+            goto done;
+        }
     }
     if (cancel != NULL && *cancel) {
         status = PTK_PNG_CANCELLED;
-        goto done;
-    }
-    int stride = 0;
-    const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
-    const int w = heif_image_get_width(image, heif_channel_interleaved), h = heif_image_get_height(image, heif_channel_interleaved);
-    if (plane == NULL || w <= 0 || h <= 0 || (uint64_t)w * h > max_pixels) {
-        snprintf(out->message, MESSAGE, "libheif gave no image");
         goto done;
     }
     if (item != NULL) {

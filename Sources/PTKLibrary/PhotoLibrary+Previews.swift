@@ -38,8 +38,9 @@ extension PhotoLibrary {
         let rows = try photos(ids: ids)
         var outcomes: [Int64: PreviewOutcome] = [:]
         var made: [(photo: Photo, rendition: Rendition)] = []
-        // HEIF thumbnails made again from the whole image (`readPreview`), by photo id.
-        var sharper: [Int64: Rendition] = [:]
+        // HEIF thumbnails made again from the whole image (`readPreview`), by photo id, in
+        // the order of `Thumbnailer.gallerySides`.
+        var sharper: [Int64: [Rendition]] = [:]
         var failed: [(photo: Photo, reason: String)] = []
         var changed: [Photo] = []
         for id in ids {
@@ -48,9 +49,9 @@ extension PhotoLibrary {
                 continue
             }
             switch readPreview(of: photo, cancel: cancel) {
-            case .made(let rendition, let thumbnail):
+            case .made(let rendition, let thumbnails):
                 made.append((photo, rendition))
-                sharper[id] = thumbnail
+                sharper[id] = thumbnails
             case .failed(let reason): failed.append((photo, reason))
             case .passing(let reason): outcomes[id] = .retryLater(name: photo.name, reason: reason)
             case .cancelled: outcomes[id] = .cancelled
@@ -102,11 +103,13 @@ extension PhotoLibrary {
                 outcomes[r.photo.id] = .skipped
             } else {
                 outcomes[r.photo.id] = r.state == 2 ? .failed(name: r.photo.name, reason: r.problem ?? "") : .made(name: r.photo.name)
-                // The entry is still the one read: its largest thumbnail, made from a HEIF's
-                // small thumbnail item, is replaced by the one made from the whole image. One
-                // that cannot be written leaves the item's (a little softer) in place.
-                if r.state != 2, let t = sharper[r.photo.id], let name = r.photo.thumbnailFileName(side: Thumbnailer.gallerySides.max()!) {
-                    _ = writeFiles([(name, t.bytes)], in: "thumbnails")
+                // The entry is still the one read: its thumbnails, made from a HEIF's own
+                // thumbnail item (smaller than the largest side, or not the photo's very
+                // pixels: nothing proves an item shows what the image does), are replaced by
+                // those of the whole image. One that cannot be written leaves the item's.
+                if r.state != 2, let thumbnails = sharper[r.photo.id] {
+                    let files = zip(Thumbnailer.gallerySides, thumbnails).compactMap { side, t in r.photo.thumbnailFileName(side: side).map { ($0, t.bytes) } }
+                    _ = writeFiles(files, in: "thumbnails")
                 }
             }
         }
@@ -115,9 +118,9 @@ extension PhotoLibrary {
 
     /// What reading a photo for its preview gave.
     private enum PreviewReading {
-        /// The preview, and for a HEIF the largest gallery thumbnail from the same decode
-        /// (when of the thumbnails' format).
-        case made(Rendition, thumbnail: Rendition?)
+        /// The preview, and for a HEIF the gallery thumbnails from the same decode (when of
+        /// the thumbnails' format; else none).
+        case made(Rendition, thumbnails: [Rendition])
         case failed(String)
         case passing(String)
         case cancelled
@@ -144,17 +147,18 @@ extension PhotoLibrary {
             return .changed
         }
         // A HEIF's thumbnails may have come from its thumbnail item (an iPhone's is 320
-        // pixels, less than the largest thumbnail): this decode of the whole image makes the
-        // largest again, sharp.
+        // pixels, less than the largest thumbnail; and an item may show other pixels than the
+        // image): this decode of the whole image makes them again.
         let remake = photo.type.isHEIF && photo.thumbnailType != nil
-        let t = Thumbnailer.preview(from: fd, type: photo.type, alsoSides: remake ? [Thumbnailer.gallerySides.max()!] : [],
+        let t = Thumbnailer.preview(from: fd, type: photo.type, alsoSides: remake ? Thumbnailer.gallerySides : [],
                                     pixelLimit: pixelLimit, cancel: cancel)
         switch t.outcome {
         case .cancelled: return .cancelled
         case .made:
             guard let rendition = t.renditions.first, !rendition.bytes.isEmpty else { return .failed("the thumbnailer made no preview") }
-            let thumbnail = t.renditions.dropFirst().first.flatMap { $0.type == photo.thumbnailType && !$0.bytes.isEmpty ? $0 : nil }
-            return .made(rendition, thumbnail: thumbnail)
+            let thumbnails = Array(t.renditions.dropFirst())
+            let usable = thumbnails.count == Thumbnailer.gallerySides.count && thumbnails.allSatisfy { $0.type == photo.thumbnailType && !$0.bytes.isEmpty }
+            return .made(rendition, thumbnails: usable ? thumbnails : [])
         default: return .failed(t.problem ?? "not decodable")
         }
     }

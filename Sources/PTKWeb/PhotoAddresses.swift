@@ -11,6 +11,9 @@ extension WebPages {
     public static let gallerySides = [180, 360]
     /// A preview's longest side (the library's `Thumbnailer.previewSide`).
     public static let previewSide = 1440
+    /// The largest original a page offers a browser beside its preview (a wide screen may take
+    /// it): 24 megapixels, a phone camera's and then some.
+    public static let originalPixelsInSrcset = 24_000_000
 
     /// `/photo/ID/thumbnail/SIDE?v=CONTENT`: the `v` names the photo's content, so a browser
     /// may keep what it got.
@@ -44,16 +47,24 @@ extension WebPages {
     /// browser takes the original on a screen wider than the preview); else the original when
     /// browsers show it (PNG, JPEG); else the 360 thumbnail while the preview is coming; nil when
     /// there is nothing to show.
+    /// An original is shown only when it needs no preview (a PNG or JPEG of at most
+    /// `previewSide` on its long side), or beside a preview when it has at most
+    /// `originalPixelsInSrcset` pixels: a photo whose preview is coming or could not be made is
+    /// never shown (nor preloaded by the viewer) as its original, which may be hundreds of
+    /// megapixels to decode.
     public static func shownImage(_ p: WebPhoto) -> ShownImage? {
         let original = "/photo/\(p.id)/original"
         if p.hasPreview {
             var srcset: String?
-            if p.browserShowsOriginal, let preview = p.fitted(in: previewSide), let full = p.displayedSize, full.width > preview.width {
+            if p.browserShowsOriginal, let preview = p.fitted(in: previewSide), let full = p.displayedSize, full.width > preview.width,
+               full.width * full.height <= originalPixelsInSrcset {
                 srcset = "\(previewURL(p)) \(preview.width)w, \(original) \(full.width)w"
             }
             return ShownImage(src: previewURL(p), srcset: srcset, waiting: false)
         }
-        if p.browserShowsOriginal { return ShownImage(src: original, srcset: nil, waiting: false) }
+        if p.browserShowsOriginal, let size = p.displayedSize, max(size.width, size.height) <= previewSide {
+            return ShownImage(src: original, srcset: nil, waiting: false)
+        }
         if p.hasThumbnail { return ShownImage(src: thumbnailURL(p, side: gallerySides[1]), srcset: nil, waiting: true) }
         return nil
     }

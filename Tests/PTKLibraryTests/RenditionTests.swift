@@ -200,6 +200,25 @@ struct RenditionTests {
         #expect(preview.progressive && !thumbnail.progressive)
     }
 
+    @Test("an item that cannot be decoded, claims to be larger than the photo, or whose properties take too long to compare: the whole image instead")
+    func heifItemFailingFallsBack() throws {
+        for name in ["thumb-data-garbage.heic", "thumb-ispe-60000x45000.heic", "ipco-walk16.heic"] {
+            let bytes = try heicFixture("hostile/" + name)
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            let before = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            let t = renditions(of: bytes, type: .heic, embeddedAtLeast: 180)
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 - before
+            #expect(t.outcome == .made, "\(name): \(t.problem ?? "")")
+            #expect(t.decodePath == "whole image", "\(name)")
+            #expect(t.renditions.map { [$0.width, $0.height] } == [[180, 135], [360, 270]], "\(name)")
+            // 8 million property reads took 7 to 13 s before the budget; the whole image's
+            // decode is a few hundred ms in a debug build.
+            #expect(cpu < 3, "\(name): \(cpu) s of CPU")
+        }
+    }
+
     @Test("a HEIC without an item, with one too small, of another aspect or turned otherwise decodes the whole image")
     func heifItemNotUsed() throws {
         for name in ["picture.heic", "thumb-small.heic", "thumb-square.heic", "thumb-turned.heic"] {

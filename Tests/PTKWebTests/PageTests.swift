@@ -87,6 +87,26 @@ struct PageTests {
         #expect(pages.confirmDelete(WebPhoto(photo(3, "a.png")), viewer: WebPages.Viewer(name: "x", csrf: "T0KEN")).contains("name=\"csrf\" value=\"T0KEN\""))
     }
 
+    @Test("a large PNG or JPEG without its preview is shown by its thumbnail, never its original; one over 24 megapixels is not offered beside its preview")
+    func noLargeOriginals() {
+        var large = photo(6, "huge.png")
+        (large.width, large.height) = (20_000, 20_000)
+        let pending = WebPhoto(large)
+        let shown = WebPages.shownImage(pending)
+        #expect(shown?.src == WebPages.thumbnailURL(pending, side: 360) && shown?.srcset == nil && shown?.waiting == true)
+        var none = pending
+        none.hasThumbnail = false
+        #expect(WebPages.shownImage(none) == nil, "over the pixel limit: nothing to show rather than the original")
+        var previewed = pending
+        previewed.hasPreview = true
+        #expect(WebPages.shownImage(previewed)?.srcset == nil, "400 megapixels is not offered to a wide screen")
+        var neighbour = WebPhoto(large)
+        neighbour.id = 7
+        let page = pages.view(pending, details: [], previous: nil, next: neighbour, filters: "", viewer: viewer)
+        #expect(page.contains("data-src=\"/photo/7/thumbnail/360"), "the next photo preloads its thumbnail")
+        #expect(!page.contains("original\"") && !page.contains("data-src=\"/photo/7/original"))
+    }
+
     @Test("a HEIC is shown by its preview, or its 360 thumbnail while the preview is coming; PNG and JPEG whole, or by preview and original in srcset")
     func viewable() {
         let heic = pages.photo(WebPhoto(photo(4, "a.heic")), details: [], viewer: viewer)
