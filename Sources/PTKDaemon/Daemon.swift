@@ -108,7 +108,7 @@ public final class Daemon: @unchecked Sendable {
         trust = TrustStore(directory: configuration.effectiveStateDirectory)
         library = configuration.library
             ? LibraryIndexer(directory: configuration.effectiveDirectory,
-                             pixelLimit: UInt64(configuration.thumbnailMaxMegapixels) * 1_000_000) { Log.info($0) }
+                             pixelLimit: UInt64(configuration.thumbnailMaxMegapixels) * 1_000_000, minFree: configuration.minFree) { Log.info($0) }
             : nil
         if let command = configuration.onSaved {
             do {

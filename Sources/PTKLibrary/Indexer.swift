@@ -23,6 +23,8 @@ public final class LibraryIndexer: @unchecked Sendable {
     public let directory: String
     public let capacity: Int
     private let pixelLimit: UInt64
+    /// Previews are not written into the space kept free (`min-free`).
+    private let minFree: Int64
     private let log: @Sendable (String) -> Void
     /// The first and the longest pause before a photo whose indexing met a passing error (out
     /// of descriptors, EIO: `PhotoLibrary.isPassing`) is tried again; the pause doubles.
@@ -50,13 +52,14 @@ public final class LibraryIndexer: @unchecked Sendable {
     var prepare: @Sendable (PhotoLibrary) -> Void = { _ in }
 
     /// `log` receives the lines worth a journal entry: problems, and what a reconcile changed.
-    public init(directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit,
+    public init(directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit, minFree: Int64 = 0,
                 retryFirst: Duration = .seconds(1), retryLongest: Duration = .seconds(300), readers: Int = min(4, availableProcessorCount()),
                 log: @escaping @Sendable (String) -> Void) {
         self.directory = directory
         self.readers = max(1, readers)
         self.capacity = capacity
         self.pixelLimit = pixelLimit
+        self.minFree = minFree
         self.retryFirst = retryFirst
         self.retryLongest = retryLongest
         self.log = log
@@ -74,6 +77,7 @@ public final class LibraryIndexer: @unchecked Sendable {
         let library = try? PhotoLibrary(directory: directory, create: true)
         if let library {
             library.pixelLimit = pixelLimit
+            library.minFree = minFree
             prepare(library)
             reconcile(library, atStart: true)
         }
@@ -129,6 +133,7 @@ public final class LibraryIndexer: @unchecked Sendable {
             }
             library = retried
             library.pixelLimit = pixelLimit
+            library.minFree = minFree
             prepare(library)
             reconcile(library, atStart: true)
         }

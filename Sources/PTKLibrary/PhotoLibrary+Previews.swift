@@ -61,6 +61,18 @@ extension PhotoLibrary {
             }
         }
         // The files first, then the entries: an entry never names a preview not yet on disk.
+        // Never into the space kept free: the batch waits (a passing reason: tried again later,
+        // less and less often), the photos themselves having come first.
+        if minFree > 0, !made.isEmpty {
+            let needed = made.reduce(Int64(0)) { $0 + Int64($1.rendition.bytes.count) }
+            // Unreadable free space: written as before (the write's own error says if it fails).
+            if let free = try? photos.availableSpace(), free - needed < minFree {
+                for m in made {
+                    outcomes[m.photo.id] = .retryLater(name: m.photo.name, reason: "\(formatBytes(Double(free))) free, min-free is \(formatBytes(Double(minFree))): previews wait for room")
+                }
+                made = []
+            }
+        }
         let errors = writeFiles(made.map { ("\($0.photo.id).\($0.rendition.type.fileExtension)", $0.rendition.bytes) }, in: "previews")
         var recorded: [(photo: Photo, state: Int64, problem: String?)] = []
         for ((photo, rendition), error) in zip(made, errors) {

@@ -18,6 +18,9 @@ public final class PhotoLibrary {
     public var databasePath: String { folder + "/index.sqlite" }
     /// Photos with more pixels get no thumbnail.
     public var pixelLimit = Thumbnailer.defaultPixelLimit
+    /// Bytes the file system keeps free (ptkd's `min-free`): previews, which may take a quarter
+    /// of what the photos take, are not written into them (they wait until there is room).
+    public var minFree: Int64 = 0
     let database: Database
     let photos: FileDescriptor
     /// How reconcile reads a photo's status in the directory (tests make it fail).

@@ -52,6 +52,11 @@ func downgradeToSchema4(_ library: PhotoLibrary, version: Int = 4) throws {
         """)
 }
 
+/// One round of previews of the photos waiting for one (a photo that is to be tried later stays waiting).
+func makeAllPreviewsOnce(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOutcome] {
+    try library.makePreviews(ids: try library.pendingPreviews(limit: 100)).map(\.outcome)
+}
+
 /// Makes the previews of every photo waiting for one, as the indexer does.
 @discardableResult
 func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOutcome] {
@@ -209,6 +214,20 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
                 #expect(!isMagenta(image), "\(name)")
             }
         }
+    }
+
+    @Test("previews are not written into the space kept free: they wait, and are made once there is room")
+    func previewsKeepMinFree() throws {
+        let f = Fixture()
+        try f.receive("large.png", photoBytes(3, width: 1600, height: 1000))
+        f.library.minFree = Int64.max
+        let outcomes = try makeAllPreviewsOnce(f.library)
+        guard case .retryLater(let name, let reason)? = outcomes.first else { Issue.record("\(outcomes)"); return }
+        #expect(name == "large.png" && reason.contains("min-free"), "\(reason)")
+        let waiting = try f.library.find("large")
+        #expect(listDirectory(f.library.previewFolder).isEmpty && waiting.preview == .pending)
+        f.library.minFree = 0
+        #expect(try makeAllPreviews(f.library) == [.made(name: "large.png")])
     }
 
     @Test("a preview is remade when the photo changes, and removed with it")
