@@ -20,7 +20,7 @@ public struct GalleryFilter: Sendable, Equatable {
 public struct GalleryCursor: Sendable, Equatable {
     public var token: String
     public init?(token: String) {
-        guard !token.isEmpty, token.utf8.count <= 200,
+        guard !token.isEmpty, token.utf8.count <= 2_000,
               token.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
         else { return nil }
         self.token = token
@@ -46,8 +46,10 @@ public struct GalleryPage: Sendable {
 extension PhotoLibrary {
     /// The gallery's page after `cursor` (nil: the first), at most `limit` photos: read from
     /// the index in the gallery's order (keyset paging on the schema-6 indices, never every
-    /// entry), in one read transaction. A cursor that does not parse, or names a photo no
-    /// longer there (or a way of sectioning the library no longer has), gives the first page.
+    /// entry), in one read transaction. The cursor keeps its photo's whole place in the order, so
+    /// a page goes on from there even if that photo was deleted or moved meanwhile (`GalleryKey`).
+    /// A cursor that does not parse, or a way of sectioning the library no longer has, gives the
+    /// first page.
     /// Pages after the first show only photos that were there at the first (ids up to the
     /// cursor's bound): one arriving meanwhile neither repeats a photo nor shifts the sections.
     public func galleryPage(_ filter: GalleryFilter, after cursor: GalleryCursor?, limit: Int) throws(LibraryError) -> GalleryPage {
@@ -55,20 +57,30 @@ extension PhotoLibrary {
             let total = Int(try database.firstInt("SELECT count(*) FROM photos") ?? 0)
             let senders = try gallerySenders()
             let newest = try database.firstInt("SELECT max(id) FROM photos") ?? 0
-            // The cursor's photo gives its section; gone, or sectioned otherwise now: page one.
+            // The cursor carries its whole place in the order (keyset paging): it goes on from
+            // there whether or not its photo is still there; sectioned otherwise now: page one.
             var after: (group: String, received: Int64, id: Int64)? = nil
             var q = GalleryQuery(filter: filter, bound: newest)
             var shape: GalleryShape
             if let key = cursor.flatMap({ GalleryKey(token: $0.token) }), key.id <= key.bound {
                 q.bound = key.bound
                 shape = try galleryShape(q)
-                let row = try database.prepare("SELECT folder, day FROM photos WHERE id = ?").bind(key.id)
-                if key.byFolder == shape.byFolder, try row.step(), let group = row.text(key.byFolder ? 0 : 1),
-                   !key.byFolder || shape.folders.contains(where: { $0.folder == group }) {
-                    after = (group, key.received, key.id)
+                if key.byFolder == shape.byFolder {
+                    after = (key.group, key.received, key.id)
                 } else {
                     q.bound = newest
                     shape = try galleryShape(q)
+                }
+                if let a = after, shape.byFolder {
+                    // The folders still to come: the cursor's own (from the cursor on), then those
+                    // whose newest photo sorts after the cursor folder's newest as the token keeps
+                    // it (so a folder gone meanwhile resumes at the next folder after where it was);
+                    // or is that very photo, moved since to a folder not yet shown.
+                    let fromNewest = (key.folderReceived, key.folderID)
+                    shape.folders = shape.folders.filter { $0.folder == a.group || ($0.received, $0.id) <= fromNewest }
+                    if let i = shape.folders.firstIndex(where: { $0.folder == a.group }), i > 0 {
+                        shape.folders.insert(shape.folders.remove(at: i), at: 0)
+                    }
                 }
             } else {
                 shape = try galleryShape(q)
@@ -82,9 +94,8 @@ extension PhotoLibrary {
                         SELECT \(Self.columns) FROM photos WHERE folder = ?4 AND (received, id) < (?5, ?6) AND \(q.conditions)
                         ORDER BY received DESC, id DESC LIMIT ?7
                         """)
-                    let start = after.flatMap { a in shape.folders.firstIndex { $0.folder == a.group } } ?? 0
-                    for (i, f) in shape.folders.enumerated() where i >= start && rows.count < wanted {
-                        let from = i == start ? after.map { ($0.received, $0.id) } : nil
+                    for f in shape.folders where rows.count < wanted {
+                        let from = f.folder == after?.group ? after.map { ($0.received, $0.id) } : nil
                         q.bind(s, f.folder, from?.0 ?? .max, from?.1 ?? .max, wanted - rows.count)
                         while try s.step() { rows.append((f.folder, Self.photo(from: s))) }
                     }
@@ -102,7 +113,10 @@ extension PhotoLibrary {
             if rows.count == wanted {
                 rows.removeLast()
                 let last = rows[rows.count - 1].photo
-                next = GalleryKey(byFolder: shape.byFolder, bound: q.bound, received: last.received.milliseconds, id: last.id).cursor
+                let group = rows[rows.count - 1].group
+                let folderNewest = shape.folders.first { $0.folder == group }.map { ($0.received, $0.id) } ?? (0, 0)
+                next = GalleryKey(byFolder: shape.byFolder, bound: q.bound, received: last.received.milliseconds, id: last.id,
+                                  group: group, folderReceived: folderNewest.0, folderID: folderNewest.1).cursor
             }
             var sections: [(title: String, photos: [Photo])] = []
             var lastGroup: String? = nil
@@ -270,29 +284,102 @@ private struct GalleryQuery {
 }
 
 /// What a gallery cursor says: how the library was sectioned (by folder or by day), the
-/// highest id of the first page's moment, and the last photo's received time and id (its
-/// place in the order, with its folder or day read from its row).
-/// Text: "f" or "d", then the three numbers, dot-separated ("d.1042.1764658503000.1037").
+/// highest id of the first page's moment, and the last photo's whole place in the order: its
+/// received time and id, and its day, or its folder and that folder's newest photo (received
+/// time and id), so that paging goes on from there even when the photo has since been deleted,
+/// moved or retaken (keyset paging: nothing is read back from its row).
+/// Text, dot-separated: "d", the bound, received, id and the day
+/// ("d.1042.1764658503000.1037.2025-12-02"); or "f", the bound, received, id, the folder's newest
+/// received and id, and the folder in base64url without padding ("" for the top folder)
+/// ("f.1042.1764658503000.1037.1764658509000.1040.MjAyNS8").
+/// A folder cursor whose folder is gone (or has no match now) goes on with the first folder, in
+/// the current order, whose newest photo sorts after the kept newest of the cursor's folder:
+/// where the cursor's folder would have been. A folder path too long for the token's 2,000
+/// bytes (over some 1,450 bytes) gives no cursor: its page is the last.
 struct GalleryKey: Equatable {
     var byFolder: Bool
     var bound: Int64
     var received: Int64
     var id: Int64
+    /// The day ("YYYY-MM-DD") or the folder.
+    var group: String
+    /// By folder: the cursor folder's newest photo when the cursor was made.
+    var folderReceived: Int64
+    var folderID: Int64
 
-    init(byFolder: Bool, bound: Int64, received: Int64, id: Int64) {
+    init(byFolder: Bool, bound: Int64, received: Int64, id: Int64, group: String, folderReceived: Int64 = 0, folderID: Int64 = 0) {
         self.byFolder = byFolder
         self.bound = bound
         self.received = received
         self.id = id
+        self.group = group
+        self.folderReceived = folderReceived
+        self.folderID = folderID
     }
 
     init?(token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "f" || parts[0] == "d",
-              let bound = Int64(parts[1]), let received = Int64(parts[2]), let id = Int64(parts[3]) else { return nil }
-        self.init(byFolder: parts[0] == "f", bound: bound, received: received, id: id)
+        guard parts.count >= 5, let bound = Int64(parts[1]), let received = Int64(parts[2]), let id = Int64(parts[3]) else { return nil }
+        if parts[0] == "d", parts.count == 5, Self.isDay(parts[4]) {
+            self.init(byFolder: false, bound: bound, received: received, id: id, group: String(parts[4]))
+        } else if parts[0] == "f", parts.count == 7, let fr = Int64(parts[4]), let fid = Int64(parts[5]),
+                  let bytes = Base64URL.decode(parts[6]), let folder = String(validating: bytes, as: UTF8.self) {
+            self.init(byFolder: true, bound: bound, received: received, id: id, group: folder, folderReceived: fr, folderID: fid)
+        } else {
+            return nil
+        }
     }
 
-    var token: String { "\(byFolder ? "f" : "d").\(bound).\(received).\(id)" }
+    var token: String {
+        byFolder ? "f.\(bound).\(received).\(id).\(folderReceived).\(folderID).\(Base64URL.encode(Array(group.utf8)))"
+            : "d.\(bound).\(received).\(id).\(group)"
+    }
     var cursor: GalleryCursor? { GalleryCursor(token: token) }
+
+    /// "YYYY-MM-DD": ten characters, digits but for the two dashes ("" too: a photo of no day).
+    private static func isDay(_ s: Substring) -> Bool {
+        let u = Array(s.utf8)
+        return u.isEmpty || u.count == 10 && u.enumerated().allSatisfy { i, c in i == 4 || i == 7 ? c == 0x2D : (c >= 0x30 && c <= 0x39) }
+    }
+}
+
+/// Base64url (RFC 4648 section 5) without padding, for a cursor's folder.
+enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            let n = min(3, bytes.count - i)
+            var v = UInt32(bytes[i]) << 16
+            if n > 1 { v |= UInt32(bytes[i + 1]) << 8 }
+            if n > 2 { v |= UInt32(bytes[i + 2]) }
+            for k in 0...n { out.append(alphabet[Int((v >> UInt32(18 - 6 * k)) & 63)]) }
+            i += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Nil unless `text` is canonical base64url without padding.
+    static func decode(_ text: Substring) -> [UInt8]? {
+        var values: [UInt32] = []
+        for c in text.utf8 {
+            guard let v = alphabet.firstIndex(of: c) else { return nil }
+            values.append(UInt32(v))
+        }
+        guard values.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        var i = 0
+        while i < values.count {
+            let n = min(4, values.count - i)
+            var v: UInt32 = 0
+            for k in 0..<4 { v = v << 6 | (k < n ? values[i + k] : 0) }
+            out.append(UInt8(v >> 16 & 0xFF))
+            if n > 2 { out.append(UInt8(v >> 8 & 0xFF)) }
+            if n > 3 { out.append(UInt8(v & 0xFF)) }
+            i += 4
+        }
+        return encode(out) == String(text) ? out : nil
+    }
 }

@@ -157,10 +157,15 @@ struct WebTests {
             #expect(!r.text.contains("root:") && !r.text.contains("SQLite"), "\(target)")
         }
         #expect(try b.request("DELETE", "/photo/1").status == 405)
-        // Pages of the gallery past the end, or not numbers, are pages (empty or the first), never a fault.
-        for query in ["page=999999", "page=1000001", "page=-1", "page=0", "page=abc", "page=9223372036854775807", "rating=-3&sender=%00"] {
+        // Hostile or garbage cursors (and filters) through the real door: the gallery's first page
+        // (its one photo), never a fault.
+        for query in ["after=d.9223372036854775807.0.-1", "after=f.1.2", "after=" + String(repeating: "9", count: 2_001),
+                      "after=a/b", "after=a%2Fb", "after='%20OR%201=1", "after=d.1.0.1.2025-01-01'%20OR%201=1", "after=f.1.0.1.0.0.A",
+                      "after=f.1.0.1.0.0._w", "after=f.-1.0.-1.0.0.YS8", "after=d.0.0.1.2025-01-01", "after=", "after=%00",
+                      "after=f.9223372036854775807.0.1.0.0.YS8&rating=-3"] {
             let r = try b.request("GET", "/?" + query)
             #expect(r.status == 200, "\(query): \(r.status)")
+            #expect(r.text.contains("<figure id=\"p1\">"), "\(query)")
         }
         let good = b.cookie!
         // A forged cookie (right length, wrong secret), a damaged one, and none.

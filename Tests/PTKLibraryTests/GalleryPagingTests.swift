@@ -159,19 +159,81 @@ struct GalleryPagingTests {
         let firstIDs = first.sections.flatMap { $0.photos.map(\.id) }
         let maxID = try f.library.lastID()
         for token in ["x", "0", "d", "f.1", "d.1.2.3.4", "d.a.b.c", "f..1.2", "f.\(maxID).0.999999", "d.\(maxID).0.5", "f.-5.0.5",
-                      "f.99999999999999999999.0.1", "z.\(maxID).0.1", "f.3.0.7", String(repeating: "9", count: 200)] {
+                      "f.99999999999999999999.0.1", "z.\(maxID).0.1", "f.3.0.7", String(repeating: "9", count: 200),
+                      // The whole key: a day where the library has folders, a bad day, bad base64url,
+                      // a folder not UTF-8, an id above the bound, parts too many or too few.
+                      "d.\(maxID).0.5.2025-01-01", "d.\(maxID).0.5.2025-1-01", "d.\(maxID).0.5.2025x01-01", "f.\(maxID).0.5.0.0.A",
+                      "f.\(maxID).0.5.0.0.YR", "f.\(maxID).0.5.0.0._w", "f.\(maxID).0.5.0.0", "f.\(maxID).0.5.0.0.YS8.x", "f.5.0.6.0.0.YS8",
+                      String(repeating: "9", count: 2_000)] {
             let cursor = try #require(GalleryCursor(token: token), "\(token) is URL-safe")
             let page = try f.library.galleryPage(GalleryFilter(), after: cursor, limit: 20)
             #expect(page.sections.flatMap { $0.photos.map(\.id) } == firstIDs, "\(token)")
             #expect(!page.firstContinues)
         }
-        // The cursor of a photo since removed names nothing.
+        #expect(GalleryCursor(token: String(repeating: "9", count: 2_001)) == nil)
+        // A folder cursor where no folder remains, the library sectioned by day now: page one.
         let next = try #require(first.next)
-        try f.library.database.execute("DELETE FROM photos WHERE id = \(firstIDs.last!)")
+        try f.library.database.execute("UPDATE photos SET name = replace(name, '/', '_')")
+        let byDay = try f.library.galleryPage(GalleryFilter(), after: nil, limit: 20)
         let after = try f.library.galleryPage(GalleryFilter(), after: next, limit: 20)
-        #expect(after.sections.flatMap { $0.photos.map(\.id) } == Array(firstIDs.dropLast()) + [after.sections.last!.photos.last!.id])
+        #expect(after.sections.flatMap { $0.photos.map(\.id) } == byDay.sections.flatMap { $0.photos.map(\.id) } && !after.firstContinues)
         #expect(GalleryCursor(token: "a/b") == nil && GalleryCursor(token: "") == nil)
         #expect(try f.library.galleryPage(GalleryFilter(), after: nil, limit: 0).sections.isEmpty)
+    }
+
+    @Test("the cursor's photo deleted, moved or retaken between pages (or its whole folder deleted): no repeats, no gaps")
+    func cursorPhotoChangedBetweenPages() throws {
+        for folders in [false, true] {
+            for change in ["delete", "move", "folder"] where folders || change != "folder" {
+                let f = Fixture()
+                try fill(f.library, count: 300, folders: folders)
+                let reference = try referenceOrder(f.library, GalleryFilter())
+                let before = reference.map(\.photo.id)
+                var shown: [Int64] = []
+                var moved: Set<Int64> = []
+                var gone: Set<Int64> = []
+                var cursor: GalleryCursor? = nil
+                var round = 0
+                repeat {
+                    let page = try f.library.galleryPage(GalleryFilter(), after: cursor, limit: 23)
+                    let ids = page.sections.flatMap { $0.photos.map(\.id) }
+                    // A page that starts in the section the last one ended in says so.
+                    if let last = shown.last, let firstID = ids.first, !moved.contains(last), !moved.contains(firstID), !gone.contains(firstID) {
+                        let title = { (id: Int64) in reference.first { $0.photo.id == id }?.title }
+                        #expect(page.firstContinues == (title(last) == title(firstID)), "\(change) folders: \(folders) round \(round)")
+                    }
+                    shown += ids
+                    cursor = page.next
+                    round += 1
+                    guard let last = ids.last, round < 100 else { break }
+                    switch change {
+                    case "delete":
+                        try f.library.database.execute("DELETE FROM photos WHERE id = \(last)")
+                        gone.insert(last)
+                    case "move" where folders:
+                        // To a folder of its own, or to another folder already there.
+                        let to = round % 2 == 0 ? "moved\(last)/" : "zeta/"
+                        try f.library.database.execute("UPDATE photos SET name = '\(to)m\(last).png' WHERE id = \(last)")
+                        moved.insert(last)
+                    case "move":
+                        // Taken on a day long before, or long after.
+                        let day = round % 2 == 0 ? "2020-01-01" : "2030-01-01"
+                        try f.library.database.execute("UPDATE photos SET taken = '\(day)T10:00:00' WHERE id = \(last)")
+                        moved.insert(last)
+                    default:
+                        // The whole folder of the cursor's photo, shown or not.
+                        let folder = try #require(try f.library.database.firstText("SELECT folder FROM photos WHERE id = \(last)"))
+                        let s = try f.library.database.prepare("SELECT id FROM photos WHERE folder = ?").bind(folder)
+                        while try s.step() { gone.insert(s.int(0)!) }
+                        try f.library.database.prepare("DELETE FROM photos WHERE folder = ?").bind(folder).run()
+                    }
+                } while cursor != nil
+                let unshownGone = gone.subtracting(shown)
+                #expect(shown.filter { !moved.contains($0) } == before.filter { !moved.contains($0) && !unshownGone.contains($0) },
+                        "\(change) folders: \(folders)")
+                #expect(Set(shown).count == shown.count || !moved.isEmpty, "\(change) folders: \(folders)")
+            }
+        }
     }
 
     @Test("photos that arrive between pages repeat none already shown and leave none out")
