@@ -59,8 +59,11 @@ extension PhotoLibrary {
                 }
             }
         }
+        // A photo not indexed again since schema 5 shows its old `<id>.png`.
+        var oldThumbnails: [Int64: String] = [:]
+        for photo in photos where photo.hasOldThumbnail { oldThumbnails[photo.id] = photo.thumbnailFileName(side: side) }
         let html = StaticGallery.page(directory: directory, photos: photos.map(WebPhoto.init), photosLink: photosRelative, thumbnailsLink: thumbnailsRelative,
-                                       thumbnailSide: side)
+                                       thumbnailSide: side, thumbnailFiles: oldThumbnails)
         let page = out + "/index.html"
         do { try writeFileAtomically(page, Array(html.utf8), mode: 0o644) } catch {
             throw LibraryError(.io, "cannot write \(page): \(error)")

@@ -35,8 +35,13 @@ public struct Photo: Sendable, Equatable {
     /// True when the photo has its gallery thumbnails (`thumbnailType`).
     public var hasThumbnail: Bool
     /// The gallery thumbnails' format (issue 45): .jpeg, or .png for a photo with
-    /// transparency; nil when it has none. Each side of `Thumbnailer.gallerySides` has a file.
+    /// transparency; nil when it has none. Each side of `Thumbnailer.gallerySides` has a file,
+    /// except for a photo with `hasOldThumbnail` (.png: one file for every side).
     public var thumbnailType: PhotoType?
+    /// True while the photo still has the one thumbnail of a schema before 5 (`thumbnail = 1`):
+    /// `<id>.png`, at most `Thumbnailer.maxSide` (256) pixels on its long side, shown for
+    /// every gallery side until the photo is indexed again and its new thumbnails replace it.
+    public var hasOldThumbnail: Bool = false
     /// Its preview (issue 45).
     public var preview: PreviewState = .pending
     /// The preview's format when it is made: .jpeg (`.ptk/previews/<id>.jpg`), or .png
@@ -110,9 +115,13 @@ public struct Photo: Sendable, Equatable {
     public var day: String { String((taken ?? received.iso8601).prefix(10)) }
 
     /// The file name of its gallery thumbnail of `side` (one of `Thumbnailer.gallerySides`) in
-    /// `.ptk/thumbnails`: "12-360.jpg"; nil when it has none.
+    /// `.ptk/thumbnails`: "12-360.jpg"; nil when it has none. For a photo with
+    /// `hasOldThumbnail`, "12.png" for every side: the old thumbnail of a schema before 5, at
+    /// most 256 pixels (`Thumbnailer.maxSide`) on its long side, so smaller than the largest
+    /// side asks, is shown until the photo is indexed again.
     public func thumbnailFileName(side: Int) -> String? {
-        thumbnailType.map { "\(id)-\(side).\($0.fileExtension)" }
+        if hasOldThumbnail { return "\(id).png" }
+        return thumbnailType.map { "\(id)-\(side).\($0.fileExtension)" }
     }
 
     /// The file name of its preview in `.ptk/previews` ("12.jpg"), nil when none is made.
@@ -255,7 +264,10 @@ extension Photo {
         lines.append(("rating", rating.map { "\($0)/5" } ?? "-"))
         lines.append(("note", note ?? "-"))
         let thumbnail: String
-        if !indexed {
+        if hasOldThumbnail, let name = thumbnailFileName(side: Thumbnailer.gallerySides.max()!) {
+            // Kept from a schema before 5 until the indexer makes the new ones.
+            thumbnail = "\(thumbnailFolder)/\(name) (the old thumbnail, at most \(Thumbnailer.maxSide) pixels: being made again)"
+        } else if !indexed {
             thumbnail = "(not indexed yet)"
         } else if hasThumbnail {
             // With what was set aside in making it (a colour profile, the EXIF), if anything.

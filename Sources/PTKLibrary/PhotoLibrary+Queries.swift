@@ -20,8 +20,11 @@ extension PhotoLibrary {
         p.note = s.text(13)
         p.rating = s.int(14).map(Int.init)
         p.indexed = s.int(15) == 1
-        // 1, the 256-pixel PNG of schemas before 5, is none: the photo is indexed again.
-        p.thumbnailType = Self.thumbnailTypes[s.int(16) ?? 0]
+        // 1, the 256-pixel PNG of schemas before 5 (`<id>.png`), is shown until the photo is
+        // indexed again and its new thumbnails replace it.
+        let thumbnail = s.int(16) ?? 0
+        p.hasOldThumbnail = thumbnail == Self.oldThumbnail
+        p.thumbnailType = p.hasOldThumbnail ? .png : Self.thumbnailTypes[thumbnail]
         p.hasThumbnail = p.thumbnailType != nil
         p.problem = s.text(17)
         p.modified = s.int(18).map { WallTime(milliseconds: $0) }
@@ -43,6 +46,9 @@ extension PhotoLibrary {
 
     /// The `thumbnail` column's values of the gallery thumbnails' formats (schema 5).
     static let thumbnailTypes: [Int64: PhotoType] = [2: .jpeg, 3: .png]
+    /// The `thumbnail` column's value of the 256-pixel `<id>.png` of schemas before 5, kept
+    /// until the photo is indexed again.
+    static let oldThumbnail: Int64 = 1
     /// The `preview` column's values of previews made, by format.
     static let previewMade: [PhotoType: Int64] = [.jpeg: 1, .png: 3]
 
@@ -186,15 +192,17 @@ extension PhotoLibrary {
     }
 
     /// The gallery thumbnail of `photo` for `side` (one of `Thumbnailer.gallerySides`; nil for
-    /// another), nil when it has none: `.ptk/thumbnails/<id>-<side>.<jpg|png>`, read through the
+    /// another), nil when it has none: `.ptk/thumbnails/<id>-<side>.<jpg|png>` (the old `<id>.png`
+    /// for every side while `Photo.hasOldThumbnail`), read through the
     /// thumbnails folder's descriptor, without following a symlink or waiting on a FIFO, and
     /// only from a regular file of at most 16 MiB. Its width and height are not stored: they
     /// are the photo's size as shown fitted within `side` (`Photo.fitted`, the thumbnailer's
-    /// rule), 0 when the index does not know the photo's size.
+    /// rule; within `Thumbnailer.maxSide`, the old thumbnail's, for every side while
+    /// `Photo.hasOldThumbnail`), 0 when the index does not know the photo's size.
     public func thumbnail(of photo: Photo, side: Int) throws(LibraryError) -> Rendition? {
         guard Thumbnailer.gallerySides.contains(side), let type = photo.thumbnailType, let name = photo.thumbnailFileName(side: side) else { return nil }
         let bytes = try readLibraryFile(name, in: "thumbnails", failure: "cannot read the thumbnail of '\(photo.name)'")
-        let size = Photo.fitted(photo.displayedSize, within: side) ?? (0, 0)
+        let size = Photo.fitted(photo.displayedSize, within: photo.hasOldThumbnail ? Thumbnailer.maxSide : side) ?? (0, 0)
         return Rendition(bytes: bytes, width: size.width, height: size.height, type: type)
     }
 

@@ -151,7 +151,7 @@ extension PhotoLibrary {
     /// Removes what a process killed mid-write left in the thumbnails and previews folders,
     /// and what no entry names: temporary files of processes that no longer exist
     /// ("<name>.tmp.<pid>", `writeFilesAtomically`), the 256-pixel `<id>.png` thumbnails of
-    /// schemas before 5, thumbnails (`<id>-<side>.<ext>`) and previews (`<id>.<ext>`) whose
+    /// schemas before 5 whose entry no longer shows them (`thumbnail` is not 1), thumbnails (`<id>-<side>.<ext>`) and previews (`<id>.<ext>`) whose
     /// entry is gone or names another format, and previews of photos that need none or whose
     /// preview failed. Returns how many files it removed.
     @discardableResult
@@ -194,7 +194,8 @@ extension PhotoLibrary {
         if isStaleTemporary(name) { return true }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let type = renditionType(parts[1]) else { return false }
-        if type == .png, Int64(parts[0]) != nil { return true }  // "<id>.png" of schemas before 5
+        // "<id>.png" of schemas before 5: kept while its entry still shows it (not indexed again yet).
+        if type == .png, let id = Int64(parts[0]) { return entries[id]?.thumbnail != oldThumbnail }
         let stem = parts[0].split(separator: "-", omittingEmptySubsequences: false)
         guard stem.count == 2, let id = Int64(stem[0]), let side = Int(stem[1]), Thumbnailer.gallerySides.contains(side) else { return false }
         guard let entry = entries[id] else { return true }

@@ -7,7 +7,7 @@ extension PhotoLibrary {
     /// 3: what a photo says of itself (orientation, taken, camera, location: yes or no), which
     /// a migration from 2 fills in by indexing every photo again; 4: thumbnails in linear light;
     /// 5 (issue 45): `thumbnail` says the gallery thumbnails' format (0 none, 1 the 256-pixel
-    /// PNG of schemas before 5, read as none, 2 JPEG, 3 PNG) and `preview`/`preview_problem`
+    /// PNG `<id>.png` of schemas before 5, shown until the photo is indexed again, 2 JPEG, 3 PNG) and `preview`/`preview_problem`
     /// say where the preview stands (NULL pending, 0 not needed, 1 made as JPEG, 2 failed and
     /// why, 3 made as PNG); every photo is indexed again for its new thumbnails; 6: the
     /// gallery's keys, each photo's folder and day, as columns SQLite computes, and indices in
@@ -61,8 +61,9 @@ extension PhotoLibrary {
             }
             if found < 5 {
                 // Gallery thumbnails at two sizes in a compact format, and previews: every photo
-                // is indexed again (its notes and ratings stay); the old `<id>.png` thumbnails
-                // are removed by the sweep below and by every sweep at start.
+                // is indexed again (its notes and ratings stay). Its old `<id>.png` thumbnail
+                // (`thumbnail = 1`) is shown until then; indexing removes it once the entry names
+                // the new ones. The sweep below removes only those no entry shows any more.
                 // An index whose version was set back (by hand, or a test) has the columns already.
                 if try database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name = 'preview'") == 0 {
                     try database.execute("""

@@ -10,8 +10,11 @@ public enum StaticGallery {
     /// The page for `photos` (newest first) of the received-photos `directory`: the photos are
     /// linked through `photosLink` (relative to the page, percent-encoded; "" when the page is in
     /// the directory), the thumbnails through `thumbnailsLink` (each `ID-SIDE.jpg`, or `.png`
-    /// as `WebPhoto.thumbnailType` says: the library's gallery thumbnail of `thumbnailSide`).
-    public static func page(directory: String, photos: [WebPhoto], photosLink: String, thumbnailsLink: String, thumbnailSide: Int = 360) -> String {
+    /// as `WebPhoto.thumbnailType` says: the library's gallery thumbnail of `thumbnailSide`;
+    /// `thumbnailFiles` names another file by photo id, the old `ID.png` of a library of a schema
+    /// before 5 kept until the photo is indexed again).
+    public static func page(directory: String, photos: [WebPhoto], photosLink: String, thumbnailsLink: String, thumbnailSide: Int = 360,
+                            thumbnailFiles: [Int64: String] = [:]) -> String {
         let groups = WebPhoto.grouped(photos)
         let list = groups.flatMap(\.photos)
         // Each section starts at its first photo's id.
@@ -55,7 +58,7 @@ public enum StaticGallery {
             let href = photosLink.isEmpty ? encoded : photosLink + "/" + encoded
             var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
             if photo.hasThumbnail, let type = photo.thumbnailType {
-                let file = "\(photo.id)-\(thumbnailSide).\(type == .png ? "png" : "jpg")"
+                let file = thumbnailFiles[photo.id] ?? "\(photo.id)-\(thumbnailSide).\(type == .png ? "png" : "jpg")"
                 image = "<img src=\"\(thumbnailsLink)/\(file)\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
             }
             var meta = [photo.takenMinutes.map { "taken " + $0 } ?? photo.received.description]

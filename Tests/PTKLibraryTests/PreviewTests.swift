@@ -36,15 +36,25 @@ func renditionType(_ bytes: [UInt8]) -> PhotoType? {
     return nil
 }
 
-/// Makes an index of `library` look as schema 4 left it: no preview columns, thumbnails
-/// recorded as the 256-pixel `<id>.png` (column value 1, the file there, the new ones gone).
+/// Makes an index of `library` look as schema 4 left it (or `version`, with the columns of
+/// schema 3 kept): no preview columns (schema 5), no `folder`/`day` columns nor the gallery's
+/// and the rating's indices (schema 6), thumbnails recorded as the 256-pixel `<id>.png`
+/// (column value 1, a PNG fitted within 256 pixels there, the new ones gone).
 func downgradeToSchema4(_ library: PhotoLibrary, version: Int = 4) throws {
     for p in try library.all() where p.hasThumbnail {
         for side in Thumbnailer.gallerySides { unlink(library.thumbnailFolder + "/" + p.thumbnailFileName(side: side)!) }
-        writeFile(library.thumbnailFolder + "/\(p.id).png", photoBytes(1))
+        let size = Photo.fitted(p.displayedSize, within: Thumbnailer.maxSide) ?? (40, 30)
+        writeFile(library.thumbnailFolder + "/\(p.id).png", photoBytes(Int(p.id) + 100, width: size.width, height: size.height))
     }
     try library.database.execute("""
         DROP INDEX IF EXISTS photos_preview_pending;
+        DROP INDEX IF EXISTS photos_gallery_day;
+        DROP INDEX IF EXISTS photos_gallery_folder;
+        DROP INDEX IF EXISTS photos_gallery_sender_day;
+        DROP INDEX IF EXISTS photos_gallery_sender_folder;
+        DROP INDEX IF EXISTS photos_rating;
+        ALTER TABLE photos DROP COLUMN day;
+        ALTER TABLE photos DROP COLUMN folder;
         ALTER TABLE photos DROP COLUMN preview;
         ALTER TABLE photos DROP COLUMN preview_problem;
         UPDATE photos SET thumbnail = 1 WHERE thumbnail <> 0;
@@ -123,29 +133,91 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(listDirectory(previews) == ["README"])
     }
 
-    @Test("an index of schema 4 is indexed again when opened: new thumbnails, the old ones swept, notes and ratings kept")
+    @Test("an index of schema 4 keeps showing each photo's old <id>.png for both sides until it is indexed again, which replaces it; notes and ratings kept")
     func migrationFromSchema4() throws {
         let f = Fixture()
         let a = try f.receive("a.png", photoBytes(1, width: 2000, height: 1000))
-        try f.receive("b.png", photoBytes(2))
+        let b = try f.receive("b.png", photoBytes(2))
         try f.library.setNote("a", "kept")
         try f.library.setRating("b", 4)
         try downgradeToSchema4(f.library)
-        #expect(fileExists(f.library.thumbnailFolder + "/\(a.id).png"))
+        let folder = f.library.thumbnailFolder
+        let oldNames: Set<String> = ["\(a.id).png", "\(b.id).png"]
+        #expect(Set(listDirectory(folder)) == oldNames, "as schema 4 left it")
+        #expect(try f.library.database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name IN ('preview', 'folder', 'day')") == 0)
+        #expect(try f.library.database.firstInt("SELECT count(*) FROM sqlite_master WHERE name LIKE 'photos_gallery_%' OR name = 'photos_rating'") == 0)
+        let old = [a.id: try #require(readFile(folder + "/\(a.id).png")), b.id: try #require(readFile(folder + "/\(b.id).png"))]
+        #expect(renditionSize(old[a.id]!) == [256, 128])
+
         let reopened = try PhotoLibrary(directory: f.directory, create: false)
         #expect(try reopened.database.firstInt("PRAGMA user_version") == PhotoLibrary.schemaVersion)
         #expect(try reopened.pendingCount() == 2)
-        #expect(!fileExists(reopened.thumbnailFolder + "/\(a.id).png"), "swept when migrating")
-        let before = try #require(try reopened.find("a"))
-        #expect(!before.hasThumbnail && before.thumbnailType == nil, "the old thumbnail counts as none")
-        #expect(try reopened.thumbnail(of: before, side: 360) == nil)
-        while let id = try reopened.pending(limit: 1).first { try reopened.index(id: id) }
+        #expect(Set(listDirectory(folder)) == oldNames, "kept when migrating: the entries still show them")
+        for name in ["a", "b"] {
+            let p = try reopened.find(name)
+            #expect(!p.indexed && p.hasThumbnail && p.hasOldThumbnail && p.thumbnailType == .png, "\(name)")
+            for side in Thumbnailer.gallerySides {
+                #expect(p.thumbnailFileName(side: side) == "\(p.id).png")
+                let r = try #require(try reopened.thumbnail(of: p, side: side), "\(name) \(side)")
+                #expect(r.type == .png && r.bytes == old[p.id], "\(name) \(side): the old thumbnail")
+            }
+            #expect(try reopened.thumbnail(of: p) == old[p.id], "ptk thumbnail gives the old one")
+            #expect(p.thumbnailPath == PhotoLibrary.folderName + "/thumbnails/\(p.id).png")
+            let shown = p.details(thumbnailFolder: folder).first { $0.0 == "thumbnail" }?.1
+            #expect(shown == .text("\(folder)/\(p.id).png (the old thumbnail, at most 256 pixels: being made again)"), "ptk show: \(String(describing: shown))")
+        }
+        #expect(try reopened.thumbnail(of: reopened.find("a"), side: 360).map { [$0.width, $0.height] } == [256, 128], "the old file's size")
+
+        // ptk gallery shows the old thumbnails, and copies them beside a page outside the library.
+        let (page, _) = try reopened.gallery()
+        let html = String(decoding: try #require(readFile(page)), as: UTF8.self)
+        #expect(html.contains("src=\"../thumbnails/\(a.id).png\"") && html.contains("src=\"../thumbnails/\(b.id).png\""))
+        let out = f.directory + "-site"
+        defer { removeTree(out) }
+        _ = try reopened.gallery(to: out)
+        #expect(readFile(out + "/thumbnails/\(a.id).png") == old[a.id])
+        #expect(String(decoding: try #require(readFile(out + "/index.html")), as: UTF8.self).contains("src=\"thumbnails/\(a.id).png\""))
+
+        // A sweep at start leaves the old thumbnail of a photo not indexed again alone.
+        #expect(try reopened.sweepThumbnails() == 0)
+        #expect(Set(listDirectory(folder)) == oldNames)
+
+        // Indexing writes the new thumbnails, records them, then removes the old one.
+        try reopened.index(id: a.id)
         let after = try reopened.find("a")
-        #expect(after.hasThumbnail && after.note == "kept" && after.preview == .pending)
-        #expect(try reopened.find("b").rating == 4 && reopened.find("b").preview == .notNeeded)
+        #expect(after.indexed && after.hasThumbnail && !after.hasOldThumbnail && after.thumbnailType == .jpeg)
+        #expect(after.note == "kept" && after.preview == .pending)
+        #expect(try reopened.database.firstInt("SELECT thumbnail FROM photos WHERE id = \(a.id)") == 2)
+        #expect(Set(listDirectory(folder)) == ["\(a.id)-180.jpg", "\(a.id)-360.jpg", "\(b.id).png"], "a's old one gone, b's still shown")
         #expect(try reopened.thumbnail(of: after, side: 180).flatMap { renditionSize($0.bytes) } == [180, 90])
+        #expect(try reopened.thumbnail(of: after, side: 360).flatMap { renditionSize($0.bytes) } == [360, 180])
+        #expect(try reopened.sweepThumbnails() == 0, "b's old thumbnail is still its entry's")
+        #expect(try reopened.thumbnail(of: reopened.find("b"), side: 180)?.bytes == old[b.id])
+
+        try reopened.index(id: b.id)
+        let bAfter = try reopened.find("b")
+        #expect(bAfter.rating == 4 && bAfter.preview == .notNeeded && !bAfter.hasOldThumbnail)
+        #expect(try reopened.database.firstInt("SELECT thumbnail FROM photos WHERE id = \(b.id)") == 2)
+        #expect(!fileExists(folder + "/\(b.id).png") && fileExists(folder + "/\(b.id)-180.jpg") && fileExists(folder + "/\(b.id)-360.jpg"))
+        #expect(try reopened.pendingCount() == 0)
         try makeAllPreviews(reopened)
         #expect(try reopened.find("a").preview == .made)
+    }
+
+    @Test("the sweep keeps an old <id>.png while its entry says 1, and removes it once the entry says otherwise")
+    func sweepKeepsOldThumbnailsStillShown() throws {
+        let f = Fixture()
+        let photo = try f.receive("p.png", photoBytes(1))
+        let folder = f.library.thumbnailFolder
+        writeFile(folder + "/\(photo.id).png", [1])
+        try f.library.database.execute("UPDATE photos SET thumbnail = 1 WHERE id = \(photo.id)")
+        let new = Set(listDirectory(folder)).subtracting(["\(photo.id).png"])
+        #expect(new == ["\(photo.id)-180.jpg", "\(photo.id)-360.jpg"])
+        #expect(try f.library.sweepThumbnails() == 0, "the old one is still shown; new ones are left to the indexing that writes them")
+        #expect(Set(listDirectory(folder)) == new.union(["\(photo.id).png"]))
+        try f.library.database.execute("UPDATE photos SET thumbnail = 2 WHERE id = \(photo.id)")
+        #expect(try f.library.sweepThumbnails() == 1)
+        #expect(Set(listDirectory(folder)) == new)
     }
 }
 
