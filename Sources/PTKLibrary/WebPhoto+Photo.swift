@@ -11,5 +11,6 @@ extension WebPhoto {
                   indexed: photo.indexed, hasThumbnail: photo.hasThumbnail, problem: photo.problem)
         thumbnailType = photo.thumbnailType
         hasPreview = photo.preview == .made
+        oldThumbnail = photo.hasOldThumbnail
     }
 }

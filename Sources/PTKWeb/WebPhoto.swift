@@ -38,6 +38,9 @@ public struct WebPhoto: Sendable, Equatable {
     public var thumbnailType: PhotoType?
     /// A preview (`/photo/ID/preview`, a JPEG of at most 1440 pixels) has been made (issue 45).
     public var hasPreview = false
+    /// Its thumbnail is the old 256-pixel PNG of a library made before issue 45, until the
+    /// photo is indexed again.
+    public var oldThumbnail = false
     /// Why indexing or the thumbnail failed, or what was set aside in making it.
     public var problem: String?
 
@@ -74,7 +77,9 @@ public struct WebPhoto: Sendable, Equatable {
     /// A HEIF's largest thumbnail is made again, sharper, with its preview (its first one may
     /// come from the file's own small thumbnail): "p" once the preview is made, so that a
     /// browser does not keep the first one for a day.
-    public var version: String { String((sha256 ?? "").prefix(12)) + (type.isHEIF && hasPreview ? "p" : "") }
+    /// An upgraded library's old 256-pixel thumbnail is shown until the photo is indexed
+    /// again: "o" while it is, so that the new ones are not taken for it.
+    public var version: String { String((sha256 ?? "").prefix(12)) + (type.isHEIF && hasPreview ? "p" : "") + (oldThumbnail ? "o" : "") }
 
     /// Browsers show the original itself (PNG, JPEG; not HEIC or HEIF).
     public var browserShowsOriginal: Bool { type == .png || type == .jpeg }

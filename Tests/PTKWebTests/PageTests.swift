@@ -119,6 +119,10 @@ struct PageTests {
         #expect(pages.photo(withPreview, details: [], viewer: viewer).contains("<img id=\"photo\" src=\"/photo/4/preview?v=aaaaaaaaaaaap\" alt=\"a.heic\">"))
         #expect(WebPages.thumbnailURL(withPreview, side: 360) == "/photo/4/thumbnail/360?v=aaaaaaaaaaaap")
         #expect(WebPages.thumbnailURL(WebPhoto(photo(4, "a.heic")), side: 360) == "/photo/4/thumbnail/360?v=aaaaaaaaaaaa")
+        // An upgraded library's old thumbnail has an address of its own, left when the new ones come.
+        var old = WebPhoto(photo(4, "a.png"))
+        old.oldThumbnail = true
+        #expect(WebPages.thumbnailURL(old, side: 180) == "/photo/4/thumbnail/180?v=aaaaaaaaaaaao")
         #expect(pages.photo(WebPhoto(photo(4, "a.jpg")), details: [], viewer: viewer).contains("<img id=\"photo\" src=\"/photo/4/original\" alt=\"a.jpg\">"))
         var large = photo(5, "big.jpg")
         (large.width, large.height) = (4032, 3024)
