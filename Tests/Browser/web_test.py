@@ -339,8 +339,14 @@ try:
         path = os.path.join(opts.dir, name)
         same = os.path.exists(path) and open(path, 'rb').read() == data
         check(same, f'{os.path.basename(f)} is in the directory byte for byte ({path})')
-    after = listed()
+    # Saved is not yet indexed: the indexer enters a photo between its other work (here the
+    # previews of the photos sent above), so the listing is waited for.
     up = os.path.basename(opts.upload[0])
+    deadline = time.monotonic() + 60
+    after = listed()
+    while up not in after and time.monotonic() < deadline:
+        time.sleep(0.2)
+        after = listed()
     check(up in after and after[up].get('SenderName') == 'web: browser-test', f"{up} is listed from 'web: browser-test'")
     phone(d)
     d.save_screenshot(os.path.join(opts.shots, 'upload-390x844.png'))
