@@ -113,14 +113,14 @@ extension PhotoLibrary {
     /// `folderName` ("thumbnails", "previews"), once it is seen to be a folder below the photos
     /// directory reached through no symlink (`.ptk` or the folder swapped for one since the
     /// library was opened writes nothing). Returns each one's error or nil.
-    func writeFiles(_ files: [(name: String, bytes: [UInt8])], in folderName: String) -> [SystemError?] {
+    func writeFiles(_ files: [(name: String, bytes: [UInt8])], in folderName: String, flushEach: Bool = false) -> [SystemError?] {
         guard !files.isEmpty else { return [] }
         let path = folder + "/" + folderName
         do { try photos.openBeneath(Self.folderName + "/" + folderName, flags: [.readOnly, .directory]).close() } catch {
             let shown = SystemError(call: error.call, object: path, errno: error.errno)
             return files.map { _ in shown }
         }
-        return writeFilesAtomically(in: path, files, mode: 0o644)
+        return writeFilesAtomically(in: path, files, mode: 0o644, flushEach: flushEach)
     }
 
     /// The entries of `ids` that the index has, by id, in one query.

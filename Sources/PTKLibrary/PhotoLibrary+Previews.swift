@@ -73,7 +73,9 @@ extension PhotoLibrary {
                 made = []
             }
         }
-        let errors = writeFiles(made.map { ("\($0.photo.id).\($0.rendition.type.fileExtension)", $0.rendition.bytes) }, in: "previews")
+        // A few files of some 160 kB, batch after batch for a whole roll: each flushed on its own
+        // rather than by a syncfs of everything on the file system every time.
+        let errors = writeFiles(made.map { ("\($0.photo.id).\($0.rendition.type.fileExtension)", $0.rendition.bytes) }, in: "previews", flushEach: true)
         var recorded: [(photo: Photo, state: Int64, problem: String?)] = []
         for ((photo, rendition), error) in zip(made, errors) {
             if let error {
@@ -121,7 +123,7 @@ extension PhotoLibrary {
                 // those of the whole image. One that cannot be written leaves the item's.
                 if r.state != 2, let thumbnails = sharper[r.photo.id] {
                     let files = zip(Thumbnailer.gallerySides, thumbnails).compactMap { side, t in r.photo.thumbnailFileName(side: side).map { ($0, t.bytes) } }
-                    _ = writeFiles(files, in: "thumbnails")
+                    _ = writeFiles(files, in: "thumbnails", flushEach: true)
                 }
             }
         }

@@ -81,9 +81,12 @@ public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode
 /// makes them durable together: every file is written under a temporary name, then one
 /// `syncfs` flushes them all (instead of an `fsync` each, which is what costs when a few
 /// hundred small files are written), then each is renamed into place and the directory is
-/// flushed. Returns, for each file in order, the error that kept it from its name, or nil. The
-/// corresponding C functions are `open`, `write`, `fchmod`, `fchown`, `syncfs`, `rename` and `fsync`.
-public func writeFilesAtomically(in directory: String, _ files: [(name: String, bytes: [UInt8])], mode: FileMode) -> [SystemError?] {
+/// flushed. Returns, for each file in order, the error that kept it from its name, or nil. With
+/// `flushEach`, each file is flushed by its own `fsync` instead of one `syncfs` (for a few
+/// larger files written again and again, such as previews: `syncfs` would also flush whatever
+/// else is being written on that file system, each time). The corresponding C functions are
+/// `open`, `write`, `fchmod`, `fchown`, `syncfs`, `rename` and `fsync`.
+public func writeFilesAtomically(in directory: String, _ files: [(name: String, bytes: [UInt8])], mode: FileMode, flushEach: Bool = false) -> [SystemError?] {
     var errors = [SystemError?](repeating: nil, count: files.count)
     let dir: FileDescriptor
     let owner: FileStatus?
@@ -103,6 +106,7 @@ public func writeFilesAtomically(in directory: String, _ files: [(name: String, 
             try fd.writeAll(file.bytes)
             try fd.setPermissions(mode)
             if let owner { _ = try syscall("fchown", temporary) { fchown(fd.rawValue, owner.owner, owner.group) } }
+            if flushEach { try fd.sync() }
         } catch {
             errors[i] = error
             _ = unlink(temporary)
@@ -114,9 +118,11 @@ public func writeFilesAtomically(in directory: String, _ files: [(name: String, 
             _ = unlink(directory + "/" + file.name + suffix)
         }
     }
-    do { _ = try syscall("syncfs", directory) { syncfs(dir.rawValue) } } catch {
-        failWritten(error)
-        return errors
+    if !flushEach {
+        do { _ = try syscall("syncfs", directory) { syncfs(dir.rawValue) } } catch {
+            failWritten(error)
+            return errors
+        }
     }
     for (i, file) in files.enumerated() where errors[i] == nil {
         let path = directory + "/" + file.name
