@@ -47,7 +47,7 @@ extension PhotoLibrary {
                 throw LibraryError(.io, "cannot remove '\(name)': \(error)")
             }
         }
-        if let id { try? removeThumbnail(id) }  // a thumbnail left behind is removed by the next sweep at start
+        if let id { try? removeRenditions(id) }  // a thumbnail left behind is removed by the next sweep at start
         return existed || id != nil
     }
 

@@ -213,9 +213,6 @@ extension PhotoLibrary {
         return try readLibraryFile(name, in: "previews", failure: "cannot read the preview of '\(photo.name)'")
     }
 
-    /// Removes the thumbnails and the preview of photo `id` (`removeRenditions`; the name
-    /// `PhotoLibrary+Folders` calls).
-    func removeThumbnail(_ id: Int64) throws(LibraryError) { try removeRenditions(id) }
 
     /// Removes what the library made of photo `id` through its folders' descriptors (`unlinkat`
     /// follows no final symlink; the folders above are opened following none): its gallery
