@@ -63,6 +63,8 @@ public final class TrustStore: @unchecked Sendable {
     private let trustList: ReloadingFile<[TrustedSender]>
     /// The most devices the pending list keeps: the one whose last attempt is oldest goes.
     public static let pendingLimit = 100
+    /// The attempts a pending line may count (more are counted as this many).
+    static let attemptsRange = 1...Int(Int32.max)
     /// The pending list is rewritten at most this often; attempts in between are written together.
     public static let pendingInterval: Duration = .seconds(1)
     // `unwritten`, `lastWrite` and `flushing` are guarded by `attempts`.
@@ -150,7 +152,7 @@ public final class TrustStore: @unchecked Sendable {
                     pending[i].name = a.name
                     pending[i].address = a.address
                     pending[i].lastAttempt = a.time
-                    pending[i].attempts += 1
+                    pending[i].attempts = min(pending[i].attempts + 1, Self.attemptsRange.upperBound)
                 } else {
                     pending.append(PendingSender(id: a.id, name: a.name, address: a.address, firstAttempt: a.time, lastAttempt: a.time, attempts: 1))
                 }
@@ -313,9 +315,10 @@ public final class TrustStore: @unchecked Sendable {
         var out: [PendingSender] = []
         for line in lines(text) where !line.hasPrefix("#") {
             let f = line.unicodeScalars.split(separator: "\t", omittingEmptySubsequences: false).map { String($0) }
-            // A line that is not ID, count, two times (that are times), address, name is skipped.
-            guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]),
-                  let first = Int64(f[2]).flatMap(WallTime.init(exactSeconds:)), let last = Int64(f[3]).flatMap(WallTime.init(exactSeconds:)) else { continue }
+            // A line that is not ID, count, two times (that are times), address, name is skipped;
+            // so is one whose count or times are out of range (planted: counting on would trap).
+            guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]), Self.attemptsRange.contains(n),
+                  let first = Int64(f[2]).flatMap(WallTime.init(storedSeconds:)), let last = Int64(f[3]).flatMap(WallTime.init(storedSeconds:)) else { continue }
             out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
         }
         return out
