@@ -121,9 +121,10 @@ struct LibraryCommands {
     }
 
     /// A photo's line in `list`: name, size, dimensions, taken (else received), sender, rating.
-    /// What a sender chose (name, sender) is shown with controls escaped, as `ls` does.
+    /// Every cell is shown with controls escaped, as `ls` does: each comes from the index, which
+    /// the service user may have written.
     static func row(_ p: Photo) -> [String] {
-        [escapedForTerminal(p.name), formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName.map(escapedForTerminal) ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+        [p.name, formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName ?? "-", p.rating.map { "\($0)/5" } ?? "-"].map(escapedForTerminal)
     }
 
     /// When a photo was taken, else received, for `list`'s column: an instant (received, or
