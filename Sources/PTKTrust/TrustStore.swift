@@ -76,9 +76,12 @@ public final class TrustStore: @unchecked Sendable {
     /// Times this store rewrote the pending list (for the tests).
     private(set) var pendingWrites = 0
 
-    public init(directory: String) {
+    /// `lockPatience`: how long a change waits for another process holding `.trust.lock`.
+    public init(directory: String, lockPatience: LockPatience = .lockFile) {
         self.directory = directory
-        state = StateDirectory(opening: directory)
+        var state = StateDirectory(opening: directory)
+        state.patience = lockPatience
+        self.state = state
         trustList = ReloadingFile("trusted-senders", in: state, empty: [], parse: Self.parseTrustList)
     }
 
@@ -136,7 +139,7 @@ public final class TrustStore: @unchecked Sendable {
 
     /// Writes the attempts waiting into the pending list (one read-modify-write).
     func flushAttempts() throws {
-        try state.locked(".trust.lock") { dir in
+        try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             let batch: [(id: SenderID, name: String, address: String, time: WallTime)] = attempts.withLock {
                 defer {
                     unwritten = []
@@ -183,7 +186,7 @@ public final class TrustStore: @unchecked Sendable {
     @discardableResult
     public func allow(_ prefix: String, name: String? = nil) throws -> TrustedSender {
         try flushWaitingAttempts()
-        return try state.locked(".trust.lock") { dir in
+        return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             var pending = try readPending(in: dir)
             var list = try readTrustList(in: dir)
             // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
@@ -206,7 +209,7 @@ public final class TrustStore: @unchecked Sendable {
     /// Removes a trusted device (by ID or unique prefix of a listed one).
     @discardableResult
     public func remove(_ prefix: String) throws -> TrustedSender {
-        try state.locked(".trust.lock") { dir in
+        try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             var list = try readTrustList(in: dir)
             let id = try Self.unique(prefix, in: list.map(\.id), what: "trusted device")
             let entry = list.first { $0.id == id }!
@@ -220,7 +223,7 @@ public final class TrustStore: @unchecked Sendable {
     @discardableResult
     public func deny(_ prefix: String) throws -> PendingSender {
         try flushWaitingAttempts()
-        return try state.locked(".trust.lock") { dir in
+        return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             var pending = try readPending(in: dir)
             let id = try Self.unique(prefix, in: pending.map(\.id), what: "pending device")
             let entry = pending.first { $0.id == id }!

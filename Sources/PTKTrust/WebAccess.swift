@@ -60,9 +60,12 @@ public final class WebAccess: @unchecked Sendable {
     /// `lastUsed` is written at most this often per session.
     static let touchInterval: Int64 = 3600
 
-    public init(directory: String) {
+    /// `lockPatience`: how long a change waits for another process holding `web/.lock`.
+    public init(directory: String, lockPatience: LockPatience = .lockFile) {
         self.directory = directory
-        web = StateDirectory(below: directory)
+        var web = StateDirectory(below: directory)
+        web.patience = lockPatience
+        self.web = web
         sessionList = ReloadingFile("sessions", in: web, empty: [], parse: Self.parseSessions)
     }
 
@@ -79,7 +82,7 @@ public final class WebAccess: @unchecked Sendable {
 
     /// Runs `body` holding `.lock`, with the directory (made when missing) open.
     private func locked<R>(_ body: (FileDescriptor) throws -> R) throws -> R {
-        try web.locked(".lock", creating: 0o700, body)
+        try web.locked(".lock", guarding: "the web logins and app passwords", creating: 0o700, body)
     }
 
     // MARK: Password

@@ -34,7 +34,7 @@ struct LibraryCommands {
         do { _ = try fileStatus(directory) } catch where error.code == .noSuchFile {
             die("the received-photos directory \(directory) does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir", .nothingYet)
         } catch {}
-        do { return try PhotoLibrary(directory: directory, create: create) } catch {
+        do { return try PhotoLibrary(directory: directory, create: create, lockPatience: indexPatience) } catch {
             let who = opened.credentials.map { " (root's ptk works as \($0), who owns ptkd's files)" } ?? ""
             die(error.description + (error.description.contains("Permission denied") ? who : ""), error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? .nothingYet : Self.exitCode(error))
         }
