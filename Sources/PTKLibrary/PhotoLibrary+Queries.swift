@@ -167,7 +167,8 @@ extension PhotoLibrary {
 
     /// The file `name` of the library folder `folderName`, read through the folder's
     /// descriptor, without following a symlink or waiting on a FIFO, and only from a regular
-    /// file of at most 16 MiB. `failure` starts the error's message.
+    /// file of one name (the library makes no other: one file linked at many photos' names
+    /// would have a gallery copy it for each) of at most 16 MiB. `failure` starts the error's message.
     private func readLibraryFile(_ name: String, in folderName: String, failure: String) throws(LibraryError) -> [UInt8] {
         let path = folder + "/" + folderName + "/" + name
         let folder: FileDescriptor
@@ -182,6 +183,7 @@ extension PhotoLibrary {
         do {
             let found = try fd.statusWithLinks()
             guard found.status.isRegularFile else { throw LibraryError(.io, "\(failure): \(path): is \(found.kind), not a regular file; not read") }
+            guard found.links == 1 else { throw LibraryError(.io, "\(failure): \(path): has \(found.links) hard links, and the library makes files of one name; not read") }
             return try fd.readAll(limit: 16 << 20, name: path)
         } catch let error as LibraryError {
             throw error
@@ -201,7 +203,7 @@ extension PhotoLibrary {
     /// another), nil when it has none: `.ptk/thumbnails/<id>-<side>.<jpg|png>` (the old `<id>.png`
     /// for every side while `Photo.hasOldThumbnail`), read through the
     /// thumbnails folder's descriptor, without following a symlink or waiting on a FIFO, and
-    /// only from a regular file of at most 16 MiB. Its width and height are not stored: they
+    /// only from a regular file of one name of at most 16 MiB. Its width and height are not stored: they
     /// are the photo's size as shown fitted within `side` (`Photo.fitted`, the thumbnailer's
     /// rule; within `Thumbnailer.maxSide`, the old thumbnail's, for every side while
     /// `Photo.hasOldThumbnail`), 0 when the index does not know the photo's size.
