@@ -56,8 +56,7 @@ enum RootBoundary {
     static func serviceUserControls(_ path: String, _ user: Credentials) -> Bool {
         let owners = nonRootOwners(of: path)
         guard owners.count == 1, owners[0].user == user.user else { return false }
-        if let folder = folderOthersMayChange(on: path), folder.owner != user.user { return false }
-        return true
+        return folderOthersMayChange(on: path, trusting: user.user) == nil
     }
 
     /// `directory` and what ptkd keeps in it, which its user may own even where root owns the
@@ -78,12 +77,12 @@ enum RootBoundary {
             let list = owners.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group).description }.joined(separator: " and ")
             die("\(quotedForTerminal(directory)) is reached through folders of several users (\(list)): root's ptk acts only as the one user who owns ptkd's files; run it as that user (sudo -u USER ptk ...)", .usage)
         }
-        // A folder on the way that others may add names to or remove names from (a user who
-        // does not own it could swap what lies below for a tree of its own): only its owner's
-        // own, the user taken on, is allowed.
+        // A folder on the way through which a user other than root and the one taken on could
+        // swap what lies below for a tree of its own (or make what is missing there): root
+        // would act among that user's files, or act as the user taken on among a third one's.
         for path in insides(of: directory, for: command) {
-            if let folder = folderOthersMayChange(on: path), folder.owner != owners.first?.user ?? 0 {
-                die("\(quotedForTerminal(folder.path)) may be changed by users other than its owner (mode g+w or o+w, no sticky bit), who could plant links and files for root's ptk below it; make it writable by its owner only, or run ptk as the user ptkd runs as (sudo -u USER ptk ...)", .usage)
+            if let folder = folderOthersMayChange(on: path, trusting: owners.first?.user) {
+                die(refusal(folder, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }), .usage)
             }
         }
         guard let owner = owners.first else { return nil }
@@ -93,6 +92,17 @@ enum RootBoundary {
             die("\(user) owns \(quotedForTerminal(directory)) but has no group of its own here (no password entry, and its folders are in root's group): give them its group (chown -R USER:GROUP), or run ptk as that user", .usage)
         }
         return user
+    }
+
+    /// Why root's ptk refuses to work below `folder`, and what to do about it.
+    static func refusal(_ folder: ChangeableFolder, directory: String, user: Credentials?) -> String {
+        let owner = folder.owner == 0 ? "root" : Credentials.of(uid: folder.owner, groupIfUnknown: folder.group).description
+        let who = folder.mode & 0o002 != 0 ? "any user" : "the users of group " + (groupName(folder.group).map { "\($0) (gid \(folder.group))" } ?? "gid \(folder.group)")
+        let what = folder.mode & 0o1000 != 0 ? "make names in it (the sticky bit only keeps them from renaming what is not theirs)" : "rename or replace what is in it"
+        return "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))) lets \(who) \(what), "
+            + "so root's ptk would work on \(quotedForTerminal(directory)) among what they put there; refused. "
+            + "Make it writable by its owner only (chmod go-w), or give it to \(user.map(\.description) ?? "the user ptkd runs as") (chown), "
+            + "or run ptk as that user (sudo -u USER ptk ...)"
     }
 
     /// Run first, with the command line parsed and before anything in ptkd's directories is
