@@ -10,10 +10,10 @@ import PTKSystem
 // them may have been planted by that user (a compromised ptkd). So when ptk runs as root and a
 // user other than root owns the directory it works in (or a folder on the way to it), it takes
 // on that user for good (setgroups, setgid, setuid) before it opens anything there. What only
-// root may do is done first and kept as descriptors: opening the output named with `-o FILE`
-// and the packages given to `import`, each without following links. An export or a gallery
-// into a folder only root controls is written by ptk run again as that user, into a folder of
-// its own there, and moved into place by root.
+// root may do is done first and kept as descriptors: opening the packages given to `import`,
+// without following links. An export, a gallery or a thumbnail (`-o FILE`) into a folder that
+// user does not control is written by ptk run again as that user, into a folder of its own
+// there, and moved into place by root.
 
 /// The environment by which root's ptk hands its child (ptk again, as the service user) the
 /// folder to write an export or a gallery into, and the folder they go into afterwards.
@@ -22,12 +22,10 @@ let stagedOutputKey = "PTK_STAGED_OUTPUT"
 
 /// What root's ptk opened before it took on the service user.
 struct RootOpened {
-    /// `thumbnail -o FILE`: the file, opened (and made when missing) by root.
-    var output: FileDescriptor?
     /// `import`: the packages' files, opened by root.
     var packages: [PackageFiles] = []
-    /// In the child writing an export or a gallery: the folder they are moved into afterwards
-    /// (the working directory is the folder to write them into).
+    /// In the child writing an export, a gallery or a thumbnail: the folder they are moved
+    /// into afterwards (the working directory is the folder to write them into).
     var stagedOutput: String?
     /// Who ptk runs as now, when it took on a user.
     var credentials: Credentials?
@@ -127,8 +125,11 @@ enum RootBoundary {
         }
         switch command {
         case .thumbnail:
-            if let output = invocation.value(.output), output != "-", !serviceUserControls(parentDirectory(of: absolute(output)), user) {
-                opened.output = openOutput(absolute(output), shownAs: output)
+            if let output = invocation.value(.output), output != "-" {
+                let (folder, name) = splitLastComponent(absolute(output))
+                let into = folder.map { $0.isEmpty ? "/" : $0 } ?? absolute("")
+                guard !name.isEmpty, name != ".", name != ".." else { die("cannot write \(quotedForTerminal(output)): not a file name", .cannotCreate) }
+                if !serviceUserControls(into, user) { runStaged(command!, into: into, file: name, as: user) }
             }
         case .import:
             for path in words {
@@ -160,34 +161,21 @@ enum RootBoundary {
         do { try user.takeOn() } catch { die("cannot run as \(user), who owns ptkd's files: \(error)", .ioError) }
     }
 
-    /// `-o FILE` opened by root: made when missing (0644) in its folder, opened by descriptor
-    /// without following a link another user may have put on the way; the file itself never
-    /// through a symbolic link, only a regular file with one name (not one linked elsewhere).
-    static func openOutput(_ path: String, shownAs shown: String) -> FileDescriptor {
-        let (folderPath, name) = splitLastComponent(path)
-        let fd: FileDescriptor
-        do {
-            let folder = try openDirectory(folderPath.map { $0.isEmpty ? "/" : $0 } ?? ".", followingLinks: true)
-            defer { folder.close() }
-            fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.writeOnly, .create, .noFollow, .nonBlocking], mode: 0o644)
-        } catch {
-            die("cannot write \(quotedForTerminal(shown)): \(error.code == .tooManySymlinks ? "a symbolic link is on the way, which ptk does not follow there" : "\(error)")", .cannotCreate)
-        }
-        guard let (status, links, _) = try? fd.statusWithLinks(), status.isRegularFile, links == 1 else {  // unreadable: not known to be a file
-            die("cannot write \(quotedForTerminal(shown)): not a regular file of one name", .cannotCreate)
-        }
-        return fd
-    }
-
-    /// Runs the export or gallery as `user` in a child, then moves what it made into `output`
-    /// and exits with its status. The child writes into a folder given to it inside a folder of
-    /// root's (mode 0700) in `output`: nobody but root can reach it by name while it works. Only
-    /// what an export or a gallery makes is moved (packages; the page and its thumbnails), each
-    /// a regular file of one name or a folder, given to root first.
-    @MainActor static func runStaged(_ command: AdminCommand, into output: String, as user: Credentials) -> Never {
-        // Made when missing (mode 0755, with its parents), as without root; by descriptor.
-        do { try makeDirectories(output, mode: 0o755, ownerLike: nil) } catch {
-            die("cannot create the directory \(quotedForTerminal(output)): \(error)", .cannotCreate)
+    /// Runs the export, gallery or thumbnail (`file`, its name in `output`) as `user` in a
+    /// child, then moves what it made into `output` and exits with its status. The child writes
+    /// into a folder given to it inside a folder of root's (mode 0700) in `output`: nobody but
+    /// root can reach it by name while it works. Only what the command makes is moved
+    /// (packages; the page and its thumbnails; the thumbnail's file), each a regular file of one
+    /// name or a folder, given to root first; a child that failed leaves nothing behind (a
+    /// thumbnail's FILE is replaced only by a whole thumbnail). Interrupted (^C), root ends the
+    /// child, removes its folder, and ends so too.
+    @MainActor static func runStaged(_ command: AdminCommand, into output: String, file: String? = nil, as user: Credentials) -> Never {
+        // An export's or gallery's folder is made when missing (mode 0755, with its parents),
+        // as without root; by descriptor. A thumbnail's must be there.
+        if file == nil {
+            do { try makeDirectories(output, mode: 0o755, ownerLike: nil) } catch {
+                die("cannot create the directory \(quotedForTerminal(output)): \(error)", .cannotCreate)
+            }
         }
         let folder: FileDescriptor
         do { folder = try openDirectory(output, followingLinks: true) } catch {
@@ -218,15 +206,23 @@ enum RootBoundary {
             die("cannot make a folder in \(quotedForTerminal(output)) for \(user) to write into: \(error)", .cannotCreate)
         }
         let ending: Child.Ending
+        let interruption: Int32?
         do {
             let handed = try work.inheritable()
             defer { handed.close() }
-            ending = try runAndWait([try executablePath()] + CommandLine.arguments.dropFirst(),
+            (ending, interruption) = try runAndWait([try executablePath()] + CommandLine.arguments.dropFirst(),
                                     environment: processEnvironment().filter { !$0.hasPrefix(stagingKey + "=") && !$0.hasPrefix(stagedOutputKey + "=") }
                                         + ["\(stagingKey)=\(handed.rawValue)", "\(stagedOutputKey)=\(output)"])
         } catch {
             removeTree(name, in: folder)
             die("cannot run ptk as \(user): \(error)", .ioError)
+        }
+        if let interruption {
+            work.close()
+            staging.close()
+            removeTree(name, in: folder)
+            writeToStandardError("ptk: interrupted: \(command.rawValue) stopped; nothing of it was moved into \(escapedForTerminal(output))")
+            endBySignal(interruption)
         }
         var status: Int32
         switch ending {
@@ -239,6 +235,15 @@ enum RootBoundary {
         }
         do {
             switch command {
+            case .thumbnail:
+                if let file, (try? work.status(of: file)) != nil {  // none: the child failed, and said why
+                    do {
+                        try adopt(file, in: work, files: nil)
+                        try folder.moveReplacing(file, in: work, to: file)
+                    } catch {
+                        fail("cannot move the thumbnail into \(output)/\(file): \(error)", .cannotCreate)
+                    }
+                }
             case .export:
                 for entry in try work.entries() where entry.hasSuffix(".ptk") && !entry.hasPrefix(".") {
                     do {
