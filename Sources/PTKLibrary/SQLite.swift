@@ -30,8 +30,10 @@ final class Database {
     private let patience: LockPatience?
     /// ptkd's bound on one wait for a lock (SQLite's busy timeout).
     static let eachWait: Duration = .seconds(10)
-    /// What the busy handler has slept in all, and whether `patience.waiting` was told.
+    /// What the busy handler has slept in all (since waits began to follow one another), when
+    /// it last ran, and whether `patience.waiting` was told.
     private var slept: Duration = .zero
+    private var lastWait: Instant?
     private var told = false
 
     /// Opens `file` (creating it when `create`), in WAL mode, waiting for another writer (ptkd
@@ -53,8 +55,8 @@ final class Database {
         }
         if patience != nil {
             // The connection lives no longer than this object (closed in deinit): unretained.
-            sqlite3_busy_handler(handle, { context, _ in
-                Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().waitForLock()
+            sqlite3_busy_handler(handle, { context, count in
+                Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().waitForLock(first: count == 0)
             }, Unmanaged.passUnretained(self).toOpaque())
         } else {
             sqlite3_busy_timeout(handle, Int32(Self.eachWait.components.seconds * 1000))
@@ -67,10 +69,20 @@ final class Database {
         try execute("PRAGMA foreign_keys=ON")
     }
 
-    /// SQLite's busy handler with `patience`: 1 to try again after a pause (5 ms, growing to
-    /// 100 ms), 0 to give up (SQLITE_BUSY) once the pauses of all waits add up to the limit.
-    private func waitForLock() -> Int32 {
-        guard let patience, slept < patience.limit else { return 0 }
+    /// SQLite's busy handler with `patience` (`first`: a new wait): 1 to try again after a
+    /// pause (5 ms, growing to 100 ms), 0 to give up (SQLITE_BUSY) once the pauses add up to
+    /// the limit. They add up over every wait that follows another within the limit: a lock
+    /// let go for a moment now and then extends nothing, while `ptk watch`, which runs for
+    /// days, starts afresh after a quiet spell.
+    private func waitForLock(first: Bool) -> Int32 {
+        guard let patience else { return 0 }
+        let now = Instant.now
+        if first, let lastWait, now - lastWait > patience.limit {
+            slept = .zero
+            told = false
+        }
+        lastWait = now
+        guard slept < patience.limit else { return 0 }
         if !told && slept >= patience.announceAfter, let waiting = patience.waiting {
             told = true
             waiting("waiting for the library index \(path), which another process has locked; giving up after \(patience.limitText)")

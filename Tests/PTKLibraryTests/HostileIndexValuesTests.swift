@@ -76,6 +76,45 @@ import Testing
         try holder.execute("COMMIT; PRAGMA locking_mode = NORMAL; SELECT count(*) FROM photos")
     }
 
+    @Test("the index's patience counts waits that follow one another: after a quiet spell a long-lived reader (ptk watch) starts afresh")
+    func indexPatienceStartsAfreshAfterAQuietSpell() throws {
+        let directory = makeTemporaryDirectory("ptk-library")
+        defer { removeTree(directory) }
+        do { _ = try PhotoLibrary(directory: directory, create: true) }
+        let index = directory + "/.ptk/index.sqlite"
+        let library = try PhotoLibrary(directory: directory, create: false, lockPatience: LockPatience(limit: .milliseconds(500), announceAfter: .seconds(10)))
+        final class Holder: @unchecked Sendable {
+            // Used on the holding thread only.
+            var error: Error?
+        }
+        for round in 0..<3 {
+            // Another process writes to the index for 350 ms (a thread of this one, on its own connection).
+            let holder = Holder()
+            let taken = Semaphore()
+            let done = Semaphore()
+            try startThread(name: "holder") {
+                do {
+                    let other = try Database(file: index, path: index, create: false)
+                    try other.execute("BEGIN IMMEDIATE")
+                    taken.signal()
+                    sleep(for: .milliseconds(350))
+                    try other.execute("COMMIT")
+                } catch {
+                    holder.error = error
+                    taken.signal()
+                }
+                done.signal()
+            }
+            taken.wait()
+            // A writer waits for the other's write lock; each wait is 350 ms: two in a row
+            // would be over the 500 ms limit.
+            do { try library.database.writeTransaction { () throws(LibraryError) in } } catch { Issue.record("round \(round): \(error)") }
+            done.wait()
+            #expect(holder.error == nil, "\(String(describing: holder.error))")
+            sleep(for: .milliseconds(700))
+        }
+    }
+
     @Test("a thumbnail with a second hard link (one file planted at many photos' names) is not read: a gallery copies it for none")
     func hardLinkedThumbnailIsNotRead() throws {
         let f = Fixture()
