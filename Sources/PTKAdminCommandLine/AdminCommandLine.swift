@@ -43,11 +43,11 @@ public enum AdminExitStatus: Int32, ExitStatusCode {
         switch self {
         case .done: return "done"
         case .notFound: return "no such photo, device or app password, a name taken, or an ambiguous prefix"
-        case .usage: return "usage error"
-        case .invalidData: return "a package or photo that is not valid (or a package of a newer Version)"
+        case .usage: return "usage error, or (run as root) a directory users other than root and its owner may change"
+        case .invalidData: return "a package or photo that is not valid (or a package of a newer Version), or a photo that is not the one the index holds"
         case .nothingYet: return "no library or identity yet (or a damaged identity)"
         case .cannotCreate: return "an output that cannot be created"
-        case .ioError: return "a file or the index cannot be read or written"
+        case .ioError: return "a file or the index cannot be read or written, or another process held its lock too long (10 s for a lock file, 30 s for the index)"
         }
     }
 }
@@ -73,9 +73,12 @@ public let adminCommandLine = CommandTable<AdminOption>(
         setgid, setuid) before it opens anything there, so that nothing that user planted (a link,
         a journal, a package) can make root read, write, chown or delete a file elsewhere. Only
         what the administrator names is opened as root first, never through a symbolic link: the
-        configuration file, thumbnail -o FILE, the packages given to import; an export or gallery
-        into a folder that user does not control is written by ptk as that user into a new folder
-        of root's there and moved into place. A directory several users own the way to is refused.
+        configuration file and the packages given to import; an export, a gallery or thumbnail -o
+        FILE into a folder that user does not control is written by ptk as that user into a new
+        folder of root's there and moved into place. Refused (exit 64): a directory several users
+        own the way to, and one that users other than root and that user may change on the way
+        (a folder writable by its group or by others that is not that user's, sticky or not where
+        names are made), with the folder named and what to do about it.
         """,
     commands: [
         Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received) in the host's time zone, sender, rating"),
@@ -90,7 +93,10 @@ public let adminCommandLine = CommandTable<AdminOption>(
                     """),
         Command("thumbnail", group: library, "write its gallery thumbnail (a JPEG, or a PNG for a photo with transparency; at most 360 px on its long side)",
                 arguments: [Argument("NAME", "the photo", completion: .photoName)],
-                details: "Without -o the image goes to standard output, which must not be a terminal."),
+                details: """
+                    Without -o, or with -o -, the image goes to standard output, which must not be a terminal (redirect it, \
+                    or pipe it through cat). -o FILE is replaced only by a whole thumbnail, written under another name first.
+                    """),
         Command("rename", group: library, "rename a photo, or move it (NEW may be bob/IMG_1.png, or bob/ to keep its name); never replaces one",
                 arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("NEW", "its new name")]),
         Command("rm", group: library, "delete photos (file, entry, thumbnails and preview)",
@@ -102,7 +108,10 @@ public let adminCommandLine = CommandTable<AdminOption>(
                             Argument("RATING", "0 to 5, or none", completion: .values(["0", "1", "2", "3", "4", "5", "none"]))]),
         Command("export", group: library, "write NAME.ptk packages (photo.data + photo.metadata) into a directory",
                 arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)],
-                details: "The directory is -o DIR (made, mode 0755, when missing), else the current one."),
+                details: """
+                    The directory is -o DIR (made, mode 0755, when missing), else the current one. Only the photo the index \
+                    holds is exported: a file at its name of another size or SHA-256, or not a regular file, is refused (exit 65).
+                    """),
         Command("import", group: library, "add packages' photos to the library, keeping their metadata",
                 arguments: [Argument("PACKAGE", "a .ptk package", completion: .file(extensions: ["ptk"]), repeats: true)]),
         Command("gallery", group: library, "write a static HTML page of the thumbnails, newest first",

@@ -129,7 +129,9 @@ extension PhotoLibrary {
         }
         guard made else { throw LibraryError(.io, "cannot create a staging folder in \(outputDirectory): every name tried was taken") }
         do throws(LibraryError) {
-            let (size, sha256) = try copyPhoto(photo, to: staging + "/" + Package.dataName)
+            let source = try openPhoto(photo)
+            defer { source.close() }
+            let (size, sha256) = try copyPhoto(photo, from: source, to: staging + "/" + Package.dataName)
             var metadata = PhotoMetadata(photo)
             metadata.Version = Package.version
             metadata.Size = size
@@ -137,7 +139,7 @@ extension PhotoLibrary {
             metadata.Problem = photo.hasThumbnail ? nil : photo.problem
             // PhotoKeeper's format: the thumbnail is a PNG of at most 256 pixels, base64; the
             // listings' paths of the library's own files are not part of a package.
-            metadata.Thumbnail = try packageThumbnail(of: photo).map { Data($0).base64EncodedString() }
+            metadata.Thumbnail = try packageThumbnail(of: photo, from: source).map { Data($0).base64EncodedString() }
             metadata.Preview = nil
             let path = staging + "/" + Package.metadataName
             do { try writeFileAtomically(path, Array((metadata.json() + "\n").utf8), mode: 0o644) } catch {
@@ -165,29 +167,53 @@ extension PhotoLibrary {
         return target
     }
 
-    /// The PNG thumbnail a package of `photo` carries, made afresh from the photo (at most
-    /// `Thumbnailer.maxSide`, 256, on its long side); nil when the photo has no thumbnail (it
-    /// cannot be decoded, or has too many pixels: `Problem` says why).
-    func packageThumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
+    /// The PNG thumbnail a package of `photo` carries, made afresh from the photo (its open
+    /// `source`, read from the start: the file copied, not another put at its name since), at
+    /// most `Thumbnailer.maxSide`, 256, on its long side; nil when the photo has no thumbnail
+    /// (it cannot be decoded, or has too many pixels: `Problem` says why).
+    func packageThumbnail(of photo: Photo, from source: FileDescriptor) throws(LibraryError) -> [UInt8]? {
         guard photo.hasThumbnail else { return nil }
-        let fd: FileDescriptor
-        do { fd = try photos.openBeneath(photo.name, flags: [.readOnly, .nonBlocking]) } catch {
-            throw LibraryError(.io, "cannot open '\(photo.name)': \(error)")
-        }
-        defer { fd.close() }
+        do { _ = try source.seek(to: 0) } catch { throw LibraryError(.io, "cannot read '\(photo.name)': \(error)") }
         // From the whole image, a JPEG at twice the size (every pixel matters more than time here).
-        let t = Thumbnailer.make(from: fd, type: photo.type, maxSide: Thumbnailer.maxSide, pixelLimit: pixelLimit)
+        let t = Thumbnailer.make(from: source, type: photo.type, maxSide: Thumbnailer.maxSide, pixelLimit: pixelLimit)
         guard t.outcome == .made, !t.png.isEmpty else { return nil }
         return t.png
     }
 
-    /// Copies a photo's bytes to `path` (flushed), returning their size and SHA-256.
-    private func copyPhoto(_ photo: Photo, to path: String) throws(LibraryError) -> (Int64, String) {
-        let source: FileDescriptor
-        do { source = try photos.openBeneath(photo.name, flags: [.readOnly]) } catch {
+    /// `photo`'s file, opened to be exported: beneath the directory, following no symlink,
+    /// without waiting for a FIFO's writer (O_NONBLOCK), and only a regular file; the service
+    /// user may have put anything at its name (root's `ptk` exports as that user).
+    func openPhoto(_ photo: Photo) throws(LibraryError) -> FileDescriptor {
+        let fd: FileDescriptor
+        do { fd = try photos.openBeneath(photo.name, flags: [.readOnly, .nonBlocking]) } catch {
             throw LibraryError(.io, "cannot open '\(photo.name)': \(error)")
         }
-        defer { source.close() }
+        let status: FileStatus
+        do { status = try fd.status() } catch {
+            fd.close()
+            throw LibraryError(.io, "cannot read the status of '\(photo.name)': \(error)")
+        }
+        guard status.isRegularFile else {
+            fd.close()
+            throw LibraryError(.badInput, "'\(photo.name)' is not a regular file (a FIFO, a device or a folder is never exported); nothing exported")
+        }
+        return fd
+    }
+
+    /// Copies the open photo `source` into a new file `path` as the index knows it: its size
+    /// and SHA-256. Reading stops as soon as the file has more than the index's size (a file
+    /// put in its place, however large, costs at most that much), and a copy of another size
+    /// or hash is an error (the caller removes it). Returns the size and the SHA-256.
+    private func copyPhoto(_ photo: Photo, from source: FileDescriptor, to path: String) throws(LibraryError) -> (Int64, String) {
+        guard let indexed = photo.sha256, photo.size >= 0 else {
+            throw LibraryError(.badInput, "'\(photo.name)' has no SHA-256 in the index (\(photo.problem ?? "it could not be read")); nothing exported")
+        }
+        let changed = "'\(photo.name)' is not the photo the index holds (it changed since it was indexed"
+        let onDisk: Int64
+        do { onDisk = try source.status().size } catch { throw LibraryError(.io, "cannot read the status of '\(photo.name)': \(error)") }
+        guard onDisk == photo.size else {
+            throw LibraryError(.badInput, "\(changed): \(onDisk) bytes, the index says \(photo.size)); nothing exported")
+        }
         let out: FileDescriptor
         do { out = try .open(path, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o644) } catch {
             throw LibraryError(.io, "cannot create \(path): \(error)")
@@ -197,22 +223,30 @@ extension PhotoLibrary {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var size: Int64 = 0
         do throws(SystemError) {
-            while true {
+            // One byte more than the index's size is asked for: it tells a file that grew.
+            while size <= photo.size {
+                let want = Int(min(Int64(buffer.count), photo.size - size + 1))
                 let n = try buffer.withUnsafeMutableBytes { b in
-                    Result { () throws(SystemError) in try source.read(fromAbsoluteOffset: size, into: b) }
+                    Result { () throws(SystemError) in try source.read(fromAbsoluteOffset: size, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
                 }.get()
                 if n == 0 { break }
+                size += Int64(n)
+                if size > photo.size { break }
                 try buffer.withUnsafeBytes { b in
                     Result { () throws(SystemError) in try out.writeAll(UnsafeRawBufferPointer(rebasing: b[..<n])) }
                 }.get()
                 buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-                size += Int64(n)
             }
-            try out.sync()
+            if size == photo.size { try out.sync() }
         } catch {
             throw LibraryError(.io, "cannot copy '\(photo.name)' to \(path): \(error)")
         }
-        return (size, hasher.finalizeHex())
+        guard size == photo.size else {
+            throw LibraryError(.badInput, "\(changed): \(size > photo.size ? "more" : "fewer") than the \(photo.size) bytes it has there); nothing exported")
+        }
+        let sha256 = hasher.finalizeHex()
+        guard sha256 == indexed else { throw LibraryError(.badInput, "\(changed): its SHA-256 is not the index's); nothing exported") }
+        return (size, sha256)
     }
 
     /// Adds a package's photo to the library: the PNG goes through the same checks as a

@@ -105,10 +105,16 @@ public struct Photo: Sendable, Equatable {
         return "\(width)x\(height)"
     }
 
-    /// When it was taken as people read it ("2024-07-03 14:22", the camera's clock), or nil.
+    /// When it was taken as people read it ("2024-07-03 14:22", the camera's clock), or nil
+    /// when `taken` does not begin so ("YYYY-MM-DDTHH:MM", digits where digits go): the index
+    /// may hold anything the service user wrote, and this goes to terminals and pages as it is.
     public var takenMinutes: String? {
-        guard let taken, taken.utf8.count >= 16 else { return nil }
-        return String(String(taken.prefix(16)).map { $0 == "T" ? " " : $0 })
+        guard let taken else { return nil }
+        let b = Array(taken.utf8.prefix(16))
+        let digit = { (c: UInt8) in c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+        guard b.count == 16, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "),
+              b[13] == UInt8(ascii: ":"), [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15].allSatisfy({ digit(b[$0]) }) else { return nil }
+        return String(decoding: b.map { $0 == UInt8(ascii: "T") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
     }
 
     /// The calendar day it was taken ("2024-07-03"), else the day received (UTC).

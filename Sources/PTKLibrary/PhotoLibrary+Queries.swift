@@ -6,11 +6,14 @@ import PTKVocabulary
 extension PhotoLibrary {
     static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem, mtime, orientation, taken, camera_make, camera_model, location, preview, preview_problem"
 
+    /// A row as a photo. The service user may have written anything into the index (root's
+    /// `ptk` reads it): numbers that drive arithmetic or counts are taken only within their
+    /// range (a side in 1...2³¹−1, a rating in 0...5, an orientation in 1...8), else as unknown.
     static func photo(from s: Statement) -> Photo {
         var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: WallTime(milliseconds: s.int(9) ?? 0))
         p.sha256 = s.text(3)
-        p.width = s.int(4).map(Int.init)
-        p.height = s.int(5).map(Int.init)
+        p.width = s.int(4).flatMap { sideRange.contains($0) ? Int($0) : nil }
+        p.height = s.int(5).flatMap { sideRange.contains($0) ? Int($0) : nil }
         p.bitDepth = s.int(6).map(Int.init)
         p.colorType = s.int(7).map(Int.init)
         p.interlace = s.int(8).map(Int.init)
@@ -18,7 +21,7 @@ extension PhotoLibrary {
         p.senderAddress = s.text(11)
         p.senderID = s.text(12)
         p.note = s.text(13)
-        p.rating = s.int(14).map(Int.init)
+        p.rating = s.int(14).flatMap { (0...5).contains($0) ? Int($0) : nil }
         p.indexed = s.int(15) == 1
         // 1, the 256-pixel PNG of schemas before 5 (`<id>.png`), is shown until the photo is
         // indexed again and its new thumbnails replace it.
@@ -28,7 +31,7 @@ extension PhotoLibrary {
         p.hasThumbnail = p.thumbnailType != nil
         p.problem = s.text(17)
         p.modified = s.int(18).map { WallTime(milliseconds: $0) }
-        p.orientation = s.int(19).map(Int.init)
+        p.orientation = s.int(19).flatMap { (1...8).contains($0) ? Int($0) : nil }
         p.taken = s.text(20)
         p.cameraMake = s.text(21)
         p.cameraModel = s.text(22)
@@ -43,6 +46,9 @@ extension PhotoLibrary {
         }
         return p
     }
+
+    /// The width or height a row may say (a PNG's limit): within it, any arithmetic on sizes fits.
+    static let sideRange: ClosedRange<Int64> = 1...Int64(Int32.max)
 
     /// The `thumbnail` column's values of the gallery thumbnails' formats (schema 5).
     static let thumbnailTypes: [Int64: PhotoType] = [2: .jpeg, 3: .png]
@@ -161,7 +167,8 @@ extension PhotoLibrary {
 
     /// The file `name` of the library folder `folderName`, read through the folder's
     /// descriptor, without following a symlink or waiting on a FIFO, and only from a regular
-    /// file of at most 16 MiB. `failure` starts the error's message.
+    /// file of one name (the library makes no other: one file linked at many photos' names
+    /// would have a gallery copy it for each) of at most 16 MiB. `failure` starts the error's message.
     private func readLibraryFile(_ name: String, in folderName: String, failure: String) throws(LibraryError) -> [UInt8] {
         let path = folder + "/" + folderName + "/" + name
         let folder: FileDescriptor
@@ -176,6 +183,7 @@ extension PhotoLibrary {
         do {
             let found = try fd.statusWithLinks()
             guard found.status.isRegularFile else { throw LibraryError(.io, "\(failure): \(path): is \(found.kind), not a regular file; not read") }
+            guard found.links == 1 else { throw LibraryError(.io, "\(failure): \(path): has \(found.links) hard links, and the library makes files of one name; not read") }
             return try fd.readAll(limit: 16 << 20, name: path)
         } catch let error as LibraryError {
             throw error
@@ -195,7 +203,7 @@ extension PhotoLibrary {
     /// another), nil when it has none: `.ptk/thumbnails/<id>-<side>.<jpg|png>` (the old `<id>.png`
     /// for every side while `Photo.hasOldThumbnail`), read through the
     /// thumbnails folder's descriptor, without following a symlink or waiting on a FIFO, and
-    /// only from a regular file of at most 16 MiB. Its width and height are not stored: they
+    /// only from a regular file of one name of at most 16 MiB. Its width and height are not stored: they
     /// are the photo's size as shown fitted within `side` (`Photo.fitted`, the thumbnailer's
     /// rule; within `Thumbnailer.maxSide`, the old thumbnail's, for every side while
     /// `Photo.hasOldThumbnail`), 0 when the index does not know the photo's size.

@@ -49,7 +49,12 @@ public final class PhotoLibrary {
     /// symlink; and a rollback journal that is not empty (the index runs in WAL mode and never
     /// makes one; SQLite would replay it, and delete the "super-journal" it names) stops the
     /// opening before SQLite sees it.
-    public init(directory: String, create: Bool) throws(LibraryError) {
+    ///
+    /// `lockPatience` is a short-lived command's (ptk's) bound on its waits for a lock another
+    /// process holds on the index: all together last at most its limit (then an `.io` error
+    /// that says so), and its `waiting` is told once one lasts long. Nil (ptkd): each wait lasts
+    /// at most 10 s.
+    public init(directory: String, create: Bool, lockPatience: LockPatience? = nil) throws(LibraryError) {
         self.directory = directory
         do { photos = try .open(directory, flags: [.readOnly, .directory]) } catch {
             throw LibraryError(.io, "cannot open the received-photos directory: \(error)")
@@ -86,7 +91,7 @@ public final class PhotoLibrary {
             // SQLite refuses a symlink anywhere in the path it is given: the links of the
             // directory's own path (the administrator's) are resolved first.
             let file = (resolvedPath(directory) ?? directory) + "/" + Self.folderName + "/index.sqlite"
-            database = try Database(file: file, path: databasePath, create: create)
+            database = try Database(file: file, path: databasePath, create: create, patience: lockPatience)
             try migrate()
         } catch {
             photos.close()

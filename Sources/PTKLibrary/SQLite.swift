@@ -1,4 +1,5 @@
 import CSQLite
+import PTKSystem
 
 /// A failure of the photo library: its database, a thumbnail, a file, or a name.
 public struct LibraryError: Error, Sendable, CustomStringConvertible {
@@ -24,13 +25,26 @@ public struct LibraryError: Error, Sendable, CustomStringConvertible {
 final class Database {
     private var handle: OpaquePointer?
     let path: String
+    /// A short-lived command's bound on all its waits for another process's lock together (and
+    /// whom to tell it waits); nil: each wait lasts at most `eachWait` (ptkd).
+    private let patience: LockPatience?
+    /// ptkd's bound on one wait for a lock (SQLite's busy timeout).
+    static let eachWait: Duration = .seconds(10)
+    /// What the busy handler has slept in all (since waits began to follow one another), when
+    /// it last ran, and whether `patience.waiting` was told.
+    private var slept: Duration = .zero
+    private var lastWait: Instant?
+    private var told = false
 
-    /// Opens `file` (creating it when `create`), in WAL mode, waiting up to 10 s for another
-    /// writer (ptkd and ptk write the same database); `path` names it in messages. SQLite
-    /// follows no symlink anywhere in `file` (SQLITE_OPEN_NOFOLLOW, which also opens the -wal
-    /// and -shm files with O_NOFOLLOW): pass it with the links of the path resolved.
-    init(file: String, path: String, create: Bool) throws(LibraryError) {
+    /// Opens `file` (creating it when `create`), in WAL mode, waiting for another writer (ptkd
+    /// and ptk write the same database) as `patience` says: with it, all waits together last
+    /// at most its limit, and its `waiting` is told once one lasts `announceAfter`; without it,
+    /// each wait lasts at most `eachWait`. `path` names the file in messages. SQLite follows no
+    /// symlink anywhere in `file` (SQLITE_OPEN_NOFOLLOW, which also opens the -wal and -shm
+    /// files with O_NOFOLLOW): pass it with the links of the path resolved.
+    init(file: String, path: String, create: Bool, patience: LockPatience? = nil) throws(LibraryError) {
         self.path = path
+        self.patience = patience
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let rc = sqlite3_open_v2(file, &handle, flags, nil)
         guard rc == SQLITE_OK else {
@@ -39,13 +53,53 @@ final class Database {
             handle = nil
             throw LibraryError(.io, "cannot open the library index \(path): \(message)")
         }
-        sqlite3_busy_timeout(handle, 10_000)
+        if patience != nil {
+            // The connection lives no longer than this object (closed in deinit): unretained.
+            sqlite3_busy_handler(handle, { context, count in
+                Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().waitForLock(first: count == 0)
+            }, Unmanaged.passUnretained(self).toOpaque())
+        } else {
+            sqlite3_busy_timeout(handle, Int32(Self.eachWait.components.seconds * 1000))
+        }
         // WAL: readers (ptk list) never wait for ptkd's writes. NORMAL is durable across a crash
         // of the process (the WAL is synced at checkpoints); a power loss may lose the last
         // entries, which the next start's reconcile finds again from the files.
         try enableWAL()
         try execute("PRAGMA synchronous=NORMAL")
         try execute("PRAGMA foreign_keys=ON")
+    }
+
+    /// SQLite's busy handler with `patience` (`first`: a new wait): 1 to try again after a
+    /// pause (5 ms, growing to 100 ms), 0 to give up (SQLITE_BUSY) once the pauses add up to
+    /// the limit. They add up over every wait that follows another within the limit: a lock
+    /// let go for a moment now and then extends nothing, while `ptk watch`, which runs for
+    /// days, starts afresh after a quiet spell.
+    private func waitForLock(first: Bool) -> Int32 {
+        guard let patience else { return 0 }
+        let now = Instant.now
+        if first, let lastWait, now - lastWait > patience.limit {
+            slept = .zero
+            told = false
+        }
+        lastWait = now
+        guard slept < patience.limit else { return 0 }
+        if !told && slept >= patience.announceAfter, let waiting = patience.waiting {
+            told = true
+            waiting("waiting for the library index \(path), which another process has locked; giving up after \(patience.limitText)")
+        }
+        let pause = min(max(.milliseconds(5), slept / 8), .milliseconds(100), patience.limit - slept)
+        sleep(for: pause)
+        slept += pause
+        return 1
+    }
+
+    /// The error for a statement that failed with `code`: another process's lock held past
+    /// the wait said plainly (which SQLite calls "database is locked").
+    fileprivate func failure(_ code: Int32, _ text: String) -> LibraryError {
+        guard code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else { return LibraryError(.io, "library index \(path): \(text)") }
+        let limit = patience?.limitText ?? LockPatience(limit: Self.eachWait).limitText
+        return LibraryError(.io, "library index \(path): another process held a lock on it for \(limit) (\(text)), so nothing was done; "
+                                 + "ptkd holds one for well under a second: try again, and if it persists see who holds it (fuser -v \(path))")
     }
 
     deinit { sqlite3_close_v2(handle) }
@@ -55,7 +109,9 @@ final class Database {
     /// opening a new library together) holds it: so try for a while.
     private func enableWAL() throws(LibraryError) {
         var lastError: LibraryError? = nil
-        for _ in 0..<100 {
+        // Bounded in time, not only in tries: each try may wait for a lock.
+        let deadline = Instant.now + (patience?.limit ?? .seconds(30))
+        for attempt in 0..<100 where attempt == 0 || Instant.now < deadline {
             do throws(LibraryError) {
                 if try firstText("PRAGMA journal_mode")?.lowercased() == "wal" { return }
                 try execute("PRAGMA journal_mode=WAL")
@@ -68,16 +124,17 @@ final class Database {
     }
 
     private func error(_ what: String) -> LibraryError {
-        LibraryError(.io, "library index \(path): \(what): \(String(cString: sqlite3_errmsg(handle)))")
+        failure(sqlite3_extended_errcode(handle), "\(what): \(String(cString: sqlite3_errmsg(handle)))")
     }
 
     /// Runs statements that return no rows.
     func execute(_ sql: String) throws(LibraryError) {
         var message: UnsafeMutablePointer<CChar>?
-        if sqlite3_exec(handle, sql, nil, nil, &message) != SQLITE_OK {
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? "failed"
             sqlite3_free(message)
-            throw LibraryError(.io, "library index \(path): \(text)")
+            throw failure(rc, text)
         }
     }
 
@@ -169,9 +226,11 @@ final class Statement {
         switch sqlite3_step(statement) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default:
-            throw LibraryError(database.lastErrorCode == 2067 /* SQLITE_CONSTRAINT_UNIQUE, a macro Swift does not import */ ? .refused : .io,
-                               "library index \(database.path): \(database.lastError)")
+        case let rc:
+            if database.lastErrorCode == 2067 /* SQLITE_CONSTRAINT_UNIQUE, a macro Swift does not import */ {
+                throw LibraryError(.refused, "library index \(database.path): \(database.lastError)")
+            }
+            throw database.failure(rc, database.lastError)
         }
     }
 

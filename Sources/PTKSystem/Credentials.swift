@@ -84,20 +84,64 @@ public func nonRootOwners(of path: String) -> [(user: UInt32, group: UInt32)] {
     return owners
 }
 
-/// The first folder on the way to `path` (as written, made absolute, and as resolved) that a
-/// user other than its owner may add names to or remove names from: writable by its group or
-/// by others, without the sticky bit (which /tmp has: there only an entry's owner may remove or
-/// rename it). Nil when there is none. Root acting below such a folder could be handed what
-/// someone else put there. The corresponding C functions are `lstat` and `realpath`.
-public func folderOthersMayChange(on path: String) -> (path: String, owner: UInt32)? {
-    func walk(_ absolute: String) -> (path: String, owner: UInt32)? {
+/// A folder on the way to a path through which a user other than root (and the one user
+/// trusted there) could put something else in its place or below it: its path, owner, group
+/// and mode (permission bits with the sticky bit).
+public struct ChangeableFolder: Equatable, Sendable {
+    public var path: String
+    public var owner: UInt32
+    public var group: UInt32
+    public var mode: UInt32
+
+    public init(path: String, owner: UInt32, group: UInt32, mode: UInt32) {
+        self.path = path
+        self.owner = owner
+        self.group = group
+        self.mode = mode
+    }
+}
+
+/// The first folder on the way to `path` (as written, made absolute, and as resolved) through
+/// which a user other than root and `trusted` (the one non-root user root acts as there, nil
+/// for none) could change what root reaches: a folder writable by its group or by others
+/// (whatever the group: root's included) that `trusted` does not own, where either
+///
+/// - it lacks the sticky bit (anyone who may write it may rename or remove what is in it), or
+/// - it has it (as /tmp), but what follows on the way is missing there (anyone may make it),
+///   or is not root's or `trusted`'s (its owner may rename it), or it is `path` itself (what
+///   root works with is found, made and named in it).
+///
+/// Nil when there is none: then only root and `trusted` can change the way. The corresponding
+/// C functions are `lstat` and `realpath`.
+public func folderOthersMayChange(on path: String, trusting trusted: UInt32?) -> ChangeableFolder? {
+    func walk(_ absolute: String) -> ChangeableFolder? {
+        // Split on the "/" byte: a component may begin with a scalar that joins a "/" into one Character.
+        let components = absolute.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
         var prefix = ""
         var status = stat()
-        for component in absolute.utf8.split(separator: UInt8(ascii: "/")) {
-            prefix += "/" + String(decoding: component, as: UTF8.self)
-            guard lstat(prefix, &status) == 0 else { return nil }
-            let isDirectory = status.st_mode & S_IFMT == S_IFDIR
-            if isDirectory && status.st_mode & 0o022 != 0 && status.st_mode & S_ISVTX == 0 { return (prefix, status.st_uid) }
+        guard lstat("/", &status) == 0 else { return nil }
+        var previous: stat? = status
+        var previousPath = "/"
+        // Index -1 is "/" itself, which `previous` holds already.
+        for index in 0...components.count {
+            let current: stat?
+            if index < components.count {
+                prefix += "/" + components[index]
+                current = lstat(prefix, &status) == 0 ? status : nil
+            } else {
+                current = nil
+            }
+            if let folder = previous, folder.st_mode & S_IFMT == S_IFDIR, folder.st_mode & 0o022 != 0,
+               trusted == nil || folder.st_uid != trusted {
+                let found = ChangeableFolder(path: previousPath, owner: folder.st_uid, group: folder.st_gid, mode: folder.st_mode & 0o7777)
+                if folder.st_mode & S_ISVTX == 0 { return found }
+                // Sticky: only an entry's owner (and the folder's) may rename or remove it.
+                guard let next = current else { return found }
+                if next.st_uid != 0 && (trusted == nil || next.st_uid != trusted) { return found }
+            }
+            guard let current else { return nil }
+            previous = current
+            previousPath = prefix
         }
         return nil
     }
@@ -106,6 +150,16 @@ public func folderOthersMayChange(on path: String) -> (path: String, owner: UInt
     guard let resolved = realpath(absolute, nil) else { return nil }
     defer { free(resolved) }
     return walk(String(cString: resolved))
+}
+
+/// The name of group `gid` in the group database, nil when it has none. The corresponding C
+/// function is `getgrgid_r`.
+public func groupName(_ gid: UInt32) -> String? {
+    var group = Glibc.group()
+    var buffer = [CChar](repeating: 0, count: 4096)
+    var result: UnsafeMutablePointer<Glibc.group>?
+    guard getgrgid_r(gid, &group, &buffer, buffer.count, &result) == 0, result != nil, let name = group.gr_name else { return nil }
+    return String(cString: name)
 }
 
 /// Whether this process runs as root (effective user id 0).

@@ -431,8 +431,11 @@ extension FileDescriptor {
     /// directory, created if missing (mode 0644; run as root, given this directory's owner when
     /// root made it). It is opened without following a symlink or waiting on a FIFO, and refused
     /// (`RefusedFileError`) unless it is a regular file with one link: a hard link planted there
-    /// would otherwise have someone else's file locked and chowned.
-    public func withLockFileRefusingLinks<R>(_ name: String, path: String, _ body: () throws -> R) throws -> R {
+    /// would otherwise have someone else's file locked and chowned. A lock another process
+    /// holds is waited for as `patience` says, never longer (`LockTimeoutError`); `guards` says
+    /// what the lock guards, for that error.
+    public func withLockFileRefusingLinks<R>(_ name: String, path: String, guards: String, patience: LockPatience = .lockFile,
+                                             _ body: () throws -> R) throws -> R {
         try Self.checkComponent(name, path: path)
         let fd: FileDescriptor
         do {
@@ -449,9 +452,7 @@ extension FileDescriptor {
         if st.st_uid == 0, let owner = try ownerForEntries() {
             _ = try syscall("fchown", path) { fchown(fd.rawValue, owner.owner, owner.group) }
         }
-        while flock(fd.rawValue, LOCK_EX) != 0 {
-            if errno != EINTR { throw SystemError(call: "flock", object: path, errno: errno) }
-        }
+        try fd.lockExclusively(path: path, guards: guards, patience: patience)
         return try body()
     }
 }

@@ -186,17 +186,16 @@ public func removeFile(_ path: String) throws(SystemError) {
 
 /// Runs `body` holding an exclusive lock on `path` (created if missing, with the directory's
 /// owner when run as root), so that two processes' read-modify-write of the files it guards
-/// do not interleave. The corresponding C function is `flock`.
-public func withFileLock<R>(_ path: String, _ body: () throws -> R) throws -> R {
+/// do not interleave; waiting for another holder as `patience` says, never longer
+/// (`LockTimeoutError`). The corresponding C function is `flock`.
+public func withFileLock<R>(_ path: String, guards: String, patience: LockPatience = .lockFile, _ body: () throws -> R) throws -> R {
     let fd = try FileDescriptor.open(path, flags: [.readWrite, .create, .noFollow], mode: 0o644)
     defer { fd.close() }
     // Ownership is a courtesy for the service user; the lock works without it.
     if let owner = try? ownerToGive(parentDirectory(of: path)) {
         _ = fchown(fd.rawValue, owner.owner, owner.group)
     }
-    while flock(fd.rawValue, LOCK_EX) != 0 {
-        if errno != EINTR { throw SystemError(call: "flock", object: path, errno: errno) }
-    }
+    try fd.lockExclusively(path: path, guards: guards, patience: patience)
     return try body()
 }
 

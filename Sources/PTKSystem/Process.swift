@@ -28,6 +28,15 @@ public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 /// process. Every program that writes to sockets calls this first.
 public func ignoreBrokenPipeSignal() { signal(SIGPIPE, SIG_IGN) }
 
+/// Ends this process by `signal` at its default action (as if it had not been held), else
+/// with status 128 + `signal`: how a program interrupted after cleaning up ends, so that its
+/// caller (a shell) sees the interruption. The corresponding C functions are `signal` and `raise`.
+public func endBySignal(_ signal: Int32) -> Never {
+    _ = Glibc.signal(signal, SIG_DFL)
+    _ = raise(signal)
+    exit(128 + signal)
+}
+
 /// `text` and a newline in memory of its own that is never freed, for a signal handler to
 /// `write` (it may not allocate or touch Swift strings).
 func signalHandlerLine(_ text: String) -> UnsafeMutableBufferPointer<UInt8> {

@@ -111,15 +111,54 @@ public func processEnvironment() -> [String] {
 /// Runs `arguments[0]` (an absolute path) with `arguments` and exactly `environment`, sharing
 /// this process's standard input, output and error and every descriptor not marked
 /// close-on-exec, in the same process group (a terminal's ^C reaches both), and waits for it.
-/// The corresponding C functions are `posix_spawn` and `waitpid`.
-public func runAndWait(_ arguments: [String], environment: [String]) throws(SystemError) -> Child.Ending {
+/// While it runs, SIGINT, SIGQUIT, SIGHUP and SIGTERM do not end this process: the first ends
+/// the child (SIGKILL, which ends a stopped child too; it is not reaped before, so its pid is
+/// not anyone else's) and is returned as `interruptedBy`, so that the caller removes what the
+/// child left before it ends itself (`endBySignal`). The child starts with every signal at its
+/// default and none blocked. The corresponding C functions are `sigprocmask`, `posix_spawn`,
+/// `sigtimedwait`, `kill` and `waitpid`.
+public func runAndWait(_ arguments: [String], environment: [String]) throws(SystemError) -> (ending: Child.Ending, interruptedBy: Int32?) {
     precondition(!arguments.isEmpty)
+    let stopping = [SIGINT, SIGQUIT, SIGHUP, SIGTERM]
+    var held = sigset_t()
+    sigemptyset(&held)
+    for signal in stopping + [SIGCHLD] { sigaddset(&held, signal) }
+    var previous = sigset_t()
+    sigprocmask(SIG_BLOCK, &held, &previous)
+    defer {
+        // What came after the first is taken here, not delivered once unblocked.
+        var now = timespec()
+        while sigtimedwait(&held, nil, &now) > 0 {}
+        sigprocmask(SIG_SETMASK, &previous, nil)
+    }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let code = spawnProcess(&pid, arguments, environment, nil, nil)
+    let code = spawnProcess(&pid, arguments, environment, nil, &attributes)
     guard code == 0 else { throw SystemError(call: "posix_spawn", object: arguments[0], errno: code) }
+    var interruptedBy: Int32?
     var status: Int32 = 0
-    _ = try syscall("waitpid", arguments[0]) { waitpid(pid, &status, 0) }
-    return Child.Ending(waitStatus: status)
+    while true {
+        let reaped = waitpid(pid, &status, WNOHANG)
+        if reaped == pid { break }
+        if reaped == -1 && errno != EINTR { throw SystemError(call: "waitpid", object: arguments[0], errno: errno) }
+        // SIGCHLD (held too) ends the wait at once; the pause only covers one that came before it was held.
+        var pause = timespec(tv_sec: 1, tv_nsec: 0)
+        let signal = sigtimedwait(&held, nil, &pause)
+        if signal > 0, stopping.contains(signal), interruptedBy == nil {
+            interruptedBy = signal
+            kill(pid, SIGKILL)
+        }
+    }
+    return (Child.Ending(waitStatus: status), interruptedBy)
 }
 
 /// `posix_spawn` of `arguments[0]` with `arguments` and `environment` as C strings for the call.

@@ -33,6 +33,18 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
         milliseconds = ms
     }
 
+    /// The seconds a time read from a file another user may write can take: 1970-01-01 to
+    /// 9999-12-31 UTC. Every time ptk and ptkd write there (when a session began, a sender last
+    /// tried) is in it; one outside it is not a time they wrote.
+    public static let storedSecondsRange: ClosedRange<Int64> = 0...253_402_300_799
+
+    /// `seconds` since the epoch read from a file, or nil outside `storedSecondsRange`: a
+    /// planted extreme never reaches arithmetic or a formatter as a time.
+    public init?(storedSeconds seconds: Int64) {
+        guard Self.storedSecondsRange.contains(seconds) else { return nil }
+        milliseconds = seconds * 1000
+    }
+
     /// Now. The corresponding C function is `clock_gettime` (CLOCK_REALTIME).
     public static var now: WallTime {
         var ts = timespec()
@@ -40,8 +52,12 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
         return WallTime(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
     }
 
-    /// Whole seconds since the epoch (rounded down).
-    public var seconds: Int64 { milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000 }
+    /// Whole seconds since the epoch (rounded down), for every value (Int64.min included: a
+    /// time read from the index may be anything).
+    public var seconds: Int64 {
+        let (quotient, remainder) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
 
     public static func < (a: WallTime, b: WallTime) -> Bool { a.milliseconds < b.milliseconds }
 
@@ -60,7 +76,8 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
     public var description: String {
         var t = time_t(seconds)
         var parts = tm()
-        gmtime_r(&t, &parts)
+        // Years beyond what `tm` holds (a planted extreme): said so, not shown as year 1900.
+        guard gmtime_r(&t, &parts) != nil else { return "(a time out of range: \(milliseconds) ms)" }
         var buffer = [CChar](repeating: 0, count: 64)
         let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
         return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -81,7 +98,11 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
 
 extension FileStatus {
     /// When the file was last modified.
-    public var modifiedTime: WallTime { WallTime(milliseconds: modified * 1000 + modifiedNanoseconds / 1_000_000) }
+    /// (A time set beyond what milliseconds hold, some 292 million years, is the farthest they can.)
+    public var modifiedTime: WallTime {
+        let (ms, overflow) = WallTime(seconds: modified).milliseconds.addingReportingOverflow(modifiedNanoseconds / 1_000_000)
+        return WallTime(milliseconds: overflow ? .max : ms)
+    }
 }
 
 /// `milliseconds` since the epoch as ISO 8601 UTC with milliseconds (`WallTime.iso8601`).

@@ -58,7 +58,7 @@ public final class Identity: @unchecked Sendable {
         }
         defer { dir.close() }
         let lockResult = Result { () throws -> Identity in
-            try dir.withLockFileRefusingLinks(".lock", path: directory + "/.lock") { () throws -> Identity in
+            try dir.withLockFileRefusingLinks(".lock", path: directory + "/.lock", guards: "the identity") { () throws -> Identity in
                 let keyPath = directory + "/key.pem"
                 // Anything at the name (a symlink included) is left to `load`, which says what it is.
                 if (try? dir.status(of: "key.pem")) == nil {

@@ -50,10 +50,12 @@ struct AppPasswordFile {
             guard !line.hasPrefix("#") else { return nil }
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count == 7, isID(f[0]), AppPasswords.validName(f[1]), let access = AppAccess(rawValue: f[2]),
-                  f[3].utf8.count == 64, f[3].utf8.allSatisfy(isLowerHex), let created = Int64(f[4]) else { return nil }
+                  // Times the service user could have planted: out of range, the line verifies nothing.
+                  f[3].utf8.count == 64, f[3].utf8.allSatisfy(isLowerHex), let created = Int64(f[4]),
+                  WallTime.storedSecondsRange.contains(created) else { return nil }
             let used: Int64?
             if f[5] == "-" { used = nil } else {
-                guard let t = Int64(f[5]) else { return nil }
+                guard let t = Int64(f[5]), WallTime.storedSecondsRange.contains(t) else { return nil }
                 used = t
             }
             return Entry(password: AppPassword(id: f[0], name: f[1], access: access, created: created, lastUsed: used,

@@ -31,9 +31,12 @@ public final class AppPasswords: @unchecked Sendable {
     public static let groupLength = 5
 
     /// `directory` is the web state directory (`STATE/web`, as WebAccess's).
-    public init(directory: String) {
+    /// `lockPatience`: how long a change waits for another process holding `web/.lock`.
+    public init(directory: String, lockPatience: LockPatience = .lockFile) {
         self.directory = directory
-        web = StateDirectory(below: directory)
+        var web = StateDirectory(below: directory)
+        web.patience = lockPatience
+        self.web = web
         file = ReloadingFile("app-passwords", in: web, empty: [], parse: AppPasswordFile.parse)
     }
 
@@ -158,7 +161,7 @@ public final class AppPasswords: @unchecked Sendable {
 
     /// Runs `body` holding `web/.lock`, with the directory (made when missing) open.
     private func locked<R>(_ body: (FileDescriptor) throws -> R) throws -> R {
-        try web.locked(".lock", creating: 0o700, body)
+        try web.locked(".lock", guarding: "the web logins and app passwords", creating: 0o700, body)
     }
 
     private func read(in dir: FileDescriptor) throws -> [AppPasswordFile.Entry] {

@@ -13,6 +13,8 @@ struct StateDirectory: Sendable {
     let base: String
     /// Below `base`, each opened without following a symlink.
     let components: [String]
+    /// How long `locked` waits for another holder of a lock file.
+    var patience = LockPatience.lockFile
 
     /// `path` itself opened by path (the state directory: the administrator's choice).
     init(opening path: String) {
@@ -104,9 +106,11 @@ struct StateDirectory: Sendable {
         try dir.replaceFileRefusingLinks(name, path: path(of: name), with: bytes, mode: mode)
     }
 
-    /// Runs `body` holding the lock file `name`, with the directory open (made when missing
-    /// with `creating`).
-    func locked<R>(_ name: String, creating mode: FileMode? = nil, _ body: (FileDescriptor) throws -> R) throws -> R {
-        try with(creating: mode) { dir in try dir.withLockFileRefusingLinks(name, path: path(of: name)) { try body(dir) } }
+    /// Runs `body` holding the lock file `name` (on `guards`, for the error when another
+    /// process holds it past `patience`), with the directory open (made when missing with `creating`).
+    func locked<R>(_ name: String, guarding guards: String, creating mode: FileMode? = nil, _ body: (FileDescriptor) throws -> R) throws -> R {
+        try with(creating: mode) { dir in
+            try dir.withLockFileRefusingLinks(name, path: path(of: name), guards: guards, patience: patience) { try body(dir) }
+        }
     }
 }

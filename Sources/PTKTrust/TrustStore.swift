@@ -63,6 +63,8 @@ public final class TrustStore: @unchecked Sendable {
     private let trustList: ReloadingFile<[TrustedSender]>
     /// The most devices the pending list keeps: the one whose last attempt is oldest goes.
     public static let pendingLimit = 100
+    /// The attempts a pending line may count (more are counted as this many).
+    static let attemptsRange = 1...Int(Int32.max)
     /// The pending list is rewritten at most this often; attempts in between are written together.
     public static let pendingInterval: Duration = .seconds(1)
     // `unwritten`, `lastWrite` and `flushing` are guarded by `attempts`.
@@ -74,9 +76,12 @@ public final class TrustStore: @unchecked Sendable {
     /// Times this store rewrote the pending list (for the tests).
     private(set) var pendingWrites = 0
 
-    public init(directory: String) {
+    /// `lockPatience`: how long a change waits for another process holding `.trust.lock`.
+    public init(directory: String, lockPatience: LockPatience = .lockFile) {
         self.directory = directory
-        state = StateDirectory(opening: directory)
+        var state = StateDirectory(opening: directory)
+        state.patience = lockPatience
+        self.state = state
         trustList = ReloadingFile("trusted-senders", in: state, empty: [], parse: Self.parseTrustList)
     }
 
@@ -134,7 +139,7 @@ public final class TrustStore: @unchecked Sendable {
 
     /// Writes the attempts waiting into the pending list (one read-modify-write).
     func flushAttempts() throws {
-        try state.locked(".trust.lock") { dir in
+        try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             let batch: [(id: SenderID, name: String, address: String, time: WallTime)] = attempts.withLock {
                 defer {
                     unwritten = []
@@ -150,7 +155,7 @@ public final class TrustStore: @unchecked Sendable {
                     pending[i].name = a.name
                     pending[i].address = a.address
                     pending[i].lastAttempt = a.time
-                    pending[i].attempts += 1
+                    pending[i].attempts = min(pending[i].attempts + 1, Self.attemptsRange.upperBound)
                 } else {
                     pending.append(PendingSender(id: a.id, name: a.name, address: a.address, firstAttempt: a.time, lastAttempt: a.time, attempts: 1))
                 }
@@ -181,7 +186,7 @@ public final class TrustStore: @unchecked Sendable {
     @discardableResult
     public func allow(_ prefix: String, name: String? = nil) throws -> TrustedSender {
         try flushWaitingAttempts()
-        return try state.locked(".trust.lock") { dir in
+        return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             var pending = try readPending(in: dir)
             var list = try readTrustList(in: dir)
             // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
@@ -204,7 +209,7 @@ public final class TrustStore: @unchecked Sendable {
     /// Removes a trusted device (by ID or unique prefix of a listed one).
     @discardableResult
     public func remove(_ prefix: String) throws -> TrustedSender {
-        try state.locked(".trust.lock") { dir in
+        try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             var list = try readTrustList(in: dir)
             let id = try Self.unique(prefix, in: list.map(\.id), what: "trusted device")
             let entry = list.first { $0.id == id }!
@@ -218,7 +223,7 @@ public final class TrustStore: @unchecked Sendable {
     @discardableResult
     public func deny(_ prefix: String) throws -> PendingSender {
         try flushWaitingAttempts()
-        return try state.locked(".trust.lock") { dir in
+        return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
             var pending = try readPending(in: dir)
             let id = try Self.unique(prefix, in: pending.map(\.id), what: "pending device")
             let entry = pending.first { $0.id == id }!
@@ -313,9 +318,10 @@ public final class TrustStore: @unchecked Sendable {
         var out: [PendingSender] = []
         for line in lines(text) where !line.hasPrefix("#") {
             let f = line.unicodeScalars.split(separator: "\t", omittingEmptySubsequences: false).map { String($0) }
-            // A line that is not ID, count, two times (that are times), address, name is skipped.
-            guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]),
-                  let first = Int64(f[2]).flatMap(WallTime.init(exactSeconds:)), let last = Int64(f[3]).flatMap(WallTime.init(exactSeconds:)) else { continue }
+            // A line that is not ID, count, two times (that are times), address, name is skipped;
+            // so is one whose count or times are out of range (planted: counting on would trap).
+            guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]), Self.attemptsRange.contains(n),
+                  let first = Int64(f[2]).flatMap(WallTime.init(storedSeconds:)), let last = Int64(f[3]).flatMap(WallTime.init(storedSeconds:)) else { continue }
             out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
         }
         return out

@@ -60,9 +60,12 @@ public final class WebAccess: @unchecked Sendable {
     /// `lastUsed` is written at most this often per session.
     static let touchInterval: Int64 = 3600
 
-    public init(directory: String) {
+    /// `lockPatience`: how long a change waits for another process holding `web/.lock`.
+    public init(directory: String, lockPatience: LockPatience = .lockFile) {
         self.directory = directory
-        web = StateDirectory(below: directory)
+        var web = StateDirectory(below: directory)
+        web.patience = lockPatience
+        self.web = web
         sessionList = ReloadingFile("sessions", in: web, empty: [], parse: Self.parseSessions)
     }
 
@@ -79,7 +82,7 @@ public final class WebAccess: @unchecked Sendable {
 
     /// Runs `body` holding `.lock`, with the directory (made when missing) open.
     private func locked<R>(_ body: (FileDescriptor) throws -> R) throws -> R {
-        try web.locked(".lock", creating: 0o700, body)
+        try web.locked(".lock", guarding: "the web logins and app passwords", creating: 0o700, body)
     }
 
     // MARK: Password
@@ -232,8 +235,8 @@ public final class WebAccess: @unchecked Sendable {
         let text = try web.readText("links", in: dir) ?? ""
         return TrustStore.lines(text).compactMap { line in
             let f = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-            guard f.count == 3, f[0].utf8.count == 64, let t = Int64(f[1]) else { return nil }
-            return (f[0], WallTime(seconds: t), f[2])
+            guard f.count == 3, f[0].utf8.count == 64, let t = Int64(f[1]).flatMap(WallTime.init(storedSeconds:)) else { return nil }
+            return (f[0], t, f[2])
         }
     }
 
@@ -262,9 +265,10 @@ public final class WebAccess: @unchecked Sendable {
             guard !line.hasPrefix("#") else { return nil }
             let f = line.split(separator: "\t", maxSplits: 7, omittingEmptySubsequences: false).map(String.init)
             guard f.count == 8, f[1].utf8.count == 64, !f[2].isEmpty,
-                  let created = Int64(f[3]), let used = Int64(f[4]), let expires = Int64(f[5]) else { return nil }
-            return WebSession(id: f[0], tokenHash: f[1], csrf: f[2], name: f[7], address: f[6], created: WallTime(seconds: created),
-                              lastUsed: WallTime(seconds: used), expires: WallTime(seconds: expires))
+                  // Times the service user could have planted: out of range, the line is no session.
+                  let created = Int64(f[3]).flatMap(WallTime.init(storedSeconds:)), let used = Int64(f[4]).flatMap(WallTime.init(storedSeconds:)),
+                  let expires = Int64(f[5]).flatMap(WallTime.init(storedSeconds:)) else { return nil }
+            return WebSession(id: f[0], tokenHash: f[1], csrf: f[2], name: f[7], address: f[6], created: created, lastUsed: used, expires: expires)
         }
     }
 
@@ -276,5 +280,9 @@ public final class WebAccess: @unchecked Sendable {
 }
 
 extension WallTime {
-    static func + (t: WallTime, seconds: Int64) -> WallTime { WallTime(seconds: t.seconds + seconds) }
+    /// `seconds` later, the farthest time there is rather than a trap past it.
+    static func + (t: WallTime, seconds: Int64) -> WallTime {
+        let (sum, overflow) = t.seconds.addingReportingOverflow(seconds)
+        return WallTime(seconds: overflow ? (seconds < 0 ? .min : .max) : sum)
+    }
 }

@@ -12,7 +12,7 @@ import PTKVocabulary
 struct AppPasswordCommands {
     let configuration: DaemonConfiguration
     let invocation: Invocation<AdminOption>
-    var passwords: AppPasswords { AppPasswords(directory: configuration.webDirectory) }
+    var passwords: AppPasswords { AppPasswords(directory: configuration.webDirectory, lockPatience: lockFilePatience) }
     var web: WebCommands { WebCommands(configuration: configuration, invocation: invocation) }
 
     func run(_ command: AdminCommand, _ words: [String]) {

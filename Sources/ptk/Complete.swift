@@ -9,7 +9,8 @@ func complete(_ words: [String], configuration: DaemonConfiguration) {
     switch words.first {
     case "photos":
         // No library (yet, or not readable by this user): nothing to offer.
-        guard let library = try? PhotoLibrary(directory: configuration.effectiveDirectory, create: false),
+        // A Tab waits at most two seconds for a lock another process holds, and says nothing.
+        guard let library = try? PhotoLibrary(directory: configuration.effectiveDirectory, create: false, lockPatience: LockPatience(limit: .seconds(2))),
               let names = try? library.names() else { return }  // an index being rebuilt: nothing now
         // A name with a terminal control (one the service user planted in the index) is not offered.
         writeStandardOutput(names.filter { !$0.unicodeScalars.contains(where: isTerminalControl) }.map { $0 + "\n" }.joined())

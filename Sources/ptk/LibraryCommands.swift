@@ -34,7 +34,7 @@ struct LibraryCommands {
         do { _ = try fileStatus(directory) } catch where error.code == .noSuchFile {
             die("the received-photos directory \(directory) does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir", .nothingYet)
         } catch {}
-        do { return try PhotoLibrary(directory: directory, create: create) } catch {
+        do { return try PhotoLibrary(directory: directory, create: create, lockPatience: indexPatience) } catch {
             let who = opened.credentials.map { " (root's ptk works as \($0), who owns ptkd's files)" } ?? ""
             die(error.description + (error.description.contains("Permission denied") ? who : ""), error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? .nothingYet : Self.exitCode(error))
         }
@@ -121,9 +121,10 @@ struct LibraryCommands {
     }
 
     /// A photo's line in `list`: name, size, dimensions, taken (else received), sender, rating.
-    /// What a sender chose (name, sender) is shown with controls escaped, as `ls` does.
+    /// Every cell is shown with controls escaped, as `ls` does: each comes from the index, which
+    /// the service user may have written.
     static func row(_ p: Photo) -> [String] {
-        [escapedForTerminal(p.name), formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName.map(escapedForTerminal) ?? "-", p.rating.map { "\($0)/5" } ?? "-"]
+        [p.name, formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName ?? "-", p.rating.map { "\($0)/5" } ?? "-"].map(escapedForTerminal)
     }
 
     /// When a photo was taken, else received, for `list`'s column: an instant (received, or
@@ -210,34 +211,30 @@ struct LibraryCommands {
         }
     }
 
+    /// `ptk thumbnail NAME [-o FILE|-]`: the bytes of its largest gallery thumbnail. An image
+    /// is never written to a terminal (`-o -` included; redirect it, or pipe it through `cat`);
+    /// FILE is replaced only by a whole thumbnail (a temporary renamed into place; root's ptk
+    /// has its child write it so, see RootBoundary), never left empty by a failure.
     func thumbnail(_ name: String) {
+        let output = invocation.value(.output)
+        if output == nil || output == "-", FileDescriptor.standardOutput.isTerminal {
+            usageError("the thumbnail is an image, and standard output is a terminal: give -o FILE, or redirect standard output")
+        }
         let library = open()
         let bytes: [UInt8]
-        let thumbnailType: String
         do {
             let photo = try library.find(name)
             guard let b = try library.thumbnail(of: photo, side: Thumbnailer.gallerySides.max()!) else {
                 die("'\(escapedForTerminal(photo.name))' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")", .notFound)
             }
             bytes = b.bytes
-            thumbnailType = b.type.displayName
         } catch { fail(error) }
-        if let output = invocation.value(.output), output != "-" {
-            if let fd = opened.output {
-                // Opened by root before ptk took on the service user: rewritten in place.
-                do {
-                    try fd.truncate(to: 0)
-                    try fd.writeAll(bytes)
-                    try fd.sync()
-                } catch { die("cannot write \(quotedForTerminal(output)): \(error)", .cannotCreate) }
-            } else {
-                do { try writeFileAtomically(output, bytes, mode: 0o644) } catch { die("cannot write \(quotedForTerminal(output)): \(error)", .cannotCreate) }
-            }
+        if let output, output != "-" {
+            // Root's child writes into its working directory, a folder root moves it from.
+            let path = opened.stagedOutput == nil ? output : lastPathComponent(output)
+            do { try writeFileAtomically(path, bytes, mode: 0o644) } catch { die("cannot write \(quotedForTerminal(output)): \(error)", .cannotCreate) }
             print("wrote \(escapedForTerminal(output)) (\(formatBytes(Double(bytes.count))))")
         } else {
-            if invocation.value(.output) == nil && FileDescriptor.standardOutput.isTerminal {
-                usageError("the thumbnail is an image (\(thumbnailType)): give -o FILE, or redirect standard output")
-            }
             do { try FileDescriptor.standardOutput.writeAll(bytes) } catch { die("cannot write the thumbnail: \(error)", .ioError) }
         }
     }

@@ -10,10 +10,10 @@ import PTKSystem
 // them may have been planted by that user (a compromised ptkd). So when ptk runs as root and a
 // user other than root owns the directory it works in (or a folder on the way to it), it takes
 // on that user for good (setgroups, setgid, setuid) before it opens anything there. What only
-// root may do is done first and kept as descriptors: opening the output named with `-o FILE`
-// and the packages given to `import`, each without following links. An export or a gallery
-// into a folder only root controls is written by ptk run again as that user, into a folder of
-// its own there, and moved into place by root.
+// root may do is done first and kept as descriptors: opening the packages given to `import`,
+// without following links. An export, a gallery or a thumbnail (`-o FILE`) into a folder that
+// user does not control is written by ptk run again as that user, into a folder of its own
+// there, and moved into place by root.
 
 /// The environment by which root's ptk hands its child (ptk again, as the service user) the
 /// folder to write an export or a gallery into, and the folder they go into afterwards.
@@ -22,12 +22,10 @@ let stagedOutputKey = "PTK_STAGED_OUTPUT"
 
 /// What root's ptk opened before it took on the service user.
 struct RootOpened {
-    /// `thumbnail -o FILE`: the file, opened (and made when missing) by root.
-    var output: FileDescriptor?
     /// `import`: the packages' files, opened by root.
     var packages: [PackageFiles] = []
-    /// In the child writing an export or a gallery: the folder they are moved into afterwards
-    /// (the working directory is the folder to write them into).
+    /// In the child writing an export, a gallery or a thumbnail: the folder they are moved
+    /// into afterwards (the working directory is the folder to write them into).
     var stagedOutput: String?
     /// Who ptk runs as now, when it took on a user.
     var credentials: Credentials?
@@ -56,8 +54,7 @@ enum RootBoundary {
     static func serviceUserControls(_ path: String, _ user: Credentials) -> Bool {
         let owners = nonRootOwners(of: path)
         guard owners.count == 1, owners[0].user == user.user else { return false }
-        if let folder = folderOthersMayChange(on: path), folder.owner != user.user { return false }
-        return true
+        return folderOthersMayChange(on: path, trusting: user.user) == nil
     }
 
     /// `directory` and what ptkd keeps in it, which its user may own even where root owns the
@@ -78,12 +75,12 @@ enum RootBoundary {
             let list = owners.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group).description }.joined(separator: " and ")
             die("\(quotedForTerminal(directory)) is reached through folders of several users (\(list)): root's ptk acts only as the one user who owns ptkd's files; run it as that user (sudo -u USER ptk ...)", .usage)
         }
-        // A folder on the way that others may add names to or remove names from (a user who
-        // does not own it could swap what lies below for a tree of its own): only its owner's
-        // own, the user taken on, is allowed.
+        // A folder on the way through which a user other than root and the one taken on could
+        // swap what lies below for a tree of its own (or make what is missing there): root
+        // would act among that user's files, or act as the user taken on among a third one's.
         for path in insides(of: directory, for: command) {
-            if let folder = folderOthersMayChange(on: path), folder.owner != owners.first?.user ?? 0 {
-                die("\(quotedForTerminal(folder.path)) may be changed by users other than its owner (mode g+w or o+w, no sticky bit), who could plant links and files for root's ptk below it; make it writable by its owner only, or run ptk as the user ptkd runs as (sudo -u USER ptk ...)", .usage)
+            if let folder = folderOthersMayChange(on: path, trusting: owners.first?.user) {
+                die(refusal(folder, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }), .usage)
             }
         }
         guard let owner = owners.first else { return nil }
@@ -93,6 +90,17 @@ enum RootBoundary {
             die("\(user) owns \(quotedForTerminal(directory)) but has no group of its own here (no password entry, and its folders are in root's group): give them its group (chown -R USER:GROUP), or run ptk as that user", .usage)
         }
         return user
+    }
+
+    /// Why root's ptk refuses to work below `folder`, and what to do about it.
+    static func refusal(_ folder: ChangeableFolder, directory: String, user: Credentials?) -> String {
+        let owner = folder.owner == 0 ? "root" : Credentials.of(uid: folder.owner, groupIfUnknown: folder.group).description
+        let who = folder.mode & 0o002 != 0 ? "any user" : "the users of group " + (groupName(folder.group).map { "\($0) (gid \(folder.group))" } ?? "gid \(folder.group)")
+        let what = folder.mode & 0o1000 != 0 ? "make names in it (the sticky bit only keeps them from renaming what is not theirs)" : "rename or replace what is in it"
+        return "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))) lets \(who) \(what), "
+            + "so root's ptk would work on \(quotedForTerminal(directory)) among what they put there; refused. "
+            + "Make it writable by its owner only (chmod go-w), or give it to \(user.map(\.description) ?? "the user ptkd runs as") (chown), "
+            + "or run ptk as that user (sudo -u USER ptk ...)"
     }
 
     /// Run first, with the command line parsed and before anything in ptkd's directories is
@@ -117,8 +125,11 @@ enum RootBoundary {
         }
         switch command {
         case .thumbnail:
-            if let output = invocation.value(.output), output != "-", !serviceUserControls(parentDirectory(of: absolute(output)), user) {
-                opened.output = openOutput(absolute(output), shownAs: output)
+            if let output = invocation.value(.output), output != "-" {
+                let (folder, name) = splitLastComponent(absolute(output))
+                let into = folder.map { $0.isEmpty ? "/" : $0 } ?? absolute("")
+                guard !name.isEmpty, name != ".", name != ".." else { die("cannot write \(quotedForTerminal(output)): not a file name", .cannotCreate) }
+                if !serviceUserControls(into, user) { runStaged(command!, into: into, file: name, as: user) }
             }
         case .import:
             for path in words {
@@ -150,34 +161,21 @@ enum RootBoundary {
         do { try user.takeOn() } catch { die("cannot run as \(user), who owns ptkd's files: \(error)", .ioError) }
     }
 
-    /// `-o FILE` opened by root: made when missing (0644) in its folder, opened by descriptor
-    /// without following a link another user may have put on the way; the file itself never
-    /// through a symbolic link, only a regular file with one name (not one linked elsewhere).
-    static func openOutput(_ path: String, shownAs shown: String) -> FileDescriptor {
-        let (folderPath, name) = splitLastComponent(path)
-        let fd: FileDescriptor
-        do {
-            let folder = try openDirectory(folderPath.map { $0.isEmpty ? "/" : $0 } ?? ".", followingLinks: true)
-            defer { folder.close() }
-            fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.writeOnly, .create, .noFollow, .nonBlocking], mode: 0o644)
-        } catch {
-            die("cannot write \(quotedForTerminal(shown)): \(error.code == .tooManySymlinks ? "a symbolic link is on the way, which ptk does not follow there" : "\(error)")", .cannotCreate)
-        }
-        guard let (status, links, _) = try? fd.statusWithLinks(), status.isRegularFile, links == 1 else {  // unreadable: not known to be a file
-            die("cannot write \(quotedForTerminal(shown)): not a regular file of one name", .cannotCreate)
-        }
-        return fd
-    }
-
-    /// Runs the export or gallery as `user` in a child, then moves what it made into `output`
-    /// and exits with its status. The child writes into a folder given to it inside a folder of
-    /// root's (mode 0700) in `output`: nobody but root can reach it by name while it works. Only
-    /// what an export or a gallery makes is moved (packages; the page and its thumbnails), each
-    /// a regular file of one name or a folder, given to root first.
-    @MainActor static func runStaged(_ command: AdminCommand, into output: String, as user: Credentials) -> Never {
-        // Made when missing (mode 0755, with its parents), as without root; by descriptor.
-        do { try makeDirectories(output, mode: 0o755, ownerLike: nil) } catch {
-            die("cannot create the directory \(quotedForTerminal(output)): \(error)", .cannotCreate)
+    /// Runs the export, gallery or thumbnail (`file`, its name in `output`) as `user` in a
+    /// child, then moves what it made into `output` and exits with its status. The child writes
+    /// into a folder given to it inside a folder of root's (mode 0700) in `output`: nobody but
+    /// root can reach it by name while it works. Only what the command makes is moved
+    /// (packages; the page and its thumbnails; the thumbnail's file), each a regular file of one
+    /// name or a folder, given to root first; a child that failed leaves nothing behind (a
+    /// thumbnail's FILE is replaced only by a whole thumbnail). Interrupted (^C), root ends the
+    /// child, removes its folder, and ends so too.
+    @MainActor static func runStaged(_ command: AdminCommand, into output: String, file: String? = nil, as user: Credentials) -> Never {
+        // An export's or gallery's folder is made when missing (mode 0755, with its parents),
+        // as without root; by descriptor. A thumbnail's must be there.
+        if file == nil {
+            do { try makeDirectories(output, mode: 0o755, ownerLike: nil) } catch {
+                die("cannot create the directory \(quotedForTerminal(output)): \(error)", .cannotCreate)
+            }
         }
         let folder: FileDescriptor
         do { folder = try openDirectory(output, followingLinks: true) } catch {
@@ -208,15 +206,23 @@ enum RootBoundary {
             die("cannot make a folder in \(quotedForTerminal(output)) for \(user) to write into: \(error)", .cannotCreate)
         }
         let ending: Child.Ending
+        let interruption: Int32?
         do {
             let handed = try work.inheritable()
             defer { handed.close() }
-            ending = try runAndWait([try executablePath()] + CommandLine.arguments.dropFirst(),
+            (ending, interruption) = try runAndWait([try executablePath()] + CommandLine.arguments.dropFirst(),
                                     environment: processEnvironment().filter { !$0.hasPrefix(stagingKey + "=") && !$0.hasPrefix(stagedOutputKey + "=") }
                                         + ["\(stagingKey)=\(handed.rawValue)", "\(stagedOutputKey)=\(output)"])
         } catch {
             removeTree(name, in: folder)
             die("cannot run ptk as \(user): \(error)", .ioError)
+        }
+        if let interruption {
+            work.close()
+            staging.close()
+            removeTree(name, in: folder)
+            writeToStandardError("ptk: interrupted: \(command.rawValue) stopped; nothing of it was moved into \(escapedForTerminal(output))")
+            endBySignal(interruption)
         }
         var status: Int32
         switch ending {
@@ -229,6 +235,15 @@ enum RootBoundary {
         }
         do {
             switch command {
+            case .thumbnail:
+                if let file, (try? work.status(of: file)) != nil {  // none: the child failed, and said why
+                    do {
+                        try adopt(file, in: work, files: nil)
+                        try folder.moveReplacing(file, in: work, to: file)
+                    } catch {
+                        fail("cannot move the thumbnail into \(output)/\(file): \(error)", .cannotCreate)
+                    }
+                }
             case .export:
                 for entry in try work.entries() where entry.hasSuffix(".ptk") && !entry.hasPrefix(".") {
                     do {

@@ -11,7 +11,7 @@ import PTKTrust
 struct WebCommands {
     let configuration: DaemonConfiguration
     let invocation: Invocation<AdminOption>
-    var access: WebAccess { WebAccess(directory: configuration.webDirectory) }
+    var access: WebAccess { WebAccess(directory: configuration.webDirectory, lockPatience: lockFilePatience) }
 
     func run(_ command: AdminCommand, _ words: [String]) {
         switch command {

@@ -9,6 +9,12 @@ import PTKTrust
 /// The state directory of the installed service (the unit's StateDirectory=ptk).
 let serviceStateDirectory = "/var/lib/ptk"
 
+/// How long ptk waits for a lock file ptkd holds (`.trust.lock`, `web/.lock`), saying on
+/// standard error after a second what it waits for.
+let lockFilePatience = LockPatience(limit: .seconds(10), waiting: { writeToStandardError("ptk: " + escapedForTerminal($0)) })
+/// How long ptk waits, in all, for locks another process holds on the photo index.
+let indexPatience = LockPatience(limit: .seconds(30), waiting: { writeToStandardError("ptk: " + escapedForTerminal($0)) })
+
 func usageError(_ message: String) -> Never { exitWithUsageError(message, program: "ptk", usageLine: adminCommandLine.usageLine) }
 /// Exits with `message` (controls escaped: it may quote what the service user wrote) and `status`.
 func die(_ message: String, _ status: AdminExitStatus) -> Never { exitWithError(escapedForTerminal(message), code: status.rawValue) }
@@ -62,7 +68,7 @@ let command = AdminCommand(invocation.command!)
 let words = invocation.arguments
 // As root over the service user's directory: what root must open is opened, then ptk takes on that user.
 let opened = RootBoundary.cross(command, directory: RootBoundary.directory(of: command, configuration), invocation: invocation, words: words)
-let trust = TrustStore(directory: configuration.effectiveStateDirectory)
+let trust = TrustStore(directory: configuration.effectiveStateDirectory, lockPatience: lockFilePatience)
 
 /// Runs a trust command; a trust error exits 1, a file that cannot be read or written 74.
 @MainActor func trusting(_ body: () throws -> Void) {

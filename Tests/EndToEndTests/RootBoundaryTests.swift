@@ -193,7 +193,11 @@ final class ServiceLibrary {
         // Indexed once its thumbnail is there (read from the folder, whatever ptk prints).
         let thumbnailFolder = top + "/lib/photos/.ptk/thumbnails"
         let id = eventuallyValue(60) { listDirectory(thumbnailFolder).compactMap { $0.split(separator: "-").first.flatMap { Int($0) } }.first }
+        // The web certificate too (made at start, but on a loaded machine after the first thumbnail at times).
+        let certificate = top + "/lib/state/web/tls/cert.pem"
+        _ = eventuallyValue(60) { fileExists(certificate) ? true : nil }
         guard sent.status == 0, let id else { throw HarnessError("ptk-send or indexing failed: \(sent.stderr) \(d.log)") }
+        _ = eventuallyValue(60) { listDirectory(thumbnailFolder).contains { $0.hasPrefix("\(id)-360.") && !$0.contains(".tmp.") } ? true : nil }
         photoID = id
         _ = d.stop()
         unlink(source)

@@ -67,6 +67,52 @@ import Testing
         }
     }
 
+    // Issue 54: a folder through which a user other than root and the one trusted (the user
+    // root's ptk takes on) could change what root reaches.
+
+    @Test func aFolderOthersMayWriteIsFoundUnlessItIsTheTrustedUsers() throws {
+        try #require(geteuid() == 0, "needs root to give folders away")
+        try withFolder { root in
+            #expect(mkdir(root + "/d", 0o755) == 0 && mkdir(root + "/d/.ptk", 0o755) == 0)
+            #expect(folderOthersMayChange(on: root + "/d/.ptk", trusting: nil) == nil)
+            // Root's, writable by a group that is not root's: found, also with nobody to trust.
+            #expect(chown(root + "/d", 0, 4300) == 0 && chmod(root + "/d", 0o775) == 0)
+            #expect(folderOthersMayChange(on: root + "/d/.ptk", trusting: nil) == ChangeableFolder(path: root + "/d", owner: 0, group: 4300, mode: 0o775))
+            #expect(folderOthersMayChange(on: root + "/d/.ptk", trusting: 4242)?.path == root + "/d")
+            // The trusted user's own: what it lets others do there is its business.
+            #expect(chown(root + "/d", 4242, 4300) == 0)
+            #expect(folderOthersMayChange(on: root + "/d/.ptk", trusting: 4242) == nil)
+            #expect(folderOthersMayChange(on: root + "/d/.ptk", trusting: nil)?.owner == 4242)
+        }
+    }
+
+    @Test func aStickyFolderProtectsOnlyTheNamesOfRootAndTheTrustedUser() throws {
+        try #require(geteuid() == 0, "needs root to give folders away")
+        try withFolder { root in
+            #expect(mkdir(root + "/t", 0o1777) == 0 && chmod(root + "/t", 0o1777) == 0)
+            #expect(mkdir(root + "/t/roots", 0o755) == 0 && mkdir(root + "/t/theirs", 0o755) == 0 && chown(root + "/t/theirs", 4242, 4242) == 0)
+            // /tmp's way: a sticky folder whose next name is root's, or the trusted user's.
+            #expect(folderOthersMayChange(on: root + "/t/roots", trusting: nil) == nil)
+            #expect(folderOthersMayChange(on: root + "/t/theirs", trusting: 4242) == nil)
+            // Another user's name there (it may rename it), or a missing one (anyone may make it).
+            #expect(folderOthersMayChange(on: root + "/t/theirs", trusting: nil)?.path == root + "/t")
+            #expect(folderOthersMayChange(on: root + "/t/missing/deeper", trusting: 4242)?.path == root + "/t")
+            // The path itself sticky: what is made and found in it is not protected.
+            #expect(folderOthersMayChange(on: root + "/t", trusting: nil) == ChangeableFolder(path: root + "/t", owner: 0, group: 0, mode: 0o1777))
+            #expect(folderOthersMayChange(on: root + "/t", trusting: 4242)?.path == root + "/t")
+        }
+    }
+
+    @Test func aMissingPartBelowAFolderOthersMayWriteIsFound() throws {
+        try #require(geteuid() == 0, "needs root to give folders away")
+        try withFolder { root in
+            #expect(mkdir(root + "/g", 0o775) == 0 && chmod(root + "/g", 0o775) == 0)
+            #expect(folderOthersMayChange(on: root + "/g/not/yet", trusting: nil)?.path == root + "/g")
+            #expect(chmod(root + "/g", 0o755) == 0)
+            #expect(folderOthersMayChange(on: root + "/g/not/yet", trusting: nil) == nil)
+        }
+    }
+
     @Test func aUserWithoutAPasswordEntryKeepsTheFoldersGroup() {
         let unknown = Credentials.of(uid: 4_000_123, groupIfUnknown: 4_000_200)
         #expect(unknown == Credentials(user: 4_000_123, group: 4_000_200, name: nil))

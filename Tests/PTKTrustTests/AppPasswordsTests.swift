@@ -172,6 +172,23 @@ struct AppPasswordsTests {
         #expect(try admin.list().isEmpty)
     }
 
+    @Test("a line whose created or last used time is out of range (Int64.min, before 1970, after 9999) is left out, and a use noted then traps nothing")
+    func plantedTimesAreLeftOut() throws {
+        let (s, dir) = store()
+        defer { removeTree(dir) }
+        let (good, _) = try s.add(name: "phone", access: .upload, now: now)
+        var text = try readTextFile(s.path)
+        for (i, t) in ["-9223372036854775808", "9223372036854775807", "-1", "253402300800"].enumerated() {
+            text += ["00000000000000a\(i)", "created\(i)", "upload", String(repeating: "2", count: 64), t, "-", "-"].joined(separator: "\t") + "\n"
+            text += ["00000000000000b\(i)", "used\(i)", "full", String(repeating: "3", count: 64), "\(now)", t, "10.0.0.1"].joined(separator: "\t") + "\n"
+        }
+        writeFile(s.path, Array(text.utf8))
+        #expect(try s.list().map(\.name) == ["phone"])
+        s.noteUse(id: "00000000000000b0", address: "192.0.2.1", now: now)
+        s.noteUse(id: good.id, address: "192.0.2.1", now: now + 10)
+        #expect(try s.list().first?.lastUsed == now + 10)
+    }
+
     @Test("uses noted by ptkd's threads while root's ptk adds and removes lose no change of either")
     func concurrentNoteAndAdd() throws {
         let (daemon, dir) = store()

@@ -38,6 +38,21 @@ struct TrustStoreTests {
         #expect(WallTime(exactSeconds: Int64.max / 1000 + 1) == nil)
     }
 
+    @Test("a pending line with an attempt count or times out of range is skipped; a count at the top stays there")
+    func pendingNumbersOutOfRange() throws {
+        let a = device(1), b = device(2), c = device(3)
+        let text = "\(a.compact)\t9223372036854775807\t1764495660\t1764495700\t10.0.0.1:5\tcount\n"
+            + "\(b.compact)\t1\t-9223372036854775808\t1764495700\t10.0.0.2:5\tfirst\n"
+            + "\(c.compact)\t2147483647\t1764495660\t1764495700\t10.0.0.3:5\ttop\n"
+        #expect(TrustStore.parsePending(text).map(\.name) == ["top"])
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        writeFile(dir + "/pending-senders", Array(text.utf8))
+        let store = TrustStore(directory: dir)
+        try store.recordAttempt(id: c, name: "top", address: "10.0.0.3:6", at: WallTime(seconds: 1764495800))
+        #expect(try store.pending().first { $0.id == .device(c) }?.attempts == Int(Int32.max))
+    }
+
     @Test("refused attempts are recorded once per device and counted; allow by a unique prefix moves it to the list")
     func pendingThenAllow() throws {
         let dir = makeTemporaryDirectory("ptk-trust")

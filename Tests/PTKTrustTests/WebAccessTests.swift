@@ -79,6 +79,27 @@ struct WebAccessTests {
         #expect(try a.openLinks(now: WallTime(seconds: now.seconds + 601)).isEmpty)
     }
 
+    @Test("a sessions or links line whose times are out of range is no session (listing, finding a cookie and revoking trap nothing)")
+    func plantedTimes() throws {
+        let (a, dir) = access()
+        defer { removeTree(dir) }
+        let (_, secret) = try a.login(name: "kept", address: "192.0.2.1:5")
+        var text = try readTextFile(a.sessionsFile)
+        for t in ["-9223372036854775808", "9223372036854775807", "-1", "253402300800"] {
+            for field in 3...5 {
+                var f = ["e\(field)", String(repeating: "0", count: 64), "csrf", "1800000000", "1800000000", "1800086400", "127.0.0.1:1", "planted"]
+                f[field] = t
+                text += f.joined(separator: "\t") + "\n"
+            }
+        }
+        writeFile(a.sessionsFile, Array(text.utf8))
+        writeFile(a.linksFile, Array((String(repeating: "1", count: 64) + "\t-9223372036854775808\tplanted\n").utf8))
+        #expect(try a.sessions().map(\.name) == ["kept"])
+        #expect(a.session(secret: secret) != nil)
+        #expect(try a.openLinks().isEmpty)
+        #expect(try a.revoke("all").map(\.name) == ["kept"])
+    }
+
     @Test("sessions: found by their cookie for 30 days, never by another, listed and revoked by ID prefix or all")
     func sessions() throws {
         let (a, dir) = access()

@@ -1,0 +1,79 @@
+import Glibc
+
+/// How long a process waits for a lock another process holds (a lock file's flock, the photo
+/// index's SQLite locks), and whom it tells that it waits. Every such wait is bounded: a
+/// holder that never lets go (a process stopped or stuck, or a service user holding the lock
+/// on purpose) makes the waiter fail saying what it waited for, never hang.
+public struct LockPatience: Sendable {
+    /// The longest wait; then the waiter gives up (`LockTimeoutError` for a lock file).
+    public var limit: Duration
+    /// After this long `waiting` is told, once, what is waited for.
+    public var announceAfter: Duration
+    /// Told once a wait lasts `announceAfter` (ptk writes it to standard error); nil: nobody
+    /// (ptkd, whose error line says it when the wait fails).
+    public var waiting: (@Sendable (String) -> Void)?
+
+    public init(limit: Duration, announceAfter: Duration = .seconds(1), waiting: (@Sendable (String) -> Void)? = nil) {
+        self.limit = limit
+        self.announceAfter = announceAfter
+        self.waiting = waiting
+    }
+
+    /// A lock file's: 10 s, told to nobody. ptkd holds its lock files for a read-modify-write of
+    /// a small file, well under a second.
+    public static let lockFile = LockPatience(limit: .seconds(10))
+
+    /// The whole seconds of `limit`, for messages.
+    public var limitText: String {
+        let seconds = limit.components.seconds
+        return seconds == 1 ? "1 second" : "\(seconds) seconds"
+    }
+}
+
+/// A lock file another process held longer than the waiter's `LockPatience` allowed.
+public struct LockTimeoutError: Error, CustomStringConvertible, Sendable {
+    /// The lock file.
+    public var path: String
+    /// What the lock guards, for the message ("the trust lists").
+    public var guards: String
+    public var patience: LockPatience
+
+    public init(path: String, guards: String, patience: LockPatience) {
+        self.path = path
+        self.guards = guards
+        self.patience = patience
+    }
+
+    public var description: String {
+        "\(path): another process held this lock (on \(guards)) for \(patience.limitText), so nothing was changed; "
+            + "ptkd holds it for well under a second: try again, and if it persists see who holds it (fuser -v \(path))"
+    }
+}
+
+extension FileDescriptor {
+    /// Takes an exclusive flock on this open lock file (`path` names it, `guards` says what it
+    /// guards), waiting at most `patience.limit`: tried without blocking, then again after
+    /// pauses growing from 5 to 100 ms; `patience.waiting` is told once the wait lasts
+    /// `announceAfter`. Throws `LockTimeoutError` when the limit passes. The corresponding C
+    /// function is `flock` with `LOCK_EX | LOCK_NB`.
+    public func lockExclusively(path: String, guards: String, patience: LockPatience) throws {
+        let start = Instant.now
+        var pause = Duration.milliseconds(5)
+        var told = false
+        while true {
+            do {
+                if try tryLock() { return }
+            } catch {
+                throw SystemError(call: "flock", object: path, errno: error.errno)
+            }
+            let waited = Instant.now - start
+            if waited >= patience.limit { throw LockTimeoutError(path: path, guards: guards, patience: patience) }
+            if !told && waited >= patience.announceAfter, let waiting = patience.waiting {
+                told = true
+                waiting("waiting for the lock \(path) (on \(guards)), which another process holds; giving up after \(patience.limitText)")
+            }
+            sleep(for: min(pause, patience.limit - waited))
+            pause = min(pause * 2, .milliseconds(100))
+        }
+    }
+}
