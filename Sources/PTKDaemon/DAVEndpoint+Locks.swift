@@ -74,6 +74,11 @@ extension DAVEndpoint {
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity), depth != .one else {
             return try refuse(r, 400, "a LOCK's Depth is 0 or infinity")
         }
+        // Every lockdiscovery of what the lock covers repeats its owner: a short note is all
+        // clients put there (Finder's and Windows' are under 100 bytes).
+        if let owner = request.owner, owner.utf8.count > Self.maxOwnerBytes {
+            return try refuse(r, 400, "the lock's owner is over \(Self.maxOwnerBytes) bytes")
+        }
         let view = view(r)
         let resource = view.resolve(path)
         if !resource.exists {
@@ -94,10 +99,10 @@ extension DAVEndpoint {
                 _ = withLocks(view.lockSpace) { $0.unlock(token: lock.token, path: path, now: now) }
                 return try refuse(r, 507, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
             }
-            r.log("locked \(quotedForTerminal(path.string)) for \(timeout) s")
+            r.log("locked \(quotedForLog(path.string)) for \(timeout) s")
             return try lockAnswer(r, resource.exists ? 200 : 201, lock)
         case .failure(.tooMany):
-            return try refuse(r, 503, "this app password holds \(Self.maxLocksPerPassword) locks already; unlock some first")
+            return try refuse(r, 503, "this app password holds \(Self.maxLocksPerPassword) locks, or \(Self.maxOwnerBytesPerPassword) bytes of their owners, already; unlock some first")
         case .failure:
             return try refuseCondition(r, 423, "<D:no-conflicting-lock/>", "\(path.string) is locked by another client")
         }
