@@ -27,12 +27,17 @@ extension DAVEndpoint {
                 return false
             }
             let now = Self.now
+            // Each resource once, however many lists name it: looking at a name may hash its file.
+            var seen: [String: (tokens: [String], etag: String?)] = [:]
             let holds = parsed.evaluate(requestResource: (requestURI ?? path).string, resolve: { tag in
                 (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string  // a tag naming nothing of ours matches no resource
             }, state: { key in
+                if let known = seen[key] { return known }
                 let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
                 let tokens = self.withLocks(space) { $0.covering(p, now: now) }.map(\.token)
-                return (tokens, self.property(.dav("getetag"), of: p, view.resolve(p), space: space))
+                let state = (tokens: tokens, etag: self.property(.dav("getetag"), of: p, view.resolve(p), space: space))
+                seen[key] = state
+                return state
             })
             guard holds else {
                 try refuse(r, 412, "the If header's conditions do not hold", close: close)

@@ -76,21 +76,34 @@ struct DAVView {
     /// bytes: not the library's entry, which lags (the indexer) and is not there with
     /// `library = off`; the bytes are what a password may read, and they are its own.
     func check(_ path: DAVPath, _ named: DAVNamed) -> DAVFileMark? {
-        guard let st = try? endpoint.photos.statusBeneath(named.kept), st.isRegularFile, st.size == named.size else {  // gone or unreadable: named nothing
+        // Nothing there (or a symlink on the way) names nothing; an error that may pass (out of
+        // descriptors, EIO) hides the name for now and forgets nothing.
+        func failed(_ error: SystemError) -> DAVFileMark? {
+            if [.noSuchFile, .notDirectory, .tooManySymlinks].contains(error.code) { endpoint.names.forget(account.id, path, named) }
+            return nil
+        }
+        func other() -> DAVFileMark? {
             endpoint.names.forget(account.id, path, named)
             return nil
         }
+        let st: FileStatus
+        do { st = try endpoint.photos.statusBeneath(named.kept) } catch { return failed(error) }
+        guard st.isRegularFile, st.size == named.size else { return other() }
         let now = DAVFileMark(st)
         if named.mark == now { return now }
-        guard !named.sha256.isEmpty, let fd = try? endpoint.photos.openBeneath(named.kept, flags: [.readOnly, .nonBlocking]) else {  // as above
-            endpoint.names.forget(account.id, path, named)
-            return nil
-        }
+        guard !named.sha256.isEmpty else { return other() }
+        let fd: FileDescriptor
+        do { fd = try endpoint.photos.openBeneath(named.kept, flags: [.readOnly, .nonBlocking]) } catch { return failed(error) }
         defer { fd.close() }
-        guard let opened = try? fd.status(), opened.isRegularFile, DAVFileMark(opened) == now,  // replaced meanwhile: named nothing
-              (try? SHA256.hex(ofFile: fd, size: named.size).get()) == named.sha256 else {  // unreadable: named nothing, as other bytes
-            endpoint.names.forget(account.id, path, named)
-            return nil
+        let opened: FileStatus
+        do { opened = try fd.status() } catch { return failed(error) }
+        // Replaced between the two looks: not the file that was looked at.
+        guard opened.isRegularFile, DAVFileMark(opened) == now else { return other() }
+        switch SHA256.hex(ofFile: fd, size: named.size) {
+        case .success(let hex) where hex == named.sha256: break
+        case .failure(.system(let error)): return failed(error)
+        case .failure(.cancelled): return nil
+        default: return other()  // other bytes, or a size that changed meanwhile
         }
         if WallTime.now.seconds - opened.changed >= Self.settled { endpoint.names.confirm(account.id, path, named, mark: now) }
         return now
