@@ -82,8 +82,9 @@ public struct ActiveLock: Sendable, Equatable {
 public enum LockConflict: Error, Sendable, Equatable {
     /// Another lock is in the way (423 Locked, with `no-conflicting-lock`, section 9.10.6).
     case locked(by: ActiveLock)
-    /// The account holds as many locks as it may (the door's bound against a client that
-    /// never unlocks; 503 or 507 is the door's choice).
+    /// The account holds as many locks as it may, or as many bytes of `<D:owner>` (the door's
+    /// bound against a client that never unlocks, or whose owners every lockdiscovery repeats;
+    /// 503 or 507 is the door's choice).
     case tooMany
     /// No live lock has this token, or it does not cover the path (412 for a refresh,
     /// 409 `lock-token-matches-request-uri` for an UNLOCK, section 9.11.1).
@@ -95,12 +96,17 @@ public enum LockConflict: Error, Sendable, Equatable {
 public struct LockTable: Sendable {
     /// The most live locks one account may hold.
     public let maxPerAccount: Int
+    /// The most bytes of `owner` one account's live locks may hold in all: every lockdiscovery
+    /// of a resource a lock covers repeats its owner, so a PROPFIND of a folder repeats them
+    /// all for each member.
+    public let maxOwnerBytesPerAccount: Int
     /// The locks, oldest first.
     public private(set) var locks: [ActiveLock] = []
 
     /// An empty table.
-    public init(maxPerAccount: Int = 100) {
+    public init(maxPerAccount: Int = 100, maxOwnerBytesPerAccount: Int = 8 << 10) {
         self.maxPerAccount = maxPerAccount
+        self.maxOwnerBytesPerAccount = maxOwnerBytesPerAccount
     }
 
     /// Takes a lock on `path` (depth zero or infinity; `.one` is taken as infinity: the door
@@ -118,6 +124,7 @@ public struct LockTable: Sendable {
             if overlaps && (l.scope == .exclusive || scope == .exclusive) { return .failure(.locked(by: l)) }
         }
         if count(account: account) >= maxPerAccount { return .failure(.tooMany) }
+        if ownerBytes(account: account) + (owner?.utf8.count ?? 0) > maxOwnerBytesPerAccount { return .failure(.tooMany) }
         let lock = ActiveLock(token: token, root: path, depth: depth, scope: scope, owner: owner, account: account,
                               expires: now + Int64(timeout), timeout: timeout)
         locks.append(lock)
@@ -179,9 +186,20 @@ public struct LockTable: Sendable {
         locks.removeAll { path.contains($0.root) }
     }
 
+    /// Drops every lock `account` holds (its password was removed: RFC 4918 6.4, a lock is
+    /// good only with the credentials that took it, and these can no longer be given).
+    public mutating func removeAll(account: String) {
+        locks.removeAll { $0.account == account }
+    }
+
     /// The locks `account` holds, counting any that expired since the last call given the time.
     public func count(account: String) -> Int {
         locks.reduce(0) { $0 + ($1.account == account ? 1 : 0) }
+    }
+
+    /// The bytes of the owners of the locks `account` holds (as `count`).
+    public func ownerBytes(account: String) -> Int {
+        locks.reduce(0) { $0 + ($1.account == account ? ($1.owner?.utf8.count ?? 0) : 0) }
     }
 
     private mutating func expire(_ now: Int64) {

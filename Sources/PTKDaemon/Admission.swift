@@ -9,7 +9,10 @@ import PTKSystem
 /// on a request not yet shown to be allowed); a newcomer whose address holds none displaces
 /// the oldest connection anywhere that has not been working for `staleAfter`. So connections
 /// that never finish a handshake or a request cannot keep out a sender who does, however fast
-/// they come back, nor can one such connection from each of many addresses. Pure: told the
+/// they come back, nor can one such connection from each of many addresses. Once a connection
+/// works for an owner known past its handshake (an app password, `claim`), that owner may
+/// hold at most `perAddress` working connections whatever addresses they come from: one
+/// password's slow uploads from many addresses cannot take every slot. Pure: told the
 /// time, no I/O; the daemon holds it under its lock.
 struct ConnectionTable: Sendable {
     struct Entry: Sendable, Equatable {
@@ -17,6 +20,8 @@ struct ConnectionTable: Sendable {
         var stage: ConnectionStage
         /// When it last entered a preemptible stage (the oldest is displaced first).
         var since: Instant
+        /// Whom it works for, once `claim`ed ("app password ID").
+        var owner: String? = nil
     }
 
     enum Decision: Equatable {
@@ -94,6 +99,25 @@ struct ConnectionTable: Sendable {
         if stage.isPreemptible { e.since = now }
         e.stage = stage
         entries[id] = e
+    }
+
+    /// Connection `id` is to work for `owner`: true (it is working, counted as the owner's)
+    /// unless the owner has `perAddress` other connections working already; then false, and
+    /// the connection is `.unproven` again (displaceable: it is refused and closes). A
+    /// connection no longer in the table (displaced) is not counted: true.
+    mutating func claim(_ id: Int, owner: String, now: Instant) -> Bool {
+        guard var e = entries[id] else { return true }
+        let others = entries.reduce(0) { $0 + ($1.key != id && $1.value.owner == owner && $1.value.stage == .working ? 1 : 0) }
+        if others >= perAddress {
+            if e.stage != .unproven { e.since = now }
+            e.stage = .unproven
+            entries[id] = e
+            return false
+        }
+        e.owner = owner
+        e.stage = .working
+        entries[id] = e
+        return true
     }
 
     /// Connection `id` ended; false when it was not there (displaced before).

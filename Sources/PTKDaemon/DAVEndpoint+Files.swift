@@ -20,18 +20,21 @@ extension DAVEndpoint {
             try r.http.respond(200, sidecars.read(r.account.id, path.string) ?? [], contentType: "application/octet-stream",
                                headOnly: r.headOnly, deadline: .now + idle)
             return true
-        case .photo(let kept, _, let modified, let sha):
+        case .photo(let kept, _, let modified, let sha, let mark):
             let fd: FileDescriptor
             do { fd = try photos.openBeneath(kept, flags: [.readOnly, .nonBlocking]) } catch {
                 return try refuse(r, 404, "no such WebDAV resource")
             }
             defer { fd.close() }
-            guard let st = try? fd.status(), st.isRegularFile else { return try refuse(r, 404, "no such WebDAV resource") }  // unreadable: answered as not there
+            // A name's file is the one it was just checked to be, not one put at its path since.
+            guard let st = try? fd.status(), st.isRegularFile, mark.map({ $0 == DAVFileMark(st) }) ?? true else {  // unreadable: answered as not there
+                return try refuse(r, 404, "no such WebDAV resource")
+            }
             var headers = [("Last-Modified", DAVDates.httpDate(modified))]
             if let sha { headers.append(("ETag", "\"\(sha)\"")) }
             try r.http.sendFile(fd, size: st.size, type: PhotoType(fileName: kept)?.mediaType ?? "application/octet-stream", headers: headers,
                                 range: r.head.header("range"), headOnly: r.headOnly, idle: idle) { offset, error in
-                r.log("reading \(quotedForTerminal(kept)) failed at byte \(offset)\(error.map { ": \($0)" } ?? ": it ended early")")
+                r.log("reading \(quotedForLog(kept)) failed at byte \(offset)\(error.map { ": \($0)" } ?? ": it ended early")")
             }
             return true
         }
@@ -81,7 +84,7 @@ extension DAVEndpoint {
             }
         }
         names.removePlaceholder(r.account.id, path)
-        r.log("made the folder \(quotedForTerminal(path.string))")
+        r.log("made the folder \(quotedForLog(path.string))", always: true)
         return try answer(r, 201)
     }
 }

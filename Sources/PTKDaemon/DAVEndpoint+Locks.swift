@@ -27,12 +27,17 @@ extension DAVEndpoint {
                 return false
             }
             let now = Self.now
+            // Each resource once, however many lists name it: looking at a name may hash its file.
+            var seen: [String: (tokens: [String], etag: String?)] = [:]
             let holds = parsed.evaluate(requestResource: (requestURI ?? path).string, resolve: { tag in
                 (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string  // a tag naming nothing of ours matches no resource
             }, state: { key in
+                if let known = seen[key] { return known }
                 let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
                 let tokens = self.withLocks(space) { $0.covering(p, now: now) }.map(\.token)
-                return (tokens, self.property(.dav("getetag"), of: p, view.resolve(p), space: space))
+                let state = (tokens: tokens, etag: self.property(.dav("getetag"), of: p, view.resolve(p), space: space))
+                seen[key] = state
+                return state
             })
             guard holds else {
                 try refuse(r, 412, "the If header's conditions do not hold", close: close)
@@ -74,6 +79,11 @@ extension DAVEndpoint {
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity), depth != .one else {
             return try refuse(r, 400, "a LOCK's Depth is 0 or infinity")
         }
+        // Every lockdiscovery of what the lock covers repeats its owner: a short note is all
+        // clients put there (Finder's and Windows' are under 100 bytes).
+        if let owner = request.owner, owner.utf8.count > Self.maxOwnerBytes {
+            return try refuse(r, 400, "the lock's owner is over \(Self.maxOwnerBytes) bytes")
+        }
         let view = view(r)
         let resource = view.resolve(path)
         if !resource.exists {
@@ -94,10 +104,10 @@ extension DAVEndpoint {
                 _ = withLocks(view.lockSpace) { $0.unlock(token: lock.token, path: path, now: now) }
                 return try refuse(r, 507, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
             }
-            r.log("locked \(quotedForTerminal(path.string)) for \(timeout) s")
+            r.log("locked \(quotedForLog(path.string)) for \(timeout) s")
             return try lockAnswer(r, resource.exists ? 200 : 201, lock)
         case .failure(.tooMany):
-            return try refuse(r, 503, "this app password holds \(Self.maxLocksPerPassword) locks already; unlock some first")
+            return try refuse(r, 503, "this app password holds \(Self.maxLocksPerPassword) locks, or \(Self.maxOwnerBytesPerPassword) bytes of their owners, already; unlock some first")
         case .failure:
             return try refuseCondition(r, 423, "<D:no-conflicting-lock/>", "\(path.string) is locked by another client")
         }

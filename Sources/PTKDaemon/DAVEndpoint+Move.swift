@@ -23,19 +23,19 @@ extension DAVEndpoint {
             names.removePlaceholder(id, path)
         case .sidecar:
             sidecars.remove(id, path.string)
-        case .photo(let kept, _, _, _):
+        case .photo(let kept, _, _, _, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
             if names.with(id, { $0.files[path]?.shared }) == true {
                 // A name for bytes kept already (someone's photo): only the name goes.
                 names.remove(id, path)
-                r.log("forgot the name \(quotedForTerminal(path.string)) (\(quotedForTerminal(kept)) stays: it was kept before)")
+                r.log("forgot the name \(quotedForLog(path.string)) (\(quotedForLog(kept)) stays: it was kept before)")
                 break
             }
             do throws(LibraryError) { try removeKept(kept, library: view.library) } catch {
                 return try refuse(r, 500, "cannot delete \(path.string): \(error.description)")
             }
             names.remove(id, path)
-            r.log("deleted \(quotedForTerminal(kept))")
+            r.log("deleted \(quotedForLog(kept))", always: true)
         case .collection(let real, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
             if real {
@@ -45,7 +45,7 @@ extension DAVEndpoint {
             }
             names.remove(id, path)
             sidecars.removeAll(id, within: path.string)
-            r.log("deleted the folder \(quotedForTerminal(path.string))")
+            r.log("deleted the folder \(quotedForLog(path.string))", always: true)
         case .missing: break
         }
         withLocks(view.lockSpace) { $0.removeAll(within: path) }
@@ -92,7 +92,7 @@ extension DAVEndpoint {
             sidecars.move(id, path.string, to: destination.string)
         case .sidecar:
             return try refuse(r, 403, "\(path.name!) cannot become a photo by a rename: PUT the photo")
-        case .photo(let kept, _, _, _):
+        case .photo(let kept, _, _, let sha, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename photos") }
             guard DAVName.kind(destination.name!) == .ordinary else {
                 return try refuse(r, 403, "\(destination.name!) is a name operating systems use for their own files, not a photo's")
@@ -100,7 +100,7 @@ extension DAVEndpoint {
             if let named = names.with(id, { $0.files[path] }), named.shared {
                 // A name for bytes kept already: only the name moves.
                 names.move(id, path, to: destination)
-                r.log("moved the name \(quotedForTerminal(path.string)) to \(quotedForTerminal(destination.string))")
+                r.log("moved the name \(quotedForLog(path.string)) to \(quotedForLog(destination.string))")
                 break
             }
             let type = PhotoType(fileName: kept) ?? .png
@@ -112,12 +112,13 @@ extension DAVEndpoint {
             }
             names.remove(id, path)
             if newKept != destination.string {
-                // Moved now: unreadable at once is 0, a name that resolves to nothing.
+                // The name is for the bytes that moved (hashed now if the library had no entry):
+                // unreadable at once, a name that names nothing.
                 let st = try? photos.statusBeneath(newKept)
-                names.setFile(id, destination, DAVNamed(kept: newKept, size: st?.size ?? 0, sha256: "", modified: Self.now, inode: st?.inode ?? 0,
-                                                        shared: false))
+                names.setFile(id, destination, DAVNamed(kept: newKept, size: st?.size ?? 0, sha256: sha ?? hashOfKept(newKept) ?? "",
+                                                        modified: Self.now, mark: nil, shared: false))
             }
-            r.log("moved \(quotedForTerminal(kept)) to \(quotedForTerminal(newKept))")
+            r.log("moved \(quotedForLog(kept)) to \(quotedForLog(newKept))", always: true)
         case .collection(let real, _):
             guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename folders") }
             guard StoreRequest.isValidFolder(destination.string), Array(PhotoStore.folderName(destination.name!).utf8) == Array(destination.name!.utf8) else {
@@ -135,7 +136,7 @@ extension DAVEndpoint {
                 return n
             }
             sidecars.move(id, path.string, to: destination.string)
-            r.log("moved the folder \(quotedForTerminal(path.string)) to \(quotedForTerminal(destination.string))")
+            r.log("moved the folder \(quotedForLog(path.string)) to \(quotedForLog(destination.string))", always: true)
         case .missing: break
         }
         // What the destination held in its place (a placeholder) is replaced by what moved there.

@@ -46,11 +46,20 @@ extension DAVEndpoint {
         if depth == .infinity {
             return try refuseCondition(r, 403, "<D:propfind-finite-depth/>", "PROPFIND with Depth infinity (ask with Depth 1, folder by folder)")
         }
-        let request: PropfindRequest
+        var request: PropfindRequest
         switch PropfindRequest.parse(body) {
         case .success(let parsed): request = parsed
         case .failure(let error): return try refuse(r, 400, error.description)
         }
+        // Each response repeats every property asked for: a name asked twice is answered once,
+        // and a request may name at most `maxProperties`, `maxPropertyBytes` of names in all.
+        switch request {
+        case .properties(let names): request = .properties(Self.distinct(names))
+        case .allProperties(let include): request = .allProperties(include: Self.distinct(include))
+        case .propertyNames: break
+        }
+        if case .properties(let names) = request, let why = Self.tooManyProperties(names) { return try refuse(r, 400, why) }
+        if case .allProperties(let names) = request, let why = Self.tooManyProperties(names) { return try refuse(r, 400, why) }
         let view = view(r)
         let resource = view.resolve(path)
         guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
@@ -60,8 +69,9 @@ extension DAVEndpoint {
         // connection); a larger one (a folder of thousands) is streamed in chunks as it is made.
         var out: ChunkedBody? = nil
         var pending = Multistatus.head
+        let quota = DAVQuota(self)
         func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPFailure) {
-            pending += response(path, resource, request, space: view.lockSpace)
+            pending += response(path, resource, request, space: view.lockSpace, quota: quota)
             guard pending.utf8.count >= Self.bufferedLimit else { return }
             if out == nil { out = try r.http.respondChunked(207, contentType: "application/xml; charset=utf-8", deadline: .now + idle) }
             try out!.write(Array(pending.utf8), deadline: .now + idle)
@@ -80,36 +90,57 @@ extension DAVEndpoint {
         return try answer(r, 207, pending, type: "application/xml; charset=utf-8")
     }
 
-    /// A PROPFIND answer up to this size is sent whole; a larger one in chunks.
+    /// A PROPFIND answer up to this size is sent whole; a larger one in chunks, each sent when
+    /// this much is made (so at most this and one response are held: each is bounded by the
+    /// properties a request may name and the locks and owners a password may hold).
     static let bufferedLimit = 64 << 10
+    /// The most properties one PROPFIND may name, and the most bytes of their names.
+    static let maxProperties = 100
+    static let maxPropertyBytes = 8 << 10
+
+    /// `names` without repeats, in the order first named.
+    static func distinct(_ names: [XMLName]) -> [XMLName] {
+        var seen = Set<XMLName>()
+        return names.filter { seen.insert($0).inserted }
+    }
+
+    /// Why a PROPFIND naming `names` is refused, nil when it is not.
+    static func tooManyProperties(_ names: [XMLName]) -> String? {
+        if names.count > maxProperties { return "the PROPFIND names \(names.count) properties; at most \(maxProperties) are answered" }
+        let bytes = names.reduce(0) { $0 + $1.local.utf8.count + $1.namespace.utf8.count }
+        if bytes > maxPropertyBytes { return "the PROPFIND's property names take \(bytes) bytes; at most \(maxPropertyBytes) are answered" }
+        return nil
+    }
 
     /// One `<D:response>` for `resource` as `request` asks.
-    func response(_ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, space: String) -> String {
+    func response(_ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, space: String, quota: DAVQuota? = nil) -> String {
         let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
         switch request {
         case .propertyNames:
             return Multistatus.response(href: href, propstats: [(200, (Self.liveProperties + Self.quotaProperties).map { ($0, "") })])
         case .allProperties(let include):
             let wanted = Self.liveProperties + include.filter { !Self.liveProperties.contains($0) }
-            return answer(path, resource, wanted, href: href, omitMissing: true, space: space)
+            return answer(path, resource, wanted, href: href, omitMissing: true, space: space, quota: quota)
         case .properties(let names):
-            return answer(path, resource, names, href: href, omitMissing: false, space: space)
+            return answer(path, resource, names, href: href, omitMissing: false, space: space, quota: quota)
         }
     }
 
-    private func answer(_ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool, space: String) -> String {
+    private func answer(_ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool, space: String,
+                        quota: DAVQuota?) -> String {
         var found: [(XMLName, String)] = []
         var missing: [(XMLName, String)] = []
         for name in names {
-            if let value = property(name, of: path, resource, space: space) { found.append((name, value)) } else { missing.append((name, "")) }
+            if let value = property(name, of: path, resource, space: space, quota: quota) { found.append((name, value)) } else { missing.append((name, "")) }
         }
         var propstats: [(status: Int, properties: [(XMLName, String)])] = [(200, found)]
         if !missing.isEmpty && !omitMissing { propstats.append((404, missing)) }
         return Multistatus.response(href: href, propstats: propstats)
     }
 
-    /// A live property's value (inner XML), nil when the resource has none.
-    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, space: String) -> String? {
+    /// A live property's value (inner XML), nil when the resource has none. `quota`: the
+    /// request's, read once for all its responses (nil: read now).
+    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, space: String, quota: DAVQuota? = nil) -> String? {
         guard name.namespace == XMLName.dav else { return nil }
         let modified: Int64
         var size: Int64? = nil
@@ -117,7 +148,7 @@ extension DAVEndpoint {
         var etag: String? = nil
         switch resource {
         case .collection(_, let m): modified = m
-        case .photo(let kept, let s, let m, let sha):
+        case .photo(let kept, let s, let m, let sha, _):
             (modified, size) = (m, s)
             type = PhotoType(fileName: kept)?.mediaType ?? type
             etag = "\"" + (sha ?? "\(s)-\(m)") + "\""
@@ -140,10 +171,9 @@ extension DAVEndpoint {
             let now = Self.now
             return withLocks(space) { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now, collection: $0.depth == .infinity) }.joined()
         case "quota-available-bytes":
-            guard let free = try? photos.availableSpace() else { return nil }  // unknown: the property is answered 404
-            return "\(max(0, free - store.settings.minFree))"
+            return (quota ?? DAVQuota(self)).available
         case "quota-used-bytes":
-            return (try? photos.usedSpace()).map { "\($0)" }  // unknown: the property is answered 404
+            return (quota ?? DAVQuota(self)).used
         default: return nil
         }
     }
@@ -182,4 +212,21 @@ extension DAVEndpoint {
         return try answer(r, 207, Multistatus.head + Multistatus.response(href: href, propstats: propstats) + Multistatus.tail,
                           type: "application/xml; charset=utf-8")
     }
+}
+
+/// The quota properties (RFC 4331) of one PROPFIND: the file system is asked once per request,
+/// however many responses or properties name them.
+final class DAVQuota {
+    private let endpoint: DAVEndpoint
+
+    init(_ endpoint: DAVEndpoint) { self.endpoint = endpoint }
+
+    /// Bytes a PUT may still use (what the file system has free beyond `min-free`); nil: unknown, answered 404.
+    lazy var available: String? = {
+        guard let free = try? endpoint.photos.availableSpace() else { return nil }  // unknown: the property is answered 404
+        return "\(max(0, free - endpoint.store.settings.minFree))"
+    }()
+
+    /// Bytes in use on the file system; nil: unknown, answered 404.
+    lazy var used: String? = (try? endpoint.photos.usedSpace()).map { "\($0)" }  // as above
 }

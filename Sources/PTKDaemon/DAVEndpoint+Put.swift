@@ -43,7 +43,7 @@ extension DAVEndpoint {
         guard size <= configuration.maxFileSize else {
             return try refuse(r, 413, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))", close: true)
         }
-        if case .photo(let kept, let keptSize, _, let sha) = existing {
+        if case .photo(let kept, let keptSize, _, let sha, _) = existing {
             return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size)
         }
         return try putNew(r, path, size: size)
@@ -57,6 +57,11 @@ extension DAVEndpoint {
         // Full access files it where the client put it; upload access in its own folder as the
         // layout says, with the client's folders below.
         let folder = r.full ? (path.parent?.string ?? "") : StoreRequest.folder(arrivals.folder(for: sender), adding: path.string)
+        // Every photo of an upload password is known by its name: one that could not be
+        // recorded is refused before its body is read, so nothing is stored unseen.
+        if !r.full, let why = names.room(account.id, bytes: DAVNames.lineBound(path, kept: folder + "/" + path.name!)) {
+            return try refuse(r, 507, why, close: true)
+        }
         var chosen: PhotoType? = nil
         let outcome = StoreUpload.receive(size: size, from: r.http, into: store, idle: configuration.idleTimeout, decide: { type in
             guard let type, kept.contains(type) else {
@@ -68,26 +73,28 @@ extension DAVEndpoint {
         }, stop: { self.shutdown.isRequested ? (503, "the receiver is shutting down") : nil })
         switch outcome {
         case .saved(let saved, let seconds):
-            r.log(saved.isDuplicate ? "\(quotedForTerminal(path.string)) is already kept as \(quotedForTerminal(saved.name))"
-                                    : "saved \(quotedForTerminal(saved.name)) as \(quotedForTerminal(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s")
-            arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
             if !r.full || saved.name != path.string || saved.isDuplicate {
-                // The file the name is for (its inode), so that a name whose photo is later moved or
-                // replaced names nothing; unreadable now: 0, a name that resolves to nothing.
-                let inode = (try? photos.statusBeneath(saved.name))?.inode ?? 0
-                names.setFile(account.id, path, DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now,
-                                                         inode: inode, shared: saved.isDuplicate))
+                // The name is for these bytes (`DAVView.check`). Only a name for bytes kept
+                // already is ever refused, and then nothing was stored for this PUT.
+                let named = DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now, mark: nil, shared: saved.isDuplicate)
+                if let why = names.setFile(account.id, path, named) {
+                    return try refuse(r, 507, "\(why): these bytes are kept already, and nothing new was stored (PUT the photo under a name this password used before, or remove some)")
+                }
             } else {
                 names.removePlaceholder(account.id, path)
             }
+            r.log(saved.isDuplicate ? "\(quotedForLog(path.string)) is already kept as \(quotedForLog(saved.name))"
+                                    : "saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s",
+                  always: !saved.isDuplicate)
+            arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
             return try answer(r, 201, headers: [("ETag", "\"\(saved.sha256)\"")])
         case .failed(let failure):
-            r.log("refused \(quotedForTerminal(path.string)): \(failure.detail); answered \(failure.status)")
+            r.log("refused \(quotedForLog(path.string)): \(failure.detail); answered \(failure.status)")
             try r.http.respond(failure.status, Array((failure.reason + "\n").utf8), contentType: "text/plain; charset=utf-8",
                                close: !failure.keepsConnection, deadline: .now + configuration.idleTimeout)
             return failure.keepsConnection
         case .gone(let received):
-            r.log("the PUT of \(quotedForTerminal(path.string)) ended after \(received) of \(size) bytes: the client went away")
+            r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) of \(size) bytes: the client went away")
             return false
         }
     }
@@ -116,7 +123,7 @@ extension DAVEndpoint {
     }
 
     /// The SHA-256 of a kept photo the library does not know (read from its file).
-    private func hashOfKept(_ kept: String) -> String? {
+    func hashOfKept(_ kept: String) -> String? {
         guard let fd = try? photos.openBeneath(kept, flags: [.readOnly, .nonBlocking]) else { return nil }  // unreadable: no hash, so the PUT is refused as other bytes
         defer { fd.close() }
         return try? SHA256.hex(ofFile: fd).get()  // as above

@@ -37,11 +37,12 @@ extension DAVEndpoint {
             spent: { self.guesses.isSpent },
             keep: { (r: DAVRequest, account: AppPassword) in
                 r.context.account = account
-                r.logSubject = "(app password \(quotedForTerminal(account.name)))"
+                r.logSubject = "(app password \(quotedForLog(account.name, limit: 64)))"
                 self.passwords.noteUse(id: account.id, address: r.address, now: Self.now)
             })
-        let middleware: [any HTTPMiddleware<DAVContext>] = [RequestLog(budget: requestLogBudget), auth]
-        return HTTPService(kind: "webdav", router: router(), middleware: middleware, idle: configuration.idleTimeout, log: { Log.info($0) }) {
+        let middleware: [any HTTPMiddleware<DAVContext>] = [RequestLog(budget: requestLogBudget), auth, PasswordShare(idle: configuration.idleTimeout)]
+        return HTTPService(kind: "webdav", router: router(), middleware: middleware, idle: configuration.idleTimeout, logBudget: requestLogBudget,
+                           log: { Log.info($0) }) {
             (r: DAVRequest, status: Int, allow: String?) throws(HTTPFailure) in
             let text = allow == nil ? "no such WebDAV resource\n" : "\(r.head.method) is not a WebDAV method this receiver takes\n"
             try r.http.respond(status, Array(text.utf8), contentType: "text/plain; charset=utf-8", headers: allow.map { [("Allow", $0)] } ?? [],
@@ -54,7 +55,7 @@ extension DAVEndpoint {
     /// A plain-text refusal (logged). A request whose body was not read closes the connection.
     @discardableResult
     func refuse(_ r: DAVRequest, _ status: Int, _ why: String, headers: [(String, String)] = [], close: Bool = false) throws(HTTPFailure) -> Bool {
-        r.log("refused \(r.head.method) \(quotedForTerminal(r.head.path)): \(why); answered \(status)")
+        r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): \(why); answered \(status)")
         try r.http.respond(status, Array((why + "\n").utf8), contentType: "text/plain; charset=utf-8", headers: headers, close: close,
                            headOnly: r.headOnly, deadline: .now + configuration.idleTimeout)
         return !close
@@ -62,7 +63,7 @@ extension DAVEndpoint {
 
     /// A precondition refusal with its RFC 4918 `DAV:error` body (`condition`, e.g. "<D:propfind-finite-depth/>").
     func refuseCondition(_ r: DAVRequest, _ status: Int, _ condition: String, _ why: String, close: Bool = false) throws(HTTPFailure) -> Bool {
-        r.log("refused \(r.head.method) \(quotedForTerminal(r.head.path)): \(why); answered \(status)")
+        r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): \(why); answered \(status)")
         try r.http.respond(status, Array(DAVError.body(condition).utf8), contentType: "application/xml; charset=utf-8", close: close,
                            headOnly: r.headOnly, deadline: .now + configuration.idleTimeout)
         return !close
@@ -98,5 +99,21 @@ extension DAVEndpoint {
                                               ("Accept-Ranges", "bytes")],
                            deadline: .now + configuration.idleTimeout)
         return true
+    }
+}
+
+/// After `BasicAuth`: the connection works for its app password, which holds at most its share
+/// of the connection slots (`ConnectionTable.claim`), however many addresses it comes from.
+/// Past it, 429: the request is not served, and its connection closes (its body unread).
+struct PasswordShare: HTTPMiddleware {
+    let idle: Duration
+
+    func respond(to r: DAVRequest, next: HTTPHandler<DAVContext>) throws(HTTPFailure) -> Bool {
+        guard let account = r.context.account, !r.http.claim("app password " + account.id) else { return try next(r) }
+        r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): this app password has its share of the connections at work already; answered 429")
+        try r.http.respond(429, Array("this app password has its share of the receiver's connections at work already; try again when one is done\n".utf8),
+                           contentType: "text/plain; charset=utf-8", headers: [("Retry-After", "5")], close: true, headOnly: r.headOnly,
+                           deadline: .now + idle)
+        return false
     }
 }

@@ -33,7 +33,8 @@ final class DAVEndpoint: @unchecked Sendable {
     let arrivals: Arrivals
     let shutdown: ShutdownSignal
     let passwords: AppPasswords
-    let names: DAVNames
+    /// Set at init; tests replace it (smaller limits) before any request.
+    var names: DAVNames
     let sidecars: DAVSidecars
     /// Wrong app passwords, counted per address with the web login's.
     let throttle: PasswordThrottle
@@ -44,10 +45,16 @@ final class DAVEndpoint: @unchecked Sendable {
     // Guarded by `lockTableLock`: the lock tables by space (`DAVView.lockSpace`).
     private var lockTables: [String: LockTable] = [:]
     private let lockTableLock = Lock()
+    // Guarded by `passwordsLock`: the ids of the passwords the file held when last looked at.
+    private var knownPasswords: Set<String> = []
+    private let passwordsLock = Lock()
 
     /// The path the door is mounted at.
     static let prefix = "/dav"
     static let maxLocksPerPassword = 100
+    /// The most bytes of one lock's `<D:owner>`, and of all a password's locks' owners.
+    static let maxOwnerBytes = 1 << 10
+    static let maxOwnerBytesPerPassword = 8 << 10
     /// PROPFIND, PROPPATCH and LOCK bodies are read up to this size (and parsed with `XMLLimits.default`).
     static let xmlLimit = 64 << 10
     static let realm = "ptk"
@@ -61,14 +68,45 @@ final class DAVEndpoint: @unchecked Sendable {
         self.guesses = guesses
         self.shutdown = shutdown
         passwords = AppPasswords(directory: configuration.webDirectory)
-        names = DAVNames(directory: configuration.webDirectory + "/dav")
+        names = DAVNames(directory: configuration.webDirectory + "/dav", minFree: configuration.minFree)
         sidecars = DAVSidecars(directory: configuration.webDirectory + "/dav")
         do {
             photos = try .open(configuration.effectiveDirectory, flags: [.readOnly, .directory])
         } catch {
             throw DaemonError(description: "webdav: cannot open \(configuration.effectiveDirectory): \(error)", exitCode: .directoryUnusable)
         }
+        knownPasswords = passwords.currentIDs() ?? []
         removeForgotten()
+    }
+
+    /// Drops the state of the passwords removed from the file since the last look (`ptk
+    /// app-password remove`, which ptkd learns of by reading the file, as it does at every
+    /// request): their locks, so that none stands in anyone's way, their names and their
+    /// sidecars. Called before each request of the door is answered. A file that cannot be
+    /// read now changes nothing (not the same as no passwords).
+    func forgetRemovedPasswords() {
+        guard let now = passwords.currentIDs() else { return }
+        let gone = passwordsLock.withLock { () -> Set<String> in
+            let gone = knownPasswords.subtracting(now)
+            knownPasswords = now
+            return gone
+        }
+        for id in gone.sorted() { forget(password: id) }
+    }
+
+    /// Drops everything kept for the password `id`.
+    func forget(password id: String) {
+        let dropped = lockTableLock.withLock { () -> Int in
+            var n = lockTables.removeValue(forKey: "upload " + id)?.locks.count ?? 0
+            for space in Array(lockTables.keys) {
+                n += lockTables[space]!.count(account: id)
+                lockTables[space]!.removeAll(account: id)
+            }
+            return n
+        }
+        names.drop(id)
+        sidecars.drop(id)
+        Log.info("webdav: app password \(id) was removed: its \(dropped) lock(s), its names and the files its clients wrote beside photos are gone")
     }
 
     /// Removes the names and sidecars kept for app passwords that no longer exist (`ptk
@@ -99,7 +137,9 @@ final class DAVEndpoint: @unchecked Sendable {
 
     /// Runs `body` on the lock table of `space` (`DAVView.lockSpace`), alone.
     func withLocks<T>(_ space: String, _ body: (inout LockTable) -> T) -> T {
-        lockTableLock.withLock { body(&lockTables[space, default: LockTable(maxPerAccount: Self.maxLocksPerPassword)]) }
+        lockTableLock.withLock {
+            body(&lockTables[space, default: LockTable(maxPerAccount: Self.maxLocksPerPassword, maxOwnerBytesPerAccount: Self.maxOwnerBytesPerPassword)])
+        }
     }
 
     /// The seconds clock locks expire by.
@@ -109,7 +149,8 @@ final class DAVEndpoint: @unchecked Sendable {
     func handler(connection: WebConnection) -> (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool {
         let service = service()
         return { head, http, certificate throws(HTTPFailure) in
-            try service.respond(to: head, on: http, peer: connection.peer, connectionID: connection.id, certificate: certificate,
+            self.forgetRemovedPasswords()
+            return try service.respond(to: head, on: http, peer: connection.peer, connectionID: connection.id, certificate: certificate,
                                 context: DAVContext(connection: connection, account: nil))
         }
     }

@@ -118,6 +118,14 @@ final class DAVSidecars: @unchecked Sendable {
         }
     }
 
+    /// Drops everything kept for password `id`, in memory and on disk (a removed password's).
+    func drop(_ id: String) {
+        lock.withLock {
+            index[id] = nil
+            Self.removeFolder(folder(id))
+        }
+    }
+
     /// Removes everything kept for password `id` (a removed password's, at ptkd's start).
     static func removeFolder(_ path: String) {
         // What cannot be removed is tried again at the next start.

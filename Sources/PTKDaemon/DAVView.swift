@@ -1,4 +1,5 @@
 import PTKDAV
+import PTKDigest
 import PTKLibrary
 import PTKSystem
 import PTKTrust
@@ -9,8 +10,9 @@ enum DAVResource: Equatable {
     /// A folder: `real` in the received-photos directory (`full`), or one the client made
     /// (`upload`: its view has only its own).
     case collection(real: Bool, modified: Int64)
-    /// A kept photo (`kept`: its path in the directory), with its SHA-256 when known.
-    case photo(kept: String, size: Int64, modified: Int64, sha256: String?)
+    /// A kept photo (`kept`: its path in the directory), with its SHA-256 when known; `mark`:
+    /// the file a name was checked to name (what is opened to answer must be that file).
+    case photo(kept: String, size: Int64, modified: Int64, sha256: String?, mark: DAVFileMark? = nil)
     /// A file an operating system wrote beside photos (`DAVSidecars`).
     case sidecar(size: Int64, modified: Int64)
     /// A name held empty (a 0-byte PUT, a LOCK before the PUT).
@@ -50,10 +52,10 @@ struct DAVView {
             // A file of the directory at the very path wins over a name for another (two PUTs
             // of one name at once, a photo that came through another door later).
             if full, !Array(named.kept.utf8).elementsEqual(Array(key.utf8)), case let real = disk(path), real.exists { return real }
-            // The photo the name was given for, still there: the same file (inode), not another at its path.
-            // Gone (moved, removed, replaced): the name is gone too.
-            if let st = try? endpoint.photos.statusBeneath(named.kept), st.isRegularFile, st.inode == named.inode {
-                return .photo(kept: named.kept, size: st.size, modified: named.modified, sha256: named.sha256.isEmpty ? nil : named.sha256)
+            // The photo the name was given for: the file at its path holds the bytes it was
+            // given for. Gone (moved, removed, replaced): the name is gone too.
+            if let mark = check(path, named) {
+                return .photo(kept: named.kept, size: named.size, modified: named.modified, sha256: named.sha256, mark: mark)
             }
             if let held { return .placeholder(modified: held) }
             return full ? disk(path) : .missing
@@ -62,6 +64,53 @@ struct DAVView {
         guard full else { return folder ? .collection(real: false, modified: 0) : .missing }
         return disk(path)
     }
+
+    /// A name's kept file, if it still holds the bytes the name was given for (nil: it does
+    /// not, and the name is forgotten). An inode number names nothing for sure: ext4 and XFS
+    /// give a removed photo's number to the next file made, which may take the photo's path.
+    /// So the file is hashed (its SHA-256 against the name's), unless its inode, device and
+    /// ctime are those it had when it was last hashed and found to hold them (`mark`). Such a
+    /// finding is kept only when the file's ctime was `settled` seconds old by then: any file
+    /// made later (after the hash, so after its ctime by as much) has a later ctime, even on a
+    /// file system whose clock ticks in milliseconds. A name's file has no other check than its
+    /// bytes: not the library's entry, which lags (the indexer) and is not there with
+    /// `library = off`; the bytes are what a password may read, and they are its own.
+    func check(_ path: DAVPath, _ named: DAVNamed) -> DAVFileMark? {
+        // Nothing there (or a symlink on the way) names nothing; an error that may pass (out of
+        // descriptors, EIO) hides the name for now and forgets nothing.
+        func failed(_ error: SystemError) -> DAVFileMark? {
+            if [.noSuchFile, .notDirectory, .tooManySymlinks].contains(error.code) { endpoint.names.forget(account.id, path, named) }
+            return nil
+        }
+        func other() -> DAVFileMark? {
+            endpoint.names.forget(account.id, path, named)
+            return nil
+        }
+        let st: FileStatus
+        do { st = try endpoint.photos.statusBeneath(named.kept) } catch { return failed(error) }
+        guard st.isRegularFile, st.size == named.size else { return other() }
+        let now = DAVFileMark(st)
+        if named.mark == now { return now }
+        guard !named.sha256.isEmpty else { return other() }
+        let fd: FileDescriptor
+        do { fd = try endpoint.photos.openBeneath(named.kept, flags: [.readOnly, .nonBlocking]) } catch { return failed(error) }
+        defer { fd.close() }
+        let opened: FileStatus
+        do { opened = try fd.status() } catch { return failed(error) }
+        // Replaced between the two looks: not the file that was looked at.
+        guard opened.isRegularFile, DAVFileMark(opened) == now else { return other() }
+        switch SHA256.hex(ofFile: fd, size: named.size) {
+        case .success(let hex) where hex == named.sha256: break
+        case .failure(.system(let error)): return failed(error)
+        case .failure(.cancelled): return nil
+        default: return other()  // other bytes, or a size that changed meanwhile
+        }
+        if WallTime.now.seconds - opened.changed >= Self.settled { endpoint.names.confirm(account.id, path, named, mark: now) }
+        return now
+    }
+
+    /// How old (seconds) a file's ctime must be for a hash of it to be remembered by its mark.
+    static let settled: Int64 = 2
 
     /// What the directory holds at `path` (a `full` view), following no symlink.
     private func disk(_ path: DAVPath) -> DAVResource {
@@ -81,6 +130,12 @@ struct DAVView {
         let key = path.string
         // By bytes: two spellings of one name ("é" and "e" + U+0301) are two files.
         var out: [[UInt8]: (String, DAVResource)] = [:]
+        // The names first (each checked, and forgotten when it names nothing any more).
+        var named: [[UInt8]: (String, DAVResource)] = [:]
+        for name in endpoint.names.with(account.id, { $0.children(of: path) }) {
+            let resource = resolve(path.appending(name))
+            if resource.exists { named[Array(name.utf8)] = (name, resource) }
+        }
         if full, let dir = try? (path.isRoot ? endpoint.photos.openSubdirectory(".") : openFolder(key)) {  // unreadable: listed empty
             defer { dir.close() }
             let hashes = (try? library?.hashes(inFolder: key)) ?? [:]  // no library: ETags from size and time
@@ -96,11 +151,7 @@ struct DAVView {
                 else if st.isRegularFile { out[Array(name.utf8)] = (name, .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[Array(name.utf8)])) }
             }
         }
-        let names = endpoint.names.with(account.id) { $0.children(of: path) }
-        for name in names where out[Array(name.utf8)] == nil {
-            let resource = resolve(path.appending(name))
-            if resource.exists { out[Array(name.utf8)] = (name, resource) }
-        }
+        for (bytes, entry) in named where out[bytes] == nil { out[bytes] = entry }
         for (name, e) in endpoint.sidecars.children(account.id, of: key) { out[Array(name.utf8)] = (name, .sidecar(size: e.size, modified: e.modified)) }
         return out.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { $0.value }
     }

@@ -43,7 +43,7 @@ extension Daemon {
                 return (nextID, Refusal(reason: "\(host) already has \(configuration.maxSessionsPerAddress) sessions open", joinsLine: false))
             case .admitDisplacing(let victim):
                 if let other = displacers.removeValue(forKey: victim) {
-                    Log.info("connection \(victim) displaced by connection \(nextID) from \(host): every slot is taken, and it had not finished its handshake or shown its right to a request")
+                    connectionLog(host, "connection \(victim) displaced by connection \(nextID) from \(host): every slot is taken, and it had not finished its handshake or shown its right to a request")
                     Socket.shutdownBoth(other)
                     other.close()
                 }
@@ -67,6 +67,19 @@ extension Daemon {
     /// Connection `id` moved on to `stage` (`ConnectionTable`).
     func setStage(_ id: Int, _ stage: ConnectionStage) {
         lock.withLock { slots.set(id, stage, now: .now) }
+    }
+
+    /// Logs `line` about a connection from `host`, within `connectionLogBudget` (the next
+    /// line written after some were left out says how many).
+    func connectionLog(_ host: String, _ line: String) {
+        let (allowed, left) = connectionLogBudget.take(host, now: .now)
+        guard allowed else { return }
+        Log.info(line + (left > 0 ? " (\(left) more from this address not logged)" : ""))
+    }
+
+    /// Whether connection `id` may work for `owner` (`ConnectionTable.claim`).
+    func claimSlot(_ id: Int, for owner: String) -> Bool {
+        lock.withLock { slots.claim(id, owner: owner, now: .now) }
     }
 
     /// A LocalSend connection: served in a session slot on a thread of its own; over the
@@ -98,7 +111,7 @@ extension Daemon {
         serveHTTPS(socket, displacer: displacer, peer: peer, thread: "web", busy: { id, reason in
             web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
         }) { [self] id, deadline in
-            web.serve(socket, peer: peer, id: id, deadline: deadline) { self.setStage(id, $0) }
+            web.serve(socket, peer: peer, id: id, deadline: deadline, stage: { self.setStage(id, $0) }, claim: { self.claimSlot(id, for: $0) })
         }
     }
 
@@ -173,7 +186,7 @@ extension Daemon {
     private func open(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant,
                       quiet: Bool = false) -> (ByteStream, SenderCredentials)? {
         func drop(_ why: String) -> (ByteStream, SenderCredentials)? {
-            if !quiet { Log.info("session \(id) from \(peer): \(why); closed") }
+            if !quiet { connectionLog(peer.host, "session \(id) from \(peer): \(why); closed") }
             return nil
         }
         let first: UInt8
@@ -218,7 +231,7 @@ extension Daemon {
             return true
         }
         guard ok else {
-            Log.info("\(answer == nil ? "session" : "https") \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
+            connectionLog(peer.host, "\(answer == nil ? "session" : "https") \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
             socket.close()
             return
         }
@@ -234,7 +247,7 @@ extension Daemon {
                 let ahead = lock.withLock { refusal.joinsLine ? turns.refused(key, now: now) : turns.waiting(now: now).count }
                 answerBusy(stream, sender: sender, peer: peer, id: id, reason: refusal.reason, ahead: ahead)
             } else {
-                Log.info("session \(id) from \(peer): refused, \(refusal.reason) (closed)")
+                connectionLog(peer.host, "session \(id) from \(peer): refused, \(refusal.reason) (closed)")
             }
             lock.withLock { lingering -= 1 }
         }
@@ -254,7 +267,7 @@ extension Daemon {
 
     /// Answers ERROR busy with the sender's place in line (`waiting`), logs it, and closes.
     fileprivate func answerBusy(_ stream: ByteStream, sender: SenderCredentials, peer: SocketAddress, id: Int, reason: String, ahead: Int) {
-        Log.info("session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)")
+        connectionLog(peer.host, "session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)")
         let connection = FramedConnection(stream: stream, timeout: .seconds(1))
         // The refused sender may already have gone: it is refused either way.
         try? connection.send(.error(Problem(.busy, reason + "; try again later", waiting: ahead)))

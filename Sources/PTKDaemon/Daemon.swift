@@ -1,5 +1,6 @@
 import PTKConfiguration
 import PTKDiscovery
+import PTKHTTP
 import PTKLibrary
 import PTKNotify
 import PTKProtocol
@@ -79,6 +80,9 @@ public final class Daemon: @unchecked Sendable {
     /// STOPPING=1 has gone out: no more STATUS updates.
     var stopping = false
     var lingering = 0
+    /// The lines a minute per address about connections of the v1 port that never became a
+    /// session, or were refused (`connectionLog`): a peer connecting in a loop cannot fill the journal.
+    let connectionLogBudget = LogBudget(perMinute: 30)
     var nextID = 0
     /// The threads serving sessions and answering refusals, joined when the sessions stop.
     let sessionThreads = ThreadGroup()

@@ -63,7 +63,8 @@ extension LocalSendEndpoint {
 
     func service() -> HTTPService<LocalSendContext> {
         let middleware: [any HTTPMiddleware<LocalSendContext>] = [RequestLog(budget: requestLogBudget), LocalSendIdentity(isTrusted: { self.trust.isTrusted($0) })]
-        return HTTPService(kind: "localsend", router: router(), middleware: middleware, idle: configuration.idleTimeout, log: { Log.info($0) }) {
+        return HTTPService(kind: "localsend", router: router(), middleware: middleware, idle: configuration.idleTimeout, logBudget: requestLogBudget,
+                           log: { Log.info($0) }) {
             (r: LocalSendRequest, status: Int, allow: String?) throws(HTTPFailure) in
             let text = allow == nil ? "no such route" : "\(r.head.method) is not allowed here"
             try r.http.respond(status, message(text), headers: allow.map { [("Allow", $0)] } ?? [], headOnly: r.headOnly,

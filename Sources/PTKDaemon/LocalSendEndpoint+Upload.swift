@@ -41,7 +41,7 @@ extension LocalSendEndpoint {
         } catch let error as HTTPFailure {
             throw error
         } catch {
-            r.logWhole("localsend \(r.connectionID) from \(r.peer): prepare-upload refused: \(quotedForTerminal(String(describing: error))); answered 400")
+            r.logWhole("localsend \(r.connectionID) from \(r.peer): prepare-upload refused: \(quotedForLog(String(describing: error))); answered 400")
             try r.http.respond(400, message("invalid body: \(error)"), deadline: replyBy())
             return true
         }
@@ -73,7 +73,7 @@ extension LocalSendEndpoint {
             // Only a sender that may send learns what is kept, and only its duplicates run the hook.
             let sender = Sender(announcedName: request.info.alias, id: r.context.sender, address: r.peer.description)
             for (file, name) in held.values.sorted(by: { $0.0.fileName < $1.0.fileName }) {
-                r.logWhole("\(prefix): \(quotedForTerminal(file.fileName)) is already kept as \(quotedForTerminal(name)); not asked for")
+                r.logWhole("\(prefix): \(quotedForLog(file.fileName)) is already kept as \(quotedForTerminal(name)); not asked for")
                 arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
                                type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: r.certificate.map { "LocalSend \($0)" })
             }
@@ -172,7 +172,7 @@ extension LocalSendEndpoint {
     /// Receives one file's body into the store: the answer's status (nil: the connection is gone,
     /// no answer), its reason, and whether the connection can carry on.
     func receive(_ file: FileInfo, of session: LocalSendSession, _ r: LocalSendRequest) -> (Int?, String, Bool) {
-        let name = "\(quotedForTerminal(file.fileName)) (\(formatBytes(Double(file.size))))"
+        let name = "\(quotedForLog(file.fileName)) (\(formatBytes(Double(file.size))))"
         let who = "\"\(clean(session.sender.alias))\"" + (session.fingerprint.map { " (LocalSend \(String($0.prefix(8))))" } ?? "")
         let prefix = "localsend \(r.connectionID) from \(r.peer) \(who)"
         let sender = Sender(announcedName: session.sender.alias, id: session.fingerprint.map { .localSend($0) }, address: r.peer.description)
@@ -202,7 +202,7 @@ extension LocalSendEndpoint {
             if saved.isDuplicate {
                 r.logWhole("\(prefix): \(name) is already kept as \(quotedForTerminal(saved.name)); nothing new stored")
             } else {
-                r.logWhole("\(prefix): saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)")
+                r.logWhole("\(prefix): saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(saved.size) / seconds))/s)", always: true)
             }
             // Before the answer: the library and the hook take it from here.
             arrivals.saved(saved, type: type, from: sender, deviceID: session.fingerprint.map { "LocalSend \($0)" })

@@ -86,8 +86,10 @@ final class LocalSendEndpoint: @unchecked Sendable {
 
     /// The HTTPS side: the certificate, keep-alive, errors as `{"message"}`.
     func httpsServer() -> HTTPSServer {
-        HTTPSServer(context: self.server, interrupt: shutdown.pipe.readEnd, kind: "localsend", idle: configuration.idleTimeout,
-                    log: { Log.info($0) }, errorBody: { (message($0), "application/json") })
+        var server = HTTPSServer(context: self.server, interrupt: shutdown.pipe.readEnd, kind: "localsend", idle: configuration.idleTimeout,
+                                 log: { Log.info($0) }, errorBody: { (message($0), "application/json") })
+        server.logBudget = requestLogBudget
+        return server
     }
 
     /// Answers each request of connection `id` through the route table (`service()`).

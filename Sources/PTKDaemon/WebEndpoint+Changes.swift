@@ -22,11 +22,11 @@ extension WebEndpoint {
                 let new = (form["name"] ?? "").trimmingSpaces
                 guard !new.isEmpty else { throw LibraryError(.refused, "a name cannot be empty") }
                 let renamed = try library.rename(photo.name, to: new)
-                r.log("renamed \(quotedForTerminal(photo.name)) to \(quotedForTerminal(renamed.name))")
+                r.log("renamed \(quotedForTerminal(photo.name)) to \(quotedForTerminal(renamed.name))", always: true)
             case .note:
                 let note = form["note"] ?? ""
                 _ = try library.setNote(photo.name, note)
-                r.log(note.isEmpty ? "cleared the note of \(quotedForTerminal(photo.name))" : "noted \(quotedForTerminal(photo.name))")
+                r.log(note.isEmpty ? "cleared the note of \(quotedForTerminal(photo.name))" : "noted \(quotedForTerminal(photo.name))", always: true)
             case .rate:
                 let text = form["rating"] ?? ""
                 var rating: Int? = nil
@@ -35,10 +35,10 @@ extension WebEndpoint {
                     rating = value
                 }
                 _ = try library.setRating(photo.name, rating)
-                r.log(rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" } ?? "cleared the rating of \(quotedForTerminal(photo.name))")
+                r.log(rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" } ?? "cleared the rating of \(quotedForTerminal(photo.name))", always: true)
             case .delete:
                 _ = try library.remove(photo.name)
-                r.log("deleted \(quotedForTerminal(photo.name))")
+                r.log("deleted \(quotedForTerminal(photo.name))", always: true)
                 return "/"
             }
             return "/photo/\(photo.id)"

@@ -24,7 +24,7 @@ extension WebEndpoint {
     func logout(_ r: WebRequest) throws(HTTPFailure) {
         // A session file that cannot be written leaves the session listed; the cookie goes anyway.
         do { try access.revoke(r.context.session!.id) } catch { r.log("cannot end the session in \(access.sessionsFile): \(error)") }
-        r.log("logged out")
+        r.log("logged out", always: true)
         try redirect(r, "/login", cookie: "\(Self.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict")
     }
 
@@ -41,7 +41,7 @@ extension WebEndpoint {
             return
         }
         r.logSubject = ""  // a cookie of an earlier session may have named one
-        r.log("logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)")
+        r.log("logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)", always: true)
         try redirect(r, "/", cookie: sessionCookie(cookie))
     }
 
@@ -86,7 +86,7 @@ extension WebEndpoint {
                 return
             }
             r.logSubject = ""  // a cookie of an earlier session may have named one
-            r.log("logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)")
+            r.log("logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)", always: true)
             try redirect(r, "/", cookie: sessionCookie(made.1))
         }
     }

@@ -127,7 +127,8 @@ extension WebEndpoint {
             try self.refuseChange(r, refusal, close: close)
         })
         let middleware: [any HTTPMiddleware<WebContext>] = [SecurityHeaders(Self.securityHeaders), RequestLog(budget: requestLogBudget), session, csrf]
-        return HTTPService(kind: "web", router: router(), middleware: middleware, idle: configuration.idleTimeout, log: { Log.info($0) }) {
+        return HTTPService(kind: "web", router: router(), middleware: middleware, idle: configuration.idleTimeout, logBudget: requestLogBudget,
+                           log: { Log.info($0) }) {
             (r: WebRequest, status: Int, allow: String?) throws(HTTPFailure) in
             if let allow {
                 try self.respond(r, status, Array(self.pages.error("\(r.head.method) is not allowed here", viewer: r.viewer).utf8),
@@ -144,13 +145,13 @@ extension WebEndpoint {
         let why: String
         switch refusal {
         case .otherSite(let other):
-            r.log("refused \(r.head.method) \(quotedForTerminal(r.head.path)): \(other); answered 403")
+            r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): \(other); answered 403")
             why = "this change came from another site"
         case .missingToken where upload:
             r.log("refused an upload without its CSRF token; answered 403")
             why = "the page's token is missing or out of date: reload the page"
         case .missingToken:
-            r.log("refused \(r.head.method) \(quotedForTerminal(r.head.path)) without its CSRF token; answered 403")
+            r.log("refused \(r.head.method) \(quotedForLog(r.head.path)) without its CSRF token; answered 403")
             why = "the page's token is missing or out of date: go back, reload the page and try again"
         }
         if upload {

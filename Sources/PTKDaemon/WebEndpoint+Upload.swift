@@ -47,7 +47,8 @@ extension WebEndpoint {
         switch outcome {
         case .saved(let saved, let seconds):
             r.log(saved.isDuplicate ? "\"\(clean(name))\" is already kept as \(quotedForTerminal(saved.name))"
-                                    : "saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s")
+                                    : "saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s",
+                  always: !saved.isDuplicate)
             arrivals.saved(saved, type: type, from: sender, deviceID: "web session \(session.id)")
             try json(r, 200, UploadAnswer(name: saved.name, duplicate: saved.isDuplicate))
             return true

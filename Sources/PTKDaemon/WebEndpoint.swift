@@ -92,8 +92,9 @@ final class WebEndpoint: @unchecked Sendable {
 
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
-               stage: ((ConnectionStage) -> Void)? = nil) {
-        httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, handle: handler(id: id, peer: peer))
+               stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil) {
+        httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, claim: claim,
+                            handle: handler(id: id, peer: peer))
     }
 
     /// The HTTPS side: the certificate, keep-alive, the security headers on every answer.
@@ -102,6 +103,7 @@ final class WebEndpoint: @unchecked Sendable {
         var server = HTTPSServer(context: context, interrupt: shutdown.pipe.readEnd, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
                                  log: { Log.info($0) }, errorBody: { (Array(pages.error($0, viewer: nil).utf8), "text/html; charset=utf-8") })
         server.fixedHeaders = SecurityHeaders<WebContext>(Self.securityHeaders).lines
+        server.logBudget = requestLogBudget
         return server
     }
 

@@ -78,6 +78,14 @@ public final class HTTPConnection {
     /// its connection is working and is not displaced for a newcomer.
     public func proven() { onStage?(.working) }
 
+    /// Asks the connection slots whether this connection may work for `owner` (an app
+    /// password), which may hold only its share of the slots, as an address does; false: it
+    /// holds its share already, and this connection may be displaced again.
+    public var onClaim: ((String) -> Bool)?
+
+    /// See `onClaim` (true when no one keeps count: a scripted connection).
+    public func claim(_ owner: String) -> Bool { onClaim?(owner) ?? true }
+
     /// Passes the body of the message whose head was just read to `sink`, piece by piece, each
     /// read by `deadline()`; returns once the message is complete. `sink` returning false stops
     /// with `.refused(status, why)` from `refusal()`. Requests (not responses) must also keep to

@@ -20,6 +20,9 @@ public struct HTTPSServer {
     public let log: @Sendable (String) -> Void
     /// Header lines (each ending in CRLF) every response carries.
     public var fixedHeaders = ""
+    /// The door's log lines a minute per address (`HTTPRequest.logBudget`), which the lines
+    /// written here count against too: failed handshakes, plain HTTP, how a connection ended.
+    public var logBudget: LogBudget?
 
     public init(context: TLSContext, interrupt: FileDescriptor, kind: String, idle: Duration, log: @escaping @Sendable (String) -> Void,
                 errorBody: @escaping @Sendable (String) -> ([UInt8], String)) {
@@ -37,9 +40,17 @@ public struct HTTPSServer {
     /// reason and the connection closed. `handle` answers a request (told the certificate the
     /// client showed, if any) and returns false when the connection must close after it.
     public func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
-               stage: ((ConnectionStage) -> Void)? = nil,
+               stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil,
                handle: (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool) {
-        let log = { (line: String) in self.log("\(kind) \(id) from \(peer): \(line)") }
+        let log = { (line: String) in
+            var note = ""
+            if let budget = logBudget {
+                let (allowed, left) = budget.take(peer.host, now: .now)
+                guard allowed else { return }
+                if left > 0 { note = " (\(left) more from this address not logged)" }
+            }
+            self.log(boundedLine("\(kind) \(id) from \(peer): \(line)") + note)
+        }
         // A bare connect-and-close (apps probe the port) ends here without a word.
         guard case .byte(let first) = peekFirstByte(socket, interrupt: interrupt, deadline: deadline) else {
             socket.close()
@@ -75,6 +86,7 @@ public struct HTTPSServer {
         let http = HTTPConnection(stream: stream, kind: .request)
         http.fixedHeaders = fixedHeaders
         http.onStage = stage
+        http.onClaim = claim
         let ending = converse(http, certificate: certificate, deadline: deadline, busy: busy, stage: stage, handle: handle)
         if let ending { log(ending) }
         stream.shutdownWrite()

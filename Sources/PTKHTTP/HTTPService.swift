@@ -28,9 +28,12 @@ public final class HTTPRequest<Context> {
     public private(set) var logged = false
     private let logLine: (String) -> Void
     private let kind: String
+    /// The door's lines a minute per address; nil: every line is written.
+    public let logBudget: LogBudget?
 
     public init(head: HTTPHead, http: HTTPConnection, peer: SocketAddress, connectionID: Int, certificate: String?, traits: RouteTraits,
-                parameters: RouteParameters, context: Context, kind: String, log: @escaping (String) -> Void) {
+                parameters: RouteParameters, context: Context, kind: String, logBudget: LogBudget? = nil, log: @escaping (String) -> Void) {
+        self.logBudget = logBudget
         self.head = head
         self.http = http
         self.peer = peer
@@ -52,15 +55,30 @@ public final class HTTPRequest<Context> {
     public func needsNoLogLine() { logged = true }
 
     /// Logs `line`, whole, about this request (a door whose lines name more than its subject).
-    public func logWhole(_ line: String) {
+    /// Budgeted as `log` is.
+    public func logWhole(_ line: String, always: Bool = false) {
         logged = true
-        logLine(line)
+        guard let note = budgetNote(always: always) else { return }
+        logLine(boundedLine(line) + note)
     }
 
-    /// Logs `line` about this request: "KIND ID from PEER SUBJECT: line".
-    public func log(_ line: String) {
+    /// Logs `line` about this request: "KIND ID from PEER SUBJECT: line". Unless `always` (a
+    /// line saying what was changed: a photo saved, deleted, moved, which the store and disk
+    /// bound), the line counts against the door's `logBudget` for the peer's address: past it
+    /// the line is left out, and the next one written says how many were. Peer text in `line`
+    /// is quoted and cut by the caller (`quotedForLog`); the line itself is cut at `maxLogLine`.
+    public func log(_ line: String, always: Bool = false) {
         logged = true
-        logLine("\(kind) \(connectionID) from \(peer)\(logSubject.isEmpty ? "" : " " + logSubject): \(line)")
+        guard let note = budgetNote(always: always) else { return }
+        logLine(boundedLine("\(kind) \(connectionID) from \(peer)\(logSubject.isEmpty ? "" : " " + logSubject): \(line)") + note)
+    }
+
+    /// "" or " (N more ...)" when the line may be written; nil when the budget leaves it out.
+    private func budgetNote(always: Bool) -> String? {
+        guard !always, let logBudget else { return "" }
+        let (allowed, left) = logBudget.take(address, now: .now)
+        guard allowed else { return nil }
+        return left > 0 ? " (\(left) more from this address not logged)" : ""
     }
 }
 
@@ -85,11 +103,14 @@ public struct HTTPService<Context> {
     /// How log lines name the door ("web", "localsend").
     public let kind: String
     public let log: (String) -> Void
+    /// The lines a minute per address of the door's requests (`HTTPRequest.log`).
+    public let logBudget: LogBudget?
     public let idle: Duration
 
-    public init(kind: String, router: Router<Context>, middleware: [any HTTPMiddleware<Context>], idle: Duration,
+    public init(kind: String, router: Router<Context>, middleware: [any HTTPMiddleware<Context>], idle: Duration, logBudget: LogBudget? = nil,
                 log: @escaping (String) -> Void, refuse: @escaping (HTTPRequest<Context>, Int, String?) throws(HTTPFailure) -> Void) {
         self.kind = kind
+        self.logBudget = logBudget
         self.router = router
         self.middleware = middleware
         self.idle = idle
@@ -129,7 +150,7 @@ public struct HTTPService<Context> {
         case .methodNotAllowed(let allow): (route, parameters, refusal) = (nil, RouteParameters(), (405, allow))
         }
         let request = HTTPRequest(head: head, http: http, peer: peer, connectionID: connectionID, certificate: certificate,
-                                  traits: route?.traits ?? [], parameters: parameters, context: context, kind: kind, log: log)
+                                  traits: route?.traits ?? [], parameters: parameters, context: context, kind: kind, logBudget: logBudget, log: log)
         var handler: HTTPHandler<Context>
         if let route {
             handler = route.traits.isDisjoint(with: [.body, .form]) ? skippingBody(route.handler) : route.handler

@@ -4,7 +4,9 @@ import PTKVocabulary
 /// The answer to a `Range` header (RFC 9110 §14) for a file of a known size. One range is
 /// served (206); a header that is not a valid `bytes=` range, or asks for several ranges
 /// (overlapping ones included), is ignored and the whole file served (200), as the RFC
-/// allows; a range that starts at or past the end is 416.
+/// allows; a range that starts at or past the end is 416. Positions are any number of digits
+/// (§14.1.1): a last position past the end is the end (§14.1.2), a suffix longer than the file
+/// is the whole file, a first position past the end (even one no Int64 holds) is 416.
 public enum ByteRange: Equatable, Sendable {
     case whole
     /// Bytes `start` through `end`, both included.
@@ -19,9 +21,10 @@ public enum ByteRange: Equatable, Sendable {
         guard !spec.containsScalar(",") else { self = .whole; return }
         let parts = spec.parts(separatedBy: "-", maxSplits: 1).map { $0.trimmingWhitespace }
         guard parts.count == 2 else { self = .whole; return }
+        // A position: digits only; one past what Int64 holds is Int64.max (it is past any file's end).
         func number(_ s: String) -> Int64? {
-            guard (1...18).contains(s.utf8.count), s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return Int64(s)
+            guard !s.isEmpty, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return Int64(s) ?? .max
         }
         if parts[0].isEmpty {
             // The last N bytes.

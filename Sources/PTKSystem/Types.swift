@@ -98,6 +98,21 @@ public struct FileStatus: Sendable, Equatable {
     public var modified: Int64
     /// The nanoseconds part of the last modification.
     public var modifiedNanoseconds: Int64
+    /// The last change of the file or its inode (ctime: a write, a rename, a chmod, a link),
+    /// in seconds since the epoch. Set by the kernel to its clock, never to a value a caller
+    /// chooses, so with `inode` it tells a file from a later one that reused its inode number.
+    /// Not part of `==` (a hard link made elsewhere changes it, not the file).
+    public var changed: Int64
+    /// The nanoseconds part of `changed`.
+    public var changedNanoseconds: Int64
+
+    /// The same kind, size, permissions, inode, device, owner, group and modification time
+    /// (not `changed`).
+    public static func == (a: FileStatus, b: FileStatus) -> Bool {
+        a.isRegularFile == b.isRegularFile && a.isDirectory == b.isDirectory && a.isSymlink == b.isSymlink && a.size == b.size
+            && a.permissions == b.permissions && a.inode == b.inode && a.device == b.device && a.owner == b.owner && a.group == b.group
+            && a.modified == b.modified && a.modifiedNanoseconds == b.modifiedNanoseconds
+    }
 
     init(_ st: stat) {
         isRegularFile = (st.st_mode & S_IFMT) == S_IFREG
@@ -111,6 +126,8 @@ public struct FileStatus: Sendable, Equatable {
         group = st.st_gid
         modified = Int64(st.st_mtim.tv_sec)
         modifiedNanoseconds = Int64(st.st_mtim.tv_nsec)
+        changed = Int64(st.st_ctim.tv_sec)
+        changedNanoseconds = Int64(st.st_ctim.tv_nsec)
     }
 }
 

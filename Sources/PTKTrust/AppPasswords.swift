@@ -108,6 +108,13 @@ public final class AppPasswords: @unchecked Sendable {
         return entry.password
     }
 
+    /// ptkd: the ids of the passwords as the file says now (read again when it changed); nil
+    /// when there is no file that can be read now (not the same as none: a passing error must
+    /// not end every password's state).
+    public func currentIDs() -> Set<String>? {
+        file.readable.map { Set($0.map(\.password.id)) }
+    }
+
     /// ptkd: records a use of password `id` from `address` at `now`. Written (holding the lock,
     /// re-reading the file) at most once per `noteInterval` per password, or at once when the
     /// address changed; otherwise only remembered. A removed password is not written back.

@@ -15,6 +15,8 @@ final class ReloadingFile<Value: Sendable>: @unchecked Sendable {
     private let lock = Lock()
     private var cached: Value
     private var cachedStatus: FileStatus?
+    /// `cached` is what the file says (not `empty` for want of a file that can be read).
+    private var cachedRead = false
 
     init(_ name: String, in directory: StateDirectory, empty: Value, parse: @escaping @Sendable (String) -> Value) {
         self.directory = directory
@@ -26,27 +28,42 @@ final class ReloadingFile<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The contents as now on disk.
-    var current: Value {
+    var current: Value { lock.withLock { refresh() } }
+
+    /// The contents as now on disk, nil when there is no file that can be read (where
+    /// `current` gives `empty`): for a caller that must tell "none" from "not known now".
+    var readable: Value? {
         lock.withLock {
-            // No directory (or a link in its place): empty, as below.
-            guard let dir = try? directory.open() else {
-                cached = empty
-                cachedStatus = nil
-                return cached
-            }
-            defer { dir.close() }
-            // No file, or none that can be stat'ed: empty, as below.
-            let status = try? dir.status(of: name)
-            if status == nil || status?.isRegularFile != true {
-                cached = empty
-                cachedStatus = nil
-            } else if status != cachedStatus {
-                // Unreadable counts as empty (fails closed; `ptk` shows the error when it reads).
-                cached = (try? dir.readFileRefusingLinks(name, path: path)).map { parse(String(decoding: $0, as: UTF8.self)) } ?? empty
-                cachedStatus = status
-            }
+            let value = refresh()
+            return cachedRead ? value : nil
+        }
+    }
+
+    /// Reads the file again if it changed. Call under `lock`.
+    private func refresh() -> Value {
+        // No directory (or a link in its place): empty, as below.
+        guard let dir = try? directory.open() else {
+            cached = empty
+            cachedStatus = nil
+            cachedRead = false
             return cached
         }
+        defer { dir.close() }
+        // No file, or none that can be stat'ed: empty, as below.
+        let status = try? dir.status(of: name)
+        if status == nil || status?.isRegularFile != true {
+            cached = empty
+            cachedStatus = nil
+            cachedRead = false
+        } else if status != cachedStatus {
+            // Unreadable counts as empty (fails closed; `ptk` shows the error when it reads),
+            // and is read again next time (a passing error, out of descriptors, is not kept).
+            let text = try? dir.readFileRefusingLinks(name, path: path)
+            cached = text.map { parse(String(decoding: $0, as: UTF8.self)) } ?? empty
+            cachedRead = text != nil
+            cachedStatus = text == nil ? nil : status
+        }
+        return cached
     }
 
     /// Makes the next `current` read the file again (after this process wrote it: a write

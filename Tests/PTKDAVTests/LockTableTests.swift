@@ -158,3 +158,33 @@ struct LockTableTests {
         #expect(ActiveLock.token(uuidBytes: []) == "urn:uuid:00000000-0000-4000-8000-000000000000")
     }
 }
+
+@Suite("Lock table: what an account may hold, and its locks going with it (issue 54)")
+struct LockTableBoundsTests {
+    @Test("an account's owners are bounded in all: a lock past maxOwnerBytesPerAccount is tooMany; others' are not counted")
+    func ownerBytes() throws {
+        var t = LockTable(maxPerAccount: 100, maxOwnerBytesPerAccount: 1000)
+        let owner = String(repeating: "o", count: 400)
+        #expect(taken(t.lock(DAVPath(["1"]), depth: .zero, scope: .exclusive, owner: owner, account: "p", timeout: 60, now: 0, token: "t1")) != nil)
+        #expect(taken(t.lock(DAVPath(["2"]), depth: .zero, scope: .exclusive, owner: owner, account: "p", timeout: 60, now: 0, token: "t2")) != nil)
+        #expect(t.ownerBytes(account: "p") == 800)
+        #expect(t.lock(DAVPath(["3"]), depth: .zero, scope: .exclusive, owner: owner, account: "p", timeout: 60, now: 0, token: "t3") == .failure(.tooMany))
+        #expect(taken(t.lock(DAVPath(["3"]), depth: .zero, scope: .exclusive, owner: nil, account: "p", timeout: 60, now: 0, token: "t4")) != nil)
+        #expect(taken(t.lock(DAVPath(["5"]), depth: .zero, scope: .exclusive, owner: owner, account: "q", timeout: 60, now: 0, token: "t5")) != nil)
+        // Expired locks give their bytes back.
+        #expect(taken(t.lock(DAVPath(["6"]), depth: .zero, scope: .exclusive, owner: owner, account: "p", timeout: 60, now: 61, token: "t6")) != nil)
+    }
+
+    @Test("removeAll(account:) drops every lock of that account, exclusive ones over others' paths included, and no one else's")
+    func removeAccount() throws {
+        var t = LockTable()
+        #expect(taken(t.lock(DAVPath(), depth: .infinity, scope: .exclusive, owner: nil, account: "gone", timeout: 600, now: 0, token: "g1")) != nil)
+        #expect(t.lock(abc, depth: .zero, scope: .exclusive, owner: nil, account: "kept", timeout: 600, now: 0, token: "k0") == .failure(.locked(by: t.locks[0])))
+        t.removeAll(account: "gone")
+        #expect(t.locks.isEmpty)
+        #expect(taken(t.lock(abc, depth: .zero, scope: .exclusive, owner: nil, account: "kept", timeout: 600, now: 0, token: "k1")) != nil)
+        t.removeAll(account: "gone")
+        #expect(t.locks.map(\.token) == ["k1"])
+        #expect(t.missingToken(for: abc, submitted: [], includingBelow: false, now: 1) != nil)
+    }
+}

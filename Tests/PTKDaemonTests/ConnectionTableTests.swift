@@ -87,3 +87,43 @@ struct ConnectionTableTests {
         #expect(table.count(of: "a") == 2)
     }
 }
+
+@Suite("Connection slots: an app password's share (issue 54)")
+struct PasswordShareSlotTests {
+    let t0 = Instant.now
+
+    @Test("an owner may have perAddress connections working, whatever their addresses; the next claim is refused and its connection may be displaced again")
+    func share() {
+        var table = ConnectionTable(capacity: 20, perAddress: 2)
+        for id in 1...6 { do { let d = table.admit(id, from: "10.0.0.\(id)", now: t0); #expect(d == .admit) } }
+        do { let c = table.claim(1, owner: "app password a", now: t0); #expect(c) }
+        do { let c = table.claim(2, owner: "app password a", now: t0); #expect(c) }
+        do { let c = table.claim(3, owner: "app password a", now: t0); #expect(!c) }
+        #expect(table.entries[3]?.stage == .unproven)
+        // Another owner has its own share; a connection claiming again for its owner is not counted twice.
+        do { let c = table.claim(4, owner: "app password b", now: t0); #expect(c) }
+        do { let c = table.claim(1, owner: "app password a", now: t0); #expect(c) }
+        // Between requests a connection is idle and not counted; a connection gone gives its share back.
+        table.set(1, .idle, now: t0)
+        do { let c = table.claim(3, owner: "app password a", now: t0); #expect(c) }
+        do { let c = table.claim(5, owner: "app password a", now: t0); #expect(!c) }
+        table.remove(2)
+        do { let c = table.claim(5, owner: "app password a", now: t0); #expect(c) }
+        // A displaced (gone) connection claims nothing and is not refused.
+        do { let c = table.claim(99, owner: "app password a", now: t0); #expect(c) }
+    }
+
+    @Test("one owner's connections from many addresses: a newcomer from elsewhere displaces a refused one, never one of its share that works")
+    func refusedAreDisplaced() {
+        var table = ConnectionTable(capacity: 6, perAddress: 2)
+        for id in 1...6 { do { let d = table.admit(id, from: "10.0.0.\((id + 1) / 2)", now: t0); #expect(d == .admit) } }
+        for id in 1...6 { table.set(id, .working, now: t0) }
+        do { let c1 = table.claim(1, owner: "o", now: t0), c2 = table.claim(2, owner: "o", now: t0); #expect(c1 && c2) }
+        for id in 3...6 { do { let c = table.claim(id, owner: "o", now: t0); #expect(!c) } }
+        do {
+            let d = table.admit(10, from: "10.0.9.9", now: t0 + .seconds(3))
+            #expect(d == .admitDisplacing(victim: 3) || d == .admitDisplacing(victim: 4) || d == .admitDisplacing(victim: 5) || d == .admitDisplacing(victim: 6), "\(d)")
+        }
+        #expect(table.entries[1]?.stage == .working && table.entries[2]?.stage == .working)
+    }
+}

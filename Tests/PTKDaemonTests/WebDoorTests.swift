@@ -260,6 +260,11 @@ struct WebDoorTests {
         #expect(e.responses[1].body == png && e.responses[1].header("content-type") == "image/png")
         #expect(e.responses[2].body == Array(png.prefix(10)) && e.responses[2].header("content-range") == "bytes 0-9/\(png.count)")
         #expect(e.responses[2].header("content-disposition")?.hasPrefix("attachment; filename=\"p.png\"") == true)
+        // Positions past Int64 (RFC 9110 14.1.2): a last position is the end, a first position past it 416.
+        let huge = f.web([request("GET", "/photo/\(id)/original", c + [("Range", "bytes=0-9223372036854775807")]),
+                          request("GET", "/photo/\(id)/original", c + [("Range", "bytes=9223372036854775807-")])])
+        #expect(huge.responses.map(\.status) == [206, 416], "\(huge.responses.map(\.status))")
+        #expect(huge.responses.first?.body == png && huge.responses.first?.header("content-range") == "bytes 0-\(png.count - 1)/\(png.count)")
         #expect(e.responses[3].header("content-type") == "application/zip" && e.responses[3].body.prefix(2) == [0x50, 0x4B])
         let form = c + [("Content-Type", "application/x-www-form-urlencoded")]
         let changes = f.web([request("POST", "/photo/\(id)/note", form, body: Array("csrf=\(csrf)&note=hello".utf8)),

@@ -66,13 +66,13 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
         }
         switch outcome {
         case .lockedOut:
-            request.log("credentials for \(quotedForTerminal(name)) while \(address) must wait; answered 429")
+            request.log("credentials for \(quotedForLog(name, limit: 64)) while \(address) must wait; answered 429")
             try request.http.respond(429, Array("too many wrong passwords; try again in a few minutes\n".utf8),
                                      contentType: "text/plain; charset=utf-8", close: true, headOnly: request.headOnly, deadline: .now + idle)
             return false
         case .wrong(let locked):
             failed(address)
-            return try challenge(request, because: "wrong password for \(quotedForTerminal(name))" + (locked ? "; \(address) must wait" : ""))
+            return try challenge(request, because: "wrong password for \(quotedForLog(name, limit: 64))" + (locked ? "; \(address) must wait" : ""))
         case .right(let account):
             keep(request, account)
             request.http.proven()

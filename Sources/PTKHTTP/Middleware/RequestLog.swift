@@ -21,13 +21,44 @@ public struct RequestLog<Context>: HTTPMiddleware {
             let (allowed, left) = budget.take(request.address, now: .now)
             if allowed {
                 let raw = request.head.target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
-                let path = raw.utf8.count > 200 ? String(decoding: raw.utf8.prefix(200), as: UTF8.self) + "..." : raw
                 let more = left > 0 ? " (\(left) more from this address not logged)" : ""
-                request.log("\(request.head.method) \(quotedForTerminal(path)): answered \(status)\(more)")
+                // Counted here already.
+                request.log("\(request.head.method) \(quotedForLog(raw)): answered \(status)\(more)", always: true)
             }
         }
         return keepOpen
     }
+}
+
+/// `text` between double quotes as `quotedForTerminal` writes it, cut first to `limit` bytes
+/// (on a scalar's boundary; "..." before the closing quote says it was cut): how peer text (a
+/// name, a path, a user agent) enters a log line, so that no peer makes a line longer than
+/// its budget.
+public func quotedForLog(_ text: String, limit: Int = 200) -> String {
+    guard text.utf8.count > limit else { return quotedForTerminal(text) }
+    return "\"" + escapedForQuotes(cutUTF8(text, limit)) + "...\""
+}
+
+/// The longest line a door writes about a request or connection (a backstop: peer text is cut
+/// where it enters a line, by `quotedForLog`).
+public let maxLogLine = 2048
+
+/// `line`, cut at `maxLogLine` bytes.
+func boundedLine(_ line: String) -> String {
+    line.utf8.count <= maxLogLine ? line : cutUTF8(line, maxLogLine) + "... (cut)"
+}
+
+/// The longest prefix of `text` of at most `limit` UTF-8 bytes that ends on a scalar.
+func cutUTF8(_ text: String, _ limit: Int) -> String {
+    var out = String.UnicodeScalarView()
+    var used = 0
+    for scalar in text.unicodeScalars {
+        let n = UTF8.width(scalar)
+        if used + n > limit { break }
+        used += n
+        out.append(scalar)
+    }
+    return String(out)
 }
 
 /// How many request log lines each address may have a minute (a door's, shared by its
