@@ -253,8 +253,10 @@ public final class IncomingFile {
         type == .png ? error.message : "not a well-formed \(type.displayName): \(error.message)"
     }
 
-    /// Why libheif cannot open the HEIF file or find its primary image, or nil when it can.
+    /// Why the HEIF file must not be kept: what `HEIFCheck` refuses before libheif sees it,
+    /// else why libheif cannot open it or find its primary image; nil when it can.
     static func heifProblem(_ fd: FileDescriptor) -> String? {
+        if let problem = HEIFCheck.problem(in: fd) { return problem }
         var message = [CChar](repeating: 0, count: 200)
         guard ptk_heif_check(fd.rawValue, &message) != 0 else { return nil }
         return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
