@@ -136,7 +136,8 @@ final class ReceiverDriver {
     private func waitForPeerOrAnswer() -> Bool {
         guard let wake, let head = owedAnswers.first, head.ticket.result == nil, !connection.hasInputWaiting,
               let socket = connection.stream.readinessDescriptor else { return false }
-        // A write that fails shows in the read that follows.
+        // A write that fails ends writing on the connection for good (FramedConnection): the
+        // read that follows fails with it, and the session ends (its photos recorded).
         try? connection.flush()
         let deadline = Instant.now + connection.timeout
         while head.ticket.result == nil && Instant.now < deadline && !shutdown.isRequested {
