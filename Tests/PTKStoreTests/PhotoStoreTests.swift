@@ -202,6 +202,27 @@ struct PhotoStoreTests {
         second.abandon(keepForResume: false)
     }
 
+    @Test("a partial holding the whole file but other bytes than offered (planted under the victim's SHA-256) is started over, for a sender that takes \"held\" too; the true whole one is taken at its end (issue 54)")
+    func plantedWholePartial() throws {
+        let f = try StoreFixture()
+        let victim = makePNG(size: 250_001, seed: 3), other = makePNG(size: 250_001, seed: 4)
+        var request = offer(for: victim)
+        request.wholeResumable = true
+        for whole in [true, false] {
+            let planted = try f.store.begin(request).get()
+            let bytes = whole ? victim : other
+            for start in stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize) {
+                try planted.append(Array(bytes[start..<min(start + ProtocolLimits.chunkSize, bytes.count)]))
+            }
+            planted.abandon(keepForResume: true)
+            let resumed = try f.store.begin(request).get()
+            #expect(resumed.offset == (whole ? Int64(victim.count) : 0), "whole \(whole)")
+            if !whole { try resumed.append(victim) }
+            #expect(try resumed.finish().get() == Saved(name: whole ? "IMG_0001.png" : "IMG_0001 (2).png", size: Int64(victim.count), sha256: SHA256.hex(of: victim)))
+        }
+        #expect(f.incoming.isEmpty)
+    }
+
     @Test("an offer that would eat into the free-space reserve is refused no-space")
     func noSpace() throws {
         let f = try StoreFixture(minFree: Int64.max / 2)
