@@ -146,12 +146,17 @@ extension PhotoLibrary {
     /// photos that are slow to read (decompression bombs within the pixel limit) do not keep
     /// another's first photo waiting behind them.
     public func pending(limit: Int) throws(LibraryError) -> [Int64] {
+        try inTurns(where: "indexed = 0", limit: limit)
+    }
+
+    /// The ids of the photos `condition` selects, senders taking turns (`pending`).
+    func inTurns(where condition: String, limit: Int) throws(LibraryError) -> [Int64] {
         let s = try database.prepare("""
             SELECT id FROM (
                 SELECT id, row_number() OVER (PARTITION BY coalesce(CASE WHEN sender_address LIKE '[%'
                     THEN substr(sender_address, 1, instr(sender_address, ']')) ELSE rtrim(sender_address, '0123456789') END,
                     sender_id, '') ORDER BY id) AS turn
-                FROM photos WHERE indexed = 0)
+                FROM photos WHERE \(condition))
             ORDER BY turn, id LIMIT ?
             """).bind(limit)
         var ids: [Int64] = []

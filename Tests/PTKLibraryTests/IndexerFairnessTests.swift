@@ -7,7 +7,7 @@ import Testing
 
 /// One sender's slow photos and another's (issue 54, finding 11).
 @Suite(.serialized) struct IndexerFairnessTests {
-    @Test("pending photos come in turns by sending address (not port), oldest first within each; photos without a sender are one sender")
+    @Test("pending photos (thumbnails, then previews) come in turns by sending address (not port), oldest first within each; photos without a sender are one sender")
     func turns() throws {
         let dir = makeTemporaryDirectory("ptk-turns")
         defer { removeTree(dir) }
@@ -24,6 +24,10 @@ import Testing
         let names = try library.pending(limit: 100).map { try #require(try library.photo(id: $0)).name }
         #expect(names == ["a1", "b1", "c1", "n1", "a2", "b2", "n2", "a3"].map { $0 + ".png" }, "\(names)")
         #expect(try library.pending(limit: 3).count == 3)
+        // Previews, made once photos are indexed, in the same turns.
+        try library.database.execute("UPDATE photos SET indexed = 1")
+        let previews = try library.pendingPreviews(limit: 100).map { try #require(try library.photo(id: $0)).name }
+        #expect(previews == names, "\(previews)")
     }
 
     @Test("20 PNG bombs (200 MP each) from one sender, then one photo from another: the other's thumbnail comes before most bombs are read")
