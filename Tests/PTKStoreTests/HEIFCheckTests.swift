@@ -38,6 +38,8 @@ struct HEIFCheckTests {
             ("hostile/overlay-20000.heic", "overlay item 1 makes a 20000x20000 image, its ispe says 128x128"),
             ("hostile/coded-2048.heic", "HEVC item 1 is coded 2048x2048, its ispe says 64x64"),
             ("hostile/coded-in-band.heic", "HEVC item 1 is coded 2048x2048, its ispe says 64x64"),
+            // An auxiliary image (alpha) is decoded with its image: checked as well.
+            ("hostile/alpha-2048.heic", "HEVC item 2 is coded 2048x2048, its ispe says 64x64"),
         ]
         for (name, words) in cases { #expect(heifCheck(try heifFixture(name)) == words, "\(name)") }
     }

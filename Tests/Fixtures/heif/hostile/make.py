@@ -10,6 +10,8 @@ by box around HEVC data heif-enc made of gradients drawn here:
                        what the sequence parameter set in hvcC says)
   coded-in-band.heic   a 64x64 hvcC, ispe 64x64, but the item's data starts with the
                        parameter sets of a 2048x2048 picture, which override hvcC's
+  alpha-2048.heic      a 64x64 image whose alpha plane (an auxiliary image, which libheif
+                       decodes with it) says 64x64 in ispe and is coded 2048x2048
 """
 import os, struct, subprocess, sys, tempfile
 
@@ -94,3 +96,10 @@ for name, kind, description in [('grid-20000.heic', b'grid', grid), ('overlay-20
 write('coded-2048.heic', heif([(1, b'hvc1', False)], 1, [], [big_hvcC, ispe(64, 64)], {1: [1, 2]}, {}, {1: big_data}))
 in_band = b''.join(struct.pack('>I', len(s)) + s for s in big_sets)
 write('coded-in-band.heic', heif([(1, b'hvc1', False)], 1, [], [small_hvcC, ispe(64, 64)], {1: [1, 2]}, {}, {1: in_band + big_data}))
+
+# An alpha plane (auxl, auxC) coded far larger than its ispe. (One whose ispe differs from its
+# image's libheif 1.15 does not take as alpha.)
+auxC = full(b'auxC', b'urn:mpeg:mpegB:cicp:systems:auxiliary:alpha\0')
+write('alpha-2048.heic', heif([(1, b'hvc1', False), (2, b'hvc1', True)], 1, [(b'auxl', 2, [1])],
+                              [small_hvcC, ispe(64, 64), big_hvcC, auxC], {1: [1, 2], 2: [3, 2, 4]}, {},
+                              {1: small_data, 2: big_data}))
