@@ -88,7 +88,7 @@ public struct HEIFItems: Sendable {
                             properties.append(Property(type: p.type, body: p.body))
                         }
                     } else if part.type == "ipma" {
-                        var r = try fullBox(part.body, "ipma")
+                        let r = try fullBox(part.body, "ipma")
                         ipmaBodies.append((r.position..<part.body.upperBound, r.version, r.flags))
                     }
                 }
@@ -103,6 +103,10 @@ public struct HEIFItems: Sendable {
         }
         if let ilocBody { try readLocations(ilocBody) }
         for (body, version, flags) in ipmaBodies { try readAssociations(body, version: version, wide: flags & 1 != 0) }
+        for r in references {
+            referredIndex[ReferenceKey(item: r.from, type: r.type), default: []] += r.to
+            for to in r.to { referringIndex[ReferenceKey(item: to, type: r.type), default: []].append(r.from) }
+        }
     }
 
     private struct Child {
@@ -246,13 +250,22 @@ public struct HEIFItems: Sendable {
 
     /// The items `from` refers to by `type`, in order.
     public func referred(from: UInt32, by type: String) -> [UInt32] {
-        references.filter { $0.from == from && $0.type == type }.flatMap(\.to)
+        referredIndex[ReferenceKey(item: from, type: type)] ?? []
     }
 
     /// The items that refer to `to` by `type`.
     public func referring(to: UInt32, by type: String) -> [UInt32] {
-        references.filter { $0.type == type && $0.to.contains(to) }.map(\.from)
+        referringIndex[ReferenceKey(item: to, type: type)] ?? []
     }
+
+    private struct ReferenceKey: Hashable {
+        var item: UInt32
+        var type: String
+    }
+    /// `references` by the referring item and by the item referred to (made once: the check
+    /// asks for each of up to `HEIFLimits.items` images).
+    private var referredIndex: [ReferenceKey: [UInt32]] = [:]
+    private var referringIndex: [ReferenceKey: [UInt32]] = [:]
 }
 
 /// Reads big-endian numbers from a range of bytes; running past its end is a FormatError that
