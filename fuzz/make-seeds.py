@@ -136,6 +136,9 @@ at = picture.index(b'iloc') - 4
 heifs['iloc-past-meta'] = picture[:at] + struct.pack('>I', 4096) + picture[at + 4:]
 heifs['truncated'] = picture[:2000]
 heifs['meta-past-end'] = picture[:28] + struct.pack('>I', len(picture)) + picture[32:]
+# Issue 54's: sizes declared twice (Tests/Fixtures/heif/hostile/make.py).
+for name in ('grid-20000', 'overlay-20000', 'coded-2048', 'coded-in-band', 'alpha-2048'):
+    heifs[name] = open(os.path.join(fixtures, 'hostile', name + '.heic'), 'rb').read()
 for name, data in heifs.items():
     write('heif', name, bytes([63]) + data)
     write('thumbnail', 'heif-' + name, bytes([4]) + data)

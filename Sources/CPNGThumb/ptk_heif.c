@@ -15,9 +15,8 @@ enum { MESSAGE = 200 };
 /* The memory a decode may take: the decoded planes (YCbCr, then RGB) take about 5 bytes a pixel. */
 static const uint64_t MEMORY_LIMIT = 256ULL * 1024 * 1024;
 
-/* Whether the file's item properties (meta/iprp/ipco) hold a rotation or a mirroring, which
- * libheif applies (and then EXIF orientation must not be applied again). A walk over box
- * headers, each inside its parent and the file. */
+/* A walk over box headers, each inside its parent and the file: the box of `type` between
+ * `start` and `end`, its content in [body, body_end). */
 static int find_box(const ptk_heif_file *r, int64_t start, int64_t end, const char *type, int64_t *body, int64_t *body_end) {
     int64_t at = start;
     while (end - at >= 8) {
@@ -44,19 +43,11 @@ static int find_box(const ptk_heif_file *r, int64_t start, int64_t end, const ch
     return 0;
 }
 
-static int has_transformation(const ptk_heif_file *r) {
-    int64_t meta, meta_end, iprp, iprp_end, ipco, ipco_end, b, e;
-    if (!find_box(r, 0, r->size, "meta", &meta, &meta_end)) return 0;
-    meta += 4; /* a full box: version and flags */
-    if (!find_box(r, meta, meta_end, "iprp", &iprp, &iprp_end)) return 0;
-    if (!find_box(r, iprp, iprp_end, "ipco", &ipco, &ipco_end)) return 0;
-    return find_box(r, ipco, ipco_end, "irot", &b, &e) || find_box(r, ipco, ipco_end, "imir", &b, &e);
-}
-
 /* An item's transformations, for comparing a thumbnail item's with its primary image's: the
  * irot, imir and clap properties ipma associates with item `id`, each as its type and body,
- * in order, into `out` (at most `capacity` bytes). Returns the length, or -1 when the boxes
- * cannot be read (or say more than fits), and then the item is not used. */
+ * in order, into `out` (at most `capacity` bytes); `turns`, when given, is set to whether an
+ * irot or imir is among them. Returns the length, or -1 when the boxes cannot be read (or say
+ * more than fits), and then the item is not used. */
 /* Bounds on what a hostile file can make the comparison read: an ipma box's size, how many
  * properties of one item are looked at, and how far into ipco (real files have a few dozen
  * properties, each item fewer than ten). */
@@ -91,7 +82,8 @@ static int property_box(const ptk_heif_file *r, int64_t ipco, int64_t ipco_end, 
     return 0;
 }
 
-static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigned char *out, int capacity, int *budget) {
+static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigned char *out, int capacity, int *budget, int *turns) {
+    if (turns != NULL) *turns = 0;
     int64_t meta, meta_end, iprp, iprp_end, ipco, ipco_end;
     if (!find_box(r, 0, r->size, "meta", &meta, &meta_end)) return -1;
     meta += 4;
@@ -130,6 +122,7 @@ static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigne
                 unsigned char type[4];
                 if (!property_box(r, ipco, ipco_end, index, &p, &p_end, type, budget)) goto bad;
                 if (memcmp(type, "irot", 4) != 0 && memcmp(type, "imir", 4) != 0 && memcmp(type, "clap", 4) != 0) continue;
+                if (turns != NULL && memcmp(type, "clap", 4) != 0) *turns = 1;
                 const int64_t size = p_end - p;
                 if (size > capacity - length - 4) goto bad;
                 memcpy(out + length, type, 4);
@@ -151,9 +144,9 @@ static int item_transformations(const ptk_heif_file *r, heif_item_id id, unsigne
  * pread): a file that needs more gets its items declined, not minutes of reading. */
 static int same_transformations(const ptk_heif_file *r, heif_item_id a, heif_item_id b, int *budget) {
     unsigned char ta[TRANSFORMS_LIMIT], tb[TRANSFORMS_LIMIT];
-    const int na = item_transformations(r, a, ta, sizeof ta, budget);
+    const int na = item_transformations(r, a, ta, sizeof ta, budget, NULL);
     if (na < 0) return 0;
-    const int nb = item_transformations(r, b, tb, sizeof tb, budget);
+    const int nb = item_transformations(r, b, tb, sizeof tb, budget, NULL);
     return na >= 0 && na == nb && memcmp(ta, tb, (size_t)na) == 0;
 }
 
@@ -196,6 +189,27 @@ static struct heif_image_handle *thumbnail_item(const ptk_heif_file *file, uint3
         best_area = area;
     }
     return best;
+}
+
+/* Whether the primary image has a rotation or a mirroring that libheif applies (and then its
+ * EXIF orientation must not be applied again): an irot or imir that ipma associates with the
+ * primary item. One associated only with another item (a thumbnail turned otherwise) does not
+ * count. When the associations cannot be read within the bounds above, any irot or imir in
+ * ipco counts, as libheif may have applied one. */
+static int has_transformation(const ptk_heif_file *r) {
+    heif_item_id primary;
+    unsigned char t[TRANSFORMS_LIMIT];
+    int budget = PROPERTY_READS_BUDGET, turns = 0;
+    if (heif_context_get_primary_image_ID(r->context, &primary).code == heif_error_Ok
+        && item_transformations(r, primary, t, sizeof t, &budget, &turns) >= 0) {
+        return turns;
+    }
+    int64_t meta, meta_end, iprp, iprp_end, ipco, ipco_end, b, e;
+    if (!find_box(r, 0, r->size, "meta", &meta, &meta_end)) return 0;
+    meta += 4; /* a full box: version and flags */
+    if (!find_box(r, meta, meta_end, "iprp", &iprp, &iprp_end)) return 0;
+    if (!find_box(r, iprp, iprp_end, "ipco", &ipco, &ipco_end)) return 0;
+    return find_box(r, ipco, ipco_end, "irot", &b, &e) || find_box(r, ipco, ipco_end, "imir", &b, &e);
 }
 
 /* The primary image's EXIF (an Exif item: a 4-byte offset to the TIFF header, then TIFF). */

@@ -100,8 +100,24 @@ static void on_progress(j_common_ptr c) {
     }
 }
 
+/* What the header's APP1 and APP2 segments leave: the first Exif APP1 (at most 64 KiB, as
+ * every segment) and the ICC profile's APP2 chunks (ICC.1 annex B.4) while they total at most
+ * PTK_ICC_LIMIT; the rest is skipped as it is read, so a file of thousands of segments costs
+ * no memory. libjpeg's jpeg_save_markers would keep every one. */
+enum { ICC_CHUNKS = 256, ICC_HEADER = 14 };
 typedef struct {
-    struct jpeg_decompress_struct jpeg;
+    unsigned char *exif;
+    unsigned exif_length;
+    unsigned char *icc[ICC_CHUNKS]; /* by sequence number, 1 to 255 */
+    unsigned icc_length[ICC_CHUNKS];
+    int icc_count;                  /* the chunk count the first ICC chunk declares */
+    int icc_bad;                    /* chunks that disagree, or one twice */
+    size_t icc_total;               /* bytes of every ICC chunk seen, kept or not */
+} markers;
+
+typedef struct {
+    struct jpeg_decompress_struct jpeg; /* first: the marker processors find the state from it */
+    markers markers;
     error_manager error;
     fd_source source;
     progress_monitor progress;
@@ -112,6 +128,94 @@ typedef struct {
     ptk_colour colour;
     ptk_box box;
 } jpeg_state;
+
+/* One byte of the file (the source never suspends: it fails the decode at the end). */
+static unsigned next_byte(j_decompress_ptr c) {
+    struct jpeg_source_mgr *src = c->src;
+    if (src->bytes_in_buffer == 0) (*src->fill_input_buffer)(c);
+    src->bytes_in_buffer--;
+    return *src->next_input_byte++;
+}
+
+/* A segment's length field: what follows it. */
+static long segment_length(j_decompress_ptr c) {
+    const unsigned high = next_byte(c);
+    const long length = (long)(high << 8 | next_byte(c)) - 2;
+    if (length < 0) fail((j_common_ptr)c, "a marker segment shorter than its length field");
+    return length;
+}
+
+static void read_into(j_decompress_ptr c, unsigned char *out, long count) {
+    for (long i = 0; i < count; i++) out[i] = (unsigned char)next_byte(c);
+}
+
+/* APP1: the first one that holds EXIF is kept; the others (XMP, or more EXIF) are skipped. */
+static boolean read_app1(j_decompress_ptr c) {
+    markers *m = &((jpeg_state *)c)->markers;
+    long length = segment_length(c);
+    if (m->exif == NULL && length >= 6) {
+        unsigned char head[6];
+        read_into(c, head, 6);
+        length -= 6;
+        if (memcmp(head, "Exif\0\0", 6) == 0 && (m->exif = malloc((size_t)length + 6)) != NULL) {
+            memcpy(m->exif, head, 6);
+            read_into(c, m->exif + 6, length);
+            m->exif_length = (unsigned)length + 6;
+            return TRUE;
+        }
+    }
+    if (length > 0) (*c->src->skip_input_data)(c, length);
+    return TRUE;
+}
+
+/* APP2: ICC profile chunks, kept while they total at most PTK_ICC_LIMIT. */
+static boolean read_app2(j_decompress_ptr c) {
+    markers *m = &((jpeg_state *)c)->markers;
+    long length = segment_length(c);
+    if (length < ICC_HEADER) {
+        if (length > 0) (*c->src->skip_input_data)(c, length);
+        return TRUE;
+    }
+    unsigned char head[ICC_HEADER];
+    read_into(c, head, ICC_HEADER);
+    length -= ICC_HEADER;
+    if (memcmp(head, "ICC_PROFILE\0", 12) != 0) {
+        if (length > 0) (*c->src->skip_input_data)(c, length);
+        return TRUE;
+    }
+    const int sequence = head[12], count = head[13];
+    m->icc_total += (size_t)length;
+    if (m->icc_count == 0) m->icc_count = count;
+    if (sequence == 0 || count == 0 || sequence > count || count != m->icc_count || m->icc[sequence] != NULL) m->icc_bad = 1;
+    if (!m->icc_bad && m->icc_total <= PTK_ICC_LIMIT && (m->icc[sequence] = malloc(length ? (size_t)length : 1)) != NULL) {
+        read_into(c, m->icc[sequence], length);
+        m->icc_length[sequence] = (unsigned)length;
+        return TRUE;
+    }
+    if (length > 0) (*c->src->skip_input_data)(c, length);
+    return TRUE;
+}
+
+/* The ICC profile the kept chunks make, in `colour`: none when there is none or its chunks
+ * disagree; a note when it is over the limit. */
+static void use_icc(jpeg_state *s) {
+    markers *m = &s->markers;
+    if (m->icc_count == 0 || m->icc_bad) return;
+    if (m->icc_total > PTK_ICC_LIMIT) {
+        ptk_colour_icc(&s->colour, NULL, m->icc_total);
+        return;
+    }
+    for (int i = 1; i <= m->icc_count; i++) {
+        if (m->icc[i] == NULL) return;
+    }
+    if ((s->icc = malloc(m->icc_total ? m->icc_total : 1)) == NULL) return;
+    size_t at = 0;
+    for (int i = 1; i <= m->icc_count; i++) {
+        memcpy(s->icc + at, m->icc[i], m->icc_length[i]);
+        at += m->icc_length[i];
+    }
+    ptk_colour_icc(&s->colour, s->icc, at);
+}
 
 static int make_renditions(jpeg_state *s, const ptk_render_request *request, uint64_t max_pixels, ptk_thumbnail_result *out) {
     j_decompress_ptr c = &s->jpeg;
@@ -132,19 +236,13 @@ static int make_renditions(jpeg_state *s, const ptk_render_request *request, uin
     s->progress.pub.progress_monitor = on_progress;
     c->progress = &s->progress.pub;
 
-    /* EXIF is in an APP1 segment starting "Exif\0\0" (at most 64 KiB, as every segment); an
-     * ICC profile in APP2 segments (ICC.1 annex B.4; libjpeg's memory limit bounds them). */
-    jpeg_save_markers(c, JPEG_APP0 + 1, 0xFFFF);
-    jpeg_save_markers(c, JPEG_APP0 + 2, 0xFFFF);
+    /* EXIF is in an APP1 segment starting "Exif\0\0"; an ICC profile in APP2 segments: read
+     * by the processors above, which keep only what is used. */
+    jpeg_set_marker_processor(c, JPEG_APP0 + 1, read_app1);
+    jpeg_set_marker_processor(c, JPEG_APP0 + 2, read_app2);
     jpeg_read_header(c, TRUE);
-    unsigned int icc_size = 0;
-    if (jpeg_read_icc_profile(c, &s->icc, &icc_size) && s->icc != NULL) ptk_colour_icc(&s->colour, s->icc, icc_size);
-    for (jpeg_saved_marker_ptr m = c->marker_list; m != NULL; m = m->next) {
-        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
-            ptk_exif_read(m->data, m->data_length, 1, &out->facts);
-            break;
-        }
-    }
+    use_icc(s);
+    if (s->markers.exif != NULL) ptk_exif_read(s->markers.exif, s->markers.exif_length, 1, &out->facts);
     const uint32_t width = c->image_width, height = c->image_height;
     out->width = width;
     out->height = height;
@@ -243,6 +341,8 @@ int ptk_jpeg_render(int fd, const ptk_render_request *request, uint64_t max_pixe
     free(s->row);
     free(s->rgb);
     free(s->icc);
+    free(s->markers.exif);
+    for (int i = 0; i < ICC_CHUNKS; i++) free(s->markers.icc[i]);
     ptk_box_free(&s->box);
     ptk_colour_free(&s->colour);
     free(s);

@@ -83,8 +83,9 @@ final class ReceiverDriver {
             }
         }
         // Photos still in a round are the round's until it answers (they are published or not
-        // whatever happens to the session).
-        while let answer = nextOwedAnswer(waiting: true) { _ = answer }
+        // whatever happens to the session); one published is recorded though its answer cannot
+        // go out (the sender closed after DONE, sent ERROR, or timed out waiting for SAVED).
+        while let answer = nextOwedAnswer(waiting: true) { recordUnanswered(answer) }
         file?.abandon(keepForResume: true)
         let seconds = (Instant.now - started).seconds
         Log.info("session \(id) from \(peer): \(endReason) after \(formatDecimal(seconds)) s, \(saved) photo(s) saved, \(formatBytes(Double(savedBytes)))")
@@ -120,14 +121,30 @@ final class ReceiverDriver {
     }
 
     /// Gives the machine an owed answer; its log line names that answer's photo (a held FAILED
-    /// that follows it is the current file's).
+    /// that follows it is the current file's). A session that has ended sends nothing, but the
+    /// photo is recorded all the same.
     private func answerOwed(_ owed: (OwedAnswer, Result<Saved, StoreFailure>)) {
-        guard machine.state != .closed else { return }
-        let actions = machine.handle(.fileFinished(owed.1))
-        guard let first = actions.first else { return }
+        let actions = machine.state == .closed ? [] : machine.handle(.fileFinished(owed.1))
+        guard let first = actions.first, case .send(let frame) = first, frame.answersFile else {
+            recordUnanswered(owed)
+            for action in actions { _ = perform(action) }
+            return
+        }
         perform(first, about: owed.0)
         // The rest are sends and close: none asks for a follow-up event.
         for action in actions.dropFirst() { _ = perform(action) }
+    }
+
+    /// An owed answer that cannot go out: the photo it is about goes to the library, the held
+    /// index and the hook as if SAVED had been sent (it is published), and the log says so.
+    private func recordUnanswered(_ owed: (OwedAnswer, Result<Saved, StoreFailure>)) {
+        let (current, currentStarted) = (lastOffer, fileStarted)
+        (lastOffer, fileStarted) = (owed.0.offer, owed.0.started)
+        defer { (lastOffer, fileStarted) = (current, currentStarted) }
+        switch owed.1 {
+        case .success(let saved): record(saved, answered: false)
+        case .failure(let failure): Log.info("session \(id) from \(peer): failed \(currentOfferName): \(Problem(failure)) (not answered: the session had ended)")
+        }
     }
 
     /// While answers are owed and nothing of the peer is buffered: waits until the peer's bytes
@@ -136,7 +153,8 @@ final class ReceiverDriver {
     private func waitForPeerOrAnswer() -> Bool {
         guard let wake, let head = owedAnswers.first, head.ticket.result == nil, !connection.hasInputWaiting,
               let socket = connection.stream.readinessDescriptor else { return false }
-        // A write that fails shows in the read that follows.
+        // A write that fails ends writing on the connection for good (FramedConnection): the
+        // read that follows fails with it, and the session ends (its photos recorded).
         try? connection.flush()
         let deadline = Instant.now + connection.timeout
         while head.ticket.result == nil && Instant.now < deadline && !shutdown.isRequested {
@@ -266,20 +284,9 @@ final class ReceiverDriver {
     private func log(sending frame: Frame) {
         switch frame {
         case .saved(let s):
-            let seconds = max((Instant.now - fileStarted).seconds, 1e-6)
-            saved += 1
-            if s.isDuplicate {
-                Log.info("session \(id) from \(peer): \(currentOfferName) is already kept as \(quotedForTerminal(s.name)); nothing new stored")
-            } else {
-                savedBytes += s.size
-                Log.info("session \(id) from \(peer): saved \(quotedForTerminal(s.name)), \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)")
-            }
             // Before SAVED goes out (it is sent when the session next waits for the peer): the
             // library and the hook take it from here, without delaying it.
-            var deviceID: String? = nil
-            if case .tls(let id?, _) = sender { deviceID = id.description }
-            let type = lastOffer.flatMap { PhotoType(mediaType: $0.mediaType) } ?? .png
-            arrivals?.saved(s, type: type, from: senderInfo, deviceID: deviceID)
+            record(s, answered: true)
         case .reject(let p):
             Log.info("session \(id) from \(peer): refused \(currentOfferName): \(p)")
         case .failed(let p):
@@ -289,6 +296,24 @@ final class ReceiverDriver {
         default:
             break
         }
+    }
+
+    /// A photo saved (or found held): logged, counted, and handed to the library, the held
+    /// index and the hook. `answered`: its SAVED goes out; else the session ended before.
+    private func record(_ s: Saved, answered: Bool) {
+        let seconds = max((Instant.now - fileStarted).seconds, 1e-6)
+        let unanswered = answered ? "" : " (not answered: the session had ended)"
+        saved += 1
+        if s.isDuplicate {
+            Log.info("session \(id) from \(peer): \(currentOfferName) is already kept as \(quotedForTerminal(s.name)); nothing new stored\(unanswered)")
+        } else {
+            savedBytes += s.size
+            Log.info("session \(id) from \(peer): saved \(quotedForTerminal(s.name)), \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)\(unanswered)")
+        }
+        var deviceID: String? = nil
+        if case .tls(let id?, _) = sender { deviceID = id.description }
+        let type = lastOffer.flatMap { PhotoType(mediaType: $0.mediaType) } ?? .png
+        arrivals?.saved(s, type: type, from: senderInfo, deviceID: deviceID)
     }
 
     /// The sender as the layout and the hook see it.
@@ -301,6 +326,16 @@ final class ReceiverDriver {
     private var currentOfferName: String {
         guard let o = lastOffer else { return "the offer" }
         return "\(quotedForTerminal(o.name)) (\(formatBytes(Double(o.size))))"
+    }
+}
+
+extension Frame {
+    /// SAVED or FAILED: a file's answer.
+    fileprivate var answersFile: Bool {
+        switch self {
+        case .saved, .failed: return true
+        default: return false
+        }
     }
 }
 

@@ -2,7 +2,8 @@ import PTKSystem
 
 /// ptkd's background indexing: photos just saved are handed over with `add` (it never blocks
 /// and never touches the disk, so SAVED is never delayed), and one thread at the lowest
-/// priority enters them in the index and makes their thumbnails, then, when no photo waits for
+/// priority enters them in the index and makes their thumbnails (senders in turn, a batch
+/// taking new photos for `batchTime` at most), then, when no photo waits for
 /// its thumbnails, their previews (`PhotoLibrary.makePreviews`). At start it reconciles the
 /// index with the directory and finishes what a previous run left pending, so nothing is lost
 /// if ptkd stops first. The queue is bounded: when it overflows (the index is stuck), photos
@@ -44,6 +45,10 @@ public final class LibraryIndexer: @unchecked Sendable {
     private let readers: Int
     /// Photos indexed together: their thumbnails flushed at once, their entries in one transaction.
     static let batchSize = 64
+    /// A batch takes no new photo after this (issue 54): with senders taking turns
+    /// (`PhotoLibrary.pending`), another sender's photo waits at most this and the photos in
+    /// hand behind one sender's slow ones (20 PNG bombs of 200 MP: 44 s of CPU in one batch).
+    static let batchTime: Duration = .seconds(1)
     /// Previews made together (their files flushed at once, their entries in one
     /// transaction): few, as each decodes a whole photo, so that photos arriving meanwhile
     /// wait at most that long for their thumbnails.
@@ -154,7 +159,7 @@ public final class LibraryIndexer: @unchecked Sendable {
                 let due = Array(ids.filter { deferred[$0].map { $0.due <= now } ?? true }.prefix(Self.batchSize))
                 if isStopping { break indexing }
                 if !due.isEmpty, let outcomes = retrying({ () throws(LibraryError) in
-                    try library.index(ids: due, readers: readers, cancel: UnsafePointer(cancel))
+                    try library.index(ids: due, readers: readers, cancel: UnsafePointer(cancel), until: .now + Self.batchTime)
                 }) {
                     for (id, outcome) in outcomes { note(outcome, of: id) }
                 }
@@ -209,6 +214,8 @@ public final class LibraryIndexer: @unchecked Sendable {
             if let problem { log("library: no thumbnail for \"\(name)\": \(problem)") }
         case .gone, .cancelled:
             deferred[id] = nil
+        case .postponed:
+            break
         }
     }
 

@@ -15,16 +15,25 @@ extension PhotoLibrary {
     /// Indexes photos together, as `index(id:)` does one, in one batch: their files are read
     /// on up to `readers` threads (hashes, headers and thumbnails, which need no index), their
     /// thumbnails made durable with one file-system flush and their entries written in one
-    /// transaction (per photo, those two cost more than reading a small photo). Returns each
-    /// photo's outcome, in order; photos that `cancel` stopped say `.cancelled`.
-    public func index(ids: [Int64], readers: Int = 1, cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> [(id: Int64, outcome: IndexOutcome)] {
+    /// transaction (per photo, those two cost more than reading a small photo). The readers take
+    /// the photos in the order given and take no new one after `until` (the first is always
+    /// taken): those left say `.postponed`, and the batch ends with the photos in hand, so that
+    /// photos of a few seconds each (a 200 MP PNG) do not hold the batch, and those that come
+    /// after it, for minutes. Returns each photo's outcome, in order; photos that `cancel`
+    /// stopped say `.cancelled`.
+    public func index(ids: [Int64], readers: Int = 1, cancel: UnsafePointer<Int32>? = nil,
+                      until deadline: Instant? = nil) throws(LibraryError) -> [(id: Int64, outcome: IndexOutcome)] {
         var outcomes: [Int64: IndexOutcome] = [:]
         let rows = try photos(ids: ids)
         for id in ids where rows[id] == nil { outcomes[id] = .gone }
         let photos = ids.compactMap { rows[$0] }
-        let readings = read(photos, readers: readers, cancel: cancel)
+        let readings = read(photos, readers: readers, cancel: cancel, until: deadline)
         var examined: [Examined] = []
         for (photo, reading) in zip(photos, readings) {
+            if case .postponed = reading {
+                outcomes[photo.id] = .postponed
+                continue
+            }
             if case .missing = reading {
                 // Renamed by ptk between reading the entry and opening the file, or deleted.
                 switch try examine(id: photo.id, cancel: cancel) {
@@ -139,6 +148,8 @@ extension PhotoLibrary {
     /// What reading a photo's file gave: everything but the index.
     private enum Reading: @unchecked Sendable {
         // FileStatus and Thumbnail are values; the enum crosses to the reading thread and back once.
+        /// Not taken: the batch's time was spent.
+        case postponed
         case missing
         case cancelled
         case passing(String)
@@ -147,36 +158,37 @@ extension PhotoLibrary {
     }
 
     /// Reads `photos` on up to `readers` threads (the calling one included), each with a hash
-    /// buffer of its own. Threads that cannot be started leave their share to the calling thread.
-    private func read(_ photos: [Photo], readers: Int, cancel: UnsafePointer<Int32>?) -> [Reading] {
-        let results = ReadingResults<Reading>(count: photos.count)
+    /// buffer of its own, each taking the next photo in order until none is left or `deadline`
+    /// has passed (the first photo is always taken). Threads that cannot be started leave the
+    /// photos to the others.
+    private func read(_ photos: [Photo], readers: Int, cancel: UnsafePointer<Int32>?, until deadline: Instant?) -> [Reading] {
+        let results = ReadingResults<Reading>(count: photos.count, filling: .postponed)
         // The opener is a plain open, or a test's; either may run on the reading threads.
         let opener = UncheckedSendable(openForIndexing)
         let directory = self.photos
         let limit = pixelLimit
         let cancelFlag = cancel.map { SendablePointer(pointer: $0) }
         let shares = max(1, min(readers, photos.count / 8 + 1))
+        let all = UncheckedSendable(photos)
         // Joined before returning: none of them outlives the call, in a C library or its
         // thread-local clean-up.
         let threads = ThreadGroup()
-        for share in 1..<shares {
-            let indices = Array(stride(from: share, to: photos.count, by: shares))
-            let mine = indices.map { photos[$0] }
+        for _ in 1..<shares {
             do {
                 try threads.start(name: "index-reader") {
                     lowerThreadPriority()
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
                     defer { buffer.deallocate() }
-                    for (i, photo) in zip(indices, mine) {
-                        results.set(i, Self.read(photo, in: directory, open: opener.value, pixelLimit: limit, buffer: buffer, cancel: cancelFlag?.pointer))
+                    while let i = results.next(until: deadline) {
+                        results.set(i, Self.read(all.value[i], in: directory, open: opener.value, pixelLimit: limit, buffer: buffer, cancel: cancelFlag?.pointer))
                     }
                 }
             } catch {
-                // No thread: this share is read here, after the calling thread's own.
-                for i in indices { results.set(i, Self.read(photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel)) }
+                // No thread: the others take its photos.
+                break
             }
         }
-        for i in stride(from: 0, to: photos.count, by: shares) {
+        while let i = results.next(until: deadline) {
             results.set(i, Self.read(photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel))
         }
         threads.join(until: nil)
@@ -228,6 +240,7 @@ extension PhotoLibrary {
     private func examination(of photo: Photo, _ reading: Reading) -> Examination {
         switch reading {
         case .missing, .cancelled: return .done(.cancelled)
+        case .postponed: return .done(.postponed)
         case .passing(let reason): return .done(.retryLater(name: photo.name, reason: reason))
         case .unusable(let st, let sha256, let problem):
             return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: nil, problem: problem))
@@ -286,17 +299,30 @@ extension PhotoLibrary {
         case cancelled
         /// A passing error (`isPassing`): the photo stays pending, to be tried again later.
         case retryLater(name: String, reason: String)
+        /// Not read: its batch's time was spent on the photos before it. It stays pending.
+        case postponed
     }
 }
 
-/// The readings of one batch, filled in by several threads, each its own slots.
+/// The readings of one batch, filled in by several threads, each taking the next slot in turn.
 private final class ReadingResults<T>: @unchecked Sendable {
-    // Each slot is written by one thread, and read after every thread has signalled it is done.
-    private var slots: [T?]
+    // `slots` and `taken` are guarded by `lock`; the slots are read after every thread has ended.
+    private var slots: [T]
+    private var taken = 0
     private let lock = Lock()
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    /// `count` slots holding `filling` until set.
+    init(count: Int, filling: T) { slots = Array(repeating: filling, count: count) }
+    /// The next slot to fill; nil when none is left, or `deadline` has passed and one was taken.
+    func next(until deadline: Instant?) -> Int? {
+        lock.withLock {
+            guard taken < slots.count else { return nil }
+            if taken > 0, let deadline, Instant.now >= deadline { return nil }
+            taken += 1
+            return taken - 1
+        }
+    }
     func set(_ i: Int, _ value: T) { lock.withLock { slots[i] = value } }
-    var all: [T] { lock.withLock { slots.map { $0! } } }
+    var all: [T] { lock.withLock { slots } }
 }
 
 /// A pointer handed to reading threads: the cancel flag, which the indexer owns for its life

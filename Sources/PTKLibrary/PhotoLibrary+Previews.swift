@@ -6,12 +6,10 @@ import PTKVocabulary
 /// `Thumbnailer.previewSide` on its long side, or HEIC/HEIF), in small batches: the files
 /// written atomically with one flush, then recorded in one transaction.
 extension PhotoLibrary {
-    /// The ids of indexed photos whose preview is still to be made, oldest first.
+    /// The ids of indexed photos whose preview is still to be made, senders taking turns as
+    /// for thumbnails (`pending`), oldest first within each.
     public func pendingPreviews(limit: Int) throws(LibraryError) -> [Int64] {
-        let s = try database.prepare("SELECT id FROM photos WHERE indexed = 1 AND preview IS NULL ORDER BY id LIMIT ?").bind(limit)
-        var ids: [Int64] = []
-        while try s.step() { if let id = s.int(0) { ids.append(id) } }
-        return ids
+        try inTurns(where: "indexed = 1 AND preview IS NULL", limit: limit)
     }
 
     /// What `makePreviews` did for one photo.

@@ -145,9 +145,26 @@ extension PhotoLibrary {
         return try s.step() ? Int(s.int(0) ?? 0) : 0
     }
 
-    /// The ids of photos waiting to be indexed, oldest first.
+    /// The ids of photos waiting to be indexed, senders taking turns: each sender's oldest,
+    /// oldest first, then each one's second, and so on. A sender is the address it sent from
+    /// (without its port: a new connection, or a new certificate, is no new sender), else its
+    /// identity; photos found in the directory are one sender. So one sender's hundreds of
+    /// photos that are slow to read (decompression bombs within the pixel limit) do not keep
+    /// another's first photo waiting behind them.
     public func pending(limit: Int) throws(LibraryError) -> [Int64] {
-        let s = try database.prepare("SELECT id FROM photos WHERE indexed = 0 ORDER BY id LIMIT ?").bind(limit)
+        try inTurns(where: "indexed = 0", limit: limit)
+    }
+
+    /// The ids of the photos `condition` selects, senders taking turns (`pending`).
+    func inTurns(where condition: String, limit: Int) throws(LibraryError) -> [Int64] {
+        let s = try database.prepare("""
+            SELECT id FROM (
+                SELECT id, row_number() OVER (PARTITION BY coalesce(CASE WHEN sender_address LIKE '[%'
+                    THEN substr(sender_address, 1, instr(sender_address, ']')) ELSE rtrim(sender_address, '0123456789') END,
+                    sender_id, '') ORDER BY id) AS turn
+                FROM photos WHERE \(condition))
+            ORDER BY turn, id LIMIT ?
+            """).bind(limit)
         var ids: [Int64] = []
         while try s.step() { if let id = s.int(0) { ids.append(id) } }
         return ids

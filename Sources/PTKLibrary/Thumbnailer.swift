@@ -265,6 +265,9 @@ public enum Thumbnailer {
         request.embedded_min = UInt32(clamping: max(0, embeddedAtLeast ?? 0))
         request.preview = preview ? 1 : 0
         request.fine = fine ? 1 : 0
+        // Nothing libheif is not to see reaches it: a HEIF whose counts or declared sizes are
+        // out of bounds gets no decode (HEIFCheck).
+        if type.isHEIF, let problem = HEIFCheck.problem(in: fd) { return Thumbnail(outcome: .failed(problem)) }
         var result = ptk_thumbnail_result()
         let status: Int32
         switch type {

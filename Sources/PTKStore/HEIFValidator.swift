@@ -5,10 +5,10 @@ import PTKVocabulary
 /// ISO/IEC 23008-12, HEIF) as bytes stream in, keeping a few bytes of state: a sequence of
 /// top-level boxes, each with a size of at least its header that stays within the file (a
 /// size of 0, "to the end", only with the announced size known), a type of four printable
-/// characters; a `ftyp` box first, at most 4 KiB, whose major or a compatible brand is a HEIF
+/// characters, at most `HEIFLimits.topLevelBoxes` of them; a `ftyp` box first, at most 4 KiB, whose major or a compatible brand is a HEIF
 /// one; a `meta` box (at most 16 MiB: the item locations and properties); nothing after the
-/// last box. It does not parse what the boxes hold: before a HEIF is kept, libheif must open
-/// it and find its primary image (the store's `openCheck`).
+/// last box. It does not parse what the boxes hold: before a HEIF is kept, `HEIFCheck` reads
+/// its items (counts, declared sizes) and then libheif must open it and find its primary image.
 public struct HEIFValidator: FormatCheck {
     /// The largest `ftyp` box: a major brand, a version and compatible brands.
     public static let ftypLimit: Int64 = 4096
@@ -95,6 +95,8 @@ public struct HEIFValidator: FormatCheck {
         let headerSize = Int64(field.count)
         let start = position - headerSize
         boxes += 1
+        // libheif keeps every top-level box: a file of empty boxes is memory, not a photo.
+        guard boxes <= HEIFLimits.topLevelBoxes else { throw FormatError("over \(HEIFLimits.topLevelBoxes) boxes at the top level") }
         if boxes == 1 && type != "ftyp" { throw FormatError("does not start with a ftyp box (not a HEIF file)") }
         if boxes > 1 && type == "ftyp" { throw FormatError("a second ftyp box") }
         if type == "meta" { sawMeta = true }

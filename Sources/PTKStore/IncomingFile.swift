@@ -64,7 +64,10 @@ public final class IncomingFile {
     static let threadedCheckMinimum: Int64 = 1 << 20
 
     /// Takes up a partial upload of `length` bytes: keeps whole chunks only, and re-reads them to
-    /// rebuild the hash and PNG state. A partial whose bytes are not a PNG start is discarded.
+    /// rebuild the hash and PNG state. A partial whose bytes are not a PNG start is discarded, and
+    /// so is one that holds the whole file but not the offered bytes (its SHA-256 is known then):
+    /// anyone may leave a partial under the name of content they know the hash of, and the next
+    /// sender of that content would be told it is all there, then that it does not match.
     func resume(length: Int64, chunkSize: Int) throws(SystemError) {
         let chunk = Int64(chunkSize)
         // A partial holding the whole file (its session broke off after the last chunk) is taken
@@ -87,17 +90,27 @@ public final class IncomingFile {
             }
             position += Int64(n)
         }
-        if formatError != nil || position != usable {
+        // A whole file is hashed to its end here: it is kept only when it is the offered bytes.
+        var whole: String?
+        if formatError == nil, position == usable, usable == request.size, !request.sha256.isEmpty, var h = hasher.take() {
+            let digest = store.checks.pass { h.finalizeHex() }
+            if digest == request.sha256 { whole = digest }
+        }
+        if formatError != nil || position != usable || (usable == request.size && whole == nil && !request.sha256.isEmpty) {
             try fd.truncate(to: 0)
             hasher = SHA256()
             structure = StructureCheck(type: type, totalSize: request.size)
             formatError = nil
             position = 0
         }
+        wholeDigest = whole
         offset = position
         written = position
         try fd.seek(to: position)
     }
+
+    /// The SHA-256 of a partial that held the whole file, checked by `resume`.
+    private var wholeDigest: String?
 
     /// Appends one chunk. Fails `.notAPhoto` as soon as the bytes cannot be a photo of the
     /// offer's type, `.noSpace` when the disk is full, `.io` otherwise.
@@ -215,6 +228,9 @@ public final class IncomingFile {
             let result = checking.finish()
             digest = result.sha256
             formatError = formatError ?? result.structure
+        } else if let wholeDigest {
+            digest = wholeDigest
+            if formatError == nil { store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } } }
         } else {
             var h = hasher.take() ?? SHA256()
             digest = store.checks.pass { h.finalizeHex() }
@@ -253,8 +269,10 @@ public final class IncomingFile {
         type == .png ? error.message : "not a well-formed \(type.displayName): \(error.message)"
     }
 
-    /// Why libheif cannot open the HEIF file or find its primary image, or nil when it can.
+    /// Why the HEIF file must not be kept: what `HEIFCheck` refuses before libheif sees it,
+    /// else why libheif cannot open it or find its primary image; nil when it can.
     static func heifProblem(_ fd: FileDescriptor) -> String? {
+        if let problem = HEIFCheck.problem(in: fd) { return problem }
         var message = [CChar](repeating: 0, count: 200)
         guard ptk_heif_check(fd.rawValue, &message) != 0 else { return nil }
         return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

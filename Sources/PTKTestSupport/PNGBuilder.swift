@@ -114,3 +114,16 @@ public func peakResidentBytes(of pid: Int32) -> Int64? {
     }
     return nil
 }
+
+/// A decompression bomb: a `side` x `side` black 1-bit grey PNG (14142 makes 200 MP in some
+/// 40 kB), told apart from its siblings by a tEXt chunk holding `note` (distinct bytes, the
+/// same cost to decode).
+public func pngBomb(side: Int, note: String) -> [UInt8] {
+    let rows = [UInt8](repeating: 0, count: (1 + (side + 7) / 8) * side)
+    var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    appendChunk("IHDR", ihdr(width: UInt32(side), height: UInt32(side), bitDepth: 1, colorType: 0), to: &out)
+    appendChunk("tEXt", Array("Comment".utf8) + [0] + Array(note.utf8), to: &out)
+    appendChunk("IDAT", zlibCompress(rows, level: 9), to: &out)
+    appendChunk("IEND", [], to: &out)
+    return out
+}

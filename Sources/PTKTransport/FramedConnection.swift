@@ -9,6 +9,8 @@ import PTKSystem
 /// answers to frames that arrived together (ACKs for several chunks, SAVED then the next ACCEPT,
 /// DONE then the next OFFER) leave in one write, which costs the peer one wake-up instead of
 /// several. Nothing is held while this side waits, so neither side can wait for the other.
+/// A write that fails (timed out, reset) ends writing for good: the peer may hold part of a
+/// frame, and nothing written after it would be read as frames.
 public final class FramedConnection: @unchecked Sendable {
     // Used by one thread at a time (the session that owns it).
     public let stream: ByteStream
@@ -18,6 +20,10 @@ public final class FramedConnection: @unchecked Sendable {
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// Frames enqueued and not yet written.
     private var pending: [UInt8] = []
+    /// The error of a write that failed. The peer may have taken part of a frame; nothing is
+    /// written after it (a torn frame followed by more would be garbage to the peer), and every
+    /// later write fails with it, so the session ends rather than dropping queued answers.
+    public private(set) var writeFailure: TransportError?
 
     public init(stream: ByteStream, timeout: Duration, chunkSize: Int = ProtocolLimits.chunkSize) {
         self.stream = stream
@@ -110,10 +116,24 @@ public final class FramedConnection: @unchecked Sendable {
         try flush(deadline: .now + timeout)
     }
 
+    /// Writes what is enqueued; only once it is all written is it dropped. A write that fails
+    /// ends writing on this connection (`writeFailure`).
     private func flush(deadline: Instant) throws(TransportError) {
+        if let writeFailure { throw writeFailure }
         guard !pending.isEmpty else { return }
-        defer { pending.removeAll(keepingCapacity: true) }
-        try pending.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }.get()
+        try write { () throws(TransportError) in
+            try pending.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }.get()
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs a write on the stream, remembering its failure for good.
+    private func write<R>(_ body: () throws(TransportError) -> R) throws(TransportError) -> R {
+        if let writeFailure { throw writeFailure }
+        do { return try body() } catch {
+            writeFailure = error
+            throw error
+        }
     }
 
     /// Sends bytes that already hold whole frames, after the enqueued ones.
@@ -124,7 +144,7 @@ public final class FramedConnection: @unchecked Sendable {
     /// Sends bytes that already hold whole frames, after the enqueued ones.
     public func writeRaw(_ bytes: UnsafeRawBufferPointer) throws(TransportError) {
         try flush()
-        try stream.write(bytes, deadline: .now + timeout)
+        try write { () throws(TransportError) in try stream.write(bytes, deadline: .now + timeout) }
     }
 
     /// Sends a CHUNK frame of `payload` (after the enqueued frames) without copying it next to
@@ -132,21 +152,18 @@ public final class FramedConnection: @unchecked Sendable {
     /// stream can (plaintext TCP), else as two writes (TLS: frames and header make a small
     /// record of their own, which costs less than moving 100 KiB beside them).
     public func sendChunk(payload: UnsafeRawBufferPointer) throws(TransportError) {
+        if let writeFailure { throw writeFailure }
         FrameEncoder.appendHeader(type: .chunk, length: payload.count, to: &pending)
-        let gathered: Bool
-        do {
-            gathered = try pending.withUnsafeBytes { p in
+        let gathered = try write { () throws(TransportError) in
+            try pending.withUnsafeBytes { p in
                 Result { () throws(TransportError) in try stream.write(gathering: p, payload, deadline: .now + timeout) }
             }.get()
-        } catch {
-            pending.removeAll(keepingCapacity: true)
-            throw error
         }
         if gathered {
             pending.removeAll(keepingCapacity: true)
         } else {
             try flush()
-            try stream.write(payload, deadline: .now + timeout)
+            try write { () throws(TransportError) in try stream.write(payload, deadline: .now + timeout) }
         }
     }
 

@@ -218,6 +218,33 @@ struct ArrivalsTests {
         #expect(d.stop() == 0)
     }
 
+    @Test("a late-answers sender that closes right after DONE: its photo is in the library with its sender, and the same bytes sent again are already there, one file (issue 54)")
+    func closedAfterDone() throws {
+        let d = try DaemonProcess()
+        let src = makeTemporaryDirectory()
+        defer { removeTree(src) }
+        let bytes = makePNG(size: 250_000, seed: 79)
+        let raw = try RawPeer(port: d.port)
+        try raw.send(.hello(Hello(name: "impatient", window: 16, features: ["late-answers"])))
+        guard case .welcome? = try raw.receive() else { throw HarnessError("no WELCOME") }
+        try raw.send(.offer(Offer(name: "lost0.png", size: Int64(bytes.count), sha256: sha256Hex(bytes))))
+        #expect(try raw.receive() == .accept(Accept(offset: 0)))
+        for chunk in chunks(of: bytes) {
+            try raw.send(.chunk(chunk))
+            #expect(try raw.receive() == .ack)
+        }
+        try raw.send(.done)
+        raw.close()
+        #expect(eventually { d.log.contains("saved \"lost0.png\"") && d.log.contains("(not answered: the session had ended)") }, "\(d.log)")
+        #expect(waitForIndex(d, ["lost0.png"]))
+        let entry = try #require(try listed(d).first)
+        #expect(entry["SenderName"] as? String == "impatient", "\(entry)")
+        writeFile(src + "/lost0.png", bytes)
+        #expect(try send(d, [src + "/lost0.png"]).stdout == "\(src)/lost0.png: already there as \"lost0.png\"\n")
+        #expect(d.visible == ["lost0.png"])
+        #expect(d.stop() == 0)
+    }
+
     @Test("a resumed upload that was whole when its session broke off ends at once: ACCEPT at its size, nothing sent again")
     func wholePartialResumed() throws {
         let d = try DaemonProcess()

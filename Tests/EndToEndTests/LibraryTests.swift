@@ -382,6 +382,32 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         print("200 MB photo: ptkd peak RSS \(peak >> 20) MB")
     }
 
+    @Test("a JPEG of 1,600 APP1 segments of 64 KB (105 MB) and 2 MB of ICC chunks is thumbnailed with ptkd's memory flat: only the first Exif APP1 is kept (issue 54)")
+    func aJPEGsSegmentsAreNotAllKept() throws {
+        let root = makeTemporaryDirectory("ptk-e2e")
+        defer { removeTree(root) }
+        let dir = root + "/photos"
+        mkdir(dir, 0o755)
+        let jpeg = makeJPEG(width: 64, height: 48, seed: 7)
+        func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] { [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload }
+        let exif = segment(0xE1, Array("Exif\0\0".utf8) + exifTIFF(EXIFFields(orientation: 6)))
+        let filler = segment(0xE1, Array("Exif\0\0".utf8) + [UInt8](repeating: 0x41, count: 65_000))
+        let icc = (1...35).flatMap { segment(0xE2, Array("ICC_PROFILE".utf8) + [0, UInt8($0), 35] + [UInt8](repeating: 7, count: 60_000)) }
+        let fd = try FileDescriptor.open(dir + "/segments.jpg", flags: [.writeOnly, .create, .exclusive], mode: 0o644)
+        try fd.writeAll(Array(jpeg[..<2]) + exif + icc)
+        for _ in 0..<1_600 { try fd.writeAll(filler) }
+        try fd.writeAll(Array(jpeg[2...]))
+        fd.close()
+        let d = try DaemonProcess(root: root)
+        let lib = try #require(eventuallyValue { try? PhotoLibrary(directory: dir, create: false) })
+        #expect(eventually(120) { (try? lib.pendingCount()) == 0 && (try? lib.all().count) == 1 })
+        let photo = try lib.find("segments.jpg")
+        #expect(photo.hasThumbnail && photo.orientation == 6, "\(photo)")
+        let peak = try #require(peakResidentBytes(of: d.process.processIdentifier))
+        #expect(peak < 64 << 20, "peak RSS \(peak >> 20) MB")
+        print("105 MB of APP1 segments: ptkd peak RSS \(peak >> 20) MB")
+    }
+
     @Test func tenThousandPhotosList() throws {
         let root = makeTemporaryDirectory("ptk-e2e")
         defer { removeTree(root) }

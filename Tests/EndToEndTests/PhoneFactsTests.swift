@@ -119,10 +119,10 @@ struct PhoneHEICTests {
         }
         let refused = try app.upload(session: session, fileID: "e", token: tokensByFile["e"] ?? "", bytes: grid)
         #expect(refused.status == 400)
-        #expect(refused.body.contains("not a well-formed HEIC: libheif cannot read it"), "\(refused.body)")
+        #expect(refused.body.contains("not a well-formed HEIC: over 4096 item references"), "\(refused.body)")
         #expect(!fileExists(d.dir + "/IMG_0004.HEIC"))
         #expect(listDirectory(d.dir + "/.incoming").isEmpty)
-        #expect(eventually { d.log.contains("IMG_0004.HEIC") && d.log.contains("libheif") })
+        #expect(eventually { d.log.contains("IMG_0004.HEIC") && d.log.contains("over 4096 item references") })
 
         #expect(waitForIndex(d, Set(files.map(\.name))))
         let list = try library(d, ["list", "--sort", "taken"]).stdout

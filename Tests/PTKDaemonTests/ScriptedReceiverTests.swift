@@ -192,3 +192,38 @@ struct ScriptedReceiverTests {
         #expect(dir.photos.isEmpty)
     }
 }
+
+@Suite("ReceiverDriver: a partial planted under another's SHA-256 (issue 54)")
+struct PlantedPartialTests {
+    @Test("an attacker sends other bytes under the victim's SHA-256 and size and closes before DONE; the victim (\"held\") is ACCEPTed at 0, not at the end, and its photo is saved")
+    func victimStartsOver() throws {
+        let dir = try StoreDirectory()
+        let victim = photo(250_001, 31), other = photo(250_001, 32)
+        let offer = Offer(name: "IMG_1.png", size: Int64(victim.count), sha256: SHA256.hex(of: victim))
+        func session(_ bytes: [UInt8], done: Bool) throws -> ScriptedStream {
+            let stream = ScriptedStream { _, _ in }
+            stream.feed(.hello(Hello(name: done ? "victim" : "attacker", window: 4, features: ["held"])))
+            stream.feed(.offer(offer))
+            for start in stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize) {
+                stream.feed(.chunk(Array(bytes[start..<min(start + ProtocolLimits.chunkSize, bytes.count)])))
+            }
+            if done {
+                stream.feed(.done)
+                stream.feed(.bye)
+            }
+            stream.whenEmpty = .close
+            let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
+                                        peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store,
+                                        settings: ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30),
+                                        shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+            driver.run()
+            return stream
+        }
+        _ = try session(other, done: false)
+        #expect(dir.partials.count == 1 && dir.photos.isEmpty)
+        let answers = try session(victim, done: true).written.filter { if case .welcome = $0 { false } else { true } }
+        #expect(answers.first == .accept(Accept(offset: 0)), "\(answers)")
+        #expect(answers.last == .saved(Saved(name: "IMG_1.png", size: Int64(victim.count), sha256: SHA256.hex(of: victim))), "\(answers)")
+        #expect(readFile(dir.path + "/IMG_1.png") == victim && dir.partials.isEmpty)
+    }
+}

@@ -202,6 +202,27 @@ struct PhotoStoreTests {
         second.abandon(keepForResume: false)
     }
 
+    @Test("a partial holding the whole file but other bytes than offered (planted under the victim's SHA-256) is started over, for a sender that takes \"held\" too; the true whole one is taken at its end (issue 54)")
+    func plantedWholePartial() throws {
+        let f = try StoreFixture()
+        let victim = makePNG(size: 250_001, seed: 3), other = makePNG(size: 250_001, seed: 4)
+        var request = offer(for: victim)
+        request.wholeResumable = true
+        for whole in [true, false] {
+            let planted = try f.store.begin(request).get()
+            let bytes = whole ? victim : other
+            for start in stride(from: 0, to: bytes.count, by: ProtocolLimits.chunkSize) {
+                try planted.append(Array(bytes[start..<min(start + ProtocolLimits.chunkSize, bytes.count)]))
+            }
+            planted.abandon(keepForResume: true)
+            let resumed = try f.store.begin(request).get()
+            #expect(resumed.offset == (whole ? Int64(victim.count) : 0), "whole \(whole)")
+            if !whole { try resumed.append(victim) }
+            #expect(try resumed.finish().get() == Saved(name: whole ? "IMG_0001.png" : "IMG_0001 (2).png", size: Int64(victim.count), sha256: SHA256.hex(of: victim)))
+        }
+        #expect(f.incoming.isEmpty)
+    }
+
     @Test("an offer that would eat into the free-space reserve is refused no-space")
     func noSpace() throws {
         let f = try StoreFixture(minFree: Int64.max / 2)
@@ -423,13 +444,23 @@ struct PhotoStoreHEIFTests {
         #expect(f.incoming.isEmpty)
     }
 
-    @Test("a HEIF whose boxes pass but that libheif cannot open is refused before it is kept, and leaves nothing")
+    /// `bytes` with the first `old` (four characters) replaced by `new`.
+    func replacing(_ bytes: [UInt8], _ old: String, with new: String) -> [UInt8] {
+        var out = bytes
+        guard let at = (0..<out.count - 4).first(where: { out[$0..<$0 + 4].elementsEqual(old.utf8) }) else { return out }
+        out[at..<at + 4] = ArraySlice(new.utf8)
+        return out
+    }
+
+    @Test("a HEIF whose boxes pass but whose items HEIFCheck or libheif refuse is refused before it is kept, and leaves nothing")
     func libheifMustOpenIt() throws {
         let f = try StoreFixture()
         let heic = try #require(readFile(fixturePath("heif/picture.heic")))
         let cases: [([UInt8], String)] = [
-            (heifGrid(rows: 256, columns: 256, width: 4096), "not a well-formed HEIC: libheif cannot read it"),
-            (heifHugeItemLocations(), "not a well-formed HEIC: libheif cannot read it"),
+            (heifGrid(rows: 256, columns: 256, width: 4096), "not a well-formed HEIC: over 4096 item references"),
+            (heifHugeItemLocations(), "not a well-formed HEIC: iloc places 65535 items, over the 2048-item limit"),
+            // Within HEIFCheck's bounds, refused by libheif: a picture whose handler is not 'pict'.
+            (replacing(heic, "pict", with: "vide"), "not a well-formed HEIC: libheif cannot read it: Invalid input: Not a 'pict' handler"),
             // The structure check refuses these on its own, as the bytes arrive.
             (Array(heic[..<3000]), "not a well-formed HEIC: "),
             (makePNG(size: 3000), "not a well-formed HEIC: box 1 at byte 0 has no box type"),

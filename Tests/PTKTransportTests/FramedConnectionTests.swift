@@ -72,3 +72,61 @@ struct FramedConnectionTests {
         #expect(s.closed)
     }
 }
+
+/// A stream that takes `accept` bytes, then fails every write as a peer that stopped reading
+/// does (the part of a write it took stays taken).
+private final class StallingStream: ByteStream, @unchecked Sendable {
+    var taken: [UInt8] = []
+    var accept: Int
+    var writeCalls = 0
+    init(accept: Int) { self.accept = accept }
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int { throw .timedOut }
+    func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
+        writeCalls += 1
+        let n = min(accept, bytes.count)
+        taken += bytes[..<n]
+        accept -= n
+        if n < bytes.count { throw .timedOut }
+    }
+    func shutdownWrite() {}
+    func close() {}
+}
+
+@Suite("FramedConnection: a write that fails partway (issue 54)")
+struct FramedConnectionWriteFailureTests {
+    static let saved = Frame.saved(Saved(name: "a.png", size: 9, sha256: String(repeating: "a", count: 64)))
+
+    @Test("after a write that timed out partway nothing more is written (no frame after the torn one), and every later write and read fails: the session ends rather than going on without the answers")
+    func noTornFrames() throws {
+        let s = StallingStream(accept: 20)
+        let c = FramedConnection(stream: s, timeout: .seconds(5))
+        c.enqueue(Self.saved)
+        c.enqueue(.ack)
+        #expect(throws: TransportError.timedOut) { try c.flush() }
+        #expect(s.taken.count == 20)
+        // The peer reads again; the session's next answers must not follow the torn frame.
+        s.accept = 1 << 20
+        c.enqueue(.saved(Saved(name: "b.png", size: 9, sha256: String(repeating: "b", count: 64))))
+        #expect(throws: TransportError.timedOut) { try c.flush() }
+        #expect(throws: TransportError.timedOut) { try c.send(.ack) }
+        #expect(throws: TransportError.timedOut) { try c.writeRaw(encoded([.ack])) }
+        let payload = [UInt8](repeating: 1, count: 10)
+        #expect(throws: TransportError.timedOut) {
+            try payload.withUnsafeBytes { b in Result { () throws(TransportError) in try c.sendChunk(payload: b) } }.get()
+        }
+        #expect(throws: TransportError.timedOut) { try c.receive() }
+        c.close()
+        #expect(s.taken.count == 20 && s.writeCalls == 1, "\(s.taken.count) bytes in \(s.writeCalls) writes")
+    }
+
+    @Test("a flush that wrote everything leaves nothing queued: the next flush writes only what came after")
+    func wholeWrites() throws {
+        let s = StallingStream(accept: 1 << 20)
+        let c = FramedConnection(stream: s, timeout: .seconds(5))
+        c.enqueue(Self.saved)
+        try c.flush()
+        c.enqueue(.ack)
+        try c.flush()
+        #expect(s.taken == encoded([Self.saved, .ack]))
+    }
+}

@@ -8,9 +8,11 @@
 
 /* The thumbnail of the HEIF file `fd`, like ptk_png_thumbnail: its primary image decoded by
  * libheif with its transformations (irot, imir, clap) applied; its EXIF orientation applied
- * when the file has no irot or imir; its ICC profile or nclx colours converted. width and
- * height are the decoded (shown) size; a photo over max_pixels, or one that would need more
- * than 256 MB to decode, gives PTK_PNG_TOO_LARGE. */
+ * when its primary item has no irot or imir (another item's do not count); its ICC profile or
+ * nclx colours converted. width and height are the decoded (shown) size; a photo over
+ * max_pixels, or one that would need more than 256 MB to decode, gives PTK_PNG_TOO_LARGE.
+ * The file must have passed HEIFCheck (PTKStore): the budget is checked against ispe, which
+ * that check makes the largest size any part of the image declares. */
 /* The renditions `request` asks for (ptk_png.h), from one decode. With request->embedded, a
  * thumbnail item of the primary image stands in for it when its shown aspect ratio is within
  * 1 % of the primary's, its transformations (irot, imir, clap, as ipma associates them) are

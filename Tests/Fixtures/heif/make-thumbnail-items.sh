@@ -11,6 +11,9 @@
 #   thumb-square.heic        a 400x400 magenta item (another aspect)
 #   thumb-turned.heic        the primary turned 180 degrees (irot), a 400x300 magenta item not turned
 #   thumb-both-turned.heic   both turned 180 degrees, the item of the same pixels (used)
+#   thumb-irot-exif6.heic    as a phone writes a portrait: the primary not turned, with EXIF
+#                            Orientation 6; a 400x300 magenta item turned 90 degrees (irot):
+#                            the item's irot is not the primary's (issue 54)
 set -eu
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)
@@ -63,7 +66,8 @@ static struct heif_image_handle *encode(struct heif_context *ctx, struct heif_en
 
 /* name: the primary (800x600, turned by `turn`) with a thumbnail item tw x th (turned by
  * `thumb_turn`), the primary's pixels downscaled or magenta. */
-static void make(const char *name, int tw, int th, int magenta, enum heif_orientation turn, enum heif_orientation thumb_turn) {
+static void make_with_exif(const char *name, int tw, int th, int magenta, enum heif_orientation turn, enum heif_orientation thumb_turn,
+                           const unsigned char *exif, size_t exif_size) {
     struct heif_context *ctx = heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     heif_context_get_encoder_for_format(ctx, heif_compression_HEVC, &encoder);
@@ -73,6 +77,7 @@ static void make(const char *name, int tw, int th, int magenta, enum heif_orient
     struct heif_image *thumb = picture(tw, th, magenta);
     struct heif_image_handle *th_ = encode(ctx, encoder, thumb, thumb_turn);
     heif_context_set_primary_image(ctx, ph);
+    if (exif != NULL) heif_context_add_exif_metadata(ctx, ph, exif, (int)exif_size);
     /* libheif 1.15 takes the thumbnail first, whatever its header says. */
     heif_context_assign_thumbnail(ctx, th_, ph);
     struct heif_error e = heif_context_write_to_file(ctx, name);
@@ -88,7 +93,19 @@ static void make(const char *name, int tw, int th, int magenta, enum heif_orient
     heif_context_free(ctx);
 }
 
-int main(void) {
+static void make(const char *name, int tw, int th, int magenta, enum heif_orientation turn, enum heif_orientation thumb_turn) {
+    make_with_exif(name, tw, th, magenta, turn, thumb_turn, NULL, 0);
+}
+
+/* TIFF (big-endian) with one entry: Orientation (0x0112) = 6, turn 90 degrees clockwise to show. */
+static const unsigned char ORIENTATION_6[] = {'M', 'M', 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0};
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "irot-exif6") == 0) {
+        make_with_exif("thumb-irot-exif6.heic", 400, 300, 1, heif_orientation_normal, heif_orientation_rotate_90_cw, ORIENTATION_6,
+                       sizeof ORIENTATION_6);
+        return 0;
+    }
     make("thumb-item.heic", 400, 300, 0, heif_orientation_normal, heif_orientation_normal);
     make("thumb-small.heic", 160, 120, 1, heif_orientation_normal, heif_orientation_normal);
     make("thumb-square.heic", 400, 400, 1, heif_orientation_normal, heif_orientation_normal);
@@ -97,4 +114,5 @@ int main(void) {
     return 0;
 }
 C
-cc "$tmp/thumbs.c" -o "$tmp/thumbs" $(pkg-config --cflags --libs libheif) && "$tmp/thumbs"
+# With an argument, only that file ("irot-exif6": thumb-irot-exif6.heic, added for issue 54).
+cc "$tmp/thumbs.c" -o "$tmp/thumbs" $(pkg-config --cflags --libs libheif) && "$tmp/thumbs" "$@"

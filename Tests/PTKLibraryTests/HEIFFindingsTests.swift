@@ -1,0 +1,46 @@
+import PTKStore
+import PTKSystem
+import PTKTestSupport
+import PTKVocabulary
+import Testing
+@testable import PTKLibrary
+
+@Suite("HEIF thumbnails: hostile declared sizes, and the primary's own turn (issue 54)")
+struct HEIFFindingsTests {
+    @Test("a grid or overlay whose output is not its ispe, a coded image larger than its ispe: no decode, the check's verdict, at once")
+    func refusedBeforeLibheif() throws {
+        for (name, words) in [("grid-20000.heic", "grid item 1 makes a 20000x20000 image, its ispe says 128x128"),
+                              ("overlay-20000.heic", "overlay item 1 makes a 20000x20000 image, its ispe says 128x128"),
+                              ("coded-2048.heic", "HEVC item 1 is coded 2048x2048, its ispe says 64x64"),
+                              ("coded-in-band.heic", "HEVC item 1 is coded 2048x2048, its ispe says 64x64")] {
+            let bytes = try #require(readFile(fixturePath("heif/hostile/" + name)))
+            let started = Instant.now
+            let fd = temporaryFile(bytes)
+            defer { fd.close() }
+            // The gallery's renditions and the preview: both refuse before libheif decodes.
+            let made = Thumbnailer.make(from: fd, type: .heic, sides: Thumbnailer.gallerySides)
+            let preview = Thumbnailer.preview(from: fd, type: .heic)
+            for t in [made, preview] {
+                #expect(t.outcome == .failed(words), "\(name): \(t.outcome)")
+                #expect(t.decodePath == nil && t.renditions.isEmpty)
+            }
+            #expect(Instant.now - started < .seconds(1), "\(name)")
+        }
+    }
+
+    @Test("an irot of the thumbnail item alone does not cancel the primary's EXIF orientation 6: the thumbnail is upright (portrait)")
+    func primaryTurnOnly() throws {
+        let bytes = try #require(readFile(fixturePath("heif/thumb-irot-exif6.heic")))
+        let fd = temporaryFile(bytes)
+        defer { fd.close() }
+        for t in [Thumbnailer.make(from: fd, type: .heic, maxSide: 256), Thumbnailer.make(from: fd, type: .heic, sides: Thumbnailer.gallerySides),
+                  Thumbnailer.preview(from: fd, type: .heic)] {
+            #expect(t.outcome == .made)
+            #expect(t.facts.orientation == 6, "\(t.facts)")
+            // 800x600 pixels shown turned: taller than wide.
+            #expect(t.thumbnailHeight > t.thumbnailWidth, "\(t.thumbnailWidth)x\(t.thumbnailHeight)")
+            // The magenta item (turned otherwise) does not stand in for the primary.
+            #expect(t.decodePath == "whole image")
+        }
+    }
+}
