@@ -47,7 +47,8 @@ struct SandboxTests {
         // A dynamic user cannot reach Avahi on Debian 12 (SystemdTests boots the unit for real).
         #expect(!installedUnit().split(separator: "\n").contains("DynamicUser=yes"))
         for option in ["Type=notify", "User=ptk", "Group=ptk", "StateDirectory=ptk", "ProtectSystem=strict", "NoNewPrivileges=yes",
-                       "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service"] {
+                       "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK", "MemoryDenyWriteExecute=yes", "SystemCallFilter=@system-service",
+                       "Restart=on-failure", "MemoryMax=2G", "TasksMax=512"] {
             #expect(installedUnit().contains(option + "\n"), "\(option)")
         }
     }

@@ -167,6 +167,9 @@ struct SystemdTests {
         let active = try system.exec(["systemctl", "is-active", "ptkd"])
         #expect(active.stdout == "active\n", "\(active.stderr) \(system.journal().suffix(3000)) \(system.console)")
         #expect(try system.exec(["systemctl", "show", "ptkd", "-p", "User", "-p", "DynamicUser"]).stdout == "User=ptk\nDynamicUser=no\n")
+        // The ceilings systemd applies (issue 54): a leak restarts ptkd, not the host's OOM killer's choice.
+        let ceilings = try system.exec(["systemctl", "show", "ptkd", "-p", "MemoryMax", "-p", "TasksMax", "-p", "Restart"]).stdout
+        #expect(Set(ceilings.split(separator: "\n")) == ["Restart=on-failure", "MemoryMax=2147483648", "TasksMax=512"], "\(ceilings)")
         let security = try system.exec(["systemd-analyze", "security", "ptkd", "--no-pager"]).stdout
         let exposure = security.split(separator: "\n").last { $0.contains("Overall exposure level") }
         let figure = exposure.flatMap { Double($0.split(separator: ":").last!.split(separator: " ").first!) }
