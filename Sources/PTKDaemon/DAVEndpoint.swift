@@ -48,8 +48,8 @@ final class DAVEndpoint: @unchecked Sendable {
     private var removedAccounts: Set<String> = []
     private let lockTableLock = Lock()
     // Guarded by `writingLock`: the names a request is writing now (a PUT storing a photo, a
-    // MKCOL), per password: "ID PATH".
-    private var writing: Set<String> = []
+    // MKCOL), per password: the bytes of "ID PATH" (names are told apart by their bytes).
+    private var writing: Set<[UInt8]> = []
     private let writingLock = Lock()
     // Guarded by `passwordsLock`: the ids of the passwords the file held when last looked at.
     private var knownPasswords: Set<String> = []
@@ -180,12 +180,12 @@ final class DAVEndpoint: @unchecked Sendable {
     /// photo, a MKCOL); false when another request of that password is writing it now (two PUTs
     /// of one new name would store two photos for one name, and the password would see one).
     func claim(_ id: String, _ path: DAVPath) -> Bool {
-        writingLock.withLock { writing.insert(id + " " + path.string).inserted }
+        writingLock.withLock { writing.insert(Array((id + " " + path.string).utf8)).inserted }
     }
 
     /// Lets go of a name `claim` gave.
     func release(_ id: String, _ path: DAVPath) {
-        _ = writingLock.withLock { writing.remove(id + " " + path.string) }
+        _ = writingLock.withLock { writing.remove(Array((id + " " + path.string).utf8)) }
     }
 
     /// The seconds clock locks expire by.
