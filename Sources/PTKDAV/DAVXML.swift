@@ -80,6 +80,8 @@ private final class TreeBuilder {
     var root: XMLElement?
     var elements = 0
     var refusal: DAVXMLError?
+    /// Each namespace met, once: every name in it shares this one string.
+    var namespaces: [String: String] = [:]
 
     init(limits: XMLLimits, parser: XML_Parser) {
         self.limits = limits
@@ -107,11 +109,13 @@ private final class TreeBuilder {
         if elements > limits.maxElements {
             return refuse(DAVXMLError("the XML body has more than \(limits.maxElements) elements"))
         }
-        var element = XMLElement(name: TreeBuilder.name(name))
+        guard let elementName = self.name(name) else { return }
+        var element = XMLElement(name: elementName)
         if let attributes {
             var i = 0
             while let key = attributes[i], let value = attributes[i + 1] {
-                element.attributes[TreeBuilder.name(key)] = String(cString: value)
+                guard let attributeName = self.name(key) else { return }
+                element.attributes[attributeName] = String(cString: value)
                 i += 2
             }
         }
@@ -136,11 +140,32 @@ private final class TreeBuilder {
         }
     }
 
-    /// expat's "namespace\u{1}local", or "local" for a name in no namespace.
-    static func name(_ raw: UnsafePointer<CChar>) -> XMLName {
-        let s = String(cString: raw)
-        let parts = s.unicodeScalars.split(separator: "\u{1}", maxSplits: 1, omittingEmptySubsequences: false)
-        if parts.count == 2 { return XMLName(String(parts[0]), String(parts[1])) }
-        return XMLName("", s)
+    /// expat's "namespace\u{1}local" (or "local" for a name in no namespace) as a name, its
+    /// namespace kept once however many names use it (a body names one namespace on thousands
+    /// of elements); nil after refusing a namespace over `maxNamespaceBytes`.
+    func name(_ raw: UnsafePointer<CChar>) -> XMLName? {
+        var length = 0
+        var split: Int? = nil
+        while raw[length] != 0 {
+            if raw[length] == 1 && split == nil { split = length }
+            length += 1
+        }
+        return raw.withMemoryRebound(to: UInt8.self, capacity: length) { p -> XMLName? in
+            let bytes = UnsafeBufferPointer(start: p, count: length)
+            guard let split else { return XMLName("", String(decoding: bytes, as: UTF8.self)) }
+            if split > limits.maxNamespaceBytes {
+                refuse(DAVXMLError("the XML body names a namespace of \(split) bytes; at most \(limits.maxNamespaceBytes) are taken"))
+                return nil
+            }
+            let namespace = String(decoding: bytes[..<split], as: UTF8.self)
+            let kept: String
+            if let known = namespaces[namespace] {
+                kept = known
+            } else {
+                namespaces[namespace] = namespace
+                kept = namespace
+            }
+            return XMLName(kept, String(decoding: bytes[(split + 1)...], as: UTF8.self))
+        }
     }
 }

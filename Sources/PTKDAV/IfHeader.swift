@@ -46,14 +46,21 @@ public struct IfHeader: Sendable, Equatable {
         self.lists = lists
     }
 
+    /// The most conditions a header may hold, in all its lists (each list holds one at least).
+    /// Clients submit a token or two (a MOVE's source and destination); every condition may
+    /// name a resource to look at, so a 16 KiB head of them would be thousands of looks.
+    public static let maxConditions = 100
+
     /// The header of `header` by section 10.4's grammar (all lists untagged, or all tagged,
     /// never mixed; "Not" in any case; linear whitespace between the parts); nil when it does
-    /// not follow it, which the door answers with 400.
+    /// not follow it, or holds more than `maxConditions` conditions, which the door answers
+    /// with 400.
     public static func parse(_ header: String) -> IfHeader? {
         var reader = IfReader(Array(header.utf8))
         var lists: [List] = []
         var tagged: Bool?
         var tag: String?
+        var count = 0
         while true {
             reader.skipSpace()
             guard let byte = reader.peek() else { break }
@@ -65,6 +72,8 @@ public struct IfHeader: Sendable, Equatable {
                 guard tagged != true || tag != nil, let conditions = reader.list() else { return nil }
                 if tagged == nil { tagged = false }
                 lists.append(List(resource: tag, conditions: conditions))
+                count += conditions.count
+                if count > maxConditions { return nil }
             } else {
                 return nil
             }
@@ -76,13 +85,14 @@ public struct IfHeader: Sendable, Equatable {
     /// submitted as its lock tokens (section 10.4.1: a token in the If header is submitted
     /// whether or not its list is true).
     public var allTokens: [String] {
-        var seen: [String] = []
+        var seen = Set<String>()
+        var out: [String] = []
         for list in lists {
             for c in list.conditions where !c.not {
-                if case .token(let t) = c.kind, !seen.contains(t) { seen.append(t) }
+                if case .token(let t) = c.kind, seen.insert(t).inserted { out.append(t) }
             }
         }
-        return seen
+        return out
     }
 
     /// Section 10.4's evaluation: true when any list is true, a list being true when each of

@@ -112,6 +112,9 @@ public struct XMLElement: Sendable, Equatable {
 private struct NamespacePrefixes {
     private(set) var order: [String] = []
     private var prefix: [String: String] = [:]
+    /// How many of `order` are not DAV: (the next `nsN`), counted as they come: a body may use
+    /// thousands of namespaces.
+    private var others = 0
 
     mutating func add(_ namespace: String) {
         guard !namespace.isEmpty, prefix[namespace] == nil else { return }
@@ -120,7 +123,12 @@ private struct NamespacePrefixes {
             prefix[namespace] = "xml"
             return
         }
-        prefix[namespace] = namespace == XMLName.dav ? "D" : "ns\(order.filter { $0 != XMLName.dav }.count)"
+        if namespace == XMLName.dav {
+            prefix[namespace] = "D"
+        } else {
+            prefix[namespace] = "ns\(others)"
+            others += 1
+        }
         order.append(namespace)
     }
 
@@ -158,15 +166,22 @@ public struct XMLLimits: Sendable {
     public var maxDepth: Int
     /// The most elements in one body (10,000 by default).
     public var maxElements: Int
+    /// The longest namespace URI an element or attribute may be in (1 KiB by default; the ones
+    /// clients use, `DAV:`, `urn:schemas-microsoft-com:`, Apple's, are under 50 bytes). A
+    /// namespace is declared once and named by every element that uses it, so without this a
+    /// 64 KiB body could name a 30 KB namespace thousands of times, in the tree and in every
+    /// answer that repeats the names.
+    public var maxNamespaceBytes: Int
 
     /// Limits of the given sizes.
-    public init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32, maxElements: Int = 10_000) {
+    public init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32, maxElements: Int = 10_000, maxNamespaceBytes: Int = 1024) {
         self.maxBytes = maxBytes
         self.maxDepth = maxDepth
         self.maxElements = maxElements
+        self.maxNamespaceBytes = maxNamespaceBytes
     }
 
-    /// 64 KiB, 32 levels, 10,000 elements.
+    /// 64 KiB, 32 levels, 10,000 elements, namespaces of 1 KiB.
     public static let `default` = XMLLimits()
 }
 

@@ -51,6 +51,11 @@ extension DAVEndpoint {
         guard body.isEmpty else { return try refuse(r, 415, "MKCOL takes no body") }
         guard let name = path.name, let parent = path.parent else { return try refuse(r, 405, "the top folder exists") }
         guard DAVName.kind(name) == .ordinary else { return try refuse(r, 403, "\(name) is not a folder name the receiver keeps") }
+        // One request writes a name at a time (a PUT storing a photo under it, this).
+        guard claim(r.account.id, path) else { return try refuse(r, 423, Self.writingReason) }
+        defer { release(r.account.id, path) }
+        // The body may have taken its time: a password removed meanwhile makes nothing.
+        guard isCurrent(r.account.id) else { return try refuseRemoved(r) }
         let view = view(r)
         let existing = view.resolve(path)
         if existing.exists, !existing.isPlaceholder {

@@ -23,7 +23,7 @@ extension DAVEndpoint {
         let space = view.lockSpace
         if let header = r.head.header("if") {
             guard let parsed = IfHeader.parse(header) else {
-                try refuse(r, 400, "the If header is not one RFC 4918 allows", close: close)
+                try refuse(r, 400, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions", close: close)
                 return false
             }
             let now = Self.now
@@ -68,7 +68,12 @@ extension DAVEndpoint {
         guard let request else {
             // A refresh: no body, the lock's token in the If header.
             let space = view(r).lockSpace
-            let tokens = ownTokens(r.head.header("if").flatMap(IfHeader.parse)?.allTokens ?? [], r, space: space)
+            let header = r.head.header("if")
+            let parsed = header.flatMap(IfHeader.parse)
+            if header != nil && parsed == nil {
+                return try refuse(r, 400, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
+            }
+            let tokens = ownTokens(parsed?.allTokens ?? [], r, space: space)
             for token in tokens {
                 if case .success(let lock) = withLocks(space, { $0.refresh(token: token, path: path, timeout: timeout, now: now) }) {
                     return try lockAnswer(r, 200, lock)
@@ -93,11 +98,14 @@ extension DAVEndpoint {
         }
         // Conditions asked for are checked; a lock in the way is the table's conflict (423).
         guard try lockAllows(r, view, path, includingBelow: false, checkLocks: false) else { return true }
+        // The body may have taken its time: a password removed meanwhile takes no lock.
+        guard isCurrent(r.account.id) else { return try refuseRemoved(r) }
         let token = ActiveLock.token(uuidBytes: randomBytes(16))
-        let result = withLocks(view.lockSpace) {
+        let taken = withLocks(view.lockSpace, for: r.account.id) {
             $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: r.account.id,
                     timeout: timeout, now: now, token: token)
         }
+        guard let result = taken else { return try refuseRemoved(r) }
         switch result {
         case .success(let lock):
             if !resource.exists, !names.setPlaceholder(r.account.id, path, at: now) {

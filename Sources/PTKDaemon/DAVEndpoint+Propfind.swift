@@ -58,8 +58,8 @@ extension DAVEndpoint {
         case .allProperties(let include): request = .allProperties(include: Self.distinct(include))
         case .propertyNames: break
         }
-        if case .properties(let names) = request, let why = Self.tooManyProperties(names) { return try refuse(r, 400, why) }
-        if case .allProperties(let names) = request, let why = Self.tooManyProperties(names) { return try refuse(r, 400, why) }
+        if case .properties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { return try refuse(r, 400, why) }
+        if case .allProperties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { return try refuse(r, 400, why) }
         let view = view(r)
         let resource = view.resolve(path)
         guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
@@ -69,7 +69,7 @@ extension DAVEndpoint {
         // connection); a larger one (a folder of thousands) is streamed in chunks as it is made.
         var out: ChunkedBody? = nil
         var pending = Multistatus.head
-        let quota = DAVQuota(self)
+        let quota = DAVQuota(self, view)
         func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPFailure) {
             pending += response(path, resource, request, space: view.lockSpace, quota: quota)
             guard pending.utf8.count >= Self.bufferedLimit else { return }
@@ -94,7 +94,9 @@ extension DAVEndpoint {
     /// this much is made (so at most this and one response are held: each is bounded by the
     /// properties a request may name and the locks and owners a password may hold).
     static let bufferedLimit = 64 << 10
-    /// The most properties one PROPFIND may name, and the most bytes of their names.
+    /// The most properties one PROPFIND or PROPPATCH may name (each answered once), and the
+    /// most bytes of their names, namespaces counted for each name (a response writes each
+    /// property's namespace on it).
     static let maxProperties = 100
     static let maxPropertyBytes = 8 << 10
 
@@ -104,11 +106,11 @@ extension DAVEndpoint {
         return names.filter { seen.insert($0).inserted }
     }
 
-    /// Why a PROPFIND naming `names` is refused, nil when it is not.
-    static func tooManyProperties(_ names: [XMLName]) -> String? {
-        if names.count > maxProperties { return "the PROPFIND names \(names.count) properties; at most \(maxProperties) are answered" }
+    /// Why a `method` naming `names` (distinct) is refused, nil when it is not.
+    static func tooManyProperties(_ names: [XMLName], _ method: String) -> String? {
+        if names.count > maxProperties { return "the \(method) names \(names.count) properties; at most \(maxProperties) are answered" }
         let bytes = names.reduce(0) { $0 + $1.local.utf8.count + $1.namespace.utf8.count }
-        if bytes > maxPropertyBytes { return "the PROPFIND's property names take \(bytes) bytes; at most \(maxPropertyBytes) are answered" }
+        if bytes > maxPropertyBytes { return "the \(method)'s property names take \(bytes) bytes; at most \(maxPropertyBytes) are answered" }
         return nil
     }
 
@@ -139,7 +141,7 @@ extension DAVEndpoint {
     }
 
     /// A live property's value (inner XML), nil when the resource has none. `quota`: the
-    /// request's, read once for all its responses (nil: read now).
+    /// request's, read once for all its responses (nil: the quota properties are not answered).
     func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, space: String, quota: DAVQuota? = nil) -> String? {
         guard name.namespace == XMLName.dav else { return nil }
         let modified: Int64
@@ -171,15 +173,18 @@ extension DAVEndpoint {
             let now = Self.now
             return withLocks(space) { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now, collection: $0.depth == .infinity) }.joined()
         case "quota-available-bytes":
-            return (quota ?? DAVQuota(self)).available
+            return quota?.available
         case "quota-used-bytes":
-            return (quota ?? DAVQuota(self)).used
+            return quota?.used
         default: return nil
         }
     }
 
     /// PROPPATCH: answered property by property so that clients setting them (Finder, Windows'
-    /// Win32 times) go on; nothing is kept (a photo's time is the one it arrived with).
+    /// Win32 times) go on; nothing is kept (a photo's time is the one it arrived with). The
+    /// answer names each property once, and a request may name what a PROPFIND may (400
+    /// beyond): the answer is one response of at most `maxPropertyBytes` of names and a few
+    /// bytes per property, sent whole.
     func proppatch(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
         guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
         guard let path = try target(r) else { return true }  // the body was read: the connection goes on
@@ -188,16 +193,18 @@ extension DAVEndpoint {
         case .success(let parsed): request = parsed
         case .failure(let error): return try refuse(r, 400, error.description)
         }
+        let distinct = Self.distinct(request.operations.map { op in
+            switch op {
+            case .set(let name, _): return name
+            case .remove(let name): return name
+            }
+        })
+        if let why = Self.tooManyProperties(distinct, "PROPPATCH") { return try refuse(r, 400, why) }
         let view = view(r)
         let resource = view.resolve(path)
         guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
         guard try lockAllows(r, view, path, includingBelow: false) else { return true }
-        let names: [(XMLName, String)] = request.operations.map { op in
-            switch op {
-            case .set(let name, _): return (name, "")
-            case .remove(let name): return (name, "")
-            }
-        }
+        let names: [(XMLName, String)] = distinct.map { ($0, "") }
         let protected = names.filter { $0.0.namespace == XMLName.dav && Self.liveProperties.contains($0.0) }
         let accepted = names.filter { n in !protected.contains { $0.0 == n.0 } }
         var propstats: [(status: Int, properties: [(XMLName, String)])] = []
@@ -218,8 +225,12 @@ extension DAVEndpoint {
 /// however many responses or properties name them.
 final class DAVQuota {
     private let endpoint: DAVEndpoint
+    private let view: DAVView
 
-    init(_ endpoint: DAVEndpoint) { self.endpoint = endpoint }
+    init(_ endpoint: DAVEndpoint, _ view: DAVView) {
+        self.endpoint = endpoint
+        self.view = view
+    }
 
     /// Bytes a PUT may still use (what the file system has free beyond `min-free`); nil: unknown, answered 404.
     lazy var available: String? = {
@@ -227,6 +238,10 @@ final class DAVQuota {
         return "\(max(0, free - endpoint.store.settings.minFree))"
     }()
 
-    /// Bytes in use on the file system; nil: unknown, answered 404.
-    lazy var used: String? = (try? endpoint.photos.usedSpace()).map { "\($0)" }  // as above
+    /// Bytes in use: on the file system for a `full` password (which sees it all); for an
+    /// `upload` password, the bytes of the photos its names name, whether its PUT stored them or
+    /// found them kept already (so it learns neither what others send nor which of its
+    /// photos the receiver had). Nil: unknown, answered 404.
+    lazy var used: String? = view.full ? (try? endpoint.photos.usedSpace()).map { "\($0)" }  // as above
+                                       : "\(endpoint.names.with(view.account.id) { $0.files.values.reduce(Int64(0)) { $0 + $1.size } })"
 }

@@ -17,6 +17,10 @@ extension DAVEndpoint {
         // Until the body is read, every refusal closes the connection.
         guard let path = try target(r, close: true) else { return false }
         guard let name = path.name else { return try refuse(r, 405, "the top folder cannot be written", close: true) }
+        // One request writes a name at a time: two PUTs of one new name at once would store two
+        // photos, and the name would name one (the other stored unseen).
+        guard claim(r.account.id, path) else { return try refuse(r, 423, Self.writingReason, close: true) }
+        defer { release(r.account.id, path) }
         let view = view(r)
         guard let parent = path.parent, view.resolve(parent).isCollection else {
             return try refuse(r, 409, "the folder \(path.parent?.string ?? "") does not exist: make it first (MKCOL)", close: true)
@@ -34,6 +38,7 @@ extension DAVEndpoint {
                 if case .refused = error { return try refuse(r, 400, "the body is longer than the 0 bytes announced", close: true) }
                 throw error
             }
+            guard isCurrent(r.account.id) else { return try refuseRemoved(r) }
             if case .photo = existing { return try refuse(r, 409, "\(path.string) is a photo kept with other bytes; it is never replaced") }
             guard names.setPlaceholder(r.account.id, path, at: Self.now) else {
                 return try refuse(r, 507, "this app password holds \(DAVNames.maxPlaceholders) empty names already")
@@ -48,6 +53,9 @@ extension DAVEndpoint {
         }
         return try putNew(r, path, size: size)
     }
+
+    /// What a request is told when another of its password's requests writes that name now.
+    static let writingReason = "another request of this app password is writing this name now; try again when it is done"
 
     /// A new photo (or one onto a placeholder: 201 too, the photo is new).
     private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64) throws(HTTPFailure) -> Bool {
@@ -70,27 +78,47 @@ extension DAVEndpoint {
             chosen = type
             return .store(StoreRequest(name: type.fittedName(path.name!), size: size, sha256: "", type: type, sender: sender.announcedName,
                                        modified: WallTime.now.milliseconds, folder: folder))
-        }, stop: { self.shutdown.isRequested ? (503, "the receiver is shutting down") : nil })
+        }, stop: {
+            if self.shutdown.isRequested { return (503, "the receiver is shutting down") }
+            return self.isCurrent(account.id) ? nil : (401, Self.removedReason)
+        }, beforePublishing: {
+            // A password removed while the body was on its way stores nothing: asked once the
+            // whole body is in, before the photo gets its name among the others.
+            self.isCurrent(account.id) ? nil : (401, Self.removedReason)
+        })
         switch outcome {
         case .saved(let saved, let seconds):
-            if !r.full || saved.name != path.string || saved.isDuplicate {
-                // The name is for these bytes (`DAVView.check`). Only a name for bytes kept
-                // already is ever refused, and then nothing was stored for this PUT.
+            // Removed while the photo was being published: a new photo is kept like any arrival
+            // (ptk never drops a photo it published) and answered 201, but no name is kept for
+            // the gone password; for bytes kept already nothing was stored: 401.
+            let current = isCurrent(account.id)
+            if !current && saved.isDuplicate { return try refuseRemoved(r) }
+            if !current {
+                r.log("saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)); its app password was removed meanwhile, so no name is kept for it",
+                      always: true)
+            } else if !r.full || saved.name != path.string || saved.isDuplicate {
+                // The name is for these bytes (`DAVView.check`). An upload password's had its
+                // room checked before the body, so whether these bytes were kept already
+                // changes nothing it is answered; a full password's name for bytes kept
+                // already may be refused, and then nothing was stored for this PUT.
                 let named = DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now, mark: nil, shared: saved.isDuplicate)
-                if let why = names.setFile(account.id, path, named) {
+                if let why = names.setFile(account.id, path, named, checked: !r.full) {
                     return try refuse(r, 507, "\(why): these bytes are kept already, and nothing new was stored (PUT the photo under a name this password used before, or remove some)")
                 }
             } else {
                 names.removePlaceholder(account.id, path)
             }
-            r.log(saved.isDuplicate ? "\(quotedForLog(path.string)) is already kept as \(quotedForLog(saved.name))"
-                                    : "saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s",
-                  always: !saved.isDuplicate)
+            if current {
+                r.log(saved.isDuplicate ? "\(quotedForLog(path.string)) is already kept as \(quotedForLog(saved.name))"
+                                        : "saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s",
+                      always: !saved.isDuplicate)
+            }
             arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
             return try answer(r, 201, headers: [("ETag", "\"\(saved.sha256)\"")])
         case .failed(let failure):
             r.log("refused \(quotedForLog(path.string)): \(failure.detail); answered \(failure.status)")
             try r.http.respond(failure.status, Array((failure.reason + "\n").utf8), contentType: "text/plain; charset=utf-8",
+                               headers: failure.status == 401 ? [Self.challenge] : [],
                                close: !failure.keepsConnection, deadline: .now + configuration.idleTimeout)
             return failure.keepsConnection
         case .gone(let received):
@@ -100,11 +128,12 @@ extension DAVEndpoint {
     }
 
     /// A PUT onto a kept photo: the same bytes are 204 (nothing stored), other bytes 409. The
-    /// body is hashed, never stored; a different size is refused before it is read.
+    /// body is hashed, never stored; a different size is refused before it is read. A kept
+    /// photo the library has no hash for is hashed only once the whole body is in (a head
+    /// alone costs no read of the photo: the work follows what the client sent).
     private func putOnto(_ r: DAVRequest, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64) throws(HTTPFailure) -> Bool {
         let why = "\(path.string) is a photo kept with other bytes; it is never replaced (PUT it under another name to keep both)"
         guard size == keptSize else { return try refuse(r, 409, why, close: true) }
-        let known = sha256 ?? hashOfKept(kept)
         var hash = SHA256()
         var count: Int64 = 0
         do {
@@ -118,7 +147,7 @@ extension DAVEndpoint {
             if case .refused(let status, let reason) = error { return try refuse(r, status, reason, close: true) }
             throw error
         }
-        guard count == size, let known, hash.finalizeHex() == known else { return try refuse(r, 409, why) }
+        guard count == size, let known = sha256 ?? hashOfKept(kept), hash.finalizeHex() == known else { return try refuse(r, 409, why) }
         return try answer(r, 204, headers: [("ETag", "\"\(known)\"")])
     }
 
@@ -139,6 +168,8 @@ extension DAVEndpoint {
             if case .refused(let status, let reason) = error { return try refuse(r, status, reason, close: true) }
             throw error
         }
+        // The body may have taken its time: a password removed meanwhile keeps nothing.
+        guard isCurrent(r.account.id) else { return try refuseRemoved(r) }
         if let why = sidecars.write(r.account.id, path.string, bytes, minFree: configuration.minFree) { return try refuse(r, 507, why) }
         names.removePlaceholder(r.account.id, path)
         return try answer(r, existed ? 204 : 201)

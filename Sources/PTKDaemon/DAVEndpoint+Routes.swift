@@ -61,6 +61,16 @@ extension DAVEndpoint {
         return !close
     }
 
+    /// 401 with the challenge, for a request whose app password was removed while it was on its
+    /// way (`isCurrent`): nothing was kept for it.
+    @discardableResult
+    func refuseRemoved(_ r: DAVRequest, close: Bool = false) throws(HTTPFailure) -> Bool {
+        try refuse(r, 401, Self.removedReason, headers: [Self.challenge], close: close)
+    }
+
+    static let removedReason = "this app password was removed while the request was on its way; nothing was kept for it"
+    static var challenge: (String, String) { ("WWW-Authenticate", "Basic realm=\"\(realm)\", charset=\"UTF-8\"") }
+
     /// A precondition refusal with its RFC 4918 `DAV:error` body (`condition`, e.g. "<D:propfind-finite-depth/>").
     func refuseCondition(_ r: DAVRequest, _ status: Int, _ condition: String, _ why: String, close: Bool = false) throws(HTTPFailure) -> Bool {
         r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): \(why); answered \(status)")

@@ -42,9 +42,15 @@ final class DAVEndpoint: @unchecked Sendable {
     let requestLogBudget = LogBudget(perMinute: 30)
     /// The received-photos directory, for reads and listings (writes go through the store and library).
     let photos: FileDescriptor
-    // Guarded by `lockTableLock`: the lock tables by space (`DAVView.lockSpace`).
+    // Guarded by `lockTableLock`: the lock tables by space (`DAVView.lockSpace`), and the ids of
+    // the passwords removed while ptkd runs (`forget`), which take no lock any more.
     private var lockTables: [String: LockTable] = [:]
+    private var removedAccounts: Set<String> = []
     private let lockTableLock = Lock()
+    // Guarded by `writingLock`: the names a request is writing now (a PUT storing a photo, a
+    // MKCOL), per password: the bytes of "ID PATH" (names are told apart by their bytes).
+    private var writing: Set<[UInt8]> = []
+    private let writingLock = Lock()
     // Guarded by `passwordsLock`: the ids of the passwords the file held when last looked at.
     private var knownPasswords: Set<String> = []
     private let passwordsLock = Lock()
@@ -86,6 +92,10 @@ final class DAVEndpoint: @unchecked Sendable {
     /// read now changes nothing (not the same as no passwords).
     func forgetRemovedPasswords() {
         guard let now = passwords.currentIDs() else { return }
+        forgetRemoved(now: now)
+    }
+
+    private func forgetRemoved(now: Set<String>) {
         let gone = passwordsLock.withLock { () -> Set<String> in
             let gone = knownPasswords.subtracting(now)
             knownPasswords = now
@@ -94,9 +104,24 @@ final class DAVEndpoint: @unchecked Sendable {
         for id in gone.sorted() { forget(password: id) }
     }
 
-    /// Drops everything kept for the password `id`.
+    /// Whether the password `id` is in the file now (read again if it changed), after dropping
+    /// what removed passwords left. Asked by a request authorised at its head right before it
+    /// keeps anything for its password (a lock, a name, a folder, a sidecar, a photo), once
+    /// its body is in: a password removed while its body was on its way keeps nothing. What
+    /// `forget` dropped cannot come back either way (`removedAccounts`, `DAVNames.drop`,
+    /// `DAVSidecars.drop`): a request that passed this just before the removal adds state that
+    /// the next request's `forgetRemovedPasswords` drops. A file that cannot be read now says
+    /// nothing new: yes (as `forgetRemovedPasswords` drops nothing then).
+    func isCurrent(_ id: String) -> Bool {
+        guard let now = passwords.currentIDs() else { return true }
+        forgetRemoved(now: now)
+        return now.contains(id)
+    }
+
+    /// Drops everything kept for the password `id`; nothing can be kept for it after.
     func forget(password id: String) {
         let dropped = lockTableLock.withLock { () -> Int in
+            removedAccounts.insert(id)
             var n = lockTables.removeValue(forKey: "upload " + id)?.locks.count ?? 0
             for space in Array(lockTables.keys) {
                 n += lockTables[space]!.count(account: id)
@@ -140,6 +165,27 @@ final class DAVEndpoint: @unchecked Sendable {
         lockTableLock.withLock {
             body(&lockTables[space, default: LockTable(maxPerAccount: Self.maxLocksPerPassword, maxOwnerBytesPerAccount: Self.maxOwnerBytesPerPassword)])
         }
+    }
+
+    /// As `withLocks`, for a request of the password `account` that adds a lock: nil, and
+    /// `body` not run, once the password was removed (`forget`).
+    func withLocks<T>(_ space: String, for account: String, _ body: (inout LockTable) -> T) -> T? {
+        lockTableLock.withLock {
+            if removedAccounts.contains(account) { return nil }
+            return body(&lockTables[space, default: LockTable(maxPerAccount: Self.maxLocksPerPassword, maxOwnerBytesPerAccount: Self.maxOwnerBytesPerPassword)])
+        }
+    }
+
+    /// Claims the name `path` of password `id` for one request that writes it (a PUT storing a
+    /// photo, a MKCOL); false when another request of that password is writing it now (two PUTs
+    /// of one new name would store two photos for one name, and the password would see one).
+    func claim(_ id: String, _ path: DAVPath) -> Bool {
+        writingLock.withLock { writing.insert(Array((id + " " + path.string).utf8)).inserted }
+    }
+
+    /// Lets go of a name `claim` gave.
+    func release(_ id: String, _ path: DAVPath) {
+        _ = writingLock.withLock { writing.remove(Array((id + " " + path.string).utf8)) }
     }
 
     /// The seconds clock locks expire by.

@@ -68,9 +68,13 @@ struct DAVNamed: Sendable, Equatable {
 /// that file holds the bytes the client sent (`DAVView.check`); a name whose file was moved,
 /// removed (`ptk rm`, a DELETE, a reconcile) or replaced is forgotten when next looked at.
 ///
-/// Bounded: at most `maxShared` names for bytes kept already, `maxFolders` folders and
-/// `maxBytes` of names per password, and none written into the state file system's
-/// `min-free` (`room`). The other names are each a photo stored, which the store bounds.
+/// Bounded: at most `maxShared` names for bytes kept already (a `full` password's), `maxFolders`
+/// folders and `maxBytes` of names per password, and none written into the state file system's
+/// `min-free` (`room`). An `upload` password's names for bytes kept already count against
+/// `maxBytes` only, as its photos' do: its `room` is asked before its PUT's body is read, so
+/// what it is told never depends on whether the receiver kept its bytes already (a count of
+/// such names alone would tell it at the bound). The other names are each a photo stored,
+/// which the store bounds.
 ///
 /// Paths are compared byte for byte (`DAVPath`): "é" precomposed and "e" + U+0301 are two names,
 /// as they are two files. Each password's names are kept in `DIR/ID.names`, one line per change
@@ -97,6 +101,8 @@ final class DAVNames: @unchecked Sendable {
         var compactAt = 0
         /// How many of `files` are `shared`.
         var sharedCount = 0
+        /// The password was removed (`drop`): what is done to these names is kept nowhere.
+        var gone = false
 
         /// Names directly in `folder`: files, folders and placeholders.
         func children(of folder: DAVPath) -> [String] {
@@ -111,7 +117,7 @@ final class DAVNames: @unchecked Sendable {
     static let maxPlaceholders = 1_000
     /// Folders an `upload` password may make (each is a line of its file and a name in memory).
     static let maxFolders = 10_000
-    /// Names for bytes kept already (a PUT that stored nothing) one password may hold.
+    /// Names for bytes kept already (a PUT that stored nothing) one `full` password may hold.
     static let maxShared = 10_000
     /// The most bytes of live lines one password's file may hold (about 300,000 photos under
     /// names of usual length; a name's line is at most about 25 kB).
@@ -128,6 +134,8 @@ final class DAVNames: @unchecked Sendable {
         let lock = Lock()
         // Guarded by `lock`; nil until first read.
         var account: Account?
+        // Guarded by `lock`: dropped (a request that held the box before keeps nothing).
+        var dropped = false
     }
 
     let directory: String
@@ -140,6 +148,9 @@ final class DAVNames: @unchecked Sendable {
     // endpoint's lock tables (`expirePlaceholders` asks them); never the other way.
     private let lock = Lock()
     private var boxes: [String: Box] = [:]
+    /// The passwords dropped while ptkd runs: a request still on its way for one (authorised
+    /// before the removal) reads no names and records none, so no file or name comes back.
+    private var dropped: Set<String> = []
 
     init(directory: String, minFree: Int64 = 0, maxShared: Int = DAVNames.maxShared, maxBytes: Int = DAVNames.maxBytes) {
         self.directory = directory
@@ -148,15 +159,21 @@ final class DAVNames: @unchecked Sendable {
         byteLimit = maxBytes
     }
 
-    /// Runs `body` on the names of password `id` (read from its file on first use), alone.
+    /// Runs `body` on the names of password `id` (read from its file on first use), alone. A
+    /// dropped password's are none, and what `body` does to them is kept nowhere.
     func with<T>(_ id: String, _ body: (inout Account) -> T) -> T {
-        let box = lock.withLock { () -> Box in
+        var none = Account()
+        none.gone = true
+        let box = lock.withLock { () -> Box? in
+            if dropped.contains(id) { return nil }
             if let box = boxes[id] { return box }
             let box = Box()
             boxes[id] = box
             return box
         }
+        guard let box else { return body(&none) }
         return box.lock.withLock {
+            if box.dropped { return body(&none) }
             if box.account == nil { box.account = load(id) }
             return body(&box.account!)
         }
@@ -204,14 +221,17 @@ final class DAVNames: @unchecked Sendable {
 
     /// Records a file name; flushed before it returns. A name for bytes kept already
     /// (`shared`) is refused (the reason returned, nothing recorded) past `maxShared` or
-    /// without `room`; any other is a photo just stored, recorded in memory whatever the file
-    /// can take (a failed write is logged: only this name is not remembered across a restart).
+    /// without `room`, unless `checked`: its `room` was asked before the PUT's body was read
+    /// (an `upload` password's), and whether the bytes were kept already must not change what
+    /// it is told (nor, through a count only those names raise, what its next PUT is told).
+    /// Any other name is a photo just stored, recorded in memory whatever the file can take
+    /// (a failed write is logged: only this name is not remembered across a restart).
     @discardableResult
-    func setFile(_ id: String, _ path: DAVPath, _ named: DAVNamed) -> String? {
+    func setFile(_ id: String, _ path: DAVPath, _ named: DAVNamed, checked: Bool = false) -> String? {
         with(id) { a in
             let line = Self.line(path, named)
             let old = a.files[path]
-            if named.shared {
+            if named.shared && !checked {
                 if old?.shared != true, a.sharedCount >= sharedLimit {
                     return "this app password holds \(sharedLimit) names for photos kept already"
                 }
@@ -320,12 +340,17 @@ final class DAVNames: @unchecked Sendable {
         }
     }
 
-    /// Drops everything kept for password `id`, in memory and its file (a removed password's).
+    /// Drops everything kept for password `id`, in memory and its file (a removed password's);
+    /// nothing is recorded for it after.
     func drop(_ id: String) {
-        let box = lock.withLock { boxes.removeValue(forKey: id) }
+        let box = lock.withLock { () -> Box? in
+            dropped.insert(id)
+            return boxes.removeValue(forKey: id)
+        }
         box?.lock.withLock {
             box?.account?.log?.close()
             box?.account = nil
+            box?.dropped = true
         }
         try? removeFile(path(id))  // gone already is what was asked; one that cannot be removed now goes at the next start
     }
@@ -348,6 +373,7 @@ final class DAVNames: @unchecked Sendable {
     /// writes it again compacted. A line that would go into the state file system's `min-free`
     /// is not written. A failure is logged: only this change is not remembered across a restart.
     private func append(_ a: inout Account, _ line: String) {
+        guard !a.gone else { return }
         let bytes = Array((line + "\n").utf8)
         do throws(SystemError) {
             if a.log == nil {

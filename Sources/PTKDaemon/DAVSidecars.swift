@@ -8,7 +8,9 @@ import PTKSystem
 /// its path (so a long or non-ASCII path never meets the file system's name limit): `HASH`
 /// holds its bytes, `HASH.path` its path. Small and bounded: at most `maxSize` bytes each,
 /// `maxCount` and `maxTotal` bytes per password, never into the state directory's file
-/// system's `min-free`. A password's index is read on its first use and kept in memory.
+/// system's `min-free`. A password's index is read on its first use and kept in memory, under
+/// a lock of its own: a client rewriting megabytes of them stalls only its own password's
+/// requests. A removed password's are dropped (`drop`), and nothing is kept for it after.
 final class DAVSidecars: @unchecked Sendable {
     static let maxSize = 1 << 20
     static let maxCount = 10_000
@@ -19,26 +21,49 @@ final class DAVSidecars: @unchecked Sendable {
         var modified: Int64
     }
 
+    typealias Index = [[UInt8]: (path: String, entry: Entry)]
+
+    /// One password's sidecars by path, under its own lock.
+    private final class Box: @unchecked Sendable {
+        let lock = Lock()
+        // Guarded by `lock`: nil until first read.
+        var index: Index?
+        // Guarded by `lock`: the password was removed (`drop`).
+        var dropped = false
+    }
+
     let directory: String
-    // Guarded by `lock`: each password's sidecars by path (read on first use).
+    // Guarded by `lock` (the boxes, not what is in them), with the passwords dropped while
+    // ptkd runs. A box's lock is taken once this one is let go, never inside it.
     private let lock = Lock()
-    private var index: [String: [[UInt8]: (path: String, entry: Entry)]] = [:]
+    private var boxes: [String: Box] = [:]
+    private var dropped: Set<String> = []
 
     init(directory: String) { self.directory = directory }
 
     private func folder(_ id: String) -> String { directory + "/" + id + ".sidecars" }
     private func file(_ id: String, _ path: String) -> String { folder(id) + "/" + SHA256.hex(of: Array(path.utf8)) }
 
-    /// Runs `body` on password `id`'s index, alone.
-    private func with<T>(_ id: String, _ body: (inout [[UInt8]: (path: String, entry: Entry)]) -> T) -> T {
-        lock.withLock {
-            if index[id] == nil { index[id] = load(id) }
-            return body(&index[id]!)
+    /// Runs `body` on password `id`'s index, alone (other passwords' go on meanwhile); nil,
+    /// with `body` not run, for a dropped password.
+    func with<T>(_ id: String, _ body: (inout Index) -> T) -> T? {
+        let box = lock.withLock { () -> Box? in
+            if dropped.contains(id) { return nil }
+            if let box = boxes[id] { return box }
+            let box = Box()
+            boxes[id] = box
+            return box
+        }
+        guard let box else { return nil }
+        return box.lock.withLock {
+            if box.dropped { return nil }
+            if box.index == nil { box.index = load(id) }
+            return body(&box.index!)
         }
     }
 
-    private func load(_ id: String) -> [[UInt8]: (path: String, entry: Entry)] {
-        var out: [[UInt8]: (path: String, entry: Entry)] = [:]
+    private func load(_ id: String) -> Index {
+        var out: Index = [:]
         // None kept yet (or unreadable): none shown.
         guard let names = try? FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return out }
         for name in names where name.hasSuffix(".path") {
@@ -51,7 +76,7 @@ final class DAVSidecars: @unchecked Sendable {
     }
 
     /// The sidecar `path` of password `id`, nil when it has none.
-    func entry(_ id: String, _ path: String) -> Optional<Entry> { with(id) { $0[Array(path.utf8)]?.entry } }
+    func entry(_ id: String, _ path: String) -> Optional<Entry> { with(id) { $0[Array(path.utf8)]?.entry } ?? nil }
 
     /// Its bytes (nil: gone meanwhile, answered empty).
     func read(_ id: String, _ path: String) -> [UInt8]? { try? readFileBytes(file(id, path), limit: Self.maxSize) }  // as the doc says
@@ -66,12 +91,12 @@ final class DAVSidecars: @unchecked Sendable {
                 guard !rest.isEmpty, !rest.contains(UInt8(ascii: "/")) else { return nil }
                 return (String(decoding: rest, as: UTF8.self), value.entry)
             }
-        }
+        } ?? []
     }
 
     /// Keeps `bytes` as the sidecar `path`; nil, or the reason it cannot (the detail is logged).
     func write(_ id: String, _ path: String, _ bytes: [UInt8], minFree: Int64) -> String? {
-        with(id) { all in
+        with(id) { all -> String? in
             let before = all[Array(path.utf8)]?.entry.size
             if before == nil && all.count >= Self.maxCount { return "this password keeps \(Self.maxCount) such files already" }
             let total = all.values.reduce(Int64(0)) { $0 + $1.entry.size }
@@ -91,11 +116,11 @@ final class DAVSidecars: @unchecked Sendable {
                 Log.warning("webdav: cannot keep a sidecar in \(folder(id)): \(error)")
                 return "the receiver cannot keep it now"
             }
-        }
+        } ?? "this app password was removed"
     }
 
     func remove(_ id: String, _ path: String) {
-        with(id) { all in
+        _ = with(id) { all in
             all[Array(path.utf8)] = nil
             // Gone already is what was asked.
             try? removeFile(file(id, path) + ".path")
@@ -105,13 +130,13 @@ final class DAVSidecars: @unchecked Sendable {
 
     /// Removes every sidecar at or below `path`.
     func removeAll(_ id: String, within path: String) {
-        for p in with(id, { $0.values.map(\.path) }) where Self.within(p, path) { remove(id, p) }
+        for p in with(id, { $0.values.map(\.path) }) ?? [] where Self.within(p, path) { remove(id, p) }
     }
 
     /// Moves the sidecars at or below `from` to `to`, replacing what is there (these files are
     /// the client's own); one that cannot be read stays where it was.
     func move(_ id: String, _ from: String, to: String) {
-        for p in with(id, { $0.values.map(\.path) }) where Self.within(p, from) {
+        for p in with(id, { $0.values.map(\.path) }) ?? [] where Self.within(p, from) {
             let new = to + String(decoding: Array(p.utf8).dropFirst(from.utf8.count), as: UTF8.self)
             guard let bytes = read(id, p), write(id, new, bytes, minFree: 0) == nil else { continue }
             remove(id, p)
@@ -120,10 +145,16 @@ final class DAVSidecars: @unchecked Sendable {
 
     /// Drops everything kept for password `id`, in memory and on disk (a removed password's).
     func drop(_ id: String) {
-        lock.withLock {
-            index[id] = nil
-            Self.removeFolder(folder(id))
+        let box = lock.withLock { () -> Box? in
+            dropped.insert(id)
+            return boxes.removeValue(forKey: id)
         }
+        // A write that held the box finishes first; its files go with the folder.
+        box?.lock.withLock {
+            box?.index = nil
+            box?.dropped = true
+        }
+        Self.removeFolder(folder(id))
     }
 
     /// Removes everything kept for password `id` (a removed password's, at ptkd's start).

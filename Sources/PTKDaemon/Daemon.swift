@@ -293,6 +293,8 @@ public final class Daemon: @unchecked Sendable {
         // (no more accepted, the open ones given their grace), the indexing, the checks.
         lateServices = services.stopAll()
         for name in lateServices { Log.warning("\(name) did not stop in time") }
+        // App passwords' last uses are written at most once a minute each: the latest ones now.
+        web?.dav.passwords.flushNotes(now: WallTime.now.seconds)
         let left = activeSessions
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
         return failure

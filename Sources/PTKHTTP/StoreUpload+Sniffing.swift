@@ -18,9 +18,13 @@ extension StoreUpload {
     /// is asked, their type (`PhotoType.sniff`, nil when not a photo) handed to `decide`, and
     /// the photo it names received as `receive` does (no resuming: such clients send again
     /// from the start). A refusal comes back as a failure at stage `.body` (the rest of the
-    /// body is not read: the connection closes after the answer).
+    /// body is not read: the connection closes after the answer). `beforePublishing` is asked
+    /// once the whole body is in, before the store publishes the photo: a refusal (its status
+    /// and reason) stores nothing, at stage `.finish` (a door whose client's right to send may
+    /// end while a body is on its way: a removed app password).
     public static func receive(size: Int64, from http: HTTPConnection, into store: PhotoStore, idle: Duration,
-                               decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?) -> Outcome {
+                               decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
+                               beforePublishing: () -> (Int, String)? = { nil }) -> Outcome {
         let wanted = Int(min(Int64(sniffLength), size))
         var head: [UInt8] = []
         var writer: BodyWriter? = nil
@@ -82,7 +86,7 @@ extension StoreUpload {
         if writer == nil, !open() {
             return .failed(failure!)
         }
-        if let (status, reason) = writer!.flush() {
+        if let (status, reason) = writer!.flush() ?? beforePublishing() {
             writer!.incoming.abandon(keepForResume: false)
             return .failed(Failure(status: status, reason: reason, detail: reason, stage: .finish, received: count))
         }

@@ -16,15 +16,17 @@ import PTKSystem
 /// take no lock: they read the file whenever its inode, size or time changed (a removal works
 /// on the next request), and a replaced file is never seen half-written.
 public final class AppPasswords: @unchecked Sendable {
-    // `noted` is guarded by `lock`; `file` guards itself; the rest is immutable.
+    // `written` and `pending` are guarded by `lock`; `file` guards itself; the rest is immutable.
     public let directory: String
     private let web: StateDirectory
     private let file: ReloadingFile<[AppPasswordFile.Entry]>
     private let lock = Lock()
-    /// Per password id: when and from where its use was last written (or found written).
-    private var noted: [String: (time: Int64, address: String)] = [:]
+    /// Per password id: when its use was last written (or found written).
+    private var written: [String: Int64] = [:]
+    /// Per password id: its latest use not written yet, and from where.
+    private var pending: [String: (time: Int64, address: String)] = [:]
 
-    /// A use is written at most this often per password (seconds), unless the address changed.
+    /// A use is written at most this often per password (seconds), whatever its address.
     public static let noteInterval: Int64 = 60
     /// A generated password: this many groups of `groupLength` lower-case letters, joined by "-".
     public static let groups = 6
@@ -115,27 +117,59 @@ public final class AppPasswords: @unchecked Sendable {
         file.readable.map { Set($0.map(\.password.id)) }
     }
 
-    /// ptkd: records a use of password `id` from `address` at `now`. Written (holding the lock,
-    /// re-reading the file) at most once per `noteInterval` per password, or at once when the
-    /// address changed; otherwise only remembered. A removed password is not written back.
+    /// ptkd: records a use of password `id` from `address` at `now`. The file is written
+    /// (holding the lock, re-reading it) at most once per `noteInterval` per password, whatever
+    /// the address (one password used from two addresses in turn, as a phone between Wi-Fi and
+    /// a VPN, would otherwise rewrite it at every request): a use within the interval is
+    /// remembered and written, the latest one, with the next write that is due (this
+    /// password's next use after the interval, any other password's due write, or
+    /// `flushNotes` as ptkd stops). So `ptk app-password list` may show a use up to a minute
+    /// late. A removed password is not written back.
     public func noteUse(id: String, address: String, now: Int64) {
         let address = AppPasswordFile.cleanAddress(address)
         guard let stored = file.current.first(where: { $0.password.id == id })?.password else { return }
-        let due: Bool = lock.withLock {
-            if let last = noted[id] ?? stored.lastUsed.map({ (time: $0, address: stored.lastAddress ?? "-") }),
-               now >= last.time, now - last.time < Self.noteInterval, last.address == address { return false }
-            noted[id] = (now, address)
-            return true
+        let due: [String: (time: Int64, address: String)] = lock.withLock {
+            if written[id] == nil, let last = stored.lastUsed { written[id] = last }
+            pending[id] = (now, address)
+            if let last = written[id], now >= last, now - last < Self.noteInterval { return [:] }
+            return takePending(now: now, all: false)
         }
-        guard due else { return }
+        writeUses(due)
+    }
+
+    /// ptkd, as it stops: writes every use remembered and not written yet.
+    public func flushNotes(now: Int64) {
+        writeUses(lock.withLock { takePending(now: now, all: true) })
+    }
+
+    /// The uses to write now (all, or those of passwords last written `noteInterval` ago or
+    /// more), marked written at `now`. Call under `lock`.
+    private func takePending(now: Int64, all: Bool) -> [String: (time: Int64, address: String)] {
+        var due: [String: (time: Int64, address: String)] = [:]
+        for (id, use) in pending {
+            if !all, let last = written[id], now >= last, now - last < Self.noteInterval { continue }
+            due[id] = use
+            written[id] = now
+        }
+        for id in due.keys { pending[id] = nil }
+        return due
+    }
+
+    /// Writes `uses` into the file (lines of passwords removed meanwhile are not written back).
+    private func writeUses(_ uses: [String: (time: Int64, address: String)]) {
+        guard !uses.isEmpty else { return }
         // Only `ptk app-password list` shows it: a failed write loses nothing else, and the next
-        // use after `noteInterval` tries again.
+        // use after `noteInterval` writes that password's again.
         try? locked { dir in
             var entries = try read(in: dir)
-            guard let i = entries.firstIndex(where: { $0.password.id == id }) else { return }
-            entries[i].password.lastUsed = now
-            entries[i].password.lastAddress = address == "-" ? nil : address
-            try write(entries, in: dir)
+            var changed = false
+            for (i, entry) in entries.enumerated() {
+                guard let use = uses[entry.password.id] else { continue }
+                entries[i].password.lastUsed = use.time
+                entries[i].password.lastAddress = use.address == "-" ? nil : use.address
+                changed = true
+            }
+            if changed { try write(entries, in: dir) }
         }
     }
 

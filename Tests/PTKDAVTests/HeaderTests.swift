@@ -110,6 +110,17 @@ struct IfHeaderTests {
         #expect(IfHeader.parse(header) == nil)
     }
 
+    @Test("at most 100 conditions in all: more, in one list or in many, is nil; tokens named many times are submitted once, in the order first named")
+    func bounded() throws {
+        let hundred = "(" + (0..<100).map { "<t:\($0)>" }.joined() + ")"
+        #expect(IfHeader.parse(hundred)?.allTokens.count == 100)
+        #expect(IfHeader.parse("(" + (0...100).map { "<t:\($0)>" }.joined() + ")") == nil)
+        #expect(IfHeader.parse((0...100).map { "(<t:\($0)>)" }.joined()) == nil)
+        #expect(IfHeader.parse("(" + (0..<3_000).map { "<\(String($0, radix: 16))>" }.joined() + ")") == nil)
+        let h = try #require(IfHeader.parse("(<t:b> <t:a>) (<t:b>) (Not <t:c> <t:a>) (<t:c>)"))
+        #expect(h.allTokens == ["t:b", "t:a", "t:c"])
+    }
+
     @Test("evaluation: a list is true when all its conditions are, the header when any list is")
     func evaluation() throws {
         let state: (String) -> (tokens: [String], etag: String?) = { key in

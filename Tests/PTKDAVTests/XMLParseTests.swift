@@ -210,6 +210,34 @@ struct HostileXMLTests {
         #expect(parsed("<a>" + String(repeating: "<b/>", count: 9_999) + "</a>") != nil)
     }
 
+    @Test("a namespace over 1 KiB is refused, on an element or an attribute, before thousands of names repeat it; one of 1 KiB is taken")
+    func longNamespaces() throws {
+        let long = "u:" + String(repeating: "a", count: 30_000)
+        let repeated = "<a:r xmlns:a=\"\(long)\">" + String(repeating: "<a:x/>", count: 5_000) + "</a:r>"
+        #expect(failure(repeated) == "the XML body names a namespace of 30002 bytes; at most 1024 are taken")
+        let attribute = "<r xmlns:a=\"u:\(String(repeating: "b", count: 1_100))\" a:x=\"1\"/>"
+        #expect(failure(attribute) == "the XML body names a namespace of 1102 bytes; at most 1024 are taken")
+        // Declared and not used: nothing repeats it.
+        #expect(parsed("<r xmlns:a=\"\(long.prefix(60_000))\"/>") != nil)
+        let fits = "u:" + String(repeating: "c", count: 1_022)
+        let root = try #require(parsed("<a:r xmlns:a=\"\(fits)\"><a:x a:y=\"1\"/></a:r>"))
+        #expect(root.name == XMLName(fits, "r"))
+        #expect(root.children.first?.attributes[XMLName(fits, "y")] == "1")
+    }
+
+    @Test("serialized() of an owner using 3,000 namespaces declares each once, ns0 to ns2999 in order of use, DAV: as D among them, and reads back the same")
+    func manyNamespaces() throws {
+        let children = (0..<3_000).map { "<x xmlns=\"u:\($0)\"/>" }.joined()
+        let owner = try #require(parsed("<D:owner xmlns:D=\"DAV:\">" + children + "<D:href>h</D:href></D:owner>"))
+        let started = ContinuousClock.now
+        let text = owner.serialized()
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(text.hasPrefix("<D:owner xmlns:D=\"DAV:\" xmlns:ns0=\"u:0\" xmlns:ns1=\"u:1\""), "\(text.prefix(200))")
+        #expect(text.contains("<ns2999:x/><D:href>h</D:href></D:owner>"))
+        let same = (try? DAVXML.parse(bytes(text), limits: XMLLimits(maxBytes: 1 << 20)).get()) == owner
+        #expect(same, "reads back the same")
+    }
+
     @Test("an over-size body is refused before parsing, with the limit in the message")
     func overSize() {
         let body = "<a>" + String(repeating: "x", count: 65_536) + "</a>"

@@ -135,7 +135,52 @@ struct AppPasswordsTests {
         #expect(s.verify(name: "phone", password: password) == p)
     }
 
-    @Test("a use is written at once the first time, then at most once a minute, or when the address changes; a removed password is not written back")
+    @Test("one password used from two addresses in turn, 200 times in 100 s, rewrites the file at most once a minute; the latest use is written when the next write is due")
+    func noteUseCoalesced() throws {
+        let (daemon, dir) = store()
+        defer { removeTree(dir) }
+        let admin = AppPasswords(directory: dir + "/web")
+        let (p, _) = try admin.add(name: "phone", access: .upload, now: now)
+        var rewrites = 0
+        var last = try fileStatus(admin.path)
+        for i in 0..<200 {
+            daemon.noteUse(id: p.id, address: i % 2 == 0 ? "192.0.2.1" : "192.0.2.2", now: now + Int64(i / 2))
+            let status = try fileStatus(admin.path)
+            if status != last { rewrites += 1 }
+            last = status
+        }
+        #expect(rewrites <= 2, "\(rewrites) rewrites")
+        let listed = try #require(try admin.list().first)
+        #expect(listed.lastUsed == now + 60, "the use at the minute's end was written: \(String(describing: listed.lastUsed))")
+        daemon.noteUse(id: p.id, address: "192.0.2.3", now: now + 120)
+        #expect(try admin.list().first?.lastUsed == now + 120)
+        #expect(try admin.list().first?.lastAddress == "192.0.2.3")
+    }
+
+    @Test("uses not written yet are written by flushNotes (ptkd stopping), every password's at once; a removed password's are not written back")
+    func noteUseFlushed() throws {
+        let (daemon, dir) = store()
+        defer { removeTree(dir) }
+        let admin = AppPasswords(directory: dir + "/web")
+        let (a, _) = try admin.add(name: "phone", access: .upload, now: now)
+        let (b, _) = try admin.add(name: "laptop", access: .full, now: now)
+        let (c, _) = try admin.add(name: "gone", access: .full, now: now)
+        for p in [a, b, c] { daemon.noteUse(id: p.id, address: "192.0.2.1", now: now + 10) }
+        daemon.noteUse(id: a.id, address: "192.0.2.2", now: now + 30)
+        daemon.noteUse(id: b.id, address: "192.0.2.3", now: now + 40)
+        daemon.noteUse(id: c.id, address: "192.0.2.4", now: now + 40)
+        #expect(try admin.list().map(\.lastUsed) == [now + 10, now + 10, now + 10])
+        #expect(try admin.remove(name: "gone"))
+        daemon.flushNotes(now: now + 45)
+        let listed = try admin.list()
+        #expect(listed.map(\.lastUsed) == [now + 30, now + 40])
+        #expect(listed.map(\.lastAddress) == ["192.0.2.2", "192.0.2.3"])
+        let status = try fileStatus(admin.path)
+        daemon.flushNotes(now: now + 46)
+        #expect(try fileStatus(admin.path) == status, "nothing left to write: not rewritten")
+    }
+
+    @Test("a use is written at once the first time, then at most once a minute whatever its address; a removed password is not written back")
     func noteUseThrottled() throws {
         let (daemon, dir) = store()
         defer { removeTree(dir) }
