@@ -57,7 +57,7 @@ test:
 	@scripts/check-imports.py
 	@scripts/check-try.py
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
-	$(SWIFT) test --disable-xctest $(SWIFTFLAGS)
+	SWIFT="$(SWIFT)" scripts/run-tests.sh --disable-xctest $(SWIFTFLAGS)
 
 run: release
 	.build/release/ptkd $(ARGS)
