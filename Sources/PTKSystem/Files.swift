@@ -52,11 +52,19 @@ public func parentDirectory(of path: String) -> String {
 /// `mode`, flushed and renamed over it, so a reader sees the old file or the new one, never
 /// half of one; then the directory is flushed, so the new file is the one a power cut leaves.
 /// Run as root, the file gets the owner and group of its directory, so a service user that
-/// owns the directory can still replace it. The corresponding C functions are `open`,
-/// `write`, `fchmod`, `fchown`, `fsync` and `rename`.
+/// owns the directory can still replace it. The temporary is made new (O_EXCL | O_NOFOLLOW |
+/// O_NONBLOCK: whatever was left or put at its name is removed first, never written through
+/// or waited on). The corresponding C functions are `open`, `write`, `fchmod`, `fchown`,
+/// `fsync` and `rename`.
 public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode) throws(SystemError) {
     let temporary = path + ".tmp.\(getpid())"
-    let fd = try FileDescriptor.open(temporary, flags: [.writeOnly, .create, .truncate, .noFollow], mode: mode)
+    let flags: OpenFlags = [.writeOnly, .create, .exclusive, .noFollow, .nonBlocking]
+    let fd: FileDescriptor
+    do { fd = try FileDescriptor.open(temporary, flags: flags, mode: mode) } catch where error.code == .exists {
+        // Left by a process killed mid-write (its pid is ours now), or put there: its name only goes.
+        try removeFile(temporary)
+        fd = try FileDescriptor.open(temporary, flags: flags, mode: mode)
+    }
     do {
         try fd.writeAll(bytes)
         try fd.setPermissions(mode)
