@@ -72,7 +72,10 @@ public struct Way {
 
     /// The users other than root who own a step (in the order met), each with the group of
     /// the deepest step it owns: a user who could replace what lies below what it owns.
-    public var owners: [(user: UInt32, group: UInt32)] {
+    public var owners: [(user: UInt32, group: UInt32)] { Self.owners(steps) }
+
+    /// The users other than root who own one of `steps`, as `owners` says.
+    public static func owners(_ steps: [WayStep]) -> [(user: UInt32, group: UInt32)] {
         var owners: [(user: UInt32, group: UInt32)] = []
         for step in steps where step.owner != 0 {
             if let i = owners.firstIndex(where: { $0.user == step.owner }) {
@@ -122,6 +125,41 @@ public struct Way {
         end?.close()
         way.missing = missing
         return way
+    }
+}
+
+extension Way {
+    /// What the folder `relative` beneath this way's directory ("" for the directory itself)
+    /// holds, each entry by its own status (`fstatat`, no link followed): files a user may
+    /// own in a folder of root's, whose bytes root would read if it acted as root. The folder
+    /// is reached as `beneath` reaches it, but no link is followed to it (the library and the
+    /// state's stores refuse one there); nil when it is missing or not a folder. Any other
+    /// failure is an error. The corresponding C functions are `openat`, `getdents` and
+    /// `fstatat`.
+    public func entries(of relative: String) throws(SystemError) -> [WayStep]? {
+        guard missing == nil, let directory else { return nil }
+        var folder = try directory.duplicate()
+        defer { folder.close() }
+        var walked = steps.last?.path ?? "/"
+        for part in relative.parts(separatedBy: "/", omittingEmpty: true) {
+            walked = joined(walked, part)
+            let fd = openat(folder.rawValue, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else {
+                let code = errno
+                if code == ENOENT || code == ENOTDIR || code == ELOOP { return nil }
+                throw SystemError(call: "open", object: walked, errno: code)
+            }
+            folder.close()
+            folder = FileDescriptor(rawValue: fd)
+        }
+        var found: [WayStep] = []
+        for name in try folder.entries() {
+            var st = stat()
+            // Gone since it was listed: nothing of it to read.
+            guard fstatat(folder.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            found.append(WayStep(st, path: joined(walked, name)))
+        }
+        return found
     }
 }
 

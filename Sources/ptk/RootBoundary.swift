@@ -76,6 +76,15 @@ enum RootBoundary {
                                   : ["web", "web/tls", "identity", "localsend", "received"]
     }
 
+    /// The folders of `command`'s directory whose files ptk reads the bytes of (the index;
+    /// the trust lists, the web logins, the identities), "" for the directory itself: a file
+    /// there another user owns (a folder of root's holding files the service user can still
+    /// write) counts that user as an owner. The photos and their thumbnails are not looked at
+    /// one by one (a library holds a great many).
+    static func foldersOfFiles(for command: AdminCommand?) -> [String] {
+        isLibraryCommand(command) ? [".ptk"] : ["", "web", "web/tls", "identity", "localsend"]
+    }
+
     /// Why root's ptk refuses a way it could not walk (`error`, from `openWay`).
     static func unreachable(_ error: SystemError, directory: String, _ command: AdminCommand?) -> String {
         let why = "root's ptk decides whom to act as from the folders it opens on the way (one by one, by descriptor), "
@@ -112,9 +121,13 @@ enum RootBoundary {
         for inside in insides(for: command) {
             do { ways.append(try way.beneath(inside)) } catch { refuse(unreachable(error, directory: directory, command)) }
         }
+        var files: [WayStep] = []
+        for folder in foldersOfFiles(for: command) {
+            do { files += try way.entries(of: folder) ?? [] } catch { refuse(unreachable(error, directory: directory, command)) }
+        }
         var owners: [(user: UInt32, group: UInt32)] = []
-        for w in ways {
-            for owner in w.owners where !owners.contains(where: { $0.user == owner.user }) { owners.append(owner) }
+        for steps in ways.map(\.steps) + [files] {
+            for owner in Way.owners(steps) where !owners.contains(where: { $0.user == owner.user }) { owners.append(owner) }
         }
         if owners.count > 1 {
             let list = owners.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group).description }.joined(separator: " and ")

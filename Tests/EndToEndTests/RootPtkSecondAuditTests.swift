@@ -246,6 +246,25 @@ extension RootPtkHostileStateTests {
         #expect(revoke.status == 0, "\(revoke.stderr)")
     }
 
+    @Test("second audit, the same shape: a root-owned state directory or .ptk holding files of the service user: root's ptk acts as that user, never writes them as root")
+    func secondAuditFilesOfTheServiceUserInRootsFolders() throws {
+        let lib = try ServiceLibrary()
+        // The administrator gave the folders to root, not what is in them (chown without -R).
+        let trusted = lib.state + "/trusted-senders"
+        writeFile(trusted, Array("\(String(repeating: "ab", count: 32)) planted by the service user\n".utf8))
+        #expect(chown(trusted, serviceUID, serviceGID) == 0)
+        let before = readFile(trusted)
+        let r = try lib.ptk(["trust", "allow", String(repeating: "cd", count: 32), "root's laptop"])
+        #expect(r.status != 0 && r.stderr.contains("denied"), "trust allow as root over the service user's file: \(r.status) \(r.stdout) \(r.stderr)")
+        #expect(readFile(trusted) == before && linkStatus(trusted)?.st_uid == serviceUID, "written as root")
+        // The index of the service user in a .ptk of root's: read and written only as that user.
+        #expect(chown(lib.index, serviceUID, serviceGID) == 0)
+        for suffix in ["-wal", "-shm"] { _ = unlink(lib.index + suffix) }
+        let note = try lib.ptk(["note", "pic", "as root"])
+        #expect(note.status != 0 && !note.stderr.isEmpty, "\(note.status) \(note.stderr)")
+        #expect(!fileExists(lib.index + "-wal") && !fileExists(lib.index + "-shm"), "made in root's .ptk as root")
+    }
+
     // MARK: Second audit, 5. The refusal of an ACL
 
     @Test("second audit 5: a root-owned 0755 photos directory with an access ACL granting the service user write is refused, and the message says it is the ACL")

@@ -109,6 +109,23 @@ import Testing
         }
     }
 
+    @Test("entries: what a folder beneath the directory holds, each by its own owner, a link not followed to reach it")
+    func entries() throws {
+        try withTree { top throws in
+            #expect(mkdir(top + "/roots/.ptk", 0o755) == 0)
+            writeFile(top + "/roots/.ptk/index.sqlite", [1])
+            #expect(chown(top + "/roots/.ptk/index.sqlite", 4242, 4242) == 0)
+            #expect(symlink(top + "/state/received", top + "/roots/elsewhere") == 0)
+            let way = try openWay(top + "/roots")
+            defer { way.directory?.close() }
+            let files = try #require(try way.entries(of: ".ptk"))
+            #expect(files.map(\.path) == [top + "/roots/.ptk/index.sqlite"] && Way.owners(files).map(\.user) == [4242])
+            #expect(try way.entries(of: "")?.map(\.path).sorted() == [top + "/roots/.ptk", top + "/roots/elsewhere"])
+            #expect(try way.entries(of: "elsewhere") == nil, "a link is not followed to a folder")
+            #expect(try way.entries(of: "missing") == nil)
+        }
+    }
+
     @Test("a folder with an access ACL granting a user write is found, and says it has one")
     func anAccessACLIsNoted() throws {
         try withTree { top throws in
