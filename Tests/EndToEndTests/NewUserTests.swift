@@ -66,7 +66,7 @@ struct NewUserTests {
         guard geteuid() == 0 else { return print("neverRan: not root, so root's refusal is not tried") }
         let r = try run("ptk", args)
         #expect(r.status == 64)
-        #expect(r.stderr == "ptk: the received-photos directory '\(root)/received' does not exist (has ptkd run on this host? start it: sudo systemctl start ptkd; or give --dir); "
+        #expect(r.stderr == "ptk: the received-photos directory \"\(root)/received\" does not exist (has ptkd run on this host? start it: sudo systemctl start ptkd; or give --dir); "
                 + "root's ptk decides whom to act as from the folders it opens on the way (one by one, by descriptor), so it refuses a way it cannot open: "
                 + "at the next look it could lead elsewhere; refused\n", "\(r.stderr)")
     }
