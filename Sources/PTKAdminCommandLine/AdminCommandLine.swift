@@ -43,11 +43,11 @@ public enum AdminExitStatus: Int32, ExitStatusCode {
         switch self {
         case .done: return "done"
         case .notFound: return "no such photo, device or app password, a name taken, or an ambiguous prefix"
-        case .usage: return "usage error, or (run as root) a directory users other than root and its owner may change"
+        case .usage: return "usage error, or (run as root) a directory users other than root and its owner may change, or a way to it that cannot be opened"
         case .invalidData: return "a package or photo that is not valid (or a package of a newer Version), or a photo that is not the one the index holds"
         case .nothingYet: return "no library or identity yet (or a damaged identity)"
         case .cannotCreate: return "an output that cannot be created"
-        case .ioError: return "a file or the index cannot be read or written, or another process held its lock too long (10 s for a lock file, 30 s for the index)"
+        case .ioError: return "a file or the index cannot be read or written, or another process held its lock (or a lease on it) too long (10 s for a lock file, 30 s for the index)"
         }
     }
 }
