@@ -76,9 +76,10 @@ public let adminCommandLine = CommandTable<AdminOption>(
         configuration file and the packages given to import; an export, a gallery or thumbnail -o
         FILE into a folder that user does not control is written by ptk as that user into a new
         folder of root's there and moved into place. Refused (exit 64): a directory several users
-        own the way to, and one that users other than root and that user may change on the way
-        (a folder writable by its group or by others that is not that user's, sticky or not where
-        names are made), with the folder named and what to do about it.
+        own the way to, one that users other than root and that user may change on the way (a
+        folder writable by its group or by others that is not that user's, sticky or not where
+        names are made, or with an ACL granting write), and a way it cannot open folder by folder
+        (a missing part, a dangling link), with the folder named and what to do about it.
         """,
     commands: [
         Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received) in the host's time zone, sender, rating"),
