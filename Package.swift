@@ -115,7 +115,7 @@ let package = Package(
         .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
 
         // Helpers shared by the test targets: PNG generation, temporary directories.
-        .target(name: "PTKTestSupport", dependencies: ["CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport", "PTKHTTP", "PTKTime"]),
+        .target(name: "PTKTestSupport", dependencies: ["CLinux", "CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport", "PTKHTTP", "PTKTime"]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
         .target(name: "PTKFuzz", dependencies: ["PTKHTTP", "PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKDAV", "PTKSystem", "PTKWeb", "PTKVocabulary"]),

@@ -45,4 +45,15 @@ extern int setresuid(unsigned int ruid, unsigned int euid, unsigned int suid);
 extern int setresgid(unsigned int rgid, unsigned int egid, unsigned int sgid);
 extern int getresuid(unsigned int *ruid, unsigned int *euid, unsigned int *suid);
 
+/// fgetxattr(2): the value of the extended attribute `name` of the open file `fd` into `value`
+/// (with `size` 0, only its length); -1 and errno when it has none (ENODATA) or on failure.
+/// ssize_t and size_t are long and unsigned long on Linux.
+extern long fgetxattr(int fd, const char *name, void *value, unsigned long size);
+
+/// fanotify_init(2) and fanotify_mark(2) (`mask` is a uint64_t, unsigned long on Linux's 64-bit
+/// ABIs): the tests hold another process's open of a chosen file (FAN_OPEN_PERM) while they
+/// change the tree, to make a race happen at one exact step.
+extern int fanotify_init(unsigned int flags, unsigned int event_f_flags);
+extern int fanotify_mark(int fanotify_fd, unsigned int flags, unsigned long mask, int dirfd, const char *pathname);
+
 #endif

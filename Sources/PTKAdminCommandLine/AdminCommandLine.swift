@@ -43,11 +43,11 @@ public enum AdminExitStatus: Int32, ExitStatusCode {
         switch self {
         case .done: return "done"
         case .notFound: return "no such photo, device or app password, a name taken, or an ambiguous prefix"
-        case .usage: return "usage error, or (run as root) a directory users other than root and its owner may change"
+        case .usage: return "usage error, or (run as root) a directory users other than root and its owner may change, or a way to it that cannot be opened"
         case .invalidData: return "a package or photo that is not valid (or a package of a newer Version), or a photo that is not the one the index holds"
         case .nothingYet: return "no library or identity yet (or a damaged identity)"
         case .cannotCreate: return "an output that cannot be created"
-        case .ioError: return "a file or the index cannot be read or written, or another process held its lock too long (10 s for a lock file, 30 s for the index)"
+        case .ioError: return "a file or the index cannot be read or written, or another process held its lock (or a lease on it) too long (10 s for a lock file, 30 s for the index)"
         }
     }
 }
@@ -76,9 +76,10 @@ public let adminCommandLine = CommandTable<AdminOption>(
         configuration file and the packages given to import; an export, a gallery or thumbnail -o
         FILE into a folder that user does not control is written by ptk as that user into a new
         folder of root's there and moved into place. Refused (exit 64): a directory several users
-        own the way to, and one that users other than root and that user may change on the way
-        (a folder writable by its group or by others that is not that user's, sticky or not where
-        names are made), with the folder named and what to do about it.
+        own the way to, one that users other than root and that user may change on the way (a
+        folder writable by its group or by others that is not that user's, sticky or not where
+        names are made, or with an ACL granting write), and a way it cannot open folder by folder
+        (a missing part, a dangling link), with the folder named and what to do about it.
         """,
     commands: [
         Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received) in the host's time zone, sender, rating"),

@@ -10,54 +10,68 @@ extension PhotoLibrary {
     /// sender, time, rating, note; each links to the full photo) as `index.html` in `outputDirectory` (default
     /// `.ptk/gallery/`), which a browser opens from disk. Links are relative, so the page works
     /// wherever the photos directory is mounted; outside the library folder the thumbnails are
-    /// copied beside the page. Returns the page's path. With `linkingFrom`, the files are
-    /// written into `outputDirectory` but link as if they were in `linkingFrom`, where they are
-    /// moved afterwards (root's `ptk gallery -o DIR` has the service user write them into a
-    /// folder of its own in DIR).
-    public func gallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil) throws(LibraryError) -> (path: String, photos: Int) {
+    /// copied beside the page, and `leavingOut` is told why each thumbnail left out was (one
+    /// that cannot be read, or is not one the library could have made: `thumbnail(of:side:)`;
+    /// its photo is on the page without it). Returns the page's path and the number of
+    /// photos. With `linkingFrom`,
+    /// the files are written into `outputDirectory` but link as if they were in `linkingFrom`,
+    /// where they are moved afterwards (root's `ptk gallery -o DIR` has the service user write
+    /// them into a folder of its own in DIR).
+    ///
+    /// The output folder (and its `thumbnails`) is opened once, and everything is written
+    /// through its descriptor: a folder swapped for a symbolic link after it was opened (the
+    /// service user's `.ptk/gallery`) is not written through.
+    public func gallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
+                        leavingOut: (String) -> Void = { _ in }) throws(LibraryError) -> (path: String, photos: Int) {
         // Written through the path as given (a staging child writes into "."), linked as final.
         let out = outputDirectory ?? defaultGalleryFolder
         let final = absolutePath(finalDirectory ?? out)
         let inLibrary = final == absolutePath(defaultGalleryFolder)
+        let folder: FileDescriptor
         do {
             if inLibrary {
                 // .ptk/gallery is ptkd's folder: opened (made when missing) beneath the directory,
                 // never through a symbolic link planted at its name or at .ptk.
-                let folder = try photos.openDirectoryBeneath(Self.folderName + "/gallery", creating: 0o755, ownerOf: directory)
-                folder.close()
+                folder = try photos.openDirectoryBeneath(Self.folderName + "/gallery", creating: 0o755, ownerOf: directory)
             } else {
                 try makeDirectories(out, mode: 0o755, ownerLike: nil)
+                folder = try openDirectory(out, followingLinks: true)
             }
         } catch {
             let planted = inLibrary && (try? photos.status(of: Self.folderName + "/gallery"))?.isSymlink == true  // unreadable: the error as it is
             throw LibraryError(.io, "cannot create \(out): \(planted || error.code == .tooManySymlinks ? "it is a symbolic link, which is not followed" : "\(error)")")
         }
+        defer { folder.close() }
         let photosRelative = relativePath(from: final, to: absolutePath(directory))
-        let thumbnailsRelative: String
-        if inLibrary {
-            thumbnailsRelative = "../thumbnails"
-        } else {
-            thumbnailsRelative = "thumbnails"
-            do { try makeDirectories(out + "/thumbnails", mode: 0o755) } catch {
-                throw LibraryError(.io, "cannot create \(out)/thumbnails: \(error)")
-            }
-        }
+        let thumbnailsRelative = inLibrary ? "../thumbnails" : "thumbnails"
         let photos = Array(try all(sort: .time).reversed())
-        // Beside a page outside the library, the thumbnails are copied next to it.
+        // Beside a page outside the library, the thumbnails are copied next to it, a batch at a
+        // time (each at most `Thumbnailer.largestThumbnailBytes`), one flush for each batch.
         let side = Thumbnailer.gallerySides.max()!
         if !inLibrary {
-            for photo in photos where photo.hasThumbnail {
-                // A thumbnail that cannot be read leaves its photo on the page without one.
-                guard let name = photo.thumbnailFileName(side: side), let bytes = try? thumbnail(of: photo, side: side)?.bytes else { continue }
-                let path = out + "/thumbnails/" + name
-                do {
-                    let fd = try FileDescriptor.open(path, flags: [.writeOnly, .create, .truncate, .noFollow], mode: 0o644)
-                    defer { fd.close() }
-                    try fd.writeAll(bytes)
-                } catch {
-                    throw LibraryError(.io, "cannot write \(path): \(error)")
-                }
+            let thumbnails: FileDescriptor
+            do { thumbnails = try folder.openDirectoryRefusingLinks("thumbnails", path: out + "/thumbnails", creating: 0o755) } catch {
+                throw LibraryError(.io, "cannot create \(out)/thumbnails: \(error)")
             }
+            defer { thumbnails.close() }
+            var batch: [(name: String, bytes: [UInt8])] = []
+            func flush() throws(LibraryError) {
+                let errors = thumbnails.writeFilesAtomically(batch, mode: 0o644, path: out + "/thumbnails")
+                if let error = errors.compactMap({ $0 }).first { throw LibraryError(.io, "cannot write in \(out)/thumbnails: \(error)") }
+                batch.removeAll()
+            }
+            for photo in photos where photo.hasThumbnail {
+                guard let name = photo.thumbnailFileName(side: side) else { continue }
+                do {
+                    guard let rendition = try thumbnail(of: photo, side: side) else { continue }
+                    batch.append((name, rendition.bytes))
+                } catch {
+                    leavingOut(error.description)
+                    continue
+                }
+                if batch.count == 32 { try flush() }
+            }
+            if !batch.isEmpty { try flush() }
         }
         // A photo not indexed again since schema 5 shows its old `<id>.png`.
         var oldThumbnails: [Int64: String] = [:]
@@ -65,7 +79,7 @@ extension PhotoLibrary {
         let html = StaticGallery.page(directory: directory, photos: photos.map(WebPhoto.init), photosLink: photosRelative, thumbnailsLink: thumbnailsRelative,
                                        thumbnailSide: side, thumbnailFiles: oldThumbnails)
         let page = out + "/index.html"
-        do { try writeFileAtomically(page, Array(html.utf8), mode: 0o644) } catch {
+        do { try folder.replaceFileRefusingLinks("index.html", path: page, with: Array(html.utf8), mode: 0o644) } catch {
             throw LibraryError(.io, "cannot write \(page): \(error)")
         }
         return (final + "/index.html", photos.count)

@@ -203,11 +203,24 @@ extension PhotoLibrary {
     /// Copies the open photo `source` into a new file `path` as the index knows it: its size
     /// and SHA-256. Reading stops as soon as the file has more than the index's size (a file
     /// put in its place, however large, costs at most that much), and a copy of another size
-    /// or hash is an error (the caller removes it). Returns the size and the SHA-256.
+    /// or hash is an error (the caller removes it). The index's size must be within
+    /// `maxFileSize` (ptkd's `max-file-size`: no photo it received is larger), and every
+    /// piece passes the store's structural check for the photo's type (`StructureCheck`, as
+    /// ptkd checks what it receives) before it is written: a file that is no photo of the kept
+    /// types stops the copy at its first piece that cannot be one. Returns the size and the
+    /// SHA-256.
     private func copyPhoto(_ photo: Photo, from source: FileDescriptor, to path: String) throws(LibraryError) -> (Int64, String) {
         guard let indexed = photo.sha256, photo.size >= 0 else {
             throw LibraryError(.badInput, "'\(photo.name)' has no SHA-256 in the index (\(photo.problem ?? "it could not be read")); nothing exported")
         }
+        if let maxFileSize, photo.size > maxFileSize {
+            throw LibraryError(.badInput, "'\(photo.name)' is \(photo.size) bytes as the index says, more than max-file-size (\(maxFileSize) bytes): "
+                                          + "no photo ptkd receives is that large; nothing exported")
+        }
+        guard let type = PhotoType(fileName: photo.name) else {
+            throw LibraryError(.badInput, "'\(photo.name)' is not named as a photo of a kept type (PNG, JPEG, HEIC or HEIF); nothing exported")
+        }
+        var structure = StructureCheck(type: type, totalSize: photo.size)
         let changed = "'\(photo.name)' is not the photo the index holds (it changed since it was indexed"
         let onDisk: Int64
         do { onDisk = try source.status().size } catch { throw LibraryError(.io, "cannot read the status of '\(photo.name)': \(error)") }
@@ -222,6 +235,8 @@ extension PhotoLibrary {
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var size: Int64 = 0
+        // Why the bytes are no photo of their type, once a piece fails the check.
+        var notAPhoto: FormatError?
         do throws(SystemError) {
             // One byte more than the index's size is asked for: it tells a file that grew.
             while size <= photo.size {
@@ -232,14 +247,28 @@ extension PhotoLibrary {
                 if n == 0 { break }
                 size += Int64(n)
                 if size > photo.size { break }
+                let checked = buffer.withUnsafeBytes { b in
+                    Result { () throws(FormatError) in try structure.feed(UnsafeRawBufferPointer(rebasing: b[..<n])) }
+                }
+                if case .failure(let error) = checked {
+                    notAPhoto = error
+                    break
+                }
                 try buffer.withUnsafeBytes { b in
                     Result { () throws(SystemError) in try out.writeAll(UnsafeRawBufferPointer(rebasing: b[..<n])) }
                 }.get()
                 buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
             }
-            if size == photo.size { try out.sync() }
+            if notAPhoto == nil && size == photo.size {
+                if case .failure(let error) = Result(catching: { () throws(FormatError) in try structure.finish() }) { notAPhoto = error }
+            }
+            if notAPhoto == nil && size == photo.size { try out.sync() }
         } catch {
             throw LibraryError(.io, "cannot copy '\(photo.name)' to \(path): \(error)")
+        }
+        if let notAPhoto {
+            throw LibraryError(.badInput, "'\(photo.name)' is not a well-formed \(type.displayName) (\(notAPhoto)), as every photo ptkd keeps is: "
+                                          + "it is not the photo the index holds, or not one ptkd received; nothing exported")
         }
         guard size == photo.size else {
             throw LibraryError(.badInput, "\(changed): \(size > photo.size ? "more" : "fewer") than the \(photo.size) bytes it has there); nothing exported")
@@ -306,7 +335,7 @@ extension PhotoLibrary {
             throw LibraryError(.badInput, "\(dataPath) has \(dataStatus.size) bytes; photo.metadata says \(expected)")
         }
         let store: PhotoStore
-        do { store = try PhotoStore(settings: StoreSettings(directory: directory)) } catch {
+        do { store = try PhotoStore(settings: StoreSettings(directory: directory), opened: photos) } catch {
             throw LibraryError(.io, error.description)
         }
         let name: String

@@ -119,17 +119,20 @@ extension PhotoLibrary {
     }
 
     /// Writes files (`writeFilesAtomically`, one flush for them all) into the library folder
-    /// `folderName` ("thumbnails", "previews"), once it is seen to be a folder below the photos
-    /// directory reached through no symlink (`.ptk` or the folder swapped for one since the
-    /// library was opened writes nothing). Returns each one's error or nil.
+    /// `folderName` ("thumbnails", "previews"), opened once below the photos directory through
+    /// no symlink (`.ptk` or the folder that is one writes nothing), and
+    /// written through that descriptor: a folder swapped for a link after it was opened is not
+    /// written through. Returns each one's error or nil.
     func writeFiles(_ files: [(name: String, bytes: [UInt8])], in folderName: String, flushEach: Bool = false) -> [SystemError?] {
         guard !files.isEmpty else { return [] }
         let path = folder + "/" + folderName
-        do { try photos.openBeneath(Self.folderName + "/" + folderName, flags: [.readOnly, .directory]).close() } catch {
+        let opened: FileDescriptor
+        do { opened = try photos.openBeneath(Self.folderName + "/" + folderName, flags: [.readOnly, .directory]) } catch {
             let shown = SystemError(call: error.call, object: path, errno: error.errno)
             return files.map { _ in shown }
         }
-        return writeFilesAtomically(in: path, files, mode: 0o644, flushEach: flushEach)
+        defer { opened.close() }
+        return opened.writeFilesAtomically(files, mode: 0o644, flushEach: flushEach, path: path)
     }
 
     /// The entries of `ids` that the index has, by id, in one query.

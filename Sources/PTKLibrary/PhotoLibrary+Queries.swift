@@ -185,8 +185,11 @@ extension PhotoLibrary {
     /// The file `name` of the library folder `folderName`, read through the folder's
     /// descriptor, without following a symlink or waiting on a FIFO, and only from a regular
     /// file of one name (the library makes no other: one file linked at many photos' names
-    /// would have a gallery copy it for each) of at most 16 MiB. `failure` starts the error's message.
-    private func readLibraryFile(_ name: String, in folderName: String, failure: String) throws(LibraryError) -> [UInt8] {
+    /// would have a gallery copy it for each), of at most `limit` bytes, with no holes (the
+    /// library writes every byte of what it makes: a sparse file of 16 MiB takes no room on
+    /// the service user's disk, and a copy of it 16 MiB on root's). `failure` starts the
+    /// error's message.
+    private func readLibraryFile(_ name: String, in folderName: String, limit: Int, failure: String) throws(LibraryError) -> [UInt8] {
         let path = folder + "/" + folderName + "/" + name
         let folder: FileDescriptor
         do { folder = try openLibraryFolder(folderName) } catch { throw LibraryError(.io, "\(failure): \(error.description)") }
@@ -201,7 +204,13 @@ extension PhotoLibrary {
             let found = try fd.statusWithLinks()
             guard found.status.isRegularFile else { throw LibraryError(.io, "\(failure): \(path): is \(found.kind), not a regular file; not read") }
             guard found.links == 1 else { throw LibraryError(.io, "\(failure): \(path): has \(found.links) hard links, and the library makes files of one name; not read") }
-            return try fd.readAll(limit: 16 << 20, name: path)
+            guard found.status.size <= Int64(limit) else {
+                throw LibraryError(.io, "\(failure): \(path): is \(found.status.size) bytes, more than the library makes there (\(limit >> 10) KiB at most); not read")
+            }
+            guard !fd.hasHoles(size: found.status.size) else {
+                throw LibraryError(.io, "\(failure): \(path): is a sparse file (it has holes), which the library never writes; not read")
+            }
+            return try fd.readAll(limit: limit, name: path)
         } catch let error as LibraryError {
             throw error
         } catch {
@@ -220,22 +229,23 @@ extension PhotoLibrary {
     /// another), nil when it has none: `.ptk/thumbnails/<id>-<side>.<jpg|png>` (the old `<id>.png`
     /// for every side while `Photo.hasOldThumbnail`), read through the
     /// thumbnails folder's descriptor, without following a symlink or waiting on a FIFO, and
-    /// only from a regular file of one name of at most 16 MiB. Its width and height are not stored: they
+    /// only from a regular file of one name without holes of at most
+    /// `Thumbnailer.largestThumbnailBytes` (1 MiB). Its width and height are not stored: they
     /// are the photo's size as shown fitted within `side` (`Photo.fitted`, the thumbnailer's
     /// rule; within `Thumbnailer.maxSide`, the old thumbnail's, for every side while
     /// `Photo.hasOldThumbnail`), 0 when the index does not know the photo's size.
     public func thumbnail(of photo: Photo, side: Int) throws(LibraryError) -> Rendition? {
         guard Thumbnailer.gallerySides.contains(side), let type = photo.thumbnailType, let name = photo.thumbnailFileName(side: side) else { return nil }
-        let bytes = try readLibraryFile(name, in: "thumbnails", failure: "cannot read the thumbnail of '\(photo.name)'")
+        let bytes = try readLibraryFile(name, in: "thumbnails", limit: Thumbnailer.largestThumbnailBytes, failure: "cannot read the thumbnail of '\(photo.name)'")
         let size = Photo.fitted(photo.displayedSize, within: photo.hasOldThumbnail ? Thumbnailer.maxSide : side) ?? (0, 0)
         return Rendition(bytes: bytes, width: size.width, height: size.height, type: type)
     }
 
     /// The preview of `photo` (`.ptk/previews/<id>.jpg`; `.png` when `Photo.previewType` says
-    /// so), nil when none is made; read as `thumbnail(of:side:)` reads.
+    /// so), nil when none is made; read as `thumbnail(of:side:)` reads, of at most 16 MiB.
     public func preview(of photo: Photo) throws(LibraryError) -> [UInt8]? {
         guard let name = photo.previewFileName else { return nil }
-        return try readLibraryFile(name, in: "previews", failure: "cannot read the preview of '\(photo.name)'")
+        return try readLibraryFile(name, in: "previews", limit: 16 << 20, failure: "cannot read the preview of '\(photo.name)'")
     }
 
 

@@ -21,6 +21,9 @@ public final class PhotoLibrary {
     /// Bytes the file system keeps free (ptkd's `min-free`): previews, which may take a quarter
     /// of what the photos take, are not written into them (they wait until there is room).
     public var minFree: Int64 = 0
+    /// The largest photo an export copies (ptkd's `max-file-size`, which no photo it received
+    /// exceeds); nil: no bound but the index's size of each photo.
+    public var maxFileSize: Int64?
     let database: Database
     let photos: FileDescriptor
     /// How reconcile reads a photo's status in the directory (tests make it fail).
@@ -50,17 +53,34 @@ public final class PhotoLibrary {
     /// makes one; SQLite would replay it, and delete the "super-journal" it names) stops the
     /// opening before SQLite sees it.
     ///
+    /// `opened` is the directory already open (root's `ptk` decided whom to act as from the
+    /// folders it opened on the way to it): the library works in that very directory, never in
+    /// what its path leads to now. SQLite can only be given a path: it gets the one the kernel
+    /// now gives that descriptor, and once it has opened the index every regular file it holds
+    /// must be one the library opened through the descriptor first (else the way changed
+    /// meanwhile, and the library is refused).
+    ///
     /// `lockPatience` is a short-lived command's (ptk's) bound on its waits for a lock another
     /// process holds on the index: all together last at most its limit (then an `.io` error
     /// that says so), and its `waiting` is told once one lasts long. Nil (ptkd): each wait lasts
-    /// at most 10 s.
-    public init(directory: String, create: Bool, lockPatience: LockPatience? = nil) throws(LibraryError) {
+    /// at most 10 s. With it, the index's files are also opened (to write; -wal and -shm made
+    /// when missing) through `.ptk`'s descriptor before SQLite opens them, waiting at most as
+    /// long for a lease another process holds on one (`holdIndexFiles`), and kept open while
+    /// the library is: no lease can be taken on them then, so SQLite's opens never wait.
+    public init(directory: String, opened: FileDescriptor? = nil, create: Bool, lockPatience: LockPatience? = nil) throws(LibraryError) {
         self.directory = directory
-        do { photos = try .open(directory, flags: [.readOnly, .directory]) } catch {
-            throw LibraryError(.io, "cannot open the received-photos directory: \(error)")
+        if let opened {
+            do { photos = try opened.duplicate() } catch {
+                throw LibraryError(.io, "cannot use the received-photos directory \(directory): \(error)")
+            }
+        } else {
+            do { photos = try .open(directory, flags: [.readOnly, .directory]) } catch {
+                throw LibraryError(.io, "cannot open the received-photos directory: \(error)")
+            }
         }
         let folder = directory + "/" + Self.folderName
         let databasePath = folder + "/index.sqlite"
+        var held: [FileDescriptor] = []
         do throws(LibraryError) {
             guard let library = try Self.openFolder(Self.folderName, in: photos, path: folder, creatingOwnedLike: create ? directory : nil) else {
                 throw LibraryError(.io, "no photo library in \(directory) yet (\(databasePath) is missing; ptkd makes it when it starts)")
@@ -79,23 +99,93 @@ public final class PhotoLibrary {
                 // checks below and to SQLite, which say what is wrong with it.
                 if let fd = try? FileDescriptor.open("index.sqlite", relativeTo: library, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o644) {
                     defer { fd.close() }
-                    do { try fd.takeOwner(of: directory) } catch { throw LibraryError(.io, "cannot give \(databasePath) its owner: \(error)") }
+                    do { try fd.takeOwner(of: photos) } catch { throw LibraryError(.io, "cannot give \(databasePath) its owner: \(error)") }
                 }
             }
             try Self.checkIndexFiles(in: library, folder: folder, create: create)
+            if let lockPatience { held = try Self.holdIndexFiles(in: library, folder: folder, patience: lockPatience) }
         } catch {
             photos.close()
             throw error
         }
+        // SQLite refuses a symlink anywhere in the path it is given: the links of the
+        // directory's own path (the administrator's) are resolved first.
+        let base = opened == nil ? resolvedPath(directory) ?? directory : photos.currentPath() ?? resolvedPath(directory) ?? directory
+        let before = opened == nil ? [] : openRegularFileIdentities()
         do {
-            // SQLite refuses a symlink anywhere in the path it is given: the links of the
-            // directory's own path (the administrator's) are resolved first.
-            let file = (resolvedPath(directory) ?? directory) + "/" + Self.folderName + "/index.sqlite"
-            database = try Database(file: file, path: databasePath, create: create, patience: lockPatience)
-            try migrate()
+            // The held files are the connection's from here on: closed only after it is (closing
+            // any descriptor of a file drops the process's POSIX locks on it, SQLite's included).
+            database = try Database(file: base + "/" + Self.folderName + "/index.sqlite", path: databasePath, create: create, patience: lockPatience,
+                                    holding: held)
         } catch {
             photos.close()
             throw error
+        }
+        // From here on `deinit` closes what is open.
+        try migrate()
+        if opened != nil {
+            let gained = openRegularFileIdentities().subtracting(before)
+            guard gained.isEmpty else {
+                throw LibraryError(.io, "\(databasePath): the index SQLite opened (by the path \(base)) is not the one in the directory ptk opened: "
+                                        + "something moved the way to it meanwhile; nothing was done")
+            }
+        }
+    }
+
+    /// Opens the index's files in `.ptk` (open as `library`; `folder` names it) through that
+    /// descriptor, before SQLite opens them by path, and returns them, to be held open as long
+    /// as the connection is: index.sqlite, -wal and -shm to write (the last two made when
+    /// missing, with the index's mode and, run as root, its owner, as SQLite makes them), a
+    /// rollback journal when there is one; each O_NOFOLLOW and only a regular file of one link.
+    /// A file this process may not write (another user's library it reads) is opened to read.
+    /// Another process's lease on one makes the open wait, at most as `patience` says
+    /// (`FileDescriptor.openWaitingOutLeases`, then an `.io` error saying so); once they are
+    /// held open to write, nobody can take a lease on them (the kernel allows a read lease only
+    /// on a file nobody has open to write), so SQLite's own opens never wait in the kernel.
+    static func holdIndexFiles(in library: FileDescriptor, folder: String, patience: LockPatience) throws(LibraryError) -> [FileDescriptor] {
+        var held: [FileDescriptor] = []
+        let index = try? library.status(of: "index.sqlite")  // none yet: checkIndexFiles let it pass only when creating, and SQLite makes it
+        do {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let name = "index.sqlite" + suffix
+                let path = folder + "/" + name
+                let exists = (try? library.status(of: name)) != nil  // cannot be told: as if missing, and made (or not) below
+                guard exists || suffix == "-wal" || suffix == "-shm", index != nil else { continue }
+                func open(_ flags: OpenFlags) throws -> FileDescriptor {
+                    try library.openWaitingOutLeases(name, flags: flags, mode: index?.permissions ?? 0o644, path: path, patience: patience)
+                }
+                // To write (made when missing); made meanwhile by another: to write as it is; not
+                // ours to write (a library another user reads): to read, as SQLite opens it then;
+                // not even that, or not ours to make: left to SQLite, which says why.
+                var flags: OpenFlags = exists ? .readWrite : [.readWrite, .create, .exclusive]
+                var opened: FileDescriptor?
+                while opened == nil {
+                    do { opened = try open(flags) } catch let error as SystemError where error.code == .exists {
+                        flags = .readWrite
+                    } catch let error as SystemError where error.code == .permissionDenied || error.code == .readOnlyFileSystem {
+                        guard flags == .readWrite else { break }
+                        flags = .readOnly
+                    }
+                }
+                guard let fd = opened else { continue }
+                held.append(fd)
+                if flags.contains(.create), geteuidValue() == 0, let index, index.owner != 0 || index.group != 0 {
+                    try fd.give(to: Credentials(user: index.owner, group: index.group, name: nil))
+                }
+                let found = try fd.statusWithLinks()
+                guard found.status.isRegularFile, found.links == 1 else {
+                    throw LibraryError(.io, "\(path): is \(found.kind) with \(found.links) link(s) now, not the regular file of one link it was a moment ago; "
+                                            + "refusing to open the index: move it away after checking it")
+                }
+            }
+            return held
+        } catch {
+            held.forEach { $0.close() }
+            if let error = error as? LibraryError { throw error }
+            if let error = error as? SystemError, error.code == .tooManySymlinks {
+                throw LibraryError(.io, "\(error.object ?? folder): is a symbolic link now; not followed; refusing to open the index: move it away after checking it")
+            }
+            throw LibraryError(.io, "\(error)")
         }
     }
 

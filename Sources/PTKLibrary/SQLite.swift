@@ -35,16 +35,22 @@ final class Database {
     private var slept: Duration = .zero
     private var lastWait: Instant?
     private var told = false
+    /// The index's files opened before SQLite opened them (`PhotoLibrary.holdIndexFiles`),
+    /// closed only after the connection is: closing any descriptor of a file drops every
+    /// POSIX lock this process holds on it, SQLite's included.
+    private let held: [FileDescriptor]
 
     /// Opens `file` (creating it when `create`), in WAL mode, waiting for another writer (ptkd
     /// and ptk write the same database) as `patience` says: with it, all waits together last
     /// at most its limit, and its `waiting` is told once one lasts `announceAfter`; without it,
     /// each wait lasts at most `eachWait`. `path` names the file in messages. SQLite follows no
     /// symlink anywhere in `file` (SQLITE_OPEN_NOFOLLOW, which also opens the -wal and -shm
-    /// files with O_NOFOLLOW): pass it with the links of the path resolved.
-    init(file: String, path: String, create: Bool, patience: LockPatience? = nil) throws(LibraryError) {
+    /// files with O_NOFOLLOW): pass it with the links of the path resolved. `holding` are
+    /// descriptors of the index's files to close after the connection (`held`).
+    init(file: String, path: String, create: Bool, patience: LockPatience? = nil, holding: [FileDescriptor] = []) throws(LibraryError) {
         self.path = path
         self.patience = patience
+        held = holding
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let rc = sqlite3_open_v2(file, &handle, flags, nil)
         guard rc == SQLITE_OK else {
@@ -102,7 +108,10 @@ final class Database {
                                  + "ptkd holds one for well under a second: try again, and if it persists see who holds it (fuser -v \(path))")
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        sqlite3_close_v2(handle)
+        held.forEach { $0.close() }
+    }
 
     /// WAL mode is kept in the file once set. Setting it needs the database to itself, and
     /// SQLite answers "locked" at once rather than wait while another process (ptkd and ptk

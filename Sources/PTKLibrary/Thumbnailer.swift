@@ -197,6 +197,15 @@ public enum Thumbnailer {
     public static let gallerySides = [180, 360]
     /// The longest side of a preview.
     public static let previewSide = 1440
+    /// The most bytes a gallery thumbnail the library makes can take: 1 MiB. Its largest is
+    /// 360 pixels on its long side; the worst case is a 360 x 360 PNG with alpha (8-bit RGBA,
+    /// the only PNG made) of pixels that do not compress: 360 rows of 1 + 1,440 bytes is
+    /// 518,760 bytes, which deflate's stored blocks grow by 5 bytes a block and zlib by 6
+    /// (zlib's deflateBound: under 519,000), plus libpng's 12 bytes for each 8 KiB IDAT chunk
+    /// and the signature, IHDR, sRGB, gAMA, cHRM and IEND (under 1,000): some 520 KB. A JPEG
+    /// (quality 75, 4:2:0) stays within TurboJPEG's worst case of 368 x 368 x 3 + 2,048 =
+    /// 408,320 bytes. 1 MiB is twice the worst case: anything larger was not made here.
+    public static let largestThumbnailBytes = 1 << 20
     /// Photos with more pixels than this get no thumbnail.
     public static let defaultPixelLimit: UInt64 = 200_000_000
 

@@ -87,23 +87,31 @@ public final class PhotoStore: @unchecked Sendable {
     /// The name of the temporary folder inside the directory.
     public static let incomingName = ".incoming"
 
-    /// Opens (creating if needed) the directory and its `.incoming/` folder.
-    public init(settings: StoreSettings) throws(StoreError) {
+    /// Opens (creating if needed) the directory and its `.incoming/` folder. With `opened`, the
+    /// directory is that one, already open (`settings.directory` only names it): root's `ptk
+    /// import` adds to the very directory it decided whom to act as for.
+    public init(settings: StoreSettings, opened: FileDescriptor? = nil) throws(StoreError) {
         self.settings = settings
         checkingThreads = Slots(limit: settings.checkingThreads ?? availableProcessorCount() / 2)
         let path = settings.directory
-        do { try makeDirectories(path) } catch {
-            throw StoreError("cannot create the received-photos directory: \(error)")
-        }
         let dir: FileDescriptor
-        do { dir = try .open(path, flags: [.readOnly, .directory]) } catch {
-            throw StoreError("cannot open the received-photos directory: \(error)")
+        if let opened {
+            do { dir = try opened.duplicate() } catch {
+                throw StoreError("cannot use the received-photos directory: \(error)")
+            }
+        } else {
+            do { try makeDirectories(path) } catch {
+                throw StoreError("cannot create the received-photos directory: \(error)")
+            }
+            do { dir = try .open(path, flags: [.readOnly, .directory]) } catch {
+                throw StoreError("cannot open the received-photos directory: \(error)")
+            }
         }
         do {
             var created = true
             do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch where error.code == .exists { created = false }
             incoming = try .open(Self.incomingName, relativeTo: dir, flags: [.readOnly, .directory, .noFollow])
-            if created { try incoming.takeOwner(of: path) }
+            if created { try incoming.takeOwner(of: dir) }
             // Prove the directory is writable now rather than on the first photo.
             let probe = ".probe-\(processID())"
             let fd = try FileDescriptor.open(probe, relativeTo: incoming, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)

@@ -227,6 +227,12 @@ extension FileDescriptor {
         guard let owner = try ownerToGive(path) else { return }
         _ = try syscall("fchown", path) { fchown(rawValue, owner.owner, owner.group) }
     }
+
+    /// As `takeOwner(of:)`, with the owner of the open `directory` (asked of its descriptor).
+    public func takeOwner(of directory: FileDescriptor) throws(SystemError) {
+        guard let owner = try directory.ownerForEntries() else { return }
+        _ = try syscall("fchown") { fchown(rawValue, owner.owner, owner.group) }
+    }
 }
 
 // MARK: Files in a directory another user owns (issue 42)
@@ -268,7 +274,7 @@ public struct RefusedFileError: Error, CustomStringConvertible, Equatable, Senda
 extension FileDescriptor {
     /// Run as root, the owner and group of this directory when they are not root's: what a
     /// file root creates in it must get. Nil otherwise. Asked of the open directory, never by path.
-    fileprivate func ownerForEntries() throws(SystemError) -> FileStatus? {
+    func ownerForEntries() throws(SystemError) -> FileStatus? {
         guard geteuid() == 0 else { return nil }
         let status = try status()
         return status.owner == 0 && status.group == 0 ? nil : status
@@ -433,14 +439,16 @@ extension FileDescriptor {
     /// (`RefusedFileError`) unless it is a regular file with one link: a hard link planted there
     /// would otherwise have someone else's file locked and chowned. A lock another process
     /// holds is waited for as `patience` says, never longer (`LockTimeoutError`); `guards` says
-    /// what the lock guards, for that error.
+    /// what the lock guards, for that error. A lease another process holds on the file (the
+    /// file's owner may take one) is waited out as `patience` says too, saying so
+    /// (`openWaitingOutLeases`, `LeaseTimeoutError`), never the kernel's 45 s in silence.
     public func withLockFileRefusingLinks<R>(_ name: String, path: String, guards: String, patience: LockPatience = .lockFile,
                                              _ body: () throws -> R) throws -> R {
         try Self.checkComponent(name, path: path)
         let fd: FileDescriptor
         do {
-            fd = try .open(name, relativeTo: self, flags: [.readWrite, .create, .noFollow, .nonBlocking], mode: 0o644)
-        } catch {
+            fd = try openWaitingOutLeases(name, flags: [.readWrite, .create], mode: 0o644, path: path, patience: patience)
+        } catch let error as SystemError {
             throw explained(error, name: name, path: path, directory: false)
         }
         defer { fd.close() }

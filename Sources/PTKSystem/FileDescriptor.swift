@@ -85,6 +85,19 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         _ = try syscall("fchmod") { fchmod(rawValue, mode_t(mode)) }
     }
 
+    /// True when this open file of `size` bytes has a hole (a range never written, which
+    /// reads as zeros and takes no room on disk): the first hole the file system reports is
+    /// before its end. False when it has none, or the file system cannot tell (it then reports
+    /// the whole file as data). The file offset is left where it was. The corresponding C
+    /// function is `lseek` with SEEK_HOLE.
+    public func hasHoles(size: Int64) -> Bool {
+        guard size > 0 else { return false }
+        let offset = lseek(rawValue, 0, SEEK_CUR)
+        let hole = lseek(rawValue, 0, 4 /* SEEK_HOLE, which the Glibc overlay does not export */)
+        if offset >= 0 { _ = lseek(rawValue, offset, SEEK_SET) }
+        return hole >= 0 && Int64(hole) < size
+    }
+
     /// Sets the file's length. The corresponding C function is `ftruncate`.
     public func truncate(to length: Int64) throws(SystemError) {
         _ = try syscall("ftruncate") { ftruncate(rawValue, off_t(length)) }

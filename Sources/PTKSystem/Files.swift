@@ -52,11 +52,19 @@ public func parentDirectory(of path: String) -> String {
 /// `mode`, flushed and renamed over it, so a reader sees the old file or the new one, never
 /// half of one; then the directory is flushed, so the new file is the one a power cut leaves.
 /// Run as root, the file gets the owner and group of its directory, so a service user that
-/// owns the directory can still replace it. The corresponding C functions are `open`,
-/// `write`, `fchmod`, `fchown`, `fsync` and `rename`.
+/// owns the directory can still replace it. The temporary is made new (O_EXCL | O_NOFOLLOW |
+/// O_NONBLOCK: whatever was left or put at its name is removed first, never written through
+/// or waited on). The corresponding C functions are `open`, `write`, `fchmod`, `fchown`,
+/// `fsync` and `rename`.
 public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode) throws(SystemError) {
     let temporary = path + ".tmp.\(getpid())"
-    let fd = try FileDescriptor.open(temporary, flags: [.writeOnly, .create, .truncate, .noFollow], mode: mode)
+    let flags: OpenFlags = [.writeOnly, .create, .exclusive, .noFollow, .nonBlocking]
+    let fd: FileDescriptor
+    do { fd = try FileDescriptor.open(temporary, flags: flags, mode: mode) } catch where error.code == .exists {
+        // Left by a process killed mid-write (its pid is ours now), or put there: its name only goes.
+        try removeFile(temporary)
+        fd = try FileDescriptor.open(temporary, flags: flags, mode: mode)
+    }
     do {
         try fd.writeAll(bytes)
         try fd.setPermissions(mode)
@@ -84,58 +92,82 @@ public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode
 /// flushed. Returns, for each file in order, the error that kept it from its name, or nil. With
 /// `flushEach`, each file is flushed by its own `fsync` instead of one `syncfs` (for a few
 /// larger files written again and again, such as previews: `syncfs` would also flush whatever
-/// else is being written on that file system, each time). The corresponding C functions are
-/// `open`, `write`, `fchmod`, `fchown`, `syncfs`, `rename` and `fsync`.
+/// else is being written on that file system, each time). The directory is opened once and
+/// everything is done through that descriptor (`FileDescriptor.writeFilesAtomically`).
 public func writeFilesAtomically(in directory: String, _ files: [(name: String, bytes: [UInt8])], mode: FileMode, flushEach: Bool = false) -> [SystemError?] {
-    var errors = [SystemError?](repeating: nil, count: files.count)
     let dir: FileDescriptor
-    let owner: FileStatus?
-    do {
-        dir = try FileDescriptor.open(directory, flags: [.readOnly, .directory])
-        owner = try ownerToGive(directory)
-    } catch {
-        return errors.map { _ in error }
+    do { dir = try FileDescriptor.open(directory, flags: [.readOnly, .directory]) } catch {
+        return files.map { _ in error }
     }
     defer { dir.close() }
-    let suffix = ".tmp.\(getpid())"
-    for (i, file) in files.enumerated() {
-        let temporary = directory + "/" + file.name + suffix
-        do {
-            let fd = try FileDescriptor.open(temporary, flags: [.writeOnly, .create, .truncate, .noFollow], mode: mode)
-            defer { fd.close() }
-            try fd.writeAll(file.bytes)
-            try fd.setPermissions(mode)
-            if let owner { _ = try syscall("fchown", temporary) { fchown(fd.rawValue, owner.owner, owner.group) } }
-            if flushEach { try fd.sync() }
-        } catch {
-            errors[i] = error
-            _ = unlink(temporary)
+    return dir.writeFilesAtomically(files, mode: mode, flushEach: flushEach, path: directory)
+}
+
+extension FileDescriptor {
+    /// `writeFilesAtomically(in:_:mode:flushEach:)` into this open directory (`path` names it in
+    /// errors): every name is resolved in this descriptor (`openat`, `renameat`), never by a
+    /// path that could lead elsewhere since it was opened; each temporary ("<name>.tmp.<pid>",
+    /// which reconcile sweeps when its process is gone) is made new (O_EXCL | O_NOFOLLOW |
+    /// O_NONBLOCK: whatever was left or planted at that name is removed first, never written
+    /// through); run as root, each file gets this directory's owner and group when they are
+    /// not root's (asked of the descriptor, given with `fchown`). The corresponding C functions
+    /// are `openat`, `write`, `fchmod`, `fchown`, `syncfs`, `renameat` and `fsync`.
+    public func writeFilesAtomically(_ files: [(name: String, bytes: [UInt8])], mode: FileMode, flushEach: Bool = false, path directory: String) -> [SystemError?] {
+        var errors = [SystemError?](repeating: nil, count: files.count)
+        let owner: FileStatus?
+        do { owner = try ownerForEntries() } catch {
+            return files.map { _ in SystemError(call: error.call, object: directory, errno: error.errno) }
         }
-    }
-    func failWritten(_ error: SystemError) {
+        let suffix = ".tmp.\(getpid())"
+        func openTemporary(_ temporary: String, shown: String) throws(SystemError) -> FileDescriptor {
+            let flags: OpenFlags = [.writeOnly, .create, .exclusive, .noFollow, .nonBlocking]
+            do { return try .open(temporary, relativeTo: self, flags: flags, mode: mode) } catch where error.code == .exists {
+                // Left by a process killed mid-write, or put there: its name only is removed.
+                _ = try syscall("unlink", shown) { unlinkat(rawValue, temporary, 0) }
+                return try .open(temporary, relativeTo: self, flags: flags, mode: mode)
+            } catch {
+                throw SystemError(call: error.call, object: shown, errno: error.errno)
+            }
+        }
+        for (i, file) in files.enumerated() {
+            let temporary = file.name + suffix
+            let shown = directory + "/" + temporary
+            do {
+                let fd = try openTemporary(temporary, shown: shown)
+                defer { fd.close() }
+                try fd.writeAll(file.bytes)
+                try fd.setPermissions(mode)
+                if let owner { _ = try syscall("fchown", shown) { fchown(fd.rawValue, owner.owner, owner.group) } }
+                if flushEach { try fd.sync() }
+            } catch {
+                errors[i] = error
+                _ = unlinkat(rawValue, temporary, 0)
+            }
+        }
+        func failWritten(_ error: SystemError) {
+            for (i, file) in files.enumerated() where errors[i] == nil {
+                errors[i] = error
+                _ = unlinkat(rawValue, file.name + suffix, 0)
+            }
+        }
+        if !flushEach {
+            do { _ = try syscall("syncfs", directory) { syncfs(rawValue) } } catch {
+                failWritten(error)
+                return errors
+            }
+        }
         for (i, file) in files.enumerated() where errors[i] == nil {
-            errors[i] = error
-            _ = unlink(directory + "/" + file.name + suffix)
+            do { _ = try syscall("rename", directory + "/" + file.name) { renameat(rawValue, file.name + suffix, rawValue, file.name) } } catch {
+                errors[i] = error
+                _ = unlinkat(rawValue, file.name + suffix, 0)
+            }
         }
-    }
-    if !flushEach {
-        do { _ = try syscall("syncfs", directory) { syncfs(dir.rawValue) } } catch {
-            failWritten(error)
-            return errors
+        do { try sync() } catch {
+            // The files are in place but their names may not survive a power cut: say so.
+            for i in errors.indices where errors[i] == nil { errors[i] = error }
         }
+        return errors
     }
-    for (i, file) in files.enumerated() where errors[i] == nil {
-        let path = directory + "/" + file.name
-        do { _ = try syscall("rename", path) { rename(path + suffix, path) } } catch {
-            errors[i] = error
-            _ = unlink(path + suffix)
-        }
-    }
-    do { try dir.sync() } catch {
-        // The files are in place but their names may not survive a power cut: say so.
-        for i in errors.indices where errors[i] == nil { errors[i] = error }
-    }
-    return errors
 }
 
 extension FileDescriptor {

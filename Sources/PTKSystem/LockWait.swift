@@ -77,3 +77,57 @@ extension FileDescriptor {
         }
     }
 }
+
+/// A file on which another process held a lease (`fcntl` F_SETLEASE) longer than the
+/// waiter's `LockPatience` allowed.
+public struct LeaseTimeoutError: Error, CustomStringConvertible, Sendable {
+    /// The file.
+    public var path: String
+    public var patience: LockPatience
+
+    public init(path: String, patience: LockPatience) {
+        self.path = path
+        self.patience = patience
+    }
+
+    public var description: String {
+        "\(path): another process holds a lease on it (fcntl F_SETLEASE) and did not let it go within \(patience.limitText), so nothing was done; "
+            + "ptkd takes none: see who holds it (fuser -v \(path); /proc/locks says LEASE)"
+    }
+}
+
+extension FileDescriptor {
+    /// Opens `name` (one component) in this directory with `flags`, O_NONBLOCK and O_NOFOLLOW
+    /// (`path` names it in errors), waiting as `patience` says (counted from `start`) while
+    /// another process holds a lease on it. A lease (F_SETLEASE), which a file's owner may
+    /// take, makes an open that conflicts with it (one to write, for a read lease; any, for a
+    /// write lease) wait silently until its holder lets go or the kernel breaks it after
+    /// `fs.lease-break-time` (45 s by default), and a holder told to let go may take it again;
+    /// with O_NONBLOCK the open fails at once with EWOULDBLOCK instead (the kernel still tells
+    /// the holder to let go). That open is tried again after pauses growing from 5 to 100 ms;
+    /// `patience.waiting` is told once the wait lasts `announceAfter`; `LeaseTimeoutError`
+    /// once it lasts `limit`. Any other failure is a `SystemError` naming `path`. The
+    /// corresponding C function is `openat`.
+    public func openWaitingOutLeases(_ name: String, flags: OpenFlags, mode: FileMode = 0o644, path: String,
+                                     patience: LockPatience, since start: Instant = .now) throws -> FileDescriptor {
+        var pause = Duration.milliseconds(5)
+        var told = false
+        let all = flags.rawValue | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
+        while true {
+            // Not through the funnel: its EAGAIN retries would wait without a word.
+            let fd = openat(rawValue, name, all, mode_t(mode))
+            if fd >= 0 { return FileDescriptor(rawValue: fd) }
+            let code = errno
+            if code == EINTR { continue }
+            guard code == EWOULDBLOCK else { throw SystemError(call: "open", object: path, errno: code) }
+            let waited = Instant.now - start
+            if waited >= patience.limit { throw LeaseTimeoutError(path: path, patience: patience) }
+            if !told && waited >= patience.announceAfter, let waiting = patience.waiting {
+                told = true
+                waiting("waiting for \(path), on which another process holds a lease (fcntl F_SETLEASE; it has been told to let go); giving up after \(patience.limitText)")
+            }
+            sleep(for: min(pause, patience.limit - waited))
+            pause = min(pause * 2, .milliseconds(100))
+        }
+    }
+}

@@ -62,6 +62,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
     public static let wouldBlock = Errno(rawValue: EAGAIN)
     public static let ioError = Errno(rawValue: EIO)
     public static let invalidArgument = Errno(rawValue: EINVAL)
+    public static let readOnlyFileSystem = Errno(rawValue: EROFS)
     public static let notSupported = Errno(rawValue: EOPNOTSUPP)
     public static let noSystemCall = Errno(rawValue: ENOSYS)
 }

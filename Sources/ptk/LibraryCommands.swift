@@ -11,6 +11,8 @@ struct LibraryCommands {
     let invocation: Invocation<AdminOption>
     /// What root opened before taking on the service user (RootBoundary).
     var opened = RootOpened()
+    /// ptkd's `max-file-size`: the largest photo an export copies.
+    var maxFileSize: Int64 = .max
 
     /// The exit status for a library error.
     static func exitCode(_ error: LibraryError) -> AdminExitStatus {
@@ -30,11 +32,18 @@ struct LibraryCommands {
     func fail(_ error: LibraryError) -> Never { die(Self.message(error), Self.exitCode(error)) }
 
     func open(create: Bool = false) -> PhotoLibrary {
-        // Missing: say what it means rather than the open's error (other errors are the open's to tell).
-        do { _ = try fileStatus(directory) } catch where error.code == .noSuchFile {
-            die("the received-photos directory \(directory) does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir", .nothingYet)
-        } catch {}
-        do { return try PhotoLibrary(directory: directory, create: create, lockPatience: indexPatience) } catch {
+        // Missing: say what it means rather than the open's error (other errors are the open's to
+        // tell). Root's ptk opened the directory already (RootBoundary), and works in that one.
+        if opened.directory == nil {
+            do { _ = try fileStatus(directory) } catch where error.code == .noSuchFile {
+                die("the received-photos directory \(directory) does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir", .nothingYet)
+            } catch {}
+        }
+        do {
+            let library = try PhotoLibrary(directory: directory, opened: opened.directory, create: create, lockPatience: indexPatience)
+            library.maxFileSize = maxFileSize
+            return library
+        } catch {
             let who = opened.credentials.map { " (root's ptk works as \($0), who owns ptkd's files)" } ?? ""
             die(error.description + (error.description.contains("Permission denied") ? who : ""), error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? .nothingYet : Self.exitCode(error))
         }
@@ -317,10 +326,12 @@ struct LibraryCommands {
 
     func gallery() {
         do {
+            // A thumbnail that cannot be read, or is none the library could have made: its photo is shown without one.
+            let leftOut = { (reason: String) in writeToStandardError("ptk: left out of the gallery: " + escapedForTerminal(reason)) }
             let (path, count) = if let final = opened.stagedOutput {
-                try open().gallery(to: ".", linkingFrom: final)
+                try open().gallery(to: ".", linkingFrom: final, leavingOut: leftOut)
             } else {
-                try open().gallery(to: invocation.value(.output))
+                try open().gallery(to: invocation.value(.output), leavingOut: leftOut)
             }
             print("wrote \(escapedForTerminal(path)) (\(count) photo\(count == 1 ? "" : "s")); open it in a browser")
         } catch { fail(error) }

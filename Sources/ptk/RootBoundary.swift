@@ -9,16 +9,22 @@ import PTKSystem
 // ptkd runs as an unprivileged user who owns the photos and state directories; everything in
 // them may have been planted by that user (a compromised ptkd). So when ptk runs as root and a
 // user other than root owns the directory it works in (or a folder on the way to it), it takes
-// on that user for good (setgroups, setgid, setuid) before it opens anything there. What only
-// root may do is done first and kept as descriptors: opening the packages given to `import`,
-// without following links. An export, a gallery or a thumbnail (`-o FILE`) into a folder that
-// user does not control is written by ptk run again as that user, into a folder of its own
-// there, and moved into place by root.
+// on that user for good (setgroups, setgid, setuid) before it opens anything there. Whom to act
+// as is decided from the folders as they were opened, one by one by descriptor (`openWay`), and
+// the directory opened at the end is the one the command works in: a folder swapped on the way
+// for a moment is either the one judged or not on the way at all, and a way that cannot be
+// opened is refused, never taken for root's. What only root may do is done first and kept as
+// descriptors: opening the packages given to `import`, without following links. An export, a
+// gallery or a thumbnail (`-o FILE`) into a folder that user does not control is written by ptk
+// run again as that user, into a folder of its own there, and moved into place by root.
 
 /// The environment by which root's ptk hands its child (ptk again, as the service user) the
-/// folder to write an export or a gallery into, and the folder they go into afterwards.
+/// folder to write an export or a gallery into, and the folder they go into afterwards; the
+/// directory it decided on, open, and the user it decided to act as ("UID:GID").
 let stagingKey = "PTK_STAGING_FD"
 let stagedOutputKey = "PTK_STAGED_OUTPUT"
+let stagedDirectoryKey = "PTK_STAGED_DIRECTORY_FD"
+let stagedUserKey = "PTK_STAGED_USER"
 
 /// What root's ptk opened before it took on the service user.
 struct RootOpened {
@@ -29,6 +35,9 @@ struct RootOpened {
     var stagedOutput: String?
     /// Who ptk runs as now, when it took on a user.
     var credentials: Credentials?
+    /// The directory the command works in, as root opened it when it decided whom to act as
+    /// (nil when ptk does not run as root).
+    var directory: FileDescriptor?
 }
 
 enum RootBoundary {
@@ -49,87 +58,164 @@ enum RootBoundary {
     }
 
     /// True when `user` is the only user but root who owns `path` or a folder on the way to it
-    /// (what exists of it), and no folder on the way lets anyone else add or remove names: what
-    /// ptk writes there it writes as `user`. Elsewhere root writes it, through descriptors.
+    /// (what exists of it, walked by descriptors), and no folder on the way lets anyone else
+    /// add or remove names: what ptk writes there it writes as `user`. Elsewhere (and where the
+    /// way cannot be walked) root writes it, through descriptors.
     static func serviceUserControls(_ path: String, _ user: Credentials) -> Bool {
-        let owners = nonRootOwners(of: path)
+        guard let way = try? openWay(path, allowingMissing: true) else { return false }  // root stages it, and its own open says what is wrong there
+        way.directory?.close()
+        let owners = way.owners
         guard owners.count == 1, owners[0].user == user.user else { return false }
-        return folderOthersMayChange(on: path, trusting: user.user) == nil
+        return way.changeableFolder(trusting: user.user) == nil
     }
 
-    /// `directory` and what ptkd keeps in it, which its user may own even where root owns the
-    /// directory.
-    static func insides(of directory: String, for command: AdminCommand?) -> [String] {
-        [directory] + (isLibraryCommand(command) ? [".ptk", ".ptk/thumbnails", ".ptk/previews", ".ptk/gallery", ".incoming"]
-                                                 : ["web", "web/tls", "identity", "localsend", "received"]).map { directory + "/" + $0 }
+    /// What ptkd keeps in the directory of `command`, which its user may own even where root
+    /// owns the directory.
+    static func insides(for command: AdminCommand?) -> [String] {
+        isLibraryCommand(command) ? [".ptk", ".ptk/thumbnails", ".ptk/previews", ".ptk/gallery", ".incoming"]
+                                  : ["web", "web/tls", "identity", "localsend", "received"]
     }
 
-    /// The user to take on for `directory`, nil when only root controls it. Exits when several
-    /// users do, or when root owns the way but lets others change a folder on it.
-    static func serviceUser(for directory: String, _ command: AdminCommand?) -> Credentials? {
+    /// The folders of `command`'s directory whose files ptk reads the bytes of (the index;
+    /// the trust lists, the web logins, the identities), "" for the directory itself: a file
+    /// there another user owns (a folder of root's holding files the service user can still
+    /// write) counts that user as an owner. The photos and their thumbnails are not looked at
+    /// one by one (a library holds a great many).
+    static func foldersOfFiles(for command: AdminCommand?) -> [String] {
+        isLibraryCommand(command) ? [".ptk"] : ["", "web", "web/tls", "identity", "localsend"]
+    }
+
+    /// Why root's ptk refuses a way it could not walk (`error`, from `openWay`).
+    static func unreachable(_ error: SystemError, directory: String, _ command: AdminCommand?) -> String {
+        let why = "root's ptk decides whom to act as from the folders it opens on the way (one by one, by descriptor), "
+            + "so it refuses a way it cannot open: at the next look it could lead elsewhere"
+        let part = error.object ?? directory
+        if error.code == .noSuchFile && part == directory {
+            let (what, option) = isLibraryCommand(command) ? ("received-photos directory", "--dir") : ("state directory", "--state-dir")
+            return "the \(what) \(quotedForTerminal(directory)) does not exist (has ptkd run on this host? start it: sudo systemctl start ptkd; or give \(option)); \(why); refused"
+        }
+        let reason: String
+        switch error.code {
+        case .noSuchFile: reason = "is missing"
+        case .notDirectory: reason = "is neither a folder nor a symbolic link"
+        case .tooManySymlinks: reason = "is reached through more than 40 symbolic links"
+        default: reason = "cannot be opened (\(error))"
+        }
+        return "\(quotedForTerminal(part)), on the way to \(quotedForTerminal(directory)), \(reason); \(why); refused"
+    }
+
+    /// The user to take on for `directory`, nil when only root controls it, and the directory
+    /// itself, opened on the way that was judged (`openWay`, then ptkd's folders in it). Exits
+    /// (64; with `quiet`, 0 and no word: a Tab) when a part of the way cannot be opened, when
+    /// several users own folders on it, or when root owns the way but lets others change a
+    /// folder on it.
+    static func serviceUser(for directory: String, _ command: AdminCommand?, quiet: Bool = false) -> (user: Credentials?, directory: FileDescriptor) {
+        func refuse(_ message: String) -> Never {
+            if quiet { exitProcess(0) }
+            die(message, .usage)
+        }
+        let way: Way
+        do { way = try openWay(directory) } catch { refuse(unreachable(error, directory: directory, command)) }
+        guard let opened = way.directory else { refuse(unreachable(SystemError(call: "open", object: directory, errno: Errno.noSuchFile.rawValue), directory: directory, command)) }
+        var ways = [way]
+        for inside in insides(for: command) {
+            do { ways.append(try way.beneath(inside)) } catch { refuse(unreachable(error, directory: directory, command)) }
+        }
+        var files: [WayStep] = []
+        for folder in foldersOfFiles(for: command) {
+            do { files += try way.entries(of: folder) ?? [] } catch { refuse(unreachable(error, directory: directory, command)) }
+        }
         var owners: [(user: UInt32, group: UInt32)] = []
-        for path in insides(of: directory, for: command) {
-            for owner in nonRootOwners(of: path) where !owners.contains(where: { $0.user == owner.user }) { owners.append(owner) }
+        for steps in ways.map(\.steps) + [files] {
+            for owner in Way.owners(steps) where !owners.contains(where: { $0.user == owner.user }) { owners.append(owner) }
         }
         if owners.count > 1 {
             let list = owners.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group).description }.joined(separator: " and ")
-            die("\(quotedForTerminal(directory)) is reached through folders of several users (\(list)): root's ptk acts only as the one user who owns ptkd's files; run it as that user (sudo -u USER ptk ...)", .usage)
+            refuse("\(quotedForTerminal(directory)) is reached through folders of several users (\(list)): root's ptk acts only as the one user who owns ptkd's files; run it as that user (sudo -u USER ptk ...)")
         }
         // A folder on the way through which a user other than root and the one taken on could
         // swap what lies below for a tree of its own (or make what is missing there): root
         // would act among that user's files, or act as the user taken on among a third one's.
-        for path in insides(of: directory, for: command) {
-            if let folder = folderOthersMayChange(on: path, trusting: owners.first?.user) {
-                die(refusal(folder, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }), .usage)
+        for w in ways {
+            if let folder = w.changeableFolder(trusting: owners.first?.user) {
+                refuse(refusal(folder, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }))
             }
         }
-        guard let owner = owners.first else { return nil }
+        guard let owner = owners.first else { return (nil, opened) }
         let user = Credentials.of(uid: owner.user, groupIfUnknown: owner.group)
         // Never root's group, which the service user does not have (folders chowned without one).
         guard user.group != 0 else {
-            die("\(user) owns \(quotedForTerminal(directory)) but has no group of its own here (no password entry, and its folders are in root's group): give them its group (chown -R USER:GROUP), or run ptk as that user", .usage)
+            refuse("\(user) owns \(quotedForTerminal(directory)) but has no group of its own here (no password entry, and its folders are in root's group): give them its group (chown -R USER:GROUP), or run ptk as that user")
         }
-        return user
+        return (user, opened)
     }
 
     /// Why root's ptk refuses to work below `folder`, and what to do about it.
     static func refusal(_ folder: ChangeableFolder, directory: String, user: Credentials?) -> String {
         let owner = folder.owner == 0 ? "root" : Credentials.of(uid: folder.owner, groupIfUnknown: folder.group).description
-        let who = folder.mode & 0o002 != 0 ? "any user" : "the users of group " + (groupName(folder.group).map { "\($0) (gid \(folder.group))" } ?? "gid \(folder.group)")
+        let group = "group " + (groupName(folder.group).map { "\($0) (gid \(folder.group))" } ?? "gid \(folder.group)")
+        let who: String
+        if folder.mode & 0o002 != 0 {
+            who = "any user"
+        } else if folder.hasAccessACL {
+            // With an access ACL the group bits are its mask: what the ACL grants, up to the mask.
+            who = "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(folder.path)); its group bits are the ACL's mask, not \(group)'s)"
+        } else {
+            who = "the users of \(group)"
+        }
         let what = folder.mode & 0o1000 != 0 ? "make names in it (the sticky bit only keeps them from renaming what is not theirs)" : "rename or replace what is in it"
-        return "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))) lets \(who) \(what), "
+        let fix = folder.hasAccessACL && folder.mode & 0o002 == 0 ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r-x), " : "Make it writable by its owner only (chmod go-w), "
+        return "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))\(folder.hasAccessACL ? ", with an access ACL" : "")) lets \(who) \(what), "
             + "so root's ptk would work on \(quotedForTerminal(directory)) among what they put there; refused. "
-            + "Make it writable by its owner only (chmod go-w), or give it to \(user.map(\.description) ?? "the user ptkd runs as") (chown), "
+            + fix + "or give it to \(user.map(\.description) ?? "the user ptkd runs as") (chown), "
             + "or run ptk as that user (sudo -u USER ptk ...)"
     }
 
     /// Run first, with the command line parsed and before anything in ptkd's directories is
-    /// opened. Does nothing unless ptk runs as root over another user's directory; then opens
-    /// what root must, and takes on that user (an export or gallery into root's own folder
-    /// runs in a child, and this process exits with it).
-    @MainActor static func cross(_ command: AdminCommand?, directory: String, invocation: Invocation<AdminOption>, words: [String]) -> RootOpened {
+    /// opened. Does nothing unless ptk runs as root; then walks the way to the command's
+    /// directory by descriptors and keeps that directory open (`opened.directory`), and over
+    /// another user's directory opens what root must and takes on that user (an export or
+    /// gallery into root's own folder runs in a child, and this process exits with it). With
+    /// `quiet` (a Tab's completion), a refusal exits 0 without a word. `maxFileSize` (ptkd's
+    /// `max-file-size`) bounds the photo of a package root takes from its child.
+    @MainActor static func cross(_ command: AdminCommand?, directory: String, invocation: Invocation<AdminOption>, words: [String],
+                                 maxFileSize: Int64, quiet: Bool = false) -> RootOpened {
         var opened = RootOpened()
-        guard runningAsRoot, let user = serviceUser(for: directory, command) else {
-            if environment(stagingKey) != nil { die("internal: a staged child with nobody to run as", .usage) }
+        guard runningAsRoot else {
+            if environment(stagingKey) != nil { die("internal: a staged child that does not run as root", .usage) }
             return opened
         }
-        opened.credentials = user
-        if let text = environment(stagingKey), let raw = Int32(text), let final = environment(stagedOutputKey) {
-            // The child: the folder to write into is the working directory from here on.
+        if environment(stagingKey) != nil {
+            // The child: root's ptk decided already, and handed over the directory and the user.
+            guard let raw = environment(stagingKey).flatMap({ Int32($0) }), let final = environment(stagedOutputKey),
+                  let decided = environment(stagedDirectoryKey).flatMap({ Int32($0) }),
+                  let ids = environment(stagedUserKey)?.split(separator: ":").compactMap({ UInt32($0) }), ids.count == 2 else {
+                die("internal: a staged child without its folder, directory or user", .usage)
+            }
+            let user = Credentials.of(uid: ids[0], groupIfUnknown: ids[1])
             takeOn(user)
             let staging = FileDescriptor(rawValue: raw)
             do { try staging.becomeWorkingDirectory() } catch { die("cannot enter the staging folder: \(error)", .cannotCreate) }
             staging.close()
+            opened.credentials = user
+            opened.directory = FileDescriptor(rawValue: decided)
             opened.stagedOutput = final
             return opened
         }
+        let (decided, working) = serviceUser(for: directory, command, quiet: quiet)
+        opened.directory = working
+        guard let user = decided else {
+            // Only root controls the way: root works in the directory it opened.
+            return opened
+        }
+        opened.credentials = user
         switch command {
         case .thumbnail:
             if let output = invocation.value(.output), output != "-" {
                 let (folder, name) = splitLastComponent(absolute(output))
                 let into = folder.map { $0.isEmpty ? "/" : $0 } ?? absolute("")
                 guard !name.isEmpty, name != ".", name != ".." else { die("cannot write \(quotedForTerminal(output)): not a file name", .cannotCreate) }
-                if !serviceUserControls(into, user) { runStaged(command!, into: into, file: name, as: user) }
+                if !serviceUserControls(into, user) { runStaged(command!, into: into, file: name, as: user, directory: working, maxFileSize: maxFileSize) }
             }
         case .import:
             for path in words {
@@ -139,14 +225,32 @@ enum RootBoundary {
             }
         case .export:
             let output = invocation.value(.output).map(absolute) ?? absolute("")
-            if !serviceUserControls(output, user) { runStaged(command!, into: output, as: user) }
+            if !serviceUserControls(output, user) { runStaged(command!, into: output, as: user, directory: working, maxFileSize: maxFileSize) }
         case .gallery:
-            if let output = invocation.value(.output).map(absolute), !serviceUserControls(output, user) { runStaged(command!, into: output, as: user) }
+            if let output = invocation.value(.output).map(absolute), !serviceUserControls(output, user) {
+                runStaged(command!, into: output, as: user, directory: working, maxFileSize: maxFileSize)
+            }
         default:
             break
         }
         takeOn(user)
+        checkStillLeadsThere(directory, working, quiet: quiet)
         return opened
+    }
+
+    /// After taking on the service user: exits (64) when `path` now leads to another directory
+    /// than `opened`, the one decided on (a folder on the way was swapped since). The library
+    /// works in `opened` itself; the state directory's stores open it by its path, so their
+    /// way must still end there. One the user taken on cannot open by its path is left to the
+    /// command, whose own open says so.
+    static func checkStillLeadsThere(_ path: String, _ opened: FileDescriptor, quiet: Bool) {
+        guard let now = try? FileDescriptor.open(path, flags: [.readOnly, .directory]) else { return }  // the command's own open says why
+        defer { now.close() }
+        guard let a = try? now.status(), let b = try? opened.status() else { return }  // an open directory always has a status
+        if FileIdentity(a) != FileIdentity(b) {
+            if quiet { exitProcess(0) }
+            die("\(quotedForTerminal(path)) leads to another directory than the one root's ptk opened a moment ago (a folder on the way was renamed or replaced meanwhile); refused: try again, and see who changes it", .usage)
+        }
     }
 
     /// `path` made absolute from the working directory ("" is the working directory itself).
@@ -169,7 +273,8 @@ enum RootBoundary {
     /// name or a folder, given to root first; a child that failed leaves nothing behind (a
     /// thumbnail's FILE is replaced only by a whole thumbnail). Interrupted (^C), root ends the
     /// child, removes its folder, and ends so too.
-    @MainActor static func runStaged(_ command: AdminCommand, into output: String, file: String? = nil, as user: Credentials) -> Never {
+    @MainActor static func runStaged(_ command: AdminCommand, into output: String, file: String? = nil, as user: Credentials,
+                                     directory: FileDescriptor, maxFileSize: Int64) -> Never {
         // An export's or gallery's folder is made when missing (mode 0755, with its parents),
         // as without root; by descriptor. A thumbnail's must be there.
         if file == nil {
@@ -210,9 +315,13 @@ enum RootBoundary {
         do {
             let handed = try work.inheritable()
             defer { handed.close() }
+            let decided = try directory.inheritable()
+            defer { decided.close() }
+            let keys = [stagingKey, stagedOutputKey, stagedDirectoryKey, stagedUserKey].map { $0 + "=" }
             (ending, interruption) = try runAndWait([try executablePath()] + CommandLine.arguments.dropFirst(),
-                                    environment: processEnvironment().filter { !$0.hasPrefix(stagingKey + "=") && !$0.hasPrefix(stagedOutputKey + "=") }
-                                        + ["\(stagingKey)=\(handed.rawValue)", "\(stagedOutputKey)=\(output)"])
+                                    environment: processEnvironment().filter { entry in !keys.contains { entry.hasPrefix($0) } }
+                                        + ["\(stagingKey)=\(handed.rawValue)", "\(stagedOutputKey)=\(output)",
+                                           "\(stagedDirectoryKey)=\(decided.rawValue)", "\(stagedUserKey)=\(user.user):\(user.group)"])
         } catch {
             removeTree(name, in: folder)
             die("cannot run ptk as \(user): \(error)", .ioError)
@@ -238,7 +347,7 @@ enum RootBoundary {
             case .thumbnail:
                 if let file, (try? work.status(of: file)) != nil {  // none: the child failed, and said why
                     do {
-                        try adopt(file, in: work, files: nil)
+                        try adopt(file, in: work, limit: Int64(Thumbnailer.largestThumbnailBytes))
                         try folder.moveReplacing(file, in: work, to: file)
                     } catch {
                         fail("cannot move the thumbnail into \(output)/\(file): \(error)", .cannotCreate)
@@ -247,7 +356,8 @@ enum RootBoundary {
             case .export:
                 for entry in try work.entries() where entry.hasSuffix(".ptk") && !entry.hasPrefix(".") {
                     do {
-                        try adopt(entry, in: work, files: ["photo.data", "photo.metadata"])  // a package's two files (PTKStore's Package)
+                        // A package's two files (PTKStore's Package): the photo within max-file-size.
+                        try adopt(entry, in: work, limit: 0, files: ["photo.data": maxFileSize, "photo.metadata": PackageFiles.metadataLimit])
                         try folder.move(entry, in: work, to: entry)
                     } catch where error.code == .exists {
                         fail("\(output)/\(entry) exists; ptk export never replaces a package", .notFound)
@@ -264,7 +374,7 @@ enum RootBoundary {
                         let target = try FileDescriptor.open("thumbnails", relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
                         defer { target.close() }
                         for entry in try made.entries() where isThumbnailName(entry) {
-                            try adopt(entry, in: made, files: nil)
+                            try adopt(entry, in: made, limit: Int64(Thumbnailer.largestThumbnailBytes))
                             try target.moveReplacing(entry, in: made, to: entry)
                         }
                     } catch {
@@ -273,7 +383,7 @@ enum RootBoundary {
                 }
                 if (try? work.status(of: "index.html")) != nil {  // none: the child failed, and said why
                     do {
-                        try adopt("index.html", in: work, files: nil)
+                        try adopt("index.html", in: work, limit: .max)  // as long as the index's rows make it
                         try folder.moveReplacing("index.html", in: work, to: "index.html")
                     } catch {
                         fail("cannot move index.html into \(output): \(error)", .cannotCreate)
@@ -296,23 +406,26 @@ enum RootBoundary {
         return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
     }
 
-    /// Gives `name` in `folder` to root: a regular file of one name, or (with `files`) a folder
-    /// holding those regular files of one name each. Opened without following a link.
-    static func adopt(_ name: String, in folder: FileDescriptor, files: [String]?) throws(SystemError) {
+    /// Gives `name` in `folder` to root: a regular file of one name of at most `limit` bytes,
+    /// or (with `files`) a folder holding those regular files of one name each, each of at
+    /// most its limit. Opened without following a link. What the child made beyond what it
+    /// could have (it bounds its copies itself) is refused here too: EFBIG.
+    static func adopt(_ name: String, in folder: FileDescriptor, limit: Int64, files: [String: Int64]? = nil) throws(SystemError) {
         let root = Credentials(user: 0, group: 0, name: "root")
-        func adoptFile(_ name: String, in folder: FileDescriptor) throws(SystemError) {
+        func adoptFile(_ name: String, in folder: FileDescriptor, limit: Int64) throws(SystemError) {
             let fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .noFollow, .nonBlocking])
             defer { fd.close() }
             let (status, links, _) = try fd.statusWithLinks()
             guard status.isRegularFile, links == 1 else { throw SystemError(call: "open", object: name, errno: Errno.invalidArgument.rawValue) }
+            guard status.size <= limit else { throw SystemError(call: "open", object: name, errno: Errno.fileTooLarge.rawValue) }
             try fd.give(to: root)
         }
-        guard let files else { return try adoptFile(name, in: folder) }
+        guard let files else { return try adoptFile(name, in: folder, limit: limit) }
         let package = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
         defer { package.close() }
         for entry in try package.entries() {
-            guard files.contains(entry) else { throw SystemError(call: "open", object: name + "/" + entry, errno: Errno.invalidArgument.rawValue) }
-            try adoptFile(entry, in: package)
+            guard let most = files[entry] else { throw SystemError(call: "open", object: name + "/" + entry, errno: Errno.invalidArgument.rawValue) }
+            try adoptFile(entry, in: package, limit: most)
         }
         try package.give(to: root)
     }

@@ -56,18 +56,20 @@ if runningAsRoot {
 }
 
 if let completing {
-    // As root, as the user owning what is read (only reads: nothing opened beforehand).
-    _ = RootBoundary.cross(completing.first == "photos" ? .list : .trustList,
-                           directory: RootBoundary.directory(of: completing.first == "photos" ? .list : .trustList, configuration),
-                           invocation: invocation, words: [])
-    complete(completing, configuration: configuration)
+    // As root, as the user owning what is read (only reads: nothing opened beforehand); a
+    // refusal offers nothing, without a word (a Tab never prints an error).
+    let kind: AdminCommand = completing.first == "photos" ? .list : .trustList
+    let opened = RootBoundary.cross(kind, directory: RootBoundary.directory(of: kind, configuration), invocation: invocation, words: [],
+                                    maxFileSize: configuration.maxFileSize, quiet: true)
+    complete(completing, configuration: configuration, directory: opened.directory)
     exitProcess(0)
 }
 
 let command = AdminCommand(invocation.command!)
 let words = invocation.arguments
 // As root over the service user's directory: what root must open is opened, then ptk takes on that user.
-let opened = RootBoundary.cross(command, directory: RootBoundary.directory(of: command, configuration), invocation: invocation, words: words)
+let opened = RootBoundary.cross(command, directory: RootBoundary.directory(of: command, configuration), invocation: invocation, words: words,
+                                maxFileSize: configuration.maxFileSize)
 let trust = TrustStore(directory: configuration.effectiveStateDirectory, lockPatience: lockFilePatience)
 
 /// Runs a trust command; a trust error exits 1, a file that cannot be read or written 74.
@@ -130,5 +132,5 @@ case .appPasswordAdd, .appPasswordList, .appPasswordRemove:
     AppPasswordCommands(configuration: configuration, invocation: invocation).run(command, words)
 
 case .list, .show, .watch, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery:
-    LibraryCommands(directory: configuration.effectiveDirectory, invocation: invocation, opened: opened).run(command, words)
+    LibraryCommands(directory: configuration.effectiveDirectory, invocation: invocation, opened: opened, maxFileSize: configuration.maxFileSize).run(command, words)
 }

@@ -28,6 +28,24 @@ struct WriteFilesTogetherTests {
         #expect(try FileDescriptor.open(dir, flags: [.readOnly, .directory]).entriesAndClose().sorted() == ["a", "b", "d"])
     }
 
+    @Test("one file written atomically: a hard link or a symbolic link put at its temporary name is removed, never written through")
+    func oneFileOverPlantedTemporaries() throws {
+        let dir = makeTemporaryDirectory("ptk-files")
+        defer { removeTree(dir) }
+        let sentinel = dir + "/sentinel"
+        writeFile(sentinel, Array("root's".utf8))
+        let temporary = dir + "/out.tmp.\(getpid())"
+        // A hard link: opened to write (O_TRUNC), it would be the sentinel's bytes that change.
+        #expect(link(sentinel, temporary) == 0)
+        try writeFileAtomically(dir + "/out", Array("first".utf8), mode: 0o644)
+        #expect(readFile(dir + "/out") == Array("first".utf8) && readFile(sentinel) == Array("root's".utf8))
+        // A symbolic link: O_NOFOLLOW alone refused it (ELOOP) and the write failed.
+        #expect(symlink(sentinel, temporary) == 0)
+        try writeFileAtomically(dir + "/out", Array("second".utf8), mode: 0o644)
+        #expect(readFile(dir + "/out") == Array("second".utf8) && readFile(sentinel) == Array("root's".utf8))
+        #expect(try FileDescriptor.open(dir, flags: [.readOnly, .directory]).entriesAndClose().sorted() == ["out", "sentinel"])
+    }
+
     @Test("a directory that cannot be opened fails every file, and writes nothing")
     func noDirectory() {
         let errors = writeFilesAtomically(in: "/nonexistent/ptk", [("a", [1]), ("b", [2])], mode: 0o644)
