@@ -120,6 +120,15 @@ func near(_ a: ArraySlice<UInt8>, _ b: [UInt8], within tolerance: Int = 6) -> Bo
         #expect(jpegThumbnail(refinementScans(width: 1024, height: 1024, scans: 16)).outcome == .made, "16 passes are within the budget")
     }
 
+    @Test("libjpeg-turbo's own progressions, greyscale (6 scans, all over the one component) and colour (10), are within the scan budget")
+    func standardProgressionsWithinBudget() {
+        for greyscale in [true, false] {
+            let t = jpegThumbnail(makeJPEG(width: 1000, height: 700, greyscale: greyscale, progressive: true, seed: 5))
+            #expect(t.outcome == .made, "greyscale \(greyscale)")
+            #expect(t.interlace == 1)
+        }
+    }
+
     @Test("a progressive JPEG with more than 1000 scans is refused rather than decoded for minutes")
     func tooManyScans() throws {
         // Repeat the last scan of a progressive JPEG: legal structure, absurd number of scans.
