@@ -252,8 +252,18 @@ static void read_colour(struct heif_image_handle *handle, ptk_colour *colour) {
     }
 }
 
-int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
-                    ptk_thumbnail_result *out) {
+/* The most pixels decoding `handle` allocates, as far as libheif says: its ispe (the last, and
+ * before any clap or turn) or its shown size, whichever is larger. HEIFCheck makes the one
+ * ispe of an image the largest size its parts declare (within the coding margin). */
+static uint64_t decoded_pixels(const struct heif_image_handle *handle) {
+    const uint64_t shown = (uint64_t)heif_image_handle_get_width(handle) * (uint64_t)heif_image_handle_get_height(handle);
+    const int iw = heif_image_handle_get_ispe_width(handle), ih = heif_image_handle_get_ispe_height(handle);
+    const uint64_t coded = iw > 0 && ih > 0 ? (uint64_t)iw * (uint64_t)ih : 0;
+    return shown > coded ? shown : coded;
+}
+
+int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixels, uint64_t declared_pixels,
+                    const volatile int *cancel, ptk_thumbnail_result *out) {
     memset(out, 0, sizeof *out);
     ptk_heif_file *file = NULL;
     struct heif_image_handle *handle = NULL, *item = NULL;
@@ -277,7 +287,10 @@ int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixe
         snprintf(out->message, MESSAGE, "the primary image has no size");
         goto done;
     }
-    const uint64_t count = (uint64_t)width * height;
+    /* What a decode of the whole image allocates: the largest of what libheif says and what
+     * HEIFCheck found its parts declare, not the size a clap crops it to. */
+    uint64_t count = decoded_pixels(handle);
+    if (declared_pixels > count) count = declared_pixels;
     if (count > max_pixels) {
         snprintf(out->message, MESSAGE, "%.1f megapixels is over the %.1f-megapixel limit for thumbnails", count / 1e6, max_pixels / 1e6);
         status = PTK_PNG_TOO_LARGE;
@@ -304,7 +317,7 @@ int ptk_heif_render(int fd, const ptk_render_request *request, uint64_t max_pixe
     int stride = 0, w = 0, h = 0;
     for (;;) {
         struct heif_image_handle *decoded = item != NULL ? item : handle;
-        const uint64_t decoded_count = (uint64_t)heif_image_handle_get_width(decoded) * (uint64_t)heif_image_handle_get_height(decoded);
+        const uint64_t decoded_count = item != NULL ? decoded_pixels(item) : count;
         int usable = decoded_count * 5 <= MEMORY_LIMIT;
         if (!usable && item == NULL) {
             snprintf(out->message, MESSAGE, "%.1f megapixels needs more than %llu MB to decode", decoded_count / 1e6,
@@ -380,7 +393,7 @@ done:
 int ptk_heif_thumbnail(int fd, uint32_t max_side, uint64_t max_pixels, const volatile int *cancel,
                        ptk_thumbnail_result *out) {
     const ptk_render_request request = ptk_single_png_request(max_side);
-    const int status = ptk_heif_render(fd, &request, max_pixels, cancel, out);
+    const int status = ptk_heif_render(fd, &request, max_pixels, 0, cancel, out);
     ptk_keep_single_png(status, out);
     return status;
 }

@@ -275,14 +275,23 @@ public enum Thumbnailer {
         request.preview = preview ? 1 : 0
         request.fine = fine ? 1 : 0
         // Nothing libheif is not to see reaches it: a HEIF whose counts or declared sizes are
-        // out of bounds gets no decode (HEIFCheck).
-        if type.isHEIF, let problem = HEIFCheck.problem(in: fd) { return Thumbnail(outcome: .failed(problem)) }
+        // out of bounds gets no decode (HEIFCheck), nor one whose decode costs too much; the
+        // decoding budget is checked against the most its parts declare.
+        var declared: UInt64 = 0
+        if type.isHEIF {
+            switch HEIFCheck.examine(fd) {
+            case .failure(let error): return Thumbnail(outcome: .failed(error.message))
+            case .success(let report):
+                if let problem = report.decodeProblem { return Thumbnail(outcome: .failed(problem)) }
+                declared = report.pixels
+            }
+        }
         var result = ptk_thumbnail_result()
         let status: Int32
         switch type {
         case .png: status = ptk_png_render(fd.rawValue, &request, pixelLimit, cancel, &result)
         case .jpeg: status = ptk_jpeg_render(fd.rawValue, &request, pixelLimit, cancel, &result)
-        case .heic, .heif: status = ptk_heif_render(fd.rawValue, &request, pixelLimit, cancel, &result)
+        case .heic, .heif: status = ptk_heif_render(fd.rawValue, &request, pixelLimit, declared, cancel, &result)
         }
         defer { ptk_result_free(&result) }
         let message = cText(result.message) ?? ""

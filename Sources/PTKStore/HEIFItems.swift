@@ -102,7 +102,8 @@ public struct HEIFItems: Sendable {
             }
         }
         if let ilocBody { try readLocations(ilocBody) }
-        for (body, version, flags) in ipmaBodies { try readAssociations(body, version: version, wide: flags & 1 != 0) }
+        var associated: Set<UInt32> = []
+        for (body, version, flags) in ipmaBodies { try readAssociations(body, version: version, wide: flags & 1 != 0, seen: &associated) }
         for r in references {
             referredIndex[ReferenceKey(item: r.from, type: r.type), default: []] += r.to
             for to in r.to { referringIndex[ReferenceKey(item: to, type: r.type), default: []].append(r.from) }
@@ -177,9 +178,14 @@ public struct HEIFItems: Sendable {
         let r = try fullBox(body, "iref")
         let wide = r.version != 0
         var total = 0
+        var seen: Set<ReferenceKey> = []
         for entry in try children(r.position..<body.upperBound, in: "iref") {
             var e = ByteReader(bytes, entry.body, box: entry.type)
             let from = wide ? try e.u32() : UInt32(try e.u16())
+            // libheif 1.15 takes a grid's or overlay's images from its first dimg box: one each.
+            guard seen.insert(ReferenceKey(item: from, type: entry.type)).inserted else {
+                throw FormatError("iref: item \(from) refers to others by \(entry.type) twice")
+            }
             let count = Int(try e.u16())
             total += count
             guard total <= HEIFLimits.references else { throw FormatError("over \(HEIFLimits.references) item references") }
@@ -203,8 +209,11 @@ public struct HEIFItems: Sendable {
         let count = r.version < 2 ? UInt32(try r.u16()) : try r.u32()
         guard count <= HEIFLimits.items else { throw FormatError("iloc places \(count) items, over the \(HEIFLimits.items)-item limit") }
         var extents = 0
+        var placed: Set<UInt32> = []
         for _ in 0..<count {
             let id = r.version < 2 ? UInt32(try r.u16()) : try r.u32()
+            // libheif 1.15 reads an item's first place, a dictionary the last: one each.
+            guard placed.insert(id).inserted else { throw FormatError("iloc places item \(id) twice") }
             let method = r.version == 0 ? 0 : Int(try r.u16() & 15)
             _ = try r.u16()  // data_reference_index
             let base = try r.uint(baseSize)
@@ -223,13 +232,15 @@ public struct HEIFItems: Sendable {
         }
     }
 
-    /// ipma: each item's properties, by 1-based index into ipco (0: none).
-    private mutating func readAssociations(_ body: Range<Int>, version: UInt8, wide: Bool) throws(FormatError) {
+    /// ipma: each item's properties, by 1-based index into ipco (0: none). An item is listed
+    /// once in all (`seen`): libheif 1.15 reads an item's first entry only.
+    private mutating func readAssociations(_ body: Range<Int>, version: UInt8, wide: Bool, seen: inout Set<UInt32>) throws(FormatError) {
         var r = ByteReader(bytes, body, box: "ipma")
         let count = try r.u32()
         guard count <= HEIFLimits.items else { throw FormatError("ipma lists \(count) items, over the \(HEIFLimits.items)-item limit") }
         for _ in 0..<count {
             let id = version < 1 ? UInt32(try r.u16()) : try r.u32()
+            guard seen.insert(id).inserted else { throw FormatError("ipma lists item \(id) twice") }
             let n = Int(try r.u8())
             for _ in 0..<n {
                 let index = wide ? Int(try r.u16() & 0x7FFF) : Int(try r.u8() & 0x7F)
@@ -246,6 +257,11 @@ public struct HEIFItems: Sendable {
     public func property(_ type: String, of id: UInt32) -> ArraySlice<UInt8>? {
         guard let item = items[id], let p = item.properties.first(where: { properties[$0].type == type }) else { return nil }
         return bytes[properties[p].body]
+    }
+
+    /// How many properties of `type` ipma associates with the item.
+    public func count(_ type: String, of id: UInt32) -> Int {
+        items[id]?.properties.reduce(0) { $0 + (properties[$1].type == type ? 1 : 0) } ?? 0
     }
 
     /// The items `from` refers to by `type`, in order.

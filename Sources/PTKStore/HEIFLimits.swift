@@ -21,10 +21,18 @@ public enum HEIFLimits {
     public static let extents = 8_192
     /// Tiles of one grid, or images of one overlay.
     public static let tiles = 1_024
-    /// NAL units read in one image's data (a tile has one or two: its slices), and in the file.
+    /// NAL units read in one image's data (a tile has a few: its parameter sets and its
+    /// slice), and in the file.
     public static let nalUnitsPerImage = 4_096
     public static let nalUnits = 65_536
     /// How far a coded image's sequence parameter set may declare it larger than its `ispe`
     /// on each side (coded sizes round up to the coding block; a 300x200 image is coded 304x200).
     public static let codedMargin: UInt64 = 64
+    /// Slice segments of one coded image that a thumbnail is still decoded from. libde265
+    /// decodes each segment from where it says it starts to where its data says it ends, over
+    /// what others decoded before: each may cost a decode of the whole picture (a 1 MP picture
+    /// followed by 200 segments that start it again took 200 times one). x265, as heif-enc
+    /// uses it, codes a picture in one; encoders that cut one in several use a few per
+    /// picture or tile. A file over the limit is kept, but gets no thumbnail.
+    public static let slicesPerImage = 16
 }

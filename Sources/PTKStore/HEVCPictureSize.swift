@@ -2,37 +2,37 @@
 /// `pic_width_in_luma_samples`, `pic_height_in_luma_samples`), which is what a decoder
 /// allocates, whatever the HEIF's `ispe` says. Only the fields before the size are read.
 public enum HEVCPictureSize {
-    /// The NAL unit type of a sequence parameter set.
-    public static let spsType: UInt8 = 33
-
-    /// The NAL unit type of `nal` (its 2-byte header first).
-    public static func type(ofHeader first: UInt8) -> UInt8 { first >> 1 & 0x3F }
-
-    /// Parameter sets (VPS, SPS, PPS) in an `hvcC` box's content (ISO/IEC 14496-15 section
-    /// 8.3.3): the length of the NAL unit length fields of the item's data (1, 2 or 4) and
-    /// the SPS NAL units.
-    public static func configuration(_ hvcC: ArraySlice<UInt8>) throws(FormatError) -> (lengthSize: Int, sps: [ArraySlice<UInt8>]) {
+    /// An `hvcC` box's content (ISO/IEC 14496-15 section 8.3.3): the length of the NAL unit
+    /// length fields it declares for the item's data (1, 2 or 4), and every NAL unit of its
+    /// arrays that libheif 1.15 hands the decoder, in order: all but empty ones, whatever type
+    /// their array claims (the decoder goes by each unit's own header).
+    public static func configuration(_ hvcC: ArraySlice<UInt8>) throws(FormatError) -> (lengthSize: Int, units: [ArraySlice<UInt8>]) {
         let b = Array(hvcC)
         var r = ByteReader(b, 0..<b.count, box: "hvcC")
         _ = try r.take(21)
         let lengthSize = Int(try r.u8() & 3) + 1
-        guard lengthSize != 3 else { throw FormatError("hvcC says NAL unit lengths of 3 bytes") }
         let arrays = Int(try r.u8())
-        var sps: [ArraySlice<UInt8>] = []
+        var units: [ArraySlice<UInt8>] = []
         for _ in 0..<arrays {
-            let type = try r.u8() & 0x3F
+            _ = try r.u8()  // array_completeness, reserved, NAL_unit_type: not what the decoder reads
             let count = Int(try r.u16())
             for _ in 0..<count {
                 let nal = try r.take(Int(try r.u16()))
-                if type == spsType { sps.append(nal) }
+                if !nal.isEmpty { units.append(nal) }
             }
         }
-        return (lengthSize, sps)
+        return (lengthSize, units)
     }
 
-    /// The width and height an SPS NAL unit (from its 2-byte header) declares.
+    /// The width and height an SPS NAL unit (from its 2-byte header on, escaped as in the
+    /// file) declares, read as libde265 reads it (`HEVCUnit`).
     public static func of(sps nal: ArraySlice<UInt8>) throws(FormatError) -> (width: UInt64, height: UInt64) {
-        var bits = BitReader(unescaping: nal.dropFirst(2))
+        try of(sps: HEVCUnit(nal))
+    }
+
+    /// The width and height the unescaped SPS `unit` declares.
+    public static func of(sps unit: HEVCUnit) throws(FormatError) -> (width: UInt64, height: UInt64) {
+        var bits = BitReader(unit.payload)
         _ = try bits.read(4)  // sps_video_parameter_set_id
         let subLayers = Int(try bits.read(3))  // sps_max_sub_layers_minus1
         _ = try bits.read(1)  // sps_temporal_id_nesting_flag
@@ -56,29 +56,18 @@ public enum HEVCPictureSize {
     }
 }
 
-/// Reads bits, most significant first, from a NAL unit's payload with its emulation prevention
-/// bytes (0x03 after two zero bytes) removed.
+/// Reads bits, most significant first, from unescaped bytes.
 struct BitReader {
-    private var bytes: [UInt8] = []
+    private let bytes: ArraySlice<UInt8>
     private var bit = 0
 
-    init(unescaping payload: ArraySlice<UInt8>) {
-        var zeros = 0
-        for b in payload {
-            if zeros >= 2 && b == 3 {
-                zeros = 0
-                continue
-            }
-            zeros = b == 0 ? zeros + 1 : 0
-            bytes.append(b)
-        }
-    }
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
 
     mutating func read(_ count: Int) throws(FormatError) -> UInt64 {
         guard bit + count <= bytes.count * 8 else { throw FormatError("a sequence parameter set ends early") }
         var v: UInt64 = 0
         for _ in 0..<count {
-            v = v << 1 | UInt64(bytes[bit >> 3] >> (7 - UInt8(bit & 7)) & 1)
+            v = v << 1 | UInt64(bytes[bytes.startIndex + (bit >> 3)] >> (7 - UInt8(bit & 7)) & 1)
             bit += 1
         }
         return v

@@ -68,13 +68,24 @@ public final class IncomingFile {
     /// so is one that holds the whole file but not the offered bytes (its SHA-256 is known then):
     /// anyone may leave a partial under the name of content they know the hash of, and the next
     /// sender of that content would be told it is all there, then that it does not match.
-    func resume(length: Int64, chunkSize: Int) throws(SystemError) {
+    /// `remembered`, the state the last session left of this very file unchanged, spares the
+    /// re-reading (ResumeStates).
+    func resume(length: Int64, chunkSize: Int, remembered: ResumeStates.Remembered? = nil) throws(SystemError) {
         let chunk = Int64(chunkSize)
         // A partial holding the whole file (its session broke off after the last chunk) is taken
         // whole when the sender takes an offset at the file's end ("held", protocol §7).
         let usable = request.wholeResumable && length == request.size ? length : min(length / chunk * chunk, request.size / chunk * chunk)
         if usable != length { try fd.truncate(to: usable) }
         if usable == 0 { return }
+        if let remembered, usable == length, remembered.hasher != nil || remembered.wholeDigest != nil, remembered.describes(try fd.status()) {
+            hasher = remembered.hasher.take()
+            structure = remembered.structure
+            wholeDigest = remembered.wholeDigest
+            offset = usable
+            written = usable
+            try fd.seek(to: usable)
+            return
+        }
         var buffer = [UInt8](repeating: 0, count: Int(min(usable, 1 << 20)))
         var position: Int64 = 0
         while position < usable {
@@ -83,6 +94,7 @@ public final class IncomingFile {
                 Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
             }.get()
             if n == 0 { break }
+            store.resumeStates.read(n)
             buffer.withUnsafeBytes { b in
                 let slice = UnsafeRawBufferPointer(rebasing: b[..<n])
                 hashInline(slice)
@@ -278,12 +290,22 @@ public final class IncomingFile {
         return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Leaves this partial's checks to the next session that resumes it, when they are here
+    /// (not on a checking thread) and sound, and the file holds exactly the bytes checked.
+    private func rememberState() {
+        guard checking == nil, formatError == nil, hasher != nil || wholeDigest != nil else { return }
+        guard let status = try? fd.status(), status.size == written else { return }  // unreadable: the next session reads the partial again
+        store.resumeStates.remember(name, ResumeStates.Remembered(status: status, taken: .now, length: written, hasher: hasher.take(),
+                                                                  structure: structure, wholeDigest: wholeDigest))
+    }
+
     /// Gives the file up. A resumable partial is kept (whole chunks only) for a later session;
     /// anything else is deleted.
     public func abandon(keepForResume: Bool) {
         guard open else { return }
         open = false
         if keepForResume && resumable && written > 0 {
+            rememberState()
             fd.close()
         } else {
             // Already gone, or left for the stale-partial clean-up: no final name is involved.

@@ -63,6 +63,8 @@ public final class PhotoStore: @unchecked Sendable {
     var rounds: FlushRounds!
     /// Every hash and PNG check of the store passes through it (see `stopChecks`).
     let checks = ExitGate()
+    /// What sessions knew of the partial uploads they let go, so an unchanged one is not hashed again.
+    let resumeStates = ResumeStates()
     /// Big photos being checked on a thread of their own now (`StoreSettings.checkingThreads`).
     let checkingThreads: Slots
     /// Those threads, joined by `stopChecks`.
@@ -153,7 +155,9 @@ public final class PhotoStore: @unchecked Sendable {
             let (fd, name, resumable, length) = try openTemporary(for: request)
             let file = IncomingFile(store: self, request: request, fd: fd, name: name, resumable: resumable)
             do throws(SystemError) {
-                if length > 0 { try file.resume(length: length, chunkSize: chunkSize) }
+                // Taken whatever the length: a session that opens the partial may change it.
+                let remembered = resumable ? resumeStates.take(name) : nil
+                if length > 0 { try file.resume(length: length, chunkSize: chunkSize, remembered: remembered) }
                 let needed = request.size - file.offset
                 let available = try directory.availableSpace()
                 if available - needed < settings.minFree {

@@ -7,13 +7,17 @@ import PTKTransport
 import Testing
 @testable import PTKDaemon
 
-/// The audit's hostile HEICs (issue 54: a grid or overlay whose output is not its ispe, a coded
-/// image larger than its ispe) at every door: each refuses them as not a photo, in its own
+/// The audits' hostile HEICs (issue 54: a grid or overlay whose output is not its ispe, a coded
+/// image larger than its ispe; a second ispe, an empty NAL unit, an item placed twice, two
+/// pictures in one image) at every door: each refuses them as not a photo, in its own
 /// terms, with the reason, and keeps nothing.
 @Suite("Hostile HEICs at every door (issue 54)")
 struct HostileHEIFDoorTests {
     static let files = ["grid-20000.heic": "makes a 20000x20000 image", "overlay-20000.heic": "makes a 20000x20000 image",
-                        "coded-2048.heic": "is coded 2048x2048", "coded-in-band.heic": "is coded 2048x2048"]
+                        "coded-2048.heic": "is coded 2048x2048", "coded-in-band.heic": "is coded 2048x2048",
+                        // The second image audit's (what libheif 1.15 reads otherwise than the check did).
+                        "ispe2-grid-7500.heic": "has 2 ispe properties", "nal-zero.heic": "a NAL unit of 0 bytes",
+                        "iloc-twice.heic": "iloc places item 1 twice", "pictures-2.heic": "holds 2 pictures"]
 
     static func bytes(_ name: String) throws -> [UInt8] { try #require(readFile(fixturePath("heif/hostile/" + name))) }
 

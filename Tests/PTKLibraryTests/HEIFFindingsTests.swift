@@ -28,6 +28,38 @@ struct HEIFFindingsTests {
         }
     }
 
+    @Test("a clap does not hide what is decoded: a 7500x7500 grid cropped to 64x64 is over the decoding budget, at once (issue 54, second image audit)")
+    func clapBudget() throws {
+        let fd = temporaryFile(try #require(readFile(fixturePath("heif/hostile/clap-grid-7500.heic"))))
+        defer { fd.close() }
+        let started = Instant.now
+        for t in [Thumbnailer.make(from: fd, type: .heic, sides: Thumbnailer.gallerySides), Thumbnailer.preview(from: fd, type: .heic)] {
+            #expect(t.outcome == .tooLarge("56.2 megapixels needs more than 256 MB to decode"), "\(t.outcome)")
+            #expect(t.decodePath == nil && t.renditions.isEmpty)
+            // The shown size is libheif's (after the clap).
+            #expect(t.width == 64 && t.height == 64)
+        }
+        #expect(Instant.now - started < .seconds(1))
+    }
+
+    @Test("what the second image audit declared twice, and a picture in 17 slice segments: no decode, the reason, at once (issue 54)")
+    func refusedBeforeDecoding() throws {
+        for (name, words) in [("ispe2-grid-7500.heic", "item 1 (the primary image) has 2 ispe properties (one is allowed)"),
+                              ("nal-zero.heic", "HEVC item 1 holds a NAL unit of 0 bytes, too short for its header"),
+                              ("iloc-twice.heic", "iloc places item 1 twice"),
+                              ("pictures-2.heic", "HEVC item 1 holds 2 pictures (an image is one)"),
+                              ("slices-17.heic", "HEVC item 1 is coded in 17 slice segments, over the 16 a thumbnail is decoded from (each may cost a decode of the whole picture)")] {
+            let fd = temporaryFile(try #require(readFile(fixturePath("heif/hostile/" + name))))
+            defer { fd.close() }
+            let started = Instant.now
+            for t in [Thumbnailer.make(from: fd, type: .heic, sides: Thumbnailer.gallerySides), Thumbnailer.preview(from: fd, type: .heic)] {
+                #expect(t.outcome == .failed(words), "\(name): \(t.outcome)")
+                #expect(t.decodePath == nil && t.renditions.isEmpty)
+            }
+            #expect(Instant.now - started < .seconds(1), "\(name)")
+        }
+    }
+
     @Test("an irot of the thumbnail item alone does not cancel the primary's EXIF orientation 6: the thumbnail is upright (portrait)")
     func primaryTurnOnly() throws {
         let bytes = try #require(readFile(fixturePath("heif/thumb-irot-exif6.heic")))

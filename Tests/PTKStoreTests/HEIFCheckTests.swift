@@ -44,6 +44,51 @@ struct HEIFCheckTests {
         for (name, words) in cases { #expect(heifCheck(try heifFixture(name)) == words, "\(name)") }
     }
 
+    @Test("what libheif 1.15 reads once and this check read otherwise is refused: a second ispe, an item placed or listed twice, a grid's images named twice, an auxiliary image larger than its image (issue 54, second image audit)")
+    func declaredTwiceOtherwise() throws {
+        let cases = [
+            // libheif takes the last ispe (64x64) as the handle's size and decodes the grid's 7500x7500.
+            ("hostile/ispe2-grid-7500.heic", "item 1 (the primary image) has 2 ispe properties (one is allowed)"),
+            // libheif reads the first place (a 2048x2048 picture), a dictionary kept the last (64x64).
+            ("hostile/iloc-twice.heic", "iloc places item 1 twice"),
+            ("hostile/ipma-twice.heic", "ipma lists item 1 twice"),
+            ("hostile/iref-twice.heic", "iref: item 1 refers to others by dimg twice"),
+            // Cropped to 64x64 by a clap, libheif takes it as the 64x64 image's alpha and decodes 2048x2048.
+            ("hostile/alpha-clap.heic", "auxiliary image 2 of 2048x2048 is larger than its image 1 of 64x64"),
+        ]
+        for (name, words) in cases { #expect(heifCheck(try heifFixture(name)) == words, "\(name)") }
+    }
+
+    @Test("an image's NAL units are read as libheif hands them to libde265: every one (an empty one does not end the walk), with 4-byte lengths whatever hvcC says, by their own type whatever hvcC's arrays say; one picture")
+    func unitsAsTheDecoderGetsThem() throws {
+        let cases = [
+            ("hostile/nal-zero.heic", "HEVC item 1 holds a NAL unit of 0 bytes, too short for its header"),
+            ("hostile/nal-length2.heic", "HEVC item 1 is coded 2048x2048, its ispe says 64x64"),
+            ("hostile/hvcC-array-type.heic", "HEVC item 1 is coded 2048x2048, its ispe says 64x64"),
+            ("hostile/pictures-2.heic", "HEVC item 1 holds 2 pictures (an image is one)"),
+        ]
+        for (name, words) in cases { #expect(heifCheck(try heifFixture(name)) == words, "\(name)") }
+        // A length running past the data: libheif gives up on the image before decoding any of
+        // it, and the walk stops there too (the file is libheif's to judge, as a damaged thumbnail item is).
+        var cut = try heifFixture("picture.heic")
+        let mdat = try #require((0..<cut.count - 4).last { cut[$0..<$0 + 4].elementsEqual("mdat".utf8) })
+        cut[mdat + 4] = 0x7F
+        #expect(heifCheck(cut) == nil)
+    }
+
+    @Test("the report: the most pixels the primary image's decode declares, whatever a clap crops it to; a picture in more slice segments than a thumbnail is decoded from is kept, with the reason")
+    func report() throws {
+        func report(_ name: String) throws -> HEIFCheck.Report {
+            let bytes = try heifFixture(name)
+            return try HEIFCheck.check(size: Int64(bytes.count)) { (offset, count) throws(FormatError) -> [UInt8] in Array(bytes[Int(offset)..<Int(offset) + count]) }
+        }
+        #expect(try report("hostile/clap-grid-7500.heic") == HEIFCheck.Report(pixels: 7500 * 7500, decodeProblem: nil))
+        // heif-enc codes the 300x200 picture 304x200.
+        #expect(try report("picture.heic") == HEIFCheck.Report(pixels: 304 * 200, decodeProblem: nil))
+        #expect(try report("hostile/slices-17.heic").decodeProblem
+            == "HEVC item 1 is coded in 17 slice segments, over the 16 a thumbnail is decoded from (each may cost a decode of the whole picture)")
+    }
+
     @Test("tiles, items, references, boxes: each count is bounded before libheif opens the file")
     func counts() {
         let cases: [([UInt8], String)] = [
@@ -81,19 +126,37 @@ struct HEIFCheckTests {
         let at = try #require((0..<picture.count - 4).first { picture[$0..<$0 + 4].elementsEqual("hvcC".utf8) })
         let size = Int(picture[at - 4]) << 24 | Int(picture[at - 3]) << 16 | Int(picture[at - 2]) << 8 | Int(picture[at - 1])
         let configuration = try HEVCPictureSize.configuration(picture[(at + 4)..<(at - 4 + size)])
-        #expect(configuration.lengthSize == 4 && configuration.sps.count == 1)
-        let coded = try HEVCPictureSize.of(sps: configuration.sps[0])
+        let sps = configuration.units.filter { HEVCUnit($0).type == HEVCUnit.spsType }
+        #expect(configuration.lengthSize == 4 && configuration.units.count == 3 && sps.count == 1)
+        let coded = try HEVCPictureSize.of(sps: sps[0])
         // heif-enc codes the 300x200 picture at 304x200 (a multiple of 8), cropped back.
         #expect(coded.width == 304 && coded.height == 200, "\(coded)")
         // Cut short: an error, or the same size once the size fields are in; never a crash.
         var failed = 0
-        for cut in 0..<configuration.sps[0].count {
+        for cut in 0..<sps[0].count {
             do {
-                let size = try HEVCPictureSize.of(sps: configuration.sps[0].prefix(cut))
+                let size = try HEVCPictureSize.of(sps: sps[0].prefix(cut))
                 #expect(size.width == 304 && size.height == 200, "cut at \(cut)")
             } catch { failed += 1 }
         }
         #expect(failed > 10)
+    }
+}
+
+extension HEIFCheckTests {
+    @Test("a NAL unit is unescaped from its first byte, as libde265 does: a header whose second byte is zero counts toward an emulation prevention byte")
+    func unescapedFromTheHeader() throws {
+        let picture = try heifFixture("picture.heic")
+        let at = try #require((0..<picture.count - 4).first { picture[$0..<$0 + 4].elementsEqual("hvcC".utf8) })
+        let size = Int(picture[at - 4]) << 24 | Int(picture[at - 3]) << 16 | Int(picture[at - 2]) << 8 | Int(picture[at - 1])
+        let sps = try #require(try HEVCPictureSize.configuration(picture[(at + 4)..<(at - 4 + size)]).units.first { HEVCUnit($0).type == HEVCUnit.spsType })
+        // Header 42 00, then 00 03 and the rest of the payload: libde265 takes the 03 out (zeros
+        // counted from the header on) and reads the SPS with its first byte zero (the temporal
+        // nesting flag cleared), 304x200. Counting from the payload on keeps the 03.
+        let nal: [UInt8] = [0x42, 0x00, 0x00, 0x03] + Array(sps.dropFirst(3))
+        let coded = try HEVCPictureSize.of(sps: nal[...])
+        #expect(coded.width == 304 && coded.height == 200, "\(coded)")
+        #expect(HEVCUnit(nal[...]).bytes == [0x42, 0x00, 0x00] + HEVCUnit(sps).bytes.dropFirst(3))
     }
 }
 
@@ -110,5 +173,24 @@ extension PhotoStoreHEIFTests {
             #expect(failure.kind == .notAPhoto && failure.message.hasPrefix("not a well-formed HEIC: ") && failure.message.contains(words), "\(failure)")
         }
         #expect(f.visible.isEmpty && f.incoming.isEmpty)
+    }
+
+    @Test("the second image audit's HEICs: refused at upload where no valid file is so (declared twice, empty units, two pictures); a picture in many slice segments, valid, is kept (issue 54)")
+    func storeRefusesDeclaredTwice() throws {
+        let f = try StoreFixture()
+        for (name, words) in [("hostile/ispe2-grid-7500.heic", "has 2 ispe properties"), ("hostile/iloc-twice.heic", "iloc places item 1 twice"),
+                              ("hostile/alpha-clap.heic", "is larger than its image"), ("hostile/nal-zero.heic", "a NAL unit of 0 bytes"),
+                              ("hostile/nal-length2.heic", "is coded 2048x2048"), ("hostile/hvcC-array-type.heic", "is coded 2048x2048"),
+                              ("hostile/pictures-2.heic", "holds 2 pictures")] {
+            guard case .failure(let failure) = save(try heifFixture(name), name: "x.heic", in: f.store) else {
+                Issue.record("\(name) was saved")
+                continue
+            }
+            #expect(failure.kind == .notAPhoto && failure.message.hasPrefix("not a well-formed HEIC: ") && failure.message.contains(words), "\(failure)")
+        }
+        #expect(f.visible.isEmpty && f.incoming.isEmpty)
+        // The thumbnailer refuses to decode it (PTKLibrary's HEIFFindingsTests); the photo is kept.
+        #expect(try save(try heifFixture("hostile/slices-17.heic"), name: "slices.heic", in: f.store).get().name == "slices.heic")
+        #expect(f.visible == ["slices.heic"])
     }
 }

@@ -223,6 +223,54 @@ struct PhotoStoreTests {
         #expect(f.incoming.isEmpty)
     }
 
+    @Test("a partial nobody changed is read and hashed once, not again at every offer of its content; the state kept finishes the photo right (issue 54, second image audit F4)")
+    func unchangedPartialIsNotHashedAgain() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 520_000)
+        let planted = try f.store.begin(offer(for: png)).get()
+        for start in stride(from: 0, to: 409_600, by: ProtocolLimits.chunkSize) {
+            try planted.append(Array(png[start..<(start + ProtocolLimits.chunkSize)]))
+        }
+        planted.abandon(keepForResume: true)
+        // Just written: its change time is too close to be trusted, so the first offer reads it.
+        usleep(UInt32(ResumeStates.settleMilliseconds + 50) * 1000)
+        let first = try f.store.begin(offer(for: png)).get()
+        #expect(first.offset == 409_600)
+        first.abandon(keepForResume: true)
+        #expect(f.store.resumeStates.partialBytesRead == 409_600)
+        for _ in 0..<5 {
+            let again = try f.store.begin(offer(for: png)).get()
+            #expect(again.offset == 409_600)
+            again.abandon(keepForResume: true)
+        }
+        #expect(f.store.resumeStates.partialBytesRead == 409_600, "five more offers read nothing")
+        let last = try f.store.begin(offer(for: png)).get()
+        try last.append(Array(png[409_600...]))
+        #expect(try last.finish().get() == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(readFile(f.dir + "/IMG_0001.png") == png)
+    }
+
+    @Test("a remembered partial changed since (same size, same inode) is read again and started over")
+    func changedPartialIsReadAgain() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 300_000)
+        let planted = try f.store.begin(offer(for: png)).get()
+        try planted.append(Array(png[0..<102_400]))
+        planted.abandon(keepForResume: true)
+        usleep(UInt32(ResumeStates.settleMilliseconds + 50) * 1000)
+        let first = try f.store.begin(offer(for: png)).get()
+        #expect(first.offset == 102_400)
+        first.abandon(keepForResume: true)
+        let part = f.dir + "/.incoming/" + f.incoming[0]
+        let inode = try fileStatus(part).inode
+        writeFile(part, [UInt8](repeating: 0, count: 102_400))
+        #expect(try fileStatus(part).inode == inode && fileStatus(part).size == 102_400)
+        let second = try f.store.begin(offer(for: png)).get()
+        #expect(second.offset == 0)
+        #expect(f.store.resumeStates.partialBytesRead == 204_800)
+        second.abandon(keepForResume: false)
+    }
+
     @Test("an offer that would eat into the free-space reserve is refused no-space")
     func noSpace() throws {
         let f = try StoreFixture(minFree: Int64.max / 2)

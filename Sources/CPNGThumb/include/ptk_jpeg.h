@@ -14,7 +14,8 @@
  * APP2 ICC profile converted); out->decode_path says the scale. The header fields are set as for a PNG: bit_depth is the
  * sample precision, color_type 0 for greyscale and 2 for colour, interlace 1 for a progressive
  * JPEG. Over max_pixels gives PTK_PNG_TOO_LARGE; a file that needs more than 256 MB to decode
- * (a huge progressive one), has more than 1000 scans, or ends early gives PTK_PNG_FAILED.
+ * (a huge progressive one), has scans that cover its blocks more than 16 times in all (or more
+ * than 1000 scans), or ends early gives PTK_PNG_FAILED.
  * `cancel`, if not NULL, is read as rows and scans are decoded. */
 int ptk_jpeg_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
                     ptk_thumbnail_result *out);

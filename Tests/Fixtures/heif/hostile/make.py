@@ -12,6 +12,32 @@ by box around HEVC data heif-enc made of gradients drawn here:
                        parameter sets of a 2048x2048 picture, which override hvcC's
   alpha-2048.heic      a 64x64 image whose alpha plane (an auxiliary image, which libheif
                        decodes with it) says 64x64 in ispe and is coded 2048x2048
+
+The second image audit of issue 54 (libheif 1.15 reads what these declare twice otherwise than
+HEIFCheck did):
+
+  clap-grid-7500.heic  a 7500x7500 grid (grid, ispe and its one tile's ispe agree) over one
+                       64x64 tile, with a clap cropping it to 64x64: libheif's handle says
+                       64x64, and it decodes 7500x7500
+  ispe2-grid-7500.heic the same with a second ispe of 64x64 in place of the clap (libheif
+                       takes the last ispe)
+  alpha-clap.heic      a 64x64 image whose alpha plane is coded 2048x2048 (its ispe says so)
+                       and cropped to 64x64 by a clap, so libheif takes it as the alpha
+  nal-zero.heic        64x64 in hvcC and ispe; its data starts with a NAL unit of 0 bytes,
+                       then the parameter sets and picture of a 2048x2048 image
+  nal-length2.heic     the same picture after a 2-byte unit, with hvcC saying 2-byte NAL
+                       lengths (libheif 1.15 reads 4-byte ones)
+  hvcC-array-type.heic the 2048x2048 parameter sets in hvcC arrays all marked as picture
+                       parameter sets (the decoder goes by each unit's own header)
+  iloc-twice.heic      iloc places the item twice: first the 2048x2048 data (libheif reads
+                       the first), then the 64x64 data
+  ipma-twice.heic      ipma lists the item twice (libheif reads the first entry)
+  iref-twice.heic      a 1x2 grid whose tiles are named by two dimg boxes, one each (libheif
+                       takes the first)
+  pictures-2.heic      a 64x64 image whose data holds its picture twice (libde265 decodes
+                       every picture it is given)
+  slices-17.heic       a 1024x1024 grey picture in 17 slice segments, 16 of which start it
+                       again at its first coding block (each costs a decode of the picture)
 """
 import os, struct, subprocess, sys, tempfile
 
@@ -103,3 +129,115 @@ auxC = full(b'auxC', b'urn:mpeg:mpegB:cicp:systems:auxiliary:alpha\0')
 write('alpha-2048.heic', heif([(1, b'hvc1', False), (2, b'hvc1', True)], 1, [(b'auxl', 2, [1])],
                               [small_hvcC, ispe(64, 64), big_hvcC, auxC], {1: [1, 2], 2: [3, 2, 4]}, {},
                               {1: small_data, 2: big_data}))
+
+# --- The second image audit of issue 54.
+
+def clap(w, h):  # clean aperture w x h (each as n/1), centred (offsets 0/1)
+    return box(b'clap', struct.pack('>IIIIiIiI', w, 1, h, 1, 0, 1, 0, 1))
+
+def heif2(items, primary, refs, properties, associations, located, blobs):
+    """As heif(), with ipma entries as a list [(id, [property])] (an item may be listed twice)
+    and iloc as a list [(id, blob index)] over `blobs`, placed in mdat in order."""
+    hdlr = full(b'hdlr', bytes(4) + b'pict' + bytes(12) + b'\0')
+    pitm = full(b'pitm', struct.pack('>H', primary))
+    iinf = full(b'iinf', struct.pack('>H', len(items)) + b''.join(
+        full(b'infe', struct.pack('>HH', i, 0) + t + b'\0', version=2, flags=1 if hidden else 0) for i, t, hidden in items))
+    iref = full(b'iref', b''.join(box(t, struct.pack('>HH', f, len(to)) + b''.join(struct.pack('>H', x) for x in to)) for t, f, to in refs))
+    ipma = full(b'ipma', struct.pack('>I', len(associations)) + b''.join(
+        struct.pack('>HB', i, len(p)) + bytes(0x80 | k for k in p) for i, p in associations))
+    iprp = box(b'iprp', box(b'ipco', b''.join(properties)) + ipma)
+    def meta(start):
+        at, where = start, []
+        for b in blobs:
+            where.append(at)
+            at += len(b)
+        body = b''.join(struct.pack('>HHHH', i, 0, 0, 1) + struct.pack('>II', where[k], len(blobs[k])) for i, k in located)
+        iloc = full(b'iloc', bytes([0x44, 0x00]) + struct.pack('>H', len(located)) + body, version=1)
+        return full(b'meta', hdlr + pitm + iloc + iinf + (iref if refs else b'') + iprp)
+    ftyp = box(b'ftyp', b'heic' + bytes(4) + b'mif1heicmiaf')
+    start = len(ftyp) + len(meta(0)) + 8
+    return ftyp + meta(start) + box(b'mdat', b''.join(blobs))
+
+def nal_units(data):
+    out, i = [], 0
+    while i + 4 <= len(data):
+        n, = struct.unpack('>I', data[i:i + 4])
+        out.append(data[i + 4:i + 4 + n])
+        i += 4 + n
+    return out
+
+def length_prefixed(units): return b''.join(struct.pack('>I', len(u)) + u for u in units)
+
+# A 7500x7500 grid whose one tile is coded 64x64 (tiles may be coded smaller than their ispe),
+# shown 64x64: through a clap, or a second ispe.
+grid = bytes([0, 1, 0, 0]) + struct.pack('>II', 7500, 7500)
+for name, last in [('clap-grid-7500.heic', clap(64, 64)), ('ispe2-grid-7500.heic', ispe(64, 64))]:
+    write(name, heif2([(1, b'grid', False), (2, b'hvc1', True)], 1, [(b'dimg', 1, [2])],
+                      [small_hvcC, ispe(7500, 7500), last], [(1, [2, 3]), (2, [1, 2])], [(1, 0), (2, 1)], [grid, small_data]))
+
+# An alpha plane of 2048x2048 (ispe and coding agree) cropped to its image's 64x64.
+write('alpha-clap.heic', heif2([(1, b'hvc1', False), (2, b'hvc1', True)], 1, [(b'auxl', 2, [1])],
+                               [small_hvcC, ispe(64, 64), big_hvcC, ispe(2048, 2048), clap(64, 64), auxC],
+                               [(1, [1, 2]), (2, [3, 4, 5, 6])], [(1, 0), (2, 1)], [small_data, big_data]))
+
+# In-band parameter sets of 2048x2048 hidden from a walk that stops at an empty unit, or that
+# reads the lengths hvcC declares rather than libheif's 4 bytes.
+write('nal-zero.heic', heif2([(1, b'hvc1', False)], 1, [], [small_hvcC, ispe(64, 64)], [(1, [1, 2])], [(1, 0)],
+                             [struct.pack('>I', 0) + in_band + big_data]))
+two_byte = bytearray(small_hvcC)
+two_byte[8 + 21] = (two_byte[8 + 21] & 0xFC) | 1
+write('nal-length2.heic', heif2([(1, b'hvc1', False)], 1, [], [bytes(two_byte), ispe(64, 64)], [(1, [1, 2])], [(1, 0)],
+                                [struct.pack('>I', 2) + bytes([0x4E, 0x01]) + in_band + big_data]))
+
+# hvcC arrays all marked type 34 (PPS), holding the 2048x2048 VPS, SPS and PPS.
+conf = bytearray(small_hvcC[8:8 + 22])
+arrays = b''.join(bytes([0x80 | 34]) + struct.pack('>HH', 1, len(u)) + u for u in big_sets)
+write('hvcC-array-type.heic', heif2([(1, b'hvc1', False)], 1, [], [box(b'hvcC', bytes(conf) + bytes([len(big_sets)]) + arrays), ispe(64, 64)],
+                                    [(1, [1, 2])], [(1, 0)], [big_data]))
+
+# Declared twice in the item boxes.
+write('iloc-twice.heic', heif2([(1, b'hvc1', False)], 1, [], [small_hvcC, ispe(64, 64)], [(1, [1, 2])], [(1, 0), (1, 1)],
+                               [in_band + big_data, small_data]))
+write('ipma-twice.heic', heif2([(1, b'hvc1', False)], 1, [], [small_hvcC, ispe(64, 64)], [(1, [1, 2]), (1, [1, 2])], [(1, 0)], [small_data]))
+grid2 = bytes([0, 0, 0, 1]) + struct.pack('>HH', 128, 64)
+write('iref-twice.heic', heif2([(1, b'grid', False), (2, b'hvc1', True), (3, b'hvc1', True)], 1, [(b'dimg', 1, [2]), (b'dimg', 1, [3])],
+                               [small_hvcC, ispe(64, 64), ispe(128, 64)], [(1, [3]), (2, [1, 2]), (3, [1, 2])], [(1, 0), (2, 1), (3, 1)],
+                               [grid2, small_data]))
+
+# Two pictures in one image's data.
+write('pictures-2.heic', heif2([(1, b'hvc1', False)], 1, [], [small_hvcC, ispe(64, 64)], [(1, [1, 2])], [(1, 0)], [small_data + small_data]))
+
+# One picture, then 16 slice segments that start it again at coding block 0. A 1024x1024
+# picture has 16 x 16 = 256 coding blocks of 64x64 (x265's), so slice_segment_address is 8
+# bits: inserted after the slice's parameter set id, the rest of the header keeps its byte
+# alignment.
+def unescape(b):
+    out, zeros = bytearray(), 0
+    for x in b:
+        if zeros >= 2 and x == 3:
+            zeros = 0
+            continue
+        zeros = zeros + 1 if x == 0 else 0
+        out.append(x)
+    return bytes(out)
+
+def escape(b):
+    out, zeros = bytearray(), 0
+    for x in b:
+        if zeros >= 2 and x <= 3:
+            out.append(3)
+            zeros = 0
+        out.append(x)
+        zeros = zeros + 1 if x == 0 else 0
+    return bytes(out)
+
+grey_hvcC, _, grey_data = encode(1024, ['xc:gray50'])
+(slice_unit,) = [u for u in nal_units(grey_data) if (u[0] >> 1) & 0x3F < 32]
+nal_type = (slice_unit[0] >> 1) & 0x3F
+bits = ''.join(f'{x:08b}' for x in unescape(slice_unit[2:]))
+head = 2 if 16 <= nal_type <= 23 else 1  # first_slice_segment_in_pic_flag, no_output_of_prior_pics_flag
+assert bits[0] == '1' and bits[head] == '1', 'slice_pic_parameter_set_id is not 0'
+again = '0' + bits[1:head + 1] + '0' * 8 + bits[head + 1:]
+again = slice_unit[:2] + escape(bytes(int(again[k:k + 8], 2) for k in range(0, len(again) // 8 * 8, 8)))
+write('slices-17.heic', heif2([(1, b'hvc1', False)], 1, [], [grey_hvcC, ispe(1024, 1024)], [(1, [1, 2])], [(1, 0)],
+                              [grey_data + length_prefixed([again] * 16)]))
