@@ -11,7 +11,10 @@ status=${PIPESTATUS[0]}
 if [ "$status" != 0 ]; then
     echo
     echo "=== the tests' issues again (the whole log: $log) ==="
-    # Each issue's first line, and at most 12 lines of what it said after it.
-    awk '/recorded an issue|✘ Test .* failed/ { n = 13 } n > 0 { print; n-- }' "$log" | cut -c1-400 | tail -n 200
+    # Each issue with at most 12 lines of what it said, then each failed test and suite.
+    awk '/recorded an issue/ { print; n = 12; next }
+         /^✘ (Test|Suite)/ { print; n = 0; next }
+         /^(✔|◇|✘)/ { n = 0 }
+         n > 0 { print; n-- }' "$log" | cut -c1-400 | tail -n 200
 fi
 exit "$status"

@@ -458,12 +458,13 @@ struct DurabilityTests {
     @Test("a thumbnail is flushed and named, and its directory flushed, before the index row that points to it; the index's WAL is flushed before it is copied into the database",
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
     func thumbnailsAndIndex() throws {
-        let lines = try traced([], calls: "write,pwrite64,fsync,fdatasync,syncfs,rename,renameat2") { (d: DaemonProcess) throws in
+        let lines = try traced([], calls: "write,pwrite64,fsync,fdatasync,syncfs,rename,renameat,renameat2") { (d: DaemonProcess) throws in
             #expect(try send(d, [pngSuiteDirectory() + "/basn2c08.png"]).status == 0)
             #expect(waitForIndex(d, ["basn2c08.png"]))
         }
         func index(after start: Int = 0, _ match: (String) -> Bool) -> Int? { lines.indices.first { $0 >= start && match(lines[$0]) } }
-        let rename = try #require(index { $0.contains("rename(") && $0.contains("/.ptk/thumbnails/") }, "no thumbnail renamed")
+        // Thumbnails are written through the folder's descriptor: renameat(fd</…/.ptk/thumbnails>, "temporary", …).
+        let rename = try #require(index { ($0.contains("renameat(") || $0.contains("renameat2(")) && $0.contains("/.ptk/thumbnails>") }, "no thumbnail renamed")
         let temporary = try #require(lines[rename].split(separator: "\"").dropFirst().first.map(String.init))
         let lastWrite = try #require(lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(temporary + ">") }, "no write of \(temporary)")
         let flush = try #require(index(after: lastWrite) { $0.contains("syncfs(") || ($0.contains("fsync(") && $0.contains(temporary + ">")) })
