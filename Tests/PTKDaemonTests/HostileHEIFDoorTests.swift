@@ -34,11 +34,7 @@ struct HostileHEIFDoorTests {
         }
         stream.feed(.bye)
         stream.whenEmpty = .close
-        let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
-                                    peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store,
-                                    settings: ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30),
-                                    shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
-        driver.run()
+        try serveScripted(stream, dir)
         let failed = stream.written.compactMap { if case .failed(let p) = $0 { p } else { nil } }
         #expect(failed.count == Self.files.count, "\(stream.written)")
         for (p, name) in zip(failed, Self.files.keys.sorted()) {

@@ -115,6 +115,15 @@ private func serve(_ sender: FakeSender, _ dir: StoreDirectory, shutdown: Shutdo
     driver.run()
 }
 
+/// Runs a ReceiverDriver over a scripted `stream` (fed before) until the session ends.
+func serveScripted(_ stream: ScriptedStream, _ dir: StoreDirectory) throws {
+    let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
+                                peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store,
+                                settings: ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30),
+                                shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+    driver.run()
+}
+
 private func photo(_ size: Int, _ seed: UInt64) -> [UInt8] { makePNG(size: size, seed: seed) }
 
 @Suite("ReceiverDriver over a scripted sender")
@@ -212,11 +221,7 @@ struct PlantedPartialTests {
                 stream.feed(.bye)
             }
             stream.whenEmpty = .close
-            let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
-                                        peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store,
-                                        settings: ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30),
-                                        shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
-            driver.run()
+            try serveScripted(stream, dir)
             return stream
         }
         _ = try session(other, done: false)
