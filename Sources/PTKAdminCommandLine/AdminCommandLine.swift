@@ -78,8 +78,9 @@ public let adminCommandLine = CommandTable<AdminOption>(
         folder of root's there and moved into place. Refused (exit 64): a directory several users
         own the way to, one that users other than root and that user may change on the way (a
         folder writable by its group or by others that is not that user's, sticky or not where
-        names are made, or with an ACL granting write), and a way it cannot open folder by folder
-        (a missing part, a dangling link), with the folder named and what to do about it.
+        names are made, or with an ACL granting write, or a file it reads there, the index or a
+        trust list, writable so), and a way it cannot open folder by folder (a missing part, a
+        dangling link), with the folder or file named and what to do about it.
         """,
     commands: [
         Command("list", group: library, "one line per photo: name, size, dimensions as shown, taken (else received) in the host's time zone, sender, rating"),

@@ -157,10 +157,37 @@ extension Way {
             var st = stat()
             // Gone since it was listed: nothing of it to read.
             guard fstatat(folder.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            found.append(WayStep(st, path: joined(walked, name)))
+            found.append(WayStep(st, path: joined(walked, name), acl: st.st_mode & S_IFMT == S_IFREG && st.st_mode & 0o022 != 0 && fileHasAccessACL(name, in: folder, st)))
         }
         return found
     }
+
+    /// The first of `files` (as `entries(of:)` gives them) whose bytes a user other than root
+    /// and `trusted` (nil for none) could rewrite: a regular file that `trusted` does not own,
+    /// writable by its group or by others (whatever the group: root's included). An access ACL
+    /// that grants a user or group write shows in the group bits, which are then its mask.
+    /// Nil when there is none. Links, folders and other kinds are not judged here (a folder's
+    /// way is judged by `changeableFolder`; nothing else is read for its bytes).
+    public static func changeableFile(_ files: [WayStep], trusting trusted: UInt32?) -> WayStep? {
+        files.first { file in
+            file.mode & UInt32(S_IFMT) == UInt32(S_IFREG) && file.mode & 0o022 != 0 && (trusted == nil || file.owner != trusted)
+        }
+    }
+}
+
+/// Whether the regular file `name` in `folder` (of status `st`, by `fstatat`) has an access
+/// ACL: opened without following a link and without waiting (O_NONBLOCK: a lease another
+/// process holds is not waited for), and only if it is still the file `st` describes. False
+/// when it cannot be told: this only chooses the words of a refusal. The corresponding C
+/// functions are `openat`, `fstat` and `fgetxattr`.
+private func fileHasAccessACL(_ name: String, in folder: FileDescriptor, _ st: stat) -> Bool {
+    let fd = openat(folder.rawValue, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    let file = FileDescriptor(rawValue: fd)
+    defer { file.close() }
+    var now = stat()
+    guard fstat(fd, &now) == 0, now.st_dev == st.st_dev, now.st_ino == st.st_ino else { return false }
+    return file.hasAccessACL
 }
 
 /// Opens the directory `path` by walking it from "/" one component at a time (a relative

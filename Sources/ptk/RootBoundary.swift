@@ -141,6 +141,12 @@ enum RootBoundary {
                 refuse(refusal(folder, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }))
             }
         }
+        // A file whose bytes root's ptk reads (the index, its -wal, a trust list) that a user
+        // other than root and the one taken on may write, as a folder they may change: root
+        // would parse and rewrite what they write, as root.
+        if let file = Way.changeableFile(files, trusting: owners.first?.user) {
+            refuse(refusal(file, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }))
+        }
         guard let owner = owners.first else { return (nil, opened) }
         let user = Credentials.of(uid: owner.user, groupIfUnknown: owner.group)
         // Never root's group, which the service user does not have (folders chowned without one).
@@ -168,6 +174,27 @@ enum RootBoundary {
         return "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))\(folder.hasAccessACL ? ", with an access ACL" : "")) lets \(who) \(what), "
             + "so root's ptk would work on \(quotedForTerminal(directory)) among what they put there; refused. "
             + fix + "or give it to \(user.map(\.description) ?? "the user ptkd runs as") (chown), "
+            + "or run ptk as that user (sudo -u USER ptk ...)"
+    }
+
+    /// Why root's ptk refuses to work on a directory holding `file`, which others may write,
+    /// and what to do about it.
+    static func refusal(_ file: WayStep, directory: String, user: Credentials?) -> String {
+        let owner = file.owner == 0 ? "root" : Credentials.of(uid: file.owner, groupIfUnknown: file.group).description
+        let group = "group " + (groupName(file.group).map { "\($0) (gid \(file.group))" } ?? "gid \(file.group)")
+        let mode = file.mode & 0o7777
+        let who: String
+        if mode & 0o002 != 0 {
+            who = "any user"
+        } else if file.hasAccessACL {
+            who = "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(file.path)); its group bits are the ACL's mask, not \(group)'s)"
+        } else {
+            who = "the users of \(group)"
+        }
+        let fix = file.hasAccessACL && mode & 0o002 == 0 ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r--), " : "Make it writable by its owner only (chmod g-w,o-w), "
+        return "\(quotedForTerminal(file.path)) (owner \(owner), mode \(String(mode, radix: 8))\(file.hasAccessACL ? ", with an access ACL" : "")) lets \(who) rewrite it, "
+            + "so root's ptk would work on \(quotedForTerminal(directory)) with what they write there; refused. "
+            + fix + "or give the directory and all it holds to \(user.map(\.description) ?? "the user ptkd runs as") (chown -R), "
             + "or run ptk as that user (sudo -u USER ptk ...)"
     }
 

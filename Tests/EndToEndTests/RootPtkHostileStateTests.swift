@@ -258,6 +258,57 @@ struct RootPtkHostileStateTests {
         #expect(s.problems().isEmpty)
     }
 
+    @Test("16e: a root-owned library or state directory whose files others may write (group or other bits, an ACL granting write, a -wal of 0666) is refused with 64 and not written; put right, root's ptk works and its -wal and -shm are root's only")
+    func finding16GroupWritableFiles() throws {
+        let lib = try ServiceLibrary()
+        let s = Sentinel(lib.top + "/sentinel", ["secret": sentinelText()])
+        func refused(_ command: [String], _ file: String, _ label: String, acl: Bool = false) throws {
+            let before = indexFingerprint(lib)
+            let bytes = readFile(file)
+            let r = try lib.ptk(command)
+            #expect(r.status == refusedStatus, "\(label), ptk \(command): \(r.status) \(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("'\(file)'") || r.stderr.contains("\"\(file)\""), "\(label): the message does not name \(file): \(r.stderr)")
+            #expect(r.stderr.contains(acl ? "setfacl" : "chmod g-w,o-w") && r.stderr.contains("chown -R"), "\(label): \(r.stderr)")
+            #expect(indexFingerprint(lib) == before && readFile(file) == bytes, "\(label): written as root")
+        }
+        // The probe's layout (chown -R root:SERVICE, the index 0664): the service user may rewrite root's index.
+        #expect(chown(lib.index, 0, serviceGID) == 0 && chmod(lib.index, 0o664) == 0)
+        try refused(["note", "pic", "written by root"], lib.index, "index root:\(serviceGID) 0664")
+        try refused(["list"], lib.index, "index root:\(serviceGID) 0664")
+        #expect(chmod(lib.index, 0o646) == 0)
+        try refused(["note", "pic", "written by root"], lib.index, "index 0646")
+        // Not the mode's group bits: an access ACL granting the service user write (its mask shows it).
+        #expect(chown(lib.index, 0, 0) == 0 && chmod(lib.index, 0o644) == 0)
+        let acl = try python("""
+            import os, struct, sys
+            e = lambda tag, perm, id=0xFFFFFFFF: struct.pack("<HHI", tag, perm, id)
+            os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) + e(1, 6) + e(2, 6, int(sys.argv[2])) + e(4, 4) + e(0x10, 6) + e(0x20, 4))
+            """, [lib.index, "\(serviceUID)"])
+        try #require(acl.status == 0, "cannot set an ACL here: \(acl.stderr)")
+        try refused(["note", "pic", "written by root"], lib.index, "index with an ACL", acl: true)
+        #expect(try python("import os, sys; os.removexattr(sys.argv[1], 'system.posix_acl_access'); os.chmod(sys.argv[1], 0o644)", [lib.index]).status == 0)
+        // A -wal left 0666 beside a 0644 index: SQLite would read (and write) it as root.
+        writeFile(lib.index + "-wal", [])
+        #expect(chmod(lib.index + "-wal", 0o666) == 0)
+        try refused(["note", "pic", "written by root"], lib.index + "-wal", "-wal 0666")
+        #expect(unlink(lib.index + "-wal") == 0)
+        // The state directory's files: the trust list root's ptk would rewrite as root.
+        let trusted = lib.state + "/trusted-senders"
+        writeFile(trusted, Array("\(String(repeating: "ab", count: 32)) root's phone\n".utf8))
+        #expect(chown(trusted, 0, serviceGID) == 0 && chmod(trusted, 0o664) == 0)
+        try refused(["trust", "allow", String(repeating: "cd", count: 32), "root's laptop"], trusted, "trusted-senders 0664")
+        #expect(chmod(trusted, 0o644) == 0)
+        // Put right, root's ptk works as root, and what SQLite makes beside the index takes its mode: root's only.
+        let note = try lib.ptk(["note", "pic", "written by root"])
+        #expect(note.status == 0, "\(note.status) \(note.stderr)")
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            guard let st = linkStatus(lib.index + suffix) else { continue }
+            #expect(st.st_uid == 0 && st.st_mode & 0o022 == 0, "\(suffix): uid \(st.st_uid) mode \(String(st.st_mode & 0o7777, radix: 8))")
+        }
+        #expect(try lib.ptk(["trust", "allow", String(repeating: "cd", count: 32), "root's laptop"]).status == 0)
+        #expect(s.problems().isEmpty)
+    }
+
     // MARK: 17. Terminal controls in every column
 
     @Test("17: ESC sequences, C1 controls and bidi overrides planted in every field reach no text output of ptk raw", arguments: [

@@ -144,6 +144,41 @@ import Testing
         }
     }
 
+    @Test("changeableFile: a regular file others may write (mode bits, or an ACL granting write), not the trusted user's; links, folders and owner-only files pass")
+    func changeableFile() throws {
+        try withTree { top throws in
+            let ptk = top + "/roots/.ptk"
+            let index = ptk + "/index.sqlite"
+            #expect(mkdir(ptk, 0o755) == 0 && mkdir(ptk + "/shared", 0o777) == 0 && chmod(ptk + "/shared", 0o777) == 0)
+            writeFile(index, [1])
+            #expect(chmod(index, 0o644) == 0 && symlink("/etc/hostname", ptk + "/link") == 0)
+            func found(trusting trusted: UInt32?) throws -> WayStep? {
+                let way = try openWay(top + "/roots")
+                defer { way.directory?.close() }
+                return Way.changeableFile(try #require(try way.entries(of: ".ptk")), trusting: trusted)
+            }
+            #expect(try found(trusting: nil) == nil, "a 0644 file, a 0777 folder and a link")
+            for mode: mode_t in [0o664, 0o646, 0o620] {
+                #expect(chmod(index, mode) == 0)
+                let file = try found(trusting: nil)
+                #expect(file?.path == index && file.map { $0.mode & 0o7777 } == UInt32(mode) && file?.hasAccessACL == false, "\(String(mode, radix: 8)): \(String(describing: file))")
+            }
+            #expect(chown(index, 4242, 4242) == 0 && chmod(index, 0o664) == 0)
+            #expect(try found(trusting: 4242) == nil, "the trusted user's own file")
+            #expect(try found(trusting: 4343)?.path == index)
+            // ACL_USER_OBJ rw-, ACL_USER 4343 rw-, ACL_GROUP_OBJ r--, ACL_MASK rw-, ACL_OTHER r--: the mask is the group bits.
+            #expect(chown(index, 0, 0) == 0 && chmod(index, 0o644) == 0)
+            let script = """
+                import os, struct
+                e = lambda tag, perm, id=0xFFFFFFFF: struct.pack("<HHI", tag, perm, id)
+                os.setxattr("\(index)", "system.posix_acl_access", struct.pack("<I", 2) + e(1, 6) + e(2, 6, 4343) + e(4, 4) + e(0x10, 6) + e(0x20, 4))
+                """
+            try #require(system("python3 -c '\(script)'") == 0, "cannot set an ACL here (python3, or a file system without ACLs)")
+            let file = try found(trusting: nil)
+            #expect(file?.path == index && file?.hasAccessACL == true && file.map { $0.mode & 0o7777 } == 0o664, "\(String(describing: file))")
+        }
+    }
+
     @Test("the identities of the files a process holds open tell a file opened since")
     func openFileIdentities() throws {
         let dir = makeTemporaryDirectory("ptk-ident")
