@@ -17,6 +17,8 @@ final class CheckingThread: @unchecked Sendable {
     private let state = ConditionLock()
     private var queue: [[UInt8]] = []
     private var ended = false
+    /// Set with `ended` by `handBack`: the thread ends without concluding the checks.
+    private var handingBack = false
     private var concluded = false
     private var sleeping = false
     private var producerWaiting = false
@@ -61,7 +63,7 @@ final class CheckingThread: @unchecked Sendable {
 
     private func run() {
         while true {
-            var (work, last) = state.withLock { () -> ([[UInt8]], Bool) in
+            var (work, last, keep) = state.withLock { () -> ([[UInt8]], Bool, Bool) in
                 while queue.isEmpty && !ended {
                     sleeping = true
                     state.wait()
@@ -70,7 +72,7 @@ final class CheckingThread: @unchecked Sendable {
                 let work = queue
                 queue.removeAll(keepingCapacity: true)
                 if producerWaiting { state.broadcast() }
-                return (work, ended)
+                return (work, ended, handingBack)
             }
             for i in work.indices {
                 let buffer = work[i]
@@ -79,9 +81,12 @@ final class CheckingThread: @unchecked Sendable {
                 // Received chunks come from the pool; anything else is simply kept a while.
                 ByteArrayPool.chunks.give(buffer)
             }
-            if last { break }
+            if last {
+                if keep { break }
+                gate.pass { conclude() }
+                break
+            }
         }
-        gate.pass { conclude() }
         // Given back before `finish` can return, so the next file finds it free.
         slot?.give()
         state.withLock {
@@ -104,6 +109,39 @@ final class CheckingThread: @unchecked Sendable {
         if structureResult == nil {
             do { try structure.finish() } catch { structureResult = error }
         }
+    }
+
+    /// The checks' state after every byte fed, not concluded: what a later session continues.
+    struct Continuation: ~Copyable {
+        /// Never nil as handed back; optional so it can be taken out.
+        var hasher: SHA256?
+        let structure: StructureCheck
+        /// The structural error found, if any (then there is nothing to continue).
+        let error: FormatError?
+    }
+
+    /// Waits until every queued byte is checked or `deadline` passes, ends the thread without
+    /// concluding the checks, and hands back their state: for a partial kept for a later session,
+    /// so that session need not read and hash the partial again. Nil when the thread did not end
+    /// in time (the gate closed at exit) or the checks were finished or handed back already.
+    func handBack(waitingUntil deadline: Instant) -> Continuation? {
+        guard !finished else { return nil }
+        finished = true
+        if threaded {
+            let ended = state.withLock { () -> Bool in
+                handingBack = true
+                self.ended = true
+                state.broadcast()
+                while !concluded {
+                    if !state.wait(until: deadline) { return concluded }
+                }
+                return true
+            }
+            guard ended else { return nil }
+        }
+        var taken = SHA256()
+        swap(&taken, &hasher)
+        return Continuation(hasher: taken, structure: structure, error: structureResult)
     }
 
     /// Queues `bytes` (the array itself, not a copy); waits while `depth` chunks are queued.

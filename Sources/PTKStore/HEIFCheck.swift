@@ -32,8 +32,10 @@ public enum HEIFCheck {
     public struct Report: Sendable, Equatable {
         /// The most pixels one part of the primary image's decode declares: its `ispe`, a
         /// grid's or overlay's output, a tile's or layer's `ispe`, a sequence parameter set's
-        /// coded size, the same of its auxiliary images. libheif allocates no larger image for
-        /// it, whatever a `clap` crops the result to.
+        /// coded size, the same of its auxiliary images; or an overlay's layers together, as
+        /// libheif decodes each. libheif allocates no larger image for it, whatever a `clap`
+        /// crops the result to. (A grid's tiles together are its output, give or take a row
+        /// and a column: they must cover it, none wholly outside.)
         public var pixels: UInt64 = 0
         /// Why the file, though kept, is not decoded for thumbnails, or nil: a coded image in
         /// more than `HEIFLimits.slicesPerImage` slice segments (a valid picture may be cut in
@@ -191,6 +193,9 @@ public enum HEIFCheck {
             var next = [primary]
             while let id = next.popLast() {
                 report.pixels = max(report.pixels, pixels[id] ?? 0)
+                if items.items[id]?.type == "iovl" {
+                    report.pixels = max(report.pixels, items.referred(from: id, by: "dimg").reduce(0) { $0 + (pixels[$1] ?? 0) })
+                }
                 for other in items.referred(from: id, by: "dimg") + items.referring(to: id, by: "auxl") where decoded.insert(other).inserted {
                     next.append(other)
                 }
@@ -253,6 +258,11 @@ public enum HEIFCheck {
             let layers = items.referred(from: item.id, by: "dimg")
             guard !layers.isEmpty, layers.count <= HEIFLimits.tiles else {
                 throw FormatError("overlay item \(item.id) of \(layers.count) images (1 to \(HEIFLimits.tiles) allowed)")
+            }
+            // libheif decodes each reference: one layer named 1,024 times costs 1,024 decodes
+            // from a file the size of one image, and drawing it again in the same place adds nothing.
+            guard Set(layers).count == layers.count else {
+                throw FormatError("overlay item \(item.id) names the same image more than once")
             }
             let data = try itemData(item, upTo: 18 + 8 * layers.count)
             var r = ByteReader(data, 0..<data.count, box: "overlay description of item \(item.id)")

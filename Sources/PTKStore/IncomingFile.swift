@@ -69,7 +69,8 @@ public final class IncomingFile {
     /// anyone may leave a partial under the name of content they know the hash of, and the next
     /// sender of that content would be told it is all there, then that it does not match.
     /// `remembered`, the state the last session left of this very file unchanged, spares the
-    /// re-reading (ResumeStates).
+    /// re-reading (ResumeStates); a partial read back more than `ResumeStates.rereadLimit` times
+    /// its length in this run is started over instead.
     func resume(length: Int64, chunkSize: Int, remembered: ResumeStates.Remembered? = nil) throws(SystemError) {
         let chunk = Int64(chunkSize)
         // A partial holding the whole file (its session broke off after the last chunk) is taken
@@ -81,6 +82,20 @@ public final class IncomingFile {
             hasher = remembered.hasher.take()
             structure = remembered.structure
             wholeDigest = remembered.wholeDigest
+            // A whole file is taken only as the offered bytes, remembered or read (a planted one
+            // is the sender's to send again).
+            if usable == request.size, wholeDigest == nil, !request.sha256.isEmpty, var h = hasher.take() {
+                let digest = store.checks.pass { h.finalizeHex() }
+                guard digest == request.sha256 else {
+                    store.resumeStates.forget(name)
+                    try fd.truncate(to: 0)
+                    hasher = SHA256()
+                    structure = StructureCheck(type: type, totalSize: request.size)
+                    try fd.seek(to: 0)
+                    return
+                }
+                wholeDigest = digest
+            }
             offset = usable
             written = usable
             try fd.seek(to: usable)
@@ -88,13 +103,14 @@ public final class IncomingFile {
         }
         var buffer = [UInt8](repeating: 0, count: Int(min(usable, 1 << 20)))
         var position: Int64 = 0
-        while position < usable {
+        let startOver = store.resumeStates.overRereadLimit(name, length: usable)
+        while position < usable, !startOver {
             let want = Int(min(Int64(buffer.count), usable - position))
             let n = try buffer.withUnsafeMutableBytes { b in
                 Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
             }.get()
             if n == 0 { break }
-            store.resumeStates.read(n)
+            store.resumeStates.read(n, of: name)
             buffer.withUnsafeBytes { b in
                 let slice = UnsafeRawBufferPointer(rebasing: b[..<n])
                 hashInline(slice)
@@ -109,6 +125,7 @@ public final class IncomingFile {
             if digest == request.sha256 { whole = digest }
         }
         if formatError != nil || position != usable || (usable == request.size && whole == nil && !request.sha256.isEmpty) {
+            store.resumeStates.forget(name)
             try fd.truncate(to: 0)
             hasher = SHA256()
             structure = StructureCheck(type: type, totalSize: request.size)
@@ -213,6 +230,7 @@ public final class IncomingFile {
         case .success:
             if open {
                 open = false
+                if resumable { store.resumeStates.forget(name) }
                 fd.close()
             }
         case .failure:
@@ -290,12 +308,31 @@ public final class IncomingFile {
         return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Leaves this partial's checks to the next session that resumes it, when they are here
-    /// (not on a checking thread) and sound, and the file holds exactly the bytes checked.
+    /// Leaves this partial's checks to the next session that resumes it, when they are sound
+    /// and the file holds exactly the bytes checked: taken back from the checking thread when
+    /// they run there, and kept once the kernel's change clock has passed the file's change
+    /// time (a tick at most), so that any later write is seen (ResumeStates). Called with the
+    /// partial still open, so locked: nobody else writes it meanwhile.
     private func rememberState() {
-        guard checking == nil, formatError == nil, hasher != nil || wholeDigest != nil else { return }
+        if let checking {
+            self.checking = nil
+            guard var back = checking.handBack(waitingUntil: .now + .seconds(5)) else { return }
+            formatError = formatError ?? back.error
+            hasher = back.hasher.take()
+            structure = back.structure
+        }
+        guard formatError == nil, hasher != nil || wholeDigest != nil else { return }
         guard let status = try? fd.status(), status.size == written else { return }  // unreadable: the next session reads the partial again
-        store.resumeStates.remember(name, ResumeStates.Remembered(status: status, taken: .now, length: written, hasher: hasher.take(),
+        let deadline = Instant.now + ResumeStates.settleLimit
+        var taken = changeClockNanoseconds()
+        while taken <= status.changedAt {
+            guard Instant.now < deadline else { return }  // the clock stands still (set back): read again next time
+            sleep(for: .milliseconds(1))
+            taken = changeClockNanoseconds()
+        }
+        // Changed while waiting (not by this session: it holds the lock): not the bytes checked.
+        guard let again = try? fd.status(), again == status, again.changedAt == status.changedAt else { return }  // unreadable: read again next time
+        store.resumeStates.remember(name, ResumeStates.Remembered(status: status, taken: taken, length: written, hasher: hasher.take(),
                                                                   structure: structure, wholeDigest: wholeDigest))
     }
 
@@ -308,6 +345,7 @@ public final class IncomingFile {
             rememberState()
             fd.close()
         } else {
+            if resumable { store.resumeStates.forget(name) }
             // Already gone, or left for the stale-partial clean-up: no final name is involved.
             try? store.incoming.unlink(name)
             fd.close()

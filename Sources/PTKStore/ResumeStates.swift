@@ -7,17 +7,24 @@ import PTKSystem
 /// OFFER, for as many OFFERs as anyone sends: issue 54, second image audit F4.)
 ///
 /// A state is taken out when its partial is opened, so only the session holding the partial's
-/// lock knows it, and put back when that session lets the partial go. It is used again only for
-/// the same file unchanged: the same device, inode, size, modification and change time. The
-/// change time is the kernel's (no caller can set it) and moves with every write, truncate,
-/// chmod or link, so the inode number is never trusted alone; as the kernel's clock for it is
-/// coarse (a tick of up to 10 ms), a file changed less than `settle` before its state was taken
-/// is read again rather than trusted.
+/// lock knows it, and put back when that session lets the partial go, whether its checks ran
+/// inline or on a checking thread. It is used again only for the same file unchanged: the same
+/// device, inode, size, modification and change time. The change time is the kernel's (no
+/// caller can set it) and moves with every write, truncate, chmod or link, so the inode number
+/// is never trusted alone. As the kernel stamps it with a coarse clock (a tick of up to 10 ms),
+/// a state is taken only once that clock has passed the file's change time (`taken`, at most a
+/// tick after ptkd's own last write, while the session still holds the lock): any write after
+/// that, by anyone, gets a later stamp.
+///
+/// Whatever the reason a partial is read back anyway (a state forgotten, a short last chunk cut
+/// off), `rereads` counts the bytes; a partial read back more than twice its length within one
+/// run of ptkd is started over, so the reading is paid for by its sender sending it again.
 final class ResumeStates: @unchecked Sendable {
     /// One partial's checks after its first `length` bytes, and the file's status then.
     final class Remembered {
         let status: FileStatus
-        let taken: WallTime
+        /// `changeClockNanoseconds()` when the state was taken: after `status.changedAt`.
+        let taken: Int64
         let length: Int64
         /// The hash after `length` bytes; nil when the partial holds the whole file and its
         /// hash is finished (`wholeDigest`).
@@ -25,7 +32,7 @@ final class ResumeStates: @unchecked Sendable {
         let structure: StructureCheck
         let wholeDigest: String?
 
-        init(status: FileStatus, taken: WallTime, length: Int64, hasher: consuming SHA256?, structure: StructureCheck, wholeDigest: String?) {
+        init(status: FileStatus, taken: Int64, length: Int64, hasher: consuming SHA256?, structure: StructureCheck, wholeDigest: String?) {
             self.status = status
             self.taken = taken
             self.length = length
@@ -37,9 +44,7 @@ final class ResumeStates: @unchecked Sendable {
         /// True when the file whose status is `now` is the very file this state was taken of,
         /// as it was then.
         func describes(_ now: FileStatus) -> Bool {
-            let changed = status.changed * 1000 + status.changedNanoseconds / 1_000_000
-            return now == status && now.changed == status.changed && now.changedNanoseconds == status.changedNanoseconds
-                && now.size == length && taken.milliseconds - changed >= ResumeStates.settleMilliseconds
+            now == status && now.changedAt == status.changedAt && now.size == length && status.changedAt < taken
         }
     }
 
@@ -47,14 +52,20 @@ final class ResumeStates: @unchecked Sendable {
     /// hash context and a structure check's state (under a kilobyte); cycling more partials
     /// than this to make each be read again means holding that many on disk.
     static let limit = 1024
-    /// How long before its state was taken a partial's last change must be for the state to be trusted.
-    static let settleMilliseconds: Int64 = 100
+    /// How long letting a partial go may wait for the kernel's change clock to pass the
+    /// partial's change time (a tick: 1 to 10 ms); past it, the state is not kept.
+    static let settleLimit: Duration = .milliseconds(50)
+    /// Times its length a partial may be read back within one run before it is started over.
+    static let rereadLimit: Int64 = 2
 
     private let lock = Lock()
     // Guarded by `lock`: by partial name, and the names in the order they were let go.
     private var byName: [String: Remembered] = [:]
     private var order: [String] = []
     private var bytesRead: Int64 = 0
+    // Guarded by `lock`: bytes read back of each partial, and the names in the order last counted.
+    private var rereads: [String: Int64] = [:]
+    private var rereadOrder: [String] = []
 
     /// The state of partial `name`, forgotten here.
     func take(_ name: String) -> Remembered? {
@@ -73,8 +84,32 @@ final class ResumeStates: @unchecked Sendable {
         }
     }
 
-    /// Counts bytes of partials read back to rebuild their state.
-    func read(_ count: Int) { lock.withLock { bytesRead += Int64(count) } }
+    /// Counts `count` bytes of partial `name` read back to rebuild its state.
+    func read(_ count: Int, of name: String) {
+        lock.withLock {
+            bytesRead += Int64(count)
+            if rereads[name] == nil {
+                rereadOrder.append(name)
+                if rereadOrder.count > Self.limit { rereads.removeValue(forKey: rereadOrder.removeFirst()) }
+            }
+            rereads[name, default: 0] += Int64(count)
+        }
+    }
+
+    /// True when reading partial `name` back again, `length` bytes, would take the bytes read
+    /// back of it past `rereadLimit` times its length: it is to be started over instead.
+    func overRereadLimit(_ name: String, length: Int64) -> Bool {
+        lock.withLock { (rereads[name] ?? 0) + length > Self.rereadLimit * length }
+    }
+
+    /// Forgets all about partial `name`: it is gone or started over.
+    func forget(_ name: String) {
+        lock.withLock {
+            byName.removeValue(forKey: name)
+            order.removeAll { $0 == name }
+            if rereads.removeValue(forKey: name) != nil { rereadOrder.removeAll { $0 == name } }
+        }
+    }
 
     /// Bytes of partials read back so far (tests).
     var partialBytesRead: Int64 { lock.withLock { bytesRead } }

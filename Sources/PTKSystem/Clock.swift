@@ -54,3 +54,14 @@ public func sleep(for duration: Duration) {
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
+
+/// Now, in nanoseconds since the epoch, on the clock the kernel stamps a file's change time
+/// (ctime) with: CLOCK_REALTIME_COARSE, which moves once per tick. Every change made after this
+/// reading gets a stamp at least this late (a later one still, when the file's stamp was read
+/// since its last change), so a file whose change time is before it gets a different one at its
+/// next change. The corresponding C function is `clock_gettime`.
+public func changeClockNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts)
+    return Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)
+}

@@ -106,6 +106,9 @@ public struct FileStatus: Sendable, Equatable {
     public var changed: Int64
     /// The nanoseconds part of `changed`.
     public var changedNanoseconds: Int64
+    /// `changed` in nanoseconds since the epoch (in range until 2262), to compare with
+    /// `changeClockNanoseconds()`.
+    public var changedAt: Int64 { changed &* 1_000_000_000 &+ changedNanoseconds }
 
     /// The same kind, size, permissions, inode, device, owner, group and modification time
     /// (not `changed`).

@@ -193,4 +193,20 @@ extension PhotoStoreHEIFTests {
         #expect(try save(try heifFixture("hostile/slices-17.heic"), name: "slices.heic", in: f.store).get().name == "slices.heic")
         #expect(f.visible == ["slices.heic"])
     }
+
+    @Test("an overlay naming one image more than once is refused, at upload too (libheif decodes each naming: one layer named 1,024 times is 1,024 decodes); distinct layers are kept, their pixels together counted as the decode (issue 54, third audit)")
+    func overlayLayersEachDecoded() throws {
+        #expect(heifCheck(try heifFixture("hostile/overlay-repeat.heic")) == "overlay item 1 names the same image more than once")
+        let bytes = try heifFixture("hostile/overlay-layers.heic")
+        let report = try HEIFCheck.check(size: Int64(bytes.count)) { (offset, count) throws(FormatError) -> [UInt8] in Array(bytes[Int(offset)..<Int(offset) + count]) }
+        #expect(report == HEIFCheck.Report(pixels: 4 * 64 * 64, decodeProblem: nil))
+        let f = try StoreFixture()
+        guard case .failure(let failure) = save(try heifFixture("hostile/overlay-repeat.heic"), name: "x.heic", in: f.store) else {
+            Issue.record("overlay-repeat.heic was saved")
+            return
+        }
+        #expect(failure.kind == .notAPhoto && failure.message == "not a well-formed HEIC: overlay item 1 names the same image more than once")
+        #expect(f.visible.isEmpty && f.incoming.isEmpty)
+        #expect(try save(bytes, name: "layers.heic", in: f.store).get().name == "layers.heic")
+    }
 }

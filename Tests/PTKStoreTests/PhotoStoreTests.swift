@@ -223,7 +223,25 @@ struct PhotoStoreTests {
         #expect(f.incoming.isEmpty)
     }
 
-    @Test("a partial nobody changed is read and hashed once, not again at every offer of its content; the state kept finishes the photo right (issue 54, second image audit F4)")
+    @Test("a planted whole partial of other bytes is started over also when its state was remembered, its planter idle or not before it closed (the remembered hash is checked against the offer as a read one is; issue 54, third audit)")
+    func plantedWholePartialRemembered() throws {
+        let f = try StoreFixture()
+        let victim = makePNG(size: 250_001, seed: 3), other = makePNG(size: 250_001, seed: 4)
+        var request = offer(for: victim)
+        request.wholeResumable = true
+        for pause in [0, 150_000] as [UInt32] {
+            let planted = try f.store.begin(request).get()
+            try planted.append(other)
+            usleep(pause)  // the planting session idles before it closes
+            planted.abandon(keepForResume: true)
+            let resumed = try f.store.begin(request).get()
+            #expect(resumed.offset == 0, "idle \(pause) µs")
+            resumed.abandon(keepForResume: false)
+        }
+        #expect(f.incoming.isEmpty)
+    }
+
+    @Test("a partial nobody changed is not read and hashed again at any offer of its content, even one right after its last write; the state kept finishes the photo right (issue 54, second image audit F4; third audit)")
     func unchangedPartialIsNotHashedAgain() throws {
         let f = try StoreFixture()
         let png = makePNG(size: 520_000)
@@ -231,44 +249,84 @@ struct PhotoStoreTests {
         for start in stride(from: 0, to: 409_600, by: ProtocolLimits.chunkSize) {
             try planted.append(Array(png[start..<(start + ProtocolLimits.chunkSize)]))
         }
+        #expect(!planted.checksOnThread)
         planted.abandon(keepForResume: true)
-        // Just written: its change time is too close to be trusted, so the first offer reads it.
-        usleep(UInt32(ResumeStates.settleMilliseconds + 50) * 1000)
-        let first = try f.store.begin(offer(for: png)).get()
-        #expect(first.offset == 409_600)
-        first.abandon(keepForResume: true)
-        #expect(f.store.resumeStates.partialBytesRead == 409_600)
-        for _ in 0..<5 {
+        // Offered again at once: the state ptkd took after its own last write holds.
+        for _ in 0..<6 {
             let again = try f.store.begin(offer(for: png)).get()
             #expect(again.offset == 409_600)
             again.abandon(keepForResume: true)
         }
-        #expect(f.store.resumeStates.partialBytesRead == 409_600, "five more offers read nothing")
+        #expect(f.store.resumeStates.partialBytesRead == 0, "six offers read nothing")
         let last = try f.store.begin(offer(for: png)).get()
         try last.append(Array(png[409_600...]))
         #expect(try last.finish().get() == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
     }
 
-    @Test("a remembered partial changed since (same size, same inode) is read again and started over")
+    @Test("a remembered partial changed since (same size, same inode), even at once, is read again and started over")
     func changedPartialIsReadAgain() throws {
         let f = try StoreFixture()
         let png = makePNG(size: 300_000)
         let planted = try f.store.begin(offer(for: png)).get()
         try planted.append(Array(png[0..<102_400]))
         planted.abandon(keepForResume: true)
-        usleep(UInt32(ResumeStates.settleMilliseconds + 50) * 1000)
         let first = try f.store.begin(offer(for: png)).get()
         #expect(first.offset == 102_400)
         first.abandon(keepForResume: true)
+        let read = f.store.resumeStates.partialBytesRead
         let part = f.dir + "/.incoming/" + f.incoming[0]
         let inode = try fileStatus(part).inode
         writeFile(part, [UInt8](repeating: 0, count: 102_400))
         #expect(try fileStatus(part).inode == inode && fileStatus(part).size == 102_400)
         let second = try f.store.begin(offer(for: png)).get()
         #expect(second.offset == 0)
-        #expect(f.store.resumeStates.partialBytesRead == 204_800)
+        #expect(f.store.resumeStates.partialBytesRead == read + 102_400)
         second.abandon(keepForResume: false)
+    }
+
+    @Test("a partial whose checks ran on a checking thread is not read and hashed again at the next offer: offer, one chunk, close, repeated, costs no reading (issue 54, third audit)")
+    func threadCheckedPartialIsNotHashedAgain() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 3_000_000)
+        let chunk = ProtocolLimits.chunkSize
+        var held = 0
+        for round in 0..<4 {
+            let file = try f.store.begin(offer(for: png)).get()
+            #expect(file.offset == Int64(held), "round \(round)")
+            try file.append(Array(png[held..<(held + chunk)]))
+            #expect(file.checksOnThread, "round \(round): the rest (over 1 MiB) is checked on the thread")
+            held += chunk
+            file.abandon(keepForResume: true)
+        }
+        #expect(f.store.resumeStates.partialBytesRead == 0, "four offers read nothing back")
+        let last = try f.store.begin(offer(for: png)).get()
+        #expect(last.offset == Int64(held))
+        for start in stride(from: held, to: png.count, by: chunk) { try last.append(Array(png[start..<min(start + chunk, png.count)])) }
+        #expect(try last.finish().get() == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(readFile(f.dir + "/IMG_0001.png") == png)
+        #expect(f.store.resumeStates.partialBytesRead == 0)
+    }
+
+    @Test("a partial read back more than twice its length (its short last chunk cut off at each offer) is started over, so the reading is paid for by sending it again (issue 54, third audit)")
+    func partialReadBackTooOftenIsStartedOver() throws {
+        let f = try StoreFixture()
+        let png = makePNG(size: 250_001)
+        let whole = 204_800
+        let planted = try f.store.begin(offer(for: png)).get()
+        try planted.append(Array(png[..<whole]))
+        var offsets: [Int64] = []
+        var file = planted
+        for _ in 0..<3 {
+            try file.append(Array(png[Int(file.written)...]))
+            file.abandon(keepForResume: true)
+            file = try f.store.begin(offer(for: png)).get()
+            offsets.append(file.offset)
+        }
+        #expect(offsets == [Int64(whole), Int64(whole), 0])
+        #expect(f.store.resumeStates.partialBytesRead == 2 * Int64(whole))
+        try file.append(png)
+        #expect(try file.finish().get() == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
     }
 
     @Test("an offer that would eat into the free-space reserve is refused no-space")

@@ -38,6 +38,12 @@ HEIFCheck did):
                        every picture it is given)
   slices-17.heic       a 1024x1024 grey picture in 17 slice segments, 16 of which start it
                        again at its first coding block (each costs a decode of the picture)
+
+The third audit of issue 54 (libheif decodes each image an overlay names, once per naming):
+
+  overlay-repeat.heic  a 64x64 overlay (iovl) naming its one 64x64 layer 1,024 times
+  overlay-layers.heic  a 64x64 overlay of 4 layers of 64x64, each its own item (the same
+                       data): 4 decodes of 64x64, 16,384 pixels
 """
 import os, struct, subprocess, sys, tempfile
 
@@ -241,3 +247,12 @@ again = '0' + bits[1:head + 1] + '0' * 8 + bits[head + 1:]
 again = slice_unit[:2] + escape(bytes(int(again[k:k + 8], 2) for k in range(0, len(again) // 8 * 8, 8)))
 write('slices-17.heic', heif2([(1, b'hvc1', False)], 1, [], [grey_hvcC, ispe(1024, 1024)], [(1, [1, 2])], [(1, 0)],
                               [grey_data + length_prefixed([again] * 16)]))
+
+# --- The third audit of issue 54: an overlay's layers, each decoded.
+def overlay_of(n):
+    return bytes([0, 0]) + bytes(8) + struct.pack('>HH', 64, 64) + struct.pack('>hh', 0, 0) * n
+write('overlay-repeat.heic', heif([(1, b'iovl', False), (2, b'hvc1', True)], 1, [(b'dimg', 1, [2] * 1024)],
+                                  [small_hvcC, ispe(64, 64)], {1: [2], 2: [1, 2]}, {1: overlay_of(1024)}, {2: small_data}))
+write('overlay-layers.heic', heif([(1, b'iovl', False)] + [(i, b'hvc1', True) for i in range(2, 6)], 1, [(b'dimg', 1, [2, 3, 4, 5])],
+                                  [small_hvcC, ispe(64, 64)], {i: [1, 2] if i > 1 else [2] for i in range(1, 6)}, {1: overlay_of(4)},
+                                  {i: small_data for i in range(2, 6)}))
