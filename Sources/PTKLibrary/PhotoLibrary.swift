@@ -144,6 +144,8 @@ public final class PhotoLibrary {
     /// on a file nobody has open to write), so SQLite's own opens never wait in the kernel.
     static func holdIndexFiles(in library: FileDescriptor, folder: String, patience: LockPatience) throws(LibraryError) -> [FileDescriptor] {
         var held: [FileDescriptor] = []
+        // One patience for all of the index's files, as promised (30 s in all), not one each.
+        let start = Instant.now
         let index = try? library.status(of: "index.sqlite")  // none yet: checkIndexFiles let it pass only when creating, and SQLite makes it
         do {
             for suffix in ["", "-wal", "-shm", "-journal"] {
@@ -152,7 +154,7 @@ public final class PhotoLibrary {
                 let exists = (try? library.status(of: name)) != nil  // cannot be told: as if missing, and made (or not) below
                 guard exists || suffix == "-wal" || suffix == "-shm", index != nil else { continue }
                 func open(_ flags: OpenFlags) throws -> FileDescriptor {
-                    try library.openWaitingOutLeases(name, flags: flags, mode: index?.permissions ?? 0o644, path: path, patience: patience)
+                    try library.openWaitingOutLeases(name, flags: flags, mode: index?.permissions ?? 0o644, path: path, patience: patience, since: start)
                 }
                 // To write (made when missing); made meanwhile by another: to write as it is; not
                 // ours to write (a library another user reads): to read, as SQLite opens it then;
