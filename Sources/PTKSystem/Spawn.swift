@@ -43,19 +43,8 @@ public final class Child {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
         posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let code = spawnProcess(&pid, arguments, environment, &actions, &attributes)
+        let code = withDefaultSignals(newGroup: true) { spawnProcess(&pid, arguments, environment, &actions, &$0) }
         guard code == 0 else {
             readEnd.close()
             throw SystemError(call: "posix_spawn", object: arguments[0], errno: code)
@@ -131,18 +120,8 @@ public func runAndWait(_ arguments: [String], environment: [String]) throws(Syst
         while sigtimedwait(&held, nil, &now) > 0 {}
         sigprocmask(SIG_SETMASK, &previous, nil)
     }
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var none = sigset_t()
-    sigemptyset(&none)
-    var all = sigset_t()
-    sigfillset(&all)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let code = spawnProcess(&pid, arguments, environment, nil, &attributes)
+    let code = withDefaultSignals(newGroup: false) { spawnProcess(&pid, arguments, environment, nil, &$0) }
     guard code == 0 else { throw SystemError(call: "posix_spawn", object: arguments[0], errno: code) }
     var interruptedBy: Int32?
     var status: Int32 = 0
@@ -187,4 +166,25 @@ public func executablePath() throws(SystemError) -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let n = try syscall("readlink", "/proc/self/exe") { readlink("/proc/self/exe", &buffer, Int(PATH_MAX)) }
     return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Runs `body` with spawn attributes that start a child with every signal at its default and
+/// none blocked, in a process group of its own when `newGroup`.
+private func withDefaultSignals<T>(newGroup: Bool, _ body: (inout posix_spawnattr_t) -> T) -> T {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+    if newGroup {
+        posix_spawnattr_setpgroup(&attributes, 0)
+        flags |= POSIX_SPAWN_SETPGROUP
+    }
+    posix_spawnattr_setflags(&attributes, Int16(flags))
+    return body(&attributes)
 }
