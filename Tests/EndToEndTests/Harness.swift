@@ -152,8 +152,10 @@ final class DaemonProcess: @unchecked Sendable {
         process.standardError = FileHandle(forWritingAtPath: logPath)!
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let deadline = Date() + 15
-        while Date() < deadline {
+        // 30 s: a whole run of the tests on two cores (ptkd under a fault library's recording
+        // among them) once took more than 15 s to start one.
+        let started = Date()
+        while Date() < started + 30 {
             if let range = log.range(of: #"listening on port (\d+)"#, options: .regularExpression) {
                 port = UInt16(log[range].split(separator: " ").last!)!
                 return
@@ -161,7 +163,9 @@ final class DaemonProcess: @unchecked Sendable {
             if !process.isRunning { break }
             usleep(20_000)
         }
-        throw HarnessError("ptkd did not start: \(log)")
+        let state = process.isRunning ? "still running after \(Int(Date().timeIntervalSince(started))) s, not listening"
+            : "ended (\(process.terminationReason == .exit ? "exit status" : "signal") \(process.terminationStatus))"
+        throw HarnessError("ptkd did not start: \(state); its log: \(log)")
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
