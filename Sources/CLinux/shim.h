@@ -10,6 +10,9 @@ extern int accept4(int fd, void *addr, unsigned int *addrlen, int flags);
 /// renameat2(2) with RENAME_NOREPLACE (1): rename that fails with EEXIST rather than replace.
 extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 
+/// pipe2(2): a pipe made with `flags` (O_CLOEXEC) at once, no other thread's child between.
+extern int pipe2(int fds[2], int flags);
+
 /// gettid(2): the calling thread's id, for setpriority on one thread.
 extern int gettid(void);
 

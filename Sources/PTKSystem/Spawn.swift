@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A program started by `Child.spawn`: its process ID, which leads a process group of its own
@@ -28,12 +29,13 @@ public final class Child {
     /// ("KEY=value"), standard input from /dev/null, standard output and error into `output`,
     /// in a process group of its own, with every signal at its default and none blocked (ptkd
     /// ignores SIGPIPE and blocks signals on its threads; a hook must not inherit that). The
-    /// corresponding C functions are `pipe` and `posix_spawn`.
+    /// corresponding C functions are `pipe2` and `posix_spawn`.
     public static func spawn(_ arguments: [String], environment: [String]) throws(SystemError) -> Child {
         precondition(!arguments.isEmpty)
         var fds: [CInt] = [0, 0]
-        _ = try syscall("pipe") { pipe(&fds) }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Close-on-exec from the start: a child another thread spawns meanwhile must not keep
+        // this pipe's write end (this reader would wait for that child's end, not its own).
+        _ = try syscall("pipe2") { pipe2(&fds, O_CLOEXEC) }
         let readEnd = FileDescriptor(rawValue: fds[0])
         let writeEnd = fds[1]
         defer { Glibc.close(writeEnd) }
