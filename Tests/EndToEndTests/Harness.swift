@@ -28,6 +28,9 @@ struct Finished {
 /// process, so no test touches the user's own identity or known receivers.
 let testConfigHome = makeTemporaryDirectory("ptk-config")
 
+/// Held by `run` while it makes its pipes and spawns.
+private let spawnLock = NSLock()
+
 /// Runs a binary to completion (killing it after `timeout` seconds). posix_spawn and waitpid
 /// are used directly: Foundation's Process sometimes missed a quick child's exit and hung.
 /// `environment` adds to (or replaces in) this process's environment; XDG_CONFIG_HOME is
@@ -36,7 +39,14 @@ func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Boo
          environment: [String: String] = [:]) throws -> Finished {
     let path = absolute ? binary : binDirectory + "/" + binary
     var outPipe: [CInt] = [0, 0], errPipe: [CInt] = [0, 0]
-    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw HarnessError("pipe failed") }
+    // From the pipes until the spawn: a child another test thread spawns meanwhile must not
+    // inherit this run's pipes (their reader here would wait for that child's end too).
+    spawnLock.lock()
+    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else {
+        spawnLock.unlock()
+        throw HarnessError("pipe failed")
+    }
+    for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -60,6 +70,7 @@ func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Boo
     defer { envp.forEach { free($0) } }
     var pid: pid_t = 0
     let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+    spawnLock.unlock()
     close(outPipe[1])
     close(errPipe[1])
     guard rc == 0 else {
