@@ -19,11 +19,12 @@ SWIFTFLAGS ?= --explicit-target-dependency-import-check error
 # Arguments for `make run`, e.g. make run ARGS="--dir /tmp/photos --port 0"
 ARGS ?=
 
-.PHONY: help deps imports build release test run bench fuzz docs deb install install-files uninstall clean
+.PHONY: help deps imports build release test check run bench fuzz docs deb install install-files uninstall clean
 
 help:
 	@echo "make run        install missing Debian packages, build, run ptkd with defaults (ARGS=... adds flags)"
 	@echo "make test       install missing Debian packages, build, run every test"
+	@echo "make check      the fast loop: the checks and the unit tests not tagged slow (no packages installed)"
 	@echo "make bench      benchmarks beside nc, rsync and scp; writes docs/PERFORMANCE.md"
 	@echo "make fuzz       every fuzz target for SECONDS_EACH (default 60) seconds; corpora in fuzz/corpus"
 	@echo "make deb        Debian packages ptkd and ptk-send (and their -dbgsym) in .build/deb/"
@@ -58,6 +59,16 @@ test:
 	@scripts/check-try.py
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	SWIFT="$(SWIFT)" scripts/run-tests.sh --disable-xctest $(SWIFTFLAGS)
+
+# The fast loop (a few minutes from a warm build): the checks, then the tests tagged unit
+# but not slow, picked by their tags (scripts/tests-tagged.py). make test runs everything.
+check:
+	@start=$$(date +%s); \
+	scripts/version.sh --sync && scripts/check-imports.py && scripts/check-try.py && scripts/tests-tagged.py --check && \
+	$(SWIFT) build --build-tests $(SWIFTFLAGS) && \
+	$(SWIFT) test --skip-build --disable-xctest --filter "$$(scripts/tests-tagged.py --filter unit)" \
+	    --skip "$$(scripts/tests-tagged.py --skip slow)"; status=$$?; \
+	echo "make check: $$(( $$(date +%s) - start )) s"; exit $$status
 
 run: release
 	.build/release/ptkd $(ARGS)

@@ -114,6 +114,8 @@ let package = Package(
         // bar, the list of receivers.
         .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
 
+        // The tests' tags (unit, endToEnd, root, slow), which `make check` picks by.
+        .target(name: "PTKTestTags"),
         // Helpers shared by the test targets: PNG generation, temporary directories.
         .target(name: "PTKTestSupport", dependencies: ["CLinux", "CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport", "PTKHTTP", "PTKTime"]),
 
@@ -129,24 +131,24 @@ let package = Package(
         .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
 
-        .testTarget(name: "PTKVocabularyTests", dependencies: ["PTKVocabulary"]),
-        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
-        .testTarget(name: "PTKSystemTests", dependencies: ["PTKSystem", "PTKTestSupport"]),
-        .testTarget(name: "PTKDigestTests", dependencies: ["PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
-        .testTarget(name: "PTKStoreTests", dependencies: ["PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKCLITests", dependencies: ["PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKTLSTests", dependencies: ["PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDAVTests", dependencies: ["PTKDAV", "PTKVocabulary"]),
-        .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKLocalSend", "PTKTime"]),
-        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKWebTests", dependencies: ["PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
-        .testTarget(name: "PTKTransportTests", dependencies: ["PTKTransport", "PTKProtocol", "PTKSystem"]),
-        .testTarget(name: "PTKClientTests", dependencies: ["PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKDaemon", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "FuzzReplayTests", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),
+        .testTarget(name: "PTKVocabularyTests", dependencies: ["PTKTestTags", "PTKVocabulary"]),
+        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKTestTags", "PTKProtocol", "PTKTime", "PTKVocabulary"]),
+        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKDigestTests", dependencies: ["PTKTestTags", "PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKStoreTests", dependencies: ["PTKTestTags", "PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKCLITests", dependencies: ["PTKTestTags", "PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKTLSTests", dependencies: ["PTKTestTags", "PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKTestTags", "PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKTestTags", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDAVTests", dependencies: ["PTKTestTags", "PTKDAV", "PTKVocabulary"]),
+        .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKTestTags", "PTKLocalSend", "PTKTime"]),
+        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTestTags", "PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
+        .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
+        .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,9 +2,10 @@ import Foundation
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
-@Suite("End to end: ptk app-password add, list, remove against a real state directory", .serialized)
+@Suite("End to end: ptk app-password add, list, remove against a real state directory", .serialized, .tags(.endToEnd))
 struct AppPasswordTests {
     /// A generated password: six groups of five lower-case letters.
     static let passwordShape = #"^[a-z]{5}(-[a-z]{5}){5}$"#

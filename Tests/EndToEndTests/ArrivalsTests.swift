@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
-import Testing
 import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// Today's folder name in ptkd's date layouts (the test and ptkd share a time zone).
 private var today: String {
@@ -38,7 +39,7 @@ private func hookScript(_ path: String, _ body: String) {
     chmod(path, 0o755)
 }
 
-@Suite("End to end: where photos land and what happens next (issue 28)")
+@Suite("End to end: where photos land and what happens next (issue 28)", .tags(.endToEnd))
 struct ArrivalsTests {
     @Test("layout = sender/date: two senders and a LocalSend app land in their folders; SAVED and the log give the path; ptk finds, lists and moves them; the gallery shows folders; a new layout moves nothing")
     func folders() throws {

@@ -1,8 +1,9 @@
 import Foundation
 import PTKLocalSend
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -24,7 +25,7 @@ private func hookConfig(_ root: String, _ body: String) -> String {
 /// Lines in a file (0 when there is none).
 private func lineCount(_ path: String) -> Int { (readFile(path) ?? []).filter { $0 == UInt8(ascii: "\n") }.count }
 
-@Suite("End to end: the audits' floods and forgeries (issues 40 and 41)", .serialized)
+@Suite("End to end: the audits' floods and forgeries (issues 40 and 41)", .serialized, .tags(.endToEnd))
 struct AuditFloodTests {
     @Test("a prepare-upload naming a kept photo 10,000 times with a 120 kB alias queues one hook run; another app's photo still gets its run")
     func duplicateFloodQueuesOneRun() throws {
@@ -295,7 +296,7 @@ struct AuditFloodTests {
 }
 
 
-@Suite("End to end: a sender's name reaches no terminal raw (issue 41, finding 4)")
+@Suite("End to end: a sender's name reaches no terminal raw (issue 41, finding 4)", .tags(.endToEnd))
 struct SenderNameControlTests {
     @Test("an app named with a newline, C1 CSI and a bidi override: `ptk list` and `ptk trust pending` print no control and no forged line")
     func namesInPtkOutput() throws {
@@ -323,7 +324,7 @@ struct SenderNameControlTests {
     }
 }
 
-@Suite("End to end: ptk export into a folder others may write (third audit)")
+@Suite("End to end: ptk export into a folder others may write (third audit)", .tags(.endToEnd))
 struct ExportStagingTests {
     @Test("symlinks planted at every staging name a process ID could give lead nowhere: the package is made, the folder they point to stays empty")
     func plantedStagingLinks() throws {

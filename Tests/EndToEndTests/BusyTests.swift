@@ -3,6 +3,7 @@ import Glibc
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Results of processes run on threads of their own.
@@ -32,7 +33,7 @@ final class Runs: @unchecked Sendable {
     }
 }
 
-@Suite("End to end: busy is never a failure (every sender gets its turn)")
+@Suite("End to end: busy is never a failure (every sender gets its turn)", .tags(.endToEnd))
 struct BusyTests {
     @Test("a receiver limited to 2 sessions and 8 senders of 5 photos each at once: every sender exits 0, every photo lands once, byte-identical")
     func eightSendersTwoSessions() throws {

@@ -1,10 +1,11 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 private let haveShells = ["/usr/bin/bash", "/usr/bin/fish"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
 
-@Suite("End to end: completion offers what the receiver really holds", .enabled(if: haveShells, "needs bash and fish"))
+@Suite("End to end: completion offers what the receiver really holds", .enabled(if: haveShells, "needs bash and fish"), .tags(.endToEnd))
 struct CompletionValuesTests {
     /// The scripts as `make install` installs them, made by scripts/make-docs.sh from the built ptk-docs.
     private func scripts(_ root: String) throws -> String {

@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 let canFilterPackets = canRunAvahi && FileManager.default.fileExists(atPath: "/usr/sbin/nft")
 
@@ -51,7 +52,7 @@ final class MultiAddressHost {
     }
 }
 
-@Suite("End to end: connecting to a peer with several addresses (RFC 8305)", .enabled(if: canFilterPackets, "needs root, nsenter and nft (Debian package nftables)"), .serialized)
+@Suite("End to end: connecting to a peer with several addresses (RFC 8305)", .enabled(if: canFilterPackets, "needs root, nsenter and nft (Debian package nftables)"), .serialized, .tags(.endToEnd, .root))
 struct ConnectTests {
     @Test("an address whose SYNs are dropped does not stall the send: the next address is tried 250 ms later")
     func droppedAddress() throws {

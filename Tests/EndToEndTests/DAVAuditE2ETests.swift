@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -21,11 +22,11 @@ private final class SlowPut {
     func trickle() -> Bool { (try? connection.write([UInt8](repeating: 0, count: 1024))) != nil }  // a closed connection: false
 }
 
-@Suite("End to end: the WebDAV door against the third audit (issue 54)", .serialized)
+@Suite("End to end: the WebDAV door against the third audit (issue 54)", .serialized, .tags(.endToEnd))
 struct DAVAuditE2ETests {
     @Test("inode reuse on ext4: up1's name never reads the photo another device sent after the admin removed up1's (5 rounds, flat layout)",
           .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/unshare") && haveProgram("/usr/sbin/mkfs.ext4"),
-                   "needs root, unshare and mkfs.ext4 to mount a small ext4 file system in a private mount namespace"))
+                   "needs root, unshare and mkfs.ext4 to mount a small ext4 file system in a private mount namespace"), .tags(.root))
     func inodeReuseOnExt4() throws {
         let root = makeTemporaryDirectory("ptk-ext4")
         defer { removeTree(root) }

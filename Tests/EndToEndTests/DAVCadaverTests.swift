@@ -1,5 +1,6 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// cadaver asks on its terminal whether to accept a certificate no CA signed, and rejects it
@@ -66,7 +67,7 @@ sys.exit(0 if ok else 3)
 """#
 
 @Suite("End to end: WebDAV door with cadaver (issue 44)", .serialized,
-       .enabled(if: (haveProgram("cadaver") && haveProgram("python3")) || davClientsRequired, "needs cadaver and python3"))
+       .enabled(if: (haveProgram("cadaver") && haveProgram("python3")) || davClientsRequired, "needs cadaver and python3"), .tags(.endToEnd))
 struct DAVCadaverTests {
     @Test("cadaver on a terminal: accepts the certificate, mkcol, put (PNG, JPEG; a text file is refused 415), ls, lock, discover, unlock, get; the photos land byte-identical")
     func scriptedSession() throws {

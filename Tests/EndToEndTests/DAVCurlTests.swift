@@ -1,5 +1,6 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// curl's answer: the status, the response's headers (names lowercased) and its body.
@@ -30,7 +31,7 @@ func curl(_ daemon: DaemonProcess, _ password: AppPassword?, _ args: [String]) t
 }
 
 @Suite("End to end: WebDAV door with curl (issue 44)", .serialized,
-       .enabled(if: haveProgram("curl") || davClientsRequired, "needs curl"))
+       .enabled(if: haveProgram("curl") || davClientsRequired, "needs curl"), .tags(.endToEnd))
 struct DAVCurlTests {
     @Test("PUT with Content-Length and chunked (X-Expected-Entity-Length) stores byte-identical photos that GET (and Range) return; no credentials is 401 with a Basic challenge, OPTIONS too")
     func putAndGet() throws {

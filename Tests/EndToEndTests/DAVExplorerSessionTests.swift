@@ -1,5 +1,6 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 // An Explorer-shaped session: what Windows' WebDAV mini-redirector sends when a user maps the
@@ -40,7 +41,7 @@ func win32Times(_ date: String, attributes: String, all: Bool = true) -> [UInt8]
         """.utf8)
 }
 
-@Suite("End to end: an Explorer-shaped WebDAV session (issue 44)", .serialized)
+@Suite("End to end: an Explorer-shaped WebDAV session (issue 44)", .serialized, .tags(.endToEnd))
 struct DAVExplorerSessionTests {
     @Test("map a drive, make a folder and rename it, copy photos in as the mini-redirector does (0-byte create, LOCK, PROPPATCH of Win32 times, HEAD, PUT with If:, UNLOCK), Thumbs.db and desktop.ini beside: every answer is what Explorer needs, the photos are byte-identical and alone")
     func explorerCopiesPhotos() throws {

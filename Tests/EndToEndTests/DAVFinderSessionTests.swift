@@ -1,5 +1,6 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 // A Finder-shaped session: what macOS's WebDAVFS sends when a user connects to the door
@@ -42,7 +43,7 @@ func appleDouble(_ seed: UInt8) -> [UInt8] {
     return bytes
 }
 
-@Suite("End to end: a Finder-shaped WebDAV session (issue 44)", .serialized)
+@Suite("End to end: a Finder-shaped WebDAV session (issue 44)", .serialized, .tags(.endToEnd))
 struct DAVFinderSessionTests {
     @Test("mount, then a folder of PNG, JPEG and HEIC copied in as WebDAVFS copies it (0-byte create, locks, chunked PUTs with If:, ._ files, .DS_Store): every answer is what Finder needs, the photos are byte-identical and alone in the photos directory")
     func finderCopiesAFolder() throws {

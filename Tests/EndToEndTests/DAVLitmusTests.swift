@@ -1,5 +1,6 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// What scripts/litmus.sh printed: per suite (run, passed, failed, skipped), and the failed tests.
@@ -26,7 +27,7 @@ struct LitmusReport {
 }
 
 @Suite("End to end: WebDAV door under litmus (issue 44)", .serialized,
-       .enabled(if: haveProgram("litmus") || davClientsRequired, "needs litmus"))
+       .enabled(if: haveProgram("litmus") || davClientsRequired, "needs litmus"), .tags(.endToEnd))
 struct DAVLitmusTests {
     /// litmus's tests that fail against a photo receiver by design, each with why (litmus 0.13,
     /// as scripts/litmus.sh reported it against the door). litmus PUTs plain text ("This is\na

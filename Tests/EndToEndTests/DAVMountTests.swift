@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// davfs2 needs root (mount) and the FUSE device; the kernel side is checked by the test itself,
@@ -8,7 +9,7 @@ import Testing
 let canMountDavfs = geteuid() == 0 && haveProgram("/usr/sbin/mount.davfs") && access("/dev/fuse", R_OK | W_OK) == 0
 
 @Suite("End to end: WebDAV door mounted with davfs2 (issue 44)", .serialized,
-       .enabled(if: canMountDavfs || davClientsRequired, "needs root, /dev/fuse and davfs2 (mount.davfs)"))
+       .enabled(if: canMountDavfs || davClientsRequired, "needs root, /dev/fuse and davfs2 (mount.davfs)"), .tags(.endToEnd, .root))
 struct DAVMountTests {
     @Test("mount -t davfs (locks on, the door's certificate trusted): a folder of mixed photos copied in is listed, and after umount the photos directory holds them byte-identical")
     func copyIntoMount() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// rclone against the door: its webdav backend, configured by environment variables only (no
@@ -44,7 +45,7 @@ struct Rclone {
 }
 
 @Suite("End to end: WebDAV door with rclone (issue 44)", .serialized,
-       .enabled(if: haveProgram("rclone") || davClientsRequired, "needs rclone"))
+       .enabled(if: haveProgram("rclone") || davClientsRequired, "needs rclone"), .tags(.endToEnd))
 struct DAVRcloneTests {
     /// Copies `tree` with rclone to `remote`, checks it, copies again, and returns the runs'
     /// logs; every step is asserted here.

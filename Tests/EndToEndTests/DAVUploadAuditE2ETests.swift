@@ -1,12 +1,13 @@
 import Foundation
 import Glibc
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 
-@Suite("End to end: the WebDAV door against an upload password's audit (issue 54)", .serialized)
+@Suite("End to end: the WebDAV door against an upload password's audit (issue 54)", .serialized, .tags(.endToEnd))
 struct DAVUploadAuditE2ETests {
     @Test("one app password used from two addresses in turn: the passwords file is rewritten at most once a minute, and the latest use is in it once ptkd stops")
     func usesNotedOnceAMinute() throws {

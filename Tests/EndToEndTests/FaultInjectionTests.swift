@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
-import Testing
 import PTKDigest
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
+import PTKTestTags
+import Testing
 
 // Faults at every step (docs/SECURITY.md, "Faults at every step"): the real ptkd runs with
 // libptkfault.so preloaded (Sources/CFaultInjection/fault.c), which fails or crashes exactly one
@@ -370,7 +371,7 @@ func missedFault(_ run: FaultRun, _ outcome: FaultOutcome) -> Bool {
 /// The distinct call sites among `calls`, by kind and site.
 func distinctSites(_ calls: [CountedCall]) -> Int { Set(calls.map { $0.kind + " " + $0.caller }).count }
 
-@Suite("End to end: faults at every step", .serialized, .enabled(if: canInjectFaults, "needs root and libptkfault.so (built by swift build)"))
+@Suite("End to end: faults at every step", .serialized, .enabled(if: canInjectFaults, "needs root and libptkfault.so (built by swift build)"), .tags(.endToEnd, .root))
 struct FaultInjectionTests {
     static let onePhoto = [SentPhoto(name: "one.png", bytes: makePNG(size: 250_000, seed: 31))]
     static let threePhotos = [SentPhoto(name: "a.png", bytes: makePNG(size: 150_000, seed: 32)),

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
-import Testing
 import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
+import Testing
 
 let isRoot = geteuid() == 0
 
@@ -29,7 +30,7 @@ func reset(_ peer: RawPeer) {
     peer.close()
 }
 
-@Suite("End to end: limits, faults and the directory boundary")
+@Suite("End to end: limits, faults and the directory boundary", .tags(.endToEnd))
 struct FaultTests {
     @Test("beyond --max-sessions-per-address one address gets ERROR busy; a freed slot is reused")
     func perAddressLimit() throws {
@@ -160,7 +161,7 @@ struct FaultTests {
     }
 
     @Test("out of file descriptors: logged once with the remedy, and serving again once descriptors are free",
-          .enabled(if: geteuid() == 0 && FileManager.default.fileExists(atPath: "/usr/bin/prlimit"), "needs root and prlimit (util-linux)"))
+          .enabled(if: geteuid() == 0 && FileManager.default.fileExists(atPath: "/usr/bin/prlimit"), "needs root and prlimit (util-linux)"), .tags(.root))
     func outOfDescriptors() throws {
         let d = try DaemonProcess(["--max-sessions", "50"])
         // Room for two more descriptors: the third connection cannot be accepted.
@@ -246,7 +247,7 @@ struct FaultTests {
     }
 
     @Test("ptkd refuses to start, with a clear message, when the directory is not writable",
-          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/setpriv"), "needs root and setpriv to drop to nobody"))
+          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/setpriv"), "needs root and setpriv to drop to nobody"), .tags(.root))
     func notWritable() throws {
         let root = makeTemporaryDirectory()
         defer { removeTree(root) }
@@ -278,7 +279,7 @@ struct FaultTests {
     }
 
     @Test("a full disk: REJECT no-space up front, FAILED no-space mid-file, nothing partial, serving again once freed",
-          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/unshare"), "needs root to mount a tmpfs in a private mount namespace"))
+          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/unshare"), "needs root to mount a tmpfs in a private mount namespace"), .tags(.root))
     func diskFull() throws {
         let root = makeTemporaryDirectory()
         defer { removeTree(root) }
@@ -350,7 +351,7 @@ struct FaultTests {
     }
 }
 
-@Suite("End to end: power-cut safety")
+@Suite("End to end: power-cut safety", .tags(.endToEnd))
 struct DurabilityTests {
     @Test("SAVED is sent only after the file is flushed, moved to its name, and the directory is flushed",
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))

@@ -1,9 +1,10 @@
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// The docs' generated parts match the tree: a change to Package.swift, a module's size or what a
 /// program links fails here, with the diff and the command that rewrites the doc.
-@Suite("Generated docs match the tree")
+@Suite("Generated docs match the tree", .tags(.endToEnd))
 struct GeneratedDocsTests {
     @Test("docs/ARCHITECTURE.md's module table is scripts/module-table.py's")
     func moduleTable() throws {
@@ -19,7 +20,7 @@ struct GeneratedDocsTests {
 }
 
 /// A room has one job: no Swift file in Sources grows past 500 lines unnoticed (issue 43).
-@Suite("Rooms stay small")
+@Suite("Rooms stay small", .tags(.endToEnd))
 struct RoomSizeTests {
     @Test("no Swift file in Sources is over 500 lines")
     func sizes() throws {

@@ -1,10 +1,11 @@
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// TLS 1.2 on the LocalSend and web ports offers only ECDHE with an AEAD (Mozilla's
 /// "intermediate" profile without DHE), as a real client sees it: `openssl s_client` offering
 /// one suite at a time. The ptk v1 port is TLS 1.3 only (TLSTests).
-@Suite("End to end: the HTTPS ports' TLS 1.2 suites")
+@Suite("End to end: the HTTPS ports' TLS 1.2 suites", .tags(.endToEnd))
 struct HTTPSCipherSuiteTests {
     /// The suites testssl.sh found offered before (CBC: LUCKY13, SHA-1 MACs) and static RSA.
     static let refused = [

@@ -2,6 +2,7 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 
 /// `ptk list` and `ptk show` give times in the host's time zone, named (issue 45); `--json`
 /// keeps UTC. Zones are POSIX TZ strings, so no time zone database is needed.
-@Suite struct HostTimeZoneTests {
+@Suite(.tags(.endToEnd)) struct HostTimeZoneTests {
     /// A library of one photo, received 2026-12-02T06:15:03Z, modified 2020-05-06T10:13:20Z,
     /// and one taken 2024-07-03T14:22:00+02:00 (an instant) and one at 2024-07-04T09:00:00 (the
     /// camera's clock, no zone).

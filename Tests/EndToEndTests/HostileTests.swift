@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
-import Testing
 import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 func header(_ type: UInt8, _ length: UInt32) -> [UInt8] {
     [type, UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)]
@@ -17,7 +18,7 @@ func stillServes(_ d: DaemonProcess) throws -> Bool {
     return d.process.isRunning && r.status == 0
 }
 
-@Suite("End to end: hostile peers get the protocol's error and ptkd keeps serving")
+@Suite("End to end: hostile peers get the protocol's error and ptkd keeps serving", .tags(.endToEnd))
 struct HostileTests {
     @Test("malformed streams get the right ERROR", arguments: [
         (header(0x01, 70_000), "frame-too-large"),
@@ -223,7 +224,7 @@ struct HostileTests {
     }
 }
 
-@Suite("End to end: command-line behaviour")
+@Suite("End to end: command-line behaviour", .tags(.endToEnd))
 struct CommandLineTests {
     @Test("ptk-send without arguments is a usage error (64)")
     func noArgs() throws {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// A throwaway package: App depends on Mid, Mid on Base; App's files import `appImports`.
 private func makePackage(appImports: [String]) -> String {
@@ -22,7 +23,7 @@ private func makePackage(appImports: [String]) -> String {
     return dir
 }
 
-@Suite("scripts/check-imports.py: Package.swift lists every import")
+@Suite("scripts/check-imports.py: Package.swift lists every import", .tags(.endToEnd))
 struct ImportCheckTests {
     @Test("an import reached only through another target is reported, with the file and the target")
     func transitiveImportRefused() throws {
@@ -88,7 +89,7 @@ struct ImportCheckTests {
     }
 }
 
-@Suite("What each program links")
+@Suite("What each program links", .tags(.endToEnd))
 struct LinkTests {
     /// The shared libraries `ldd` lists for a built program, by their names.
     private func libraries(_ program: String) throws -> [String] {
@@ -120,7 +121,7 @@ struct LinkTests {
     }
 }
 
-@Suite("scripts/check-try.py: every try? says why its error does not matter")
+@Suite("scripts/check-try.py: every try? says why its error does not matter", .tags(.endToEnd))
 struct TryCheckTests {
     @Test("the sources pass")
     func sourcesPass() throws {

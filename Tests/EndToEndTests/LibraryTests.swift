@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
-import Testing
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 @testable import PTKLibrary
 
@@ -78,7 +79,7 @@ func consistencyProblems(_ dir: String) throws -> [String] {
     return problems
 }
 
-@Suite(.serialized) struct LibraryEndToEndTests {
+@Suite(.serialized, .tags(.endToEnd)) struct LibraryEndToEndTests {
     @Test func sentPhotosAreListedShownAndThumbnailedWithTheirSender() throws {
         let d = try DaemonProcess()
         let src = makeTemporaryDirectory()
@@ -332,7 +333,7 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         }
     }
 
-    @Test(.enabled(if: geteuid() == 0, "needs root: root's ptk working in another user's directory (CI runs the tests as root)"))
+    @Test(.enabled(if: geteuid() == 0, "needs root: root's ptk working in another user's directory (CI runs the tests as root)"), .tags(.root))
     func filesRootCreatesBelongToTheDirectorysOwner() throws {
         let root = makeTemporaryDirectory("ptk-e2e")
         defer { removeTree(root) }
@@ -447,7 +448,7 @@ final class LockedCount: @unchecked Sendable {
 }
 
 
-@Suite("ptk's output")
+@Suite("ptk's output", .tags(.endToEnd))
 struct AdminOutputTests {
     @Test("ptk list into a full disk is an error (74), not a short list")
     func listToFullDisk() throws {

@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 // Issue 41, finding 2: LocalSend discovery under spoofed announcements, in a private network
 // namespace (only `lo`, with multicast on; nothing leaves it). Every announcer below sends from
@@ -174,7 +175,7 @@ private func announce(_ host: MDNSHost, _ args: [String]) throws -> Finished {
 
 @Suite("End to end: LocalSend discovery under spoofed announcements (issue 41)",
        .enabled(if: canFilterPackets && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "needs root, nsenter, unshare, nft and openssl"),
-       .serialized)
+       .serialized, .tags(.endToEnd, .root))
 struct LocalSendDiscoveryFloodTests {
     @Test("a flood of announcements from fresh addresses and fingerprints at a port that drops SYNs, and 65,000-byte fingerprints, leave ptkd's threads and memory bounded; a real app then gets its register")
     func floodStaysBounded() throws {

@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 // Issue 47, section 1: LocalSend discovery over IPv6. Two private network namespaces joined by a
 // veth pair (va in ptkd's, vb in the phone's) that carries no IPv4 at all: no IPv4 address on
@@ -94,7 +95,7 @@ private func wait(_ process: Process, _ seconds: Double) -> Int32? {
 @Suite("End to end: LocalSend discovery over IPv6 (issue 47)",
        .enabled(if: canFilterPackets && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
                     && FileManager.default.isExecutableFile(atPath: "/usr/bin/ss"), "needs root, nsenter, unshare, nft, ss and openssl"),
-       .serialized)
+       .serialized, .tags(.endToEnd, .root))
 struct LocalSendIPv6Tests {
     @Test("on a link with IPv6 only, a LocalSend app announcing on ff12::fd3a:e420 hears ptkd's announcement and gets a register over IPv6 to its link-local address; one socket per interface and family")
     func ipv6OnlyLink() throws {

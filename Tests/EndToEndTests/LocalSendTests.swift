@@ -1,6 +1,7 @@
 import Foundation
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -15,7 +16,7 @@ func tokens(_ json: [String: Any]) -> (String, [String: String]) {
     (json["sessionId"] as? String ?? "", json["files"] as? [String: String] ?? [:])
 }
 
-@Suite("End to end: LocalSend apps send to ptkd (issue 14)")
+@Suite("End to end: LocalSend apps send to ptkd (issue 14)", .tags(.endToEnd))
 struct LocalSendTests {
     @Test("info (v1 and v2, GET with a body too) and register answer with ptkd's name and the fingerprint `ptk id localsend` prints")
     func infoAndRegister() throws {
@@ -338,7 +339,7 @@ final class Locked<T>: @unchecked Sendable {
     func mutate(_ f: (inout T) -> Void) { lock.lock(); f(&v); lock.unlock() }
 }
 
-@Suite("End to end: LocalSend discovery in a private network namespace", .enabled(if: canRunAvahi, "needs root, nsenter and unshare"), .serialized)
+@Suite("End to end: LocalSend discovery in a private network namespace", .enabled(if: canRunAvahi, "needs root, nsenter and unshare"), .serialized, .tags(.endToEnd, .root))
 struct LocalSendDiscoveryTests {
     @Test("ptkd joins the group when lo gains multicast, announces itself; an HTTPS app's announcement gets a register call, one on a port below 1024 a multicast answer")
     func announceAndAnswer() throws {

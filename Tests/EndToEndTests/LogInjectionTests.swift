@@ -4,6 +4,7 @@ import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -104,7 +105,7 @@ final class HostileReceiver: @unchecked Sendable {
     }
 }
 
-@Suite("End to end: no peer's text forges a log line or reaches a terminal raw (issue 41, finding 4)", .serialized)
+@Suite("End to end: no peer's text forges a log line or reaches a terminal raw (issue 41, finding 4)", .serialized, .tags(.endToEnd))
 struct LogInjectionTests {
     @Test("a v1 OFFER whose name or media type holds a newline and controls logs one escaped line each; no forged warning")
     func v1Offer() throws {

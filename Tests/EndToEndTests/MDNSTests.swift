@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
-import Testing
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 let canRunAvahi = geteuid() == 0
     && FileManager.default.fileExists(atPath: "/usr/sbin/avahi-daemon")
@@ -96,7 +97,7 @@ final class MDNSHost: @unchecked Sendable {
     }
 }
 
-@Suite("End to end: mDNS in a private network namespace", .enabled(if: canRunAvahi, "needs root, avahi-daemon, dbus-daemon and nsenter"), .serialized)
+@Suite("End to end: mDNS in a private network namespace", .enabled(if: canRunAvahi, "needs root, avahi-daemon, dbus-daemon and nsenter"), .serialized, .tags(.endToEnd, .root))
 struct MDNSTests {
     @Test("ptkd's service appears with its port and TXT v=1, tls=1 and its id, and ptk-send delivers by name over TLS and lists it")
     func publishAndSendByName() throws {

@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// What a new user trips on (issue 47, section 2): each test fails on the binaries before it.
-@Suite("New user: web-link's real port, export's directory, a host without ptkd, the PIN file, error messages", .serialized)
+@Suite("New user: web-link's real port, export's directory, a host without ptkd, the PIN file, error messages", .serialized, .tags(.endToEnd))
 struct NewUserTests {
     /// Waits until ptkd has written STATE/listening (just after it logs its ports).
     static func waitForListening(_ d: DaemonProcess) -> Bool {

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Testing
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// A NOTIFY_SOCKET listener like systemd's: an AF_UNIX datagram socket.
 final class NotifyListener {
@@ -33,7 +34,7 @@ final class NotifyListener {
     deinit { close(fd); unlink(path) }
 }
 
-@Suite("End to end: systemd notifications")
+@Suite("End to end: systemd notifications", .tags(.endToEnd))
 struct NotifyTests {
     @Test("READY=1 comes once the port accepts connections; STATUS= follows sessions; STOPPING=1 on SIGTERM")
     func readyAndStopping() throws {

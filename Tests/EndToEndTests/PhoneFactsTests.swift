@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
-import PTKVocabulary
-import Testing
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import PTKVocabulary
+import Testing
 
 @testable import PTKLibrary
 
@@ -15,7 +16,7 @@ private func mtime(_ path: String) -> Int64? {
     return Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000
 }
 
-@Suite("End to end: the day taken and the file's own time (issue 27, EXIF and mtimes)")
+@Suite("End to end: the day taken and the file's own time (issue 27, EXIF and mtimes)", .tags(.endToEnd))
 struct PhoneFactsTests {
     @Test("mtimes travel: ptk-send sends each file's (OFFER.modified), LocalSend's metadata.modified is read, a .ptk round trip keeps it; a time more than a day ahead is ignored")
     func modifiedTimes() throws {
@@ -93,7 +94,7 @@ struct PhoneFactsTests {
     }
 }
 
-@Suite("End to end: HEIC and true colour from a phone (issue 27)")
+@Suite("End to end: HEIC and true colour from a phone (issue 27)", .tags(.endToEnd))
 struct PhoneHEICTests {
     @Test("LocalSend's default types take an iPhone's HEIC (turned by EXIF or irot) and a Display P3 PNG; thumbnails are the library's own; one libheif cannot open gets 400 and leaves nothing")
     func heicAndColourThroughLocalSend() throws {

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Testing
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 @testable import PTKLibrary
 
@@ -292,7 +293,7 @@ func flipSymlink(_ path: String, to target: String) -> @Sendable () -> Void {
 /// A big-endian 32-bit number.
 func bigEndian32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] }
 
-@Suite("Root's ptk on the service user's directories (issue 42)", .serialized)
+@Suite("Root's ptk on the service user's directories (issue 42)", .serialized, .tags(.endToEnd))
 struct RootBoundaryTests {
     // MARK: 1. A hot journal
 

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Testing
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 @testable import PTKLibrary
 
@@ -155,7 +156,7 @@ func ptkConcurrently(_ lib: ServiceLibrary, _ commands: [[String]], timeout: Dou
     return commands.indices.map { results.all[$0]! }
 }
 
-@Suite("Root's ptk: misconfigured directories and planted state (issue 54)", .serialized)
+@Suite("Root's ptk: misconfigured directories and planted state (issue 54)", .serialized, .tags(.endToEnd))
 struct RootPtkHostileStateTests {
     // MARK: 16. Folders others may change
 

@@ -68,7 +68,7 @@ func bytesBelow(_ path: String) -> (size: Int, allocated: Int) {
 extension RootPtkHostileStateTests {
     // MARK: Second audit, 1. The decision on paths
 
-    @Test("second audit 1: the photos directory as root's link into the service user's folder, swapped for a moment while ptk decides (at its opening of ptkd.conf): root's ptk never works there as root")
+    @Test("second audit 1: the photos directory as root's link into the service user's folder, swapped for a moment while ptk decides (at its opening of ptkd.conf): root's ptk never works there as root", .tags(.root))
     func secondAuditSwappedWhileDeciding() throws {
         let lib = try ServiceLibrary()
         // A library of root's, where the service user's link will point for a moment.
@@ -246,7 +246,7 @@ extension RootPtkHostileStateTests {
         #expect(revoke.status == 0, "\(revoke.stderr)")
     }
 
-    @Test("second audit, the same shape: a root-owned state directory or .ptk holding files of the service user: root's ptk acts as that user, never writes them as root")
+    @Test("second audit, the same shape: a root-owned state directory or .ptk holding files of the service user: root's ptk acts as that user, never writes them as root", .tags(.root))
     func secondAuditFilesOfTheServiceUserInRootsFolders() throws {
         let lib = try ServiceLibrary()
         // The administrator gave the folders to root, not what is in them (chown without -R).

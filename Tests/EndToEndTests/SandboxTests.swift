@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 let canCheckSandbox = canRunAvahi
     && FileManager.default.fileExists(atPath: "/usr/bin/strace")
@@ -28,7 +29,7 @@ func installedUnit() -> String {
 
 /// The checks a booted container cannot make: the unit file itself, and every system call ptkd
 /// makes against the unit's filters. SystemdTests runs the installed unit under a real systemd.
-@Suite("The systemd unit and its sandbox", .serialized)
+@Suite("The systemd unit and its sandbox", .serialized, .tags(.endToEnd))
 struct SandboxTests {
     @Test("systemd/ptkd.service passes systemd-analyze verify and rates an exposure of 1.5 or lower",
           .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze (Debian package systemd)"))
@@ -54,7 +55,7 @@ struct SandboxTests {
     }
 
     @Test("every system call ptkd makes (serving, mDNS, hostile input, shutdown) is allowed by the unit's filters",
-          .enabled(if: canCheckSandbox, "needs root, strace, systemd-analyze, avahi-daemon"))
+          .enabled(if: canCheckSandbox, "needs root, strace, systemd-analyze, avahi-daemon"), .tags(.root))
     func syscallsAllowed() throws {
         let allowed = try syscallGroup("@system-service")
         let privileged = try syscallGroup("@privileged")

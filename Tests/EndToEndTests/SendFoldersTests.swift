@@ -3,6 +3,7 @@ import Glibc
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import PTKVocabulary
 import Testing
@@ -64,7 +65,7 @@ final class OldReceiver: @unchecked Sendable {
     }
 }
 
-@Suite("End to end: ptk-send sends every type the receiver keeps, and folders (issue 30)", .serialized)
+@Suite("End to end: ptk-send sends every type the receiver keeps, and folders (issue 30)", .serialized, .tags(.endToEnd))
 struct SendFoldersTests {
     @Test("a folder of 40 mixed PNG, JPEG, HEIC and text files to a receiver keeping PNG and JPEG: those saved byte-identical, HEIC and text reported, exit 0; --json parsed")
     func mixedFolder() throws {

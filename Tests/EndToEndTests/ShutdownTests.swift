@@ -4,6 +4,7 @@ import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// A sender in the middle of a big photo that sends one chunk every 20 ms and looks for an ERROR
@@ -54,7 +55,7 @@ private final class TricklingSender: @unchecked Sendable {
     }
 }
 
-@Suite("End to end: shutdown", .serialized)
+@Suite("End to end: shutdown", .serialized, .tags(.endToEnd))
 struct ShutdownTests {
     @Test("a second SIGTERM while sessions are still closing exits at once, status 0, the partial upload kept")
     func secondSignal() throws {
@@ -164,7 +165,7 @@ func attachStrace(_ d: DaemonProcess, _ options: [String]) throws -> Process {
 }
 
 @Suite("End to end: threads at the stop", .serialized,
-       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"), .tags(.endToEnd))
 struct StopThreadsTests {
     @Test("on a clean stop every thread ptkd started ends by itself (joined) before the process exits through exit()")
     func everyThreadJoined() throws {

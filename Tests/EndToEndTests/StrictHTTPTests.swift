@@ -1,10 +1,11 @@
 import Foundation
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Issue 40, finding 7: ptkd refuses what RFC 9112 says a server must reject, on both of its
 /// HTTPS doors, with 400 and the connection closed; a good request before it is still served.
-@Suite("End to end: heads RFC 9112 rejects are 400 on the LocalSend and web ports (issue 40)")
+@Suite("End to end: heads RFC 9112 rejects are 400 on the LocalSend and web ports (issue 40)", .tags(.endToEnd))
 struct StrictHTTPTests {
     /// Hostile heads of a request each port would otherwise answer (200 and 401), and the reason ptkd gives.
     static func hostile(_ target: String) -> [(bytes: String, reason: String)] {

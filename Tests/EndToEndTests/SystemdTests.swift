@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
-import Testing
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// The Debian 12 root that scripts/system-root.sh builds once per machine.
 let systemRoot = environment("PTK_SYSTEM_ROOT") ?? "/var/cache/ptk/system-root"
@@ -142,7 +143,7 @@ final class BootedSystem {
 @Suite("The installed service under a real systemd (systemd-nspawn)",
        .enabled(if: canBootSystem || systemTestRequired,
                 "needs root, systemd-nspawn (Debian package systemd-container) and the Debian root that scripts/system-root.sh builds"),
-       .serialized)
+       .serialized, .tags(.endToEnd, .root))
 struct SystemdTests {
     @Test("make install + systemctl enable: active after boot as user ptk, found by name, saves, logs, stops cleanly, keeps photos across a restart")
     func installedService() throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
-import Testing
 import PTKProtocol
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
+import PTKTestTags
 import PTKTransport
+import Testing
 
 /// Runs the admin command `ptk` on `daemon`'s state directory.
 func ptk(_ daemon: DaemonProcess, _ args: [String]) throws -> Finished {
@@ -112,7 +113,7 @@ private func pump(from: ByteStream, _ fromLock: Lock, to: ByteStream, _ toLock: 
     toLock.withLock { to.shutdownWrite() }
 }
 
-@Suite("End to end: TLS, device identities and the trust list (protocol §6)")
+@Suite("End to end: TLS, device identities and the trust list (protocol §6)", .tags(.endToEnd))
 struct TLSTests {
     @Test("plaintext to a receiver that refuses it: ERROR tls-required, exit 76 naming --plaintext, nothing saved; logs say plaintext")
     func plaintextRefused() throws {

@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
-import Testing
 import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// True when a socket can listen on ::1 here.
 let hasIPv6Loopback: Bool = {
@@ -13,7 +14,7 @@ let hasIPv6Loopback: Bool = {
     return true
 }()
 
-@Suite("End to end: photos over loopback with the real binaries")
+@Suite("End to end: photos over loopback with the real binaries", .tags(.endToEnd))
 struct TransferTests {
     @Test("a single photo lands byte-identical and ptk-send says where")
     func single() throws {
@@ -194,7 +195,7 @@ final class ResultBox: @unchecked Sendable {
     func get(_ i: Int) -> Finished? { lock.withLock { values[i] } }
 }
 
-@Suite("End to end: speed features")
+@Suite("End to end: speed features", .tags(.endToEnd))
 struct SpeedFeatureTests {
     /// The photos each session saved, in the order it saved them, by session, from ptkd's log
     /// (once it has logged `count` saves).

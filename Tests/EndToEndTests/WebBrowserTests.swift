@@ -1,6 +1,7 @@
 import Foundation
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// The web interface in headless Chromium (Tests/Browser/web_test.py through WebDriver),
@@ -9,7 +10,7 @@ import Testing
        .enabled(if: ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
                 && ["/usr/bin/convert", "/usr/bin/heif-enc"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
                 && (try? run("/usr/bin/python3", ["-c", "import selenium"], absolute: true).status) == 0,
-                "needs chromium, chromium-driver, python3-selenium, imagemagick and libheif-examples (scripts/deps.sh --test)"))
+                "needs chromium, chromium-driver, python3-selenium, imagemagick and libheif-examples (scripts/deps.sh --test)"), .tags(.endToEnd))
 struct WebBrowserTests {
     static let hostileName = "<img src=x onerror=alert(1)>.png"
     static let heicName = "fractal.heic"

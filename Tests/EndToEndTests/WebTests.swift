@@ -1,8 +1,9 @@
 import Foundation
 import PTKHTTP
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -95,7 +96,7 @@ extension DaemonProcess {
     }
 }
 
-@Suite("Web interface: hostile requests (real ptkd, no browser)", .serialized)
+@Suite("Web interface: hostile requests (real ptkd, no browser)", .serialized, .tags(.endToEnd))
 struct WebTests {
     /// `ptk web-link` for `daemon`: the link's path (/login/SECRET), checked to be a whole link.
     static func link(_ daemon: DaemonProcess, name: String) throws -> String {

@@ -1,11 +1,12 @@
-import Testing
 import PTKFuzz
 import PTKFuzzReplay
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
 /// The fuzzers' corpora (fuzz/corpus) replayed as regression tests: every input that once
 /// found new behaviour must still run without a crash or a broken invariant.
-@Suite("Fuzz corpus replay")
+@Suite("Fuzz corpus replay", .tags(.unit))
 struct FuzzReplayTests {
     @Test("the frame decoder and receiver state machine survive the frames corpus")
     func frames() {

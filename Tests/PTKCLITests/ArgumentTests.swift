@@ -1,6 +1,7 @@
 import Glibc
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 @testable import PTKCLI
 import PTKSystem
 
@@ -13,7 +14,7 @@ let specs = [
     OptionSpec("help", short: "h", help: "help"),
 ]
 
-@Suite("Argument parsing")
+@Suite("Argument parsing", .tags(.unit))
 struct ArgumentTests {
     @Test("options with values, flags, positionals and -- parse in order")
     func parses() throws {
@@ -68,7 +69,7 @@ struct ArgumentTests {
     }
 }
 
-@Suite("Daemon configuration")
+@Suite("Daemon configuration", .tags(.unit))
 struct ConfigurationTests {
     @Test("flags set every setting")
     func flags() throws {
@@ -189,7 +190,7 @@ struct ConfigurationTests {
     }
 }
 
-@Suite("Peer parsing")
+@Suite("Peer parsing", .tags(.unit))
 struct PeerTests {
     @Test("peers are host, host:port, IPv4, [IPv6]:port or bare IPv6", arguments: [
         ("livingroom", Optional("livingroom"), UInt16(47850)),
@@ -209,7 +210,7 @@ struct PeerTests {
     }
 }
 
-@Suite("Formatting")
+@Suite("Formatting", .tags(.unit))
 struct FormatTests {
     @Test("byte counts and decimals read well", arguments: [
         (0.0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (1_234_567, "1.2 MB"), (512_000_000_000, "512 GB"),
@@ -219,7 +220,7 @@ struct FormatTests {
     }
 }
 
-@Suite("LocalSend settings")
+@Suite("LocalSend settings", .tags(.unit))
 struct LocalSendSettingsTests {
     func configuration(_ args: [String: String]) throws(UsageError) -> DaemonConfiguration {
         var c = DaemonConfiguration()

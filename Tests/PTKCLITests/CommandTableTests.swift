@@ -5,6 +5,7 @@ import PTKConfiguration
 import PTKProtocol
 import PTKSendCommandLine
 import PTKSystem
+import PTKTestTags
 import Testing
 
 /// The usage error `args` make, or nil when they parse.
@@ -12,7 +13,7 @@ private func refusal<Key>(_ table: CommandTable<Key>, _ args: [String]) -> Strin
     do { _ = try table.parse(args); return nil } catch { return error.message }
 }
 
-@Suite("ptk's command table")
+@Suite("ptk's command table", .tags(.unit))
 struct AdminCommandLineTests {
     let table = adminCommandLine
 
@@ -116,7 +117,7 @@ struct AdminCommandLineTests {
     }
 }
 
-@Suite("ptk-send's command table")
+@Suite("ptk-send's command table", .tags(.unit))
 struct SendCommandLineTests {
     let table = sendCommandLine
 
@@ -176,7 +177,7 @@ struct SendCommandLineTests {
     }
 }
 
-@Suite("ptk-send --list")
+@Suite("ptk-send --list", .tags(.unit))
 struct ReceiverListingTests {
     let id = DeviceID(parsing: String(repeating: "A", count: 52))!
 

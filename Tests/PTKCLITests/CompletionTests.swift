@@ -5,6 +5,7 @@ import PTKCLI
 import PTKConfiguration
 import PTKSendCommandLine
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 private let haveShells = ["/usr/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
@@ -78,7 +79,7 @@ private final class Scripts {
     }
 }
 
-@Suite("Shell completion made from the command tables", .enabled(if: haveShells, "needs bash, zsh and fish (scripts/deps.sh --test)"))
+@Suite("Shell completion made from the command tables", .enabled(if: haveShells, "needs bash, zsh and fish (scripts/deps.sh --test)"), .tags(.unit))
 struct CompletionTests {
     @Test("the scripts parse: bash -n, zsh -n, fish -n")
     func parse() throws {

@@ -1,8 +1,9 @@
-import Testing
 import PTKConfiguration
 import PTKSystem
+import PTKTestTags
+import Testing
 
-@Suite("layout and on-saved settings")
+@Suite("layout and on-saved settings", .tags(.unit))
 struct LayoutTests {
     let day = CalendarDay(year: 2024, month: 7, day: 3)
 

@@ -4,6 +4,7 @@ import PTKCLI
 import PTKConfiguration
 import PTKSendCommandLine
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Runs `program` with `arguments`; its status, standard output and standard error.
@@ -42,7 +43,7 @@ private func pages() throws -> [(name: String, text: String)] {
 private let haveMandoc = FileManager.default.isExecutableFile(atPath: "/usr/bin/mandoc")
 private let haveGroff = FileManager.default.isExecutableFile(atPath: "/usr/bin/groff")
 
-@Suite("Man pages made from the command tables")
+@Suite("Man pages made from the command tables", .tags(.unit))
 struct ManPageTests {
     @Test("every page renders without a warning: mandoc -T lint and groff -ww",
           .enabled(if: haveMandoc && haveGroff, "needs mandoc and groff (scripts/deps.sh --test)"))

@@ -1,15 +1,16 @@
 import PTKAdminCommandLine
 import PTKCLI
-import PTKSendCommandLine
 import PTKConfiguration
+import PTKSendCommandLine
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 private func repositoryText(_ path: String) throws -> String {
     String(decoding: try #require(readFile(repositoryRoot() + "/" + path)), as: UTF8.self)
 }
 
-@Suite("ptkd's options are declared once")
+@Suite("ptkd's options are declared once", .tags(.unit))
 struct OptionDocsTests {
     @Test("every default shown is the real one: it parses back to the default configuration")
     func defaultsRoundTrip() throws {

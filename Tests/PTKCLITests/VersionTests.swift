@@ -1,8 +1,9 @@
 import PTKCLI
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
-@Suite("The version is set in one place")
+@Suite("The version is set in one place", .tags(.unit))
 struct VersionTests {
     @Test("ptkVersion is debian/changelog's first version (scripts/version.sh --sync writes it; make runs that before every build)")
     func fromChangelog() throws {

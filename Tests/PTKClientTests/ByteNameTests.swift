@@ -3,6 +3,7 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Makes `path` (bytes) a folder, or a file of `bytes`; returns it for `unmake`.
@@ -29,7 +30,7 @@ private func unmake(_ paths: [BytePath]) {
 
 /// Files and folders whose names are not UTF-8 (issue 41, finding 4): opened by their bytes,
 /// offered with U+FFFD, named in messages with \xE9.
-@Suite("Local files whose names are not UTF-8")
+@Suite("Local files whose names are not UTF-8", .tags(.unit))
 struct ByteNameTests {
     @Test("a file, a folder's entries and a package whose names are not UTF-8 are read by their bytes")
     func byteNames() throws {

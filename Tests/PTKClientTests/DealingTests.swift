@@ -1,11 +1,12 @@
 import PTKClient
+import PTKTestTags
 import Testing
 
 private func files(_ specs: [(String, Int64)]) -> [LocalFile] {
     specs.map { LocalFile(path: "/p/" + $0.0, name: $0.0, size: $0.1) }
 }
 
-@Suite("The list sessions take their files from")
+@Suite("The list sessions take their files from", .tags(.unit))
 struct WorkListTests {
     /// Takes files for the sessions in turn, as `(session, file)`, until none is left for any.
     private func deal(_ list: inout WorkList, sessions: [Int]) -> [(Int, Int)] {
@@ -68,7 +69,7 @@ struct WorkListTests {
     }
 }
 
-@Suite("Waiting for a busy receiver")
+@Suite("Waiting for a busy receiver", .tags(.unit))
 struct WaitPolicyTests {
     @Test("by attempt: pauses double from 0.25 s up to 5 s, each a random time between half and all of that",
           arguments: [(0, 0.25), (1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (5, 5.0), (40, 5.0), (10_000, 5.0)])

@@ -3,13 +3,14 @@ import Glibc
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
 /// `bytes` written at `dir`/`path`, its folders made.
 private func put(_ dir: String, _ path: String, _ bytes: [UInt8]) { writeFile(in: dir, path, bytes) }
 
-@Suite("Photo types and folders on the sending side")
+@Suite("Photo types and folders on the sending side", .tags(.unit))
 struct FolderTests {
     let heic = readFile(fixturePath("heif/picture.heic")) ?? []
 

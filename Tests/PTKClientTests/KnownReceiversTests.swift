@@ -1,10 +1,11 @@
-import Testing
 import PTKClient
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 
-@Suite("ptk-send's known receivers")
+@Suite("ptk-send's known receivers", .tags(.unit))
 struct KnownReceiversTests {
     @Test("remembered, found by name in any case, saved and read back; unknown lines are kept; forget by name or address")
     func roundTrip() throws {

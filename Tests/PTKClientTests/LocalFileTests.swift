@@ -3,9 +3,10 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
-@Suite("Local files and hashing ahead")
+@Suite("Local files and hashing ahead", .tags(.unit))
 struct LocalFileTests {
     @Test("check reads only the signature; sha256 hashes the whole file; a file that changed is an error")
     func checkAndHash() throws {
@@ -29,7 +30,7 @@ struct LocalFileTests {
     }
 }
 
-@Suite("Hashing ahead of the session")
+@Suite("Hashing ahead of the session", .tags(.unit))
 struct HashAheadTests {
     @Test("each file's hash comes in order; a file gone since the check fails alone")
     func hashesInOrder() throws {

@@ -3,6 +3,7 @@ import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import PTKVocabulary
 import Testing
@@ -172,7 +173,7 @@ private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver, mapFiles:
     }
 }
 
-@Suite("Sender over a scripted receiver")
+@Suite("Sender over a scripted receiver", .tags(.unit))
 struct ScriptedSenderTests {
     @Test("every file arrives byte-identical, with ACKs one by one, in batches, or one byte per read, mapped or read",
           arguments: [(false, 1 << 20, true), (true, 1 << 20, true), (false, 1, true), (true, 1, true), (true, 1 << 20, false), (false, 1, false)])
@@ -310,7 +311,7 @@ private func quickWaits(_ limit: Double = 5) -> WaitPolicy {
     WaitPolicy(limit: .seconds(limit), first: .milliseconds(10), longest: .milliseconds(20))
 }
 
-@Suite("Delivery: sessions, waiting for a turn and exit statuses, without a network")
+@Suite("Delivery: sessions, waiting for a turn and exit statuses, without a network", .tags(.unit))
 struct DeliveryTests {
     private func deliver(_ photos: PhotoFiles, parallel: Int, _ network: FakeNetwork, log: EventLog = EventLog(),
                          waiting: WaitPolicy = quickWaits()) -> DeliveryResult {
@@ -537,7 +538,7 @@ struct DeliveryTests {
     }
 }
 
-@Suite("The exit status of a call whose receiver presented another ID")
+@Suite("The exit status of a call whose receiver presented another ID", .tags(.unit))
 struct IdentityMismatchStatusTests {
     let expected = DeviceID(parsing: String(repeating: "A", count: 52))!
     let presented = DeviceID(parsing: String(repeating: "B", count: 51) + "A")!
@@ -560,7 +561,7 @@ struct IdentityMismatchStatusTests {
     }
 }
 
-@Suite("Sender: the types a receiver keeps")
+@Suite("Sender: the types a receiver keeps", .tags(.unit))
 struct SenderTypesOverAStreamTests {
     @Test("a receiver without WELCOME.types gets PNGs only; one that keeps JPEG gets it with its media type; the rest end notKept, and the call exits 0")
     func types() throws {

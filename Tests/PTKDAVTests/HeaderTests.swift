@@ -1,7 +1,8 @@
 import PTKDAV
+import PTKTestTags
 import Testing
 
-@Suite("Depth, Timeout and Overwrite headers")
+@Suite("Depth, Timeout and Overwrite headers", .tags(.unit))
 struct SmallHeaderTests {
     @Test("Depth values", arguments: [
         ("0", DAVDepth.zero), ("1", .one), ("infinity", .infinity), ("Infinity", .infinity), (" 1 ", .one),
@@ -53,7 +54,7 @@ private let t2 = "urn:uuid:58f202ac-22cf-11d1-b12d-002035b29092"
 private func tok(_ t: String, not: Bool = false) -> IfHeader.Condition { .init(not: not, kind: .token(t)) }
 private func tag(_ e: String, not: Bool = false) -> IfHeader.Condition { .init(not: not, kind: .etag(e)) }
 
-@Suite("If header (RFC 4918 10.4)")
+@Suite("If header (RFC 4918 10.4)", .tags(.unit))
 struct IfHeaderTests {
     @Test("10.4.6: two untagged lists with tokens and entity tags")
     func example6() {

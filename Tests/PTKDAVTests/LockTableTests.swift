@@ -1,4 +1,5 @@
 import PTKDAV
+import PTKTestTags
 import Testing
 
 private let a = DAVPath(["a"])
@@ -11,7 +12,7 @@ private func taken(_ r: Result<ActiveLock, LockConflict>) -> ActiveLock? {
     return nil
 }
 
-@Suite("Lock table")
+@Suite("Lock table", .tags(.unit))
 struct LockTableTests {
     @Test("a lock is taken with its parts, and expires at now + timeout")
     func lock() throws {
@@ -159,7 +160,7 @@ struct LockTableTests {
     }
 }
 
-@Suite("Lock table: what an account may hold, and its locks going with it (issue 54)")
+@Suite("Lock table: what an account may hold, and its locks going with it (issue 54)", .tags(.unit))
 struct LockTableBoundsTests {
     @Test("an account's owners are bounded in all: a lock past maxOwnerBytesPerAccount is tooMany; others' are not counted")
     func ownerBytes() throws {

@@ -1,7 +1,8 @@
 import PTKDAV
+import PTKTestTags
 import Testing
 
-@Suite("Multistatus and error bodies")
+@Suite("Multistatus and error bodies", .tags(.unit))
 struct MultistatusTests {
     @Test("a response with a 200 and a 404 propstat parses back with the right values")
     func propstats() throws {
@@ -87,7 +88,7 @@ struct MultistatusTests {
     }
 }
 
-@Suite("Dates by arithmetic")
+@Suite("Dates by arithmetic", .tags(.unit))
 struct DateTests {
     @Test("known instants", arguments: [
         (Int64(0), "Thu, 01 Jan 1970 00:00:00 GMT", "1970-01-01T00:00:00Z"),

@@ -1,11 +1,12 @@
 import PTKDAV
+import PTKTestTags
 import Testing
 
 private func path(_ target: String, prefix: String = "/dav") -> Result<DAVPath, DAVPathRefusal> {
     DAVPath.parse(target: target, prefix: prefix)
 }
 
-@Suite("Paths below the door's prefix")
+@Suite("Paths below the door's prefix", .tags(.unit))
 struct PathTests {
     @Test("root forms", arguments: ["/dav", "/dav/", "//dav//", "/dav?x=1", "/dav#f", "https://host:8443/dav", "http://host", "HTTP://h/dav/"])
     func root(target: String) {
@@ -129,7 +130,7 @@ struct PathTests {
     }
 }
 
-@Suite("Name kinds")
+@Suite("Name kinds", .tags(.unit))
 struct NameKindTests {
     @Test("sidecars of macOS and Windows, any case", arguments: [
         "._IMG_0001.jpg", "._", ".DS_Store", ".ds_store", ".localized", "Thumbs.db", "THUMBS.DB", "desktop.ini", "Desktop.ini",

@@ -1,7 +1,8 @@
 import PTKDAV
+import PTKTestTags
 import Testing
 
-@Suite("PROPFIND, PROPPATCH and LOCK bodies")
+@Suite("PROPFIND, PROPPATCH and LOCK bodies", .tags(.unit))
 struct RequestTests {
     @Test("an empty or blank PROPFIND body is allprop (RFC 4918 9.1)")
     func emptyPropfind() {

@@ -1,4 +1,5 @@
 import PTKDAV
+import PTKTestTags
 import Testing
 
 /// Bodies as real clients send them. Where each came from is said beside it.
@@ -71,7 +72,7 @@ func failure(_ s: String, limits: XMLLimits = .default) -> String? {
     return nil
 }
 
-@Suite("XML bodies: expat, namespaces, limits")
+@Suite("XML bodies: expat, namespaces, limits", .tags(.unit))
 struct XMLParseTests {
     @Test("Finder's PROPFIND: names resolved to DAV:, whitespace kept as text")
     func finder() throws {
@@ -146,7 +147,7 @@ struct XMLParseTests {
     }
 }
 
-@Suite("XML bodies: hostile ones are refused, never expanded or read")
+@Suite("XML bodies: hostile ones are refused, never expanded or read", .tags(.unit))
 struct HostileXMLTests {
     static let declaration = "the XML body declares a DTD or entity: refused"
 

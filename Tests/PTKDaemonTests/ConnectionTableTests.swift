@@ -1,9 +1,10 @@
 import PTKSystem
+import PTKTestTags
 import Testing
 
 @testable import PTKDaemon
 
-@Suite("Connection slots: who may displace whom")
+@Suite("Connection slots: who may displace whom", .tags(.unit))
 struct ConnectionTableTests {
     let t0 = Instant.now
 
@@ -88,7 +89,7 @@ struct ConnectionTableTests {
     }
 }
 
-@Suite("Connection slots: an app password's share (issue 54)")
+@Suite("Connection slots: an app password's share (issue 54)", .tags(.unit))
 struct PasswordShareSlotTests {
     let t0 = Instant.now
 

@@ -6,6 +6,7 @@ import PTKDAV
 import PTKLibrary
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Writes `bytes` over the file at `path` in place: the same inode, the same path, other bytes
@@ -40,7 +41,7 @@ extension DoorFixture {
 /// The WebDAV door against the third audit (issue 54, findings 1 to 4): a name is for the bytes
 /// it was given for, not for an inode number; names, locks and owners are bounded; a removed
 /// password's state goes at the next request.
-@Suite("WebDAV door: the third audit's findings, mended")
+@Suite("WebDAV door: the third audit's findings, mended", .tags(.unit))
 struct DAVAuditTests {
     // MARK: Finding 1: a name is for its bytes, not its inode number
 
@@ -167,7 +168,7 @@ struct DAVAuditTests {
         #expect(g.kept().isEmpty)
     }
 
-    @Test("the names file stays bounded while ptkd runs: 2,000 names given and forgotten leave a file of a few lines, read back as they are")
+    @Test("the names file stays bounded while ptkd runs: 2,000 names given and forgotten leave a file of a few lines, read back as they are", .tags(.slow))
     func namesFileCompacted() throws {
         let root = makeTemporaryDirectory("ptk-names")
         defer { removeTree(root) }

@@ -1,12 +1,13 @@
 @testable import PTKDaemon
 import PTKDAV
 import PTKTestSupport
+import PTKTestTags
 import PTKTrust
 import Testing
 
 /// Who may ask the WebDAV door (app passwords over Basic, throttled per address), what OPTIONS
 /// says, and targets that must name nothing: all over a scripted connection on the web door.
-@Suite("WebDAV door: app passwords, OPTIONS, hostile targets")
+@Suite("WebDAV door: app passwords, OPTIONS, hostile targets", .tags(.unit))
 struct DAVAuthTests {
     @Test("without credentials OPTIONS, PROPFIND and PUT are 401 with Basic realm=\"ptk\", and nothing is stored")
     func challenge() throws {

@@ -3,13 +3,14 @@ import PTKDigest
 import PTKDAV
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// What the attack on the WebDAV door (issue 44) and the second read found, each pinned: a
 /// name is the file it was given for, a shared name is the client's only, two spellings are two
 /// names, an upload password's locks block no one else, a MOVE onto a held name shows what moved,
 /// a sidecar's long name is kept, and a removed password's state goes at the next start.
-@Suite("WebDAV door: the attack's findings, mended")
+@Suite("WebDAV door: the attack's findings, mended", .tags(.unit))
 struct DAVFindingsTests {
     @Test("a name whose photo was moved away names nothing: another device's photo at that path is not readable, and the client may PUT again")
     func staleName() throws {

@@ -2,11 +2,12 @@
 import PTKDAV
 import PTKLibrary
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// A `full` app password over a scripted connection: MKCOL, MOVE and DELETE on the real
 /// directory and library (as `ptk rename` and `ptk rm`), and what is refused.
-@Suite("WebDAV door: full access")
+@Suite("WebDAV door: full access", .tags(.unit))
 struct DAVFullAccessTests {
     /// A fixture with `a.png`, `sub/b.png` and `sub/deep/c.png`, reconciled into the library, and a full password.
     func fixture() throws -> (DoorFixture, DAVAccount, [String: [UInt8]]) {

@@ -1,11 +1,12 @@
 @testable import PTKDaemon
 import PTKDAV
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// GET and HEAD over a scripted connection: photos with and without Range, folders, sidecars
 /// and placeholders.
-@Suite("WebDAV door: GET and HEAD")
+@Suite("WebDAV door: GET and HEAD", .tags(.unit))
 struct DAVGetTests {
     @Test("GET of a photo: its bytes, type, ETag (its SHA-256) and Last-Modified; HEAD the same head without the body")
     func photo() throws {

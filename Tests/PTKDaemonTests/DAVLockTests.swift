@@ -1,10 +1,11 @@
 @testable import PTKDaemon
 import PTKDAV
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// LOCK, UNLOCK, the If header on every write, and PROPPATCH, over a scripted connection.
-@Suite("WebDAV door: locks and PROPPATCH")
+@Suite("WebDAV door: locks and PROPPATCH", .tags(.unit))
 struct DAVLockTests {
     /// A fixture with `a.png` and `sub/b.png` and two full passwords.
     func fixture() throws -> (DoorFixture, desk: DAVAccount, laptop: DAVAccount, a: [UInt8]) {

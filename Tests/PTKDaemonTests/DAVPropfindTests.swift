@@ -3,11 +3,12 @@ import PTKDAV
 import PTKLibrary
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// PROPFIND over a scripted connection: depths, the three kinds of body, the live properties
 /// and quota, what is never listed, names that must survive the href, and hostile XML bodies.
-@Suite("WebDAV door: PROPFIND")
+@Suite("WebDAV door: PROPFIND", .tags(.unit))
 struct DAVPropfindTests {
     /// A fixture with a full password, `a.png` and `sub/b.png` in the photos directory, and the library reconciled.
     func photos() throws -> (DoorFixture, DAVAccount, a: [UInt8], b: [UInt8]) {

@@ -2,12 +2,13 @@ import PTKDigest
 @testable import PTKDaemon
 import PTKDAV
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// PUT over a scripted connection: bodies of every framing into the real store, what is refused
 /// and when (before or after the body), names kept otherwise, the same photo again, placeholders
 /// and the files operating systems write beside photos.
-@Suite("WebDAV door: PUT")
+@Suite("WebDAV door: PUT", .tags(.unit))
 struct DAVPutTests {
     @Test("a PNG and a JPEG with Content-Length are 201 with the SHA-256 as ETag, kept byte for byte, nothing left in .incoming")
     func plain() throws {

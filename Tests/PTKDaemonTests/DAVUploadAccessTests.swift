@@ -3,11 +3,12 @@ import PTKConfiguration
 import PTKDAV
 import PTKStore
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// An `upload` app password over a scripted connection: its photos land where the layout says,
 /// it sees only what it sent under the names it used, and it may add but never take away.
-@Suite("WebDAV door: upload access")
+@Suite("WebDAV door: upload access", .tags(.unit))
 struct DAVUploadAccessTests {
     /// A fixture filing photos by sender, with upload passwords "phone" and "tablet".
     func fixture() throws -> (DoorFixture, phone: DAVAccount, tablet: DAVAccount) {

@@ -6,6 +6,7 @@ import PTKDAV
 import PTKHTTP
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import PTKTrust
 import Testing
@@ -69,7 +70,7 @@ private func propertyUpdate(_ namespaces: [(String, String)], _ properties: Stri
 /// round (the probes of `attack-dav`): small requests made big answers or big trees, removed
 /// passwords' writes in flight left state, two PUTs of one name stored a photo unseen, and a
 /// full names cap told whether the receiver kept given bytes.
-@Suite("WebDAV door: an upload password's audit after issue 54's first round")
+@Suite("WebDAV door: an upload password's audit after issue 54's first round", .tags(.unit))
 struct DAVUploadAuditTests {
     // MARK: Finding 1: PROPPATCH answers are bounded
 
@@ -229,7 +230,7 @@ struct DAVUploadAuditTests {
 
     // MARK: Finding 8: the sidecar lock, quota
 
-    @Test("one password's sidecars being written (its lock held) do not hold back another password's")
+    @Test("one password's sidecars being written (its lock held) do not hold back another password's", .tags(.slow))
     func sidecarLocksPerPassword() throws {
         let root = makeTemporaryDirectory("ptk-sidecars")
         defer { removeTree(root) }

@@ -1,6 +1,7 @@
 import Foundation
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKDaemon
@@ -13,7 +14,7 @@ private func job(_ n: Int64) -> (Int64) -> HookJob {
     }
 }
 
-@Suite("The on-saved queue")
+@Suite("The on-saved queue", .tags(.unit))
 struct HookRunnerTests {
     @Test("the queue file stays bounded when the hook never catches up, and is emptied once nothing is owed; the sequence goes on after a restart")
     func queueFileBounded() throws {
@@ -78,7 +79,7 @@ private func duplicate(_ n: Int64, sender: String = "s", alias: String = "s") ->
     }
 }
 
-@Suite("The on-saved queue against floods and damage")
+@Suite("The on-saved queue against floods and damage", .tags(.unit))
 struct HookRunnerFloodTests {
     @Test("a photo named again and again by one sender queues one run; another sender's duplicate and a real arrival still queue theirs")
     func duplicatesOncePerSender() throws {
@@ -158,7 +159,7 @@ struct HookRunnerFloodTests {
         #expect(names.contains { $0.hasPrefix("queue.unreadable-") })
     }
 
-    @Test("a queue of 300 MB (the audit's flood grew one to 361 MB) is read piece by piece: ptkd starts")
+    @Test("a queue of 300 MB (the audit's flood grew one to 361 MB) is read piece by piece: ptkd starts", .tags(.slow))
     func hugeQueueStarts() throws {
         let state = makeTemporaryDirectory("ptk-hooks")
         defer { removeTree(state) }

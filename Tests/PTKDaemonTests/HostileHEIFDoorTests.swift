@@ -3,6 +3,7 @@ import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 @testable import PTKDaemon
@@ -11,7 +12,7 @@ import Testing
 /// image larger than its ispe; a second ispe, an empty NAL unit, an item placed twice, two
 /// pictures in one image) at every door: each refuses them as not a photo, in its own
 /// terms, with the reason, and keeps nothing.
-@Suite("Hostile HEICs at every door (issue 54)")
+@Suite("Hostile HEICs at every door (issue 54)", .tags(.unit))
 struct HostileHEIFDoorTests {
     static let files = ["grid-20000.heic": "makes a 20000x20000 image", "overlay-20000.heic": "makes a 20000x20000 image",
                         "coded-2048.heic": "is coded 2048x2048", "coded-in-band.heic": "is coded 2048x2048",

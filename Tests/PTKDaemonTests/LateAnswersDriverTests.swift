@@ -4,6 +4,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 @testable import PTKDaemon
@@ -31,7 +32,7 @@ private func serve(_ stream: ScriptedStream, _ dir: StoreDirectory) throws {
     driver.run()
 }
 
-@Suite("ReceiverDriver: late answers over a scripted sender (issue 46)")
+@Suite("ReceiverDriver: late answers over a scripted sender (issue 46)", .tags(.unit))
 struct LateAnswersDriverTests {
     static let photos = (0..<6).map { ("p\($0).png", makePNG(size: 20_000 + $0 * 500, seed: UInt64($0 + 60))) }
 
@@ -77,7 +78,7 @@ private func impatientSender(_ name: String, _ bytes: [UInt8], then ending: Fram
     return stream
 }
 
-@Suite("ReceiverDriver: late answers a sender does not wait for (issue 54)")
+@Suite("ReceiverDriver: late answers a sender does not wait for (issue 54)", .tags(.unit))
 struct UnansweredLateAnswersTests {
     /// A receiver with the library, duplicates = skip and an on-saved hook (never run: its queue is read).
     static func receiver() throws -> DoorFixture { try DoorFixture { $0.onSaved = ["/bin/true"] } }

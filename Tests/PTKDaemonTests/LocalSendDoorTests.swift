@@ -5,12 +5,13 @@ import PTKHTTP
 import PTKLocalSend
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// LocalSend's route table, and every route driven through a scripted connection (no socket,
 /// no TLS): info and register, prepare-upload and upload (Content-Length, chunked, cut short),
 /// cancel, and what the router refuses.
-@Suite("LocalSend door: routes over a scripted connection")
+@Suite("LocalSend door: routes over a scripted connection", .tags(.unit))
 struct LocalSendDoorTests {
     func prepare(_ files: [(id: String, name: String, bytes: [UInt8])], pin: String? = nil) -> [UInt8] {
         var entries: [String: Any] = [:]

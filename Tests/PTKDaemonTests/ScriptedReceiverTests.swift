@@ -3,6 +3,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
 import Testing
 @testable import PTKDaemon
@@ -126,7 +127,7 @@ func serveScripted(_ stream: ScriptedStream, _ dir: StoreDirectory) throws {
 
 private func photo(_ size: Int, _ seed: UInt64) -> [UInt8] { makePNG(size: size, seed: seed) }
 
-@Suite("ReceiverDriver over a scripted sender")
+@Suite("ReceiverDriver over a scripted sender", .tags(.unit))
 struct ScriptedReceiverTests {
     @Test("photos are saved byte-identical, whether bytes come whole or one per read", arguments: [1 << 20, 1])
     func happyPath(readSize: Int) throws {
@@ -202,7 +203,7 @@ struct ScriptedReceiverTests {
     }
 }
 
-@Suite("ReceiverDriver: a partial planted under another's SHA-256 (issue 54)")
+@Suite("ReceiverDriver: a partial planted under another's SHA-256 (issue 54)", .tags(.unit))
 struct PlantedPartialTests {
     @Test("an attacker sends other bytes under the victim's SHA-256 and size and closes before DONE; the victim (\"held\") is ACCEPTed at 0, not at the end, and its photo is saved")
     func victimStartsOver() throws {

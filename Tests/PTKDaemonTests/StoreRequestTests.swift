@@ -1,10 +1,11 @@
 import PTKProtocol
 import PTKStore
+import PTKTestTags
 import Testing
 
 @testable import PTKDaemon
 
-@Suite("An OFFER as the store's request")
+@Suite("An OFFER as the store's request", .tags(.unit))
 struct StoreRequestTests {
     @Test("name, size, hash, type and sender carry over")
     func carriesOver() throws {

@@ -4,6 +4,7 @@ import PTKHTTP
 import PTKLibrary
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import PTKWeb
 import Testing
@@ -11,7 +12,7 @@ import Testing
 /// The web interface's route table, and every route driven through a scripted connection (no
 /// socket, no TLS): who may ask, what each answers, uploads (Content-Length, chunked, cut
 /// short, slow) into the real store.
-@Suite("Web door: routes over a scripted connection")
+@Suite("Web door: routes over a scripted connection", .tags(.unit))
 struct WebDoorTests {
     // MARK: The route table
 

@@ -1,7 +1,8 @@
 import PTKDigest
+import PTKTestTags
 import Testing
 
-@Suite("Base64 decoding (RFC 4648 §4, padded)")
+@Suite("Base64 decoding (RFC 4648 §4, padded)", .tags(.unit))
 struct Base64Tests {
     @Test("the RFC 4648 test vectors decode to their text", arguments: [
         ("", ""), ("Zg==", "f"), ("Zm8=", "fo"), ("Zm9v", "foo"), ("Zm9vYg==", "foob"), ("Zm9vYmE=", "fooba"), ("Zm9vYmFy", "foobar"),

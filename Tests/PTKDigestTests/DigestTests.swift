@@ -1,8 +1,9 @@
 import CZlib
 import PTKDigest
+import PTKTestTags
 import Testing
 
-@Suite struct CRC32Tests {
+@Suite(.tags(.unit)) struct CRC32Tests {
     @Test func knownValues() {
         var c = CRC32()
         #expect(c.value == 0)
@@ -41,7 +42,7 @@ import Testing
     }
 }
 
-@Suite struct SHA256Tests {
+@Suite(.tags(.unit)) struct SHA256Tests {
     @Test func knownValues() {
         #expect(SHA256.hex(of: [UInt8]()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex(of: Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

@@ -1,9 +1,10 @@
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
-@Suite("The SHA-256 of a file")
+@Suite("The SHA-256 of a file", .tags(.unit))
 struct FileHashTests {
     let dir = makeTemporaryDirectory("ptk-filehash")
     let bytes: [UInt8] = (0..<(3 << 20) + 12_345).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }

@@ -3,12 +3,13 @@ import PTKHTTP
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
 /// What the HTTP layer gained for the WebDAV door (issue 44): a route pattern that takes the
 /// rest of the path, `100 Continue`, and an upload whose type is read from its first bytes.
-@Suite("PTKHTTP for WebDAV: rest captures, 100 Continue, uploads typed by their bytes")
+@Suite("PTKHTTP for WebDAV: rest captures, 100 Continue, uploads typed by their bytes", .tags(.unit))
 struct DAVSupportTests {
     func davRouter() -> Router<Notes> {
         var r = Router<Notes>()

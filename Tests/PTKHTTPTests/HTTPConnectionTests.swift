@@ -1,6 +1,7 @@
 import PTKHTTP
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTime
 import Testing
 
@@ -14,7 +15,7 @@ func bodyText(_ http: HTTPConnection, limit: Int = 1 << 20, deadline: Duration =
     String(decoding: try http.readBody(limit: limit, deadline: { .now + deadline }), as: UTF8.self)
 }
 
-@Suite("HTTPConnection: reading requests and their bodies")
+@Suite("HTTPConnection: reading requests and their bodies", .tags(.unit))
 struct HTTPConnectionReadTests {
     @Test("a Content-Length body is read whole, in one piece or a byte at a time", arguments: [1, 3, 1 << 20])
     func contentLength(readSize: Int) throws {
@@ -208,7 +209,7 @@ struct HTTPConnectionReadTests {
     }
 }
 
-@Suite("HTTPConnection: writing responses")
+@Suite("HTTPConnection: writing responses", .tags(.unit))
 struct HTTPConnectionWriteTests {
     @Test("respond writes the status line, length, type, extra headers, the fixed headers and keep-alive, then the body")
     func respondExact() throws {

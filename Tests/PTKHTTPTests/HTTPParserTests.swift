@@ -1,3 +1,4 @@
+import PTKTestTags
 import Testing
 @testable import PTKHTTP
 
@@ -55,7 +56,7 @@ func parseUntilError(_ input: [UInt8], piece: Int, kind: HTTPParser.Kind = .requ
     return (out, nil)
 }
 
-@Suite struct HTTPParserTests {
+@Suite(.tags(.unit)) struct HTTPParserTests {
     let upload = Array("POST /api/localsend/v2/upload?sessionId=s1&fileId=f%201&token=t+x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Type: image/png\r\n\r\nhello".utf8)
 
     @Test(arguments: [0, 1, 2, 7, 64])
@@ -263,7 +264,7 @@ func parseUntilError(_ input: [UInt8], piece: Int, kind: HTTPParser.Kind = .requ
 
 /// Requests http-parser ends at their head and hands the rest over as another protocol's bytes
 /// (second attack on issue 43, F4): what follows them must never be read as a request.
-@Suite("CONNECT and protocol upgrades")
+@Suite("CONNECT and protocol upgrades", .tags(.unit))
 struct UpgradeRefusalTests {
     @Test("CONNECT with a body that holds a request is refused at its head, one byte at a time too", arguments: [0, 1])
     func connect(piece: Int) {

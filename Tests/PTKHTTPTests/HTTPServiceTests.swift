@@ -1,5 +1,6 @@
 import PTKHTTP
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// A middleware step that notes its way in and out, or answers by itself (403) without `next`.
@@ -47,7 +48,7 @@ func serviceRouter() -> Router<Notes> {
     return r
 }
 
-@Suite("HTTPService: middleware, routes, refusals and bodies on one connection")
+@Suite("HTTPService: middleware, routes, refusals and bodies on one connection", .tags(.unit))
 struct HTTPServiceTests {
     @Test("middleware runs in its order around the handler, each step seeing what the inner ones did")
     func middlewareOrder() {

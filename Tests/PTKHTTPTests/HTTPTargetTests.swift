@@ -1,9 +1,10 @@
 import PTKHTTP
+import PTKTestTags
 import Testing
 
 /// A request target's path and query split at every "?", "&" and "=" scalar, even one that a
 /// combining mark after it joins into a single Character.
-@Suite("Request targets split by scalars")
+@Suite("Request targets split by scalars", .tags(.unit))
 struct HTTPTargetTests {
     @Test("the path, the query's fields and a form's fields are cut at each separator scalar")
     func marks() {

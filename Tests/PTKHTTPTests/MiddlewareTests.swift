@@ -1,6 +1,7 @@
 import PTKHTTP
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTime
 import Testing
 
@@ -19,7 +20,7 @@ func logRouter() -> Router<Notes> {
     return r
 }
 
-@Suite("RequestLog: one line for each unlogged refusal")
+@Suite("RequestLog: one line for each unlogged refusal", .tags(.unit))
 struct RequestLogTests {
     @Test("an error answer the handler did not log gets one line naming method, path and status")
     func unloggedError() {
@@ -94,7 +95,7 @@ struct RequestLogTests {
 
 // MARK: SecurityHeaders
 
-@Suite("SecurityHeaders: the door's header lines on every response")
+@Suite("SecurityHeaders: the door's header lines on every response", .tags(.unit))
 struct SecurityHeadersTests {
     @Test("the lines are on the handler's response and on a refusal")
     func onEveryResponse() {
@@ -148,7 +149,7 @@ func sessionRun(_ text: String) -> (notes: [String], statuses: [Int], stages: [C
     return (ctx.items, stream.responses.map(\.status), stages)
 }
 
-@Suite("CookieSession: a session named by a cookie")
+@Suite("CookieSession: a session named by a cookie", .tags(.unit))
 struct CookieSessionTests {
     @Test("a private route without a cookie is refused, told no cookie came; the handler does not run")
     func noCookie() {
@@ -247,7 +248,7 @@ func csrfRun(_ text: String, token: String? = "tok", formLimit: Int = 64) -> (no
     return (ctx.items, stream.responses.map(\.status), end, http)
 }
 
-@Suite("CSRFCheck: changes only from this site's pages, with the session's token")
+@Suite("CSRFCheck: changes only from this site's pages, with the session's token", .tags(.unit))
 struct CSRFCheckTests {
     @Test("a route that changes nothing is untouched, even from another site without a token")
     func nonChange() {
@@ -449,7 +450,7 @@ final class AuthDoor {
     var wrongCount: Int? { throttle.withLimiter { $0.wrong[testPeer.host] } }
 }
 
-@Suite("BasicAuth: HTTP Basic credentials, counted per address")
+@Suite("BasicAuth: HTTP Basic credentials, counted per address", .tags(.unit))
 struct BasicAuthTests {
     @Test("no Authorization is 401 with the Basic challenge, for OPTIONS and PROPFIND too; nothing is counted", arguments: ["GET", "OPTIONS", "PROPFIND"])
     func challenge(method: String) throws {

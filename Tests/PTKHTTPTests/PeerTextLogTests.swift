@@ -2,10 +2,11 @@ import Foundation
 import PTKHTTP
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTime
 import Testing
 
-@Suite("Log lines that quote a peer: cut, and counted against the address's budget (issue 54)")
+@Suite("Log lines that quote a peer: cut, and counted against the address's budget (issue 54)", .tags(.unit))
 struct PeerTextLogTests {
     @Test("300 requests with a 12,000-byte Basic user name and a wrong password: at most the budget's lines, each cut, the name at most 64 bytes in each")
     func longUserNames() {

@@ -1,4 +1,5 @@
 import PTKHTTP
+import PTKTestTags
 import Testing
 
 /// A match as text: "found PATTERN name=value ...", "404", or "405 ALLOW".
@@ -47,7 +48,7 @@ func fileRouter(decodesPath: Bool) -> Router<Notes> {
     return r
 }
 
-@Suite("Router: method and path to a route, 404 and 405")
+@Suite("Router: method and path to a route, 404 and 405", .tags(.unit))
 struct RouterTests {
     @Test("a literal path finds its route, and the query takes no part in the match")
     func literals() {

@@ -4,6 +4,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTime
 import PTKTransport
 import PTKVocabulary
@@ -91,7 +92,7 @@ final class PausingStream: ByteStream, @unchecked Sendable {
     func close() { inner.close() }
 }
 
-@Suite("StoreUpload: status table and announced sizes")
+@Suite("StoreUpload: status table and announced sizes", .tags(.unit))
 struct StoreUploadStatusTests {
     @Test("every kind of store failure maps to its HTTP status, the store's message as the reason")
     func statusTable() {
@@ -145,7 +146,7 @@ struct StoreUploadStatusTests {
     }
 }
 
-@Suite("StoreUpload: a photo received into a PhotoStore")
+@Suite("StoreUpload: a photo received into a PhotoStore", .tags(.unit))
 struct StoreUploadReceiveTests {
     @Test("a Content-Length body is saved under its name, byte for byte, and .incoming is left empty")
     func savedWithLength() throws {

@@ -4,6 +4,7 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -53,7 +54,7 @@ func jpegWithICC(_ jpeg: [UInt8], _ profile: [UInt8]) -> [UInt8] {
     return Array(jpeg[..<2]) + segments + Array(jpeg[2...])
 }
 
-@Suite("Thumbnails in true colour, and of HEIF photos")
+@Suite("Thumbnails in true colour, and of HEIF photos", .tags(.unit))
 struct ColourTests {
     let p3Profile = readFile(fixturePath("heif/display-p3.icc")) ?? []
 
@@ -193,7 +194,7 @@ struct ColourTests {
     }
 }
 
-@Suite struct ColourUpgradeTests {
+@Suite(.tags(.unit)) struct ColourUpgradeTests {
     @Test("a library of schema 3 indexes every photo again when opened: thumbnails are remade in true colour, a colour note is kept on the entry")
     func olderLibrariesAreIndexedAgain() throws {
         let f = Fixture()
@@ -215,7 +216,7 @@ struct ColourTests {
     }
 }
 
-@Suite struct HEIFPackageTests {
+@Suite(.tags(.unit)) struct HEIFPackageTests {
     @Test("a HEIC is indexed from the directory, exported as a .ptk package and imported again byte-identical, as a HEIC")
     func heicRoundTrip() throws {
         let f = Fixture()
@@ -234,7 +235,7 @@ struct ColourTests {
     }
 }
 
-@Suite struct PackageTypeTests {
+@Suite(.tags(.unit)) struct PackageTypeTests {
     @Test("a package says its photo's type (MediaType); an import whose bytes are of another type is refused, naming both")
     func mediaType() throws {
         let f = Fixture()

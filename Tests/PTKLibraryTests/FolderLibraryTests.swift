@@ -4,11 +4,12 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
 
-@Suite("The library of a directory with folders (issue 28)")
+@Suite("The library of a directory with folders (issue 28)", .tags(.unit))
 struct FolderLibraryTests {
     @Test("reconcile walks folders up to four deep, skips hidden ones and never follows a symlink; moves by hand are followed across folders")
     func reconcileWalksTheTree() throws {

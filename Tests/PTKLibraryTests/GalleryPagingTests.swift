@@ -1,5 +1,6 @@
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -101,9 +102,9 @@ private func checkPaging(_ library: PhotoLibrary, _ filter: GalleryFilter, limit
     #expect(Set(seen.map(\.id)).count == seen.count, "no repeats")
 }
 
-@Suite("The gallery's pages and neighbours from the index (issue 45)")
+@Suite("The gallery's pages and neighbours from the index (issue 45)", .tags(.unit))
 struct GalleryPagingTests {
-    @Test("1,200 photos by day: every filter's pages together are the whole order, sections and their continuation intact")
+    @Test("1,200 photos by day: every filter's pages together are the whole order, sections and their continuation intact", .tags(.slow))
     func pagesByDay() throws {
         let f = Fixture()
         try fill(f.library, count: 1200, folders: false)

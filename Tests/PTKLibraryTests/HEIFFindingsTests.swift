@@ -1,11 +1,12 @@
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 @testable import PTKLibrary
 
-@Suite("HEIF thumbnails: hostile declared sizes, and the primary's own turn (issue 54)")
+@Suite("HEIF thumbnails: hostile declared sizes, and the primary's own turn (issue 54)", .tags(.unit))
 struct HEIFFindingsTests {
     @Test("a grid or overlay whose output is not its ispe, a coded image larger than its ispe: no decode, the check's verdict, at once")
     func refusedBeforeLibheif() throws {

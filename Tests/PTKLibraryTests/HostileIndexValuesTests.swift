@@ -2,6 +2,7 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -9,7 +10,7 @@ import Testing
 /// What the service user may plant in a library that root's `ptk` reads (issue 54): values in
 /// the index out of their range, a lock on the index it never lets go, a file that is not the
 /// photo indexed.
-@Suite struct HostileIndexValuesTests {
+@Suite(.tags(.unit)) struct HostileIndexValuesTests {
     @Test("takenMinutes is the taken time's first minutes only when they are a date and time; anything else is nil")
     func takenMinutesShapes() {
         var p = Photo(id: 1, name: "a.png", size: 1, received: WallTime(seconds: 0))

@@ -4,6 +4,7 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -12,7 +13,7 @@ import Testing
 /// it (the photos, `.ptk/`, a package handed to `ptk import`) may have been planted: links to
 /// files only root may touch, FIFOs, hard links, a rollback journal naming a file for SQLite to
 /// delete. The library must neither follow nor trust any of them, even run as root.
-@Suite("Files planted in a library or a package")
+@Suite("Files planted in a library or a package", .tags(.unit))
 struct HostileLibraryFilesTests {
     /// The LibraryError `body` throws; records an issue when it throws none or another error.
     static func refusal<T>(_ what: String, _ body: () throws -> T) -> LibraryError? {
@@ -271,7 +272,7 @@ struct HostileLibraryFilesTests {
     }
 
     @Test("makeDirectories with ownerLike never follows a symlink planted for a component, and gives every folder it makes the owner",
-          .enabled(if: geteuid() == 0, "needs root: only root gives owners away (CI runs the tests as root)"))
+          .enabled(if: geteuid() == 0, "needs root: only root gives owners away (CI runs the tests as root)"), .tags(.root))
     func makeDirectoriesFollowsNoPlantedSymlink() throws {
         let serviceUser: uid_t = 4242
         // The service user's directory, and a folder only root may enter that the planter aims at.

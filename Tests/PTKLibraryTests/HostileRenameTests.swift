@@ -2,6 +2,7 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -9,7 +10,7 @@ import Testing
 /// The naming rules against texts that put a "/" next to marks that join it into one Character
 /// (grapheme cluster) with its neighbours: a Character-by-Character path split misses them. (The
 /// static gallery's page against such texts: Tests/PTKWebTests/HostileGalleryTests.swift.)
-@Suite("Hostile texts in renames")
+@Suite("Hostile texts in renames", .tags(.unit))
 struct HostileRenameTests {
     @Test("a rename to a path whose \"/\" carries a combining mark is refused like any other climb out")
     func renameThroughMarks() throws {

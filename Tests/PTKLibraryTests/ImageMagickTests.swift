@@ -2,6 +2,7 @@ import Glibc
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -61,7 +62,7 @@ func weightedDifference(_ a: RGBA, _ b: RGBA) -> [Double] {
 let haveImageMagick = findProgram("convert") != nil && findProgram("heif-convert") != nil
 
 @Suite("Thumbnails against ImageMagick's rendering", .serialized,
-       .enabled(if: haveImageMagick, "needs ImageMagick's convert and heif-convert (scripts/deps.sh --test)"))
+       .enabled(if: haveImageMagick, "needs ImageMagick's convert and heif-convert (scripts/deps.sh --test)"), .tags(.unit))
 struct ImageMagickTests {
     /// Every PngSuite image; JPEGs made from them by libjpeg-turbo; larger JPEGs (baseline,
     /// progressive, greyscale, and portrait ones turned by each EXIF orientation); a Display P3
@@ -96,7 +97,7 @@ struct ImageMagickTests {
         return samples
     }
 
-    @Test("every thumbnail is within 3 levels (mean per channel) of ImageMagick's -auto-orient -colorspace sRGB box downscale")
+    @Test("every thumbnail is within 3 levels (mean per channel) of ImageMagick's -auto-orient -colorspace sRGB box downscale", .tags(.slow))
     func thumbnailsMatchImageMagick() throws {
         let dir = makeTemporaryDirectory("ptk-imagemagick")
         defer { removeTree(dir) }
@@ -160,7 +161,7 @@ struct ImageMagickTests {
         return all
     }
 
-    @Test("every rendition's pixels (made as PNG: one decode, each side, every decode path) are within 3 levels of ImageMagick's; makeJPEG's noise within 6")
+    @Test("every rendition's pixels (made as PNG: one decode, each side, every decode path) are within 3 levels of ImageMagick's; makeJPEG's noise within 6", .tags(.slow))
     func renditionScalingMatchesImageMagick() throws {
         let dir = makeTemporaryDirectory("ptk-imagemagick")
         defer { removeTree(dir) }
@@ -177,7 +178,7 @@ struct ImageMagickTests {
         print("largest mean difference of a rendition's pixels from ImageMagick: \(worst.difference) (\(worst.name))")
     }
 
-    @Test("every JPEG rendition of a photo (PNG, HEIC with and without an item) is within 3 levels of ImageMagick's; of a plasma JPEG within 6")
+    @Test("every JPEG rendition of a photo (PNG, HEIC with and without an item) is within 3 levels of ImageMagick's; of a plasma JPEG within 6", .tags(.slow))
     func jpegRenditionsMatchImageMagick() throws {
         let dir = makeTemporaryDirectory("ptk-imagemagick")
         defer { removeTree(dir) }

@@ -1,12 +1,13 @@
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 @testable import PTKLibrary
 
 /// One sender's slow photos and another's (issue 54, finding 11).
-@Suite(.serialized) struct IndexerFairnessTests {
+@Suite(.serialized, .tags(.unit)) struct IndexerFairnessTests {
     @Test("pending photos (thumbnails, then previews) come in turns by sending address (not port), oldest first within each; photos without a sender are one sender")
     func turns() throws {
         let dir = makeTemporaryDirectory("ptk-turns")
@@ -30,7 +31,7 @@ import Testing
         #expect(previews == names, "\(previews)")
     }
 
-    @Test("20 PNG bombs (200 MP each) from one sender, then one photo from another: the other's thumbnail comes before most bombs are read")
+    @Test("20 PNG bombs (200 MP each) from one sender, then one photo from another: the other's thumbnail comes before most bombs are read", .tags(.slow))
     func bombsDoNotStarve() throws {
         let dir = makeTemporaryDirectory("ptk-bombs")
         defer { removeTree(dir) }

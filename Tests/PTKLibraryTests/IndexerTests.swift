@@ -1,7 +1,8 @@
+import Foundation
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
-import Foundation
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -23,7 +24,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-@Suite struct IndexerTests {
+@Suite(.tags(.unit)) struct IndexerTests {
     @Test func arrivalsAreIndexedInTheBackgroundAndFilesFoundAtStart() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
@@ -177,7 +178,7 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     }
 }
 
-@Suite("Indexing in batches")
+@Suite("Indexing in batches", .tags(.unit))
 struct BatchIndexingTests {
     @Test("a batch records every photo: good ones with thumbnails, an undecodable one with its problem, a vanished one dropped",
           arguments: [1, 3])

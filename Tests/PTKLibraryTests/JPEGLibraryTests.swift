@@ -4,6 +4,7 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -57,7 +58,7 @@ func near(_ a: ArraySlice<UInt8>, _ b: [UInt8], within tolerance: Int = 6) -> Bo
     zip(a, b).allSatisfy { abs(Int($0) - Int($1)) <= tolerance }
 }
 
-@Suite struct JPEGThumbnailTests {
+@Suite(.tags(.unit)) struct JPEGThumbnailTests {
     @Test("a JPEG's thumbnail has the right size and colours, baseline or progressive, at every decode scale", arguments: [
         (2000, 1000, false), (2000, 1000, true), (600, 900, false), (300, 200, true), (100, 60, false),
     ])
@@ -155,7 +156,7 @@ func near(_ a: ArraySlice<UInt8>, _ b: [UInt8], within tolerance: Int = 6) -> Bo
     }
 }
 
-@Suite struct JPEGLibraryTests {
+@Suite(.tags(.unit)) struct JPEGLibraryTests {
     @Test func aReceivedJPEGIsIndexedFoundRenamedAndPackagedAsAJPEG() throws {
         let f = Fixture()
         let jpeg = makeJPEG(width: 640, height: 480, progressive: true, seed: 3)

@@ -1,12 +1,13 @@
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 @testable import PTKLibrary
 
 /// A JPEG's APP1 and APP2 segments (issue 54): only the first Exif APP1 and at most 1 MB of ICC
 /// profile are kept while the header is read.
-@Suite("JPEG header segments: what is kept")
+@Suite("JPEG header segments: what is kept", .tags(.unit))
 struct JPEGMarkerTests {
     /// `jpeg` with `segments` (marker, payload) after its SOI.
     static func inserting(_ segments: [(UInt8, [UInt8])], into jpeg: [UInt8]) -> [UInt8] {

@@ -4,6 +4,7 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -30,7 +31,7 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
     makeImagePNG(width: width, height: height) { x, y in [UInt8(truncatingIfNeeded: x * seed), UInt8(truncatingIfNeeded: y + seed), UInt8(truncatingIfNeeded: seed)] }
 }
 
-@Suite struct LibraryTests {
+@Suite(.tags(.unit)) struct LibraryTests {
     @Test func aReceivedPhotoIsIndexedWithItsSenderAndThumbnail() throws {
         let f = Fixture()
         let bytes = photoBytes(1, width: 600, height: 300)

@@ -1,15 +1,16 @@
 import Foundation
 import Glibc
 import PTKDigest
+import PTKStore
 import PTKSystem
 import PTKTestSupport
-import PTKStore
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
 @testable import PTKLibrary
 
-@Suite struct PackageTests {
+@Suite(.tags(.unit)) struct PackageTests {
     @Test("a package's thumbnail is the fine 256-pixel PNG of the whole image (a JPEG decoded at twice the size), not the gallery's")
     func packageThumbnailIsTheFineOne() throws {
         let f = Fixture()
@@ -136,7 +137,7 @@ import Testing
     }
 }
 
-@Suite struct GalleryTests {
+@Suite(.tags(.unit)) struct GalleryTests {
     @Test func theGalleryListsThumbnailsNewestFirstWithEscapedNamesAndWorkingLinks() throws {
         let f = Fixture()
         try f.receive("old.png", photoBytes(1))

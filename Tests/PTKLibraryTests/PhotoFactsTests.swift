@@ -4,6 +4,7 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -37,7 +38,7 @@ private func pngThumbnail(_ bytes: [UInt8]) -> Thumbnail {
     return Thumbnailer.make(from: fd, type: .png)
 }
 
-@Suite("EXIF: orientation, the day taken, the camera (issue 27)")
+@Suite("EXIF: orientation, the day taken, the camera (issue 27)", .tags(.unit))
 struct PhotoFactsTests {
     @Test("every EXIF orientation turns the thumbnail as the specification says, for a JPEG (APP1) and a PNG (eXIf, before or after the image data)", arguments: 1...8)
     func orientations(orientation: Int) throws {

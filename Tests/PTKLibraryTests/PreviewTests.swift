@@ -3,6 +3,7 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -75,7 +76,7 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     return all
 }
 
-@Suite struct GalleryThumbnailTests {
+@Suite(.tags(.unit)) struct GalleryThumbnailTests {
     @Test("indexing writes both gallery sides in the format the thumbnailer made, read back through thumbnail(of:side:)")
     func bothSides() throws {
         let f = Fixture()
@@ -221,7 +222,7 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     }
 }
 
-@Suite struct PreviewTests {
+@Suite(.tags(.unit)) struct PreviewTests {
     @Test("a small PNG or JPEG needs no preview, decided when it is indexed")
     func smallNeedsNone() throws {
         let f = Fixture()
@@ -302,7 +303,7 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(try makeAllPreviews(f.library) == [.made(name: "large.png")])
     }
 
-    @Test("a preview is remade when the photo changes, and removed with it")
+    @Test("a preview is remade when the photo changes, and removed with it", .tags(.slow))
     func remadeAndRemoved() throws {
         let f = Fixture()
         let first = try f.receive("p.png", photoBytes(4, width: 1800, height: 1200))
@@ -428,8 +429,8 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     }
 }
 
-@Suite struct PreviewIndexerTests {
-    @Test("the indexer makes previews only when no photo waits for its thumbnails: a photo arriving meanwhile is thumbnailed before the next previews")
+@Suite(.tags(.unit)) struct PreviewIndexerTests {
+    @Test("the indexer makes previews only when no photo waits for its thumbnails: a photo arriving meanwhile is thumbnailed before the next previews", .tags(.slow))
     func thumbnailsFirst() throws {
         let dir = makeTemporaryDirectory("ptk-previews")
         defer { removeTree(dir) }

@@ -2,6 +2,7 @@ import CTestImages
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -69,7 +70,7 @@ func flatJPEG(width: Int, height: Int) -> [UInt8] {
 
 func heicFixture(_ name: String) throws -> [UInt8] { try #require(readFile(fixturePath("heif/" + name))) }
 
-@Suite("Renditions: thumbnails and previews from one decode (issue 45)")
+@Suite("Renditions: thumbnails and previews from one decode (issue 45)", .tags(.unit))
 struct RenditionTests {
     @Test("every side gets its rendition, in the order asked: aspect kept, never enlarged, at least 1x1", arguments: [
         (1200, 800, [180, 360], [[180, 120], [360, 240]]),

@@ -3,6 +3,7 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -13,7 +14,7 @@ import Testing
 /// into a folder of root's. Here the swap happens at exactly that open (`OpenGate` holds it
 /// while the folder is exchanged with a link to a sentinel folder), run as root without taking
 /// on anyone (defence in depth): nothing may reach the sentinel folder.
-@Suite("Library folders swapped for links after they were opened", .serialized)
+@Suite("Library folders swapped for links after they were opened", .serialized, .tags(.unit))
 struct SwappedFolderTests {
     /// A folder (0700) with one file, and what it holds now.
     final class SentinelFolder {

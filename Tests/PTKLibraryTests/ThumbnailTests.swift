@@ -1,8 +1,9 @@
 import CTestImages
+import Foundation
 import Glibc
 import PTKSystem
 import PTKTestSupport
-import Foundation
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -121,7 +122,7 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
     png[25] == 4 || png[25] == 6 || chunkTypes(png).contains("tRNS")
 }
 
-@Suite struct ThumbnailTests {
+@Suite(.tags(.unit)) struct ThumbnailTests {
     @Test func everyPngSuiteImageMatchesAReferenceDownscale() throws {
         let images = pngSuiteImages()
         #expect(images.count == pngSuiteImageCount)

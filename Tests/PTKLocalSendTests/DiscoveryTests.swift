@@ -1,6 +1,7 @@
-import Testing
 import PTKLocalSend
+import PTKTestTags
 import PTKTime
+import Testing
 
 // LocalSend discovery's decisions (issue 41, finding 2), fed as raw datagrams.
 
@@ -37,7 +38,7 @@ private func job(_ o: DiscoveryOutcome) -> RegisterJob? {
     return nil
 }
 
-@Suite struct DiscoveryParsingTests {
+@Suite(.tags(.unit)) struct DiscoveryParsingTests {
     @Test func anAppsAnnouncementIsParsedAndItsFingerprintUpperCased() throws {
         let a = try Announcement.parse(datagram())
         #expect(a == Announcement(alias: "Nice Orange", fingerprint: phoneCert.uppercased(), port: 53317, https: true, asksForAnswers: true))
@@ -108,7 +109,7 @@ private func job(_ o: DiscoveryOutcome) -> RegisterJob? {
     }
 }
 
-@Suite struct DiscoveryDecisionTests {
+@Suite(.tags(.unit)) struct DiscoveryDecisionTests {
     private func decide(_ d: [UInt8], from source: String, _ s: DiscoveryScheduler = scheduler()) throws -> DiscoveryDecision {
         s.decide(try Announcement.parse(d), from: DiscoveryAddress(source)!)
     }
@@ -156,7 +157,7 @@ private func job(_ o: DiscoveryOutcome) -> RegisterJob? {
     }
 }
 
-@Suite struct DiscoveryLimitTests {
+@Suite(.tags(.unit)) struct DiscoveryLimitTests {
     @Test func hugeDatagramsAreRefusedUnreadAndCounted() {
         var s = scheduler()
         let fingerprint = datagram(["fingerprint": "\"\(String(repeating: "A", count: 65_000))\""])
@@ -300,7 +301,7 @@ private func scheduler6(loopback: Bool = false) -> DiscoveryScheduler {
     return s
 }
 
-@Suite struct DiscoveryIPv6Tests {
+@Suite(.tags(.unit)) struct DiscoveryIPv6Tests {
     @Test func ipv6TextIsParsedWithItsZoneAndWrittenBackCanonically() {
         for (text, canonical) in [("fe80::1%eth0", "fe80::1%eth0"), ("FE80:0:0:0:0:0:0:1%wlan0", "fe80::1%wlan0"), ("::1", "::1"), ("::", "::"),
                                   ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"), ("2001:db8::", "2001:db8::"), ("1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"),
@@ -385,7 +386,7 @@ private func scheduler6(loopback: Bool = false) -> DiscoveryScheduler {
     }
 }
 
-@Suite("Discovery: only the networks of the interface an announcement came in on (third audit)")
+@Suite("Discovery: only the networks of the interface an announcement came in on (third audit)", .tags(.unit))
 struct DiscoveryArrivalTests {
     @Test("a source in another interface's prefix is on another link: refused there, answered on its own interface", arguments: [
         ("10.1.0.99", "a", false), ("10.1.0.99", "c", true), ("10.0.0.99", "a", true), ("10.0.0.99", "c", false),

@@ -1,8 +1,9 @@
+import PTKTestTags
 import Testing
 @testable import PTKLocalSend
 import PTKTime
 
-@Suite("LocalSend sessions: what all of them may hold")
+@Suite("LocalSend sessions: what all of them may hold", .tags(.unit))
 struct SessionLimitTests {
     @Test("the sessions of many apps hold at most maxFilesHeld files together: the next is 503, and room comes back as sessions end")
     func filesHeldBounded() {

@@ -1,3 +1,4 @@
+import PTKTestTags
 import Testing
 @testable import PTKLocalSend
 import PTKTime
@@ -24,7 +25,7 @@ func sessions(_ policy: LocalSendPolicy = LocalSendPolicy()) -> LocalSendSession
 /// The instant `seconds` after the start of a test's made-up clock.
 private func at(_ seconds: Double) -> Instant { Instant(seconds: seconds) }
 
-@Suite struct SessionTests {
+@Suite(.tags(.unit)) struct SessionTests {
     @Test func acceptsOnlyTheAcceptedTypesAndSizes() {
         var s = sessions(LocalSendPolicy(maxFileSize: 100))
         let big = FileInfo(id: "c", fileName: "c.png", size: 101, fileType: "image/png")
@@ -160,7 +161,7 @@ extension FileInfo {
     func withType(_ t: String) -> FileInfo { var f = self; f.fileType = t; return f }
 }
 
-@Suite struct MessageTests {
+@Suite(.tags(.unit)) struct MessageTests {
     @Test func decodesWhatTheAppsSend() throws {
         let body = #"""
         {"info":{"alias":"Nice Orange","version":"2.2","deviceModel":null,"deviceType":"mobile","fingerprint":"abc","port":53317,"protocol":"https","download":false},

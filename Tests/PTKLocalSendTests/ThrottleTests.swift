@@ -1,8 +1,9 @@
 import PTKLocalSend
+import PTKTestTags
 import PTKTime
 import Testing
 
-@Suite("Wrong guesses: addresses and the receiver's budget")
+@Suite("Wrong guesses: addresses and the receiver's budget", .tags(.unit))
 struct ThrottleTests {
     @Test("an IPv6 host is its /64; IPv4 and IPv4-mapped addresses are themselves; other text is its own key", arguments: [
         ("192.0.2.7", "192.0.2.7"),

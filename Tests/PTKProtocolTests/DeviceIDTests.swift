@@ -1,7 +1,8 @@
+import PTKTestTags
 import Testing
 @testable import PTKProtocol
 
-@Suite("Device IDs (protocol §6)")
+@Suite("Device IDs (protocol §6)", .tags(.unit))
 struct DeviceIDTests {
     @Test("base32 is RFC 4648's, upper case, without padding", arguments: [
         ("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI"),

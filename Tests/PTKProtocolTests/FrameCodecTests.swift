@@ -1,3 +1,4 @@
+import PTKTestTags
 import Testing
 @testable import PTKProtocol
 
@@ -49,7 +50,7 @@ func header(_ type: UInt8, _ length: UInt32) -> [UInt8] {
     [type, UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF), UInt8(length & 0xFF)]
 }
 
-@Suite("Frame codec")
+@Suite("Frame codec", .tags(.unit))
 struct FrameCodecTests {
     @Test("every frame type round-trips", arguments: sampleFrames)
     func roundTrip(frame: Frame) throws {

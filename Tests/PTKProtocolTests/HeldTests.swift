@@ -1,3 +1,4 @@
+import PTKTestTags
 import Testing
 @testable import PTKProtocol
 
@@ -8,7 +9,7 @@ private func receiver(held: Bool) -> ReceiverSession {
     return r
 }
 
-@Suite("Whole files already held (protocol-v1.md section 7)")
+@Suite("Whole files already held (protocol-v1.md section 7)", .tags(.unit))
 struct HeldTests {
     let size: Int64 = 150_001  // off a chunk boundary
     var kept: Saved { Saved(name: "alice/IMG_1.png", size: size, sha256: sha) }

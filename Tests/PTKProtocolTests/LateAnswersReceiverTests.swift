@@ -1,3 +1,4 @@
+import PTKTestTags
 import PTKVocabulary
 import Testing
 @testable import PTKProtocol
@@ -21,7 +22,7 @@ private func receiveOneChunk(_ r: inout ReceiverSession, size: Int = 100, name: 
 
 private func saved(_ name: String) -> Saved { Saved(name: name, size: 100, sha256: sha) }
 
-@Suite("Receiver state machine: late answers (issue 46)")
+@Suite("Receiver state machine: late answers (issue 46)", .tags(.unit))
 struct LateAnswersReceiverTests {
     @Test("a sender that announces late-answers gets its DONEs answered late; one that does not, or a receiver that does not allow it, in order")
     func negotiated() {

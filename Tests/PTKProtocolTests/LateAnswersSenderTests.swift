@@ -1,3 +1,4 @@
+import PTKTestTags
 import Testing
 @testable import PTKProtocol
 
@@ -43,7 +44,7 @@ private func feed(_ s: inout SenderSession, _ events: [SenderEvent]) -> [SenderA
     events.flatMap { s.handle($0) }
 }
 
-@Suite("Sender state machine: late answers (HELLO.features \"late-answers\")")
+@Suite("Sender state machine: late answers (HELLO.features \"late-answers\")", .tags(.unit))
 struct LateAnswersSenderSessionTests {
     @Test("HELLO announces late-answers when the session has it, not otherwise")
     func announced() {

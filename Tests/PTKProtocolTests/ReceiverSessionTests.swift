@@ -1,3 +1,4 @@
+import PTKTestTags
 import PTKVocabulary
 import Testing
 @testable import PTKProtocol
@@ -35,7 +36,7 @@ func isError(_ actions: [ReceiverAction], _ code: ErrorCode, keep: Bool?) -> Boo
     return actions.last == .close
 }
 
-@Suite("Receiver state machine")
+@Suite("Receiver state machine", .tags(.unit))
 struct ReceiverSessionTests {
     @Test("WELCOME carries sessions when the receiver has it set, and leaves it out otherwise", arguments: [Optional(8), nil])
     func welcomeSessions(sessions: Int?) {
@@ -344,7 +345,7 @@ struct ReceiverSessionTests {
     }
 }
 
-@Suite("Receiver state machine: transport security (protocol §6)")
+@Suite("Receiver state machine: transport security (protocol §6)", .tags(.unit))
 struct ReceiverSecurityTests {
     let alice = DeviceID(sha256: Array(repeating: 1, count: 32))
     let hello = ReceiverEvent.frame(.hello(Hello(name: "alice", window: 4)))

@@ -1,3 +1,4 @@
+import PTKTestTags
 import PTKVocabulary
 import Testing
 @testable import PTKProtocol
@@ -23,7 +24,7 @@ func isProtocolError(_ actions: [SenderAction], _ code: ErrorCode) -> Bool {
     return actions[2] == .close
 }
 
-@Suite("Sender state machine")
+@Suite("Sender state machine", .tags(.unit))
 struct SenderSessionTests {
     @Test("start says HELLO with the asked window, clamped to 1...64", arguments: [(16, 16), (0, 1), (100, 64)])
     func hello(asked: Int, sent: Int) {
@@ -355,7 +356,7 @@ extension Int {
     var asInt64: Int64 { Int64(self) }
 }
 
-@Suite("Sender state machine: types the receiver keeps (section 7)")
+@Suite("Sender state machine: types the receiver keeps (section 7)", .tags(.unit))
 struct SenderTypesTests {
     func typed(_ specs: [(String, PhotoType)]) -> [OutgoingFile] {
         specs.map { OutgoingFile(name: $0.0, size: 100, sha256: sha, type: $0.1) }

@@ -1,8 +1,9 @@
 import PTKProtocol
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
-@Suite("Store failures as protocol v1's FAILED and REJECT codes")
+@Suite("Store failures as protocol v1's FAILED and REJECT codes", .tags(.unit))
 struct StoreFailureCodesTests {
     @Test("each kind has the wire code it always had; the message goes as written")
     func codes() {

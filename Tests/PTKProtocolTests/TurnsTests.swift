@@ -1,12 +1,13 @@
-import Testing
 import PTKProtocol
+import PTKTestTags
 import PTKTime
+import Testing
 
 
 /// The instant `seconds` after the start of a test's made-up clock.
 private func at(_ seconds: Double) -> Instant { Instant(seconds: seconds) }
 
-@Suite("Turns: who a full receiver serves next")
+@Suite("Turns: who a full receiver serves next", .tags(.unit))
 struct TurnsTests {
     @Test("a sender alone gets the sessions up to its per-sender limit; its further sessions are served within that share")
     func alone() {

@@ -1,12 +1,13 @@
-import Testing
-import PTKSystem
 import PTKDigest
 import PTKProtocol
-import PTKVocabulary
+import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import PTKVocabulary
+import Testing
 @testable import PTKStore
 
-@Suite("Checking on a thread of its own")
+@Suite("Checking on a thread of its own", .tags(.unit))
 struct CheckingThreadTests {
     @Test("pieces of any size, empty ones included, hash and check as the whole does", arguments: [1, 4])
     func piecesMatchWhole(depth: Int) {
@@ -92,7 +93,7 @@ struct CheckingThreadTests {
     }
 }
 
-@Suite("Stopping the checks before the process exits")
+@Suite("Stopping the checks before the process exits", .tags(.unit))
 struct ExitGateTests {
     /// Flags set from other threads, read after a wait.
     final class Flags: @unchecked Sendable {
@@ -157,7 +158,7 @@ struct ExitGateTests {
     }
 }
 
-@Suite("Received-photos store, big photos")
+@Suite("Received-photos store, big photos", .tags(.unit))
 struct PhotoStoreBigTests {
     @Test("a photo over the threaded-check size is saved byte-identical; a wrong hash or a broken CRC still fails")
     func bigPhoto() throws {

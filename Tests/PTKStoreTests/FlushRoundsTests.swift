@@ -1,10 +1,11 @@
 import Glibc
-import PTKVocabulary
-import Testing
 import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import PTKVocabulary
+import Testing
 @testable import PTKStore
 
 /// A file's flush that the test holds: the first call waits until `release`, so the photos
@@ -76,7 +77,7 @@ private func rounds(_ f: StoreFixture, _ held: HeldFlush) {
                                                                         directory: { fd throws(SystemError) in try held.directory(fd) }))
 }
 
-@Suite("Flush rounds: group commit of photos (issue 46)")
+@Suite("Flush rounds: group commit of photos (issue 46)", .tags(.unit))
 struct FlushRoundsTests {
     @Test("photos finished while a round runs share the next round; each is answered only after it")
     func photosShareARound() throws {

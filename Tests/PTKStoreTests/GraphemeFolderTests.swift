@@ -1,12 +1,13 @@
 import PTKProtocol
 import PTKStore
 import PTKSystem
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
 /// Folders the store publishes into, against "/" joined by marks into one Character: the rules
 /// look at every "/" scalar, as the kernel does.
-@Suite("Store folders with marks that join a separator")
+@Suite("Store folders with marks that join a separator", .tags(.unit))
 struct GraphemeFolderTests {
     @Test("isValidFolder refuses climbs, hidden and empty components however marks join their \"/\"")
     func invalid() {

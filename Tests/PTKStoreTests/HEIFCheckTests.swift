@@ -1,5 +1,6 @@
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 @testable import PTKStore
@@ -19,7 +20,7 @@ func heifCheck(_ bytes: [UInt8]) -> String? {
 
 func heifFixture(_ name: String) throws -> [UInt8] { try #require(readFile(fixturePath("heif/" + name)), "\(name)") }
 
-@Suite("HEIF items checked before libheif sees the file (issue 54)")
+@Suite("HEIF items checked before libheif sees the file (issue 54)", .tags(.unit))
 struct HEIFCheckTests {
     @Test("every HEIC the tests keep passes, the hostile ones libheif itself must judge included")
     func fixturesPass() throws {

@@ -1,7 +1,8 @@
-import PTKVocabulary
-import Testing
 import PTKProtocol
 import PTKTestSupport
+import PTKTestTags
+import PTKVocabulary
+import Testing
 @testable import PTKStore
 
 func validateHEIF(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = -1) -> FormatError? {
@@ -27,7 +28,7 @@ func settingBoxSize(_ bytes: [UInt8], _ type: String, _ size: UInt32) -> [UInt8]
     return out
 }
 
-@Suite("HEIF structural check")
+@Suite("HEIF structural check", .tags(.unit))
 struct HEIFValidatorTests {
     @Test("heif-enc's HEIC and the hostile files libheif must judge pass, whole, in pieces and one byte at a time")
     func wellFormedFilesPass() {
@@ -108,7 +109,7 @@ struct HEIFValidatorTests {
     }
 }
 
-@Suite("Folders an offer names (ptk's \"folders\" feature)")
+@Suite("Folders an offer names (ptk's \"folders\" feature)", .tags(.unit))
 struct OfferedFolderTests {
     @Test("the receiver side: an offered name's folders below the layout's, made safe; '.', '..' and empty parts dropped; at most 4 levels in all")
     func receiverFolders() {

@@ -1,8 +1,9 @@
-import PTKVocabulary
-import Testing
 import PTKDigest
 import PTKProtocol
 import PTKTestSupport
+import PTKTestTags
+import PTKVocabulary
+import Testing
 @testable import PTKStore
 
 func validateJPEG(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = nil) -> FormatError? {
@@ -36,7 +37,7 @@ func inserting(_ bytes: [UInt8], before code: UInt8?, in jpeg: [UInt8]) -> [UInt
 
 let baseline = makeJPEG(width: 64, height: 48, seed: 1)
 
-@Suite("JPEG structural check")
+@Suite("JPEG structural check", .tags(.unit))
 struct JPEGValidatorTests {
     @Test("libjpeg-turbo's JPEGs of every kind pass, fed whole, in pieces and one byte at a time", arguments: [
         makeJPEG(width: 1, height: 1),

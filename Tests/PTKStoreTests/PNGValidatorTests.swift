@@ -1,5 +1,6 @@
-import Testing
 import PTKTestSupport
+import PTKTestTags
+import Testing
 @testable import PTKStore
 
 func validate(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = nil) -> FormatError? {
@@ -38,7 +39,7 @@ func chunkOffsets(_ png: [UInt8]) -> [(offset: Int, type: String, length: Int)] 
     return out
 }
 
-@Suite("PNG structure check")
+@Suite("PNG structure check", .tags(.unit))
 struct PNGValidatorTests {
     @Test("the PngSuite is there to test against")
     func suitePresent() {

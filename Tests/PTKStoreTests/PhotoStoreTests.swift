@@ -1,10 +1,11 @@
 import Glibc
-import PTKVocabulary
-import Testing
 import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import PTKVocabulary
+import Testing
 @testable import PTKStore
 
 /// A store in a fresh temporary directory.
@@ -48,7 +49,7 @@ func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", fo
     }
 }
 
-@Suite("Received-photos store")
+@Suite("Received-photos store", .tags(.unit))
 struct PhotoStoreTests {
     @Test("a photo is saved byte-identical under its name, 0644, and .incoming is empty after")
     func saves() throws {
@@ -387,7 +388,7 @@ final class Results: @unchecked Sendable {
     func get(_ i: Int) -> Result<Saved, StoreFailure> { lock.withLock { values[i]! } }
 }
 
-@Suite("Received-photos store: JPEG")
+@Suite("Received-photos store: JPEG", .tags(.unit))
 struct PhotoStoreJPEGTests {
     func jpegOffer(_ bytes: [UInt8], name: String) -> StoreRequest {
         StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: .jpeg)
@@ -476,7 +477,7 @@ struct PhotoStoreJPEGTests {
     }
 }
 
-@Suite("Received-photos store: folders")
+@Suite("Received-photos store: folders", .tags(.unit))
 struct PhotoStoreFolderTests {
     @Test("a photo goes into its folder, made as needed (0755), and Saved names it with the folder")
     func intoFolders() throws {
@@ -524,7 +525,7 @@ struct PhotoStoreFolderTests {
     }
 }
 
-@Suite("Received-photos store: HEIC and HEIF")
+@Suite("Received-photos store: HEIC and HEIF", .tags(.unit))
 struct PhotoStoreHEIFTests {
     func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<Saved, StoreFailure> {
         switch s.begin(StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: type)) {

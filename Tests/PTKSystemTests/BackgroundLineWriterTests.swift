@@ -1,5 +1,6 @@
 import Glibc
 import PTKSystem
+import PTKTestTags
 import Testing
 
 /// A pipe whose buffer holds only one page, so a writer fills it quickly.
@@ -33,9 +34,9 @@ private final class Flag: @unchecked Sendable {
     }
 }
 
-@Suite("Logging that never blocks")
+@Suite("Logging that never blocks", .tags(.unit))
 struct BackgroundLineWriterTests {
-    @Test("a reader that stops reading costs lines, never the logging thread; the loss is reported once it reads again")
+    @Test("a reader that stops reading costs lines, never the logging thread; the loss is reported once it reads again", .tags(.slow))
     func stalledReader() throws {
         let (r, w) = try smallPipe()
         defer { r.close(); w.close() }
@@ -73,7 +74,7 @@ struct BackgroundLineWriterTests {
         #expect(numbers == numbers.sorted() && written.allSatisfy { $0.hasSuffix(line) })
     }
 
-    @Test("stop writes what is queued and ends the writing thread; later lines are written at once, by the caller")
+    @Test("stop writes what is queued and ends the writing thread; later lines are written at once, by the caller", .tags(.slow))
     func stop() throws {
         let (r, w) = try smallPipe()
         defer { r.close(); w.close() }

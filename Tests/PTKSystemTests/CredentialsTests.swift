@@ -1,5 +1,6 @@
 import Glibc
 import PTKSystem
+import PTKTestTags
 import Testing
 
 /// The users other than root who own the way to `path` (what exists of it), walked by descriptors.
@@ -18,7 +19,7 @@ func folderOthersMayChange(on path: String, trusting trusted: UInt32?) throws ->
 
 /// Who root's ptk must take on for a path: every non-root owner of a folder on the way, as
 /// walked by descriptors, links followed by hand (RootBoundary in ptk).
-@Suite struct CredentialsTests {
+@Suite(.tags(.unit)) struct CredentialsTests {
     /// A fresh root-owned folder under /tmp, removed afterwards.
     func withFolder(_ body: (String) throws -> Void) throws {
         var template = Array("/tmp/ptk-credentials-XXXXXX".utf8CString)

@@ -1,9 +1,10 @@
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
-@Suite("Files written together")
+@Suite("Files written together", .tags(.unit))
 struct WriteFilesTogetherTests {
     @Test("each file is written whole under its name, replacing what was there; one that cannot be written leaves the others be")
     func writesAndReplaces() throws {
@@ -53,7 +54,7 @@ struct WriteFilesTogetherTests {
     }
 }
 
-@Suite("Wall time")
+@Suite("Wall time", .tags(.unit))
 struct WallTimeTests {
     @Test("one point in time, shown for people, as a column and as ISO 8601")
     func formats() {
@@ -96,7 +97,7 @@ private final class FakeService: Service {
     }
 }
 
-@Suite("Services")
+@Suite("Services", .tags(.unit))
 struct ServicesTests {
     @Test("stopped in one place, the last started first, each with its own time; those late are named; once only")
     func reverseOrder() {

@@ -1,10 +1,11 @@
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Every wait for a lock another process holds is bounded and says what it waits for (issue 54).
-@Suite struct LockWaitTests {
+@Suite(.tags(.unit)) struct LockWaitTests {
     /// Collects what a wait says.
     final class Told: @unchecked Sendable {
         // `lines` is read and written under `lock`.

@@ -1,8 +1,9 @@
 import Glibc
 import PTKSystem
+import PTKTestTags
 import Testing
 
-@Suite("Mapped files")
+@Suite("Mapped files", .tags(.unit))
 struct MappedFileTests {
     private func temporaryFile(_ bytes: [UInt8]) throws -> (String, FileDescriptor) {
         var template = Array("/tmp/ptk-map-XXXXXX".utf8CString)
@@ -39,7 +40,7 @@ struct MappedFileTests {
     }
 }
 
-@Suite("Byte array pool")
+@Suite("Byte array pool", .tags(.unit))
 struct ByteArrayPoolTests {
     @Test("take gives the size asked for, reusing what was given back, up to the limit")
     func takeAndGive() {

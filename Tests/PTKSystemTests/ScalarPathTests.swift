@@ -1,11 +1,12 @@
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Paths split as the kernel splits them: at every "/" scalar, even one that a combining mark
 /// after it (or a prepended mark before it) joins into a single Character.
-@Suite("Path rules by scalars")
+@Suite("Path rules by scalars", .tags(.unit))
 struct ScalarPathTests {
     static let climbing = ["../\u{301}x", "\u{600}/../x", "a/\u{301}../../x", "./\u{200D}x", "x/\u{FE0F}/..", "a//\u{301}b", "/\u{301}x", "x/\u{301}/"]
 

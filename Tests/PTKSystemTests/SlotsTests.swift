@@ -1,8 +1,9 @@
 import Glibc
 import PTKSystem
+import PTKTestTags
 import Testing
 
-@Suite("Slots and the CPU count")
+@Suite("Slots and the CPU count", .tags(.unit))
 struct SlotsTests {
     @Test("at most `limit` taken; a slot given back can be taken again; a limit of 0 never gives one")
     func limits() {

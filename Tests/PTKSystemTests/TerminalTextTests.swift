@@ -2,10 +2,11 @@ import FoundationEssentials
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Text from elsewhere made one line with nothing a terminal acts on (issue 41, finding 4).
-@Suite("Terminal text")
+@Suite("Terminal text", .tags(.unit))
 struct TerminalTextTests {
     /// Every class the escaper must catch: C0, DEL, C1, the separators, the bidi controls.
     static let controls: [UInt32] = Array(0x00...0x1F) + [0x7F] + Array(0x80...0x9F) + [0x2028, 0x2029]

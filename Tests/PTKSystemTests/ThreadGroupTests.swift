@@ -1,5 +1,6 @@
 import Glibc
 import PTKSystem
+import PTKTestTags
 import Synchronization
 import Testing
 
@@ -29,7 +30,7 @@ private final class Gate: @unchecked Sendable {
     func openUp() { state.withLock { open = true; state.broadcast() } }
 }
 
-@Suite("Threads joined by the service that started them")
+@Suite("Threads joined by the service that started them", .tags(.unit))
 struct ThreadGroupTests {
     @Test("join returns once the threads' thread-local clean-up has run, not when their bodies return")
     func joinWaitsForCleanUp() throws {

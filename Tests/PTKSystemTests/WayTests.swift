@@ -1,6 +1,7 @@
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 /// Issue 54, second audit: root's ptk decided whom to act as from lstat and realpath of the
@@ -9,7 +10,7 @@ import Testing
 /// only"). `openWay` walks by descriptors; these tests swap folders in the middle of the walk
 /// (its `afterEach` hook, at one exact step) and check that what the way says of its owners is
 /// true of the directory it holds open.
-@Suite struct WayTests {
+@Suite(.tags(.unit)) struct WayTests {
     /// A fresh root-owned folder under /tmp: `top/state` (the service user's, 4242) holds
     /// `received` (4242's library) and `decoy` (4242's link to `top/roots`, a folder of root's);
     /// `top/photos` is root's link to `top/state/received`, as an administrator configures it.

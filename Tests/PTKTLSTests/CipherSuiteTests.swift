@@ -1,9 +1,10 @@
+import PTKTestTags
 import Testing
 @testable import PTKTLS
 
 /// What each flavor offers: TLS 1.3's three suites; TLS 1.2 (LocalSend, web) only ECDHE with an
 /// AEAD, for ECDSA and RSA keys: no CBC (LUCKY13), no SHA-1 MAC, no static RSA or DHE.
-@Suite("Cipher suites per flavor")
+@Suite("Cipher suites per flavor", .tags(.unit))
 struct CipherSuiteTests {
     static let tls13 = ["TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_256_GCM_SHA384"]
     static let tls12 = [

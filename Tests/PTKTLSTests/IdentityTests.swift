@@ -1,14 +1,15 @@
 import Foundation
 import Glibc
-import Testing
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import Testing
 @testable import PTKTLS
 
 let fixture = repositoryRoot() + "/Tests/Fixtures/identity"
 
-@Suite("Device identities")
+@Suite("Device identities", .tags(.unit))
 struct IdentityTests {
     @Test("the device ID of a key made by the openssl command line is the one openssl's pipeline computes (protocol §6)")
     func matchesOpenSSL() throws {

@@ -2,9 +2,10 @@ import Glibc
 import PTKSystem
 import PTKTestSupport
 @testable import PTKTLS
+import PTKTestTags
 import Testing
 
-@Suite("Planted links at the identity directory (issue 42)")
+@Suite("Planted links at the identity directory (issue 42)", .tags(.unit))
 struct PlantedIdentityLinkTests {
     /// The bytes and status of every file in `dir`.
     static func snapshot(_ dir: String) -> [String: ([UInt8]?, FileStatus?)] {

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTransport
+import Testing
 @testable import PTKTLS
 
 /// A connected pair of loopback TCP sockets: (client, server).
@@ -32,7 +33,7 @@ func handshake(server: TLSContext, client: TLSContext) throws -> (client: Result
     return (clientResult, serverResult!)
 }
 
-@Suite("TLS streams")
+@Suite("TLS streams", .tags(.unit))
 struct TLSStreamTests {
     @Test("both sides see each other's device ID, ALPN ptk/1 is selected, and bytes go both ways intact")
     func roundTrip() throws {

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -58,7 +59,7 @@ private func sampleFrames() -> [Frame] {
             chunk(77_777), .ack, chunk(ProtocolLimits.chunkSize), chunk(5), chunk(6), .bye]
 }
 
-@Suite("CHUNK payloads read in place")
+@Suite("CHUNK payloads read in place", .tags(.unit))
 struct ChunkPathTests {
     @Test("frames arrive intact whatever the read sizes, scattered or not, and the same as the pure decoder gives",
           arguments: [[1], [5], [7, 3], [4096], [65_536, 13], [200_000], [102_405, 1, 102_410]], [true, false])
@@ -117,7 +118,7 @@ struct ChunkPathTests {
     }
 }
 
-@Suite("Gathered writes and scattered reads on a socket")
+@Suite("Gathered writes and scattered reads on a socket", .tags(.unit))
 struct ScatterGatherSocketTests {
     @Test("sendChunk gathers header and payload; the receiver reads the frames back over TCP")
     func overLoopback() throws {

@@ -1,6 +1,7 @@
 import Glibc
-import Testing
 import PTKSystem
+import PTKTestTags
+import Testing
 
 private func v4(_ port: UInt16) -> SocketAddress { SocketAddress(numericHost: "127.0.0.1", port: port)! }
 private func v6(_ host: String, _ port: UInt16) -> SocketAddress { SocketAddress(numericHost: host, port: port)! }
@@ -37,7 +38,7 @@ private func refusingPort() throws -> UInt16 {
     return port
 }
 
-@Suite("Connecting the way RFC 8305 says (Happy Eyeballs v2)")
+@Suite("Connecting the way RFC 8305 says (Happy Eyeballs v2)", .tags(.unit))
 struct ConnectFirstTests {
     @Test("addresses are interleaved by family, starting with the first address's family, each family in order")
     func interleave() {

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -28,7 +29,7 @@ private func encoded(_ frames: [Frame]) -> [UInt8] {
     return out
 }
 
-@Suite("FramedConnection")
+@Suite("FramedConnection", .tags(.unit))
 struct FramedConnectionTests {
     @Test("enqueued frames leave in one write when the connection next waits for the peer")
     func coalescesBeforeWaiting() throws {
@@ -92,7 +93,7 @@ private final class StallingStream: ByteStream, @unchecked Sendable {
     func close() {}
 }
 
-@Suite("FramedConnection: a write that fails partway (issue 54)")
+@Suite("FramedConnection: a write that fails partway (issue 54)", .tags(.unit))
 struct FramedConnectionWriteFailureTests {
     static let saved = Frame.saved(Saved(name: "a.png", size: 9, sha256: String(repeating: "a", count: 64)))
 

@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKTestTags
 import PTKTransport
 import Testing
 
@@ -52,7 +53,7 @@ private final class StreamingPeer: @unchecked Sendable {
     }
 }
 
-@Suite("Closing after an ERROR")
+@Suite("Closing after an ERROR", .tags(.unit))
 struct GracefulCloseTests {
     @Test("during shutdown the drain still lets the ERROR reach a sender that is writing: no reset, ERROR then end of stream")
     func drainSurvivesShutdown() throws {

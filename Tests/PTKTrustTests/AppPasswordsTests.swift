@@ -3,9 +3,10 @@ import PTKDigest
 import PTKSystem
 import PTKTestSupport
 @testable import PTKTrust
+import PTKTestTags
 import Testing
 
-@Suite("App passwords: stored as SHA-256, verified at once after every change")
+@Suite("App passwords: stored as SHA-256, verified at once after every change", .tags(.unit))
 struct AppPasswordsTests {
     let now: Int64 = 1_800_000_000
 

@@ -4,6 +4,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 @testable import PTKTrust
+import PTKTestTags
 import Testing
 
 /// A file outside the state directory that a planted link leads to (issue 42): its bytes,
@@ -61,7 +62,7 @@ func refusesLink(_ path: String, _ body: () throws -> Void) -> Bool {
     }
 }
 
-@Suite("Planted links in the state directory (issue 42): refused, never followed")
+@Suite("Planted links in the state directory (issue 42): refused, never followed", .tags(.unit))
 struct PlantedLinksTests {
     static let cheap = Scrypt(n: 1 << 10, r: 8, p: 1)
 

@@ -1,13 +1,14 @@
-import PTKVocabulary
-import Testing
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
+import PTKVocabulary
+import Testing
 @testable import PTKTrust
 
 func device(_ n: UInt8) -> DeviceID { DeviceID(sha256: Array(repeating: n, count: 32)) }
 
-@Suite("The trust list and the pending senders")
+@Suite("The trust list and the pending senders", .tags(.unit))
 struct TrustStoreTests {
     @Test("the trust list reads IDs in any case, with dashes or without, skips comments and junk, keeps names with spaces")
     func parse() {

@@ -1,10 +1,11 @@
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKTrust
 import Testing
 
-@Suite("Web access: password, one-time links, sessions")
+@Suite("Web access: password, one-time links, sessions", .tags(.unit))
 struct WebAccessTests {
     /// A cheap scrypt for tests (the standard cost is checked once, below).
     static let cheap = Scrypt(n: 1 << 10, r: 8, p: 1)

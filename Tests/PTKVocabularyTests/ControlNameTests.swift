@@ -1,7 +1,8 @@
 @testable import PTKVocabulary
+import PTKTestTags
 import Testing
 
-@Suite("Final names keep no control of any kind")
+@Suite("Final names keep no control of any kind", .tags(.unit))
 struct ControlNameTests {
     @Test("line and paragraph separators, bidi controls and U+FEFF go from names and folders, as C0 and C1 do", arguments: [
         "q\u{2028}x.png", "r\u{2029}.png", "gnp\u{202E}.exe.png", "a\u{2066}b\u{2069}.png", "\u{FEFF}bom.png", "x\u{200E}\u{200F}\u{061C}.png",

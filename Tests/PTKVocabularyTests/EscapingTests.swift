@@ -1,7 +1,8 @@
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
-@Suite("Escapers")
+@Suite("Escapers", .tags(.unit))
 struct EscapingTests {
     @Test("JSON string literals escape quotes, backslashes and control characters", arguments: [
         ("Living Room", #""Living Room""#), ("a\"b", #""a\"b""#), ("back\\slash", #""back\\slash""#),

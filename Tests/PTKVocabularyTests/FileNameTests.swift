@@ -1,7 +1,8 @@
 @testable import PTKVocabulary
+import PTKTestTags
 import Testing
 
-@Suite("Final-name sanitiser")
+@Suite("Final-name sanitiser", .tags(.unit))
 struct FileNameTests {
     @Test("nasty names become safe names", arguments: [
         ("IMG_0001.png", "IMG_0001.png"),
@@ -117,7 +118,7 @@ struct FileNameTests {
     }
 }
 
-@Suite("Text")
+@Suite("Text", .tags(.unit))
 struct TextTests {
     @Test("trimmingSpaces drops the spaces, tabs and carriage returns around a value, and nothing inside", arguments: [
         ("  a b  ", "a b"), ("\tkey\t", "key"), ("value\r", "value"), (" \r\t ", ""), ("", ""), ("a\u{A0}", "a\u{A0}"), ("é ", "é"),

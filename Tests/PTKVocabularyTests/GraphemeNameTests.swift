@@ -1,9 +1,10 @@
 @testable import PTKVocabulary
+import PTKTestTags
 import Testing
 
 /// The naming rules against "/" and "\" that a mark joins into one Character (grapheme cluster)
 /// with their neighbours: "/\u{301}" equals no "/" Character, yet the kernel sees a "/".
-@Suite("Final names with marks that join a separator")
+@Suite("Final names with marks that join a separator", .tags(.unit))
 struct GraphemeNameTests {
     static let offered = [
         "x/\u{301}y.png", "../\u{301}y.png", "\u{600}/etc", "..\u{600}/x.png", "x\\\u{301}y.png", "a\u{600}\\\u{301}b.png",

@@ -1,8 +1,9 @@
 import PTKHTTP
+import PTKTestTags
 import PTKWeb
 import Testing
 
-@Suite("Range headers")
+@Suite("Range headers", .tags(.unit))
 struct RangeTests {
     @Test("one range is served; suffixes and open ends are clamped to the file")
     func ranges() {
@@ -50,7 +51,7 @@ struct RangeTests {
     }
 }
 
-@Suite("Cookies and downloads")
+@Suite("Cookies and downloads", .tags(.unit))
 struct CookieTests {
     @Test("cookies are split, trimmed and unquoted; the first of a name wins")
     func parse() {

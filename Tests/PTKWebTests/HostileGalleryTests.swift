@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKTestTags
 import PTKWeb
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// marks that join them into one Character (grapheme cluster) with their neighbours: a
 /// Character-by-Character escaper or path split misses them. (Moved here from the library's
 /// tests with the page; the library's writing of it: PTKLibraryTests' GalleryTests.)
-@Suite("Hostile texts in the static gallery")
+@Suite("Hostile texts in the static gallery", .tags(.unit))
 struct HostileGalleryTests {
     static let marks = ["\u{301}", "\u{600}", "\u{200D}", "\u{FE0F}", "\u{202E}"]
 

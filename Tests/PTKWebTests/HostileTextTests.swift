@@ -1,8 +1,9 @@
 import Foundation
+import PTKHTTP
 import PTKLibrary
 import PTKProtocol
 import PTKSystem
-import PTKHTTP
+import PTKTestTags
 import PTKVocabulary
 import PTKWeb
 import Testing
@@ -70,7 +71,7 @@ func htmlStructure(_ pages: [String]) throws -> [[String]] {
 
 struct HTMLParserFailed: Error { var output: String }
 
-@Suite("Hostile texts in the web pages")
+@Suite("Hostile texts in the web pages", .tags(.unit))
 struct HostileTextTests {
     /// Every page WebPages renders, with `t(k)` giving the text of field k.
     static func pages(_ t: (Int) -> String) -> [String] {

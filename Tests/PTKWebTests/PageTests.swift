@@ -2,10 +2,11 @@ import Foundation
 import PTKLibrary
 import PTKProtocol
 import PTKSystem
+import PTKTestTags
 import PTKWeb
 import Testing
 
-@Suite("Web pages")
+@Suite("Web pages", .tags(.unit))
 struct PageTests {
     let pages = WebPages(receiver: "living<room>", fingerprint: "ab12cd")
     let viewer = WebPages.Viewer(name: "Anna\"<b>", csrf: "tok\"en")
