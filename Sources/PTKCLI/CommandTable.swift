@@ -184,7 +184,8 @@ public struct Invocation<Key: Hashable & Sendable>: Sendable {
     public var options: [(key: Key, value: String?)]
     /// `--help` was given: the rest of the line went unchecked; `parseOrExit` prints help and exits 0.
     public var wantsHelp = false
-    /// `--version` was given: the rest went unchecked; `parseOrExit` prints the version and exits 0 (help wins when both are given).
+    /// `--version` was given: the rest went unchecked; `parseOrExit` prints the version and exits 0
+    /// (help wins when both are given).
     public var wantsVersion = false
 
     /// True when the option was given.
