@@ -24,7 +24,7 @@ public struct OptionSpec: Sendable {
 public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is wrong, in words for the user; printed after the program's name.
     public var message: String
-    /// Takes the message as it is.
+    /// The message should name the option or argument at fault.
     public init(_ message: String) { self.message = message }
     /// The message alone, as the program prints it.
     public var description: String { message }

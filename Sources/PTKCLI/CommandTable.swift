@@ -143,7 +143,7 @@ public struct ExitStatus: Sendable {
     public var code: Int32
     /// What it means, one line for help and the man page's EXIT STATUS.
     public var meaning: String
-    /// Takes both as given.
+    /// Takes both as given; `all(_:)` makes the list from a program's `ExitStatusCode` enum.
     public init(_ code: Int32, _ meaning: String) {
         self.code = code
         self.meaning = meaning
@@ -166,7 +166,7 @@ public struct Example: Sendable {
     public var command: String
     /// What it does, shown under it in help and the man page.
     public var explanation: String
-    /// Takes both as given.
+    /// Takes both as given; help and the man page show examples in the table's order.
     public init(_ command: String, _ explanation: String) {
         self.command = command
         self.explanation = explanation

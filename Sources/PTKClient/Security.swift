@@ -10,7 +10,7 @@ public struct ExpectedReceiver: Sendable, Equatable {
     public var id: DeviceID
     /// Where the requirement comes from, so the mismatch message can say what to fix.
     public var source: Source
-    /// Takes both as given.
+    /// Takes both as given; the TLS connector checks the handshake's ID against `id`.
     public init(id: DeviceID, source: Source) {
         self.id = id
         self.source = source

@@ -132,7 +132,7 @@ public struct DiscoveryTokenBucket: Sendable, Equatable {
 
 /// Everything discovery decides, for one receiving thread and one worker (under one lock).
 public struct DiscoveryScheduler: Sendable {
-    /// Fixed at init.
+    /// The limits in force, fixed at init.
     public let limits: DiscoveryLimits
     /// ptkd's own LocalSend fingerprint, upper case.
     public let ownFingerprint: String

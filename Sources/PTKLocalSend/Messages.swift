@@ -126,7 +126,7 @@ public struct PrepareUploadResponse: Codable, Sendable, Equatable {
 public struct BodyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong with the body, sent in the 400 answer.
     public var description: String
-    /// Takes the message as it is.
+    /// The message should name the field at fault where there is one.
     public init(_ description: String) { self.description = description }
 }
 

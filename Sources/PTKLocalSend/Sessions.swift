@@ -118,7 +118,7 @@ public struct LocalSendSession: Sendable, Equatable {
 /// The receiver's LocalSend sessions and PIN tries: the protocol's decisions, without I/O or
 /// clocks (every call is told the time). Not thread-safe: the server holds it under a lock.
 public struct LocalSendSessions: Sendable {
-    /// Fixed at init.
+    /// What the receiver accepts, fixed at start from the configuration.
     public let policy: LocalSendPolicy
     /// Live sessions by ID; settled and idle ones are dropped as time goes on.
     public private(set) var sessions: [String: LocalSendSession] = [:]

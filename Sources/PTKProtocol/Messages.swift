@@ -13,8 +13,8 @@ public struct Hello: Codable, Equatable, Sendable {
     /// What this sender understands beyond the first edition (protocol-v1.md section 7):
     /// `ProtocolFeature` values; unknown strings are ignored.
     public var features: [String]?
-    /// `features` holds `ProtocolFeature` raw values; nil leaves the key out of the JSON, as a first-edition sender
-    /// does.
+    /// `features` holds `ProtocolFeature` raw values; nil leaves the key out of the JSON, as a
+    /// first-edition sender does.
     public init(proto: String = "ptk", version: Int = ProtocolLimits.version, name: String, window: Int, features: [String]? = nil) {
         self.proto = proto
         self.version = version
@@ -113,8 +113,8 @@ public struct Offer: Codable, Equatable, Sendable {
 
 /// ACCEPT: the receiver takes the offer and already holds `offset` bytes of it.
 public struct Accept: Codable, Equatable, Sendable {
-    /// Bytes of the file the receiver already holds: a multiple of the chunk size, or the whole size when held (§4,
-    /// §7).
+    /// Bytes of the file the receiver already holds: a multiple of the chunk size, or the whole
+    /// size when it holds the file whole (§4, §7).
     public var offset: Int64
     /// `offset` 0 when the receiver has no partial copy.
     public init(offset: Int64) { self.offset = offset }

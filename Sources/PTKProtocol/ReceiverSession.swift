@@ -23,8 +23,8 @@ public struct ReceiverSettings: Sendable, Equatable {
     /// session's photos share flush rounds; false answers every sender in order.
     public var lateAnswers: Bool
 
-    /// Defaults fit a receiver that takes every type, plaintext and any sender; the daemon sets each from its
-    /// configuration.
+    /// Defaults fit a receiver that takes every type, plaintext and any sender; the daemon sets
+    /// each from its configuration.
     public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil,
                 plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false, types: [PhotoType] = PhotoType.allCases, lateAnswers: Bool = true) {
         self.lateAnswers = lateAnswers

@@ -16,8 +16,8 @@ public final class Identity: @unchecked Sendable {
     // Immutable after init; OpenSSL's key and certificate objects are safe to share read-only.
     let key: OpaquePointer
     let certificate: OpaquePointer
-    /// The ID peers know this device by: the SHA-256 of its public key (protocol §6), unchanged when the certificate is
-    /// re-issued.
+    /// The ID peers know this device by: the SHA-256 of its public key (protocol §6), so it stays
+    /// the same when the certificate is re-issued.
     public let deviceID: DeviceID
     /// The directory holding the files.
     public let directory: String

@@ -202,8 +202,8 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Records read off the socket and not yet returned (processed or not).
     public var hasPendingInput: Bool { SSL_has_pending(ssl) == 1 }
 
-    /// Decrypts up to `buffer.count` bytes, waiting as the handshake or records need; a close_notify or a reset reads
-    /// as 0.
+    /// Decrypts up to `buffer.count` bytes, waiting as the handshake or records need; a
+    /// close_notify or a reset reads as 0, end of stream.
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         while true {
             ERR_clear_error()

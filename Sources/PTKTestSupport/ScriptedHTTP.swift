@@ -38,8 +38,8 @@ public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
     /// Adds bytes for the server to read.
     public func feed(_ bytes: [UInt8]) { if !bytes.isEmpty { pieces.append(bytes) } }
 
-    /// The next script piece, up to `readSize` bytes; once none is left, as `whenEmpty` says (silent times out at
-    /// once).
+    /// The next script piece, up to `readSize` bytes; once none is left, as `whenEmpty` says
+    /// (`.silent` times out at once).
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         guard !pieces.isEmpty else {
             switch whenEmpty {

@@ -168,7 +168,7 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
     /// Half-closes the socket: the peer reads end of stream, and this side can still read its answer.
     public func shutdownWrite() { Socket.shutdownWrite(socket) }
 
-    /// The socket itself.
+    /// The socket: a TCP stream buffers nothing above it, so its readiness is the stream's.
     public var readinessDescriptor: FileDescriptor? { socket }
 
     /// Closes the socket; a second call is a programming error and traps.

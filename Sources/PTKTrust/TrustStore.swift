@@ -8,7 +8,7 @@ public struct TrustedSender: Sendable, Equatable {
     public var id: SenderID
     /// The administrator's name for it, from the trust list's line; may be empty.
     public var name: String
-    /// Takes both as given.
+    /// Takes both as given; `parseTrustList` makes these from the file's lines.
     public init(id: SenderID, name: String) {
         self.id = id
         self.name = name
@@ -51,7 +51,7 @@ public struct PendingSender: Sendable, Equatable {
 public struct TrustError: Error, CustomStringConvertible, Equatable {
     /// What went wrong, with the fix where there is one; `ptk` prints it as it is.
     public var description: String
-    /// Takes the message as it is.
+    /// The message should carry the fix where there is one.
     public init(_ description: String) { self.description = description }
 }
 
