@@ -3,9 +3,9 @@
 
 /// An IPv4 address as a number (10.0.0.1 is 0x0A000001).
 public struct DiscoveryIPv4: Hashable, Sendable, Comparable, CustomStringConvertible {
-    /// The address in host byte order, the first dotted part in the top byte.
+    /// The address as a number, the first dotted part in the top byte.
     public var value: UInt32
-    /// From the number itself (host byte order), as the socket layer gives it.
+    /// From the number itself: 0x0A000001 is 10.0.0.1.
     public init(_ value: UInt32) { self.value = value }
 
     /// Dotted decimal only: four parts of one to three digits, 0...255, without a leading zero

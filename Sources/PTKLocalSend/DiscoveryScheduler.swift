@@ -138,7 +138,7 @@ public struct DiscoveryScheduler: Sendable {
     public let ownFingerprint: String
     /// ptkd's own ports (protocol v1, LocalSend, web), which it never registers with on its own addresses.
     public let ownPorts: Set<Int>
-    /// The networks discovery serves now, as `serve(_:)` last set them; empty answers no one.
+    /// The networks discovery serves now, as `serve(_:)` last set them; empty, it registers with no one.
     public private(set) var served: [ServedAddress] = []
     private var recent: DiscoveryRecentTable<DiscoveryAddress>
     private var bucket: DiscoveryTokenBucket

@@ -106,7 +106,7 @@ public struct LocalSendSession: Sendable, Equatable {
     public var fingerprint: String?
     /// The accepted files, by the sender's file ID.
     public var files: [String: SessionFile]
-    /// The last `prepare-upload` or upload; a session idle for `sessionIdle` is forgotten.
+    /// The last `prepare-upload` or upload; a session idle for `sessionIdle` is forgotten (not while an upload runs).
     public var lastActivity: Instant
     /// The sender cancelled: uploads stop and the address may start a new session.
     public var cancelled = false
@@ -120,7 +120,7 @@ public struct LocalSendSession: Sendable, Equatable {
 public struct LocalSendSessions: Sendable {
     /// What the receiver accepts, fixed at start from the configuration.
     public let policy: LocalSendPolicy
-    /// Live sessions by ID; settled and idle ones are dropped as time goes on.
+    /// Live sessions by ID; `expire` drops idle and cancelled ones, unless an upload is running.
     public private(set) var sessions: [String: LocalSendSession] = [:]
     private var wrongPINs: TryLimiter
     private let generator: @Sendable () -> String

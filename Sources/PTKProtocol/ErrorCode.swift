@@ -15,7 +15,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let unexpectedFrame = ErrorCode(rawValue: "unexpected-frame")
     /// HELLO asked for a version this receiver does not speak (§4).
     public static let unsupportedVersion = ErrorCode(rawValue: "unsupported-version")
-    /// The receiver is at its session limit; a sender retries later (ptk's senders wait their turn, see `waiting`).
+    /// The receiver is at its session limit; a sender retries later (ptk's senders wait their turn: `Problem.waiting`).
     public static let busy = ErrorCode(rawValue: "busy")
     /// The peer sent nothing for its idle timeout (default 30 seconds, §4).
     public static let timeout = ErrorCode(rawValue: "timeout")
@@ -52,7 +52,7 @@ public struct FileErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let sizeMismatch = FileErrorCode(rawValue: "size-mismatch")
     /// FAILED: the SHA-256 of the bytes received is not OFFER.sha256 (§5).
     public static let hashMismatch = FileErrorCode(rawValue: "hash-mismatch")
-    /// FAILED: the receiver could not write or keep the file; the sender may try it again later.
+    /// FAILED: the receiver could not write or keep the file: its own trouble, not the bytes sent.
     public static let ioError = FileErrorCode(rawValue: "io-error")
 }
 

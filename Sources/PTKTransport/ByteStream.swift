@@ -138,7 +138,7 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    /// Always gathers (writev), so it returns true or throws.
+    /// Always gathers (one send of both buffers), so it returns true or throws.
     public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool {
         var done = 0
         while done < first.count {
