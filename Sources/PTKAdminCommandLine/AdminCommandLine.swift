@@ -39,6 +39,7 @@ public enum AdminExitStatus: Int32, ExitStatusCode {
     case cannotCreate = 73
     case ioError = 74
 
+    /// One line for `ptk --help` and the man page's EXIT STATUS.
     public var meaning: String {
         switch self {
         case .done: return "done"

@@ -11,6 +11,7 @@ public struct OptionSpec: Sendable {
     /// A one-letter alias ("h"), if any.
     public var short: Character?
 
+    /// `value` names the option's value in help; nil makes it a flag.
     public init(_ name: String, value: String? = nil, short: Character? = nil, help: String) {
         self.name = name
         self.valueName = value
@@ -21,8 +22,11 @@ public struct OptionSpec: Sendable {
 
 /// A command line that does not parse; the program prints it and exits 64.
 public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What is wrong, in words for the user; printed after the program's name.
     public var message: String
+    /// The message should name the option or argument at fault.
     public init(_ message: String) { self.message = message }
+    /// The message alone, as the program prints it.
     public var description: String { message }
 }
 
@@ -33,6 +37,7 @@ public struct ParsedArguments: Equatable, Sendable {
     /// Arguments that are not options.
     public var positionals: [String]
 
+    /// Written out because tuples are not `Equatable`: same positionals, same options in the same order.
     public static func == (a: ParsedArguments, b: ParsedArguments) -> Bool {
         a.positionals == b.positionals && a.options.map { "\($0.name)=\($0.value ?? "<nil>")" } == b.options.map { "\($0.name)=\($0.value ?? "<nil>")" }
     }

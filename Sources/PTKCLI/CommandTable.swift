@@ -27,13 +27,16 @@ public enum DeviceList: String, Sendable {
 public struct Argument: Sendable {
     /// Its name in usage lines: "NAME", "<peer>".
     public var name: String
+    /// One line for help and the man page.
     public var help: String
+    /// What the shell completes it with.
     public var completion: Completion
     /// True when it may be given more than once ("NAME...").
     public var repeats: Bool
     /// True when it may be left out ("[NAME]").
     public var optional: Bool
 
+    /// Defaults: free text, given exactly once.
     public init(_ name: String, _ help: String, completion: Completion = .text, repeats: Bool = false, optional: Bool = false) {
         self.name = name
         self.help = help
@@ -57,10 +60,12 @@ public struct Command: Sendable {
     public var summary: String
     /// More, for `PROGRAM COMMAND --help` and the man page; may be empty.
     public var details: String
+    /// Its positional arguments, in order.
     public var arguments: [Argument]
     /// The heading it is listed under in help.
     public var group: String
 
+    /// `words` is the name as typed, split on spaces ("trust allow").
     public init(_ words: String, group: String, _ summary: String, arguments: [Argument] = [], details: String = "") {
         self.words = words.split(separator: " ").map(String.init)
         self.group = group
@@ -75,14 +80,17 @@ public struct Command: Sendable {
 
 /// An option. `Key` is the program's own enum, so code asks for `.sort`, never for "sort".
 public struct Option<Key: Hashable & Sendable>: Sendable {
+    /// What code asks for: the program's own enum case.
     public var key: Key
     /// The long name without dashes ("sort").
     public var name: String
+    /// A one-letter alias ("o" for `-o`), if any.
     public var short: Character?
     /// The value's name ("PATH"), or nil for a flag.
     public var valueName: String?
     /// The values it takes, when they are a fixed list (checked when parsing).
     public var allowedValues: [String]
+    /// One line of help, without the default (`helpWithDefault` adds it).
     public var help: String
     /// The default as a user would write it, read from the real default; nil when there is none.
     public var defaultText: String?
@@ -90,12 +98,14 @@ public struct Option<Key: Hashable & Sendable>: Sendable {
     public var defaultIsValue: Bool
     /// The commands that take it (their names, "trust allow"); nil: every command.
     public var commands: [String]?
+    /// What the shell completes its value with; `.values(allowedValues)` when those are fixed.
     public var completion: Completion
     /// True for an option that does something else instead (`--list`): arguments are not needed.
     public var acts: Bool
     /// Options it goes with; one of them must be given too.
     public var requires: [Key]
 
+    /// `value` nil makes a flag; `completion` nil completes from `allowed`, or free text when that is empty.
     public init(_ key: Key, _ name: String, short: Character? = nil, value: String? = nil, allowed: [String] = [],
                 help: String, default defaultText: String? = nil, defaultIsValue: Bool = true, commands: [String]? = nil,
                 acts: Bool = false, requires: [Key] = [], completion: Completion? = nil) {
@@ -129,8 +139,11 @@ public struct Option<Key: Hashable & Sendable>: Sendable {
 
 /// An exit status and what it means.
 public struct ExitStatus: Sendable {
+    /// The status the process exits with.
     public var code: Int32
+    /// What it means, one line for help and the man page's EXIT STATUS.
     public var meaning: String
+    /// Takes both as given; `all(_:)` makes the list from a program's `ExitStatusCode` enum.
     public init(_ code: Int32, _ meaning: String) {
         self.code = code
         self.meaning = meaning
@@ -149,8 +162,11 @@ public protocol ExitStatusCode: RawRepresentable, CaseIterable, Sendable where R
 
 /// A command line and what it does.
 public struct Example: Sendable {
+    /// The command line as a user would type it.
     public var command: String
+    /// What it does, shown under it in help and the man page.
     public var explanation: String
+    /// Takes both as given; help and the man page show examples in the table's order.
     public init(_ command: String, _ explanation: String) {
         self.command = command
         self.explanation = explanation
@@ -164,8 +180,12 @@ public struct Invocation<Key: Hashable & Sendable>: Sendable {
     public var command: Command?
     /// The positional arguments after the command's words.
     public var arguments: [String]
+    /// Each option given, with its value (nil for a flag), in command-line order; use `has`, `value`, `values`.
     public var options: [(key: Key, value: String?)]
+    /// `--help` was given: the rest of the line went unchecked; `parseOrExit` prints help and exits 0.
     public var wantsHelp = false
+    /// `--version` was given: the rest went unchecked; `parseOrExit` prints the version and exits 0
+    /// (help wins when both are given).
     public var wantsVersion = false
 
     /// True when the option was given.
@@ -179,6 +199,7 @@ public struct Invocation<Key: Hashable & Sendable>: Sendable {
 /// One program's whole command line, declared once: usage, `--help`, parsing and validation
 /// come from it, and so can man pages and shell completion.
 public struct CommandTable<Key: Hashable & Sendable>: Sendable {
+    /// The program's name, as usage lines and the man page show it.
     public var program: String
     /// One line, for the man page's NAME and the top of help.
     public var summary: String
@@ -188,17 +209,21 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
     public var commands: [Command]
     /// The positional arguments of a program without commands.
     public var arguments: [Argument]
+    /// Every option, in the order help lists them.
     public var options: [Option<Key>]
     /// Extra usage lines after the main one ("ptk-send --list [--json]").
     public var otherUsages: [String]
     /// Text after the commands in help (notes that apply to several).
     public var notes: String
+    /// What each exit status means, in order, for help and EXIT STATUS.
     public var exitStatuses: [ExitStatus]
+    /// Command lines with what they do, for help and EXAMPLES.
     public var examples: [Example]
     /// Options that say where the state is (ptk's --dir): shell completion passes those typed
     /// on to the command that lists the values (`ptk __complete photos --dir PATH`).
     public var completionContext: [Key]
 
+    /// `commands` empty makes a program without commands, which takes `arguments` instead.
     public init(program: String, summary: String, description: String, commands: [Command] = [], arguments: [Argument] = [],
                 options: [Option<Key>], otherUsages: [String] = [], notes: String = "", exitStatuses: [ExitStatus], examples: [Example] = [],
                 completionContext: [Key] = []) {

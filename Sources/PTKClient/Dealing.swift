@@ -20,6 +20,7 @@ public struct WorkList: Sendable {
     /// The session that sends the files of each name, while it runs.
     private var owner: [String: Int] = [:]
 
+    /// Every file starts untaken, in the given order.
     public init(_ files: [LocalFile]) {
         keys = files.map { FileName.collisionKey($0.name) }
         left = Array(files.indices)
@@ -47,8 +48,10 @@ public struct WaitPolicy: Sendable, Equatable {
     public var limit: Duration
     /// The shortest and the longest pause before asking again.
     public var first: Duration
+    /// Pauses grow towards this and no further.
     public var longest: Duration
 
+    /// Defaults: ask for ten minutes, pausing a quarter of a second at first and five seconds at most.
     public init(limit: Duration = .seconds(600), first: Duration = .milliseconds(250), longest: Duration = .seconds(5)) {
         self.limit = limit
         self.first = first

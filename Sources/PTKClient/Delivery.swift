@@ -115,6 +115,7 @@ public enum SendExitCode: Int32, CaseIterable, Sendable {
 public final class Delivery: @unchecked Sendable {
     // Everything under "guarded by lock" is, and `progress` is called under `lock`, so its calls
     // never overlap; the rest is fixed at init.
+    /// Every file of the call, checked; progress and outcomes use indices into it.
     public let files: [LocalFile]
     private let options: SendOptions
     private let parallel: Int

@@ -8,6 +8,7 @@ public struct SendList: Sendable {
     /// Files found in folders that are not sent, with why ("not a photo", "a symbolic link").
     public var leftOut: [(path: String, reason: String)] = []
 
+    /// An empty list; `collect` makes a filled one.
     public init() {}
 
     /// Collects `paths` in order: a file must be a photo and a `.ptk` package must be readable

@@ -19,6 +19,7 @@ public struct LocalFile: Sendable {
     /// True when the name offered is not the file's own: bytes of it (or of a folder in it)
     /// that are not UTF-8 are offered as U+FFFD, which the protocol's names can carry.
     public var nameReplaced: Bool
+    /// Bytes, as found when the file was checked; the file must not change while it is sent.
     public var size: Int64
     /// Its modification time (a package's: the one its photo.metadata records), sent as
     /// OFFER.modified so that the receiver's copy keeps it.
@@ -159,7 +160,10 @@ public struct LocalFile: Sendable {
 
 /// A local file that cannot be sent.
 public struct LocalFileError: Error, Sendable, CustomStringConvertible {
+    /// The path as given, for the message.
     public var path: String
+    /// Why it cannot be sent, starting in lower case.
     public var reason: String
+    /// "path: reason", as ptk-send prints it.
     public var description: String { "\(path): \(reason)" }
 }

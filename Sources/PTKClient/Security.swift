@@ -6,13 +6,17 @@ import PTKTransport
 /// A receiver ID the sender requires, and where that requirement comes from (for the message
 /// that a different ID gets, and the fix it suggests).
 public struct ExpectedReceiver: Sendable, Equatable {
+    /// The device ID the receiver must present in the TLS handshake.
     public var id: DeviceID
+    /// Where the requirement comes from, so the mismatch message can say what to fix.
     public var source: Source
+    /// Takes both as given; the TLS connector checks the handshake's ID against `id`.
     public init(id: DeviceID, source: Source) {
         self.id = id
         self.source = source
     }
 
+    /// Where an expected ID comes from: the user, the known-receivers file, mDNS, or this call's first session.
     public enum Source: Sendable, Equatable, CustomStringConvertible {
         /// `--expect-id`.
         case pinned
@@ -23,6 +27,7 @@ public struct ExpectedReceiver: Sendable, Equatable {
         /// The first session of this call.
         case firstSession
 
+        /// Where, in words for the mismatch message.
         public var description: String {
             switch self {
             case .pinned: return "--expect-id"
@@ -106,6 +111,7 @@ final class LearnedReceiver: @unchecked Sendable {
 /// One line of the sender's `known-receivers` file: a receiver met before, as SSH's
 /// known_hosts remembers hosts.
 public struct KnownReceiver: Sendable, Equatable {
+    /// The receiver's device ID, from its certificate.
     public var id: DeviceID
     /// The peer as the user named it (mDNS name, host or host:port).
     public var name: String
@@ -114,6 +120,7 @@ public struct KnownReceiver: Sendable, Equatable {
     /// When it was first met (seconds since 1970).
     public var firstSeen: WallTime
 
+    /// Takes the fields as given.
     public init(id: DeviceID, name: String, address: String, firstSeen: WallTime) {
         self.id = id
         self.name = name
@@ -125,7 +132,9 @@ public struct KnownReceiver: Sendable, Equatable {
 /// The `known-receivers` file: one receiver a line, `ID<TAB>name<TAB>address<TAB>first-seen`,
 /// `#` comments. Lines it cannot parse are kept as they are.
 public struct KnownReceivers: Sendable {
+    /// The file's path, as given; it may not exist yet.
     public let path: String
+    /// The receivers read from the file, with `remember` and `forget` applied since; `save` writes them.
     public private(set) var entries: [KnownReceiver] = []
     private var otherLines: [String] = []
 

@@ -17,6 +17,7 @@ public struct SendOptions: Sendable {
     /// (`--keep-folders`).
     public var keepFolders: Bool
 
+    /// Defaults: the host's name, window 64, 30 seconds, mapped files, flat names.
     public init(name: String = hostName(), window: Int = 64, timeout: Duration = .seconds(30), mapFiles: Bool = true, keepFolders: Bool = false) {
         self.name = name
         self.window = window
@@ -65,6 +66,7 @@ public enum SendFailure: Error, Sendable, CustomStringConvertible {
     /// The receiver's device ID is not the one expected: the session stopped before HELLO.
     case identityMismatch(expected: ExpectedReceiver, presented: DeviceID)
 
+    /// The line ptk-send prints for the failure, with the fix where there is one.
     public var description: String {
         switch self {
         case .unreachable(let s): return s
@@ -95,6 +97,7 @@ public final class Sender {
     /// Every file of the call; the session sends those `plan` picks. Progress and `outcomes`
     /// use indices into this array.
     public let files: [LocalFile]
+    /// How the session runs, the same for every session of a call.
     public let options: SendOptions
     private let plan: SessionFiles
     private let progress: (SendProgress) -> Void

@@ -7,6 +7,7 @@ public struct CRC32: Sendable {
     /// The CRC of what was added so far.
     public private(set) var value: UInt32 = 0
 
+    /// An empty CRC (0), ready for `update`.
     public init() {}
 
     /// Adds bytes. The corresponding C function is `libdeflate_crc32`.

@@ -9,6 +9,7 @@ public enum FileHashFailure: Error, Equatable, Sendable, CustomStringConvertible
     /// The file is no longer the size it was said to be: it changed after it was checked.
     case sizeChanged(expected: Int64, now: Int64)
 
+    /// Lower-case words for the sender's message about the file.
     public var description: String {
         switch self {
         case .cancelled: return "hashing was cancelled"

@@ -6,12 +6,15 @@ import COpenSSL
 public struct Scrypt: Sendable, Equatable {
     /// CPU/memory cost (a power of two), block size and parallelism.
     public var n: UInt64
+    /// Block size: the memory each guess needs grows with it.
     public var r: UInt64
+    /// Parallelism: how many independent mixes a guess runs, each costing `n × r × 128` bytes.
     public var p: UInt64
 
     /// 2^15 × 8 × 128 bytes = 32 MiB and about 0.1 s a guess: OWASP's scrypt baseline.
     public static let standard = Scrypt(n: 1 << 15, r: 8, p: 1)
 
+    /// Any values; the stored hash records them, so a later change of `standard` still checks old hashes.
     public init(n: UInt64, r: UInt64, p: UInt64) {
         self.n = n
         self.r = r

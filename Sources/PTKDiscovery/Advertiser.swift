@@ -205,6 +205,7 @@ public final class Advertiser: @unchecked Sendable {
 }
 
 extension Advertiser: Service {
+    /// What the log calls it when it stops.
     public var serviceName: String { "mDNS advertising" }
 
     /// Withdraws the records and stops Avahi's thread; Avahi joins it, so it is done at once.

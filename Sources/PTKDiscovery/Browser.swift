@@ -9,6 +9,7 @@ public struct DiscoveredService: Sendable, Equatable {
     public var hostName: String
     /// Numeric addresses, IPv6 link-local ones with their "%interface" scope.
     public var addresses: [String]
+    /// The SRV record's port, where the receiver listens.
     public var port: UInt16
     /// TXT records as key/value pairs (their order is not kept by mDNS).
     public var txt: [String: String]
@@ -19,6 +20,7 @@ public struct DiscoveredService: Sendable, Equatable {
 
 /// Why browsing could not be done.
 public struct DiscoveryError: Error, Sendable, CustomStringConvertible {
+    /// Why, in words for `ptk-send --list`: avahi-daemon not running, say.
     public var description: String
 }
 

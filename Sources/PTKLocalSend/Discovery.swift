@@ -26,10 +26,12 @@ public struct Announcement: Equatable, Sendable {
     public var fingerprint: String?
     /// 53317 (LocalSend's default) when the announcement names none; not checked here.
     public var port: Int
+    /// The announcement's `protocol` is "https" (or absent); ptkd registers only with an HTTPS announcer.
     public var https: Bool
     /// False for an answer to someone's announcement (`announce` false), which asks for nothing.
     public var asksForAnswers: Bool
 
+    /// Takes the fields as given: `Announcement.parse` is what checks them.
     public init(alias: String, fingerprint: String?, port: Int, https: Bool, asksForAnswers: Bool) {
         self.alias = alias
         self.fingerprint = fingerprint
@@ -123,6 +125,7 @@ public enum DiscoveryRefusal: Error, Equatable, Sendable, CustomStringConvertibl
     /// A multicast answer went out less than `multicastAnswerInterval` ago; it serves this one too.
     case answeredAlready
 
+    /// Why, in a few words, for the log.
     public var description: String {
         switch self {
         case .tooLong: return "too long"

@@ -3,7 +3,9 @@
 
 /// An IPv4 address as a number (10.0.0.1 is 0x0A000001).
 public struct DiscoveryIPv4: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The address as a number, the first dotted part in the top byte.
     public var value: UInt32
+    /// From the number itself: 0x0A000001 is 10.0.0.1.
     public init(_ value: UInt32) { self.value = value }
 
     /// Dotted decimal only: four parts of one to three digits, 0...255, without a leading zero
@@ -22,23 +24,28 @@ public struct DiscoveryIPv4: Hashable, Sendable, Comparable, CustomStringConvert
         value = v
     }
 
+    /// Dotted decimal, "192.0.2.7".
     public var description: String { "\(value >> 24).\(value >> 16 & 255).\(value >> 8 & 255).\(value & 255)" }
     /// 127.0.0.0/8.
     public var isLoopback: Bool { value >> 24 == 127 }
     /// Whether a device can have this address: not 0.0.0.0/8, not multicast (224.0.0.0/4), not
     /// reserved or broadcast (240.0.0.0/4).
     public var isHostAddress: Bool { value >> 24 != 0 && value >> 28 < 14 }
+    /// Numeric order, so lists of addresses come out the same every time.
     public static func < (a: DiscoveryIPv4, b: DiscoveryIPv4) -> Bool { a.value < b.value }
 }
 
 /// An IPv6 address as a number (two halves), with its zone (an interface name) when it is a
 /// link-local address as the kernel reports a datagram's source ("fe80::1%eth0").
 public struct DiscoveryIPv6: Hashable, Sendable, CustomStringConvertible {
+    /// The first 64 bits, the network prefix of the usual /64.
     public var high: UInt64
+    /// The last 64 bits, the interface identifier; an IPv4-mapped address keeps the IPv4 one in its low 32.
     public var low: UInt64
     /// The interface a scoped (link-local) address is on; nil for a global one.
     public var zone: String?
 
+    /// From the two halves; `zone` only for a scoped address.
     public init(high: UInt64, low: UInt64, zone: String? = nil) {
         self.high = high
         self.low = low
@@ -145,6 +152,7 @@ public enum DiscoveryAddress: Hashable, Sendable, CustomStringConvertible {
         if let a = DiscoveryIPv4(text) { self = .v4(a) } else if let a = DiscoveryIPv6(text) { self = .v6(a) } else { return nil }
     }
 
+    /// The address as text, without a port ("192.0.2.7", "fe80::1%eth0").
     public var description: String {
         switch self {
         case .v4(let a): return a.description
@@ -160,6 +168,7 @@ public enum DiscoveryAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// 127.0.0.0/8 or ::1: ptkd registers with one only when it serves loopback of that family.
     public var isLoopback: Bool {
         switch self {
         case .v4(let a): return a.isLoopback
@@ -167,6 +176,7 @@ public enum DiscoveryAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// True for the `.v6` case, an IPv4-mapped address included.
     public var isIPv6: Bool { if case .v6 = self { return true } else { return false } }
 
     /// Whether a device can have this address (see `DiscoveryIPv4.isHostAddress` and
@@ -182,21 +192,26 @@ public enum DiscoveryAddress: Hashable, Sendable, CustomStringConvertible {
 /// An address of an interface discovery serves (one `--listen` names, or any when it names
 /// none), with its network's prefix length.
 public struct ServedAddress: Hashable, Sendable {
+    /// The interface's own address.
     public var address: DiscoveryAddress
+    /// The network's prefix length, clamped to 0...32 (IPv4) or 0...128 (IPv6).
     public var prefixLength: Int
     /// The interface it is on (nil: any, as in tests that need no interface): an announcement
     /// is answered only when its source is on-link on the interface it arrived on.
     public var interface: String?
+    /// `prefixLength` out of range is clamped to the family's.
     public init(address: DiscoveryAddress, prefixLength: Int, interface: String? = nil) {
         self.address = address
         self.prefixLength = min(address.isIPv6 ? 128 : 32, max(0, prefixLength))
         self.interface = interface
     }
 
+    /// An IPv4 network, for callers and tests that have no `DiscoveryAddress` at hand.
     public init(address: DiscoveryIPv4, prefixLength: Int, interface: String? = nil) {
         self.init(address: .v4(address), prefixLength: prefixLength, interface: interface)
     }
 
+    /// `hasOnLink(_:)` for an IPv4 host.
     public func hasOnLink(_ host: DiscoveryIPv4) -> Bool { hasOnLink(.v4(host)) }
 
     /// Whether `host` is a device on this network. IPv4: in it, and neither its network address

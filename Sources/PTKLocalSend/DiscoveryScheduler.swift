@@ -15,16 +15,27 @@ public enum DiscoveryDecision: Equatable, Sendable {
 
 /// The limits (see the top of this file).
 public struct DiscoveryLimits: Sendable, Equatable {
+    /// Bytes: a longer datagram is not decoded at all.
     public var datagramLimit = 4096
+    /// Ports a register may go to; an announcement naming another gets a multicast answer instead.
     public var registerPorts: ClosedRange<Int> = 1024...65535
+    /// A source address answered less than this ago is not answered again (the apps announce a few times in a row).
     public var sourceInterval: Duration = .seconds(5)
+    /// How many source addresses the table remembers; a full table forgets its oldest.
     public var sourceCapacity = 256
+    /// Registers started per second on average, over all sources.
     public var registersPerSecond = 2.0
+    /// Registers that may start at once before `registersPerSecond` applies.
     public var registerBurst = 6.0
+    /// Registers waiting for the worker; when full, the oldest is pushed out and counted.
     public var queueCapacity = 8
+    /// A register that waited longer than this in the queue is dropped as stale: its announcer has likely moved on.
     public var maxWait: Duration = .seconds(4)
+    /// At most one multicast answer per this interval; it serves every announcement in between.
     public var multicastAnswerInterval: Duration = .seconds(1)
+    /// How often at most the log says what discovery refused meanwhile.
     public var reportInterval: Duration = .seconds(60)
+    /// The defaults the daemon runs with; tests change single fields.
     public init() {}
 }
 
@@ -32,10 +43,13 @@ public struct DiscoveryLimits: Sendable, Equatable {
 public struct RegisterJob: Equatable, Sendable {
     /// An IPv6 link-local one with its zone: ptkd calls it over the interface it came from.
     public var host: DiscoveryAddress
+    /// The announced port, within `DiscoveryLimits.registerPorts`.
     public var port: Int
     /// The certificate fingerprint the server must show before ptkd sends anything.
     public var fingerprint: String
+    /// The announcer's cleaned alias, for the log line.
     public var alias: String
+    /// When it was queued: a job older than `maxWait` is dropped as stale.
     public var queued: Instant
 }
 
@@ -51,18 +65,22 @@ public enum DiscoveryOutcome: Equatable, Sendable {
 /// Keys seen lately, at most `capacity` of them: a ring in the order they were recorded, so that
 /// recording is O(1) and a full table forgets its oldest key. Nothing is filtered as a whole.
 public struct DiscoveryRecentTable<Key: Hashable & Sendable>: Sendable {
+    /// The most keys kept, at least 1.
     public let capacity: Int
+    /// How long a recorded key counts as recent for `contains`.
     public let interval: Duration
     private var ring: [(key: Key, at: Instant)?]
     private var slot: [Key: Int] = [:]
     private var next = 0
 
+    /// `capacity` below 1 is raised to 1.
     public init(capacity: Int, interval: Duration) {
         self.capacity = max(1, capacity)
         self.interval = interval
         ring = Array(repeating: nil, count: self.capacity)
     }
 
+    /// Keys held now, recent or not.
     public var count: Int { slot.count }
 
     /// Whether `key` was recorded less than `interval` before `now`.
@@ -71,6 +89,7 @@ public struct DiscoveryRecentTable<Key: Hashable & Sendable>: Sendable {
         return now - entry.at < interval
     }
 
+    /// Marks `key` as seen at `now`, pushing out the oldest key when the ring is full.
     public mutating func record(_ key: Key, now: Instant) {
         if let i = slot.removeValue(forKey: key) { ring[i] = nil }
         if let old = ring[next] { slot.removeValue(forKey: old.key) }
@@ -79,6 +98,7 @@ public struct DiscoveryRecentTable<Key: Hashable & Sendable>: Sendable {
         next = (next + 1) % capacity
     }
 
+    /// Drops `key` at once, so it counts as not seen.
     public mutating func forget(_ key: Key) {
         if let i = slot.removeValue(forKey: key) { ring[i] = nil }
     }
@@ -86,17 +106,21 @@ public struct DiscoveryRecentTable<Key: Hashable & Sendable>: Sendable {
 
 /// At most `rate` takes a second on average, `burst` at once.
 public struct DiscoveryTokenBucket: Sendable, Equatable {
+    /// Takes a second on average.
     public let rate: Double
+    /// Takes at once after a quiet spell, at least 1.
     public let burst: Double
     private var tokens: Double
     private var last: Instant?
 
+    /// Starts full; `burst` below 1 is raised to 1.
     public init(rate: Double, burst: Double) {
         self.rate = rate
         self.burst = max(1, burst)
         tokens = self.burst
     }
 
+    /// Whether one take is allowed at `now`; a true answer spends it. A clock going back refills nothing.
     public mutating func take(now: Instant) -> Bool {
         if let last, now > last { tokens = min(burst, tokens + rate * (now - last).seconds) }
         last = max(last ?? now, now)
@@ -108,11 +132,13 @@ public struct DiscoveryTokenBucket: Sendable, Equatable {
 
 /// Everything discovery decides, for one receiving thread and one worker (under one lock).
 public struct DiscoveryScheduler: Sendable {
+    /// The limits in force, fixed at init.
     public let limits: DiscoveryLimits
     /// ptkd's own LocalSend fingerprint, upper case.
     public let ownFingerprint: String
     /// ptkd's own ports (protocol v1, LocalSend, web), which it never registers with on its own addresses.
     public let ownPorts: Set<Int>
+    /// The networks discovery serves now, as `serve(_:)` last set them; empty, it registers with no one.
     public private(set) var served: [ServedAddress] = []
     private var recent: DiscoveryRecentTable<DiscoveryAddress>
     private var bucket: DiscoveryTokenBucket
@@ -123,6 +149,7 @@ public struct DiscoveryScheduler: Sendable {
     public private(set) var tally: [String: Int] = [:]
     private var lastReport: Instant?
 
+    /// `ownFingerprint` is upper-cased, so an announcement of ptkd's own is recognised whatever its case.
     public init(ownFingerprint: String, ownPorts: Set<Int>, limits: DiscoveryLimits = DiscoveryLimits()) {
         self.limits = limits
         self.ownFingerprint = ownFingerprint.uppercased()

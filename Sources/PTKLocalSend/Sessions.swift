@@ -19,6 +19,7 @@ public struct LocalSendPolicy: Sendable, Equatable {
     /// ends): apps at many addresses cannot make the receiver keep more (503).
     public var maxFilesHeld = 20_000
 
+    /// Defaults: no PIN, PNG only, 512 MiB, a minute idle; the PIN limits are set apart (`pinTries`, `pinLockout`).
     public init(pin: String? = nil, acceptedTypes: Set<String> = ["image/png"], maxFileSize: Int64 = 512 << 20, sessionIdle: Duration = .seconds(60)) {
         self.pin = pin
         self.acceptedTypes = acceptedTypes
@@ -44,6 +45,7 @@ public enum PrepareOutcome: Equatable, Sendable {
     /// 503: the sessions hold `maxFilesHeld` files already.
     case full
 
+    /// The HTTP status that answers the `prepare-upload`.
     public var status: Int {
         switch self {
         case .accepted: return 200
@@ -64,6 +66,7 @@ public enum UploadRefusal: Error, Equatable, Sendable {
     /// 409: the file is being uploaded already, or was.
     case conflict(String)
 
+    /// The HTTP status that answers the upload.
     public var status: Int {
         switch self {
         case .forbidden: return 403
@@ -71,6 +74,7 @@ public enum UploadRefusal: Error, Equatable, Sendable {
         }
     }
 
+    /// Why, for the answer's body and the log.
     public var message: String {
         switch self {
         case .forbidden(let m), .conflict(let m): return m
@@ -80,21 +84,31 @@ public enum UploadRefusal: Error, Equatable, Sendable {
 
 /// One accepted file of a session.
 public struct SessionFile: Sendable, Equatable {
+    /// Where its upload is; a failed file may be uploaded again, a done one may not.
     public enum State: Sendable, Equatable { case waiting, receiving, done, failed }
+    /// The file as the `prepare-upload` described it.
     public var info: FileInfo
+    /// The token its upload must carry (`?token=`).
     public var token: String
+    /// Starts waiting; an upload moves it to receiving, then done or failed.
     public var state: State = .waiting
 }
 
 /// A LocalSend session: one sender's accepted files.
 public struct LocalSendSession: Sendable, Equatable {
+    /// The session's ID, sent in the `prepare-upload` answer.
     public var id: String
+    /// The sender's address: uploads from another address are refused.
     public var address: String
+    /// The sender as its `prepare-upload` described itself.
     public var sender: DeviceInfo
     /// The sender's certificate fingerprint, when it showed one.
     public var fingerprint: String?
+    /// The accepted files, by the sender's file ID.
     public var files: [String: SessionFile]
+    /// The last `prepare-upload` or upload; a session idle for `sessionIdle` is forgotten (not while an upload runs).
     public var lastActivity: Instant
+    /// The sender cancelled: uploads stop and the address may start a new session.
     public var cancelled = false
 
     /// Every file is saved or has failed.
@@ -104,7 +118,9 @@ public struct LocalSendSession: Sendable, Equatable {
 /// The receiver's LocalSend sessions and PIN tries: the protocol's decisions, without I/O or
 /// clocks (every call is told the time). Not thread-safe: the server holds it under a lock.
 public struct LocalSendSessions: Sendable {
+    /// What the receiver accepts, fixed at start from the configuration.
     public let policy: LocalSendPolicy
+    /// Live sessions by ID; `expire` drops idle and cancelled ones, unless an upload is running.
     public private(set) var sessions: [String: LocalSendSession] = [:]
     private var wrongPINs: TryLimiter
     private let generator: @Sendable () -> String
@@ -239,10 +255,13 @@ func hex64(_ v: UInt64) -> String {
 /// `tries` wrong ones within `lockout` of each other lock the address out until `lockout`
 /// after the last. Not thread-safe; told the time by every call.
 public struct TryLimiter: Sendable {
+    /// Wrong guesses an address may make before it is locked out.
     public let tries: Int
+    /// How long the wrong guesses are remembered, and how long a lockout lasts after the last one.
     public let lockout: Duration
     private var wrong: [String: (count: Int, until: Instant)] = [:]
 
+    /// Defaults: three tries, then five minutes locked out.
     public init(tries: Int = 3, lockout: Duration = .seconds(300)) {
         self.tries = tries
         self.lockout = lockout

@@ -23,10 +23,13 @@ public func addressKey(_ address: String) -> String {
 /// of them is `window` old. Spreading guesses over many addresses gains nothing. Not
 /// thread-safe; told the time by every call.
 public struct GuessBudget: Sendable {
+    /// Guesses allowed within any `window`, over all addresses together.
     public let limit: Int
+    /// How far back guesses are counted.
     public let window: Duration
     private var times: [Instant] = []
 
+    /// The defaults allow ten guesses a minute for the whole receiver.
     public init(limit: Int = 10, window: Duration = .seconds(60)) {
         self.limit = limit
         self.window = window

@@ -55,6 +55,7 @@ public struct DeviceID: Hashable, Sendable, CustomStringConvertible, Comparable 
         return compact.hasPrefix(p)
     }
 
+    /// Orders by the compact form, so lists of devices come out the same every time.
     public static func < (a: DeviceID, b: DeviceID) -> Bool { a.compact < b.compact }
 
     /// RFC 4648 base32 without padding.

@@ -23,6 +23,8 @@ public struct ReceiverSettings: Sendable, Equatable {
     /// session's photos share flush rounds; false answers every sender in order.
     public var lateAnswers: Bool
 
+    /// Defaults fit a receiver that takes every type, plaintext and any sender; the daemon sets
+    /// each from its configuration.
     public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil,
                 plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false, types: [PhotoType] = PhotoType.allCases, lateAnswers: Bool = true) {
         self.lateAnswers = lateAnswers
@@ -129,6 +131,7 @@ public struct ReceiverSession: Sendable {
 
     /// Progress of the file being received.
     public struct Transfer: Equatable, Sendable {
+        /// The OFFER being received.
         public var offer: Offer
         /// Bytes of the file received so far, resumed ones included.
         public var received: Int64
@@ -136,6 +139,7 @@ public struct ReceiverSession: Sendable {
         public var unacknowledged: Int
     }
 
+    /// Where the session is; the driver reads it to know whether a file is open and when to close.
     public private(set) var state: State = .awaitingHello
     /// The window in force after HELLO.
     public private(set) var window = 1
@@ -153,10 +157,12 @@ public struct ReceiverSession: Sendable {
     public private(set) var owed = 0
     /// A FAILED in place of an ACK, held until every owed answer went out before it.
     public private(set) var heldFailure: Problem?
+    /// Fixed for the session's life.
     public let settings: ReceiverSettings
     /// Who the transport says the sender is.
     public let sender: SenderCredentials
 
+    /// A session before HELLO; `sender` defaults to a plaintext peer with no identity.
     public init(settings: ReceiverSettings, sender: SenderCredentials = .plaintext) {
         self.settings = settings
         self.sender = sender

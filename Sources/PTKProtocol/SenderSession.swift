@@ -2,7 +2,9 @@ import PTKVocabulary
 
 /// A file as the sender offers it.
 public struct OutgoingFile: Equatable, Sendable {
+    /// The name sent in OFFER.name: the receiver derives the saved name from it (§5).
     public var name: String
+    /// The size in bytes sent in OFFER.size; the file must not change while it is sent.
     public var size: Int64
     /// Nil until known: the session then asks for it (`SenderAction.hash`) when it is due to
     /// offer the file, so a sender can hash each file while the previous one is being sent.
@@ -12,6 +14,7 @@ public struct OutgoingFile: Equatable, Sendable {
     /// Its type, as its first bytes say (OFFER.mediaType). It is offered only when the
     /// receiver keeps that type (WELCOME.types, section 7).
     public var type: PhotoType
+    /// `sha256` nil: the session asks for it when the file is due.
     public init(name: String, size: Int64, sha256: String? = nil, modified: Int64? = nil, type: PhotoType = .png) {
         self.name = name
         self.size = size
@@ -73,6 +76,7 @@ public enum SenderAction: Equatable, Sendable {
 
 /// The sender's side of a session as a pure state machine: events in, actions out.
 public struct SenderSession: Sendable {
+    /// Where the session is; `file` is an index into `files`.
     public enum State: Equatable, Sendable {
         case idle
         case awaitingWelcome
@@ -87,6 +91,7 @@ public struct SenderSession: Sendable {
         case closed
     }
 
+    /// Where the session is; `.closed` once BYE or ERROR went out or came.
     public private(set) var state: State = .idle
     /// The window in force after WELCOME.
     public private(set) var window = 1
@@ -94,8 +99,11 @@ public struct SenderSession: Sendable {
     public private(set) var chunkSize = ProtocolLimits.chunkSize
     /// The receiver's WELCOME, once it came.
     public private(set) var welcome: Welcome?
+    /// The files to send, in order; a planning session appends to it as it is given more.
     public private(set) var files: [OutgoingFile]
+    /// The sender's display name, sent in HELLO.name.
     public let name: String
+    /// The window asked for in HELLO, clamped to 1...`ProtocolLimits.maxWindow`; WELCOME may lower it.
     public let requestedWindow: Int
     /// Send the next OFFER right after DONE instead of waiting for SAVED (protocol-v1.md §4).
     public let pipelining: Bool
@@ -120,6 +128,7 @@ public struct SenderSession: Sendable {
     /// FAILED too, or, when none is owed, the file whose chunks flow (in place of an ACK).
     public var lateAnswers: Bool { features.contains(.lateAnswers) }
 
+    /// A session before HELLO; `window` is clamped, and `features` go in HELLO.features.
     public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true, features: [ProtocolFeature] = [.held]) {
         self.name = name
         self.requestedWindow = max(1, min(window, ProtocolLimits.maxWindow))

@@ -4,6 +4,7 @@ import PTKVocabulary
 /// each kind (protocol-v1.md section 7). A type the store does not keep is `not-png`, as it
 /// always was on the wire; the message goes as the store wrote it.
 extension FileErrorCode {
+    /// The code that reports a store failure of this kind.
     public init(_ kind: StoreFailure.Kind) {
         switch kind {
         case .notAPhoto, .typeNotKept: self = .notPNG

@@ -43,6 +43,7 @@ public struct Turns: Sendable {
     /// The senders waiting, first come first, with when each last asked.
     private var line: [(key: String, asked: Instant)] = []
 
+    /// Capacity and per-sender are raised to at least 1; `maxWaiting` 0 remembers no one in line.
     public init(capacity: Int, perSender: Int, patience: Duration = .seconds(10), maxWaiting: Int = 4096) {
         self.capacity = max(1, capacity)
         self.perSender = max(1, perSender)

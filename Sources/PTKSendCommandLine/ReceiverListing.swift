@@ -5,9 +5,13 @@ import PTKSystem
 
 /// One receiver as `ptk-send --list` shows it.
 public struct ReceiverListing: Sendable, Equatable, Encodable {
+    /// The mDNS instance name, which `ptk-send` takes as `<peer>`.
     public var name: String
+    /// The host's mDNS name ("livingroom.local").
     public var host: String
+    /// Numeric addresses, IPv6 link-local ones with their "%interface" scope.
     public var addresses: [String]
+    /// The port the receiver listens on.
     public var port: Int
     /// The protocol version its TXT record gives ("" when none).
     public var version: String

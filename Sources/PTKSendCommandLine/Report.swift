@@ -99,6 +99,7 @@ public final class Report: @unchecked Sendable {
         }
     }
 
+    /// Updates the bar and prints a line for each finished file; called under the delivery's lock, one call at a time.
     public func handle(_ event: SendProgress) {
         switch event {
         case .started(let index, let offset):
@@ -145,6 +146,7 @@ public final class Report: @unchecked Sendable {
         }
     }
 
+    /// Takes the bar off the terminal, before something else is printed.
     public func clearBar() { bar?.clear() }
 
     /// After the sessions: the files a failed session left unsent, the files found in folders

@@ -9,6 +9,7 @@ public enum SendOption: Hashable, Sendable {
 }
 
 extension SendExitCode: ExitStatusCode {
+    /// One line for `ptk-send --help` and the man page's EXIT STATUS.
     public var meaning: String {
         switch self {
         case .ok: return "every photo of a type the receiver keeps was saved, or was there already (`--list`: listed, even none)"
@@ -101,19 +102,26 @@ public let maxParallelSessions = 8
 
 /// What ptk-send's options ask for, checked.
 public struct SendSettings: Sendable {
+    /// How each session runs: `--name`, `--window`, `--timeout`, `--keep-folders`.
     public var options = SendOptions()
+    /// Sessions opened at most (`--parallel`, 1...`maxParallelSessions`); the receiver may allow fewer.
     public var parallel = defaultParallelSessions
+    /// How long and how often to ask a busy receiver for a turn (`--wait`).
     public var waitPolicy = WaitPolicy()
     /// The receiver's port when `<peer>` names none.
     public var defaultPort = ProtocolLimits.defaultPort
+    /// `--expect-id`: the receiver must present this device ID; needs TLS.
     public var expectedID: DeviceID?
+    /// `--plaintext`: send without TLS; never done unasked.
     public var plaintext = false
+    /// `--quiet`: no progress bar, summary or waiting notice.
     public var quiet = false
     /// Follow symbolic links in folders.
     public var follow = false
     /// `--json`: one JSON object per file and a summary, on standard output.
     public var json = false
 
+    /// The defaults, as with no option given.
     public init() {}
 
     /// The settings of a parsed command line; a bad value is a usage error naming the option.

@@ -4,6 +4,7 @@ import PTKSystem
 
 /// Why a device identity could not be loaded or made.
 public struct IdentityError: Error, CustomStringConvertible {
+    /// What went wrong, naming the file or directory where there is one.
     public var description: String
 }
 
@@ -15,11 +16,15 @@ public final class Identity: @unchecked Sendable {
     // Immutable after init; OpenSSL's key and certificate objects are safe to share read-only.
     let key: OpaquePointer
     let certificate: OpaquePointer
+    /// The ID peers know this device by: the SHA-256 of its public key (protocol §6), so it stays
+    /// the same when the certificate is re-issued.
     public let deviceID: DeviceID
     /// The directory holding the files.
     public let directory: String
 
+    /// The private key's path (mode 0600), for messages.
     public var keyFile: String { directory + "/key.pem" }
+    /// The certificate's path, for messages.
     public var certificateFile: String { directory + "/cert.pem" }
 
     /// Certificates are issued for this long, and re-issued when less than a month is left.

@@ -80,6 +80,7 @@ public enum DeviceIdentity: Equatable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The device ID, or why there is none, for logs and the pending list.
     public var description: String {
         switch self {
         case .ed25519(let id): return id.description

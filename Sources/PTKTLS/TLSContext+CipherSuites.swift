@@ -28,6 +28,7 @@ extension TLSContext {
         public let isAEAD: Bool
         /// The key exchange: "kx-ecdhe", "kx-rsa", ..., or "kx-any" (TLS 1.3's suites).
         public let keyExchange: String
+        /// OpenSSL's name alone.
         public var description: String { name }
     }
 

@@ -12,6 +12,7 @@ let alpnWire: [UInt8] = [5] + Array("ptk/1".utf8)
 public final class TLSContext: @unchecked Sendable {
     // SSL_CTX is safe to share between threads once set up, which init finishes.
     let context: OpaquePointer
+    /// True for the receiver's side: it requests the peer's certificate and runs the server handshake.
     public let isServer: Bool
 
     /// Which protocol a context is for.
@@ -92,7 +93,9 @@ public final class TLSContext: @unchecked Sendable {
 /// A `ByteStream` of TLS over a connected non-blocking TCP socket, which it owns.
 public final class TLSStream: ByteStream, @unchecked Sendable {
     // One session thread uses a stream at a time, as with TCPStream.
+    /// The connected socket under TLS; the stream owns it and closes it in `close()`.
     public let socket: FileDescriptor
+    /// The peer's address, for logs.
     public let peer: SocketAddress?
     private let ssl: OpaquePointer
     private let interrupt: FileDescriptor?
@@ -193,11 +196,14 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         if revents[0].isEmpty { throw .timedOut }
     }
 
+    /// The socket: a session polls it, but checks `hasPendingInput` first, since TLS may hold bytes already read.
     public var readinessDescriptor: FileDescriptor? { socket }
 
     /// Records read off the socket and not yet returned (processed or not).
     public var hasPendingInput: Bool { SSL_has_pending(ssl) == 1 }
 
+    /// Decrypts up to `buffer.count` bytes, waiting as the handshake or records need; a
+    /// close_notify or a reset reads as 0, end of stream.
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         while true {
             ERR_clear_error()
@@ -216,6 +222,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         }
     }
 
+    /// Encrypts and sends all of `bytes` by `deadline`; shutdown does not interrupt it, only the deadline does.
     public func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
         var done = 0
         while done < bytes.count {
@@ -242,6 +249,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         Socket.shutdownWrite(socket)
     }
 
+    /// Frees the TLS state and closes the socket, without close_notify (`shutdownWrite` sends it); once only.
     public func close() {
         precondition(!closed, "TLSStream closed twice")
         closed = true

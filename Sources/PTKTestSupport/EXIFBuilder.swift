@@ -3,13 +3,21 @@
 /// and to a GPS IFD), as a camera writes it; `withEXIF` puts it into a JPEG (APP1) or a PNG
 /// (eXIf).
 public struct EXIFFields {
+    /// Orientation (0x0112), 1 to 8; nil leaves the tag out.
     public var orientation: UInt16?
+    /// DateTimeOriginal, as a camera writes it ("2024:06:01 12:30:00"); any text, so tests can write bad ones.
     public var taken: String?
+    /// OffsetTimeOriginal ("+02:00"); nil leaves it out.
     public var offset: String?
+    /// SubSecTimeOriginal, the digits of a second's fraction ("25").
     public var subsec: String?
+    /// Make (0x010F), the camera's maker.
     public var make: String?
+    /// Model (0x0110), the camera's model.
     public var model: String?
+    /// Adds a GPS IFD (version and "N" only, no position): enough for code that looks for one.
     public var gps = false
+    /// Every field left out by default, so a test names only those it checks.
     public init(orientation: UInt16? = nil, taken: String? = nil, offset: String? = nil, subsec: String? = nil,
                 make: String? = nil, model: String? = nil, gps: Bool = false) {
         self.orientation = orientation

@@ -20,6 +20,8 @@ public func htmlStructure(_ pages: [String]) -> Result<[[String]], HTMLStructure
 
 /// Why `htmlStructure` could not parse the pages.
 public struct HTMLStructureError: Error, CustomStringConvertible {
+    /// What failed, with structure.py's output when it ran.
     public var message: String
+    /// The message alone, for the test's failure.
     public var description: String { message }
 }

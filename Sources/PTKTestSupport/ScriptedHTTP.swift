@@ -11,13 +11,19 @@ import PTKTransport
 /// Everything the server writes is kept in `written`.
 public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
     // Used by the one thread that runs the code under test.
+    /// Every byte the server wrote, in order; `responses` parses them.
     public private(set) var written: [UInt8] = []
+    /// What the client does once the script is read; a test may change it between requests.
     public var whenEmpty: ScriptedStream.WhenEmpty
+    /// Bytes a read returns at most: 1 feeds the server one byte at a time.
     public var readSize: Int
+    /// The server shut down its sending side; later writes fail as if the client had gone.
     public private(set) var wroteEnd = false
+    /// The server closed the stream; later writes fail as if the client had gone.
     public private(set) var isClosed = false
     private var pieces: [[UInt8]]
 
+    /// Empty pieces are dropped, so they cannot read as end of stream.
     public init(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close) {
         self.pieces = pieces.filter { !$0.isEmpty }
         self.readSize = readSize
@@ -32,6 +38,8 @@ public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
     /// Adds bytes for the server to read.
     public func feed(_ bytes: [UInt8]) { if !bytes.isEmpty { pieces.append(bytes) } }
 
+    /// The next script piece, up to `readSize` bytes; once none is left, as `whenEmpty` says
+    /// (`.silent` times out at once).
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         guard !pieces.isEmpty else {
             switch whenEmpty {
@@ -47,12 +55,15 @@ public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
         return n
     }
 
+    /// Keeps the bytes in `written`; after `shutdownWrite` or `close` it throws `.peerClosed`.
     public func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
         if wroteEnd || isClosed { throw .peerClosed }
         written += bytes
     }
 
+    /// Records it in `wroteEnd`.
     public func shutdownWrite() { wroteEnd = true }
+    /// Records it in `isClosed`; a second close is not caught here.
     public func close() { isClosed = true }
 
     /// The responses written so far, parsed.
@@ -62,16 +73,23 @@ public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
 /// A response as a client reads it: status, headers (names in lower case), body (chunked
 /// bodies joined).
 public struct ParsedResponse: Sendable, Equatable, CustomStringConvertible {
+    /// The status code from the status line.
     public var status: Int
+    /// Header names in lower case; a repeated header keeps its last value.
     public var headers: [String: String]
+    /// The body, a chunked one joined.
     public var body: [UInt8]
+    /// Header names must already be in lower case for `header(_:)` to find them.
     public init(status: Int, headers: [String: String], body: [UInt8]) {
         self.status = status
         self.headers = headers
         self.body = body
     }
+    /// The body as UTF-8, invalid bytes replaced.
     public var text: String { String(decoding: body, as: UTF8.self) }
+    /// The value of header `name`, in any case; nil when absent.
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    /// Status, headers and the first 300 characters of the body, for failure messages.
     public var description: String { "\(status) \(headers) \(text.prefix(300))" }
 
     /// Every whole response in `bytes`, in order (a HEAD's response has no body: parse those

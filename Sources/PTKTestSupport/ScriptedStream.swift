@@ -23,10 +23,13 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
     public private(set) var written: [Frame] = []
     /// Bytes a read returns at most: 1 feeds the code under test one byte at a time.
     public var readSize: Int
+    /// What a read finds once everything fed is read; silent by default.
     public var whenEmpty: WhenEmpty = .silent
     /// Reads done.
     public private(set) var reads = 0
+    /// The code under test closed the stream; later writes throw `.peerClosed`.
     public private(set) var isClosed = false
+    /// The code under test shut down its sending side; later writes throw `.peerClosed`.
     public private(set) var wroteEnd = false
 
     private var inbound: [UInt8] = []
@@ -35,6 +38,7 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
     private var decoder = FrameDecoder(chunkSize: ProtocolLimits.chunkSize)
     private let respond: (Frame, ScriptedStream) -> Void
 
+    /// `respond` is called with each frame the code under test writes, on its thread, inside the write.
     public init(readSize: Int = 1 << 20, respond: @escaping (Frame, ScriptedStream) -> Void) {
         self.readSize = readSize
         self.respond = respond
@@ -45,6 +49,7 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
     /// Queues raw bytes for the code under test to read.
     public func feed(raw bytes: [UInt8]) { inbound += bytes }
 
+    /// Up to `readSize` bytes of what was fed; once all is read, as `whenEmpty` says (silent times out at once).
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         reads += 1
         if consumed == inbound.count {
@@ -64,6 +69,7 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
         return n
     }
 
+    /// Decodes whole frames, records each and calls `respond`; a malformed frame traps, as a test failure.
     public func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
         if wroteEnd || isClosed { throw .peerClosed }
         decoder.append(bytes)
@@ -76,6 +82,8 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
         }
     }
 
+    /// Records it in `wroteEnd`.
     public func shutdownWrite() { wroteEnd = true }
+    /// Records it in `isClosed`; a second close is not caught here.
     public func close() { isClosed = true }
 }

@@ -114,6 +114,7 @@ public func repositoryRoot() -> String {
 public final class CallCounter: @unchecked Sendable {
     private let lock = Lock()
     private var n = 0
+    /// Starts at 0.
     public init() {}
     /// The number of this call, from 0.
     public func next() -> Int { lock.withLock { defer { n += 1 }; return n } }

@@ -48,5 +48,6 @@ private func giveAway(_ path: String, _ uid: uid_t, _ gid: gid_t) {
 
 /// Why `withFileAccess` could not run its body as another user.
 public struct FileAccessError: Error, CustomStringConvertible {
+    /// Why the file access could not be switched to the other user, for the test's failure.
     public let description: String
 }

@@ -7,10 +7,14 @@
 public struct Instant: Comparable, Hashable, Sendable {
     /// Seconds since an arbitrary start (the boot, for the clock's own instants).
     public var seconds: Double
+    /// Seconds on the same scale as every other instant compared with it; tests pick any start.
     public init(seconds: Double) { self.seconds = seconds }
 
+    /// Earlier is less; only instants of one clock compare meaningfully.
     public static func < (a: Instant, b: Instant) -> Bool { a.seconds < b.seconds }
+    /// The instant `d` after `a` (before it when `d` is negative).
     public static func + (a: Instant, d: Duration) -> Instant { Instant(seconds: a.seconds + d.seconds) }
+    /// The instant `d` before `a`.
     public static func - (a: Instant, d: Duration) -> Instant { Instant(seconds: a.seconds - d.seconds) }
     /// The time from `b` to `a`.
     public static func - (a: Instant, b: Instant) -> Duration { .seconds(a.seconds - b.seconds) }

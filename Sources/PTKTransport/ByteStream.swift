@@ -18,6 +18,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The peer answered a TLS handshake in something that is not TLS (plaintext ptk, HTTP).
     case notTLS(String)
 
+    /// Lower-case words for log lines and the sender's messages.
     public var description: String {
         switch self {
         case .timedOut: return "timed out"
@@ -63,6 +64,7 @@ public protocol ByteStream: AnyObject, Sendable {
 extension ByteStream {
     /// None: a session reads without waiting for anything else (scripted streams in tests).
     public var readinessDescriptor: FileDescriptor? { nil }
+    /// None: a stream that keeps no bytes of its own (TCP) has nothing pending.
     public var hasPendingInput: Bool { false }
 
     /// An interruptible read.
@@ -84,6 +86,7 @@ extension ByteStream {
 /// A `ByteStream` over a connected non-blocking TCP socket, which it owns.
 public final class TCPStream: ByteStream, @unchecked Sendable {
     // One session thread uses a stream at a time; `closed` is only touched by that owner.
+    /// The connected socket; the stream owns it and closes it in `close()`.
     public let socket: FileDescriptor
     /// The peer's address, for logs.
     public let peer: SocketAddress?
@@ -97,10 +100,12 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
         self.interrupt = interrupt
     }
 
+    /// A non-blocking receive, polling in between; a reset counts as `.peerClosed`.
     public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
         try whenReadable(deadline: deadline, interruptible: interruptible) { () throws(SystemError) in try Socket.receive(socket, into: buffer) }
     }
 
+    /// Scatters into both buffers with one receive, polling in between; always interruptible.
     public func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
         try whenReadable(deadline: deadline, interruptible: true) { () throws(SystemError) in try Socket.receive(socket, into: buffer, then: overflow) }
     }
@@ -124,6 +129,7 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
         }
     }
 
+    /// Sends in pieces as the socket's buffer allows; a broken pipe or reset counts as `.peerClosed`.
     public func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
         var done = 0
         while done < bytes.count {
@@ -132,6 +138,7 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
         }
     }
 
+    /// Always gathers (one send of both buffers), so it returns true or throws.
     public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool {
         var done = 0
         while done < first.count {
@@ -158,10 +165,13 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
         return n
     }
 
+    /// Half-closes the socket: the peer reads end of stream, and this side can still read its answer.
     public func shutdownWrite() { Socket.shutdownWrite(socket) }
 
+    /// The socket: a TCP stream buffers nothing above it, so its readiness is the stream's.
     public var readinessDescriptor: FileDescriptor? { socket }
 
+    /// Closes the socket; a second call is a programming error and traps.
     public func close() {
         precondition(!closed, "TCPStream closed twice")
         closed = true

@@ -13,6 +13,7 @@ import PTKSystem
 /// frame, and nothing written after it would be read as frames.
 public final class FramedConnection: @unchecked Sendable {
     // Used by one thread at a time (the session that owns it).
+    /// The stream it frames; the connection owns it and closes it in `close()` or `closeGracefully`.
     public let stream: ByteStream
     /// How long a read or write may wait for progress.
     public var timeout: Duration
@@ -25,6 +26,7 @@ public final class FramedConnection: @unchecked Sendable {
     /// later write fails with it, so the session ends rather than dropping queued answers.
     public private(set) var writeFailure: TransportError?
 
+    /// `timeout` bounds each wait for progress; `chunkSize` is the largest CHUNK payload the decoder accepts.
     public init(stream: ByteStream, timeout: Duration, chunkSize: Int = ProtocolLimits.chunkSize) {
         self.stream = stream
         self.timeout = timeout

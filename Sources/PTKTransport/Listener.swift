@@ -3,6 +3,7 @@ import PTKSystem
 /// Listening TCP sockets on one port, for one or more local addresses.
 public final class Listener: @unchecked Sendable {
     // The descriptors are set at init and closed once by close(), from the accept thread.
+    /// The listening sockets, one per address bound; empty after `close()`. The accept loop polls them.
     public private(set) var sockets: [FileDescriptor]
     /// The addresses really bound (the port filled in when 0 was asked for).
     public let addresses: [SocketAddress]

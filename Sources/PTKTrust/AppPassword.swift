@@ -15,6 +15,7 @@ public struct AppPassword: Sendable, Equatable {
     public var id: String
     /// The user name in Basic auth (`validName`).
     public var name: String
+    /// What it may do through the WebDAV door; `.upload` unless made with full access.
     public var access: AppAccess
     /// Unix time, seconds.
     public var created: Int64
@@ -23,6 +24,7 @@ public struct AppPassword: Sendable, Equatable {
     /// The address it was last used from.
     public var lastAddress: String?
 
+    /// The fields as stored; making a password (and its ID) is `AppPasswords.add`'s work.
     public init(id: String, name: String, access: AppAccess, created: Int64, lastUsed: Int64? = nil, lastAddress: String? = nil) {
         self.id = id
         self.name = name

@@ -17,6 +17,7 @@ import PTKSystem
 /// on the next request), and a replaced file is never seen half-written.
 public final class AppPasswords: @unchecked Sendable {
     // `written` and `pending` are guarded by `lock`; `file` guards itself; the rest is immutable.
+    /// The web state directory (`STATE/web`) holding the `app-passwords` file, as given at init.
     public let directory: String
     private let web: StateDirectory
     private let file: ReloadingFile<[AppPasswordFile.Entry]>
@@ -30,6 +31,7 @@ public final class AppPasswords: @unchecked Sendable {
     public static let noteInterval: Int64 = 60
     /// A generated password: this many groups of `groupLength` lower-case letters, joined by "-".
     public static let groups = 6
+    /// Letters in each group of a generated password.
     public static let groupLength = 5
 
     /// `directory` is the web state directory (`STATE/web`, as WebAccess's).

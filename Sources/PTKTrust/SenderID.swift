@@ -75,5 +75,6 @@ public enum SenderID: Hashable, Sendable, Comparable, CustomStringConvertible {
         }
     }
 
+    /// Orders by the compact form, so lists of senders come out the same every time.
     public static func < (a: SenderID, b: SenderID) -> Bool { a.compact < b.compact }
 }

@@ -4,17 +4,22 @@ import PTKVocabulary
 
 /// A device allowed to send: its ID and the name the administrator gave it.
 public struct TrustedSender: Sendable, Equatable {
+    /// The device ID or LocalSend fingerprint the sender proves over TLS.
     public var id: SenderID
+    /// The administrator's name for it, from the trust list's line; may be empty.
     public var name: String
+    /// Takes both as given; `parseTrustList` makes these from the file's lines.
     public init(id: SenderID, name: String) {
         self.id = id
         self.name = name
     }
+    /// A ptk device (protocol v1); LocalSend apps go through the `SenderID` form.
     public init(id: DeviceID, name: String) { self.init(id: .device(id), name: name) }
 }
 
 /// A device that was refused under `--senders trusted`, kept so the administrator can allow it.
 public struct PendingSender: Sendable, Equatable {
+    /// The ID the administrator allows it by (`ptk trust allow`, a prefix is enough).
     public var id: SenderID
     /// The name from its last HELLO.
     public var name: String
@@ -22,9 +27,12 @@ public struct PendingSender: Sendable, Equatable {
     public var address: String
     /// First and last attempt, seconds since 1970.
     public var firstAttempt: WallTime
+    /// Seconds since 1970; the pending list drops the device whose last attempt is oldest when full.
     public var lastAttempt: WallTime
+    /// Refused attempts counted, at least 1.
     public var attempts: Int
 
+    /// Takes the fields as given; `TrustStore` keeps the counts.
     public init(id: SenderID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int) {
         self.id = id
         self.name = name
@@ -33,6 +41,7 @@ public struct PendingSender: Sendable, Equatable {
         self.lastAttempt = lastAttempt
         self.attempts = attempts
     }
+    /// A ptk device (protocol v1); LocalSend apps go through the `SenderID` form.
     public init(id: DeviceID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int) {
         self.init(id: .device(id), name: name, address: address, firstAttempt: firstAttempt, lastAttempt: lastAttempt, attempts: attempts)
     }
@@ -40,7 +49,9 @@ public struct PendingSender: Sendable, Equatable {
 
 /// Why a trust operation could not be done, with the fix where there is one.
 public struct TrustError: Error, CustomStringConvertible, Equatable {
+    /// What went wrong, with the fix where there is one; `ptk` prints it as it is.
     public var description: String
+    /// The message should carry the fix where there is one.
     public init(_ description: String) { self.description = description }
 }
 
@@ -58,6 +69,7 @@ public struct TrustError: Error, CustomStringConvertible, Equatable {
 /// refused with an error naming it (`RefusedFileError`), and a lock file with a second hard
 /// link too (issue 42).
 public final class TrustStore: @unchecked Sendable {
+    /// The state directory holding both files, as given at init.
     public let directory: String
     private let state: StateDirectory
     private let trustList: ReloadingFile<[TrustedSender]>
@@ -85,7 +97,9 @@ public final class TrustStore: @unchecked Sendable {
         trustList = ReloadingFile("trusted-senders", in: state, empty: [], parse: Self.parseTrustList)
     }
 
+    /// The trust list's path, for messages that tell the administrator where to look.
     public var trustFile: String { trustList.path }
+    /// The pending list's path, for messages that tell the administrator where to look.
     public var pendingFile: String { state.path(of: "pending-senders") }
     var lockFile: String { state.path(of: ".trust.lock") }
 
@@ -94,6 +108,7 @@ public final class TrustStore: @unchecked Sendable {
         trusted().contains { $0.id == id }
     }
 
+    /// `isTrusted(_:)` for a ptk device ID.
     public func isTrusted(_ id: DeviceID) -> Bool { isTrusted(.device(id)) }
 
     /// The trust list as now on disk (re-read when its inode, size or time changed). A file
@@ -314,6 +329,7 @@ public final class TrustStore: @unchecked Sendable {
         return out
     }
 
+    /// The pending list's lines; a malformed line is skipped, so a hand-damaged file loses only that line.
     public static func parsePending(_ text: String) -> [PendingSender] {
         var out: [PendingSender] = []
         for line in lines(text) where !line.hasPrefix("#") {

@@ -15,10 +15,14 @@ public struct WebSession: Sendable, Equatable {
     public var name: String
     /// The address it logged in from.
     public var address: String
+    /// When it logged in.
     public var created: WallTime
+    /// When it last made a request; written at most once an hour per session.
     public var lastUsed: WallTime
+    /// When the cookie stops working: `sessionLifetime` after login.
     public var expires: WallTime
 
+    /// The fields as stored; logging in (and making the secrets) is `WebAccess`'s work.
     public init(id: String, tokenHash: String, csrf: String, name: String, address: String, created: WallTime, lastUsed: WallTime, expires: WallTime) {
         self.id = id
         self.tokenHash = tokenHash
@@ -48,6 +52,7 @@ public struct WebSession: Sendable, Equatable {
 /// descriptor: a symlink planted at `web` or at a file's name is refused with an error naming
 /// it (`RefusedFileError`), and so is a lock file with a second hard link (issue 42).
 public final class WebAccess: @unchecked Sendable {
+    /// The web state directory (`STATE/web`), as given at init.
     public let directory: String
     private let web: StateDirectory
     /// The sessions file, as ptkd checks cookies against it.
@@ -69,8 +74,11 @@ public final class WebAccess: @unchecked Sendable {
         sessionList = ReloadingFile("sessions", in: web, empty: [], parse: Self.parseSessions)
     }
 
+    /// Where `ptk web-password` writes the scrypt hash, for messages.
     public var passwordFile: String { web.path(of: "password") }
+    /// Where the unused one-time login links are kept, for messages.
     public var linksFile: String { web.path(of: "links") }
+    /// Where the logged-in browsers are kept, for messages.
     public var sessionsFile: String { sessionList.path }
     var lockFile: String { web.path(of: ".lock") }
 
