@@ -74,7 +74,7 @@ let package = Package(
         // ... and who may use the web interface (password, one-time links, sessions) and its WebDAV door (app passwords).
         .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
-        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
+        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
         // The sending side: drives the sender state machine over a connection. Never the store
         // (ptk-send links no libheif): types, names and packages come from PTKVocabulary.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKVocabulary"]),

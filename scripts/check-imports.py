@@ -45,6 +45,7 @@ FORBIDDEN = {
     ('PTKWeb', 'PTKLibrary'): 'PTKWeb renders plain values (WebPhoto) and does no I/O; the library gives it those values',
     ('PTKAdminCommandLine', 'PTKLibrary'): 'ptk-docs links ptk\'s command table and must not link SQLite, libpng, libjpeg, libheif or libarchive',
     ('PTKClient', 'PTKStore'): 'ptk-send must not link libheif; types, names and packages come from PTKVocabulary',
+    ('PTKStore', 'PTKProtocol'): 'the store answers in its own terms (StoredPhoto, StoreFailure), below every door; a door turns them into its wire messages',
     ('PTKVocabulary', 'PTKSystem'): 'the vocabulary is pure, below everything: no I/O, no C library',
     ('PTKWeb', 'PTKLocalSend'): 'the web interface stands on PTKHTTP, never on another door',
     ('PTKHTTP', 'PTKLocalSend'): 'the HTTP layer is below every door',

@@ -1,4 +1,3 @@
-import PTKProtocol
 import PTKSystem
 import PTKVocabulary
 
@@ -26,7 +25,7 @@ final class FlushRounds: @unchecked Sendable {
         var offeredName: String
         var type: PhotoType
         var folder: String
-        var saved: Saved
+        var saved: StoredPhoto
         var ticket: FlushTicket
         /// Who brought it (a session): a round takes the waiting photos of each in turn.
         var owner: Int
@@ -66,7 +65,7 @@ final class FlushRounds: @unchecked Sendable {
     /// A round between its two halves.
     private struct Stage {
         var jobs: [Job]
-        var results: [Result<Saved, StoreFailure>?]
+        var results: [Result<StoredPhoto, StoreFailure>?]
         var placed: [Int: PhotoStore.Placed]
         /// Rounds it holds (stages waiting together are flushed together).
         var rounds = 1
@@ -234,7 +233,7 @@ final class FlushRounds: @unchecked Sendable {
     /// A round's first half: every file's data flushed (several at once), then each flushed file
     /// renamed to its final name.
     private func filesStage(_ jobs: [Job]) -> Stage {
-        var results = [Result<Saved, StoreFailure>?](repeating: nil, count: jobs.count)
+        var results = [Result<StoredPhoto, StoreFailure>?](repeating: nil, count: jobs.count)
         // 1. Every file's data, several at once.
         let failures = parallel.run(jobs.count) { [flush] i throws(SystemError) in try flush.file(jobs[i].file) }
         for (i, failure) in failures.enumerated() {
@@ -300,18 +299,18 @@ final class FlushRounds: @unchecked Sendable {
 public final class FlushTicket: @unchecked Sendable {
     // `outcome` is guarded by `state`.
     private let state = ConditionLock()
-    private var outcome: Result<Saved, StoreFailure>?
+    private var outcome: Result<StoredPhoto, StoreFailure>?
     private let notify: (@Sendable () -> Void)?
 
     init(notify: (@Sendable () -> Void)?) { self.notify = notify }
 
     /// A ticket answered already (a photo that failed its checks, or that was kept before).
-    public init(_ result: Result<Saved, StoreFailure>) {
+    public init(_ result: Result<StoredPhoto, StoreFailure>) {
         outcome = result
         notify = nil
     }
 
-    func complete(_ result: Result<Saved, StoreFailure>) {
+    func complete(_ result: Result<StoredPhoto, StoreFailure>) {
         state.withLock {
             outcome = result
             state.broadcast()
@@ -320,10 +319,10 @@ public final class FlushTicket: @unchecked Sendable {
     }
 
     /// The result, once the round is over; nil before.
-    public var result: Result<Saved, StoreFailure>? { state.withLock { outcome } }
+    public var result: Result<StoredPhoto, StoreFailure>? { state.withLock { outcome } }
 
     /// Waits for the round.
-    public func wait() -> Result<Saved, StoreFailure> {
+    public func wait() -> Result<StoredPhoto, StoreFailure> {
         state.withLock {
             while outcome == nil { state.wait() }
             return outcome!
