@@ -1,7 +1,16 @@
 import Glibc
 
-// `Instant` (a pure value in PTKTime) comes with PTKSystem, which reads the clock.
+// `Instant` and `WallTime` (pure values in PTKTime) come with PTKSystem, which reads the clocks.
 @_exported import PTKTime
+
+extension WallTime {
+    /// Now. The corresponding C function is `clock_gettime` (CLOCK_REALTIME).
+    public static var now: WallTime {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return WallTime(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+    }
+}
 
 extension Instant {
     /// Now, on CLOCK_MONOTONIC.

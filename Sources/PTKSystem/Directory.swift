@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import PTKVocabulary
 
 /// Operations on names inside a directory descriptor (the `*at` family), so that a path is
 /// always resolved below that directory.

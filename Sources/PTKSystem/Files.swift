@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import PTKVocabulary
 
 /// The whole contents of a small file (at most `limit` bytes).
 public func readFileBytes(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {

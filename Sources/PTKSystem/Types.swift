@@ -135,6 +135,15 @@ public struct FileStatus: Sendable, Equatable {
     }
 }
 
+extension FileStatus {
+    /// When the file was last modified.
+    /// (A time set beyond what milliseconds hold, some 292 million years, is the farthest they can.)
+    public var modifiedTime: WallTime {
+        let (ms, overflow) = WallTime(seconds: modified).milliseconds.addingReportingOverflow(modifiedNanoseconds / 1_000_000)
+        return WallTime(milliseconds: overflow ? .max : ms)
+    }
+}
+
 /// The status of `path`, following symlinks. The corresponding C function is `stat`.
 public func fileStatus(_ path: String) throws(SystemError) -> FileStatus {
     var st = stat()
@@ -148,39 +157,3 @@ public func processID() -> Int32 { getpid() }
 /// The calling thread's errno, for callers that learn of a failure through a library that
 /// leaves it set (OpenSSL's SSL_ERROR_SYSCALL).
 public func currentErrno() -> CInt { errno }
-
-
-/// A byte count for people: "1.2 MB".
-public func formatBytes(_ n: Double) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB"]
-    var v = n
-    var i = 0
-    while v >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
-    return i == 0 ? "\(Int(v)) B" : "\(formatDecimal(v)) \(units[i])"
-}
-
-/// One decimal place below 100, none above.
-public func formatDecimal(_ v: Double) -> String {
-    if v >= 100 || v.isNaN || v.isInfinite { return v.isFinite ? String(Int(v.rounded())) : "0" }
-    let tenths = Int((v * 10).rounded())
-    return "\(tenths / 10).\(tenths % 10)"
-}
-
-/// A duration for people to read: "10 min" for whole minutes, else seconds ("90 s", "0.25 s").
-public func formatSeconds(_ duration: Duration) -> String {
-    let seconds = duration.seconds
-    if seconds >= 60 && seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
-    if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
-    return "\(seconds) s"
-}
-
-/// Hex digits as browsers show a certificate's fingerprint: pairs of upper-case digits,
-/// colon-separated ("AB:12:CD").
-public func colonHex(_ hex: String) -> String {
-    var out = ""
-    for (i, c) in hex.uppercased().enumerated() {
-        if i > 0 && i % 2 == 0 { out += ":" }
-        out.append(c)
-    }
-    return out
-}

@@ -4,6 +4,7 @@ import PTKSystem
 import PTKTestSupport
 import PTKTLS
 import PTKTransport
+import PTKVocabulary
 import Testing
 
 /// A TLS connection to ptkd's `port` from the loopback address `source` (127.0.0.2, ...): the

@@ -3,6 +3,7 @@ import Glibc
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 /// Results of processes run on threads of their own.

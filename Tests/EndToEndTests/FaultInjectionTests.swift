@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PTKVocabulary
 import Testing
 import PTKDigest
 import PTKSystem

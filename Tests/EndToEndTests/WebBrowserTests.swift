@@ -1,6 +1,7 @@
 import Foundation
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 /// The web interface in headless Chromium (Tests/Browser/web_test.py through WebDriver),

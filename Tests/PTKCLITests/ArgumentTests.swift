@@ -1,4 +1,5 @@
 import Glibc
+import PTKVocabulary
 import Testing
 import PTKTestSupport
 @testable import PTKCLI

@@ -6,6 +6,7 @@ import PTKDAV
 import PTKLibrary
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 /// Writes `bytes` over the file at `path` in place: the same inode, the same path, other bytes

@@ -1,3 +1,4 @@
+import PTKVocabulary
 import Testing
 @testable import PTKHTTP
 

@@ -2,6 +2,7 @@ import PTKDigest
 import PTKStore
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 @testable import PTKLibrary

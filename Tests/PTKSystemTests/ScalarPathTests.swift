@@ -1,6 +1,7 @@
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 /// Paths split as the kernel splits them: at every "/" scalar, even one that a combining mark

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKVocabulary
 import Testing
 
 /// Text from elsewhere made one line with nothing a terminal acts on (issue 41, finding 4).

@@ -2,6 +2,7 @@ import Foundation
 import PTKLibrary
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 import PTKWeb
 import Testing
 
