@@ -34,26 +34,6 @@ extension Instant {
     }
 }
 
-/// Waits until one of `fds` is ready for `events` or `deadline` passes; returns the
-/// `revents` of each, in order. The corresponding C function is `poll`.
-public func poll(_ fds: [(FileDescriptor, PollEvents)], until deadline: Instant?) throws(SystemError) -> [PollEvents] {
-    var pfds = fds.map { pollfd(fd: $0.0.rawValue, events: $0.1.rawValue, revents: 0) }
-    while true {
-        let timeout = deadline?.pollTimeout ?? -1
-        let n = Glibc.poll(&pfds, nfds_t(pfds.count), timeout)
-        if n >= 0 { return pfds.map { PollEvents(rawValue: $0.revents) } }
-        if errno != EINTR { throw SystemError(call: "poll", errno: errno) }
-    }
-}
-
-/// Writes `message` to standard error in one call, so lines from threads do not interleave.
-public func writeToStandardError(_ message: String) {
-    var bytes = Array(message.utf8)
-    if bytes.last != 0x0A { bytes.append(0x0A) }
-    // Standard error is where failures are told: a failure to write there has nowhere to go.
-    try? FileDescriptor.standardError.writeAll(bytes)
-}
-
 /// Blocks the calling thread for `duration` (a thread of our own, never Swift's cooperative pool).
 /// The corresponding C function is `nanosleep`.
 public func sleep(for duration: Duration) {
