@@ -54,16 +54,18 @@ let package = Package(
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).
         .systemLibrary(name: "CLinux"),
 
-        // A point in time, as a pure value (the clock is read in PTKSystem).
+        // Time as pure values: a point on the monotonic clock (`Instant`), a date (`WallTime`, ISO
+        // 8601) and the calendar's arithmetic (`CivilDate`). The clocks are read in PTKSystem.
         .target(name: "PTKTime"),
         // The words every layer shares, below all of them: photo types and sniffing, file-name
-        // rules, the text escapers (HTML, URL, JSON), sort orders, the .ptk package format and
-        // the store's failures. Pure values; no I/O, no C library.
+        // rules, the text escapers (HTML, URL, JSON, the terminal's) and the percent-decoder, text
+        // split by scalars, numbers and durations for people, sort orders, the .ptk package
+        // format and the store's failures. Pure values; no I/O, no C library.
         .target(name: "PTKVocabulary"),
         // Pure protocol core: frames, codec, limits, state machines. No I/O.
         .target(name: "PTKProtocol", dependencies: ["PTKTime", "PTKVocabulary"]),
-        // Thin syscall layer: errors, descriptors, sockets, addresses.
-        .target(name: "PTKSystem", dependencies: ["CLinux", "PTKTime"]),
+        // Thin syscall layer: errors, descriptors, files, sockets, addresses, the clocks, threads.
+        .target(name: "PTKSystem", dependencies: ["CLinux", "PTKTime", "PTKVocabulary"]),
         // SHA-256 (OpenSSL) and CRC-32 (libdeflate).
         .target(name: "PTKDigest", dependencies: ["COpenSSL", "CDeflate", "PTKSystem"]),
         // Byte streams, listeners, framed connections with deadlines.
@@ -74,7 +76,7 @@ let package = Package(
         // ... and who may use the web interface (password, one-time links, sessions) and its WebDAV door (app passwords).
         .target(name: "PTKTrust", dependencies: ["PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
         // The received-photos directory: names, temp files, PNG check, atomic publish.
-        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKProtocol", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
+        .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
         // The sending side: drives the sender state machine over a connection. Never the store
         // (ptk-send links no libheif): types, names and packages come from PTKVocabulary.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKVocabulary"]),
@@ -85,10 +87,10 @@ let package = Package(
         // The web interface's pages (issue 29; its routes are PTKDaemon's, on PTKHTTP): HTML, the
         // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
         // values (`WebPhoto`), which the library makes from its photos; it never imports the library.
-        .target(name: "PTKWeb", dependencies: ["PTKSystem", "PTKVocabulary"]),
+        .target(name: "PTKWeb", dependencies: ["PTKTime", "PTKVocabulary"]),
         // WebDAV (RFC 4918 class 1 and 2, RFC 4331 quota): request bodies parsed by expat, headers
         // (Depth, If, Destination, Timeout), paths, multistatus XML and the lock table. No I/O.
-        .target(name: "PTKDAV", dependencies: ["PTKVocabulary", "CExpat"]),
+        .target(name: "PTKDAV", dependencies: ["PTKVocabulary", "PTKTime", "CExpat"]),
         // LocalSend v2 (issue 14): the JSON messages and the sessions' decisions. No I/O.
         .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
         // The one HTTP layer every HTTP door stands on (issue 43): requests parsed by
@@ -129,11 +131,11 @@ let package = Package(
         .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode"]),
         // Man pages and completion scripts from the three command tables (a build tool, not installed).
         .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS"]),
+        .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS", "PTKVocabulary"]),
 
         .testTarget(name: "PTKVocabularyTests", dependencies: ["PTKTestTags", "PTKVocabulary"]),
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKTestTags", "PTKProtocol", "PTKTime", "PTKVocabulary"]),
-        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKTestTags", "PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKTestTags", "PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKTestTags", "PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),

@@ -43,8 +43,10 @@ GLIBC_ALLOWED = {'PTKSystem', 'PTKTestSupport'}
 FORBIDDEN = {
     ('PTKCLI', 'PTKProtocol'): 'the command-line tables need words (PTKVocabulary), not the wire protocol',
     ('PTKWeb', 'PTKLibrary'): 'PTKWeb renders plain values (WebPhoto) and does no I/O; the library gives it those values',
+    ('PTKWeb', 'PTKSystem'): 'PTKWeb does no I/O: its text and time helpers are pure (PTKVocabulary, PTKTime)',
     ('PTKAdminCommandLine', 'PTKLibrary'): 'ptk-docs links ptk\'s command table and must not link SQLite, libpng, libjpeg, libheif or libarchive',
     ('PTKClient', 'PTKStore'): 'ptk-send must not link libheif; types, names and packages come from PTKVocabulary',
+    ('PTKStore', 'PTKProtocol'): 'the store answers in its own terms (StoredPhoto, StoreFailure), below every door; a door turns them into its wire messages',
     ('PTKVocabulary', 'PTKSystem'): 'the vocabulary is pure, below everything: no I/O, no C library',
     ('PTKWeb', 'PTKLocalSend'): 'the web interface stands on PTKHTTP, never on another door',
     ('PTKHTTP', 'PTKLocalSend'): 'the HTTP layer is below every door',
@@ -63,7 +65,7 @@ ONLY_IMPORTED_BY = {
 # Targets that may list and import nothing of ours beyond the named ones: pure cores that must
 # stay below the doors and the I/O. (importer): (allowed, why).
 ONLY_IMPORTS = {
-    'PTKDAV': ({'PTKVocabulary', 'CExpat'}, 'the WebDAV core is pure: no I/O, no clock, nothing of ours but PTKVocabulary'),
+    'PTKDAV': ({'PTKVocabulary', 'PTKTime', 'CExpat'}, 'the WebDAV core is pure: no I/O, no clock, nothing of ours but PTKVocabulary and PTKTime (its calendar)'),
 }
 
 # Files of one door inside a module that holds several (PTKDaemon): the web interface's files

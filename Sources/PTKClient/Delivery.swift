@@ -1,6 +1,7 @@
 import PTKProtocol
 import PTKSystem
 import PTKTransport
+import PTKVocabulary
 
 /// Opens one connection to the receiver for a session: the stream and the peer's name for
 /// progress. `Connector.tcp` connects over TCP; tests pass scripted streams.

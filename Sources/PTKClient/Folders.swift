@@ -1,5 +1,6 @@
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// What the command line's paths hold: the photos to send, in order, and what is left out.
 public struct SendList: Sendable {

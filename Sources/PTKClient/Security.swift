@@ -2,6 +2,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTLS
 import PTKTransport
+import PTKVocabulary
 
 /// A receiver ID the sender requires, and where that requirement comes from (for the message
 /// that a different ID gets, and the fix it suggests).

@@ -1,6 +1,7 @@
 import PTKProtocol
 import PTKSystem
 import PTKTransport
+import PTKVocabulary
 
 /// How ptk-send runs a session.
 public struct SendOptions: Sendable {

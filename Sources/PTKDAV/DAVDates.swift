@@ -1,3 +1,5 @@
+import PTKTime
+
 /// The two date forms WebDAV properties use, from seconds since the Unix epoch, by arithmetic
 /// alone (no libc time zone, no Foundation): UTC always.
 public enum DAVDates {
@@ -19,7 +21,7 @@ public enum DAVDates {
         return "\(four(t.year))-\(two(t.month))-\(two(t.day))T\(two(t.hour)):\(two(t.minute)):\(two(t.second))Z"
     }
 
-    /// The proleptic Gregorian date and time of `seconds` (Howard Hinnant's civil_from_days).
+    /// The proleptic Gregorian date and time of `seconds` (PTKTime's `CivilDate`).
     private static func civil(_ seconds: Int64) -> (days: Int64, year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) {
         var days = seconds / 86_400
         var rest = seconds % 86_400
@@ -27,15 +29,7 @@ public enum DAVDates {
             rest += 86_400
             days -= 1
         }
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = CivilDate.date(fromDays: days)
         return (days, year, month, day, rest / 3600, rest % 3600 / 60, rest % 60)
     }
 

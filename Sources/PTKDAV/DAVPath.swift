@@ -1,3 +1,5 @@
+import PTKVocabulary
+
 /// Where a request points inside the door: a request-target or Destination turned into decoded
 /// names below the door's prefix, refusing anything that could name a file outside it or a
 /// name the store must not see; and the hrefs the door writes back.
@@ -127,10 +129,10 @@ extension DAVPath {
         if path.utf8.count > 3 * (maxBytes + prefix.utf8.count) + 64 { return .failure(.tooLong) }
         var segments: [[UInt8]] = []
         for raw in path.utf8.split(separator: UInt8(ascii: "/")) {
-            guard let decoded = percentDecode(raw) else { return .failure(.badEncoding) }
+            guard let decoded = percentDecoded(bytes: raw) else { return .failure(.badEncoding) }
             segments.append(decoded)
         }
-        let prefixSegments = prefix.utf8.split(separator: UInt8(ascii: "/")).map { percentDecode($0) ?? Array($0) }
+        let prefixSegments = prefix.utf8.split(separator: UInt8(ascii: "/")).map { percentDecoded(bytes: $0) ?? Array($0) }
         guard segments.count >= prefixSegments.count,
               zip(prefixSegments, segments).allSatisfy({ $0 == $1 }) else { return .failure(.outside) }
         let names = segments.dropFirst(prefixSegments.count)
@@ -180,35 +182,5 @@ extension DAVPath {
         guard !authority.isEmpty else { return nil }
         let path = afterSlashes[end...]
         return (scheme, authority, path.utf8.first == UInt8(ascii: "/") ? path : "/")
-    }
-}
-
-/// The bytes of a %-encoded segment; nil when a "%" lacks two hex digits.
-func percentDecode(_ raw: Substring.UTF8View.SubSequence) -> [UInt8]? {
-    var out: [UInt8] = []
-    out.reserveCapacity(raw.count)
-    var i = raw.startIndex
-    while i < raw.endIndex {
-        let b = raw[i]
-        if b == UInt8(ascii: "%") {
-            let h = raw.index(after: i)
-            guard h < raw.endIndex, raw.index(after: h) < raw.endIndex,
-                  let hi = hexValue(raw[h]), let lo = hexValue(raw[raw.index(after: h)]) else { return nil }
-            out.append(hi << 4 | lo)
-            i = raw.index(h, offsetBy: 2)
-        } else {
-            out.append(b)
-            i = raw.index(after: i)
-        }
-    }
-    return out
-}
-
-private func hexValue(_ b: UInt8) -> UInt8? {
-    switch b {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-    default: nil
     }
 }

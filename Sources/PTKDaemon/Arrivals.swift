@@ -73,7 +73,7 @@ final class Arrivals: @unchecked Sendable {
     /// Called once a photo is saved (or found held), before SAVED or 200 goes out: the library
     /// indexes it (not a duplicate: its entry is there), later photos see it as held, and the
     /// hook's run is queued (written to disk, so it happens even if ptkd dies after answering).
-    func saved(_ saved: Saved, type: PhotoType, from sender: Sender, deviceID: String?) {
+    func saved(_ saved: StoredPhoto, type: PhotoType, from sender: Sender, deviceID: String?) {
         let received = WallTime.now
         if !saved.isDuplicate {
             library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: received,

@@ -4,6 +4,7 @@ import PTKHTTP
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 
 /// What a WebDAV request carries besides its head: the browser-side connection (and its
 /// library handle) and, once `BasicAuth` accepted it, the app password.

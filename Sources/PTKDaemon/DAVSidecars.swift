@@ -1,5 +1,6 @@
 import PTKDigest
 import PTKSystem
+import PTKVocabulary
 
 /// The files operating systems write beside photos (`._NAME` AppleDouble, `.DS_Store`,
 /// `Thumbs.db`, `desktop.ini`: `DAVName.Kind.sidecar`), kept apart from the photos and the

@@ -9,6 +9,7 @@ import PTKSystem
 import PTKTLS
 import PTKTransport
 import PTKTrust
+import PTKVocabulary
 
 /// Shutdown as its own signal, distinct from errors: set once, seen by every session.
 public final class ShutdownSignal: @unchecked Sendable {

@@ -1,6 +1,7 @@
 import PTKHTTP
 import PTKLocalSend
 import PTKSystem
+import PTKVocabulary
 
 /// The receiver's one budget of wrong guesses (web passwords, LocalSend PINs, app passwords):
 /// at most `GuessBudget.limit` a minute whatever addresses they come from. Once spent, every

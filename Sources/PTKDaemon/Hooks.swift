@@ -1,6 +1,7 @@
 import FoundationEssentials
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// One run of the `on-saved` hook owed for a photo: what it is told.
 struct HookJob: Codable, Equatable, Sendable {

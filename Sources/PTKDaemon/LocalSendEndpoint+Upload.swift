@@ -74,7 +74,7 @@ extension LocalSendEndpoint {
             let sender = Sender(announcedName: request.info.alias, id: r.context.sender, address: r.peer.description)
             for (file, name) in held.values.sorted(by: { $0.0.fileName < $1.0.fileName }) {
                 r.logWhole("\(prefix): \(quotedForLog(file.fileName)) is already kept as \(quotedForTerminal(name)); not asked for")
-                arrivals.saved(Saved(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", duplicate: true),
+                arrivals.saved(StoredPhoto(name: name, size: file.size, sha256: file.sha256?.lowercased() ?? "", isDuplicate: true),
                                type: PhotoType(mediaType: file.mediaType) ?? .png, from: sender, deviceID: r.certificate.map { "LocalSend \($0)" })
             }
         case .pinRequired(wrong: true), .tooManyTries where pinChecked && pin != configuration.localSendPIN:

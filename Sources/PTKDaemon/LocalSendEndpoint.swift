@@ -8,6 +8,7 @@ import PTKSystem
 import PTKTLS
 import PTKTransport
 import PTKTrust
+import PTKVocabulary
 
 /// ptkd as a LocalSend v2 receiver (docs/PROTOCOL.md, "LocalSend"): HTTPS on its own port,
 /// the routes the apps call, and uploads into the same store, limits, trust list and library

@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKVocabulary
 
 /// ptkd's log: one line per event on standard error (journald adds time stamps under systemd).
 /// Lines go through a writer thread with a bounded queue: a journal that stops reading costs

@@ -103,7 +103,7 @@ final class ReceiverDriver {
 
     /// The oldest owed answer, taken off the list, once its round is over (waiting for it when
     /// `waiting`); nil when none is owed or it is not over.
-    private func nextOwedAnswer(waiting: Bool) -> (OwedAnswer, Result<Saved, StoreFailure>)? {
+    private func nextOwedAnswer(waiting: Bool) -> (OwedAnswer, Result<StoredPhoto, StoreFailure>)? {
         guard let head = owedAnswers.first, waiting || head.ticket.result != nil else { return nil }
         owedAnswers.removeFirst()
         let result = head.file.map { $0.conclude(head.ticket) } ?? head.ticket.wait()
@@ -123,8 +123,8 @@ final class ReceiverDriver {
     /// Gives the machine an owed answer; its log line names that answer's photo (a held FAILED
     /// that follows it is the current file's). A session that has ended sends nothing, but the
     /// photo is recorded all the same.
-    private func answerOwed(_ owed: (OwedAnswer, Result<Saved, StoreFailure>)) {
-        let actions = machine.state == .closed ? [] : machine.handle(.fileFinished(owed.1))
+    private func answerOwed(_ owed: (OwedAnswer, Result<StoredPhoto, StoreFailure>)) {
+        let actions = machine.state == .closed ? [] : machine.handle(.fileFinished(owed.1.map(Saved.init)))
         guard let first = actions.first, case .send(let frame) = first, frame.answersFile else {
             recordUnanswered(owed)
             for action in actions { _ = perform(action) }
@@ -137,7 +137,7 @@ final class ReceiverDriver {
 
     /// An owed answer that cannot go out: the photo it is about goes to the library, the held
     /// index and the hook as if SAVED had been sent (it is published), and the log says so.
-    private func recordUnanswered(_ owed: (OwedAnswer, Result<Saved, StoreFailure>)) {
+    private func recordUnanswered(_ owed: (OwedAnswer, Result<StoredPhoto, StoreFailure>)) {
         let (current, currentStarted) = (lastOffer, fileStarted)
         (lastOffer, fileStarted) = (owed.0.offer, owed.0.started)
         defer { (lastOffer, fileStarted) = (current, currentStarted) }
@@ -233,7 +233,7 @@ final class ReceiverDriver {
         case .finishFile:
             guard let file else { return .fileFinished(.failure(StoreFailure(.io, "no open file"))) }
             self.file = nil
-            return .fileFinished(file.finish())
+            return .fileFinished(file.finish().map(Saved.init))
         case .finishFileLater:
             guard let file else {
                 owedAnswers.append(OwedAnswer(ticket: FlushTicket(.failure(StoreFailure(.io, "no open file"))), offer: lastOffer, started: fileStarted))
@@ -253,13 +253,13 @@ final class ReceiverDriver {
             // the connection still takes it (the photos are published or not either way).
             while let owed = nextOwedAnswer(waiting: true) {
                 switch owed.1 {
-                case .success(let saved): perform(.send(.saved(saved)), about: owed.0)
+                case .success(let saved): perform(.send(.saved(Saved(saved))), about: owed.0)
                 case .failure(let failure): perform(.send(.failed(Problem(failure))), about: owed.0)
                 }
             }
             return nil
         case .owe(let result):
-            owedAnswers.append(OwedAnswer(ticket: FlushTicket(result), offer: lastOffer, started: fileStarted))
+            owedAnswers.append(OwedAnswer(ticket: FlushTicket(result.map(StoredPhoto.init)), offer: lastOffer, started: fileStarted))
             return nil
         case .abandonFile(let keep):
             file?.abandon(keepForResume: keep)
@@ -286,7 +286,7 @@ final class ReceiverDriver {
         case .saved(let s):
             // Before SAVED goes out (it is sent when the session next waits for the peer): the
             // library and the hook take it from here, without delaying it.
-            record(s, answered: true)
+            record(StoredPhoto(s), answered: true)
         case .reject(let p):
             Log.info("session \(id) from \(peer): refused \(currentOfferName): \(p)")
         case .failed(let p):
@@ -300,7 +300,7 @@ final class ReceiverDriver {
 
     /// A photo saved (or found held): logged, counted, and handed to the library, the held
     /// index and the hook. `answered`: its SAVED goes out; else the session ended before.
-    private func record(_ s: Saved, answered: Bool) {
+    private func record(_ s: StoredPhoto, answered: Bool) {
         let seconds = max((Instant.now - fileStarted).seconds, 1e-6)
         let unanswered = answered ? "" : " (not answered: the session had ended)"
         saved += 1
@@ -347,5 +347,19 @@ extension StoreRequest {
             return .failure(StoreFailure(.typeNotKept, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
         }
         return .success(StoreRequest(name: offer.name, size: offer.size, sha256: offer.sha256, type: type, sender: sender, modified: offer.modified))
+    }
+}
+
+extension Saved {
+    /// SAVED for a photo the store took (`duplicate` is absent unless it was kept already).
+    init(_ stored: StoredPhoto) {
+        self.init(name: stored.name, size: stored.size, sha256: stored.sha256, duplicate: stored.isDuplicate ? true : nil)
+    }
+}
+
+extension StoredPhoto {
+    /// The photo a SAVED names, in the store's terms (for the library, the held index and the hook).
+    init(_ saved: Saved) {
+        self.init(name: saved.name, size: saved.size, sha256: saved.sha256, isDuplicate: saved.isDuplicate)
     }
 }

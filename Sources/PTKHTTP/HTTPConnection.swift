@@ -1,6 +1,7 @@
 import PTKSystem
 import PTKTime
 import PTKTransport
+import PTKVocabulary
 
 /// Why an HTTP exchange ended early.
 public enum HTTPFailure: Error {

@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKVocabulary
 
 /// What a route asks of the middleware in front of it.
 public struct RouteTraits: OptionSet, Sendable, Hashable {

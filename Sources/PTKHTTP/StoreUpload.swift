@@ -39,7 +39,7 @@ public enum StoreUpload {
 
     public enum Outcome: Sendable {
         /// Saved (or already kept: `saved.isDuplicate`), in `seconds` from the body's first byte.
-        case saved(Saved, seconds: Double)
+        case saved(StoredPhoto, seconds: Double)
         case failed(Failure)
         /// The client went away (closed, reset) after `received` bytes: no one to answer.
         case gone(received: Int64)

@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKVocabulary
 
 /// ptkd's background indexing: photos just saved are handed over with `add` (it never blocks
 /// and never touches the disk, so SAVED is never delayed), and one thread at the lowest

@@ -1,6 +1,7 @@
 import PTKClient
 import PTKCLI
 import PTKSystem
+import PTKVocabulary
 
 /// The progress bar on standard error, for all sessions together: the file last started,
 /// files finished, bytes, percent, rate, ETA. Redrawn at most ten times a second, on a

@@ -2,6 +2,7 @@ import FoundationEssentials
 import PTKClient
 import PTKProtocol
 import PTKSystem
+import PTKVocabulary
 
 /// One receiver as `ptk-send --list` shows it.
 public struct ReceiverListing: Sendable, Equatable, Encodable {

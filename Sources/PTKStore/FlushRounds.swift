@@ -1,4 +1,3 @@
-import PTKProtocol
 import PTKSystem
 import PTKVocabulary
 
@@ -26,7 +25,7 @@ final class FlushRounds: @unchecked Sendable {
         var offeredName: String
         var type: PhotoType
         var folder: String
-        var saved: Saved
+        var saved: StoredPhoto
         var ticket: FlushTicket
         /// Who brought it (a session): a round takes the waiting photos of each in turn.
         var owner: Int
@@ -66,7 +65,7 @@ final class FlushRounds: @unchecked Sendable {
     /// A round between its two halves.
     private struct Stage {
         var jobs: [Job]
-        var results: [Result<Saved, StoreFailure>?]
+        var results: [Result<StoredPhoto, StoreFailure>?]
         var placed: [Int: PhotoStore.Placed]
         /// Rounds it holds (stages waiting together are flushed together).
         var rounds = 1
@@ -234,7 +233,7 @@ final class FlushRounds: @unchecked Sendable {
     /// A round's first half: every file's data flushed (several at once), then each flushed file
     /// renamed to its final name.
     private func filesStage(_ jobs: [Job]) -> Stage {
-        var results = [Result<Saved, StoreFailure>?](repeating: nil, count: jobs.count)
+        var results = [Result<StoredPhoto, StoreFailure>?](repeating: nil, count: jobs.count)
         // 1. Every file's data, several at once.
         let failures = parallel.run(jobs.count) { [flush] i throws(SystemError) in try flush.file(jobs[i].file) }
         for (i, failure) in failures.enumerated() {
@@ -300,18 +299,18 @@ final class FlushRounds: @unchecked Sendable {
 public final class FlushTicket: @unchecked Sendable {
     // `outcome` is guarded by `state`.
     private let state = ConditionLock()
-    private var outcome: Result<Saved, StoreFailure>?
+    private var outcome: Result<StoredPhoto, StoreFailure>?
     private let notify: (@Sendable () -> Void)?
 
     init(notify: (@Sendable () -> Void)?) { self.notify = notify }
 
     /// A ticket answered already (a photo that failed its checks, or that was kept before).
-    public init(_ result: Result<Saved, StoreFailure>) {
+    public init(_ result: Result<StoredPhoto, StoreFailure>) {
         outcome = result
         notify = nil
     }
 
-    func complete(_ result: Result<Saved, StoreFailure>) {
+    func complete(_ result: Result<StoredPhoto, StoreFailure>) {
         state.withLock {
             outcome = result
             state.broadcast()
@@ -320,116 +319,13 @@ public final class FlushTicket: @unchecked Sendable {
     }
 
     /// The result, once the round is over; nil before.
-    public var result: Result<Saved, StoreFailure>? { state.withLock { outcome } }
+    public var result: Result<StoredPhoto, StoreFailure>? { state.withLock { outcome } }
 
     /// Waits for the round.
-    public func wait() -> Result<Saved, StoreFailure> {
+    public func wait() -> Result<StoredPhoto, StoreFailure> {
         state.withLock {
             while outcome == nil { state.wait() }
             return outcome!
-        }
-    }
-}
-
-/// Runs `count` calls on up to `limit` threads at once (the caller's included), threads started
-/// as first needed and kept for later runs.
-final class ParallelRunner: @unchecked Sendable {
-    private let name: String
-    private let limit: Int
-    private unowned let group: ThreadGroup
-    // Everything below is guarded by `state`.
-    private let state = ConditionLock()
-    private var work: (@Sendable (Int) throws(SystemError) -> Void)?
-    private var next = 0
-    private var count = 0
-    private var remaining = 0
-    private var failures: [SystemError?] = []
-    private var helpers = 0
-    private var stopped = false
-
-    init(name: String, limit: Int, group: ThreadGroup) {
-        self.name = name
-        self.limit = max(1, limit)
-        self.group = group
-    }
-
-    /// Runs `body(0..<count)`, returns each call's error (nil: it succeeded). Runs from several
-    /// threads take turns.
-    func run(_ count: Int, _ body: @escaping @Sendable (Int) throws(SystemError) -> Void) -> [SystemError?] {
-        runLock.withLock { runAlone(count, body) }
-    }
-
-    private let runLock = Lock()
-
-    private func runAlone(_ count: Int, _ body: @escaping @Sendable (Int) throws(SystemError) -> Void) -> [SystemError?] {
-        guard count > 1 else {
-            guard count == 1 else { return [] }
-            do throws(SystemError) { try body(0); return [nil] } catch { return [error] }
-        }
-        let wanted = min(limit, count) - 1
-        let toStart: Int = state.withLock {
-            work = body
-            next = 0
-            self.count = count
-            remaining = count
-            failures = Array(repeating: nil, count: count)
-            state.broadcast()
-            let more = stopped ? 0 : max(0, wanted - helpers)
-            helpers += more
-            return more
-        }
-        for n in 0..<toStart {
-            do throws(SystemError) {
-                try group.start(name: "\(name)-\(n)") { [self] in helper() }
-            } catch {
-                // Fewer threads: the others (and this one) do the work.
-                state.withLock { helpers -= 1 }
-            }
-        }
-        while let i = take() { perform(i) }
-        return state.withLock {
-            while remaining > 0 { state.wait() }
-            work = nil
-            return failures
-        }
-    }
-
-    func stop() {
-        state.withLock {
-            stopped = true
-            state.broadcast()
-        }
-    }
-
-    private func take() -> Int? {
-        state.withLock {
-            guard work != nil, next < count else { return nil }
-            next += 1
-            return next - 1
-        }
-    }
-
-    private func perform(_ i: Int) {
-        let body = state.withLock { work! }
-        var failure: SystemError?
-        do throws(SystemError) { try body(i) } catch { failure = error }
-        state.withLock {
-            failures[i] = failure
-            remaining -= 1
-            if remaining == 0 { state.broadcast() }
-        }
-    }
-
-    private func helper() {
-        while true {
-            let i: Int? = state.withLock {
-                while !stopped && (work == nil || next >= count) { state.wait() }
-                if stopped { return nil }
-                next += 1
-                return next - 1
-            }
-            guard let i else { return }
-            perform(i)
         }
     }
 }

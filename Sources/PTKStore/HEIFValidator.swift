@@ -1,4 +1,3 @@
-import PTKProtocol
 import PTKVocabulary
 
 /// Checks the box structure of a HEIF file (ISO/IEC 14496-12, the ISO base media file format;

@@ -1,6 +1,5 @@
 import CHEIFOpen
 import PTKDigest
-import PTKProtocol
 import PTKSystem
 import PTKVocabulary
 
@@ -196,7 +195,7 @@ public final class IncomingFile {
     /// name without replacing anything, and flushes the directory, in the store's next flush
     /// round with every other photo finishing then. On failure nothing is published and the
     /// temporary file is deleted.
-    public func finish() -> Result<Saved, StoreFailure> {
+    public func finish() -> Result<StoredPhoto, StoreFailure> {
         conclude(startFinishing(notify: nil))
     }
 
@@ -215,7 +214,7 @@ public final class IncomingFile {
             let ticket = FlushTicket(notify: notify)
             flushing = ticket
             store.rounds.submit(FlushRounds.Job(file: fd, temporary: name, offeredName: request.name, type: type, folder: request.folder,
-                                                saved: Saved(name: "", size: request.size, sha256: digest), ticket: ticket,
+                                                saved: StoredPhoto(name: "", size: request.size, sha256: digest), ticket: ticket,
                                                 owner: owner ?? ObjectIdentifier(self).hashValue))
             return ticket
         }
@@ -223,7 +222,7 @@ public final class IncomingFile {
 
     /// The second half of `finish`: waits for `ticket`'s round if it is not over, then closes the
     /// file (saved) or deletes it (failed).
-    public func conclude(_ ticket: FlushTicket) -> Result<Saved, StoreFailure> {
+    public func conclude(_ ticket: FlushTicket) -> Result<StoredPhoto, StoreFailure> {
         let result = ticket.wait()
         flushing = nil
         switch result {
@@ -246,7 +245,7 @@ public final class IncomingFile {
         /// Its bytes are right: flush and publish it.
         case toFlush(sha256: String)
         /// The same bytes are kept already (duplicates = skip); the temporary file is gone.
-        case kept(Saved)
+        case kept(StoredPhoto)
     }
 
     private func verify() -> Result<Verified, StoreFailure> {
@@ -276,7 +275,7 @@ public final class IncomingFile {
         if let held = store.heldPhoto(sha256: digest, size: request.size) {
             // The same bytes are kept already: nothing new is stored (duplicates = skip).
             abandon(keepForResume: false)
-            return .success(.kept(Saved(name: held, size: request.size, sha256: digest, duplicate: true)))
+            return .success(.kept(StoredPhoto(name: held, size: request.size, sha256: digest, isDuplicate: true)))
         }
         do throws(SystemError) {
             // A photo whose mode cannot be set is not published with the wrong one.

@@ -1,4 +1,3 @@
-import PTKProtocol
 import PTKVocabulary
 
 /// Checks JPEG structure (ITU T.81 annex B) as bytes stream in, keeping a few bytes of state:

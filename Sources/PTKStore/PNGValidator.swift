@@ -1,5 +1,5 @@
 import PTKDigest
-import PTKProtocol
+import PTKVocabulary
 
 /// Why bytes are not a well-formed photo of their type (PNG or JPEG).
 public struct FormatError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -101,7 +101,7 @@ public struct PNGValidator: FormatCheck {
     private mutating func fieldComplete() throws(FormatError) {
         switch phase {
         case .signature:
-            guard field == ProtocolLimits.pngSignature else { throw FormatError("does not start with the PNG signature") }
+            guard field == PhotoType.pngSignature else { throw FormatError("does not start with the PNG signature") }
             startField(.length, 4)
         case .length:
             chunkLength = Int64(bigEndian32(field))

@@ -1,5 +1,4 @@
 import PTKDigest
-import PTKProtocol
 import PTKSystem
 import PTKVocabulary
 
@@ -144,10 +143,15 @@ public final class PhotoStore: @unchecked Sendable {
         return checks.close(waitingUntil: deadline) && joined
     }
 
+    /// A partial upload is taken up at a multiple of this many bytes (`begin`'s `chunkSize`):
+    /// protocol v1's CHUNK size, the step its senders resume at. Written here, not taken from the
+    /// protocol, so the store stays below every door (a test checks the two agree).
+    public static let resumeStep = 102_400
+
     /// Decides about a photo: checks free space and opens its temporary file, resuming from a
     /// partial upload of the same content (same size and SHA-256) when one is there. A request
-    /// whose `sha256` is empty is saved without a hash to compare (its own is reported in Saved).
-    public func begin(_ request: StoreRequest, chunkSize: Int = ProtocolLimits.chunkSize) -> Result<IncomingFile, StoreFailure> {
+    /// whose `sha256` is empty is saved without a hash to compare (its own is reported in the StoredPhoto).
+    public func begin(_ request: StoreRequest, chunkSize: Int = PhotoStore.resumeStep) -> Result<IncomingFile, StoreFailure> {
         guard StoreRequest.isValidFolder(request.folder) else {
             return .failure(StoreFailure(.io, "'\(request.folder)' is not a folder the store makes (at most \(StoreRequest.maxFolderDepth) valid names)"))
         }

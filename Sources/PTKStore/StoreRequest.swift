@@ -1,4 +1,3 @@
-import PTKProtocol
 import PTKSystem
 import PTKVocabulary
 

@@ -1,4 +1,5 @@
 import Glibc
+import PTKVocabulary
 
 /// A path as the kernel has it: bytes, which need not be UTF-8. A Swift String cannot hold
 /// bytes that are not UTF-8: the command line's arguments (`CommandLine.arguments`) and a

@@ -1,7 +1,16 @@
 import Glibc
 
-// `Instant` (a pure value in PTKTime) comes with PTKSystem, which reads the clock.
+// `Instant` and `WallTime` (pure values in PTKTime) come with PTKSystem, which reads the clocks.
 @_exported import PTKTime
+
+extension WallTime {
+    /// Now. The corresponding C function is `clock_gettime` (CLOCK_REALTIME).
+    public static var now: WallTime {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return WallTime(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+    }
+}
 
 extension Instant {
     /// Now, on CLOCK_MONOTONIC.
@@ -23,26 +32,6 @@ extension Instant {
         if ms <= 0 { return 0 }
         return CInt(min(ms.rounded(.up), Double(Int32.max)))
     }
-}
-
-/// Waits until one of `fds` is ready for `events` or `deadline` passes; returns the
-/// `revents` of each, in order. The corresponding C function is `poll`.
-public func poll(_ fds: [(FileDescriptor, PollEvents)], until deadline: Instant?) throws(SystemError) -> [PollEvents] {
-    var pfds = fds.map { pollfd(fd: $0.0.rawValue, events: $0.1.rawValue, revents: 0) }
-    while true {
-        let timeout = deadline?.pollTimeout ?? -1
-        let n = Glibc.poll(&pfds, nfds_t(pfds.count), timeout)
-        if n >= 0 { return pfds.map { PollEvents(rawValue: $0.revents) } }
-        if errno != EINTR { throw SystemError(call: "poll", errno: errno) }
-    }
-}
-
-/// Writes `message` to standard error in one call, so lines from threads do not interleave.
-public func writeToStandardError(_ message: String) {
-    var bytes = Array(message.utf8)
-    if bytes.last != 0x0A { bytes.append(0x0A) }
-    // Standard error is where failures are told: a failure to write there has nowhere to go.
-    try? FileDescriptor.standardError.writeAll(bytes)
 }
 
 /// Blocks the calling thread for `duration` (a thread of our own, never Swift's cooperative pool).

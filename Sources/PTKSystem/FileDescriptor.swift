@@ -1,5 +1,27 @@
 import Glibc
 
+/// Flags for `FileDescriptor.open`; O_CLOEXEC is always added.
+public struct OpenFlags: OptionSet, Sendable {
+    public let rawValue: CInt
+    public init(rawValue: CInt) { self.rawValue = rawValue }
+
+    public static let readOnly = OpenFlags([])
+    public static let writeOnly = OpenFlags(rawValue: O_WRONLY)
+    public static let readWrite = OpenFlags(rawValue: O_RDWR)
+    public static let create = OpenFlags(rawValue: O_CREAT)
+    /// With `create`: fail if the name exists.
+    public static let exclusive = OpenFlags(rawValue: O_EXCL)
+    public static let truncate = OpenFlags(rawValue: O_TRUNC)
+    /// Every write goes to the end of the file.
+    public static let append = OpenFlags(rawValue: O_APPEND)
+    public static let directory = OpenFlags(rawValue: O_DIRECTORY)
+    /// Fail (ELOOP) rather than follow a symlink in the last component.
+    public static let noFollow = OpenFlags(rawValue: O_NOFOLLOW)
+    public static let nonBlocking = OpenFlags(rawValue: O_NONBLOCK)
+    /// A descriptor that names the file without opening it for reading or writing.
+    public static let pathOnly = OpenFlags(rawValue: 0o10000000)  // O_PATH, which the Glibc overlay does not export
+}
+
 /// An open file descriptor. A value, like swift-system's: whoever opened it closes it.
 public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     public let rawValue: CInt

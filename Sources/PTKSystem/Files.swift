@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import PTKVocabulary
 
 /// The whole contents of a small file (at most `limit` bytes).
 public func readFileBytes(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> [UInt8] {
@@ -214,21 +215,6 @@ public func resolvedPath(_ path: String) -> String? {
 /// is `unlink`.
 public func removeFile(_ path: String) throws(SystemError) {
     if unlink(path) != 0 && errno != ENOENT { throw SystemError(call: "unlink", object: path, errno: errno) }
-}
-
-/// Runs `body` holding an exclusive lock on `path` (created if missing, with the directory's
-/// owner when run as root), so that two processes' read-modify-write of the files it guards
-/// do not interleave; waiting for another holder as `patience` says, never longer
-/// (`LockTimeoutError`). The corresponding C function is `flock`.
-public func withFileLock<R>(_ path: String, guards: String, patience: LockPatience = .lockFile, _ body: () throws -> R) throws -> R {
-    let fd = try FileDescriptor.open(path, flags: [.readWrite, .create, .noFollow], mode: 0o644)
-    defer { fd.close() }
-    // Ownership is a courtesy for the service user; the lock works without it.
-    if let owner = try? ownerToGive(parentDirectory(of: path)) {
-        _ = fchown(fd.rawValue, owner.owner, owner.group)
-    }
-    try fd.lockExclusively(path: path, guards: guards, patience: patience)
-    return try body()
 }
 
 /// Makes `path` and its missing parents, like `mkdir -p`, without ever naming a directory it

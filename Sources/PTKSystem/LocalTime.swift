@@ -11,6 +11,15 @@ extension WallTime {
     /// For a column: "2026-12-02 07:15 CET".
     public var localMinutes: String { localText("%Y-%m-%d %H:%M %Z") }
 
+    /// The calendar day this time falls on in the local time zone (TZ, else /etc/localtime).
+    /// The corresponding C function is `localtime_r`.
+    public var localDay: CalendarDay {
+        var t = time_t(seconds)
+        var parts = tm()
+        guard localtime_r(&t, &parts) != nil else { return CalendarDay(year: 1970, month: 1, day: 1) }
+        return CalendarDay(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
+    }
+
     private func localText(_ format: String) -> String {
         _ = hostZoneRead
         var t = time_t(seconds)

@@ -91,3 +91,6 @@ public func handleTerminationSignals(wake: WakePipe, secondMessage: String, seco
 public func processExists(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0 || errno == EPERM
 }
+
+/// This process's id. The corresponding C function is `getpid`.
+public func processID() -> Int32 { getpid() }

@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import PTKVocabulary
 
 // Root's `ptk` decides whom to act as from the folders on the way to the directory it works
 // in (issue 42), and that decision was made on paths (lstat, realpath) before anything was

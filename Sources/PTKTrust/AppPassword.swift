@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKVocabulary
 
 /// What an app password may do through the WebDAV door.
 public enum AppAccess: String, Sendable, CaseIterable {

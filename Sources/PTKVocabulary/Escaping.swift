@@ -40,6 +40,41 @@ public func percentEncode(_ s: String) -> String {
     return out
 }
 
+/// The bytes of %-encoded text (and `+` as a space when `plusIsSpace`, as in a query or a
+/// form); nil when a "%" lacks two hex digits. The one percent-decoder: HTTP targets, queries
+/// and forms, and WebDAV's paths and hrefs.
+public func percentDecoded<C: Collection<UInt8>>(bytes raw: C, plusIsSpace: Bool = false) -> [UInt8]? {
+    var out: [UInt8] = []
+    out.reserveCapacity(raw.count)
+    var bytes = raw[...]
+    while let c = bytes.popFirst() {
+        if c == UInt8(ascii: "%") {
+            guard let h = bytes.popFirst().flatMap(hexValue), let l = bytes.popFirst().flatMap(hexValue) else { return nil }
+            out.append(h << 4 | l)
+        } else if plusIsSpace && c == UInt8(ascii: "+") {
+            out.append(UInt8(ascii: " "))
+        } else {
+            out.append(c)
+        }
+    }
+    return out
+}
+
+/// `percentDecoded(bytes:)` of `text` as text; nil also when the bytes are not UTF-8.
+public func percentDecoded(_ text: String, plusIsSpace: Bool) -> String? {
+    percentDecoded(bytes: text.utf8, plusIsSpace: plusIsSpace).flatMap { String(validating: $0, as: UTF8.self) }
+}
+
+/// The value of one hex digit, either case.
+private func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}
+
 /// A JSON string literal.
 public func jsonString(_ s: String) -> String {
     var out = "\""

@@ -98,11 +98,8 @@ public enum FileName {
     /// The scalars a name never keeps: C0 and C1 controls and DEL, the line and paragraph
     /// separators (U+2028, U+2029), the bidi controls (U+061C, U+200E, U+200F, U+202A-U+202E,
     /// U+2066-U+2069: an override makes `gnp.exe` read as `exe.png`) and U+FEFF. The same set
-    /// as PTKSystem's `isTerminalControl`, plus U+FEFF.
+    /// as `isTerminalControl` (TerminalText.swift), plus U+FEFF.
     static func isControl(_ s: Unicode.Scalar) -> Bool {
-        switch s.value {
-        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: return true
-        default: return false
-        }
+        isTerminalControl(s) || s.value == 0xFEFF
     }
 }

@@ -1,5 +1,4 @@
 import PTKVocabulary
-import PTKSystem
 
 /// `Content-Disposition: attachment` for a download named `name` (its last component, after
 /// the last "/" scalar): an ASCII fallback and the UTF-8 name (RFC 6266), neither able to break

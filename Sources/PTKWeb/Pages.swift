@@ -1,4 +1,4 @@
-import PTKSystem
+import PTKTime
 import PTKVocabulary
 
 /// The web interface's HTML pages, made from plain values (`WebPhoto`, texts, numbers). Every text that comes from

@@ -1,4 +1,4 @@
-import PTKSystem
+import PTKTime
 import PTKVocabulary
 
 /// The static gallery's page (`ptk gallery`): thumbnails newest first, in sections

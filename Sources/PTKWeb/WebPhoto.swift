@@ -1,4 +1,4 @@
-import PTKSystem
+import PTKTime
 import PTKVocabulary
 
 /// A value of a photo's details: text, or a time, which the pages show in the browser's time

@@ -5,6 +5,7 @@ import PTKDiscovery
 import PTKProtocol
 import PTKSystem
 import PTKTLS
+import PTKVocabulary
 
 /// `$XDG_CONFIG_HOME/ptk`, else `~/.config/ptk`: the sender's identity and known receivers.
 let configDirectory: String = {

@@ -2,6 +2,7 @@ import PTKConfiguration
 import PTKLibrary
 import PTKSystem
 import PTKTrust
+import PTKVocabulary
 
 /// Prints the values shell completion offers for `words` ("photos", "devices pending",
 /// "devices trusted", "app-passwords"), one a line. Errors print nothing: a Tab must never print an error.

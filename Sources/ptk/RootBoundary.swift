@@ -3,6 +3,7 @@ import PTKCLI
 import PTKConfiguration
 import PTKLibrary
 import PTKSystem
+import PTKVocabulary
 
 // Root's `ptk` and the service user's files.
 //

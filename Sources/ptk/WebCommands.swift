@@ -5,6 +5,7 @@ import PTKConfiguration
 import PTKSystem
 import PTKTLS
 import PTKTrust
+import PTKVocabulary
 
 /// `ptk web-link|web-password|web-sessions [revoke ID|all]`: who may use ptkd's web interface
 /// (PTKTrust's WebAccess: files in STATE/web that ptkd reads at every request).

@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTLS
 import PTKTrust
+import PTKVocabulary
 
 /// The state directory of the installed service (the unit's StateDirectory=ptk).
 let serviceStateDirectory = "/var/lib/ptk"

@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 /// Today's folder name in ptkd's date layouts (the test and ptkd share a time zone).

@@ -5,6 +5,7 @@ import PTKTLS
 import PTKTestSupport
 import PTKTestTags
 import PTKTransport
+import PTKVocabulary
 import Testing
 
 /// A TLS connection to ptkd's `port` from the loopback address `source` (127.0.0.2, ...): the

@@ -4,6 +4,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 /// Results of processes run on threads of their own.

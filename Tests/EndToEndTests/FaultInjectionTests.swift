@@ -5,6 +5,7 @@ import PTKSystem
 import PTKTLS
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 // Faults at every step (docs/SECURITY.md, "Faults at every step"): the real ptkd runs with

@@ -4,6 +4,7 @@ import PTKDigest
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 @testable import PTKLibrary

@@ -4,6 +4,7 @@ import PTKProtocol
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 /// The Debian 12 root that scripts/system-root.sh builds once per machine.

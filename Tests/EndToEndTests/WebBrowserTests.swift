@@ -2,6 +2,7 @@ import Foundation
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 /// The web interface in headless Chromium (Tests/Browser/web_test.py through WebDriver),

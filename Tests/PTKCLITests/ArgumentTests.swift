@@ -1,6 +1,7 @@
 import Glibc
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 @testable import PTKCLI
 import PTKSystem

@@ -7,6 +7,7 @@ import PTKLibrary
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 /// Writes `bytes` over the file at `path` in place: the same inode, the same path, other bytes

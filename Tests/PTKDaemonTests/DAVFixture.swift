@@ -5,6 +5,7 @@ import PTKDigest
 import PTKLibrary
 import PTKTestSupport
 import PTKTrust
+import PTKVocabulary
 import Testing
 
 /// An app password of a `DoorFixture`'s receiver, and what a client sends to present it.

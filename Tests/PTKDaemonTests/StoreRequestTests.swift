@@ -23,4 +23,16 @@ struct StoreRequestTests {
         }
         #expect(Problem(failure) == Problem(.notPNG, "image/gif is not a type the store keeps (image/png, image/jpeg, image/heic, image/heif)"))
     }
+
+    @Test("the store's answer becomes SAVED and back: duplicate absent unless kept already (the wire bytes of a new photo unchanged)")
+    func savedOfStoredPhoto() {
+        let hash = String(repeating: "cd", count: 32)
+        let new = StoredPhoto(name: "alice/IMG_1.png", size: 9, sha256: hash)
+        #expect(Saved(new) == Saved(name: "alice/IMG_1.png", size: 9, sha256: hash))
+        #expect(Saved(new).duplicate == nil)
+        let kept = StoredPhoto(name: "IMG_1.png", size: 9, sha256: hash, isDuplicate: true)
+        #expect(Saved(kept) == Saved(name: "IMG_1.png", size: 9, sha256: hash, duplicate: true))
+        #expect(StoredPhoto(Saved(kept)) == kept && StoredPhoto(Saved(new)) == new)
+        #expect(!String(decoding: FrameEncoder.encode(.saved(Saved(new))), as: UTF8.self).contains("duplicate"))
+    }
 }

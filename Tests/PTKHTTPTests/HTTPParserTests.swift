@@ -1,4 +1,5 @@
 import PTKTestTags
+import PTKVocabulary
 import Testing
 @testable import PTKHTTP
 

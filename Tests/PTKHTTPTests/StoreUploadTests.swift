@@ -29,7 +29,7 @@ func photoOffer(_ bytes: [UInt8], sha256: String? = nil, size: Int64? = nil, fol
     StoreRequest(name: "IMG_0001.png", size: size ?? Int64(bytes.count), sha256: sha256 ?? SHA256.hex(of: bytes), type: .png, folder: folder)
 }
 
-func savedPhoto(_ outcome: StoreUpload.Outcome) -> Saved? {
+func savedPhoto(_ outcome: StoreUpload.Outcome) -> StoredPhoto? {
     if case .saved(let saved, _) = outcome { return saved }
     return nil
 }
@@ -155,7 +155,7 @@ struct StoreUploadReceiveTests {
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
         let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { nil })
         let saved = try #require(savedPhoto(outcome), "\(outcome)")
-        #expect(saved == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(saved == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
         #expect(f.visible == ["IMG_0001.png"])
         #expect(f.incoming.isEmpty)

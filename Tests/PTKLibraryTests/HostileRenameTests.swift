@@ -3,6 +3,7 @@ import PTKStore
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 @testable import PTKLibrary

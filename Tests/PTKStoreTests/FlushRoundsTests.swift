@@ -161,7 +161,7 @@ struct FlushRoundsTests {
     func roundsAreShared() {
         func job(_ owner: Int) -> FlushRounds.Job {
             FlushRounds.Job(file: FileDescriptor(rawValue: -1), temporary: "", offeredName: "", type: .png, folder: "",
-                            saved: Saved(name: "", size: 0, sha256: ""), ticket: FlushTicket(notify: nil), owner: owner)
+                            saved: StoredPhoto(name: "", size: 0, sha256: ""), ticket: FlushTicket(notify: nil), owner: owner)
         }
         let waiting = (0..<200).map { _ in job(1) } + [job(2)] + (0..<10).map { _ in job(3) }
         let (round, rest) = FlushRounds.share(waiting, limit: 64)
@@ -206,8 +206,8 @@ struct FlushRoundsTests {
 private final class ResultsBox: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = Lock()
-    private var results: [Result<Saved, StoreFailure>?]
+    private var results: [Result<StoredPhoto, StoreFailure>?]
     init(count: Int) { results = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ r: Result<Saved, StoreFailure>) { lock.withLock { results[i] = r } }
-    func get(_ i: Int) -> Result<Saved, StoreFailure>? { lock.withLock { results[i] } }
+    func set(_ i: Int, _ r: Result<StoredPhoto, StoreFailure>) { lock.withLock { results[i] = r } }
+    func get(_ i: Int) -> Result<StoredPhoto, StoreFailure>? { lock.withLock { results[i] } }
 }

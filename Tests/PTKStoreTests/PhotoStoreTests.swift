@@ -32,7 +32,7 @@ func offer(for bytes: [UInt8], name: String = "IMG_0001.png", folder: String = "
 }
 
 /// Sends `bytes` through the store in protocol-sized chunks.
-func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", folder: String = "") -> Result<Saved, StoreFailure> {
+func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", folder: String = "") -> Result<StoredPhoto, StoreFailure> {
     switch s.begin(offer(for: bytes, name: name, folder: folder)) {
     case .failure(let f): return .failure(f)
     case .success(let file):
@@ -51,12 +51,17 @@ func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", fo
 
 @Suite("Received-photos store", .tags(.unit))
 struct PhotoStoreTests {
+    @Test("a partial upload is taken up at protocol v1's chunk boundaries: the store's own step is the protocol's CHUNK size")
+    func resumeStepIsTheChunkSize() {
+        #expect(PhotoStore.resumeStep == ProtocolLimits.chunkSize)
+    }
+
     @Test("a photo is saved byte-identical under its name, 0644, and .incoming is empty after")
     func saves() throws {
         let f = try StoreFixture()
         let png = makePNG(size: 350_000)
         let saved = try store(png, in: f.store).get()
-        #expect(saved == Saved(name: "IMG_0001.png", size: 350_000, sha256: SHA256.hex(of: png)))
+        #expect(saved == StoredPhoto(name: "IMG_0001.png", size: 350_000, sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
         #expect(f.incoming.isEmpty)
         var st = stat()
@@ -219,7 +224,7 @@ struct PhotoStoreTests {
             let resumed = try f.store.begin(request).get()
             #expect(resumed.offset == (whole ? Int64(victim.count) : 0), "whole \(whole)")
             if !whole { try resumed.append(victim) }
-            #expect(try resumed.finish().get() == Saved(name: whole ? "IMG_0001.png" : "IMG_0001 (2).png", size: Int64(victim.count), sha256: SHA256.hex(of: victim)))
+            #expect(try resumed.finish().get() == StoredPhoto(name: whole ? "IMG_0001.png" : "IMG_0001 (2).png", size: Int64(victim.count), sha256: SHA256.hex(of: victim)))
         }
         #expect(f.incoming.isEmpty)
     }
@@ -261,7 +266,7 @@ struct PhotoStoreTests {
         #expect(f.store.resumeStates.partialBytesRead == 0, "six offers read nothing")
         let last = try f.store.begin(offer(for: png)).get()
         try last.append(Array(png[409_600...]))
-        #expect(try last.finish().get() == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(try last.finish().get() == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
     }
 
@@ -304,7 +309,7 @@ struct PhotoStoreTests {
         let last = try f.store.begin(offer(for: png)).get()
         #expect(last.offset == Int64(held))
         for start in stride(from: held, to: png.count, by: chunk) { try last.append(Array(png[start..<min(start + chunk, png.count)])) }
-        #expect(try last.finish().get() == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(try last.finish().get() == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
         #expect(f.store.resumeStates.partialBytesRead == 0)
     }
@@ -327,7 +332,7 @@ struct PhotoStoreTests {
         #expect(offsets == [Int64(whole), Int64(whole), 0])
         #expect(f.store.resumeStates.partialBytesRead == 2 * Int64(whole))
         try file.append(png)
-        #expect(try file.finish().get() == Saved(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(try file.finish().get() == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
     }
 
     @Test("an offer that would eat into the free-space reserve is refused no-space")
@@ -382,10 +387,10 @@ struct PhotoStoreTests {
 /// Results collected from threads.
 final class Results: @unchecked Sendable {
     // Guarded by `lock`.
-    private var values: [Int: Result<Saved, StoreFailure>] = [:]
+    private var values: [Int: Result<StoredPhoto, StoreFailure>] = [:]
     private let lock = Lock()
-    func set(_ i: Int, _ r: Result<Saved, StoreFailure>) { lock.withLock { values[i] = r } }
-    func get(_ i: Int) -> Result<Saved, StoreFailure> { lock.withLock { values[i]! } }
+    func set(_ i: Int, _ r: Result<StoredPhoto, StoreFailure>) { lock.withLock { values[i] = r } }
+    func get(_ i: Int) -> Result<StoredPhoto, StoreFailure> { lock.withLock { values[i]! } }
 }
 
 @Suite("Received-photos store: JPEG", .tags(.unit))
@@ -394,7 +399,7 @@ struct PhotoStoreJPEGTests {
         StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: .jpeg)
     }
 
-    func save(_ bytes: [UInt8], name: String, in s: PhotoStore) -> Result<Saved, StoreFailure> {
+    func save(_ bytes: [UInt8], name: String, in s: PhotoStore) -> Result<StoredPhoto, StoreFailure> {
         switch s.begin(jpegOffer(bytes, name: name)) {
         case .failure(let f): return .failure(f)
         case .success(let file):
@@ -527,7 +532,7 @@ struct PhotoStoreFolderTests {
 
 @Suite("Received-photos store: HEIC and HEIF", .tags(.unit))
 struct PhotoStoreHEIFTests {
-    func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<Saved, StoreFailure> {
+    func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<StoredPhoto, StoreFailure> {
         switch s.begin(StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: type)) {
         case .failure(let f): return .failure(f)
         case .success(let file):

@@ -67,6 +67,31 @@ struct WallTimeTests {
         #expect(WallTime(iso8601: t.iso8601) == t)
     }
 
+    @Test("shown for people by arithmetic alone, as glibc's gmtime_r and strftime show it: every era, the extremes, and times around them")
+    func descriptionIsStrftimes() {
+        var values: [Int64] = [0, -1, 1, 999, -999, -1000, -1001, 951_782_400_000, 1_709_208_000_000, 253_402_300_799_000, 253_402_300_800_000,
+                               -62_135_596_800_000, -62_167_219_200_000, -62_198_841_600_000, -99_999_999_999_000, .max, .min, .max - 999, .min + 1]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 { values.append(Int64.random(in: .min ... .max, using: &generator)) }
+        for _ in 0..<20_000 { values.append(Int64.random(in: -100_000_000_000_000 ... 300_000_000_000_000, using: &generator)) }
+        for ms in values {
+            let t = WallTime(milliseconds: ms)
+            var seconds = time_t(t.seconds)
+            var parts = tm()
+            guard gmtime_r(&seconds, &parts) != nil else {
+                #expect(t.description.hasPrefix("(a time out of range"))
+                continue
+            }
+            var buffer = [CChar](repeating: 0, count: 64)
+            let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
+            let expected = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if t.description != expected {
+                Issue.record("\(ms) ms: \(t.description), strftime says \(expected)")
+                return
+            }
+        }
+    }
+
     @Test("a file's modification time is a wall time, to the millisecond")
     func modified() throws {
         let dir = makeTemporaryDirectory("ptk-walltime")

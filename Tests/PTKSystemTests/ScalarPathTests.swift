@@ -2,6 +2,7 @@ import Glibc
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 /// Paths split as the kernel splits them: at every "/" scalar, even one that a combining mark

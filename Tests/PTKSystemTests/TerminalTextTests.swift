@@ -3,6 +3,7 @@ import Glibc
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
+import PTKVocabulary
 import Testing
 
 /// Text from elsewhere made one line with nothing a terminal acts on (issue 41, finding 4).

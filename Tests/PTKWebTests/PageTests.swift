@@ -3,6 +3,7 @@ import PTKLibrary
 import PTKProtocol
 import PTKSystem
 import PTKTestTags
+import PTKVocabulary
 import PTKWeb
 import Testing
 

@@ -1,6 +1,7 @@
 import PTKDigest
 import PTKSystem
 import PTKTime
+import PTKVocabulary
 
 /// HTTP Basic authentication (RFC 7617) for routes that are not `.open`: the credentials are
 /// checked by `verify` (the caller keeps them on a TLS connection only), wrong ones counted per

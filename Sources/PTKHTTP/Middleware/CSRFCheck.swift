@@ -1,5 +1,6 @@
 import PTKSystem
 import PTKTime
+import PTKVocabulary
 
 /// Why a request comes from a page of another site, nil when it does not (or the browser
 /// does not say): its Origin is another (`null`, which pages with `Referrer-Policy:

@@ -1,5 +1,6 @@
 import PTKSystem
 import PTKTime
+import PTKVocabulary
 
 /// The request log line: a request answered with an error status that its handler did not log
 /// (`GET "/x": answered 404`) gets one line, so no refusal goes unseen; requests a handler

@@ -1,5 +1,3 @@
-import Glibc
-
 /// A day of the calendar: what a photo is filed under by date.
 public struct CalendarDay: Sendable, Equatable, Hashable {
     public var year: Int
@@ -15,6 +13,9 @@ public struct CalendarDay: Sendable, Equatable, Hashable {
 /// A point on the wall clock, in milliseconds since 1970-01-01 UTC: the one representation of
 /// a date in ptk (when a photo was received, a file modified, a sender last tried), with the
 /// one ISO 8601 formatter and parser, and the one way dates are shown to people.
+///
+/// A pure value, by arithmetic alone (`CivilDate`); reading the clock (`WallTime.now`) and the
+/// host's time zone (`localDay`, `local`) is PTKSystem's.
 public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible {
     public var milliseconds: Int64
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
@@ -45,13 +46,6 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
         milliseconds = seconds * 1000
     }
 
-    /// Now. The corresponding C function is `clock_gettime` (CLOCK_REALTIME).
-    public static var now: WallTime {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return WallTime(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
-    }
-
     /// Whole seconds since the epoch (rounded down), for every value (Int64.min included: a
     /// time read from the index may be anything).
     public var seconds: Int64 {
@@ -71,46 +65,26 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
         milliseconds = ms
     }
 
-    /// For people: "2026-11-30 08:53:00 UTC". The corresponding C functions are `gmtime_r`
-    /// and `strftime`.
+    /// For people: "2026-11-30 08:53:00 UTC"; the year as glibc's `strftime` writes `%Y` (no
+    /// padding, "-" before a year before 1 BC), which a test checks it against.
     public var description: String {
-        var t = time_t(seconds)
-        var parts = tm()
-        // Years beyond what `tm` holds (a planted extreme): said so, not shown as year 1900.
-        guard gmtime_r(&t, &parts) != nil else { return "(a time out of range: \(milliseconds) ms)" }
-        var buffer = [CChar](repeating: 0, count: 64)
-        let n = strftime(&buffer, buffer.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
-        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// The calendar day this time falls on in the local time zone (TZ, else /etc/localtime).
-    /// The corresponding C function is `localtime_r`.
-    public var localDay: CalendarDay {
-        var t = time_t(seconds)
-        var parts = tm()
-        guard localtime_r(&t, &parts) != nil else { return CalendarDay(year: 1970, month: 1, day: 1) }
-        return CalendarDay(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
+        let (days, second) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        let (d, s) = second < 0 ? (days - 1, second + 86_400) : (days, second)
+        let (y, m, day) = CivilDate.date(fromDays: d)
+        // Years beyond what C's `tm` holds: said so (no time in milliseconds is one).
+        guard y - 1900 >= Int64(Int32.min) && y - 1900 <= Int64(Int32.max) else { return "(a time out of range: \(milliseconds) ms)" }
+        return "\(y)-\(two(m))-\(two(day)) \(two(s / 3600)):\(two(s / 60 % 60)):\(two(s % 60)) UTC"
     }
 
     /// For a column: "2026-11-30 08:53" (UTC).
     public var minutes: String { String(description.prefix(16)) }
 }
 
-extension FileStatus {
-    /// When the file was last modified.
-    /// (A time set beyond what milliseconds hold, some 292 million years, is the farthest they can.)
-    public var modifiedTime: WallTime {
-        let (ms, overflow) = WallTime(seconds: modified).milliseconds.addingReportingOverflow(modifiedNanoseconds / 1_000_000)
-        return WallTime(milliseconds: overflow ? .max : ms)
-    }
-}
-
 /// `milliseconds` since the epoch as ISO 8601 UTC with milliseconds (`WallTime.iso8601`).
 private func formatISO8601(milliseconds: Int64) -> String {
     let (days, rest) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
     let (d, ms) = rest < 0 ? (days - 1, rest + 86_400_000) : (days, rest)
-    let (y, m, day) = civil(fromDays: d)
-    func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    let (y, m, day) = CivilDate.date(fromDays: d)
     let millis = ms % 1000
     let milli = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
     return "\(y)-\(two(m))-\(two(day))T\(two(ms / 3_600_000)):\(two(ms / 60_000 % 60)):\(two(ms / 1000 % 60)).\(milli)Z"
@@ -156,28 +130,35 @@ private func parseISO8601(_ text: String) -> Int64? {
         return nil
     }
     guard i == b.count else { return nil }
-    return days(fromCivil: y, mo, d) * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + millis - offset
+    return CivilDate.days(fromYear: y, month: mo, day: d) * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + millis - offset
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-private func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yoe = y - era * 400
-    let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146_097 + doe - 719_468
-}
+/// Two digits at least: "07".
+private func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
 
-/// The date of a day number since 1970-01-01.
-private func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-    let z = z0 + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+/// The proleptic Gregorian calendar by arithmetic alone (Howard Hinnant's days_from_civil and
+/// civil_from_days), UTC: the one calendar routine, for `WallTime` and WebDAV's dates.
+public enum CivilDate {
+    /// Days since 1970-01-01 of a proleptic Gregorian date.
+    public static func days(fromYear year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The date (year, month 1-12, day 1-31) of a day number since 1970-01-01.
+    public static func date(fromDays z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
 }
