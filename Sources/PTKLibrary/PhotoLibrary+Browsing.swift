@@ -171,9 +171,6 @@ extension PhotoLibrary {
         }
     }
 
-    /// How many columns `columns` names: a gallery query's extra column comes after them.
-    static let columnCount = Int32(columns.split(separator: ",").count)
-
     /// Every sender's HELLO name, sorted: one index seek per sender (photos_gallery_sender_day).
     private func gallerySenders() throws(LibraryError) -> [String] {
         let first = try database.prepare("SELECT min(sender_name) FROM photos").bind()
