@@ -201,32 +201,32 @@ extension PhotoMetadata {
     /// What the library knows of `photo`, in the format's keys.
     public init(_ photo: Photo) {
         self.init()
-        Name = photo.name
-        MediaType = photo.type.mediaType
-        Size = photo.size
-        SHA256 = photo.sha256
-        Width = photo.width
-        Height = photo.height
-        BitDepth = photo.bitDepth
-        ColorType = photo.colorType
-        Interlace = photo.interlace
-        Received = photo.received.iso8601
-        Modified = photo.modified?.iso8601
-        Taken = photo.taken
-        CameraMake = photo.cameraMake
-        CameraModel = photo.cameraModel
-        Orientation = photo.orientation
-        DisplayWidth = photo.displayedSize?.width
-        DisplayHeight = photo.displayedSize?.height
-        HasLocation = photo.hasLocation
-        SenderName = photo.senderName
-        SenderAddress = photo.senderAddress
-        SenderID = photo.senderID
-        Note = photo.note
-        Rating = photo.rating
-        Problem = photo.problem
-        Thumbnail = photo.thumbnailPath
-        Preview = photo.previewPath
+        name = photo.name
+        mediaType = photo.type.mediaType
+        size = photo.size
+        sha256 = photo.sha256
+        width = photo.width
+        height = photo.height
+        bitDepth = photo.bitDepth
+        colorType = photo.colorType
+        interlace = photo.interlace
+        received = photo.received.iso8601
+        modified = photo.modified?.iso8601
+        taken = photo.taken
+        cameraMake = photo.cameraMake
+        cameraModel = photo.cameraModel
+        orientation = photo.orientation
+        displayWidth = photo.displayedSize?.width
+        displayHeight = photo.displayedSize?.height
+        hasLocation = photo.hasLocation
+        senderName = photo.senderName
+        senderAddress = photo.senderAddress
+        senderID = photo.senderID
+        note = photo.note
+        rating = photo.rating
+        problem = photo.problem
+        thumbnail = photo.thumbnailPath
+        preview = photo.previewPath
     }
 }
 
