@@ -1,6 +1,7 @@
 import PTKConfiguration
 import PTKHTTP
 import PTKLibrary
+import PTKPhotoPages
 import PTKSystem
 import PTKTrust
 import PTKVocabulary

@@ -1,5 +1,4 @@
 import PTKVocabulary
-import PTKWeb
 
 /// What the gallery shows (issue 45): a filter, a page of it in the gallery's order (keyset
 /// paging: a cursor names the last photo shown), its sections, and a photo's neighbours for

@@ -1,6 +1,7 @@
 import PTKAdminCommandLine
 import PTKCLI
 import PTKLibrary
+import PTKPhotoPages
 import PTKSystem
 import PTKVocabulary
 
