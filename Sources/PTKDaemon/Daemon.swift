@@ -151,7 +151,7 @@ public final class Daemon: @unchecked Sendable {
                                     sessions: nil,
                                     plaintextAllowed: configuration.plaintext == .allow,
                                     trustedSendersOnly: configuration.senders == .trusted,
-                                    types: configuration.photoTypes)
+                                    types: configuration.types)
         turns = Turns(capacity: configuration.maxSessions, perSender: configuration.maxSessionsPerAddress)
         slots = ConnectionTable(capacity: configuration.maxSessions + Self.handshakeRoom(configuration),
                                 perAddress: configuration.maxSessionsPerAddress)

@@ -62,7 +62,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "cannot listen for LocalSend apps on port \(configuration.localSendPort): \(error) (set localsend-port, or localsend = off)", exitCode: .cannotStart)
         }
-        let types = Set(configuration.types)
+        let types = Set(configuration.mediaTypes)
         sessions = LocalSendSessions(policy: LocalSendPolicy(pin: configuration.localSendPIN, acceptedTypes: types,
                                                              maxFileSize: configuration.maxFileSize,
                                                              sessionIdle: max(.seconds(60), configuration.idleTimeout * 2)))

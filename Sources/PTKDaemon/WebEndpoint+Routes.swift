@@ -55,7 +55,7 @@ extension WebEndpoint {
             return true
         }
         router.add(Self.getOrHead, "/upload") { r throws(HTTPFailure) in
-            try self.html(r, 200, self.pages.upload(types: self.configuration.photoTypes, maxFileSize: self.configuration.maxFileSize, viewer: r.viewer!))
+            try self.html(r, 200, self.pages.upload(types: self.configuration.types, maxFileSize: self.configuration.maxFileSize, viewer: r.viewer!))
             return true
         }
         router.add(["POST"], "/upload", traits: [.change, .body]) { r throws(HTTPFailure) in try self.upload(r) }
