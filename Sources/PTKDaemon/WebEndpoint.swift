@@ -66,7 +66,7 @@ final class WebEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "web: \(error.description)", exitCode: .identityDamaged)
         }
-        let addresses = try Daemon.listenAddresses(configuration, port: configuration.webPort)
+        let addresses = try Daemon.listenAddresses(configuration.listen, port: configuration.webPort)
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
         } catch {

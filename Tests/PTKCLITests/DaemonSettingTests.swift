@@ -66,4 +66,18 @@ import Testing
         #expect(try apply(.localSendTypes, "image/jpeg").types == [.jpeg])
         #expect(DaemonConfiguration().types == PhotoType.allCases)
     }
+
+    @Test("the LocalSend door's settings are the configuration's, as its settings give them")
+    func localSendSettings() throws {
+        var c = DaemonConfiguration()
+        for (key, value) in [(DaemonSetting.name, "Den"), (.listen, "192.0.2.1"), (.localSendPort, "5300"), (.localSendPIN, "4711"),
+                             (.idleTimeout, "12"), (.maxFileSize, "2M"), (.types, "image/png,image/heic"), (.senders, "trusted"),
+                             (.stateDirectory, "/s")] {
+            try DaemonOptions.apply(key, value, to: &c)
+        }
+        let s = LocalSendSettings(c)
+        #expect(s.name == "Den" && s.listen == ["192.0.2.1"] && s.localSendPort == 5300 && s.localSendPIN == "4711")
+        #expect(s.idleTimeout == .seconds(12) && s.maxFileSize == 2 << 20 && s.types == [.png, .heic] && s.senders == .trusted)
+        #expect(s.localSendIdentityDirectory == "/s/localsend" && s.mediaTypes == ["image/heic", "image/png"])
+    }
 }
