@@ -145,7 +145,7 @@ public final class Daemon: @unchecked Sendable {
         localSend = configuration.localSend
             ? try LocalSendEndpoint(configuration: LocalSendSettings(configuration), store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown)
             : nil
-        web = configuration.web ? try WebEndpoint(configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown) : nil
+        web = configuration.web ? try WebEndpoint(configuration: WebSettings(configuration), store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown) : nil
         // WELCOME.sessions is each session's share when it starts (`turns`).
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
                                     sessions: nil,

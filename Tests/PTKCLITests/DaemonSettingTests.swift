@@ -80,4 +80,19 @@ import Testing
         #expect(s.idleTimeout == .seconds(12) && s.maxFileSize == 2 << 20 && s.types == [.png, .heic] && s.senders == .trusted)
         #expect(s.localSendIdentityDirectory == "/s/localsend" && s.mediaTypes == ["image/heic", "image/png"])
     }
+
+    @Test("the web door's settings are the configuration's, its directories in force included")
+    func webSettings() throws {
+        var c = DaemonConfiguration()
+        for (key, value) in [(DaemonSetting.name, "Den"), (.listen, "192.0.2.1"), (.webPort, "8443"), (.library, "off"), (.idleTimeout, "12"),
+                             (.maxFileSize, "2M"), (.minFree, "1G"), (.types, "image/jpeg"), (.stateDirectory, "/s")] {
+            try DaemonOptions.apply(key, value, to: &c)
+        }
+        let s = WebSettings(c)
+        #expect(s.name == "Den" && s.listen == ["192.0.2.1"] && s.webPort == 8443 && !s.library && s.idleTimeout == .seconds(12))
+        #expect(s.maxFileSize == 2 << 20 && s.minFree == 1 << 30 && s.types == [.jpeg])
+        #expect(s.webDirectory == "/s/web" && s.effectiveDirectory == "/s/received")
+        try DaemonOptions.apply(.directory, "/photos", to: &c)
+        #expect(WebSettings(c).effectiveDirectory == "/photos")
+    }
 }
