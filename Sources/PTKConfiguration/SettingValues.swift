@@ -12,7 +12,8 @@ func invalid(_ value: String, _ key: DaemonSetting, _ what: String) -> UsageErro
 /// saying what `expected` asks for, for anything else.
 enum Parse {
     /// A switch: on, yes, true or off, no, false, any case (and 1 or 0 where `digits`).
-    static func onOff(_ value: String, _ key: DaemonSetting, expected: String = "expected on or off", digits: Bool = false) throws(UsageError) -> Bool {
+    static func onOff(_ value: String, _ key: DaemonSetting, expected: String = "expected on or off",
+                      digits: Bool = false) throws(UsageError) -> Bool {
         switch value.lowercased() {
         case "on", "yes", "true": return true
         case "off", "no", "false": return false
@@ -23,13 +24,15 @@ enum Parse {
     }
 
     /// A TCP port, 0 to 65535 (0 picks a free one).
-    static func port(_ value: String, _ key: DaemonSetting, expected: String = "expected 0 to 65535") throws(UsageError) -> UInt16 {
+    static func port(_ value: String, _ key: DaemonSetting,
+                     expected: String = "expected 0 to 65535") throws(UsageError) -> UInt16 {
         guard let n = parseInteger(value, in: 0...65535) else { throw invalid(value, key, expected) }
         return UInt16(n)
     }
 
     /// A size in bytes with an optional K, M, G or T suffix (`parseSize`), at least `minimum`.
-    static func size(_ value: String, _ key: DaemonSetting, atLeast minimum: Int64 = 0, expected: String) throws(UsageError) -> Int64 {
+    static func size(_ value: String, _ key: DaemonSetting, atLeast minimum: Int64 = 0,
+                     expected: String) throws(UsageError) -> Int64 {
         guard let n = parseSize(value), n >= minimum else { throw invalid(value, key, expected) }
         return n
     }

@@ -18,7 +18,8 @@ struct PhotoColumn: Sendable {
     /// a column the library keeps for itself (the SELECT leaves it out).
     let decode: (@Sendable (inout Photo, Statement, Int32) -> Void)?
 
-    init(_ name: String, _ definition: String, since: Int64, decode: (@Sendable (inout Photo, Statement, Int32) -> Void)? = nil) {
+    init(_ name: String, _ definition: String, since: Int64,
+         decode: (@Sendable (inout Photo, Statement, Int32) -> Void)? = nil) {
         self.name = name
         self.definition = definition
         self.since = since
@@ -40,12 +41,14 @@ extension PhotoLibrary {
         PhotoColumn("name", "TEXT NOT NULL UNIQUE", since: 1) { p, s, i in p.name = s.text(i) ?? "" },
         PhotoColumn("size", "INTEGER NOT NULL", since: 1) { p, s, i in p.size = s.int(i) ?? 0 },
         PhotoColumn("sha256", "TEXT", since: 1) { p, s, i in p.sha256 = s.text(i) },
-        PhotoColumn("width", "INTEGER", since: 1) { p, s, i in p.width = s.int(i).flatMap { sideRange.contains($0) ? Int($0) : nil } },
-        PhotoColumn("height", "INTEGER", since: 1) { p, s, i in p.height = s.int(i).flatMap { sideRange.contains($0) ? Int($0) : nil } },
+        PhotoColumn("width", "INTEGER", since: 1) { p, s, i in p.width = s.int(i).flatMap(side) },
+        PhotoColumn("height", "INTEGER", since: 1) { p, s, i in p.height = s.int(i).flatMap(side) },
         PhotoColumn("bit_depth", "INTEGER", since: 1) { p, s, i in p.bitDepth = s.int(i).map(Int.init) },
         PhotoColumn("color_type", "INTEGER", since: 1) { p, s, i in p.colorType = s.int(i).map(Int.init) },
         PhotoColumn("interlace", "INTEGER", since: 1) { p, s, i in p.interlace = s.int(i).map(Int.init) },
-        PhotoColumn("received", "INTEGER NOT NULL", since: 1) { p, s, i in p.received = WallTime(milliseconds: s.int(i) ?? 0) },
+        PhotoColumn("received", "INTEGER NOT NULL", since: 1) { p, s, i in
+            p.received = WallTime(milliseconds: s.int(i) ?? 0)
+        },
         PhotoColumn("sender_name", "TEXT", since: 1) { p, s, i in p.senderName = s.text(i) },
         PhotoColumn("sender_address", "TEXT", since: 1) { p, s, i in p.senderAddress = s.text(i) },
         PhotoColumn("sender_id", "TEXT", since: 1) { p, s, i in p.senderID = s.text(i) },
@@ -66,8 +69,12 @@ extension PhotoLibrary {
         PhotoColumn("problem", "TEXT", since: 1) { p, s, i in p.problem = s.text(i) },
         // Reconciling tells a file replaced in place by its inode (never shown).
         PhotoColumn("inode", "INTEGER", since: 1),
-        PhotoColumn("mtime", "INTEGER", since: 1) { p, s, i in p.modified = s.int(i).map { WallTime(milliseconds: $0) } },
-        PhotoColumn("orientation", "INTEGER", since: 3) { p, s, i in p.orientation = s.int(i).flatMap { (1...8).contains($0) ? Int($0) : nil } },
+        PhotoColumn("mtime", "INTEGER", since: 1) { p, s, i in
+            p.modified = s.int(i).map { WallTime(milliseconds: $0) }
+        },
+        PhotoColumn("orientation", "INTEGER", since: 3) { p, s, i in
+            p.orientation = s.int(i).flatMap { (1...8).contains($0) ? Int($0) : nil }
+        },
         PhotoColumn("taken", "TEXT", since: 3) { p, s, i in p.taken = s.text(i) },
         // `taken` as an instant, for `SortOrder.taken` (never shown).
         PhotoColumn("taken_ms", "INTEGER", since: 3),
@@ -98,6 +105,9 @@ extension PhotoLibrary {
                 (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL
             """, since: 6),
     ]
+
+    /// A width or height as a row may say it: within `sideRange`, else unknown.
+    static func side(_ value: Int64) -> Int? { sideRange.contains(value) ? Int(value) : nil }
 
     /// The columns a photo is read from, in `photoColumns`' order.
     static let decodedColumns = photoColumns.filter { $0.decode != nil }

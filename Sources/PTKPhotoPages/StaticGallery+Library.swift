@@ -9,9 +9,9 @@ extension PhotoLibrary {
     public func gallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
                         leavingOut: (String) -> Void = { _ in }) throws(LibraryError) -> (path: String, photos: Int) {
         try writeGallery(to: outputDirectory, linkingFrom: finalDirectory, leavingOut: leavingOut) { contents in
-            StaticGallery.page(directory: directory, photos: contents.photos.map(WebPhoto.init), photosLink: contents.photosLink,
-                               thumbnailsLink: contents.thumbnailsLink, thumbnailSide: contents.thumbnailSide,
-                               thumbnailFiles: contents.oldThumbnails)
+            StaticGallery.page(directory: directory, photos: contents.photos.map(WebPhoto.init),
+                               photosLink: contents.photosLink, thumbnailsLink: contents.thumbnailsLink,
+                               thumbnailSide: contents.thumbnailSide, thumbnailFiles: contents.oldThumbnails)
         }
     }
 }
