@@ -81,13 +81,17 @@ let package = Package(
         // (ptk-send links no libheif): types, names and packages come from PTKVocabulary.
         .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKVocabulary"]),
         // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It
-        // imports the store (names, adding photos), never the protocol; it gives the web pages
-        // their values (`WebPhoto`) and writes the static gallery PTKWeb renders.
-        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKWeb"]),
+        // imports the store (names, adding photos), never the protocol nor the pages: it writes
+        // the static gallery's files, whose page its caller renders (PTKPhotoPages).
+        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
         // The web interface's pages (issue 29; its routes are PTKDaemon's, on PTKHTTP): HTML, the
         // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
-        // values (`WebPhoto`), which the library makes from its photos; it never imports the library.
+        // values (`WebPhoto`); it never imports the library.
         .target(name: "PTKWeb", dependencies: ["PTKTime", "PTKVocabulary"]),
+        // A library photo as the pages show it (issue 55), above both PTKLibrary and PTKWeb so
+        // that neither imports the other: `WebPhoto` and the details (`ptk show`, the photo page)
+        // of a `Photo`, and ptk's static gallery (`PhotoLibrary.gallery`) rendered by PTKWeb.
+        .target(name: "PTKPhotoPages", dependencies: ["PTKLibrary", "PTKWeb", "PTKSystem", "PTKVocabulary"]),
         // WebDAV (RFC 4918 class 1 and 2, RFC 4331 quota): request bodies parsed by expat, headers
         // (Depth, If, Destination, Timeout), paths, multistatus XML and the lock table. No I/O.
         .target(name: "PTKDAV", dependencies: ["PTKVocabulary", "PTKTime", "CExpat"]),
@@ -98,7 +102,7 @@ let package = Package(
         // server, the router, middleware, and photos streamed from a body into the store.
         .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKStore", "PTKProtocol", "PTKVocabulary"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKHTTP", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -128,24 +132,24 @@ let package = Package(
         .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
 
         .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode"]),
+        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKPhotoPages", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode"]),
         // Man pages and completion scripts from the three command tables (a build tool, not installed).
         .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS", "PTKVocabulary"]),
 
         .testTarget(name: "PTKVocabularyTests", dependencies: ["PTKTestTags", "PTKVocabulary"]),
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKTestTags", "PTKProtocol", "PTKTime", "PTKVocabulary"]),
-        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKTestTags", "PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKTestTags", "PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKTestTags", "PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTestTags", "PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKTestTags", "PTKLibrary", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKTestTags", "PTKLibrary", "PTKPhotoPages", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKHTTPTests", dependencies: ["PTKTestTags", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDAVTests", dependencies: ["PTKTestTags", "PTKDAV", "PTKVocabulary"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKTestTags", "PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTestTags", "PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
+        .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),

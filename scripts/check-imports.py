@@ -42,7 +42,8 @@ GLIBC_ALLOWED = {'PTKSystem', 'PTKTestSupport'}
 # back. (importer, imported): why.
 FORBIDDEN = {
     ('PTKCLI', 'PTKProtocol'): 'the command-line tables need words (PTKVocabulary), not the wire protocol',
-    ('PTKWeb', 'PTKLibrary'): 'PTKWeb renders plain values (WebPhoto) and does no I/O; the library gives it those values',
+    ('PTKWeb', 'PTKLibrary'): 'PTKWeb renders plain values (WebPhoto) and does no I/O; PTKPhotoPages makes them of library photos',
+    ('PTKLibrary', 'PTKWeb'): 'the library is data, the pages presentation: PTKPhotoPages, above both, maps one to the other (issue 55)',
     ('PTKWeb', 'PTKSystem'): 'PTKWeb does no I/O: its text and time helpers are pure (PTKVocabulary, PTKTime)',
     ('PTKAdminCommandLine', 'PTKLibrary'): 'ptk-docs links ptk\'s command table and must not link SQLite, libpng, libjpeg, libheif or libarchive',
     ('PTKClient', 'PTKStore'): 'ptk-send must not link libheif; types, names and packages come from PTKVocabulary',

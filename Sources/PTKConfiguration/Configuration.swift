@@ -47,11 +47,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Serve the web interface (gallery and upload pages, HTTPS on `webPort`).
     public var web = true
     public var webPort: UInt16 = 47851
-    /// The media types this receiver keeps, from ptk-send (WELCOME.types) and LocalSend apps alike.
-    public var types: [String] = ["image/heic", "image/heif", "image/jpeg", "image/png"]
+    /// The types this receiver keeps, from ptk-send (WELCOME.types, in this order) and LocalSend
+    /// apps alike: some of `PhotoType.allCases`, in its order, each once.
+    public var types: [PhotoType] = PhotoType.allCases
 
-    /// `types` as the store's types.
-    public var photoTypes: [PhotoType] { PhotoType.allCases.filter { types.contains($0.mediaType) } }
+    /// `types`' media types, sorted ("image/heic", "image/png"): how help and the logs name them.
+    public var mediaTypes: [String] { types.map(\.mediaType).sorted() }
     /// Where in the directory photos are filed (folders by sender or date).
     public var layout: FolderLayout = .flat
     /// What becomes of a photo whose bytes the library already keeps.

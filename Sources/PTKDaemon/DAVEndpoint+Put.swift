@@ -61,7 +61,7 @@ extension DAVEndpoint {
     private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64) throws(HTTPFailure) -> Bool {
         let account = r.account
         let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
-        let kept = configuration.photoTypes
+        let kept = configuration.types
         // Full access files it where the client put it; upload access in its own folder as the
         // layout says, with the client's folders below.
         let folder = r.full ? (path.parent?.string ?? "") : StoreRequest.folder(arrivals.folder(for: sender), adding: path.string)

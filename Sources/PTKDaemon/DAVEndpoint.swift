@@ -29,7 +29,7 @@ extension HTTPRequest where Context == DAVContext {
 /// library, hooks). The names each client used are remembered (`DAVNames`), what operating
 /// systems write beside photos is kept apart (`DAVSidecars`), and locks live in memory.
 final class DAVEndpoint: @unchecked Sendable {
-    let configuration: DaemonConfiguration
+    let configuration: WebSettings
     let store: PhotoStore
     let arrivals: Arrivals
     let shutdown: ShutdownSignal
@@ -66,7 +66,7 @@ final class DAVEndpoint: @unchecked Sendable {
     static let xmlLimit = 64 << 10
     static let realm = "ptk"
 
-    init(configuration: DaemonConfiguration, store: PhotoStore, arrivals: Arrivals, throttle: PasswordThrottle, guesses: Guesses,
+    init(configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, throttle: PasswordThrottle, guesses: Guesses,
          shutdown: ShutdownSignal) throws(DaemonError) {
         self.configuration = configuration
         self.store = store

@@ -131,7 +131,7 @@ public final class Daemon: @unchecked Sendable {
         }
         arrivals = Arrivals(directory: configuration.effectiveDirectory, layout: configuration.layout, trust: trust,
                             library: library, held: held, hooks: hooks)
-        let addresses = try Self.listenAddresses(configuration, port: configuration.port)
+        let addresses = try Self.listenAddresses(configuration.listen, port: configuration.port)
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
             shutdown = try ShutdownSignal()
@@ -144,15 +144,15 @@ public final class Daemon: @unchecked Sendable {
         // One budget of wrong guesses for every door that checks a secret.
         let guesses = Guesses()
         localSend = configuration.localSend
-            ? try LocalSendEndpoint(configuration: configuration, store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown)
+            ? try LocalSendEndpoint(configuration: LocalSendSettings(configuration), store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown)
             : nil
-        web = configuration.web ? try WebEndpoint(configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown) : nil
+        web = configuration.web ? try WebEndpoint(configuration: WebSettings(configuration), store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown) : nil
         // WELCOME.sessions is each session's share when it starts (`turns`).
         settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
                                     sessions: nil,
                                     plaintextAllowed: configuration.plaintext == .allow,
                                     trustedSendersOnly: configuration.senders == .trusted,
-                                    types: configuration.photoTypes)
+                                    types: configuration.types)
         turns = Turns(capacity: configuration.maxSessions, perSender: configuration.maxSessionsPerAddress)
         slots = ConnectionTable(capacity: configuration.maxSessions + Self.handshakeRoom(configuration),
                                 perAddress: configuration.maxSessionsPerAddress)
@@ -315,9 +315,9 @@ public final class Daemon: @unchecked Sendable {
 
     /// The addresses to listen on at `port`: those of `--listen`, else every IPv6 and IPv4
     /// address ("::" and "0.0.0.0", either of which may be missing on this host).
-    static func listenAddresses(_ configuration: DaemonConfiguration, port: UInt16) throws(DaemonError) -> [SocketAddress] {
+    static func listenAddresses(_ listen: [String], port: UInt16) throws(DaemonError) -> [SocketAddress] {
         var addresses: [SocketAddress] = []
-        for text in configuration.listen.isEmpty ? ["::", "0.0.0.0"] : configuration.listen {
+        for text in listen.isEmpty ? ["::", "0.0.0.0"] : listen {
             guard let a = SocketAddress(numericHost: text, port: port) else {
                 throw DaemonError(description: "--listen '\(text)' is not an IPv4 or IPv6 address", exitCode: .usage)
             }

@@ -87,7 +87,7 @@ extension LocalSendEndpoint {
             r.logWhole("\(prefix): accepted \(response.files.count), session \(response.sessionId.prefix(8))")
             try r.http.respond(outcome.status, LocalSendJSON.encode(response), deadline: replyBy())
         case .nothingToTransfer:
-            r.logWhole("\(prefix): none accepted (types: \(configuration.types.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
+            r.logWhole("\(prefix): none accepted (types: \(configuration.mediaTypes.joined(separator: ", ")); up to \(formatBytes(Double(configuration.maxFileSize)))); answered 204")
             try r.http.respond(outcome.status, deadline: replyBy())
         case .pinRequired(let wrong):
             if wrong { r.logWhole("\(prefix): wrong PIN; answered 401") } else { r.needsNoLogLine() }

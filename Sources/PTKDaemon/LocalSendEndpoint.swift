@@ -20,7 +20,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
     let server: TLSContext
     let client: TLSContext
     // Internal, not private, for LocalSendEndpoint+Routes.swift; `sessions` is guarded by `lock`.
-    let configuration: DaemonConfiguration
+    let configuration: LocalSendSettings
     let store: PhotoStore
     let trust: TrustStore
     let arrivals: Arrivals
@@ -42,7 +42,7 @@ final class LocalSendEndpoint: @unchecked Sendable {
     /// The request log's lines a minute per address (refusals no handler logged).
     let requestLogBudget = LogBudget(perMinute: 30)
 
-    init(configuration: DaemonConfiguration, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
+    init(configuration: LocalSendSettings, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
          shutdown: ShutdownSignal) throws(DaemonError) {
         self.configuration = configuration
         self.guesses = guesses
@@ -57,13 +57,13 @@ final class LocalSendEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "LocalSend: \(error.description)", exitCode: .identityDamaged)
         }
-        let addresses = try Daemon.listenAddresses(configuration, port: configuration.localSendPort)
+        let addresses = try Daemon.listenAddresses(configuration.listen, port: configuration.localSendPort)
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
         } catch {
             throw DaemonError(description: "cannot listen for LocalSend apps on port \(configuration.localSendPort): \(error) (set localsend-port, or localsend = off)", exitCode: .cannotStart)
         }
-        let types = Set(configuration.types)
+        let types = Set(configuration.mediaTypes)
         sessions = LocalSendSessions(policy: LocalSendPolicy(pin: configuration.localSendPIN, acceptedTypes: types,
                                                              maxFileSize: configuration.maxFileSize,
                                                              sessionIdle: max(.seconds(60), configuration.idleTimeout * 2)))

@@ -2,6 +2,7 @@ import PTKConfiguration
 import PTKDigest
 import PTKHTTP
 import PTKLibrary
+import PTKPhotoPages
 import PTKProtocol
 import PTKStore
 import PTKSystem

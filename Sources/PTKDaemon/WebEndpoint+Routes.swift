@@ -1,6 +1,7 @@
 import PTKConfiguration
 import PTKHTTP
 import PTKLibrary
+import PTKPhotoPages
 import PTKSystem
 import PTKTrust
 import PTKVocabulary
@@ -54,7 +55,7 @@ extension WebEndpoint {
             return true
         }
         router.add(Self.getOrHead, "/upload") { r throws(HTTPFailure) in
-            try self.html(r, 200, self.pages.upload(types: self.configuration.photoTypes, maxFileSize: self.configuration.maxFileSize, viewer: r.viewer!))
+            try self.html(r, 200, self.pages.upload(types: self.configuration.types, maxFileSize: self.configuration.maxFileSize, viewer: r.viewer!))
             return true
         }
         router.add(["POST"], "/upload", traits: [.change, .body]) { r throws(HTTPFailure) in try self.upload(r) }

@@ -29,7 +29,7 @@ extension WebEndpoint {
         guard size <= configuration.maxFileSize else {
             return try refuse(413, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))")
         }
-        let kept = configuration.photoTypes
+        let kept = configuration.types
         // The type the page read from the file's first bytes (X-Photo-Type), else the name's
         // ending. A claim the bytes belie is refused by the store's check of that type.
         let claimed = r.head.header("x-photo-type").flatMap { PhotoType(mediaType: $0) }

@@ -1,5 +1,6 @@
 import PTKHTTP
 import PTKLibrary
+import PTKPhotoPages
 import PTKWeb
 
 /// The viewer (`/view/ID?sender=...&rating=...`): the photo full screen, its neighbours in the

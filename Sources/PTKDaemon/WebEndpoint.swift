@@ -19,7 +19,7 @@ final class WebEndpoint: @unchecked Sendable {
     let listener: Listener
     let identity: Identity
     let context: TLSContext
-    let configuration: DaemonConfiguration
+    let configuration: WebSettings
     let store: PhotoStore
     let arrivals: Arrivals
     let shutdown: ShutdownSignal
@@ -47,7 +47,7 @@ final class WebEndpoint: @unchecked Sendable {
     static let securityHeaders = [("Content-Security-Policy", "default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
                                   ("X-Frame-Options", "DENY"), ("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff")]
 
-    init(configuration: DaemonConfiguration, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal) throws(DaemonError) {
+    init(configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal) throws(DaemonError) {
         self.configuration = configuration
         self.guesses = guesses
         self.store = store
@@ -66,7 +66,7 @@ final class WebEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "web: \(error.description)", exitCode: .identityDamaged)
         }
-        let addresses = try Daemon.listenAddresses(configuration, port: configuration.webPort)
+        let addresses = try Daemon.listenAddresses(configuration.listen, port: configuration.webPort)
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
         } catch {
@@ -78,7 +78,7 @@ final class WebEndpoint: @unchecked Sendable {
 
     /// The names the certificate is made for: the host name, its `.local` name, `localhost`,
     /// and the host's IPv4 addresses (and those ptkd is told to listen on).
-    static func hostNames(_ configuration: DaemonConfiguration) -> [String] {
+    static func hostNames(_ configuration: WebSettings) -> [String] {
         let host = hostName()
         var names = [host, host + ".local", "localhost", "127.0.0.1", "::1"]
         // Without interfaces to list, the names above still make a certificate.

@@ -1,13 +1,13 @@
 import PTKSystem
 import PTKVocabulary
-import PTKWeb
 
 extension PhotoLibrary {
     /// The default gallery folder: `.ptk/gallery/` of the received-photos directory.
     public var defaultGalleryFolder: String { folder + "/gallery" }
 
-    /// Writes the static HTML page of the thumbnails (`StaticGallery.page`, newest first: name,
-    /// sender, time, rating, note; each links to the full photo) as `index.html` in `outputDirectory` (default
+    /// Writes the static HTML page of the thumbnails that `page` renders from its contents
+    /// (every photo, newest first, and the links: ptk's `gallery(to:)` renders it with
+    /// PTKWeb's `StaticGallery.page`) as `index.html` in `outputDirectory` (default
     /// `.ptk/gallery/`), which a browser opens from disk. Links are relative, so the page works
     /// wherever the photos directory is mounted; outside the library folder the thumbnails are
     /// copied beside the page, and `leavingOut` is told why each thumbnail left out was (one
@@ -21,8 +21,9 @@ extension PhotoLibrary {
     /// The output folder (and its `thumbnails`) is opened once, and everything is written
     /// through its descriptor: a folder swapped for a symbolic link after it was opened (the
     /// service user's `.ptk/gallery`) is not written through.
-    public func gallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
-                        leavingOut: (String) -> Void = { _ in }) throws(LibraryError) -> (path: String, photos: Int) {
+    public func writeGallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
+                             leavingOut: (String) -> Void = { _ in },
+                             page render: (GalleryContents) -> String) throws(LibraryError) -> (path: String, photos: Int) {
         // Written through the path as given (a staging child writes into "."), linked as final.
         let out = outputDirectory ?? defaultGalleryFolder
         let final = absolutePath(finalDirectory ?? out)
@@ -76,14 +77,29 @@ extension PhotoLibrary {
         // A photo not indexed again since schema 5 shows its old `<id>.png`.
         var oldThumbnails: [Int64: String] = [:]
         for photo in photos where photo.hasOldThumbnail { oldThumbnails[photo.id] = photo.thumbnailFileName(side: side) }
-        let html = StaticGallery.page(directory: directory, photos: photos.map(WebPhoto.init), photosLink: photosRelative, thumbnailsLink: thumbnailsRelative,
-                                       thumbnailSide: side, thumbnailFiles: oldThumbnails)
+        let html = render(GalleryContents(photos: photos, photosLink: photosRelative, thumbnailsLink: thumbnailsRelative,
+                                          thumbnailSide: side, oldThumbnails: oldThumbnails))
         let page = out + "/index.html"
         do { try folder.replaceFileRefusingLinks("index.html", path: page, with: Array(html.utf8), mode: 0o644) } catch {
             throw LibraryError(.io, "cannot write \(page): \(error)")
         }
         return (final + "/index.html", photos.count)
     }
+}
+
+/// What the static gallery's page shows, for its renderer (`PhotoLibrary.writeGallery`).
+public struct GalleryContents: Sendable {
+    /// Every photo, newest first.
+    public var photos: [Photo]
+    /// The received-photos directory and the thumbnails folder, relative to the page
+    /// (percent-encoded).
+    public var photosLink: String
+    public var thumbnailsLink: String
+    /// The side of the thumbnails the page shows (the largest of `Thumbnailer.gallerySides`).
+    public var thumbnailSide: Int
+    /// The file names of the old `<id>.png` thumbnails (of photos not indexed again since
+    /// schema 5), by photo id: shown for those photos instead.
+    public var oldThumbnails: [Int64: String]
 }
 
 /// `path` made absolute against the working directory, without "." or "" components and with

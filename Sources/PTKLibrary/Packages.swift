@@ -133,14 +133,14 @@ extension PhotoLibrary {
             defer { source.close() }
             let (size, sha256) = try copyPhoto(photo, from: source, to: staging + "/" + Package.dataName)
             var metadata = PhotoMetadata(photo)
-            metadata.Version = Package.version
-            metadata.Size = size
-            metadata.SHA256 = sha256
-            metadata.Problem = photo.hasThumbnail ? nil : photo.problem
+            metadata.version = Package.version
+            metadata.size = size
+            metadata.sha256 = sha256
+            metadata.problem = photo.hasThumbnail ? nil : photo.problem
             // PhotoKeeper's format: the thumbnail is a PNG of at most 256 pixels, base64; the
             // listings' paths of the library's own files are not part of a package.
-            metadata.Thumbnail = try packageThumbnail(of: photo, from: source).map { Data($0).base64EncodedString() }
-            metadata.Preview = nil
+            metadata.thumbnail = try packageThumbnail(of: photo, from: source).map { Data($0).base64EncodedString() }
+            metadata.preview = nil
             let path = staging + "/" + Package.metadataName
             do { try writeFileAtomically(path, Array((metadata.json() + "\n").utf8), mode: 0o644) } catch {
                 throw LibraryError(.io, "cannot write \(path): \(error)")
@@ -319,11 +319,11 @@ extension PhotoLibrary {
         case .success(let digest): sha256 = digest
         case .failure(let error): throw LibraryError(.io, "cannot read \(dataPath): \(error)")
         }
-        if let expected = metadata.SHA256, expected.lowercased() != sha256 {
+        if let expected = metadata.sha256, expected.lowercased() != sha256 {
             throw LibraryError(.badInput, "\(dataPath) does not match its SHA256 in photo.metadata (it is \(sha256))")
         }
         // The type the package says must be the one its bytes say (HEIC and HEIF being one format).
-        if let said = metadata.MediaType {
+        if let said = metadata.mediaType {
             guard let declared = PhotoType(mediaType: said) else {
                 throw LibraryError(.badInput, "photo.metadata says the photo is \(said), a type ptk does not keep")
             }
@@ -331,7 +331,7 @@ extension PhotoLibrary {
                 throw LibraryError(.badInput, "\(dataPath) is a \(type.displayName); photo.metadata says \(declared.mediaType)")
             }
         }
-        if let expected = metadata.Size, expected != dataStatus.size {
+        if let expected = metadata.size, expected != dataStatus.size {
             throw LibraryError(.badInput, "\(dataPath) has \(dataStatus.size) bytes; photo.metadata says \(expected)")
         }
         let store: PhotoStore
@@ -341,20 +341,20 @@ extension PhotoLibrary {
         let name: String
         do {
             name = try store.add(from: data, size: dataStatus.size, sha256: sha256, name: Package.photoName(forPackage: path, type: type), type: type,
-                                 modified: metadata.Modified.flatMap { WallTime(iso8601: $0) })
+                                 modified: metadata.modified.flatMap { WallTime(iso8601: $0) })
         } catch {
             throw LibraryError(error.badInput ? .badInput : .io, "\(dataPath): \(error.description)")
         }
-        let rating = metadata.Rating.flatMap { (0...5).contains($0) ? $0 : nil }
-        let received = metadata.Received.flatMap { WallTime(iso8601: $0) } ?? .now
+        let rating = metadata.rating.flatMap { (0...5).contains($0) ? $0 : nil }
+        let received = metadata.received.flatMap { WallTime(iso8601: $0) } ?? .now
         let id = try database.writeTransaction { () throws(LibraryError) -> Int64 in
             try database.prepare("""
                 INSERT INTO photos(name, size, sha256, received, sender_name, sender_address, sender_id, note, rating) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, received = excluded.received,
                     sender_name = excluded.sender_name, sender_address = excluded.sender_address, sender_id = excluded.sender_id,
                     note = excluded.note, rating = excluded.rating, indexed = 0, problem = NULL
-                """).bind(name, dataStatus.size, sha256, received.milliseconds, metadata.SenderName, metadata.SenderAddress, metadata.SenderID,
-                          metadata.Note, rating).run()
+                """).bind(name, dataStatus.size, sha256, received.milliseconds, metadata.senderName, metadata.senderAddress, metadata.senderID,
+                          metadata.note, rating).run()
             let s = try database.prepare("SELECT id FROM photos WHERE name = ?").bind(name)
             return try s.step() ? s.int(0) ?? 0 : 0
         }

@@ -2,7 +2,6 @@ import FoundationEssentials
 import PTKSystem
 import PTKStore
 import PTKVocabulary
-import PTKWeb
 
 /// What the library holds about one photo of the received-photos directory.
 public struct Photo: Sendable, Equatable {
@@ -201,106 +200,31 @@ extension PhotoMetadata {
     /// What the library knows of `photo`, in the format's keys.
     public init(_ photo: Photo) {
         self.init()
-        Name = photo.name
-        MediaType = photo.type.mediaType
-        Size = photo.size
-        SHA256 = photo.sha256
-        Width = photo.width
-        Height = photo.height
-        BitDepth = photo.bitDepth
-        ColorType = photo.colorType
-        Interlace = photo.interlace
-        Received = photo.received.iso8601
-        Modified = photo.modified?.iso8601
-        Taken = photo.taken
-        CameraMake = photo.cameraMake
-        CameraModel = photo.cameraModel
-        Orientation = photo.orientation
-        DisplayWidth = photo.displayedSize?.width
-        DisplayHeight = photo.displayedSize?.height
-        HasLocation = photo.hasLocation
-        SenderName = photo.senderName
-        SenderAddress = photo.senderAddress
-        SenderID = photo.senderID
-        Note = photo.note
-        Rating = photo.rating
-        Problem = photo.problem
-        Thumbnail = photo.thumbnailPath
-        Preview = photo.previewPath
-    }
-}
-
-extension Photo {
-    /// What an EXIF orientation does to the stored pixels to show them.
-    public static func orientationText(_ o: Int) -> String {
-        ["", "as stored", "mirrored", "turned 180°", "flipped upside down", "mirrored and turned 90° anticlockwise",
-         "turned 90° clockwise", "mirrored and turned 90° clockwise", "turned 90° anticlockwise"][min(max(o, 0), 8)]
-    }
-
-    /// What `ptk show` prints and the web interface's photo page shows: (label, value) pairs.
-    /// Never the location itself, only whether the photo records one. Its thumbnails and
-    /// preview are named in `thumbnailFolder` and the `previews` folder beside it.
-    public func details(thumbnailFolder: String) -> [(String, DetailValue)] {
-        var lines: [(String, String)] = [
-            ("name", name),
-            ("size", "\(formatBytes(Double(size))) (\(size) bytes)"),
-            ("sha256", sha256 ?? "(not indexed yet)"),
-        ]
-        if width != nil {
-            var image = "\(type.displayName), \(dimensions), \(bitDepth ?? 0)-bit \(colorTypeName ?? "")"
-            if interlace == 1 { image += type == .png ? ", interlaced (Adam7)" : ", progressive" }
-            if let o = orientation, o > 1 { image += " (stored \(storedDimensions), EXIF orientation \(o): \(Photo.orientationText(o)))" }
-            lines.append(("image", image))
-        }
-        lines.append(("taken", taken ?? (indexed ? "(the photo does not say)" : "(not indexed yet)")))
-        let camera = [cameraMake, cameraModel].compactMap { $0 }.joined(separator: " ")
-        if !camera.isEmpty { lines.append(("camera", camera)) }
-        if hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }
-        // Times become .time values below (shown in the reader's zone).
-        if let modified = modified { lines.append(("modified", modified.description)) }
-        lines.append(("received", received.description))
-        if let name = senderName {
-            var sender = "\"\(name)\""
-            if let a = senderAddress { sender += " from \(a)" }
-            sender += senderID.map { ", device \($0)" } ?? " (plaintext, no device ID)"
-            lines.append(("sender", sender))
-        } else {
-            lines.append(("sender", "(none: found in the directory or imported without one)"))
-        }
-        lines.append(("rating", rating.map { "\($0)/5" } ?? "-"))
-        lines.append(("note", note ?? "-"))
-        let thumbnail: String
-        if hasOldThumbnail, let name = thumbnailFileName(side: Thumbnailer.gallerySides.max()!) {
-            // Kept from a schema before 5 until the indexer makes the new ones.
-            thumbnail = "\(thumbnailFolder)/\(name) (the old thumbnail, at most \(Thumbnailer.maxSide) pixels: being made again)"
-        } else if !indexed {
-            thumbnail = "(not indexed yet)"
-        } else if hasThumbnail {
-            // With what was set aside in making it (a colour profile, the EXIF), if anything.
-            let files = Thumbnailer.gallerySides.compactMap { thumbnailFileName(side: $0).map { "\(thumbnailFolder)/\($0)" } }
-            thumbnail = files.joined(separator: ", ") + (problem.map { " (\($0))" } ?? "")
-        } else {
-            thumbnail = "none: \(problem ?? "unknown reason")"
-        }
-        lines.append(("thumbnail", thumbnail))
-        let preview: String
-        switch self.preview {
-        case _ where !indexed: preview = "(not indexed yet)"
-        case .pending: preview = "(coming: made after the thumbnails of what is waiting)"
-        case .notNeeded: preview = "none needed (the photo is shown as it is)"
-        case .made: preview = previewFileName.map { parentDirectory(of: thumbnailFolder) + "/previews/" + $0 } ?? "(made)"
-        case .failed(let reason): preview = "none: \(reason)"
-        }
-        lines.append(("preview", preview))
-        return lines.map { key, value in
-            switch key {
-            case "modified": return (key, modified.map(DetailValue.time) ?? .text(value))
-            case "received": return (key, .time(received))
-            // With its offset, an instant (shown in the reader's zone); without, the camera's
-            // clock as it showed it, whatever the zone.
-            case "taken": return (key, taken.flatMap { WallTime(iso8601: $0) }.map(DetailValue.time) ?? .text(value))
-            default: return (key, .text(value))
-            }
-        }
+        name = photo.name
+        mediaType = photo.type.mediaType
+        size = photo.size
+        sha256 = photo.sha256
+        width = photo.width
+        height = photo.height
+        bitDepth = photo.bitDepth
+        colorType = photo.colorType
+        interlace = photo.interlace
+        received = photo.received.iso8601
+        modified = photo.modified?.iso8601
+        taken = photo.taken
+        cameraMake = photo.cameraMake
+        cameraModel = photo.cameraModel
+        orientation = photo.orientation
+        displayWidth = photo.displayedSize?.width
+        displayHeight = photo.displayedSize?.height
+        hasLocation = photo.hasLocation
+        senderName = photo.senderName
+        senderAddress = photo.senderAddress
+        senderID = photo.senderID
+        note = photo.note
+        rating = photo.rating
+        problem = photo.problem
+        thumbnail = photo.thumbnailPath
+        preview = photo.previewPath
     }
 }

@@ -1,5 +1,4 @@
 import PTKVocabulary
-import PTKWeb
 
 /// What the gallery shows (issue 45): a filter, a page of it in the gallery's order (keyset
 /// paging: a cursor names the last photo shown), its sections, and a photo's neighbours for
@@ -170,9 +169,6 @@ extension PhotoLibrary {
             return (previous, next)
         }
     }
-
-    /// How many columns `columns` names: a gallery query's extra column comes after them.
-    static let columnCount = Int32(columns.split(separator: ",").count)
 
     /// Every sender's HELLO name, sorted: one index seek per sender (photos_gallery_sender_day).
     private func gallerySenders() throws(LibraryError) -> [String] {

@@ -4,49 +4,6 @@ import PTKVocabulary
 /// Reading the index: the photos, in an order or one by one, by name, by id or pending;
 /// a photo's thumbnail. Reads only, so ptk reads while ptkd writes.
 extension PhotoLibrary {
-    static let columns = "id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name, sender_address, sender_id, note, rating, indexed, thumbnail, problem, mtime, orientation, taken, camera_make, camera_model, location, preview, preview_problem"
-
-    /// A row as a photo. The service user may have written anything into the index (root's
-    /// `ptk` reads it): numbers that drive arithmetic or counts are taken only within their
-    /// range (a side in 1...2³¹−1, a rating in 0...5, an orientation in 1...8), else as unknown.
-    static func photo(from s: Statement) -> Photo {
-        var p = Photo(id: s.int(0) ?? 0, name: s.text(1) ?? "", size: s.int(2) ?? 0, received: WallTime(milliseconds: s.int(9) ?? 0))
-        p.sha256 = s.text(3)
-        p.width = s.int(4).flatMap { sideRange.contains($0) ? Int($0) : nil }
-        p.height = s.int(5).flatMap { sideRange.contains($0) ? Int($0) : nil }
-        p.bitDepth = s.int(6).map(Int.init)
-        p.colorType = s.int(7).map(Int.init)
-        p.interlace = s.int(8).map(Int.init)
-        p.senderName = s.text(10)
-        p.senderAddress = s.text(11)
-        p.senderID = s.text(12)
-        p.note = s.text(13)
-        p.rating = s.int(14).flatMap { (0...5).contains($0) ? Int($0) : nil }
-        p.indexed = s.int(15) == 1
-        // 1, the 256-pixel PNG of schemas before 5 (`<id>.png`), is shown until the photo is
-        // indexed again and its new thumbnails replace it.
-        let thumbnail = s.int(16) ?? 0
-        p.hasOldThumbnail = thumbnail == Self.oldThumbnail
-        p.thumbnailType = p.hasOldThumbnail ? .png : Self.thumbnailTypes[thumbnail]
-        p.hasThumbnail = p.thumbnailType != nil
-        p.problem = s.text(17)
-        p.modified = s.int(18).map { WallTime(milliseconds: $0) }
-        p.orientation = s.int(19).flatMap { (1...8).contains($0) ? Int($0) : nil }
-        p.taken = s.text(20)
-        p.cameraMake = s.text(21)
-        p.cameraModel = s.text(22)
-        p.hasLocation = s.int(23).map { $0 != 0 }
-        switch s.int(24) {
-        case nil: p.preview = .pending
-        case 0: p.preview = .notNeeded
-        case 2: p.preview = .failed(s.text(25) ?? "unknown reason")
-        case let made?:
-            p.preview = .made
-            p.previewType = made == 3 ? .png : .jpeg
-        }
-        return p
-    }
-
     /// The width or height a row may say (a PNG's limit): within it, any arithmetic on sizes fits.
     static let sideRange: ClosedRange<Int64> = 1...Int64(Int32.max)
 

@@ -12,7 +12,19 @@ extension PhotoLibrary {
     /// why, 3 made as PNG); every photo is indexed again for its new thumbnails; 6: the
     /// gallery's keys, each photo's folder and day, as columns SQLite computes, and indices in
     /// the gallery's order.
+    ///
+    /// A new column is a row of `photoColumns` whose `since` is this number raised by one;
+    /// `migrate` adds it to older indices, and needs a step of its own only for what else the
+    /// new schema asks (indexing every photo again, an index).
     static let schemaVersion: Int64 = 6
+
+    /// The names of the `photos` table's columns (none before it is created).
+    func photoTableColumns() throws(LibraryError) -> Set<String> {
+        let s = try database.prepare("SELECT name FROM pragma_table_xinfo('photos')").bind()
+        var names: Set<String> = []
+        while try s.step() { if let name = s.text(0) { names.insert(name) } }
+        return names
+    }
 
     func migrate() throws(LibraryError) {
         let current = try database.firstInt("PRAGMA user_version") ?? 0
@@ -24,35 +36,20 @@ extension PhotoLibrary {
             // Read again inside the transaction: another process may have migrated meanwhile.
             let found = try database.firstInt("PRAGMA user_version") ?? 0
             if found >= Self.schemaVersion { return false }
+            // The table with the columns of schema 1, then each column a later schema added
+            // that this index lacks, in `photoColumns`' order (an index whose version was set
+            // back, by hand or by a test, has some already).
+            let created = Self.photoColumns.filter { $0.since == 1 }.map { "    " + $0.sql }.joined(separator: ",\n")
             try database.execute("""
                 CREATE TABLE IF NOT EXISTS photos(
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    name TEXT NOT NULL UNIQUE,
-                    size INTEGER NOT NULL,
-                    sha256 TEXT,
-                    width INTEGER, height INTEGER, bit_depth INTEGER, color_type INTEGER, interlace INTEGER,
-                    received INTEGER NOT NULL,
-                    sender_name TEXT, sender_address TEXT, sender_id TEXT,
-                    note TEXT,
-                    rating INTEGER CHECK (rating BETWEEN 0 AND 5),
-                    indexed INTEGER NOT NULL DEFAULT 0,
-                    thumbnail INTEGER NOT NULL DEFAULT 0,
-                    problem TEXT,
-                    inode INTEGER,
-                    mtime INTEGER
+                \(created)
                 );
                 CREATE INDEX IF NOT EXISTS photos_pending ON photos(id) WHERE indexed = 0;
                 CREATE INDEX IF NOT EXISTS photos_sha256 ON photos(sha256, size);
                 """)
-            if found < 3 {
-                try database.execute("""
-                    ALTER TABLE photos ADD COLUMN orientation INTEGER;
-                    ALTER TABLE photos ADD COLUMN taken TEXT;
-                    ALTER TABLE photos ADD COLUMN taken_ms INTEGER;
-                    ALTER TABLE photos ADD COLUMN camera_make TEXT;
-                    ALTER TABLE photos ADD COLUMN camera_model TEXT;
-                    ALTER TABLE photos ADD COLUMN location INTEGER;
-                    """)
+            let present = try photoTableColumns()
+            for column in Self.photoColumns where !present.contains(column.name) {
+                try database.execute("ALTER TABLE photos ADD COLUMN \(column.sql)")
             }
             if found < 4 {
                 // Schema 3 added what photos say of themselves; schema 4 makes thumbnails in
@@ -64,13 +61,6 @@ extension PhotoLibrary {
                 // is indexed again (its notes and ratings stay). Its old `<id>.png` thumbnail
                 // (`thumbnail = 1`) is shown until then; indexing removes it once the entry names
                 // the new ones. The sweep below removes only those no entry shows any more.
-                // An index whose version was set back (by hand, or a test) has the columns already.
-                if try database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name = 'preview'") == 0 {
-                    try database.execute("""
-                        ALTER TABLE photos ADD COLUMN preview INTEGER;
-                        ALTER TABLE photos ADD COLUMN preview_problem TEXT;
-                        """)
-                }
                 try database.execute("""
                     CREATE INDEX IF NOT EXISTS photos_preview_pending ON photos(id) WHERE indexed = 1 AND preview IS NULL;
                     UPDATE photos SET indexed = 0 WHERE indexed = 1;
@@ -83,14 +73,6 @@ extension PhotoLibrary {
                 // every write (record, reconcile, rename, index), and indices that give a page
                 // in order: by day, by folder, and each for one sender (the gallery's filter), and one
                 // that counts the photos of a rating and above.
-                // An index whose version was set back (by hand, or a test) has the columns already.
-                if try database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name = 'folder'") == 0 {
-                    try database.execute("""
-                        ALTER TABLE photos ADD COLUMN folder TEXT GENERATED ALWAYS AS (rtrim(name, replace(name, '/', ''))) VIRTUAL;
-                        ALTER TABLE photos ADD COLUMN day TEXT GENERATED ALWAYS AS
-                            (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL;
-                        """)
-                }
                 try database.execute("""
                     CREATE INDEX IF NOT EXISTS photos_gallery_day ON photos(day DESC, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_gallery_folder ON photos(folder, received DESC, id DESC);

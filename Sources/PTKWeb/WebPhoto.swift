@@ -9,7 +9,7 @@ public enum DetailValue: Sendable, Equatable {
 }
 
 /// A photo as the pages show it (the web interface's and the static gallery's): plain text and
-/// numbers, made by the library from its `Photo`, so that PTKWeb renders without knowing the
+/// numbers, made of the library's `Photo` by PTKPhotoPages, so that PTKWeb renders without knowing the
 /// library.
 public struct WebPhoto: Sendable, Equatable {
     /// The library's id: what the web interface's addresses name a photo by (`/photo/42`).

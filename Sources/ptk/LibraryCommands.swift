@@ -1,6 +1,7 @@
 import PTKAdminCommandLine
 import PTKCLI
 import PTKLibrary
+import PTKPhotoPages
 import PTKSystem
 import PTKVocabulary
 
@@ -76,7 +77,7 @@ struct LibraryCommands {
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
         if invocation.has(.json) {
-            Self.writeJSON(photos.map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m })
+            Self.writeJSON(photos.map { var m = PhotoMetadata($0); m.indexed = $0.indexed; m.id = $0.id; return m })
             return
         }
         let rows = photos.map(Self.row)
@@ -171,8 +172,8 @@ struct LibraryCommands {
                 guard p.indexed else { break }
                 if json {
                     var m = PhotoMetadata(p)
-                    m.Indexed = true
-                    m.ID = p.id
+                    m.indexed = true
+                    m.id = p.id
                     out += escapingTerminalControlsInJSON(m.jsonLine()) + "\n"
                 } else {
                     out += ([String(p.id)] + Self.row(p)).joined(separator: "  ") + "\n"
@@ -204,8 +205,8 @@ struct LibraryCommands {
         do { photo = try library.find(name) } catch { fail(error) }
         if invocation.has(.json) {
             var m = PhotoMetadata(photo)
-            m.Indexed = photo.indexed
-            m.ID = photo.id
+            m.indexed = photo.indexed
+            m.id = photo.id
             print(terminalSafeJSON(m.json()))
             return
         }

@@ -34,8 +34,8 @@ do {
         configFile: invocation.value(.config),
         settings: invocation.options.compactMap { given in
             switch given.key {
-            case .dir: return ("dir", given.value)
-            case .stateDirectory: return ("state-dir", given.value)
+            case .dir: return (.directory, given.value)
+            case .stateDirectory: return (.stateDirectory, given.value)
             default: return nil
             }
         })

@@ -9,7 +9,7 @@ do { configuration = try DaemonOptions.configuration(from: invocation).readingPI
     exitWithUsageError(error.message, program: "ptkd")
 }
 // A secret given as a flag is in /proc/PID/cmdline, which every local user may read.
-if invocation.options.contains(where: { $0.key == .setting("localsend-pin") }) {
+if invocation.options.contains(where: { $0.key == .setting(.localSendPIN) }) {
     Log.warning("--localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in \(DaemonOptions.defaultConfigFile) or localsend-pin-file")
 }
 

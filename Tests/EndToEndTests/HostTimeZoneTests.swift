@@ -80,7 +80,7 @@ import Testing
             Arrival(name: "p\(i).png", size: Int64(i), sha256: String(repeating: "a", count: 64), received: WallTime(milliseconds: 1_764_000_000_000 + Int64(i) * 1000),
                     senderName: "Bob \(i % 7) \"é\"", senderAddress: "192.0.2.7:4000", senderID: nil)
         })
-        let expected = PhotoMetadata.json(try library.all().map { var m = PhotoMetadata($0); m.Indexed = $0.indexed; m.ID = $0.id; return m }) + "\n"
+        let expected = PhotoMetadata.json(try library.all().map { var m = PhotoMetadata($0); m.indexed = $0.indexed; m.id = $0.id; return m }) + "\n"
         let listed = try ptk(dir, ["list", "--json"], zone: "IST-5:30")
         #expect(listed == expected)
         #expect(listed.utf8.count > 500_000)

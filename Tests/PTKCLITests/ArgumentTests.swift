@@ -5,6 +5,7 @@ import PTKVocabulary
 import Testing
 @testable import PTKCLI
 import PTKSystem
+import PTKVocabulary
 
 @testable import PTKConfiguration
 
@@ -233,13 +234,13 @@ struct LocalSendSettingsTests {
     func defaults() {
         let c = DaemonConfiguration()
         #expect(c.localSend && c.localSendPort == 53317 && c.localSendPIN == nil)
-        #expect(c.types == ["image/heic", "image/heif", "image/jpeg", "image/png"])
+        #expect(c.types == [.png, .jpeg, .heic, .heif] && c.mediaTypes == ["image/heic", "image/heif", "image/jpeg", "image/png"])
     }
 
     @Test("values are parsed and checked")
     func values() throws {
         let c = try configuration(["localsend": "off", "localsend-port": "0", "localsend-pin": "4711", "localsend-types": "IMAGE/PNG, image/png"])
-        #expect(!c.localSend && c.localSendPort == 0 && c.localSendPIN == "4711" && c.types == ["image/png"])
+        #expect(!c.localSend && c.localSendPort == 0 && c.localSendPIN == "4711" && c.types == [.png])
         #expect(throws: UsageError.self) { try configuration(["localsend": "maybe"]) }
         #expect(throws: UsageError.self) { try configuration(["localsend-port": "70000"]) }
         #expect(throws: UsageError.self) { try configuration(["localsend-pin": "with space"]) }
@@ -248,12 +249,13 @@ struct LocalSendSettingsTests {
         #expect(throws: UsageError.self) { try configuration(["localsend-types": ","]) }
         #expect(throws: UsageError.self) { try configuration(["localsend-types": "image/png,image/jpg"]) }
         let both = try configuration(["localsend-types": "image/jpeg, image/png,IMAGE/JPEG"])
-        #expect(both.types == ["image/jpeg", "image/png"])
-        #expect(try configuration(["localsend-types": "image/HEIC"]).types == ["image/heic"])
+        #expect(both.types == [.png, .jpeg])
+        #expect(try configuration(["localsend-types": "image/HEIC"]).types == [.heic])
         #expect(throws: UsageError.self) { try configuration(["localsend-types": "image/avif"]) }
         // `types` is the key now; the old one is still read, for the same setting.
-        #expect(try configuration(["types": "image/png, image/heif"]).types == ["image/heif", "image/png"])
-        #expect(try configuration(["types": "image/png"]).photoTypes == [.png])
+        #expect(try configuration(["types": "image/png, image/heif"]).types == [.png, .heif])
+        #expect(try configuration(["types": "image/png, image/heif"]).mediaTypes == ["image/heif", "image/png"])
+        #expect(try configuration(["types": "image/png"]).types == [.png])
         #expect(throws: UsageError.self) { try configuration(["types": "text/plain"]) }
     }
 }

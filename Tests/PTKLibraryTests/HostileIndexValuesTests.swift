@@ -1,5 +1,6 @@
 import Glibc
 import PTKDigest
+import PTKPhotoPages
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags

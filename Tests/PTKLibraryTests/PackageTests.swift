@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PTKDigest
+import PTKPhotoPages
 import PTKStore
 import PTKSystem
 import PTKTestSupport

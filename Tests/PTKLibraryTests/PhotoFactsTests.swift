@@ -146,7 +146,7 @@ struct PhotoFactsTests {
         #expect(p.taken == "2024-07-03T14:22:05" && p.takenMinutes == "2024-07-03 14:22" && p.day == "2024-07-03")
         #expect(p.cameraMake == "Canon" && p.cameraModel == "EOS" && p.hasLocation == true)
         let m = PhotoMetadata(p)
-        #expect(m.DisplayWidth == 200 && m.DisplayHeight == 400 && m.Width == 400 && m.HasLocation == true && m.Taken == p.taken)
+        #expect(m.displayWidth == 200 && m.displayHeight == 400 && m.width == 400 && m.hasLocation == true && m.taken == p.taken)
         #expect(try f.library.find("plain").taken == nil && f.library.find("plain").hasLocation == false)
         // By taken: 2019, then the one that does not say (received 2023-11-14, as Fixture records it), then 2024.
         #expect(try f.library.all(sort: .taken).map(\.name) == ["older.jpg", "plain.png", "portrait.jpg"])

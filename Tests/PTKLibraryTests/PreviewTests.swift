@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PTKDigest
+import PTKPhotoPages
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
@@ -231,7 +232,7 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         for p in [png, jpeg] {
             #expect(p.preview == .notNeeded, "\(p.name)")
             #expect(try f.library.preview(of: p) == nil)
-            #expect(PhotoMetadata(p).Preview == nil && PhotoMetadata(p).Thumbnail != nil)
+            #expect(PhotoMetadata(p).preview == nil && PhotoMetadata(p).thumbnail != nil)
         }
         #expect(try f.library.pendingPreviews(limit: 10).isEmpty)
         #expect(listDirectory(f.library.previewFolder).isEmpty)
@@ -352,8 +353,8 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         let p = try f.receive("big.png", photoBytes(7, width: 1600, height: 1200))
         let ending = p.thumbnailType == .png ? "png" : "jpg"
         var m = PhotoMetadata(p)
-        #expect(m.Thumbnail == ".ptk/thumbnails/\(p.id)-360.\(ending)")
-        #expect(m.Preview == nil)
+        #expect(m.thumbnail == ".ptk/thumbnails/\(p.id)-360.\(ending)")
+        #expect(m.preview == nil)
         #expect(m.json().contains("\"Thumbnail\" : \".ptk/thumbnails/\(p.id)-360.\(ending)\""), "\(m.json())")
         #expect(!m.json().contains("\"Preview\""))
         let details = Dictionary(uniqueKeysWithValues: p.details(thumbnailFolder: f.library.thumbnailFolder).map { ($0.0, "\($0.1)") })
@@ -364,14 +365,14 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         let made = try f.library.find("big")
         m = PhotoMetadata(made)
         let previewName = try #require(made.previewFileName)
-        #expect(m.Preview == ".ptk/previews/\(previewName)")
+        #expect(m.preview == ".ptk/previews/\(previewName)")
         #expect(m.jsonLine().contains("\"Preview\":\".ptk/previews/\(previewName)\""), "\(m.jsonLine())")
-        #expect(fileExists(f.directory + "/" + m.Preview!) && fileExists(f.directory + "/" + m.Thumbnail!))
+        #expect(fileExists(f.directory + "/" + m.preview!) && fileExists(f.directory + "/" + m.thumbnail!))
         let shown = made.details(thumbnailFolder: f.library.thumbnailFolder).first { $0.0 == "preview" }.map { "\($0.1)" }
         #expect(shown?.contains(f.library.previewFolder + "/" + previewName) == true, "\(shown ?? "")")
         // Not indexed yet: neither.
         let pending = Photo(id: 99, name: "new.png", size: 1, received: .now)
-        #expect(PhotoMetadata(pending).Thumbnail == nil && PhotoMetadata(pending).Preview == nil)
+        #expect(PhotoMetadata(pending).thumbnail == nil && PhotoMetadata(pending).preview == nil)
     }
 
     @Test("the library's size counts the photos, their thumbnails and previews, and the index")

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PTKDigest
+import PTKPhotoPages
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags

@@ -1,6 +1,7 @@
 import Foundation
 import PTKHTTP
 import PTKLibrary
+import PTKPhotoPages
 import PTKProtocol
 import PTKSystem
 import PTKTestTags

@@ -1,5 +1,6 @@
 import Foundation
 import PTKLibrary
+import PTKPhotoPages
 import PTKProtocol
 import PTKSystem
 import PTKTestTags

@@ -1,3 +1,4 @@
+import PTKLibrary
 import PTKWeb
 
 extension WebPhoto {
