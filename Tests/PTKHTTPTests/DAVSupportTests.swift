@@ -60,7 +60,7 @@ struct DAVSupportTests {
         let pieces = chunked ? [putHead(length: nil, expected: jpeg.count), chunkedBody(jpeg, size: 7)] : [putHead(length: jpeg.count), jpeg]
         let (_, http) = try uploadConnection(pieces, readSize: chunked ? 1 : 1 << 20)
         var chosen: PhotoType? = nil
-        let outcome = StoreUpload.receive(size: Int64(jpeg.count), from: http, into: f.store, idle: .seconds(30), decide: { type in
+        let outcome = StoreUpload.receive(size: Int64(jpeg.count), from: http.requestBody, into: f.store, decide: { type in
             chosen = type
             guard let type else { return .refuse(415, "no") }
             return .store(StoreRequest(name: type.fittedName("IMG_1.png"), size: Int64(jpeg.count), sha256: "", type: type))
@@ -78,7 +78,7 @@ struct DAVSupportTests {
         let text = Array(String(repeating: "not a photo at all\n", count: 500).utf8)
         let (_, http) = try uploadConnection([putHead(length: text.count), text], readSize: 64)
         var seen: PhotoType?? = .none
-        let outcome = StoreUpload.receive(size: Int64(text.count), from: http, into: f.store, idle: .seconds(30), decide: { type in
+        let outcome = StoreUpload.receive(size: Int64(text.count), from: http.requestBody, into: f.store, decide: { type in
             seen = .some(type)
             return .refuse(415, "not a photo this receiver keeps (it keeps PNG)")
         }, stop: { nil })
@@ -95,14 +95,14 @@ struct DAVSupportTests {
         let png = makePNG(size: 5_000, seed: 9)
         // Announces fewer bytes than it sends.
         let (_, http) = try uploadConnection([putHead(length: nil, expected: 100), chunkedBody(png, size: 1_000)])
-        let outcome = StoreUpload.receive(size: 100, from: http, into: f.store, idle: .seconds(30), decide: { type in
+        let outcome = StoreUpload.receive(size: 100, from: http.requestBody, into: f.store, decide: { type in
             .store(StoreRequest(name: "x.png", size: 100, sha256: "", type: type ?? .png))
         }, stop: { nil })
         let failure = try #require(uploadFailure(outcome), "\(outcome)")
         #expect(failure.status == 400, "\(failure)")
         // Ten bytes that are not a whole photo: the store's check refuses them at the end.
         let (_, http2) = try uploadConnection([putHead(length: 10), Array(png.prefix(10))])
-        let outcome2 = StoreUpload.receive(size: 10, from: http2, into: f.store, idle: .seconds(30), decide: { type in
+        let outcome2 = StoreUpload.receive(size: 10, from: http2.requestBody, into: f.store, decide: { type in
             .store(StoreRequest(name: "y.png", size: 10, sha256: "", type: type ?? .png))
         }, stop: { nil })
         let failure2 = try #require(uploadFailure(outcome2), "\(outcome2)")
