@@ -4,6 +4,7 @@ import PTKHTTP
 import PTKProtocol
 import PTKStore
 import PTKSystem
+import PTKUpload
 import PTKVocabulary
 
 /// PUT: a photo arriving like any other (the store's checks, `.incoming/`, flushed before the

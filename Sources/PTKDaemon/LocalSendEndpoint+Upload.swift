@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKUpload
 import PTKVocabulary
 
 /// prepare-upload and upload: who may send (the trust list, the PIN, through

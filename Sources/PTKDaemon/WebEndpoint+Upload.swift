@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKUpload
 import PTKVocabulary
 import PTKWeb
 

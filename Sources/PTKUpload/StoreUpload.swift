@@ -1,3 +1,4 @@
+import PTKHTTP
 import PTKProtocol
 import PTKStore
 import PTKSystem

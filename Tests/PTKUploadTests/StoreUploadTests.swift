@@ -6,6 +6,7 @@ import PTKSystem
 import PTKTestSupport
 import PTKTime
 import PTKTransport
+import PTKUpload
 import PTKVocabulary
 import Testing
 
