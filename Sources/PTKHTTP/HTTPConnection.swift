@@ -278,7 +278,13 @@ public final class HTTPConnection {
         case .stream(let type, let produce):
             try write(responseHead(status, contentLength: nil, contentType: type, headers: headers, close: close), deadline: .now + idle)
             let body = ChunkedBody(connection: self, silent: headOnly)
-            try produce(body)
+            do throws(HTTPError) { try produce(body) } catch {
+                // The head went out: a refusal now cannot be answered, only the body cut short
+                // (no last chunk) by closing.
+                if case .status = error { throw .gone }
+                if case .refused = error { throw .gone }
+                throw error
+            }
             try body.finish()
         }
         return !close && !closing

@@ -36,6 +36,12 @@ struct ResponseContractTests {
                 try w.write(Array("two".utf8))
             })
         }
+        routes.add([.get], "/cut") { _, _ throws(HTTPError) in
+            Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                try w.write(Array("part".utf8))
+                throw .status(.internalServerError, "gave up midway")
+            })
+        }
         routes.add([.get], "/header") { r, _ throws(HTTPError) in
             Response(.noContent, headers: ["X-Echo": r.query["v"] ?? ""])
         }
@@ -108,6 +114,10 @@ struct ResponseContractTests {
         let stream = harness().run([get("/stream"), get("/hello")])
         #expect(stream.statuses == [200, 200] && stream.first.text == "one two" && stream.first.header("transfer-encoding") == "chunked")
         #expect(stream.text.contains("4\r\none \r\n3\r\ntwo\r\n0\r\n\r\n"), "\(stream.text)")
+        // A producer that fails after the head: no second answer, no last chunk; the connection ends.
+        let cut = harness().run([get("/cut"), get("/hello")])
+        #expect(cut.responses.isEmpty && cut.ending == nil && cut.text.hasSuffix("4\r\npart\r\n"), "\(cut.text)")
+        #expect(cut.text.components(separatedBy: "HTTP/1.1 ").count == 2)
     }
 
     @Test("a header value with CR or LF cannot add a header or end the head")
