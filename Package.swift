@@ -99,10 +99,15 @@ let package = Package(
         .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
         // The one HTTP layer every HTTP door stands on (issue 43): requests parsed by
         // http-parser, connections with keep-alive, deadlines and chunked bodies, the HTTPS
-        // server, the router, middleware, and photos streamed from a body into the store.
-        .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKStore", "PTKProtocol", "PTKVocabulary"]),
+        // server, responses as values, route tables and middleware. Never the store or the
+        // protocol (issue 55): it links no libheif.
+        .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKVocabulary"]),
+        // A photo arriving as an HTTP request body, the same way through every HTTP door
+        // (`StoreUpload`): the store's checks, the body streamed into it, one table from the
+        // store's failures to HTTP statuses. Above PTKHTTP and PTKStore.
+        .target(name: "PTKUpload", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTime", "PTKVocabulary"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -139,13 +144,14 @@ let package = Package(
 
         .testTarget(name: "PTKVocabularyTests", dependencies: ["PTKTestTags", "PTKVocabulary"]),
         .testTarget(name: "PTKProtocolTests", dependencies: ["PTKTestTags", "PTKProtocol", "PTKTime", "PTKVocabulary"]),
-        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDigestTests", dependencies: ["PTKTestTags", "PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKStoreTests", dependencies: ["PTKTestTags", "PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKCLITests", dependencies: ["PTKTestTags", "PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKTLSTests", dependencies: ["PTKTestTags", "PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
         .testTarget(name: "PTKLibraryTests", dependencies: ["PTKTestTags", "PTKLibrary", "PTKPhotoPages", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKHTTPTests", dependencies: ["PTKTestTags", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKUploadTests", dependencies: ["PTKTestTags", "PTKUpload", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDAVTests", dependencies: ["PTKTestTags", "PTKDAV", "PTKVocabulary"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKTestTags", "PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKTrustTests", dependencies: ["PTKTestTags", "PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),

@@ -53,6 +53,8 @@ FORBIDDEN = {
     ('PTKHTTP', 'PTKLocalSend'): 'the HTTP layer is below every door',
     ('PTKHTTP', 'PTKWeb'): 'the HTTP layer is below every door',
     ('PTKHTTP', 'PTKDaemon'): 'the HTTP layer is below every door',
+    ('PTKHTTP', 'PTKStore'): 'the HTTP layer links no libheif: a body into the store is PTKUpload\'s, above both (issue 55)',
+    ('PTKHTTP', 'PTKProtocol'): 'the HTTP layer is below every door, protocol v1 included (issue 55)',
     ('PTKLocalSend', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
     ('PTKDaemon', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
 }

@@ -7,7 +7,7 @@ import PTKVocabulary
 
 /// GET and HEAD (Range as the web interface does) and MKCOL.
 extension DAVEndpoint {
-    func get(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func get(_ r: DAVRequest) throws(HTTPError) -> Bool {
         guard let path = try target(r) else { return true }
         let idle = configuration.idleTimeout
         switch view(r).resolve(path) {
@@ -40,7 +40,7 @@ extension DAVEndpoint {
         }
     }
 
-    func mkcol(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func mkcol(_ r: DAVRequest) throws(HTTPError) -> Bool {
         // RFC 4918 9.3: a body MKCOL does not understand is 415.
         let body: [UInt8]
         do { body = try r.http.readBody(limit: Self.xmlLimit, deadline: { .now + self.configuration.idleTimeout }) } catch {

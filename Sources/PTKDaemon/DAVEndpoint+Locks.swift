@@ -18,7 +18,7 @@ extension DAVEndpoint {
     /// false after answering 412 or 423. The If header's untagged lists are about the
     /// request-URI (RFC 4918 10.4.3): `requestURI` when `path` is another (a MOVE's Destination).
     func lockAllows(_ r: DAVRequest, _ view: DAVView, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool,
-                    checkLocks: Bool = true, close: Bool = false) throws(HTTPFailure) -> Bool {
+                    checkLocks: Bool = true, close: Bool = false) throws(HTTPError) -> Bool {
         var submitted: [String] = []
         let space = view.lockSpace
         if let header = r.head.header("if") {
@@ -55,7 +55,7 @@ extension DAVEndpoint {
         return true
     }
 
-    func lock(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func lock(_ r: DAVRequest) throws(HTTPError) -> Bool {
         guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
         guard let path = try target(r) else { return true }  // the body was read: the connection goes on
         let request: LockRequest?
@@ -121,13 +121,13 @@ extension DAVEndpoint {
         }
     }
 
-    private func lockAnswer(_ r: DAVRequest, _ status: Int, _ lock: ActiveLock) throws(HTTPFailure) -> Bool {
+    private func lockAnswer(_ r: DAVRequest, _ status: Int, _ lock: ActiveLock) throws(HTTPError) -> Bool {
         // A lock of depth infinity is a folder's (a file's is always depth 0): its root href ends in "/".
         let body = lock.lockResponseBody(prefix: Self.prefix, now: Self.now, collection: lock.depth == .infinity)
         return try answer(r, status, body, type: "application/xml; charset=utf-8", headers: [("Lock-Token", "<\(lock.token)>")])
     }
 
-    func unlock(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func unlock(_ r: DAVRequest) throws(HTTPError) -> Bool {
         guard let path = try target(r) else { return true }
         guard var token = r.head.header("lock-token")?.trimmingSpaces, token.hasPrefix("<"), token.hasSuffix(">") else {
             return try refuse(r, 400, "UNLOCK needs a Lock-Token header: <token>")

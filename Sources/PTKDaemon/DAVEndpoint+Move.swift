@@ -10,7 +10,7 @@ import PTKVocabulary
 /// `upload` password is backup, not sync: it may remove or rename only its placeholders and the
 /// files operating systems write beside photos (403 otherwise).
 extension DAVEndpoint {
-    func delete(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func delete(_ r: DAVRequest) throws(HTTPError) -> Bool {
         guard let path = try target(r) else { return true }
         guard !path.isRoot else { return try refuse(r, 403, "the top folder cannot be deleted") }
         let view = view(r)
@@ -52,7 +52,7 @@ extension DAVEndpoint {
         return try answer(r, 204)
     }
 
-    func move(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func move(_ r: DAVRequest) throws(HTTPError) -> Bool {
         guard let path = try target(r) else { return true }
         guard let header = r.head.header("destination") else { return try refuse(r, 400, "MOVE needs a Destination header") }
         let destination: DAVPath

@@ -21,7 +21,7 @@ extension DAVEndpoint {
     }
 
     /// Reads a request's XML body (nil after answering a refusal).
-    func xmlBody(_ r: DAVRequest) throws(HTTPFailure) -> [UInt8]? {
+    func xmlBody(_ r: DAVRequest) throws(HTTPError) -> [UInt8]? {
         if let length = r.head.contentLength, length > Int64(Self.xmlLimit) {
             try refuse(r, 413, "the XML body is over \(Self.xmlLimit) bytes", close: true)
             return nil
@@ -37,7 +37,7 @@ extension DAVEndpoint {
         }
     }
 
-    func propfind(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func propfind(_ r: DAVRequest) throws(HTTPError) -> Bool {
         guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
         guard let path = try target(r) else { return true }  // the body was read: the connection goes on
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity) else {
@@ -70,7 +70,7 @@ extension DAVEndpoint {
         var out: ChunkedBody? = nil
         var pending = Multistatus.head
         let quota = DAVQuota(self, view)
-        func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPFailure) {
+        func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPError) {
             pending += response(path, resource, request, space: view.lockSpace, quota: quota)
             guard pending.utf8.count >= Self.bufferedLimit else { return }
             if out == nil { out = try r.http.respondChunked(207, contentType: "application/xml; charset=utf-8", deadline: .now + idle) }
@@ -185,7 +185,7 @@ extension DAVEndpoint {
     /// answer names each property once, and a request may name what a PROPFIND may (400
     /// beyond): the answer is one response of at most `maxPropertyBytes` of names and a few
     /// bytes per property, sent whole.
-    func proppatch(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func proppatch(_ r: DAVRequest) throws(HTTPError) -> Bool {
         guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
         guard let path = try target(r) else { return true }  // the body was read: the connection goes on
         let request: ProppatchRequest

@@ -4,6 +4,7 @@ import PTKHTTP
 import PTKProtocol
 import PTKStore
 import PTKSystem
+import PTKUpload
 import PTKVocabulary
 
 /// PUT: a photo arriving like any other (the store's checks, `.incoming/`, flushed before the
@@ -13,7 +14,7 @@ import PTKVocabulary
 /// bytes again are 204 and stored once. A 0-byte PUT (Finder's create before it writes) holds
 /// the name as a placeholder; the files operating systems write beside photos go to `DAVSidecars`.
 extension DAVEndpoint {
-    func put(_ r: DAVRequest) throws(HTTPFailure) -> Bool {
+    func put(_ r: DAVRequest) throws(HTTPError) -> Bool {
         // Until the body is read, every refusal closes the connection.
         guard let path = try target(r, close: true) else { return false }
         guard let name = path.name else { return try refuse(r, 405, "the top folder cannot be written", close: true) }
@@ -58,7 +59,7 @@ extension DAVEndpoint {
     static let writingReason = "another request of this app password is writing this name now; try again when it is done"
 
     /// A new photo (or one onto a placeholder: 201 too, the photo is new).
-    private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64) throws(HTTPFailure) -> Bool {
+    private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64) throws(HTTPError) -> Bool {
         let account = r.account
         let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
         let kept = configuration.types
@@ -71,7 +72,7 @@ extension DAVEndpoint {
             return try refuse(r, 507, why, close: true)
         }
         var chosen: PhotoType? = nil
-        let outcome = StoreUpload.receive(size: size, from: r.http, into: store, idle: configuration.idleTimeout, decide: { type in
+        let outcome = StoreUpload.receive(size: size, from: r.http.requestBody, into: store, decide: { type in
             guard let type, kept.contains(type) else {
                 return .refuse(415, "not a photo this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
             }
@@ -131,7 +132,7 @@ extension DAVEndpoint {
     /// body is hashed, never stored; a different size is refused before it is read. A kept
     /// photo the library has no hash for is hashed only once the whole body is in (a head
     /// alone costs no read of the photo: the work follows what the client sent).
-    private func putOnto(_ r: DAVRequest, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64) throws(HTTPFailure) -> Bool {
+    private func putOnto(_ r: DAVRequest, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64) throws(HTTPError) -> Bool {
         let why = "\(path.string) is a photo kept with other bytes; it is never replaced (PUT it under another name to keep both)"
         guard size == keptSize else { return try refuse(r, 409, why, close: true) }
         var hash = SHA256()
@@ -159,7 +160,7 @@ extension DAVEndpoint {
     }
 
     /// A file an operating system writes beside photos: kept apart, up to `DAVSidecars.maxSize`.
-    private func putSidecar(_ r: DAVRequest, _ path: DAVPath, size: Int64, existed: Bool) throws(HTTPFailure) -> Bool {
+    private func putSidecar(_ r: DAVRequest, _ path: DAVPath, size: Int64, existed: Bool) throws(HTTPError) -> Bool {
         guard size <= Int64(DAVSidecars.maxSize) else {
             return try refuse(r, 413, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes", close: true)
         }

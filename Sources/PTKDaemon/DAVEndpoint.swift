@@ -193,9 +193,9 @@ final class DAVEndpoint: @unchecked Sendable {
     static var now: Int64 { WallTime.now.seconds }
 
     /// Answers each request of a web connection whose target is the door's.
-    func handler(connection: WebConnection) -> (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool {
+    func handler(connection: WebConnection) -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool {
         let service = service()
-        return { head, http, certificate throws(HTTPFailure) in
+        return { head, http, certificate throws(HTTPError) in
             self.forgetRemovedPasswords()
             return try service.respond(to: head, on: http, peer: connection.peer, connectionID: connection.id, certificate: certificate,
                                 context: DAVContext(connection: connection, account: nil))

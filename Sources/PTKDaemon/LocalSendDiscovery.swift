@@ -345,7 +345,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         let http = HTTPConnection(stream: stream, kind: .response, bufferSize: 16 << 10)
         let body = LocalSendJSON.encode(endpoint.info())
         let request = "POST /api/localsend/v2/register HTTP/1.1\r\nHost: \(address)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        do throws(HTTPFailure) {
+        do throws(HTTPError) {
             try http.write(Array(request.utf8) + body, deadline: deadline)
             guard let head = try http.nextHead(deadline: deadline) else { return .failure(RegisterError(description: "no answer")) }
             _ = try http.readBody(limit: 64 << 10, deadline: { deadline })

@@ -12,16 +12,16 @@ import PTKWeb
 extension WebEndpoint {
     // MARK: Answers
 
-    func respond(_ r: WebRequest, _ status: Int, _ body: [UInt8], type: String, headers: [(String, String)] = [], close: Bool = false) throws(HTTPFailure) {
+    func respond(_ r: WebRequest, _ status: Int, _ body: [UInt8], type: String, headers: [(String, String)] = [], close: Bool = false) throws(HTTPError) {
         try r.http.respond(status, body, contentType: type, headers: headers, close: close, headOnly: r.headOnly,
                            deadline: .now + configuration.idleTimeout)
     }
 
-    func html(_ r: WebRequest, _ status: Int, _ page: String, close: Bool = false) throws(HTTPFailure) {
+    func html(_ r: WebRequest, _ status: Int, _ page: String, close: Bool = false) throws(HTTPError) {
         try respond(r, status, Array(page.utf8), type: "text/html; charset=utf-8", headers: [("Cache-Control", "no-store")], close: close)
     }
 
-    func json(_ r: WebRequest, _ status: Int, _ answer: UploadAnswer, close: Bool = false) throws(HTTPFailure) {
+    func json(_ r: WebRequest, _ status: Int, _ answer: UploadAnswer, close: Bool = false) throws(HTTPError) {
         try respond(r, status, jsonBody(answer), type: "application/json", headers: [("Cache-Control", "no-store")], close: close)
     }
 
@@ -38,19 +38,19 @@ extension WebEndpoint {
     }
 
     /// 303 to `location` (after a form: the browser then GETs it), setting `cookie` if given.
-    func redirect(_ r: WebRequest, _ location: String, cookie: String? = nil) throws(HTTPFailure) {
+    func redirect(_ r: WebRequest, _ location: String, cookie: String? = nil) throws(HTTPError) {
         var headers = [("Location", location), ("Cache-Control", "no-store")]
         if let cookie { headers.append(("Set-Cookie", cookie)) }
         try respond(r, 303, [], type: "text/plain", headers: headers)
     }
 
     /// Reads and drops a request's body (up to a limit).
-    func skipBody(_ r: WebRequest) throws(HTTPFailure) {
+    func skipBody(_ r: WebRequest) throws(HTTPError) {
         _ = try r.http.readBody(limit: HTTPService<WebContext>.ignoredBodyLimit, deadline: { .now + self.configuration.idleTimeout })
     }
 
     /// The photo the route's `{id}` names, or nil after answering 404 (or 500 when the library cannot be read).
-    func photo(_ r: WebRequest) throws(HTTPFailure) -> Photo? {
+    func photo(_ r: WebRequest) throws(HTTPError) -> Photo? {
         let found: Photo?
         do { found = try r.context.connection.library().photo(id: r.parameters.int64("id") ?? 0) } catch {
             try libraryFailed(r, error)
@@ -60,7 +60,7 @@ extension WebEndpoint {
         return found
     }
 
-    func libraryFailed(_ r: WebRequest, _ error: LibraryError) throws(HTTPFailure) {
+    func libraryFailed(_ r: WebRequest, _ error: LibraryError) throws(HTTPError) {
         r.log("library: \(error)")
         let status: Int
         switch error.kind {

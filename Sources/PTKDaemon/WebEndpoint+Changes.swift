@@ -12,7 +12,7 @@ import PTKWeb
 extension WebEndpoint {
     // MARK: Changes
 
-    func change(_ r: WebRequest, _ photo: Photo, _ change: PhotoChange, _ form: [String: String]) throws(HTTPFailure) {
+    func change(_ r: WebRequest, _ photo: Photo, _ change: PhotoChange, _ form: [String: String]) throws(HTTPError) {
         let library: PhotoLibrary
         do { library = try r.context.connection.library() } catch { return try libraryFailed(r, error) }
         // The library's answer first (a name taken, a photo gone), then the page.

@@ -22,7 +22,7 @@ extension WebEndpoint {
         return (GalleryFilter(sender: sender, minRating: minRating), WebPages.filterQuery(sender: sender, minRating: minRating))
     }
 
-    func gallery(_ r: WebRequest) throws(HTTPFailure) {
+    func gallery(_ r: WebRequest) throws(HTTPError) {
         let (filter, filters) = galleryFilter(r)
         let cursor = r.head.query["after"].flatMap { GalleryCursor(token: $0) }
         let page: GalleryPage
@@ -33,7 +33,7 @@ extension WebEndpoint {
                                        minRating: filter.minRating, more: more, viewer: r.viewer!))
     }
 
-    func photoPage(_ r: WebRequest, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPFailure) {
+    func photoPage(_ r: WebRequest, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPError) {
         try html(r, status, pages.photo(WebPhoto(photo), details: Self.details(photo), viewer: r.viewer!, message: message))
     }
 
@@ -70,7 +70,7 @@ extension WebEndpoint {
     }
 
     /// A gallery thumbnail (`side` one of `Thumbnailer.gallerySides`), as JPEG or PNG.
-    func thumbnail(_ r: WebRequest, _ photo: Photo, side: Int) throws(HTTPFailure) {
+    func thumbnail(_ r: WebRequest, _ photo: Photo, side: Int) throws(HTTPError) {
         let rendition: Rendition?
         do { rendition = try r.context.connection.library().thumbnail(of: photo, side: side) } catch { return try libraryFailed(r, error) }
         guard let rendition else {
@@ -82,7 +82,7 @@ extension WebEndpoint {
 
     /// The photo's preview (a JPEG of at most `Thumbnailer.previewSide` pixels), or a page
     /// saying why it has none.
-    func preview(_ r: WebRequest, _ photo: Photo) throws(HTTPFailure) {
+    func preview(_ r: WebRequest, _ photo: Photo) throws(HTTPError) {
         let bytes: [UInt8]?
         do { bytes = try r.context.connection.library().preview(of: photo) } catch { return try libraryFailed(r, error) }
         guard let bytes else {
@@ -104,7 +104,7 @@ extension WebEndpoint {
     func imageCache(_ r: WebRequest) -> String { r.head.query["v"] != nil ? "private, max-age=86400" : "no-cache" }
 
     /// Sends a file, or the part a `Range` header asks for; `download` names it as an attachment.
-    func sendFile(_ r: WebRequest, path: String, type: String, download: String?, cache: String = "private, no-cache") throws(HTTPFailure) {
+    func sendFile(_ r: WebRequest, path: String, type: String, download: String?, cache: String = "private, no-cache") throws(HTTPError) {
         let fd: FileDescriptor
         let size: Int64
         do {
@@ -132,7 +132,7 @@ extension WebEndpoint {
 
     /// The photo's `.ptk` package as a zip archive (NAME.ptk/photo.data and photo.metadata):
     /// exported into a folder of its own below the state directory, archived, sent, removed.
-    func package(_ r: WebRequest, _ photo: Photo) throws(HTTPFailure) {
+    func package(_ r: WebRequest, _ photo: Photo) throws(HTTPError) {
         let work = access.directory + "/export-" + randomBytes(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
         let folder = work + "/" + Package.folderName(for: photo.name)
         defer {

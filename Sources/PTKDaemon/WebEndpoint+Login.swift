@@ -16,19 +16,19 @@ extension WebEndpoint {
         "\(Self.cookieName)=\(secret); Path=/; Max-Age=\(WebAccess.sessionLifetime); Secure; HttpOnly; SameSite=Strict"
     }
 
-    func loginPage(_ r: WebRequest) throws(HTTPFailure) {
+    func loginPage(_ r: WebRequest) throws(HTTPError) {
         if r.context.session != nil { try redirect(r, "/") } else { try html(r, 200, pages.login(hasPassword: access.hasPassword)) }
     }
 
     /// POST /logout (its form's token checked by `CSRFCheck`): the session ends, the cookie goes.
-    func logout(_ r: WebRequest) throws(HTTPFailure) {
+    func logout(_ r: WebRequest) throws(HTTPError) {
         // A session file that cannot be written leaves the session listed; the cookie goes anyway.
         do { try access.revoke(r.context.session!.id) } catch { r.log("cannot end the session in \(access.sessionsFile): \(error)") }
         r.log("logged out", always: true)
         try redirect(r, "/login", cookie: "\(Self.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict")
     }
 
-    func linkLogin(_ r: WebRequest, _ secret: String) throws(HTTPFailure) {
+    func linkLogin(_ r: WebRequest, _ secret: String) throws(HTTPError) {
         let result: (WebSession, String)?
         do { result = try access.redeemLink(secret, address: r.address) } catch {
             r.log("cannot use the web login files in \(access.directory): \(error); answered 500")
@@ -45,7 +45,7 @@ extension WebEndpoint {
         try redirect(r, "/", cookie: sessionCookie(cookie))
     }
 
-    func passwordLogin(_ r: WebRequest) throws(HTTPFailure) {
+    func passwordLogin(_ r: WebRequest) throws(HTTPError) {
         // Anyone may post here: the form is read only up to `loginFormLimit`.
         let form = try readForm(r.http, r.head, limit: Self.loginFormLimit, idle: configuration.idleTimeout)
         let address = r.address

@@ -36,34 +36,34 @@ extension WebEndpoint {
     func router() -> Router<WebContext> {
         var router = Router<WebContext>()
         let id = ["id": PathCapture.id]
-        router.add(Self.getOrHead, "/") { r throws(HTTPFailure) in try self.gallery(r); return true }
-        router.add(Self.getOrHead, "/login", traits: .open) { r throws(HTTPFailure) in try self.loginPage(r); return true }
-        router.add(["POST"], "/login", traits: [.open, .body]) { r throws(HTTPFailure) in try self.passwordLogin(r); return true }
+        router.add(Self.getOrHead, "/") { r throws(HTTPError) in try self.gallery(r); return true }
+        router.add(Self.getOrHead, "/login", traits: .open) { r throws(HTTPError) in try self.loginPage(r); return true }
+        router.add(["POST"], "/login", traits: [.open, .body]) { r throws(HTTPError) in try self.passwordLogin(r); return true }
         // Only GET spends a one-time link: a HEAD (a chat app's link preview, a checker) gets
         // what the login page would answer, and the link stays good for the person it was for.
-        router.add(["GET"], "/login/{secret}", captures: ["secret": .lowerHex(32)], traits: .open) { r throws(HTTPFailure) in
+        router.add(["GET"], "/login/{secret}", captures: ["secret": .lowerHex(32)], traits: .open) { r throws(HTTPError) in
             try self.linkLogin(r, r.parameters["secret"]!); return true
         }
-        router.add(["HEAD"], "/login/{secret}", captures: ["secret": .lowerHex(32)], traits: .open) { r throws(HTTPFailure) in
+        router.add(["HEAD"], "/login/{secret}", captures: ["secret": .lowerHex(32)], traits: .open) { r throws(HTTPError) in
             try self.loginPage(r); return true
         }
-        router.add(["POST"], "/logout", traits: [.change, .form]) { r throws(HTTPFailure) in try self.logout(r); return true }
+        router.add(["POST"], "/logout", traits: [.change, .form]) { r throws(HTTPError) in try self.logout(r); return true }
         router.add(Self.getOrHead, "/static/{asset}", captures: ["asset": .oneOf(WebAsset.allCases.map(\.rawValue))], traits: .open) {
-            r throws(HTTPFailure) in
+            r throws(HTTPError) in
             let asset = WebAsset(rawValue: r.parameters["asset"]!)!
             try self.respond(r, 200, asset.bytes, type: asset.contentType, headers: [("Cache-Control", "no-cache")])
             return true
         }
-        router.add(Self.getOrHead, "/upload") { r throws(HTTPFailure) in
+        router.add(Self.getOrHead, "/upload") { r throws(HTTPError) in
             try self.html(r, 200, self.pages.upload(types: self.configuration.types, maxFileSize: self.configuration.maxFileSize, viewer: r.viewer!))
             return true
         }
-        router.add(["POST"], "/upload", traits: [.change, .body]) { r throws(HTTPFailure) in try self.upload(r) }
-        router.add(Self.getOrHead, "/photo/{id}", captures: id) { r throws(HTTPFailure) in
+        router.add(["POST"], "/upload", traits: [.change, .body]) { r throws(HTTPError) in try self.upload(r) }
+        router.add(Self.getOrHead, "/photo/{id}", captures: id) { r throws(HTTPError) in
             if let photo = try self.photo(r) { try self.photoPage(r, photo) }
             return true
         }
-        router.add(Self.getOrHead, "/photo/{id}/original", captures: id) { r throws(HTTPFailure) in
+        router.add(Self.getOrHead, "/photo/{id}/original", captures: id) { r throws(HTTPError) in
             if let photo = try self.photo(r) {
                 try self.sendFile(r, path: r.context.connection.directory + "/" + photo.name, type: photo.type.mediaType,
                                   download: r.head.query["download"] != nil ? lastPathComponent(photo.name) : nil)
@@ -72,32 +72,32 @@ extension WebEndpoint {
         }
         // The gallery's thumbnails by side; without one, the larger (old addresses, the delete page).
         router.add(Self.getOrHead, "/photo/{id}/thumbnail/{side}",
-                   captures: ["id": .id, "side": .oneOf(Thumbnailer.gallerySides.map(String.init))]) { r throws(HTTPFailure) in
+                   captures: ["id": .id, "side": .oneOf(Thumbnailer.gallerySides.map(String.init))]) { r throws(HTTPError) in
             if let photo = try self.photo(r) { try self.thumbnail(r, photo, side: Int(r.parameters["side"]!)!) }
             return true
         }
-        router.add(Self.getOrHead, "/photo/{id}/thumbnail", captures: id) { r throws(HTTPFailure) in
+        router.add(Self.getOrHead, "/photo/{id}/thumbnail", captures: id) { r throws(HTTPError) in
             if let photo = try self.photo(r) { try self.thumbnail(r, photo, side: Thumbnailer.gallerySides.last!) }
             return true
         }
-        router.add(Self.getOrHead, "/photo/{id}/preview", captures: id) { r throws(HTTPFailure) in
+        router.add(Self.getOrHead, "/photo/{id}/preview", captures: id) { r throws(HTTPError) in
             if let photo = try self.photo(r) { try self.preview(r, photo) }
             return true
         }
-        router.add(Self.getOrHead, "/view/{id}", captures: id) { r throws(HTTPFailure) in
+        router.add(Self.getOrHead, "/view/{id}", captures: id) { r throws(HTTPError) in
             if let photo = try self.photo(r) { try self.viewerPage(r, photo) }
             return true
         }
-        router.add(Self.getOrHead, "/photo/{id}/package", captures: id) { r throws(HTTPFailure) in
+        router.add(Self.getOrHead, "/photo/{id}/package", captures: id) { r throws(HTTPError) in
             if let photo = try self.photo(r) { try self.package(r, photo) }
             return true
         }
-        router.add(Self.getOrHead, "/photo/{id}/delete", captures: id) { r throws(HTTPFailure) in
+        router.add(Self.getOrHead, "/photo/{id}/delete", captures: id) { r throws(HTTPError) in
             if let photo = try self.photo(r) { try self.html(r, 200, self.pages.confirmDelete(WebPhoto(photo), viewer: r.viewer!)) }
             return true
         }
         for change in PhotoChange.allCases {
-            router.add(["POST"], "/photo/{id}/\(change.rawValue)", captures: id, traits: [.change, .form]) { r throws(HTTPFailure) in
+            router.add(["POST"], "/photo/{id}/\(change.rawValue)", captures: id, traits: [.change, .form]) { r throws(HTTPError) in
                 if let photo = try self.photo(r) { try self.change(r, photo, change, r.form) }
                 return true
             }
@@ -112,7 +112,7 @@ extension WebEndpoint {
                 r.context.session = session
                 r.logSubject = "(\(quotedForTerminal(session.name)), session \(session.id))"
             },
-            refuse: { (r: WebRequest, hadCookie: Bool) throws(HTTPFailure) -> Bool in
+            refuse: { (r: WebRequest, hadCookie: Bool) throws(HTTPError) -> Bool in
                 if r.isUpload {
                     // The body is not read: the connection closes after the answer.
                     try self.json(r, 401, UploadAnswer(message: "log in first"), close: true)
@@ -124,13 +124,13 @@ extension WebEndpoint {
                 return true
             })
         let csrf = CSRFCheck<WebContext>(formLimit: Self.formLimit, idle: configuration.idleTimeout, expectedToken: { $0.context.session?.csrf },
-                                         refuse: { (r: WebRequest, refusal: CSRFCheck<WebContext>.Refusal, close: Bool) throws(HTTPFailure) -> Bool in
+                                         refuse: { (r: WebRequest, refusal: CSRFCheck<WebContext>.Refusal, close: Bool) throws(HTTPError) -> Bool in
             try self.refuseChange(r, refusal, close: close)
         })
         let middleware: [any HTTPMiddleware<WebContext>] = [SecurityHeaders(Self.securityHeaders), RequestLog(budget: requestLogBudget), session, csrf]
         return HTTPService(kind: "web", router: router(), middleware: middleware, idle: configuration.idleTimeout, logBudget: requestLogBudget,
                            log: { Log.info($0) }) {
-            (r: WebRequest, status: Int, allow: String?) throws(HTTPFailure) in
+            (r: WebRequest, status: Int, allow: String?) throws(HTTPError) in
             if let allow {
                 try self.respond(r, status, Array(self.pages.error("\(r.head.method) is not allowed here", viewer: r.viewer).utf8),
                                  type: "text/html; charset=utf-8", headers: [("Allow", allow)])
@@ -141,7 +141,7 @@ extension WebEndpoint {
     }
 
     /// A change refused by `CSRFCheck`: the upload page's script reads JSON, a form's page HTML.
-    private func refuseChange(_ r: WebRequest, _ refusal: CSRFCheck<WebContext>.Refusal, close: Bool) throws(HTTPFailure) -> Bool {
+    private func refuseChange(_ r: WebRequest, _ refusal: CSRFCheck<WebContext>.Refusal, close: Bool) throws(HTTPError) -> Bool {
         let upload = r.isUpload
         let why: String
         switch refusal {

@@ -5,6 +5,7 @@ import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTrust
+import PTKUpload
 import PTKVocabulary
 import PTKWeb
 
@@ -13,10 +14,10 @@ extension WebEndpoint {
 
     /// POST /upload?name=NAME with the photo as the body: the store's checks, names and
     /// durability as for every other path; answered `{"name", "duplicate"}` or `{"message"}`.
-    func upload(_ r: WebRequest) throws(HTTPFailure) -> Bool {
+    func upload(_ r: WebRequest) throws(HTTPError) -> Bool {
         let session = r.context.session!
         let name = r.head.query["name"] ?? ""
-        func refuse(_ status: Int, _ why: String) throws(HTTPFailure) -> Bool {
+        func refuse(_ status: Int, _ why: String) throws(HTTPError) -> Bool {
             r.log("refused the upload of \"\(clean(name))\": \(why); answered \(status)")
             // The body is not read: the connection closes after the answer.
             try json(r, status, UploadAnswer(message: why), close: true)
@@ -41,7 +42,7 @@ extension WebEndpoint {
         // Named as ptk-send names what it sends: "holiday.png" holding a JPEG is "holiday.jpg".
         let request = StoreRequest(name: type.fittedName(name), size: size, sha256: "", type: type, sender: sender.announcedName,
                                    modified: modified, folder: arrivals.folder(for: sender))
-        let outcome = StoreUpload.receive(request, into: store, from: r.http, idle: configuration.idleTimeout) {
+        let outcome = StoreUpload.receive(request, into: store, from: r.http.requestBody) {
             shutdown.isRequested ? (503, "the receiver is shutting down") : nil
         }
         switch outcome {

@@ -102,6 +102,7 @@ final class WebEndpoint: @unchecked Sendable {
         let pages = self.pages
         var server = HTTPSServer(context: context, interrupt: shutdown.pipe.readEnd, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
                                  log: { Log.info($0) }, errorBody: { (Array(pages.error($0, viewer: nil).utf8), "text/html; charset=utf-8") })
+        server.exchangeTimeout = configuration.idleTimeout
         server.fixedHeaders = SecurityHeaders<WebContext>(Self.securityHeaders).lines
         server.logBudget = requestLogBudget
         return server
@@ -109,11 +110,11 @@ final class WebEndpoint: @unchecked Sendable {
 
     /// Answers each request of connection `id` through the route table (`service()`), or the
     /// WebDAV door's for a target below `/dav` (`DAVEndpoint.isDAVTarget`).
-    func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool {
+    func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool {
         let service = service()
         let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
         let dav = self.dav.handler(connection: connection)
-        return { head, http, certificate throws(HTTPFailure) in
+        return { head, http, certificate throws(HTTPError) in
             if DAVEndpoint.isDAVTarget(head.target) { return try dav(head, http, certificate) }
             return try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate,
                                 context: WebContext(connection: connection, session: nil))

@@ -9,7 +9,7 @@ extension HTTPConnection {
     /// promised its bytes closes the connection (`.gone`): `failed` is told where, and the read's
     /// error (nil: the file ended there), for the log.
     public func sendFile(_ fd: FileDescriptor, size: Int64, type: String, headers: [(String, String)] = [], range: String?,
-                         headOnly: Bool, idle: Duration, failed: (_ offset: Int64, _ error: SystemError?) -> Void) throws(HTTPFailure) {
+                         headOnly: Bool, idle: Duration, failed: (_ offset: Int64, _ error: SystemError?) -> Void) throws(HTTPError) {
         var headers = [("Accept-Ranges", "bytes")] + headers
         var start: Int64 = 0, end = size - 1, status = 200
         switch ByteRange(header: range, size: size) {
@@ -24,27 +24,6 @@ extension HTTPConnection {
         }
         try write(responseHead(status, contentLength: end - start + 1, contentType: type, headers: headers, close: false), deadline: .now + idle)
         if headOnly { return }
-        var buffer = [UInt8](repeating: 0, count: 256 << 10)
-        var offset = start
-        while offset <= end {
-            let want = Int(min(Int64(buffer.count), end - offset + 1))
-            let read = buffer.withUnsafeMutableBytes { b in
-                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
-            }
-            let n: Int
-            switch read {
-            case .success(let count): n = count
-            case .failure(let error):
-                // The head promised bytes that cannot come: closing is the only honest answer.
-                failed(offset, error)
-                throw .gone
-            }
-            if n == 0 {
-                failed(offset, nil)
-                throw .gone
-            }
-            try write(Array(buffer[..<n]), deadline: .now + idle)
-            offset += Int64(n)
-        }
+        try sendFileBytes(fd, first: start, last: end, idle: idle, failed: failed)
     }
 }

@@ -3,20 +3,6 @@ import PTKTime
 import PTKTransport
 import PTKVocabulary
 
-/// Why an HTTP exchange ended early.
-public enum HTTPFailure: Error {
-    /// The peer closed, or the connection failed: nothing more can be said to it.
-    case gone
-    /// Nothing arrived in time: a partial request gets 408, an idle connection is just closed.
-    case timedOut(partial: Bool)
-    /// Shutdown was requested.
-    case interrupted
-    /// The bytes are not acceptable HTTP: answer with this status and close.
-    case refused(Int, String)
-    /// The body sink said no (internal: `readBody` turns it into its refusal).
-    case bodyRefused
-}
-
 /// HTTP/1.1 over a byte stream (TLS for the doors and LocalSend's register client, plain TCP
 /// for a plain-HTTP request on an HTTPS port, a scripted stream in tests):
 /// the parser, a read buffer whose leftover bytes start the next request (pipelining and
@@ -31,17 +17,21 @@ public final class HTTPConnection {
     private var inMessage = false
 
     private let kind: HTTPParser.Kind
+    /// How long a read or a write may wait for the peer: each body read and each write of a
+    /// response (`send`) has until `.now + idle`.
+    public let idle: Duration
 
-    public init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10) {
+    public init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10, idle: Duration = .seconds(60)) {
         self.stream = stream
         self.kind = kind
+        self.idle = idle
         parser = HTTPParser(kind)
         buffer = [UInt8](repeating: 0, count: bufferSize)
     }
 
     /// Reads until the next message's head, by `deadline`; nil when the peer closed between
     /// messages.
-    public func nextHead(deadline: Instant) throws(HTTPFailure) -> HTTPHead? {
+    public func nextHead(deadline: Instant) throws(HTTPError) -> HTTPHead? {
         inMessage = false
         while true {
             if start < end {
@@ -49,6 +39,7 @@ public final class HTTPConnection {
                 switch try parseBuffered(body: { _ in true }) {
                 case .head(let head):
                     closing = !head.keepAlive
+                    bodyPending = head.chunked || (head.contentLength ?? 0) > 0
                     expectsContinue = head.header("expect")?.lowercased() == "100-continue"
                     return head
                 case .complete:
@@ -92,7 +83,7 @@ public final class HTTPConnection {
     /// with `.refused(status, why)` from `refusal()`. Requests (not responses) must also keep to
     /// `minimumRate` (bytes a second) after `bodyGrace`, or end in 408.
     public func readBody(deadline: () -> Instant, minimumRate: Int = bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
-                  refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPFailure) {
+                  refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPError) {
         if expectsContinue {
             // The client waits for this before it sends the body (curl -T waits a second).
             expectsContinue = false
@@ -116,6 +107,7 @@ public final class HTTPConnection {
                 }
                 if stop == .complete {
                     inMessage = false
+                    bodyPending = false
                     return
                 }
             }
@@ -143,7 +135,7 @@ public final class HTTPConnection {
     }
 
     /// Reads a whole body of at most `limit` bytes, at `minimumRate` (see above).
-    public func readBody(limit: Int, deadline: () -> Instant, minimumRate: Int = bodyMinimumRate) throws(HTTPFailure) -> [UInt8] {
+    public func readBody(limit: Int, deadline: () -> Instant, minimumRate: Int = bodyMinimumRate) throws(HTTPError) -> [UInt8] {
         var body: [UInt8] = []
         try readBody(deadline: deadline, minimumRate: minimumRate, sink: { piece in
             guard body.count + piece.count <= limit else { return false }
@@ -153,7 +145,7 @@ public final class HTTPConnection {
         return body
     }
 
-    private func parseBuffered(body: (UnsafeRawBufferPointer) -> Bool) throws(HTTPFailure) -> HTTPParser.Stop? {
+    private func parseBuffered(body: (UnsafeRawBufferPointer) -> Bool) throws(HTTPError) -> HTTPParser.Stop? {
         let result = buffer.withUnsafeBytes { b in
             Result { () throws(HTTPParseError) in try parser.parse(UnsafeRawBufferPointer(rebasing: b[start..<end]), body: body) }
         }
@@ -172,7 +164,7 @@ public final class HTTPConnection {
     }
 
     /// Reads more bytes into the empty buffer; false when the peer closed.
-    private func fill(deadline: Instant) throws(HTTPFailure) -> Bool {
+    private func fill(deadline: Instant) throws(HTTPError) -> Bool {
         start = 0
         end = 0
         let read = buffer.withUnsafeMutableBytes { b in
@@ -196,6 +188,13 @@ public final class HTTPConnection {
     /// sent when its body is first read; a response before that means the body is not wanted.
     private var expectsContinue = false
 
+    /// The request being answered has a body not yet read to its end: its answer closes the
+    /// connection (what follows on it is the rest of that body, not a request).
+    public private(set) var bodyPending = false
+
+    /// The body of the request whose head was just read, read through `idle`'s deadlines.
+    public var requestBody: RequestBody { RequestBody(connection: self) }
+
     /// A response with `Connection: close` went out before the request was read to its end.
     public private(set) var refusedMidRequest = false
 
@@ -218,7 +217,7 @@ public final class HTTPConnection {
     /// Sends a response: `body` with `contentType`, `headers`, and `Connection: close` when
     /// `close`. `headOnly` (a HEAD request) sends the head alone, with the body's length.
     public func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", headers: [(String, String)] = [],
-                 close: Bool = false, headOnly: Bool = false, deadline: Instant) throws(HTTPFailure) {
+                 close: Bool = false, headOnly: Bool = false, deadline: Instant) throws(HTTPError) {
         let head = responseHead(status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : contentType,
                                 headers: headers, close: close)
         try write(headOnly ? head : head + body, deadline: deadline)
@@ -253,48 +252,79 @@ public final class HTTPConnection {
     /// piece the returned writer is given as a chunk, then the last chunk at `finish()`. A HEAD
     /// request (`headOnly`) gets the head alone, and the writer drops what it is given.
     public func respondChunked(_ status: Int, contentType: String, headers: [(String, String)] = [], close: Bool = false,
-                               headOnly: Bool = false, deadline: Instant) throws(HTTPFailure) -> ChunkedBody {
+                               headOnly: Bool = false, deadline: Instant) throws(HTTPError) -> ChunkedBody {
         try write(responseHead(status, contentLength: nil, contentType: contentType, headers: headers, close: close), deadline: deadline)
         return ChunkedBody(connection: self, silent: headOnly)
     }
 
+    /// Sends `response` to the request whose head was just read (`headOnly`: a HEAD request,
+    /// which gets the head alone, with the body's length), each write by `.now + idle`; returns
+    /// whether the connection may carry another request: not when the response asks to close,
+    /// the request's body was not read to its end, or the client asked to close.
+    public func send(_ response: Response, headOnly: Bool) throws(HTTPError) -> Bool {
+        let close = response.closesConnection || bodyPending
+        let status = response.status.code
+        let headers = response.headers.map { ($0.name, $0.value) }
+        switch response.body {
+        case .writtenByLegacyHandler(let keepAlive):
+            return keepAlive
+        case .empty:
+            try write(responseHead(status, contentLength: 0, contentType: nil, headers: headers, close: close), deadline: .now + idle)
+        case .bytes(let body, let type):
+            let head = responseHead(status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : type, headers: headers, close: close)
+            try write(headOnly ? head : head + body, deadline: .now + idle)
+        case .file(let fd, let first, let last, let type, let failed):
+            try write(responseHead(status, contentLength: last - first + 1, contentType: type, headers: headers, close: close), deadline: .now + idle)
+            if !headOnly { try sendFileBytes(fd, first: first, last: last, idle: idle, failed: failed) }
+        case .stream(let type, let produce):
+            try write(responseHead(status, contentLength: nil, contentType: type, headers: headers, close: close), deadline: .now + idle)
+            let body = ChunkedBody(connection: self, silent: headOnly)
+            do throws(HTTPError) { try produce(body) } catch {
+                // The head went out: a refusal now cannot be answered, only the body cut short
+                // (no last chunk) by closing.
+                if case .status = error { throw .gone }
+                if case .refused = error { throw .gone }
+                throw error
+            }
+            try body.finish()
+        }
+        return !close && !closing
+    }
+
+    /// Sends bytes `first` through `last` of `fd`, read in 256 KiB pieces from their offsets.
+    func sendFileBytes(_ fd: FileDescriptor, first: Int64, last: Int64, idle: Duration, failed: (Int64, SystemError?) -> Void) throws(HTTPError) {
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var offset = first
+        while offset <= last {
+            let want = Int(min(Int64(buffer.count), last - offset + 1))
+            let read = buffer.withUnsafeMutableBytes { b in
+                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
+            }
+            let n: Int
+            switch read {
+            case .success(let count): n = count
+            case .failure(let error):
+                // The head promised bytes that cannot come: closing is the only honest answer.
+                failed(offset, error)
+                throw .gone
+            }
+            if n == 0 {
+                failed(offset, nil)
+                throw .gone
+            }
+            try write(Array(buffer[..<n]), deadline: .now + idle)
+            offset += Int64(n)
+        }
+    }
+
     /// Sends `bytes` as they are.
-    public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPFailure) {
+    public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPError) {
         let written = bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }
         if case .failure = written { throw .gone }
     }
 
-    public static func reason(_ status: Int) -> String {
-        switch status {
-        case 200: return "OK"
-        case 201: return "Created"
-        case 204: return "No Content"
-        case 206: return "Partial Content"
-        case 207: return "Multi-Status"
-        case 303: return "See Other"
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 408: return "Request Timeout"
-        case 409: return "Conflict"
-        case 411: return "Length Required"
-        case 413: return "Content Too Large"
-        case 414: return "URI Too Long"
-        case 415: return "Unsupported Media Type"
-        case 412: return "Precondition Failed"
-        case 416: return "Range Not Satisfiable"
-        case 422: return "Unprocessable Content"
-        case 423: return "Locked"
-        case 429: return "Too Many Requests"
-        case 431: return "Request Header Fields Too Large"
-        case 500: return "Internal Server Error"
-        case 503: return "Service Unavailable"
-        case 507: return "Insufficient Storage"
-        default: return status < 500 ? "Client Error" : "Internal Server Error"
-        }
-    }
+    /// The reason phrase of `status` (`HTTPStatus.reason`).
+    public static func reason(_ status: Int) -> String { HTTPStatus(status).reason }
 }
 
 /// The body of a chunked response (RFC 9112 §7.1): each `write` one chunk, `finish` the last
@@ -305,14 +335,20 @@ public struct ChunkedBody {
     let silent: Bool
 
     /// Sends `bytes` as one chunk.
-    public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPFailure) {
+    public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPError) {
         guard !silent, !bytes.isEmpty else { return }
         try connection.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [13, 10], deadline: deadline)
     }
 
     /// Sends the last chunk: the response is complete.
-    public func finish(deadline: Instant) throws(HTTPFailure) {
+    public func finish(deadline: Instant) throws(HTTPError) {
         guard !silent else { return }
         try connection.write(Array("0\r\n\r\n".utf8), deadline: deadline)
     }
+
+    /// Sends `bytes` as one chunk, by the connection's `idle` from now.
+    public func write(_ bytes: [UInt8]) throws(HTTPError) { try write(bytes, deadline: .now + connection.idle) }
+
+    /// Sends the last chunk, by the connection's `idle` from now.
+    func finish() throws(HTTPError) { try finish(deadline: .now + connection.idle) }
 }

@@ -14,6 +14,9 @@ public struct HTTPSServer {
     public let kind: String
     /// How long a kept-alive connection may wait for its next request.
     public let idle: Duration
+    /// How long each read of a request's body and each write of a response may wait
+    /// (`HTTPConnection.idle`); nil: `idle`.
+    public var exchangeTimeout: Duration?
     /// An error's body and content type, from its message.
     public let errorBody: @Sendable (String) -> ([UInt8], String)
     /// Writes one line of the daemon's log.
@@ -41,7 +44,18 @@ public struct HTTPSServer {
     /// client showed, if any) and returns false when the connection must close after it.
     public func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil,
-               handle: (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool) {
+               handle: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool) {
+        serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, claim: claim) {
+            (head, http, certificate) throws(HTTPError) -> Response in
+            Response(.ok, body: .writtenByLegacyHandler(keepAlive: try handle(head, http, certificate)))
+        }
+    }
+
+    /// Serves one connection as above; `respond` makes each request's response (told the
+    /// certificate the client showed, if any), which the connection writes.
+    public func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+               stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil,
+               respond: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response) {
         let log = { (line: String) in
             var note = ""
             if let budget = logBudget {
@@ -74,20 +88,19 @@ public struct HTTPSServer {
         } else {
             // Plain HTTP on the HTTPS port: say so in HTTP, then close.
             let plain = TCPStream(socket: socket, peer: peer, interrupt: interrupt)
-            let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10)
+            let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10, idle: exchangeTimeout ?? idle)
             http.fixedHeaders = fixedHeaders
             log("plain HTTP on the HTTPS port; answered 400")
-            answer(http, 400, "this port speaks HTTPS only")
+            conversation.answer(http, 400, "this port speaks HTTPS only")
             plain.shutdownWrite()
             http.drain(until: .now + .seconds(1), limit: 1 << 20)
             plain.close()
             return
         }
-        let http = HTTPConnection(stream: stream, kind: .request)
-        http.fixedHeaders = fixedHeaders
+        let http = connection(over: stream)
         http.onStage = stage
         http.onClaim = claim
-        let ending = converse(http, certificate: certificate, deadline: deadline, busy: busy, stage: stage, handle: handle)
+        let ending = conversation.converse(http, certificate: certificate, deadline: deadline, busy: busy, stage: stage, respond: respond)
         if let ending { log(ending) }
         stream.shutdownWrite()
         if http.refusedMidRequest {
@@ -98,14 +111,52 @@ public struct HTTPSServer {
         stream.close()
     }
 
+    /// An HTTP connection over `stream` as this server makes them: its read and write
+    /// timeout, its fixed headers.
+    public func connection(over stream: ByteStream) -> HTTPConnection {
+        let http = HTTPConnection(stream: stream, kind: .request, idle: exchangeTimeout ?? idle)
+        http.fixedHeaders = fixedHeaders
+        return http
+    }
+
+    /// Answers requests on `http` one after another (see `HTTPConversation.converse`).
+    public func converse(_ http: HTTPConnection, certificate: String?, deadline: Instant, busy: String? = nil,
+                         stage: ((ConnectionStage) -> Void)? = nil,
+                         handle: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool) -> String? {
+        conversation.converse(http, certificate: certificate, deadline: deadline, busy: busy, stage: stage) {
+            (head, http, certificate) throws(HTTPError) -> Response in
+            Response(.ok, body: .writtenByLegacyHandler(keepAlive: try handle(head, http, certificate)))
+        }
+    }
+
+    /// The loop over one connection's requests, without TLS.
+    public var conversation: HTTPConversation { HTTPConversation(idle: idle, errorBody: errorBody) }
+}
+
+/// Requests on one connection, one after another, each answered with a `Response` the
+/// connection writes: how long the client may wait between them, and the answers to what goes
+/// wrong before a route can answer. No socket, no TLS: a door's tests drive it over a scripted stream.
+public struct HTTPConversation {
+    /// How long a kept-alive connection may wait for its next request.
+    public let idle: Duration
+    /// An error's body and content type, from its message.
+    public let errorBody: (String) -> ([UInt8], String)
+
+    public init(idle: Duration, errorBody: @escaping (String) -> ([UInt8], String)) {
+        self.idle = idle
+        self.errorBody = errorBody
+    }
+
     /// Answers requests on `http` one after another until the connection must close: the first
     /// head by `deadline`, later ones within `idle`; with `busy`, the first is answered 429. A
     /// request that goes wrong before its handler can answer (a head too large, a body too slow,
-    /// nothing in time) is answered here with the status it calls for. Returns what the log
-    /// says about the ending, nil for a plain close. No socket: tests drive it over a scripted stream.
+    /// nothing in time) is answered here with the status it calls for. `respond` makes each
+    /// request's response (told the certificate the client showed), which the connection
+    /// writes and whose keep-alive it decides. Returns what the log says about the ending, nil
+    /// for a plain close.
     public func converse(_ http: HTTPConnection, certificate: String?, deadline: Instant, busy: String? = nil,
                          stage: ((ConnectionStage) -> Void)? = nil,
-                         handle: (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool) -> String? {
+                         respond: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response) -> String? {
         var headDeadline = deadline
         var ending: String? = nil
         var firstRequest = true
@@ -122,7 +173,8 @@ public struct HTTPSServer {
                     answer(http, 429, busy + "; try again later")
                     break
                 }
-                let keepOpen = try handle(head, http, certificate)
+                let response = try respond(head, http, certificate)
+                let keepOpen = try http.send(response, headOnly: head.method == "HEAD")
                 if !keepOpen || !head.keepAlive { break }
                 headDeadline = .now + idle
             } catch {
@@ -136,6 +188,10 @@ public struct HTTPSServer {
                 case .refused(let status, let why):
                     ending = "\(why); answered \(status)"
                     answer(http, status, why)
+                case .status(let status, let why, _):
+                    // A refusal no error middleware rendered (a door without one): as above.
+                    ending = "\(why); answered \(status)"
+                    answer(http, status.code, why)
                 }
                 break
             }
@@ -144,7 +200,7 @@ public struct HTTPSServer {
     }
 
     /// Answers an error and says the connection closes; best effort (it closes either way).
-    private func answer(_ http: HTTPConnection, _ status: Int, _ why: String) {
+    func answer(_ http: HTTPConnection, _ status: Int, _ why: String) {
         let (body, type) = errorBody(why)
         // Best effort: the connection closes right after, answered or not.
         try? http.respond(status, body, contentType: type, close: true, deadline: .now + .seconds(1))

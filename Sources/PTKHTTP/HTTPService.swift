@@ -3,7 +3,7 @@ import PTKTime
 import PTKTransport
 
 /// Answers one request; returns whether the connection may carry another request after it.
-public typealias HTTPHandler<Context> = (HTTPRequest<Context>) throws(HTTPFailure) -> Bool
+public typealias HTTPHandler<Context> = (HTTPRequest<Context>) throws(HTTPError) -> Bool
 
 /// One request as the middleware and a route's handler see it: its head, the connection to
 /// read its body from and answer on, who sent it, the route it matched, and the door's own
@@ -58,8 +58,7 @@ public final class HTTPRequest<Context> {
     /// Budgeted as `log` is.
     public func logWhole(_ line: String, always: Bool = false) {
         logged = true
-        guard let note = budgetNote(always: always) else { return }
-        logLine(boundedLine(line) + note)
+        lines.write(line, address: address, always: always)
     }
 
     /// Logs `line` about this request: "KIND ID from PEER SUBJECT: line". Unless `always` (a
@@ -69,24 +68,17 @@ public final class HTTPRequest<Context> {
     /// is quoted and cut by the caller (`quotedForLog`); the line itself is cut at `maxLogLine`.
     public func log(_ line: String, always: Bool = false) {
         logged = true
-        guard let note = budgetNote(always: always) else { return }
-        logLine(boundedLine("\(kind) \(connectionID) from \(peer)\(logSubject.isEmpty ? "" : " " + logSubject): \(line)") + note)
+        lines.write("\(kind) \(connectionID) from \(peer)\(logSubject.isEmpty ? "" : " " + logSubject): \(line)", address: address, always: always)
     }
 
-    /// "" or " (N more ...)" when the line may be written; nil when the budget leaves it out.
-    private func budgetNote(always: Bool) -> String? {
-        guard !always, let logBudget else { return "" }
-        let (allowed, left) = logBudget.take(address, now: .now)
-        guard allowed else { return nil }
-        return left > 0 ? " (\(left) more from this address not logged)" : ""
-    }
+    private var lines: RequestLines { RequestLines(kind: kind, budget: logBudget, log: logLine) }
 }
 
 /// A step in front of every route of a door (a session, a password, a check of where a change
 /// came from): it answers the request itself, or hands it on to `next`.
 public protocol HTTPMiddleware<Context> {
     associatedtype Context
-    func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool
+    func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool
 }
 
 /// A door: its route table, the middleware every request passes in order, and how it says
@@ -99,7 +91,7 @@ public struct HTTPService<Context> {
     /// Answers a request no route takes: `status` 404, or 405 with `allow`, the methods the
     /// path takes, which the answer must send as its Allow header. The request's body has been
     /// read and dropped.
-    public var refuse: (HTTPRequest<Context>, _ status: Int, _ allow: String?) throws(HTTPFailure) -> Void
+    public var refuse: (HTTPRequest<Context>, _ status: Int, _ allow: String?) throws(HTTPError) -> Void
     /// How log lines name the door ("web", "localsend").
     public let kind: String
     public let log: (String) -> Void
@@ -108,7 +100,7 @@ public struct HTTPService<Context> {
     public let idle: Duration
 
     public init(kind: String, router: Router<Context>, middleware: [any HTTPMiddleware<Context>], idle: Duration, logBudget: LogBudget? = nil,
-                log: @escaping (String) -> Void, refuse: @escaping (HTTPRequest<Context>, Int, String?) throws(HTTPFailure) -> Void) {
+                log: @escaping (String) -> Void, refuse: @escaping (HTTPRequest<Context>, Int, String?) throws(HTTPError) -> Void) {
         self.kind = kind
         self.logBudget = logBudget
         self.router = router
@@ -121,7 +113,7 @@ public struct HTTPService<Context> {
     /// `handler` after the request's body is read and dropped (a route that takes none).
     private func skippingBody(_ handler: @escaping HTTPHandler<Context>) -> HTTPHandler<Context> {
         let idle = self.idle
-        return { (r: HTTPRequest<Context>) throws(HTTPFailure) -> Bool in
+        return { (r: HTTPRequest<Context>) throws(HTTPError) -> Bool in
             _ = try r.http.readBody(limit: Self.ignoredBodyLimit, deadline: { .now + idle })
             return try handler(r)
         }
@@ -131,7 +123,7 @@ public struct HTTPService<Context> {
     private func refused(status: Int, allow: String?) -> HTTPHandler<Context> {
         let idle = self.idle
         let refuse = self.refuse
-        return { (r: HTTPRequest<Context>) throws(HTTPFailure) -> Bool in
+        return { (r: HTTPRequest<Context>) throws(HTTPError) -> Bool in
             _ = try r.http.readBody(limit: Self.ignoredBodyLimit, deadline: { .now + idle })
             try refuse(r, status, allow)
             return true
@@ -140,7 +132,7 @@ public struct HTTPService<Context> {
 
     /// Answers one request read on `http`; returns whether the connection may carry another.
     public func respond(to head: HTTPHead, on http: HTTPConnection, peer: SocketAddress, connectionID: Int, certificate: String?,
-                        context: Context) throws(HTTPFailure) -> Bool {
+                        context: Context) throws(HTTPError) -> Bool {
         let route: Route<Context>?
         let parameters: RouteParameters
         var refusal: (Int, String?)? = nil
@@ -160,7 +152,7 @@ public struct HTTPService<Context> {
         }
         for step in middleware.reversed() {
             let next = handler
-            handler = { (r: HTTPRequest<Context>) throws(HTTPFailure) -> Bool in try step.respond(to: r, next: next) }
+            handler = { (r: HTTPRequest<Context>) throws(HTTPError) -> Bool in try step.respond(to: r, next: next) }
         }
         return try handler(request)
     }

@@ -49,23 +49,56 @@ public struct RouteParameters: Sendable, Equatable {
     public subscript(_ name: String) -> String? { values[name] }
     /// A capture made with `PathCapture.id`, as a number.
     public func int64(_ name: String) -> Int64? { values[name].flatMap { Int64($0) } }
+
+    /// The capture `name` as a `T`: the route's pattern has it, and its `PathCapture` lets only
+    /// texts a `T` takes through, so a failure is a table that does not fit its handler: it is
+    /// answered as no such route (404) rather than trusted.
+    public func require<T: RouteCaptureValue>(_ name: String, as type: T.Type = T.self) throws(HTTPError) -> T {
+        guard let text = values[name], let value = T(routeCapture: text) else { throw .status(.notFound, "no such route") }
+        return value
+    }
 }
 
-/// One route: the methods it answers, its path pattern, what it asks of the middleware, and its handler.
-public struct Route<Context> {
-    enum Segment {
+/// A type a path capture can be read as (`RouteParameters.require`).
+public protocol RouteCaptureValue {
+    init?(routeCapture text: String)
+}
+
+extension Int64: RouteCaptureValue {
+    public init?(routeCapture text: String) { self.init(text) }
+}
+
+extension String: RouteCaptureValue {
+    public init?(routeCapture text: String) { self = text }
+}
+
+/// A route's path pattern ("/photo/{id}/original"): literal segments, captures `{name}`, and
+/// a last `{name*}` that takes the rest of the path.
+public struct PathPattern: Sendable {
+    enum Segment: Sendable {
         case literal(String)
         case capture(String, PathCapture)
         /// `{name*}`, last: zero or more segments, joined by "/" as sent.
         case rest(String)
     }
 
-    public let methods: [String]
-    /// The pattern as written ("/photo/{id}/original"): for logs and tests.
-    public let pattern: String
-    public let traits: RouteTraits
-    public let handler: HTTPHandler<Context>
+    /// The pattern as written: for logs and tests.
+    public let text: String
     let segments: [Segment]
+
+    /// `pattern` with each `{name}` taking the texts `captures[name]` accepts.
+    public init(_ pattern: String, captures: [String: PathCapture]) {
+        text = pattern
+        segments = pathComponents(pattern).dropFirst().map { part in
+            if part.hasPrefix("{"), part.hasSuffix("*}") { return .rest(String(part.dropFirst().dropLast(2))) }
+            if part.hasPrefix("{"), part.hasSuffix("}") {
+                let name = String(part.dropFirst().dropLast())
+                guard let capture = captures[name] else { preconditionFailure("route \(pattern): no capture named \(name)") }
+                return .capture(name, capture)
+            }
+            return .literal(part)
+        }
+    }
 
     /// The captures if `path`'s segments fit the pattern, nil when they do not.
     func captures(_ path: [String]) -> RouteParameters? {
@@ -87,6 +120,54 @@ public struct Route<Context> {
         }
         return out
     }
+
+    /// The path segments of a request target (its query dropped; percent-decoded first when
+    /// `decoding`), nil when it is not a path.
+    static func segments(of target: String, decoding: Bool) -> [String]? {
+        let raw = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
+        let path = decoding ? (percentDecoded(raw, plusIsSpace: false) ?? raw) : raw
+        guard path.startsWithScalar("/") else { return nil }
+        return Array(pathComponents(path).dropFirst())
+    }
+}
+
+/// What a route table found for a request.
+public enum RouteMatch<Found> {
+    case found(Found, RouteParameters)
+    case notFound
+    /// `allow` is the Allow header: the methods the path's routes take.
+    case methodNotAllowed(allow: String)
+}
+
+/// The first of `routes` whose pattern fits `segments` and whose methods include `method`;
+/// else the methods the fitting routes take (405), or none (404).
+func matchRoute<R>(_ routes: [R], method: String, segments: [String]?, methods: (R) -> [String], pattern: (R) -> PathPattern) -> RouteMatch<R> {
+    guard let segments else { return .notFound }
+    var allowed: [String] = []
+    for route in routes {
+        guard let parameters = pattern(route).captures(segments) else { continue }
+        if methods(route).contains(method) { return .found(route, parameters) }
+        allowed += methods(route).filter { !allowed.contains($0) }
+    }
+    guard !allowed.isEmpty else { return .notFound }
+    return .methodNotAllowed(allow: orderedMethods(allowed).joined(separator: ", "))
+}
+
+/// Methods in the order an Allow header lists them here: the common ones first, the rest by name.
+func orderedMethods(_ methods: [String]) -> [String] {
+    let known = ["OPTIONS", "GET", "HEAD", "POST", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
+    return known.filter(methods.contains) + methods.filter { !known.contains($0) }.sorted()
+}
+
+/// One route of the old contract (`HTTPHandler`, the web and WebDAV doors): the methods it
+/// answers, its path pattern, what it asks of the middleware, and its handler.
+public struct Route<Context> {
+    public let methods: [String]
+    /// The pattern as written ("/photo/{id}/original"): for logs and tests.
+    public var pattern: String { path.text }
+    public let traits: RouteTraits
+    public let handler: HTTPHandler<Context>
+    let path: PathPattern
 }
 
 /// Method and path to handler: the door's route table. The router, not each door, says 404
@@ -110,16 +191,7 @@ public struct Router<Context> {
         // CSRFCheck reads a form, and only a change's: a form route that is not a change would
         // find no form and leave its body unread.
         precondition(!traits.contains(.form) || traits.contains(.change), "route \(pattern): .form without .change")
-        let segments: [Route<Context>.Segment] = pathComponents(pattern).dropFirst().map { part in
-            if part.hasPrefix("{"), part.hasSuffix("*}") { return .rest(String(part.dropFirst().dropLast(2))) }
-            if part.hasPrefix("{"), part.hasSuffix("}") {
-                let name = String(part.dropFirst().dropLast())
-                guard let capture = captures[name] else { preconditionFailure("route \(pattern): no capture named \(name)") }
-                return .capture(name, capture)
-            }
-            return .literal(part)
-        }
-        routes.append(Route(methods: methods, pattern: pattern, traits: traits, handler: handler, segments: segments))
+        routes.append(Route(methods: methods, traits: traits, handler: handler, path: PathPattern(pattern, captures: captures)))
     }
 
     public enum Match {
@@ -131,23 +203,14 @@ public struct Router<Context> {
 
     /// The route for a request's method and target (path and query as sent).
     public func match(method: String, target: String) -> Match {
-        let raw = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
-        let path = decodesPath ? (percentDecoded(raw, plusIsSpace: false) ?? raw) : raw
-        guard path.startsWithScalar("/") else { return .notFound }
-        let segments = Array(pathComponents(path).dropFirst())
-        var allowed: [String] = []
-        for route in routes {
-            guard let parameters = route.captures(segments) else { continue }
-            if route.methods.contains(method) { return .found(route, parameters) }
-            allowed += route.methods.filter { !allowed.contains($0) }
+        switch matchRoute(routes, method: method, segments: PathPattern.segments(of: target, decoding: decodesPath),
+                          methods: { $0.methods }, pattern: { $0.path }) {
+        case .found(let route, let parameters): return .found(route, parameters)
+        case .notFound: return .notFound
+        case .methodNotAllowed(let allow): return .methodNotAllowed(allow: allow)
         }
-        guard !allowed.isEmpty else { return .notFound }
-        return .methodNotAllowed(allow: Self.order(allowed).joined(separator: ", "))
     }
 
-    /// Methods in the order an Allow header lists them here: the common ones first, the rest by name.
-    static func order(_ methods: [String]) -> [String] {
-        let known = ["OPTIONS", "GET", "HEAD", "POST", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
-        return known.filter(methods.contains) + methods.filter { !known.contains($0) }.sorted()
-    }
+    /// Methods in the order an Allow header lists them here.
+    static func order(_ methods: [String]) -> [String] { orderedMethods(methods) }
 }

@@ -1,12 +1,13 @@
 import PTKCLI
 import PTKVocabulary
+import PTKTestTags
 import Testing
 
 @testable import PTKConfiguration
 
 /// ptkd's settings by key (issue 55): each key declared once, and the one parser of each kind
 /// of value (ports, switches, sizes, durations) answering every setting that takes one alike.
-@Suite struct DaemonSettingTests {
+@Suite(.tags(.unit)) struct DaemonSettingTests {
     @Test("every setting key is declared once, in help order, and named as its flag")
     func everyKeyOnce() {
         let keys = DaemonOptions.settings.map(\.key)

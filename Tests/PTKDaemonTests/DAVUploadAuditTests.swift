@@ -46,8 +46,7 @@ extension DoorFixture {
     /// Plays `stream` to the web door on one connection; the responses.
     func converse(_ stream: GatedHTTPStream) -> [ParsedResponse] {
         let server = web.httpsServer()
-        let http = HTTPConnection(stream: stream, kind: .request)
-        http.fixedHeaders = server.fixedHeaders
+        let http = server.connection(over: stream)
         _ = server.converse(http, certificate: nil, deadline: .now + .seconds(5), handle: web.handler(id: 9, peer: peer))
         return ParsedResponse.all(in: stream.written)
     }

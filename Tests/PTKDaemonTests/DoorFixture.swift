@@ -60,19 +60,21 @@ final class DoorFixture {
                         certificate: certificate)
     }
 
-    /// Plays `pieces` to the LocalSend door on one connection, showing `certificate`.
+    /// Plays `pieces` to the LocalSend door on one connection, showing `certificate`, through
+    /// its route table (`RouteHarness`).
     func localSend(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
                    certificate: String? = nil) -> Exchange {
-        converse(localSend.httpsServer(), localSend.handler(id: 2, peer: peer), pieces, readSize: readSize, whenEmpty: whenEmpty,
-                 headOnly: false, certificate: certificate)
+        let door = localSend.door
+        let e = RouteHarness(door.responder(), idle: door.configuration.idleTimeout, errorBody: LocalSendDoor.errorBody)
+            .run(pieces, certificate: certificate, readSize: readSize, whenEmpty: whenEmpty)
+        return Exchange(responses: e.responses, ending: e.ending, raw: e.raw, stream: e.stream)
     }
 
-    private func converse(_ server: HTTPSServer, _ handle: @escaping (HTTPHead, HTTPConnection, String?) throws(HTTPFailure) -> Bool,
+    private func converse(_ server: HTTPSServer, _ handle: @escaping (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool,
                           _ pieces: [[UInt8]], readSize: Int, whenEmpty: ScriptedStream.WhenEmpty, headOnly: Bool,
                           certificate: String?) -> Exchange {
         let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
-        let http = HTTPConnection(stream: stream, kind: .request)
-        http.fixedHeaders = server.fixedHeaders
+        let http = server.connection(over: stream)
         let ending = server.converse(http, certificate: certificate, deadline: .now + .seconds(5), handle: handle)
         let responses = ParsedResponse.all(in: stream.written, headOnly: headOnly)
         return Exchange(responses: responses, ending: ending, raw: stream.written, stream: stream)

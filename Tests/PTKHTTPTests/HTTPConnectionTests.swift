@@ -11,7 +11,7 @@ func head(_ http: HTTPConnection) throws -> HTTPHead {
 }
 
 /// The body as text, read with `limit`.
-func bodyText(_ http: HTTPConnection, limit: Int = 1 << 20, deadline: Duration = .seconds(30)) throws(HTTPFailure) -> String {
+func bodyText(_ http: HTTPConnection, limit: Int = 1 << 20, deadline: Duration = .seconds(30)) throws(HTTPError) -> String {
     String(decoding: try http.readBody(limit: limit, deadline: { .now + deadline }), as: UTF8.self)
 }
 
@@ -49,7 +49,7 @@ struct HTTPConnectionReadTests {
         for trailer in ["X-Checksum: 1\r\n", "X-A: 1\n", "X-A: 1\r\n folded\r\n"] {
             let (_, withTrailer) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\n\(trailer)\r\n", readSize: 1)
             _ = try head(withTrailer)
-            #expect(failure { () throws(HTTPFailure) in try bodyText(withTrailer) } == "refused 400", "\(trailer)")
+            #expect(failure { () throws(HTTPError) in try bodyText(withTrailer) } == "refused 400", "\(trailer)")
         }
     }
 
@@ -58,40 +58,40 @@ struct HTTPConnectionReadTests {
         for end in [ScriptedStream.WhenEmpty.close, .reset] {
             let (_, http) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nwor", readSize: 1, whenEmpty: end)
             _ = try head(http)
-            #expect(failure { () throws(HTTPFailure) in try bodyText(http) } == "gone", "\(end)")
+            #expect(failure { () throws(HTTPError) in try bodyText(http) } == "gone", "\(end)")
         }
         let (_, atBoundary) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
         _ = try head(atBoundary)
-        #expect(failure { () throws(HTTPFailure) in try bodyText(atBoundary) } == "gone")
+        #expect(failure { () throws(HTTPError) in try bodyText(atBoundary) } == "gone")
     }
 
     @Test("a Content-Length body cut short is .gone")
     func lengthCutShort() throws {
         let (_, http) = connection("PUT /p HTTP/1.1\r\nContent-Length: 10\r\n\r\nhello")
         _ = try head(http)
-        #expect(failure { () throws(HTTPFailure) in try bodyText(http) } == "gone")
+        #expect(failure { () throws(HTTPError) in try bodyText(http) } == "gone")
     }
 
     @Test("a client silent mid-body is refused 408 by the minimum rate when the idle deadline is further away")
     func silentMidBodyRate() throws {
         let (_, http) = connection("PUT /p HTTP/1.1\r\nContent-Length: 10\r\n\r\nhello", whenEmpty: .silent)
         _ = try head(http)
-        #expect(failure { () throws(HTTPFailure) in try bodyText(http, deadline: .seconds(3600)) } == "refused 408")
+        #expect(failure { () throws(HTTPError) in try bodyText(http, deadline: .seconds(3600)) } == "refused 408")
     }
 
     @Test("a client silent mid-body times out as partial when the idle deadline comes before the rate's")
     func silentMidBodyIdle() throws {
         let (_, http) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", whenEmpty: .silent)
         _ = try head(http)
-        #expect(failure { () throws(HTTPFailure) in try bodyText(http, deadline: .seconds(1)) } == "timedOut(partial: true)")
+        #expect(failure { () throws(HTTPError) in try bodyText(http, deadline: .seconds(1)) } == "timedOut(partial: true)")
     }
 
     @Test("a silent client between requests times out as not partial; one silent mid-head as partial")
     func silentHeads() {
         let (_, idle) = connection("", whenEmpty: .silent)
-        #expect(failure { () throws(HTTPFailure) in try idle.nextHead(deadline: soon()) } == "timedOut(partial: false)")
+        #expect(failure { () throws(HTTPError) in try idle.nextHead(deadline: soon()) } == "timedOut(partial: false)")
         let (_, midHead) = connection("GET / HTTP/1.1\r\nHo", whenEmpty: .silent)
-        #expect(failure { () throws(HTTPFailure) in try midHead.nextHead(deadline: soon()) } == "timedOut(partial: true)")
+        #expect(failure { () throws(HTTPError) in try midHead.nextHead(deadline: soon()) } == "timedOut(partial: true)")
     }
 
     @Test("a close between requests is nil; a close mid-head is 400; a reset is .gone")
@@ -99,19 +99,19 @@ struct HTTPConnectionReadTests {
         let (_, empty) = connection("")
         #expect(try empty.nextHead(deadline: soon()) == nil)
         let (_, midHead) = connection("GET / HTTP/1.1\r\nHost: h\r\n")
-        #expect(failure { () throws(HTTPFailure) in try midHead.nextHead(deadline: soon()) } == "refused 400")
+        #expect(failure { () throws(HTTPError) in try midHead.nextHead(deadline: soon()) } == "refused 400")
         let (_, reset) = connection("GET / HT", whenEmpty: .reset)
-        #expect(failure { () throws(HTTPFailure) in try reset.nextHead(deadline: soon()) } == "gone")
+        #expect(failure { () throws(HTTPError) in try reset.nextHead(deadline: soon()) } == "gone")
     }
 
     @Test("readBody(limit:) refuses a body over the limit with 413, whether announced or chunked")
     func overLimit() throws {
         let (_, http) = connection("PUT /p HTTP/1.1\r\nContent-Length: 6\r\n\r\nhello!")
         _ = try head(http)
-        #expect(failure { () throws(HTTPFailure) in try bodyText(http, limit: 5) } == "refused 413")
+        #expect(failure { () throws(HTTPError) in try bodyText(http, limit: 5) } == "refused 413")
         let (_, chunked) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", readSize: 1)
         _ = try head(chunked)
-        #expect(failure { () throws(HTTPFailure) in try bodyText(chunked, limit: 5) } == "refused 413")
+        #expect(failure { () throws(HTTPError) in try bodyText(chunked, limit: 5) } == "refused 413")
         let (_, exact) = connection("PUT /p HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
         _ = try head(exact)
         #expect(try bodyText(exact, limit: 5) == "hello")
@@ -122,7 +122,7 @@ struct HTTPConnectionReadTests {
         let (_, http) = connection("PUT /p HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
         _ = try head(http)
         var seen = 0
-        let label = failure { () throws(HTTPFailure) in
+        let label = failure { () throws(HTTPError) in
             try http.readBody(deadline: { soon() }, sink: { piece in seen += piece.count; return false }, refusal: { (415, "not that") })
         }
         #expect(label == "refused 415")
@@ -145,16 +145,16 @@ struct HTTPConnectionReadTests {
         let text = "GET / HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: HTTPParser.maxHeadBytes) + "\r\n\r\n"
         for readSize in [1, 1 << 20] {
             let (_, http) = connection(text, readSize: readSize)
-            #expect(failure { () throws(HTTPFailure) in try http.nextHead(deadline: soon()) } == "refused 431")
+            #expect(failure { () throws(HTTPError) in try http.nextHead(deadline: soon()) } == "refused 431")
         }
         let (_, many) = connection("GET / HTTP/1.1\r\n" + String(repeating: "X-A: 12345678\r\n", count: 2000) + "\r\n")
-        #expect(failure { () throws(HTTPFailure) in try many.nextHead(deadline: soon()) } == "refused 431")
+        #expect(failure { () throws(HTTPError) in try many.nextHead(deadline: soon()) } == "refused 431")
     }
 
     @Test("a target over the length limit is 414")
     func targetTooLong() throws {
         let (_, http) = connection("GET /" + String(repeating: "a", count: HTTPParser.maxTargetBytes) + " HTTP/1.1\r\n\r\n")
-        #expect(failure { () throws(HTTPFailure) in try http.nextHead(deadline: soon()) } == "refused 414")
+        #expect(failure { () throws(HTTPError) in try http.nextHead(deadline: soon()) } == "refused 414")
         let (_, fits) = connection("GET /" + String(repeating: "a", count: HTTPParser.maxTargetBytes - 1) + " HTTP/1.1\r\n\r\n")
         #expect(try head(fits).target.utf8.count == HTTPParser.maxTargetBytes)
     }
@@ -174,7 +174,7 @@ struct HTTPConnectionReadTests {
     func malformed(text: String) {
         for readSize in [1, 1 << 20] {
             let (stream, http) = connection(text, readSize: readSize)
-            #expect(failure { () throws(HTTPFailure) in try http.nextHead(deadline: soon()) } == "refused 400", "\(readSize)")
+            #expect(failure { () throws(HTTPError) in try http.nextHead(deadline: soon()) } == "refused 400", "\(readSize)")
             #expect(stream.written.isEmpty)
         }
     }
@@ -202,10 +202,10 @@ struct HTTPConnectionReadTests {
     func unreadEmptyBodyThenClose() throws {
         let (_, http) = connection("GET /a HTTP/1.1\r\n\r\n")
         #expect(try head(http).target == "/a")
-        #expect(failure { () throws(HTTPFailure) in try http.nextHead(deadline: soon()) } == nil)
+        #expect(failure { () throws(HTTPError) in try http.nextHead(deadline: soon()) } == nil)
         let (_, silent) = connection("GET /a HTTP/1.1\r\n\r\n", whenEmpty: .silent)
         #expect(try head(silent).target == "/a")
-        #expect(failure { () throws(HTTPFailure) in try silent.nextHead(deadline: soon()) } == "timedOut(partial: false)")
+        #expect(failure { () throws(HTTPError) in try silent.nextHead(deadline: soon()) } == "timedOut(partial: false)")
     }
 }
 
@@ -352,7 +352,7 @@ struct HTTPConnectionWriteTests {
     func writeToClosed() {
         let (stream, http) = connection("")
         stream.close()
-        #expect(failure { () throws(HTTPFailure) in try http.respond(200, deadline: soon()) } == "gone")
-        #expect(failure { () throws(HTTPFailure) in try http.respondChunked(200, contentType: "text/plain", deadline: soon()) } == "gone")
+        #expect(failure { () throws(HTTPError) in try http.respond(200, deadline: soon()) } == "gone")
+        #expect(failure { () throws(HTTPError) in try http.respondChunked(200, contentType: "text/plain", deadline: soon()) } == "gone")
     }
 }

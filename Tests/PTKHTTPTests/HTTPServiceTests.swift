@@ -9,7 +9,7 @@ struct Step: HTTPMiddleware {
     let name: String
     var answers = false
 
-    func respond(to request: HTTPRequest<Notes>, next: HTTPHandler<Notes>) throws(HTTPFailure) -> Bool {
+    func respond(to request: HTTPRequest<Notes>, next: HTTPHandler<Notes>) throws(HTTPError) -> Bool {
         request.context.add("\(name) in")
         if answers {
             try request.http.respond(403, Array("\(name) says no\n".utf8), contentType: "text/plain", deadline: soon())
@@ -24,7 +24,7 @@ struct Step: HTTPMiddleware {
 /// A handler that notes what it was given (target, parameters, traits), answers 200 and, when
 /// `closeFirst`, answers with `Connection: close` to see whether the request was still being read.
 func recording(_ name: String, readBody: Bool = false, closing: Bool = false) -> HTTPHandler<Notes> {
-    { (r: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+    { (r: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
         var line = "\(name) \(r.head.method) \(r.head.target)"
         if readBody { line += " body=" + String(decoding: try r.http.readBody(limit: 1 << 20, deadline: { soon() }), as: UTF8.self) }
         if !r.parameters.values.isEmpty { line += " " + r.parameters.values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") }
@@ -102,7 +102,7 @@ struct HTTPServiceTests {
                                ("DELETE /photos HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 405)] {
             let (stream, http) = connection(text, readSize: 1)
             let s = HTTPService<Notes>(kind: "web", router: serviceRouter(), middleware: [], idle: .seconds(30), log: { _ in },
-                                       refuse: { (r: HTTPRequest<Notes>, status: Int, _: String?) throws(HTTPFailure) -> Void in
+                                       refuse: { (r: HTTPRequest<Notes>, status: Int, _: String?) throws(HTTPError) -> Void in
                                            try r.http.respond(status, close: true, deadline: soon())
                                            notes.add("\(status) refusedMidRequest=\(r.http.refusedMidRequest)")
                                        })
@@ -168,7 +168,7 @@ struct HTTPServiceTests {
     func parametersTraitsAndClose() {
         let ctx = Notes()
         var r = serviceRouter()
-        r.add(["HEAD"], "/probe/{id}", captures: ["id": .id], traits: [.open, .body]) { (req: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+        r.add(["HEAD"], "/probe/{id}", captures: ["id": .id], traits: [.open, .body]) { (req: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
             req.context.add("probe id=\(req.parameters.int64("id") ?? -1) traits=\(req.traits.rawValue) headOnly=\(req.headOnly) address=\(req.address)")
             try req.http.respond(200, Array("12345".utf8), headOnly: req.headOnly, deadline: soon())
             return true
@@ -187,7 +187,7 @@ struct HTTPServiceTests {
     func requestLogLine() {
         let log = Notes(), ctx = Notes()
         var r = Router<Notes>()
-        r.add(["GET"], "/x") { (req: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+        r.add(["GET"], "/x") { (req: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
             req.context.add("logged before: \(req.logged)")
             req.logSubject = "alice"
             req.log("did a thing")

@@ -19,7 +19,7 @@ let testPeer = SocketAddress(numericHost: "192.0.2.7", port: 40000)!
 /// A deadline no scripted read waits for (a silent script times out at once).
 func soon() -> Instant { .now + .seconds(30) }
 
-extension HTTPFailure {
+extension HTTPError {
     /// The failure as text a test compares ("refused 413", "timedOut(partial: true)").
     var label: String {
         switch self {
@@ -28,13 +28,14 @@ extension HTTPFailure {
         case .interrupted: return "interrupted"
         case .refused(let status, _): return "refused \(status)"
         case .bodyRefused: return "bodyRefused"
+        case .status(let status, _, _): return "status \(status)"
         }
     }
 }
 
 /// The label of what `body` threw, nil when it returned.
-func failure<T>(_ body: () throws(HTTPFailure) -> T) -> String? {
-    do throws(HTTPFailure) {
+func failure<T>(_ body: () throws(HTTPError) -> T) -> String? {
+    do throws(HTTPError) {
         _ = try body()
         return nil
     } catch {
@@ -47,7 +48,7 @@ func failure<T>(_ body: () throws(HTTPFailure) -> T) -> String? {
 /// handler"), or something fails (the failure's label).
 @discardableResult
 func serve<C>(_ service: HTTPService<C>, _ http: HTTPConnection, context: C, peer: SocketAddress = testPeer) -> String {
-    do throws(HTTPFailure) {
+    do throws(HTTPError) {
         while let head = try http.nextHead(deadline: soon()) {
             if try !service.respond(to: head, on: http, peer: peer, connectionID: 7, certificate: nil, context: context) {
                 return "closed by handler"
@@ -67,7 +68,7 @@ func connection(_ text: String, readSize: Int = 1 << 20, whenEmpty: ScriptedStre
 
 /// A handler that notes `note` (when given) and answers `status` with `text`.
 func answer<C>(_ status: Int, _ text: String = "", note: String? = nil, in notes: Notes? = nil, keepOpen: Bool = true) -> HTTPHandler<C> {
-    { (r: HTTPRequest<C>) throws(HTTPFailure) -> Bool in
+    { (r: HTTPRequest<C>) throws(HTTPError) -> Bool in
         if let note { notes?.add(note) }
         try r.http.respond(status, Array(text.utf8), contentType: "text/plain", headOnly: r.headOnly, deadline: soon())
         return keepOpen
@@ -78,8 +79,8 @@ func answer<C>(_ status: Int, _ text: String = "", note: String? = nil, in notes
 func noop<C>() -> HTTPHandler<C> { { _ in true } }
 
 /// A door's `refuse`: notes the status and Allow, answers with them.
-func refuser<C>(_ notes: Notes) -> (HTTPRequest<C>, Int, String?) throws(HTTPFailure) -> Void {
-    { (r: HTTPRequest<C>, status: Int, allow: String?) throws(HTTPFailure) -> Void in
+func refuser<C>(_ notes: Notes) -> (HTTPRequest<C>, Int, String?) throws(HTTPError) -> Void {
+    { (r: HTTPRequest<C>, status: Int, allow: String?) throws(HTTPError) -> Void in
         notes.add("refuse \(status)" + (allow.map { " " + $0 } ?? ""))
         try r.http.respond(status, Array("no\n".utf8), contentType: "text/plain", headers: allow.map { [("Allow", $0)] } ?? [],
                            headOnly: r.headOnly, deadline: soon())

@@ -11,7 +11,7 @@ func logRouter() -> Router<Notes> {
     var r = Router<Notes>()
     r.add(["GET"], "/ok", answer(200, "fine"))
     r.add(["GET"], "/teapot", answer(418, "short and stout"))
-    r.add(["GET"], "/logged") { (req: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+    r.add(["GET"], "/logged") { (req: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
         req.log("the handler's own line")
         try req.http.respond(500, deadline: soon())
         return true
@@ -132,7 +132,7 @@ func sessionRouter() -> Router<Notes> {
 /// Sessions by secret; refusals noted and answered 303 to the login page.
 func cookieSession(_ known: [String: String] = ["tok1": "alice"]) -> CookieSession<Notes, String> {
     CookieSession(cookieName: "sid", lookup: { known[$0] }, keep: { r, session in r.context.add("keep \(session)") },
-                  refuse: { (r: HTTPRequest<Notes>, hadCookie: Bool) throws(HTTPFailure) -> Bool in
+                  refuse: { (r: HTTPRequest<Notes>, hadCookie: Bool) throws(HTTPError) -> Bool in
                       r.context.add("refuse hadCookie=\(hadCookie)")
                       try r.http.respond(303, headers: [("Location", "/login")], deadline: soon())
                       return true
@@ -213,7 +213,7 @@ struct CookieSessionTests {
 func csrfRouter() -> Router<Notes> {
     var r = Router<Notes>()
     r.add(["GET"], "/page", recording("page"))
-    r.add(["POST"], "/form", traits: [.change, .form]) { (req: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+    r.add(["POST"], "/form", traits: [.change, .form]) { (req: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
         req.context.add("form a=\(req.form["a"] ?? "-")")
         try req.http.respond(200, deadline: soon())
         return true
@@ -233,7 +233,7 @@ func refusalName(_ refusal: CSRFCheck<Notes>.Refusal) -> String {
 /// A check expecting `token`; refusals noted ("refuse KIND close=BOOL") and answered 403.
 func csrfCheck(token: String? = "tok", formLimit: Int = 64) -> CSRFCheck<Notes> {
     CSRFCheck(formLimit: formLimit, idle: .seconds(30), expectedToken: { _ in token },
-              refuse: { (r: HTTPRequest<Notes>, refusal: CSRFCheck<Notes>.Refusal, close: Bool) throws(HTTPFailure) -> Bool in
+              refuse: { (r: HTTPRequest<Notes>, refusal: CSRFCheck<Notes>.Refusal, close: Bool) throws(HTTPError) -> Bool in
                   r.context.add("refuse \(refusalName(refusal)) close=\(close)")
                   try r.http.respond(403, close: close, deadline: soon())
                   return !close
@@ -375,7 +375,7 @@ struct CSRFCheckTests {
         #expect(try readForm(http, h, limit: 21, idle: .seconds(30)) == ["a": "1", "b": "\u{E9} x"])
         let (_, over) = connection("POST /f HTTP/1.1\r\nContent-Length: 22\r\n\r\na=1&a=2&b=%C3%A9+x&=zz")
         let h2 = try head(over)
-        #expect(failure { () throws(HTTPFailure) in try readForm(over, h2, limit: 21, idle: .seconds(30)) } == "refused 413")
+        #expect(failure { () throws(HTTPError) in try readForm(over, h2, limit: 21, idle: .seconds(30)) } == "refused 413")
     }
 }
 

@@ -33,12 +33,12 @@ struct PeerTextLogTests {
         let log = Notes()
         let budget = LogBudget(perMinute: 2)
         var router = Router<Notes>()
-        router.add(["GET"], "/x") { (r: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+        router.add(["GET"], "/x") { (r: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
             r.log("refused " + quotedForLog(r.head.target))
             try r.http.respond(403, deadline: soon())
             return true
         }
-        router.add(["GET"], "/saved") { (r: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+        router.add(["GET"], "/saved") { (r: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
             r.log("saved a photo", always: true)
             try r.http.respond(201, deadline: soon())
             return true
@@ -59,7 +59,7 @@ struct PeerTextLogTests {
         #expect(quotedForLog("a\u{1B}[2J" + String(repeating: "x", count: 300)).hasPrefix("\"a\\u{1B}[2J"))
         let log = Notes()
         var router = Router<Notes>()
-        router.add(["GET"], "/y") { (r: HTTPRequest<Notes>) throws(HTTPFailure) -> Bool in
+        router.add(["GET"], "/y") { (r: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
             r.log(String(repeating: "L", count: 10_000), always: true)
             try r.http.respond(200, deadline: soon())
             return true

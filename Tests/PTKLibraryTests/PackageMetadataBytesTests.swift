@@ -2,6 +2,7 @@ import Foundation
 import PTKStore
 import PTKSystem
 import PTKVocabulary
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -9,7 +10,7 @@ import Testing
 /// The bytes of a package's photo.metadata (PhotoKeeper's format) and of `ptk list --json`,
 /// pinned: Tests/Fixtures/package holds them as the code wrote them before `PhotoMetadata`'s
 /// properties were renamed (issue 55), every key set.
-@Suite struct PackageMetadataBytesTests {
+@Suite(.tags(.unit)) struct PackageMetadataBytesTests {
     static let fixtures = "/" + #filePath.split(separator: "/").dropLast(2).joined(separator: "/") + "/Fixtures/package/"
 
     /// A photo with every field the metadata shows.

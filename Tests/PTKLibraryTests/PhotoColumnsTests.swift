@@ -1,5 +1,6 @@
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import Testing
 
 @testable import PTKLibrary
@@ -7,7 +8,7 @@ import Testing
 /// The `photos` table that `PhotoLibrary.photoColumns` drives: the schema it makes is the one
 /// the hand-written migrations made (pinned below as they made it), and the SELECT decodes
 /// every field from its own column.
-@Suite struct PhotoColumnsTests {
+@Suite(.tags(.unit)) struct PhotoColumnsTests {
     /// `pragma_table_xinfo('photos')` of an index of schema 6 as the hand-written migrations
     /// made it (before the column table): cid|name|type|notnull|default|pk|hidden.
     static let schema6 = """

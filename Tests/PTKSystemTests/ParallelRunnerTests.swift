@@ -1,7 +1,8 @@
 import PTKSystem
+import PTKTestTags
 import Testing
 
-@Suite("Parallel runner")
+@Suite("Parallel runner", .tags(.unit))
 struct ParallelRunnerTests {
     @Test("every call runs once, on at most `limit` threads at once; each call's error comes back at its index; runs after the first reuse the threads")
     func runsEachOnce() throws {

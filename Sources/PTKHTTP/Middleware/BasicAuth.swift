@@ -47,7 +47,7 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
         return (name, password)
     }
 
-    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
+    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         guard !request.traits.contains(.open) else { return try next(request) }
         let address = request.address
         guard let (name, password) = Self.credentials(request.head.header("authorization")) else {
@@ -82,7 +82,7 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
     }
 
     /// 401 with the challenge. A body is not read: a request with one closes the connection.
-    private func challenge(_ request: HTTPRequest<Context>, because why: String?) throws(HTTPFailure) -> Bool {
+    private func challenge(_ request: HTTPRequest<Context>, because why: String?) throws(HTTPError) -> Bool {
         if let why { request.log("\(why); answered 401") }
         let close = request.head.chunked || (request.head.contentLength ?? 0) > 0
         try request.http.respond(401, Array("a user name and app password are needed\n".utf8), contentType: "text/plain; charset=utf-8",

@@ -33,17 +33,17 @@ public struct CSRFCheck<Context>: HTTPMiddleware {
     public let formLimit: Int
     public let idle: Duration
     /// Answers a refused change; `close` when its body was not read.
-    public let refuse: (HTTPRequest<Context>, Refusal, _ close: Bool) throws(HTTPFailure) -> Bool
+    public let refuse: (HTTPRequest<Context>, Refusal, _ close: Bool) throws(HTTPError) -> Bool
 
     public init(formLimit: Int, idle: Duration, expectedToken: @escaping (HTTPRequest<Context>) -> String?,
-                refuse: @escaping (HTTPRequest<Context>, Refusal, Bool) throws(HTTPFailure) -> Bool) {
+                refuse: @escaping (HTTPRequest<Context>, Refusal, Bool) throws(HTTPError) -> Bool) {
         self.formLimit = formLimit
         self.idle = idle
         self.expectedToken = expectedToken
         self.refuse = refuse
     }
 
-    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
+    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         guard request.traits.contains(.change) else { return try next(request) }
         if let other = otherSite(request.head) { return try refuse(request, .otherSite(other), true) }
         let expected = expectedToken(request)
@@ -59,7 +59,7 @@ public struct CSRFCheck<Context>: HTTPMiddleware {
 
 /// A form's fields (`application/x-www-form-urlencoded`, at most `limit` bytes: a longer one
 /// announced by its Content-Length is refused 413 unread, and the connection closes).
-public func readForm(_ http: HTTPConnection, _ head: HTTPHead, limit: Int, idle: Duration) throws(HTTPFailure) -> [String: String] {
+public func readForm(_ http: HTTPConnection, _ head: HTTPHead, limit: Int, idle: Duration) throws(HTTPError) -> [String: String] {
     if let length = head.contentLength, length > Int64(limit) {
         throw .refused(413, "the form is over \(limit) bytes")
     }

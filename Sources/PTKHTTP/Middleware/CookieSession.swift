@@ -7,17 +7,17 @@ public struct CookieSession<Context, Session>: HTTPMiddleware {
     public let lookup: (String) -> Session?
     /// Keeps the session in the request's context (and its log subject).
     public let keep: (HTTPRequest<Context>, Session) -> Void
-    public let refuse: (HTTPRequest<Context>, _ hadCookie: Bool) throws(HTTPFailure) -> Bool
+    public let refuse: (HTTPRequest<Context>, _ hadCookie: Bool) throws(HTTPError) -> Bool
 
     public init(cookieName: String, lookup: @escaping (String) -> Session?, keep: @escaping (HTTPRequest<Context>, Session) -> Void,
-                refuse: @escaping (HTTPRequest<Context>, Bool) throws(HTTPFailure) -> Bool) {
+                refuse: @escaping (HTTPRequest<Context>, Bool) throws(HTTPError) -> Bool) {
         self.cookieName = cookieName
         self.lookup = lookup
         self.keep = keep
         self.refuse = refuse
     }
 
-    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
+    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         let secret = cookies(request.head.header("cookie"))[cookieName]
         if let session = secret.flatMap(lookup) {
             keep(request, session)

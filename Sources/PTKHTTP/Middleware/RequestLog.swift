@@ -14,7 +14,7 @@ public struct RequestLog<Context>: HTTPMiddleware {
 
     public init(budget: LogBudget) { self.budget = budget }
 
-    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
+    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         let before = request.http.responses
         let keepOpen = try next(request)
         let status = request.http.lastStatus

@@ -8,7 +8,7 @@ public struct SecurityHeaders<Context>: HTTPMiddleware {
         lines = headers.map { "\($0.0): \($0.1)\r\n" }.joined()
     }
 
-    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPFailure) -> Bool {
+    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         request.http.fixedHeaders = lines
         return try next(request)
     }

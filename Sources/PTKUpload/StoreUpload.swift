@@ -1,3 +1,4 @@
+import PTKHTTP
 import PTKProtocol
 import PTKStore
 import PTKSystem
@@ -62,6 +63,9 @@ public enum StoreUpload {
         }
     }
 
+    /// Pieces of a body smaller than this are gathered before they are written.
+    static let gatherLimit = 64 << 10
+
     /// The body's length as the request announces it: Content-Length, or for a chunked body
     /// the `X-Expected-Entity-Length` macOS's WebDAV client sends with it; nil when neither
     /// (the store must know a photo's size before its first byte: the door answers 411).
@@ -78,7 +82,7 @@ public enum StoreUpload {
     /// the bytes the partial holds are passed over). `stop` is asked every 200 ms whether to
     /// give up (its status and reason: a cancelled session, shutdown). Nothing is answered:
     /// the door answers the outcome in its own terms.
-    public static func receive(_ request: StoreRequest, into store: PhotoStore, from http: HTTPConnection, idle: Duration,
+    public static func receive(_ request: StoreRequest, into store: PhotoStore, from body: RequestBody,
                                resuming: (Int64) -> Void = { _ in }, stop: () -> (Int, String)?) -> Outcome {
         let incoming: IncomingFile
         switch store.begin(request) {
@@ -90,14 +94,15 @@ public enum StoreUpload {
         if incoming.offset > 0 { resuming(incoming.offset) }
         let started = Instant.now
         var received: Int64 = 0
-        let read = Result { () throws(HTTPFailure) in
-            try http.readBody(into: incoming, size: request.size, skip: incoming.offset, idle: idle, received: &received, stop: stop)
+        let read = Result { () throws(HTTPError) in
+            try body.stream(into: incoming, size: request.size, skip: incoming.offset, received: &received, stop: stop)
         }
         if case .failure(let error) = read {
             incoming.abandon(keepForResume: false)
             let (status, reason): (Int, String)
             switch error {
             case .refused(let s, let why): (status, reason) = (s, why)
+            case .status(let s, let why, _): (status, reason) = (s.code, why)
             case .timedOut: (status, reason) = (408, "no bytes within the idle timeout")
             case .interrupted: (status, reason) = (503, "the receiver is shutting down")
             case .gone, .bodyRefused: return .gone(received: received)
@@ -116,23 +121,23 @@ public enum StoreUpload {
     }
 }
 
-extension HTTPConnection {
-    /// Streams the body of the request whose head was just read into `incoming`: at most
+extension RequestBody {
+    /// Streams the body into `incoming`: at most
     /// `size` bytes, the first `skip` passed over (a resumed upload, whose bytes the partial
     /// file holds), `stop()` asked every 200 ms whether to give up (its status and reason).
     /// Small pieces (a chunked body of tiny chunks) are gathered up to 64 KiB before they are
     /// written, so a client cannot make each byte a write and a hash update of its own.
     /// `received` counts the bytes read, for the caller's log even when this throws; a store
     /// failure is `.refused` with its status (`StoreUpload.status(for:)`).
-    func readBody(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, idle: Duration, received: inout Int64,
-                  stop: () -> (Int, String)?) throws(HTTPFailure) {
+    func stream(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, received: inout Int64,
+                stop: () -> (Int, String)?) throws(HTTPError) {
         var writer = BodyWriter(incoming: incoming)
         var failure: (Int, String)? = nil
         var lastCheck = Instant.now
         var skip = skip
         var count: Int64 = 0
         defer { received = count }
-        try readBody(deadline: { .now + idle }, sink: { piece in
+        try stream(sink: { piece in
             if count + Int64(piece.count) > size {
                 failure = (400, "the body is longer than the file's \(size) bytes")
                 return false
@@ -156,12 +161,10 @@ extension HTTPConnection {
         if let refused = writer.flush() { throw .refused(refused.0, refused.1) }
     }
 
-    /// Pieces of a body smaller than this are gathered before they are written.
-    static let gatherLimit = 64 << 10
 }
 
 /// Writes a body's pieces into the store's file, gathering small ones (a chunked body of tiny
-/// chunks) up to `HTTPConnection.gatherLimit` first, so a client cannot make each byte a write
+/// chunks) up to `StoreUpload.gatherLimit` first, so a client cannot make each byte a write
 /// and a hash update of its own. A store failure comes back as its status and reason.
 struct BodyWriter {
     let incoming: IncomingFile
@@ -170,11 +173,11 @@ struct BodyWriter {
     init(incoming: IncomingFile) { self.incoming = incoming }
 
     mutating func add(_ part: UnsafeRawBufferPointer) -> (Int, String)? {
-        if part.count >= HTTPConnection.gatherLimit && pending.isEmpty {
+        if part.count >= StoreUpload.gatherLimit && pending.isEmpty {
             do throws(StoreFailure) { try incoming.append(part) } catch { return StoreUpload.status(for: error) }
         } else if !part.isEmpty {
             pending.append(contentsOf: part)
-            if pending.count >= HTTPConnection.gatherLimit { return flush() }
+            if pending.count >= StoreUpload.gatherLimit { return flush() }
         }
         return nil
     }

@@ -1,3 +1,4 @@
+import PTKHTTP
 import PTKProtocol
 import PTKStore
 import PTKTime
@@ -22,7 +23,7 @@ extension StoreUpload {
     /// once the whole body is in, before the store publishes the photo: a refusal (its status
     /// and reason) stores nothing, at stage `.finish` (a door whose client's right to send may
     /// end while a body is on its way: a removed app password).
-    public static func receive(size: Int64, from http: HTTPConnection, into store: PhotoStore, idle: Duration,
+    public static func receive(size: Int64, from body: RequestBody, into store: PhotoStore,
                                decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
                                beforePublishing: () -> (Int, String)? = { nil }) -> Outcome {
         let wanted = Int(min(Int64(sniffLength), size))
@@ -53,8 +54,8 @@ extension StoreUpload {
                 }
             }
         }
-        let read = Result { () throws(HTTPFailure) in
-            try http.readBody(deadline: { .now + idle }, sink: { piece in
+        let read = Result { () throws(HTTPError) in
+            try body.stream(sink: { piece in
                 if count + Int64(piece.count) > size { return fail(400, "the body is longer than the \(size) bytes announced") }
                 count += Int64(piece.count)
                 if writer == nil {
@@ -74,6 +75,7 @@ extension StoreUpload {
             if let failure { return .failed(failure) }
             switch error {
             case .refused(let status, let why): return .failed(Failure(status: status, reason: why, detail: why, stage: .body, received: count))
+            case .status(let status, let why, _): return .failed(Failure(status: status.code, reason: why, detail: why, stage: .body, received: count))
             case .timedOut:
                 var f = Failure(status: 408, reason: "no bytes within the idle timeout", detail: "idle", stage: .body, received: count)
                 f.idle = true

@@ -7,6 +7,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKTime
 import PTKTransport
+import PTKUpload
 import PTKVocabulary
 import Testing
 
@@ -53,10 +54,10 @@ func putHead(length: Int?, expected: Int? = nil) -> [UInt8] {
 }
 
 /// A connection whose head has been read, the body (and whatever follows) still to come.
-func uploadConnection(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close) throws
-    -> (ScriptedHTTPStream, HTTPConnection) {
+func uploadConnection(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
+                      idle: Duration = .seconds(30)) throws -> (ScriptedHTTPStream, HTTPConnection) {
     let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
-    let http = HTTPConnection(stream: stream, kind: .request)
+    let http = HTTPConnection(stream: stream, kind: .request, idle: idle)
     _ = try #require(try http.nextHead(deadline: soon()))
     return (stream, http)
 }
@@ -153,7 +154,7 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore()
         let png = makePNG(size: 20_000, seed: 3)
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { nil })
         let saved = try #require(savedPhoto(outcome), "\(outcome)")
         #expect(saved == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
@@ -167,7 +168,7 @@ struct StoreUploadReceiveTests {
         let png = makePNG(size: 3_000, seed: 4)
         let (_, http) = try uploadConnection([putHead(length: nil, expected: png.count), chunkedBody(png, size: 700),
                                               Array("GET /after HTTP/1.1\r\n\r\n".utf8)], readSize: 1)
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { nil })
         _ = try #require(savedPhoto(outcome), "\(outcome)")
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
         #expect(f.incoming.isEmpty)
@@ -182,7 +183,7 @@ struct StoreUploadReceiveTests {
         let png = makePNG(size: 5_000, seed: 5)
         let body = chunkedBody(png, size: 1_000)
         let (_, http) = try uploadConnection([putHead(length: nil, expected: png.count), Array(body.prefix(2_500))], readSize: 1, whenEmpty: end)
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { nil })
         let received = try #require(goneAfter(outcome), "\(outcome)")
         #expect(received > 0 && received < Int64(png.count))
         #expect(f.visible.isEmpty)
@@ -194,7 +195,7 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore()
         let junk = Array(String(repeating: "not a png at all. ", count: 100).utf8)
         let (_, http) = try uploadConnection([putHead(length: junk.count), junk])
-        let outcome = StoreUpload.receive(photoOffer(junk), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(junk), into: f.store, from: http.requestBody, stop: { nil })
         try expectRefusedMidBody(outcome, f)
     }
 
@@ -203,7 +204,7 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore()
         let cut = Array(makePNG(size: 4_000, seed: 6).dropLast(12))  // no IEND
         let (_, http) = try uploadConnection([putHead(length: cut.count), cut, Array("GET /next HTTP/1.1\r\n\r\n".utf8)])
-        let outcome = StoreUpload.receive(photoOffer(cut), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(cut), into: f.store, from: http.requestBody, stop: { nil })
         let failed = try #require(uploadFailure(outcome), "\(outcome)")
         #expect(failed.status == 400)
         #expect(failed.stage == .finish)
@@ -219,15 +220,15 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore()
         let png = makePNG(size: 4_000, seed: 7)
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
-        let wrongHash = StoreUpload.receive(photoOffer(png, sha256: String(repeating: "0", count: 64)), into: f.store, from: http,
-                                            idle: .seconds(30), stop: { nil })
+        let wrongHash = StoreUpload.receive(photoOffer(png, sha256: String(repeating: "0", count: 64)), into: f.store, from: http.requestBody,
+                                            stop: { nil })
         let hashFailure = try #require(uploadFailure(wrongHash), "\(wrongHash)")
         #expect(hashFailure.status == 422)
         #expect(hashFailure.stage == .finish)
 
         let short = Array(png.dropLast(100))
         let (_, shortHTTP) = try uploadConnection([putHead(length: short.count), short])
-        let shorter = StoreUpload.receive(photoOffer(png), into: f.store, from: shortHTTP, idle: .seconds(30), stop: { nil })
+        let shorter = StoreUpload.receive(photoOffer(png), into: f.store, from: shortHTTP.requestBody, stop: { nil })
         let shortFailure = try #require(uploadFailure(shorter), "\(shorter)")
         #expect(shortFailure.status == 400)
         #expect(shortFailure.stage == .finish)
@@ -240,7 +241,7 @@ struct StoreUploadReceiveTests {
         let png = makePNG(size: 4_000, seed: 8)
         let longer = png + Array("trailing junk".utf8)
         let (_, http) = try uploadConnection([putHead(length: longer.count), longer])
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { nil })
         try expectRefusedMidBody(outcome, f)
     }
 
@@ -249,7 +250,7 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore(minFree: Int64.max / 4)
         let png = makePNG(size: 4_000, seed: 9)
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { nil })
         let failed = try #require(uploadFailure(outcome), "\(outcome)")
         #expect(failed.status == 507)
         #expect(failed.stage == .begin)
@@ -263,7 +264,7 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore()
         let png = makePNG(size: 4_000, seed: 10)
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
-        let outcome = StoreUpload.receive(photoOffer(png, folder: "../up"), into: f.store, from: http, idle: .seconds(30), stop: { nil })
+        let outcome = StoreUpload.receive(photoOffer(png, folder: "../up"), into: f.store, from: http.requestBody, stop: { nil })
         let failed = try #require(uploadFailure(outcome), "\(outcome)")
         #expect(failed.status == 500)
         #expect(failed.stage == .begin)
@@ -277,7 +278,7 @@ struct StoreUploadReceiveTests {
         let http = HTTPConnection(stream: PausingStream(inner, pause: .milliseconds(250), from: 3), kind: .request)
         _ = try #require(try http.nextHead(deadline: soon()))
         var asked = 0
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: {
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: {
             asked += 1
             return (503, "the receiver is shutting down")
         })
@@ -299,7 +300,7 @@ struct StoreUploadReceiveTests {
         let http = HTTPConnection(stream: PausingStream(inner, pause: .milliseconds(250), from: 3), kind: .request)
         _ = try #require(try http.nextHead(deadline: soon()))
         var asked = 0
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), stop: { asked += 1; return nil })
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { asked += 1; return nil })
         _ = try #require(savedPhoto(outcome), "\(outcome)")
         #expect(asked >= 1)
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
@@ -309,16 +310,17 @@ struct StoreUploadReceiveTests {
     func silentClient() throws {
         let f = try UploadStore()
         let png = makePNG(size: 4_000, seed: 13)
-        let (_, idleHTTP) = try uploadConnection([putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent)
-        let idle = StoreUpload.receive(photoOffer(png), into: f.store, from: idleHTTP, idle: .seconds(1), stop: { nil })
+        let (_, idleHTTP) = try uploadConnection([putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent, idle: .seconds(1))
+        let idle = StoreUpload.receive(photoOffer(png), into: f.store, from: idleHTTP.requestBody, stop: { nil })
         let idleFailure = try #require(uploadFailure(idle), "\(idle)")
         #expect(idleFailure.status == 408)
         #expect(idleFailure.idle)
         #expect(idleFailure.stage == .body)
         #expect(idleFailure.received == 1_000)
 
-        let (_, slowHTTP) = try uploadConnection([putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent)
-        let slow = StoreUpload.receive(photoOffer(png), into: f.store, from: slowHTTP, idle: .seconds(3600), stop: { nil })
+        let (_, slowHTTP) = try uploadConnection([putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent,
+                                                idle: .seconds(3600))
+        let slow = StoreUpload.receive(photoOffer(png), into: f.store, from: slowHTTP.requestBody, stop: { nil })
         let slowFailure = try #require(uploadFailure(slow), "\(slow)")
         #expect(slowFailure.status == 408)
         #expect(!slowFailure.idle)
@@ -339,7 +341,7 @@ struct StoreUploadReceiveTests {
 
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
         var offsets: [Int64] = []
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http, idle: .seconds(30), resuming: { offsets.append($0) },
+        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, resuming: { offsets.append($0) },
                                           stop: { nil })
         _ = try #require(savedPhoto(outcome), "\(outcome)")
         #expect(offsets.count == 1)

@@ -1,0 +1,62 @@
+/// A response's header fields, in the order they go out. Names are checked when a field is
+/// added (an HTTP token: a name is the code's own words, so a bad one is a bug and stops);
+/// values can hold peer text (a path in a Location), so a CR, LF or NUL in one becomes a
+/// space: no value can end the head or add a field of its own.
+public struct HTTPFields: Sendable, Equatable, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, Sequence {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public init(_ pairs: [(String, String)]) {
+        for (name, value) in pairs { append(name, value) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+
+    public init(arrayLiteral elements: (String, String)...) { self.init(elements) }
+
+    /// Adds a field after the others (a repeated name is sent repeated).
+    public mutating func append(_ name: String, _ value: String) {
+        precondition(!name.isEmpty && name.utf8.allSatisfy(Self.isTokenByte), "header name \(name)")
+        let clean = value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
+            ? String(decoding: value.utf8.map { $0 == 13 || $0 == 10 || $0 == 0 ? 0x20 : $0 }, as: UTF8.self) : value
+        fields.append((name, clean))
+    }
+
+    /// The first value of `name` (compared without case), nil when there is none.
+    public subscript(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return fields.first { $0.name.lowercased() == lower }?.value
+    }
+
+    public var isEmpty: Bool { fields.isEmpty }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    public static func == (a: HTTPFields, b: HTTPFields) -> Bool {
+        a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// RFC 9110 §5.6.2: tchar.
+    static func isTokenByte(_ c: UInt8) -> Bool {
+        switch c {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        default: return Array("!#$%&'*+-.^_`|~".utf8).contains(c)
+        }
+    }
+}
+
+/// A request method, as the request line spells it (methods are case-sensitive).
+public struct HTTPMethod: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let name: String
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.name = name }
+    public var description: String { name }
+
+    public static let get: HTTPMethod = "GET"
+    public static let head: HTTPMethod = "HEAD"
+    public static let post: HTTPMethod = "POST"
+    public static let put: HTTPMethod = "PUT"
+    public static let delete: HTTPMethod = "DELETE"
+    public static let options: HTTPMethod = "OPTIONS"
+}
