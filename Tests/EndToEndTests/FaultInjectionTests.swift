@@ -159,7 +159,11 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     if d.process.isRunning {
         kill(d.process.processIdentifier, SIGUSR2)
         if !eventually(5, { (try? String(contentsOfFile: record, encoding: .utf8))?.contains("disarmed\n") == true || !d.process.isRunning }) {
-            problem("the fault library did not take SIGUSR2")
+            // A kill made just before the signal (the call came late, on a loaded machine: a
+            // flush of the library's) is the fault under test, not a deaf library: the record
+            // says the fault was made, and the process ends of it.
+            let killedLate = spec.isKill && countedCalls(record).fault != nil && eventually(10) { !d.process.isRunning }
+            if !killedLate { problem("the fault library did not take SIGUSR2") }
         }
     }
     (outcome.calls, outcome.fault) = countedCalls(record)
