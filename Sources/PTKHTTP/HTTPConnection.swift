@@ -22,7 +22,7 @@ public final class HTTPConnection {
     /// response (`send`) has until `.now + idle`.
     public let idle: Duration
 
-    /// `bufferSize` bounds a read and so the head (bytes); `idle` is each body read's and write's wait.
+    /// `bufferSize` is the read buffer's size in bytes; `idle` is each body read's and write's wait.
     public init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10, idle: Duration = .seconds(60)) {
         self.stream = stream
         self.kind = kind

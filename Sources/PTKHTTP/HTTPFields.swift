@@ -67,7 +67,7 @@ public struct HTTPMethod: Sendable, Hashable, ExpressibleByStringLiteral, Custom
 
     /// GET: read a resource.
     public static let get: HTTPMethod = "GET"
-    /// HEAD: GET's head without its body; routes for GET answer it.
+    /// HEAD: GET's head without its body; a route lists it beside GET to answer it.
     public static let head: HTTPMethod = "HEAD"
     /// POST: a form or an upload.
     public static let post: HTTPMethod = "POST"

@@ -11,7 +11,7 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
     /// Not HTTP/1.x as the parser knows it (400), with the parser's reason.
     case malformed(String)
 
-    /// A short reason for the log and for the 400, 414 or 431 answer's body.
+    /// A short reason, for the log and the body of the 400, 414 or 431 it is answered with.
     public var description: String {
         switch self {
         case .headTooLarge: return "request line and headers over \(HTTPParser.maxHeadBytes) bytes"

@@ -39,19 +39,19 @@ public struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, Custo
     public static let methodNotAllowed: HTTPStatus = 405
     /// 408: the request did not arrive in time.
     public static let requestTimeout: HTTPStatus = 408
-    /// 409: the request conflicts with what is there (a WebDAV parent missing, a name taken).
+    /// 409: the request conflicts with what is there (a WebDAV resource whose folder does not exist).
     public static let conflict: HTTPStatus = 409
-    /// 411: the request has a body but neither a length nor chunking.
+    /// 411: the body's length must be known before its first byte and the request does not give it.
     public static let lengthRequired: HTTPStatus = 411
-    /// 412: an `If-Match`, `If-None-Match` or WebDAV `If` condition is false.
+    /// 412: a condition of the request does not hold (WebDAV's `If` header, `Overwrite: F`).
     public static let preconditionFailed: HTTPStatus = 412
     /// 413: the body is over the door's size limit.
     public static let contentTooLarge: HTTPStatus = 413
-    /// 415: the body's type is not one the route takes (a file that is not a photo).
+    /// 415: the body's type is not one kept here (a photo type the configuration leaves out).
     public static let unsupportedMediaType: HTTPStatus = 415
-    /// 416: the `Range` starts past the end of the file; sent with `Content-Range: bytes */size`.
+    /// 416: the `Range` starts at or past the end of the file; sent with `Content-Range: bytes */size`.
     public static let rangeNotSatisfiable: HTTPStatus = 416
-    /// 422: well-formed but unusable content (RFC 9110 §15.5.21).
+    /// 422: well-formed but wrong content, such as a SHA-256 that does not match the bytes (RFC 9110 §15.5.21).
     public static let unprocessableContent: HTTPStatus = 422
     /// 423: the WebDAV resource is locked by another lock token (RFC 4918 §11.3).
     public static let locked: HTTPStatus = 423
@@ -59,7 +59,7 @@ public struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, Custo
     public static let tooManyRequests: HTTPStatus = 429
     /// 500: the daemon failed at something that was not the request's fault.
     public static let internalServerError: HTTPStatus = 500
-    /// 503: the daemon cannot take this now (stopping, no slot free).
+    /// 503: not now (shutting down, or too busy); may carry `Retry-After`.
     public static let serviceUnavailable: HTTPStatus = 503
     /// 507: the disk would go below min-free (RFC 4918 §11.5).
     public static let insufficientStorage: HTTPStatus = 507

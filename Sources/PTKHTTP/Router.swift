@@ -72,7 +72,7 @@ public protocol RouteCaptureValue {
 }
 
 extension Int64: RouteCaptureValue {
-    /// A decimal capture; nil when out of range (a `PathCapture.id` never is).
+    /// A decimal capture; nil when it is not an Int64 (a `PathCapture.id` capture always is).
     public init?(routeCapture text: String) { self.init(text) }
 }
 
