@@ -21,10 +21,12 @@ public struct DAVPath: Sendable, Hashable, CustomStringConvertible {
     /// The door's root.
     public static let root = DAVPath()
 
+    /// Same names, compared by their UTF-8 bytes: two spellings of "é" are two resources, as on disk.
     public static func == (a: DAVPath, b: DAVPath) -> Bool {
         a.components.count == b.components.count && zip(a.components, b.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
     }
 
+    /// Hashes the names' bytes, in step with `==` (not Unicode equivalence).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(components.count)
         for c in components {

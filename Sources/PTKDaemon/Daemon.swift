@@ -19,10 +19,13 @@ public final class ShutdownSignal: @unchecked Sendable {
     /// Readable once shutdown is requested, so waiting reads wake up.
     public let pipe: WakePipe
 
+    /// A signal not yet requested; throws when the wake pipe cannot be made.
     public init() throws(SystemError) { pipe = try WakePipe() }
 
+    /// Whether shutdown has been requested; never goes back to false.
     public var isRequested: Bool { lock.withLock { requested } }
 
+    /// Requests shutdown and wakes every wait on `pipe`; safe from any thread, and more than once.
     public func request() {
         lock.withLock { requested = true }
         pipe.signal()
@@ -31,6 +34,7 @@ public final class ShutdownSignal: @unchecked Sendable {
 
 /// ptkd could not start.
 public struct DaemonError: Error, CustomStringConvertible {
+    /// What went wrong, for the one line ptkd prints before it exits.
     public var description: String
     /// The exit status: 73 when the directory is unusable, 71 for other system errors.
     public var exitCode: DaemonExitStatus
@@ -48,12 +52,17 @@ public struct DaemonError: Error, CustomStringConvertible {
 public final class Daemon: @unchecked Sendable {
     // `slots`, `displacers`, `turns`, `stopping`, `lingering` and `nextID` are guarded by
     // `lock`; everything else is fixed at init.
+    /// The configuration ptkd was started with; fixed for the daemon's life.
     public let configuration: DaemonConfiguration
+    /// The received-photos directory, where every door's uploads are saved.
     public let store: PhotoStore
+    /// The protocol v1 port's sockets, bound at init.
     public let listener: Listener
+    /// Requested to stop the daemon (a signal, a test); `run` returns after it.
     public let shutdown: ShutdownSignal
     /// This receiver's device identity (protocol §6).
     public let identity: Identity
+    /// The paired senders and the app passwords, kept in the state directory.
     public let trust: TrustStore
     /// Indexes saved photos in the background; nil with `library = off`.
     public let library: LibraryIndexer?
@@ -91,6 +100,7 @@ public final class Daemon: @unchecked Sendable {
     public private(set) var lateServices: [String] = []
     let settings: ReceiverSettings
 
+    /// Opens the store, identity, state and hooks and binds the sockets; throws with ptkd's exit status.
     public init(configuration: DaemonConfiguration) throws(DaemonError) {
         self.configuration = configuration
         do {

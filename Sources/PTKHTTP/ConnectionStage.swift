@@ -12,5 +12,6 @@ public enum ConnectionStage: Sendable, Equatable {
     /// A v1 session past its handshake and admission, an authorised HTTP request.
     case working
 
+    /// Whether a newcomer may displace the connection when every slot is taken: any but `.working`.
     public var isPreemptible: Bool { self != .working }
 }

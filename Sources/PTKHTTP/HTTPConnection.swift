@@ -8,6 +8,7 @@ import PTKVocabulary
 /// the parser, a read buffer whose leftover bytes start the next request (pipelining and
 /// keep-alive), and responses.
 public final class HTTPConnection {
+    /// The stream under the connection (TLS, TCP, scripted); the connection reads and writes it, the caller closes it.
     public let stream: ByteStream
     private let parser: HTTPParser
     private var buffer: [UInt8]
@@ -21,6 +22,7 @@ public final class HTTPConnection {
     /// response (`send`) has until `.now + idle`.
     public let idle: Duration
 
+    /// `bufferSize` is the read buffer's size in bytes; `idle` is each body read's and write's wait.
     public init(stream: ByteStream, kind: HTTPParser.Kind, bufferSize: Int = 256 << 10, idle: Duration = .seconds(60)) {
         self.stream = stream
         self.kind = kind
@@ -61,6 +63,7 @@ public final class HTTPConnection {
     /// sending a byte now and then cannot hold its slot for longer than its size allows (a
     /// photo over the weakest Wi-Fi still comes faster).
     public static let bodyMinimumRate = 1 << 10
+    /// How long a body may come slower than `bodyMinimumRate` (bytes a second) at its start.
     public static let bodyGrace: Duration = .seconds(10)
 
     /// Tells where the connection is in its life (`ConnectionStage`), for the connection slots.

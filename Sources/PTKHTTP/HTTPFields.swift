@@ -3,16 +3,21 @@
 /// values can hold peer text (a path in a Location), so a CR, LF or NUL in one becomes a
 /// space: no value can end the head or add a field of its own.
 public struct HTTPFields: Sendable, Equatable, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral, Sequence {
+    /// The fields in order, values already cleaned; change them only through `append`.
     public private(set) var fields: [(name: String, value: String)] = []
 
+    /// No fields.
     public init() {}
 
+    /// `pairs` appended in order, each checked as `append` checks it.
     public init(_ pairs: [(String, String)]) {
         for (name, value) in pairs { append(name, value) }
     }
 
+    /// `["Name": "value"]` in source order; unlike a dictionary, a name may repeat.
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
 
+    /// `[("Name", "value")]` in order; for a name that repeats (`Set-Cookie`).
     public init(arrayLiteral elements: (String, String)...) { self.init(elements) }
 
     /// Adds a field after the others (a repeated name is sent repeated).
@@ -29,10 +34,13 @@ public struct HTTPFields: Sendable, Equatable, ExpressibleByDictionaryLiteral, E
         return fields.first { $0.name.lowercased() == lower }?.value
     }
 
+    /// Whether no field has been added.
     public var isEmpty: Bool { fields.isEmpty }
 
+    /// The fields in the order they go out.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
+    /// Same fields in the same order; names compared as written, with their case.
     public static func == (a: HTTPFields, b: HTTPFields) -> Bool {
         a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
@@ -48,15 +56,25 @@ public struct HTTPFields: Sendable, Equatable, ExpressibleByDictionaryLiteral, E
 
 /// A request method, as the request line spells it (methods are case-sensitive).
 public struct HTTPMethod: Sendable, Hashable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The method's token, case as sent ("GET", "PROPFIND").
     public let name: String
+    /// The method `name`, not checked: an unknown one simply matches no route.
     public init(_ name: String) { self.name = name }
+    /// A literal method (`"MKCOL"`), for the ones without a constant here.
     public init(stringLiteral name: String) { self.name = name }
+    /// The token, for log lines and the `Allow` header.
     public var description: String { name }
 
+    /// GET: read a resource.
     public static let get: HTTPMethod = "GET"
+    /// HEAD: GET's head without its body; a route lists it beside GET to answer it.
     public static let head: HTTPMethod = "HEAD"
+    /// POST: a form or an upload.
     public static let post: HTTPMethod = "POST"
+    /// PUT: store the body at the target (a WebDAV or raw upload).
     public static let put: HTTPMethod = "PUT"
+    /// DELETE: remove the target.
     public static let delete: HTTPMethod = "DELETE"
+    /// OPTIONS: which methods and DAV classes the target takes.
     public static let options: HTTPMethod = "OPTIONS"
 }

@@ -12,13 +12,16 @@ public struct HTTPHead: Sendable, Equatable {
     public var headers: [String: String] = [:]
     /// The announced body length, nil when none was given.
     public var contentLength: Int64?
+    /// Whether the body comes with `Transfer-Encoding: chunked`, its length not known ahead.
     public var chunked = false
     /// Whether the connection may carry another request after this one (HTTP/1.1 default,
     /// `Connection: close`, HTTP/1.0 without keep-alive).
     public var keepAlive = true
 
+    /// An empty head; the parser fills it in.
     public init() {}
 
+    /// The header `name`'s value (any case), repeated ones joined with ", "; nil when it was not sent.
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
     /// The target's path, percent-decoded.

@@ -11,6 +11,7 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
     /// Not HTTP/1.x as the parser knows it (400), with the parser's reason.
     case malformed(String)
 
+    /// A short reason, for the log and the body of the 400, 414 or 431 it is answered with.
     public var description: String {
         switch self {
         case .headTooLarge: return "request line and headers over \(HTTPParser.maxHeadBytes) bytes"
@@ -26,7 +27,9 @@ public enum HTTPParseError: Error, Equatable, Sendable, CustomStringConvertible 
 /// before any of it is passed on) and after each message's end (so pipelined requests are
 /// taken one at a time). Body bytes are handed to a callback without being copied.
 public final class HTTPParser {
+    /// Which messages the parser reads: requests (the doors) or responses (LocalSend's register client).
     public enum Kind: Sendable { case request, response }
+    /// Where parsing stopped: after a message's head, or at the end of its body.
     public enum Stop: Equatable, Sendable {
         case head(HTTPHead)
         case complete
@@ -34,6 +37,7 @@ public final class HTTPParser {
 
     /// Request line (or status line) and headers, together.
     public static let maxHeadBytes = 16 << 10
+    /// The longest request target taken, in bytes; a longer one is refused 414.
     public static let maxTargetBytes = 4 << 10
 
     private let parser: UnsafeMutablePointer<http_parser>
@@ -53,6 +57,7 @@ public final class HTTPParser {
     private var stop: Stop?
     private var body: ((UnsafeRawBufferPointer) -> Bool)?
 
+    /// A parser for messages of `kind`, at the start of a message.
     public init(_ kind: Kind) {
         self.kind = kind
         parser = .allocate(capacity: 1)

@@ -4,7 +4,9 @@ import PTKSystem
 /// passes in order, its error middleware, and how it makes a request's context. The handlers
 /// return `Response` values, which the connection writes (`HTTPConnection.send`).
 public struct HTTPResponder<Context> {
+    /// The door's routes, built once and shared by every connection.
     public let routes: RouteTable<Context>
+    /// Run in order, outermost first, before the route's handler; each may answer and stop there.
     public let middleware: [RouteMiddleware<Context>]
     /// The door's one error middleware: a handler's (or middleware's) `.status` refusal, and
     /// the router's 404 and 405, as a response in the door's terms (JSON, DAV XML, HTML).
@@ -16,6 +18,8 @@ public struct HTTPResponder<Context> {
     /// line (see `RequestLog`).
     let requestLog: LogBudget?
 
+    /// `kind` names the door in log lines; `logBudget` bounds its lines a minute per address,
+    /// and `requestLog` adds a line for an error no one logged (nil: none).
     public init(routes: RouteTable<Context>, middleware: [RouteMiddleware<Context>] = [], kind: String, logBudget: LogBudget? = nil,
                 requestLog: LogBudget? = nil, log: @escaping (String) -> Void, context: @escaping (Request) -> Context,
                 renderError: @escaping (Request, HTTPStatus, String, HTTPFields) -> Response) {

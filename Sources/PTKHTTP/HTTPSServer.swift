@@ -7,6 +7,7 @@ import PTKTransport
 /// (plain HTTP on the port is answered 400 in HTTP), requests one after another on a
 /// keep-alive connection, and the answers to what goes wrong before a route can answer.
 public struct HTTPSServer {
+    /// The door's TLS identity and settings, for each connection's handshake.
     public let context: TLSContext
     /// Becomes readable when the daemon shuts down: waits for a peer end there.
     public let interrupt: FileDescriptor
@@ -27,6 +28,7 @@ public struct HTTPSServer {
     /// written here count against too: failed handshakes, plain HTTP, how a connection ended.
     public var logBudget: LogBudget?
 
+    /// `idle` is the wait for a kept-alive connection's next request; `errorBody` renders what goes wrong early.
     public init(context: TLSContext, interrupt: FileDescriptor, kind: String, idle: Duration, log: @escaping @Sendable (String) -> Void,
                 errorBody: @escaping @Sendable (String) -> ([UInt8], String)) {
         self.context = context
@@ -142,6 +144,7 @@ public struct HTTPConversation {
     /// An error's body and content type, from its message.
     public let errorBody: (String) -> ([UInt8], String)
 
+    /// `idle` is the wait for a kept-alive connection's next request; `errorBody` renders early failures.
     public init(idle: Duration, errorBody: @escaping (String) -> ([UInt8], String)) {
         self.idle = idle
         self.errorBody = errorBody

@@ -9,8 +9,11 @@ public typealias HTTPHandler<Context> = (HTTPRequest<Context>) throws(HTTPError)
 /// read its body from and answer on, who sent it, the route it matched, and the door's own
 /// `context` (a session, a library handle), which middleware fills in before the handler runs.
 public final class HTTPRequest<Context> {
+    /// The request line and header fields, parsed.
     public let head: HTTPHead
+    /// The connection, to read the body from and write the answer to (the legacy contract).
     public let http: HTTPConnection
+    /// The address and port the connection came from.
     public let peer: SocketAddress
     /// The connection's number in the log.
     public let connectionID: Int
@@ -18,7 +21,9 @@ public final class HTTPRequest<Context> {
     public let certificate: String?
     /// The route's traits (a request no route matched has none: it is treated as private).
     public let traits: RouteTraits
+    /// The path's captures by name.
     public let parameters: RouteParameters
+    /// The door's own state for this request, filled in by middleware before the handler runs.
     public var context: Context
     /// The form of a `.form` route, read by `FormReader` before the handler runs.
     public var form: [String: String] = [:]
@@ -31,6 +36,7 @@ public final class HTTPRequest<Context> {
     /// The door's lines a minute per address; nil: every line is written.
     public let logBudget: LogBudget?
 
+    /// A request as the service builds it once a route is matched; tests build one over a scripted stream.
     public init(head: HTTPHead, http: HTTPConnection, peer: SocketAddress, connectionID: Int, certificate: String?, traits: RouteTraits,
                 parameters: RouteParameters, context: Context, kind: String, logBudget: LogBudget? = nil, log: @escaping (String) -> Void) {
         self.logBudget = logBudget
@@ -46,6 +52,7 @@ public final class HTTPRequest<Context> {
         logLine = log
     }
 
+    /// Whether only the head is wanted: the handler must send a head without its body.
     public var headOnly: Bool { head.method == "HEAD" }
     /// The peer's address, without its port.
     public var address: String { peer.host }
@@ -84,7 +91,9 @@ public protocol HTTPMiddleware<Context> {
 /// A door: its route table, the middleware every request passes in order, and how it says
 /// "no such page" and "not with this method" in its own terms.
 public struct HTTPService<Context> {
+    /// The door's routes, matched for each request.
     public var router: Router<Context>
+    /// Run in order before the handler; each may answer and stop the request there.
     public var middleware: [any HTTPMiddleware<Context>]
     /// Bodies of requests that need none (and of refused routes) are read and dropped up to this size.
     public static var ignoredBodyLimit: Int { 64 << 10 }
@@ -94,11 +103,14 @@ public struct HTTPService<Context> {
     public var refuse: (HTTPRequest<Context>, _ status: Int, _ allow: String?) throws(HTTPError) -> Void
     /// How log lines name the door ("web", "localsend").
     public let kind: String
+    /// Where the door's log lines go.
     public let log: (String) -> Void
     /// The lines a minute per address of the door's requests (`HTTPRequest.log`).
     public let logBudget: LogBudget?
+    /// How long each body read and each write may wait for the peer.
     public let idle: Duration
 
+    /// A door's service; `refuse` answers requests no route takes, in the door's own terms.
     public init(kind: String, router: Router<Context>, middleware: [any HTTPMiddleware<Context>], idle: Duration, logBudget: LogBudget? = nil,
                 log: @escaping (String) -> Void, refuse: @escaping (HTTPRequest<Context>, Int, String?) throws(HTTPError) -> Void) {
         self.kind = kind

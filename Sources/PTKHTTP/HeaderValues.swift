@@ -13,6 +13,7 @@ public enum ByteRange: Equatable, Sendable {
     case part(start: Int64, end: Int64)
     case unsatisfiable
 
+    /// The range `header` (nil: none sent) asks of a file of `size` bytes.
     public init(header: String?, size: Int64) {
         guard let header else { self = .whole; return }
         let text = header.trimmingWhitespace

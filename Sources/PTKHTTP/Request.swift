@@ -5,8 +5,11 @@ import PTKTime
 /// stream: `body`), who sent it, the route it matched and its captures. The handler answers
 /// with a `Response` value; it never writes to the connection.
 public final class Request {
+    /// The request line and header fields, parsed.
     public let head: HTTPHead
+    /// The body, read on demand; what the handler leaves unread decides whether the connection can go on.
     public let body: RequestBody
+    /// The address and port the connection came from.
     public let peer: SocketAddress
     /// The connection's number in the log.
     public let connectionID: Int
@@ -14,6 +17,7 @@ public final class Request {
     public let certificate: String?
     /// The route's traits (a request no route matched has none).
     public let traits: RouteTraits
+    /// The path's captures by name; `parameters.require("id", as: Int64.self)` reads one typed.
     public let parameters: RouteParameters
     /// Said after the door and connection in each log line (who the sender is, once known).
     public var logSubject = ""
@@ -35,7 +39,9 @@ public final class Request {
         self.lines = lines
     }
 
+    /// The request line's method, as a typed value for comparing with `.get`, `.post`...
     public var method: HTTPMethod { HTTPMethod(head.method) }
+    /// Whether only the head is wanted: the connection then sends the response's head without its body.
     public var headOnly: Bool { head.method == "HEAD" }
     /// The peer's address, without its port.
     public var address: String { peer.host }

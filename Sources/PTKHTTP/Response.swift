@@ -5,8 +5,11 @@ import PTKSystem
 /// HEAD request's head alone, each write's deadline. Whether the connection carries another
 /// request after it is the connection's decision, not the handler's (see `closesConnection`).
 public struct Response {
+    /// The status line's code.
     public var status: HTTPStatus
+    /// The handler's own fields; the connection adds the length or chunking, `Connection` and the door's fixed ones.
     public var headers: HTTPFields
+    /// What follows the head (left out for a HEAD request, its length still sent).
     public var body: ResponseBody
     /// The handler asks the connection to close after this response (a client locked out
     /// for its wrong passwords must come back through a new handshake). The connection also
@@ -14,6 +17,7 @@ public struct Response {
     /// client asked to.
     public var closesConnection = false
 
+    /// A response of `status`; with no body, an empty one (`Content-Length: 0`).
     public init(_ status: HTTPStatus, headers: HTTPFields = [], body: ResponseBody = .empty) {
         self.status = status
         self.headers = headers

@@ -22,6 +22,7 @@ public struct RouteTable<Context>: Sendable {
     /// Whether the path is percent-decoded before it is split (LocalSend's).
     public let decodesPath: Bool
 
+    /// An empty table; `decodesPath` only for LocalSend, whose routes were always matched decoded.
     public init(decodesPath: Bool = false) { self.decodesPath = decodesPath }
 
     /// Adds a route: `pattern` as in `Router.add`, `traits` as in `RouteTraits`.
@@ -55,6 +56,7 @@ public struct RouteGroup<Context, Inner> {
     var table: RouteTable<Context>
     let enter: @Sendable (Request, Context) throws(HTTPError) -> Inner
 
+    /// Adds a route behind the group's `enter`: the handler runs only if `enter` returns, with its context.
     public mutating func add(_ methods: [HTTPMethod], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
                              _ handler: @escaping @Sendable (Request, Inner) throws(HTTPError) -> Response) {
         let enter = self.enter

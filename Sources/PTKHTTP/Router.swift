@@ -3,7 +3,9 @@ import PTKVocabulary
 
 /// What a route asks of the middleware in front of it.
 public struct RouteTraits: OptionSet, Sendable, Hashable {
+    /// The traits' bits; use the named traits, not numbers.
     public let rawValue: Int
+    /// Traits from their bits (OptionSet's requirement).
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Served to anyone: no session or password is asked for (a login page, its files).
@@ -22,7 +24,9 @@ public struct RouteTraits: OptionSet, Sendable, Hashable {
 /// A path segment's capture: which texts it takes. Segments are matched as they were sent
 /// (not percent-decoded), so an encoded "/" or ".." never reaches a capture as one.
 public struct PathCapture: Sendable {
+    /// Whether a segment, as sent (not decoded), may be this capture.
     public let accepts: @Sendable (String) -> Bool
+    /// A capture taking the segments `accepts` says yes to; it runs on peer text, so keep it strict.
     public init(_ accepts: @escaping @Sendable (String) -> Bool) { self.accepts = accepts }
 
     /// A database id: 1 to 18 decimal digits, no sign, no leading zero (`RouteParameters.int64`).
@@ -44,8 +48,11 @@ public struct PathCapture: Sendable {
 
 /// The captures of a matched path, by name.
 public struct RouteParameters: Sendable, Equatable {
+    /// The captured text by name, as sent (not percent-decoded, except on a route table that decodes paths).
     public var values: [String: String] = [:]
+    /// Captures given by hand (tests; the router fills them in from the path).
     public init(_ values: [String: String] = [:]) { self.values = values }
+    /// The capture `name` as text, nil when the route has no such capture.
     public subscript(_ name: String) -> String? { values[name] }
     /// A capture made with `PathCapture.id`, as a number.
     public func int64(_ name: String) -> Int64? { values[name].flatMap { Int64($0) } }
@@ -65,10 +72,12 @@ public protocol RouteCaptureValue {
 }
 
 extension Int64: RouteCaptureValue {
+    /// A decimal capture; nil when it is not an Int64 (a `PathCapture.id` capture always is).
     public init?(routeCapture text: String) { self.init(text) }
 }
 
 extension String: RouteCaptureValue {
+    /// The capture's text as it is; never nil.
     public init?(routeCapture text: String) { self = text }
 }
 
@@ -162,10 +171,13 @@ func orderedMethods(_ methods: [String]) -> [String] {
 /// One route of the old contract (`HTTPHandler`, the web and WebDAV doors): the methods it
 /// answers, its path pattern, what it asks of the middleware, and its handler.
 public struct Route<Context> {
+    /// The methods the route answers ("GET", "POST"...), as the request line spells them.
     public let methods: [String]
     /// The pattern as written ("/photo/{id}/original"): for logs and tests.
     public var pattern: String { path.text }
+    /// What the route asks of the door's middleware (open, change, form, body).
     public let traits: RouteTraits
+    /// Answers the request and says whether the connection may go on.
     public let handler: HTTPHandler<Context>
     let path: PathPattern
 }
@@ -176,11 +188,13 @@ public struct Route<Context> {
 /// with a combining mark after it is one Character, which a Character split would not cut at),
 /// so `%2F` and `..` reach no route but as the text they are. The query is not part of a match.
 public struct Router<Context> {
+    /// The routes in the order added: the first that fits a request takes it.
     public private(set) var routes: [Route<Context>] = []
     /// Whether the path is percent-decoded before it is split (LocalSend's routes are compared
     /// with the decoded path, as before); the web's and WebDAV's are not.
     public let decodesPath: Bool
 
+    /// An empty router; `decodesPath` only for LocalSend, whose routes were always matched decoded.
     public init(decodesPath: Bool = false) { self.decodesPath = decodesPath }
 
     /// Adds a route. `pattern` is a path of "/"-separated segments, each a literal or a
@@ -194,6 +208,7 @@ public struct Router<Context> {
         routes.append(Route(methods: methods, traits: traits, handler: handler, path: PathPattern(pattern, captures: captures)))
     }
 
+    /// What `match` found: the route and its captures, or why none (404, or 405 with Allow).
     public enum Match {
         case found(Route<Context>, RouteParameters)
         case notFound

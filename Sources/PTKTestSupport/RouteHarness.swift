@@ -9,12 +9,16 @@ import PTKTransport
 /// route, the middleware, the error middleware, the response the connection writes, its
 /// keep-alive.
 public struct RouteHarness<Context> {
+    /// The door's routes, middleware and error rendering under test.
     public let responder: HTTPResponder<Context>
+    /// The connection's wait for each read and write; short, so a test that hangs fails soon.
     public var idle: Duration
     /// The body of an answer the connection gives itself (a malformed head: 400), from its message.
     public var errorBody: (String) -> ([UInt8], String)
+    /// The client's address, from the documentation range (RFC 5737); set it to test per-address limits.
     public var peer = SocketAddress(numericHost: "192.0.2.7", port: 40000)!
 
+    /// A harness for `responder`; `errorBody` defaults to the message as plain text.
     public init(_ responder: HTTPResponder<Context>, idle: Duration = .seconds(5),
                 errorBody: @escaping (String) -> ([UInt8], String) = { (Array($0.utf8), "text/plain; charset=utf-8") }) {
         self.responder = responder
@@ -25,11 +29,17 @@ public struct RouteHarness<Context> {
     /// What one scripted connection came to: the responses in order, how it ended (the log's
     /// words, nil for a plain close) and the bytes written.
     public struct Exchange {
+        /// The responses parsed from what the connection wrote, in order.
         public var responses: [ParsedResponse]
+        /// What the log would say about how the connection ended; nil for a plain close.
         public var ending: String?
+        /// Every byte the connection wrote, unparsed.
         public var raw: [UInt8]
+        /// The scripted stream, to see whether the server shut down or closed it.
         public var stream: ScriptedHTTPStream
+        /// The first response; status 0 when there was none (so a test fails on the status, not a crash).
         public var first: ParsedResponse { responses.first ?? ParsedResponse(status: 0, headers: [:], body: []) }
+        /// The responses' status codes, in order.
         public var statuses: [Int] { responses.map(\.status) }
         /// The bytes written, as text.
         public var text: String { String(decoding: raw, as: UTF8.self) }

@@ -24,11 +24,13 @@ public enum StoreUpload {
 
     /// An upload that saved nothing.
     public struct Failure: Sendable, Equatable {
+        /// The HTTP status to answer with: `status(for:)`'s for the store's refusals, 408 or 503 for the body.
         public var status: Int
         /// What the client is told.
         public var reason: String
         /// What the log says (the store's problem, with its code).
         public var detail: String
+        /// How far the upload got, which decides whether the connection may carry on.
         public var stage: Stage
         /// Body bytes read before it ended.
         public var received: Int64
@@ -38,6 +40,7 @@ public enum StoreUpload {
         public var keepsConnection: Bool { stage == .finish }
     }
 
+    /// How an upload ended: saved, refused with an answer owed, or the client gone.
     public enum Outcome: Sendable {
         /// Saved (or already kept: `saved.isDuplicate`), in `seconds` from the body's first byte.
         case saved(StoredPhoto, seconds: Double)

@@ -9,6 +9,7 @@ public enum WebAsset: String, Sendable, CaseIterable {
     case css = "app.css"
     case js = "app.js"
 
+    /// The Content-Type the file is served with.
     public var contentType: String {
         switch self {
         case .css: return "text/css; charset=utf-8"
@@ -16,6 +17,7 @@ public enum WebAsset: String, Sendable, CaseIterable {
         }
     }
 
+    /// The file's bytes, compiled into the binary (nothing is read from disk).
     public var bytes: [UInt8] {
         switch self {
         case .css: return Array(WebStatic.css.utf8)

@@ -12,6 +12,7 @@ public struct WebPages: Sendable {
     /// The certificate's SHA-256, shown in every footer.
     public var fingerprint: String
 
+    /// The pages of the receiver `receiver` whose certificate has SHA-256 `fingerprint` (hex).
     public init(receiver: String, fingerprint: String) {
         self.receiver = receiver
         self.fingerprint = fingerprint
@@ -19,8 +20,11 @@ public struct WebPages: Sendable {
 
     /// Who is looking: the session's name and CSRF token.
     public struct Viewer: Sendable {
+        /// The logged-in name, shown in the header (escaped like any outside text).
         public var name: String
+        /// The session's CSRF token, put in each form and in the page for the scripts' requests.
         public var csrf: String
+        /// The viewer `name` with the session's token `csrf`.
         public init(name: String, csrf: String) {
             self.name = name
             self.csrf = csrf

@@ -20,6 +20,7 @@ public struct WebPhoto: Sendable, Equatable {
     public var sha256: String?
     /// The width and height as the photo is shown (EXIF orientation applied), nil before indexing.
     public var displayedWidth: Int?
+    /// The displayed height, as `displayedWidth`; nil before indexing.
     public var displayedHeight: Int?
     /// When it was received.
     public var received: WallTime
@@ -27,12 +28,15 @@ public struct WebPhoto: Sendable, Equatable {
     public var takenMinutes: String?
     /// The calendar day it was taken, else received ("2024-07-03"): the gallery's sections.
     public var day: String
+    /// The sender's name as the sender gave it (outside text: escaped when shown), nil when unknown.
     public var senderName: String?
+    /// The note written on the photo's page, nil when none.
     public var note: String?
     /// 0 to 5, nil when not rated.
     public var rating: Int?
     /// Indexed (facts read, thumbnail tried).
     public var indexed: Bool
+    /// A gallery thumbnail exists (`thumbnailType` says its format).
     public var hasThumbnail: Bool
     /// The gallery thumbnails' format (.jpeg, or .png for a photo with transparency), nil when none (issue 45).
     public var thumbnailType: PhotoType?
@@ -44,6 +48,7 @@ public struct WebPhoto: Sendable, Equatable {
     /// Why indexing or the thumbnail failed, or what was set aside in making it.
     public var problem: String?
 
+    /// A photo as shown; `thumbnailType`, `hasPreview`, `oldThumbnail` are set after, when known.
     public init(id: Int64, name: String, sha256: String? = nil, displayedWidth: Int? = nil, displayedHeight: Int? = nil,
                 received: WallTime, takenMinutes: String? = nil, day: String, senderName: String? = nil, note: String? = nil,
                 rating: Int? = nil, indexed: Bool = false, hasThumbnail: Bool = false, problem: String? = nil) {

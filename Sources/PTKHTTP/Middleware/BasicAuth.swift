@@ -11,18 +11,22 @@ import PTKVocabulary
 /// answered 429 without its credentials being checked. A refused request's body is not read:
 /// the connection closes after the answer (a PUT may be gigabytes).
 public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddleware {
+    /// The realm of the `WWW-Authenticate` challenge, which clients show with the password prompt.
     public let realm: String
+    /// The door's per-address count of wrong passwords, shared with its other logins.
     public let throttle: FailureThrottle<Limiter>
     /// The account for a user name and password, nil when they are wrong.
     public let verify: (_ name: String, _ password: String) -> Account?
     /// Keeps the account in the request's context (and its log subject).
     public let keep: (HTTPRequest<Context>, Account) -> Void
+    /// How long the 401 or 429 answer's write may wait for the peer.
     public let idle: Duration
     /// Told the address of each wrong password (the receiver's budget of guesses).
     public let failed: (String) -> Void
     /// Whether that budget is spent: a wrong password is then answered 429 (a right one passes).
     public let spent: () -> Bool
 
+    /// `failed` and `spent` default to a receiver with no budget of guesses.
     public init(realm: String, throttle: FailureThrottle<Limiter>, idle: Duration, verify: @escaping (String, String) -> Account?,
                 failed: @escaping (String) -> Void = { _ in }, spent: @escaping () -> Bool = { false },
                 keep: @escaping (HTTPRequest<Context>, Account) -> Void) {
@@ -47,6 +51,7 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
         return (name, password)
     }
 
+    /// Passes `.open` routes and right credentials on; answers the rest 401 or 429 itself and closes.
     public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         guard !request.traits.contains(.open) else { return try next(request) }
         let address = request.address

@@ -22,6 +22,7 @@ public func otherSite(_ head: HTTPHead) -> String? {
 /// into `HTTPRequest.form` and must hold the token as `csrf`; any other change must send it as
 /// `X-CSRF-Token` (refused unread, closing).
 public struct CSRFCheck<Context>: HTTPMiddleware {
+    /// Why a change was refused: for the door's answer (403) and its log line.
     public enum Refusal: Equatable, Sendable {
         /// Not from this site: what the browser said.
         case otherSite(String)
@@ -30,11 +31,14 @@ public struct CSRFCheck<Context>: HTTPMiddleware {
 
     /// The token of the request's session (nil: none, which no token matches).
     public let expectedToken: (HTTPRequest<Context>) -> String?
+    /// The largest form read, in bytes; a longer one is answered 413 unread.
     public let formLimit: Int
+    /// How long each read of the form and each write of a refusal may wait for the peer.
     public let idle: Duration
     /// Answers a refused change; `close` when its body was not read.
     public let refuse: (HTTPRequest<Context>, Refusal, _ close: Bool) throws(HTTPError) -> Bool
 
+    /// `refuse` answers in the door's terms; it is told to close when the body was left unread.
     public init(formLimit: Int, idle: Duration, expectedToken: @escaping (HTTPRequest<Context>) -> String?,
                 refuse: @escaping (HTTPRequest<Context>, Refusal, Bool) throws(HTTPError) -> Bool) {
         self.formLimit = formLimit
@@ -43,6 +47,7 @@ public struct CSRFCheck<Context>: HTTPMiddleware {
         self.refuse = refuse
     }
 
+    /// Passes routes that change nothing on; a change passes only from this site with the token.
     public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         guard request.traits.contains(.change) else { return try next(request) }
         if let other = otherSite(request.head) { return try refuse(request, .otherSite(other), true) }

@@ -18,6 +18,7 @@ public final class FailureThrottle<Limiter: FailureLimiter>: @unchecked Sendable
     private let lock = Lock()
     private var limiter: Limiter
 
+    /// The throttle owns `limiter` from now on: reach it only through `withLimiter`.
     public init(_ limiter: Limiter) { self.limiter = limiter }
 
     /// Runs `body` with the limiter, alone (old entries expired first).
@@ -28,5 +29,6 @@ public final class FailureThrottle<Limiter: FailureLimiter>: @unchecked Sendable
         }
     }
 
+    /// Whether `address` must wait before its next try (old entries expired first).
     public func isLockedOut(_ address: String) -> Bool { withLimiter { $0.isLockedOut(address, now: .now) } }
 }

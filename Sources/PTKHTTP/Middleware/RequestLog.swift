@@ -10,10 +10,13 @@ import PTKVocabulary
 /// line after a pause says how many were left out, so a client asking for nonsense in a loop
 /// cannot fill the journal.
 public struct RequestLog<Context>: HTTPMiddleware {
+    /// The door's lines a minute per address, shared with its handlers' lines.
     public let budget: LogBudget
 
+    /// A request log spending `budget`, the door's (`HTTPRequest.logBudget`).
     public init(budget: LogBudget) { self.budget = budget }
 
+    /// Hands on, then logs one line if the answer was an error status and nothing else was logged.
     public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
         let before = request.http.responses
         let keepOpen = try next(request)
@@ -69,9 +72,11 @@ public final class LogBudget: @unchecked Sendable {
     // `entries` is guarded by `lock`.
     private let lock = Lock()
     private var entries: [String: (start: Instant, count: Int, left: Int)] = [:]
+    /// Lines a minute each address may have.
     public let perMinute: Int
     static let capacity = 4096
 
+    /// A budget of `perMinute` lines a minute per address.
     public init(perMinute: Int = 30) { self.perMinute = perMinute }
 
     /// Whether a line about `address` may be written now, and how many were left out before it.
