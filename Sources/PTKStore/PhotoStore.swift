@@ -19,7 +19,7 @@ public struct StoreSettings: Sendable, Equatable {
     public var checkingThreads: Int?
 
     /// Settings as configured: 100 MiB kept free, partial uploads kept a day, photos saved 0644,
-    /// checking threads by CPU count.
+    /// checking threads half the usable CPUs.
     public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Duration = .seconds(86_400), fileMode: FileMode = 0o644,
                 checkingThreads: Int? = nil) {
         self.directory = directory

@@ -9,7 +9,7 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
 
     /// EEXIST: the name is taken.
     public static let exists = Errno(rawValue: EEXIST)
-    /// ELOOP: a symlink where O_NOFOLLOW or RESOLVE_BENEATH refused one, or too many links in a path.
+    /// ELOOP: a symlink that O_NOFOLLOW or RESOLVE_NO_SYMLINKS refused, or too many links on a path.
     public static let tooManySymlinks = Errno(rawValue: ELOOP)
     /// EISDIR: a directory where a file was wanted.
     public static let isDirectory = Errno(rawValue: EISDIR)

@@ -35,7 +35,7 @@ public struct OpenFlags: OptionSet, Sendable {
 public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     /// The kernel's descriptor number; valid while the opener has not closed it.
     public let rawValue: CInt
-    /// A descriptor number taken as it is; the new value does not own it more than the old one did.
+    /// Wraps `rawValue` without opening or duplicating anything: whoever owned the number owns this.
     public init(rawValue: CInt) { self.rawValue = rawValue }
 
     /// The standard error stream.

@@ -5,7 +5,7 @@ public typealias FileMode = UInt32
 
 /// What `stat` says about a file, in the words the program needs.
 public struct FileStatus: Sendable, Equatable {
-    /// A regular file (S_IFREG): the only kind whose bytes are read as a photo.
+    /// A regular file (S_IFREG).
     public var isRegularFile: Bool
     /// A directory (S_IFDIR).
     public var isDirectory: Bool

@@ -14,7 +14,7 @@ import PTKVocabulary
 public struct WayStep: Equatable, Sendable {
     /// The path as walked (a link's target continues it), for messages.
     public var path: String
-    /// The owning user id (`st_uid`): whoever may chmod, rename beneath or replace it.
+    /// The owning user id (`st_uid`): a user who may change its mode, and so what may be put below it.
     public var owner: UInt32
     /// The owning group id (`st_gid`), whose members the group bits (or an ACL's mask) govern.
     public var group: UInt32
