@@ -7,24 +7,33 @@ import PTKVocabulary
 public struct DaemonConfiguration: Sendable, Equatable {
     /// The received-photos directory; nil means the default (see `defaultDirectory`).
     public var directory: String?
+    /// The protocol v1 TCP port; 0 picks a free port and logs it.
     public var port: UInt16 = ProtocolLimits.defaultPort
     /// Addresses to listen on; empty means every IPv6 and IPv4 address.
     public var listen: [String] = []
+    /// The display name sent to senders and advertised over mDNS; the host's name by default.
     public var name: String = hostName()
+    /// Chunks a sender may have unacknowledged, 1 to `ProtocolLimits.maxWindow`.
     public var window = 64
+    /// The largest photo accepted, in bytes; larger ones are refused.
     public var maxFileSize: Int64 = 512 << 20
     /// Sessions served at once. From bench/soak and bench/run's memory test: ptkd's peak RSS was
     /// 30 MB with 16 TLS senders of 100 MB, 42 MB with 64 of 25 MB, 54 MB with 64 senders of
     /// 25 small photos per call, and 77 MB with 128 (docs/PERFORMANCE.md).
     public var maxSessions = 64
+    /// Sessions one IP address may hold at once; beyond it ERROR busy.
     public var maxSessionsPerAddress = 8
     /// How long a new connection has to finish the TLS handshake and send HELLO.
     public var handshakeTimeout: Duration = .seconds(10)
     /// Permission bits of saved photos.
     public var fileMode: UInt32 = 0o644
+    /// Free bytes to keep on the received-photos file system; an offer that would eat into them is refused.
     public var minFree: Int64 = 100 << 20
+    /// A session silent this long is closed.
     public var idleTimeout: Duration = .seconds(30)
+    /// Advertise over mDNS (_ptk._tcp) through avahi-daemon, and let LocalSend discovery multicast.
     public var mdns = true
+    /// Unfinished uploads untouched this long are deleted.
     public var partialMaxAge: Duration = .seconds(86_400)
     /// Where the identity, the trust list and the pending senders live; nil means the default
     /// (see `defaultStateDirectory`).
@@ -39,6 +48,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var thumbnailMaxMegapixels = 200
     /// Serve LocalSend apps (HTTPS on `localSendPort`, multicast discovery unless `mdns` is off).
     public var localSend = true
+    /// The LocalSend endpoint's TCP port; 0 picks a free port and logs it.
     public var localSendPort: UInt16 = 53317
     /// A PIN LocalSend apps must give, or nil.
     public var localSendPIN: String?
@@ -46,6 +56,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var localSendPINFile: String?
     /// Serve the web interface (gallery and upload pages, HTTPS on `webPort`).
     public var web = true
+    /// The web pages' TCP port; 0 picks a free port and logs it.
     public var webPort: UInt16 = 47851
     /// The types this receiver keeps, from ptk-send (WELCOME.types, in this order) and LocalSend
     /// apps alike: some of `PhotoType.allCases`, in its order, each once.
@@ -62,6 +73,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// How long a hook may run before SIGTERM (then SIGKILL 5 s later).
     public var onSavedTimeout: Duration = .seconds(60)
 
+    /// What `duplicates` chooses (`duplicates = skip|keep` in the file).
     public enum DuplicatePolicy: String, Sendable, CaseIterable {
         /// Store nothing new: the photo already kept is named (SAVED.duplicate).
         case skip
@@ -69,10 +81,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case keep
     }
 
+    /// Whether `plaintext` serves senders without TLS (`allow`) or answers them ERROR tls-required (`refuse`).
     public enum PlaintextPolicy: String, Sendable, CaseIterable {
         case refuse, allow
     }
 
+    /// Who may send: what `senders` chooses.
     public enum SenderPolicy: String, Sendable, CaseIterable {
         /// Any device, over TLS (and plaintext when allowed).
         case anyone
@@ -80,6 +94,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case trusted
     }
 
+    /// The defaults, every setting as help shows it.
     public init() {}
 
     /// The default state directory: `$STATE_DIRECTORY` under systemd, `/var/lib/ptk` for root,

@@ -17,6 +17,7 @@ public struct DaemonOption: Sendable {
     public let help: String
     /// Where it can be given.
     public let onCommandLine: Bool
+    /// False for a flag the file does not take (`no-mdns`, say).
     public let inConfigFile: Bool
     /// The default as help shows it, from a default configuration.
     public let defaultText: @Sendable (DaemonConfiguration) -> String
@@ -69,6 +70,7 @@ public enum DaemonExitStatus: Int32, ExitStatusCode {
     case directoryUnusable = 73
     case identityDamaged = 78
 
+    /// What the status means, as help's "Exit status:" list says it.
     public var meaning: String {
         switch self {
         case .stopped: return "stopped cleanly (SIGINT or SIGTERM)"

@@ -26,6 +26,7 @@ public struct FolderLayout: Sendable, Equatable, CustomStringConvertible {
         ("sender/date", "{sender}/{year}-{month}-{day}"),
     ]
 
+    /// Every photo in the received-photos directory itself, no folders.
     public static let flat = FolderLayout(levels: [], description: "flat")
 
     private init(levels: [[Piece]], description: String) {
@@ -106,6 +107,7 @@ public struct FolderLayout: Sendable, Equatable, CustomStringConvertible {
 
 /// A layout that cannot be used, and why.
 public struct LayoutError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong with the pattern, in words for the user.
     public var description: String
     init(_ description: String) { self.description = description }
 }

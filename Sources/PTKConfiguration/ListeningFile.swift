@@ -2,10 +2,14 @@ import PTKSystem
 
 /// One address ptkd listens on: its door ("v1", "localsend" or "web"), address and port.
 public struct ListeningDoor: Sendable, Equatable {
+    /// The door's name: "v1", "localsend" or "web".
     public var door: String
+    /// The address as bound, numeric.
     public var address: String
+    /// The port really bound (never 0).
     public var port: UInt16
 
+    /// One line of the file.
     public init(door: String, address: String, port: UInt16) {
         self.door = door
         self.address = address
@@ -19,8 +23,10 @@ public struct ListeningDoor: Sendable, Equatable {
 /// exclusive flock on the file, so a file left by a ptkd that was killed is told from a live one:
 /// nobody holds its lock. One line per address, "DOOR ADDRESS PORT", after a "pid N" line.
 public enum ListeningFile {
+    /// The file's name in the state directory.
     public static let name = "listening"
 
+    /// Where the file is for `stateDirectory`.
     public static func path(stateDirectory: String) -> String { stateDirectory + "/" + name }
 
     /// The file's text for ptkd with process ID `pid`.

@@ -8,6 +8,7 @@ public struct WebSettings: Sendable, Equatable {
     public var name: String
     /// Addresses to listen on; empty means every IPv6 and IPv4 address.
     public var listen: [String]
+    /// The door's TCP port; 0 picks a free port.
     public var webPort: UInt16
     /// The password, links, sessions, app passwords, the certificate (`tls/`) and WebDAV's saved state (`dav/`).
     public var webDirectory: String
@@ -15,12 +16,16 @@ public struct WebSettings: Sendable, Equatable {
     public var effectiveDirectory: String
     /// Whether the library is kept (the gallery needs it).
     public var library: Bool
+    /// A connection silent this long is closed.
     public var idleTimeout: Duration
+    /// The largest photo accepted, in bytes.
     public var maxFileSize: Int64
+    /// Free bytes to keep on the received-photos file system; an upload that would eat into them is refused.
     public var minFree: Int64
     /// The types kept, in `PhotoType`'s order.
     public var types: [PhotoType]
 
+    /// The web door's part of `configuration`.
     public init(_ configuration: DaemonConfiguration) {
         name = configuration.name
         listen = configuration.listen

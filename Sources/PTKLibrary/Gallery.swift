@@ -94,6 +94,7 @@ public struct GalleryContents: Sendable {
     /// The received-photos directory and the thumbnails folder, relative to the page
     /// (percent-encoded).
     public var photosLink: String
+    /// The thumbnails folder (`.ptk/thumbnails/`), relative to the page (percent-encoded).
     public var thumbnailsLink: String
     /// The side of the thumbnails the page shows (the largest of `Thumbnailer.gallerySides`).
     public var thumbnailSide: Int

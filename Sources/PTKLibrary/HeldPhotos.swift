@@ -8,6 +8,7 @@ import PTKSystem
 public final class HeldPhotos: @unchecked Sendable {
     // `library`, `nextOpen`, `recent` and `recentOrder` are guarded by `lock`.
     private let lock = Lock()
+    /// The received-photos directory whose photos are looked up.
     public let directory: String
     private var library: PhotoLibrary?
     private var nextOpen = Instant.now
@@ -18,6 +19,7 @@ public final class HeldPhotos: @unchecked Sendable {
     /// Photos remembered before the index is asked.
     static let recentLimit = 4096
 
+    /// Lookups in `directory`; the index is opened at the first lookup (retried every 10 s while it cannot be).
     public init(directory: String) {
         self.directory = directory
         // Without it, remembered photos are not checked and so not used: the index still is.
@@ -63,6 +65,7 @@ public final class HeldPhotos: @unchecked Sendable {
 }
 
 extension HeldPhotos: Service {
+    /// "duplicate lookups", for the log.
     public var serviceName: String { "duplicate lookups" }
     /// Closes the index connection (once the sessions have stopped), so that the indexer's is the
     /// last one and SQLite folds the WAL into the database as it closes.

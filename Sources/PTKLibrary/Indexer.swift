@@ -22,7 +22,9 @@ public final class LibraryIndexer: @unchecked Sendable {
     private let cancel = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
     /// The indexing thread, joined by `stop`.
     private let thread = ThreadGroup()
+    /// The received-photos directory whose library it fills.
     public let directory: String
+    /// Arrivals that may wait at most; past it they are dropped and the directory is reconciled instead.
     public let capacity: Int
     private let pixelLimit: UInt64
     /// Previews are not written into the space kept free (`min-free`).
@@ -293,6 +295,8 @@ private final class LibraryHandOver: @unchecked Sendable {
 }
 
 extension LibraryIndexer: Service {
+    /// "photo library indexing", for the log.
     public var serviceName: String { "photo library indexing" }
+    /// Stops the indexing thread (see `stop(waitingUntil:)`); true when it ended by `deadline`.
     public func stop(until deadline: Instant) -> Bool { stop(waitingUntil: deadline) }
 }

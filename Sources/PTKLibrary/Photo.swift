@@ -9,6 +9,7 @@ public struct Photo: Sendable, Equatable {
     public var id: Int64
     /// The file name in the directory.
     public var name: String
+    /// The file's length in bytes.
     public var size: Int64
     /// Lower-case hex; nil until the photo has been indexed (a file found in the directory).
     public var sha256: String?
@@ -16,16 +17,23 @@ public struct Photo: Sendable, Equatable {
     /// greyscale or 2 colour, interlace 1 progressive); nil until indexed or when the file has
     /// no readable header.
     public var width: Int?
+    /// Pixels as stored, before `orientation` turns them (see `displayedSize`).
     public var height: Int?
+    /// From the PNG header, or a JPEG's precision.
     public var bitDepth: Int?
+    /// The PNG colour type (0, 2, 3, 4 or 6; a JPEG's is 0 or 2); `colorTypeName` names it.
     public var colorType: Int?
+    /// 1 when interlaced (PNG Adam7, or a progressive JPEG), else 0.
     public var interlace: Int?
     /// When it was received (or found in the directory, or imported).
     public var received: WallTime
     /// The sender's HELLO name, address and device ID (nil for a photo copied in by hand).
     public var senderName: String?
+    /// The address it was sent from.
     public var senderAddress: String?
+    /// The sender's device ID; nil also when the sender gave none.
     public var senderID: String?
+    /// The note a user set on it; nil when there is none (an empty one is cleared).
     public var note: String?
     /// 0 to 5; nil when not rated.
     public var rating: Int?
@@ -55,11 +63,14 @@ public struct Photo: Sendable, Equatable {
     public var orientation: Int?
     /// When it was taken (ISO 8601; see `PhotoFacts.taken`), when the photo says.
     public var taken: String?
+    /// The EXIF Make, as the camera wrote it.
     public var cameraMake: String?
+    /// The EXIF Model, as the camera wrote it.
     public var cameraModel: String?
     /// Whether its EXIF holds a location (GPS); nil until indexed. The location itself is never read out.
     public var hasLocation: Bool?
 
+    /// A photo just found or received, not yet indexed: no hash, size in pixels, thumbnail or preview yet.
     public init(id: Int64, name: String, size: Int64, received: WallTime) {
         self.id = id
         self.name = name
@@ -177,14 +188,22 @@ public enum PreviewState: Sendable, Equatable {
 
 /// A photo just saved by ptkd, for the library to index.
 public struct Arrival: Sendable, Equatable {
+    /// Where it was saved, relative to the received-photos directory.
     public var name: String
+    /// Its length in bytes.
     public var size: Int64
+    /// Its SHA-256, 64 lowercase hex digits, as the store checked it.
     public var sha256: String
+    /// When it was saved.
     public var received: WallTime
+    /// The sender's HELLO name (or the LocalSend app's alias).
     public var senderName: String
+    /// The address it was sent from.
     public var senderAddress: String
+    /// The sender's device ID, when it has one.
     public var senderID: String?
 
+    /// A photo as the door that received it describes it.
     public init(name: String, size: Int64, sha256: String, received: WallTime, senderName: String, senderAddress: String, senderID: String?) {
         self.name = name
         self.size = size

@@ -8,6 +8,7 @@ public struct GalleryFilter: Sendable, Equatable {
     public var sender: String?
     /// Only photos rated at least this (1-5).
     public var minRating: Int?
+    /// A filter of `sender` and `minRating` (nil: any).
     public init(sender: String? = nil, minRating: Int? = nil) {
         self.sender = sender
         self.minRating = minRating
@@ -17,7 +18,9 @@ public struct GalleryFilter: Sendable, Equatable {
 /// Where a gallery page starts: just after the photo it names, in the gallery's order. Its
 /// `token` is URL-safe text ([A-Za-z0-9._-]) for `?after=`; one that does not parse is nil.
 public struct GalleryCursor: Sendable, Equatable {
+    /// The text as it goes into `?after=`; `init?(token:)` is what checks it.
     public var token: String
+    /// The cursor `token` names; nil when it is empty, over 2,000 bytes, or holds other characters than [A-Za-z0-9._-].
     public init?(token: String) {
         guard !token.isEmpty, token.utf8.count <= 2_000,
               token.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
@@ -37,6 +40,7 @@ public struct GalleryPage: Sendable {
     public var next: GalleryCursor?
     /// Photos that match the filter, and photos in all.
     public var matching: Int
+    /// Photos in the library, whatever the filter.
     public var total: Int
     /// Every sender the library has, sorted: the filter's choices.
     public var senders: [String]

@@ -37,6 +37,7 @@ extension PhotoLibrary {
         /// error: their entries are left as they are (never dropped with their notes and
         /// ratings), and the next reconcile looks again.
         public var unreadable: [String: String] = [:]
+        /// A report of nothing changed, filled in as `reconcile` goes.
         public init() {}
     }
 

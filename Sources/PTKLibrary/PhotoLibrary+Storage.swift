@@ -10,6 +10,7 @@ public struct LibraryStorage: Sendable, Equatable {
     public var previews: Int64 = 0
     /// The index (`index.sqlite` and its -wal file).
     public var index: Int64 = 0
+    /// Nothing counted yet.
     public init() {}
     /// Everything: the photos, their thumbnails and previews, and the index.
     public var total: Int64 { photos + thumbnails + previews + index }

@@ -12,9 +12,13 @@ public final class PhotoLibrary {
 
     /// The received-photos directory.
     public let directory: String
+    /// Where the library keeps what it makes: `.ptk/` of the directory.
     public var folder: String { directory + "/" + Self.folderName }
+    /// The gallery thumbnails, `<id>-<side>.jpg` (or `.png`) each.
     public var thumbnailFolder: String { folder + "/thumbnails" }
+    /// The previews, `<id>.jpg` (or `.png`) each.
     public var previewFolder: String { folder + "/previews" }
+    /// The index, SQLite (with its -wal and -shm files beside it).
     public var databasePath: String { folder + "/index.sqlite" }
     /// Photos with more pixels get no thumbnail.
     public var pixelLimit = Thumbnailer.defaultPixelLimit

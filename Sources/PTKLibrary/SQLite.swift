@@ -3,6 +3,7 @@ import PTKSystem
 
 /// A failure of the photo library: its database, a thumbnail, a file, or a name.
 public struct LibraryError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, so callers can choose an exit status or an HTTP status.
     public enum Kind: Sendable, Equatable {
         /// No photo of that name (with the closest names, for a suggestion).
         case notFound(suggestions: [String])
@@ -13,8 +14,11 @@ public struct LibraryError: Error, Sendable, CustomStringConvertible {
         /// The database or a file could not be read or written.
         case io
     }
+    /// Which kind of failure.
     public var kind: Kind
+    /// The message for people, naming the photo or the file.
     public var description: String
+    /// A failure of `kind`, described by `description`.
     public init(_ kind: Kind, _ description: String) {
         self.kind = kind
         self.description = description

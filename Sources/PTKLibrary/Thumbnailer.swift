@@ -5,6 +5,7 @@ import PTKVocabulary
 
 /// The header (a PNG's IHDR, or a JPEG's frame header) and the thumbnail made from one photo.
 public struct Thumbnail: Sendable {
+    /// Whether a thumbnail was made, and why not.
     public enum Outcome: Sendable, Equatable {
         /// `png` holds the thumbnail.
         case made
@@ -15,6 +16,7 @@ public struct Thumbnail: Sendable {
         /// Stopped by the cancel flag.
         case cancelled
     }
+    /// What became of the attempt; `problem` puts it in words.
     public var outcome: Outcome
     /// Header fields; 0 when the header could not be read.
     public var width = 0, height = 0, bitDepth = 0, colorType = 0, interlace = 0
@@ -56,11 +58,15 @@ public struct Thumbnail: Sendable {
 
 /// One encoded image made from a photo: a gallery thumbnail or a preview.
 public struct Rendition: Sendable, Equatable {
+    /// The encoded image, JPEG or PNG as `type` says, ready to be written to its file.
     public var bytes: [UInt8]
+    /// Its width in pixels, as encoded.
     public var width: Int
+    /// Its height in pixels, as encoded.
     public var height: Int
     /// .png or .jpeg.
     public var type: PhotoType
+    /// A rendition as made.
     public init(bytes: [UInt8], width: Int, height: Int, type: PhotoType) {
         self.bytes = bytes
         self.width = width
@@ -77,13 +83,16 @@ public struct PhotoFacts: Sendable, Equatable {
     /// When it was taken, as ISO 8601: with its offset and fraction when the EXIF has them
     /// ("2024-07-03T14:22:05.12+02:00"), else the camera's own clock ("2024-07-03T14:22:05").
     public var taken: String?
+    /// The EXIF Make, as the camera wrote it; nil when absent.
     public var make: String?
+    /// The EXIF Model, as the camera wrote it; nil when absent.
     public var model: String?
     /// The EXIF has GPS entries (never shown; `show --json` says only this).
     public var hasLocation = false
     /// Why the EXIF was left aside, if it was.
     public var problem: String?
 
+    /// No facts: a photo without EXIF, or one not yet read.
     public init() {}
 
     init(_ f: ptk_photo_facts) {

@@ -4,7 +4,9 @@
 /// alone, every count bounded by `HEIFLimits` before anything is kept for it, so a hostile
 /// box costs at most what its limits allow. It judges nothing about images: `HEIFCheck` does.
 public struct HEIFItems: Sendable {
+    /// One item of `iinf`, with what `ipma` and `iloc` say of it.
     public struct Item: Sendable, Equatable {
+        /// The item's ID, as `pitm`, `iref`, `ipma` and `iloc` name it.
         public var id: UInt32
         /// The four-character item type ("hvc1", "grid", "iovl", "Exif"); "" for an `infe` of
         /// version 0 or 1, which has none.
@@ -18,37 +20,51 @@ public struct HEIFItems: Sendable {
     /// An item's data: extents in the file (`construction_method` 0) or in `idat` (1); method
     /// 2 (data made of other items' data) is kept as such, for the check to refuse.
     public struct Location: Sendable, Equatable {
+        /// `construction_method`: 0 in the file, 1 in `idat`, 2 from other items (refused by the check).
         public var method: Int
+        /// Added to every extent's offset (`base_offset`).
         public var baseOffset: UInt64
         /// Offsets (after `baseOffset`) and lengths; a length of 0 runs to the end of the file
         /// or of `idat`.
         public var extents: [Extent]
     }
 
+    /// One extent of an item's data, in bytes.
     public struct Extent: Sendable, Equatable {
+        /// Where it starts, after the location's `baseOffset`.
         public var offset: UInt64
+        /// How many bytes; 0 runs to the end of the file or of `idat`.
         public var length: UInt64
     }
 
     /// One property of `ipco`: its type and its content (after the box header).
     public struct Property: Sendable, Equatable {
+        /// The four-character property type ("ispe", "hvcC", "colr", "irot").
         public var type: String
+        /// The content's place in `bytes`.
         public var body: Range<Int>
     }
 
     /// One `iref` entry: `from` refers to each of `to`, by `type` ("dimg", "thmb", "auxl", "cdsc").
     public struct Reference: Sendable, Equatable {
+        /// The four-character reference type.
         public var type: String
+        /// The referring item's ID.
         public var from: UInt32
+        /// The referred items' IDs, in order (a grid's tiles in raster order for "dimg").
         public var to: [UInt32]
     }
 
     /// The `meta` box's bytes (its full-box header included), which `Property.body` and
     /// `idat` index.
     public let bytes: [UInt8]
+    /// The primary item's ID (`pitm`); nil when there is no `pitm` box.
     public private(set) var primary: UInt32?
+    /// Every item of `iinf`, by ID.
     public private(set) var items: [UInt32: Item] = [:]
+    /// The properties of `ipco`, in order (`Item.properties` indexes them).
     public private(set) var properties: [Property] = []
+    /// Every `iref` entry, in the order read.
     public private(set) var references: [Reference] = []
     /// The content of the `idat` box, when there is one.
     public private(set) var idat: Range<Int>?

@@ -24,6 +24,7 @@ public enum HEIFLimits {
     /// NAL units read in one image's data (a tile has a few: its parameter sets and its
     /// slice), and in the file.
     public static let nalUnitsPerImage = 4_096
+    /// NAL units read in the whole file, all images together.
     public static let nalUnits = 65_536
     /// How far a coded image's sequence parameter set may declare it larger than its `ispe`
     /// on each side (coded sizes round up to the coding block; a 300x200 image is coded 304x200).

@@ -31,11 +31,14 @@ public struct HEIFValidator: FormatCheck {
     /// The file's announced size, when known: a box reaching past it fails at once.
     public let totalSize: Int64?
 
+    /// A check at the start of a file. With `totalSize` (nil: unknown) every box must stay within it,
+    /// and only then may a last box have size 0 ("to the end").
     public init(totalSize: Int64? = nil) {
         self.totalSize = totalSize
         field.reserveCapacity(16)
     }
 
+    /// Takes the next bytes: throws at the first box header, size or `ftyp` that cannot be HEIF's.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(FormatError) {
         var i = 0
         let n = bytes.count
@@ -66,6 +69,7 @@ public struct HEIFValidator: FormatCheck {
         }
     }
 
+    /// Throws when no box came, no `meta` box came, or the stream ended inside a box.
     public func finish() throws(FormatError) {
         switch phase {
         case .header where field.isEmpty:

@@ -7,6 +7,7 @@ import PTKVocabulary
 /// type's structure (PNG, or JPEG) as the bytes are written, so finishing needs no second pass
 /// over the file.
 public final class IncomingFile {
+    /// What was asked for: the name, size, hash and type the bytes are held to.
     public let request: StoreRequest
     /// Bytes already held when the transfer (re)started: the ACCEPT offset.
     public private(set) var offset: Int64 = 0

@@ -36,6 +36,7 @@ public struct JPEGValidator: FormatCheck {
     /// The file's announced size, when known: a segment reaching past it fails at once.
     public let totalSize: Int64?
 
+    /// A check at the start of a file; `totalSize` (nil: unknown) bounds every segment.
     public init(totalSize: Int64? = nil) {
         self.totalSize = totalSize
         field.reserveCapacity(16)
@@ -212,6 +213,7 @@ public enum StructureCheck: FormatCheck {
     case jpeg(JPEGValidator)
     case heif(HEIFValidator)
 
+    /// The check for a photo of `type`, of `totalSize` bytes when announced (nil: unknown).
     public init(type: PhotoType, totalSize: Int64?) {
         switch type {
         case .png: self = .png(PNGValidator(totalSize: totalSize))
@@ -220,6 +222,7 @@ public enum StructureCheck: FormatCheck {
         }
     }
 
+    /// Passes the bytes to the format's check.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(FormatError) {
         switch self {
         case .png(var v):
@@ -234,6 +237,7 @@ public enum StructureCheck: FormatCheck {
         }
     }
 
+    /// Ends the format's check.
     public func finish() throws(FormatError) {
         switch self {
         case .png(let v): try v.finish()

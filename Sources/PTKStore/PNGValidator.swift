@@ -3,8 +3,11 @@ import PTKVocabulary
 
 /// Why bytes are not a well-formed photo of their type (PNG or JPEG).
 public struct FormatError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What is wrong, in words for the sender and the log.
     public var message: String
+    /// A failure saying `message`.
     public init(_ message: String) { self.message = message }
+    /// The message alone.
     public var description: String { message }
 }
 
@@ -47,6 +50,7 @@ public struct PNGValidator: FormatCheck {
     /// The file's announced size, when known: a chunk reaching past it fails at once.
     public let totalSize: Int64?
 
+    /// A check at the start of a file; `totalSize` (nil: unknown) bounds every chunk.
     public init(totalSize: Int64? = nil) {
         self.totalSize = totalSize
         field.reserveCapacity(8)

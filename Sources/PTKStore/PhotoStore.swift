@@ -18,6 +18,8 @@ public struct StoreSettings: Sendable, Equatable {
     /// and many concurrent senders do not pay for hand-overs between more threads than cores.
     public var checkingThreads: Int?
 
+    /// Settings as configured: 100 MiB kept free, partial uploads kept a day, photos saved 0644,
+    /// checking threads half the usable CPUs.
     public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Duration = .seconds(86_400), fileMode: FileMode = 0o644,
                 checkingThreads: Int? = nil) {
         self.directory = directory
@@ -30,9 +32,11 @@ public struct StoreSettings: Sendable, Equatable {
 
 /// The store could not be opened.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// The message, naming what failed.
     public var description: String
     /// The bytes were refused (not a PNG, wrong size or hash), rather than the store failing.
     public var badInput: Bool
+    /// A failure described by `description`; `badInput` when the sender's bytes, not the store, were at fault.
     public init(_ description: String, badInput: Bool = false) {
         self.description = description
         self.badInput = badInput
@@ -48,6 +52,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 public final class PhotoStore: @unchecked Sendable {
     // The descriptors are fixed for the store's life; each IncomingFile works on its own file,
     // the file system arbitrates names (O_EXCL, renameat2 without replacing) and flock arbitrates partial uploads.
+    /// As given at init; fixed for the store's life.
     public let settings: StoreSettings
     let directory: FileDescriptor
     let incoming: FileDescriptor
@@ -55,6 +60,7 @@ public final class PhotoStore: @unchecked Sendable {
     /// keeps its file open until its round is over, so the descriptors they hold are bounded
     /// whatever the number of sessions. A session that gets no slot waits for its round.
     public let lateFinishes = Slots(limit: PhotoStore.maxLateFinishes)
+    /// At most this many photos finish late at once, store-wide: the descriptors they hold stay bounded.
     public static let maxLateFinishes = 256
 
     /// Every photo published goes through its flush rounds (group commit, issue 46). Set at
@@ -348,7 +354,10 @@ final class Counter: @unchecked Sendable {
 }
 
 extension PhotoStore: Service {
+    /// "photo flushes and checks", for the log.
     public var serviceName: String { "photo flushes and checks" }
+    /// Finishes the flush rounds (their photos answered), then stops the checking threads; true when
+    /// both ended by `deadline`.
     public func stop(until deadline: Instant) -> Bool {
         // Rounds first: a round's photos are answered before the checks close.
         let flushed = rounds.stop(until: deadline)

@@ -6,10 +6,12 @@ import PTKVocabulary
 public struct StoreRequest: Sendable, Equatable {
     /// The name it was offered under; the naming rules (protocol §5) apply when it is published.
     public var name: String
+    /// The length announced, in bytes: more or fewer received is refused.
     public var size: Int64
     /// The SHA-256 it must have, 64 lowercase hex digits; "" when the sender gave none (it is
     /// then saved with the hash it has, and cannot be resumed).
     public var sha256: String
+    /// The type announced: the bytes are checked for its structure (PNG, JPEG or HEIF).
     public var type: PhotoType
     /// Who sent it, as the logs and the library name them; nil when nobody did (`ptk import`).
     public var sender: String?
@@ -23,6 +25,7 @@ public struct StoreRequest: Sendable, Equatable {
     /// chunk boundary.
     public var wholeResumable: Bool
 
+    /// A request as a door fills it; `sender`, `modified` and `folder` default to none and the directory itself.
     public init(name: String, size: Int64, sha256: String, type: PhotoType, sender: String? = nil, modified: Int64? = nil, folder: String = "",
                 wholeResumable: Bool = false) {
         self.wholeResumable = wholeResumable

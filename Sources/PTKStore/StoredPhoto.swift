@@ -5,6 +5,7 @@ public struct StoredPhoto: Sendable, Equatable {
     /// Where it is kept, relative to the received-photos directory (with folders,
     /// "alice/IMG_1.png", when the layout files photos in folders).
     public var name: String
+    /// Its length in bytes.
     public var size: Int64
     /// Its SHA-256, 64 lowercase hex digits.
     public var sha256: String
@@ -12,6 +13,7 @@ public struct StoredPhoto: Sendable, Equatable {
     /// (duplicates = skip).
     public var isDuplicate: Bool
 
+    /// What the store answers; `isDuplicate` only when it kept nothing new.
     public init(name: String, size: Int64, sha256: String, isDuplicate: Bool = false) {
         self.name = name
         self.size = size

@@ -12,6 +12,7 @@ public final class ByteArrayPool: @unchecked Sendable {
     private let limit: Int
     private let maxCapacity: Int
 
+    /// Keeps at most `limit` arrays; one given back with a capacity above `maxCapacity` bytes is dropped instead.
     public init(limit: Int, maxCapacity: Int) {
         self.limit = limit
         self.maxCapacity = maxCapacity

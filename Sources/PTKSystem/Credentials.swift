@@ -4,12 +4,15 @@ import Glibc
 /// A user (and the group to run with) a root process takes on before it touches files that
 /// user could have planted.
 public struct Credentials: Equatable, Sendable, CustomStringConvertible {
+    /// The user id to take on (`setresuid`).
     public let user: UInt32
+    /// The primary group id to take on (`setresgid`).
     public let group: UInt32
     /// The user's name in the password database, if it has an entry (then its supplementary
     /// groups are taken on too).
     public let name: String?
 
+    /// A user and group as given; `name` decides whether supplementary groups are looked up.
     public init(user: UInt32, group: UInt32, name: String?) {
         self.user = user
         self.group = group

@@ -11,6 +11,7 @@ import PTKVocabulary
 /// file with a second hard link (another name for someone else's file), or something that is
 /// not the regular file or directory expected. `path` names it in full for the message.
 public struct RefusedFileError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What was found at the name instead of what was expected.
     public enum Reason: Equatable, Sendable {
         case symbolicLink
         case hardLinks(Int)
@@ -18,14 +19,18 @@ public struct RefusedFileError: Error, CustomStringConvertible, Equatable, Senda
         case notDirectory
     }
 
+    /// The whole path of the refused name, for the message.
     public var path: String
+    /// Why it was refused.
     public var reason: Reason
 
+    /// A refusal of `path` for `reason`.
     public init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason
     }
 
+    /// The message for the user: what was found, why it is refused, and what to do.
     public var description: String {
         switch reason {
         case .symbolicLink:

@@ -8,6 +8,7 @@ public final class ExitGate: @unchecked Sendable {
     private var inside = 0
     private var closed = false
 
+    /// An open gate with nobody inside.
     public init() {}
 
     /// Runs `body`; once the gate is closed, never returns (the thread parks until the process exits).

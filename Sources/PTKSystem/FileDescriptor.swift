@@ -2,21 +2,30 @@ import Glibc
 
 /// Flags for `FileDescriptor.open`; O_CLOEXEC is always added.
 public struct OpenFlags: OptionSet, Sendable {
+    /// The flags as `openat` takes them, without O_CLOEXEC (added by `open`).
     public let rawValue: CInt
+    /// Any combination of open flags.
     public init(rawValue: CInt) { self.rawValue = rawValue }
 
+    /// O_RDONLY (zero): reading only; the default when neither write flag is given.
     public static let readOnly = OpenFlags([])
+    /// O_WRONLY: writing only.
     public static let writeOnly = OpenFlags(rawValue: O_WRONLY)
+    /// O_RDWR: reading and writing.
     public static let readWrite = OpenFlags(rawValue: O_RDWR)
+    /// O_CREAT: make the file when the name is free, with `open`'s `mode` less the umask.
     public static let create = OpenFlags(rawValue: O_CREAT)
     /// With `create`: fail if the name exists.
     public static let exclusive = OpenFlags(rawValue: O_EXCL)
+    /// O_TRUNC: cut an existing file to length 0 when it is opened for writing.
     public static let truncate = OpenFlags(rawValue: O_TRUNC)
     /// Every write goes to the end of the file.
     public static let append = OpenFlags(rawValue: O_APPEND)
+    /// O_DIRECTORY: fail (ENOTDIR) unless the name is a directory.
     public static let directory = OpenFlags(rawValue: O_DIRECTORY)
     /// Fail (ELOOP) rather than follow a symlink in the last component.
     public static let noFollow = OpenFlags(rawValue: O_NOFOLLOW)
+    /// O_NONBLOCK: do not wait: on a FIFO with no reader, or for a lease or a read that would block.
     public static let nonBlocking = OpenFlags(rawValue: O_NONBLOCK)
     /// A descriptor that names the file without opening it for reading or writing.
     public static let pathOnly = OpenFlags(rawValue: 0o10000000)  // O_PATH, which the Glibc overlay does not export
@@ -24,7 +33,9 @@ public struct OpenFlags: OptionSet, Sendable {
 
 /// An open file descriptor. A value, like swift-system's: whoever opened it closes it.
 public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
+    /// The kernel's descriptor number; valid while the opener has not closed it.
     public let rawValue: CInt
+    /// Wraps `rawValue` without opening or duplicating anything: whoever owned the number owns this.
     public init(rawValue: CInt) { self.rawValue = rawValue }
 
     /// The standard error stream.

@@ -5,16 +5,23 @@ public typealias FileMode = UInt32
 
 /// What `stat` says about a file, in the words the program needs.
 public struct FileStatus: Sendable, Equatable {
+    /// A regular file (S_IFREG).
     public var isRegularFile: Bool
+    /// A directory (S_IFDIR).
     public var isDirectory: Bool
+    /// A symbolic link (S_IFLNK); only a status taken without following links can say so.
     public var isSymlink: Bool
+    /// The length in bytes (`st_size`).
     public var size: Int64
     /// The permission bits (0o777 and set-id bits).
     public var permissions: FileMode
+    /// The inode number (`st_ino`); with `device`, which file this is.
     public var inode: UInt64
     /// The device the file is on (with `inode`, what tells two files apart).
     public var device: UInt64
+    /// The owning user id (`st_uid`).
     public var owner: UInt32
+    /// The owning group id (`st_gid`).
     public var group: UInt32
     /// Last modification, in seconds since the epoch.
     public var modified: Int64

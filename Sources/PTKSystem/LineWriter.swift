@@ -19,6 +19,7 @@ public final class BackgroundLineWriter: @unchecked Sendable {
     /// The writing thread is one of `group`'s.
     private let group: ThreadGroup
 
+    /// Writes to `fd` with at most `capacity` lines waiting, on a thread of `group`'s started with the first line.
     public init(fd: FileDescriptor = .standardError, capacity: Int = 1000, group: ThreadGroup = .process) {
         self.fd = fd
         self.capacity = capacity

@@ -5,6 +5,7 @@ public final class Lock: @unchecked Sendable {
     // The mutex is allocated once and only used through pthread calls.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
+    /// An unlocked mutex, allocated for the life of the lock.
     public init() {
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -28,6 +29,7 @@ public final class Semaphore: @unchecked Sendable {
     // The semaphore is allocated once and only used through sem_* calls.
     private let sem: UnsafeMutablePointer<sem_t>
 
+    /// A semaphore starting at `value` (0: the first `wait` blocks until a `signal`), private to this process.
     public init(value: UInt32 = 0) {
         sem = .allocate(capacity: 1)
         sem_init(sem, 0, value)
@@ -38,8 +40,10 @@ public final class Semaphore: @unchecked Sendable {
         sem.deallocate()
     }
 
+    /// Adds one, waking a waiter if any.
     public func signal() { sem_post(sem) }
 
+    /// Takes one, blocking until there is one; an interrupting signal does not end the wait.
     public func wait() {
         while sem_wait(sem) != 0 && errno == EINTR {}
     }
@@ -52,6 +56,7 @@ public final class ConditionLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let cond: UnsafeMutablePointer<pthread_cond_t>
 
+    /// An unlocked mutex and its condition variable, allocated for the life of the lock.
     public init() {
         mutex = .allocate(capacity: 1)
         cond = .allocate(capacity: 1)

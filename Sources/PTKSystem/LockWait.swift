@@ -13,6 +13,7 @@ public struct LockPatience: Sendable {
     /// (ptkd, whose error line says it when the wait fails).
     public var waiting: (@Sendable (String) -> Void)?
 
+    /// A patience of `limit`, told to `waiting` (nobody by default) once a wait lasts `announceAfter` (1 s by default).
     public init(limit: Duration, announceAfter: Duration = .seconds(1), waiting: (@Sendable (String) -> Void)? = nil) {
         self.limit = limit
         self.announceAfter = announceAfter
@@ -36,14 +37,17 @@ public struct LockTimeoutError: Error, CustomStringConvertible, Sendable {
     public var path: String
     /// What the lock guards, for the message ("the trust lists").
     public var guards: String
+    /// The patience that ran out, for its limit in the message.
     public var patience: LockPatience
 
+    /// The lock file at `path`, guarding `guards`, waited for as long as `patience` allowed.
     public init(path: String, guards: String, patience: LockPatience) {
         self.path = path
         self.guards = guards
         self.patience = patience
     }
 
+    /// The message for the user: what was not changed, and how to see who holds the lock.
     public var description: String {
         "\(path): another process held this lock (on \(guards)) for \(patience.limitText), so nothing was changed; "
             + "ptkd holds it for well under a second: try again, and if it persists see who holds it (fuser -v \(path))"
@@ -83,13 +87,16 @@ extension FileDescriptor {
 public struct LeaseTimeoutError: Error, CustomStringConvertible, Sendable {
     /// The file.
     public var path: String
+    /// The patience that ran out, for its limit in the message.
     public var patience: LockPatience
 
+    /// The file at `path`, waited for as long as `patience` allowed.
     public init(path: String, patience: LockPatience) {
         self.path = path
         self.patience = patience
     }
 
+    /// The message for the user: nothing was done, and how to see who holds the lease.
     public var description: String {
         "\(path): another process holds a lease on it (fcntl F_SETLEASE) and did not let it go within \(patience.limitText), so nothing was done; "
             + "ptkd takes none: see who holds it (fuser -v \(path); /proc/locks says LEASE)"

@@ -2,9 +2,11 @@ import Glibc
 
 /// An IPv4 interface that is up and can multicast.
 public struct MulticastInterface: Sendable, Equatable, Hashable {
+    /// The interface's name ("eth0").
     public var name: String
     /// Its IPv4 address, dotted.
     public var address: String
+    /// True for the loopback interface (IFF_LOOPBACK).
     public var isLoopback: Bool
 }
 

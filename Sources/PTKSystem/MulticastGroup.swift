@@ -2,7 +2,9 @@ import Glibc
 
 /// An IPv4 interface that is up and can multicast, with its network's prefix length.
 public struct MulticastNetwork: Sendable, Equatable, Hashable {
+    /// The interface and its IPv4 address.
     public var interface: MulticastInterface
+    /// Bits of the netmask (24 for 255.255.255.0); 32 when the interface reports no IPv4 netmask.
     public var prefixLength: Int
 }
 
@@ -66,16 +68,21 @@ extension Multicast {
 /// An interface that is up, can multicast and has IPv6 addresses: its name, index (the scope id
 /// of its link-local addresses) and every IPv6 address it has with its prefix length.
 public struct IPv6MulticastInterface: Sendable, Equatable, Hashable {
+    /// The interface's name ("eth0").
     public var name: String
+    /// The interface index (`if_nametoindex`): the scope id of its link-local addresses.
     public var index: UInt32
     /// Numeric, a link-local one with its scope ("fe80::1%eth0"), each with its prefix length.
     public var addresses: [IPv6Prefix]
+    /// True for the loopback interface (IFF_LOOPBACK).
     public var isLoopback: Bool
 }
 
 /// An IPv6 address as text (link-local ones with "%interface") and its prefix length.
 public struct IPv6Prefix: Sendable, Equatable, Hashable {
+    /// Numeric, with "%interface" for a link-local one.
     public var address: String
+    /// Bits of the prefix (64 for most networks).
     public var prefixLength: Int
 }
 

@@ -2,11 +2,17 @@ import Glibc
 
 /// What `poll` waits for, and what it found.
 public struct PollEvents: OptionSet, Sendable {
+    /// The `events`/`revents` bits as `poll` takes and gives them.
     public let rawValue: Int16
+    /// Any set of poll bits.
     public init(rawValue: Int16) { self.rawValue = rawValue }
+    /// POLLIN: data to read, or end of file, or a connection to accept.
     public static let readable = PollEvents(rawValue: Int16(POLLIN))
+    /// POLLOUT: a write would not block.
     public static let writable = PollEvents(rawValue: Int16(POLLOUT))
+    /// POLLERR: an error is pending (only in what `poll` found; never asked for).
     public static let error = PollEvents(rawValue: Int16(POLLERR))
+    /// POLLHUP: the peer hung up (only in what `poll` found); reads drain what is left, then see end of file.
     public static let hangUp = PollEvents(rawValue: Int16(POLLHUP))
 }
 

@@ -13,6 +13,7 @@ public protocol Service: AnyObject {
 public final class Services {
     private var started: [(service: any Service, within: Duration)] = []
 
+    /// None started yet.
     public init() {}
 
     /// Records a service that has started; when its turn to stop comes it has `within` to do so.

@@ -4,8 +4,10 @@ public final class Slots: @unchecked Sendable {
     // `inUse` is guarded by `lock`.
     private let lock = Lock()
     private var inUse = 0
+    /// The most holders at once; 0 refuses every `tryTake`.
     public let limit: Int
 
+    /// Slots for `limit` holders (a negative limit counts as 0), none taken.
     public init(limit: Int) { self.limit = max(0, limit) }
 
     /// Takes a slot if one is free; true when taken (give it back with `give`).

@@ -3,8 +3,10 @@ import Glibc
 /// Why no address of a peer could be connected to: each attempt that was made, with its error
 /// (ETIMEDOUT for those still pending at the deadline).
 public struct ConnectFailure: Error, Sendable, CustomStringConvertible {
+    /// Each address tried, in the order tried, with why it failed; empty when there was none to try.
     public var attempts: [(address: SocketAddress, error: SystemError)]
 
+    /// The reason alone for one attempt; for several, each address with its reason.
     public var description: String {
         if attempts.isEmpty { return "no address to connect to" }
         if attempts.count == 1 { return attempts[0].error.reason.lowercasedFirst }

@@ -5,6 +5,7 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
     fileprivate var storage: sockaddr_storage
     fileprivate var length: socklen_t
 
+    /// Equal when they print the same (host and port as text), whatever padding the storage holds.
     public static func == (a: SocketAddress, b: SocketAddress) -> Bool { a.description == b.description }
 
     /// The address family, AF_INET or AF_INET6.
@@ -101,8 +102,11 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
 
 /// A host name that did not resolve.
 public struct ResolveError: Error, Sendable, CustomStringConvertible {
+    /// The name as given.
     public var host: String
+    /// What `getaddrinfo` said (`gai_strerror`).
     public var message: String
+    /// The message for the user, naming the host.
     public var description: String { "cannot resolve '\(host)': \(message)" }
 }
 

@@ -5,6 +5,7 @@ import Glibc
 /// (so that a signal reaches whatever it started too), and the read end of a pipe carrying its
 /// standard output and standard error.
 public final class Child {
+    /// Its process ID, also its process group's ID; reaped by `ended()`, so not reused before that.
     public let pid: pid_t
     /// Its standard output and standard error, together; non-blocking.
     public let output: FileDescriptor
@@ -59,6 +60,7 @@ public final class Child {
     public enum Ending: Equatable, Sendable, CustomStringConvertible {
         case exited(Int32)
         case signalled(Int32)
+        /// "exit status 3" or "killed by signal 9 (SIGKILL)", for messages.
         public var description: String {
             switch self {
             case .exited(let code): return "exit status \(code)"
@@ -85,6 +87,7 @@ public final class Child {
 
     /// SIGTERM and SIGKILL, for `signalGroup`.
     public static let terminateSignal = SIGTERM
+    /// SIGKILL, for a child that did not end after `terminateSignal`.
     public static let killSignal = SIGKILL
 }
 

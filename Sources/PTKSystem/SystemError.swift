@@ -9,6 +9,7 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The errno value.
     public var errno: CInt
 
+    /// A failure of `call` on `object` (a path or address; nil for none) with `errno`.
     public init(call: String, object: String? = nil, errno: CInt) {
         self.call = call
         self.object = object
@@ -18,6 +19,7 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The C library's text for the errno ("No such file or directory").
     public var reason: String { String(cString: strerror(errno)) }
 
+    /// "open '/srv/photos': Permission denied", or without the object when there is none.
     public var description: String {
         if let object { return "\(call) '\(object)': \(reason)" }
         return "\(call): \(reason)"

@@ -31,6 +31,7 @@ public final class ThreadGroup: @unchecked Sendable {
     private var ended: Set<Int> = []
     private var nextID = 0
 
+    /// An empty group, for one part's threads, which that part joins itself when it stops (`join(until:)`).
     public init() {}
 
     /// A running thread holds its group, so a group goes only once all its threads have

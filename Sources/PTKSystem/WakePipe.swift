@@ -3,9 +3,11 @@ import Glibc
 /// A pipe used to wake pollers: once `signal()` is called its read end stays readable.
 public final class WakePipe: @unchecked Sendable {
     // Both descriptors are fixed at init and closed only in deinit; write(2) is thread-safe.
+    /// What pollers wait on (`.readable`); owned by the pipe, closed in its deinit: never close it.
     public let readEnd: FileDescriptor
     private let writeEnd: FileDescriptor
 
+    /// A new pipe, empty. Throws when the process is out of descriptors (`pipe` fails).
     public init() throws(SystemError) {
         var fds: [CInt] = [0, 0]
         _ = try syscall("pipe") { pipe(&fds) }

@@ -14,7 +14,9 @@ import PTKVocabulary
 public struct WayStep: Equatable, Sendable {
     /// The path as walked (a link's target continues it), for messages.
     public var path: String
+    /// The owning user id (`st_uid`): a user who may change its mode, and so what may be put below it.
     public var owner: UInt32
+    /// The owning group id (`st_gid`), whose members the group bits (or an ACL's mask) govern.
     public var group: UInt32
     /// The whole `st_mode`: the kind of file and its permission bits.
     public var mode: UInt32
@@ -22,6 +24,7 @@ public struct WayStep: Equatable, Sendable {
     /// (its group bits are then the ACL's mask).
     public var hasAccessACL: Bool
 
+    /// A step as tests and callers describe one; the walk itself fills it from `fstat` or `fstatat`.
     public init(path: String, owner: UInt32, group: UInt32, mode: UInt32, hasAccessACL: Bool = false) {
         self.path = path
         self.owner = owner
@@ -30,7 +33,9 @@ public struct WayStep: Equatable, Sendable {
         self.hasAccessACL = hasAccessACL
     }
 
+    /// True for a folder (S_IFDIR), the only kind whose write bits matter to `changeableFolder`.
     public var isDirectory: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFDIR) }
+    /// True for a symbolic link (S_IFLNK), noted by its own status before the walk follows it.
     public var isSymlink: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFLNK) }
 
     init(_ st: stat, path: String, acl: Bool = false) {
@@ -42,12 +47,18 @@ public struct WayStep: Equatable, Sendable {
 /// could put something else in its place or below it: its path, owner, group and mode
 /// (permission bits with the sticky bit), and whether an access ACL grants others write.
 public struct ChangeableFolder: Equatable, Sendable {
+    /// The path as walked, for the refusal's message.
     public var path: String
+    /// The folder's owning user id.
     public var owner: UInt32
+    /// The folder's owning group id.
     public var group: UInt32
+    /// Permission bits with the sticky bit (`st_mode & 0o7777`), without the kind of file.
     public var mode: UInt32
+    /// True when an access ACL may grant write beyond what the mode shows (the group bits are then its mask).
     public var hasAccessACL: Bool
 
+    /// A folder as tests and `changeableFolder` describe one.
     public init(path: String, owner: UInt32, group: UInt32, mode: UInt32, hasAccessACL: Bool = false) {
         self.path = path
         self.owner = owner
@@ -337,12 +348,16 @@ extension FileDescriptor {
 /// The device and inode of a file held open: which file it is, for as long as it is held
 /// (an inode number is reused only once nothing holds the file).
 public struct FileIdentity: Hashable, Sendable {
+    /// The file system's device number (`st_dev`).
     public var device: UInt64
+    /// The inode number (`st_ino`), unique within the device while the file is held.
     public var inode: UInt64
+    /// A file by its device and inode numbers.
     public init(device: UInt64, inode: UInt64) {
         self.device = device
         self.inode = inode
     }
+    /// The identity of the file `status` describes.
     public init(_ status: FileStatus) { self.init(device: status.device, inode: status.inode) }
 }
 

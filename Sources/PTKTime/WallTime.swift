@@ -1,8 +1,12 @@
 /// A day of the calendar: what a photo is filed under by date.
 public struct CalendarDay: Sendable, Equatable, Hashable {
+    /// The year of the proleptic Gregorian calendar (2024).
     public var year: Int
+    /// The month, 1 to 12.
     public var month: Int
+    /// The day of the month, 1 to 31.
     public var day: Int
+    /// A day as given; nothing checks that it exists.
     public init(year: Int, month: Int, day: Int) {
         self.year = year
         self.month = month
@@ -17,7 +21,9 @@ public struct CalendarDay: Sendable, Equatable, Hashable {
 /// A pure value, by arithmetic alone (`CivilDate`); reading the clock (`WallTime.now`) and the
 /// host's time zone (`localDay`, `local`) is PTKSystem's.
 public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible {
+    /// Milliseconds since 1970-01-01 UTC; negative before it. Any value may come from the index.
     public var milliseconds: Int64
+    /// A time `milliseconds` after the epoch.
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
     /// `seconds` since the epoch; beyond what milliseconds can hold (some 292 million years),
     /// the farthest time they can.
@@ -53,6 +59,7 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
         return remainder < 0 ? quotient - 1 : quotient
     }
 
+    /// Earlier first.
     public static func < (a: WallTime, b: WallTime) -> Bool { a.milliseconds < b.milliseconds }
 
     /// ISO 8601 in UTC with milliseconds: "2023-11-14T22:13:20.123Z".

@@ -9,7 +9,9 @@ import FoundationEssentials
 public enum Package {
     /// The Version this ptk writes and the highest it reads.
     public static let version = 1
+    /// The name of the file in a package that holds the photo's bytes, unchanged.
     public static let dataName = "photo.data"
+    /// The name of the file in a package that holds its metadata as JSON (`PhotoMetadata`).
     public static let metadataName = "photo.metadata"
     /// The largest photo.metadata read: 32 MiB. A thumbnail is a few tens of kB, but the
     /// metadata holds it in base64, and ptk reads a thumbnail of up to 16 MiB.
@@ -76,6 +78,8 @@ public enum Package {
 
 /// A package that cannot be read.
 public struct PackageError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong with the package, naming the file at fault.
     public var description: String
+    /// A failure saying `description`.
     public init(_ description: String) { self.description = description }
 }

@@ -4,18 +4,27 @@ import FoundationEssentials
 /// `photo.metadata` (which adds `Version` and `Thumbnail`). Keys as PhotoKeeper's documents
 /// spelled them (`CodingKeys`). The format only: the library fills it from its photos (`init(_ photo:)`).
 public struct PhotoMetadata: Codable, Sendable, Equatable {
+    /// In a package only: the format's version (`Package.version`); absent from listings.
     public var version: Int?
     /// Listings only: the library's id of the photo (never reused; `ptk watch --since`).
     public var id: Int64?
+    /// The file name, relative to the received-photos directory (with its folders, if any).
     public var name: String?
     /// The photo's media type ("image/jpeg"): a package carries its photo's type.
     public var mediaType: String?
+    /// The file's length in bytes.
     public var size: Int64?
+    /// The file's SHA-256, 64 lowercase hex digits; absent until it is indexed.
     public var sha256: String?
+    /// Pixels as stored, before `orientation` turns them; absent until indexed or when unreadable.
     public var width: Int?
+    /// Pixels as stored, before `orientation` turns them.
     public var height: Int?
+    /// From the PNG header, or a JPEG's precision.
     public var bitDepth: Int?
+    /// The PNG colour type (0 greyscale, 2 truecolour, 3 indexed, 4 and 6 with alpha); a JPEG's is 0 or 2.
     public var colorType: Int?
+    /// 1 when interlaced (PNG Adam7, or a progressive JPEG), else 0.
     public var interlace: Int?
     /// ISO 8601, UTC, with milliseconds: "2026-11-30T09:41:02.123Z".
     public var received: String?
@@ -23,18 +32,27 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
     public var modified: String?
     /// When it was taken, as the photo says (see `PhotoFacts.taken`).
     public var taken: String?
+    /// The EXIF Make, as the camera wrote it.
     public var cameraMake: String?
+    /// The EXIF Model, as the camera wrote it.
     public var cameraModel: String?
     /// EXIF Orientation, and the size as shown.
     public var orientation: Int?
+    /// Width after `orientation` (height and width swap for orientations 5 to 8).
     public var displayWidth: Int?
+    /// Height after `orientation`.
     public var displayHeight: Int?
     /// Only whether the photo holds a location: the location itself is never given out.
     public var hasLocation: Bool?
+    /// The name the sender gave in its HELLO (or its LocalSend alias); absent for a photo copied in by hand.
     public var senderName: String?
+    /// The address it was sent from.
     public var senderAddress: String?
+    /// The sender's device ID.
     public var senderID: String?
+    /// The note a user set on it (from `ptk` or the web pages).
     public var note: String?
+    /// 0 to 5; absent when not rated.
     public var rating: Int?
     /// Listings only: false while the photo waits to be indexed.
     public var indexed: Bool?
@@ -83,6 +101,7 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
         case preview = "Preview"
     }
 
+    /// Every field absent.
     public init() {}
 
     /// Pretty, with sorted keys, so that two exports of one photo are the same bytes.
@@ -103,6 +122,7 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
         return e
     }()
 
+    /// A list, pretty, with sorted keys, as `json()` writes one.
     public static func json(_ list: [PhotoMetadata]) -> String {
         // Encoding strings and integers cannot fail.
         String(decoding: (try? encoder.encode(list)) ?? Data("[]".utf8), as: UTF8.self)

@@ -61,6 +61,7 @@ public enum PhotoType: String, Sendable, CaseIterable {
     /// structural brands of any coding.
     public static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]
 
+    /// The type of a media type ("image/png"), any case; nil for one not listed.
     public init?(mediaType: String) {
         self.init(rawValue: mediaType.lowercased())
     }

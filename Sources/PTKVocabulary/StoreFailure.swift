@@ -20,9 +20,12 @@ public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible 
         case io
     }
 
+    /// Which failure: what each door turns into its code or status.
     public var kind: Kind
+    /// What happened, for people and the log.
     public var message: String
 
+    /// A failure of `kind`, described by `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
@@ -32,5 +35,6 @@ public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible 
     /// the store failing.
     public var isBadInput: Bool { kind == .notAPhoto || kind == .typeNotKept || kind == .sizeMismatch || kind == .hashMismatch }
 
+    /// "noSpace: ...": the kind's name, then the message.
     public var description: String { "\(kind.rawValue): \(message)" }
 }
