@@ -35,13 +35,14 @@ help:
 deps:
 	@scripts/deps.sh
 
-# Every import must be declared in Package.swift (the layering), and every try? must say why
-# its error does not matter: both checked before each build.
+# Every import must be declared in Package.swift (the layering), every try? must say why its
+# error does not matter, and every public declaration has a /// comment: checked before each build.
 # The version is set in debian/changelog alone; the Swift constant is written from it.
 imports:
 	@scripts/version.sh --sync
 	@scripts/check-imports.py
 	@scripts/check-try.py
+	@scripts/check-docs.py
 
 build: deps imports
 	$(SWIFT) build $(SWIFTFLAGS)
@@ -57,6 +58,8 @@ test:
 	@scripts/version.sh --sync
 	@scripts/check-imports.py
 	@scripts/check-try.py
+	@scripts/check-docs.py
+	@scripts/tests-tagged.py --check
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	SWIFT="$(SWIFT)" scripts/run-tests.sh --disable-xctest $(SWIFTFLAGS)
 
@@ -64,7 +67,7 @@ test:
 # but not slow, picked by their tags (scripts/tests-tagged.py). make test runs everything.
 check:
 	@start=$$(date +%s); \
-	scripts/version.sh --sync && scripts/check-imports.py && scripts/check-try.py && scripts/tests-tagged.py --check && \
+	scripts/version.sh --sync && scripts/check-imports.py && scripts/check-try.py && scripts/check-docs.py && scripts/tests-tagged.py --check && \
 	$(SWIFT) build --build-tests $(SWIFTFLAGS) && \
 	$(SWIFT) test --skip-build --disable-xctest --filter "$$(scripts/tests-tagged.py --filter unit)" \
 	    --skip "$$(scripts/tests-tagged.py --skip slow)"; status=$$?; \
