@@ -283,11 +283,10 @@ public final class HTTPConnection {
             try write(responseHead(status, contentLength: nil, contentType: type, headers: headers, close: close), deadline: .now + idle)
             let body = ChunkedBody(connection: self, silent: headOnly)
             do throws(HTTPError) { try produce(body) } catch {
-                // The head went out: a refusal now cannot be answered, only the body cut short
-                // (no last chunk) by closing.
-                if case .status = error { throw .gone }
-                if case .refused = error { throw .gone }
-                throw error
+                // The head went out: whatever went wrong (a refusal, a timeout, the stop) cannot
+                // be answered now, only the body cut short (no last chunk) by closing. Any other
+                // error would let the caller write a second answer into the body.
+                throw .gone
             }
             try body.finish()
         }

@@ -43,6 +43,18 @@ struct ResponseContractTests {
                 throw .status(.internalServerError, "gave up midway")
             })
         }
+        routes.add([.get], "/cut-timeout") { _, _ throws(HTTPError) in
+            Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                try w.write(Array("part".utf8))
+                throw .timedOut(partial: true)
+            })
+        }
+        routes.add([.get], "/cut-stop") { _, _ throws(HTTPError) in
+            Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                try w.write(Array("part".utf8))
+                throw .interrupted
+            })
+        }
         routes.add([.get], "/header") { r, _ throws(HTTPError) in
             Response(.noContent, headers: ["X-Echo": r.query["v"] ?? ""])
         }
@@ -119,6 +131,13 @@ struct ResponseContractTests {
         let cut = harness().run([get("/cut"), get("/hello")])
         #expect(cut.responses.isEmpty && cut.ending == nil && cut.text.hasSuffix("4\r\npart\r\n"), "\(cut.text)")
         #expect(cut.text.components(separatedBy: "HTTP/1.1 ").count == 2)
+        // Whatever the producer's error (a timeout, the stop), nothing is written after the head
+        // but the body so far: a 408 or 503 there would land inside the chunked body.
+        for path in ["/cut-timeout", "/cut-stop"] {
+            let cut = harness().run([get(path), get("/hello")])
+            #expect(cut.responses.isEmpty && cut.text.hasSuffix("4\r\npart\r\n"), "\(path): \(cut.text)")
+            #expect(cut.text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(path): \(cut.text)")
+        }
     }
 
     @Test("a header value with CR or LF cannot add a header or end the head")
