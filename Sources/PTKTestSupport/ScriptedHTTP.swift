@@ -134,3 +134,15 @@ public struct ParsedResponse: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 }
+
+/// `bytes` as a chunked request body (RFC 9112 §7.1): chunks of `size` bytes, then the last chunk.
+public func chunkedBody(_ bytes: [UInt8], size: Int) -> [UInt8] {
+    var out: [UInt8] = []
+    var i = 0
+    while i < bytes.count {
+        let end = min(i + size, bytes.count)
+        out += Array((String(end - i, radix: 16) + "\r\n").utf8) + bytes[i..<end] + [13, 10]
+        i = end
+    }
+    return out + Array("0\r\n\r\n".utf8)
+}

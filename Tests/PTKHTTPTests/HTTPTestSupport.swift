@@ -93,17 +93,5 @@ func service<C>(_ router: Router<C>, _ middleware: [any HTTPMiddleware<C>] = [],
     HTTPService(kind: "web", router: router, middleware: middleware, idle: idle, log: { line in log?.add(line) }, refuse: refuser(notes))
 }
 
-/// `bytes` as a chunked body: chunks of `size` bytes, then the last chunk.
-func chunkedBody(_ bytes: [UInt8], size: Int) -> [UInt8] {
-    var out: [UInt8] = []
-    var i = 0
-    while i < bytes.count {
-        let end = min(i + size, bytes.count)
-        out += Array((String(end - i, radix: 16) + "\r\n").utf8) + bytes[i..<end] + [13, 10]
-        i = end
-    }
-    return out + Array("0\r\n\r\n".utf8)
-}
-
 /// The text of what the server wrote.
 func writtenText(_ stream: ScriptedHTTPStream) -> String { String(decoding: stream.written, as: UTF8.self) }

@@ -73,17 +73,5 @@ struct SniffedUploadTests {
     }
 }
 
-/// `bytes` as a chunked body: chunks of `size` bytes, then the last chunk.
-func chunkedBody(_ bytes: [UInt8], size: Int) -> [UInt8] {
-    var out: [UInt8] = []
-    var i = 0
-    while i < bytes.count {
-        let end = min(i + size, bytes.count)
-        out += Array((String(end - i, radix: 16) + "\r\n").utf8) + bytes[i..<end] + [13, 10]
-        i = end
-    }
-    return out + Array("0\r\n\r\n".utf8)
-}
-
 /// A deadline no scripted read waits for.
 func soon() -> Instant { .now + .seconds(30) }
