@@ -61,40 +61,46 @@ public final class AppPasswords: @unchecked Sendable {
     /// A new password for `name`, which must be a valid name no other password has: the stored
     /// entry and the password itself (shown once; kept nowhere). Throws `TrustError` for a name
     /// that is not valid or is taken, else the file's error.
-    public func add(name: String, access: AppAccess, now: Int64) throws -> (AppPassword, password: String) {
-        guard Self.validName(name) else {
-            throw TrustError("'\(name)' is not a valid app password name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -")
-        }
-        let password = Self.generatePassword()
-        return try locked { dir in
-            var entries = try read(in: dir)
-            guard !entries.contains(where: { Self.sameName($0.password.name, name) }) else {
-                throw TrustError("an app password named '\(name)' exists already: choose another name, or remove it first (ptk app-password remove \(name))")
+    public func add(name: String, access: AppAccess, now: Int64) throws(TrustError) -> (AppPassword, password: String) {
+        return try files {
+            guard Self.validName(name) else {
+                throw TrustError("'\(name)' is not a valid app password name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -")
             }
-            var id = hex(randomBytes(8))
-            while entries.contains(where: { $0.password.id == id }) { id = hex(randomBytes(8)) }
-            let entry = AppPasswordFile.Entry(password: AppPassword(id: id, name: name, access: access, created: now),
-                                              hash: Self.hash(password))
-            entries.append(entry)
-            try write(entries, in: dir)
-            return (entry.password, password)
+            let password = Self.generatePassword()
+            return try locked { dir in
+                var entries = try read(in: dir)
+                guard !entries.contains(where: { Self.sameName($0.password.name, name) }) else {
+                    throw TrustError("an app password named '\(name)' exists already: choose another name, or remove it first (ptk app-password remove \(name))")
+                }
+                var id = hex(randomBytes(8))
+                while entries.contains(where: { $0.password.id == id }) { id = hex(randomBytes(8)) }
+                let entry = AppPasswordFile.Entry(password: AppPassword(id: id, name: name, access: access, created: now),
+                                                  hash: Self.hash(password))
+                entries.append(entry)
+                try write(entries, in: dir)
+                return (entry.password, password)
+            }
         }
     }
 
     /// The passwords, oldest first (none when the directory or file does not exist).
-    public func list() throws -> [AppPassword] {
-        (try web.withExisting { dir in try read(in: dir) } ?? []).map(\.password)
+    public func list() throws(TrustError) -> [AppPassword] {
+        return try files {
+            (try web.withExisting { dir in try read(in: dir) } ?? []).map(\.password)
+        }
     }
 
     /// Removes the password named `name`; false when there is none.
     @discardableResult
-    public func remove(name: String) throws -> Bool {
-        try locked { dir in
-            var entries = try read(in: dir)
-            guard let i = entries.firstIndex(where: { Self.sameName($0.password.name, name) }) else { return false }
-            entries.remove(at: i)
-            try write(entries, in: dir)
-            return true
+    public func remove(name: String) throws(TrustError) -> Bool {
+        return try files {
+            try locked { dir in
+                var entries = try read(in: dir)
+                guard let i = entries.firstIndex(where: { Self.sameName($0.password.name, name) }) else { return false }
+                entries.remove(at: i)
+                try write(entries, in: dir)
+                return true
+            }
         }
     }
 

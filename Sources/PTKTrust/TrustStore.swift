@@ -47,14 +47,6 @@ public struct PendingSender: Sendable, Equatable {
     }
 }
 
-/// Why a trust operation could not be done, with the fix where there is one.
-public struct TrustError: Error, CustomStringConvertible, Equatable {
-    /// What went wrong, with the fix where there is one; `ptk` prints it as it is.
-    public var description: String
-    /// The message should carry the fix where there is one.
-    public init(_ description: String) { self.description = description }
-}
-
 /// The trust list and the pending senders, as two text files in the state directory:
 ///
 /// - `trusted-senders`: one `ID name` a line (the ID in any case, with or without dashes: a ptk
@@ -116,35 +108,39 @@ public final class TrustStore: @unchecked Sendable {
     public func trusted() -> [TrustedSender] { trustList.current }
 
     /// Notes a refused attempt by `id`: adds it to the pending list or updates its entry.
-    public func recordAttempt(id: DeviceID, name: String, address: String, at time: WallTime = .now) throws {
-        try recordAttempt(id: .device(id), name: name, address: address, at: time)
+    public func recordAttempt(id: DeviceID, name: String, address: String, at time: WallTime = .now) throws(TrustError) {
+        try files {
+            try recordAttempt(id: .device(id), name: name, address: address, at: time)
+        }
     }
 
     /// Refused devices come as fast as a peer can make certificates, so the file is rewritten
     /// at most once per `pendingInterval` (attempts within it are written together, by a
     /// short-lived thread when none follows) and keeps at most `pendingLimit` devices. An
     /// attempt that waits is not checked against the disk: the error of that later write is logged by no one.
-    public func recordAttempt(id: SenderID, name: String, address: String, at time: WallTime = .now) throws {
-        let name = String(String.UnicodeScalarView(Self.cleanName(name).unicodeScalars.prefix(64)))
-        let writeNow: Bool = attempts.withLock {
-            unwritten.append((id, name, address, time))
-            // Bounded while it waits, too: only the newest attempts matter.
-            if unwritten.count > Self.pendingLimit * 2 { unwritten.removeFirst(unwritten.count - Self.pendingLimit * 2) }
-            if let lastWrite, Instant.now - lastWrite < Self.pendingInterval {
-                if !flushing {
-                    flushing = true
-                    let wait = Self.pendingInterval - (Instant.now - lastWrite)
-                    // Without a thread the attempt is written with the next one (or never, if none comes).
-                    try? startThread(name: "pending-senders") { [self] in
-                        sleep(for: wait)
-                        try? flushAttempts()  // nobody to tell: the next attempt writes again
+    public func recordAttempt(id: SenderID, name: String, address: String, at time: WallTime = .now) throws(TrustError) {
+        try files {
+            let name = String(String.UnicodeScalarView(Self.cleanName(name).unicodeScalars.prefix(64)))
+            let writeNow: Bool = attempts.withLock {
+                unwritten.append((id, name, address, time))
+                // Bounded while it waits, too: only the newest attempts matter.
+                if unwritten.count > Self.pendingLimit * 2 { unwritten.removeFirst(unwritten.count - Self.pendingLimit * 2) }
+                if let lastWrite, Instant.now - lastWrite < Self.pendingInterval {
+                    if !flushing {
+                        flushing = true
+                        let wait = Self.pendingInterval - (Instant.now - lastWrite)
+                        // Without a thread the attempt is written with the next one (or never, if none comes).
+                        try? startThread(name: "pending-senders") { [self] in
+                            sleep(for: wait)
+                            try? flushAttempts()  // nobody to tell: the next attempt writes again
+                        }
                     }
+                    return false
                 }
-                return false
+                return true
             }
-            return true
+            if writeNow { try flushAttempts() }
         }
-        if writeNow { try flushAttempts() }
     }
 
     /// Attempts this process has not written yet are part of what the pending list says.
@@ -190,61 +186,69 @@ public final class TrustStore: @unchecked Sendable {
     }
 
     /// The pending senders, oldest first.
-    public func pending() throws -> [PendingSender] {
-        try flushWaitingAttempts()
-        return try state.withExisting { dir in try readPending(in: dir) } ?? []
+    public func pending() throws(TrustError) -> [PendingSender] {
+        return try files {
+            try flushWaitingAttempts()
+            return try state.withExisting { dir in try readPending(in: dir) } ?? []
+        }
     }
 
     /// Trusts the one pending or listed device whose ID starts with `prefix`, under `name`
     /// (default: the name from its HELLO, else its old name); drops its pending entry.
     /// Returns the entry as written.
     @discardableResult
-    public func allow(_ prefix: String, name: String? = nil) throws -> TrustedSender {
-        try flushWaitingAttempts()
-        return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
-            var pending = try readPending(in: dir)
-            var list = try readTrustList(in: dir)
-            // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
-            let known = Array(Set(pending.map(\.id) + list.map(\.id))).sorted()
-            let id = try SenderID(parsing: prefix) ?? Self.unique(prefix, in: known, what: "pending or trusted device",
-                                                                 hint: "; give the whole ID (52 characters, or a LocalSend fingerprint's 64)")
-            var defaultName = "device"
-            if let p = pending.first(where: { $0.id == id }) { defaultName = p.name }
-            if let old = list.first(where: { $0.id == id }) { defaultName = old.name }
-            let entry = TrustedSender(id: id, name: Self.cleanName(name ?? defaultName))
-            list.removeAll { $0.id == id }
-            list.append(entry)
-            try writeTrustList(list, in: dir)
-            pending.removeAll { $0.id == id }
-            try writePending(pending, in: dir)
-            return entry
+    public func allow(_ prefix: String, name: String? = nil) throws(TrustError) -> TrustedSender {
+        return try files {
+            try flushWaitingAttempts()
+            return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
+                var pending = try readPending(in: dir)
+                var list = try readTrustList(in: dir)
+                // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
+                let known = Array(Set(pending.map(\.id) + list.map(\.id))).sorted()
+                let id = try SenderID(parsing: prefix) ?? Self.unique(prefix, in: known, what: "pending or trusted device",
+                                                                     hint: "; give the whole ID (52 characters, or a LocalSend fingerprint's 64)")
+                var defaultName = "device"
+                if let p = pending.first(where: { $0.id == id }) { defaultName = p.name }
+                if let old = list.first(where: { $0.id == id }) { defaultName = old.name }
+                let entry = TrustedSender(id: id, name: Self.cleanName(name ?? defaultName))
+                list.removeAll { $0.id == id }
+                list.append(entry)
+                try writeTrustList(list, in: dir)
+                pending.removeAll { $0.id == id }
+                try writePending(pending, in: dir)
+                return entry
+            }
         }
     }
 
     /// Removes a trusted device (by ID or unique prefix of a listed one).
     @discardableResult
-    public func remove(_ prefix: String) throws -> TrustedSender {
-        try state.locked(".trust.lock", guarding: "the trust lists") { dir in
-            var list = try readTrustList(in: dir)
-            let id = try Self.unique(prefix, in: list.map(\.id), what: "trusted device")
-            let entry = list.first { $0.id == id }!
-            list.removeAll { $0.id == entry.id }
-            try writeTrustList(list, in: dir)
-            return entry
+    public func remove(_ prefix: String) throws(TrustError) -> TrustedSender {
+        return try files {
+            try state.locked(".trust.lock", guarding: "the trust lists") { dir in
+                var list = try readTrustList(in: dir)
+                let id = try Self.unique(prefix, in: list.map(\.id), what: "trusted device")
+                let entry = list.first { $0.id == id }!
+                list.removeAll { $0.id == entry.id }
+                try writeTrustList(list, in: dir)
+                return entry
+            }
         }
     }
 
     /// Drops a pending entry (by ID or unique prefix of a pending one).
     @discardableResult
-    public func deny(_ prefix: String) throws -> PendingSender {
-        try flushWaitingAttempts()
-        return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
-            var pending = try readPending(in: dir)
-            let id = try Self.unique(prefix, in: pending.map(\.id), what: "pending device")
-            let entry = pending.first { $0.id == id }!
-            pending.removeAll { $0.id == entry.id }
-            try writePending(pending, in: dir)
-            return entry
+    public func deny(_ prefix: String) throws(TrustError) -> PendingSender {
+        return try files {
+            try flushWaitingAttempts()
+            return try state.locked(".trust.lock", guarding: "the trust lists") { dir in
+                var pending = try readPending(in: dir)
+                let id = try Self.unique(prefix, in: pending.map(\.id), what: "pending device")
+                let entry = pending.first { $0.id == id }!
+                pending.removeAll { $0.id == entry.id }
+                try writePending(pending, in: dir)
+                return entry
+            }
         }
     }
 

@@ -84,8 +84,10 @@ public final class WebAccess: @unchecked Sendable {
 
     /// Makes the directory (run as root: owned like the state directory, for the service user,
     /// given by descriptor). A symlink at its name is refused, not followed.
-    public func prepare() throws {
-        try web.open(creating: 0o700).close()
+    public func prepare() throws(TrustError) {
+        try files {
+            try web.open(creating: 0o700).close()
+        }
     }
 
     /// Runs `body` holding `.lock`, with the directory (made when missing) open.
@@ -105,17 +107,21 @@ public final class WebAccess: @unchecked Sendable {
     }
 
     /// Sets the password (its scrypt hash with a new salt).
-    public func setPassword(_ password: String, cost: Scrypt = .standard) throws {
-        let salt = randomBytes(16)
-        guard let hash = cost.derive(password: password, salt: salt) else { throw TrustError("scrypt failed (out of memory?)") }
-        let line = "scrypt$\(cost.n)$\(cost.r)$\(cost.p)$\(hex(salt))$\(hex(hash))\n"
-        try locked { dir in try web.replace("password", in: dir, with: Array(line.utf8), mode: 0o600) }
+    public func setPassword(_ password: String, cost: Scrypt = .standard) throws(TrustError) {
+        try files {
+            let salt = randomBytes(16)
+            guard let hash = cost.derive(password: password, salt: salt) else { throw TrustError("scrypt failed (out of memory?)") }
+            let line = "scrypt$\(cost.n)$\(cost.r)$\(cost.p)$\(hex(salt))$\(hex(hash))\n"
+            try locked { dir in try web.replace("password", in: dir, with: Array(line.utf8), mode: 0o600) }
+        }
     }
 
     /// Removes the password; returns whether there was one.
     @discardableResult
-    public func removePassword() throws -> Bool {
-        try locked { dir in try dir.removeFileRefusingLinks("password", path: passwordFile) }
+    public func removePassword() throws(TrustError) -> Bool {
+        return try files {
+            try locked { dir in try dir.removeFileRefusingLinks("password", path: passwordFile) }
+        }
     }
 
     /// Whether `password` is the one set; false when none is set or the file is damaged.
@@ -137,40 +143,48 @@ public final class WebAccess: @unchecked Sendable {
 
     /// Makes a one-time login link's secret for a browser to be called `name`; it works once,
     /// for `linkLifetime` seconds.
-    public func createLink(name: String, now: WallTime = .now) throws -> String {
-        let secret = hex(randomBytes(16))
-        try locked { dir in
-            var links = try readLinks(in: dir).filter { $0.expires > now }
-            links.append((SHA256.hex(of: Array(secret.utf8)), now + Self.linkLifetime, Self.cleanName(name)))
-            try writeLinks(links, in: dir)
+    public func createLink(name: String, now: WallTime = .now) throws(TrustError) -> String {
+        return try files {
+            let secret = hex(randomBytes(16))
+            try locked { dir in
+                var links = try readLinks(in: dir).filter { $0.expires > now }
+                links.append((SHA256.hex(of: Array(secret.utf8)), now + Self.linkLifetime, Self.cleanName(name)))
+                try writeLinks(links, in: dir)
+            }
+            return secret
         }
-        return secret
     }
 
     /// Uses up the link with `secret`, if it is still good: a new session for `address`, and
     /// the cookie's secret. Nil for an unknown, used or expired link.
-    public func redeemLink(_ secret: String, address: String, now: WallTime = .now) throws -> (WebSession, String)? {
-        let hash = SHA256.hex(of: Array(secret.utf8))
-        return try locked { dir throws -> (WebSession, String)? in
-            var links = try readLinks(in: dir)
-            let found = links.first { constantTimeEqual(Array($0.hash.utf8), Array(hash.utf8)) }
-            links.removeAll { $0.expires <= now || $0.hash == hash }
-            try writeLinks(links, in: dir)
-            guard let found, found.expires > now else { return nil }
-            return try addSession(name: found.name, address: address, now: now, in: dir)
+    public func redeemLink(_ secret: String, address: String, now: WallTime = .now) throws(TrustError) -> (WebSession, String)? {
+        return try files {
+            let hash = SHA256.hex(of: Array(secret.utf8))
+            return try locked { dir throws -> (WebSession, String)? in
+                var links = try readLinks(in: dir)
+                let found = links.first { constantTimeEqual(Array($0.hash.utf8), Array(hash.utf8)) }
+                links.removeAll { $0.expires <= now || $0.hash == hash }
+                try writeLinks(links, in: dir)
+                guard let found, found.expires > now else { return nil }
+                return try addSession(name: found.name, address: address, now: now, in: dir)
+            }
         }
     }
 
     /// The links not yet used nor expired: when each expires, and its name.
-    public func openLinks(now: WallTime = .now) throws -> [(expires: WallTime, name: String)] {
-        (try web.withExisting { dir in try readLinks(in: dir) } ?? []).filter { $0.expires > now }.map { ($0.expires, $0.name) }
+    public func openLinks(now: WallTime = .now) throws(TrustError) -> [(expires: WallTime, name: String)] {
+        return try files {
+            (try web.withExisting { dir in try readLinks(in: dir) } ?? []).filter { $0.expires > now }.map { ($0.expires, $0.name) }
+        }
     }
 
     // MARK: Sessions
 
     /// A new session for a browser that logged in with the password.
-    public func login(name: String, address: String, now: WallTime = .now) throws -> (WebSession, String) {
-        try locked { dir in try addSession(name: name, address: address, now: now, in: dir) }
+    public func login(name: String, address: String, now: WallTime = .now) throws(TrustError) -> (WebSession, String) {
+        return try files {
+            try locked { dir in try addSession(name: name, address: address, now: now, in: dir) }
+        }
     }
 
     /// Call holding the lock.
@@ -209,31 +223,35 @@ public final class WebAccess: @unchecked Sendable {
     }
 
     /// The sessions not yet expired, oldest first.
-    public func sessions(now: WallTime = .now) throws -> [WebSession] {
-        (try web.withExisting { dir in try readSessions(in: dir) } ?? []).filter { $0.expires > now }
+    public func sessions(now: WallTime = .now) throws(TrustError) -> [WebSession] {
+        return try files {
+            (try web.withExisting { dir in try readSessions(in: dir) } ?? []).filter { $0.expires > now }
+        }
     }
 
     /// Ends the sessions whose ID starts with `prefix` (one must match), or every one with
     /// "all"; returns those ended.
     @discardableResult
-    public func revoke(_ prefix: String, now: WallTime = .now) throws -> [WebSession] {
-        try locked { dir in
-            var sessions = try readSessions(in: dir).filter { $0.expires > now }
-            let ended: [WebSession]
-            if prefix == "all" {
-                ended = sessions
-            } else {
-                let p = prefix.lowercased()
-                let matches = sessions.filter { $0.id.hasPrefix(p) }
-                guard !p.isEmpty, matches.count == 1 else {
-                    throw TrustError(matches.isEmpty ? "no web session's ID starts with '\(prefix)' (`ptk web-sessions` lists them)"
-                                                     : "'\(prefix)' matches \(matches.count) sessions; give more of the ID")
+    public func revoke(_ prefix: String, now: WallTime = .now) throws(TrustError) -> [WebSession] {
+        return try files {
+            try locked { dir in
+                var sessions = try readSessions(in: dir).filter { $0.expires > now }
+                let ended: [WebSession]
+                if prefix == "all" {
+                    ended = sessions
+                } else {
+                    let p = prefix.lowercased()
+                    let matches = sessions.filter { $0.id.hasPrefix(p) }
+                    guard !p.isEmpty, matches.count == 1 else {
+                        throw TrustError(matches.isEmpty ? "no web session's ID starts with '\(prefix)' (`ptk web-sessions` lists them)"
+                                                         : "'\(prefix)' matches \(matches.count) sessions; give more of the ID")
+                    }
+                    ended = matches
                 }
-                ended = matches
+                sessions.removeAll { s in ended.contains { $0.id == s.id } }
+                try writeSessions(sessions, in: dir)
+                return ended
             }
-            sessions.removeAll { s in ended.contains { $0.id == s.id } }
-            try writeSessions(sessions, in: dir)
-            return ended
         }
     }
 

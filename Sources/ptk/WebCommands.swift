@@ -27,7 +27,7 @@ struct WebCommands {
     /// Runs `body`; a file that cannot be read or written exits 74, a refusal 1.
     func attempt(_ body: () throws -> Void) {
         do { try body() } catch let error as TrustError {
-            die(error.description, .notFound)
+            die(error.description, error.kind == .refused ? .notFound : .ioError)
         } catch {
             die("\(error)", .ioError)
         }

@@ -73,10 +73,10 @@ let opened = RootBoundary.cross(command, directory: RootBoundary.directory(of: c
                                 maxFileSize: configuration.maxFileSize)
 let trust = TrustStore(directory: configuration.effectiveStateDirectory, lockPatience: lockFilePatience)
 
-/// Runs a trust command; a trust error exits 1, a file that cannot be read or written 74.
+/// Runs a trust command; a refusal exits 1, a file that cannot be read or written 74.
 @MainActor func trusting(_ body: () throws -> Void) {
     do { try body() } catch let error as TrustError {
-        die(error.description, .notFound)
+        die(error.description, error.kind == .refused ? .notFound : .ioError)
     } catch {
         die("\(error)", .ioError)
     }

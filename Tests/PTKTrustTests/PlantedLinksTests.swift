@@ -57,8 +57,10 @@ func refusesLink(_ path: String, _ body: () throws -> Void) -> Bool {
         try body()
         return false
     } catch {
-        let text = "\(error)"
-        return text.contains(path) && text.contains("symbolic link") && text.contains("not followed")
+        // A file's failure, never a refusal of the request (ptk exits 74 on it, not 1).
+        guard let error = error as? TrustError else { return false }
+        let text = error.description
+        return error.kind == .files && text.contains(path) && text.contains("symbolic link") && text.contains("not followed")
     }
 }
 

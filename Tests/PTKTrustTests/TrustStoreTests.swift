@@ -87,12 +87,35 @@ struct TrustStoreTests {
         let a = device(0), b = DeviceID(sha256: [0, 1] + Array(repeating: 0, count: 30))
         try store.recordAttempt(id: a, name: "a", address: "x")
         try store.recordAttempt(id: b, name: "b", address: "y")
-        #expect(throws: TrustError.self) { try store.allow("AA") }
-        #expect(throws: TrustError.self) { try store.allow("77") }
-        #expect(throws: TrustError.self) { try store.allow("0") }
-        #expect(throws: TrustError.self) { try store.deny("ZZZ") }
-        #expect(throws: TrustError.self) { try store.remove(String(a.compact.prefix(6))) }  // pending, not listed
+        // Each a refusal of the request (ptk exits 1), not a file's failure.
+        let refused: (TrustError) -> Bool = { $0.kind == .refused }
+        #expect { try store.allow("AA") } throws: { refused($0 as! TrustError) }
+        #expect { try store.allow("77") } throws: { refused($0 as! TrustError) }
+        #expect { try store.allow("0") } throws: { refused($0 as! TrustError) }
+        #expect { try store.deny("ZZZ") } throws: { refused($0 as! TrustError) }
+        #expect { try store.remove(String(a.compact.prefix(6))) } throws: { refused($0 as! TrustError) }  // pending, not listed
         #expect(store.trusted().isEmpty)
+    }
+
+    @Test("a state file that cannot be read or written is a TrustError of kind .files saying what the file layer said")
+    func fileFailures() throws {
+        let dir = makeTemporaryDirectory("ptk-trust")
+        defer { removeTree(dir) }
+        writeFile(dir + "/state", Array("not a directory\n".utf8))
+        let store = TrustStore(directory: dir + "/state")
+        do {
+            _ = try store.allow(device(1).compact, name: "x")
+            Issue.record("allowed in a file")
+        } catch {
+            #expect(error.kind == .files)
+            #expect(error.description.contains(dir + "/state"), "\(error)")
+        }
+        do {
+            _ = try store.pending()
+            Issue.record("pending read from a file")
+        } catch {
+            #expect(error.kind == .files)
+        }
     }
 
     @Test("remove and deny drop exactly one entry")
