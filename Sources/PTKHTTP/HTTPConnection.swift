@@ -42,7 +42,9 @@ public final class HTTPConnection {
                 case .head(let head):
                     closing = !head.keepAlive
                     bodyPending = head.chunked || (head.contentLength ?? 0) > 0
-                    expectsContinue = head.header("expect")?.lowercased() == "100-continue"
+                    // An HTTP/1.0 request's expectation is ignored (RFC 9110 10.1.1): its client
+                    // would read a 100 as the answer.
+                    expectsContinue = head.minorVersion >= 1 && head.header("expect")?.lowercased() == "100-continue"
                     return head
                 case .complete:
                     // The end of a message whose body was not read (a refused request, a GET):

@@ -17,6 +17,8 @@ public struct HTTPHead: Sendable, Equatable {
     /// Whether the connection may carry another request after this one (HTTP/1.1 default,
     /// `Connection: close`, HTTP/1.0 without keep-alive).
     public var keepAlive = true
+    /// The minor version of HTTP/1.x: 0 for an HTTP/1.0 peer, which knows no `100 Continue`.
+    public var minorVersion = 1
 
     /// An empty head; the parser fills it in.
     public init() {}

@@ -189,6 +189,7 @@ public final class HTTPParser {
         head.chunked = ptk_http_is_chunked(parser) != 0
         head.contentLength = ptk_http_has_length(parser) != 0 ? Int64(clamping: p.content_length) : nil
         head.keepAlive = http_should_keep_alive(parser) != 0
+        head.minorVersion = Int(p.http_minor)
         stop = .head(head)
         http_parser_pause(parser, 1)
         return 0

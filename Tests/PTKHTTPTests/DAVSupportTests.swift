@@ -52,4 +52,16 @@ struct DAVSupportTests {
         #expect(rest.hasPrefix("HTTP/1.1 417"), "\(rest)")
         #expect(!rest.contains("100 Continue"), "\(rest)")
     }
+
+    @Test("an HTTP/1.0 request's Expect: 100-continue is ignored (RFC 9110 10.1.1): its body is read with no 100 before the answer")
+    func noContinueForHTTP10() throws {
+        let body = Array("hello".utf8)
+        let head = Array("PUT /x HTTP/1.0\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n".utf8)
+        let stream = ScriptedHTTPStream([head, body])
+        let http = HTTPConnection(stream: stream, kind: .request)
+        let parsed = try #require(try http.nextHead(deadline: soon()))
+        #expect(parsed.minorVersion == 0)
+        #expect(try http.readBody(limit: 10, deadline: { soon() }) == body)
+        #expect(stream.written.isEmpty, "\(String(decoding: stream.written, as: UTF8.self))")
+    }
 }
