@@ -204,12 +204,16 @@ public func makeNewDirectory(_ path: String, mode: FileMode) throws(SystemError)
     _ = try syscall("mkdir", path) { mkdir(path, mode_t(mode)) }
 }
 
-/// Creates `path` and its missing parents, like `mkdir -p`.
+/// Creates `path` and its missing parents, like `mkdir -p`: a component that exists must be a
+/// directory (or a symlink to one: this follows symlinks, so use it only where no one else can
+/// write the way); a file there fails with ENOTDIR naming it, as `mkdir -p` does.
 public func makeDirectories(_ path: String, mode: FileMode = 0o755) throws(SystemError) {
     var prefix = path.startsWithScalar("/") ? "/" : ""
     for part in path.parts(separatedBy: "/", omittingEmpty: true) {
         prefix += part
-        do { _ = try syscall("mkdir", prefix) { mkdir(prefix, mode_t(mode)) } } catch where error.code == .exists {}
+        do { _ = try syscall("mkdir", prefix) { mkdir(prefix, mode_t(mode)) } } catch where error.code == .exists {
+            guard try fileStatus(prefix).isDirectory else { throw SystemError(call: "mkdir", object: prefix, errno: ENOTDIR) }
+        }
         prefix += "/"
     }
 }

@@ -142,3 +142,26 @@ struct ServicesTests {
         #expect(services.stopAll().isEmpty && order.count == 4, "a second stop stops nothing")
     }
 }
+
+@Suite("Directories made with their parents", .tags(.unit))
+struct MakeDirectoriesTests {
+    @Test("makeDirectories makes what is missing and leaves an existing folder be; a file on the way or at the end fails with ENOTDIR naming it, as mkdir -p does")
+    func fileInTheWay() throws {
+        let dir = makeTemporaryDirectory("ptk-mkdirs")
+        defer { removeTree(dir) }
+        try makeDirectories(dir + "/a/b/c", mode: 0o700)
+        try makeDirectories(dir + "/a/b", mode: 0o700)
+        #expect(try fileStatus(dir + "/a/b/c").isDirectory)
+        writeFile(dir + "/a/file", Array("x".utf8))
+        for path in [dir + "/a/file", dir + "/a/file/d"] {
+            do {
+                try makeDirectories(path)
+                Issue.record("made \(path) through a file")
+            } catch {
+                #expect(error.errno == ENOTDIR, "\(error)")
+                #expect(error.description.contains(dir + "/a/file"), "\(error)")
+            }
+        }
+        #expect(try fileStatus(dir + "/a/file").isRegularFile)
+    }
+}
