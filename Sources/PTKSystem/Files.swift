@@ -214,7 +214,7 @@ public func resolvedPath(_ path: String) -> String? {
 /// Deletes `path`; a file that is already gone is not an error. The corresponding C function
 /// is `unlink`.
 public func removeFile(_ path: String) throws(SystemError) {
-    if unlink(path) != 0 && errno != ENOENT { throw SystemError(call: "unlink", object: path, errno: errno) }
+    do { _ = try syscall("unlink", path) { unlink(path) } } catch where error.code == .noSuchFile {}
 }
 
 /// Makes `path` and its missing parents, like `mkdir -p`, without ever naming a directory it
