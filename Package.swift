@@ -106,8 +106,14 @@ let package = Package(
         // (`StoreUpload`): the store's checks, the body streamed into it, one table from the
         // store's failures to HTTP statuses. Above PTKHTTP and PTKStore.
         .target(name: "PTKUpload", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTime", "PTKVocabulary"]),
+        // ptkd's log: one line per event on standard error, through a writer thread (a journal
+        // that stops reading costs lines, never a stalled session); every line escaped.
+        .target(name: "PTKLog", dependencies: ["PTKSystem", "PTKVocabulary"]),
+        // The `on-saved` hook: the queue file (replayed at start) and the thread that runs one
+        // hook at a time, in arrival order.
+        .target(name: "PTKHooks", dependencies: ["PTKLog", "PTKSystem", "PTKVocabulary"]),
         // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -136,7 +142,7 @@ let package = Package(
         // Every target in one executable, chosen by PTK_FUZZ_TARGET (libFuzzer calls one entry point).
         .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
 
-        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
+        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKLog", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKPhotoPages", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode"]),
         // Man pages and completion scripts from the three command tables (a build tool, not installed).
         .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
@@ -159,6 +165,7 @@ let package = Package(
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKHooksTests", dependencies: ["PTKTestTags", "PTKHooks", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),
     ],

@@ -1,4 +1,6 @@
 import PTKConfiguration
+import PTKHooks
+import PTKLog
 import PTKLibrary
 import PTKLocalSend
 import PTKProtocol

@@ -1,4 +1,6 @@
 import PTKConfiguration
+import PTKHooks
+import PTKLog
 import PTKDiscovery
 import PTKHTTP
 import PTKLibrary

@@ -1,0 +1,9 @@
+import PTKLog
+
+// The web and WebDAV doors are still PTKDaemon's files (issue 55 moves them into modules of
+// their own): they reach what moved below PTKDaemon through these names, so that their files
+// need no edit while they are being converted. Once each imports the modules itself, this
+// file goes.
+
+/// ptkd's log (PTKLog).
+typealias Log = PTKLog.Log
