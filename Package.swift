@@ -112,8 +112,17 @@ let package = Package(
         // The `on-saved` hook: the queue file (replayed at start) and the thread that runs one
         // hook at a time, in arrival order.
         .target(name: "PTKHooks", dependencies: ["PTKLog", "PTKSystem", "PTKVocabulary"]),
-        // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
+        // What every door shares, and no door in particular (issue 55): the `Door` protocol, the
+        // one accept loop over every door, the connection slots and turns (`Admission`), the
+        // shutdown signal, and what happens around each photo saved (`Arrivals`).
+        .target(name: "PTKDoor", dependencies: ["PTKLog", "PTKHooks", "PTKConfiguration", "PTKHTTP", "PTKLocalSend", "PTKProtocol", "PTKLibrary", "PTKStore", "PTKTrust", "PTKTransport", "PTKSystem", "PTKVocabulary"]),
+        // Protocol v1's door: a connection's first byte, its TLS handshake, its turn, and the
+        // session (`ReceiverDriver`) that feeds the pure `ReceiverSession` and saves into the store.
+        .target(name: "PTKV1Door", dependencies: ["PTKDoor", "PTKLog", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKVocabulary"]),
+        // ptkd's composition root: the store, identity, trust list, library and hooks opened in
+        // order, the doors made over them and served by one accept loop, and the stop. (The web
+        // and WebDAV doors are still here, on their way to modules of their own.)
+        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -164,7 +173,9 @@ let package = Package(
         .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDoorTests", dependencies: ["PTKTestTags", "PTKDoor", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(name: "PTKV1DoorTests", dependencies: ["PTKTestTags", "PTKV1Door", "PTKProtocol", "PTKStore"]),
         .testTarget(name: "PTKHooksTests", dependencies: ["PTKTestTags", "PTKHooks", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),

@@ -1,3 +1,4 @@
+import PTKDoor
 import PTKLog
 
 // The web and WebDAV doors are still PTKDaemon's files (issue 55 moves them into modules of
@@ -7,3 +8,11 @@ import PTKLog
 
 /// ptkd's log (PTKLog).
 typealias Log = PTKLog.Log
+/// ptkd's shutdown signal (PTKDoor).
+typealias ShutdownSignal = PTKDoor.ShutdownSignal
+/// What happens around each photo (PTKDoor).
+typealias Arrivals = PTKDoor.Arrivals
+/// Who sent a photo (PTKDoor).
+typealias Sender = PTKDoor.Sender
+/// The connection slots (PTKDoor).
+typealias ConnectionTable = PTKDoor.ConnectionTable
