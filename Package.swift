@@ -119,10 +119,13 @@ let package = Package(
         // Protocol v1's door: a connection's first byte, its TLS handshake, its turn, and the
         // session (`ReceiverDriver`) that feeds the pure `ReceiverSession` and saves into the store.
         .target(name: "PTKV1Door", dependencies: ["PTKDoor", "PTKLog", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKVocabulary"]),
+        // LocalSend's multicast discovery: announcements and answers on every interface allowed,
+        // the register calls over HTTPS (the decisions are PTKLocalSend's DiscoveryScheduler).
+        .target(name: "PTKLocalSendDiscovery", dependencies: ["PTKDoor", "PTKLog", "PTKHTTP", "PTKLocalSend", "PTKSystem", "PTKTLS", "PTKTransport"]),
         // ptkd's composition root: the store, identity, trust list, library and hooks opened in
         // order, the doors made over them and served by one accept loop, and the stop. (The web
         // and WebDAV doors are still here, on their way to modules of their own.)
-        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
+        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDiscovery", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),

@@ -5,6 +5,7 @@ import PTKHTTP
 import PTKHooks
 import PTKLibrary
 import PTKLog
+import PTKLocalSendDiscovery
 import PTKNotify
 import PTKProtocol
 import PTKStore
@@ -183,7 +184,10 @@ public final class Daemon: @unchecked Sendable {
         if let localSend {
             Log.info("LocalSend receiver on port \(localSend.listener.port) (HTTPS), fingerprint \(localSend.fingerprint)")
             if configuration.mdns {
-                discovery = LocalSendDiscovery(endpoint: localSend, shutdown: shutdown, listen: configuration.listen)
+                let settings = localSend.configuration
+                let ownPorts = Set([Int(localSend.listener.port), Int(settings.port), Int(settings.webPort), Int(settings.localSendPort)])
+                discovery = LocalSendDiscovery(info: { [localSend] in localSend.info(announce: $0) }, client: localSend.client,
+                                               fingerprint: localSend.fingerprint, ownPorts: ownPorts, shutdown: shutdown, listen: configuration.listen)
                 // An answer's connection may take its 2 seconds to time out.
                 if let discovery { services.add(discovery, stopWithin: .seconds(3)) }
             }
