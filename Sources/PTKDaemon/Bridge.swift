@@ -16,3 +16,9 @@ typealias Arrivals = PTKDoor.Arrivals
 typealias Sender = PTKDoor.Sender
 /// The connection slots (PTKDoor).
 typealias ConnectionTable = PTKDoor.ConnectionTable
+/// The receiver's budget of wrong guesses (PTKDoor).
+typealias Guesses = PTKDoor.Guesses
+/// The budget of large request bodies (PTKDoor).
+typealias LargeBodies = PTKDoor.LargeBodies
+/// Wrong passwords per address (PTKDoor).
+typealias PasswordThrottle = PTKDoor.PasswordThrottle

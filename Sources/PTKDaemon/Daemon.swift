@@ -30,7 +30,7 @@ public struct DaemonError: Error, CustomStringConvertible {
 /// (`AcceptLoop`), and stops it all in order. Who is served when many senders come at once is
 /// `Admission`'s, shared by every door.
 public final class Daemon: @unchecked Sendable {
-    // Everything is fixed at init; each part is thread-safe.
+    // Everything but `lateServices` (set by `run`) is fixed at init; each part is thread-safe.
     /// The configuration ptkd was started with; fixed for the daemon's life.
     public let configuration: DaemonConfiguration
     /// The received-photos directory, where every door's uploads are saved.
