@@ -106,8 +106,26 @@ let package = Package(
         // (`StoreUpload`): the store's checks, the body streamed into it, one table from the
         // store's failures to HTTP statuses. Above PTKHTTP and PTKStore.
         .target(name: "PTKUpload", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTime", "PTKVocabulary"]),
-        // The receiver service: configuration, listener, sessions.
-        .target(name: "PTKDaemon", dependencies: ["PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
+        // ptkd's log: one line per event on standard error, through a writer thread (a journal
+        // that stops reading costs lines, never a stalled session); every line escaped.
+        .target(name: "PTKLog", dependencies: ["PTKSystem", "PTKVocabulary"]),
+        // The `on-saved` hook: the queue file (replayed at start) and the thread that runs one
+        // hook at a time, in arrival order.
+        .target(name: "PTKHooks", dependencies: ["PTKLog", "PTKSystem", "PTKVocabulary"]),
+        // What every door shares, and no door in particular (issue 55): the `Door` protocol, the
+        // one accept loop over every door, the connection slots and turns (`Admission`), the
+        // shutdown signal, and what happens around each photo saved (`Arrivals`).
+        .target(name: "PTKDoor", dependencies: ["PTKLog", "PTKHooks", "PTKConfiguration", "PTKHTTP", "PTKLocalSend", "PTKProtocol", "PTKLibrary", "PTKStore", "PTKTrust", "PTKTransport", "PTKSystem", "PTKVocabulary"]),
+        // Protocol v1's door: a connection's first byte, its TLS handshake, its turn, and the
+        // session (`ReceiverDriver`) that feeds the pure `ReceiverSession` and saves into the store.
+        .target(name: "PTKV1Door", dependencies: ["PTKDoor", "PTKLog", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKVocabulary"]),
+        // LocalSend's multicast discovery: announcements and answers on every interface allowed,
+        // the register calls over HTTPS (the decisions are PTKLocalSend's DiscoveryScheduler).
+        .target(name: "PTKLocalSendDiscovery", dependencies: ["PTKDoor", "PTKLog", "PTKHTTP", "PTKLocalSend", "PTKSystem", "PTKTLS", "PTKTransport"]),
+        // ptkd's composition root: the store, identity, trust list, library and hooks opened in
+        // order, the doors made over them and served by one accept loop, and the stop. (The web
+        // and WebDAV doors are still here, on their way to modules of their own.)
+        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDiscovery", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -136,7 +154,7 @@ let package = Package(
         // Every target in one executable, chosen by PTK_FUZZ_TARGET (libFuzzer calls one entry point).
         .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
 
-        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
+        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKLog", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
         .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKPhotoPages", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode"]),
         // Man pages and completion scripts from the three command tables (a build tool, not installed).
         .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
@@ -158,7 +176,10 @@ let package = Package(
         .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(name: "PTKDoorTests", dependencies: ["PTKTestTags", "PTKDoor", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(name: "PTKV1DoorTests", dependencies: ["PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKTestSupport"]),
+        .testTarget(name: "PTKHooksTests", dependencies: ["PTKTestTags", "PTKHooks", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),
     ],

@@ -55,6 +55,8 @@ FORBIDDEN = {
     ('PTKHTTP', 'PTKDaemon'): 'the HTTP layer is below every door',
     ('PTKHTTP', 'PTKStore'): 'the HTTP layer links no libheif: a body into the store is PTKUpload\'s, above both (issue 55)',
     ('PTKHTTP', 'PTKProtocol'): 'the HTTP layer is below every door, protocol v1 included (issue 55)',
+    ('PTKV1Door', 'PTKHTTP'): 'protocol v1 is not HTTP: its door stands on PTKTransport (issue 55)',
+    ('PTKV1Door', 'PTKLocalSend'): 'a door never stands on another door (issue 55)',
     ('PTKLocalSend', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
     ('PTKDaemon', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
 }

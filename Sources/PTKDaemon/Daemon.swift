@@ -1,7 +1,11 @@
 import PTKConfiguration
 import PTKDiscovery
+import PTKDoor
 import PTKHTTP
+import PTKHooks
 import PTKLibrary
+import PTKLog
+import PTKLocalSendDiscovery
 import PTKNotify
 import PTKProtocol
 import PTKStore
@@ -9,28 +13,8 @@ import PTKSystem
 import PTKTLS
 import PTKTransport
 import PTKTrust
+import PTKV1Door
 import PTKVocabulary
-
-/// Shutdown as its own signal, distinct from errors: set once, seen by every session.
-public final class ShutdownSignal: @unchecked Sendable {
-    // `requested` is guarded by `lock`; the pipe is thread-safe by itself.
-    private let lock = Lock()
-    private var requested = false
-    /// Readable once shutdown is requested, so waiting reads wake up.
-    public let pipe: WakePipe
-
-    /// A signal not yet requested; throws when the wake pipe cannot be made.
-    public init() throws(SystemError) { pipe = try WakePipe() }
-
-    /// Whether shutdown has been requested; never goes back to false.
-    public var isRequested: Bool { lock.withLock { requested } }
-
-    /// Requests shutdown and wakes every wait on `pipe`; safe from any thread, and more than once.
-    public func request() {
-        lock.withLock { requested = true }
-        pipe.signal()
-    }
-}
 
 /// ptkd could not start.
 public struct DaemonError: Error, CustomStringConvertible {
@@ -40,26 +24,19 @@ public struct DaemonError: Error, CustomStringConvertible {
     public var exitCode: DaemonExitStatus
 }
 
-/// The receiver service: the listener, the store, and a thread per session.
-///
-/// Who is served when many senders come at once: every connection takes a connection slot when
-/// it is accepted (at most `maxSessions` plus `handshakeRoom`, and `maxSessionsPerAddress` per
-/// address, an IPv6 /64 counted as one; when all are taken, a newcomer from an address holding
-/// fewer displaces the oldest connection of the address holding most that is not working:
-/// `ConnectionTable`; beyond that it is answered ERROR busy, or 429, on a short-lived refusal thread).
-/// Once its handshake says who the sender is, `turns` decides whether it is served now, and with
-/// what share of the sessions (WELCOME.sessions), or answered ERROR busy with its place in line.
+/// The receiver service, and ptkd's composition root: it opens the store, the identity, the
+/// trust list, the library and the hooks, makes the doors (protocol v1, LocalSend, the web
+/// interface with its WebDAV door) over them, runs one accept loop over every door
+/// (`AcceptLoop`), and stops it all in order. Who is served when many senders come at once is
+/// `Admission`'s, shared by every door.
 public final class Daemon: @unchecked Sendable {
-    // `slots`, `displacers`, `turns`, `stopping`, `lingering` and `nextID` are guarded by
-    // `lock`; everything else is fixed at init.
+    // Everything but `lateServices` (set by `run`) is fixed at init; each part is thread-safe.
     /// The configuration ptkd was started with; fixed for the daemon's life.
     public let configuration: DaemonConfiguration
     /// The received-photos directory, where every door's uploads are saved.
     public let store: PhotoStore
-    /// The protocol v1 port's sockets, bound at init.
-    public let listener: Listener
     /// Requested to stop the daemon (a signal, a test); `run` returns after it.
-    public let shutdown: ShutdownSignal
+    public let shutdown: PTKDoor.ShutdownSignal
     /// This receiver's device identity (protocol §6).
     public let identity: Identity
     /// The paired senders and the app passwords, kept in the state directory.
@@ -70,35 +47,21 @@ public final class Daemon: @unchecked Sendable {
     let arrivals: Arrivals
     /// The `on-saved` hook; nil when none is set.
     let hooks: HookRunner?
+    /// The connection slots and turns every door shares, and the connections' threads.
+    let admission: Admission
+    /// Protocol v1's door.
+    let v1: V1Door
     /// The LocalSend receiver; nil with `localsend = off`.
     let localSend: LocalSendEndpoint?
     /// The web interface; nil with `web = off`.
     let web: WebEndpoint?
-    // Internal, not private, for Daemon+Connections.swift (the slots, admission and refusals);
-    // the session counts and the turns are guarded by `lock`.
-    let tls: TLSContext
-    let lock = Lock()
-    /// Connections being handled (in their handshake, or served), in all and per address, and
-    /// where each is in its life.
-    var slots: ConnectionTable
-    /// For each connection in `slots`, a duplicate of its socket: shutting it down ends a
-    /// displaced connection's reads and writes at once (the duplicate keeps the descriptor
-    /// number from being reused while the connection's own thread closes its copy).
-    var displacers: [Int: FileDescriptor] = [:]
-    /// The sessions served, by sender, and the senders waiting for one.
-    var turns: Turns
-    /// STOPPING=1 has gone out: no more STATUS updates.
-    var stopping = false
-    var lingering = 0
-    /// The lines a minute per address about connections of the v1 port that never became a
-    /// session, or were refused (`connectionLog`): a peer connecting in a loop cannot fill the journal.
-    let connectionLogBudget = LogBudget(perMinute: 30)
-    var nextID = 0
-    /// The threads serving sessions and answering refusals, joined when the sessions stop.
-    let sessionThreads = ThreadGroup()
+    /// Every door, in the order the accept loop polls them and STATE/listening lists them.
+    let doors: [any Door]
     /// After `run`: the services that did not stop in time (their threads may still be running).
     public private(set) var lateServices: [String] = []
-    let settings: ReceiverSettings
+
+    /// The protocol v1 port's sockets, bound at init.
+    public var listener: Listener { v1.listener }
 
     /// Opens the store, identity, state and hooks and binds the sockets; throws with ptkd's exit status.
     public init(configuration: DaemonConfiguration) throws(DaemonError) {
@@ -111,6 +74,7 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             throw DaemonError(description: error.description, exitCode: .directoryUnusable)
         }
+        let tls: TLSContext
         do {
             try makeDirectories(configuration.effectiveStateDirectory, mode: 0o755)
             identity = try Identity.loadOrCreate(in: configuration.identityDirectory, commonName: "ptkd \(configuration.name)")
@@ -142,6 +106,7 @@ public final class Daemon: @unchecked Sendable {
         arrivals = Arrivals(directory: configuration.effectiveDirectory, layout: configuration.layout, trust: trust,
                             library: library, held: held, hooks: hooks)
         let addresses = try Self.listenAddresses(configuration.listen, port: configuration.port)
+        let listener: Listener
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
             shutdown = try ShutdownSignal()
@@ -157,23 +122,28 @@ public final class Daemon: @unchecked Sendable {
             ? try LocalSendEndpoint(configuration: LocalSendSettings(configuration), store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown)
             : nil
         web = configuration.web ? try WebEndpoint(configuration: WebSettings(configuration), store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown) : nil
+        let port = listener.port
+        admission = Admission(maxSessions: configuration.maxSessions, perAddress: configuration.maxSessionsPerAddress,
+                              handshakeTimeout: configuration.handshakeTimeout) { count in
+            ServiceNotifier.status("listening on port \(port); \(count) session(s)")
+        }
         // WELCOME.sessions is each session's share when it starts (`turns`).
-        settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
-                                    sessions: nil,
-                                    plaintextAllowed: configuration.plaintext == .allow,
-                                    trustedSendersOnly: configuration.senders == .trusted,
-                                    types: configuration.types)
-        turns = Turns(capacity: configuration.maxSessions, perSender: configuration.maxSessionsPerAddress)
-        slots = ConnectionTable(capacity: configuration.maxSessions + Self.handshakeRoom(configuration),
-                                perAddress: configuration.maxSessionsPerAddress)
+        let settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
+                                        sessions: nil,
+                                        plaintextAllowed: configuration.plaintext == .allow,
+                                        trustedSendersOnly: configuration.senders == .trusted,
+                                        types: configuration.types)
+        v1 = V1Door(listener: listener, tls: tls, store: store, trust: trust, arrivals: arrivals, settings: settings, shutdown: shutdown,
+                    admission: admission, idleTimeout: configuration.idleTimeout)
+        // The doors: one line each. A new door is made above, with its settings, and listed here.
+        var doors: [any Door] = [v1]
+        if let localSend { doors.append(LocalSendEndpointDoor(localSend, admission: admission)) }
+        if let web { doors.append(WebEndpointDoor(web, admission: admission)) }
+        self.doors = doors
     }
 
     /// Connections now being handled: sessions, and connections in their handshake.
-    public var activeSessions: Int { lock.withLock { slots.count } }
-
-    /// Connections that may be in their handshake beyond the sessions served: room for a sender
-    /// whose turn has come to be heard while others are being turned away.
-    static func handshakeRoom(_ configuration: DaemonConfiguration) -> Int { max(4, configuration.maxSessions / 4) }
+    public var activeSessions: Int { admission.count }
 
     /// Accepts and serves sessions until `shutdown` is requested, then lets sessions reach a
     /// frame boundary (they answer ERROR `shutting-down`) for up to `grace`. Returns
@@ -204,7 +174,7 @@ public final class Daemon: @unchecked Sendable {
         }
         // Sessions: when their turn comes, no more are accepted and those open get `grace` to
         // reach a frame boundary (they answer ERROR shutting-down).
-        services.add(ServingSessions(self), stopWithin: grace)
+        services.add(ServingDoors(doors, threads: admission.threads), stopWithin: grace)
         let listed = listener.addresses.map(\.description).joined(separator: ", ")
         Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
         Log.info("device ID \(identity.deviceID); TLS 1.3, plaintext \(configuration.plaintext == .allow ? "allowed" : "refused"), senders: \(configuration.senders == .trusted ? "trusted devices only (\(trust.trusted().count) on the list)" : "anyone")")
@@ -214,7 +184,10 @@ public final class Daemon: @unchecked Sendable {
         if let localSend {
             Log.info("LocalSend receiver on port \(localSend.listener.port) (HTTPS), fingerprint \(localSend.fingerprint)")
             if configuration.mdns {
-                discovery = LocalSendDiscovery(endpoint: localSend, shutdown: shutdown, listen: configuration.listen)
+                let settings = localSend.configuration
+                let ownPorts = Set([Int(localSend.listener.port), Int(settings.port), Int(settings.webPort), Int(settings.localSendPort)])
+                discovery = LocalSendDiscovery(info: { [localSend] in localSend.info(announce: $0) }, client: localSend.client,
+                                               fingerprint: localSend.fingerprint, ownPorts: ownPorts, shutdown: shutdown, listen: configuration.listen)
                 // An answer's connection may take its 2 seconds to time out.
                 if let discovery { services.add(discovery, stopWithin: .seconds(3)) }
             }
@@ -223,11 +196,8 @@ public final class Daemon: @unchecked Sendable {
             Log.info("web interface on port \(web.listener.port) (HTTPS), certificate SHA-256 \(colonHex(web.fingerprint)); log in with `ptk web-link`; WebDAV at /dav/ for app passwords (`ptk app-password add`)")
         }
         // STATE/listening: the ports really listened on, for `ptk web-link` (ListeningFile).
-        var doors = ListeningRecord.doors("v1", listener.addresses)
-        if let localSend { doors += ListeningRecord.doors("localsend", localSend.listener.addresses) }
-        if let web { doors += ListeningRecord.doors("web", web.listener.addresses) }
         var listening: ListeningRecord? = nil
-        do { listening = try ListeningRecord(stateDirectory: configuration.effectiveStateDirectory, doors: doors) } catch {
+        do { listening = try ListeningRecord(stateDirectory: configuration.effectiveStateDirectory, doors: ListeningRecord.doors(doors)) } catch {
             Log.warning("cannot write \(ListeningFile.path(stateDirectory: configuration.effectiveStateDirectory)): \(error); `ptk web-link` uses the configuration's web-port")
         }
         var advertiser: Advertiser? = nil
@@ -240,66 +210,16 @@ public final class Daemon: @unchecked Sendable {
         }
         let removed = store.removeStalePartials()
         if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }
-        var nextCleanup = Instant.now + .seconds(3600)
         var failure: DaemonError? = nil
-        // Set while accept keeps failing, so a lasting condition is logged once, not every 100 ms.
-        var acceptFailing: Errno? = nil
-        while !shutdown.isRequested {
-            let localSockets = localSend?.listener.sockets ?? []
-            let webSockets = web?.listener.sockets ?? []
-            var fds = (listener.sockets + localSockets + webSockets).map { ($0, PollEvents.readable) }
-            fds.append((shutdown.pipe.readEnd, .readable))
-            let revents: [PollEvents]
-            do { revents = try poll(fds, until: nextCleanup) } catch {
-                failure = DaemonError(description: "the accept loop failed: \(error)", exitCode: .acceptFailed)
-                Log.warning("\(failure!.description); shutting down")
-                break
-            }
-            if Instant.now >= nextCleanup {
-                store.removeStalePartials()
-                nextCleanup = .now + .seconds(3600)
-            }
-            for (i, sock) in (listener.sockets + localSockets + webSockets).enumerated() where !revents[i].isEmpty {
-                let isLocalSend = i >= listener.sockets.count && i < listener.sockets.count + localSockets.count
-                let isWeb = i >= listener.sockets.count + localSockets.count
-                do throws(SystemError) {
-                    while let (conn, peer) = try Socket.accept(sock) {
-                        // A second descriptor of it, to end it with should it be displaced
-                        // (`ConnectionTable`): without one ptkd is out of descriptors, as if
-                        // accept itself had failed.
-                        let displacer: FileDescriptor
-                        do throws(SystemError) { displacer = try conn.duplicate() } catch {
-                            conn.close()
-                            throw error
-                        }
-                        if acceptFailing != nil {
-                            Log.info("accepting connections again")
-                            acceptFailing = nil
-                        }
-                        if isWeb {
-                            serveWeb(conn, displacer: displacer, peer: peer)
-                        } else if isLocalSend {
-                            serveLocalSend(conn, displacer: displacer, peer: peer)
-                        } else {
-                            serve(conn, displacer: displacer, peer: peer)
-                        }
-                    }
-                } catch {
-                    if acceptFailing != error.code {
-                        acceptFailing = error.code
-                        Log.warning("cannot accept connections: \(error)" + Self.remedy(for: error.code, configuration))
-                    }
-                    // Out of descriptors or memory: back off instead of spinning on a readable socket.
-                    sleep(for: .milliseconds(100))
-                }
-            }
+        let loop = AcceptLoop(doors: doors, shutdown: shutdown, every: .seconds(3600), tick: { [store] in store.removeStalePartials() },
+                              remedy: { [configuration] in Self.remedy(for: $0, configuration) })
+        if let why = loop.run() {
+            failure = DaemonError(description: why, exitCode: .acceptFailed)
+            Log.warning("\(why); shutting down")
         }
         listening?.remove()
-        // Under the lock, so no session's STATUS update can follow STOPPING=1.
-        lock.withLock {
-            stopping = true
-            ServiceNotifier.stopping(status: "shutting down")
-        }
+        // Under the slots' lock, so no session's STATUS update can follow STOPPING=1.
+        admission.stop { ServiceNotifier.stopping(status: "shutting down") }
         // The advertisement is withdrawn first, then LocalSend discovery, then the sessions
         // (no more accepted, the open ones given their grace), the indexing, the checks.
         lateServices = services.stopAll()
@@ -334,21 +254,5 @@ public final class Daemon: @unchecked Sendable {
             addresses.append(a)
         }
         return addresses
-    }
-}
-
-/// The sessions as a service: stopping it closes the listeners and waits for the open
-/// sessions to end (each answers ERROR shutting-down at its next frame boundary).
-private final class ServingSessions: Service {
-    private unowned let daemon: Daemon
-    init(_ daemon: Daemon) { self.daemon = daemon }
-
-    var serviceName: String { "sessions" }
-
-    func stop(until deadline: Instant) -> Bool {
-        daemon.listener.close()
-        daemon.localSend?.listener.close()
-        daemon.web?.listener.close()
-        return daemon.sessionThreads.join(until: deadline)
     }
 }

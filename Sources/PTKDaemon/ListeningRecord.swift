@@ -1,4 +1,5 @@
 import PTKConfiguration
+import PTKDoor
 import PTKSystem
 
 /// STATE/listening while ptkd runs (see ListeningFile): written at start under an exclusive
@@ -42,8 +43,8 @@ final class ListeningRecord {
         directory.close()
     }
 
-    /// The doors of `listener` under the name `door`.
-    static func doors(_ door: String, _ addresses: [SocketAddress]) -> [ListeningDoor] {
-        addresses.map { ListeningDoor(door: door, address: $0.host, port: $0.port) }
+    /// What the file lists of `doors`: each address each door listens on, under its name.
+    static func doors(_ doors: [any Door]) -> [ListeningDoor] {
+        doors.flatMap { door in door.listener.addresses.map { ListeningDoor(door: door.name, address: $0.host, port: $0.port) } }
     }
 }

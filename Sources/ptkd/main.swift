@@ -1,5 +1,6 @@
 import PTKCLI
 import PTKDaemon
+import PTKLog
 import PTKConfiguration
 import PTKSystem
 

@@ -8,6 +8,7 @@ import PTKTestTags
 import PTKTransport
 import Testing
 @testable import PTKDaemon
+@testable import PTKV1Door
 
 /// A sender that announces late-answers and sends its whole script at once (HELLO, then each
 /// photo's OFFER, CHUNK and DONE, then BYE): the receiver cannot tell it from one that waited.

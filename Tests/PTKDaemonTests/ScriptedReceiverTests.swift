@@ -6,7 +6,8 @@ import PTKTestSupport
 import PTKTestTags
 import PTKTransport
 import Testing
-@testable import PTKDaemon
+import PTKDoor
+@testable import PTKV1Door
 
 /// A sender played by a script: HELLO, then each photo (OFFER, its chunks, DONE), then BYE,
 /// with one fault.

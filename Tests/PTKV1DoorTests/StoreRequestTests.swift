@@ -3,7 +3,7 @@ import PTKStore
 import PTKTestTags
 import Testing
 
-@testable import PTKDaemon
+@testable import PTKV1Door
 
 @Suite("An OFFER as the store's request", .tags(.unit))
 struct StoreRequestTests {

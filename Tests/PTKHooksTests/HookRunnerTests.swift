@@ -4,7 +4,7 @@ import PTKTestSupport
 import PTKTestTags
 import Testing
 
-@testable import PTKDaemon
+@testable import PTKHooks
 
 private func job(_ n: Int64) -> (Int64) -> HookJob {
     { sequence in

@@ -1,5 +1,7 @@
+import PTKDoor
 import PTKHTTP
 import PTKLocalSend
+import PTKLog
 import PTKSystem
 import PTKTLS
 import PTKTransport
@@ -22,7 +24,7 @@ import PTKTransport
 /// (PTKLocalSend); registers are made by one worker thread from a short queue, over HTTPS only,
 /// and ptkd's info is sent only to a server whose certificate has the announced fingerprint.
 /// Two threads of its own until shutdown: the receiving one and the worker.
-final class LocalSendDiscovery: Service, @unchecked Sendable {
+public final class LocalSendDiscovery: Service, @unchecked Sendable {
     static let group = "224.0.0.167"
     static let group6 = "ff12::fd3a:e420"
     static let port: UInt16 = 53317
@@ -44,7 +46,11 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
     }
 
     // Fixed at init.
-    private let endpoint: LocalSendEndpoint
+    /// How ptkd describes itself to the apps (`announce`: nil for a register, true or false
+    /// in an announcement or an answer).
+    private let info: @Sendable (Bool?) -> DeviceInfo
+    /// The client side of the receiver's LocalSend certificate, for registers.
+    private let client: TLSContext
     private let shutdown: ShutdownSignal
     /// The receiving thread and the worker.
     private let threads = ThreadGroup()
@@ -66,17 +72,21 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
     private let sending = Lock()
     private var sockets: [Door: FileDescriptor] = [:]
 
-    init?(endpoint: LocalSendEndpoint, shutdown: ShutdownSignal, listen: [String]) {
-        self.endpoint = endpoint
+    /// Starts discovery for the receiver `info` describes, whose certificate's SHA-256 is
+    /// `fingerprint` and whose ports are `ownPorts` (its own announcements are not answered),
+    /// registering through `client`; on the interfaces `listen` allows (empty: all). Nil, with
+    /// the reason logged, when the UDP port or its threads cannot be had.
+    public init?(info: @escaping @Sendable (Bool?) -> DeviceInfo, client: TLSContext, fingerprint: String, ownPorts: Set<Int>,
+                 shutdown: ShutdownSignal, listen: [String]) {
+        self.info = info
+        self.client = client
         self.shutdown = shutdown
         let wildcard = listen.isEmpty || listen.contains("0.0.0.0") || listen.contains("::")
         allowed = wildcard ? nil : Set(listen)
         allowed6 = listen.isEmpty || listen.contains("::") ? nil
             : Set(listen.compactMap { DiscoveryAddress($0) }.filter(\.isIPv6))
-        let configuration = endpoint.configuration
-        let ownPorts = Set([Int(endpoint.listener.port), Int(configuration.port), Int(configuration.webPort), Int(configuration.localSendPort)])
-        scheduler = DiscoveryScheduler(ownFingerprint: endpoint.fingerprint, ownPorts: ownPorts)
-        reply = LocalSendJSON.encode(endpoint.info(announce: false))
+        scheduler = DiscoveryScheduler(ownFingerprint: fingerprint, ownPorts: ownPorts)
+        reply = LocalSendJSON.encode(info(false))
         // The port is tried once at start, so that a host where it cannot be had says so at once.
         do {
             let probe = try Multicast.openGroup(Self.group, port: Self.port)
@@ -102,13 +112,14 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
     /// Joins (until `deadline`) the receiving thread, which sees the shutdown at its next poll,
     /// and the worker (its register ends within its 2 seconds, or at once when the shutdown
     /// interrupts it); true when both ended. The sockets are closed then.
-    func stop(until deadline: Instant) -> Bool {
+    public func stop(until deadline: Instant) -> Bool {
         guard threads.join(until: deadline) else { return false }
         closeAll()
         return true
     }
 
-    var serviceName: String { "LocalSend discovery" }
+    /// "LocalSend discovery", as the log names it when it is late to stop.
+    public var serviceName: String { "LocalSend discovery" }
 
     private func closeAll() {
         sending.withLock {
@@ -191,7 +202,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         // One byte over the limit: a longer datagram arrives cut to this and is refused unread.
         let limit = state.withLock { scheduler.limits.datagramLimit }
         var buffer = [UInt8](repeating: 0, count: limit + 1)
-        let announcement = LocalSendJSON.encode(endpoint.info(announce: true))
+        let announcement = LocalSendJSON.encode(info(true))
         while !shutdown.isRequested && !state.withLock({ abandoned }) {
             let now = Instant.now
             if now >= nextCheck {
@@ -333,7 +344,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
         let stream: TLSStream
         do {
             let sock = try Socket.connect(to: address, deadline: deadline)
-            stream = try TLSStream(socket: sock, peer: address, context: endpoint.client, interrupt: shutdown.pipe.readEnd, deadline: deadline)
+            stream = try TLSStream(socket: sock, peer: address, context: client, interrupt: shutdown.pipe.readEnd, deadline: deadline)
         } catch {
             return .failure(RegisterError(description: "\(error)"))
         }
@@ -343,7 +354,7 @@ final class LocalSendDiscovery: Service, @unchecked Sendable {
                                                                                                   : "its server's certificate is not the announced fingerprint"))
         }
         let http = HTTPConnection(stream: stream, kind: .response, bufferSize: 16 << 10)
-        let body = LocalSendJSON.encode(endpoint.info())
+        let body = LocalSendJSON.encode(info(nil))
         let request = "POST /api/localsend/v2/register HTTP/1.1\r\nHost: \(address)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         do throws(HTTPError) {
             try http.write(Array(request.utf8) + body, deadline: deadline)

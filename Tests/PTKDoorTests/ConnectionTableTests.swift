@@ -2,7 +2,7 @@ import PTKSystem
 import PTKTestTags
 import Testing
 
-@testable import PTKDaemon
+@testable import PTKDoor
 
 @Suite("Connection slots: who may displace whom", .tags(.unit))
 struct ConnectionTableTests {

@@ -1,4 +1,5 @@
-import PTKLibrary
+import PTKDoor
+import PTKLog
 import PTKProtocol
 import PTKStore
 import PTKSystem

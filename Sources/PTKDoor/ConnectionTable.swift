@@ -14,7 +14,7 @@ import PTKSystem
 /// hold at most `perAddress` working connections whatever addresses they come from: one
 /// password's slow uploads from many addresses cannot take every slot. Pure: told the
 /// time, no I/O; the daemon holds it under its lock.
-struct ConnectionTable: Sendable {
+public struct ConnectionTable: Sendable {
     struct Entry: Sendable, Equatable {
         var key: String
         var stage: ConnectionStage
@@ -42,7 +42,7 @@ struct ConnectionTable: Sendable {
 
     /// The key an address's slots are counted under: the address itself (an IPv4-mapped IPv6
     /// address as its IPv4 one).
-    static func slotKey(_ address: String) -> String {
+    public static func slotKey(_ address: String) -> String {
         let key = addressKey(address)
         return key.contains("::/64") ? address : key
     }

@@ -1,26 +1,51 @@
 import FoundationEssentials
-import PTKProtocol
+import PTKLog
 import PTKSystem
 import PTKVocabulary
 
 /// One run of the `on-saved` hook owed for a photo: what it is told.
-struct HookJob: Codable, Equatable, Sendable {
+public struct HookJob: Codable, Equatable, Sendable {
     /// Its place in arrival order; never reused (the queue file's last one goes on after a restart).
-    var sequence: Int64
-    /// The photo's path relative to the directory, and absolute.
-    var name: String
-    var path: String
-    var size: Int64
-    var sha256: String
-    var mediaType: String
-    var senderName: String
-    var senderID: String?
-    var senderAddress: String
+    public var sequence: Int64
+    /// The photo's path relative to the directory (PTK_NAME).
+    public var name: String
+    /// The photo's absolute path (PTK_PATH).
+    public var path: String
+    /// Its size in bytes.
+    public var size: Int64
+    /// The SHA-256 of its bytes, in hex.
+    public var sha256: String
+    /// "image/png", "image/jpeg", ...
+    public var mediaType: String
+    /// The name the sender announced (bounded by `bounded`).
+    public var senderName: String
+    /// The sender's device ID, when it showed one.
+    public var senderID: String?
+    /// "192.0.2.1:50000".
+    public var senderAddress: String
     /// ISO 8601.
-    var received: String
-    var taken: String?
+    public var received: String
+    /// When the photo was taken (ISO 8601), when known.
+    public var taken: String?
     /// The receiver stored nothing new: it kept these bytes already, as `name`.
-    var duplicate: Bool
+    public var duplicate: Bool
+
+    /// A job with every field given.
+    public init(sequence: Int64, name: String, path: String, size: Int64, sha256: String, mediaType: String, senderName: String,
+                senderID: String?, senderAddress: String, received: String, taken: String?, duplicate: Bool) {
+        self.sequence = sequence
+        self.name = name
+        self.path = path
+        self.size = size
+        self.sha256 = sha256
+        self.mediaType = mediaType
+        self.senderName = senderName
+        self.senderID = senderID
+        self.senderAddress = senderAddress
+        self.received = received
+        self.taken = taken
+        self.duplicate = duplicate
+    }
 
     /// The most bytes of a sender's text (its name) a job carries: the rest is cut and marked.
     static let textLimit = 256
@@ -29,7 +54,7 @@ struct HookJob: Codable, Equatable, Sendable {
     /// `text` within `textLimit` bytes of UTF-8, cut at a scalar with `cutMarker` when longer:
     /// a sender's name can neither swell the queue nor push the hook's environment past what
     /// `execve` takes.
-    static func bounded(_ text: String) -> String {
+    public static func bounded(_ text: String) -> String {
         guard text.utf8.count > textLimit else { return text }
         var out = String.UnicodeScalarView()
         var used = 0
@@ -58,7 +83,7 @@ struct HookJob: Codable, Equatable, Sendable {
 /// a restart: each job is appended to `hooks/queue` in the state directory (and flushed) before
 /// SAVED is answered, and `hooks/done` records the last one finished; at start, the jobs after
 /// it run (at least once: one that was running when ptkd died runs again).
-final class HookRunner: @unchecked Sendable {
+public final class HookRunner: @unchecked Sendable {
     // `pending`, `nextSequence`, `stopping` and `running` are guarded by `state`; the queue
     // file is written under it too.
     private let state = ConditionLock()
@@ -105,7 +130,7 @@ final class HookRunner: @unchecked Sendable {
     /// earlier run. Only a hooks folder that cannot be made stops it: a queue file that cannot
     /// be read whole is read as far as it can be, and one that cannot be opened is set aside
     /// (`queue.unreadable-TIME`), each said in the log, and a new one started.
-    init(command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000, duplicateCapacity: Int = 1_000,
+    public init(command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000, duplicateCapacity: Int = 1_000,
          killAfter: Duration = .seconds(5)) throws(SystemError) {
         self.command = command
         self.timeout = timeout
@@ -214,7 +239,7 @@ final class HookRunner: @unchecked Sendable {
     deinit { queue?.close() }
 
     /// Starts the thread that runs the hook.
-    func start() throws(SystemError) {
+    public func start() throws(SystemError) {
         try thread.start(name: "hook") { [self] in work() }
     }
 
@@ -226,7 +251,7 @@ final class HookRunner: @unchecked Sendable {
     /// nothing more, and never costs a photo that really arrived its run. Returns whether a run
     /// was queued.
     @discardableResult
-    func enqueue(duplicateKey: String? = nil, _ make: (Int64) -> HookJob) -> Bool {
+    public func enqueue(duplicateKey: String? = nil, _ make: (Int64) -> HookJob) -> Bool {
         state.withLock {
             let now = Instant.now
             if let key = duplicateKey {
@@ -422,9 +447,10 @@ final class HookRunner: @unchecked Sendable {
 }
 
 extension HookRunner: Service {
-    var serviceName: String { "on-saved hooks" }
+    /// "on-saved hooks", as the log names it when it is late to stop.
+    public var serviceName: String { "on-saved hooks" }
     /// Stops the running hook (SIGTERM; it stays owed) and joins the thread.
-    func stop(until deadline: Instant) -> Bool {
+    public func stop(until deadline: Instant) -> Bool {
         state.withLock {
             stopping = true
             running?.signalGroup(Child.terminateSignal)
