@@ -262,24 +262,15 @@ public final class PhotoStore: @unchecked Sendable {
     /// structural checks for `type`, fsync, and publishing without replacing. Returns the name used.
     public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png,
                     modified: WallTime? = nil) throws(StoreError) -> String {
-        switch receive(StoreRequest(name: name, size: size, sha256: sha256, type: type, modified: modified?.milliseconds), from: source) {
-        case .success(let saved): return saved.name
-        case .failure(let failure): throw StoreError(failure)
-        }
-    }
-
-    /// Takes the photo `request` describes from the start of the file `source` (`request.size`
-    /// bytes, read by offset): `begin`, the bytes, `finish`, as for a photo arriving over a door.
-    public func receive(_ request: StoreRequest, from source: FileDescriptor) -> Result<StoredPhoto, StoreFailure> {
         let file: IncomingFile
-        switch begin(request) {
+        switch begin(StoreRequest(name: name, size: size, sha256: sha256, type: type, modified: modified?.milliseconds)) {
         case .success(let f): file = f
-        case .failure(let failure): return .failure(failure)
+        case .failure(let failure): throw StoreError(failure)
         }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var position = file.offset
-        while position < request.size {
-            let want = Int(min(Int64(buffer.count), request.size - position))
+        while position < size {
+            let want = Int(min(Int64(buffer.count), size - position))
             let n: Int
             do {
                 n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
@@ -287,7 +278,7 @@ public final class PhotoStore: @unchecked Sendable {
                 }
             } catch {
                 file.abandon(keepForResume: false)
-                return .failure(StoreFailure(.io, "cannot read the photo: \(error)"))
+                throw StoreError("cannot read the photo: \(error)")
             }
             if n == 0 { break }
             let appended = buffer.withUnsafeBytes { b in
@@ -295,11 +286,14 @@ public final class PhotoStore: @unchecked Sendable {
             }
             if case .failure(let error) = appended {
                 file.abandon(keepForResume: false)
-                return .failure(error)
+                throw StoreError(error)
             }
             position += Int64(n)
         }
-        return file.finish()
+        switch file.finish() {
+        case .success(let saved): return saved.name
+        case .failure(let failure): throw StoreError(failure)
+        }
     }
 
     /// A photo moved to its final name in a flush round, its directory not yet flushed.

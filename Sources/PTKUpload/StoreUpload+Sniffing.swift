@@ -22,13 +22,11 @@ extension StoreUpload {
     /// body is not read: the connection closes after the answer). `beforePublishing` is asked
     /// once the whole body is in, before the store publishes the photo: a refusal (its status
     /// and reason) stores nothing, at stage `.finish` (a door whose client's right to send may
-    /// end while a body is on its way: a removed app password). With `size` nil (a chunked
-    /// body of no announced length) the photo is held in the store's `Spool` as it comes, at
-    /// most `limit` bytes (413 beyond), and taken at its end (`receiveUnsized`).
-    public static func receive(size: Int64?, limit: Int64 = .max, from body: RequestBody, into store: PhotoStore,
+    /// end while a body is on its way: a removed app password).
+    public static func receive(size: Int64, from body: RequestBody, into store: PhotoStore,
                                decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
                                beforePublishing: () -> (Int, String)? = { nil }) -> Outcome {
-        let wanted = Int(min(Int64(sniffLength), size ?? .max))
+        let wanted = Int(min(Int64(sniffLength), size))
         var head: [UInt8] = []
         var writer: BodyWriter? = nil
         var failure: Failure? = nil
@@ -44,14 +42,12 @@ extension StoreUpload {
             switch decide(PhotoType.sniff(head)) {
             case .refuse(let status, let reason): return fail(status, reason)
             case .store(let request):
-                let target = size == nil ? store.spool(type: request.type, limit: limit).map { UploadTarget.spool($0, request) }
-                    : store.begin(request).map { UploadTarget.file($0) }
-                switch target {
+                switch store.begin(request) {
                 case .failure(let problem):
                     let (status, reason) = Self.status(for: problem)
                     return fail(status, reason, detail: "\(Problem(problem))")
-                case .success(let target):
-                    writer = BodyWriter(target)
+                case .success(let file):
+                    writer = BodyWriter(incoming: file)
                     let refused = head.withUnsafeBytes { writer!.add($0) }
                     if let (status, reason) = refused { return fail(status, reason) }
                     return true
@@ -60,10 +56,7 @@ extension StoreUpload {
         }
         let read = Result { () throws(HTTPError) in
             try body.stream(sink: { piece in
-                if let size, count + Int64(piece.count) > size { return fail(400, "the body is longer than the \(size) bytes announced") }
-                if size == nil, count + Int64(piece.count) > limit {
-                    return fail(413, "the body is longer than the \(limit) bytes a photo may have here (max-file-size)")
-                }
+                if count + Int64(piece.count) > size { return fail(400, "the body is longer than the \(size) bytes announced") }
                 count += Int64(piece.count)
                 if writer == nil {
                     head.append(contentsOf: piece)
@@ -78,7 +71,7 @@ extension StoreUpload {
             }, refusal: { failure.map { ($0.status, $0.reason) } ?? (400, "body refused") })
         }
         if case .failure(let error) = read {
-            writer?.target.abandon()
+            writer?.incoming.abandon(keepForResume: false)
             if let failure { return .failed(failure) }
             switch error {
             case .refused(let status, let why): return .failed(Failure(status: status, reason: why, detail: why, stage: .body, received: count))
@@ -96,10 +89,10 @@ extension StoreUpload {
             return .failed(failure!)
         }
         if let (status, reason) = writer!.flush() ?? beforePublishing() {
-            writer!.target.abandon()
+            writer!.incoming.abandon(keepForResume: false)
             return .failed(Failure(status: status, reason: reason, detail: reason, stage: .finish, received: count))
         }
-        switch writer!.target.finish() {
+        switch writer!.incoming.finish() {
         case .success(let saved): return .saved(saved, seconds: max((Instant.now - started).seconds, 1e-6))
         case .failure(let problem):
             let (status, reason) = Self.status(for: problem)

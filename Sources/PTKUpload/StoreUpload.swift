@@ -166,50 +166,18 @@ extension RequestBody {
 
 }
 
-/// Where a body's bytes go: the store's temporary file for a photo of announced length, or a
-/// spool for one whose length comes only with its end (`StoreUpload.receiveUnsized`).
-enum UploadTarget {
-    case file(IncomingFile)
-    case spool(Spool, StoreRequest)
-
-    func append(_ bytes: UnsafeRawBufferPointer) throws(StoreFailure) {
-        switch self {
-        case .file(let file): try file.append(bytes)
-        case .spool(let spool, _): try spool.append(bytes)
-        }
-    }
-
-    /// Drops what was written: nothing is kept for a resume.
-    func abandon() {
-        switch self {
-        case .file(let file): file.abandon(keepForResume: false)
-        case .spool(let spool, _): spool.close()
-        }
-    }
-
-    /// The store's checks, the flush and publishing.
-    func finish() -> Result<StoredPhoto, StoreFailure> {
-        switch self {
-        case .file(let file): file.finish()
-        case .spool(let spool, let request): spool.take(request)
-        }
-    }
-}
-
-/// Writes a body's pieces into its target, gathering small ones (a chunked body of tiny
+/// Writes a body's pieces into the store's file, gathering small ones (a chunked body of tiny
 /// chunks) up to `StoreUpload.gatherLimit` first, so a client cannot make each byte a write
 /// and a hash update of its own. A store failure comes back as its status and reason.
 struct BodyWriter {
-    let target: UploadTarget
+    let incoming: IncomingFile
     private var pending: [UInt8] = []
 
-    init(_ target: UploadTarget) { self.target = target }
-
-    init(incoming: IncomingFile) { self.init(.file(incoming)) }
+    init(incoming: IncomingFile) { self.incoming = incoming }
 
     mutating func add(_ part: UnsafeRawBufferPointer) -> (Int, String)? {
         if part.count >= StoreUpload.gatherLimit && pending.isEmpty {
-            do throws(StoreFailure) { try target.append(part) } catch { return StoreUpload.status(for: error) }
+            do throws(StoreFailure) { try incoming.append(part) } catch { return StoreUpload.status(for: error) }
         } else if !part.isEmpty {
             pending.append(contentsOf: part)
             if pending.count >= StoreUpload.gatherLimit { return flush() }
@@ -220,7 +188,7 @@ struct BodyWriter {
     /// Writes what was gathered.
     mutating func flush() -> (Int, String)? {
         guard !pending.isEmpty else { return nil }
-        let written = pending.withUnsafeBytes { b in Result { () throws(StoreFailure) in try target.append(b) } }
+        let written = pending.withUnsafeBytes { b in Result { () throws(StoreFailure) in try incoming.append(b) } }
         if case .failure(let error) = written { return StoreUpload.status(for: error) }
         pending.removeAll(keepingCapacity: true)
         return nil
