@@ -61,7 +61,7 @@ public struct RouteParameters: Sendable, Equatable {
     /// texts a `T` takes through, so a failure is a table that does not fit its handler: it is
     /// answered as no such route (404) rather than trusted.
     public func require<T: RouteCaptureValue>(_ name: String, as type: T.Type = T.self) throws(HTTPError) -> T {
-        guard let text = values[name], let value = T(routeCapture: text) else { throw .status(.notFound, "no such route") }
+        guard let text = values[name], let value = T(routeCapture: text) else { throw .status(.notFound, HTTPError.noSuchRoute) }
         return value
     }
 }
