@@ -59,7 +59,7 @@ extension WebDoor {
         var routes = RouteTable<WebContext>()
         let id: [String: PathCapture] = ["id": .id]
         let secret: [String: PathCapture] = ["secret": .lowerHex(32)]
-        routes.add([.get, .head], "/login", traits: .open) { r, c throws(HTTPError) in c.door.loginPage(c) }
+        routes.add([.get, .head], "/login", traits: .open) { _, c throws(HTTPError) in c.door.loginPage(c) }
         routes.add([.post], "/login", traits: [.open, .body]) { r, c throws(HTTPError) in try c.door.passwordLogin(r) }
         // Only GET spends a one-time link: a HEAD (a chat app's link preview, a checker) gets
         // what the login page would answer, and the link stays good for the person it was for.
