@@ -590,3 +590,106 @@ func openFiles(below folder: String) -> [String] {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)).flatMap { $0.hasPrefix(folder + "/") ? $0 : nil }
     }
 }
+
+/// The web door's steps in front of its routes (`WebDoor.signIn`, `WebDoor.csrf`) on the
+/// edges a browser or a forger can reach: the cookie's exact name, quotes and repeats; where a
+/// change says it came from; the token in a form or a header; the form's limit.
+@Suite("Web door: the session cookie and the CSRF check", .tags(.unit))
+struct WebDoorStepsTests {
+    /// POST /logout with the form `body` (the session's cookie) and `headers`.
+    func logout(_ cookie: String, _ body: String, _ headers: [(String, String)] = []) -> [UInt8] {
+        request("POST", "/logout", [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")] + headers, body: Array(body.utf8))
+    }
+
+    @Test("the session cookie is matched by its exact name; a quoted value is the value inside; of a repeated name the first wins")
+    func cookieName() throws {
+        let f = try WebFixture()
+        let (cookie, _) = try f.login()
+        let secret = String(cookie.dropFirst(WebDoor.cookieName.count + 1))
+        let ended = f.door.pages.login(hasPassword: false, message: "Your session has ended: log in again.")
+        let cases: [(String, Int, Bool)] = [
+            (cookie, 200, false), ("theme=dark; " + cookie, 200, false), ("\(WebDoor.cookieName)=\"\(secret)\"", 200, false),
+            ("\(WebDoor.cookieName)=\(secret); \(WebDoor.cookieName)=nope", 200, false),
+            ("\(WebDoor.cookieName)=nope; \(WebDoor.cookieName)=\(secret)", 401, true), ("__host-ptk=\(secret)", 401, false),
+            ("\(WebDoor.cookieName)2=\(secret)", 401, false), ("x\(WebDoor.cookieName)=\(secret)", 401, false), ("__Host-pt=\(secret)", 401, false),
+            (WebDoor.cookieName, 401, false),
+        ]
+        for (header, status, sessionEnded) in cases {
+            let e = f.run([request("GET", "/upload", [("Cookie", header)])])
+            #expect(e.first.status == status, "\(header): \(e.first)")
+            if status == 401 { #expect((e.first.text == ended) == sessionEnded, "\(header)") }
+        }
+    }
+
+    @Test("a change from another site is 403 and closes, its body unread; Origin null, this origin, or none pass to the token", arguments: [
+        ("Origin", "https://evil.example", false), ("Origin", "http://ptk.test", false), ("Origin", "https://ptk.test.evil.example", false),
+        ("Origin", "https://ptk.test:444", false), ("Origin", "HTTPS://ptk.test", false), ("Origin", "", false),
+        ("Sec-Fetch-Site", "cross-site", false), ("Sec-Fetch-Site", "same-site", false), ("Sec-Fetch-Site", "Same-Origin", false),
+        ("Origin", "null", true), ("Origin", "https://ptk.test", true), ("Sec-Fetch-Site", "same-origin", true), ("Sec-Fetch-Site", "none", true),
+    ])
+    func otherSites(name: String, value: String, passes: Bool) throws {
+        let f = try WebFixture()
+        let (cookie, csrf) = try f.login()
+        let e = f.run([logout(cookie, "csrf=\(csrf)", [(name, value)]), request("GET", "/static/app.css")])
+        if passes {
+            #expect(e.statuses == [303, 200], "\(name): \(value): \(e.responses)")
+            return
+        }
+        #expect(e.statuses == [403], "\(name): \(value): \(e.responses)")
+        #expect(e.first.text == f.door.pages.error("this change came from another site", viewer: WebPages.Viewer(name: "ann", csrf: csrf)))
+        #expect(e.first.header("connection") == "close" && e.ending == nil)
+        // The session is still there: the forged logout did nothing.
+        #expect(f.run([request("GET", "/", [("Cookie", cookie)])]).first.status == 200)
+    }
+
+    @Test("a form without the session's token is 403 and the connection goes on (the form was read); a percent-encoded token is decoded first")
+    func formTokens() throws {
+        let f = try WebFixture()
+        let (cookie, csrf) = try f.login()
+        let encoded = csrf.unicodeScalars.map { "%" + String($0.value, radix: 16) }.joined()
+        for body in ["a=1", "csrf=", "csrf=\(csrf.uppercased())", "csrf=\(csrf)0", "CSRF=\(csrf)", "csrf=%2", ""] {
+            let e = f.run([logout(cookie, body), request("GET", "/static/app.css")])
+            #expect(e.statuses == [403, 200], "\(body): \(e.responses)")
+            #expect(e.first.text.contains("go back, reload the page and try again") && e.first.header("connection") == "keep-alive")
+        }
+        let e = f.run([logout(cookie, "a=1&csrf=\(encoded)"), request("GET", "/", [("Cookie", cookie)])])
+        #expect(e.statuses == [303, 401], "\(e.responses)")
+    }
+
+    @Test("an upload must send the token as X-CSRF-Token: without it, or with another, 403 in JSON, closing with the body unread")
+    func headerTokens() throws {
+        let f = try WebFixture()
+        let (cookie, csrf) = try f.login()
+        let png = makePNG(size: 3000)
+        for token in [nil, "nope", csrf.uppercased(), csrf + " " + csrf, ""] as [String?] {
+            var headers = [("Cookie", cookie)]
+            if let token { headers.append(("X-CSRF-Token", token)) }
+            let e = f.run([request("POST", "/upload?name=a.png", headers, body: png), request("GET", "/static/app.css")])
+            #expect(e.statuses == [403], "\(token ?? "none"): \(e.responses)")
+            #expect(e.first.text == "{\"message\":\"the page's token is missing or out of date: reload the page\"}")
+            #expect(e.first.header("connection") == "close")
+        }
+        // The token in the form's field does not count for a route that is not a form.
+        let inBody = f.run([request("POST", "/upload?name=a.png", [("Cookie", cookie), ("X-CSRF", csrf)], body: png)])
+        #expect(inBody.first.status == 403)
+        #expect(f.kept().isEmpty && f.incoming().isEmpty)
+    }
+
+    @Test("a form of exactly the limit is read; one byte over, announced, is 413 unread; chunked over it, 413 as it comes")
+    func formLimit() throws {
+        let f = try WebFixture()
+        let (cookie, csrf) = try f.login()
+        let fits = "csrf=\(csrf)&a=" + String(repeating: "x", count: WebDoor.formLimit - "csrf=\(csrf)&a=".utf8.count)
+        #expect(fits.utf8.count == WebDoor.formLimit)
+        #expect(f.run([logout(cookie, fits)]).statuses == [303])
+        let (cookie2, csrf2) = try f.login()
+        let over = "csrf=\(csrf2)&a=" + String(repeating: "x", count: WebDoor.formLimit + 1 - "csrf=\(csrf2)&a=".utf8.count)
+        let announced = f.run([logout(cookie2, over)])
+        #expect(announced.statuses == [413] && announced.first.header("connection") == "close", "\(announced.responses)")
+        #expect(announced.ending == "the form is over \(WebDoor.formLimit) bytes; answered 413", "\(announced.ending ?? "nil")")
+        let chunked = f.run([request("POST", "/logout", [("Cookie", cookie2), ("Content-Type", "application/x-www-form-urlencoded")],
+                                     body: Array(over.utf8), chunked: [4096])])
+        #expect(chunked.statuses == [413], "\(chunked.responses)")
+        #expect(f.run([request("GET", "/", [("Cookie", cookie2)])]).first.status == 200, "the session was not ended")
+    }
+}
