@@ -44,10 +44,14 @@ extension WebDoor {
     /// 404 and 405), for `viewer`: the upload page's script reads `{"message"}`, and an upload
     /// refused closes the connection (its body, perhaps large, is not read); any other request
     /// gets the error page. The router's 405 goes with its Allow and, as always, no Cache-Control.
-    func errorResponse(_ r: Request, _ status: HTTPStatus, _ message: String, _ headers: HTTPFields, viewer: WebPages.Viewer?) -> Response {
+    func errorResponse(
+        _ r: Request, _ status: HTTPStatus, _ message: String, _ headers: HTTPFields, viewer: WebPages.Viewer?
+    ) -> Response {
         if r.isUpload { return json(status, UploadAnswer(message: message)).closing() }
         let page = pages.error(message == HTTPError.noSuchRoute ? "No such page" : message, viewer: viewer)
-        return .bytes(status, Array(page.utf8), type: "text/html; charset=utf-8", headers: headers.isEmpty ? ["Cache-Control": "no-store"] : headers)
+        return .bytes(
+            status, Array(page.utf8), type: "text/html; charset=utf-8",
+            headers: headers.isEmpty ? ["Cache-Control": "no-store"] : headers)
     }
 
     /// The answer to a route that needs a session, asked without one: the login page (401),
@@ -56,7 +60,10 @@ extension WebDoor {
     func signedOut(_ r: Request, hadCookie: Bool) throws(HTTPError) -> Response {
         if r.isUpload { return json(.unauthorized, UploadAnswer(message: "log in first")).closing() }
         try r.body.discard(limit: HTTPService<Void>.ignoredBodyLimit)
-        return html(.unauthorized, pages.login(hasPassword: access.hasPassword, message: hadCookie ? "Your session has ended: log in again." : nil))
+        return html(
+            .unauthorized,
+            pages.login(
+                hasPassword: access.hasPassword, message: hadCookie ? "Your session has ended: log in again." : nil))
     }
 
     /// The photo the route's `{id}` names; 404 when there is none (500 when the library cannot be read).

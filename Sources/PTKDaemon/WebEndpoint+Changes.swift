@@ -27,16 +27,23 @@ extension WebDoor {
             case .note:
                 let note = form["note"] ?? ""
                 _ = try library.setNote(photo.name, note)
-                r.log(note.isEmpty ? "cleared the note of \(quotedForTerminal(photo.name))" : "noted \(quotedForTerminal(photo.name))", always: true)
+                r.log(
+                    note.isEmpty
+                        ? "cleared the note of \(quotedForTerminal(photo.name))"
+                        : "noted \(quotedForTerminal(photo.name))", always: true)
             case .rate:
                 let text = form["rating"] ?? ""
                 var rating: Int? = nil
                 if text != "none" && !text.isEmpty {
-                    guard let value = Int(text), (0...5).contains(value) else { throw LibraryError(.refused, "a rating is 0 to 5, or none") }
+                    guard let value = Int(text), (0...5).contains(value) else {
+                        throw LibraryError(.refused, "a rating is 0 to 5, or none")
+                    }
                     rating = value
                 }
                 _ = try library.setRating(photo.name, rating)
-                r.log(rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" } ?? "cleared the rating of \(quotedForTerminal(photo.name))", always: true)
+                r.log(
+                    rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" }
+                        ?? "cleared the rating of \(quotedForTerminal(photo.name))", always: true)
             case .delete:
                 _ = try library.remove(photo.name)
                 r.log("deleted \(quotedForTerminal(photo.name))", always: true)

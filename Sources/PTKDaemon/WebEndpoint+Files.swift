@@ -19,18 +19,28 @@ extension WebDoor {
     func galleryFilter(_ r: Request) -> (filter: GalleryFilter, query: String) {
         let sender = r.head.query["sender"].flatMap { $0.isEmpty ? nil : $0 }
         let minRating = r.head.query["rating"].flatMap { Int($0) }.flatMap { (1...5).contains($0) ? $0 : nil }
-        return (GalleryFilter(sender: sender, minRating: minRating), WebPages.filterQuery(sender: sender, minRating: minRating))
+        return (
+            GalleryFilter(sender: sender, minRating: minRating),
+            WebPages.filterQuery(sender: sender, minRating: minRating)
+        )
     }
 
     func gallery(_ r: Request, _ c: SignedIn) throws(HTTPError) -> Response {
         let (filter, filters) = galleryFilter(r)
         let cursor = r.query["after"].flatMap { GalleryCursor(token: $0) }
         let page: GalleryPage
-        do { page = try c.connection.library().galleryPage(filter, after: cursor, limit: WebPages.pageSize) } catch { throw libraryFailed(r, error) }
-        let more = page.next.map { next in (["after=" + next.token] + (filters.isEmpty ? [] : [filters])).joined(separator: "&") }
-        return html(.ok, pages.gallery(page.sections.map { ($0.title, $0.photos.map(WebPhoto.init)) }, firstContinues: page.firstContinues,
-                                       matching: page.matching, total: page.total, senders: page.senders, sender: filter.sender,
-                                       minRating: filter.minRating, more: more, viewer: c.viewer))
+        do { page = try c.connection.library().galleryPage(filter, after: cursor, limit: WebPages.pageSize) } catch {
+            throw libraryFailed(r, error)
+        }
+        let more = page.next.map { next in
+            (["after=" + next.token] + (filters.isEmpty ? [] : [filters])).joined(separator: "&")
+        }
+        return html(
+            .ok,
+            pages.gallery(
+                page.sections.map { ($0.title, $0.photos.map(WebPhoto.init)) }, firstContinues: page.firstContinues,
+                matching: page.matching, total: page.total, senders: page.senders, sender: filter.sender,
+                minRating: filter.minRating, more: more, viewer: c.viewer))
     }
 
     func photoPage(_ c: SignedIn, _ photo: Photo, message: String? = nil, status: HTTPStatus = .ok) -> Response {
@@ -72,8 +82,12 @@ extension WebDoor {
     /// A gallery thumbnail (`side` one of `Thumbnailer.gallerySides`), as JPEG or PNG.
     func thumbnail(_ r: Request, _ c: SignedIn, _ photo: Photo, side: Int) throws(HTTPError) -> Response {
         let rendition: Rendition?
-        do { rendition = try c.connection.library().thumbnail(of: photo, side: side) } catch { throw libraryFailed(r, error) }
-        guard let rendition else { throw .status(.notFound, "\(photo.name) has no thumbnail: \(photo.problem ?? "not indexed yet")") }
+        do { rendition = try c.connection.library().thumbnail(of: photo, side: side) } catch {
+            throw libraryFailed(r, error)
+        }
+        guard let rendition else {
+            throw .status(.notFound, "\(photo.name) has no thumbnail: \(photo.problem ?? "not indexed yet")")
+        }
         return .bytes(.ok, rendition.bytes, type: rendition.type.mediaType, headers: ["Cache-Control": imageCache(r)])
     }
 
@@ -92,7 +106,8 @@ extension WebDoor {
             throw .status(.notFound, "\(photo.name) has no preview: \(why)")
         }
         // A JPEG, or a PNG for a photo with transparency.
-        return .bytes(.ok, bytes, type: (photo.previewType ?? .jpeg).mediaType, headers: ["Cache-Control": imageCache(r)])
+        return .bytes(
+            .ok, bytes, type: (photo.previewType ?? .jpeg).mediaType, headers: ["Cache-Control": imageCache(r)])
     }
 
     /// The gallery's and the pages' image addresses name the photo's content (`?v=`), so a
@@ -101,7 +116,9 @@ extension WebDoor {
 
     /// A file, or the part a `Range` header asks for; `download` names it as an attachment. The
     /// response holds the file open until the connection has sent it.
-    func sendFile(_ r: Request, path: String, type: String, download: String?, cache: String = "private, no-cache") throws(HTTPError) -> Response {
+    func sendFile(_ r: Request, path: String, type: String, download: String?, cache: String = "private, no-cache")
+        throws(HTTPError) -> Response
+    {
         let fd: FileDescriptor
         let size: Int64
         do throws(SystemError) {
@@ -123,8 +140,11 @@ extension WebDoor {
         }
         var headers: HTTPFields = ["Cache-Control": cache]
         if let download { headers.append("Content-Disposition", attachment(download)) }
-        var response = Response.file(fd, size: size, type: type, headers: headers, range: r.head.header("range")) { offset, error in
-            r.log((error.map { "cannot read \(path) at byte \(offset): \($0)" } ?? "\(path) became shorter while being sent") + "; connection closed")
+        var response = Response.file(fd, size: size, type: type, headers: headers, range: r.head.header("range")) {
+            offset, error in
+            r.log(
+                (error.map { "cannot read \(path) at byte \(offset): \($0)" }
+                    ?? "\(path) became shorter while being sent") + "; connection closed")
         }
         response.whenDone = { fd.close() }
         return response
@@ -134,7 +154,9 @@ extension WebDoor {
     /// exported into a folder of its own below the state directory, archived, opened, removed,
     /// and sent from the open file.
     func package(_ r: Request, _ c: SignedIn, _ photo: Photo) throws(HTTPError) -> Response {
-        let work = access.directory + "/export-" + randomBytes(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
+        let work =
+            access.directory + "/export-"
+            + randomBytes(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
         let folder = work + "/" + Package.folderName(for: photo.name)
         defer {
             // Each export has a folder of its own: whatever of it exists goes now (a file already
@@ -157,6 +179,8 @@ extension WebDoor {
             throw libraryFailed(r, LibraryError(.io, "cannot make the package: \(error)"))
         }
         // Opened before the files are removed (below): the open file keeps its bytes until it is sent.
-        return try sendFile(r, path: archive, type: "application/zip", download: Package.folderName(for: photo.name) + ".zip", cache: "no-store")
+        return try sendFile(
+            r, path: archive, type: "application/zip", download: Package.folderName(for: photo.name) + ".zip",
+            cache: "no-store")
     }
 }

@@ -23,7 +23,9 @@ extension WebDoor {
     /// POST /logout (its form's token checked by `CSRFCheck`): the session ends, the cookie goes.
     func logout(_ r: Request, _ c: SignedIn) -> Response {
         // A session file that cannot be written leaves the session listed; the cookie goes anyway.
-        do { try access.revoke(c.session.id) } catch { r.log("cannot end the session in \(access.sessionsFile): \(error)") }
+        do { try access.revoke(c.session.id) } catch {
+            r.log("cannot end the session in \(access.sessionsFile): \(error)")
+        }
         r.log("logged out", always: true)
         return redirect("/login", cookie: "\(Self.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict")
     }
@@ -32,15 +34,21 @@ extension WebDoor {
         let result: (WebSession, String)?
         do { result = try access.redeemLink(secret, address: r.address) } catch {
             r.log("cannot use the web login files in \(access.directory): \(error); answered 500")
-            return html(.internalServerError, pages.error("The receiver cannot read its login files; see its log.", viewer: nil))
+            return html(
+                .internalServerError, pages.error("The receiver cannot read its login files; see its log.", viewer: nil)
+            )
         }
         guard let (session, cookie) = result else {
             r.log("a login link that was used already, has expired or was never made; answered 401")
-            return html(.unauthorized, pages.login(hasPassword: access.hasPassword,
-                                                   message: "This link was used already or has expired: make a new one with sudo ptk web-link."))
+            return html(
+                .unauthorized,
+                pages.login(
+                    hasPassword: access.hasPassword,
+                    message: "This link was used already or has expired: make a new one with sudo ptk web-link."))
         }
         r.logSubject = ""  // a cookie of an earlier session may have named one
-        r.log("logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)", always: true)
+        r.log(
+            "logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)", always: true)
         return redirect("/", cookie: sessionCookie(cookie))
     }
 
@@ -52,7 +60,11 @@ extension WebDoor {
             r.log("refused a login: \(other); answered 403")
             return html(.forbidden, pages.error("This login came from another site", viewer: nil))
         }
-        enum Outcome { case lockedOut, everyoneWaits, noPassword, wrong(lockedNow: Bool), right }
+        enum Outcome {
+            case lockedOut, everyoneWaits, noPassword
+            case wrong(lockedNow: Bool)
+            case right
+        }
         let outcome: Outcome = throttle.withLimiter { limiter in
             if limiter.isLockedOut(address, now: .now) { return .lockedOut }
             // Too many wrong guesses at this receiver from anywhere: none is checked for a while.
@@ -67,25 +79,39 @@ extension WebDoor {
         }
         switch outcome {
         case .lockedOut:
-            return html(.tooManyRequests, pages.login(hasPassword: true, message: "Too many wrong passwords from \(address): try again in 5 minutes."))
+            return html(
+                .tooManyRequests,
+                pages.login(
+                    hasPassword: true, message: "Too many wrong passwords from \(address): try again in 5 minutes."))
         case .everyoneWaits:
             r.log("a login while too many wrong passwords or PINs were given this minute; answered 429")
-            return html(.tooManyRequests, pages.login(hasPassword: true,
-                                                      message: "Too many wrong passwords were given to this receiver: try again in a minute."))
+            return html(
+                .tooManyRequests,
+                pages.login(
+                    hasPassword: true,
+                    message: "Too many wrong passwords were given to this receiver: try again in a minute."))
         case .noPassword:
-            return html(.unauthorized, pages.login(hasPassword: false, message: "No password is set: use a one-time link."))
+            return html(
+                .unauthorized, pages.login(hasPassword: false, message: "No password is set: use a one-time link."))
         case .wrong(let locked):
             r.log("wrong password" + (locked ? "; \(address) must wait 5 minutes" : ""))
-            return html(locked ? .tooManyRequests : .unauthorized,
-                        pages.login(hasPassword: true, message: locked ? "Too many wrong passwords from \(address): try again in 5 minutes." : "Wrong password."))
+            return html(
+                locked ? .tooManyRequests : .unauthorized,
+                pages.login(
+                    hasPassword: true,
+                    message: locked
+                        ? "Too many wrong passwords from \(address): try again in 5 minutes." : "Wrong password."))
         case .right:
             let made: (WebSession, String)
             do { made = try access.login(name: form["name"] ?? "", address: address) } catch {
                 r.log("cannot write \(access.sessionsFile): \(error); answered 500")
-                return html(.internalServerError, pages.error("The receiver cannot write its sessions file; see its log.", viewer: nil))
+                return html(
+                    .internalServerError,
+                    pages.error("The receiver cannot write its sessions file; see its log.", viewer: nil))
             }
             r.logSubject = ""  // a cookie of an earlier session may have named one
-            r.log("logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)", always: true)
+            r.log(
+                "logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)", always: true)
             return redirect("/", cookie: sessionCookie(made.1))
         }
     }

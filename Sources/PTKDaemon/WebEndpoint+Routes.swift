@@ -66,8 +66,13 @@ extension WebDoor {
         routes.add([.get], "/login/{secret}", captures: secret, traits: .open) { r, c throws(HTTPError) in
             c.door.linkLogin(r, try r.parameters.require("secret", as: String.self))
         }
-        routes.add([.head], "/login/{secret}", captures: secret, traits: .open) { _, c throws(HTTPError) in c.door.loginPage(c) }
-        routes.add([.get, .head], "/static/{asset}", captures: ["asset": .oneOf(WebAsset.allCases.map(\.rawValue))], traits: .open) {
+        routes.add([.head], "/login/{secret}", captures: secret, traits: .open) { _, c throws(HTTPError) in
+            c.door.loginPage(c)
+        }
+        routes.add(
+            [.get, .head], "/static/{asset}", captures: ["asset": .oneOf(WebAsset.allCases.map(\.rawValue))],
+            traits: .open
+        ) {
             r, _ throws(HTTPError) in
             guard let asset = WebAsset(rawValue: try r.parameters.require("asset", as: String.self)) else {
                 throw .status(.notFound, HTTPError.noSuchRoute)
@@ -79,21 +84,29 @@ extension WebDoor {
             routes.add([.post], "/logout", traits: [.change, .form]) { r, c throws(HTTPError) in c.door.logout(r, c) }
             routes.add([.get, .head], "/upload") { _, c throws(HTTPError) in
                 let settings = c.door.configuration
-                return c.door.html(.ok, c.door.pages.upload(types: settings.types, maxFileSize: settings.maxFileSize, viewer: c.viewer))
+                return c.door.html(
+                    .ok, c.door.pages.upload(types: settings.types, maxFileSize: settings.maxFileSize, viewer: c.viewer)
+                )
             }
-            routes.add([.post], "/upload", traits: [.change, .body]) { r, c throws(HTTPError) in try c.door.upload(r, c) }
+            routes.add([.post], "/upload", traits: [.change, .body]) { r, c throws(HTTPError) in
+                try c.door.upload(r, c)
+            }
             routes.add([.get, .head], "/photo/{id}", captures: id) { r, c throws(HTTPError) in
                 try c.door.photoPage(c, try c.door.photo(r, c))
             }
             routes.add([.get, .head], "/photo/{id}/original", captures: id) { r, c throws(HTTPError) in
                 let photo = try c.door.photo(r, c)
-                return try c.door.sendFile(r, path: c.connection.directory + "/" + photo.name, type: photo.type.mediaType,
-                                           download: r.query["download"] != nil ? lastPathComponent(photo.name) : nil)
+                return try c.door.sendFile(
+                    r, path: c.connection.directory + "/" + photo.name, type: photo.type.mediaType,
+                    download: r.query["download"] != nil ? lastPathComponent(photo.name) : nil)
             }
             // The gallery's thumbnails by side; without one, the larger (old addresses, the delete page).
-            routes.add([.get, .head], "/photo/{id}/thumbnail/{side}",
-                       captures: ["id": .id, "side": .oneOf(Thumbnailer.gallerySides.map(String.init))]) { r, c throws(HTTPError) in
-                try c.door.thumbnail(r, c, try c.door.photo(r, c), side: Int(try r.parameters.require("side", as: Int64.self)))
+            routes.add(
+                [.get, .head], "/photo/{id}/thumbnail/{side}",
+                captures: ["id": .id, "side": .oneOf(Thumbnailer.gallerySides.map(String.init))]
+            ) { r, c throws(HTTPError) in
+                try c.door.thumbnail(
+                    r, c, try c.door.photo(r, c), side: Int(try r.parameters.require("side", as: Int64.self)))
             }
             routes.add([.get, .head], "/photo/{id}/thumbnail", captures: id) { r, c throws(HTTPError) in
                 try c.door.thumbnail(r, c, try c.door.photo(r, c), side: Thumbnailer.gallerySides.last!)
@@ -111,7 +124,8 @@ extension WebDoor {
                 c.door.html(.ok, c.door.pages.confirmDelete(WebPhoto(try c.door.photo(r, c)), viewer: c.viewer))
             }
             for change in PhotoChange.allCases {
-                routes.add([.post], "/photo/{id}/\(change.rawValue)", captures: id, traits: [.change, .form]) { r, c throws(HTTPError) in
+                routes.add([.post], "/photo/{id}/\(change.rawValue)", captures: id, traits: [.change, .form]) {
+                    r, c throws(HTTPError) in
                     try c.door.change(r, c, try c.door.photo(r, c), change)
                 }
             }
@@ -123,9 +137,12 @@ extension WebDoor {
     /// (`signIn`, `renderErrors`, `csrf`), refusals rendered by `errorResponse`, and a log line
     /// for each error no handler logged.
     func responder(connection: WebConnection) -> HTTPResponder<WebContext> {
-        HTTPResponder(routes: Self.routes, middleware: [Self.signIn, Self.renderErrors, Self.csrf], kind: "web", logBudget: requestLogBudget,
-                      requestLog: requestLogBudget, log: { Log.info($0) }, context: { _ in WebContext(door: self, connection: connection) },
-                      renderError: { r, status, message, headers in self.errorResponse(r, status, message, headers, viewer: nil) })
+        HTTPResponder(
+            routes: Self.routes, middleware: [Self.signIn, Self.renderErrors, Self.csrf], kind: "web",
+            logBudget: requestLogBudget, requestLog: requestLogBudget, log: { Log.info($0) },
+            context: { _ in WebContext(door: self, connection: connection) },
+            renderError: { r, status, message, headers in self.errorResponse(r, status, message, headers, viewer: nil) }
+        )
     }
 
     /// Finds the session the cookie names (it then proves the connection and names the log's
@@ -161,7 +178,8 @@ extension WebDoor {
         guard r.traits.contains(.change) else { return try next(r, c) }
         if let other = otherSite(r.head) {
             r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): \(other); answered 403")
-            return c.door.errorResponse(r, .forbidden, "this change came from another site", [], viewer: c.viewer).closing()
+            return c.door.errorResponse(r, .forbidden, "this change came from another site", [], viewer: c.viewer)
+                .closing()
         }
         var c = c
         let expected = c.session?.csrf
@@ -169,7 +187,9 @@ extension WebDoor {
             c.form = try readForm(r, limit: formLimit)
             guard let expected, c.form["csrf"] == expected else { return c.door.refuseMissingToken(r, c) }
         } else {
-            guard let expected, r.head.header("x-csrf-token") == expected else { return c.door.refuseMissingToken(r, c).closing() }
+            guard let expected, r.head.header("x-csrf-token") == expected else {
+                return c.door.refuseMissingToken(r, c).closing()
+            }
         }
         return try next(r, c)
     }
@@ -178,17 +198,21 @@ extension WebDoor {
     private func refuseMissingToken(_ r: Request, _ c: WebContext) -> Response {
         if r.isUpload {
             r.log("refused an upload without its CSRF token; answered 403")
-            return errorResponse(r, .forbidden, "the page's token is missing or out of date: reload the page", [], viewer: c.viewer)
+            return errorResponse(
+                r, .forbidden, "the page's token is missing or out of date: reload the page", [], viewer: c.viewer)
         }
         r.log("refused \(r.head.method) \(quotedForLog(r.head.path)) without its CSRF token; answered 403")
-        return errorResponse(r, .forbidden, "the page's token is missing or out of date: go back, reload the page and try again", [],
-                             viewer: c.viewer)
+        return errorResponse(
+            r, .forbidden, "the page's token is missing or out of date: go back, reload the page and try again", [],
+            viewer: c.viewer)
     }
 
     /// A form's fields (`application/x-www-form-urlencoded`, at most `limit` bytes: a longer one
     /// announced by its Content-Length is refused 413 unread, and the connection closes).
     static func readForm(_ r: Request, limit: Int) throws(HTTPError) -> [String: String] {
-        if let length = r.head.contentLength, length > Int64(limit) { throw .refused(413, "the form is over \(limit) bytes") }
+        if let length = r.head.contentLength, length > Int64(limit) {
+            throw .refused(413, "the form is over \(limit) bytes")
+        }
         return urlEncodedFields(String(decoding: try r.body.collect(limit: limit), as: UTF8.self))
     }
 }

@@ -9,8 +9,13 @@ extension WebDoor {
     func viewerPage(_ r: Request, _ c: SignedIn, _ photo: Photo) throws(HTTPError) -> Response {
         let (filter, filters) = galleryFilter(r)
         let neighbours: (previous: Photo?, next: Photo?)
-        do { neighbours = try c.connection.library().neighbours(of: photo.id, filter) } catch { throw libraryFailed(r, error) }
-        return html(.ok, pages.view(WebPhoto(photo), details: Self.details(photo), previous: neighbours.previous.map(WebPhoto.init),
-                                    next: neighbours.next.map(WebPhoto.init), filters: filters, viewer: c.viewer))
+        do { neighbours = try c.connection.library().neighbours(of: photo.id, filter) } catch {
+            throw libraryFailed(r, error)
+        }
+        return html(
+            .ok,
+            pages.view(
+                WebPhoto(photo), details: Self.details(photo), previous: neighbours.previous.map(WebPhoto.init),
+                next: neighbours.next.map(WebPhoto.init), filters: filters, viewer: c.viewer))
     }
 }

@@ -40,16 +40,20 @@ final class WebEndpoint: @unchecked Sendable {
     /// idle connections open; each holds a session slot).
     static let keepAlive: Duration = .seconds(15)
 
-    init(configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal) throws(DaemonError) {
+    init(configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal)
+        throws(DaemonError)
+    {
         let access = WebAccess(directory: configuration.webDirectory)
         do {
             try access.prepare()
         } catch {
-            throw DaemonError(description: "web: cannot create \(configuration.webDirectory): \(error)", exitCode: .directoryUnusable)
+            throw DaemonError(
+                description: "web: cannot create \(configuration.webDirectory): \(error)", exitCode: .directoryUnusable)
         }
         do {
-            identity = try Identity.loadOrCreate(in: configuration.webDirectory + "/tls", commonName: configuration.name, keyType: .ecP256,
-                                                 subjectAltNames: Self.hostNames(configuration))
+            identity = try Identity.loadOrCreate(
+                in: configuration.webDirectory + "/tls", commonName: configuration.name, keyType: .ecP256,
+                subjectAltNames: Self.hostNames(configuration))
             context = try TLSContext(server: true, identity: identity, flavor: .web)
         } catch {
             throw DaemonError(description: "web: \(error.description)", exitCode: .identityDamaged)
@@ -58,11 +62,18 @@ final class WebEndpoint: @unchecked Sendable {
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
         } catch {
-            throw DaemonError(description: "cannot listen for browsers on port \(configuration.webPort): \(error) (set web-port, or web = off)", exitCode: .cannotStart)
+            throw DaemonError(
+                description:
+                    "cannot listen for browsers on port \(configuration.webPort): \(error) (set web-port, or web = off)",
+                exitCode: .cannotStart)
         }
-        door = WebDoor(configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown, access: access,
-                       fingerprint: identity.certificateFingerprint)
-        dav = try DAVEndpoint(configuration: configuration, store: store, arrivals: arrivals, throttle: door.throttle, guesses: guesses, shutdown: shutdown)
+        door = WebDoor(
+            configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown,
+            access: access,
+            fingerprint: identity.certificateFingerprint)
+        dav = try DAVEndpoint(
+            configuration: configuration, store: store, arrivals: arrivals, throttle: door.throttle, guesses: guesses,
+            shutdown: shutdown)
     }
 
     /// The names the certificate is made for: the host name, its `.local` name, `localhost`,
@@ -80,17 +91,22 @@ final class WebEndpoint: @unchecked Sendable {
     var fingerprint: String { identity.certificateFingerprint }
 
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
-    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
-               stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil) {
-        httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, claim: claim,
-                            respond: handler(id: id, peer: peer))
+    func serve(
+        _ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+        stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil
+    ) {
+        httpsServer().serve(
+            socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, claim: claim,
+            respond: handler(id: id, peer: peer))
     }
 
     /// The HTTPS side: the certificate, keep-alive, the security headers on every answer (the
     /// WebDAV door's too), errors the connection answers itself as a page.
     func httpsServer() -> HTTPSServer {
-        var server = HTTPSServer(context: context, interrupt: shutdown.pipe.readEnd, kind: "web", idle: min(Self.keepAlive, configuration.idleTimeout),
-                                 log: { Log.info($0) }, errorBody: door.errorBody)
+        var server = HTTPSServer(
+            context: context, interrupt: shutdown.pipe.readEnd, kind: "web",
+            idle: min(Self.keepAlive, configuration.idleTimeout),
+            log: { Log.info($0) }, errorBody: door.errorBody)
         server.exchangeTimeout = configuration.idleTimeout
         server.fixedHeaders = WebDoor.securityHeaderLines
         server.logBudget = door.requestLogBudget
@@ -101,7 +117,8 @@ final class WebEndpoint: @unchecked Sendable {
     /// (`WebDoor.responder`), or the WebDAV door's for a target below `/dav`
     /// (`DAVEndpoint.isDAVTarget`).
     func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response {
-        let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
+        let connection = WebConnection(
+            id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
         let web = door.responder(connection: connection)
         let dav = davResponder(dav.handler(connection: connection))
         return { head, http, certificate throws(HTTPError) in
@@ -132,7 +149,9 @@ final class WebConnection {
     /// The library, opened on first use.
     func library() throws(LibraryError) -> PhotoLibrary {
         if let opened { return opened }
-        guard libraryOn else { throw LibraryError(.refused, "the photo library is off on this receiver (library = off): uploads only") }
+        guard libraryOn else {
+            throw LibraryError(.refused, "the photo library is off on this receiver (library = off): uploads only")
+        }
         let library = try PhotoLibrary(directory: directory, create: false)
         opened = library
         return library
@@ -165,8 +184,10 @@ final class WebDoor: @unchecked Sendable {
     /// The login form, which anyone may send, is read up to this size (a name and a password).
     static let loginFormLimit = 4 << 10
     /// Headers every response carries.
-    static let securityHeaders = [("Content-Security-Policy", "default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
-                                  ("X-Frame-Options", "DENY"), ("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff")]
+    static let securityHeaders = [
+        ("Content-Security-Policy", "default-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+        ("X-Frame-Options", "DENY"), ("Referrer-Policy", "no-referrer"), ("X-Content-Type-Options", "nosniff"),
+    ]
     /// `securityHeaders` as the connection sends them after each response's own (`HTTPConnection.fixedHeaders`).
     static let securityHeaderLines = securityHeaders.map { "\($0.0): \($0.1)\r\n" }.joined()
 
@@ -177,8 +198,11 @@ final class WebDoor: @unchecked Sendable {
     }
 
     /// `access` is prepared (its directory made); `fingerprint` is the certificate's, which the pages show.
-    init(configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal, access: WebAccess,
-         fingerprint: String) {
+    init(
+        configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal,
+        access: WebAccess,
+        fingerprint: String
+    ) {
         self.configuration = configuration
         self.store = store
         self.arrivals = arrivals

@@ -5,7 +5,8 @@ import PTKHTTP
 /// nothing for them, and carries on as the handler says. This goes when the WebDAV door
 /// answers with `Response` values.
 func davResponder(_ handle: @escaping (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool)
-    -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response {
+    -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response
+{
     { head, http, certificate throws(HTTPError) in
         Response(.ok, body: .writtenByLegacyHandler(keepAlive: try handle(head, http, certificate)))
     }

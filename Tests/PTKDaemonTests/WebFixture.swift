@@ -1,5 +1,4 @@
 import PTKConfiguration
-@testable import PTKDaemon
 import PTKHTTP
 import PTKLibrary
 import PTKStore
@@ -7,6 +6,8 @@ import PTKSystem
 import PTKTestSupport
 import PTKTrust
 import PTKWeb
+
+@testable import PTKDaemon
 
 /// The web door alone, driven through its route table by `RouteHarness`: its state (store,
 /// arrivals, login files, library) in a temporary directory; no daemon, no listener, no TLS
@@ -30,23 +31,30 @@ final class WebFixture {
         let store = try PhotoStore(settings: StoreSettings(directory: c.effectiveDirectory, minFree: c.minFree))
         if c.library { _ = try PhotoLibrary(directory: c.effectiveDirectory, create: true) }
         let trust = TrustStore(directory: c.effectiveStateDirectory)
-        let arrivals = Arrivals(directory: c.effectiveDirectory, layout: c.layout, trust: trust, library: nil, held: nil, hooks: nil)
+        let arrivals = Arrivals(
+            directory: c.effectiveDirectory, layout: c.layout, trust: trust, library: nil, held: nil, hooks: nil)
         let settings = WebSettings(c)
         let access = WebAccess(directory: settings.webDirectory)
         try access.prepare()
-        door = WebDoor(configuration: settings, store: store, arrivals: arrivals, guesses: Guesses(), shutdown: try ShutdownSignal(),
-                       access: access, fingerprint: Self.fingerprint)
+        door = WebDoor(
+            configuration: settings, store: store, arrivals: arrivals, guesses: Guesses(),
+            shutdown: try ShutdownSignal(),
+            access: access, fingerprint: Self.fingerprint)
     }
 
     deinit { removeTree(root) }
 
     /// Plays `pieces` (a client's bytes) to the door on one connection, with the security
     /// headers the door's server sets on it; `headOnly` parses the answers as heads alone.
-    func run(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
-             headOnly: Bool = false) -> RouteHarness<WebContext>.Exchange {
+    func run(
+        _ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
+        headOnly: Bool = false
+    ) -> RouteHarness<WebContext>.Exchange {
         let settings = door.configuration
-        let connection = WebConnection(id: 1, peer: peer, directory: settings.effectiveDirectory, library: settings.library)
-        var harness = RouteHarness(door.responder(connection: connection), idle: settings.idleTimeout, errorBody: door.errorBody)
+        let connection = WebConnection(
+            id: 1, peer: peer, directory: settings.effectiveDirectory, library: settings.library)
+        var harness = RouteHarness(
+            door.responder(connection: connection), idle: settings.idleTimeout, errorBody: door.errorBody)
         harness.fixedHeaders = WebDoor.securityHeaderLines
         return harness.run(pieces, readSize: readSize, whenEmpty: whenEmpty, headOnly: headOnly)
     }
