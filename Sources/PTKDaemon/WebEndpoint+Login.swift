@@ -20,7 +20,7 @@ extension WebDoor {
         c.session != nil ? redirect("/") : html(.ok, pages.login(hasPassword: access.hasPassword))
     }
 
-    /// POST /logout (its form's token checked by `CSRFCheck`): the session ends, the cookie goes.
+    /// POST /logout (its form's token checked by the `csrf` step): the session ends, the cookie goes.
     func logout(_ r: Request, _ c: SignedIn) -> Response {
         // A session file that cannot be written leaves the session listed; the cookie goes anyway.
         do { try access.revoke(c.session.id) } catch {

@@ -20,6 +20,9 @@ public struct RouteHarness<Context> {
     /// Header lines (each ending in CRLF) the connection adds to every response, as the door's
     /// server sets them (`HTTPSServer.fixedHeaders`); none by default.
     public var fixedHeaders = ""
+    /// Told where the connection is in its life (`HTTPConnection.onStage`): a request proven
+    /// (`Request.proven`) says `.working`.
+    public var onStage: ((ConnectionStage) -> Void)?
 
     /// A harness for `responder`; `errorBody` defaults to the message as plain text.
     public init(_ responder: HTTPResponder<Context>, idle: Duration = .seconds(5),
@@ -56,6 +59,7 @@ public struct RouteHarness<Context> {
         let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
         let http = HTTPConnection(stream: stream, kind: .request, idle: idle)
         http.fixedHeaders = fixedHeaders
+        http.onStage = onStage
         let conversation = HTTPConversation(idle: idle, errorBody: errorBody)
         let ending = conversation.converse(http, certificate: certificate, deadline: .now + idle) { (head, http, certificate) throws(HTTPError) in
             try responder.response(to: head, on: http, peer: peer, connectionID: 1, certificate: certificate)

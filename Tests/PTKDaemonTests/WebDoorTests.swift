@@ -621,6 +621,30 @@ struct WebDoorStepsTests {
         }
     }
 
+    @Test("a session proves its connection (it is then not displaced for a newcomer); the login page and a refusal do not")
+    func proven() throws {
+        let f = try WebFixture()
+        let (cookie, _) = try f.login()
+        var stages: [ConnectionStage] = []
+        _ = f.run([request("GET", "/login"), request("GET", "/"), request("GET", "/static/app.css")], onStage: { stages.append($0) })
+        #expect(!stages.contains(.working), "\(stages)")
+        stages = []
+        _ = f.run([request("GET", "/static/app.css", [("Cookie", cookie)])], onStage: { stages.append($0) })
+        #expect(stages.contains(.working), "an open route with a session proves it too: \(stages)")
+        stages = []
+        let e = f.run([request("GET", "/", [("Cookie", cookie)])], onStage: { stages.append($0) })
+        #expect(e.statuses == [200] && stages.contains(.working), "\(stages)")
+    }
+
+    @Test("a route that changes nothing is served whatever site the request says it came from, with no token")
+    func nonChange() throws {
+        let f = try WebFixture()
+        let (cookie, _) = try f.login()
+        let e = f.run([request("GET", "/", [("Cookie", cookie), ("Origin", "https://evil.example"), ("Sec-Fetch-Site", "cross-site")]),
+                       request("GET", "/upload", [("Cookie", cookie), ("Sec-Fetch-Site", "same-site")])])
+        #expect(e.statuses == [200, 200], "\(e.responses)")
+    }
+
     @Test("a change from another site is 403 and closes, its body unread; Origin null, this origin, or none pass to the token", arguments: [
         ("Origin", "https://evil.example", false), ("Origin", "http://ptk.test", false), ("Origin", "https://ptk.test.evil.example", false),
         ("Origin", "https://ptk.test:444", false), ("Origin", "HTTPS://ptk.test", false), ("Origin", "", false),

@@ -45,10 +45,11 @@ final class WebFixture {
     deinit { removeTree(root) }
 
     /// Plays `pieces` (a client's bytes) to the door on one connection, with the security
-    /// headers the door's server sets on it; `headOnly` parses the answers as heads alone.
+    /// headers the door's server sets on it; `headOnly` parses the answers as heads alone;
+    /// `onStage` is told the connection's stages.
     func run(
         _ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
-        headOnly: Bool = false
+        headOnly: Bool = false, onStage: ((ConnectionStage) -> Void)? = nil
     ) -> RouteHarness<WebContext>.Exchange {
         let settings = door.configuration
         let connection = WebConnection(
@@ -56,6 +57,7 @@ final class WebFixture {
         var harness = RouteHarness(
             door.responder(connection: connection), idle: settings.idleTimeout, errorBody: door.errorBody)
         harness.fixedHeaders = WebDoor.securityHeaderLines
+        harness.onStage = onStage
         return harness.run(pieces, readSize: readSize, whenEmpty: whenEmpty, headOnly: headOnly)
     }
 
