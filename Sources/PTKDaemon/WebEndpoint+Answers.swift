@@ -8,21 +8,17 @@ import PTKTrust
 import PTKVocabulary
 import PTKWeb
 
-/// How the web interface answers: pages, JSON, redirects, and the library's failures.
-extension WebEndpoint {
+/// How the web interface answers: pages, JSON, redirects, its one rendering of refusals, and
+/// the library's failures.
+extension WebDoor {
     // MARK: Answers
 
-    func respond(_ r: WebRequest, _ status: Int, _ body: [UInt8], type: String, headers: [(String, String)] = [], close: Bool = false) throws(HTTPError) {
-        try r.http.respond(status, body, contentType: type, headers: headers, close: close, headOnly: r.headOnly,
-                           deadline: .now + configuration.idleTimeout)
+    func html(_ status: HTTPStatus, _ page: String) -> Response {
+        .bytes(status, Array(page.utf8), type: "text/html; charset=utf-8", headers: ["Cache-Control": "no-store"])
     }
 
-    func html(_ r: WebRequest, _ status: Int, _ page: String, close: Bool = false) throws(HTTPError) {
-        try respond(r, status, Array(page.utf8), type: "text/html; charset=utf-8", headers: [("Cache-Control", "no-store")], close: close)
-    }
-
-    func json(_ r: WebRequest, _ status: Int, _ answer: UploadAnswer, close: Bool = false) throws(HTTPError) {
-        try respond(r, status, jsonBody(answer), type: "application/json", headers: [("Cache-Control", "no-store")], close: close)
+    func json(_ status: HTTPStatus, _ answer: UploadAnswer) -> Response {
+        .bytes(status, jsonBody(answer), type: "application/json", headers: ["Cache-Control": "no-store"])
     }
 
     /// What an upload is answered (and a refused one's reason).
@@ -38,36 +34,56 @@ extension WebEndpoint {
     }
 
     /// 303 to `location` (after a form: the browser then GETs it), setting `cookie` if given.
-    func redirect(_ r: WebRequest, _ location: String, cookie: String? = nil) throws(HTTPError) {
-        var headers = [("Location", location), ("Cache-Control", "no-store")]
-        if let cookie { headers.append(("Set-Cookie", cookie)) }
-        try respond(r, 303, [], type: "text/plain", headers: headers)
+    func redirect(_ location: String, cookie: String? = nil) -> Response {
+        var headers: HTTPFields = ["Location": location, "Cache-Control": "no-store"]
+        if let cookie { headers.append("Set-Cookie", cookie) }
+        return Response(.seeOther, headers: headers)
     }
 
-    /// Reads and drops a request's body (up to a limit).
-    func skipBody(_ r: WebRequest) throws(HTTPError) {
-        _ = try r.http.readBody(limit: HTTPService<WebContext>.ignoredBodyLimit, deadline: { .now + self.configuration.idleTimeout })
+    /// The door's one rendering of a refusal (a handler's or a step's `.status`, the router's
+    /// 404 and 405), for `viewer`: the upload page's script reads `{"message"}`, and an upload
+    /// refused closes the connection (its body, perhaps large, is not read); any other request
+    /// gets the error page. The router's 405 goes with its Allow and, as always, no Cache-Control.
+    func errorResponse(
+        _ r: Request, _ status: HTTPStatus, _ message: String, _ headers: HTTPFields, viewer: WebPages.Viewer?
+    ) -> Response {
+        if r.isUpload { return json(status, UploadAnswer(message: message)).closing() }
+        let page = pages.error(message == HTTPError.noSuchRoute ? "No such page" : message, viewer: viewer)
+        return .bytes(
+            status, Array(page.utf8), type: "text/html; charset=utf-8",
+            headers: headers.isEmpty ? ["Cache-Control": "no-store"] : headers)
     }
 
-    /// The photo the route's `{id}` names, or nil after answering 404 (or 500 when the library cannot be read).
-    func photo(_ r: WebRequest) throws(HTTPError) -> Photo? {
+    /// The answer to a route that needs a session, asked without one: the login page (401),
+    /// saying the session ended when a cookie came; an upload's script gets JSON, and its body
+    /// is not read (the connection closes after the answer).
+    func signedOut(_ r: Request, hadCookie: Bool) throws(HTTPError) -> Response {
+        if r.isUpload { return json(.unauthorized, UploadAnswer(message: "log in first")).closing() }
+        try r.body.discard(limit: HTTPService<Void>.ignoredBodyLimit)
+        return html(
+            .unauthorized,
+            pages.login(
+                hasPassword: access.hasPassword, message: hadCookie ? "Your session has ended: log in again." : nil))
+    }
+
+    /// The photo the route's `{id}` names; 404 when there is none (500 when the library cannot be read).
+    func photo(_ r: Request, _ c: SignedIn) throws(HTTPError) -> Photo {
+        let id = try r.parameters.require("id", as: Int64.self)
         let found: Photo?
-        do { found = try r.context.connection.library().photo(id: r.parameters.int64("id") ?? 0) } catch {
-            try libraryFailed(r, error)
-            return nil
-        }
-        if found == nil { try html(r, 404, pages.error("No such photo", viewer: r.viewer)) }
+        do { found = try c.connection.library().photo(id: id) } catch { throw libraryFailed(r, error) }
+        guard let found else { throw .status(.notFound, "No such photo") }
         return found
     }
 
-    func libraryFailed(_ r: WebRequest, _ error: LibraryError) throws(HTTPError) {
+    /// The refusal for a failure of the library, logged.
+    func libraryFailed(_ r: Request, _ error: LibraryError) -> HTTPError {
         r.log("library: \(error)")
-        let status: Int
+        let status: HTTPStatus
         switch error.kind {
-        case .notFound: status = 404
-        case .refused, .badInput: status = 409
-        case .io: status = 500
+        case .notFound: status = .notFound
+        case .refused, .badInput: status = .conflict
+        case .io: status = .internalServerError
         }
-        try html(r, status, pages.error(error.description, viewer: r.viewer))
+        return .status(status, error.description)
     }
 }

@@ -9,12 +9,13 @@ import PTKVocabulary
 import PTKWeb
 
 /// Changes to a photo from its page: rename, note, rate, delete.
-extension WebEndpoint {
+extension WebDoor {
     // MARK: Changes
 
-    func change(_ r: WebRequest, _ photo: Photo, _ change: PhotoChange, _ form: [String: String]) throws(HTTPError) {
+    func change(_ r: Request, _ c: SignedIn, _ photo: Photo, _ change: PhotoChange) throws(HTTPError) -> Response {
+        let form = c.form
         let library: PhotoLibrary
-        do { library = try r.context.connection.library() } catch { return try libraryFailed(r, error) }
+        do { library = try c.connection.library() } catch { throw libraryFailed(r, error) }
         // The library's answer first (a name taken, a photo gone), then the page.
         let done = Result { () throws(LibraryError) -> String? in
             switch change {
@@ -26,16 +27,23 @@ extension WebEndpoint {
             case .note:
                 let note = form["note"] ?? ""
                 _ = try library.setNote(photo.name, note)
-                r.log(note.isEmpty ? "cleared the note of \(quotedForTerminal(photo.name))" : "noted \(quotedForTerminal(photo.name))", always: true)
+                r.log(
+                    note.isEmpty
+                        ? "cleared the note of \(quotedForTerminal(photo.name))"
+                        : "noted \(quotedForTerminal(photo.name))", always: true)
             case .rate:
                 let text = form["rating"] ?? ""
                 var rating: Int? = nil
                 if text != "none" && !text.isEmpty {
-                    guard let value = Int(text), (0...5).contains(value) else { throw LibraryError(.refused, "a rating is 0 to 5, or none") }
+                    guard let value = Int(text), (0...5).contains(value) else {
+                        throw LibraryError(.refused, "a rating is 0 to 5, or none")
+                    }
                     rating = value
                 }
                 _ = try library.setRating(photo.name, rating)
-                r.log(rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" } ?? "cleared the rating of \(quotedForTerminal(photo.name))", always: true)
+                r.log(
+                    rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" }
+                        ?? "cleared the rating of \(quotedForTerminal(photo.name))", always: true)
             case .delete:
                 _ = try library.remove(photo.name)
                 r.log("deleted \(quotedForTerminal(photo.name))", always: true)
@@ -45,11 +53,11 @@ extension WebEndpoint {
         }
         switch done {
         case .success(let location):
-            try redirect(r, location ?? "/")
+            return redirect(location ?? "/")
         case .failure(let error):
             r.log("\(change.rawValue) of \(quotedForTerminal(photo.name)) refused: \(error)")
-            if case .refused = error.kind { return try photoPage(r, photo, message: error.description, status: 409) }
-            try libraryFailed(r, error)
+            if case .refused = error.kind { return photoPage(c, photo, message: error.description, status: .conflict) }
+            throw libraryFailed(r, error)
         }
     }
 }

@@ -11,30 +11,40 @@ import PTKVocabulary
 import PTKWeb
 
 /// The gallery, a photo's page, and the files a browser downloads (originals with Range, thumbnails, packages).
-extension WebEndpoint {
+extension WebDoor {
     // MARK: Pages and files
 
     /// The gallery's filters a request carries (`sender`, `rating` 1-5; others are ignored),
     /// and the same as a query for the links that keep them.
-    func galleryFilter(_ r: WebRequest) -> (filter: GalleryFilter, query: String) {
+    func galleryFilter(_ r: Request) -> (filter: GalleryFilter, query: String) {
         let sender = r.head.query["sender"].flatMap { $0.isEmpty ? nil : $0 }
         let minRating = r.head.query["rating"].flatMap { Int($0) }.flatMap { (1...5).contains($0) ? $0 : nil }
-        return (GalleryFilter(sender: sender, minRating: minRating), WebPages.filterQuery(sender: sender, minRating: minRating))
+        return (
+            GalleryFilter(sender: sender, minRating: minRating),
+            WebPages.filterQuery(sender: sender, minRating: minRating)
+        )
     }
 
-    func gallery(_ r: WebRequest) throws(HTTPError) {
+    func gallery(_ r: Request, _ c: SignedIn) throws(HTTPError) -> Response {
         let (filter, filters) = galleryFilter(r)
-        let cursor = r.head.query["after"].flatMap { GalleryCursor(token: $0) }
+        let cursor = r.query["after"].flatMap { GalleryCursor(token: $0) }
         let page: GalleryPage
-        do { page = try r.context.connection.library().galleryPage(filter, after: cursor, limit: WebPages.pageSize) } catch { return try libraryFailed(r, error) }
-        let more = page.next.map { next in (["after=" + next.token] + (filters.isEmpty ? [] : [filters])).joined(separator: "&") }
-        try html(r, 200, pages.gallery(page.sections.map { ($0.title, $0.photos.map(WebPhoto.init)) }, firstContinues: page.firstContinues,
-                                       matching: page.matching, total: page.total, senders: page.senders, sender: filter.sender,
-                                       minRating: filter.minRating, more: more, viewer: r.viewer!))
+        do { page = try c.connection.library().galleryPage(filter, after: cursor, limit: WebPages.pageSize) } catch {
+            throw libraryFailed(r, error)
+        }
+        let more = page.next.map { next in
+            (["after=" + next.token] + (filters.isEmpty ? [] : [filters])).joined(separator: "&")
+        }
+        return html(
+            .ok,
+            pages.gallery(
+                page.sections.map { ($0.title, $0.photos.map(WebPhoto.init)) }, firstContinues: page.firstContinues,
+                matching: page.matching, total: page.total, senders: page.senders, sender: filter.sender,
+                minRating: filter.minRating, more: more, viewer: c.viewer))
     }
 
-    func photoPage(_ r: WebRequest, _ photo: Photo, message: String? = nil, status: Int = 200) throws(HTTPError) {
-        try html(r, status, pages.photo(WebPhoto(photo), details: Self.details(photo), viewer: r.viewer!, message: message))
+    func photoPage(_ c: SignedIn, _ photo: Photo, message: String? = nil, status: HTTPStatus = .ok) -> Response {
+        html(status, pages.photo(WebPhoto(photo), details: Self.details(photo), viewer: c.viewer, message: message))
     }
 
     /// The photo's details for the pages: the library's, but its thumbnail told as made, coming
@@ -70,21 +80,22 @@ extension WebEndpoint {
     }
 
     /// A gallery thumbnail (`side` one of `Thumbnailer.gallerySides`), as JPEG or PNG.
-    func thumbnail(_ r: WebRequest, _ photo: Photo, side: Int) throws(HTTPError) {
+    func thumbnail(_ r: Request, _ c: SignedIn, _ photo: Photo, side: Int) throws(HTTPError) -> Response {
         let rendition: Rendition?
-        do { rendition = try r.context.connection.library().thumbnail(of: photo, side: side) } catch { return try libraryFailed(r, error) }
-        guard let rendition else {
-            try html(r, 404, pages.error("\(photo.name) has no thumbnail: \(photo.problem ?? "not indexed yet")", viewer: r.viewer))
-            return
+        do { rendition = try c.connection.library().thumbnail(of: photo, side: side) } catch {
+            throw libraryFailed(r, error)
         }
-        try respond(r, 200, rendition.bytes, type: rendition.type.mediaType, headers: [("Cache-Control", imageCache(r))])
+        guard let rendition else {
+            throw .status(.notFound, "\(photo.name) has no thumbnail: \(photo.problem ?? "not indexed yet")")
+        }
+        return .bytes(.ok, rendition.bytes, type: rendition.type.mediaType, headers: ["Cache-Control": imageCache(r)])
     }
 
     /// The photo's preview (a JPEG of at most `Thumbnailer.previewSide` pixels), or a page
     /// saying why it has none.
-    func preview(_ r: WebRequest, _ photo: Photo) throws(HTTPError) {
+    func preview(_ r: Request, _ c: SignedIn, _ photo: Photo) throws(HTTPError) -> Response {
         let bytes: [UInt8]?
-        do { bytes = try r.context.connection.library().preview(of: photo) } catch { return try libraryFailed(r, error) }
+        do { bytes = try c.connection.library().preview(of: photo) } catch { throw libraryFailed(r, error) }
         guard let bytes else {
             let why: String
             switch photo.preview {
@@ -92,48 +103,60 @@ extension WebEndpoint {
             case .failed(let reason): why = "it could not be made: \(reason)"
             case .pending, .made: why = "it is not made yet"
             }
-            try html(r, 404, pages.error("\(photo.name) has no preview: \(why)", viewer: r.viewer))
-            return
+            throw .status(.notFound, "\(photo.name) has no preview: \(why)")
         }
         // A JPEG, or a PNG for a photo with transparency.
-        try respond(r, 200, bytes, type: (photo.previewType ?? .jpeg).mediaType, headers: [("Cache-Control", imageCache(r))])
+        return .bytes(
+            .ok, bytes, type: (photo.previewType ?? .jpeg).mediaType, headers: ["Cache-Control": imageCache(r)])
     }
 
     /// The gallery's and the pages' image addresses name the photo's content (`?v=`), so a
     /// browser may keep what they gave for a day; without it, it asks again each time.
-    func imageCache(_ r: WebRequest) -> String { r.head.query["v"] != nil ? "private, max-age=86400" : "no-cache" }
+    func imageCache(_ r: Request) -> String { r.query["v"] != nil ? "private, max-age=86400" : "no-cache" }
 
-    /// Sends a file, or the part a `Range` header asks for; `download` names it as an attachment.
-    func sendFile(_ r: WebRequest, path: String, type: String, download: String?, cache: String = "private, no-cache") throws(HTTPError) {
+    /// A file, or the part a `Range` header asks for; `download` names it as an attachment. The
+    /// response holds the file open until the connection has sent it.
+    func sendFile(_ r: Request, path: String, type: String, download: String?, cache: String = "private, no-cache")
+        throws(HTTPError) -> Response
+    {
         let fd: FileDescriptor
         let size: Int64
-        do {
+        do throws(SystemError) {
             fd = try FileDescriptor.open(path, flags: [.readOnly, .noFollow])
-            let status = try fd.status()
+            let status: FileStatus
+            do throws(SystemError) { status = try fd.status() } catch {
+                fd.close()
+                throw error
+            }
             size = status.isRegularFile ? status.size : -1
         } catch {
             r.log("cannot open \(path): \(error); answered 404")
-            try html(r, 404, pages.error("The photo's file cannot be read: \(error.reason)", viewer: r.viewer))
-            return
+            throw .status(.notFound, "The photo's file cannot be read: \(error.reason)")
         }
-        defer { fd.close() }
         guard size >= 0 else {
+            fd.close()
             r.log("\(path) is not a regular file; answered 404")
-            try html(r, 404, pages.error("The photo's file is not a regular file", viewer: r.viewer))
-            return
+            throw .status(.notFound, "The photo's file is not a regular file")
         }
-        var headers = [("Cache-Control", cache)]
-        if let download { headers.append(("Content-Disposition", attachment(download))) }
-        try r.http.sendFile(fd, size: size, type: type, headers: headers, range: r.head.header("range"), headOnly: r.headOnly,
-                            idle: configuration.idleTimeout) { offset, error in
-            r.log((error.map { "cannot read \(path) at byte \(offset): \($0)" } ?? "\(path) became shorter while being sent") + "; connection closed")
+        var headers: HTTPFields = ["Cache-Control": cache]
+        if let download { headers.append("Content-Disposition", attachment(download)) }
+        var response = Response.file(fd, size: size, type: type, headers: headers, range: r.head.header("range")) {
+            offset, error in
+            r.log(
+                (error.map { "cannot read \(path) at byte \(offset): \($0)" }
+                    ?? "\(path) became shorter while being sent") + "; connection closed")
         }
+        response.whenDone = { fd.close() }
+        return response
     }
 
     /// The photo's `.ptk` package as a zip archive (NAME.ptk/photo.data and photo.metadata):
-    /// exported into a folder of its own below the state directory, archived, sent, removed.
-    func package(_ r: WebRequest, _ photo: Photo) throws(HTTPError) {
-        let work = access.directory + "/export-" + randomBytes(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
+    /// exported into a folder of its own below the state directory, archived, opened, removed,
+    /// and sent from the open file.
+    func package(_ r: Request, _ c: SignedIn, _ photo: Photo) throws(HTTPError) -> Response {
+        let work =
+            access.directory + "/export-"
+            + randomBytes(16).map { String($0 >> 4, radix: 16) + String($0 & 15, radix: 16) }.joined()
         let folder = work + "/" + Package.folderName(for: photo.name)
         defer {
             // Each export has a folder of its own: whatever of it exists goes now (a file already
@@ -147,14 +170,17 @@ extension WebEndpoint {
         let archive: String
         do {
             try makeDirectories(work, mode: 0o700)
-            let library = try r.context.connection.library()
+            let library = try c.connection.library()
             _ = try library.export(photo.name, to: work)
             archive = try library.archive(package: folder, to: work + "/package.zip")
         } catch let error as LibraryError {
-            return try libraryFailed(r, error)
+            throw libraryFailed(r, error)
         } catch {
-            return try libraryFailed(r, LibraryError(.io, "cannot make the package: \(error)"))
+            throw libraryFailed(r, LibraryError(.io, "cannot make the package: \(error)"))
         }
-        try sendFile(r, path: archive, type: "application/zip", download: Package.folderName(for: photo.name) + ".zip", cache: "no-store")
+        // Opened before the files are removed (below): the open file keeps its bytes until it is sent.
+        return try sendFile(
+            r, path: archive, type: "application/zip", download: Package.folderName(for: photo.name) + ".zip",
+            cache: "no-store")
     }
 }

@@ -9,52 +9,62 @@ import PTKVocabulary
 import PTKWeb
 
 /// Logging in and out: one-time links, the password, the session cookie.
-extension WebEndpoint {
+extension WebDoor {
     // MARK: Logging in
 
     func sessionCookie(_ secret: String) -> String {
         "\(Self.cookieName)=\(secret); Path=/; Max-Age=\(WebAccess.sessionLifetime); Secure; HttpOnly; SameSite=Strict"
     }
 
-    func loginPage(_ r: WebRequest) throws(HTTPError) {
-        if r.context.session != nil { try redirect(r, "/") } else { try html(r, 200, pages.login(hasPassword: access.hasPassword)) }
+    func loginPage(_ c: WebContext) -> Response {
+        c.session != nil ? redirect("/") : html(.ok, pages.login(hasPassword: access.hasPassword))
     }
 
-    /// POST /logout (its form's token checked by `CSRFCheck`): the session ends, the cookie goes.
-    func logout(_ r: WebRequest) throws(HTTPError) {
+    /// POST /logout (its form's token checked by the `csrf` step): the session ends, the cookie goes.
+    func logout(_ r: Request, _ c: SignedIn) -> Response {
         // A session file that cannot be written leaves the session listed; the cookie goes anyway.
-        do { try access.revoke(r.context.session!.id) } catch { r.log("cannot end the session in \(access.sessionsFile): \(error)") }
+        do { try access.revoke(c.session.id) } catch {
+            r.log("cannot end the session in \(access.sessionsFile): \(error)")
+        }
         r.log("logged out", always: true)
-        try redirect(r, "/login", cookie: "\(Self.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict")
+        return redirect("/login", cookie: "\(Self.cookieName)=; Path=/; Max-Age=0; Secure; HttpOnly; SameSite=Strict")
     }
 
-    func linkLogin(_ r: WebRequest, _ secret: String) throws(HTTPError) {
+    func linkLogin(_ r: Request, _ secret: String) -> Response {
         let result: (WebSession, String)?
         do { result = try access.redeemLink(secret, address: r.address) } catch {
             r.log("cannot use the web login files in \(access.directory): \(error); answered 500")
-            try html(r, 500, pages.error("The receiver cannot read its login files; see its log.", viewer: nil))
-            return
+            return html(
+                .internalServerError, pages.error("The receiver cannot read its login files; see its log.", viewer: nil)
+            )
         }
         guard let (session, cookie) = result else {
             r.log("a login link that was used already, has expired or was never made; answered 401")
-            try html(r, 401, pages.login(hasPassword: access.hasPassword, message: "This link was used already or has expired: make a new one with sudo ptk web-link."))
-            return
+            return html(
+                .unauthorized,
+                pages.login(
+                    hasPassword: access.hasPassword,
+                    message: "This link was used already or has expired: make a new one with sudo ptk web-link."))
         }
         r.logSubject = ""  // a cookie of an earlier session may have named one
-        r.log("logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)", always: true)
-        try redirect(r, "/", cookie: sessionCookie(cookie))
+        r.log(
+            "logged in with a one-time link as \(quotedForTerminal(session.name)), session \(session.id)", always: true)
+        return redirect("/", cookie: sessionCookie(cookie))
     }
 
-    func passwordLogin(_ r: WebRequest) throws(HTTPError) {
+    func passwordLogin(_ r: Request) throws(HTTPError) -> Response {
         // Anyone may post here: the form is read only up to `loginFormLimit`.
-        let form = try readForm(r.http, r.head, limit: Self.loginFormLimit, idle: configuration.idleTimeout)
+        let form = try Self.readForm(r, limit: Self.loginFormLimit)
         let address = r.address
         if let other = otherSite(r.head) {
             r.log("refused a login: \(other); answered 403")
-            try html(r, 403, pages.error("This login came from another site", viewer: nil))
-            return
+            return html(.forbidden, pages.error("This login came from another site", viewer: nil))
         }
-        enum Outcome { case lockedOut, everyoneWaits, noPassword, wrong(lockedNow: Bool), right }
+        enum Outcome {
+            case lockedOut, everyoneWaits, noPassword
+            case wrong(lockedNow: Bool)
+            case right
+        }
         let outcome: Outcome = throttle.withLimiter { limiter in
             if limiter.isLockedOut(address, now: .now) { return .lockedOut }
             // Too many wrong guesses at this receiver from anywhere: none is checked for a while.
@@ -69,25 +79,40 @@ extension WebEndpoint {
         }
         switch outcome {
         case .lockedOut:
-            try html(r, 429, pages.login(hasPassword: true, message: "Too many wrong passwords from \(address): try again in 5 minutes."))
+            return html(
+                .tooManyRequests,
+                pages.login(
+                    hasPassword: true, message: "Too many wrong passwords from \(address): try again in 5 minutes."))
         case .everyoneWaits:
             r.log("a login while too many wrong passwords or PINs were given this minute; answered 429")
-            try html(r, 429, pages.login(hasPassword: true, message: "Too many wrong passwords were given to this receiver: try again in a minute."))
+            return html(
+                .tooManyRequests,
+                pages.login(
+                    hasPassword: true,
+                    message: "Too many wrong passwords were given to this receiver: try again in a minute."))
         case .noPassword:
-            try html(r, 401, pages.login(hasPassword: false, message: "No password is set: use a one-time link."))
+            return html(
+                .unauthorized, pages.login(hasPassword: false, message: "No password is set: use a one-time link."))
         case .wrong(let locked):
             r.log("wrong password" + (locked ? "; \(address) must wait 5 minutes" : ""))
-            try html(r, locked ? 429 : 401, pages.login(hasPassword: true, message: locked ? "Too many wrong passwords from \(address): try again in 5 minutes." : "Wrong password."))
+            return html(
+                locked ? .tooManyRequests : .unauthorized,
+                pages.login(
+                    hasPassword: true,
+                    message: locked
+                        ? "Too many wrong passwords from \(address): try again in 5 minutes." : "Wrong password."))
         case .right:
             let made: (WebSession, String)
             do { made = try access.login(name: form["name"] ?? "", address: address) } catch {
                 r.log("cannot write \(access.sessionsFile): \(error); answered 500")
-                try html(r, 500, pages.error("The receiver cannot write its sessions file; see its log.", viewer: nil))
-                return
+                return html(
+                    .internalServerError,
+                    pages.error("The receiver cannot write its sessions file; see its log.", viewer: nil))
             }
             r.logSubject = ""  // a cookie of an earlier session may have named one
-            r.log("logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)", always: true)
-            try redirect(r, "/", cookie: sessionCookie(made.1))
+            r.log(
+                "logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)", always: true)
+            return redirect("/", cookie: sessionCookie(made.1))
         }
     }
 }

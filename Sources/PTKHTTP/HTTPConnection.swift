@@ -265,8 +265,10 @@ public final class HTTPConnection {
     /// Sends `response` to the request whose head was just read (`headOnly`: a HEAD request,
     /// which gets the head alone, with the body's length), each write by `.now + idle`; returns
     /// whether the connection may carry another request: not when the response asks to close,
-    /// the request's body was not read to its end, or the client asked to close.
+    /// the request's body was not read to its end, or the client asked to close. The
+    /// response's `whenDone` runs once it is sent, or failed to be.
     public func send(_ response: Response, headOnly: Bool) throws(HTTPError) -> Bool {
+        defer { response.whenDone?() }
         let close = response.closesConnection || bodyPending
         let status = response.status.code
         let headers = response.headers.map { ($0.name, $0.value) }

@@ -17,3 +17,9 @@ public enum HTTPError: Error {
     /// the connection's decision (it closes when the request's body was not read).
     case status(HTTPStatus, String, headers: HTTPFields = [])
 }
+
+extension HTTPError {
+    /// The message of the router's 404 (no route has the path), and of a capture its handler
+    /// cannot read as the type it asks for: a door that words its own "no such page" tells it by this.
+    public static let noSuchRoute = "no such route"
+}

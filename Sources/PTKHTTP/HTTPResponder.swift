@@ -47,7 +47,7 @@ public struct HTTPResponder<Context> {
             var handler: RouteHandler<Context>
             switch match {
             case .found(let r, _): handler = r.handler
-            case .notFound: handler = { _, _ throws(HTTPError) in throw .status(.notFound, "no such route") }
+            case .notFound: handler = { _, _ throws(HTTPError) in throw .status(.notFound, HTTPError.noSuchRoute) }
             case .methodNotAllowed(let allow):
                 let method = head.method
                 handler = { _, _ throws(HTTPError) in throw .status(.methodNotAllowed, "\(method) is not allowed here", headers: ["Allow": allow]) }

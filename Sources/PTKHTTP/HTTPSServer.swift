@@ -42,18 +42,7 @@ public struct HTTPSServer {
     /// Serves one connection until it closes, on the calling thread. The TLS handshake and the
     /// first request's head must arrive by `deadline`; later requests within `idle`. With
     /// `busy` (ptkd is over its session limits), the first request is answered 429 with that
-    /// reason and the connection closed. `handle` answers a request (told the certificate the
-    /// client showed, if any) and returns false when the connection must close after it.
-    public func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
-               stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil,
-               handle: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool) {
-        serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, claim: claim) {
-            (head, http, certificate) throws(HTTPError) -> Response in
-            Response(.ok, body: .writtenByLegacyHandler(keepAlive: try handle(head, http, certificate)))
-        }
-    }
-
-    /// Serves one connection as above; `respond` makes each request's response (told the
+    /// reason and the connection closed. `respond` makes each request's response (told the
     /// certificate the client showed, if any), which the connection writes.
     public func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil,
@@ -119,16 +108,6 @@ public struct HTTPSServer {
         let http = HTTPConnection(stream: stream, kind: .request, idle: exchangeTimeout ?? idle)
         http.fixedHeaders = fixedHeaders
         return http
-    }
-
-    /// Answers requests on `http` one after another (see `HTTPConversation.converse`).
-    public func converse(_ http: HTTPConnection, certificate: String?, deadline: Instant, busy: String? = nil,
-                         stage: ((ConnectionStage) -> Void)? = nil,
-                         handle: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool) -> String? {
-        conversation.converse(http, certificate: certificate, deadline: deadline, busy: busy, stage: stage) {
-            (head, http, certificate) throws(HTTPError) -> Response in
-            Response(.ok, body: .writtenByLegacyHandler(keepAlive: try handle(head, http, certificate)))
-        }
     }
 
     /// The loop over one connection's requests, without TLS.

@@ -16,6 +16,10 @@ public struct Response {
     /// closes on its own when the request's body was not read to its end, and when the
     /// client asked to.
     public var closesConnection = false
+    /// Run once the connection is done with the response, whether its body went out whole or
+    /// not (`HTTPConnection.send`): closes the file a `.file` body reads, which the handler
+    /// cannot close before the body is sent.
+    public var whenDone: (() -> Void)?
 
     /// A response of `status`; with no body, an empty one (`Content-Length: 0`).
     public init(_ status: HTTPStatus, headers: HTTPFields = [], body: ResponseBody = .empty) {

@@ -12,9 +12,10 @@ public struct RouteTraits: OptionSet, Sendable, Hashable {
     public static let open = RouteTraits(rawValue: 1)
     /// Changes something: it must come from this site's own pages, with the session's token.
     public static let change = RouteTraits(rawValue: 2)
-    /// Its body is an `application/x-www-form-urlencoded` form, read by `CSRFCheck` before the
-    /// handler runs (`HTTPRequest.form`), with the change's token checked in it. Only with
-    /// `.change` (the router refuses it alone); a form anyone may send reads its own body.
+    /// Its body is an `application/x-www-form-urlencoded` form, read by the door's CSRF step
+    /// before the handler runs (the web door's `WebDoor.csrf`), with the change's token checked
+    /// in it. Only with `.change` (the tables refuse it alone); a form anyone may send reads its
+    /// own body.
     public static let form = RouteTraits(rawValue: 4)
     /// The handler reads the request's body itself. Any other route's body (a GET may have
     /// one) is read and dropped, up to `HTTPService.ignoredBodyLimit`, before its handler runs.
@@ -61,7 +62,7 @@ public struct RouteParameters: Sendable, Equatable {
     /// texts a `T` takes through, so a failure is a table that does not fit its handler: it is
     /// answered as no such route (404) rather than trusted.
     public func require<T: RouteCaptureValue>(_ name: String, as type: T.Type = T.self) throws(HTTPError) -> T {
-        guard let text = values[name], let value = T(routeCapture: text) else { throw .status(.notFound, "no such route") }
+        guard let text = values[name], let value = T(routeCapture: text) else { throw .status(.notFound, HTTPError.noSuchRoute) }
         return value
     }
 }
@@ -202,7 +203,7 @@ public struct Router<Context> {
     /// takes the rest of the path (zero or more segments, as sent: the door decodes them).
     public mutating func add(_ methods: [String], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
                              _ handler: @escaping HTTPHandler<Context>) {
-        // CSRFCheck reads a form, and only a change's: a form route that is not a change would
+        // The CSRF step reads a form, and only a change's: a form route that is not a change would
         // find no form and leave its body unread.
         precondition(!traits.contains(.form) || traits.contains(.change), "route \(pattern): .form without .change")
         routes.append(Route(methods: methods, traits: traits, handler: handler, path: PathPattern(pattern, captures: captures)))

@@ -17,6 +17,12 @@ public struct RouteHarness<Context> {
     public var errorBody: (String) -> ([UInt8], String)
     /// The client's address, from the documentation range (RFC 5737); set it to test per-address limits.
     public var peer = SocketAddress(numericHost: "192.0.2.7", port: 40000)!
+    /// Header lines (each ending in CRLF) the connection adds to every response, as the door's
+    /// server sets them (`HTTPSServer.fixedHeaders`); none by default.
+    public var fixedHeaders = ""
+    /// Told where the connection is in its life (`HTTPConnection.onStage`): a request proven
+    /// (`Request.proven`) says `.working`.
+    public var onStage: ((ConnectionStage) -> Void)?
 
     /// A harness for `responder`; `errorBody` defaults to the message as plain text.
     public init(_ responder: HTTPResponder<Context>, idle: Duration = .seconds(5),
@@ -52,6 +58,8 @@ public struct RouteHarness<Context> {
                     whenEmpty: ScriptedStream.WhenEmpty = .close, headOnly: Bool = false) -> Exchange {
         let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
         let http = HTTPConnection(stream: stream, kind: .request, idle: idle)
+        http.fixedHeaders = fixedHeaders
+        http.onStage = onStage
         let conversation = HTTPConversation(idle: idle, errorBody: errorBody)
         let ending = conversation.converse(http, certificate: certificate, deadline: .now + idle) { (head, http, certificate) throws(HTTPError) in
             try responder.response(to: head, on: http, peer: peer, connectionID: 1, certificate: certificate)

@@ -182,4 +182,36 @@ struct ResponseContractTests {
         _ = harness(user: "ann", log: logged).run([get("/me")])
         #expect(logged.items == ["test 1 from 192.0.2.7:40000: asked who they are"], "\(logged.items)")
     }
+
+    /// What happened, in order, from handlers that may run on any thread.
+    final class Events: @unchecked Sendable {
+        // `items` is guarded by `lock`.
+        private let lock = Lock()
+        private var list: [String] = []
+        func add(_ item: String) { lock.withLock { list.append(item) } }
+        var items: [String] { lock.withLock { list } }
+    }
+
+    @Test("a response's whenDone runs once, after the connection wrote it (its body; a HEAD's head alone)")
+    func whenDone() {
+        let events = Events()
+        var routes = RouteTable<Door>()
+        routes.add([.get, .head], "/f") { r, _ throws(HTTPError) in
+            var response = Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                events.add("body")
+                try w.write(Array("x".utf8))
+            })
+            let method = r.head.method
+            response.whenDone = { events.add("done " + method) }
+            return response
+        }
+        let responder = HTTPResponder(routes: routes, kind: "test", log: { _ in }, context: { _ in Door() },
+                                      renderError: { _, status, _, _ in Response(status) })
+        let e = RouteHarness(responder).run([get("/f"), get("/nope")])
+        #expect(e.statuses == [200, 404] && e.first.text == "x", "\(e.text)")
+        #expect(events.items == ["body", "done GET"])
+        let head = RouteHarness(responder).run([RouteHarness<Door>.request("HEAD", "/f")], headOnly: true)
+        #expect(head.statuses == [200] && head.text.hasSuffix("\r\n\r\n"), "\(head.text)")
+        #expect(events.items == ["body", "done GET", "body", "done HEAD"])
+    }
 }
