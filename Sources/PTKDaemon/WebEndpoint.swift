@@ -94,7 +94,7 @@ final class WebEndpoint: @unchecked Sendable {
     func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
                stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil) {
         httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage, claim: claim,
-                            handle: handler(id: id, peer: peer))
+                            respond: handler(id: id, peer: peer))
     }
 
     /// The HTTPS side: the certificate, keep-alive, the security headers on every answer.
@@ -110,14 +110,17 @@ final class WebEndpoint: @unchecked Sendable {
 
     /// Answers each request of connection `id` through the route table (`service()`), or the
     /// WebDAV door's for a target below `/dav` (`DAVEndpoint.isDAVTarget`).
-    func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool {
+    func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response {
         let service = service()
         let connection = WebConnection(id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
-        let dav = self.dav.handler(connection: connection)
+        let dav = self.dav.responder(connection: connection)
         return { head, http, certificate throws(HTTPError) in
-            if DAVEndpoint.isDAVTarget(head.target) { return try dav(head, http, certificate) }
-            return try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate,
-                                context: WebContext(connection: connection, session: nil))
+            if DAVEndpoint.isDAVTarget(head.target) {
+                return try dav.response(to: head, on: http, peer: peer, connectionID: id, certificate: certificate)
+            }
+            let keepAlive = try service.respond(to: head, on: http, peer: peer, connectionID: id, certificate: certificate,
+                                                context: WebContext(connection: connection, session: nil))
+            return Response(.ok, body: .writtenByLegacyHandler(keepAlive: keepAlive))
         }
     }
 }

@@ -47,7 +47,7 @@ extension DoorFixture {
     func converse(_ stream: GatedHTTPStream) -> [ParsedResponse] {
         let server = web.httpsServer()
         let http = server.connection(over: stream)
-        _ = server.converse(http, certificate: nil, deadline: .now + .seconds(5), handle: web.handler(id: 9, peer: peer))
+        _ = server.conversation.converse(http, certificate: nil, deadline: .now + .seconds(5), respond: web.handler(id: 9, peer: peer))
         return ParsedResponse.all(in: stream.written)
     }
 

@@ -70,12 +70,12 @@ final class DoorFixture {
         return Exchange(responses: e.responses, ending: e.ending, raw: e.raw, stream: e.stream)
     }
 
-    private func converse(_ server: HTTPSServer, _ handle: @escaping (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool,
+    private func converse(_ server: HTTPSServer, _ respond: @escaping (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response,
                           _ pieces: [[UInt8]], readSize: Int, whenEmpty: ScriptedStream.WhenEmpty, headOnly: Bool,
                           certificate: String?) -> Exchange {
         let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
         let http = server.connection(over: stream)
-        let ending = server.converse(http, certificate: certificate, deadline: .now + .seconds(5), handle: handle)
+        let ending = server.conversation.converse(http, certificate: certificate, deadline: .now + .seconds(5), respond: respond)
         let responses = ParsedResponse.all(in: stream.written, headOnly: headOnly)
         return Exchange(responses: responses, ending: ending, raw: stream.written, stream: stream)
     }
