@@ -75,11 +75,11 @@ extension DAVEndpoint {
         }
         let target = view.resolve(destination)
         let id = c.account.id
-        let sidecarMove = { if case .sidecar = resource { return DAVName.kind(destination.name!) == .sidecar } else { return false } }()
+        let sidecarMove = resource.isSidecar && DAVName.kind(destination.name!) == .sidecar
         if target.exists {
             guard overwrite else { throw refusal(r, .preconditionFailed, "\(destination.string) exists and Overwrite is F") }
             // Only what is not a photo or folder may be replaced: placeholders and sidecars.
-            guard target.isPlaceholder || { if case .sidecar = target { return true } else { return false } }() else {
+            guard target.isPlaceholder || target.isSidecar else {
                 throw refusal(r, .forbidden, "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
             }
         }

@@ -120,9 +120,9 @@ final class DAVEndpoint: @unchecked Sendable {
     /// the next request's `forgetRemovedPasswords` drops. A file that cannot be read now says
     /// nothing new: yes (as `forgetRemovedPasswords` drops nothing then).
     func isCurrent(_ id: String) -> Bool {
-        guard let now = passwords.currentIDs() else { return true }
-        forgetRemoved(now: now)
-        return now.contains(id)
+        let now = passwords.currentIDs()
+        if let now { forgetRemoved(now: now) }
+        return now?.contains(id) ?? true
     }
 
     /// Drops everything kept for the password `id`; nothing can be kept for it after.
