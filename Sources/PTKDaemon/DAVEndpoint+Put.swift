@@ -30,12 +30,54 @@ extension DAVEndpoint {
         if existing.isCollection { throw refusal(r, .methodNotAllowed, "\(path.string) is a folder") }
         try checkLocks(r, view, path, includingBelow: false)
         guard let size = StoreUpload.announcedSize(r.head) else {
-            throw refusal(r, .lengthRequired, "a PUT must give its Content-Length (or X-Expected-Entity-Length with a chunked body)")
+            guard r.head.chunked else { throw refusal(r, .lengthRequired, "a PUT must give its Content-Length, or send its body chunked") }
+            return try putUndeclared(r, c, path, name: name, existing: existing)
         }
-        if DAVName.kind(name) == .sidecar { return try putSidecar(r, c, path, size: size, existed: existing.exists) }
+        let reading: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in try r.body.stream(sink: sink, refusal: refusal) }
+        return try put(r, c, path, name: name, existing: existing, size: size, reading: reading)
+    }
+
+    /// A chunked body that does not say its length (`curl -T -`, `rclone rcat`): spooled into
+    /// a file of `.incoming/` with no name (unlinked at once: nothing is left of it under any
+    /// name, whatever happens), at most max-file-size (413 past it) and min-free checked as it
+    /// grows (507), then put as a body of that size.
+    private func putUndeclared(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource) throws(HTTPError) -> Response {
+        let limit = DAVName.kind(name) == .sidecar ? Int64(DAVSidecars.maxSize) : configuration.maxFileSize
+        let spool: FileDescriptor
+        do throws(SystemError) {
+            let spoolName = PhotoStore.incomingName + "/dav-" + randomBytes(8).map { String($0, radix: 16) }.joined() + ".spool"
+            spool = try photos.openBeneath(spoolName, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+            let place = try photos.parentBeneath(spoolName)
+            defer { place.close() }
+            do throws(SystemError) { try place.folder.unlink(place.name) } catch {
+                spool.close()
+                throw error
+            }
+        } catch {
+            throw refusal(r, .internalServerError, "cannot hold the body: \(error)")
+        }
+        defer { spool.close() }
+        let minFree = configuration.minFree
+        let photos = self.photos
+        switch StoreUpload.spool(r.body, into: spool, limit: limit, room: { (try? photos.availableSpace()).map { $0 - minFree } }) {  // unknown: the store checks when it begins
+        case .success(let size):
+            return try put(r, c, path, name: name, existing: existing, size: size, reading: StoreUpload.replay(spool, size: size))
+        case .failure(.failed(let failure)):
+            r.log("refused \(quotedForLog(path.string)): \(failure.detail) (after \(failure.received) bytes of a body of undeclared length); answered \(failure.status)")
+            return Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, []).closing()
+        case .failure(.gone(let received)):
+            r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) bytes: the client went away")
+            throw .gone
+        }
+    }
+
+    /// A PUT of `size` bytes that `reading` reads.
+    private func put(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource, size: Int64,
+                     reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
+        if DAVName.kind(name) == .sidecar { return try putSidecar(r, c, path, size: size, existed: existing.exists, reading: reading) }
         if size == 0 {
             // A chunked body that says 0 bytes must be empty.
-            do { _ = try r.body.collect(limit: 0) } catch {
+            do { try reading({ _ in false }, { (400, "") }) } catch {
                 if case .refused = error { throw refusal(r, .badRequest, "the body is longer than the 0 bytes announced") }
                 throw error
             }
@@ -50,16 +92,16 @@ extension DAVEndpoint {
             throw refusal(r, .contentTooLarge, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))")
         }
         if case .photo(let kept, let keptSize, _, let sha, _) = existing {
-            return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size)
+            return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size, reading: reading)
         }
-        return try putNew(r, c, path, size: size)
+        return try putNew(r, c, path, size: size, reading: reading)
     }
 
     /// What a request is told when another of its password's requests writes that name now.
     static let writingReason = "another request of this app password is writing this name now; try again when it is done"
 
     /// A new photo (or one onto a placeholder: 201 too, the photo is new).
-    private func putNew(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64) throws(HTTPError) -> Response {
+    private func putNew(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
         let account = c.account
         let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
         let kept = configuration.types
@@ -72,7 +114,7 @@ extension DAVEndpoint {
             throw refusal(r, .insufficientStorage, why)
         }
         var chosen: PhotoType? = nil
-        let outcome = StoreUpload.receive(size: size, from: r.body, into: store, decide: { type in
+        let outcome = StoreUpload.receive(size: size, reading: reading, into: store, decide: { type in
             guard let type, kept.contains(type) else {
                 return .refuse(415, "not a photo this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
             }
@@ -132,18 +174,19 @@ extension DAVEndpoint {
     /// body is hashed, never stored; a different size is refused before it is read. A kept
     /// photo the library has no hash for is hashed only once the whole body is in (a head
     /// alone costs no read of the photo: the work follows what the client sent).
-    private func putOnto(_ r: Request, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64) throws(HTTPError) -> Response {
+    private func putOnto(_ r: Request, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64,
+                         reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
         let why = "\(path.string) is a photo kept with other bytes; it is never replaced (PUT it under another name to keep both)"
         guard size == keptSize else { throw refusal(r, .conflict, why) }
         var hash = SHA256()
         var count: Int64 = 0
         do {
-            try r.body.stream(sink: { piece in
+            try reading({ piece in
                 count += Int64(piece.count)
                 // More than announced: the sink says no (400).
                 if count <= size { hash.update(piece) }
                 return count <= size
-            }, refusal: { (400, "the body is longer than the \(size) bytes announced") })
+            }, { (400, "the body is longer than the \(size) bytes announced") })
         } catch {
             if case .refused(let status, let reason) = error { throw refusal(r, HTTPStatus(status), reason) }
             throw error
@@ -160,11 +203,21 @@ extension DAVEndpoint {
     }
 
     /// A file an operating system writes beside photos: kept apart, up to `DAVSidecars.maxSize`.
-    private func putSidecar(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, existed: Bool) throws(HTTPError) -> Response {
+    private func putSidecar(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, existed: Bool,
+                            reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
         guard size <= Int64(DAVSidecars.maxSize) else {
             throw refusal(r, .contentTooLarge, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes")
         }
-        let bytes = try body(r, limit: DAVSidecars.maxSize)
+        var bytes: [UInt8] = []
+        do {
+            try reading({ piece in
+                bytes.append(contentsOf: piece)
+                return bytes.count <= DAVSidecars.maxSize
+            }, { (413, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes") })
+        } catch {
+            if case .refused(let status, let why) = error { throw refusal(r, HTTPStatus(status), why) }
+            throw error
+        }
         // The body may have taken its time: a password removed meanwhile keeps nothing.
         guard isCurrent(c.account.id) else { throw removedRefusal(r) }
         if let why = sidecars.write(c.account.id, path.string, bytes, minFree: configuration.minFree) { throw refusal(r, .insufficientStorage, why) }

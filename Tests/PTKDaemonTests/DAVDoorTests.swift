@@ -151,7 +151,7 @@ struct DAVDoorTests {
         #expect(f.run(dav("GET", "/dav/b.png", desk)).first.status == 404)
     }
 
-    @Test("PUT refusals: into a folder that is not there 409, over max-file-size 413, text 415, without a length 411; each before or instead of keeping anything")
+    @Test("PUT refusals: into a folder that is not there 409, over max-file-size 413, text 415, without a length or a chunked body 411; each before or instead of keeping anything")
     func putRefusals() throws {
         let png = makePNG(size: 5000, seed: 5)
         let f = try DAVDoorFixture { $0.maxFileSize = 4000 }
@@ -161,9 +161,38 @@ struct DAVDoorTests {
         #expect(big.statuses == [413] && big.first.header("connection") == "close", "\(big.responses)")
         let text = f.run(dav("PUT", "/dav/t.png", desk, body: Array(String(repeating: "not a photo ", count: 50).utf8)))
         #expect(text.first.status == 415 && text.first.text.contains("PNG"), "\(text.first)")
-        let unsized = f.run(dav("PUT", "/dav/c.png", desk, body: makePNG(size: 900, seed: 6), chunked: [300]))
-        #expect(unsized.first.status == 411 && unsized.first.header("connection") == "close", "\(unsized.first)")
+        let unsized = f.run(Array("PUT /dav/c.png HTTP/1.1\r\nHost: ptk.test\r\n\(desk.authorization.0): \(desk.authorization.1)\r\n\r\n".utf8))
+        #expect(unsized.first.status == 411 && unsized.first.text.hasPrefix("a PUT must give its Content-Length"), "\(unsized.first)")
         #expect(f.kept().isEmpty)
+    }
+
+    @Test("a chunked PUT that does not say its length (curl -T -, rclone rcat) is kept byte for byte, fed a byte at a time too; nothing is left in .incoming")
+    func chunkedUndeclared() throws {
+        let f = try DAVDoorFixture()
+        let desk = try f.appPassword("desk")
+        let a = makePNG(size: 9000, seed: 10), b = makePNG(size: 3000, seed: 11)
+        let e = f.run(dav("PUT", "/dav/a.png", desk, body: a, chunked: [1, 100, 4000]), dav("OPTIONS", "/dav/", desk))
+        #expect(e.statuses == [201, 200] && e.first.header("etag") == "\"\(sha256Hex(a))\"", "\(e.responses)")
+        let slow = f.run(dav("PUT", "/dav/b.png", desk, body: b, chunked: [7, 1000]), readSize: 1)
+        #expect(slow.first.status == 201, "\(slow.first)")
+        let again = f.run(dav("PUT", "/dav/a.png", desk, body: a, chunked: [5000]), dav("PUT", "/dav/a.png", desk, body: b, chunked: [5000]))
+        #expect(again.statuses == [204, 409], "\(again.statuses)")
+        #expect(f.kept() == ["a.png", "b.png"] && digest(readFile(f.photos + "/a.png")) == digest(a) && digest(readFile(f.photos + "/b.png")) == digest(b))
+        #expect(listDirectory(f.photos + "/.incoming").isEmpty, "\(listDirectory(f.photos + "/.incoming"))")
+    }
+
+    @Test("a chunked PUT of undeclared length over max-file-size is 413 once it passes the limit, its rest unread (the connection closes); no file is left under any name")
+    func chunkedUndeclaredTooLarge() throws {
+        let png = makePNG(size: 20_000, seed: 12)
+        let f = try DAVDoorFixture { $0.maxFileSize = 10_000 }
+        let desk = try f.appPassword("desk")
+        let e = f.run(dav("PUT", "/dav/a.png", desk, body: png, chunked: [4000]), dav("OPTIONS", "/dav/", desk))
+        #expect(e.statuses == [413] && e.first.header("connection") == "close", "\(e.responses)")
+        #expect(e.first.text.contains("over this receiver's limit"), "\(e.first.text)")
+        #expect(f.kept().isEmpty && listDirectory(f.photos + "/.incoming").isEmpty, "\(listDirectory(f.photos + "/.incoming"))")
+        #expect(f.log.contains { $0.contains("answered 413") }, "\(f.log)")
+        let fits = f.run(dav("PUT", "/dav/b.png", desk, body: Array(png.prefix(0)) + makePNG(size: 9000, seed: 13), chunked: [3000]))
+        #expect(fits.first.status == 201 && f.kept() == ["b.png"], "\(fits.first)")
     }
 
     @Test("MKCOL makes a folder (201; again 405; with a body 415); MOVE renames a photo into it (201) and COPY is 403; DELETE removes it (204, then 404)")
