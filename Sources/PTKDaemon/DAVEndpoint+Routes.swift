@@ -58,10 +58,9 @@ extension DAVEndpoint {
     /// connection closes (its body unread).
     func authenticate(_ r: Request) throws(HTTPError) -> AppPassword {
         let passwords = self.passwords, guesses = self.guesses
-        let auth = BasicAuth<Void, AppPassword, _>(realm: Self.realm, throttle: throttle, idle: configuration.idleTimeout,
-                                                            verify: { name, password in passwords.verify(name: name, password: password) },
-                                                            failed: { address in guesses.failed("app password", from: address) },
-                                                            spent: { guesses.isSpent })
+        let auth = BasicAuth<AppPassword, _>(realm: Self.realm, throttle: throttle,
+                                             verify: { name, password in passwords.verify(name: name, password: password) },
+                                             failed: { address in guesses.failed("app password", from: address) }, spent: { guesses.isSpent })
         let account = try auth.authenticate(r)
         r.logSubject = "(app password \(quotedForLog(account.name, limit: 64)))"
         passwords.noteUse(id: account.id, address: r.address, now: Self.now)
