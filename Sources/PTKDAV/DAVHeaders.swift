@@ -67,11 +67,11 @@ public enum DAVOverwrite {
     /// true for "T" or no header (section 10.6: absent means T), false for "F", nil for any
     /// other value (the door answers 400). Case-insensitive, whitespace around allowed.
     public static func parse(_ header: String?) -> Bool? {
-        guard let header else { return true }
-        switch trimmed(header) {
-        case "T", "t": return true
-        case "F", "f": return false
-        default: return nil
+        // No header is T.
+        switch header.map(trimmed) ?? "T" {
+        case "T", "t": true
+        case "F", "f": false
+        default: nil
         }
     }
 }

@@ -104,13 +104,13 @@ public struct IfHeader: Sendable, Equatable {
     /// an entity tag when it equals the ETag exactly, quotes and any "W/" included (a bare ETag
     /// from `state` is taken as quoted).
     public func evaluate(requestResource: String, resolve: (String) -> String?, state: (String) -> (tokens: [String], etag: String?)) -> Bool {
-        for list in lists {
+        lists.contains { list in
             let key: String?
             if let tag = list.resource { key = resolve(tag) } else { key = requestResource }
-            guard let key else { continue }
+            guard let key else { return false }
             let current = state(key)
             let etag = current.etag.map(IfHeader.quoted)
-            let holds = list.conditions.allSatisfy { c in
+            return list.conditions.allSatisfy { c in
                 let matches: Bool
                 switch c.kind {
                 case .token(let t): matches = current.tokens.contains(t)
@@ -118,9 +118,7 @@ public struct IfHeader: Sendable, Equatable {
                 }
                 return matches != c.not
             }
-            if holds { return true }
         }
-        return false
     }
 
     private static func quoted(_ etag: String) -> String {

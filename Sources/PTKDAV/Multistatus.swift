@@ -129,6 +129,10 @@ public enum DAVError {
     /// written as it is.
     public static func body(_ condition: String) -> String {
         let inner = condition.hasPrefix("<") ? condition : "<D:" + condition + "/>"
-        return "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<D:error xmlns:D=\"DAV:\">" + inner + "</D:error>\n"
+        return prologue + "\n<D:error xmlns:D=\"DAV:\">" + inner + "</D:error>\n"
     }
+
+    /// How every `body` starts: the XML declaration (a door tells its error bodies from its
+    /// plain-text refusals by it).
+    public static let prologue = "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
 }

@@ -14,17 +14,17 @@ import PTKVocabulary
 /// nothing, and only the holder refreshes or unlocks. `full` passwords share the directory's
 /// locks; each `upload` password's are in a table of its own (`DAVView.lockSpace`).
 extension DAVEndpoint {
-    /// Whether a write to `path` (and, `includingBelow`, what is below it) may go ahead;
-    /// false after answering 412 or 423. The If header's untagged lists are about the
+    /// Returns when a write to `path` (and, `includingBelow`, what is below it) may go ahead;
+    /// throws 400, 412 or 423 when not. The If header's untagged lists are about the
     /// request-URI (RFC 4918 10.4.3): `requestURI` when `path` is another (a MOVE's Destination).
-    func lockAllows(_ r: DAVRequest, _ view: DAVView, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool,
-                    checkLocks: Bool = true, close: Bool = false) throws(HTTPError) -> Bool {
+    /// `lockTable` false: only the If header's conditions (a LOCK, whose conflicts are the table's).
+    func checkLocks(_ r: Request, _ view: DAVView, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool,
+                    lockTable: Bool = true) throws(HTTPError) {
         var submitted: [String] = []
         let space = view.lockSpace
         if let header = r.head.header("if") {
             guard let parsed = IfHeader.parse(header) else {
-                try refuse(r, 400, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions", close: close)
-                return false
+                throw refusal(r, .badRequest, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
             }
             let now = Self.now
             // Each resource once, however many lists name it: looking at a name may hash its file.
@@ -39,118 +39,113 @@ extension DAVEndpoint {
                 seen[key] = state
                 return state
             })
-            guard holds else {
-                try refuse(r, 412, "the If header's conditions do not hold", close: close)
-                return false
-            }
-            submitted = ownTokens(parsed.allTokens, r, space: space)
+            guard holds else { throw refusal(r, .preconditionFailed, "the If header's conditions do not hold") }
+            submitted = ownTokens(parsed.allTokens, view.account.id, space: space)
         }
         let now = Self.now
-        if checkLocks, let lock = withLocks(space, { $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
+        if lockTable, let lock = withLocks(space, { $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
             let root = lock.root.href(prefix: Self.prefix, collection: lock.depth == .infinity)
-            _ = try refuseCondition(r, 423, "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
-                                    "\(path.string.isEmpty ? "/" : path.string) is locked and the request did not give the lock's token", close: close)
-            return false
+            throw conditionRefusal(r, .locked, "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
+                                   "\(path.string.isEmpty ? "/" : path.string) is locked and the request did not give the lock's token")
         }
-        return true
     }
 
-    func lock(_ r: DAVRequest) throws(HTTPError) -> Bool {
-        guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
-        guard let path = try target(r) else { return true }  // the body was read: the connection goes on
+    func lock(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
+        let body = try xmlBody(r)
+        let path = try target(r)
         let request: LockRequest?
         switch LockRequest.parse(body) {
         case .success(let parsed): request = parsed
-        case .failure(let error): return try refuse(r, 400, error.description)
+        case .failure(let error): throw refusal(r, .badRequest, error.description)
         }
         let timeout = DAVTimeout.seconds(r.head.header("timeout"))
         let now = Self.now
         guard let request else {
             // A refresh: no body, the lock's token in the If header.
-            let space = view(r).lockSpace
+            let space = view(c).lockSpace
             let header = r.head.header("if")
             let parsed = header.flatMap(IfHeader.parse)
             if header != nil && parsed == nil {
-                return try refuse(r, 400, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
+                throw refusal(r, .badRequest, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
             }
-            let tokens = ownTokens(parsed?.allTokens ?? [], r, space: space)
+            let tokens = ownTokens(parsed?.allTokens ?? [], c.account.id, space: space)
             for token in tokens {
                 if case .success(let lock) = withLocks(space, { $0.refresh(token: token, path: path, timeout: timeout, now: now) }) {
-                    return try lockAnswer(r, 200, lock)
+                    return lockAnswer(.ok, lock)
                 }
             }
-            return try refuseCondition(r, 412, "<D:lock-token-matches-request-uri/>", "a lock refresh without the token of a lock on it")
+            throw conditionRefusal(r, .preconditionFailed, "<D:lock-token-matches-request-uri/>", "a lock refresh without the token of a lock on it")
         }
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity), depth != .one else {
-            return try refuse(r, 400, "a LOCK's Depth is 0 or infinity")
+            throw refusal(r, .badRequest, "a LOCK's Depth is 0 or infinity")
         }
         // Every lockdiscovery of what the lock covers repeats its owner: a short note is all
         // clients put there (Finder's and Windows' are under 100 bytes).
         if let owner = request.owner, owner.utf8.count > Self.maxOwnerBytes {
-            return try refuse(r, 400, "the lock's owner is over \(Self.maxOwnerBytes) bytes")
+            throw refusal(r, .badRequest, "the lock's owner is over \(Self.maxOwnerBytes) bytes")
         }
-        let view = view(r)
+        let view = view(c)
         let resource = view.resolve(path)
         if !resource.exists {
             guard let parent = path.parent, view.resolve(parent).isCollection else {
-                return try refuse(r, 409, "the folder it would be in does not exist")
+                throw refusal(r, .conflict, "the folder it would be in does not exist")
             }
         }
         // Conditions asked for are checked; a lock in the way is the table's conflict (423).
-        guard try lockAllows(r, view, path, includingBelow: false, checkLocks: false) else { return true }
+        try checkLocks(r, view, path, includingBelow: false, lockTable: false)
         // The body may have taken its time: a password removed meanwhile takes no lock.
-        guard isCurrent(r.account.id) else { return try refuseRemoved(r) }
+        guard isCurrent(c.account.id) else { throw removedRefusal(r) }
         let token = ActiveLock.token(uuidBytes: randomBytes(16))
-        let taken = withLocks(view.lockSpace, for: r.account.id) {
-            $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: r.account.id,
+        let taken = withLocks(view.lockSpace, for: c.account.id) {
+            $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: c.account.id,
                     timeout: timeout, now: now, token: token)
         }
-        guard let result = taken else { return try refuseRemoved(r) }
+        guard let result = taken else { throw removedRefusal(r) }
         switch result {
         case .success(let lock):
-            if !resource.exists, !names.setPlaceholder(r.account.id, path, at: now) {
+            if !resource.exists, !names.setPlaceholder(c.account.id, path, at: now) {
                 _ = withLocks(view.lockSpace) { $0.unlock(token: lock.token, path: path, now: now) }
-                return try refuse(r, 507, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
+                throw refusal(r, .insufficientStorage, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
             }
             r.log("locked \(quotedForLog(path.string)) for \(timeout) s")
-            return try lockAnswer(r, resource.exists ? 200 : 201, lock)
+            return lockAnswer(resource.exists ? .ok : .created, lock)
         case .failure(.tooMany):
-            return try refuse(r, 503, "this app password holds \(Self.maxLocksPerPassword) locks, or \(Self.maxOwnerBytesPerPassword) bytes of their owners, already; unlock some first")
+            throw refusal(r, .serviceUnavailable, "this app password holds \(Self.maxLocksPerPassword) locks, or \(Self.maxOwnerBytesPerPassword) bytes of their owners, already; unlock some first")
         case .failure:
-            return try refuseCondition(r, 423, "<D:no-conflicting-lock/>", "\(path.string) is locked by another client")
+            throw conditionRefusal(r, .locked, "<D:no-conflicting-lock/>", "\(path.string) is locked by another client")
         }
     }
 
-    private func lockAnswer(_ r: DAVRequest, _ status: Int, _ lock: ActiveLock) throws(HTTPError) -> Bool {
+    private func lockAnswer(_ status: HTTPStatus, _ lock: ActiveLock) -> Response {
         // A lock of depth infinity is a folder's (a file's is always depth 0): its root href ends in "/".
         let body = lock.lockResponseBody(prefix: Self.prefix, now: Self.now, collection: lock.depth == .infinity)
-        return try answer(r, status, body, type: "application/xml; charset=utf-8", headers: [("Lock-Token", "<\(lock.token)>")])
+        return answer(status, body, type: "application/xml; charset=utf-8", headers: ["Lock-Token": "<\(lock.token)>"])
     }
 
-    func unlock(_ r: DAVRequest) throws(HTTPError) -> Bool {
-        guard let path = try target(r) else { return true }
+    func unlock(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
+        let path = try target(r)
         guard var token = r.head.header("lock-token")?.trimmingSpaces, token.hasPrefix("<"), token.hasSuffix(">") else {
-            return try refuse(r, 400, "UNLOCK needs a Lock-Token header: <token>")
+            throw refusal(r, .badRequest, "UNLOCK needs a Lock-Token header: <token>")
         }
         token = String(token.dropFirst().dropLast())
         let now = Self.now
-        let space = view(r).lockSpace
-        guard ownTokens([token], r, space: space) == [token] || !withLocks(space, { $0.locks.contains { $0.token == token } }) else {
-            return try refuse(r, 403, "that lock was taken with another app password")
+        let space = view(c).lockSpace
+        guard ownTokens([token], c.account.id, space: space) == [token] || !withLocks(space, { $0.locks.contains { $0.token == token } }) else {
+            throw refusal(r, .forbidden, "that lock was taken with another app password")
         }
         switch withLocks(space, { $0.unlock(token: token, path: path, now: now) }) {
         case .success:
             // A name held only for this lock is let go: it never becomes an empty photo.
-            if withLocks(space, { $0.covering(path, now: now) }).isEmpty { names.removePlaceholder(r.account.id, path) }
-            return try answer(r, 204)
+            if withLocks(space, { $0.covering(path, now: now) }).isEmpty { names.removePlaceholder(c.account.id, path) }
+            return answer(.noContent)
         case .failure:
-            return try refuseCondition(r, 409, "<D:lock-token-matches-request-uri/>", "no lock with that token covers \(path.string)")
+            throw conditionRefusal(r, .conflict, "<D:lock-token-matches-request-uri/>", "no lock with that token covers \(path.string)")
         }
     }
 
-    /// The tokens of `tokens` that name locks of the request's password (RFC 4918 6.4).
-    func ownTokens(_ tokens: [String], _ r: DAVRequest, space: String) -> [String] {
-        let own = withLocks(space) { table in Set(table.locks.filter { $0.account == r.account.id }.map(\.token)) }
+    /// The tokens of `tokens` that name locks of the password `account` (RFC 4918 6.4).
+    func ownTokens(_ tokens: [String], _ account: String, space: String) -> [String] {
+        let own = withLocks(space) { table in Set(table.locks.filter { $0.account == account }.map(\.token)) }
         return tokens.filter(own.contains)
     }
 

@@ -10,21 +10,21 @@ import PTKVocabulary
 /// `upload` password is backup, not sync: it may remove or rename only its placeholders and the
 /// files operating systems write beside photos (403 otherwise).
 extension DAVEndpoint {
-    func delete(_ r: DAVRequest) throws(HTTPError) -> Bool {
-        guard let path = try target(r) else { return true }
-        guard !path.isRoot else { return try refuse(r, 403, "the top folder cannot be deleted") }
-        let view = view(r)
+    func delete(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
+        let path = try target(r)
+        guard !path.isRoot else { throw refusal(r, .forbidden, "the top folder cannot be deleted") }
+        let view = view(c)
         let resource = view.resolve(path)
-        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
-        guard try lockAllows(r, view, path, includingBelow: true) else { return true }
-        let id = r.account.id
+        guard resource.exists else { throw refusal(r, .notFound, "no such WebDAV resource") }
+        try checkLocks(r, view, path, includingBelow: true)
+        let id = c.account.id
         switch resource {
         case .placeholder:
             names.removePlaceholder(id, path)
         case .sidecar:
             sidecars.remove(id, path.string)
         case .photo(let kept, _, _, _, _):
-            guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
+            guard c.full else { throw refusal(r, .forbidden, "an upload password cannot delete: deleting on the device never deletes here") }
             if names.with(id, { $0.files[path]?.shared }) == true {
                 // A name for bytes kept already (someone's photo): only the name goes.
                 names.remove(id, path)
@@ -32,15 +32,15 @@ extension DAVEndpoint {
                 break
             }
             do throws(LibraryError) { try removeKept(kept, library: view.library) } catch {
-                return try refuse(r, 500, "cannot delete \(path.string): \(error.description)")
+                throw refusal(r, .internalServerError, "cannot delete \(path.string): \(error.description)")
             }
             names.remove(id, path)
             r.log("deleted \(quotedForLog(kept))", always: true)
         case .collection(let real, _):
-            guard r.full else { return try refuse(r, 403, "an upload password cannot delete: deleting on the device never deletes here") }
+            guard c.full else { throw refusal(r, .forbidden, "an upload password cannot delete: deleting on the device never deletes here") }
             if real {
                 do throws(LibraryError) { try removeTree(path.string, library: view.library) } catch {
-                    return try refuse(r, 500, "cannot delete \(path.string): \(error.description)")
+                    throw refusal(r, .internalServerError, "cannot delete \(path.string): \(error.description)")
                 }
             }
             names.remove(id, path)
@@ -49,41 +49,42 @@ extension DAVEndpoint {
         case .missing: break
         }
         withLocks(view.lockSpace) { $0.removeAll(within: path) }
-        return try answer(r, 204)
+        return answer(.noContent)
     }
 
-    func move(_ r: DAVRequest) throws(HTTPError) -> Bool {
-        guard let path = try target(r) else { return true }
-        guard let header = r.head.header("destination") else { return try refuse(r, 400, "MOVE needs a Destination header") }
+    func move(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
+        let path = try target(r)
+        guard let header = r.head.header("destination") else { throw refusal(r, .badRequest, "MOVE needs a Destination header") }
         let destination: DAVPath
         switch DAVPath.destination(header, prefix: Self.prefix, host: r.head.header("host")) {
         case .success(let d): destination = d
-        case .failure(.outside): return try refuse(r, 502, "the Destination is not on this door")
-        case .failure(let refusal): return try refuse(r, 400, "the Destination is not a path this door takes (\(refusal))")
+        case .failure(.outside): throw refusal(r, HTTPStatus(502), "the Destination is not on this door")
+        case .failure(let why): throw refusal(r, .badRequest, "the Destination is not a path this door takes (\(why))")
         }
-        guard let overwrite = DAVOverwrite.parse(r.head.header("overwrite")) else { return try refuse(r, 400, "Overwrite must be T or F") }
-        guard !path.isRoot, !destination.isRoot else { return try refuse(r, 403, "the top folder cannot be moved or replaced") }
-        guard destination != path, !path.isAncestor(of: destination) else { return try refuse(r, 403, "a resource cannot be moved onto or into itself") }
+        guard let overwrite = DAVOverwrite.parse(r.head.header("overwrite")) else { throw refusal(r, .badRequest, "Overwrite must be T or F") }
+        guard !path.isRoot, !destination.isRoot else { throw refusal(r, .forbidden, "the top folder cannot be moved or replaced") }
+        guard destination != path, !path.isAncestor(of: destination) else { throw refusal(r, .forbidden, "a resource cannot be moved onto or into itself") }
         guard !destination.components.contains(where: { DAVName.kind($0) == .hidden }) else {
-            return try refuse(r, 403, "names starting with a dot are the receiver's own")
+            throw refusal(r, .forbidden, "names starting with a dot are the receiver's own")
         }
-        let view = view(r)
+        let view = view(c)
         let resource = view.resolve(path)
-        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
+        guard resource.exists else { throw refusal(r, .notFound, "no such WebDAV resource") }
         guard let parent = destination.parent, view.resolve(parent).isCollection else {
-            return try refuse(r, 409, "the Destination's folder does not exist")
+            throw refusal(r, .conflict, "the Destination's folder does not exist")
         }
         let target = view.resolve(destination)
-        let id = r.account.id
-        let sidecarMove = { if case .sidecar = resource { return DAVName.kind(destination.name!) == .sidecar } else { return false } }()
+        let id = c.account.id
+        let sidecarMove = resource.isSidecar && DAVName.kind(destination.name!) == .sidecar
         if target.exists {
-            guard overwrite else { return try refuse(r, 412, "\(destination.string) exists and Overwrite is F") }
+            guard overwrite else { throw refusal(r, .preconditionFailed, "\(destination.string) exists and Overwrite is F") }
             // Only what is not a photo or folder may be replaced: placeholders and sidecars.
-            guard target.isPlaceholder || { if case .sidecar = target { return true } else { return false } }() else {
-                return try refuse(r, 403, "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
+            guard target.isPlaceholder || target.isSidecar else {
+                throw refusal(r, .forbidden, "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
             }
         }
-        guard try lockAllows(r, view, path, includingBelow: true), try lockAllows(r, view, destination, requestURI: path, includingBelow: true) else { return true }
+        try checkLocks(r, view, path, includingBelow: true)
+        try checkLocks(r, view, destination, requestURI: path, includingBelow: true)
         switch resource {
         case .placeholder(let at):
             names.removePlaceholder(id, path)
@@ -91,11 +92,11 @@ extension DAVEndpoint {
         case .sidecar where sidecarMove:
             sidecars.move(id, path.string, to: destination.string)
         case .sidecar:
-            return try refuse(r, 403, "\(path.name!) cannot become a photo by a rename: PUT the photo")
+            throw refusal(r, .forbidden, "\(path.name!) cannot become a photo by a rename: PUT the photo")
         case .photo(let kept, _, _, let sha, _):
-            guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename photos") }
+            guard c.full else { throw refusal(r, .forbidden, "an upload password cannot move or rename photos") }
             guard DAVName.kind(destination.name!) == .ordinary else {
-                return try refuse(r, 403, "\(destination.name!) is a name operating systems use for their own files, not a photo's")
+                throw refusal(r, .forbidden, "\(destination.name!) is a name operating systems use for their own files, not a photo's")
             }
             if let named = names.with(id, { $0.files[path] }), named.shared {
                 // A name for bytes kept already: only the name moves.
@@ -106,9 +107,9 @@ extension DAVEndpoint {
             let type = PhotoType(fileName: kept) ?? .png
             let leaf = PhotoStore.finalName(destination.name!, type: type)
             let newKept = (parent.isRoot ? "" : parent.string + "/") + leaf
-            guard StoreRequest.isValidFolder(parent.string) else { return try refuse(r, 403, "\(parent.string) is not a folder the receiver keeps") }
+            guard StoreRequest.isValidFolder(parent.string) else { throw refusal(r, .forbidden, "\(parent.string) is not a folder the receiver keeps") }
             do throws(LibraryError) { try renameKept(kept, to: newKept, library: view.library) } catch {
-                return try refuse(r, error.kind == .refused ? 403 : 500, error.description)
+                throw refusal(r, error.kind == .refused ? .forbidden : .internalServerError, error.description)
             }
             names.remove(id, path)
             if newKept != destination.string {
@@ -120,13 +121,13 @@ extension DAVEndpoint {
             }
             r.log("moved \(quotedForLog(kept)) to \(quotedForLog(newKept))", always: true)
         case .collection(let real, _):
-            guard r.full else { return try refuse(r, 403, "an upload password cannot move or rename folders") }
+            guard c.full else { throw refusal(r, .forbidden, "an upload password cannot move or rename folders") }
             guard StoreRequest.isValidFolder(destination.string), Array(PhotoStore.folderName(destination.name!).utf8) == Array(destination.name!.utf8) else {
-                return try refuse(r, 403, "\(destination.string) is not a folder name the receiver keeps")
+                throw refusal(r, .forbidden, "\(destination.string) is not a folder name the receiver keeps")
             }
             if real {
                 do throws(LibraryError) { try renameKept(path.string, to: destination.string, library: view.library) } catch {
-                    return try refuse(r, error.kind == .refused ? 403 : 500, error.description)
+                    throw refusal(r, error.kind == .refused ? .forbidden : .internalServerError, error.description)
                 }
             }
             let from = path.string + "/", to = destination.string + "/"
@@ -142,7 +143,7 @@ extension DAVEndpoint {
         // What the destination held in its place (a placeholder) is replaced by what moved there.
         if target.isPlaceholder, !resource.isPlaceholder { names.removePlaceholder(id, destination) }
         withLocks(view.lockSpace) { $0.removeAll(within: path) }
-        return try answer(r, target.exists ? 204 : 201)
+        return answer(target.exists ? .noContent : .created)
     }
 
     // MARK: The directory, through the library when it is on

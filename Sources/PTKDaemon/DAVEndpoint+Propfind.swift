@@ -13,43 +13,35 @@ extension DAVEndpoint {
     static let quotaProperties = ["quota-available-bytes", "quota-used-bytes"].map(XMLName.dav)
 
     /// The request's view; placeholders no lock holds any more are let go first.
-    func view(_ r: DAVRequest) -> DAVView {
-        let view = DAVView(endpoint: self, account: r.account, library: try? r.context.connection.library())  // library off or unreadable: listings go without its hashes
+    func view(_ c: DAVCaller) -> DAVView {
+        let view = DAVView(endpoint: self, account: c.account, library: try? c.connection.library())  // library off or unreadable: listings go without its hashes
         let now = Self.now
-        names.expirePlaceholders(r.account.id, now: now) { path in !self.withLocks(view.lockSpace) { $0.covering(path, now: now) }.isEmpty }
+        names.expirePlaceholders(c.account.id, now: now) { path in !self.withLocks(view.lockSpace) { $0.covering(path, now: now) }.isEmpty }
         return view
     }
 
-    /// Reads a request's XML body (nil after answering a refusal).
-    func xmlBody(_ r: DAVRequest) throws(HTTPError) -> [UInt8]? {
+    /// Reads a request's XML body, at most `xmlLimit` bytes (413 beyond, before any is read
+    /// when the length says so).
+    func xmlBody(_ r: Request) throws(HTTPError) -> [UInt8] {
         if let length = r.head.contentLength, length > Int64(Self.xmlLimit) {
-            try refuse(r, 413, "the XML body is over \(Self.xmlLimit) bytes", close: true)
-            return nil
+            throw refusal(r, .contentTooLarge, "the XML body is over \(Self.xmlLimit) bytes")
         }
-        do {
-            return try r.http.readBody(limit: Self.xmlLimit, deadline: { .now + self.configuration.idleTimeout })
-        } catch {
-            if case .refused(let status, let why) = error {
-                try refuse(r, status, why, close: true)
-                return nil
-            }
-            throw error
-        }
+        return try body(r, limit: Self.xmlLimit)
     }
 
-    func propfind(_ r: DAVRequest) throws(HTTPError) -> Bool {
-        guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
-        guard let path = try target(r) else { return true }  // the body was read: the connection goes on
+    func propfind(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
+        let body = try xmlBody(r)
+        let path = try target(r)
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity) else {
-            return try refuse(r, 400, "Depth must be 0, 1 or infinity")
+            throw refusal(r, .badRequest, "Depth must be 0, 1 or infinity")
         }
         if depth == .infinity {
-            return try refuseCondition(r, 403, "<D:propfind-finite-depth/>", "PROPFIND with Depth infinity (ask with Depth 1, folder by folder)")
+            throw conditionRefusal(r, .forbidden, "<D:propfind-finite-depth/>", "PROPFIND with Depth infinity (ask with Depth 1, folder by folder)")
         }
         var request: PropfindRequest
         switch PropfindRequest.parse(body) {
         case .success(let parsed): request = parsed
-        case .failure(let error): return try refuse(r, 400, error.description)
+        case .failure(let error): throw refusal(r, .badRequest, error.description)
         }
         // Each response repeats every property asked for: a name asked twice is answered once,
         // and a request may name at most `maxProperties`, `maxPropertyBytes` of names in all.
@@ -58,36 +50,39 @@ extension DAVEndpoint {
         case .allProperties(let include): request = .allProperties(include: Self.distinct(include))
         case .propertyNames: break
         }
-        if case .properties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { return try refuse(r, 400, why) }
-        if case .allProperties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { return try refuse(r, 400, why) }
-        let view = view(r)
+        if case .properties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { throw refusal(r, .badRequest, why) }
+        if case .allProperties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { throw refusal(r, .badRequest, why) }
+        let view = view(c)
         let resource = view.resolve(path)
-        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
-        let idle = configuration.idleTimeout
+        guard resource.exists else { throw refusal(r, .notFound, "no such WebDAV resource") }
         // An answer that fits in `bufferedLimit` goes out whole with its Content-Length (a client
         // that stops reading at </D:multistatus>, as Go's rclone does, can then reuse the
         // connection); a larger one (a folder of thousands) is streamed in chunks as it is made.
-        var out: ChunkedBody? = nil
-        var pending = Multistatus.head
+        var entries = [(path, resource)][...]
+        if depth == .one, resource.isCollection { entries += view.children(path).map { (path.appending($0.name), $0.resource) } }
         let quota = DAVQuota(self, view)
-        func emit(_ path: DAVPath, _ resource: DAVResource) throws(HTTPError) {
-            pending += response(path, resource, request, space: view.lockSpace, quota: quota)
-            guard pending.utf8.count >= Self.bufferedLimit else { return }
-            if out == nil { out = try r.http.respondChunked(207, contentType: "application/xml; charset=utf-8", deadline: .now + idle) }
-            try out!.write(Array(pending.utf8), deadline: .now + idle)
-            pending = ""
+        let asked = request
+        let space = view.lockSpace
+        var pending = Multistatus.head
+        while let entry = entries.popFirst() {
+            pending += response(entry.0, entry.1, asked, space: space, quota: quota)
+            if pending.utf8.count >= Self.bufferedLimit { break }
         }
-        try emit(path, resource)
-        if depth == .one, resource.isCollection {
-            for (name, child) in view.children(path) { try emit(path.appending(name), child) }
+        guard pending.utf8.count >= Self.bufferedLimit else {
+            return answer(.multiStatus, pending + Multistatus.tail, type: "application/xml; charset=utf-8")
         }
-        pending += Multistatus.tail
-        if let out {
-            try out.write(Array(pending.utf8), deadline: .now + idle)
-            try out.finish(deadline: .now + idle)
-            return true
-        }
-        return try answer(r, 207, pending, type: "application/xml; charset=utf-8")
+        let first = pending
+        return Response(.multiStatus, body: .stream(contentType: "application/xml; charset=utf-8") { out throws(HTTPError) in
+            try out.write(Array(first.utf8))
+            var pending = ""
+            for (p, res) in entries {
+                pending += self.response(p, res, asked, space: space, quota: quota)
+                guard pending.utf8.count >= Self.bufferedLimit else { continue }
+                try out.write(Array(pending.utf8))
+                pending = ""
+            }
+            try out.write(Array((pending + Multistatus.tail).utf8))
+        })
     }
 
     /// A PROPFIND answer up to this size is sent whole; a larger one in chunks, each sent when
@@ -185,13 +180,13 @@ extension DAVEndpoint {
     /// answer names each property once, and a request may name what a PROPFIND may (400
     /// beyond): the answer is one response of at most `maxPropertyBytes` of names and a few
     /// bytes per property, sent whole.
-    func proppatch(_ r: DAVRequest) throws(HTTPError) -> Bool {
-        guard let body = try xmlBody(r) else { return false }  // refused with the connection closing
-        guard let path = try target(r) else { return true }  // the body was read: the connection goes on
+    func proppatch(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
+        let body = try xmlBody(r)
+        let path = try target(r)
         let request: ProppatchRequest
         switch ProppatchRequest.parse(body) {
         case .success(let parsed): request = parsed
-        case .failure(let error): return try refuse(r, 400, error.description)
+        case .failure(let error): throw refusal(r, .badRequest, error.description)
         }
         let distinct = Self.distinct(request.operations.map { op in
             switch op {
@@ -199,11 +194,11 @@ extension DAVEndpoint {
             case .remove(let name): return name
             }
         })
-        if let why = Self.tooManyProperties(distinct, "PROPPATCH") { return try refuse(r, 400, why) }
-        let view = view(r)
+        if let why = Self.tooManyProperties(distinct, "PROPPATCH") { throw refusal(r, .badRequest, why) }
+        let view = view(c)
         let resource = view.resolve(path)
-        guard resource.exists else { return try refuse(r, 404, "no such WebDAV resource") }
-        guard try lockAllows(r, view, path, includingBelow: false) else { return true }
+        guard resource.exists else { throw refusal(r, .notFound, "no such WebDAV resource") }
+        try checkLocks(r, view, path, includingBelow: false)
         let names: [(XMLName, String)] = distinct.map { ($0, "") }
         let protected = names.filter { $0.0.namespace == XMLName.dav && Self.liveProperties.contains($0.0) }
         let accepted = names.filter { n in !protected.contains { $0.0 == n.0 } }
@@ -216,7 +211,7 @@ extension DAVEndpoint {
             if !accepted.isEmpty { propstats.append((424, accepted)) }
         }
         let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
-        return try answer(r, 207, Multistatus.head + Multistatus.response(href: href, propstats: propstats) + Multistatus.tail,
+        return answer(.multiStatus, Multistatus.head + Multistatus.response(href: href, propstats: propstats) + Multistatus.tail,
                           type: "application/xml; charset=utf-8")
     }
 }

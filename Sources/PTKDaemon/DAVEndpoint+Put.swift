@@ -14,65 +14,107 @@ import PTKVocabulary
 /// bytes again are 204 and stored once. A 0-byte PUT (Finder's create before it writes) holds
 /// the name as a placeholder; the files operating systems write beside photos go to `DAVSidecars`.
 extension DAVEndpoint {
-    func put(_ r: DAVRequest) throws(HTTPError) -> Bool {
-        // Until the body is read, every refusal closes the connection.
-        guard let path = try target(r, close: true) else { return false }
-        guard let name = path.name else { return try refuse(r, 405, "the top folder cannot be written", close: true) }
+    func put(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
+        // Until the body is read, a refusal closes the connection (the body is left unread).
+        let path = try target(r)
+        guard let name = path.name else { throw refusal(r, .methodNotAllowed, "the top folder cannot be written") }
         // One request writes a name at a time: two PUTs of one new name at once would store two
         // photos, and the name would name one (the other stored unseen).
-        guard claim(r.account.id, path) else { return try refuse(r, 423, Self.writingReason, close: true) }
-        defer { release(r.account.id, path) }
-        let view = view(r)
+        guard claim(c.account.id, path) else { throw refusal(r, .locked, Self.writingReason) }
+        defer { release(c.account.id, path) }
+        let view = view(c)
         guard let parent = path.parent, view.resolve(parent).isCollection else {
-            return try refuse(r, 409, "the folder \(path.parent?.string ?? "") does not exist: make it first (MKCOL)", close: true)
+            throw refusal(r, .conflict, "the folder \(path.parent?.string ?? "") does not exist: make it first (MKCOL)")
         }
         let existing = view.resolve(path)
-        if existing.isCollection { return try refuse(r, 405, "\(path.string) is a folder", close: true) }
-        guard try lockAllows(r, view, path, includingBelow: false, close: true) else { return false }
+        if existing.isCollection { throw refusal(r, .methodNotAllowed, "\(path.string) is a folder") }
+        try checkLocks(r, view, path, includingBelow: false)
         guard let size = StoreUpload.announcedSize(r.head) else {
-            return try refuse(r, 411, "a PUT must give its Content-Length (or X-Expected-Entity-Length with a chunked body)", close: true)
+            guard r.head.chunked else { throw refusal(r, .lengthRequired, "a PUT must give its Content-Length, or send its body chunked") }
+            return try putUndeclared(r, c, path, name: name, existing: existing)
         }
-        if DAVName.kind(name) == .sidecar { return try putSidecar(r, path, size: size, existed: existing.exists) }
-        if size == 0 {
-            // A chunked body that says 0 bytes must be empty.
-            do { _ = try r.http.readBody(limit: 0, deadline: { .now + self.configuration.idleTimeout }) } catch {
-                if case .refused = error { return try refuse(r, 400, "the body is longer than the 0 bytes announced", close: true) }
+        let reading: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in try r.body.stream(sink: sink, refusal: refusal) }
+        return try put(r, c, path, name: name, existing: existing, size: size, reading: reading)
+    }
+
+    /// A chunked body that does not say its length (`curl -T -`, `rclone rcat`): spooled into
+    /// a file of `.incoming/` with no name (unlinked at once: nothing is left of it under any
+    /// name, whatever happens), at most max-file-size (413 past it) and min-free checked as it
+    /// grows (507), then put as a body of that size.
+    private func putUndeclared(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource) throws(HTTPError) -> Response {
+        let limit = DAVName.kind(name) == .sidecar ? Int64(DAVSidecars.maxSize) : configuration.maxFileSize
+        let spool: FileDescriptor
+        do throws(SystemError) {
+            let spoolName = PhotoStore.incomingName + "/dav-" + randomBytes(8).map { String($0, radix: 16) }.joined() + ".spool"
+            spool = try photos.openBeneath(spoolName, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+            let place = try photos.parentBeneath(spoolName)
+            defer { place.close() }
+            do throws(SystemError) { try place.folder.unlink(place.name) } catch {
+                spool.close()
                 throw error
             }
-            guard isCurrent(r.account.id) else { return try refuseRemoved(r) }
-            if case .photo = existing { return try refuse(r, 409, "\(path.string) is a photo kept with other bytes; it is never replaced") }
-            guard names.setPlaceholder(r.account.id, path, at: Self.now) else {
-                return try refuse(r, 507, "this app password holds \(DAVNames.maxPlaceholders) empty names already")
+        } catch {
+            throw refusal(r, .internalServerError, "cannot hold the body: \(error)")
+        }
+        defer { spool.close() }
+        let minFree = configuration.minFree
+        let photos = self.photos
+        switch StoreUpload.spool(r.body, into: spool, limit: limit, room: { (try? photos.availableSpace()).map { $0 - minFree } }) {  // unknown: the store checks when it begins
+        case .success(let size):
+            return try put(r, c, path, name: name, existing: existing, size: size, reading: StoreUpload.replay(spool, size: size))
+        case .failure(.failed(let failure)):
+            r.log("refused \(quotedForLog(path.string)): \(failure.detail) (after \(failure.received) bytes of a body of undeclared length); answered \(failure.status)")
+            return Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, []).closing()
+        case .failure(.gone(let received)):
+            r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) bytes: the client went away")
+            throw .gone
+        }
+    }
+
+    /// A PUT of `size` bytes that `reading` reads.
+    private func put(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource, size: Int64,
+                     reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
+        if DAVName.kind(name) == .sidecar { return try putSidecar(r, c, path, size: size, existed: existing.exists, reading: reading) }
+        if size == 0 {
+            // A chunked body that says 0 bytes must be empty.
+            do { try reading({ _ in false }, { (400, "") }) } catch {
+                if case .refused = error { throw refusal(r, .badRequest, "the body is longer than the 0 bytes announced") }
+                throw error
             }
-            return try answer(r, existing.exists ? 204 : 201)
+            guard isCurrent(c.account.id) else { throw removedRefusal(r) }
+            if case .photo = existing { throw refusal(r, .conflict, "\(path.string) is a photo kept with other bytes; it is never replaced") }
+            guard names.setPlaceholder(c.account.id, path, at: Self.now) else {
+                throw refusal(r, .insufficientStorage, "this app password holds \(DAVNames.maxPlaceholders) empty names already")
+            }
+            return answer(existing.exists ? .noContent : .created)
         }
         guard size <= configuration.maxFileSize else {
-            return try refuse(r, 413, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))", close: true)
+            throw refusal(r, .contentTooLarge, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))")
         }
         if case .photo(let kept, let keptSize, _, let sha, _) = existing {
-            return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size)
+            return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size, reading: reading)
         }
-        return try putNew(r, path, size: size)
+        return try putNew(r, c, path, size: size, reading: reading)
     }
 
     /// What a request is told when another of its password's requests writes that name now.
     static let writingReason = "another request of this app password is writing this name now; try again when it is done"
 
     /// A new photo (or one onto a placeholder: 201 too, the photo is new).
-    private func putNew(_ r: DAVRequest, _ path: DAVPath, size: Int64) throws(HTTPError) -> Bool {
-        let account = r.account
+    private func putNew(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
+        let account = c.account
         let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
         let kept = configuration.types
         // Full access files it where the client put it; upload access in its own folder as the
         // layout says, with the client's folders below.
-        let folder = r.full ? (path.parent?.string ?? "") : StoreRequest.folder(arrivals.folder(for: sender), adding: path.string)
+        let folder = c.full ? (path.parent?.string ?? "") : StoreRequest.folder(arrivals.folder(for: sender), adding: path.string)
         // Every photo of an upload password is known by its name: one that could not be
         // recorded is refused before its body is read, so nothing is stored unseen.
-        if !r.full, let why = names.room(account.id, bytes: DAVNames.lineBound(path, kept: folder + "/" + path.name!)) {
-            return try refuse(r, 507, why, close: true)
+        if !c.full, let why = names.room(account.id, bytes: DAVNames.lineBound(path, kept: folder + "/" + path.name!)) {
+            throw refusal(r, .insufficientStorage, why)
         }
         var chosen: PhotoType? = nil
-        let outcome = StoreUpload.receive(size: size, from: r.http.requestBody, into: store, decide: { type in
+        let outcome = StoreUpload.receive(size: size, reading: reading, into: store, decide: { type in
             guard let type, kept.contains(type) else {
                 return .refuse(415, "not a photo this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
             }
@@ -93,18 +135,18 @@ extension DAVEndpoint {
             // (ptk never drops a photo it published) and answered 201, but no name is kept for
             // the gone password; for bytes kept already nothing was stored: 401.
             let current = isCurrent(account.id)
-            if !current && saved.isDuplicate { return try refuseRemoved(r) }
+            if !current && saved.isDuplicate { throw removedRefusal(r) }
             if !current {
                 r.log("saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)); its app password was removed meanwhile, so no name is kept for it",
                       always: true)
-            } else if !r.full || saved.name != path.string || saved.isDuplicate {
+            } else if !c.full || saved.name != path.string || saved.isDuplicate {
                 // The name is for these bytes (`DAVView.check`). An upload password's had its
                 // room checked before the body, so whether these bytes were kept already
                 // changes nothing it is answered; a full password's name for bytes kept
                 // already may be refused, and then nothing was stored for this PUT.
                 let named = DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now, mark: nil, shared: saved.isDuplicate)
-                if let why = names.setFile(account.id, path, named, checked: !r.full) {
-                    return try refuse(r, 507, "\(why): these bytes are kept already, and nothing new was stored (PUT the photo under a name this password used before, or remove some)")
+                if let why = names.setFile(account.id, path, named, checked: !c.full) {
+                    throw refusal(r, .insufficientStorage, "\(why): these bytes are kept already, and nothing new was stored (PUT the photo under a name this password used before, or remove some)")
                 }
             } else {
                 names.removePlaceholder(account.id, path)
@@ -115,16 +157,16 @@ extension DAVEndpoint {
                       always: !saved.isDuplicate)
             }
             arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
-            return try answer(r, 201, headers: [("ETag", "\"\(saved.sha256)\"")])
+            return answer(.created, headers: ["ETag": "\"\(saved.sha256)\""])
         case .failed(let failure):
             r.log("refused \(quotedForLog(path.string)): \(failure.detail); answered \(failure.status)")
-            try r.http.respond(failure.status, Array((failure.reason + "\n").utf8), contentType: "text/plain; charset=utf-8",
-                               headers: failure.status == 401 ? [Self.challenge] : [],
-                               close: !failure.keepsConnection, deadline: .now + configuration.idleTimeout)
-            return failure.keepsConnection
+            let refused = Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, failure.status == 401 ? [Self.challenge] : [])
+            // A failure of the store after the body was read (its checks, its flush) keeps the
+            // connection; one before or while it came does not.
+            return failure.keepsConnection ? refused : refused.closing()
         case .gone(let received):
             r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) of \(size) bytes: the client went away")
-            return false
+            throw .gone
         }
     }
 
@@ -132,24 +174,25 @@ extension DAVEndpoint {
     /// body is hashed, never stored; a different size is refused before it is read. A kept
     /// photo the library has no hash for is hashed only once the whole body is in (a head
     /// alone costs no read of the photo: the work follows what the client sent).
-    private func putOnto(_ r: DAVRequest, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64) throws(HTTPError) -> Bool {
+    private func putOnto(_ r: Request, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64,
+                         reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
         let why = "\(path.string) is a photo kept with other bytes; it is never replaced (PUT it under another name to keep both)"
-        guard size == keptSize else { return try refuse(r, 409, why, close: true) }
+        guard size == keptSize else { throw refusal(r, .conflict, why) }
         var hash = SHA256()
         var count: Int64 = 0
         do {
-            try r.http.readBody(deadline: { .now + self.configuration.idleTimeout }, sink: { piece in
+            try reading({ piece in
                 count += Int64(piece.count)
-                guard count <= size else { return false }
-                hash.update(piece)
-                return true
-            }, refusal: { (400, "the body is longer than the \(size) bytes announced") })
+                // More than announced: the sink says no (400).
+                if count <= size { hash.update(piece) }
+                return count <= size
+            }, { (400, "the body is longer than the \(size) bytes announced") })
         } catch {
-            if case .refused(let status, let reason) = error { return try refuse(r, status, reason, close: true) }
+            if case .refused(let status, let reason) = error { throw refusal(r, HTTPStatus(status), reason) }
             throw error
         }
-        guard count == size, let known = sha256 ?? hashOfKept(kept), hash.finalizeHex() == known else { return try refuse(r, 409, why) }
-        return try answer(r, 204, headers: [("ETag", "\"\(known)\"")])
+        guard count == size, let known = sha256 ?? hashOfKept(kept), hash.finalizeHex() == known else { throw refusal(r, .conflict, why) }
+        return answer(.noContent, headers: ["ETag": "\"\(known)\""])
     }
 
     /// The SHA-256 of a kept photo the library does not know (read from its file).
@@ -160,19 +203,25 @@ extension DAVEndpoint {
     }
 
     /// A file an operating system writes beside photos: kept apart, up to `DAVSidecars.maxSize`.
-    private func putSidecar(_ r: DAVRequest, _ path: DAVPath, size: Int64, existed: Bool) throws(HTTPError) -> Bool {
+    private func putSidecar(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, existed: Bool,
+                            reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
         guard size <= Int64(DAVSidecars.maxSize) else {
-            return try refuse(r, 413, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes", close: true)
+            throw refusal(r, .contentTooLarge, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes")
         }
-        let bytes: [UInt8]
-        do { bytes = try r.http.readBody(limit: DAVSidecars.maxSize, deadline: { .now + self.configuration.idleTimeout }) } catch {
-            if case .refused(let status, let reason) = error { return try refuse(r, status, reason, close: true) }
+        var bytes: [UInt8] = []
+        do {
+            try reading({ piece in
+                bytes.append(contentsOf: piece)
+                return bytes.count <= DAVSidecars.maxSize
+            }, { (413, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes") })
+        } catch {
+            if case .refused(let status, let why) = error { throw refusal(r, HTTPStatus(status), why) }
             throw error
         }
         // The body may have taken its time: a password removed meanwhile keeps nothing.
-        guard isCurrent(r.account.id) else { return try refuseRemoved(r) }
-        if let why = sidecars.write(r.account.id, path.string, bytes, minFree: configuration.minFree) { return try refuse(r, 507, why) }
-        names.removePlaceholder(r.account.id, path)
-        return try answer(r, existed ? 204 : 201)
+        guard isCurrent(c.account.id) else { throw removedRefusal(r) }
+        if let why = sidecars.write(c.account.id, path.string, bytes, minFree: configuration.minFree) { throw refusal(r, .insufficientStorage, why) }
+        names.removePlaceholder(c.account.id, path)
+        return answer(existed ? .noContent : .created)
     }
 }

@@ -6,19 +6,25 @@ import PTKSystem
 import PTKTrust
 import PTKVocabulary
 
-/// What a WebDAV request carries besides its head: the browser-side connection (and its
-/// library handle) and, once `BasicAuth` accepted it, the app password.
+/// What each WebDAV request starts from: the door, the browser-side connection (and its
+/// library handle) and, once the password middleware accepted it, the app password.
 struct DAVContext {
+    let door: DAVEndpoint
     let connection: WebConnection
-    var account: AppPassword?
+    /// Set by `DAVEndpoint.authenticate` for the request it hands on; the routes' group turns
+    /// it into a `DAVCaller`.
+    var account: AppPassword? = nil
 }
 
-typealias DAVRequest = HTTPRequest<DAVContext>
+/// What a WebDAV route's handler works with: a request whose app password was accepted.
+struct DAVCaller {
+    let door: DAVEndpoint
+    let connection: WebConnection
+    /// The app password `BasicAuth` accepted.
+    let account: AppPassword
 
-extension HTTPRequest where Context == DAVContext {
-    /// The app password `BasicAuth` accepted (every DAV route needs one).
-    var account: AppPassword { context.account! }
-    var full: Bool { context.account?.access == .full }
+    /// Whether the password sees the whole directory (`full`), not only what it sent.
+    var full: Bool { account.access == .full }
 }
 
 /// ptkd's WebDAV door (RFC 4918 class 1 and 2, docs/OPERATIONS.md "WebDAV: file managers and
@@ -114,9 +120,9 @@ final class DAVEndpoint: @unchecked Sendable {
     /// the next request's `forgetRemovedPasswords` drops. A file that cannot be read now says
     /// nothing new: yes (as `forgetRemovedPasswords` drops nothing then).
     func isCurrent(_ id: String) -> Bool {
-        guard let now = passwords.currentIDs() else { return true }
-        forgetRemoved(now: now)
-        return now.contains(id)
+        let now = passwords.currentIDs()
+        if let now { forgetRemoved(now: now) }
+        return now?.contains(id) ?? true
     }
 
     /// Drops everything kept for the password `id`; nothing can be kept for it after.
@@ -192,13 +198,11 @@ final class DAVEndpoint: @unchecked Sendable {
     /// The seconds clock locks expire by.
     static var now: Int64 { WallTime.now.seconds }
 
-    /// Answers each request of a web connection whose target is the door's.
-    func handler(connection: WebConnection) -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Bool {
-        let service = service()
-        return { head, http, certificate throws(HTTPError) in
-            self.forgetRemovedPasswords()
-            return try service.respond(to: head, on: http, peer: connection.peer, connectionID: connection.id, certificate: certificate,
-                                context: DAVContext(connection: connection, account: nil))
-        }
+    /// The door's HTTP side for one web connection: the routes (built once, `routes`), each
+    /// request's context naming the connection, refusals in plain text or DAV XML.
+    func responder(connection: WebConnection) -> HTTPResponder<DAVContext> {
+        HTTPResponder(routes: Self.routes, middleware: Self.middleware, kind: "webdav", logBudget: requestLogBudget, requestLog: requestLogBudget,
+                      log: { Log.info($0) }, context: { _ in DAVContext(door: self, connection: connection) },
+                      renderError: { r, status, message, headers in Self.errorResponse(r, status, message, headers) })
     }
 }

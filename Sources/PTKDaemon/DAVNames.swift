@@ -279,11 +279,13 @@ final class DAVNames: @unchecked Sendable {
     func addFolder(_ id: String, _ path: DAVPath) -> Bool {
         with(id) { a in
             let line = "D \(Self.encode(path.string))"
-            guard a.folders.count < Self.maxFolders, room(&a, Self.size(line)) == nil else { return false }
-            if a.folders.insert(path).inserted { a.liveBytes += Self.size(line) }
-            a.placeholders[path] = nil
-            append(&a, line)
-            return true
+            let fits = a.folders.count < Self.maxFolders && room(&a, Self.size(line)) == nil
+            if fits {
+                if a.folders.insert(path).inserted { a.liveBytes += Self.size(line) }
+                a.placeholders[path] = nil
+                append(&a, line)
+            }
+            return fits
         }
     }
 
@@ -325,9 +327,9 @@ final class DAVNames: @unchecked Sendable {
     /// Holds `path` empty; false when the password holds `maxPlaceholders` already.
     func setPlaceholder(_ id: String, _ path: DAVPath, at time: Int64) -> Bool {
         with(id) { a in
-            guard a.placeholders[path] != nil || a.placeholders.count < Self.maxPlaceholders else { return false }
-            a.placeholders[path] = time
-            return true
+            let fits = a.placeholders[path] != nil || a.placeholders.count < Self.maxPlaceholders
+            if fits { a.placeholders[path] = time }
+            return fits
         }
     }
 

@@ -20,8 +20,9 @@ enum DAVResource: Equatable {
     case missing
 
     var exists: Bool { self != .missing }
-    var isCollection: Bool { if case .collection = self { return true } else { return false } }
-    var isPlaceholder: Bool { if case .placeholder = self { return true } else { return false } }
+    var isCollection: Bool { if case .collection = self { true } else { false } }
+    var isPlaceholder: Bool { if case .placeholder = self { true } else { false } }
+    var isSidecar: Bool { if case .sidecar = self { true } else { false } }
 }
 
 /// One app password's view of the door: `full` sees the directory (hidden names never), with

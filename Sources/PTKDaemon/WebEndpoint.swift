@@ -120,9 +120,11 @@ final class WebEndpoint: @unchecked Sendable {
         let connection = WebConnection(
             id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
         let web = door.responder(connection: connection)
-        let dav = davResponder(dav.handler(connection: connection))
+        let dav = self.dav.responder(connection: connection)
         return { head, http, certificate throws(HTTPError) in
-            if DAVEndpoint.isDAVTarget(head.target) { return try dav(head, http, certificate) }
+            if DAVEndpoint.isDAVTarget(head.target) {
+                return try dav.response(to: head, on: http, peer: peer, connectionID: id, certificate: certificate)
+            }
             return try web.response(to: head, on: http, peer: peer, connectionID: id, certificate: certificate)
         }
     }

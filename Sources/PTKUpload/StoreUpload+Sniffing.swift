@@ -26,6 +26,16 @@ extension StoreUpload {
     public static func receive(size: Int64, from body: RequestBody, into store: PhotoStore,
                                decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
                                beforePublishing: () -> (Int, String)? = { nil }) -> Outcome {
+        receive(size: size, reading: { sink, refusal throws(HTTPError) in try body.stream(sink: sink, refusal: refusal) }, into: store,
+                decide: decide, stop: stop, beforePublishing: beforePublishing)
+    }
+
+    /// As above, the body's `size` bytes read by `reading`, which passes them to its sink piece
+    /// by piece and, when the sink says no, throws `.refused` with the refusal's status and
+    /// reason (as `RequestBody.stream` does): a request body, or one spooled first (`spool`).
+    public static func receive(size: Int64, reading: @escaping BodyReader,
+                               into store: PhotoStore, decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
+                               beforePublishing: () -> (Int, String)? = { nil }) -> Outcome {
         let wanted = Int(min(Int64(sniffLength), size))
         var head: [UInt8] = []
         var writer: BodyWriter? = nil
@@ -55,7 +65,7 @@ extension StoreUpload {
             }
         }
         let read = Result { () throws(HTTPError) in
-            try body.stream(sink: { piece in
+            try reading({ piece in
                 if count + Int64(piece.count) > size { return fail(400, "the body is longer than the \(size) bytes announced") }
                 count += Int64(piece.count)
                 if writer == nil {
@@ -68,7 +78,7 @@ extension StoreUpload {
                     if let (status, reason) = stop() { return fail(status, reason) }
                 }
                 return true
-            }, refusal: { failure.map { ($0.status, $0.reason) } ?? (400, "body refused") })
+            }, { failure.map { ($0.status, $0.reason) } ?? (400, "body refused") })
         }
         if case .failure(let error) = read {
             writer?.incoming.abandon(keepForResume: false)

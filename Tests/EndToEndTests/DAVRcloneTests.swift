@@ -10,17 +10,22 @@ struct Rclone {
     let password: AppPassword
     let home = makeTemporaryDirectory("ptk-rclone")
 
-    func run(_ args: [String]) throws -> Finished {
+    /// Runs rclone with `args`; `stdin`: a file its standard input reads (`rcat`), else none.
+    func run(_ args: [String], stdin: String? = nil) throws -> Finished {
         let obscured = try EndToEndTests.run(findProgram("rclone") ?? "/usr/bin/rclone", ["obscure", password.password], absolute: true)
         guard obscured.status == 0 else { throw HarnessError("rclone obscure: \(obscured.stderr)") }
-        return try EndToEndTests.run(findProgram("rclone") ?? "/usr/bin/rclone",
-            args + ["--config", home + "/rclone.conf", "--webdav-vendor", "other", "--ca-cert", daemon.webCertificate,
+        let rclone = findProgram("rclone") ?? "/usr/bin/rclone"
+        // A shell only to give rclone a file as its standard input: its arguments pass through as they are.
+        let (binary, prefix) = stdin == nil ? (rclone, []) : ("/bin/sh", ["-c", "exec \"$0\" \"$@\" < \"$PTK_STDIN\"", rclone])
+        return try EndToEndTests.run(binary,
+            prefix + args + ["--config", home + "/rclone.conf", "--webdav-vendor", "other", "--ca-cert", daemon.webCertificate,
                     "--retries", "1", "--low-level-retries", "1", "--contimeout", "5s", "--timeout", "20s"],
             timeout: 60, absolute: true,
             environment: ["HOME": home, "XDG_CACHE_HOME": home + "/cache",
                           "RCLONE_CONFIG_PTK_TYPE": "webdav", "RCLONE_CONFIG_PTK_URL": daemon.davURL,
                           "RCLONE_CONFIG_PTK_VENDOR": "other", "RCLONE_CONFIG_PTK_USER": password.user,
-                          "RCLONE_CONFIG_PTK_PASS": obscured.stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+                          "RCLONE_CONFIG_PTK_PASS": obscured.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
+                          "PTK_STDIN": stdin ?? "/dev/null"])
     }
 
     /// The files a `copy -v` run says it copied (its "Copied (new)" / "Copied (replaced ...)" lines).

@@ -17,9 +17,7 @@ struct PeerTextLogTests {
         let budget = LogBudget(perMinute: 30)
         for _ in 0..<300 {
             let (_, http) = connection("PROPFIND /dav HTTP/1.1\r\n\(header)\r\n")
-            let service = HTTPService<Notes>(kind: "webdav", router: authRouter(), middleware: [RequestLog(budget: budget), door.auth], idle: .seconds(30),
-                                             logBudget: budget, log: { log.add($0) }, refuse: refuser(Notes()))
-            _ = serve(service, http, context: Notes())
+            _ = serveValues(door.responder(notes: Notes(), kind: "webdav", budget: budget, log: log), http)
         }
         #expect(log.items.count <= 30, "\(log.items.count) lines")
         #expect(log.items.count >= 3)

@@ -3,40 +3,33 @@ import PTKSystem
 import PTKTime
 import PTKVocabulary
 
-/// HTTP Basic authentication (RFC 7617) for routes that are not `.open`: the credentials are
-/// checked by `verify` (the caller keeps them on a TLS connection only), wrong ones counted per
-/// address by the door's `FailureThrottle`. Missing or wrong credentials are answered 401 with
-/// `WWW-Authenticate: Basic realm="…"` (for every method, OPTIONS included: Windows' WebDAV
-/// client asks for credentials only after a 401 there); an address that used up its tries is
-/// answered 429 without its credentials being checked. A refused request's body is not read:
-/// the connection closes after the answer (a PUT may be gigabytes).
-public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddleware {
+/// HTTP Basic authentication (RFC 7617), a step a door's middleware runs (`authenticate`): the
+/// credentials are checked by `verify` (the caller keeps them on a TLS connection only), wrong
+/// ones counted per address by the door's `FailureThrottle`. Missing or wrong credentials are
+/// refused 401 with `WWW-Authenticate: Basic realm="…"` (for every method, OPTIONS included:
+/// Windows' WebDAV client asks for credentials only after a 401 there); an address that used
+/// up its tries is refused 429 without its credentials being checked. A refused request's body
+/// is not read: the connection closes after the answer (a PUT may be gigabytes).
+public struct BasicAuth<Account, Limiter: FailureLimiter> {
     /// The realm of the `WWW-Authenticate` challenge, which clients show with the password prompt.
     public let realm: String
     /// The door's per-address count of wrong passwords, shared with its other logins.
     public let throttle: FailureThrottle<Limiter>
     /// The account for a user name and password, nil when they are wrong.
     public let verify: (_ name: String, _ password: String) -> Account?
-    /// Keeps the account in the request's context (and its log subject).
-    public let keep: (HTTPRequest<Context>, Account) -> Void
-    /// How long the 401 or 429 answer's write may wait for the peer.
-    public let idle: Duration
     /// Told the address of each wrong password (the receiver's budget of guesses).
     public let failed: (String) -> Void
     /// Whether that budget is spent: a wrong password is then answered 429 (a right one passes).
     public let spent: () -> Bool
 
     /// `failed` and `spent` default to a receiver with no budget of guesses.
-    public init(realm: String, throttle: FailureThrottle<Limiter>, idle: Duration, verify: @escaping (String, String) -> Account?,
-                failed: @escaping (String) -> Void = { _ in }, spent: @escaping () -> Bool = { false },
-                keep: @escaping (HTTPRequest<Context>, Account) -> Void) {
+    public init(realm: String, throttle: FailureThrottle<Limiter>, verify: @escaping (String, String) -> Account?,
+                failed: @escaping (String) -> Void = { _ in }, spent: @escaping () -> Bool = { false }) {
         self.realm = realm
         self.failed = failed
         self.spent = spent
         self.throttle = throttle
-        self.idle = idle
         self.verify = verify
-        self.keep = keep
     }
 
     /// The user name and password of an `Authorization: Basic` header, nil when there is none
@@ -51,14 +44,33 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
         return (name, password)
     }
 
-    /// Passes `.open` routes and right credentials on; answers the rest 401 or 429 itself and closes.
-    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
-        guard !request.traits.contains(.open) else { return try next(request) }
-        let address = request.address
-        guard let (name, password) = Self.credentials(request.head.header("authorization")) else {
-            return try challenge(request, because: nil)
+    /// The account of a request's right credentials (its connection then proven); otherwise
+    /// the refusal a door's error middleware answers: 401 with the challenge (missing or wrong
+    /// credentials), 429 for an address that must wait (its credentials not checked). Neither
+    /// reads the body: a request with one then closes its connection (a PUT may be gigabytes).
+    public func authenticate(_ request: Request) throws(HTTPError) -> Account {
+        let challenge = HTTPError.status(.unauthorized, "a user name and app password are needed", headers: ["WWW-Authenticate": challengeValue])
+        guard let (name, password) = Self.credentials(request.head.header("authorization")) else { throw challenge }
+        switch outcome(name: name, password: password, address: request.address) {
+        case .lockedOut:
+            request.log("credentials for \(quotedForLog(name, limit: 64)) while \(request.address) must wait; answered 429")
+            throw .status(.tooManyRequests, "too many wrong passwords; try again in a few minutes")
+        case .wrong(let locked):
+            failed(request.address)
+            request.log("wrong password for \(quotedForLog(name, limit: 64))" + (locked ? "; \(request.address) must wait" : "") + "; answered 401")
+            throw challenge
+        case .right(let account):
+            request.proven()
+            return account
         }
-        let outcome: BasicOutcome<Account> = throttle.withLimiter { limiter in
+    }
+
+    /// The `WWW-Authenticate` value of the challenge.
+    var challengeValue: String { "Basic realm=\"\(realm)\", charset=\"UTF-8\"" }
+
+    /// What `name` and `password` from `address` come to: checked unless the address must wait.
+    private func outcome(name: String, password: String, address: String) -> BasicOutcome<Account> {
+        throttle.withLimiter { limiter in
             if limiter.isLockedOut(address, now: .now) { return .lockedOut }
             if let account = verify(name, password) {
                 limiter.succeeded(address)
@@ -70,30 +82,6 @@ public struct BasicAuth<Context, Account, Limiter: FailureLimiter>: HTTPMiddlewa
             if spent() { return .lockedOut }
             return .wrong(lockedNow: limiter.failed(address, now: .now))
         }
-        switch outcome {
-        case .lockedOut:
-            request.log("credentials for \(quotedForLog(name, limit: 64)) while \(address) must wait; answered 429")
-            try request.http.respond(429, Array("too many wrong passwords; try again in a few minutes\n".utf8),
-                                     contentType: "text/plain; charset=utf-8", close: true, headOnly: request.headOnly, deadline: .now + idle)
-            return false
-        case .wrong(let locked):
-            failed(address)
-            return try challenge(request, because: "wrong password for \(quotedForLog(name, limit: 64))" + (locked ? "; \(address) must wait" : ""))
-        case .right(let account):
-            keep(request, account)
-            request.http.proven()
-            return try next(request)
-        }
-    }
-
-    /// 401 with the challenge. A body is not read: a request with one closes the connection.
-    private func challenge(_ request: HTTPRequest<Context>, because why: String?) throws(HTTPError) -> Bool {
-        if let why { request.log("\(why); answered 401") }
-        let close = request.head.chunked || (request.head.contentLength ?? 0) > 0
-        try request.http.respond(401, Array("a user name and app password are needed\n".utf8), contentType: "text/plain; charset=utf-8",
-                                 headers: [("WWW-Authenticate", "Basic realm=\"\(realm)\", charset=\"UTF-8\"")],
-                                 close: close, headOnly: request.headOnly, deadline: .now + idle)
-        return !close
     }
 }
 
