@@ -24,18 +24,16 @@ public struct HEIFValidator: FormatCheck {
     }
 
     private var phase = Phase.header
-    private var field: [UInt8] = []
-    private var position: Int64 = 0
+    private var cursor: StreamCursor
     private var boxes = 0
     private var sawMeta = false
     /// The file's announced size, when known: a box reaching past it fails at once.
-    public let totalSize: Int64?
+    public var totalSize: Int64? { cursor.totalSize }
 
     /// A check at the start of a file. With `totalSize` (nil: unknown) every box must stay within it,
     /// and only then may a last box have size 0 ("to the end").
     public init(totalSize: Int64? = nil) {
-        self.totalSize = totalSize
-        field.reserveCapacity(16)
+        cursor = StreamCursor(totalSize: totalSize, fieldCapacity: 16)
     }
 
     /// Takes the next bytes: throws at the first box header, size or `ftyp` that cannot be HEIF's.
@@ -45,25 +43,18 @@ public struct HEIFValidator: FormatCheck {
         while i < n {
             switch phase {
             case .toEnd:
-                position += Int64(n - i)
-                i = n
+                cursor.skip(&i, to: n)
             case .body(let remaining, let keep):
-                let take = Int(min(Int64(n - i), remaining))
-                if keep { field.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i..<i + take])) }
-                i += take
-                position += Int64(take)
-                let left = remaining - Int64(take)
+                let left = cursor.pass(bytes, &i, remaining: remaining, keep: keep).left
                 if left == 0 {
                     if keep { try checkFileType() }
                     phase = .header
-                    field.removeAll(keepingCapacity: true)
+                    cursor.clearField()
                 } else {
                     phase = .body(remaining: left, keep: keep)
                 }
             case .header:
-                field.append(bytes[i])
-                i += 1
-                position += 1
+                cursor.gatherByte(bytes, &i)
                 try headerByte()
             }
         }
@@ -72,7 +63,7 @@ public struct HEIFValidator: FormatCheck {
     /// Throws when no box came, no `meta` box came, or the stream ended inside a box.
     public func finish() throws(FormatError) {
         switch phase {
-        case .header where field.isEmpty:
+        case .header where cursor.field.isEmpty:
             if boxes == 0 { throw FormatError("empty") }
             guard sawMeta else { throw FormatError("no meta box (the images' descriptions)") }
         case .toEnd:
@@ -87,16 +78,17 @@ public struct HEIFValidator: FormatCheck {
     }
 
     private mutating func headerByte() throws(FormatError) {
+        let field = cursor.field
         guard field.count >= 8 else { return }
         let size32 = Self.number(field[0..<4])
         if size32 == 1 && field.count < 16 { return }
         let typeBytes = field[4..<8]
         guard typeBytes.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-            throw FormatError("box \(boxes + 1) at byte \(position - Int64(field.count)) has no box type (not a HEIF file)")
+            throw FormatError("box \(boxes + 1) at byte \(cursor.position - Int64(field.count)) has no box type (not a HEIF file)")
         }
         let type = String(decoding: typeBytes, as: UTF8.self)
         let headerSize = Int64(field.count)
-        let start = position - headerSize
+        let start = cursor.position - headerSize
         boxes += 1
         // libheif keeps every top-level box: a file of empty boxes is memory, not a photo.
         guard boxes <= HEIFLimits.topLevelBoxes else { throw FormatError("over \(HEIFLimits.topLevelBoxes) boxes at the top level") }
@@ -116,12 +108,12 @@ public struct HEIFValidator: FormatCheck {
             size = Int64(size32)
         }
         guard size >= headerSize else { throw FormatError("\(type) box of \(size) bytes is shorter than its header") }
-        if let totalSize, start + size > totalSize {
+        if let totalSize, !cursor.fits(from: start, count: size) {
             throw FormatError("\(type) box of \(size) bytes at byte \(start) runs past the end of the \(totalSize)-byte file")
         }
         if type == "ftyp" && size > Self.ftypLimit { throw FormatError("ftyp box of \(size) bytes is over the \(Self.ftypLimit)-byte limit") }
         if type == "meta" && size > Self.metaLimit { throw FormatError("meta box of \(size) bytes is over the 16 MiB limit") }
-        field.removeAll(keepingCapacity: true)
+        cursor.clearField()
         let body = size - headerSize
         if size32 == 0 {
             phase = .toEnd
@@ -137,6 +129,7 @@ public struct HEIFValidator: FormatCheck {
 
     /// The ftyp box's content: a major brand, a minor version, compatible brands.
     private func checkFileType() throws(FormatError) {
+        let field = cursor.field
         var brands = [String(decoding: field[0..<4], as: UTF8.self)]
         var i = 8
         while i + 4 <= field.count {

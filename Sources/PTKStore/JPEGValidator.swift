@@ -27,19 +27,17 @@ public struct JPEGValidator: FormatCheck {
     }
 
     private var phase = Phase.start
-    private var field: [UInt8] = []
+    private var cursor: StreamCursor
     private var marker: UInt8 = 0
-    private var position: Int64 = 0
     private var segmentStart: Int64 = 0
     private var sawFrame = false
     private var scans = 0
     /// The file's announced size, when known: a segment reaching past it fails at once.
-    public let totalSize: Int64?
+    public var totalSize: Int64? { cursor.totalSize }
 
     /// A check at the start of a file; `totalSize` (nil: unknown) bounds every segment.
     public init(totalSize: Int64? = nil) {
-        self.totalSize = totalSize
-        field.reserveCapacity(16)
+        cursor = StreamCursor(totalSize: totalSize, fieldCapacity: 16)
     }
 
     /// Feeds the next bytes of the file.
@@ -52,25 +50,16 @@ public struct JPEGValidator: FormatCheck {
                 // The bulk of a JPEG: look for the next 0xFF.
                 var j = i
                 while j < n && bytes[j] != 0xFF { j += 1 }
-                position += Int64(j - i)
-                i = j
+                cursor.skip(&i, to: j)
                 if j < n {
                     phase = .scanFF
-                    i += 1
-                    position += 1
+                    _ = cursor.next(bytes, &i)
                 }
             case .parameters(let remaining, let keep):
-                let take = Int(min(Int64(n - i), remaining))
-                if keep { field.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i..<i + take])) }
-                i += take
-                position += Int64(take)
-                let left = remaining - Int64(take)
+                let left = cursor.pass(bytes, &i, remaining: remaining, keep: keep).left
                 if left == 0 { try segmentComplete() } else { phase = .parameters(remaining: left, keep: keep) }
             default:
-                let byte = bytes[i]
-                i += 1
-                position += 1
-                try step(byte)
+                try step(cursor.next(bytes, &i))
             }
         }
     }
@@ -85,12 +74,12 @@ public struct JPEGValidator: FormatCheck {
         }
     }
 
-    private var offset: Int64 { position - 1 }
+    private var offset: Int64 { cursor.position - 1 }
 
     private mutating func step(_ byte: UInt8) throws(FormatError) {
         switch phase {
         case .start:
-            if position == 1 {
+            if cursor.position == 1 {
                 guard byte == 0xFF else { throw FormatError("does not start with the JPEG SOI marker") }
             } else {
                 guard byte == 0xD8 else { throw FormatError("does not start with the JPEG SOI marker") }
@@ -110,17 +99,17 @@ public struct JPEGValidator: FormatCheck {
             default: try markerCode(byte, inScan: true)
             }
         case .length:
-            field.append(byte)
-            if field.count == 2 {
-                let length = Int64(field[0]) << 8 | Int64(field[1])
+            cursor.keep(byte)
+            if cursor.field.count == 2 {
+                let length = Int64(cursor.field[0]) << 8 | Int64(cursor.field[1])
                 guard length >= 2 else {
                     throw FormatError("\(name(marker)) segment at offset \(segmentStart) has length \(length), under 2")
                 }
-                if let totalSize, segmentStart + 2 + length > totalSize {
+                guard cursor.fits(from: segmentStart, count: 2 + length) else {
                     throw FormatError("\(name(marker)) segment of \(length) bytes at offset \(segmentStart) runs past the end of the file")
                 }
                 let keep = isFrameHeader(marker) || marker == 0xDA
-                field.removeAll(keepingCapacity: true)
+                cursor.clearField()
                 if length == 2 { try segmentComplete() } else { phase = .parameters(remaining: length - 2, keep: keep) }
             }
         case .afterEOI:
@@ -132,7 +121,7 @@ public struct JPEGValidator: FormatCheck {
 
     private mutating func markerCode(_ code: UInt8, inScan: Bool) throws(FormatError) {
         marker = code
-        segmentStart = position - 2
+        segmentStart = cursor.position - 2
         switch code {
         case 0xFF where !inScan:
             break  // fill bytes before a marker
@@ -148,7 +137,7 @@ public struct JPEGValidator: FormatCheck {
         case 0x00, 0x02...0xBF:
             throw FormatError("invalid marker 0xFF\(hex(code)) at offset \(segmentStart)")
         default:
-            field.removeAll(keepingCapacity: true)
+            cursor.clearField()
             phase = .length
         }
     }
@@ -157,28 +146,28 @@ public struct JPEGValidator: FormatCheck {
     private mutating func segmentComplete() throws(FormatError) {
         if isFrameHeader(marker) {
             guard !sawFrame else { throw FormatError("a second frame header (\(name(marker))) at offset \(segmentStart)") }
-            guard field.count >= 6 else { throw FormatError("\(name(marker)) frame header at offset \(segmentStart) is too short") }
-            let width = Int(field[3]) << 8 | Int(field[4])
-            let components = Int(field[5])
+            guard cursor.field.count >= 6 else { throw FormatError("\(name(marker)) frame header at offset \(segmentStart) is too short") }
+            let width = Int(cursor.field[3]) << 8 | Int(cursor.field[4])
+            let components = Int(cursor.field[5])
             guard width > 0 else { throw FormatError("frame header says the width is 0") }
             guard (1...4).contains(components) else { throw FormatError("frame header says \(components) components (1 to 4 allowed)") }
-            guard field.count == 6 + 3 * components else {
-                throw FormatError("\(name(marker)) frame header has \(field.count + 2) bytes; \(components) components need \(8 + 3 * components)")
+            guard cursor.field.count == 6 + 3 * components else {
+                throw FormatError("\(name(marker)) frame header has \(cursor.field.count + 2) bytes; \(components) components need \(8 + 3 * components)")
             }
             sawFrame = true
         }
         if marker == 0xDA {
             guard sawFrame else { throw FormatError("scan at offset \(segmentStart) before the frame header") }
-            let components = field.first.map(Int.init) ?? 0
-            guard (1...4).contains(components), field.count == 4 + 2 * components else {
+            let components = cursor.field.first.map(Int.init) ?? 0
+            guard (1...4).contains(components), cursor.field.count == 4 + 2 * components else {
                 throw FormatError("SOS scan header at offset \(segmentStart) is malformed")
             }
             scans += 1
-            field.removeAll(keepingCapacity: true)
+            cursor.clearField()
             phase = .scan
             return
         }
-        field.removeAll(keepingCapacity: true)
+        cursor.clearField()
         phase = .marker
     }
 

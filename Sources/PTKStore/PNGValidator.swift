@@ -1,31 +1,6 @@
 import PTKDigest
 import PTKVocabulary
 
-/// Why bytes are not a well-formed photo of their type (PNG or JPEG).
-public struct FormatError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What is wrong, in words for the sender and the log.
-    public var message: String
-    /// A failure saying `message`.
-    public init(_ message: String) { self.message = message }
-    /// The message alone.
-    public var description: String { message }
-}
-
-/// A structural check of a photo's bytes, fed as they stream in, in pieces of any size.
-public protocol FormatCheck: Sendable {
-    /// Feeds the next bytes of the file; throws as soon as they cannot be of the format.
-    mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(FormatError)
-    /// Ends the stream: throws when the file is incomplete.
-    func finish() throws(FormatError)
-}
-
-extension FormatCheck {
-    /// Feeds the next bytes of the file.
-    public mutating func feed(_ bytes: [UInt8]) throws(FormatError) {
-        try bytes.withUnsafeBytes { b in Result { () throws(FormatError) in try feed(b) } }.get()
-    }
-}
-
 /// Checks PNG structure as bytes stream in, so no second pass over the file is needed:
 /// the 8-byte signature, IHDR first, every chunk's length within the file and its CRC-32
 /// correct, IEND last, nothing after IEND. It keeps a few bytes of state, never the file.
@@ -40,20 +15,18 @@ public struct PNGValidator: FormatCheck {
     }
 
     private var phase = Phase.signature
-    private var field: [UInt8] = []
+    private var cursor: StreamCursor
     private var fieldNeeded = 8
     private var chunkLength: Int64 = 0
     private var chunkType: [UInt8] = []
     private var crc = CRC32()
     private var chunkCount = 0
-    private var position: Int64 = 0
     /// The file's announced size, when known: a chunk reaching past it fails at once.
-    public let totalSize: Int64?
+    public var totalSize: Int64? { cursor.totalSize }
 
     /// A check at the start of a file; `totalSize` (nil: unknown) bounds every chunk.
     public init(totalSize: Int64? = nil) {
-        self.totalSize = totalSize
-        field.reserveCapacity(8)
+        cursor = StreamCursor(totalSize: totalSize, fieldCapacity: 8)
     }
 
     /// True once the IEND chunk has been read completely.
@@ -71,18 +44,11 @@ public struct PNGValidator: FormatCheck {
             case .afterIEND:
                 throw FormatError("\(n - i) byte(s) after the IEND chunk")
             case .data(let remaining):
-                let take = Int(min(Int64(n - i), remaining))
-                crc.update(UnsafeRawBufferPointer(rebasing: bytes[i..<i + take]))
-                i += take
-                position += Int64(take)
-                let left = remaining - Int64(take)
+                let (passed, left) = cursor.pass(bytes, &i, remaining: remaining, keep: false)
+                crc.update(passed)
                 if left == 0 { startField(.crc, 4) } else { phase = .data(remaining: left) }
             default:
-                let take = min(n - i, fieldNeeded - field.count)
-                field.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i..<i + take]))
-                i += take
-                position += Int64(take)
-                if field.count == fieldNeeded { try fieldComplete() }
+                if cursor.gather(bytes, &i, until: fieldNeeded) { try fieldComplete() }
             }
         }
     }
@@ -98,24 +64,25 @@ public struct PNGValidator: FormatCheck {
 
     private mutating func startField(_ next: Phase, _ count: Int) {
         phase = next
-        field.removeAll(keepingCapacity: true)
+        cursor.clearField()
         fieldNeeded = count
     }
 
     private mutating func fieldComplete() throws(FormatError) {
+        let position = cursor.position
         switch phase {
         case .signature:
-            guard field == PhotoType.pngSignature else { throw FormatError("does not start with the PNG signature") }
+            guard cursor.field == PhotoType.pngSignature else { throw FormatError("does not start with the PNG signature") }
             startField(.length, 4)
         case .length:
-            chunkLength = Int64(bigEndian32(field))
+            chunkLength = Int64(bigEndian32(cursor.field))
             guard chunkLength <= 0x7FFF_FFFF else { throw FormatError("chunk length \(chunkLength) is over the PNG limit") }
-            if let totalSize, position + 4 + chunkLength + 4 > totalSize {
+            guard cursor.fits(from: position, count: 4 + chunkLength + 4) else {
                 throw FormatError("chunk of \(chunkLength) bytes at offset \(position - 4) runs past the end of the file")
             }
             startField(.type, 4)
         case .type:
-            chunkType = field
+            chunkType = cursor.field
             guard chunkType.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
                 throw FormatError("chunk at offset \(position - 8) has an invalid type")
             }
@@ -125,9 +92,9 @@ public struct PNGValidator: FormatCheck {
             if name == "IEND" && chunkLength != 0 { throw FormatError("IEND chunk has length \(chunkLength), not 0") }
             crc = CRC32()
             crc.update(chunkType)
-            if chunkLength == 0 { startField(.crc, 4) } else { phase = .data(remaining: chunkLength); field.removeAll(keepingCapacity: true) }
+            if chunkLength == 0 { startField(.crc, 4) } else { phase = .data(remaining: chunkLength); cursor.clearField() }
         case .crc:
-            let stored = bigEndian32(field)
+            let stored = bigEndian32(cursor.field)
             let name = String(decoding: chunkType, as: UTF8.self)
             guard stored == crc.value else { throw FormatError("CRC mismatch in \(name) chunk") }
             chunkCount += 1

@@ -84,6 +84,15 @@ struct HEIFValidatorTests {
         #expect(validateHEIF(bigMeta, totalSize: 64 << 20)?.message.contains("over the 16 MiB limit") == true)
     }
 
+    @Test("a 64-bit box size near Int64.max after the first box is refused as past the end, not an overflow")
+    func hugeBoxSize() {
+        // start + size overflowed Int64 (a trap: ptkd down) when the announced size was known.
+        let huge = heifFileType() + [0, 0, 0, 1] + Array("mdat".utf8) + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        #expect(validateHEIF(huge, totalSize: 1 << 20)?.message.contains("runs past the end") == true)
+        #expect(validateHEIF(huge, step: 1, totalSize: 1 << 20)?.message.contains("runs past the end") == true)
+        #expect(validateHEIF(huge, totalSize: nil)?.message.contains("truncated") == true)
+    }
+
     @Test("every truncation of a HEIC fails at the end, never passes")
     func truncations() {
         for cut in stride(from: 0, to: heic.count, by: 97) {
