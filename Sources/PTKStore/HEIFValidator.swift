@@ -27,8 +27,6 @@ public struct HEIFValidator: FormatCheck {
     private var cursor: StreamCursor
     private var boxes = 0
     private var sawMeta = false
-    /// The file's announced size, when known: a box reaching past it fails at once.
-    public var totalSize: Int64? { cursor.totalSize }
 
     /// A check at the start of a file. With `totalSize` (nil: unknown) every box must stay within it,
     /// and only then may a last box have size 0 ("to the end").
@@ -102,13 +100,13 @@ public struct HEIFValidator: FormatCheck {
             size = Int64(large)
         } else if size32 == 0 {
             // To the end of the file: the last box.
-            guard let totalSize else { throw FormatError("\(type) box without a size, in a file of unknown size") }
+            guard let totalSize = cursor.totalSize else { throw FormatError("\(type) box without a size, in a file of unknown size") }
             size = totalSize - start
         } else {
             size = Int64(size32)
         }
         guard size >= headerSize else { throw FormatError("\(type) box of \(size) bytes is shorter than its header") }
-        if let totalSize, !cursor.fits(from: start, count: size) {
+        if let totalSize = cursor.totalSize, !cursor.fits(from: start, count: size) {
             throw FormatError("\(type) box of \(size) bytes at byte \(start) runs past the end of the \(totalSize)-byte file")
         }
         if type == "ftyp" && size > Self.ftypLimit { throw FormatError("ftyp box of \(size) bytes is over the \(Self.ftypLimit)-byte limit") }

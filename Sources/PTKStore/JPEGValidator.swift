@@ -32,8 +32,6 @@ public struct JPEGValidator: FormatCheck {
     private var segmentStart: Int64 = 0
     private var sawFrame = false
     private var scans = 0
-    /// The file's announced size, when known: a segment reaching past it fails at once.
-    public var totalSize: Int64? { cursor.totalSize }
 
     /// A check at the start of a file; `totalSize` (nil: unknown) bounds every segment.
     public init(totalSize: Int64? = nil) {

@@ -21,8 +21,6 @@ public struct PNGValidator: FormatCheck {
     private var chunkType: [UInt8] = []
     private var crc = CRC32()
     private var chunkCount = 0
-    /// The file's announced size, when known: a chunk reaching past it fails at once.
-    public var totalSize: Int64? { cursor.totalSize }
 
     /// A check at the start of a file; `totalSize` (nil: unknown) bounds every chunk.
     public init(totalSize: Int64? = nil) {
