@@ -273,8 +273,6 @@ public final class HTTPConnection {
         let status = response.status.code
         let headers = response.headers.map { ($0.name, $0.value) }
         switch response.body {
-        case .writtenByLegacyHandler(let keepAlive):
-            return keepAlive
         case .empty:
             try write(responseHead(status, contentLength: 0, contentType: nil, headers: headers, close: close), deadline: .now + idle)
         case .bytes(let body, let type):

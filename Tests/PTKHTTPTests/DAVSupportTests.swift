@@ -11,8 +11,8 @@ import Testing
 /// rest of the path, and `100 Continue` (uploads typed by their bytes: `SniffedUploadTests`).
 @Suite("PTKHTTP for WebDAV: rest captures, 100 Continue", .tags(.unit))
 struct DAVSupportTests {
-    func davRouter() -> Router<Notes> {
-        var r = Router<Notes>()
+    func davRoutes() -> RouteTable<Notes> {
+        var r = RouteTable<Notes>()
         r.add(["PROPFIND"], "/dav/{path*}", noop())
         r.add(["GET"], "/dav/{path*}", noop())
         r.add(["GET"], "/other", noop())
@@ -21,7 +21,7 @@ struct DAVSupportTests {
 
     @Test("{path*} takes zero or more segments as sent, and nothing outside its prefix")
     func restCapture() {
-        let r = davRouter()
+        let r = davRoutes()
         #expect(describe(r.match(method: "PROPFIND", target: "/dav")) == "found /dav/{path*} path=")
         #expect(describe(r.match(method: "PROPFIND", target: "/dav/")) == "found /dav/{path*} path=")
         #expect(describe(r.match(method: "PROPFIND", target: "/dav/a/b%2Fc/d.png?x=1")) == "found /dav/{path*} path=a/b%2Fc/d.png")
