@@ -233,8 +233,6 @@ public final class HTTPConnection {
     public func responseHead(_ status: Int, contentLength: Int64?, contentType: String?, headers: [(String, String)] = [], close: Bool) -> [UInt8] {
         if close && inMessage { refusedMidRequest = true }
         expectsContinue = false
-        lastStatus = status
-        responses += 1
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         head += contentLength.map { "Content-Length: \($0)\r\n" } ?? "Transfer-Encoding: chunked\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
@@ -247,20 +245,6 @@ public final class HTTPConnection {
     /// The request being answered asked to close after it (`Connection: close`, HTTP/1.0):
     /// its answer says so.
     private var closing = false
-
-    /// The status of the last response head made (0 before any): the request log's.
-    public private(set) var lastStatus = 0
-    /// Response heads made so far on this connection.
-    public private(set) var responses = 0
-
-    /// Sends a response whose length is not known before its end: the head now, then each
-    /// piece the returned writer is given as a chunk, then the last chunk at `finish()`. A HEAD
-    /// request (`headOnly`) gets the head alone, and the writer drops what it is given.
-    public func respondChunked(_ status: Int, contentType: String, headers: [(String, String)] = [], close: Bool = false,
-                               headOnly: Bool = false, deadline: Instant) throws(HTTPError) -> ChunkedBody {
-        try write(responseHead(status, contentLength: nil, contentType: contentType, headers: headers, close: close), deadline: deadline)
-        return ChunkedBody(connection: self, silent: headOnly)
-    }
 
     /// Sends `response` to the request whose head was just read (`headOnly`: a HEAD request,
     /// which gets the head alone, with the body's length), each write by `.now + idle`; returns
