@@ -133,6 +133,17 @@ struct HTTPResponderTests {
         #expect(stream.responses.map(\.status) == [200])
     }
 
+    @Test("a body that stops coming while it is dropped before the route is 408 from the connection, which closes; the handler never runs")
+    func silentBodyTimesOut() {
+        let ctx = Notes()
+        let e = RouteHarness(testResponder(serviceRoutes(), context: ctx))
+            .run([Array("POST /photos HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhe".utf8)], whenEmpty: .silent)
+        #expect(e.statuses == [408], "\(e.text)")
+        #expect(e.ending == "request not finished within the timeout; answered 408")
+        #expect(e.first.header("connection") == "close")
+        #expect(ctx.items.isEmpty)
+    }
+
     @Test("a GET or a change without .body has its body dropped, and the requests pipelined after it are read right")
     func droppedBodiesKeepPipelining() {
         let ctx = Notes()
