@@ -129,7 +129,7 @@ extension LocalSendDoor {
     func upload(_ r: Request, _ c: LocalSendContext) throws(HTTPError) -> Response {
         let q = r.query
         guard let sessionID = q["sessionId"], let fileID = q["fileId"], let token = q["token"] else {
-            try r.body.discard(limit: HTTPService<LocalSendContext>.ignoredBodyLimit)
+            try r.body.discard(limit: RequestBody.ignoredBodyLimit)
             throw .status(.badRequest, "missing sessionId, fileId or token")
         }
         let begun = lock.withLock {

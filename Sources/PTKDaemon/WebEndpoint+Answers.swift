@@ -59,7 +59,7 @@ extension WebDoor {
     /// is not read (the connection closes after the answer).
     func signedOut(_ r: Request, hadCookie: Bool) throws(HTTPError) -> Response {
         if r.isUpload { return json(.unauthorized, UploadAnswer(message: "log in first")).closing() }
-        try r.body.discard(limit: HTTPService<Void>.ignoredBodyLimit)
+        try r.body.discard(limit: RequestBody.ignoredBodyLimit)
         return html(
             .unauthorized,
             pages.login(

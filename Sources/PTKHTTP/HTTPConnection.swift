@@ -233,8 +233,6 @@ public final class HTTPConnection {
     public func responseHead(_ status: Int, contentLength: Int64?, contentType: String?, headers: [(String, String)] = [], close: Bool) -> [UInt8] {
         if close && inMessage { refusedMidRequest = true }
         expectsContinue = false
-        lastStatus = status
-        responses += 1
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         head += contentLength.map { "Content-Length: \($0)\r\n" } ?? "Transfer-Encoding: chunked\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
@@ -248,20 +246,6 @@ public final class HTTPConnection {
     /// its answer says so.
     private var closing = false
 
-    /// The status of the last response head made (0 before any): the request log's.
-    public private(set) var lastStatus = 0
-    /// Response heads made so far on this connection.
-    public private(set) var responses = 0
-
-    /// Sends a response whose length is not known before its end: the head now, then each
-    /// piece the returned writer is given as a chunk, then the last chunk at `finish()`. A HEAD
-    /// request (`headOnly`) gets the head alone, and the writer drops what it is given.
-    public func respondChunked(_ status: Int, contentType: String, headers: [(String, String)] = [], close: Bool = false,
-                               headOnly: Bool = false, deadline: Instant) throws(HTTPError) -> ChunkedBody {
-        try write(responseHead(status, contentLength: nil, contentType: contentType, headers: headers, close: close), deadline: deadline)
-        return ChunkedBody(connection: self, silent: headOnly)
-    }
-
     /// Sends `response` to the request whose head was just read (`headOnly`: a HEAD request,
     /// which gets the head alone, with the body's length), each write by `.now + idle`; returns
     /// whether the connection may carry another request: not when the response asks to close,
@@ -273,8 +257,6 @@ public final class HTTPConnection {
         let status = response.status.code
         let headers = response.headers.map { ($0.name, $0.value) }
         switch response.body {
-        case .writtenByLegacyHandler(let keepAlive):
-            return keepAlive
         case .empty:
             try write(responseHead(status, contentLength: 0, contentType: nil, headers: headers, close: close), deadline: .now + idle)
         case .bytes(let body, let type):

@@ -14,8 +14,13 @@ public struct HTTPResponder<Context> {
     /// The context of a request (the door's state, what its certificate says).
     public let context: (Request) -> Context
     let lines: RequestLines
-    /// With a budget: a request answered with an error status that no one logged gets one
-    /// line (see `RequestLog`).
+    /// The request log, with a budget: a request answered with an error status that no one
+    /// logged (`GET "/x": answered 404`) gets one line, so no refusal goes unseen; requests a
+    /// handler logged, and those answered well, add none (a gallery page fetches dozens of
+    /// thumbnails). The path is logged as it was sent (printable ASCII: the parser refuses
+    /// anything else), cut after 200 characters; each address has the budget's share of lines
+    /// a minute, and the next line after a pause says how many were left out, so a client
+    /// asking for nonsense in a loop cannot fill the journal.
     let requestLog: LogBudget?
 
     /// `kind` names the door in log lines; `logBudget` bounds its lines a minute per address,
@@ -33,11 +38,11 @@ public struct HTTPResponder<Context> {
 
     /// The response to one request whose head `http` just read. Bodies of routes that take
     /// none, and of requests no route takes, are read and dropped first (up to
-    /// `HTTPService.ignoredBodyLimit`).
+    /// `RequestBody.ignoredBodyLimit`).
     public func response(to head: HTTPHead, on http: HTTPConnection, peer: SocketAddress, connectionID: Int,
                         certificate: String?) throws(HTTPError) -> Response {
         let match = routes.match(method: head.method, target: head.target)
-        var found: (route: RouteTable<Context>.Entry, parameters: RouteParameters)? = nil
+        var found: (route: RouteTable<Context>.Route, parameters: RouteParameters)? = nil
         if case .found(let r, let p) = match { found = (r, p) }
         let route = found?.route, parameters = found?.parameters ?? RouteParameters()
         let request = Request(head: head, connection: http, peer: peer, connectionID: connectionID, certificate: certificate,
@@ -53,10 +58,10 @@ public struct HTTPResponder<Context> {
                 handler = { _, _ throws(HTTPError) in throw .status(.methodNotAllowed, "\(method) is not allowed here", headers: ["Allow": allow]) }
             }
             if route?.traits.isDisjoint(with: [.body, .form]) ?? true {
-                // After the middleware, as the old contract did: a refusal there leaves the body unread.
+                // After the middleware: a refusal there leaves the body unread (the connection then closes).
                 let inner = handler
                 handler = { (r: Request, c: Context) throws(HTTPError) -> Response in
-                    try r.body.discard(limit: HTTPService<Void>.ignoredBodyLimit)
+                    try r.body.discard(limit: RequestBody.ignoredBodyLimit)
                     return try inner(r, c)
                 }
             }

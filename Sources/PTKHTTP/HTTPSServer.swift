@@ -24,7 +24,7 @@ public struct HTTPSServer {
     public let log: @Sendable (String) -> Void
     /// Header lines (each ending in CRLF) every response carries.
     public var fixedHeaders = ""
-    /// The door's log lines a minute per address (`HTTPRequest.logBudget`), which the lines
+    /// The door's log lines a minute per address (the `logBudget` of its `HTTPResponder`), which the lines
     /// written here count against too: failed handshakes, plain HTTP, how a connection ended.
     public var logBudget: LogBudget?
 

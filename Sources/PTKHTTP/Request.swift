@@ -65,8 +65,12 @@ public final class Request {
         lines.write(line, address: address, always: always)
     }
 
-    /// Logs `line` about this request: "KIND ID from PEER SUBJECT: line", within the door's
-    /// budget of lines per address unless `always` (see `HTTPRequest.log`).
+    /// Logs `line` about this request: "KIND ID from PEER SUBJECT: line". Unless `always` (a
+    /// line saying what was changed: a photo saved, deleted, moved, which the store and disk
+    /// bound), the line counts against the door's budget of lines for the peer's address: past
+    /// it the line is left out, and the next one written says how many were. Peer text in
+    /// `line` is quoted and cut by the caller (`quotedForLog`); the line itself is cut at
+    /// `maxLogLine`.
     public func log(_ line: String, always: Bool = false) {
         logged = true
         lines.write("\(lines.kind) \(connectionID) from \(peer)\(logSubject.isEmpty ? "" : " " + logSubject): \(line)", address: address, always: always)

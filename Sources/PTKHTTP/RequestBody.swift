@@ -7,6 +7,10 @@ import PTKTime
 public struct RequestBody {
     let connection: HTTPConnection
 
+    /// Bodies of requests that need none (a GET may have one, a refused request too) are read
+    /// and dropped up to this size before the answer, keeping the connection; beyond it, 413.
+    public static let ignoredBodyLimit = 64 << 10
+
     /// Whether bytes of the body are still to come (false for a request without one).
     public var isPending: Bool { connection.bodyPending }
 

@@ -73,7 +73,4 @@ public enum ResponseBody {
     /// A body whose length is not known before its end, sent chunked: the producer writes its
     /// pieces to the writer it is given (nothing is sent of them for a HEAD request).
     case stream(contentType: String, (ChunkedBody) throws(HTTPError) -> Void)
-    /// The adapter for a door whose handlers still write their answers themselves (the old
-    /// contract, `HTTPHandler`): the connection writes nothing, and carries on if `keepAlive`.
-    case writtenByLegacyHandler(keepAlive: Bool)
 }

@@ -8,28 +8,41 @@ public typealias RouteMiddleware<Context> = @Sendable (Request, Context, _ next:
 
 /// Method and path to handler: a door's route table, built once (a `static let`), its
 /// handlers reaching the door's state through their context, never through a captured
-/// endpoint. Matching is `Router`'s: paths split at each "/" scalar before any decoding, 404
-/// when no route has the path, 405 with Allow when routes have it but not the method.
+/// endpoint. The table, not each door, says 404 (no route has the path) and 405 with `Allow`
+/// (routes have the path, none the method). Paths are split into segments at each "/" scalar
+/// before anything is decoded (a "/" or "?" with a combining mark after it is one Character,
+/// which a Character split would not cut at), so `%2F` and `..` reach no route but as the text
+/// they are. The query is not part of a match.
 public struct RouteTable<Context>: Sendable {
-    struct Entry: Sendable {
-        let methods: [HTTPMethod]
+    /// One route: the methods it answers, its path pattern, what it asks of the door's
+    /// middleware, and its handler.
+    public struct Route: Sendable {
+        /// The methods the route answers, as the request line spells them.
+        public let methods: [HTTPMethod]
         let path: PathPattern
-        let traits: RouteTraits
+        /// What the route asks of the door's middleware (open, change, form, body).
+        public let traits: RouteTraits
         let handler: RouteHandler<Context>
+        /// The pattern as written ("/photo/{id}/original"): for logs and tests.
+        public var pattern: String { path.text }
     }
 
-    private(set) var entries: [Entry] = []
+    private(set) var entries: [Route] = []
     /// Whether the path is percent-decoded before it is split (LocalSend's).
     public let decodesPath: Bool
 
     /// An empty table; `decodesPath` only for LocalSend, whose routes were always matched decoded.
     public init(decodesPath: Bool = false) { self.decodesPath = decodesPath }
 
-    /// Adds a route: `pattern` as in `Router.add`, `traits` as in `RouteTraits`.
+    /// Adds a route. `pattern` is a path of "/"-separated segments, each a literal or a
+    /// capture `{name}` whose texts `captures[name]` takes; the last may be `{name*}`, which
+    /// takes the rest of the path (zero or more segments, as sent: the door decodes them).
     public mutating func add(_ methods: [HTTPMethod], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
                              _ handler: @escaping RouteHandler<Context>) {
+        // The CSRF step reads a form, and only a change's: a form route that is not a change would
+        // find no form and leave its body unread.
         precondition(!traits.contains(.form) || traits.contains(.change), "route \(pattern): .form without .change")
-        entries.append(Entry(methods: methods, path: PathPattern(pattern, captures: captures), traits: traits, handler: handler))
+        entries.append(Route(methods: methods, path: PathPattern(pattern, captures: captures), traits: traits, handler: handler))
     }
 
     /// Adds the routes `build` adds, each behind `enter`, which makes their narrower context
@@ -44,8 +57,9 @@ public struct RouteTable<Context>: Sendable {
     /// Each route's methods and pattern, in order: for tests and docs.
     public var patterns: [(methods: [HTTPMethod], pattern: String)] { entries.map { ($0.methods, $0.path.text) } }
 
-    /// The route for a request's method and target (path and query as sent).
-    func match(method: String, target: String) -> RouteMatch<Entry> {
+    /// The route for a request's method and target (path and query as sent), or why none:
+    /// 404, or 405 with the Allow header's methods.
+    public func match(method: String, target: String) -> RouteMatch<Route> {
         matchRoute(entries, method: method, segments: PathPattern.segments(of: target, decoding: decodesPath),
                    methods: { $0.methods.map(\.name) }, pattern: { $0.path })
     }

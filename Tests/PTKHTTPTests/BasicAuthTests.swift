@@ -115,21 +115,6 @@ final class AuthDoor {
     var wrongCount: Int? { throttle.withLimiter { $0.wrong[testPeer.host] } }
 }
 
-/// Answers requests on `http` one after another through `responder` (connection 7), each
-/// response written by the connection; how it ended: the client closed, the connection closed
-/// after an answer, or the failure.
-func serveValues<C>(_ responder: HTTPResponder<C>, _ http: HTTPConnection, peer: SocketAddress = testPeer) -> String {
-    do throws(HTTPError) {
-        while let head = try http.nextHead(deadline: soon()) {
-            let response = try responder.response(to: head, on: http, peer: peer, connectionID: 7, certificate: nil)
-            if try !http.send(response, headOnly: head.method == "HEAD") { return "closed after the answer" }
-        }
-        return "client closed"
-    } catch {
-        return error.label
-    }
-}
-
 @Suite("BasicAuth: HTTP Basic credentials, counted per address", .tags(.unit))
 struct BasicAuthTests {
     @Test("no Authorization is 401 with the Basic challenge, for OPTIONS and PROPFIND too; nothing is counted", arguments: ["GET", "OPTIONS", "PROPFIND"])

@@ -8,11 +8,12 @@ import PTKVocabulary
 import Testing
 
 /// What the HTTP layer gained for the WebDAV door (issue 44): a route pattern that takes the
-/// rest of the path, and `100 Continue` (uploads typed by their bytes: `SniffedUploadTests`).
+/// rest of the path, and `100 Continue`, on the connection and through a door (uploads typed
+/// by their bytes: `SniffedUploadTests`).
 @Suite("PTKHTTP for WebDAV: rest captures, 100 Continue", .tags(.unit))
 struct DAVSupportTests {
-    func davRouter() -> Router<Notes> {
-        var r = Router<Notes>()
+    func davRoutes() -> RouteTable<Notes> {
+        var r = RouteTable<Notes>()
         r.add(["PROPFIND"], "/dav/{path*}", noop())
         r.add(["GET"], "/dav/{path*}", noop())
         r.add(["GET"], "/other", noop())
@@ -21,7 +22,7 @@ struct DAVSupportTests {
 
     @Test("{path*} takes zero or more segments as sent, and nothing outside its prefix")
     func restCapture() {
-        let r = davRouter()
+        let r = davRoutes()
         #expect(describe(r.match(method: "PROPFIND", target: "/dav")) == "found /dav/{path*} path=")
         #expect(describe(r.match(method: "PROPFIND", target: "/dav/")) == "found /dav/{path*} path=")
         #expect(describe(r.match(method: "PROPFIND", target: "/dav/a/b%2Fc/d.png?x=1")) == "found /dav/{path*} path=a/b%2Fc/d.png")
@@ -63,5 +64,26 @@ struct DAVSupportTests {
         #expect(parsed.minorVersion == 0)
         #expect(try http.readBody(limit: 10, deadline: { soon() }) == body)
         #expect(stream.written.isEmpty, "\(String(decoding: stream.written, as: UTF8.self))")
+    }
+
+    @Test("through a door: a route reading its body sends 100 Continue first; a middleware refusal before it answers with no 100; HTTP/1.0 never gets one")
+    func continueThroughDoor() {
+        var routes = RouteTable<Notes>()
+        routes.add([.put], "/x", traits: .body) { r, _ throws(HTTPError) in .bytes(.created, try r.body.collect(limit: 10), type: "text/plain") }
+        let check: RouteMiddleware<Notes> = { r, c, next throws(HTTPError) in
+            guard r.head.header("authorization") != nil else { throw .status(.unauthorized, "who?") }
+            return try next(r, c)
+        }
+        let put = "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n"
+        let (read, readHTTP) = connection(put + "Authorization: x\r\n\r\nhello")
+        #expect(serveValues(testResponder(routes, [check]), readHTTP) == "client closed")
+        #expect(writtenText(read).hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n"), "\(writtenText(read))")
+        #expect(writtenText(read).hasSuffix("\r\n\r\nhello"))
+        let (refused, refusedHTTP) = connection(put + "\r\nhello")
+        #expect(serveValues(testResponder(routes, [check]), refusedHTTP) == "closed after the answer")
+        #expect(writtenText(refused).hasPrefix("HTTP/1.1 401 ") && !writtenText(refused).contains("100 Continue"), "\(writtenText(refused))")
+        let (old, oldHTTP) = connection("PUT /x HTTP/1.0\r\nExpect: 100-continue\r\nAuthorization: x\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(serveValues(testResponder(routes, [check]), oldHTTP) == "closed after the answer")
+        #expect(writtenText(old).hasPrefix("HTTP/1.1 201 Created\r\n") && !writtenText(old).contains("100 Continue"), "\(writtenText(old))")
     }
 }

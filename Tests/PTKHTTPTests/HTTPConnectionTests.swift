@@ -245,8 +245,7 @@ struct HTTPConnectionWriteTests {
         let (stream, http) = connection("")
         http.fixedHeaders = "X-A: 1\r\nX-B: two\r\n"
         try http.respond(200, Array("x".utf8), deadline: soon())
-        let body = try http.respondChunked(200, contentType: "text/html", deadline: soon())
-        try body.finish(deadline: soon())
+        #expect(try http.send(Response(.ok, body: .stream(contentType: "text/html") { _ in }), headOnly: false))
         try http.respond(404, close: true, deadline: soon())
         let responses = stream.responses
         #expect(responses.count == 3)
@@ -271,17 +270,20 @@ struct HTTPConnectionWriteTests {
         #expect(old.responses.map { $0.header("connection") ?? "" } == ["close"])
     }
 
-    @Test("respondChunked and ChunkedBody write a valid chunked body: hex sizes, an empty write sends nothing, finish ends it")
+    @Test("a streamed body and its ChunkedBody write a valid chunked body: hex sizes, an empty write sends nothing, the last chunk ends it")
     func chunkedResponse() throws {
         let (stream, http) = connection("")
-        let body = try http.respondChunked(200, contentType: "text/plain", headers: [("ETag", "\"e\"")], deadline: soon())
-        try body.write(Array("hello".utf8), deadline: soon())
-        let before = stream.written.count
-        try body.write([], deadline: soon())
-        #expect(stream.written.count == before)
-        let long = [UInt8](repeating: UInt8(ascii: "q"), count: 26)
-        try body.write(long, deadline: soon())
-        try body.finish(deadline: soon())
+        var emptyWrote = -1
+        let response = Response(.ok, headers: ["ETag": "\"e\""], body: .stream(contentType: "text/plain") { (body: ChunkedBody) throws(HTTPError) in
+            try body.write(Array("hello".utf8), deadline: soon())
+            let before = stream.written.count
+            try body.write([], deadline: soon())
+            emptyWrote = stream.written.count - before
+            let long = [UInt8](repeating: UInt8(ascii: "q"), count: 26)
+            try body.write(long, deadline: soon())
+        })
+        #expect(try http.send(response, headOnly: false))
+        #expect(emptyWrote == 0)
         let text = writtenText(stream)
         let parts = text.components(separatedBy: "\r\n\r\n")
         #expect(parts.first == "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\nETag: \"e\"\r\nConnection: keep-alive")
@@ -293,31 +295,18 @@ struct HTTPConnectionWriteTests {
         #expect(parsed.first?.header("content-length") == nil)
     }
 
-    @Test("a HEAD answer in chunks is the head alone: writes and finish send nothing")
+    @Test("a HEAD answer in chunks is the head alone: writes and the last chunk send nothing")
     func chunkedHead() throws {
         let (stream, http) = connection("")
-        let body = try http.respondChunked(200, contentType: "text/plain", headOnly: true, deadline: soon())
-        let head = stream.written
-        try body.write(Array("hello".utf8), deadline: soon())
-        try body.finish(deadline: soon())
-        #expect(stream.written == head)
+        var head: [UInt8] = []
+        let response = Response(.ok, body: .stream(contentType: "text/plain") { (body: ChunkedBody) throws(HTTPError) in
+            head = stream.written
+            try body.write(Array("hello".utf8), deadline: soon())
+            try body.finish(deadline: soon())
+        })
+        #expect(try http.send(response, headOnly: true))
+        #expect(!head.isEmpty && stream.written == head)
         #expect(writtenText(stream).hasSuffix("Transfer-Encoding: chunked\r\nContent-Type: text/plain\r\nConnection: keep-alive\r\n\r\n"))
-    }
-
-    @Test("lastStatus and responses count every response head made")
-    func counters() throws {
-        let (_, http) = connection("")
-        #expect(http.lastStatus == 0)
-        #expect(http.responses == 0)
-        try http.respond(201, deadline: soon())
-        #expect(http.lastStatus == 201)
-        #expect(http.responses == 1)
-        _ = try http.respondChunked(206, contentType: "text/plain", deadline: soon())
-        #expect(http.lastStatus == 206)
-        #expect(http.responses == 2)
-        _ = http.responseHead(404, contentLength: 0, contentType: nil, close: false)
-        #expect(http.lastStatus == 404)
-        #expect(http.responses == 3)
     }
 
     @Test("Connection: close before the request is read to its end is remembered as refusedMidRequest")
@@ -353,6 +342,6 @@ struct HTTPConnectionWriteTests {
         let (stream, http) = connection("")
         stream.close()
         #expect(failure { () throws(HTTPError) in try http.respond(200, deadline: soon()) } == "gone")
-        #expect(failure { () throws(HTTPError) in try http.respondChunked(200, contentType: "text/plain", deadline: soon()) } == "gone")
+        #expect(failure { () throws(HTTPError) in try http.send(Response(.ok, body: .stream(contentType: "text/plain") { _ in }), headOnly: false) } == "gone")
     }
 }

@@ -5,7 +5,7 @@ import PTKTime
 import PTKTransport
 
 // Shared by the PTKHTTP unit tests: a notebook for what middleware and handlers saw, a door's
-// loop over one scripted connection, and failures as comparable text.
+// loop over one scripted connection, a test door, and failures as comparable text.
 
 /// What happened, in order (also a door's request context: middleware notes what it did).
 final class Notes {
@@ -43,16 +43,15 @@ func failure<T>(_ body: () throws(HTTPError) -> T) -> String? {
     }
 }
 
-/// A server's loop over one connection: each head read and answered through `service`, until
-/// the client closes ("client closed"), a handler says the connection ends ("closed by
-/// handler"), or something fails (the failure's label).
+/// Answers requests on `http` one after another through `responder` (connection 7), each
+/// response written by the connection; how it ended: the client closed, the connection closed
+/// after an answer, or the failure.
 @discardableResult
-func serve<C>(_ service: HTTPService<C>, _ http: HTTPConnection, context: C, peer: SocketAddress = testPeer) -> String {
+func serveValues<C>(_ responder: HTTPResponder<C>, _ http: HTTPConnection, peer: SocketAddress = testPeer) -> String {
     do throws(HTTPError) {
         while let head = try http.nextHead(deadline: soon()) {
-            if try !service.respond(to: head, on: http, peer: peer, connectionID: 7, certificate: nil, context: context) {
-                return "closed by handler"
-            }
+            let response = try responder.response(to: head, on: http, peer: peer, connectionID: 7, certificate: nil)
+            if try !http.send(response, headOnly: head.method == "HEAD") { return "closed after the answer" }
         }
         return "client closed"
     } catch {
@@ -66,31 +65,22 @@ func connection(_ text: String, readSize: Int = 1 << 20, whenEmpty: ScriptedStre
     return (stream, HTTPConnection(stream: stream, kind: .request))
 }
 
-/// A handler that notes `note` (when given) and answers `status` with `text`.
-func answer<C>(_ status: Int, _ text: String = "", note: String? = nil, in notes: Notes? = nil, keepOpen: Bool = true) -> HTTPHandler<C> {
-    { (r: HTTPRequest<C>) throws(HTTPError) -> Bool in
-        if let note { notes?.add(note) }
-        try r.http.respond(status, Array(text.utf8), contentType: "text/plain", headOnly: r.headOnly, deadline: soon())
-        return keepOpen
-    }
-}
-
 /// A handler for routes whose handler is never the point.
-func noop<C>() -> HTTPHandler<C> { { _ in true } }
-
-/// A door's `refuse`: notes the status and Allow, answers with them.
-func refuser<C>(_ notes: Notes) -> (HTTPRequest<C>, Int, String?) throws(HTTPError) -> Void {
-    { (r: HTTPRequest<C>, status: Int, allow: String?) throws(HTTPError) -> Void in
-        notes.add("refuse \(status)" + (allow.map { " " + $0 } ?? ""))
-        try r.http.respond(status, Array("no\n".utf8), contentType: "text/plain", headers: allow.map { [("Allow", $0)] } ?? [],
-                           headOnly: r.headOnly, deadline: soon())
-    }
+func noop<C>() -> RouteHandler<C> {
+    let handler: RouteHandler<C> = { _, _ throws(HTTPError) in Response(.ok) }
+    return handler
 }
 
-/// A service over `router` with `middleware`, logging into `log` and refusing through `refuser`.
-func service<C>(_ router: Router<C>, _ middleware: [any HTTPMiddleware<C>] = [], notes: Notes, log: Notes? = nil,
-                idle: Duration = .seconds(30)) -> HTTPService<C> {
-    HTTPService(kind: "web", router: router, middleware: middleware, idle: idle, log: { line in log?.add(line) }, refuse: refuser(notes))
+/// A door over `routes` and `middleware` whose context is `context` (the run's notebook),
+/// logging into `log`, its error middleware noting each refusal in `refusals` ("refuse 405
+/// GET, HEAD") and answering it as text with its headers (Allow).
+func testResponder(_ routes: RouteTable<Notes>, _ middleware: [RouteMiddleware<Notes>] = [], context: Notes = Notes(), refusals: Notes = Notes(),
+                   log: Notes? = nil, logBudget: LogBudget? = nil, requestLog: LogBudget? = nil) -> HTTPResponder<Notes> {
+    HTTPResponder(routes: routes, middleware: middleware, kind: "web", logBudget: logBudget, requestLog: requestLog, log: { log?.add($0) },
+                  context: { _ in context }, renderError: { _, status, _, headers in
+                      refusals.add("refuse \(status.code)" + (headers["allow"].map { " " + $0 } ?? ""))
+                      return .bytes(status, Array("no\n".utf8), type: "text/plain", headers: headers)
+                  })
 }
 
 /// The text of what the server wrote.

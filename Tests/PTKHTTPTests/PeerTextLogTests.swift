@@ -30,21 +30,17 @@ struct PeerTextLogTests {
     func budgetNote() {
         let log = Notes()
         let budget = LogBudget(perMinute: 2)
-        var router = Router<Notes>()
-        router.add(["GET"], "/x") { (r: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
+        var routes = RouteTable<Notes>()
+        routes.add([.get], "/x") { r, _ throws(HTTPError) in
             r.log("refused " + quotedForLog(r.head.target))
-            try r.http.respond(403, deadline: soon())
-            return true
+            return Response(.forbidden)
         }
-        router.add(["GET"], "/saved") { (r: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
+        routes.add([.get], "/saved") { r, _ throws(HTTPError) in
             r.log("saved a photo", always: true)
-            try r.http.respond(201, deadline: soon())
-            return true
+            return Response(.created)
         }
-        let service = HTTPService<Notes>(kind: "web", router: router, middleware: [], idle: .seconds(30), logBudget: budget,
-                                         log: { log.add($0) }, refuse: refuser(Notes()))
         let (_, http) = connection(String(repeating: "GET /x HTTP/1.1\r\n\r\n", count: 5) + "GET /saved HTTP/1.1\r\n\r\n")
-        _ = serve(service, http, context: Notes())
+        #expect(serveValues(testResponder(routes, log: log, logBudget: budget), http) == "client closed")
         #expect(log.items == ["web 7 from 192.0.2.7:40000: refused \"/x\"", "web 7 from 192.0.2.7:40000: refused \"/x\"",
                               "web 7 from 192.0.2.7:40000: saved a photo"], "\(log.items)")
         #expect(budget.take(testPeer.host, now: .now + .seconds(61)) == (true, 3))
@@ -56,15 +52,13 @@ struct PeerTextLogTests {
         #expect(quotedForLog(String(repeating: "é", count: 10), limit: 5) == "\"éé...\"")
         #expect(quotedForLog("a\u{1B}[2J" + String(repeating: "x", count: 300)).hasPrefix("\"a\\u{1B}[2J"))
         let log = Notes()
-        var router = Router<Notes>()
-        router.add(["GET"], "/y") { (r: HTTPRequest<Notes>) throws(HTTPError) -> Bool in
+        var routes = RouteTable<Notes>()
+        routes.add([.get], "/y") { r, _ throws(HTTPError) in
             r.log(String(repeating: "L", count: 10_000), always: true)
-            try r.http.respond(200, deadline: soon())
-            return true
+            return Response(.ok)
         }
-        let service = HTTPService<Notes>(kind: "web", router: router, middleware: [], idle: .seconds(30), log: { log.add($0) }, refuse: refuser(Notes()))
         let (_, http) = connection("GET /y HTTP/1.1\r\n\r\n")
-        _ = serve(service, http, context: Notes())
+        #expect(serveValues(testResponder(routes, log: log), http) == "client closed")
         #expect(log.items.count == 1 && log.items[0].utf8.count <= maxLogLine + 20 && log.items[0].hasSuffix("... (cut)"))
     }
 }

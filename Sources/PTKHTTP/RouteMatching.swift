@@ -18,7 +18,7 @@ public struct RouteTraits: OptionSet, Sendable, Hashable {
     /// own body.
     public static let form = RouteTraits(rawValue: 4)
     /// The handler reads the request's body itself. Any other route's body (a GET may have
-    /// one) is read and dropped, up to `HTTPService.ignoredBodyLimit`, before its handler runs.
+    /// one) is read and dropped, up to `RequestBody.ignoredBodyLimit`, before its handler runs.
     public static let body = RouteTraits(rawValue: 8)
 }
 
@@ -51,7 +51,7 @@ public struct PathCapture: Sendable {
 public struct RouteParameters: Sendable, Equatable {
     /// The captured text by name, as sent (not percent-decoded, except on a route table that decodes paths).
     public var values: [String: String] = [:]
-    /// Captures given by hand (tests; the router fills them in from the path).
+    /// Captures given by hand (tests; the route table fills them in from the path).
     public init(_ values: [String: String] = [:]) { self.values = values }
     /// The capture `name` as text, nil when the route has no such capture.
     public subscript(_ name: String) -> String? { values[name] }
@@ -143,7 +143,9 @@ public struct PathPattern: Sendable {
 
 /// What a route table found for a request.
 public enum RouteMatch<Found> {
+    /// The route that takes the request, and the path's captures.
     case found(Found, RouteParameters)
+    /// No route has the path (404).
     case notFound
     /// `allow` is the Allow header: the methods the path's routes take.
     case methodNotAllowed(allow: String)
@@ -167,66 +169,4 @@ func matchRoute<R>(_ routes: [R], method: String, segments: [String]?, methods: 
 func orderedMethods(_ methods: [String]) -> [String] {
     let known = ["OPTIONS", "GET", "HEAD", "POST", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
     return known.filter(methods.contains) + methods.filter { !known.contains($0) }.sorted()
-}
-
-/// One route of the old contract (`HTTPHandler`, the web and WebDAV doors): the methods it
-/// answers, its path pattern, what it asks of the middleware, and its handler.
-public struct Route<Context> {
-    /// The methods the route answers ("GET", "POST"...), as the request line spells them.
-    public let methods: [String]
-    /// The pattern as written ("/photo/{id}/original"): for logs and tests.
-    public var pattern: String { path.text }
-    /// What the route asks of the door's middleware (open, change, form, body).
-    public let traits: RouteTraits
-    /// Answers the request and says whether the connection may go on.
-    public let handler: HTTPHandler<Context>
-    let path: PathPattern
-}
-
-/// Method and path to handler: the door's route table. The router, not each door, says 404
-/// (no route has the path) and 405 with `Allow` (routes have the path, none the method).
-/// Paths are split into segments at each "/" scalar before anything is decoded (a "/" or "?"
-/// with a combining mark after it is one Character, which a Character split would not cut at),
-/// so `%2F` and `..` reach no route but as the text they are. The query is not part of a match.
-public struct Router<Context> {
-    /// The routes in the order added: the first that fits a request takes it.
-    public private(set) var routes: [Route<Context>] = []
-    /// Whether the path is percent-decoded before it is split (LocalSend's routes are compared
-    /// with the decoded path, as before); the web's and WebDAV's are not.
-    public let decodesPath: Bool
-
-    /// An empty router; `decodesPath` only for LocalSend, whose routes were always matched decoded.
-    public init(decodesPath: Bool = false) { self.decodesPath = decodesPath }
-
-    /// Adds a route. `pattern` is a path of "/"-separated segments, each a literal or a
-    /// capture `{name}` whose texts `captures[name]` takes; the last may be `{name*}`, which
-    /// takes the rest of the path (zero or more segments, as sent: the door decodes them).
-    public mutating func add(_ methods: [String], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
-                             _ handler: @escaping HTTPHandler<Context>) {
-        // The CSRF step reads a form, and only a change's: a form route that is not a change would
-        // find no form and leave its body unread.
-        precondition(!traits.contains(.form) || traits.contains(.change), "route \(pattern): .form without .change")
-        routes.append(Route(methods: methods, traits: traits, handler: handler, path: PathPattern(pattern, captures: captures)))
-    }
-
-    /// What `match` found: the route and its captures, or why none (404, or 405 with Allow).
-    public enum Match {
-        case found(Route<Context>, RouteParameters)
-        case notFound
-        /// `allow` is the Allow header: the methods the path's routes take.
-        case methodNotAllowed(allow: String)
-    }
-
-    /// The route for a request's method and target (path and query as sent).
-    public func match(method: String, target: String) -> Match {
-        switch matchRoute(routes, method: method, segments: PathPattern.segments(of: target, decoding: decodesPath),
-                          methods: { $0.methods }, pattern: { $0.path }) {
-        case .found(let route, let parameters): return .found(route, parameters)
-        case .notFound: return .notFound
-        case .methodNotAllowed(let allow): return .methodNotAllowed(allow: allow)
-        }
-    }
-
-    /// Methods in the order an Allow header lists them here.
-    static func order(_ methods: [String]) -> [String] { orderedMethods(methods) }
 }

@@ -2,38 +2,6 @@ import PTKSystem
 import PTKTime
 import PTKVocabulary
 
-/// The request log line: a request answered with an error status that its handler did not log
-/// (`GET "/x": answered 404`) gets one line, so no refusal goes unseen; requests a handler
-/// logged, and those answered well, add none (a gallery page fetches dozens of thumbnails).
-/// The path is logged as it was sent (printable ASCII: the parser refuses anything else), cut
-/// after 200 characters; each address has `LogBudget`'s share of lines a minute, and the next
-/// line after a pause says how many were left out, so a client asking for nonsense in a loop
-/// cannot fill the journal.
-public struct RequestLog<Context>: HTTPMiddleware {
-    /// The door's lines a minute per address, shared with its handlers' lines.
-    public let budget: LogBudget
-
-    /// A request log spending `budget`, the door's (`HTTPRequest.logBudget`).
-    public init(budget: LogBudget) { self.budget = budget }
-
-    /// Hands on, then logs one line if the answer was an error status and nothing else was logged.
-    public func respond(to request: HTTPRequest<Context>, next: HTTPHandler<Context>) throws(HTTPError) -> Bool {
-        let before = request.http.responses
-        let keepOpen = try next(request)
-        let status = request.http.lastStatus
-        if request.http.responses > before, status >= 400, !request.logged {
-            let (allowed, left) = budget.take(request.address, now: .now)
-            if allowed {
-                let raw = request.head.target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
-                let more = left > 0 ? " (\(left) more from this address not logged)" : ""
-                // Counted here already.
-                request.log("\(request.head.method) \(quotedForLog(raw)): answered \(status)\(more)", always: true)
-            }
-        }
-        return keepOpen
-    }
-}
-
 /// `text` between double quotes as `quotedForTerminal` writes it, cut first to `limit` bytes
 /// (on a scalar's boundary; "..." before the closing quote says it was cut): how peer text (a
 /// name, a path, a user agent) enters a log line, so that no peer makes a line longer than
