@@ -1,4 +1,5 @@
 import PTKDigest
+import PTKDoor
 import PTKLibrary
 import PTKProtocol
 import PTKStore
@@ -82,9 +83,9 @@ private func impatientSender(_ name: String, _ bytes: [UInt8], then ending: Fram
 @Suite("ReceiverDriver: late answers a sender does not wait for (issue 54)", .tags(.unit))
 struct UnansweredLateAnswersTests {
     /// A receiver with the library, duplicates = skip and an on-saved hook (never run: its queue is read).
-    static func receiver() throws -> DoorFixture { try DoorFixture { $0.onSaved = ["/bin/true"] } }
+    static func receiver() throws -> DaemonFixture { try DaemonFixture { $0.onSaved = ["/bin/true"] } }
 
-    static func serve(_ stream: ScriptedStream, _ f: DoorFixture) throws {
+    static func serve(_ stream: ScriptedStream, _ f: DaemonFixture) throws {
         let settings = ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2)
         let driver = ReceiverDriver(id: 9, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
                                     peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: f.daemon.store,
