@@ -84,7 +84,7 @@ let package = Package(
         // imports the store (names, adding photos), never the protocol nor the pages: it writes
         // the static gallery's files, whose page its caller renders (PTKPhotoPages).
         .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
-        // The web interface's pages (issue 29; its routes are PTKDaemon's, on PTKHTTP): HTML, the
+        // The web interface's pages (issue 29; its routes are PTKWebDoor's, on PTKHTTP): HTML, the
         // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
         // values (`WebPhoto`); it never imports the library.
         .target(name: "PTKWeb", dependencies: ["PTKTime", "PTKVocabulary"]),
@@ -114,7 +114,8 @@ let package = Package(
         .target(name: "PTKHooks", dependencies: ["PTKLog", "PTKSystem", "PTKVocabulary"]),
         // What every door shares, and no door in particular (issue 55): the `Door` protocol, the
         // one accept loop over every door, the connection slots and turns (`Admission`), the
-        // shutdown signal, and what happens around each photo saved (`Arrivals`).
+        // shutdown signal, what happens around each photo saved (`Arrivals`), and why ptkd
+        // cannot start (`DaemonError`).
         .target(name: "PTKDoor", dependencies: ["PTKLog", "PTKHooks", "PTKConfiguration", "PTKHTTP", "PTKLocalSend", "PTKProtocol", "PTKLibrary", "PTKStore", "PTKTrust", "PTKTransport", "PTKSystem", "PTKVocabulary"]),
         // Protocol v1's door: a connection's first byte, its TLS handshake, its turn, and the
         // session (`ReceiverDriver`) that feeds the pure `ReceiverSession` and saves into the store.
