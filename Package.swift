@@ -188,14 +188,15 @@ let package = Package(
         .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
+        // What needs the daemon's composition (the held index, indexer and hooks it wires), and STATE/listening.
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKLocalSendDoorTests", dependencies: ["PTKTestTags", "PTKLocalSendDoor", "PTKDoor", "PTKLocalSend", "PTKHTTP", "PTKConfiguration", "PTKStore", "PTKTrust", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKWebDoorTests", dependencies: ["PTKTestTags", "PTKWebDoor", "PTKDAVDoor", "PTKDoor", "PTKWeb", "PTKHTTP", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         // The WebDAV door's routes alone (DAVDoorTests), and as clients reach it on the web port
         // (DoorFixture: the web port's door built alone, without a daemon).
         .testTarget(name: "PTKDAVDoorTests", dependencies: ["PTKTestTags", "PTKDAVDoor", "PTKWebDoor", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDoorTests", dependencies: ["PTKTestTags", "PTKDoor", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKV1DoorTests", dependencies: ["PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKTestSupport"]),
+        .testTarget(name: "PTKV1DoorTests", dependencies: ["PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKHooksTests", dependencies: ["PTKTestTags", "PTKHooks", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),
