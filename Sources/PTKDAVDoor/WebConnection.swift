@@ -1,8 +1,10 @@
 import PTKLibrary
 import PTKSystem
 
-/// One browser connection's facts, and its own handle on the library (SQLite connections are
-/// not shared between threads).
+/// One connection's facts on the web port, and its own handle on the library (SQLite
+/// connections are not shared between threads). Both doors on that port answer with it (a
+/// browser's pages, a WebDAV client's requests): it is here, below the web door, which serves
+/// this one on its port.
 package final class WebConnection {
     package let id: Int
     package let peer: SocketAddress
