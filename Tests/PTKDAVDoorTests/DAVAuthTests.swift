@@ -1,4 +1,5 @@
 @testable import PTKDAVDoor
+@testable import PTKWebDoor
 import PTKDAV
 import PTKTestSupport
 import PTKTestTags
@@ -187,5 +188,20 @@ struct DAVAuthTests {
         }
         #expect(f.everything().filter { !$0.hasPrefix(".") } == ["a.png"] && digest(readFile(f.photos + "/a.png")) == digest(png))
         #expect(!listDirectory(f.photos + "/.ptk").contains("b.png") && !listDirectory(f.photos + "/.incoming").contains("b.png"))
+    }
+
+    @Test("a use within a minute of the last one written waits; the web port's door writes it as ptkd stops (flushAppPasswordNotes)")
+    func lastUseFlushedAtStop() throws {
+        let f = try DoorFixture()
+        let a = try f.appPassword("desk")
+        // An earlier use from another address, written at once (the password's first).
+        f.web.dav.passwords.noteUse(id: a.id, address: "192.0.2.9", now: DAVEndpoint.now - 10)
+        func stored() throws -> AppPassword? { try f.appPasswords.list().first { $0.id == a.id } }
+        #expect(try stored()?.lastAddress == "192.0.2.9")
+        #expect(f.dav(dav("OPTIONS", "/dav/", a)).first.status == 200)
+        #expect(try stored()?.lastAddress == "192.0.2.9", "a use 10 s after the last one written waits")
+        f.web.flushAppPasswordNotes()
+        let flushed = try stored()
+        #expect(flushed?.lastAddress == f.peer.host && (flushed?.lastUsed ?? 0) >= DAVEndpoint.now - 5, "\(String(describing: flushed))")
     }
 }
