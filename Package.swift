@@ -84,7 +84,7 @@ let package = Package(
         // imports the store (names, adding photos), never the protocol nor the pages: it writes
         // the static gallery's files, whose page its caller renders (PTKPhotoPages).
         .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
-        // The web interface's pages (issue 29; its routes are PTKDaemon's, on PTKHTTP): HTML, the
+        // The web interface's pages (issue 29; its routes are PTKWebDoor's, on PTKHTTP): HTML, the
         // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
         // values (`WebPhoto`); it never imports the library.
         .target(name: "PTKWeb", dependencies: ["PTKTime", "PTKVocabulary"]),
@@ -114,7 +114,8 @@ let package = Package(
         .target(name: "PTKHooks", dependencies: ["PTKLog", "PTKSystem", "PTKVocabulary"]),
         // What every door shares, and no door in particular (issue 55): the `Door` protocol, the
         // one accept loop over every door, the connection slots and turns (`Admission`), the
-        // shutdown signal, and what happens around each photo saved (`Arrivals`).
+        // shutdown signal, what happens around each photo saved (`Arrivals`), and why ptkd
+        // cannot start (`DaemonError`).
         .target(name: "PTKDoor", dependencies: ["PTKLog", "PTKHooks", "PTKConfiguration", "PTKHTTP", "PTKLocalSend", "PTKProtocol", "PTKLibrary", "PTKStore", "PTKTrust", "PTKTransport", "PTKSystem", "PTKVocabulary"]),
         // Protocol v1's door: a connection's first byte, its TLS handshake, its turn, and the
         // session (`ReceiverDriver`) that feeds the pure `ReceiverSession` and saves into the store.
@@ -122,10 +123,21 @@ let package = Package(
         // LocalSend's multicast discovery: announcements and answers on every interface allowed,
         // the register calls over HTTPS (the decisions are PTKLocalSend's DiscoveryScheduler).
         .target(name: "PTKLocalSendDiscovery", dependencies: ["PTKDoor", "PTKLog", "PTKHTTP", "PTKLocalSend", "PTKSystem", "PTKTLS", "PTKTransport"]),
+        // The WebDAV door (RFC 4918 class 1 and 2, issue 55): its route table over PTKHTTP at /dav/ on
+        // the web interface's port, the app passwords' check, and its saved state (the names each
+        // client used, sidecars, locks). The pure WebDAV core is PTKDAV.
+        .target(name: "PTKDAVDoor", dependencies: ["PTKDoor", "PTKLog", "PTKDAV", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTrust", "PTKUpload", "PTKVocabulary"]),
+        // The web interface's door (issue 29): its port, certificate and route table (the gallery,
+        // a photo's page, uploads, logins), with the WebDAV door served on the same port (the one
+        // door that stands on another).
+        .target(name: "PTKWebDoor", dependencies: ["PTKDAVDoor", "PTKDoor", "PTKLog", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKUpload", "PTKVocabulary", "PTKWeb"]),
+        // LocalSend v2's door (issue 14): its port, RSA identity and route table (info, register,
+        // prepare-upload, upload, cancel) over PTKHTTP; the decisions are PTKLocalSend's.
+        .target(name: "PTKLocalSendDoor", dependencies: ["PTKDoor", "PTKLog", "PTKConfiguration", "PTKHTTP", "PTKLibrary", "PTKLocalSend", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKUpload", "PTKVocabulary"]),
         // ptkd's composition root: the store, identity, trust list, library and hooks opened in
-        // order, the doors made over them and served by one accept loop, and the stop. (The web
-        // and WebDAV doors are still here, on their way to modules of their own.)
-        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDiscovery", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKLocalSend", "PTKWeb", "PTKPhotoPages", "PTKHTTP", "PTKUpload", "PTKDAV", "PTKDigest", "PTKVocabulary"]),
+        // order, the doors made over them (one line each) and served by one accept loop, and the
+        // stop. No door's code: each door is a module of its own.
+        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDoor", "PTKWebDoor", "PTKLocalSendDiscovery", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKVocabulary"]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -176,9 +188,15 @@ let package = Package(
         .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
         .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKWeb", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        // What needs the daemon's composition (the held index, indexer and hooks it wires), and STATE/listening.
+        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKLocalSendDoorTests", dependencies: ["PTKTestTags", "PTKLocalSendDoor", "PTKDoor", "PTKLocalSend", "PTKHTTP", "PTKConfiguration", "PTKStore", "PTKTrust", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(name: "PTKWebDoorTests", dependencies: ["PTKTestTags", "PTKWebDoor", "PTKDAVDoor", "PTKDoor", "PTKWeb", "PTKHTTP", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        // The WebDAV door's routes alone (DAVDoorTests), and as clients reach it on the web port
+        // (DoorFixture: the web port's door built alone, without a daemon).
+        .testTarget(name: "PTKDAVDoorTests", dependencies: ["PTKTestTags", "PTKDAVDoor", "PTKWebDoor", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
         .testTarget(name: "PTKDoorTests", dependencies: ["PTKTestTags", "PTKDoor", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKV1DoorTests", dependencies: ["PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKTestSupport"]),
+        .testTarget(name: "PTKV1DoorTests", dependencies: ["PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKDigest", "PTKTestSupport"]),
         .testTarget(name: "PTKHooksTests", dependencies: ["PTKTestTags", "PTKHooks", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),

@@ -57,9 +57,24 @@ FORBIDDEN = {
     ('PTKHTTP', 'PTKProtocol'): 'the HTTP layer is below every door, protocol v1 included (issue 55)',
     ('PTKV1Door', 'PTKHTTP'): 'protocol v1 is not HTTP: its door stands on PTKTransport (issue 55)',
     ('PTKV1Door', 'PTKLocalSend'): 'a door never stands on another door (issue 55)',
+    ('PTKWebDoor', 'PTKLocalSend'): 'the web door stands on PTKHTTP, never on the LocalSend door',
+    ('PTKDAVDoor', 'PTKLocalSend'): 'the WebDAV door stands on PTKHTTP, never on the LocalSend door',
+    ('PTKLocalSendDoor', 'PTKDAV'): 'the LocalSend door stands on PTKHTTP, never on the WebDAV door',
+    ('PTKLocalSendDoor', 'PTKWeb'): 'the LocalSend door stands on PTKHTTP, never on the web interface',
     ('PTKLocalSend', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
     ('PTKDaemon', 'CHTTPParser'): 'HTTP is parsed in PTKHTTP alone',
 }
+
+# The doors (issue 55), each a module above PTKDoor and wired by PTKDaemon alone: no door
+# imports the daemon, PTKDoor (what every door shares) imports no door, and no door imports
+# another, but the web door the WebDAV door it serves on its port.
+DOORS = ['PTKV1Door', 'PTKLocalSendDoor', 'PTKWebDoor', 'PTKDAVDoor']
+for door in DOORS:
+    FORBIDDEN[(door, 'PTKDaemon')] = 'a door never stands on the composition root that wires it (issue 55)'
+    FORBIDDEN[('PTKDoor', door)] = 'PTKDoor is what every door shares, below each of them (issue 55)'
+    for other in DOORS:
+        if other != door and (door, other) != ('PTKWebDoor', 'PTKDAVDoor'):
+            FORBIDDEN[(door, other)] = 'a door never stands on another door (issue 55); only the web door serves the WebDAV door, on its port'
 
 # Targets that only the named importers may import or list, whoever asks: the C library is
 # wrapped once. (imported): (importers, why).
@@ -72,12 +87,6 @@ ONLY_IMPORTED_BY = {
 ONLY_IMPORTS = {
     'PTKDAV': ({'PTKVocabulary', 'PTKTime', 'CExpat'}, 'the WebDAV core is pure: no I/O, no clock, nothing of ours but PTKVocabulary and PTKTime (its calendar)'),
 }
-
-# Files of one door inside a module that holds several (PTKDaemon): the web interface's files
-# (WebEndpoint*.swift) stand on PTKHTTP and never import another door's module.
-FORBIDDEN_FILES = [
-    (re.compile(r'^Sources/PTKDaemon/WebEndpoint[^/]*\.swift$'), 'PTKLocalSend', 'the web door stands on PTKHTTP, never on the LocalSend door'),
-]
 
 problems = []
 for (importer, imported), why in sorted(FORBIDDEN.items()):
@@ -104,9 +113,6 @@ for name, target in sorted(targets.items()):
                     problems.append(f'{os.path.relpath(path, root)}: imports {imported}; outside PTKSystem use its typed wrappers')
                 dep = module.get(imported)
                 relative = os.path.relpath(path, root)
-                for pattern, banned, why in FORBIDDEN_FILES:
-                    if dep == banned and pattern.match(relative):
-                        problems.append(f'{relative}: imports {imported}, a forbidden arrow: {why}')
                 if dep in ONLY_IMPORTED_BY and name not in ONLY_IMPORTED_BY[dep][0]:
                     problems.append(f'{relative}: imports {imported}, a forbidden arrow: {ONLY_IMPORTED_BY[dep][1]}')
                 elif name in ONLY_IMPORTS and dep and dep != name and dep not in ONLY_IMPORTS[name][0]:

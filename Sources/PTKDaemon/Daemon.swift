@@ -1,11 +1,11 @@
 import PTKConfiguration
 import PTKDiscovery
 import PTKDoor
-import PTKHTTP
 import PTKHooks
 import PTKLibrary
 import PTKLog
 import PTKLocalSendDiscovery
+import PTKLocalSendDoor
 import PTKNotify
 import PTKProtocol
 import PTKStore
@@ -14,15 +14,8 @@ import PTKTLS
 import PTKTransport
 import PTKTrust
 import PTKV1Door
+import PTKWebDoor
 import PTKVocabulary
-
-/// ptkd could not start.
-public struct DaemonError: Error, CustomStringConvertible {
-    /// What went wrong, for the one line ptkd prints before it exits.
-    public var description: String
-    /// The exit status: 73 when the directory is unusable, 71 for other system errors.
-    public var exitCode: DaemonExitStatus
-}
 
 /// The receiver service, and ptkd's composition root: it opens the store, the identity, the
 /// trust list, the library and the hooks, makes the doors (protocol v1, LocalSend, the web
@@ -105,7 +98,7 @@ public final class Daemon: @unchecked Sendable {
         }
         arrivals = Arrivals(directory: configuration.effectiveDirectory, layout: configuration.layout, trust: trust,
                             library: library, held: held, hooks: hooks)
-        let addresses = try Self.listenAddresses(configuration.listen, port: configuration.port)
+        let addresses = try listenAddresses(configuration.listen, port: configuration.port)
         let listener: Listener
         do {
             listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
@@ -225,7 +218,7 @@ public final class Daemon: @unchecked Sendable {
         lateServices = services.stopAll()
         for name in lateServices { Log.warning("\(name) did not stop in time") }
         // App passwords' last uses are written at most once a minute each: the latest ones now.
-        web?.dav.passwords.flushNotes(now: WallTime.now.seconds)
+        web?.flushAppPasswordNotes()
         let left = activeSessions
         Log.info(left == 0 ? "ptkd stopped" : "ptkd stopped with \(left) session(s) still closing")
         return failure
@@ -241,18 +234,5 @@ public final class Daemon: @unchecked Sendable {
         default:
             return ""
         }
-    }
-
-    /// The addresses to listen on at `port`: those of `--listen`, else every IPv6 and IPv4
-    /// address ("::" and "0.0.0.0", either of which may be missing on this host).
-    static func listenAddresses(_ listen: [String], port: UInt16) throws(DaemonError) -> [SocketAddress] {
-        var addresses: [SocketAddress] = []
-        for text in listen.isEmpty ? ["::", "0.0.0.0"] : listen {
-            guard let a = SocketAddress(numericHost: text, port: port) else {
-                throw DaemonError(description: "--listen '\(text)' is not an IPv4 or IPv6 address", exitCode: .usage)
-            }
-            addresses.append(a)
-        }
-        return addresses
     }
 }

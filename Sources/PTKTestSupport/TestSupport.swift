@@ -81,6 +81,14 @@ public func readFile(_ path: String) -> [UInt8]? {
     }
 }
 
+/// Whether `path` is a directory (a path that is gone is none).
+public func isDirectory(_ path: String) -> Bool {
+    (try? fileStatus(path))?.isDirectory ?? false  // a path that is gone is no folder
+}
+
+/// The SHA-256 of `bytes`, in lowercase hex.
+public func sha256Hex(_ bytes: [UInt8]) -> String { SHA256.hex(of: bytes) }
+
 /// The names in a directory, sorted, "." and ".." left out.
 public func listDirectory(_ path: String) -> [String] {
     // Test helper: a missing directory lists as empty.

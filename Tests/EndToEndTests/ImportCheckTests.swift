@@ -38,11 +38,12 @@ struct ImportCheckTests {
             """)
     }
 
-    @Test("a forbidden arrow is refused even when Package.swift lists it, and the web door's files may not import another door")
+    @Test("a forbidden arrow is refused even when Package.swift lists it; a door imports no other door (but the web door the WebDAV door), nor the daemon, and PTKDoor no door")
     func forbiddenArrows() throws {
         let dir = makeTemporaryDirectory("ptk-forbidden")
         defer { removeTree(dir) }
-        for t in ["PTKLibrary", "PTKWeb", "PTKLocalSend", "PTKDaemon"] {
+        let targets = ["PTKLibrary", "PTKWeb", "PTKLocalSend", "PTKLocalSendDoor", "PTKDoor", "PTKDaemon", "PTKDAVDoor", "PTKWebDoor"]
+        for t in targets {
             try FileManager.default.createDirectory(atPath: "\(dir)/Sources/\(t)", withIntermediateDirectories: true)
         }
         writeFile(dir + "/Package.swift", Array("""
@@ -52,22 +53,36 @@ struct ImportCheckTests {
                 .target(name: "PTKLibrary"),
                 .target(name: "PTKLocalSend"),
                 .target(name: "PTKWeb", dependencies: ["PTKLibrary"]),
-                .target(name: "PTKDaemon", dependencies: ["PTKLocalSend", "PTKWeb"]),
+                .target(name: "PTKLocalSendDoor", dependencies: ["PTKLocalSend"]),
+                .target(name: "PTKDoor", dependencies: ["PTKLocalSendDoor"]),
+                .target(name: "PTKDaemon", dependencies: ["PTKLocalSendDoor"]),
+                .target(name: "PTKDAVDoor", dependencies: ["PTKDaemon", "PTKLocalSendDoor"]),
+                .target(name: "PTKWebDoor", dependencies: ["PTKLocalSend", "PTKWeb", "PTKDAVDoor"]),
             ])
 
             """.utf8))
         writeFile(dir + "/Sources/PTKLibrary/l.swift", Array("public let l = 1\n".utf8))
         writeFile(dir + "/Sources/PTKLocalSend/s.swift", Array("public let s = 1\n".utf8))
         writeFile(dir + "/Sources/PTKWeb/w.swift", Array("import PTKLibrary\npublic let w = l\n".utf8))
-        writeFile(dir + "/Sources/PTKDaemon/LocalSendEndpoint.swift", Array("import PTKLocalSend\nlet a = s\n".utf8))
-        writeFile(dir + "/Sources/PTKDaemon/WebEndpoint+Upload.swift", Array("import PTKLocalSend\nimport PTKWeb\nlet b = s + w\n".utf8))
+        writeFile(dir + "/Sources/PTKLocalSendDoor/LocalSendEndpoint.swift", Array("import PTKLocalSend\npublic let a = s\n".utf8))
+        writeFile(dir + "/Sources/PTKDoor/d.swift", Array("import PTKLocalSendDoor\nlet d = a\n".utf8))
+        writeFile(dir + "/Sources/PTKDaemon/Daemon.swift", Array("import PTKLocalSendDoor\npublic let daemon = a\n".utf8))
+        writeFile(dir + "/Sources/PTKDAVDoor/DAVEndpoint.swift", Array("import PTKDaemon\nimport PTKLocalSendDoor\npublic let dav = daemon + a\n".utf8))
+        writeFile(dir + "/Sources/PTKWebDoor/WebEndpoint+Upload.swift", Array("import PTKLocalSend\nimport PTKWeb\nimport PTKDAVDoor\nlet b = s + w + dav\n".utf8))
         let r = try run(repositoryRoot() + "/scripts/check-imports.py", [dir], absolute: true)
         #expect(r.status == 1)
         let lines = r.stderr.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("Package.swift: PTKWeb lists PTKLibrary, a forbidden arrow") }, "\(r.stderr)")
         #expect(lines.contains { $0.hasPrefix("Sources/PTKWeb/w.swift: imports PTKLibrary, a forbidden arrow") }, "\(r.stderr)")
-        #expect(lines.contains { $0.hasPrefix("Sources/PTKDaemon/WebEndpoint+Upload.swift: imports PTKLocalSend, a forbidden arrow") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("Sources/PTKWebDoor/WebEndpoint+Upload.swift: imports PTKLocalSend, a forbidden arrow") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("Package.swift: PTKDoor lists PTKLocalSendDoor, a forbidden arrow") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("Sources/PTKDoor/d.swift: imports PTKLocalSendDoor, a forbidden arrow") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("Package.swift: PTKDAVDoor lists PTKDaemon, a forbidden arrow") }, "\(r.stderr)")
+        #expect(lines.contains { $0.hasPrefix("Sources/PTKDAVDoor/DAVEndpoint.swift: imports PTKLocalSendDoor, a forbidden arrow") }, "\(r.stderr)")
         #expect(!r.stderr.contains("LocalSendEndpoint.swift"), "the LocalSend door's own files may import it: \(r.stderr)")
+        #expect(!r.stderr.contains("PTKDaemon/"), "the daemon may import every door: \(r.stderr)")
+        #expect(!r.stderr.contains("PTKWebDoor lists PTKDAVDoor") && !r.stderr.contains("imports PTKDAVDoor"),
+                "the web door serves the WebDAV door on its port: \(r.stderr)")
     }
 
     @Test("declared imports and system modules pass")

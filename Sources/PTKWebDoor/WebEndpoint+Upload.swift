@@ -1,0 +1,76 @@
+import PTKConfiguration
+import PTKDoor
+import PTKHTTP
+import PTKLibrary
+import PTKProtocol
+import PTKStore
+import PTKSystem
+import PTKTrust
+import PTKUpload
+import PTKVocabulary
+import PTKWeb
+
+extension WebDoor {
+    // MARK: Uploads
+
+    /// POST /upload?name=NAME with the photo as the body: the store's checks, names and
+    /// durability as for every other path; answered `{"name", "duplicate"}` or `{"message"}`.
+    /// A refusal before the body's end closes the connection (the rest of the body is not read);
+    /// a browser gone mid-body is not answered.
+    func upload(_ r: Request, _ c: SignedIn) throws(HTTPError) -> Response {
+        let session = c.session
+        let name = r.query["name"] ?? ""
+        func refuse(_ status: HTTPStatus, _ why: String) -> Response {
+            r.log("refused the upload of \"\(clean(name))\": \(why); answered \(status)")
+            return json(status, UploadAnswer(message: why)).closing()
+        }
+        guard !name.isEmpty else { return refuse(.badRequest, "the upload has no name (?name=)") }
+        guard let size = StoreUpload.announcedSize(r.head) else {
+            return refuse(
+                .lengthRequired,
+                "the upload must give its Content-Length (or X-Expected-Entity-Length with a chunked body)")
+        }
+        guard size <= configuration.maxFileSize else {
+            return refuse(
+                .contentTooLarge,
+                "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))"
+            )
+        }
+        let kept = configuration.types
+        // The type the page read from the file's first bytes (X-Photo-Type), else the name's
+        // ending. A claim the bytes belie is refused by the store's check of that type.
+        let claimed = r.head.header("x-photo-type").flatMap { PhotoType(mediaType: $0) }
+        guard let type = claimed ?? PhotoType(fileName: name), kept.contains(type) else {
+            return refuse(
+                .unsupportedMediaType,
+                "not a type this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
+        }
+        let sender = Sender(announcedName: "web: \(session.name)", id: nil, address: r.peer.description)
+        let modified = r.head.header("x-last-modified").flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
+        // Named as ptk-send names what it sends: "holiday.png" holding a JPEG is "holiday.jpg".
+        let request = StoreRequest(
+            name: type.fittedName(name), size: size, sha256: "", type: type, sender: sender.announcedName,
+            modified: modified, folder: arrivals.folder(for: sender))
+        let outcome = StoreUpload.receive(request, into: store, from: r.body) {
+            shutdown.isRequested ? (503, "the receiver is shutting down") : nil
+        }
+        switch outcome {
+        case .saved(let saved, let seconds):
+            r.log(
+                saved.isDuplicate
+                    ? "\"\(clean(name))\" is already kept as \(quotedForTerminal(saved.name))"
+                    : "saved \(quotedForTerminal(saved.name)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s",
+                always: !saved.isDuplicate)
+            arrivals.saved(saved, type: type, from: sender, deviceID: "web session \(session.id)")
+            return json(.ok, UploadAnswer(name: saved.name, duplicate: saved.isDuplicate))
+        case .failed(let failure) where failure.keepsConnection:
+            r.log("refused \"\(clean(name))\": \(failure.detail); answered \(failure.status)")
+            return json(HTTPStatus(failure.status), UploadAnswer(message: failure.reason))
+        case .failed(let failure):
+            return refuse(HTTPStatus(failure.status), failure.reason)
+        case .gone(let received):
+            r.log("the upload of \"\(clean(name))\" ended after \(received) of \(size) bytes: the browser went away")
+            throw .gone
+        }
+    }
+}
