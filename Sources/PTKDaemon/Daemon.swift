@@ -98,10 +98,8 @@ public final class Daemon: @unchecked Sendable {
         }
         arrivals = Arrivals(directory: configuration.effectiveDirectory, layout: configuration.layout, trust: trust,
                             library: library, held: held, hooks: hooks)
-        let addresses = try listenAddresses(configuration.listen, port: configuration.port)
-        let listener: Listener
+        let listener = try doorListener(configuration.listen, port: configuration.port, purpose: "", instead: nil)
         do {
-            listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
             shutdown = try ShutdownSignal()
         } catch {
             throw DaemonError(description: "cannot listen on port \(configuration.port): \(error)", exitCode: .cannotStart)

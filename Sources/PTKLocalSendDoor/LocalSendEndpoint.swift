@@ -37,12 +37,8 @@ package final class LocalSendEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "LocalSend: \(error.description)", exitCode: .identityDamaged)
         }
-        let addresses = try listenAddresses(configuration.listen, port: configuration.localSendPort)
-        do {
-            listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
-        } catch {
-            throw DaemonError(description: "cannot listen for LocalSend apps on port \(configuration.localSendPort): \(error) (set localsend-port, or localsend = off)", exitCode: .cannotStart)
-        }
+        listener = try doorListener(configuration.listen, port: configuration.localSendPort, purpose: "for LocalSend apps",
+                                    instead: "set localsend-port, or localsend = off")
         door = LocalSendDoor(configuration: configuration, store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown,
                              fingerprint: identity.certificateFingerprint, port: listener.port)
     }

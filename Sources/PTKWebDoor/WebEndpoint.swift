@@ -63,19 +63,9 @@ package final class WebEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "web: \(error.description)", exitCode: .identityDamaged)
         }
-        if let listener {
-            self.listener = listener
-        } else {
-            let addresses = try listenAddresses(configuration.listen, port: configuration.webPort)
-            do {
-                self.listener = try Listener(addresses: addresses, skipUnavailable: configuration.listen.isEmpty)
-            } catch {
-                throw DaemonError(
-                    description:
-                        "cannot listen for browsers on port \(configuration.webPort): \(error) (set web-port, or web = off)",
-                    exitCode: .cannotStart)
-            }
-        }
+        self.listener = try listener
+            ?? doorListener(configuration.listen, port: configuration.webPort, purpose: "for browsers",
+                            instead: "set web-port, or web = off")
         door = WebDoor(
             configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown,
             access: access,
