@@ -1,4 +1,5 @@
 import PTKHTTP
+import PTKProtocol
 import PTKStore
 import PTKSystem
 import PTKTime
@@ -112,6 +113,33 @@ extension StoreUpload {
                 }
                 offset += Int64(n)
             }
+        }
+    }
+}
+
+extension StoreUpload {
+    /// As `receive`, for a body of undeclared length (chunked, no `X-Expected-Entity-Length`;
+    /// `request.size` is not looked at): spooled first (`spool`: at most `limit` bytes, room
+    /// promised against min-free as it grows), then given to the store as the photo `request`
+    /// describes, of the size the body turned out to be (`replay` through the sniffing
+    /// `receive`, whose store checks the bytes are of `request.type`). `stop` is asked all along.
+    public static func receive(undeclared request: StoreRequest, into store: PhotoStore, from body: RequestBody, limit: Int64,
+                               stop: () -> (Int, String)?) -> Outcome {
+        let file: SpoolFile
+        switch store.openSpool() {
+        case .success(let opened): file = opened
+        case .failure(let failure):
+            let (status, reason) = Self.status(for: failure)
+            return .failed(Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .begin, received: 0))
+        }
+        defer { file.close() }
+        switch spool(body, into: file, limit: limit, stop: stop) {
+        case .failure(.failed(let failure)): return .failed(failure)
+        case .failure(.gone(let received)): return .gone(received: received)
+        case .success(let size):
+            var sized = request
+            sized.size = size
+            return receive(size: size, reading: replay(file), into: store, decide: { _ in .store(sized) }, stop: stop)
         }
     }
 }
