@@ -45,6 +45,29 @@ func zerosJPEG(_ size: Int) -> [UInt8] {
     return head + [UInt8](repeating: 0, count: size - head.count - 2) + [0xFF, 0xD9]
 }
 
+/// The least free space seen on a file system, sampled from many threads.
+final class LeastFree: @unchecked Sendable {
+    // `least` is read and changed with `lock` held; `folder` stays open for the test.
+    private let lock = Lock()
+    private var least = Int64.max
+    private let folder: FileDescriptor
+    init(_ folder: FileDescriptor) { self.folder = folder }
+    func sample() {
+        guard let free = try? folder.availableSpace() else { return }  // unreadable: nothing to sample this time
+        lock.withLock { least = min(least, free) }
+    }
+    var value: Int64 { lock.withLock { least } }
+
+    /// A count many threads add to.
+    final class Count: @unchecked Sendable {
+        // `n` is read and changed with `lock` held.
+        private let lock = Lock()
+        private var n = 0
+        func add() { lock.withLock { n += 1 } }
+        var value: Int { lock.withLock { n } }
+    }
+}
+
 @Suite("Reservation: bytes promised to uploads in flight count against min-free", .tags(.unit))
 struct ReservationTests {
     let MiB: Int64 = 1 << 20
@@ -158,5 +181,72 @@ struct ReservationTests {
         #expect(disk.lowest >= minFree - 16 * (256 << 10), "free space went to \(disk.lowest), under the \(minFree)-byte reserve")
         #expect(store.ledger.total == 0)
         #expect(f.incoming.isEmpty)
+    }
+    /// A 40 MiB tmpfs mounted here (as root: `mount -t tmpfs -o size=40m tmpfs /tmp/attack-spool-tmpfs`) runs the test below.
+    static let tmpfs = "/tmp/attack-spool-tmpfs"
+    static var tmpfsMounted: Bool {
+        guard let mounts = readFile("/proc/mounts") else { return false }
+        return String(decoding: mounts, as: UTF8.self).split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first == Substring(tmpfs) }
+    }
+
+    @Test("on a real 40 MiB tmpfs with a 30 MiB reserve: five spools and five sized uploads at once never take the free space under the reserve",
+          .enabled(if: ReservationTests.tmpfsMounted, "needs a 40 MiB tmpfs at /tmp/attack-spool-tmpfs"))
+    func realFileSystem() throws {
+        let minFree = 30 * MiB
+        let dir = "\(Self.tmpfs)/reservation-\(getpid())"
+        removeTree(dir)
+        defer { removeTree(dir) }
+        let store = try PhotoStore(settings: StoreSettings(directory: dir, minFree: minFree, checkingThreads: 1))
+        let folder = try FileDescriptor.open(dir, flags: [.readOnly, .directory])
+        defer { folder.close() }
+        let least = LeastFree(folder)
+        // Ten threads (not a pool's few: all must reach the barrier): each takes its first
+        // piece, then all write on together, as many connections whose bodies began at once.
+        let arrived = LeastFree.Count()
+        let done = DispatchGroup()
+        for i in 0..<10 {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                let piece = [UInt8](repeating: 0, count: 64 << 10)
+                func barrier() {
+                    arrived.add()
+                    while arrived.value < 10 { usleep(1000) }
+                }
+                if i % 2 == 0 {
+                    guard case .success(let spool) = store.openSpool() else { return barrier() }
+                    defer { spool.close() }
+                    let first = piece.withUnsafeBytes { b in Result { () throws(StoreFailure) in try spool.append(b) } }
+                    barrier()
+                    guard case .success = first else { return }
+                    while case .success = piece.withUnsafeBytes({ b in Result { () throws(StoreFailure) in try spool.append(b) } }) { least.sample() }
+                } else {
+                    let photo = zerosJPEG(3 << 20)
+                    var waited = false
+                    for n in 0..<20 {
+                        let begun = store.begin(StoreRequest(name: "p\(i)-\(n).jpg", size: Int64(photo.count), sha256: "", type: .jpeg))
+                        if !waited {
+                            waited = true
+                            barrier()
+                        }
+                        guard case .success(let file) = begun else { return }
+                        var at = 0
+                        while at < photo.count {
+                            let end = min(at + piece.count, photo.count)
+                            guard (try? file.append(Array(photo[at..<end]))) != nil else { return }  // a write that fails ends this uploader
+                            least.sample()
+                            at = end
+                        }
+                        guard case .success = file.finish() else { return }
+                    }
+                }
+            }.start()
+        }
+        done.wait()
+        let seen = least.value
+        print("Reservation on a 40 MiB tmpfs: the least free space seen was \(seen) bytes (min-free \(minFree))")
+        #expect(seen >= minFree, "free space went to \(seen), under the \(minFree)-byte reserve")
+        #expect(store.ledger.total == 0)
+        #expect(listDirectory(dir + "/.incoming").isEmpty)
     }
 }
