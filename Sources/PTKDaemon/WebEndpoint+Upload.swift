@@ -71,7 +71,8 @@ extension WebDoor {
         case .failed(let failure):
             return refuse(HTTPStatus(failure.status), failure.reason)
         case .gone(let received):
-            r.log("the upload of \"\(clean(name))\" ended after \(received) of \(size.map(String.init) ?? "an undeclared number of") bytes: the browser went away")
+            let of = size.map(String.init) ?? "an undeclared number of"
+            r.log("the upload of \"\(clean(name))\" ended after \(received) of \(of) bytes: the browser went away")
             throw .gone
         }
     }

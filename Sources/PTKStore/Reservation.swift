@@ -20,7 +20,8 @@ final class ReservationLedger: @unchecked Sendable {
             if available - outstanding - bytes < minFree {
                 // Worded as a lone upload was told before uploads in flight were counted.
                 let others = outstanding > 0 ? ", \(outstanding) of them promised to uploads in flight" : ""
-                return .failure(StoreFailure(.noSpace, "\(what) would leave less than the \(minFree)-byte reserve (\(available) bytes free\(others))"))
+                let why = "\(what) would leave less than the \(minFree)-byte reserve (\(available) bytes free\(others))"
+                return .failure(StoreFailure(.noSpace, why))
             }
             outstanding += bytes
             return .success(())
@@ -51,7 +52,9 @@ public final class Reservation {
     /// Takes `bytes` more, or throws `.noSpace` when the free space less every upload's
     /// outstanding bytes would go under min-free.
     public func grow(by bytes: Int64, what: String? = nil) throws(StoreFailure) {
-        try store.ledger.take(bytes, minFree: store.settings.minFree, what: what ?? "\(bytes) more bytes", free: { () throws(SystemError) in try store.freeSpace() })
+        let store = self.store
+        try store.ledger.take(bytes, minFree: store.settings.minFree, what: what ?? "\(bytes) more bytes",
+                              free: { () throws(SystemError) in try store.freeSpace() })
         held += bytes
     }
 
