@@ -38,31 +38,21 @@ extension DAVEndpoint {
         return try put(r, c, path, name: name, existing: existing, size: size, reading: reading)
     }
 
-    /// A chunked body that does not say its length (`curl -T -`, `rclone rcat`): spooled into
-    /// a file of `.incoming/` with no name (unlinked at once: nothing is left of it under any
-    /// name, whatever happens), at most max-file-size (413 past it) and min-free checked as it
-    /// grows (507), then put as a body of that size.
+    /// A chunked body that does not say its length (`curl -T -`, `rclone rcat`): spooled
+    /// (`StoreUpload.spool`: a file with no name, at most max-file-size, 413 past it, room
+    /// promised against min-free as it grows, 507), then put as a body of that size.
     private func putUndeclared(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource) throws(HTTPError) -> Response {
         let limit = DAVName.kind(name) == .sidecar ? Int64(DAVSidecars.maxSize) : configuration.maxFileSize
-        let spool: FileDescriptor
-        do throws(SystemError) {
-            let spoolName = PhotoStore.incomingName + "/dav-" + randomBytes(8).map { String($0, radix: 16) }.joined() + ".spool"
-            spool = try photos.openBeneath(spoolName, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
-            let place = try photos.parentBeneath(spoolName)
-            defer { place.close() }
-            do throws(SystemError) { try place.folder.unlink(place.name) } catch {
-                spool.close()
-                throw error
-            }
-        } catch {
-            throw refusal(r, .internalServerError, "cannot hold the body: \(error)")
+        let spool: SpoolFile
+        switch store.openSpool() {
+        case .success(let file): spool = file
+        case .failure(let failure): throw refusal(r, .internalServerError, failure.message)
         }
         defer { spool.close() }
-        let minFree = configuration.minFree
-        let photos = self.photos
-        switch StoreUpload.spool(r.body, into: spool, limit: limit, room: { (try? photos.availableSpace()).map { $0 - minFree } }) {  // unknown: the store checks when it begins
+        let shutdown = self.shutdown
+        switch StoreUpload.spool(r.body, into: spool, limit: limit, stop: { shutdown.isRequested ? (503, "the receiver is shutting down") : nil }) {
         case .success(let size):
-            return try put(r, c, path, name: name, existing: existing, size: size, reading: StoreUpload.replay(spool, size: size))
+            return try put(r, c, path, name: name, existing: existing, size: size, reading: StoreUpload.replay(spool))
         case .failure(.failed(let failure)):
             r.log("refused \(quotedForLog(path.string)): \(failure.detail) (after \(failure.received) bytes of a body of undeclared length); answered \(failure.status)")
             return Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, []).closing()

@@ -24,6 +24,9 @@ public final class IncomingFile {
     private var formatError: FormatError?
     private var checking: CheckingThread?
     private var open = true
+    /// The bytes still to come, promised against min-free by `begin`; given back as they are
+    /// written and when the file is let go.
+    var reservation: Reservation?
 
     /// True when this file's checks run on a checking thread (tests).
     var checksOnThread: Bool { checking != nil }
@@ -171,6 +174,7 @@ public final class IncomingFile {
             hashInline(bytes)
         }
         written += Int64(bytes.count)
+        reservation?.used(Int64(bytes.count))
         // The first chunk is checked here, so a file that is no photo fails at once; the rest of
         // a big file is checked on a thread of its own once the store has one to spare (asked
         // again at each chunk, so a file may move there mid-way when another's thread ends).
@@ -228,6 +232,7 @@ public final class IncomingFile {
         flushing = nil
         switch result {
         case .success:
+            reservation?.release()
             if open {
                 open = false
                 if resumable { store.resumeStates.forget(name) }
@@ -339,6 +344,7 @@ public final class IncomingFile {
     /// Gives the file up. A resumable partial is kept (whole chunks only) for a later session;
     /// anything else is deleted.
     public func abandon(keepForResume: Bool) {
+        reservation?.release()
         guard open else { return }
         open = false
         if keepForResume && resumable && written > 0 {

@@ -70,6 +70,15 @@ public final class PhotoStore: @unchecked Sendable {
     let checks = ExitGate()
     /// What sessions knew of the partial uploads they let go, so an unchanged one is not hashed again.
     let resumeStates = ResumeStates()
+    /// Bytes promised to uploads in flight and not written yet (`Reservation`).
+    let ledger = ReservationLedger()
+    /// What `freeSpace` says instead of the file system (tests set it before the first upload).
+    var freeSpaceForTests: (@Sendable () -> Int64)?
+    /// The bytes free for the store's files (the directory's file system).
+    func freeSpace() throws(SystemError) -> Int64 {
+        if let freeSpaceForTests { return freeSpaceForTests() }
+        return try directory.availableSpace()
+    }
     /// Big photos being checked on a thread of their own now (`StoreSettings.checkingThreads`).
     let checkingThreads: Slots
     /// Those threads, joined by `stopChecks`.
@@ -168,12 +177,15 @@ public final class PhotoStore: @unchecked Sendable {
                 // Taken whatever the length: a session that opens the partial may change it.
                 let remembered = resumable ? resumeStates.take(name) : nil
                 if length > 0 { try file.resume(length: length, chunkSize: chunkSize, remembered: remembered) }
+                // Reserved until written, so that uploads begun together do not each count the same free bytes.
                 let needed = request.size - file.offset
-                let available = try directory.availableSpace()
-                if available - needed < settings.minFree {
-                    file.abandon(keepForResume: true)
-                    return .failure(StoreFailure(.noSpace, "\(needed) more bytes would leave less than the \(settings.minFree)-byte reserve (\(available) bytes free)"))
+                let reservation = Reservation(store: self)
+                do throws(StoreFailure) { try reservation.grow(by: needed) } catch {
+                    // Kept for a later session when the disk is full; not when its space could not be read.
+                    file.abandon(keepForResume: error.kind == .noSpace)
+                    return .failure(error)
                 }
+                file.reservation = reservation
             } catch {
                 file.abandon(keepForResume: false)
                 throw error

@@ -25,12 +25,12 @@ extension WebDoor {
             return json(status, UploadAnswer(message: why)).closing()
         }
         guard !name.isEmpty else { return refuse(.badRequest, "the upload has no name (?name=)") }
-        guard let size = StoreUpload.announcedSize(r.head) else {
-            return refuse(
-                .lengthRequired,
-                "the upload must give its Content-Length (or X-Expected-Entity-Length with a chunked body)")
+        // A chunked body that does not say its length (curl -T -, scripts) is spooled first.
+        let size = StoreUpload.announcedSize(r.head)
+        guard size != nil || r.head.chunked else {
+            return refuse(.lengthRequired, "the upload must give its Content-Length, or send its body chunked")
         }
-        guard size <= configuration.maxFileSize else {
+        if let size, size > configuration.maxFileSize {
             return refuse(
                 .contentTooLarge,
                 "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))"
@@ -49,11 +49,14 @@ extension WebDoor {
         let modified = r.head.header("x-last-modified").flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
         // Named as ptk-send names what it sends: "holiday.png" holding a JPEG is "holiday.jpg".
         let request = StoreRequest(
-            name: type.fittedName(name), size: size, sha256: "", type: type, sender: sender.announcedName,
+            name: type.fittedName(name), size: size ?? 0, sha256: "", type: type, sender: sender.announcedName,
             modified: modified, folder: arrivals.folder(for: sender))
-        let outcome = StoreUpload.receive(request, into: store, from: r.body) {
-            shutdown.isRequested ? (503, "the receiver is shutting down") : nil
-        }
+        let shutdown = self.shutdown
+        let stop = { shutdown.isRequested ? (503, "the receiver is shutting down") : nil }
+        let outcome =
+            size == nil
+            ? StoreUpload.receive(undeclared: request, into: store, from: r.body, limit: configuration.maxFileSize, stop: stop)
+            : StoreUpload.receive(request, into: store, from: r.body, stop: stop)
         switch outcome {
         case .saved(let saved, let seconds):
             r.log(
@@ -69,7 +72,8 @@ extension WebDoor {
         case .failed(let failure):
             return refuse(HTTPStatus(failure.status), failure.reason)
         case .gone(let received):
-            r.log("the upload of \"\(clean(name))\" ended after \(received) of \(size) bytes: the browser went away")
+            let of = size.map(String.init) ?? "an undeclared number of"
+            r.log("the upload of \"\(clean(name))\" ended after \(received) of \(of) bytes: the browser went away")
             throw .gone
         }
     }

@@ -56,4 +56,46 @@ struct DAVUndeclaredLengthTests {
         #expect(try curlFromStandardInput(d, pw, work + "/b.png", d.davURL + "b.png").status == 201)
         #expect(d.photoFiles == ["b.png": small], "\(d.photoFiles.keys.sorted())")
     }
+    @Test("ptkd stopping while curl -T - keeps sending ends the PUT at once: it exits well within its grace, nothing kept, nothing left in .incoming")
+    func stopWhileSpooling() throws {
+        let d = try DaemonProcess.withDAV()
+        let pw = try d.appPassword("pipe", access: "full")
+        let curl = findProgram("curl") ?? "/usr/bin/curl"
+        // A JPEG's head, then zeros (its scan data) forever, 64 KiB every 5 ms, until curl is gone.
+        let feeder = "import sys,time\no=sys.stdout.buffer\no.write(bytes([0xFF,0xD8,0xFF,0xC0,0,11,8,0,16,0,16,1,1,0x11,0,0xFF,0xDA,0,8,1,1,0,0,0x3F,0]))\n"
+            + "z=bytes(65536)\nwhile True:\n    o.write(z); o.flush(); time.sleep(0.005)\n"
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/bin/sh")
+        client.arguments = ["-c", "python3 -c \"$PTK_FEEDER\" 2>/dev/null | exec \"$0\" \"$@\"", curl, "-sS", "--cacert", d.webCertificate,
+                            "-u", "\(pw.user):\(pw.password)", "-T", "-", "-o", "/dev/null", "-w", "%{http_code}", d.davURL + "endless.jpg"]
+        client.environment = ["PTK_FEEDER": feeder, "PATH": "/usr/bin:/bin"]
+        let out = Pipe()
+        client.standardOutput = out
+        client.standardError = FileHandle.nullDevice
+        try client.run()
+        defer { if client.isRunning { kill(client.processIdentifier, SIGKILL) } }
+        // The body is on its way (spooled) before ptkd is told to stop.
+        #expect(eventually(20) { Self.spooling(d) }, "no spool seen")
+        let started = Date()
+        let status = d.stop(timeout: 10)
+        let took = Date().timeIntervalSince(started)
+        #expect(status == 0, "\(String(describing: status))")
+        #expect(took < 3, "ptkd took \(took) s to stop (its sessions' grace is 4 s)")
+        client.waitUntilExit()
+        let answered = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // 503, or the connection closed with no final answer (curl shows its last, 100 Continue, or none).
+        #expect(["503", "100", "000"].contains(answered), "curl saw \(answered)")
+        #expect(d.log.contains("endless.jpg"), "\(d.log)")
+        print("DAV stop while spooling: ptkd stopped in \(took) s; curl saw \(answered); log: \(d.log.split(separator: "\n").filter { $0.contains("endless") })")
+        #expect(d.visible.isEmpty, "\(d.visible)")
+        #expect(d.incoming.isEmpty, "\(d.incoming)")
+    }
+
+    /// Whether ptkd holds a spool now (an unnamed file of .incoming open: "/proc/PID/fd" shows it "(deleted)" or as "#NUMBER").
+    static func spooling(_ d: DaemonProcess) -> Bool {
+        listDirectory("/proc/\(d.process.processIdentifier)/fd").contains { fd in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(d.process.processIdentifier)/fd/\(fd)") else { return false }  // closed meanwhile
+            return target.hasPrefix(d.dir + "/.incoming/") && target != d.dir + "/.incoming"
+        }
+    }
 }

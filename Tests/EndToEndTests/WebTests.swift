@@ -352,7 +352,7 @@ struct WebTests {
         #expect(!listDirectory(d.stateDir + "/web").contains { $0.hasPrefix("export-") })
     }
 
-    @Test("uploads: saved with the store's checks (a chunked body too, given its length; without one 411); over max-file-size 413, a type not kept 415, not well formed 400, no token 403; nothing partial left")
+    @Test("uploads: saved with the store's checks (a chunked body too, with or without its length); over max-file-size 413, a type not kept 415, not well formed 400, no token 403; nothing partial left")
     func uploads() throws {
         let d = try DaemonProcess.withWeb(["--max-file-size", "100000", "--types", "image/png,image/jpeg"])
         let b = try WebBrowser(port: d.webPort)
@@ -415,17 +415,54 @@ struct WebTests {
         #expect(try listed(d)[0]["Rating"] as? Int == 5)
         #expect(Set(d.visible) == ["guest photo.png", "no-ending.png", "holiday.jpg"])
         // A chunked body (as macOS's WebDAV client sends, with X-Expected-Entity-Length) is taken;
-        // one that does not say its length cannot be checked against the limit before it comes: 411.
+        // one that does not say its length is spooled, checked against the limit as it comes (issue 55).
         let chunkedPNG = makePNG(size: 30_000, seed: 10)
         let chunked = try b.request("POST", "/upload?name=chunked.png", body: chunkedPNG,
                                     headers: ["X-CSRF-Token": token, "X-Expected-Entity-Length": "\(chunkedPNG.count)"], chunked: 7000,
                                     contentType: "application/octet-stream")
         #expect(chunked.status == 200 && chunked.text == #"{"duplicate":false,"name":"chunked.png"}"#, "\(chunked.text)")
         #expect(readFile(d.dir + "/chunked.png") == chunkedPNG)
-        let unsized = try b.request("POST", "/upload?name=unsized.png", body: chunkedPNG, headers: ["X-CSRF-Token": token], chunked: 7000,
+        let unsizedPNG = makePNG(size: 30_000, seed: 14)
+        let unsized = try b.request("POST", "/upload?name=unsized.png", body: unsizedPNG, headers: ["X-CSRF-Token": token], chunked: 7000,
                                     contentType: "application/octet-stream")
-        #expect(unsized.status == 411 && unsized.text.contains("Content-Length"), "\(unsized.text)")
+        #expect(unsized.status == 200 && unsized.text == #"{"duplicate":false,"name":"unsized.png"}"#, "\(unsized.text)")
+        #expect(readFile(d.dir + "/unsized.png") == unsizedPNG)
+        let tooBig = try b.request("POST", "/upload?name=too-big.png", body: makePNG(size: 150_000, seed: 11), headers: ["X-CSRF-Token": token],
+                                   chunked: 7000, contentType: "application/octet-stream")
+        #expect(tooBig.status == 413 && tooBig.text.contains("over this receiver's limit"), "\(tooBig.text)")
+        #expect(!d.visible.contains("too-big.png"))
         #expect(d.incoming.isEmpty, "\(d.incoming)")
+    }
+
+    @Test("curl sends the upload page's route a body of undeclared length from a pipe (Transfer-Encoding: chunked, no length): kept byte for byte; over max-file-size 413",
+          .enabled(if: haveProgram("curl")))
+    func curlUndeclared() throws {
+        let d = try DaemonProcess.withWeb(["--max-file-size", "1000000"])
+        let b = try WebBrowser(port: d.webPort)
+        try b.logIn(d, name: "curl")
+        let token = try b.csrf()
+        let work = makeTemporaryDirectory("ptk-web-undeclared")
+        defer { removeTree(work) }
+        let curl = findProgram("curl") ?? "/usr/bin/curl"
+        func post(_ name: String, _ bytes: [UInt8]) throws -> (status: Int, body: String) {
+            writeFile(work + "/in", bytes)
+            // A shell only to give curl the file as its standard input (a pipe: curl cannot know its length).
+            let r = try run("/bin/sh", ["-c", "cat \"$PTK_STDIN\" | exec \"$0\" \"$@\"", curl, "-sS", "--cacert", d.webCertificate,
+                                        "-X", "POST", "-T", "-", "-H", "Transfer-Encoding: chunked", "-H", "Cookie: __Host-ptk=\(b.cookie ?? "")",
+                                        "-H", "X-CSRF-Token: \(token)", "-o", work + "/out", "-w", "%{http_code}",
+                                        "https://127.0.0.1:\(d.webPort)/upload?name=\(name)"],
+                            timeout: 60, absolute: true, environment: ["PTK_STDIN": work + "/in"])
+            return (Int(r.stdout) ?? 0, String(decoding: readFile(work + "/out") ?? [], as: UTF8.self) + r.stderr)
+        }
+        let jpeg = makeJPEG(width: 600, height: 400, seed: 12)
+        let kept = try post("piped.jpg", jpeg)
+        #expect(kept.status == 200 && kept.body == #"{"duplicate":false,"name":"piped.jpg"}"#, "\(kept)")
+        #expect(readFile(d.dir + "/piped.jpg") == jpeg)
+        let big = try post("big.png", makePNG(size: 1_500_000, seed: 13))
+        #expect(big.status == 413, "\(big)")
+        #expect(Set(d.visible) == ["piped.jpg"], "\(d.visible)")
+        #expect(d.incoming.isEmpty, "\(d.incoming)")
+        #expect(d.log.contains("saved \"piped.jpg\""), "\(d.log)")
     }
 
     @Test("request heads over the limit get 431; a slow head gets 408 at its deadline, holding a session slot until then")

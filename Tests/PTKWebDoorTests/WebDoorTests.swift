@@ -196,13 +196,15 @@ struct WebDoorTests {
         #expect(f.incoming().isEmpty)
     }
 
-    @Test("refused uploads: chunked without a length 411, over the limit 413, a GIF 415, no token 403, no session 401 — each closes unread")
+    @Test("refused uploads: no length and not chunked 411, chunked without a length over the limit 413 as it comes, over the limit 413, a GIF 415, no token 403, no session 401 — each closes unread")
     func refusedUploads() throws {
         let f = try WebFixture { $0.maxFileSize = 4000 }
         let (cookie, csrf) = try f.login()
         let png = makePNG(size: 3000)
+        let noLength = f.run([Array("POST /upload?name=a.png HTTP/1.1\r\nHost: ptk.test\r\nCookie: \(cookie)\r\nX-CSRF-Token: \(csrf)\r\n\r\n".utf8)])
         let cases: [(RouteHarness<WebContext>.Exchange, Int)] = [
-            (upload(f, name: "a.png", body: png, chunked: [100], expectedLength: false, cookie: cookie, csrf: csrf), 411),
+            (noLength, 411),
+            (upload(f, name: "a.png", body: makePNG(size: 5000), chunked: [100], expectedLength: false, cookie: cookie, csrf: csrf), 413),
             (upload(f, name: "a.png", body: makePNG(size: 5000), cookie: cookie, csrf: csrf), 413),
             (upload(f, name: "a.gif", body: Array("GIF89a".utf8), cookie: cookie, csrf: csrf), 415),
             (upload(f, name: "a.png", body: png, cookie: cookie, csrf: nil), 403),
@@ -214,6 +216,23 @@ struct WebDoorTests {
             #expect(e.first.text.contains("\"message\""))
         }
         #expect(f.kept().isEmpty && f.incoming().isEmpty)
+    }
+
+    @Test("a chunked upload that does not say its length (curl -T -, scripts) is spooled and kept byte for byte, fed a byte at a time too; the connection goes on; not a PNG 400; nothing left in .incoming")
+    func undeclaredUploads() throws {
+        let f = try WebFixture { $0.maxFileSize = 40_000 }
+        let (cookie, csrf) = try f.login()
+        let a = makePNG(size: 30_000, seed: 3), b = makePNG(size: 2000, seed: 4)
+        let first = upload(f, name: "a.png", body: a, chunked: [1000, 7, 20_000], expectedLength: false, cookie: cookie, csrf: csrf)
+        #expect(first.first.status == 200 && first.first.text.contains("\"name\":\"a.png\""), "\(first.first)")
+        var bytes = request("POST", "/upload?name=b.png", [("Cookie", cookie), ("X-CSRF-Token", csrf)], body: b, chunked: [500])
+        bytes += request("GET", "/", [("Cookie", cookie)])
+        let slow = f.run([bytes], readSize: 1)
+        #expect(slow.responses.map(\.status) == [200, 200], "\(slow.responses)")
+        #expect(f.kept().compactMap { readFile(f.photos + "/" + $0) }.sorted { $0.count < $1.count } == [b, a])
+        let junk = upload(f, name: "j.png", body: [UInt8](repeating: 7, count: 3000), chunked: [1000], expectedLength: false, cookie: cookie, csrf: csrf)
+        #expect(junk.first.status == 400, "\(junk.first)")
+        #expect(f.kept().count == 2 && f.incoming().isEmpty, "\(f.kept()) \(f.incoming())")
     }
 
     @Test("bytes that are not a PNG are 400 (closing when refused mid-body); a PNG that ends early 400 after its body, and the connection goes on; a body cut short or too slow keeps nothing")
