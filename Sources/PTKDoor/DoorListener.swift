@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKTransport
 
 /// The addresses to listen on at `port`: those of `--listen`, else every IPv6 and IPv4
 /// address ("::" and "0.0.0.0", either of which may be missing on this host).

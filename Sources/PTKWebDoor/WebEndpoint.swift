@@ -63,9 +63,12 @@ package final class WebEndpoint: @unchecked Sendable {
         } catch {
             throw DaemonError(description: "web: \(error.description)", exitCode: .identityDamaged)
         }
-        self.listener = try listener
-            ?? doorListener(configuration.listen, port: configuration.webPort, purpose: "for browsers",
-                            instead: "set web-port, or web = off")
+        if let listener {
+            self.listener = listener
+        } else {
+            self.listener = try doorListener(configuration.listen, port: configuration.webPort, purpose: "for browsers",
+                                             instead: "set web-port, or web = off")
+        }
         door = WebDoor(
             configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown,
             access: access,
