@@ -361,7 +361,10 @@ public enum HEIFCheck {
                     guard codedShort <= short + HEIFLimits.codedMargin, codedLong <= long + HEIFLimits.codedMargin else {
                         throw FormatError("HEVC item \(item) is coded \(coded.width)x\(coded.height), its ispe says \(declared.width)x\(declared.height)")
                     }
-                    largest = max(largest, coded.width * coded.height)
+                    // Sides of 33 bits (an ispe of 0xFFFFFFFF plus the margin) multiply past
+                    // UInt64: more than any budget, not a trap.
+                    let (codedPixels, overflow) = coded.width.multipliedReportingOverflow(by: coded.height)
+                    largest = max(largest, overflow ? .max : codedPixels)
                 } else if unit.isSlice {
                     slices += 1
                     if unit.startsPicture == true { pictures += 1 }
