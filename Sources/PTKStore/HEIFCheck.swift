@@ -194,7 +194,11 @@ public enum HEIFCheck {
             while let id = next.popLast() {
                 report.pixels = max(report.pixels, pixels[id] ?? 0)
                 if items.items[id]?.type == "iovl" {
-                    report.pixels = max(report.pixels, items.referred(from: id, by: "dimg").reduce(0) { $0 + (pixels[$1] ?? 0) })
+                    // Layers of the largest ispe add up past UInt64: more than any budget, not a trap.
+                    report.pixels = max(report.pixels, items.referred(from: id, by: "dimg").reduce(0) { sum, layer in
+                        let (total, overflow) = sum.addingReportingOverflow(pixels[layer] ?? 0)
+                        return overflow ? .max : total
+                    })
                 }
                 for other in items.referred(from: id, by: "dimg") + items.referring(to: id, by: "auxl") where decoded.insert(other).inserted {
                     next.append(other)

@@ -85,6 +85,13 @@ struct HEIFCheckOverflowTests {
         }
     }
 
+    @Test("an overlay of two layers of 0xFFFFFFFF x 0xFFFFFFFF: their pixels together are more than any budget, not an overflow")
+    func overlayLayersOfTheLargestSize() throws {
+        let overlay: [UInt8] = [0, 1] + [UInt8](repeating: 0, count: 8) + Self.u32(.max) + Self.u32(.max) + [UInt8](repeating: 0, count: 16)
+        let bytes = Self.file(primaryType: "iovl", data: overlay, layers: 2, side: .max, hvcC: Self.hvcC([]))
+        #expect(try Self.report(bytes) == HEIFCheck.Report(pixels: .max, decodeProblem: nil))
+    }
+
     @Test("a sequence parameter set of (2^32 + 63) x (2^32 + 63) under an ispe of 0xFFFFFFFF x 0xFFFFFFFF: more pixels than any budget, not an overflow")
     func codedSizeOfTheLargestSides() throws {
         let side: UInt64 = 1 << 32 + 63
