@@ -1,3 +1,4 @@
+import PTKDigest
 import PTKTestSupport
 import PTKTestTags
 import Testing
@@ -97,5 +98,24 @@ struct HEIFCheckOverflowTests {
         let side: UInt64 = 1 << 32 + 63
         let bytes = Self.file(primaryType: "hvc1", data: [0, 0, 0], layers: 0, side: .max, hvcC: Self.hvcC([Self.sps(width: side, height: side)]))
         #expect(try Self.report(bytes) == HEIFCheck.Report(pixels: .max, decodeProblem: nil))
+    }
+
+    @Test("the store's upload check, the way a peer's upload goes: HEIFCheck passes both files (the sizes are the decoding budget's to judge), libheif refuses them, not a photo; nothing kept")
+    func storeRefusesTheLargestSizes() throws {
+        let overlay: [UInt8] = [0, 1] + [UInt8](repeating: 0, count: 8) + Self.u32(.max) + Self.u32(.max) + [UInt8](repeating: 0, count: 16)
+        let side: UInt64 = 1 << 32 + 63
+        let files = [("overlay.heic", Self.file(primaryType: "iovl", data: overlay, layers: 2, side: .max, hvcC: Self.hvcC([]))),
+                     ("coded.heic", Self.file(primaryType: "hvc1", data: [0, 0, 0], layers: 0, side: .max, hvcC: Self.hvcC([Self.sps(width: side, height: side)])))]
+        let f = try StoreFixture()
+        for (name, bytes) in files {
+            let file = try f.store.begin(StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: .heic)).get()
+            try file.append(bytes)
+            guard case .failure(let failure) = file.finish() else {
+                Issue.record("\(name) was kept")
+                continue
+            }
+            #expect(failure.kind == .notAPhoto && failure.message.hasPrefix("not a well-formed HEIC: libheif cannot read it"), "\(failure)")
+        }
+        #expect(f.visible.isEmpty && f.incoming.isEmpty)
     }
 }
