@@ -194,7 +194,11 @@ public enum HEIFCheck {
             while let id = next.popLast() {
                 report.pixels = max(report.pixels, pixels[id] ?? 0)
                 if items.items[id]?.type == "iovl" {
-                    report.pixels = max(report.pixels, items.referred(from: id, by: "dimg").reduce(0) { $0 + (pixels[$1] ?? 0) })
+                    // Layers of the largest ispe add up past UInt64: more than any budget, not a trap.
+                    report.pixels = max(report.pixels, items.referred(from: id, by: "dimg").reduce(0) { sum, layer in
+                        let (total, overflow) = sum.addingReportingOverflow(pixels[layer] ?? 0)
+                        return overflow ? .max : total
+                    })
                 }
                 for other in items.referred(from: id, by: "dimg") + items.referring(to: id, by: "auxl") where decoded.insert(other).inserted {
                     next.append(other)
@@ -361,7 +365,10 @@ public enum HEIFCheck {
                     guard codedShort <= short + HEIFLimits.codedMargin, codedLong <= long + HEIFLimits.codedMargin else {
                         throw FormatError("HEVC item \(item) is coded \(coded.width)x\(coded.height), its ispe says \(declared.width)x\(declared.height)")
                     }
-                    largest = max(largest, coded.width * coded.height)
+                    // Sides of 33 bits (an ispe of 0xFFFFFFFF plus the margin) multiply past
+                    // UInt64: more than any budget, not a trap.
+                    let (codedPixels, overflow) = coded.width.multipliedReportingOverflow(by: coded.height)
+                    largest = max(largest, overflow ? .max : codedPixels)
                 } else if unit.isSlice {
                     slices += 1
                     if unit.startsPicture == true { pictures += 1 }
