@@ -277,7 +277,12 @@ struct SystemdTests {
         let fourth = try system.exec(["ptk-send", "127.0.0.1", "/root/photo.png"])
         #expect(fourth.stdout == "/root/photo.png: saved as \"photo.png\"\n", "\(fourth.stderr)")
         #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 3 })
-        #expect(!system.journal("ptkd").contains("library: "), "\(system.journal("ptkd"))")
+        // No library trouble. A photo saved just before a stop may be indexed at the next start
+        // (the low-priority indexer had not reached it: a loaded machine); that line is no trouble.
+        let libraryLines = system.journal("ptkd").split(separator: "\n").filter {
+            $0.contains("library: ") && !$0.contains("library: indexed the ")
+        }
+        #expect(libraryLines.isEmpty, "\(system.journal("ptkd"))")
 
         // The web interface under the sandbox: `ptk web-link` (as root) makes a link whose files
         // stay the service user's; a browser (curl here) logs in with it and sees the library.
