@@ -161,4 +161,30 @@ struct TryCheckTests {
         #expect(r.stderr.hasPrefix("Sources/A/a.swift:4: try? without a comment"), "\(r.stderr)")
         #expect(r.stderr.contains("1 of 3 try? unexplained"), "\(r.stderr)")
     }
+
+    @Test("a try? in a statement the formatter broke over lines is explained by a comment on any of its lines, not by one on another statement")
+    func brokenStatements() throws {
+        let dir = makeTemporaryDirectory("ptk-try")
+        defer { removeTree(dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/Sources/A", withIntermediateDirectories: true)
+        writeFile(dir + "/Sources/A/a.swift", Array("""
+            let a = f(
+                1, try? g(),
+                3)  // unreadable: nil
+            // Why: the call is only a hint.
+            guard
+                let b = try? h(
+                    2)
+            else { return }
+            let c = [
+                try? i()
+            ]
+            let d = 4  // another statement's comment
+
+            """.utf8))
+        let r = try run(repositoryRoot() + "/scripts/check-try.py", [dir], absolute: true)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("Sources/A/a.swift:10: try? without a comment"), "\(r.stderr)")
+        #expect(r.stderr.contains("1 of 3 try? unexplained"), "\(r.stderr)")
+    }
 }
