@@ -19,12 +19,13 @@ SWIFTFLAGS ?= --explicit-target-dependency-import-check error
 # Arguments for `make run`, e.g. make run ARGS="--dir /tmp/photos --port 0"
 ARGS ?=
 
-.PHONY: help deps imports build release test check run bench fuzz docs deb install install-files uninstall clean
+.PHONY: help deps imports format lint build release test check run bench fuzz docs deb install install-files uninstall clean
 
 help:
 	@echo "make run        install missing Debian packages, build, run ptkd with defaults (ARGS=... adds flags)"
 	@echo "make test       install missing Debian packages, build, run every test"
 	@echo "make check      the fast loop: the checks and the unit tests not tagged slow (no packages installed)"
+	@echo "make format     format Sources, Tests and Package.swift with the toolchain's swift format (.swift-format)"
 	@echo "make bench      benchmarks beside nc, rsync and scp; writes docs/PERFORMANCE.md"
 	@echo "make fuzz       every fuzz target for SECONDS_EACH (default 60) seconds; corpora in fuzz/corpus"
 	@echo "make deb        Debian packages ptkd and ptk-send (and their -dbgsym) in .build/deb/"
@@ -44,6 +45,14 @@ imports:
 	@scripts/check-try.py
 	@scripts/check-docs.py
 
+# The layout of the code is the toolchain's `swift format` with .swift-format (lines of 120):
+# `make format` rewrites, `make lint` (in make test and make check) refuses what differs.
+format:
+	$(SWIFT) format format -i -r Sources Tests Package.swift
+
+lint:
+	@$(SWIFT) format lint --strict -r Sources Tests Package.swift && echo "swift format: every file as .swift-format lays it out"
+
 build: deps imports
 	$(SWIFT) build $(SWIFTFLAGS)
 
@@ -60,6 +69,7 @@ test:
 	@scripts/check-try.py
 	@scripts/check-docs.py
 	@scripts/tests-tagged.py --check
+	@$(MAKE) --no-print-directory lint
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	SWIFT="$(SWIFT)" scripts/run-tests.sh --disable-xctest $(SWIFTFLAGS)
 
@@ -68,6 +78,7 @@ test:
 check:
 	@start=$$(date +%s); \
 	scripts/version.sh --sync && scripts/check-imports.py && scripts/check-try.py && scripts/check-docs.py && scripts/tests-tagged.py --check && \
+	$(MAKE) --no-print-directory lint && \
 	$(SWIFT) build --build-tests $(SWIFTFLAGS) && \
 	$(SWIFT) test --skip-build --disable-xctest --filter "$$(scripts/tests-tagged.py --filter unit)" \
 	    --skip "$$(scripts/tests-tagged.py --skip slow)"; status=$$?; \

@@ -79,11 +79,15 @@ let package = Package(
         .target(name: "PTKStore", dependencies: ["PTKSystem", "PTKDigest", "PTKVocabulary", "CHEIFOpen"]),
         // The sending side: drives the sender state machine over a connection. Never the store
         // (ptk-send links no libheif): types, names and packages come from PTKVocabulary.
-        .target(name: "PTKClient", dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKVocabulary"]),
+        .target(
+            name: "PTKClient",
+            dependencies: ["PTKTransport", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTLS", "PTKVocabulary"]),
         // The photo library: the SQLite index and thumbnails in .ptk/ beside the photos. It
         // imports the store (names, adding photos), never the protocol nor the pages: it writes
         // the static gallery's files, whose page its caller renders (PTKPhotoPages).
-        .target(name: "PTKLibrary", dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
+        .target(
+            name: "PTKLibrary",
+            dependencies: ["CSQLite", "CPNGThumb", "CArchive", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary"]),
         // The web interface's pages (issue 29; its routes are PTKWebDoor's, on PTKHTTP): HTML, the
         // stylesheet and script; and ptk's static gallery page. No I/O: it renders its own plain
         // values (`WebPhoto`); it never imports the library.
@@ -101,11 +105,17 @@ let package = Package(
         // http-parser, connections with keep-alive, deadlines and chunked bodies, the HTTPS
         // server, responses as values, route tables and middleware. Never the store or the
         // protocol (issue 55): it links no libheif.
-        .target(name: "PTKHTTP", dependencies: ["CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKVocabulary"]),
+        .target(
+            name: "PTKHTTP",
+            dependencies: [
+                "CHTTPParser", "PTKTime", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKVocabulary",
+            ]),
         // A photo arriving as an HTTP request body, the same way through every HTTP door
         // (`StoreUpload`): the store's checks, the body streamed into it, one table from the
         // store's failures to HTTP statuses. Above PTKHTTP and PTKStore.
-        .target(name: "PTKUpload", dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTime", "PTKVocabulary"]),
+        .target(
+            name: "PTKUpload",
+            dependencies: ["PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTime", "PTKVocabulary"]),
         // ptkd's log: one line per event on standard error, through a writer thread (a journal
         // that stops reading costs lines, never a stalled session); every line escaped.
         .target(name: "PTKLog", dependencies: ["PTKSystem", "PTKVocabulary"]),
@@ -116,28 +126,62 @@ let package = Package(
         // one accept loop over every door, the connection slots and turns (`Admission`), the
         // shutdown signal, what happens around each photo saved (`Arrivals`), and why ptkd
         // cannot start (`DaemonError`).
-        .target(name: "PTKDoor", dependencies: ["PTKLog", "PTKHooks", "PTKConfiguration", "PTKHTTP", "PTKLocalSend", "PTKProtocol", "PTKLibrary", "PTKStore", "PTKTrust", "PTKTransport", "PTKSystem", "PTKVocabulary"]),
+        .target(
+            name: "PTKDoor",
+            dependencies: [
+                "PTKLog", "PTKHooks", "PTKConfiguration", "PTKHTTP", "PTKLocalSend", "PTKProtocol", "PTKLibrary",
+                "PTKStore", "PTKTrust", "PTKTransport", "PTKSystem", "PTKVocabulary",
+            ]),
         // Protocol v1's door: a connection's first byte, its TLS handshake, its turn, and the
         // session (`ReceiverDriver`) that feeds the pure `ReceiverSession` and saves into the store.
-        .target(name: "PTKV1Door", dependencies: ["PTKDoor", "PTKLog", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKVocabulary"]),
+        .target(
+            name: "PTKV1Door",
+            dependencies: [
+                "PTKDoor", "PTKLog", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust",
+                "PTKVocabulary",
+            ]),
         // LocalSend's multicast discovery: announcements and answers on every interface allowed,
         // the register calls over HTTPS (the decisions are PTKLocalSend's DiscoveryScheduler).
-        .target(name: "PTKLocalSendDiscovery", dependencies: ["PTKDoor", "PTKLog", "PTKHTTP", "PTKLocalSend", "PTKSystem", "PTKTLS", "PTKTransport"]),
+        .target(
+            name: "PTKLocalSendDiscovery",
+            dependencies: ["PTKDoor", "PTKLog", "PTKHTTP", "PTKLocalSend", "PTKSystem", "PTKTLS", "PTKTransport"]),
         // The WebDAV door (RFC 4918 class 1 and 2, issue 55): its route table over PTKHTTP at /dav/ on
         // the web interface's port, the app passwords' check, and its saved state (the names each
         // client used, sidecars, locks). The pure WebDAV core is PTKDAV.
-        .target(name: "PTKDAVDoor", dependencies: ["PTKDoor", "PTKLog", "PTKDAV", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTrust", "PTKUpload", "PTKVocabulary"]),
+        .target(
+            name: "PTKDAVDoor",
+            dependencies: [
+                "PTKDoor", "PTKLog", "PTKDAV", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary", "PTKProtocol",
+                "PTKStore", "PTKSystem", "PTKTrust", "PTKUpload", "PTKVocabulary",
+            ]),
         // The web interface's door (issue 29): its port, certificate and route table (the gallery,
         // a photo's page, uploads, logins), with the WebDAV door served on the same port (the one
         // door that stands on another).
-        .target(name: "PTKWebDoor", dependencies: ["PTKDAVDoor", "PTKDoor", "PTKLog", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKUpload", "PTKVocabulary", "PTKWeb"]),
+        .target(
+            name: "PTKWebDoor",
+            dependencies: [
+                "PTKDAVDoor", "PTKDoor", "PTKLog", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary",
+                "PTKPhotoPages", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust",
+                "PTKUpload", "PTKVocabulary", "PTKWeb",
+            ]),
         // LocalSend v2's door (issue 14): its port, RSA identity and route table (info, register,
         // prepare-upload, upload, cancel) over PTKHTTP; the decisions are PTKLocalSend's.
-        .target(name: "PTKLocalSendDoor", dependencies: ["PTKDoor", "PTKLog", "PTKConfiguration", "PTKHTTP", "PTKLibrary", "PTKLocalSend", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKUpload", "PTKVocabulary"]),
+        .target(
+            name: "PTKLocalSendDoor",
+            dependencies: [
+                "PTKDoor", "PTKLog", "PTKConfiguration", "PTKHTTP", "PTKLibrary", "PTKLocalSend", "PTKProtocol",
+                "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKUpload", "PTKVocabulary",
+            ]),
         // ptkd's composition root: the store, identity, trust list, library and hooks opened in
         // order, the doors made over them (one line each) and served by one accept loop, and the
         // stop. No door's code: each door is a module of its own.
-        .target(name: "PTKDaemon", dependencies: ["PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDoor", "PTKWebDoor", "PTKLocalSendDiscovery", "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKVocabulary"]),
+        .target(
+            name: "PTKDaemon",
+            dependencies: [
+                "PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDoor", "PTKWebDoor", "PTKLocalSendDiscovery",
+                "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem",
+                "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKVocabulary",
+            ]),
         // ptkd's configuration and its settings, each declared once: flags, configuration file,
         // defaults, help. Below the daemon, so ptk finds ptkd's directories without linking it.
         .target(name: "PTKConfiguration", dependencies: ["PTKCLI", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
@@ -153,53 +197,156 @@ let package = Package(
         .target(name: "PTKAdminCommandLine", dependencies: ["PTKCLI", "PTKConfiguration", "PTKVocabulary"]),
         // ptk-send's command table, and what it prints: the report of each file, the progress
         // bar, the list of receivers.
-        .target(name: "PTKSendCommandLine", dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
+        .target(
+            name: "PTKSendCommandLine",
+            dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
 
         // The tests' tags (unit, endToEnd, root, slow), which `make check` picks by.
         .target(name: "PTKTestTags"),
         // Helpers shared by the test targets: PNG generation, temporary directories.
-        .target(name: "PTKTestSupport", dependencies: ["CLinux", "CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport", "PTKHTTP", "PTKTime"]),
+        .target(
+            name: "PTKTestSupport",
+            dependencies: [
+                "CLinux", "CZlib", "CTestImages", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKTransport", "PTKHTTP",
+                "PTKTime",
+            ]),
 
         // Fuzz targets: the entry points, libFuzzer executables and a corpus replayer.
-        .target(name: "PTKFuzz", dependencies: ["PTKHTTP", "PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration", "PTKDAV", "PTKSystem", "PTKWeb", "PTKVocabulary"]),
+        .target(
+            name: "PTKFuzz",
+            dependencies: [
+                "PTKHTTP", "PTKProtocol", "PTKStore", "PTKLibrary", "PTKLocalSend", "PTKTrust", "PTKConfiguration",
+                "PTKDAV", "PTKSystem", "PTKWeb", "PTKVocabulary",
+            ]),
         .target(name: "PTKFuzzReplay", dependencies: ["PTKSystem"]),
         // Every target in one executable, chosen by PTK_FUZZ_TARGET (libFuzzer calls one entry point).
         .executableTarget(name: "Fuzz", dependencies: ["PTKFuzz", "PTKFuzzReplay", "PTKSystem"]),
 
-        .executableTarget(name: "ptkd", dependencies: ["PTKDaemon", "PTKLog", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk", dependencies: ["PTKAdminCommandLine", "PTKLibrary", "PTKPhotoPages", "PTKConfiguration", "PTKCLI", "PTKProtocol", "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode"]),
+        .executableTarget(
+            name: "ptkd", dependencies: ["PTKDaemon", "PTKLog", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
+        .executableTarget(
+            name: "ptk",
+            dependencies: [
+                "PTKAdminCommandLine", "PTKLibrary", "PTKPhotoPages", "PTKConfiguration", "PTKCLI", "PTKProtocol",
+                "PTKSystem", "PTKTLS", "PTKTrust", "PTKVocabulary", "CQREncode",
+            ]),
         // Man pages and completion scripts from the three command tables (a build tool, not installed).
-        .executableTarget(name: "ptk-docs", dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
-        .executableTarget(name: "ptk-send", dependencies: ["PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS", "PTKVocabulary"]),
+        .executableTarget(
+            name: "ptk-docs",
+            dependencies: ["PTKAdminCommandLine", "PTKSendCommandLine", "PTKConfiguration", "PTKCLI", "PTKSystem"]),
+        .executableTarget(
+            name: "ptk-send",
+            dependencies: [
+                "PTKSendCommandLine", "PTKClient", "PTKCLI", "PTKSystem", "PTKDiscovery", "PTKProtocol", "PTKTLS",
+                "PTKVocabulary",
+            ]),
 
         .testTarget(name: "PTKVocabularyTests", dependencies: ["PTKTestTags", "PTKVocabulary"]),
-        .testTarget(name: "PTKProtocolTests", dependencies: ["PTKTestTags", "PTKProtocol", "PTKTime", "PTKVocabulary"]),
-        .testTarget(name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDigestTests", dependencies: ["PTKTestTags", "PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
-        .testTarget(name: "PTKStoreTests", dependencies: ["PTKTestTags", "PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKCLITests", dependencies: ["PTKTestTags", "PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine", "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKTLSTests", dependencies: ["PTKTestTags", "PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKLibraryTests", dependencies: ["PTKTestTags", "PTKLibrary", "PTKPhotoPages", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKHTTPTests", dependencies: ["PTKTestTags", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKUploadTests", dependencies: ["PTKTestTags", "PTKUpload", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKProtocolTests", dependencies: ["PTKTestTags", "PTKProtocol", "PTKTime", "PTKVocabulary"]),
+        .testTarget(
+            name: "PTKSystemTests", dependencies: ["PTKTestTags", "PTKSystem", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKDigestTests", dependencies: ["PTKTestTags", "PTKDigest", "CZlib", "PTKSystem", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKStoreTests",
+            dependencies: [
+                "PTKTestTags", "PTKStore", "PTKDigest", "PTKSystem", "PTKProtocol", "PTKVocabulary", "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKCLITests",
+            dependencies: [
+                "PTKTestTags", "PTKCLI", "PTKProtocol", "PTKConfiguration", "PTKAdminCommandLine", "PTKSendCommandLine",
+                "PTKClient", "PTKSystem", "PTKVocabulary", "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKTLSTests",
+            dependencies: ["PTKTestTags", "PTKTLS", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKLibraryTests",
+            dependencies: [
+                "PTKTestTags", "PTKLibrary", "PTKPhotoPages", "CTestImages", "PTKStore", "PTKSystem", "PTKDigest",
+                "PTKVocabulary", "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKHTTPTests",
+            dependencies: [
+                "PTKTestTags", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest",
+                "PTKTime", "PTKVocabulary", "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKUploadTests",
+            dependencies: [
+                "PTKTestTags", "PTKUpload", "PTKHTTP", "PTKStore", "PTKProtocol", "PTKSystem", "PTKTransport",
+                "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport",
+            ]),
         .testTarget(name: "PTKDAVTests", dependencies: ["PTKTestTags", "PTKDAV", "PTKVocabulary"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKTestTags", "PTKLocalSend", "PTKTime"]),
-        .testTarget(name: "PTKTrustTests", dependencies: ["PTKTestTags", "PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKWebTests", dependencies: ["PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
-        .testTarget(name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
-        .testTarget(name: "PTKClientTests", dependencies: ["PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKTrustTests",
+            dependencies: [
+                "PTKTestTags", "PTKTrust", "PTKProtocol", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKWebTests",
+            dependencies: [
+                "PTKTestTags", "PTKWeb", "PTKHTTP", "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKSystem",
+                "PTKVocabulary",
+            ]),
+        .testTarget(
+            name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
+        .testTarget(
+            name: "PTKClientTests",
+            dependencies: [
+                "PTKTestTags", "PTKClient", "PTKDigest", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKVocabulary",
+                "PTKTestSupport",
+            ]),
         // What needs the daemon's composition (the held index, indexer and hooks it wires), and STATE/listening.
-        .testTarget(name: "PTKDaemonTests", dependencies: ["PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKLibrary", "PTKProtocol", "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport"]),
-        .testTarget(name: "PTKLocalSendDoorTests", dependencies: ["PTKTestTags", "PTKLocalSendDoor", "PTKDoor", "PTKLocalSend", "PTKHTTP", "PTKConfiguration", "PTKStore", "PTKTrust", "PTKSystem", "PTKDigest", "PTKTestSupport"]),
-        .testTarget(name: "PTKWebDoorTests", dependencies: ["PTKTestTags", "PTKWebDoor", "PTKDAVDoor", "PTKDoor", "PTKWeb", "PTKHTTP", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKDaemonTests",
+            dependencies: [
+                "PTKTestTags", "PTKDaemon", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKLibrary", "PTKProtocol",
+                "PTKSystem", "PTKTransport", "PTKDigest", "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKLocalSendDoorTests",
+            dependencies: [
+                "PTKTestTags", "PTKLocalSendDoor", "PTKDoor", "PTKLocalSend", "PTKHTTP", "PTKConfiguration", "PTKStore",
+                "PTKTrust", "PTKSystem", "PTKDigest", "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKWebDoorTests",
+            dependencies: [
+                "PTKTestTags", "PTKWebDoor", "PTKDAVDoor", "PTKDoor", "PTKWeb", "PTKHTTP", "PTKConfiguration",
+                "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKDigest", "PTKVocabulary", "PTKTestSupport",
+            ]),
         // The WebDAV door's routes alone (DAVDoorTests), and as clients reach it on the web port
         // (DoorFixture: the web port's door built alone, without a daemon).
-        .testTarget(name: "PTKDAVDoorTests", dependencies: ["PTKTestTags", "PTKDAVDoor", "PTKWebDoor", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary", "PTKTestSupport"]),
-        .testTarget(name: "PTKDoorTests", dependencies: ["PTKTestTags", "PTKDoor", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
-        .testTarget(name: "PTKV1DoorTests", dependencies: ["PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust", "PTKDigest", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKDAVDoorTests",
+            dependencies: [
+                "PTKTestTags", "PTKDAVDoor", "PTKWebDoor", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKConfiguration",
+                "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary",
+                "PTKTestSupport",
+            ]),
+        .testTarget(
+            name: "PTKDoorTests",
+            dependencies: ["PTKTestTags", "PTKDoor", "PTKSystem", "PTKTransport", "PTKTestSupport"]),
+        .testTarget(
+            name: "PTKV1DoorTests",
+            dependencies: [
+                "PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem",
+                "PTKTLS", "PTKTransport", "PTKTrust", "PTKDigest", "PTKTestSupport",
+            ]),
         .testTarget(name: "PTKHooksTests", dependencies: ["PTKTestTags", "PTKHooks", "PTKSystem", "PTKTestSupport"]),
-        .testTarget(name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem", "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary"]),
+        .testTarget(
+            name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "PTKTestTags", "ptkd", "ptk-send", "ptk", "PTKLibrary", "PTKProtocol", "PTKDigest", "PTKSystem",
+                "PTKTransport", "PTKTLS", "PTKTestSupport", "PTKLocalSend", "PTKHTTP", "PTKVocabulary",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

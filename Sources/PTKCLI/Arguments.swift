@@ -39,7 +39,9 @@ public struct ParsedArguments: Equatable, Sendable {
 
     /// Written out because tuples are not `Equatable`: same positionals, same options in the same order.
     public static func == (a: ParsedArguments, b: ParsedArguments) -> Bool {
-        a.positionals == b.positionals && a.options.map { "\($0.name)=\($0.value ?? "<nil>")" } == b.options.map { "\($0.name)=\($0.value ?? "<nil>")" }
+        a.positionals == b.positionals
+            && a.options.map { "\($0.name)=\($0.value ?? "<nil>")" }
+                == b.options.map { "\($0.name)=\($0.value ?? "<nil>")" }
     }
 
     /// True when the flag `name` was given.
@@ -150,4 +152,3 @@ public func parseInteger(_ text: String, in range: ClosedRange<Int>) -> Int? {
     guard let v = Int(text.trimmingSpaces), range.contains(v) else { return nil }
     return v
 }
-

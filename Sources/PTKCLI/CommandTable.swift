@@ -37,7 +37,9 @@ public struct Argument: Sendable {
     public var optional: Bool
 
     /// Defaults: free text, given exactly once.
-    public init(_ name: String, _ help: String, completion: Completion = .text, repeats: Bool = false, optional: Bool = false) {
+    public init(
+        _ name: String, _ help: String, completion: Completion = .text, repeats: Bool = false, optional: Bool = false
+    ) {
         self.name = name
         self.help = help
         self.completion = completion
@@ -106,9 +108,11 @@ public struct Option<Key: Hashable & Sendable>: Sendable {
     public var requires: [Key]
 
     /// `value` nil makes a flag; `completion` nil completes from `allowed`, or free text when that is empty.
-    public init(_ key: Key, _ name: String, short: Character? = nil, value: String? = nil, allowed: [String] = [],
-                help: String, default defaultText: String? = nil, defaultIsValue: Bool = true, commands: [String]? = nil,
-                acts: Bool = false, requires: [Key] = [], completion: Completion? = nil) {
+    public init(
+        _ key: Key, _ name: String, short: Character? = nil, value: String? = nil, allowed: [String] = [],
+        help: String, default defaultText: String? = nil, defaultIsValue: Bool = true, commands: [String]? = nil,
+        acts: Bool = false, requires: [Key] = [], completion: Completion? = nil
+    ) {
         self.acts = acts
         self.requires = requires
         self.key = key
@@ -224,9 +228,12 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
     public var completionContext: [Key]
 
     /// `commands` empty makes a program without commands, which takes `arguments` instead.
-    public init(program: String, summary: String, description: String, commands: [Command] = [], arguments: [Argument] = [],
-                options: [Option<Key>], otherUsages: [String] = [], notes: String = "", exitStatuses: [ExitStatus], examples: [Example] = [],
-                completionContext: [Key] = []) {
+    public init(
+        program: String, summary: String, description: String, commands: [Command] = [], arguments: [Argument] = [],
+        options: [Option<Key>], otherUsages: [String] = [], notes: String = "", exitStatuses: [ExitStatus],
+        examples: [Example] = [],
+        completionContext: [Key] = []
+    ) {
         self.completionContext = completionContext
         self.program = program
         self.summary = summary
@@ -242,7 +249,10 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
 
     /// Every program takes these two; they are not keys of its own.
     public static var standardOptions: [OptionSpec] {
-        [OptionSpec("help", short: "h", help: "show this help and exit"), OptionSpec("version", help: "show the version and exit")]
+        [
+            OptionSpec("help", short: "h", help: "show this help and exit"),
+            OptionSpec("version", help: "show the version and exit"),
+        ]
     }
 
     /// The usage line: "ptk [OPTIONS] COMMAND [ARGUMENTS]", "ptk-send [OPTIONS] <peer> FILE...".
@@ -309,7 +319,9 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
         text += "\nOptions:\n\(optionLines)\n"
         text += "\nExit status:\n" + alignedLines(exitStatuses.map { (String($0.code), $0.meaning) }) + "\n"
         if !examples.isEmpty {
-            text += "\nExamples:\n" + examples.map { "  \($0.command)\n      \($0.explanation)" }.joined(separator: "\n") + "\n"
+            text +=
+                "\nExamples:\n" + examples.map { "  \($0.command)\n      \($0.explanation)" }.joined(separator: "\n")
+                + "\n"
         }
         return String(text.dropLast())
     }
@@ -336,7 +348,8 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
     /// "list, show or trust": the next words that would name a command after `prefix`.
     func nextWords(after prefix: [String]) -> String {
         var seen: [String] = []
-        for c in commands where c.words.count > prefix.count && c.words.starts(with: prefix) && !seen.contains(c.words[prefix.count]) {
+        for c in commands
+        where c.words.count > prefix.count && c.words.starts(with: prefix) && !seen.contains(c.words[prefix.count]) {
             seen.append(c.words[prefix.count])
         }
         return listed(seen, "or")
@@ -374,7 +387,8 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
                 }
                 let kind = prefix.isEmpty ? "" : prefix.joined(separator: " ") + " "
                 if raw.positionals.count > prefix.count {
-                    throw UsageError("unknown \(kind)command '\(raw.positionals[prefix.count])' (\(nextWords(after: prefix)))")
+                    throw UsageError(
+                        "unknown \(kind)command '\(raw.positionals[prefix.count])' (\(nextWords(after: prefix)))")
                 }
                 throw UsageError("missing \(kind)command (\(nextWords(after: prefix)))")
             }
@@ -383,13 +397,16 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
             for given in invocation.options {
                 let option = options.first { $0.key == given.key }!
                 guard let takers = option.commands, !takers.contains(command.name) else { continue }
-                throw UsageError("option '--\(option.name)' does not apply to '\(command.name)'; it goes with \(listed(takers.map { "'\($0)'" }, "and"))")
+                throw UsageError(
+                    "option '--\(option.name)' does not apply to '\(command.name)'; it goes with \(listed(takers.map { "'\($0)'" }, "and"))"
+                )
             }
         }
         for given in invocation.options {
             let option = options.first { $0.key == given.key }!
             if !option.allowedValues.isEmpty, let value = given.value, !option.allowedValues.contains(value) {
-                throw UsageError("invalid value '\(value)' for --\(option.name): expected \(listed(option.allowedValues, "or"))")
+                throw UsageError(
+                    "invalid value '\(value)' for --\(option.name): expected \(listed(option.allowedValues, "or"))")
             }
         }
         for given in invocation.options {
@@ -399,7 +416,9 @@ public struct CommandTable<Key: Hashable & Sendable>: Sendable {
                 throw UsageError("--\(option.name) goes with \(listed(names, "or"))")
             }
         }
-        if invocation.options.contains(where: { given in options.contains { $0.key == given.key && $0.acts } }) { return invocation }
+        if invocation.options.contains(where: { given in options.contains { $0.key == given.key && $0.acts } }) {
+            return invocation
+        }
         let required = arguments.filter { !$0.optional }.count
         if invocation.arguments.count < required {
             let missing = arguments.filter { !$0.optional }[invocation.arguments.count]

@@ -29,7 +29,10 @@ public enum Mdoc {
         var result = ""
         var previous: Character = " "
         for ch in out {
-            if ch == "-" && (previous == " " || previous == "(" || previous == "[" || previous == "\n" || previous == "-" && result.hasSuffix("\\-")) {
+            if ch == "-"
+                && (previous == " " || previous == "(" || previous == "[" || previous == "\n"
+                    || previous == "-" && result.hasSuffix("\\-"))
+            {
                 result += "\\-"
             } else {
                 result.append(ch)
@@ -40,7 +43,9 @@ public enum Mdoc {
         var sentences = ""
         let chars = Array(result)
         for i in chars.indices {
-            let breaks = chars[i] == " " && i > 0 && ".?!".contains(chars[i - 1]) && i + 1 < chars.count && chars[i + 1].isUppercase
+            let breaks =
+                chars[i] == " " && i > 0 && ".?!".contains(chars[i - 1]) && i + 1 < chars.count
+                && chars[i + 1].isUppercase
             sentences.append(breaks ? "\n" : chars[i])
         }
         return sentences.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
@@ -68,10 +73,11 @@ public enum Mdoc {
 
     /// A literal block (examples, file contents): shown as typed.
     public static func literal(_ lines: [String]) -> String {
-        ".Bd -literal -offset indent\n" + lines.map { line in
-            let escaped = line.replacingEvery("\\", with: "\\e")
-            return escaped.first == "." || escaped.first == "'" ? "\\&" + escaped : escaped
-        }.joined(separator: "\n") + "\n.Ed"
+        ".Bd -literal -offset indent\n"
+            + lines.map { line in
+                let escaped = line.replacingEvery("\\", with: "\\e")
+                return escaped.first == "." || escaped.first == "'" ? "\\&" + escaped : escaped
+            }.joined(separator: "\n") + "\n.Ed"
     }
 
     /// A tag list: each item's head (mdoc macros, as `.It` takes them) and its body (text lines).
@@ -154,11 +160,17 @@ extension CommandTable {
             case "@COMMANDS@": if !commands.isEmpty { out.append(".Sh COMMANDS\n" + commandsMdoc) }
             case "@OPTIONS@": out.append(".Sh OPTIONS\n" + optionsMdoc)
             case "@EXIT_STATUS@":
-                out.append(".Sh EXIT STATUS\n" + Mdoc.tagList(exitStatuses.map { (String($0.code), Mdoc.text($0.meaning)) }))
+                out.append(
+                    ".Sh EXIT STATUS\n" + Mdoc.tagList(exitStatuses.map { (String($0.code), Mdoc.text($0.meaning)) }))
             case "@EXAMPLES@":
                 if !examples.isEmpty {
-                    out.append(".Sh EXAMPLES\n" + examples.map { Mdoc.text($0.explanation.prefix(1).uppercased() + $0.explanation.dropFirst() + ":") + "\n" + Mdoc.literal(["$ " + $0.command]) }
-                        .joined(separator: "\n.Pp\n"))
+                    out.append(
+                        ".Sh EXAMPLES\n"
+                            + examples.map {
+                                Mdoc.text($0.explanation.prefix(1).uppercased() + $0.explanation.dropFirst() + ":")
+                                    + "\n" + Mdoc.literal(["$ " + $0.command])
+                            }
+                            .joined(separator: "\n.Pp\n"))
                 }
             default: out.append(String(line))
             }
@@ -173,7 +185,8 @@ extension CommandTable {
             return lines.joined(separator: "\n")
         }
         return commands.map { command in
-            ([".Nm", ".Op Ar options", ".Cm \(command.words.joined(separator: " "))"] + command.arguments.map { "." + $0.mdoc }
+            ([".Nm", ".Op Ar options", ".Cm \(command.words.joined(separator: " "))"]
+                + command.arguments.map { "." + $0.mdoc }
                 + options(of: command).map { ".Op \(Mdoc.flag($0.name, short: $0.short, value: $0.valueName))" })
                 .joined(separator: "\n")
         }.joined(separator: "\n")
@@ -193,9 +206,11 @@ extension CommandTable {
         var sections: [String] = []
         for group in groups {
             let items = commands.filter { $0.group == group }.map { command -> (String, String) in
-                let head = (["Cm \(command.words.joined(separator: " "))"] + command.arguments.map(\.mdoc)
+                let head =
+                    (["Cm \(command.words.joined(separator: " "))"] + command.arguments.map(\.mdoc)
                     // Oo/Oc, not Op: on one line each Op would reach to the line's end, nesting the next.
-                    + options(of: command).map { "Oo \(Mdoc.flag($0.name, short: $0.short, value: $0.valueName)) Oc" }).joined(separator: " ")
+                    + options(of: command).map { "Oo \(Mdoc.flag($0.name, short: $0.short, value: $0.valueName)) Oc" })
+                    .joined(separator: " ")
                 var body = Mdoc.text(command.summary.prefix(1).uppercased() + command.summary.dropFirst() + ".")
                 if !command.details.isEmpty { body += "\n" + Mdoc.text(command.details) }
                 if command.arguments.contains(where: { !$0.help.isEmpty }) {
@@ -213,7 +228,8 @@ extension CommandTable {
         var items = options.map { option -> (String, String) in
             var head = Mdoc.flag(option.name, short: option.short, value: option.valueName)
             if option.short != nil { head += " , " + Mdoc.flag(option.name, short: nil, value: option.valueName) }
-            var body = Mdoc.text(option.helpWithDefault.prefix(1).uppercased() + option.helpWithDefault.dropFirst() + ".")
+            var body = Mdoc.text(
+                option.helpWithDefault.prefix(1).uppercased() + option.helpWithDefault.dropFirst() + ".")
             if let only = option.commands {
                 body += "\n" + Mdoc.text("Taken by " + listed(only, "and") + ".")
             }

@@ -17,4 +17,3 @@ public func parsePeer(_ text: String, defaultPort: UInt16) -> (host: String, por
     }
     return text.isEmpty ? nil : (text, defaultPort)
 }
-

@@ -1,6 +1,5 @@
 import PTKSystem
 
-
 /// The program's name as it was run (ptk, ptkd, ptk-send): the start of every error it prints.
 public let programName: String = {
     let first = CommandLine.arguments.first ?? ""
@@ -27,7 +26,8 @@ extension CommandTable {
     public func parseOrExit(_ args: [String] = Array(CommandLine.arguments.dropFirst())) -> Invocation<Key> {
         let invocation: Invocation<Key>
         do { invocation = try parse(args) } catch {
-            exitWithUsageError(error.message, program: program, usageLine: error.message.contains(program + " ") ? nil : usageLine)
+            exitWithUsageError(
+                error.message, program: program, usageLine: error.message.contains(program + " ") ? nil : usageLine)
         }
         if invocation.wantsHelp {
             print(invocation.command.map { help(for: $0) } ?? help)

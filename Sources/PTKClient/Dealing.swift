@@ -52,7 +52,8 @@ public struct WaitPolicy: Sendable, Equatable {
     public var longest: Duration
 
     /// Defaults: ask for ten minutes, pausing a quarter of a second at first and five seconds at most.
-    public init(limit: Duration = .seconds(600), first: Duration = .milliseconds(250), longest: Duration = .seconds(5)) {
+    public init(limit: Duration = .seconds(600), first: Duration = .milliseconds(250), longest: Duration = .seconds(5))
+    {
         self.limit = limit
         self.first = first
         self.longest = longest

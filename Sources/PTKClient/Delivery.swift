@@ -48,17 +48,25 @@ public struct DeliveryResult: Sendable {
                 if p.errorCode == .tlsRequired {
                     hint = "; send without --plaintext"
                 } else if p.errorCode == .busy, let waited = gaveUpWaiting {
-                    hint = waited > .zero ? "; still busy after waiting \(formatSeconds(waited)) (--wait)" : " (--wait 0: not waiting for a turn)"
+                    hint =
+                        waited > .zero
+                        ? "; still busy after waiting \(formatSeconds(waited)) (--wait)"
+                        : " (--wait 0: not waiting for a turn)"
                 } else if p.errorCode == .unauthorized {
-                    hint = "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
+                    hint =
+                        "; `ptk-send --id` prints this device's ID for the receiver's administrator (`ptk trust allow ID`)"
                 }
                 return (busy ? .unreachable : .protocolError, "\(peer): the receiver answered ERROR \(p)\(hint)")
             case .protocolError, .notTLS, .tlsFailed: return (.protocolError, "\(peer): \(error)")
             case .identityMismatch(let expected, _):
-                let fix = expected.source == .pinned
+                let fix =
+                    expected.source == .pinned
                     ? "check the ID on the receiver (`ptk id`)"
                     : "if the receiver's identity really changed (check `ptk id` on it), accept the new one with `ptk-send --forget \(peer)`"
-                return (.identityMismatch, "\(peer): \(error); nothing was sent. This may be another machine posing as the receiver; \(fix)")
+                return (
+                    .identityMismatch,
+                    "\(peer): \(error); nothing was sent. This may be another machine posing as the receiver; \(fix)"
+                )
             }
         }
         // A photo of a type the receiver does not keep was not offered, which is no failure.
@@ -81,7 +89,8 @@ public struct DeliveryResult: Sendable {
         if unfinished.count < fileCount { return unfinished }
         switch first {
         case .connectionLost, .protocolError: return unfinished
-        case .remoteError(let p) where ![.busy, .shuttingDown, .unauthorized, .tlsRequired].contains(p.errorCode): return unfinished
+        case .remoteError(let p) where ![.busy, .shuttingDown, .unauthorized, .tlsRequired].contains(p.errorCode):
+            return unfinished
         default: return []
         }
     }
@@ -141,9 +150,11 @@ public final class Delivery: @unchecked Sendable {
     private var running = 0
 
     /// `progress` gets every event of every session (file indices into `files`), one at a time.
-    public init(files: [LocalFile], options: SendOptions, parallel: Int, connect: @escaping Connector,
-                waiting: WaitPolicy = WaitPolicy(),
-                progress: @escaping @Sendable (SendProgress) -> Void = { _ in }) {
+    public init(
+        files: [LocalFile], options: SendOptions, parallel: Int, connect: @escaping Connector,
+        waiting: WaitPolicy = WaitPolicy(),
+        progress: @escaping @Sendable (SendProgress) -> Void = { _ in }
+    ) {
         self.files = files
         self.options = options
         self.parallel = max(1, parallel)
@@ -167,7 +178,8 @@ public final class Delivery: @unchecked Sendable {
             runSession(0, hashes: hashes, ended: ended)
             // Only a busy answer to the first session, before anything was sent, is waited out.
             let busy: Problem? = lock.withLock {
-                guard !welcomed.contains(0), case .remoteError(let p)? = failureOfSession[0], p.errorCode == .busy else { return nil }
+                guard !welcomed.contains(0), case .remoteError(let p)? = failureOfSession[0], p.errorCode == .busy
+                else { return nil }
                 return p
             }
             guard let busy else { break }
@@ -179,7 +191,8 @@ public final class Delivery: @unchecked Sendable {
                 gaveUp = waiting.limit
                 break
             }
-            let pause = min(left, waiting.pause(attempt: attempt, ahead: busy.waiting, random: Double.random(in: 0..<1)))
+            let pause = min(
+                left, waiting.pause(attempt: attempt, ahead: busy.waiting, random: Double.random(in: 0..<1)))
             lock.withLock {
                 failureOfSession[0] = nil
                 progress(.waiting(ahead: busy.waiting, pause: pause))
@@ -190,15 +203,19 @@ public final class Delivery: @unchecked Sendable {
         // The other sessions: none can start once none runs (each is opened by a running one).
         while lock.withLock({ running }) > 0 { ended.wait() }
         return lock.withLock {
-            DeliveryResult(outcomes: outcomes, failures: failureOfSession.sorted { $0.key < $1.key }.map(\.value),
-                           fileCount: files.count, gaveUpWaiting: gaveUp)
+            DeliveryResult(
+                outcomes: outcomes, failures: failureOfSession.sorted { $0.key < $1.key }.map(\.value),
+                fileCount: files.count, gaveUpWaiting: gaveUp)
         }
     }
 
     /// Runs session number `session` until it ends, taking its files from the list.
     private func runSession(_ session: Int, hashes: HashAhead, ended: Semaphore) {
-        let plan = SessionFiles.pulled { [self] welcome in next(for: session, welcome: welcome, hashes: hashes, ended: ended) }
-        let sender = Sender(files: files, plan: plan, options: options, hashes: hashes) { [self] event in handle(event) }
+        let plan = SessionFiles.pulled { [self] welcome in
+            next(for: session, welcome: welcome, hashes: hashes, ended: ended)
+        }
+        let sender = Sender(files: files, plan: plan, options: options, hashes: hashes) { [self] event in handle(event)
+        }
         do throws(SendFailure) { try sender.run(connect) } catch { failed(error, session: session) }
         lock.withLock { work.ended(session) }
     }

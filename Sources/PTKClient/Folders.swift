@@ -22,13 +22,16 @@ public struct SendList: Sendable {
     /// `collect` for paths given as their bytes, which need not be UTF-8 (the command line's,
     /// `BytePath.commandLine`): such a file is sent all the same, its name offered with U+FFFD
     /// for the bytes that are not UTF-8 (`LocalFile.nameReplaced`); so is one found in a folder.
-    public static func collect(_ paths: [BytePath], keepFolders: Bool, follow: Bool) throws(LocalFileError) -> SendList {
+    public static func collect(_ paths: [BytePath], keepFolders: Bool, follow: Bool) throws(LocalFileError) -> SendList
+    {
         var c = SendList()
         for path in paths {
             // A path that cannot be stat'ed is checked as a file, whose error names the problem.
             if let st = try? fileStatus(path), st.isDirectory, !LocalFile.isPackage(path) {
                 var visited: Set<[UInt64]> = [[st.device, st.inode]]
-                try c.walk(path.droppingTrailingSlashes, below: [], keepFolders: keepFolders, follow: follow, visited: &visited)
+                try c.walk(
+                    path.droppingTrailingSlashes, below: [], keepFolders: keepFolders, follow: follow, visited: &visited
+                )
             } else {
                 c.files.append(try LocalFile.check(path))
             }
@@ -46,7 +49,9 @@ public struct SendList: Sendable {
     /// With `keepFolders`, a photo's name is its path below the folder given. Names are taken
     /// as the folder's bytes: one that is not UTF-8 is opened all the same, and offered with
     /// U+FFFD for its bytes that are not.
-    mutating func walk(_ folder: BytePath, below: [BytePath], keepFolders: Bool, follow: Bool, visited: inout Set<[UInt64]>) throws(LocalFileError) {
+    mutating func walk(
+        _ folder: BytePath, below: [BytePath], keepFolders: Bool, follow: Bool, visited: inout Set<[UInt64]>
+    ) throws(LocalFileError) {
         let directory: FileDescriptor
         let names: [BytePath]
         do {
@@ -60,7 +65,8 @@ public struct SendList: Sendable {
             leftOut.append((folder.description, "a folder that cannot be listed: \(error.reason.lowercasedFirst)"))
             return
         }
-        for name in names.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) where name.bytes.first != UInt8(ascii: ".") {
+        for name in names.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) })
+        where name.bytes.first != UInt8(ascii: ".") {
             let path = folder.appending(name)
             var st: FileStatus
             do { st = try directory.status(of: name) } catch {
@@ -73,7 +79,8 @@ public struct SendList: Sendable {
                     continue
                 }
                 do { st = try fileStatus(path) } catch {
-                    leftOut.append((path.description, "a symbolic link to nothing readable: \(error.reason.lowercasedFirst)"))
+                    leftOut.append(
+                        (path.description, "a symbolic link to nothing readable: \(error.reason.lowercasedFirst)"))
                     continue
                 }
             }

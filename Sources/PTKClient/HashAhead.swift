@@ -27,7 +27,9 @@ final class HashAhead: @unchecked Sendable {
         defer { stopped.signal() }
         for (k, i) in order.enumerated() {
             let skip = lock.withLock { passedOver?(i) ?? false }
-            let result = skip ? .failure(LocalFileError(path: files[i].path, reason: "not offered"))
+            let result =
+                skip
+                ? .failure(LocalFileError(path: files[i].path, reason: "not offered"))
                 : Result { () throws(LocalFileError) in try files[i].sha256 { lock.withLock { cancelled } } }
             // Set even when cancelled (the result is then the cancellation), so that nothing
             // waiting on it waits for ever; so are the results of the files not reached.

@@ -28,7 +28,10 @@ public struct LocalFile: Sendable {
     public var type: PhotoType
 
     /// `location` is what is opened (`path` as UTF-8 when not given).
-    public init(path: String, location: BytePath? = nil, name: String, nameReplaced: Bool = false, size: Int64, modified: WallTime? = nil, type: PhotoType = .png) {
+    public init(
+        path: String, location: BytePath? = nil, name: String, nameReplaced: Bool = false, size: Int64,
+        modified: WallTime? = nil, type: PhotoType = .png
+    ) {
         self.path = path
         self.location = location ?? BytePath(path)
         self.name = name
@@ -51,7 +54,9 @@ public struct LocalFile: Sendable {
         if let st = try? fileStatus(location), st.isDirectory { return try checkPackage(location) }
         let last = location.bytes.split(separator: UInt8(ascii: "/")).last.map { BytePath(bytes: $0) } ?? location
         guard let file = try checkFile(location, name: last.text, nameReplaced: !last.isUTF8) else {
-            throw LocalFileError(path: location.description, reason: "not a photo (its first bytes are not a PNG's, a JPEG's or a HEIC's)")
+            throw LocalFileError(
+                path: location.description,
+                reason: "not a photo (its first bytes are not a PNG's, a JPEG's or a HEIC's)")
         }
         return file
     }
@@ -63,7 +68,9 @@ public struct LocalFile: Sendable {
 
     /// The file at `location` as a photo offered as `name` (its ending fitted to its type), or nil
     /// when its first bytes are no photo's.
-    static func checkFile(_ location: BytePath, name: String, nameReplaced: Bool = false) throws(LocalFileError) -> LocalFile? {
+    static func checkFile(_ location: BytePath, name: String, nameReplaced: Bool = false) throws(LocalFileError)
+        -> LocalFile?
+    {
         let path = location.description
         let fd = try open(location)
         defer { fd.close() }
@@ -74,14 +81,18 @@ public struct LocalFile: Sendable {
             var got = 0
             while got < head.count {
                 let n = try head.withUnsafeMutableBytes { b in
-                    Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: b[got...])) }
+                    Result { () throws(SystemError) in
+                        try fd.read(
+                            fromAbsoluteOffset: Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: b[got...]))
+                    }
                 }.get()
                 if n == 0 { break }
                 got += n
             }
             guard let type = PhotoType.sniff(head[..<got]) else { return nil }
-            return LocalFile(path: path, location: location, name: type.fittedName(name), nameReplaced: nameReplaced, size: st.size,
-                             modified: st.modifiedTime, type: type)
+            return LocalFile(
+                path: path, location: location, name: type.fittedName(name), nameReplaced: nameReplaced, size: st.size,
+                modified: st.modifiedTime, type: type)
         } catch let e as LocalFileError {
             throw e
         } catch let e as SystemError {
@@ -104,10 +115,14 @@ public struct LocalFile: Sendable {
     static func checkPackage(_ path: BytePath) throws(LocalFileError) -> LocalFile {
         let folder = path.droppingTrailingSlashes
         guard isPackage(folder) else {
-            throw LocalFileError(path: path.description, reason: "not a regular file, nor a .ptk package (it holds no \(Package.dataName))")
+            throw LocalFileError(
+                path: path.description,
+                reason: "not a regular file, nor a .ptk package (it holds no \(Package.dataName))")
         }
         let modified: WallTime?
-        do { modified = Package.modifiedText(inMetadata: try readMetadata(folder)).flatMap { WallTime(iso8601: $0) } } catch {
+        do {
+            modified = Package.modifiedText(inMetadata: try readMetadata(folder)).flatMap { WallTime(iso8601: $0) }
+        } catch {
             throw LocalFileError(path: path.description, reason: "a package that cannot be sent: \(error)")
         }
         var file = try check(folder.appending(Package.dataName))
@@ -122,7 +137,8 @@ public struct LocalFile: Sendable {
     /// folder whose path is not UTF-8 is opened by its bytes and read through /proc/self/fd;
     /// messages name it as `BytePath.description` does.
     private static func readMetadata(_ folder: BytePath) throws(PackageError) -> [UInt8] {
-        let read = { (path: String, limit: Int) throws(SystemError) -> [UInt8] in try readFileBytes(path, limit: limit) }
+        let read = { (path: String, limit: Int) throws(SystemError) -> [UInt8] in try readFileBytes(path, limit: limit)
+        }
         if folder.isUTF8 { return try Package.readMetadata(folder.text, reading: read) }
         let fd: FileDescriptor
         do { fd = try .open(folder, flags: [.readOnly, .directory]) } catch {
@@ -145,7 +161,8 @@ public struct LocalFile: Sendable {
         switch SHA256.hex(ofFile: fd, size: size, cancelled: cancelled) {
         case .success(let digest): return digest
         case .failure(.system(let error)) where error.call == "madvise":
-            throw LocalFileError(path: path, reason: "the file changed after it was checked (\(error.reason.lowercasedFirst))")
+            throw LocalFileError(
+                path: path, reason: "the file changed after it was checked (\(error.reason.lowercasedFirst))")
         case .failure(.system(let error)): throw LocalFileError(path: path, reason: error.reason.lowercasedFirst)
         case .failure(let failure): throw LocalFileError(path: path, reason: failure.description)
         }

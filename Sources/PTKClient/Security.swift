@@ -45,8 +45,10 @@ extension SendOptions {
     /// checks the receiver's device ID against every one of `expected` before a frame is sent.
     /// The first session's ID is reported to `learned`; with none expected, it is required of
     /// every later session of the call.
-    public func tlsConnector(to addresses: [SocketAddress], context: TLSContext, expected: [ExpectedReceiver],
-                             learned: @escaping @Sendable (DeviceID, SocketAddress) -> Void) -> Connector {
+    public func tlsConnector(
+        to addresses: [SocketAddress], context: TLSContext, expected: [ExpectedReceiver],
+        learned: @escaping @Sendable (DeviceID, SocketAddress) -> Void
+    ) -> Connector {
         let timeout = self.timeout
         let state = LearnedReceiver(expected: expected)
         return { () throws(SendFailure) in
@@ -64,7 +66,9 @@ extension SendOptions {
             } catch {
                 switch error {
                 case .notTLS(let m): throw .notTLS(m)
-                case .timedOut: throw .connectionLost("the receiver did not finish the TLS handshake within \(formatSeconds(timeout))")
+                case .timedOut:
+                    throw .connectionLost(
+                        "the receiver did not finish the TLS handshake within \(formatSeconds(timeout))")
                 case .peerClosed: throw .connectionLost("the receiver closed the connection during the TLS handshake")
                 default: throw .tlsFailed(error.description)
                 }
@@ -181,7 +185,8 @@ public struct KnownReceivers: Sendable {
     public func save() throws(SystemError) {
         var text = "# Receivers ptk-send has met: device ID, name as given, address, first seen (Unix time).\n"
         text += "# `ptk-send --forget NAME` drops a line, so that a receiver's new ID is accepted.\n"
-        for line in otherLines where !line.hasPrefix("# Receivers ptk-send") && !line.hasPrefix("# `ptk-send --forget") {
+        for line in otherLines where !line.hasPrefix("# Receivers ptk-send") && !line.hasPrefix("# `ptk-send --forget")
+        {
             text += line + "\n"
         }
         for e in entries { text += "\(e.id.compact)\t\(e.name)\t\(e.address)\t\(e.firstSeen.seconds)\n" }

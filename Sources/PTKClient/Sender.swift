@@ -19,7 +19,10 @@ public struct SendOptions: Sendable {
     public var keepFolders: Bool
 
     /// Defaults: the host's name, window 64, 30 seconds, mapped files, flat names.
-    public init(name: String = hostName(), window: Int = 64, timeout: Duration = .seconds(30), mapFiles: Bool = true, keepFolders: Bool = false) {
+    public init(
+        name: String = hostName(), window: Int = 64, timeout: Duration = .seconds(30), mapFiles: Bool = true,
+        keepFolders: Bool = false
+    ) {
         self.name = name
         self.window = window
         self.timeout = timeout
@@ -111,17 +114,25 @@ public final class Sender {
     private let ownsHashes: Bool
 
     /// Sends all of `files`, in order.
-    public convenience init(files: [LocalFile], options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
+    public convenience init(
+        files: [LocalFile], options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }
+    ) {
         self.init(files: files, plan: .fixed(Array(files.indices)), options: options, progress: progress)
     }
 
     /// Sends the files of `files` that `plan` picks.
-    public convenience init(files: [LocalFile], plan: SessionFiles, options: SendOptions, progress: @escaping (SendProgress) -> Void = { _ in }) {
+    public convenience init(
+        files: [LocalFile], plan: SessionFiles, options: SendOptions,
+        progress: @escaping (SendProgress) -> Void = { _ in }
+    ) {
         self.init(files: files, plan: plan, options: options, hashes: nil, progress: progress)
     }
 
     /// `hashes`, when given, hashes every file `plan` may pick (`Delivery` shares one among its sessions).
-    init(files: [LocalFile], plan: SessionFiles, options: SendOptions, hashes: HashAhead?, progress: @escaping (SendProgress) -> Void) {
+    init(
+        files: [LocalFile], plan: SessionFiles, options: SendOptions, hashes: HashAhead?,
+        progress: @escaping (SendProgress) -> Void
+    ) {
         self.files = files
         self.plan = plan
         self.options = options
@@ -152,12 +163,17 @@ public final class Sender {
         /// Takes `indices` as the session's next files: returns them as offered.
         func take(_ indices: [Int]) -> [OutgoingFile] {
             order += indices
-            return indices.map { OutgoingFile(name: files[$0].name, size: files[$0].size, modified: files[$0].modified?.milliseconds, type: files[$0].type) }
+            return indices.map {
+                OutgoingFile(
+                    name: files[$0].name, size: files[$0].size, modified: files[$0].modified?.milliseconds,
+                    type: files[$0].type)
+            }
         }
         var machine: SenderSession
         switch plan {
         case .fixed(let indices):
-            machine = SenderSession(name: options.name, window: options.window, files: take(indices), features: options.features)
+            machine = SenderSession(
+                name: options.name, window: options.window, files: take(indices), features: options.features)
         case .pulled:
             machine = .planningAfterWelcome(name: options.name, window: options.window, features: options.features)
         }
@@ -193,7 +209,10 @@ public final class Sender {
                         do {
                             let fd = try files[order[index]].open()
                             // A file that cannot be mapped is read chunk by chunk instead (the same bytes).
-                            openFile = (index, fd, options.mapFiles ? try? MappedFile(fd, length: Int(files[order[index]].size)) : nil)
+                            openFile = (
+                                index, fd,
+                                options.mapFiles ? try? MappedFile(fd, length: Int(files[order[index]].size)) : nil
+                            )
                         } catch {
                             throw .localFile("\(path): \(error.reason)")
                         }
@@ -203,10 +222,12 @@ public final class Sender {
                         // Straight from the mapped file: one copy, into the socket (plaintext), or
                         // none before TLS encrypts it.
                         do throws(SystemError) { try map.prepare(Int(offset)..<Int(offset) + length) } catch {
-                            throw .localFile("\(path): the file changed or could not be read while sending (\(error.reason))")
+                            throw .localFile(
+                                "\(path): the file changed or could not be read while sending (\(error.reason))")
                         }
                         do throws(TransportError) {
-                            try map.withBytes(in: Int(offset)..<Int(offset) + length) { (payload) throws(TransportError) in
+                            try map.withBytes(in: Int(offset)..<Int(offset) + length) {
+                                (payload) throws(TransportError) in
                                 try connection.sendChunk(payload: payload)
                             }
                         } catch {
@@ -224,14 +245,19 @@ public final class Sender {
                         withUnsafeBytes(of: UInt32(length).bigEndian) { buf[1..<5].copyBytes(from: $0) }
                         var got = 0
                         while got < length {
-                            let dst = UnsafeMutableRawBufferPointer(rebasing: buf[(ProtocolLimits.headerSize + got)..<(ProtocolLimits.headerSize + length)])
+                            let dst = UnsafeMutableRawBufferPointer(
+                                rebasing: buf[(ProtocolLimits.headerSize + got)..<(ProtocolLimits.headerSize + length)])
                             // A read that fails is reported as the file's failure just below, by the short count.
                             guard let n = try? fd.read(fromAbsoluteOffset: offset + Int64(got), into: dst), n > 0 else {
-                                return .failure(.localFile("\(path): the file changed or could not be read while sending"))
+                                return .failure(
+                                    .localFile("\(path): the file changed or could not be read while sending"))
                             }
                             got += n
                         }
-                        do throws(TransportError) { try connection.writeRaw(UnsafeRawBufferPointer(rebasing: buf[..<(ProtocolLimits.headerSize + length)])) } catch {
+                        do throws(TransportError) {
+                            try connection.writeRaw(
+                                UnsafeRawBufferPointer(rebasing: buf[..<(ProtocolLimits.headerSize + length)]))
+                        } catch {
                             return .failure(lost(error, machine))
                         }
                         return .success(())
@@ -270,7 +296,8 @@ public final class Sender {
             if case .welcome(let w) = frame {
                 progress(.connected(address: peer, receiverName: w.name))
                 // Files of a type the receiver does not keep are never offered: not hashed either.
-                let kept = w.keptTypes, types = files.map(\.type)
+                let kept = w.keptTypes
+                let types = files.map(\.type)
                 hashes.passOver { !kept.contains(types[$0]) }
             }
             event = .frame(frame)

@@ -63,7 +63,8 @@ public struct FolderLayout: Sendable, Equatable, CustomStringConvertible {
                 case "year": pieces.append(.year)
                 case "month": pieces.append(.month)
                 case "day": pieces.append(.day)
-                default: throw LayoutError("unknown field {\(word)}; the fields are {sender}, {year}, {month} and {day}")
+                default:
+                    throw LayoutError("unknown field {\(word)}; the fields are {sender}, {year}, {month} and {day}")
                 }
                 rest = rest[rest.index(after: close)...]
             } else {

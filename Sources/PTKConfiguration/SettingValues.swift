@@ -12,8 +12,10 @@ func invalid(_ value: String, _ key: DaemonSetting, _ what: String) -> UsageErro
 /// saying what `expected` asks for, for anything else.
 enum Parse {
     /// A switch: on, yes, true or off, no, false, any case (and 1 or 0 where `digits`).
-    static func onOff(_ value: String, _ key: DaemonSetting, expected: String = "expected on or off",
-                      digits: Bool = false) throws(UsageError) -> Bool {
+    static func onOff(
+        _ value: String, _ key: DaemonSetting, expected: String = "expected on or off",
+        digits: Bool = false
+    ) throws(UsageError) -> Bool {
         switch value.lowercased() {
         case "on", "yes", "true": return true
         case "off", "no", "false": return false
@@ -24,15 +26,19 @@ enum Parse {
     }
 
     /// A TCP port, 0 to 65535 (0 picks a free one).
-    static func port(_ value: String, _ key: DaemonSetting,
-                     expected: String = "expected 0 to 65535") throws(UsageError) -> UInt16 {
+    static func port(
+        _ value: String, _ key: DaemonSetting,
+        expected: String = "expected 0 to 65535"
+    ) throws(UsageError) -> UInt16 {
         guard let n = parseInteger(value, in: 0...65535) else { throw invalid(value, key, expected) }
         return UInt16(n)
     }
 
     /// A size in bytes with an optional K, M, G or T suffix (`parseSize`), at least `minimum`.
-    static func size(_ value: String, _ key: DaemonSetting, atLeast minimum: Int64 = 0,
-                     expected: String) throws(UsageError) -> Int64 {
+    static func size(
+        _ value: String, _ key: DaemonSetting, atLeast minimum: Int64 = 0,
+        expected: String
+    ) throws(UsageError) -> Int64 {
         guard let n = parseSize(value), n >= minimum else { throw invalid(value, key, expected) }
         return n
     }
@@ -63,7 +69,11 @@ public func splitWords(_ text: String) throws(UsageError) -> [String] {
     while let c = chars.next() {
         switch c {
         case " ", "\t":
-            if inWord { words.append(word); word = ""; inWord = false }
+            if inWord {
+                words.append(word)
+                word = ""
+                inWord = false
+            }
         case "'":
             inWord = true
             while true {
@@ -101,8 +111,10 @@ public func splitWords(_ text: String) throws(UsageError) -> [String] {
 func checkedPIN(_ v: String, _ key: String) throws(UsageError) -> String {
     guard !v.isEmpty, v.utf8.count <= 64, v.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
         // The value is a secret: never echoed (errors reach the journal).
-        throw UsageError(key == "localsend-pin" ? "invalid value for localsend-pin: expected 1 to 64 characters without spaces"
-                                                : "\(key): the PIN in it is not 1 to 64 characters without spaces")
+        throw UsageError(
+            key == "localsend-pin"
+                ? "invalid value for localsend-pin: expected 1 to 64 characters without spaces"
+                : "\(key): the PIN in it is not 1 to 64 characters without spaces")
     }
     return v
 }

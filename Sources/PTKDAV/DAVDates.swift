@@ -11,7 +11,8 @@ public enum DAVDates {
     public static func httpDate(_ secondsSinceEpoch: Int64) -> String {
         let t = civil(secondsSinceEpoch)
         let weekday = weekdays[Int(((t.days % 7) + 7) % 7)]
-        return "\(weekday), \(two(t.day)) \(months[Int(t.month) - 1]) \(four(t.year)) \(two(t.hour)):\(two(t.minute)):\(two(t.second)) GMT"
+        return
+            "\(weekday), \(two(t.day)) \(months[Int(t.month) - 1]) \(four(t.year)) \(two(t.hour)):\(two(t.minute)):\(two(t.second)) GMT"
     }
 
     /// RFC 3339's date-time in UTC, for creationdate (RFC 4918 section 15.1):
@@ -22,7 +23,9 @@ public enum DAVDates {
     }
 
     /// The proleptic Gregorian date and time of `seconds` (PTKTime's `CivilDate`).
-    private static func civil(_ seconds: Int64) -> (days: Int64, year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) {
+    private static func civil(_ seconds: Int64) -> (
+        days: Int64, year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64
+    ) {
         var days = seconds / 86_400
         var rest = seconds % 86_400
         if rest < 0 {

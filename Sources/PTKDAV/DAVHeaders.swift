@@ -52,7 +52,9 @@ public enum DAVTimeout {
             let digits = word.utf8.dropFirst(prefix.utf8.count)
             guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { continue }
             // Many digits overflow Int: anything of more than 18 digits is over any maximum.
-            guard digits.count <= 18, let n = Int(String(decoding: digits, as: UTF8.self)) else { return max(1, maximum) }
+            guard digits.count <= 18, let n = Int(String(decoding: digits, as: UTF8.self)) else {
+                return max(1, maximum)
+            }
             return max(1, min(n, maximum))
         }
         return fallback
@@ -80,7 +82,8 @@ public enum DAVOverwrite {
 func trimmed(_ s: String) -> String {
     let scalars = s.unicodeScalars
     guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
-          let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
+        let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })
+    else { return "" }
     return String(scalars[first...last])
 }
 

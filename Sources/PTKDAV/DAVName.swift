@@ -29,7 +29,9 @@ public enum DAVName {
     /// Characters, and ".\u{301}x" begins with the Character ".\u{301}", a dotted name all the same.
     public static func kind(_ name: String) -> Kind {
         let lowered = asciiLowercased(name)
-        if lowered.utf8.starts(with: "._".utf8) || sidecars.contains(lowered) || lowered.utf8.starts(with: ".metadata_never_index".utf8) {
+        if lowered.utf8.starts(with: "._".utf8) || sidecars.contains(lowered)
+            || lowered.utf8.starts(with: ".metadata_never_index".utf8)
+        {
             return .sidecar
         }
         return name.utf8.first == UInt8(ascii: ".") ? .hidden : .ordinary

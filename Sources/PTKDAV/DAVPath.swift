@@ -23,7 +23,8 @@ public struct DAVPath: Sendable, Hashable, CustomStringConvertible {
 
     /// Same names, compared by their UTF-8 bytes: two spellings of "é" are two resources, as on disk.
     public static func == (a: DAVPath, b: DAVPath) -> Bool {
-        a.components.count == b.components.count && zip(a.components, b.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        a.components.count == b.components.count
+            && zip(a.components, b.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
     }
 
     /// Hashes the names' bytes, in step with `==` (not Unicode equivalence).
@@ -75,10 +76,11 @@ public struct DAVPath: Sendable, Hashable, CustomStringConvertible {
         var out: [UInt8] = []
         for b in name.utf8 {
             switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-                 UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
-                 UInt8(ascii: ","), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+                UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"),
+                UInt8(ascii: ","), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
                 out.append(b)
             default:
                 out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 15)]]
@@ -122,7 +124,9 @@ extension DAVPath {
     public static func parse(target: String, prefix: String) -> Result<DAVPath, DAVPathRefusal> {
         // By bytes, as everywhere here: "?\u{301}" is one Character that is not "?".
         var path = Substring(target)
-        if let cut = path.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { path = path[..<cut] }
+        if let cut = path.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            path = path[..<cut]
+        }
         if path.utf8.first != UInt8(ascii: "/") {
             guard let (_, _, rest) = splitAbsolute(path) else { return .failure(.outside) }
             path = rest
@@ -134,15 +138,20 @@ extension DAVPath {
             guard let decoded = percentDecoded(bytes: raw) else { return .failure(.badEncoding) }
             segments.append(decoded)
         }
-        let prefixSegments = prefix.utf8.split(separator: UInt8(ascii: "/")).map { percentDecoded(bytes: $0) ?? Array($0) }
+        let prefixSegments = prefix.utf8.split(separator: UInt8(ascii: "/")).map {
+            percentDecoded(bytes: $0) ?? Array($0)
+        }
         guard segments.count >= prefixSegments.count,
-              zip(prefixSegments, segments).allSatisfy({ $0 == $1 }) else { return .failure(.outside) }
+            zip(prefixSegments, segments).allSatisfy({ $0 == $1 })
+        else { return .failure(.outside) }
         let names = segments.dropFirst(prefixSegments.count)
         if names.count > maxComponents { return .failure(.tooLong) }
         var components: [String] = []
         var total = 0
         for bytes in names {
-            if bytes.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }) { return .failure(.encodedSlash) }
+            if bytes.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }) {
+                return .failure(.encodedSlash)
+            }
             if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return .failure(.control) }
             guard let name = String(validating: bytes, as: UTF8.self) else { return .failure(.badEncoding) }
             if name.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) { return .failure(.control) }
@@ -163,7 +172,8 @@ extension DAVPath {
         let value = trimmed(header)
         if value.utf8.first != UInt8(ascii: "/") {
             guard let (_, authority, _) = splitAbsolute(Substring(value)), let host,
-                  asciiLowercased(String(authority)).utf8.elementsEqual(asciiLowercased(host).utf8) else { return .failure(.outside) }
+                asciiLowercased(String(authority)).utf8.elementsEqual(asciiLowercased(host).utf8)
+            else { return .failure(.outside) }
         }
         return parse(target: value, prefix: prefix)
     }
@@ -178,7 +188,10 @@ extension DAVPath {
         let rest = uri[colon...]
         guard rest.utf8.starts(with: "://".utf8) else { return nil }
         let afterSlashes = rest[rest.utf8.index(colon, offsetBy: 3)...]
-        let end = afterSlashes.utf8.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        let end =
+            afterSlashes.utf8.firstIndex(where: {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            })
             ?? afterSlashes.endIndex
         let authority = afterSlashes[..<end]
         guard !authority.isEmpty else { return nil }

@@ -18,11 +18,15 @@ public enum PropfindRequest: Sendable, Equatable {
         if isBlank(body) { return .success(.allProperties(include: [])) }
         return DAVXML.parse(body).flatMap { root in
             if let error = expectRoot(root, "propfind") { return .failure(error) }
-            let kinds = root.children.filter { ["prop", "allprop", "propname"].contains($0.name.local) && $0.name.namespace == XMLName.dav }
+            let kinds = root.children.filter {
+                ["prop", "allprop", "propname"].contains($0.name.local) && $0.name.namespace == XMLName.dav
+            }
             guard kinds.count == 1, let kind = kinds.first else {
-                return .failure(DAVXMLError(kinds.isEmpty
-                    ? "the PROPFIND body names none of prop, allprop or propname"
-                    : "the PROPFIND body names more than one of prop, allprop and propname"))
+                return .failure(
+                    DAVXMLError(
+                        kinds.isEmpty
+                            ? "the PROPFIND body names none of prop, allprop or propname"
+                            : "the PROPFIND body names more than one of prop, allprop and propname"))
             }
             let include = root.child(.dav("include"))
             if include != nil && kind.name.local != "allprop" {
@@ -64,14 +68,16 @@ public struct ProppatchRequest: Sendable, Equatable {
         return DAVXML.parse(body).flatMap { root in
             if let error = expectRoot(root, "propertyupdate") { return .failure(error) }
             var operations: [Operation] = []
-            for instruction in root.children where instruction.name == .dav("set") || instruction.name == .dav("remove") {
+            for instruction in root.children where instruction.name == .dav("set") || instruction.name == .dav("remove")
+            {
                 let props = instruction.children(.dav("prop"))
                 if props.isEmpty {
                     return .failure(DAVXMLError("the PROPPATCH body has a \(instruction.name.local) without prop"))
                 }
                 for prop in props {
                     for property in prop.children {
-                        operations.append(instruction.name.local == "set" ? .set(property.name, property) : .remove(property.name))
+                        operations.append(
+                            instruction.name.local == "set" ? .set(property.name, property) : .remove(property.name))
                     }
                 }
             }

@@ -25,28 +25,41 @@ public enum DAVXML {
         // The builder outlives the parser: both live until this function returns.
         XML_SetUserData(parser, Unmanaged.passUnretained(builder).toOpaque())
         _ = XML_SetParamEntityParsing(parser, XML_PARAM_ENTITY_PARSING_NEVER)
-        XML_SetElementHandler(parser, { user, name, attributes in
-            TreeBuilder.from(user).start(name, attributes)
-        }, { user, _ in
-            TreeBuilder.from(user).end()
-        })
-        XML_SetCharacterDataHandler(parser, { user, text, length in
-            TreeBuilder.from(user).characters(text, Int(length))
-        })
-        XML_SetStartDoctypeDeclHandler(parser, { user, _, _, _, _ in
-            TreeBuilder.from(user).refuse(DAVXMLError.declaration)
-        })
-        XML_SetEntityDeclHandler(parser, { user, _, _, _, _, _, _, _, _ in
-            TreeBuilder.from(user).refuse(DAVXMLError.declaration)
-        })
-        XML_SetUnparsedEntityDeclHandler(parser, { user, _, _, _, _, _ in
-            TreeBuilder.from(user).refuse(DAVXMLError.declaration)
-        })
+        XML_SetElementHandler(
+            parser,
+            { user, name, attributes in
+                TreeBuilder.from(user).start(name, attributes)
+            },
+            { user, _ in
+                TreeBuilder.from(user).end()
+            })
+        XML_SetCharacterDataHandler(
+            parser,
+            { user, text, length in
+                TreeBuilder.from(user).characters(text, Int(length))
+            })
+        XML_SetStartDoctypeDeclHandler(
+            parser,
+            { user, _, _, _, _ in
+                TreeBuilder.from(user).refuse(DAVXMLError.declaration)
+            })
+        XML_SetEntityDeclHandler(
+            parser,
+            { user, _, _, _, _, _, _, _, _ in
+                TreeBuilder.from(user).refuse(DAVXMLError.declaration)
+            })
+        XML_SetUnparsedEntityDeclHandler(
+            parser,
+            { user, _, _, _, _, _ in
+                TreeBuilder.from(user).refuse(DAVXMLError.declaration)
+            })
         // Returning XML_STATUS_ERROR refuses the entity: expat reports an error, reads nothing.
         XML_SetExternalEntityRefHandler(parser, { _, _, _, _, _ in 0 })
         let status = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress.map { base in
-                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { XML_Parse(parser, $0, Int32(buffer.count), 1) }
+                base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                    XML_Parse(parser, $0, Int32(buffer.count), 1)
+                }
             } ?? XML_Parse(parser, nil, 0, 1)
         }
         if let refusal = builder.refusal { return .failure(refusal) }
@@ -56,7 +69,8 @@ public enum DAVXML {
             if code == XML_ERROR_UNDEFINED_ENTITY || code == XML_ERROR_EXTERNAL_ENTITY_HANDLING {
                 return .failure(DAVXMLError.declaration)
             }
-            return .failure(DAVXMLError("the XML body is not well-formed (line \(XML_GetCurrentLineNumber(parser)): \(reason))"))
+            return .failure(
+                DAVXMLError("the XML body is not well-formed (line \(XML_GetCurrentLineNumber(parser)): \(reason))"))
         }
         guard let root = builder.root else {
             return .failure(DAVXMLError("the XML body is not well-formed (no root element)"))
@@ -154,7 +168,10 @@ private final class TreeBuilder {
             let bytes = UnsafeBufferPointer(start: p, count: length)
             guard let split else { return XMLName("", String(decoding: bytes, as: UTF8.self)) }
             if split > limits.maxNamespaceBytes {
-                refuse(DAVXMLError("the XML body names a namespace of \(split) bytes; at most \(limits.maxNamespaceBytes) are taken"))
+                refuse(
+                    DAVXMLError(
+                        "the XML body names a namespace of \(split) bytes; at most \(limits.maxNamespaceBytes) are taken"
+                    ))
                 return nil
             }
             let namespace = String(decoding: bytes[..<split], as: UTF8.self)

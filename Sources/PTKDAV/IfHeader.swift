@@ -103,7 +103,9 @@ public struct IfHeader: Sendable, Equatable {
     /// ETag (nil if the resource does not exist). A token matches when it is among the tokens;
     /// an entity tag when it equals the ETag exactly, quotes and any "W/" included (a bare ETag
     /// from `state` is taken as quoted).
-    public func evaluate(requestResource: String, resolve: (String) -> String?, state: (String) -> (tokens: [String], etag: String?)) -> Bool {
+    public func evaluate(
+        requestResource: String, resolve: (String) -> String?, state: (String) -> (tokens: [String], etag: String?)
+    ) -> Bool {
         lists.contains { list in
             let key: String?
             if let tag = list.resource { key = resolve(tag) } else { key = requestResource }
@@ -195,7 +197,9 @@ private struct IfReader {
             }
             var not = false
             if b == UInt8(ascii: "N") || b == UInt8(ascii: "n") {
-                guard i + 2 < bytes.count, bytes[i + 1] | 0x20 == UInt8(ascii: "o"), bytes[i + 2] | 0x20 == UInt8(ascii: "t") else { return nil }
+                guard i + 2 < bytes.count, bytes[i + 1] | 0x20 == UInt8(ascii: "o"),
+                    bytes[i + 2] | 0x20 == UInt8(ascii: "t")
+                else { return nil }
                 i += 3
                 not = true
                 skipSpace()

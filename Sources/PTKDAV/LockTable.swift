@@ -22,7 +22,10 @@ public struct ActiveLock: Sendable, Equatable {
     public var timeout: Int
 
     /// A lock as given.
-    public init(token: String, root: DAVPath, depth: DAVDepth, scope: LockRequest.Scope, owner: String?, account: String, expires: Int64, timeout: Int) {
+    public init(
+        token: String, root: DAVPath, depth: DAVDepth, scope: LockRequest.Scope, owner: String?, account: String,
+        expires: Int64, timeout: Int
+    ) {
         self.token = token
         self.root = root
         self.depth = depth
@@ -50,7 +53,8 @@ public struct ActiveLock: Sendable, Equatable {
             + (owner ?? "")
             + "<D:timeout>Second-\(left)</D:timeout>"
             + "<D:locktoken><D:href>" + Multistatus.escape(token) + "</D:href></D:locktoken>"
-            + "<D:lockroot><D:href>" + Multistatus.escape(root.href(prefix: prefix, collection: collection)) + "</D:href></D:lockroot>"
+            + "<D:lockroot><D:href>" + Multistatus.escape(root.href(prefix: prefix, collection: collection))
+            + "</D:href></D:lockroot>"
             + "</D:activelock>"
     }
 
@@ -115,7 +119,10 @@ public struct LockTable: Sendable {
     /// below; a shared lock conflicts only with exclusive ones, in either direction. The first
     /// conflicting lock is reported. A token already in the table is a conflict with its lock
     /// (the caller's random source is broken). Then the account's bound.
-    public mutating func lock(_ path: DAVPath, depth: DAVDepth, scope: LockRequest.Scope, owner: String?, account: String, timeout: Int, now: Int64, token: String) -> Result<ActiveLock, LockConflict> {
+    public mutating func lock(
+        _ path: DAVPath, depth: DAVDepth, scope: LockRequest.Scope, owner: String?, account: String, timeout: Int,
+        now: Int64, token: String
+    ) -> Result<ActiveLock, LockConflict> {
         expire(now)
         let depth: DAVDepth = depth == .zero ? .zero : .infinity
         for l in locks {
@@ -124,18 +131,25 @@ public struct LockTable: Sendable {
             if overlaps && (l.scope == .exclusive || scope == .exclusive) { return .failure(.locked(by: l)) }
         }
         if count(account: account) >= maxPerAccount { return .failure(.tooMany) }
-        if ownerBytes(account: account) + (owner?.utf8.count ?? 0) > maxOwnerBytesPerAccount { return .failure(.tooMany) }
-        let lock = ActiveLock(token: token, root: path, depth: depth, scope: scope, owner: owner, account: account,
-                              expires: now + Int64(timeout), timeout: timeout)
+        if ownerBytes(account: account) + (owner?.utf8.count ?? 0) > maxOwnerBytesPerAccount {
+            return .failure(.tooMany)
+        }
+        let lock = ActiveLock(
+            token: token, root: path, depth: depth, scope: scope, owner: owner, account: account,
+            expires: now + Int64(timeout), timeout: timeout)
         locks.append(lock)
         return .success(lock)
     }
 
     /// Gives the lock `token` `timeout` more seconds from `now` (section 9.10.2). The lock
     /// must cover `path` (the request-URI).
-    public mutating func refresh(token: String, path: DAVPath, timeout: Int, now: Int64) -> Result<ActiveLock, LockConflict> {
+    public mutating func refresh(token: String, path: DAVPath, timeout: Int, now: Int64) -> Result<
+        ActiveLock, LockConflict
+    > {
         expire(now)
-        guard let i = locks.firstIndex(where: { $0.token == token && $0.covers(path) }) else { return .failure(.noSuchLock) }
+        guard let i = locks.firstIndex(where: { $0.token == token && $0.covers(path) }) else {
+            return .failure(.noSuchLock)
+        }
         locks[i].expires = now + Int64(timeout)
         locks[i].timeout = timeout
         return .success(locks[i])
@@ -145,7 +159,9 @@ public struct LockTable: Sendable {
     /// the lock's scope). Returns the lock removed.
     public mutating func unlock(token: String, path: DAVPath, now: Int64) -> Result<ActiveLock, LockConflict> {
         expire(now)
-        guard let i = locks.firstIndex(where: { $0.token == token && $0.covers(path) }) else { return .failure(.noSuchLock) }
+        guard let i = locks.firstIndex(where: { $0.token == token && $0.covers(path) }) else {
+            return .failure(.noSuchLock)
+        }
         return .success(locks.remove(at: i))
     }
 
@@ -169,7 +185,9 @@ public struct LockTable: Sendable {
     /// any one of its shared locks' (shared holders each write under their own lock). Returns
     /// a lock (covering ones first) of the first locked resource without one; nil when the
     /// write is allowed.
-    public mutating func missingToken(for path: DAVPath, submitted: [String], includingBelow: Bool, now: Int64) -> ActiveLock? {
+    public mutating func missingToken(for path: DAVPath, submitted: [String], includingBelow: Bool, now: Int64)
+        -> ActiveLock?
+    {
         let candidates = covering(path, now: now) + (includingBelow ? within(path, now: now) : [])
         var roots: [DAVPath] = []
         for l in candidates where !roots.contains(l.root) { roots.append(l.root) }

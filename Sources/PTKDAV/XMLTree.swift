@@ -174,7 +174,8 @@ public struct XMLLimits: Sendable {
     public var maxNamespaceBytes: Int
 
     /// Limits of the given sizes.
-    public init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32, maxElements: Int = 10_000, maxNamespaceBytes: Int = 1024) {
+    public init(maxBytes: Int = 64 * 1024, maxDepth: Int = 32, maxElements: Int = 10_000, maxNamespaceBytes: Int = 1024)
+    {
         self.maxBytes = maxBytes
         self.maxDepth = maxDepth
         self.maxElements = maxElements

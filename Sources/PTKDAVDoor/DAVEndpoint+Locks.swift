@@ -18,35 +18,50 @@ extension DAVEndpoint {
     /// throws 400, 412 or 423 when not. The If header's untagged lists are about the
     /// request-URI (RFC 4918 10.4.3): `requestURI` when `path` is another (a MOVE's Destination).
     /// `lockTable` false: only the If header's conditions (a LOCK, whose conflicts are the table's).
-    func checkLocks(_ r: Request, _ view: DAVView, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool,
-                    lockTable: Bool = true) throws(HTTPError) {
+    func checkLocks(
+        _ r: Request, _ view: DAVView, _ path: DAVPath, requestURI: DAVPath? = nil, includingBelow: Bool,
+        lockTable: Bool = true
+    ) throws(HTTPError) {
         var submitted: [String] = []
         let space = view.lockSpace
         if let header = r.head.header("if") {
             guard let parsed = IfHeader.parse(header) else {
-                throw refusal(r, .badRequest, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
+                throw refusal(
+                    r, .badRequest,
+                    "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
             }
             let now = Self.now
             // Each resource once, however many lists name it: looking at a name may hash its file.
             var seen: [String: (tokens: [String], etag: String?)] = [:]
-            let holds = parsed.evaluate(requestResource: (requestURI ?? path).string, resolve: { tag in
-                (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string  // a tag naming nothing of ours matches no resource
-            }, state: { key in
-                if let known = seen[key] { return known }
-                let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
-                let tokens = self.withLocks(space) { $0.covering(p, now: now) }.map(\.token)
-                let state = (tokens: tokens, etag: self.property(.dav("getetag"), of: p, view.resolve(p), space: space))
-                seen[key] = state
-                return state
-            })
+            let holds = parsed.evaluate(
+                requestResource: (requestURI ?? path).string,
+                resolve: { tag in
+                    // a tag naming nothing of ours matches no resource
+                    (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string
+                },
+                state: { key in
+                    if let known = seen[key] { return known }
+                    let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
+                    let tokens = self.withLocks(space) { $0.covering(p, now: now) }.map(\.token)
+                    let state = (
+                        tokens: tokens, etag: self.property(.dav("getetag"), of: p, view.resolve(p), space: space)
+                    )
+                    seen[key] = state
+                    return state
+                })
             guard holds else { throw refusal(r, .preconditionFailed, "the If header's conditions do not hold") }
             submitted = ownTokens(parsed.allTokens, view.account.id, space: space)
         }
         let now = Self.now
-        if lockTable, let lock = withLocks(space, { $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) }) {
+        if lockTable,
+            let lock = withLocks(
+                space, { $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) })
+        {
             let root = lock.root.href(prefix: Self.prefix, collection: lock.depth == .infinity)
-            throw conditionRefusal(r, .locked, "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
-                                   "\(path.string.isEmpty ? "/" : path.string) is locked and the request did not give the lock's token")
+            throw conditionRefusal(
+                r, .locked,
+                "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
+                "\(path.string.isEmpty ? "/" : path.string) is locked and the request did not give the lock's token")
         }
     }
 
@@ -66,15 +81,21 @@ extension DAVEndpoint {
             let header = r.head.header("if")
             let parsed = header.flatMap(IfHeader.parse)
             if header != nil && parsed == nil {
-                throw refusal(r, .badRequest, "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
+                throw refusal(
+                    r, .badRequest,
+                    "the If header is not one RFC 4918 allows, or names more than \(IfHeader.maxConditions) conditions")
             }
             let tokens = ownTokens(parsed?.allTokens ?? [], c.account.id, space: space)
             for token in tokens {
-                if case .success(let lock) = withLocks(space, { $0.refresh(token: token, path: path, timeout: timeout, now: now) }) {
+                if case .success(let lock) = withLocks(
+                    space, { $0.refresh(token: token, path: path, timeout: timeout, now: now) })
+                {
                     return lockAnswer(.ok, lock)
                 }
             }
-            throw conditionRefusal(r, .preconditionFailed, "<D:lock-token-matches-request-uri/>", "a lock refresh without the token of a lock on it")
+            throw conditionRefusal(
+                r, .preconditionFailed, "<D:lock-token-matches-request-uri/>",
+                "a lock refresh without the token of a lock on it")
         }
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity), depth != .one else {
             throw refusal(r, .badRequest, "a LOCK's Depth is 0 or infinity")
@@ -97,20 +118,28 @@ extension DAVEndpoint {
         guard isCurrent(c.account.id) else { throw removedRefusal(r) }
         let token = ActiveLock.token(uuidBytes: randomBytes(16))
         let taken = withLocks(view.lockSpace, for: c.account.id) {
-            $0.lock(path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner, account: c.account.id,
-                    timeout: timeout, now: now, token: token)
+            $0.lock(
+                path, depth: resource.isCollection ? depth : .zero, scope: request.scope, owner: request.owner,
+                account: c.account.id,
+                timeout: timeout, now: now, token: token)
         }
         guard let result = taken else { throw removedRefusal(r) }
         switch result {
         case .success(let lock):
             if !resource.exists, !names.setPlaceholder(c.account.id, path, at: now) {
                 _ = withLocks(view.lockSpace) { $0.unlock(token: lock.token, path: path, now: now) }
-                throw refusal(r, .insufficientStorage, "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first")
+                throw refusal(
+                    r, .insufficientStorage,
+                    "this app password holds \(DAVNames.maxPlaceholders) empty names already; finish or unlock some first"
+                )
             }
             r.log("locked \(quotedForLog(path.string)) for \(timeout) s")
             return lockAnswer(resource.exists ? .ok : .created, lock)
         case .failure(.tooMany):
-            throw refusal(r, .serviceUnavailable, "this app password holds \(Self.maxLocksPerPassword) locks, or \(Self.maxOwnerBytesPerPassword) bytes of their owners, already; unlock some first")
+            throw refusal(
+                r, .serviceUnavailable,
+                "this app password holds \(Self.maxLocksPerPassword) locks, or \(Self.maxOwnerBytesPerPassword) bytes of their owners, already; unlock some first"
+            )
         case .failure:
             throw conditionRefusal(r, .locked, "<D:no-conflicting-lock/>", "\(path.string) is locked by another client")
         }
@@ -130,7 +159,10 @@ extension DAVEndpoint {
         token = String(token.dropFirst().dropLast())
         let now = Self.now
         let space = view(c).lockSpace
-        guard ownTokens([token], c.account.id, space: space) == [token] || !withLocks(space, { $0.locks.contains { $0.token == token } }) else {
+        guard
+            ownTokens([token], c.account.id, space: space) == [token]
+                || !withLocks(space, { $0.locks.contains { $0.token == token } })
+        else {
             throw refusal(r, .forbidden, "that lock was taken with another app password")
         }
         switch withLocks(space, { $0.unlock(token: token, path: path, now: now) }) {
@@ -139,7 +171,8 @@ extension DAVEndpoint {
             if withLocks(space, { $0.covering(path, now: now) }).isEmpty { names.removePlaceholder(c.account.id, path) }
             return answer(.noContent)
         case .failure:
-            throw conditionRefusal(r, .conflict, "<D:lock-token-matches-request-uri/>", "no lock with that token covers \(path.string)")
+            throw conditionRefusal(
+                r, .conflict, "<D:lock-token-matches-request-uri/>", "no lock with that token covers \(path.string)")
         }
     }
 

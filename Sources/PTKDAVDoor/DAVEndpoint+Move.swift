@@ -24,7 +24,10 @@ extension DAVEndpoint {
         case .sidecar:
             sidecars.remove(id, path.string)
         case .photo(let kept, _, _, _, _):
-            guard c.full else { throw refusal(r, .forbidden, "an upload password cannot delete: deleting on the device never deletes here") }
+            guard c.full else {
+                throw refusal(
+                    r, .forbidden, "an upload password cannot delete: deleting on the device never deletes here")
+            }
             if names.with(id, { $0.files[path]?.shared }) == true {
                 // A name for bytes kept already (someone's photo): only the name goes.
                 names.remove(id, path)
@@ -37,7 +40,10 @@ extension DAVEndpoint {
             names.remove(id, path)
             r.log("deleted \(quotedForLog(kept))", always: true)
         case .collection(let real, _):
-            guard c.full else { throw refusal(r, .forbidden, "an upload password cannot delete: deleting on the device never deletes here") }
+            guard c.full else {
+                throw refusal(
+                    r, .forbidden, "an upload password cannot delete: deleting on the device never deletes here")
+            }
             if real {
                 do throws(LibraryError) { try removeTree(path.string, library: view.library) } catch {
                     throw refusal(r, .internalServerError, "cannot delete \(path.string): \(error.description)")
@@ -54,16 +60,24 @@ extension DAVEndpoint {
 
     func move(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
         let path = try target(r)
-        guard let header = r.head.header("destination") else { throw refusal(r, .badRequest, "MOVE needs a Destination header") }
+        guard let header = r.head.header("destination") else {
+            throw refusal(r, .badRequest, "MOVE needs a Destination header")
+        }
         let destination: DAVPath
         switch DAVPath.destination(header, prefix: Self.prefix, host: r.head.header("host")) {
         case .success(let d): destination = d
         case .failure(.outside): throw refusal(r, HTTPStatus(502), "the Destination is not on this door")
         case .failure(let why): throw refusal(r, .badRequest, "the Destination is not a path this door takes (\(why))")
         }
-        guard let overwrite = DAVOverwrite.parse(r.head.header("overwrite")) else { throw refusal(r, .badRequest, "Overwrite must be T or F") }
-        guard !path.isRoot, !destination.isRoot else { throw refusal(r, .forbidden, "the top folder cannot be moved or replaced") }
-        guard destination != path, !path.isAncestor(of: destination) else { throw refusal(r, .forbidden, "a resource cannot be moved onto or into itself") }
+        guard let overwrite = DAVOverwrite.parse(r.head.header("overwrite")) else {
+            throw refusal(r, .badRequest, "Overwrite must be T or F")
+        }
+        guard !path.isRoot, !destination.isRoot else {
+            throw refusal(r, .forbidden, "the top folder cannot be moved or replaced")
+        }
+        guard destination != path, !path.isAncestor(of: destination) else {
+            throw refusal(r, .forbidden, "a resource cannot be moved onto or into itself")
+        }
         guard !destination.components.contains(where: { DAVName.kind($0) == .hidden }) else {
             throw refusal(r, .forbidden, "names starting with a dot are the receiver's own")
         }
@@ -77,10 +91,14 @@ extension DAVEndpoint {
         let id = c.account.id
         let sidecarMove = resource.isSidecar && DAVName.kind(destination.name!) == .sidecar
         if target.exists {
-            guard overwrite else { throw refusal(r, .preconditionFailed, "\(destination.string) exists and Overwrite is F") }
+            guard overwrite else {
+                throw refusal(r, .preconditionFailed, "\(destination.string) exists and Overwrite is F")
+            }
             // Only what is not a photo or folder may be replaced: placeholders and sidecars.
             guard target.isPlaceholder || target.isSidecar else {
-                throw refusal(r, .forbidden, "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
+                throw refusal(
+                    r, .forbidden,
+                    "\(destination.string) exists; the receiver never replaces a photo or folder (delete it first)")
             }
         }
         try checkLocks(r, view, path, includingBelow: true)
@@ -96,7 +114,9 @@ extension DAVEndpoint {
         case .photo(let kept, _, _, let sha, _):
             guard c.full else { throw refusal(r, .forbidden, "an upload password cannot move or rename photos") }
             guard DAVName.kind(destination.name!) == .ordinary else {
-                throw refusal(r, .forbidden, "\(destination.name!) is a name operating systems use for their own files, not a photo's")
+                throw refusal(
+                    r, .forbidden,
+                    "\(destination.name!) is a name operating systems use for their own files, not a photo's")
             }
             if let named = names.with(id, { $0.files[path] }), named.shared {
                 // A name for bytes kept already: only the name moves.
@@ -107,7 +127,9 @@ extension DAVEndpoint {
             let type = PhotoType(fileName: kept) ?? .png
             let leaf = PhotoStore.finalName(destination.name!, type: type)
             let newKept = (parent.isRoot ? "" : parent.string + "/") + leaf
-            guard StoreRequest.isValidFolder(parent.string) else { throw refusal(r, .forbidden, "\(parent.string) is not a folder the receiver keeps") }
+            guard StoreRequest.isValidFolder(parent.string) else {
+                throw refusal(r, .forbidden, "\(parent.string) is not a folder the receiver keeps")
+            }
             do throws(LibraryError) { try renameKept(kept, to: newKept, library: view.library) } catch {
                 throw refusal(r, error.kind == .refused ? .forbidden : .internalServerError, error.description)
             }
@@ -116,21 +138,29 @@ extension DAVEndpoint {
                 // The name is for the bytes that moved (hashed now if the library had no entry):
                 // unreadable at once, a name that names nothing.
                 let st = try? photos.statusBeneath(newKept)
-                names.setFile(id, destination, DAVNamed(kept: newKept, size: st?.size ?? 0, sha256: sha ?? hashOfKept(newKept) ?? "",
-                                                        modified: Self.now, mark: nil, shared: false))
+                names.setFile(
+                    id, destination,
+                    DAVNamed(
+                        kept: newKept, size: st?.size ?? 0, sha256: sha ?? hashOfKept(newKept) ?? "",
+                        modified: Self.now, mark: nil, shared: false))
             }
             r.log("moved \(quotedForLog(kept)) to \(quotedForLog(newKept))", always: true)
         case .collection(let real, _):
             guard c.full else { throw refusal(r, .forbidden, "an upload password cannot move or rename folders") }
-            guard StoreRequest.isValidFolder(destination.string), Array(PhotoStore.folderName(destination.name!).utf8) == Array(destination.name!.utf8) else {
+            guard StoreRequest.isValidFolder(destination.string),
+                Array(PhotoStore.folderName(destination.name!).utf8) == Array(destination.name!.utf8)
+            else {
                 throw refusal(r, .forbidden, "\(destination.string) is not a folder name the receiver keeps")
             }
             if real {
-                do throws(LibraryError) { try renameKept(path.string, to: destination.string, library: view.library) } catch {
+                do throws(LibraryError) {
+                    try renameKept(path.string, to: destination.string, library: view.library)
+                } catch {
                     throw refusal(r, error.kind == .refused ? .forbidden : .internalServerError, error.description)
                 }
             }
-            let from = path.string + "/", to = destination.string + "/"
+            let from = path.string + "/"
+            let to = destination.string + "/"
             names.move(id, path, to: destination) { named in
                 var n = named
                 if n.kept.hasPrefix(from) { n.kept = to + n.kept.dropFirst(from.count) }
@@ -186,7 +216,8 @@ extension DAVEndpoint {
         }
         for name in entries {
             let child = key + "/" + name
-            if let st = try? photos.statusBeneath(child), st.isDirectory {  // not a readable folder: removed as the name it is
+            // not a readable folder: removed as the name it is
+            if let st = try? photos.statusBeneath(child), st.isDirectory {
                 try removeTree(child, library: library)
             } else {
                 try removeKept(child, library: library)

@@ -8,15 +8,20 @@ import PTKVocabulary
 /// streamed one response at a time, so a folder of 10,000 photos is never one answer in memory.
 extension DAVEndpoint {
     /// The live properties `allprop` returns (quota only when asked, RFC 4331 3).
-    static let liveProperties = ["resourcetype", "getcontentlength", "getlastmodified", "getcontenttype", "getetag", "creationdate",
-                                 "displayname", "supportedlock", "lockdiscovery"].map(XMLName.dav)
+    static let liveProperties = [
+        "resourcetype", "getcontentlength", "getlastmodified", "getcontenttype", "getetag", "creationdate",
+        "displayname", "supportedlock", "lockdiscovery",
+    ].map(XMLName.dav)
     static let quotaProperties = ["quota-available-bytes", "quota-used-bytes"].map(XMLName.dav)
 
     /// The request's view; placeholders no lock holds any more are let go first.
     func view(_ c: DAVCaller) -> DAVView {
-        let view = DAVView(endpoint: self, account: c.account, library: try? c.connection.library())  // library off or unreadable: listings go without its hashes
+        // library off or unreadable: listings go without its hashes
+        let view = DAVView(endpoint: self, account: c.account, library: try? c.connection.library())
         let now = Self.now
-        names.expirePlaceholders(c.account.id, now: now) { path in !self.withLocks(view.lockSpace) { $0.covering(path, now: now) }.isEmpty }
+        names.expirePlaceholders(c.account.id, now: now) { path in
+            !self.withLocks(view.lockSpace) { $0.covering(path, now: now) }.isEmpty
+        }
         return view
     }
 
@@ -36,7 +41,9 @@ extension DAVEndpoint {
             throw refusal(r, .badRequest, "Depth must be 0, 1 or infinity")
         }
         if depth == .infinity {
-            throw conditionRefusal(r, .forbidden, "<D:propfind-finite-depth/>", "PROPFIND with Depth infinity (ask with Depth 1, folder by folder)")
+            throw conditionRefusal(
+                r, .forbidden, "<D:propfind-finite-depth/>",
+                "PROPFIND with Depth infinity (ask with Depth 1, folder by folder)")
         }
         var request: PropfindRequest
         switch PropfindRequest.parse(body) {
@@ -50,8 +57,12 @@ extension DAVEndpoint {
         case .allProperties(let include): request = .allProperties(include: Self.distinct(include))
         case .propertyNames: break
         }
-        if case .properties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { throw refusal(r, .badRequest, why) }
-        if case .allProperties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") { throw refusal(r, .badRequest, why) }
+        if case .properties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") {
+            throw refusal(r, .badRequest, why)
+        }
+        if case .allProperties(let names) = request, let why = Self.tooManyProperties(names, "PROPFIND") {
+            throw refusal(r, .badRequest, why)
+        }
         let view = view(c)
         let resource = view.resolve(path)
         guard resource.exists else { throw refusal(r, .notFound, "no such WebDAV resource") }
@@ -59,7 +70,9 @@ extension DAVEndpoint {
         // that stops reading at </D:multistatus>, as Go's rclone does, can then reuse the
         // connection); a larger one (a folder of thousands) is streamed in chunks as it is made.
         var entries = [(path, resource)][...]
-        if depth == .one, resource.isCollection { entries += view.children(path).map { (path.appending($0.name), $0.resource) } }
+        if depth == .one, resource.isCollection {
+            entries += view.children(path).map { (path.appending($0.name), $0.resource) }
+        }
         let quota = DAVQuota(self, view)
         let asked = request
         let space = view.lockSpace
@@ -72,17 +85,19 @@ extension DAVEndpoint {
             return answer(.multiStatus, pending + Multistatus.tail, type: "application/xml; charset=utf-8")
         }
         let first = pending
-        return Response(.multiStatus, body: .stream(contentType: "application/xml; charset=utf-8") { out throws(HTTPError) in
-            try out.write(Array(first.utf8))
-            var pending = ""
-            for (p, res) in entries {
-                pending += self.response(p, res, asked, space: space, quota: quota)
-                guard pending.utf8.count >= Self.bufferedLimit else { continue }
-                try out.write(Array(pending.utf8))
-                pending = ""
-            }
-            try out.write(Array((pending + Multistatus.tail).utf8))
-        })
+        return Response(
+            .multiStatus,
+            body: .stream(contentType: "application/xml; charset=utf-8") { out throws(HTTPError) in
+                try out.write(Array(first.utf8))
+                var pending = ""
+                for (p, res) in entries {
+                    pending += self.response(p, res, asked, space: space, quota: quota)
+                    guard pending.utf8.count >= Self.bufferedLimit else { continue }
+                    try out.write(Array(pending.utf8))
+                    pending = ""
+                }
+                try out.write(Array((pending + Multistatus.tail).utf8))
+            })
     }
 
     /// A PROPFIND answer up to this size is sent whole; a larger one in chunks, each sent when
@@ -103,18 +118,25 @@ extension DAVEndpoint {
 
     /// Why a `method` naming `names` (distinct) is refused, nil when it is not.
     static func tooManyProperties(_ names: [XMLName], _ method: String) -> String? {
-        if names.count > maxProperties { return "the \(method) names \(names.count) properties; at most \(maxProperties) are answered" }
+        if names.count > maxProperties {
+            return "the \(method) names \(names.count) properties; at most \(maxProperties) are answered"
+        }
         let bytes = names.reduce(0) { $0 + $1.local.utf8.count + $1.namespace.utf8.count }
-        if bytes > maxPropertyBytes { return "the \(method)'s property names take \(bytes) bytes; at most \(maxPropertyBytes) are answered" }
+        if bytes > maxPropertyBytes {
+            return "the \(method)'s property names take \(bytes) bytes; at most \(maxPropertyBytes) are answered"
+        }
         return nil
     }
 
     /// One `<D:response>` for `resource` as `request` asks.
-    func response(_ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, space: String, quota: DAVQuota? = nil) -> String {
+    func response(
+        _ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, space: String, quota: DAVQuota? = nil
+    ) -> String {
         let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
         switch request {
         case .propertyNames:
-            return Multistatus.response(href: href, propstats: [(200, (Self.liveProperties + Self.quotaProperties).map { ($0, "") })])
+            return Multistatus.response(
+                href: href, propstats: [(200, (Self.liveProperties + Self.quotaProperties).map { ($0, "") })])
         case .allProperties(let include):
             let wanted = Self.liveProperties + include.filter { !Self.liveProperties.contains($0) }
             return answer(path, resource, wanted, href: href, omitMissing: true, space: space, quota: quota)
@@ -123,12 +145,18 @@ extension DAVEndpoint {
         }
     }
 
-    private func answer(_ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool, space: String,
-                        quota: DAVQuota?) -> String {
+    private func answer(
+        _ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool, space: String,
+        quota: DAVQuota?
+    ) -> String {
         var found: [(XMLName, String)] = []
         var missing: [(XMLName, String)] = []
         for name in names {
-            if let value = property(name, of: path, resource, space: space, quota: quota) { found.append((name, value)) } else { missing.append((name, "")) }
+            if let value = property(name, of: path, resource, space: space, quota: quota) {
+                found.append((name, value))
+            } else {
+                missing.append((name, ""))
+            }
         }
         var propstats: [(status: Int, properties: [(XMLName, String)])] = [(200, found)]
         if !missing.isEmpty && !omitMissing { propstats.append((404, missing)) }
@@ -137,7 +165,9 @@ extension DAVEndpoint {
 
     /// A live property's value (inner XML), nil when the resource has none. `quota`: the
     /// request's, read once for all its responses (nil: the quota properties are not answered).
-    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, space: String, quota: DAVQuota? = nil) -> String? {
+    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, space: String, quota: DAVQuota? = nil)
+        -> String?
+    {
         guard name.namespace == XMLName.dav else { return nil }
         let modified: Int64
         var size: Int64? = nil
@@ -162,11 +192,14 @@ extension DAVEndpoint {
         case "creationdate": return DAVDates.iso8601(modified)
         case "displayname": return Multistatus.escape(path.name ?? "")
         case "supportedlock":
-            return "<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
+            return
+                "<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
                 + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
         case "lockdiscovery":
             let now = Self.now
-            return withLocks(space) { $0.covering(path, now: now) }.map { $0.discoveryXML(prefix: Self.prefix, now: now, collection: $0.depth == .infinity) }.joined()
+            return withLocks(space) { $0.covering(path, now: now) }.map {
+                $0.discoveryXML(prefix: Self.prefix, now: now, collection: $0.depth == .infinity)
+            }.joined()
         case "quota-available-bytes":
             return quota?.available
         case "quota-used-bytes":
@@ -188,12 +221,13 @@ extension DAVEndpoint {
         case .success(let parsed): request = parsed
         case .failure(let error): throw refusal(r, .badRequest, error.description)
         }
-        let distinct = Self.distinct(request.operations.map { op in
-            switch op {
-            case .set(let name, _): return name
-            case .remove(let name): return name
-            }
-        })
+        let distinct = Self.distinct(
+            request.operations.map { op in
+                switch op {
+                case .set(let name, _): return name
+                case .remove(let name): return name
+                }
+            })
         if let why = Self.tooManyProperties(distinct, "PROPPATCH") { throw refusal(r, .badRequest, why) }
         let view = view(c)
         let resource = view.resolve(path)
@@ -211,8 +245,9 @@ extension DAVEndpoint {
             if !accepted.isEmpty { propstats.append((424, accepted)) }
         }
         let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
-        return answer(.multiStatus, Multistatus.head + Multistatus.response(href: href, propstats: propstats) + Multistatus.tail,
-                          type: "application/xml; charset=utf-8")
+        return answer(
+            .multiStatus, Multistatus.head + Multistatus.response(href: href, propstats: propstats) + Multistatus.tail,
+            type: "application/xml; charset=utf-8")
     }
 }
 
@@ -229,7 +264,8 @@ final class DAVQuota {
 
     /// Bytes a PUT may still use (what the file system has free beyond `min-free`); nil: unknown, answered 404.
     lazy var available: String? = {
-        guard let free = try? endpoint.photos.availableSpace() else { return nil }  // unknown: the property is answered 404
+        // unknown: the property is answered 404
+        guard let free = try? endpoint.photos.availableSpace() else { return nil }
         return "\(max(0, free - endpoint.store.settings.minFree))"
     }()
 
@@ -237,6 +273,8 @@ final class DAVQuota {
     /// `upload` password, the bytes of the photos its names name, whether its PUT stored them or
     /// found them kept already (so it learns neither what others send nor which of its
     /// photos the receiver had). Nil: unknown, answered 404.
-    lazy var used: String? = view.full ? (try? endpoint.photos.usedSpace()).map { "\($0)" }  // as above
-                                       : "\(endpoint.names.with(view.account.id) { $0.files.values.reduce(Int64(0)) { $0 + $1.size } })"
+    lazy var used: String? =
+        view.full
+        ? (try? endpoint.photos.usedSpace()).map { "\($0)" }  // as above
+        : "\(endpoint.names.with(view.account.id) { $0.files.values.reduce(Int64(0)) { $0 + $1.size } })"
 }

@@ -31,17 +31,23 @@ extension DAVEndpoint {
         if existing.isCollection { throw refusal(r, .methodNotAllowed, "\(path.string) is a folder") }
         try checkLocks(r, view, path, includingBelow: false)
         guard let size = StoreUpload.announcedSize(r.head) else {
-            guard r.head.chunked else { throw refusal(r, .lengthRequired, "a PUT must give its Content-Length, or send its body chunked") }
+            guard r.head.chunked else {
+                throw refusal(r, .lengthRequired, "a PUT must give its Content-Length, or send its body chunked")
+            }
             return try putUndeclared(r, c, path, name: name, existing: existing)
         }
-        let reading: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in try r.body.stream(sink: sink, refusal: refusal) }
+        let reading: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in
+            try r.body.stream(sink: sink, refusal: refusal)
+        }
         return try put(r, c, path, name: name, existing: existing, size: size, reading: reading)
     }
 
     /// A chunked body that does not say its length (`curl -T -`, `rclone rcat`): spooled
     /// (`StoreUpload.spool`: a file with no name, at most max-file-size, 413 past it, room
     /// promised against min-free as it grows, 507), then put as a body of that size.
-    private func putUndeclared(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource) throws(HTTPError) -> Response {
+    private func putUndeclared(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource)
+        throws(HTTPError) -> Response
+    {
         let limit = DAVName.kind(name) == .sidecar ? Int64(DAVSidecars.maxSize) : configuration.maxFileSize
         let spool: SpoolFile
         switch store.openSpool() {
@@ -50,11 +56,16 @@ extension DAVEndpoint {
         }
         defer { spool.close() }
         let shutdown = self.shutdown
-        switch StoreUpload.spool(r.body, into: spool, limit: limit, stop: { shutdown.isRequested ? (503, "the receiver is shutting down") : nil }) {
+        switch StoreUpload.spool(
+            r.body, into: spool, limit: limit,
+            stop: { shutdown.isRequested ? (503, "the receiver is shutting down") : nil })
+        {
         case .success(let size):
             return try put(r, c, path, name: name, existing: existing, size: size, reading: StoreUpload.replay(spool))
         case .failure(.failed(let failure)):
-            r.log("refused \(quotedForLog(path.string)): \(failure.detail) (after \(failure.received) bytes of a body of undeclared length); answered \(failure.status)")
+            r.log(
+                "refused \(quotedForLog(path.string)): \(failure.detail) (after \(failure.received) bytes of a body of undeclared length); answered \(failure.status)"
+            )
             return Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, []).closing()
         case .failure(.gone(let received)):
             r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) bytes: the client went away")
@@ -63,24 +74,36 @@ extension DAVEndpoint {
     }
 
     /// A PUT of `size` bytes that `reading` reads.
-    private func put(_ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource, size: Int64,
-                     reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
-        if DAVName.kind(name) == .sidecar { return try putSidecar(r, c, path, size: size, existed: existing.exists, reading: reading) }
+    private func put(
+        _ r: Request, _ c: DAVCaller, _ path: DAVPath, name: String, existing: DAVResource, size: Int64,
+        reading: @escaping StoreUpload.BodyReader
+    ) throws(HTTPError) -> Response {
+        if DAVName.kind(name) == .sidecar {
+            return try putSidecar(r, c, path, size: size, existed: existing.exists, reading: reading)
+        }
         if size == 0 {
             // A chunked body that says 0 bytes must be empty.
             do { try reading({ _ in false }, { (400, "") }) } catch {
-                if case .refused = error { throw refusal(r, .badRequest, "the body is longer than the 0 bytes announced") }
+                if case .refused = error {
+                    throw refusal(r, .badRequest, "the body is longer than the 0 bytes announced")
+                }
                 throw error
             }
             guard isCurrent(c.account.id) else { throw removedRefusal(r) }
-            if case .photo = existing { throw refusal(r, .conflict, "\(path.string) is a photo kept with other bytes; it is never replaced") }
+            if case .photo = existing {
+                throw refusal(r, .conflict, "\(path.string) is a photo kept with other bytes; it is never replaced")
+            }
             guard names.setPlaceholder(c.account.id, path, at: Self.now) else {
-                throw refusal(r, .insufficientStorage, "this app password holds \(DAVNames.maxPlaceholders) empty names already")
+                throw refusal(
+                    r, .insufficientStorage, "this app password holds \(DAVNames.maxPlaceholders) empty names already")
             }
             return answer(existing.exists ? .noContent : .created)
         }
         guard size <= configuration.maxFileSize else {
-            throw refusal(r, .contentTooLarge, "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))")
+            throw refusal(
+                r, .contentTooLarge,
+                "it is \(formatBytes(Double(size))), over this receiver's limit of \(formatBytes(Double(configuration.maxFileSize)))"
+            )
         }
         if case .photo(let kept, let keptSize, _, let sha, _) = existing {
             return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size, reading: reading)
@@ -89,37 +112,51 @@ extension DAVEndpoint {
     }
 
     /// What a request is told when another of its password's requests writes that name now.
-    static let writingReason = "another request of this app password is writing this name now; try again when it is done"
+    static let writingReason =
+        "another request of this app password is writing this name now; try again when it is done"
 
     /// A new photo (or one onto a placeholder: 201 too, the photo is new).
-    private func putNew(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
+    private func putNew(
+        _ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, reading: @escaping StoreUpload.BodyReader
+    ) throws(HTTPError) -> Response {
         let account = c.account
         let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
         let kept = configuration.types
         // Full access files it where the client put it; upload access in its own folder as the
         // layout says, with the client's folders below.
-        let folder = c.full ? (path.parent?.string ?? "") : StoreRequest.folder(arrivals.folder(for: sender), adding: path.string)
+        let folder =
+            c.full
+            ? (path.parent?.string ?? "") : StoreRequest.folder(arrivals.folder(for: sender), adding: path.string)
         // Every photo of an upload password is known by its name: one that could not be
         // recorded is refused before its body is read, so nothing is stored unseen.
         if !c.full, let why = names.room(account.id, bytes: DAVNames.lineBound(path, kept: folder + "/" + path.name!)) {
             throw refusal(r, .insufficientStorage, why)
         }
         var chosen: PhotoType? = nil
-        let outcome = StoreUpload.receive(size: size, reading: reading, into: store, decide: { type in
-            guard let type, kept.contains(type) else {
-                return .refuse(415, "not a photo this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
-            }
-            chosen = type
-            return .store(StoreRequest(name: type.fittedName(path.name!), size: size, sha256: "", type: type, sender: sender.announcedName,
-                                       modified: WallTime.now.milliseconds, folder: folder))
-        }, stop: {
-            if self.shutdown.isRequested { return (503, "the receiver is shutting down") }
-            return self.isCurrent(account.id) ? nil : (401, Self.removedReason)
-        }, beforePublishing: {
-            // A password removed while the body was on its way stores nothing: asked once the
-            // whole body is in, before the photo gets its name among the others.
-            self.isCurrent(account.id) ? nil : (401, Self.removedReason)
-        })
+        let outcome = StoreUpload.receive(
+            size: size, reading: reading, into: store,
+            decide: { type in
+                guard let type, kept.contains(type) else {
+                    return .refuse(
+                        415,
+                        "not a photo this receiver keeps (it keeps \(kept.map(\.displayName).joined(separator: ", ")))")
+                }
+                chosen = type
+                return .store(
+                    StoreRequest(
+                        name: type.fittedName(path.name!), size: size, sha256: "", type: type,
+                        sender: sender.announcedName,
+                        modified: WallTime.now.milliseconds, folder: folder))
+            },
+            stop: {
+                if self.shutdown.isRequested { return (503, "the receiver is shutting down") }
+                return self.isCurrent(account.id) ? nil : (401, Self.removedReason)
+            },
+            beforePublishing: {
+                // A password removed while the body was on its way stores nothing: asked once the
+                // whole body is in, before the photo gets its name among the others.
+                self.isCurrent(account.id) ? nil : (401, Self.removedReason)
+            })
         switch outcome {
         case .saved(let saved, let seconds):
             // Removed while the photo was being published: a new photo is kept like any arrival
@@ -128,35 +165,46 @@ extension DAVEndpoint {
             let current = isCurrent(account.id)
             if !current && saved.isDuplicate { throw removedRefusal(r) }
             if !current {
-                r.log("saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)); its app password was removed meanwhile, so no name is kept for it",
-                      always: true)
+                r.log(
+                    "saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)); its app password was removed meanwhile, so no name is kept for it",
+                    always: true)
             } else if !c.full || saved.name != path.string || saved.isDuplicate {
                 // The name is for these bytes (`DAVView.check`). An upload password's had its
                 // room checked before the body, so whether these bytes were kept already
                 // changes nothing it is answered; a full password's name for bytes kept
                 // already may be refused, and then nothing was stored for this PUT.
-                let named = DAVNamed(kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now, mark: nil, shared: saved.isDuplicate)
+                let named = DAVNamed(
+                    kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now, mark: nil,
+                    shared: saved.isDuplicate)
                 if let why = names.setFile(account.id, path, named, checked: !c.full) {
-                    throw refusal(r, .insufficientStorage, "\(why): these bytes are kept already, and nothing new was stored (PUT the photo under a name this password used before, or remove some)")
+                    throw refusal(
+                        r, .insufficientStorage,
+                        "\(why): these bytes are kept already, and nothing new was stored (PUT the photo under a name this password used before, or remove some)"
+                    )
                 }
             } else {
                 names.removePlaceholder(account.id, path)
             }
             if current {
-                r.log(saved.isDuplicate ? "\(quotedForLog(path.string)) is already kept as \(quotedForLog(saved.name))"
-                                        : "saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s",
-                      always: !saved.isDuplicate)
+                r.log(
+                    saved.isDuplicate
+                        ? "\(quotedForLog(path.string)) is already kept as \(quotedForLog(saved.name))"
+                        : "saved \(quotedForLog(saved.name)) as \(quotedForLog(path.string)), \(formatBytes(Double(saved.size))) in \(formatDecimal(seconds)) s",
+                    always: !saved.isDuplicate)
             }
             arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
             return answer(.created, headers: ["ETag": "\"\(saved.sha256)\""])
         case .failed(let failure):
             r.log("refused \(quotedForLog(path.string)): \(failure.detail); answered \(failure.status)")
-            let refused = Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, failure.status == 401 ? [Self.challenge] : [])
+            let refused = Self.errorResponse(
+                r, HTTPStatus(failure.status), failure.reason, failure.status == 401 ? [Self.challenge] : [])
             // A failure of the store after the body was read (its checks, its flush) keeps the
             // connection; one before or while it came does not.
             return failure.keepsConnection ? refused : refused.closing()
         case .gone(let received):
-            r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) of \(size) bytes: the client went away")
+            r.log(
+                "the PUT of \(quotedForLog(path.string)) ended after \(received) of \(size) bytes: the client went away"
+            )
             throw .gone
         }
     }
@@ -165,53 +213,65 @@ extension DAVEndpoint {
     /// body is hashed, never stored; a different size is refused before it is read. A kept
     /// photo the library has no hash for is hashed only once the whole body is in (a head
     /// alone costs no read of the photo: the work follows what the client sent).
-    private func putOnto(_ r: Request, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64,
-                         reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
-        let why = "\(path.string) is a photo kept with other bytes; it is never replaced (PUT it under another name to keep both)"
+    private func putOnto(
+        _ r: Request, _ path: DAVPath, kept: String, keptSize: Int64, sha256: String?, size: Int64,
+        reading: @escaping StoreUpload.BodyReader
+    ) throws(HTTPError) -> Response {
+        let why =
+            "\(path.string) is a photo kept with other bytes; it is never replaced (PUT it under another name to keep both)"
         guard size == keptSize else { throw refusal(r, .conflict, why) }
         var hash = SHA256()
         var count: Int64 = 0
         do {
-            try reading({ piece in
-                count += Int64(piece.count)
-                // More than announced: the sink says no (400).
-                if count <= size { hash.update(piece) }
-                return count <= size
-            }, { (400, "the body is longer than the \(size) bytes announced") })
+            try reading(
+                { piece in
+                    count += Int64(piece.count)
+                    // More than announced: the sink says no (400).
+                    if count <= size { hash.update(piece) }
+                    return count <= size
+                }, { (400, "the body is longer than the \(size) bytes announced") })
         } catch {
             if case .refused(let status, let reason) = error { throw refusal(r, HTTPStatus(status), reason) }
             throw error
         }
-        guard count == size, let known = sha256 ?? hashOfKept(kept), hash.finalizeHex() == known else { throw refusal(r, .conflict, why) }
+        guard count == size, let known = sha256 ?? hashOfKept(kept), hash.finalizeHex() == known else {
+            throw refusal(r, .conflict, why)
+        }
         return answer(.noContent, headers: ["ETag": "\"\(known)\""])
     }
 
     /// The SHA-256 of a kept photo the library does not know (read from its file).
     func hashOfKept(_ kept: String) -> String? {
-        guard let fd = try? photos.openBeneath(kept, flags: [.readOnly, .nonBlocking]) else { return nil }  // unreadable: no hash, so the PUT is refused as other bytes
+        // unreadable: no hash, so the PUT is refused as other bytes
+        guard let fd = try? photos.openBeneath(kept, flags: [.readOnly, .nonBlocking]) else { return nil }
         defer { fd.close() }
         return try? SHA256.hex(ofFile: fd).get()  // as above
     }
 
     /// A file an operating system writes beside photos: kept apart, up to `DAVSidecars.maxSize`.
-    private func putSidecar(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, existed: Bool,
-                            reading: @escaping StoreUpload.BodyReader) throws(HTTPError) -> Response {
+    private func putSidecar(
+        _ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, existed: Bool,
+        reading: @escaping StoreUpload.BodyReader
+    ) throws(HTTPError) -> Response {
         guard size <= Int64(DAVSidecars.maxSize) else {
             throw refusal(r, .contentTooLarge, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes")
         }
         var bytes: [UInt8] = []
         do {
-            try reading({ piece in
-                bytes.append(contentsOf: piece)
-                return bytes.count <= DAVSidecars.maxSize
-            }, { (413, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes") })
+            try reading(
+                { piece in
+                    bytes.append(contentsOf: piece)
+                    return bytes.count <= DAVSidecars.maxSize
+                }, { (413, "files like \(path.name!) are kept up to \(DAVSidecars.maxSize) bytes") })
         } catch {
             if case .refused(let status, let why) = error { throw refusal(r, HTTPStatus(status), why) }
             throw error
         }
         // The body may have taken its time: a password removed meanwhile keeps nothing.
         guard isCurrent(c.account.id) else { throw removedRefusal(r) }
-        if let why = sidecars.write(c.account.id, path.string, bytes, minFree: configuration.minFree) { throw refusal(r, .insufficientStorage, why) }
+        if let why = sidecars.write(c.account.id, path.string, bytes, minFree: configuration.minFree) {
+            throw refusal(r, .insufficientStorage, why)
+        }
         names.removePlaceholder(c.account.id, path)
         return answer(existed ? .noContent : .created)
     }

@@ -10,7 +10,9 @@ import PTKTrust
 /// read. The path below `/dav` is decoded once, by `DAVPath.parse` (`..`, encoded slashes,
 /// control characters refused), never by the router.
 extension DAVEndpoint {
-    static let methods = ["OPTIONS", "GET", "HEAD", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
+    static let methods = [
+        "OPTIONS", "GET", "HEAD", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK",
+    ]
 
     /// Every route, behind the password (`DAVCaller`); built once, each handler reaching the
     /// door through its context.
@@ -19,7 +21,9 @@ extension DAVEndpoint {
         let pattern = prefix + "/{path*}"
         routes.group({ (_: Request, c: DAVContext) throws(HTTPError) -> DAVCaller in
             // `authenticate` runs first for every request: a context without a password here is a table built wrong.
-            guard let account = c.account else { throw .status(.unauthorized, "a user name and app password are needed", headers: [challenge]) }
+            guard let account = c.account else {
+                throw .status(.unauthorized, "a user name and app password are needed", headers: [challenge])
+            }
             return DAVCaller(door: c.door, connection: c.connection, account: account)
         }) { group in
             group.add([.options], pattern) { r, c throws(HTTPError) in c.door.options(r, c) }
@@ -31,7 +35,9 @@ extension DAVEndpoint {
             group.add([.delete], pattern) { r, c throws(HTTPError) in try c.door.delete(r, c) }
             group.add(["MOVE"], pattern) { r, c throws(HTTPError) in try c.door.move(r, c) }
             group.add(["COPY"], pattern) { r, c throws(HTTPError) in
-                throw c.door.refusal(r, .forbidden, "COPY is not offered: the receiver keeps each photo once (copy it on your side and PUT it)")
+                throw c.door.refusal(
+                    r, .forbidden,
+                    "COPY is not offered: the receiver keeps each photo once (copy it on your side and PUT it)")
             }
             group.add(["LOCK"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.lock(r, c) }
             group.add(["UNLOCK"], pattern) { r, c throws(HTTPError) in try c.door.unlock(r, c) }
@@ -58,17 +64,23 @@ extension DAVEndpoint {
     /// (`ConnectionTable.claim`), however many addresses it comes from: past it, 429, and the
     /// connection closes (its body unread).
     func authenticate(_ r: Request) throws(HTTPError) -> AppPassword {
-        let passwords = self.passwords, guesses = self.guesses
-        let auth = BasicAuth<AppPassword, _>(realm: Self.realm, throttle: throttle,
-                                             verify: { name, password in passwords.verify(name: name, password: password) },
-                                             failed: { address in guesses.failed("app password", from: address) }, spent: { guesses.isSpent })
+        let passwords = self.passwords
+        let guesses = self.guesses
+        let auth = BasicAuth<AppPassword, _>(
+            realm: Self.realm, throttle: throttle,
+            verify: { name, password in passwords.verify(name: name, password: password) },
+            failed: { address in guesses.failed("app password", from: address) }, spent: { guesses.isSpent })
         let account = try auth.authenticate(r)
         r.logSubject = "(app password \(quotedForLog(account.name, limit: 64)))"
         passwords.noteUse(id: account.id, address: r.address, now: Self.now)
         guard r.claim("app password " + account.id) else {
-            r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): this app password has its share of the connections at work already; answered 429")
-            throw .status(.tooManyRequests, "this app password has its share of the receiver's connections at work already; try again when one is done",
-                          headers: ["Retry-After": "5"])
+            r.log(
+                "refused \(r.head.method) \(quotedForLog(r.head.path)): this app password has its share of the connections at work already; answered 429"
+            )
+            throw .status(
+                .tooManyRequests,
+                "this app password has its share of the receiver's connections at work already; try again when one is done",
+                headers: ["Retry-After": "5"])
         }
         return account
     }
@@ -79,11 +91,15 @@ extension DAVEndpoint {
     /// 404 and 405): the message as plain text, or, for an RFC 4918 precondition
     /// (`conditionRefusal`), its `DAV:error` body. A 429 (a password locked out, or over its
     /// share of connections) closes the connection: the client comes back through a new one.
-    static func errorResponse(_ r: Request, _ status: HTTPStatus, _ message: String, _ headers: HTTPFields) -> Response {
+    static func errorResponse(_ r: Request, _ status: HTTPStatus, _ message: String, _ headers: HTTPFields) -> Response
+    {
         var text = message
         if status == .notFound && message == "no such route" { text = "no such WebDAV resource" }
-        if status == .methodNotAllowed && headers["Allow"] != nil { text = "\(r.head.method) is not a WebDAV method this receiver takes" }
-        let response: Response = message.hasPrefix(DAVError.prologue)
+        if status == .methodNotAllowed && headers["Allow"] != nil {
+            text = "\(r.head.method) is not a WebDAV method this receiver takes"
+        }
+        let response: Response =
+            message.hasPrefix(DAVError.prologue)
             ? .bytes(status, Array(message.utf8), type: "application/xml; charset=utf-8", headers: headers)
             : .bytes(status, Array((text + "\n").utf8), type: "text/plain; charset=utf-8", headers: headers)
         return status == .tooManyRequests ? response.closing() : response
@@ -97,7 +113,9 @@ extension DAVEndpoint {
 
     /// 401 with the challenge, for a request whose app password was removed while it was on its
     /// way (`isCurrent`): nothing was kept for it.
-    func removedRefusal(_ r: Request) -> HTTPError { refusal(r, .unauthorized, Self.removedReason, headers: [Self.challenge]) }
+    func removedRefusal(_ r: Request) -> HTTPError {
+        refusal(r, .unauthorized, Self.removedReason, headers: [Self.challenge])
+    }
 
     static let removedReason = "this app password was removed while the request was on its way; nothing was kept for it"
     static var challenge: (String, String) { ("WWW-Authenticate", "Basic realm=\"\(realm)\", charset=\"UTF-8\"") }
@@ -110,7 +128,9 @@ extension DAVEndpoint {
     }
 
     /// A plain-text answer (an empty `body`: none).
-    func answer(_ status: HTTPStatus, _ body: String = "", type: String = "text/plain; charset=utf-8", headers: HTTPFields = []) -> Response {
+    func answer(
+        _ status: HTTPStatus, _ body: String = "", type: String = "text/plain; charset=utf-8", headers: HTTPFields = []
+    ) -> Response {
         .bytes(status, Array(body.utf8), type: type, headers: headers)
     }
 
@@ -129,8 +149,10 @@ extension DAVEndpoint {
         switch DAVPath.parse(target: r.head.target, prefix: Self.prefix) {
         case .success(let path):
             if path.components.dropLast().contains(where: { DAVName.kind($0) != .ordinary })
-                || path.components.last.map({ DAVName.kind($0) == .hidden }) == true {
-                throw refusal(r, .notFound, "no such WebDAV resource (names starting with a dot are the receiver's own)")
+                || path.components.last.map({ DAVName.kind($0) == .hidden }) == true
+            {
+                throw refusal(
+                    r, .notFound, "no such WebDAV resource (names starting with a dot are the receiver's own)")
             }
             return path
         case .failure(let refusal):
@@ -140,6 +162,11 @@ extension DAVEndpoint {
 
     /// OPTIONS: what the door speaks. Finder mounts read-only without class 2; Windows wants MS-Author-Via.
     func options(_ r: Request, _ c: DAVCaller) -> Response {
-        Response(.ok, headers: ["DAV": "1, 2", "MS-Author-Via": "DAV", "Allow": Self.methods.joined(separator: ", "), "Accept-Ranges": "bytes"])
+        Response(
+            .ok,
+            headers: [
+                "DAV": "1, 2", "MS-Author-Via": "DAV", "Allow": Self.methods.joined(separator: ", "),
+                "Accept-Ranges": "bytes",
+            ])
     }
 }

@@ -74,8 +74,10 @@ package final class DAVEndpoint: @unchecked Sendable {
     static let xmlLimit = 64 << 10
     static let realm = "ptk"
 
-    package init(configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, throttle: PasswordThrottle, guesses: Guesses,
-         shutdown: ShutdownSignal) throws(DaemonError) {
+    package init(
+        configuration: WebSettings, store: PhotoStore, arrivals: Arrivals, throttle: PasswordThrottle, guesses: Guesses,
+        shutdown: ShutdownSignal
+    ) throws(DaemonError) {
         self.configuration = configuration
         self.store = store
         self.arrivals = arrivals
@@ -88,7 +90,9 @@ package final class DAVEndpoint: @unchecked Sendable {
         do {
             photos = try .open(configuration.effectiveDirectory, flags: [.readOnly, .directory])
         } catch {
-            throw DaemonError(description: "webdav: cannot open \(configuration.effectiveDirectory): \(error)", exitCode: .directoryUnusable)
+            throw DaemonError(
+                description: "webdav: cannot open \(configuration.effectiveDirectory): \(error)",
+                exitCode: .directoryUnusable)
         }
         knownPasswords = passwords.currentIDs() ?? []
         removeForgotten()
@@ -140,7 +144,9 @@ package final class DAVEndpoint: @unchecked Sendable {
         }
         names.drop(id)
         sidecars.drop(id)
-        Log.info("webdav: app password \(id) was removed: its \(dropped) lock(s), its names and the files its clients wrote beside photos are gone")
+        Log.info(
+            "webdav: app password \(id) was removed: its \(dropped) lock(s), its names and the files its clients wrote beside photos are gone"
+        )
     }
 
     /// Removes the names and sidecars kept for app passwords that no longer exist (`ptk
@@ -149,7 +155,8 @@ package final class DAVEndpoint: @unchecked Sendable {
         let folder = configuration.webDirectory + "/dav"
         // No passwords file or no folder yet: nothing to clean now.
         guard let ids = try? Set(passwords.list().map(\.id)),
-              let names = try? FileDescriptor.open(folder, flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return }  // as above
+            let names = try? FileDescriptor.open(folder, flags: [.readOnly, .directory, .noFollow]).entriesAndClose()
+        else { return }  // as above
         for name in names {
             let id = String(name.split(separator: ".").first ?? "")
             guard !ids.contains(id) else { continue }
@@ -172,7 +179,12 @@ package final class DAVEndpoint: @unchecked Sendable {
     /// Runs `body` on the lock table of `space` (`DAVView.lockSpace`), alone.
     func withLocks<T>(_ space: String, _ body: (inout LockTable) -> T) -> T {
         lockTableLock.withLock {
-            body(&lockTables[space, default: LockTable(maxPerAccount: Self.maxLocksPerPassword, maxOwnerBytesPerAccount: Self.maxOwnerBytesPerPassword)])
+            body(
+                &lockTables[
+                    space,
+                    default: LockTable(
+                        maxPerAccount: Self.maxLocksPerPassword, maxOwnerBytesPerAccount: Self.maxOwnerBytesPerPassword)
+                ])
         }
     }
 
@@ -181,7 +193,12 @@ package final class DAVEndpoint: @unchecked Sendable {
     func withLocks<T>(_ space: String, for account: String, _ body: (inout LockTable) -> T) -> T? {
         lockTableLock.withLock {
             if removedAccounts.contains(account) { return nil }
-            return body(&lockTables[space, default: LockTable(maxPerAccount: Self.maxLocksPerPassword, maxOwnerBytesPerAccount: Self.maxOwnerBytesPerPassword)])
+            return body(
+                &lockTables[
+                    space,
+                    default: LockTable(
+                        maxPerAccount: Self.maxLocksPerPassword, maxOwnerBytesPerAccount: Self.maxOwnerBytesPerPassword)
+                ])
         }
     }
 
@@ -203,8 +220,10 @@ package final class DAVEndpoint: @unchecked Sendable {
     /// The door's HTTP side for one web connection: the routes (built once, `routes`), each
     /// request's context naming the connection, refusals in plain text or DAV XML.
     package func responder(connection: WebConnection) -> HTTPResponder<DAVContext> {
-        HTTPResponder(routes: Self.routes, middleware: Self.middleware, kind: "webdav", logBudget: requestLogBudget, requestLog: requestLogBudget,
-                      log: { Log.info($0) }, context: { _ in DAVContext(door: self, connection: connection) },
-                      renderError: { r, status, message, headers in Self.errorResponse(r, status, message, headers) })
+        HTTPResponder(
+            routes: Self.routes, middleware: Self.middleware, kind: "webdav", logBudget: requestLogBudget,
+            requestLog: requestLogBudget,
+            log: { Log.info($0) }, context: { _ in DAVContext(door: self, connection: connection) },
+            renderError: { r, status, message, headers in Self.errorResponse(r, status, message, headers) })
     }
 }

@@ -33,7 +33,9 @@ struct DAVFileMark: Sendable, Equatable {
 
     init?(text: String) {
         let f = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard f.count == 4, let i = UInt64(f[0]), let d = UInt64(f[1]), let s = Int64(f[2]), let n = Int64(f[3]) else { return nil }
+        guard f.count == 4, let i = UInt64(f[0]), let d = UInt64(f[1]), let s = Int64(f[2]), let n = Int64(f[3]) else {
+            return nil
+        }
         self.init(inode: i, device: d, changed: s, changedNanoseconds: n)
     }
 }
@@ -153,7 +155,8 @@ final class DAVNames: @unchecked Sendable {
     /// before the removal) reads no names and records none, so no file or name comes back.
     private var dropped: Set<String> = []
 
-    init(directory: String, minFree: Int64 = 0, maxShared: Int = DAVNames.maxShared, maxBytes: Int = DAVNames.maxBytes) {
+    init(directory: String, minFree: Int64 = 0, maxShared: Int = DAVNames.maxShared, maxBytes: Int = DAVNames.maxBytes)
+    {
         self.directory = directory
         self.minFree = minFree
         sharedLimit = maxShared
@@ -203,7 +206,10 @@ final class DAVNames: @unchecked Sendable {
         // No file yet: the folder's file system, or its parent's while there is no folder.
         let parent = String(directory.unicodeScalars.lastIndex(of: "/").map { directory[..<$0] } ?? "/")
         for folder in [directory, parent] {
-            guard let dir = try? FileDescriptor.open(folder, flags: [.readOnly, .directory, .noFollow]) else { continue }  // not there (yet): the next
+            // not there (yet): the next
+            guard let dir = try? FileDescriptor.open(folder, flags: [.readOnly, .directory, .noFollow]) else {
+                continue
+            }
             defer { dir.close() }
             return try? dir.availableSpace()  // unknown: written, and a failed write logged
         }
@@ -215,8 +221,13 @@ final class DAVNames: @unchecked Sendable {
 
     /// The most bytes the line of a name `path` for a photo kept as `kept` can take.
     static func lineBound(_ path: DAVPath, kept: String) -> Int {
-        size(line(path, DAVNamed(kept: kept, size: .max, sha256: String(repeating: "0", count: 64), modified: .max,
-                                 mark: DAVFileMark(inode: .max, device: .max, changed: .max, changedNanoseconds: 999_999_999), shared: true)))
+        size(
+            line(
+                path,
+                DAVNamed(
+                    kept: kept, size: .max, sha256: String(repeating: "0", count: 64), modified: .max,
+                    mark: DAVFileMark(inode: .max, device: .max, changed: .max, changedNanoseconds: 999_999_999),
+                    shared: true)))
             + 3 * 12  // the store may add " (NN)" and another extension to the name it keeps
     }
 
@@ -312,7 +323,9 @@ final class DAVNames: @unchecked Sendable {
                 from.contains(path) ? DAVPath(to.components + path.components.dropFirst(from.components.count)) : nil
             }
             var files: [DAVPath: DAVNamed] = [:]
-            for (path, named) in a.files { if let new = moved(path) { files[new] = kept(named) } else { files[path] = named } }
+            for (path, named) in a.files {
+                if let new = moved(path) { files[new] = kept(named) } else { files[path] = named }
+            }
             a.files = files
             a.folders = Set(a.folders.map { moved($0) ?? $0 })
             var held: [DAVPath: Int64] = [:]
@@ -355,7 +368,8 @@ final class DAVNames: @unchecked Sendable {
             box?.account = nil
             box?.dropped = true
         }
-        try? removeFile(path(id))  // gone already is what was asked; one that cannot be removed now goes at the next start
+        // gone already is what was asked; one that cannot be removed now goes at the next start
+        try? removeFile(path(id))
     }
 
     // MARK: The file
@@ -366,7 +380,9 @@ final class DAVNames: @unchecked Sendable {
 
     /// The live lines' bytes and the shared names, counted again (after a change of many names).
     private static func recount(_ a: inout Account) {
-        a.liveBytes = a.files.reduce(0) { $0 + size(line($1.key, $1.value)) } + a.folders.reduce(0) { $0 + size("D \(encode($1.string))") }
+        a.liveBytes =
+            a.files.reduce(0) { $0 + size(line($1.key, $1.value)) }
+            + a.folders.reduce(0) { $0 + size("D \(encode($1.string))") }
         a.sharedCount = a.files.values.reduce(0) { $0 + ($1.shared ? 1 : 0) }
     }
 
@@ -383,7 +399,8 @@ final class DAVNames: @unchecked Sendable {
                 try makeDirectories(directory, mode: 0o700)
                 a.log = try FileDescriptor.open(a.file, flags: [.writeOnly, .create, .append, .noFollow], mode: 0o600)
             }
-            if let free = try? a.log!.availableSpace(), free - Int64(bytes.count) < minFree {  // unknown: written, as before
+            // unknown: written, as before
+            if let free = try? a.log!.availableSpace(), free - Int64(bytes.count) < minFree {
                 Log.warning("webdav: a name is not recorded in \(directory): the file system is down to its min-free")
                 return
             }
@@ -400,7 +417,9 @@ final class DAVNames: @unchecked Sendable {
     /// Writes the file again with only the live lines (replaced at once: a crash leaves the old
     /// or the new, both read alike).
     private func compact(_ a: inout Account) {
-        let text = a.folders.map { "D \(Self.encode($0.string))\n" }.joined() + a.files.map { Self.line($0.key, $0.value) + "\n" }.joined()
+        let text =
+            a.folders.map { "D \(Self.encode($0.string))\n" }.joined()
+            + a.files.map { Self.line($0.key, $0.value) + "\n" }.joined()
         do throws(SystemError) {
             try writeFileAtomically(a.file, Array(text.utf8), mode: 0o600)
             a.log?.close()
@@ -422,11 +441,15 @@ final class DAVNames: @unchecked Sendable {
             let f = String(decoding: line, as: UTF8.self).split(separator: " ").map(String.init)
             switch f.first {
             case "F" where f.count == 8:
-                guard let p = Self.decodePath(f[1]), let kept = Self.decode(f[2]), let size = Int64(f[3]), let at = Int64(f[5]) else { continue }
+                guard let p = Self.decodePath(f[1]), let kept = Self.decode(f[2]), let size = Int64(f[3]),
+                    let at = Int64(f[5])
+                else { continue }
                 // A line of before marks holds the inode number alone: a number a later file may
                 // have, so the file is hashed at the next look.
-                a.files[p] = DAVNamed(kept: kept, size: size, sha256: f[4] == "-" ? "" : f[4], modified: at, mark: DAVFileMark(text: f[6]),
-                                      shared: f[7] == "1")
+                a.files[p] = DAVNamed(
+                    kept: kept, size: size, sha256: f[4] == "-" ? "" : f[4], modified: at,
+                    mark: DAVFileMark(text: f[6]),
+                    shared: f[7] == "1")
             case "D" where f.count == 2:
                 if let p = Self.decodePath(f[1]) { a.folders.insert(p) }
             case "R" where f.count == 2:
@@ -457,7 +480,9 @@ final class DAVNames: @unchecked Sendable {
         var it = Array(text.utf8)[...]
         while let b = it.popFirst() {
             if b == UInt8(ascii: "%") {
-                guard it.count >= 2, let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+                guard it.count >= 2, let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16) else {
+                    return nil
+                }
                 bytes.append(v)
                 it = it.dropFirst(2)
             } else {

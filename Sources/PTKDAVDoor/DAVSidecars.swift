@@ -67,21 +67,27 @@ final class DAVSidecars: @unchecked Sendable {
     private func load(_ id: String) -> Index {
         var out: Index = [:]
         // None kept yet (or unreadable): none shown.
-        guard let names = try? FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return out }
+        guard
+            let names = try? FileDescriptor.open(folder(id), flags: [.readOnly, .directory, .noFollow])
+                .entriesAndClose()
+        else { return out }
         for name in names where name.hasSuffix(".path") {
             // A pair that cannot be read is not shown (and not counted).
-            guard let text = try? readFileBytes(folder(id) + "/" + name, limit: 4096), let path = String(validating: text, as: UTF8.self),
-                  let st = try? fileStatus(file(id, path)), st.isRegularFile else { continue }  // as above
+            guard let text = try? readFileBytes(folder(id) + "/" + name, limit: 4096),
+                let path = String(validating: text, as: UTF8.self),
+                let st = try? fileStatus(file(id, path)), st.isRegularFile
+            else { continue }  // as above
             out[Array(path.utf8)] = (path, Entry(size: st.size, modified: st.modified))
         }
         return out
     }
 
     /// The sidecar `path` of password `id`, nil when it has none.
-    func entry(_ id: String, _ path: String) -> Optional<Entry> { with(id) { $0[Array(path.utf8)]?.entry } ?? nil }
+    func entry(_ id: String, _ path: String) -> Entry? { with(id) { $0[Array(path.utf8)]?.entry } ?? nil }
 
     /// Its bytes (nil: gone meanwhile, answered empty).
-    func read(_ id: String, _ path: String) -> [UInt8]? { try? readFileBytes(file(id, path), limit: Self.maxSize) }  // as the doc says
+    // as the doc says
+    func read(_ id: String, _ path: String) -> [UInt8]? { try? readFileBytes(file(id, path), limit: Self.maxSize) }
 
     /// The sidecars directly in `folder`, by name (compared by bytes: two spellings are two names).
     func children(_ id: String, of folder: String) -> [(name: String, entry: Entry)] {
@@ -100,7 +106,9 @@ final class DAVSidecars: @unchecked Sendable {
     func write(_ id: String, _ path: String, _ bytes: [UInt8], minFree: Int64) -> String? {
         with(id) { all -> String? in
             let before = all[Array(path.utf8)]?.entry.size
-            if before == nil && all.count >= Self.maxCount { return "this password keeps \(Self.maxCount) such files already" }
+            if before == nil && all.count >= Self.maxCount {
+                return "this password keeps \(Self.maxCount) such files already"
+            }
             let total = all.values.reduce(Int64(0)) { $0 + $1.entry.size }
             if total - (before ?? 0) + Int64(bytes.count) > Self.maxTotal {
                 return "this password keeps \(formatBytes(Double(Self.maxTotal))) of such files already"
@@ -162,13 +170,15 @@ final class DAVSidecars: @unchecked Sendable {
     /// Removes everything kept for password `id` (a removed password's, at ptkd's start).
     static func removeFolder(_ path: String) {
         // What cannot be removed is tried again at the next start.
-        guard let names = try? FileDescriptor.open(path, flags: [.readOnly, .directory, .noFollow]).entriesAndClose() else { return }
+        guard let names = try? FileDescriptor.open(path, flags: [.readOnly, .directory, .noFollow]).entriesAndClose()
+        else { return }
         for name in names { try? removeFile(path + "/" + name) }  // as above
         try? removeDirectory(path)  // as above
     }
 
     /// Whether `path` is `folder` or below it, by bytes ("" holds everything).
     static func within(_ path: String, _ folder: String) -> Bool {
-        folder.isEmpty || Array(path.utf8) == Array(folder.utf8) || Array(path.utf8).starts(with: Array((folder + "/").utf8))
+        folder.isEmpty || Array(path.utf8) == Array(folder.utf8)
+            || Array(path.utf8).starts(with: Array((folder + "/").utf8))
     }
 }

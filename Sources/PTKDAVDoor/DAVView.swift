@@ -42,21 +42,29 @@ struct DAVView {
     var lockSpace: String { full ? "full" : "upload " + account.id }
 
     func resolve(_ path: DAVPath) -> DAVResource {
-        if path.isRoot { return .collection(real: full, modified: full ? ((try? endpoint.photos.status().modified) ?? 0) : 0) }  // unreadable: shown as of 1970
+        if path.isRoot {
+            // unreadable: shown as of 1970
+            return .collection(real: full, modified: full ? ((try? endpoint.photos.status().modified) ?? 0) : 0)
+        }
         let key = path.string
         if DAVName.kind(path.name ?? "") == .sidecar {
             if let e = endpoint.sidecars.entry(account.id, key) { return .sidecar(size: e.size, modified: e.modified) }
             return placeholder(path)
         }
-        let (named, folder, held) = endpoint.names.with(account.id) { a in (a.files[path], a.folders.contains(path), a.placeholders[path]) }
+        let (named, folder, held) = endpoint.names.with(account.id) { a in
+            (a.files[path], a.folders.contains(path), a.placeholders[path])
+        }
         if let named {
             // A file of the directory at the very path wins over a name for another (two PUTs
             // of one name at once, a photo that came through another door later).
-            if full, !Array(named.kept.utf8).elementsEqual(Array(key.utf8)), case let real = disk(path), real.exists { return real }
+            if full, !Array(named.kept.utf8).elementsEqual(Array(key.utf8)), case let real = disk(path), real.exists {
+                return real
+            }
             // The photo the name was given for: the file at its path holds the bytes it was
             // given for. Gone (moved, removed, replaced): the name is gone too.
             if let mark = check(path, named) {
-                return .photo(kept: named.kept, size: named.size, modified: named.modified, sha256: named.sha256, mark: mark)
+                return .photo(
+                    kept: named.kept, size: named.size, modified: named.modified, sha256: named.sha256, mark: mark)
             }
             if let held { return .placeholder(modified: held) }
             return full ? disk(path) : .missing
@@ -80,7 +88,9 @@ struct DAVView {
         // Nothing there (or a symlink on the way) names nothing; an error that may pass (out of
         // descriptors, EIO) hides the name for now and forgets nothing.
         func failed(_ error: SystemError) -> DAVFileMark? {
-            if [.noSuchFile, .notDirectory, .tooManySymlinks].contains(error.code) { endpoint.names.forget(account.id, path, named) }
+            if [.noSuchFile, .notDirectory, .tooManySymlinks].contains(error.code) {
+                endpoint.names.forget(account.id, path, named)
+            }
             return nil
         }
         func other() -> DAVFileMark? {
@@ -94,7 +104,9 @@ struct DAVView {
         if named.mark == now { return now }
         guard !named.sha256.isEmpty else { return other() }
         let fd: FileDescriptor
-        do { fd = try endpoint.photos.openBeneath(named.kept, flags: [.readOnly, .nonBlocking]) } catch { return failed(error) }
+        do { fd = try endpoint.photos.openBeneath(named.kept, flags: [.readOnly, .nonBlocking]) } catch {
+            return failed(error)
+        }
         defer { fd.close() }
         let opened: FileStatus
         do { opened = try fd.status() } catch { return failed(error) }
@@ -106,7 +118,9 @@ struct DAVView {
         case .failure(.cancelled): return nil
         default: return other()  // other bytes, or a size that changed meanwhile
         }
-        if WallTime.now.seconds - opened.changed >= Self.settled { endpoint.names.confirm(account.id, path, named, mark: now) }
+        if WallTime.now.seconds - opened.changed >= Self.settled {
+            endpoint.names.confirm(account.id, path, named, mark: now)
+        }
         return now
     }
 
@@ -116,9 +130,13 @@ struct DAVView {
     /// What the directory holds at `path` (a `full` view), following no symlink.
     private func disk(_ path: DAVPath) -> DAVResource {
         let key = path.string
-        guard let st = try? endpoint.photos.statusBeneath(key) else { return .missing }  // nothing there (or not reachable without a symlink)
+        // nothing there (or not reachable without a symlink)
+        guard let st = try? endpoint.photos.statusBeneath(key) else { return .missing }
         if st.isDirectory { return .collection(real: true, modified: st.modified) }
-        if st.isRegularFile { return .photo(kept: key, size: st.size, modified: st.modified, sha256: try? library?.sha256(exactly: key)) }  // no entry: the ETag falls back to size and time
+        if st.isRegularFile {
+            // no entry: the ETag falls back to size and time
+            return .photo(kept: key, size: st.size, modified: st.modified, sha256: try? library?.sha256(exactly: key))
+        }
         return .missing
     }
 
@@ -137,23 +155,35 @@ struct DAVView {
             let resource = resolve(path.appending(name))
             if resource.exists { named[Array(name.utf8)] = (name, resource) }
         }
-        if full, let dir = try? (path.isRoot ? endpoint.photos.openSubdirectory(".") : openFolder(key)) {  // unreadable: listed empty
+        // unreadable: listed empty
+        if full, let dir = try? (path.isRoot ? endpoint.photos.openSubdirectory(".") : openFolder(key)) {
             defer { dir.close() }
             let hashes = (try? library?.hashes(inFolder: key)) ?? [:]  // no library: ETags from size and time
             // Photos this password PUT under another name (the store's naming rules) are shown
             // under that name; kept photos a name only shares are shown as they are too.
             let aliased = endpoint.names.with(account.id) { a in
-                Set(a.files.filter { !$0.value.shared && $0.key.string.utf8.elementsEqual($0.value.kept.utf8) == false }.map { Array($0.value.kept.utf8) })
+                Set(
+                    a.files.filter { !$0.value.shared && $0.key.string.utf8.elementsEqual($0.value.kept.utf8) == false }
+                        .map { Array($0.value.kept.utf8) })
             }
             for name in (try? dir.entries()) ?? [] where DAVName.kind(name) == .ordinary {  // unreadable: listed empty
                 let child = key.isEmpty ? name : key + "/" + name
-                guard !aliased.contains(Array(child.utf8)), let st = try? dir.status(of: name) else { continue }  // gone meanwhile: not listed
-                if st.isDirectory { out[Array(name.utf8)] = (name, .collection(real: true, modified: st.modified)) }
-                else if st.isRegularFile { out[Array(name.utf8)] = (name, .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[Array(name.utf8)])) }
+                // gone meanwhile: not listed
+                guard !aliased.contains(Array(child.utf8)), let st = try? dir.status(of: name) else { continue }
+                if st.isDirectory {
+                    out[Array(name.utf8)] = (name, .collection(real: true, modified: st.modified))
+                } else if st.isRegularFile {
+                    out[Array(name.utf8)] = (
+                        name,
+                        .photo(kept: child, size: st.size, modified: st.modified, sha256: hashes[Array(name.utf8)])
+                    )
+                }
             }
         }
         for (bytes, entry) in named where out[bytes] == nil { out[bytes] = entry }
-        for (name, e) in endpoint.sidecars.children(account.id, of: key) { out[Array(name.utf8)] = (name, .sidecar(size: e.size, modified: e.modified)) }
+        for (name, e) in endpoint.sidecars.children(account.id, of: key) {
+            out[Array(name.utf8)] = (name, .sidecar(size: e.size, modified: e.modified))
+        }
         return out.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { $0.value }
     }
 

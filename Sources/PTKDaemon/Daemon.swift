@@ -3,9 +3,9 @@ import PTKDiscovery
 import PTKDoor
 import PTKHooks
 import PTKLibrary
-import PTKLog
 import PTKLocalSendDiscovery
 import PTKLocalSendDoor
+import PTKLog
 import PTKNotify
 import PTKProtocol
 import PTKStore
@@ -14,8 +14,8 @@ import PTKTLS
 import PTKTransport
 import PTKTrust
 import PTKV1Door
-import PTKWebDoor
 import PTKVocabulary
+import PTKWebDoor
 
 /// The receiver service, and ptkd's composition root: it opens the store, the identity, the
 /// trust list, the library and the hooks, makes the doors (protocol v1, LocalSend, the web
@@ -60,17 +60,20 @@ public final class Daemon: @unchecked Sendable {
     public init(configuration: DaemonConfiguration) throws(DaemonError) {
         self.configuration = configuration
         do {
-            store = try PhotoStore(settings: StoreSettings(directory: configuration.effectiveDirectory,
-                                                          minFree: configuration.minFree,
-                                                          partialMaxAge: configuration.partialMaxAge,
-                                                          fileMode: configuration.fileMode))
+            store = try PhotoStore(
+                settings: StoreSettings(
+                    directory: configuration.effectiveDirectory,
+                    minFree: configuration.minFree,
+                    partialMaxAge: configuration.partialMaxAge,
+                    fileMode: configuration.fileMode))
         } catch {
             throw DaemonError(description: error.description, exitCode: .directoryUnusable)
         }
         let tls: TLSContext
         do {
             try makeDirectories(configuration.effectiveStateDirectory, mode: 0o755)
-            identity = try Identity.loadOrCreate(in: configuration.identityDirectory, commonName: "ptkd \(configuration.name)")
+            identity = try Identity.loadOrCreate(
+                in: configuration.identityDirectory, commonName: "ptkd \(configuration.name)")
             tls = try TLSContext(server: true, identity: identity)
         } catch let error as IdentityError {
             throw DaemonError(description: error.description, exitCode: .identityDamaged)
@@ -78,54 +81,78 @@ public final class Daemon: @unchecked Sendable {
             throw DaemonError(description: "cannot create the state directory: \(error)", exitCode: .directoryUnusable)
         }
         trust = TrustStore(directory: configuration.effectiveStateDirectory)
-        library = configuration.library
-            ? LibraryIndexer(directory: configuration.effectiveDirectory,
-                             pixelLimit: UInt64(configuration.thumbnailMaxMegapixels) * 1_000_000, minFree: configuration.minFree) { Log.info($0) }
+        library =
+            configuration.library
+            ? LibraryIndexer(
+                directory: configuration.effectiveDirectory,
+                pixelLimit: UInt64(configuration.thumbnailMaxMegapixels) * 1_000_000, minFree: configuration.minFree
+            ) { Log.info($0) }
             : nil
         if let command = configuration.onSaved {
             do {
-                hooks = try HookRunner(command: command, timeout: configuration.onSavedTimeout, stateDirectory: configuration.effectiveStateDirectory)
+                hooks = try HookRunner(
+                    command: command, timeout: configuration.onSavedTimeout,
+                    stateDirectory: configuration.effectiveStateDirectory)
             } catch {
-                throw DaemonError(description: "on-saved: cannot open its queue in \(configuration.effectiveStateDirectory)/hooks: \(error)", exitCode: .directoryUnusable)
+                throw DaemonError(
+                    description:
+                        "on-saved: cannot open its queue in \(configuration.effectiveStateDirectory)/hooks: \(error)",
+                    exitCode: .directoryUnusable)
             }
         } else {
             hooks = nil
         }
         // Duplicates are found through the library's index (and the photos saved since start).
-        let held = configuration.duplicates == .skip && configuration.library ? HeldPhotos(directory: configuration.effectiveDirectory) : nil
+        let held =
+            configuration.duplicates == .skip && configuration.library
+            ? HeldPhotos(directory: configuration.effectiveDirectory) : nil
         if let held {
             store.findHeld = { sha256, size in held.find(sha256: sha256, size: size) }
         }
-        arrivals = Arrivals(directory: configuration.effectiveDirectory, layout: configuration.layout, trust: trust,
-                            library: library, held: held, hooks: hooks)
+        arrivals = Arrivals(
+            directory: configuration.effectiveDirectory, layout: configuration.layout, trust: trust,
+            library: library, held: held, hooks: hooks)
         let listener = try doorListener(configuration.listen, port: configuration.port, purpose: "", instead: nil)
         do {
             shutdown = try ShutdownSignal()
         } catch {
-            throw DaemonError(description: "cannot listen on port \(configuration.port): \(error)", exitCode: .cannotStart)
+            throw DaemonError(
+                description: "cannot listen on port \(configuration.port): \(error)", exitCode: .cannotStart)
         }
         guard !listener.addresses.isEmpty else {
             throw DaemonError(description: "no address to listen on", exitCode: .cannotStart)
         }
         // One budget of wrong guesses for every door that checks a secret.
         let guesses = Guesses()
-        localSend = configuration.localSend
-            ? try LocalSendEndpoint(configuration: LocalSendSettings(configuration), store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown)
+        localSend =
+            configuration.localSend
+            ? try LocalSendEndpoint(
+                configuration: LocalSendSettings(configuration), store: store, trust: trust, arrivals: arrivals,
+                guesses: guesses, shutdown: shutdown)
             : nil
-        web = configuration.web ? try WebEndpoint(configuration: WebSettings(configuration), store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown) : nil
+        web =
+            configuration.web
+            ? try WebEndpoint(
+                configuration: WebSettings(configuration), store: store, arrivals: arrivals, guesses: guesses,
+                shutdown: shutdown) : nil
         let port = listener.port
-        admission = Admission(maxSessions: configuration.maxSessions, perAddress: configuration.maxSessionsPerAddress,
-                              handshakeTimeout: configuration.handshakeTimeout) { count in
+        admission = Admission(
+            maxSessions: configuration.maxSessions, perAddress: configuration.maxSessionsPerAddress,
+            handshakeTimeout: configuration.handshakeTimeout
+        ) { count in
             ServiceNotifier.status("listening on port \(port); \(count) session(s)")
         }
         // WELCOME.sessions is each session's share when it starts (`turns`).
-        let settings = ReceiverSettings(name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
-                                        sessions: nil,
-                                        plaintextAllowed: configuration.plaintext == .allow,
-                                        trustedSendersOnly: configuration.senders == .trusted,
-                                        types: configuration.types)
-        v1 = V1Door(listener: listener, tls: tls, store: store, trust: trust, arrivals: arrivals, settings: settings, shutdown: shutdown,
-                    admission: admission, idleTimeout: configuration.idleTimeout)
+        let settings = ReceiverSettings(
+            name: configuration.name, window: configuration.window, maxFileSize: configuration.maxFileSize,
+            sessions: nil,
+            plaintextAllowed: configuration.plaintext == .allow,
+            trustedSendersOnly: configuration.senders == .trusted,
+            types: configuration.types)
+        v1 = V1Door(
+            listener: listener, tls: tls, store: store, trust: trust, arrivals: arrivals, settings: settings,
+            shutdown: shutdown,
+            admission: admission, idleTimeout: configuration.idleTimeout)
         // The doors: one line each. A new door is made above, with its settings, and listed here.
         var doors: [any Door] = [v1]
         if let localSend { doors.append(LocalSendEndpointDoor(localSend, admission: admission)) }
@@ -161,49 +188,77 @@ public final class Daemon: @unchecked Sendable {
             do {
                 try hooks.start()
                 services.add(hooks, stopWithin: .seconds(2))
-            } catch { Log.warning("on-saved: cannot start the thread that runs hooks: \(error); none runs until ptkd restarts (they stay queued)") }
+            } catch {
+                Log.warning(
+                    "on-saved: cannot start the thread that runs hooks: \(error); none runs until ptkd restarts (they stay queued)"
+                )
+            }
         }
         // Sessions: when their turn comes, no more are accepted and those open get `grace` to
         // reach a frame boundary (they answer ERROR shutting-down).
         services.add(ServingDoors(doors, threads: admission.threads), stopWithin: grace)
         let listed = listener.addresses.map(\.description).joined(separator: ", ")
-        Log.info("ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)")
-        Log.info("device ID \(identity.deviceID); TLS 1.3, plaintext \(configuration.plaintext == .allow ? "allowed" : "refused"), senders: \(configuration.senders == .trusted ? "trusted devices only (\(trust.trusted().count) on the list)" : "anyone")")
+        Log.info(
+            "ptkd listening on port \(listener.port) (\(listed)) as \"\(configuration.name)\", saving photos to \(configuration.effectiveDirectory)"
+        )
+        Log.info(
+            "device ID \(identity.deviceID); TLS 1.3, plaintext \(configuration.plaintext == .allow ? "allowed" : "refused"), senders: \(configuration.senders == .trusted ? "trusted devices only (\(trust.trusted().count) on the list)" : "anyone")"
+        )
         // The port accepts connections now: tell systemd before mDNS, which may take a while.
-        ServiceNotifier.ready(status: "listening on port \(listener.port), saving to \(configuration.effectiveDirectory)")
+        ServiceNotifier.ready(
+            status: "listening on port \(listener.port), saving to \(configuration.effectiveDirectory)")
         var discovery: LocalSendDiscovery? = nil  // held until the end, like the advertiser
         if let localSend {
-            Log.info("LocalSend receiver on port \(localSend.listener.port) (HTTPS), fingerprint \(localSend.fingerprint)")
+            Log.info(
+                "LocalSend receiver on port \(localSend.listener.port) (HTTPS), fingerprint \(localSend.fingerprint)")
             if configuration.mdns {
                 let settings = localSend.configuration
-                let ownPorts = Set([Int(localSend.listener.port), Int(settings.port), Int(settings.webPort), Int(settings.localSendPort)])
-                discovery = LocalSendDiscovery(info: { [localSend] in localSend.info(announce: $0) }, client: localSend.client,
-                                               fingerprint: localSend.fingerprint, ownPorts: ownPorts, shutdown: shutdown, listen: configuration.listen)
+                let ownPorts = Set([
+                    Int(localSend.listener.port), Int(settings.port), Int(settings.webPort),
+                    Int(settings.localSendPort),
+                ])
+                discovery = LocalSendDiscovery(
+                    info: { [localSend] in localSend.info(announce: $0) }, client: localSend.client,
+                    fingerprint: localSend.fingerprint, ownPorts: ownPorts, shutdown: shutdown,
+                    listen: configuration.listen)
                 // An answer's connection may take its 2 seconds to time out.
                 if let discovery { services.add(discovery, stopWithin: .seconds(3)) }
             }
         }
         if let web {
-            Log.info("web interface on port \(web.listener.port) (HTTPS), certificate SHA-256 \(colonHex(web.fingerprint)); log in with `ptk web-link`; WebDAV at /dav/ for app passwords (`ptk app-password add`)")
+            Log.info(
+                "web interface on port \(web.listener.port) (HTTPS), certificate SHA-256 \(colonHex(web.fingerprint)); log in with `ptk web-link`; WebDAV at /dav/ for app passwords (`ptk app-password add`)"
+            )
         }
         // STATE/listening: the ports really listened on, for `ptk web-link` (ListeningFile).
         var listening: ListeningRecord? = nil
-        do { listening = try ListeningRecord(stateDirectory: configuration.effectiveStateDirectory, doors: ListeningRecord.doors(doors)) } catch {
-            Log.warning("cannot write \(ListeningFile.path(stateDirectory: configuration.effectiveStateDirectory)): \(error); `ptk web-link` uses the configuration's web-port")
+        do {
+            listening = try ListeningRecord(
+                stateDirectory: configuration.effectiveStateDirectory, doors: ListeningRecord.doors(doors))
+        } catch {
+            Log.warning(
+                "cannot write \(ListeningFile.path(stateDirectory: configuration.effectiveStateDirectory)): \(error); `ptk web-link` uses the configuration's web-port"
+            )
         }
         var advertiser: Advertiser? = nil
         if configuration.mdns {
-            let txt = ["v=1", "tls=1", "id=\(identity.deviceID.compact)"] + (web.map { ["web=\($0.listener.port)"] } ?? [])
+            let txt =
+                ["v=1", "tls=1", "id=\(identity.deviceID.compact)"] + (web.map { ["web=\($0.listener.port)"] } ?? [])
             advertiser = Advertiser(name: configuration.name, port: listener.port, txt: txt) { Log.info($0) }
-            if let advertiser { services.add(advertiser, stopWithin: .seconds(1)) } else { Log.warning("cannot start mDNS advertising; serving over TCP only") }
+            if let advertiser {
+                services.add(advertiser, stopWithin: .seconds(1))
+            } else {
+                Log.warning("cannot start mDNS advertising; serving over TCP only")
+            }
         } else {
             Log.info("mDNS advertising is off")
         }
         let removed = store.removeStalePartials()
         if removed > 0 { Log.info("removed \(removed) stale partial upload(s)") }
         var failure: DaemonError? = nil
-        let loop = AcceptLoop(doors: doors, shutdown: shutdown, every: .seconds(3600), tick: { [store] in store.removeStalePartials() },
-                              remedy: { [configuration] in Self.remedy(for: $0, configuration) })
+        let loop = AcceptLoop(
+            doors: doors, shutdown: shutdown, every: .seconds(3600), tick: { [store] in store.removeStalePartials() },
+            remedy: { [configuration] in Self.remedy(for: $0, configuration) })
         if let why = loop.run() {
             failure = DaemonError(description: why, exitCode: .acceptFailed)
             Log.warning("\(why); shutting down")
@@ -226,7 +281,8 @@ public final class Daemon: @unchecked Sendable {
     static func remedy(for errno: Errno, _ configuration: DaemonConfiguration) -> String {
         switch errno {
         case .processOutOfDescriptors, .systemOutOfDescriptors:
-            return "; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now \(configuration.maxSessions))"
+            return
+                "; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now \(configuration.maxSessions))"
         case .noBufferSpace, .outOfMemory:
             return "; the system is out of memory for sockets"
         default:

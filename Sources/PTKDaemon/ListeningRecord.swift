@@ -15,7 +15,8 @@ final class ListeningRecord {
         directory = try FileDescriptor.open(stateDirectory, flags: [.readOnly, .directory])
         let temporary = ListeningFile.name + ".tmp.\(processID())"
         do {
-            file = try FileDescriptor.open(temporary, relativeTo: directory, flags: [.writeOnly, .create, .truncate, .noFollow], mode: 0o644)
+            file = try FileDescriptor.open(
+                temporary, relativeTo: directory, flags: [.writeOnly, .create, .truncate, .noFollow], mode: 0o644)
         } catch {
             directory.close()
             throw error
@@ -24,7 +25,7 @@ final class ListeningRecord {
             _ = try file.tryLock()
             try file.writeAll(Array(ListeningFile.text(pid: processID(), doors: doors).utf8))
             try file.setPermissions(0o644)
-            do { try directory.unlink(ListeningFile.name) } catch where error.code == .noSuchFile {}
+            do { try directory.unlink(ListeningFile.name) } catch  where error.code == .noSuchFile {}
             try directory.rename(temporary, to: ListeningFile.name)
         } catch {
             // The temporary file is ours and half made: gone either way, and the error is the write's.
@@ -45,6 +46,8 @@ final class ListeningRecord {
 
     /// What the file lists of `doors`: each address each door listens on, under its name.
     static func doors(_ doors: [any Door]) -> [ListeningDoor] {
-        doors.flatMap { door in door.listener.addresses.map { ListeningDoor(door: door.name, address: $0.host, port: $0.port) } }
+        doors.flatMap { door in
+            door.listener.addresses.map { ListeningDoor(door: door.name, address: $0.host, port: $0.port) }
+        }
     }
 }

@@ -14,7 +14,8 @@ public enum FileHashFailure: Error, Equatable, Sendable, CustomStringConvertible
         switch self {
         case .cancelled: return "hashing was cancelled"
         case .system(let e): return e.description
-        case .sizeChanged(let expected, let now): return "the file changed after it was checked (\(expected) bytes, now \(now))"
+        case .sizeChanged(let expected, let now):
+            return "the file changed after it was checked (\(expected) bytes, now \(now))"
         }
     }
 }
@@ -32,8 +33,10 @@ extension SHA256 {
     ///   is `.sizeChanged` or `.system`, not SIGBUS. nil: read with pread to its end.
     /// - `buffer`: where reads go (a caller hashing many files keeps one); nil: one of 1 MiB.
     /// - `cancelled`: asked before every MiB; true stops with `.cancelled`.
-    public static func hex(ofFile fd: FileDescriptor, size: Int64? = nil, buffer: UnsafeMutableRawBufferPointer? = nil,
-                           cancelled: () -> Bool = { false }) -> Result<String, FileHashFailure> {
+    public static func hex(
+        ofFile fd: FileDescriptor, size: Int64? = nil, buffer: UnsafeMutableRawBufferPointer? = nil,
+        cancelled: () -> Bool = { false }
+    ) -> Result<String, FileHashFailure> {
         if let size {
             let now: Int64
             do { now = try fd.status().size } catch { return .failure(.system(error)) }

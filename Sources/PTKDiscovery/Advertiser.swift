@@ -81,14 +81,18 @@ public final class Advertiser: @unchecked Sendable {
     /// Creates the client; its callback may run (RUNNING) before this returns.
     private func createClient() {
         var error: CInt = 0
-        let c = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, { client, state, userdata in
-            Advertiser.from(userdata).clientChanged(client, state)
-        }, context, &error)
+        let c = avahi_client_new(
+            avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL,
+            { client, state, userdata in
+                Advertiser.from(userdata).clientChanged(client, state)
+            }, context, &error)
         client = c
         if c == nil {
             // No D-Bus (or no memory): NO_FAIL cannot wait for avahi-daemon then, so try again later.
             if !warnedWaiting {
-                log("warning: mDNS advertising unavailable (\(Self.text(error))); serving over TCP, retrying every \(Int(Self.retrySeconds)) s")
+                log(
+                    "warning: mDNS advertising unavailable (\(Self.text(error))); serving over TCP, retrying every \(Int(Self.retrySeconds)) s"
+                )
                 warnedWaiting = true
             }
             scheduleRetry()
@@ -102,11 +106,13 @@ public final class Advertiser: @unchecked Sendable {
         guard let api = avahi_threaded_poll_get(poll) else { return }
         var tv = timeval()
         avahi_elapse_time(&tv, UInt32(Self.retrySeconds * 1000), 0)
-        _ = api.pointee.timeout_new(api, &tv, { timeout, userdata in
-            let me = Advertiser.from(userdata)
-            if let api = avahi_threaded_poll_get(me.poll) { api.pointee.timeout_free(timeout) }
-            if !me.stopped && me.client == nil { me.createClient() }
-        }, context)
+        _ = api.pointee.timeout_new(
+            api, &tv,
+            { timeout, userdata in
+                let me = Advertiser.from(userdata)
+                if let api = avahi_threaded_poll_get(me.poll) { api.pointee.timeout_free(timeout) }
+                if !me.stopped && me.client == nil { me.createClient() }
+            }, context)
     }
 
     private func clientChanged(_ client: OpaquePointer?, _ state: AvahiClientState) {
@@ -120,7 +126,9 @@ public final class Advertiser: @unchecked Sendable {
             established = false
         case AVAHI_CLIENT_CONNECTING:
             if !warnedWaiting {
-                log("warning: avahi-daemon is not running; serving over TCP, and will advertise over mDNS when it starts")
+                log(
+                    "warning: avahi-daemon is not running; serving over TCP, and will advertise over mDNS when it starts"
+                )
                 warnedWaiting = true
             }
         case AVAHI_CLIENT_FAILURE:
@@ -145,9 +153,11 @@ public final class Advertiser: @unchecked Sendable {
     private func publish(_ client: OpaquePointer?) {
         guard let client, !stopped else { return }
         if group == nil {
-            group = avahi_entry_group_new(client, { g, state, userdata in
-                Advertiser.from(userdata).groupChanged(g, state)
-            }, context)
+            group = avahi_entry_group_new(
+                client,
+                { g, state, userdata in
+                    Advertiser.from(userdata).groupChanged(g, state)
+                }, context)
             guard group != nil else {
                 log("warning: cannot create an mDNS entry group: \(Self.text(avahi_client_errno(client)))")
                 return
@@ -157,8 +167,9 @@ public final class Advertiser: @unchecked Sendable {
         var list: UnsafeMutablePointer<AvahiStringList>? = nil
         for record in txt { list = avahi_string_list_add(list, record) }
         defer { avahi_string_list_free(list) }
-        let rc = avahi_entry_group_add_service_strlst(group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC),
-                                                      AvahiPublishFlags(0), name, ptkServiceType, nil, nil, port, list)
+        let rc = avahi_entry_group_add_service_strlst(
+            group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC),
+            AvahiPublishFlags(0), name, ptkServiceType, nil, nil, port, list)
         if rc == Int32(AVAHI_ERR_COLLISION) {
             rename(client)
             return

@@ -16,8 +16,11 @@ public struct AcceptLoop {
     /// A loop over `doors` until `shutdown`; `tick` runs every `period` (ptkd's clean-up of
     /// stale partial uploads, hourly); `remedy` ends the log line of an accept error that
     /// lasts with what to do about it.
-    public init(doors: [any Door], shutdown: ShutdownSignal, every period: Duration = .seconds(3600), tick: @escaping () -> Void = {},
-                remedy: @escaping (Errno) -> String = { _ in "" }) {
+    public init(
+        doors: [any Door], shutdown: ShutdownSignal, every period: Duration = .seconds(3600),
+        tick: @escaping () -> Void = {},
+        remedy: @escaping (Errno) -> String = { _ in "" }
+    ) {
         self.doors = doors
         self.shutdown = shutdown
         self.period = period

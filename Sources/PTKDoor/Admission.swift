@@ -46,13 +46,17 @@ public final class Admission: @unchecked Sendable {
 
     /// Slots for `maxSessions` sessions (and `handshakeRoom` more in their handshake), at most
     /// `perAddress` from one address; `report` is told the number of connections as it changes.
-    public init(maxSessions: Int, perAddress: Int, handshakeTimeout: Duration, report: @escaping @Sendable (Int) -> Void = { _ in }) {
+    public init(
+        maxSessions: Int, perAddress: Int, handshakeTimeout: Duration,
+        report: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
         self.maxSessions = maxSessions
         self.maxSessionsPerAddress = perAddress
         self.handshakeTimeout = handshakeTimeout
         self.report = report
         turns = Turns(capacity: maxSessions, perSender: perAddress)
-        slots = ConnectionTable(capacity: maxSessions + Self.handshakeRoom(maxSessions: maxSessions), perAddress: perAddress)
+        slots = ConnectionTable(
+            capacity: maxSessions + Self.handshakeRoom(maxSessions: maxSessions), perAddress: perAddress)
     }
 
     /// Connections that may be in their handshake beyond the sessions served: room for a sender
@@ -96,13 +100,21 @@ public final class Admission: @unchecked Sendable {
             switch slots.admit(nextID, from: host, now: .now) {
             case .full:
                 displacer.close()
-                return (nextID, Refusal(reason: "the receiver is at its limit of \(maxSessions) sessions", joinsLine: true))
+                return (
+                    nextID, Refusal(reason: "the receiver is at its limit of \(maxSessions) sessions", joinsLine: true)
+                )
             case .addressFull:
                 displacer.close()
-                return (nextID, Refusal(reason: "\(host) already has \(maxSessionsPerAddress) sessions open", joinsLine: false))
+                return (
+                    nextID,
+                    Refusal(reason: "\(host) already has \(maxSessionsPerAddress) sessions open", joinsLine: false)
+                )
             case .admitDisplacing(let victim):
                 if let other = displacers.removeValue(forKey: victim) {
-                    connectionLog(host, "connection \(victim) displaced by connection \(nextID) from \(host): every slot is taken, and it had not finished its handshake or shown its right to a request")
+                    connectionLog(
+                        host,
+                        "connection \(victim) displaced by connection \(nextID) from \(host): every slot is taken, and it had not finished its handshake or shown its right to a request"
+                    )
                     Socket.shutdownBoth(other)
                     other.close()
                 }
@@ -150,15 +162,18 @@ public final class Admission: @unchecked Sendable {
     /// A connection refused as it was accepted: `answer` (the door's busy answer, within a
     /// second) runs on a short-lived thread; at most 64 at once, beyond which the connection is
     /// simply closed (and logged as a `kind` connection: "session", "https").
-    public func refuse(_ socket: FileDescriptor, peer: SocketAddress, id: Int, _ refusal: Refusal, kind: String,
-                       answer: @escaping @Sendable () -> Void) {
+    public func refuse(
+        _ socket: FileDescriptor, peer: SocketAddress, id: Int, _ refusal: Refusal, kind: String,
+        answer: @escaping @Sendable () -> Void
+    ) {
         let ok = lock.withLock { () -> Bool in
             if lingering >= 64 { return false }
             lingering += 1
             return true
         }
         guard ok else {
-            connectionLog(peer.host, "\(kind) \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
+            connectionLog(
+                peer.host, "\(kind) \(id) from \(peer): refused, \(refusal.reason) (closed: too many refusals at once)")
             socket.close()
             return
         }
@@ -177,8 +192,10 @@ public final class Admission: @unchecked Sendable {
     /// number and its handshake deadline) on a thread named `thread`, the slot freed after it;
     /// over the limits, `busy` answers with the reason on a refusal thread instead (a `kind`
     /// connection in the log).
-    public func admit(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress, thread: String, kind: String,
-                      busy: @escaping @Sendable (Int, Refusal) -> Void, serve: @escaping @Sendable (Int, Instant) -> Void) {
+    public func admit(
+        _ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress, thread: String, kind: String,
+        busy: @escaping @Sendable (Int, Refusal) -> Void, serve: @escaping @Sendable (Int, Instant) -> Void
+    ) {
         let (id, refusal) = takeSlot(displacer, peer.host)
         let deadline = Instant.now + handshakeTimeout
         if let refusal {

@@ -24,8 +24,12 @@ public struct Sender: Sendable {
 
     /// The address without its port ("192.0.2.1", "2001:db8::1").
     public var host: String {
-        if address.hasPrefix("["), let close = address.unicodeScalars.firstIndex(of: "]") { return String(address[address.index(after: address.startIndex)..<close]) }
-        guard let colon = address.unicodeScalars.lastIndex(of: ":"), address.unicodeScalars.filter({ $0 == ":" }).count == 1 else { return address }
+        if address.hasPrefix("["), let close = address.unicodeScalars.firstIndex(of: "]") {
+            return String(address[address.index(after: address.startIndex)..<close])
+        }
+        guard let colon = address.unicodeScalars.lastIndex(of: ":"),
+            address.unicodeScalars.filter({ $0 == ":" }).count == 1
+        else { return address }
         return String(address[..<colon])
     }
 }
@@ -49,7 +53,10 @@ public final class Arrivals: @unchecked Sendable {
     public let hooks: HookRunner?
 
     /// What happens around each photo, from its parts (each may be off: nil).
-    public init(directory: String, layout: FolderLayout, trust: TrustStore, library: LibraryIndexer?, held: HeldPhotos?, hooks: HookRunner?) {
+    public init(
+        directory: String, layout: FolderLayout, trust: TrustStore, library: LibraryIndexer?, held: HeldPhotos?,
+        hooks: HookRunner?
+    ) {
         self.directory = directory
         self.layout = layout
         self.trust = trust
@@ -89,17 +96,23 @@ public final class Arrivals: @unchecked Sendable {
     public func saved(_ saved: StoredPhoto, type: PhotoType, from sender: Sender, deviceID: String?) {
         let received = WallTime.now
         if !saved.isDuplicate {
-            library?.add(Arrival(name: saved.name, size: saved.size, sha256: saved.sha256, received: received,
-                                 senderName: Self.shownName(sender.announcedName), senderAddress: sender.address, senderID: deviceID))
+            library?.add(
+                Arrival(
+                    name: saved.name, size: saved.size, sha256: saved.sha256, received: received,
+                    senderName: Self.shownName(sender.announcedName), senderAddress: sender.address, senderID: deviceID)
+            )
             held?.remember(name: saved.name, sha256: saved.sha256, size: saved.size)
         }
         // A duplicate's run is owed once per photo and sending address: not per device, since a
         // LocalSend app or a v1 sender may show a fresh certificate with every request.
         let duplicateKey = saved.isDuplicate ? saved.sha256 + " " + ConnectionTable.slotKey(sender.host) : nil
         hooks?.enqueue(duplicateKey: duplicateKey) { sequence in
-            HookJob(sequence: sequence, name: saved.name, path: directory + "/" + saved.name, size: saved.size, sha256: saved.sha256,
-                    mediaType: type.mediaType, senderName: HookJob.bounded(sender.announcedName), senderID: deviceID.map(HookJob.bounded),
-                    senderAddress: sender.address, received: received.iso8601, taken: nil, duplicate: saved.isDuplicate)
+            HookJob(
+                sequence: sequence, name: saved.name, path: directory + "/" + saved.name, size: saved.size,
+                sha256: saved.sha256,
+                mediaType: type.mediaType, senderName: HookJob.bounded(sender.announcedName),
+                senderID: deviceID.map(HookJob.bounded),
+                senderAddress: sender.address, received: received.iso8601, taken: nil, duplicate: saved.isDuplicate)
         }
     }
 }

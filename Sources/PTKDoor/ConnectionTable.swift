@@ -85,11 +85,14 @@ public struct ConnectionTable: Sendable {
             byKey[e.key] = (id, e.since)
         }
         let best = byKey.max { a, b in
-            let ca = counts[a.key, default: 0], cb = counts[b.key, default: 0]
+            let ca = counts[a.key, default: 0]
+            let cb = counts[b.key, default: 0]
             return ca != cb ? ca < cb : a.value.since > b.value.since
         }
         if let best, counts[best.key, default: 0] >= mine + 2 { return best.value.id }
-        guard mine == 0, let oldest = byKey.values.min(by: { $0.since < $1.since }), now - oldest.since >= Self.staleAfter else { return nil }
+        guard mine == 0, let oldest = byKey.values.min(by: { $0.since < $1.since }),
+            now - oldest.since >= Self.staleAfter
+        else { return nil }
         return oldest.id
     }
 
@@ -107,7 +110,9 @@ public struct ConnectionTable: Sendable {
     /// connection no longer in the table (displaced) is not counted: true.
     mutating func claim(_ id: Int, owner: String, now: Instant) -> Bool {
         guard var e = entries[id] else { return true }
-        let others = entries.reduce(0) { $0 + ($1.key != id && $1.value.owner == owner && $1.value.stage == .working ? 1 : 0) }
+        let others = entries.reduce(0) {
+            $0 + ($1.key != id && $1.value.owner == owner && $1.value.stage == .working ? 1 : 0)
+        }
         if others >= perAddress {
             if e.stage != .unproven { e.since = now }
             e.stage = .unproven

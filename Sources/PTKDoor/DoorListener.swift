@@ -25,6 +25,7 @@ package func doorListener(_ listen: [String], port: UInt16, purpose: String, ins
         return try Listener(addresses: addresses, skipUnavailable: listen.isEmpty)
     } catch {
         let subject = purpose.isEmpty ? "cannot listen on port \(port)" : "cannot listen \(purpose) on port \(port)"
-        throw DaemonError(description: "\(subject): \(error)" + (instead.map { " (\($0))" } ?? ""), exitCode: .cannotStart)
+        throw DaemonError(
+            description: "\(subject): \(error)" + (instead.map { " (\($0))" } ?? ""), exitCode: .cannotStart)
     }
 }

@@ -24,7 +24,9 @@ public final class Guesses: @unchecked Sendable {
     public func failed(_ what: String, from address: String) {
         let spent = lock.withLock { budget.failed(now: .now) }
         if spent {
-            Log.warning("\(budget.limit) wrong passwords or PINs within \(formatSeconds(budget.window)) (the last a \(what) from \(address)): every guess is refused until the oldest is a minute old")
+            Log.warning(
+                "\(budget.limit) wrong passwords or PINs within \(formatSeconds(budget.window)) (the last a \(what) from \(address)): every guess is refused until the oldest is a minute old"
+            )
         }
     }
 }

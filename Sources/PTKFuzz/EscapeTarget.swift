@@ -12,19 +12,26 @@ extension FuzzTargets {
         let text = String(decoding: data, as: UTF8.self)
 
         let escaped = escapeHTML(text)
-        let entities: [(String, Unicode.Scalar)] = [("amp;", "&"), ("lt;", "<"), ("gt;", ">"), ("quot;", "\""), ("#39;", "'")]
+        let entities: [(String, Unicode.Scalar)] = [
+            ("amp;", "&"), ("lt;", "<"), ("gt;", ">"), ("quot;", "\""), ("#39;", "'"),
+        ]
         var back = String.UnicodeScalarView()
         var rest = escaped.unicodeScalars[...]
         while let u = rest.popFirst() {
-            precondition(u != "<" && u != ">" && u != "\"" && u != "'", "escapeHTML left a raw U+\(String(u.value, radix: 16))")
-            guard u == "&" else { back.append(u); continue }
+            precondition(
+                u != "<" && u != ">" && u != "\"" && u != "'", "escapeHTML left a raw U+\(String(u.value, radix: 16))")
+            guard u == "&" else {
+                back.append(u)
+                continue
+            }
             guard let (entity, plain) = entities.first(where: { rest.starts(with: $0.0.unicodeScalars) }) else {
                 preconditionFailure("escapeHTML left an & that starts no entity it writes")
             }
             back.append(plain)
             rest = rest.dropFirst(entity.unicodeScalars.count)
         }
-        precondition(back.elementsEqual(text.unicodeScalars), "unescaping escapeHTML's output does not give the text back")
+        precondition(
+            back.elementsEqual(text.unicodeScalars), "unescaping escapeHTML's output does not give the text back")
 
         let encoded = Array(percentEncode(text).utf8)
         var decoded: [UInt8] = []
@@ -45,8 +52,10 @@ extension FuzzTargets {
                 decoded.append(h << 4 | l)
                 i += 3
             } else {
-                let unreserved = (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c)
-                    || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "~")
+                let unreserved =
+                    (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c)
+                    || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || c == UInt8(ascii: "_")
+                    || c == UInt8(ascii: "~")
                 precondition(unreserved, "percentEncode wrote the byte \(c) as it is")
                 decoded.append(c)
                 i += 1
@@ -55,7 +64,9 @@ extension FuzzTargets {
         precondition(decoded == Array(text.utf8), "percentEncode's output does not decode to the text")
 
         let header = attachment(text)
-        precondition(header.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "Content-Disposition with a byte that is not printable ASCII")
+        precondition(
+            header.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F },
+            "Content-Disposition with a byte that is not printable ASCII")
         // The two quotes around the ASCII file name, no other (filename* is percent-encoded).
         let quotes = header.utf8.filter { $0 == UInt8(ascii: "\"") }.count
         precondition(quotes == 2 && !header.utf8.contains(UInt8(ascii: "\\")), "the file name broke out of its quotes")

@@ -30,8 +30,9 @@ public enum FuzzTargets {
                 }
                 drive(&machine, event, &steps)
             }
-            precondition(decoder.bufferedCount <= ProtocolLimits.chunkSize + ProtocolLimits.headerSize + step,
-                         "decoder buffered more than one frame")
+            precondition(
+                decoder.bufferedCount <= ProtocolLimits.chunkSize + ProtocolLimits.headerSize + step,
+                "decoder buffered more than one frame")
         }
         if machine.state != .closed { drive(&machine, .peerClosed, &steps) }
         precondition(machine.state == .closed)
@@ -49,7 +50,9 @@ public enum FuzzTargets {
             for action in machine.handle(pending.removeFirst()) {
                 switch action {
                 case .evaluateOffer(let o):
-                    pending.append(o.size % 3 == 0 ? .offerDecided(.reject(Problem(.noSpace, ""))) : .offerDecided(.accept(offset: 0)))
+                    pending.append(
+                        o.size % 3 == 0
+                            ? .offerDecided(.reject(Problem(.noSpace, ""))) : .offerDecided(.accept(offset: 0)))
                 case .writeChunk(let bytes):
                     pending.append(bytes.first == 0xFF ? .chunkFailed(Problem(.ioError, "")) : .chunkWritten)
                 case .finishFile:
@@ -75,7 +78,9 @@ public enum FuzzTargets {
 
     /// Runs a streaming structure check over the input after its first byte, whole and in
     /// pieces of that byte's value + 1: both runs must come to the same verdict.
-    static func agreesHoweverSplit<Check: FormatCheck>(_ data: UnsafeRawBufferPointer, _ format: String, _ make: (Int64) -> Check) {
+    static func agreesHoweverSplit<Check: FormatCheck>(
+        _ data: UnsafeRawBufferPointer, _ format: String, _ make: (Int64) -> Check
+    ) {
         guard data.count > 0 else { return }
         let step = Int(data[0]) + 1
         let bytes = UnsafeRawBufferPointer(rebasing: data[1...])
@@ -92,6 +97,8 @@ public enum FuzzTargets {
                 return true
             } catch { return false }
         }
-        precondition(passes(pieceSize: max(1, bytes.count)) == passes(pieceSize: step), "\(format) check depends on how the bytes are split")
+        precondition(
+            passes(pieceSize: max(1, bytes.count)) == passes(pieceSize: step),
+            "\(format) check depends on how the bytes are split")
     }
 }

@@ -1,6 +1,6 @@
 import PTKConfiguration
-import PTKLibrary
 import PTKHTTP
+import PTKLibrary
 import PTKLocalSend
 import PTKStore
 import PTKSystem
@@ -10,7 +10,10 @@ import PTKWeb
 
 extension FuzzTargets {
     /// Every target by the name fuzz/run.sh and the corpus folders use.
-    public static let names = ["frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape", "webdav"]
+    public static let names = [
+        "frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape",
+        "webdav",
+    ]
 
     /// The target called `name`, if there is one.
     public static func target(named name: String) -> ((UnsafeRawBufferPointer) -> Void)? {
@@ -54,12 +57,15 @@ extension FuzzTargets {
         guard let fd = scratchFile() else { return }
         // The scratch file holds this input alone; if it cannot be written there is nothing to test.
         guard (try? fd.truncate(to: 0)) != nil, (try? fd.seek(to: 0)) != nil, (try? fd.writeAll(bytes)) != nil,
-              (try? fd.seek(to: 0)) != nil else { return }  // (the same: nothing to test)
+            (try? fd.seek(to: 0)) != nil
+        else { return }  // (the same: nothing to test)
         let t = Thumbnailer.make(from: fd, type: type, pixelLimit: pixelLimit)
         if t.outcome == .made {
             precondition(t.thumbnailWidth >= 1 && t.thumbnailHeight >= 1, "an empty thumbnail was made")
-            precondition(max(t.thumbnailWidth, t.thumbnailHeight) <= Thumbnailer.maxSide, "a thumbnail beyond the largest side")
-            precondition(UInt64(t.width) * UInt64(t.height) <= pixelLimit, "a thumbnail of a photo over the pixel limit")
+            precondition(
+                max(t.thumbnailWidth, t.thumbnailHeight) <= Thumbnailer.maxSide, "a thumbnail beyond the largest side")
+            precondition(
+                UInt64(t.width) * UInt64(t.height) <= pixelLimit, "a thumbnail of a photo over the pixel limit")
             precondition(t.png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "the thumbnail is not a PNG")
         }
     }
@@ -67,7 +73,9 @@ extension FuzzTargets {
     /// The route table the `http` target matches each head against: an id capture and a choice of words.
     static let photoRoutes: RouteTable<Void> = {
         var routes = RouteTable<Void>()
-        routes.add([.get, .head], "/photo/{id}/{part}", captures: ["id": .id, "part": .oneOf(["original", "thumbnail"])]) { _, _ throws(HTTPError) in
+        routes.add(
+            [.get, .head], "/photo/{id}/{part}", captures: ["id": .id, "part": .oneOf(["original", "thumbnail"])]
+        ) { _, _ throws(HTTPError) in
             Response(.ok)
         }
         return routes
@@ -143,9 +151,15 @@ extension FuzzTargets {
         guard let dir = scratchDirectory() else { return }
         let fd: FileDescriptor
         // No scratch package: nothing to test.
-        do { fd = try FileDescriptor.open(dir + "/fuzz.ptk/" + Package.metadataName, flags: [.writeOnly, .create, .truncate], mode: 0o600) } catch { return }
+        do {
+            fd = try FileDescriptor.open(
+                dir + "/fuzz.ptk/" + Package.metadataName, flags: [.writeOnly, .create, .truncate], mode: 0o600)
+        } catch { return }
         // The metadata could not be written: nothing to test.
-        guard (try? fd.writeAll(data)) != nil else { fd.close(); return }
+        guard (try? fd.writeAll(data)) != nil else {
+            fd.close()
+            return
+        }
         fd.close()
         // Refused or read, never a crash.
         _ = try? PhotoMetadata.read(package: dir + "/fuzz.ptk")  // refusing is the answer to most inputs
@@ -165,7 +179,9 @@ extension FuzzTargets {
     public static func config(_ data: UnsafeRawBufferPointer) {
         var configuration = DaemonConfiguration()
         // A bad line is a usage error naming it, never a crash.
-        _ = try? DaemonOptions.apply(configFile: String(decoding: data, as: UTF8.self), path: "fuzz.conf", to: &configuration)  // most lines are bad
+        _ = try? DaemonOptions.apply(
+            // most lines are bad
+            configFile: String(decoding: data, as: UTF8.self), path: "fuzz.conf", to: &configuration)
     }
 }
 

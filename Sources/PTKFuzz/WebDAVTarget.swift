@@ -38,20 +38,27 @@ extension FuzzTargets {
             guard case .success(let again) = DAVXML.parse(Array(text.utf8), limits: roomy) else {
                 preconditionFailure("serialized() wrote XML that does not parse: \(text)")
             }
-            precondition(again == root && again.serialized().utf8.elementsEqual(text.utf8),
-                         "serialized() does not parse back to the same tree: \(text)")
+            precondition(
+                again == root && again.serialized().utf8.elementsEqual(text.utf8),
+                "serialized() does not parse back to the same tree: \(text)")
         }
         // A DOCTYPE at the start, or after the XML declaration, is refused whatever follows.
         let doctype = Array("<!DOCTYPE r [<!ENTITY e \"v\">]>".utf8)
         if case .success = DAVXML.parse(doctype + bytes) { preconditionFailure("a body after a DOCTYPE was taken") }
-        if case .success = DAVXML.parse(Array("<!DOCTYPE ".utf8) + bytes) { preconditionFailure("a body opening with <!DOCTYPE was taken") }
+        if case .success = DAVXML.parse(Array("<!DOCTYPE ".utf8) + bytes) {
+            preconditionFailure("a body opening with <!DOCTYPE was taken")
+        }
         if bytes.starts(with: Array("<?xml".utf8)), let end = find(Array("?>".utf8), in: bytes) {
             let body = Array(bytes[..<(end + 2)]) + doctype + Array(bytes[(end + 2)...])
-            if case .success = DAVXML.parse(body) { preconditionFailure("a DOCTYPE after the XML declaration was taken") }
+            if case .success = DAVXML.parse(body) {
+                preconditionFailure("a DOCTYPE after the XML declaration was taken")
+            }
         }
 
         let parses: Bool = { if case .success = parsed { true } else { false } }()
-        if case .success = PropfindRequest.parse(bytes) { precondition(parses || blank(bytes), "a PROPFIND body taken that does not parse") }
+        if case .success = PropfindRequest.parse(bytes) {
+            precondition(parses || blank(bytes), "a PROPFIND body taken that does not parse")
+        }
         if case .success(let lock?) = LockRequest.parse(bytes) {
             precondition(parses, "a LOCK body taken that does not parse")
             if let owner = lock.owner { wellFormed207([(XMLName.dav("owner"), owner)], "a LOCK owner") }
@@ -69,7 +76,9 @@ extension FuzzTargets {
 
     /// A 207 body with these properties, as the door writes a PROPFIND's, must parse.
     private static func wellFormed207(_ properties: [(XMLName, String)], _ what: String) {
-        let body = Multistatus.head + Multistatus.response(href: "/dav/a", propstats: [(status: 200, properties: properties)]) + Multistatus.tail
+        let body =
+            Multistatus.head + Multistatus.response(href: "/dav/a", propstats: [(status: 200, properties: properties)])
+            + Multistatus.tail
         guard case .success = DAVXML.parse(Array(body.utf8), limits: roomy) else {
             preconditionFailure("\(what) written into a 207 body broke it: \(body)")
         }
@@ -103,28 +112,40 @@ extension FuzzTargets {
     private static func davIf(_ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let header = IfHeader.parse(text) else { return }
-        precondition(!header.lists.isEmpty && header.lists.allSatisfy { !$0.conditions.isEmpty }, "an If header with an empty list")
+        precondition(
+            !header.lists.isEmpty && header.lists.allSatisfy { !$0.conditions.isEmpty },
+            "an If header with an empty list")
         let utf8 = Array(text.utf8)
         for token in header.allTokens {
-            precondition(!token.isEmpty && find(Array(("<" + token + ">").utf8), in: utf8) != nil, "a token the header does not name: \(token)")
+            precondition(
+                !token.isEmpty && find(Array(("<" + token + ">").utf8), in: utf8) != nil,
+                "a token the header does not name: \(token)")
         }
         precondition(Set(header.allTokens).count == header.allTokens.count, "a token submitted twice")
         // Tags resolve to themselves, so every list is checked against the resource named.
         let all = header.evaluate(requestResource: "r", resolve: { $0 }, state: { _ in (header.allTokens, nil) })
         let none = header.evaluate(requestResource: "r", resolve: { $0 }, state: { _ in ([], nil) })
-        let unresolved = header.evaluate(requestResource: "r", resolve: { _ in nil }, state: { _ in (header.allTokens, "\"e\"") })
-        let positive = header.lists.contains { $0.conditions.allSatisfy { c in
-            if case .token = c.kind { !c.not } else { false }
-        } }
+        let unresolved = header.evaluate(
+            requestResource: "r", resolve: { _ in nil }, state: { _ in (header.allTokens, "\"e\"") })
+        let positive = header.lists.contains {
+            $0.conditions.allSatisfy { c in
+                if case .token = c.kind { !c.not } else { false }
+            }
+        }
         let negative = header.lists.contains { $0.conditions.allSatisfy(\.not) }
         precondition(!positive || all, "a list of held tokens is false")
         precondition(none == negative, "against a resource with no lock and no ETag, the header is \(none)")
-        precondition(unresolved == header.lists.contains { $0.resource == nil && $0.conditions.allSatisfy { c in
-            switch c.kind {
-            case .token(let t): header.allTokens.contains(t) != c.not
-            case .etag(let e): (e == "\"e\"") != c.not
-            }
-        } }, "tagged lists that resolve nowhere changed the answer")
+        precondition(
+            unresolved
+                == header.lists.contains {
+                    $0.resource == nil
+                        && $0.conditions.allSatisfy { c in
+                            switch c.kind {
+                            case .token(let t): header.allTokens.contains(t) != c.not
+                            case .etag(let e): (e == "\"e\"") != c.not
+                            }
+                        }
+                }, "tagged lists that resolve nowhere changed the answer")
     }
 
     private static let prefixes = ["/dav", "/", "", "/dav/", "/a%20b", "/dav/x/y"]
@@ -143,7 +164,9 @@ extension FuzzTargets {
             let utf8 = Array(target.utf8)
             if let cut = utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
                 let before = String(decoding: utf8[..<cut], as: UTF8.self)
-                precondition(DAVPath.parse(target: before, prefix: prefix) == .success(path), "the query was not cut at its \"?\" or \"#\"")
+                precondition(
+                    DAVPath.parse(target: before, prefix: prefix) == .success(path),
+                    "the query was not cut at its \"?\" or \"#\"")
             }
         }
         if case .success(let path) = DAVPath.destination(destination, prefix: prefix, host: host) {
@@ -154,10 +177,17 @@ extension FuzzTargets {
                 let lower = { (b: UInt8) in b >= 0x41 && b <= 0x5A ? b + 0x20 : b }
                 let sent = Array(value.map(lower))
                 let authority = Array(host.utf8.map(lower))
-                let here = [Array("http://".utf8) + authority, Array("https://".utf8) + authority].contains { sent.starts(with: $0) }
-                let end = sent.dropFirst(sent.starts(with: Array("https://".utf8)) ? 8 + authority.count : 7 + authority.count).first
-                precondition(here && (end == nil || end == UInt8(ascii: "/") || end == UInt8(ascii: "?") || end == UInt8(ascii: "#")),
-                             "a Destination on another host was taken: \(destination) (Host \(host))")
+                let here = [Array("http://".utf8) + authority, Array("https://".utf8) + authority].contains {
+                    sent.starts(with: $0)
+                }
+                let end = sent.dropFirst(
+                    sent.starts(with: Array("https://".utf8)) ? 8 + authority.count : 7 + authority.count
+                ).first
+                precondition(
+                    here
+                        && (end == nil || end == UInt8(ascii: "/") || end == UInt8(ascii: "?")
+                            || end == UInt8(ascii: "#")),
+                    "a Destination on another host was taken: \(destination) (Host \(host))")
             }
         }
 
@@ -179,13 +209,15 @@ extension FuzzTargets {
             let utf8 = Array(name.utf8)
             precondition(!utf8.isEmpty && utf8 != [0x2E] && utf8 != [0x2E, 0x2E], "the name \"\(name)\" was taken")
             precondition(utf8.count <= DAVPath.maxNameBytes, "a name of \(utf8.count) bytes")
-            precondition(!utf8.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 == 0x7F },
-                         "a name with a slash or a control byte")
+            precondition(
+                !utf8.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 == 0x7F },
+                "a name with a slash or a control byte")
             precondition(!name.unicodeScalars.contains { (0x80...0x9F).contains($0.value) }, "a name with a C1 control")
         }
         for collection in [false, true] {
             let href = path.href(prefix: prefix, collection: collection)
-            precondition(DAVPath.parse(target: href, prefix: prefix) == .success(path), "\(href) does not read back as \(path)")
+            precondition(
+                DAVPath.parse(target: href, prefix: prefix) == .success(path), "\(href) does not read back as \(path)")
         }
     }
 
@@ -195,8 +227,11 @@ extension FuzzTargets {
         var rest = escaped.unicodeScalars[...]
         let entities = ["amp;", "lt;", "gt;", "quot;", "apos;", "#13;"]
         while let u = rest.popFirst() {
-            precondition(u != "<" && u != ">" && u != "\"" && u != "'" && u != "\r", "escape left a raw U+\(String(u.value, radix: 16))")
-            precondition(u.value >= 0x20 || u == "\t" || u == "\n", "escape left the control U+\(String(u.value, radix: 16))")
+            precondition(
+                u != "<" && u != ">" && u != "\"" && u != "'" && u != "\r",
+                "escape left a raw U+\(String(u.value, radix: 16))")
+            precondition(
+                u.value >= 0x20 || u == "\t" || u == "\n", "escape left the control U+\(String(u.value, radix: 16))")
             precondition(u.value != 0xFFFE && u.value != 0xFFFF, "escape left a noncharacter XML cannot carry")
             if u == "&" {
                 guard let entity = entities.first(where: { rest.starts(with: $0.unicodeScalars) }) else {
@@ -209,18 +244,25 @@ extension FuzzTargets {
         // attribute value, tab and line feed normalized to spaces (XML 1.0 section 3.3.3).
         var expected = String.UnicodeScalarView()
         for u in text.unicodeScalars {
-            expected.append(u.value < 0x20 && u != "\t" && u != "\n" && u != "\r" || u.value == 0xFFFE || u.value == 0xFFFF ? "\u{FFFD}" : u)
+            expected.append(
+                u.value < 0x20 && u != "\t" && u != "\n" && u != "\r" || u.value == 0xFFFE || u.value == 0xFFFF
+                    ? "\u{FFFD}" : u)
         }
         guard case .success(let element) = DAVXML.parse(Array(("<a>" + escaped + "</a>").utf8), limits: roomy) else {
             preconditionFailure("escaped text broke the element it was put in")
         }
         precondition(element.text.unicodeScalars.elementsEqual(expected), "escaped text does not read back as the text")
-        guard case .success(let attributed) = DAVXML.parse(Array(("<a b=\"" + escaped + "\" c='" + escaped + "'/>").utf8), limits: roomy) else {
+        guard
+            case .success(let attributed) = DAVXML.parse(
+                Array(("<a b=\"" + escaped + "\" c='" + escaped + "'/>").utf8), limits: roomy)
+        else {
             preconditionFailure("escaped text broke the attribute value it was put in")
         }
         let value = String(String.UnicodeScalarView(expected.map { $0 == "\t" || $0 == "\n" ? " " : $0 }))
-        precondition(attributed.attributes[XMLName("", "b")].map { $0.unicodeScalars.elementsEqual(value.unicodeScalars) } == true
-                     && attributed.attributes[XMLName("", "c")] == attributed.attributes[XMLName("", "b")],
-                     "escaped text does not read back as the attribute value")
+        precondition(
+            attributed.attributes[XMLName("", "b")].map { $0.unicodeScalars.elementsEqual(value.unicodeScalars) }
+                == true
+                && attributed.attributes[XMLName("", "c")] == attributed.attributes[XMLName("", "b")],
+            "escaped text does not read back as the attribute value")
     }
 }

@@ -87,8 +87,10 @@ public final class HTTPConnection {
     /// read by `deadline()`; returns once the message is complete. `sink` returning false stops
     /// with `.refused(status, why)` from `refusal()`. Requests (not responses) must also keep to
     /// `minimumRate` (bytes a second) after `bodyGrace`, or end in 408.
-    public func readBody(deadline: () -> Instant, minimumRate: Int = bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
-                  refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPError) {
+    public func readBody(
+        deadline: () -> Instant, minimumRate: Int = bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
+        refusal: () -> (Int, String) = { (400, "body refused") }
+    ) throws(HTTPError) {
         if expectsContinue {
             // The client waits for this before it sends the body (curl -T waits a second).
             expectsContinue = false
@@ -126,7 +128,10 @@ public final class HTTPConnection {
             let more: Bool
             do { more = try fill(deadline: next) } catch {
                 if case .timedOut = error, slow {
-                    throw .refused(408, "the request's body came slower than \(minimumRate >> 10) KiB/s (\(received) bytes in \(formatDecimal((Instant.now - started).seconds)) s)")
+                    throw .refused(
+                        408,
+                        "the request's body came slower than \(minimumRate >> 10) KiB/s (\(received) bytes in \(formatDecimal((Instant.now - started).seconds)) s)"
+                    )
                 }
                 throw error
             }
@@ -140,19 +145,25 @@ public final class HTTPConnection {
     }
 
     /// Reads a whole body of at most `limit` bytes, at `minimumRate` (see above).
-    public func readBody(limit: Int, deadline: () -> Instant, minimumRate: Int = bodyMinimumRate) throws(HTTPError) -> [UInt8] {
+    public func readBody(limit: Int, deadline: () -> Instant, minimumRate: Int = bodyMinimumRate) throws(HTTPError)
+        -> [UInt8]
+    {
         var body: [UInt8] = []
-        try readBody(deadline: deadline, minimumRate: minimumRate, sink: { piece in
-            guard body.count + piece.count <= limit else { return false }
-            body.append(contentsOf: piece)
-            return true
-        }, refusal: { (413, "the body is over \(limit) bytes") })
+        try readBody(
+            deadline: deadline, minimumRate: minimumRate,
+            sink: { piece in
+                guard body.count + piece.count <= limit else { return false }
+                body.append(contentsOf: piece)
+                return true
+            }, refusal: { (413, "the body is over \(limit) bytes") })
         return body
     }
 
     private func parseBuffered(body: (UnsafeRawBufferPointer) -> Bool) throws(HTTPError) -> HTTPParser.Stop? {
         let result = buffer.withUnsafeBytes { b in
-            Result { () throws(HTTPParseError) in try parser.parse(UnsafeRawBufferPointer(rebasing: b[start..<end]), body: body) }
+            Result { () throws(HTTPParseError) in
+                try parser.parse(UnsafeRawBufferPointer(rebasing: b[start..<end]), body: body)
+            }
         }
         switch result {
         case .success(let (used, stop)):
@@ -209,7 +220,9 @@ public final class HTTPConnection {
         while total < limit, Instant.now < deadline {
             let n = buffer.withUnsafeMutableBytes { b in
                 // A failed read ends the request like a closed connection: the caller answers or closes.
-                (try? Result { () throws(TransportError) in try stream.read(into: b, deadline: deadline, interruptible: true) }.get()) ?? 0
+                (try? Result { () throws(TransportError) in
+                    try stream.read(into: b, deadline: deadline, interruptible: true)
+                }.get()) ?? 0
             }
             if n == 0 { return }
             total += n
@@ -221,16 +234,21 @@ public final class HTTPConnection {
 
     /// Sends a response: `body` with `contentType`, `headers`, and `Connection: close` when
     /// `close`. `headOnly` (a HEAD request) sends the head alone, with the body's length.
-    public func respond(_ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", headers: [(String, String)] = [],
-                 close: Bool = false, headOnly: Bool = false, deadline: Instant) throws(HTTPError) {
-        let head = responseHead(status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : contentType,
-                                headers: headers, close: close)
+    public func respond(
+        _ status: Int, _ body: [UInt8] = [], contentType: String = "application/json", headers: [(String, String)] = [],
+        close: Bool = false, headOnly: Bool = false, deadline: Instant
+    ) throws(HTTPError) {
+        let head = responseHead(
+            status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : contentType,
+            headers: headers, close: close)
         try write(headOnly ? head : head + body, deadline: deadline)
     }
 
     /// A response's head: status line, length, type, `headers`, the fixed ones and Connection.
     /// `contentLength` nil: the body is sent in chunks (`ChunkedBody`).
-    public func responseHead(_ status: Int, contentLength: Int64?, contentType: String?, headers: [(String, String)] = [], close: Bool) -> [UInt8] {
+    public func responseHead(
+        _ status: Int, contentLength: Int64?, contentType: String?, headers: [(String, String)] = [], close: Bool
+    ) -> [UInt8] {
         if close && inMessage { refusedMidRequest = true }
         expectsContinue = false
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
@@ -258,15 +276,24 @@ public final class HTTPConnection {
         let headers = response.headers.map { ($0.name, $0.value) }
         switch response.body {
         case .empty:
-            try write(responseHead(status, contentLength: 0, contentType: nil, headers: headers, close: close), deadline: .now + idle)
+            try write(
+                responseHead(status, contentLength: 0, contentType: nil, headers: headers, close: close),
+                deadline: .now + idle)
         case .bytes(let body, let type):
-            let head = responseHead(status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : type, headers: headers, close: close)
+            let head = responseHead(
+                status, contentLength: Int64(body.count), contentType: body.isEmpty ? nil : type, headers: headers,
+                close: close)
             try write(headOnly ? head : head + body, deadline: .now + idle)
         case .file(let fd, let first, let last, let type, let failed):
-            try write(responseHead(status, contentLength: last - first + 1, contentType: type, headers: headers, close: close), deadline: .now + idle)
+            try write(
+                responseHead(
+                    status, contentLength: last - first + 1, contentType: type, headers: headers, close: close),
+                deadline: .now + idle)
             if !headOnly { try sendFileBytes(fd, first: first, last: last, idle: idle, failed: failed) }
         case .stream(let type, let produce):
-            try write(responseHead(status, contentLength: nil, contentType: type, headers: headers, close: close), deadline: .now + idle)
+            try write(
+                responseHead(status, contentLength: nil, contentType: type, headers: headers, close: close),
+                deadline: .now + idle)
             let body = ChunkedBody(connection: self, silent: headOnly)
             do throws(HTTPError) { try produce(body) } catch {
                 // The head went out: whatever went wrong (a refusal, a timeout, the stop) cannot
@@ -280,13 +307,17 @@ public final class HTTPConnection {
     }
 
     /// Sends bytes `first` through `last` of `fd`, read in 256 KiB pieces from their offsets.
-    func sendFileBytes(_ fd: FileDescriptor, first: Int64, last: Int64, idle: Duration, failed: (Int64, SystemError?) -> Void) throws(HTTPError) {
+    func sendFileBytes(
+        _ fd: FileDescriptor, first: Int64, last: Int64, idle: Duration, failed: (Int64, SystemError?) -> Void
+    ) throws(HTTPError) {
         var buffer = [UInt8](repeating: 0, count: 256 << 10)
         var offset = first
         while offset <= last {
             let want = Int(min(Int64(buffer.count), last - offset + 1))
             let read = buffer.withUnsafeMutableBytes { b in
-                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
+                Result { () throws(SystemError) in
+                    try fd.read(fromAbsoluteOffset: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                }
             }
             let n: Int
             switch read {
@@ -307,7 +338,9 @@ public final class HTTPConnection {
 
     /// Sends `bytes` as they are.
     public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPError) {
-        let written = bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }
+        let written = bytes.withUnsafeBytes { b in
+            Result { () throws(TransportError) in try stream.write(b, deadline: deadline) }
+        }
         if case .failure = written { throw .gone }
     }
 
@@ -325,7 +358,8 @@ public struct ChunkedBody {
     /// Sends `bytes` as one chunk.
     public func write(_ bytes: [UInt8], deadline: Instant) throws(HTTPError) {
         guard !silent, !bytes.isEmpty else { return }
-        try connection.write(Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [13, 10], deadline: deadline)
+        try connection.write(
+            Array((String(bytes.count, radix: 16) + "\r\n").utf8) + bytes + [13, 10], deadline: deadline)
     }
 
     /// Sends the last chunk: the response is complete.

@@ -23,7 +23,8 @@ public struct HTTPFields: Sendable, Equatable, ExpressibleByDictionaryLiteral, E
     /// Adds a field after the others (a repeated name is sent repeated).
     public mutating func append(_ name: String, _ value: String) {
         precondition(!name.isEmpty && name.utf8.allSatisfy(Self.isTokenByte), "header name \(name)")
-        let clean = value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
+        let clean =
+            value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 })
             ? String(decoding: value.utf8.map { $0 == 13 || $0 == 10 || $0 == 0 ? 0x20 : $0 }, as: UTF8.self) : value
         fields.append((name, clean))
     }
@@ -42,13 +43,16 @@ public struct HTTPFields: Sendable, Equatable, ExpressibleByDictionaryLiteral, E
 
     /// Same fields in the same order; names compared as written, with their case.
     public static func == (a: HTTPFields, b: HTTPFields) -> Bool {
-        a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+        a.fields.count == b.fields.count
+            && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     /// RFC 9110 §5.6.2: tchar.
     static func isTokenByte(_ c: UInt8) -> Bool {
         switch c {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): return true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
         default: return Array("!#$%&'*+-.^_`|~".utf8).contains(c)
         }
     }

@@ -63,7 +63,10 @@ public final class HTTPParser {
         parser = .allocate(capacity: 1)
         http_parser_init(parser, kind == .request ? HTTP_REQUEST : HTTP_RESPONSE)
         http_parser_settings_init(&settings)
-        settings.on_message_begin = { p in HTTPParser.of(p).beginMessage(); return 0 }
+        settings.on_message_begin = { p in
+            HTTPParser.of(p).beginMessage()
+            return 0
+        }
         settings.on_url = { p, at, n in HTTPParser.of(p).add(.target, at, n) }
         settings.on_status = { p, _, n in HTTPParser.of(p).count(n) }
         settings.on_header_field = { p, at, n in
@@ -174,7 +177,8 @@ public final class HTTPParser {
             // head and hands what follows over as another protocol's bytes: a body such a
             // request announces would be read as the next request. ptk serves neither.
             if head.method == "CONNECT" || ptk_http_is_upgrade(parser) != 0 {
-                failure = .malformed("\(head.method == "CONNECT" ? "CONNECT" : "a protocol upgrade") is not served here")
+                failure = .malformed(
+                    "\(head.method == "CONNECT" ? "CONNECT" : "a protocol upgrade") is not served here")
                 return 3
             }
         } else {
@@ -199,7 +203,9 @@ public final class HTTPParser {
     /// a head, after a message, or nil when it needs more bytes (all were used). Call again
     /// with the rest. Body bytes of the current message go to `body` (return false to refuse
     /// them, which ends in `.bodyRefused`).
-    public func parse(_ data: UnsafeRawBufferPointer, body: (UnsafeRawBufferPointer) -> Bool) throws(HTTPParseError) -> (used: Int, stop: Stop?) {
+    public func parse(_ data: UnsafeRawBufferPointer, body: (UnsafeRawBufferPointer) -> Bool) throws(HTTPParseError)
+        -> (used: Int, stop: Stop?)
+    {
         try withoutActuallyEscaping(body) { (sink) throws(HTTPParseError) -> (used: Int, stop: Stop?) in
             self.body = sink
             defer { self.body = nil }

@@ -25,9 +25,12 @@ public struct HTTPResponder<Context> {
 
     /// `kind` names the door in log lines; `logBudget` bounds its lines a minute per address,
     /// and `requestLog` adds a line for an error no one logged (nil: none).
-    public init(routes: RouteTable<Context>, middleware: [RouteMiddleware<Context>] = [], kind: String, logBudget: LogBudget? = nil,
-                requestLog: LogBudget? = nil, log: @escaping (String) -> Void, context: @escaping (Request) -> Context,
-                renderError: @escaping (Request, HTTPStatus, String, HTTPFields) -> Response) {
+    public init(
+        routes: RouteTable<Context>, middleware: [RouteMiddleware<Context>] = [], kind: String,
+        logBudget: LogBudget? = nil,
+        requestLog: LogBudget? = nil, log: @escaping (String) -> Void, context: @escaping (Request) -> Context,
+        renderError: @escaping (Request, HTTPStatus, String, HTTPFields) -> Response
+    ) {
         self.routes = routes
         self.middleware = middleware
         self.renderError = renderError
@@ -39,14 +42,18 @@ public struct HTTPResponder<Context> {
     /// The response to one request whose head `http` just read. Bodies of routes that take
     /// none, and of requests no route takes, are read and dropped first (up to
     /// `RequestBody.ignoredBodyLimit`).
-    public func response(to head: HTTPHead, on http: HTTPConnection, peer: SocketAddress, connectionID: Int,
-                        certificate: String?) throws(HTTPError) -> Response {
+    public func response(
+        to head: HTTPHead, on http: HTTPConnection, peer: SocketAddress, connectionID: Int,
+        certificate: String?
+    ) throws(HTTPError) -> Response {
         let match = routes.match(method: head.method, target: head.target)
         var found: (route: RouteTable<Context>.Route, parameters: RouteParameters)? = nil
         if case .found(let r, let p) = match { found = (r, p) }
-        let route = found?.route, parameters = found?.parameters ?? RouteParameters()
-        let request = Request(head: head, connection: http, peer: peer, connectionID: connectionID, certificate: certificate,
-                              traits: route?.traits ?? [], parameters: parameters, lines: lines)
+        let route = found?.route
+        let parameters = found?.parameters ?? RouteParameters()
+        let request = Request(
+            head: head, connection: http, peer: peer, connectionID: connectionID, certificate: certificate,
+            traits: route?.traits ?? [], parameters: parameters, lines: lines)
         var response: Response
         do throws(HTTPError) {
             var handler: RouteHandler<Context>
@@ -55,7 +62,9 @@ public struct HTTPResponder<Context> {
             case .notFound: handler = { _, _ throws(HTTPError) in throw .status(.notFound, HTTPError.noSuchRoute) }
             case .methodNotAllowed(let allow):
                 let method = head.method
-                handler = { _, _ throws(HTTPError) in throw .status(.methodNotAllowed, "\(method) is not allowed here", headers: ["Allow": allow]) }
+                handler = { _, _ throws(HTTPError) in
+                    throw .status(.methodNotAllowed, "\(method) is not allowed here", headers: ["Allow": allow])
+                }
             }
             if route?.traits.isDisjoint(with: [.body, .form]) ?? true {
                 // After the middleware: a refusal there leaves the body unread (the connection then closes).

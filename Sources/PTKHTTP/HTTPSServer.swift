@@ -1,6 +1,6 @@
 import PTKSystem
-import PTKTime
 import PTKTLS
+import PTKTime
 import PTKTransport
 
 /// An HTTPS connection's life, shared by the LocalSend endpoint and the web interface: TLS
@@ -29,8 +29,11 @@ public struct HTTPSServer {
     public var logBudget: LogBudget?
 
     /// `idle` is the wait for a kept-alive connection's next request; `errorBody` renders what goes wrong early.
-    public init(context: TLSContext, interrupt: FileDescriptor, kind: String, idle: Duration, log: @escaping @Sendable (String) -> Void,
-                errorBody: @escaping @Sendable (String) -> ([UInt8], String)) {
+    public init(
+        context: TLSContext, interrupt: FileDescriptor, kind: String, idle: Duration,
+        log: @escaping @Sendable (String) -> Void,
+        errorBody: @escaping @Sendable (String) -> ([UInt8], String)
+    ) {
         self.context = context
         self.interrupt = interrupt
         self.kind = kind
@@ -44,9 +47,11 @@ public struct HTTPSServer {
     /// `busy` (ptkd is over its session limits), the first request is answered 429 with that
     /// reason and the connection closed. `respond` makes each request's response (told the
     /// certificate the client showed, if any), which the connection writes.
-    public func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
-               stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil,
-               respond: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response) {
+    public func serve(
+        _ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+        stage: ((ConnectionStage) -> Void)? = nil, claim: ((String) -> Bool)? = nil,
+        respond: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response
+    ) {
         let log = { (line: String) in
             var note = ""
             if let budget = logBudget {
@@ -65,7 +70,8 @@ public struct HTTPSServer {
         var certificate: String? = nil
         if first == 0x16 {
             do {
-                let tls = try TLSStream(socket: socket, peer: peer, context: context, interrupt: interrupt, deadline: deadline)
+                let tls = try TLSStream(
+                    socket: socket, peer: peer, context: context, interrupt: interrupt, deadline: deadline)
                 certificate = tls.peerCertificateFingerprint
                 stream = tls
             } catch {
@@ -79,7 +85,8 @@ public struct HTTPSServer {
         } else {
             // Plain HTTP on the HTTPS port: say so in HTTP, then close.
             let plain = TCPStream(socket: socket, peer: peer, interrupt: interrupt)
-            let http = HTTPConnection(stream: plain, kind: .request, bufferSize: 16 << 10, idle: exchangeTimeout ?? idle)
+            let http = HTTPConnection(
+                stream: plain, kind: .request, bufferSize: 16 << 10, idle: exchangeTimeout ?? idle)
             http.fixedHeaders = fixedHeaders
             log("plain HTTP on the HTTPS port; answered 400")
             conversation.answer(http, 400, "this port speaks HTTPS only")
@@ -91,7 +98,8 @@ public struct HTTPSServer {
         let http = connection(over: stream)
         http.onStage = stage
         http.onClaim = claim
-        let ending = conversation.converse(http, certificate: certificate, deadline: deadline, busy: busy, stage: stage, respond: respond)
+        let ending = conversation.converse(
+            http, certificate: certificate, deadline: deadline, busy: busy, stage: stage, respond: respond)
         if let ending { log(ending) }
         stream.shutdownWrite()
         if http.refusedMidRequest {
@@ -136,9 +144,11 @@ public struct HTTPConversation {
     /// request's response (told the certificate the client showed), which the connection
     /// writes and whose keep-alive it decides. Returns what the log says about the ending, nil
     /// for a plain close.
-    public func converse(_ http: HTTPConnection, certificate: String?, deadline: Instant, busy: String? = nil,
-                         stage: ((ConnectionStage) -> Void)? = nil,
-                         respond: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response) -> String? {
+    public func converse(
+        _ http: HTTPConnection, certificate: String?, deadline: Instant, busy: String? = nil,
+        stage: ((ConnectionStage) -> Void)? = nil,
+        respond: (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response
+    ) -> String? {
         var headDeadline = deadline
         var ending: String? = nil
         var firstRequest = true

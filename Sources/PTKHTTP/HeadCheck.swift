@@ -21,7 +21,9 @@ struct HeadCheck {
                 afterCR = false
                 switch place {
                 case .beforeStartLine: break  // an empty line before the request line: ignored (§2.2)
-                case .lineStart: done = true; return
+                case .lineStart:
+                    done = true
+                    return
                 default: place = .lineStart
                 }
                 continue
@@ -30,7 +32,8 @@ struct HeadCheck {
             case (_, Self.cr): afterCR = true
             case (_, Self.lf): throw .malformed("a line of the head ends in a bare LF, not CRLF")
             case (.beforeStartLine, _): place = .startLine
-            case (.lineStart, Self.sp), (.lineStart, Self.tab): throw .malformed("a header line folded onto the previous one (obs-fold)")
+            case (.lineStart, Self.sp), (.lineStart, Self.tab):
+                throw .malformed("a header line folded onto the previous one (obs-fold)")
             case (.lineStart, _): place = c == Self.colon ? .value : .name
             case (.name, Self.sp), (.name, Self.tab): throw .malformed("whitespace between a header name and its colon")
             case (.name, Self.colon): place = .value

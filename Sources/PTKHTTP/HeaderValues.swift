@@ -15,13 +15,25 @@ public enum ByteRange: Equatable, Sendable {
 
     /// The range `header` (nil: none sent) asks of a file of `size` bytes.
     public init(header: String?, size: Int64) {
-        guard let header else { self = .whole; return }
+        guard let header else {
+            self = .whole
+            return
+        }
         let text = header.trimmingWhitespace
-        guard text.utf8.count <= 200, text.lowercased().hasPrefix("bytes=") else { self = .whole; return }
+        guard text.utf8.count <= 200, text.lowercased().hasPrefix("bytes=") else {
+            self = .whole
+            return
+        }
         let spec = text.dropFirst(6).trimmingWhitespace
-        guard !spec.containsScalar(",") else { self = .whole; return }
+        guard !spec.containsScalar(",") else {
+            self = .whole
+            return
+        }
         let parts = spec.parts(separatedBy: "-", maxSplits: 1).map { $0.trimmingWhitespace }
-        guard parts.count == 2 else { self = .whole; return }
+        guard parts.count == 2 else {
+            self = .whole
+            return
+        }
         // A position: digits only; one past what Int64 holds is Int64.max (it is past any file's end).
         func number(_ s: String) -> Int64? {
             guard !s.isEmpty, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
@@ -29,15 +41,27 @@ public enum ByteRange: Equatable, Sendable {
         }
         if parts[0].isEmpty {
             // The last N bytes.
-            guard let n = number(parts[1]) else { self = .whole; return }
-            if n == 0 || size == 0 { self = .unsatisfiable; return }
+            guard let n = number(parts[1]) else {
+                self = .whole
+                return
+            }
+            if n == 0 || size == 0 {
+                self = .unsatisfiable
+                return
+            }
             self = .part(start: max(0, size - n), end: size - 1)
             return
         }
-        guard let start = number(parts[0]) else { self = .whole; return }
+        guard let start = number(parts[0]) else {
+            self = .whole
+            return
+        }
         var end = size - 1
         if !parts[1].isEmpty {
-            guard let last = number(parts[1]), last >= start else { self = .whole; return }
+            guard let last = number(parts[1]), last >= start else {
+                self = .whole
+                return
+            }
             end = min(last, size - 1)
         }
         self = start >= size ? .unsatisfiable : .part(start: start, end: end)

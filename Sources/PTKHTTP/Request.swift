@@ -26,8 +26,11 @@ public final class Request {
     private let connection: HTTPConnection
     private let lines: RequestLines
 
-    init(head: HTTPHead, connection: HTTPConnection, peer: SocketAddress, connectionID: Int, certificate: String?, traits: RouteTraits,
-         parameters: RouteParameters, lines: RequestLines) {
+    init(
+        head: HTTPHead, connection: HTTPConnection, peer: SocketAddress, connectionID: Int, certificate: String?,
+        traits: RouteTraits,
+        parameters: RouteParameters, lines: RequestLines
+    ) {
         self.head = head
         self.connection = connection
         body = connection.requestBody
@@ -73,7 +76,9 @@ public final class Request {
     /// `maxLogLine`.
     public func log(_ line: String, always: Bool = false) {
         logged = true
-        lines.write("\(lines.kind) \(connectionID) from \(peer)\(logSubject.isEmpty ? "" : " " + logSubject): \(line)", address: address, always: always)
+        lines.write(
+            "\(lines.kind) \(connectionID) from \(peer)\(logSubject.isEmpty ? "" : " " + logSubject): \(line)",
+            address: address, always: always)
     }
 }
 

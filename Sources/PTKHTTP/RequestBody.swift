@@ -26,9 +26,12 @@ public struct RequestBody {
     public func discard(limit: Int) throws(HTTPError) { _ = try collect(limit: limit) }
 
     /// Passes the body to `sink` piece by piece (see `HTTPConnection.readBody(deadline:sink:)`).
-    public func stream(minimumRate: Int = HTTPConnection.bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
-                       refusal: () -> (Int, String) = { (400, "body refused") }) throws(HTTPError) {
+    public func stream(
+        minimumRate: Int = HTTPConnection.bodyMinimumRate, sink: (UnsafeRawBufferPointer) -> Bool,
+        refusal: () -> (Int, String) = { (400, "body refused") }
+    ) throws(HTTPError) {
         let idle = connection.idle
-        try connection.readBody(deadline: { Instant.now + idle }, minimumRate: minimumRate, sink: sink, refusal: refusal)
+        try connection.readBody(
+            deadline: { Instant.now + idle }, minimumRate: minimumRate, sink: sink, refusal: refusal)
     }
 }

@@ -29,7 +29,8 @@ public struct Response {
     }
 
     /// `bytes` of `type` (an empty body is sent without a Content-Type).
-    public static func bytes(_ status: HTTPStatus, _ bytes: [UInt8], type: String, headers: HTTPFields = []) -> Response {
+    public static func bytes(_ status: HTTPStatus, _ bytes: [UInt8], type: String, headers: HTTPFields = []) -> Response
+    {
         Response(status, headers: headers, body: .bytes(bytes, contentType: type))
     }
 
@@ -45,16 +46,20 @@ public struct Response {
     /// one get the whole file). A file that cannot be read, or ends early, after the head
     /// promised its bytes closes the connection: `failed` is told where, and the read's error
     /// (nil: the file ended there), for the log.
-    public static func file(_ fd: FileDescriptor, size: Int64, type: String, headers: HTTPFields = [], range: String?,
-                            failed: @escaping (_ offset: Int64, _ error: SystemError?) -> Void) -> Response {
+    public static func file(
+        _ fd: FileDescriptor, size: Int64, type: String, headers: HTTPFields = [], range: String?,
+        failed: @escaping (_ offset: Int64, _ error: SystemError?) -> Void
+    ) -> Response {
         var fields: HTTPFields = ["Accept-Ranges": "bytes"]
         for field in headers { fields.append(field.name, field.value) }
         switch ByteRange(header: range, size: size) {
         case .whole:
-            return Response(.ok, headers: fields, body: .file(fd, first: 0, last: size - 1, contentType: type, failed: failed))
+            return Response(
+                .ok, headers: fields, body: .file(fd, first: 0, last: size - 1, contentType: type, failed: failed))
         case .part(let s, let e):
             fields.append("Content-Range", "bytes \(s)-\(e)/\(size)")
-            return Response(.partialContent, headers: fields, body: .file(fd, first: s, last: e, contentType: type, failed: failed))
+            return Response(
+                .partialContent, headers: fields, body: .file(fd, first: s, last: e, contentType: type, failed: failed))
         case .unsatisfiable:
             fields.append("Content-Range", "bytes */\(size)")
             return Response(.rangeNotSatisfiable, headers: fields)

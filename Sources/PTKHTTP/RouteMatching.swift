@@ -37,7 +37,9 @@ public struct PathCapture: Sendable {
 
     /// Exactly `count` lower-case hexadecimal digits (a secret).
     public static func lowerHex(_ count: Int) -> PathCapture {
-        PathCapture { s in s.utf8.count == count && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) } }
+        PathCapture { s in
+            s.utf8.count == count && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        }
     }
 
     /// One of `words`, exactly.
@@ -62,7 +64,9 @@ public struct RouteParameters: Sendable, Equatable {
     /// texts a `T` takes through, so a failure is a table that does not fit its handler: it is
     /// answered as no such route (404) rather than trusted.
     public func require<T: RouteCaptureValue>(_ name: String, as type: T.Type = T.self) throws(HTTPError) -> T {
-        guard let text = values[name], let value = T(routeCapture: text) else { throw .status(.notFound, HTTPError.noSuchRoute) }
+        guard let text = values[name], let value = T(routeCapture: text) else {
+            throw .status(.notFound, HTTPError.noSuchRoute)
+        }
         return value
     }
 }
@@ -103,7 +107,9 @@ public struct PathPattern: Sendable {
             if part.hasPrefix("{"), part.hasSuffix("*}") { return .rest(String(part.dropFirst().dropLast(2))) }
             if part.hasPrefix("{"), part.hasSuffix("}") {
                 let name = String(part.dropFirst().dropLast())
-                guard let capture = captures[name] else { preconditionFailure("route \(pattern): no capture named \(name)") }
+                guard let capture = captures[name] else {
+                    preconditionFailure("route \(pattern): no capture named \(name)")
+                }
                 return .capture(name, capture)
             }
             return .literal(part)
@@ -153,7 +159,9 @@ public enum RouteMatch<Found> {
 
 /// The first of `routes` whose pattern fits `segments` and whose methods include `method`;
 /// else the methods the fitting routes take (405), or none (404).
-func matchRoute<R>(_ routes: [R], method: String, segments: [String]?, methods: (R) -> [String], pattern: (R) -> PathPattern) -> RouteMatch<R> {
+func matchRoute<R>(
+    _ routes: [R], method: String, segments: [String]?, methods: (R) -> [String], pattern: (R) -> PathPattern
+) -> RouteMatch<R> {
     guard let segments else { return .notFound }
     var allowed: [String] = []
     for route in routes {
@@ -167,6 +175,9 @@ func matchRoute<R>(_ routes: [R], method: String, segments: [String]?, methods: 
 
 /// Methods in the order an Allow header lists them here: the common ones first, the rest by name.
 func orderedMethods(_ methods: [String]) -> [String] {
-    let known = ["OPTIONS", "GET", "HEAD", "POST", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"]
+    let known = [
+        "OPTIONS", "GET", "HEAD", "POST", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK",
+        "UNLOCK",
+    ]
     return known.filter(methods.contains) + methods.filter { !known.contains($0) }.sorted()
 }

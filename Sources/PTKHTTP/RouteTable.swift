@@ -4,7 +4,8 @@ public typealias RouteHandler<Context> = @Sendable (Request, Context) throws(HTT
 
 /// A step in front of every route of a door (`HTTPResponder.middleware`): answers the request
 /// itself, or hands it on to `next`, perhaps with a narrower context.
-public typealias RouteMiddleware<Context> = @Sendable (Request, Context, _ next: RouteHandler<Context>) throws(HTTPError) -> Response
+public typealias RouteMiddleware<Context> =
+    @Sendable (Request, Context, _ next: RouteHandler<Context>) throws(HTTPError) -> Response
 
 /// Method and path to handler: a door's route table, built once (a `static let`), its
 /// handlers reaching the door's state through their context, never through a captured
@@ -37,18 +38,23 @@ public struct RouteTable<Context>: Sendable {
     /// Adds a route. `pattern` is a path of "/"-separated segments, each a literal or a
     /// capture `{name}` whose texts `captures[name]` takes; the last may be `{name*}`, which
     /// takes the rest of the path (zero or more segments, as sent: the door decodes them).
-    public mutating func add(_ methods: [HTTPMethod], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
-                             _ handler: @escaping RouteHandler<Context>) {
+    public mutating func add(
+        _ methods: [HTTPMethod], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
+        _ handler: @escaping RouteHandler<Context>
+    ) {
         // The CSRF step reads a form, and only a change's: a form route that is not a change would
         // find no form and leave its body unread.
         precondition(!traits.contains(.form) || traits.contains(.change), "route \(pattern): .form without .change")
-        entries.append(Route(methods: methods, path: PathPattern(pattern, captures: captures), traits: traits, handler: handler))
+        entries.append(
+            Route(methods: methods, path: PathPattern(pattern, captures: captures), traits: traits, handler: handler))
     }
 
     /// Adds the routes `build` adds, each behind `enter`, which makes their narrower context
     /// (an authenticated viewer, a checked password) from the door's or throws the refusal.
-    public mutating func group<Inner>(_ enter: @escaping @Sendable (Request, Context) throws(HTTPError) -> Inner,
-                                      _ build: (inout RouteGroup<Context, Inner>) -> Void) {
+    public mutating func group<Inner>(
+        _ enter: @escaping @Sendable (Request, Context) throws(HTTPError) -> Inner,
+        _ build: (inout RouteGroup<Context, Inner>) -> Void
+    ) {
         var group = RouteGroup<Context, Inner>(table: self, enter: enter)
         build(&group)
         self = group.table
@@ -60,8 +66,9 @@ public struct RouteTable<Context>: Sendable {
     /// The route for a request's method and target (path and query as sent), or why none:
     /// 404, or 405 with the Allow header's methods.
     public func match(method: String, target: String) -> RouteMatch<Route> {
-        matchRoute(entries, method: method, segments: PathPattern.segments(of: target, decoding: decodesPath),
-                   methods: { $0.methods.map(\.name) }, pattern: { $0.path })
+        matchRoute(
+            entries, method: method, segments: PathPattern.segments(of: target, decoding: decodesPath),
+            methods: { $0.methods.map(\.name) }, pattern: { $0.path })
     }
 }
 
@@ -71,10 +78,13 @@ public struct RouteGroup<Context, Inner> {
     let enter: @Sendable (Request, Context) throws(HTTPError) -> Inner
 
     /// Adds a route behind the group's `enter`: the handler runs only if `enter` returns, with its context.
-    public mutating func add(_ methods: [HTTPMethod], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
-                             _ handler: @escaping @Sendable (Request, Inner) throws(HTTPError) -> Response) {
+    public mutating func add(
+        _ methods: [HTTPMethod], _ pattern: String, captures: [String: PathCapture] = [:], traits: RouteTraits = [],
+        _ handler: @escaping @Sendable (Request, Inner) throws(HTTPError) -> Response
+    ) {
         let enter = self.enter
-        table.add(methods, pattern, captures: captures, traits: traits) { (r: Request, c: Context) throws(HTTPError) -> Response in
+        table.add(methods, pattern, captures: captures, traits: traits) {
+            (r: Request, c: Context) throws(HTTPError) -> Response in
             try handler(r, try enter(r, c))
         }
     }

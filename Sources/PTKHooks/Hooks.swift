@@ -31,8 +31,10 @@ public struct HookJob: Codable, Equatable, Sendable {
     public var duplicate: Bool
 
     /// A job with every field given.
-    public init(sequence: Int64, name: String, path: String, size: Int64, sha256: String, mediaType: String, senderName: String,
-                senderID: String?, senderAddress: String, received: String, taken: String?, duplicate: Bool) {
+    public init(
+        sequence: Int64, name: String, path: String, size: Int64, sha256: String, mediaType: String, senderName: String,
+        senderID: String?, senderAddress: String, received: String, taken: String?, duplicate: Bool
+    ) {
         self.sequence = sequence
         self.name = name
         self.path = path
@@ -69,9 +71,12 @@ public struct HookJob: Codable, Equatable, Sendable {
 
     /// The hook's environment beside ptkd's own.
     var environment: [String] {
-        var env = ["PTK_PATH=\(path)", "PTK_NAME=\(name)", "PTK_SIZE=\(size)", "PTK_SHA256=\(sha256)", "PTK_MEDIA_TYPE=\(mediaType)",
-                   "PTK_SENDER_NAME=\(senderName)", "PTK_SENDER_ID=\(senderID ?? "")", "PTK_SENDER_ADDRESS=\(senderAddress)",
-                   "PTK_RECEIVED=\(received)"]
+        var env = [
+            "PTK_PATH=\(path)", "PTK_NAME=\(name)", "PTK_SIZE=\(size)", "PTK_SHA256=\(sha256)",
+            "PTK_MEDIA_TYPE=\(mediaType)",
+            "PTK_SENDER_NAME=\(senderName)", "PTK_SENDER_ID=\(senderID ?? "")", "PTK_SENDER_ADDRESS=\(senderAddress)",
+            "PTK_RECEIVED=\(received)",
+        ]
         if let taken { env.append("PTK_TAKEN=\(taken)") }
         if duplicate { env.append("PTK_DUPLICATE=1") }
         return env
@@ -130,8 +135,11 @@ public final class HookRunner: @unchecked Sendable {
     /// earlier run. Only a hooks folder that cannot be made stops it: a queue file that cannot
     /// be read whole is read as far as it can be, and one that cannot be opened is set aside
     /// (`queue.unreadable-TIME`), each said in the log, and a new one started.
-    public init(command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000, duplicateCapacity: Int = 1_000,
-         killAfter: Duration = .seconds(5)) throws(SystemError) {
+    public init(
+        command: [String], timeout: Duration, stateDirectory: String, capacity: Int = 10_000,
+        duplicateCapacity: Int = 1_000,
+        killAfter: Duration = .seconds(5)
+    ) throws(SystemError) {
         self.command = command
         self.timeout = timeout
         self.killAfter = killAfter
@@ -140,7 +148,10 @@ public final class HookRunner: @unchecked Sendable {
         folder = stateDirectory + "/hooks"
         try makeDirectories(folder, mode: 0o700)
         // None yet: nothing done.
-        let done = (try? readTextFile(doneFile)).flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int64($0) } } ?? 0
+        let done =
+            (try? readTextFile(doneFile)).flatMap {
+                $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int64($0) }
+            } ?? 0
         let read = Self.readQueue(queueFile, done: done)
         var owed = read.owed
         // Duplicates beyond the limit are dropped, the oldest first; every real arrival stays owed.
@@ -152,7 +163,9 @@ public final class HookRunner: @unchecked Sendable {
                 drop -= 1
                 return true
             }
-            Log.warning("on-saved: \(duplicates - self.duplicateCapacity) queued hook run(s) for duplicates over the limit of \(self.duplicateCapacity) dropped")
+            Log.warning(
+                "on-saved: \(duplicates - self.duplicateCapacity) queued hook run(s) for duplicates over the limit of \(self.duplicateCapacity) dropped"
+            )
         }
         pending = owed
         pendingDuplicates = owed.filter(\.duplicate).count
@@ -162,15 +175,20 @@ public final class HookRunner: @unchecked Sendable {
             let aside = folder + "/queue.unreadable-\(WallTime.now.milliseconds)"
             do {
                 try renameWithoutReplacing(queueFile, to: aside)
-                Log.warning("on-saved: \(queueFile) \(problem); \(owed.count) hook run(s) read from it are owed, the file is set aside as \(aside)")
+                Log.warning(
+                    "on-saved: \(queueFile) \(problem); \(owed.count) hook run(s) read from it are owed, the file is set aside as \(aside)"
+                )
             } catch {
-                Log.warning("on-saved: \(queueFile) \(problem), and it cannot be set aside (\(error)); \(owed.count) hook run(s) read from it are owed")
+                Log.warning(
+                    "on-saved: \(queueFile) \(problem), and it cannot be set aside (\(error)); \(owed.count) hook run(s) read from it are owed"
+                )
             }
         } else if read.skipped > 0 {
             Log.warning("on-saved: \(read.skipped) line(s) of \(queueFile) are not hook runs ptkd wrote; passed over")
         }
         do {
-            let file = try FileDescriptor.open(queueFile, flags: [.readWrite, .create, .append, .noFollow], mode: 0o600)
+            let file = try FileDescriptor.open(
+                queueFile, flags: [.readWrite, .create, .append, .noFollow], mode: 0o600)
             queue = file
             // Rewritten to what is owed when it held more (lines done, lines passed over, a file set aside).
             if read.problem != nil || read.lines != owed.count {
@@ -181,7 +199,9 @@ public final class HookRunner: @unchecked Sendable {
             }
             linesInFile = owed.count
         } catch {
-            Log.warning("on-saved: cannot write \(queueFile) (\(error)); hook runs are owed in memory only, and not run again if ptkd stops first")
+            Log.warning(
+                "on-saved: cannot write \(queueFile) (\(error)); hook runs are owed in memory only, and not run again if ptkd stops first"
+            )
         }
         if !pending.isEmpty { Log.info("on-saved: \(pending.count) hook run(s) owed from before the restart") }
     }
@@ -189,8 +209,13 @@ public final class HookRunner: @unchecked Sendable {
     /// What a queue file owes: the jobs after `done`, the last sequence seen, its lines, the
     /// lines passed over (cut short by a crash, too long, not a job), and why it could not be
     /// read to its end, if it could not. Read piece by piece: its size costs no memory.
-    static func readQueue(_ path: String, done: Int64) -> (owed: [HookJob], last: Int64, lines: Int, skipped: Int, problem: String?) {
-        var owed: [HookJob] = [], last = done, lines = 0, skipped = 0
+    static func readQueue(_ path: String, done: Int64) -> (
+        owed: [HookJob], last: Int64, lines: Int, skipped: Int, problem: String?
+    ) {
+        var owed: [HookJob] = []
+        var last = done
+        var lines = 0
+        var skipped = 0
         let file: FileDescriptor
         do { file = try FileDescriptor.open(path, flags: [.readOnly, .noFollow]) } catch {
             if error.code == .noSuchFile { return ([], done, 0, 0, nil) }
@@ -258,7 +283,9 @@ public final class HookRunner: @unchecked Sendable {
                 if let at = recentDuplicates[key], now - at < Self.duplicateWindow { return false }
                 guard pendingDuplicates < duplicateCapacity else {
                     if droppedDuplicates == 0 {
-                        Log.warning("on-saved: \(duplicateCapacity) hook runs for duplicates are waiting; more duplicates run no hook until they are done")
+                        Log.warning(
+                            "on-saved: \(duplicateCapacity) hook runs for duplicates are waiting; more duplicates run no hook until they are done"
+                        )
                     }
                     droppedDuplicates += 1
                     return false
@@ -283,7 +310,9 @@ public final class HookRunner: @unchecked Sendable {
                     try queue.syncData()
                     linesInFile += 1
                 } catch {
-                    Log.warning("on-saved: cannot write \(queueFile) (\(error)); the hook for \(quotedForTerminal(job.name)) runs, but not again if ptkd stops first")
+                    Log.warning(
+                        "on-saved: cannot write \(queueFile) (\(error)); the hook for \(quotedForTerminal(job.name)) runs, but not again if ptkd stops first"
+                    )
                 }
             }
             pending.append(job)
@@ -317,7 +346,9 @@ public final class HookRunner: @unchecked Sendable {
                 pending.removeFirst()
                 if job.duplicate { pendingDuplicates -= 1 }
                 if pendingDuplicates < duplicateCapacity && droppedDuplicates > 0 {
-                    Log.info("on-saved: \(droppedDuplicates) duplicate(s) ran no hook while the queue was full of duplicates")
+                    Log.info(
+                        "on-saved: \(droppedDuplicates) duplicate(s) ran no hook while the queue was full of duplicates"
+                    )
                     droppedDuplicates = 0
                 }
                 do throws(SystemError) {
@@ -336,7 +367,9 @@ public final class HookRunner: @unchecked Sendable {
                         linesInFile = pending.count
                     }
                 } catch {
-                    Log.warning("on-saved: cannot record the hook run for \(quotedForTerminal(job.name)) as done (\(error)); it may run again after a restart")
+                    Log.warning(
+                        "on-saved: cannot record the hook run for \(quotedForTerminal(job.name)) as done (\(error)); it may run again after a restart"
+                    )
                 }
             }
         }
@@ -347,7 +380,9 @@ public final class HookRunner: @unchecked Sendable {
     private func run(_ job: HookJob) -> Bool {
         let child: Child
         do {
-            child = try Child.spawn(command + [job.path], environment: processEnvironment().filter { !$0.hasPrefix("PTK_") } + job.environment)
+            child = try Child.spawn(
+                command + [job.path],
+                environment: processEnvironment().filter { !$0.hasPrefix("PTK_") } + job.environment)
         } catch {
             Log.warning("on-saved: cannot start \(command[0]) for \(quotedForTerminal(job.name)): \(error)")
             return true
@@ -379,9 +414,11 @@ public final class HookRunner: @unchecked Sendable {
                 if handleOverrun(child, job, &deadline, &terminated, &killed) == false { return false }
                 continue
             }
-            let ready = (try? poll([(child.output, .readable)], until: wait)) ?? []  // an interrupted poll: looked at again
+            // an interrupted poll: looked at again
+            let ready = (try? poll([(child.output, .readable)], until: wait)) ?? []
             if let r = ready.first, !r.isEmpty {
-                let n = buffer.withUnsafeMutableBytes { b in (try? child.output.read(into: b)) ?? -1 }  // EAGAIN: nothing now
+                // EAGAIN: nothing now
+                let n = buffer.withUnsafeMutableBytes { b in (try? child.output.read(into: b)) ?? -1 }
                 if n == 0 { outputOpen = false }
                 if n > 0 {
                     partial += buffer[..<n]
@@ -401,7 +438,11 @@ public final class HookRunner: @unchecked Sendable {
             if ending == nil, handleOverrun(child, job, &deadline, &terminated, &killed) == false { return false }
         }
         if !partial.isEmpty { log(partial, of: job, count: &lines) }
-        if lines > Self.linesLogged { Log.info("on-saved \(quotedForTerminal(job.name)): \(lines - Self.linesLogged) more line(s) of output not logged") }
+        if lines > Self.linesLogged {
+            Log.info(
+                "on-saved \(quotedForTerminal(job.name)): \(lines - Self.linesLogged) more line(s) of output not logged"
+            )
+        }
         let seconds = formatDecimal((Instant.now - started).seconds)
         switch ending {
         case .exited(0)?:
@@ -416,10 +457,14 @@ public final class HookRunner: @unchecked Sendable {
 
     /// A running hook past its deadline gets SIGTERM, and SIGKILL after `killAfter`; when ptkd
     /// is stopping it gets SIGTERM and false is returned (the run stays owed).
-    private func handleOverrun(_ child: Child, _ job: HookJob, _ deadline: inout Instant, _ terminated: inout Bool, _ killed: inout Bool) -> Bool {
+    private func handleOverrun(
+        _ child: Child, _ job: HookJob, _ deadline: inout Instant, _ terminated: inout Bool, _ killed: inout Bool
+    ) -> Bool {
         if Instant.now >= deadline {
             if !terminated {
-                Log.warning("on-saved: the hook for \(quotedForTerminal(job.name)) has run \(formatSeconds(timeout)); stopping it (SIGTERM)")
+                Log.warning(
+                    "on-saved: the hook for \(quotedForTerminal(job.name)) has run \(formatSeconds(timeout)); stopping it (SIGTERM)"
+                )
                 child.signalGroup(Child.terminateSignal)
                 terminated = true
                 deadline = .now + killAfter
@@ -432,7 +477,8 @@ public final class HookRunner: @unchecked Sendable {
         }
         if state.withLock({ stopping }) {
             child.signalGroup(Child.terminateSignal)
-            Log.info("on-saved: ptkd is stopping; the hook for \(quotedForTerminal(job.name)) runs again at the next start")
+            Log.info(
+                "on-saved: ptkd is stopping; the hook for \(quotedForTerminal(job.name)) runs again at the next start")
             return false
         }
         return true

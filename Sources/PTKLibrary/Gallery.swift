@@ -21,9 +21,11 @@ extension PhotoLibrary {
     /// The output folder (and its `thumbnails`) is opened once, and everything is written
     /// through its descriptor: a folder swapped for a symbolic link after it was opened (the
     /// service user's `.ptk/gallery`) is not written through.
-    public func writeGallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
-                             leavingOut: (String) -> Void = { _ in },
-                             page render: (GalleryContents) -> String) throws(LibraryError) -> (path: String, photos: Int) {
+    public func writeGallery(
+        to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
+        leavingOut: (String) -> Void = { _ in },
+        page render: (GalleryContents) -> String
+    ) throws(LibraryError) -> (path: String, photos: Int) {
         // Written through the path as given (a staging child writes into "."), linked as final.
         let out = outputDirectory ?? defaultGalleryFolder
         let final = absolutePath(finalDirectory ?? out)
@@ -33,14 +35,19 @@ extension PhotoLibrary {
             if inLibrary {
                 // .ptk/gallery is ptkd's folder: opened (made when missing) beneath the directory,
                 // never through a symbolic link planted at its name or at .ptk.
-                folder = try photos.openDirectoryBeneath(Self.folderName + "/gallery", creating: 0o755, ownerOf: directory)
+                folder = try photos.openDirectoryBeneath(
+                    Self.folderName + "/gallery", creating: 0o755, ownerOf: directory)
             } else {
                 try makeDirectories(out, mode: 0o755, ownerLike: nil)
                 folder = try openDirectory(out, followingLinks: true)
             }
         } catch {
-            let planted = inLibrary && (try? photos.status(of: Self.folderName + "/gallery"))?.isSymlink == true  // unreadable: the error as it is
-            throw LibraryError(.io, "cannot create \(out): \(planted || error.code == .tooManySymlinks ? "it is a symbolic link, which is not followed" : "\(error)")")
+            // unreadable: the error as it is
+            let planted = inLibrary && (try? photos.status(of: Self.folderName + "/gallery"))?.isSymlink == true
+            throw LibraryError(
+                .io,
+                "cannot create \(out): \(planted || error.code == .tooManySymlinks ? "it is a symbolic link, which is not followed" : "\(error)")"
+            )
         }
         defer { folder.close() }
         let photosRelative = relativePath(from: final, to: absolutePath(directory))
@@ -51,14 +58,19 @@ extension PhotoLibrary {
         let side = Thumbnailer.gallerySides.max()!
         if !inLibrary {
             let thumbnails: FileDescriptor
-            do { thumbnails = try folder.openDirectoryRefusingLinks("thumbnails", path: out + "/thumbnails", creating: 0o755) } catch {
+            do {
+                thumbnails = try folder.openDirectoryRefusingLinks(
+                    "thumbnails", path: out + "/thumbnails", creating: 0o755)
+            } catch {
                 throw LibraryError(.io, "cannot create \(out)/thumbnails: \(error)")
             }
             defer { thumbnails.close() }
             var batch: [(name: String, bytes: [UInt8])] = []
             func flush() throws(LibraryError) {
                 let errors = thumbnails.writeFilesAtomically(batch, mode: 0o644, path: out + "/thumbnails")
-                if let error = errors.compactMap({ $0 }).first { throw LibraryError(.io, "cannot write in \(out)/thumbnails: \(error)") }
+                if let error = errors.compactMap({ $0 }).first {
+                    throw LibraryError(.io, "cannot write in \(out)/thumbnails: \(error)")
+                }
                 batch.removeAll()
             }
             for photo in photos where photo.hasThumbnail {
@@ -76,11 +88,16 @@ extension PhotoLibrary {
         }
         // A photo not indexed again since schema 5 shows its old `<id>.png`.
         var oldThumbnails: [Int64: String] = [:]
-        for photo in photos where photo.hasOldThumbnail { oldThumbnails[photo.id] = photo.thumbnailFileName(side: side) }
-        let html = render(GalleryContents(photos: photos, photosLink: photosRelative, thumbnailsLink: thumbnailsRelative,
-                                          thumbnailSide: side, oldThumbnails: oldThumbnails))
+        for photo in photos where photo.hasOldThumbnail {
+            oldThumbnails[photo.id] = photo.thumbnailFileName(side: side)
+        }
+        let html = render(
+            GalleryContents(
+                photos: photos, photosLink: photosRelative, thumbnailsLink: thumbnailsRelative,
+                thumbnailSide: side, oldThumbnails: oldThumbnails))
         let page = out + "/index.html"
-        do { try folder.replaceFileRefusingLinks("index.html", path: page, with: Array(html.utf8), mode: 0o644) } catch {
+        do { try folder.replaceFileRefusingLinks("index.html", path: page, with: Array(html.utf8), mode: 0o644) } catch
+        {
             throw LibraryError(.io, "cannot write \(page): \(error)")
         }
         return (final + "/index.html", photos.count)
@@ -110,7 +127,10 @@ func absolutePath(_ path: String) -> String {
     var parts: [String] = []
     for part in full.parts(separatedBy: "/", omittingEmpty: true) {
         if part.utf8.elementsEqual(".".utf8) { continue }
-        if part.utf8.elementsEqual("..".utf8) { _ = parts.popLast(); continue }
+        if part.utf8.elementsEqual("..".utf8) {
+            _ = parts.popLast()
+            continue
+        }
         parts.append(part)
     }
     return "/" + parts.joined(separator: "/")
@@ -119,7 +139,8 @@ func absolutePath(_ path: String) -> String {
 /// The relative path from the absolute directory `from` to the absolute `to`, percent-encoded
 /// for a URL ("" when they are the same).
 func relativePath(from: String, to: String) -> String {
-    let a = from.parts(separatedBy: "/", omittingEmpty: true), b = to.parts(separatedBy: "/", omittingEmpty: true)
+    let a = from.parts(separatedBy: "/", omittingEmpty: true)
+    let b = to.parts(separatedBy: "/", omittingEmpty: true)
     var common = 0
     while common < a.count && common < b.count && a[common].utf8.elementsEqual(b[common].utf8) { common += 1 }
     let up = Array(repeating: "..", count: a.count - common)

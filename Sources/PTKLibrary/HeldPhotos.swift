@@ -44,7 +44,9 @@ public final class HeldPhotos: @unchecked Sendable {
         lock.withLock {
             if closed { return nil }
             if let name = recent[Self.key(sha256, size)], let dir = directoryFD,
-               let st = try? dir.statusBeneath(name), st.isRegularFile, st.size == size {  // gone or changed: asked of the index
+                // gone or changed: asked of the index
+                let st = try? dir.statusBeneath(name), st.isRegularFile, st.size == size
+            {
                 return name
             }
             if library == nil && Instant.now >= nextOpen {

@@ -60,9 +60,13 @@ public final class LibraryIndexer: @unchecked Sendable {
     var prepare: @Sendable (PhotoLibrary) -> Void = { _ in }
 
     /// `log` receives the lines worth a journal entry: problems, and what a reconcile changed.
-    public init(directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit, minFree: Int64 = 0,
-                retryFirst: Duration = .seconds(1), retryLongest: Duration = .seconds(300), readers: Int = min(4, availableProcessorCount()),
-                log: @escaping @Sendable (String) -> Void) {
+    public init(
+        directory: String, capacity: Int = 10_000, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit,
+        minFree: Int64 = 0,
+        retryFirst: Duration = .seconds(1), retryLongest: Duration = .seconds(300),
+        readers: Int = min(4, availableProcessorCount()),
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.directory = directory
         self.readers = max(1, readers)
         self.capacity = capacity
@@ -135,7 +139,10 @@ public final class LibraryIndexer: @unchecked Sendable {
         if let opened {
             library = opened
         } else {
-            guard let retried = retrying({ () throws(LibraryError) in try PhotoLibrary(directory: directory, create: true) }) else {
+            guard
+                let retried = retrying({ () throws(LibraryError) in try PhotoLibrary(directory: directory, create: true)
+                })
+            else {
                 log("photo library off: its index cannot be opened (see above)")
                 return
             }
@@ -158,18 +165,25 @@ public final class LibraryIndexer: @unchecked Sendable {
             if recheck { reconcile(library, atStart: false) }
             var indexedAny = false
             let now = Instant.now
-            if let ids = retrying({ () throws(LibraryError) in try library.pending(limit: Self.batchSize + deferred.count) }) {
+            if let ids = retrying({ () throws(LibraryError) in
+                try library.pending(limit: Self.batchSize + deferred.count)
+            }) {
                 let due = Array(ids.filter { deferred[$0].map { $0.due <= now } ?? true }.prefix(Self.batchSize))
                 if isStopping { break indexing }
-                if !due.isEmpty, let outcomes = retrying({ () throws(LibraryError) in
-                    try library.index(ids: due, readers: readers, cancel: UnsafePointer(cancel), until: .now + Self.batchTime)
-                }) {
+                if !due.isEmpty,
+                    let outcomes = retrying({ () throws(LibraryError) in
+                        try library.index(
+                            ids: due, readers: readers, cancel: UnsafePointer(cancel), until: .now + Self.batchTime)
+                    })
+                {
                     for (id, outcome) in outcomes { note(outcome, of: id) }
                 }
                 indexedAny = !due.isEmpty
                 if ids.isEmpty, let b = backlog {
                     backlog = nil
-                    log("library: indexed the \(b.count) photo(s) found in the directory, in \(formatDecimal((Instant.now - b.since).seconds)) s")
+                    log(
+                        "library: indexed the \(b.count) photo(s) found in the directory, in \(formatDecimal((Instant.now - b.since).seconds)) s"
+                    )
                 }
             }
             if indexedAny { continue }
@@ -196,7 +210,9 @@ public final class LibraryIndexer: @unchecked Sendable {
         }
         if !left.isEmpty {
             do { try library.record(left) } catch {
-                log("library: cannot record \(left.count) photo(s) saved just before stopping (\(error)); the next start indexes them as found")
+                log(
+                    "library: cannot record \(left.count) photo(s) saved just before stopping (\(error)); the next start indexes them as found"
+                )
             }
         }
     }
@@ -211,9 +227,15 @@ public final class LibraryIndexer: @unchecked Sendable {
             let pause = min(retryLongest, retryFirst * (1 << min(tries - 1, 30)))
             deferred[id] = (.now + pause, tries)
             // Once per photo: the journal is not flooded while the cause lasts.
-            if tries == 1 { log("library: cannot index \"\(name)\" now (\(reason)); trying again, at first in \(formatSeconds(pause)), then less often") }
+            if tries == 1 {
+                log(
+                    "library: cannot index \"\(name)\" now (\(reason)); trying again, at first in \(formatSeconds(pause)), then less often"
+                )
+            }
         case .indexed(let name, let problem):
-            if let earlier = deferred.removeValue(forKey: id) { log("library: indexed \"\(name)\" at try \(earlier.tries + 1)") }
+            if let earlier = deferred.removeValue(forKey: id) {
+                log("library: indexed \"\(name)\" at try \(earlier.tries + 1)")
+            }
             if let problem { log("library: no thumbnail for \"\(name)\": \(problem)") }
         case .gone, .cancelled:
             deferred[id] = nil
@@ -226,10 +248,18 @@ public final class LibraryIndexer: @unchecked Sendable {
     /// due again); returns false when none was due.
     private func makePreviews(_ library: PhotoLibrary) -> Bool {
         let now = Instant.now
-        guard let ids = retrying({ () throws(LibraryError) in try library.pendingPreviews(limit: Self.previewBatchSize + previewsDeferred.count) }) else { return false }
+        guard
+            let ids = retrying({ () throws(LibraryError) in
+                try library.pendingPreviews(limit: Self.previewBatchSize + previewsDeferred.count)
+            })
+        else { return false }
         let due = Array(ids.filter { previewsDeferred[$0].map { $0.due <= now } ?? true }.prefix(Self.previewBatchSize))
         if due.isEmpty || isStopping { return false }
-        guard let outcomes = retrying({ () throws(LibraryError) in try library.makePreviews(ids: due, cancel: UnsafePointer(cancel)) }) else { return false }
+        guard
+            let outcomes = retrying({ () throws(LibraryError) in
+                try library.makePreviews(ids: due, cancel: UnsafePointer(cancel))
+            })
+        else { return false }
         for (id, outcome) in outcomes {
             switch outcome {
             case .retryLater(let name, let reason):
@@ -237,7 +267,11 @@ public final class LibraryIndexer: @unchecked Sendable {
                 let pause = min(retryLongest, retryFirst * (1 << min(tries - 1, 30)))
                 previewsDeferred[id] = (.now + pause, tries)
                 // Once per photo: the journal is not flooded while the cause lasts.
-                if tries == 1 { log("library: cannot make the preview of \"\(name)\" now (\(reason)); trying again, at first in \(formatSeconds(pause)), then less often") }
+                if tries == 1 {
+                    log(
+                        "library: cannot make the preview of \"\(name)\" now (\(reason)); trying again, at first in \(formatSeconds(pause)), then less often"
+                    )
+                }
             case .failed(let name, let reason):
                 previewsDeferred[id] = nil
                 log("library: no preview for \"\(name)\": \(reason)")
@@ -257,16 +291,22 @@ public final class LibraryIndexer: @unchecked Sendable {
         }
         var parts: [String] = []
         if report.added > 0 { parts.append("\(report.added) new file(s) to index") }
-        if report.dropped > 0 { parts.append("\(report.dropped) entr\(report.dropped == 1 ? "y" : "ies") whose file is gone dropped") }
+        if report.dropped > 0 {
+            parts.append("\(report.dropped) entr\(report.dropped == 1 ? "y" : "ies") whose file is gone dropped")
+        }
         if report.moved > 0 { parts.append("\(report.moved) renamed file(s) followed") }
         if report.changed > 0 { parts.append("\(report.changed) changed file(s) to index again") }
         if let (name, error) = report.unreadable.min(by: { $0.key < $1.key }) {
-            parts.append("\(report.unreadable.count) file(s) whose status cannot be read left as they are, to look at again next time (\"\(name)\": \(error))")
+            parts.append(
+                "\(report.unreadable.count) file(s) whose status cannot be read left as they are, to look at again next time (\"\(name)\": \(error))"
+            )
         }
         // Only a figure for the log line below.
         let pending = (try? library.pendingCount()) ?? 0
         if !parts.isEmpty || (atStart && pending > 0) {
-            log("library \(library.folder): \(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(pending) photo(s) to index")
+            log(
+                "library \(library.folder): \(parts.isEmpty ? "" : parts.joined(separator: ", ") + "; ")\(pending) photo(s) to index"
+            )
         }
         if pending > 0 && backlog == nil { backlog = (Instant.now, pending) }
     }

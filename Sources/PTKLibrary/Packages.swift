@@ -15,7 +15,9 @@ extension PhotoMetadata {
 
     /// A package's photo.metadata from its bytes, its Version checked (`Package.decodeMetadata`).
     static func decode(_ bytes: [UInt8], package packagePath: String) throws(LibraryError) -> PhotoMetadata {
-        do { return try Package.decodeMetadata(bytes, package: packagePath) } catch { throw LibraryError(.badInput, error.description) }
+        do { return try Package.decodeMetadata(bytes, package: packagePath) } catch {
+            throw LibraryError(.badInput, error.description)
+        }
     }
 }
 
@@ -53,16 +55,19 @@ extension PackageFiles {
         let folder: FileDescriptor
         do { folder = try openDirectory(path, followingLinks: false) } catch {
             if error.code == .tooManySymlinks {
-                throw LibraryError(.badInput, "\(error.object ?? path): is a symbolic link; ptk import does not follow links")
+                throw LibraryError(
+                    .badInput, "\(error.object ?? path): is a symbolic link; ptk import does not follow links")
             }
             throw LibraryError(.badInput, "\(path) is not a package (a NAME.ptk folder): \(error)")
         }
         defer { folder.close() }
-        let metadata = try member(Package.metadataName, in: folder, path: path, limit: metadataLimit,
-                                  tooLarge: "a package's metadata is at most \(metadataLimit >> 20) MiB")
+        let metadata = try member(
+            Package.metadataName, in: folder, path: path, limit: metadataLimit,
+            tooLarge: "a package's metadata is at most \(metadataLimit >> 20) MiB")
         do {
-            let data = try member(Package.dataName, in: folder, path: path, limit: dataLimit,
-                                  tooLarge: "ptk import takes photos of up to \(dataLimit >> 30) GiB")
+            let data = try member(
+                Package.dataName, in: folder, path: path, limit: dataLimit,
+                tooLarge: "ptk import takes photos of up to \(dataLimit >> 30) GiB")
             return PackageFiles(path: path, metadata: metadata, data: data)
         } catch {
             metadata.close()
@@ -71,23 +76,35 @@ extension PackageFiles {
     }
 
     /// Opens the file `name` of the package open as `folder` (`path`), as `open` says.
-    private static func member(_ name: String, in folder: FileDescriptor, path: String, limit: Int64, tooLarge: String) throws(LibraryError) -> FileDescriptor {
+    private static func member(_ name: String, in folder: FileDescriptor, path: String, limit: Int64, tooLarge: String)
+        throws(LibraryError) -> FileDescriptor
+    {
         let shown = path + "/" + name
         let fd: FileDescriptor
         do { fd = try folder.openBeneath(name, flags: [.readOnly, .nonBlocking]) } catch {
-            if error.code == .tooManySymlinks { throw LibraryError(.badInput, "\(shown): is a symbolic link; ptk import does not follow links") }
-            throw LibraryError(.badInput, "cannot read \(shown): \(SystemError(call: error.call, object: shown, errno: error.errno))")
+            if error.code == .tooManySymlinks {
+                throw LibraryError(.badInput, "\(shown): is a symbolic link; ptk import does not follow links")
+            }
+            throw LibraryError(
+                .badInput, "cannot read \(shown): \(SystemError(call: error.call, object: shown, errno: error.errno))")
         }
         do throws(LibraryError) {
             let found: (status: FileStatus, links: Int, kind: String)
-            do { found = try fd.statusWithLinks() } catch { throw LibraryError(.io, "cannot read the status of \(shown): \(error)") }
+            do { found = try fd.statusWithLinks() } catch {
+                throw LibraryError(.io, "cannot read the status of \(shown): \(error)")
+            }
             guard found.status.isRegularFile else {
-                throw LibraryError(.badInput, "\(shown): is not a regular file (\(found.kind)); ptk import reads only regular files")
+                throw LibraryError(
+                    .badInput, "\(shown): is not a regular file (\(found.kind)); ptk import reads only regular files")
             }
             guard found.links == 1 else {
-                throw LibraryError(.badInput, "\(shown): has \(found.links) hard links; ptk import takes only a file no other name shares")
+                throw LibraryError(
+                    .badInput,
+                    "\(shown): has \(found.links) hard links; ptk import takes only a file no other name shares")
             }
-            guard found.status.size <= limit else { throw LibraryError(.badInput, "\(shown): is \(found.status.size) bytes; \(tooLarge)") }
+            guard found.status.size <= limit else {
+                throw LibraryError(.badInput, "\(shown): is \(found.status.size) bytes; \(tooLarge)")
+            }
             return fd
         } catch {
             fd.close()
@@ -117,17 +134,21 @@ extension PhotoLibrary {
         var made = false
         for _ in 0..<8 where !made {
             var g = SystemRandomNumberGenerator()
-            staging = outputDirectory + "/." + Package.folderName(for: photo.name) + ".tmp-\(processID())-" + String(g.next() as UInt64, radix: 16)
+            staging =
+                outputDirectory + "/." + Package.folderName(for: photo.name) + ".tmp-\(processID())-"
+                + String(g.next() as UInt64, radix: 16)
             do {
                 try makeNewDirectory(staging, mode: 0o700)
                 made = true
-            } catch where error.code == .exists {
+            } catch  where error.code == .exists {
                 continue
             } catch {
                 throw LibraryError(.io, "cannot create \(staging): \(error)")
             }
         }
-        guard made else { throw LibraryError(.io, "cannot create a staging folder in \(outputDirectory): every name tried was taken") }
+        guard made else {
+            throw LibraryError(.io, "cannot create a staging folder in \(outputDirectory): every name tried was taken")
+        }
         do throws(LibraryError) {
             let source = try openPhoto(photo)
             defer { source.close() }
@@ -154,8 +175,10 @@ extension PhotoLibrary {
                 throw LibraryError(.io, "cannot set the mode of \(staging): \(error)")
             }
             do { try renameWithoutReplacing(staging, to: target) } catch {
-                throw LibraryError(error.code == .exists ? .refused : .io, error.code == .exists
-                                   ? "\(target) exists; ptk export never replaces a package" : "cannot create \(target): \(error)")
+                throw LibraryError(
+                    error.code == .exists ? .refused : .io,
+                    error.code == .exists
+                        ? "\(target) exists; ptk export never replaces a package" : "cannot create \(target): \(error)")
             }
         } catch {
             // Clean-up after the error being thrown; what cannot be removed is left as a staging folder.
@@ -195,7 +218,10 @@ extension PhotoLibrary {
         }
         guard status.isRegularFile else {
             fd.close()
-            throw LibraryError(.badInput, "'\(photo.name)' is not a regular file (a FIFO, a device or a folder is never exported); nothing exported")
+            throw LibraryError(
+                .badInput,
+                "'\(photo.name)' is not a regular file (a FIFO, a device or a folder is never exported); nothing exported"
+            )
         }
         return fd
     }
@@ -209,23 +235,35 @@ extension PhotoLibrary {
     /// ptkd checks what it receives) before it is written: a file that is no photo of the kept
     /// types stops the copy at its first piece that cannot be one. Returns the size and the
     /// SHA-256.
-    private func copyPhoto(_ photo: Photo, from source: FileDescriptor, to path: String) throws(LibraryError) -> (Int64, String) {
+    private func copyPhoto(_ photo: Photo, from source: FileDescriptor, to path: String) throws(LibraryError) -> (
+        Int64, String
+    ) {
         guard let indexed = photo.sha256, photo.size >= 0 else {
-            throw LibraryError(.badInput, "'\(photo.name)' has no SHA-256 in the index (\(photo.problem ?? "it could not be read")); nothing exported")
+            throw LibraryError(
+                .badInput,
+                "'\(photo.name)' has no SHA-256 in the index (\(photo.problem ?? "it could not be read")); nothing exported"
+            )
         }
         if let maxFileSize, photo.size > maxFileSize {
-            throw LibraryError(.badInput, "'\(photo.name)' is \(photo.size) bytes as the index says, more than max-file-size (\(maxFileSize) bytes): "
-                                          + "no photo ptkd receives is that large; nothing exported")
+            throw LibraryError(
+                .badInput,
+                "'\(photo.name)' is \(photo.size) bytes as the index says, more than max-file-size (\(maxFileSize) bytes): "
+                    + "no photo ptkd receives is that large; nothing exported")
         }
         guard let type = PhotoType(fileName: photo.name) else {
-            throw LibraryError(.badInput, "'\(photo.name)' is not named as a photo of a kept type (PNG, JPEG, HEIC or HEIF); nothing exported")
+            throw LibraryError(
+                .badInput,
+                "'\(photo.name)' is not named as a photo of a kept type (PNG, JPEG, HEIC or HEIF); nothing exported")
         }
         var structure = StructureCheck(type: type, totalSize: photo.size)
         let changed = "'\(photo.name)' is not the photo the index holds (it changed since it was indexed"
         let onDisk: Int64
-        do { onDisk = try source.status().size } catch { throw LibraryError(.io, "cannot read the status of '\(photo.name)': \(error)") }
+        do { onDisk = try source.status().size } catch {
+            throw LibraryError(.io, "cannot read the status of '\(photo.name)': \(error)")
+        }
         guard onDisk == photo.size else {
-            throw LibraryError(.badInput, "\(changed): \(onDisk) bytes, the index says \(photo.size)); nothing exported")
+            throw LibraryError(
+                .badInput, "\(changed): \(onDisk) bytes, the index says \(photo.size)); nothing exported")
         }
         let out: FileDescriptor
         do { out = try .open(path, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o644) } catch {
@@ -242,7 +280,10 @@ extension PhotoLibrary {
             while size <= photo.size {
                 let want = Int(min(Int64(buffer.count), photo.size - size + 1))
                 let n = try buffer.withUnsafeMutableBytes { b in
-                    Result { () throws(SystemError) in try source.read(fromAbsoluteOffset: size, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
+                    Result { () throws(SystemError) in
+                        try source.read(
+                            fromAbsoluteOffset: size, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                    }
                 }.get()
                 if n == 0 { break }
                 size += Int64(n)
@@ -260,21 +301,30 @@ extension PhotoLibrary {
                 buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
             }
             if notAPhoto == nil && size == photo.size {
-                if case .failure(let error) = Result(catching: { () throws(FormatError) in try structure.finish() }) { notAPhoto = error }
+                if case .failure(let error) = Result(catching: { () throws(FormatError) in try structure.finish() }) {
+                    notAPhoto = error
+                }
             }
             if notAPhoto == nil && size == photo.size { try out.sync() }
         } catch {
             throw LibraryError(.io, "cannot copy '\(photo.name)' to \(path): \(error)")
         }
         if let notAPhoto {
-            throw LibraryError(.badInput, "'\(photo.name)' is not a well-formed \(type.displayName) (\(notAPhoto)), as every photo ptkd keeps is: "
-                                          + "it is not the photo the index holds, or not one ptkd received; nothing exported")
+            throw LibraryError(
+                .badInput,
+                "'\(photo.name)' is not a well-formed \(type.displayName) (\(notAPhoto)), as every photo ptkd keeps is: "
+                    + "it is not the photo the index holds, or not one ptkd received; nothing exported")
         }
         guard size == photo.size else {
-            throw LibraryError(.badInput, "\(changed): \(size > photo.size ? "more" : "fewer") than the \(photo.size) bytes it has there); nothing exported")
+            throw LibraryError(
+                .badInput,
+                "\(changed): \(size > photo.size ? "more" : "fewer") than the \(photo.size) bytes it has there); nothing exported"
+            )
         }
         let sha256 = hasher.finalizeHex()
-        guard sha256 == indexed else { throw LibraryError(.badInput, "\(changed): its SHA-256 is not the index's); nothing exported") }
+        guard sha256 == indexed else {
+            throw LibraryError(.badInput, "\(changed): its SHA-256 is not the index's); nothing exported")
+        }
         return (size, sha256)
     }
 
@@ -328,7 +378,8 @@ extension PhotoLibrary {
                 throw LibraryError(.badInput, "photo.metadata says the photo is \(said), a type ptk does not keep")
             }
             if declared != type && !(declared.isHEIF && type.isHEIF) {
-                throw LibraryError(.badInput, "\(dataPath) is a \(type.displayName); photo.metadata says \(declared.mediaType)")
+                throw LibraryError(
+                    .badInput, "\(dataPath) is a \(type.displayName); photo.metadata says \(declared.mediaType)")
             }
         }
         if let expected = metadata.size, expected != dataStatus.size {
@@ -340,21 +391,28 @@ extension PhotoLibrary {
         }
         let name: String
         do {
-            name = try store.add(from: data, size: dataStatus.size, sha256: sha256, name: Package.photoName(forPackage: path, type: type), type: type,
-                                 modified: metadata.modified.flatMap { WallTime(iso8601: $0) })
+            name = try store.add(
+                from: data, size: dataStatus.size, sha256: sha256,
+                name: Package.photoName(forPackage: path, type: type), type: type,
+                modified: metadata.modified.flatMap { WallTime(iso8601: $0) })
         } catch {
             throw LibraryError(error.badInput ? .badInput : .io, "\(dataPath): \(error.description)")
         }
         let rating = metadata.rating.flatMap { (0...5).contains($0) ? $0 : nil }
         let received = metadata.received.flatMap { WallTime(iso8601: $0) } ?? .now
         let id = try database.writeTransaction { () throws(LibraryError) -> Int64 in
-            try database.prepare("""
+            try database.prepare(
+                """
                 INSERT INTO photos(name, size, sha256, received, sender_name, sender_address, sender_id, note, rating) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, received = excluded.received,
                     sender_name = excluded.sender_name, sender_address = excluded.sender_address, sender_id = excluded.sender_id,
                     note = excluded.note, rating = excluded.rating, indexed = 0, problem = NULL
-                """).bind(name, dataStatus.size, sha256, received.milliseconds, metadata.senderName, metadata.senderAddress, metadata.senderID,
-                          metadata.note, rating).run()
+                """
+            ).bind(
+                name, dataStatus.size, sha256, received.milliseconds, metadata.senderName, metadata.senderAddress,
+                metadata.senderID,
+                metadata.note, rating
+            ).run()
             let s = try database.prepare("SELECT id FROM photos WHERE name = ?").bind(name)
             return try s.step() ? s.int(0) ?? 0 : 0
         }
@@ -370,7 +428,9 @@ extension PhotoLibrary {
 
     /// The SHA-256 of the file's bytes, read through `buffer` (`SHA256.hex(ofFile:)`); gives up
     /// when `cancel` becomes nonzero.
-    static func hashFile(_ fd: FileDescriptor, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?) -> Result<String, FileHashFailure> {
+    static func hashFile(_ fd: FileDescriptor, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?)
+        -> Result<String, FileHashFailure>
+    {
         SHA256.hex(ofFile: fd, buffer: buffer, cancelled: { cancel.map { $0.pointee != 0 } ?? false })
     }
 }
@@ -385,11 +445,15 @@ extension PhotoLibrary {
         guard let a = archive_write_new() else { throw LibraryError(.io, "libarchive: out of memory") }
         defer { archive_write_free(a) }
         func failure(_ what: String) -> LibraryError {
-            LibraryError(.io, "cannot write \(path) (\(what)): " + (archive_error_string(a).map { String(cString: $0) } ?? "libarchive failed"))
+            LibraryError(
+                .io,
+                "cannot write \(path) (\(what)): "
+                    + (archive_error_string(a).map { String(cString: $0) } ?? "libarchive failed"))
         }
         guard archive_write_set_format_zip(a) == ptk_archive_ok(),
-              archive_write_set_options(a, "zip:compression=store") == ptk_archive_ok(),
-              archive_write_open_filename(a, path) == ptk_archive_ok() else { throw failure("opening") }
+            archive_write_set_options(a, "zip:compression=store") == ptk_archive_ok(),
+            archive_write_open_filename(a, path) == ptk_archive_ok()
+        else { throw failure("opening") }
         func entry(_ name: String, size: Int64, directory: Bool) throws(LibraryError) {
             guard let e = archive_entry_new() else { throw LibraryError(.io, "libarchive: out of memory") }
             defer { archive_entry_free(e) }

@@ -1,6 +1,6 @@
 import FoundationEssentials
-import PTKSystem
 import PTKStore
+import PTKSystem
 import PTKVocabulary
 
 /// What the library holds about one photo of the received-photos directory.
@@ -122,8 +122,10 @@ public struct Photo: Sendable, Equatable {
         guard let taken else { return nil }
         let b = Array(taken.utf8.prefix(16))
         let digit = { (c: UInt8) in c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
-        guard b.count == 16, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "),
-              b[13] == UInt8(ascii: ":"), [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15].allSatisfy({ digit(b[$0]) }) else { return nil }
+        guard b.count == 16, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
+            b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: " "),
+            b[13] == UInt8(ascii: ":"), [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15].allSatisfy({ digit(b[$0]) })
+        else { return nil }
         return String(decoding: b.map { $0 == UInt8(ascii: "T") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
     }
 
@@ -204,7 +206,10 @@ public struct Arrival: Sendable, Equatable {
     public var senderID: String?
 
     /// A photo as the door that received it describes it.
-    public init(name: String, size: Int64, sha256: String, received: WallTime, senderName: String, senderAddress: String, senderID: String?) {
+    public init(
+        name: String, size: Int64, sha256: String, received: WallTime, senderName: String, senderAddress: String,
+        senderID: String?
+    ) {
         self.name = name
         self.size = size
         self.sha256 = sha256

@@ -18,8 +18,10 @@ struct PhotoColumn: Sendable {
     /// a column the library keeps for itself (the SELECT leaves it out).
     let decode: (@Sendable (inout Photo, Statement, Int32) -> Void)?
 
-    init(_ name: String, _ definition: String, since: Int64,
-         decode: (@Sendable (inout Photo, Statement, Int32) -> Void)? = nil) {
+    init(
+        _ name: String, _ definition: String, since: Int64,
+        decode: (@Sendable (inout Photo, Statement, Int32) -> Void)? = nil
+    ) {
         self.name = name
         self.definition = definition
         self.since = since
@@ -100,7 +102,9 @@ extension PhotoLibrary {
         // folder ("a/b/", "" at the top: the name up to its last "/") and its day (taken, else
         // received in UTC, as `Photo.day` says). Read by the gallery's queries, not decoded.
         PhotoColumn("folder", "TEXT GENERATED ALWAYS AS (rtrim(name, replace(name, '/', ''))) VIRTUAL", since: 6),
-        PhotoColumn("day", """
+        PhotoColumn(
+            "day",
+            """
             TEXT GENERATED ALWAYS AS
                 (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL
             """, since: 6),

@@ -23,7 +23,10 @@ public struct GalleryCursor: Sendable, Equatable {
     /// The cursor `token` names; nil when it is empty, over 2,000 bytes, or holds other characters than [A-Za-z0-9._-].
     public init?(token: String) {
         guard !token.isEmpty, token.utf8.count <= 2_000,
-              token.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
+            token.utf8.allSatisfy({
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E
+                    || $0 == 0x5F || $0 == 0x2D
+            })
         else { return nil }
         self.token = token
     }
@@ -55,7 +58,9 @@ extension PhotoLibrary {
     /// first page.
     /// Pages after the first show only photos that were there at the first (ids up to the
     /// cursor's bound): one arriving meanwhile neither repeats a photo nor shifts the sections.
-    public func galleryPage(_ filter: GalleryFilter, after cursor: GalleryCursor?, limit: Int) throws(LibraryError) -> GalleryPage {
+    public func galleryPage(_ filter: GalleryFilter, after cursor: GalleryCursor?, limit: Int) throws(LibraryError)
+        -> GalleryPage
+    {
         try database.readTransaction { () throws(LibraryError) -> GalleryPage in
             let total = Int(try database.firstInt("SELECT count(*) FROM photos") ?? 0)
             let senders = try gallerySenders()
@@ -93,7 +98,9 @@ extension PhotoLibrary {
             let wanted = max(limit, 0) + 1
             if limit > 0 {
                 if shape.byFolder {
-                    let s = try q.prepare(database, """
+                    let s = try q.prepare(
+                        database,
+                        """
                         SELECT \(Self.columns) FROM photos WHERE folder = ?4 AND (received, id) < (?5, ?6) AND \(q.conditions)
                         ORDER BY received DESC, id DESC LIMIT ?7
                         """)
@@ -103,7 +110,9 @@ extension PhotoLibrary {
                         while try s.step() { rows.append((f.folder, Self.photo(from: s))) }
                     }
                 } else {
-                    let s = try q.prepare(database, """
+                    let s = try q.prepare(
+                        database,
+                        """
                         SELECT \(Self.columns), day FROM photos WHERE \(after == nil ? "" : "(day, received, id) < (?4, ?5, ?6) AND ")\(q.conditions)
                         ORDER BY day DESC, received DESC, id DESC LIMIT ?7
                         """)
@@ -118,35 +127,49 @@ extension PhotoLibrary {
                 let last = rows[rows.count - 1].photo
                 let group = rows[rows.count - 1].group
                 let folderNewest = shape.folders.first { $0.folder == group }.map { ($0.received, $0.id) } ?? (0, 0)
-                next = GalleryKey(byFolder: shape.byFolder, bound: q.bound, received: last.received.milliseconds, id: last.id,
-                                  group: group, folderReceived: folderNewest.0, folderID: folderNewest.1).cursor
+                next =
+                    GalleryKey(
+                        byFolder: shape.byFolder, bound: q.bound, received: last.received.milliseconds, id: last.id,
+                        group: group, folderReceived: folderNewest.0, folderID: folderNewest.1
+                    ).cursor
             }
             var sections: [(title: String, photos: [Photo])] = []
             var lastGroup: String? = nil
             for (group, photo) in rows {
-                if group == lastGroup { sections[sections.count - 1].photos.append(photo); continue }
+                if group == lastGroup {
+                    sections[sections.count - 1].photos.append(photo)
+                    continue
+                }
                 lastGroup = group
                 sections.append((shape.title(group), [photo]))
             }
             let firstContinues = after != nil && rows.first?.group == after?.group
-            return GalleryPage(sections: sections, firstContinues: firstContinues, next: next, matching: count, total: total, senders: senders)
+            return GalleryPage(
+                sections: sections, firstContinues: firstContinues, next: next, matching: count, total: total,
+                senders: senders)
         }
     }
 
     /// The photos before and after photo `id` in the gallery's order under `filter` (both nil
     /// when the filter leaves the photo out): a query of one row each way, and in a library of
     /// folders, the folders' order when the photo is at either end of its folder.
-    public func neighbours(of id: Int64, _ filter: GalleryFilter) throws(LibraryError) -> (previous: Photo?, next: Photo?) {
+    public func neighbours(of id: Int64, _ filter: GalleryFilter) throws(LibraryError) -> (
+        previous: Photo?, next: Photo?
+    ) {
         try database.readTransaction { () throws(LibraryError) -> (previous: Photo?, next: Photo?) in
             let q = GalleryQuery(filter: filter, bound: .max)
-            let found = try q.prepare(database, "SELECT folder, day, received FROM photos WHERE id = ?4 AND \(q.conditions)")
+            let found = try q.prepare(
+                database, "SELECT folder, day, received FROM photos WHERE id = ?4 AND \(q.conditions)")
             q.bind(found, id)
-            guard try found.step(), let folder = found.text(0), let day = found.text(1), let received = found.int(2) else { return (nil, nil) }
+            guard try found.step(), let folder = found.text(0), let day = found.text(1), let received = found.int(2)
+            else { return (nil, nil) }
             let shape = try galleryShape(q)
             if !shape.byFolder {
                 let s = { (newer: Bool) throws(LibraryError) -> Photo? in
                     let (op, order) = newer ? (">", "ASC") : ("<", "DESC")
-                    let s = try q.prepare(self.database, """
+                    let s = try q.prepare(
+                        self.database,
+                        """
                         SELECT \(Self.columns) FROM photos WHERE (day, received, id) \(op) (?4, ?5, ?6) AND \(q.conditions)
                         ORDER BY day \(order), received \(order), id \(order) LIMIT 1
                         """)
@@ -158,7 +181,9 @@ extension PhotoLibrary {
             // Within its folder, else the end of the folder before or after it.
             let within = { (folder: String, newer: Bool, received: Int64, id: Int64) throws(LibraryError) -> Photo? in
                 let (op, order) = newer ? (">", "ASC") : ("<", "DESC")
-                let s = try q.prepare(self.database, """
+                let s = try q.prepare(
+                    self.database,
+                    """
                     SELECT \(Self.columns) FROM photos WHERE folder = ?4 AND (received, id) \(op) (?5, ?6) AND \(q.conditions)
                     ORDER BY received \(order), id \(order) LIMIT 1
                     """)
@@ -169,7 +194,9 @@ extension PhotoLibrary {
             var previous = try within(folder, true, received, id)
             if previous == nil, let i, i > 0 { previous = try within(shape.folders[i - 1].folder, true, .min, .min) }
             var next = try within(folder, false, received, id)
-            if next == nil, let i, i + 1 < shape.folders.count { next = try within(shape.folders[i + 1].folder, false, .max, .max) }
+            if next == nil, let i, i + 1 < shape.folders.count {
+                next = try within(shape.folders[i + 1].folder, false, .max, .max)
+            }
             return (previous, next)
         }
     }
@@ -193,20 +220,27 @@ extension PhotoLibrary {
     private func galleryShape(_ q: GalleryQuery) throws(LibraryError) -> GalleryShape {
         var folders: [(folder: String, received: Int64, id: Int64)] = []
         let nextFolder = try database.prepare("SELECT folder FROM photos WHERE folder > ? ORDER BY folder LIMIT 1")
-        let newest = try q.prepare(database, "SELECT received, id FROM photos WHERE folder = ?4 AND \(q.conditions) ORDER BY received DESC, id DESC LIMIT 1")
+        let newest = try q.prepare(
+            database,
+            "SELECT received, id FROM photos WHERE folder = ?4 AND \(q.conditions) ORDER BY received DESC, id DESC LIMIT 1"
+        )
         // The folders one seek each ("" first, at the top, if any photo is there).
         var candidate: String? = nil
         let top = try database.prepare("SELECT 1 FROM photos WHERE folder = '' LIMIT 1").bind()
         if try top.step() { candidate = "" } else if try nextFolder.bind("").step() { candidate = nextFolder.text(0) }
         while let folder = candidate {
             q.bind(newest, folder)
-            if try newest.step(), let received = newest.int(0), let id = newest.int(1) { folders.append((folder, received, id)) }
+            if try newest.step(), let received = newest.int(0), let id = newest.int(1) {
+                folders.append((folder, received, id))
+            }
             candidate = try nextFolder.bind(folder).step() ? nextFolder.text(0) : nil
         }
         guard folders.contains(where: { !$0.folder.isEmpty }) else {
             let days = try q.prepare(database, "SELECT day FROM photos WHERE \(q.conditions) ORDER BY day DESC LIMIT 1")
             q.bind(days)
-            guard try days.step(), let newestDay = days.text(0) else { return GalleryShape(byFolder: false, titled: false, folders: []) }
+            guard try days.step(), let newestDay = days.text(0) else {
+                return GalleryShape(byFolder: false, titled: false, folders: [])
+            }
             let older = try q.prepare(database, "SELECT 1 FROM photos WHERE day < ?4 AND \(q.conditions) LIMIT 1")
             q.bind(older, newestDay)
             return GalleryShape(byFolder: false, titled: try older.step(), folders: [])
@@ -258,8 +292,12 @@ private struct GalleryQuery {
     /// above the bound (by the rowid, few): never a walk through the table.
     func count(_ database: Database) throws(LibraryError) -> Int {
         let conditions = filterConditions()
-        let all = try prepare(database, "SELECT count(*) FROM photos" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")))
-        let newer = try prepare(database, "SELECT count(*) FROM photos WHERE " + (["id > ?3"] + conditions).joined(separator: " AND "))
+        let all = try prepare(
+            database,
+            "SELECT count(*) FROM photos"
+                + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")))
+        let newer = try prepare(
+            database, "SELECT count(*) FROM photos WHERE " + (["id > ?3"] + conditions).joined(separator: " AND "))
         return Int(try all.step() ? all.int(0) ?? 0 : 0) - Int(try newer.step() ? newer.int(0) ?? 0 : 0)
     }
 
@@ -307,7 +345,10 @@ struct GalleryKey: Equatable {
     var folderReceived: Int64
     var folderID: Int64
 
-    init(byFolder: Bool, bound: Int64, received: Int64, id: Int64, group: String, folderReceived: Int64 = 0, folderID: Int64 = 0) {
+    init(
+        byFolder: Bool, bound: Int64, received: Int64, id: Int64, group: String, folderReceived: Int64 = 0,
+        folderID: Int64 = 0
+    ) {
         self.byFolder = byFolder
         self.bound = bound
         self.received = received
@@ -319,19 +360,24 @@ struct GalleryKey: Equatable {
 
     init?(token: String) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count >= 5, let bound = Int64(parts[1]), let received = Int64(parts[2]), let id = Int64(parts[3]) else { return nil }
+        guard parts.count >= 5, let bound = Int64(parts[1]), let received = Int64(parts[2]), let id = Int64(parts[3])
+        else { return nil }
         if parts[0] == "d", parts.count == 5, Self.isDay(parts[4]) {
             self.init(byFolder: false, bound: bound, received: received, id: id, group: String(parts[4]))
         } else if parts[0] == "f", parts.count == 7, let fr = Int64(parts[4]), let fid = Int64(parts[5]),
-                  let bytes = Base64URL.decode(parts[6]), let folder = String(validating: bytes, as: UTF8.self) {
-            self.init(byFolder: true, bound: bound, received: received, id: id, group: folder, folderReceived: fr, folderID: fid)
+            let bytes = Base64URL.decode(parts[6]), let folder = String(validating: bytes, as: UTF8.self)
+        {
+            self.init(
+                byFolder: true, bound: bound, received: received, id: id, group: folder, folderReceived: fr,
+                folderID: fid)
         } else {
             return nil
         }
     }
 
     var token: String {
-        byFolder ? "f.\(bound).\(received).\(id).\(folderReceived).\(folderID).\(Base64URL.encode(Array(group.utf8)))"
+        byFolder
+            ? "f.\(bound).\(received).\(id).\(folderReceived).\(folderID).\(Base64URL.encode(Array(group.utf8)))"
             : "d.\(bound).\(received).\(id).\(group)"
     }
     var cursor: GalleryCursor? { GalleryCursor(token: token) }
@@ -339,7 +385,9 @@ struct GalleryKey: Equatable {
     /// "YYYY-MM-DD": ten characters, digits but for the two dashes ("" too: a photo of no day).
     private static func isDay(_ s: Substring) -> Bool {
         let u = Array(s.utf8)
-        return u.isEmpty || u.count == 10 && u.enumerated().allSatisfy { i, c in i == 4 || i == 7 ? c == 0x2D : (c >= 0x30 && c <= 0x39) }
+        return u.isEmpty
+            || u.count == 10
+                && u.enumerated().allSatisfy { i, c in i == 4 || i == 7 ? c == 0x2D : (c >= 0x30 && c <= 0x39) }
     }
 }
 

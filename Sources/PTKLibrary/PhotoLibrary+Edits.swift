@@ -12,7 +12,9 @@ extension PhotoLibrary {
         // Every "/" is found by scalars: "../\u{301}x.png" has a "/" though no Character is "/".
         var parts = newName.parts(separatedBy: "/", omittingEmpty: true)
         // "bob/" (or "/" for the top folder) moves the photo keeping its name.
-        if newName.endsWithScalar("/") { parts.append(current.parts(separatedBy: "/", omittingEmpty: true).last ?? current) }
+        if newName.endsWithScalar("/") {
+            parts.append(current.parts(separatedBy: "/", omittingEmpty: true).last ?? current)
+        }
         let leaf = PhotoStore.finalName(parts.last ?? newName, type: type)
         guard newName.containsScalar("/") else {
             guard let folder = splitLastComponent(current).folder else { return leaf }
@@ -32,7 +34,10 @@ extension PhotoLibrary {
             // "/" alone moves a photo to the top folder; otherwise every folder must be one the store makes.
             let folders = pathComponents(newName).dropLast().joined(separator: "/")
             guard StoreRequest.isValidFolder(folders) else {
-                throw LibraryError(.refused, "'\(folders)' is not a folder a photo can move to (at most \(StoreRequest.maxFolderDepth) names, none empty, '..' or starting with a dot)")
+                throw LibraryError(
+                    .refused,
+                    "'\(folders)' is not a folder a photo can move to (at most \(StoreRequest.maxFolderDepth) names, none empty, '..' or starting with a dot)"
+                )
             }
         }
         let final = Self.renamed(photo.name, to: newName, type: PhotoType(fileName: photo.name) ?? .png)
@@ -47,7 +52,9 @@ extension PhotoLibrary {
                 throw LibraryError(.refused, "'\(final)' exists; ptk rename never replaces a photo")
             }
             do throws(SystemError) { try move(photo.name, to: final) } catch {
-                if error.code == .exists { throw LibraryError(.refused, "'\(final)' exists; ptk rename never replaces a photo") }
+                if error.code == .exists {
+                    throw LibraryError(.refused, "'\(final)' exists; ptk rename never replaces a photo")
+                }
                 throw LibraryError(.io, "cannot rename '\(photo.name)' to '\(final)': \(error)")
             }
             do throws(LibraryError) {
@@ -79,7 +86,8 @@ extension PhotoLibrary {
     /// The photo the library keeps with these bytes (SHA-256 and size), if its file is still
     /// there with that size: its name. What `duplicates = skip` looks up.
     public func held(sha256: String, size: Int64) throws(LibraryError) -> String? {
-        let s = try database.prepare("SELECT name FROM photos WHERE sha256 = ? AND size = ? ORDER BY id").bind(sha256, size)
+        let s = try database.prepare("SELECT name FROM photos WHERE sha256 = ? AND size = ? ORDER BY id").bind(
+            sha256, size)
         while try s.step() {
             guard let name = s.text(0) else { continue }
             // The file may have gone or changed since it was indexed: only a file still there counts.
@@ -97,7 +105,7 @@ extension PhotoLibrary {
                 let place = try photos.parentBeneath(photo.name)
                 defer { place.close() }
                 try place.folder.unlink(place.name)
-            } catch where error.code == .noSuchFile {} catch {
+            } catch  where error.code == .noSuchFile {} catch {
                 throw LibraryError(.io, "cannot remove '\(photo.name)': \(error)")
             }
         }

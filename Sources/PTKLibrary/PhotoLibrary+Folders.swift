@@ -18,7 +18,8 @@ extension PhotoLibrary {
     /// by bytes, since "é" precomposed and "e" + U+0301 are two files (and one String key).
     public func hashes(inFolder folder: String) throws(LibraryError) -> [[UInt8]: String] {
         let prefix = folder.isEmpty ? "" : folder + "/"
-        let s = try database.prepare("SELECT name, sha256 FROM photos WHERE substr(name, 1, length(?)) = ?").bind(prefix, prefix)
+        let s = try database.prepare("SELECT name, sha256 FROM photos WHERE substr(name, 1, length(?)) = ?").bind(
+            prefix, prefix)
         var out: [[UInt8]: String] = [:]
         while try s.step() {
             guard let name = s.text(0), let sha = s.text(1) else { continue }
@@ -43,7 +44,7 @@ extension PhotoLibrary {
                 defer { place.close() }
                 try place.folder.unlink(place.name)
                 existed = true
-            } catch where error.code == .noSuchFile {} catch {
+            } catch  where error.code == .noSuchFile {} catch {
                 throw LibraryError(.io, "cannot remove '\(name)': \(error)")
             }
         }
@@ -62,14 +63,18 @@ extension PhotoLibrary {
         }
         try database.writeTransaction { () throws(LibraryError) in
             do throws(SystemError) { try photos.moveBeneath(old, to: new) } catch {
-                if error.code == .exists || error.code == .notEmpty { throw LibraryError(.refused, "'\(new)' exists; nothing is replaced") }
+                if error.code == .exists || error.code == .notEmpty {
+                    throw LibraryError(.refused, "'\(new)' exists; nothing is replaced")
+                }
                 throw LibraryError(.io, "cannot rename '\(old)' to '\(new)': \(error)")
             }
             try database.prepare("UPDATE photos SET name = ? WHERE name = ?").bind(new, old).run()
             let prefix = old + "/"
             // substr and length count characters, the same way for the prefix and the names.
-            try database.prepare("UPDATE photos SET name = ? || substr(name, length(?) + 1) WHERE substr(name, 1, length(?)) = ?")
-                .bind(new + "/", prefix, prefix, prefix).run()
+            try database.prepare(
+                "UPDATE photos SET name = ? || substr(name, length(?) + 1) WHERE substr(name, 1, length(?)) = ?"
+            )
+            .bind(new + "/", prefix, prefix, prefix).run()
         }
     }
 }

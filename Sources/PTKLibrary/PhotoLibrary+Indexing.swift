@@ -21,8 +21,10 @@ extension PhotoLibrary {
     /// photos of a few seconds each (a 200 MP PNG) do not hold the batch, and those that come
     /// after it, for minutes. Returns each photo's outcome, in order; photos that `cancel`
     /// stopped say `.cancelled`.
-    public func index(ids: [Int64], readers: Int = 1, cancel: UnsafePointer<Int32>? = nil,
-                      until deadline: Instant? = nil) throws(LibraryError) -> [(id: Int64, outcome: IndexOutcome)] {
+    public func index(
+        ids: [Int64], readers: Int = 1, cancel: UnsafePointer<Int32>? = nil,
+        until deadline: Instant? = nil
+    ) throws(LibraryError) -> [(id: Int64, outcome: IndexOutcome)] {
         var outcomes: [Int64: IndexOutcome] = [:]
         let rows = try photos(ids: ids)
         for id in ids where rows[id] == nil { outcomes[id] = .gone }
@@ -49,7 +51,11 @@ extension PhotoLibrary {
         }
         // Thumbnails first, then the entries: an entry never names a thumbnail not yet on disk.
         let made = examined.filter { $0.thumbnailType != nil }
-        let files = made.map { e in zip(Thumbnailer.gallerySides, e.thumbnail!.renditions).map { side, r in ("\(e.id)-\(side).\(r.type.fileExtension)", r.bytes) } }
+        let files = made.map { e in
+            zip(Thumbnailer.gallerySides, e.thumbnail!.renditions).map { side, r in
+                ("\(e.id)-\(side).\(r.type.fileExtension)", r.bytes)
+            }
+        }
         let written = writeFiles(files.flatMap { $0 }, in: "thumbnails")
         var offset = 0
         for (e, its) in zip(made, files) {
@@ -67,7 +73,8 @@ extension PhotoLibrary {
         // removed after the entry below says it has none.
         examined.removeAll { outcomes[$0.id] != nil }
         let changed = try database.writeTransaction { () throws(LibraryError) -> [Int64: Int] in
-            let update = try database.prepare("""
+            let update = try database.prepare(
+                """
                 UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
                     interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?,
                     orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?,
@@ -79,12 +86,16 @@ extension PhotoLibrary {
                 let header = e.thumbnail.flatMap { $0.width > 0 ? $0 : nil }
                 let facts = e.thumbnail?.facts ?? PhotoFacts()
                 let (preview, previewProblem) = Self.previewColumns(e, header: header)
-                try update.bind(e.sha256, e.status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
-                                header?.interlace, e.thumbnailType.flatMap { type in Self.thumbnailTypes.first { $0.value == type }?.key } ?? 0,
-                                e.problem, e.status.map { Int64(bitPattern: $0.inode) },
-                                e.status.map { $0.modifiedTime.milliseconds }, facts.orientation, facts.taken, facts.takenTime?.milliseconds,
-                                facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0),
-                                preview, previewProblem, e.id, e.name).run()
+                try update.bind(
+                    e.sha256, e.status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
+                    header?.interlace,
+                    e.thumbnailType.flatMap { type in Self.thumbnailTypes.first { $0.value == type }?.key } ?? 0,
+                    e.problem, e.status.map { Int64(bitPattern: $0.inode) },
+                    e.status.map { $0.modifiedTime.milliseconds }, facts.orientation, facts.taken,
+                    facts.takenTime?.milliseconds,
+                    facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0),
+                    preview, previewProblem, e.id, e.name
+                ).run()
                 changed[e.id] = database.changes
             }
             return changed
@@ -123,11 +134,15 @@ extension PhotoLibrary {
     /// no symlink (`.ptk` or the folder that is one writes nothing), and
     /// written through that descriptor: a folder swapped for a link after it was opened is not
     /// written through. Returns each one's error or nil.
-    func writeFiles(_ files: [(name: String, bytes: [UInt8])], in folderName: String, flushEach: Bool = false) -> [SystemError?] {
+    func writeFiles(_ files: [(name: String, bytes: [UInt8])], in folderName: String, flushEach: Bool = false)
+        -> [SystemError?]
+    {
         guard !files.isEmpty else { return [] }
         let path = folder + "/" + folderName
         let opened: FileDescriptor
-        do { opened = try photos.openBeneath(Self.folderName + "/" + folderName, flags: [.readOnly, .directory]) } catch {
+        do {
+            opened = try photos.openBeneath(Self.folderName + "/" + folderName, flags: [.readOnly, .directory])
+        } catch {
             let shown = SystemError(call: error.call, object: path, errno: error.errno)
             return files.map { _ in shown }
         }
@@ -164,7 +179,9 @@ extension PhotoLibrary {
     /// buffer of its own, each taking the next photo in order until none is left or `deadline`
     /// has passed (the first photo is always taken). Threads that cannot be started leave the
     /// photos to the others.
-    private func read(_ photos: [Photo], readers: Int, cancel: UnsafePointer<Int32>?, until deadline: Instant?) -> [Reading] {
+    private func read(_ photos: [Photo], readers: Int, cancel: UnsafePointer<Int32>?, until deadline: Instant?)
+        -> [Reading]
+    {
         let results = ReadingResults<Reading>(count: photos.count, filling: .postponed)
         // The opener is a plain open, or a test's; either may run on the reading threads.
         let opener = UncheckedSendable(openForIndexing)
@@ -183,7 +200,11 @@ extension PhotoLibrary {
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
                     defer { buffer.deallocate() }
                     while let i = results.next(until: deadline) {
-                        results.set(i, Self.read(all.value[i], in: directory, open: opener.value, pixelLimit: limit, buffer: buffer, cancel: cancelFlag?.pointer))
+                        results.set(
+                            i,
+                            Self.read(
+                                all.value[i], in: directory, open: opener.value, pixelLimit: limit, buffer: buffer,
+                                cancel: cancelFlag?.pointer))
                     }
                 }
             } catch {
@@ -192,7 +213,11 @@ extension PhotoLibrary {
             }
         }
         while let i = results.next(until: deadline) {
-            results.set(i, Self.read(photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel))
+            results.set(
+                i,
+                Self.read(
+                    photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel)
+            )
         }
         threads.join(until: nil)
         return results.all
@@ -200,19 +225,26 @@ extension PhotoLibrary {
 
     /// Opens, checks, hashes (when the index has no hash, or the size changed) and thumbnails
     /// one photo. Touches no index.
-    private static func read(_ photo: Photo, in directory: FileDescriptor, open: (String, FileDescriptor) throws(SystemError) -> FileDescriptor,
-                             pixelLimit: UInt64, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?) -> Reading {
+    private static func read(
+        _ photo: Photo, in directory: FileDescriptor,
+        open: (String, FileDescriptor) throws(SystemError) -> FileDescriptor,
+        pixelLimit: UInt64, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?
+    ) -> Reading {
         if let cancel, cancel.pointee != 0 { return .cancelled }
         let fd: FileDescriptor
-        do { fd = try open(photo.name, directory) } catch where error.code == .noSuchFile {
+        do { fd = try open(photo.name, directory) } catch  where error.code == .noSuchFile {
             return .missing
         } catch {
-            return isPassing(error) ? .passing("cannot open: \(error)") : .unusable(nil, sha256: photo.sha256, problem: "cannot open: \(error)")
+            return isPassing(error)
+                ? .passing("cannot open: \(error)")
+                : .unusable(nil, sha256: photo.sha256, problem: "cannot open: \(error)")
         }
         defer { fd.close() }
         let st: FileStatus
         do { st = try fd.status() } catch {
-            return isPassing(error) ? .passing("cannot read its status: \(error)") : .unusable(nil, sha256: photo.sha256, problem: "cannot read its status: \(error)")
+            return isPassing(error)
+                ? .passing("cannot read its status: \(error)")
+                : .unusable(nil, sha256: photo.sha256, problem: "cannot read its status: \(error)")
         }
         guard st.isRegularFile else { return .unusable(nil, sha256: photo.sha256, problem: "not a regular file") }
         var sha256 = photo.sha256
@@ -221,7 +253,8 @@ extension PhotoLibrary {
             case .success(let digest): sha256 = digest
             case .failure(.cancelled): return .cancelled
             case .failure(.system(let error)):
-                return isPassing(error) ? .passing("cannot read: \(error)") : .unusable(st, sha256: nil, problem: "cannot read: \(error)")
+                return isPassing(error)
+                    ? .passing("cannot read: \(error)") : .unusable(st, sha256: nil, problem: "cannot read: \(error)")
             case .failure(.sizeChanged):
                 // Read to its end, whatever its size: a file still being written is read again later.
                 return .passing("it changed while it was read")
@@ -233,8 +266,9 @@ extension PhotoLibrary {
         // A HEIF's thumbnail item of at least the smallest side stands in for the whole image
         // (an iPhone's 320-pixel one: the largest side comes out at 320 until the preview's
         // pass makes it again from the whole image).
-        let thumbnail = Thumbnailer.make(from: fd, type: PhotoType(fileName: photo.name) ?? .png, sides: Thumbnailer.gallerySides,
-                                         embeddedAtLeast: Thumbnailer.gallerySides.min(), pixelLimit: pixelLimit, cancel: cancel)
+        let thumbnail = Thumbnailer.make(
+            from: fd, type: PhotoType(fileName: photo.name) ?? .png, sides: Thumbnailer.gallerySides,
+            embeddedAtLeast: Thumbnailer.gallerySides.min(), pixelLimit: pixelLimit, cancel: cancel)
         if thumbnail.outcome == .cancelled { return .cancelled }
         return .read(st, sha256: sha256, thumbnail)
     }
@@ -246,10 +280,13 @@ extension PhotoLibrary {
         case .postponed: return .done(.postponed)
         case .passing(let reason): return .done(.retryLater(name: photo.name, reason: reason))
         case .unusable(let st, let sha256, let problem):
-            return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: nil, problem: problem))
+            return .examined(
+                Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: nil, problem: problem))
         case .read(let st, let sha256, let thumbnail):
-            return .examined(Examined(id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail,
-                                      problem: thumbnail.problem ?? thumbnail.notes))
+            return .examined(
+                Examined(
+                    id: photo.id, name: photo.name, status: st, sha256: sha256, thumbnail: thumbnail,
+                    problem: thumbnail.problem ?? thumbnail.notes))
         }
     }
 
@@ -263,7 +300,9 @@ extension PhotoLibrary {
         var problem: String?
         /// The gallery thumbnails' format, when they were made (one rendition per side).
         var thumbnailType: PhotoType? {
-            guard let thumbnail, thumbnail.outcome == .made, thumbnail.renditions.count == Thumbnailer.gallerySides.count else { return nil }
+            guard let thumbnail, thumbnail.outcome == .made,
+                thumbnail.renditions.count == Thumbnailer.gallerySides.count
+            else { return nil }
             return thumbnail.renditions[0].type
         }
     }
@@ -279,7 +318,8 @@ extension PhotoLibrary {
     private func examine(id: Int64, cancel: UnsafePointer<Int32>?) throws(LibraryError) -> Examination {
         for _ in 0..<5 {
             guard let photo = try photo(id: id) else { return .done(.gone) }
-            let reading = Self.read(photo, in: photos, open: openForIndexing, pixelLimit: pixelLimit, buffer: hashBuffer, cancel: cancel)
+            let reading = Self.read(
+                photo, in: photos, open: openForIndexing, pixelLimit: pixelLimit, buffer: hashBuffer, cancel: cancel)
             guard case .missing = reading else { return examination(of: photo, reading) }
             if try self.photo(id: id)?.name != photo.name { continue }
             try database.writeTransaction { () throws(LibraryError) in

@@ -32,7 +32,9 @@ extension PhotoLibrary {
     /// Makes the previews of photos `ids` (each an indexed photo whose preview is pending),
     /// on this thread, one after the other; `cancel`, when it becomes nonzero, stops at the
     /// next row. Returns each photo's outcome, in order.
-    public func makePreviews(ids: [Int64], cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> [(id: Int64, outcome: PreviewOutcome)] {
+    public func makePreviews(ids: [Int64], cancel: UnsafePointer<Int32>? = nil) throws(LibraryError) -> [(
+        id: Int64, outcome: PreviewOutcome
+    )] {
         let rows = try photos(ids: ids)
         var outcomes: [Int64: PreviewOutcome] = [:]
         var made: [(photo: Photo, rendition: Rendition)] = []
@@ -66,14 +68,20 @@ extension PhotoLibrary {
             // Unreadable free space: written as before (the write's own error says if it fails).
             if let free = try? photos.availableSpace(), free - needed < minFree {
                 for m in made {
-                    outcomes[m.photo.id] = .retryLater(name: m.photo.name, reason: "\(formatBytes(Double(free))) free, min-free is \(formatBytes(Double(minFree))): previews wait for room")
+                    outcomes[m.photo.id] = .retryLater(
+                        name: m.photo.name,
+                        reason:
+                            "\(formatBytes(Double(free))) free, min-free is \(formatBytes(Double(minFree))): previews wait for room"
+                    )
                 }
                 made = []
             }
         }
         // A few files of some 160 kB, batch after batch for a whole roll: each flushed on its own
         // rather than by a syncfs of everything on the file system every time.
-        let errors = writeFiles(made.map { ("\($0.photo.id).\($0.rendition.type.fileExtension)", $0.rendition.bytes) }, in: "previews", flushEach: true)
+        let errors = writeFiles(
+            made.map { ("\($0.photo.id).\($0.rendition.type.fileExtension)", $0.rendition.bytes) }, in: "previews",
+            flushEach: true)
         var recorded: [(photo: Photo, state: Int64, problem: String?)] = []
         for ((photo, rendition), error) in zip(made, errors) {
             if let error {
@@ -90,7 +98,8 @@ extension PhotoLibrary {
         let changes = try database.writeTransaction { () throws(LibraryError) -> [Int64: Int] in
             // Only while the entry is the one the preview was made from: not renamed, removed,
             // indexed again or decided meanwhile (by another process).
-            let update = try database.prepare("""
+            let update = try database.prepare(
+                """
                 UPDATE photos SET preview = ?, preview_problem = ?
                 WHERE id = ? AND name = ? AND indexed = 1 AND preview IS NULL AND sha256 IS ?
                 """)
@@ -108,19 +117,24 @@ extension PhotoLibrary {
         for r in recorded {
             if changes[r.photo.id] == 0 {
                 // Made from what the entry no longer is: removed unless the entry names that very file.
-                let written = "\(r.photo.id).\(r.state == 3 ? PhotoType.png.fileExtension : PhotoType.jpeg.fileExtension)"
+                let written =
+                    "\(r.photo.id).\(r.state == 3 ? PhotoType.png.fileExtension : PhotoType.jpeg.fileExtension)"
                 if r.state != 2, try photo(id: r.photo.id)?.previewFileName != written {
-                    try? removeLibraryFiles([written], in: "previews")  // a file left is swept at start, or replaced when made again
+                    // a file left is swept at start, or replaced when made again
+                    try? removeLibraryFiles([written], in: "previews")
                 }
                 outcomes[r.photo.id] = .skipped
             } else {
-                outcomes[r.photo.id] = r.state == 2 ? .failed(name: r.photo.name, reason: r.problem ?? "") : .made(name: r.photo.name)
+                outcomes[r.photo.id] =
+                    r.state == 2 ? .failed(name: r.photo.name, reason: r.problem ?? "") : .made(name: r.photo.name)
                 // The entry is still the one read: its thumbnails, made from a HEIF's own
                 // thumbnail item (smaller than the largest side, or not the photo's very
                 // pixels: nothing proves an item shows what the image does), are replaced by
                 // those of the whole image. One that cannot be written leaves the item's.
                 if r.state != 2, let thumbnails = sharper[r.photo.id] {
-                    let files = zip(Thumbnailer.gallerySides, thumbnails).compactMap { side, t in r.photo.thumbnailFileName(side: side).map { ($0, t.bytes) } }
+                    let files = zip(Thumbnailer.gallerySides, thumbnails).compactMap { side, t in
+                        r.photo.thumbnailFileName(side: side).map { ($0, t.bytes) }
+                    }
                     _ = writeFiles(files, in: "thumbnails", flushEach: true)
                 }
             }
@@ -145,7 +159,7 @@ extension PhotoLibrary {
     private func readPreview(of photo: Photo, cancel: UnsafePointer<Int32>?) -> PreviewReading {
         if let cancel, cancel.pointee != 0 { return .cancelled }
         let fd: FileDescriptor
-        do { fd = try openForIndexing(photo.name, photos) } catch where error.code == .noSuchFile {
+        do { fd = try openForIndexing(photo.name, photos) } catch  where error.code == .noSuchFile {
             return .changed
         } catch {
             return Self.isPassing(error) ? .passing("cannot open: \(error)") : .failed("cannot open: \(error)")
@@ -153,23 +167,31 @@ extension PhotoLibrary {
         defer { fd.close() }
         let st: FileStatus
         do { st = try fd.status() } catch {
-            return Self.isPassing(error) ? .passing("cannot read its status: \(error)") : .failed("cannot read its status: \(error)")
+            return Self.isPassing(error)
+                ? .passing("cannot read its status: \(error)") : .failed("cannot read its status: \(error)")
         }
-        guard st.isRegularFile, st.size == photo.size, photo.modified.map({ $0.milliseconds == st.modifiedTime.milliseconds }) ?? true else {
+        guard st.isRegularFile, st.size == photo.size,
+            photo.modified.map({ $0.milliseconds == st.modifiedTime.milliseconds }) ?? true
+        else {
             return .changed
         }
         // A HEIF's thumbnails may have come from its thumbnail item (an iPhone's is 320
         // pixels, less than the largest thumbnail; and an item may show other pixels than the
         // image): this decode of the whole image makes them again.
         let remake = photo.type.isHEIF && photo.thumbnailType != nil
-        let t = Thumbnailer.preview(from: fd, type: photo.type, alsoSides: remake ? Thumbnailer.gallerySides : [],
-                                    pixelLimit: pixelLimit, cancel: cancel)
+        let t = Thumbnailer.preview(
+            from: fd, type: photo.type, alsoSides: remake ? Thumbnailer.gallerySides : [],
+            pixelLimit: pixelLimit, cancel: cancel)
         switch t.outcome {
         case .cancelled: return .cancelled
         case .made:
-            guard let rendition = t.renditions.first, !rendition.bytes.isEmpty else { return .failed("the thumbnailer made no preview") }
+            guard let rendition = t.renditions.first, !rendition.bytes.isEmpty else {
+                return .failed("the thumbnailer made no preview")
+            }
             let thumbnails = Array(t.renditions.dropFirst())
-            let usable = thumbnails.count == Thumbnailer.gallerySides.count && thumbnails.allSatisfy { $0.type == photo.thumbnailType && !$0.bytes.isEmpty }
+            let usable =
+                thumbnails.count == Thumbnailer.gallerySides.count
+                && thumbnails.allSatisfy { $0.type == photo.thumbnailType && !$0.bytes.isEmpty }
             return .made(rendition, thumbnails: usable ? thumbnails : [])
         default: return .failed(t.problem ?? "not decodable")
         }

@@ -47,7 +47,8 @@ extension PhotoLibrary {
     /// The photos whose id is above `id`, by id, at most `limit`: what `ptk watch` follows (ids
     /// only grow and are never reused, so "above the last one seen" misses and repeats nothing).
     public func photos(after id: Int64, limit: Int) throws(LibraryError) -> [Photo] {
-        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id > ? ORDER BY id LIMIT ?").bind(id, limit)
+        let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE id > ? ORDER BY id LIMIT ?").bind(
+            id, limit)
         var list: [Photo] = []
         while try s.step() { list.append(Self.photo(from: s)) }
         return list
@@ -56,7 +57,9 @@ extension PhotoLibrary {
     /// The highest id given so far (0 before the first photo): that of a photo since deleted
     /// too, as SQLite's AUTOINCREMENT keeps it.
     public func lastID() throws(LibraryError) -> Int64 {
-        let s = try database.prepare("SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'photos'), 0), coalesce((SELECT max(id) FROM photos), 0))").bind()
+        let s = try database.prepare(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'photos'), 0), coalesce((SELECT max(id) FROM photos), 0))"
+        ).bind()
         return try s.step() ? s.int(0) ?? 0 : 0
     }
 
@@ -73,7 +76,9 @@ extension PhotoLibrary {
     public func find(_ name: String) throws(LibraryError) -> Photo {
         let endings = PhotoType.allCases.flatMap(\.endings)
         var candidates = [name]
-        for ending in endings + endings.map({ $0.uppercased() }) where !candidates.contains(name + ending) { candidates.append(name + ending) }
+        for ending in endings + endings.map({ $0.uppercased() }) where !candidates.contains(name + ending) {
+            candidates.append(name + ending)
+        }
         let s = try database.prepare("SELECT \(Self.columns) FROM photos WHERE name = ?")
         for candidate in candidates {
             s.bind(candidate)
@@ -86,14 +91,19 @@ extension PhotoLibrary {
                 let inFolders = names.filter { $0.utf8.reversed().starts(with: ("/" + candidate).utf8.reversed()) }
                 if inFolders.count == 1 { return try find(inFolders[0]) }
                 if inFolders.count > 1 {
-                    throw LibraryError(.refused, "'\(name)' names \(inFolders.count) photos: \(inFolders.joined(separator: ", ")); give its folder too")
+                    throw LibraryError(
+                        .refused,
+                        "'\(name)' names \(inFolders.count) photos: \(inFolders.joined(separator: ", ")); give its folder too"
+                    )
                 }
             }
         }
         let notIndexed = (try? photos.statusBeneath(name)) != nil  // a file there that the index does not know yet
-        throw LibraryError(.notFound(suggestions: closestNames(to: name, in: names)),
-                           notIndexed ? "'\(name)' is in \(directory) but not in the library yet (ptkd indexes it shortly, or at its next start)"
-                                      : "no photo named '\(name)' in \(directory)")
+        throw LibraryError(
+            .notFound(suggestions: closestNames(to: name, in: names)),
+            notIndexed
+                ? "'\(name)' is in \(directory) but not in the library yet (ptkd indexes it shortly, or at its next start)"
+                : "no photo named '\(name)' in \(directory)")
     }
 
     /// How many photos wait to be indexed.
@@ -114,14 +124,16 @@ extension PhotoLibrary {
 
     /// The ids of the photos `condition` selects, senders taking turns (`pending`).
     func inTurns(where condition: String, limit: Int) throws(LibraryError) -> [Int64] {
-        let s = try database.prepare("""
+        let s = try database.prepare(
+            """
             SELECT id FROM (
                 SELECT id, row_number() OVER (PARTITION BY coalesce(CASE WHEN sender_address LIKE '[%'
                     THEN substr(sender_address, 1, instr(sender_address, ']')) ELSE rtrim(sender_address, '0123456789') END,
                     sender_id, '') ORDER BY id) AS turn
                 FROM photos WHERE \(condition))
             ORDER BY turn, id LIMIT ?
-            """).bind(limit)
+            """
+        ).bind(limit)
         var ids: [Int64] = []
         while try s.step() { if let id = s.int(0) { ids.append(id) } }
         return ids
@@ -146,26 +158,46 @@ extension PhotoLibrary {
     /// library writes every byte of what it makes: a sparse file of 16 MiB takes no room on
     /// the service user's disk, and a copy of it 16 MiB on root's). `failure` starts the
     /// error's message.
-    private func readLibraryFile(_ name: String, in folderName: String, limit: Int, failure: String) throws(LibraryError) -> [UInt8] {
+    private func readLibraryFile(_ name: String, in folderName: String, limit: Int, failure: String)
+        throws(LibraryError) -> [UInt8]
+    {
         let path = folder + "/" + folderName + "/" + name
         let folder: FileDescriptor
-        do { folder = try openLibraryFolder(folderName) } catch { throw LibraryError(.io, "\(failure): \(error.description)") }
+        do { folder = try openLibraryFolder(folderName) } catch {
+            throw LibraryError(.io, "\(failure): \(error.description)")
+        }
         defer { folder.close() }
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking, .noFollow]) } catch {
-            if error.code == .tooManySymlinks { throw LibraryError(.io, "\(failure): \(path): is a symbolic link; not followed") }
+        do {
+            fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking, .noFollow])
+        } catch {
+            if error.code == .tooManySymlinks {
+                throw LibraryError(.io, "\(failure): \(path): is a symbolic link; not followed")
+            }
             throw LibraryError(.io, "\(failure): \(SystemError(call: error.call, object: path, errno: error.errno))")
         }
         defer { fd.close() }
         do {
             let found = try fd.statusWithLinks()
-            guard found.status.isRegularFile else { throw LibraryError(.io, "\(failure): \(path): is \(found.kind), not a regular file; not read") }
-            guard found.links == 1 else { throw LibraryError(.io, "\(failure): \(path): has \(found.links) hard links, and the library makes files of one name; not read") }
+            guard found.status.isRegularFile else {
+                throw LibraryError(.io, "\(failure): \(path): is \(found.kind), not a regular file; not read")
+            }
+            guard found.links == 1 else {
+                throw LibraryError(
+                    .io,
+                    "\(failure): \(path): has \(found.links) hard links, and the library makes files of one name; not read"
+                )
+            }
             guard found.status.size <= Int64(limit) else {
-                throw LibraryError(.io, "\(failure): \(path): is \(found.status.size) bytes, more than the library makes there (\(limit >> 10) KiB at most); not read")
+                throw LibraryError(
+                    .io,
+                    "\(failure): \(path): is \(found.status.size) bytes, more than the library makes there (\(limit >> 10) KiB at most); not read"
+                )
             }
             guard !fd.hasHoles(size: found.status.size) else {
-                throw LibraryError(.io, "\(failure): \(path): is a sparse file (it has holes), which the library never writes; not read")
+                throw LibraryError(
+                    .io,
+                    "\(failure): \(path): is a sparse file (it has holes), which the library never writes; not read")
             }
             return try fd.readAll(limit: limit, name: path)
         } catch let error as LibraryError {
@@ -192,9 +224,14 @@ extension PhotoLibrary {
     /// rule; within `Thumbnailer.maxSide`, the old thumbnail's, for every side while
     /// `Photo.hasOldThumbnail`), 0 when the index does not know the photo's size.
     public func thumbnail(of photo: Photo, side: Int) throws(LibraryError) -> Rendition? {
-        guard Thumbnailer.gallerySides.contains(side), let type = photo.thumbnailType, let name = photo.thumbnailFileName(side: side) else { return nil }
-        let bytes = try readLibraryFile(name, in: "thumbnails", limit: Thumbnailer.largestThumbnailBytes, failure: "cannot read the thumbnail of '\(photo.name)'")
-        let size = Photo.fitted(photo.displayedSize, within: photo.hasOldThumbnail ? Thumbnailer.maxSide : side) ?? (0, 0)
+        guard Thumbnailer.gallerySides.contains(side), let type = photo.thumbnailType,
+            let name = photo.thumbnailFileName(side: side)
+        else { return nil }
+        let bytes = try readLibraryFile(
+            name, in: "thumbnails", limit: Thumbnailer.largestThumbnailBytes,
+            failure: "cannot read the thumbnail of '\(photo.name)'")
+        let size =
+            Photo.fitted(photo.displayedSize, within: photo.hasOldThumbnail ? Thumbnailer.maxSide : side) ?? (0, 0)
         return Rendition(bytes: bytes, width: size.width, height: size.height, type: type)
     }
 
@@ -202,9 +239,9 @@ extension PhotoLibrary {
     /// so), nil when none is made; read as `thumbnail(of:side:)` reads, of at most 16 MiB.
     public func preview(of photo: Photo) throws(LibraryError) -> [UInt8]? {
         guard let name = photo.previewFileName else { return nil }
-        return try readLibraryFile(name, in: "previews", limit: 16 << 20, failure: "cannot read the preview of '\(photo.name)'")
+        return try readLibraryFile(
+            name, in: "previews", limit: 16 << 20, failure: "cannot read the preview of '\(photo.name)'")
     }
-
 
     /// Removes what the library made of photo `id` through its folders' descriptors (`unlinkat`
     /// follows no final symlink; the folders above are opened following none): its gallery
@@ -232,7 +269,7 @@ extension PhotoLibrary {
         }
         defer { folder.close() }
         for name in names {
-            do { try folder.unlink(name) } catch where error.code == .noSuchFile {} catch {
+            do { try folder.unlink(name) } catch  where error.code == .noSuchFile {} catch {
                 throw LibraryError(.io, "cannot remove \(self.folder)/\(folderName)/\(name): \(error)")
             }
         }

@@ -11,14 +11,16 @@ extension PhotoLibrary {
     public func record(_ arrivals: [Arrival]) throws(LibraryError) {
         guard !arrivals.isEmpty else { return }
         try database.writeTransaction { () throws(LibraryError) in
-            let s = try database.prepare("""
+            let s = try database.prepare(
+                """
                 INSERT INTO photos(name, size, sha256, received, sender_name, sender_address, sender_id) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(name) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, received = excluded.received,
                     sender_name = excluded.sender_name, sender_address = excluded.sender_address, sender_id = excluded.sender_id,
                     note = NULL, rating = NULL, indexed = 0, problem = NULL
                 """)
             for a in arrivals {
-                try s.bind(a.name, a.size, a.sha256, a.received.milliseconds, a.senderName, a.senderAddress, a.senderID).run()
+                try s.bind(a.name, a.size, a.sha256, a.received.milliseconds, a.senderName, a.senderAddress, a.senderID)
+                    .run()
             }
         }
     }
@@ -57,28 +59,43 @@ extension PhotoLibrary {
             // must the entries of a folder that cannot be listed.
             var unreadable: Set<String> = []
             var unreadableFolders: [String] = []
-            try walk(photos, prefix: "", depth: 0, files: &files, unreadable: &unreadable, unreadableFolders: &unreadableFolders, report: &report)
-            struct Known { var id: Int64; var size: Int64; var inode: Int64?; var modified: Int64? }
+            try walk(
+                photos, prefix: "", depth: 0, files: &files, unreadable: &unreadable,
+                unreadableFolders: &unreadableFolders, report: &report)
+            struct Known {
+                var id: Int64
+                var size: Int64
+                var inode: Int64?
+                var modified: Int64?
+            }
             var known: [String: Known] = [:]
             let all = try database.prepare("SELECT id, name, size, inode, mtime FROM photos").bind()
             while try all.step() {
-                known[all.text(1) ?? ""] = Known(id: all.int(0) ?? 0, size: all.int(2) ?? 0, inode: all.int(3), modified: all.int(4))
+                known[all.text(1) ?? ""] = Known(
+                    id: all.int(0) ?? 0, size: all.int(2) ?? 0, inode: all.int(3), modified: all.int(4))
             }
             var unknown = files.filter { known[$0.key] == nil }
             let gone = known.filter { entry in
-                files[entry.key] == nil && !unreadable.contains(entry.key) && !unreadableFolders.contains { entry.key.utf8.starts(with: $0.utf8) }
+                files[entry.key] == nil && !unreadable.contains(entry.key)
+                    && !unreadableFolders.contains { entry.key.utf8.starts(with: $0.utf8) }
             }
             let rename = try database.prepare("UPDATE photos SET name = ? WHERE id = ?")
             let drop = try database.prepare("DELETE FROM photos WHERE id = ?")
             // The new names by inode and size, so that matching every gone entry is one lookup
             // each (a whole library renamed by hand is not quadratic).
-            struct FileKey: Hashable { var inode: Int64; var size: Int64 }
+            struct FileKey: Hashable {
+                var inode: Int64
+                var size: Int64
+            }
             var unknownByKey: [FileKey: [String]] = [:]
             if !gone.isEmpty {
-                for (name, st) in unknown { unknownByKey[FileKey(inode: Int64(bitPattern: st.inode), size: st.size), default: []].append(name) }
+                for (name, st) in unknown {
+                    unknownByKey[FileKey(inode: Int64(bitPattern: st.inode), size: st.size), default: []].append(name)
+                }
             }
             for (_, entry) in gone.sorted(by: { $0.value.id < $1.value.id }) {
-                if let inode = entry.inode, let match = unknownByKey[FileKey(inode: inode, size: entry.size)]?.popLast() {
+                if let inode = entry.inode, let match = unknownByKey[FileKey(inode: inode, size: entry.size)]?.popLast()
+                {
                     try rename.bind(match, entry.id).run()
                     unknown[match] = nil
                     report.moved += 1
@@ -93,7 +110,8 @@ extension PhotoLibrary {
                 guard let entry = known[name], gone[name] == nil else { continue }
                 let modified = st.modifiedTime.milliseconds
                 if entry.size != st.size || (entry.inode != nil && entry.inode != Int64(bitPattern: st.inode))
-                    || (entry.modified != nil && entry.modified != modified) {
+                    || (entry.modified != nil && entry.modified != modified)
+                {
                     try redo.bind(st.size, entry.id).run()
                     report.changed += 1
                 }
@@ -112,8 +130,11 @@ extension PhotoLibrary {
     /// Adds the photo files of `folder` (named with `prefix`, "" for the directory itself) and
     /// of its folders to `files`: folders at most `StoreRequest.maxFolderDepth` deep, hidden
     /// names (`.ptk`, `.incoming`) skipped, symlinks never followed.
-    private func walk(_ folder: FileDescriptor, prefix: String, depth: Int, files: inout [String: FileStatus], unreadable: inout Set<String>,
-                      unreadableFolders: inout [String], report: inout ReconcileReport) throws(LibraryError) {
+    private func walk(
+        _ folder: FileDescriptor, prefix: String, depth: Int, files: inout [String: FileStatus],
+        unreadable: inout Set<String>,
+        unreadableFolders: inout [String], report: inout ReconcileReport
+    ) throws(LibraryError) {
         let entries: [String]
         do { entries = try folder.entries() } catch {
             if prefix.isEmpty { throw LibraryError(.io, "cannot list \(directory): \(error)") }
@@ -135,7 +156,9 @@ extension PhotoLibrary {
                 files[path] = st
             } else if st.isDirectory && depth < StoreRequest.maxFolderDepth {
                 let sub: FileDescriptor
-                do { sub = try folder.openSubdirectory(name) } catch where error.code == .noSuchFile || error.code == .tooManySymlinks || error.code == .notDirectory {
+                do { sub = try folder.openSubdirectory(name) } catch
+                    where error.code == .noSuchFile || error.code == .tooManySymlinks || error.code == .notDirectory
+                {
                     continue  // gone, or replaced by a symlink since its status was read
                 } catch {
                     unreadableFolders.append(path + "/")
@@ -143,8 +166,9 @@ extension PhotoLibrary {
                     continue
                 }
                 defer { sub.close() }
-                try walk(sub, prefix: path + "/", depth: depth + 1, files: &files, unreadable: &unreadable,
-                         unreadableFolders: &unreadableFolders, report: &report)
+                try walk(
+                    sub, prefix: path + "/", depth: depth + 1, files: &files, unreadable: &unreadable,
+                    unreadableFolders: &unreadableFolders, report: &report)
             }
         }
     }
@@ -157,7 +181,8 @@ extension PhotoLibrary {
     /// preview failed. Returns how many files it removed.
     @discardableResult
     public func sweepThumbnails() throws(LibraryError) -> Int {
-        let entries = try database.readTransaction { () throws(LibraryError) -> [Int64: (thumbnail: Int64, preview: Int64?)] in
+        let entries = try database.readTransaction {
+            () throws(LibraryError) -> [Int64: (thumbnail: Int64, preview: Int64?)] in
             let s = try database.prepare("SELECT id, thumbnail, preview FROM photos").bind()
             var entries: [Int64: (thumbnail: Int64, preview: Int64?)] = [:]
             while try s.step() { if let id = s.int(0) { entries[id] = (s.int(1) ?? 0, s.int(2)) } }
@@ -170,7 +195,9 @@ extension PhotoLibrary {
             defer { folder.close() }
             // A folder that cannot be listed has nothing to sweep now; the next start tries again.
             for name in (try? folder.entries()) ?? [] {
-                let stale = folderName == "thumbnails" ? Self.isStaleThumbnail(name, entries) : Self.isStalePreview(name, entries)
+                let stale =
+                    folderName == "thumbnails"
+                    ? Self.isStaleThumbnail(name, entries) : Self.isStalePreview(name, entries)
                 // One that cannot be removed now is tried again at the next start.
                 if stale, (try? folder.unlink(name)) != nil { removed += 1 }
             }
@@ -191,21 +218,25 @@ extension PhotoLibrary {
     }
 
     /// A file of the thumbnails folder that is to go (`sweepThumbnails`); anything else is left.
-    private static func isStaleThumbnail(_ name: String, _ entries: [Int64: (thumbnail: Int64, preview: Int64?)]) -> Bool {
+    private static func isStaleThumbnail(_ name: String, _ entries: [Int64: (thumbnail: Int64, preview: Int64?)])
+        -> Bool
+    {
         if isStaleTemporary(name) { return true }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let type = renditionType(parts[1]) else { return false }
         // "<id>.png" of schemas before 5: kept while its entry still shows it (not indexed again yet).
         if type == .png, let id = Int64(parts[0]) { return entries[id]?.thumbnail != oldThumbnail }
         let stem = parts[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard stem.count == 2, let id = Int64(stem[0]), let side = Int(stem[1]), Thumbnailer.gallerySides.contains(side) else { return false }
+        guard stem.count == 2, let id = Int64(stem[0]), let side = Int(stem[1]), Thumbnailer.gallerySides.contains(side)
+        else { return false }
         guard let entry = entries[id] else { return true }
         // Another format than the entry's made one; none made yet: left to the indexing that writes it.
         return thumbnailTypes[entry.thumbnail].map { $0 != type } ?? false
     }
 
     /// A file of the previews folder that is to go (`sweepThumbnails`); anything else is left.
-    private static func isStalePreview(_ name: String, _ entries: [Int64: (thumbnail: Int64, preview: Int64?)]) -> Bool {
+    private static func isStalePreview(_ name: String, _ entries: [Int64: (thumbnail: Int64, preview: Int64?)]) -> Bool
+    {
         if isStaleTemporary(name) { return true }
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let type = renditionType(parts[1]), let id = Int64(parts[0]) else { return false }

@@ -29,7 +29,10 @@ extension PhotoLibrary {
     func migrate() throws(LibraryError) {
         let current = try database.firstInt("PRAGMA user_version") ?? 0
         if current > Self.schemaVersion {
-            throw LibraryError(.refused, "the library index \(databasePath) was made by a newer ptk (schema \(current), this one reads \(Self.schemaVersion))")
+            throw LibraryError(
+                .refused,
+                "the library index \(databasePath) was made by a newer ptk (schema \(current), this one reads \(Self.schemaVersion))"
+            )
         }
         if current == Self.schemaVersion { return }
         let hadOldThumbnails = try database.writeTransaction { () throws(LibraryError) -> Bool in
@@ -40,7 +43,8 @@ extension PhotoLibrary {
             // that this index lacks, in `photoColumns`' order (an index whose version was set
             // back, by hand or by a test, has some already).
             let created = Self.photoColumns.filter { $0.since == 1 }.map { "    " + $0.sql }.joined(separator: ",\n")
-            try database.execute("""
+            try database.execute(
+                """
                 CREATE TABLE IF NOT EXISTS photos(
                 \(created)
                 );
@@ -61,7 +65,8 @@ extension PhotoLibrary {
                 // is indexed again (its notes and ratings stay). Its old `<id>.png` thumbnail
                 // (`thumbnail = 1`) is shown until then; indexing removes it once the entry names
                 // the new ones. The sweep below removes only those no entry shows any more.
-                try database.execute("""
+                try database.execute(
+                    """
                     CREATE INDEX IF NOT EXISTS photos_preview_pending ON photos(id) WHERE indexed = 1 AND preview IS NULL;
                     UPDATE photos SET indexed = 0 WHERE indexed = 1;
                     """)
@@ -73,7 +78,8 @@ extension PhotoLibrary {
                 // every write (record, reconcile, rename, index), and indices that give a page
                 // in order: by day, by folder, and each for one sender (the gallery's filter), and one
                 // that counts the photos of a rating and above.
-                try database.execute("""
+                try database.execute(
+                    """
                     CREATE INDEX IF NOT EXISTS photos_gallery_day ON photos(day DESC, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_gallery_folder ON photos(folder, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_gallery_sender_day ON photos(sender_name, day DESC, received DESC, id DESC);

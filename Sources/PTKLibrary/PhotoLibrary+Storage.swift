@@ -38,7 +38,11 @@ extension PhotoLibrary {
     private func bytes(in folderName: String?, where include: (String) -> Bool) -> Int64 {
         let opened: FileDescriptor
         do {
-            if let folderName { opened = try openLibraryFolder(folderName) } else { opened = try Self.openFolder(Self.folderName, in: photos, path: folder) }
+            if let folderName {
+                opened = try openLibraryFolder(folderName)
+            } else {
+                opened = try Self.openFolder(Self.folderName, in: photos, path: folder)
+            }
         } catch {
             return 0  // a library without that folder takes no room there
         }
@@ -46,7 +50,8 @@ extension PhotoLibrary {
         var total: Int64 = 0
         // A folder that cannot be listed now counts nothing; a file gone since the listing too.
         for name in (try? opened.entries()) ?? [] where include(name) {
-            if let st = try? opened.status(of: name), st.isRegularFile { total += st.size }  // gone or unreadable meanwhile: not counted
+            // gone or unreadable meanwhile: not counted
+            if let st = try? opened.status(of: name), st.isRegularFile { total += st.size }
         }
         return total
     }

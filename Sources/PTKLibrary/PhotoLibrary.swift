@@ -31,11 +31,14 @@ public final class PhotoLibrary {
     let database: Database
     let photos: FileDescriptor
     /// How reconcile reads a photo's status in the directory (tests make it fail).
-    var statusOf: (FileDescriptor, String) throws(SystemError) -> FileStatus = { dir, name throws(SystemError) in try dir.status(of: name) }
+    var statusOf: (FileDescriptor, String) throws(SystemError) -> FileStatus = { dir, name throws(SystemError) in
+        try dir.status(of: name)
+    }
     /// How indexing opens a photo in the directory (tests make it fail). A batch of more than 8
     /// photos calls it from several reading threads at once: a test's replacement must be
     /// thread-safe then.
-    var openForIndexing: (String, FileDescriptor) throws(SystemError) -> FileDescriptor = { name, dir throws(SystemError) in
+    var openForIndexing: (String, FileDescriptor) throws(SystemError) -> FileDescriptor = {
+        name, dir throws(SystemError) in
         try dir.openBeneath(name, flags: [.readOnly, .nonBlocking])
     }
 
@@ -43,8 +46,10 @@ public final class PhotoLibrary {
     /// memory, an interrupted or failing read, a full disk for the thumbnail): indexing is
     /// tried again later instead of recording a problem for good.
     static func isPassing(_ error: SystemError) -> Bool {
-        let passing: [Errno] = [.processOutOfDescriptors, .systemOutOfDescriptors, .outOfMemory, .wouldBlock, .interrupted,
-                                .ioError, .noBufferSpace, .noSpace, .quotaExceeded]
+        let passing: [Errno] = [
+            .processOutOfDescriptors, .systemOutOfDescriptors, .outOfMemory, .wouldBlock, .interrupted,
+            .ioError, .noBufferSpace, .noSpace, .quotaExceeded,
+        ]
         return passing.contains(error.code)
     }
 
@@ -71,7 +76,9 @@ public final class PhotoLibrary {
     /// when missing) through `.ptk`'s descriptor before SQLite opens them, waiting at most as
     /// long for a lease another process holds on one (`holdIndexFiles`), and kept open while
     /// the library is: no lease can be taken on them then, so SQLite's opens never wait.
-    public init(directory: String, opened: FileDescriptor? = nil, create: Bool, lockPatience: LockPatience? = nil) throws(LibraryError) {
+    public init(directory: String, opened: FileDescriptor? = nil, create: Bool, lockPatience: LockPatience? = nil)
+        throws(LibraryError)
+    {
         self.directory = directory
         if let opened {
             do { photos = try opened.duplicate() } catch {
@@ -86,24 +93,36 @@ public final class PhotoLibrary {
         let databasePath = folder + "/index.sqlite"
         var held: [FileDescriptor] = []
         do throws(LibraryError) {
-            guard let library = try Self.openFolder(Self.folderName, in: photos, path: folder, creatingOwnedLike: create ? directory : nil) else {
-                throw LibraryError(.io, "no photo library in \(directory) yet (\(databasePath) is missing; ptkd makes it when it starts)")
+            guard
+                let library = try Self.openFolder(
+                    Self.folderName, in: photos, path: folder, creatingOwnedLike: create ? directory : nil)
+            else {
+                throw LibraryError(
+                    .io,
+                    "no photo library in \(directory) yet (\(databasePath) is missing; ptkd makes it when it starts)")
             }
             defer { library.close() }
             // A library made before thumbnails had a folder of its own may lack it: made when creating.
-            let thumbnails = try Self.openFolder("thumbnails", in: library, path: folder + "/thumbnails", creatingOwnedLike: create ? directory : nil)
+            let thumbnails = try Self.openFolder(
+                "thumbnails", in: library, path: folder + "/thumbnails", creatingOwnedLike: create ? directory : nil)
             thumbnails?.close()
             // Likewise a library made before previews (issue 45).
-            let previews = try Self.openFolder("previews", in: library, path: folder + "/previews", creatingOwnedLike: create ? directory : nil)
+            let previews = try Self.openFolder(
+                "previews", in: library, path: folder + "/previews", creatingOwnedLike: create ? directory : nil)
             previews?.close()
             if create {
                 // Made here, through the folder's descriptor, not by SQLite, so that root gives it
                 // the directory's owner (fchown); SQLite gives the -wal and -shm files the owner of
                 // the database file. One that is there already (or cannot be made) is left to the
                 // checks below and to SQLite, which say what is wrong with it.
-                if let fd = try? FileDescriptor.open("index.sqlite", relativeTo: library, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o644) {
+                if let fd = try? FileDescriptor.open(
+                    "index.sqlite", relativeTo: library, flags: [.readWrite, .create, .exclusive, .noFollow],
+                    mode: 0o644)
+                {
                     defer { fd.close() }
-                    do { try fd.takeOwner(of: photos) } catch { throw LibraryError(.io, "cannot give \(databasePath) its owner: \(error)") }
+                    do { try fd.takeOwner(of: photos) } catch {
+                        throw LibraryError(.io, "cannot give \(databasePath) its owner: \(error)")
+                    }
                 }
             }
             try Self.checkIndexFiles(in: library, folder: folder, create: create)
@@ -114,13 +133,17 @@ public final class PhotoLibrary {
         }
         // SQLite refuses a symlink anywhere in the path it is given: the links of the
         // directory's own path (the administrator's) are resolved first.
-        let base = opened == nil ? resolvedPath(directory) ?? directory : photos.currentPath() ?? resolvedPath(directory) ?? directory
+        let base =
+            opened == nil
+            ? resolvedPath(directory) ?? directory : photos.currentPath() ?? resolvedPath(directory) ?? directory
         let before = opened == nil ? [] : openRegularFileIdentities()
         do {
             // The held files are the connection's from here on: closed only after it is (closing
             // any descriptor of a file drops the process's POSIX locks on it, SQLite's included).
-            database = try Database(file: base + "/" + Self.folderName + "/index.sqlite", path: databasePath, create: create, patience: lockPatience,
-                                    holding: held)
+            database = try Database(
+                file: base + "/" + Self.folderName + "/index.sqlite", path: databasePath, create: create,
+                patience: lockPatience,
+                holding: held)
         } catch {
             photos.close()
             throw error
@@ -130,8 +153,10 @@ public final class PhotoLibrary {
         if opened != nil {
             let gained = openRegularFileIdentities().subtracting(before)
             guard gained.isEmpty else {
-                throw LibraryError(.io, "\(databasePath): the index SQLite opened (by the path \(base)) is not the one in the directory ptk opened: "
-                                        + "something moved the way to it meanwhile; nothing was done")
+                throw LibraryError(
+                    .io,
+                    "\(databasePath): the index SQLite opened (by the path \(base)) is not the one in the directory ptk opened: "
+                        + "something moved the way to it meanwhile; nothing was done")
             }
         }
     }
@@ -146,19 +171,25 @@ public final class PhotoLibrary {
     /// (`FileDescriptor.openWaitingOutLeases`, then an `.io` error saying so); once they are
     /// held open to write, nobody can take a lease on them (the kernel allows a read lease only
     /// on a file nobody has open to write), so SQLite's own opens never wait in the kernel.
-    static func holdIndexFiles(in library: FileDescriptor, folder: String, patience: LockPatience) throws(LibraryError) -> [FileDescriptor] {
+    static func holdIndexFiles(in library: FileDescriptor, folder: String, patience: LockPatience) throws(LibraryError)
+        -> [FileDescriptor]
+    {
         var held: [FileDescriptor] = []
         // One patience for all of the index's files, as promised (30 s in all), not one each.
         let start = Instant.now
-        let index = try? library.status(of: "index.sqlite")  // none yet: checkIndexFiles let it pass only when creating, and SQLite makes it
+        // none yet: checkIndexFiles let it pass only when creating, and SQLite makes it
+        let index = try? library.status(of: "index.sqlite")
         do {
             for suffix in ["", "-wal", "-shm", "-journal"] {
                 let name = "index.sqlite" + suffix
                 let path = folder + "/" + name
-                let exists = (try? library.status(of: name)) != nil  // cannot be told: as if missing, and made (or not) below
+                // cannot be told: as if missing, and made (or not) below
+                let exists = (try? library.status(of: name)) != nil
                 guard exists || suffix == "-wal" || suffix == "-shm", index != nil else { continue }
                 func open(_ flags: OpenFlags) throws -> FileDescriptor {
-                    try library.openWaitingOutLeases(name, flags: flags, mode: index?.permissions ?? 0o644, path: path, patience: patience, since: start)
+                    try library.openWaitingOutLeases(
+                        name, flags: flags, mode: index?.permissions ?? 0o644, path: path, patience: patience,
+                        since: start)
                 }
                 // To write (made when missing); made meanwhile by another: to write as it is; not
                 // ours to write (a library another user reads): to read, as SQLite opens it then;
@@ -168,7 +199,9 @@ public final class PhotoLibrary {
                 while opened == nil {
                     do { opened = try open(flags) } catch let error as SystemError where error.code == .exists {
                         flags = .readWrite
-                    } catch let error as SystemError where error.code == .permissionDenied || error.code == .readOnlyFileSystem {
+                    } catch let error as SystemError
+                        where error.code == .permissionDenied || error.code == .readOnlyFileSystem
+                    {
                         guard flags == .readWrite else { break }
                         flags = .readOnly
                     }
@@ -180,8 +213,10 @@ public final class PhotoLibrary {
                 }
                 let found = try fd.statusWithLinks()
                 guard found.status.isRegularFile, found.links == 1 else {
-                    throw LibraryError(.io, "\(path): is \(found.kind) with \(found.links) link(s) now, not the regular file of one link it was a moment ago; "
-                                            + "refusing to open the index: move it away after checking it")
+                    throw LibraryError(
+                        .io,
+                        "\(path): is \(found.kind) with \(found.links) link(s) now, not the regular file of one link it was a moment ago; "
+                            + "refusing to open the index: move it away after checking it")
                 }
             }
             return held
@@ -189,7 +224,10 @@ public final class PhotoLibrary {
             held.forEach { $0.close() }
             if let error = error as? LibraryError { throw error }
             if let error = error as? SystemError, error.code == .tooManySymlinks {
-                throw LibraryError(.io, "\(error.object ?? folder): is a symbolic link now; not followed; refusing to open the index: move it away after checking it")
+                throw LibraryError(
+                    .io,
+                    "\(error.object ?? folder): is a symbolic link now; not followed; refusing to open the index: move it away after checking it"
+                )
             }
             throw LibraryError(.io, "\(error)")
         }
@@ -199,11 +237,13 @@ public final class PhotoLibrary {
     /// symlink; with `creatingOwnedLike`, makes it when missing (0755, run as root given that
     /// path's owner, through its descriptor); nil when it is missing and not to be made. A
     /// symlink or anything else that is not a directory is refused, saying so.
-    static func openFolder(_ name: String, in parent: FileDescriptor, path: String, creatingOwnedLike owner: String?) throws(LibraryError) -> FileDescriptor? {
+    static func openFolder(_ name: String, in parent: FileDescriptor, path: String, creatingOwnedLike owner: String?)
+        throws(LibraryError) -> FileDescriptor?
+    {
         do {
             if let owner { return try parent.openDirectoryBeneath(name, creating: 0o755, ownerOf: owner) }
             return try parent.openSubdirectory(name)
-        } catch where error.code == .noSuchFile && owner == nil {
+        } catch  where error.code == .noSuchFile && owner == nil {
             return nil
         } catch {
             throw folderError(error, name, in: parent, path: path)
@@ -211,12 +251,16 @@ public final class PhotoLibrary {
     }
 
     /// Opens the existing folder `name` in `parent` without following a symlink (`openFolder`).
-    static func openFolder(_ name: String, in parent: FileDescriptor, path: String) throws(LibraryError) -> FileDescriptor {
+    static func openFolder(_ name: String, in parent: FileDescriptor, path: String) throws(LibraryError)
+        -> FileDescriptor
+    {
         do { return try parent.openSubdirectory(name) } catch { throw folderError(error, name, in: parent, path: path) }
     }
 
     /// The error for a folder that could not be opened: a symlink or a file in its place said plainly.
-    private static func folderError(_ error: SystemError, _ name: String, in parent: FileDescriptor, path: String) -> LibraryError {
+    private static func folderError(_ error: SystemError, _ name: String, in parent: FileDescriptor, path: String)
+        -> LibraryError
+    {
         // What is there, to say why it was refused; when even that cannot be read, the open's error says it.
         if let st = try? parent.status(of: name) {
             if st.isSymlink { return LibraryError(.io, "\(path): is a symbolic link; not followed") }
@@ -234,19 +278,30 @@ public final class PhotoLibrary {
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = folder + "/index.sqlite" + suffix
             let found: (status: FileStatus, links: Int, kind: String)
-            do { found = try library.statusWithLinks(of: "index.sqlite" + suffix) } catch where error.code == .noSuchFile {
+            do { found = try library.statusWithLinks(of: "index.sqlite" + suffix) } catch
+                where error.code == .noSuchFile
+            {
                 if suffix.isEmpty && !create {
-                    throw LibraryError(.io, "no photo library in \(parentDirectory(of: folder)) yet (\(path) is missing; ptkd makes it when it starts)")
+                    throw LibraryError(
+                        .io,
+                        "no photo library in \(parentDirectory(of: folder)) yet (\(path) is missing; ptkd makes it when it starts)"
+                    )
                 }
                 continue
             } catch {
                 throw LibraryError(.io, "cannot read the status of \(path): \(error)")
             }
             let advice = "refusing to open the index: move it away after checking it"
-            if found.status.isSymlink { throw LibraryError(.io, "\(path): is a symbolic link; not followed; \(advice)") }
-            if !found.status.isRegularFile { throw LibraryError(.io, "\(path): is \(found.kind), not a regular file; \(advice)") }
+            if found.status.isSymlink {
+                throw LibraryError(.io, "\(path): is a symbolic link; not followed; \(advice)")
+            }
+            if !found.status.isRegularFile {
+                throw LibraryError(.io, "\(path): is \(found.kind), not a regular file; \(advice)")
+            }
             if found.links > 1 {
-                throw LibraryError(.io, "\(path): has \(found.links) hard links; the index uses only files no other name shares; \(advice)")
+                throw LibraryError(
+                    .io,
+                    "\(path): has \(found.links) hard links; the index uses only files no other name shares; \(advice)")
             }
             if suffix.isEmpty { indexSize = found.status.size }
             // SQLite replays no journal into an empty database (one being made as this opens).
@@ -254,7 +309,10 @@ public final class PhotoLibrary {
             // was being made (before WAL mode): replaying it is how SQLite recovers. One of
             // another user (root opening the service user's index) is not ours to replay.
             if suffix == "-journal" && found.status.size > 0 && indexSize > 0 && found.status.owner != geteuidValue() {
-                throw LibraryError(.io, "\(path): a rollback journal another user made, which the index never makes (it runs in WAL mode); refusing to open the index: move it away after checking it")
+                throw LibraryError(
+                    .io,
+                    "\(path): a rollback journal another user made, which the index never makes (it runs in WAL mode); refusing to open the index: move it away after checking it"
+                )
             }
         }
     }

@@ -51,11 +51,14 @@ final class Database {
     /// symlink anywhere in `file` (SQLITE_OPEN_NOFOLLOW, which also opens the -wal and -shm
     /// files with O_NOFOLLOW): pass it with the links of the path resolved. `holding` are
     /// descriptors of the index's files to close after the connection (`held`).
-    init(file: String, path: String, create: Bool, patience: LockPatience? = nil, holding: [FileDescriptor] = []) throws(LibraryError) {
+    init(file: String, path: String, create: Bool, patience: LockPatience? = nil, holding: [FileDescriptor] = [])
+        throws(LibraryError)
+    {
         self.path = path
         self.patience = patience
         held = holding
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        let flags =
+            SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
         let rc = sqlite3_open_v2(file, &handle, flags, nil)
         guard rc == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
@@ -65,9 +68,11 @@ final class Database {
         }
         if patience != nil {
             // The connection lives no longer than this object (closed in deinit): unretained.
-            sqlite3_busy_handler(handle, { context, count in
-                Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().waitForLock(first: count == 0)
-            }, Unmanaged.passUnretained(self).toOpaque())
+            sqlite3_busy_handler(
+                handle,
+                { context, count in
+                    Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().waitForLock(first: count == 0)
+                }, Unmanaged.passUnretained(self).toOpaque())
         } else {
             sqlite3_busy_timeout(handle, Int32(Self.eachWait.components.seconds * 1000))
         }
@@ -95,7 +100,9 @@ final class Database {
         guard slept < patience.limit else { return 0 }
         if !told && slept >= patience.announceAfter, let waiting = patience.waiting {
             told = true
-            waiting("waiting for the library index \(path), which another process has locked; giving up after \(patience.limitText)")
+            waiting(
+                "waiting for the library index \(path), which another process has locked; giving up after \(patience.limitText)"
+            )
         }
         let pause = min(max(.milliseconds(5), slept / 8), .milliseconds(100), patience.limit - slept)
         sleep(for: pause)
@@ -106,10 +113,15 @@ final class Database {
     /// The error for a statement that failed with `code`: another process's lock held past
     /// the wait said plainly (which SQLite calls "database is locked").
     fileprivate func failure(_ code: Int32, _ text: String) -> LibraryError {
-        guard code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else { return LibraryError(.io, "library index \(path): \(text)") }
+        guard code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else {
+            return LibraryError(.io, "library index \(path): \(text)")
+        }
         let limit = patience?.limitText ?? LockPatience(limit: Self.eachWait).limitText
-        return LibraryError(.io, "library index \(path): another process held a lock on it for \(limit) (\(text)), so nothing was done; "
-                                 + "ptkd holds one for well under a second: try again, and if it persists see who holds it (fuser -v \(path))")
+        return LibraryError(
+            .io,
+            "library index \(path): another process held a lock on it for \(limit) (\(text)), so nothing was done; "
+                + "ptkd holds one for well under a second: try again, and if it persists see who holds it (fuser -v \(path))"
+        )
     }
 
     deinit {

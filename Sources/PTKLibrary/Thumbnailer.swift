@@ -103,7 +103,10 @@ public struct PhotoFacts: Sendable, Equatable {
         hasLocation = f.has_location != 0
         problem = text(f.problem)
         switch f.taken_source {
-        case 1: taken = text(f.taken).flatMap { Self.exifDate($0, offset: text(f.taken_offset), subsec: text(f.taken_subsec)) }
+        case 1:
+            taken = text(f.taken).flatMap {
+                Self.exifDate($0, offset: text(f.taken_offset), subsec: text(f.taken_subsec))
+            }
         case 2: taken = text(f.taken).flatMap { WallTime(iso8601: $0) != nil ? $0 : nil }
         // The PNG spec recommends RFC 1123 for "Creation Time"; ISO 8601 is what programs write.
         case 3: taken = text(f.taken).flatMap { WallTime(iso8601: $0) != nil ? $0 : Self.rfc1123Date($0) }
@@ -122,14 +125,19 @@ public struct PhotoFacts: Sendable, Equatable {
             guard digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
             return Int(String(decoding: digits, as: UTF8.self))
         }
-        guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2), let mi = number(14, 2), let s = number(17, 2),
-              b[4] == UInt8(ascii: ":"), b[7] == UInt8(ascii: ":"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-              y >= 1800, (1...12).contains(mo), (1...Self.daysIn(month: mo, year: y)).contains(d), h <= 23, mi <= 59, s <= 60 else { return nil }
+        guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2),
+            let mi = number(14, 2), let s = number(17, 2),
+            b[4] == UInt8(ascii: ":"), b[7] == UInt8(ascii: ":"), b[13] == UInt8(ascii: ":"),
+            b[16] == UInt8(ascii: ":"),
+            y >= 1800, (1...12).contains(mo), (1...Self.daysIn(month: mo, year: y)).contains(d), h <= 23, mi <= 59,
+            s <= 60
+        else { return nil }
         var iso = String(decoding: b[0..<19], as: UTF8.self)
         iso = iso.replacingFirst(":", with: "-").replacingFirst(":", with: "-").replacingFirst(" ", with: "T")
         if let subsec, !subsec.isEmpty, subsec.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { iso += "." + subsec }
         if let offset, offset.utf8.count == 6, let sign = offset.first, sign == "+" || sign == "-",
-           WallTime(iso8601: "2000-01-01T00:00:00" + offset) != nil {
+            WallTime(iso8601: "2000-01-01T00:00:00" + offset) != nil
+        {
             iso += offset
         }
         return iso
@@ -151,11 +159,16 @@ public struct PhotoFacts: Sendable, Equatable {
         var words = text.split(separator: " ").map(String.init)
         if let first = words.first, first.hasSuffix(",") { words.removeFirst() }
         guard words.count == 5, let day = Int(words[0]), (1...31).contains(day), words[0].count <= 2,
-              let year = Int(words[2]), words[2].count == 4, year >= 1800 else { return nil }
+            let year = Int(words[2]), words[2].count == 4, year >= 1800
+        else { return nil }
         let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-        guard let m = months.firstIndex(of: words[1].lowercased()), day <= Self.daysIn(month: m + 1, year: year) else { return nil }
+        guard let m = months.firstIndex(of: words[1].lowercased()), day <= Self.daysIn(month: m + 1, year: year) else {
+            return nil
+        }
         let clock = words[3].split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
-        guard clock.count == 2 || clock.count == 3, clock.allSatisfy({ $0 != nil }), words[3].count == clock.count * 3 - 1 else { return nil }
+        guard clock.count == 2 || clock.count == 3, clock.allSatisfy({ $0 != nil }),
+            words[3].count == clock.count * 3 - 1
+        else { return nil }
         let (h, mi, s) = (clock[0]!, clock[1]!, clock.count == 3 ? clock[2]! : 0)
         guard h <= 23, mi <= 59, s <= 60 else { return nil }
         let zone: String
@@ -163,7 +176,9 @@ public struct PhotoFacts: Sendable, Equatable {
         case "GMT", "UT", "UTC", "Z": zone = "Z"
         default:
             let z = Array(words[4].utf8)
-            guard z.count == 5, z[0] == UInt8(ascii: "+") || z[0] == UInt8(ascii: "-"), z[1...].allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            guard z.count == 5, z[0] == UInt8(ascii: "+") || z[0] == UInt8(ascii: "-"),
+                z[1...].allSatisfy({ (0x30...0x39).contains($0) })
+            else { return nil }
             zone = String(decoding: z[0..<3], as: UTF8.self) + ":" + String(decoding: z[3..<5], as: UTF8.self)
         }
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
@@ -233,10 +248,14 @@ public enum Thumbnailer {
     /// item then come out at the item's size, never enlarged (an iPhone's 320-pixel item makes
     /// the 180 thumbnail and a 320 one for the 360; the preview's pass makes the 360 again from
     /// the whole image, `preview(...alsoSides:)`).
-    public static func make(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool = false, embedded: Bool = true,
-                            embeddedAtLeast: Int? = nil, pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        render(from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, embeddedAtLeast: embeddedAtLeast, preview: false,
-               pixelLimit: pixelLimit, cancel: cancel)
+    public static func make(
+        from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool = false, embedded: Bool = true,
+        embeddedAtLeast: Int? = nil, pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil
+    ) -> Thumbnail {
+        render(
+            from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, embeddedAtLeast: embeddedAtLeast,
+            preview: false,
+            pixelLimit: pixelLimit, cancel: cancel)
     }
 
     /// The preview of the photo of `type` in `fd`: one rendition, at most `maxSide` on its long
@@ -245,18 +264,25 @@ public enum Thumbnailer {
     /// sufficient scale); memory is a few rows of sums plus the preview's pixels.
     /// `alsoSides` makes gallery thumbnails from the same decode, after the preview in
     /// `renditions` (baseline JPEG at quality 75, as `make` makes them).
-    public static func preview(from fd: FileDescriptor, type: PhotoType, maxSide: Int = previewSide, alsoSides: [Int] = [],
-                               pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        render(from: fd, type: type, sides: [maxSide] + alsoSides, pngOnly: false, embedded: false, preview: true, pixelLimit: pixelLimit, cancel: cancel)
+    public static func preview(
+        from fd: FileDescriptor, type: PhotoType, maxSide: Int = previewSide, alsoSides: [Int] = [],
+        pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil
+    ) -> Thumbnail {
+        render(
+            from: fd, type: type, sides: [maxSide] + alsoSides, pngOnly: false, embedded: false, preview: true,
+            pixelLimit: pixelLimit, cancel: cancel)
     }
 
     /// Reads the photo of `type` from `fd` (from its current offset) and makes its thumbnail, a
     /// PNG at most `maxSide` on its long side, from the whole image (a JPEG at a scale with
     /// twice `maxSide`), in `png` (and as the one rendition). `cancel`, when given, is read before every row: nonzero stops.
-    public static func make(from fd: FileDescriptor, type: PhotoType, maxSide: Int = maxSide,
-                            pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil) -> Thumbnail {
-        var t = render(from: fd, type: type, sides: [maxSide], pngOnly: true, embedded: false, preview: false, fine: true,
-                       pixelLimit: pixelLimit, cancel: cancel)
+    public static func make(
+        from fd: FileDescriptor, type: PhotoType, maxSide: Int = maxSide,
+        pixelLimit: UInt64 = defaultPixelLimit, cancel: UnsafePointer<Int32>? = nil
+    ) -> Thumbnail {
+        var t = render(
+            from: fd, type: type, sides: [maxSide], pngOnly: true, embedded: false, preview: false, fine: true,
+            pixelLimit: pixelLimit, cancel: cancel)
         if let r = t.renditions.first {
             t.png = r.bytes
             t.thumbnailWidth = r.width
@@ -268,14 +294,20 @@ public enum Thumbnailer {
     /// One call of the C layer: the header, facts and colour note, and the renditions asked for.
     /// `fine` decodes a JPEG at a scale with twice the largest side (the .ptk package's PNG,
     /// where time matters less than every pixel).
-    private static func render(from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool, embedded: Bool, embeddedAtLeast: Int? = nil, preview: Bool,
-                               fine: Bool = false, pixelLimit: UInt64, cancel: UnsafePointer<Int32>?) -> Thumbnail {
+    private static func render(
+        from fd: FileDescriptor, type: PhotoType, sides: [Int], pngOnly: Bool, embedded: Bool,
+        embeddedAtLeast: Int? = nil, preview: Bool,
+        fine: Bool = false, pixelLimit: UInt64, cancel: UnsafePointer<Int32>?
+    ) -> Thumbnail {
         guard (1...maxRenditions).contains(sides.count) else {
-            return Thumbnail(outcome: .failed("\(sides.count) sizes asked for; 1 to \(maxRenditions) can be made at once"))
+            return Thumbnail(
+                outcome: .failed("\(sides.count) sizes asked for; 1 to \(maxRenditions) can be made at once"))
         }
         var request = ptk_render_request()
         withUnsafeMutableBytes(of: &request.sides) { raw in
-            for (i, side) in sides.enumerated() { raw.storeBytes(of: UInt32(clamping: max(1, side)), toByteOffset: i * 4, as: UInt32.self) }
+            for (i, side) in sides.enumerated() {
+                raw.storeBytes(of: UInt32(clamping: max(1, side)), toByteOffset: i * 4, as: UInt32.self)
+            }
         }
         request.count = Int32(sides.count)
         request.png_only = pngOnly ? 1 : 0
@@ -312,8 +344,9 @@ public enum Thumbnailer {
             t.renditions = withUnsafeBytes(of: result.renditions) { raw in
                 (0..<count).map { i in
                     let r = raw.load(fromByteOffset: i * MemoryLayout<ptk_rendition>.stride, as: ptk_rendition.self)
-                    return Rendition(bytes: Array(UnsafeRawBufferPointer(start: r.bytes, count: r.size)), width: Int(r.width),
-                                     height: Int(r.height), type: r.png != 0 ? .png : .jpeg)
+                    return Rendition(
+                        bytes: Array(UnsafeRawBufferPointer(start: r.bytes, count: r.size)), width: Int(r.width),
+                        height: Int(r.height), type: r.png != 0 ? .png : .jpeg)
                 }
             }
             if let first = t.renditions.first {

@@ -50,7 +50,9 @@ public struct Announcement: Equatable, Sendable {
     /// The announcement in `datagram`, which the caller has already held to its size limit.
     public static func parse(_ datagram: [UInt8]) throws(DiscoveryRefusal) -> Announcement {
         let info: DeviceInfo
-        do { info = try LocalSendJSON.decode(DeviceInfo.self, from: datagram) } catch { throw .notLocalSend(error.description) }
+        do { info = try LocalSendJSON.decode(DeviceInfo.self, from: datagram) } catch {
+            throw .notLocalSend(error.description)
+        }
         guard info.alias.utf8.count <= aliasLimit else { throw .badAlias }
         let https: Bool
         switch info.protocol {
@@ -63,10 +65,12 @@ public struct Announcement: Equatable, Sendable {
             guard let f = fingerprint, f.utf8.count == 64, f.utf8.allSatisfy(isHexDigit) else { throw .badFingerprint }
             fingerprint = f.uppercased()
         } else if let f = fingerprint {
-            guard (1...httpFingerprintLimit).contains(f.utf8.count), f.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else { throw .badFingerprint }
+            guard (1...httpFingerprintLimit).contains(f.utf8.count), f.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+            else { throw .badFingerprint }
         }
-        return Announcement(alias: cleanAlias(info.alias), fingerprint: fingerprint, port: info.port ?? 53317, https: https,
-                            asksForAnswers: info.asksForAnswers)
+        return Announcement(
+            alias: cleanAlias(info.alias), fingerprint: fingerprint, port: info.port ?? 53317, https: https,
+            asksForAnswers: info.asksForAnswers)
     }
 
     /// `alias` fit for a log line: control characters (C0, DEL, C1) and line or paragraph

@@ -16,7 +16,8 @@ public struct DiscoveryIPv4: Hashable, Sendable, Comparable, CustomStringConvert
         var v: UInt32 = 0
         for part in parts {
             guard (1...3).contains(part.count), part.allSatisfy({ (48...57).contains($0) }),
-                  part.count == 1 || part.first != 48 else { return nil }
+                part.count == 1 || part.first != 48
+            else { return nil }
             let n = part.reduce(0) { $0 * 10 + Int($1 - 48) }
             guard n <= 255 else { return nil }
             v = v << 8 | UInt32(n)
@@ -61,7 +62,11 @@ public struct DiscoveryIPv6: Hashable, Sendable, CustomStringConvertible {
         if let percent = text.firstIndex(of: "%") {
             let z = text[text.index(after: percent)...]
             guard (1...15).contains(z.utf8.count),
-                  z.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46 || $0 == 95 }) else { return nil }
+                z.utf8.allSatisfy({
+                    (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46
+                        || $0 == 95
+                })
+            else { return nil }
             zone = String(z)
             body = text[..<percent]
         }
@@ -84,7 +89,8 @@ public struct DiscoveryIPv6: Hashable, Sendable, CustomStringConvertible {
         var words: [UInt16]
         if let range = body.firstRange(of: "::") {
             guard let head = groups(body[..<range.lowerBound]), let tail = groups(body[range.upperBound...]),
-                  !body[range.upperBound...].contains("::"), head.count + tail.count <= 7 else { return nil }
+                !body[range.upperBound...].contains("::"), head.count + tail.count <= 7
+            else { return nil }
             words = head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
         } else {
             guard let all = groups(body), all.count == 8 else { return nil }
@@ -95,7 +101,10 @@ public struct DiscoveryIPv6: Hashable, Sendable, CustomStringConvertible {
         self.zone = zone
     }
 
-    private var words: [UInt16] { (0..<4).map { UInt16(truncatingIfNeeded: high >> (48 - 16 * $0)) } + (0..<4).map { UInt16(truncatingIfNeeded: low >> (48 - 16 * $0)) } }
+    private var words: [UInt16] {
+        (0..<4).map { UInt16(truncatingIfNeeded: high >> (48 - 16 * $0)) }
+            + (0..<4).map { UInt16(truncatingIfNeeded: low >> (48 - 16 * $0)) }
+    }
 
     /// RFC 5952 text (the longest run of two or more zero groups as "::", lower case), a
     /// v4-mapped address with its dotted tail, and "%zone".
@@ -117,7 +126,9 @@ public struct DiscoveryIPv6: Hashable, Sendable, CustomStringConvertible {
             if best.start < 0 {
                 text = hex.joined(separator: ":")
             } else {
-                text = hex[..<best.start].joined(separator: ":") + "::" + hex[(best.start + best.count)...].joined(separator: ":")
+                text =
+                    hex[..<best.start].joined(separator: ":") + "::"
+                    + hex[(best.start + best.count)...].joined(separator: ":")
             }
         }
         return zone.map { text + "%" + $0 } ?? text
@@ -149,7 +160,13 @@ public enum DiscoveryAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// Dotted IPv4 (`DiscoveryIPv4`) or numeric IPv6 (`DiscoveryIPv6`); nil otherwise.
     public init?(_ text: String) {
-        if let a = DiscoveryIPv4(text) { self = .v4(a) } else if let a = DiscoveryIPv6(text) { self = .v6(a) } else { return nil }
+        if let a = DiscoveryIPv4(text) {
+            self = .v4(a)
+        } else if let a = DiscoveryIPv6(text) {
+            self = .v6(a)
+        } else {
+            return nil
+        }
     }
 
     /// The address as text, without a port ("192.0.2.7", "fe80::1%eth0").
@@ -235,7 +252,8 @@ public struct ServedAddress: Hashable, Sendable {
             }
             guard !h.isV4Mapped && !h.isMulticast else { return false }
             let highMask: UInt64 = prefixLength == 0 ? 0 : prefixLength >= 64 ? .max : UInt64.max << (64 - prefixLength)
-            let lowMask: UInt64 = prefixLength <= 64 ? 0 : prefixLength == 128 ? .max : UInt64.max << (128 - prefixLength)
+            let lowMask: UInt64 =
+                prefixLength <= 64 ? 0 : prefixLength == 128 ? .max : UInt64.max << (128 - prefixLength)
             guard h.high & highMask == own.high & highMask, h.low & lowMask == own.low & lowMask else { return false }
             if prefixLength <= 126 && h.high & ~highMask == 0 && h.low & ~lowMask == 0 { return false }
             return true

@@ -165,33 +165,49 @@ public struct DiscoveryScheduler: Sendable {
     /// the announcer: ptkd never calls another address than the one the datagram came from).
     /// `arrivedOn` is the interface the datagram came in on, when known: only the networks of
     /// that interface count (a source in the prefix of another interface is on another link).
-    public func decide(_ a: Announcement, from source: DiscoveryAddress, arrivedOn: String? = nil) -> DiscoveryDecision {
-        let served = arrivedOn.map { name in self.served.filter { $0.interface == nil || $0.interface == name } } ?? self.served
+    public func decide(_ a: Announcement, from source: DiscoveryAddress, arrivedOn: String? = nil) -> DiscoveryDecision
+    {
+        let served =
+            arrivedOn.map { name in self.served.filter { $0.interface == nil || $0.interface == name } } ?? self.served
         guard a.asksForAnswers else { return .refuse(.notAnnouncement) }
         if let f = a.fingerprint, f.uppercased() == ownFingerprint { return .refuse(.own) }
         guard source.isHostAddress else { return .refuse(.badSource) }
         // The kernel drops loopback sources that arrive on other interfaces; a loopback source
         // while no loopback address of its family is served is forged all the same.
-        if source.isLoopback && !served.contains(where: { $0.address.isLoopback && $0.address.isIPv6 == source.isIPv6 }) { return .refuse(.loopbackFromNetwork) }
+        if source.isLoopback && !served.contains(where: { $0.address.isLoopback && $0.address.isIPv6 == source.isIPv6 })
+        {
+            return .refuse(.loopbackFromNetwork)
+        }
         guard served.contains(where: { $0.hasOnLink(source) }) else { return .refuse(.sourceNotServed) }
         if ownPorts.contains(a.port) && served.contains(where: { $0.address == source }) { return .refuse(.ownPort) }
-        guard a.https, let fingerprint = a.fingerprint else { return .answerByMulticast(why: "it serves plain HTTP; ptkd registers over HTTPS only") }
-        guard limits.registerPorts.contains(a.port) else { return .answerByMulticast(why: "port \(a.port) is outside \(limits.registerPorts.lowerBound)-\(limits.registerPorts.upperBound)") }
+        guard a.https, let fingerprint = a.fingerprint else {
+            return .answerByMulticast(why: "it serves plain HTTP; ptkd registers over HTTPS only")
+        }
+        guard limits.registerPorts.contains(a.port) else {
+            return .answerByMulticast(
+                why: "port \(a.port) is outside \(limits.registerPorts.lowerBound)-\(limits.registerPorts.upperBound)")
+        }
         return .register(host: source, port: a.port, fingerprint: fingerprint)
     }
 
     /// A datagram received from `source` (an address as text) at `now`.
-    public mutating func receive(_ datagram: [UInt8], from source: String, arrivedOn: String? = nil, now: Instant) -> DiscoveryOutcome {
+    public mutating func receive(_ datagram: [UInt8], from source: String, arrivedOn: String? = nil, now: Instant)
+        -> DiscoveryOutcome
+    {
         let outcome = admit(datagram, from: source, arrivedOn: arrivedOn, now: now)
         if case .refused(let why) = outcome { count(why) }
         return outcome
     }
 
-    private mutating func admit(_ datagram: [UInt8], from source: String, arrivedOn: String?, now: Instant) -> DiscoveryOutcome {
+    private mutating func admit(_ datagram: [UInt8], from source: String, arrivedOn: String?, now: Instant)
+        -> DiscoveryOutcome
+    {
         guard datagram.count <= limits.datagramLimit else { return .refused(.tooLong) }
         let a: Announcement
         do { a = try Announcement.parse(datagram) } catch { return .refused(error) }
-        guard let address = DiscoveryAddress(source) else { return .refused(a.asksForAnswers ? .badSource : .notAnnouncement) }
+        guard let address = DiscoveryAddress(source) else {
+            return .refused(a.asksForAnswers ? .badSource : .notAnnouncement)
+        }
         let decision = decide(a, from: address, arrivedOn: arrivedOn)
         if case .refuse(let why) = decision { return .refused(why) }
         guard !recent.contains(address, now: now) else { return .refused(.repeated) }
@@ -243,10 +259,13 @@ public struct DiscoveryScheduler: Sendable {
         guard !tally.isEmpty else { return nil }
         if let last = lastReport, now - last < limits.reportInterval { return nil }
         let total = tally.values.reduce(0, +)
-        let parts = tally.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        let parts = tally.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map {
+            "\($0.value) \($0.key)"
+        }
         let since = lastReport.map { " in the last \(Int((now - $0).seconds.rounded())) s" } ?? ""
         tally = [:]
         lastReport = now
-        return "LocalSend discovery: \(total) announcement(s) not answered\(since): \(parts.joined(separator: ", ")); at most \(Int(limits.registersPerSecond)) register(s) a second, one per address every \(Int(limits.sourceInterval.seconds)) s"
+        return
+            "LocalSend discovery: \(total) announcement(s) not answered\(since): \(parts.joined(separator: ", ")); at most \(Int(limits.registersPerSecond)) register(s) a second, one per address every \(Int(limits.sourceInterval.seconds)) s"
     }
 }

@@ -28,9 +28,11 @@ public struct DeviceInfo: Codable, Sendable, Equatable {
     public var announcement: Bool?
 
     /// Every field but `alias` is optional and left out of the JSON when nil.
-    public init(alias: String, version: String? = nil, deviceModel: String? = nil, deviceType: String? = nil,
-                fingerprint: String? = nil, port: Int? = nil, protocol: String? = nil, download: Bool? = nil,
-                announce: Bool? = nil, announcement: Bool? = nil) {
+    public init(
+        alias: String, version: String? = nil, deviceModel: String? = nil, deviceType: String? = nil,
+        fingerprint: String? = nil, port: Int? = nil, protocol: String? = nil, download: Bool? = nil,
+        announce: Bool? = nil, announcement: Bool? = nil
+    ) {
         self.alias = alias
         self.version = version
         self.deviceModel = deviceModel
@@ -84,8 +86,10 @@ public struct FileInfo: Codable, Sendable, Equatable {
     }
 
     /// Optional fields nil are left out of the JSON.
-    public init(id: String, fileName: String, size: Int64, fileType: String, sha256: String? = nil, preview: String? = nil,
-                metadata: FileTimes? = nil) {
+    public init(
+        id: String, fileName: String, size: Int64, fileType: String, sha256: String? = nil, preview: String? = nil,
+        metadata: FileTimes? = nil
+    ) {
         self.metadata = metadata
         self.id = id
         self.fileName = fileName
@@ -168,7 +172,9 @@ extension PrepareUploadRequest {
             guard file.size >= 0 else { throw BodyError("file \(key) has a negative size") }
             if let hash = file.sha256 {
                 let lower = hash.lowercased()
-                guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                guard lower.utf8.count == 64,
+                    lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+                else {
                     throw BodyError("file \(key): sha256 is not 64 hex digits")
                 }
                 file.sha256 = lower

@@ -20,7 +20,10 @@ public struct LocalSendPolicy: Sendable, Equatable {
     public var maxFilesHeld = 20_000
 
     /// Defaults: no PIN, PNG only, 512 MiB, a minute idle; the PIN limits are set apart (`pinTries`, `pinLockout`).
-    public init(pin: String? = nil, acceptedTypes: Set<String> = ["image/png"], maxFileSize: Int64 = 512 << 20, sessionIdle: Duration = .seconds(60)) {
+    public init(
+        pin: String? = nil, acceptedTypes: Set<String> = ["image/png"], maxFileSize: Int64 = 512 << 20,
+        sessionIdle: Duration = .seconds(60)
+    ) {
         self.pin = pin
         self.acceptedTypes = acceptedTypes
         self.maxFileSize = maxFileSize
@@ -134,8 +137,10 @@ public struct LocalSendSessions: Sendable {
 
     /// Decides a `prepare-upload` from `address`. `allowed` is whether the sender may send at
     /// all (the trust policy, decided by the caller from its certificate).
-    public mutating func prepare(_ request: PrepareUploadRequest, address: String, fingerprint: String?, pin: String?,
-                                 allowed: Bool, now: Instant) -> PrepareOutcome {
+    public mutating func prepare(
+        _ request: PrepareUploadRequest, address: String, fingerprint: String?, pin: String?,
+        allowed: Bool, now: Instant
+    ) -> PrepareOutcome {
         expire(now: now)
         if let expected = policy.pin {
             if wrongPINs.isLockedOut(address, now: now) { return .tooManyTries }
@@ -151,7 +156,8 @@ public struct LocalSendSessions: Sendable {
             // uploads is running has given the earlier session up: its answer or its connection
             // was lost. That session is dropped rather than the app kept waiting for it to idle
             // out. Anyone else from the address waits.
-            let startsOver = fingerprint != nil && running.fingerprint == fingerprint
+            let startsOver =
+                fingerprint != nil && running.fingerprint == fingerprint
                 && !running.files.values.contains { $0.state == .receiving }
             guard startsOver else { return .busy }
             sessions[running.id] = nil
@@ -162,8 +168,9 @@ public struct LocalSendSessions: Sendable {
         }
         guard !files.isEmpty else { return .nothingToTransfer }
         guard filesHeld + files.count <= policy.maxFilesHeld else { return .full }
-        let session = LocalSendSession(id: generator(), address: address, sender: request.info, fingerprint: fingerprint,
-                                       files: files, lastActivity: now)
+        let session = LocalSendSession(
+            id: generator(), address: address, sender: request.info, fingerprint: fingerprint,
+            files: files, lastActivity: now)
         sessions[session.id] = session
         return .accepted(PrepareUploadResponse(sessionId: session.id, files: files.mapValues(\.token)))
     }
@@ -176,8 +183,10 @@ public struct LocalSendSessions: Sendable {
 
     /// Marks a file as being received and returns it, if `token` is its token, from the
     /// session's address, and not received (or being received) already.
-    public mutating func beginUpload(session id: String, file fileID: String, token: String, address: String,
-                                     now: Instant) throws(UploadRefusal) -> (LocalSendSession, FileInfo) {
+    public mutating func beginUpload(
+        session id: String, file fileID: String, token: String, address: String,
+        now: Instant
+    ) throws(UploadRefusal) -> (LocalSendSession, FileInfo) {
         guard var session = sessions[id], !session.cancelled else { throw .forbidden("no such session") }
         guard session.address == address else { throw .forbidden("the session belongs to another address") }
         guard var file = session.files[fileID], file.token == token else { throw .forbidden("wrong file ID or token") }
@@ -232,7 +241,8 @@ public struct LocalSendSessions: Sendable {
     /// Forgets sessions idle for `policy.sessionIdle` with nothing running, and PIN lockouts that ran out.
     public mutating func expire(now: Instant) {
         sessions = sessions.filter { _, s in
-            s.files.values.contains { $0.state == .receiving } || now - s.lastActivity < policy.sessionIdle && !s.cancelled
+            s.files.values.contains { $0.state == .receiving }
+                || now - s.lastActivity < policy.sessionIdle && !s.cancelled
         }
         wrongPINs.expire(now: now)
     }
@@ -241,7 +251,8 @@ public struct LocalSendSessions: Sendable {
 /// 128 random bits as 32 hex digits.
 @Sendable public func randomToken() -> String {
     var g = SystemRandomNumberGenerator()
-    let a = g.next() as UInt64, b = g.next() as UInt64
+    let a = g.next() as UInt64
+    let b = g.next() as UInt64
     return hex64(a) + hex64(b)
 }
 
@@ -249,7 +260,6 @@ func hex64(_ v: UInt64) -> String {
     let s = String(v, radix: 16)
     return String(repeating: "0", count: 16 - s.count) + s
 }
-
 
 /// Wrong guesses (a PIN, a password) counted per address (`addressKey`: an IPv6 /64 is one):
 /// `tries` wrong ones within `lockout` of each other lock the address out until `lockout`

@@ -76,14 +76,18 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
     /// `fingerprint` and whose ports are `ownPorts` (its own announcements are not answered),
     /// registering through `client`; on the interfaces `listen` allows (empty: all). Nil, with
     /// the reason logged, when the UDP port or its threads cannot be had.
-    public init?(info: @escaping @Sendable (Bool?) -> DeviceInfo, client: TLSContext, fingerprint: String, ownPorts: Set<Int>,
-                 shutdown: ShutdownSignal, listen: [String]) {
+    public init?(
+        info: @escaping @Sendable (Bool?) -> DeviceInfo, client: TLSContext, fingerprint: String, ownPorts: Set<Int>,
+        shutdown: ShutdownSignal, listen: [String]
+    ) {
         self.info = info
         self.client = client
         self.shutdown = shutdown
         let wildcard = listen.isEmpty || listen.contains("0.0.0.0") || listen.contains("::")
         allowed = wildcard ? nil : Set(listen)
-        allowed6 = listen.isEmpty || listen.contains("::") ? nil
+        allowed6 =
+            listen.isEmpty || listen.contains("::")
+            ? nil
             : Set(listen.compactMap { DiscoveryAddress($0) }.filter(\.isIPv6))
         scheduler = DiscoveryScheduler(ownFingerprint: fingerprint, ownPorts: ownPorts)
         reply = LocalSendJSON.encode(info(false))
@@ -92,7 +96,9 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
             let probe = try Multicast.openGroup(Self.group, port: Self.port)
             probe.close()
         } catch {
-            Log.warning("LocalSend discovery is off: cannot open UDP port \(Self.port): \(error); apps can still send to this host's address")
+            Log.warning(
+                "LocalSend discovery is off: cannot open UDP port \(Self.port): \(error); apps can still send to this host's address"
+            )
             return nil
         }
         do {
@@ -159,8 +165,12 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
         // Not IPv6 on loopback: no phone is there (a LocalSend app on this host hears ptkd on the
         // other interfaces), and lo has no IPv6 multicast route, so announcing there would fail.
         for interface in v6 where !interface.isLoopback {
-            let addresses = interface.addresses.compactMap { p in DiscoveryAddress(p.address).map { ServedAddress(address: $0, prefixLength: p.prefixLength, interface: interface.name) } }
-                .filter { allowed6 == nil || allowed6!.contains($0.address) }
+            let addresses = interface.addresses.compactMap { p in
+                DiscoveryAddress(p.address).map {
+                    ServedAddress(address: $0, prefixLength: p.prefixLength, interface: interface.name)
+                }
+            }
+            .filter { allowed6 == nil || allowed6!.contains($0.address) }
             guard !addresses.isEmpty else { continue }
             served += addresses
             doors.append(Door(name: interface.name, ipv6: true, address: Self.group6, index: interface.index))
@@ -221,11 +231,16 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
                             let socket = try open(door)
                             sending.withLock { sockets[door] = socket }
                             refused.remove(door)
-                            Log.info(door.ipv6 ? "LocalSend discovery on \(door.name) (IPv6, \(Self.group6))" : "LocalSend discovery on \(door.name) (\(door.address))")
+                            Log.info(
+                                door.ipv6
+                                    ? "LocalSend discovery on \(door.name) (IPv6, \(Self.group6))"
+                                    : "LocalSend discovery on \(door.name) (\(door.address))")
                             announcements += Self.announceDelays.map { (now + $0, door) }
                         } catch {
                             guard refused.insert(door).inserted else { continue }
-                            Log.warning("LocalSend discovery: cannot join \(door.ipv6 ? Self.group6 : Self.group) on \(door.name): \(error)")
+                            Log.warning(
+                                "LocalSend discovery: cannot join \(door.ipv6 ? Self.group6 : Self.group) on \(door.name): \(error)"
+                            )
                         }
                     }
                     state.withLock { scheduler.serve(served) }
@@ -247,7 +262,11 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
                     } catch { return error }
                 }
                 if first {
-                    if let failure { Log.warning("LocalSend: cannot announce on \(door): \(failure)") } else { Log.info("LocalSend: announced on \(door)") }
+                    if let failure {
+                        Log.warning("LocalSend: cannot announce on \(door): \(failure)")
+                    } else {
+                        Log.info("LocalSend: announced on \(door)")
+                    }
                 }
             }
             announcements.removeAll { $0.0 <= now }
@@ -255,11 +274,17 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
             let wake = announcements.map(\.0).min().map { min($0, nextCheck) } ?? nextCheck
             let doors = Array(openNow)
             let revents: [PollEvents]
-            do { revents = try poll([(shutdown.pipe.readEnd, .readable)] + doors.map { ($0.value, .readable) }, until: wake) } catch {
+            do {
+                revents = try poll(
+                    [(shutdown.pipe.readEnd, .readable)] + doors.map { ($0.value, .readable) }, until: wake)
+            } catch {
                 // poll fails only when the kernel is short of memory or the descriptors are
                 // broken: say so once, and try again a second later rather than stop answering.
                 pollFailures += 1
-                if pollFailures == 1 { Log.warning("LocalSend: discovery cannot wait for announcements (\(error)); trying again every second") }
+                if pollFailures == 1 {
+                    Log.warning(
+                        "LocalSend: discovery cannot wait for announcements (\(error)); trying again every second")
+                }
                 sleep(for: .seconds(1))
                 continue
             }
@@ -273,16 +298,25 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
                 // this round; the next poll says when there is more. At most 256 datagrams a round
                 // per socket, so the interfaces and the shutdown are looked at during a flood too.
                 var round = 0
-                while round < 256, let (n, from) = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in try Multicast.receive(socket, into: b) }) ?? nil {  // a failed receive ends the round (above)
+                while round < 256,
+                    let (n, from) =
+                        // a failed receive ends the round (above)
+                        (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in
+                            try Multicast.receive(socket, into: b)
+                        }) ?? nil
+                {
                     round += 1
                     let outcome = state.withLock {
-                        let outcome = scheduler.receive(Array(buffer[..<n]), from: from.host, arrivedOn: door.name, now: .now)
+                        let outcome = scheduler.receive(
+                            Array(buffer[..<n]), from: from.host, arrivedOn: door.name, now: .now)
                         if case .queued = outcome { state.broadcast() }
                         return outcome
                     }
                     if case .answerByMulticast(let alias, let host, let port, let why) = outcome {
                         answerByMulticast()
-                        Log.info("LocalSend: \(quoted(alias)) at \(DiscoveryAddress(host)?.withPort(port) ?? "\(host):\(port)") announced itself; not registered (\(why)), answered by multicast")
+                        Log.info(
+                            "LocalSend: \(quoted(alias)) at \(DiscoveryAddress(host)?.withPort(port) ?? "\(host):\(port)") announced itself; not registered (\(why)), answered by multicast"
+                        )
                     }
                 }
             }
@@ -339,26 +373,35 @@ public final class LocalSendDiscovery: Service, @unchecked Sendable {
     /// `fingerprint` (as the apps identify each other): a port that is not that app's gets a
     /// TLS handshake and nothing else.
     func register(host: String, port: UInt16, fingerprint: String) -> Result<Void, RegisterError> {
-        guard let address = SocketAddress(numericHost: host, port: port) else { return .failure(RegisterError(description: "bad address")) }
+        guard let address = SocketAddress(numericHost: host, port: port) else {
+            return .failure(RegisterError(description: "bad address"))
+        }
         let deadline = Instant.now + Self.registerTimeout
         let stream: TLSStream
         do {
             let sock = try Socket.connect(to: address, deadline: deadline)
-            stream = try TLSStream(socket: sock, peer: address, context: client, interrupt: shutdown.pipe.readEnd, deadline: deadline)
+            stream = try TLSStream(
+                socket: sock, peer: address, context: client, interrupt: shutdown.pipe.readEnd, deadline: deadline)
         } catch {
             return .failure(RegisterError(description: "\(error)"))
         }
         defer { stream.close() }
         guard stream.peerCertificateFingerprint?.uppercased() == fingerprint.uppercased() else {
-            return .failure(RegisterError(description: stream.peerCertificateFingerprint == nil ? "its server showed no certificate"
-                                                                                                  : "its server's certificate is not the announced fingerprint"))
+            return .failure(
+                RegisterError(
+                    description: stream.peerCertificateFingerprint == nil
+                        ? "its server showed no certificate"
+                        : "its server's certificate is not the announced fingerprint"))
         }
         let http = HTTPConnection(stream: stream, kind: .response, bufferSize: 16 << 10)
         let body = LocalSendJSON.encode(info(nil))
-        let request = "POST /api/localsend/v2/register HTTP/1.1\r\nHost: \(address)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let request =
+            "POST /api/localsend/v2/register HTTP/1.1\r\nHost: \(address)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         do throws(HTTPError) {
             try http.write(Array(request.utf8) + body, deadline: deadline)
-            guard let head = try http.nextHead(deadline: deadline) else { return .failure(RegisterError(description: "no answer")) }
+            guard let head = try http.nextHead(deadline: deadline) else {
+                return .failure(RegisterError(description: "no answer"))
+            }
             _ = try http.readBody(limit: 64 << 10, deadline: { deadline })
             return head.status == 200 ? .success(()) : .failure(RegisterError(description: "HTTP \(head.status)"))
         } catch {

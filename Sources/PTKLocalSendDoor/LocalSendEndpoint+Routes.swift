@@ -38,12 +38,20 @@ extension LocalSendDoor {
         var routes = RouteTable<LocalSendContext>(decodesPath: true)
         // GET, or POST as some apps send it, with or without a body.
         for path in ["/api/localsend/v1/info", "/api/localsend/v2/info"] {
-            routes.add([.get, .post], path) { _, c throws(HTTPError) in jsonAnswer(.ok, LocalSendJSON.encode(c.door.info())) }
+            routes.add([.get, .post], path) { _, c throws(HTTPError) in
+                jsonAnswer(.ok, LocalSendJSON.encode(c.door.info()))
+            }
         }
         // The caller is discovering us: answered at once, whatever its body says.
-        routes.add([.post], "/api/localsend/v2/register") { _, c throws(HTTPError) in jsonAnswer(.ok, LocalSendJSON.encode(c.door.info())) }
-        routes.add([.post], "/api/localsend/v2/prepare-upload", traits: .body) { r, c throws(HTTPError) in try c.door.prepareUpload(r, c) }
-        routes.add([.post], "/api/localsend/v2/upload", traits: .body) { r, c throws(HTTPError) in try c.door.upload(r, c) }
+        routes.add([.post], "/api/localsend/v2/register") { _, c throws(HTTPError) in
+            jsonAnswer(.ok, LocalSendJSON.encode(c.door.info()))
+        }
+        routes.add([.post], "/api/localsend/v2/prepare-upload", traits: .body) { r, c throws(HTTPError) in
+            try c.door.prepareUpload(r, c)
+        }
+        routes.add([.post], "/api/localsend/v2/upload", traits: .body) { r, c throws(HTTPError) in
+            try c.door.upload(r, c)
+        }
         routes.add([.post], "/api/localsend/v2/cancel") { r, c throws(HTTPError) in
             let door = c.door
             let n = door.lock.withLock { door.sessions.cancel(session: r.query["sessionId"], address: r.address) }
@@ -56,9 +64,11 @@ extension LocalSendDoor {
     /// The door's HTTP side over `routes`: each request's context from its certificate,
     /// refusals as `{"message"}`, and a log line for each error no handler logged.
     func responder() -> HTTPResponder<LocalSendContext> {
-        HTTPResponder(routes: Self.routes, kind: "localsend", logBudget: requestLogBudget, requestLog: requestLogBudget, log: { Log.info($0) },
-                      context: { r in LocalSendContext(door: self, certificate: r.certificate) },
-                      renderError: { _, status, text, headers in jsonAnswer(status, message(text), headers: headers) })
+        HTTPResponder(
+            routes: Self.routes, kind: "localsend", logBudget: requestLogBudget, requestLog: requestLogBudget,
+            log: { Log.info($0) },
+            context: { r in LocalSendContext(door: self, certificate: r.certificate) },
+            renderError: { _, status, text, headers in jsonAnswer(status, message(text), headers: headers) })
     }
 }
 

@@ -28,19 +28,25 @@ package final class LocalSendEndpoint: @unchecked Sendable {
     package var configuration: LocalSendSettings { door.configuration }
     var trust: TrustStore { door.trust }
 
-    package init(configuration: LocalSendSettings, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
-         shutdown: ShutdownSignal) throws(DaemonError) {
+    package init(
+        configuration: LocalSendSettings, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
+        shutdown: ShutdownSignal
+    ) throws(DaemonError) {
         do {
-            identity = try Identity.loadOrCreate(in: configuration.localSendIdentityDirectory, commonName: "ptkd \(configuration.name)", keyType: .rsa)
+            identity = try Identity.loadOrCreate(
+                in: configuration.localSendIdentityDirectory, commonName: "ptkd \(configuration.name)", keyType: .rsa)
             server = try TLSContext(server: true, identity: identity, flavor: .https)
             client = try TLSContext(server: false, identity: identity, flavor: .https)
         } catch {
             throw DaemonError(description: "LocalSend: \(error.description)", exitCode: .identityDamaged)
         }
-        listener = try doorListener(configuration.listen, port: configuration.localSendPort, purpose: "for LocalSend apps",
-                                    instead: "set localsend-port, or localsend = off")
-        door = LocalSendDoor(configuration: configuration, store: store, trust: trust, arrivals: arrivals, guesses: guesses, shutdown: shutdown,
-                             fingerprint: identity.certificateFingerprint, port: listener.port)
+        listener = try doorListener(
+            configuration.listen, port: configuration.localSendPort, purpose: "for LocalSend apps",
+            instead: "set localsend-port, or localsend = off")
+        door = LocalSendDoor(
+            configuration: configuration, store: store, trust: trust, arrivals: arrivals, guesses: guesses,
+            shutdown: shutdown,
+            fingerprint: identity.certificateFingerprint, port: listener.port)
     }
 
     package var fingerprint: String { identity.certificateFingerprint }
@@ -51,18 +57,23 @@ package final class LocalSendEndpoint: @unchecked Sendable {
     // MARK: Connections
 
     /// Serves one connection until it closes, on the calling thread (see `HTTPSServer.serve`).
-    func serve(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
-               stage: ((ConnectionStage) -> Void)? = nil) {
+    func serve(
+        _ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant, busy: String? = nil,
+        stage: ((ConnectionStage) -> Void)? = nil
+    ) {
         let responder = door.responder()
-        httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) { (head, http, certificate) throws(HTTPError) in
+        httpsServer().serve(socket, peer: peer, id: id, deadline: deadline, busy: busy, stage: stage) {
+            (head, http, certificate) throws(HTTPError) in
             try responder.response(to: head, on: http, peer: peer, connectionID: id, certificate: certificate)
         }
     }
 
     /// The HTTPS side: the certificate, keep-alive, errors as `{"message"}`.
     func httpsServer() -> HTTPSServer {
-        var server = HTTPSServer(context: self.server, interrupt: door.shutdown.pipe.readEnd, kind: "localsend", idle: configuration.idleTimeout,
-                                 log: { Log.info($0) }, errorBody: LocalSendDoor.errorBody)
+        var server = HTTPSServer(
+            context: self.server, interrupt: door.shutdown.pipe.readEnd, kind: "localsend",
+            idle: configuration.idleTimeout,
+            log: { Log.info($0) }, errorBody: LocalSendDoor.errorBody)
         server.logBudget = door.requestLogBudget
         return server
     }
@@ -98,8 +109,11 @@ final class LocalSendDoor: @unchecked Sendable {
     /// The request log's lines a minute per address (refusals no handler logged).
     let requestLogBudget = LogBudget(perMinute: 30)
 
-    init(configuration: LocalSendSettings, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses, shutdown: ShutdownSignal,
-         fingerprint: String, port: UInt16) {
+    init(
+        configuration: LocalSendSettings, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, guesses: Guesses,
+        shutdown: ShutdownSignal,
+        fingerprint: String, port: UInt16
+    ) {
         self.configuration = configuration
         self.guesses = guesses
         self.store = store
@@ -109,15 +123,19 @@ final class LocalSendDoor: @unchecked Sendable {
         self.fingerprint = fingerprint
         self.port = port
         let types = Set(configuration.mediaTypes)
-        sessions = LocalSendSessions(policy: LocalSendPolicy(pin: configuration.localSendPIN, acceptedTypes: types,
-                                                             maxFileSize: configuration.maxFileSize,
-                                                             sessionIdle: max(.seconds(60), configuration.idleTimeout * 2)))
+        sessions = LocalSendSessions(
+            policy: LocalSendPolicy(
+                pin: configuration.localSendPIN, acceptedTypes: types,
+                maxFileSize: configuration.maxFileSize,
+                sessionIdle: max(.seconds(60), configuration.idleTimeout * 2)))
     }
 
     /// How ptkd describes itself to the apps (`info`, `register`, announcements).
     func info(announce: Bool? = nil) -> DeviceInfo {
-        DeviceInfo(alias: configuration.name, version: "2.1", deviceModel: "ptkd", deviceType: "headless", fingerprint: fingerprint,
-                   port: Int(port), protocol: "https", download: false, announce: announce, announcement: announce)
+        DeviceInfo(
+            alias: configuration.name, version: "2.1", deviceModel: "ptkd", deviceType: "headless",
+            fingerprint: fingerprint,
+            port: Int(port), protocol: "https", download: false, announce: announce, announcement: announce)
     }
 
     /// The body of an answer the connection gives itself (a malformed head, a body too slow).

@@ -20,9 +20,12 @@ package final class LocalSendEndpointDoor: Door, @unchecked Sendable {
     package func serve(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {
         let (localSend, admission) = (endpoint, admission)
         let host = peer.host
-        admission.admit(socket, displacer: displacer, peer: peer, thread: "localsend", kind: "https", busy: { id, refusal in
-            localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
-        }) { id, deadline in
+        admission.admit(
+            socket, displacer: displacer, peer: peer, thread: "localsend", kind: "https",
+            busy: { id, refusal in
+                localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
+            }
+        ) { id, deadline in
             // LocalSend apps retry a 429 on their own: they take a session only from those
             // no sender in line is owed, and do not wait in line.
             let key = "localsend \(host)"
@@ -30,7 +33,8 @@ package final class LocalSendEndpointDoor: Door, @unchecked Sendable {
                 localSend.serve(socket, peer: peer, id: id, deadline: deadline) { admission.setStage(id, $0) }
                 admission.withTurns { $0.release(key) }
             } else {
-                let reason = "the receiver is serving its limit of \(admission.maxSessions) sessions, or owes the free ones to senders waiting"
+                let reason =
+                    "the receiver is serving its limit of \(admission.maxSessions) sessions, or owes the free ones to senders waiting"
                 localSend.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: reason)
             }
         }

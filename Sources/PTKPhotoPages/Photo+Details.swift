@@ -6,8 +6,10 @@ import PTKWeb
 extension Photo {
     /// What an EXIF orientation does to the stored pixels to show them.
     public static func orientationText(_ o: Int) -> String {
-        ["", "as stored", "mirrored", "turned 180°", "flipped upside down", "mirrored and turned 90° anticlockwise",
-         "turned 90° clockwise", "mirrored and turned 90° clockwise", "turned 90° anticlockwise"][min(max(o, 0), 8)]
+        [
+            "", "as stored", "mirrored", "turned 180°", "flipped upside down", "mirrored and turned 90° anticlockwise",
+            "turned 90° clockwise", "mirrored and turned 90° clockwise", "turned 90° anticlockwise",
+        ][min(max(o, 0), 8)]
     }
 
     /// What `ptk show` prints and the web interface's photo page shows: (label, value) pairs.
@@ -22,7 +24,9 @@ extension Photo {
         if width != nil {
             var image = "\(type.displayName), \(dimensions), \(bitDepth ?? 0)-bit \(colorTypeName ?? "")"
             if interlace == 1 { image += type == .png ? ", interlaced (Adam7)" : ", progressive" }
-            if let o = orientation, o > 1 { image += " (stored \(storedDimensions), EXIF orientation \(o): \(Photo.orientationText(o)))" }
+            if let o = orientation, o > 1 {
+                image += " (stored \(storedDimensions), EXIF orientation \(o): \(Photo.orientationText(o)))"
+            }
             lines.append(("image", image))
         }
         lines.append(("taken", taken ?? (indexed ? "(the photo does not say)" : "(not indexed yet)")))
@@ -45,12 +49,15 @@ extension Photo {
         let thumbnail: String
         if hasOldThumbnail, let name = thumbnailFileName(side: Thumbnailer.gallerySides.max()!) {
             // Kept from a schema before 5 until the indexer makes the new ones.
-            thumbnail = "\(thumbnailFolder)/\(name) (the old thumbnail, at most \(Thumbnailer.maxSide) pixels: being made again)"
+            thumbnail =
+                "\(thumbnailFolder)/\(name) (the old thumbnail, at most \(Thumbnailer.maxSide) pixels: being made again)"
         } else if !indexed {
             thumbnail = "(not indexed yet)"
         } else if hasThumbnail {
             // With what was set aside in making it (a colour profile, the EXIF), if anything.
-            let files = Thumbnailer.gallerySides.compactMap { thumbnailFileName(side: $0).map { "\(thumbnailFolder)/\($0)" } }
+            let files = Thumbnailer.gallerySides.compactMap {
+                thumbnailFileName(side: $0).map { "\(thumbnailFolder)/\($0)" }
+            }
             thumbnail = files.joined(separator: ", ") + (problem.map { " (\($0))" } ?? "")
         } else {
             thumbnail = "none: \(problem ?? "unknown reason")"
@@ -61,7 +68,8 @@ extension Photo {
         case _ where !indexed: preview = "(not indexed yet)"
         case .pending: preview = "(coming: made after the thumbnails of what is waiting)"
         case .notNeeded: preview = "none needed (the photo is shown as it is)"
-        case .made: preview = previewFileName.map { parentDirectory(of: thumbnailFolder) + "/previews/" + $0 } ?? "(made)"
+        case .made:
+            preview = previewFileName.map { parentDirectory(of: thumbnailFolder) + "/previews/" + $0 } ?? "(made)"
         case .failed(let reason): preview = "none: \(reason)"
         }
         lines.append(("preview", preview))

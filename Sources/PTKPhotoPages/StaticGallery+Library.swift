@@ -6,12 +6,15 @@ extension PhotoLibrary {
     /// first (name, sender, time, rating, note; each links to the full photo), written as
     /// `writeGallery` writes it (`index.html` in `outputDirectory`, default `.ptk/gallery/`,
     /// with the thumbnails beside it outside the library folder).
-    public func gallery(to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
-                        leavingOut: (String) -> Void = { _ in }) throws(LibraryError) -> (path: String, photos: Int) {
+    public func gallery(
+        to outputDirectory: String? = nil, linkingFrom finalDirectory: String? = nil,
+        leavingOut: (String) -> Void = { _ in }
+    ) throws(LibraryError) -> (path: String, photos: Int) {
         try writeGallery(to: outputDirectory, linkingFrom: finalDirectory, leavingOut: leavingOut) { contents in
-            StaticGallery.page(directory: directory, photos: contents.photos.map(WebPhoto.init),
-                               photosLink: contents.photosLink, thumbnailsLink: contents.thumbnailsLink,
-                               thumbnailSide: contents.thumbnailSide, thumbnailFiles: contents.oldThumbnails)
+            StaticGallery.page(
+                directory: directory, photos: contents.photos.map(WebPhoto.init),
+                photosLink: contents.photosLink, thumbnailsLink: contents.thumbnailsLink,
+                thumbnailSide: contents.thumbnailSide, thumbnailFiles: contents.oldThumbnails)
         }
     }
 }

@@ -180,7 +180,9 @@ public struct FrameDecoder: Sendable {
 
     private static let decoder = JSONDecoder()
 
-    private static func json<T: Decodable>(_: T.Type, _ payload: ArraySlice<UInt8>, _ type: FrameType) throws(ProtocolViolation) -> T {
+    private static func json<T: Decodable>(_: T.Type, _ payload: ArraySlice<UInt8>, _ type: FrameType)
+        throws(ProtocolViolation) -> T
+    {
         do {
             return try decoder.decode(T.self, from: Data(payload))
         } catch {

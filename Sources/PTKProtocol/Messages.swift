@@ -15,7 +15,10 @@ public struct Hello: Codable, Equatable, Sendable {
     public var features: [String]?
     /// `features` holds `ProtocolFeature` raw values; nil leaves the key out of the JSON, as a
     /// first-edition sender does.
-    public init(proto: String = "ptk", version: Int = ProtocolLimits.version, name: String, window: Int, features: [String]? = nil) {
+    public init(
+        proto: String = "ptk", version: Int = ProtocolLimits.version, name: String, window: Int,
+        features: [String]? = nil
+    ) {
         self.proto = proto
         self.version = version
         self.name = name
@@ -65,8 +68,10 @@ public struct Welcome: Codable, Equatable, Sendable {
     /// `["image/png"]`.
     public var types: [String]?
     /// `sessions` and `types` nil leave their keys out, as a receiver that predates them does.
-    public init(version: Int = ProtocolLimits.version, name: String, window: Int,
-                chunkSize: Int = ProtocolLimits.chunkSize, maxFileSize: Int64, sessions: Int? = nil, types: [String]? = nil) {
+    public init(
+        version: Int = ProtocolLimits.version, name: String, window: Int,
+        chunkSize: Int = ProtocolLimits.chunkSize, maxFileSize: Int64, sessions: Int? = nil, types: [String]? = nil
+    ) {
         self.version = version
         self.name = name
         self.window = window
@@ -160,7 +165,9 @@ public struct Problem: Codable, Equatable, Sendable, CustomStringConvertible {
         self.waiting = waiting
     }
     /// The payload of an ERROR; `waiting` only with `.busy`.
-    public init(_ code: ErrorCode, _ message: String, waiting: Int? = nil) { self.init(code: code.rawValue, message: message, waiting: waiting) }
+    public init(_ code: ErrorCode, _ message: String, waiting: Int? = nil) {
+        self.init(code: code.rawValue, message: message, waiting: waiting)
+    }
     /// The payload of a REJECT or FAILED.
     public init(_ code: FileErrorCode, _ message: String) { self.init(code: code.rawValue, message: message) }
     /// "code: message", or the code alone when there is no message.

@@ -25,8 +25,11 @@ public struct ReceiverSettings: Sendable, Equatable {
 
     /// Defaults fit a receiver that takes every type, plaintext and any sender; the daemon sets
     /// each from its configuration.
-    public init(name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil,
-                plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false, types: [PhotoType] = PhotoType.allCases, lateAnswers: Bool = true) {
+    public init(
+        name: String, window: Int, maxFileSize: Int64, chunkSize: Int = ProtocolLimits.chunkSize, sessions: Int? = nil,
+        plaintextAllowed: Bool = true, trustedSendersOnly: Bool = false, types: [PhotoType] = PhotoType.allCases,
+        lateAnswers: Bool = true
+    ) {
         self.lateAnswers = lateAnswers
         self.name = name
         self.window = window
@@ -203,13 +206,19 @@ public struct ReceiverSession: Sendable {
                 state = .ready
                 return [.send(.reject(problem))]
             case .held(let saved):
-                guard peerTakesHeld else { return internalError("the store answered held to a sender that did not announce it") }
-                guard saved.size == offer.size, saved.sha256 == offer.sha256 else { return internalError("the store holds other bytes than offered") }
+                guard peerTakesHeld else {
+                    return internalError("the store answered held to a sender that did not announce it")
+                }
+                guard saved.size == offer.size, saved.sha256 == offer.sha256 else {
+                    return internalError("the store holds other bytes than offered")
+                }
                 state = .holding(offer, saved)
                 return [.send(.accept(Accept(offset: offer.size)))]
             }
         case .chunkWritten:
-            guard case .receiving(var t) = state, t.unacknowledged > 0 else { return internalError("chunk write out of order") }
+            guard case .receiving(var t) = state, t.unacknowledged > 0 else {
+                return internalError("chunk write out of order")
+            }
             t.unacknowledged -= 1
             state = .receiving(t)
             return [.send(.ack)]
@@ -263,22 +272,35 @@ public struct ReceiverSession: Sendable {
             case .plaintext where !settings.plaintextAllowed:
                 return fail(.tlsRequired, "this receiver takes TLS sessions only")
             case .plaintext where settings.trustedSendersOnly:
-                return fail(.tlsRequired, "this receiver takes photos from trusted devices only, and a device is known only over TLS")
+                return fail(
+                    .tlsRequired,
+                    "this receiver takes photos from trusted devices only, and a device is known only over TLS")
             case .tls(let id, trusted: false) where settings.trustedSendersOnly:
                 guard let id else {
-                    return fail(.unauthorized, "this receiver takes photos from trusted devices only, and this sender has no Ed25519 device identity")
+                    return fail(
+                        .unauthorized,
+                        "this receiver takes photos from trusted devices only, and this sender has no Ed25519 device identity"
+                    )
                 }
                 var actions: [ReceiverAction] = [.recordRefusedSender(id, name: hello.name)]
-                actions += fail(.unauthorized, "device \(id) is not trusted by this receiver; its administrator can allow it with `ptk trust allow \(id.compact.prefix(8))`")
+                actions += fail(
+                    .unauthorized,
+                    "device \(id) is not trusted by this receiver; its administrator can allow it with `ptk trust allow \(id.compact.prefix(8))`"
+                )
                 return actions
             default:
                 break
             }
             window = max(1, min(hello.window ?? 1, settings.window))
             state = .ready
-            return [.send(.welcome(Welcome(name: settings.name, window: window, chunkSize: settings.chunkSize,
-                                           maxFileSize: settings.maxFileSize, sessions: settings.sessions,
-                                           types: settings.types.map(\.mediaType))))]
+            return [
+                .send(
+                    .welcome(
+                        Welcome(
+                            name: settings.name, window: window, chunkSize: settings.chunkSize,
+                            maxFileSize: settings.maxFileSize, sessions: settings.sessions,
+                            types: settings.types.map(\.mediaType))))
+            ]
 
         case (.discarding, .offer) where heldFailure != nil:
             return fail(.unexpectedFrame, "OFFER before the FAILED of the file whose chunks flowed")
@@ -320,7 +342,10 @@ public struct ReceiverSession: Sendable {
             guard bytes.count == expected else {
                 state = .discarding
                 return [.abandonFile(keepForResume: false)]
-                    + failCurrent(Problem(.sizeMismatch, "chunk at offset \(t.received) has \(bytes.count) bytes, expected \(expected)"))
+                    + failCurrent(
+                        Problem(
+                            .sizeMismatch,
+                            "chunk at offset \(t.received) has \(bytes.count) bytes, expected \(expected)"))
             }
             t.received += Int64(bytes.count)
             t.unacknowledged += 1
@@ -328,7 +353,9 @@ public struct ReceiverSession: Sendable {
             return [.writeChunk(bytes)]
 
         case (.receiving(let t), .done):
-            guard t.unacknowledged == 0 else { return fail(.unexpectedFrame, "DONE before every chunk was acknowledged") }
+            guard t.unacknowledged == 0 else {
+                return fail(.unexpectedFrame, "DONE before every chunk was acknowledged")
+            }
             guard t.received == t.offer.size else {
                 state = .ready
                 let failure = StoreFailure(.sizeMismatch, "received \(t.received) of \(t.offer.size) bytes")
@@ -347,7 +374,7 @@ public struct ReceiverSession: Sendable {
             return [.finishFile]
 
         case (_, .hello), (_, .offer), (_, .chunk), (_, .done), (_, .bye),
-             (_, .welcome), (_, .accept), (_, .reject), (_, .saved), (_, .failed), (_, .ack):
+            (_, .welcome), (_, .accept), (_, .reject), (_, .saved), (_, .failed), (_, .ack):
             return fail(.unexpectedFrame, "\(frame.type) is not allowed \(stateDescription)")
         }
     }
@@ -360,13 +387,22 @@ public struct ReceiverSession: Sendable {
         state = .ready
         guard let type = PhotoType(mediaType: offer.mediaType), settings.types.contains(type) else {
             let kept = settings.types.map(\.mediaType).joined(separator: ", ")
-            return [.send(.reject(Problem(.unsupportedType, "\(offer.mediaType) is not a type this receiver keeps (\(kept))")))]
+            return [
+                .send(
+                    .reject(Problem(.unsupportedType, "\(offer.mediaType) is not a type this receiver keeps (\(kept))"))
+                )
+            ]
         }
         if offer.size < Int64(ProtocolLimits.pngSignature.count) {
             return [.send(.reject(Problem(.notPNG, "\(offer.size) bytes is too small for a \(type.displayName)")))]
         }
         if offer.size > settings.maxFileSize {
-            return [.send(.reject(Problem(.tooLarge, "\(offer.size) bytes is over this receiver's limit of \(settings.maxFileSize)")))]
+            return [
+                .send(
+                    .reject(
+                        Problem(
+                            .tooLarge, "\(offer.size) bytes is over this receiver's limit of \(settings.maxFileSize)")))
+            ]
         }
         state = .awaitingDecision(offer)
         return [.evaluateOffer(offer)]

@@ -129,7 +129,9 @@ public struct SenderSession: Sendable {
     public var lateAnswers: Bool { features.contains(.lateAnswers) }
 
     /// A session before HELLO; `window` is clamped, and `features` go in HELLO.features.
-    public init(name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true, features: [ProtocolFeature] = [.held]) {
+    public init(
+        name: String, window: Int, files: [OutgoingFile], pipelining: Bool = true, features: [ProtocolFeature] = [.held]
+    ) {
         self.name = name
         self.requestedWindow = max(1, min(window, ProtocolLimits.maxWindow))
         self.files = files
@@ -141,8 +143,10 @@ public struct SenderSession: Sendable {
     /// sessions it serves at once (a sender opens its first session alone, protocol-v1.md §4),
     /// and which asks for more whenever it has offered all it has: several sessions can so take
     /// their files from one list, and none is left holding files it cannot send.
-    public static func planningAfterWelcome(name: String, window: Int, pipelining: Bool = true,
-                                            features: [ProtocolFeature] = [.held]) -> SenderSession {
+    public static func planningAfterWelcome(
+        name: String, window: Int, pipelining: Bool = true,
+        features: [ProtocolFeature] = [.held]
+    ) -> SenderSession {
         var session = SenderSession(name: name, window: window, files: [], pipelining: pipelining, features: features)
         session.planning = true
         return session
@@ -178,12 +182,13 @@ public struct SenderSession: Sendable {
         let due = heldOutcomes.filter { $0.file < releaseBelow }.sorted { $0.file < $1.file }
         if !due.isEmpty {
             heldOutcomes.removeAll { $0.file < releaseBelow }
-            let ending = ordered.firstIndex {
-                switch $0 {
-                case .send(.bye), .send(.error), .close, .remoteError, .protocolError: return true
-                default: return false
-                }
-            } ?? ordered.count
+            let ending =
+                ordered.firstIndex {
+                    switch $0 {
+                    case .send(.bye), .send(.error), .close, .remoteError, .protocolError: return true
+                    default: return false
+                    }
+                } ?? ordered.count
             let at = lastFinished >= 0 ? min(lastFinished + 1, ending) : ending
             ordered.insert(contentsOf: due.map { SenderAction.finished(file: $0.file, $0.outcome) }, at: at)
         }
@@ -223,22 +228,23 @@ public struct SenderSession: Sendable {
         case (.awaitingResult(let i), .frame(.failed(let p))):
             return answered(i, .failed(p))
         case (.awaitingAnswer, .frame(.saved(let s))) where !awaitingResults.isEmpty,
-             (.awaitingHash, .frame(.saved(let s))) where !awaitingResults.isEmpty,
-             (.awaitingPlan, .frame(.saved(let s))) where !awaitingResults.isEmpty,
-             (.sending, .frame(.saved(let s))) where !awaitingResults.isEmpty:
+            (.awaitingHash, .frame(.saved(let s))) where !awaitingResults.isEmpty,
+            (.awaitingPlan, .frame(.saved(let s))) where !awaitingResults.isEmpty,
+            (.sending, .frame(.saved(let s))) where !awaitingResults.isEmpty:
             // The answer for the oldest file whose DONE went out before this OFFER (pipelining).
             // While chunks flow, only with `lateAnswers`: without it no file is owed by then.
             return [.finished(file: awaitingResults.removeFirst(), .saved(s))]
         case (.awaitingAnswer, .frame(.failed(let p))) where !awaitingResults.isEmpty,
-             (.awaitingHash, .frame(.failed(let p))) where !awaitingResults.isEmpty,
-             (.awaitingPlan, .frame(.failed(let p))) where !awaitingResults.isEmpty,
-             (.sending, .frame(.failed(let p))) where !awaitingResults.isEmpty:
+            (.awaitingHash, .frame(.failed(let p))) where !awaitingResults.isEmpty,
+            (.awaitingPlan, .frame(.failed(let p))) where !awaitingResults.isEmpty,
+            (.sending, .frame(.failed(let p))) where !awaitingResults.isEmpty:
             // A FAILED in place of an ACK comes only once every earlier DONE was answered: while
             // one is owed, a FAILED is that one's.
             return [.finished(file: awaitingResults.removeFirst(), .failed(p))]
         case (.awaitingAnswer, .frame(.accept)) where !awaitingResults.isEmpty && !lateAnswers,
-             (.awaitingAnswer, .frame(.reject)) where !awaitingResults.isEmpty && !lateAnswers:
-            return fail(ProtocolViolation(.unexpectedFrame, "answer to an OFFER before the result of the file sent earlier"))
+            (.awaitingAnswer, .frame(.reject)) where !awaitingResults.isEmpty && !lateAnswers:
+            return fail(
+                ProtocolViolation(.unexpectedFrame, "answer to an OFFER before the result of the file sent earlier"))
         case (.awaitingWelcome, .frame(.welcome(let w))):
             guard w.version == ProtocolLimits.version else {
                 return fail(ProtocolViolation(.unsupportedVersion, "the receiver speaks version \(w.version)"))
@@ -258,7 +264,8 @@ public struct SenderSession: Sendable {
             let file = files[i]
             // The offset may be the file's size off a chunk boundary: the receiver holds it whole ("held", section 7).
             guard a.offset >= 0, a.offset <= file.size, a.offset % Int64(chunkSize) == 0 || a.offset == file.size else {
-                return fail(ProtocolViolation(.badFrame, "ACCEPT.offset \(a.offset) is not a chunk boundary within the file"))
+                return fail(
+                    ProtocolViolation(.badFrame, "ACCEPT.offset \(a.offset) is not a chunk boundary within the file"))
             }
             state = .sending(file: i, next: a.offset, outstanding: [])
             return [.started(file: i, offset: a.offset)] + fillWindow()
@@ -324,7 +331,12 @@ public struct SenderSession: Sendable {
             return actions + [.hash(file: i)]
         }
         state = .awaitingAnswer(file: i)
-        return actions + [.send(.offer(Offer(name: f.name, size: f.size, sha256: sha256, mediaType: f.type.mediaType, modified: f.modified)))]
+        return actions + [
+            .send(
+                .offer(
+                    Offer(name: f.name, size: f.size, sha256: sha256, mediaType: f.type.mediaType, modified: f.modified)
+                ))
+        ]
     }
 
     /// Whether a file from `i` on is of a type the receiver keeps: one more OFFER will go out.

@@ -1,5 +1,5 @@
-import PTKClient
 import PTKCLI
+import PTKClient
 import PTKSystem
 import PTKVocabulary
 
@@ -100,7 +100,9 @@ final class ProgressBar {
         let width = 20
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        writeRaw("\r\u{1B}[K\(name) [\(bar)] \(formatBytes(Double(doneTotal)))/\(formatBytes(Double(total))) \(Int(fraction * 100))% \(formatBytes(rate))/s ETA \(eta)")
+        writeRaw(
+            "\r\u{1B}[K\(name) [\(bar)] \(formatBytes(Double(doneTotal)))/\(formatBytes(Double(total))) \(Int(fraction * 100))% \(formatBytes(rate))/s ETA \(eta)"
+        )
         drawn = true
     }
 

@@ -22,7 +22,9 @@ public struct ReceiverListing: Sendable, Equatable, Encodable {
     public var status: String
 
     /// `txt` is the service's TXT record; `known` the receivers this sender remembers.
-    public init(name: String, host: String, addresses: [String], port: Int, txt: [String: String], known: KnownReceivers) {
+    public init(
+        name: String, host: String, addresses: [String], port: Int, txt: [String: String], known: KnownReceivers
+    ) {
         self.name = name
         self.host = host
         self.addresses = addresses
@@ -47,7 +49,8 @@ public struct ReceiverListing: Sendable, Equatable, Encodable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding strings and integers cannot fail.
         // A name, host or TXT value holding U+2028, DEL, C1 or a bidi control gets a JSON escape.
-        return escapingTerminalControlsInJSON(String(decoding: (try? encoder.encode(receivers)) ?? Data("[]".utf8), as: UTF8.self))
+        return escapingTerminalControlsInJSON(
+            String(decoding: (try? encoder.encode(receivers)) ?? Data("[]".utf8), as: UTF8.self))
     }
 
     /// The list as aligned text, one receiver per line: name, first address and port, protocol
@@ -60,7 +63,8 @@ public struct ReceiverListing: Sendable, Equatable, Encodable {
             let address = escapedForTerminal(r.addresses.first.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "?")
             let id = DeviceID(parsing: r.id)?.short ?? "-"
             let version = r.version.isEmpty ? "?" : escapedForTerminal(r.version)
-            return name + String(repeating: " ", count: width - name.count) + "  \(address):\(r.port)  protocol v\(version)  \(id)  \(r.status)"
+            return name + String(repeating: " ", count: width - name.count)
+                + "  \(address):\(r.port)  protocol v\(version)  \(id)  \(r.status)"
         }.joined(separator: "\n")
     }
 }

@@ -1,8 +1,8 @@
 import FoundationEssentials
+import PTKCLI
 import PTKClient
 import PTKProtocol
 import PTKSystem
-import PTKCLI
 import PTKVocabulary
 
 /// How each file ended, as `--json` names it.
@@ -85,12 +85,17 @@ public final class Report: @unchecked Sendable {
         return names.dropLast().joined(separator: ", ") + " and " + names.last!
     }
 
-    private func emit(path: String, name: String? = nil, _ status: FileStatusWord, reason: String? = nil, size: Int64? = nil, text: String) {
+    private func emit(
+        path: String, name: String? = nil, _ status: FileStatusWord, reason: String? = nil, size: Int64? = nil,
+        text: String
+    ) {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             // Strings and integers always encode.
-            let line = (try? encoder.encode(FileLine(path: path, name: name, status: status.rawValue, reason: reason, size: size))) ?? Data()
+            let line =
+                (try? encoder.encode(
+                    FileLine(path: path, name: name, status: status.rawValue, reason: reason, size: size))) ?? Data()
             print(escapingTerminalControlsInJSON(String(decoding: line, as: UTF8.self)))
         } else {
             // The receiver's name, saved name and messages, and names found in folders, are
@@ -114,12 +119,16 @@ public final class Report: @unchecked Sendable {
             switch outcome {
             case .saved(let s) where s.isDuplicate:
                 counts.alreadyThere += 1
-                emit(path: f.path, name: s.name, .alreadyThere, size: f.size, text: "\(f.path): already there as \(quotedForTerminal(s.name))")
+                emit(
+                    path: f.path, name: s.name, .alreadyThere, size: f.size,
+                    text: "\(f.path): already there as \(quotedForTerminal(s.name))")
             case .saved(let s):
                 counts.saved += 1
                 counts.bytes += f.size - (resumedAt[index] ?? 0)
                 let resumed = resumedAt[index].map { " (resumed at byte \($0))" } ?? ""
-                emit(path: f.path, name: s.name, .saved, size: f.size, text: "\(f.path): saved as \(quotedForTerminal(s.name))\(resumed)")
+                emit(
+                    path: f.path, name: s.name, .saved, size: f.size,
+                    text: "\(f.path): saved as \(quotedForTerminal(s.name))\(resumed)")
             case .rejected(let p):
                 counts.refused += 1
                 emit(path: f.path, .refused, reason: p.description, size: f.size, text: "\(f.path): refused: \(p)")
@@ -141,7 +150,10 @@ public final class Report: @unchecked Sendable {
                 bar.showWaiting(for: peer, ahead: ahead)
             } else if !quiet && !saidWaiting {
                 saidWaiting = true
-                writeToStandardError(escapedForTerminal("ptk-send: \(peer) is busy serving other senders; waiting for a turn (up to \(durationText(waitLimit)), --wait)"))
+                writeToStandardError(
+                    escapedForTerminal(
+                        "ptk-send: \(peer) is busy serving other senders; waiting for a turn (up to \(durationText(waitLimit)), --wait)"
+                    ))
             }
         }
     }
@@ -157,7 +169,9 @@ public final class Report: @unchecked Sendable {
         bar?.clear()
         for i in unsent {
             counts.notSent += 1
-            emit(path: files[i].path, .notSent, reason: "the session ended first", size: files[i].size, text: "\(files[i].path): not sent")
+            emit(
+                path: files[i].path, .notSent, reason: "the session ended first", size: files[i].size,
+                text: "\(files[i].path): not sent")
         }
         for (path, reason) in leftOut {
             counts.leftOut += 1
@@ -169,7 +183,9 @@ public final class Report: @unchecked Sendable {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             // Strings and numbers always encode.
-            print(escapingTerminalControlsInJSON(String(decoding: (try? encoder.encode(SummaryLine(summary: counts))) ?? Data(), as: UTF8.self)))
+            print(
+                escapingTerminalControlsInJSON(
+                    String(decoding: (try? encoder.encode(SummaryLine(summary: counts))) ?? Data(), as: UTF8.self)))
         } else if showSummary {
             writeToStandardError(escapedForTerminal("ptk-send: " + summaryText))
         }
@@ -185,12 +201,14 @@ public final class Report: @unchecked Sendable {
         add(counts.refused, "refused")
         add(counts.failed, "failed")
         if counts.notKept > 0 {
-            parts.append("\(counts.notKept) not kept by \(counts.receiver ?? peer) (it keeps \(Self.typeList(keptTypes ?? [])))")
+            parts.append(
+                "\(counts.notKept) not kept by \(counts.receiver ?? peer) (it keeps \(Self.typeList(keptTypes ?? [])))")
         }
         add(counts.leftOut, "left out (not photos)")
         add(counts.notSent, "not sent")
         if parts.isEmpty { parts.append("nothing sent") }
         let rate = counts.seconds > 0 ? " (\(formatBytes(Double(counts.bytes) / counts.seconds))/s)" : ""
-        return parts.joined(separator: ", ") + "; \(formatBytes(Double(counts.bytes))) in \(formatDecimal(counts.seconds)) s\(rate)"
+        return parts.joined(separator: ", ")
+            + "; \(formatBytes(Double(counts.bytes))) in \(formatDecimal(counts.seconds)) s\(rate)"
     }
 }

@@ -40,8 +40,10 @@ final class CheckingThread: @unchecked Sendable {
     /// Continues `hasher` and `structure`, which may already hold the file's first bytes.
     /// `slot`, when given, is one taken from it for this thread, given back when it ends. The
     /// thread is one of `group`'s.
-    init(continuing hasher: consuming SHA256, structure: StructureCheck, gate: ExitGate, slot: Slots? = nil,
-         group: ThreadGroup = .process, depth: Int = 8, batch: Int = 4) {
+    init(
+        continuing hasher: consuming SHA256, structure: StructureCheck, gate: ExitGate, slot: Slots? = nil,
+        group: ThreadGroup = .process, depth: Int = 8, batch: Int = 4
+    ) {
         self.hasher = hasher
         self.structure = structure
         self.gate = gate

@@ -34,7 +34,9 @@ final class FlushRounds: @unchecked Sendable {
     /// How files and directories are flushed; tests replace them to fail one.
     struct Flush: Sendable {
         var file: @Sendable (FileDescriptor) throws(SystemError) -> Void = { fd throws(SystemError) in try fd.sync() }
-        var directory: @Sendable (FileDescriptor) throws(SystemError) -> Void = { fd throws(SystemError) in try fd.sync() }
+        var directory: @Sendable (FileDescriptor) throws(SystemError) -> Void = { fd throws(SystemError) in
+            try fd.sync()
+        }
     }
 
     /// Most threads flushing files (or folders) at once in a round (the flusher's own included).
@@ -237,14 +239,17 @@ final class FlushRounds: @unchecked Sendable {
         // 1. Every file's data, several at once.
         let failures = parallel.run(jobs.count) { [flush] i throws(SystemError) in try flush.file(jobs[i].file) }
         for (i, failure) in failures.enumerated() {
-            if let failure { results[i] = .failure(StoreFailure(failure.isNoSpace ? .noSpace : .io, failure.description)) }
+            if let failure {
+                results[i] = .failure(StoreFailure(failure.isNoSpace ? .noSpace : .io, failure.description))
+            }
         }
         // 2. Each flushed file to its final name, without replacing anything.
         var placed: [Int: PhotoStore.Placed] = [:]
         for i in jobs.indices where results[i] == nil {
             let job = jobs[i]
             do throws(SystemError) {
-                placed[i] = try store.place(temporary: job.temporary, offeredName: job.offeredName, type: job.type, folder: job.folder)
+                placed[i] = try store.place(
+                    temporary: job.temporary, offeredName: job.offeredName, type: job.type, folder: job.folder)
             } catch {
                 results[i] = .failure(StoreFailure(error.isNoSpace ? .noSpace : .io, error.description))
             }
@@ -263,7 +268,9 @@ final class FlushRounds: @unchecked Sendable {
         // must not make the round, which everyone's photos wait for, one flush per folder long).
         let byFolder = Dictionary(grouping: placed.keys.sorted()) { placed[$0]!.folder }.sorted { $0.key < $1.key }
         let directories = byFolder.map { placed[$0.value[0]]!.directory }
-        let folderFailures = directoryParallel.run(directories.count) { [flush] i throws(SystemError) in try flush.directory(directories[i]) }
+        let folderFailures = directoryParallel.run(directories.count) { [flush] i throws(SystemError) in
+            try flush.directory(directories[i])
+        }
         for (f, (_, members)) in byFolder.enumerated() {
             do throws(SystemError) {
                 if let failure = folderFailures[f] { throw failure }

@@ -58,21 +58,27 @@ public enum HEIFCheck {
         let size: Int64
         do { size = try fd.status().size } catch { return .failure(FormatError("cannot read its status: \(error)")) }
         do {
-            return .success(try check(size: size) { (offset, count) throws(FormatError) -> [UInt8] in
-                var out = [UInt8](repeating: 0, count: count)
-                var done = 0
-                while done < count {
-                    let n: Int
-                    do {
-                        n = try out.withUnsafeMutableBytes { b throws(SystemError) in
-                            try fd.read(fromAbsoluteOffset: offset + Int64(done), into: UnsafeMutableRawBufferPointer(rebasing: b[done...]))
+            return .success(
+                try check(size: size) { (offset, count) throws(FormatError) -> [UInt8] in
+                    var out = [UInt8](repeating: 0, count: count)
+                    var done = 0
+                    while done < count {
+                        let n: Int
+                        do {
+                            n = try out.withUnsafeMutableBytes { b throws(SystemError) in
+                                try fd.read(
+                                    fromAbsoluteOffset: offset + Int64(done),
+                                    into: UnsafeMutableRawBufferPointer(rebasing: b[done...]))
+                            }
+                        } catch { throw FormatError("cannot read it: \(error)") }
+                        guard n > 0 else {
+                            throw FormatError(
+                                "the file ends at byte \(offset + Int64(done)), inside what its boxes describe")
                         }
-                    } catch { throw FormatError("cannot read it: \(error)") }
-                    guard n > 0 else { throw FormatError("the file ends at byte \(offset + Int64(done)), inside what its boxes describe") }
-                    done += n
-                }
-                return out
-            })
+                        done += n
+                    }
+                    return out
+                })
         } catch {
             return .failure(error)
         }
@@ -95,7 +101,9 @@ public enum HEIFCheck {
         var meta: (Int64, Int64)?
         while at < size {
             boxes += 1
-            guard boxes <= HEIFLimits.topLevelBoxes else { throw FormatError("over \(HEIFLimits.topLevelBoxes) boxes at the top level") }
+            guard boxes <= HEIFLimits.topLevelBoxes else {
+                throw FormatError("over \(HEIFLimits.topLevelBoxes) boxes at the top level")
+            }
             let head = try read(at, Int(min(16, size - at)))
             guard head.count >= 8 else { throw FormatError("\(head.count) stray bytes at the end") }
             let size32 = head[0..<4].reduce(0) { $0 << 8 | UInt64($1) }
@@ -110,7 +118,9 @@ public enum HEIFCheck {
             } else if size32 == 0 {
                 length = size - at
             }
-            guard length >= header, length <= size - at else { throw FormatError("a box of \(length) bytes at byte \(at) does not fit in the file") }
+            guard length >= header, length <= size - at else {
+                throw FormatError("a box of \(length) bytes at byte \(at) does not fit in the file")
+            }
             if head[4..<8].elementsEqual("meta".utf8) {
                 guard meta == nil else { throw FormatError("a second meta box") }
                 meta = (at + header, length - header)
@@ -118,7 +128,9 @@ public enum HEIFCheck {
             at += length
         }
         guard let (start, length) = meta else { throw FormatError("no meta box (the images' descriptions)") }
-        guard length <= HEIFValidator.metaLimit else { throw FormatError("meta box of \(length) bytes is over the 16 MiB limit") }
+        guard length <= HEIFValidator.metaLimit else {
+            throw FormatError("meta box of \(length) bytes is over the 16 MiB limit")
+        }
         return try read(start, Int(length))
     }
 
@@ -165,16 +177,22 @@ public enum HEIFCheck {
             // Derived images first: a grid's size is judged before its tiles are read.
             let ordered = roles.keys.sorted { (isDerived($0) ? 0 : 1, $0) < (isDerived($1) ? 0 : 1, $1) }
             for id in ordered {
-                guard let item = items.items[id] else { throw FormatError("item \(id) (\(roles[id]!)) is not described in iinf") }
+                guard let item = items.items[id] else {
+                    throw FormatError("item \(id) (\(roles[id]!)) is not described in iinf")
+                }
                 for type in Self.single where items.count(type, of: id) > 1 {
-                    throw FormatError("item \(id) (\(roles[id]!)) has \(items.count(type, of: id)) \(type) properties (one is allowed)")
+                    throw FormatError(
+                        "item \(id) (\(roles[id]!)) has \(items.count(type, of: id)) \(type) properties (one is allowed)"
+                    )
                 }
                 switch item.type {
                 case "hvc1": try checkCoded(item)
                 case "grid": try checkGrid(item)
                 case "iovl": try checkOverlay(item)
                 default:
-                    throw FormatError("item \(id) (\(roles[id]!)) is of type '\(item.type)': only HEVC images, grids and overlays are read")
+                    throw FormatError(
+                        "item \(id) (\(roles[id]!)) is of type '\(item.type)': only HEVC images, grids and overlays are read"
+                    )
                 }
             }
             // An auxiliary image is decoded with its image (libheif 1.15 takes one as alpha when
@@ -182,8 +200,12 @@ public enum HEIFCheck {
             for id in ordered {
                 for auxiliary in items.referring(to: id, by: "auxl") {
                     let (a, i) = (try ispe(auxiliary), try ispe(id))
-                    guard min(a.width, a.height) <= min(i.width, i.height), max(a.width, a.height) <= max(i.width, i.height) else {
-                        throw FormatError("auxiliary image \(auxiliary) of \(a.width)x\(a.height) is larger than its image \(id) of \(i.width)x\(i.height)")
+                    guard min(a.width, a.height) <= min(i.width, i.height),
+                        max(a.width, a.height) <= max(i.width, i.height)
+                    else {
+                        throw FormatError(
+                            "auxiliary image \(auxiliary) of \(a.width)x\(a.height) is larger than its image \(id) of \(i.width)x\(i.height)"
+                        )
                     }
                 }
             }
@@ -195,17 +217,21 @@ public enum HEIFCheck {
                 report.pixels = max(report.pixels, pixels[id] ?? 0)
                 if items.items[id]?.type == "iovl" {
                     // Layers of the largest ispe add up past UInt64: more than any budget, not a trap.
-                    report.pixels = max(report.pixels, items.referred(from: id, by: "dimg").reduce(0) { sum, layer in
-                        let (total, overflow) = sum.addingReportingOverflow(pixels[layer] ?? 0)
-                        return overflow ? .max : total
-                    })
+                    report.pixels = max(
+                        report.pixels,
+                        items.referred(from: id, by: "dimg").reduce(0) { sum, layer in
+                            let (total, overflow) = sum.addingReportingOverflow(pixels[layer] ?? 0)
+                            return overflow ? .max : total
+                        })
                 }
-                for other in items.referred(from: id, by: "dimg") + items.referring(to: id, by: "auxl") where decoded.insert(other).inserted {
+                for other in items.referred(from: id, by: "dimg") + items.referring(to: id, by: "auxl")
+                where decoded.insert(other).inserted {
                     next.append(other)
                 }
             }
             if let (id, count) = slices.filter({ $0.value > HEIFLimits.slicesPerImage }).min(by: { $0.key < $1.key }) {
-                report.decodeProblem = "HEVC item \(id) is coded in \(count) slice segments, over the \(HEIFLimits.slicesPerImage) a thumbnail is decoded from (each may cost a decode of the whole picture)"
+                report.decodeProblem =
+                    "HEVC item \(id) is coded in \(count) slice segments, over the \(HEIFLimits.slicesPerImage) a thumbnail is decoded from (each may cost a decode of the whole picture)"
             }
             return report
         }
@@ -213,7 +239,9 @@ public enum HEIFCheck {
         private func isDerived(_ id: UInt32) -> Bool { ["grid", "iovl"].contains(items.items[id]?.type ?? "") }
 
         private func ispe(_ id: UInt32) throws(FormatError) -> (width: UInt64, height: UInt64) {
-            guard let body = items.property("ispe", of: id) else { throw FormatError("image item \(id) has no ispe (its size)") }
+            guard let body = items.property("ispe", of: id) else {
+                throw FormatError("image item \(id) has no ispe (its size)")
+            }
             var r = ByteReader(Array(body), 0..<body.count, box: "ispe")
             _ = try r.u32()
             return (UInt64(try r.u32()), UInt64(try r.u32()))
@@ -226,15 +254,20 @@ public enum HEIFCheck {
             var r = ByteReader(data, 0..<data.count, box: "grid description of item \(item.id)")
             guard try r.u8() == 0 else { throw FormatError("grid item \(item.id) of an unknown version") }
             let wide = try r.u8() & 1 != 0
-            let rows = UInt64(try r.u8()) + 1, columns = UInt64(try r.u8()) + 1
-            let width = try r.uint(wide ? 4 : 2), height = try r.uint(wide ? 4 : 2)
+            let rows = UInt64(try r.u8()) + 1
+            let columns = UInt64(try r.u8()) + 1
+            let width = try r.uint(wide ? 4 : 2)
+            let height = try r.uint(wide ? 4 : 2)
             let declared = try ispe(item.id)
             guard (width, height) == declared else {
-                throw FormatError("grid item \(item.id) makes a \(width)x\(height) image, its ispe says \(declared.width)x\(declared.height)")
+                throw FormatError(
+                    "grid item \(item.id) makes a \(width)x\(height) image, its ispe says \(declared.width)x\(declared.height)"
+                )
             }
             pixels[item.id] = width * height
             guard rows * columns <= UInt64(HEIFLimits.tiles) else {
-                throw FormatError("grid item \(item.id) of \(rows) x \(columns) tiles is over the \(HEIFLimits.tiles)-tile limit")
+                throw FormatError(
+                    "grid item \(item.id) of \(rows) x \(columns) tiles is over the \(HEIFLimits.tiles)-tile limit")
             }
             let tiles = items.referred(from: item.id, by: "dimg")
             guard tiles.count == Int(rows * columns) else {
@@ -242,17 +275,25 @@ public enum HEIFCheck {
             }
             var tileSize: (width: UInt64, height: UInt64)?
             for tile in tiles {
-                guard items.items[tile]?.type == "hvc1" else { throw FormatError("a tile of grid item \(item.id) is not an HEVC image") }
+                guard items.items[tile]?.type == "hvc1" else {
+                    throw FormatError("a tile of grid item \(item.id) is not an HEVC image")
+                }
                 let size = try ispe(tile)
                 if let tileSize, tileSize != size {
-                    throw FormatError("the tiles of grid item \(item.id) are of different sizes (\(tileSize.width)x\(tileSize.height), \(size.width)x\(size.height))")
+                    throw FormatError(
+                        "the tiles of grid item \(item.id) are of different sizes (\(tileSize.width)x\(tileSize.height), \(size.width)x\(size.height))"
+                    )
                 }
                 tileSize = size
             }
             // The tiles cover the output, with no row or column wholly outside it.
-            guard let t = tileSize, t.width > 0, t.height > 0, columns * t.width >= width, (columns - 1) * t.width < width,
-                  rows * t.height >= height, (rows - 1) * t.height < height else {
-                throw FormatError("grid item \(item.id): \(rows) x \(columns) tiles of \(tileSize.map { "\($0.width)x\($0.height)" } ?? "no size") do not make \(width)x\(height)")
+            guard let t = tileSize, t.width > 0, t.height > 0, columns * t.width >= width,
+                (columns - 1) * t.width < width,
+                rows * t.height >= height, (rows - 1) * t.height < height
+            else {
+                throw FormatError(
+                    "grid item \(item.id): \(rows) x \(columns) tiles of \(tileSize.map { "\($0.width)x\($0.height)" } ?? "no size") do not make \(width)x\(height)"
+                )
             }
         }
 
@@ -261,7 +302,8 @@ public enum HEIFCheck {
         private mutating func checkOverlay(_ item: HEIFItems.Item) throws(FormatError) {
             let layers = items.referred(from: item.id, by: "dimg")
             guard !layers.isEmpty, layers.count <= HEIFLimits.tiles else {
-                throw FormatError("overlay item \(item.id) of \(layers.count) images (1 to \(HEIFLimits.tiles) allowed)")
+                throw FormatError(
+                    "overlay item \(item.id) of \(layers.count) images (1 to \(HEIFLimits.tiles) allowed)")
             }
             // libheif decodes each reference: one layer named 1,024 times costs 1,024 decodes
             // from a file the size of one image, and drawing it again in the same place adds nothing.
@@ -273,18 +315,24 @@ public enum HEIFCheck {
             guard try r.u8() == 0 else { throw FormatError("overlay item \(item.id) of an unknown version") }
             let wide = try r.u8() & 1 != 0
             _ = try r.take(8)
-            let width = try r.uint(wide ? 4 : 2), height = try r.uint(wide ? 4 : 2)
+            let width = try r.uint(wide ? 4 : 2)
+            let height = try r.uint(wide ? 4 : 2)
             _ = try r.take(layers.count * (wide ? 8 : 4))
             let declared = try ispe(item.id)
             guard (width, height) == declared else {
-                throw FormatError("overlay item \(item.id) makes a \(width)x\(height) image, its ispe says \(declared.width)x\(declared.height)")
+                throw FormatError(
+                    "overlay item \(item.id) makes a \(width)x\(height) image, its ispe says \(declared.width)x\(declared.height)"
+                )
             }
             pixels[item.id] = width * height
             for layer in layers {
-                guard items.items[layer]?.type == "hvc1" else { throw FormatError("an image of overlay item \(item.id) is not an HEVC image") }
+                guard items.items[layer]?.type == "hvc1" else {
+                    throw FormatError("an image of overlay item \(item.id) is not an HEVC image")
+                }
                 let size = try ispe(layer)
                 guard size.width <= width, size.height <= height else {
-                    throw FormatError("overlay item \(item.id) of \(width)x\(height) holds a \(size.width)x\(size.height) image")
+                    throw FormatError(
+                        "overlay item \(item.id) of \(width)x\(height) holds a \(size.width)x\(size.height) image")
                 }
             }
         }
@@ -300,12 +348,17 @@ public enum HEIFCheck {
         /// cost the photo).
         private mutating func checkCoded(_ item: HEIFItems.Item) throws(FormatError) {
             let declared = try ispe(item.id)
-            guard let hvcC = items.property("hvcC", of: item.id) else { throw FormatError("HEVC item \(item.id) has no hvcC (its decoder configuration)") }
+            guard let hvcC = items.property("hvcC", of: item.id) else {
+                throw FormatError("HEVC item \(item.id) has no hvcC (its decoder configuration)")
+            }
             let configuration = try HEVCPictureSize.configuration(hvcC)
             var picture = Picture(item: item.id, declared: declared)
             for unit in configuration.units {
                 try count(item.id, &picture)
-                guard unit.count >= 2 else { throw FormatError("the hvcC of HEVC item \(item.id) holds a NAL unit of 1 byte, too short for its header") }
+                guard unit.count >= 2 else {
+                    throw FormatError(
+                        "the hvcC of HEVC item \(item.id) holds a NAL unit of 1 byte, too short for its header")
+                }
                 try picture.add(HEVCUnit(unit))
             }
             let data = try segments(item)
@@ -317,16 +370,24 @@ public enum HEIFCheck {
                 at += 4
                 guard length <= total - at else { break }
                 guard length >= 2 else {
-                    let note = configuration.lengthSize == 4 ? "" : " (hvcC says \(configuration.lengthSize)-byte NAL unit lengths; libheif 1.15 reads 4-byte ones)"
-                    throw FormatError("HEVC item \(item.id) holds a NAL unit of \(length) bytes, too short for its header\(note)")
+                    let note =
+                        configuration.lengthSize == 4
+                        ? ""
+                        : " (hvcC says \(configuration.lengthSize)-byte NAL unit lengths; libheif 1.15 reads 4-byte ones)"
+                    throw FormatError(
+                        "HEVC item \(item.id) holds a NAL unit of \(length) bytes, too short for its header\(note)")
                 }
                 // The header and the slice flag, or a parameter set's first fields.
                 var unit = HEVCUnit(try readData(data, at, Int(min(length, 8)))[...])
-                if unit.type == HEVCUnit.spsType, length > 8 { unit = HEVCUnit(try readData(data, at, Int(min(length, 1024)))[...]) }
+                if unit.type == HEVCUnit.spsType, length > 8 {
+                    unit = HEVCUnit(try readData(data, at, Int(min(length, 1024)))[...])
+                }
                 try picture.add(unit)
                 at += length
             }
-            guard picture.pictures <= 1 else { throw FormatError("HEVC item \(item.id) holds \(picture.pictures) pictures (an image is one)") }
+            guard picture.pictures <= 1 else {
+                throw FormatError("HEVC item \(item.id) holds \(picture.pictures) pictures (an image is one)")
+            }
             pixels[item.id] = picture.largest
             slices[item.id] = picture.slices
         }
@@ -335,8 +396,12 @@ public enum HEIFCheck {
         private mutating func count(_ id: UInt32, _ picture: inout Picture) throws(FormatError) {
             picture.units += 1
             nalUnits += 1
-            guard picture.units <= HEIFLimits.nalUnitsPerImage else { throw FormatError("HEVC item \(id) holds over \(HEIFLimits.nalUnitsPerImage) NAL units") }
-            guard nalUnits <= HEIFLimits.nalUnits else { throw FormatError("over \(HEIFLimits.nalUnits) NAL units in the file") }
+            guard picture.units <= HEIFLimits.nalUnitsPerImage else {
+                throw FormatError("HEVC item \(id) holds over \(HEIFLimits.nalUnitsPerImage) NAL units")
+            }
+            guard nalUnits <= HEIFLimits.nalUnits else {
+                throw FormatError("over \(HEIFLimits.nalUnits) NAL units in the file")
+            }
         }
 
         /// What one coded image's NAL units declare.
@@ -362,8 +427,11 @@ public enum HEIFCheck {
                     // of an image it turns (irot) turned, which the standard says it is not.
                     let (codedShort, codedLong) = (min(coded.width, coded.height), max(coded.width, coded.height))
                     let (short, long) = (min(declared.width, declared.height), max(declared.width, declared.height))
-                    guard codedShort <= short + HEIFLimits.codedMargin, codedLong <= long + HEIFLimits.codedMargin else {
-                        throw FormatError("HEVC item \(item) is coded \(coded.width)x\(coded.height), its ispe says \(declared.width)x\(declared.height)")
+                    guard codedShort <= short + HEIFLimits.codedMargin, codedLong <= long + HEIFLimits.codedMargin
+                    else {
+                        throw FormatError(
+                            "HEVC item \(item) is coded \(coded.width)x\(coded.height), its ispe says \(declared.width)x\(declared.height)"
+                        )
                     }
                     // Sides of 33 bits (an ispe of 0xFFFFFFFF plus the margin) multiply past
                     // UInt64: more than any budget, not a trap.
@@ -384,7 +452,9 @@ public enum HEIFCheck {
         }
 
         private func segments(_ item: HEIFItems.Item) throws(FormatError) -> [Segment] {
-            guard let location = item.location else { throw FormatError("item \(item.id) has no data (iloc does not place it)") }
+            guard let location = item.location else {
+                throw FormatError("item \(item.id) has no data (iloc does not place it)")
+            }
             let inIdat: Bool
             let limit: Int64
             switch location.method {
@@ -396,14 +466,19 @@ public enum HEIFCheck {
                 inIdat = true
                 limit = Int64(idat.count)
             default:
-                throw FormatError("item \(item.id) is made from other items' data (construction method \(location.method))")
+                throw FormatError(
+                    "item \(item.id) is made from other items' data (construction method \(location.method))")
             }
             var out: [Segment] = []
             for extent in location.extents {
                 let (start, overflow) = location.baseOffset.addingReportingOverflow(extent.offset)
-                guard !overflow, start <= UInt64(limit) else { throw FormatError("item \(item.id)'s data starts past the end of \(inIdat ? "idat" : "the file")") }
+                guard !overflow, start <= UInt64(limit) else {
+                    throw FormatError("item \(item.id)'s data starts past the end of \(inIdat ? "idat" : "the file")")
+                }
                 let length = extent.length == 0 ? UInt64(limit) - start : extent.length
-                guard length <= UInt64(limit) - start else { throw FormatError("item \(item.id)'s data runs past the end of \(inIdat ? "idat" : "the file")") }
+                guard length <= UInt64(limit) - start else {
+                    throw FormatError("item \(item.id)'s data runs past the end of \(inIdat ? "idat" : "the file")")
+                }
                 out.append(Segment(inIdat: inIdat, start: Int64(start), length: Int64(length)))
             }
             return out

@@ -119,7 +119,9 @@ public struct HEIFItems: Sendable {
         }
         if let ilocBody { try readLocations(ilocBody) }
         var associated: Set<UInt32> = []
-        for (body, version, flags) in ipmaBodies { try readAssociations(body, version: version, wide: flags & 1 != 0, seen: &associated) }
+        for (body, version, flags) in ipmaBodies {
+            try readAssociations(body, version: version, wide: flags & 1 != 0, seen: &associated)
+        }
         for r in references {
             referredIndex[ReferenceKey(item: r.from, type: r.type), default: []] += r.to
             for to in r.to { referringIndex[ReferenceKey(item: to, type: r.type), default: []].append(r.from) }
@@ -133,13 +135,19 @@ public struct HEIFItems: Sendable {
 
     /// The boxes inside `range` of `bytes`, each within it. `nestedFullBox`: a child of that type
     /// is a full box with an entry count whose boxes are counted as well (`dinf`'s `dref`).
-    private mutating func children(_ range: Range<Int>, in parent: String, nestedFullBox: String? = nil) throws(FormatError) -> [Child] {
+    private mutating func children(_ range: Range<Int>, in parent: String, nestedFullBox: String? = nil)
+        throws(FormatError) -> [Child]
+    {
         var out: [Child] = []
         var at = range.lowerBound
         while at < range.upperBound {
-            guard range.upperBound - at >= 8 else { throw FormatError("\(range.upperBound - at) stray bytes at the end of the \(parent) box") }
+            guard range.upperBound - at >= 8 else {
+                throw FormatError("\(range.upperBound - at) stray bytes at the end of the \(parent) box")
+            }
             boxes += 1
-            guard boxes <= HEIFLimits.metaBoxes else { throw FormatError("over \(HEIFLimits.metaBoxes) boxes in the meta box") }
+            guard boxes <= HEIFLimits.metaBoxes else {
+                throw FormatError("over \(HEIFLimits.metaBoxes) boxes in the meta box")
+            }
             var r = ByteReader(bytes, at..<range.upperBound)
             let size32 = try r.u32()
             let type = try r.type()
@@ -171,7 +179,9 @@ public struct HEIFItems: Sendable {
     private mutating func readItemInfo(_ body: Range<Int>) throws(FormatError) {
         var r = try fullBox(body, "iinf")
         let count = r.version == 0 ? UInt32(try r.u16()) : try r.u32()
-        guard count <= HEIFLimits.items else { throw FormatError("\(count) items is over the \(HEIFLimits.items)-item limit") }
+        guard count <= HEIFLimits.items else {
+            throw FormatError("\(count) items is over the \(HEIFLimits.items)-item limit")
+        }
         for entry in try children(r.position..<body.upperBound, in: "iinf") where entry.type == "infe" {
             guard items.count < HEIFLimits.items else { throw FormatError("over \(HEIFLimits.items) items") }
             var e = try fullBox(entry.body, "infe")
@@ -204,7 +214,9 @@ public struct HEIFItems: Sendable {
             }
             let count = Int(try e.u16())
             total += count
-            guard total <= HEIFLimits.references else { throw FormatError("over \(HEIFLimits.references) item references") }
+            guard total <= HEIFLimits.references else {
+                throw FormatError("over \(HEIFLimits.references) item references")
+            }
             var to: [UInt32] = []
             to.reserveCapacity(count)
             for _ in 0..<count { to.append(wide ? try e.u32() : UInt32(try e.u16())) }
@@ -217,13 +229,17 @@ public struct HEIFItems: Sendable {
         var r = try fullBox(body, "iloc")
         guard r.version <= 2 else { throw FormatError("iloc box of version \(r.version)") }
         let sizes = try r.u16()
-        let offsetSize = Int(sizes >> 12), lengthSize = Int(sizes >> 8 & 15), baseSize = Int(sizes >> 4 & 15)
+        let offsetSize = Int(sizes >> 12)
+        let lengthSize = Int(sizes >> 8 & 15)
+        let baseSize = Int(sizes >> 4 & 15)
         let indexSize = r.version == 0 ? 0 : Int(sizes & 15)
         for s in [offsetSize, lengthSize, baseSize, indexSize] where ![0, 4, 8].contains(s) {
             throw FormatError("iloc field of \(s) bytes (0, 4 or 8 allowed)")
         }
         let count = r.version < 2 ? UInt32(try r.u16()) : try r.u32()
-        guard count <= HEIFLimits.items else { throw FormatError("iloc places \(count) items, over the \(HEIFLimits.items)-item limit") }
+        guard count <= HEIFLimits.items else {
+            throw FormatError("iloc places \(count) items, over the \(HEIFLimits.items)-item limit")
+        }
         var extents = 0
         var placed: Set<UInt32> = []
         for _ in 0..<count {
@@ -250,10 +266,14 @@ public struct HEIFItems: Sendable {
 
     /// ipma: each item's properties, by 1-based index into ipco (0: none). An item is listed
     /// once in all (`seen`): libheif 1.15 reads an item's first entry only.
-    private mutating func readAssociations(_ body: Range<Int>, version: UInt8, wide: Bool, seen: inout Set<UInt32>) throws(FormatError) {
+    private mutating func readAssociations(_ body: Range<Int>, version: UInt8, wide: Bool, seen: inout Set<UInt32>)
+        throws(FormatError)
+    {
         var r = ByteReader(bytes, body, box: "ipma")
         let count = try r.u32()
-        guard count <= HEIFLimits.items else { throw FormatError("ipma lists \(count) items, over the \(HEIFLimits.items)-item limit") }
+        guard count <= HEIFLimits.items else {
+            throw FormatError("ipma lists \(count) items, over the \(HEIFLimits.items)-item limit")
+        }
         for _ in 0..<count {
             let id = version < 1 ? UInt32(try r.u16()) : try r.u32()
             guard seen.insert(id).inserted else { throw FormatError("ipma lists item \(id) twice") }
@@ -271,7 +291,9 @@ public struct HEIFItems: Sendable {
 
     /// The body of the item's first property of `type`, if it has one.
     public func property(_ type: String, of id: UInt32) -> ArraySlice<UInt8>? {
-        guard let item = items[id], let p = item.properties.first(where: { properties[$0].type == type }) else { return nil }
+        guard let item = items[id], let p = item.properties.first(where: { properties[$0].type == type }) else {
+            return nil
+        }
         return bytes[properties[p].body]
     }
 

@@ -82,14 +82,17 @@ public struct HEIFValidator: FormatCheck {
         if size32 == 1 && field.count < 16 { return }
         let typeBytes = field[4..<8]
         guard typeBytes.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-            throw FormatError("box \(boxes + 1) at byte \(cursor.position - Int64(field.count)) has no box type (not a HEIF file)")
+            throw FormatError(
+                "box \(boxes + 1) at byte \(cursor.position - Int64(field.count)) has no box type (not a HEIF file)")
         }
         let type = String(decoding: typeBytes, as: UTF8.self)
         let headerSize = Int64(field.count)
         let start = cursor.position - headerSize
         boxes += 1
         // libheif keeps every top-level box: a file of empty boxes is memory, not a photo.
-        guard boxes <= HEIFLimits.topLevelBoxes else { throw FormatError("over \(HEIFLimits.topLevelBoxes) boxes at the top level") }
+        guard boxes <= HEIFLimits.topLevelBoxes else {
+            throw FormatError("over \(HEIFLimits.topLevelBoxes) boxes at the top level")
+        }
         if boxes == 1 && type != "ftyp" { throw FormatError("does not start with a ftyp box (not a HEIF file)") }
         if boxes > 1 && type == "ftyp" { throw FormatError("a second ftyp box") }
         if type == "meta" { sawMeta = true }
@@ -100,17 +103,24 @@ public struct HEIFValidator: FormatCheck {
             size = Int64(large)
         } else if size32 == 0 {
             // To the end of the file: the last box.
-            guard let totalSize = cursor.totalSize else { throw FormatError("\(type) box without a size, in a file of unknown size") }
+            guard let totalSize = cursor.totalSize else {
+                throw FormatError("\(type) box without a size, in a file of unknown size")
+            }
             size = totalSize - start
         } else {
             size = Int64(size32)
         }
         guard size >= headerSize else { throw FormatError("\(type) box of \(size) bytes is shorter than its header") }
         if let totalSize = cursor.totalSize, !cursor.fits(from: start, count: size) {
-            throw FormatError("\(type) box of \(size) bytes at byte \(start) runs past the end of the \(totalSize)-byte file")
+            throw FormatError(
+                "\(type) box of \(size) bytes at byte \(start) runs past the end of the \(totalSize)-byte file")
         }
-        if type == "ftyp" && size > Self.ftypLimit { throw FormatError("ftyp box of \(size) bytes is over the \(Self.ftypLimit)-byte limit") }
-        if type == "meta" && size > Self.metaLimit { throw FormatError("meta box of \(size) bytes is over the 16 MiB limit") }
+        if type == "ftyp" && size > Self.ftypLimit {
+            throw FormatError("ftyp box of \(size) bytes is over the \(Self.ftypLimit)-byte limit")
+        }
+        if type == "meta" && size > Self.metaLimit {
+            throw FormatError("meta box of \(size) bytes is over the 16 MiB limit")
+        }
         cursor.clearField()
         let body = size - headerSize
         if size32 == 0 {

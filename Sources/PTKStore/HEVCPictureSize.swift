@@ -6,7 +6,9 @@ public enum HEVCPictureSize {
     /// length fields it declares for the item's data (1, 2 or 4), and every NAL unit of its
     /// arrays that libheif 1.15 hands the decoder, in order: all but empty ones, whatever type
     /// their array claims (the decoder goes by each unit's own header).
-    public static func configuration(_ hvcC: ArraySlice<UInt8>) throws(FormatError) -> (lengthSize: Int, units: [ArraySlice<UInt8>]) {
+    public static func configuration(_ hvcC: ArraySlice<UInt8>) throws(FormatError) -> (
+        lengthSize: Int, units: [ArraySlice<UInt8>]
+    ) {
         let b = Array(hvcC)
         var r = ByteReader(b, 0..<b.count, box: "hvcC")
         _ = try r.take(21)
@@ -39,7 +41,8 @@ public enum HEVCPictureSize {
         // profile_tier_level(1, sps_max_sub_layers_minus1), section 7.3.3.
         _ = try bits.read(88)  // general profile: space, tier, idc, compatibility flags, constraint flags
         _ = try bits.read(8)  // general_level_idc
-        var profilePresent: [Bool] = [], levelPresent: [Bool] = []
+        var profilePresent: [Bool] = []
+        var levelPresent: [Bool] = []
         for _ in 0..<subLayers {
             profilePresent.append(try bits.read(1) == 1)
             levelPresent.append(try bits.read(1) == 1)

@@ -78,10 +78,14 @@ public final class IncomingFile {
         let chunk = Int64(chunkSize)
         // A partial holding the whole file (its session broke off after the last chunk) is taken
         // whole when the sender takes an offset at the file's end ("held", protocol §7).
-        let usable = request.wholeResumable && length == request.size ? length : min(length / chunk * chunk, request.size / chunk * chunk)
+        let usable =
+            request.wholeResumable && length == request.size
+            ? length : min(length / chunk * chunk, request.size / chunk * chunk)
         if usable != length { try fd.truncate(to: usable) }
         if usable == 0 { return }
-        if let remembered, usable == length, remembered.hasher != nil || remembered.wholeDigest != nil, remembered.describes(try fd.status()) {
+        if let remembered, usable == length, remembered.hasher != nil || remembered.wholeDigest != nil,
+            remembered.describes(try fd.status())
+        {
             hasher = remembered.hasher.take()
             structure = remembered.structure
             wholeDigest = remembered.wholeDigest
@@ -110,7 +114,9 @@ public final class IncomingFile {
         while position < usable, !startOver {
             let want = Int(min(Int64(buffer.count), usable - position))
             let n = try buffer.withUnsafeMutableBytes { b in
-                Result { () throws(SystemError) in try fd.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
+                Result { () throws(SystemError) in
+                    try fd.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                }
             }.get()
             if n == 0 { break }
             store.resumeStates.read(n, of: name)
@@ -123,11 +129,15 @@ public final class IncomingFile {
         }
         // A whole file is hashed to its end here: it is kept only when it is the offered bytes.
         var whole: String?
-        if formatError == nil, position == usable, usable == request.size, !request.sha256.isEmpty, var h = hasher.take() {
+        if formatError == nil, position == usable, usable == request.size, !request.sha256.isEmpty,
+            var h = hasher.take()
+        {
             let digest = store.checks.pass { h.finalizeHex() }
             if digest == request.sha256 { whole = digest }
         }
-        if formatError != nil || position != usable || (usable == request.size && whole == nil && !request.sha256.isEmpty) {
+        if formatError != nil || position != usable
+            || (usable == request.size && whole == nil && !request.sha256.isEmpty)
+        {
             store.resumeStates.forget(name)
             try fd.truncate(to: 0)
             hasher = SHA256()
@@ -178,9 +188,12 @@ public final class IncomingFile {
         // The first chunk is checked here, so a file that is no photo fails at once; the rest of
         // a big file is checked on a thread of its own once the store has one to spare (asked
         // again at each chunk, so a file may move there mid-way when another's thread ends).
-        if checking == nil, request.size - written >= Self.threadedCheckMinimum, hasher != nil, store.checkingThreads.tryTake() {
-            checking = CheckingThread(continuing: hasher.take()!, structure: structure, gate: store.checks, slot: store.checkingThreads,
-                                       group: store.checkingGroup)
+        if checking == nil, request.size - written >= Self.threadedCheckMinimum, hasher != nil,
+            store.checkingThreads.tryTake()
+        {
+            checking = CheckingThread(
+                continuing: hasher.take()!, structure: structure, gate: store.checks, slot: store.checkingThreads,
+                group: store.checkingGroup)
         }
         if written - writebackStart >= Self.writebackStep || written == request.size {
             // Start writing this stretch to disk now (posix_fadvise DONTNEED begins writeback of
@@ -218,9 +231,11 @@ public final class IncomingFile {
         case .success(.toFlush(let digest)):
             let ticket = FlushTicket(notify: notify)
             flushing = ticket
-            store.rounds.submit(FlushRounds.Job(file: fd, temporary: name, offeredName: request.name, type: type, folder: request.folder,
-                                                saved: StoredPhoto(name: "", size: request.size, sha256: digest), ticket: ticket,
-                                                owner: owner ?? ObjectIdentifier(self).hashValue))
+            store.rounds.submit(
+                FlushRounds.Job(
+                    file: fd, temporary: name, offeredName: request.name, type: type, folder: request.folder,
+                    saved: StoredPhoto(name: "", size: request.size, sha256: digest), ticket: ticket,
+                    owner: owner ?? ObjectIdentifier(self).hashValue))
             return ticket
         }
     }
@@ -265,11 +280,15 @@ public final class IncomingFile {
             formatError = formatError ?? result.structure
         } else if let wholeDigest {
             digest = wholeDigest
-            if formatError == nil { store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } } }
+            if formatError == nil {
+                store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } }
+            }
         } else {
             var h = hasher.take() ?? SHA256()
             digest = store.checks.pass { h.finalizeHex() }
-            if formatError == nil { store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } } }
+            if formatError == nil {
+                store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } }
+            }
         }
         guard request.sha256.isEmpty || digest == request.sha256 else {
             return .failure(StoreFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
@@ -327,7 +346,8 @@ public final class IncomingFile {
             structure = back.structure
         }
         guard formatError == nil, hasher != nil || wholeDigest != nil else { return }
-        guard let status = try? fd.status(), status.size == written else { return }  // unreadable: the next session reads the partial again
+        // unreadable: the next session reads the partial again
+        guard let status = try? fd.status(), status.size == written else { return }
         let deadline = Instant.now + ResumeStates.settleLimit
         var taken = changeClockNanoseconds()
         while taken <= status.changedAt {
@@ -336,9 +356,13 @@ public final class IncomingFile {
             taken = changeClockNanoseconds()
         }
         // Changed while waiting (not by this session: it holds the lock): not the bytes checked.
-        guard let again = try? fd.status(), again == status, again.changedAt == status.changedAt else { return }  // unreadable: read again next time
-        store.resumeStates.remember(name, ResumeStates.Remembered(status: status, taken: taken, length: written, hasher: hasher.take(),
-                                                                  structure: structure, wholeDigest: wholeDigest))
+        // unreadable: read again next time
+        guard let again = try? fd.status(), again == status, again.changedAt == status.changedAt else { return }
+        store.resumeStates.remember(
+            name,
+            ResumeStates.Remembered(
+                status: status, taken: taken, length: written, hasher: hasher.take(),
+                structure: structure, wholeDigest: wholeDigest))
     }
 
     /// Gives the file up. A resumable partial is kept (whole chunks only) for a later session;

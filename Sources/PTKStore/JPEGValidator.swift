@@ -68,7 +68,8 @@ public struct JPEGValidator: FormatCheck {
         case .afterEOI: return
         case .start: throw FormatError("too short for a JPEG")
         case .scan, .scanFF: throw FormatError("truncated in the image data: no EOI marker at the end")
-        default: throw FormatError(sawFrame ? "truncated: no EOI marker at the end" : "truncated before the frame header")
+        default:
+            throw FormatError(sawFrame ? "truncated: no EOI marker at the end" : "truncated before the frame header")
         }
     }
 
@@ -92,8 +93,8 @@ public struct JPEGValidator: FormatCheck {
             try markerCode(byte, inScan: false)
         case .scanFF:
             switch byte {
-            case 0x00, 0xD0...0xD7: phase = .scan   // a stuffed 0xFF, or a restart marker
-            case 0xFF: break                        // fill
+            case 0x00, 0xD0...0xD7: phase = .scan  // a stuffed 0xFF, or a restart marker
+            case 0xFF: break  // fill
             default: try markerCode(byte, inScan: true)
             }
         case .length:
@@ -104,7 +105,9 @@ public struct JPEGValidator: FormatCheck {
                     throw FormatError("\(name(marker)) segment at offset \(segmentStart) has length \(length), under 2")
                 }
                 guard cursor.fits(from: segmentStart, count: 2 + length) else {
-                    throw FormatError("\(name(marker)) segment of \(length) bytes at offset \(segmentStart) runs past the end of the file")
+                    throw FormatError(
+                        "\(name(marker)) segment of \(length) bytes at offset \(segmentStart) runs past the end of the file"
+                    )
                 }
                 let keep = isFrameHeader(marker) || marker == 0xDA
                 cursor.clearField()
@@ -143,14 +146,22 @@ public struct JPEGValidator: FormatCheck {
     /// A segment's parameters have all been read (`field` holds them for SOFn and SOS).
     private mutating func segmentComplete() throws(FormatError) {
         if isFrameHeader(marker) {
-            guard !sawFrame else { throw FormatError("a second frame header (\(name(marker))) at offset \(segmentStart)") }
-            guard cursor.field.count >= 6 else { throw FormatError("\(name(marker)) frame header at offset \(segmentStart) is too short") }
+            guard !sawFrame else {
+                throw FormatError("a second frame header (\(name(marker))) at offset \(segmentStart)")
+            }
+            guard cursor.field.count >= 6 else {
+                throw FormatError("\(name(marker)) frame header at offset \(segmentStart) is too short")
+            }
             let width = Int(cursor.field[3]) << 8 | Int(cursor.field[4])
             let components = Int(cursor.field[5])
             guard width > 0 else { throw FormatError("frame header says the width is 0") }
-            guard (1...4).contains(components) else { throw FormatError("frame header says \(components) components (1 to 4 allowed)") }
+            guard (1...4).contains(components) else {
+                throw FormatError("frame header says \(components) components (1 to 4 allowed)")
+            }
             guard cursor.field.count == 6 + 3 * components else {
-                throw FormatError("\(name(marker)) frame header has \(cursor.field.count + 2) bytes; \(components) components need \(8 + 3 * components)")
+                throw FormatError(
+                    "\(name(marker)) frame header has \(cursor.field.count + 2) bytes; \(components) components need \(8 + 3 * components)"
+                )
             }
             sawFrame = true
         }

@@ -56,7 +56,9 @@ public struct PNGValidator: FormatCheck {
         switch phase {
         case .afterIEND: return
         case .signature: throw FormatError("too short for a PNG signature")
-        default: throw FormatError(chunkCount == 0 ? "truncated before the IHDR chunk" : "truncated: no IEND chunk at the end")
+        default:
+            throw FormatError(
+                chunkCount == 0 ? "truncated before the IHDR chunk" : "truncated: no IEND chunk at the end")
         }
     }
 
@@ -70,13 +72,18 @@ public struct PNGValidator: FormatCheck {
         let position = cursor.position
         switch phase {
         case .signature:
-            guard cursor.field == PhotoType.pngSignature else { throw FormatError("does not start with the PNG signature") }
+            guard cursor.field == PhotoType.pngSignature else {
+                throw FormatError("does not start with the PNG signature")
+            }
             startField(.length, 4)
         case .length:
             chunkLength = Int64(bigEndian32(cursor.field))
-            guard chunkLength <= 0x7FFF_FFFF else { throw FormatError("chunk length \(chunkLength) is over the PNG limit") }
+            guard chunkLength <= 0x7FFF_FFFF else {
+                throw FormatError("chunk length \(chunkLength) is over the PNG limit")
+            }
             guard cursor.fits(from: position, count: 4 + chunkLength + 4) else {
-                throw FormatError("chunk of \(chunkLength) bytes at offset \(position - 4) runs past the end of the file")
+                throw FormatError(
+                    "chunk of \(chunkLength) bytes at offset \(position - 4) runs past the end of the file")
             }
             startField(.type, 4)
         case .type:
@@ -86,11 +93,18 @@ public struct PNGValidator: FormatCheck {
             }
             let name = String(decoding: chunkType, as: UTF8.self)
             if chunkCount == 0 && name != "IHDR" { throw FormatError("first chunk is \(name), not IHDR") }
-            if chunkCount == 0 && chunkLength != 13 { throw FormatError("IHDR chunk has length \(chunkLength), not 13") }
+            if chunkCount == 0 && chunkLength != 13 {
+                throw FormatError("IHDR chunk has length \(chunkLength), not 13")
+            }
             if name == "IEND" && chunkLength != 0 { throw FormatError("IEND chunk has length \(chunkLength), not 0") }
             crc = CRC32()
             crc.update(chunkType)
-            if chunkLength == 0 { startField(.crc, 4) } else { phase = .data(remaining: chunkLength); cursor.clearField() }
+            if chunkLength == 0 {
+                startField(.crc, 4)
+            } else {
+                phase = .data(remaining: chunkLength)
+                cursor.clearField()
+            }
         case .crc:
             let stored = bigEndian32(cursor.field)
             let name = String(decoding: chunkType, as: UTF8.self)

@@ -20,8 +20,11 @@ public struct StoreSettings: Sendable, Equatable {
 
     /// Settings as configured: 100 MiB kept free, partial uploads kept a day, photos saved 0644,
     /// checking threads half the usable CPUs.
-    public init(directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Duration = .seconds(86_400), fileMode: FileMode = 0o644,
-                checkingThreads: Int? = nil) {
+    public init(
+        directory: String, minFree: Int64 = 100 << 20, partialMaxAge: Duration = .seconds(86_400),
+        fileMode: FileMode = 0o644,
+        checkingThreads: Int? = nil
+    ) {
         self.directory = directory
         self.minFree = minFree
         self.partialMaxAge = partialMaxAge
@@ -125,12 +128,15 @@ public final class PhotoStore: @unchecked Sendable {
         }
         do {
             var created = true
-            do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch where error.code == .exists { created = false }
+            do { try dir.makeDirectory(Self.incomingName, mode: 0o700) } catch  where error.code == .exists {
+                created = false
+            }
             incoming = try .open(Self.incomingName, relativeTo: dir, flags: [.readOnly, .directory, .noFollow])
             if created { try incoming.takeOwner(of: dir) }
             // Prove the directory is writable now rather than on the first photo.
             let probe = ".probe-\(processID())"
-            let fd = try FileDescriptor.open(probe, relativeTo: incoming, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
+            let fd = try FileDescriptor.open(
+                probe, relativeTo: incoming, flags: [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
             fd.close()
             try incoming.unlink(probe)
         } catch {
@@ -166,9 +172,15 @@ public final class PhotoStore: @unchecked Sendable {
     /// Decides about a photo: checks free space and opens its temporary file, resuming from a
     /// partial upload of the same content (same size and SHA-256) when one is there. A request
     /// whose `sha256` is empty is saved without a hash to compare (its own is reported in the StoredPhoto).
-    public func begin(_ request: StoreRequest, chunkSize: Int = PhotoStore.resumeStep) -> Result<IncomingFile, StoreFailure> {
+    public func begin(_ request: StoreRequest, chunkSize: Int = PhotoStore.resumeStep) -> Result<
+        IncomingFile, StoreFailure
+    > {
         guard StoreRequest.isValidFolder(request.folder) else {
-            return .failure(StoreFailure(.io, "'\(request.folder)' is not a folder the store makes (at most \(StoreRequest.maxFolderDepth) valid names)"))
+            return .failure(
+                StoreFailure(
+                    .io,
+                    "'\(request.folder)' is not a folder the store makes (at most \(StoreRequest.maxFolderDepth) valid names)"
+                ))
         }
         do throws(SystemError) {
             let (fd, name, resumable, length) = try openTemporary(for: request)
@@ -207,8 +219,12 @@ public final class PhotoStore: @unchecked Sendable {
         for _ in 0..<(request.sha256.isEmpty ? 0 : 8) {
             let fd: FileDescriptor
             do {
-                fd = try FileDescriptor.open(partName, relativeTo: incoming, flags: [.readWrite, .create, .noFollow, .nonBlocking], mode: 0o600)
-            } catch where error.code == .tooManySymlinks || error.code == .isDirectory || error.code == .noSuchDeviceOrAddress {
+                fd = try FileDescriptor.open(
+                    partName, relativeTo: incoming, flags: [.readWrite, .create, .noFollow, .nonBlocking], mode: 0o600)
+            } catch
+                where error.code == .tooManySymlinks || error.code == .isDirectory
+                || error.code == .noSuchDeviceOrAddress
+            {
                 // Something planted at our name (a symlink, a directory, a socket): never follow
                 // or reuse it. Remove what can be removed, else fall back to a unique name.
                 if (try? incoming.unlink(partName)) == nil { break }
@@ -231,8 +247,10 @@ public final class PhotoStore: @unchecked Sendable {
             }
             fd.close()
         }
-        let unique = "\(request.sha256.isEmpty ? "unhashed" : request.sha256)-\(request.size).\(processID()).\(Self.uniqueCounter.next()).tmp"
-        let fd = try FileDescriptor.open(unique, relativeTo: incoming, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+        let unique =
+            "\(request.sha256.isEmpty ? "unhashed" : request.sha256)-\(request.size).\(processID()).\(Self.uniqueCounter.next()).tmp"
+        let fd = try FileDescriptor.open(
+            unique, relativeTo: incoming, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
         return (fd, unique, false, 0)
     }
 
@@ -251,7 +269,8 @@ public final class PhotoStore: @unchecked Sendable {
             guard age >= settings.partialMaxAge.seconds else { continue }
             if st.isRegularFile {
                 // Gone meanwhile, or not openable: left for the next clean-up.
-                guard let fd = try? FileDescriptor.open(name, relativeTo: incoming, flags: [.readOnly, .noFollow]) else { continue }
+                guard let fd = try? FileDescriptor.open(name, relativeTo: incoming, flags: [.readOnly, .noFollow])
+                else { continue }
                 defer { fd.close() }
                 // Locked (a session is writing it) or unlockable: not stale, left alone.
                 guard (try? fd.tryLock()) == true else { continue }
@@ -264,7 +283,9 @@ public final class PhotoStore: @unchecked Sendable {
 
     /// The name a photo offered (or renamed) as `name` gets, before collision suffixes: the
     /// same rules for every way a photo enters the directory (protocol-v1.md section 5).
-    public static func finalName(_ name: String, type: PhotoType = .png) -> String { FileName.sanitize(name, type: type) }
+    public static func finalName(_ name: String, type: PhotoType = .png) -> String {
+        FileName.sanitize(name, type: type)
+    }
 
     /// The folder name a piece of text gives by the same rules (`FileName.folderComponent`).
     public static func folderName(_ text: String) -> String { FileName.folderComponent(text) }
@@ -272,10 +293,13 @@ public final class PhotoStore: @unchecked Sendable {
     /// Adds the `size` bytes read from `source` as a photo named after `name`, through the same
     /// path as a received one: a temporary file, the size, SHA-256 (which must be `sha256`) and
     /// structural checks for `type`, fsync, and publishing without replacing. Returns the name used.
-    public func add(from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png,
-                    modified: WallTime? = nil) throws(StoreError) -> String {
+    public func add(
+        from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png,
+        modified: WallTime? = nil
+    ) throws(StoreError) -> String {
         let file: IncomingFile
-        switch begin(StoreRequest(name: name, size: size, sha256: sha256, type: type, modified: modified?.milliseconds)) {
+        switch begin(StoreRequest(name: name, size: size, sha256: sha256, type: type, modified: modified?.milliseconds))
+        {
         case .success(let f): file = f
         case .failure(let failure): throw StoreError(failure)
         }
@@ -286,7 +310,8 @@ public final class PhotoStore: @unchecked Sendable {
             let n: Int
             do {
                 n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
-                    try source.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                    try source.read(
+                        fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
                 }
             } catch {
                 file.abandon(keepForResume: false)
@@ -326,12 +351,17 @@ public final class PhotoStore: @unchecked Sendable {
     /// the directory's owner, mode 0755, never through a symlink and never outside the
     /// directory), never replacing a file: `name`, `name (2)`, `name (3)`, ... The directory is
     /// not flushed here: the flush round flushes each directory once for all its photos.
-    func place(temporary: String, offeredName: String, type: PhotoType, folder: String = "") throws(SystemError) -> Placed {
+    func place(temporary: String, offeredName: String, type: PhotoType, folder: String = "") throws(SystemError)
+        -> Placed
+    {
         let base = FileName.sanitize(offeredName, type: type)
         // A folder name taken by a symlink or a file (planted, or a sender's name that clashes)
         // is sidestepped to "name (2)": the photo lands inside, never through the link.
-        let (target, folder) = folder.isEmpty ? (directory, "")
-            : try directory.openDirectoryBeneath(folder, creating: 0o755, ownerOf: settings.directory, sidestepping: true)
+        let (target, folder) =
+            folder.isEmpty
+            ? (directory, "")
+            : try directory.openDirectoryBeneath(
+                folder, creating: 0o755, ownerOf: settings.directory, sidestepping: true)
         var n = 1
         while true {
             let candidate = FileName.withSuffix(base, counter: n, type: type)
@@ -339,15 +369,18 @@ public final class PhotoStore: @unchecked Sendable {
                 // One step, so no complete copy is ever left in .incoming: a crash or a failed
                 // unlink between a link and the unlink of the temporary name would leave one,
                 // which a resend would resume at its end and save a second time.
-                do throws(SystemError) { try target.move(temporary, in: incoming, to: candidate) } catch where error.code == .invalidArgument || error.code == .notSupported || error.code == .noSystemCall {
+                do throws(SystemError) { try target.move(temporary, in: incoming, to: candidate) } catch
+                    where error.code == .invalidArgument || error.code == .notSupported || error.code == .noSystemCall
+                {
                     // A file system without RENAME_NOREPLACE: link, which never replaces either.
                     try target.link(temporary, in: incoming, to: candidate)
                     // Published under its final name; a temporary name left is cleaned with stale partials.
                     try? incoming.unlink(temporary)
                 }
-                return Placed(directory: target, ownsDirectory: !folder.isEmpty, folder: folder, name: candidate,
-                              path: folder.isEmpty ? candidate : folder + "/" + candidate)
-            } catch where error.code == .exists && n < 100_000 {
+                return Placed(
+                    directory: target, ownsDirectory: !folder.isEmpty, folder: folder, name: candidate,
+                    path: folder.isEmpty ? candidate : folder + "/" + candidate)
+            } catch  where error.code == .exists && n < 100_000 {
                 n += 1
             } catch {
                 if !folder.isEmpty { target.close() }
@@ -362,7 +395,12 @@ final class Counter: @unchecked Sendable {
     // Guarded by `lock`.
     private var value = 0
     private let lock = Lock()
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
 }
 
 extension PhotoStore: Service {

@@ -11,7 +11,8 @@ final class ReservationLedger: @unchecked Sendable {
 
     /// Adds `bytes` when the free space (`free()`) less what is outstanding less `bytes`
     /// leaves `minFree`; else throws `.noSpace` (`what` names the bytes in its message).
-    func take(_ bytes: Int64, minFree: Int64, what: String, free: () throws(SystemError) -> Int64) throws(StoreFailure) {
+    func take(_ bytes: Int64, minFree: Int64, what: String, free: () throws(SystemError) -> Int64) throws(StoreFailure)
+    {
         let taken: Result<Void, StoreFailure> = lock.withLock {
             let available: Int64
             do throws(SystemError) { available = try free() } catch {
@@ -53,8 +54,9 @@ public final class Reservation {
     /// outstanding bytes would go under min-free.
     public func grow(by bytes: Int64, what: String? = nil) throws(StoreFailure) {
         let store = self.store
-        try store.ledger.take(bytes, minFree: store.settings.minFree, what: what ?? "\(bytes) more bytes",
-                              free: { () throws(SystemError) in try store.freeSpace() })
+        try store.ledger.take(
+            bytes, minFree: store.settings.minFree, what: what ?? "\(bytes) more bytes",
+            free: { () throws(SystemError) in try store.freeSpace() })
         held += bytes
     }
 

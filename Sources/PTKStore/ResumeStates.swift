@@ -32,7 +32,10 @@ final class ResumeStates: @unchecked Sendable {
         let structure: StructureCheck
         let wholeDigest: String?
 
-        init(status: FileStatus, taken: Int64, length: Int64, hasher: consuming SHA256?, structure: StructureCheck, wholeDigest: String?) {
+        init(
+            status: FileStatus, taken: Int64, length: Int64, hasher: consuming SHA256?, structure: StructureCheck,
+            wholeDigest: String?
+        ) {
             self.status = status
             self.taken = taken
             self.length = length

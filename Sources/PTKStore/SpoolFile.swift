@@ -60,11 +60,13 @@ extension PhotoStore {
         do throws(SystemError) {
             let fd: FileDescriptor
             do {
-                fd = try FileDescriptor.open(".", relativeTo: incoming, flags: [.readWrite, .temporaryFile], mode: 0o600)
+                fd = try FileDescriptor.open(
+                    ".", relativeTo: incoming, flags: [.readWrite, .temporaryFile], mode: 0o600)
             } catch {
                 // A file system without O_TMPFILE: a unique name, unlinked at once.
                 let name = "spool.\(processID()).\(Self.spoolCounter.next()).tmp"
-                fd = try FileDescriptor.open(name, relativeTo: incoming, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
+                fd = try FileDescriptor.open(
+                    name, relativeTo: incoming, flags: [.readWrite, .create, .exclusive, .noFollow], mode: 0o600)
                 do throws(SystemError) { try incoming.unlink(name) } catch {
                     fd.close()
                     throw error

@@ -26,8 +26,11 @@ public struct StoreRequest: Sendable, Equatable {
     public var wholeResumable: Bool
 
     /// A request as a door fills it; `sender`, `modified` and `folder` default to none and the directory itself.
-    public init(name: String, size: Int64, sha256: String, type: PhotoType, sender: String? = nil, modified: Int64? = nil, folder: String = "",
-                wholeResumable: Bool = false) {
+    public init(
+        name: String, size: Int64, sha256: String, type: PhotoType, sender: String? = nil, modified: Int64? = nil,
+        folder: String = "",
+        wholeResumable: Bool = false
+    ) {
         self.wholeResumable = wholeResumable
         self.name = name
         self.size = size
@@ -65,10 +68,12 @@ public struct StoreRequest: Sendable, Equatable {
         // one Character, or ends with one that joins the "/" after it: code that splits by
         // Characters then finds the same folders as the kernel.
         let parts = pathComponents(folder)
-        return parts.count <= maxFolderDepth && parts.allSatisfy { part in
-            guard let first = part.unicodeScalars.first, let last = part.unicodeScalars.last else { return false }
-            return first != "." && !FileName.joinsSlashBefore(first) && !FileName.joinsSlashAfter(last) && part.utf8.count <= 200
-                && part.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
-        }
+        return parts.count <= maxFolderDepth
+            && parts.allSatisfy { part in
+                guard let first = part.unicodeScalars.first, let last = part.unicodeScalars.last else { return false }
+                return first != "." && !FileName.joinsSlashBefore(first) && !FileName.joinsSlashAfter(last)
+                    && part.utf8.count <= 200
+                    && part.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+            }
     }
 }

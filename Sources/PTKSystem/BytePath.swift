@@ -71,7 +71,8 @@ public struct BytePath: Sendable, Hashable, CustomStringConvertible {
 
     /// The path as a C string for `body`; EINVAL for a path holding a NUL (which would name
     /// another file), as the kernel answers for a path it cannot take.
-    func withCPath<T>(_ call: String, _ body: (UnsafePointer<CChar>) throws(SystemError) -> T) throws(SystemError) -> T {
+    func withCPath<T>(_ call: String, _ body: (UnsafePointer<CChar>) throws(SystemError) -> T) throws(SystemError) -> T
+    {
         if bytes.contains(0) { throw SystemError(call: call, object: description, errno: EINVAL) }
         var terminated = bytes.map { CChar(bitPattern: $0) }
         terminated.append(0)
@@ -82,7 +83,9 @@ public struct BytePath: Sendable, Hashable, CustomStringConvertible {
     /// whatever their bytes.
     public static var commandLineArguments: [BytePath] {
         (1..<Int(CommandLine.argc)).compactMap { i in
-            CommandLine.unsafeArgv[i].map { p in BytePath(bytes: UnsafeBufferPointer(start: p, count: strlen(p)).map { UInt8(bitPattern: $0) }) }
+            CommandLine.unsafeArgv[i].map { p in
+                BytePath(bytes: UnsafeBufferPointer(start: p, count: strlen(p)).map { UInt8(bitPattern: $0) })
+            }
         }
     }
 
@@ -91,11 +94,14 @@ public struct BytePath: Sendable, Hashable, CustomStringConvertible {
     /// UTF-8 reads with U+FFFD in `CommandLine.arguments`; it is matched to the first argument
     /// after the one matched before whose bytes decode to it. Every other argument is its UTF-8.
     public static func commandLine(_ arguments: [String], passed: [BytePath] = commandLineArguments) -> [BytePath] {
-        let repaired = passed.enumerated().filter { !$0.element.isUTF8 }.map { (index: $0.offset, path: $0.element, text: $0.element.text) }
+        let repaired = passed.enumerated().filter { !$0.element.isUTF8 }.map {
+            (index: $0.offset, path: $0.element, text: $0.element.text)
+        }
         var next = 0
         return arguments.map { argument in
             guard argument.unicodeScalars.contains("\u{FFFD}"),
-                  let match = repaired.first(where: { $0.index >= next && $0.text == argument }) else { return BytePath(argument) }
+                let match = repaired.first(where: { $0.index >= next && $0.text == argument })
+            else { return BytePath(argument) }
             next = match.index + 1
             return match.path
         }
@@ -107,10 +113,14 @@ public struct BytePath: Sendable, Hashable, CustomStringConvertible {
 extension FileDescriptor {
     /// Opens `path` (relative to `dir`, else to the working directory), close-on-exec. The
     /// corresponding C function is `openat`.
-    public static func open(_ path: BytePath, relativeTo dir: FileDescriptor? = nil, flags: OpenFlags,
-                            mode: FileMode = 0o644) throws(SystemError) -> FileDescriptor {
+    public static func open(
+        _ path: BytePath, relativeTo dir: FileDescriptor? = nil, flags: OpenFlags,
+        mode: FileMode = 0o644
+    ) throws(SystemError) -> FileDescriptor {
         let fd = try path.withCPath("open") { (p) throws(SystemError) in
-            try syscall("open", path.description) { openat(dir?.rawValue ?? AT_FDCWD, p, flags.rawValue | O_CLOEXEC, mode_t(mode)) }
+            try syscall("open", path.description) {
+                openat(dir?.rawValue ?? AT_FDCWD, p, flags.rawValue | O_CLOEXEC, mode_t(mode))
+            }
         }
         return FileDescriptor(rawValue: fd)
     }
@@ -144,7 +154,9 @@ extension FileDescriptor {
                     BytePath(bytes: UnsafeBufferPointer(start: p, count: strlen(p)).map { UInt8(bitPattern: $0) })
                 }
             }
-            if name.bytes != [UInt8(ascii: ".")] && name.bytes != [UInt8(ascii: "."), UInt8(ascii: ".")] { names.append(name) }
+            if name.bytes != [UInt8(ascii: ".")] && name.bytes != [UInt8(ascii: "."), UInt8(ascii: ".")] {
+                names.append(name)
+            }
         }
         return names
     }

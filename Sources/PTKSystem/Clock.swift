@@ -1,5 +1,4 @@
 import Glibc
-
 // `Instant` and `WallTime` (pure values in PTKTime) come with PTKSystem, which reads the clocks.
 @_exported import PTKTime
 

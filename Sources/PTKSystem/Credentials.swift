@@ -41,7 +41,9 @@ public struct Credentials: Equatable, Sendable, CustomStringConvertible {
         }
         _ = try syscall("setresgid", description) { setresgid(group, group, group) }
         _ = try syscall("setresuid", description) { setresuid(user, user, user) }
-        var r: uid_t = 0, e: uid_t = 0, s: uid_t = 0
+        var r: uid_t = 0
+        var e: uid_t = 0
+        var s: uid_t = 0
         getresuid(&r, &e, &s)
         // Going back must fail now (it would succeed if any id were still 0).
         guard r == user, e == user, s == user, user == 0 || setuid(0) == -1 else {
@@ -56,7 +58,9 @@ public func groupName(_ gid: UInt32) -> String? {
     var group = Glibc.group()
     var buffer = [CChar](repeating: 0, count: 4096)
     var result: UnsafeMutablePointer<Glibc.group>?
-    guard getgrgid_r(gid, &group, &buffer, buffer.count, &result) == 0, result != nil, let name = group.gr_name else { return nil }
+    guard getgrgid_r(gid, &group, &buffer, buffer.count, &result) == 0, result != nil, let name = group.gr_name else {
+        return nil
+    }
     return String(cString: name)
 }
 
@@ -78,7 +82,9 @@ extension FileDescriptor {
     /// Moves `oldName` in `oldDirectory` to `newName` in this directory, replacing a file of
     /// that name (never following a link: the name itself is replaced). The corresponding C
     /// function is `renameat`.
-    public func moveReplacing(_ oldName: String, in oldDirectory: FileDescriptor, to newName: String) throws(SystemError) {
+    public func moveReplacing(_ oldName: String, in oldDirectory: FileDescriptor, to newName: String)
+        throws(SystemError)
+    {
         _ = try syscall("rename", newName) { renameat(oldDirectory.rawValue, oldName, rawValue, newName) }
     }
 

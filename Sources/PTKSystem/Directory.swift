@@ -44,7 +44,9 @@ extension FileDescriptor {
     /// the kernel has no openat2 (before Linux 5.6, or a filter refusing it), each component is
     /// opened in turn with O_NOFOLLOW, which refuses the same symlinks, and ".." is refused
     /// outright. The corresponding C functions are `openat2`, `openat`, `mkdirat` and `fchown`.
-    public func openDirectoryBeneath(_ path: String, creating mode: FileMode, ownerOf: String) throws(SystemError) -> FileDescriptor {
+    public func openDirectoryBeneath(_ path: String, creating mode: FileMode, ownerOf: String) throws(SystemError)
+        -> FileDescriptor
+    {
         try openDirectoryBeneath(path, creating: mode, ownerOf: ownerOf, sidestepping: false).directory
     }
 
@@ -53,8 +55,10 @@ extension FileDescriptor {
     /// "name (2)", "name (3)", ... (the first that is a directory or can be made one), so that
     /// a folder named by a sender is found or made whatever the directory holds. Returns the
     /// directory and the path it has below this one.
-    public func openDirectoryBeneath(_ path: String, creating mode: FileMode, ownerOf: String,
-                                     sidestepping: Bool) throws(SystemError) -> (directory: FileDescriptor, path: String) {
+    public func openDirectoryBeneath(
+        _ path: String, creating mode: FileMode, ownerOf: String,
+        sidestepping: Bool
+    ) throws(SystemError) -> (directory: FileDescriptor, path: String) {
         // Split at each "/" scalar, as the kernel does ("../\u{301}x" is "..", then "\u{301}x").
         let parts = pathComponents(path)
         if parts.contains(where: { $0.isEmpty || $0.isDotOrDotDot }) {
@@ -71,7 +75,10 @@ extension FileDescriptor {
                 do {
                     next = try current.openOrMakeComponent(part, mode: mode, ownerOf: ownerOf)
                     break
-                } catch where sidestepping && counter < 100 && (error.code == .tooManySymlinks || error.code == .notDirectory) {
+                } catch
+                    where sidestepping && counter < 100
+                    && (error.code == .tooManySymlinks || error.code == .notDirectory)
+                {
                     counter += 1
                     part = "\(original) (\(counter))"
                 }
@@ -86,9 +93,11 @@ extension FileDescriptor {
     }
 
     /// Opens the directory `part` below this one, making it (mode, owner, flushed parent) when missing.
-    private func openOrMakeComponent(_ part: String, mode: FileMode, ownerOf: String) throws(SystemError) -> FileDescriptor {
-        do { return try openComponent(part) } catch where error.code == .noSuchFile {
-            do { try makeDirectory(part, mode: mode) } catch where error.code == .exists {}
+    private func openOrMakeComponent(_ part: String, mode: FileMode, ownerOf: String) throws(SystemError)
+        -> FileDescriptor
+    {
+        do { return try openComponent(part) } catch  where error.code == .noSuchFile {
+            do { try makeDirectory(part, mode: mode) } catch  where error.code == .exists {}
             let made = try openComponent(part)
             do {
                 try made.setPermissions(mode)
@@ -128,7 +137,9 @@ extension FileDescriptor {
 
     /// Opens the file `path` (components separated by "/") below this directory with `flags`,
     /// following no symlink on the way or at the end and never leaving this directory.
-    public func openBeneath(_ path: String, flags: OpenFlags, mode: FileMode = 0o644) throws(SystemError) -> FileDescriptor {
+    public func openBeneath(_ path: String, flags: OpenFlags, mode: FileMode = 0o644) throws(SystemError)
+        -> FileDescriptor
+    {
         let place = try parentBeneath(path)
         defer { place.close() }
         return try .open(place.name, relativeTo: place.folder, flags: flags.union(.noFollow), mode: mode)
@@ -211,8 +222,10 @@ public func makeDirectories(_ path: String, mode: FileMode = 0o755) throws(Syste
     var prefix = path.startsWithScalar("/") ? "/" : ""
     for part in path.parts(separatedBy: "/", omittingEmpty: true) {
         prefix += part
-        do { _ = try syscall("mkdir", prefix) { mkdir(prefix, mode_t(mode)) } } catch where error.code == .exists {
-            guard try fileStatus(prefix).isDirectory else { throw SystemError(call: "mkdir", object: prefix, errno: ENOTDIR) }
+        do { _ = try syscall("mkdir", prefix) { mkdir(prefix, mode_t(mode)) } } catch  where error.code == .exists {
+            guard try fileStatus(prefix).isDirectory else {
+                throw SystemError(call: "mkdir", object: prefix, errno: ENOTDIR)
+            }
         }
         prefix += "/"
     }

@@ -34,9 +34,11 @@ public struct RefusedFileError: Error, CustomStringConvertible, Equatable, Senda
     public var description: String {
         switch reason {
         case .symbolicLink:
-            return "\(path) is a symbolic link, which is not followed (one planted there could send what is written, read or deleted elsewhere): remove it, and check who made it"
+            return
+                "\(path) is a symbolic link, which is not followed (one planted there could send what is written, read or deleted elsewhere): remove it, and check who made it"
         case .hardLinks(let n):
-            return "\(path) has \(n) hard links, and a lock file must have one (another name could make it someone else's file): remove it (it is made again), and check who linked it"
+            return
+                "\(path) has \(n) hard links, and a lock file must have one (another name could make it someone else's file): remove it (it is made again), and check who linked it"
         case .notRegularFile:
             return "\(path) is not a regular file: remove it, and check who made it"
         case .notDirectory:
@@ -99,12 +101,16 @@ extension FileDescriptor {
     /// (`openSubdirectory`); `path` is its full path for messages. With `creating`, a missing
     /// one is made with that mode and, run as root, this directory's owner (by its descriptor),
     /// and this directory is flushed. A symlink or a file there is a `RefusedFileError`.
-    public func openDirectoryRefusingLinks(_ name: String, path: String, creating mode: FileMode? = nil) throws -> FileDescriptor {
+    public func openDirectoryRefusingLinks(_ name: String, path: String, creating mode: FileMode? = nil) throws
+        -> FileDescriptor
+    {
         try Self.checkComponent(name, path: path)
         switch Result(catching: { () throws(SystemError) in try openSubdirectory(name) }) {
         case .success(let fd): return fd
         case .failure(let error):
-            guard error.code == .noSuchFile, let mode else { throw explained(error, name: name, path: path, directory: true) }
+            guard error.code == .noSuchFile, let mode else {
+                throw explained(error, name: name, path: path, directory: true)
+            }
             return try makeSubdirectory(name, path: path, mode: mode)
         }
     }
@@ -199,10 +205,10 @@ extension FileDescriptor {
     public func removeFileRefusingLinks(_ name: String, path: String) throws -> Bool {
         try Self.checkComponent(name, path: path)
         let status: FileStatus
-        do { status = try self.status(of: name) } catch where error.code == .noSuchFile { return false }
+        do { status = try self.status(of: name) } catch  where error.code == .noSuchFile { return false }
         if status.isSymlink { throw RefusedFileError(path: path, reason: .symbolicLink) }
         if !status.isRegularFile { throw RefusedFileError(path: path, reason: .notRegularFile) }
-        do { try unlink(name) } catch where error.code == .noSuchFile { return false }
+        do { try unlink(name) } catch  where error.code == .noSuchFile { return false }
         try sync()
         return true
     }
@@ -216,12 +222,15 @@ extension FileDescriptor {
     /// what the lock guards, for that error. A lease another process holds on the file (the
     /// file's owner may take one) is waited out as `patience` says too, saying so
     /// (`openWaitingOutLeases`, `LeaseTimeoutError`), never the kernel's 45 s in silence.
-    public func withLockFileRefusingLinks<R>(_ name: String, path: String, guards: String, patience: LockPatience = .lockFile,
-                                             _ body: () throws -> R) throws -> R {
+    public func withLockFileRefusingLinks<R>(
+        _ name: String, path: String, guards: String, patience: LockPatience = .lockFile,
+        _ body: () throws -> R
+    ) throws -> R {
         try Self.checkComponent(name, path: path)
         let fd: FileDescriptor
         do {
-            fd = try openWaitingOutLeases(name, flags: [.readWrite, .create], mode: 0o644, path: path, patience: patience)
+            fd = try openWaitingOutLeases(
+                name, flags: [.readWrite, .create], mode: 0o644, path: path, patience: patience)
         } catch let error as SystemError {
             throw explained(error, name: name, path: path, directory: false)
         }

@@ -31,7 +31,8 @@ public struct OpenFlags: OptionSet, Sendable {
     public static let pathOnly = OpenFlags(rawValue: 0o10000000)  // O_PATH, which the Glibc overlay does not export
     /// O_TMPFILE (with `readWrite` or `writeOnly`, the path a directory): a file with no name
     /// in that directory, gone when its last descriptor closes.
-    public static let temporaryFile = OpenFlags(rawValue: 0o20000000 | O_DIRECTORY)  // O_TMPFILE, which the Glibc overlay does not export
+    // O_TMPFILE, which the Glibc overlay does not export
+    public static let temporaryFile = OpenFlags(rawValue: 0o20000000 | O_DIRECTORY)
 }
 
 /// An open file descriptor. A value, like swift-system's: whoever opened it closes it.
@@ -50,9 +51,13 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
     /// Opens `path` relative to the directory `dir` (or the working directory when nil).
     /// The corresponding C function is `openat`.
-    public static func open(_ path: String, relativeTo dir: FileDescriptor? = nil, flags: OpenFlags,
-                            mode: FileMode = 0o644) throws(SystemError) -> FileDescriptor {
-        let fd = try syscall("open", path) { openat(dir?.rawValue ?? AT_FDCWD, path, flags.rawValue | O_CLOEXEC, mode_t(mode)) }
+    public static func open(
+        _ path: String, relativeTo dir: FileDescriptor? = nil, flags: OpenFlags,
+        mode: FileMode = 0o644
+    ) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("open", path) {
+            openat(dir?.rawValue ?? AT_FDCWD, path, flags.rawValue | O_CLOEXEC, mode_t(mode))
+        }
         return FileDescriptor(rawValue: fd)
     }
 
@@ -74,7 +79,9 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     }
 
     /// Reads up to `buffer.count` bytes at `offset`. The corresponding C function is `pread`.
-    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+    public func read(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError)
+        -> Int
+    {
         try syscall("pread") { Glibc.pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
@@ -111,8 +118,10 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     /// C function is `futimens`.
     public func setModifiedTime(_ time: WallTime) throws(SystemError) {
         let omit = (1 << 30) - 2  // UTIME_OMIT, which the Glibc overlay does not export: the access time stays
-        var times = [timespec(tv_sec: 0, tv_nsec: omit),
-                     timespec(tv_sec: time_t(time.seconds), tv_nsec: Int((time.milliseconds - time.seconds * 1000) * 1_000_000))]
+        var times = [
+            timespec(tv_sec: 0, tv_nsec: omit),
+            timespec(tv_sec: time_t(time.seconds), tv_nsec: Int((time.milliseconds - time.seconds * 1000) * 1_000_000)),
+        ]
         _ = try syscall("futimens") { futimens(rawValue, &times) }
     }
 

@@ -41,8 +41,10 @@ public struct FileStatus: Sendable, Equatable {
     /// The same kind, size, permissions, inode, device, owner, group and modification time
     /// (not `changed`).
     public static func == (a: FileStatus, b: FileStatus) -> Bool {
-        a.isRegularFile == b.isRegularFile && a.isDirectory == b.isDirectory && a.isSymlink == b.isSymlink && a.size == b.size
-            && a.permissions == b.permissions && a.inode == b.inode && a.device == b.device && a.owner == b.owner && a.group == b.group
+        a.isRegularFile == b.isRegularFile && a.isDirectory == b.isDirectory && a.isSymlink == b.isSymlink
+            && a.size == b.size
+            && a.permissions == b.permissions && a.inode == b.inode && a.device == b.device && a.owner == b.owner
+            && a.group == b.group
             && a.modified == b.modified && a.modifiedNanoseconds == b.modifiedNanoseconds
     }
 
@@ -67,7 +69,8 @@ extension FileStatus {
     /// When the file was last modified.
     /// (A time set beyond what milliseconds hold, some 292 million years, is the farthest they can.)
     public var modifiedTime: WallTime {
-        let (ms, overflow) = WallTime(seconds: modified).milliseconds.addingReportingOverflow(modifiedNanoseconds / 1_000_000)
+        let (ms, overflow) = WallTime(seconds: modified).milliseconds.addingReportingOverflow(
+            modifiedNanoseconds / 1_000_000)
         return WallTime(milliseconds: overflow ? .max : ms)
     }
 }

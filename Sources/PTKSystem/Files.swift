@@ -61,7 +61,7 @@ public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode
     let temporary = path + ".tmp.\(getpid())"
     let flags: OpenFlags = [.writeOnly, .create, .exclusive, .noFollow, .nonBlocking]
     let fd: FileDescriptor
-    do { fd = try FileDescriptor.open(temporary, flags: flags, mode: mode) } catch where error.code == .exists {
+    do { fd = try FileDescriptor.open(temporary, flags: flags, mode: mode) } catch  where error.code == .exists {
         // Left by a process killed mid-write (its pid is ours now), or put there: its name only goes.
         try removeFile(temporary)
         fd = try FileDescriptor.open(temporary, flags: flags, mode: mode)
@@ -95,7 +95,9 @@ public func writeFileAtomically(_ path: String, _ bytes: [UInt8], mode: FileMode
 /// larger files written again and again, such as previews: `syncfs` would also flush whatever
 /// else is being written on that file system, each time). The directory is opened once and
 /// everything is done through that descriptor (`FileDescriptor.writeFilesAtomically`).
-public func writeFilesAtomically(in directory: String, _ files: [(name: String, bytes: [UInt8])], mode: FileMode, flushEach: Bool = false) -> [SystemError?] {
+public func writeFilesAtomically(
+    in directory: String, _ files: [(name: String, bytes: [UInt8])], mode: FileMode, flushEach: Bool = false
+) -> [SystemError?] {
     let dir: FileDescriptor
     do { dir = try FileDescriptor.open(directory, flags: [.readOnly, .directory]) } catch {
         return files.map { _ in error }
@@ -113,7 +115,9 @@ extension FileDescriptor {
     /// through); run as root, each file gets this directory's owner and group when they are
     /// not root's (asked of the descriptor, given with `fchown`). The corresponding C functions
     /// are `openat`, `write`, `fchmod`, `fchown`, `syncfs`, `renameat` and `fsync`.
-    public func writeFilesAtomically(_ files: [(name: String, bytes: [UInt8])], mode: FileMode, flushEach: Bool = false, path directory: String) -> [SystemError?] {
+    public func writeFilesAtomically(
+        _ files: [(name: String, bytes: [UInt8])], mode: FileMode, flushEach: Bool = false, path directory: String
+    ) -> [SystemError?] {
         var errors = [SystemError?](repeating: nil, count: files.count)
         let owner: FileStatus?
         do { owner = try ownerForEntries() } catch {
@@ -122,7 +126,9 @@ extension FileDescriptor {
         let suffix = ".tmp.\(getpid())"
         func openTemporary(_ temporary: String, shown: String) throws(SystemError) -> FileDescriptor {
             let flags: OpenFlags = [.writeOnly, .create, .exclusive, .noFollow, .nonBlocking]
-            do { return try .open(temporary, relativeTo: self, flags: flags, mode: mode) } catch where error.code == .exists {
+            do { return try .open(temporary, relativeTo: self, flags: flags, mode: mode) } catch
+                where error.code == .exists
+            {
                 // Left by a process killed mid-write, or put there: its name only is removed.
                 _ = try syscall("unlink", shown) { unlinkat(rawValue, temporary, 0) }
                 return try .open(temporary, relativeTo: self, flags: flags, mode: mode)
@@ -158,7 +164,11 @@ extension FileDescriptor {
             }
         }
         for (i, file) in files.enumerated() where errors[i] == nil {
-            do { _ = try syscall("rename", directory + "/" + file.name) { renameat(rawValue, file.name + suffix, rawValue, file.name) } } catch {
+            do {
+                _ = try syscall("rename", directory + "/" + file.name) {
+                    renameat(rawValue, file.name + suffix, rawValue, file.name)
+                }
+            } catch {
                 errors[i] = error
                 _ = unlinkat(rawValue, file.name + suffix, 0)
             }
@@ -214,7 +224,7 @@ public func resolvedPath(_ path: String) -> String? {
 /// Deletes `path`; a file that is already gone is not an error. The corresponding C function
 /// is `unlink`.
 public func removeFile(_ path: String) throws(SystemError) {
-    do { _ = try syscall("unlink", path) { unlink(path) } } catch where error.code == .noSuchFile {}
+    do { _ = try syscall("unlink", path) { unlink(path) } } catch  where error.code == .noSuchFile {}
 }
 
 /// Makes `path` and its missing parents, like `mkdir -p`, without ever naming a directory it
@@ -238,14 +248,18 @@ public func makeDirectories(_ path: String, mode: FileMode, ownerLike: String?) 
         let next: FileDescriptor
         do {
             next = try current.openTrustedComponent(part, named: walked, followingLinks: true, depth: 0)
-        } catch where error.code == .noSuchFile {
+        } catch  where error.code == .noSuchFile {
             var made = true
-            do { try current.makeDirectory(part, mode: mode) } catch where error.code == .exists { made = false } catch {
+            do { try current.makeDirectory(part, mode: mode) } catch  where error.code == .exists { made = false } catch
+            {
                 throw SystemError(call: error.call, object: walked, errno: error.errno)
             }
             // Opened as what was just made: a symlink put there since is refused, never followed.
-            do { next = try FileDescriptor.open(part, relativeTo: current, flags: [.readOnly, .directory, .noFollow]) } catch {
-                throw SystemError(call: error.call, object: walked, errno: error.code == .notDirectory ? ELOOP : error.errno)
+            do {
+                next = try FileDescriptor.open(part, relativeTo: current, flags: [.readOnly, .directory, .noFollow])
+            } catch {
+                throw SystemError(
+                    call: error.call, object: walked, errno: error.code == .notDirectory ? ELOOP : error.errno)
             }
             if made, let owner {
                 do { _ = try syscall("fchown", walked) { fchown(next.rawValue, owner.owner, owner.group) } } catch {
@@ -275,7 +289,10 @@ public func openDirectory(_ path: String, followingLinks: Bool) throws(SystemErr
     for (i, part) in parts.enumerated() {
         walked += part
         let next: FileDescriptor
-        do { next = try current.openTrustedComponent(part, named: walked, followingLinks: followingLinks || i < parts.count - 1, depth: 0) } catch {
+        do {
+            next = try current.openTrustedComponent(
+                part, named: walked, followingLinks: followingLinks || i < parts.count - 1, depth: 0)
+        } catch {
             current.close()
             throw error
         }
@@ -291,21 +308,31 @@ extension FileDescriptor {
     /// only when `followingLinks` and it is trusted (`openDirectory(_:followingLinks:)`), its
     /// target then walked component by component by the same rule (at most 40 links deep).
     /// `name` is the path shown in errors.
-    fileprivate func openTrustedComponent(_ part: String, named name: String, followingLinks: Bool, depth: Int) throws(SystemError) -> FileDescriptor {
+    fileprivate func openTrustedComponent(_ part: String, named name: String, followingLinks: Bool, depth: Int)
+        throws(SystemError) -> FileDescriptor
+    {
         do { return try FileDescriptor.open(part, relativeTo: self, flags: [.readOnly, .directory, .noFollow]) } catch {
-            guard error.code == .tooManySymlinks || error.code == .notDirectory else { throw SystemError(call: error.call, object: name, errno: error.errno) }
+            guard error.code == .tooManySymlinks || error.code == .notDirectory else {
+                throw SystemError(call: error.call, object: name, errno: error.errno)
+            }
         }
         var st = stat()
         _ = try syscall("stat", name) { fstatat(rawValue, part, &st, AT_SYMLINK_NOFOLLOW) }
         guard (st.st_mode & S_IFMT) == S_IFLNK else { throw SystemError(call: "open", object: name, errno: ENOTDIR) }
-        guard followingLinks, depth < 40, try isTrustedLink(st) else { throw SystemError(call: "open", object: name, errno: ELOOP) }
+        guard followingLinks, depth < 40, try isTrustedLink(st) else {
+            throw SystemError(call: "open", object: name, errno: ELOOP)
+        }
         var buffer = [CChar](repeating: 0, count: 4097)
         let n = try syscall("readlink", name) { readlinkat(rawValue, part, &buffer, buffer.count - 1) }
         let target = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var current = target.startsWithScalar("/") ? try FileDescriptor.open("/", flags: [.readOnly, .directory]) : try duplicate()
+        var current =
+            target.startsWithScalar("/")
+            ? try FileDescriptor.open("/", flags: [.readOnly, .directory]) : try duplicate()
         for component in target.parts(separatedBy: "/", omittingEmpty: true) {
             let next: FileDescriptor
-            do { next = try current.openTrustedComponent(component, named: name, followingLinks: true, depth: depth + 1) } catch {
+            do {
+                next = try current.openTrustedComponent(component, named: name, followingLinks: true, depth: depth + 1)
+            } catch {
                 current.close()
                 throw error
             }
@@ -321,7 +348,8 @@ extension FileDescriptor {
     private func isTrustedLink(_ link: stat) throws(SystemError) -> Bool {
         let me = geteuid()
         let folder = try status()
-        return (link.st_uid == 0 || link.st_uid == me) && (folder.owner == 0 || folder.owner == me) && folder.permissions & 0o022 == 0
+        return (link.st_uid == 0 || link.st_uid == me) && (folder.owner == 0 || folder.owner == me)
+            && folder.permissions & 0o022 == 0
     }
 }
 

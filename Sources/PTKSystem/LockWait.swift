@@ -74,7 +74,9 @@ extension FileDescriptor {
             if waited >= patience.limit { throw LockTimeoutError(path: path, guards: guards, patience: patience) }
             if !told && waited >= patience.announceAfter, let waiting = patience.waiting {
                 told = true
-                waiting("waiting for the lock \(path) (on \(guards)), which another process holds; giving up after \(patience.limitText)")
+                waiting(
+                    "waiting for the lock \(path) (on \(guards)), which another process holds; giving up after \(patience.limitText)"
+                )
             }
             sleep(for: min(pause, patience.limit - waited))
             pause = min(pause * 2, .milliseconds(100))
@@ -115,8 +117,10 @@ extension FileDescriptor {
     /// `patience.waiting` is told once the wait lasts `announceAfter`; `LeaseTimeoutError`
     /// once it lasts `limit`. Any other failure is a `SystemError` naming `path`. The
     /// corresponding C function is `openat`.
-    public func openWaitingOutLeases(_ name: String, flags: OpenFlags, mode: FileMode = 0o644, path: String,
-                                     patience: LockPatience, since start: Instant = .now) throws -> FileDescriptor {
+    public func openWaitingOutLeases(
+        _ name: String, flags: OpenFlags, mode: FileMode = 0o644, path: String,
+        patience: LockPatience, since start: Instant = .now
+    ) throws -> FileDescriptor {
         var pause = Duration.milliseconds(5)
         var told = false
         let all = flags.rawValue | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
@@ -131,7 +135,9 @@ extension FileDescriptor {
             if waited >= patience.limit { throw LeaseTimeoutError(path: path, patience: patience) }
             if !told && waited >= patience.announceAfter, let waiting = patience.waiting {
                 told = true
-                waiting("waiting for \(path), on which another process holds a lease (fcntl F_SETLEASE; it has been told to let go); giving up after \(patience.limitText)")
+                waiting(
+                    "waiting for \(path), on which another process holds a lease (fcntl F_SETLEASE; it has been told to let go); giving up after \(patience.limitText)"
+                )
             }
             sleep(for: min(pause, patience.limit - waited))
             pause = min(pause * 2, .milliseconds(100))

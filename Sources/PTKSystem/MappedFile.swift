@@ -32,7 +32,9 @@ public final class MappedFile: @unchecked Sendable {
 
     /// Calls `body` with the mapped bytes of `range` (within `0..<count`), the mapping kept
     /// until `body` returns.
-    public func withBytes<R, E: Error>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    public func withBytes<R, E: Error>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E)
+        -> R
+    {
         precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "range outside the mapping")
         defer { withExtendedLifetime(self) {} }
         return try body(UnsafeRawBufferPointer(rebasing: bytes[range]))

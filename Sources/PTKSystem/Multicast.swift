@@ -29,30 +29,45 @@ public enum Multicast {
     /// Joins `group` on the interface with IPv4 address `interface`. Joining twice is not an error.
     public static func join(_ sock: FileDescriptor, group: String, interface: String) throws(SystemError) {
         var m = request(group, interface)
-        let rc = setsockopt(sock.rawValue, CInt(IPPROTO_IP), IP_ADD_MEMBERSHIP, &m, socklen_t(MemoryLayout<ip_mreq>.size))
-        if rc != 0 && errno != EADDRINUSE { throw SystemError(call: "setsockopt(IP_ADD_MEMBERSHIP)", object: interface, errno: errno) }
+        let rc = setsockopt(
+            sock.rawValue, CInt(IPPROTO_IP), IP_ADD_MEMBERSHIP, &m, socklen_t(MemoryLayout<ip_mreq>.size))
+        if rc != 0 && errno != EADDRINUSE {
+            throw SystemError(call: "setsockopt(IP_ADD_MEMBERSHIP)", object: interface, errno: errno)
+        }
     }
 
     /// Sends `bytes` to `group`:`port` out of the interface with address `interface`.
-    public static func send(_ sock: FileDescriptor, _ bytes: [UInt8], group: String, port: UInt16, interface: String) throws(SystemError) {
+    public static func send(_ sock: FileDescriptor, _ bytes: [UInt8], group: String, port: UInt16, interface: String)
+        throws(SystemError)
+    {
         var out = in_addr()
         inet_pton(AF_INET, interface, &out)
-        if setsockopt(sock.rawValue, CInt(IPPROTO_IP), IP_MULTICAST_IF, &out, socklen_t(MemoryLayout<in_addr>.size)) != 0 {
+        if setsockopt(sock.rawValue, CInt(IPPROTO_IP), IP_MULTICAST_IF, &out, socklen_t(MemoryLayout<in_addr>.size))
+            != 0
+        {
             throw SystemError(call: "setsockopt(IP_MULTICAST_IF)", object: interface, errno: errno)
         }
-        guard let to = SocketAddress(numericHost: group, port: port) else { throw SystemError(call: "sendto", object: group, errno: EINVAL) }
+        guard let to = SocketAddress(numericHost: group, port: port) else {
+            throw SystemError(call: "sendto", object: group, errno: EINVAL)
+        }
         _ = try syscall("sendto", group) {
-            bytes.withUnsafeBytes { b in to.withSockAddr { Glibc.sendto(sock.rawValue, b.baseAddress, b.count, CInt(MSG_NOSIGNAL), $0, $1) } }
+            bytes.withUnsafeBytes { b in
+                to.withSockAddr { Glibc.sendto(sock.rawValue, b.baseAddress, b.count, CInt(MSG_NOSIGNAL), $0, $1) }
+            }
         }
     }
 
     /// Receives one datagram into `buffer`: its length and sender, or nil when none is waiting.
-    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> (Int, SocketAddress)? {
+    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError)
+        -> (Int, SocketAddress)?
+    {
         var st = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         while true {
             let n = withUnsafeMutablePointer(to: &st) { p in
-                p.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(sock.rawValue, buffer.baseAddress, buffer.count, 0, $0, &len) }
+                p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(sock.rawValue, buffer.baseAddress, buffer.count, 0, $0, &len)
+                }
             }
             if n >= 0 { return (n, SocketAddress(storage: st, length: len)) }
             switch errno {

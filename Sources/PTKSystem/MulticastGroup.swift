@@ -20,18 +20,28 @@ public func ipv4MulticastNetworks() throws(SystemError) -> [MulticastNetwork] {
         defer { p = ifa.pointee.ifa_next }
         let flags = ifa.pointee.ifa_flags
         guard let sa = ifa.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET),
-              flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0 else { continue }
+            flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0
+        else { continue }
         var st = sockaddr_storage()
-        withUnsafeMutableBytes(of: &st) { $0.copyMemory(from: UnsafeRawBufferPointer(start: sa, count: MemoryLayout<sockaddr_in>.size)) }
+        withUnsafeMutableBytes(of: &st) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(start: sa, count: MemoryLayout<sockaddr_in>.size))
+        }
         let address = SocketAddress(storage: st, length: socklen_t(MemoryLayout<sockaddr_in>.size)).host
         var prefix = 32
-        if let mask = ifa.pointee.ifa_netmask, mask.pointee.sa_family == sa_family_t(AF_INET) || mask.pointee.sa_family == 0 {
-            let bits = mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+        if let mask = ifa.pointee.ifa_netmask,
+            mask.pointee.sa_family == sa_family_t(AF_INET) || mask.pointee.sa_family == 0
+        {
+            let bits = mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
+            }
             prefix = bits.nonzeroBitCount
         }
-        out.append(MulticastNetwork(interface: MulticastInterface(name: String(cString: ifa.pointee.ifa_name), address: address,
-                                                                  isLoopback: flags & UInt32(IFF_LOOPBACK) != 0),
-                                    prefixLength: prefix))
+        out.append(
+            MulticastNetwork(
+                interface: MulticastInterface(
+                    name: String(cString: ifa.pointee.ifa_name), address: address,
+                    isLoopback: flags & UInt32(IFF_LOOPBACK) != 0),
+                prefixLength: prefix))
     }
     return out
 }
@@ -45,7 +55,9 @@ extension Multicast {
     /// its own messages looped back.
     /// The corresponding C functions are `socket`, `setsockopt`, `bind`.
     public static func openGroup(_ group: String, port: UInt16) throws(SystemError) -> FileDescriptor {
-        guard let bound = SocketAddress(numericHost: group, port: port) else { throw SystemError(call: "bind", object: group, errno: EINVAL) }
+        guard let bound = SocketAddress(numericHost: group, port: port) else {
+            throw SystemError(call: "bind", object: group, errno: EINVAL)
+        }
         let fd = try syscall("socket", "UDP") {
             socket(AF_INET, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         }
@@ -99,15 +111,20 @@ public func ipv6MulticastInterfaces() throws(SystemError) -> [IPv6MulticastInter
         defer { p = ifa.pointee.ifa_next }
         let flags = ifa.pointee.ifa_flags
         guard let sa = ifa.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET6),
-              flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0 else { continue }
+            flags & UInt32(IFF_UP) != 0, flags & UInt32(IFF_MULTICAST) != 0
+        else { continue }
         let name = String(cString: ifa.pointee.ifa_name)
         let index = if_nametoindex(ifa.pointee.ifa_name)
         guard index != 0 else { continue }
         var st = sockaddr_storage()
-        withUnsafeMutableBytes(of: &st) { $0.copyMemory(from: UnsafeRawBufferPointer(start: sa, count: MemoryLayout<sockaddr_in6>.size)) }
+        withUnsafeMutableBytes(of: &st) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(start: sa, count: MemoryLayout<sockaddr_in6>.size))
+        }
         let address = SocketAddress(storage: st, length: socklen_t(MemoryLayout<sockaddr_in6>.size)).host
         var prefix = 128
-        if let mask = ifa.pointee.ifa_netmask, mask.pointee.sa_family == sa_family_t(AF_INET6) || mask.pointee.sa_family == 0 {
+        if let mask = ifa.pointee.ifa_netmask,
+            mask.pointee.sa_family == sa_family_t(AF_INET6) || mask.pointee.sa_family == 0
+        {
             prefix = mask.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { m in
                 withUnsafeBytes(of: m.pointee.sin6_addr) { $0.reduce(0) { $0 + $1.nonzeroBitCount } }
             }
@@ -116,7 +133,9 @@ public func ipv6MulticastInterfaces() throws(SystemError) -> [IPv6MulticastInter
         if let i = out.firstIndex(where: { $0.index == index }) {
             out[i].addresses.append(entry)
         } else {
-            out.append(IPv6MulticastInterface(name: name, index: index, addresses: [entry], isLoopback: flags & UInt32(IFF_LOOPBACK) != 0))
+            out.append(
+                IPv6MulticastInterface(
+                    name: name, index: index, addresses: [entry], isLoopback: flags & UInt32(IFF_LOOPBACK) != 0))
         }
     }
     return out
@@ -129,9 +148,13 @@ extension Multicast {
     /// group from another interface, no unicast), IPV6_MULTICAST_ALL off, and it sends out of
     /// that interface with hop limit 1, its own messages looped back. Shared with other programs
     /// (SO_REUSEADDR, SO_REUSEPORT). The corresponding C functions are `socket`, `setsockopt`, `bind`.
-    public static func openGroup6(_ group: String, port: UInt16, interface: UInt32) throws(SystemError) -> FileDescriptor {
+    public static func openGroup6(_ group: String, port: UInt16, interface: UInt32) throws(SystemError)
+        -> FileDescriptor
+    {
         var address = in6_addr()
-        guard inet_pton(AF_INET6, group, &address) == 1 else { throw SystemError(call: "bind", object: group, errno: EINVAL) }
+        guard inet_pton(AF_INET6, group, &address) == 1 else {
+            throw SystemError(call: "bind", object: group, errno: EINVAL)
+        }
         let fd = try syscall("socket", "UDP6") {
             socket(AF_INET6, CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         }
@@ -151,12 +174,18 @@ extension Multicast {
             bound.sin6_addr = address
             bound.sin6_scope_id = interface
             _ = try syscall("bind", "UDP [\(group)%\(interface)] port \(port)") {
-                withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+                withUnsafePointer(to: &bound) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
+                }
             }
             var m = ipv6_mreq()
             m.ipv6mr_multiaddr = address
             m.ipv6mr_interface = interface
-            if setsockopt(fd, CInt(IPPROTO_IPV6), IPV6_ADD_MEMBERSHIP, &m, socklen_t(MemoryLayout<ipv6_mreq>.size)) != 0 && errno != EADDRINUSE {
+            if setsockopt(fd, CInt(IPPROTO_IPV6), IPV6_ADD_MEMBERSHIP, &m, socklen_t(MemoryLayout<ipv6_mreq>.size)) != 0
+                && errno != EADDRINUSE
+            {
                 throw SystemError(call: "setsockopt(IPV6_ADD_MEMBERSHIP)", object: group, errno: errno)
             }
         } catch {
@@ -167,17 +196,25 @@ extension Multicast {
     }
 
     /// Sends `bytes` to the IPv6 `group`:`port` out of the interface with index `interface`.
-    public static func send6(_ sock: FileDescriptor, _ bytes: [UInt8], group: String, port: UInt16, interface: UInt32) throws(SystemError) {
+    public static func send6(_ sock: FileDescriptor, _ bytes: [UInt8], group: String, port: UInt16, interface: UInt32)
+        throws(SystemError)
+    {
         var to = sockaddr_in6()
         to.sin6_family = sa_family_t(AF_INET6)
         to.sin6_port = port.bigEndian
-        guard inet_pton(AF_INET6, group, &to.sin6_addr) == 1 else { throw SystemError(call: "sendto", object: group, errno: EINVAL) }
+        guard inet_pton(AF_INET6, group, &to.sin6_addr) == 1 else {
+            throw SystemError(call: "sendto", object: group, errno: EINVAL)
+        }
         to.sin6_scope_id = interface
         _ = try syscall("sendto", group) {
             bytes.withUnsafeBytes { b in
-                withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.sendto(sock.rawValue, b.baseAddress, b.count, CInt(MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                } }
+                withUnsafePointer(to: &to) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.sendto(
+                            sock.rawValue, b.baseAddress, b.count, CInt(MSG_NOSIGNAL), $0,
+                            socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
+                }
             }
         }
     }

@@ -33,10 +33,14 @@ public final class ParallelRunner: @unchecked Sendable {
 
     private let runLock = Lock()
 
-    private func runAlone(_ count: Int, _ body: @escaping @Sendable (Int) throws(SystemError) -> Void) -> [SystemError?] {
+    private func runAlone(_ count: Int, _ body: @escaping @Sendable (Int) throws(SystemError) -> Void) -> [SystemError?]
+    {
         guard count > 1 else {
             guard count == 1 else { return [] }
-            do throws(SystemError) { try body(0); return [nil] } catch { return [error] }
+            do throws(SystemError) {
+                try body(0)
+                return [nil]
+            } catch { return [error] }
         }
         let wanted = min(limit, count) - 1
         let toStart: Int = state.withLock {

@@ -39,8 +39,10 @@ extension Socket {
     /// and the others are closed. `deadline` bounds the whole attempt, not each address, so one
     /// address that drops packets costs `attemptDelay`, not the whole timeout.
     /// The corresponding C functions are `connect` and `poll`.
-    public static func connectFirst(to addresses: [SocketAddress], attemptDelay: Duration = connectionAttemptDelay,
-                                    deadline: Instant) throws(ConnectFailure) -> (FileDescriptor, SocketAddress) {
+    public static func connectFirst(
+        to addresses: [SocketAddress], attemptDelay: Duration = connectionAttemptDelay,
+        deadline: Instant
+    ) throws(ConnectFailure) -> (FileDescriptor, SocketAddress) {
         let order = interleaveByFamily(addresses)
         var pending: [(sock: FileDescriptor, address: SocketAddress)] = []
         var failed: [(address: SocketAddress, error: SystemError)] = []
@@ -64,12 +66,17 @@ extension Socket {
             }
             if pending.isEmpty { throw ConnectFailure(attempts: failed) }
             if Instant.now >= deadline {
-                for p in pending { failed.append((p.address, SystemError(call: "connect", object: p.address.description, errno: ETIMEDOUT))) }
+                for p in pending {
+                    failed.append(
+                        (p.address, SystemError(call: "connect", object: p.address.description, errno: ETIMEDOUT)))
+                }
                 throw ConnectFailure(attempts: orderedLike(order, failed))
             }
             let wakeUp = next < order.count ? min(nextStart, deadline) : deadline
             let revents: [PollEvents]
-            do throws(SystemError) { revents = try poll(pending.map { ($0.sock, PollEvents.writable) }, until: wakeUp) } catch {
+            do throws(SystemError) {
+                revents = try poll(pending.map { ($0.sock, PollEvents.writable) }, until: wakeUp)
+            } catch {
                 throw ConnectFailure(attempts: failed + [(pending[0].address, error)])
             }
             var stillPending: [(sock: FileDescriptor, address: SocketAddress)] = []
@@ -95,7 +102,8 @@ extension Socket {
 
     /// `failed` sorted in the order the addresses were tried, for a stable message.
     private static func orderedLike(_ order: [SocketAddress], _ failed: [(address: SocketAddress, error: SystemError)])
-        -> [(address: SocketAddress, error: SystemError)] {
+        -> [(address: SocketAddress, error: SystemError)]
+    {
         failed.sorted { a, b in (order.firstIndex(of: a.address) ?? 0) < (order.firstIndex(of: b.address) ?? 0) }
     }
 }

@@ -7,7 +7,9 @@ public enum Socket {
     /// an IPv4 socket can share the port. The corresponding C functions are `socket`, `bind`, `listen`.
     public static func listen(on address: SocketAddress, backlog: CInt = 128) throws(SystemError) -> FileDescriptor {
         let fd = try syscall("socket", address.description) {
-            socket(address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+            socket(
+                address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue),
+                0)
         }
         let sock = FileDescriptor(rawValue: fd)
         do throws(SystemError) {
@@ -54,12 +56,16 @@ public enum Socket {
 
     /// As `connect(to:deadline:)`, from the local address `source` when given (the tests'
     /// peers on 127.0.0.2, 127.0.0.3, ...). The corresponding C function is `bind`.
-    public static func connect(to address: SocketAddress, from source: SocketAddress?, deadline: Instant) throws(SystemError) -> FileDescriptor {
+    public static func connect(to address: SocketAddress, from source: SocketAddress?, deadline: Instant)
+        throws(SystemError) -> FileDescriptor
+    {
         let (sock, connected) = try startConnect(to: address, from: source)
         do throws(SystemError) {
             if !connected {
                 let revents = try poll([(sock, PollEvents.writable)], until: deadline)
-                if revents[0].isEmpty { throw SystemError(call: "connect", object: address.description, errno: ETIMEDOUT) }
+                if revents[0].isEmpty {
+                    throw SystemError(call: "connect", object: address.description, errno: ETIMEDOUT)
+                }
                 try finishConnect(sock, to: address)
             }
         } catch {
@@ -72,9 +78,13 @@ public enum Socket {
     /// Starts a non-blocking connect to `address`: the socket, and whether it is connected
     /// already (otherwise it becomes writable once the attempt ends; see `finishConnect`).
     /// The corresponding C functions are `socket` and `connect`.
-    public static func startConnect(to address: SocketAddress, from source: SocketAddress? = nil) throws(SystemError) -> (FileDescriptor, connected: Bool) {
+    public static func startConnect(to address: SocketAddress, from source: SocketAddress? = nil) throws(SystemError)
+        -> (FileDescriptor, connected: Bool)
+    {
         let fd = try syscall("socket", address.description) {
-            socket(address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
+            socket(
+                address.family, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_NONBLOCK.rawValue) | CInt(SOCK_CLOEXEC.rawValue),
+                0)
         }
         let sock = FileDescriptor(rawValue: fd)
         if let source {
@@ -106,7 +116,9 @@ public enum Socket {
     public static func finishConnect(_ sock: FileDescriptor, to address: SocketAddress) throws(SystemError) {
         var err: CInt = 0
         var len = socklen_t(MemoryLayout<CInt>.size)
-        _ = try syscall("getsockopt", address.description) { getsockopt(sock.rawValue, SOL_SOCKET, SO_ERROR, &err, &len) }
+        _ = try syscall("getsockopt", address.description) {
+            getsockopt(sock.rawValue, SOL_SOCKET, SO_ERROR, &err, &len)
+        }
         if err != 0 { throw SystemError(call: "connect", object: address.description, errno: err) }
         // Nagle's algorithm only delays small writes; the connection works without this.
         try? setOption(sock, CInt(IPPROTO_TCP), TCP_NODELAY, 1)
@@ -117,7 +129,9 @@ public enum Socket {
         var st = sockaddr_storage()
         var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = try syscall("getsockname") {
-            withUnsafeMutablePointer(to: &st) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(sock.rawValue, $0, &len) } }
+            withUnsafeMutablePointer(to: &st) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(sock.rawValue, $0, &len) }
+            }
         }
         return SocketAddress(storage: st, length: len)
     }
@@ -139,9 +153,13 @@ public enum Socket {
     /// Sends some of `first` and then `second` in one call, without raising SIGPIPE; returns
     /// how many bytes (counting across both), or 0 when the buffer is full.
     /// The corresponding C function is `sendmsg` with two iovecs.
-    public static func send(_ sock: FileDescriptor, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) throws(SystemError) -> Int {
-        var vectors = [iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
-                       iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count)]
+    public static func send(_ sock: FileDescriptor, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer)
+        throws(SystemError) -> Int
+    {
+        var vectors = [
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count),
+        ]
         while true {
             let n = vectors.withUnsafeMutableBufferPointer { v in
                 var message = msghdr()
@@ -161,7 +179,9 @@ public enum Socket {
     /// Receives some bytes; nil when none are waiting, 0 at end of stream. With `peek` the bytes
     /// stay in the socket for the next read (MSG_PEEK).
     /// The corresponding C function is `recv`.
-    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, peek: Bool = false) throws(SystemError) -> Int? {
+    public static func receive(_ sock: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer, peek: Bool = false)
+        throws(SystemError) -> Int?
+    {
         while true {
             let n = recv(sock.rawValue, buffer.baseAddress, buffer.count, peek ? CInt(MSG_PEEK) : 0)
             if n >= 0 { return n }
@@ -177,10 +197,14 @@ public enum Socket {
     /// are waiting, 0 at end of stream. A frame's payload goes straight to where it is used and
     /// the next frame's header behind it, with no copy between.
     /// The corresponding C function is `readv`.
-    public static func receive(_ sock: FileDescriptor, into first: UnsafeMutableRawBufferPointer,
-                               then second: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
-        var vectors = [iovec(iov_base: first.baseAddress, iov_len: first.count),
-                       iovec(iov_base: second.baseAddress, iov_len: second.count)]
+    public static func receive(
+        _ sock: FileDescriptor, into first: UnsafeMutableRawBufferPointer,
+        then second: UnsafeMutableRawBufferPointer
+    ) throws(SystemError) -> Int? {
+        var vectors = [
+            iovec(iov_base: first.baseAddress, iov_len: first.count),
+            iovec(iov_base: second.baseAddress, iov_len: second.count),
+        ]
         while true {
             let n = vectors.withUnsafeMutableBufferPointer { readv(sock.rawValue, $0.baseAddress, 2) }
             if n >= 0 { return n }
@@ -205,7 +229,8 @@ public enum Socket {
     }
 
     /// Sets an integer socket option. The corresponding C function is `setsockopt`.
-    public static func setOption(_ sock: FileDescriptor, _ level: CInt, _ name: CInt, _ value: CInt) throws(SystemError) {
+    public static func setOption(_ sock: FileDescriptor, _ level: CInt, _ name: CInt, _ value: CInt) throws(SystemError)
+    {
         var v = value
         _ = try syscall("setsockopt") { setsockopt(sock.rawValue, level, name, &v, socklen_t(MemoryLayout<CInt>.size)) }
     }

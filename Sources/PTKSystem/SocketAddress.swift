@@ -16,15 +16,22 @@ public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
         get {
             withUnsafeBytes(of: storage) { raw in
                 family == AF_INET6
-                    ? UInt16(bigEndian: raw.load(fromByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!, as: UInt16.self))
-                    : UInt16(bigEndian: raw.load(fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self))
+                    ? UInt16(
+                        bigEndian: raw.load(
+                            fromByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!, as: UInt16.self))
+                    : UInt16(
+                        bigEndian: raw.load(
+                            fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self))
             }
         }
         set {
-            let offset = family == AF_INET6
+            let offset =
+                family == AF_INET6
                 ? MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!
                 : MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!
-            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: newValue.bigEndian, toByteOffset: offset, as: UInt16.self) }
+            withUnsafeMutableBytes(of: &storage) {
+                $0.storeBytes(of: newValue.bigEndian, toByteOffset: offset, as: UInt16.self)
+            }
         }
     }
 

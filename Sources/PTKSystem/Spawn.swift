@@ -64,7 +64,9 @@ public final class Child {
         public var description: String {
             switch self {
             case .exited(let code): return "exit status \(code)"
-            case .signalled(let signal): return "killed by signal \(signal)\(signal == SIGKILL ? " (SIGKILL)" : signal == SIGTERM ? " (SIGTERM)" : "")"
+            case .signalled(let signal):
+                return
+                    "killed by signal \(signal)\(signal == SIGKILL ? " (SIGKILL)" : signal == SIGTERM ? " (SIGTERM)" : "")"
             }
         }
     }
@@ -111,7 +113,9 @@ public func processEnvironment() -> [String] {
 /// child left before it ends itself (`endBySignal`). The child starts with every signal at its
 /// default and none blocked. The corresponding C functions are `sigprocmask`, `posix_spawn`,
 /// `sigtimedwait`, `kill` and `waitpid`.
-public func runAndWait(_ arguments: [String], environment: [String]) throws(SystemError) -> (ending: Child.Ending, interruptedBy: Int32?) {
+public func runAndWait(_ arguments: [String], environment: [String]) throws(SystemError) -> (
+    ending: Child.Ending, interruptedBy: Int32?
+) {
     precondition(!arguments.isEmpty)
     let stopping = [SIGINT, SIGQUIT, SIGHUP, SIGTERM]
     var held = sigset_t()
@@ -146,8 +150,10 @@ public func runAndWait(_ arguments: [String], environment: [String]) throws(Syst
 }
 
 /// `posix_spawn` of `arguments[0]` with `arguments` and `environment` as C strings for the call.
-private func spawnProcess(_ pid: inout pid_t, _ arguments: [String], _ environment: [String],
-                          _ actions: UnsafePointer<posix_spawn_file_actions_t>?, _ attributes: UnsafePointer<posix_spawnattr_t>?) -> Int32 {
+private func spawnProcess(
+    _ pid: inout pid_t, _ arguments: [String], _ environment: [String],
+    _ actions: UnsafePointer<posix_spawn_file_actions_t>?, _ attributes: UnsafePointer<posix_spawnattr_t>?
+) -> Int32 {
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = environment.map { strdup($0) } + [nil]
     defer {

@@ -36,8 +36,10 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
 /// an answer for a file or directory call, so neither reaches a sender. The calls whose EAGAIN
 /// means "would block" (non-blocking sockets and pipes) do not come through here.
 @inline(__always)
-public func syscall<T: BinaryInteger>(_ call: String, _ object: @autoclosure () -> String? = nil,
-                                      retryOnInterrupt: Bool = true, _ body: () -> T) throws(SystemError) -> T {
+public func syscall<T: BinaryInteger>(
+    _ call: String, _ object: @autoclosure () -> String? = nil,
+    retryOnInterrupt: Bool = true, _ body: () -> T
+) throws(SystemError) -> T {
     var pauses = 0
     while true {
         let result = body()
@@ -46,7 +48,8 @@ public func syscall<T: BinaryInteger>(_ call: String, _ object: @autoclosure () 
         if err == EINTR && retryOnInterrupt { continue }
         if err == EAGAIN && pauses < maxWouldBlockPauses {
             pauses += 1
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000), left = timespec()
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            var left = timespec()
             while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
             continue
         }

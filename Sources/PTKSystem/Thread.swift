@@ -49,18 +49,22 @@ public final class ThreadGroup: @unchecked Sendable {
         state.withLock {
             let id = nextID
             nextID += 1
-            let box = Unmanaged.passRetained(ThreadBody { [self] in
-                // Named by the thread itself before its work, so every call it makes is under it.
-                _ = pthread_setname_np(pthread_self(), String(decoding: name.utf8.prefix(15), as: UTF8.self))
-                body()
-                finished(id)
-            }).toOpaque()
+            let box = Unmanaged.passRetained(
+                ThreadBody { [self] in
+                    // Named by the thread itself before its work, so every call it makes is under it.
+                    _ = pthread_setname_np(pthread_self(), String(decoding: name.utf8.prefix(15), as: UTF8.self))
+                    body()
+                    finished(id)
+                }
+            ).toOpaque()
             var thread = pthread_t()
-            let rc = pthread_create(&thread, nil, { arg in
-                let body = Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue()
-                body.body()
-                return nil
-            }, box)
+            let rc = pthread_create(
+                &thread, nil,
+                { arg in
+                    let body = Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue()
+                    body.body()
+                    return nil
+                }, box)
             if rc == 0 {
                 handles[id] = thread
             } else {

@@ -112,9 +112,12 @@ public struct Way {
     /// Nil when there is none: then only root and `trusted` can change the way.
     public func changeableFolder(trusting trusted: UInt32?) -> ChangeableFolder? {
         for (i, folder) in steps.enumerated() {
-            guard folder.isDirectory, folder.mode & 0o022 != 0, trusted == nil || folder.owner != trusted else { continue }
-            let found = ChangeableFolder(path: folder.path, owner: folder.owner, group: folder.group, mode: folder.mode & 0o7777,
-                                         hasAccessACL: folder.hasAccessACL)
+            guard folder.isDirectory, folder.mode & 0o022 != 0, trusted == nil || folder.owner != trusted else {
+                continue
+            }
+            let found = ChangeableFolder(
+                path: folder.path, owner: folder.owner, group: folder.group, mode: folder.mode & 0o7777,
+                hasAccessACL: folder.hasAccessACL)
             if folder.mode & UInt32(S_ISVTX) == 0 { return found }
             // Sticky: only an entry's owner (and the folder's) may rename or remove it.
             guard i + 1 < steps.count else { return found }
@@ -132,8 +135,10 @@ public struct Way {
     public func beneath(_ relative: String) throws(SystemError) -> Way {
         guard missing == nil, let directory else { return Way(steps: steps, directory: nil, missing: missing) }
         var way = Way(steps: steps, directory: nil, missing: nil)
-        let (end, missing) = try walkWay(from: try directory.duplicate(), at: steps.last?.path ?? "/", through: relative.parts(separatedBy: "/", omittingEmpty: true),
-                                         steps: &way.steps, links: 0, allowingMissing: true, endingAtOther: true, afterEach: nil)
+        let (end, missing) = try walkWay(
+            from: try directory.duplicate(), at: steps.last?.path ?? "/",
+            through: relative.parts(separatedBy: "/", omittingEmpty: true),
+            steps: &way.steps, links: 0, allowingMissing: true, endingAtOther: true, afterEach: nil)
         end?.close()
         way.missing = missing
         return way
@@ -169,7 +174,11 @@ extension Way {
             var st = stat()
             // Gone since it was listed: nothing of it to read.
             guard fstatat(folder.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            found.append(WayStep(st, path: joined(walked, name), acl: st.st_mode & S_IFMT == S_IFREG && st.st_mode & 0o022 != 0 && fileHasAccessACL(name, in: folder, st)))
+            found.append(
+                WayStep(
+                    st, path: joined(walked, name),
+                    acl: st.st_mode & S_IFMT == S_IFREG && st.st_mode & 0o022 != 0
+                        && fileHasAccessACL(name, in: folder, st)))
         }
         return found
     }
@@ -182,7 +191,8 @@ extension Way {
     /// way is judged by `changeableFolder`; nothing else is read for its bytes).
     public static func changeableFile(_ files: [WayStep], trusting trusted: UInt32?) -> WayStep? {
         files.first { file in
-            file.mode & UInt32(S_IFMT) == UInt32(S_IFREG) && file.mode & 0o022 != 0 && (trusted == nil || file.owner != trusted)
+            file.mode & UInt32(S_IFMT) == UInt32(S_IFREG) && file.mode & 0o022 != 0
+                && (trusted == nil || file.owner != trusted)
         }
     }
 }
@@ -215,12 +225,15 @@ private func fileHasAccessACL(_ name: String, in folder: FileDescriptor, _ st: s
 /// `allowingMissing`, a missing component ends the way with `missing` set instead. `afterEach`
 /// is called with each folder's path once it is open (tests change the tree there). The
 /// corresponding C functions are `openat`, `fstat`, `fstatat` and `readlinkat`.
-public func openWay(_ path: String, allowingMissing: Bool = false, afterEach: ((String) -> Void)? = nil) throws(SystemError) -> Way {
+public func openWay(_ path: String, allowingMissing: Bool = false, afterEach: ((String) -> Void)? = nil)
+    throws(SystemError) -> Way
+{
     let absolute = path.startsWithScalar("/") ? path : currentDirectory() + "/" + path
     let top = try FileDescriptor.open("/", flags: [.readOnly, .directory])
     var steps = [WayStep(try top.rawStatusClosingOnError(), path: "/", acl: top.hasAccessACL)]
-    let (end, missing) = try walkWay(from: top, at: "/", through: absolute.parts(separatedBy: "/", omittingEmpty: true), steps: &steps, links: 0,
-                                     allowingMissing: allowingMissing, endingAtOther: false, afterEach: afterEach)
+    let (end, missing) = try walkWay(
+        from: top, at: "/", through: absolute.parts(separatedBy: "/", omittingEmpty: true), steps: &steps, links: 0,
+        allowingMissing: allowingMissing, endingAtOther: false, afterEach: afterEach)
     return Way(steps: steps, directory: end, missing: missing)
 }
 
@@ -228,8 +241,10 @@ public func openWay(_ path: String, allowingMissing: Bool = false, afterEach: ((
 /// closes it), appending to `steps`, as `openWay` says; with `endingAtOther`, something that
 /// is neither a folder nor a link ends the way (noted) instead of failing. Returns the folder
 /// at the end, open (nil when the way ended early), and the path of a missing component.
-private func walkWay(from start: FileDescriptor, at walked: String, through parts: [String], steps: inout [WayStep], links: Int,
-                     allowingMissing: Bool, endingAtOther: Bool, afterEach: ((String) -> Void)?) throws(SystemError) -> (FileDescriptor?, String?) {
+private func walkWay(
+    from start: FileDescriptor, at walked: String, through parts: [String], steps: inout [WayStep], links: Int,
+    allowingMissing: Bool, endingAtOther: Bool, afterEach: ((String) -> Void)?
+) throws(SystemError) -> (FileDescriptor?, String?) {
     var current = start
     var walked = walked
     var pending = parts
@@ -365,7 +380,8 @@ public struct FileIdentity: Hashable, Sendable {
 /// in `/proc/self/fd`): to tell which files a library call opened that were not open before.
 /// The corresponding C functions are `opendir`, `readdir` and `fstat`.
 public func openRegularFileIdentities() -> Set<FileIdentity> {
-    guard let listing = try? FileDescriptor.open("/proc/self/fd", flags: [.readOnly, .directory]) else { return [] }  // no /proc: nothing to tell
+    // no /proc: nothing to tell
+    guard let listing = try? FileDescriptor.open("/proc/self/fd", flags: [.readOnly, .directory]) else { return [] }
     defer { listing.close() }
     var found: Set<FileIdentity> = []
     for name in (try? listing.entries()) ?? [] {  // unreadable: nothing to tell

@@ -53,8 +53,10 @@ public final class Identity: @unchecked Sendable {
     /// interface's, which browsers check names against).
     /// The directory is opened without following a symlink, and its files are read, written
     /// and locked relative to it (`openDirectory`): a link planted there is an error naming it.
-    public static func loadOrCreate(in directory: String, commonName: String, keyType: KeyType = .ed25519,
-                                    subjectAltNames: [String] = []) throws(IdentityError) -> Identity {
+    public static func loadOrCreate(
+        in directory: String, commonName: String, keyType: KeyType = .ed25519,
+        subjectAltNames: [String] = []
+    ) throws(IdentityError) -> Identity {
         let dir: FileDescriptor
         do {
             dir = try openDirectory(directory, creating: true)
@@ -63,20 +65,24 @@ public final class Identity: @unchecked Sendable {
         }
         defer { dir.close() }
         let lockResult = Result { () throws -> Identity in
-            try dir.withLockFileRefusingLinks(".lock", path: directory + "/.lock", guards: "the identity") { () throws -> Identity in
+            try dir.withLockFileRefusingLinks(".lock", path: directory + "/.lock", guards: "the identity") {
+                () throws -> Identity in
                 let keyPath = directory + "/key.pem"
                 // Anything at the name (a symlink included) is left to `load`, which says what it is.
                 if (try? dir.status(of: "key.pem")) == nil {
                     let key = try generateKey(type: keyType.openSSL)
                     do {
-                        try dir.replaceFileRefusingLinks("key.pem", path: keyPath, with: pem(of: key, privateKey: true), mode: 0o600)
+                        try dir.replaceFileRefusingLinks(
+                            "key.pem", path: keyPath, with: pem(of: key, privateKey: true), mode: 0o600)
                     } catch {
                         EVP_PKEY_free(key)
                         throw IdentityError(description: "cannot save the new identity key: \(error)")
                     }
                     EVP_PKEY_free(key)
                 }
-                return try load(from: dir, directory: directory, commonName: commonName, keyType: keyType, subjectAltNames: subjectAltNames)
+                return try load(
+                    from: dir, directory: directory, commonName: commonName, keyType: keyType,
+                    subjectAltNames: subjectAltNames)
             }
         }
         switch lockResult {
@@ -89,31 +95,48 @@ public final class Identity: @unchecked Sendable {
     /// The identity in `directory`, which must exist. With `commonName`, a certificate that is
     /// missing, damaged, for another key or near its end is re-issued (and saved when possible);
     /// without, it is only read. The directory is opened as `loadOrCreate` opens it.
-    public static func load(from directory: String, commonName: String? = nil, keyType: KeyType = .ed25519,
-                            subjectAltNames: [String] = []) throws(IdentityError) -> Identity {
+    public static func load(
+        from directory: String, commonName: String? = nil, keyType: KeyType = .ed25519,
+        subjectAltNames: [String] = []
+    ) throws(IdentityError) -> Identity {
         let dir: FileDescriptor
         do {
             dir = try openDirectory(directory, creating: false)
         } catch let error as SystemError where error.code == .noSuchFile {
-            throw IdentityError(description: "no identity in \(directory): \(directory)/key.pem does not exist (ptkd and ptk-send make it on first start)")
+            throw IdentityError(
+                description:
+                    "no identity in \(directory): \(directory)/key.pem does not exist (ptkd and ptk-send make it on first start)"
+            )
         } catch {
             throw IdentityError(description: "cannot open the identity directory: \(error)")
         }
         defer { dir.close() }
-        return try load(from: dir, directory: directory, commonName: commonName, keyType: keyType, subjectAltNames: subjectAltNames)
+        return try load(
+            from: dir, directory: directory, commonName: commonName, keyType: keyType, subjectAltNames: subjectAltNames)
     }
 
     /// `load(from:)` with the directory open.
-    private static func load(from dir: FileDescriptor, directory: String, commonName: String?, keyType: KeyType,
-                             subjectAltNames: [String]) throws(IdentityError) -> Identity {
+    private static func load(
+        from dir: FileDescriptor, directory: String, commonName: String?, keyType: KeyType,
+        subjectAltNames: [String]
+    ) throws(IdentityError) -> Identity {
         let keyPath = directory + "/key.pem"
-        let fix = "restore it from a backup, or move it away (and cert.pem) to make a new identity; senders that know this device must then accept its new ID"
+        let fix =
+            "restore it from a backup, or move it away (and cert.pem) to make a new identity; senders that know this device must then accept its new ID"
         let bytes: [UInt8]
-        do { bytes = try dir.readFileRefusingLinks("key.pem", path: keyPath, limit: 64 << 10) } catch let error as SystemError {
+        do { bytes = try dir.readFileRefusingLinks("key.pem", path: keyPath, limit: 64 << 10) } catch let error
+            as SystemError
+        {
             if error.code == .noSuchFile {
-                throw IdentityError(description: "no identity in \(directory): \(keyPath) does not exist (ptkd and ptk-send make it on first start)")
+                throw IdentityError(
+                    description:
+                        "no identity in \(directory): \(keyPath) does not exist (ptkd and ptk-send make it on first start)"
+                )
             }
-            throw IdentityError(description: "cannot read the identity key \(keyPath): \(error.reason); check its owner and mode (0600, owned by the user that runs ptk), or \(fix)")
+            throw IdentityError(
+                description:
+                    "cannot read the identity key \(keyPath): \(error.reason); check its owner and mode (0600, owned by the user that runs ptk), or \(fix)"
+            )
         } catch {
             throw IdentityError(description: "cannot read the identity key: \(error)")
         }
@@ -123,7 +146,8 @@ public final class Identity: @unchecked Sendable {
         guard EVP_PKEY_get_id(key) == keyType.openSSL else {
             let type = keyTypeName(key)
             EVP_PKEY_free(key)
-            throw IdentityError(description: "the identity key \(keyPath) is a \(type) key, not \(keyType.name); \(fix)")
+            throw IdentityError(
+                description: "the identity key \(keyPath) is a \(type) key, not \(keyType.name); \(fix)")
         }
         let certPath = directory + "/cert.pem"
         var certificate: OpaquePointer? = nil
@@ -143,9 +167,13 @@ public final class Identity: @unchecked Sendable {
         if certificate == nil {
             guard let commonName else {
                 EVP_PKEY_free(key)
-                throw IdentityError(description: "the certificate \(certPath) is missing or out of date; the next start of ptkd or ptk-send re-issues it for the same key")
+                throw IdentityError(
+                    description:
+                        "the certificate \(certPath) is missing or out of date; the next start of ptkd or ptk-send re-issues it for the same key"
+                )
             }
-            guard let fresh = issueCertificate(for: key, commonName: commonName, subjectAltNames: subjectAltNames) else {
+            guard let fresh = issueCertificate(for: key, commonName: commonName, subjectAltNames: subjectAltNames)
+            else {
                 EVP_PKEY_free(key)
                 throw IdentityError(description: "cannot issue a certificate: \(openSSLErrors())")
             }
@@ -214,14 +242,19 @@ public final class Identity: @unchecked Sendable {
 
     // MARK: OpenSSL
 
-    static func generateKey(type: Int32 = EVP_PKEY_ED25519, rsaBits: Int32 = 2048) throws(IdentityError) -> OpaquePointer {
-        guard let ctx = EVP_PKEY_CTX_new_id(type, nil) else { throw IdentityError(description: "cannot make a key: \(openSSLErrors())") }
+    static func generateKey(type: Int32 = EVP_PKEY_ED25519, rsaBits: Int32 = 2048) throws(IdentityError)
+        -> OpaquePointer
+    {
+        guard let ctx = EVP_PKEY_CTX_new_id(type, nil) else {
+            throw IdentityError(description: "cannot make a key: \(openSSLErrors())")
+        }
         defer { EVP_PKEY_CTX_free(ctx) }
         var key: OpaquePointer? = nil
         guard EVP_PKEY_keygen_init(ctx) == 1,
-              type != EVP_PKEY_RSA || EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, rsaBits) == 1,
-              type != EVP_PKEY_EC || EVP_PKEY_CTX_set_group_name(ctx, "prime256v1") == 1,
-              EVP_PKEY_keygen(ctx, &key) == 1, let key else {
+            type != EVP_PKEY_RSA || EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, rsaBits) == 1,
+            type != EVP_PKEY_EC || EVP_PKEY_CTX_set_group_name(ctx, "prime256v1") == 1,
+            EVP_PKEY_keygen(ctx, &key) == 1, let key
+        else {
             throw IdentityError(description: "cannot make a key: \(openSSLErrors())")
         }
         return key
@@ -231,24 +264,32 @@ public final class Identity: @unchecked Sendable {
     /// (or, for tests, until `endingIn` seconds from now).
     /// `subjectAltNames` holds host names and IPv4/IPv6 addresses; with any, the certificate is
     /// a TLS server's (basic constraints CA:FALSE, server authentication), as browsers want.
-    static func issueCertificate(for key: OpaquePointer, commonName: String, endingIn seconds: Int? = nil,
-                                 subjectAltNames: [String] = []) -> OpaquePointer? {
+    static func issueCertificate(
+        for key: OpaquePointer, commonName: String, endingIn seconds: Int? = nil,
+        subjectAltNames: [String] = []
+    ) -> OpaquePointer? {
         guard let x = X509_new() else { return nil }
         var serial = [UInt8](repeating: 0, count: 8)
         _ = RAND_bytes(&serial, 8)
         serial[0] &= 0x7F
         let serialValue = serial.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let ok = X509_set_version(x, 2) == 1
+        let ok =
+            X509_set_version(x, 2) == 1
             && ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), serialValue) == 1
             && X509_gmtime_adj(X509_getm_notBefore(x), -86_400) != nil
-            && (seconds.map { X509_gmtime_adj(X509_getm_notAfter(x), $0) } ?? X509_time_adj_ex(X509_getm_notAfter(x), Int32(validityDays), 0, nil)) != nil
+            && (seconds.map { X509_gmtime_adj(X509_getm_notAfter(x), $0) }
+                ?? X509_time_adj_ex(X509_getm_notAfter(x), Int32(validityDays), 0, nil)) != nil
             && X509_set_pubkey(x, key) == 1
-            && X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC, String(commonName.prefix(64)), -1, -1, 0) == 1
+            && X509_NAME_add_entry_by_txt(
+                X509_get_subject_name(x), "CN", MBSTRING_ASC, String(commonName.prefix(64)), -1, -1, 0) == 1
             && X509_set_issuer_name(x, X509_get_subject_name(x)) == 1
             && (subjectAltNames.isEmpty || addServerExtensions(x, names: subjectAltNames))
             // Ed25519 signs without a separate digest; RSA and EC with SHA-256.
             && X509_sign(x, key, EVP_PKEY_get_id(key) == EVP_PKEY_ED25519 ? nil : EVP_sha256()) > 0
-        if !ok { X509_free(x); return nil }
+        if !ok {
+            X509_free(x)
+            return nil
+        }
         return x
     }
 
@@ -257,9 +298,15 @@ public final class Identity: @unchecked Sendable {
     private static func addServerExtensions(_ x: OpaquePointer, names: [String]) -> Bool {
         let entries = names.compactMap { name -> String? in
             // Only what OpenSSL's configuration syntax cannot misread: host names and addresses.
-            let allowed = name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || ".-:".unicodeScalars.contains($0)) }
+            let allowed = name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || $0.properties.numericType != nil
+                        || ".-:".unicodeScalars.contains($0))
+            }
             guard !name.isEmpty, name.utf8.count <= 253, allowed else { return nil }
-            let isAddress = name.contains(":") || name.split(separator: ".").count == 4 && name.allSatisfy { $0.isNumber || $0 == "." }
+            let isAddress =
+                name.contains(":")
+                || name.split(separator: ".").count == 4 && name.allSatisfy { $0.isNumber || $0 == "." }
             return (isAddress ? "IP:" : "DNS:") + name
         }
         guard !entries.isEmpty else { return true }
@@ -330,7 +377,9 @@ public final class Identity: @unchecked Sendable {
     /// An identity held only in memory, saved nowhere: for tests (and for peers that are not
     /// ptk devices, such as a test's relay). Other key types than Ed25519 make certificates
     /// that are not ptk identities.
-    public static func ephemeral(_ keyType: KeyType = .ed25519, commonName: String = "test") throws(IdentityError) -> Identity {
+    public static func ephemeral(_ keyType: KeyType = .ed25519, commonName: String = "test") throws(IdentityError)
+        -> Identity
+    {
         let key = try generateKey(type: keyType.openSSL)
         guard let certificate = issueCertificate(for: key, commonName: commonName) else {
             EVP_PKEY_free(key)

@@ -41,10 +41,11 @@ extension TLSContext {
         defer { ptk_ciphers_free(stack) }
         return (0..<ptk_ciphers_count(stack)).compactMap { i in
             guard let cipher = ptk_ciphers_value(stack, i) else { return nil }
-            return CipherSuite(name: String(cString: SSL_CIPHER_get_name(cipher)),
-                               version: String(cString: SSL_CIPHER_get_version(cipher)),
-                               isAEAD: SSL_CIPHER_is_aead(cipher) == 1,
-                               keyExchange: String(cString: OBJ_nid2sn(SSL_CIPHER_get_kx_nid(cipher))))
+            return CipherSuite(
+                name: String(cString: SSL_CIPHER_get_name(cipher)),
+                version: String(cString: SSL_CIPHER_get_version(cipher)),
+                isAEAD: SSL_CIPHER_is_aead(cipher) == 1,
+                keyExchange: String(cString: OBJ_nid2sn(SSL_CIPHER_get_kx_nid(cipher))))
         }
     }
 }

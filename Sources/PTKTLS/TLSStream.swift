@@ -29,7 +29,8 @@ public final class TLSContext: @unchecked Sendable {
 
     /// `identity` nil presents no certificate (tests of a sender without one). `tls12Only`
     /// (TLS 1.2 and nothing else) is only for tests of refusals.
-    public init(server: Bool, identity: Identity?, tls12Only: Bool = false, flavor: Flavor = .ptk) throws(IdentityError) {
+    public init(server: Bool, identity: Identity?, tls12Only: Bool = false, flavor: Flavor = .ptk) throws(IdentityError)
+    {
         guard let ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method()) else {
             throw IdentityError(description: "cannot make a TLS context: \(openSSLErrors())")
         }
@@ -44,7 +45,8 @@ public final class TLSContext: @unchecked Sendable {
         // The suites, for every flavor (TLSContext+CipherSuites.swift): TLS 1.3's, and TLS 1.2's
         // where a flavor allows it (ECDHE with an AEAD only).
         guard SSL_CTX_set_ciphersuites(ctx, Self.tls13CipherSuites) == 1,
-              SSL_CTX_set_cipher_list(ctx, Self.tls12CipherList) == 1 else {
+            SSL_CTX_set_cipher_list(ctx, Self.tls12CipherList) == 1
+        else {
             throw IdentityError(description: "cannot set the cipher suites: \(openSSLErrors())")
         }
         // Read whole socket buffers at a time instead of one record header, then its body.
@@ -52,7 +54,8 @@ public final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_default_read_buffer_len(ctx, 256 << 10)
         if let identity {
             guard SSL_CTX_use_certificate(ctx, identity.certificate) == 1,
-                  SSL_CTX_use_PrivateKey(ctx, identity.key) == 1 else {
+                SSL_CTX_use_PrivateKey(ctx, identity.key) == 1
+            else {
                 throw IdentityError(description: "cannot use the identity: \(openSSLErrors())")
             }
         }
@@ -62,24 +65,27 @@ public final class TLSContext: @unchecked Sendable {
             // Ask for the sender's certificate; accept any (or none): the device ID decides.
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, { _, _ in 1 })
             if flavor == .https { return }
-            SSL_CTX_set_alpn_select_cb(ctx, { _, out, outLength, offered, offeredLength, _ in
-                // Select ptk/1 if offered; a sender that offers other protocols only, or none, is
-                // served without ALPN.
-                guard let offered, let out, let outLength else { return ptk_alpn_noack() }
-                var i = 0
-                let n = Int(offeredLength)
-                while i < n {
-                    let length = Int(offered[i])
-                    if i + 1 + length <= n, length == 5,
-                       (0..<5).allSatisfy({ offered[i + 1 + $0] == alpnWire[1 + $0] }) {
-                        out.pointee = offered + i + 1
-                        outLength.pointee = 5
-                        return ptk_alpn_ok()
+            SSL_CTX_set_alpn_select_cb(
+                ctx,
+                { _, out, outLength, offered, offeredLength, _ in
+                    // Select ptk/1 if offered; a sender that offers other protocols only, or none, is
+                    // served without ALPN.
+                    guard let offered, let out, let outLength else { return ptk_alpn_noack() }
+                    var i = 0
+                    let n = Int(offeredLength)
+                    while i < n {
+                        let length = Int(offered[i])
+                        if i + 1 + length <= n, length == 5,
+                            (0..<5).allSatisfy({ offered[i + 1 + $0] == alpnWire[1 + $0] })
+                        {
+                            out.pointee = offered + i + 1
+                            outLength.pointee = 5
+                            return ptk_alpn_ok()
+                        }
+                        i += 1 + length
                     }
-                    i += 1 + length
-                }
-                return ptk_alpn_noack()
-            }, nil)
+                    return ptk_alpn_noack()
+                }, nil)
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
             if flavor != .ptk { return }
@@ -110,8 +116,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Runs the handshake on `socket` as `context`'s side, by `deadline`. On failure the socket
     /// is closed and the error says why. A client also checks that the first byte the peer sends
     /// starts a TLS record, so a receiver that answers in plaintext is named as such.
-    public init(socket: FileDescriptor, peer: SocketAddress?, context: TLSContext, interrupt: FileDescriptor? = nil,
-                deadline: Instant) throws(TransportError) {
+    public init(
+        socket: FileDescriptor, peer: SocketAddress?, context: TLSContext, interrupt: FileDescriptor? = nil,
+        deadline: Instant
+    ) throws(TransportError) {
         self.socket = socket
         self.peer = peer
         self.interrupt = interrupt
@@ -137,7 +145,9 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         var selected: UnsafePointer<UInt8>? = nil
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &selected, &length)
-        if let selected, length > 0 { alpn = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self) }
+        if let selected, length > 0 {
+            alpn = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
+        }
     }
 
     private func handshake(server: Bool, deadline: Instant) throws(TransportError) {
@@ -166,7 +176,9 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                 let f = failure(error, during: "handshake")
                 // Bytes that are not TLS records at all: the peer answered in something else.
                 if !server, case .tls(let m) = f,
-                   ["wrong version number", "packet length too long", "record layer failure", "http request"].contains(where: m.contains) {
+                    ["wrong version number", "packet length too long", "record layer failure", "http request"].contains(
+                        where: m.contains)
+                {
                     throw .notTLS("the receiver does not speak TLS (it answered with something else: \(m))")
                 }
                 throw f
@@ -204,7 +216,9 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
 
     /// Decrypts up to `buffer.count` bytes, waiting as the handshake or records need; a
     /// close_notify or a reset reads as 0, end of stream.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool)
+        throws(TransportError) -> Int
+    {
         while true {
             ERR_clear_error()
             var n = 0

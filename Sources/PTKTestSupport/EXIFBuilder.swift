@@ -18,8 +18,10 @@ public struct EXIFFields {
     /// Adds a GPS IFD (version and "N" only, no position): enough for code that looks for one.
     public var gps = false
     /// Every field left out by default, so a test names only those it checks.
-    public init(orientation: UInt16? = nil, taken: String? = nil, offset: String? = nil, subsec: String? = nil,
-                make: String? = nil, model: String? = nil, gps: Bool = false) {
+    public init(
+        orientation: UInt16? = nil, taken: String? = nil, offset: String? = nil, subsec: String? = nil,
+        make: String? = nil, model: String? = nil, gps: Bool = false
+    ) {
         self.orientation = orientation
         self.taken = taken
         self.offset = offset
@@ -33,9 +35,16 @@ public struct EXIFFields {
 /// The TIFF structure of `fields` (what follows "Exif\0\0" in a JPEG's APP1; a PNG's eXIf).
 public func exifTIFF(_ fields: EXIFFields) -> [UInt8] {
     // An entry: tag, type (2 ASCII, 3 SHORT, 4 LONG, 1 BYTE), count, and its value or data.
-    enum Value { case ascii(String), short(UInt16), long(UInt32), bytes([UInt8]) }
+    enum Value {
+        case ascii(String)
+        case short(UInt16)
+        case long(UInt32)
+        case bytes([UInt8])
+    }
     func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
-    func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)] }
+    func le32(_ v: UInt32) -> [UInt8] {
+        [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF), UInt8((v >> 16) & 0xFF), UInt8(v >> 24)]
+    }
     var out: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + le32(8)
     // Lays out IFDs one after another; returns the offset each starts at. Data that does not
     // fit in an entry goes after its IFD.
@@ -90,5 +99,6 @@ public func exifTIFF(_ fields: EXIFFields) -> [UInt8] {
 public func jpegWithEXIF(_ jpeg: [UInt8], _ tiff: [UInt8]) -> [UInt8] {
     let payload = Array("Exif".utf8) + [0, 0] + tiff
     let length = payload.count + 2
-    return Array(jpeg.prefix(2)) + [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload + Array(jpeg.dropFirst(2))
+    return Array(jpeg.prefix(2)) + [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+        + Array(jpeg.dropFirst(2))
 }

@@ -25,7 +25,9 @@ public func heifFileType(major: String = "heic", compatible: [String] = ["mif1",
 /// never stored: a file that announces tens of thousands of tiles in a few hundred bytes.
 public func heifGrid(rows: Int, columns: Int, width: UInt16, height: Int16 = 0) -> [UInt8] {
     let tiles = rows * columns
-    let gridData: [UInt8] = [0, 0, UInt8(rows - 1), UInt8(columns - 1)] + be16(width) + be16(UInt16(bitPattern: height == 0 ? Int16(bitPattern: width) : height))
+    let gridData: [UInt8] =
+        [0, 0, UInt8(rows - 1), UInt8(columns - 1)] + be16(width)
+        + be16(UInt16(bitPattern: height == 0 ? Int16(bitPattern: width) : height))
     let hdlr = isoFullBox("hdlr", [0, 0, 0, 0] + Array("pict".utf8) + [UInt8](repeating: 0, count: 12) + [0])
     let pitm = isoFullBox("pitm", be16(1))
     let infe = isoFullBox("infe", version: 2, be16(1) + be16(0) + Array("grid".utf8) + [0])
@@ -36,7 +38,8 @@ public func heifGrid(rows: Int, columns: Int, width: UInt16, height: Int16 = 0) 
     let iprp = isoBox("iprp", isoBox("ipco", ispe) + isoFullBox("ipma", be32(1) + be16(1) + [1, 0x81]))
     // iloc version 0, offset and length 4 bytes, no base offset: item 1, one extent, patched below.
     func meta(_ offset: UInt32) -> [UInt8] {
-        let iloc = isoFullBox("iloc", [0x44, 0x00] + be16(1) + be16(1) + be16(0) + be16(1) + be32(offset) + be32(UInt32(gridData.count)))
+        let iloc = isoFullBox(
+            "iloc", [0x44, 0x00] + be16(1) + be16(1) + be16(0) + be16(1) + be32(offset) + be32(UInt32(gridData.count)))
         return isoFullBox("meta", hdlr + pitm + iloc + iinf + iref + iprp)
     }
     let ftyp = heifFileType()
@@ -49,6 +52,8 @@ public func heifGrid(rows: Int, columns: Int, width: UInt16, height: Int16 = 0) 
 public func heifHugeItemLocations(items: UInt16 = 65535, extents: UInt16 = 65535) -> [UInt8] {
     let hdlr = isoFullBox("hdlr", [0, 0, 0, 0] + Array("pict".utf8) + [UInt8](repeating: 0, count: 12) + [0])
     let pitm = isoFullBox("pitm", be16(1))
-    let iloc = isoFullBox("iloc", version: 1, [0x44, 0x00] + be16(items) + be16(1) + be16(0) + be16(0) + be16(extents) + be32(0) + be32(16))
+    let iloc = isoFullBox(
+        "iloc", version: 1,
+        [0x44, 0x00] + be16(items) + be16(1) + be16(0) + be16(0) + be16(extents) + be32(0) + be32(16))
     return heifFileType() + isoFullBox("meta", hdlr + pitm + iloc) + isoBox("mdat", [UInt8](repeating: 0, count: 16))
 }

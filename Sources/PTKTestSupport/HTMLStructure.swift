@@ -14,7 +14,10 @@ public func htmlStructure(_ pages: [String]) -> Result<[[String]], HTMLStructure
     for line in run.output.split(separator: "\n", omittingEmptySubsequences: true) {
         if line.hasPrefix("=== ") { out.append([]) } else if !out.isEmpty { out[out.count - 1].append(String(line)) }
     }
-    guard out.count == pages.count else { return .failure(HTMLStructureError(message: "structure.py printed \(out.count) of \(pages.count) pages: \(run.output)")) }
+    guard out.count == pages.count else {
+        return .failure(
+            HTMLStructureError(message: "structure.py printed \(out.count) of \(pages.count) pages: \(run.output)"))
+    }
     return .success(out)
 }
 

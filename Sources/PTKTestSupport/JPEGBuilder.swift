@@ -5,8 +5,10 @@ import Glibc
 /// (smooth gradients with noise, so the entropy-coded data holds every byte value, 0xFF
 /// included), greyscale or colour, baseline or progressive, with restart markers every
 /// `restartRows` MCU rows when nonzero.
-public func makeJPEG(width: Int, height: Int, greyscale: Bool = false, quality: Int = 90, progressive: Bool = false,
-                     restartRows: Int = 0, seed: UInt64 = 1) -> [UInt8] {
+public func makeJPEG(
+    width: Int, height: Int, greyscale: Bool = false, quality: Int = 90, progressive: Bool = false,
+    restartRows: Int = 0, seed: UInt64 = 1
+) -> [UInt8] {
     let components = greyscale ? 1 : 3
     var pixels = [UInt8](repeating: 0, count: width * height * components)
     var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
@@ -22,21 +24,28 @@ public func makeJPEG(width: Int, height: Int, greyscale: Bool = false, quality: 
             }
         }
     }
-    return encodeJPEG(pixels, width: width, height: height, components: components, quality: quality,
-                      progressive: progressive, restartRows: restartRows)
+    return encodeJPEG(
+        pixels, width: width, height: height, components: components, quality: quality,
+        progressive: progressive, restartRows: restartRows)
 }
 
 /// `pixels` (greyscale or RGB rows) encoded as a JPEG by libjpeg-turbo.
-public func encodeJPEG(_ pixels: [UInt8], width: Int, height: Int, components: Int, quality: Int = 90,
-                       progressive: Bool = false, restartRows: Int = 0) -> [UInt8] {
+public func encodeJPEG(
+    _ pixels: [UInt8], width: Int, height: Int, components: Int, quality: Int = 90,
+    progressive: Bool = false, restartRows: Int = 0
+) -> [UInt8] {
     var out: UnsafeMutablePointer<UInt8>?
     var size = 0
     var message = [CChar](repeating: 0, count: 200)
     let status = pixels.withUnsafeBufferPointer { p in
-        ptk_test_jpeg_encode(p.baseAddress, UInt32(width), UInt32(height), Int32(components), Int32(quality),
-                        progressive ? 1 : 0, Int32(restartRows), &out, &size, &message)
+        ptk_test_jpeg_encode(
+            p.baseAddress, UInt32(width), UInt32(height), Int32(components), Int32(quality),
+            progressive ? 1 : 0, Int32(restartRows), &out, &size, &message)
     }
     defer { free(out) }
-    precondition(status == 0, "libjpeg could not encode: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+    precondition(
+        status == 0,
+        "libjpeg could not encode: \(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))"
+    )
     return Array(UnsafeBufferPointer(start: out, count: size))
 }

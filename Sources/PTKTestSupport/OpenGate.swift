@@ -22,8 +22,10 @@ public final class OpenGate: @unchecked Sendable {
     /// Marks `paths` (their inodes, as they are now: a folder's own opens included; a link is
     /// followed to what it names) and starts answering. `onOpen(i, pid)` runs for each open of
     /// `paths[i]` by process `pid` while that open waits.
-    public init(_ paths: [String], includingThisProcess: Bool = false,
-                onOpen: @escaping @Sendable (_ index: Int, _ pid: Int32) -> Void) throws(SystemError) {
+    public init(
+        _ paths: [String], includingThisProcess: Bool = false,
+        onOpen: @escaping @Sendable (_ index: Int, _ pid: Int32) -> Void
+    ) throws(SystemError) {
         // FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK; events' descriptors O_RDONLY | O_LARGEFILE.
         group = try syscall("fanotify_init") { fanotify_init(0x4 | 0x1 | 0x2, UInt32(O_RDONLY) | 0x8000) }
         let fanotify = group
@@ -31,7 +33,9 @@ public final class OpenGate: @unchecked Sendable {
         for path in paths {
             // FAN_MARK_ADD; FAN_OPEN_PERM | FAN_ONDIR.
             do {
-                _ = try syscall("fanotify_mark", path) { fanotify_mark(fanotify, 0x1, 0x10000 | 0x4000_0000, AT_FDCWD, path) }
+                _ = try syscall("fanotify_mark", path) {
+                    fanotify_mark(fanotify, 0x1, 0x10000 | 0x4000_0000, AT_FDCWD, path)
+                }
                 identities.append(FileIdentity(try fileStatus(path)))
             } catch {
                 Glibc.close(fanotify)
@@ -79,7 +83,9 @@ public final class OpenGate: @unchecked Sendable {
                 if fd >= 0 {
                     var st = stat()
                     if includingThisProcess || pid != getpid(), fstat(fd, &st) == 0,
-                       let index = marked.firstIndex(of: FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))) {
+                        let index = marked.firstIndex(
+                            of: FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
+                    {
                         onOpen(index, pid)
                     }
                     // struct fanotify_response: fd (s32), response (u32): FAN_ALLOW.

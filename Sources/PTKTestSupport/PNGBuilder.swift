@@ -18,13 +18,17 @@ public func zlibCompress(_ bytes: [UInt8], level: Int32 = 6) -> [UInt8] {
 
 /// The IHDR chunk's data.
 public func ihdr(width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, interlace: UInt8 = 0) -> [UInt8] {
-    func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+    func be(_ v: UInt32) -> [UInt8] {
+        [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+    }
     return be(width) + be(height) + [bitDepth, colorType, 0, 0, interlace]
 }
 
 /// A PNG from its IHDR and the zlib stream of its image data (any bytes: hostile ones too),
 /// with optional chunks before the image data, every chunk's CRC correct.
-public func assemblePNG(ihdr header: [UInt8], idat: [UInt8], before: [(String, [UInt8])] = [], idatChunkSize: Int = 1 << 16) -> [UInt8] {
+public func assemblePNG(
+    ihdr header: [UInt8], idat: [UInt8], before: [(String, [UInt8])] = [], idatChunkSize: Int = 1 << 16
+) -> [UInt8] {
     var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     appendChunk("IHDR", header, to: &out)
     for (type, data) in before { appendChunk(type, data, to: &out) }
@@ -40,8 +44,10 @@ public func assemblePNG(ihdr header: [UInt8], idat: [UInt8], before: [(String, [
 
 /// An 8-bit RGB or RGBA (when `alpha`) PNG whose pixel (x, y) is `pixel(x, y)` (3 or 4 bytes),
 /// not interlaced, filter 0 on every row.
-public func makeImagePNG(width: Int, height: Int, alpha: Bool = false, level: Int32 = 6,
-                         pixel: (Int, Int) -> [UInt8]) -> [UInt8] {
+public func makeImagePNG(
+    width: Int, height: Int, alpha: Bool = false, level: Int32 = 6,
+    pixel: (Int, Int) -> [UInt8]
+) -> [UInt8] {
     let channels = alpha ? 4 : 3
     var raw: [UInt8] = []
     raw.reserveCapacity((width * channels + 1) * height)
@@ -49,8 +55,9 @@ public func makeImagePNG(width: Int, height: Int, alpha: Bool = false, level: In
         raw.append(0)
         for x in 0..<width { raw += pixel(x, y).prefix(channels) }
     }
-    return assemblePNG(ihdr: ihdr(width: UInt32(width), height: UInt32(height), bitDepth: 8, colorType: alpha ? 6 : 2),
-                       idat: zlibCompress(raw, level: level))
+    return assemblePNG(
+        ihdr: ihdr(width: UInt32(width), height: UInt32(height), bitDepth: 8, colorType: alpha ? 6 : 2),
+        idat: zlibCompress(raw, level: level))
 }
 
 /// Writes a large 8-bit RGB PNG of pseudo-random (incompressible) pixels to `path`, streaming:
@@ -89,7 +96,9 @@ public func writeLargePNG(_ path: String, width: Int, height: Int, seed: UInt64 
     }
     for _ in 0..<height {
         for i in 1..<row.count {
-            rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
+            rng ^= rng << 13
+            rng ^= rng >> 7
+            rng ^= rng << 17
             row[i] = UInt8(truncatingIfNeeded: rng)
         }
         row.withUnsafeMutableBufferPointer { input in

@@ -1,8 +1,10 @@
 /// A request's bytes as a door's tests send them: the request line, `headers`, and `body` with
 /// its Content-Length (or chunked in `chunked` pieces of the given sizes, each with a chunk
 /// extension, and X-Expected-Entity-Length when `expectedLength`).
-public func request(_ method: String, _ target: String, _ headers: [(String, String)] = [], body: [UInt8] = [], chunked: [Int]? = nil,
-                    expectedLength: Bool = false) -> [UInt8] {
+public func request(
+    _ method: String, _ target: String, _ headers: [(String, String)] = [], body: [UInt8] = [], chunked: [Int]? = nil,
+    expectedLength: Bool = false
+) -> [UInt8] {
     var head = "\(method) \(target) HTTP/1.1\r\nHost: ptk.test\r\n"
     for (name, value) in headers { head += "\(name): \(value)\r\n" }
     guard let chunked else {

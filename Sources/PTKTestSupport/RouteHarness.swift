@@ -25,8 +25,10 @@ public struct RouteHarness<Context> {
     public var onStage: ((ConnectionStage) -> Void)?
 
     /// A harness for `responder`; `errorBody` defaults to the message as plain text.
-    public init(_ responder: HTTPResponder<Context>, idle: Duration = .seconds(5),
-                errorBody: @escaping (String) -> ([UInt8], String) = { (Array($0.utf8), "text/plain; charset=utf-8") }) {
+    public init(
+        _ responder: HTTPResponder<Context>, idle: Duration = .seconds(5),
+        errorBody: @escaping (String) -> ([UInt8], String) = { (Array($0.utf8), "text/plain; charset=utf-8") }
+    ) {
         self.responder = responder
         self.idle = idle
         self.errorBody = errorBody
@@ -54,23 +56,30 @@ public struct RouteHarness<Context> {
     /// Plays `pieces` (a client's bytes, each a request or part of one) on one connection, as
     /// a client showing `certificate`; `readSize` cuts what each read returns (1: a byte at a
     /// time); `headOnly` parses the answers as heads alone (HEAD requests).
-    public func run(_ pieces: [[UInt8]], certificate: String? = nil, readSize: Int = 1 << 20,
-                    whenEmpty: ScriptedStream.WhenEmpty = .close, headOnly: Bool = false) -> Exchange {
+    public func run(
+        _ pieces: [[UInt8]], certificate: String? = nil, readSize: Int = 1 << 20,
+        whenEmpty: ScriptedStream.WhenEmpty = .close, headOnly: Bool = false
+    ) -> Exchange {
         let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
         let http = HTTPConnection(stream: stream, kind: .request, idle: idle)
         http.fixedHeaders = fixedHeaders
         http.onStage = onStage
         let conversation = HTTPConversation(idle: idle, errorBody: errorBody)
-        let ending = conversation.converse(http, certificate: certificate, deadline: .now + idle) { (head, http, certificate) throws(HTTPError) in
+        let ending = conversation.converse(http, certificate: certificate, deadline: .now + idle) {
+            (head, http, certificate) throws(HTTPError) in
             try responder.response(to: head, on: http, peer: peer, connectionID: 1, certificate: certificate)
         }
-        return Exchange(responses: ParsedResponse.all(in: stream.written, headOnly: headOnly), ending: ending, raw: stream.written, stream: stream)
+        return Exchange(
+            responses: ParsedResponse.all(in: stream.written, headOnly: headOnly), ending: ending, raw: stream.written,
+            stream: stream)
     }
 
     /// One request's bytes: the request line, `headers`, and `body` with its Content-Length
     /// (or chunked in pieces of `chunked` sizes).
-    public static func request(_ method: String, _ target: String, _ headers: [(String, String)] = [], body: [UInt8] = [],
-                               chunked: [Int]? = nil) -> [UInt8] {
+    public static func request(
+        _ method: String, _ target: String, _ headers: [(String, String)] = [], body: [UInt8] = [],
+        chunked: [Int]? = nil
+    ) -> [UInt8] {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: ptk.test\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         guard let chunked else {

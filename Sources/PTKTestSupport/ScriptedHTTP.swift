@@ -31,7 +31,9 @@ public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
     }
 
     /// A script of text pieces (a request's head and body, as a client writes them).
-    public convenience init(text pieces: String..., readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close) {
+    public convenience init(
+        text pieces: String..., readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close
+    ) {
         self.init(pieces.map { Array($0.utf8) }, readSize: readSize, whenEmpty: whenEmpty)
     }
 
@@ -40,7 +42,9 @@ public final class ScriptedHTTPStream: ByteStream, @unchecked Sendable {
 
     /// The next script piece, up to `readSize` bytes; once none is left, as `whenEmpty` says
     /// (`.silent` times out at once).
-    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool)
+        throws(TransportError) -> Int
+    {
         guard !pieces.isEmpty else {
             switch whenEmpty {
             case .silent: throw .timedOut
@@ -118,7 +122,12 @@ public struct ParsedResponse: Sendable, Equatable, CustomStringConvertible {
         while !rest.isEmpty {
             var body: [UInt8] = []
             let result = rest.withUnsafeBytes { b in
-                Result { () throws(HTTPParseError) in try parser.parse(b) { piece in body += piece; return true } }
+                Result { () throws(HTTPParseError) in
+                    try parser.parse(b) { piece in
+                        body += piece
+                        return true
+                    }
+                }
             }
             guard case .success(let (used, stop)) = result else { break }
             if current != nil { current!.body += body }

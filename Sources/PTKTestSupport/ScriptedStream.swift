@@ -50,7 +50,9 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
     public func feed(raw bytes: [UInt8]) { inbound += bytes }
 
     /// Up to `readSize` bytes of what was fed; once all is read, as `whenEmpty` says (silent times out at once).
-    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool)
+        throws(TransportError) -> Int
+    {
         reads += 1
         if consumed == inbound.count {
             switch whenEmpty {
@@ -75,7 +77,9 @@ public final class ScriptedStream: ByteStream, @unchecked Sendable {
         decoder.append(bytes)
         while true {
             let frame: Frame?
-            do { frame = try decoder.next() } catch { preconditionFailure("the code under test wrote a malformed frame: \(error)") }
+            do { frame = try decoder.next() } catch {
+                preconditionFailure("the code under test wrote a malformed frame: \(error)")
+            }
             guard let frame else { break }
             written.append(frame)
             respond(frame, self)

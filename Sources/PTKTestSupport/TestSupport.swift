@@ -17,7 +17,9 @@ public func makePNG(size: Int, seed: UInt64 = 1) -> [UInt8] {
     var rng = seed &* 2 &+ 1
     var filler = [UInt8](repeating: 0, count: max(0, fillerLength))
     for i in filler.indices {
-        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
+        rng ^= rng << 13
+        rng ^= rng >> 7
+        rng ^= rng << 17
         filler[i] = UInt8(truncatingIfNeeded: rng)
     }
     appendChunk("ptKf", filler, to: &out)
@@ -125,7 +127,12 @@ public final class CallCounter: @unchecked Sendable {
     /// Starts at 0.
     public init() {}
     /// The number of this call, from 0.
-    public func next() -> Int { lock.withLock { defer { n += 1 }; return n } }
+    public func next() -> Int {
+        lock.withLock {
+            defer { n += 1 }
+            return n
+        }
+    }
     /// How many calls so far.
     public var count: Int { lock.withLock { n } }
 }
@@ -166,10 +173,15 @@ public func runTool(_ arguments: [String], timeout: Double = 120) -> (status: In
     while true {
         // Test helper: the pipe is non-blocking; nothing to read yet is not an error.
         let n = (try? buffer.withUnsafeMutableBytes { b in try child.output.read(into: b) }) ?? 0
-        if n > 0 { output += buffer[0..<n]; continue }
+        if n > 0 {
+            output += buffer[0..<n]
+            continue
+        }
         if let ending = child.ended() {
             // Test helper: whatever is left in the pipe after the exit.
-            while let m = try? buffer.withUnsafeMutableBytes({ b in try child.output.read(into: b) }), m > 0 { output += buffer[0..<m] }
+            while let m = try? buffer.withUnsafeMutableBytes({ b in try child.output.read(into: b) }), m > 0 {
+                output += buffer[0..<m]
+            }
             if case .exited(let code) = ending { return (code, String(decoding: output, as: UTF8.self)) }
             return (nil, String(decoding: output, as: UTF8.self) + "\n\(ending)")
         }

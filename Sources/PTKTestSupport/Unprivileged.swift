@@ -12,8 +12,10 @@ import Glibc
 /// root's reach. Keep `body` to the calls under test (no thread pools started from it: a thread
 /// started inside inherits the credentials), and the `#expect`s outside it.
 /// Throws (the test fails, naming the cause) when this root cannot change them (no CAP_SETUID).
-public func withFileAccess<T>(asUser uid: uid_t = 65534, group gid: gid_t = 65534, giving tree: String,
-                              _ body: () throws -> T) throws -> T {
+public func withFileAccess<T>(
+    asUser uid: uid_t = 65534, group gid: gid_t = 65534, giving tree: String,
+    _ body: () throws -> T
+) throws -> T {
     guard geteuid() == 0 else { return try body() }
     giveAway(tree, uid, gid)
     _ = setfsgid(gid)
@@ -22,7 +24,9 @@ public func withFileAccess<T>(asUser uid: uid_t = 65534, group gid: gid_t = 6553
     guard setfsuid(uid) == Int32(bitPattern: uid) && setfsgid(gid) == Int32(bitPattern: gid) else {
         _ = setfsuid(0)
         _ = setfsgid(0)
-        throw FileAccessError(description: "setfsuid(\(uid))/setfsgid(\(gid)) did not take: this root cannot take on another user's file access")
+        throw FileAccessError(
+            description:
+                "setfsuid(\(uid))/setfsgid(\(gid)) did not take: this root cannot take on another user's file access")
     }
     defer {
         _ = setfsuid(0)
@@ -40,7 +44,9 @@ private func giveAway(_ path: String, _ uid: uid_t, _ gid: gid_t) {
     guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, let dir = opendir(path) else { return }
     defer { closedir(dir) }
     while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) {
+            String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+        }
         if name == "." || name == ".." { continue }
         giveAway(path + "/" + name, uid, gid)
     }

@@ -79,7 +79,9 @@ public struct WallTime: Comparable, Hashable, Sendable, CustomStringConvertible 
         let (d, s) = second < 0 ? (days - 1, second + 86_400) : (days, second)
         let (y, m, day) = CivilDate.date(fromDays: d)
         // Years beyond what C's `tm` holds: said so (no time in milliseconds is one).
-        guard y - 1900 >= Int64(Int32.min) && y - 1900 <= Int64(Int32.max) else { return "(a time out of range: \(milliseconds) ms)" }
+        guard y - 1900 >= Int64(Int32.min) && y - 1900 <= Int64(Int32.max) else {
+            return "(a time out of range: \(milliseconds) ms)"
+        }
         return "\(y)-\(two(m))-\(two(day)) \(two(s / 3600)):\(two(s / 60 % 60)):\(two(s % 60)) UTC"
     }
 
@@ -111,8 +113,9 @@ private func parseISO8601(_ text: String) -> Int64? {
         return v
     }
     guard b.count >= 20, let y = number(0, 4), b[4] == 45, let mo = number(5, 2), b[7] == 45, let d = number(8, 2),
-          b[10] == 84 || b[10] == 116 || b[10] == 32, let h = number(11, 2), b[13] == 58, let mi = number(14, 2),
-          b[16] == 58, let s = number(17, 2), (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
+        b[10] == 84 || b[10] == 116 || b[10] == 32, let h = number(11, 2), b[13] == 58, let mi = number(14, 2),
+        b[16] == 58, let s = number(17, 2), (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
+    else { return nil }
     var i = 19
     var millis: Int64 = 0
     if i < b.count, b[i] == 46 {
@@ -130,14 +133,17 @@ private func parseISO8601(_ text: String) -> Int64? {
     guard i < b.count else { return nil }
     if b[i] == 90 || b[i] == 122 {
         i += 1
-    } else if b[i] == 43 || b[i] == 45, let oh = number(i + 1, 2), b.count > i + 3, b[i + 3] == 58, let om = number(i + 4, 2) {
+    } else if b[i] == 43 || b[i] == 45, let oh = number(i + 1, 2), b.count > i + 3, b[i + 3] == 58,
+        let om = number(i + 4, 2)
+    {
         offset = (oh * 60 + om) * 60_000 * (b[i] == 45 ? -1 : 1)
         i += 6
     } else {
         return nil
     }
     guard i == b.count else { return nil }
-    return CivilDate.days(fromYear: y, month: mo, day: d) * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + millis - offset
+    return CivilDate.days(fromYear: y, month: mo, day: d) * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + millis
+        - offset
 }
 
 /// Two digits at least: "07".

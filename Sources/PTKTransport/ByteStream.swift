@@ -38,17 +38,20 @@ public protocol ByteStream: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes, waiting until `deadline`; 0 means the peer closed.
     /// An `interruptible` read also ends with `.interrupted` when the stream's interrupt (the
     /// daemon's shutdown) fires; a read that drains a closing connection is not.
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError)
+        -> Int
     /// Reads into `buffer` and, once it is full, on into `overflow`, waiting until `deadline`
     /// (interruptibly); 0 means the peer closed. A stream that cannot scatter (TLS) may stop
     /// at the end of `buffer`.
-    func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int
+    func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant)
+        throws(TransportError) -> Int
     /// Writes all of `bytes` by `deadline`.
     func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError)
     /// Writes `first` and then `second` by `deadline`, as if they were one buffer, without
     /// joining them in memory first (writev). Returns false, having written nothing, when the
     /// stream cannot gather (TLS would make the first a record of its own).
-    func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool
+    func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant)
+        throws(TransportError) -> Bool
     /// Stops sending; the peer reads end of stream.
     func shutdownWrite()
     /// Closes the stream. Called exactly once.
@@ -73,12 +76,16 @@ extension ByteStream {
     }
 
     /// Cannot gather.
-    public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool {
+    public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant)
+        throws(TransportError) -> Bool
+    {
         false
     }
 
     /// Reads into `buffer` only (or into `overflow` when `buffer` is empty).
-    public func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+    public func read(
+        into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant
+    ) throws(TransportError) -> Int {
         try read(into: buffer.isEmpty ? overflow : buffer, deadline: deadline, interruptible: true)
     }
 }
@@ -101,18 +108,28 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
     }
 
     /// A non-blocking receive, polling in between; a reset counts as `.peerClosed`.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
-        try whenReadable(deadline: deadline, interruptible: interruptible) { () throws(SystemError) in try Socket.receive(socket, into: buffer) }
+    public func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool)
+        throws(TransportError) -> Int
+    {
+        try whenReadable(deadline: deadline, interruptible: interruptible) { () throws(SystemError) in
+            try Socket.receive(socket, into: buffer)
+        }
     }
 
     /// Scatters into both buffers with one receive, polling in between; always interruptible.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
-        try whenReadable(deadline: deadline, interruptible: true) { () throws(SystemError) in try Socket.receive(socket, into: buffer, then: overflow) }
+    public func read(
+        into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant
+    ) throws(TransportError) -> Int {
+        try whenReadable(deadline: deadline, interruptible: true) { () throws(SystemError) in
+            try Socket.receive(socket, into: buffer, then: overflow)
+        }
     }
 
     /// Runs `attempt` (a non-blocking receive: nil when nothing waits) until it returns a count,
     /// polling in between.
-    private func whenReadable(deadline: Instant, interruptible: Bool, _ attempt: () throws(SystemError) -> Int?) throws(TransportError) -> Int {
+    private func whenReadable(deadline: Instant, interruptible: Bool, _ attempt: () throws(SystemError) -> Int?)
+        throws(TransportError) -> Int
+    {
         while true {
             do {
                 if let n = try attempt() { return n }
@@ -139,11 +156,15 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
     }
 
     /// Always gathers (one send of both buffers), so it returns true or throws.
-    public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) -> Bool {
+    public func write(gathering first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, deadline: Instant)
+        throws(TransportError) -> Bool
+    {
         var done = 0
         while done < first.count {
             let rest = UnsafeRawBufferPointer(rebasing: first[done...])
-            done += try whenWritable(deadline: deadline) { () throws(SystemError) in try Socket.send(socket, rest, second) }
+            done += try whenWritable(deadline: deadline) { () throws(SystemError) in
+                try Socket.send(socket, rest, second)
+            }
         }
         try write(UnsafeRawBufferPointer(rebasing: second[(done - first.count)...]), deadline: deadline)
         return true
@@ -151,7 +172,8 @@ public final class TCPStream: ByteStream, @unchecked Sendable {
 
     /// Runs `attempt` (a non-blocking send: 0 when the socket's buffer is full) and, when it
     /// sent nothing, waits until the socket is writable; returns what `attempt` returned.
-    private func whenWritable(deadline: Instant, _ attempt: () throws(SystemError) -> Int) throws(TransportError) -> Int {
+    private func whenWritable(deadline: Instant, _ attempt: () throws(SystemError) -> Int) throws(TransportError) -> Int
+    {
         let n: Int
         do { n = try attempt() } catch {
             if error.code == .brokenPipe || error.code == .connectionReset { throw .peerClosed }

@@ -87,7 +87,9 @@ public final class FramedConnection: @unchecked Sendable {
             while got < length {
                 do throws(TransportError) {
                     try flush()
-                    let n = try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: destination[got...]), overflow: header, deadline: deadline)
+                    let n = try stream.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: destination[got...]), overflow: header,
+                        deadline: deadline)
                     if n == 0 { throw .peerClosed }
                     let inPayload = min(n, length - got)
                     got += inPayload
@@ -124,7 +126,9 @@ public final class FramedConnection: @unchecked Sendable {
         if let writeFailure { throw writeFailure }
         guard !pending.isEmpty else { return }
         try write { () throws(TransportError) in
-            try pending.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: deadline) } }.get()
+            try pending.withUnsafeBytes { b in
+                Result { () throws(TransportError) in try stream.write(b, deadline: deadline) }
+            }.get()
         }
         pending.removeAll(keepingCapacity: true)
     }
@@ -158,7 +162,8 @@ public final class FramedConnection: @unchecked Sendable {
         FrameEncoder.appendHeader(type: .chunk, length: payload.count, to: &pending)
         let gathered = try write { () throws(TransportError) in
             try pending.withUnsafeBytes { p in
-                Result { () throws(TransportError) in try stream.write(gathering: p, payload, deadline: .now + timeout) }
+                Result { () throws(TransportError) in try stream.write(gathering: p, payload, deadline: .now + timeout)
+                }
             }.get()
         }
         if gathered {
@@ -180,7 +185,9 @@ public final class FramedConnection: @unchecked Sendable {
         let deadline = Instant.now + linger
         while Instant.now < deadline {
             // Draining before close: a read error means there is nothing more to drain.
-            guard let n = try? stream.read(into: readBuffer, deadline: deadline, interruptible: false), n > 0 else { break }
+            guard let n = try? stream.read(into: readBuffer, deadline: deadline, interruptible: false), n > 0 else {
+                break
+            }
         }
         stream.close()
     }

@@ -25,7 +25,9 @@ public final class Listener: @unchecked Sendable {
                 bound.append(local)
                 port = local.port
             } catch {
-                if skipUnavailable && (error.code == .familyNotSupported || error.code == .addressNotAvailable) { continue }
+                if skipUnavailable && (error.code == .familyNotSupported || error.code == .addressNotAvailable) {
+                    continue
+                }
                 socks.forEach { $0.close() }
                 throw error
             }
@@ -63,7 +65,9 @@ public func peekFirstByte(_ socket: FileDescriptor, interrupt: FileDescriptor, d
     while true {
         do {
             // nil: nothing yet (the socket is non-blocking).
-            let n = try withUnsafeMutableBytes(of: &first) { b throws(SystemError) in try Socket.receive(socket, into: b, peek: true) }
+            let n = try withUnsafeMutableBytes(of: &first) { b throws(SystemError) in
+                try Socket.receive(socket, into: b, peek: true)
+            }
             if n == 0 { return .closed }
             if n == 1 { return .byte(first) }
             let revents = try poll([(socket, .readable), (interrupt, .readable)], until: deadline)

@@ -26,7 +26,9 @@ public struct AppPassword: Sendable, Equatable {
     public var lastAddress: String?
 
     /// The fields as stored; making a password (and its ID) is `AppPasswords.add`'s work.
-    public init(id: String, name: String, access: AppAccess, created: Int64, lastUsed: Int64? = nil, lastAddress: String? = nil) {
+    public init(
+        id: String, name: String, access: AppAccess, created: Int64, lastUsed: Int64? = nil, lastAddress: String? = nil
+    ) {
         self.id = id
         self.name = name
         self.access = access
@@ -46,24 +48,30 @@ struct AppPasswordFile {
         var hash: String
     }
 
-    static let header = "# App passwords (`ptk app-password`): id, name, access, SHA-256 of the password, created, last used, address (- for none).\n"
+    static let header =
+        "# App passwords (`ptk app-password`): id, name, access, SHA-256 of the password, created, last used, address (- for none).\n"
 
     static func parse(_ text: String) -> [Entry] {
         TrustStore.lines(text).compactMap { line in
             guard !line.hasPrefix("#") else { return nil }
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count == 7, isID(f[0]), AppPasswords.validName(f[1]), let access = AppAccess(rawValue: f[2]),
-                  // Times the service user could have planted: out of range, the line verifies nothing.
-                  f[3].utf8.count == 64, f[3].utf8.allSatisfy(isLowerHex), let created = Int64(f[4]),
-                  WallTime.storedSecondsRange.contains(created) else { return nil }
+                // Times the service user could have planted: out of range, the line verifies nothing.
+                f[3].utf8.count == 64, f[3].utf8.allSatisfy(isLowerHex), let created = Int64(f[4]),
+                WallTime.storedSecondsRange.contains(created)
+            else { return nil }
             let used: Int64?
-            if f[5] == "-" { used = nil } else {
+            if f[5] == "-" {
+                used = nil
+            } else {
                 guard let t = Int64(f[5]), WallTime.storedSecondsRange.contains(t) else { return nil }
                 used = t
             }
-            return Entry(password: AppPassword(id: f[0], name: f[1], access: access, created: created, lastUsed: used,
-                                               lastAddress: f[6] == "-" || f[6].isEmpty ? nil : f[6]),
-                         hash: f[3])
+            return Entry(
+                password: AppPassword(
+                    id: f[0], name: f[1], access: access, created: created, lastUsed: used,
+                    lastAddress: f[6] == "-" || f[6].isEmpty ? nil : f[6]),
+                hash: f[3])
         }
     }
 
@@ -71,8 +79,11 @@ struct AppPasswordFile {
         var text = header
         for e in entries {
             let p = e.password
-            text += [p.id, p.name, p.access.rawValue, e.hash, "\(p.created)", p.lastUsed.map { "\($0)" } ?? "-",
-                     p.lastAddress.map(cleanAddress) ?? "-"].joined(separator: "\t") + "\n"
+            text +=
+                [
+                    p.id, p.name, p.access.rawValue, e.hash, "\(p.created)", p.lastUsed.map { "\($0)" } ?? "-",
+                    p.lastAddress.map(cleanAddress) ?? "-",
+                ].joined(separator: "\t") + "\n"
         }
         return text
     }
@@ -80,7 +91,10 @@ struct AppPasswordFile {
     /// An address fit for one field: no controls (tabs and newlines included), at most 128
     /// characters, `-` when empty.
     static func cleanAddress(_ address: String) -> String {
-        let cleaned = String(String.UnicodeScalarView(address.unicodeScalars.filter { !isTerminalControl($0) && $0 != "\t" && $0 != " " }).prefix(128))
+        let cleaned = String(
+            String.UnicodeScalarView(
+                address.unicodeScalars.filter { !isTerminalControl($0) && $0 != "\t" && $0 != " " }
+            ).prefix(128))
         return cleaned.isEmpty ? "-" : cleaned
     }
 

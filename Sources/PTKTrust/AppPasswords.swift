@@ -51,7 +51,9 @@ public final class AppPasswords: @unchecked Sendable {
     /// auth splits the user name from the password; nothing a shell or a terminal treats specially).
     public static func validName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count), bytes[0] != UInt8(ascii: "."), bytes[0] != UInt8(ascii: "-") else { return false }
+        guard (1...64).contains(bytes.count), bytes[0] != UInt8(ascii: "."), bytes[0] != UInt8(ascii: "-") else {
+            return false
+        }
         return bytes.allSatisfy { c in
             (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c)
                 || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")
@@ -64,18 +66,23 @@ public final class AppPasswords: @unchecked Sendable {
     public func add(name: String, access: AppAccess, now: Int64) throws(TrustError) -> (AppPassword, password: String) {
         return try files {
             guard Self.validName(name) else {
-                throw TrustError("'\(name)' is not a valid app password name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -")
+                throw TrustError(
+                    "'\(name)' is not a valid app password name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -"
+                )
             }
             let password = Self.generatePassword()
             return try locked { dir in
                 var entries = try read(in: dir)
                 guard !entries.contains(where: { Self.sameName($0.password.name, name) }) else {
-                    throw TrustError("an app password named '\(name)' exists already: choose another name, or remove it first (ptk app-password remove \(name))")
+                    throw TrustError(
+                        "an app password named '\(name)' exists already: choose another name, or remove it first (ptk app-password remove \(name))"
+                    )
                 }
                 var id = hex(randomBytes(8))
                 while entries.contains(where: { $0.password.id == id }) { id = hex(randomBytes(8)) }
-                let entry = AppPasswordFile.Entry(password: AppPassword(id: id, name: name, access: access, created: now),
-                                                  hash: Self.hash(password))
+                let entry = AppPasswordFile.Entry(
+                    password: AppPassword(id: id, name: name, access: access, created: now),
+                    hash: Self.hash(password))
                 entries.append(entry)
                 try write(entries, in: dir)
                 return (entry.password, password)
@@ -188,7 +195,9 @@ public final class AppPasswords: @unchecked Sendable {
         let count = groups * groupLength
         var letters: [UInt8] = []
         while letters.count < count {
-            for b in randomBytes(count) where b < 234 && letters.count < count { letters.append(UInt8(ascii: "a") + b % 26) }
+            for b in randomBytes(count) where b < 234 && letters.count < count {
+                letters.append(UInt8(ascii: "a") + b % 26)
+            }
         }
         var out: [UInt8] = []
         for (i, letter) in letters.enumerated() {

@@ -27,7 +27,9 @@ public enum SenderID: Hashable, Sendable, Comparable, CustomStringConvertible {
         for var c in text.utf8 {
             if c == UInt8(ascii: "-") || c == UInt8(ascii: " ") || c == UInt8(ascii: ":") { continue }
             if c >= UInt8(ascii: "a") && c <= UInt8(ascii: "f") { c -= 32 }
-            guard (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "F")) else { return nil }
+            guard
+                (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "F"))
+            else { return nil }
             out.append(c)
         }
         return String(decoding: out, as: UTF8.self)

@@ -49,7 +49,9 @@ struct StateDirectory: Sendable {
     /// like `mkdir -p`; a component with `mode` and, run as root, its parent's owner, by descriptor).
     func open(creating mode: FileMode? = nil) throws -> FileDescriptor {
         var current: FileDescriptor
-        switch Result(catching: { () throws(SystemError) in try FileDescriptor.open(base, flags: [.readOnly, .directory]) }) {
+        switch Result(catching: { () throws(SystemError) in
+            try FileDescriptor.open(base, flags: [.readOnly, .directory])
+        }) {
         case .success(let fd): current = fd
         case .failure(let error):
             guard error.code == .noSuchFile, let mode else { throw error }
@@ -108,9 +110,13 @@ struct StateDirectory: Sendable {
 
     /// Runs `body` holding the lock file `name` (on `guards`, for the error when another
     /// process holds it past `patience`), with the directory open (made when missing with `creating`).
-    func locked<R>(_ name: String, guarding guards: String, creating mode: FileMode? = nil, _ body: (FileDescriptor) throws -> R) throws -> R {
+    func locked<R>(
+        _ name: String, guarding guards: String, creating mode: FileMode? = nil, _ body: (FileDescriptor) throws -> R
+    ) throws -> R {
         try with(creating: mode) { dir in
-            try dir.withLockFileRefusingLinks(name, path: path(of: name), guards: guards, patience: patience) { try body(dir) }
+            try dir.withLockFileRefusingLinks(name, path: path(of: name), guards: guards, patience: patience) {
+                try body(dir)
+            }
         }
     }
 }

@@ -33,7 +33,9 @@ public struct PendingSender: Sendable, Equatable {
     public var attempts: Int
 
     /// Takes the fields as given; `TrustStore` keeps the counts.
-    public init(id: SenderID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int) {
+    public init(
+        id: SenderID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int
+    ) {
         self.id = id
         self.name = name
         self.address = address
@@ -42,8 +44,12 @@ public struct PendingSender: Sendable, Equatable {
         self.attempts = attempts
     }
     /// A ptk device (protocol v1); LocalSend apps go through the `SenderID` form.
-    public init(id: DeviceID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int) {
-        self.init(id: .device(id), name: name, address: address, firstAttempt: firstAttempt, lastAttempt: lastAttempt, attempts: attempts)
+    public init(
+        id: DeviceID, name: String, address: String, firstAttempt: WallTime, lastAttempt: WallTime, attempts: Int
+    ) {
+        self.init(
+            id: .device(id), name: name, address: address, firstAttempt: firstAttempt, lastAttempt: lastAttempt,
+            attempts: attempts)
     }
 }
 
@@ -108,7 +114,8 @@ public final class TrustStore: @unchecked Sendable {
     public func trusted() -> [TrustedSender] { trustList.current }
 
     /// Notes a refused attempt by `id`: adds it to the pending list or updates its entry.
-    public func recordAttempt(id: DeviceID, name: String, address: String, at time: WallTime = .now) throws(TrustError) {
+    public func recordAttempt(id: DeviceID, name: String, address: String, at time: WallTime = .now) throws(TrustError)
+    {
         try files {
             try recordAttempt(id: .device(id), name: name, address: address, at: time)
         }
@@ -118,13 +125,16 @@ public final class TrustStore: @unchecked Sendable {
     /// at most once per `pendingInterval` (attempts within it are written together, by a
     /// short-lived thread when none follows) and keeps at most `pendingLimit` devices. An
     /// attempt that waits is not checked against the disk: the error of that later write is logged by no one.
-    public func recordAttempt(id: SenderID, name: String, address: String, at time: WallTime = .now) throws(TrustError) {
+    public func recordAttempt(id: SenderID, name: String, address: String, at time: WallTime = .now) throws(TrustError)
+    {
         try files {
             let name = String(String.UnicodeScalarView(Self.cleanName(name).unicodeScalars.prefix(64)))
             let writeNow: Bool = attempts.withLock {
                 unwritten.append((id, name, address, time))
                 // Bounded while it waits, too: only the newest attempts matter.
-                if unwritten.count > Self.pendingLimit * 2 { unwritten.removeFirst(unwritten.count - Self.pendingLimit * 2) }
+                if unwritten.count > Self.pendingLimit * 2 {
+                    unwritten.removeFirst(unwritten.count - Self.pendingLimit * 2)
+                }
                 if let lastWrite, Instant.now - lastWrite < Self.pendingInterval {
                     if !flushing {
                         flushing = true
@@ -168,16 +178,21 @@ public final class TrustStore: @unchecked Sendable {
                     pending[i].lastAttempt = a.time
                     pending[i].attempts = min(pending[i].attempts + 1, Self.attemptsRange.upperBound)
                 } else {
-                    pending.append(PendingSender(id: a.id, name: a.name, address: a.address, firstAttempt: a.time, lastAttempt: a.time, attempts: 1))
+                    pending.append(
+                        PendingSender(
+                            id: a.id, name: a.name, address: a.address, firstAttempt: a.time, lastAttempt: a.time,
+                            attempts: 1))
                 }
             }
             if pending.count > Self.pendingLimit {
                 // The devices heard from least lately go (the list stays oldest first); within a
                 // second (the file keeps seconds) the one further down the list is the later.
-                let keep = Set(pending.indices.sorted { a, b in
-                    let ta = pending[a].lastAttempt.milliseconds / 1000, tb = pending[b].lastAttempt.milliseconds / 1000
-                    return ta != tb ? ta > tb : a > b
-                }.prefix(Self.pendingLimit))
+                let keep = Set(
+                    pending.indices.sorted { a, b in
+                        let ta = pending[a].lastAttempt.milliseconds / 1000
+                        let tb = pending[b].lastAttempt.milliseconds / 1000
+                        return ta != tb ? ta > tb : a > b
+                    }.prefix(Self.pendingLimit))
                 pending = pending.indices.filter(keep.contains).map { pending[$0] }
             }
             attempts.withLock { pendingWrites += 1 }
@@ -205,8 +220,11 @@ public final class TrustStore: @unchecked Sendable {
                 var list = try readTrustList(in: dir)
                 // A whole ID may be allowed before the device ever tried; a prefix must name one known device.
                 let known = Array(Set(pending.map(\.id) + list.map(\.id))).sorted()
-                let id = try SenderID(parsing: prefix) ?? Self.unique(prefix, in: known, what: "pending or trusted device",
-                                                                     hint: "; give the whole ID (52 characters, or a LocalSend fingerprint's 64)")
+                let id =
+                    try SenderID(parsing: prefix)
+                    ?? Self.unique(
+                        prefix, in: known, what: "pending or trusted device",
+                        hint: "; give the whole ID (52 characters, or a LocalSend fingerprint's 64)")
                 var defaultName = "device"
                 if let p = pending.first(where: { $0.id == id }) { defaultName = p.name }
                 if let old = list.first(where: { $0.id == id }) { defaultName = old.name }
@@ -257,12 +275,16 @@ public final class TrustStore: @unchecked Sendable {
         let asDevice = DeviceID.normalized(prefix) ?? ""
         let asHex = SenderID.normalizedHex(prefix) ?? ""
         guard !asDevice.isEmpty || !asHex.isEmpty else {
-            throw TrustError("'\(prefix)' is not a device ID or LocalSend fingerprint, nor the start of one (A-Z and 2-7, or hex digits; dashes and spaces ignored)")
+            throw TrustError(
+                "'\(prefix)' is not a device ID or LocalSend fingerprint, nor the start of one (A-Z and 2-7, or hex digits; dashes and spaces ignored)"
+            )
         }
         let matches = ids.filter { $0.hasPrefix(prefix) }
         guard let first = matches.first else { throw TrustError("no \(what) ID starts with '\(prefix)'\(hint)") }
         guard matches.count == 1 else {
-            throw TrustError("'\(prefix)' matches \(matches.count) devices (\(matches.map(\.short).joined(separator: ", "))); give more of the ID")
+            throw TrustError(
+                "'\(prefix)' matches \(matches.count) devices (\(matches.map(\.short).joined(separator: ", "))); give more of the ID"
+            )
         }
         return first
     }
@@ -298,7 +320,8 @@ public final class TrustStore: @unchecked Sendable {
         var text = "# Devices refused under `senders = trusted` (`ptk trust pending` shows them).\n"
         text += "# ID, attempts, first and last attempt (Unix time), address, name; tab-separated.\n"
         for p in pending {
-            text += "\(p.id.compact)\t\(p.attempts)\t\(p.firstAttempt.seconds)\t\(p.lastAttempt.seconds)\t\(p.address)\t\(Self.cleanName(p.name))\n"
+            text +=
+                "\(p.id.compact)\t\(p.attempts)\t\(p.firstAttempt.seconds)\t\(p.lastAttempt.seconds)\t\(p.address)\t\(Self.cleanName(p.name))\n"
         }
         try state.replace("pending-senders", in: dir, with: Array(text.utf8), mode: 0o644)
     }
@@ -341,10 +364,14 @@ public final class TrustStore: @unchecked Sendable {
             // A line that is not ID, count, two times (that are times), address, name is skipped;
             // so is one whose count or times are out of range (planted: counting on would trap).
             guard f.count >= 6, let id = SenderID(parsing: f[0]), let n = Int(f[1]), Self.attemptsRange.contains(n),
-                  let first = Int64(f[2]).flatMap(WallTime.init(storedSeconds:)), let last = Int64(f[3]).flatMap(WallTime.init(storedSeconds:)) else { continue }
-            out.append(PendingSender(id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last, attempts: n))
+                let first = Int64(f[2]).flatMap(WallTime.init(storedSeconds:)),
+                let last = Int64(f[3]).flatMap(WallTime.init(storedSeconds:))
+            else { continue }
+            out.append(
+                PendingSender(
+                    id: id, name: f[5...].joined(separator: " "), address: f[4], firstAttempt: first, lastAttempt: last,
+                    attempts: n))
         }
         return out
     }
 }
-

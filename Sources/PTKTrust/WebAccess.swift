@@ -23,7 +23,10 @@ public struct WebSession: Sendable, Equatable {
     public var expires: WallTime
 
     /// The fields as stored; logging in (and making the secrets) is `WebAccess`'s work.
-    public init(id: String, tokenHash: String, csrf: String, name: String, address: String, created: WallTime, lastUsed: WallTime, expires: WallTime) {
+    public init(
+        id: String, tokenHash: String, csrf: String, name: String, address: String, created: WallTime,
+        lastUsed: WallTime, expires: WallTime
+    ) {
         self.id = id
         self.tokenHash = tokenHash
         self.csrf = csrf
@@ -110,7 +113,9 @@ public final class WebAccess: @unchecked Sendable {
     public func setPassword(_ password: String, cost: Scrypt = .standard) throws(TrustError) {
         try files {
             let salt = randomBytes(16)
-            guard let hash = cost.derive(password: password, salt: salt) else { throw TrustError("scrypt failed (out of memory?)") }
+            guard let hash = cost.derive(password: password, salt: salt) else {
+                throw TrustError("scrypt failed (out of memory?)")
+            }
             let line = "scrypt$\(cost.n)$\(cost.r)$\(cost.p)$\(hex(salt))$\(hex(hash))\n"
             try locked { dir in try web.replace("password", in: dir, with: Array(line.utf8), mode: 0o600) }
         }
@@ -132,10 +137,11 @@ public final class WebAccess: @unchecked Sendable {
         let line = TrustStore.lines(text).first ?? ""
         let parts = line.split(separator: "$", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 6, parts[0] == "scrypt",
-              let n = UInt64(parts[1]), let r = UInt64(parts[2]), let p = UInt64(parts[3]),
-              n >= 2, n <= 1 << 20, n & (n - 1) == 0, (1...32).contains(r), (1...16).contains(p),
-              let salt = bytes(fromHex: parts[4]), let expected = bytes(fromHex: parts[5]), expected.count == 32,
-              let actual = Scrypt(n: n, r: r, p: p).derive(password: password, salt: salt) else { return false }
+            let n = UInt64(parts[1]), let r = UInt64(parts[2]), let p = UInt64(parts[3]),
+            n >= 2, n <= 1 << 20, n & (n - 1) == 0, (1...32).contains(r), (1...16).contains(p),
+            let salt = bytes(fromHex: parts[4]), let expected = bytes(fromHex: parts[5]), expected.count == 32,
+            let actual = Scrypt(n: n, r: r, p: p).derive(password: password, salt: salt)
+        else { return false }
         return constantTimeEqual(actual, expected)
     }
 
@@ -157,7 +163,9 @@ public final class WebAccess: @unchecked Sendable {
 
     /// Uses up the link with `secret`, if it is still good: a new session for `address`, and
     /// the cookie's secret. Nil for an unknown, used or expired link.
-    public func redeemLink(_ secret: String, address: String, now: WallTime = .now) throws(TrustError) -> (WebSession, String)? {
+    public func redeemLink(_ secret: String, address: String, now: WallTime = .now) throws(TrustError) -> (
+        WebSession, String
+    )? {
         return try files {
             let hash = SHA256.hex(of: Array(secret.utf8))
             return try locked { dir throws -> (WebSession, String)? in
@@ -174,7 +182,9 @@ public final class WebAccess: @unchecked Sendable {
     /// The links not yet used nor expired: when each expires, and its name.
     public func openLinks(now: WallTime = .now) throws(TrustError) -> [(expires: WallTime, name: String)] {
         return try files {
-            (try web.withExisting { dir in try readLinks(in: dir) } ?? []).filter { $0.expires > now }.map { ($0.expires, $0.name) }
+            (try web.withExisting { dir in try readLinks(in: dir) } ?? []).filter { $0.expires > now }.map {
+                ($0.expires, $0.name)
+            }
         }
     }
 
@@ -188,14 +198,17 @@ public final class WebAccess: @unchecked Sendable {
     }
 
     /// Call holding the lock.
-    private func addSession(name: String, address: String, now: WallTime, in dir: FileDescriptor) throws -> (WebSession, String) {
+    private func addSession(name: String, address: String, now: WallTime, in dir: FileDescriptor) throws -> (
+        WebSession, String
+    ) {
         let secret = hex(randomBytes(32))
         var sessions = try readSessions(in: dir).filter { $0.expires > now }
         var id = hex(randomBytes(4))
         while sessions.contains(where: { $0.id == id }) { id = hex(randomBytes(4)) }
-        let session = WebSession(id: id, tokenHash: SHA256.hex(of: Array(secret.utf8)), csrf: hex(randomBytes(16)),
-                                 name: Self.cleanName(name), address: address, created: now, lastUsed: now,
-                                 expires: now + Self.sessionLifetime)
+        let session = WebSession(
+            id: id, tokenHash: SHA256.hex(of: Array(secret.utf8)), csrf: hex(randomBytes(16)),
+            name: Self.cleanName(name), address: address, created: now, lastUsed: now,
+            expires: now + Self.sessionLifetime)
         sessions.append(session)
         try writeSessions(sessions, in: dir)
         return (session, secret)
@@ -207,8 +220,12 @@ public final class WebAccess: @unchecked Sendable {
     public func session(secret: String, now: WallTime = .now) -> WebSession? {
         guard secret.utf8.count == 64 else { return nil }
         let hash = SHA256.hex(of: Array(secret.utf8))
-        guard let session = sessionList.current.first(where: { constantTimeEqual(Array($0.tokenHash.utf8), Array(hash.utf8)) }),
-              session.expires > now else { return nil }
+        guard
+            let session = sessionList.current.first(where: {
+                constantTimeEqual(Array($0.tokenHash.utf8), Array(hash.utf8))
+            }),
+            session.expires > now
+        else { return nil }
         if now.seconds - session.lastUsed.seconds >= Self.touchInterval {
             // Only `ptk web-sessions` shows it: a failed write loses nothing else.
             try? locked { dir in
@@ -243,8 +260,10 @@ public final class WebAccess: @unchecked Sendable {
                     let p = prefix.lowercased()
                     let matches = sessions.filter { $0.id.hasPrefix(p) }
                     guard !p.isEmpty, matches.count == 1 else {
-                        throw TrustError(matches.isEmpty ? "no web session's ID starts with '\(prefix)' (`ptk web-sessions` lists them)"
-                                                         : "'\(prefix)' matches \(matches.count) sessions; give more of the ID")
+                        throw TrustError(
+                            matches.isEmpty
+                                ? "no web session's ID starts with '\(prefix)' (`ptk web-sessions` lists them)"
+                                : "'\(prefix)' matches \(matches.count) sessions; give more of the ID")
                     }
                     ended = matches
                 }
@@ -261,7 +280,9 @@ public final class WebAccess: @unchecked Sendable {
         let text = try web.readText("links", in: dir) ?? ""
         return TrustStore.lines(text).compactMap { line in
             let f = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-            guard f.count == 3, f[0].utf8.count == 64, let t = Int64(f[1]).flatMap(WallTime.init(storedSeconds:)) else { return nil }
+            guard f.count == 3, f[0].utf8.count == 64, let t = Int64(f[1]).flatMap(WallTime.init(storedSeconds:)) else {
+                return nil
+            }
             return (f[0], t, f[2])
         }
     }
@@ -277,9 +298,14 @@ public final class WebAccess: @unchecked Sendable {
     }
 
     private func writeSessions(_ sessions: [WebSession], in dir: FileDescriptor) throws {
-        var text = "# Web sessions (`ptk web-sessions`): id, SHA-256 of the cookie, CSRF token, created, last used, expires, address, name.\n"
+        var text =
+            "# Web sessions (`ptk web-sessions`): id, SHA-256 of the cookie, CSRF token, created, last used, expires, address, name.\n"
         for s in sessions {
-            text += [s.id, s.tokenHash, s.csrf, "\(s.created.seconds)", "\(s.lastUsed.seconds)", "\(s.expires.seconds)", s.address, s.name]
+            text +=
+                [
+                    s.id, s.tokenHash, s.csrf, "\(s.created.seconds)", "\(s.lastUsed.seconds)", "\(s.expires.seconds)",
+                    s.address, s.name,
+                ]
                 .joined(separator: "\t") + "\n"
         }
         try web.replace("sessions", in: dir, with: Array(text.utf8), mode: 0o600)
@@ -291,10 +317,14 @@ public final class WebAccess: @unchecked Sendable {
             guard !line.hasPrefix("#") else { return nil }
             let f = line.split(separator: "\t", maxSplits: 7, omittingEmptySubsequences: false).map(String.init)
             guard f.count == 8, f[1].utf8.count == 64, !f[2].isEmpty,
-                  // Times the service user could have planted: out of range, the line is no session.
-                  let created = Int64(f[3]).flatMap(WallTime.init(storedSeconds:)), let used = Int64(f[4]).flatMap(WallTime.init(storedSeconds:)),
-                  let expires = Int64(f[5]).flatMap(WallTime.init(storedSeconds:)) else { return nil }
-            return WebSession(id: f[0], tokenHash: f[1], csrf: f[2], name: f[7], address: f[6], created: created, lastUsed: used, expires: expires)
+                // Times the service user could have planted: out of range, the line is no session.
+                let created = Int64(f[3]).flatMap(WallTime.init(storedSeconds:)),
+                let used = Int64(f[4]).flatMap(WallTime.init(storedSeconds:)),
+                let expires = Int64(f[5]).flatMap(WallTime.init(storedSeconds:))
+            else { return nil }
+            return WebSession(
+                id: f[0], tokenHash: f[1], csrf: f[2], name: f[7], address: f[6], created: created, lastUsed: used,
+                expires: expires)
         }
     }
 

@@ -23,19 +23,25 @@ extension StoreUpload {
     /// once the whole body is in, before the store publishes the photo: a refusal (its status
     /// and reason) stores nothing, at stage `.finish` (a door whose client's right to send may
     /// end while a body is on its way: a removed app password).
-    public static func receive(size: Int64, from body: RequestBody, into store: PhotoStore,
-                               decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
-                               beforePublishing: () -> (Int, String)? = { nil }) -> Outcome {
-        receive(size: size, reading: { sink, refusal throws(HTTPError) in try body.stream(sink: sink, refusal: refusal) }, into: store,
-                decide: decide, stop: stop, beforePublishing: beforePublishing)
+    public static func receive(
+        size: Int64, from body: RequestBody, into store: PhotoStore,
+        decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
+        beforePublishing: () -> (Int, String)? = { nil }
+    ) -> Outcome {
+        receive(
+            size: size, reading: { sink, refusal throws(HTTPError) in try body.stream(sink: sink, refusal: refusal) },
+            into: store,
+            decide: decide, stop: stop, beforePublishing: beforePublishing)
     }
 
     /// As above, the body's `size` bytes read by `reading`, which passes them to its sink piece
     /// by piece and, when the sink says no, throws `.refused` with the refusal's status and
     /// reason (as `RequestBody.stream` does): a request body, or one spooled first (`spool`).
-    public static func receive(size: Int64, reading: @escaping BodyReader,
-                               into store: PhotoStore, decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
-                               beforePublishing: () -> (Int, String)? = { nil }) -> Outcome {
+    public static func receive(
+        size: Int64, reading: @escaping BodyReader,
+        into store: PhotoStore, decide: (PhotoType?) -> Decision, stop: () -> (Int, String)?,
+        beforePublishing: () -> (Int, String)? = { nil }
+    ) -> Outcome {
         let wanted = Int(min(Int64(sniffLength), size))
         var head: [UInt8] = []
         var writer: BodyWriter? = nil
@@ -65,32 +71,43 @@ extension StoreUpload {
             }
         }
         let read = Result { () throws(HTTPError) in
-            try reading({ piece in
-                if count + Int64(piece.count) > size { return fail(400, "the body is longer than the \(size) bytes announced") }
-                count += Int64(piece.count)
-                if writer == nil {
-                    head.append(contentsOf: piece)
-                    return head.count < wanted || open()
-                }
-                if let (status, reason) = writer!.add(piece) { return fail(status, reason) }
-                if Instant.now - lastCheck > .milliseconds(200) {
-                    lastCheck = .now
-                    if let (status, reason) = stop() { return fail(status, reason) }
-                }
-                return true
-            }, { failure.map { ($0.status, $0.reason) } ?? (400, "body refused") })
+            try reading(
+                { piece in
+                    if count + Int64(piece.count) > size {
+                        return fail(400, "the body is longer than the \(size) bytes announced")
+                    }
+                    count += Int64(piece.count)
+                    if writer == nil {
+                        head.append(contentsOf: piece)
+                        return head.count < wanted || open()
+                    }
+                    if let (status, reason) = writer!.add(piece) { return fail(status, reason) }
+                    if Instant.now - lastCheck > .milliseconds(200) {
+                        lastCheck = .now
+                        if let (status, reason) = stop() { return fail(status, reason) }
+                    }
+                    return true
+                }, { failure.map { ($0.status, $0.reason) } ?? (400, "body refused") })
         }
         if case .failure(let error) = read {
             writer?.incoming.abandon(keepForResume: false)
             if let failure { return .failed(failure) }
             switch error {
-            case .refused(let status, let why): return .failed(Failure(status: status, reason: why, detail: why, stage: .body, received: count))
-            case .status(let status, let why, _): return .failed(Failure(status: status.code, reason: why, detail: why, stage: .body, received: count))
+            case .refused(let status, let why):
+                return .failed(Failure(status: status, reason: why, detail: why, stage: .body, received: count))
+            case .status(let status, let why, _):
+                return .failed(Failure(status: status.code, reason: why, detail: why, stage: .body, received: count))
             case .timedOut:
-                var f = Failure(status: 408, reason: "no bytes within the idle timeout", detail: "idle", stage: .body, received: count)
+                var f = Failure(
+                    status: 408, reason: "no bytes within the idle timeout", detail: "idle", stage: .body,
+                    received: count)
                 f.idle = true
                 return .failed(f)
-            case .interrupted: return .failed(Failure(status: 503, reason: "the receiver is shutting down", detail: "shutdown", stage: .body, received: count))
+            case .interrupted:
+                return .failed(
+                    Failure(
+                        status: 503, reason: "the receiver is shutting down", detail: "shutdown", stage: .body,
+                        received: count))
             case .gone, .bodyRefused: return .gone(received: count)
             }
         }
@@ -106,7 +123,8 @@ extension StoreUpload {
         case .success(let saved): return .saved(saved, seconds: max((Instant.now - started).seconds, 1e-6))
         case .failure(let problem):
             let (status, reason) = Self.status(for: problem)
-            return .failed(Failure(status: status, reason: reason, detail: "\(Problem(problem))", stage: .finish, received: count))
+            return .failed(
+                Failure(status: status, reason: reason, detail: "\(Problem(problem))", stage: .finish, received: count))
         }
     }
 }

@@ -14,8 +14,10 @@ extension StoreUpload {
     /// and reason: shutdown). Small pieces are gathered up to 64 KiB before they are written.
     /// Returns the body's size, or the failure to answer (stage `.body`: the connection closes
     /// after it), or `.gone`.
-    public static func spool(_ body: RequestBody, into file: SpoolFile, limit: Int64,
-                             stop: () -> (Int, String)?) -> Result<Int64, SpoolEnd> {
+    public static func spool(
+        _ body: RequestBody, into file: SpoolFile, limit: Int64,
+        stop: () -> (Int, String)?
+    ) -> Result<Int64, SpoolEnd> {
         var count: Int64 = 0
         var refusal: (Int, String)? = nil
         var detail: String? = nil
@@ -23,7 +25,9 @@ extension StoreUpload {
         var lastCheck = Instant.now
         func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
             do throws(StoreFailure) { try file.append(bytes) } catch {
-                refusal = error.kind == .noSpace ? (507, "the receiver's disk is too full to hold it") : (500, "the receiver cannot hold the body")
+                refusal =
+                    error.kind == .noSpace
+                    ? (507, "the receiver's disk is too full to hold it") : (500, "the receiver cannot hold the body")
                 detail = error.message
                 return false
             }
@@ -34,27 +38,28 @@ extension StoreUpload {
             return pending.isEmpty || pending.withUnsafeBytes { write($0) }
         }
         let read = Result { () throws(HTTPError) in
-            try body.stream(sink: { piece in
-                count += Int64(piece.count)
-                if count > limit {
-                    refusal = (413, "the body is over this receiver's limit of \(formatBytes(Double(limit)))")
-                    return false
-                }
-                if piece.count >= gatherLimit && pending.isEmpty {
-                    if !write(piece) { return false }
-                } else {
-                    pending.append(contentsOf: piece)
-                    if pending.count >= gatherLimit && !flush() { return false }
-                }
-                if Instant.now - lastCheck > .milliseconds(200) {
-                    lastCheck = .now
-                    if let stopped = stop() {
-                        refusal = stopped
+            try body.stream(
+                sink: { piece in
+                    count += Int64(piece.count)
+                    if count > limit {
+                        refusal = (413, "the body is over this receiver's limit of \(formatBytes(Double(limit)))")
                         return false
                     }
-                }
-                return true
-            }, refusal: { refusal ?? (400, "body refused") })
+                    if piece.count >= gatherLimit && pending.isEmpty {
+                        if !write(piece) { return false }
+                    } else {
+                        pending.append(contentsOf: piece)
+                        if pending.count >= gatherLimit && !flush() { return false }
+                    }
+                    if Instant.now - lastCheck > .milliseconds(200) {
+                        lastCheck = .now
+                        if let stopped = stop() {
+                            refusal = stopped
+                            return false
+                        }
+                    }
+                    return true
+                }, refusal: { refusal ?? (400, "body refused") })
             if !flush() { throw .refused(refusal!.0, refusal!.1) }
         }
         switch read {
@@ -62,13 +67,17 @@ extension StoreUpload {
         case .failure(let error):
             let received = count
             func failed(_ status: Int, _ why: String, detail: String? = nil) -> Result<Int64, SpoolEnd> {
-                .failure(.failed(Failure(status: status, reason: why, detail: detail ?? why, stage: .body, received: received)))
+                .failure(
+                    .failed(
+                        Failure(status: status, reason: why, detail: detail ?? why, stage: .body, received: received)))
             }
             switch error {
             case .refused(let status, let why): return failed(status, why, detail: detail)
             case .status(let status, let why, _): return failed(status.code, why)
             case .timedOut:
-                var failure = Failure(status: 408, reason: "no bytes within the idle timeout", detail: "idle", stage: .body, received: received)
+                var failure = Failure(
+                    status: 408, reason: "no bytes within the idle timeout", detail: "idle", stage: .body,
+                    received: received)
                 failure.idle = true
                 return .failure(.failed(failure))
             case .interrupted: return failed(503, "the receiver is shutting down", detail: "shutdown")
@@ -80,7 +89,8 @@ extension StoreUpload {
     /// How `receive(size:reading:...)` reads a body: passing it to its sink piece by piece and,
     /// when the sink says no, throwing `.refused` with the refusal's status and reason (as
     /// `RequestBody.stream` does).
-    public typealias BodyReader = (_ sink: (UnsafeRawBufferPointer) -> Bool, _ refusal: () -> (Int, String)) throws(HTTPError) -> Void
+    public typealias BodyReader = (_ sink: (UnsafeRawBufferPointer) -> Bool, _ refusal: () -> (Int, String))
+        throws(HTTPError) -> Void
 
     /// How a spooled body ended short of its end.
     public enum SpoolEnd: Error {
@@ -98,7 +108,9 @@ extension StoreUpload {
             while offset < size {
                 let want = Int(min(Int64(buffer.count), size - offset))
                 let read = buffer.withUnsafeMutableBytes { b in
-                    Result { () throws(SystemError) in try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want])) }
+                    Result { () throws(SystemError) in
+                        try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                    }
                 }
                 let n: Int
                 switch read {
@@ -123,14 +135,17 @@ extension StoreUpload {
     /// promised against min-free as it grows), then given to the store as the photo `request`
     /// describes, of the size the body turned out to be (`replay` through the sniffing
     /// `receive`, whose store checks the bytes are of `request.type`). `stop` is asked all along.
-    public static func receive(undeclared request: StoreRequest, into store: PhotoStore, from body: RequestBody, limit: Int64,
-                               stop: () -> (Int, String)?) -> Outcome {
+    public static func receive(
+        undeclared request: StoreRequest, into store: PhotoStore, from body: RequestBody, limit: Int64,
+        stop: () -> (Int, String)?
+    ) -> Outcome {
         let file: SpoolFile
         switch store.openSpool() {
         case .success(let opened): file = opened
         case .failure(let failure):
             let (status, reason) = Self.status(for: failure)
-            return .failed(Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .begin, received: 0))
+            return .failed(
+                Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .begin, received: 0))
         }
         defer { file.close() }
         switch spool(body, into: file, limit: limit, stop: stop) {

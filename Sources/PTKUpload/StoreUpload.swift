@@ -75,7 +75,8 @@ public enum StoreUpload {
     public static func announcedSize(_ head: HTTPHead) -> Int64? {
         if let length = head.contentLength { return length }
         guard head.chunked, let text = head.header("x-expected-entity-length"), (1...18).contains(text.utf8.count),
-              text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+        else { return nil }
         return Int64(text)
     }
 
@@ -85,14 +86,17 @@ public enum StoreUpload {
     /// the bytes the partial holds are passed over). `stop` is asked every 200 ms whether to
     /// give up (its status and reason: a cancelled session, shutdown). Nothing is answered:
     /// the door answers the outcome in its own terms.
-    public static func receive(_ request: StoreRequest, into store: PhotoStore, from body: RequestBody,
-                               resuming: (Int64) -> Void = { _ in }, stop: () -> (Int, String)?) -> Outcome {
+    public static func receive(
+        _ request: StoreRequest, into store: PhotoStore, from body: RequestBody,
+        resuming: (Int64) -> Void = { _ in }, stop: () -> (Int, String)?
+    ) -> Outcome {
         let incoming: IncomingFile
         switch store.begin(request) {
         case .success(let file): incoming = file
         case .failure(let failure):
             let (status, reason) = Self.status(for: failure)
-            return .failed(Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .begin, received: 0))
+            return .failed(
+                Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .begin, received: 0))
         }
         if incoming.offset > 0 { resuming(incoming.offset) }
         let started = Instant.now
@@ -119,7 +123,9 @@ public enum StoreUpload {
             return .saved(saved, seconds: max((Instant.now - started).seconds, 1e-6))
         case .failure(let failure):
             let (status, reason) = Self.status(for: failure)
-            return .failed(Failure(status: status, reason: reason, detail: "\(Problem(failure))", stage: .finish, received: received))
+            return .failed(
+                Failure(
+                    status: status, reason: reason, detail: "\(Problem(failure))", stage: .finish, received: received))
         }
     }
 }
@@ -132,35 +138,38 @@ extension RequestBody {
     /// written, so a client cannot make each byte a write and a hash update of its own.
     /// `received` counts the bytes read, for the caller's log even when this throws; a store
     /// failure is `.refused` with its status (`StoreUpload.status(for:)`).
-    func stream(into incoming: IncomingFile, size: Int64, skip: Int64 = 0, received: inout Int64,
-                stop: () -> (Int, String)?) throws(HTTPError) {
+    func stream(
+        into incoming: IncomingFile, size: Int64, skip: Int64 = 0, received: inout Int64,
+        stop: () -> (Int, String)?
+    ) throws(HTTPError) {
         var writer = BodyWriter(incoming: incoming)
         var failure: (Int, String)? = nil
         var lastCheck = Instant.now
         var skip = skip
         var count: Int64 = 0
         defer { received = count }
-        try stream(sink: { piece in
-            if count + Int64(piece.count) > size {
-                failure = (400, "the body is longer than the file's \(size) bytes")
-                return false
-            }
-            let kept = Int(min(skip, Int64(piece.count)))
-            skip -= Int64(kept)
-            if let refused = writer.add(UnsafeRawBufferPointer(rebasing: piece[kept...])) {
-                failure = refused
-                return false
-            }
-            count += Int64(piece.count)
-            if Instant.now - lastCheck > .milliseconds(200) {
-                lastCheck = .now
-                if let stopped = stop() {
-                    failure = stopped
+        try stream(
+            sink: { piece in
+                if count + Int64(piece.count) > size {
+                    failure = (400, "the body is longer than the file's \(size) bytes")
                     return false
                 }
-            }
-            return true
-        }, refusal: { failure ?? (400, "body refused") })
+                let kept = Int(min(skip, Int64(piece.count)))
+                skip -= Int64(kept)
+                if let refused = writer.add(UnsafeRawBufferPointer(rebasing: piece[kept...])) {
+                    failure = refused
+                    return false
+                }
+                count += Int64(piece.count)
+                if Instant.now - lastCheck > .milliseconds(200) {
+                    lastCheck = .now
+                    if let stopped = stop() {
+                        failure = stopped
+                        return false
+                    }
+                }
+                return true
+            }, refusal: { failure ?? (400, "body refused") })
         if let refused = writer.flush() { throw .refused(refused.0, refused.1) }
     }
 

@@ -51,8 +51,12 @@ final class ReceiverDriver {
 
     /// `peer` is the sender's address; `sender` who the transport says it is (every log line
     /// names it); `trust` records refused devices (nil: not recorded).
-    init(id: Int, connection: FramedConnection, peer: SocketAddress, sender: SenderCredentials = .plaintext, store: PhotoStore,
-         trust: TrustStore? = nil, arrivals: Arrivals? = nil, settings: ReceiverSettings, shutdown: ShutdownSignal, handshakeDeadline: Instant) {
+    init(
+        id: Int, connection: FramedConnection, peer: SocketAddress, sender: SenderCredentials = .plaintext,
+        store: PhotoStore,
+        trust: TrustStore? = nil, arrivals: Arrivals? = nil, settings: ReceiverSettings, shutdown: ShutdownSignal,
+        handshakeDeadline: Instant
+    ) {
         self.handshakeDeadline = handshakeDeadline
         self.id = id
         self.connection = connection
@@ -89,7 +93,9 @@ final class ReceiverDriver {
         while let answer = nextOwedAnswer(waiting: true) { recordUnanswered(answer) }
         file?.abandon(keepForResume: true)
         let seconds = (Instant.now - started).seconds
-        Log.info("session \(id) from \(peer): \(endReason) after \(formatDecimal(seconds)) s, \(saved) photo(s) saved, \(formatBytes(Double(savedBytes)))")
+        Log.info(
+            "session \(id) from \(peer): \(endReason) after \(formatDecimal(seconds)) s, \(saved) photo(s) saved, \(formatBytes(Double(savedBytes)))"
+        )
     }
 
     /// The session must not read on: BYE came and answers are owed, or it owes the most it may.
@@ -144,7 +150,10 @@ final class ReceiverDriver {
         defer { (lastOffer, fileStarted) = (current, currentStarted) }
         switch owed.1 {
         case .success(let saved): record(saved, answered: false)
-        case .failure(let failure): Log.info("session \(id) from \(peer): failed \(currentOfferName): \(Problem(failure)) (not answered: the session had ended)")
+        case .failure(let failure):
+            Log.info(
+                "session \(id) from \(peer): failed \(currentOfferName): \(Problem(failure)) (not answered: the session had ended)"
+            )
         }
     }
 
@@ -153,14 +162,19 @@ final class ReceiverDriver {
     /// when their round ends, not when the peer next sends). True when an answer came due.
     private func waitForPeerOrAnswer() -> Bool {
         guard let wake, let head = owedAnswers.first, head.ticket.result == nil, !connection.hasInputWaiting,
-              let socket = connection.stream.readinessDescriptor else { return false }
+            let socket = connection.stream.readinessDescriptor
+        else { return false }
         // A write that fails ends writing on the connection for good (FramedConnection): the
         // read that follows fails with it, and the session ends (its photos recorded).
         try? connection.flush()
         let deadline = Instant.now + connection.timeout
         while head.ticket.result == nil && Instant.now < deadline && !shutdown.isRequested {
             // A poll that fails (never expected) falls back to reading as before.
-            guard let revents = try? poll([(socket, .readable), (wake.readEnd, .readable), (shutdown.pipe.readEnd, .readable)], until: deadline) else { return false }
+            guard
+                let revents = try? poll(
+                    [(socket, .readable), (wake.readEnd, .readable), (shutdown.pipe.readEnd, .readable)],
+                    until: deadline)
+            else { return false }
             wake.drain()
             if !revents[0].isEmpty || !revents[2].isEmpty { break }
         }
@@ -202,7 +216,9 @@ final class ReceiverDriver {
         case .evaluateOffer(let offer):
             // The same bytes in a round still (late answers): answered first, so the lookup
             // below finds them kept, as it would have in order.
-            if arrivals?.held != nil, owedAnswers.contains(where: { $0.offer?.sha256 == offer.sha256 && $0.offer?.size == offer.size }) {
+            if arrivals?.held != nil,
+                owedAnswers.contains(where: { $0.offer?.sha256 == offer.sha256 && $0.offer?.size == offer.size })
+            {
                 while let owed = nextOwedAnswer(waiting: true) { answerOwed(owed) }
             }
             // The same bytes kept already: nothing moves, for a sender that takes it (section 7).
@@ -237,7 +253,10 @@ final class ReceiverDriver {
             return .fileFinished(file.finish().map(Saved.init))
         case .finishFileLater:
             guard let file else {
-                owedAnswers.append(OwedAnswer(ticket: FlushTicket(.failure(StoreFailure(.io, "no open file"))), offer: lastOffer, started: fileStarted))
+                owedAnswers.append(
+                    OwedAnswer(
+                        ticket: FlushTicket(.failure(StoreFailure(.io, "no open file"))), offer: lastOffer,
+                        started: fileStarted))
                 return nil
             }
             self.file = nil
@@ -246,8 +265,10 @@ final class ReceiverDriver {
             var notify: (@Sendable () -> Void)? = nil
             if let pipe = wake { notify = { pipe.signal() } }
             let ticket = file.startFinishing(notify: notify, owner: id)
-            owedAnswers.append(OwedAnswer(file: file, ticket: ticket, offer: lastOffer, started: fileStarted,
-                                          slot: ticket.result == nil && store.lateFinishes.tryTake()))
+            owedAnswers.append(
+                OwedAnswer(
+                    file: file, ticket: ticket, offer: lastOffer, started: fileStarted,
+                    slot: ticket.result == nil && store.lateFinishes.tryTake()))
             return nil
         case .drainOwed:
             // The session ends with an ERROR: every owed answer goes first, in order, as far as
@@ -260,7 +281,8 @@ final class ReceiverDriver {
             }
             return nil
         case .owe(let result):
-            owedAnswers.append(OwedAnswer(ticket: FlushTicket(result.map(StoredPhoto.init)), offer: lastOffer, started: fileStarted))
+            owedAnswers.append(
+                OwedAnswer(ticket: FlushTicket(result.map(StoredPhoto.init)), offer: lastOffer, started: fileStarted))
             return nil
         case .abandonFile(let keep):
             file?.abandon(keepForResume: keep)
@@ -268,7 +290,9 @@ final class ReceiverDriver {
             return nil
         case .recordRefusedSender(let deviceID, let name):
             do { try trust?.recordAttempt(id: deviceID, name: name, address: address) } catch {
-                Log.warning("session \(id) from \(peer): cannot record the refused device in \(trust?.pendingFile ?? "the pending list"): \(error)")
+                Log.warning(
+                    "session \(id) from \(peer): cannot record the refused device in \(trust?.pendingFile ?? "the pending list"): \(error)"
+                )
             }
             return nil
         case .close:
@@ -306,10 +330,14 @@ final class ReceiverDriver {
         let unanswered = answered ? "" : " (not answered: the session had ended)"
         saved += 1
         if s.isDuplicate {
-            Log.info("session \(id) from \(peer): \(currentOfferName) is already kept as \(quotedForTerminal(s.name)); nothing new stored\(unanswered)")
+            Log.info(
+                "session \(id) from \(peer): \(currentOfferName) is already kept as \(quotedForTerminal(s.name)); nothing new stored\(unanswered)"
+            )
         } else {
             savedBytes += s.size
-            Log.info("session \(id) from \(peer): saved \(quotedForTerminal(s.name)), \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)\(unanswered)")
+            Log.info(
+                "session \(id) from \(peer): saved \(quotedForTerminal(s.name)), \(formatBytes(Double(s.size))) in \(formatDecimal(seconds)) s (\(formatBytes(Double(s.size) / seconds))/s)\(unanswered)"
+            )
         }
         var deviceID: String? = nil
         if case .tls(let id?, _) = sender { deviceID = id.description }
@@ -345,16 +373,24 @@ extension StoreRequest {
     /// type the store does not keep gets.
     static func of(_ offer: Offer, sender: String?) -> Result<StoreRequest, StoreFailure> {
         guard let type = PhotoType(mediaType: offer.mediaType) else {
-            return .failure(StoreFailure(.typeNotKept, "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"))
+            return .failure(
+                StoreFailure(
+                    .typeNotKept,
+                    "\(offer.mediaType) is not a type the store keeps (\(PhotoType.allCases.map(\.mediaType).joined(separator: ", ")))"
+                ))
         }
-        return .success(StoreRequest(name: offer.name, size: offer.size, sha256: offer.sha256, type: type, sender: sender, modified: offer.modified))
+        return .success(
+            StoreRequest(
+                name: offer.name, size: offer.size, sha256: offer.sha256, type: type, sender: sender,
+                modified: offer.modified))
     }
 }
 
 extension Saved {
     /// SAVED for a photo the store took (`duplicate` is absent unless it was kept already).
     init(_ stored: StoredPhoto) {
-        self.init(name: stored.name, size: stored.size, sha256: stored.sha256, duplicate: stored.isDuplicate ? true : nil)
+        self.init(
+            name: stored.name, size: stored.size, sha256: stored.sha256, duplicate: stored.isDuplicate ? true : nil)
     }
 }
 

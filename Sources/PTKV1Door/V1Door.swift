@@ -31,8 +31,11 @@ public final class V1Door: Door, @unchecked Sendable {
     /// The door on `listener` (bound by the caller, or a test), with the receiver's TLS
     /// context (its device identity), what it saves into, and the slots it shares with the
     /// other doors.
-    public init(listener: Listener, tls: TLSContext, store: PhotoStore, trust: TrustStore, arrivals: Arrivals, settings: ReceiverSettings,
-                shutdown: ShutdownSignal, admission: Admission, idleTimeout: Duration) {
+    public init(
+        listener: Listener, tls: TLSContext, store: PhotoStore, trust: TrustStore, arrivals: Arrivals,
+        settings: ReceiverSettings,
+        shutdown: ShutdownSignal, admission: Admission, idleTimeout: Duration
+    ) {
         self.listener = listener
         self.tls = tls
         self.store = store
@@ -48,9 +51,12 @@ public final class V1Door: Door, @unchecked Sendable {
     /// its own; over the limits it is answered ERROR busy on a refusal thread.
     public func serve(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {
         let host = peer.host
-        admission.admit(socket, displacer: displacer, peer: peer, thread: "session", kind: "session", busy: { [self] id, refusal in
-            refuse(socket, peer: peer, id: id, refusal)
-        }) { [self] id, deadline in
+        admission.admit(
+            socket, displacer: displacer, peer: peer, thread: "session", kind: "session",
+            busy: { [self] id, refusal in
+                refuse(socket, peer: peer, id: id, refusal)
+            }
+        ) { [self] id, deadline in
             // The handshake runs on the session's thread, inside its slot: a connection stuck
             // there counts against the limits until the handshake deadline frees it.
             guard let (stream, sender) = open(socket, peer: peer, id: id, deadline: deadline) else { return }
@@ -62,13 +68,19 @@ public final class V1Door: Door, @unchecked Sendable {
                 // Past its handshake and admitted: a sender that may send is working; an
                 // untrusted one under `senders = trusted` is refused at its HELLO, and
                 // until then may still be displaced.
-                if case .tls(_, let trusted) = sender, trusted || !settings.trustedSendersOnly { admission.setStage(id, .working) }
-                if case .plaintext = sender, settings.plaintextAllowed && !settings.trustedSendersOnly { admission.setStage(id, .working) }
+                if case .tls(_, let trusted) = sender, trusted || !settings.trustedSendersOnly {
+                    admission.setStage(id, .working)
+                }
+                if case .plaintext = sender, settings.plaintextAllowed && !settings.trustedSendersOnly {
+                    admission.setStage(id, .working)
+                }
                 var settings = settings
                 settings.sessions = sessions
                 let connection = FramedConnection(stream: stream, timeout: idleTimeout)
-                let driver = ReceiverDriver(id: id, connection: connection, peer: peer, sender: sender, store: store,
-                                            trust: trust, arrivals: arrivals, settings: settings, shutdown: shutdown, handshakeDeadline: deadline)
+                let driver = ReceiverDriver(
+                    id: id, connection: connection, peer: peer, sender: sender, store: store,
+                    trust: trust, arrivals: arrivals, settings: settings, shutdown: shutdown,
+                    handshakeDeadline: deadline)
                 driver.run()
                 admission.withTurns { $0.release(key) }
             }
@@ -81,7 +93,9 @@ public final class V1Door: Door, @unchecked Sendable {
         if let (stream, sender) = open(socket, peer: peer, id: id, deadline: .now + .seconds(1), quiet: true) {
             let key = sender.turnKey(address: peer.host)
             let now = Instant.now
-            let ahead = admission.withTurns { refusal.joinsLine ? $0.refused(key, now: now) : $0.waiting(now: now).count }
+            let ahead = admission.withTurns {
+                refusal.joinsLine ? $0.refused(key, now: now) : $0.waiting(now: now).count
+            }
             answerBusy(stream, sender: sender, peer: peer, id: id, reason: refusal.reason, ahead: ahead)
         } else {
             admission.connectionLog(peer.host, "session \(id) from \(peer): refused, \(refusal.reason) (closed)")
@@ -91,8 +105,10 @@ public final class V1Door: Door, @unchecked Sendable {
     /// Tells a TLS session from a plaintext one by its first byte (protocol §6) and runs the TLS
     /// handshake, by `deadline`. Returns the stream and who the sender is, or nil (logged, and
     /// the socket closed) when the connection is not a ptk session.
-    private func open(_ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant,
-                      quiet: Bool = false) -> (ByteStream, SenderCredentials)? {
+    private func open(
+        _ socket: FileDescriptor, peer: SocketAddress, id: Int, deadline: Instant,
+        quiet: Bool = false
+    ) -> (ByteStream, SenderCredentials)? {
         func drop(_ why: String) -> (ByteStream, SenderCredentials)? {
             if !quiet { admission.connectionLog(peer.host, "session \(id) from \(peer): \(why); closed") }
             return nil
@@ -100,10 +116,18 @@ public final class V1Door: Door, @unchecked Sendable {
         let first: UInt8
         switch peekFirstByte(socket, interrupt: shutdown.pipe.readEnd, deadline: deadline) {
         case .byte(let b): first = b
-        case .closed: socket.close(); return drop("closed before saying anything")
-        case .interrupted: socket.close(); return drop("shutting down")
-        case .timedOut: socket.close(); return drop("sent nothing within the handshake timeout")
-        case .failed(let error): socket.close(); return drop("connection failed (\(error))")
+        case .closed:
+            socket.close()
+            return drop("closed before saying anything")
+        case .interrupted:
+            socket.close()
+            return drop("shutting down")
+        case .timedOut:
+            socket.close()
+            return drop("sent nothing within the handshake timeout")
+        case .failed(let error):
+            socket.close()
+            return drop("connection failed (\(error))")
         }
         switch first {
         case FrameType.hello.rawValue:
@@ -111,7 +135,8 @@ public final class V1Door: Door, @unchecked Sendable {
         case 0x16:
             let stream: TLSStream
             do {
-                stream = try TLSStream(socket: socket, peer: peer, context: tls, interrupt: shutdown.pipe.readEnd, deadline: deadline)
+                stream = try TLSStream(
+                    socket: socket, peer: peer, context: tls, interrupt: shutdown.pipe.readEnd, deadline: deadline)
             } catch {
                 switch error {
                 case .timedOut: return drop("TLS handshake not finished within the handshake timeout")
@@ -135,8 +160,12 @@ public final class V1Door: Door, @unchecked Sendable {
     }
 
     /// Answers ERROR busy with the sender's place in line (`waiting`), logs it, and closes.
-    private func answerBusy(_ stream: ByteStream, sender: SenderCredentials, peer: SocketAddress, id: Int, reason: String, ahead: Int) {
-        admission.connectionLog(peer.host, "session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)")
+    private func answerBusy(
+        _ stream: ByteStream, sender: SenderCredentials, peer: SocketAddress, id: Int, reason: String, ahead: Int
+    ) {
+        admission.connectionLog(
+            peer.host, "session \(id) from \(peer) (\(sender.logText)): refused, \(reason) (ERROR busy, \(ahead) ahead)"
+        )
         let connection = FramedConnection(stream: stream, timeout: .seconds(1))
         // The refused sender may already have gone: it is refused either way.
         try? connection.send(.error(Problem(.busy, reason + "; try again later", waiting: ahead)))

@@ -29,8 +29,9 @@ public func percentEncode(_ s: String) -> String {
     var out = ""
     for byte in s.utf8 {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
             out.append(Character(Unicode.Scalar(byte)))
         default:
             let hex = Array("0123456789ABCDEF")
@@ -49,7 +50,9 @@ public func percentDecoded<C: Collection<UInt8>>(bytes raw: C, plusIsSpace: Bool
     var bytes = raw[...]
     while let c = bytes.popFirst() {
         if c == UInt8(ascii: "%") {
-            guard let h = bytes.popFirst().flatMap(hexValue), let l = bytes.popFirst().flatMap(hexValue) else { return nil }
+            guard let h = bytes.popFirst().flatMap(hexValue), let l = bytes.popFirst().flatMap(hexValue) else {
+                return nil
+            }
             out.append(h << 4 | l)
         } else if plusIsSpace && c == UInt8(ascii: "+") {
             out.append(UInt8(ascii: " "))
@@ -86,7 +89,13 @@ public func jsonString(_ s: String) -> String {
         case "\r": out += "\\r"
         case "\t": out += "\\t"
         default:
-            if u.value < 0x20 { out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16) } else { out.unicodeScalars.append(u) }
+            if u.value < 0x20 {
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count)
+                    + String(u.value, radix: 16)
+            } else {
+                out.unicodeScalars.append(u)
+            }
         }
     }
     return out + "\""

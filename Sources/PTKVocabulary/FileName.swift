@@ -14,10 +14,13 @@ public enum FileName {
     public static func sanitize(_ offered: String, type: PhotoType = .png) -> String {
         // Split by scalars: "/" followed by a combining mark is one Character, and a Character
         // split would keep that "/" in the name ("x/\u{301}y.png").
-        let last = offered.unicodeScalars.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? Substring.UnicodeScalarView()
+        let last =
+            offered.unicodeScalars.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "/" || $0 == "\\" })
+            .last ?? Substring.UnicodeScalarView()
         var scalars = String.UnicodeScalarView()
         for s in last where !isControl(s) { scalars.append(s) }
-        let cleaned = String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " || joinsSlashBefore($0) })))
+        let cleaned = String(
+            String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " || joinsSlashBefore($0) })))
         if cleaned.isEmpty { return "photo" + type.endings[0] }
         return withSuffix(cleaned, counter: 1, type: type)
     }
@@ -30,7 +33,9 @@ public enum FileName {
     public static func folderComponent(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
         for s in text.unicodeScalars where !isControl(s) { scalars.append(s == "/" || s == "\\" ? "_" : s) }
-        var cleaned = truncate(String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " || joinsSlashBefore($0) }))), toBytes: maxBytes)
+        var cleaned = truncate(
+            String(String.UnicodeScalarView(scalars.drop(while: { $0 == "." || $0 == " " || joinsSlashBefore($0) }))),
+            toBytes: maxBytes)
         while let last = cleaned.unicodeScalars.last, joinsSlashAfter(last) { cleaned.unicodeScalars.removeLast() }
         return cleaned.isEmpty ? "unknown" : cleaned
     }
@@ -54,8 +59,10 @@ public enum FileName {
         var s = Substring(stem)
         // Drop trailing " (N)" groups.
         while s.hasSuffix(")"), let open = s.lastIndex(of: "("), open > s.startIndex,
-              s[s.index(before: open)] == " ", s[s.index(after: open)..<s.index(before: s.endIndex)].allSatisfy(\.isASCII),
-              let _ = Int(s[s.index(after: open)..<s.index(before: s.endIndex)]) {
+            s[s.index(before: open)] == " ",
+            s[s.index(after: open)..<s.index(before: s.endIndex)].allSatisfy(\.isASCII),
+            Int(s[s.index(after: open)..<s.index(before: s.endIndex)]) != nil
+        {
             s = s[..<s.index(before: open)]
         }
         return String(s) + ext

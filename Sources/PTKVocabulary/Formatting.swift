@@ -7,7 +7,10 @@ public func formatBytes(_ n: Double) -> String {
     let units = ["B", "kB", "MB", "GB", "TB"]
     var v = n
     var i = 0
-    while v >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
+    while v >= 1000 && i < units.count - 1 {
+        v /= 1000
+        i += 1
+    }
     return i == 0 ? "\(Int(v)) B" : "\(formatDecimal(v)) \(units[i])"
 }
 

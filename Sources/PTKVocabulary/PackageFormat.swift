@@ -35,13 +35,17 @@ public enum Package {
 
     /// The last non-empty "/"-separated component of `path` (split by scalars), nil when none.
     static func lastComponent(_ path: String) -> String? {
-        path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).last.map { String(String.UnicodeScalarView($0)) }
+        path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true).last.map {
+            String(String.UnicodeScalarView($0))
+        }
     }
 
     /// Reads a package's photo.metadata with `read` (the caller's file reader: a path and the
     /// most bytes to read) and checks its Version (at least 1, at most `version`); returns its
     /// bytes, JSON, for the caller to decode what it needs.
-    public static func readMetadata<Failure: Error>(_ packagePath: String, reading read: (String, Int) throws(Failure) -> [UInt8]) throws(PackageError) -> [UInt8] {
+    public static func readMetadata<Failure: Error>(
+        _ packagePath: String, reading read: (String, Int) throws(Failure) -> [UInt8]
+    ) throws(PackageError) -> [UInt8] {
         let path = packagePath + "/" + metadataName
         let bytes: [UInt8]
         do { bytes = try read(path, metadataLimit) } catch {
@@ -55,6 +59,7 @@ public enum Package {
     /// `version`); `packagePath` names the package in the error.
     public static func checkMetadata(_ bytes: [UInt8], package packagePath: String) throws(PackageError) {
         let path = packagePath + "/" + metadataName
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         struct VersionOnly: Decodable { var Version: Int? }
         let probe: VersionOnly
         do { probe = try JSONDecoder().decode(VersionOnly.self, from: Data(bytes)) } catch {
@@ -62,7 +67,9 @@ public enum Package {
         }
         guard let v = probe.Version else { throw PackageError("\(path) has no Version") }
         guard v <= version else {
-            throw PackageError("\(packagePath) is a Version \(v) package; this ptk reads packages up to Version \(version) (a newer ptk wrote it)")
+            throw PackageError(
+                "\(packagePath) is a Version \(v) package; this ptk reads packages up to Version \(version) (a newer ptk wrote it)"
+            )
         }
         guard v >= 1 else { throw PackageError("\(path) has Version \(v); packages start at Version 1") }
     }
@@ -70,6 +77,7 @@ public enum Package {
     /// The photo's modification time a package's photo.metadata records (`Modified`, ISO 8601,
     /// as written), if it has one; the caller parses it.
     public static func modifiedText(inMetadata bytes: [UInt8]) -> String? {
+        // swift-format-ignore: AlwaysUseLowerCamelCase
         struct ModifiedOnly: Decodable { var Modified: String? }
         // A metadata without a readable Modified has none: the photo's own time is used.
         return (try? JSONDecoder().decode(ModifiedOnly.self, from: Data(bytes)))?.Modified

@@ -138,7 +138,9 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
 extension Package {
     /// A package's photo.metadata from its bytes: its Version checked (`checkMetadata`), then
     /// decoded; `packagePath` names the package in the error.
-    public static func decodeMetadata(_ bytes: [UInt8], package packagePath: String) throws(PackageError) -> PhotoMetadata {
+    public static func decodeMetadata(_ bytes: [UInt8], package packagePath: String) throws(PackageError)
+        -> PhotoMetadata
+    {
         try checkMetadata(bytes, package: packagePath)
         do { return try JSONDecoder().decode(PhotoMetadata.self, from: Data(bytes)) } catch {
             throw PackageError("\(packagePath)/\(metadataName) is not valid package metadata: \(error)")

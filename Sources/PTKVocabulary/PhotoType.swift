@@ -71,7 +71,10 @@ public enum PhotoType: String, Sendable, CaseIterable {
         let lower = fileName.lowercased()
         func ends(_ e: String) -> Bool { lower.hasSuffix(e) && lower.count > e.count }
         // A type's own first ending first (".heif" is HEIF), then any it keeps.
-        guard let type = PhotoType.allCases.first(where: { ends($0.endings[0]) }) ?? PhotoType.allCases.first(where: { $0.endings.contains(where: ends) }) else {
+        guard
+            let type = PhotoType.allCases.first(where: { ends($0.endings[0]) })
+                ?? PhotoType.allCases.first(where: { $0.endings.contains(where: ends) })
+        else {
             return nil
         }
         self = type

@@ -10,7 +10,9 @@ extension StringProtocol {
     /// The parts between `separator` scalars ("/" for a path), as `split(separator:)` would give
     /// them if it compared scalars: an empty part between two separators, or at an end, is kept
     /// unless `omittingEmpty`.
-    public func parts(separatedBy separator: Unicode.Scalar, maxSplits: Int = .max, omittingEmpty: Bool = false) -> [String] {
+    public func parts(separatedBy separator: Unicode.Scalar, maxSplits: Int = .max, omittingEmpty: Bool = false)
+        -> [String]
+    {
         unicodeScalars.split(separator: separator, maxSplits: maxSplits, omittingEmptySubsequences: omittingEmpty)
             .map { String(String.UnicodeScalarView($0)) }
     }
@@ -48,8 +50,10 @@ public func pathComponents(_ path: some StringProtocol) -> [String] {
 public func splitLastComponent(_ path: some StringProtocol) -> (folder: String?, last: String) {
     let scalars = path.unicodeScalars
     guard let slash = scalars.lastIndex(of: "/") else { return (nil, String(path)) }
-    return (String(String.UnicodeScalarView(scalars[..<slash])),
-            String(String.UnicodeScalarView(scalars[scalars.index(after: slash)...])))
+    return (
+        String(String.UnicodeScalarView(scalars[..<slash])),
+        String(String.UnicodeScalarView(scalars[scalars.index(after: slash)...]))
+    )
 }
 
 /// The last component of `path` (all of it when it has no "/"; "" when it ends in "/").

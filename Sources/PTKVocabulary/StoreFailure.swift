@@ -33,7 +33,9 @@ public struct StoreFailure: Error, Equatable, Sendable, CustomStringConvertible 
 
     /// The bytes were refused (not a photo, not a type kept, wrong size or hash), rather than
     /// the store failing.
-    public var isBadInput: Bool { kind == .notAPhoto || kind == .typeNotKept || kind == .sizeMismatch || kind == .hashMismatch }
+    public var isBadInput: Bool {
+        kind == .notAPhoto || kind == .typeNotKept || kind == .sizeMismatch || kind == .hashMismatch
+    }
 
     /// "noSpace: ...": the kind's name, then the message.
     public var description: String { "\(kind.rawValue): \(message)" }

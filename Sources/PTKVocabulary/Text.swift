@@ -4,7 +4,8 @@ extension StringProtocol {
     public var trimmingSpaces: String {
         let scalars = unicodeScalars
         let blank: (Unicode.Scalar) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let start = scalars.firstIndex(where: { !blank($0) }), let end = scalars.lastIndex(where: { !blank($0) }) else { return "" }
+        guard let start = scalars.firstIndex(where: { !blank($0) }), let end = scalars.lastIndex(where: { !blank($0) })
+        else { return "" }
         return String(String.UnicodeScalarView(scalars[start...end]))
     }
 }

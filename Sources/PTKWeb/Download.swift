@@ -7,7 +7,8 @@ public func attachment(_ name: String) -> String {
     let last = lastPathComponent(name)
     var ascii = String.UnicodeScalarView()
     for s in last.unicodeScalars {
-        ascii.append(s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "\"" && s != "\\" && s != "/" && s != ";" ? s : "_")
+        ascii.append(
+            s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "\"" && s != "\\" && s != "/" && s != ";" ? s : "_")
     }
     return "attachment; filename=\"\(String(ascii))\"; filename*=UTF-8''\(percentEncode(last))"
 }

@@ -41,7 +41,9 @@ public struct WebPages: Sendable {
                 <button type="submit" title="Log out \(h(viewer.name))">Log out</button></form></nav>
                 """
         }
-        return document(title, viewer, """
+        return document(
+            title, viewer,
+            """
             <header>\(header)</header>
             <main>
             \(body)
@@ -52,7 +54,9 @@ public struct WebPages: Sendable {
 
     /// The HTML document around `body`: the head every page shares (the stylesheet, the
     /// script, the CSRF token for the script), `head` added to it, and `bodyClass` on <body>.
-    func document(_ title: String, _ viewer: Viewer?, head: String = "", bodyClass: String? = nil, _ body: String) -> String {
+    func document(_ title: String, _ viewer: Viewer?, head: String = "", bodyClass: String? = nil, _ body: String)
+        -> String
+    {
         let h = escapeHTML
         return """
             <!DOCTYPE html>
@@ -112,19 +116,27 @@ public struct WebPages: Sendable {
     /// section goes on from the page before (it gets no title again). `more` is the query of
     /// the next page ("after=CURSOR&sender=..."), nil on the last. `matching` photos match the
     /// filters, of `total`.
-    public func gallery(_ sections: [(title: String, photos: [WebPhoto])], firstContinues: Bool, matching: Int, total: Int,
-                        senders: [String], sender: String?, minRating: Int?, more: String?, viewer: Viewer) -> String {
+    public func gallery(
+        _ sections: [(title: String, photos: [WebPhoto])], firstContinues: Bool, matching: Int, total: Int,
+        senders: [String], sender: String?, minRating: Int?, more: String?, viewer: Viewer
+    ) -> String {
         let h = escapeHTML
         let shown = sections.reduce(0) { $0 + $1.photos.count }
         let filters = Self.filterQuery(sender: sender, minRating: minRating)
-        var body = "<form class=\"filters\" method=\"get\" action=\"/\">\n<label>Sender <select name=\"sender\"><option value=\"\">everyone</option>"
+        var body =
+            "<form class=\"filters\" method=\"get\" action=\"/\">\n<label>Sender <select name=\"sender\"><option value=\"\">everyone</option>"
         for s in senders { body += "<option value=\"\(h(s))\"\(s == sender ? " selected" : "")>\(h(s))</option>" }
         body += "</select></label>\n<label>Rating <select name=\"rating\"><option value=\"\">any</option>"
-        for r in 1...5 { body += "<option value=\"\(r)\"\(r == minRating ? " selected" : "")>\(String(repeating: "★", count: r)) and up</option>" }
+        for r in 1...5 {
+            body +=
+                "<option value=\"\(r)\"\(r == minRating ? " selected" : "")>\(String(repeating: "★", count: r)) and up</option>"
+        }
         body += "</select></label>\n<button type=\"submit\">Show</button></form>\n"
-        body += "<h1 id=\"count\">\(matching == total ? "\(total) photo\(total == 1 ? "" : "s")" : "\(matching) of \(total) photos"), newest first</h1>\n"
+        body +=
+            "<h1 id=\"count\">\(matching == total ? "\(total) photo\(total == 1 ? "" : "s")" : "\(matching) of \(total) photos"), newest first</h1>\n"
         if shown == 0 && more == nil {
-            body += "<p class=\"hint\">\(total == 0 ? "No photos yet: <a href=\"/upload\">upload some</a>, or send them with ptk-send or LocalSend." : "No photo matches.")</p>\n"
+            body +=
+                "<p class=\"hint\">\(total == 0 ? "No photos yet: <a href=\"/upload\">upload some</a>, or send them with ptk-send or LocalSend." : "No photo matches.")</p>\n"
         }
         body += "<div id=\"photos\">\n"
         body.reserveCapacity(shown * 300)
@@ -132,15 +144,24 @@ public struct WebPages: Sendable {
             if !section.title.isEmpty && !(i == 0 && firstContinues) { body += "<h2>\(h(section.title))</h2>\n" }
             body += "<div class=\"grid\">\n"
             for p in section.photos {
-                var image = "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
+                var image =
+                    "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
                 if p.hasThumbnail {
                     // 180 at 1x, 360 at 2x and 3x (a phone's cells are at most 120 CSS pixels).
-                    let (small, large) = (h(Self.thumbnailURL(p, side: Self.gallerySides[0])), h(Self.thumbnailURL(p, side: Self.gallerySides[1])))
+                    let (small, large) = (
+                        h(Self.thumbnailURL(p, side: Self.gallerySides[0])),
+                        h(Self.thumbnailURL(p, side: Self.gallerySides[1]))
+                    )
                     let size = Self.thumbnailSize(p).map { " width=\"\($0.0)\" height=\"\($0.1)\"" } ?? ""
-                    image = "<img src=\"\(small)\" srcset=\"\(small) 1x, \(large) 2x\" alt=\"\(h(p.name))\"\(size) loading=\"lazy\" decoding=\"async\">"
+                    image =
+                        "<img src=\"\(small)\" srcset=\"\(small) 1x, \(large) 2x\" alt=\"\(h(p.name))\"\(size) loading=\"lazy\" decoding=\"async\">"
                 }
-                let rating = p.rating.map { " <span class=\"stars\" title=\"\($0)/5\">\(String(repeating: "★", count: $0))</span>" } ?? ""
-                body += "<figure id=\"p\(p.id)\"><a href=\"\(h(Self.viewURL(p, filters: filters)))\">\(image)</a><figcaption><span class=\"name\">\(h(p.name))</span>\(rating)</figcaption></figure>\n"
+                let rating =
+                    p.rating.map {
+                        " <span class=\"stars\" title=\"\($0)/5\">\(String(repeating: "★", count: $0))</span>"
+                    } ?? ""
+                body +=
+                    "<figure id=\"p\(p.id)\"><a href=\"\(h(Self.viewURL(p, filters: filters)))\">\(image)</a><figcaption><span class=\"name\">\(h(p.name))</span>\(rating)</figcaption></figure>\n"
             }
             body += "</div>\n"
         }
@@ -152,7 +173,8 @@ public struct WebPages: Sendable {
     }
 
     /// A photo: the image, its details, and the forms that change it.
-    public func photo(_ p: WebPhoto, details: [(String, DetailValue)], viewer: Viewer, message: String? = nil) -> String {
+    public func photo(_ p: WebPhoto, details: [(String, DetailValue)], viewer: Viewer, message: String? = nil) -> String
+    {
         let h = escapeHTML
         let csrf = "<input type=\"hidden\" name=\"csrf\" value=\"\(h(viewer.csrf))\">"
         var body = "<h1 id=\"name\">\(h(p.name))</h1>\n"
@@ -160,8 +182,12 @@ public struct WebPages: Sendable {
         // The preview or the original (PNG, JPEG); a HEIC's thumbnail until its preview is made.
         if let shown = Self.shownImage(p) {
             let image = Self.imageTag(shown, alt: p.name, sizes: "(max-width: 1400px) 100vw, 1400px")
-            let coming = shown.waiting ? "<p class=\"hint\" id=\"coming\">\(h(p.type.displayName)): preview coming; this is its thumbnail.</p>" : ""
-            body += "<div class=\"full\"><a href=\"\(h(Self.viewURL(p, filters: "")))\" title=\"Full screen\">\(image)</a>\(coming)</div>\n"
+            let coming =
+                shown.waiting
+                ? "<p class=\"hint\" id=\"coming\">\(h(p.type.displayName)): preview coming; this is its thumbnail.</p>"
+                : ""
+            body +=
+                "<div class=\"full\"><a href=\"\(h(Self.viewURL(p, filters: "")))\" title=\"Full screen\">\(image)</a>\(coming)</div>\n"
         }
         body += """
             <p class="downloads"><a href="/photo/\(p.id)/original?download=1" download>Download the original</a> \
@@ -195,7 +221,9 @@ public struct WebPages: Sendable {
         for (key, value) in details {
             switch value {
             case .text(let text): table += "<tr><th>\(h(key))</th><td>\(h(text))</td></tr>\n"
-            case .time(let time): table += "<tr><th>\(h(key))</th><td><time datetime=\"\(h(time.iso8601))\">\(h(time.description))</time></td></tr>\n"
+            case .time(let time):
+                table +=
+                    "<tr><th>\(h(key))</th><td><time datetime=\"\(h(time.iso8601))\">\(h(time.description))</time></td></tr>\n"
             }
         }
         return table + "</table>\n"
@@ -205,7 +233,9 @@ public struct WebPages: Sendable {
     public func confirmDelete(_ p: WebPhoto, viewer: Viewer) -> String {
         let h = escapeHTML
         var body = "<h1>Delete \(h(p.name))?</h1>\n"
-        if p.hasThumbnail { body += "<p><img src=\"\(h(Self.thumbnailURL(p, side: Self.gallerySides[0])))\" alt=\"\(h(p.name))\"></p>\n" }
+        if p.hasThumbnail {
+            body += "<p><img src=\"\(h(Self.thumbnailURL(p, side: Self.gallerySides[0])))\" alt=\"\(h(p.name))\"></p>\n"
+        }
         body += """
             <p>The photo, its entry in the library and its thumbnail are deleted from the receiver. This cannot be undone.</p>
             <form method="post" action="/photo/\(p.id)/delete"><input type="hidden" name="csrf" value="\(h(viewer.csrf))">

@@ -17,7 +17,9 @@ extension WebPages {
 
     /// `/photo/ID/thumbnail/SIDE?v=CONTENT`: the `v` names the photo's content, so a browser
     /// may keep what it got.
-    public static func thumbnailURL(_ p: WebPhoto, side: Int) -> String { "/photo/\(p.id)/thumbnail/\(side)?v=\(p.version)" }
+    public static func thumbnailURL(_ p: WebPhoto, side: Int) -> String {
+        "/photo/\(p.id)/thumbnail/\(side)?v=\(p.version)"
+    }
 
     /// `/photo/ID/preview?v=CONTENT`.
     public static func previewURL(_ p: WebPhoto) -> String { "/photo/\(p.id)/preview?v=\(p.version)" }
@@ -31,7 +33,9 @@ extension WebPages {
     }
 
     /// `/view/ID` with the gallery's filters (its previous and next follow them).
-    public static func viewURL(_ p: WebPhoto, filters: String) -> String { "/view/\(p.id)" + (filters.isEmpty ? "" : "?" + filters) }
+    public static func viewURL(_ p: WebPhoto, filters: String) -> String {
+        "/view/\(p.id)" + (filters.isEmpty ? "" : "?" + filters)
+    }
 
     /// What the photo page and the viewer show of a photo.
     public struct ShownImage: Sendable, Equatable {
@@ -56,8 +60,10 @@ extension WebPages {
         let original = "/photo/\(p.id)/original"
         if p.hasPreview {
             var srcset: String?
-            if p.browserShowsOriginal, let preview = p.fitted(in: previewSide), let full = p.displayedSize, full.width > preview.width,
-               full.width * full.height <= originalPixelsInSrcset {
+            if p.browserShowsOriginal, let preview = p.fitted(in: previewSide), let full = p.displayedSize,
+                full.width > preview.width,
+                full.width * full.height <= originalPixelsInSrcset
+            {
                 srcset = "\(previewURL(p)) \(preview.width)w, \(original) \(full.width)w"
             }
             return ShownImage(src: previewURL(p), srcset: srcset, waiting: false)

@@ -13,8 +13,10 @@ public enum StaticGallery {
     /// as `WebPhoto.thumbnailType` says: the library's gallery thumbnail of `thumbnailSide`;
     /// `thumbnailFiles` names another file by photo id, the old `ID.png` of a library of a schema
     /// before 5 kept until the photo is indexed again).
-    public static func page(directory: String, photos: [WebPhoto], photosLink: String, thumbnailsLink: String, thumbnailSide: Int = 360,
-                            thumbnailFiles: [Int64: String] = [:]) -> String {
+    public static func page(
+        directory: String, photos: [WebPhoto], photosLink: String, thumbnailsLink: String, thumbnailSide: Int = 360,
+        thumbnailFiles: [Int64: String] = [:]
+    ) -> String {
         let groups = WebPhoto.grouped(photos)
         let list = groups.flatMap(\.photos)
         // Each section starts at its first photo's id.
@@ -56,7 +58,8 @@ public enum StaticGallery {
             // Each folder of the path is encoded on its own, so the link keeps its "/".
             let encoded = pathComponents(photo.name).map(percentEncode).joined(separator: "/")
             let href = photosLink.isEmpty ? encoded : photosLink + "/" + encoded
-            var image = "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
+            var image =
+                "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
             if photo.hasThumbnail, let type = photo.thumbnailType {
                 let file = thumbnailFiles[photo.id] ?? "\(photo.id)-\(thumbnailSide).\(type == .png ? "png" : "jpg")"
                 image = "<img src=\"\(thumbnailsLink)/\(file)\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
@@ -64,7 +67,9 @@ public enum StaticGallery {
             var meta = [photo.takenMinutes.map { "taken " + $0 } ?? photo.received.description]
             if let sender = photo.senderName { meta.append("from " + sender) }
             meta.append(photo.dimensions)
-            if let rating = photo.rating { meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating)) }
+            if let rating = photo.rating {
+                meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating))
+            }
             html += """
                 <figure><a href="\(href)">\(image)</a>
                 <figcaption><div class="name">\(escapeHTML(photo.name))</div><div class="meta">\(escapeHTML(meta.joined(separator: " · ")))</div>\(photo.note.map { "<div>\(escapeHTML($0))</div>" } ?? "")</figcaption></figure>

@@ -9,27 +9,38 @@ extension WebPages {
     /// percent-encoded, "" for none), carried by every link so that the viewer walks what the
     /// gallery showed. Closing goes back to the gallery at the photo's figure (`#pID`: app.js
     /// loads the gallery's pages until it is there).
-    public func view(_ p: WebPhoto, details: [(String, DetailValue)], previous: WebPhoto?, next: WebPhoto?, filters: String,
-                     viewer: Viewer) -> String {
+    public func view(
+        _ p: WebPhoto, details: [(String, DetailValue)], previous: WebPhoto?, next: WebPhoto?, filters: String,
+        viewer: Viewer
+    ) -> String {
         let h = escapeHTML
         var body = "<main class=\"stage\">\n"
         if let shown = Self.shownImage(p) {
             body += Self.imageTag(shown, alt: p.name, sizes: Self.viewerSizes(p)) + "\n"
-            if shown.waiting { body += "<p class=\"coming\" id=\"coming\">\(h(p.type.displayName)): preview coming; this is its thumbnail.</p>\n" }
+            if shown.waiting {
+                body +=
+                    "<p class=\"coming\" id=\"coming\">\(h(p.type.displayName)): preview coming; this is its thumbnail.</p>\n"
+            }
         } else {
-            body += "<p class=\"coming\" id=\"coming\">\(h(p.problem ?? (p.indexed ? "No image to show" : "Not indexed yet")))</p>\n"
+            body +=
+                "<p class=\"coming\" id=\"coming\">\(h(p.problem ?? (p.indexed ? "No image to show" : "Not indexed yet")))</p>\n"
         }
         body += "</main>\n<nav class=\"controls\" aria-label=\"Photos\">\n"
         let gallery = "/" + (filters.isEmpty ? "" : "?" + filters) + "#p\(p.id)"
-        body += "<a id=\"close\" class=\"close\" href=\"\(h(gallery))\" title=\"Back to the photos (Escape)\">✕<span> Photos</span></a>\n"
+        body +=
+            "<a id=\"close\" class=\"close\" href=\"\(h(gallery))\" title=\"Back to the photos (Escape)\">✕<span> Photos</span></a>\n"
         for (link, label, key, neighbour) in [("prev", "Previous", "←", previous), ("next", "Next", "→", next)] {
             guard let neighbour else { continue }
             // The neighbour's image, for app.js to load before it is asked for.
             var preload = ""
             if let shown = Self.shownImage(neighbour) {
-                preload = " data-src=\"\(h(shown.src))\"" + (shown.srcset.map { " data-srcset=\"\(h($0))\" data-sizes=\"\(h(Self.viewerSizes(neighbour)))\"" } ?? "")
+                preload =
+                    " data-src=\"\(h(shown.src))\""
+                    + (shown.srcset.map { " data-srcset=\"\(h($0))\" data-sizes=\"\(h(Self.viewerSizes(neighbour)))\"" }
+                        ?? "")
             }
-            body += "<a id=\"\(link)\" class=\"step \(link)\" rel=\"\(link)\" href=\"\(h(Self.viewURL(neighbour, filters: filters)))\" "
+            body +=
+                "<a id=\"\(link)\" class=\"step \(link)\" rel=\"\(link)\" href=\"\(h(Self.viewURL(neighbour, filters: filters)))\" "
                 + "title=\"\(label) (\(key))\" aria-label=\"\(label): \(h(neighbour.name))\"\(preload)>\(link == "prev" ? "‹" : "›")</a>\n"
         }
         body += """

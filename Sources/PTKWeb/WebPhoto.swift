@@ -49,9 +49,11 @@ public struct WebPhoto: Sendable, Equatable {
     public var problem: String?
 
     /// A photo as shown; `thumbnailType`, `hasPreview`, `oldThumbnail` are set after, when known.
-    public init(id: Int64, name: String, sha256: String? = nil, displayedWidth: Int? = nil, displayedHeight: Int? = nil,
-                received: WallTime, takenMinutes: String? = nil, day: String, senderName: String? = nil, note: String? = nil,
-                rating: Int? = nil, indexed: Bool = false, hasThumbnail: Bool = false, problem: String? = nil) {
+    public init(
+        id: Int64, name: String, sha256: String? = nil, displayedWidth: Int? = nil, displayedHeight: Int? = nil,
+        received: WallTime, takenMinutes: String? = nil, day: String, senderName: String? = nil, note: String? = nil,
+        rating: Int? = nil, indexed: Bool = false, hasThumbnail: Bool = false, problem: String? = nil
+    ) {
         self.id = id
         self.name = name
         self.sha256 = sha256
@@ -84,7 +86,9 @@ public struct WebPhoto: Sendable, Equatable {
     /// browser does not keep the first one for a day.
     /// An upgraded library's old 256-pixel thumbnail is shown until the photo is indexed
     /// again: "o" while it is, so that the new ones are not taken for it.
-    public var version: String { String((sha256 ?? "").prefix(12)) + (type.isHEIF && hasPreview ? "p" : "") + (oldThumbnail ? "o" : "") }
+    public var version: String {
+        String((sha256 ?? "").prefix(12)) + (type.isHEIF && hasPreview ? "p" : "") + (oldThumbnail ? "o" : "")
+    }
 
     /// Browsers show the original itself (PNG, JPEG; not HEIC or HEIF).
     public var browserShowsOriginal: Bool { type == .png || type == .jpeg }

@@ -55,7 +55,8 @@ extension WebDoor {
         let stop = { shutdown.isRequested ? (503, "the receiver is shutting down") : nil }
         let outcome =
             size == nil
-            ? StoreUpload.receive(undeclared: request, into: store, from: r.body, limit: configuration.maxFileSize, stop: stop)
+            ? StoreUpload.receive(
+                undeclared: request, into: store, from: r.body, limit: configuration.maxFileSize, stop: stop)
             : StoreUpload.receive(request, into: store, from: r.body, stop: stop)
         switch outcome {
         case .saved(let saved, let seconds):

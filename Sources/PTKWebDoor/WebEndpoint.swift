@@ -66,8 +66,9 @@ package final class WebEndpoint: @unchecked Sendable {
         if let listener {
             self.listener = listener
         } else {
-            self.listener = try doorListener(configuration.listen, port: configuration.webPort, purpose: "for browsers",
-                                             instead: "set web-port, or web = off")
+            self.listener = try doorListener(
+                configuration.listen, port: configuration.webPort, purpose: "for browsers",
+                instead: "set web-port, or web = off")
         }
         door = WebDoor(
             configuration: configuration, store: store, arrivals: arrivals, guesses: guesses, shutdown: shutdown,

@@ -21,11 +21,15 @@ package final class WebEndpointDoor: Door, @unchecked Sendable {
 
     package func serve(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {
         let (web, admission) = (endpoint, admission)
-        admission.admit(socket, displacer: displacer, peer: peer, thread: "web", kind: "https", busy: { id, refusal in
-            web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
-        }) { id, deadline in
-            web.serve(socket, peer: peer, id: id, deadline: deadline, stage: { admission.setStage(id, $0) },
-                      claim: { admission.claimSlot(id, for: $0) })
+        admission.admit(
+            socket, displacer: displacer, peer: peer, thread: "web", kind: "https",
+            busy: { id, refusal in
+                web.serve(socket, peer: peer, id: id, deadline: .now + .seconds(1), busy: refusal.reason)
+            }
+        ) { id, deadline in
+            web.serve(
+                socket, peer: peer, id: id, deadline: deadline, stage: { admission.setStage(id, $0) },
+                claim: { admission.claimSlot(id, for: $0) })
         }
     }
 }

@@ -14,18 +14,31 @@ let table = CommandTable<DocsOption>(
     summary: "make the man pages and shell completion of ptkd, ptk and ptk-send",
     description: "Writes one man page (mdoc) or completion script to standard output.",
     commands: [
-        Command("man", group: "Commands", "a man page: PAGE is ptkd, ptkd.conf, ptk or ptk-send",
-                arguments: [Argument("PAGE", "the page", completion: .values(["ptkd", "ptkd.conf", "ptk", "ptk-send"]))]),
-        Command("bash", group: "Commands", "the bash completion of PROGRAM", arguments: [Argument("PROGRAM", "ptkd, ptk or ptk-send")]),
-        Command("zsh", group: "Commands", "the zsh completion of PROGRAM", arguments: [Argument("PROGRAM", "ptkd, ptk or ptk-send")]),
-        Command("fish", group: "Commands", "the fish completion of PROGRAM", arguments: [Argument("PROGRAM", "ptkd, ptk or ptk-send")]),
+        Command(
+            "man", group: "Commands", "a man page: PAGE is ptkd, ptkd.conf, ptk or ptk-send",
+            arguments: [Argument("PAGE", "the page", completion: .values(["ptkd", "ptkd.conf", "ptk", "ptk-send"]))]),
+        Command(
+            "bash", group: "Commands", "the bash completion of PROGRAM",
+            arguments: [Argument("PROGRAM", "ptkd, ptk or ptk-send")]),
+        Command(
+            "zsh", group: "Commands", "the zsh completion of PROGRAM",
+            arguments: [Argument("PROGRAM", "ptkd, ptk or ptk-send")]),
+        Command(
+            "fish", group: "Commands", "the fish completion of PROGRAM",
+            arguments: [Argument("PROGRAM", "ptkd, ptk or ptk-send")]),
     ],
     options: [
-        Option(.template, "template", value: "FILE", help: "the page's template: mdoc with placeholders (see PTKCLI's Mdoc)",
-               commands: ["man"], completion: .file(extensions: ["in"])),
-        Option(.date, "date", value: "DATE", help: "the page's date, as mdoc writes it (\"November 30, 2026\")", commands: ["man"]),
+        Option(
+            .template, "template", value: "FILE",
+            help: "the page's template: mdoc with placeholders (see PTKCLI's Mdoc)",
+            commands: ["man"], completion: .file(extensions: ["in"])),
+        Option(
+            .date, "date", value: "DATE", help: "the page's date, as mdoc writes it (\"November 30, 2026\")",
+            commands: ["man"]),
     ],
-    exitStatuses: [ExitStatus(0, "written"), ExitStatus(64, "usage error"), ExitStatus(66, "the template cannot be read")])
+    exitStatuses: [
+        ExitStatus(0, "written"), ExitStatus(64, "usage error"), ExitStatus(66, "the template cannot be read"),
+    ])
 
 let invocation = table.parseOrExit()
 let name = invocation.arguments[0]
@@ -62,6 +75,7 @@ case "ptkd": text = output(DaemonOptions.table, section: "8")
 case "ptk": text = output(adminCommandLine, section: "8")
 case "ptk-send": text = output(sendCommandLine, section: "1")
 case "ptkd.conf" where invocation.command!.name == "man": text = configurationPage()
-default: exitWithUsageError("no such program: '\(name)' (ptkd, ptk or ptk-send; ptkd.conf for man)", program: "ptk-docs")
+default:
+    exitWithUsageError("no such program: '\(name)' (ptkd, ptk or ptk-send; ptkd.conf for man)", program: "ptk-docs")
 }
 print(text, terminator: text.hasSuffix("\n") ? "" : "\n")

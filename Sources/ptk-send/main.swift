@@ -1,8 +1,8 @@
 import PTKCLI
-import PTKSendCommandLine
 import PTKClient
 import PTKDiscovery
 import PTKProtocol
+import PTKSendCommandLine
 import PTKSystem
 import PTKTLS
 import PTKVocabulary
@@ -20,7 +20,9 @@ func usageError(_ message: String) -> Never {
     exitWithUsageError(escapedForTerminal(message), program: "ptk-send", usageLine: sendCommandLine.usageLine)
 }
 
-func die(_ message: String, _ status: SendExitCode) -> Never { exitWithError(escapedForTerminal(message), code: status.rawValue) }
+func die(_ message: String, _ status: SendExitCode) -> Never {
+    exitWithError(escapedForTerminal(message), code: status.rawValue)
+}
 
 /// A line on standard error, escaped.
 func say(_ message: String) { writeToStandardError(escapedForTerminal(message)) }
@@ -29,8 +31,9 @@ func say(_ message: String) { writeToStandardError(escapedForTerminal(message)) 
 // shell completion (mDNS is not browsed on Tab: it would stall the shell). Nothing on an error.
 if CommandLine.arguments.dropFirst().first == "__complete" {
     if CommandLine.arguments.dropFirst(2).first == "receivers",
-       // An unreadable file offers nothing: a Tab must never print an error.
-       let known = try? KnownReceivers(path: configDirectory + "/known-receivers") {
+        // An unreadable file offers nothing: a Tab must never print an error.
+        let known = try? KnownReceivers(path: configDirectory + "/known-receivers")
+    {
         var seen: Set<String> = []
         for entry in known.entries where seen.insert(entry.name).inserted { print(entry.name) }
     }
@@ -75,7 +78,8 @@ guard !peerText.isEmpty else { usageError("<peer> is empty") }
 if parsePeer(peerText, defaultPort: defaultPort) == nil {
     // Anything else may be an mDNS instance name, but these are mistyped addresses.
     let afterColon = peerText.split(separator: ":", omittingEmptySubsequences: false).last ?? ""
-    let looksLikePort = peerText.filter { $0 == ":" }.count == 1 && !afterColon.isEmpty && afterColon.allSatisfy(\.isNumber)
+    let looksLikePort =
+        peerText.filter { $0 == ":" }.count == 1 && !afterColon.isEmpty && afterColon.allSatisfy(\.isNumber)
     if peerText.hasPrefix("[") || looksLikePort {
         usageError("'\(peerText)' is not a host, host:port or [IPv6]:port")
     }
@@ -86,8 +90,9 @@ if parsePeer(peerText, defaultPort: defaultPort) == nil {
 // is sent with U+FFFD for those bytes in the name offered (said on standard error).
 let collection: SendList
 do {
-    collection = try SendList.collect(BytePath.commandLine(Array(invocation.arguments.dropFirst())),
-                                      keepFolders: settings.options.keepFolders, follow: settings.follow)
+    collection = try SendList.collect(
+        BytePath.commandLine(Array(invocation.arguments.dropFirst())),
+        keepFolders: settings.options.keepFolders, follow: settings.follow)
 } catch {
     die("cannot send \(error.path): \(error.reason)", .localFile)
 }
@@ -97,8 +102,9 @@ for file in files where file.nameReplaced {
 }
 if files.isEmpty {
     // Folders without a photo: nothing to connect for; what was left out is still listed.
-    let report = Report(files: [], showBar: !settings.quiet && FileDescriptor.standardError.isTerminal, quiet: settings.quiet,
-                        json: settings.json, peer: peerText, waitLimit: settings.waitPolicy.limit)
+    let report = Report(
+        files: [], showBar: !settings.quiet && FileDescriptor.standardError.isTerminal, quiet: settings.quiet,
+        json: settings.json, peer: peerText, waitLimit: settings.waitPolicy.limit)
     report.finish(unsent: [], leftOut: collection.leftOut)
     exitProcess(0)
 }
@@ -106,11 +112,14 @@ if files.isEmpty {
 ignoreBrokenPipeSignal()
 // Photos are hashed and sent from memory maps: one truncated meanwhile by another program
 // ends the run with a message, not a crash.
-exitOnBusError(message: "ptk-send: a photo being sent was truncated by another program; nothing more was sent", code: SendExitCode.localFile.rawValue)
+exitOnBusError(
+    message: "ptk-send: a photo being sent was truncated by another program; nothing more was sent",
+    code: SendExitCode.localFile.rawValue)
 let (addresses, advertisedID) = resolvePeer(peerText, defaultPort: defaultPort)
 
-let report = Report(files: files, showBar: !settings.quiet && FileDescriptor.standardError.isTerminal, quiet: settings.quiet,
-                    json: settings.json, peer: peerText, waitLimit: settings.waitPolicy.limit)
+let report = Report(
+    files: files, showBar: !settings.quiet && FileDescriptor.standardError.isTerminal, quiet: settings.quiet,
+    json: settings.json, peer: peerText, waitLimit: settings.waitPolicy.limit)
 let connector: Connector
 if settings.plaintext {
     connector = settings.options.tcpConnector(to: addresses)
@@ -124,7 +133,8 @@ if settings.plaintext {
     if let expectedID = settings.expectedID {
         expected.append(ExpectedReceiver(id: expectedID, source: .pinned))
     } else if let entry {
-        expected.append(ExpectedReceiver(id: entry.id, source: .remembered(path: knownPath, firstSeen: entry.firstSeen)))
+        expected.append(
+            ExpectedReceiver(id: entry.id, source: .remembered(path: knownPath, firstSeen: entry.firstSeen)))
     }
     if let advertisedID { expected.append(ExpectedReceiver(id: advertisedID, source: .advertised)) }
     let remember = settings.expectedID == nil && entry == nil
@@ -136,11 +146,16 @@ if settings.plaintext {
             try known.save()
             say("ptk-send: first contact with \(peerText): its device ID is \(id); remembered in \(knownPath)")
         } catch {
-            say("ptk-send: first contact with \(peerText) (device ID \(id)); cannot remember it in \(knownPath): \(error)")
+            say(
+                "ptk-send: first contact with \(peerText) (device ID \(id)); cannot remember it in \(knownPath): \(error)"
+            )
         }
     }
 }
-let delivery = Delivery(files: files, options: settings.options, parallel: settings.parallel, connect: connector, waiting: settings.waitPolicy) { report.handle($0) }
+let delivery = Delivery(
+    files: files, options: settings.options, parallel: settings.parallel, connect: connector,
+    waiting: settings.waitPolicy
+) { report.handle($0) }
 let result = delivery.run()
 report.finish(unsent: result.unsent, leftOut: collection.leftOut)
 let (status, message) = result.exitStatus(peer: peerText)
@@ -191,12 +206,15 @@ func resolvePeer(_ text: String, defaultPort: UInt16) -> ([SocketAddress], Devic
 /// `--list`: the receivers found over mDNS, one per line or as JSON.
 func listReceivers(json: Bool) -> Never {
     let services: [DiscoveredService]
-    do { services = try Browser.browse(timeout: .seconds(2)).sorted { $0.name.lowercased() < $1.name.lowercased() } } catch {
+    do {
+        services = try Browser.browse(timeout: .seconds(2)).sorted { $0.name.lowercased() < $1.name.lowercased() }
+    } catch {
         die(error.description, .unreachable)
     }
     let known = loadKnown()
     let receivers = services.map {
-        ReceiverListing(name: $0.name, host: $0.hostName, addresses: $0.addresses, port: Int($0.port), txt: $0.txt, known: known)
+        ReceiverListing(
+            name: $0.name, host: $0.hostName, addresses: $0.addresses, port: Int($0.port), txt: $0.txt, known: known)
     }
     if json {
         print(ReceiverListing.json(receivers))
@@ -207,4 +225,3 @@ func listReceivers(json: Bool) -> Never {
     }
     exitProcess(0)
 }
-

@@ -26,7 +26,9 @@ struct AppPasswordCommands {
 
     func add(_ name: String) {
         guard AppPasswords.validName(name) else {
-            usageError("\(quotedForTerminal(name)) is not a valid app password name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -")
+            usageError(
+                "\(quotedForTerminal(name)) is not a valid app password name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -"
+            )
         }
         // The table allows only upload and full.
         let access = invocation.value(.access).flatMap(AppAccess.init(rawValue:)) ?? .upload
@@ -39,15 +41,19 @@ struct AppPasswordCommands {
         let fingerprint = (try? Identity.load(from: configuration.webDirectory + "/tls", keyType: .ecP256))
             .map { colonHex($0.certificateFingerprint) }
         if invocation.has(.json) {
-            writeStandardOutput("{\"url\": \(jsonString(url)), \"user\": \(jsonString(entry.name)), \"password\": \(jsonString(password)), "
-                                + "\"access\": \(jsonString(entry.access.rawValue)), \"certificate\": \(fingerprint.map(jsonString) ?? "null")}\n")
+            writeStandardOutput(
+                "{\"url\": \(jsonString(url)), \"user\": \(jsonString(entry.name)), \"password\": \(jsonString(password)), "
+                    + "\"access\": \(jsonString(entry.access.rawValue)), \"certificate\": \(fingerprint.map(jsonString) ?? "null")}\n"
+            )
         } else {
             var out = "url: \(url)\nuser: \(entry.name)\npassword: \(password)\n"
             if let fingerprint { out += "certificate SHA-256: \(fingerprint)\n" }
             writeStandardOutput(out)
         }
-        writeToStandardError("The password is shown only now: ptkd keeps just its SHA-256. Access \(entry.access.rawValue): "
-                             + (entry.access == .upload ? "adding photos (phones, backup apps)." : "all a file manager does, deleting included."))
+        writeToStandardError(
+            "The password is shown only now: ptkd keeps just its SHA-256. Access \(entry.access.rawValue): "
+                + (entry.access == .upload
+                    ? "adding photos (phones, backup apps)." : "all a file manager does, deleting included."))
     }
 
     func list() {
@@ -60,23 +66,33 @@ struct AppPasswordCommands {
                     + "\"lastUsed\": \(p.lastUsed.map { jsonString(WallTime(seconds: $0).iso8601) } ?? "null"), "
                     + "\"address\": \(p.lastAddress.map(jsonString) ?? "null")}"
             }
-            writeStandardOutput(terminalSafeJSON(items.isEmpty ? "[]\n" : "[\n  " + items.joined(separator: ",\n  ") + "\n]\n"))
+            writeStandardOutput(
+                terminalSafeJSON(items.isEmpty ? "[]\n" : "[\n  " + items.joined(separator: ",\n  ") + "\n]\n"))
             return
         }
         if list.isEmpty {
             writeToStandardError("No app passwords (\(passwords.path)); `ptk app-password add NAME` makes one.")
             return
         }
-        let rows = [["NAME", "ACCESS", "CREATED (UTC)", "LAST USED (UTC)", "ADDRESS"]] + list.map { p in
-            [p.name, p.access.rawValue, WallTime(seconds: p.created).minutes, p.lastUsed.map { WallTime(seconds: $0).minutes } ?? "never",
-             escapedForTerminal(p.lastAddress ?? "-")]
-        }
+        let rows =
+            [["NAME", "ACCESS", "CREATED (UTC)", "LAST USED (UTC)", "ADDRESS"]]
+            + list.map { p in
+                [
+                    p.name, p.access.rawValue, WallTime(seconds: p.created).minutes,
+                    p.lastUsed.map { WallTime(seconds: $0).minutes } ?? "never",
+                    escapedForTerminal(p.lastAddress ?? "-"),
+                ]
+            }
         var widths = [Int](repeating: 0, count: 5)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.unicodeScalars.count) } }
-        writeStandardOutput(rows.map { row in
-            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.unicodeScalars.count + 2) }
+        writeStandardOutput(
+            rows.map { row in
+                row.enumerated().map { i, cell in
+                    i == row.count - 1
+                        ? cell : cell + String(repeating: " ", count: widths[i] - cell.unicodeScalars.count + 2)
+                }
                 .joined() + "\n"
-        }.joined())
+            }.joined())
     }
 
     func remove(_ name: String) {

@@ -36,17 +36,22 @@ struct LibraryCommands {
         // Missing: say what it means rather than the open's error (other errors are the open's to
         // tell). Root's ptk opened the directory already (RootBoundary), and works in that one.
         if opened.directory == nil {
-            do { _ = try fileStatus(directory) } catch where error.code == .noSuchFile {
-                die("the received-photos directory \(directory) does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir", .nothingYet)
+            do { _ = try fileStatus(directory) } catch  where error.code == .noSuchFile {
+                die(
+                    "the received-photos directory \(directory) does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir",
+                    .nothingYet)
             } catch {}
         }
         do {
-            let library = try PhotoLibrary(directory: directory, opened: opened.directory, create: create, lockPatience: indexPatience)
+            let library = try PhotoLibrary(
+                directory: directory, opened: opened.directory, create: create, lockPatience: indexPatience)
             library.maxFileSize = maxFileSize
             return library
         } catch {
             let who = opened.credentials.map { " (root's ptk works as \($0), who owns ptkd's files)" } ?? ""
-            die(error.description + (error.description.contains("Permission denied") ? who : ""), error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? .nothingYet : Self.exitCode(error))
+            die(
+                error.description + (error.description.contains("Permission denied") ? who : ""),
+                error.kind == .io && !fileExists(directory + "/.ptk/index.sqlite") ? .nothingYet : Self.exitCode(error))
         }
     }
 
@@ -65,7 +70,8 @@ struct LibraryCommands {
         case .import: importPackages(words)
         case .gallery: gallery()
         case .id, .idLocalSend, .trustList, .trustPending, .trustAllow, .trustRemove, .trustDeny,
-             .webLink, .webPassword, .webSessions, .webSessionsRevoke, .appPasswordAdd, .appPasswordList, .appPasswordRemove:
+            .webLink, .webPassword, .webSessions, .webSessionsRevoke, .appPasswordAdd, .appPasswordList,
+            .appPasswordRemove:
             preconditionFailure("not a library command: \(command.rawValue)")
         }
     }
@@ -77,7 +83,13 @@ struct LibraryCommands {
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
         if invocation.has(.json) {
-            Self.writeJSON(photos.map { var m = PhotoMetadata($0); m.indexed = $0.indexed; m.id = $0.id; return m })
+            Self.writeJSON(
+                photos.map {
+                    var m = PhotoMetadata($0)
+                    m.indexed = $0.indexed
+                    m.id = $0.id
+                    return m
+                })
             return
         }
         let rows = photos.map(Self.row)
@@ -87,7 +99,10 @@ struct LibraryCommands {
         out.reserveCapacity(rows.count * 96)
         for row in rows {
             for (i, cell) in row.enumerated() {
-                if i == row.count - 1 { out += cell; break }
+                if i == row.count - 1 {
+                    out += cell
+                    break
+                }
                 let pad = String(repeating: " ", count: widths[i] - Self.width(cell) + 2)
                 // Sizes line up on the right, everything else on the left.
                 out += i == 1 ? pad.dropLast(2) + cell + "  " : cell + pad
@@ -97,7 +112,9 @@ struct LibraryCommands {
         writeStandardOutput(out)
         let pending = photos.filter { !$0.indexed }.count
         let from = invocation.value(.from).map { " from '\($0)'" } ?? ""
-        writeToStandardError("\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)" + (pending > 0 ? ", \(pending) still being indexed" : ""))
+        writeToStandardError(
+            "\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)"
+                + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
     /// Writes `list` as `PhotoMetadata.json` writes it (pretty-printed, terminal-safe), a
@@ -117,7 +134,8 @@ struct LibraryCommands {
             guard text.utf8.starts(with: "[\n".utf8), text.utf8.reversed().starts(with: "]\n".utf8) else {
                 preconditionFailure("the JSON encoder wrote an array otherwise than \"[\\n ... \\n]\"")
             }
-            var part = String(decoding: text.utf8.dropFirst(start == 0 ? 0 : 2).dropLast(end == list.count ? 0 : 2), as: UTF8.self)
+            var part = String(
+                decoding: text.utf8.dropFirst(start == 0 ? 0 : 2).dropLast(end == list.count ? 0 : 2), as: UTF8.self)
             part += end == list.count ? "\n" : ",\n"
             writeStandardOutput(part)
         }
@@ -134,7 +152,10 @@ struct LibraryCommands {
     /// Every cell is shown with controls escaped, as `ls` does: each comes from the index, which
     /// the service user may have written.
     static func row(_ p: Photo) -> [String] {
-        [p.name, formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName ?? "-", p.rating.map { "\($0)/5" } ?? "-"].map(escapedForTerminal)
+        [
+            p.name, formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName ?? "-",
+            p.rating.map { "\($0)/5" } ?? "-",
+        ].map(escapedForTerminal)
     }
 
     /// When a photo was taken, else received, for `list`'s column: an instant (received, or
@@ -159,7 +180,9 @@ struct LibraryCommands {
         case "all":
             last = 0
         case let text:
-            guard let id = Int64(text), id >= 0 else { usageError("--since takes now, all or a photo's id, not '\(text)'") }
+            guard let id = Int64(text), id >= 0 else {
+                usageError("--since takes now, all or a photo's id, not '\(text)'")
+            }
             last = id
         }
         let json = invocation.has(.json)
@@ -183,7 +206,9 @@ struct LibraryCommands {
             if !out.isEmpty {
                 var text = out
                 let written = text.withUTF8 { bytes in
-                    Result { () throws(SystemError) in try FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(bytes)) }
+                    Result { () throws(SystemError) in
+                        try FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(bytes))
+                    }
                 }
                 // The reader went away (a pipe closed, `head` done): watching is over.
                 if case .failure = written { exitProcess(0) }
@@ -192,8 +217,10 @@ struct LibraryCommands {
             // A signal makes the pipe readable, and a reader that went away shows as an error on
             // standard output (a pipe whose read end is closed): either ends it. Otherwise look
             // again in a quarter second.
-            if let ready = try? poll([(wake.readEnd, .readable), (.standardOutput, [])], until: .now + .milliseconds(250)),
-               ready.contains(where: { !$0.isEmpty }) {
+            if let ready = try? poll(
+                [(wake.readEnd, .readable), (.standardOutput, [])], until: .now + .milliseconds(250)),
+                ready.contains(where: { !$0.isEmpty })
+            {
                 exitProcess(0)
             }
         }
@@ -228,24 +255,32 @@ struct LibraryCommands {
     func thumbnail(_ name: String) {
         let output = invocation.value(.output)
         if output == nil || output == "-", FileDescriptor.standardOutput.isTerminal {
-            usageError("the thumbnail is an image, and standard output is a terminal: give -o FILE, or redirect standard output")
+            usageError(
+                "the thumbnail is an image, and standard output is a terminal: give -o FILE, or redirect standard output"
+            )
         }
         let library = open()
         let bytes: [UInt8]
         do {
             let photo = try library.find(name)
             guard let b = try library.thumbnail(of: photo, side: Thumbnailer.gallerySides.max()!) else {
-                die("'\(escapedForTerminal(photo.name))' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")", .notFound)
+                die(
+                    "'\(escapedForTerminal(photo.name))' has no thumbnail: \(photo.indexed ? photo.problem ?? "unknown reason" : "not indexed yet")",
+                    .notFound)
             }
             bytes = b.bytes
         } catch { fail(error) }
         if let output, output != "-" {
             // Root's child writes into its working directory, a folder root moves it from.
             let path = opened.stagedOutput == nil ? output : lastPathComponent(output)
-            do { try writeFileAtomically(path, bytes, mode: 0o644) } catch { die("cannot write \(quotedForTerminal(output)): \(error)", .cannotCreate) }
+            do { try writeFileAtomically(path, bytes, mode: 0o644) } catch {
+                die("cannot write \(quotedForTerminal(output)): \(error)", .cannotCreate)
+            }
             print("wrote \(escapedForTerminal(output)) (\(formatBytes(Double(bytes.count))))")
         } else {
-            do { try FileDescriptor.standardOutput.writeAll(bytes) } catch { die("cannot write the thumbnail: \(error)", .ioError) }
+            do { try FileDescriptor.standardOutput.writeAll(bytes) } catch {
+                die("cannot write the thumbnail: \(error)", .ioError)
+            }
         }
     }
 
@@ -274,7 +309,10 @@ struct LibraryCommands {
     func note(_ name: String, _ text: String) {
         do {
             let photo = try open().setNote(name, text)
-            print(photo.note == nil ? "cleared the note of '\(escapedForTerminal(photo.name))'" : "noted '\(escapedForTerminal(photo.name))'")
+            print(
+                photo.note == nil
+                    ? "cleared the note of '\(escapedForTerminal(photo.name))'"
+                    : "noted '\(escapedForTerminal(photo.name))'")
         } catch { fail(error) }
     }
 
@@ -283,12 +321,16 @@ struct LibraryCommands {
         if text == "none" || text == "-" {
             rating = nil
         } else {
-            guard let r = parseInteger(text, in: 0...5) else { usageError("invalid rating '\(text)': expected 0 to 5, or none") }
+            guard let r = parseInteger(text, in: 0...5) else {
+                usageError("invalid rating '\(text)': expected 0 to 5, or none")
+            }
             rating = r
         }
         do {
             let photo = try open().setRating(name, rating)
-            print(rating.map { "rated '\(escapedForTerminal(photo.name))' \($0)/5" } ?? "cleared the rating of '\(escapedForTerminal(photo.name))'")
+            print(
+                rating.map { "rated '\(escapedForTerminal(photo.name))' \($0)/5" }
+                    ?? "cleared the rating of '\(escapedForTerminal(photo.name))'")
         } catch { fail(error) }
     }
 
@@ -297,12 +339,16 @@ struct LibraryCommands {
         // (the working directory) that root then moves into the one named.
         let output = opened.stagedOutput == nil ? invocation.value(.output) ?? "." : "."
         // Made when missing, as `ptk gallery -o DIR` does (mode 0755, with its parents).
-        if opened.stagedOutput == nil { do {
-            if !fileExists(output) { try makeDirectories(output, mode: 0o755) }
-            guard try fileStatus(output).isDirectory else { die("\(output) exists and is not a directory", .cannotCreate) }
-        } catch {
-            die("cannot create the directory \(output): \(error)", .cannotCreate)
-        } }
+        if opened.stagedOutput == nil {
+            do {
+                if !fileExists(output) { try makeDirectories(output, mode: 0o755) }
+                guard try fileStatus(output).isDirectory else {
+                    die("\(output) exists and is not a directory", .cannotCreate)
+                }
+            } catch {
+                die("cannot create the directory \(output): \(error)", .cannotCreate)
+            }
+        }
         let library = open()
         for name in words {
             do {
@@ -319,7 +365,11 @@ struct LibraryCommands {
             do {
                 // Opened by root before ptk took on the service user, else opened here.
                 let photo: Photo
-                if i < opened.packages.count { photo = try library.importPackage(opened.packages[i]) } else { photo = try library.importPackage(path) }
+                if i < opened.packages.count {
+                    photo = try library.importPackage(opened.packages[i])
+                } else {
+                    photo = try library.importPackage(path)
+                }
                 print("imported \(escapedForTerminal(path)) as '\(escapedForTerminal(photo.name))'")
             } catch { fail(error) }
         }
@@ -328,12 +378,15 @@ struct LibraryCommands {
     func gallery() {
         do {
             // A thumbnail that cannot be read, or is none the library could have made: its photo is shown without one.
-            let leftOut = { (reason: String) in writeToStandardError("ptk: left out of the gallery: " + escapedForTerminal(reason)) }
-            let (path, count) = if let final = opened.stagedOutput {
-                try open().gallery(to: ".", linkingFrom: final, leavingOut: leftOut)
-            } else {
-                try open().gallery(to: invocation.value(.output), leavingOut: leftOut)
+            let leftOut = { (reason: String) in
+                writeToStandardError("ptk: left out of the gallery: " + escapedForTerminal(reason))
             }
+            let (path, count) =
+                if let final = opened.stagedOutput {
+                    try open().gallery(to: ".", linkingFrom: final, leavingOut: leftOut)
+                } else {
+                    try open().gallery(to: invocation.value(.output), leavingOut: leftOut)
+                }
             print("wrote \(escapedForTerminal(path)) (\(count) photo\(count == 1 ? "" : "s")); open it in a browser")
         } catch { fail(error) }
     }
@@ -345,11 +398,14 @@ struct LibraryCommands {
 func terminalSafeJSON(_ json: String) -> String {
     // Almost every list has no control but its own line breaks: one pass over its bytes says so
     // (printable ASCII and line breaks only), else one over its scalars.
-    let plain = json.utf8.withContiguousStorageIfAvailable { bytes in
-        bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A }
-    } ?? false
+    let plain =
+        json.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A }
+        } ?? false
     guard !plain, json.unicodeScalars.contains(where: { $0 != "\n" && isTerminalControl($0) }) else { return json }
-    return json.split(separator: "\n", omittingEmptySubsequences: false).map { escapingTerminalControlsInJSON(String($0)) }.joined(separator: "\n")
+    return json.split(separator: "\n", omittingEmptySubsequences: false).map {
+        escapingTerminalControlsInJSON(String($0))
+    }.joined(separator: "\n")
 }
 
 /// Writes text to standard output at once (a list of 10,000 lines in one write); a list that

@@ -48,7 +48,8 @@ enum RootBoundary {
         case .list, .show, .watch, .thumbnail, .rename, .rm, .note, .rate, .export, .import, .gallery, nil:
             return true
         case .id, .idLocalSend, .trustList, .trustPending, .trustAllow, .trustRemove, .trustDeny,
-             .webLink, .webPassword, .webSessions, .webSessionsRevoke, .appPasswordAdd, .appPasswordList, .appPasswordRemove:
+            .webLink, .webPassword, .webSessions, .webSessionsRevoke, .appPasswordAdd, .appPasswordList,
+            .appPasswordRemove:
             return false
         }
     }
@@ -63,7 +64,8 @@ enum RootBoundary {
     /// add or remove names: what ptk writes there it writes as `user`. Elsewhere (and where the
     /// way cannot be walked) root writes it, through descriptors.
     static func serviceUserControls(_ path: String, _ user: Credentials) -> Bool {
-        guard let way = try? openWay(path, allowingMissing: true) else { return false }  // root stages it, and its own open says what is wrong there
+        // root stages it, and its own open says what is wrong there
+        guard let way = try? openWay(path, allowingMissing: true) else { return false }
         way.directory?.close()
         let owners = way.owners
         guard owners.count == 1, owners[0].user == user.user else { return false }
@@ -73,8 +75,9 @@ enum RootBoundary {
     /// What ptkd keeps in the directory of `command`, which its user may own even where root
     /// owns the directory.
     static func insides(for command: AdminCommand?) -> [String] {
-        isLibraryCommand(command) ? [".ptk", ".ptk/thumbnails", ".ptk/previews", ".ptk/gallery", ".incoming"]
-                                  : ["web", "web/tls", "identity", "localsend", "received"]
+        isLibraryCommand(command)
+            ? [".ptk", ".ptk/thumbnails", ".ptk/previews", ".ptk/gallery", ".incoming"]
+            : ["web", "web/tls", "identity", "localsend", "received"]
     }
 
     /// The folders of `command`'s directory whose files ptk reads the bytes of (the index;
@@ -88,12 +91,15 @@ enum RootBoundary {
 
     /// Why root's ptk refuses a way it could not walk (`error`, from `openWay`).
     static func unreachable(_ error: SystemError, directory: String, _ command: AdminCommand?) -> String {
-        let why = "root's ptk decides whom to act as from the folders it opens on the way (one by one, by descriptor), "
+        let why =
+            "root's ptk decides whom to act as from the folders it opens on the way (one by one, by descriptor), "
             + "so it refuses a way it cannot open: at the next look it could lead elsewhere"
         let part = error.object ?? directory
         if error.code == .noSuchFile && part == directory {
-            let (what, option) = isLibraryCommand(command) ? ("received-photos directory", "--dir") : ("state directory", "--state-dir")
-            return "the \(what) \(quotedForTerminal(directory)) does not exist (has ptkd run on this host? start it: sudo systemctl start ptkd; or give \(option)); \(why); refused"
+            let (what, option) =
+                isLibraryCommand(command) ? ("received-photos directory", "--dir") : ("state directory", "--state-dir")
+            return
+                "the \(what) \(quotedForTerminal(directory)) does not exist (has ptkd run on this host? start it: sudo systemctl start ptkd; or give \(option)); \(why); refused"
         }
         let reason: String
         switch error.code {
@@ -110,69 +116,102 @@ enum RootBoundary {
     /// (64; with `quiet`, 0 and no word: a Tab) when a part of the way cannot be opened, when
     /// several users own folders on it, or when root owns the way but lets others change a
     /// folder on it.
-    static func serviceUser(for directory: String, _ command: AdminCommand?, quiet: Bool = false) -> (user: Credentials?, directory: FileDescriptor) {
+    static func serviceUser(for directory: String, _ command: AdminCommand?, quiet: Bool = false) -> (
+        user: Credentials?, directory: FileDescriptor
+    ) {
         func refuse(_ message: String) -> Never {
             if quiet { exitProcess(0) }
             die(message, .usage)
         }
         let way: Way
         do { way = try openWay(directory) } catch { refuse(unreachable(error, directory: directory, command)) }
-        guard let opened = way.directory else { refuse(unreachable(SystemError(call: "open", object: directory, errno: Errno.noSuchFile.rawValue), directory: directory, command)) }
+        guard let opened = way.directory else {
+            refuse(
+                unreachable(
+                    SystemError(call: "open", object: directory, errno: Errno.noSuchFile.rawValue),
+                    directory: directory, command))
+        }
         var ways = [way]
         for inside in insides(for: command) {
-            do { ways.append(try way.beneath(inside)) } catch { refuse(unreachable(error, directory: directory, command)) }
+            do { ways.append(try way.beneath(inside)) } catch {
+                refuse(unreachable(error, directory: directory, command))
+            }
         }
         var files: [WayStep] = []
         for folder in foldersOfFiles(for: command) {
-            do { files += try way.entries(of: folder) ?? [] } catch { refuse(unreachable(error, directory: directory, command)) }
+            do { files += try way.entries(of: folder) ?? [] } catch {
+                refuse(unreachable(error, directory: directory, command))
+            }
         }
         var owners: [(user: UInt32, group: UInt32)] = []
         for steps in ways.map(\.steps) + [files] {
-            for owner in Way.owners(steps) where !owners.contains(where: { $0.user == owner.user }) { owners.append(owner) }
+            for owner in Way.owners(steps) where !owners.contains(where: { $0.user == owner.user }) {
+                owners.append(owner)
+            }
         }
         if owners.count > 1 {
-            let list = owners.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group).description }.joined(separator: " and ")
-            refuse("\(quotedForTerminal(directory)) is reached through folders of several users (\(list)): root's ptk acts only as the one user who owns ptkd's files; run it as that user (sudo -u USER ptk ...)")
+            let list = owners.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group).description }.joined(
+                separator: " and ")
+            refuse(
+                "\(quotedForTerminal(directory)) is reached through folders of several users (\(list)): root's ptk acts only as the one user who owns ptkd's files; run it as that user (sudo -u USER ptk ...)"
+            )
         }
         // A folder on the way through which a user other than root and the one taken on could
         // swap what lies below for a tree of its own (or make what is missing there): root
         // would act among that user's files, or act as the user taken on among a third one's.
         for w in ways {
             if let folder = w.changeableFolder(trusting: owners.first?.user) {
-                refuse(refusal(folder, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }))
+                refuse(
+                    refusal(
+                        folder, directory: directory,
+                        user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }))
             }
         }
         // A file whose bytes root's ptk reads (the index, its -wal, a trust list) that a user
         // other than root and the one taken on may write, as a folder they may change: root
         // would parse and rewrite what they write, as root.
         if let file = Way.changeableFile(files, trusting: owners.first?.user) {
-            refuse(refusal(file, directory: directory, user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }))
+            refuse(
+                refusal(
+                    file, directory: directory,
+                    user: owners.first.map { Credentials.of(uid: $0.user, groupIfUnknown: $0.group) }))
         }
         guard let owner = owners.first else { return (nil, opened) }
         let user = Credentials.of(uid: owner.user, groupIfUnknown: owner.group)
         // Never root's group, which the service user does not have (folders chowned without one).
         guard user.group != 0 else {
-            refuse("\(user) owns \(quotedForTerminal(directory)) but has no group of its own here (no password entry, and its folders are in root's group): give them its group (chown -R USER:GROUP), or run ptk as that user")
+            refuse(
+                "\(user) owns \(quotedForTerminal(directory)) but has no group of its own here (no password entry, and its folders are in root's group): give them its group (chown -R USER:GROUP), or run ptk as that user"
+            )
         }
         return (user, opened)
     }
 
     /// Why root's ptk refuses to work below `folder`, and what to do about it.
     static func refusal(_ folder: ChangeableFolder, directory: String, user: Credentials?) -> String {
-        let owner = folder.owner == 0 ? "root" : Credentials.of(uid: folder.owner, groupIfUnknown: folder.group).description
+        let owner =
+            folder.owner == 0 ? "root" : Credentials.of(uid: folder.owner, groupIfUnknown: folder.group).description
         let group = "group " + (groupName(folder.group).map { "\($0) (gid \(folder.group))" } ?? "gid \(folder.group)")
         let who: String
         if folder.mode & 0o002 != 0 {
             who = "any user"
         } else if folder.hasAccessACL {
             // With an access ACL the group bits are its mask: what the ACL grants, up to the mask.
-            who = "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(folder.path)); its group bits are the ACL's mask, not \(group)'s)"
+            who =
+                "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(folder.path)); its group bits are the ACL's mask, not \(group)'s)"
         } else {
             who = "the users of \(group)"
         }
-        let what = folder.mode & 0o1000 != 0 ? "make names in it (the sticky bit only keeps them from renaming what is not theirs)" : "rename or replace what is in it"
-        let fix = folder.hasAccessACL && folder.mode & 0o002 == 0 ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r-x), " : "Make it writable by its owner only (chmod go-w), "
-        return "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))\(folder.hasAccessACL ? ", with an access ACL" : "")) lets \(who) \(what), "
+        let what =
+            folder.mode & 0o1000 != 0
+            ? "make names in it (the sticky bit only keeps them from renaming what is not theirs)"
+            : "rename or replace what is in it"
+        let fix =
+            folder.hasAccessACL && folder.mode & 0o002 == 0
+            ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r-x), "
+            : "Make it writable by its owner only (chmod go-w), "
+        return
+            "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))\(folder.hasAccessACL ? ", with an access ACL" : "")) lets \(who) \(what), "
             + "so root's ptk would work on \(quotedForTerminal(directory)) among what they put there; refused. "
             + fix + "or give it to \(user.map(\.description) ?? "the user ptkd runs as") (chown), "
             + "or run ptk as that user (sudo -u USER ptk ...)"
@@ -188,14 +227,20 @@ enum RootBoundary {
         if mode & 0o002 != 0 {
             who = "any user"
         } else if file.hasAccessACL {
-            who = "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(file.path)); its group bits are the ACL's mask, not \(group)'s)"
+            who =
+                "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(file.path)); its group bits are the ACL's mask, not \(group)'s)"
         } else {
             who = "the users of \(group)"
         }
-        let fix = file.hasAccessACL && mode & 0o002 == 0 ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r--), " : "Make it writable by its owner only (chmod g-w,o-w), "
-        return "\(quotedForTerminal(file.path)) (owner \(owner), mode \(String(mode, radix: 8))\(file.hasAccessACL ? ", with an access ACL" : "")) lets \(who) rewrite it, "
+        let fix =
+            file.hasAccessACL && mode & 0o002 == 0
+            ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r--), "
+            : "Make it writable by its owner only (chmod g-w,o-w), "
+        return
+            "\(quotedForTerminal(file.path)) (owner \(owner), mode \(String(mode, radix: 8))\(file.hasAccessACL ? ", with an access ACL" : "")) lets \(who) rewrite it, "
             + "so root's ptk would work on \(quotedForTerminal(directory)) with what they write there; refused. "
-            + fix + "or give the directory and all it holds to \(user.map(\.description) ?? "the user ptkd runs as") (chown -R), "
+            + fix
+            + "or give the directory and all it holds to \(user.map(\.description) ?? "the user ptkd runs as") (chown -R), "
             + "or run ptk as that user (sudo -u USER ptk ...)"
     }
 
@@ -206,8 +251,10 @@ enum RootBoundary {
     /// gallery into root's own folder runs in a child, and this process exits with it). With
     /// `quiet` (a Tab's completion), a refusal exits 0 without a word. `maxFileSize` (ptkd's
     /// `max-file-size`) bounds the photo of a package root takes from its child.
-    @MainActor static func cross(_ command: AdminCommand?, directory: String, invocation: Invocation<AdminOption>, words: [String],
-                                 maxFileSize: Int64, quiet: Bool = false) -> RootOpened {
+    @MainActor static func cross(
+        _ command: AdminCommand?, directory: String, invocation: Invocation<AdminOption>, words: [String],
+        maxFileSize: Int64, quiet: Bool = false
+    ) -> RootOpened {
         var opened = RootOpened()
         guard runningAsRoot else {
             if environment(stagingKey) != nil { die("internal: a staged child that does not run as root", .usage) }
@@ -216,14 +263,17 @@ enum RootBoundary {
         if environment(stagingKey) != nil {
             // The child: root's ptk decided already, and handed over the directory and the user.
             guard let raw = environment(stagingKey).flatMap({ Int32($0) }), let final = environment(stagedOutputKey),
-                  let decided = environment(stagedDirectoryKey).flatMap({ Int32($0) }),
-                  let ids = environment(stagedUserKey)?.split(separator: ":").compactMap({ UInt32($0) }), ids.count == 2 else {
+                let decided = environment(stagedDirectoryKey).flatMap({ Int32($0) }),
+                let ids = environment(stagedUserKey)?.split(separator: ":").compactMap({ UInt32($0) }), ids.count == 2
+            else {
                 die("internal: a staged child without its folder, directory or user", .usage)
             }
             let user = Credentials.of(uid: ids[0], groupIfUnknown: ids[1])
             takeOn(user)
             let staging = FileDescriptor(rawValue: raw)
-            do { try staging.becomeWorkingDirectory() } catch { die("cannot enter the staging folder: \(error)", .cannotCreate) }
+            do { try staging.becomeWorkingDirectory() } catch {
+                die("cannot enter the staging folder: \(error)", .cannotCreate)
+            }
             staging.close()
             opened.credentials = user
             opened.directory = FileDescriptor(rawValue: decided)
@@ -242,8 +292,12 @@ enum RootBoundary {
             if let output = invocation.value(.output), output != "-" {
                 let (folder, name) = splitLastComponent(absolute(output))
                 let into = folder.map { $0.isEmpty ? "/" : $0 } ?? absolute("")
-                guard !name.isEmpty, name != ".", name != ".." else { die("cannot write \(quotedForTerminal(output)): not a file name", .cannotCreate) }
-                if !serviceUserControls(into, user) { runStaged(command!, into: into, file: name, as: user, directory: working, maxFileSize: maxFileSize) }
+                guard !name.isEmpty, name != ".", name != ".." else {
+                    die("cannot write \(quotedForTerminal(output)): not a file name", .cannotCreate)
+                }
+                if !serviceUserControls(into, user) {
+                    runStaged(command!, into: into, file: name, as: user, directory: working, maxFileSize: maxFileSize)
+                }
             }
         case .import:
             for path in words {
@@ -253,7 +307,9 @@ enum RootBoundary {
             }
         case .export:
             let output = invocation.value(.output).map(absolute) ?? absolute("")
-            if !serviceUserControls(output, user) { runStaged(command!, into: output, as: user, directory: working, maxFileSize: maxFileSize) }
+            if !serviceUserControls(output, user) {
+                runStaged(command!, into: output, as: user, directory: working, maxFileSize: maxFileSize)
+            }
         case .gallery:
             if let output = invocation.value(.output).map(absolute), !serviceUserControls(output, user) {
                 runStaged(command!, into: output, as: user, directory: working, maxFileSize: maxFileSize)
@@ -272,12 +328,16 @@ enum RootBoundary {
     /// way must still end there. One the user taken on cannot open by its path is left to the
     /// command, whose own open says so.
     static func checkStillLeadsThere(_ path: String, _ opened: FileDescriptor, quiet: Bool) {
-        guard let now = try? FileDescriptor.open(path, flags: [.readOnly, .directory]) else { return }  // the command's own open says why
+        // the command's own open says why
+        guard let now = try? FileDescriptor.open(path, flags: [.readOnly, .directory]) else { return }
         defer { now.close() }
-        guard let a = try? now.status(), let b = try? opened.status() else { return }  // an open directory always has a status
+        // an open directory always has a status
+        guard let a = try? now.status(), let b = try? opened.status() else { return }
         if FileIdentity(a) != FileIdentity(b) {
             if quiet { exitProcess(0) }
-            die("\(quotedForTerminal(path)) leads to another directory than the one root's ptk opened a moment ago (a folder on the way was renamed or replaced meanwhile); refused: try again, and see who changes it", .usage)
+            die(
+                "\(quotedForTerminal(path)) leads to another directory than the one root's ptk opened a moment ago (a folder on the way was renamed or replaced meanwhile); refused: try again, and see who changes it",
+                .usage)
         }
     }
 
@@ -285,7 +345,9 @@ enum RootBoundary {
     static func absolute(_ path: String) -> String {
         if path.startsWithScalar("/") { return path }
         let here = currentDirectory()
-        guard here.startsWithScalar("/") else { die("cannot tell the working directory (getcwd failed): give absolute paths", .usage) }
+        guard here.startsWithScalar("/") else {
+            die("cannot tell the working directory (getcwd failed): give absolute paths", .usage)
+        }
         return path.isEmpty || path == "." ? here : here + "/" + path
     }
 
@@ -301,8 +363,10 @@ enum RootBoundary {
     /// name or a folder, given to root first; a child that failed leaves nothing behind (a
     /// thumbnail's FILE is replaced only by a whole thumbnail). Interrupted (^C), root ends the
     /// child, removes its folder, and ends so too.
-    @MainActor static func runStaged(_ command: AdminCommand, into output: String, file: String? = nil, as user: Credentials,
-                                     directory: FileDescriptor, maxFileSize: Int64) -> Never {
+    @MainActor static func runStaged(
+        _ command: AdminCommand, into output: String, file: String? = nil, as user: Credentials,
+        directory: FileDescriptor, maxFileSize: Int64
+    ) -> Never {
         // An export's or gallery's folder is made when missing (mode 0755, with its parents),
         // as without root; by descriptor. A thumbnail's must be there.
         if file == nil {
@@ -312,7 +376,9 @@ enum RootBoundary {
         }
         let folder: FileDescriptor
         do { folder = try openDirectory(output, followingLinks: true) } catch {
-            die("cannot open the directory \(quotedForTerminal(output)): \(error.code == .notDirectory ? "not a directory" : "\(error)")", .cannotCreate)
+            die(
+                "cannot open the directory \(quotedForTerminal(output)): \(error.code == .notDirectory ? "not a directory" : "\(error)")",
+                .cannotCreate)
         }
         var name = ""
         var staging: FileDescriptor?
@@ -322,13 +388,17 @@ enum RootBoundary {
             do {
                 try folder.makeDirectory(name, mode: 0o700)
                 staging = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
-            } catch where error.code == .exists {
+            } catch  where error.code == .exists {
                 continue
             } catch {
-                die("cannot make a folder in \(quotedForTerminal(output)) for \(user) to write into: \(error)", .cannotCreate)
+                die(
+                    "cannot make a folder in \(quotedForTerminal(output)) for \(user) to write into: \(error)",
+                    .cannotCreate)
             }
         }
-        guard let staging else { die("cannot make a folder in \(quotedForTerminal(output)): every name tried was taken", .cannotCreate) }
+        guard let staging else {
+            die("cannot make a folder in \(quotedForTerminal(output)): every name tried was taken", .cannotCreate)
+        }
         let work: FileDescriptor
         do {
             try staging.makeDirectory("work", mode: 0o700)
@@ -336,7 +406,9 @@ enum RootBoundary {
             try work.give(to: user)
         } catch {
             removeTree(name, in: folder)
-            die("cannot make a folder in \(quotedForTerminal(output)) for \(user) to write into: \(error)", .cannotCreate)
+            die(
+                "cannot make a folder in \(quotedForTerminal(output)) for \(user) to write into: \(error)",
+                .cannotCreate)
         }
         let ending: Child.Ending
         let interruption: Int32?
@@ -346,10 +418,13 @@ enum RootBoundary {
             let decided = try directory.inheritable()
             defer { decided.close() }
             let keys = [stagingKey, stagedOutputKey, stagedDirectoryKey, stagedUserKey].map { $0 + "=" }
-            (ending, interruption) = try runAndWait([try executablePath()] + CommandLine.arguments.dropFirst(),
-                                    environment: processEnvironment().filter { entry in !keys.contains { entry.hasPrefix($0) } }
-                                        + ["\(stagingKey)=\(handed.rawValue)", "\(stagedOutputKey)=\(output)",
-                                           "\(stagedDirectoryKey)=\(decided.rawValue)", "\(stagedUserKey)=\(user.user):\(user.group)"])
+            (ending, interruption) = try runAndWait(
+                [try executablePath()] + CommandLine.arguments.dropFirst(),
+                environment: processEnvironment().filter { entry in !keys.contains { entry.hasPrefix($0) } }
+                    + [
+                        "\(stagingKey)=\(handed.rawValue)", "\(stagedOutputKey)=\(output)",
+                        "\(stagedDirectoryKey)=\(decided.rawValue)", "\(stagedUserKey)=\(user.user):\(user.group)",
+                    ])
         } catch {
             removeTree(name, in: folder)
             die("cannot run ptk as \(user): \(error)", .ioError)
@@ -358,7 +433,9 @@ enum RootBoundary {
             work.close()
             staging.close()
             removeTree(name, in: folder)
-            writeToStandardError("ptk: interrupted: \(command.rawValue) stopped; nothing of it was moved into \(escapedForTerminal(output))")
+            writeToStandardError(
+                "ptk: interrupted: \(command.rawValue) stopped; nothing of it was moved into \(escapedForTerminal(output))"
+            )
             endBySignal(interruption)
         }
         var status: Int32
@@ -385,21 +462,26 @@ enum RootBoundary {
                 for entry in try work.entries() where entry.hasSuffix(".ptk") && !entry.hasPrefix(".") {
                     do {
                         // A package's two files (PTKStore's Package): the photo within max-file-size.
-                        try adopt(entry, in: work, limit: 0, files: ["photo.data": maxFileSize, "photo.metadata": PackageFiles.metadataLimit])
+                        try adopt(
+                            entry, in: work, limit: 0,
+                            files: ["photo.data": maxFileSize, "photo.metadata": PackageFiles.metadataLimit])
                         try folder.move(entry, in: work, to: entry)
-                    } catch where error.code == .exists {
+                    } catch  where error.code == .exists {
                         fail("\(output)/\(entry) exists; ptk export never replaces a package", .notFound)
                     } catch {
                         fail("cannot move \(entry) into \(output): \(error)", .cannotCreate)
                     }
                 }
             default:
-                if (try? work.status(of: "thumbnails"))?.isDirectory == true {  // none: a gallery of photos without thumbnails
+                // none: a gallery of photos without thumbnails
+                if (try? work.status(of: "thumbnails"))?.isDirectory == true {
                     do {
-                        let made = try FileDescriptor.open("thumbnails", relativeTo: work, flags: [.readOnly, .directory, .noFollow])
+                        let made = try FileDescriptor.open(
+                            "thumbnails", relativeTo: work, flags: [.readOnly, .directory, .noFollow])
                         defer { made.close() }
-                        do { try folder.makeDirectory("thumbnails", mode: 0o755) } catch where error.code == .exists {}
-                        let target = try FileDescriptor.open("thumbnails", relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
+                        do { try folder.makeDirectory("thumbnails", mode: 0o755) } catch  where error.code == .exists {}
+                        let target = try FileDescriptor.open(
+                            "thumbnails", relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
                         defer { target.close() }
                         for entry in try made.entries() where isThumbnailName(entry) {
                             try adopt(entry, in: made, limit: Int64(Thumbnailer.largestThumbnailBytes))
@@ -431,28 +513,37 @@ enum RootBoundary {
     static func isThumbnailName(_ name: String) -> Bool {
         guard name.hasSuffix(".jpg") || name.hasSuffix(".png") else { return false }
         let parts = name.utf8.dropLast(4).split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
-        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
+        return parts.count == 2
+            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
     }
 
     /// Gives `name` in `folder` to root: a regular file of one name of at most `limit` bytes,
     /// or (with `files`) a folder holding those regular files of one name each, each of at
     /// most its limit. Opened without following a link. What the child made beyond what it
     /// could have (it bounds its copies itself) is refused here too: EFBIG.
-    static func adopt(_ name: String, in folder: FileDescriptor, limit: Int64, files: [String: Int64]? = nil) throws(SystemError) {
+    static func adopt(_ name: String, in folder: FileDescriptor, limit: Int64, files: [String: Int64]? = nil)
+        throws(SystemError)
+    {
         let root = Credentials(user: 0, group: 0, name: "root")
         func adoptFile(_ name: String, in folder: FileDescriptor, limit: Int64) throws(SystemError) {
             let fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .noFollow, .nonBlocking])
             defer { fd.close() }
             let (status, links, _) = try fd.statusWithLinks()
-            guard status.isRegularFile, links == 1 else { throw SystemError(call: "open", object: name, errno: Errno.invalidArgument.rawValue) }
-            guard status.size <= limit else { throw SystemError(call: "open", object: name, errno: Errno.fileTooLarge.rawValue) }
+            guard status.isRegularFile, links == 1 else {
+                throw SystemError(call: "open", object: name, errno: Errno.invalidArgument.rawValue)
+            }
+            guard status.size <= limit else {
+                throw SystemError(call: "open", object: name, errno: Errno.fileTooLarge.rawValue)
+            }
             try fd.give(to: root)
         }
         guard let files else { return try adoptFile(name, in: folder, limit: limit) }
         let package = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
         defer { package.close() }
         for entry in try package.entries() {
-            guard let most = files[entry] else { throw SystemError(call: "open", object: name + "/" + entry, errno: Errno.invalidArgument.rawValue) }
+            guard let most = files[entry] else {
+                throw SystemError(call: "open", object: name + "/" + entry, errno: Errno.invalidArgument.rawValue)
+            }
             try adoptFile(entry, in: package, limit: most)
         }
         try package.give(to: root)
@@ -460,8 +551,10 @@ enum RootBoundary {
 
     /// Removes `name` in `folder` and, if it is a folder, all it holds, following no link.
     static func removeTree(_ name: String, in folder: FileDescriptor) {
-        if let sub = try? FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow]) {  // not a folder: unlinked below
-            for entry in (try? sub.entries()) ?? [] { removeTree(entry, in: sub) }  // unreadable: the rmdir below says so
+        // not a folder: unlinked below
+        if let sub = try? FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow]) {
+            // unreadable: the rmdir below says so
+            for entry in (try? sub.entries()) ?? [] { removeTree(entry, in: sub) }
             sub.close()
             do { try folder.removeDirectory(name) } catch {
                 writeToStandardError("ptk: cannot remove the staging folder \(quotedForTerminal(name)): \(error)")

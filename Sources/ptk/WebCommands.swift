@@ -37,9 +37,12 @@ struct WebCommands {
         warnIfWebOff("the link")
         let fingerprint: String
         do {
-            fingerprint = try Identity.load(from: configuration.webDirectory + "/tls", keyType: .ecP256).certificateFingerprint
+            fingerprint = try Identity.load(from: configuration.webDirectory + "/tls", keyType: .ecP256)
+                .certificateFingerprint
         } catch {
-            die("ptkd has not made its web certificate yet (\(configuration.webDirectory)/tls): start ptkd with web = on first", .nothingYet)
+            die(
+                "ptkd has not made its web certificate yet (\(configuration.webDirectory)/tls): start ptkd with web = on first",
+                .nothingYet)
         }
         let name = invocation.value(.name) ?? "browser"
         var secret = ""
@@ -63,7 +66,10 @@ struct WebCommands {
         if invocation.has(.remove) {
             attempt {
                 let had = try access.removePassword()
-                print(had ? "removed the web password: only one-time links (ptk web-link) log in now" : "no web password was set")
+                print(
+                    had
+                        ? "removed the web password: only one-time links (ptk web-link) log in now"
+                        : "no web password was set")
             }
             return
         }
@@ -79,7 +85,9 @@ struct WebCommands {
         guard text.count >= 8 else { die("a web password has at least 8 characters; nothing changed", .usage) }
         guard text.utf8.count <= 1024 else { die("a web password has at most 1024 bytes; nothing changed", .usage) }
         attempt { try access.setPassword(text) }
-        print("set the web password (\(access.passwordFile)); the login page at https://\(Self.defaultHost()):\(webPort())/ asks for it")
+        print(
+            "set the web password (\(access.passwordFile)); the login page at https://\(Self.defaultHost()):\(webPort())/ asks for it"
+        )
     }
 
     func sessions() {
@@ -88,10 +96,14 @@ struct WebCommands {
             let links = try access.openLinks()
             if list.isEmpty { writeToStandardError("No browser is logged in (\(access.sessionsFile)).") }
             for s in list {
-                print("\(escapedForTerminal(s.id))  \(quotedForTerminal(s.name)) from \(escapedForTerminal(s.address)), logged in \(s.created.minutes), last used \(s.lastUsed.minutes), until \(s.expires.minutes)")
+                print(
+                    "\(escapedForTerminal(s.id))  \(quotedForTerminal(s.name)) from \(escapedForTerminal(s.address)), logged in \(s.created.minutes), last used \(s.lastUsed.minutes), until \(s.expires.minutes)"
+                )
             }
             if !links.isEmpty {
-                writeToStandardError("\(links.count) one-time link(s) not used yet, the last good until \(links.map(\.expires).max()!.minutes).")
+                writeToStandardError(
+                    "\(links.count) one-time link(s) not used yet, the last good until \(links.map(\.expires).max()!.minutes)."
+                )
             }
         }
     }
@@ -111,7 +123,9 @@ struct WebCommands {
     func warnIfWebOff(_ what: String) {
         let running = ListeningFile.read(stateDirectory: configuration.effectiveStateDirectory)
         if !configuration.web && (running.flatMap { ListeningFile.port("web", in: $0) }) == nil {
-            writeToStandardError("ptk: warning: web = off in ptkd's configuration: \(what) works once ptkd serves the web interface (web = on)")
+            writeToStandardError(
+                "ptk: warning: web = off in ptkd's configuration: \(what) works once ptkd serves the web interface (web = on)"
+            )
         }
     }
 
@@ -127,9 +141,13 @@ struct WebCommands {
         let doors = ListeningFile.read(stateDirectory: configuration.effectiveStateDirectory)
         if let doors, let port = ListeningFile.port("web", in: doors) { return port }
         if doors == nil {
-            writeToStandardError("ptk: ptkd is not running here; \(what) uses web-port from the configuration (\(configuration.webPort))")
+            writeToStandardError(
+                "ptk: ptkd is not running here; \(what) uses web-port from the configuration (\(configuration.webPort))"
+            )
         } else {
-            writeToStandardError("ptk: the running ptkd does not serve the web interface (web = off); \(what) uses web-port from the configuration (\(configuration.webPort))")
+            writeToStandardError(
+                "ptk: the running ptkd does not serve the web interface (web = off); \(what) uses web-port from the configuration (\(configuration.webPort))"
+            )
         }
         return configuration.webPort
     }

@@ -1,7 +1,7 @@
 import PTKCLI
+import PTKConfiguration
 import PTKDaemon
 import PTKLog
-import PTKConfiguration
 import PTKSystem
 
 let invocation = DaemonOptions.table.parseOrExit()
@@ -11,7 +11,9 @@ do { configuration = try DaemonOptions.configuration(from: invocation).readingPI
 }
 // A secret given as a flag is in /proc/PID/cmdline, which every local user may read.
 if invocation.options.contains(where: { $0.key == .setting(.localSendPIN) }) {
-    Log.warning("--localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in \(DaemonOptions.defaultConfigFile) or localsend-pin-file")
+    Log.warning(
+        "--localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in \(DaemonOptions.defaultConfigFile) or localsend-pin-file"
+    )
 }
 
 let daemon: Daemon
@@ -24,9 +26,10 @@ do {
 // The first SIGINT or SIGTERM only writes a byte to the shutdown pipe (async-signal-safe); the
 // accept loop and every waiting session see the pipe become readable. A second one exits at once.
 ignoreBrokenPipeSignal()
-handleTerminationSignals(wake: daemon.shutdown.pipe,
-                         secondMessage: "second signal: exiting at once; unfinished uploads are kept for resume",
-                         secondExitCode: 0)
+handleTerminationSignals(
+    wake: daemon.shutdown.pipe,
+    secondMessage: "second signal: exiting at once; unfinished uploads are kept for resume",
+    secondExitCode: 0)
 
 // The signal handler cannot take the lock that `isRequested` reads, so a watcher thread turns
 // the pipe becoming readable into a proper request. Without it the first SIGTERM would be
@@ -41,7 +44,9 @@ do {
         daemon.shutdown.request()
     }
 } catch {
-    exitWithError("cannot start the thread that watches for SIGTERM and SIGINT: \(error)", code: DaemonExitStatus.cannotStart.rawValue)
+    exitWithError(
+        "cannot start the thread that watches for SIGTERM and SIGINT: \(error)",
+        code: DaemonExitStatus.cannotStart.rawValue)
 }
 let failure = daemon.run()
 let status = (failure?.exitCode ?? .stopped).rawValue

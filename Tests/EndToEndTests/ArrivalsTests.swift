@@ -22,7 +22,11 @@ private func tree(_ dir: String, _ prefix: String = "") -> [String] {
         let path = prefix + name
         var st = stat()
         guard lstat(dir + "/" + path, &st) == 0 else { continue }
-        if st.st_mode & S_IFMT == S_IFDIR { out += tree(dir, path + "/") } else if st.st_mode & S_IFMT == S_IFREG { out.append(path) }
+        if st.st_mode & S_IFMT == S_IFDIR {
+            out += tree(dir, path + "/")
+        } else if st.st_mode & S_IFMT == S_IFREG {
+            out.append(path)
+        }
     }
     return out.sorted()
 }
@@ -42,14 +46,17 @@ private func hookScript(_ path: String, _ body: String) {
 
 @Suite("End to end: where photos land and what happens next (issue 28)", .tags(.endToEnd))
 struct ArrivalsTests {
-    @Test("layout = sender/date: two senders and a LocalSend app land in their folders; SAVED and the log give the path; ptk finds, lists and moves them; the gallery shows folders; a new layout moves nothing")
+    @Test(
+        "layout = sender/date: two senders and a LocalSend app land in their folders; SAVED and the log give the path; ptk finds, lists and moves them; the gallery shows folders; a new layout moves nothing"
+    )
     func folders() throws {
         let d = try DaemonProcess.withLocalSend(["--layout", "sender/date"])
         let a1 = photo(d.root, "a1.png", size: 30_000, seed: 1)
         let a2 = photo(d.root, "a2.png", size: 30_000, seed: 2)
         let alice = try send(d, [a1, a2], ["--name", "alice", "--parallel", "1"])
         #expect(alice.status == 0, "\(alice.stderr)")
-        #expect(alice.stdout == "\(a1): saved as \"alice/\(today)/a1.png\"\n\(a2): saved as \"alice/\(today)/a2.png\"\n")
+        #expect(
+            alice.stdout == "\(a1): saved as \"alice/\(today)/a1.png\"\n\(a2): saved as \"alice/\(today)/a2.png\"\n")
         // Bob's a1.png is another photo of the same name.
         let other = makeTemporaryDirectory("ptk-bob")
         defer { removeTree(other) }
@@ -64,17 +71,24 @@ struct ArrivalsTests {
         #expect(try app.upload(session: session, fileID: "f1", token: files["f1"] ?? "", bytes: x.bytes).status == 200)
         // The log is written by a thread of its own: the line may follow the answer by a moment.
         #expect(eventually { d.log.contains("saved \"Anna's Phone/\(today)/x.png\"") }, "\(d.log)")
-        let expected = ["alice/\(today)/a1.png", "alice/\(today)/a2.png", "bob/\(today)/a1.png", "Anna's Phone/\(today)/x.png"]
+        let expected = [
+            "alice/\(today)/a1.png", "alice/\(today)/a2.png", "bob/\(today)/a1.png", "Anna's Phone/\(today)/x.png",
+        ]
         #expect(tree(d.dir) == expected.sorted())
         #expect(readFile(d.dir + "/bob/\(today)/a1.png") == readFile(b1))
         #expect(waitForIndex(d, Set(expected)), "\(d.log)")
 
         // A bare name finds the one photo of that name; a clash lists the paths; a path finds either.
         let shown = try library(d, ["show", "a2"])
-        #expect(shown.status == 0 && shown.stdout.contains("name:      alice/\(today)/a2.png"), "\(shown.stdout) \(shown.stderr)")
+        #expect(
+            shown.status == 0 && shown.stdout.contains("name:      alice/\(today)/a2.png"),
+            "\(shown.stdout) \(shown.stderr)")
         let clash = try library(d, ["show", "a1"])
         #expect(clash.status == 1)
-        #expect(clash.stderr.contains("'a1' names 2 photos: alice/\(today)/a1.png, bob/\(today)/a1.png; give its folder too"), "\(clash.stderr)")
+        #expect(
+            clash.stderr.contains(
+                "'a1' names 2 photos: alice/\(today)/a1.png, bob/\(today)/a1.png; give its folder too"),
+            "\(clash.stderr)")
         #expect(try library(d, ["show", "bob/\(today)/a1"]).stdout.contains("sha256:    \(sha256Hex(readFile(b1)!))"))
         // rename moves a photo between folders (made as needed), never replacing one.
         let moved = try library(d, ["rename", "alice/\(today)/a2.png", "bob/kept/a2"])
@@ -99,7 +113,9 @@ struct ArrivalsTests {
         #expect(tree(d.dir) == (expected.filter { !$0.hasSuffix("a2.png") } + ["bob/kept/a2.png", "c.png"]).sorted())
     }
 
-    @Test("hostile sender names (../.., /etc, ., control characters, 300 bytes, a name that is a symlink in the directory) all land inside, one level each")
+    @Test(
+        "hostile sender names (../.., /etc, ., control characters, 300 bytes, a name that is a symlink in the directory) all land inside, one level each"
+    )
     func hostileSenders() throws {
         let outside = makeTemporaryDirectory("ptk-outside")
         defer { removeTree(outside) }
@@ -107,7 +123,8 @@ struct ArrivalsTests {
         #expect(symlink(outside, d.dir + "/evil") == 0)
         let long = String(repeating: "n", count: 300)
         let cases: [(alias: String, folder: String)] = [
-            ("../..", "_.."), ("/etc", "_etc"), (".", "unknown"), ("a\u{1}b\u{1B}[31m", "ab[31m"), (long, String(repeating: "n", count: 200)),
+            ("../..", "_.."), ("/etc", "_etc"), (".", "unknown"), ("a\u{1}b\u{1B}[31m", "ab[31m"),
+            (long, String(repeating: "n", count: 200)),
             ("evil", "evil (2)"),
         ]
         for (i, c) in cases.enumerated() {
@@ -116,7 +133,9 @@ struct ArrivalsTests {
             let (status, json) = try app.prepare([f])
             #expect(status == 200, "\(c.alias)")
             let (session, files) = tokens(json)
-            #expect(try app.upload(session: session, fileID: "f", token: files["f"] ?? "", bytes: f.bytes).status == 200, "\(c.alias)")
+            #expect(
+                try app.upload(session: session, fileID: "f", token: files["f"] ?? "", bytes: f.bytes).status == 200,
+                "\(c.alias)")
             #expect(readFile(d.dir + "/\(c.folder)/p\(i).png") == f.bytes, "\(c.alias) -> \(tree(d.dir))")
         }
         // Over protocol v1 too: HELLO.name is the sender's name.
@@ -128,7 +147,9 @@ struct ArrivalsTests {
         for path in tree(d.dir) { #expect(path.split(separator: "/").count == 2, "\(path)") }
     }
 
-    @Test("duplicates = skip: a re-sent roll moves less than a chunk per photo and stores nothing new; a sender without \"held\" and a LocalSend app store nothing new either; keep stores it again")
+    @Test(
+        "duplicates = skip: a re-sent roll moves less than a chunk per photo and stores nothing new; a sender without \"held\" and a LocalSend app store nothing new either; keep stores it again"
+    )
     func resentRoll() throws {
         let d = try DaemonProcess.withLocalSend()
         let roll = (0..<20).map { photo(d.root, "IMG_\($0).png", size: 150_000 + $0, seed: UInt64(100 + $0)) }
@@ -136,15 +157,18 @@ struct ArrivalsTests {
         defer { proxy.stop() }
         func sendRoll() throws -> (Finished, Int) {
             let before = proxy.bytesSent
-            let r = try run("ptk-send", ["--parallel", "1", "--timeout", "20", "127.0.0.1:\(proxy.port)"] + roll,
-                            environment: ["XDG_CONFIG_HOME": d.senderConfig])
+            let r = try run(
+                "ptk-send", ["--parallel", "1", "--timeout", "20", "127.0.0.1:\(proxy.port)"] + roll,
+                environment: ["XDG_CONFIG_HOME": d.senderConfig])
             return (r, proxy.bytesSent - before)
         }
         let (first, firstBytes) = try sendRoll()
         #expect(first.status == 0, "\(first.stderr)")
         let (second, secondBytes) = try sendRoll()
         #expect(second.status == 0, "\(second.stderr)")
-        #expect(second.stdout == roll.map { "\($0): already there as \"\(($0 as NSString).lastPathComponent)\"\n" }.joined())
+        #expect(
+            second.stdout == roll.map { "\($0): already there as \"\(($0 as NSString).lastPathComponent)\"\n" }.joined()
+        )
         #expect(firstBytes > 20 * 150_000)
         #expect(secondBytes < 20 * ProtocolLimits.chunkSize / 10, "the second send moved \(secondBytes) bytes")
         #expect(tree(d.dir).count == 20)
@@ -162,24 +186,39 @@ struct ArrivalsTests {
             #expect(try raw.receive() == .ack)
         }
         try raw.send(.done)
-        #expect(try raw.receive() == .saved(Saved(name: "IMG_0.png", size: Int64(bytes.count), sha256: sha256Hex(bytes), duplicate: true)))
+        #expect(
+            try raw.receive()
+                == .saved(Saved(name: "IMG_0.png", size: Int64(bytes.count), sha256: sha256Hex(bytes), duplicate: true))
+        )
         raw.close()
 
         // LocalSend: a file whose SHA-256 the app gives is left out of the answer (all of them: 204);
         // one without is uploaded, and then nothing new is stored.
         let app = try LocalSendApp(port: d.localSendPort)
-        let held = roll.prefix(3).enumerated().map { (id: "h\($0.offset)", name: "phone \($0.offset).png", bytes: readFile($0.element)!, type: "image/png",
-                                                       hash: Optional(sha256Hex(readFile($0.element)!))) }
+        let held = roll.prefix(3).enumerated().map {
+            (
+                id: "h\($0.offset)", name: "phone \($0.offset).png", bytes: readFile($0.element)!, type: "image/png",
+                hash: Optional(sha256Hex(readFile($0.element)!))
+            )
+        }
         #expect(try app.prepare(held).status == 204)
         // The log is written by a thread of its own: the line may follow the answer by a moment.
-        #expect(eventually { d.log.contains("\"phone 0.png\" is already kept as \"IMG_0.png\"; not asked for") }, "\(d.log)")
+        #expect(
+            eventually { d.log.contains("\"phone 0.png\" is already kept as \"IMG_0.png\"; not asked for") }, "\(d.log)"
+        )
         var unhashed = held[0]
         unhashed.hash = nil
         let (status, json) = try app.prepare([unhashed])
         #expect(status == 200)
         let (session, files) = tokens(json)
-        #expect(try app.upload(session: session, fileID: "h0", token: files["h0"] ?? "", bytes: unhashed.bytes).status == 200)
-        #expect(eventually { d.log.contains("\"phone 0.png\" (") && d.log.contains("is already kept as \"IMG_0.png\"; nothing new stored") }, "\(d.log)")
+        #expect(
+            try app.upload(session: session, fileID: "h0", token: files["h0"] ?? "", bytes: unhashed.bytes).status
+                == 200)
+        #expect(
+            eventually {
+                d.log.contains("\"phone 0.png\" (")
+                    && d.log.contains("is already kept as \"IMG_0.png\"; nothing new stored")
+            }, "\(d.log)")
         #expect(tree(d.dir).count == 20)
         #expect(d.incoming.isEmpty)
         #expect(d.stop() == 0)
@@ -189,7 +228,9 @@ struct ArrivalsTests {
         #expect(try send(keep, [roll[0]]).stdout == "\(roll[0]): saved as \"IMG_0 (2).png\"\n")
     }
 
-    @Test("duplicates = skip with late answers: the same bytes twice in one session, the second offered while the first waits for its round, store nothing new (issue 46)")
+    @Test(
+        "duplicates = skip with late answers: the same bytes twice in one session, the second offered while the first waits for its round, store nothing new (issue 46)"
+    )
     func duplicateInFlight() throws {
         let d = try DaemonProcess()
         let bytes = makePNG(size: 250_000, seed: 78)
@@ -213,14 +254,18 @@ struct ArrivalsTests {
         #expect(try raw.receive() == .accept(Accept(offset: 0)))
         try sendBytes()
         try raw.send(.done)
-        #expect(try raw.receive() == .saved(Saved(name: "first.png", size: Int64(bytes.count), sha256: sha, duplicate: true)))
+        #expect(
+            try raw.receive()
+                == .saved(Saved(name: "first.png", size: Int64(bytes.count), sha256: sha, duplicate: true)))
         try raw.send(.bye)
         raw.close()
         #expect(d.visible == ["first.png"])
         #expect(d.stop() == 0)
     }
 
-    @Test("a late-answers sender that closes right after DONE: its photo is in the library with its sender, and the same bytes sent again are already there, one file (issue 54)")
+    @Test(
+        "a late-answers sender that closes right after DONE: its photo is in the library with its sender, and the same bytes sent again are already there, one file (issue 54)"
+    )
     func closedAfterDone() throws {
         let d = try DaemonProcess()
         let src = makeTemporaryDirectory()
@@ -237,7 +282,10 @@ struct ArrivalsTests {
         }
         try raw.send(.done)
         raw.close()
-        #expect(eventually { d.log.contains("saved \"lost0.png\"") && d.log.contains("(not answered: the session had ended)") }, "\(d.log)")
+        #expect(
+            eventually {
+                d.log.contains("saved \"lost0.png\"") && d.log.contains("(not answered: the session had ended)")
+            }, "\(d.log)")
         #expect(waitForIndex(d, ["lost0.png"]))
         let entry = try #require(try listed(d).first)
         #expect(entry["SenderName"] as? String == "impatient", "\(entry)")
@@ -247,7 +295,9 @@ struct ArrivalsTests {
         #expect(d.stop() == 0)
     }
 
-    @Test("a resumed upload that was whole when its session broke off ends at once: ACCEPT at its size, nothing sent again")
+    @Test(
+        "a resumed upload that was whole when its session broke off ends at once: ACCEPT at its size, nothing sent again"
+    )
     func wholePartialResumed() throws {
         let d = try DaemonProcess()
         let bytes = makePNG(size: 250_001, seed: 77)
@@ -267,7 +317,10 @@ struct ArrivalsTests {
         // A sender that takes "held" gets ACCEPT at the end; DONE publishes it.
         let again = try RawPeer(port: d.port)
         try again.send(.hello(Hello(name: "raw", window: 4, features: ["held"])))
-        guard case .welcome? = try again.receive() else { Issue.record("no WELCOME"); return }
+        guard case .welcome? = try again.receive() else {
+            Issue.record("no WELCOME")
+            return
+        }
         try again.send(.offer(Offer(name: "whole.png", size: Int64(bytes.count), sha256: sha)))
         #expect(try again.receive() == .accept(Accept(offset: Int64(bytes.count))))
         try again.send(.done)
@@ -276,11 +329,15 @@ struct ArrivalsTests {
         #expect(d.incoming.isEmpty)
     }
 
-    @Test("on-saved: run for each photo saved and each duplicate, in order, with the path and PTK_ variables; a failing one is logged with its status")
+    @Test(
+        "on-saved: run for each photo saved and each duplicate, in order, with the path and PTK_ variables; a failing one is logged with its status"
+    )
     func hookRuns() throws {
         let root = makeTemporaryDirectory("ptk-hook")
         defer { removeTree(root) }
-        hookScript(root + "/hook", """
+        hookScript(
+            root + "/hook",
+            """
             { echo "args=$*"; env | grep '^PTK_' | sort; echo; } >> \(root)/runs
             case "$PTK_NAME" in fail*) echo "about to fail"; exit 3;; esac
             """)
@@ -289,19 +346,32 @@ struct ArrivalsTests {
         let d = try DaemonProcess(["--config", conf], root: root)
         // Hooks run on a thread of their own, named for ps -L and top -H.
         let pid = d.process.processIdentifier
-        #expect(eventually { listDirectory("/proc/\(pid)/task").contains { readFile("/proc/\(pid)/task/\($0)/comm") == Array("hook\n".utf8) } })
+        #expect(
+            eventually {
+                listDirectory("/proc/\(pid)/task").contains {
+                    readFile("/proc/\(pid)/task/\($0)/comm") == Array("hook\n".utf8)
+                }
+            })
         let a = photo(root, "a.png", size: 20_000, seed: 1)
         let f = photo(root, "fail.png", size: 20_000, seed: 2)
         let r = try send(d, [a, f, a], ["--parallel", "1"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(eventually { d.log.contains("the hook for \"a.png\" ran") && d.log.contains("exit status 3") && d.log.components(separatedBy: "on-saved: the hook for").count == 4 }, "\(d.log)")
-        let runs = String(decoding: readFile(root + "/runs") ?? [], as: UTF8.self).components(separatedBy: "\n\n").filter { !$0.isEmpty }
+        #expect(
+            eventually {
+                d.log.contains("the hook for \"a.png\" ran") && d.log.contains("exit status 3")
+                    && d.log.components(separatedBy: "on-saved: the hook for").count == 4
+            }, "\(d.log)")
+        let runs = String(decoding: readFile(root + "/runs") ?? [], as: UTF8.self).components(separatedBy: "\n\n")
+            .filter { !$0.isEmpty }
         try #require(runs.count == 3, "\(runs)")
-        let id = try run("ptk-send", ["--id"], environment: ["XDG_CONFIG_HOME": d.senderConfig]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = try run("ptk-send", ["--id"], environment: ["XDG_CONFIG_HOME": d.senderConfig]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let bytes = readFile(a)!
         #expect(runs[0].hasPrefix("args=first word \(d.dir)/a.png\n"), "\(runs[0])")
-        for line in ["PTK_NAME=a.png", "PTK_PATH=\(d.dir)/a.png", "PTK_SIZE=\(bytes.count)", "PTK_SHA256=\(sha256Hex(bytes))",
-                     "PTK_MEDIA_TYPE=image/png", "PTK_SENDER_ID=\(id)", "PTK_SENDER_ADDRESS=127.0.0.1:"] {
+        for line in [
+            "PTK_NAME=a.png", "PTK_PATH=\(d.dir)/a.png", "PTK_SIZE=\(bytes.count)", "PTK_SHA256=\(sha256Hex(bytes))",
+            "PTK_MEDIA_TYPE=image/png", "PTK_SENDER_ID=\(id)", "PTK_SENDER_ADDRESS=127.0.0.1:",
+        ] {
             #expect(runs[0].contains("\n" + line), "\(line) in \(runs[0])")
         }
         #expect(runs[0].contains("\nPTK_SENDER_NAME=") && runs[0].contains("\nPTK_RECEIVED=20"))
@@ -314,15 +384,22 @@ struct ArrivalsTests {
         // Nothing owed: a restart runs nothing again.
         let again = try DaemonProcess(["--config", conf], root: root)
         usleep(500_000)
-        #expect(String(decoding: readFile(root + "/runs") ?? [], as: UTF8.self).components(separatedBy: "\n\n").filter { !$0.isEmpty }.count == 3)
+        #expect(
+            String(decoding: readFile(root + "/runs") ?? [], as: UTF8.self).components(separatedBy: "\n\n").filter {
+                !$0.isEmpty
+            }.count == 3)
         #expect(again.stop() == 0)
     }
 
-    @Test("on-saved: a hook that hangs is stopped with SIGTERM, then SIGKILL; one that prints a lot is logged in part; neither delays SAVED")
+    @Test(
+        "on-saved: a hook that hangs is stopped with SIGTERM, then SIGKILL; one that prints a lot is logged in part; neither delays SAVED"
+    )
     func hookLimits() throws {
         let root = makeTemporaryDirectory("ptk-hook")
         defer { removeTree(root) }
-        hookScript(root + "/hook", """
+        hookScript(
+            root + "/hook",
+            """
             case "$PTK_NAME" in
               stubborn*) trap '' TERM; while :; do sleep 0.1; done;;
               loud*) seq 1 100000;;
@@ -332,16 +409,28 @@ struct ArrivalsTests {
         let conf = configFile("on-saved = \(root)/hook\non-saved-timeout = 1s\n")
         defer { removeTree(parentDirectory(of: conf)) }
         let d = try DaemonProcess(["--config", conf], root: root)
-        let paths = ["stubborn.png", "loud.png", "after.png"].enumerated().map { photo(root, $0.element, size: 10_000, seed: UInt64($0.offset + 1)) }
+        let paths = ["stubborn.png", "loud.png", "after.png"].enumerated().map {
+            photo(root, $0.element, size: 10_000, seed: UInt64($0.offset + 1))
+        }
         let r = try send(d, paths, ["--parallel", "1"])
         #expect(r.status == 0, "\(r.stderr)")
         // SAVED came without waiting for the hooks: the first is still running.
         #expect(readFile(root + "/done") == nil)
-        #expect(eventually(20) { String(decoding: readFile(root + "/done") ?? [], as: UTF8.self) == "loud.png\nafter.png\n" }, "\(d.log)")
-        #expect(eventually { d.log.contains("the hook for \"stubborn.png\" has run 1 s; stopping it (SIGTERM)") }, "\(d.log)")
+        #expect(
+            eventually(20) {
+                String(decoding: readFile(root + "/done") ?? [], as: UTF8.self) == "loud.png\nafter.png\n"
+            }, "\(d.log)")
+        #expect(
+            eventually { d.log.contains("the hook for \"stubborn.png\" has run 1 s; stopping it (SIGTERM)") },
+            "\(d.log)")
         #expect(eventually { d.log.contains("the hook for \"stubborn.png\" did not stop; killing it (SIGKILL)") })
-        #expect(eventually { d.log.contains("the hook for \"stubborn.png\" failed after") && d.log.contains("killed by signal 9") })
-        #expect(eventually { d.log.contains("on-saved \"loud.png\": 200\n") } && !d.log.contains("on-saved \"loud.png\": 201\n"))
+        #expect(
+            eventually {
+                d.log.contains("the hook for \"stubborn.png\" failed after") && d.log.contains("killed by signal 9")
+            })
+        #expect(
+            eventually { d.log.contains("on-saved \"loud.png\": 200\n") }
+                && !d.log.contains("on-saved \"loud.png\": 201\n"))
         #expect(eventually { d.log.contains("on-saved \"loud.png\": 99800 more line(s) of output not logged") })
         #expect(d.stop() == 0)
     }
@@ -362,19 +451,28 @@ struct ArrivalsTests {
         let doneBefore = String(decoding: readFile(root + "/done") ?? [], as: UTF8.self).split(separator: "\n").count
         #expect(doneBefore < 6, "the hooks ran too fast to test a restart")
         let again = try DaemonProcess(["--config", conf], root: root)
-        #expect(eventually(20) { Set(String(decoding: readFile(root + "/done") ?? [], as: UTF8.self).split(separator: "\n").map(String.init)) == Set(names) },
-                "\(again.log)")
+        #expect(
+            eventually(20) {
+                Set(
+                    String(decoding: readFile(root + "/done") ?? [], as: UTF8.self).split(separator: "\n").map(
+                        String.init)) == Set(names)
+            },
+            "\(again.log)")
         #expect(again.log.contains("hook run(s) owed from before the restart"), "\(again.log)")
         // In arrival order (a run cut off by the kill may finish late and repeat a name: at least once).
         var order: [String] = []
-        for name in String(decoding: readFile(root + "/done") ?? [], as: UTF8.self).split(separator: "\n").map(String.init) where !order.contains(name) {
+        for name in String(decoding: readFile(root + "/done") ?? [], as: UTF8.self).split(separator: "\n").map(
+            String.init) where !order.contains(name)
+        {
             order.append(name)
         }
         #expect(order == names)
         #expect(again.stop() == 0)
     }
 
-    @Test("ptk watch --json sees three sends in order, one line each; --since goes on after an id; it exits 0 on SIGTERM and when its output is closed")
+    @Test(
+        "ptk watch --json sees three sends in order, one line each; --since goes on after an id; it exits 0 on SIGTERM and when its output is closed"
+    )
     func watch() throws {
         let d = try DaemonProcess()
         #expect(try send(d, [photo(d.root, "before.png", size: 5_000, seed: 9)]).status == 0)
@@ -399,7 +497,9 @@ struct ArrivalsTests {
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
         }
-        let objects = text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let objects = text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(objects.map { $0["Name"] as? String } == ["w0.png", "w1.png", "w2.png"], "\(text)")
         #expect(objects.allSatisfy { $0["Indexed"] as? Bool == true && $0["Width"] != nil && $0["SHA256"] != nil })
         let ids = objects.compactMap { $0["ID"] as? Int }
@@ -409,11 +509,18 @@ struct ArrivalsTests {
         #expect(watcher.terminationReason == .exit && watcher.terminationStatus == 0)
         // --since the first id: the two after it, as text lines that start with the id; closing
         // the output (head) ends it with status 0.
-        let since = try run("/bin/bash", ["-c", "set -o pipefail; '\(binDirectory)/ptk' --config /dev/null --dir '\(d.dir)' watch --since \(ids[0]) | head -n 2"],
-                            timeout: 20, absolute: true)
+        let since = try run(
+            "/bin/bash",
+            [
+                "-c",
+                "set -o pipefail; '\(binDirectory)/ptk' --config /dev/null --dir '\(d.dir)' watch --since \(ids[0]) | head -n 2",
+            ],
+            timeout: 20, absolute: true)
         #expect(since.status == 0, "\(since.stderr)")
         let lines = since.stdout.split(separator: "\n")
-        #expect(lines.count == 2 && lines[0].hasPrefix("\(ids[1])  w1.png") && lines[1].hasPrefix("\(ids[2])  w2.png"), "\(since.stdout)")
+        #expect(
+            lines.count == 2 && lines[0].hasPrefix("\(ids[1])  w1.png") && lines[1].hasPrefix("\(ids[2])  w2.png"),
+            "\(since.stdout)")
         #expect(try library(d, ["watch", "--since", "soon"]).status == 64)
     }
 }

@@ -15,17 +15,21 @@ final class MultiAddressHost {
 
     init() throws {
         host = try MDNSHost(startAvahi: false)
-        writeFile(host.work + "/hosts", Array("""
-            127.0.0.1 localhost
-            2001:db8::1 dropfirst
-            127.0.0.1 dropfirst
-            2001:db8::2 refusefirst
-            127.0.0.1 refusefirst
-            2001:db8::1 nowhere
-            127.0.0.2 nowhere
+        writeFile(
+            host.work + "/hosts",
+            Array(
+                """
+                127.0.0.1 localhost
+                2001:db8::1 dropfirst
+                127.0.0.1 dropfirst
+                2001:db8::2 refusefirst
+                127.0.0.1 refusefirst
+                2001:db8::1 nowhere
+                127.0.0.2 nowhere
 
-            """.utf8))
-        try host.sh("""
+                """.utf8))
+        try host.sh(
+            """
             ip addr add 2001:db8::1/128 dev lo nodad
             ip addr add 2001:db8::2/128 dev lo nodad
             nft add table inet ptktest
@@ -52,7 +56,10 @@ final class MultiAddressHost {
     }
 }
 
-@Suite("End to end: connecting to a peer with several addresses (RFC 8305)", .enabled(if: canFilterPackets, "needs root, nsenter and nft (Debian package nftables)"), .serialized, .tags(.endToEnd, .root))
+@Suite(
+    "End to end: connecting to a peer with several addresses (RFC 8305)",
+    .enabled(if: canFilterPackets, "needs root, nsenter and nft (Debian package nftables)"), .serialized,
+    .tags(.endToEnd, .root))
 struct ConnectTests {
     @Test("an address whose SYNs are dropped does not stall the send: the next address is tried 250 ms later")
     func droppedAddress() throws {
@@ -86,7 +93,10 @@ struct ConnectTests {
         let port = h.daemon.port
         let (r, seconds) = try h.send(["--timeout", "3", "nowhere:\(port)", src])
         #expect(r.status == 69)
-        #expect(r.stderr == "ptk-send: cannot connect to nowhere:\(port): [2001:db8::1]:\(port): connection timed out; 127.0.0.2:\(port): connection timed out\n")
+        #expect(
+            r.stderr
+                == "ptk-send: cannot connect to nowhere:\(port): [2001:db8::1]:\(port): connection timed out; 127.0.0.2:\(port): connection timed out\n"
+        )
         // Two addresses, one after another, would have taken 6 s.
         #expect(seconds < 5.5, "took \(seconds) s")
     }

@@ -16,24 +16,31 @@ struct CurlResult {
 func curl(_ daemon: DaemonProcess, _ password: AppPassword?, _ args: [String]) throws -> CurlResult {
     let work = makeTemporaryDirectory("ptk-curl")
     defer { removeTree(work) }
-    let r = try run(findProgram("curl") ?? "/usr/bin/curl",
-                    ["-sS", "--cacert", daemon.webCertificate, "-D", work + "/headers", "-o", work + "/body", "-w", "%{http_code}"]
-                        + (password.map { ["-u", "\($0.user):\($0.password)"] } ?? []) + args,
-                    timeout: 30, absolute: true)
+    let r = try run(
+        findProgram("curl") ?? "/usr/bin/curl",
+        ["-sS", "--cacert", daemon.webCertificate, "-D", work + "/headers", "-o", work + "/body", "-w", "%{http_code}"]
+            + (password.map { ["-u", "\($0.user):\($0.password)"] } ?? []) + args,
+        timeout: 30, absolute: true)
     var headers: [String: String] = [:]
     let text = String(decoding: readFile(work + "/headers") ?? [], as: UTF8.self)
     // The last response's head only (a 100 Continue may come first).
-    for line in (text.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }.last ?? "").components(separatedBy: "\r\n") {
+    for line in (text.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }.last ?? "").components(
+        separatedBy: "\r\n")
+    {
         guard let colon = line.firstIndex(of: ":") else { continue }
         headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
     }
-    return CurlResult(status: Int(r.stdout) ?? 0, headers: headers, body: readFile(work + "/body") ?? [], stderr: r.stderr)
+    return CurlResult(
+        status: Int(r.stdout) ?? 0, headers: headers, body: readFile(work + "/body") ?? [], stderr: r.stderr)
 }
 
-@Suite("End to end: WebDAV door with curl (issue 44)", .serialized,
-       .enabled(if: haveProgram("curl") || davClientsRequired, "needs curl"), .tags(.endToEnd))
+@Suite(
+    "End to end: WebDAV door with curl (issue 44)", .serialized,
+    .enabled(if: haveProgram("curl") || davClientsRequired, "needs curl"), .tags(.endToEnd))
 struct DAVCurlTests {
-    @Test("PUT with Content-Length and chunked (X-Expected-Entity-Length) stores byte-identical photos that GET (and Range) return; no credentials is 401 with a Basic challenge, OPTIONS too")
+    @Test(
+        "PUT with Content-Length and chunked (X-Expected-Entity-Length) stores byte-identical photos that GET (and Range) return; no credentials is 401 with a Basic challenge, OPTIONS too"
+    )
     func putAndGet() throws {
         let d = try DaemonProcess.withDAV()
         let work = makeTemporaryDirectory("ptk-dav-curl")
@@ -55,7 +62,9 @@ struct DAVCurlTests {
 
         let options = try curl(d, pw, ["-X", "OPTIONS", d.davURL])
         #expect(options.status == 200, "\(options.status) \(options.headers)")
-        #expect(options.headers["dav"].map { $0.replacingOccurrences(of: " ", with: "").hasPrefix("1,2") } == true, "\(options.headers)")
+        #expect(
+            options.headers["dav"].map { $0.replacingOccurrences(of: " ", with: "").hasPrefix("1,2") } == true,
+            "\(options.headers)")
         #expect(options.headers["ms-author-via"] == "DAV", "\(options.headers)")
 
         // Content-Length.
@@ -69,8 +78,12 @@ struct DAVCurlTests {
         let jpeg = makeJPEG(width: 120, height: 90, seed: 42)
         writeFile(work + "/b.jpg", jpeg)
         #expect(try curl(d, pw, ["-X", "MKCOL", d.davURL + "Trip"]).status == 201)
-        let chunked2 = try curl(d, pw, ["-T", work + "/b.jpg", "-H", "Transfer-Encoding: chunked",
-                                        "-H", "X-Expected-Entity-Length: \(jpeg.count)", d.davURL + "Trip/b.jpg"])
+        let chunked2 = try curl(
+            d, pw,
+            [
+                "-T", work + "/b.jpg", "-H", "Transfer-Encoding: chunked",
+                "-H", "X-Expected-Entity-Length: \(jpeg.count)", d.davURL + "Trip/b.jpg",
+            ])
         #expect(chunked2.status == 201, "\(chunked2.status) \(chunked2.stderr)")
         #expect(d.photoFiles["Trip/b.jpg"] == jpeg, "\(d.photoFiles.keys.sorted())")
 
@@ -95,12 +108,16 @@ struct DAVCurlTests {
         // A Depth 1 PROPFIND lists them; infinity is refused.
         let list = try curl(d, pw, ["-X", "PROPFIND", "-H", "Depth: 1", d.davURL + "Trip/"])
         #expect(list.status == 207)
-        #expect(listedNames(String(decoding: list.body, as: UTF8.self), in: "/dav/Trip/") == ["b.jpg", "c.heic"], "\(String(decoding: list.body, as: UTF8.self))")
+        #expect(
+            listedNames(String(decoding: list.body, as: UTF8.self), in: "/dav/Trip/") == ["b.jpg", "c.heic"],
+            "\(String(decoding: list.body, as: UTF8.self))")
         #expect(try curl(d, pw, ["-X", "PROPFIND", "-H", "Depth: infinity", d.davURL]).status == 403)
         #expect(d.stop() == 0)
     }
 
-    @Test("a text file is 415 and never stored; other bytes onto a kept name are 409 (the photo stays); the same bytes again store nothing twice")
+    @Test(
+        "a text file is 415 and never stored; other bytes onto a kept name are 409 (the photo stays); the same bytes again store nothing twice"
+    )
     func refusals() throws {
         let d = try DaemonProcess.withDAV()
         let work = makeTemporaryDirectory("ptk-dav-curl")
@@ -126,8 +143,12 @@ struct DAVCurlTests {
 
         // An upload password neither deletes, moves nor copies.
         #expect(try curl(d, pw, ["-X", "DELETE", d.davURL + "IMG_1.png"]).status == 403)
-        #expect(try curl(d, pw, ["-X", "MOVE", "-H", "Destination: \(d.davURL)IMG_2.png", d.davURL + "IMG_1.png"]).status == 403)
-        #expect(try curl(d, pw, ["-X", "COPY", "-H", "Destination: \(d.davURL)IMG_2.png", d.davURL + "IMG_1.png"]).status == 403)
+        #expect(
+            try curl(d, pw, ["-X", "MOVE", "-H", "Destination: \(d.davURL)IMG_2.png", d.davURL + "IMG_1.png"]).status
+                == 403)
+        #expect(
+            try curl(d, pw, ["-X", "COPY", "-H", "Destination: \(d.davURL)IMG_2.png", d.davURL + "IMG_1.png"]).status
+                == 403)
         #expect(d.photoFiles == ["IMG_1.png": first])
         #expect(d.stop() == 0)
     }

@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import PTKHTTP
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
 import PTKTransport
 import Testing
 
@@ -50,10 +50,13 @@ extension DaemonProcess {
     /// `ptk app-password add NAME --access ACCESS --json`, checked to be one whole object.
     func appPassword(_ name: String, access: String = "full") throws -> AppPassword {
         let r = try library(self, ["app-password", "add", name, "--access", access, "--json"])
-        guard r.status == 0, let object = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
-              let url = object["url"] as? String, let user = object["user"] as? String,
-              let password = object["password"] as? String, let granted = object["access"] as? String else {
-            throw HarnessError("ptk app-password add \(name) --access \(access) --json: \(r.status) \(r.stdout) \(r.stderr)")
+        guard r.status == 0,
+            let object = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
+            let url = object["url"] as? String, let user = object["user"] as? String,
+            let password = object["password"] as? String, let granted = object["access"] as? String
+        else {
+            throw HarnessError(
+                "ptk app-password add \(name) --access \(access) --json: \(r.status) \(r.stdout) \(r.stderr)")
         }
         return AppPassword(url: url, user: user, password: password, access: granted)
     }
@@ -68,7 +71,11 @@ extension DaemonProcess {
                 let path = relative.isEmpty ? name : relative + "/" + name
                 var st = stat()
                 guard lstat(dir + "/" + path, &st) == 0 else { continue }
-                if (st.st_mode & S_IFMT) == S_IFDIR { walk(path) } else { files[path] = readFile(dir + "/" + path) ?? [] }
+                if (st.st_mode & S_IFMT) == S_IFDIR {
+                    walk(path)
+                } else {
+                    files[path] = readFile(dir + "/" + path) ?? []
+                }
             }
         }
         walk("")
@@ -99,7 +106,8 @@ func davPhotoTree(seed: Int = 1) -> [String: [UInt8]] {
 func writeTree(_ tree: [String: [UInt8]], in root: String) {
     for (path, bytes) in tree {
         let full = root + "/" + path
-        try? FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         writeFile(full, bytes)
     }
 }
@@ -107,7 +115,8 @@ func writeTree(_ tree: [String: [UInt8]], in root: String) {
 /// A path's segments percent-encoded for a request target ("Été/beach day.jpeg" ->
 /// "%C3%89t%C3%A9/beach%20day.jpeg").
 func davEscape(_ path: String) -> String {
-    var allowed = CharacterSet.alphanumerics.intersection(CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
+    var allowed = CharacterSet.alphanumerics.intersection(
+        CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
     allowed.insert(charactersIn: "-._~/")
     return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
 }
@@ -146,8 +155,10 @@ final class DAVSession {
     /// the answer. `chunked` sends the body in pieces of that size, with `Transfer-Encoding:
     /// <chunkedSpelling>`; otherwise with Content-Length when it has a body or the method carries one.
     @discardableResult
-    func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
-              chunked: Int? = nil, chunkedSpelling: String = "chunked") throws -> DAVResponse {
+    func send(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = [],
+        chunked: Int? = nil, chunkedSpelling: String = "chunked"
+    ) throws -> DAVResponse {
         let c = try connection ?? browser.connect()
         connection = c
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: \(userAgent)\r\n"
@@ -237,10 +248,14 @@ struct DAVEntry {
 /// what a client would list.
 func multistatus(_ text: String) -> [DAVEntry] {
     func matches(_ pattern: String, in s: String) -> [[String]] {
-        guard let re = try? NSRegularExpression(pattern: pattern, options: [.dotMatchesLineSeparators, .caseInsensitive]) else { return [] }
+        guard
+            let re = try? NSRegularExpression(pattern: pattern, options: [.dotMatchesLineSeparators, .caseInsensitive])
+        else { return [] }
         let ns = s as NSString
         return re.matches(in: s, range: NSRange(location: 0, length: ns.length)).map { m in
-            (0..<m.numberOfRanges).map { m.range(at: $0).location == NSNotFound ? "" : ns.substring(with: m.range(at: $0)) }
+            (0..<m.numberOfRanges).map {
+                m.range(at: $0).location == NSNotFound ? "" : ns.substring(with: m.range(at: $0))
+            }
         }
     }
     let prefix = #"(?:[A-Za-z_][\w.-]*:)?"#
@@ -252,7 +267,8 @@ func multistatus(_ text: String) -> [DAVEntry] {
         href = href.removingPercentEncoding ?? href
         let length = matches("<\(prefix)getcontentlength>\\s*(\\d+)\\s*</", in: block).first.flatMap { Int($0[1]) }
         let statuses = matches("<\(prefix)status>\\s*HTTP/1\\.[01] (\\d{3})", in: block).compactMap { Int($0[1]) }
-        let collection = block.range(of: "<\(prefix)collection\\s*/>", options: [.regularExpression, .caseInsensitive]) != nil
+        let collection =
+            block.range(of: "<\(prefix)collection\\s*/>", options: [.regularExpression, .caseInsensitive]) != nil
         return DAVEntry(href: href, isCollection: collection, length: length, statuses: statuses, raw: block)
     }
 }
@@ -273,7 +289,8 @@ func listedNames(_ text: String, in folder: String) -> Set<String> {
 }
 
 /// The PROPFIND body Finder (WebDAVFS) sends for an item's attributes.
-let finderPropfind = Array("""
+let finderPropfind = Array(
+    """
     <?xml version="1.0" encoding="utf-8"?>
     <D:propfind xmlns:D="DAV:">
     <D:prop>
@@ -288,7 +305,8 @@ let finderPropfind = Array("""
 
 /// A lock request's body: exclusive write, the owner an href.
 func lockInfo(owner: String, shared: Bool = false) -> [UInt8] {
-    Array("""
+    Array(
+        """
         <?xml version="1.0" encoding="utf-8"?>
         <D:lockinfo xmlns:D="DAV:">
         <D:lockscope><D:\(shared ? "shared" : "exclusive")/></D:lockscope>

@@ -15,9 +15,11 @@ struct LitmusReport {
         for line in text.split(separator: "\n").map(String.init) {
             let words = line.split(separator: " ").map(String.init)
             if line.hasPrefix("  FAIL "), let colon = line.range(of: ": ") {
-                failures[String(line[line.index(line.startIndex, offsetBy: 7)..<colon.lowerBound])] = String(line[colon.upperBound...])
+                failures[String(line[line.index(line.startIndex, offsetBy: 7)..<colon.lowerBound])] = String(
+                    line[colon.upperBound...])
             } else if words.count == 9, words[2] == "run", let run = Int(words[1]), let passed = Int(words[3]),
-                      let failed = Int(words[5]), let skipped = Int(words[7]) {
+                let failed = Int(words[5]), let skipped = Int(words[7])
+            {
                 suites[words[0]] = Suite(run: run, passed: passed, failed: failed, skipped: skipped)
             } else if line.hasSuffix(" did not run") {
                 notRun.append(words[0])
@@ -26,8 +28,9 @@ struct LitmusReport {
     }
 }
 
-@Suite("End to end: WebDAV door under litmus (issue 44)", .serialized,
-       .enabled(if: haveProgram("litmus") || davClientsRequired, "needs litmus"), .tags(.endToEnd))
+@Suite(
+    "End to end: WebDAV door under litmus (issue 44)", .serialized,
+    .enabled(if: haveProgram("litmus") || davClientsRequired, "needs litmus"), .tags(.endToEnd))
 struct DAVLitmusTests {
     /// litmus's tests that fail against a photo receiver by design, each with why (litmus 0.13,
     /// as scripts/litmus.sh reported it against the door). litmus PUTs plain text ("This is\na
@@ -52,14 +55,18 @@ struct DAVLitmusTests {
         "locks/lock_collection": "PUT of a text file into the collection: 415",
     ]
 
-    @Test("litmus runs every suite (basic, copymove, props, locks, http) with a full password; no test fails but those that PUT text, copy or keep dead properties")
+    @Test(
+        "litmus runs every suite (basic, copymove, props, locks, http) with a full password; no test fails but those that PUT text, copy or keep dead properties"
+    )
     func conformance() throws {
         let d = try DaemonProcess.withDAV()
         let pw = try d.appPassword("litmus", access: "full")
         let keep = makeTemporaryDirectory("ptk-litmus-keep")
         defer { removeTree(keep) }
-        let r = try run("/bin/sh", [repositoryRoot() + "/scripts/litmus.sh", d.davURL, pw.user, pw.password], timeout: 180, absolute: true,
-                        environment: ["LITMUS_KEEP": keep])
+        let r = try run(
+            "/bin/sh", [repositoryRoot() + "/scripts/litmus.sh", d.davURL, pw.user, pw.password], timeout: 180,
+            absolute: true,
+            environment: ["LITMUS_KEEP": keep])
         // The report, whole, in the test's output: the closing note quotes it.
         print(r.stdout)
         #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
@@ -70,7 +77,10 @@ struct DAVLitmusTests {
             #expect(suite.run > 0 && suite.passed + suite.failed == suite.run, "\(name): \(suite)")
         }
         let unexpected = report.failures.filter { Self.expectedFailures[$0.key] == nil }
-        #expect(unexpected.isEmpty, "failures not on the documented list: \(unexpected.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "\n"))")
+        #expect(
+            unexpected.isEmpty,
+            "failures not on the documented list: \(unexpected.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "\n"))"
+        )
         // litmus sends text only: the photos directory holds none of it (its folders at most).
         #expect(d.photoFiles.isEmpty, "\(d.photoFiles.keys.sorted())")
         #expect(d.stop() == 0)

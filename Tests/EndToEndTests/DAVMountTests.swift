@@ -8,10 +8,14 @@ import Testing
 /// which says so plainly when the kernel refuses the mount.
 let canMountDavfs = geteuid() == 0 && haveProgram("/usr/sbin/mount.davfs") && access("/dev/fuse", R_OK | W_OK) == 0
 
-@Suite("End to end: WebDAV door mounted with davfs2 (issue 44)", .serialized,
-       .enabled(if: canMountDavfs || davClientsRequired, "needs root, /dev/fuse and davfs2 (mount.davfs)"), .tags(.endToEnd, .root))
+@Suite(
+    "End to end: WebDAV door mounted with davfs2 (issue 44)", .serialized,
+    .enabled(if: canMountDavfs || davClientsRequired, "needs root, /dev/fuse and davfs2 (mount.davfs)"),
+    .tags(.endToEnd, .root))
 struct DAVMountTests {
-    @Test("mount -t davfs (locks on, the door's certificate trusted): a folder of mixed photos copied in is listed, and after umount the photos directory holds them byte-identical")
+    @Test(
+        "mount -t davfs (locks on, the door's certificate trusted): a folder of mixed photos copied in is listed, and after umount the photos directory holds them byte-identical"
+    )
     func copyIntoMount() throws {
         let d = try DaemonProcess.withDAV()
         let pw = try d.appPassword("davfs", access: "upload")
@@ -32,21 +36,27 @@ struct DAVMountTests {
         // locks on, uploads at once on close, no questions.
         writeFile(work + "/secrets", Array("\(d.davURL) \(pw.user) \"\(pw.password)\"\n".utf8))
         chmod(work + "/secrets", 0o600)
-        writeFile(work + "/davfs2.conf", Array("""
-            secrets \(work)/secrets
-            trust_server_cert \(work)/cert.pem
-            use_locks 1
-            delay_upload 0
-            ask_auth 0
-            cache_dir \(work)/cache
-            use_expect100 0
+        writeFile(
+            work + "/davfs2.conf",
+            Array(
+                """
+                secrets \(work)/secrets
+                trust_server_cert \(work)/cert.pem
+                use_locks 1
+                delay_upload 0
+                ask_auth 0
+                cache_dir \(work)/cache
+                use_expect100 0
 
-            """.utf8))
-        let mount = try run("/bin/mount", ["-t", "davfs", "-o", "conf=\(work)/davfs2.conf,uid=0,gid=0", d.davURL, mountPoint],
-                            timeout: 30, absolute: true)
+                """.utf8))
+        let mount = try run(
+            "/bin/mount", ["-t", "davfs", "-o", "conf=\(work)/davfs2.conf,uid=0,gid=0", d.davURL, mountPoint],
+            timeout: 30, absolute: true)
         guard mount.status == 0 else {
-            let kernel = mount.stderr.contains("fuse") || mount.stderr.contains("coda") || mount.stderr.contains("kernel")
-            Issue.record("""
+            let kernel =
+                mount.stderr.contains("fuse") || mount.stderr.contains("coda") || mount.stderr.contains("kernel")
+            Issue.record(
+                """
                 davfs2 could not mount the door (exit \(mount.status)): \(mount.stderr.trimmingCharacters(in: .whitespacesAndNewlines))
                 \(kernel ? "THE KERNEL REFUSED THE MOUNT (no usable fuse/coda device in this sandbox?): this is not a fault of the door." : "")
                 ptkd log: \(d.log.suffix(2000))
@@ -77,7 +87,9 @@ struct DAVMountTests {
         }
         for path in tree.keys {
             let st = try run("/usr/bin/stat", ["-c", "%s", mountPoint + "/" + path], timeout: 30, absolute: true)
-            #expect(st.status == 0 && st.stdout == "\(tree[path]!.count)\n", "stat \(path) through the mount: \(st.stdout) \(st.stderr)")
+            #expect(
+                st.status == 0 && st.stdout == "\(tree[path]!.count)\n",
+                "stat \(path) through the mount: \(st.stdout) \(st.stderr)")
         }
         for (path, bytes) in tree {
             #expect(readFile(mountPoint + "/" + path) == bytes, "\(path) read back through the mount")

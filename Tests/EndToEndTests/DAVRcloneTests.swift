@@ -12,20 +12,27 @@ struct Rclone {
 
     /// Runs rclone with `args`; `stdin`: a file its standard input reads (`rcat`), else none.
     func run(_ args: [String], stdin: String? = nil) throws -> Finished {
-        let obscured = try EndToEndTests.run(findProgram("rclone") ?? "/usr/bin/rclone", ["obscure", password.password], absolute: true)
+        let obscured = try EndToEndTests.run(
+            findProgram("rclone") ?? "/usr/bin/rclone", ["obscure", password.password], absolute: true)
         guard obscured.status == 0 else { throw HarnessError("rclone obscure: \(obscured.stderr)") }
         let rclone = findProgram("rclone") ?? "/usr/bin/rclone"
         // A shell only to give rclone a file as its standard input: its arguments pass through as they are.
-        let (binary, prefix) = stdin == nil ? (rclone, []) : ("/bin/sh", ["-c", "exec \"$0\" \"$@\" < \"$PTK_STDIN\"", rclone])
-        return try EndToEndTests.run(binary,
-            prefix + args + ["--config", home + "/rclone.conf", "--webdav-vendor", "other", "--ca-cert", daemon.webCertificate,
-                    "--retries", "1", "--low-level-retries", "1", "--contimeout", "5s", "--timeout", "20s"],
+        let (binary, prefix) =
+            stdin == nil ? (rclone, []) : ("/bin/sh", ["-c", "exec \"$0\" \"$@\" < \"$PTK_STDIN\"", rclone])
+        return try EndToEndTests.run(
+            binary,
+            prefix + args + [
+                "--config", home + "/rclone.conf", "--webdav-vendor", "other", "--ca-cert", daemon.webCertificate,
+                "--retries", "1", "--low-level-retries", "1", "--contimeout", "5s", "--timeout", "20s",
+            ],
             timeout: 60, absolute: true,
-            environment: ["HOME": home, "XDG_CACHE_HOME": home + "/cache",
-                          "RCLONE_CONFIG_PTK_TYPE": "webdav", "RCLONE_CONFIG_PTK_URL": daemon.davURL,
-                          "RCLONE_CONFIG_PTK_VENDOR": "other", "RCLONE_CONFIG_PTK_USER": password.user,
-                          "RCLONE_CONFIG_PTK_PASS": obscured.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
-                          "PTK_STDIN": stdin ?? "/dev/null"])
+            environment: [
+                "HOME": home, "XDG_CACHE_HOME": home + "/cache",
+                "RCLONE_CONFIG_PTK_TYPE": "webdav", "RCLONE_CONFIG_PTK_URL": daemon.davURL,
+                "RCLONE_CONFIG_PTK_VENDOR": "other", "RCLONE_CONFIG_PTK_USER": password.user,
+                "RCLONE_CONFIG_PTK_PASS": obscured.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
+                "PTK_STDIN": stdin ?? "/dev/null",
+            ])
     }
 
     /// The files a `copy -v` run says it copied (its "Copied (new)" / "Copied (replaced ...)" lines).
@@ -39,9 +46,12 @@ struct Rclone {
 
     /// The figures of a run's last stats block: "Transferred: N / M" (files), and "Checks: N / M".
     static func figures(_ log: String, _ label: String) -> (Int, Int)? {
-        let lines = log.split(separator: "\n").filter { $0.hasPrefix(label + ":") && !$0.contains(" B /") && !$0.contains("Bytes") }
+        let lines = log.split(separator: "\n").filter {
+            $0.hasPrefix(label + ":") && !$0.contains(" B /") && !$0.contains("Bytes")
+        }
         guard let last = lines.last,
-              let r = last.range(of: #"(\d+) / (\d+)"#, options: .regularExpression) else { return nil }
+            let r = last.range(of: #"(\d+) / (\d+)"#, options: .regularExpression)
+        else { return nil }
         let parts = last[r].split(separator: "/").map { Int($0.trimmingCharacters(in: .whitespaces))! }
         return (parts[0], parts[1])
     }
@@ -49,8 +59,9 @@ struct Rclone {
     func cleanUp() { removeTree(home) }
 }
 
-@Suite("End to end: WebDAV door with rclone (issue 44)", .serialized,
-       .enabled(if: haveProgram("rclone") || davClientsRequired, "needs rclone"), .tags(.endToEnd))
+@Suite(
+    "End to end: WebDAV door with rclone (issue 44)", .serialized,
+    .enabled(if: haveProgram("rclone") || davClientsRequired, "needs rclone"), .tags(.endToEnd))
 struct DAVRcloneTests {
     /// Copies `tree` with rclone to `remote`, checks it, copies again, and returns the runs'
     /// logs; every step is asserted here.
@@ -73,13 +84,18 @@ struct DAVRcloneTests {
         #expect(second.status == 0, "\(second.stderr)")
         #expect(Rclone.copied(second.stderr).isEmpty, "\(second.stderr)")
         #expect(Rclone.figures(second.stderr, "Transferred").map { $0.0 } ?? 0 == 0, "\(second.stderr)")
-        #expect(Rclone.figures(second.stderr, "Checks").map { $0.0 == names.count && $0.1 == names.count } == true, "\(second.stderr)")
+        #expect(
+            Rclone.figures(second.stderr, "Checks").map { $0.0 == names.count && $0.1 == names.count } == true,
+            "\(second.stderr)")
         // What rclone lists is what it sent, litter included (listed back to this client).
         let listed = try rclone.run(["lsf", "-R", "--files-only", remote])
-        #expect(Set(listed.stdout.split(separator: "\n").map(String.init)) == names, "\(listed.stdout) \(listed.stderr)")
+        #expect(
+            Set(listed.stdout.split(separator: "\n").map(String.init)) == names, "\(listed.stdout) \(listed.stderr)")
     }
 
-    @Test("upload access: rclone copy of folders of PNG, JPEG and HEIC, rclone check, a second copy sends nothing; the photos land byte-identical in the sender's folder (layout sender), the litter never among them")
+    @Test(
+        "upload access: rclone copy of folders of PNG, JPEG and HEIC, rclone check, a second copy sends nothing; the photos land byte-identical in the sender's folder (layout sender), the litter never among them"
+    )
     func uploadAccess() throws {
         let d = try DaemonProcess.withDAV(["--layout", "sender"])
         // Someone else's photo, which this password never sees.
@@ -98,14 +114,21 @@ struct DAVRcloneTests {
         #expect(d.photoFiles == expected, "\(d.photoFiles.keys.sorted())")
         #expect(d.photoFiles.keys.allSatisfy { !isClientLitter($0) })
         // The library indexes them, sent by "dav: rclone".
-        #expect(eventually(30) { (try? listed(d)).map { Set($0.compactMap { $0["Name"] as? String }) == Set(expected.keys) } ?? false },
-                "\((try? listed(d)) ?? [])")
-        let senders = try listed(d).filter { ($0["Name"] as? String)?.hasPrefix("dav: rclone/") == true }.map { $0["SenderName"] as? String }
+        #expect(
+            eventually(30) {
+                (try? listed(d)).map { Set($0.compactMap { $0["Name"] as? String }) == Set(expected.keys) } ?? false
+            },
+            "\((try? listed(d)) ?? [])")
+        let senders = try listed(d).filter { ($0["Name"] as? String)?.hasPrefix("dav: rclone/") == true }.map {
+            $0["SenderName"] as? String
+        }
         #expect(senders.count == tree.count && senders.allSatisfy { $0 == "dav: rclone" }, "\(senders)")
         #expect(d.stop() == 0)
     }
 
-    @Test("full access: the received-photos directory is the share; rclone copies a tree into a folder of it and checks it, a second copy sends nothing, and it sees the photos others sent")
+    @Test(
+        "full access: the received-photos directory is the share; rclone copies a tree into a folder of it and checks it, a second copy sends nothing, and it sees the photos others sent"
+    )
     func fullAccess() throws {
         let d = try DaemonProcess.withDAV()
         let other = makePNG(size: 5_000, seed: 8)

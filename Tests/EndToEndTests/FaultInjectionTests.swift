@@ -30,20 +30,26 @@ struct CountedCall: Sendable {
     /// The site with the library's own frame left out: where in ptkd or a library the call is made.
     var caller: String { site.split(separator: " ").dropFirst().joined(separator: " ") }
     /// Made by OpenSSL on the connection (TLS records), not by ptkd on a file.
-    var onSocket: Bool { site.contains("libcrypto") || site.contains("libssl") || function.hasPrefix("recv") || function.hasPrefix("send") }
+    var onSocket: Bool {
+        site.contains("libcrypto") || site.contains("libssl") || function.hasPrefix("recv")
+            || function.hasPrefix("send")
+    }
 }
 
 /// The calls recorded in `path` (lines "ALL OFKIND KIND FUNCTION FRAMES..."), and the fault
 /// made, if one was.
 func countedCalls(_ path: String) -> (calls: [CountedCall], fault: CountedCall?) {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-    var calls: [CountedCall] = [], fault: CountedCall?
+    var calls: [CountedCall] = []
+    var fault: CountedCall?
     for line in text.split(separator: "\n") {
         var fields = line.split(separator: " ").map(String.init)
         let isFault = fields.first == "fault"
         if isFault { fields.removeFirst() }
         guard fields.count >= 4, let all = Int(fields[0]), let ofKind = Int(fields[1]) else { continue }
-        let call = CountedCall(all: all, ofKind: ofKind, kind: fields[2], function: fields[3], site: fields.dropFirst(4).joined(separator: " "))
+        let call = CountedCall(
+            all: all, ofKind: ofKind, kind: fields[2], function: fields[3],
+            site: fields.dropFirst(4).joined(separator: " "))
         if isFault { fault = call } else { calls.append(call) }
     }
     return (calls, fault)
@@ -135,7 +141,8 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     let record = root + "/calls"
     var environment = ["LD_PRELOAD": faultLibrary, "PTK_FAULT_THREADS": spec.threads, "PTK_FAULT_RECORD": record]
     if let fault = spec.fault { environment["PTK_FAULT"] = fault }
-    let flags = ["--idle-timeout", "5"] + (spec.route == .localSend ? ["--localsend", "on", "--localsend-port", "0"] : [])
+    let flags =
+        ["--idle-timeout", "5"] + (spec.route == .localSend ? ["--localsend", "on", "--localsend-port", "0"] : [])
 
     let d: DaemonProcess
     do { d = try DaemonProcess(flags, root: root, environment: environment) } catch {
@@ -146,9 +153,13 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     let started = Date()
     let first = deliver(spec.route, d, spec.photos, root: root, problem: problem)
     var saved = first.saved
-    if Date().timeIntervalSince(started) > 25 { problem("the send took \(Int(Date().timeIntervalSince(started))) s: a hang") }
+    if Date().timeIntervalSince(started) > 25 {
+        problem("the send took \(Int(Date().timeIntervalSince(started))) s: a hang")
+    }
     if spec.mustSave && saved.count != spec.photos.count {
-        problem("saved \(saved.count) of \(spec.photos.count) photos; a fault to retry reached the sender: \(first.failures). ptkd's log:\n\(d.log)")
+        problem(
+            "saved \(saved.count) of \(spec.photos.count) photos; a fault to retry reached the sender: \(first.failures). ptkd's log:\n\(d.log)"
+        )
     }
     // Indexing is done (or ptkd was killed) before the next send, so every run counts the same
     // calls: those of the photos sent, not of the next send's. (Under EAGAIN at every other call,
@@ -158,7 +169,13 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     // The part under test is over: no more counting, and no fault if none was made.
     if d.process.isRunning {
         kill(d.process.processIdentifier, SIGUSR2)
-        if !eventually(5, { (try? String(contentsOfFile: record, encoding: .utf8))?.contains("disarmed\n") == true || !d.process.isRunning }) {
+        if !eventually(
+            5,
+            {
+                (try? String(contentsOfFile: record, encoding: .utf8))?.contains("disarmed\n") == true
+                    || !d.process.isRunning
+            })
+        {
             // A kill made just before the signal (the call came late, on a loaded machine: a
             // flush of the library's) is the fault under test, not a deaf library: the record
             // says the fault was made, and the process ends of it.
@@ -180,7 +197,9 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
             // A hang is a stop that never ends: 30 s tells one from a machine busy with the other
             // sweeps (a full run once needed more than 10 s to stop a healthy ptkd).
             let status = d.stop(timeout: 30)
-            if status != 0 { problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the fault; its log:\n\(d.log)") }
+            if status != 0 {
+                problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the fault; its log:\n\(d.log)")
+            }
         }
     }
     if !d.process.isRunning && !spec.isKill {
@@ -192,10 +211,13 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
         }
     }
     // The error the sender was told matches the fault: no-space for ENOSPC and EDQUOT, else io-error.
-    if let fault = outcome.fault, let error = spec.fault?.split(separator: ":")[1], !fault.onSocket, !spec.isKill, !spec.mustSave {
+    if let fault = outcome.fault, let error = spec.fault?.split(separator: ":")[1], !fault.onSocket, !spec.isKill,
+        !spec.mustSave
+    {
         let expected = error == "ENOSPC" || error == "EDQUOT" ? ["no-space", "HTTP 507"] : ["io-error", "HTTP 500"]
         for failure in first.failures where !expected.contains(where: failure.contains) {
-            problem("\(error) at \(fault.function) reached the sender as something else than \(expected[0]): \(failure)")
+            problem(
+                "\(error) at \(fault.function) reached the sender as something else than \(expected[0]): \(failure)")
         }
     }
     // After a restart, with no fault.
@@ -215,7 +237,9 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     }
     for (photo, name) in saved {
         let bytes = sent.first { $0.name == photo }!.bytes
-        if readFile(again.dir + "/" + name) != bytes { problem("\(photo) was reported saved as \"\(name)\" but is not there after a restart") }
+        if readFile(again.dir + "/" + name) != bytes {
+            problem("\(photo) was reported saved as \"\(name)\" but is not there after a restart")
+        }
     }
     // 5.
     for part in again.incoming {
@@ -231,8 +255,11 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     let unsaved = spec.photos.filter { saved[$0.name] == nil }
     if !unsaved.isEmpty {
         let resent = deliver(spec.route, again, unsaved, root: root, problem: problem).saved
-        for p in unsaved where resent[p.name] == nil { problem("\(p.name) was not saved when sent again after the restart") }
-        for (photo, name) in resent where readFile(again.dir + "/" + name) != sent.first(where: { $0.name == photo })!.bytes {
+        for p in unsaved where resent[p.name] == nil {
+            problem("\(p.name) was not saved when sent again after the restart")
+        }
+        for (photo, name) in resent
+        where readFile(again.dir + "/" + name) != sent.first(where: { $0.name == photo })!.bytes {
             problem("\(photo), sent again, is not intact as \"\(name)\"")
         }
     }
@@ -241,14 +268,24 @@ func execute(_ spec: FaultRun) -> FaultOutcome {
     let files = Set(again.visible)
     if !waitForIndex(again, files, timeout: 30) {
         let listedNames: String
-        do { listedNames = "\(try listed(again).map { "\($0["Name"] ?? "?") indexed \($0["Indexed"] ?? "?")" })" } catch { listedNames = "unread (\(error))" }
-        problem("the library does not list each photo file once, indexed: files \(files.sorted()), library \(listedNames); log:\n\(again.log)")
+        do { listedNames = "\(try listed(again).map { "\($0["Name"] ?? "?") indexed \($0["Indexed"] ?? "?")" })" } catch
+        { listedNames = "unread (\(error))" }
+        problem(
+            "the library does not list each photo file once, indexed: files \(files.sorted()), library \(listedNames); log:\n\(again.log)"
+        )
     }
-    let check = try? run("/usr/bin/python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
-                                                again.dir + "/.ptk/index.sqlite"], absolute: true)
+    let check = try? run(
+        "/usr/bin/python3",
+        [
+            "-c",
+            "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
+            again.dir + "/.ptk/index.sqlite",
+        ], absolute: true)
     if check?.stdout != "ok\n" { problem("PRAGMA integrity_check: \(check?.stdout ?? "") \(check?.stderr ?? "")") }
     let status = again.stop(timeout: 30)  // as above: a hang, not a busy machine
-    if status != 0 { problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the restart; its log:\n\(again.log)") }
+    if status != 0 {
+        problem("ptkd stopped with \(status.map(String.init) ?? "a hang") after the restart; its log:\n\(again.log)")
+    }
     return outcome
 }
 
@@ -260,32 +297,47 @@ struct Delivered {
 }
 
 /// Sends `photos` to `d` by `route`, and checks invariant 2 on those not saved.
-func deliver(_ route: Route, _ d: DaemonProcess, _ photos: [SentPhoto], root: String,
-             problem: (String) -> Void) -> Delivered {
+func deliver(
+    _ route: Route, _ d: DaemonProcess, _ photos: [SentPhoto], root: String,
+    problem: (String) -> Void
+) -> Delivered {
     var delivered = Delivered()
     switch route {
     case .ptkSend:
         let paths = photos.map { root + "/src/" + $0.name }
-        guard let r = try? run("ptk-send", ["--timeout", "10", "127.0.0.1:\(d.port)"] + paths, timeout: 40,
-                               environment: ["XDG_CONFIG_HOME": d.senderConfig]) else {
+        guard
+            let r = try? run(
+                "ptk-send", ["--timeout", "10", "127.0.0.1:\(d.port)"] + paths, timeout: 40,
+                environment: ["XDG_CONFIG_HOME": d.senderConfig])
+        else {
             problem("ptk-send did not run")
             return delivered
         }
-        delivered.failures = r.stdout.split(separator: "\n").filter { $0.contains(": failed: ") || $0.contains(": refused: ") }.map(String.init)
+        delivered.failures = r.stdout.split(separator: "\n").filter {
+            $0.contains(": failed: ") || $0.contains(": refused: ")
+        }.map(String.init)
         for line in r.stdout.split(separator: "\n") {
             // A photo the receiver kept already (saved before the fault cut the answer off) counts as saved.
-            guard let range = line.range(of: ": saved as \"") ?? line.range(of: ": already there as \"") else { continue }
+            guard let range = line.range(of: ": saved as \"") ?? line.range(of: ": already there as \"") else {
+                continue
+            }
             let path = String(line[..<range.lowerBound])
             let rest = line[range.upperBound...]
             guard let end = rest.firstIndex(of: "\"") else { continue }
             delivered.saved[(path as NSString).lastPathComponent] = String(rest[..<end])
         }
-        if r.status == 0 && delivered.saved.count != photos.count { problem("ptk-send exited 0 but reported \(delivered.saved.count) of \(photos.count) saved: \(r.stdout)") }
+        if r.status == 0 && delivered.saved.count != photos.count {
+            problem("ptk-send exited 0 but reported \(delivered.saved.count) of \(photos.count) saved: \(r.stdout)")
+        }
         if r.status != 0 {
             if ![1, 69, 76].contains(r.status) { problem("ptk-send exited \(r.status): \(r.stdout) \(r.stderr)") }
             for (photo, path) in zip(photos, paths) where delivered.saved[photo.name] == nil {
                 let said = r.stdout.split(separator: "\n").contains { $0.hasPrefix(path + ": ") }
-                if !said { problem("ptk-send failed (\(r.status)) without saying what became of \(photo.name): \(r.stdout) \(r.stderr)") }
+                if !said {
+                    problem(
+                        "ptk-send failed (\(r.status)) without saying what became of \(photo.name): \(r.stdout) \(r.stderr)"
+                    )
+                }
             }
         }
     case .localSend:
@@ -293,13 +345,20 @@ func deliver(_ route: Route, _ d: DaemonProcess, _ photos: [SentPhoto], root: St
             problem("no LocalSend app")
             return delivered
         }
-        let files = photos.enumerated().map { (id: "f\($0.offset)", name: $0.element.name, bytes: $0.element.bytes, type: "image/png", hash: Optional(sha256Hex($0.element.bytes))) }
+        let files = photos.enumerated().map {
+            (
+                id: "f\($0.offset)", name: $0.element.name, bytes: $0.element.bytes, type: "image/png",
+                hash: Optional(sha256Hex($0.element.bytes))
+            )
+        }
         // A connection lost (an error, or status 0: closed without a whole answer) told nothing.
         guard let (status, json) = try? app.prepare(files), status != 0 else { return delivered }
         // 204: the receiver keeps every one already (saved before the fault cut the answer off).
         if status == 204 {
             for f in files {
-                if readFile(d.dir + "/" + f.name) != f.bytes { problem("prepare-upload answered 204 but \(f.name) is not kept") }
+                if readFile(d.dir + "/" + f.name) != f.bytes {
+                    problem("prepare-upload answered 204 but \(f.name) is not kept")
+                }
                 delivered.saved[f.name] = f.name
             }
             return delivered
@@ -313,11 +372,14 @@ func deliver(_ route: Route, _ d: DaemonProcess, _ photos: [SentPhoto], root: St
         for f in files {
             guard let token = fileTokens[f.id] else {
                 // Left out: kept already, under its own name (the fault cut off an earlier answer).
-                if readFile(d.dir + "/" + f.name) != f.bytes { problem("prepare-upload left out \(f.name), which is not kept") }
+                if readFile(d.dir + "/" + f.name) != f.bytes {
+                    problem("prepare-upload left out \(f.name), which is not kept")
+                }
                 delivered.saved[f.name] = f.name
                 continue
             }
-            guard let r = try? app.upload(session: session, fileID: f.id, token: token, bytes: f.bytes), r.status != 0 else { continue }
+            guard let r = try? app.upload(session: session, fileID: f.id, token: token, bytes: f.bytes), r.status != 0
+            else { continue }
             if r.status == 200 {
                 delivered.saved[f.name] = f.name
             } else {
@@ -338,7 +400,10 @@ func executeAll(_ runs: [FaultRun], workers: Int = 4) -> [FaultOutcome] {
         try? startThread(name: "test") {
             while true {
                 var i = 0
-                next.mutate { i = $0; $0 += 1 }
+                next.mutate {
+                    i = $0
+                    $0 += 1
+                }
                 guard i < runs.count else { break }
                 let outcome = execute(runs[i])
                 results.mutate { $0[i] = outcome }
@@ -352,10 +417,14 @@ func executeAll(_ runs: [FaultRun], workers: Int = 4) -> [FaultOutcome] {
 
 /// A run for each call that `threads` make (as a recording shows) and each error of its kind:
 /// that call, and no other, fails with that error.
-func errorRuns(_ route: Route, threads: String, photos: [SentPhoto], partial: Int = 0, calls: [CountedCall]) -> [FaultRun] {
+func errorRuns(_ route: Route, threads: String, photos: [SentPhoto], partial: Int = 0, calls: [CountedCall])
+    -> [FaultRun]
+{
     calls.flatMap { call in
         (injectedErrors[call.kind] ?? []).map {
-            FaultRun(route: route, threads: threads, fault: "\(call.kind):\($0):\(call.ofKind)", photos: photos, partial: partial, target: call)
+            FaultRun(
+                route: route, threads: threads, fault: "\(call.kind):\($0):\(call.ofKind)", photos: photos,
+                partial: partial, target: call)
         }
     }
 }
@@ -376,17 +445,23 @@ func missedFault(_ run: FaultRun, _ outcome: FaultOutcome) -> Bool {
 /// The distinct call sites among `calls`, by kind and site.
 func distinctSites(_ calls: [CountedCall]) -> Int { Set(calls.map { $0.kind + " " + $0.caller }).count }
 
-@Suite("End to end: faults at every step", .serialized, .enabled(if: canInjectFaults, "needs root and libptkfault.so (built by swift build)"), .tags(.endToEnd, .root))
+@Suite(
+    "End to end: faults at every step", .serialized,
+    .enabled(if: canInjectFaults, "needs root and libptkfault.so (built by swift build)"), .tags(.endToEnd, .root))
 struct FaultInjectionTests {
     static let onePhoto = [SentPhoto(name: "one.png", bytes: makePNG(size: 250_000, seed: 31))]
-    static let threePhotos = [SentPhoto(name: "a.png", bytes: makePNG(size: 150_000, seed: 32)),
-                              SentPhoto(name: "b.png", bytes: makePNG(size: 120_000, seed: 33)),
-                              SentPhoto(name: "c.png", bytes: makePNG(size: 90_000, seed: 34))]
+    static let threePhotos = [
+        SentPhoto(name: "a.png", bytes: makePNG(size: 150_000, seed: 32)),
+        SentPhoto(name: "b.png", bytes: makePNG(size: 120_000, seed: 33)),
+        SentPhoto(name: "c.png", bytes: makePNG(size: 90_000, seed: 34)),
+    ]
 
     /// Records the calls of `threads` on `route` (the recording run must itself pass), then
     /// runs `make` on them and checks every run; prints what was covered.
-    func sweep(_ route: Route, threads: String, photos: [SentPhoto], partial: Int = 0, what: String,
-               make: ([CountedCall]) -> [FaultRun]) {
+    func sweep(
+        _ route: Route, threads: String, photos: [SentPhoto], partial: Int = 0, what: String,
+        make: ([CountedCall]) -> [FaultRun]
+    ) {
         let started = Date()
         let recording = execute(FaultRun(route: route, threads: threads, fault: nil, photos: photos, partial: partial))
         #expect(recording.problems.isEmpty, "\(recording.problems.joined(separator: "\n"))")
@@ -401,8 +476,12 @@ struct FaultInjectionTests {
         // reads and writes of TLS records on the connection, which the kernel's timing splits.
         let missed = zip(runs, outcomes).filter { missedFault($0.0, $0.1) }
         #expect(missed.isEmpty, "no fault was made in \(missed.map(\.0.label))")
-        let kinds = Dictionary(grouping: calls, by: \.kind).mapValues(\.count).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
-        print("faults: \(what): \(runs.count) runs over \(calls.count) calls (\(kinds.joined(separator: ", "))), \(distinctSites(calls)) distinct call sites, \(made.count) faults made, in \(Int(Date().timeIntervalSince(started))) s")
+        let kinds = Dictionary(grouping: calls, by: \.kind).mapValues(\.count).sorted { $0.key < $1.key }.map {
+            "\($0.key) \($0.value)"
+        }
+        print(
+            "faults: \(what): \(runs.count) runs over \(calls.count) calls (\(kinds.joined(separator: ", "))), \(distinctSites(calls)) distinct call sites, \(made.count) faults made, in \(Int(Date().timeIntervalSince(started))) s"
+        )
     }
 
     @Test("an I/O error at each call of a protocol v1 session over TLS")
@@ -419,14 +498,21 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("an I/O error at each call of a session that resumes a partial upload (cut mid-chunk: truncated to its whole chunks)")
+    @Test(
+        "an I/O error at each call of a session that resumes a partial upload (cut mid-chunk: truncated to its whole chunks)"
+    )
     func errorsInResumedSession() {
-        sweep(.ptkSend, threads: "session,flush", photos: Self.onePhoto, partial: 150_000, what: "v1 resumed session errors") {
+        sweep(
+            .ptkSend, threads: "session,flush", photos: Self.onePhoto, partial: 150_000,
+            what: "v1 resumed session errors"
+        ) {
             errorRuns(.ptkSend, threads: "session,flush", photos: Self.onePhoto, partial: 150_000, calls: $0)
         }
     }
 
-    @Test("an I/O error at each call of the flush rounds of three photos sent at once (issue 46): only the photos it may have lost fail")
+    @Test(
+        "an I/O error at each call of the flush rounds of three photos sent at once (issue 46): only the photos it may have lost fail"
+    )
     func errorsInFlushRounds() {
         sweep(.ptkSend, threads: "flush", photos: Self.threePhotos, what: "flush round errors") {
             errorRuns(.ptkSend, threads: "flush", photos: Self.threePhotos, calls: $0)
@@ -440,12 +526,17 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("EINTR and EAGAIN on every other call of every thread are retried, never reach a sender",
-          arguments: [Route.ptkSend, Route.localSend])
+    @Test(
+        "EINTR and EAGAIN on every other call of every thread are retried, never reach a sender",
+        arguments: [Route.ptkSend, Route.localSend])
     func retried(route: Route) {
         sweep(route, threads: "*", photos: Self.threePhotos, what: "\(route.rawValue) EINTR and EAGAIN") { _ in
             ["EINTR", "EAGAIN"].flatMap { error in
-                ["odd", "even"].map { FaultRun(route: route, threads: "*", fault: "any:\(error):\($0)", photos: Self.threePhotos, mustSave: true) }
+                ["odd", "even"].map {
+                    FaultRun(
+                        route: route, threads: "*", fault: "any:\(error):\($0)", photos: Self.threePhotos,
+                        mustSave: true)
+                }
             }
         }
     }
@@ -453,21 +544,33 @@ struct FaultInjectionTests {
     @Test("SIGKILL at each call of a session that receives three photos; restarted, the sender retries")
     func killsInSession() {
         sweep(.ptkSend, threads: "session,flush", photos: Self.threePhotos, what: "v1 session kills") { calls in
-            calls.map { FaultRun(route: .ptkSend, threads: "session,flush", fault: "any:KILL:\($0.all)", photos: Self.threePhotos, target: $0) }
+            calls.map {
+                FaultRun(
+                    route: .ptkSend, threads: "session,flush", fault: "any:KILL:\($0.all)", photos: Self.threePhotos,
+                    target: $0)
+            }
         }
     }
 
     @Test("SIGKILL at each call of a LocalSend upload of three photos; restarted, the app sends again")
     func killsInLocalSend() {
-        sweep(.localSend, threads: "localsend,flush", photos: Self.threePhotos, what: "LocalSend upload kills") { calls in
-            calls.map { FaultRun(route: .localSend, threads: "localsend,flush", fault: "any:KILL:\($0.all)", photos: Self.threePhotos, target: $0) }
+        sweep(.localSend, threads: "localsend,flush", photos: Self.threePhotos, what: "LocalSend upload kills") {
+            calls in
+            calls.map {
+                FaultRun(
+                    route: .localSend, threads: "localsend,flush", fault: "any:KILL:\($0.all)",
+                    photos: Self.threePhotos, target: $0)
+            }
         }
     }
 
     @Test("SIGKILL at each call of the library's indexing")
     func killsInIndexing() {
         sweep(.ptkSend, threads: "index", photos: Self.onePhoto, what: "indexing kills") { calls in
-            calls.map { FaultRun(route: .ptkSend, threads: "index", fault: "any:KILL:\($0.all)", photos: Self.onePhoto, target: $0) }
+            calls.map {
+                FaultRun(
+                    route: .ptkSend, threads: "index", fault: "any:KILL:\($0.all)", photos: Self.onePhoto, target: $0)
+            }
         }
     }
 }

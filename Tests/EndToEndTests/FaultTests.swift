@@ -35,7 +35,8 @@ struct FaultTests {
     @Test("beyond --max-sessions-per-address one address gets ERROR busy; a freed slot is reused")
     func perAddressLimit() throws {
         let d = try DaemonProcess(["--max-sessions-per-address", "2"])
-        let a = try RawPeer(port: d.port), b = try RawPeer(port: d.port)
+        let a = try RawPeer(port: d.port)
+        let b = try RawPeer(port: d.port)
         try a.hello()
         try b.hello()
         let c = try RawPeer(port: d.port)
@@ -92,8 +93,11 @@ struct FaultTests {
         try peer.hello()
         // Each tiny OFFER earns a REJECT that this peer never reads.
         var offers: [UInt8] = []
-        let o = FrameEncoder.encode(.offer(Offer(name: String(repeating: "n", count: 900) + ".jpg", size: 9,
-                                               sha256: String(repeating: "0", count: 64), mediaType: "image/jpeg")))
+        let o = FrameEncoder.encode(
+            .offer(
+                Offer(
+                    name: String(repeating: "n", count: 900) + ".jpg", size: 9,
+                    sha256: String(repeating: "0", count: 64), mediaType: "image/jpeg")))
         for _ in 0..<4000 { offers += o }
         let start = Date()
         try? peer.sendRaw(offers)
@@ -146,7 +150,9 @@ struct FaultTests {
             }
         }
         /// Sessions that have ended: served ones log "ended", ones that never became sessions "; closed".
-        func ended() -> Int { d.log.components(separatedBy: "ended").count + d.log.components(separatedBy: "; closed").count - 2 }
+        func ended() -> Int {
+            d.log.components(separatedBy: "ended").count + d.log.components(separatedBy: "; closed").count - 2
+        }
         for i in 0..<10 { try session(i) }
         #expect(eventually { ended() == 10 })
         #expect(waitForIndexing(d))
@@ -155,25 +161,43 @@ struct FaultTests {
         for i in 10..<500 { try session(i) }
         #expect(eventually(20) { d.openDescriptors == idleFDs }, "descriptors: \(d.openDescriptors) vs \(idleFDs) idle")
         let growth = d.residentKB - rssBefore
-        print("after 500 sessions: \(d.openDescriptors) descriptors (\(idleFDs) idle), resident memory \(rssBefore) kB -> \(d.residentKB) kB")
+        print(
+            "after 500 sessions: \(d.openDescriptors) descriptors (\(idleFDs) idle), resident memory \(rssBefore) kB -> \(d.residentKB) kB"
+        )
         #expect(growth < 32_768, "resident memory grew by \(growth) kB")
         #expect(try stillServes(d))
     }
 
-    @Test("out of file descriptors: logged once with the remedy, and serving again once descriptors are free",
-          .enabled(if: geteuid() == 0 && FileManager.default.fileExists(atPath: "/usr/bin/prlimit"), "needs root and prlimit (util-linux)"), .tags(.root))
+    @Test(
+        "out of file descriptors: logged once with the remedy, and serving again once descriptors are free",
+        .enabled(
+            if: geteuid() == 0 && FileManager.default.fileExists(atPath: "/usr/bin/prlimit"),
+            "needs root and prlimit (util-linux)"), .tags(.root))
     func outOfDescriptors() throws {
         let d = try DaemonProcess(["--max-sessions", "50"])
         // Room for two more descriptors: the third connection cannot be accepted.
         let limit = d.openDescriptors + 2
-        #expect(try run("/usr/bin/prlimit", ["--pid", String(d.process.processIdentifier), "--nofile=\(limit):\(limit)"], absolute: true).status == 0)
+        #expect(
+            try run(
+                "/usr/bin/prlimit", ["--pid", String(d.process.processIdentifier), "--nofile=\(limit):\(limit)"],
+                absolute: true
+            ).status == 0)
         var peers: [FileDescriptor] = []
-        for _ in 0..<6 { peers.append(try Socket.connect(to: SocketAddress(numericHost: "127.0.0.1", port: d.port)!, deadline: .now + .seconds(5))) }
+        for _ in 0..<6 {
+            peers.append(
+                try Socket.connect(
+                    to: SocketAddress(numericHost: "127.0.0.1", port: d.port)!, deadline: .now + .seconds(5)))
+        }
         #expect(eventually(5) { d.log.contains("cannot accept connections") })
         usleep(1_000_000)  // ten more rounds of the accept loop, which must not log again
         let lines = d.log.split(separator: "\n").filter { $0.contains("cannot accept connections") }
         // accept4 itself, or the second descriptor each connection takes (fcntl), runs out first.
-        #expect(lines.count == 1 && ["accept4", "fcntl"].contains { lines[0] == "warning: cannot accept connections: \($0): Too many open files; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now 50)" }, "\(lines)")
+        #expect(
+            lines.count == 1
+                && ["accept4", "fcntl"].contains {
+                    lines[0]
+                        == "warning: cannot accept connections: \($0): Too many open files; ptkd is out of file descriptors: raise LimitNOFILE= (systemctl edit ptkd) or lower max-sessions (now 50)"
+                }, "\(lines)")
         for p in peers { p.close() }
         let src = photo(d.root, "after.png", size: 9_000)
         #expect(eventually(10) { (try? send(d, [src]))?.status == 0 }, "\(d.log)")
@@ -186,7 +210,9 @@ struct FaultTests {
         let d = try DaemonProcess()
         func names() -> [String] {
             listDirectory("/proc/\(d.process.processIdentifier)/task").compactMap { tid in
-                readFile("/proc/\(d.process.processIdentifier)/task/\(tid)/comm").map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+                readFile("/proc/\(d.process.processIdentifier)/task/\(tid)/comm").map {
+                    String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                }
             }
         }
         #expect(eventually { Set(names()).isSuperset(of: ["ptkd", "signals", "index", "log"]) }, "\(names())")
@@ -246,17 +272,27 @@ struct FaultTests {
         #expect(st.st_mode & 0o777 == 0o700)
     }
 
-    @Test("ptkd refuses to start, with a clear message, when the directory is not writable",
-          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/setpriv"), "needs root and setpriv to drop to nobody"), .tags(.root))
+    @Test(
+        "ptkd refuses to start, with a clear message, when the directory is not writable",
+        .enabled(
+            if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to drop to nobody"), .tags(.root))
     func notWritable() throws {
         let root = makeTemporaryDirectory()
         defer { removeTree(root) }
         chmod(root, 0o755)
         mkdir(root + "/photos", 0o755)  // owned by root; nobody cannot write it
-        let r = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binDirectory + "/ptkd",
-                                             "--dir", root + "/photos", "--port", "0", "--no-mdns"], absolute: true)
+        let r = try run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", binDirectory + "/ptkd",
+                "--dir", root + "/photos", "--port", "0", "--no-mdns",
+            ], absolute: true)
         #expect(r.status == 73, "\(r.stderr)")
-        #expect(r.stderr.hasPrefix("ptkd: the received-photos directory '\(root)/photos' is not usable: mkdir '.incoming': Permission denied"))
+        #expect(
+            r.stderr.hasPrefix(
+                "ptkd: the received-photos directory '\(root)/photos' is not usable: mkdir '.incoming': Permission denied"
+            ))
     }
 
     @Test("kill -9 mid-file: nothing visible after restart, and the next send resumes and lands intact")
@@ -278,18 +314,23 @@ struct FaultTests {
         #expect(second.incoming.isEmpty)
     }
 
-    @Test("a full disk: REJECT no-space up front, FAILED no-space mid-file, nothing partial, serving again once freed",
-          .enabled(if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/unshare"), "needs root to mount a tmpfs in a private mount namespace"), .tags(.root))
+    @Test(
+        "a full disk: REJECT no-space up front, FAILED no-space mid-file, nothing partial, serving again once freed",
+        .enabled(
+            if: isRoot && FileManager.default.fileExists(atPath: "/usr/bin/unshare"),
+            "needs root to mount a tmpfs in a private mount namespace"), .tags(.root))
     func diskFull() throws {
         let root = makeTemporaryDirectory()
         defer { removeTree(root) }
         mkdir(root + "/photos", 0o755)
         // ptkd runs in its own mount namespace with a 4 MB tmpfs as its directory; the test
         // sees that file system through /proc/PID/root.
-        let d = try DaemonProcess(["--min-free", "0"], root: root, wrapper: [
-            "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
-            "mount -t tmpfs -o size=4m tmpfs \"$0\" && exec \"$@\"", root + "/photos",
-        ])
+        let d = try DaemonProcess(
+            ["--min-free", "0"], root: root,
+            wrapper: [
+                "/usr/bin/unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
+                "mount -t tmpfs -o size=4m tmpfs \"$0\" && exec \"$@\"", root + "/photos",
+            ])
         let view = "/proc/\(d.process.processIdentifier)/root" + d.dir
         func visible() -> [String] { listDirectory(view).filter { $0 != ".incoming" && $0 != ".ptk" } }
 
@@ -307,7 +348,10 @@ struct FaultTests {
         for i in 1..<29 {
             try peer.send(.chunk(Array(bytes[(i * 102_400)..<((i + 1) * 102_400)])))
             let answer = try peer.receive()
-            if case .failed(let p)? = answer { failed = p; break }
+            if case .failed(let p)? = answer {
+                failed = p
+                break
+            }
         }
         #expect(failed?.code == "no-space")
         peer.close()
@@ -353,15 +397,19 @@ struct FaultTests {
 
 @Suite("End to end: power-cut safety", .tags(.endToEnd))
 struct DurabilityTests {
-    @Test("SAVED is sent only after the file is flushed, moved to its name, and the directory is flushed",
-          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
+    @Test(
+        "SAVED is sent only after the file is flushed, moved to its name, and the directory is flushed",
+        .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
     func flushBeforeSaved() throws {
         let d = try DaemonProcess()
         let trace = d.root + "/trace"
         // Attach strace to the running ptkd (all its threads) and wait until it is tracing.
         let strace = Process()
         strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        strace.arguments = ["-f", "-p", String(d.process.processIdentifier), "-e", "trace=fsync,fdatasync,linkat,renameat2,sendto", "-o", trace]
+        strace.arguments = [
+            "-f", "-p", String(d.process.processIdentifier), "-e", "trace=fsync,fdatasync,linkat,renameat2,sendto",
+            "-o", trace,
+        ]
         let straceErr = Pipe()
         strace.standardError = straceErr
         try strace.run()
@@ -384,23 +432,34 @@ struct DurabilityTests {
         let saved = try #require(index("sendto(", after: link), "no SAVED sent")
         #expect(lines[saved].contains("\\6\\0\\0\\0"), "the first frame after publishing is SAVED: \(lines[saved])")
         #expect(fileSync < link && link < dirSync && dirSync < saved)
-        func descriptor(_ line: String) -> Substring? { line.split(separator: "(").dropFirst().first?.split(separator: ")").first }
-        #expect(descriptor(lines[fileSync]) != descriptor(lines[dirSync]), "two different descriptors: \(lines[fileSync]) \(lines[dirSync])")
+        func descriptor(_ line: String) -> Substring? {
+            line.split(separator: "(").dropFirst().first?.split(separator: ")").first
+        }
+        #expect(
+            descriptor(lines[fileSync]) != descriptor(lines[dirSync]),
+            "two different descriptors: \(lines[fileSync]) \(lines[dirSync])")
     }
 
-    @Test("in flush rounds, for every photo: its data flushed before its rename, the rename before its directory's flush, that flush before its SAVED (issue 46)",
-          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"),
-          arguments: [["--parallel", "1"], []])
+    @Test(
+        "in flush rounds, for every photo: its data flushed before its rename, the rename before its directory's flush, that flush before its SAVED (issue 46)",
+        .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"),
+        arguments: [["--parallel", "1"], []])
     func flushRoundsBeforeSaved(parallel: [String]) throws {
         let d = try DaemonProcess()
         let trace = d.root + "/trace"
         // -y: each descriptor with its path; -s: SAVED's JSON (the photo's name) whole. Each flush
         // takes 20 ms longer, as on an SD card, so photos arrive while a round runs.
-        let strace = try attachStrace(d, ["-qq", "-y", "-s", "65536", "-e", "trace=fsync,renameat2,sendto,write",
-                                          "-e", "inject=fsync:delay_enter=20000", "-o", trace])
+        let strace = try attachStrace(
+            d,
+            [
+                "-qq", "-y", "-s", "65536", "-e", "trace=fsync,renameat2,sendto,write",
+                "-e", "inject=fsync:delay_enter=20000", "-o", trace,
+            ])
         defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
         mkdir(d.root + "/src", 0o755)
-        let photos = (0..<16).map { i -> (name: String, bytes: [UInt8]) in ("p\(i).png", makePNG(size: 150_000 + i * 1_000, seed: UInt64(i + 40))) }
+        let photos = (0..<16).map { i -> (name: String, bytes: [UInt8]) in
+            ("p\(i).png", makePNG(size: 150_000 + i * 1_000, seed: UInt64(i + 40)))
+        }
         for p in photos { writeFile(d.root + "/src/" + p.name, p.bytes) }
         // Plaintext, so the frames can be read in the trace.
         let r = try send(d, photos.map { d.root + "/src/" + $0.name }, ["--plaintext"] + parallel)
@@ -427,15 +486,26 @@ struct DurabilityTests {
         var rounds = Set<Int>()
         for p in photos {
             let part = "\(SHA256.hex(of: p.bytes))-\(p.bytes.count).part"
-            let rename = try #require(lines.firstIndex { $0.contains("renameat2(") && $0.contains(part) && $0.contains("\"\(p.name)\"") },
-                                      "no rename of \(p.name)")
-            let fileSync = try #require(lines.firstIndex { $0.contains("fsync(") && $0.contains(".incoming/" + part + ">") },
-                                        "no flush of \(p.name)'s data")
-            let dirSync = try #require(lines.indices.first { $0 > rename && lines[$0].contains("fsync(") && lines[$0].contains("<\(photosDir)>") },
-                                       "no flush of the directory after \(p.name)'s rename")
-            let saved = try #require(lines.firstIndex { ($0.contains("sendto(") || $0.contains("write(")) && $0.contains("\\6") && $0.contains("\\\"name\\\":\\\"\(p.name)\\\"") },
-                                     "no SAVED of \(p.name)")
-            #expect(fileSync < rename && rename < dirSync && dirSync < saved, "\(p.name): data \(fileSync), rename \(rename), directory \(dirSync), SAVED \(saved)")
+            let rename = try #require(
+                lines.firstIndex { $0.contains("renameat2(") && $0.contains(part) && $0.contains("\"\(p.name)\"") },
+                "no rename of \(p.name)")
+            let fileSync = try #require(
+                lines.firstIndex { $0.contains("fsync(") && $0.contains(".incoming/" + part + ">") },
+                "no flush of \(p.name)'s data")
+            let dirSync = try #require(
+                lines.indices.first {
+                    $0 > rename && lines[$0].contains("fsync(") && lines[$0].contains("<\(photosDir)>")
+                },
+                "no flush of the directory after \(p.name)'s rename")
+            let saved = try #require(
+                lines.firstIndex {
+                    ($0.contains("sendto(") || $0.contains("write(")) && $0.contains("\\6")
+                        && $0.contains("\\\"name\\\":\\\"\(p.name)\\\"")
+                },
+                "no SAVED of \(p.name)")
+            #expect(
+                fileSync < rename && rename < dirSync && dirSync < saved,
+                "\(p.name): data \(fileSync), rename \(rename), directory \(dirSync), SAVED \(saved)")
             rounds.insert(dirSync)
             #expect(readFile(photosDir + "/" + p.name) == p.bytes)
         }
@@ -456,46 +526,76 @@ struct DurabilityTests {
         return (try String(contentsOfFile: trace, encoding: .utf8)).split(separator: "\n").map(String.init)
     }
 
-    @Test("a thumbnail is flushed and named, and its directory flushed, before the index row that points to it; the index's WAL is flushed before it is copied into the database",
-          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
+    @Test(
+        "a thumbnail is flushed and named, and its directory flushed, before the index row that points to it; the index's WAL is flushed before it is copied into the database",
+        .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
     func thumbnailsAndIndex() throws {
-        let lines = try traced([], calls: "write,pwrite64,fsync,fdatasync,syncfs,rename,renameat,renameat2") { (d: DaemonProcess) throws in
+        let lines = try traced([], calls: "write,pwrite64,fsync,fdatasync,syncfs,rename,renameat,renameat2") {
+            (d: DaemonProcess) throws in
             #expect(try send(d, [pngSuiteDirectory() + "/basn2c08.png"]).status == 0)
             #expect(waitForIndex(d, ["basn2c08.png"]))
         }
-        func index(after start: Int = 0, _ match: (String) -> Bool) -> Int? { lines.indices.first { $0 >= start && match(lines[$0]) } }
+        func index(after start: Int = 0, _ match: (String) -> Bool) -> Int? {
+            lines.indices.first { $0 >= start && match(lines[$0]) }
+        }
         // Thumbnails are written through the folder's descriptor: renameat(fd</…/.ptk/thumbnails>, "temporary", …).
-        let rename = try #require(index { ($0.contains("renameat(") || $0.contains("renameat2(")) && $0.contains("/.ptk/thumbnails>") }, "no thumbnail renamed")
+        let rename = try #require(
+            index { ($0.contains("renameat(") || $0.contains("renameat2(")) && $0.contains("/.ptk/thumbnails>") },
+            "no thumbnail renamed")
         let temporary = try #require(lines[rename].split(separator: "\"").dropFirst().first.map(String.init))
-        let lastWrite = try #require(lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(temporary + ">") }, "no write of \(temporary)")
-        let flush = try #require(index(after: lastWrite) { $0.contains("syncfs(") || ($0.contains("fsync(") && $0.contains(temporary + ">")) })
+        let lastWrite = try #require(
+            lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(temporary + ">") },
+            "no write of \(temporary)")
+        let flush = try #require(
+            index(after: lastWrite) {
+                $0.contains("syncfs(") || ($0.contains("fsync(") && $0.contains(temporary + ">"))
+            })
         #expect(flush < rename, "the thumbnail is flushed before it is named: \(lines[flush])")
-        let dirFlush = try #require(index(after: rename) { $0.contains("fsync(") && $0.contains("/.ptk/thumbnails>") }, "no flush of the thumbnails directory")
-        let row = try #require(index(after: rename) { $0.contains("pwrite64(") && $0.contains("index.sqlite-wal>") }, "no index write after the thumbnail")
+        let dirFlush = try #require(
+            index(after: rename) { $0.contains("fsync(") && $0.contains("/.ptk/thumbnails>") },
+            "no flush of the thumbnails directory")
+        let row = try #require(
+            index(after: rename) { $0.contains("pwrite64(") && $0.contains("index.sqlite-wal>") },
+            "no index write after the thumbnail")
         #expect(dirFlush < row)
         // The checkpoint: database pages are written only from a flushed WAL, and flushed themselves.
-        let pageWrite = try #require(index { $0.contains("pwrite64(") && $0.contains("index.sqlite>") }, "no checkpoint")
-        let walFlush = try #require(lines[..<pageWrite].lastIndex { $0.contains("fdatasync(") || $0.contains("fsync(") })
+        let pageWrite = try #require(
+            index { $0.contains("pwrite64(") && $0.contains("index.sqlite>") }, "no checkpoint")
+        let walFlush = try #require(
+            lines[..<pageWrite].lastIndex { $0.contains("fdatasync(") || $0.contains("fsync(") })
         #expect(lines[walFlush].contains("index.sqlite-wal>"), "\(lines[walFlush])")
-        #expect(index(after: pageWrite) { ($0.contains("fdatasync(") || $0.contains("fsync(")) && $0.contains("index.sqlite>") } != nil)
+        #expect(
+            index(after: pageWrite) {
+                ($0.contains("fdatasync(") || $0.contains("fsync(")) && $0.contains("index.sqlite>")
+            } != nil)
     }
 
-    @Test("the trust files (here the pending senders) are flushed before they are renamed into place, and their directory after",
-          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
+    @Test(
+        "the trust files (here the pending senders) are flushed before they are renamed into place, and their directory after",
+        .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/strace"), "needs strace"))
     func trustFiles() throws {
-        let lines = try traced(["--senders", "trusted"], calls: "write,fsync,fdatasync,rename,renameat,renameat2") { (d: DaemonProcess) throws in
+        let lines = try traced(["--senders", "trusted"], calls: "write,fsync,fdatasync,rename,renameat,renameat2") {
+            (d: DaemonProcess) throws in
             #expect(try send(d, [photo(d.root, "x.png", size: 20_000)]).status != 0)
             #expect(eventually { FileManager.default.fileExists(atPath: d.stateDir + "/pending-senders") })
         }
         // Renamed within the state directory's descriptor (no link followed on the way):
         // renameat(17</STATE>, ".pending-senders.tmp.PID.HEX", 17</STATE>, "pending-senders").
-        let rename = try #require(lines.firstIndex { $0.contains("renameat(") && $0.contains("\"pending-senders\"") }, "pending-senders not replaced: \(lines)")
+        let rename = try #require(
+            lines.firstIndex { $0.contains("renameat(") && $0.contains("\"pending-senders\"") },
+            "pending-senders not replaced: \(lines)")
         let temporary = try #require(lines[rename].split(separator: "\"").dropFirst().first.map(String.init))
-        let directory = try #require(lines[rename].split(separator: "<").dropFirst().first?.split(separator: ">").first.map(String.init))
+        let directory = try #require(
+            lines[rename].split(separator: "<").dropFirst().first?.split(separator: ">").first.map(String.init))
         #expect(directory.hasSuffix("/state"), "renamed in \(directory)")
-        let write = try #require(lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(directory + "/" + temporary + ">") })
-        let flush = try #require(lines[write..<rename].firstIndex { $0.contains("fsync(") && $0.contains(temporary + ">") }, "not flushed before the rename")
+        let write = try #require(
+            lines[..<rename].lastIndex { $0.contains("write(") && $0.contains(directory + "/" + temporary + ">") })
+        let flush = try #require(
+            lines[write..<rename].firstIndex { $0.contains("fsync(") && $0.contains(temporary + ">") },
+            "not flushed before the rename")
         #expect(write < flush)
-        #expect(lines[rename...].contains { $0.contains("fsync(") && $0.contains("<" + directory + ">") }, "the state directory is not flushed after the rename")
+        #expect(
+            lines[rename...].contains { $0.contains("fsync(") && $0.contains("<" + directory + ">") },
+            "the state directory is not flushed after the rename")
     }
 }

@@ -8,7 +8,8 @@ import Testing
 struct GeneratedDocsTests {
     @Test("docs/ARCHITECTURE.md's module table is scripts/module-table.py's")
     func moduleTable() throws {
-        let r = try run(repositoryRoot() + "/scripts/module-table.py", ["--check", repositoryRoot()], timeout: 120, absolute: true)
+        let r = try run(
+            repositoryRoot() + "/scripts/module-table.py", ["--check", repositoryRoot()], timeout: 120, absolute: true)
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
     }
 
@@ -24,7 +25,9 @@ struct GeneratedDocsTests {
 struct RoomSizeTests {
     @Test("no Swift file in Sources is over 500 lines")
     func sizes() throws {
-        let r = try run("/usr/bin/find", [repositoryRoot() + "/Sources", "-name", "*.swift", "-exec", "wc", "-l", "{}", "+"], absolute: true)
+        let r = try run(
+            "/usr/bin/find", [repositoryRoot() + "/Sources", "-name", "*.swift", "-exec", "wc", "-l", "{}", "+"],
+            absolute: true)
         #expect(r.status == 0, "\(r.stderr)")
         let counted = r.stdout.split(separator: "\n").compactMap { line -> (Int, String)? in
             let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)

@@ -16,26 +16,33 @@ struct HTTPSCipherSuiteTests {
 
     /// A TLS 1.2 handshake offering `suite` alone: the suite agreed, or nil when refused.
     private func handshake(_ port: UInt16, _ suite: String) throws -> String? {
-        let r = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-tls1_2", "-cipher", suite, "-brief"],
-                        timeout: 20, absolute: true)
+        let r = try run(
+            "/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-tls1_2", "-cipher", suite, "-brief"],
+            timeout: 20, absolute: true)
         guard r.status == 0 else { return nil }
         let line = r.stderr.split(separator: "\n").first { $0.hasPrefix("Ciphersuite: ") }
         return line.map { String($0.dropFirst("Ciphersuite: ".count)) } ?? "?"
     }
 
-    @Test("LocalSend (RSA key) and web (ECDSA P-256 key): every CBC or non-ECDHE suite refused, ECDHE with GCM or ChaCha20 agreed")
+    @Test(
+        "LocalSend (RSA key) and web (ECDSA P-256 key): every CBC or non-ECDHE suite refused, ECDHE with GCM or ChaCha20 agreed"
+    )
     func onlyAEADWithECDHE() throws {
         let d = try DaemonProcess.withLocalSend(["--web", "on", "--web-port", "0"])
         for (port, key) in [(d.localSendPort, "RSA"), (d.webPort, "ECDSA")] {
             for suite in Self.refused {
                 #expect(try handshake(port, suite) == nil, "port \(port) agreed to \(suite)")
             }
-            for suite in ["ECDHE-\(key)-AES128-GCM-SHA256", "ECDHE-\(key)-AES256-GCM-SHA384", "ECDHE-\(key)-CHACHA20-POLY1305"] {
+            for suite in [
+                "ECDHE-\(key)-AES128-GCM-SHA256", "ECDHE-\(key)-AES256-GCM-SHA384", "ECDHE-\(key)-CHACHA20-POLY1305",
+            ] {
                 #expect(try handshake(port, suite) == suite, "port \(port) refused \(suite): \(d.log.suffix(500))")
             }
         }
         // And TLS 1.3, as before.
-        let r = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(d.webPort)", "-tls1_3", "-brief"], timeout: 20, absolute: true)
+        let r = try run(
+            "/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(d.webPort)", "-tls1_3", "-brief"], timeout: 20,
+            absolute: true)
         #expect(r.status == 0 && r.stderr.contains("Protocol version: TLSv1.3"), "\(r.stderr)")
     }
 }

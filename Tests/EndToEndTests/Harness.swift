@@ -35,10 +35,13 @@ private let spawnLock = NSLock()
 /// are used directly: Foundation's Process sometimes missed a quick child's exit and hung.
 /// `environment` adds to (or replaces in) this process's environment; XDG_CONFIG_HOME is
 /// `testConfigHome` unless given.
-func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Bool = false,
-         environment: [String: String] = [:]) throws -> Finished {
+func run(
+    _ binary: String, _ args: [String], timeout: Double = 60, absolute: Bool = false,
+    environment: [String: String] = [:]
+) throws -> Finished {
     let path = absolute ? binary : binDirectory + "/" + binary
-    var outPipe: [CInt] = [0, 0], errPipe: [CInt] = [0, 0]
+    var outPipe: [CInt] = [0, 0]
+    var errPipe: [CInt] = [0, 0]
     // From the pipes until the spawn: a child another test thread spawns meanwhile must not
     // inherit this run's pipes (their reader here would wait for that child's end too).
     spawnLock.lock()
@@ -74,10 +77,12 @@ func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Boo
     close(outPipe[1])
     close(errPipe[1])
     guard rc == 0 else {
-        close(outPipe[0]); close(errPipe[0])
+        close(outPipe[0])
+        close(errPipe[0])
         throw HarnessError("cannot run \(path): \(String(cString: strerror(rc)))")
     }
-    var out: [UInt8] = [], err: [UInt8] = []
+    var out: [UInt8] = []
+    var err: [UInt8] = []
     var open = [outPipe[0], errPipe[0]]
     let deadline = Date() + timeout
     var buffer = [UInt8](repeating: 0, count: 65536)
@@ -102,14 +107,16 @@ func run(_ binary: String, _ args: [String], timeout: Double = 60, absolute: Boo
     var status: CInt = 0
     while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     let code: Int32 = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-    return Finished(status: code, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    return Finished(
+        status: code, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
 }
 
 /// Runs ptk-send against `daemon`, with the daemon's own sender configuration directory (so
 /// its known receivers never meet another test's daemon on a reused port).
 func send(_ daemon: DaemonProcess, _ files: [String], _ extra: [String] = []) throws -> Finished {
-    try run("ptk-send", extra + ["--timeout", "20", "127.0.0.1:\(daemon.port)"] + files,
-            environment: ["XDG_CONFIG_HOME": daemon.senderConfig])
+    try run(
+        "ptk-send", extra + ["--timeout", "20", "127.0.0.1:\(daemon.port)"] + files,
+        environment: ["XDG_CONFIG_HOME": daemon.senderConfig])
 }
 
 /// `stderr` without ptk-send's line about a first contact with a receiver (printed once per
@@ -137,12 +144,17 @@ final class DaemonProcess: @unchecked Sendable {
     /// removed here); `wrapper` runs ptkd through another command (unshare, setpriv). Unless
     /// `extra` says otherwise, plaintext sessions are allowed (the raw-protocol tests speak it),
     /// the LocalSend endpoint and the web interface are off and the state directory is `stateDir`.
-    init(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false, dirFlag: Bool = true,
-         environment: [String: String] = [:]) throws {
+    init(
+        _ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false, dirFlag: Bool = true,
+        environment: [String: String] = [:]
+    ) throws {
         self.root = root ?? makeTemporaryDirectory("ptk-e2e")
         ownsRoot = root == nil
         let ptkd = binDirectory + "/ptkd"
-        let args = ["--config", "/dev/null"] + (dirFlag ? ["--dir", self.root + "/photos"] : []) + ["--port", "0", "--listen", "127.0.0.1"]
+        let args =
+            ["--config", "/dev/null"] + (dirFlag ? ["--dir", self.root + "/photos"] : []) + [
+                "--port", "0", "--listen", "127.0.0.1",
+            ]
             + (mdns ? [] : ["--no-mdns"])
             + (extra.contains("--plaintext") ? [] : ["--plaintext", "allow"])
             // The LocalSend endpoint only where a test asks for it (its fixed port would collide).
@@ -174,7 +186,9 @@ final class DaemonProcess: @unchecked Sendable {
             if !process.isRunning { break }
             usleep(20_000)
         }
-        let state = process.isRunning ? "still running after \(Int(Date().timeIntervalSince(started))) s, not listening"
+        let state =
+            process.isRunning
+            ? "still running after \(Int(Date().timeIntervalSince(started))) s, not listening"
             : "ended (\(process.terminationReason == .exit ? "exit status" : "signal") \(process.terminationStatus))"
         throw HarnessError("ptkd did not start: \(state); its log: \(log)")
     }
@@ -274,6 +288,7 @@ func photo(_ dir: String, _ name: String, size: Int, seed: UInt64 = 7) -> String
 func waitForIndexing(_ d: DaemonProcess, timeout: Double = 30) -> Bool {
     eventually(timeout) {
         guard let list = try? listed(d) else { return false }
-        return list.allSatisfy { $0["Indexed"] as? Bool == true } && d.visible.filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.count <= list.count
+        return list.allSatisfy { $0["Indexed"] as? Bool == true }
+            && d.visible.filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.count <= list.count
     }
 }

@@ -23,8 +23,11 @@ import Testing
             writeFile(dir + "/" + name, bytes)
             var times = [timespec(tv_sec: 1_588_760_000, tv_nsec: 0), timespec(tv_sec: 1_588_760_000, tv_nsec: 0)]
             #expect(utimensat(AT_FDCWD, dir + "/" + name, &times, 0) == 0)
-            arrivals.append(Arrival(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(iso8601: "2026-12-02T06:15:03Z")!,
-                                    senderName: "Bob", senderAddress: "192.0.2.7:4000", senderID: nil))
+            arrivals.append(
+                Arrival(
+                    name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes),
+                    received: WallTime(iso8601: "2026-12-02T06:15:03Z")!,
+                    senderName: "Bob", senderAddress: "192.0.2.7:4000", senderID: nil))
         }
         try library.record(arrivals)
         while let id = try library.pending(limit: 1).first { try library.index(id: id) }
@@ -35,7 +38,9 @@ import Testing
     }
 
     func ptk(_ dir: String, _ args: [String], zone: String) throws -> String {
-        let r = try run("ptk", ["--config", "/dev/null", "--dir", dir, "--state-dir", dir + "/state"] + args, environment: ["TZ": zone])
+        let r = try run(
+            "ptk", ["--config", "/dev/null", "--dir", dir, "--state-dir", dir + "/state"] + args,
+            environment: ["TZ": zone])
         #expect(r.status == 0, "\(args): \(r.stderr)")
         return r.stdout
     }
@@ -48,9 +53,13 @@ import Testing
         #expect(india.contains("received:  2026-12-02 11:45:03 IST\n"), "\(india)")
         #expect(india.contains("modified:  2020-05-06 15:43:20 IST\n"), "\(india)")
         let utc = try ptk(dir, ["show", "sent"], zone: "UTC")
-        #expect(utc.contains("received:  2026-12-02 06:15:03 UTC\n") && utc.contains("modified:  2020-05-06 10:13:20 UTC\n"), "\(utc)")
+        #expect(
+            utc.contains("received:  2026-12-02 06:15:03 UTC\n")
+                && utc.contains("modified:  2020-05-06 10:13:20 UTC\n"), "\(utc)")
         let europe = try ptk(dir, ["show", "sent"], zone: "CET-1CEST,M3.5.0,M10.5.0/3")
-        #expect(europe.contains("received:  2026-12-02 07:15:03 CET\n") && europe.contains("modified:  2020-05-06 12:13:20 CEST\n"), "\(europe)")
+        #expect(
+            europe.contains("received:  2026-12-02 07:15:03 CET\n")
+                && europe.contains("modified:  2020-05-06 12:13:20 CEST\n"), "\(europe)")
         let list = try ptk(dir, ["list", "--sort", "name"], zone: "IST-5:30").split(separator: "\n").map(String.init)
         #expect(list.count == 3)
         // clock.png: the camera's clock as it said; offset.png: an instant, in the zone; sent.png: received.
@@ -76,11 +85,21 @@ import Testing
         let dir = makeTemporaryDirectory("ptk-long-json")
         defer { removeTree(dir) }
         let library = try PhotoLibrary(directory: dir, create: true)
-        try library.record((0..<2500).map { i in
-            Arrival(name: "p\(i).png", size: Int64(i), sha256: String(repeating: "a", count: 64), received: WallTime(milliseconds: 1_764_000_000_000 + Int64(i) * 1000),
+        try library.record(
+            (0..<2500).map { i in
+                Arrival(
+                    name: "p\(i).png", size: Int64(i), sha256: String(repeating: "a", count: 64),
+                    received: WallTime(milliseconds: 1_764_000_000_000 + Int64(i) * 1000),
                     senderName: "Bob \(i % 7) \"é\"", senderAddress: "192.0.2.7:4000", senderID: nil)
-        })
-        let expected = PhotoMetadata.json(try library.all().map { var m = PhotoMetadata($0); m.indexed = $0.indexed; m.id = $0.id; return m }) + "\n"
+            })
+        let expected =
+            PhotoMetadata.json(
+                try library.all().map {
+                    var m = PhotoMetadata($0)
+                    m.indexed = $0.indexed
+                    m.id = $0.id
+                    return m
+                }) + "\n"
         let listed = try ptk(dir, ["list", "--json"], zone: "IST-5:30")
         #expect(listed == expected)
         #expect(listed.utf8.count > 500_000)

@@ -20,13 +20,15 @@ func stillServes(_ d: DaemonProcess) throws -> Bool {
 
 @Suite("End to end: hostile peers get the protocol's error and ptkd keeps serving", .tags(.endToEnd))
 struct HostileTests {
-    @Test("malformed streams get the right ERROR", arguments: [
-        (header(0x01, 70_000), "frame-too-large"),
-        (header(0x01, 0xFFFF_FFFF), "frame-too-large"),
-        (header(0x01, 5) + Array("{nope".utf8), "bad-frame"),
-        (FrameEncoder.encode(.hello(Hello(version: 2, name: "x", window: 1))), "unsupported-version"),
-        (FrameEncoder.encode(.hello(Hello(name: "x", window: 1))) + header(0x42, 0), "bad-frame"),
-    ])
+    @Test(
+        "malformed streams get the right ERROR",
+        arguments: [
+            (header(0x01, 70_000), "frame-too-large"),
+            (header(0x01, 0xFFFF_FFFF), "frame-too-large"),
+            (header(0x01, 5) + Array("{nope".utf8), "bad-frame"),
+            (FrameEncoder.encode(.hello(Hello(version: 2, name: "x", window: 1))), "unsupported-version"),
+            (FrameEncoder.encode(.hello(Hello(name: "x", window: 1))) + header(0x42, 0), "bad-frame"),
+        ])
     func malformed(bytes: [UInt8], code: String) throws {
         let d = try DaemonProcess()
         let peer = try RawPeer(port: d.port)
@@ -36,12 +38,14 @@ struct HostileTests {
         #expect(try stillServes(d))
     }
 
-    @Test("a first byte that starts neither HELLO nor TLS is closed at once, without a word (protocol §6)", arguments: [
-        header(0x10, 0xFFFF_FFFF),
-        header(0x42, 0),
-        Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
-        FrameEncoder.encode(.offer(Offer(name: "a.png", size: 10, sha256: String(repeating: "0", count: 64)))),
-    ])
+    @Test(
+        "a first byte that starts neither HELLO nor TLS is closed at once, without a word (protocol §6)",
+        arguments: [
+            header(0x10, 0xFFFF_FFFF),
+            header(0x42, 0),
+            Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+            FrameEncoder.encode(.offer(Offer(name: "a.png", size: 10, sha256: String(repeating: "0", count: 64)))),
+        ])
     func notPTK(bytes: [UInt8]) throws {
         let d = try DaemonProcess()
         let peer = try RawPeer(port: d.port)
@@ -50,7 +54,8 @@ struct HostileTests {
         let answer = try? peer.receive()
         #expect(answer == nil)
         peer.close()
-        #expect(eventually { d.log.contains("not a ptk session (first byte 0x\(String(bytes[0], radix: 16))); closed") })
+        #expect(
+            eventually { d.log.contains("not a ptk session (first byte 0x\(String(bytes[0], radix: 16))); closed") })
         #expect(try stillServes(d))
     }
 
@@ -76,7 +81,10 @@ struct HostileTests {
         for i in stride(from: 0, to: junk.count, by: 102_400) {
             try peer.send(.chunk(Array(junk[i..<min(i + 102_400, junk.count)])))
         }
-        guard case .failed(let p)? = try peer.receive() else { Issue.record("no FAILED"); return }
+        guard case .failed(let p)? = try peer.receive() else {
+            Issue.record("no FAILED")
+            return
+        }
         #expect(p.code == "not-png")
         // The rest of the chunks were discarded unacknowledged; the session still works.
         let good = makePNG(size: 1000)
@@ -105,7 +113,10 @@ struct HostileTests {
         try peer.send(.chunk(Array(png[102_400...])))
         #expect(try peer.receive() == .ack)
         try peer.send(.done)
-        guard case .failed(let p)? = try peer.receive() else { Issue.record("no FAILED"); return }
+        guard case .failed(let p)? = try peer.receive() else {
+            Issue.record("no FAILED")
+            return
+        }
         #expect(p.code == "hash-mismatch")
         peer.close()
         #expect(d.visible.isEmpty)
@@ -113,19 +124,34 @@ struct HostileTests {
         #expect(try stillServes(d))
     }
 
-    @Test("a media type the receiver does not keep is REJECTed unsupported-type, a tiny size not-png; the session goes on")
+    @Test(
+        "a media type the receiver does not keep is REJECTed unsupported-type, a tiny size not-png; the session goes on"
+    )
     func rejectNotPNG() throws {
         let d = try DaemonProcess(["--types", "image/png"])
         let peer = try RawPeer(port: d.port)
         #expect(try peer.hello().types == ["image/png"])
-        try peer.send(.offer(Offer(name: "a.jpg", size: 100, sha256: String(repeating: "0", count: 64), mediaType: "image/jpeg")))
-        guard case .reject(let p)? = try peer.receive() else { Issue.record("no REJECT"); return }
-        #expect(p.code == "unsupported-type" && p.message == "image/jpeg is not a type this receiver keeps (image/png)", "\(p)")
-        try peer.send(.offer(Offer(name: "a.gif", size: 100, sha256: String(repeating: "0", count: 64), mediaType: "image/gif")))
-        guard case .reject(let g)? = try peer.receive() else { Issue.record("no REJECT"); return }
+        try peer.send(
+            .offer(Offer(name: "a.jpg", size: 100, sha256: String(repeating: "0", count: 64), mediaType: "image/jpeg")))
+        guard case .reject(let p)? = try peer.receive() else {
+            Issue.record("no REJECT")
+            return
+        }
+        #expect(
+            p.code == "unsupported-type" && p.message == "image/jpeg is not a type this receiver keeps (image/png)",
+            "\(p)")
+        try peer.send(
+            .offer(Offer(name: "a.gif", size: 100, sha256: String(repeating: "0", count: 64), mediaType: "image/gif")))
+        guard case .reject(let g)? = try peer.receive() else {
+            Issue.record("no REJECT")
+            return
+        }
         #expect(g.code == "unsupported-type")
         try peer.send(.offer(Offer(name: "a.png", size: 7, sha256: String(repeating: "0", count: 64))))
-        guard case .reject(let q)? = try peer.receive() else { Issue.record("no REJECT"); return }
+        guard case .reject(let q)? = try peer.receive() else {
+            Issue.record("no REJECT")
+            return
+        }
         #expect(q.code == "not-png")
         peer.close()
     }
@@ -146,7 +172,10 @@ struct HostileTests {
         try peer.sendRaw(out)
         for _ in 0..<8 { #expect(try peer.receive() == .ack) }
         try peer.send(.done)
-        guard case .saved? = try peer.receive() else { Issue.record("not saved"); return }
+        guard case .saved? = try peer.receive() else {
+            Issue.record("not saved")
+            return
+        }
         peer.close()
         #expect(try stillServes(d))
     }
@@ -165,7 +194,10 @@ struct HostileTests {
         second.close()
         let r = try send(d, [photo(d.root, "b.png", size: 2000)], ["--wait", "0"])
         #expect(r.status == 69)
-        #expect(withoutFirstContact(r.stderr) == "ptk-send: 127.0.0.1:\(d.port): the receiver answered ERROR busy: the receiver is serving its limit of 1 sessions; try again later (--wait 0: not waiting for a turn)\n")
+        #expect(
+            withoutFirstContact(r.stderr)
+                == "ptk-send: 127.0.0.1:\(d.port): the receiver answered ERROR busy: the receiver is serving its limit of 1 sessions; try again later (--wait 0: not waiting for a turn)\n"
+        )
         holder.close()
         #expect(eventually { (try? send(d, [photo(d.root, "c.png", size: 2000)], ["--wait", "0"]))?.status == 0 })
     }
@@ -177,7 +209,8 @@ struct HostileTests {
         let d = try DaemonProcess(["--max-sessions", "1"])
         let holder = try RawPeer(port: d.port)
         try holder.hello()
-        let files = (0..<4).map { photo(d.root, "s\($0).png", size: 3000, seed: UInt64($0 + 1)) }
+        let files =
+            (0..<4).map { photo(d.root, "s\($0).png", size: 3000, seed: UInt64($0 + 1)) }
             + [photo(d.root, "big.png", size: 40_000_000, seed: 9)]
         for _ in 0..<8 {
             let r = try send(d, files, ["--wait", "0"])
@@ -219,7 +252,11 @@ struct HostileTests {
             try peer.send(.done)
         }
         peer.close()
-        #expect(eventually { d.log.contains("session 1 from") && (d.log.contains("ended") || d.log.contains("closed before saying anything")) })
+        #expect(
+            eventually {
+                d.log.contains("session 1 from")
+                    && (d.log.contains("ended") || d.log.contains("closed before saying anything"))
+            })
         #expect(try stillServes(d))
     }
 }
@@ -234,10 +271,12 @@ struct CommandLineTests {
         #expect(r.stdout.isEmpty)
     }
 
-    @Test("ptk-send refuses unusable local files before connecting (66)", arguments: [
-        ("/nonexistent/a.png", "cannot send /nonexistent/a.png: no such file or directory"),
-        ("/dev/null", "cannot send /dev/null: not a regular file"),
-    ])
+    @Test(
+        "ptk-send refuses unusable local files before connecting (66)",
+        arguments: [
+            ("/nonexistent/a.png", "cannot send /nonexistent/a.png: no such file or directory"),
+            ("/dev/null", "cannot send /dev/null: not a regular file"),
+        ])
     func unusableFile(path: String, message: String) throws {
         let r = try run("ptk-send", ["127.0.0.1:1", path])
         #expect(r.status == 66)
@@ -251,7 +290,10 @@ struct CommandLineTests {
         writeFile(dir + "/fake.png", Array("hello".utf8))
         let r = try run("ptk-send", ["127.0.0.1:1", pngSuiteDirectory() + "/basn0g01.png", dir + "/fake.png"])
         #expect(r.status == 66)
-        #expect(r.stderr == "ptk-send: cannot send \(dir)/fake.png: not a photo (its first bytes are not a PNG's, a JPEG's or a HEIC's)\n", "\(r.stderr)")
+        #expect(
+            r.stderr
+                == "ptk-send: cannot send \(dir)/fake.png: not a photo (its first bytes are not a PNG's, a JPEG's or a HEIC's)\n",
+            "\(r.stderr)")
     }
 
     @Test("ptk-send to a port nobody listens on exits 69")
@@ -261,8 +303,9 @@ struct CommandLineTests {
         #expect(r.stderr.contains("connection refused"), "\(r.stderr)")
     }
 
-    @Test("ptk-send to a peer that speaks something else exits 76: over TLS it says the peer does not speak TLS and names --plaintext",
-          arguments: [[], ["--plaintext"]])
+    @Test(
+        "ptk-send to a peer that speaks something else exits 76: over TLS it says the peer does not speak TLS and names --plaintext",
+        arguments: [[], ["--plaintext"]])
     func wrongPeer(flags: [String]) throws {
         let address = SocketAddress(numericHost: "127.0.0.1", port: 0)!
         let listener = try Socket.listen(on: address)
@@ -277,15 +320,20 @@ struct CommandLineTests {
             conn.close()
         }
         server.start()
-        let r = try run("ptk-send", ["--timeout", "5"] + flags + ["127.0.0.1:\(port)", pngSuiteDirectory() + "/basn0g01.png"])
+        let r = try run(
+            "ptk-send", ["--timeout", "5"] + flags + ["127.0.0.1:\(port)", pngSuiteDirectory() + "/basn0g01.png"])
         #expect(r.status == 76, "\(r.stderr)")
-        #expect(r.stderr.contains(flags.isEmpty ? "does not speak TLS" : "does not speak ptk protocol v1"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(flags.isEmpty ? "does not speak TLS" : "does not speak ptk protocol v1"), "\(r.stderr)")
         if flags.isEmpty { #expect(r.stderr.contains("--plaintext")) }
     }
 
-    @Test("bad peers and bad flag values are usage errors", arguments: [
-        ["[::1", "a.png"], ["host:99999", "a.png"], ["--window", "0", "h", "a.png"], ["--bogus", "h", "a.png"], ["h"],
-    ])
+    @Test(
+        "bad peers and bad flag values are usage errors",
+        arguments: [
+            ["[::1", "a.png"], ["host:99999", "a.png"], ["--window", "0", "h", "a.png"], ["--bogus", "h", "a.png"],
+            ["h"],
+        ])
     func badUsage(args: [String]) throws {
         let r = try run("ptk-send", args)
         #expect(r.status == 64)

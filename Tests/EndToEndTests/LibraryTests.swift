@@ -11,13 +11,16 @@ import Testing
 
 /// Runs `ptk` on `daemon`'s received-photos directory.
 func library(_ daemon: DaemonProcess, _ args: [String], environment: [String: String] = [:]) throws -> Finished {
-    try run("ptk", ["--config", "/dev/null", "--dir", daemon.dir, "--state-dir", daemon.stateDir] + args, environment: environment)
+    try run(
+        "ptk", ["--config", "/dev/null", "--dir", daemon.dir, "--state-dir", daemon.stateDir] + args,
+        environment: environment)
 }
 
 /// `ptk list --json` of `daemon`, parsed.
 func listed(_ daemon: DaemonProcess) throws -> [[String: Any]] {
     let r = try library(daemon, ["list", "--json"])
-    guard r.status == 0, let list = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else {
+    guard r.status == 0, let list = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]
+    else {
         throw HarnessError("ptk list --json: \(r.status) \(r.stderr)")
     }
     return list
@@ -27,16 +30,22 @@ func listed(_ daemon: DaemonProcess) throws -> [[String: Any]] {
 func waitForIndex(_ daemon: DaemonProcess, _ names: Set<String>, timeout: Double = 60) -> Bool {
     eventually(timeout) {
         guard let list = try? listed(daemon) else { return false }
-        return Set(list.compactMap { $0["Name"] as? String }) == names && list.allSatisfy { $0["Indexed"] as? Bool == true }
+        return Set(list.compactMap { $0["Name"] as? String }) == names
+            && list.allSatisfy { $0["Indexed"] as? Bool == true }
     }
 }
 
 /// A photo of width x height in `dir`, with smooth content (quick to make, compresses well).
 func imageFile(_ dir: String, _ name: String, width: Int, height: Int, seed: Int = 1) -> String {
     let path = dir + "/" + name
-    writeFile(path, makeImagePNG(width: width, height: height) { x, y in
-        [UInt8(truncatingIfNeeded: x + seed), UInt8(truncatingIfNeeded: y * seed), UInt8(truncatingIfNeeded: x ^ y)]
-    })
+    writeFile(
+        path,
+        makeImagePNG(width: width, height: height) { x, y in
+            [
+                UInt8(truncatingIfNeeded: x + seed), UInt8(truncatingIfNeeded: y * seed),
+                UInt8(truncatingIfNeeded: x ^ y),
+            ]
+        })
     return path
 }
 
@@ -55,11 +64,15 @@ func consistencyProblems(_ dir: String) throws -> [String] {
     var problems: [String] = []
     let rows = try lib.all()
     let files = Set(listDirectory(dir).filter { PhotoLibrary.isPhotoName($0) })
-    if Set(rows.map(\.name)) != files { problems.append("rows \(rows.map(\.name).sorted()) != files \(files.sorted())") }
+    if Set(rows.map(\.name)) != files {
+        problems.append("rows \(rows.map(\.name).sorted()) != files \(files.sorted())")
+    }
     if rows.count != Set(rows.map(\.name)).count { problems.append("duplicate rows") }
     for row in rows {
         guard let bytes = readFile(dir + "/" + row.name) else { continue }
-        if row.sha256 != SHA256.hex(of: bytes) || row.size != Int64(bytes.count) { problems.append("\(row.name): size or hash differs from the file") }
+        if row.sha256 != SHA256.hex(of: bytes) || row.size != Int64(bytes.count) {
+            problems.append("\(row.name): size or hash differs from the file")
+        }
         if !row.indexed { problems.append("\(row.name): not indexed") }
         for side in Thumbnailer.gallerySides where row.hasThumbnail {
             let magic: [UInt8] = row.thumbnailType == .png ? [0x89, 0x50, 0x4E, 0x47] : [0xFF, 0xD8, 0xFF]
@@ -70,12 +83,17 @@ func consistencyProblems(_ dir: String) throws -> [String] {
     }
     // A thumbnail being written now ("<id>-360.jpg.tmp.<pid>" of a running ptkd) is not a leftover:
     // the sweep removes only those of processes that are gone.
-    let thumbnails = Set(listDirectory(lib.thumbnailFolder).filter { name in
-        let parts = name.split(separator: ".")
-        return !(parts.count == 4 && parts[2] == "tmp" && Int32(parts[3]).map(processExists) == true)
-    })
+    let thumbnails = Set(
+        listDirectory(lib.thumbnailFolder).filter { name in
+            let parts = name.split(separator: ".")
+            return !(parts.count == 4 && parts[2] == "tmp" && Int32(parts[3]).map(processExists) == true)
+        })
     let expected = Set(rows.flatMap { row in Thumbnailer.gallerySides.compactMap { row.thumbnailFileName(side: $0) } })
-    if thumbnails != expected { problems.append("thumbnails \(thumbnails.subtracting(expected).sorted()) have no row; \(expected.subtracting(thumbnails).sorted()) are missing") }
+    if thumbnails != expected {
+        problems.append(
+            "thumbnails \(thumbnails.subtracting(expected).sorted()) have no row; \(expected.subtracting(thumbnails).sorted()) are missing"
+        )
+    }
     if try lib.database.firstText("PRAGMA integrity_check") != "ok" { problems.append("integrity_check failed") }
     return problems
 }
@@ -99,7 +117,9 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         let lines = list.stdout.split(separator: "\n")
         #expect(lines.count == 2)
         let wideLine = try #require(lines.first { $0.hasPrefix("wide.png") })
-        #expect(wideLine.contains("600x400") && wideLine.contains("Kitchen laptop") && wideLine.hasSuffix("-"), "\(wideLine)")
+        #expect(
+            wideLine.contains("600x400") && wideLine.contains("Kitchen laptop") && wideLine.hasSuffix("-"),
+            "\(wideLine)")
         #expect(list.stderr.contains("2 photos in \(d.dir)"), "\(list.stderr)")
 
         let json = try listed(d)
@@ -111,13 +131,17 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         #expect(entry["Width"] as? Int == 600 && entry["Height"] as? Int == 400 && entry["ColorType"] as? Int == 2)
         // The thumbnail named as soon as it is made; no preview for a small PNG (the page shows the photo).
         let listedThumbnail = try #require(entry["Thumbnail"] as? String)
-        #expect(listedThumbnail.hasPrefix(".ptk/thumbnails/") && listedThumbnail.contains("-360.") && fileExists(d.dir + "/" + listedThumbnail), "\(listedThumbnail)")
+        #expect(
+            listedThumbnail.hasPrefix(".ptk/thumbnails/") && listedThumbnail.contains("-360.")
+                && fileExists(d.dir + "/" + listedThumbnail), "\(listedThumbnail)")
         #expect(entry["Preview"] == nil)
 
         let show = try library(d, ["show", "wide"])
         #expect(show.status == 0)
         #expect(show.stdout.contains("image:     PNG, 600x400, 8-bit truecolour"), "\(show.stdout)")
-        #expect(show.stdout.contains("\"Kitchen laptop\" from 127.0.0.1:") && show.stdout.contains("device \(sender)"), "\(show.stdout)")
+        #expect(
+            show.stdout.contains("\"Kitchen laptop\" from 127.0.0.1:") && show.stdout.contains("device \(sender)"),
+            "\(show.stdout)")
         #expect(show.stdout.contains("thumbnail: \(d.dir)/.ptk/thumbnails/"), "\(show.stdout)")
         #expect(show.stdout.contains("preview:   none needed"), "\(show.stdout)")
 
@@ -128,25 +152,40 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         let thumb = try #require(readFile(out))
         // The largest gallery thumbnail: a JPEG (a PNG from a thumbnailer that makes only PNGs).
         #expect(thumb.starts(with: [0xFF, 0xD8, 0xFF]) || pngSize(thumb) == [360, 240], "\(thumb.prefix(8))")
-        #expect(thumb == readFile(d.dir + "/.ptk/thumbnails/" + (try #require(try PhotoLibrary(directory: d.dir, create: false).find("wide").thumbnailFileName(side: 360)))))
+        #expect(
+            thumb
+                == readFile(
+                    d.dir + "/.ptk/thumbnails/"
+                        + (try #require(
+                            try PhotoLibrary(directory: d.dir, create: false).find("wide").thumbnailFileName(side: 360)))
+                ))
         // (The harness reads standard output as text: the ending of a JPEG or the PNG's ASCII chunk names survive that.)
         let piped = try library(d, ["thumbnail", "wide"])
-        #expect(piped.status == 0 && piped.stdout.utf8.count > 100, "\(piped.stdout.suffix(8).unicodeScalars.map { $0.value })")
+        #expect(
+            piped.status == 0 && piped.stdout.utf8.count > 100,
+            "\(piped.stdout.suffix(8).unicodeScalars.map { $0.value })")
         // A photo with transparency: a PNG.
         #expect(try library(d, ["thumbnail", "basn6a08", "-o", "-"]).stdout.contains("IHDR"))
 
         // Sorting, filtering, misses and usage errors.
         #expect(try library(d, ["list", "--sort", "size"]).stdout.hasPrefix("basn6a08.png"))
         #expect(try library(d, ["list", "--sort", "name"]).stdout.hasPrefix("basn6a08.png"))
-        #expect(try library(d, ["list", "--from", sender.compact.prefix(8).lowercased()]).stdout.split(separator: "\n").count == 2)
+        #expect(
+            try library(d, ["list", "--from", sender.compact.prefix(8).lowercased()]).stdout.split(separator: "\n")
+                .count == 2)
         #expect(try library(d, ["list", "--from", "someone else"]).stdout.isEmpty)
         let miss = try library(d, ["show", "wdie"])
         #expect(miss.status == 1)
-        #expect(miss.stderr.contains("no photo named 'wdie'") && miss.stderr.contains("did you mean 'wide.png'?"), "\(miss.stderr)")
+        #expect(
+            miss.stderr.contains("no photo named 'wdie'") && miss.stderr.contains("did you mean 'wide.png'?"),
+            "\(miss.stderr)")
         #expect(try library(d, ["list", "--sort", "colour"]).status == 64)
         let misplaced = try library(d, ["rename", "wide", "--json", "x"])
         #expect(misplaced.status == 64)
-        #expect(misplaced.stderr.hasPrefix("ptk: option '--json' does not apply to 'rename'; it goes with 'list', 'show', 'watch', 'app-password add' and 'app-password list'\n"), "\(misplaced.stderr)")
+        #expect(
+            misplaced.stderr.hasPrefix(
+                "ptk: option '--json' does not apply to 'rename'; it goes with 'list', 'show', 'watch', 'app-password add' and 'app-password list'\n"
+            ), "\(misplaced.stderr)")
         let bare = try library(d, ["show"])
         #expect(bare.status == 64)
         #expect(bare.stderr.hasPrefix("ptk: missing NAME: ptk show NAME [--json]\n"), "\(bare.stderr)")
@@ -157,7 +196,9 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         #expect(g.status == 0, "\(g.stderr)")
         let html = String(decoding: try #require(readFile(d.dir + "/.ptk/gallery/index.html")), as: UTF8.self)
         #expect(html.contains("href=\"../../wide.png\"") && html.contains("href=\"../../basn6a08.png\""))
-        #expect(try #require(html.range(of: "basn6a08.png<")).lowerBound < (try #require(html.range(of: "wide.png<"))).lowerBound, "newest first")
+        #expect(
+            try #require(html.range(of: "basn6a08.png<")).lowerBound
+                < (try #require(html.range(of: "wide.png<"))).lowerBound, "newest first")
     }
 
     @Test func editsAndPackagesWorkThroughTheRealCommands() throws {
@@ -181,14 +222,18 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         let e = try library(d, ["export", "holiday", "b", "-o", src])
         #expect(e.status == 0, "\(e.stderr)")
         #expect(readFile(src + "/holiday.ptk/photo.data") == readFile(a))
-        let meta = try #require(try JSONSerialization.jsonObject(with: Data(readFile(src + "/holiday.ptk/photo.metadata")!)) as? [String: Any])
+        let meta = try #require(
+            try JSONSerialization.jsonObject(with: Data(readFile(src + "/holiday.ptk/photo.metadata")!))
+                as? [String: Any])
         #expect(meta["Version"] as? Int == 1 && meta["Note"] as? String == "at the lake" && meta["Rating"] as? Int == 5)
-        #expect((meta["Thumbnail"] as? String).flatMap { Data(base64Encoded: $0) }.map { pngSize(Array($0)) } == [50, 40])
+        #expect(
+            (meta["Thumbnail"] as? String).flatMap { Data(base64Encoded: $0) }.map { pngSize(Array($0)) } == [50, 40])
         #expect(meta["Preview"] == nil)
         #expect(try library(d, ["export", "holiday", "-o", src]).status == 1, "never replaces a package")
         let viaSend = try send(d, [src + "/holiday.ptk"])
         #expect(viaSend.status == 0, "\(viaSend.stderr)")
-        #expect(viaSend.stdout == src + "/holiday.ptk/photo.data: already there as \"holiday.png\"\n", "\(viaSend.stdout)")
+        #expect(
+            viaSend.stdout == src + "/holiday.ptk/photo.data: already there as \"holiday.png\"\n", "\(viaSend.stdout)")
         #expect(!fileExists(d.dir + "/holiday (2).png"))
 
         // Import keeps the metadata; a newer Version is refused by both.
@@ -203,7 +248,9 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         #expect(imported["Note"] as? String == "at the lake" && imported["Rating"] as? Int == 5)
         #expect(imported["Received"] as? String == meta["Received"] as? String)
         let text = String(decoding: readFile(src + "/b.ptk/photo.metadata")!, as: UTF8.self)
-        writeFile(src + "/b.ptk/photo.metadata", Array(text.replacingOccurrences(of: "\"Version\" : 1", with: "\"Version\" : 2").utf8))
+        writeFile(
+            src + "/b.ptk/photo.metadata",
+            Array(text.replacingOccurrences(of: "\"Version\" : 1", with: "\"Version\" : 2").utf8))
         let newer = try library(d, ["import", src + "/b.ptk"])
         #expect(newer.status == 65 && newer.stderr.contains("Version 2 package"), "\(newer.stderr)")
         let newerSend = try send(d, [src + "/b.ptk"])
@@ -223,12 +270,25 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         badFilter[(64 * 3 + 1) * 3] = 9
         let bombRows = [UInt8](repeating: 0, count: (6000 + 1) * 6000)
         let hostile: [(String, [UInt8], String)] = [
-            ("zlib.png", assemblePNG(ihdr: header, idat: [0x78, 0x9C] + Array(repeating: 0xFF, count: 500)), "not decodable"),
+            (
+                "zlib.png", assemblePNG(ihdr: header, idat: [0x78, 0x9C] + Array(repeating: 0xFF, count: 500)),
+                "not decodable"
+            ),
             ("filter.png", assemblePNG(ihdr: header, idat: zlibCompress(badFilter)), "not decodable"),
             ("short.png", assemblePNG(ihdr: header, idat: zlibCompress(Array(rows.prefix(1000)))), "not decodable"),
             ("long.png", assemblePNG(ihdr: header, idat: zlibCompress(rows + rows + rows)), ""),
-            ("bomb.png", assemblePNG(ihdr: ihdr(width: 6000, height: 6000, bitDepth: 8, colorType: 0), idat: zlibCompress(bombRows, level: 9)), ""),
-            ("claim.png", assemblePNG(ihdr: ihdr(width: 65535, height: 65535, bitDepth: 16, colorType: 6), idat: zlibCompress([0, 0, 0])), "over the 200.0-megapixel limit"),
+            (
+                "bomb.png",
+                assemblePNG(
+                    ihdr: ihdr(width: 6000, height: 6000, bitDepth: 8, colorType: 0),
+                    idat: zlibCompress(bombRows, level: 9)), ""
+            ),
+            (
+                "claim.png",
+                assemblePNG(
+                    ihdr: ihdr(width: 65535, height: 65535, bitDepth: 16, colorType: 6), idat: zlibCompress([0, 0, 0])),
+                "over the 200.0-megapixel limit"
+            ),
         ]
         var paths: [String] = []
         for (name, bytes, _) in hostile {
@@ -245,10 +305,14 @@ func consistencyProblems(_ dir: String) throws -> [String] {
             if problem.isEmpty {
                 #expect(show.stdout.contains("thumbnail: \(d.dir)/.ptk/thumbnails/"), "\(name): \(show.stdout)")
             } else {
-                #expect(show.stdout.contains("thumbnail: none: ") && show.stdout.contains(problem), "\(name): \(show.stdout)")
+                #expect(
+                    show.stdout.contains("thumbnail: none: ") && show.stdout.contains(problem),
+                    "\(name): \(show.stdout)")
             }
         }
-        #expect(try library(d, ["show", "claim"]).stdout.contains("image:     PNG, 65535x65535, 16-bit truecolour with alpha"))
+        #expect(
+            try library(d, ["show", "claim"]).stdout.contains(
+                "image:     PNG, 65535x65535, 16-bit truecolour with alpha"))
         #expect(d.process.isRunning)
         #expect(d.log.contains("library: no thumbnail for \"zlib.png\""), "\(d.log)")
         // And it keeps serving.
@@ -264,12 +328,19 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         defer { removeTree(root) }
         let dir = root + "/photos"
         mkdir(dir, 0o755)
-        let variants = (0..<4).map { seed in makeImagePNG(width: 900, height: 700) { x, y in [UInt8(truncatingIfNeeded: x + seed), UInt8(truncatingIfNeeded: y), 7] } }
+        let variants = (0..<4).map { seed in
+            makeImagePNG(width: 900, height: 700) { x, y in
+                [UInt8(truncatingIfNeeded: x + seed), UInt8(truncatingIfNeeded: y), 7]
+            }
+        }
         for i in 0..<120 { writeFile(dir + "/p\(i).png", variants[i % 4]) }
         var d: DaemonProcess? = try DaemonProcess(root: root)
         let lib = try #require(eventuallyValue { try? PhotoLibrary(directory: dir, create: false) })
         // Kill it while some photos are indexed and some are not.
-        #expect(eventually(60) { (1...100).contains((try? lib.pendingCount()) ?? 0) && ((try? lib.all().count) ?? 0) == 120 })
+        #expect(
+            eventually(60) {
+                (1...100).contains((try? lib.pendingCount()) ?? 0) && ((try? lib.all().count) ?? 0) == 120
+            })
         #expect(d?.stop(signal: SIGKILL) != 0)
         d = nil
         let left = try lib.pendingCount()
@@ -300,7 +371,8 @@ func consistencyProblems(_ dir: String) throws -> [String] {
             }
         }
         var expected: Set<String> = Set(later.map { ($0 as NSString).lastPathComponent })
-        var notes: [String: String] = [:], ratings: [String: Int] = [:]
+        var notes: [String: String] = [:]
+        var ratings: [String: Int] = [:]
         for i in 0..<24 {
             switch i % 4 {
             case 0:
@@ -334,7 +406,10 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         }
     }
 
-    @Test(.enabled(if: geteuid() == 0, "needs root: root's ptk working in another user's directory (CI runs the tests as root)"), .tags(.root))
+    @Test(
+        .enabled(
+            if: geteuid() == 0, "needs root: root's ptk working in another user's directory (CI runs the tests as root)"
+        ), .tags(.root))
     func filesRootCreatesBelongToTheDirectorysOwner() throws {
         let root = makeTemporaryDirectory("ptk-e2e")
         defer { removeTree(root) }
@@ -384,17 +459,23 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         print("200 MB photo: ptkd peak RSS \(peak >> 20) MB")
     }
 
-    @Test("a JPEG of 1,600 APP1 segments of 64 KB (105 MB) and 2 MB of ICC chunks is thumbnailed with ptkd's memory flat: only the first Exif APP1 is kept (issue 54)")
+    @Test(
+        "a JPEG of 1,600 APP1 segments of 64 KB (105 MB) and 2 MB of ICC chunks is thumbnailed with ptkd's memory flat: only the first Exif APP1 is kept (issue 54)"
+    )
     func aJPEGsSegmentsAreNotAllKept() throws {
         let root = makeTemporaryDirectory("ptk-e2e")
         defer { removeTree(root) }
         let dir = root + "/photos"
         mkdir(dir, 0o755)
         let jpeg = makeJPEG(width: 64, height: 48, seed: 7)
-        func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] { [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload }
+        func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
+            [0xFF, marker, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        }
         let exif = segment(0xE1, Array("Exif\0\0".utf8) + exifTIFF(EXIFFields(orientation: 6)))
         let filler = segment(0xE1, Array("Exif\0\0".utf8) + [UInt8](repeating: 0x41, count: 65_000))
-        let icc = (1...35).flatMap { segment(0xE2, Array("ICC_PROFILE".utf8) + [0, UInt8($0), 35] + [UInt8](repeating: 7, count: 60_000)) }
+        let icc = (1...35).flatMap {
+            segment(0xE2, Array("ICC_PROFILE".utf8) + [0, UInt8($0), 35] + [UInt8](repeating: 7, count: 60_000))
+        }
         let fd = try FileDescriptor.open(dir + "/segments.jpg", flags: [.writeOnly, .create, .exclusive], mode: 0o644)
         try fd.writeAll(Array(jpeg[..<2]) + exif + icc)
         for _ in 0..<1_600 { try fd.writeAll(filler) }
@@ -416,17 +497,23 @@ func consistencyProblems(_ dir: String) throws -> [String] {
         let dir = root + "/photos"
         mkdir(dir, 0o755)
         let lib = try PhotoLibrary(directory: dir, create: true)
-        try lib.record((0..<10_000).map { i in
-            Arrival(name: String(format: "IMG_%05d.png", i), size: Int64(10_000 + (i * 7919) % 5000), sha256: String(repeating: "a", count: 64),
-                    received: WallTime(milliseconds: 1_700_000_000_000 + Int64(i) * 1000), senderName: "phone \(i % 3)", senderAddress: "192.0.2.1:1", senderID: nil)
-        })
+        try lib.record(
+            (0..<10_000).map { i in
+                Arrival(
+                    name: String(format: "IMG_%05d.png", i), size: Int64(10_000 + (i * 7919) % 5000),
+                    sha256: String(repeating: "a", count: 64),
+                    received: WallTime(milliseconds: 1_700_000_000_000 + Int64(i) * 1000), senderName: "phone \(i % 3)",
+                    senderAddress: "192.0.2.1:1", senderID: nil)
+            })
         let r = try run("ptk", ["--config", "/dev/null", "--dir", dir, "list"])
         #expect(r.status == 0)
         let lines = r.stdout.split(separator: "\n")
         #expect(lines.count == 10_000)
         #expect(lines.first?.hasPrefix("IMG_00000.png") == true && lines.last?.hasPrefix("IMG_09999.png") == true)
         #expect(r.stderr.contains("10000 photos in \(dir), 10000 still being indexed"), "\(r.stderr)")
-        let bySize = try run("ptk", ["--config", "/dev/null", "--dir", dir, "list", "--sort", "size", "--from", "phone 1"]).stdout.split(separator: "\n")
+        let bySize = try run(
+            "ptk", ["--config", "/dev/null", "--dir", dir, "list", "--sort", "size", "--from", "phone 1"]
+        ).stdout.split(separator: "\n")
         #expect(bySize.count == 3_333)
     }
 }
@@ -444,10 +531,17 @@ func eventuallyValue<T>(_ timeout: Double = 30, _ make: () -> T?) -> T? {
 final class LockedCount: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
-    func add() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    func add() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
 }
-
 
 @Suite("ptk's output", .tags(.endToEnd))
 struct AdminOutputTests {
@@ -457,7 +551,9 @@ struct AdminOutputTests {
         defer { removeTree(dir) }
         _ = photo(dir, "a.png", size: 5_000, seed: 3)
         _ = try PhotoLibrary(directory: dir, create: true).reconcile()
-        let r = try run("/bin/sh", ["-c", "\"$0\" --config /dev/null --dir \"$1\" list > /dev/full", binDirectory + "/ptk", dir], absolute: true)
+        let r = try run(
+            "/bin/sh", ["-c", "\"$0\" --config /dev/null --dir \"$1\" list > /dev/full", binDirectory + "/ptk", dir],
+            absolute: true)
         #expect(r.status == 74, "\(r.stderr)")
         #expect(r.stderr.hasPrefix("ptk: cannot write to standard output: "), "\(r.stderr)")
     }

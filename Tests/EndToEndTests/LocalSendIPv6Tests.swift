@@ -17,23 +17,28 @@ private final class IPv6Link {
     init() throws {
         ptkdHost = try MDNSHost(startAvahi: false)
         phone = try MDNSHost(startAvahi: false)
-        let noIPv4 = { (device: String) in """
+        let noIPv4 = { (device: String) in
+            """
             nft add table netdev nov4
             nft add chain netdev nov4 in '{ type filter hook ingress device \(device) priority 0; }'
             nft add rule netdev nov4 in meta protocol '{ ip, arp }' counter drop
-            """ }
-        try ptkdHost.sh("""
+            """
+        }
+        try ptkdHost.sh(
+            """
             ip link add va type veth peer name vb netns \(phone.pid)
             sysctl -qw net.ipv6.conf.va.accept_dad=0
             ip link set va up
             \(noIPv4("va"))
             """)
-        try phone.sh("""
+        try phone.sh(
+            """
             sysctl -qw net.ipv6.conf.vb.accept_dad=0
             ip link set vb up
             \(noIPv4("vb"))
             """)
-        guard eventually(10, { self.linkLocal(self.ptkdHost, "va") != nil && self.linkLocal(self.phone, "vb") != nil }) else {
+        guard eventually(10, { self.linkLocal(self.ptkdHost, "va") != nil && self.linkLocal(self.phone, "vb") != nil })
+        else {
             throw HarnessError("no link-local addresses on the veth pair")
         }
     }
@@ -41,7 +46,8 @@ private final class IPv6Link {
     /// The device's link-local address, once usable.
     func linkLocal(_ host: MDNSHost, _ device: String) -> String? {
         guard let out = try? host.sh("ip -6 -o addr show dev \(device) scope link").stdout,
-              !out.contains("tentative"), let range = out.range(of: #"fe80::[0-9a-f:]+"#, options: .regularExpression) else { return nil }
+            !out.contains("tentative"), let range = out.range(of: #"fe80::[0-9a-f:]+"#, options: .regularExpression)
+        else { return nil }
         return String(out[range])
     }
 
@@ -55,8 +61,11 @@ private final class IPv6Link {
         FileManager.default.createFile(atPath: out, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
-        p.arguments = ["-t", String(phone.pid), "-n", "-m", "--", "/usr/bin/python3", repositoryRoot() + "/Tests/Fixtures/localsend/peer6.py",
-                       "--port", "53999", "--interface", "vb", "--timeout", String(timeout)]
+        p.arguments = [
+            "-t", String(phone.pid), "-n", "-m", "--", "/usr/bin/python3",
+            repositoryRoot() + "/Tests/Fixtures/localsend/peer6.py",
+            "--port", "53999", "--interface", "vb", "--timeout", String(timeout),
+        ]
         p.standardOutput = FileHandle(forWritingAtPath: out)!
         p.standardError = FileHandle(forWritingAtPath: out)!
         try p.run()
@@ -71,7 +80,9 @@ private final class IPv6Link {
 
     /// The peer's JSON lines.
     func events(_ path: String) -> [[String: Any]] {
-        read(path).split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        read(path).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
     }
 
     /// ptkd's UDP sockets on port 53317 in its namespace, as `ss -uanp` lists them (local address column).
@@ -92,12 +103,17 @@ private func wait(_ process: Process, _ seconds: Double) -> Int32? {
     return process.terminationStatus
 }
 
-@Suite("End to end: LocalSend discovery over IPv6 (issue 47)",
-       .enabled(if: canFilterPackets && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
-                    && FileManager.default.isExecutableFile(atPath: "/usr/bin/ss"), "needs root, nsenter, unshare, nft, ss and openssl"),
-       .serialized, .tags(.endToEnd, .root))
+@Suite(
+    "End to end: LocalSend discovery over IPv6 (issue 47)",
+    .enabled(
+        if: canFilterPackets && FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/ss"),
+        "needs root, nsenter, unshare, nft, ss and openssl"),
+    .serialized, .tags(.endToEnd, .root))
 struct LocalSendIPv6Tests {
-    @Test("on a link with IPv6 only, a LocalSend app announcing on ff12::fd3a:e420 hears ptkd's announcement and gets a register over IPv6 to its link-local address; one socket per interface and family")
+    @Test(
+        "on a link with IPv6 only, a LocalSend app announcing on ff12::fd3a:e420 hears ptkd's announcement and gets a register over IPv6 to its link-local address; one socket per interface and family"
+    )
     func ipv6OnlyLink() throws {
         let link = try IPv6Link()
         #expect(try link.ipv4Addresses(link.ptkdHost, "va").isEmpty)
@@ -109,13 +125,15 @@ struct LocalSendIPv6Tests {
         let ptkdAddress = try #require(link.linkLocal(link.ptkdHost, "va"))
         let (peer, out) = try link.startPeer(timeout: 25)
         defer { if peer.isRunning { peer.terminate() } }
-        let d = try DaemonProcess.withLocalSend(["--name", "Attic", "--listen", "::"],
-                                                wrapper: ["/usr/bin/nsenter", "-t", String(link.ptkdHost.pid), "-n", "-m", "--"], mdns: true)
+        let d = try DaemonProcess.withLocalSend(
+            ["--name", "Attic", "--listen", "::"],
+            wrapper: ["/usr/bin/nsenter", "-t", String(link.ptkdHost.pid), "-n", "-m", "--"], mdns: true)
         let status = wait(peer, 30)
         #expect(status == 0, "\(link.read(out)) \(d.log)")
         let events = link.events(out)
         let heard = events.filter { $0["event"] as? String == "heard" }
-        let announcement = try #require(heard.first { ($0["message"] as? [String: Any])?["announce"] as? Bool == true }, "\(events) \(d.log)")
+        let announcement = try #require(
+            heard.first { ($0["message"] as? [String: Any])?["announce"] as? Bool == true }, "\(events) \(d.log)")
         let message = try #require(announcement["message"] as? [String: Any])
         #expect(message["alias"] as? String == "Attic")
         #expect(message["port"] as? Int == Int(d.localSendPort))
@@ -124,28 +142,41 @@ struct LocalSendIPv6Tests {
         #expect(announcement["from"] as? String == ptkdAddress, "\(announcement)")
         let register = try #require(events.first { $0["event"] as? String == "register" }, "\(events) \(d.log)")
         #expect((register["message"] as? [String: Any])?["alias"] as? String == "Attic")
-        #expect(register["from"] as? String == ptkdAddress, "registered over IPv6 from ptkd's link-local address: \(register)")
+        #expect(
+            register["from"] as? String == ptkdAddress,
+            "registered over IPv6 from ptkd's link-local address: \(register)")
         #expect(d.log.contains("LocalSend discovery on va (IPv6, ff12::fd3a:e420)"), "\(d.log)")
         #expect(d.log.contains("LocalSend: announced on va (IPv6)"), "\(d.log)")
-        #expect(d.log.contains("\"IPv6 Phone\" at [\(phoneAddress)%va]:53999 announced itself; registered with it"), "\(d.log)")
+        #expect(
+            d.log.contains("\"IPv6 Phone\" at [\(phoneAddress)%va]:53999 announced itself; registered with it"),
+            "\(d.log)")
         #expect(!d.log.contains("cannot"), "\(d.log)")
         // One socket per interface and family: IPv4 on lo, IPv6 on va (bound to the group with
         // the interface as its scope, which ss shows after the address); none for IPv4 on va,
         // which has no IPv4 address, nor for IPv6 on lo.
         let sockets = try link.discoverySockets(pid: d.process.processIdentifier)
         #expect(sockets == ["224.0.0.167:53317", "[ff12::fd3a:e420]%va:53317"], "\(sockets)")
-        #expect(d.log.contains("LocalSend discovery on lo (127.0.0.1)") && !d.log.contains("LocalSend discovery on lo (IPv6"), "\(d.log)")
-        #expect(!d.log.split(separator: "\n").contains { $0.hasPrefix("LocalSend discovery on va (") && !$0.contains("(IPv6") }, "no IPv4 on va: \(d.log)")
+        #expect(
+            d.log.contains("LocalSend discovery on lo (127.0.0.1)")
+                && !d.log.contains("LocalSend discovery on lo (IPv6"), "\(d.log)")
+        #expect(
+            !d.log.split(separator: "\n").contains {
+                $0.hasPrefix("LocalSend discovery on va (") && !$0.contains("(IPv6")
+            }, "no IPv4 on va: \(d.log)")
         #expect(d.stop() == 0)
     }
 
-    @Test("a --listen of IPv4 addresses only keeps discovery off IPv6: no socket on the IPv6 group, nothing heard on the link")
+    @Test(
+        "a --listen of IPv4 addresses only keeps discovery off IPv6: no socket on the IPv6 group, nothing heard on the link"
+    )
     func ipv4OnlyListenMeansNoIPv6() throws {
         let link = try IPv6Link()
         let (peer, out) = try link.startPeer(timeout: 6)
         defer { if peer.isRunning { peer.terminate() } }
         // The harness's --listen 127.0.0.1 only.
-        let d = try DaemonProcess.withLocalSend(["--name", "Attic"], wrapper: ["/usr/bin/nsenter", "-t", String(link.ptkdHost.pid), "-n", "-m", "--"], mdns: true)
+        let d = try DaemonProcess.withLocalSend(
+            ["--name", "Attic"], wrapper: ["/usr/bin/nsenter", "-t", String(link.ptkdHost.pid), "-n", "-m", "--"],
+            mdns: true)
         #expect(wait(peer, 12) == 1, "\(link.read(out))")
         #expect(link.events(out).filter { $0["event"] as? String != "ready" }.isEmpty, "\(link.read(out))")
         #expect(try link.discoverySockets(pid: d.process.processIdentifier).filter { $0.contains("ff12") }.isEmpty)

@@ -3,8 +3,8 @@ import PTKDigest
 import PTKHTTP
 import PTKLocalSend
 import PTKSystem
-import PTKTestSupport
 import PTKTLS
+import PTKTestSupport
 import PTKTransport
 import Testing
 
@@ -20,7 +20,10 @@ final class LocalSendApp: @unchecked Sendable {
     let version: String
 
     /// `identity` is the app's certificate to show (one made for it when nil and `certificate`).
-    init(port: UInt16, certificate: Bool = true, identity: Identity? = nil, alias: String = "Test Phone", version: String = "2.1") throws {
+    init(
+        port: UInt16, certificate: Bool = true, identity: Identity? = nil, alias: String = "Test Phone",
+        version: String = "2.1"
+    ) throws {
         // OpenSSL writes with write(2): a request body still going out when ptkd has answered
         // and closed (as it does for a refused upload) must be an error here, not SIGPIPE.
         ignoreBrokenPipeSignal()
@@ -35,23 +38,30 @@ final class LocalSendApp: @unchecked Sendable {
     var fingerprint: String? { identity?.certificateFingerprint }
 
     var info: [String: Any] {
-        ["alias": alias, "version": version, "deviceModel": NSNull(), "deviceType": "mobile",
-         "fingerprint": fingerprint ?? "random-\(alias)", "port": 53317, "protocol": "https", "download": false]
+        [
+            "alias": alias, "version": version, "deviceModel": NSNull(), "deviceType": "mobile",
+            "fingerprint": fingerprint ?? "random-\(alias)", "port": 53317, "protocol": "https", "download": false,
+        ]
     }
 
     /// A new HTTPS connection to ptkd.
     func connect() throws -> AppConnection {
         let address = SocketAddress(numericHost: "127.0.0.1", port: port)!
         let sock = try Socket.connect(to: address, deadline: .now + .seconds(5))
-        return AppConnection(stream: try TLSStream(socket: sock, peer: address, context: context, deadline: .now + .seconds(5)))
+        return AppConnection(
+            stream: try TLSStream(socket: sock, peer: address, context: context, deadline: .now + .seconds(5)))
     }
 
     /// `prepare-upload` of `files` (id, name, bytes, type, sha256 given?) on a new connection.
-    func prepare(_ files: [(id: String, name: String, bytes: [UInt8], type: String, hash: String?)], pin: String? = nil,
-                 modified: String? = nil, on connection: AppConnection? = nil) throws -> (status: Int, json: [String: Any]) {
+    func prepare(
+        _ files: [(id: String, name: String, bytes: [UInt8], type: String, hash: String?)], pin: String? = nil,
+        modified: String? = nil, on connection: AppConnection? = nil
+    ) throws -> (status: Int, json: [String: Any]) {
         var entries: [String: Any] = [:]
         for f in files {
-            var e: [String: Any] = ["id": f.id, "fileName": f.name, "size": f.bytes.count, "fileType": f.type, "preview": NSNull()]
+            var e: [String: Any] = [
+                "id": f.id, "fileName": f.name, "size": f.bytes.count, "fileType": f.type, "preview": NSNull(),
+            ]
             if let h = f.hash { e["sha256"] = h }
             if let modified { e["metadata"] = ["modified": modified, "accessed": modified] }
             entries[f.id] = e
@@ -67,12 +77,15 @@ final class LocalSendApp: @unchecked Sendable {
 
     /// Uploads `bytes` as file `fileID` of `session`; `chunked` sends it in chunks of that size
     /// without Content-Type, as the apps' chunked uploads do.
-    func upload(session: String, fileID: String, token: String, bytes: [UInt8], chunked: Int? = nil,
-                on connection: AppConnection? = nil) throws -> (status: Int, body: String) {
+    func upload(
+        session: String, fileID: String, token: String, bytes: [UInt8], chunked: Int? = nil,
+        on connection: AppConnection? = nil
+    ) throws -> (status: Int, body: String) {
         let c = try connection ?? connect()
         defer { if connection == nil { c.close() } }
-        let r = try c.request("POST", "/api/localsend/v2/upload?sessionId=\(session)&fileId=\(fileID)&token=\(token)",
-                              body: bytes, chunked: chunked, contentType: chunked == nil ? "image/png" : nil)
+        let r = try c.request(
+            "POST", "/api/localsend/v2/upload?sessionId=\(session)&fileId=\(fileID)&token=\(token)",
+            body: bytes, chunked: chunked, contentType: chunked == nil ? "image/png" : nil)
         return (r.status, String(decoding: r.body, as: UTF8.self))
     }
 }
@@ -89,12 +102,17 @@ final class AppConnection {
     init(stream: ByteStream) { self.stream = stream }
 
     func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: .now + .seconds(10)) } }.get()
+        try bytes.withUnsafeBytes { b in
+            Result { () throws(TransportError) in try stream.write(b, deadline: .now + .seconds(10)) }
+        }.get()
     }
 
     /// Sends a request and reads its response.
-    func request(_ method: String, _ target: String, body: [UInt8] = [], chunked: Int? = nil, contentType: String? = "application/json",
-                 extraHeaders: String = "") throws -> (status: Int, body: [UInt8]) {
+    func request(
+        _ method: String, _ target: String, body: [UInt8] = [], chunked: Int? = nil,
+        contentType: String? = "application/json",
+        extraHeaders: String = ""
+    ) throws -> (status: Int, body: [UInt8]) {
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extraHeaders
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         if let size = chunked {
@@ -105,7 +123,10 @@ final class AppConnection {
                 let piece = body[i..<min(i + size, body.count)]
                 out += Array((String(piece.count, radix: 16) + "\r\n").utf8) + piece + Array("\r\n".utf8)
                 i += size
-                if out.count > 1 << 20 { try write(out); out = [] }
+                if out.count > 1 << 20 {
+                    try write(out)
+                    out = []
+                }
             }
             try write(out + Array("0\r\n\r\n".utf8))
         } else {
@@ -123,7 +144,10 @@ final class AppConnection {
         while true {
             if !pending.isEmpty {
                 let (used, stop) = try pending.withUnsafeBytes { b in
-                    try parser.parse(b) { body.append(contentsOf: $0); return true }
+                    try parser.parse(b) {
+                        body.append(contentsOf: $0)
+                        return true
+                    }
                 }
                 pending.removeFirst(used)
                 switch stop {
@@ -178,7 +202,10 @@ extension DaemonProcess {
     }
 
     /// A ptkd with its LocalSend endpoint on a free port.
-    static func withLocalSend(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false) throws -> DaemonProcess {
-        try DaemonProcess(["--localsend", "on", "--localsend-port", "0"] + extra, root: root, wrapper: wrapper, mdns: mdns)
+    static func withLocalSend(_ extra: [String] = [], root: String? = nil, wrapper: [String] = [], mdns: Bool = false)
+        throws -> DaemonProcess
+    {
+        try DaemonProcess(
+            ["--localsend", "on", "--localsend-port", "0"] + extra, root: root, wrapper: wrapper, mdns: mdns)
     }
 }

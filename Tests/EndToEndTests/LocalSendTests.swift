@@ -7,7 +7,8 @@ import Testing
 
 /// A file for `prepare`: a PNG of `size` bytes.
 func pngFile(_ id: String, _ name: String, size: Int, seed: UInt64 = 1, hash: Bool = true, type: String = "image/png")
-    -> (id: String, name: String, bytes: [UInt8], type: String, hash: String?) {
+    -> (id: String, name: String, bytes: [UInt8], type: String, hash: String?)
+{
     let bytes = makePNG(size: size, seed: seed)
     return (id, name, bytes, type, hash ? sha256Hex(bytes) : nil)
 }
@@ -18,7 +19,9 @@ func tokens(_ json: [String: Any]) -> (String, [String: String]) {
 
 @Suite("End to end: LocalSend apps send to ptkd (issue 14)", .tags(.endToEnd))
 struct LocalSendTests {
-    @Test("info (v1 and v2, GET with a body too) and register answer with ptkd's name and the fingerprint `ptk id localsend` prints")
+    @Test(
+        "info (v1 and v2, GET with a body too) and register answer with ptkd's name and the fingerprint `ptk id localsend` prints"
+    )
     func infoAndRegister() throws {
         let d = try DaemonProcess.withLocalSend(["--name", "Home Server"])
         let app = try LocalSendApp(port: d.localSendPort)
@@ -27,8 +30,13 @@ struct LocalSendTests {
         let expected = fingerprint.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(expected.count == 64 && expected == expected.uppercased())
         let c = try app.connect()
-        for (method, path, body) in [("GET", "/api/localsend/v2/info", ""), ("GET", "/api/localsend/v1/info", "{}"),
-                                     ("POST", "/api/localsend/v2/register", #"{"alias":"x","version":"2.2","deviceModel":null,"fingerprint":"f","port":53317,"protocol":"https"}"#)] {
+        for (method, path, body) in [
+            ("GET", "/api/localsend/v2/info", ""), ("GET", "/api/localsend/v1/info", "{}"),
+            (
+                "POST", "/api/localsend/v2/register",
+                #"{"alias":"x","version":"2.2","deviceModel":null,"fingerprint":"f","port":53317,"protocol":"https"}"#
+            ),
+        ] {
             let r = try c.request(method, path, body: Array(body.utf8))
             #expect(r.status == 200, "\(path)")
             let json = try #require(try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any])
@@ -49,14 +57,19 @@ struct LocalSendTests {
         #expect(String(decoding: r.body, as: UTF8.self).contains(expected))
     }
 
-    @Test("a v2.1 app sends two PNGs at once (Content-Length and chunked without Content-Type); a GIF, and a JPEG with localsend-types = image/png, are skipped; names are made safe; bytes, log and library match", arguments: ["2.1", "2.2"])
+    @Test(
+        "a v2.1 app sends two PNGs at once (Content-Length and chunked without Content-Type); a GIF, and a JPEG with localsend-types = image/png, are skipped; names are made safe; bytes, log and library match",
+        arguments: ["2.1", "2.2"])
     func sendPhotos(version: String) throws {
         let d = try DaemonProcess.withLocalSend(version == "2.2" ? ["--types", "image/png"] : [])
         let app = try LocalSendApp(port: d.localSendPort, alias: "Pixel 8", version: version)
         let a = pngFile("a", "DCIM/Screenshots/shot.png", size: 700_000, seed: 3)
         let b = pngFile("b", "../../etc/evil.png", size: 250_000, seed: 4, hash: false)
         // Not a type ptkd keeps (a GIF); or, with localsend-types = image/png, a JPEG.
-        let jpeg = version == "2.2" ? pngFile("c", "photo.jpg", size: 1000, type: "image/jpeg") : pngFile("c", "anim.gif", size: 1000, type: "image/gif")
+        let jpeg =
+            version == "2.2"
+            ? pngFile("c", "photo.jpg", size: 1000, type: "image/jpeg")
+            : pngFile("c", "anim.gif", size: 1000, type: "image/gif")
         let c = try app.connect()
         let (status, json) = try app.prepare([a, b, jpeg], on: c)
         #expect(status == 200)
@@ -78,7 +91,9 @@ struct LocalSendTests {
         #expect(readFile(d.dir + "/shot.png") == a.bytes)
         #expect(readFile(d.dir + "/evil.png") == b.bytes)
         #expect(d.incoming.isEmpty)
-        #expect(eventually { d.log.contains("\"Pixel 8\" (LocalSend \(app.fingerprint!.prefix(8))): saved \"shot.png\"") }, "\(d.log)")
+        #expect(
+            eventually { d.log.contains("\"Pixel 8\" (LocalSend \(app.fingerprint!.prefix(8))): saved \"shot.png\"") },
+            "\(d.log)")
         #expect(eventually { d.log.contains("prepare-upload of 3 file(s): accepted 2") })
         // The library knows who sent them.
         #expect(waitForIndex(d, ["shot.png", "evil.png"]))
@@ -90,7 +105,9 @@ struct LocalSendTests {
         #expect(try app.prepare([pngFile("x", "x.png", size: 5000)]).status == 200)
     }
 
-    @Test("with image/jpeg in --types, a camera JPEG is saved as .jpg and indexed with its thumbnail; a cut JPEG or a PNG sent as JPEG is 400; other types are skipped")
+    @Test(
+        "with image/jpeg in --types, a camera JPEG is saved as .jpg and indexed with its thumbnail; a cut JPEG or a PNG sent as JPEG is 400; other types are skipped"
+    )
     func jpeg() throws {
         let d = try DaemonProcess.withLocalSend(["--types", "image/png,image/jpeg"])
         let app = try LocalSendApp(port: d.localSendPort, alias: "Pixel 8")
@@ -107,7 +124,8 @@ struct LocalSendTests {
         #expect(status == 200)
         let (session, tokens) = tokens(json)
         #expect(Set(tokens.keys) == ["cam", "cut", "png"])
-        let saved = try app.upload(session: session, fileID: "cam", token: tokens["cam"]!, bytes: photo, chunked: 16_384)
+        let saved = try app.upload(
+            session: session, fileID: "cam", token: tokens["cam"]!, bytes: photo, chunked: 16_384)
         #expect(saved.status == 200, "\(saved.body)")
         let broken = try app.upload(session: session, fileID: "cut", token: tokens["cut"]!, bytes: cut)
         #expect(broken.status == 400)
@@ -147,7 +165,9 @@ struct LocalSendTests {
         #expect(eventually { d.log.contains("(no certificate)") })
     }
 
-    @Test("refusals: wrong token or session 403, a file twice 409, a second session 409, wrong sha256 422, not a PNG 400, a body longer or shorter than announced 400; nothing partial is left")
+    @Test(
+        "refusals: wrong token or session 403, a file twice 409, a second session 409, wrong sha256 422, not a PNG 400, a body longer or shorter than announced 400; nothing partial is left"
+    )
     func refusals() throws {
         let d = try DaemonProcess.withLocalSend()
         let app = try LocalSendApp(port: d.localSendPort)
@@ -162,30 +182,40 @@ struct LocalSendTests {
         let (session, files) = tokens(json)
         // Another app at the address waits for this session (the same app starting over would replace it).
         #expect(try LocalSendApp(port: d.localSendPort).prepare([good]).status == 409)
-        #expect(try app.upload(session: session, fileID: "good", token: files["hash"]!, bytes: good.bytes).status == 403)
+        #expect(
+            try app.upload(session: session, fileID: "good", token: files["hash"]!, bytes: good.bytes).status == 403)
         #expect(try app.upload(session: "nope", fileID: "good", token: files["good"]!, bytes: good.bytes).status == 403)
-        let missing = try app.connect().request("POST", "/api/localsend/v2/upload?sessionId=\(session)", body: good.bytes)
+        let missing = try app.connect().request(
+            "POST", "/api/localsend/v2/upload?sessionId=\(session)", body: good.bytes)
         #expect(missing.status == 400)
-        #expect(try app.upload(session: session, fileID: "good", token: files["good"]!, bytes: good.bytes).status == 200)
-        #expect(try app.upload(session: session, fileID: "good", token: files["good"]!, bytes: good.bytes).status == 409)
+        #expect(
+            try app.upload(session: session, fileID: "good", token: files["good"]!, bytes: good.bytes).status == 200)
+        #expect(
+            try app.upload(session: session, fileID: "good", token: files["good"]!, bytes: good.bytes).status == 409)
         let hash = try app.upload(session: session, fileID: "hash", token: files["hash"]!, bytes: badHash.bytes)
         #expect(hash.status == 422, "\(hash.body)")
         #expect(try app.upload(session: session, fileID: "text", token: files["text"]!, bytes: text).status == 400)
         // Chunked, more bytes than prepare-upload announced: cut off.
-        let over = try app.upload(session: session, fileID: "long", token: files["long"]!, bytes: long.bytes + [0, 0, 0], chunked: 4096)
+        let over = try app.upload(
+            session: session, fileID: "long", token: files["long"]!, bytes: long.bytes + [0, 0, 0], chunked: 4096)
         #expect(over.status == 400, "\(over.body)")
         // Content-Length that is not the announced size: refused before the body.
         let c = try app.connect()
-        let wrongLength = try c.request("POST", "/api/localsend/v2/upload?sessionId=\(session)&fileId=long&token=\(files["long"]!)", body: Array(long.bytes.dropLast()))
+        let wrongLength = try c.request(
+            "POST", "/api/localsend/v2/upload?sessionId=\(session)&fileId=long&token=\(files["long"]!)",
+            body: Array(long.bytes.dropLast()))
         #expect(wrongLength.status == 400)
         // Failed files may be sent again, correctly.
-        #expect(try app.upload(session: session, fileID: "long", token: files["long"]!, bytes: long.bytes).status == 200)
+        #expect(
+            try app.upload(session: session, fileID: "long", token: files["long"]!, bytes: long.bytes).status == 200)
         #expect(Set(d.visible) == ["good.png", "long.png"])
         #expect(eventually { d.incoming.isEmpty }, "\(d.incoming)")
         #expect(eventually { d.log.contains("answered 422") })
     }
 
-    @Test("an upload cut off before (a partial in .incoming) is resumed when the app sends the whole file again, and lands intact")
+    @Test(
+        "an upload cut off before (a partial in .incoming) is resumed when the app sends the whole file again, and lands intact"
+    )
     func resumesPartial() throws {
         let root = makeTemporaryDirectory("ptk-e2e")
         defer { removeTree(root) }
@@ -213,7 +243,8 @@ struct LocalSendTests {
         #expect(try holder.request("GET", "/api/localsend/v2/info").status == 200)
         let refused = try app.prepare([pngFile("p", "p.png", size: 300_000)])
         #expect(refused.status == 429)
-        #expect(eventually { d.log.contains("refused, 127.0.0.1 already has 1 sessions open; answered 429") }, "\(d.log)")
+        #expect(
+            eventually { d.log.contains("refused, 127.0.0.1 already has 1 sessions open; answered 429") }, "\(d.log)")
         holder.close()
         #expect(eventually { (try? app.prepare([pngFile("p", "p.png", size: 3000)]).status) == 200 })
     }
@@ -233,7 +264,9 @@ struct LocalSendTests {
         #expect(d.visible.isEmpty)
     }
 
-    @Test("--localsend-pin: 401 without or with a wrong PIN, 429 after three wrong tries (even with the right one), from that address")
+    @Test(
+        "--localsend-pin: 401 without or with a wrong PIN, 429 after three wrong tries (even with the right one), from that address"
+    )
     func pin() throws {
         let d = try DaemonProcess.withLocalSend(["--localsend-pin", "4711"])
         let app = try LocalSendApp(port: d.localSendPort)
@@ -250,14 +283,18 @@ struct LocalSendTests {
         #expect(!tokens(json).0.isEmpty)
     }
 
-    @Test("--senders trusted: an app's certificate is refused (403) and pending under its alias; `ptk trust allow` admits it; without a certificate never")
+    @Test(
+        "--senders trusted: an app's certificate is refused (403) and pending under its alias; `ptk trust allow` admits it; without a certificate never"
+    )
     func trusted() throws {
         let d = try DaemonProcess.withLocalSend(["--senders", "trusted"])
         let app = try LocalSendApp(port: d.localSendPort, alias: "Anna's phone")
         let f = pngFile("f", "f.png", size: 10_000)
         #expect(try app.prepare([f]).status == 403)
         let pending = try ptk(d, ["trust", "pending"])
-        #expect(pending.stdout.hasPrefix("LocalSend  \(app.fingerprint!)  \"Anna's phone\" from 127.0.0.1:"), "\(pending.stdout)")
+        #expect(
+            pending.stdout.hasPrefix("LocalSend  \(app.fingerprint!)  \"Anna's phone\" from 127.0.0.1:"),
+            "\(pending.stdout)")
         let allowed = try ptk(d, ["trust", "allow", String(app.fingerprint!.prefix(10)).lowercased()])
         #expect(allowed.stdout == "trusted \(app.fingerprint!) as \"Anna's phone\"\n", "\(allowed.stderr)")
         #expect(try ptk(d, ["trust", "list"]).stdout == "LocalSend  \(app.fingerprint!)  Anna's phone\n")
@@ -270,7 +307,9 @@ struct LocalSendTests {
         #expect(eventually { d.log.contains("the app showed no certificate") })
     }
 
-    @Test("hostile: plain HTTP gets 400, a bare connect-and-close is silent, garbage is 400, an oversized head 431, a slow request 408; ptkd keeps serving")
+    @Test(
+        "hostile: plain HTTP gets 400, a bare connect-and-close is silent, garbage is 400, an oversized head 431, a slow request 408; ptkd keeps serving"
+    )
     func hostile() throws {
         let d = try DaemonProcess.withLocalSend(["--handshake-timeout", "2", "--idle-timeout", "2"])
         let port = d.localSendPort
@@ -293,7 +332,10 @@ struct LocalSendTests {
         #expect(try g.readResponse().status == 400)
         // A head over the limit.
         let big = try app.connect()
-        #expect(try big.request("GET", "/api/localsend/v2/info", extraHeaders: "X-Big: \(String(repeating: "a", count: 20_000))\r\n").status == 431)
+        #expect(
+            try big.request(
+                "GET", "/api/localsend/v2/info", extraHeaders: "X-Big: \(String(repeating: "a", count: 20_000))\r\n"
+            ).status == 431)
         // Half a request, then silence: 408 after the timeout, the slot freed.
         let slow = try app.connect()
         try slow.write(Array("POST /api/localsend/v2/prepare-upload HTTP/1.1\r\nContent-Le".utf8))
@@ -305,7 +347,10 @@ struct LocalSendTests {
         let (_, json) = try app.prepare([f])
         let (session, files) = tokens(json)
         let half = try app.connect()
-        try half.write(Array("POST /api/localsend/v2/upload?sessionId=\(session)&fileId=f&token=\(files["f"]!) HTTP/1.1\r\nContent-Length: \(f.bytes.count)\r\n\r\n".utf8) + f.bytes.prefix(20_000))
+        try half.write(
+            Array(
+                "POST /api/localsend/v2/upload?sessionId=\(session)&fileId=f&token=\(files["f"]!) HTTP/1.1\r\nContent-Length: \(f.bytes.count)\r\n\r\n"
+                    .utf8) + f.bytes.prefix(20_000))
         #expect(try half.readResponse(timeout: 10).status == 408)
         #expect(eventually { d.incoming.isEmpty })
         // Still serving, and the failed file may be sent again.
@@ -325,7 +370,8 @@ struct LocalSendTests {
             _ = try? c.request("GET", "/api/localsend/v2/info")
             c.close()
         }
-        #expect(try LocalSendApp(port: d.localSendPort).connect().request("GET", "/api/localsend/v2/info").status == 200)
+        #expect(
+            try LocalSendApp(port: d.localSendPort).connect().request("GET", "/api/localsend/v2/info").status == 200)
         #expect(d.stop() == 0)
     }
 }
@@ -335,22 +381,39 @@ final class Locked<T>: @unchecked Sendable {
     private var v: T
     private let lock = NSLock()
     init(_ v: T) { self.v = v }
-    var value: T { lock.lock(); defer { lock.unlock() }; return v }
-    func mutate(_ f: (inout T) -> Void) { lock.lock(); f(&v); lock.unlock() }
+    var value: T {
+        lock.lock()
+        defer { lock.unlock() }
+        return v
+    }
+    func mutate(_ f: (inout T) -> Void) {
+        lock.lock()
+        f(&v)
+        lock.unlock()
+    }
 }
 
-@Suite("End to end: LocalSend discovery in a private network namespace", .enabled(if: canRunAvahi, "needs root, nsenter and unshare"), .serialized, .tags(.endToEnd, .root))
+@Suite(
+    "End to end: LocalSend discovery in a private network namespace",
+    .enabled(if: canRunAvahi, "needs root, nsenter and unshare"), .serialized, .tags(.endToEnd, .root))
 struct LocalSendDiscoveryTests {
-    @Test("ptkd joins the group when lo gains multicast, announces itself; an HTTPS app's announcement gets a register call, one on a port below 1024 a multicast answer")
+    @Test(
+        "ptkd joins the group when lo gains multicast, announces itself; an HTTPS app's announcement gets a register call, one on a port below 1024 a multicast answer"
+    )
     func announceAndAnswer() throws {
         let host = try MDNSHost(startAvahi: false)
-        let d = try DaemonProcess.withLocalSend(["--name", "Attic"], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--"], mdns: true)
+        let d = try DaemonProcess.withLocalSend(
+            ["--name", "Attic"], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--"], mdns: true)
         // No multicast interface yet: nothing is announced, nothing fails.
         #expect(!d.log.contains("LocalSend discovery on"))
         try host.sh("ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo")
-        let peer = try run("/usr/bin/nsenter", ["-t", String(host.pid), "-n", "-m", "--", "/usr/bin/python3",
-                                                repositoryRoot() + "/Tests/Fixtures/localsend/peer.py", "--port", "53999", "--timeout", "20"],
-                           timeout: 30, absolute: true)
+        let peer = try run(
+            "/usr/bin/nsenter",
+            [
+                "-t", String(host.pid), "-n", "-m", "--", "/usr/bin/python3",
+                repositoryRoot() + "/Tests/Fixtures/localsend/peer.py", "--port", "53999", "--timeout", "20",
+            ],
+            timeout: 30, absolute: true)
         let events = peer.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
@@ -371,24 +434,34 @@ struct LocalSendDiscoveryTests {
         #expect(answer["alias"] as? String == "Attic")
         #expect(d.log.contains("LocalSend discovery on lo (127.0.0.1)"))
         #expect(d.log.contains("\"Test Phone\" at 127.0.0.1:53999 announced itself; registered with it"), "\(d.log)")
-        #expect(d.log.contains("\"Ghost\" at 127.0.0.2:9 announced itself; not registered (port 9 is outside 1024-65535), answered by multicast"), "\(d.log)")
+        #expect(
+            d.log.contains(
+                "\"Ghost\" at 127.0.0.2:9 announced itself; not registered (port 9 is outside 1024-65535), answered by multicast"
+            ), "\(d.log)")
         // Its own announcements, looped back, are not answered.
         #expect(!d.log.contains("\"Attic\" at"))
         #expect(d.stop() == 0)
     }
 
-    @Test("when its wait for announcements fails, discovery says so once, tries again every second and goes on working",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    @Test(
+        "when its wait for announcements fails, discovery says so once, tries again every second and goes on working",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
     func pollFailureRecovers() throws {
         let host = try MDNSHost(startAvahi: false)
-        let d = try DaemonProcess.withLocalSend([], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--"], mdns: true)
+        let d = try DaemonProcess.withLocalSend(
+            [], wrapper: ["/usr/bin/nsenter", "-t", String(host.pid), "-n", "-m", "--"], mdns: true)
         // strace counts calls per thread from when it attaches. The accept loop and the signal
         // watcher are inside their poll by now, and nothing connects: the next polls made are
         // the discovery thread's (every 5 s, to look at the interfaces). Its next three fail.
-        let strace = try attachStrace(d, ["-e", "trace=poll", "-e", "inject=poll:error=ENOMEM:when=1..3", "-o", "/dev/null"])
+        let strace = try attachStrace(
+            d, ["-e", "trace=poll", "-e", "inject=poll:error=ENOMEM:when=1..3", "-o", "/dev/null"])
         defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
-        #expect(eventually(20) { d.log.contains("LocalSend: discovery waits for announcements again (after 3 failed wait(s))") }, "\(d.log)")
-        let warnings = d.log.components(separatedBy: "warning: LocalSend: discovery cannot wait for announcements (").count - 1
+        #expect(
+            eventually(20) {
+                d.log.contains("LocalSend: discovery waits for announcements again (after 3 failed wait(s))")
+            }, "\(d.log)")
+        let warnings =
+            d.log.components(separatedBy: "warning: LocalSend: discovery cannot wait for announcements (").count - 1
         #expect(warnings == 1, "\(d.log)")
         #expect(d.log.contains("trying again every second"))
         // Gone before anything else polls (the stop's signal restarts the accept loop's poll).

@@ -68,8 +68,13 @@ final class HostileReceiver: @unchecked Sendable {
         try startThread(name: "hostile-receiver") { [self] in
             let deadline = Instant.now + .seconds(60)
             while Instant.now < deadline && !lock.withLock({ stopped }) {
-                guard let (socket, address) = try? Socket.accept(listener) else { usleep(5_000); continue }
-                serve(FramedConnection(stream: TCPStream(socket: socket, peer: address), timeout: .seconds(10)), error: error)
+                guard let (socket, address) = try? Socket.accept(listener) else {
+                    usleep(5_000)
+                    continue
+                }
+                serve(
+                    FramedConnection(stream: TCPStream(socket: socket, peer: address), timeout: .seconds(10)),
+                    error: error)
             }
             listener.close()
         }
@@ -93,7 +98,8 @@ final class HostileReceiver: @unchecked Sendable {
                 offers += 1
                 current = o
                 // The first file is refused; the others are taken.
-                try? c.send(offers == 1 ? .reject(Problem(code: "refused", message: Self.message)) : .accept(Accept(offset: 0)))
+                try? c.send(
+                    offers == 1 ? .reject(Problem(code: "refused", message: Self.message)) : .accept(Accept(offset: 0)))
             case .chunk: try? c.send(.ack)
             case .done:
                 if let o = current { try? c.send(.saved(Saved(name: Self.savedName, size: o.size, sha256: o.sha256))) }
@@ -105,9 +111,13 @@ final class HostileReceiver: @unchecked Sendable {
     }
 }
 
-@Suite("End to end: no peer's text forges a log line or reaches a terminal raw (issue 41, finding 4)", .serialized, .tags(.endToEnd))
+@Suite(
+    "End to end: no peer's text forges a log line or reaches a terminal raw (issue 41, finding 4)", .serialized,
+    .tags(.endToEnd))
 struct LogInjectionTests {
-    @Test("a v1 OFFER whose name or media type holds a newline and controls logs one escaped line each; no forged warning")
+    @Test(
+        "a v1 OFFER whose name or media type holds a newline and controls logs one escaped line each; no forged warning"
+    )
     func v1Offer() throws {
         let d = try DaemonProcess()
         let peer = try RawPeer(port: d.port)
@@ -119,14 +129,25 @@ struct LogInjectionTests {
         switch try peer.receive() {
         case .accept?:
             try peer.send(.chunk(junk))
-            guard case .failed? = try peer.receive() else { Issue.record("no FAILED"); return }
+            guard case .failed? = try peer.receive() else {
+                Issue.record("no FAILED")
+                return
+            }
         case .reject?: break
-        case let other: Issue.record("neither ACCEPT nor REJECT: \(String(describing: other))"); return
+        case let other:
+            Issue.record("neither ACCEPT nor REJECT: \(String(describing: other))")
+            return
         }
         // A media type with a newline: REJECTed, its message (with the type) logged.
-        try peer.send(.offer(Offer(name: "b.png", size: 100, sha256: String(repeating: "0", count: 64),
-                                   mediaType: "image/x\nwarning: FORGED TYPE\u{1B}[2J")))
-        guard case .reject? = try peer.receive() else { Issue.record("no REJECT"); return }
+        try peer.send(
+            .offer(
+                Offer(
+                    name: "b.png", size: 100, sha256: String(repeating: "0", count: 64),
+                    mediaType: "image/x\nwarning: FORGED TYPE\u{1B}[2J")))
+        guard case .reject? = try peer.receive() else {
+            Issue.record("no REJECT")
+            return
+        }
         try peer.send(.bye)
         peer.close()
         #expect(eventually { d.log.contains("warning: FORGED TYPE") && d.log.contains(": ended after") }, "\(d.log)")
@@ -134,11 +155,14 @@ struct LogInjectionTests {
         #expect(forgedLines(log).isEmpty, "\(log)")
         #expect(linesWithControls(log).isEmpty, "\(linesWithControls(log).map(\.debugDescription))")
         // Quoted and escaped where it enters the line.
-        #expect(log.contains(#""a.png\nwarning: FORGED LINE\u{85}\u{9B}2J\u{2028}\u{202E}gnp\u{1B}[2J\u{0}\u{7}""#), "\(log)")
+        #expect(
+            log.contains(#""a.png\nwarning: FORGED LINE\u{85}\u{9B}2J\u{2028}\u{202E}gnp\u{1B}[2J\u{0}\u{7}""#),
+            "\(log)")
         #expect(log.contains(#"image/x\nwarning: FORGED TYPE\u{1B}[2J"#), "\(log)")
     }
 
-    @Test("a LocalSend fileName and alias with \\n, U+0085, U+2028, U+202E and ESC log escaped lines; no forged warning")
+    @Test(
+        "a LocalSend fileName and alias with \\n, U+0085, U+2028, U+202E and ESC log escaped lines; no forged warning")
     func localSend() throws {
         let d = try DaemonProcess.withLocalSend()
         let alias = "Phone\u{85}\u{9B}\u{2028}\u{202E}\u{1B}[2J\nwarning: FORGED ALIAS"
@@ -163,7 +187,9 @@ struct LogInjectionTests {
         #expect(log.contains(#""Phone\u{85}\u{9B}\u{2028}\u{202E}\u{1B}[2J\nwarning: FORGED ALIAS""#), "\(log)")
     }
 
-    @Test("ptk-send prints a hostile receiver's REJECT, name and saved name with no ESC, NUL or BEL; --json stays JSON that reads back the same text")
+    @Test(
+        "ptk-send prints a hostile receiver's REJECT, name and saved name with no ESC, NUL or BEL; --json stays JSON that reads back the same text"
+    )
     func hostileReceiver() throws {
         let receiver = try HostileReceiver()
         defer { receiver.stop() }
@@ -173,27 +199,39 @@ struct LogInjectionTests {
         let taken = photo(dir, "second.png", size: 2500, seed: 2)
         let jpeg = dir + "/third.jpg"
         writeFile(jpeg, makeJPEG(width: 20, height: 20, seed: 3))
-        let args = ["--plaintext", "--parallel", "1", "--timeout", "10", "127.0.0.1:\(receiver.port)", refused, taken, jpeg]
+        let args = [
+            "--plaintext", "--parallel", "1", "--timeout", "10", "127.0.0.1:\(receiver.port)", refused, taken, jpeg,
+        ]
         let r = try run("ptk-send", args)
         #expect(r.status == 1, "\(r.stderr)")
         for output in [r.stdout, r.stderr] {
-            #expect(!output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{0}" || $0 == "\u{7}" }, "\(output.debugDescription)")
+            #expect(
+                !output.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{0}" || $0 == "\u{7}" },
+                "\(output.debugDescription)")
             #expect(linesWithControls(output).isEmpty, "\(output.debugDescription)")
             #expect(forgedLines(output).isEmpty, "\(output.debugDescription)")
         }
-        #expect(r.stdout.contains(#"\#(refused): refused: refused: \u{1B}[2J\u{0}\u{7}\u{9B}31m\nwarning: FORGED LINE\u{85}"#), "\(r.stdout)")
+        #expect(
+            r.stdout.contains(
+                #"\#(refused): refused: refused: \u{1B}[2J\u{0}\u{7}\u{9B}31m\nwarning: FORGED LINE\u{85}"#),
+            "\(r.stdout)")
         #expect(r.stdout.contains(#"\#(taken): saved as "x\u{202E}gnp.exe\u{1B}[31m.png""#), "\(r.stdout)")
-        #expect(r.stdout.contains(#"not sent: evil\u{1B}]0;pwned\u{7}\u{202E}gnp.exe\u{2028}warning: FORGED keeps PNG"#), "\(r.stdout)")
+        #expect(
+            r.stdout.contains(#"not sent: evil\u{1B}]0;pwned\u{7}\u{202E}gnp.exe\u{2028}warning: FORGED keeps PNG"#),
+            "\(r.stdout)")
 
         let j = try run("ptk-send", ["--json"] + args)
         #expect(j.status == 1, "\(j.stderr)")
         #expect(j.stdout.unicodeScalars.filter(isRawControl).allSatisfy { $0 == "\n" }, "\(j.stdout.debugDescription)")
-        let objects = try j.stdout.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try j.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         #expect(objects.count == 4)
         let byPath = Dictionary(objects.compactMap { o in (o["path"] as? String).map { ($0, o) } }) { a, _ in a }
         #expect(byPath[refused]?["reason"] as? String == "refused: " + HostileReceiver.message)
         #expect(byPath[taken]?["name"] as? String == HostileReceiver.savedName)
-        #expect((byPath[jpeg]?["reason"] as? String)?.hasPrefix(HostileReceiver.name + " keeps PNG") == true, "\(objects)")
+        #expect(
+            (byPath[jpeg]?["reason"] as? String)?.hasPrefix(HostileReceiver.name + " keeps PNG") == true, "\(objects)")
         let summary = try #require(objects.last?["summary"] as? [String: Any])
         #expect(summary["receiver"] as? String == HostileReceiver.name)
     }
@@ -204,12 +242,17 @@ struct LogInjectionTests {
         defer { receiver.stop() }
         let dir = makeTemporaryDirectory("ptk-hostile")
         defer { removeTree(dir) }
-        let r = try run("ptk-send", ["--plaintext", "--timeout", "10", "127.0.0.1:\(receiver.port)", photo(dir, "a.png", size: 2000)])
+        let r = try run(
+            "ptk-send",
+            ["--plaintext", "--timeout", "10", "127.0.0.1:\(receiver.port)", photo(dir, "a.png", size: 2000)])
         #expect(r.status == 76, "\(r.stderr)")
         #expect(linesWithControls(r.stderr).isEmpty, "\(r.stderr.debugDescription)")
         #expect(forgedLines(r.stderr).isEmpty, "\(r.stderr.debugDescription)")
-        #expect(r.stderr.hasPrefix(#"ptk-send: 127.0.0.1:\#(receiver.port): the receiver answered ERROR unauthorized: \u{1B}[2J\u{0}\u{7}\u{9B}31m\nwarning: FORGED LINE\u{85}"#),
-                "\(r.stderr)")
+        #expect(
+            r.stderr.hasPrefix(
+                #"ptk-send: 127.0.0.1:\#(receiver.port): the receiver answered ERROR unauthorized: \u{1B}[2J\u{0}\u{7}\u{9B}31m\nwarning: FORGED LINE\u{85}"#
+            ),
+            "\(r.stderr)")
     }
 
     @Test("a file whose name is not UTF-8 is sent, its name offered with U+FFFD and the substitution said; --json too")
@@ -223,24 +266,38 @@ struct LogInjectionTests {
         defer { unmake(path) }
         // The argument's bytes come from printf: the harness passes arguments as Strings.
         func ptkSend(_ flags: String) throws -> Finished {
-            try run("/bin/sh", ["-c", "exec '\(binDirectory)/ptk-send' \(flags) --timeout 20 127.0.0.1:\(d.port) \"\(src)/$(printf 'caf\\351.png')\""],
-                    absolute: true, environment: ["XDG_CONFIG_HOME": d.senderConfig])
+            try run(
+                "/bin/sh",
+                [
+                    "-c",
+                    "exec '\(binDirectory)/ptk-send' \(flags) --timeout 20 127.0.0.1:\(d.port) \"\(src)/$(printf 'caf\\351.png')\"",
+                ],
+                absolute: true, environment: ["XDG_CONFIG_HOME": d.senderConfig])
         }
         let r = try ptkSend("")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(withoutFirstContact(r.stderr) == "ptk-send: \"\(src)/caf\\xE9.png\" is sent as \"caf\u{FFFD}.png\" (its name is not UTF-8)\n", "\(r.stderr)")
+        #expect(
+            withoutFirstContact(r.stderr)
+                == "ptk-send: \"\(src)/caf\\xE9.png\" is sent as \"caf\u{FFFD}.png\" (its name is not UTF-8)\n",
+            "\(r.stderr)")
         #expect(r.stdout == "\(src)/caf\\xE9.png: saved as \"caf\u{FFFD}.png\"\n", "\(r.stdout)")
         #expect(readFile(d.dir + "/caf\u{FFFD}.png") == png)
 
         let j = try ptkSend("--json")
         #expect(j.status == 0, "\(j.stderr)")
         #expect(j.stderr.contains("is sent as \"caf\u{FFFD}.png\""), "\(j.stderr)")
-        let first = try #require(j.stdout.split(separator: "\n").first.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        let first = try #require(
+            j.stdout.split(separator: "\n").first.flatMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
         #expect(first["path"] as? String == "\(src)/caf\\xE9.png", "\(first)")
-        #expect(first["status"] as? String == "already-there" && first["name"] as? String == "caf\u{FFFD}.png", "\(first)")
+        #expect(
+            first["status"] as? String == "already-there" && first["name"] as? String == "caf\u{FFFD}.png", "\(first)")
     }
 
-    @Test("a folder sent with --keep-folders whose entries' names are not UTF-8: each photo sent, named with U+FFFD, said so")
+    @Test(
+        "a folder sent with --keep-folders whose entries' names are not UTF-8: each photo sent, named with U+FFFD, said so"
+    )
     func notUTF8Folder() throws {
         let d = try DaemonProcess()
         let src = makeTemporaryDirectory("ptk-bytes")
@@ -250,12 +307,23 @@ struct LogInjectionTests {
         let file = folder + Array("/b".utf8) + [0xE8] + Array(".png".utf8)
         make(folder, nil)
         make(file, png)
-        defer { unmake(file); unmake(folder) }
+        defer {
+            unmake(file)
+            unmake(folder)
+        }
         let r = try send(d, [src], ["--keep-folders", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(withoutFirstContact(r.stderr) == "ptk-send: \"\(src)/dir\\xE9/b\\xE8.png\" is sent as \"dir\u{FFFD}/b\u{FFFD}.png\" (its name is not UTF-8)\n", "\(r.stderr)")
-        let first = try #require(r.stdout.split(separator: "\n").first.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
-        #expect(first["status"] as? String == "saved" && first["path"] as? String == "\(src)/dir\\xE9/b\\xE8.png", "\(r.stdout)")
+        #expect(
+            withoutFirstContact(r.stderr)
+                == "ptk-send: \"\(src)/dir\\xE9/b\\xE8.png\" is sent as \"dir\u{FFFD}/b\u{FFFD}.png\" (its name is not UTF-8)\n",
+            "\(r.stderr)")
+        let first = try #require(
+            r.stdout.split(separator: "\n").first.flatMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
+        #expect(
+            first["status"] as? String == "saved" && first["path"] as? String == "\(src)/dir\\xE9/b\\xE8.png",
+            "\(r.stdout)")
         #expect(readFile(d.dir + "/dir\u{FFFD}/b\u{FFFD}.png") == png, "\(listDirectory(d.dir))")
     }
 }

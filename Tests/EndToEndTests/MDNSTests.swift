@@ -6,7 +6,8 @@ import PTKTestSupport
 import PTKTestTags
 import Testing
 
-let canRunAvahi = geteuid() == 0
+let canRunAvahi =
+    geteuid() == 0
     && FileManager.default.fileExists(atPath: "/usr/sbin/avahi-daemon")
     && FileManager.default.fileExists(atPath: "/usr/bin/dbus-daemon")
     && FileManager.default.fileExists(atPath: "/usr/bin/nsenter")
@@ -24,22 +25,33 @@ final class MDNSHost: @unchecked Sendable {
         holder.arguments = ["--net", "--mount", "--propagation", "private", "sleep", "600"]
         try holder.run()
         // Wait until unshare has exec'd sleep inside the new namespaces.
-        guard eventually(5, { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(self.pid)/exe"))?.hasSuffix("sleep") == true }) else {
+        guard
+            eventually(
+                5,
+                {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(self.pid)/exe"))?.hasSuffix(
+                        "sleep") == true
+                })
+        else {
             throw HarnessError("the namespace did not start")
         }
-        writeFile(work + "/avahi.conf", Array("""
-            [server]
-            allow-interfaces=lo
-            use-ipv6=no
-            enable-dbus=yes
-            [wide-area]
-            enable-wide-area=no
-            [publish]
-            publish-hinfo=no
-            publish-workstation=no
+        writeFile(
+            work + "/avahi.conf",
+            Array(
+                """
+                [server]
+                allow-interfaces=lo
+                use-ipv6=no
+                enable-dbus=yes
+                [wide-area]
+                enable-wide-area=no
+                [publish]
+                publish-hinfo=no
+                publish-workstation=no
 
-            """.utf8))
-        try sh("""
+                """.utf8))
+        try sh(
+            """
             ip link set lo up
             mkdir -p /run/dbus /run/avahi-daemon
             mount -t tmpfs tmpfs /run/dbus
@@ -52,7 +64,9 @@ final class MDNSHost: @unchecked Sendable {
     /// Runs a shell command inside the namespace; throws when it fails.
     @discardableResult
     func sh(_ command: String) throws -> Finished {
-        let r = try run("/usr/bin/nsenter", ["-t", String(pid), "-n", "-m", "--", "/bin/sh", "-c", command], timeout: 30, absolute: true)
+        let r = try run(
+            "/usr/bin/nsenter", ["-t", String(pid), "-n", "-m", "--", "/bin/sh", "-c", command], timeout: 30,
+            absolute: true)
         guard r.status == 0 else { throw HarnessError("'\(command)' failed (\(r.status)): \(r.stderr)") }
         return r
     }
@@ -61,13 +75,17 @@ final class MDNSHost: @unchecked Sendable {
     /// Runs one of ptk's programs inside the namespace; ptk-send keeps its identity and known
     /// receivers in this host's own directory.
     func ptk(_ binary: String, _ args: [String]) throws -> Finished {
-        try run("/usr/bin/nsenter", ["-t", String(pid), "-n", "-m", "--", binDirectory + "/" + binary] + args, timeout: 30, absolute: true,
-                environment: ["XDG_CONFIG_HOME": work + "/sender-config"])
+        try run(
+            "/usr/bin/nsenter", ["-t", String(pid), "-n", "-m", "--", binDirectory + "/" + binary] + args, timeout: 30,
+            absolute: true,
+            environment: ["XDG_CONFIG_HOME": work + "/sender-config"])
     }
 
     func startAvahi() throws {
         try sh("avahi-daemon -D -f \(work)/avahi.conf >/dev/null 2>&1 </dev/null")
-        guard eventually(10, { (try? self.sh("avahi-daemon -c")) != nil }) else { throw HarnessError("avahi-daemon did not start") }
+        guard eventually(10, { (try? self.sh("avahi-daemon -c")) != nil }) else {
+            throw HarnessError("avahi-daemon did not start")
+        }
     }
 
     func stopAvahi() throws {
@@ -80,13 +98,18 @@ final class MDNSHost: @unchecked Sendable {
         guard let r = try? sh("avahi-browse -rtp _ptk._tcp") else { return [] }
         return r.stdout.split(separator: "\n").filter { $0.hasPrefix("=") }.map {
             let f = $0.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
-            return (f[3].replacingOccurrences(of: "\\032", with: " ").replacingOccurrences(of: "\\035", with: "#"), f[8], f[9])
+            return (
+                f[3].replacingOccurrences(of: "\\032", with: " ").replacingOccurrences(of: "\\035", with: "#"), f[8],
+                f[9]
+            )
         }
     }
 
     /// A ptkd inside the namespace, advertising `name`.
     func daemon(name: String, root: String? = nil) throws -> DaemonProcess {
-        try DaemonProcess(["--name", name], root: root, wrapper: ["/usr/bin/nsenter", "-t", String(pid), "-n", "-m", "--"], mdns: true)
+        try DaemonProcess(
+            ["--name", name], root: root, wrapper: ["/usr/bin/nsenter", "-t", String(pid), "-n", "-m", "--"], mdns: true
+        )
     }
 
     deinit {
@@ -97,21 +120,27 @@ final class MDNSHost: @unchecked Sendable {
     }
 }
 
-@Suite("End to end: mDNS in a private network namespace", .enabled(if: canRunAvahi, "needs root, avahi-daemon, dbus-daemon and nsenter"), .serialized, .tags(.endToEnd, .root))
+@Suite(
+    "End to end: mDNS in a private network namespace",
+    .enabled(if: canRunAvahi, "needs root, avahi-daemon, dbus-daemon and nsenter"), .serialized, .tags(.endToEnd, .root)
+)
 struct MDNSTests {
-    @Test("ptkd's service appears with its port and TXT v=1, tls=1 and its id, and ptk-send delivers by name over TLS and lists it")
+    @Test(
+        "ptkd's service appears with its port and TXT v=1, tls=1 and its id, and ptk-send delivers by name over TLS and lists it"
+    )
     func publishAndSendByName() throws {
         let host = try MDNSHost()
         let d = try host.daemon(name: "Living Room")
         let shown = try run("ptk", ["--config", "/dev/null", "--state-dir", d.stateDir, "id"])
         #expect(shown.status == 0, "\(shown.stderr)")
         let id = try #require(DeviceID(parsing: shown.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-        #expect(eventually(10) {
-            host.browse().contains {
-                $0.name == "Living Room" && $0.port == String(d.port)
-                    && Set($0.txt.split(separator: " ")) == ["\"v=1\"", "\"tls=1\"", "\"id=\(id.compact)\""]
-            }
-        }, "\(host.browse())")
+        #expect(
+            eventually(10) {
+                host.browse().contains {
+                    $0.name == "Living Room" && $0.port == String(d.port)
+                        && Set($0.txt.split(separator: " ")) == ["\"v=1\"", "\"tls=1\"", "\"id=\(id.compact)\""]
+                }
+            }, "\(host.browse())")
         let src = pngSuiteDirectory() + "/basn3p08.png"
         let before = try host.ptk("ptk-send", ["--list"])
         #expect(before.stdout == "Living Room  127.0.0.1:\(d.port)  protocol v1  \(id.short)  new\n")
@@ -126,11 +155,17 @@ struct MDNSTests {
         #expect(list.status == 0)
         #expect(list.stdout == "Living Room  127.0.0.1:\(d.port)  protocol v1  \(id.short)  known\n")
         let json = try host.ptk("ptk-send", ["--list", "--json"])
-        #expect(json.stdout == "[{\"addresses\":[\"127.0.0.1\"],\"host\":\"\(hostName()).local\",\"id\":\"\(id.compact)\",\"name\":\"Living Room\",\"port\":\(d.port),\"status\":\"known\",\"version\":\"1\"}]\n")
+        #expect(
+            json.stdout
+                == "[{\"addresses\":[\"127.0.0.1\"],\"host\":\"\(hostName()).local\",\"id\":\"\(id.compact)\",\"name\":\"Living Room\",\"port\":\(d.port),\"status\":\"known\",\"version\":\"1\"}]\n"
+        )
 
         let missing = try host.ptk("ptk-send", ["kitchen", src])
         #expect(missing.status == 69)
-        #expect(missing.stderr == "ptk-send: no receiver named 'kitchen': the receivers found over mDNS are 'Living Room', and no host has that name\n")
+        #expect(
+            missing.stderr
+                == "ptk-send: no receiver named 'kitchen': the receivers found over mDNS are 'Living Room', and no host has that name\n"
+        )
     }
 
     @Test("a receiver found over mDNS must present the ID its TXT record advertises: another one stops the call (77)")
@@ -140,7 +175,9 @@ struct MDNSTests {
         #expect(eventually(10) { host.browse().contains { $0.name == "real" } })
         // Someone else advertises a name for the same port, with an id= that is not ptkd's.
         let wrong = DeviceID(sha256: Array(repeating: 0x5A, count: 32))
-        _ = try host.sh("avahi-publish -s 'Fake Room' _ptk._tcp \(d.port) v=1 tls=1 id=\(wrong.compact) >/dev/null 2>&1 </dev/null & echo $! > \(d.root)/publish.pid")
+        _ = try host.sh(
+            "avahi-publish -s 'Fake Room' _ptk._tcp \(d.port) v=1 tls=1 id=\(wrong.compact) >/dev/null 2>&1 </dev/null & echo $! > \(d.root)/publish.pid"
+        )
         defer { _ = try? host.sh("kill $(cat \(d.root)/publish.pid)") }
         #expect(eventually(10) { host.browse().contains { $0.name == "Fake Room" } })
         let src = pngSuiteDirectory() + "/basn0g01.png"
@@ -149,7 +186,8 @@ struct MDNSTests {
         #expect(r.stderr.contains("its mDNS record (id=) says \(wrong)"), "\(r.stderr)")
         #expect(d.visible.isEmpty)
         let list = try host.ptk("ptk-send", ["--list"])
-        #expect(list.stdout.contains("Fake Room  127.0.0.1:\(d.port)  protocol v1  \(wrong.short)  new"), "\(list.stdout)")
+        #expect(
+            list.stdout.contains("Fake Room  127.0.0.1:\(d.port)  protocol v1  \(wrong.short)  new"), "\(list.stdout)")
         #expect(try host.ptk("ptk-send", ["real", src]).status == 0)
     }
 

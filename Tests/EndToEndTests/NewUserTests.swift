@@ -6,14 +6,18 @@ import PTKTestTags
 import Testing
 
 /// What a new user trips on (issue 47, section 2): each test fails on the binaries before it.
-@Suite("New user: web-link's real port, export's directory, a host without ptkd, the PIN file, error messages", .serialized, .tags(.endToEnd))
+@Suite(
+    "New user: web-link's real port, export's directory, a host without ptkd, the PIN file, error messages",
+    .serialized, .tags(.endToEnd))
 struct NewUserTests {
     /// Waits until ptkd has written STATE/listening (just after it logs its ports).
     static func waitForListening(_ d: DaemonProcess) -> Bool {
         eventually { fileExists(d.stateDir + "/listening") }
     }
 
-    @Test("ptk web-link prints the port ptkd really listens on (--web-port 0) and the link logs in; stopped or killed, ptk says it uses the configuration's")
+    @Test(
+        "ptk web-link prints the port ptkd really listens on (--web-port 0) and the link logs in; stopped or killed, ptk says it uses the configuration's"
+    )
     func webLinkPort() throws {
         let d = try DaemonProcess.withWeb()
         #expect(Self.waitForListening(d))
@@ -28,7 +32,10 @@ struct NewUserTests {
         _ = d.stop()
         #expect(!fileExists(d.stateDir + "/listening"))
         let after = try library(d, ["web-link", "--host", "127.0.0.1"])
-        #expect(after.stderr.contains("ptk: ptkd is not running here; the link uses web-port from the configuration (47851)\n"), "\(after.stderr)")
+        #expect(
+            after.stderr.contains(
+                "ptk: ptkd is not running here; the link uses web-port from the configuration (47851)\n"),
+            "\(after.stderr)")
         #expect(after.stdout.hasPrefix("https://127.0.0.1:47851/login/"), "\(after.stdout)")
         // A ptkd killed leaves its file, but not its lock: ptk tells it is stale.
         let killed = try DaemonProcess.withWeb()
@@ -53,26 +60,39 @@ struct NewUserTests {
         #expect(file.stderr == "ptk: \(d.root)/file exists and is not a directory\n", "\(file.stderr)")
     }
 
-    @Test("ptk list where ptkd has never run says what it means and what to do (root's ptk refuses it: it decides whom to act as from what it opens)")
+    @Test(
+        "ptk list where ptkd has never run says what it means and what to do (root's ptk refuses it: it decides whom to act as from what it opens)"
+    )
     func neverRan() throws {
         let root = makeTemporaryDirectory()
         defer { removeTree(root) }
         chmod(root, 0o755)
         let args = ["--config", "/dev/null", "--dir", root + "/received", "list"]
         // Any user but root (run as one when the tests are root's).
-        let user = geteuid() != 0 ? try run("ptk", args)
-            : try run(findProgram("setpriv") ?? "/usr/bin/setpriv", ["--reuid=4242", "--regid=4242", "--clear-groups", "--", binDirectory + "/ptk"] + args, absolute: true)
+        let user =
+            geteuid() != 0
+            ? try run("ptk", args)
+            : try run(
+                findProgram("setpriv") ?? "/usr/bin/setpriv",
+                ["--reuid=4242", "--regid=4242", "--clear-groups", "--", binDirectory + "/ptk"] + args, absolute: true)
         #expect(user.status == 66)
-        #expect(user.stderr == "ptk: the received-photos directory \(root)/received does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir\n", "\(user.stderr)")
+        #expect(
+            user.stderr
+                == "ptk: the received-photos directory \(root)/received does not exist: ptkd has not run on this host yet (start it: sudo systemctl start ptkd), or give --dir\n",
+            "\(user.stderr)")
         guard geteuid() == 0 else { return print("neverRan: not root, so root's refusal is not tried") }
         let r = try run("ptk", args)
         #expect(r.status == 64)
-        #expect(r.stderr == "ptk: the received-photos directory \"\(root)/received\" does not exist (has ptkd run on this host? start it: sudo systemctl start ptkd; or give --dir); "
+        #expect(
+            r.stderr
+                == "ptk: the received-photos directory \"\(root)/received\" does not exist (has ptkd run on this host? start it: sudo systemctl start ptkd; or give --dir); "
                 + "root's ptk decides whom to act as from the folders it opens on the way (one by one, by descriptor), so it refuses a way it cannot open: "
                 + "at the next look it could lead elsewhere; refused\n", "\(r.stderr)")
     }
 
-    @Test("localsend-pin-file: the PIN read from a file works; a group-writable file or a symlink is refused; --localsend-pin warns that ps shows it")
+    @Test(
+        "localsend-pin-file: the PIN read from a file works; a group-writable file or a symlink is refused; --localsend-pin warns that ps shows it"
+    )
     func pinFile() throws {
         let root = makeTemporaryDirectory()
         defer { removeTree(root) }
@@ -88,7 +108,10 @@ struct NewUserTests {
         chmod(root + "/pin", 0o660)
         let writable = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/pin"])
         #expect(writable.status == 64)
-        #expect(writable.stderr.hasPrefix("ptkd: localsend-pin-file \(root)/pin may be written by group or others (mode 660)"), "\(writable.stderr)")
+        #expect(
+            writable.stderr.hasPrefix(
+                "ptkd: localsend-pin-file \(root)/pin may be written by group or others (mode 660)"),
+            "\(writable.stderr)")
         chmod(root + "/pin", 0o600)
         symlink(root + "/pin", root + "/link")
         let linked = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/link"])
@@ -96,12 +119,17 @@ struct NewUserTests {
         #expect(linked.stderr.hasPrefix("ptkd: localsend-pin-file \(root)/link is a symlink"), "\(linked.stderr)")
 
         let flag = try DaemonProcess.withLocalSend(["--localsend-pin", "4711"])
-        #expect(flag.log.contains("warning: --localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in /etc/ptk/ptkd.conf or localsend-pin-file"), "\(flag.log)")
+        #expect(
+            flag.log.contains(
+                "warning: --localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in /etc/ptk/ptkd.conf or localsend-pin-file"
+            ), "\(flag.log)")
 
         // A FIFO is refused at once, never waited on (the audit's ptkd hung there).
         mkfifo(root + "/fifo", 0o600)
         let fifo = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/fifo"], timeout: 10)
-        #expect(fifo.status == 64 && fifo.stderr.hasPrefix("ptkd: localsend-pin-file \(root)/fifo is not a regular file"), "\(fifo.status) \(fifo.stderr)")
+        #expect(
+            fifo.status == 64 && fifo.stderr.hasPrefix("ptkd: localsend-pin-file \(root)/fifo is not a regular file"),
+            "\(fifo.status) \(fifo.stderr)")
         // A file another user owns is refused.
         chown(root + "/pin", 65534, 65534)
         let foreign = try run("ptkd", ["--config", "/dev/null", "--localsend-pin-file", root + "/pin"])
@@ -111,7 +139,9 @@ struct NewUserTests {
         #expect(bad.status == 64 && !bad.stderr.contains("secret"), "\(bad.stderr)")
     }
 
-    @Test("STATE/listening planted as a FIFO or a symlink by the service user: root's ptk web-link neither waits nor follows it, and falls back to the configuration")
+    @Test(
+        "STATE/listening planted as a FIFO or a symlink by the service user: root's ptk web-link neither waits nor follows it, and falls back to the configuration"
+    )
     func listeningFilePlanted() throws {
         // A ptkd that made its web certificate, then stopped: its state directory as the service user leaves it.
         let d = try DaemonProcess(["--web", "on", "--web-port", "0"])
@@ -126,7 +156,9 @@ struct NewUserTests {
         _ = unlink(d.stateDir + "/listening")
         symlink(root + "/secret", d.stateDir + "/listening")
         let linked = try run("ptk", args, timeout: 15)
-        #expect(linked.status == 0 && !linked.stdout.contains("4444") && linked.stderr.contains("ptkd is not running here"), "\(linked.stdout) \(linked.stderr)")
+        #expect(
+            linked.status == 0 && !linked.stdout.contains("4444") && linked.stderr.contains("ptkd is not running here"),
+            "\(linked.stdout) \(linked.stderr)")
     }
 
     /// An error path: the program, its arguments, and the path or address its message must name.
@@ -137,7 +169,9 @@ struct NewUserTests {
         var description: String { ([program] + args).joined(separator: " ") }
     }
 
-    @Test("every error message ends with a line end, starts with the program's name and names the file or address it is about")
+    @Test(
+        "every error message ends with a line end, starts with the program's name and names the file or address it is about"
+    )
     func errorShape() throws {
         let t = makeTemporaryDirectory()
         defer { removeTree(t) }
@@ -153,24 +187,58 @@ struct NewUserTests {
             Case(program: "ptk", args: ["--config", t + "/bad.conf", "list"], names: t + "/bad.conf"),
             Case(program: "ptk", args: ["--config", "/dev/null", "--dir", none, "list"], names: none),
             Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "list"], names: t + "/d"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "import", none + "/p.ptk"], names: none + "/p.ptk"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "show", "nosuch"], names: "'nosuch'"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "export", "nosuch", "-o", t + "/out"], names: "'nosuch'"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "export", "nosuch", "-o", t + "/file"], names: t + "/file"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "thumbnail", "nosuch"], names: "'nosuch'"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "gallery", "-o", t + "/file"], names: t + "/file"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "id"], names: t + "/s/identity"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "web-link"], names: t + "/s/web/tls"),
-            Case(program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "trust", "allow", "ABCDEF"], names: "'ABCDEF'"),
+            Case(
+                program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "import", none + "/p.ptk"],
+                names: none + "/p.ptk"),
+            Case(
+                program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "show", "nosuch"], names: "'nosuch'"),
+            Case(
+                program: "ptk",
+                args: ["--config", "/dev/null", "--dir", t + "/d", "export", "nosuch", "-o", t + "/out"],
+                names: "'nosuch'"),
+            Case(
+                program: "ptk",
+                args: ["--config", "/dev/null", "--dir", t + "/d", "export", "nosuch", "-o", t + "/file"],
+                names: t + "/file"),
+            Case(
+                program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "thumbnail", "nosuch"],
+                names: "'nosuch'"),
+            Case(
+                program: "ptk", args: ["--config", "/dev/null", "--dir", t + "/d", "gallery", "-o", t + "/file"],
+                names: t + "/file"),
+            Case(
+                program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "id"], names: t + "/s/identity"
+            ),
+            Case(
+                program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "web-link"],
+                names: t + "/s/web/tls"),
+            Case(
+                program: "ptk", args: ["--config", "/dev/null", "--state-dir", t + "/s", "trust", "allow", "ABCDEF"],
+                names: "'ABCDEF'"),
             Case(program: "ptk", args: ["--bogus", "list"], names: "'--bogus'"),
             // ptkd
             Case(program: "ptkd", args: ["--config", none + "/ptkd.conf"], names: none + "/ptkd.conf"),
             Case(program: "ptkd", args: ["--config", t + "/bad.conf"], names: t + "/bad.conf"),
             Case(program: "ptkd", args: ["--config", "/dev/null", "--window", "99"], names: "'99'"),
-            Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", none + "/photos", "--state-dir", t + "/s", "--no-mdns", "--port", "0"], names: none),
-            Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", t + "/d", "--state-dir", none, "--no-mdns", "--port", "0"], names: none),
-            Case(program: "ptkd", args: ["--config", "/dev/null", "--dir", t + "/d", "--state-dir", t + "/s", "--no-mdns", "--listen", "256.1.1.1", "--port", "0"], names: "256.1.1.1"),
-            Case(program: "ptkd", args: ["--config", "/dev/null", "--localsend-pin-file", none + "/pin"], names: none + "/pin"),
+            Case(
+                program: "ptkd",
+                args: [
+                    "--config", "/dev/null", "--dir", none + "/photos", "--state-dir", t + "/s", "--no-mdns", "--port",
+                    "0",
+                ], names: none),
+            Case(
+                program: "ptkd",
+                args: ["--config", "/dev/null", "--dir", t + "/d", "--state-dir", none, "--no-mdns", "--port", "0"],
+                names: none),
+            Case(
+                program: "ptkd",
+                args: [
+                    "--config", "/dev/null", "--dir", t + "/d", "--state-dir", t + "/s", "--no-mdns", "--listen",
+                    "256.1.1.1", "--port", "0",
+                ], names: "256.1.1.1"),
+            Case(
+                program: "ptkd", args: ["--config", "/dev/null", "--localsend-pin-file", none + "/pin"],
+                names: none + "/pin"),
             Case(program: "ptkd", args: ["--bogus"], names: "'--bogus'"),
             // ptk-send
             Case(program: "ptk-send", args: ["127.0.0.1:1", none + "/a.png"], names: none + "/a.png"),

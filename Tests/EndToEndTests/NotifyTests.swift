@@ -18,7 +18,11 @@ final class NotifyListener {
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             for (i, b) in path.utf8.enumerated() { raw[i] = b }
         }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         guard rc == 0 else { throw HarnessError("bind \(path): \(errno)") }
     }
 
@@ -31,7 +35,10 @@ final class NotifyListener {
         return n > 0 ? String(decoding: buf[..<n], as: UTF8.self) : nil
     }
 
-    deinit { close(fd); unlink(path) }
+    deinit {
+        close(fd)
+        unlink(path)
+    }
 }
 
 @Suite("End to end: systemd notifications", .tags(.endToEnd))

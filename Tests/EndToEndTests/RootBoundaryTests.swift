@@ -61,7 +61,9 @@ let accessTimesRecorded: Bool = {
 
 /// Text no file of the test holds by chance.
 func sentinelText(_ what: String = "secret") -> [UInt8] {
-    Array("ptk-sentinel \(what) \(String(UInt64.random(in: 0...UInt64.max), radix: 16)) root only, never to be read\n".utf8)
+    Array(
+        "ptk-sentinel \(what) \(String(UInt64.random(in: 0...UInt64.max), radix: 16)) root only, never to be read\n"
+            .utf8)
 }
 
 /// The pid the next process will likely get (the kernel hands them out in order).
@@ -73,8 +75,13 @@ func nextPIDGuess() -> Int {
 /// Runs `script` (sh, with `args` as $1...) as the service user, as a compromised ptkd would.
 func asServiceUser(_ script: String, _ args: [String] = []) throws {
     let setpriv = findProgram("setpriv") ?? "/usr/bin/setpriv"
-    let r = try run(setpriv, ["--reuid=\(serviceUID)", "--regid=\(serviceGID)", "--clear-groups", "--", "/bin/sh", "-c", "cd / && " + script, "sh"] + args,
-                    absolute: true)
+    let r = try run(
+        setpriv,
+        [
+            "--reuid=\(serviceUID)", "--regid=\(serviceGID)", "--clear-groups", "--", "/bin/sh", "-c",
+            "cd / && " + script, "sh",
+        ] + args,
+        absolute: true)
     guard r.status == 0 else { throw HarnessError("as \(serviceUID): \(script) \(args): \(r.status) \(r.stderr)") }
 }
 
@@ -101,7 +108,8 @@ final class Sentinel {
         for name in contents.keys { setAccessTime(dir + "/" + name, oldAccess) }
         folderStatus = linkStatus(dir)!
         listing = listDirectory(dir)
-        identities = Set(contents.keys.compactMap { linkStatus(dir + "/" + $0).map { [UInt64($0.st_dev), UInt64($0.st_ino)] } })
+        identities = Set(
+            contents.keys.compactMap { linkStatus(dir + "/" + $0).map { [UInt64($0.st_dev), UInt64($0.st_ino)] } })
     }
 
     func path(_ name: String) -> String { dir + "/" + name }
@@ -115,11 +123,15 @@ final class Sentinel {
         // First, before anything here reads them.
         if accessTimesRecorded {
             for name in contents.keys.sorted() {
-                if let st = linkStatus(path(name)), st.st_atim.tv_sec != oldAccess { found.append("\(path(name)) was read (its access time moved)") }
+                if let st = linkStatus(path(name)), st.st_atim.tv_sec != oldAccess {
+                    found.append("\(path(name)) was read (its access time moved)")
+                }
             }
         }
         if let st = linkStatus(dir) {
-            if st.st_uid != folderStatus.st_uid || st.st_gid != folderStatus.st_gid || st.st_mode != folderStatus.st_mode {
+            if st.st_uid != folderStatus.st_uid || st.st_gid != folderStatus.st_gid
+                || st.st_mode != folderStatus.st_mode
+            {
                 found.append("\(dir) is now \(st.st_uid):\(st.st_gid) mode \(String(st.st_mode & 0o7777, radix: 8))")
             }
             if st.st_mtim.tv_sec != folderStatus.st_mtim.tv_sec || st.st_mtim.tv_nsec != folderStatus.st_mtim.tv_nsec {
@@ -136,24 +148,34 @@ final class Sentinel {
                 found.append("\(path(name)) is gone or no longer a regular file")
                 continue
             }
-            if st.st_uid != 0 || st.st_gid != 0 { found.append("\(path(name)) was chowned to \(st.st_uid):\(st.st_gid)") }
-            if st.st_mode & 0o7777 != 0o600 { found.append("\(path(name)) has mode \(String(st.st_mode & 0o7777, radix: 8))") }
-            if readFile(path(name)) != bytes { found.append("\(path(name)) was written (\(readFile(path(name))?.count ?? -1) bytes now)") }
+            if st.st_uid != 0 || st.st_gid != 0 {
+                found.append("\(path(name)) was chowned to \(st.st_uid):\(st.st_gid)")
+            }
+            if st.st_mode & 0o7777 != 0o600 {
+                found.append("\(path(name)) has mode \(String(st.st_mode & 0o7777, radix: 8))")
+            }
+            if readFile(path(name)) != bytes {
+                found.append("\(path(name)) was written (\(readFile(path(name))?.count ?? -1) bytes now)")
+            }
         }
         // Reading them here moved their access times: back to the past, for the next check.
         for name in contents.keys { setAccessTime(path(name), oldAccess) }
         let needles = contents.map { ($0.key, $0.value, Array(Data($0.value).base64EncodedString().utf8)) }
         for (i, text) in outputs.enumerated() {
             let haystack = Array(text.utf8)
-            for (name, raw, base64) in needles where haystack.firstRange(of: raw) != nil || haystack.firstRange(of: base64) != nil {
+            for (name, raw, base64) in needles
+            where haystack.firstRange(of: raw) != nil || haystack.firstRange(of: base64) != nil {
                 found.append("output \(i) holds the bytes of \(name)")
             }
         }
         for root in roots {
             walkTree(root) { file, st in
-                guard isRegular(st), !file.hasPrefix(dir + "/"), !identities.contains([UInt64(st.st_dev), UInt64(st.st_ino)]),
-                      let haystack = readFile(file) else { return }
-                for (name, raw, base64) in needles where haystack.firstRange(of: raw) != nil || haystack.firstRange(of: base64) != nil {
+                guard isRegular(st), !file.hasPrefix(dir + "/"),
+                    !identities.contains([UInt64(st.st_dev), UInt64(st.st_ino)]),
+                    let haystack = readFile(file)
+                else { return }
+                for (name, raw, base64) in needles
+                where haystack.firstRange(of: raw) != nil || haystack.firstRange(of: base64) != nil {
                     found.append("\(file) holds the bytes of \(name)")
                 }
             }
@@ -179,7 +201,10 @@ final class ServiceLibrary {
 
     /// Its largest gallery thumbnail ("<id>-360.jpg", or ".png" from a thumbnailer that makes only PNGs).
     var thumbnail: String { thumbnails + "/" + thumbnailName }
-    var thumbnailName: String { listDirectory(thumbnails).first { $0.hasPrefix("\(photoID)-360.") && !$0.contains(".tmp.") } ?? "\(photoID)-360.jpg" }
+    var thumbnailName: String {
+        listDirectory(thumbnails).first { $0.hasPrefix("\(photoID)-360.") && !$0.contains(".tmp.") }
+            ?? "\(photoID)-360.jpg"
+    }
 
     init() throws {
         top = makeTemporaryDirectory("ptk-rootb")
@@ -189,21 +214,29 @@ final class ServiceLibrary {
         photoBytes = readFile(source) ?? []
         // A configuration file of root's, empty (the later --config replaces the harness's /dev/null).
         writeFile(top + "/ptkd.conf", [])
-        let d = try DaemonProcess(["--web", "on", "--web-port", "0", "--config", top + "/ptkd.conf"], root: top + "/lib")
+        let d = try DaemonProcess(
+            ["--web", "on", "--web-port", "0", "--config", top + "/ptkd.conf"], root: top + "/lib")
         let sent = try send(d, [source])
         // Indexed once its thumbnail is there (read from the folder, whatever ptk prints).
         let thumbnailFolder = top + "/lib/photos/.ptk/thumbnails"
-        let id = eventuallyValue(60) { listDirectory(thumbnailFolder).compactMap { $0.split(separator: "-").first.flatMap { Int($0) } }.first }
+        let id = eventuallyValue(60) {
+            listDirectory(thumbnailFolder).compactMap { $0.split(separator: "-").first.flatMap { Int($0) } }.first
+        }
         // The web certificate too (made at start, but on a loaded machine after the first thumbnail at times).
         let certificate = top + "/lib/state/web/tls/cert.pem"
         _ = eventuallyValue(60) { fileExists(certificate) ? true : nil }
-        guard sent.status == 0, let id else { throw HarnessError("ptk-send or indexing failed: \(sent.stderr) \(d.log)") }
-        _ = eventuallyValue(60) { listDirectory(thumbnailFolder).contains { $0.hasPrefix("\(id)-360.") && !$0.contains(".tmp.") } ? true : nil }
+        guard sent.status == 0, let id else {
+            throw HarnessError("ptk-send or indexing failed: \(sent.stderr) \(d.log)")
+        }
+        _ = eventuallyValue(60) {
+            listDirectory(thumbnailFolder).contains { $0.hasPrefix("\(id)-360.") && !$0.contains(".tmp.") } ? true : nil
+        }
         photoID = id
         _ = d.stop()
         unlink(source)
         guard fileExists(top + "/lib/state/web/tls"), fileExists(thumbnail) else {
-            throw HarnessError("ptkd made no web certificate or thumbnail: \(listDirectory(top + "/lib/state")) \(d.log)")
+            throw HarnessError(
+                "ptkd made no web certificate or thumbnail: \(listDirectory(top + "/lib/state")) \(d.log)")
         }
     }
 
@@ -234,8 +267,11 @@ final class ServiceLibrary {
 
     /// Runs ptk with `input` as a line on standard input.
     func ptk(_ args: [String], input: String) throws -> Finished {
-        try run("/bin/sh", ["-c", "input=$1; shift; printf '%s\\n' \"$input\" | \"$@\"", "sh", input, binDirectory + "/ptk"] + ptkArguments + args,
-                absolute: true)
+        try run(
+            "/bin/sh",
+            ["-c", "input=$1; shift; printf '%s\\n' \"$input\" | \"$@\"", "sh", input, binDirectory + "/ptk"]
+                + ptkArguments + args,
+            absolute: true)
     }
 
     deinit { removeTree(top) }
@@ -291,7 +327,9 @@ func flipSymlink(_ path: String, to target: String) -> @Sendable () -> Void {
 }
 
 /// A big-endian 32-bit number.
-func bigEndian32(_ n: Int) -> [UInt8] { [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] }
+func bigEndian32(_ n: Int) -> [UInt8] {
+    [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+}
 
 @Suite("Root's ptk on the service user's directories (issue 42)", .serialized, .tags(.endToEnd))
 struct RootBoundaryTests {
@@ -306,7 +344,8 @@ struct RootBoundaryTests {
         // child journal it lists points back at it.
         let name = Array(s.path("secret").utf8)
         let sum = name.reduce(0) { $0 + Int($1) }
-        let journal = [UInt8](repeating: 0x01, count: 512) + name + bigEndian32(name.count) + bigEndian32(sum)
+        let journal =
+            [UInt8](repeating: 0x01, count: 512) + name + bigEndian32(name.count) + bigEndian32(sum)
             + [0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7]
         writeFile(lib.top + "/journal", journal)
         try asServiceUser("cp \"$1\" \"$2\"", [lib.top + "/journal", lib.index + "-journal"])
@@ -331,12 +370,16 @@ struct RootBoundaryTests {
         try asServiceUser("rm -f \"$1\" && ln -s \"$2\" \"$1\"", [lib.thumbnail, s.path("secret")])
         let out = lib.rootOnlyFolder("out")
         var outputs: [String] = []
-        for (label, command) in [("thumbnail -o -", ["thumbnail", "pic", "-o", "-"]),
-                                 ("thumbnail -o FILE", ["thumbnail", "pic", "-o", out + "/t.png"])] {
+        for (label, command) in [
+            ("thumbnail -o -", ["thumbnail", "pic", "-o", "-"]),
+            ("thumbnail -o FILE", ["thumbnail", "pic", "-o", out + "/t.png"]),
+        ] {
             let r = try lib.ptk(command)
             outputs += [r.stdout, r.stderr]
             #expect(r.status != 0 && !r.stderr.isEmpty, "\(label): \(r.status) \(r.stderr)")
-            #expect(r.stderr.contains("symbolic link"), "\(label) does not say the thumbnail is a symbolic link: \(r.stderr)")
+            #expect(
+                r.stderr.contains("symbolic link"),
+                "\(label) does not say the thumbnail is a symbolic link: \(r.stderr)")
         }
         // An export makes its package's thumbnail afresh from the photo: it reads nothing
         // through the link (the sentinel is checked for below, in what it wrote too).
@@ -397,8 +440,11 @@ struct RootBoundaryTests {
         let s = Sentinel(lib.top + "/sentinel", ["secret": sentinelText()])
         // A session line the service user wrote (the name could be a cron line).
         let now = Int(time(nil))
-        let line = ["abcdef01", String(repeating: "0", count: 64), "csrf", "\(now)", "\(now)", "\(now + 86_400)", "127.0.0.1:1", "* * * * * root touch /tmp/pwned"]
-            .joined(separator: "\t")
+        let line = [
+            "abcdef01", String(repeating: "0", count: 64), "csrf", "\(now)", "\(now)", "\(now + 86_400)", "127.0.0.1:1",
+            "* * * * * root touch /tmp/pwned",
+        ]
+        .joined(separator: "\t")
         writeFile(lib.top + "/sessions", Array((line + "\n").utf8))
         try asServiceUser("cp \"$1\" \"$2/sessions\"", [lib.top + "/sessions", lib.web])
         let racer = Racer(flipSymlink(lib.web, to: s.dir))
@@ -423,11 +469,17 @@ struct RootBoundaryTests {
 
     // MARK: 5. Planted symlinks, no race
 
-    @Test("5a: STATE/web as a symlink to a root-only folder: web-password, web-sessions and app-password write and delete nothing there")
+    @Test(
+        "5a: STATE/web as a symlink to a root-only folder: web-password, web-sessions and app-password write and delete nothing there"
+    )
     func finding5WebSymlink() throws {
         let lib = try ServiceLibrary.owned()
-        let s = Sentinel(lib.top + "/sentinel", ["password": sentinelText("password"), "sessions": sentinelText("sessions"),
-                                                 "app-passwords": sentinelText("app-passwords")])
+        let s = Sentinel(
+            lib.top + "/sentinel",
+            [
+                "password": sentinelText("password"), "sessions": sentinelText("sessions"),
+                "app-passwords": sentinelText("app-passwords"),
+            ])
         try asServiceUser("mv \"$1\" \"$1.real\" && ln -s \"$2\" \"$1\"", [lib.web, s.dir])
         let runs: [(String, () throws -> Finished)] = [
             ("web-password --remove", { try lib.ptk(["web-password", "--remove"]) }),
@@ -442,7 +494,8 @@ struct RootBoundaryTests {
             let problems = s.problems([r.stdout, r.stderr])
             #expect(problems.isEmpty, "\(label): \(problems)")
             #expect(r.status != 0 && !r.stderr.isEmpty, "\(label): \(r.status) \(r.stderr)")
-            #expect(r.stderr.contains("symbolic link"), "\(label) does not say STATE/web is a symbolic link: \(r.stderr)")
+            #expect(
+                r.stderr.contains("symbolic link"), "\(label) does not say STATE/web is a symbolic link: \(r.stderr)")
         }
     }
 
@@ -458,7 +511,8 @@ struct RootBoundaryTests {
         #expect(r.stderr.contains("symbolic link"), "\(r.stderr)")
     }
 
-    @Test("5c: .ptk/thumbnails as a symlink to a root-only folder: export reads nothing there, rm deletes nothing there")
+    @Test(
+        "5c: .ptk/thumbnails as a symlink to a root-only folder: export reads nothing there, rm deletes nothing there")
     func finding5ThumbnailsSymlink() throws {
         let lib = try ServiceLibrary.owned()
         let s = Sentinel(lib.top + "/sentinel", [lib.thumbnailName: sentinelText("thumbnail")])
@@ -519,7 +573,8 @@ struct RootBoundaryTests {
             let r = try lib.ptk(command)
             let problems = s.problems([r.stdout, r.stderr], scanning: [lib.photos])
             #expect(problems.isEmpty, "index.sqlite\(suffix), ptk \(command): \(problems)")
-            #expect(r.status != 0 && !r.stderr.isEmpty, "index.sqlite\(suffix), ptk \(command): \(r.status) \(r.stderr)")
+            #expect(
+                r.status != 0 && !r.stderr.isEmpty, "index.sqlite\(suffix), ptk \(command): \(r.status) \(r.stderr)")
             _ = unlink(planted)
         }
     }
@@ -527,9 +582,12 @@ struct RootBoundaryTests {
     @Test("6b: lock files hard-linked to root-only files are not chowned or written")
     func finding6LockHardLinks() throws {
         let lib = try ServiceLibrary.owned()
-        let s = Sentinel(lib.top + "/sentinel", ["web-lock": sentinelText("web lock"), "trust-lock": sentinelText("trust lock")])
-        for (planted, target, command) in [(lib.web + "/.lock", "web-lock", ["web-password", "--remove"]),
-                                           (lib.state + "/.trust.lock", "trust-lock", ["trust", "deny", "ABCD"])] {
+        let s = Sentinel(
+            lib.top + "/sentinel", ["web-lock": sentinelText("web lock"), "trust-lock": sentinelText("trust lock")])
+        for (planted, target, command) in [
+            (lib.web + "/.lock", "web-lock", ["web-password", "--remove"]),
+            (lib.state + "/.trust.lock", "trust-lock", ["trust", "deny", "ABCD"]),
+        ] {
             _ = unlink(planted)
             #expect(link(s.path(target), planted) == 0)
             let r = try lib.ptk(command)
@@ -539,7 +597,9 @@ struct RootBoundaryTests {
         }
     }
 
-    @Test("6c: temporary names hard-linked to a root-only file (for the next pids) are not truncated, written or renamed into place")
+    @Test(
+        "6c: temporary names hard-linked to a root-only file (for the next pids) are not truncated, written or renamed into place"
+    )
     func finding6TemporaryNameHardLinks() throws {
         let lib = try ServiceLibrary.owned()
         let s = Sentinel(lib.top + "/sentinel", ["secret": sentinelText()])
@@ -552,7 +612,9 @@ struct RootBoundaryTests {
         #expect(problems.isEmpty, "\(problems)")
         // The password file, wherever it was written, is not root's sentinel.
         if let st = linkStatus(lib.web + "/password") {
-            #expect(st.st_uid != 0 || readFile(lib.web + "/password") != s.contents["secret"], "the sentinel became the password file")
+            #expect(
+                st.st_uid != 0 || readFile(lib.web + "/password") != s.contents["secret"],
+                "the sentinel became the password file")
         }
         print("6c: ptk web-password \(r.status) \(r.stderr)")
     }
@@ -561,8 +623,11 @@ struct RootBoundaryTests {
 
     /// A package `name.ptk` in a folder of the service user's: photo.metadata says Version 1;
     /// `data` makes photo.data (run as the service user, $1 the package, $2 the sentinel).
-    func craftPackage(_ lib: ServiceLibrary, _ name: String, data: String, metadata: String = "printf '{\"Version\": 1}' > \"$1/photo.metadata\"",
-                      sentinel: String) throws -> String {
+    func craftPackage(
+        _ lib: ServiceLibrary, _ name: String, data: String,
+        metadata: String = "printf '{\"Version\": 1}' > \"$1/photo.metadata\"",
+        sentinel: String
+    ) throws -> String {
         let package = lib.base + "/drop/" + name + ".ptk"
         try asServiceUser("mkdir -p \"$1\" && " + data + " && " + metadata, [package, sentinel])
         return package
@@ -571,8 +636,10 @@ struct RootBoundaryTests {
     @Test("7a: a package whose photo.data is a symlink to a root-only photo is refused")
     func finding7SymlinkedPhoto() throws {
         let lib = try ServiceLibrary.owned()
-        let s = Sentinel(lib.top + "/sentinel", ["secret.png": makePNG(size: 3000, seed: UInt64.random(in: 1...UInt64.max / 4))])
-        let package = try craftPackage(lib, "evil", data: "ln -s \"$2\" \"$1/photo.data\"", sentinel: s.path("secret.png"))
+        let s = Sentinel(
+            lib.top + "/sentinel", ["secret.png": makePNG(size: 3000, seed: UInt64.random(in: 1...UInt64.max / 4))])
+        let package = try craftPackage(
+            lib, "evil", data: "ln -s \"$2\" \"$1/photo.data\"", sentinel: s.path("secret.png"))
         let r = try lib.ptk(["import", package])
         let problems = s.problems([r.stdout, r.stderr], scanning: [lib.photos])
         #expect(problems.isEmpty, "\(problems)")
@@ -583,7 +650,8 @@ struct RootBoundaryTests {
     @Test("7b: a package whose photo.data is a hard link to a root-only photo is refused")
     func finding7HardLinkedPhoto() throws {
         let lib = try ServiceLibrary.owned()
-        let s = Sentinel(lib.top + "/sentinel", ["secret.png": makePNG(size: 3000, seed: UInt64.random(in: 1...UInt64.max / 4))])
+        let s = Sentinel(
+            lib.top + "/sentinel", ["secret.png": makePNG(size: 3000, seed: UInt64.random(in: 1...UInt64.max / 4))])
         let package = try craftPackage(lib, "evil", data: "true", sentinel: s.path("secret.png"))
         // By root: fs.protected_hardlinks would stop the service user.
         #expect(link(s.path("secret.png"), package + "/photo.data") == 0)
@@ -598,8 +666,9 @@ struct RootBoundaryTests {
     func finding7FIFOMetadata() throws {
         let lib = try ServiceLibrary.owned()
         writeFile(lib.top + "/ok.png", makePNG(size: 2000, seed: 11))
-        let package = try craftPackage(lib, "fifo", data: "cp \"$2\" \"$1/photo.data\"", metadata: "mkfifo \"$1/photo.metadata\"",
-                                       sentinel: lib.top + "/ok.png")
+        let package = try craftPackage(
+            lib, "fifo", data: "cp \"$2\" \"$1/photo.data\"", metadata: "mkfifo \"$1/photo.metadata\"",
+            sentinel: lib.top + "/ok.png")
         let started = Date()
         let r = try lib.ptk(["import", package], timeout: 15)
         let took = Date().timeIntervalSince(started)
@@ -610,15 +679,18 @@ struct RootBoundaryTests {
 
     // MARK: 8. export into a folder the service user may write
 
-    @Test("8: export into the service user's folder with planted staging symlinks (and staging folders swapped for them) writes nothing in a root-only folder")
+    @Test(
+        "8: export into the service user's folder with planted staging symlinks (and staging folders swapped for them) writes nothing in a root-only folder"
+    )
     func finding8ExportStaging() throws {
         let lib = try ServiceLibrary.owned()
         let s = Sentinel(lib.top + "/sentinel", ["secret": sentinelText()])
         let exports = lib.base + "/exports"
         // Planted for the next pids, at the names ptk export staged in before (.NAME.ptk.tmp-PID).
         let first = nextPIDGuess()
-        try asServiceUser("mkdir -m 0755 \"$1\" && for p in $(seq \"$3\" \"$4\"); do ln -s \"$2\" \"$1/.pic.ptk.tmp-$p\"; done",
-                          [exports, s.dir, "\(first)", "\(first + 300)"])
+        try asServiceUser(
+            "mkdir -m 0755 \"$1\" && for p in $(seq \"$3\" \"$4\"); do ln -s \"$2\" \"$1/.pic.ptk.tmp-$p\"; done",
+            [exports, s.dir, "\(first)", "\(first + 300)"])
         let planted = try lib.ptk(["export", "pic", "-o", exports])
         #expect(planted.status == 0, "export beside planted links: \(planted.stderr)")
         #expect(readFile(exports + "/pic.ptk/photo.data") == lib.photoBytes)
@@ -632,7 +704,9 @@ struct RootBoundaryTests {
         let racer = Racer {
             for name in listDirectory(exports) where name.hasPrefix(".pic.ptk.tmp-") {
                 let path = exports + "/" + name
-                if isDirectory(linkStatus(path)), rename(path, asideName(exports + "/staging")) == 0, symlink(sentinelFolder, path) == 0 {
+                if isDirectory(linkStatus(path)), rename(path, asideName(exports + "/staging")) == 0,
+                    symlink(sentinelFolder, path) == 0
+                {
                     _ = lchown(path, serviceUID, serviceGID)
                 }
             }
@@ -662,7 +736,8 @@ struct RootBoundaryTests {
         let lib = try ServiceLibrary()
         do {
             let library = try PhotoLibrary(directory: lib.photos, create: false)
-            try library.database.execute("""
+            try library.database.execute(
+                """
                 UPDATE photos SET sender_name = 'Kitchen ' || char(27) || ']0;pwned' || char(7) || char(27) || '[31mred',
                     note = 'see ' || char(27) || '[2J' || char(27) || ']0;owned' || char(7) || 'this',
                     camera_model = 'cam' || char(27) || '[5mblink'
@@ -672,7 +747,9 @@ struct RootBoundaryTests {
         let list = try lib.ptk(["list"])
         #expect(list.status == 0, "\(list.stderr)")
         #expect(!list.stdout.utf8.contains(0x1B), "list printed ESC: \(list.stdout.debugDescription)")
-        #expect(list.stdout.contains("pic.png") && list.stdout.contains("pwned") && list.stdout.contains("[31mred"), "\(list.stdout.debugDescription)")
+        #expect(
+            list.stdout.contains("pic.png") && list.stdout.contains("pwned") && list.stdout.contains("[31mred"),
+            "\(list.stdout.debugDescription)")
         let show = try lib.ptk(["show", "pic"])
         #expect(show.status == 0, "\(show.stderr)")
         #expect(!show.stdout.utf8.contains(0x1B), "show printed ESC: \(show.stdout.debugDescription)")
@@ -703,7 +780,9 @@ struct RootBoundaryTests {
         _ = try ok(["rename", "pic", "holiday"])
         #expect(readFile(lib.photos + "/holiday.png") == lib.photoBytes)
         _ = try ok(["gallery"])
-        #expect(String(decoding: readFile(lib.ptkFolder + "/gallery/index.html") ?? [], as: UTF8.self).contains("holiday.png"))
+        #expect(
+            String(decoding: readFile(lib.ptkFolder + "/gallery/index.html") ?? [], as: UTF8.self).contains(
+                "holiday.png"))
         let exports = lib.rootOnlyFolder("exports")
         _ = try ok(["export", "holiday", "-o", exports])
         #expect(readFile(exports + "/holiday.ptk/photo.data") == lib.photoBytes)
@@ -714,7 +793,9 @@ struct RootBoundaryTests {
         let thumbnail = readFile(thumbnails + "/t.png")
         #expect(thumbnail != nil && thumbnail == readFile(lib.thumbnail))
         let imported = try ok(["import", package])
-        #expect(imported.stdout.hasPrefix("imported ") && imported.stdout.contains("pic.ptk") && imported.stdout.contains(" as '"), "\(imported.stdout)")
+        #expect(
+            imported.stdout.hasPrefix("imported ") && imported.stdout.contains("pic.ptk")
+                && imported.stdout.contains(" as '"), "\(imported.stdout)")
         let names = listDirectory(lib.photos).filter { $0.hasSuffix(".png") }
         #expect(names.count == 2 && names.allSatisfy { readFile(lib.photos + "/" + $0) == lib.photoBytes }, "\(names)")
         _ = try ok(["web-password"], input: "a new password of root's")
@@ -754,7 +835,8 @@ struct RootBoundaryTests {
         return package
     }
 
-    @Test("root's ptk on the service user's library: every command works, and what it makes there is the service user's")
+    @Test(
+        "root's ptk on the service user's library: every command works, and what it makes there is the service user's")
     func rootOnServiceUsersLibraryWorks() throws {
         let lib = try ServiceLibrary()
         let package = try rootOnlyPackage(lib)

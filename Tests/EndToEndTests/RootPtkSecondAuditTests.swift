@@ -1,9 +1,9 @@
 import Foundation
 import Glibc
-import Testing
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
+import Testing
 
 @testable import PTKLibrary
 
@@ -55,7 +55,8 @@ func python(_ script: String, _ args: [String] = []) throws -> Finished {
 
 /// The bytes the regular files below `path` take, by their sizes and by the blocks they use.
 func bytesBelow(_ path: String) -> (size: Int, allocated: Int) {
-    var size = 0, allocated = 0
+    var size = 0
+    var allocated = 0
     walkTree(path) { _, st in
         if isRegular(st) {
             size += Int(st.st_size)
@@ -68,7 +69,9 @@ func bytesBelow(_ path: String) -> (size: Int, allocated: Int) {
 extension RootPtkHostileStateTests {
     // MARK: Second audit, 1. The decision on paths
 
-    @Test("second audit 1: the photos directory as root's link into the service user's folder, swapped for a moment while ptk decides (at its opening of ptkd.conf): root's ptk never works there as root", .tags(.root))
+    @Test(
+        "second audit 1: the photos directory as root's link into the service user's folder, swapped for a moment while ptk decides (at its opening of ptkd.conf): root's ptk never works there as root",
+        .tags(.root))
     func secondAuditSwappedWhileDeciding() throws {
         let lib = try ServiceLibrary()
         // A library of root's, where the service user's link will point for a moment.
@@ -78,7 +81,8 @@ extension RootPtkHostileStateTests {
         let s = Sentinel(lib.top + "/sentinel", ["secret": sentinelText()])
         // The service user's journal names the sentinel: replayed by SQLite as root, it deletes it.
         writeFile(lib.top + "/journal", hotJournal(naming: s.path("secret")))
-        try asServiceUser("cp \"$1\" \"$2-journal\" && ln -s \"$3\" \"$4/decoy\"", [lib.top + "/journal", lib.index, roots, lib.base])
+        try asServiceUser(
+            "cp \"$1\" \"$2-journal\" && ln -s \"$3\" \"$4/decoy\"", [lib.top + "/journal", lib.index, roots, lib.base])
         let link = lib.top + "/photos"
         #expect(symlink(lib.photos, link) == 0)
         let decoy = lib.base + "/decoy"
@@ -100,18 +104,24 @@ extension RootPtkHostileStateTests {
         #expect(steps.happened("away"), "ptk never opened its configuration")
         let problems = s.problems([r.stdout, r.stderr])
         #expect(problems.isEmpty, "root's ptk worked on the service user's library as root: \(problems)")
-        #expect(r.status == refusedStatus && r.stderr.contains("leads to another directory"), "\(r.status) \(r.stdout) \(r.stderr)")
+        #expect(
+            r.status == refusedStatus && r.stderr.contains("leads to another directory"),
+            "\(r.status) \(r.stdout) \(r.stderr)")
         #expect(isDirectory(linkStatus(lib.photos)) && isSymlink(linkStatus(decoy)), "the tree was not put back")
 
         // The auditor's decoy: a dangling link. A way that cannot be opened is refused, never root's.
         _ = unlink(decoy)
         try asServiceUser("ln -s /nonexistent-ptk-decoy \"$1\"", [decoy])
         let dangling = SwapSteps()
-        let second = try OpenGate([lib.top + "/ptkd.conf"]) { _, _ in dangling.once("away") { exchangeNames(photos, decoy) } }
+        let second = try OpenGate([lib.top + "/ptkd.conf"]) { _, _ in
+            dangling.once("away") { exchangeNames(photos, decoy) }
+        }
         let d = try run("ptk", args + ["note", "pic", "as root"])
         second.stop()
         if dangling.happened("away") { exchangeNames(lib.photos, decoy) }
-        #expect(d.status == refusedStatus && d.stderr.contains("/nonexistent-ptk-decoy") && d.stderr.contains("refused"), "\(d.status) \(d.stderr)")
+        #expect(
+            d.status == refusedStatus && d.stderr.contains("/nonexistent-ptk-decoy") && d.stderr.contains("refused"),
+            "\(d.status) \(d.stderr)")
         #expect(s.problems([d.stdout, d.stderr]).isEmpty)
 
         // Left alone (its journal gone), the same link works, as the service user.
@@ -128,12 +138,15 @@ extension RootPtkHostileStateTests {
 
     // MARK: Second audit, 2 and 3. Amplified copies
 
-    @Test("second audit 2: planted sparse thumbnails (16 MiB - 1, and a small one) are left out of root's gallery -o and refused by thumbnail -o, saying why; what is copied is the real thumbnail only")
+    @Test(
+        "second audit 2: planted sparse thumbnails (16 MiB - 1, and a small one) are left out of root's gallery -o and refused by thumbnail -o, saying why; what is copied is the real thumbnail only"
+    )
     func secondAuditSparseThumbnails() throws {
         let lib = try ServiceLibrary()
         // Rows for big0..2.png (copies of pic.png) whose 360-pixel thumbnails are sparse files of
         // 16 MiB - 1, and small.png whose thumbnail is a sparse 200 kB: no room on disk, any size copied.
-        let plant = try python("""
+        let plant = try python(
+            """
             import sqlite3, sys, os, shutil
             d = sys.argv[1]
             db = sqlite3.connect(d + "/.ptk/index.sqlite")
@@ -155,24 +168,32 @@ extension RootPtkHostileStateTests {
         #expect(g.stderr.components(separatedBy: "left out of the gallery").count - 1 == 4, "\(g.stderr)")
         #expect(g.stderr.contains("more than the library makes there") && g.stderr.contains("sparse"), "\(g.stderr)")
         let written = bytesBelow(out)
-        #expect(written.size < 1 << 20 && written.allocated < 2 << 20, "root's gallery wrote \(written) bytes into \(out): \(listDirectory(out + "/thumbnails"))")
+        #expect(
+            written.size < 1 << 20 && written.allocated < 2 << 20,
+            "root's gallery wrote \(written) bytes into \(out): \(listDirectory(out + "/thumbnails"))")
         #expect(listDirectory(out + "/thumbnails") == [lib.thumbnailName], "\(listDirectory(out + "/thumbnails"))")
         // ptk thumbnail -o FILE of one: refused, nothing written.
         let files = lib.rootOnlyFolder("thumbout")
         for name in ["big0", "small"] {
             let t = try lib.ptk(["thumbnail", name, "-o", files + "/t.jpg"])
-            #expect(t.status != 0 && (t.stderr.contains("more than the library makes there") || t.stderr.contains("sparse")), "\(name): \(t.status) \(t.stderr)")
+            #expect(
+                t.status != 0
+                    && (t.stderr.contains("more than the library makes there") || t.stderr.contains("sparse")),
+                "\(name): \(t.status) \(t.stderr)")
             #expect(listDirectory(files).isEmpty, "\(name): \(listDirectory(files))")
         }
     }
 
-    @Test("second audit 3: export of a sparse file with an index row that agrees (size and SHA-256 of zeros) writes nothing: larger than max-file-size, or no PNG")
+    @Test(
+        "second audit 3: export of a sparse file with an index row that agrees (size and SHA-256 of zeros) writes nothing: larger than max-file-size, or no PNG"
+    )
     func secondAuditExportAgreeingRow() throws {
         let lib = try ServiceLibrary()
         writeFile(lib.top + "/ptkd.conf", Array("max-file-size = 1M\n".utf8))
         // The row of pic.png made to agree with z.png, zeros of `size` bytes (sparse).
         func plant(_ size: Int) throws {
-            let p = try python("""
+            let p = try python(
+                """
                 import sqlite3, sys, os, hashlib
                 d, size = sys.argv[1], int(sys.argv[2])
                 with open(d + "/z.png", "wb") as f: f.truncate(size)
@@ -198,7 +219,9 @@ extension RootPtkHostileStateTests {
 
     // MARK: Second audit, 4. Leases
 
-    @Test("second audit 4: read leases the service user holds on the index's files and a lock file stop library commands after 30 s and lock-file commands after 10 s (exit 74), saying what they wait for")
+    @Test(
+        "second audit 4: read leases the service user holds on the index's files and a lock file stop library commands after 30 s and lock-file commands after 10 s (exit 74), saying what they wait for"
+    )
     func secondAuditLeases() throws {
         let lib = try ServiceLibrary.owned()
         try asServiceUser("touch \"$1-wal\" \"$1-shm\" \"$2\"", [lib.index, lib.web + "/.lock"])
@@ -214,9 +237,12 @@ extension RootPtkHostileStateTests {
             time.sleep(600)
             """
         let python = fileExists("/usr/bin/python3") ? "/usr/bin/python3" : findProgram("python3") ?? "/usr/bin/python3"
-        let holder = try Background(findProgram("setpriv") ?? "/usr/bin/setpriv",
-                                    ["--reuid=\(serviceUID)", "--regid=\(serviceGID)", "--clear-groups", "--", python, "-c", script,
-                                     lib.index, lib.index + "-wal", lib.index + "-shm", lib.web + "/.lock"], in: lib.top)
+        let holder = try Background(
+            findProgram("setpriv") ?? "/usr/bin/setpriv",
+            [
+                "--reuid=\(serviceUID)", "--regid=\(serviceGID)", "--clear-groups", "--", python, "-c", script,
+                lib.index, lib.index + "-wal", lib.index + "-shm", lib.web + "/.lock",
+            ], in: lib.top)
         guard eventuallyValue(20, { holder.stdout.contains("ready") ? true : nil }) == true else {
             Issue.record("the lease holder did not start: \(holder.stderr)")
             return
@@ -226,14 +252,20 @@ extension RootPtkHostileStateTests {
         if let r = results[0].0 {
             let took = results[0].1
             #expect(r.status == 74 && took >= 25 && took < 45, "list: \(r.status) after \(took) s: \(r.stderr)")
-            #expect(r.stderr.contains("lease") && r.stderr.contains("index.sqlite") && r.stderr.contains("30 seconds"), "list: \(r.stderr)")
+            #expect(
+                r.stderr.contains("lease") && r.stderr.contains("index.sqlite") && r.stderr.contains("30 seconds"),
+                "list: \(r.stderr)")
         } else {
             Issue.record("list could not be run")
         }
         if let r = results[1].0 {
             let took = results[1].1
-            #expect(r.status == 74 && took >= 8 && took < 25, "web-sessions revoke: \(r.status) after \(took) s: \(r.stderr)")
-            #expect(r.stderr.contains("lease") && r.stderr.contains("web/.lock") && r.stderr.contains("10 seconds"), "web-sessions revoke: \(r.stderr)")
+            #expect(
+                r.status == 74 && took >= 8 && took < 25,
+                "web-sessions revoke: \(r.status) after \(took) s: \(r.stderr)")
+            #expect(
+                r.stderr.contains("lease") && r.stderr.contains("web/.lock") && r.stderr.contains("10 seconds"),
+                "web-sessions revoke: \(r.stderr)")
         } else {
             Issue.record("web-sessions revoke could not be run")
         }
@@ -246,7 +278,9 @@ extension RootPtkHostileStateTests {
         #expect(revoke.status == 0, "\(revoke.stderr)")
     }
 
-    @Test("second audit, the same shape: a root-owned state directory or .ptk holding files of the service user: root's ptk acts as that user, never writes them as root", .tags(.root))
+    @Test(
+        "second audit, the same shape: a root-owned state directory or .ptk holding files of the service user: root's ptk acts as that user, never writes them as root",
+        .tags(.root))
     func secondAuditFilesOfTheServiceUserInRootsFolders() throws {
         let lib = try ServiceLibrary()
         // The administrator gave the folders to root, not what is in them (chown without -R).
@@ -255,7 +289,9 @@ extension RootPtkHostileStateTests {
         #expect(chown(trusted, serviceUID, serviceGID) == 0)
         let before = readFile(trusted)
         let r = try lib.ptk(["trust", "allow", String(repeating: "cd", count: 32), "root's laptop"])
-        #expect(r.status != 0 && r.stderr.contains("denied"), "trust allow as root over the service user's file: \(r.status) \(r.stdout) \(r.stderr)")
+        #expect(
+            r.status != 0 && r.stderr.contains("denied"),
+            "trust allow as root over the service user's file: \(r.status) \(r.stdout) \(r.stderr)")
         #expect(readFile(trusted) == before && linkStatus(trusted)?.st_uid == serviceUID, "written as root")
         // The index of the service user in a .ptk of root's: read and written only as that user.
         #expect(chown(lib.index, serviceUID, serviceGID) == 0)
@@ -267,10 +303,13 @@ extension RootPtkHostileStateTests {
 
     // MARK: Second audit, 5. The refusal of an ACL
 
-    @Test("second audit 5: a root-owned 0755 photos directory with an access ACL granting the service user write is refused, and the message says it is the ACL")
+    @Test(
+        "second audit 5: a root-owned 0755 photos directory with an access ACL granting the service user write is refused, and the message says it is the ACL"
+    )
     func secondAuditAccessACL() throws {
         let lib = try ServiceLibrary()
-        let acl = try python("""
+        let acl = try python(
+            """
             import os, struct, sys
             e = lambda tag, perm, id=0xFFFFFFFF: struct.pack("<HHI", tag, perm, id)
             os.setxattr(sys.argv[1], "system.posix_acl_access", struct.pack("<I", 2) + e(1, 7) + e(2, 7, int(sys.argv[2])) + e(4, 5) + e(0x10, 7) + e(0x20, 5))
@@ -279,7 +318,9 @@ extension RootPtkHostileStateTests {
         let before = indexFingerprint(lib)
         let r = try lib.ptk(["list"])
         #expect(r.status == refusedStatus, "\(r.status) \(r.stderr)")
-        #expect(r.stderr.contains("access ACL") && r.stderr.contains("getfacl") && r.stderr.contains("setfacl"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("access ACL") && r.stderr.contains("getfacl") && r.stderr.contains("setfacl"),
+            "\(r.stderr)")
         #expect(!r.stderr.contains("lets the users of group root"), "\(r.stderr)")
         #expect(indexFingerprint(lib) == before)
     }

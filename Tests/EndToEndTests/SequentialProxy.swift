@@ -36,9 +36,13 @@ final class SequentialProxy: @unchecked Sendable {
     private func serve() {
         while !stopLock.withLock({ stopped }) {
             guard let revents = try? poll([(listener, .readable)], until: .now + .seconds(0.2)), !revents[0].isEmpty,
-                  let (client, peer) = try? Socket.accept(listener) else { continue }
+                let (client, peer) = try? Socket.accept(listener)
+            else { continue }
             relay(TCPStream(socket: client, peer: peer))
-            let count = stopLock.withLock { served += 1; return served }
+            let count = stopLock.withLock {
+                served += 1
+                return served
+            }
             if count == 1 { usleep(UInt32(pauseAfterFirst * 1_000_000)) }
         }
     }
@@ -61,12 +65,15 @@ final class SequentialProxy: @unchecked Sendable {
     private func relayWelcomeWithoutSessions(from: TCPStream, to: TCPStream) -> Bool {
         var header = [UInt8](repeating: 0, count: 5)
         guard readExactly(from, &header) else { return false }
-        var payload = [UInt8](repeating: 0, count: Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4]))
+        var payload = [UInt8](
+            repeating: 0, count: Int(header[1]) << 24 | Int(header[2]) << 16 | Int(header[3]) << 8 | Int(header[4]))
         guard readExactly(from, &payload) else { return false }
         if header[0] == FrameType.welcome.rawValue,
-           var object = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] {
+            var object = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any]
+        {
             object["sessions"] = nil
-            payload = Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(payload))
+            payload = Array(
+                (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data(payload))
             let n = UInt32(payload.count)
             header = [header[0], UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
         }
@@ -78,7 +85,8 @@ final class SequentialProxy: @unchecked Sendable {
         var got = 0
         while got < buffer.count {
             let n = buffer.withUnsafeMutableBytes { b in
-                (try? stream.read(into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), deadline: .now + .seconds(30))) ?? 0
+                (try? stream.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: b[got...]), deadline: .now + .seconds(30))) ?? 0
             }
             if n == 0 { return false }
             got += n
@@ -88,11 +96,18 @@ final class SequentialProxy: @unchecked Sendable {
 
     /// Copies bytes both ways until each side has closed its half.
     private func relay(_ a: TCPStream) {
-        guard let sock = try? Socket.connect(to: target, deadline: .now + .seconds(5)) else { a.close(); return }
+        guard let sock = try? Socket.connect(to: target, deadline: .now + .seconds(5)) else {
+            a.close()
+            return
+        }
         let b = TCPStream(socket: sock, peer: target)
         let done = Semaphore()
         try? startThread(name: "test") { [self] in
-            if !dropWelcomeSessions || relayWelcomeWithoutSessions(from: b, to: a) { pump(from: b, to: a) } else { a.shutdownWrite() }
+            if !dropWelcomeSessions || relayWelcomeWithoutSessions(from: b, to: a) {
+                pump(from: b, to: a)
+            } else {
+                a.shutdownWrite()
+            }
             done.signal()
         }
         pump(from: a, to: b, counting: true)
@@ -106,7 +121,8 @@ final class SequentialProxy: @unchecked Sendable {
         defer { buffer.deallocate() }
         while let n = try? from.read(into: buffer, deadline: .now + .seconds(30)), n > 0 {
             if counting { stopLock.withLock { sent += n } }
-            guard (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(30))) != nil else { break }
+            guard (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(30))) != nil
+            else { break }
         }
         to.shutdownWrite()
     }

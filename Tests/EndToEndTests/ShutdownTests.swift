@@ -68,12 +68,16 @@ struct ShutdownTests {
         #expect(d.stop(signal: SIGTERM, timeout: 5) == 0)
         sender.stop()
         #expect(d.log.contains("second signal: exiting at once; unfinished uploads are kept for resume"))
-        #expect(!d.log.contains("ptkd stopped"), "the first SIGTERM finished before the second came; the test proved nothing")
+        #expect(
+            !d.log.contains("ptkd stopped"),
+            "the first SIGTERM finished before the second came; the test proved nothing")
         #expect(d.visible.isEmpty)
         #expect(d.incoming.count == 1)
     }
 
-    @Test("after one SIGTERM a sender still writing gets ERROR shutting-down (the drain is not cut short), and ptkd stops by itself")
+    @Test(
+        "after one SIGTERM a sender still writing gets ERROR shutting-down (the drain is not cut short), and ptkd stops by itself"
+    )
     func oneSignalDrains() throws {
         let d = try DaemonProcess()
         let sender = try TricklingSender(port: d.port, bytes: makePNG(size: 5_000_000, seed: 22))
@@ -88,7 +92,8 @@ struct ShutdownTests {
         #expect(d.incoming.count == 1)
     }
 
-    @Test("a journal that stops reading stalls no session: 120 photos are saved while nobody reads ptkd's standard error")
+    @Test(
+        "a journal that stops reading stalls no session: 120 photos are saved while nobody reads ptkd's standard error")
     func stalledJournal() throws {
         let root = makeTemporaryDirectory("ptk-e2e")
         defer { removeTree(root) }
@@ -101,10 +106,13 @@ struct ShutdownTests {
         let port = try freeLoopbackPort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binDirectory + "/ptkd")
-        process.arguments = ["--config", "/dev/null", "--dir", root + "/photos", "--port", "\(port)", "--listen", "127.0.0.1", "--no-mdns",
-                             // Not the LocalSend endpoint nor the web interface: their fixed ports may be taken
-                             // (another ptkd, a test beside this one).
-                             "--localsend", "off", "--web", "off"]
+        process.arguments = [
+            "--config", "/dev/null", "--dir", root + "/photos", "--port", "\(port)", "--listen", "127.0.0.1",
+            "--no-mdns",
+            // Not the LocalSend endpoint nor the web interface: their fixed ports may be taken
+            // (another ptkd, a test beside this one).
+            "--localsend", "off", "--web", "off",
+        ]
         process.standardError = errWrite
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -135,19 +143,24 @@ struct ShutdownTests {
         #expect(rest.contains("ptkd stopped"))
     }
 
-    @Test("ptkd that cannot start the thread watching for SIGTERM exits 71 at start instead of running deaf to the first signal",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    @Test(
+        "ptkd that cannot start the thread watching for SIGTERM exits 71 at start instead of running deaf to the first signal",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
     func noSignalWatcher() throws {
         let root = makeTemporaryDirectory("ptk-e2e")
         defer { removeTree(root) }
         // With the library, LocalSend and mDNS off, the watcher is the first thread ptkd starts:
         // strace fails its clone3 (and clone, for an older C library) with EAGAIN.
-        let r = try run("/usr/bin/strace", ["-f", "-qq", "-o", "/dev/null", "-e", "trace=clone,clone3",
-                                            "-e", "inject=clone,clone3:error=EAGAIN:when=1",
-                                            binDirectory + "/ptkd", "--config", "/dev/null", "--dir", root + "/photos",
-                                            "--state-dir", root + "/state", "--port", "0", "--listen", "127.0.0.1",
-                                            "--no-mdns", "--localsend", "off", "--web", "off", "--library", "off"],
-                        timeout: 15, absolute: true)
+        let r = try run(
+            "/usr/bin/strace",
+            [
+                "-f", "-qq", "-o", "/dev/null", "-e", "trace=clone,clone3",
+                "-e", "inject=clone,clone3:error=EAGAIN:when=1",
+                binDirectory + "/ptkd", "--config", "/dev/null", "--dir", root + "/photos",
+                "--state-dir", root + "/state", "--port", "0", "--listen", "127.0.0.1",
+                "--no-mdns", "--localsend", "off", "--web", "off", "--library", "off",
+            ],
+            timeout: 15, absolute: true)
         #expect(r.status == 71, "\(r.stderr)")
         #expect(r.stderr.contains("ptkd: cannot start the thread that watches for SIGTERM and SIGINT: "), "\(r.stderr)")
     }
@@ -164,8 +177,9 @@ func attachStrace(_ d: DaemonProcess, _ options: [String]) throws -> Process {
     return strace
 }
 
-@Suite("End to end: threads at the stop", .serialized,
-       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"), .tags(.endToEnd))
+@Suite(
+    "End to end: threads at the stop", .serialized,
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"), .tags(.endToEnd))
 struct StopThreadsTests {
     @Test("on a clean stop every thread ptkd started ends by itself (joined) before the process exits through exit()")
     func everyThreadJoined() throws {
@@ -188,19 +202,25 @@ struct StopThreadsTests {
         let exitedItself = Set(lines.filter { $0.contains(" exit(") }.compactMap(tid))
         let main = d.process.processIdentifier
         #expect(ended.contains(main) && ended.count >= 4, "\(lines)")
-        #expect(ended.subtracting([main]) == exitedItself, "threads still running at the exit: \(ended.subtracting(exitedItself).subtracting([main]))\n\(lines.joined(separator: "\n"))")
+        #expect(
+            ended.subtracting([main]) == exitedItself,
+            "threads still running at the exit: \(ended.subtracting(exitedItself).subtracting([main]))\n\(lines.joined(separator: "\n"))"
+        )
         #expect(lines.contains { tid($0) == main && $0.contains("exit_group(0)") })
         #expect(d.log.contains("ptkd stopped"))
         #expect(!d.log.contains("exiting without"), "\(d.log)")
         peer.close()
     }
 
-    @Test("a session stuck past the deadline (a flush that takes 20 s) ends the process at once, as the documented last resort, status 0")
+    @Test(
+        "a session stuck past the deadline (a flush that takes 20 s) ends the process at once, as the documented last resort, status 0"
+    )
     func lastResort() throws {
         // Without the library, whose SQLite would be stuck in its own flushes too.
         let d = try DaemonProcess(["--library", "off"])
         // Every fsync ptkd makes from now on takes 20 s before it runs.
-        let strace = try attachStrace(d, ["-e", "trace=fsync,fdatasync", "-e", "inject=fsync,fdatasync:delay_enter=20000000", "-o", "/dev/null"])
+        let strace = try attachStrace(
+            d, ["-e", "trace=fsync,fdatasync", "-e", "inject=fsync,fdatasync:delay_enter=20000000", "-o", "/dev/null"])
         defer { if strace.isRunning { kill(strace.processIdentifier, SIGKILL) } }
         let png = makePNG(size: 300_000, seed: 23)
         let peer = try RawPeer(port: d.port)
@@ -217,7 +237,12 @@ struct StopThreadsTests {
         kill(d.process.processIdentifier, SIGTERM)
         // Well before the flush would end (20 s): the sessions' 4 s, then the last resort.
         // The session waits for its flush round, and the round's thread is in the flush: both named.
-        #expect(eventually(15) { d.log.contains("warning: exiting without the C library's clean-up: sessions, photo flushes and checks still running") }, "\(d.log)")
+        #expect(
+            eventually(15) {
+                d.log.contains(
+                    "warning: exiting without the C library's clean-up: sessions, photo flushes and checks still running"
+                )
+            }, "\(d.log)")
         #expect(d.log.contains("warning: sessions did not stop in time"), "\(d.log)")
         #expect(d.log.contains("warning: photo flushes and checks did not stop in time"), "\(d.log)")
         // The stuck thread is held by strace, which the exit waits for: strace goes (the

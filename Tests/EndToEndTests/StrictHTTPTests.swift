@@ -9,15 +9,25 @@ import Testing
 struct StrictHTTPTests {
     /// Hostile heads of a request each port would otherwise answer (200 and 401), and the reason ptkd gives.
     static func hostile(_ target: String) -> [(bytes: String, reason: String)] {
-        [("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
-          "whitespace between a header name and its colon"),
-         ("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Folded: a\r\n b\r\n\r\n",
-          "a header line folded onto the previous one (obs-fold)"),
-         ("GET \(target) HTTP/1.1\nHost: 127.0.0.1\n\n",
-          "a line of the head ends in a bare LF, not CRLF")]
+        [
+            (
+                "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
+                "whitespace between a header name and its colon"
+            ),
+            (
+                "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Folded: a\r\n b\r\n\r\n",
+                "a header line folded onto the previous one (obs-fold)"
+            ),
+            (
+                "GET \(target) HTTP/1.1\nHost: 127.0.0.1\n\n",
+                "a line of the head ends in a bare LF, not CRLF"
+            ),
+        ]
     }
 
-    @Test("Transfer-Encoding with a space before its colon, a folded header and bare LF are each 400 and close the connection, after a good request on it")
+    @Test(
+        "Transfer-Encoding with a space before its colon, a folded header and bare LF are each 400 and close the connection, after a good request on it"
+    )
     func hostileHeadsAre400() throws {
         let d = try DaemonProcess.withLocalSend(["--web", "on", "--web-port", "0"])
         let app = try LocalSendApp(port: d.localSendPort)
@@ -36,7 +46,9 @@ struct StrictHTTPTests {
                 try c.write(Array(bytes.utf8))
                 let r = try c.readResponse()
                 #expect(r.status == 400, "\(door.name): \(bytes.debugDescription)")
-                #expect(String(decoding: r.body, as: UTF8.self).contains(reason), "\(door.name): \(String(decoding: r.body, as: UTF8.self))")
+                #expect(
+                    String(decoding: r.body, as: UTF8.self).contains(reason),
+                    "\(door.name): \(String(decoding: r.body, as: UTF8.self))")
                 #expect(c.lastHead?.keepAlive == false, "\(door.name): the 400 closes the connection")
                 #expect(eventually { d.log.contains("malformed HTTP (\(reason)); answered 400") }, "\(d.log)")
             }

@@ -25,7 +25,9 @@ func receiverID(_ daemon: DaemonProcess) throws -> DeviceID {
 /// The device ID of ptk-send with configuration directory `config`.
 func senderID(config: String) throws -> DeviceID {
     let r = try run("ptk-send", ["--id"], environment: ["XDG_CONFIG_HOME": config])
-    guard let id = DeviceID(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw HarnessError("ptk-send --id: \(r.stderr)") }
+    guard let id = DeviceID(parsing: r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        throw HarnessError("ptk-send --id: \(r.stderr)")
+    }
     return id
 }
 
@@ -56,19 +58,30 @@ final class TLSRelay: @unchecked Sendable {
         let (listener, stop) = (self.listener, self.stop)
         try startThread(name: "test") {
             while true {
-                guard let r = try? poll([(listener, .readable), (stop.readEnd, .readable)], until: nil), r[1].isEmpty else { return }
+                guard let r = try? poll([(listener, .readable), (stop.readEnd, .readable)], until: nil), r[1].isEmpty
+                else { return }
                 guard let (conn, peer) = (try? Socket.accept(listener)) ?? nil else { continue }
                 try? startThread(name: "test") {
-                    guard let inner = try? TLSStream(socket: conn, peer: peer, context: server, deadline: .now + .seconds(5)) else { return }
+                    guard
+                        let inner = try? TLSStream(
+                            socket: conn, peer: peer, context: server, deadline: .now + .seconds(5))
+                    else { return }
                     let address = SocketAddress(numericHost: "127.0.0.1", port: target)!
                     guard let sock = try? Socket.connect(to: address, deadline: .now + .seconds(5)),
-                          let outer = try? TLSStream(socket: sock, peer: address, context: client, deadline: .now + .seconds(5)) else { inner.close(); return }
+                        let outer = try? TLSStream(
+                            socket: sock, peer: address, context: client, deadline: .now + .seconds(5))
+                    else {
+                        inner.close()
+                        return
+                    }
                     // An OpenSSL connection must not be read and written by two threads at once:
                     // each side's lock serialises them.
                     let done = Semaphore()
                     let (innerLock, outerLock) = (Lock(), Lock())
-                    for (from, fromLock, to, toLock) in [(inner as ByteStream, innerLock, outer as ByteStream, outerLock),
-                                                         (outer, outerLock, inner, innerLock)] {
+                    for (from, fromLock, to, toLock) in [
+                        (inner as ByteStream, innerLock, outer as ByteStream, outerLock),
+                        (outer, outerLock, inner, innerLock),
+                    ] {
                         try? startThread(name: "test") {
                             pump(from: from, fromLock, to: to, toLock)
                             done.signal()
@@ -106,7 +119,9 @@ private func pump(from: ByteStream, _ fromLock: Lock, to: ByteStream, _ toLock: 
         case .failure, .success(0): break loop
         case .success(let n):
             silentSince = .now
-            let wrote = toLock.withLock { (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(20))) != nil }
+            let wrote = toLock.withLock {
+                (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(20))) != nil
+            }
             if !wrote { break loop }
         }
     }
@@ -115,7 +130,9 @@ private func pump(from: ByteStream, _ fromLock: Lock, to: ByteStream, _ toLock: 
 
 @Suite("End to end: TLS, device identities and the trust list (protocol §6)", .tags(.endToEnd))
 struct TLSTests {
-    @Test("plaintext to a receiver that refuses it: ERROR tls-required, exit 76 naming --plaintext, nothing saved; logs say plaintext")
+    @Test(
+        "plaintext to a receiver that refuses it: ERROR tls-required, exit 76 naming --plaintext, nothing saved; logs say plaintext"
+    )
     func plaintextRefused() throws {
         let d = try DaemonProcess(["--plaintext", "refuse"])
         let src = photo(d.root, "p.png", size: 5_000)
@@ -130,7 +147,9 @@ struct TLSTests {
         #expect(eventually { d.log.contains("(device \(id)): saved \"p.png\"") })
     }
 
-    @Test("first contact is remembered; a receiver with another key at that address is stopped before HELLO (77) until --forget")
+    @Test(
+        "first contact is remembered; a receiver with another key at that address is stopped before HELLO (77) until --forget"
+    )
     func trustOnFirstUse() throws {
         let config = makeTemporaryDirectory("ptk-sender")
         defer { removeTree(config) }
@@ -144,7 +163,10 @@ struct TLSTests {
         }
         let r1 = try sendTo()
         #expect(r1.status == 0, "\(r1.stderr)")
-        #expect(r1.stderr == "ptk-send: first contact with \(peer): its device ID is \(firstID); remembered in \(config)/ptk/known-receivers\n")
+        #expect(
+            r1.stderr
+                == "ptk-send: first contact with \(peer): its device ID is \(firstID); remembered in \(config)/ptk/known-receivers\n"
+        )
         let r2 = try sendTo()
         #expect(r2.status == 0 && r2.stderr.isEmpty, "\(r2.stderr)")
         #expect(first.stop() == 0)
@@ -153,8 +175,12 @@ struct TLSTests {
         let impostorID = try receiverID(impostor)
         let r3 = try sendTo()
         #expect(r3.status == 77)
-        #expect(r3.stderr.contains("device ID is \(impostorID), but \(config)/ptk/known-receivers (first seen "), "\(r3.stderr)")
-        #expect(r3.stderr.contains("says \(firstID)") && r3.stderr.contains("ptk-send --forget \(peer)") && r3.stderr.contains("nothing was sent"))
+        #expect(
+            r3.stderr.contains("device ID is \(impostorID), but \(config)/ptk/known-receivers (first seen "),
+            "\(r3.stderr)")
+        #expect(
+            r3.stderr.contains("says \(firstID)") && r3.stderr.contains("ptk-send --forget \(peer)")
+                && r3.stderr.contains("nothing was sent"))
         #expect(impostor.visible.isEmpty)
         #expect(eventually { impostor.log.contains("ended after") })
         #expect(!impostor.log.contains("saved \""))
@@ -168,7 +194,9 @@ struct TLSTests {
         #expect(readFile(impostor.dir + "/t.png") == readFile(src))
     }
 
-    @Test("--expect-id: another ID stops the call before anything is sent (77); the right one, in any case and with or without dashes, sends")
+    @Test(
+        "--expect-id: another ID stops the call before anything is sent (77); the right one, in any case and with or without dashes, sends"
+    )
     func expectID() throws {
         let d = try DaemonProcess()
         let id = try receiverID(d)
@@ -184,7 +212,9 @@ struct TLSTests {
         #expect(try send(d, [src], ["--expect-id", id.compact, "--plaintext"]).status == 64)
     }
 
-    @Test("a relay with its own identity in the middle: a pinned sender stops before HELLO, and a trusting receiver refuses the relay's ID")
+    @Test(
+        "a relay with its own identity in the middle: a pinned sender stops before HELLO, and a trusting receiver refuses the relay's ID"
+    )
     func manInTheMiddle() throws {
         let d = try DaemonProcess(["--senders", "trusted"])
         let relay = try TLSRelay(to: d.port)
@@ -195,20 +225,26 @@ struct TLSTests {
         #expect(try send(d, [src]).status == 0)
         // Through the relay with the receiver pinned: the relay's ID is not the receiver's.
         let viaRelay = "127.0.0.1:\(relay.port)"
-        let pinned = try run("ptk-send", ["--timeout", "10", "--expect-id", try receiverID(d).compact, viaRelay, src],
-                             environment: ["XDG_CONFIG_HOME": d.senderConfig])
+        let pinned = try run(
+            "ptk-send", ["--timeout", "10", "--expect-id", try receiverID(d).compact, viaRelay, src],
+            environment: ["XDG_CONFIG_HOME": d.senderConfig])
         #expect(pinned.status == 77, "\(pinned.stderr)")
         #expect(pinned.stderr.contains("device ID is \(relay.identity.deviceID)"))
         // Unpinned (a first contact the sender cannot check): the receiver sees the relay, not the sender.
-        let unpinned = try run("ptk-send", ["--timeout", "10", viaRelay, src], environment: ["XDG_CONFIG_HOME": d.senderConfig])
+        let unpinned = try run(
+            "ptk-send", ["--timeout", "10", viaRelay, src], environment: ["XDG_CONFIG_HOME": d.senderConfig])
         #expect(unpinned.status == 76)
-        #expect(unpinned.stderr.contains("ERROR unauthorized: device \(relay.identity.deviceID) is not trusted"), "\(unpinned.stderr)")
+        #expect(
+            unpinned.stderr.contains("ERROR unauthorized: device \(relay.identity.deviceID) is not trusted"),
+            "\(unpinned.stderr)")
         #expect(d.visible == ["m.png"])
         let pending = try ptk(d, ["trust", "pending"])
         #expect(pending.stdout.hasPrefix("ptk        \(relay.identity.deviceID)  "), "\(pending.stdout)")
     }
 
-    @Test("--senders trusted: refused and recorded as pending (counted); `ptk trust allow PREFIX` admits without a restart; remove refuses again; a hand edit is seen")
+    @Test(
+        "--senders trusted: refused and recorded as pending (counted); `ptk trust allow PREFIX` admits without a restart; remove refuses again; a hand edit is seen"
+    )
     func trustedSenders() throws {
         let d = try DaemonProcess(["--senders", "trusted"])
         let src = photo(d.root, "s.png", size: 9_000)
@@ -216,7 +252,9 @@ struct TLSTests {
         for _ in 0..<2 {
             let r = try send(d, [src], ["--name", "alice laptop"])
             #expect(r.status == 76)
-            #expect(r.stderr.contains("ERROR unauthorized: device \(sender) is not trusted by this receiver"), "\(r.stderr)")
+            #expect(
+                r.stderr.contains("ERROR unauthorized: device \(sender) is not trusted by this receiver"), "\(r.stderr)"
+            )
             #expect(r.stderr.contains("ptk-send --id"))
         }
         // ptkd writes the pending list at most once a second: the second attempt within a second.
@@ -237,24 +275,35 @@ struct TLSTests {
         #expect(eventually(5) { (try? ptk(d, ["trust", "pending"]).stdout.isEmpty) == false })
         #expect(try ptk(d, ["trust", "deny", String(sender.compact.prefix(4))]).status == 0)
         #expect(try ptk(d, ["trust", "deny", String(sender.compact.prefix(4))]).status == 1)
-        writeFile(d.stateDir + "/trusted-senders", Array("# by hand\n\(sender.compact.lowercased()) edited by hand\n".utf8))
+        writeFile(
+            d.stateDir + "/trusted-senders", Array("# by hand\n\(sender.compact.lowercased()) edited by hand\n".utf8))
         #expect(try send(d, [src]).status == 0)
-        #expect(try ptk(d, ["trust", "allow", "QQQQ"]).stderr.contains("no pending or trusted device ID starts with 'QQQQ'"))
+        #expect(
+            try ptk(d, ["trust", "allow", "QQQQ"]).stderr.contains("no pending or trusted device ID starts with 'QQQQ'")
+        )
         #expect(try ptk(d, ["trust", "frobnicate"]).status == 64)
     }
 
-    @Test("no certificate, or one that is not Ed25519: served under `anyone`, refused under `trusted`", arguments: ["none", "rsa"])
+    @Test(
+        "no certificate, or one that is not Ed25519: served under `anyone`, refused under `trusted`",
+        arguments: ["none", "rsa"])
     func foreignCertificates(kind: String) throws {
         let identity: Identity? = kind == "none" ? nil : try Identity.ephemeral(.rsa)
         let open = try DaemonProcess()
         let c1 = try tlsConnection(open.port, identity: identity)
         try c1.send(.hello(Hello(name: "foreign", window: 1)))
-        guard case .welcome? = try c1.receive() else { Issue.record("no WELCOME under anyone"); return }
+        guard case .welcome? = try c1.receive() else {
+            Issue.record("no WELCOME under anyone")
+            return
+        }
         c1.close()
         let closed = try DaemonProcess(["--senders", "trusted"])
         let c2 = try tlsConnection(closed.port, identity: identity)
         try c2.send(.hello(Hello(name: "foreign", window: 1)))
-        guard case .error(let p)? = try c2.receive() else { Issue.record("no ERROR under trusted"); return }
+        guard case .error(let p)? = try c2.receive() else {
+            Issue.record("no ERROR under trusted")
+            return
+        }
         #expect(p.code == "unauthorized" && p.message.contains("no Ed25519 device identity"))
         c2.close()
         #expect(try ptk(closed, ["trust", "pending"]).stdout.isEmpty)
@@ -269,7 +318,9 @@ struct TLSTests {
         #expect((try? peer.receive()) == nil)
         peer.close()
         #expect(eventually { d.log.contains("TLS handshake failed") })
-        #expect(throws: (any Error).self) { _ = try tlsConnection(d.port, identity: try Identity.ephemeral(), tls12Only: true) }
+        #expect(throws: (any Error).self) {
+            _ = try tlsConnection(d.port, identity: try Identity.ephemeral(), tls12Only: true)
+        }
         #expect(eventually { d.log.components(separatedBy: "TLS handshake failed").count == 3 })
         #expect(try stillServes(d))
     }
@@ -281,7 +332,9 @@ struct TLSTests {
         defer { listener.close() }
         let address = try Socket.localAddress(listener)
         let sock = try Socket.connect(to: address, deadline: .now + .seconds(5))
-        _ = try? TLSStream(socket: sock, peer: address, context: try TLSContext(server: false, identity: try Identity.ephemeral()), deadline: .now + .seconds(0.3))
+        _ = try? TLSStream(
+            socket: sock, peer: address, context: try TLSContext(server: false, identity: try Identity.ephemeral()),
+            deadline: .now + .seconds(0.3))
         _ = try poll([(listener, .readable)], until: .now + .seconds(5))
         let (conn, _) = try #require(try Socket.accept(listener))
         var hello = [UInt8](repeating: 0, count: 4096)

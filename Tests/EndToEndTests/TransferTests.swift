@@ -71,8 +71,9 @@ struct TransferTests {
         #expect(readFile(d.dir + "/big.png") == readFile(src))
     }
 
-    @Test("IPv6 works end to end: ptkd --listen ::1 and ptk-send [::1]:port",
-          .enabled(if: hasIPv6Loopback, "this host has no IPv6 loopback (::1)"))
+    @Test(
+        "IPv6 works end to end: ptkd --listen ::1 and ptk-send [::1]:port",
+        .enabled(if: hasIPv6Loopback, "this host has no IPv6 loopback (::1)"))
     func ipv6() throws {
         let d = try DaemonProcess(["--listen", "::1"])
         #expect(d.log.contains("[::1]:\(d.port)"))
@@ -152,7 +153,8 @@ struct TransferTests {
             try peer.send(.chunk(Array(bytes[(i * 102_400)..<((i + 1) * 102_400)])))
             #expect(try peer.receive() == .ack)
         }
-        try peer.sendRaw(FrameEncoder.encode(.chunk(Array(bytes[307_200..<409_600]))).prefix(50_000).map { $0 })  // a torn chunk
+        // a torn chunk
+        try peer.sendRaw(FrameEncoder.encode(.chunk(Array(bytes[307_200..<409_600]))).prefix(50_000).map { $0 })
         peer.close()  // the sender "dies"
         #expect(eventually { d.log.contains("ended") })
         #expect(d.visible.isEmpty)
@@ -203,9 +205,12 @@ struct SpeedFeatureTests {
         _ = eventually { d.log.components(separatedBy: ": saved \"").count - 1 >= count }
         var sessions: [String: [String]] = [:]
         for line in d.log.split(separator: "\n") {
-            guard let s = line.range(of: "session "), let from = line.range(of: " from ", range: s.upperBound..<line.endIndex),
-                  let saved = line.range(of: ": saved \""), let end = line[saved.upperBound...].firstIndex(of: "\"") else { continue }
-            sessions[String(line[s.upperBound..<from.lowerBound]), default: []].append(String(line[saved.upperBound..<end]))
+            guard let s = line.range(of: "session "),
+                let from = line.range(of: " from ", range: s.upperBound..<line.endIndex),
+                let saved = line.range(of: ": saved \""), let end = line[saved.upperBound...].firstIndex(of: "\"")
+            else { continue }
+            sessions[String(line[s.upperBound..<from.lowerBound]), default: []].append(
+                String(line[saved.upperBound..<end]))
         }
         return sessions
     }
@@ -227,7 +232,9 @@ struct SpeedFeatureTests {
         }
     }
 
-    @Test("--parallel 4 sends every file over at most four sessions, each saved byte-identical and reported once, each session's in order")
+    @Test(
+        "--parallel 4 sends every file over at most four sessions, each saved byte-identical and reported once, each session's in order"
+    )
     func parallel() throws {
         let d = try DaemonProcess()
         // Enough to keep four sessions busy while they open, one after another.
@@ -257,8 +264,9 @@ struct SpeedFeatureTests {
         expectSpread(d, ["same.png"] + (0..<10).map { "d\($0).png" } + ["same (2).png"], sessions: 4)
     }
 
-    @Test("ptkd's WELCOME says how many sessions one address may hold: its per-address limit, or the overall one if lower",
-          arguments: [([], 8), (["--max-sessions-per-address", "3"], 3), (["--max-sessions", "2"], 2)])
+    @Test(
+        "ptkd's WELCOME says how many sessions one address may hold: its per-address limit, or the overall one if lower",
+        arguments: [([], 8), (["--max-sessions-per-address", "3"], 3), (["--max-sessions", "2"], 2)])
     func welcomeSessions(flags: [String], sessions: Int) throws {
         let d = try DaemonProcess(flags)
         let peer = try RawPeer(port: d.port)
@@ -276,7 +284,9 @@ struct SpeedFeatureTests {
         #expect(!d.log.contains("busy"))
     }
 
-    @Test("a receiver that serves one session at a time and sends no WELCOME.sessions: every file in one session, in order, no connection left waiting")
+    @Test(
+        "a receiver that serves one session at a time and sends no WELCOME.sessions: every file in one session, in order, no connection left waiting"
+    )
     func receiverWithoutSessions() throws {
         let d = try DaemonProcess()
         let proxy = try SequentialProxy(to: d.port, pauseAfterFirst: 0, dropWelcomeSessions: true)
@@ -285,13 +295,17 @@ struct SpeedFeatureTests {
         // The proxy rewrites WELCOME, so it needs to read it: plaintext.
         let r = try run("ptk-send", ["--plaintext", "127.0.0.1:\(proxy.port)"] + paths)
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.split(separator: "\n").map(String.init) == paths.indices.map { "\(paths[$0]): saved as \"o\($0).png\"" })
+        #expect(
+            r.stdout.split(separator: "\n").map(String.init)
+                == paths.indices.map { "\(paths[$0]): saved as \"o\($0).png\"" })
         for i in 0..<5 { #expect(readFile(d.dir + "/o\(i).png") == readFile(paths[i])) }
         #expect(proxy.stopAndCountConnections() == 1)
         #expect(d.log.components(separatedBy: ": started").count - 1 == 1, "\(d.log)")
     }
 
-    @Test("another sender holding a slot: the further session refused busy opens no more, and the one held sends every file")
+    @Test(
+        "another sender holding a slot: the further session refused busy opens no more, and the one held sends every file"
+    )
     func busyFallsBack() throws {
         let d = try DaemonProcess(["--max-sessions-per-address", "2"])
         // Holds one of this address's two slots, so ptk-send's second session is refused busy.
@@ -310,7 +324,9 @@ struct SpeedFeatureTests {
         #expect(d.log.components(separatedBy: ": started").count - 1 == 2, "\(d.log)")
     }
 
-    @Test("a receiver that serves one session at a time: the session it leaves unanswered takes no files, the first sends them all")
+    @Test(
+        "a receiver that serves one session at a time: the session it leaves unanswered takes no files, the first sends them all"
+    )
     func sequentialReceiver() throws {
         let d = try DaemonProcess()
         let proxy = try SequentialProxy(to: d.port, pauseAfterFirst: 3)
@@ -340,9 +356,11 @@ struct SpeedFeatureTests {
         let b = photo(d.root, "b.png", size: 20_000, seed: 3)
         let r = try send(d, [a, big, b, a], ["--parallel", "1"])
         #expect(r.status == 1)
-        #expect(r.stdout.split(separator: "\n").map(String.init) == [
-            "\(a): saved as \"a.png\"", "\(big): refused: too-large: 80000 bytes is over this receiver's limit of 51200",
-            "\(b): saved as \"b.png\"", "\(a): already there as \"a.png\"",
-        ])
+        #expect(
+            r.stdout.split(separator: "\n").map(String.init) == [
+                "\(a): saved as \"a.png\"",
+                "\(big): refused: too-large: 80000 bytes is over this receiver's limit of 51200",
+                "\(b): saved as \"b.png\"", "\(a): already there as \"a.png\"",
+            ])
     }
 }

@@ -7,11 +7,16 @@ import Testing
 
 /// The web interface in headless Chromium (Tests/Browser/web_test.py through WebDriver),
 /// against the real ptkd, with photos sent by the real ptk-send.
-@Suite("Web interface in a real browser", .serialized,
-       .enabled(if: ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
-                && ["/usr/bin/convert", "/usr/bin/heif-enc"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
-                && (try? run("/usr/bin/python3", ["-c", "import selenium"], absolute: true).status) == 0,
-                "needs chromium, chromium-driver, python3-selenium, imagemagick and libheif-examples (scripts/deps.sh --test)"), .tags(.endToEnd))
+@Suite(
+    "Web interface in a real browser", .serialized,
+    .enabled(
+        if: ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+            && ["/usr/bin/convert", "/usr/bin/heif-enc"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+            && (try? run("/usr/bin/python3", ["-c", "import selenium"], absolute: true).status) == 0,
+        "needs chromium, chromium-driver, python3-selenium, imagemagick and libheif-examples (scripts/deps.sh --test)"),
+    .tags(.endToEnd))
 struct WebBrowserTests {
     static let hostileName = "<img src=x onerror=alert(1)>.png"
     static let heicName = "fractal.heic"
@@ -25,26 +30,34 @@ struct WebBrowserTests {
         var bases: [[UInt8]] = []
         for seed in 1...2 {
             let base = work + "/base\(seed).jpg"
-            let made = try run("/usr/bin/convert", ["-size", "2016x1512", "-seed", "\(seed)", "plasma:fractal", "-blur", "0x1", "-attenuate", "0.3",
-                                                    "+noise", "Gaussian", "-quality", "90", base], timeout: 120, absolute: true)
+            let made = try run(
+                "/usr/bin/convert",
+                [
+                    "-size", "2016x1512", "-seed", "\(seed)", "plasma:fractal", "-blur", "0x1", "-attenuate", "0.3",
+                    "+noise", "Gaussian", "-quality", "90", base,
+                ], timeout: 120, absolute: true)
             #expect(made.status == 0, "\(made.stderr)")
             bases.append(try #require(readFile(base)))
         }
         let heic = work + "/" + heicName
-        let encoded = try run("/usr/bin/heif-enc", ["-q", "60", work + "/base1.jpg", "-o", heic], timeout: 120, absolute: true)
+        let encoded = try run(
+            "/usr/bin/heif-enc", ["-q", "60", work + "/base1.jpg", "-o", heic], timeout: 120, absolute: true)
         #expect(encoded.status == 0, "\(encoded.stderr)")
         var paths = [heic]
         for i in 0..<count {
             let text = Array("photo \(i)".utf8)
             let base = bases[i % bases.count]
             let path = work + "/r\(1000 + i).jpg"
-            writeFile(path, Array(base.prefix(2)) + [0xFF, 0xFE, 0, UInt8(text.count + 2)] + text + Array(base.dropFirst(2)))
+            writeFile(
+                path, Array(base.prefix(2)) + [0xFF, 0xFE, 0, UInt8(text.count + 2)] + text + Array(base.dropFirst(2)))
             paths.append(path)
         }
         return paths
     }
 
-    @Test("log in by link; the gallery's bytes and sharpness at 390 px (3x) and 1280 px; the viewer's keys, swipes and way back; a HEIC's preview; times in the browser's zone; upload three photos; rename, note, rate, delete agree with ptk list; hostile text stays text; no CSRF token 403; no cookie, login page; screenshots")
+    @Test(
+        "log in by link; the gallery's bytes and sharpness at 390 px (3x) and 1280 px; the viewer's keys, swipes and way back; a HEIC's preview; times in the browser's zone; upload three photos; rename, note, rate, delete agree with ptk list; hostile text stays text; no CSRF token 403; no cookie, login page; screenshots"
+    )
     func browser() throws {
         let d = try DaemonProcess.withWeb()
         let work = d.root + "/work"
@@ -65,9 +78,13 @@ struct WebBrowserTests {
         #expect(r0.status == 0, "\(r0.stderr)")
         let names = Set([Self.hostileName, "beach.png", "sunset.png"] + realistic.map { lastPathComponent($0) })
         #expect(waitForIndex(d, names, timeout: 300))
-        print("figure: \(realistic.count) realistic photos made in \((made.milliseconds - started.milliseconds) / 1000) s, sent and indexed in "
-              + "\((WallTime.now.milliseconds - made.milliseconds) / 1000) s")
-        #expect(try library(d, ["note", Self.hostileName, "<script>window.__ptk_xss=2</script> and </textarea><b>bold</b>"]).status == 0)
+        print(
+            "figure: \(realistic.count) realistic photos made in \((made.milliseconds - started.milliseconds) / 1000) s, sent and indexed in "
+                + "\((WallTime.now.milliseconds - made.milliseconds) / 1000) s")
+        #expect(
+            try library(
+                d, ["note", Self.hostileName, "<script>window.__ptk_xss=2</script> and </textarea><b>bold</b>"]
+            ).status == 0)
         // Three photos to upload from the browser: a PNG, a JPEG named .png (the page reads
         // its type from its bytes: it is saved as up2.jpg), and another PNG.
         let uploads = [work + "/up1.png", work + "/up2.png", work + "/up3.png"]
@@ -78,13 +95,22 @@ struct WebBrowserTests {
         let base = "https://127.0.0.1:\(d.webPort)"
         let shots = repositoryRoot() + "/.build/screenshots"
         let ptk = "'\(binDirectory)/ptk' --config /dev/null --dir '\(d.dir)' --state-dir '\(d.stateDir)'"
-        let r = try run("/usr/bin/python3", [repositoryRoot() + "/Tests/Browser/web_test.py", "--base", base, "--link", base + link,
-                                             "--dir", d.dir, "--ptk", ptk, "--shots", shots, "--upload"] + uploads + ["--hostile", Self.hostileName, "--heic", Self.heicName],
-                        timeout: 300, absolute: true)
-        print(r.stdout.split(separator: "\n").filter { $0.hasPrefix("figure:") || $0.hasPrefix("FAIL") }.joined(separator: "\n"))
+        let r = try run(
+            "/usr/bin/python3",
+            [
+                repositoryRoot() + "/Tests/Browser/web_test.py", "--base", base, "--link", base + link,
+                "--dir", d.dir, "--ptk", ptk, "--shots", shots, "--upload",
+            ] + uploads + ["--hostile", Self.hostileName, "--heic", Self.heicName],
+            timeout: 300, absolute: true)
+        print(
+            r.stdout.split(separator: "\n").filter { $0.hasPrefix("figure:") || $0.hasPrefix("FAIL") }.joined(
+                separator: "\n"))
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)\n\(d.log)")
-        for shot in ["gallery-390x844.png", "gallery-1280x800.png", "photo-390x844.png", "upload-390x844.png", "login-390x844.png",
-                     "viewer-390x844.png", "viewer-1280x800.png", "viewer-1920x1080.png", "photo-heic-390x844.png"] {
+        for shot in [
+            "gallery-390x844.png", "gallery-1280x800.png", "photo-390x844.png", "upload-390x844.png",
+            "login-390x844.png",
+            "viewer-390x844.png", "viewer-1280x800.png", "viewer-1920x1080.png", "photo-heic-390x844.png",
+        ] {
             #expect(FileManager.default.fileExists(atPath: shots + "/" + shot), "\(shot)")
         }
     }

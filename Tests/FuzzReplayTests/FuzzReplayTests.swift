@@ -20,8 +20,11 @@ struct FuzzReplayTests {
         #expect(n >= 10)
     }
 
-    @Test("every other parser of untrusted bytes survives its corpus: JPEG and HEIF checks, thumbnailers, LocalSend HTTP and JSON, package metadata, trust files, ptkd.conf; the HTML, URL and header escapers keep their promises over theirs; the WebDAV door's XML bodies, If headers, paths and escaper keep theirs",
-          arguments: ["jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape", "webdav"])
+    @Test(
+        "every other parser of untrusted bytes survives its corpus: JPEG and HEIF checks, thumbnailers, LocalSend HTTP and JSON, package metadata, trust files, ptkd.conf; the HTML, URL and header escapers keep their promises over theirs; the WebDAV door's XML bodies, If headers, paths and escaper keep theirs",
+        arguments: [
+            "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape", "webdav",
+        ])
     func corpus(target: String) throws {
         let run = try #require(FuzzTargets.target(named: target))
         let n = replay([repositoryRoot() + "/fuzz/corpus/" + target], run)

@@ -1,12 +1,11 @@
 import Glibc
+import PTKSystem
 import PTKTestSupport
 import PTKTestTags
 import PTKVocabulary
 import Testing
-@testable import PTKCLI
-import PTKSystem
-import PTKVocabulary
 
+@testable import PTKCLI
 @testable import PTKConfiguration
 
 let specs = [
@@ -20,7 +19,9 @@ let specs = [
 struct ArgumentTests {
     @Test("options with values, flags, positionals and -- parse in order")
     func parses() throws {
-        let p = try parseArguments(["--port", "1", "host", "-q", "--listen=::1", "--listen", "127.0.0.1", "a.png", "--", "--port"], options: specs)
+        let p = try parseArguments(
+            ["--port", "1", "host", "-q", "--listen=::1", "--listen", "127.0.0.1", "a.png", "--", "--port"],
+            options: specs)
         #expect(p.options.map(\.name) == ["port", "quiet", "listen", "listen"])
         #expect(p.options.map(\.value) == ["1", nil, "::1", "127.0.0.1"])
         #expect(p.positionals == ["host", "a.png", "--port"])
@@ -34,13 +35,15 @@ struct ArgumentTests {
         #expect(try parseArguments(["-"], options: specs).positionals == ["-"])
     }
 
-    @Test("mistakes are usage errors that name the option", arguments: [
-        (["--bogus"], "unknown option '--bogus'"),
-        (["-x"], "unknown option '-x'"),
-        (["-qq"], "unknown option '-qq'"),
-        (["--port"], "option '--port' needs a value (N)"),
-        (["--quiet=yes"], "option '--quiet' takes no value"),
-    ])
+    @Test(
+        "mistakes are usage errors that name the option",
+        arguments: [
+            (["--bogus"], "unknown option '--bogus'"),
+            (["-x"], "unknown option '-x'"),
+            (["-qq"], "unknown option '-qq'"),
+            (["--port"], "option '--port' needs a value (N)"),
+            (["--quiet=yes"], "option '--quiet' takes no value"),
+        ])
     func errors(args: [String], message: String) {
         #expect(throws: UsageError(message)) { try parseArguments(args, options: specs) }
     }
@@ -53,19 +56,25 @@ struct ArgumentTests {
         #expect(text.contains("    --port N"))
     }
 
-    @Test("sizes take K, M, G, T suffixes", arguments: [
-        ("4096", Optional(Int64(4096))), ("512M", 512 << 20), ("512m", 512 << 20), ("100MB", 100 << 20), ("2GiB", 2 << 30),
-        ("1K", 1024), ("0", 0), ("1T", 1 << 40), (" 8 ", 8),
-        ("", nil), ("M", nil), ("-1", nil), ("1.5G", nil), ("12X", nil), ("99999999999999999999", nil), ("9999999999T", nil),
-    ])
+    @Test(
+        "sizes take K, M, G, T suffixes",
+        arguments: [
+            ("4096", Optional(Int64(4096))), ("512M", 512 << 20), ("512m", 512 << 20), ("100MB", 100 << 20),
+            ("2GiB", 2 << 30),
+            ("1K", 1024), ("0", 0), ("1T", 1 << 40), (" 8 ", 8),
+            ("", nil), ("M", nil), ("-1", nil), ("1.5G", nil), ("12X", nil), ("99999999999999999999", nil),
+            ("9999999999T", nil),
+        ])
     func sizes(text: String, value: Int64?) {
         #expect(parseSize(text) == value)
     }
 
-    @Test("durations take s, m, h, d suffixes", arguments: [
-        ("30", Optional(30.0)), ("1.5", 1.5), ("90s", 90), ("10m", 600), ("24h", 86_400), ("2d", 172_800),
-        ("", nil), ("h", nil), ("-1", nil), ("abc", nil), ("inf", nil), ("0.0004", 0), ("1e300", nil),
-    ])
+    @Test(
+        "durations take s, m, h, d suffixes",
+        arguments: [
+            ("30", Optional(30.0)), ("1.5", 1.5), ("90s", 90), ("10m", 600), ("24h", 86_400), ("2d", 172_800),
+            ("", nil), ("h", nil), ("-1", nil), ("abc", nil), ("inf", nil), ("0.0004", 0), ("1e300", nil),
+        ])
     func durations(text: String, value: Double?) {
         #expect(parseDuration(text) == value.map { Duration.seconds($0) })
     }
@@ -76,9 +85,11 @@ struct ConfigurationTests {
     @Test("flags set every setting")
     func flags() throws {
         var c = DaemonConfiguration()
-        for (k, v) in [("dir", "/srv/p"), ("port", "0"), ("listen", "::1"), ("listen", "127.0.0.1"), ("name", "livingroom"),
-                       ("window", "64"), ("max-file-size", "1G"), ("max-sessions", "3"), ("min-free", "1M"),
-                       ("idle-timeout", "5"), ("partial-max-age", "2h")] {
+        for (k, v) in [
+            ("dir", "/srv/p"), ("port", "0"), ("listen", "::1"), ("listen", "127.0.0.1"), ("name", "livingroom"),
+            ("window", "64"), ("max-file-size", "1G"), ("max-sessions", "3"), ("min-free", "1M"),
+            ("idle-timeout", "5"), ("partial-max-age", "2h"),
+        ] {
             try DaemonOptions.apply(k, v, to: &c)
         }
         try DaemonOptions.apply("no-mdns", nil, to: &c)
@@ -109,10 +120,12 @@ struct ConfigurationTests {
         #expect(c.mdns)
     }
 
-    @Test("bad values are refused with the setting named", arguments: [
-        ("port", "65536"), ("port", "x"), ("window", "0"), ("window", "65"), ("max-file-size", "7"),
-        ("max-sessions", "0"), ("idle-timeout", "0"), ("name", ""), ("mdns", "maybe"), ("dir", ""),
-    ])
+    @Test(
+        "bad values are refused with the setting named",
+        arguments: [
+            ("port", "65536"), ("port", "x"), ("window", "0"), ("window", "65"), ("max-file-size", "7"),
+            ("max-sessions", "0"), ("idle-timeout", "0"), ("name", ""), ("mdns", "maybe"), ("dir", ""),
+        ])
     func badValues(key: String, value: String) {
         var c = DaemonConfiguration()
         #expect(throws: UsageError.self) { try DaemonOptions.apply(key, value, to: &c) }
@@ -122,22 +135,24 @@ struct ConfigurationTests {
     @Test("a configuration file written with CRLF line ends (edited on Windows) reads the same")
     func crlf() throws {
         var c = DaemonConfiguration()
-        try DaemonOptions.apply(configFile: "port = 48000\r\nname = Living Room\r\n# note\r\n", path: "ptkd.conf", to: &c)
+        try DaemonOptions.apply(
+            configFile: "port = 48000\r\nname = Living Room\r\n# note\r\n", path: "ptkd.conf", to: &c)
         #expect(c.port == 48000 && c.name == "Living Room")
     }
 
     @Test("a configuration file sets values; comments and blank lines are skipped")
     func file() throws {
         var c = DaemonConfiguration()
-        try DaemonOptions.apply(configFile: """
-            # ptkd settings
-            dir = /var/lib/photos
+        try DaemonOptions.apply(
+            configFile: """
+                # ptkd settings
+                dir = /var/lib/photos
 
-              port=48000
-            name = "Living Room"
-            listen = 127.0.0.1
-            mdns = no
-            """, path: "/etc/ptk/ptkd.conf", to: &c)
+                  port=48000
+                name = "Living Room"
+                listen = 127.0.0.1
+                mdns = no
+                """, path: "/etc/ptk/ptkd.conf", to: &c)
         #expect(c.directory == "/var/lib/photos")
         #expect(c.port == 48000)
         #expect(c.name == "Living Room")
@@ -153,7 +168,8 @@ struct ConfigurationTests {
         #expect(commented == DaemonConfiguration())
         // Uncomment every setting line (not the prose): the values must be the defaults.
         let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasPrefix("#") && line.dropFirst().first?.isLetter == true && line.contains(" = ") ? String(line.dropFirst()) : String(line)
+            line.hasPrefix("#") && line.dropFirst().first?.isLetter == true && line.contains(" = ")
+                ? String(line.dropFirst()) : String(line)
         }.joined(separator: "\n")
         var explicit = DaemonConfiguration()
         try DaemonOptions.apply(configFile: uncommented, path: "ptkd.conf", to: &explicit)
@@ -171,15 +187,19 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("a bad line names the file and the line", arguments: [
-        ("port = 1\nbogus = 2", "/etc/ptk/ptkd.conf:2: unknown key 'bogus'"),
-        ("\n\njust words", "/etc/ptk/ptkd.conf:3: expected 'key = value', got 'just words'"),
-        ("window = 100", "/etc/ptk/ptkd.conf:1: invalid value '100' for window: expected 1 to 64"),
-        ("config = /x", "/etc/ptk/ptkd.conf:1: unknown key 'config'"),
-    ])
+    @Test(
+        "a bad line names the file and the line",
+        arguments: [
+            ("port = 1\nbogus = 2", "/etc/ptk/ptkd.conf:2: unknown key 'bogus'"),
+            ("\n\njust words", "/etc/ptk/ptkd.conf:3: expected 'key = value', got 'just words'"),
+            ("window = 100", "/etc/ptk/ptkd.conf:1: invalid value '100' for window: expected 1 to 64"),
+            ("config = /x", "/etc/ptk/ptkd.conf:1: unknown key 'config'"),
+        ])
     func badFile(text: String, message: String) {
         var c = DaemonConfiguration()
-        #expect(throws: UsageError(message)) { try DaemonOptions.apply(configFile: text, path: "/etc/ptk/ptkd.conf", to: &c) }
+        #expect(throws: UsageError(message)) {
+            try DaemonOptions.apply(configFile: text, path: "/etc/ptk/ptkd.conf", to: &c)
+        }
     }
 
     @Test("the default directory follows STATE_DIRECTORY, then root, then the home directory")
@@ -194,17 +214,19 @@ struct ConfigurationTests {
 
 @Suite("Peer parsing", .tags(.unit))
 struct PeerTests {
-    @Test("peers are host, host:port, IPv4, [IPv6]:port or bare IPv6", arguments: [
-        ("livingroom", Optional("livingroom"), UInt16(47850)),
-        ("livingroom:5000", "livingroom", 5000),
-        ("192.0.2.7", "192.0.2.7", 47850),
-        ("192.0.2.7:1", "192.0.2.7", 1),
-        ("[::1]:6000", "::1", 6000),
-        ("[fe80::1%eth0]", "fe80::1%eth0", 47850),
-        ("2001:db8::5", "2001:db8::5", 47850),
-        ("", nil, 0), ("host:", nil, 0), (":80", nil, 0), ("host:0", nil, 0), ("host:65536", nil, 0),
-        ("[::1", nil, 0), ("[]:80", nil, 0), ("[::1]x", nil, 0), ("[::1]:", nil, 0),
-    ])
+    @Test(
+        "peers are host, host:port, IPv4, [IPv6]:port or bare IPv6",
+        arguments: [
+            ("livingroom", Optional("livingroom"), UInt16(47850)),
+            ("livingroom:5000", "livingroom", 5000),
+            ("192.0.2.7", "192.0.2.7", 47850),
+            ("192.0.2.7:1", "192.0.2.7", 1),
+            ("[::1]:6000", "::1", 6000),
+            ("[fe80::1%eth0]", "fe80::1%eth0", 47850),
+            ("2001:db8::5", "2001:db8::5", 47850),
+            ("", nil, 0), ("host:", nil, 0), (":80", nil, 0), ("host:0", nil, 0), ("host:65536", nil, 0),
+            ("[::1", nil, 0), ("[]:80", nil, 0), ("[::1]x", nil, 0), ("[::1]:", nil, 0),
+        ])
     func peers(text: String, host: String?, port: UInt16) {
         let p = parsePeer(text, defaultPort: 47850)
         #expect(p?.host == host)
@@ -214,9 +236,11 @@ struct PeerTests {
 
 @Suite("Formatting", .tags(.unit))
 struct FormatTests {
-    @Test("byte counts and decimals read well", arguments: [
-        (0.0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (1_234_567, "1.2 MB"), (512_000_000_000, "512 GB"),
-    ])
+    @Test(
+        "byte counts and decimals read well",
+        arguments: [
+            (0.0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (1_234_567, "1.2 MB"), (512_000_000_000, "512 GB"),
+        ])
     func bytes(n: Double, text: String) {
         #expect(formatBytes(n) == text)
     }
@@ -234,12 +258,17 @@ struct LocalSendSettingsTests {
     func defaults() {
         let c = DaemonConfiguration()
         #expect(c.localSend && c.localSendPort == 53317 && c.localSendPIN == nil)
-        #expect(c.types == [.png, .jpeg, .heic, .heif] && c.mediaTypes == ["image/heic", "image/heif", "image/jpeg", "image/png"])
+        #expect(
+            c.types == [.png, .jpeg, .heic, .heif]
+                && c.mediaTypes == ["image/heic", "image/heif", "image/jpeg", "image/png"])
     }
 
     @Test("values are parsed and checked")
     func values() throws {
-        let c = try configuration(["localsend": "off", "localsend-port": "0", "localsend-pin": "4711", "localsend-types": "IMAGE/PNG, image/png"])
+        let c = try configuration([
+            "localsend": "off", "localsend-port": "0", "localsend-pin": "4711",
+            "localsend-types": "IMAGE/PNG, image/png",
+        ])
         #expect(!c.localSend && c.localSendPort == 0 && c.localSendPIN == "4711" && c.types == [.png])
         #expect(throws: UsageError.self) { try configuration(["localsend": "maybe"]) }
         #expect(throws: UsageError.self) { try configuration(["localsend-port": "70000"]) }

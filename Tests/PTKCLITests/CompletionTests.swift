@@ -8,22 +8,31 @@ import PTKTestSupport
 import PTKTestTags
 import Testing
 
-private let haveShells = ["/usr/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+private let haveShells = ["/usr/bin/bash", "/usr/bin/zsh", "/usr/bin/fish"].allSatisfy {
+    FileManager.default.isExecutableFile(atPath: $0)
+}
 
 /// The completion scripts of the three programs, written into a directory of their own, with
 /// a few files to complete in `files/`.
 private final class Scripts {
     let dir = makeTemporaryDirectory("ptk-completion")
     init() throws {
-        for (program, bash, zsh, fish) in [("ptk", adminCommandLine.bashCompletion, adminCommandLine.zshCompletion, adminCommandLine.fishCompletion),
-                                           ("ptk-send", sendCommandLine.bashCompletion, sendCommandLine.zshCompletion, sendCommandLine.fishCompletion),
-                                           ("ptkd", DaemonOptions.table.bashCompletion, DaemonOptions.table.zshCompletion, DaemonOptions.table.fishCompletion)] {
+        for (program, bash, zsh, fish) in [
+            ("ptk", adminCommandLine.bashCompletion, adminCommandLine.zshCompletion, adminCommandLine.fishCompletion),
+            ("ptk-send", sendCommandLine.bashCompletion, sendCommandLine.zshCompletion, sendCommandLine.fishCompletion),
+            (
+                "ptkd", DaemonOptions.table.bashCompletion, DaemonOptions.table.zshCompletion,
+                DaemonOptions.table.fishCompletion
+            ),
+        ] {
             try bash.write(toFile: "\(dir)/\(program).bash", atomically: true, encoding: .utf8)
             try zsh.write(toFile: "\(dir)/_\(program)", atomically: true, encoding: .utf8)
             try fish.write(toFile: "\(dir)/\(program).fish", atomically: true, encoding: .utf8)
         }
         try FileManager.default.createDirectory(atPath: dir + "/files/sub.ptk", withIntermediateDirectories: true)
-        for f in ["a.png", "B.PNG", "c.txt", "d.ptk", "ptkd.conf"] { FileManager.default.createFile(atPath: "\(dir)/files/\(f)", contents: Data()) }
+        for f in ["a.png", "B.PNG", "c.txt", "d.ptk", "ptkd.conf"] {
+            FileManager.default.createFile(atPath: "\(dir)/files/\(f)", contents: Data())
+        }
         // Stand-ins for ptk and ptk-send that answer __complete with their arguments, joined
         // by underscores: what the scripts ask them shows in what they offer.
         try FileManager.default.createDirectory(atPath: dir + "/bin", withIntermediateDirectories: true)
@@ -56,7 +65,12 @@ private final class Scripts {
     /// What fish offers for the command line `line` (`complete -C`).
     func fish(_ line: String) throws -> [String] {
         let program = String(line.split(separator: " ")[0])
-        let r = try runTool("/usr/bin/env", ["PATH=\(dir)/bin:/usr/bin:/bin", "/usr/bin/fish", "--no-config", "-c", "cd \(dir)/files; source \(dir)/\(program).fish; complete -C '\(line)'"])
+        let r = try runTool(
+            "/usr/bin/env",
+            [
+                "PATH=\(dir)/bin:/usr/bin:/bin", "/usr/bin/fish", "--no-config", "-c",
+                "cd \(dir)/files; source \(dir)/\(program).fish; complete -C '\(line)'",
+            ])
         #expect(r.status == 0 && r.err.isEmpty, "\(r.err)")
         return r.out.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }.sorted()
     }
@@ -79,7 +93,9 @@ private final class Scripts {
     }
 }
 
-@Suite("Shell completion made from the command tables", .enabled(if: haveShells, "needs bash, zsh and fish (scripts/deps.sh --test)"), .tags(.unit))
+@Suite(
+    "Shell completion made from the command tables",
+    .enabled(if: haveShells, "needs bash, zsh and fish (scripts/deps.sh --test)"), .tags(.unit))
 struct CompletionTests {
     @Test("the scripts parse: bash -n, zsh -n, fish -n")
     func parse() throws {
@@ -100,7 +116,10 @@ struct CompletionTests {
         #expect(try s.bash(["ptk", "--dir", "/x", "trust", "a"]) == ["allow"])
         #expect(try s.bash(["ptk", "id", ""]) == ["localsend"])
         #expect(try s.bash(["ptk", "list", "--sort", ""]) == ["name", "size", "taken", "time"])
-        #expect(try s.bash(["ptk", "list", "--"]) == ["--config", "--dir", "--from", "--help", "--json", "--sort", "--state-dir", "--version"])
+        #expect(
+            try s.bash(["ptk", "list", "--"]) == [
+                "--config", "--dir", "--from", "--help", "--json", "--sort", "--state-dir", "--version",
+            ])
         #expect(try s.bash(["ptk", "show", "--"]).contains("--json"))
         #expect(!(try s.bash(["ptk", "show", "--"]).contains("--sort")), "--sort is list's alone")
         #expect(try s.bash(["ptk", "rate", "x", ""]) == ["0", "1", "2", "3", "4", "5", "none"])
@@ -119,14 +138,20 @@ struct CompletionTests {
         let s = try Scripts()
         #expect(try s.bash(["ptk", "show", ""]) == ["__complete_photos"])
         #expect(try s.bash(["ptk", "--dir", "/x", "rm", "a", ""]) == ["__complete_photos_--dir_/x"])
-        #expect(try s.bash(["ptk", "--state-dir", "/s", "trust", "allow", ""]) == ["__complete_devices_pending_--state-dir_/s"])
+        #expect(
+            try s.bash(["ptk", "--state-dir", "/s", "trust", "allow", ""]) == [
+                "__complete_devices_pending_--state-dir_/s"
+            ])
         #expect(try s.bash(["ptk", "trust", "remove", ""]) == ["__complete_devices_trusted"])
         #expect(try s.bash(["ptk", "trust", "remove", "X", ""]).isEmpty, "remove takes one ID")
         #expect(try s.bash(["ptk-send", "--window", "8", ""]) == ["__complete_receivers"])
         #expect(try s.fish("ptk --config /c show ") == ["__complete_photos_--config_/c"])
         #expect(try s.fish("ptk-send ") == ["__complete_receivers"])
         #expect(try s.zsh(["ptk", "--dir", "/x", "note", ""]) == ["__complete_photos_--dir_/x"])
-        #expect(try s.bash(["ptk", "--state-dir", "/s", "app-password", "remove", ""]) == ["__complete_app-passwords_--state-dir_/s"])
+        #expect(
+            try s.bash(["ptk", "--state-dir", "/s", "app-password", "remove", ""]) == [
+                "__complete_app-passwords_--state-dir_/s"
+            ])
         #expect(try s.fish("ptk app-password remove ") == ["__complete_app-passwords"])
         #expect(try s.zsh(["ptk", "app-password", "remove", ""]) == ["__complete_app-passwords"])
         #expect(try s.bash(["ptk", "app-password", "add", ""]).isEmpty, "a new name is not offered")

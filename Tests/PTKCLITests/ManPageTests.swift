@@ -8,11 +8,15 @@ import PTKTestTags
 import Testing
 
 /// Runs `program` with `arguments`; its status, standard output and standard error.
-func runTool(_ program: String, _ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+func runTool(_ program: String, _ arguments: [String], input: String? = nil) throws -> (
+    status: Int32, out: String, err: String
+) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: program)
     p.arguments = arguments
-    let out = Pipe(), err = Pipe(), inp = Pipe()
+    let out = Pipe()
+    let err = Pipe()
+    let inp = Pipe()
     p.standardOutput = out
     p.standardError = err
     p.standardInput = inp
@@ -45,8 +49,9 @@ private let haveGroff = FileManager.default.isExecutableFile(atPath: "/usr/bin/g
 
 @Suite("Man pages made from the command tables", .tags(.unit))
 struct ManPageTests {
-    @Test("every page renders without a warning: mandoc -T lint and groff -ww",
-          .enabled(if: haveMandoc && haveGroff, "needs mandoc and groff (scripts/deps.sh --test)"))
+    @Test(
+        "every page renders without a warning: mandoc -T lint and groff -ww",
+        .enabled(if: haveMandoc && haveGroff, "needs mandoc and groff (scripts/deps.sh --test)"))
     func lint() throws {
         let dir = makeTemporaryDirectory()
         defer { removeTree(dir) }
@@ -54,7 +59,8 @@ struct ManPageTests {
             let path = dir + "/" + name
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             let mandoc = try runTool("/usr/bin/mandoc", ["-T", "lint", "-W", "warning", path])
-            #expect(mandoc.status == 0 && mandoc.out.isEmpty && mandoc.err.isEmpty, "\(name): \(mandoc.out)\(mandoc.err)")
+            #expect(
+                mandoc.status == 0 && mandoc.out.isEmpty && mandoc.err.isEmpty, "\(name): \(mandoc.out)\(mandoc.err)")
             let groff = try runTool("/usr/bin/groff", ["-ww", "-z", "-mandoc", path])
             #expect(groff.status == 0 && groff.err.isEmpty, "\(name): \(groff.err)")
         }
@@ -67,14 +73,21 @@ struct ManPageTests {
         func flags<K>(_ table: CommandTable<K>) -> [String] {
             table.options.map { $0.name } + ["help", "version"]
         }
-        for (name, table) in [("ptkd.8", flags(DaemonOptions.table)), ("ptk.8", flags(adminCommandLine)), ("ptk-send.1", flags(sendCommandLine))] {
+        for (name, table) in [
+            ("ptkd.8", flags(DaemonOptions.table)), ("ptk.8", flags(adminCommandLine)),
+            ("ptk-send.1", flags(sendCommandLine)),
+        ] {
             let text = try page(name)
             for flag in table { #expect(text.contains("Fl \\-\(flag)"), "\(name) lacks --\(flag)") }
         }
         let ptk = try page("ptk.8")
-        for command in adminCommandLine.commands { #expect(ptk.contains(".It Cm \(command.name)"), "ptk(8) lacks \(command.name)") }
-        for (name, statuses) in [("ptkd.8", DaemonOptions.table.exitStatuses), ("ptk.8", adminCommandLine.exitStatuses),
-                                 ("ptk-send.1", sendCommandLine.exitStatuses)] {
+        for command in adminCommandLine.commands {
+            #expect(ptk.contains(".It Cm \(command.name)"), "ptk(8) lacks \(command.name)")
+        }
+        for (name, statuses) in [
+            ("ptkd.8", DaemonOptions.table.exitStatuses), ("ptk.8", adminCommandLine.exitStatuses),
+            ("ptk-send.1", sendCommandLine.exitStatuses),
+        ] {
             let text = try page(name)
             for s in statuses { #expect(text.contains(".It \(s.code)\n"), "\(name) lacks exit status \(s.code)") }
         }
@@ -86,7 +99,10 @@ struct ManPageTests {
         // Every section the issue names, in each program's page.
         for name in ["ptkd.8", "ptk.8", "ptk-send.1"] {
             let text = try page(name)
-            for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES", "SEE ALSO"] {
+            for section in [
+                "NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "FILES", "EXIT STATUS", "EXAMPLES",
+                "SEE ALSO",
+            ] {
                 #expect(text.contains(".Sh \(section)\n"), "\(name) lacks \(section)")
             }
             #expect(!text.contains("@"), "\(name) has a placeholder left")

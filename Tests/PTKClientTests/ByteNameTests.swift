@@ -1,10 +1,11 @@
 import Glibc
-@testable import PTKClient
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
 import Testing
+
+@testable import PTKClient
 
 /// Makes `path` (bytes) a folder, or a file of `bytes`; returns it for `unmake`.
 @discardableResult
@@ -49,14 +50,18 @@ struct ByteNameTests {
         #expect(try f.sha256() == SHA256.hex(of: png))
         // Its name as Swift decodes it (the command line's) names no file.
         #expect(throws: LocalFileError.self) { try LocalFile.check(dir + "/caf\u{FFFD}.png") }
-        do { _ = try LocalFile.check(base.appending(BytePath(bytes: e9.bytes + [0xFF]))); Issue.record("a missing file was taken") } catch {
+        do {
+            _ = try LocalFile.check(base.appending(BytePath(bytes: e9.bytes + [0xFF])))
+            Issue.record("a missing file was taken")
+        } catch {
             #expect(error.path == dir + "/caf\\xE9\\xFF", "\(error)")
         }
 
         // A folder of such names, flat and with --keep-folders.
         let folder = make(base.appending(BytePath(bytes: Array("d".utf8) + [0xE8])))
         let inner = make(folder.appending(BytePath(bytes: Array("b".utf8) + [0xE8] + Array(".png".utf8))), png)
-        let text = make(folder.appending(BytePath(bytes: Array("n".utf8) + [0xE8] + Array(".txt".utf8))), Array("x".utf8))
+        let text = make(
+            folder.appending(BytePath(bytes: Array("n".utf8) + [0xE8] + Array(".txt".utf8))), Array("x".utf8))
         made += [folder, inner, text]
         let flat = try SendList.collect([folder], keepFolders: false, follow: false)
         #expect(flat.files.map(\.name) == ["b\u{FFFD}.png"] && flat.files[0].nameReplaced)
@@ -74,8 +79,13 @@ struct ByteNameTests {
         let p = try LocalFile.check(package)
         #expect(p.name == "caf\u{FFFD}.png" && p.nameReplaced && p.size == Int64(png.count))
         make(package.appending("photo.metadata"), Array("{\"Version\": 9}".utf8))
-        do { _ = try LocalFile.check(package); Issue.record("a Version 9 package was taken") } catch {
-            #expect(error.reason.contains(dir + "/caf\\xE9.ptk is a Version 9 package") && !error.reason.contains("/proc/"), "\(error)")
+        do {
+            _ = try LocalFile.check(package)
+            Issue.record("a Version 9 package was taken")
+        } catch {
+            #expect(
+                error.reason.contains(dir + "/caf\\xE9.ptk is a Version 9 package") && !error.reason.contains("/proc/"),
+                "\(error)")
         }
     }
 }

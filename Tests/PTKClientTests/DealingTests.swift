@@ -46,7 +46,9 @@ struct WorkListTests {
 
     @Test("the receiver's exact naming rules decide: '.a.png', 'a', 'a (2).png' and 'a.png' go to one session")
     func receiverRules() {
-        let f = files([("a.png", 10), (".a.png", 10), ("x.png", 10), ("a", 10), ("y.png", 10), ("a (2).png", 10), ("z.png", 10)])
+        let f = files([
+            ("a.png", 10), (".a.png", 10), ("x.png", 10), ("a", 10), ("y.png", 10), ("a (2).png", 10), ("z.png", 10),
+        ])
         var list = WorkList(f)
         let dealt = deal(&list, sessions: [0, 1])
         #expect(dealt.filter { [0, 1, 3, 5].contains($0.1) }.map(\.0) == [0, 0, 0, 0])
@@ -71,8 +73,9 @@ struct WorkListTests {
 
 @Suite("Waiting for a busy receiver", .tags(.unit))
 struct WaitPolicyTests {
-    @Test("by attempt: pauses double from 0.25 s up to 5 s, each a random time between half and all of that",
-          arguments: [(0, 0.25), (1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (5, 5.0), (40, 5.0), (10_000, 5.0)])
+    @Test(
+        "by attempt: pauses double from 0.25 s up to 5 s, each a random time between half and all of that",
+        arguments: [(0, 0.25), (1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (5, 5.0), (40, 5.0), (10_000, 5.0)])
     func byAttempt(attempt: Int, most: Double) {
         let w = WaitPolicy()
         let most = Duration.seconds(most)
@@ -85,8 +88,12 @@ struct WaitPolicyTests {
         }
     }
 
-    @Test("by place in line, when the receiver says it: the first four ask within 0.25 s, the next eight within 0.5 s, ...",
-          arguments: [(0, 0.25), (3, 0.25), (4, 0.5), (11, 0.5), (12, 1.0), (27, 1.0), (28, 2.0), (60, 4.0), (124, 5.0), (1 << 40, 5.0)])
+    @Test(
+        "by place in line, when the receiver says it: the first four ask within 0.25 s, the next eight within 0.5 s, ...",
+        arguments: [
+            (0, 0.25), (3, 0.25), (4, 0.5), (11, 0.5), (12, 1.0), (27, 1.0), (28, 2.0), (60, 4.0), (124, 5.0),
+            (1 << 40, 5.0),
+        ])
     func byPlace(ahead: Int, most: Double) {
         let w = WaitPolicy()
         let most = Duration.seconds(most)

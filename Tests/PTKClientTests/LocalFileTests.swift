@@ -1,10 +1,11 @@
 import Glibc
-@testable import PTKClient
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
 import Testing
+
+@testable import PTKClient
 
 @Suite("Local files and hashing ahead", .tags(.unit))
 struct LocalFileTests {
@@ -60,14 +61,21 @@ struct HashAheadTests {
         let dir = makeTemporaryDirectory()
         defer { removeTree(dir) }
         // A first file big enough to keep the hasher busy while the pass-over is set.
-        let big = makePNG(size: 40_000_000, seed: 1), small = makePNG(size: 5_000, seed: 2)
+        let big = makePNG(size: 40_000_000, seed: 1)
+        let small = makePNG(size: 5_000, seed: 2)
         writeFile(dir + "/big.png", big)
         writeFile(dir + "/small.png", small)
-        let files = [try LocalFile.check(dir + "/big.png"), try LocalFile.check(dir + "/small.png"), try LocalFile.check(dir + "/small.png")]
+        let files = [
+            try LocalFile.check(dir + "/big.png"), try LocalFile.check(dir + "/small.png"),
+            try LocalFile.check(dir + "/small.png"),
+        ]
         let ahead = HashAhead(files)
         ahead.passOver { $0 == 1 }
         #expect(try ahead.sha256(of: 0) == SHA256.hex(of: big))
-        do { _ = try ahead.sha256(of: 1); Issue.record("hashed a file passed over") } catch { #expect(error.reason == "not offered") }
+        do {
+            _ = try ahead.sha256(of: 1)
+            Issue.record("hashed a file passed over")
+        } catch { #expect(error.reason == "not offered") }
         #expect(try ahead.sha256(of: 2) == SHA256.hex(of: small))
         ahead.cancel()
     }
@@ -86,7 +94,9 @@ struct HashAheadTests {
         ahead.cancel()
     }
 
-    @Test("cancelled mid-hash: every file not hashed yet answers with the cancellation instead of leaving a session waiting")
+    @Test(
+        "cancelled mid-hash: every file not hashed yet answers with the cancellation instead of leaving a session waiting"
+    )
     func cancelledDoesNotHang() throws {
         let photos = try PhotoFiles([("big.png", 48_000_000), ("small.png", 1000), ("last.png", 1000)])
         let ahead = HashAhead(photos.files)
@@ -103,22 +113,34 @@ struct HashAheadTests {
         ahead.cancel()
     }
 
-    @Test("a .ptk package is read as ptk import reads it: its photo under the package's name; a Version it does not know, or no Version, refused")
+    @Test(
+        "a .ptk package is read as ptk import reads it: its photo under the package's name; a Version it does not know, or no Version, refused"
+    )
     func packages() throws {
         let dir = makeTemporaryDirectory()
         defer { removeTree(dir) }
         let png = makePNG(size: 20_000, seed: 5)
-        for (name, metadata) in [("beach.ptk", "{\"Version\": 1}"), ("v2.ptk", "{\"Version\": 2}"), ("none.ptk", "{}"), ("bad.ptk", "[1")] {
+        for (name, metadata) in [
+            ("beach.ptk", "{\"Version\": 1}"), ("v2.ptk", "{\"Version\": 2}"), ("none.ptk", "{}"), ("bad.ptk", "[1"),
+        ] {
             try makeDirectories(dir + "/" + name)
             writeFile(dir + "/" + name + "/photo.data", png)
             writeFile(dir + "/" + name + "/photo.metadata", Array(metadata.utf8))
         }
         let f = try LocalFile.check(dir + "/beach.ptk/")
         #expect(f.name == "beach.png" && f.size == Int64(png.count) && f.path == dir + "/beach.ptk/photo.data")
-        for (name, words) in [("v2.ptk", "is a Version 2 package; this ptk reads packages up to Version 1"), ("none.ptk", "has no Version"),
-                              ("bad.ptk", "is not a JSON object with a numeric Version")] {
-            do { _ = try LocalFile.check(dir + "/" + name); Issue.record("\(name) was taken") } catch {
-                #expect(error.reason.hasPrefix("a package that cannot be sent: ") && error.reason.contains(words), "\(error)")
+        for (name, words) in [
+            ("v2.ptk", "is a Version 2 package; this ptk reads packages up to Version 1"),
+            ("none.ptk", "has no Version"),
+            ("bad.ptk", "is not a JSON object with a numeric Version"),
+        ] {
+            do {
+                _ = try LocalFile.check(dir + "/" + name)
+                Issue.record("\(name) was taken")
+            } catch {
+                #expect(
+                    error.reason.hasPrefix("a package that cannot be sent: ") && error.reason.contains(words),
+                    "\(error)")
             }
         }
     }

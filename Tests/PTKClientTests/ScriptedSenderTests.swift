@@ -1,4 +1,3 @@
-@testable import PTKClient
 import PTKDigest
 import PTKProtocol
 import PTKSystem
@@ -7,6 +6,8 @@ import PTKTestTags
 import PTKTransport
 import PTKVocabulary
 import Testing
+
+@testable import PTKClient
 
 /// A receiver played by a script over a `ScriptedStream`: the protocol's answers, with one fault.
 final class FakeReceiver: @unchecked Sendable {
@@ -88,7 +89,11 @@ final class FakeReceiver: @unchecked Sendable {
                 break
             }
             window = min(h.window ?? 16, 8)
-            s.feed(.welcome(Welcome(name: "fake", window: window, chunkSize: ProtocolLimits.chunkSize, maxFileSize: 1 << 30, sessions: sessions, types: types)))
+            s.feed(
+                .welcome(
+                    Welcome(
+                        name: "fake", window: window, chunkSize: ProtocolLimits.chunkSize, maxFileSize: 1 << 30,
+                        sessions: sessions, types: types)))
             hello = h
             if case .closeAfterWelcome = fault {
                 s.whenEmpty = .close
@@ -159,10 +164,13 @@ final class PhotoFiles {
     deinit { removeTree(dir) }
 }
 
-private func options(mapFiles: Bool = true) -> SendOptions { SendOptions(name: "tester", window: 8, timeout: .seconds(1), mapFiles: mapFiles) }
+private func options(mapFiles: Bool = true) -> SendOptions {
+    SendOptions(name: "tester", window: 8, timeout: .seconds(1), mapFiles: mapFiles)
+}
 
 /// Runs one Sender over `receiver`'s stream; returns the failure, if any, and the sender.
-private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver, mapFiles: Bool = true) -> (SendFailure?, Sender) {
+private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver, mapFiles: Bool = true) -> (SendFailure?, Sender)
+{
     let sender = Sender(files: photos.files, options: options(mapFiles: mapFiles))
     let stream = receiver.stream
     do throws(SendFailure) {
@@ -175,8 +183,12 @@ private func runSender(_ photos: PhotoFiles, _ receiver: FakeReceiver, mapFiles:
 
 @Suite("Sender over a scripted receiver", .tags(.unit))
 struct ScriptedSenderTests {
-    @Test("every file arrives byte-identical, with ACKs one by one, in batches, or one byte per read, mapped or read",
-          arguments: [(false, 1 << 20, true), (true, 1 << 20, true), (false, 1, true), (true, 1, true), (true, 1 << 20, false), (false, 1, false)])
+    @Test(
+        "every file arrives byte-identical, with ACKs one by one, in batches, or one byte per read, mapped or read",
+        arguments: [
+            (false, 1 << 20, true), (true, 1 << 20, true), (false, 1, true), (true, 1, true), (true, 1 << 20, false),
+            (false, 1, false),
+        ])
     func happyPath(batchAcks: Bool, readSize: Int, mapFiles: Bool) throws {
         let photos = try PhotoFiles([("a.png", 250_000), ("b.png", 3_000), ("c.png", 1_000_000)])
         let receiver = FakeReceiver(batchAcks: batchAcks, readSize: readSize)
@@ -191,8 +203,9 @@ struct ScriptedSenderTests {
         if readSize == 1 { #expect(receiver.stream.reads > 100) }
     }
 
-    @Test("a photo truncated by another program while it is sent fails as a local file (from its map: not with SIGBUS)",
-          arguments: [true, false])
+    @Test(
+        "a photo truncated by another program while it is sent fails as a local file (from its map: not with SIGBUS)",
+        arguments: [true, false])
     func truncatedWhileSending(mapFiles: Bool) throws {
         let photos = try PhotoFiles([("a.png", 1_000_000)])
         let receiver = FakeReceiver()
@@ -216,7 +229,10 @@ struct ScriptedSenderTests {
         let (failure, sender) = runSender(photos, receiver)
         #expect(failure == nil)
         #expect(receiver.saved.map(\.0) == ["a.png", "c.png"])
-        guard case .rejected(let p)? = sender.outcomes[1] else { Issue.record("no REJECT outcome"); return }
+        guard case .rejected(let p)? = sender.outcomes[1] else {
+            Issue.record("no REJECT outcome")
+            return
+        }
         #expect(p.code == "too-large")
     }
 
@@ -225,7 +241,10 @@ struct ScriptedSenderTests {
         let photos = try PhotoFiles([("a.png", 2_000)])
         let receiver = FakeReceiver(fault: .busy)
         let (failure, sender) = runSender(photos, receiver)
-        guard case .remoteError(let p)? = failure else { Issue.record("expected ERROR busy, got \(String(describing: failure))"); return }
+        guard case .remoteError(let p)? = failure else {
+            Issue.record("expected ERROR busy, got \(String(describing: failure))")
+            return
+        }
         #expect(p.code == "busy")
         #expect(sender.outcomes.isEmpty)
         #expect(receiver.stream.written.count == 1)  // HELLO only
@@ -237,7 +256,10 @@ struct ScriptedSenderTests {
             let photos = try PhotoFiles([("a.png", 2_000_000)])
             let receiver = FakeReceiver(fault: fault)
             let (failure, sender) = runSender(photos, receiver)
-            guard case .connectionLost(let m)? = failure else { Issue.record("\(fault): got \(String(describing: failure))"); continue }
+            guard case .connectionLost(let m)? = failure else {
+                Issue.record("\(fault): got \(String(describing: failure))")
+                continue
+            }
             #expect(m == "the receiver sent nothing for 1 s")
             #expect(sender.outcomes.isEmpty)
             #expect(receiver.stream.isClosed)
@@ -249,7 +271,10 @@ struct ScriptedSenderTests {
         let photos = try PhotoFiles([("a.png", 2_000_000), ("b.png", 2_000)])
         let receiver = FakeReceiver(fault: .errorAfterChunks(5, .shuttingDown))
         let (failure, sender) = runSender(photos, receiver)
-        guard case .remoteError(let p)? = failure else { Issue.record("got \(String(describing: failure))"); return }
+        guard case .remoteError(let p)? = failure else {
+            Issue.record("got \(String(describing: failure))")
+            return
+        }
         #expect(p.code == "shutting-down")
         #expect(sender.outcomes.isEmpty)
         #expect(receiver.saved.isEmpty)
@@ -260,7 +285,10 @@ struct ScriptedSenderTests {
         for fault in [FakeReceiver.Fault.resetAfterChunks(2), .closeAfterWelcome] {
             let photos = try PhotoFiles([("a.png", 1_000_000)])
             let (failure, _) = runSender(photos, FakeReceiver(fault: fault))
-            guard case .connectionLost(let m)? = failure else { Issue.record("\(fault): got \(String(describing: failure))"); continue }
+            guard case .connectionLost(let m)? = failure else {
+                Issue.record("\(fault): got \(String(describing: failure))")
+                continue
+            }
             #expect(m == "the receiver closed the connection")
         }
     }
@@ -313,10 +341,14 @@ private func quickWaits(_ limit: Double = 5) -> WaitPolicy {
 
 @Suite("Delivery: sessions, waiting for a turn and exit statuses, without a network", .tags(.unit))
 struct DeliveryTests {
-    private func deliver(_ photos: PhotoFiles, parallel: Int, _ network: FakeNetwork, log: EventLog = EventLog(),
-                         waiting: WaitPolicy = quickWaits()) -> DeliveryResult {
-        Delivery(files: photos.files, options: options(), parallel: parallel, connect: network.connector,
-                 waiting: waiting) { log.add($0) }.run()
+    private func deliver(
+        _ photos: PhotoFiles, parallel: Int, _ network: FakeNetwork, log: EventLog = EventLog(),
+        waiting: WaitPolicy = quickWaits()
+    ) -> DeliveryResult {
+        Delivery(
+            files: photos.files, options: options(), parallel: parallel, connect: network.connector,
+            waiting: waiting
+        ) { log.add($0) }.run()
     }
 
     @Test("WELCOME.sessions 2 with --parallel 4: two sessions, every file saved once, exit 0")
@@ -382,20 +414,26 @@ struct DeliveryTests {
     @Test("a further session left unanswered or unreachable is no failure either", arguments: [0, 1])
     func silentFurtherSession(kind: Int) throws {
         let photos = try PhotoFiles((0..<4).map { ("p\($0).png", 2_000) })
-        let base = FakeNetwork { n in n == 1 && kind == 0 ? FakeReceiver(fault: .silentAfterHello) : FakeReceiver(sessions: 2) }
+        let base = FakeNetwork { n in
+            n == 1 && kind == 0 ? FakeReceiver(fault: .silentAfterHello) : FakeReceiver(sessions: 2)
+        }
         let connect = base.connector
         let counter = CallCounter()
         let network: Connector = { () throws(SendFailure) in
             if counter.next() == 1 && kind == 1 { throw .unreachable("connection refused") }
             return try connect()
         }
-        let result = Delivery(files: photos.files, options: options(), parallel: 2, connect: network, waiting: quickWaits()).run()
+        let result = Delivery(
+            files: photos.files, options: options(), parallel: 2, connect: network, waiting: quickWaits()
+        ).run()
         #expect(base.saved.count == 4)
         #expect(result.failures.isEmpty)
         #expect(result.exitStatus(peer: "x").code == .ok)
     }
 
-    @Test("the first session answered busy waits its turn: asked again after pauses, told its place; then every file is sent")
+    @Test(
+        "the first session answered busy waits its turn: asked again after pauses, told its place; then every file is sent"
+    )
     func waitsItsTurn() throws {
         let photos = try PhotoFiles((0..<3).map { ("p\($0).png", 2_000) })
         let network = FakeNetwork { n in
@@ -426,7 +464,8 @@ struct DeliveryTests {
         #expect(network.connections.count > 5)
         let (code, message) = result.exitStatus(peer: "host")
         #expect(code == .unreachable)
-        #expect(message == "host: the receiver answered ERROR busy: at the limit; still busy after waiting 0.3 s (--wait)")
+        #expect(
+            message == "host: the receiver answered ERROR busy: at the limit; still busy after waiting 0.3 s (--wait)")
         #expect(result.unsent.isEmpty)  // nothing got anywhere: the error line says it all
     }
 
@@ -438,7 +477,10 @@ struct DeliveryTests {
         let result = deliver(photos, parallel: 4, network, log: log, waiting: WaitPolicy(limit: .zero))
         #expect(network.connections.count == 1)
         #expect(log.waits.isEmpty)
-        #expect(result.exitStatus(peer: "host") == (.unreachable, "host: the receiver answered ERROR busy: at the limit (--wait 0: not waiting for a turn)"))
+        #expect(
+            result.exitStatus(peer: "host") == (
+                .unreachable, "host: the receiver answered ERROR busy: at the limit (--wait 0: not waiting for a turn)"
+            ))
     }
 
     @Test("other refusals of the first session are not waited out: shutting down, unreachable")
@@ -458,7 +500,9 @@ struct DeliveryTests {
     @Test("ERROR mid-file in one of two sessions: the others' files are saved, the rest listed as not sent, exit 69")
     func errorInOneSession() throws {
         let photos = try PhotoFiles([("big.png", 1_500_000), ("s1.png", 2_000), ("s2.png", 2_000)])
-        let network = FakeNetwork { n in n == 0 ? FakeReceiver(fault: .errorAfterChunks(3, .shuttingDown), sessions: 2) : FakeReceiver(sessions: 2) }
+        let network = FakeNetwork { n in
+            n == 0 ? FakeReceiver(fault: .errorAfterChunks(3, .shuttingDown), sessions: 2) : FakeReceiver(sessions: 2)
+        }
         let result = deliver(photos, parallel: 2, network)
         let (code, message) = result.exitStatus(peer: "host")
         #expect(code == .unreachable)
@@ -468,7 +512,9 @@ struct DeliveryTests {
         #expect(result.outcomes.count + result.unsent.count == 3)
     }
 
-    @Test("a connection lost mid-file lists every unfinished photo as not sent, even when none was saved; a busy receiver lists none")
+    @Test(
+        "a connection lost mid-file lists every unfinished photo as not sent, even when none was saved; a busy receiver lists none"
+    )
     func lostBeforeAnySaved() throws {
         let photos = try PhotoFiles([("a.png", 500_000), ("b.png", 2_000)])
         let lost = deliver(photos, parallel: 1, FakeNetwork { _ in FakeReceiver(fault: .resetAfterChunks(2)) })
@@ -531,8 +577,13 @@ struct DeliveryTests {
     func unreachable() throws {
         let photos = try PhotoFiles([("a.png", 2_000)])
         let counter = CallCounter()
-        let result = Delivery(files: photos.files, options: options(), parallel: 4,
-                              connect: { () throws(SendFailure) in _ = counter.next(); throw .unreachable("connection refused") }).run()
+        let result = Delivery(
+            files: photos.files, options: options(), parallel: 4,
+            connect: { () throws(SendFailure) in
+                _ = counter.next()
+                throw .unreachable("connection refused")
+            }
+        ).run()
         #expect(counter.count == 1)
         #expect(result.exitStatus(peer: "host:1") == (.unreachable, "cannot connect to host:1: connection refused"))
     }
@@ -544,8 +595,13 @@ struct IdentityMismatchStatusTests {
     let presented = DeviceID(parsing: String(repeating: "B", count: 51) + "A")!
 
     func status(_ source: ExpectedReceiver.Source) -> (code: SendExitCode, message: String?) {
-        DeliveryResult(outcomes: [:], failures: [.identityMismatch(expected: ExpectedReceiver(id: expected, source: source), presented: presented)],
-                       fileCount: 1, gaveUpWaiting: nil).exitStatus(peer: "tv")
+        DeliveryResult(
+            outcomes: [:],
+            failures: [
+                .identityMismatch(expected: ExpectedReceiver(id: expected, source: source), presented: presented)
+            ],
+            fileCount: 1, gaveUpWaiting: nil
+        ).exitStatus(peer: "tv")
     }
 
     @Test("the fix depends on where the expected ID came from, not on how it is written")
@@ -554,8 +610,11 @@ struct IdentityMismatchStatusTests {
         #expect(pinned.code == .identityMismatch)
         #expect(try #require(pinned.message).contains("but --expect-id says \(expected)"))
         #expect(try #require(pinned.message).hasSuffix("check the ID on the receiver (`ptk id`)"))
-        let remembered = status(.remembered(path: "/home/a/.config/ptk/known-receivers", firstSeen: WallTime(seconds: 0)))
-        #expect(try #require(remembered.message).contains("but /home/a/.config/ptk/known-receivers (first seen 1970-01-01 00:00:00 UTC) says"))
+        let remembered = status(
+            .remembered(path: "/home/a/.config/ptk/known-receivers", firstSeen: WallTime(seconds: 0)))
+        #expect(
+            try #require(remembered.message).contains(
+                "but /home/a/.config/ptk/known-receivers (first seen 1970-01-01 00:00:00 UTC) says"))
         #expect(try #require(remembered.message).hasSuffix("accept the new one with `ptk-send --forget tv`"))
         #expect(try #require(status(.advertised).message).contains("but its mDNS record (id=) says"))
     }
@@ -563,18 +622,23 @@ struct IdentityMismatchStatusTests {
 
 @Suite("Sender: the types a receiver keeps", .tags(.unit))
 struct SenderTypesOverAStreamTests {
-    @Test("a receiver without WELCOME.types gets PNGs only; one that keeps JPEG gets it with its media type; the rest end notKept, and the call exits 0")
+    @Test(
+        "a receiver without WELCOME.types gets PNGs only; one that keeps JPEG gets it with its media type; the rest end notKept, and the call exits 0"
+    )
     func types() throws {
         let dir = makeTemporaryDirectory("ptk-client")
         defer { removeTree(dir) }
-        let png = makePNG(size: 5000, seed: 1), jpeg = makeJPEG(width: 32, height: 32, seed: 2)
+        let png = makePNG(size: 5000, seed: 1)
+        let jpeg = makeJPEG(width: 32, height: 32, seed: 2)
         let heic = try #require(readFile(fixturePath("heif/picture.heic")))
         writeFile(dir + "/a.png", png)
         writeFile(dir + "/b.png", jpeg)  // a JPEG named .png: offered as b.jpg, image/jpeg
         writeFile(dir + "/c.heic", heic)
         let files = try ["a.png", "b.png", "c.heic"].map { try LocalFile.check(dir + "/" + $0) }
-        for (types, sent, notKept) in [(nil, ["a.png"], [1, 2]), (["image/png", "image/jpeg"], ["a.png", "b.jpg"], [2]),
-                                       (["image/heic"], ["c.heic"], [0, 1])] as [([String]?, [String], [Int])] {
+        for (types, sent, notKept) in [
+            (nil, ["a.png"], [1, 2]), (["image/png", "image/jpeg"], ["a.png", "b.jpg"], [2]),
+            (["image/heic"], ["c.heic"], [0, 1]),
+        ] as [([String]?, [String], [Int])] {
             let receiver = FakeReceiver()
             receiver.types = types
             let sender = Sender(files: files, options: SendOptions(name: "tester", window: 8, timeout: .seconds(1)))
@@ -582,16 +646,21 @@ struct SenderTypesOverAStreamTests {
             try sender.run { () throws(SendFailure) in (stream, "fake") }
             #expect(receiver.offers.map(\.name) == sent, "\(String(describing: types))")
             #expect(receiver.offers.map(\.mediaType) == sent.map { PhotoType(fileName: $0)!.mediaType })
-            #expect(receiver.saved.map(\.1) == receiver.offers.map { o in [png, jpeg, heic][files.firstIndex { $0.name == o.name }!] })
-            let skipped = sender.outcomes.filter { if case .notKept = $0.value { true } else { false } }.map(\.key).sorted()
+            #expect(
+                receiver.saved.map(\.1)
+                    == receiver.offers.map { o in [png, jpeg, heic][files.firstIndex { $0.name == o.name }!] })
+            let skipped = sender.outcomes.filter { if case .notKept = $0.value { true } else { false } }.map(\.key)
+                .sorted()
             #expect(skipped == notKept)
             #expect(receiver.hello?.features == ["held", "late-answers"])
-            let result = DeliveryResult(outcomes: sender.outcomes, failures: [], fileCount: files.count, gaveUpWaiting: nil)
+            let result = DeliveryResult(
+                outcomes: sender.outcomes, failures: [], fileCount: files.count, gaveUpWaiting: nil)
             #expect(result.exitStatus(peer: "fake").code == .ok)
         }
         // --keep-folders announces "folders" too.
         let receiver = FakeReceiver()
-        let sender = Sender(files: [files[0]], options: SendOptions(name: "tester", window: 8, timeout: .seconds(1), keepFolders: true))
+        let sender = Sender(
+            files: [files[0]], options: SendOptions(name: "tester", window: 8, timeout: .seconds(1), keepFolders: true))
         let stream = receiver.stream
         try sender.run { () throws(SendFailure) in (stream, "fake") }
         #expect(receiver.hello?.features == ["held", "late-answers", "folders"])

@@ -1,15 +1,16 @@
 import Foundation
 import Glibc
-import PTKDigest
-@testable import PTKDAVDoor
-@testable import PTKWebDoor
 import PTKDAV
+import PTKDigest
 import PTKLibrary
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
+@testable import PTKDAVDoor
+@testable import PTKWebDoor
 
 /// Writes `bytes` over the file at `path` in place: the same inode, the same path, other bytes
 /// (what a removed photo's inode number given to the next file at its path looks like to a
@@ -47,7 +48,9 @@ extension DoorFixture {
 struct DAVAuditTests {
     // MARK: Finding 1: a name is for its bytes, not its inode number
 
-    @Test("another photo at a name's path with the name's inode number (reused) is not readable by the name: GET 404, PROPFIND lists nothing, the name is forgotten")
+    @Test(
+        "another photo at a name's path with the name's inode number (reused) is not readable by the name: GET 404, PROPFIND lists nothing, the name is forgotten"
+    )
     func reusedInode() throws {
         let f = try DoorFixture()
         let up1 = try f.appPassword("up1", .upload)
@@ -59,7 +62,8 @@ struct DAVAuditTests {
         let theirs = altered(mine)
         overwriteInPlace(f.photos + "/" + kept, theirs)
         #expect(inode(f.photos + "/" + kept) == before)
-        let e = f.dav(dav("GET", "/dav/IMG_0042.png", up1), propfind("/dav/", up1), dav("HEAD", "/dav/IMG_0042.png", up1))
+        let e = f.dav(
+            dav("GET", "/dav/IMG_0042.png", up1), propfind("/dav/", up1), dav("HEAD", "/dav/IMG_0042.png", up1))
         #expect(e.responses.map(\.status) == [404, 207], "\(e.responses.map(\.status))")
         #expect(digest(e[0].body) != digest(theirs))
         #expect(listedNames(e[1]) == [], "\(e[1].text)")
@@ -103,11 +107,14 @@ struct DAVAuditTests {
         #expect(live.files.isEmpty, "\(file)")
     }
 
-    @Test("a names file of before marks (a bare inode number) is read: a name whose file holds its bytes still names it, one whose file holds others does not, even at its inode; the file is written again in the new form")
+    @Test(
+        "a names file of before marks (a bare inode number) is read: a name whose file holds its bytes still names it, one whose file holds others does not, even at its inode; the file is written again in the new form"
+    )
     func oldNamesFile() throws {
         let f = try DoorFixture()
         let up1 = try f.appPassword("up1", .upload)
-        let good = makePNG(size: 600, seed: 543), bad = makePNG(size: 650, seed: 544)
+        let good = makePNG(size: 600, seed: 543)
+        let bad = makePNG(size: 650, seed: 544)
         writeFile(f.photos + "/good.png", good)
         writeFile(f.photos + "/bad.png", altered(bad))
         let lines = [
@@ -117,7 +124,9 @@ struct DAVAuditTests {
         ]
         try makeDirectories(f.davState, mode: 0o700)
         writeFile(f.davState + "/\(up1.id).names", Array((lines.joined(separator: "\n") + "\n").utf8))
-        let e = f.dav(dav("GET", "/dav/good.png", up1), dav("GET", "/dav/album/bad.png", up1), propfind("/dav/album/", up1), propfind("/dav/", up1))
+        let e = f.dav(
+            dav("GET", "/dav/good.png", up1), dav("GET", "/dav/album/bad.png", up1), propfind("/dav/album/", up1),
+            propfind("/dav/", up1))
         #expect(e.responses.map(\.status) == [200, 404, 207, 207], "\(e.responses.map(\.status))")
         #expect(e[0].body == good)
         #expect(listedNames(e[2]) == [])
@@ -135,7 +144,9 @@ struct DAVAuditTests {
 
     // MARK: Finding 3: names are bounded
 
-    @Test("a full password's names for bytes kept already stop at maxShared: the next is 507 and stores nothing; a new photo is still taken, and a name it used may be PUT again (an upload password's are bounded by bytes alone, before the body: DAVUploadAuditTests.fullNamesTellNothing)")
+    @Test(
+        "a full password's names for bytes kept already stop at maxShared: the next is 507 and stores nothing; a new photo is still taken, and a name it used may be PUT again (an upload password's are bounded by bytes alone, before the body: DAVUploadAuditTests.fullNamesTellNothing)"
+    )
     func sharedNamesCapped() throws {
         let f = try DoorFixture()
         f.web.dav.names = DAVNames(directory: f.davState, minFree: 0, maxShared: 3)
@@ -144,23 +155,29 @@ struct DAVAuditTests {
         let png = makePNG(size: 500, seed: 545)
         #expect(f.dav(dav("PUT", "/dav/kept.png", desk, body: png)).first.status == 201)
         let before = f.everything()
-        let e = f.dav(dav("PUT", "/dav/a.png", laptop, body: png), dav("PUT", "/dav/b.png", laptop, body: png), dav("PUT", "/dav/c.png", laptop, body: png),
-                      dav("PUT", "/dav/d.png", laptop, body: png), dav("PUT", "/dav/a.png", laptop, body: png))
+        let e = f.dav(
+            dav("PUT", "/dav/a.png", laptop, body: png), dav("PUT", "/dav/b.png", laptop, body: png),
+            dav("PUT", "/dav/c.png", laptop, body: png),
+            dav("PUT", "/dav/d.png", laptop, body: png), dav("PUT", "/dav/a.png", laptop, body: png))
         #expect(e.responses.map(\.status) == [201, 201, 201, 507, 204], "\(e.responses.map(\.status))")
         #expect(e[3].text.contains("names for photos kept already"), "\(e[3].text)")
         #expect(f.everything() == before)
         #expect(f.dav(dav("PUT", "/dav/new.png", laptop, body: makePNG(size: 520, seed: 546))).first.status == 201)
-        #expect(listedNames(f.dav(propfind("/dav/", laptop)).first) == ["a.png", "b.png", "c.png", "kept.png", "new.png"])
+        #expect(
+            listedNames(f.dav(propfind("/dav/", laptop)).first) == ["a.png", "b.png", "c.png", "kept.png", "new.png"])
     }
 
-    @Test("names past maxBytes, or into the state file system's min-free, are refused before an upload password's body is read: 507, nothing stored")
+    @Test(
+        "names past maxBytes, or into the state file system's min-free, are refused before an upload password's body is read: 507, nothing stored"
+    )
     func namesNeedRoom() throws {
         let f = try DoorFixture()
         let up1 = try f.appPassword("up1", .upload)
         f.web.dav.names = DAVNames(directory: f.davState, minFree: 0, maxBytes: 700)
         let long = String(repeating: "n", count: 150)
-        let e = f.dav(dav("PUT", "/dav/\(long)1.png", up1, body: makePNG(size: 500, seed: 547)),
-                      dav("PUT", "/dav/\(long)2.png", up1, body: makePNG(size: 500, seed: 548)))
+        let e = f.dav(
+            dav("PUT", "/dav/\(long)1.png", up1, body: makePNG(size: 500, seed: 547)),
+            dav("PUT", "/dav/\(long)2.png", up1, body: makePNG(size: 500, seed: 548)))
         #expect(e.responses.map(\.status) == [201, 507], "\(e.responses.map(\.status))")
         #expect(f.kept().count == 1, "\(f.kept())")
         let g = try DoorFixture()
@@ -170,16 +187,21 @@ struct DAVAuditTests {
         #expect(g.kept().isEmpty)
     }
 
-    @Test("the names file stays bounded while ptkd runs: 2,000 names given and forgotten leave a file of a few lines, read back as they are", .tags(.slow))
+    @Test(
+        "the names file stays bounded while ptkd runs: 2,000 names given and forgotten leave a file of a few lines, read back as they are",
+        .tags(.slow))
     func namesFileCompacted() throws {
         let root = makeTemporaryDirectory("ptk-names")
         defer { removeTree(root) }
         let names = DAVNames(directory: root)
-        let keep = DAVNamed(kept: "k.png", size: 1, sha256: String(repeating: "a", count: 64), modified: 1, mark: nil, shared: false)
+        let keep = DAVNamed(
+            kept: "k.png", size: 1, sha256: String(repeating: "a", count: 64), modified: 1, mark: nil, shared: false)
         names.setFile("p", DAVPath(["k.png"]), keep)
         for i in 0..<2_000 {
             let path = DAVPath(["dir", String(repeating: "x", count: 200) + "\(i).png"])
-            let named = DAVNamed(kept: "kept.png", size: 10, sha256: String(repeating: "b", count: 64), modified: 2, mark: nil, shared: true)
+            let named = DAVNamed(
+                kept: "kept.png", size: 10, sha256: String(repeating: "b", count: 64), modified: 2, mark: nil,
+                shared: true)
             #expect(names.setFile("p", path, named) == nil)
             names.remove("p", path)
         }
@@ -191,21 +213,29 @@ struct DAVAuditTests {
 
     // MARK: Finding 2: small requests, big answers
 
-    @Test("a LOCK's owner is at most 1 KiB (400), and a password's owners 8 KiB in all (503): lockdiscovery cannot repeat megabytes for every member")
+    @Test(
+        "a LOCK's owner is at most 1 KiB (400), and a password's owners 8 KiB in all (503): lockdiscovery cannot repeat megabytes for every member"
+    )
     func lockOwnersBounded() throws {
         let f = try DoorFixture()
         let up1 = try f.appPassword("up1", .upload)
         let big = String(repeating: "o", count: 60_000)
         let owner = String(repeating: "p", count: 900)
         var requests = [dav("LOCK", "/dav/", up1, [("Depth", "infinity")], body: lockInfo("shared", owner: big))]
-        for _ in 0..<9 { requests.append(dav("LOCK", "/dav/", up1, [("Depth", "infinity")], body: lockInfo("shared", owner: owner))) }
+        for _ in 0..<9 {
+            requests.append(dav("LOCK", "/dav/", up1, [("Depth", "infinity")], body: lockInfo("shared", owner: owner)))
+        }
         let e = f.web(requests)
-        #expect(e.responses.map(\.status) == [400] + Array(repeating: 200, count: 8) + [503], "\(e.responses.map(\.status))")
+        #expect(
+            e.responses.map(\.status) == [400] + Array(repeating: 200, count: 8) + [503], "\(e.responses.map(\.status))"
+        )
         let listing = f.dav(propfind("/dav/", up1, depth: "0", props: ["lockdiscovery"]))
         #expect(listing.first.status == 207 && listing.first.body.count < 16 << 10, "\(listing.first.body.count)")
     }
 
-    @Test("a PROPFIND naming one property 2,500 times answers it once per response; more than 100 properties, or 8 KiB of names, is 400")
+    @Test(
+        "a PROPFIND naming one property 2,500 times answers it once per response; more than 100 properties, or 8 KiB of names, is 400"
+    )
     func propertiesBounded() throws {
         let f = try DoorFixture()
         let desk = try f.appPassword("desk", .full)
@@ -213,34 +243,46 @@ struct DAVAuditTests {
         let repeated = propfind("/dav/", desk, props: Array(repeating: "quota-available-bytes", count: 2_500))
         let many = propfind("/dav/", desk, props: (0..<101).map { "x\($0)" })
         let namespace = String(repeating: "n", count: 9_000)
-        let long = dav("PROPFIND", "/dav/", desk, [("Depth", "1")],
-                       body: Array("<?xml version=\"1.0\"?><D:propfind xmlns:D=\"DAV:\"><D:prop><x xmlns=\"\(namespace)\"/></D:prop></D:propfind>".utf8))
+        let long = dav(
+            "PROPFIND", "/dav/", desk, [("Depth", "1")],
+            body: Array(
+                "<?xml version=\"1.0\"?><D:propfind xmlns:D=\"DAV:\"><D:prop><x xmlns=\"\(namespace)\"/></D:prop></D:propfind>"
+                    .utf8))
         let e = f.dav(repeated, many, long)
         #expect(e.responses.map(\.status) == [207, 400, 400], "\(e.responses.map(\.status))")
         let text = e[0].text
-        #expect(text.components(separatedBy: "<D:quota-available-bytes>").count - 1 == 6, "one per response: \(text.prefix(800))")
+        #expect(
+            text.components(separatedBy: "<D:quota-available-bytes>").count - 1 == 6,
+            "one per response: \(text.prefix(800))")
         #expect(e[0].body.count < 8 << 10)
     }
 
     // MARK: Finding 4: a removed password's state goes with it
 
-    @Test("a removed full password's exclusive lock of /dav/ no longer stands in anyone's way at the next request; its names and sidecars are gone at once")
+    @Test(
+        "a removed full password's exclusive lock of /dav/ no longer stands in anyone's way at the next request; its names and sidecars are gone at once"
+    )
     func removedPasswordsLocks() throws {
         let f = try DoorFixture()
         let desk = try f.appPassword("desk", .full)
         let laptop = try f.appPassword("laptop", .full)
-        let locked = f.dav(dav("LOCK", "/dav/", desk, [("Depth", "infinity"), ("Timeout", "Second-3600")], body: lockInfo()))
+        let locked = f.dav(
+            dav("LOCK", "/dav/", desk, [("Depth", "infinity"), ("Timeout", "Second-3600")], body: lockInfo()))
         #expect(locked.first.status == 200)
         #expect(f.dav(dav("PUT", "/dav/y.png", laptop, body: makePNG(size: 410, seed: 561))).first.status == 423)
         // An upload password's names and sidecars.
         let g = try DoorFixture()
         let gone = try g.appPassword("gone", .upload)
-        let made = g.dav(dav("PUT", "/dav/p.png", gone, body: makePNG(size: 420, seed: 562)), dav("PUT", "/dav/.DS_Store", gone, body: [1]))
+        let made = g.dav(
+            dav("PUT", "/dav/p.png", gone, body: makePNG(size: 420, seed: 562)),
+            dav("PUT", "/dav/.DS_Store", gone, body: [1]))
         #expect(made.responses.map(\.status) == [201, 201])
         #expect(listDirectory(g.davState).contains { $0.hasPrefix(gone.id) })
 
         #expect(try f.appPasswords.remove(name: "desk"))
-        let after = f.dav(dav("PUT", "/dav/y.png", laptop, body: makePNG(size: 410, seed: 561)), propfind("/dav/", laptop, depth: "0", props: ["lockdiscovery"]))
+        let after = f.dav(
+            dav("PUT", "/dav/y.png", laptop, body: makePNG(size: 410, seed: 561)),
+            propfind("/dav/", laptop, depth: "0", props: ["lockdiscovery"]))
         #expect(after.responses.map(\.status) == [201, 207], "\(after.responses.map(\.status))")
         #expect(!after[1].text.contains("activelock"), "\(after[1].text)")
 

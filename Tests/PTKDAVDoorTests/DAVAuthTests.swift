@@ -1,10 +1,11 @@
-@testable import PTKDAVDoor
-@testable import PTKWebDoor
 import PTKDAV
 import PTKTestSupport
 import PTKTestTags
 import PTKTrust
 import Testing
+
+@testable import PTKDAVDoor
+@testable import PTKWebDoor
 
 /// Who may ask the WebDAV door (app passwords over Basic, throttled per address), what OPTIONS
 /// says, and targets that must name nothing: all over a scripted connection on the web door.
@@ -28,10 +29,11 @@ struct DAVAuthTests {
     func malformed() throws {
         let f = try DoorFixture()
         let a = try f.appPassword("desk")
-        let e = f.dav(dav("OPTIONS", "/dav/", nil, [("Authorization", "Bearer " + a.password)]),
-                      dav("OPTIONS", "/dav/", nil, [("Authorization", "Basic !!!")]),
-                      dav("OPTIONS", "/dav/", nil, [("Authorization", "Basic ZGVzaw==")]),
-                      dav("OPTIONS", "/dav/", a))
+        let e = f.dav(
+            dav("OPTIONS", "/dav/", nil, [("Authorization", "Bearer " + a.password)]),
+            dav("OPTIONS", "/dav/", nil, [("Authorization", "Basic !!!")]),
+            dav("OPTIONS", "/dav/", nil, [("Authorization", "Basic ZGVzaw==")]),
+            dav("OPTIONS", "/dav/", a))
         #expect(e.responses.map(\.status) == [401, 401, 401, 200], "\(e.responses)")
     }
 
@@ -40,12 +42,15 @@ struct DAVAuthTests {
         let f = try DoorFixture()
         let a = try f.appPassword("desk")
         let wrong = DAVAccount(name: "desk", password: "aaaaa-bbbbb-ccccc-ddddd-eeeee-fffff", id: a.id)
-        let e = f.dav(dav("OPTIONS", "/dav/", wrong), dav("PROPFIND", "/dav/", wrong), dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", a))
+        let e = f.dav(
+            dav("OPTIONS", "/dav/", wrong), dav("PROPFIND", "/dav/", wrong), dav("OPTIONS", "/dav/", wrong),
+            dav("OPTIONS", "/dav/", a))
         #expect(e.responses.map(\.status) == [401, 401, 401, 429], "\(e.responses)")
         #expect(e[0].header("www-authenticate")?.hasPrefix("Basic realm=\"ptk\"") == true)
         #expect(e[3].header("connection") == "close")
         let later = f.dav(dav("OPTIONS", "/dav/", a))
-        #expect(later.responses.map(\.status) == [429], "a new connection from the address waits too: \(later.responses)")
+        #expect(
+            later.responses.map(\.status) == [429], "a new connection from the address waits too: \(later.responses)")
     }
 
     @Test("the right password after wrong ones clears the address's tries")
@@ -53,8 +58,9 @@ struct DAVAuthTests {
         let f = try DoorFixture()
         let a = try f.appPassword("desk")
         let wrong = DAVAccount(name: "desk", password: "nope", id: a.id)
-        let e = f.dav(dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", a),
-                      dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", a))
+        let e = f.dav(
+            dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", a),
+            dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", wrong), dav("OPTIONS", "/dav/", a))
         #expect(e.responses.map(\.status) == [401, 401, 200, 401, 401, 200], "\(e.responses)")
     }
 
@@ -64,11 +70,16 @@ struct DAVAuthTests {
         let a = try f.appPassword("desk")
         let png = makePNG(size: 40_000, seed: 2)
         let e = f.dav(dav("PUT", "/dav/a.png", nil, body: png), dav("OPTIONS", "/dav/", a))
-        #expect(e.responses.map(\.status) == [401], "only the 401; the request after the body is never read: \(e.responses)")
+        #expect(
+            e.responses.map(\.status) == [401], "only the 401; the request after the body is never read: \(e.responses)"
+        )
         #expect(e.first.header("connection") == "close")
         #expect(f.kept().isEmpty && f.incoming().isEmpty)
-        let chunked = f.dav(dav("PUT", "/dav/a.png", nil, body: png, chunked: [1000], expectedLength: true), dav("OPTIONS", "/dav/", a))
-        #expect(chunked.responses.map(\.status) == [401] && chunked.first.header("connection") == "close", "\(chunked.responses)")
+        let chunked = f.dav(
+            dav("PUT", "/dav/a.png", nil, body: png, chunked: [1000], expectedLength: true), dav("OPTIONS", "/dav/", a))
+        #expect(
+            chunked.responses.map(\.status) == [401] && chunked.first.header("connection") == "close",
+            "\(chunked.responses)")
     }
 
     @Test("a removed app password is refused on the next request, on the same connection")
@@ -83,7 +94,8 @@ struct DAVAuthTests {
         // A new password with the old name has a new password and a new id.
         let again = try f.appPassword("desk")
         #expect(again.id != a.id)
-        #expect(f.dav(dav("OPTIONS", "/dav/", a), dav("OPTIONS", "/dav/", again)).responses.map(\.status) == [401, 200])
+        #expect(
+            f.dav(dav("OPTIONS", "/dav/", a), dav("OPTIONS", "/dav/", again)).responses.map(\.status) == [401, 200])
     }
 
     @Test("OPTIONS: DAV 1, 2, MS-Author-Via, every method in Allow, for the root and any path")
@@ -95,8 +107,13 @@ struct DAVAuthTests {
         for r in e.responses {
             #expect(r.header("dav") == "1, 2")
             #expect(r.header("ms-author-via") == "DAV")
-            let allow = Set((r.header("allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            #expect(allow == ["OPTIONS", "GET", "HEAD", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"], "\(allow)")
+            let allow = Set(
+                (r.header("allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            #expect(
+                allow == [
+                    "OPTIONS", "GET", "HEAD", "PUT", "DELETE", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK",
+                    "UNLOCK",
+                ], "\(allow)")
             #expect(r.body.isEmpty)
         }
     }
@@ -105,7 +122,8 @@ struct DAVAuthTests {
     func otherMethods() throws {
         let f = try DoorFixture()
         let a = try f.appPassword("desk")
-        let e = f.dav(dav("POST", "/dav/x.png", a, body: [1, 2, 3]), dav("SEARCH", "/dav/", a), dav("OPTIONS", "/davx", a))
+        let e = f.dav(
+            dav("POST", "/dav/x.png", a, body: [1, 2, 3]), dav("SEARCH", "/dav/", a), dav("OPTIONS", "/davx", a))
         #expect(e.responses.map(\.status).prefix(2) == [405, 405], "\(e.responses)")
         #expect(e.responses.first?.header("allow")?.contains("PROPFIND") == true)
         // /davx goes to the web interface: no session there, so its login page.
@@ -114,16 +132,21 @@ struct DAVAuthTests {
 
     // MARK: Targets that name nothing
 
-    @Test("dot segments, encoded slashes, NUL, controls and bad escapes are 400; the receiver's own names 404; nothing is read or written")
+    @Test(
+        "dot segments, encoded slashes, NUL, controls and bad escapes are 400; the receiver's own names 404; nothing is read or written"
+    )
     func traversal() throws {
         let f = try DoorFixture()
         let a = try f.appPassword("desk")
         writeFile(f.root + "/outside.png", makePNG(size: 1000, seed: 3))
         writeFile(in: f.photos, "a/b", makePNG(size: 1000, seed: 4))
         let cases: [(String, Int)] = [
-            ("/dav/../outside.png", 400), ("/dav/%2e%2e/outside.png", 400), ("/dav/%2E%2e/", 400), ("/dav/a/../../outside.png", 400),
-            ("/dav/./a", 400), ("/dav/a%2fb", 400), ("/dav/a%2Fb", 400), ("/dav/a%5cb", 400), ("/dav/%00", 400), ("/dav/a%00.png", 400),
-            ("/dav/%0a", 400), ("/dav/%7f", 400), ("/dav/%c2%85", 400), ("/dav/%zz", 400), ("/dav/%ff", 400), ("/dav/%", 400),
+            ("/dav/../outside.png", 400), ("/dav/%2e%2e/outside.png", 400), ("/dav/%2E%2e/", 400),
+            ("/dav/a/../../outside.png", 400),
+            ("/dav/./a", 400), ("/dav/a%2fb", 400), ("/dav/a%2Fb", 400), ("/dav/a%5cb", 400), ("/dav/%00", 400),
+            ("/dav/a%00.png", 400),
+            ("/dav/%0a", 400), ("/dav/%7f", 400), ("/dav/%c2%85", 400), ("/dav/%zz", 400), ("/dav/%ff", 400),
+            ("/dav/%", 400),
             ("/dav/.ptk/index.sqlite", 404), ("/dav/.ptk/", 404), ("/dav/.incoming/", 404), ("/dav/.secret", 404),
             ("/dav/.ptk/../a/b", 400),
         ]
@@ -132,7 +155,8 @@ struct DAVAuthTests {
             #expect(e.responses.map(\.status) == [status, status, status], "\(target): \(e.responses)")
             #expect(!e.responses.contains { $0.text.contains("IHDR") || $0.text.contains("SQLite") }, "\(target)")
         }
-        #expect(digest(readFile(f.root + "/outside.png")) != "missing" && digest(readFile(f.photos + "/a/b")) != "missing")
+        #expect(
+            digest(readFile(f.root + "/outside.png")) != "missing" && digest(readFile(f.photos + "/a/b")) != "missing")
     }
 
     @Test("a PUT or MKCOL at a hostile target stores nothing, anywhere")
@@ -141,10 +165,14 @@ struct DAVAuthTests {
         let a = try f.appPassword("desk")
         let before = f.everything()
         let png = makePNG(size: 1500, seed: 5)
-        for target in ["/dav/../x.png", "/dav/%2e%2e/x.png", "/dav/a%2fx.png", "/dav/%00.png", "/dav/.ptk/x.png", "/dav/.incoming/x.png",
-                       "/dav/.x.png", "/dav/.ptk/index.sqlite"] {
+        for target in [
+            "/dav/../x.png", "/dav/%2e%2e/x.png", "/dav/a%2fx.png", "/dav/%00.png", "/dav/.ptk/x.png",
+            "/dav/.incoming/x.png",
+            "/dav/.x.png", "/dav/.ptk/index.sqlite",
+        ] {
             let e = f.dav(dav("PUT", target, a, body: png))
-            #expect([400, 404].contains(e.first.status) && e.first.header("connection") == "close", "\(target): \(e.first)")
+            #expect(
+                [400, 404].contains(e.first.status) && e.first.header("connection") == "close", "\(target): \(e.first)")
             let m = f.dav(dav("MKCOL", target, a))
             #expect([400, 403, 404].contains(m.first.status), "\(target): \(m.first)")
         }
@@ -162,8 +190,9 @@ struct DAVAuthTests {
         let a = try f.appPassword("desk")
         let png = makePNG(size: 1200, seed: 6)
         writeFile(f.photos + "/a.png", png)
-        let e = f.dav(propfind("http://ptk.test/dav/", a, depth: "1"), propfind("http://evil.example/dav/%2e%2e/", a, depth: "0"),
-                      dav("GET", "http://ptk.test/dav/a.png", a), dav("GET", "http://ptk.test/dav/../../etc/passwd", a))
+        let e = f.dav(
+            propfind("http://ptk.test/dav/", a, depth: "1"), propfind("http://evil.example/dav/%2e%2e/", a, depth: "0"),
+            dav("GET", "http://ptk.test/dav/a.png", a), dav("GET", "http://ptk.test/dav/../../etc/passwd", a))
         #expect(e.responses.map(\.status) == [401, 401, 401, 401], "\(e.responses.map(\.status))")
         for r in e.responses {
             #expect(r.header("dav") == nil && r.header("www-authenticate") == nil && r.text.contains("<h1>Log in</h1>"))
@@ -171,26 +200,36 @@ struct DAVAuthTests {
         }
     }
 
-    @Test("a Destination that is absolute and names another host is 502, one outside the door or with dot segments 400; nothing moves")
+    @Test(
+        "a Destination that is absolute and names another host is 502, one outside the door or with dot segments 400; nothing moves"
+    )
     func destinations() throws {
         let f = try DoorFixture()
         let a = try f.appPassword("desk")
         let png = makePNG(size: 1200, seed: 7)
         writeFile(f.photos + "/a.png", png)
         let cases: [(String, Int)] = [
-            ("http://evil.example/dav/b.png", 502), ("https://ptk.test:8443/dav/b.png", 502), ("ftp://ptk.test/dav/b.png", 502),
-            ("/elsewhere/b.png", 502), ("/dav/../b.png", 400), ("/dav/%2e%2e/b.png", 400), ("http://ptk.test/dav/%2e%2e/b.png", 400),
+            ("http://evil.example/dav/b.png", 502), ("https://ptk.test:8443/dav/b.png", 502),
+            ("ftp://ptk.test/dav/b.png", 502),
+            ("/elsewhere/b.png", 502), ("/dav/../b.png", 400), ("/dav/%2e%2e/b.png", 400),
+            ("http://ptk.test/dav/%2e%2e/b.png", 400),
             ("/dav/x%2fb.png", 400), ("/dav/.ptk/b.png", 403), ("/dav/.incoming/b.png", 403),
         ]
         for (destination, status) in cases {
             let e = f.dav(dav("MOVE", "/dav/a.png", a, [("Destination", destination)]))
             #expect(e.first.status == status, "\(destination): \(e.first)")
         }
-        #expect(f.everything().filter { !$0.hasPrefix(".") } == ["a.png"] && digest(readFile(f.photos + "/a.png")) == digest(png))
-        #expect(!listDirectory(f.photos + "/.ptk").contains("b.png") && !listDirectory(f.photos + "/.incoming").contains("b.png"))
+        #expect(
+            f.everything().filter { !$0.hasPrefix(".") } == ["a.png"]
+                && digest(readFile(f.photos + "/a.png")) == digest(png))
+        #expect(
+            !listDirectory(f.photos + "/.ptk").contains("b.png")
+                && !listDirectory(f.photos + "/.incoming").contains("b.png"))
     }
 
-    @Test("a use within a minute of the last one written waits; the web port's door writes it as ptkd stops (flushAppPasswordNotes)")
+    @Test(
+        "a use within a minute of the last one written waits; the web port's door writes it as ptkd stops (flushAppPasswordNotes)"
+    )
     func lastUseFlushedAtStop() throws {
         let f = try DoorFixture()
         let a = try f.appPassword("desk")
@@ -202,6 +241,8 @@ struct DAVAuthTests {
         #expect(try stored()?.lastAddress == "192.0.2.9", "a use 10 s after the last one written waits")
         f.web.flushAppPasswordNotes()
         let flushed = try stored()
-        #expect(flushed?.lastAddress == f.peer.host && (flushed?.lastUsed ?? 0) >= DAVEndpoint.now - 5, "\(String(describing: flushed))")
+        #expect(
+            flushed?.lastAddress == f.peer.host && (flushed?.lastUsed ?? 0) >= DAVEndpoint.now - 5,
+            "\(String(describing: flushed))")
     }
 }

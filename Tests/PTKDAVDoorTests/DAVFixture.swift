@@ -1,6 +1,4 @@
 import Foundation
-@testable import PTKDAVDoor
-@testable import PTKWebDoor
 import PTKDAV
 import PTKDigest
 import PTKLibrary
@@ -8,6 +6,9 @@ import PTKTestSupport
 import PTKTrust
 import PTKVocabulary
 import Testing
+
+@testable import PTKDAVDoor
+@testable import PTKWebDoor
 
 /// An app password of a `DoorFixture`'s receiver, and what a client sends to present it.
 struct DAVAccount {
@@ -74,23 +75,34 @@ func isSymlink(_ path: String) -> Bool {
 }
 
 /// A WebDAV request's bytes, authorised by `account` (none: no Authorization header).
-func dav(_ method: String, _ path: String, _ account: DAVAccount?, _ headers: [(String, String)] = [], body: [UInt8] = [],
-         chunked: [Int]? = nil, expectedLength: Bool = false) -> [UInt8] {
-    request(method, path, (account.map { [$0.authorization] } ?? []) + headers, body: body, chunked: chunked, expectedLength: expectedLength)
+func dav(
+    _ method: String, _ path: String, _ account: DAVAccount?, _ headers: [(String, String)] = [], body: [UInt8] = [],
+    chunked: [Int]? = nil, expectedLength: Bool = false
+) -> [UInt8] {
+    request(
+        method, path, (account.map { [$0.authorization] } ?? []) + headers, body: body, chunked: chunked,
+        expectedLength: expectedLength)
 }
 
 /// A PROPFIND of `props` (DAV: names; nil: an empty body, which is allprop).
-func propfind(_ path: String, _ account: DAVAccount?, depth: String? = "1", props: [String]? = nil, headers: [(String, String)] = []) -> [UInt8] {
-    let body = props.map { names in
-        Array(("<?xml version=\"1.0\"?><D:propfind xmlns:D=\"DAV:\"><D:prop>" + names.map { "<D:\($0)/>" }.joined() + "</D:prop></D:propfind>").utf8)
-    } ?? []
+func propfind(
+    _ path: String, _ account: DAVAccount?, depth: String? = "1", props: [String]? = nil,
+    headers: [(String, String)] = []
+) -> [UInt8] {
+    let body =
+        props.map { names in
+            Array(
+                ("<?xml version=\"1.0\"?><D:propfind xmlns:D=\"DAV:\"><D:prop>" + names.map { "<D:\($0)/>" }.joined()
+                    + "</D:prop></D:propfind>").utf8)
+        } ?? []
     return dav("PROPFIND", path, account, (depth.map { [("Depth", $0)] } ?? []) + headers, body: body)
 }
 
 /// The body of a LOCK: `<D:lockinfo>` with the scope and an owner.
 func lockInfo(_ scope: String = "exclusive", owner: String = "<D:href>mailto:ann@example.org</D:href>") -> [UInt8] {
-    Array(("<?xml version=\"1.0\" encoding=\"utf-8\"?><D:lockinfo xmlns:D=\"DAV:\"><D:lockscope><D:\(scope)/></D:lockscope>"
-        + "<D:locktype><D:write/></D:locktype><D:owner>\(owner)</D:owner></D:lockinfo>").utf8)
+    Array(
+        ("<?xml version=\"1.0\" encoding=\"utf-8\"?><D:lockinfo xmlns:D=\"DAV:\"><D:lockscope><D:\(scope)/></D:lockscope>"
+            + "<D:locktype><D:write/></D:locktype><D:owner>\(owner)</D:owner></D:lockinfo>").utf8)
 }
 
 /// One `<D:response>` of a 207 answer: its href (as sent and decoded), and each property by
@@ -102,7 +114,9 @@ struct DAVEntry {
     /// The href's path percent-decoded ("/dav/a b.png").
     var path: String { percentDecoded(href) }
     /// The last name of `path` ("" for the root).
-    var name: String { path.split(separator: "/", omittingEmptySubsequences: true).dropFirst().last.map(String.init) ?? "" }
+    var name: String {
+        path.split(separator: "/", omittingEmptySubsequences: true).dropFirst().last.map(String.init) ?? ""
+    }
 
     func status(_ local: String) -> Int? { properties[.dav(local)]?.status }
     func text(_ local: String) -> String? { properties[.dav(local)]?.element.text }
@@ -111,13 +125,18 @@ struct DAVEntry {
 
 /// The responses of a 207 body, in order; nil when it is not a multistatus document.
 func multistatus(_ response: ParsedResponse) -> [DAVEntry]? {
-    guard response.status == 207, case .success(let root) = DAVXML.parse(response.body, limits: XMLLimits(maxBytes: 16 << 20, maxElements: 1 << 20)),
-          root.name == .dav("multistatus") else { return nil }
+    guard response.status == 207,
+        case .success(let root) = DAVXML.parse(
+            response.body, limits: XMLLimits(maxBytes: 16 << 20, maxElements: 1 << 20)),
+        root.name == .dav("multistatus")
+    else { return nil }
     return root.children(.dav("response")).map { r in
         var entry = DAVEntry(href: r.child(.dav("href"))?.text ?? "")
         for propstat in r.children(.dav("propstat")) {
             let status = statusCode(propstat.child(.dav("status"))?.text ?? "")
-            for property in propstat.child(.dav("prop"))?.children ?? [] { entry.properties[property.name] = (status, property) }
+            for property in propstat.child(.dav("prop"))?.children ?? [] {
+                entry.properties[property.name] = (status, property)
+            }
         }
         return entry
     }
@@ -128,7 +147,9 @@ func percentDecoded(_ text: String) -> String {
     var out: [UInt8] = []
     var bytes = Array(text.utf8)[...]
     while let b = bytes.popFirst() {
-        if b == UInt8(ascii: "%"), bytes.count >= 2, let v = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) {
+        if b == UInt8(ascii: "%"), bytes.count >= 2,
+            let v = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16)
+        {
             out.append(v)
             bytes = bytes.dropFirst(2)
         } else {

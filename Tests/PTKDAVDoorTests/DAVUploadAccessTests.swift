@@ -1,10 +1,11 @@
-@testable import PTKDAVDoor
 import PTKConfiguration
 import PTKDAV
 import PTKStore
 import PTKTestSupport
 import PTKTestTags
 import Testing
+
+@testable import PTKDAVDoor
 
 /// An `upload` app password over a scripted connection: its photos land where the layout says,
 /// it sees only what it sent under the names it used, and it may add but never take away.
@@ -16,12 +17,16 @@ struct DAVUploadAccessTests {
         return (f, try f.appPassword("phone", .upload), try f.appPassword("tablet", .upload))
     }
 
-    @Test("a PUT lands in the layout's folder for \"dav: NAME\"; the password lists only its photo, at its root, under the name it used")
+    @Test(
+        "a PUT lands in the layout's folder for \"dav: NAME\"; the password lists only its photo, at its root, under the name it used"
+    )
     func landsInLayoutFolder() throws {
         let (f, phone, _) = try fixture()
         let png = makePNG(size: 4000, seed: 70)
-        let e = f.dav(dav("PUT", "/dav/IMG_1.png", phone, body: png), propfind("/dav/", phone), dav("GET", "/dav/IMG_1.png", phone),
-                      propfind("/dav/IMG_1.png", phone, depth: "0"))
+        let e = f.dav(
+            dav("PUT", "/dav/IMG_1.png", phone, body: png), propfind("/dav/", phone),
+            dav("GET", "/dav/IMG_1.png", phone),
+            propfind("/dav/IMG_1.png", phone, depth: "0"))
         #expect(e.responses.map(\.status) == [201, 207, 200, 207], "\(e.responses.map(\.status))")
         let folder = PhotoStore.folderName("dav: phone")
         #expect(folder == "dav: phone")
@@ -40,8 +45,10 @@ struct DAVUploadAccessTests {
         let (f, phone, tablet) = try fixture()
         let png = makePNG(size: 4000, seed: 71)
         #expect(f.dav(dav("PUT", "/dav/IMG_1.png", phone, body: png)).first.status == 201)
-        let e = f.dav(propfind("/dav/", tablet), dav("GET", "/dav/IMG_1.png", tablet), dav("GET", "/dav/dav%3A%20phone/IMG_1.png", tablet),
-                      propfind("/dav/dav%3A%20phone/", tablet), dav("GET", "/dav/dav%3A%20phone/IMG_1.png", phone))
+        let e = f.dav(
+            propfind("/dav/", tablet), dav("GET", "/dav/IMG_1.png", tablet),
+            dav("GET", "/dav/dav%3A%20phone/IMG_1.png", tablet),
+            propfind("/dav/dav%3A%20phone/", tablet), dav("GET", "/dav/dav%3A%20phone/IMG_1.png", phone))
         #expect(e.responses.map(\.status) == [207, 404, 404, 404, 404], "\(e.responses.map(\.status))")
         #expect(listedNames(e[0]) == [])
     }
@@ -51,8 +58,10 @@ struct DAVUploadAccessTests {
         let (f, phone, tablet) = try fixture()
         let png = makePNG(size: 4000, seed: 72)
         #expect(f.dav(dav("PUT", "/dav/IMG_1.png", phone, body: png)).first.status == 201)
-        let e = f.dav(dav("PUT", "/dav/copy%20of%20it.png", tablet, body: png), propfind("/dav/", tablet), dav("GET", "/dav/copy%20of%20it.png", tablet),
-                      dav("PUT", "/dav/copy%20of%20it.png", tablet, body: png))
+        let e = f.dav(
+            dav("PUT", "/dav/copy%20of%20it.png", tablet, body: png), propfind("/dav/", tablet),
+            dav("GET", "/dav/copy%20of%20it.png", tablet),
+            dav("PUT", "/dav/copy%20of%20it.png", tablet, body: png))
         #expect(e.responses.map(\.status) == [201, 207, 200, 204], "\(e.responses.map(\.status))")
         #expect(f.kept() == ["dav: phone/IMG_1.png"], "stored once: \(f.kept())")
         #expect(listedNames(e[1]) == ["copy of it.png"])
@@ -64,22 +73,29 @@ struct DAVUploadAccessTests {
     func noTakingAway() throws {
         let (f, phone, _) = try fixture()
         let png = makePNG(size: 4000, seed: 73)
-        let e = f.dav(dav("MKCOL", "/dav/trip", phone), dav("PUT", "/dav/trip/a.png", phone, body: png),
-                      dav("DELETE", "/dav/trip/a.png", phone), dav("MOVE", "/dav/trip/a.png", phone, [("Destination", "/dav/trip/b.png")]),
-                      dav("DELETE", "/dav/trip", phone), dav("MOVE", "/dav/trip", phone, [("Destination", "/dav/other")]),
-                      dav("COPY", "/dav/trip/a.png", phone, [("Destination", "/dav/trip/c.png")]), propfind("/dav/trip/", phone))
+        let e = f.dav(
+            dav("MKCOL", "/dav/trip", phone), dav("PUT", "/dav/trip/a.png", phone, body: png),
+            dav("DELETE", "/dav/trip/a.png", phone),
+            dav("MOVE", "/dav/trip/a.png", phone, [("Destination", "/dav/trip/b.png")]),
+            dav("DELETE", "/dav/trip", phone), dav("MOVE", "/dav/trip", phone, [("Destination", "/dav/other")]),
+            dav("COPY", "/dav/trip/a.png", phone, [("Destination", "/dav/trip/c.png")]), propfind("/dav/trip/", phone))
         #expect(e.responses.map(\.status) == [201, 201, 403, 403, 403, 403, 403, 207], "\(e.responses.map(\.status))")
-        #expect(f.kept() == ["dav: phone/trip/a.png"] && digest(readFile(f.photos + "/dav: phone/trip/a.png")) == digest(png))
+        #expect(
+            f.kept() == ["dav: phone/trip/a.png"]
+                && digest(readFile(f.photos + "/dav: phone/trip/a.png")) == digest(png))
         #expect(listedNames(e[7]) == ["a.png"])
         #expect(listedNames(f.dav(propfind("/dav/", phone)).first) == ["trip"])
     }
 
-    @Test("MKCOL makes a folder in its view alone (no directory until a photo lands); a PUT below it lands below the layout's folder")
+    @Test(
+        "MKCOL makes a folder in its view alone (no directory until a photo lands); a PUT below it lands below the layout's folder"
+    )
     func virtualFolders() throws {
         let (f, phone, tablet) = try fixture()
         let before = f.everything()
-        let e = f.dav(dav("MKCOL", "/dav/2024", phone), dav("MKCOL", "/dav/2024/summer", phone), propfind("/dav/", phone),
-                      propfind("/dav/2024/", phone), dav("MKCOL", "/dav/2024", phone), dav("MKCOL", "/dav/none/x", phone))
+        let e = f.dav(
+            dav("MKCOL", "/dav/2024", phone), dav("MKCOL", "/dav/2024/summer", phone), propfind("/dav/", phone),
+            propfind("/dav/2024/", phone), dav("MKCOL", "/dav/2024", phone), dav("MKCOL", "/dav/none/x", phone))
         #expect(e.responses.map(\.status) == [201, 201, 207, 207, 405, 409], "\(e.responses.map(\.status))")
         #expect(f.everything() == before, "no directory made: \(f.everything())")
         let listed = try #require(multistatus(e[2]))
@@ -87,7 +103,8 @@ struct DAVUploadAccessTests {
         #expect(listedNames(e[3]) == ["summer"])
         #expect(listedNames(f.dav(propfind("/dav/", tablet)).first) == [], "the other password does not see it")
         let png = makePNG(size: 3000, seed: 74)
-        let put = f.dav(dav("PUT", "/dav/2024/summer/beach.png", phone, body: png), propfind("/dav/2024/summer/", phone))
+        let put = f.dav(
+            dav("PUT", "/dav/2024/summer/beach.png", phone, body: png), propfind("/dav/2024/summer/", phone))
         #expect(put.responses.map(\.status) == [201, 207], "\(put.responses)")
         #expect(f.kept() == ["dav: phone/2024/summer/beach.png"], "\(f.kept())")
         #expect(listedNames(put[1]) == ["beach.png"])

@@ -8,6 +8,7 @@ import PTKSystem
 import PTKTestSupport
 import PTKTransport
 import PTKTrust
+
 @testable import PTKWebDoor
 
 /// The web port's door alone (the web interface with its WebDAV door at /dav/), driven without
@@ -33,18 +34,28 @@ final class DoorFixture {
         adjust(&c)
         // What ptkd makes before its doors (Daemon.init), as the web port's door sees it.
         try makeDirectories(c.effectiveStateDirectory, mode: 0o755)
-        let store = try PhotoStore(settings: StoreSettings(directory: c.effectiveDirectory, minFree: c.minFree,
-                                                           partialMaxAge: c.partialMaxAge, fileMode: c.fileMode))
-        let library = c.library
-            ? LibraryIndexer(directory: c.effectiveDirectory, pixelLimit: UInt64(c.thumbnailMaxMegapixels) * 1_000_000, minFree: c.minFree) { _ in }
+        let store = try PhotoStore(
+            settings: StoreSettings(
+                directory: c.effectiveDirectory, minFree: c.minFree,
+                partialMaxAge: c.partialMaxAge, fileMode: c.fileMode))
+        let library =
+            c.library
+            ? LibraryIndexer(
+                directory: c.effectiveDirectory, pixelLimit: UInt64(c.thumbnailMaxMegapixels) * 1_000_000,
+                minFree: c.minFree
+            ) { _ in }
             : nil
         let held = c.duplicates == .skip && c.library ? HeldPhotos(directory: c.effectiveDirectory) : nil
         if let held { store.findHeld = { sha256, size in held.find(sha256: sha256, size: size) } }
-        let arrivals = Arrivals(directory: c.effectiveDirectory, layout: c.layout, trust: TrustStore(directory: c.effectiveStateDirectory),
-                                library: library, held: held, hooks: nil)
-        let listener = try Listener(addresses: [SocketAddress(numericHost: "127.0.0.1", port: 0)!], skipUnavailable: false)
-        web = try WebEndpoint(configuration: WebSettings(c), store: store, arrivals: arrivals, guesses: Guesses(), shutdown: try ShutdownSignal(),
-                              listener: listener)
+        let arrivals = Arrivals(
+            directory: c.effectiveDirectory, layout: c.layout, trust: TrustStore(directory: c.effectiveStateDirectory),
+            library: library, held: held, hooks: nil)
+        let listener = try Listener(
+            addresses: [SocketAddress(numericHost: "127.0.0.1", port: 0)!], skipUnavailable: false)
+        web = try WebEndpoint(
+            configuration: WebSettings(c), store: store, arrivals: arrivals, guesses: Guesses(),
+            shutdown: try ShutdownSignal(),
+            listener: listener)
         if c.library { _ = try PhotoLibrary(directory: root + "/photos", create: true) }
     }
 
@@ -64,19 +75,27 @@ final class DoorFixture {
     }
 
     /// Plays `pieces` (a client's bytes) to the web door on one connection.
-    func web(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close, headOnly: Bool = false,
-             certificate: String? = nil) -> Exchange {
+    func web(
+        _ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
+        headOnly: Bool = false,
+        certificate: String? = nil
+    ) -> Exchange {
         let server = web.httpsServer()
-        return converse(server, web.handler(id: 1, peer: peer), pieces, readSize: readSize, whenEmpty: whenEmpty, headOnly: headOnly,
-                        certificate: certificate)
+        return converse(
+            server, web.handler(id: 1, peer: peer), pieces, readSize: readSize, whenEmpty: whenEmpty,
+            headOnly: headOnly,
+            certificate: certificate)
     }
 
-    private func converse(_ server: HTTPSServer, _ respond: @escaping (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response,
-                          _ pieces: [[UInt8]], readSize: Int, whenEmpty: ScriptedStream.WhenEmpty, headOnly: Bool,
-                          certificate: String?) -> Exchange {
+    private func converse(
+        _ server: HTTPSServer, _ respond: @escaping (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response,
+        _ pieces: [[UInt8]], readSize: Int, whenEmpty: ScriptedStream.WhenEmpty, headOnly: Bool,
+        certificate: String?
+    ) -> Exchange {
         let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
         let http = server.connection(over: stream)
-        let ending = server.conversation.converse(http, certificate: certificate, deadline: .now + .seconds(5), respond: respond)
+        let ending = server.conversation.converse(
+            http, certificate: certificate, deadline: .now + .seconds(5), respond: respond)
         let responses = ParsedResponse.all(in: stream.written, headOnly: headOnly)
         return Exchange(responses: responses, ending: ending, raw: stream.written, stream: stream)
     }

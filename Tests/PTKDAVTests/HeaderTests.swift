@@ -4,9 +4,11 @@ import Testing
 
 @Suite("Depth, Timeout and Overwrite headers", .tags(.unit))
 struct SmallHeaderTests {
-    @Test("Depth values", arguments: [
-        ("0", DAVDepth.zero), ("1", .one), ("infinity", .infinity), ("Infinity", .infinity), (" 1 ", .one),
-    ] as [(String, DAVDepth)])
+    @Test(
+        "Depth values",
+        arguments: [
+            ("0", DAVDepth.zero), ("1", .one), ("infinity", .infinity), ("Infinity", .infinity), (" 1 ", .one),
+        ] as [(String, DAVDepth)])
     func depth(header: String, depth: DAVDepth) {
         #expect(DAVDepth.parse(header, default: .zero) == depth)
     }
@@ -21,11 +23,13 @@ struct SmallHeaderTests {
         #expect(DAVDepth.infinity.headerValue == "infinity")
     }
 
-    @Test("Timeout: first acceptable entry, clamped to the maximum", arguments: [
-        (nil, 600), ("Second-100", 100), ("second-4100000000", 3600), ("Infinite, Second-4100000000", 3600),
-        ("Second-99999999999999999999999", 3600), ("Second-0", 1), ("Extra, Second-30", 30), ("garbage", 600),
-        ("Second-", 600), ("Second-12a, Second-40", 40), ("  Second-5  ", 5), ("Second--5", 600),
-    ] as [(String?, Int)])
+    @Test(
+        "Timeout: first acceptable entry, clamped to the maximum",
+        arguments: [
+            (nil, 600), ("Second-100", 100), ("second-4100000000", 3600), ("Infinite, Second-4100000000", 3600),
+            ("Second-99999999999999999999999", 3600), ("Second-0", 1), ("Extra, Second-30", 30), ("garbage", 600),
+            ("Second-", 600), ("Second-12a, Second-40", 40), ("  Second-5  ", 5), ("Second--5", 600),
+        ] as [(String?, Int)])
     func timeout(header: String?, seconds: Int) {
         #expect(DAVTimeout.seconds(header) == seconds)
     }
@@ -59,8 +63,12 @@ struct IfHeaderTests {
     @Test("10.4.6: two untagged lists with tokens and entity tags")
     func example6() {
         let h = IfHeader.parse(#"(<\#(t1)> ["I am an ETag"]) (["I am another ETag"])"#)
-        #expect(h == IfHeader(lists: [.init(resource: nil, conditions: [tok(t1), tag(#""I am an ETag""#)]),
-                                      .init(resource: nil, conditions: [tag(#""I am another ETag""#)])]))
+        #expect(
+            h
+                == IfHeader(lists: [
+                    .init(resource: nil, conditions: [tok(t1), tag(#""I am an ETag""#)]),
+                    .init(resource: nil, conditions: [tag(#""I am another ETag""#)]),
+                ]))
         #expect(h?.allTokens == [t1])
     }
 
@@ -82,18 +90,24 @@ struct IfHeaderTests {
 
     @Test("10.4.9 and 10.4.10: tagged lists keep their resource for each list that follows")
     func tagged() {
-        let h = IfHeader.parse(#"</resource1> (<\#(t1)> [W/"A weak ETag"]) (["strong ETag"]) <http://www.example.com/specs/> (<\#(t2)>)"#)
-        #expect(h == IfHeader(lists: [
-            .init(resource: "/resource1", conditions: [tok(t1), tag(#"W/"A weak ETag""#)]),
-            .init(resource: "/resource1", conditions: [tag(#""strong ETag""#)]),
-            .init(resource: "http://www.example.com/specs/", conditions: [tok(t2)]),
-        ]))
+        let h = IfHeader.parse(
+            #"</resource1> (<\#(t1)> [W/"A weak ETag"]) (["strong ETag"]) <http://www.example.com/specs/> (<\#(t2)>)"#)
+        #expect(
+            h
+                == IfHeader(lists: [
+                    .init(resource: "/resource1", conditions: [tok(t1), tag(#"W/"A weak ETag""#)]),
+                    .init(resource: "/resource1", conditions: [tag(#""strong ETag""#)]),
+                    .init(resource: "http://www.example.com/specs/", conditions: [tok(t2)]),
+                ]))
     }
 
     @Test("10.4.11 and 10.4.12: entity tags alone")
     func etags() {
-        #expect(IfHeader.parse(#"(["4217"])"#) == IfHeader(lists: [.init(resource: nil, conditions: [tag(#""4217""#)])]))
-        #expect(IfHeader.parse(#"(Not ["4217"])"#) == IfHeader(lists: [.init(resource: nil, conditions: [tag(#""4217""#, not: true)])]))
+        #expect(
+            IfHeader.parse(#"(["4217"])"#) == IfHeader(lists: [.init(resource: nil, conditions: [tag(#""4217""#)])]))
+        #expect(
+            IfHeader.parse(#"(Not ["4217"])"#)
+                == IfHeader(lists: [.init(resource: nil, conditions: [tag(#""4217""#, not: true)])]))
     }
 
     @Test("whitespace: none between lists, tabs, lower-case not")
@@ -102,16 +116,21 @@ struct IfHeaderTests {
         #expect(IfHeader.parse("\t( not\t<a:b> )")?.lists.first?.conditions == [tok("a:b", not: true)])
     }
 
-    @Test("malformed headers are nil", arguments: [
-        "", "   ", "()", "(<a:b>", "<a:b>", "</x> </y> (<a:b>)", "(<a:b>) </x> (<c:d>)", "</x> (<a:b>) (<c:d>) x",
-        "(<>)", "(<a b>)", "([abc])", "([\"abc\")", "([\"a\"b])", "(Nothing <a:b>)", "(Not)", "<a:b> x", "(<a:b>) ,",
-        "[\"x\"]", "(<a<b>)",
-    ])
+    @Test(
+        "malformed headers are nil",
+        arguments: [
+            "", "   ", "()", "(<a:b>", "<a:b>", "</x> </y> (<a:b>)", "(<a:b>) </x> (<c:d>)", "</x> (<a:b>) (<c:d>) x",
+            "(<>)", "(<a b>)", "([abc])", "([\"abc\")", "([\"a\"b])", "(Nothing <a:b>)", "(Not)", "<a:b> x",
+            "(<a:b>) ,",
+            "[\"x\"]", "(<a<b>)",
+        ])
     func malformed(header: String) {
         #expect(IfHeader.parse(header) == nil)
     }
 
-    @Test("at most 100 conditions in all: more, in one list or in many, is nil; tokens named many times are submitted once, in the order first named")
+    @Test(
+        "at most 100 conditions in all: more, in one list or in many, is nil; tokens named many times are submitted once, in the order first named"
+    )
     func bounded() throws {
         let hundred = "(" + (0..<100).map { "<t:\($0)>" }.joined() + ")"
         #expect(IfHeader.parse(hundred)?.allTokens.count == 100)
@@ -132,7 +151,9 @@ struct IfHeaderTests {
             }
         }
         func ev(_ h: String, _ resource: String = "/a") throws -> Bool {
-            try #require(IfHeader.parse(h)).evaluate(requestResource: resource, resolve: { $0.hasPrefix("http://h/dav") ? String($0.dropFirst(12)) : nil }, state: state)
+            try #require(IfHeader.parse(h)).evaluate(
+                requestResource: resource, resolve: { $0.hasPrefix("http://h/dav") ? String($0.dropFirst(12)) : nil },
+                state: state)
         }
         #expect(try ev("(<\(t1)>)"))
         #expect(try !ev("(<\(t2)>)"))

@@ -8,7 +8,11 @@ private func path(_ target: String, prefix: String = "/dav") -> Result<DAVPath, 
 
 @Suite("Paths below the door's prefix", .tags(.unit))
 struct PathTests {
-    @Test("root forms", arguments: ["/dav", "/dav/", "//dav//", "/dav?x=1", "/dav#f", "https://host:8443/dav", "http://host", "HTTP://h/dav/"])
+    @Test(
+        "root forms",
+        arguments: [
+            "/dav", "/dav/", "//dav//", "/dav?x=1", "/dav#f", "https://host:8443/dav", "http://host", "HTTP://h/dav/",
+        ])
     func root(target: String) {
         let prefix = target == "http://host" ? "/" : "/dav"
         #expect(path(target, prefix: prefix) == .success(.root))
@@ -21,20 +25,28 @@ struct PathTests {
         #expect(path("/dav/100%25+x") == .success(DAVPath(["100%+x"])))
         #expect(path("/x", prefix: "/") == .success(DAVPath(["x"])))
         #expect(path("/x", prefix: "") == .success(DAVPath(["x"])))
-        #expect(path("/%64av/x") == .success(DAVPath(["x"])), "an encoded unreserved byte is the same byte (RFC 3986 6.2.2.2)")
+        #expect(
+            path("/%64av/x") == .success(DAVPath(["x"])),
+            "an encoded unreserved byte is the same byte (RFC 3986 6.2.2.2)")
     }
 
-    @Test("refusals", arguments: [
-        ("/dav/..", DAVPathRefusal.dotSegment), ("/dav/a/../../etc", .dotSegment), ("/dav/%2e%2e/x", .dotSegment),
-        ("/dav/%2E./x", .dotSegment), ("/dav/.", .dotSegment), ("/dav/./a", .dotSegment), ("/dav/.%2e", .dotSegment),
-        ("/dav/a%2Fb", .encodedSlash), ("/dav/a%2fb", .encodedSlash), ("/dav/..%2F..%2Fetc", .encodedSlash),
-        ("/dav/a%5Cb", .encodedSlash), ("/dav/a\\b", .encodedSlash),
-        ("/dav/a%00b", .control), ("/dav/a%0Ab", .control), ("/dav/a%7F", .control), ("/dav/a%C2%85", .control),
-        ("/dav/%C3", .badEncoding), ("/dav/%C3%28", .badEncoding), ("/dav/%ED%A0%80", .badEncoding), ("/dav/%C0%AE%C0%AE", .badEncoding),
-        ("/dav/%", .badEncoding), ("/dav/%4", .badEncoding), ("/dav/%zz", .badEncoding),
-        ("/davx/..", .outside), ("/dav../", .outside), ("/davx", .outside), ("/", .outside), ("/other/dav/x", .outside),
-        ("dav/x", .outside), ("*", .outside), ("ftp://host/dav/x", .outside), ("http:/dav/x", .outside), ("http:///dav/x", .outside),
-    ])
+    @Test(
+        "refusals",
+        arguments: [
+            ("/dav/..", DAVPathRefusal.dotSegment), ("/dav/a/../../etc", .dotSegment), ("/dav/%2e%2e/x", .dotSegment),
+            ("/dav/%2E./x", .dotSegment), ("/dav/.", .dotSegment), ("/dav/./a", .dotSegment),
+            ("/dav/.%2e", .dotSegment),
+            ("/dav/a%2Fb", .encodedSlash), ("/dav/a%2fb", .encodedSlash), ("/dav/..%2F..%2Fetc", .encodedSlash),
+            ("/dav/a%5Cb", .encodedSlash), ("/dav/a\\b", .encodedSlash),
+            ("/dav/a%00b", .control), ("/dav/a%0Ab", .control), ("/dav/a%7F", .control), ("/dav/a%C2%85", .control),
+            ("/dav/%C3", .badEncoding), ("/dav/%C3%28", .badEncoding), ("/dav/%ED%A0%80", .badEncoding),
+            ("/dav/%C0%AE%C0%AE", .badEncoding),
+            ("/dav/%", .badEncoding), ("/dav/%4", .badEncoding), ("/dav/%zz", .badEncoding),
+            ("/davx/..", .outside), ("/dav../", .outside), ("/davx", .outside), ("/", .outside),
+            ("/other/dav/x", .outside),
+            ("dav/x", .outside), ("*", .outside), ("ftp://host/dav/x", .outside), ("http:/dav/x", .outside),
+            ("http:///dav/x", .outside),
+        ])
     func refused(target: String, refusal: DAVPathRefusal) {
         #expect(path(target) == .failure(refusal))
     }
@@ -50,19 +62,24 @@ struct PathTests {
         let six = Array(repeating: String(repeating: "b", count: 200), count: 6)
         #expect(path("/dav/" + six.joined(separator: "/")) == .failure(.tooLong))
         #expect(path("/dav/" + String(repeating: "%41", count: 10_000)) == .failure(.tooLong))
-        #expect(path("/dav/" + String(repeating: "é", count: 127)) == .success(DAVPath([String(repeating: "é", count: 127)])))
+        #expect(
+            path("/dav/" + String(repeating: "é", count: 127))
+                == .success(DAVPath([String(repeating: "é", count: 127)])))
         #expect(path("/dav/" + String(repeating: "é", count: 128)) == .failure(.tooLong))
     }
 
     @Test("Destination: same host (case-insensitive, port included), http or https, or an absolute path")
     func destination() {
-        #expect(DAVPath.destination("https://Photos.local:8443/dav/a%20b", prefix: "/dav", host: "photos.LOCAL:8443") == .success(DAVPath(["a b"])))
+        #expect(
+            DAVPath.destination("https://Photos.local:8443/dav/a%20b", prefix: "/dav", host: "photos.LOCAL:8443")
+                == .success(DAVPath(["a b"])))
         #expect(DAVPath.destination("/dav/x", prefix: "/dav", host: nil) == .success(DAVPath(["x"])))
         #expect(DAVPath.destination(" /dav/x ", prefix: "/dav", host: "h") == .success(DAVPath(["x"])))
         for (header, host) in [
             ("https://evil.example/dav/x", "photos.local:8443"), ("https://photos.local/dav/x", "photos.local:8443"),
             ("https://photos.local:8443/dav/x", nil), ("https://user@photos.local:8443/dav/x", "photos.local:8443"),
-            ("ftp://photos.local:8443/dav/x", "photos.local:8443"), ("https://photos.local:8443/davx/x", "photos.local:8443"),
+            ("ftp://photos.local:8443/dav/x", "photos.local:8443"),
+            ("https://photos.local:8443/davx/x", "photos.local:8443"),
             ("//evil.example/dav/x", "photos.local:8443"),
         ] as [(String, String?)] {
             #expect(DAVPath.destination(header, prefix: "/dav", host: host) == .failure(.outside), "\(header)")
@@ -70,7 +87,9 @@ struct PathTests {
         #expect(DAVPath.destination("https://h/dav/%2e%2e/x", prefix: "/dav", host: "h") == .failure(.dotSegment))
     }
 
-    @Test("a query, a fragment and an authority end at their byte, a combining mark after it or not; found by fuzz target webdav")
+    @Test(
+        "a query, a fragment and an authority end at their byte, a combining mark after it or not; found by fuzz target webdav"
+    )
     func combiningMarks() {
         #expect(path("/dav/a?\u{301}b/c") == .success(DAVPath(["a"])))
         #expect(path("/dav/a#\u{301}") == .success(DAVPath(["a"])))
@@ -78,15 +97,21 @@ struct PathTests {
         #expect(path("http://h/\u{301}x", prefix: "/") == .success(DAVPath(["\u{301}x"])))
         // The authority is "h", whatever Host claims beyond it.
         #expect(DAVPath.destination("http://h/\u{301}dav/x", prefix: "/", host: "h/\u{301}dav") == .failure(.outside))
-        #expect(DAVPath.destination("http://h/\u{301}dav/x", prefix: "/", host: "h") == .success(DAVPath(["\u{301}dav", "x"])))
+        #expect(
+            DAVPath.destination("http://h/\u{301}dav/x", prefix: "/", host: "h")
+                == .success(DAVPath(["\u{301}dav", "x"])))
         // Host and authority are compared byte for byte: "é" and "e" + U+0301 are two hosts.
-        #expect(DAVPath.destination("http://caf\u{E9}/dav/x", prefix: "/dav", host: "cafe\u{301}") == .failure(.outside))
+        #expect(
+            DAVPath.destination("http://caf\u{E9}/dav/x", prefix: "/dav", host: "cafe\u{301}") == .failure(.outside))
     }
 
-    @Test("href round trip for awkward names", arguments: [
-        ["a b.jpg"], ["100%.png"], ["#1?.jpg"], ["写真", "東京 2026"], ["e\u{301}te\u{301}.heic"], ["été.heic"], ["a;b=c&d'e+f"],
-        ["~x", "(1)", "!$*,=:@"], ["emoji 👨‍👩‍👧.png"], ["<&>\""],
-    ])
+    @Test(
+        "href round trip for awkward names",
+        arguments: [
+            ["a b.jpg"], ["100%.png"], ["#1?.jpg"], ["写真", "東京 2026"], ["e\u{301}te\u{301}.heic"], ["été.heic"],
+            ["a;b=c&d'e+f"],
+            ["~x", "(1)", "!$*,=:@"], ["emoji 👨‍👩‍👧.png"], ["<&>\""],
+        ])
     func hrefRoundTrip(components: [String]) throws {
         let p = DAVPath(components)
         for collection in [false, true] {
@@ -125,24 +150,31 @@ struct PathTests {
         #expect(DAVPath.root.parent == nil && DAVPath.root.name == nil && DAVPath.root.isRoot)
         #expect(DAVPath(["a", "b"]).appending("c.jpg") == p)
         #expect(DAVPath(["a"]).isAncestor(of: p) && DAVPath.root.isAncestor(of: p))
-        #expect(!p.isAncestor(of: p) && !DAVPath(["a", "c"]).isAncestor(of: p) && !DAVPath(["ab"]).isAncestor(of: DAVPath(["a", "b"])))
+        #expect(
+            !p.isAncestor(of: p) && !DAVPath(["a", "c"]).isAncestor(of: p)
+                && !DAVPath(["ab"]).isAncestor(of: DAVPath(["a", "b"])))
         #expect(p.string == "a/b/c.jpg" && DAVPath.root.string == "")
     }
 }
 
 @Suite("Name kinds", .tags(.unit))
 struct NameKindTests {
-    @Test("sidecars of macOS and Windows, any case", arguments: [
-        "._IMG_0001.jpg", "._", ".DS_Store", ".ds_store", ".localized", "Thumbs.db", "THUMBS.DB", "desktop.ini", "Desktop.ini",
-        ".Trashes", ".Spotlight-V100", ".fseventsd", ".TemporaryItems", ".metadata_never_index", "ehthumbs.db", ".apdisk",
-        "._\u{301}x.jpg",
-    ])
+    @Test(
+        "sidecars of macOS and Windows, any case",
+        arguments: [
+            "._IMG_0001.jpg", "._", ".DS_Store", ".ds_store", ".localized", "Thumbs.db", "THUMBS.DB", "desktop.ini",
+            "Desktop.ini",
+            ".Trashes", ".Spotlight-V100", ".fseventsd", ".TemporaryItems", ".metadata_never_index", "ehthumbs.db",
+            ".apdisk",
+            "._\u{301}x.jpg",
+        ])
     func sidecar(name: String) {
         #expect(DAVName.kind(name) == .sidecar)
     }
 
-    @Test("hidden: any other dotted name, a combining mark after the dot too (found by fuzz target webdav)",
-          arguments: [".ptk", ".incoming", ".git", ".", "..", ".hidden.jpg", ".DS_Store2", ".\u{301}ptk", ".\u{20DD}"])
+    @Test(
+        "hidden: any other dotted name, a combining mark after the dot too (found by fuzz target webdav)",
+        arguments: [".ptk", ".incoming", ".git", ".", "..", ".hidden.jpg", ".DS_Store2", ".\u{301}ptk", ".\u{20DD}"])
     func hidden(name: String) {
         #expect(DAVName.kind(name) == .hidden)
     }

@@ -14,7 +14,8 @@ private final class ListeningDoorStub: Door, @unchecked Sendable {
     let listener: Listener
     init(_ name: String, _ hosts: [String]) throws {
         self.name = name
-        listener = try Listener(addresses: hosts.map { SocketAddress(numericHost: $0, port: 0)! }, skipUnavailable: true)
+        listener = try Listener(
+            addresses: hosts.map { SocketAddress(numericHost: $0, port: 0)! }, skipUnavailable: true)
     }
     func serve(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {
         socket.close()
@@ -26,11 +27,15 @@ private final class ListeningDoorStub: Door, @unchecked Sendable {
 struct ListeningRecordTests {
     @Test("each address of each door, under the door's name, in the doors' order; the file is written and removed")
     func doors() throws {
-        let doors = try [ListeningDoorStub("v1", ["127.0.0.1"]), ListeningDoorStub("inbox", ["127.0.0.1", "::1"]),
-                         ListeningDoorStub("web", ["127.0.0.1"])]
+        let doors = try [
+            ListeningDoorStub("v1", ["127.0.0.1"]), ListeningDoorStub("inbox", ["127.0.0.1", "::1"]),
+            ListeningDoorStub("web", ["127.0.0.1"]),
+        ]
         defer { for door in doors { door.stop() } }
         let listed = ListeningRecord.doors(doors)
-        let expected = doors.flatMap { door in door.listener.addresses.map { ListeningDoor(door: door.name, address: $0.host, port: $0.port) } }
+        let expected = doors.flatMap { door in
+            door.listener.addresses.map { ListeningDoor(door: door.name, address: $0.host, port: $0.port) }
+        }
         #expect(listed == expected)
         #expect(listed.map(\.door).first == "v1" && listed.map(\.door).last == "web")
         #expect(Set(listed.filter { $0.door == "inbox" }.map(\.port)) == [doors[1].listener.port])

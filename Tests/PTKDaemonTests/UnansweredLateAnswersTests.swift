@@ -7,6 +7,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKTransport
 import Testing
+
 @testable import PTKDaemon
 @testable import PTKV1Door
 
@@ -30,20 +31,25 @@ struct UnansweredLateAnswersTests {
 
     static func serve(_ stream: ScriptedStream, _ f: DaemonFixture) throws {
         let settings = ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2)
-        let driver = ReceiverDriver(id: 9, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
-                                    peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: f.daemon.store,
-                                    arrivals: f.daemon.arrivals, settings: settings, shutdown: try ShutdownSignal(),
-                                    handshakeDeadline: .now + .seconds(5))
+        let driver = ReceiverDriver(
+            id: 9, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
+            peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: f.daemon.store,
+            arrivals: f.daemon.arrivals, settings: settings, shutdown: try ShutdownSignal(),
+            handshakeDeadline: .now + .seconds(5))
         driver.run()
     }
 
-    @Test("closing right after DONE, or sending ERROR: the photo published reaches the held index, the hook's queue and the library with its sender", arguments: [nil, Frame.error(Problem(code: "timeout", message: "no SAVED"))])
+    @Test(
+        "closing right after DONE, or sending ERROR: the photo published reaches the held index, the hook's queue and the library with its sender",
+        arguments: [nil, Frame.error(Problem(code: "timeout", message: "no SAVED"))])
     func recorded(ending: Frame?) throws {
         let f = try Self.receiver()
         let bytes = makePNG(size: 30_000, seed: 91)
         let stream = impatientSender("lost0.png", bytes, then: ending)
         try Self.serve(stream, f)
-        #expect(!stream.written.contains { if case .saved = $0 { true } else { false } }, "the sender was gone before SAVED")
+        #expect(
+            !stream.written.contains { if case .saved = $0 { true } else { false } }, "the sender was gone before SAVED"
+        )
         #expect(f.kept() == ["lost0.png"])
         #expect(f.daemon.arrivals.heldPhoto(sha256: SHA256.hex(of: bytes), size: Int64(bytes.count)) == "lost0.png")
         let queue = readFile(f.root + "/state/hooks/queue").map { String(decoding: $0, as: UTF8.self) } ?? ""
@@ -64,7 +70,10 @@ struct UnansweredLateAnswersTests {
         let again = impatientSender("lost0.png", bytes, then: .bye)
         try Self.serve(again, f)
         let saved = again.written.compactMap { if case .saved(let s) = $0 { s } else { nil } }
-        #expect(saved == [Saved(name: "lost0.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), duplicate: true)], "\(again.written)")
+        #expect(
+            saved == [
+                Saved(name: "lost0.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), duplicate: true)
+            ], "\(again.written)")
         #expect(f.kept() == ["lost0.png"])
     }
 }

@@ -4,9 +4,12 @@ import Testing
 
 @Suite("Base64 decoding (RFC 4648 §4, padded)", .tags(.unit))
 struct Base64Tests {
-    @Test("the RFC 4648 test vectors decode to their text", arguments: [
-        ("", ""), ("Zg==", "f"), ("Zm8=", "fo"), ("Zm9v", "foo"), ("Zm9vYg==", "foob"), ("Zm9vYmE=", "fooba"), ("Zm9vYmFy", "foobar"),
-    ])
+    @Test(
+        "the RFC 4648 test vectors decode to their text",
+        arguments: [
+            ("", ""), ("Zg==", "f"), ("Zm8=", "fo"), ("Zm9v", "foo"), ("Zm9vYg==", "foob"), ("Zm9vYmE=", "fooba"),
+            ("Zm9vYmFy", "foobar"),
+        ])
     func vectors(encoded: String, text: String) {
         #expect(base64Decoded(encoded) == Array(text.utf8))
     }
@@ -20,23 +23,29 @@ struct Base64Tests {
         #expect(base64Decoded("/zph") == [0xFF, 0x3A, 0x61])
     }
 
-    @Test("text that is not whole groups of four is nil: missing or partial padding", arguments: [
-        "Z", "Zg", "Zg=", "Zm8", "Zm9vY", "Zm9vYg", "Zm9vYg=", "Zm9vYmFyZ",
-    ])
+    @Test(
+        "text that is not whole groups of four is nil: missing or partial padding",
+        arguments: [
+            "Z", "Zg", "Zg=", "Zm8", "Zm9vY", "Zm9vYg", "Zm9vYg=", "Zm9vYmFyZ",
+        ])
     func wrongLength(text: String) {
         #expect(base64Decoded(text) == nil)
     }
 
-    @Test("more than two padding characters, or padding anywhere but the end, is nil", arguments: [
-        "====", "Z===", "=Zg=", "Zg=a", "Z=g=", "Zg==Zg==", "Zm9v====", "Zm8=Zm9v", "=AAA",
-    ])
+    @Test(
+        "more than two padding characters, or padding anywhere but the end, is nil",
+        arguments: [
+            "====", "Z===", "=Zg=", "Zg=a", "Z=g=", "Zg==Zg==", "Zm9v====", "Zm8=Zm9v", "=AAA",
+        ])
     func badPadding(text: String) {
         #expect(base64Decoded(text) == nil)
     }
 
-    @Test("characters outside the alphabet are nil: URL-safe, spaces, line breaks, NUL, non-ASCII", arguments: [
-        "Zm-_", "Zm9v Zm9v", "Zm9v\r\nZm9v", " Zm9v", "Zm9v\n", "Zm\u{0}v", "Zm9\u{E9}", "Zm.v", "Zm9v\t", "Zg%3D",
-    ])
+    @Test(
+        "characters outside the alphabet are nil: URL-safe, spaces, line breaks, NUL, non-ASCII",
+        arguments: [
+            "Zm-_", "Zm9v Zm9v", "Zm9v\r\nZm9v", " Zm9v", "Zm9v\n", "Zm\u{0}v", "Zm9\u{E9}", "Zm.v", "Zm9v\t", "Zg%3D",
+        ])
     func badCharacters(text: String) {
         #expect(base64Decoded(text) == nil)
     }

@@ -35,7 +35,9 @@ struct FileHashTests {
         defer { removeTree(dir) }
         let fd = try file()
         defer { fd.close() }
-        #expect(SHA256.hex(ofFile: fd, size: Int64(bytes.count) + 1) == .failure(.sizeChanged(expected: Int64(bytes.count) + 1, now: Int64(bytes.count))))
+        #expect(
+            SHA256.hex(ofFile: fd, size: Int64(bytes.count) + 1)
+                == .failure(.sizeChanged(expected: Int64(bytes.count) + 1, now: Int64(bytes.count))))
         var asked = 0
         // Truncated after the first MiB: the map's next range is no longer in the file.
         let result = SHA256.hex(ofFile: fd, size: Int64(bytes.count)) {
@@ -43,7 +45,10 @@ struct FileHashTests {
             if asked == 2 { _ = truncateFile(self.dir + "/f", to: 100) }
             return false
         }
-        guard case .failure(let failure) = result, failure != .cancelled else { Issue.record("\(result)"); return }
+        guard case .failure(let failure) = result, failure != .cancelled else {
+            Issue.record("\(result)")
+            return
+        }
     }
 
     @Test("cancelled is asked before every MiB, and stops the hash")
@@ -52,7 +57,11 @@ struct FileHashTests {
         let fd = try file()
         defer { fd.close() }
         var asked = 0
-        #expect(SHA256.hex(ofFile: fd) { asked += 1; return asked == 3 } == .failure(.cancelled))
+        #expect(
+            SHA256.hex(ofFile: fd) {
+                asked += 1
+                return asked == 3
+            } == .failure(.cancelled))
         #expect(asked == 3)
     }
 }

@@ -35,12 +35,16 @@ private final class FakeDoor: Door, @unchecked Sendable {
     var stopped: Int { lock.withLock { stops } }
 
     /// A client's connection to this door.
-    func connect() throws -> FileDescriptor { try Socket.connect(to: listener.addresses[0], deadline: .now + .seconds(5)) }
+    func connect() throws -> FileDescriptor {
+        try Socket.connect(to: listener.addresses[0], deadline: .now + .seconds(5))
+    }
 }
 
 @Suite("The accept loop over every door, and the doors' stop", .tags(.unit))
 struct AcceptLoopTests {
-    @Test("each connection goes to the door whose socket accepted it, whichever door it is; the loop returns nil once shutdown is asked")
+    @Test(
+        "each connection goes to the door whose socket accepted it, whichever door it is; the loop returns nil once shutdown is asked"
+    )
     func dispatch() throws {
         let doors = try ["v1", "localsend", "web"].map(FakeDoor.init)
         let shutdown = try ShutdownSignal()
@@ -75,7 +79,9 @@ struct AcceptLoopTests {
         for door in doors { door.listener.close() }
     }
 
-    @Test("stopping the doors stops each once and waits for the connections' threads; one that outlives the deadline makes it late")
+    @Test(
+        "stopping the doors stops each once and waits for the connections' threads; one that outlives the deadline makes it late"
+    )
     func stopDoors() throws {
         let doors = try ["v1", "web"].map(FakeDoor.init)
         let threads = ThreadGroup()
@@ -98,7 +104,10 @@ struct AcceptLoopTests {
         final class Plain: Door, @unchecked Sendable {
             let name = "plain"
             let listener: Listener
-            init() throws { listener = try Listener(addresses: [SocketAddress(numericHost: "127.0.0.1", port: 0)!], skipUnavailable: false) }
+            init() throws {
+                listener = try Listener(
+                    addresses: [SocketAddress(numericHost: "127.0.0.1", port: 0)!], skipUnavailable: false)
+            }
             func serve(_ socket: FileDescriptor, displacer: FileDescriptor, peer: SocketAddress) {}
         }
         let door = try Plain()
@@ -112,11 +121,15 @@ struct AcceptLoopTests {
 struct AdmissionTests {
     private func descriptor() throws -> FileDescriptor { try FileDescriptor.open("/dev/null", flags: [.readOnly]) }
 
-    @Test("slots are taken and released with their count reported; an address over its limit is refused without joining the line; the whole receiver full joins it")
+    @Test(
+        "slots are taken and released with their count reported; an address over its limit is refused without joining the line; the whole receiver full joins it"
+    )
     func slots() throws {
         let reports = Lock()
         nonisolated(unsafe) var counts: [Int] = []
-        let admission = Admission(maxSessions: 1, perAddress: 1, handshakeTimeout: .seconds(1)) { n in reports.withLock { counts.append(n) } }
+        let admission = Admission(maxSessions: 1, perAddress: 1, handshakeTimeout: .seconds(1)) { n in
+            reports.withLock { counts.append(n) }
+        }
         let (first, none) = admission.takeSlot(try descriptor(), "192.0.2.1")
         #expect(none == nil)
         #expect(admission.count == 1)

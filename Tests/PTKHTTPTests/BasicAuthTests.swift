@@ -55,8 +55,9 @@ final class AuthDoor {
     var auth: BasicAuth<String, TestLimiter> {
         let verifier = self.verifier
         let guesses = self.guesses
-        return BasicAuth(realm: "ptk photos", throttle: throttle, verify: { verifier.verify($0, $1) },
-                         failed: { guesses.add("wrong from \($0)") }, spent: { [unowned self] in self.spent })
+        return BasicAuth(
+            realm: "ptk photos", throttle: throttle, verify: { verifier.verify($0, $1) },
+            failed: { guesses.add("wrong from \($0)") }, spent: { [unowned self] in self.spent })
     }
 
     static let routes: RouteTable<AuthContext> = {
@@ -65,7 +66,8 @@ final class AuthDoor {
             c.notes.add("dav \(r.head.method) \(r.head.target)")
             return .bytes(.ok, Array("ok".utf8), type: "text/plain")
         }
-        r.add([.put], "/dav/{name}", captures: ["name": PathCapture { _ in true }], traits: .body) { r, c throws(HTTPError) in
+        r.add([.put], "/dav/{name}", captures: ["name": PathCapture { _ in true }], traits: .body) {
+            r, c throws(HTTPError) in
             let body = try r.body.collect(limit: 1 << 20)
             c.notes.add("put \(r.head.method) \(r.head.target) body=\(String(decoding: body, as: UTF8.self))")
             return .bytes(.ok, Array("ok".utf8), type: "text/plain")
@@ -92,19 +94,25 @@ final class AuthDoor {
     }()
 
     /// The door's responder; `budget` bounds its lines and adds the request log's.
-    func responder(notes: Notes, kind: String = "web", budget: LogBudget? = nil, log: Notes? = nil) -> HTTPResponder<AuthContext> {
+    func responder(notes: Notes, kind: String = "web", budget: LogBudget? = nil, log: Notes? = nil) -> HTTPResponder<
+        AuthContext
+    > {
         let lines = log ?? self.log
-        return HTTPResponder(routes: Self.routes, middleware: Self.middleware, kind: kind, logBudget: budget, requestLog: budget,
-                             log: { lines.add($0) }, context: { _ in AuthContext(door: self, notes: notes) },
-                             renderError: { _, status, message, headers in
-                                 let response = Response.bytes(status, Array((message + "\n").utf8), type: "text/plain; charset=utf-8", headers: headers)
-                                 return status == .tooManyRequests ? response.closing() : response
-                             })
+        return HTTPResponder(
+            routes: Self.routes, middleware: Self.middleware, kind: kind, logBudget: budget, requestLog: budget,
+            log: { lines.add($0) }, context: { _ in AuthContext(door: self, notes: notes) },
+            renderError: { _, status, message, headers in
+                let response = Response.bytes(
+                    status, Array((message + "\n").utf8), type: "text/plain; charset=utf-8", headers: headers)
+                return status == .tooManyRequests ? response.closing() : response
+            })
     }
 
     /// Serves `text`; what the context noted, the responses, how it ended, the connection.
-    func run(_ text: String, peer: SocketAddress = testPeer) -> (notes: [String], responses: [ParsedResponse], end: String, http: HTTPConnection,
-                                                                 stream: ScriptedHTTPStream) {
+    func run(_ text: String, peer: SocketAddress = testPeer) -> (
+        notes: [String], responses: [ParsedResponse], end: String, http: HTTPConnection,
+        stream: ScriptedHTTPStream
+    ) {
         let ctx = Notes()
         let (stream, http) = connection(text)
         http.onStage = { [unowned self] stage in self.stages.append(stage) }
@@ -117,7 +125,9 @@ final class AuthDoor {
 
 @Suite("BasicAuth: HTTP Basic credentials, counted per address", .tags(.unit))
 struct BasicAuthTests {
-    @Test("no Authorization is 401 with the Basic challenge, for OPTIONS and PROPFIND too; nothing is counted", arguments: ["GET", "OPTIONS", "PROPFIND"])
+    @Test(
+        "no Authorization is 401 with the Basic challenge, for OPTIONS and PROPFIND too; nothing is counted",
+        arguments: ["GET", "OPTIONS", "PROPFIND"])
     func challenge(method: String) throws {
         let door = AuthDoor()
         let run = door.run("\(method) /dav HTTP/1.1\r\nHost: h\r\n\r\nGET /status HTTP/1.1\r\n\r\n")
@@ -148,10 +158,13 @@ struct BasicAuthTests {
         #expect(!text.contains("user name"))
     }
 
-    @Test("credentials that are not credentials are 401 without a check or a count", arguments: [
-        "Basic !!!!", "Basic YWxpY2VzZWNyZXQ=", "Basic /zph", "Basic YTr/", "Bearer YWxpY2U6czNjcmV0OnBhc3M=", "Basic", "Basic YWxpY2U6czNjcmV0OnBhc3M",
-        "YWxpY2U6czNjcmV0OnBhc3M=", "Basic YWxpY2U6czNjcmV0OnBhc3M= extra",
-    ])
+    @Test(
+        "credentials that are not credentials are 401 without a check or a count",
+        arguments: [
+            "Basic !!!!", "Basic YWxpY2VzZWNyZXQ=", "Basic /zph", "Basic YTr/", "Bearer YWxpY2U6czNjcmV0OnBhc3M=",
+            "Basic", "Basic YWxpY2U6czNjcmV0OnBhc3M",
+            "YWxpY2U6czNjcmV0OnBhc3M=", "Basic YWxpY2U6czNjcmV0OnBhc3M= extra",
+        ])
     func malformed(header: String) {
         let door = AuthDoor()
         let run = door.run("GET /dav HTTP/1.1\r\nAuthorization: \(header)\r\n\r\n")
@@ -161,7 +174,9 @@ struct BasicAuthTests {
         #expect(door.wrongCount == nil)
     }
 
-    @Test("while the receiver's budget of guesses is spent a wrong password is 429 and not counted; a right one passes and is not told")
+    @Test(
+        "while the receiver's budget of guesses is spent a wrong password is 429 and not counted; a right one passes and is not told"
+    )
     func spentBudget() {
         let door = AuthDoor()
         #expect(door.run("GET /dav HTTP/1.1\r\n\(rightAuth)\r\n").responses.map(\.status) == [200])
@@ -188,12 +203,16 @@ struct BasicAuthTests {
         #expect(door.log.items == ["web 7 from 192.0.2.7:40000: wrong password for \"alice\"; answered 401"])
     }
 
-    @Test("the third wrong password locks the address: the next request, even with the right password, is 429 and not checked")
+    @Test(
+        "the third wrong password locks the address: the next request, even with the right password, is 429 and not checked"
+    )
     func lockout() throws {
         let door = AuthDoor()
         for _ in 0..<3 { _ = door.run("GET /dav HTTP/1.1\r\n\(wrongAuth)\r\n") }
         #expect(door.verifier.calls == 3)
-        #expect(door.log.items.last == "web 7 from 192.0.2.7:40000: wrong password for \"alice\"; 192.0.2.7 must wait; answered 401")
+        #expect(
+            door.log.items.last
+                == "web 7 from 192.0.2.7:40000: wrong password for \"alice\"; 192.0.2.7 must wait; answered 401")
         let run = door.run("GET /dav HTTP/1.1\r\n\(rightAuth)\r\nGET /status HTTP/1.1\r\n\r\n")
         let r = try #require(run.responses.first)
         #expect(r.status == 429)
@@ -203,7 +222,8 @@ struct BasicAuthTests {
         #expect(run.notes.isEmpty)
         #expect(door.verifier.calls == 3)
         #expect(door.stages.isEmpty)
-        let other = door.run("GET /dav HTTP/1.1\r\n\(rightAuth)\r\n", peer: SocketAddress(numericHost: "192.0.2.8", port: 1)!)
+        let other = door.run(
+            "GET /dav HTTP/1.1\r\n\(rightAuth)\r\n", peer: SocketAddress(numericHost: "192.0.2.8", port: 1)!)
         #expect(other.responses.map(\.status) == [200])
     }
 
@@ -220,12 +240,16 @@ struct BasicAuthTests {
         #expect(door.verifier.calls == 3)
     }
 
-    @Test("the scheme is case-insensitive and spaces around the credentials are ignored", arguments: [
-        "Basic YWxpY2U6czNjcmV0OnBhc3M=", "basic YWxpY2U6czNjcmV0OnBhc3M=", "BASIC YWxpY2U6czNjcmV0OnBhc3M=", "Basic    YWxpY2U6czNjcmV0OnBhc3M=   ",
-    ])
+    @Test(
+        "the scheme is case-insensitive and spaces around the credentials are ignored",
+        arguments: [
+            "Basic YWxpY2U6czNjcmV0OnBhc3M=", "basic YWxpY2U6czNjcmV0OnBhc3M=", "BASIC YWxpY2U6czNjcmV0OnBhc3M=",
+            "Basic    YWxpY2U6czNjcmV0OnBhc3M=   ",
+        ])
     func schemeAndSpaces(header: String) {
         let door = AuthDoor()
-        #expect(door.run("GET /dav HTTP/1.1\r\nAuthorization: \(header)\r\n\r\n").notes == ["keep alice", "dav GET /dav"])
+        #expect(
+            door.run("GET /dav HTTP/1.1\r\nAuthorization: \(header)\r\n\r\n").notes == ["keep alice", "dav GET /dav"])
     }
 
     @Test("a 401 to a request with a body closes the connection (the body is not read); without one it keeps it")
@@ -268,8 +292,11 @@ struct BasicAuthTests {
         #expect(pair("Basic YWxpY2U6") == "alice|")
         #expect(pair("Basic Ojo=") == "|:")
         #expect(pair("Basic w6ltaWxlOnDDpHNz") == "\u{E9}mile|p\u{E4}ss")
-        for bad: String? in [nil, "", "Basic", "Basic ", "Bearer YWxpY2U6c2VjcmV0", "Basic YWxpY2VzZWNyZXQ=", "Basic /zph", "Basic YTr/",
-                             "Basic YWxpY2U6c2VjcmV0=", "Basic YWxp Y2U6c2VjcmV0", "BasicYWxpY2U6c2VjcmV0", "Basic ====", "Digest YWxpY2U6c2VjcmV0"] {
+        for bad: String? in [
+            nil, "", "Basic", "Basic ", "Bearer YWxpY2U6c2VjcmV0", "Basic YWxpY2VzZWNyZXQ=", "Basic /zph", "Basic YTr/",
+            "Basic YWxpY2U6c2VjcmV0=", "Basic YWxp Y2U6c2VjcmV0", "BasicYWxpY2U6c2VjcmV0", "Basic ====",
+            "Digest YWxpY2U6c2VjcmV0",
+        ] {
             #expect(pair(bad) == nil, "\(bad ?? "nil")")
         }
     }

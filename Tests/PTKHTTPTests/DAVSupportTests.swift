@@ -25,7 +25,9 @@ struct DAVSupportTests {
         let r = davRoutes()
         #expect(describe(r.match(method: "PROPFIND", target: "/dav")) == "found /dav/{path*} path=")
         #expect(describe(r.match(method: "PROPFIND", target: "/dav/")) == "found /dav/{path*} path=")
-        #expect(describe(r.match(method: "PROPFIND", target: "/dav/a/b%2Fc/d.png?x=1")) == "found /dav/{path*} path=a/b%2Fc/d.png")
+        #expect(
+            describe(r.match(method: "PROPFIND", target: "/dav/a/b%2Fc/d.png?x=1"))
+                == "found /dav/{path*} path=a/b%2Fc/d.png")
         #expect(describe(r.match(method: "GET", target: "/dav/../etc")) == "found /dav/{path*} path=../etc")
         #expect(describe(r.match(method: "GET", target: "/davx/a")) == "404")
         #expect(describe(r.match(method: "GET", target: "/")) == "404")
@@ -33,11 +35,14 @@ struct DAVSupportTests {
         #expect(describe(r.match(method: "GET", target: "/other")) == "found /other")
     }
 
-    @Test("Expect: 100-continue is answered when the body is first read, once, and not when the request is refused first")
+    @Test(
+        "Expect: 100-continue is answered when the body is first read, once, and not when the request is refused first")
     func continueOnce() throws {
         let body = Array("hello".utf8)
         let head = Array("PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n".utf8)
-        let stream = ScriptedHTTPStream([head, body, Array("GET /y HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n".utf8)])
+        let stream = ScriptedHTTPStream([
+            head, body, Array("GET /y HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n".utf8),
+        ])
         let http = HTTPConnection(stream: stream, kind: .request)
         _ = try #require(try http.nextHead(deadline: soon()))
         #expect(stream.written.isEmpty)
@@ -54,7 +59,9 @@ struct DAVSupportTests {
         #expect(!rest.contains("100 Continue"), "\(rest)")
     }
 
-    @Test("an HTTP/1.0 request's Expect: 100-continue is ignored (RFC 9110 10.1.1): its body is read with no 100 before the answer")
+    @Test(
+        "an HTTP/1.0 request's Expect: 100-continue is ignored (RFC 9110 10.1.1): its body is read with no 100 before the answer"
+    )
     func noContinueForHTTP10() throws {
         let body = Array("hello".utf8)
         let head = Array("PUT /x HTTP/1.0\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n".utf8)
@@ -66,10 +73,14 @@ struct DAVSupportTests {
         #expect(stream.written.isEmpty, "\(String(decoding: stream.written, as: UTF8.self))")
     }
 
-    @Test("through a door: a route reading its body sends 100 Continue first; a middleware refusal before it answers with no 100; HTTP/1.0 never gets one")
+    @Test(
+        "through a door: a route reading its body sends 100 Continue first; a middleware refusal before it answers with no 100; HTTP/1.0 never gets one"
+    )
     func continueThroughDoor() {
         var routes = RouteTable<Notes>()
-        routes.add([.put], "/x", traits: .body) { r, _ throws(HTTPError) in .bytes(.created, try r.body.collect(limit: 10), type: "text/plain") }
+        routes.add([.put], "/x", traits: .body) { r, _ throws(HTTPError) in
+            .bytes(.created, try r.body.collect(limit: 10), type: "text/plain")
+        }
         let check: RouteMiddleware<Notes> = { r, c, next throws(HTTPError) in
             guard r.head.header("authorization") != nil else { throw .status(.unauthorized, "who?") }
             return try next(r, c)
@@ -77,13 +88,20 @@ struct DAVSupportTests {
         let put = "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n"
         let (read, readHTTP) = connection(put + "Authorization: x\r\n\r\nhello")
         #expect(serveValues(testResponder(routes, [check]), readHTTP) == "client closed")
-        #expect(writtenText(read).hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n"), "\(writtenText(read))")
+        #expect(
+            writtenText(read).hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n"), "\(writtenText(read))"
+        )
         #expect(writtenText(read).hasSuffix("\r\n\r\nhello"))
         let (refused, refusedHTTP) = connection(put + "\r\nhello")
         #expect(serveValues(testResponder(routes, [check]), refusedHTTP) == "closed after the answer")
-        #expect(writtenText(refused).hasPrefix("HTTP/1.1 401 ") && !writtenText(refused).contains("100 Continue"), "\(writtenText(refused))")
-        let (old, oldHTTP) = connection("PUT /x HTTP/1.0\r\nExpect: 100-continue\r\nAuthorization: x\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(
+            writtenText(refused).hasPrefix("HTTP/1.1 401 ") && !writtenText(refused).contains("100 Continue"),
+            "\(writtenText(refused))")
+        let (old, oldHTTP) = connection(
+            "PUT /x HTTP/1.0\r\nExpect: 100-continue\r\nAuthorization: x\r\nContent-Length: 5\r\n\r\nhello")
         #expect(serveValues(testResponder(routes, [check]), oldHTTP) == "closed after the answer")
-        #expect(writtenText(old).hasPrefix("HTTP/1.1 201 Created\r\n") && !writtenText(old).contains("100 Continue"), "\(writtenText(old))")
+        #expect(
+            writtenText(old).hasPrefix("HTTP/1.1 201 Created\r\n") && !writtenText(old).contains("100 Continue"),
+            "\(writtenText(old))")
     }
 }

@@ -11,7 +11,9 @@ func head(_ http: HTTPConnection) throws -> HTTPHead {
 }
 
 /// The body as text, read with `limit`.
-func bodyText(_ http: HTTPConnection, limit: Int = 1 << 20, deadline: Duration = .seconds(30)) throws(HTTPError) -> String {
+func bodyText(_ http: HTTPConnection, limit: Int = 1 << 20, deadline: Duration = .seconds(30)) throws(HTTPError)
+    -> String
+{
     String(decoding: try http.readBody(limit: limit, deadline: { .now + deadline }), as: UTF8.self)
 }
 
@@ -19,7 +21,8 @@ func bodyText(_ http: HTTPConnection, limit: Int = 1 << 20, deadline: Duration =
 struct HTTPConnectionReadTests {
     @Test("a Content-Length body is read whole, in one piece or a byte at a time", arguments: [1, 3, 1 << 20])
     func contentLength(readSize: Int) throws {
-        let (_, http) = connection("PUT /p HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello world", readSize: readSize)
+        let (_, http) = connection(
+            "PUT /p HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\nhello world", readSize: readSize)
         let h = try head(http)
         #expect(h.method == "PUT")
         #expect(h.contentLength == 11)
@@ -27,10 +30,13 @@ struct HTTPConnectionReadTests {
         #expect(try http.nextHead(deadline: soon()) == nil)
     }
 
-    @Test("a chunked body of several chunks with extensions is joined, fed a byte at a time or whole", arguments: [1, 2, 1 << 20])
+    @Test(
+        "a chunked body of several chunks with extensions is joined, fed a byte at a time or whole",
+        arguments: [1, 2, 1 << 20])
     func chunked(readSize: Int) throws {
-        let (_, http) = connection("POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                   + "5;name=value\r\nhello\r\n1;a\r\n \r\nA\r\nwonderful \r\n5\r\nworld\r\n0\r\n\r\n", readSize: readSize)
+        let (_, http) = connection(
+            "POST /p HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;name=value\r\nhello\r\n1;a\r\n \r\nA\r\nwonderful \r\n5\r\nworld\r\n0\r\n\r\n", readSize: readSize)
         let h = try head(http)
         #expect(h.chunked)
         #expect(h.contentLength == nil)
@@ -38,16 +44,21 @@ struct HTTPConnectionReadTests {
         #expect(try http.nextHead(deadline: soon()) == nil)
     }
 
-    @Test("a chunk size in upper-case hex ends the body where it should; a trailer after the last chunk is refused 400 (its lines pass no check)")
+    @Test(
+        "a chunk size in upper-case hex ends the body where it should; a trailer after the last chunk is refused 400 (its lines pass no check)"
+    )
     func chunkedTrailer() throws {
         let body = String(repeating: "z", count: 0x1A)
-        let (_, http) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\n\r\n"
-                                   + "GET /next HTTP/1.1\r\n\r\n", readSize: 1)
+        let (_, http) = connection(
+            "POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\n\r\n"
+                + "GET /next HTTP/1.1\r\n\r\n", readSize: 1)
         _ = try head(http)
         #expect(try bodyText(http) == body)
         #expect(try head(http).target == "/next")
         for trailer in ["X-Checksum: 1\r\n", "X-A: 1\n", "X-A: 1\r\n folded\r\n"] {
-            let (_, withTrailer) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\n\(trailer)\r\n", readSize: 1)
+            let (_, withTrailer) = connection(
+                "POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1A\r\n\(body)\r\n0\r\n\(trailer)\r\n",
+                readSize: 1)
             _ = try head(withTrailer)
             #expect(failure { () throws(HTTPError) in try bodyText(withTrailer) } == "refused 400", "\(trailer)")
         }
@@ -56,7 +67,9 @@ struct HTTPConnectionReadTests {
     @Test("a chunked body cut short by a close is .gone, as is one cut by a reset")
     func chunkedCutShort() throws {
         for end in [ScriptedStream.WhenEmpty.close, .reset] {
-            let (_, http) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nwor", readSize: 1, whenEmpty: end)
+            let (_, http) = connection(
+                "POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nwor", readSize: 1,
+                whenEmpty: end)
             _ = try head(http)
             #expect(failure { () throws(HTTPError) in try bodyText(http) } == "gone", "\(end)")
         }
@@ -83,7 +96,8 @@ struct HTTPConnectionReadTests {
     func silentMidBodyIdle() throws {
         let (_, http) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", whenEmpty: .silent)
         _ = try head(http)
-        #expect(failure { () throws(HTTPError) in try bodyText(http, deadline: .seconds(1)) } == "timedOut(partial: true)")
+        #expect(
+            failure { () throws(HTTPError) in try bodyText(http, deadline: .seconds(1)) } == "timedOut(partial: true)")
     }
 
     @Test("a silent client between requests times out as not partial; one silent mid-head as partial")
@@ -109,7 +123,8 @@ struct HTTPConnectionReadTests {
         let (_, http) = connection("PUT /p HTTP/1.1\r\nContent-Length: 6\r\n\r\nhello!")
         _ = try head(http)
         #expect(failure { () throws(HTTPError) in try bodyText(http, limit: 5) } == "refused 413")
-        let (_, chunked) = connection("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", readSize: 1)
+        let (_, chunked) = connection(
+            "POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", readSize: 1)
         _ = try head(chunked)
         #expect(failure { () throws(HTTPError) in try bodyText(chunked, limit: 5) } == "refused 413")
         let (_, exact) = connection("PUT /p HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
@@ -123,7 +138,12 @@ struct HTTPConnectionReadTests {
         _ = try head(http)
         var seen = 0
         let label = failure { () throws(HTTPError) in
-            try http.readBody(deadline: { soon() }, sink: { piece in seen += piece.count; return false }, refusal: { (415, "not that") })
+            try http.readBody(
+                deadline: { soon() },
+                sink: { piece in
+                    seen += piece.count
+                    return false
+                }, refusal: { (415, "not that") })
         }
         #expect(label == "refused 415")
         #expect(seen == 5)
@@ -131,8 +151,9 @@ struct HTTPConnectionReadTests {
 
     @Test("pipelined requests sent in one piece are read one after the other, bodies and all")
     func pipelined() throws {
-        let (_, http) = connection("POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\n\r\nPOST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nde\r\n0\r\n\r\n"
-                                   + "GET /d HTTP/1.1\r\nConnection: close\r\n\r\n")
+        let (_, http) = connection(
+            "POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\n\r\nPOST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nde\r\n0\r\n\r\n"
+                + "GET /d HTTP/1.1\r\nConnection: close\r\n\r\n")
         var seen: [String] = []
         while let h = try http.nextHead(deadline: soon()) {
             seen.append("\(h.method) \(h.target) \(try bodyText(http)) \(h.keepAlive)")
@@ -153,28 +174,33 @@ struct HTTPConnectionReadTests {
 
     @Test("a target over the length limit is 414")
     func targetTooLong() throws {
-        let (_, http) = connection("GET /" + String(repeating: "a", count: HTTPParser.maxTargetBytes) + " HTTP/1.1\r\n\r\n")
+        let (_, http) = connection(
+            "GET /" + String(repeating: "a", count: HTTPParser.maxTargetBytes) + " HTTP/1.1\r\n\r\n")
         #expect(failure { () throws(HTTPError) in try http.nextHead(deadline: soon()) } == "refused 414")
-        let (_, fits) = connection("GET /" + String(repeating: "a", count: HTTPParser.maxTargetBytes - 1) + " HTTP/1.1\r\n\r\n")
+        let (_, fits) = connection(
+            "GET /" + String(repeating: "a", count: HTTPParser.maxTargetBytes - 1) + " HTTP/1.1\r\n\r\n")
         #expect(try head(fits).target.utf8.count == HTTPParser.maxTargetBytes)
     }
 
-    @Test("bare LF, obs-fold, space before a colon, HTTP/2 and a coding list are each 400", arguments: [
-        "GET / HTTP/1.1\nHost: h\n\n",
-        "GET / HTTP/1.1\r\nHost: h\nX: 1\r\n\r\n",
-        "GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n",
-        "GET / HTTP/1.1\r\nX-A: 1\r\n\tfolded\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-        "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\nx",
-        "GET / HTTP/2.0\r\n\r\n",
-        "GET /\u{E9} HTTP/1.1\r\n\r\n",
-    ])
+    @Test(
+        "bare LF, obs-fold, space before a colon, HTTP/2 and a coding list are each 400",
+        arguments: [
+            "GET / HTTP/1.1\nHost: h\n\n",
+            "GET / HTTP/1.1\r\nHost: h\nX: 1\r\n\r\n",
+            "GET / HTTP/1.1\r\nX-A: 1\r\n folded\r\n\r\n",
+            "GET / HTTP/1.1\r\nX-A: 1\r\n\tfolded\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\nx",
+            "GET / HTTP/2.0\r\n\r\n",
+            "GET /\u{E9} HTTP/1.1\r\n\r\n",
+        ])
     func malformed(text: String) {
         for readSize in [1, 1 << 20] {
             let (stream, http) = connection(text, readSize: readSize)
-            #expect(failure { () throws(HTTPError) in try http.nextHead(deadline: soon()) } == "refused 400", "\(readSize)")
+            #expect(
+                failure { () throws(HTTPError) in try http.nextHead(deadline: soon()) } == "refused 400", "\(readSize)")
             #expect(stream.written.isEmpty)
         }
     }
@@ -185,10 +211,12 @@ struct HTTPConnectionReadTests {
         _ = try head(http)
         http.drain(until: soon(), limit: 2)
         var next: [UInt8] = [0]
-        #expect(try next.withUnsafeMutableBytes { try stream.read(into: $0, deadline: soon(), interruptible: false) } == 1)
+        #expect(
+            try next.withUnsafeMutableBytes { try stream.read(into: $0, deadline: soon(), interruptible: false) } == 1)
         #expect(next == Array("c".utf8))
         http.drain(until: soon(), limit: 1 << 20)
-        #expect(try next.withUnsafeMutableBytes { try stream.read(into: $0, deadline: soon(), interruptible: false) } == 0)
+        #expect(
+            try next.withUnsafeMutableBytes { try stream.read(into: $0, deadline: soon(), interruptible: false) } == 0)
     }
 
     @Test("a request whose empty body nobody read is followed by the next pipelined request")
@@ -211,12 +239,16 @@ struct HTTPConnectionReadTests {
 
 @Suite("HTTPConnection: writing responses", .tags(.unit))
 struct HTTPConnectionWriteTests {
-    @Test("respond writes the status line, length, type, extra headers, the fixed headers and keep-alive, then the body")
+    @Test(
+        "respond writes the status line, length, type, extra headers, the fixed headers and keep-alive, then the body")
     func respondExact() throws {
         let (stream, http) = connection("")
         http.fixedHeaders = "X-Frame-Options: DENY\r\n"
-        try http.respond(201, Array("hi".utf8), contentType: "text/plain", headers: [("Location", "/p/1")], deadline: soon())
-        #expect(writtenText(stream) == "HTTP/1.1 201 Created\r\nContent-Length: 2\r\nContent-Type: text/plain\r\nLocation: /p/1\r\n"
+        try http.respond(
+            201, Array("hi".utf8), contentType: "text/plain", headers: [("Location", "/p/1")], deadline: soon())
+        #expect(
+            writtenText(stream)
+                == "HTTP/1.1 201 Created\r\nContent-Length: 2\r\nContent-Type: text/plain\r\nLocation: /p/1\r\n"
                 + "X-Frame-Options: DENY\r\nConnection: keep-alive\r\n\r\nhi")
     }
 
@@ -256,7 +288,9 @@ struct HTTPConnectionWriteTests {
         #expect(responses.map { $0.header("connection") ?? "" } == ["keep-alive", "keep-alive", "close"])
     }
 
-    @Test("a request that asks to close (Connection: close, HTTP/1.0) is answered Connection: close; the next one on a kept connection keep-alive")
+    @Test(
+        "a request that asks to close (Connection: close, HTTP/1.0) is answered Connection: close; the next one on a kept connection keep-alive"
+    )
     func answersSayClose() throws {
         let (stream, http) = connection("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nConnection: close\r\n\r\n")
         for _ in 0..<2 {
@@ -270,23 +304,30 @@ struct HTTPConnectionWriteTests {
         #expect(old.responses.map { $0.header("connection") ?? "" } == ["close"])
     }
 
-    @Test("a streamed body and its ChunkedBody write a valid chunked body: hex sizes, an empty write sends nothing, the last chunk ends it")
+    @Test(
+        "a streamed body and its ChunkedBody write a valid chunked body: hex sizes, an empty write sends nothing, the last chunk ends it"
+    )
     func chunkedResponse() throws {
         let (stream, http) = connection("")
         var emptyWrote = -1
-        let response = Response(.ok, headers: ["ETag": "\"e\""], body: .stream(contentType: "text/plain") { (body: ChunkedBody) throws(HTTPError) in
-            try body.write(Array("hello".utf8), deadline: soon())
-            let before = stream.written.count
-            try body.write([], deadline: soon())
-            emptyWrote = stream.written.count - before
-            let long = [UInt8](repeating: UInt8(ascii: "q"), count: 26)
-            try body.write(long, deadline: soon())
-        })
+        let response = Response(
+            .ok, headers: ["ETag": "\"e\""],
+            body: .stream(contentType: "text/plain") { (body: ChunkedBody) throws(HTTPError) in
+                try body.write(Array("hello".utf8), deadline: soon())
+                let before = stream.written.count
+                try body.write([], deadline: soon())
+                emptyWrote = stream.written.count - before
+                let long = [UInt8](repeating: UInt8(ascii: "q"), count: 26)
+                try body.write(long, deadline: soon())
+            })
         #expect(try http.send(response, headOnly: false))
         #expect(emptyWrote == 0)
         let text = writtenText(stream)
         let parts = text.components(separatedBy: "\r\n\r\n")
-        #expect(parts.first == "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\nETag: \"e\"\r\nConnection: keep-alive")
+        #expect(
+            parts.first
+                == "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\nETag: \"e\"\r\nConnection: keep-alive"
+        )
         #expect(text.hasSuffix("\r\n\r\n5\r\nhello\r\n1a\r\n" + String(repeating: "q", count: 26) + "\r\n0\r\n\r\n"))
         let parsed = stream.responses
         #expect(parsed.count == 1)
@@ -299,14 +340,18 @@ struct HTTPConnectionWriteTests {
     func chunkedHead() throws {
         let (stream, http) = connection("")
         var head: [UInt8] = []
-        let response = Response(.ok, body: .stream(contentType: "text/plain") { (body: ChunkedBody) throws(HTTPError) in
-            head = stream.written
-            try body.write(Array("hello".utf8), deadline: soon())
-            try body.finish(deadline: soon())
-        })
+        let response = Response(
+            .ok,
+            body: .stream(contentType: "text/plain") { (body: ChunkedBody) throws(HTTPError) in
+                head = stream.written
+                try body.write(Array("hello".utf8), deadline: soon())
+                try body.finish(deadline: soon())
+            })
         #expect(try http.send(response, headOnly: true))
         #expect(!head.isEmpty && stream.written == head)
-        #expect(writtenText(stream).hasSuffix("Transfer-Encoding: chunked\r\nContent-Type: text/plain\r\nConnection: keep-alive\r\n\r\n"))
+        #expect(
+            writtenText(stream).hasSuffix(
+                "Transfer-Encoding: chunked\r\nContent-Type: text/plain\r\nConnection: keep-alive\r\n\r\n"))
     }
 
     @Test("Connection: close before the request is read to its end is remembered as refusedMidRequest")
@@ -333,7 +378,8 @@ struct HTTPConnectionWriteTests {
         #expect(HTTPConnection.reason(418) == "Client Error")
         #expect(HTTPConnection.reason(599) == "Internal Server Error")
         let (_, http) = connection("")
-        #expect(String(decoding: http.responseHead(431, contentLength: 0, contentType: nil, close: true), as: UTF8.self)
+        #expect(
+            String(decoding: http.responseHead(431, contentLength: 0, contentType: nil, close: true), as: UTF8.self)
                 .hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
     }
 
@@ -342,6 +388,9 @@ struct HTTPConnectionWriteTests {
         let (stream, http) = connection("")
         stream.close()
         #expect(failure { () throws(HTTPError) in try http.respond(200, deadline: soon()) } == "gone")
-        #expect(failure { () throws(HTTPError) in try http.send(Response(.ok, body: .stream(contentType: "text/plain") { _ in }), headOnly: false) } == "gone")
+        #expect(
+            failure { () throws(HTTPError) in
+                try http.send(Response(.ok, body: .stream(contentType: "text/plain") { _ in }), headOnly: false)
+            } == "gone")
     }
 }

@@ -12,6 +12,9 @@ struct HTTPTargetTests {
         head.target = "/api/localsend/v2/upload?\u{301}sessionId=s&\u{301}fileId=f&token=\u{301}t"
         #expect(head.path == "/api/localsend/v2/upload")
         #expect(head.query == ["\u{301}sessionId": "s", "\u{301}fileId": "f", "token": "\u{301}t"])
-        #expect(urlEncodedFields("a=1&\u{301}b=2&c=\u{600}&\u{600}=d&e=\u{301}") == ["a": "1", "\u{301}b": "2", "c": "\u{600}", "\u{600}": "d", "e": "\u{301}"])
+        #expect(
+            urlEncodedFields("a=1&\u{301}b=2&c=\u{600}&\u{600}=d&e=\u{301}") == [
+                "a": "1", "\u{301}b": "2", "c": "\u{600}", "\u{600}": "d", "e": "\u{301}",
+            ])
     }
 }

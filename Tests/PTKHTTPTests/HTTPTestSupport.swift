@@ -60,7 +60,9 @@ func serveValues<C>(_ responder: HTTPResponder<C>, _ http: HTTPConnection, peer:
 }
 
 /// A connection reading `text` (the client's whole script, in one piece unless `readSize` cuts it).
-func connection(_ text: String, readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close) -> (ScriptedHTTPStream, HTTPConnection) {
+func connection(_ text: String, readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close) -> (
+    ScriptedHTTPStream, HTTPConnection
+) {
     let stream = ScriptedHTTPStream(text: text, readSize: readSize, whenEmpty: whenEmpty)
     return (stream, HTTPConnection(stream: stream, kind: .request))
 }
@@ -74,13 +76,19 @@ func noop<C>() -> RouteHandler<C> {
 /// A door over `routes` and `middleware` whose context is `context` (the run's notebook),
 /// logging into `log`, its error middleware noting each refusal in `refusals` ("refuse 405
 /// GET, HEAD") and answering it as text with its headers (Allow).
-func testResponder(_ routes: RouteTable<Notes>, _ middleware: [RouteMiddleware<Notes>] = [], context: Notes = Notes(), refusals: Notes = Notes(),
-                   log: Notes? = nil, logBudget: LogBudget? = nil, requestLog: LogBudget? = nil) -> HTTPResponder<Notes> {
-    HTTPResponder(routes: routes, middleware: middleware, kind: "web", logBudget: logBudget, requestLog: requestLog, log: { log?.add($0) },
-                  context: { _ in context }, renderError: { _, status, _, headers in
-                      refusals.add("refuse \(status.code)" + (headers["allow"].map { " " + $0 } ?? ""))
-                      return .bytes(status, Array("no\n".utf8), type: "text/plain", headers: headers)
-                  })
+func testResponder(
+    _ routes: RouteTable<Notes>, _ middleware: [RouteMiddleware<Notes>] = [], context: Notes = Notes(),
+    refusals: Notes = Notes(),
+    log: Notes? = nil, logBudget: LogBudget? = nil, requestLog: LogBudget? = nil
+) -> HTTPResponder<Notes> {
+    HTTPResponder(
+        routes: routes, middleware: middleware, kind: "web", logBudget: logBudget, requestLog: requestLog,
+        log: { log?.add($0) },
+        context: { _ in context },
+        renderError: { _, status, _, headers in
+            refusals.add("refuse \(status.code)" + (headers["allow"].map { " " + $0 } ?? ""))
+            return .bytes(status, Array("no\n".utf8), type: "text/plain", headers: headers)
+        })
 }
 
 /// The text of what the server wrote.

@@ -10,7 +10,9 @@ import Testing
 func logRoutes() -> RouteTable<Notes> {
     var r = RouteTable<Notes>()
     r.add([.get], "/ok") { _, _ throws(HTTPError) in .bytes(.ok, Array("fine".utf8), type: "text/plain") }
-    r.add([.get], "/teapot") { _, _ throws(HTTPError) in .bytes(HTTPStatus(418), Array("short and stout".utf8), type: "text/plain") }
+    r.add([.get], "/teapot") { _, _ throws(HTTPError) in
+        .bytes(HTTPStatus(418), Array("short and stout".utf8), type: "text/plain")
+    }
     r.add([.get], "/logged") { req, _ throws(HTTPError) in
         req.log("the handler's own line")
         return Response(.internalServerError)
@@ -30,8 +32,11 @@ struct RequestLogTests {
         let log = Notes()
         let (_, http) = connection("GET /teapot HTTP/1.1\r\n\r\nGET /missing%20one?x=1 HTTP/1.1\r\n\r\n")
         serveValues(logged(log), http)
-        #expect(log.items == ["web 7 from 192.0.2.7:40000: GET \"/teapot\": answered 418",
-                              "web 7 from 192.0.2.7:40000: GET \"/missing%20one\": answered 404"])
+        #expect(
+            log.items == [
+                "web 7 from 192.0.2.7:40000: GET \"/teapot\": answered 418",
+                "web 7 from 192.0.2.7:40000: GET \"/missing%20one\": answered 404",
+            ])
     }
 
     @Test("a 200 adds no line, and neither does an error the handler logged itself")
@@ -67,7 +72,9 @@ struct RequestLogTests {
         #expect(budget.take("a", now: t0 + .seconds(62)) == (true, 0))
     }
 
-    @Test("at most 4096 addresses are remembered: while that many were refused this minute a new one gets no line; a minute later it does")
+    @Test(
+        "at most 4096 addresses are remembered: while that many were refused this minute a new one gets no line; a minute later it does"
+    )
     func budgetCapacity() {
         let budget = LogBudget(perMinute: 3)
         let t0 = Instant.now

@@ -31,35 +31,45 @@ struct ResponseContractTests {
         }
         routes.add([.get], "/bye") { _, _ throws(HTTPError) in Response(.ok).closing() }
         routes.add([.get], "/stream") { _, _ throws(HTTPError) in
-            Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
-                try w.write(Array("one ".utf8))
-                try w.write([])
-                try w.write(Array("two".utf8))
-            })
+            Response(
+                .ok,
+                body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                    try w.write(Array("one ".utf8))
+                    try w.write([])
+                    try w.write(Array("two".utf8))
+                })
         }
         routes.add([.get], "/cut") { _, _ throws(HTTPError) in
-            Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
-                try w.write(Array("part".utf8))
-                throw .status(.internalServerError, "gave up midway")
-            })
+            Response(
+                .ok,
+                body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                    try w.write(Array("part".utf8))
+                    throw .status(.internalServerError, "gave up midway")
+                })
         }
         routes.add([.get], "/cut-timeout") { _, _ throws(HTTPError) in
-            Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
-                try w.write(Array("part".utf8))
-                throw .timedOut(partial: true)
-            })
+            Response(
+                .ok,
+                body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                    try w.write(Array("part".utf8))
+                    throw .timedOut(partial: true)
+                })
         }
         routes.add([.get], "/cut-stop") { _, _ throws(HTTPError) in
-            Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
-                try w.write(Array("part".utf8))
-                throw .interrupted
-            })
+            Response(
+                .ok,
+                body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                    try w.write(Array("part".utf8))
+                    throw .interrupted
+                })
         }
         routes.add([.get], "/header") { r, _ throws(HTTPError) in
             Response(.noContent, headers: ["X-Echo": r.query["v"] ?? ""])
         }
         routes.group({ (_: Request, door: Door) throws(HTTPError) -> String in
-            guard let user = door.user else { throw .status(.unauthorized, "who are you?", headers: ["WWW-Authenticate": "Test"]) }
+            guard let user = door.user else {
+                throw .status(.unauthorized, "who are you?", headers: ["WWW-Authenticate": "Test"])
+            }
             return user
         }) { group in
             group.add([.get], "/me") { r, user throws(HTTPError) in
@@ -72,24 +82,35 @@ struct ResponseContractTests {
 
     /// Renders refusals as "status: message" in text.
     func harness(user: String? = nil, log: Notes? = nil) -> RouteHarness<Door> {
-        let responder = HTTPResponder(routes: Self.routes, kind: "test", requestLog: LogBudget(), log: { log?.add($0) }, context: { _ in Door(user: user) },
-                                      renderError: { _, status, text, headers in .bytes(status, Array("\(status): \(text)".utf8), type: "text/plain", headers: headers) })
+        let responder = HTTPResponder(
+            routes: Self.routes, kind: "test", requestLog: LogBudget(), log: { log?.add($0) },
+            context: { _ in Door(user: user) },
+            renderError: { _, status, text, headers in
+                .bytes(status, Array("\(status): \(text)".utf8), type: "text/plain", headers: headers)
+            })
         return RouteHarness(responder)
     }
 
-    func get(_ target: String, _ headers: [(String, String)] = []) -> [UInt8] { RouteHarness<Door>.request("GET", target, headers) }
+    func get(_ target: String, _ headers: [(String, String)] = []) -> [UInt8] {
+        RouteHarness<Door>.request("GET", target, headers)
+    }
 
-    @Test("typed captures; 404 and 405 (with Allow) through the door's error middleware; a capture the table does not give is 404")
+    @Test(
+        "typed captures; 404 and 405 (with Allow) through the door's error middleware; a capture the table does not give is 404"
+    )
     func capturesAndRefusals() {
-        let e = harness().run([get("/photo/41"), get("/photo/041"), RouteHarness<Door>.request("PUT", "/photo/1", body: [1]), get("/nope"),
-                               get("/wrong/x"), get("/hello")])
+        let e = harness().run([
+            get("/photo/41"), get("/photo/041"), RouteHarness<Door>.request("PUT", "/photo/1", body: [1]), get("/nope"),
+            get("/wrong/x"), get("/hello"),
+        ])
         #expect(e.statuses == [200, 404, 405, 404, 404, 200], "\(e.responses)")
         #expect(e.responses[0].text == "photo 42")
         #expect(e.responses[1].text == "404: no such route")
         #expect(e.responses[2].header("allow") == "GET, POST" && e.responses[2].text == "405: PUT is not allowed here")
     }
 
-    @Test("a group's handlers get its non-optional context; without it the group's refusal is rendered, headers and all")
+    @Test(
+        "a group's handlers get its non-optional context; without it the group's refusal is rendered, headers and all")
     func groups() {
         let none = harness().run([get("/me"), get("/hello")])
         #expect(none.statuses == [401, 200])
@@ -98,13 +119,20 @@ struct ResponseContractTests {
         #expect(ann.first.status == 200 && ann.first.text == "ann")
     }
 
-    @Test("the connection decides keep-alive: an unread body closes, a read one keeps; a response may ask to close; so may the client")
+    @Test(
+        "the connection decides keep-alive: an unread body closes, a read one keeps; a response may ask to close; so may the client"
+    )
     func keepAlive() {
-        let unread = harness().run([RouteHarness<Door>.request("PUT", "/unread", body: Array(repeating: 7, count: 50)), get("/hello")])
+        let unread = harness().run([
+            RouteHarness<Door>.request("PUT", "/unread", body: Array(repeating: 7, count: 50)), get("/hello"),
+        ])
         #expect(unread.statuses == [201] && unread.first.header("connection") == "close", "\(unread.text)")
         let read = harness().run([RouteHarness<Door>.request("PUT", "/read", body: Array("abc".utf8)), get("/hello")])
-        #expect(read.statuses == [201, 200] && read.first.text == "abc" && read.first.header("connection") == "keep-alive")
-        let chunked = harness().run([RouteHarness<Door>.request("PUT", "/read", body: Array("abcdef".utf8), chunked: [2]), get("/hello")])
+        #expect(
+            read.statuses == [201, 200] && read.first.text == "abc" && read.first.header("connection") == "keep-alive")
+        let chunked = harness().run([
+            RouteHarness<Door>.request("PUT", "/read", body: Array("abcdef".utf8), chunked: [2]), get("/hello"),
+        ])
         #expect(chunked.statuses == [201, 200] && chunked.first.text == "abcdef")
         let bye = harness().run([get("/bye"), get("/hello")])
         #expect(bye.statuses == [200] && bye.first.header("connection") == "close")
@@ -114,18 +142,29 @@ struct ResponseContractTests {
         let small = harness().run([RouteHarness<Door>.request("GET", "/hello", body: [1, 2, 3]), get("/hello")])
         #expect(small.statuses == [200, 200])
         // One over the limit is the connection's refusal (413), and it closes.
-        let large = harness().run([RouteHarness<Door>.request("GET", "/hello", body: [UInt8](repeating: 1, count: 70 << 10)), get("/hello")])
+        let large = harness().run([
+            RouteHarness<Door>.request("GET", "/hello", body: [UInt8](repeating: 1, count: 70 << 10)), get("/hello"),
+        ])
         #expect(large.statuses == [413] && large.ending?.contains("answered 413") == true, "\(large.ending ?? "")")
     }
 
-    @Test("HEAD gets the head alone with the body's length; a streamed body goes out chunked (no empty chunk mid-body), and not at all for HEAD")
+    @Test(
+        "HEAD gets the head alone with the body's length; a streamed body goes out chunked (no empty chunk mid-body), and not at all for HEAD"
+    )
     func headAndStream() {
         let head = harness().run([RouteHarness<Door>.request("HEAD", "/photo/1"), get("/hello")], headOnly: true)
         #expect(head.text.hasPrefix("HTTP/1.1 405"), "\(head.text)")
-        #expect(head.text.contains("Content-Length: \("405: HEAD is not allowed here".utf8.count)\r\n") && !head.text.contains("not allowed here\r\n\r\nHTTP"))
-        #expect(head.text.hasSuffix("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\nConnection: keep-alive\r\n\r\nhi"), "\(head.text)")
+        #expect(
+            head.text.contains("Content-Length: \("405: HEAD is not allowed here".utf8.count)\r\n")
+                && !head.text.contains("not allowed here\r\n\r\nHTTP"))
+        #expect(
+            head.text.hasSuffix(
+                "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\nConnection: keep-alive\r\n\r\nhi"),
+            "\(head.text)")
         let stream = harness().run([get("/stream"), get("/hello")])
-        #expect(stream.statuses == [200, 200] && stream.first.text == "one two" && stream.first.header("transfer-encoding") == "chunked")
+        #expect(
+            stream.statuses == [200, 200] && stream.first.text == "one two"
+                && stream.first.header("transfer-encoding") == "chunked")
         #expect(stream.text.contains("4\r\none \r\n3\r\ntwo\r\n0\r\n\r\n"), "\(stream.text)")
         // A producer that fails after the head: no second answer, no last chunk; the connection ends.
         let cut = harness().run([get("/cut"), get("/hello")])
@@ -146,7 +185,9 @@ struct ResponseContractTests {
         fields.append("X-A", "one\r\nX-Injected: yes")
         #expect(fields["x-a"] == "one  X-Injected: yes")
         let e = harness().run([get("/header?v=a%0D%0ASet-Cookie:%20x=1")])
-        #expect(e.first.status == 204 && e.first.header("set-cookie") == nil && e.first.header("x-echo") == "a  Set-Cookie: x=1", "\(e.text)")
+        #expect(
+            e.first.status == 204 && e.first.header("set-cookie") == nil
+                && e.first.header("x-echo") == "a  Set-Cookie: x=1", "\(e.text)")
     }
 
     @Test("a file body: the whole file, one range (206), a range past the end (416)")
@@ -163,10 +204,15 @@ struct ResponseContractTests {
         #expect(whole.status == .ok && part.status == .partialContent && past.status == .rangeNotSatisfiable)
         #expect(part.headers["content-range"] == "bytes 2-4/10" && past.headers["content-range"] == "bytes */10")
         var routes = RouteTable<Door>()
-        routes.add([.get], "/part") { _, _ throws(HTTPError) in Response.file(fd, size: 10, type: "text/plain", range: "bytes=2-4") { _, _ in } }
-        routes.add([.get], "/whole") { _, _ throws(HTTPError) in Response.file(fd, size: 10, type: "text/plain", range: nil) { _, _ in } }
-        let responder = HTTPResponder(routes: routes, kind: "test", log: { _ in }, context: { _ in Door() },
-                                      renderError: { _, status, _, _ in Response(status) })
+        routes.add([.get], "/part") { _, _ throws(HTTPError) in
+            Response.file(fd, size: 10, type: "text/plain", range: "bytes=2-4") { _, _ in }
+        }
+        routes.add([.get], "/whole") { _, _ throws(HTTPError) in
+            Response.file(fd, size: 10, type: "text/plain", range: nil) { _, _ in }
+        }
+        let responder = HTTPResponder(
+            routes: routes, kind: "test", log: { _ in }, context: { _ in Door() },
+            renderError: { _, status, _, _ in Response(status) })
         let e = RouteHarness(responder).run([get("/part"), get("/whole")])
         #expect(e.statuses == [206, 200] && e.responses[0].text == "234" && e.responses[1].text == "0123456789")
         #expect(e.responses[0].header("accept-ranges") == "bytes" && failures == 0)
@@ -197,16 +243,19 @@ struct ResponseContractTests {
         let events = Events()
         var routes = RouteTable<Door>()
         routes.add([.get, .head], "/f") { r, _ throws(HTTPError) in
-            var response = Response(.ok, body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
-                events.add("body")
-                try w.write(Array("x".utf8))
-            })
+            var response = Response(
+                .ok,
+                body: .stream(contentType: "text/plain") { (w: ChunkedBody) throws(HTTPError) in
+                    events.add("body")
+                    try w.write(Array("x".utf8))
+                })
             let method = r.head.method
             response.whenDone = { events.add("done " + method) }
             return response
         }
-        let responder = HTTPResponder(routes: routes, kind: "test", log: { _ in }, context: { _ in Door() },
-                                      renderError: { _, status, _, _ in Response(status) })
+        let responder = HTTPResponder(
+            routes: routes, kind: "test", log: { _ in }, context: { _ in Door() },
+            renderError: { _, status, _, _ in Response(status) })
         let e = RouteHarness(responder).run([get("/f"), get("/nope")])
         #expect(e.statuses == [200, 404] && e.first.text == "x", "\(e.text)")
         #expect(events.items == ["body", "done GET"])

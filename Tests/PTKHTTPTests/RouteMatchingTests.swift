@@ -82,7 +82,10 @@ struct RouteMatchingTests {
         #expect(p["id"] == "42")
         let big = try #require(parameters(r.match(method: "GET", target: "/photo/999999999999999999/original")))
         #expect(big.int64("id") == 999_999_999_999_999_999)
-        for bad in ["0", "042", "-1", "+1", "1e3", "4%32", "42a", "", "\u{FF14}\u{FF12}", "1234567890123456789", "99999999999999999999"] {
+        for bad in [
+            "0", "042", "-1", "+1", "1e3", "4%32", "42a", "", "\u{FF14}\u{FF12}", "1234567890123456789",
+            "99999999999999999999",
+        ] {
             #expect(describe(r.match(method: "GET", target: "/photo/\(bad)/original")) == "404", "id \(bad)")
         }
     }
@@ -100,8 +103,10 @@ struct RouteMatchingTests {
     @Test("a oneOf capture takes its words exactly, and several captures are all given")
     func oneOfCapture() {
         let r = photoRoutes()
-        #expect(describe(r.match(method: "GET", target: "/thumb/small/7")) == "found /thumb/{size}/{id} id=7 size=small")
-        #expect(describe(r.match(method: "GET", target: "/thumb/large/7")) == "found /thumb/{size}/{id} id=7 size=large")
+        #expect(
+            describe(r.match(method: "GET", target: "/thumb/small/7")) == "found /thumb/{size}/{id} id=7 size=small")
+        #expect(
+            describe(r.match(method: "GET", target: "/thumb/large/7")) == "found /thumb/{size}/{id} id=7 size=large")
         for bad in ["Small", "medium", "small%20", "smal", "largesmall"] {
             #expect(describe(r.match(method: "GET", target: "/thumb/\(bad)/7")) == "404", "size \(bad)")
         }
@@ -135,7 +140,9 @@ struct RouteMatchingTests {
         #expect(describe(r.match(method: "POST", target: "/photo/9/original")) == "405 GET")
     }
 
-    @Test("Allow lists the common methods first in their order, then the others by name, each once, from this path's routes only")
+    @Test(
+        "Allow lists the common methods first in their order, then the others by name, each once, from this path's routes only"
+    )
     func allowOrder() {
         var r = RouteTable<Notes>()
         r.add(["PROPFIND", "PUT"], "/dav/{p}", captures: ["p": anyText], noop())
@@ -143,7 +150,8 @@ struct RouteMatchingTests {
         r.add(["DELETE", "GET", "ACL"], "/dav/{p}", captures: ["p": anyText], noop())
         r.add(["MKCOL", "ZAP"], "/other", noop())
         r.add(["LOCK"], "/dav/{p}/deeper", captures: ["p": anyText], noop())
-        #expect(describe(r.match(method: "POST", target: "/dav/x")) == "405 OPTIONS, GET, PUT, DELETE, PROPFIND, ACL, BREW")
+        #expect(
+            describe(r.match(method: "POST", target: "/dav/x")) == "405 OPTIONS, GET, PUT, DELETE, PROPFIND, ACL, BREW")
         #expect(describe(r.match(method: "POST", target: "/other")) == "405 MKCOL, ZAP")
     }
 
@@ -160,7 +168,9 @@ struct RouteMatchingTests {
         #expect(describe(r.match(method: "GET", target: "/files/a%2Fb")) == "found /files/{name} name=a%2Fb")
         #expect(describe(r.match(method: "GET", target: "/files/a%2fb")) == "found /files/{name} name=a%2fb")
         #expect(describe(r.match(method: "GET", target: "/files/%2e%2e")) == "found /files/{name} name=%2e%2e")
-        #expect(describe(r.match(method: "GET", target: "/files/%2E%2E/%2e%2e%2Fetc")) == "found /files/{a}/{b} a=%2E%2E b=%2e%2e%2Fetc")
+        #expect(
+            describe(r.match(method: "GET", target: "/files/%2E%2E/%2e%2e%2Fetc"))
+                == "found /files/{a}/{b} a=%2E%2E b=%2e%2e%2Fetc")
         #expect(describe(r.match(method: "GET", target: "/files%2Fx")) == "404")
         #expect(describe(r.match(method: "GET", target: "/files/x%3Fy")) == "found /files/{name} name=x%3Fy")
     }
@@ -181,19 +191,25 @@ struct RouteMatchingTests {
         // "/\u{301}" is a single Character: a split by Characters would not cut there.
         #expect("x/\u{301}y".split(separator: "/").count == 1)
         let plain = fileRoutes(decodesPath: false)
-        #expect(describe(plain.match(method: "GET", target: "/files/x/\u{301}y")) == "found /files/{a}/{b} a=x b=\u{301}y")
+        #expect(
+            describe(plain.match(method: "GET", target: "/files/x/\u{301}y")) == "found /files/{a}/{b} a=x b=\u{301}y")
         #expect(describe(plain.match(method: "GET", target: "/files/x?\u{301}=/1/2")) == "found /files/{name} name=x")
         #expect(describe(plain.match(method: "GET", target: "/\u{301}files/x")) == "404")
         let decoding = fileRoutes(decodesPath: true)
-        #expect(describe(decoding.match(method: "GET", target: "/files/x%2F%CC%81y")) == "found /files/{a}/{b} a=x b=\u{301}y")
+        #expect(
+            describe(decoding.match(method: "GET", target: "/files/x%2F%CC%81y"))
+                == "found /files/{a}/{b} a=x b=\u{301}y")
         #expect(describe(decoding.match(method: "GET", target: "/files/x?\u{301}a/b")) == "found /files/{name} name=x")
     }
 
     @Test("hostile targets find no route: empty, *, absolute form, doubled or trailing slashes, dot segments")
     func hostileTargets() {
         let r = photoRoutes()
-        for target in ["", "*", "?", "?/photos", "photos", "http://evil/photos", "https://evil/", "//", "//photos", "/photos/", "/photos//",
-                       "/photo//original", "/./photos", "/photos/.", "/photos/..", "/photo/42/original/", " /photos", "/photos#x"] {
+        for target in [
+            "", "*", "?", "?/photos", "photos", "http://evil/photos", "https://evil/", "//", "//photos", "/photos/",
+            "/photos//",
+            "/photo//original", "/./photos", "/photos/.", "/photos/..", "/photo/42/original/", " /photos", "/photos#x",
+        ] {
             #expect(describe(r.match(method: "GET", target: target)) == "404", "target \(target)")
         }
         let files = fileRoutes(decodesPath: false)

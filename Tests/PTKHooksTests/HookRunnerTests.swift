@@ -8,15 +8,20 @@ import Testing
 
 private func job(_ n: Int64) -> (Int64) -> HookJob {
     { sequence in
-        HookJob(sequence: sequence, name: "p\(n).png", path: "/photos/p\(n).png", size: n, sha256: String(repeating: "a", count: 64),
-                mediaType: "image/png", senderName: "s", senderID: nil, senderAddress: "192.0.2.1:1", received: "2026-12-01T00:00:00.000Z",
-                taken: nil, duplicate: false)
+        HookJob(
+            sequence: sequence, name: "p\(n).png", path: "/photos/p\(n).png", size: n,
+            sha256: String(repeating: "a", count: 64),
+            mediaType: "image/png", senderName: "s", senderID: nil, senderAddress: "192.0.2.1:1",
+            received: "2026-12-01T00:00:00.000Z",
+            taken: nil, duplicate: false)
     }
 }
 
 @Suite("The on-saved queue", .tags(.unit))
 struct HookRunnerTests {
-    @Test("the queue file stays bounded when the hook never catches up, and is emptied once nothing is owed; the sequence goes on after a restart")
+    @Test(
+        "the queue file stays bounded when the hook never catches up, and is emptied once nothing is owed; the sequence goes on after a restart"
+    )
     func queueFileBounded() throws {
         let state = makeTemporaryDirectory("ptk-hooks")
         defer { removeTree(state) }
@@ -52,7 +57,8 @@ struct HookRunnerTests {
         let script = state + "/hook"
         writeFile(script, Array("#!/bin/sh\nexec >/dev/null 2>&1\nsleep 30\n".utf8))
         chmod(script, 0o755)
-        let runner = try HookRunner(command: [script], timeout: .milliseconds(500), stateDirectory: state, killAfter: .seconds(1))
+        let runner = try HookRunner(
+            command: [script], timeout: .milliseconds(500), stateDirectory: state, killAfter: .seconds(1))
         try runner.start()
         runner.enqueue(job(1))
         #expect(eventually(15) { runner.owed == 0 }, "still running long after its timeout")
@@ -64,7 +70,9 @@ struct HookRunnerTests {
         let state = makeTemporaryDirectory("ptk-hooks")
         defer { removeTree(state) }
         try makeDirectories(state + "/hooks")
-        writeFile(state + "/hooks/queue", HookRunner.line(job(1)(1)) + HookRunner.line(job(2)(2)) + Array(#"{"duplicate":fal"#.utf8))
+        writeFile(
+            state + "/hooks/queue",
+            HookRunner.line(job(1)(1)) + HookRunner.line(job(2)(2)) + Array(#"{"duplicate":fal"#.utf8))
         writeFile(state + "/hooks/done", Array("1\n".utf8))
         let runner = try HookRunner(command: ["/bin/true"], timeout: .seconds(10), stateDirectory: state)
         #expect(runner.owed == 1)
@@ -73,22 +81,28 @@ struct HookRunnerTests {
 
 private func duplicate(_ n: Int64, sender: String = "s", alias: String = "s") -> (Int64) -> HookJob {
     { sequence in
-        HookJob(sequence: sequence, name: "p\(n).png", path: "/photos/p\(n).png", size: n, sha256: String(repeating: "b", count: 64),
-                mediaType: "image/png", senderName: HookJob.bounded(alias), senderID: sender, senderAddress: "192.0.2.1:1",
-                received: "2026-12-01T00:00:00.000Z", taken: nil, duplicate: true)
+        HookJob(
+            sequence: sequence, name: "p\(n).png", path: "/photos/p\(n).png", size: n,
+            sha256: String(repeating: "b", count: 64),
+            mediaType: "image/png", senderName: HookJob.bounded(alias), senderID: sender, senderAddress: "192.0.2.1:1",
+            received: "2026-12-01T00:00:00.000Z", taken: nil, duplicate: true)
     }
 }
 
 @Suite("The on-saved queue against floods and damage", .tags(.unit))
 struct HookRunnerFloodTests {
-    @Test("a photo named again and again by one sender queues one run; another sender's duplicate and a real arrival still queue theirs")
+    @Test(
+        "a photo named again and again by one sender queues one run; another sender's duplicate and a real arrival still queue theirs"
+    )
     func duplicatesOncePerSender() throws {
         let state = makeTemporaryDirectory("ptk-hooks")
         defer { removeTree(state) }
         // Not started: the runs stay owed, so what was queued can be counted.
         let runner = try HookRunner(command: ["/bin/true"], timeout: .seconds(10), stateDirectory: state, capacity: 100)
         var queued = 0
-        for _ in 0..<10_000 where runner.enqueue(duplicateKey: "bbbb device-1", duplicate(1, sender: "device-1")) { queued += 1 }
+        for _ in 0..<10_000 where runner.enqueue(duplicateKey: "bbbb device-1", duplicate(1, sender: "device-1")) {
+            queued += 1
+        }
         #expect(queued == 1)
         #expect(runner.enqueue(duplicateKey: "bbbb device-2", duplicate(1, sender: "device-2")))
         #expect(runner.enqueue(job(2)))
@@ -130,14 +144,18 @@ struct HookRunnerFloodTests {
         _ = runner.stop(until: .now + .seconds(2))
     }
 
-    @Test("a queue file that cannot be read to its end does not stop ptkd: what can be read is owed, the file is set aside and said so")
+    @Test(
+        "a queue file that cannot be read to its end does not stop ptkd: what can be read is owed, the file is set aside and said so"
+    )
     func damagedQueueStarts() throws {
         let state = makeTemporaryDirectory("ptk-hooks")
         defer { removeTree(state) }
         try makeDirectories(state + "/hooks")
         // Jobs, a line of 1 MB that ptkd never wrote, a job, and garbage.
         let junk = Array(repeating: UInt8(ascii: "x"), count: 1 << 20) + [UInt8(ascii: "\n")]
-        writeFile(state + "/hooks/queue", HookRunner.line(job(1)(1)) + junk + HookRunner.line(job(2)(2)) + Array("not json\n".utf8))
+        writeFile(
+            state + "/hooks/queue",
+            HookRunner.line(job(1)(1)) + junk + HookRunner.line(job(2)(2)) + Array("not json\n".utf8))
         let runner = try HookRunner(command: ["/bin/true"], timeout: .seconds(10), stateDirectory: state)
         #expect(runner.owed == 2)
         // Rewritten to what is owed.
@@ -165,9 +183,11 @@ struct HookRunnerFloodTests {
         defer { removeTree(state) }
         try makeDirectories(state + "/hooks")
         // 300 MB of duplicate jobs with a 100 kB alias each, as an older ptkd could write them.
-        let line = HookRunner.line(HookJob(sequence: 1, name: "p.png", path: "/photos/p.png", size: 1, sha256: String(repeating: "b", count: 64),
-                                           mediaType: "image/png", senderName: String(repeating: "a", count: 100_000), senderID: nil,
-                                           senderAddress: "192.0.2.1:1", received: "2026-12-01T00:00:00.000Z", taken: nil, duplicate: true))
+        let line = HookRunner.line(
+            HookJob(
+                sequence: 1, name: "p.png", path: "/photos/p.png", size: 1, sha256: String(repeating: "b", count: 64),
+                mediaType: "image/png", senderName: String(repeating: "a", count: 100_000), senderID: nil,
+                senderAddress: "192.0.2.1:1", received: "2026-12-01T00:00:00.000Z", taken: nil, duplicate: true))
         let fd = try FileDescriptor.open(state + "/hooks/queue", flags: [.writeOnly, .create], mode: 0o600)
         let block = Array(repeating: line, count: 100).flatMap { $0 }
         for _ in 0..<30 { try fd.writeAll(block) }

@@ -34,8 +34,9 @@ func gradientPNG(width: Int = 64, height: Int = 48, chunks: [(String, [UInt8])])
         raw.append(0)
         for x in 0..<width { raw += [UInt8(x * 255 / (width - 1)), UInt8(y * 255 / (height - 1)), 200] }
     }
-    return assemblePNG(ihdr: ihdr(width: UInt32(width), height: UInt32(height), bitDepth: 8, colorType: 2),
-                       idat: zlibCompress(raw), before: chunks)
+    return assemblePNG(
+        ihdr: ihdr(width: UInt32(width), height: UInt32(height), bitDepth: 8, colorType: 2),
+        idat: zlibCompress(raw), before: chunks)
 }
 
 /// An iCCP chunk's content: a name, compression method 0, the zlib-compressed profile.
@@ -45,7 +46,9 @@ func iccpChunk(_ profile: [UInt8]) -> (String, [UInt8]) {
 
 /// A JPEG with `profile` in APP2 "ICC_PROFILE" segments (ICC.1 annex B.4), 65,519 bytes each.
 func jpegWithICC(_ jpeg: [UInt8], _ profile: [UInt8]) -> [UInt8] {
-    let pieces = stride(from: 0, to: profile.count, by: 65_519).map { Array(profile[$0..<min(profile.count, $0 + 65_519)]) }
+    let pieces = stride(from: 0, to: profile.count, by: 65_519).map {
+        Array(profile[$0..<min(profile.count, $0 + 65_519)])
+    }
     var segments: [UInt8] = []
     for (i, piece) in pieces.enumerated() {
         let payload = Array("ICC_PROFILE".utf8) + [0, UInt8(i + 1), UInt8(pieces.count)] + piece
@@ -64,7 +67,8 @@ struct ColourTests {
         let plain = thumbnail(of: gradientPNG(chunks: []), type: .png)
         let p3 = thumbnail(of: gradientPNG(chunks: [iccpChunk(p3Profile)]), type: .png)
         #expect(p3.outcome == .made && p3.colourNote == nil, "\(String(describing: p3.colourNote))")
-        let a = try #require(decodeRGBA(plain.png)), b = try #require(decodeRGBA(p3.png))
+        let a = try #require(decodeRGBA(plain.png))
+        let b = try #require(decodeRGBA(p3.png))
         let difference = meanDifference(a, b)
         #expect(difference.max()! > 5, "\(difference)")
         // P3's red (255, 0, 200 at the right edge, top row) is beyond sRGB: more red, less blue survives.
@@ -73,12 +77,17 @@ struct ColourTests {
         let jpeg = makeJPEG(width: 64, height: 48, seed: 3)
         let jp = thumbnail(of: jpegWithICC(jpeg, p3Profile), type: .jpeg)
         #expect(jp.outcome == .made && jp.colourNote == nil)
-        #expect(meanDifference(try #require(decodeRGBA(thumbnail(of: jpeg, type: .jpeg).png)), try #require(decodeRGBA(jp.png))).max()! > 3)
+        #expect(
+            meanDifference(
+                try #require(decodeRGBA(thumbnail(of: jpeg, type: .jpeg).png)), try #require(decodeRGBA(jp.png))
+            ).max()! > 3)
     }
 
     @Test("gAMA without a profile is honoured; gAMA 1/2.2 and sRGB's cHRM are sRGB; an sRGB chunk wins over gAMA")
     func gammaAndChromaticities() throws {
-        func gama(_ v: UInt32) -> (String, [UInt8]) { ("gAMA", [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]) }
+        func gama(_ v: UInt32) -> (String, [UInt8]) {
+            ("gAMA", [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)])
+        }
         let plain = try #require(decodeRGBA(thumbnail(of: gradientPNG(chunks: []), type: .png).png))
         let sRGBish = try #require(decodeRGBA(thumbnail(of: gradientPNG(chunks: [gama(45455)]), type: .png).png))
         #expect(sRGBish == plain)
@@ -88,15 +97,24 @@ struct ColourTests {
         let full = try #require(decodeRGBA(gradientPNG(chunks: [])))
         #expect(maxDifference(linear, referenceDownscale(full, 64, 48, gamma: 1.0)) <= 1)
         // An sRGB chunk (rendering intent 0) makes gAMA 1.0 beside it irrelevant.
-        let both = try #require(decodeRGBA(thumbnail(of: gradientPNG(chunks: [("sRGB", [0]), gama(100_000)]), type: .png).png))
+        let both = try #require(
+            decodeRGBA(thumbnail(of: gradientPNG(chunks: [("sRGB", [0]), gama(100_000)]), type: .png).png))
         #expect(maxDifference(both, plain) <= 1)
         // cHRM with wider primaries (BT.2020's) than sRGB's changes the colours; sRGB's own do not.
         func chrm(_ v: [Double]) -> (String, [UInt8]) {
-            ("cHRM", v.flatMap { d -> [UInt8] in let n = UInt32(d * 100_000); return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)] })
+            (
+                "cHRM",
+                v.flatMap { d -> [UInt8] in
+                    let n = UInt32(d * 100_000)
+                    return [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+                }
+            )
         }
         let srgbChrm = chrm([0.3127, 0.329, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06])
         let wide = chrm([0.3127, 0.329, 0.708, 0.292, 0.170, 0.797, 0.131, 0.046])
-        #expect(try #require(decodeRGBA(thumbnail(of: gradientPNG(chunks: [gama(45455), srgbChrm]), type: .png).png)) == plain)
+        #expect(
+            try #require(decodeRGBA(thumbnail(of: gradientPNG(chunks: [gama(45455), srgbChrm]), type: .png).png))
+                == plain)
         let wider = try #require(decodeRGBA(thumbnail(of: gradientPNG(chunks: [gama(45455), wide]), type: .png).png))
         #expect(meanDifference(plain, wider).max()! > 5)
     }
@@ -115,7 +133,10 @@ struct ColourTests {
         let cases: [([UInt8], String)] = [
             (gradientPNG(chunks: [iccpChunk(garbage)]), "colour profile set aside (libpng"),
             (gradientPNG(chunks: [iccpChunk(huge)]), "colour profile set aside (libpng"),
-            (gradientPNG(chunks: [("iCCP", Array("x".utf8) + [0, 0] + [0x78, 0x9C, 1, 2, 3])]), "colour profile set aside (libpng"),
+            (
+                gradientPNG(chunks: [("iCCP", Array("x".utf8) + [0, 0] + [0x78, 0x9C, 1, 2, 3])]),
+                "colour profile set aside (libpng"
+            ),
             (gradientPNG(chunks: [iccpChunk(lying)]), "colour profile"),
         ]
         for (png, words) in cases {
@@ -127,7 +148,9 @@ struct ColourTests {
         }
         let jpeg = makeJPEG(width: 64, height: 48, seed: 3)
         let plainJPEG = try #require(decodeRGBA(thumbnail(of: jpeg, type: .jpeg).png))
-        for (profile, words) in [(garbage, "does not parse"), ([UInt8](repeating: 7, count: 1_100_000), "over the 1 MB limit")] {
+        for (profile, words) in [
+            (garbage, "does not parse"), ([UInt8](repeating: 7, count: 1_100_000), "over the 1 MB limit"),
+        ] {
             let t = thumbnail(of: jpegWithICC(jpeg, profile), type: .jpeg)
             #expect(t.outcome == .made)
             #expect(t.colourNote?.contains(words) == true, "\(String(describing: t.colourNote))")
@@ -145,13 +168,18 @@ struct ColourTests {
         #expect(chunkTypes(t.png).contains("sRGB"))
         let image = try #require(decodeRGBA(t.png))
         // The red square drawn at (10...60, 10...60) of the 300x200 picture.
-        func pixel(_ i: RGBA, _ x: Int, _ y: Int) -> [UInt8] { Array(i.pixels[(y * i.width + x) * 4..<(y * i.width + x) * 4 + 3]) }
+        func pixel(_ i: RGBA, _ x: Int, _ y: Int) -> [UInt8] {
+            Array(i.pixels[(y * i.width + x) * 4..<(y * i.width + x) * 4 + 3])
+        }
         let red = pixel(image, 30, 30)
         #expect(red[0] > 200 && red[1] < 80 && red[2] < 80, "\(red)")
         // Turned 90 degrees anticlockwise by an irot property: 200x300, the square at the bottom left.
         let rotated = thumbnail(of: try #require(readFile(fixturePath("heif/rotated.heic"))), type: .heic)
         #expect(rotated.outcome == .made)
-        #expect([rotated.width, rotated.height, rotated.thumbnailWidth, rotated.thumbnailHeight] as [Int] == [200, 300, 171, 256])
+        #expect(
+            [rotated.width, rotated.height, rotated.thumbnailWidth, rotated.thumbnailHeight] as [Int] == [
+                200, 300, 171, 256,
+            ])
         let turned = try #require(decodeRGBA(rotated.png))
         let moved = pixel(turned, 30, 256 - 31)
         #expect(moved[0] > 200 && moved[1] < 80 && moved[2] < 80, "\(moved)")
@@ -161,7 +189,9 @@ struct ColourTests {
         #expect(meanDifference(image, try #require(decodeRGBA(p3.png))).max()! > 3)
     }
 
-    @Test("hostile HEIF files fail with the reason (HEIFCheck's before libheif sees them, else libheif's), quickly, and nothing crashes")
+    @Test(
+        "hostile HEIF files fail with the reason (HEIFCheck's before libheif sees them, else libheif's), quickly, and nothing crashes"
+    )
     func hostileHEIF() throws {
         let picture = try #require(readFile(fixturePath("heif/picture.heic")))
         // The iloc box inside meta claiming more bytes than meta holds.
@@ -187,7 +217,10 @@ struct ColourTests {
         for (bytes, words) in cases {
             let started = Instant.now
             let t = thumbnail(of: bytes, type: .heic)
-            guard case .failed(let why) = t.outcome else { Issue.record("\(words): \(t.outcome)"); continue }
+            guard case .failed(let why) = t.outcome else {
+                Issue.record("\(words): \(t.outcome)")
+                continue
+            }
             #expect(why.contains(words), "\(why)")
             #expect(Instant.now - started < .seconds(10))
         }
@@ -195,7 +228,9 @@ struct ColourTests {
 }
 
 @Suite(.tags(.unit)) struct ColourUpgradeTests {
-    @Test("a library of schema 3 indexes every photo again when opened: thumbnails are remade in true colour, a colour note is kept on the entry")
+    @Test(
+        "a library of schema 3 indexes every photo again when opened: thumbnails are remade in true colour, a colour note is kept on the entry"
+    )
     func olderLibrariesAreIndexedAgain() throws {
         let f = Fixture()
         let plain = try f.receive("plain.png", gradientPNG(chunks: []))
@@ -204,7 +239,9 @@ struct ColourTests {
         let noted = try f.receive("noted.png", gradientPNG(chunks: [iccpChunk(garbage)]))
         #expect(plain.hasThumbnail && plain.problem == nil)
         // A thumbnail kept with a reason: the profile set aside.
-        #expect(noted.hasThumbnail && noted.problem?.contains("colour profile set aside") == true, "\(String(describing: noted.problem))")
+        #expect(
+            noted.hasThumbnail && noted.problem?.contains("colour profile set aside") == true,
+            "\(String(describing: noted.problem))")
         try downgradeToSchema4(f.library, version: 3)
         let reopened = try PhotoLibrary(directory: f.directory, create: false)
         #expect(try reopened.pendingCount() == 2)
@@ -212,12 +249,17 @@ struct ColourTests {
         #expect(try reopened.pendingCount() == 0)
         #expect(try reopened.database.firstInt("PRAGMA user_version") == PhotoLibrary.schemaVersion)
         let thumbnail = try #require(try reopened.thumbnail(of: try reopened.find("plain")))
-        if renditionType(thumbnail) == .png { #expect(chunkTypes(thumbnail).contains("sRGB")) } else { #expect(renditionType(thumbnail) == .jpeg) }
+        if renditionType(thumbnail) == .png {
+            #expect(chunkTypes(thumbnail).contains("sRGB"))
+        } else {
+            #expect(renditionType(thumbnail) == .jpeg)
+        }
     }
 }
 
 @Suite(.tags(.unit)) struct HEIFPackageTests {
-    @Test("a HEIC is indexed from the directory, exported as a .ptk package and imported again byte-identical, as a HEIC")
+    @Test(
+        "a HEIC is indexed from the directory, exported as a .ptk package and imported again byte-identical, as a HEIC")
     func heicRoundTrip() throws {
         let f = Fixture()
         let heic = try #require(readFile(fixturePath("heif/portrait-exif.heic")))
@@ -236,7 +278,9 @@ struct ColourTests {
 }
 
 @Suite(.tags(.unit)) struct PackageTypeTests {
-    @Test("a package says its photo's type (MediaType); an import whose bytes are of another type is refused, naming both")
+    @Test(
+        "a package says its photo's type (MediaType); an import whose bytes are of another type is refused, naming both"
+    )
     func mediaType() throws {
         let f = Fixture()
         let jpeg = makeJPEG(width: 32, height: 24, seed: 4)
@@ -253,7 +297,10 @@ struct ColourTests {
         var edited = text.replacingOccurrences(of: SHA256.hex(of: jpeg), with: SHA256.hex(of: png))
         edited = edited.replacingOccurrences(of: "\"Size\" : \(jpeg.count)", with: "\"Size\" : \(png.count)")
         writeFile(package + "/photo.metadata", Array(edited.utf8))
-        do { _ = try f.library.importPackage(package); Issue.record("imported a PNG said to be a JPEG") } catch {
+        do {
+            _ = try f.library.importPackage(package)
+            Issue.record("imported a PNG said to be a JPEG")
+        } catch {
             #expect("\(error)".contains("photo.data is a PNG; photo.metadata says image/jpeg"), "\(error)")
         }
     }

@@ -11,13 +11,18 @@ import Testing
 
 @Suite("The library of a directory with folders (issue 28)", .tags(.unit))
 struct FolderLibraryTests {
-    @Test("reconcile walks folders up to four deep, skips hidden ones and never follows a symlink; moves by hand are followed across folders")
+    @Test(
+        "reconcile walks folders up to four deep, skips hidden ones and never follows a symlink; moves by hand are followed across folders"
+    )
     func reconcileWalksTheTree() throws {
         let f = Fixture()
         let outside = makeTemporaryDirectory("ptk-outside")
         defer { removeTree(outside) }
         writeFile(outside + "/secret.png", photoBytes(9))
-        for (i, path) in ["top.png", "a/one.png", "a/b/two.png", "a/b/c/d/four.png", "a/b/c/d/e/five.png", ".hidden/h.png", "a/.h/h.png"].enumerated() {
+        for (i, path) in [
+            "top.png", "a/one.png", "a/b/two.png", "a/b/c/d/four.png", "a/b/c/d/e/five.png", ".hidden/h.png",
+            "a/.h/h.png",
+        ].enumerated() {
             try makeDirectories(f.directory + "/" + parentDirectory(of: path))
             writeFile(f.directory + "/" + path, photoBytes(i + 1))
         }
@@ -83,7 +88,10 @@ struct FolderLibraryTests {
         }
         #expect(try f.library.find("IMG_2").name == "bob/IMG_2.png")
         #expect(try f.library.find("alice/IMG_1").name == "alice/IMG_1.png")
-        do { _ = try f.library.find("IMG_1"); Issue.record("found one of two") } catch {
+        do {
+            _ = try f.library.find("IMG_1")
+            Issue.record("found one of two")
+        } catch {
             #expect(error.kind == .refused && error.description.contains("alice/IMG_1.png, bob/IMG_1.png"), "\(error)")
         }
         // rename keeps a photo in its folder unless NEW names one.

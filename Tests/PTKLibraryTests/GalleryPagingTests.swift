@@ -17,9 +17,11 @@ private struct Numbers {
 
 /// The gallery's order as it was computed before issue 45 (every entry in memory, sectioned as
 /// `WebPhoto.grouped` sections, restated here): what the SQL pages must reproduce exactly.
-private func referenceOrder(_ library: PhotoLibrary, _ filter: GalleryFilter) throws -> [(title: String, photo: Photo)] {
+private func referenceOrder(_ library: PhotoLibrary, _ filter: GalleryFilter) throws -> [(title: String, photo: Photo)]
+{
     let shown = try library.all(sort: .time).reversed().filter { p in
-        (filter.sender == nil || p.senderName == filter.sender) && (filter.minRating == nil || (p.rating ?? 0) >= filter.minRating!)
+        (filter.sender == nil || p.senderName == filter.sender)
+            && (filter.minRating == nil || (p.rating ?? 0) >= filter.minRating!)
     }
     guard !shown.isEmpty else { return [] }
     let folderOf = { (p: Photo) -> String in splitLastComponent(p.name).folder ?? "" }
@@ -50,19 +52,26 @@ private func fill(_ library: PhotoLibrary, count: Int, folders: Bool, seed: UInt
         let folder = folders ? ["", "a/", "a/b/", "zeta/", "Émile/"][n.next(5)] : ""
         let received = WallTime(milliseconds: 1_764_000_000_000 + Int64(n.next(400)) * 1_800_000)
         names.append("\(folder)p\(i).png")
-        arrivals.append(Arrival(name: names.last!, size: 100, sha256: String(repeating: "0", count: 64), received: received,
-                                senderName: senders[n.next(3)], senderAddress: "192.0.2.7:4000", senderID: nil))
+        arrivals.append(
+            Arrival(
+                name: names.last!, size: 100, sha256: String(repeating: "0", count: 64), received: received,
+                senderName: senders[n.next(3)], senderAddress: "192.0.2.7:4000", senderID: nil))
     }
     try library.record(arrivals)
     try library.database.writeTransaction { () throws(LibraryError) in
         for name in names {
             switch n.next(6) {
             case 0: try library.database.prepare("UPDATE photos SET sender_name = NULL WHERE name = ?").bind(name).run()
-            case 1: try library.database.prepare("UPDATE photos SET taken = ? WHERE name = ?").bind("2025-0\(1 + n.next(9))-1\(n.next(10))T10:00:00", name).run()
+            case 1:
+                try library.database.prepare("UPDATE photos SET taken = ? WHERE name = ?").bind(
+                    "2025-0\(1 + n.next(9))-1\(n.next(10))T10:00:00", name
+                ).run()
             default: break
             }
             let rating = n.next(7)
-            if rating < 6 { try library.database.prepare("UPDATE photos SET rating = ? WHERE name = ?").bind(rating, name).run() }
+            if rating < 6 {
+                try library.database.prepare("UPDATE photos SET rating = ? WHERE name = ?").bind(rating, name).run()
+            }
         }
     }
 }
@@ -75,7 +84,10 @@ private func pages(_ library: PhotoLibrary, _ filter: GalleryFilter, limit: Int)
         let page = try library.galleryPage(filter, after: cursor, limit: limit)
         result.append(page)
         cursor = page.next
-        if result.count > 10_000 { Issue.record("paging does not end"); break }
+        if result.count > 10_000 {
+            Issue.record("paging does not end")
+            break
+        }
     } while cursor != nil
     return result
 }
@@ -88,7 +100,8 @@ private func checkPaging(_ library: PhotoLibrary, _ filter: GalleryFilter, limit
     var seen: [(title: String, id: Int64)] = []
     for (number, page) in all.enumerated() {
         let start = seen.count
-        let expectedContinues = start > 0 && start < reference.count && reference[start - 1].title == reference[start].title
+        let expectedContinues =
+            start > 0 && start < reference.count && reference[start - 1].title == reference[start].title
         #expect(page.firstContinues == expectedContinues, "page \(number) of \(filter) by \(limit)")
         #expect(page.matching == reference.count)
         for section in page.sections { for p in section.photos { seen.append((section.title, p.id)) } }
@@ -104,12 +117,17 @@ private func checkPaging(_ library: PhotoLibrary, _ filter: GalleryFilter, limit
 
 @Suite("The gallery's pages and neighbours from the index (issue 45)", .tags(.unit))
 struct GalleryPagingTests {
-    @Test("1,200 photos by day: every filter's pages together are the whole order, sections and their continuation intact", .tags(.slow))
+    @Test(
+        "1,200 photos by day: every filter's pages together are the whole order, sections and their continuation intact",
+        .tags(.slow))
     func pagesByDay() throws {
         let f = Fixture()
         try fill(f.library, count: 1200, folders: false)
-        let filters = [GalleryFilter(), GalleryFilter(sender: "Bob"), GalleryFilter(minRating: 3), GalleryFilter(sender: "Carol's tablet", minRating: 4),
-                       GalleryFilter(minRating: 0), GalleryFilter(sender: "nobody")]
+        let filters = [
+            GalleryFilter(), GalleryFilter(sender: "Bob"), GalleryFilter(minRating: 3),
+            GalleryFilter(sender: "Carol's tablet", minRating: 4),
+            GalleryFilter(minRating: 0), GalleryFilter(sender: "nobody"),
+        ]
         for filter in filters {
             for limit in [1, 37, 500, 5000] { try checkPaging(f.library, filter, limit: limit) }
         }
@@ -123,7 +141,10 @@ struct GalleryPagingTests {
     func pagesByFolder() throws {
         let f = Fixture()
         try fill(f.library, count: 1100, folders: true)
-        for filter in [GalleryFilter(), GalleryFilter(sender: "Alice's phone"), GalleryFilter(minRating: 5), GalleryFilter(sender: "Bob", minRating: 2)] {
+        for filter in [
+            GalleryFilter(), GalleryFilter(sender: "Alice's phone"), GalleryFilter(minRating: 5),
+            GalleryFilter(sender: "Bob", minRating: 2),
+        ] {
             for limit in [1, 64, 333, 2000] { try checkPaging(f.library, filter, limit: limit) }
         }
         let titles = try f.library.galleryPage(GalleryFilter(), after: nil, limit: 2000).sections.map(\.title)
@@ -134,20 +155,30 @@ struct GalleryPagingTests {
     func oneDayAndFirstFolder() throws {
         let f = Fixture()
         let day = WallTime(milliseconds: 1_764_000_000_000)
-        try f.library.record((0..<5).map { Arrival(name: "p\($0).png", size: 1, sha256: "", received: WallTime(milliseconds: day.milliseconds + Int64($0)),
-                                                    senderName: "Bob", senderAddress: "x", senderID: nil) })
+        try f.library.record(
+            (0..<5).map {
+                Arrival(
+                    name: "p\($0).png", size: 1, sha256: "",
+                    received: WallTime(milliseconds: day.milliseconds + Int64($0)),
+                    senderName: "Bob", senderAddress: "x", senderID: nil)
+            })
         let page = try f.library.galleryPage(GalleryFilter(), after: nil, limit: 3)
         #expect(page.sections.map(\.title) == [""])
         #expect(page.sections[0].photos.map(\.name) == ["p4.png", "p3.png", "p2.png"])
         let second = try f.library.galleryPage(GalleryFilter(), after: page.next, limit: 3)
         #expect(second.firstContinues && second.sections.map(\.title) == [""] && second.next == nil)
         #expect(second.sections[0].photos.map(\.name) == ["p1.png", "p0.png"])
-        try f.library.record([Arrival(name: "x/q.png", size: 1, sha256: "", received: day, senderName: "Bob", senderAddress: "x", senderID: nil)])
+        try f.library.record([
+            Arrival(
+                name: "x/q.png", size: 1, sha256: "", received: day, senderName: "Bob", senderAddress: "x",
+                senderID: nil)
+        ])
         let folders = try f.library.galleryPage(GalleryFilter(), after: nil, limit: 10)
         #expect(folders.sections.map(\.title) == ["(top folder)", "x/"])
         // A filter that leaves out the photo in a folder sections by day again.
         try f.library.database.execute("UPDATE photos SET rating = 4 WHERE folder = ''")
-        #expect(try f.library.galleryPage(GalleryFilter(minRating: 4), after: nil, limit: 10).sections.map(\.title) == [""])
+        #expect(
+            try f.library.galleryPage(GalleryFilter(minRating: 4), after: nil, limit: 10).sections.map(\.title) == [""])
         let empty = try f.library.galleryPage(GalleryFilter(sender: "nobody"), after: nil, limit: 10)
         #expect(empty.sections.isEmpty && empty.next == nil && empty.matching == 0 && empty.total == 6)
     }
@@ -159,13 +190,17 @@ struct GalleryPagingTests {
         let first = try f.library.galleryPage(GalleryFilter(), after: nil, limit: 20)
         let firstIDs = first.sections.flatMap { $0.photos.map(\.id) }
         let maxID = try f.library.lastID()
-        for token in ["x", "0", "d", "f.1", "d.1.2.3.4", "d.a.b.c", "f..1.2", "f.\(maxID).0.999999", "d.\(maxID).0.5", "f.-5.0.5",
-                      "f.99999999999999999999.0.1", "z.\(maxID).0.1", "f.3.0.7", String(repeating: "9", count: 200),
-                      // The whole key: a day where the library has folders, a bad day, bad base64url,
-                      // a folder not UTF-8, an id above the bound, parts too many or too few.
-                      "d.\(maxID).0.5.2025-01-01", "d.\(maxID).0.5.2025-1-01", "d.\(maxID).0.5.2025x01-01", "f.\(maxID).0.5.0.0.A",
-                      "f.\(maxID).0.5.0.0.YR", "f.\(maxID).0.5.0.0._w", "f.\(maxID).0.5.0.0", "f.\(maxID).0.5.0.0.YS8.x", "f.5.0.6.0.0.YS8",
-                      String(repeating: "9", count: 2_000)] {
+        for token in [
+            "x", "0", "d", "f.1", "d.1.2.3.4", "d.a.b.c", "f..1.2", "f.\(maxID).0.999999", "d.\(maxID).0.5", "f.-5.0.5",
+            "f.99999999999999999999.0.1", "z.\(maxID).0.1", "f.3.0.7", String(repeating: "9", count: 200),
+            // The whole key: a day where the library has folders, a bad day, bad base64url,
+            // a folder not UTF-8, an id above the bound, parts too many or too few.
+            "d.\(maxID).0.5.2025-01-01", "d.\(maxID).0.5.2025-1-01", "d.\(maxID).0.5.2025x01-01",
+            "f.\(maxID).0.5.0.0.A",
+            "f.\(maxID).0.5.0.0.YR", "f.\(maxID).0.5.0.0._w", "f.\(maxID).0.5.0.0", "f.\(maxID).0.5.0.0.YS8.x",
+            "f.5.0.6.0.0.YS8",
+            String(repeating: "9", count: 2_000),
+        ] {
             let cursor = try #require(GalleryCursor(token: token), "\(token) is URL-safe")
             let page = try f.library.galleryPage(GalleryFilter(), after: cursor, limit: 20)
             #expect(page.sections.flatMap { $0.photos.map(\.id) } == firstIDs, "\(token)")
@@ -177,12 +212,15 @@ struct GalleryPagingTests {
         try f.library.database.execute("UPDATE photos SET name = replace(name, '/', '_')")
         let byDay = try f.library.galleryPage(GalleryFilter(), after: nil, limit: 20)
         let after = try f.library.galleryPage(GalleryFilter(), after: next, limit: 20)
-        #expect(after.sections.flatMap { $0.photos.map(\.id) } == byDay.sections.flatMap { $0.photos.map(\.id) } && !after.firstContinues)
+        #expect(
+            after.sections.flatMap { $0.photos.map(\.id) } == byDay.sections.flatMap { $0.photos.map(\.id) }
+                && !after.firstContinues)
         #expect(GalleryCursor(token: "a/b") == nil && GalleryCursor(token: "") == nil)
         #expect(try f.library.galleryPage(GalleryFilter(), after: nil, limit: 0).sections.isEmpty)
     }
 
-    @Test("the cursor's photo deleted, moved or retaken between pages (or its whole folder deleted): no repeats, no gaps")
+    @Test(
+        "the cursor's photo deleted, moved or retaken between pages (or its whole folder deleted): no repeats, no gaps")
     func cursorPhotoChangedBetweenPages() throws {
         for folders in [false, true] {
             for change in ["delete", "move", "folder"] where folders || change != "folder" {
@@ -199,9 +237,13 @@ struct GalleryPagingTests {
                     let page = try f.library.galleryPage(GalleryFilter(), after: cursor, limit: 23)
                     let ids = page.sections.flatMap { $0.photos.map(\.id) }
                     // A page that starts in the section the last one ended in says so.
-                    if let last = shown.last, let firstID = ids.first, !moved.contains(last), !moved.contains(firstID), !gone.contains(firstID) {
+                    if let last = shown.last, let firstID = ids.first, !moved.contains(last), !moved.contains(firstID),
+                        !gone.contains(firstID)
+                    {
                         let title = { (id: Int64) in reference.first { $0.photo.id == id }?.title }
-                        #expect(page.firstContinues == (title(last) == title(firstID)), "\(change) folders: \(folders) round \(round)")
+                        #expect(
+                            page.firstContinues == (title(last) == title(firstID)),
+                            "\(change) folders: \(folders) round \(round)")
                     }
                     shown += ids
                     cursor = page.next
@@ -214,7 +256,8 @@ struct GalleryPagingTests {
                     case "move" where folders:
                         // To a folder of its own, or to another folder already there.
                         let to = round % 2 == 0 ? "moved\(last)/" : "zeta/"
-                        try f.library.database.execute("UPDATE photos SET name = '\(to)m\(last).png' WHERE id = \(last)")
+                        try f.library.database.execute(
+                            "UPDATE photos SET name = '\(to)m\(last).png' WHERE id = \(last)")
                         moved.insert(last)
                     case "move":
                         // Taken on a day long before, or long after.
@@ -223,15 +266,18 @@ struct GalleryPagingTests {
                         moved.insert(last)
                     default:
                         // The whole folder of the cursor's photo, shown or not.
-                        let folder = try #require(try f.library.database.firstText("SELECT folder FROM photos WHERE id = \(last)"))
+                        let folder = try #require(
+                            try f.library.database.firstText("SELECT folder FROM photos WHERE id = \(last)"))
                         let s = try f.library.database.prepare("SELECT id FROM photos WHERE folder = ?").bind(folder)
                         while try s.step() { gone.insert(s.int(0)!) }
                         try f.library.database.prepare("DELETE FROM photos WHERE folder = ?").bind(folder).run()
                     }
                 } while cursor != nil
                 let unshownGone = gone.subtracting(shown)
-                #expect(shown.filter { !moved.contains($0) } == before.filter { !moved.contains($0) && !unshownGone.contains($0) },
-                        "\(change) folders: \(folders)")
+                #expect(
+                    shown.filter { !moved.contains($0) }
+                        == before.filter { !moved.contains($0) && !unshownGone.contains($0) },
+                    "\(change) folders: \(folders)")
                 #expect(Set(shown).count == shown.count || !moved.isEmpty, "\(change) folders: \(folders)")
             }
         }
@@ -253,14 +299,19 @@ struct GalleryPagingTests {
                 // Newer and older photos, in the folders there are and in a new one.
                 round += 1
                 try fill(f.library, count: 6, folders: folders, seed: UInt64(round), firstID: 10_000 + round * 10)
-                try f.library.record([Arrival(name: "new\(round)/n.png", size: 1, sha256: "", received: WallTime(milliseconds: 1_900_000_000_000),
-                                              senderName: "Bob", senderAddress: "x", senderID: nil)])
+                try f.library.record([
+                    Arrival(
+                        name: "new\(round)/n.png", size: 1, sha256: "",
+                        received: WallTime(milliseconds: 1_900_000_000_000),
+                        senderName: "Bob", senderAddress: "x", senderID: nil)
+                ])
             } while cursor != nil
             #expect(shown == before, "folders: \(folders)")
         }
     }
 
-    @Test("neighbours: the photos before and after in the gallery's order, at the ends and in the middle, under filters")
+    @Test(
+        "neighbours: the photos before and after in the gallery's order, at the ends and in the middle, under filters")
     func neighbours() throws {
         for folders in [false, true] {
             let f = Fixture()
@@ -269,8 +320,12 @@ struct GalleryPagingTests {
                 let order = try referenceOrder(f.library, filter).map(\.photo)
                 for i in order.indices {
                     let (previous, next) = try f.library.neighbours(of: order[i].id, filter)
-                    #expect(previous?.id == (i > 0 ? order[i - 1].id : nil), "\(filter) at \(i) of \(order.count), folders: \(folders)")
-                    #expect(next?.id == (i + 1 < order.count ? order[i + 1].id : nil), "\(filter) at \(i) of \(order.count), folders: \(folders)")
+                    #expect(
+                        previous?.id == (i > 0 ? order[i - 1].id : nil),
+                        "\(filter) at \(i) of \(order.count), folders: \(folders)")
+                    #expect(
+                        next?.id == (i + 1 < order.count ? order[i + 1].id : nil),
+                        "\(filter) at \(i) of \(order.count), folders: \(folders)")
                 }
                 let shown = Set(order.map(\.id))
                 if let left = try f.library.all().first(where: { !shown.contains($0.id) }) {
@@ -283,11 +338,13 @@ struct GalleryPagingTests {
         }
     }
 
-    @Test("a library of schema 4 gets the gallery's columns and indices when opened; one set back to 4 after keeps them")
+    @Test(
+        "a library of schema 4 gets the gallery's columns and indices when opened; one set back to 4 after keeps them")
     func migrationFromSchema4() throws {
         let f = Fixture()
         try fill(f.library, count: 40, folders: true)
-        try f.library.database.execute("""
+        try f.library.database.execute(
+            """
             DROP INDEX photos_gallery_day; DROP INDEX photos_gallery_folder; DROP INDEX photos_gallery_sender_day;
             DROP INDEX photos_gallery_sender_folder; DROP INDEX photos_rating;
             ALTER TABLE photos DROP COLUMN day; ALTER TABLE photos DROP COLUMN folder; PRAGMA user_version = 4;
@@ -295,7 +352,9 @@ struct GalleryPagingTests {
         for _ in 0..<2 {
             let reopened = try PhotoLibrary(directory: f.directory, create: false)
             #expect(try reopened.database.firstInt("PRAGMA user_version") == 6)
-            #expect(try reopened.database.firstInt("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'photos_gallery_%'") == 4)
+            #expect(
+                try reopened.database.firstInt(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'photos_gallery_%'") == 4)
             try checkPaging(reopened, GalleryFilter(), limit: 7)
             try reopened.database.execute("PRAGMA user_version = 4")
         }

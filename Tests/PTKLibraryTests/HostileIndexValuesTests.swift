@@ -15,23 +15,30 @@ import Testing
     @Test("takenMinutes is the taken time's first minutes only when they are a date and time; anything else is nil")
     func takenMinutesShapes() {
         var p = Photo(id: 1, name: "a.png", size: 1, received: WallTime(seconds: 0))
-        for (taken, shown) in [("2024-07-03T14:22:05", "2024-07-03 14:22"), ("2024-07-03 14:22", "2024-07-03 14:22"),
-                               ("2024-07-03T14:22:05+02:00", "2024-07-03 14:22")] {
+        for (taken, shown) in [
+            ("2024-07-03T14:22:05", "2024-07-03 14:22"), ("2024-07-03 14:22", "2024-07-03 14:22"),
+            ("2024-07-03T14:22:05+02:00", "2024-07-03 14:22"),
+        ] {
             p.taken = taken
             #expect(p.takenMinutes == shown, "\(taken)")
         }
-        for taken in ["\u{1B}[2J\u{1B}]0;pwned\u{07}2024-05-06T07:08", "\u{9B}2024-05-06T07:08:09", "\u{202E}2024-05-06T07:08:09",
-                      "2024-07-03T14:2", "2024-07-03X14:22", "２０２４-07-03T14:22", "abcd-ef-ghTij:kl"] {
+        for taken in [
+            "\u{1B}[2J\u{1B}]0;pwned\u{07}2024-05-06T07:08", "\u{9B}2024-05-06T07:08:09", "\u{202E}2024-05-06T07:08:09",
+            "2024-07-03T14:2", "2024-07-03X14:22", "２０２４-07-03T14:22", "abcd-ef-ghTij:kl",
+        ] {
             p.taken = taken
             #expect(p.takenMinutes == nil, "\(taken.debugDescription)")
         }
     }
 
-    @Test("numbers planted in a row (sides, rating, orientation, times at the extremes) are read within their range, and listing, details and the gallery trap nothing")
+    @Test(
+        "numbers planted in a row (sides, rating, orientation, times at the extremes) are read within their range, and listing, details and the gallery trap nothing"
+    )
     func plantedNumbers() throws {
         let f = Fixture()
         try f.receive("a.png", photoBytes(3))
-        try f.library.database.execute("""
+        try f.library.database.execute(
+            """
             PRAGMA ignore_check_constraints = ON;
             UPDATE photos SET width = 9223372036854775807, height = -5, rating = 99, orientation = 1000,
                 received = -9223372036854775808, mtime = 9223372036854775807
@@ -50,7 +57,9 @@ import Testing
         #expect(Photo.fitted(q.displayedSize, within: 360).map { [$0.width, $0.height] } == [360, 360])
     }
 
-    @Test("a lock another connection holds on the index: a library opened with patience gives up after its limit, saying so, and tells once what it waits for")
+    @Test(
+        "a lock another connection holds on the index: a library opened with patience gives up after its limit, saying so, and tells once what it waits for"
+    )
     func indexLockIsBounded() throws {
         let directory = makeTemporaryDirectory("ptk-library")
         defer { removeTree(directory) }
@@ -58,7 +67,9 @@ import Testing
         do { _ = try PhotoLibrary(directory: directory, create: true) }
         let index = directory + "/.ptk/index.sqlite"
         let holder = try Database(file: index, path: index, create: false)
-        try holder.execute("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; UPDATE photos SET note = note; SELECT count(*) FROM photos")
+        try holder.execute(
+            "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; UPDATE photos SET note = note; SELECT count(*) FROM photos"
+        )
         final class Told: @unchecked Sendable {
             // `lines` is only appended to on the opening thread, and read after it.
             var lines: [String] = []
@@ -66,25 +77,35 @@ import Testing
         let told = Told()
         let started = Instant.now
         do {
-            _ = try PhotoLibrary(directory: directory, create: false,
-                                 lockPatience: LockPatience(limit: .milliseconds(800), announceAfter: .milliseconds(200), waiting: { told.lines.append($0) }))
+            _ = try PhotoLibrary(
+                directory: directory, create: false,
+                lockPatience: LockPatience(
+                    limit: .milliseconds(800), announceAfter: .milliseconds(200), waiting: { told.lines.append($0) }))
             Issue.record("the library opened while another connection held an exclusive lock")
         } catch {
-            #expect(error.kind == .io && error.description.contains("another process held a lock") && error.description.contains("fuser"), "\(error)")
+            #expect(
+                error.kind == .io && error.description.contains("another process held a lock")
+                    && error.description.contains("fuser"), "\(error)")
         }
         let took = Instant.now - started
         #expect(took >= .milliseconds(700) && took < .seconds(5), "waited \(took)")
-        #expect(told.lines.count == 1 && told.lines.first?.contains("waiting for the library index") == true, "\(told.lines)")
+        #expect(
+            told.lines.count == 1 && told.lines.first?.contains("waiting for the library index") == true,
+            "\(told.lines)")
         try holder.execute("COMMIT; PRAGMA locking_mode = NORMAL; SELECT count(*) FROM photos")
     }
 
-    @Test("the index's patience counts waits that follow one another: after a quiet spell a long-lived reader (ptk watch) starts afresh")
+    @Test(
+        "the index's patience counts waits that follow one another: after a quiet spell a long-lived reader (ptk watch) starts afresh"
+    )
     func indexPatienceStartsAfreshAfterAQuietSpell() throws {
         let directory = makeTemporaryDirectory("ptk-library")
         defer { removeTree(directory) }
         do { _ = try PhotoLibrary(directory: directory, create: true) }
         let index = directory + "/.ptk/index.sqlite"
-        let library = try PhotoLibrary(directory: directory, create: false, lockPatience: LockPatience(limit: .milliseconds(500), announceAfter: .seconds(10)))
+        let library = try PhotoLibrary(
+            directory: directory, create: false,
+            lockPatience: LockPatience(limit: .milliseconds(500), announceAfter: .seconds(10)))
         final class Holder: @unchecked Sendable {
             // Used on the holding thread only.
             var error: Error?
@@ -110,14 +131,18 @@ import Testing
             taken.wait()
             // A writer waits for the other's write lock; each wait is 350 ms: two in a row
             // would be over the 500 ms limit.
-            do { try library.database.writeTransaction { () throws(LibraryError) in } } catch { Issue.record("round \(round): \(error)") }
+            do { try library.database.writeTransaction { () throws(LibraryError) in } } catch {
+                Issue.record("round \(round): \(error)")
+            }
             done.wait()
             #expect(holder.error == nil, "\(String(describing: holder.error))")
             sleep(for: .milliseconds(700))
         }
     }
 
-    @Test("a thumbnail with a second hard link (one file planted at many photos' names) is not read: a gallery copies it for none")
+    @Test(
+        "a thumbnail with a second hard link (one file planted at many photos' names) is not read: a gallery copies it for none"
+    )
     func hardLinkedThumbnailIsNotRead() throws {
         let f = Fixture()
         let a = try f.receive("a.png", photoBytes(6))
@@ -138,7 +163,9 @@ import Testing
         #expect(count == 2 && listDirectory(out + "/thumbnails").isEmpty, "\(listDirectory(out + "/thumbnails"))")
     }
 
-    @Test("export copies only the photo the index holds: a larger (sparse) file, other bytes of its size or a FIFO at its name fail at once and leave nothing")
+    @Test(
+        "export copies only the photo the index holds: a larger (sparse) file, other bytes of its size or a FIFO at its name fail at once and leave nothing"
+    )
     func exportIsBoundedByTheIndex() throws {
         let f = Fixture()
         let bytes = photoBytes(5)
@@ -147,10 +174,24 @@ import Testing
         defer { removeTree(out) }
         let path = f.directory + "/a.png"
         let plants: [(String, () -> Void)] = [
-            ("a sparse file of 8 GiB", { _ = unlink(path); let fd = open(path, O_WRONLY | O_CREAT, 0o644); _ = ftruncate(fd, 8 << 30); close(fd) }),
+            (
+                "a sparse file of 8 GiB",
+                {
+                    _ = unlink(path)
+                    let fd = open(path, O_WRONLY | O_CREAT, 0o644)
+                    _ = ftruncate(fd, 8 << 30)
+                    close(fd)
+                }
+            ),
             ("other bytes of the same size", { writeFile(path, bytes.map { $0 ^ 0x5A }) }),
             ("one byte more", { writeFile(path, bytes + [0]) }),
-            ("a FIFO", { _ = unlink(path); _ = mkfifo(path, 0o644) }),
+            (
+                "a FIFO",
+                {
+                    _ = unlink(path)
+                    _ = mkfifo(path, 0o644)
+                }
+            ),
         ]
         for (label, plant) in plants {
             plant()
@@ -160,7 +201,9 @@ import Testing
                 Issue.record("\(label): exported")
             } catch {
                 #expect(error.kind == .badInput, "\(label): \(error)")
-                #expect(error.description.contains("not the photo the index holds") || error.description.contains("not a regular file"), "\(label): \(error)")
+                #expect(
+                    error.description.contains("not the photo the index holds")
+                        || error.description.contains("not a regular file"), "\(label): \(error)")
             }
             #expect(Instant.now - started < .seconds(5), "\(label)")
             #expect(listDirectory(out).isEmpty, "\(label): left \(listDirectory(out))")

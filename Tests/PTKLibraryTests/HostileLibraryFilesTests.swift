@@ -41,7 +41,9 @@ struct HostileLibraryFilesTests {
     /// The layout is SQLite's (pager.c): a first byte that is not zero, a header SQLite reads as
     /// "no more records", then the super-journal record at the end of the file.
     static func hotJournal(naming superJournal: String) -> [UInt8] {
-        func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func be32(_ v: UInt32) -> [UInt8] {
+            [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+        }
         let name = Array(superJournal.utf8)
         var bytes: [UInt8] = [1] + [UInt8](repeating: 0, count: 511)
         bytes += be32(0x4000_0000 / 4096 + 1)  // the lock-byte page, as SQLite marks the record
@@ -75,8 +77,10 @@ struct HostileLibraryFilesTests {
         for create in [false, true] {
             let error = Self.refusal("create: \(create)") { try PhotoLibrary(directory: directory, create: create) }
             #expect(error?.kind == .io)
-            #expect(error?.description == "\(journal): a rollback journal another user made, which the index never makes (it runs in WAL mode); refusing to open the index: move it away after checking it",
-                    "\(error?.description ?? "")")
+            #expect(
+                error?.description
+                    == "\(journal): a rollback journal another user made, which the index never makes (it runs in WAL mode); refusing to open the index: move it away after checking it",
+                "\(error?.description ?? "")")
             #expect(readFile(sentinel) == Array("keep me\n".utf8), "the file the journal names is still there")
             #expect(readFile(journal) == Self.hotJournal(naming: sentinel), "the journal is left for the administrator")
         }
@@ -85,8 +89,9 @@ struct HostileLibraryFilesTests {
         _ = try PhotoLibrary(directory: directory, create: false)
     }
 
-    @Test("the index, its -wal, -shm or -journal as a symlink is refused and what it points to is untouched",
-          arguments: ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.sqlite-journal"])
+    @Test(
+        "the index, its -wal, -shm or -journal as a symlink is refused and what it points to is untouched",
+        arguments: ["index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.sqlite-journal"])
     func aSymlinkedIndexFileIsRefused(name: String) throws {
         let directory = try Self.closedLibrary()
         defer { removeTree(directory) }
@@ -103,9 +108,13 @@ struct HostileLibraryFilesTests {
         let before = readFile(victim)
         #expect(symlink(victim, planted) == 0)
         for create in [false, true] {
-            let error = Self.refusal("\(name), create: \(create)") { try PhotoLibrary(directory: directory, create: create) }
+            let error = Self.refusal("\(name), create: \(create)") {
+                try PhotoLibrary(directory: directory, create: create)
+            }
             #expect(error?.kind == .io)
-            #expect(error?.description.contains("\(planted): is a symbolic link; not followed") == true, "\(error?.description ?? "")")
+            #expect(
+                error?.description.contains("\(planted): is a symbolic link; not followed") == true,
+                "\(error?.description ?? "")")
             #expect(readFile(victim) == before)
             #expect(Self.mode(victim)?.mode == (name == "index.sqlite" ? 0o644 : 0o600))
         }
@@ -124,9 +133,13 @@ struct HostileLibraryFilesTests {
             #expect(symlink(real, directory + "/" + folder) == 0)
             let entries = listDirectory(real)
             for create in [false, true] {
-                let error = Self.refusal("\(folder), create: \(create)") { try PhotoLibrary(directory: directory, create: create) }
+                let error = Self.refusal("\(folder), create: \(create)") {
+                    try PhotoLibrary(directory: directory, create: create)
+                }
                 #expect(error?.kind == .io)
-                #expect(error?.description.contains("\(directory)/\(folder): is a symbolic link; not followed") == true, "\(error?.description ?? "")")
+                #expect(
+                    error?.description.contains("\(directory)/\(folder): is a symbolic link; not followed") == true,
+                    "\(error?.description ?? "")")
                 #expect(listDirectory(real) == entries)
             }
         }
@@ -149,7 +162,9 @@ struct HostileLibraryFilesTests {
         #expect(symlink(secret, thumbnail) == 0)
         let error = Self.refusal("thumbnail link") { try f.library.thumbnail(of: photo) }
         #expect(error?.kind == .io)
-        #expect(error?.description.contains("\(thumbnail): is a symbolic link; not followed") == true, "\(error?.description ?? "")")
+        #expect(
+            error?.description.contains("\(thumbnail): is a symbolic link; not followed") == true,
+            "\(error?.description ?? "")")
 
         // The thumbnails folder swapped for a link after the library was opened: nothing is
         // read or removed through it.
@@ -160,8 +175,10 @@ struct HostileLibraryFilesTests {
         #expect(rename(f.directory + "/.ptk/thumbnails", elsewhere + "/old-thumbnails") == 0)
         #expect(symlink(real, f.directory + "/.ptk/thumbnails") == 0)
         let folderError = Self.refusal("thumbnails folder link") { try f.library.thumbnail(of: other) }
-        #expect(folderError?.description.contains("\(f.directory)/.ptk/thumbnails: is a symbolic link; not followed") == true,
-                "\(folderError?.description ?? "")")
+        #expect(
+            folderError?.description.contains("\(f.directory)/.ptk/thumbnails: is a symbolic link; not followed")
+                == true,
+            "\(folderError?.description ?? "")")
         _ = try f.library.remove("b.png")
         #expect(readFile(planted) == photoBytes(8), "not removed through the link")
     }
@@ -182,7 +199,8 @@ struct HostileLibraryFilesTests {
         #expect(listDirectory(f.directory + "/.incoming") == [], "\(what): no temporary file left")
     }
 
-    @Test("a package whose photo.data is a symlink or a hard link, or whose metadata is a FIFO or too large, is refused")
+    @Test(
+        "a package whose photo.data is a symlink or a hard link, or whose metadata is a FIFO or too large, is refused")
     func hostilePackagesAreRefused() throws {
         let f = Fixture()
         let out = makeTemporaryDirectory("ptk-packages")
@@ -234,7 +252,10 @@ struct HostileLibraryFilesTests {
 
         let cases: [(String, String)] = [
             (linked, "\(linked)/photo.data: is a symbolic link; ptk import does not follow links"),
-            (hardLinked, "\(hardLinked)/photo.data: has 2 hard links; ptk import takes only a file no other name shares"),
+            (
+                hardLinked,
+                "\(hardLinked)/photo.data: has 2 hard links; ptk import takes only a file no other name shares"
+            ),
             (fifo, "\(fifo)/photo.metadata: is not a regular file (a FIFO); ptk import reads only regular files"),
             (large, "\(large)/photo.metadata: is \(largeMetadata.count) bytes; a package's metadata is at most 32 MiB"),
         ]
@@ -264,15 +285,19 @@ struct HostileLibraryFilesTests {
         for path in [link, link + "/", link + "//"] {
             let error = Self.refusal(path) { try f.library.importPackage(path) }
             #expect(error?.kind == .badInput)
-            #expect(error?.description == "\(link): is a symbolic link; ptk import does not follow links", "\(error?.description ?? "")")
+            #expect(
+                error?.description == "\(link): is a symbolic link; ptk import does not follow links",
+                "\(error?.description ?? "")")
             try Self.expectNothingImported(f, path)
         }
         // The real package, by its own name, imports.
         #expect(try f.library.importPackage(real + "/").name == "real.png")
     }
 
-    @Test("makeDirectories with ownerLike never follows a symlink planted for a component, and gives every folder it makes the owner",
-          .enabled(if: geteuid() == 0, "needs root: only root gives owners away (CI runs the tests as root)"), .tags(.root))
+    @Test(
+        "makeDirectories with ownerLike never follows a symlink planted for a component, and gives every folder it makes the owner",
+        .enabled(if: geteuid() == 0, "needs root: only root gives owners away (CI runs the tests as root)"),
+        .tags(.root))
     func makeDirectoriesFollowsNoPlantedSymlink() throws {
         let serviceUser: uid_t = 4242
         // The service user's directory, and a folder only root may enter that the planter aims at.
@@ -298,7 +323,10 @@ struct HostileLibraryFilesTests {
             let after = (Self.mode(target)!, Self.mode(targetFile)!)
             #expect(after.0 == before.0 && after.1 == before.1, "\(path): the target's owner and mode unchanged")
         }
-        do { try makeDirectories(base + "/a/b", mode: 0o755, ownerLike: base); Issue.record("followed a planted link") } catch {
+        do {
+            try makeDirectories(base + "/a/b", mode: 0o755, ownerLike: base)
+            Issue.record("followed a planted link")
+        } catch {
             #expect(error.errno == ELOOP || error.errno == ENOTDIR, "\(error)")
         }
 

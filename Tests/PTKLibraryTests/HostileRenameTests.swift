@@ -18,8 +18,14 @@ struct HostileRenameTests {
         let f = Fixture()
         let bytes = photoBytes(1)
         try f.receive("a.png", bytes)
-        for bad in ["../\u{301}x.png", "..\u{600}/x.png", "x/\u{301}../../y.png", "a/\u{301}../b.png", "\u{301}/x.png", ".\u{301}/x.png", "/\u{301}../x.png"] {
-            do { _ = try f.library.rename("a.png", to: bad); Issue.record("renamed to \(bad.debugDescription)") } catch {
+        for bad in [
+            "../\u{301}x.png", "..\u{600}/x.png", "x/\u{301}../../y.png", "a/\u{301}../b.png", "\u{301}/x.png",
+            ".\u{301}/x.png", "/\u{301}../x.png",
+        ] {
+            do {
+                _ = try f.library.rename("a.png", to: bad)
+                Issue.record("renamed to \(bad.debugDescription)")
+            } catch {
                 #expect(error.kind == .refused, "\(bad.debugDescription): \(error)")
             }
         }
@@ -28,8 +34,12 @@ struct HostileRenameTests {
         // The name a rename gives never has a "/" the path rules did not check, nor starts with one.
         for newName in ["../\u{301}x.png", "x/\u{301}y.png", "\u{600}/etc", "\u{301}x.png", "/\u{301}x.png"] {
             let name = PhotoLibrary.renamed("a.png", to: newName, type: .png)
-            #expect(!name.startsWithScalar("/") && !name.startsWithScalar("."), "\(newName.debugDescription) gives \(name.debugDescription)")
-            #expect(pathComponents(name).allSatisfy { !$0.isEmpty && !$0.isDotOrDotDot && !$0.startsWithScalar(".") }, "\(name.debugDescription)")
+            #expect(
+                !name.startsWithScalar("/") && !name.startsWithScalar("."),
+                "\(newName.debugDescription) gives \(name.debugDescription)")
+            #expect(
+                pathComponents(name).allSatisfy { !$0.isEmpty && !$0.isDotOrDotDot && !$0.startsWithScalar(".") },
+                "\(name.debugDescription)")
         }
     }
 }

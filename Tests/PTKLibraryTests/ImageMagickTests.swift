@@ -22,18 +22,27 @@ struct Sample {
 /// sRGB (its ICC profile converted when `profile`), box-downscaled in linear light to fit
 /// `maxSide`, as 8-bit RGBA. A HEIF goes through libheif's heif-convert first (ImageMagick 6
 /// reads no ICC profile from a HEIF).
-func imageMagickThumbnail(_ path: String, type: PhotoType, profile: Bool, orient: String? = nil, maxSide: Int, in dir: String) -> RGBA? {
+func imageMagickThumbnail(
+    _ path: String, type: PhotoType, profile: Bool, orient: String? = nil, maxSide: Int, in dir: String
+) -> RGBA? {
     var input = path
     if type.isHEIF {
         input = dir + "/heif-convert.png"
         let converted = runTool(["heif-convert", path, input])
-        guard converted.status == 0 else { Issue.record("heif-convert: \(converted.output)"); return nil }
+        guard converted.status == 0 else {
+            Issue.record("heif-convert: \(converted.output)")
+            return nil
+        }
     }
     let out = dir + "/reference.rgba"
-    let arguments = ["convert", input] + (orient.map { ["-orient", $0] } ?? []) + ["-auto-orient", "-colorspace", "sRGB"]
+    let arguments =
+        ["convert", input] + (orient.map { ["-orient", $0] } ?? []) + ["-auto-orient", "-colorspace", "sRGB"]
         + (profile ? ["-profile", fixturePath("heif/srgb.icc")] : [])
-        + ["-colorspace", "RGB", "-filter", "box", "-resize", "\(maxSide)x\(maxSide)>", "-colorspace", "sRGB",
-           "-background", "black", "-alpha", "on", "-depth", "8", "-format", "%w %h", "-write", "info:" + dir + "/size", "RGBA:" + out]
+        + [
+            "-colorspace", "RGB", "-filter", "box", "-resize", "\(maxSide)x\(maxSide)>", "-colorspace", "sRGB",
+            "-background", "black", "-alpha", "on", "-depth", "8", "-format", "%w %h", "-write",
+            "info:" + dir + "/size", "RGBA:" + out,
+        ]
     let r = runTool(arguments)
     guard r.status == 0, let size = readFile(dir + "/size"), let pixels = readFile(out) else {
         Issue.record("convert: \(r.output)")
@@ -49,7 +58,8 @@ func imageMagickThumbnail(_ path: String, type: PhotoType, profile: Bool, orient
 func weightedDifference(_ a: RGBA, _ b: RGBA) -> [Double] {
     var sums = [0.0, 0.0, 0.0, 0.0]
     for i in stride(from: 0, to: a.pixels.count, by: 4) {
-        let aa = Double(a.pixels[i + 3]) / 255, ba = Double(b.pixels[i + 3]) / 255
+        let aa = Double(a.pixels[i + 3]) / 255
+        let ba = Double(b.pixels[i + 3]) / 255
         for c in 0..<3 { sums[c] += abs(Double(a.pixels[i + c]) * aa - Double(b.pixels[i + c]) * ba) }
         sums[3] += abs(Double(a.pixels[i + 3]) - Double(b.pixels[i + 3]))
     }
@@ -61,8 +71,10 @@ func weightedDifference(_ a: RGBA, _ b: RGBA) -> [Double] {
 /// installs imagemagick and libheif-examples; .ci/run does too).
 let haveImageMagick = findProgram("convert") != nil && findProgram("heif-convert") != nil
 
-@Suite("Thumbnails against ImageMagick's rendering", .serialized,
-       .enabled(if: haveImageMagick, "needs ImageMagick's convert and heif-convert (scripts/deps.sh --test)"), .tags(.unit))
+@Suite(
+    "Thumbnails against ImageMagick's rendering", .serialized,
+    .enabled(if: haveImageMagick, "needs ImageMagick's convert and heif-convert (scripts/deps.sh --test)"), .tags(.unit)
+)
 struct ImageMagickTests {
     /// Every PngSuite image; JPEGs made from them by libjpeg-turbo; larger JPEGs (baseline,
     /// progressive, greyscale, and portrait ones turned by each EXIF orientation); a Display P3
@@ -79,25 +91,51 @@ struct ImageMagickTests {
                 let a = Int(image.pixels[i + 3])
                 rgb += (0..<3).map { UInt8((Int(image.pixels[i + $0]) * a + 127) / 255) }
             }
-            samples.append(Sample(name: name + ".jpg", bytes: encodeJPEG(rgb, width: image.width, height: image.height, components: 3, quality: 95), type: .jpeg))
+            samples.append(
+                Sample(
+                    name: name + ".jpg",
+                    bytes: encodeJPEG(rgb, width: image.width, height: image.height, components: 3, quality: 95),
+                    type: .jpeg))
         }
-        samples.append(Sample(name: "1200x800 baseline", bytes: makeJPEG(width: 1200, height: 800, seed: 4), type: .jpeg))
-        samples.append(Sample(name: "1000x700 progressive", bytes: makeJPEG(width: 1000, height: 700, progressive: true, seed: 5), type: .jpeg))
-        samples.append(Sample(name: "900x600 greyscale", bytes: makeJPEG(width: 900, height: 600, greyscale: true, seed: 6), type: .jpeg))
+        samples.append(
+            Sample(name: "1200x800 baseline", bytes: makeJPEG(width: 1200, height: 800, seed: 4), type: .jpeg))
+        samples.append(
+            Sample(
+                name: "1000x700 progressive", bytes: makeJPEG(width: 1000, height: 700, progressive: true, seed: 5),
+                type: .jpeg))
+        samples.append(
+            Sample(
+                name: "900x600 greyscale", bytes: makeJPEG(width: 900, height: 600, greyscale: true, seed: 6),
+                type: .jpeg))
         let landscape = makeJPEG(width: 400, height: 200, seed: 7)
         for orientation in 1...8 {
-            samples.append(Sample(name: "400x200 orientation \(orientation)", bytes: jpegWithEXIF(landscape, exifTIFF(EXIFFields(orientation: UInt16(orientation)))), type: .jpeg))
+            samples.append(
+                Sample(
+                    name: "400x200 orientation \(orientation)",
+                    bytes: jpegWithEXIF(landscape, exifTIFF(EXIFFields(orientation: UInt16(orientation)))), type: .jpeg)
+            )
         }
-        samples.append(Sample(name: "display-p3.png", bytes: try #require(readFile(fixturePath("heif/display-p3.png"))), type: .png, profile: true))
+        samples.append(
+            Sample(
+                name: "display-p3.png", bytes: try #require(readFile(fixturePath("heif/display-p3.png"))), type: .png,
+                profile: true))
         for name in ["picture.heic", "rotated.heic"] {
             samples.append(Sample(name: name, bytes: try #require(readFile(fixturePath("heif/" + name))), type: .heic))
         }
-        samples.append(Sample(name: "display-p3-icc.heic", bytes: try #require(readFile(fixturePath("heif/display-p3-icc.heic"))), type: .heic, profile: true))
-        samples.append(Sample(name: "portrait-exif.heic", bytes: try #require(readFile(fixturePath("heif/portrait-exif.heic"))), type: .heic, orient: "RightTop"))
+        samples.append(
+            Sample(
+                name: "display-p3-icc.heic", bytes: try #require(readFile(fixturePath("heif/display-p3-icc.heic"))),
+                type: .heic, profile: true))
+        samples.append(
+            Sample(
+                name: "portrait-exif.heic", bytes: try #require(readFile(fixturePath("heif/portrait-exif.heic"))),
+                type: .heic, orient: "RightTop"))
         return samples
     }
 
-    @Test("every thumbnail is within 3 levels (mean per channel) of ImageMagick's -auto-orient -colorspace sRGB box downscale", .tags(.slow))
+    @Test(
+        "every thumbnail is within 3 levels (mean per channel) of ImageMagick's -auto-orient -colorspace sRGB box downscale",
+        .tags(.slow))
     func thumbnailsMatchImageMagick() throws {
         let dir = makeTemporaryDirectory("ptk-imagemagick")
         defer { removeTree(dir) }
@@ -108,8 +146,15 @@ struct ImageMagickTests {
             let path = dir + "/photo"
             writeFile(path, sample.bytes)
             let t = thumbnail(of: sample.bytes, type: sample.type)
-            guard t.outcome == .made, let ours = decodeRGBA(t.png) else { Issue.record("\(sample.name): \(t.outcome)"); continue }
-            guard let reference = imageMagickThumbnail(path, type: sample.type, profile: sample.profile, orient: sample.orient, maxSide: Thumbnailer.maxSide, in: dir) else { continue }
+            guard t.outcome == .made, let ours = decodeRGBA(t.png) else {
+                Issue.record("\(sample.name): \(t.outcome)")
+                continue
+            }
+            guard
+                let reference = imageMagickThumbnail(
+                    path, type: sample.type, profile: sample.profile, orient: sample.orient,
+                    maxSide: Thumbnailer.maxSide, in: dir)
+            else { continue }
             #expect([ours.width, ours.height] == [reference.width, reference.height], "\(sample.name)")
             guard ours.pixels.count == reference.pixels.count else { continue }
             let difference = weightedDifference(ours, reference)
@@ -129,16 +174,29 @@ struct ImageMagickTests {
         let fd = temporaryFile(sample.bytes)
         defer { fd.close() }
         // A preview's decode (the whole image, a JPEG at the smallest scale that has 1440), as PNG when pngOnly.
-        let big = pngOnly ? Thumbnailer.make(from: fd, type: sample.type, sides: [Thumbnailer.previewSide], pngOnly: true, embedded: false)
+        let big =
+            pngOnly
+            ? Thumbnailer.make(
+                from: fd, type: sample.type, sides: [Thumbnailer.previewSide], pngOnly: true, embedded: false)
             : Thumbnailer.preview(from: fd, type: sample.type)
-        guard gallery.outcome == .made, big.outcome == .made else { Issue.record("\(sample.name): \(gallery.outcome) \(big.outcome)"); return [] }
+        guard gallery.outcome == .made, big.outcome == .made else {
+            Issue.record("\(sample.name): \(gallery.outcome) \(big.outcome)")
+            return []
+        }
         var out: [(String, [Double])] = []
         let sides = Thumbnailer.gallerySides + [Thumbnailer.previewSide]
         #expect(gallery.renditions.count + big.renditions.count == 3, "\(sample.name)")
         for (side, rendition) in zip(sides, gallery.renditions + big.renditions) {
-            let label = "\(sample.name) \(side) \(rendition.type) (\(side == Thumbnailer.previewSide ? big.decodePath ?? "" : gallery.decodePath ?? ""))"
-            guard let ours = decode(rendition)?.image else { Issue.record("\(label): does not decode"); continue }
-            guard let reference = imageMagickThumbnail(path, type: sample.type, profile: sample.profile, orient: sample.orient, maxSide: side, in: dir) else { continue }
+            let label =
+                "\(sample.name) \(side) \(rendition.type) (\(side == Thumbnailer.previewSide ? big.decodePath ?? "" : gallery.decodePath ?? ""))"
+            guard let ours = decode(rendition)?.image else {
+                Issue.record("\(label): does not decode")
+                continue
+            }
+            guard
+                let reference = imageMagickThumbnail(
+                    path, type: sample.type, profile: sample.profile, orient: sample.orient, maxSide: side, in: dir)
+            else { continue }
             #expect([ours.width, ours.height] == [reference.width, reference.height], "\(label)")
             guard ours.pixels.count == reference.pixels.count else { continue }
             out.append((label, weightedDifference(ours, reference)))
@@ -150,18 +208,23 @@ struct ImageMagickTests {
     /// for every decode scale (ImageMagick's plasma: smooth, as a photo, unlike makeJPEG's noise).
     func renditionSamples(in dir: String) throws -> [Sample] {
         var all = try samples()
-        for name in ["thumb-item.heic", "thumb-both-turned.heic", "thumb-small.heic", "thumb-square.heic", "thumb-turned.heic"] {
+        for name in [
+            "thumb-item.heic", "thumb-both-turned.heic", "thumb-small.heic", "thumb-square.heic", "thumb-turned.heic",
+        ] {
             all.append(Sample(name: name, bytes: try #require(readFile(fixturePath("heif/" + name))), type: .heic))
         }
         for (w, h) in [(4032, 3024), (2000, 1500)] {
             let out = dir + "/plasma.jpg"
-            #expect(runTool(["convert", "-seed", "3", "-size", "\(w)x\(h)", "plasma:", "-quality", "90", out]).status == 0)
+            #expect(
+                runTool(["convert", "-seed", "3", "-size", "\(w)x\(h)", "plasma:", "-quality", "90", out]).status == 0)
             all.append(Sample(name: "\(w)x\(h) plasma JPEG", bytes: try #require(readFile(out)), type: .jpeg))
         }
         return all
     }
 
-    @Test("every rendition's pixels (made as PNG: one decode, each side, every decode path) are within 3 levels of ImageMagick's; makeJPEG's noise within 6", .tags(.slow))
+    @Test(
+        "every rendition's pixels (made as PNG: one decode, each side, every decode path) are within 3 levels of ImageMagick's; makeJPEG's noise within 6",
+        .tags(.slow))
     func renditionScalingMatchesImageMagick() throws {
         let dir = makeTemporaryDirectory("ptk-imagemagick")
         defer { removeTree(dir) }
@@ -178,7 +241,9 @@ struct ImageMagickTests {
         print("largest mean difference of a rendition's pixels from ImageMagick: \(worst.difference) (\(worst.name))")
     }
 
-    @Test("every JPEG rendition of a photo (PNG, HEIC with and without an item) is within 3 levels of ImageMagick's; of a plasma JPEG within 6", .tags(.slow))
+    @Test(
+        "every JPEG rendition of a photo (PNG, HEIC with and without an item) is within 3 levels of ImageMagick's; of a plasma JPEG within 6",
+        .tags(.slow))
     func jpegRenditionsMatchImageMagick() throws {
         let dir = makeTemporaryDirectory("ptk-imagemagick")
         defer { removeTree(dir) }
@@ -186,7 +251,9 @@ struct ImageMagickTests {
         var paths: Set<String> = []
         // Photos: not PngSuite's 32x32 test patterns (one-pixel stripes of saturated colours,
         // which JPEG at quality 75 with 4:2:0 loses 4 to 46 levels of), nor makeJPEG's noise.
-        let photos = try renditionSamples(in: dir).filter { $0.name.contains("heic") || $0.name.contains("plasma") || $0.name == "display-p3.png" }
+        let photos = try renditionSamples(in: dir).filter {
+            $0.name.contains("heic") || $0.name.contains("plasma") || $0.name == "display-p3.png"
+        }
         #expect(photos.count == 12)
         for sample in photos {
             // ImageMagick's plasma has detail down to single pixels: JPEG at quality 75 (4:2:0)
@@ -199,7 +266,11 @@ struct ImageMagickTests {
                 paths.insert(String(label.split(separator: "(").last?.dropLast() ?? ""))
             }
         }
-        #expect(paths.isSuperset(of: ["whole image", "JPEG scaled 1/8", "JPEG scaled 3/8", "HEIF thumbnail item 400x300"]), "\(paths)")
-        print("largest mean difference of a JPEG rendition from ImageMagick: \(worst.difference) (\(worst.name)); decode paths: \(paths.sorted())")
+        #expect(
+            paths.isSuperset(of: ["whole image", "JPEG scaled 1/8", "JPEG scaled 3/8", "HEIF thumbnail item 400x300"]),
+            "\(paths)")
+        print(
+            "largest mean difference of a JPEG rendition from ImageMagick: \(worst.difference) (\(worst.name)); decode paths: \(paths.sorted())"
+        )
     }
 }

@@ -35,14 +35,20 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         #expect(waitUntil { indexer.isIdle })
         #expect(log.all.contains { $0.contains("1 new file(s) to index") }, "\(log.all)")
         // And says when that backlog is done, once.
-        #expect(waitUntil { log.all.contains { $0.hasPrefix("library: indexed the 1 photo(s) found in the directory, in ") } }, "\(log.all)")
+        #expect(
+            waitUntil {
+                log.all.contains { $0.hasPrefix("library: indexed the 1 photo(s) found in the directory, in ") }
+            }, "\(log.all)")
         var sent: [String: [UInt8]] = [:]
         for i in 0..<20 {
             let bytes = photoBytes(10 + i)
             writeFile(dir + "/p\(i).png", bytes)
             sent["p\(i).png"] = bytes
-            indexer.add(Arrival(name: "p\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 5_000 + Int64(i)),
-                                senderName: "cam", senderAddress: "192.0.2.3:1", senderID: nil))
+            indexer.add(
+                Arrival(
+                    name: "p\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes),
+                    received: WallTime(milliseconds: 5_000 + Int64(i)),
+                    senderName: "cam", senderAddress: "192.0.2.3:1", senderID: nil))
         }
         let library = try PhotoLibrary(directory: dir, create: false)
         #expect(waitUntil { indexer.isIdle && (try? library.all().count) == 21 && (try? library.pendingCount()) == 0 })
@@ -54,7 +60,9 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         }
     }
 
-    @Test("a photo whose indexing meets a passing error (EMFILE, EIO) is tried again, less and less often, and indexed once it passes")
+    @Test(
+        "a photo whose indexing meets a passing error (EMFILE, EIO) is tried again, less and less often, and indexed once it passes"
+    )
     func passingErrorsAreRetried() throws {
         let dir = makeTemporaryDirectory("ptk-indexer")
         defer { removeTree(dir) }
@@ -62,13 +70,19 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         writeFile(dir + "/fine.png", photoBytes(2))
         let log = LogLines()
         let attempts = CallCounter()
-        let indexer = LibraryIndexer(directory: dir, retryFirst: .milliseconds(100), retryLongest: .milliseconds(400)) { log.add($0) }
+        let indexer = LibraryIndexer(directory: dir, retryFirst: .milliseconds(100), retryLongest: .milliseconds(400)) {
+            log.add($0)
+        }
         // flaky.png cannot be opened four times (out of descriptors, then EIO), then it can.
         indexer.prepare = { library in
             library.openForIndexing = { name, dir throws(SystemError) in
                 if name == "flaky.png" {
                     let n = attempts.next()
-                    if n < 4 { throw SystemError(call: "openat", object: name, errno: n < 2 ? Errno.processOutOfDescriptors.rawValue : Errno.ioError.rawValue) }
+                    if n < 4 {
+                        throw SystemError(
+                            call: "openat", object: name,
+                            errno: n < 2 ? Errno.processOutOfDescriptors.rawValue : Errno.ioError.rawValue)
+                    }
                 }
                 return try .open(name, relativeTo: dir, flags: [.readOnly, .noFollow, .nonBlocking])
             }
@@ -100,17 +114,27 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         writeFile(dir + "/locked.png", photoBytes(1))
         let library = try PhotoLibrary(directory: dir, create: true)
         _ = try library.reconcile()
-        library.openForIndexing = { name, _ throws(SystemError) in throw SystemError(call: "openat", object: name, errno: Errno.permissionDenied.rawValue) }
+        library.openForIndexing = { name, _ throws(SystemError) in
+            throw SystemError(call: "openat", object: name, errno: Errno.permissionDenied.rawValue)
+        }
         let id = try #require(try library.pending(limit: 1).first)
-        guard case .indexed(_, let problem?) = try library.index(id: id) else { Issue.record("expected a recorded problem"); return }
+        guard case .indexed(_, let problem?) = try library.index(id: id) else {
+            Issue.record("expected a recorded problem")
+            return
+        }
         #expect(problem.hasPrefix("cannot open: "))
         #expect(try library.pendingCount() == 0)
         // A passing one leaves it pending.
         writeFile(dir + "/busy.png", photoBytes(2))
         _ = try library.reconcile()
-        library.openForIndexing = { name, _ throws(SystemError) in throw SystemError(call: "openat", object: name, errno: Errno.processOutOfDescriptors.rawValue) }
+        library.openForIndexing = { name, _ throws(SystemError) in
+            throw SystemError(call: "openat", object: name, errno: Errno.processOutOfDescriptors.rawValue)
+        }
         let busy = try #require(try library.pending(limit: 1).first)
-        guard case .retryLater(let name, _) = try library.index(id: busy) else { Issue.record("expected retryLater"); return }
+        guard case .retryLater(let name, _) = try library.index(id: busy) else {
+            Issue.record("expected retryLater")
+            return
+        }
         #expect(name == "busy.png")
         #expect(try library.pendingCount() == 1)
         #expect(try library.find("busy").problem == nil)
@@ -124,7 +148,10 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         for i in 0..<6 {
             let bytes = photoBytes(i)
             writeFile(dir + "/q\(i).png", bytes)
-            indexer.add(Arrival(name: "q\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 1), senderName: "s", senderAddress: "a", senderID: nil))
+            indexer.add(
+                Arrival(
+                    name: "q\(i).png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes),
+                    received: WallTime(milliseconds: 1), senderName: "s", senderAddress: "a", senderID: nil))
         }
         try indexer.start()
         let library = try PhotoLibrary(directory: dir, create: true)
@@ -152,8 +179,11 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         let (indexer, library) = try indexingALargePhoto(in: dir)
         let bytes = photoBytes(77)
         writeFile(dir + "/late.png", bytes)
-        indexer.add(Arrival(name: "late.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 9_000),
-                            senderName: "phone", senderAddress: "192.0.2.9:1", senderID: "LocalSend AB"))
+        indexer.add(
+            Arrival(
+                name: "late.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes),
+                received: WallTime(milliseconds: 9_000),
+                senderName: "phone", senderAddress: "192.0.2.9:1", senderID: "LocalSend AB"))
         #expect(indexer.stop(waitingUntil: .now + .seconds(10)))
         let late = try library.find("late")
         #expect(late.senderName == "phone" && late.senderAddress == "192.0.2.9:1" && late.senderID == "LocalSend AB")
@@ -180,8 +210,9 @@ func waitUntil(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
 
 @Suite("Indexing in batches", .tags(.unit))
 struct BatchIndexingTests {
-    @Test("a batch records every photo: good ones with thumbnails, an undecodable one with its problem, a vanished one dropped",
-          arguments: [1, 3])
+    @Test(
+        "a batch records every photo: good ones with thumbnails, an undecodable one with its problem, a vanished one dropped",
+        arguments: [1, 3])
     func mixedBatch(readers: Int) throws {
         let dir = makeTemporaryDirectory("ptk-batch")
         defer { removeTree(dir) }
@@ -212,7 +243,9 @@ struct BatchIndexingTests {
         }
         #expect(!listDirectory(dir + "/.ptk/thumbnails").contains { $0.hasPrefix("\(byName["broken.png"]!)-") })
         // Nothing is left under a temporary name.
-        #expect(try FileDescriptor.open(dir + "/.ptk/thumbnails", flags: [.readOnly, .directory]).entriesAndClose().allSatisfy { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") })
+        #expect(
+            try FileDescriptor.open(dir + "/.ptk/thumbnails", flags: [.readOnly, .directory]).entriesAndClose()
+                .allSatisfy { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") })
         #expect(listDirectory(dir + "/.ptk/thumbnails").count == 2 * 20)
     }
 
@@ -235,7 +268,9 @@ struct BatchIndexingTests {
         let outcomes = try library.index(ids: ids)
         #expect(outcomes.map(\.outcome) == [.gone, .indexed(name: "b.png", problem: nil)])
         #expect(try library.all().map(\.name) == ["b.png"])
-        #expect(Set(listDirectory(dir + "/.ptk/thumbnails")) == Set(Thumbnailer.gallerySides.map { try! library.find("b.png").thumbnailFileName(side: $0)! }))
+        #expect(
+            Set(listDirectory(dir + "/.ptk/thumbnails"))
+                == Set(Thumbnailer.gallerySides.map { try! library.find("b.png").thumbnailFileName(side: $0)! }))
         #expect(listDirectory(dir + "/.ptk/thumbnails").allSatisfy { $0.hasPrefix("\(ids[1])-") })
     }
 }

@@ -9,7 +9,9 @@ import Testing
 
 @testable import PTKLibrary
 
-func jpegThumbnail(_ bytes: [UInt8], maxSide: Int = 256, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit) -> Thumbnail {
+func jpegThumbnail(_ bytes: [UInt8], maxSide: Int = 256, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit)
+    -> Thumbnail
+{
     let fd = temporaryFile(bytes)
     defer { fd.close() }
     return Thumbnailer.make(from: fd, type: .jpeg, maxSide: maxSide, pixelLimit: pixelLimit)
@@ -38,7 +40,8 @@ func refinementScans(width: Int, height: Int, scans: Int) -> [UInt8] {
     let blocks = ((width + 7) / 8) * ((height + 7) / 8)
     var out: [UInt8] = [0xFF, 0xD8]
     out += segment(0xDB, [0] + [UInt8](repeating: 1, count: 64))
-    out += segment(0xC2, [8, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF), 1, 1, 0x11, 0])
+    out += segment(
+        0xC2, [8, UInt8(height >> 8), UInt8(height & 0xFF), UInt8(width >> 8), UInt8(width & 0xFF), 1, 1, 0x11, 0])
     // AC table 0: one code of one bit, for 0xE0 (EOB14: a run of 2^14 plus 14 more bits).
     out += segment(0xC4, [0x10, 1] + [UInt8](repeating: 0, count: 15) + [0xE0])
     var bits: [Bool] = []
@@ -59,15 +62,20 @@ func near(_ a: ArraySlice<UInt8>, _ b: [UInt8], within tolerance: Int = 6) -> Bo
 }
 
 @Suite(.tags(.unit)) struct JPEGThumbnailTests {
-    @Test("a JPEG's thumbnail has the right size and colours, baseline or progressive, at every decode scale", arguments: [
-        (2000, 1000, false), (2000, 1000, true), (600, 900, false), (300, 200, true), (100, 60, false),
-    ])
+    @Test(
+        "a JPEG's thumbnail has the right size and colours, baseline or progressive, at every decode scale",
+        arguments: [
+            (2000, 1000, false), (2000, 1000, true), (600, 900, false), (300, 200, true), (100, 60, false),
+        ])
     func sizesAndColours(width: Int, height: Int, progressive: Bool) throws {
-        let red: [UInt8] = [220, 30, 40], blue: [UInt8] = [20, 60, 230]
+        let red: [UInt8] = [220, 30, 40]
+        let blue: [UInt8] = [20, 60, 230]
         let jpeg = twoColourJPEG(width: width, height: height, left: red, right: blue, progressive: progressive)
         let t = jpegThumbnail(jpeg)
         #expect(t.outcome == .made)
-        #expect(t.width == width && t.height == height && t.bitDepth == 8 && t.colorType == 2 && t.interlace == (progressive ? 1 : 0))
+        #expect(
+            t.width == width && t.height == height && t.bitDepth == 8 && t.colorType == 2
+                && t.interlace == (progressive ? 1 : 0))
         let (tw, th) = expectedSize(width, height, 256)
         #expect(t.thumbnailWidth == tw && t.thumbnailHeight == th)
         let image = try #require(decodeRGBA(t.png))
@@ -96,20 +104,31 @@ func near(_ a: ArraySlice<UInt8>, _ b: [UInt8], within tolerance: Int = 6) -> Bo
         #expect(cut.outcome == .failed("the file ends before the image data does"))
         #expect(cut.width == 200, "the header was read")
         let png = jpegThumbnail(makeImagePNG(width: 4, height: 4) { _, _ in [1, 2, 3] })
-        guard case .failed(let why) = png.outcome else { Issue.record("decoded a PNG as a JPEG"); return }
+        guard case .failed(let why) = png.outcome else {
+            Issue.record("decoded a PNG as a JPEG")
+            return
+        }
         #expect(why.contains("Not a JPEG file"), "\(why)")
-        guard case .failed = jpegThumbnail([0xFF, 0xD8, 0xFF]).outcome else { Issue.record("decoded three bytes"); return }
+        guard case .failed = jpegThumbnail([0xFF, 0xD8, 0xFF]).outcome else {
+            Issue.record("decoded three bytes")
+            return
+        }
     }
 
     @Test("over the pixel limit: the header is read, no thumbnail is made")
     func pixelLimit() {
         let t = jpegThumbnail(makeJPEG(width: 400, height: 300), pixelLimit: 100_000)
-        guard case .tooLarge(let why) = t.outcome else { Issue.record("made a thumbnail over the limit"); return }
+        guard case .tooLarge(let why) = t.outcome else {
+            Issue.record("made a thumbnail over the limit")
+            return
+        }
         #expect(why.contains("megapixel"))
         #expect(t.width == 400 && t.height == 300)
     }
 
-    @Test("a progressive JPEG of refinement scans within the 1000-scan limit is refused once its scans pass over the image 16 times, quickly (issue 54, second image audit F3)")
+    @Test(
+        "a progressive JPEG of refinement scans within the 1000-scan limit is refused once its scans pass over the image 16 times, quickly (issue 54, second image audit F3)"
+    )
     func refinementScanBomb() {
         // 1000 scans of a 6144x6144 grey image took 42 s; 200 of a 1024x1024 one show the shape.
         let jpeg = refinementScans(width: 1024, height: 1024, scans: 200)
@@ -118,10 +137,14 @@ func near(_ a: ArraySlice<UInt8>, _ b: [UInt8], within tolerance: Int = 6) -> Bo
         #expect(t.outcome == .failed("its first 17 scans pass over the image more than 16 times"))
         #expect(ContinuousClock.now - start < .seconds(2))
         #expect(t.width == 1024 && t.height == 1024, "the header was read")
-        #expect(jpegThumbnail(refinementScans(width: 1024, height: 1024, scans: 16)).outcome == .made, "16 passes are within the budget")
+        #expect(
+            jpegThumbnail(refinementScans(width: 1024, height: 1024, scans: 16)).outcome == .made,
+            "16 passes are within the budget")
     }
 
-    @Test("libjpeg-turbo's own progressions, greyscale (6 scans, all over the one component) and colour (10), are within the scan budget")
+    @Test(
+        "libjpeg-turbo's own progressions, greyscale (6 scans, all over the one component) and colour (10), are within the scan budget"
+    )
     func standardProgressionsWithinBudget() {
         for greyscale in [true, false] {
             let t = jpegThumbnail(makeJPEG(width: 1000, height: 700, greyscale: greyscale, progressive: true, seed: 5))
@@ -142,7 +165,10 @@ func near(_ a: ArraySlice<UInt8>, _ b: [UInt8], within tolerance: Int = 6) -> Bo
         many += [0xFF, 0xD9]
         let t = jpegThumbnail(many)
         // The work budget stops it first: each repeated scan covers a third of the blocks.
-        guard case .failed(let why) = t.outcome else { Issue.record("decoded 1100 scans: \(t.outcome)"); return }
+        guard case .failed(let why) = t.outcome else {
+            Issue.record("decoded 1100 scans: \(t.outcome)")
+            return
+        }
         #expect(why.hasSuffix("scans pass over the image more than 16 times"), "\(why)")
     }
 

@@ -18,17 +18,25 @@ final class Fixture {
 
     /// Puts a photo into the directory as ptkd would (a file, then its arrival) and indexes it.
     @discardableResult
-    func receive(_ name: String, _ bytes: [UInt8], from sender: String = "Alice's phone", id: String? = "ABCD-EFGH") throws -> Photo {
+    func receive(_ name: String, _ bytes: [UInt8], from sender: String = "Alice's phone", id: String? = "ABCD-EFGH")
+        throws -> Photo
+    {
         writeFile(directory + "/" + name, bytes)
-        try library.record([Arrival(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: WallTime(milliseconds: 1_700_000_000_123),
-                                    senderName: sender, senderAddress: "192.0.2.7:40000", senderID: id)])
+        try library.record([
+            Arrival(
+                name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes),
+                received: WallTime(milliseconds: 1_700_000_000_123),
+                senderName: sender, senderAddress: "192.0.2.7:40000", senderID: id)
+        ])
         while let id = try library.pending(limit: 1).first { try library.index(id: id) }
         return try library.find(name)
     }
 }
 
 func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
-    makeImagePNG(width: width, height: height) { x, y in [UInt8(truncatingIfNeeded: x * seed), UInt8(truncatingIfNeeded: y + seed), UInt8(truncatingIfNeeded: seed)] }
+    makeImagePNG(width: width, height: height) { x, y in
+        [UInt8(truncatingIfNeeded: x * seed), UInt8(truncatingIfNeeded: y + seed), UInt8(truncatingIfNeeded: seed)]
+    }
 }
 
 @Suite(.tags(.unit)) struct LibraryTests {
@@ -59,25 +67,43 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         try f.receive("mountain.png", photoBytes(3))
         #expect(try f.library.find("beach").name == "beach.png")
         #expect(try f.library.find("beach (2).png").name == "beach (2).png")
-        do { _ = try f.library.find("bech"); Issue.record("expected an error") } catch { let e = error as! LibraryError
+        do {
+            _ = try f.library.find("bech")
+            Issue.record("expected an error")
+        } catch {
+            let e = error as! LibraryError
             #expect(e.kind == .notFound(suggestions: ["beach.png"]))
-            #expect(e.description.contains("no photo named 'bech'"), "\(e.description)") }
-        do { _ = try f.library.find("each"); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .notFound(suggestions: ["beach.png", "beach (2).png"])) }
-        do { _ = try f.library.find("zzz"); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .notFound(suggestions: [])) }
+            #expect(e.description.contains("no photo named 'bech'"), "\(e.description)")
+        }
+        do {
+            _ = try f.library.find("each")
+            Issue.record("expected an error")
+        } catch { #expect((error as! LibraryError).kind == .notFound(suggestions: ["beach.png", "beach (2).png"])) }
+        do {
+            _ = try f.library.find("zzz")
+            Issue.record("expected an error")
+        } catch { #expect((error as! LibraryError).kind == .notFound(suggestions: [])) }
         // A file the index does not know yet says so.
         writeFile(f.directory + "/new.png", photoBytes(4))
-        do { _ = try f.library.find("new.png"); Issue.record("expected an error") } catch { #expect("\(error)".contains("not in the library yet"), "\(error)") }
+        do {
+            _ = try f.library.find("new.png")
+            Issue.record("expected an error")
+        } catch { #expect("\(error)".contains("not in the library yet"), "\(error)") }
     }
 
     @Test func renameMovesFileAndEntryTogetherAndNeverReplaces() throws {
         let f = Fixture()
-        let a = photoBytes(1), b = photoBytes(2)
+        let a = photoBytes(1)
+        let b = photoBytes(2)
         let first = try f.receive("a.png", a)
         try f.receive("b.png", b)
         try f.library.setNote("a", "keep me")
         // A path that would climb out, or hide, is refused; nothing moves.
         for bad in ["../../etc/sunset", "x/../../sunset", ".hidden/sunset", "a//sunset"] {
-            do { _ = try f.library.rename("a.png", to: bad); Issue.record("renamed to \(bad)") } catch {
+            do {
+                _ = try f.library.rename("a.png", to: bad)
+                Issue.record("renamed to \(bad)")
+            } catch {
                 #expect((error as! LibraryError).kind == .refused, "\(bad): \(error)")
                 #expect("\(error)".contains("not a folder"), "\(error)")
             }
@@ -91,15 +117,26 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         #expect(after.id == first.id)
         #expect(after.note == "keep me")
         #expect(try f.library.thumbnail(of: after) != nil)
-        do { _ = try f.library.rename("sunset", to: "b.png"); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused)
-            #expect("\(error)".contains("never replaces"), "\(error)") }
+        do {
+            _ = try f.library.rename("sunset", to: "b.png")
+            Issue.record("expected an error")
+        } catch {
+            #expect((error as! LibraryError).kind == .refused)
+            #expect("\(error)".contains("never replaces"), "\(error)")
+        }
         // A file that is in the directory but not (yet) in the index is not replaced either.
         writeFile(f.directory + "/c.png", photoBytes(3))
-        do { _ = try f.library.rename("sunset", to: "c"); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused) }
+        do {
+            _ = try f.library.rename("sunset", to: "c")
+            Issue.record("expected an error")
+        } catch { #expect((error as! LibraryError).kind == .refused) }
         #expect(readFile(f.directory + "/b.png") == b)
         #expect(readFile(f.directory + "/c.png") == photoBytes(3))
         #expect(readFile(f.directory + "/sunset.png") == a)
-        do { _ = try f.library.rename("sunset", to: "sunset.png"); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused) }
+        do {
+            _ = try f.library.rename("sunset", to: "sunset.png")
+            Issue.record("expected an error")
+        } catch { #expect((error as! LibraryError).kind == .refused) }
     }
 
     @Test func removeDeletesFileEntryAndThumbnail() throws {
@@ -110,7 +147,10 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         #expect(try f.library.remove("gone").name == "gone.png")
         #expect(!(fileExists(f.directory + "/gone.png")))
         #expect(!(fileExists(thumbnailPath)))
-        do { _ = try f.library.find("gone.png"); Issue.record("expected an error") } catch {}
+        do {
+            _ = try f.library.find("gone.png")
+            Issue.record("expected an error")
+        } catch {}
         #expect(try f.library.all().count == 0)
     }
 
@@ -121,15 +161,23 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         #expect(try f.library.setRating("p", 5).rating == 5)
         #expect(try f.library.find("p").rating == 5)
         #expect(try f.library.find("p").note == "Grandma's garden, 1987")
-        do { _ = try f.library.setRating("p", 6); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .badInput) }
-        do { _ = try f.library.setRating("p", -1); Issue.record("expected an error") } catch {}
+        do {
+            _ = try f.library.setRating("p", 6)
+            Issue.record("expected an error")
+        } catch { #expect((error as! LibraryError).kind == .badInput) }
+        do {
+            _ = try f.library.setRating("p", -1)
+            Issue.record("expected an error")
+        } catch {}
         #expect(try f.library.setRating("p", nil).rating == nil)
         #expect(try f.library.setNote("p", "").note == nil)
         #expect(try f.library.find("p").note == nil)
         #expect(try f.library.find("p").rating == nil)
     }
 
-    @Test("a photo whose status cannot be read (EIO, EACCES) keeps its entry, note and rating; only a file that is gone drops its entry")
+    @Test(
+        "a photo whose status cannot be read (EIO, EACCES) keeps its entry, note and rating; only a file that is gone drops its entry"
+    )
     func reconcileKeepsEntriesItCannotStat() throws {
         let f = Fixture()
         try f.receive("kept.png", photoBytes(1))
@@ -230,14 +278,22 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
     @Test func anIndexFromANewerPtkIsRefused() throws {
         let f = Fixture()
         try f.library.database.execute("PRAGMA user_version = \(PhotoLibrary.schemaVersion + 1)")
-        do { _ = try PhotoLibrary(directory: f.directory, create: false); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused)
-            #expect("\(error)".contains("newer ptk"), "\(error)") }
+        do {
+            _ = try PhotoLibrary(directory: f.directory, create: false)
+            Issue.record("expected an error")
+        } catch {
+            #expect((error as! LibraryError).kind == .refused)
+            #expect("\(error)".contains("newer ptk"), "\(error)")
+        }
     }
 
     @Test func withoutCreateAMissingLibraryIsAnError() {
         let dir = makeTemporaryDirectory("ptk-nolib")
         defer { removeTree(dir) }
-        do { _ = try PhotoLibrary(directory: dir, create: false); Issue.record("expected an error") } catch { #expect("\(error)".contains("no photo library"), "\(error)") }
+        do {
+            _ = try PhotoLibrary(directory: dir, create: false)
+            Issue.record("expected an error")
+        } catch { #expect("\(error)".contains("no photo library"), "\(error)") }
         #expect(!(fileExists(dir + "/.ptk")))
     }
 
@@ -247,9 +303,15 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
         writeFile(f.directory + "/a.png", photoBytes(2, width: 10))
         writeFile(f.directory + "/C.png", photoBytes(3, width: 40))
         try f.library.record([
-            Arrival(name: "b.png", size: 300, sha256: "x", received: WallTime(milliseconds: 1000), senderName: "Bob", senderAddress: "[2001:db8::1]:5000", senderID: nil),
-            Arrival(name: "a.png", size: 100, sha256: "y", received: WallTime(milliseconds: 3000), senderName: "Alice", senderAddress: "192.0.2.1:4000", senderID: "ABCD-EFGH-IJKL"),
-            Arrival(name: "C.png", size: 200, sha256: "z", received: WallTime(milliseconds: 2000), senderName: "alice", senderAddress: "192.0.2.2:4000", senderID: nil),
+            Arrival(
+                name: "b.png", size: 300, sha256: "x", received: WallTime(milliseconds: 1000), senderName: "Bob",
+                senderAddress: "[2001:db8::1]:5000", senderID: nil),
+            Arrival(
+                name: "a.png", size: 100, sha256: "y", received: WallTime(milliseconds: 3000), senderName: "Alice",
+                senderAddress: "192.0.2.1:4000", senderID: "ABCD-EFGH-IJKL"),
+            Arrival(
+                name: "C.png", size: 200, sha256: "z", received: WallTime(milliseconds: 2000), senderName: "alice",
+                senderAddress: "192.0.2.2:4000", senderID: nil),
         ])
         #expect(try f.library.all(sort: .time).map(\.name) == ["b.png", "C.png", "a.png"])
         #expect(try f.library.all(sort: .name).map(\.name) == ["a.png", "b.png", "C.png"])
@@ -262,14 +324,21 @@ func photoBytes(_ seed: Int, width: Int = 40, height: Int = 30) -> [UInt8] {
     }
 
     @Test func timesRoundTripThroughISO8601() {
-        for ms: Int64 in [0, 1, 999, 1_700_000_000_123, 951_782_400_000 /* 2000-02-29 */, -86_400_001, 4_102_444_800_000] {
-            #expect(WallTime(iso8601: WallTime(milliseconds: ms).iso8601)?.milliseconds == ms, "\(WallTime(milliseconds: ms).iso8601)")
+        for ms: Int64 in [
+            0, 1, 999, 1_700_000_000_123, 951_782_400_000 /* 2000-02-29 */, -86_400_001, 4_102_444_800_000,
+        ] {
+            #expect(
+                WallTime(iso8601: WallTime(milliseconds: ms).iso8601)?.milliseconds == ms,
+                "\(WallTime(milliseconds: ms).iso8601)")
         }
         #expect(WallTime(milliseconds: 1_700_000_000_123).iso8601 == "2023-11-14T22:13:20.123Z")
         #expect(WallTime(iso8601: "2023-11-14T22:13:20Z")?.milliseconds == 1_700_000_000_000)
         #expect(WallTime(iso8601: "2023-11-15T00:13:20.5+02:00")?.milliseconds == 1_700_000_000_500)
         #expect(WallTime(iso8601: "2023-11-14T22:13:20.123456Z")?.milliseconds == 1_700_000_000_123)
-        for bad in ["", "yesterday", "2023-13-01T00:00:00Z", "2023-11-14 22:13:20", "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20Zjunk"] {
+        for bad in [
+            "", "yesterday", "2023-13-01T00:00:00Z", "2023-11-14 22:13:20", "2023-11-14T22:13:20.Z",
+            "2023-11-14T22:13:20Zjunk",
+        ] {
             #expect(WallTime(iso8601: bad)?.milliseconds == nil, "\(bad)")
         }
     }

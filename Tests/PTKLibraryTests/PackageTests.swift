@@ -12,7 +12,9 @@ import Testing
 @testable import PTKLibrary
 
 @Suite(.tags(.unit)) struct PackageTests {
-    @Test("a package's thumbnail is the fine 256-pixel PNG of the whole image (a JPEG decoded at twice the size), not the gallery's")
+    @Test(
+        "a package's thumbnail is the fine 256-pixel PNG of the whole image (a JPEG decoded at twice the size), not the gallery's"
+    )
     func packageThumbnailIsTheFineOne() throws {
         let f = Fixture()
         let jpeg = makeJPEG(width: 1600, height: 1200, seed: 5)
@@ -24,7 +26,9 @@ import Testing
         let object = try #require(try JSONSerializationLite.object(json))
         let text = try #require(object["Thumbnail"] as? String)
         let thumbnail = try #require(Data(base64Encoded: text))
-        #expect(Array(thumbnail) == jpegThumbnail(jpeg).png, "Thumbnailer.make(from:type:maxSide:), the JPEG at 2/8 for 256")
+        #expect(
+            Array(thumbnail) == jpegThumbnail(jpeg).png, "Thumbnailer.make(from:type:maxSide:), the JPEG at 2/8 for 256"
+        )
         #expect(decodeRGBA(Array(thumbnail)).map { [$0.width, $0.height] } == [256, 192])
     }
 
@@ -60,7 +64,10 @@ import Testing
         #expect(decodeRGBA(Array(thumbnail)).map { [$0.width, $0.height] } == [256, 171])
         #expect(object["Preview"] == nil)
         // Exporting again never replaces the package.
-        do { _ = try f.library.export("IMG 7", to: out); Issue.record("expected an error") } catch { #expect((error as! LibraryError).kind == .refused) }
+        do {
+            _ = try f.library.export("IMG 7", to: out)
+            Issue.record("expected an error")
+        } catch { #expect((error as! LibraryError).kind == .refused) }
 
         // Into another library: same bytes, same metadata.
         let g = Fixture()
@@ -104,7 +111,11 @@ import Testing
             return path
         }
         let cases: [(String, String, LibraryError.Kind)] = [
-            (variant("v2.ptk", metadata: metadata.replacingOccurrences(of: "\"Version\" : 1", with: "\"Version\" : 2")), "Version 2 package", .badInput),
+            (
+                variant(
+                    "v2.ptk", metadata: metadata.replacingOccurrences(of: "\"Version\" : 1", with: "\"Version\" : 2")),
+                "Version 2 package", .badInput
+            ),
             (variant("noversion.ptk", metadata: "{\"Name\": \"x\"}"), "no Version", .badInput),
             (variant("notjson.ptk", metadata: "Version 1"), "not a JSON object", .badInput),
             (variant("nometadata.ptk"), "cannot read", .badInput),
@@ -113,8 +124,13 @@ import Testing
             (out + "/missing.ptk", "not a package", .badInput),
         ]
         for (path, words, kind) in cases {
-            do { _ = try g.library.importPackage(path); Issue.record("\(path)") } catch { #expect((error as! LibraryError).kind == kind, "\(path): \(error)")
-                #expect("\(error)".contains(words), "\(path): \(error)") }
+            do {
+                _ = try g.library.importPackage(path)
+                Issue.record("\(path)")
+            } catch {
+                #expect((error as! LibraryError).kind == kind, "\(path): \(error)")
+                #expect("\(error)".contains(words), "\(path): \(error)")
+            }
         }
         #expect(try g.library.all().count == 0)
         #expect(listDirectory(g.directory).filter { !$0.hasPrefix(".") } == [], "nothing published")
@@ -142,7 +158,11 @@ import Testing
     @Test func theGalleryListsThumbnailsNewestFirstWithEscapedNamesAndWorkingLinks() throws {
         let f = Fixture()
         try f.receive("old.png", photoBytes(1))
-        try f.library.record([Arrival(name: "a <b> & \"c\".png", size: 1, sha256: "x", received: WallTime(milliseconds: 1_800_000_000_000), senderName: "Eve <script>", senderAddress: "192.0.2.9:1", senderID: nil)])
+        try f.library.record([
+            Arrival(
+                name: "a <b> & \"c\".png", size: 1, sha256: "x", received: WallTime(milliseconds: 1_800_000_000_000),
+                senderName: "Eve <script>", senderAddress: "192.0.2.9:1", senderID: nil)
+        ])
         writeFile(f.directory + "/a <b> & \"c\".png", photoBytes(2))
         while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
         try f.library.setRating("old", 3)
@@ -155,7 +175,8 @@ import Testing
         #expect(!(html.contains("<script")))
         #expect(html.contains("href=\"../../a%20%3Cb%3E%20%26%20%22c%22.png\""), "\(html)")
         #expect(html.contains("★★★☆☆"))
-        let newest = try #require(html.range(of: "a &lt;b&gt;")), oldest = try #require(html.range(of: ">old.png<"))
+        let newest = try #require(html.range(of: "a &lt;b&gt;"))
+        let oldest = try #require(html.range(of: ">old.png<"))
         #expect(newest.lowerBound < oldest.lowerBound, "newest first")
         // Every image the page shows exists where its link points.
         for p in try f.library.all() {
@@ -195,11 +216,17 @@ enum JSONSerializationLite {
             var value: Any
             init(from decoder: Decoder) throws {
                 let c = try decoder.singleValueContainer()
-                if let i = try? c.decode(Int.self) { value = i }
-                else if let b = try? c.decode(Bool.self) { value = b }
-                else if let s = try? c.decode(String.self) { value = s }
-                else if let d = try? c.decode([String: AnyJSON].self) { value = d.mapValues(\.value) }
-                else { value = NSNullLite() }
+                if let i = try? c.decode(Int.self) {
+                    value = i
+                } else if let b = try? c.decode(Bool.self) {
+                    value = b
+                } else if let s = try? c.decode(String.self) {
+                    value = s
+                } else if let d = try? c.decode([String: AnyJSON].self) {
+                    value = d.mapValues(\.value)
+                } else {
+                    value = NSNullLite()
+                }
             }
         }
         return try JSONDecoder().decode([String: AnyJSON].self, from: Data(bytes)).mapValues(\.value)

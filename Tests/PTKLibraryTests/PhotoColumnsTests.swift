@@ -46,17 +46,21 @@ import Testing
 
     /// The table's columns as `schema6` shows them.
     static func tableInfo(_ library: PhotoLibrary) throws -> String {
-        let s = try library.database.prepare("""
+        let s = try library.database.prepare(
+            """
             SELECT cid || '|' || name || '|' || type || '|' || "notnull" || '|' || coalesce(dflt_value, '') || '|' || pk || '|' || hidden
             FROM pragma_table_xinfo('photos')
-            """).bind()
+            """
+        ).bind()
         var rows: [String] = []
         while try s.step() { rows.append(s.text(0) ?? "") }
         return rows.joined(separator: "\n")
     }
 
     static func indices(_ library: PhotoLibrary) throws -> [String] {
-        let s = try library.database.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'photos' AND sql IS NOT NULL ORDER BY name").bind()
+        let s = try library.database.prepare(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'photos' AND sql IS NOT NULL ORDER BY name"
+        ).bind()
         var rows: [String] = []
         while try s.step() { rows.append(s.text(0) ?? "") }
         return rows
@@ -77,7 +81,8 @@ import Testing
     func migrationFromSchema1() throws {
         let f = Fixture()
         let fresh = try Self.indices(f.library)
-        try f.library.database.execute("""
+        try f.library.database.execute(
+            """
             DROP TABLE photos;
             CREATE TABLE photos(
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -108,18 +113,25 @@ import Testing
         let p = try #require(try reopened.photo(id: 7))
         #expect(p.name == "a/beach.png" && p.size == 1234 && p.sha256 == "ab12")
         #expect(p.width == 600 && p.height == 300 && p.bitDepth == 8 && p.colorType == 2 && p.interlace == 0)
-        #expect(p.received == WallTime(milliseconds: 1_700_000_000_123) && p.modified == WallTime(milliseconds: 1_600_000_000_000))
+        #expect(
+            p.received == WallTime(milliseconds: 1_700_000_000_123)
+                && p.modified == WallTime(milliseconds: 1_600_000_000_000))
         #expect(p.senderName == "Alice" && p.senderAddress == "192.0.2.7:40000" && p.senderID == "ABCD")
         #expect(p.note == "the sea" && p.rating == 4 && p.problem == "why not")
         #expect(!p.indexed, "schema 4 indexes every photo again")
-        #expect(p.orientation == nil && p.taken == nil && p.cameraMake == nil && p.hasLocation == nil && p.preview == .pending)
-        #expect(try reopened.database.firstInt("SELECT count(*) FROM photos WHERE folder = 'a/' AND day = '2023-11-14'") == 1)
+        #expect(
+            p.orientation == nil && p.taken == nil && p.cameraMake == nil && p.hasLocation == nil
+                && p.preview == .pending)
+        #expect(
+            try reopened.database.firstInt("SELECT count(*) FROM photos WHERE folder = 'a/' AND day = '2023-11-14'")
+                == 1)
     }
 
     @Test("the SELECT reads every field of Photo from its column")
     func everyFieldIsDecoded() throws {
         let f = Fixture()
-        try f.library.database.execute("""
+        try f.library.database.execute(
+            """
             INSERT INTO photos(id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name,
                 sender_address, sender_id, note, rating, indexed, thumbnail, problem, inode, mtime, orientation, taken, taken_ms,
                 camera_make, camera_model, location, preview, preview_problem)
@@ -135,7 +147,9 @@ import Testing
         (want.note, want.rating, want.indexed, want.problem) = ("n", 5, true, "p")
         (want.thumbnailType, want.hasThumbnail) = (.jpeg, true)
         want.modified = WallTime(milliseconds: 6)
-        (want.orientation, want.taken, want.cameraMake, want.cameraModel, want.hasLocation) = (6, "2024-07-03T14:22:00", "Make", "Model", true)
+        (want.orientation, want.taken, want.cameraMake, want.cameraModel, want.hasLocation) = (
+            6, "2024-07-03T14:22:00", "Make", "Model", true
+        )
         want.preview = .failed("too big")
         #expect(p == want)
         let old = try #require(try f.library.photo(id: 4))

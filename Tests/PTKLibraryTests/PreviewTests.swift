@@ -13,15 +13,20 @@ import Testing
 /// The width and height of a PNG (IHDR) or a JPEG (its first SOF marker); nil for anything else.
 func renditionSize(_ bytes: [UInt8]) -> [Int]? {
     if bytes.count >= 24, bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
-        return [Int(bytes[16]) << 24 | Int(bytes[17]) << 16 | Int(bytes[18]) << 8 | Int(bytes[19]),
-                Int(bytes[20]) << 24 | Int(bytes[21]) << 16 | Int(bytes[22]) << 8 | Int(bytes[23])]
+        return [
+            Int(bytes[16]) << 24 | Int(bytes[17]) << 16 | Int(bytes[18]) << 8 | Int(bytes[19]),
+            Int(bytes[20]) << 24 | Int(bytes[21]) << 16 | Int(bytes[22]) << 8 | Int(bytes[23]),
+        ]
     }
     guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
     var i = 2
     while i + 9 < bytes.count {
         guard bytes[i] == 0xFF else { return nil }
         let marker = bytes[i + 1]
-        if marker == 0xFF { i += 1; continue }
+        if marker == 0xFF {
+            i += 1
+            continue
+        }
         let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
         if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
             return [Int(bytes[i + 7]) << 8 | Int(bytes[i + 8]), Int(bytes[i + 5]) << 8 | Int(bytes[i + 6])]
@@ -44,11 +49,16 @@ func renditionType(_ bytes: [UInt8]) -> PhotoType? {
 /// (column value 1, a PNG fitted within 256 pixels there, the new ones gone).
 func downgradeToSchema4(_ library: PhotoLibrary, version: Int = 4) throws {
     for p in try library.all() where p.hasThumbnail {
-        for side in Thumbnailer.gallerySides { unlink(library.thumbnailFolder + "/" + p.thumbnailFileName(side: side)!) }
+        for side in Thumbnailer.gallerySides {
+            unlink(library.thumbnailFolder + "/" + p.thumbnailFileName(side: side)!)
+        }
         let size = Photo.fitted(p.displayedSize, within: Thumbnailer.maxSide) ?? (40, 30)
-        writeFile(library.thumbnailFolder + "/\(p.id).png", photoBytes(Int(p.id) + 100, width: size.width, height: size.height))
+        writeFile(
+            library.thumbnailFolder + "/\(p.id).png",
+            photoBytes(Int(p.id) + 100, width: size.width, height: size.height))
     }
-    try library.database.execute("""
+    try library.database.execute(
+        """
         DROP INDEX IF EXISTS photos_preview_pending;
         DROP INDEX IF EXISTS photos_gallery_day;
         DROP INDEX IF EXISTS photos_gallery_folder;
@@ -73,19 +83,23 @@ func makeAllPreviewsOnce(_ library: PhotoLibrary) throws -> [PhotoLibrary.Previe
 @discardableResult
 func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOutcome] {
     var all: [PhotoLibrary.PreviewOutcome] = []
-    while case let ids = try library.pendingPreviews(limit: 2), !ids.isEmpty { all += try library.makePreviews(ids: ids).map(\.outcome) }
+    while case let ids = try library.pendingPreviews(limit: 2), !ids.isEmpty {
+        all += try library.makePreviews(ids: ids).map(\.outcome)
+    }
     return all
 }
 
 @Suite(.tags(.unit)) struct GalleryThumbnailTests {
-    @Test("indexing writes both gallery sides in the format the thumbnailer made, read back through thumbnail(of:side:)")
+    @Test(
+        "indexing writes both gallery sides in the format the thumbnailer made, read back through thumbnail(of:side:)")
     func bothSides() throws {
         let f = Fixture()
         let photo = try f.receive("wide.png", photoBytes(1, width: 600, height: 300))
         let type = try #require(photo.thumbnailType)
         #expect(photo.hasThumbnail)
         let ending = type == .png ? "png" : "jpg"
-        #expect(Set(listDirectory(f.library.thumbnailFolder)) == ["\(photo.id)-180.\(ending)", "\(photo.id)-360.\(ending)"])
+        #expect(
+            Set(listDirectory(f.library.thumbnailFolder)) == ["\(photo.id)-180.\(ending)", "\(photo.id)-360.\(ending)"])
         for (side, size) in [(180, [180, 90]), (360, [360, 180])] {
             let r = try #require(try f.library.thumbnail(of: photo, side: side))
             #expect(r.type == type && renditionType(r.bytes) == type, "\(side)")
@@ -94,7 +108,9 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
             #expect(readFile(f.library.thumbnailFolder + "/\(photo.id)-\(side).\(ending)") == r.bytes)
         }
         #expect(try f.library.thumbnail(of: photo, side: 256) == nil, "no such side")
-        #expect(try f.library.thumbnail(of: photo) == f.library.thumbnail(of: photo, side: 360)?.bytes, "ptk thumbnail gives the largest")
+        #expect(
+            try f.library.thumbnail(of: photo) == f.library.thumbnail(of: photo, side: 360)?.bytes,
+            "ptk thumbnail gives the largest")
         // The index says the format: read again from the row.
         #expect(try f.library.photo(id: photo.id)?.thumbnailType == type)
     }
@@ -102,7 +118,9 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     @Test("a photo with transparency gets PNG thumbnails")
     func alphaGetsPNG() throws {
         let f = Fixture()
-        let bytes = makeImagePNG(width: 64, height: 48, alpha: true) { x, y in [UInt8(x * 3), UInt8(y * 5), 90, UInt8(x * 4)] }
+        let bytes = makeImagePNG(width: 64, height: 48, alpha: true) { x, y in
+            [UInt8(x * 3), UInt8(y * 5), 90, UInt8(x * 4)]
+        }
         let photo = try f.receive("glass.png", bytes)
         #expect(photo.thumbnailType == .png)
         for side in Thumbnailer.gallerySides {
@@ -112,12 +130,15 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         }
     }
 
-    @Test("the sweep removes old <id>.png thumbnails, renditions and previews without an entry or of another format, and dead writers' files")
+    @Test(
+        "the sweep removes old <id>.png thumbnails, renditions and previews without an entry or of another format, and dead writers' files"
+    )
     func sweep() throws {
         let f = Fixture()
         let photo = try f.receive("p.png", photoBytes(1))  // small: needs no preview
         #expect(photo.preview == .notNeeded)
-        let thumbnails = f.library.thumbnailFolder, previews = f.library.previewFolder
+        let thumbnails = f.library.thumbnailFolder
+        let previews = f.library.previewFolder
         let other = photo.thumbnailType == .png ? "jpg" : "png"
         let kept = Set(listDirectory(thumbnails))
         writeFile(thumbnails + "/\(photo.id).png", [1])  // schema 4's
@@ -135,7 +156,9 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(listDirectory(previews) == ["README"])
     }
 
-    @Test("an index of schema 4 keeps showing each photo's old <id>.png for both sides until it is indexed again, which replaces it; notes and ratings kept")
+    @Test(
+        "an index of schema 4 keeps showing each photo's old <id>.png for both sides until it is indexed again, which replaces it; notes and ratings kept"
+    )
     func migrationFromSchema4() throws {
         let f = Fixture()
         let a = try f.receive("a.png", photoBytes(1, width: 2000, height: 1000))
@@ -146,9 +169,16 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         let folder = f.library.thumbnailFolder
         let oldNames: Set<String> = ["\(a.id).png", "\(b.id).png"]
         #expect(Set(listDirectory(folder)) == oldNames, "as schema 4 left it")
-        #expect(try f.library.database.firstInt("SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name IN ('preview', 'folder', 'day')") == 0)
-        #expect(try f.library.database.firstInt("SELECT count(*) FROM sqlite_master WHERE name LIKE 'photos_gallery_%' OR name = 'photos_rating'") == 0)
-        let old = [a.id: try #require(readFile(folder + "/\(a.id).png")), b.id: try #require(readFile(folder + "/\(b.id).png"))]
+        #expect(
+            try f.library.database.firstInt(
+                "SELECT count(*) FROM pragma_table_xinfo('photos') WHERE name IN ('preview', 'folder', 'day')") == 0)
+        #expect(
+            try f.library.database.firstInt(
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'photos_gallery_%' OR name = 'photos_rating'") == 0)
+        let old = [
+            a.id: try #require(readFile(folder + "/\(a.id).png")),
+            b.id: try #require(readFile(folder + "/\(b.id).png")),
+        ]
         #expect(renditionSize(old[a.id]!) == [256, 128])
 
         let reopened = try PhotoLibrary(directory: f.directory, create: false)
@@ -166,19 +196,26 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
             #expect(try reopened.thumbnail(of: p) == old[p.id], "ptk thumbnail gives the old one")
             #expect(p.thumbnailPath == PhotoLibrary.folderName + "/thumbnails/\(p.id).png")
             let shown = p.details(thumbnailFolder: folder).first { $0.0 == "thumbnail" }?.1
-            #expect(shown == .text("\(folder)/\(p.id).png (the old thumbnail, at most 256 pixels: being made again)"), "ptk show: \(String(describing: shown))")
+            #expect(
+                shown == .text("\(folder)/\(p.id).png (the old thumbnail, at most 256 pixels: being made again)"),
+                "ptk show: \(String(describing: shown))")
         }
-        #expect(try reopened.thumbnail(of: reopened.find("a"), side: 360).map { [$0.width, $0.height] } == [256, 128], "the old file's size")
+        #expect(
+            try reopened.thumbnail(of: reopened.find("a"), side: 360).map { [$0.width, $0.height] } == [256, 128],
+            "the old file's size")
 
         // ptk gallery shows the old thumbnails, and copies them beside a page outside the library.
         let (page, _) = try reopened.gallery()
         let html = String(decoding: try #require(readFile(page)), as: UTF8.self)
-        #expect(html.contains("src=\"../thumbnails/\(a.id).png\"") && html.contains("src=\"../thumbnails/\(b.id).png\""))
+        #expect(
+            html.contains("src=\"../thumbnails/\(a.id).png\"") && html.contains("src=\"../thumbnails/\(b.id).png\""))
         let out = f.directory + "-site"
         defer { removeTree(out) }
         _ = try reopened.gallery(to: out)
         #expect(readFile(out + "/thumbnails/\(a.id).png") == old[a.id])
-        #expect(String(decoding: try #require(readFile(out + "/index.html")), as: UTF8.self).contains("src=\"thumbnails/\(a.id).png\""))
+        #expect(
+            String(decoding: try #require(readFile(out + "/index.html")), as: UTF8.self).contains(
+                "src=\"thumbnails/\(a.id).png\""))
 
         // A sweep at start leaves the old thumbnail of a photo not indexed again alone.
         #expect(try reopened.sweepThumbnails() == 0)
@@ -190,7 +227,9 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(after.indexed && after.hasThumbnail && !after.hasOldThumbnail && after.thumbnailType == .jpeg)
         #expect(after.note == "kept" && after.preview == .pending)
         #expect(try reopened.database.firstInt("SELECT thumbnail FROM photos WHERE id = \(a.id)") == 2)
-        #expect(Set(listDirectory(folder)) == ["\(a.id)-180.jpg", "\(a.id)-360.jpg", "\(b.id).png"], "a's old one gone, b's still shown")
+        #expect(
+            Set(listDirectory(folder)) == ["\(a.id)-180.jpg", "\(a.id)-360.jpg", "\(b.id).png"],
+            "a's old one gone, b's still shown")
         #expect(try reopened.thumbnail(of: after, side: 180).flatMap { renditionSize($0.bytes) } == [180, 90])
         #expect(try reopened.thumbnail(of: after, side: 360).flatMap { renditionSize($0.bytes) } == [360, 180])
         #expect(try reopened.sweepThumbnails() == 0, "b's old thumbnail is still its entry's")
@@ -200,7 +239,9 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         let bAfter = try reopened.find("b")
         #expect(bAfter.rating == 4 && bAfter.preview == .notNeeded && !bAfter.hasOldThumbnail)
         #expect(try reopened.database.firstInt("SELECT thumbnail FROM photos WHERE id = \(b.id)") == 2)
-        #expect(!fileExists(folder + "/\(b.id).png") && fileExists(folder + "/\(b.id)-180.jpg") && fileExists(folder + "/\(b.id)-360.jpg"))
+        #expect(
+            !fileExists(folder + "/\(b.id).png") && fileExists(folder + "/\(b.id)-180.jpg")
+                && fileExists(folder + "/\(b.id)-360.jpg"))
         #expect(try reopened.pendingCount() == 0)
         try makeAllPreviews(reopened)
         #expect(try reopened.find("a").preview == .made)
@@ -215,7 +256,9 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         try f.library.database.execute("UPDATE photos SET thumbnail = 1 WHERE id = \(photo.id)")
         let new = Set(listDirectory(folder)).subtracting(["\(photo.id).png"])
         #expect(new == ["\(photo.id)-180.jpg", "\(photo.id)-360.jpg"])
-        #expect(try f.library.sweepThumbnails() == 0, "the old one is still shown; new ones are left to the indexing that writes them")
+        #expect(
+            try f.library.sweepThumbnails() == 0,
+            "the old one is still shown; new ones are left to the indexing that writes them")
         #expect(Set(listDirectory(folder)) == new.union(["\(photo.id).png"]))
         try f.library.database.execute("UPDATE photos SET thumbnail = 2 WHERE id = \(photo.id)")
         #expect(try f.library.sweepThumbnails() == 1)
@@ -262,26 +305,35 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         }
     }
 
-    @Test("a HEIC's thumbnails come from its thumbnail item at once; the preview's pass makes them again from the whole image")
+    @Test(
+        "a HEIC's thumbnails come from its thumbnail item at once; the preview's pass makes them again from the whole image"
+    )
     func heicThumbnailsRemadeByThePreview() throws {
         let f = Fixture()
         for name in ["thumb-item.heic", "hostile/spoof.heic"] {
             let received = "item-\(name.count).heic"
             let heic = try f.receive(received, try #require(readFile(fixturePath("heif/" + name))))
-            let first = try Thumbnailer.gallerySides.map { side in try #require(try f.library.thumbnail(of: heic, side: side)).bytes }
+            let first = try Thumbnailer.gallerySides.map { side in
+                try #require(try f.library.thumbnail(of: heic, side: side)).bytes
+            }
             // What the item gives (a 400x300 item of an 800x600 photo), and what the whole image gives.
             let fd = try FileDescriptor.open(f.directory + "/" + received, flags: [.readOnly])
             defer { fd.close() }
-            let fromItem = Thumbnailer.make(from: fd, type: .heic, sides: Thumbnailer.gallerySides, embeddedAtLeast: Thumbnailer.gallerySides.min())
+            let fromItem = Thumbnailer.make(
+                from: fd, type: .heic, sides: Thumbnailer.gallerySides, embeddedAtLeast: Thumbnailer.gallerySides.min())
             #expect(fromItem.decodePath == "HEIF thumbnail item 400x300")
             #expect(fromItem.renditions.map(\.bytes) == first, "indexing made them from the item")
             #expect(try makeAllPreviews(f.library) == [.made(name: received)])
             let after = try f.library.find(received)
-            let again = try Thumbnailer.gallerySides.map { side in try #require(try f.library.thumbnail(of: after, side: side)).bytes }
+            let again = try Thumbnailer.gallerySides.map { side in
+                try #require(try f.library.thumbnail(of: after, side: side)).bytes
+            }
             _ = try fd.seek(to: 0)
             let whole = Thumbnailer.preview(from: fd, type: .heic, alsoSides: Thumbnailer.gallerySides)
             #expect(whole.decodePath == "whole image")
-            #expect(again == Array(whole.renditions.dropFirst().map(\.bytes)) && again != first, "\(name): made again from the whole image")
+            #expect(
+                again == Array(whole.renditions.dropFirst().map(\.bytes)) && again != first,
+                "\(name): made again from the whole image")
             // The spoofing item's magenta is gone from both.
             for bytes in again {
                 let image = try #require(decode(Rendition(bytes: bytes, width: 0, height: 0, type: .jpeg))?.image)
@@ -296,7 +348,10 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         try f.receive("large.png", photoBytes(3, width: 1600, height: 1000))
         f.library.minFree = Int64.max
         let outcomes = try makeAllPreviewsOnce(f.library)
-        guard case .retryLater(let name, let reason)? = outcomes.first else { Issue.record("\(outcomes)"); return }
+        guard case .retryLater(let name, let reason)? = outcomes.first else {
+            Issue.record("\(outcomes)")
+            return
+        }
         #expect(name == "large.png" && reason.contains("min-free"), "\(reason)")
         let waiting = try f.library.find("large")
         #expect(listDirectory(f.library.previewFolder).isEmpty && waiting.preview == .pending)
@@ -357,9 +412,13 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(m.preview == nil)
         #expect(m.json().contains("\"Thumbnail\" : \".ptk/thumbnails/\(p.id)-360.\(ending)\""), "\(m.json())")
         #expect(!m.json().contains("\"Preview\""))
-        let details = Dictionary(uniqueKeysWithValues: p.details(thumbnailFolder: f.library.thumbnailFolder).map { ($0.0, "\($0.1)") })
-        #expect(details["thumbnail"]?.contains("\(f.library.thumbnailFolder)/\(p.id)-180.\(ending), \(f.library.thumbnailFolder)/\(p.id)-360.\(ending)") == true,
-                "\(details)")
+        let details = Dictionary(
+            uniqueKeysWithValues: p.details(thumbnailFolder: f.library.thumbnailFolder).map { ($0.0, "\($0.1)") })
+        #expect(
+            details["thumbnail"]?.contains(
+                "\(f.library.thumbnailFolder)/\(p.id)-180.\(ending), \(f.library.thumbnailFolder)/\(p.id)-360.\(ending)"
+            ) == true,
+            "\(details)")
         #expect(details["preview"]?.contains("coming") == true, "\(details)")
         try makeAllPreviews(f.library)
         let made = try f.library.find("big")
@@ -368,7 +427,9 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(m.preview == ".ptk/previews/\(previewName)")
         #expect(m.jsonLine().contains("\"Preview\":\".ptk/previews/\(previewName)\""), "\(m.jsonLine())")
         #expect(fileExists(f.directory + "/" + m.preview!) && fileExists(f.directory + "/" + m.thumbnail!))
-        let shown = made.details(thumbnailFolder: f.library.thumbnailFolder).first { $0.0 == "preview" }.map { "\($0.1)" }
+        let shown = made.details(thumbnailFolder: f.library.thumbnailFolder).first { $0.0 == "preview" }.map {
+            "\($0.1)"
+        }
         #expect(shown?.contains(f.library.previewFolder + "/" + previewName) == true, "\(shown ?? "")")
         // Not indexed yet: neither.
         let pending = Photo(id: 99, name: "new.png", size: 1, received: .now)
@@ -378,12 +439,15 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     @Test("the library's size counts the photos, their thumbnails and previews, and the index")
     func storage() throws {
         let f = Fixture()
-        let small = photoBytes(1), large = photoBytes(2, width: 1600, height: 1000)
+        let small = photoBytes(1)
+        let large = photoBytes(2, width: 1600, height: 1000)
         try f.receive("small.png", small)
         try f.receive("large.png", large)
         let before = try f.library.storage()
         #expect(before.photos == Int64(small.count + large.count))
-        let thumbnails = listDirectory(f.library.thumbnailFolder).map { Int64(readFile(f.library.thumbnailFolder + "/" + $0)!.count) }.reduce(0, +)
+        let thumbnails = listDirectory(f.library.thumbnailFolder).map {
+            Int64(readFile(f.library.thumbnailFolder + "/" + $0)!.count)
+        }.reduce(0, +)
         #expect(thumbnails > 0 && before.thumbnails == thumbnails)
         #expect(before.previews == 0 && before.index > 0)
         try makeAllPreviews(f.library)
@@ -396,24 +460,34 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         #expect(try f.library.storage().previews == Int64(preview.count))
     }
 
-    @Test("a passing error (EIO) leaves the preview pending, to be tried again; one about the photo (EACCES) is recorded")
+    @Test(
+        "a passing error (EIO) leaves the preview pending, to be tried again; one about the photo (EACCES) is recorded")
     func passingErrors() throws {
         let f = Fixture()
         let p = try f.receive("big.png", photoBytes(8, width: 1600, height: 1000))
         let q = try f.receive("other.png", photoBytes(9, width: 1600, height: 1000))
         f.library.openForIndexing = { name, _ throws(SystemError) in
-            throw SystemError(call: "openat", object: name, errno: name == "big.png" ? Errno.ioError.rawValue : Errno.permissionDenied.rawValue)
+            throw SystemError(
+                call: "openat", object: name,
+                errno: name == "big.png" ? Errno.ioError.rawValue : Errno.permissionDenied.rawValue)
         }
         let outcomes = try f.library.makePreviews(ids: [p.id, q.id]).map(\.outcome)
-        guard case .retryLater("big.png", let reason) = outcomes[0] else { Issue.record("\(outcomes)"); return }
+        guard case .retryLater("big.png", let reason) = outcomes[0] else {
+            Issue.record("\(outcomes)")
+            return
+        }
         #expect(reason.contains("cannot open"), "\(reason)")
         #expect(try f.library.find("big").preview == .pending)
-        guard case .failed("other.png", let why) = outcomes[1], case .failed(let recorded) = try f.library.find("other").preview else {
+        guard case .failed("other.png", let why) = outcomes[1],
+            case .failed(let recorded) = try f.library.find("other").preview
+        else {
             Issue.record("\(outcomes)")
             return
         }
         #expect(why == recorded && recorded.contains("cannot open"), "\(recorded)")
-        f.library.openForIndexing = { name, dir throws(SystemError) in try dir.openBeneath(name, flags: [.readOnly, .nonBlocking]) }
+        f.library.openForIndexing = { name, dir throws(SystemError) in
+            try dir.openBeneath(name, flags: [.readOnly, .nonBlocking])
+        }
         #expect(try f.library.makePreviews(ids: [p.id]).map(\.outcome) == [.made(name: "big.png")])
     }
 
@@ -424,14 +498,19 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         try f.library.reconcile()
         while let id = try f.library.pending(limit: 1).first { try f.library.index(id: id) }
         let p = try f.library.find("broken")
-        guard case .failed(let reason) = p.preview else { Issue.record("\(p.preview)"); return }
+        guard case .failed(let reason) = p.preview else {
+            Issue.record("\(p.preview)")
+            return
+        }
         #expect(!reason.isEmpty)
         #expect(try f.library.pendingPreviews(limit: 10).isEmpty)
     }
 }
 
 @Suite(.tags(.unit)) struct PreviewIndexerTests {
-    @Test("the indexer makes previews only when no photo waits for its thumbnails: a photo arriving meanwhile is thumbnailed before the next previews", .tags(.slow))
+    @Test(
+        "the indexer makes previews only when no photo waits for its thumbnails: a photo arriving meanwhile is thumbnailed before the next previews",
+        .tags(.slow))
     func thumbnailsFirst() throws {
         let dir = makeTemporaryDirectory("ptk-previews")
         defer { removeTree(dir) }
@@ -445,8 +524,10 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
                 // The first preview's read: a photo arrives.
                 if name == "big0.png", opened.all.filter({ $0 == "big0.png" }).count == 2 {
                     writeFile(dir + "/late.png", late)
-                    indexer.add(Arrival(name: "late.png", size: Int64(late.count), sha256: SHA256.hex(of: late), received: .now,
-                                        senderName: "phone", senderAddress: "192.0.2.1:1", senderID: nil))
+                    indexer.add(
+                        Arrival(
+                            name: "late.png", size: Int64(late.count), sha256: SHA256.hex(of: late), received: .now,
+                            senderName: "phone", senderAddress: "192.0.2.1:1", senderID: nil))
                 }
                 return try .open(name, relativeTo: photos, flags: [.readOnly, .noFollow, .nonBlocking])
             }
@@ -457,11 +538,14 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         let order = opened.all
         // Each photo is read twice: its thumbnails, then its preview.
         func reads(_ name: String) -> [Int] { order.indices.filter { order[$0] == name } }
-        let thumbnails = (0..<5).map { reads("big\($0).png")[0] }, previews = (0..<5).map { reads("big\($0).png")[1] }
+        let thumbnails = (0..<5).map { reads("big\($0).png")[0] }
+        let previews = (0..<5).map { reads("big\($0).png")[1] }
         #expect(thumbnails.max()! < previews.min()!, "\(order)")
         let lateReads = reads("late.png")
         #expect(lateReads.count == 2, "\(order)")
-        #expect(lateReads[0] < previews.sorted()[2], "the late photo's thumbnails come before the previews not yet begun: \(order)")
+        #expect(
+            lateReads[0] < previews.sorted()[2],
+            "the late photo's thumbnails come before the previews not yet begun: \(order)")
         let library = try PhotoLibrary(directory: dir, create: false)
         #expect(try library.all().allSatisfy { $0.preview == .made })
         #expect(listDirectory(dir + "/.ptk/previews").count == 6)

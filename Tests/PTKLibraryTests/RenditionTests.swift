@@ -9,13 +9,17 @@ import Testing
 @testable import PTKLibrary
 
 /// The renditions of `bytes` as a photo of `type` (issue 45): the gallery's, or a preview.
-func renditions(of bytes: [UInt8], type: PhotoType, sides: [Int] = Thumbnailer.gallerySides, pngOnly: Bool = false,
-                embedded: Bool = true, embeddedAtLeast: Int? = nil, cancel: Bool = false) -> Thumbnail {
+func renditions(
+    of bytes: [UInt8], type: PhotoType, sides: [Int] = Thumbnailer.gallerySides, pngOnly: Bool = false,
+    embedded: Bool = true, embeddedAtLeast: Int? = nil, cancel: Bool = false
+) -> Thumbnail {
     let fd = temporaryFile(bytes)
     defer { fd.close() }
     var flag: Int32 = cancel ? 1 : 0
     return withUnsafePointer(to: &flag) {
-        Thumbnailer.make(from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, embeddedAtLeast: embeddedAtLeast, cancel: $0)
+        Thumbnailer.make(
+            from: fd, type: type, sides: sides, pngOnly: pngOnly, embedded: embedded, embeddedAtLeast: embeddedAtLeast,
+            cancel: $0)
     }
 }
 
@@ -35,17 +39,22 @@ struct DecodedRendition {
 
 func decode(_ r: Rendition) -> DecodedRendition? {
     if r.type == .png { return decodeRGBA(r.bytes).map { DecodedRendition(image: $0) } }
-    var w: UInt32 = 0, h: UInt32 = 0
+    var w: UInt32 = 0
+    var h: UInt32 = 0
     var pixels: UnsafeMutablePointer<UInt8>?
-    var progressive: Int32 = 0, sampling: Int32 = 0
+    var progressive: Int32 = 0
+    var sampling: Int32 = 0
     var message = [CChar](repeating: 0, count: 200)
     let status = r.bytes.withUnsafeBufferPointer {
         ptk_test_jpeg_decode_rgba($0.baseAddress, $0.count, &w, &h, &pixels, &progressive, &sampling, &message)
     }
     guard status == 0, let pixels else { return nil }
     defer { free(pixels) }
-    return DecodedRendition(image: RGBA(width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w) * Int(h) * 4))),
-                            progressive: progressive != 0, sampling: Int(sampling))
+    return DecodedRendition(
+        image: RGBA(
+            width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w) * Int(h) * 4))
+        ),
+        progressive: progressive != 0, sampling: Int(sampling))
 }
 
 /// The mean of each of red, green and blue over the image.
@@ -65,19 +74,22 @@ func isMagenta(_ image: RGBA) -> Bool {
 
 /// A JPEG of one flat colour (fast to make at any size).
 func flatJPEG(width: Int, height: Int) -> [UInt8] {
-    encodeJPEG([UInt8](repeating: 128, count: width * height * 3), width: width, height: height, components: 3, quality: 50)
+    encodeJPEG(
+        [UInt8](repeating: 128, count: width * height * 3), width: width, height: height, components: 3, quality: 50)
 }
 
 func heicFixture(_ name: String) throws -> [UInt8] { try #require(readFile(fixturePath("heif/" + name))) }
 
 @Suite("Renditions: thumbnails and previews from one decode (issue 45)", .tags(.unit))
 struct RenditionTests {
-    @Test("every side gets its rendition, in the order asked: aspect kept, never enlarged, at least 1x1", arguments: [
-        (1200, 800, [180, 360], [[180, 120], [360, 240]]),
-        (800, 1200, [360, 180], [[240, 360], [120, 180]]),
-        (100, 60, [180, 360], [[100, 60], [100, 60]]),
-        (3000, 2, [180, 360, 40], [[180, 1], [360, 1], [40, 1]]),
-    ])
+    @Test(
+        "every side gets its rendition, in the order asked: aspect kept, never enlarged, at least 1x1",
+        arguments: [
+            (1200, 800, [180, 360], [[180, 120], [360, 240]]),
+            (800, 1200, [360, 180], [[240, 360], [120, 180]]),
+            (100, 60, [180, 360], [[100, 60], [100, 60]]),
+            (3000, 2, [180, 360, 40], [[180, 1], [360, 1], [40, 1]]),
+        ])
     func sizes(width: Int, height: Int, sides: [Int], expected: [[Int]]) throws {
         let png = makeImagePNG(width: width, height: height) { x, y in [UInt8(x & 255), UInt8(y & 255), 90] }
         let jpeg = makeJPEG(width: width, height: height, seed: 2)
@@ -87,7 +99,8 @@ struct RenditionTests {
             #expect(t.renditions.map { [$0.width, $0.height] } == expected, "\(type)")
             for r in t.renditions {
                 let d = try #require(decode(r))
-                #expect([d.image.width, d.image.height] == [r.width, r.height], "\(type): the bytes are of the size said")
+                #expect(
+                    [d.image.width, d.image.height] == [r.width, r.height], "\(type): the bytes are of the size said")
             }
             #expect([t.width, t.height] == [width, height])
             #expect(t.png.isEmpty, "the renditions are in renditions")
@@ -98,8 +111,10 @@ struct RenditionTests {
     func opaqueGivesJPEG() throws {
         let rgb = makeImagePNG(width: 640, height: 480) { _, _ in [200, 40, 60] }
         let rgba = makeImagePNG(width: 640, height: 480, alpha: true) { _, _ in [200, 40, 60, 255] }
-        for (name, bytes, type) in [("RGB PNG", rgb, PhotoType.png), ("opaque RGBA PNG", rgba, .png),
-                                    ("JPEG", twoColourJPEG(width: 640, height: 480, left: [200, 40, 60], right: [200, 40, 60]), .jpeg)] {
+        for (name, bytes, type) in [
+            ("RGB PNG", rgb, PhotoType.png), ("opaque RGBA PNG", rgba, .png),
+            ("JPEG", twoColourJPEG(width: 640, height: 480, left: [200, 40, 60], right: [200, 40, 60]), .jpeg),
+        ] {
             let t = renditions(of: bytes, type: type)
             #expect(t.renditions.map(\.type) == [.jpeg, .jpeg], "\(name)")
             for r in t.renditions {
@@ -120,8 +135,9 @@ struct RenditionTests {
             raw.append(0)
             for x in 0..<400 { raw += x < 200 ? [10, 200, 30] : [240, 240, 240] }
         }
-        let trns = assemblePNG(ihdr: ihdr(width: 400, height: 300, bitDepth: 8, colorType: 2), idat: zlibCompress(raw),
-                               before: [("tRNS", [0, 10, 0, 200, 0, 30])])
+        let trns = assemblePNG(
+            ihdr: ihdr(width: 400, height: 300, bitDepth: 8, colorType: 2), idat: zlibCompress(raw),
+            before: [("tRNS", [0, 10, 0, 200, 0, 30])])
         for (name, bytes) in [("alpha", alpha), ("tRNS", trns)] {
             let t = renditions(of: bytes, type: .png)
             #expect(t.renditions.map(\.type) == [.png, .png], "\(name)")
@@ -145,7 +161,8 @@ struct RenditionTests {
     func jpegScale() {
         let big = flatJPEG(width: 4032, height: 3024)
         #expect(renditions(of: big, type: .jpeg).decodePath == "JPEG scaled 1/8", "504x378 has 360")
-        #expect(renditions(of: big, type: .jpeg, sides: [180, 600]).decodePath == "JPEG scaled 2/8", "1008x756 has 600")
+        #expect(
+            renditions(of: big, type: .jpeg, sides: [180, 600]).decodePath == "JPEG scaled 2/8", "1008x756 has 600")
         #expect(preview(of: big, type: .jpeg).decodePath == "JPEG scaled 3/8", "1512x1134 has 1440")
         let small = flatJPEG(width: 400, height: 300)
         #expect(renditions(of: small, type: .jpeg).decodePath == "whole image", "360 needs 8/8 of 400")
@@ -154,7 +171,8 @@ struct RenditionTests {
         #expect(t.renditions.map { [$0.width, $0.height] } == [[180, 135], [360, 270]])
     }
 
-    @Test("a HEIC's thumbnail item of the same aspect and turn, at least the largest side, stands in for the whole image")
+    @Test(
+        "a HEIC's thumbnail item of the same aspect and turn, at least the largest side, stands in for the whole image")
     func heifItemUsed() throws {
         let item = try heicFixture("thumb-item.heic")
         let fast = renditions(of: item, type: .heic)
@@ -165,26 +183,34 @@ struct RenditionTests {
         let whole = renditions(of: item, type: .heic, embedded: false)
         #expect(whole.decodePath == "whole image")
         for (a, b) in zip(fast.renditions, whole.renditions) {
-            let da = try #require(decode(a)), db = try #require(decode(b))
+            let da = try #require(decode(a))
+            let db = try #require(decode(b))
             #expect(meanDifference(da.image, db.image).allSatisfy { $0 <= 3 }, "the item shows the same picture")
         }
-        #expect(renditions(of: item, type: .heic, sides: [180, 500]).decodePath == "whole image", "400 is less than 500")
+        #expect(
+            renditions(of: item, type: .heic, sides: [180, 500]).decodePath == "whole image", "400 is less than 500")
         #expect(preview(of: item, type: .heic).decodePath == "whole image", "a preview always decodes the whole image")
         // Both turned 180 degrees by irot: the item stands in, and is turned too.
         let turned = renditions(of: try heicFixture("thumb-both-turned.heic"), type: .heic)
         #expect(turned.decodePath == "HEIF thumbnail item 400x300")
         let d = try #require(turned.renditions.last.flatMap { decode($0)?.image })
-        #expect(near(d.pixels[0..<3], [229, 219, 60], within: 8), "the top left shows the stored bottom right: \(d.pixels[0..<3])")
+        #expect(
+            near(d.pixels[0..<3], [229, 219, 60], within: 8),
+            "the top left shows the stored bottom right: \(d.pixels[0..<3])")
     }
 
-    @Test("with the bar lowered, an item of at least that side makes every rendition, those larger than it at its own size; the preview's decode makes thumbnails too")
+    @Test(
+        "with the bar lowered, an item of at least that side makes every rendition, those larger than it at its own size; the preview's decode makes thumbnails too"
+    )
     func heifItemBelowTheLargestSide() throws {
         let item = try heicFixture("thumb-item.heic")  // 800x600, a 400x300 item
         let lowered = renditions(of: item, type: .heic, sides: [180, 600], embeddedAtLeast: 180)
         #expect(lowered.decodePath == "HEIF thumbnail item 400x300")
         let sizes = lowered.renditions.compactMap { decode($0).map { [$0.image.width, $0.image.height] } }
         #expect(sizes == [[180, 135], [400, 300]], "never enlarged past the item: \(sizes)")
-        #expect(renditions(of: item, type: .heic, sides: [180, 600]).decodePath == "whole image", "without it, 400 is less than 600")
+        #expect(
+            renditions(of: item, type: .heic, sides: [180, 600]).decodePath == "whole image",
+            "without it, 400 is less than 600")
         // An item under the lowered bar is not used, and a wrong one never is.
         for name in ["thumb-small.heic", "thumb-square.heic", "thumb-turned.heic"] {
             let t = renditions(of: try heicFixture(name), type: .heic, embeddedAtLeast: 180)
@@ -197,11 +223,14 @@ struct RenditionTests {
         let both = Thumbnailer.preview(from: fd, type: .heic, alsoSides: [360])
         #expect(both.decodePath == "whole image")
         #expect(both.renditions.map { [$0.width, $0.height] } == [[800, 600], [360, 270]])
-        let preview = try #require(both.renditions.first.flatMap(decode)), thumbnail = try #require(both.renditions.last.flatMap(decode))
+        let preview = try #require(both.renditions.first.flatMap(decode))
+        let thumbnail = try #require(both.renditions.last.flatMap(decode))
         #expect(preview.progressive && !thumbnail.progressive)
     }
 
-    @Test("an item that cannot be decoded, claims to be larger than the photo, or whose properties take too long to compare: the whole image instead")
+    @Test(
+        "an item that cannot be decoded, claims to be larger than the photo, or whose properties take too long to compare: the whole image instead"
+    )
     func heifItemFailingFallsBack() throws {
         for name in ["thumb-data-garbage.heic", "thumb-ispe-60000x45000.heic", "ipco-walk16.heic"] {
             let bytes = try heicFixture("hostile/" + name)
@@ -243,7 +272,9 @@ struct RenditionTests {
         #expect(isMagenta(smallImage))
     }
 
-    @Test("a preview is at most 1440 on its long side, never enlarged, a progressive 4:2:0 JPEG; PNG for a transparent photo")
+    @Test(
+        "a preview is at most 1440 on its long side, never enlarged, a progressive 4:2:0 JPEG; PNG for a transparent photo"
+    )
     func previews() throws {
         let jpeg = makeJPEG(width: 2000, height: 1500, seed: 8)
         let p = preview(of: jpeg, type: .jpeg)
@@ -262,7 +293,9 @@ struct RenditionTests {
         #expect(pa.renditions.map { [$0.width, $0.height] } == [[1440, 90]])
         #expect(pa.renditions.map(\.type) == [.png])
         // Turned as shown: a landscape JPEG with EXIF orientation 6 gives a portrait preview.
-        let turned = preview(of: jpegWithEXIF(makeJPEG(width: 2000, height: 1000, seed: 10), exifTIFF(EXIFFields(orientation: 6))), type: .jpeg)
+        let turned = preview(
+            of: jpegWithEXIF(makeJPEG(width: 2000, height: 1000, seed: 10), exifTIFF(EXIFFields(orientation: 6))),
+            type: .jpeg)
         #expect(turned.renditions.map { [$0.width, $0.height] } == [[720, 1440]])
     }
 
@@ -272,22 +305,33 @@ struct RenditionTests {
             // The interlaced copies here carry no gAMA chunk; their plain twins' is left out too.
             let plainBytes = removingChunks(try #require(readFile(pngSuiteDirectory() + "/" + plain)), "gAMA")
             let a = renditions(of: plainBytes, type: .png, sides: [20, 7, 32], pngOnly: true)
-            let b = renditions(of: try #require(readFile(pngSuiteDirectory() + "/" + interlaced)), type: .png, sides: [20, 7, 32], pngOnly: true)
-            let plainImages = a.renditions.compactMap { decode($0)?.image }, interlacedImages = b.renditions.compactMap { decode($0)?.image }
-            #expect(plainImages.count == 3 && plainImages.map { [$0.width, $0.height] } == [[20, 20], [7, 7], [32, 32]])
+            let b = renditions(
+                of: try #require(readFile(pngSuiteDirectory() + "/" + interlaced)), type: .png, sides: [20, 7, 32],
+                pngOnly: true)
+            let plainImages = a.renditions.compactMap { decode($0)?.image }
+            let interlacedImages = b.renditions.compactMap { decode($0)?.image }
+            #expect(
+                plainImages.count == 3 && plainImages.map { [$0.width, $0.height] } == [[20, 20], [7, 7], [32, 32]])
             #expect(plainImages == interlacedImages, "\(plain)")
         }
     }
 
     @Test("cancel stops every kind; asking for no side or too many fails with the reason; junk fails, bounded")
     func cancelAndRefusals() throws {
-        let kinds: [([UInt8], PhotoType)] = [(makeImagePNG(width: 64, height: 64) { _, _ in [1, 2, 3] }, .png),
-                                             (makeJPEG(width: 64, height: 64), .jpeg), (try heicFixture("thumb-item.heic"), .heic)]
+        let kinds: [([UInt8], PhotoType)] = [
+            (makeImagePNG(width: 64, height: 64) { _, _ in [1, 2, 3] }, .png),
+            (makeJPEG(width: 64, height: 64), .jpeg), (try heicFixture("thumb-item.heic"), .heic),
+        ]
         for (bytes, type) in kinds {
             #expect(renditions(of: bytes, type: type, cancel: true).outcome == .cancelled, "\(type)")
-            #expect(renditions(of: bytes, type: type, sides: []).outcome == .failed("0 sizes asked for; 1 to 3 can be made at once"))
-            #expect(renditions(of: bytes, type: type, sides: [1, 2, 3, 4]).outcome == .failed("4 sizes asked for; 1 to 3 can be made at once"))
-            let junk = renditions(of: Array(bytes.prefix(bytes.count / 3)) + [UInt8](repeating: 0xAB, count: 500), type: type)
+            #expect(
+                renditions(of: bytes, type: type, sides: []).outcome
+                    == .failed("0 sizes asked for; 1 to 3 can be made at once"))
+            #expect(
+                renditions(of: bytes, type: type, sides: [1, 2, 3, 4]).outcome
+                    == .failed("4 sizes asked for; 1 to 3 can be made at once"))
+            let junk = renditions(
+                of: Array(bytes.prefix(bytes.count / 3)) + [UInt8](repeating: 0xAB, count: 500), type: type)
             #expect(junk.problem != nil && junk.renditions.isEmpty, "\(type): \(junk.outcome)")
             #expect(preview(of: [UInt8](repeating: 7, count: 300), type: type).renditions.isEmpty)
         }

@@ -65,8 +65,11 @@ struct SwappedFolderTests {
         _ = f.library
         let bytes = photoBytes(2, width: 500, height: 400)
         writeFile(f.directory + "/b.png", bytes)
-        try f.library.record([Arrival(name: "b.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: .now,
-                                      senderName: "x", senderAddress: "192.0.2.1:1", senderID: nil)])
+        try f.library.record([
+            Arrival(
+                name: "b.png", size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), received: .now,
+                senderName: "x", senderAddress: "192.0.2.1:1", senderID: nil)
+        ])
         let thumbnails = f.directory + "/.ptk/thumbnails"
         let s = SentinelFolder()
         let (gate, swaps) = try swapOnFirstOpen(thumbnails, to: s.path)
@@ -74,7 +77,9 @@ struct SwappedFolderTests {
         gate.stop()
         #expect(swaps() >= 1, "the thumbnails folder was never opened")
         #expect(s.listing == ["keep"], "written through the link: \(s.listing)")
-        #expect(listDirectory(thumbnails + ".evil").contains { $0.hasSuffix("-360.jpg") }, "\(listDirectory(thumbnails + ".evil"))")
+        #expect(
+            listDirectory(thumbnails + ".evil").contains { $0.hasSuffix("-360.jpg") },
+            "\(listDirectory(thumbnails + ".evil"))")
     }
 
     @Test("a thumbnail larger than the library makes, or sparse, is not read (gallery copies and ptk thumbnail)")
@@ -99,14 +104,18 @@ struct SwappedFolderTests {
         defer { removeTree(out) }
         var leftOut: [String] = []
         _ = try f.library.gallery(to: out, leavingOut: { leftOut.append($0) })
-        #expect(listDirectory(out + "/thumbnails").isEmpty && leftOut.count == 1 && leftOut[0].contains("sparse"), "\(leftOut)")
+        #expect(
+            listDirectory(out + "/thumbnails").isEmpty && leftOut.count == 1 && leftOut[0].contains("sparse"),
+            "\(leftOut)")
         // Put back, it is copied.
         writeFile(path, real)
         _ = try f.library.gallery(to: out)
         #expect(readFile(out + "/thumbnails/" + name) == real)
     }
 
-    @Test("export copies nothing larger than max-file-size, nor anything that is not a photo of its type, even with an index row that agrees")
+    @Test(
+        "export copies nothing larger than max-file-size, nor anything that is not a photo of its type, even with an index row that agrees"
+    )
     func exportBounds() throws {
         let f = Fixture()
         let bytes = photoBytes(4)
@@ -117,7 +126,9 @@ struct SwappedFolderTests {
         f.library.maxFileSize = Int64(bytes.count - 1)
         var error: LibraryError?
         do { _ = try f.library.export("d", to: out) } catch let e { error = e }
-        #expect(error?.kind == .badInput && error?.description.contains("max-file-size") == true, "\(String(describing: error))")
+        #expect(
+            error?.kind == .badInput && error?.description.contains("max-file-size") == true,
+            "\(String(describing: error))")
         #expect(listDirectory(out).isEmpty)
         f.library.maxFileSize = nil
         // Zeros of the same size, with the row's hash made to agree (the service user can).
@@ -126,7 +137,9 @@ struct SwappedFolderTests {
         try f.library.database.execute("UPDATE photos SET sha256 = '\(SHA256.hex(of: zeros))'")
         error = nil
         do { _ = try f.library.export("d", to: out) } catch let e { error = e }
-        #expect(error?.kind == .badInput && error?.description.contains("not a well-formed PNG") == true, "\(String(describing: error))")
+        #expect(
+            error?.kind == .badInput && error?.description.contains("not a well-formed PNG") == true,
+            "\(String(describing: error))")
         #expect(listDirectory(out).isEmpty, "\(listDirectory(out))")
     }
 }

@@ -30,12 +30,16 @@ func temporaryFile(_ bytes: [UInt8]) -> FileDescriptor {
 func decodeRGBA(_ bytes: [UInt8]) -> RGBA? {
     let fd = temporaryFile(bytes)
     defer { fd.close() }
-    var w: UInt32 = 0, h: UInt32 = 0
+    var w: UInt32 = 0
+    var h: UInt32 = 0
     var pixels: UnsafeMutablePointer<UInt8>? = nil
     var message = [CChar](repeating: 0, count: 200)
-    guard ptk_test_png_decode_rgba(fd.rawValue, 50_000_000, &w, &h, &pixels, &message) == 0, let pixels else { return nil }
+    guard ptk_test_png_decode_rgba(fd.rawValue, 50_000_000, &w, &h, &pixels, &message) == 0, let pixels else {
+        return nil
+    }
     defer { free(pixels) }
-    return RGBA(width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w) * Int(h) * 4)))
+    return RGBA(
+        width: Int(w), height: Int(h), pixels: Array(UnsafeBufferPointer(start: pixels, count: Int(w) * Int(h) * 4)))
 }
 
 func thumbnail(_ bytes: [UInt8], maxSide: Int = 256, pixelLimit: UInt64 = Thumbnailer.defaultPixelLimit) -> Thumbnail {
@@ -98,7 +102,9 @@ func referenceDownscale(_ image: RGBA, _ tw: Int, _ th: Int, gamma: Double? = ni
     var out = [UInt8](repeating: 0, count: tw * th * 4)
     for k in 0..<(tw * th) {
         let b = k * 5
-        for c in 0..<3 { out[k * 4 + c] = sums[b] > 0 ? UInt8((linearToSRGB(sums[b + 1 + c] / sums[b]) * 255).rounded()) : 0 }
+        for c in 0..<3 {
+            out[k * 4 + c] = sums[b] > 0 ? UInt8((linearToSRGB(sums[b + 1 + c] / sums[b]) * 255).rounded()) : 0
+        }
         out[k * 4 + 3] = UInt8((sums[b] / max(1, sums[b + 4])).rounded())
     }
     return RGBA(width: tw, height: th, pixels: out)
@@ -109,7 +115,10 @@ func chunkTypes(_ png: [UInt8]) -> [String] { pngChunks(png).map(\.type) }
 
 /// `png` without its chunks of type `type`.
 func removingChunks(_ png: [UInt8], _ type: String) -> [UInt8] {
-    Array(png[0..<8]) + pngChunks(png).filter { $0.type != type }.flatMap { png[($0.data.lowerBound - 8)..<min(png.count, $0.data.upperBound + 4)] }
+    Array(png[0..<8])
+        + pngChunks(png).filter { $0.type != type }.flatMap {
+            png[($0.data.lowerBound - 8)..<min(png.count, $0.data.upperBound + 4)]
+        }
 }
 
 /// The largest difference of any channel of any pixel.
@@ -133,7 +142,9 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
                 let t = thumbnail(bytes, maxSide: maxSide)
                 #expect(t.outcome == .made, "\(name) at \(maxSide)")
                 // The header, as IHDR has it.
-                #expect(t.width == Int(bytes[16]) << 24 | Int(bytes[17]) << 16 | Int(bytes[18]) << 8 | Int(bytes[19]), "\(name)")
+                #expect(
+                    t.width == Int(bytes[16]) << 24 | Int(bytes[17]) << 16 | Int(bytes[18]) << 8 | Int(bytes[19]),
+                    "\(name)")
                 #expect(t.bitDepth == Int(bytes[24]), "\(name)")
                 #expect(t.colorType == Int(bytes[25]), "\(name)")
                 #expect(t.interlace == Int(bytes[28]), "\(name)")
@@ -156,11 +167,15 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
         for name in pngSuiteImages() where name.hasPrefix("i") {
             // "ibasn2c08.png" is "basn2c08.png" with Adam7 (some other names start with i too).
             // The interlaced copies here carry no gAMA chunk; their plain twins' is left out too.
-            guard let plain = readFile(pngSuiteDirectory() + "/" + name.dropFirst()).map({ removingChunks($0, "gAMA") }),
-                  let interlaced = readFile(pngSuiteDirectory() + "/" + name), interlaced[28] == 1 else { continue }
+            guard
+                let plain = readFile(pngSuiteDirectory() + "/" + name.dropFirst()).map({ removingChunks($0, "gAMA") }),
+                let interlaced = readFile(pngSuiteDirectory() + "/" + name), interlaced[28] == 1
+            else { continue }
             #expect(plain[28] == 0, "\(name)")
             for maxSide in [256, 7] {
-                #expect(decodeRGBA(thumbnail(interlaced, maxSide: maxSide).png) == decodeRGBA(thumbnail(plain, maxSide: maxSide).png), "\(name)")
+                #expect(
+                    decodeRGBA(thumbnail(interlaced, maxSide: maxSide).png)
+                        == decodeRGBA(thumbnail(plain, maxSide: maxSide).png), "\(name)")
             }
             pairs += 1
         }
@@ -185,10 +200,14 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
 
     @Test func aPhotoOverThePixelLimitGetsNoThumbnailAndSaysWhy() {
         // A tiny file claiming 65535 x 65535: the header is read, nothing is decoded.
-        let claim = assemblePNG(ihdr: ihdr(width: 65535, height: 65535, bitDepth: 8, colorType: 2), idat: zlibCompress([0, 0, 0, 0]))
+        let claim = assemblePNG(
+            ihdr: ihdr(width: 65535, height: 65535, bitDepth: 8, colorType: 2), idat: zlibCompress([0, 0, 0, 0]))
         let started = Instant.now
         let t = thumbnail(claim)
-        guard case .tooLarge(let why) = t.outcome else { Issue.record("\(t.outcome)"); return }
+        guard case .tooLarge(let why) = t.outcome else {
+            Issue.record("\(t.outcome)")
+            return
+        }
         #expect(why.contains("4294.8 megapixels") && why.contains("200.0-megapixel limit"), "\(why)")
         #expect([t.width, t.height] as [Int] == [65535, 65535])
         #expect(t.png.isEmpty)
@@ -196,7 +215,10 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
         // The limit is a setting.
         let small = makeImagePNG(width: 100, height: 100) { _, _ in [1, 2, 3] }
         #expect(thumbnail(small, pixelLimit: 10_000).outcome == .made)
-        guard case .tooLarge = thumbnail(small, pixelLimit: 9_999).outcome else { Issue.record("limit not applied"); return }
+        guard case .tooLarge = thumbnail(small, pixelLimit: 9_999).outcome else {
+            Issue.record("limit not applied")
+            return
+        }
     }
 
     /// Files whose chunks are well formed (CRCs right) but whose content is hostile: each gets
@@ -208,26 +230,49 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
         var badFilter = rows
         badFilter[(64 * 3 + 1) * 10] = 7
         var random: UInt64 = 99
-        let noise = (0..<4096).map { _ -> UInt8 in random ^= random << 13; random ^= random >> 7; random ^= random << 17; return UInt8(truncatingIfNeeded: random) }
+        let noise = (0..<4096).map { _ -> UInt8 in
+            random ^= random << 13
+            random ^= random >> 7
+            random ^= random << 17
+            return UInt8(truncatingIfNeeded: random)
+        }
         var badCRC = assemblePNG(ihdr: header, idat: zlibCompress(rows))
         badCRC[badCRC.count - 12 - 1] ^= 0xFF  // the IDAT's CRC
         var badAdler = assemblePNG(ihdr: header, idat: zlibCompress(rows).dropLast(4) + [1, 2, 3, 4])
         let failing: [(String, [UInt8], String)] = [
             ("invalid zlib data", assemblePNG(ihdr: header, idat: [0x78, 0x9C] + noise), ""),
             ("a wrong filter byte", assemblePNG(ihdr: header, idat: zlibCompress(badFilter)), "filter"),
-            ("too little image data", assemblePNG(ihdr: header, idat: zlibCompress(Array(rows.prefix(rows.count / 2)))), ""),
+            (
+                "too little image data",
+                assemblePNG(ihdr: header, idat: zlibCompress(Array(rows.prefix(rows.count / 2)))), ""
+            ),
             ("a bad CRC", badCRC, "CRC"),
             ("a bad zlib checksum", badAdler, "check"),
             ("a truncated file", Array(assemblePNG(ihdr: header, idat: zlibCompress(rows)).prefix(60)), ""),
             ("not a PNG", Array("GIF89a and then some bytes of no interest".utf8), "PNG"),
             ("an empty file", [], ""),
-            ("bit depth 3", assemblePNG(ihdr: ihdr(width: 4, height: 4, bitDepth: 3, colorType: 0), idat: zlibCompress([0, 0, 0, 0, 0])), ""),
-            ("a palette image without PLTE", assemblePNG(ihdr: ihdr(width: 4, height: 4, bitDepth: 8, colorType: 3), idat: zlibCompress([UInt8](repeating: 0, count: 20))), ""),
-            ("a zero width", assemblePNG(ihdr: ihdr(width: 0, height: 4, bitDepth: 8, colorType: 0), idat: zlibCompress([0])), ""),
+            (
+                "bit depth 3",
+                assemblePNG(
+                    ihdr: ihdr(width: 4, height: 4, bitDepth: 3, colorType: 0), idat: zlibCompress([0, 0, 0, 0, 0])), ""
+            ),
+            (
+                "a palette image without PLTE",
+                assemblePNG(
+                    ihdr: ihdr(width: 4, height: 4, bitDepth: 8, colorType: 3),
+                    idat: zlibCompress([UInt8](repeating: 0, count: 20))), ""
+            ),
+            (
+                "a zero width",
+                assemblePNG(ihdr: ihdr(width: 0, height: 4, bitDepth: 8, colorType: 0), idat: zlibCompress([0])), ""
+            ),
         ]
         for (what, png, hint) in failing {
             let t = thumbnail(png)
-            guard case .failed(let why) = t.outcome else { Issue.record("\(what): \(t.outcome)"); continue }
+            guard case .failed(let why) = t.outcome else {
+                Issue.record("\(what): \(t.outcome)")
+                continue
+            }
             #expect(!(why.isEmpty), "\(what)")
             if !hint.isEmpty { #expect(why.localizedCaseInsensitiveContains(hint), "\(what): \(why)") }
             #expect(t.png.isEmpty, "\(what)")
@@ -238,15 +283,17 @@ func hasAlpha(_ png: [UInt8]) -> Bool {
         // A zlib bomb: 64 megapixels of zeros in a file of a few tens of kB. The work is bounded
         // by the pixel count (which the limit bounds), and the memory by a row.
         let bombRows = [UInt8](repeating: 0, count: (8000 + 1) * 8000)
-        let bomb = assemblePNG(ihdr: ihdr(width: 8000, height: 8000, bitDepth: 8, colorType: 0), idat: zlibCompress(bombRows, level: 9))
+        let bomb = assemblePNG(
+            ihdr: ihdr(width: 8000, height: 8000, bitDepth: 8, colorType: 0), idat: zlibCompress(bombRows, level: 9))
         #expect(bomb.count < 200_000)
         let t = thumbnail(bomb)
         #expect(t.outcome == .made)
         #expect([t.thumbnailWidth, t.thumbnailHeight] as [Int] == [256, 256])
         // A compressed text chunk and an ICC profile that inflate to 64 MB are skipped unread.
         let zeros = zlibCompress([UInt8](repeating: 0, count: 64 << 20), level: 9)
-        let chunkBombs = assemblePNG(ihdr: header, idat: zlibCompress(rows),
-                                     before: [("zTXt", Array("Comment".utf8) + [0, 0] + zeros), ("iCCP", Array("icc".utf8) + [0, 0] + zeros)])
+        let chunkBombs = assemblePNG(
+            ihdr: header, idat: zlibCompress(rows),
+            before: [("zTXt", Array("Comment".utf8) + [0, 0] + zeros), ("iCCP", Array("icc".utf8) + [0, 0] + zeros)])
         #expect(thumbnail(chunkBombs).outcome == .made)
     }
 

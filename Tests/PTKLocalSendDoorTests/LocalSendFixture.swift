@@ -1,11 +1,12 @@
 import PTKConfiguration
 import PTKDoor
-@testable import PTKLocalSendDoor
 import PTKHTTP
 import PTKStore
 import PTKSystem
 import PTKTestSupport
 import PTKTrust
+
+@testable import PTKLocalSendDoor
 
 /// The LocalSend door alone, driven through its route table by `RouteHarness`: its state
 /// (store, trust list, arrivals, sessions) in a temporary directory; no daemon, no listener,
@@ -27,16 +28,21 @@ final class LocalSendFixture {
         try makeDirectories(c.effectiveStateDirectory, mode: 0o755)
         let store = try PhotoStore(settings: StoreSettings(directory: c.effectiveDirectory, minFree: c.minFree))
         let trust = TrustStore(directory: c.effectiveStateDirectory)
-        let arrivals = Arrivals(directory: c.effectiveDirectory, layout: c.layout, trust: trust, library: nil, held: nil, hooks: nil)
-        door = LocalSendDoor(configuration: LocalSendSettings(c), store: store, trust: trust, arrivals: arrivals, guesses: Guesses(), shutdown: try ShutdownSignal(),
-                             fingerprint: Self.fingerprint, port: 53317)
+        let arrivals = Arrivals(
+            directory: c.effectiveDirectory, layout: c.layout, trust: trust, library: nil, held: nil, hooks: nil)
+        door = LocalSendDoor(
+            configuration: LocalSendSettings(c), store: store, trust: trust, arrivals: arrivals, guesses: Guesses(),
+            shutdown: try ShutdownSignal(),
+            fingerprint: Self.fingerprint, port: 53317)
     }
 
     deinit { removeTree(root) }
 
     /// Plays `pieces` (a client's bytes) to the door on one connection, showing `certificate`.
-    func run(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
-             certificate: String? = nil) -> RouteHarness<LocalSendContext>.Exchange {
+    func run(
+        _ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
+        certificate: String? = nil
+    ) -> RouteHarness<LocalSendContext>.Exchange {
         RouteHarness(door.responder(), idle: door.configuration.idleTimeout, errorBody: LocalSendDoor.errorBody)
             .run(pieces, certificate: certificate, readSize: readSize, whenEmpty: whenEmpty)
     }

@@ -5,22 +5,24 @@ import Testing
 
 @Suite("Wrong guesses: addresses and the receiver's budget", .tags(.unit))
 struct ThrottleTests {
-    @Test("an IPv6 host is its /64; IPv4 and IPv4-mapped addresses are themselves; other text is its own key", arguments: [
-        ("192.0.2.7", "192.0.2.7"),
-        ("::ffff:192.0.2.7", "192.0.2.7"),
-        ("[::ffff:192.0.2.7]", "192.0.2.7"),
-        ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
-        ("2001:db8:1:2::99", "2001:db8:1:2::/64"),
-        ("2001:DB8:0001:0002:ffff::1", "2001:db8:1:2::/64"),
-        ("2001:db8::", "2001:db8:0:0::/64"),
-        ("::1", "0:0:0:0::/64"),
-        ("fe80::1%eth0", "fe80:0:0:0::/64%eth0"),
-        ("fe80::1%eth1", "fe80:0:0:0::/64%eth1"),
-        ("1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7:8:9"),
-        ("1::2::3", "1::2::3"),
-        ("12345::1", "12345::1"),
-        ("tester", "tester"),
-    ])
+    @Test(
+        "an IPv6 host is its /64; IPv4 and IPv4-mapped addresses are themselves; other text is its own key",
+        arguments: [
+            ("192.0.2.7", "192.0.2.7"),
+            ("::ffff:192.0.2.7", "192.0.2.7"),
+            ("[::ffff:192.0.2.7]", "192.0.2.7"),
+            ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
+            ("2001:db8:1:2::99", "2001:db8:1:2::/64"),
+            ("2001:DB8:0001:0002:ffff::1", "2001:db8:1:2::/64"),
+            ("2001:db8::", "2001:db8:0:0::/64"),
+            ("::1", "0:0:0:0::/64"),
+            ("fe80::1%eth0", "fe80:0:0:0::/64%eth0"),
+            ("fe80::1%eth1", "fe80:0:0:0::/64%eth1"),
+            ("1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7:8:9"),
+            ("1::2::3", "1::2::3"),
+            ("12345::1", "12345::1"),
+            ("tester", "tester"),
+        ])
     func keys(_ address: String, _ key: String) {
         #expect(addressKey(address) == key)
     }
@@ -39,7 +41,9 @@ struct ThrottleTests {
         #expect(!limiter.isLockedOut("2001:db8:1:2::1", now: now))
     }
 
-    @Test("the receiver's budget: ten wrong guesses a minute from anywhere, then none is checked until the oldest is a minute old")
+    @Test(
+        "the receiver's budget: ten wrong guesses a minute from anywhere, then none is checked until the oldest is a minute old"
+    )
     func budget() {
         var budget = GuessBudget(limit: 10, window: .seconds(60))
         let start = Instant(seconds: 1000)
@@ -50,7 +54,8 @@ struct ThrottleTests {
             if budget.failed(now: start + .seconds(n)) { spentAt.append(n) }
         }
         #expect(spentAt == [9], "logged once, when spent")
-        let at30 = budget.isSpent(now: start + .seconds(30)), at59 = budget.isSpent(now: start + .seconds(59))
+        let at30 = budget.isSpent(now: start + .seconds(30))
+        let at59 = budget.isSpent(now: start + .seconds(59))
         #expect(at30 && at59)
         #expect(budget.availableAt() == start + .seconds(60))
         // The first guess leaves the window: one more may be checked.

@@ -1,12 +1,16 @@
 import PTKTestTags
 import Testing
+
 @testable import PTKProtocol
 
 @Suite("Device IDs (protocol §6)", .tags(.unit))
 struct DeviceIDTests {
-    @Test("base32 is RFC 4648's, upper case, without padding", arguments: [
-        ("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI"),
-    ])
+    @Test(
+        "base32 is RFC 4648's, upper case, without padding",
+        arguments: [
+            ("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"), ("fooba", "MZXW6YTB"),
+            ("foobar", "MZXW6YTBOI"),
+        ])
     func rfc4648Vectors(input: String, encoded: String) {
         #expect(DeviceID.base32(Array(input.utf8)) == encoded)
     }
@@ -31,10 +35,10 @@ struct DeviceIDTests {
         #expect(DeviceID(parsing: id.description) == id)
         #expect(DeviceID(parsing: id.description.lowercased()) == id)
         #expect(DeviceID(parsing: String(id.description.map { $0 == "-" ? " " : $0 })) == id)
-        #expect(DeviceID(parsing: String(id.compact.dropLast())) == nil)             // 51 characters
-        #expect(DeviceID(parsing: id.compact + "A") == nil)                          // 53
-        #expect(DeviceID(parsing: String(id.compact.dropLast()) + "1") == nil)       // not base32
-        #expect(DeviceID(parsing: String(id.compact.dropLast()) + "B") == nil)       // stray low bits
+        #expect(DeviceID(parsing: String(id.compact.dropLast())) == nil)  // 51 characters
+        #expect(DeviceID(parsing: id.compact + "A") == nil)  // 53
+        #expect(DeviceID(parsing: String(id.compact.dropLast()) + "1") == nil)  // not base32
+        #expect(DeviceID(parsing: String(id.compact.dropLast()) + "B") == nil)  // stray low bits
         #expect(DeviceID(parsing: "") == nil)
     }
 

@@ -1,12 +1,15 @@
 import PTKTestTags
 import Testing
+
 @testable import PTKProtocol
 
 let sampleFrames: [Frame] = [
     .hello(Hello(name: "alice-laptop", window: 16)),
     .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)),
     .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8)),
-    .welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8, types: ["image/png", "image/jpeg"])),
+    .welcome(
+        Welcome(
+            name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8, types: ["image/png", "image/jpeg"])),
     .offer(Offer(name: "IMG_0001.png", size: 1_234_567, sha256: String(repeating: "ab", count: 32))),
     .accept(Accept(offset: 204_800)),
     .reject(Problem(.tooLarge, "too big")),
@@ -83,12 +86,19 @@ struct FrameCodecTests {
         let sha = "c23c1848002082e128f533dc3c24a49fc57329293cc1468cc9dc36339b1abcac"
         let hello = FrameEncoder.encode(.hello(Hello(name: "alice-laptop", window: 16, features: ["held"])))
         #expect(Array(hello.prefix(5)) == [0x01, 0, 0, 0, 0x51])
-        #expect(String(decoding: hello.dropFirst(5), as: UTF8.self) == #"{"features":["held"],"name":"alice-laptop","proto":"ptk","version":1,"window":16}"#)
-        let welcome = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8,
-                                                           types: ["image/png", "image/jpeg", "image/heic", "image/heif"])))
+        #expect(
+            String(decoding: hello.dropFirst(5), as: UTF8.self)
+                == #"{"features":["held"],"name":"alice-laptop","proto":"ptk","version":1,"window":16}"#)
+        let welcome = FrameEncoder.encode(
+            .welcome(
+                Welcome(
+                    name: "livingroom", window: 16, maxFileSize: 536_870_912, sessions: 8,
+                    types: ["image/png", "image/jpeg", "image/heic", "image/heif"])))
         #expect(Array(welcome.prefix(5)) == [0x02, 0, 0, 0, 0xA2])
-        #expect(String(decoding: welcome.dropFirst(5), as: UTF8.self)
-            == #"{"chunkSize":102400,"maxFileSize":536870912,"name":"livingroom","sessions":8,"types":["image/png","image/jpeg","image/heic","image/heif"],"version":1,"window":16}"#)
+        #expect(
+            String(decoding: welcome.dropFirst(5), as: UTF8.self)
+                == #"{"chunkSize":102400,"maxFileSize":536870912,"name":"livingroom","sessions":8,"types":["image/png","image/jpeg","image/heic","image/heif"],"version":1,"window":16}"#
+        )
         // A receiver that predates WELCOME.sessions sends none, and a sender reads that as 1.
         let old = FrameEncoder.encode(.welcome(Welcome(name: "livingroom", window: 16, maxFileSize: 536_870_912)))
         #expect(Array(old.prefix(5)) == [0x02, 0, 0, 0, 0x58])
@@ -99,7 +109,9 @@ struct FrameCodecTests {
         #expect(w.sessions == nil && w.sessionsAllowed == 1)
         let offer = FrameEncoder.encode(.offer(Offer(name: "basn0g01.png", size: 164, sha256: sha)))
         #expect(Array(offer.prefix(5)) == [0x03, 0, 0, 0, 0x86])
-        #expect(String(decoding: offer.dropFirst(5), as: UTF8.self) == #"{"mediaType":"image/png","name":"basn0g01.png","sha256":"\#(sha)","size":164}"#)
+        #expect(
+            String(decoding: offer.dropFirst(5), as: UTF8.self)
+                == #"{"mediaType":"image/png","name":"basn0g01.png","sha256":"\#(sha)","size":164}"#)
         let saved = FrameEncoder.encode(.saved(Saved(name: "basn0g01.png", size: 164, sha256: sha)))
         #expect(Array(saved.prefix(5)) == [0x06, 0, 0, 0, 0x6E])
     }
@@ -109,13 +121,19 @@ struct FrameCodecTests {
         #expect(try decodeAll(FrameEncoder.encode(.chunk([0x31])), stepSize: 1) == [.chunk([0x31])])
     }
 
-    @Test("oversize lengths are rejected from the header alone, before the payload arrives",
-          arguments: [(UInt8(0x01), UInt32(65_537)), (0x03, 0xFFFF_FFFF), (0x10, 102_401), (0x11, 2), (0x12, 19), (0x08, 1), (0x7F, 70_000)])
+    @Test(
+        "oversize lengths are rejected from the header alone, before the payload arrives",
+        arguments: [
+            (UInt8(0x01), UInt32(65_537)), (0x03, 0xFFFF_FFFF), (0x10, 102_401), (0x11, 2), (0x12, 19), (0x08, 1),
+            (0x7F, 70_000),
+        ])
     func oversize(type: UInt8, length: UInt32) {
         #expect(violation(of: header(type, length))?.code == .frameTooLarge)
     }
 
-    @Test("unknown frame types are rejected from the header alone", arguments: [UInt8(0x00), 0x09, 0x13, 0x7E, 0x80, 0xFF])
+    @Test(
+        "unknown frame types are rejected from the header alone",
+        arguments: [UInt8(0x00), 0x09, 0x13, 0x7E, 0x80, 0xFF])
     func unknownType(type: UInt8) {
         #expect(violation(of: header(type, 0))?.code == .badFrame)
     }
@@ -128,18 +146,20 @@ struct FrameCodecTests {
         #expect(try decoder.peekHeader() == nil)
     }
 
-    @Test("bad payloads are rejected", arguments: [
-        header(0x11, 1) + [0x32],                                  // ACK "2"
-        header(0x11, 0),                                           // empty ACK
-        header(0x12, 18) + Array("File Transfer DONE".utf8),       // wrong DONE text
-        header(0x12, 4) + Array("Done".utf8),                      // short DONE
-        header(0x10, 0),                                           // empty CHUNK
-        header(0x03, 5) + Array("{nope".utf8),                     // JSON that does not parse
-        header(0x03, 2) + Array("[]".utf8),                        // JSON that is not an object
-        header(0x03, 14) + Array("{\"name\":\"x\"}  ".utf8),       // OFFER missing keys
-        header(0x04, 14) + Array("{\"offset\":\"0\"}".utf8),       // ACCEPT with a string offset
-        header(0x01, 4) + [0xFF, 0xFE, 0x7B, 0x7D],                 // not UTF-8
-    ])
+    @Test(
+        "bad payloads are rejected",
+        arguments: [
+            header(0x11, 1) + [0x32],  // ACK "2"
+            header(0x11, 0),  // empty ACK
+            header(0x12, 18) + Array("File Transfer DONE".utf8),  // wrong DONE text
+            header(0x12, 4) + Array("Done".utf8),  // short DONE
+            header(0x10, 0),  // empty CHUNK
+            header(0x03, 5) + Array("{nope".utf8),  // JSON that does not parse
+            header(0x03, 2) + Array("[]".utf8),  // JSON that is not an object
+            header(0x03, 14) + Array("{\"name\":\"x\"}  ".utf8),  // OFFER missing keys
+            header(0x04, 14) + Array("{\"offset\":\"0\"}".utf8),  // ACCEPT with a string offset
+            header(0x01, 4) + [0xFF, 0xFE, 0x7B, 0x7D],  // not UTF-8
+        ])
     func badPayload(bytes: [UInt8]) {
         #expect(violation(of: bytes)?.code == .badFrame)
     }

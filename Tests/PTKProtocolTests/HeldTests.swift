@@ -1,11 +1,13 @@
 import PTKTestTags
 import Testing
+
 @testable import PTKProtocol
 
 /// A receiver after a HELLO that announced (or not) "held".
 private func receiver(held: Bool) -> ReceiverSession {
     var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1 << 30))
-    _ = r.handle(.frame(.hello(Hello(name: "alice", window: 4, features: held ? ["held", "something-new"] : ["something-new"]))))
+    _ = r.handle(
+        .frame(.hello(Hello(name: "alice", window: 4, features: held ? ["held", "something-new"] : ["something-new"]))))
     return r
 }
 
@@ -53,7 +55,10 @@ struct HeldTests {
         #expect(isError(r.handle(.offerDecided(.held(kept))), .internal, keep: nil))
         var s = receiver(held: true)
         _ = s.handle(.frame(.offer(offer(size: size))))
-        #expect(isError(s.handle(.offerDecided(.held(Saved(name: "x.png", size: size - 1, sha256: sha)))), .internal, keep: nil))
+        #expect(
+            isError(
+                s.handle(.offerDecided(.held(Saved(name: "x.png", size: size - 1, sha256: sha)))), .internal, keep: nil)
+        )
     }
 
     @Test("ACCEPT.offset at the size off a chunk boundary: only for a sender that announced held")
@@ -67,17 +72,27 @@ struct HeldTests {
         #expect(isError(old.handle(.offerDecided(.accept(offset: size))), .internal, keep: nil))
     }
 
-    @Test("the sender announces held, takes ACCEPT at the size (off a boundary) and sends DONE at once; SAVED duplicate is a saved file")
+    @Test(
+        "the sender announces held, takes ACCEPT at the size (off a boundary) and sends DONE at once; SAVED duplicate is a saved file"
+    )
     func senderSide() {
-        var s = SenderSession(name: "alice", window: 4, files: [OutgoingFile(name: "a.png", size: 150_001, sha256: sha)], pipelining: false)
-        guard case .send(.hello(let hello)) = s.handle(.start).first else { Issue.record("no HELLO"); return }
+        var s = SenderSession(
+            name: "alice", window: 4, files: [OutgoingFile(name: "a.png", size: 150_001, sha256: sha)],
+            pipelining: false)
+        guard case .send(.hello(let hello)) = s.handle(.start).first else {
+            Issue.record("no HELLO")
+            return
+        }
         #expect(hello.announces(.held))
         _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: 4, maxFileSize: 1 << 30))))
-        #expect(s.handle(.frame(.accept(Accept(offset: 150_001)))) == [.started(file: 0, offset: 150_001), .send(.done)])
+        #expect(
+            s.handle(.frame(.accept(Accept(offset: 150_001)))) == [.started(file: 0, offset: 150_001), .send(.done)])
         let saved = Saved(name: "alice/a.png", size: 150_001, sha256: sha, duplicate: true)
         #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved)), .send(.bye), .close])
         // An offset off a boundary that is not the size is still refused.
-        var t = SenderSession(name: "alice", window: 4, files: [OutgoingFile(name: "a.png", size: 150_001, sha256: sha)], pipelining: false)
+        var t = SenderSession(
+            name: "alice", window: 4, files: [OutgoingFile(name: "a.png", size: 150_001, sha256: sha)],
+            pipelining: false)
         _ = t.handle(.start)
         _ = t.handle(.frame(.welcome(Welcome(name: "rx", window: 4, maxFileSize: 1 << 30))))
         #expect(isProtocolError(t.handle(.frame(.accept(Accept(offset: 150_000)))), .badFrame))
@@ -87,8 +102,10 @@ struct HeldTests {
     func encoding() throws {
         let plain = FrameEncoder.encode(.saved(Saved(name: "a.png", size: 1, sha256: sha)))
         #expect(!String(decoding: plain, as: UTF8.self).contains("duplicate"))
-        for frame in [Frame.saved(Saved(name: "a/b.png", size: 1, sha256: sha, duplicate: true)),
-                      .hello(Hello(name: "a", window: 2, features: ["held"]))] {
+        for frame in [
+            Frame.saved(Saved(name: "a/b.png", size: 1, sha256: sha, duplicate: true)),
+            .hello(Hello(name: "a", window: 2, features: ["held"])),
+        ] {
             let bytes = FrameEncoder.encode(frame)
             var decoder = FrameDecoder()
             var got: [Frame] = []
@@ -98,7 +115,11 @@ struct HeldTests {
             }
             #expect(got == [frame])
         }
-        #expect(String(decoding: FrameEncoder.encode(.saved(Saved(name: "a/b.png", size: 1, sha256: sha, duplicate: true))), as: UTF8.self)
+        #expect(
+            String(
+                decoding: FrameEncoder.encode(.saved(Saved(name: "a/b.png", size: 1, sha256: sha, duplicate: true))),
+                as: UTF8.self
+            )
             .contains(#""duplicate":true"#))
     }
 }

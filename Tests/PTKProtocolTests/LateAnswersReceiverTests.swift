@@ -1,10 +1,13 @@
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKProtocol
 
 /// A receiver after a HELLO that announced `features`, with `lateAnswers` allowed or not.
-private func lateReceiver(features: [String] = ["late-answers"], allowed: Bool = true, window: Int = 16) -> ReceiverSession {
+private func lateReceiver(features: [String] = ["late-answers"], allowed: Bool = true, window: Int = 16)
+    -> ReceiverSession
+{
     var settings = ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1 << 30)
     settings.lateAnswers = allowed
     var r = ReceiverSession(settings: settings)
@@ -14,9 +17,15 @@ private func lateReceiver(features: [String] = ["late-answers"], allowed: Bool =
 
 /// Offers, accepts and receives a one-chunk file of `size` bytes, up to (not including) DONE.
 private func receiveOneChunk(_ r: inout ReceiverSession, size: Int = 100, name: String = "a.png") {
-    #expect(r.handle(.frame(.offer(offer(size: Int64(size), name: name)))) == [.evaluateOffer(offer(size: Int64(size), name: name))])
+    #expect(
+        r.handle(.frame(.offer(offer(size: Int64(size), name: name)))) == [
+            .evaluateOffer(offer(size: Int64(size), name: name))
+        ])
     #expect(r.handle(.offerDecided(.accept(offset: 0))) == [.send(.accept(Accept(offset: 0)))])
-    #expect(r.handle(.frame(.chunk([UInt8](repeating: 1, count: size)))) == [.writeChunk([UInt8](repeating: 1, count: size))])
+    #expect(
+        r.handle(.frame(.chunk([UInt8](repeating: 1, count: size)))) == [
+            .writeChunk([UInt8](repeating: 1, count: size))
+        ])
     #expect(r.handle(.chunkWritten) == [.send(.ack)])
 }
 
@@ -24,7 +33,9 @@ private func saved(_ name: String) -> Saved { Saved(name: name, size: 100, sha25
 
 @Suite("Receiver state machine: late answers (issue 46)", .tags(.unit))
 struct LateAnswersReceiverTests {
-    @Test("a sender that announces late-answers gets its DONEs answered late; one that does not, or a receiver that does not allow it, in order")
+    @Test(
+        "a sender that announces late-answers gets its DONEs answered late; one that does not, or a receiver that does not allow it, in order"
+    )
     func negotiated() {
         #expect(lateReceiver().answersLate)
         #expect(!lateReceiver(features: ["held"]).answersLate)
@@ -45,7 +56,10 @@ struct LateAnswersReceiverTests {
         #expect(r.handle(.frame(.done)) == [.finishFileLater])
         #expect(r.owed == 2)
         #expect(r.handle(.fileFinished(.success(saved("a.png")))) == [.send(.saved(saved("a.png")))])
-        #expect(r.handle(.fileFinished(.failure(StoreFailure(.io, "flush failed")))) == [.send(.failed(Problem(.ioError, "flush failed")))])
+        #expect(
+            r.handle(.fileFinished(.failure(StoreFailure(.io, "flush failed")))) == [
+                .send(.failed(Problem(.ioError, "flush failed")))
+            ])
         #expect(r.owed == 0)
         // Nothing more is owed: another result is out of order.
         let extra = r.handle(.fileFinished(.success(saved("c.png"))))
@@ -93,10 +107,16 @@ struct LateAnswersReceiverTests {
         #expect(r.state == .discarding && r.heldFailure == Problem(.noSpace, "disk full"))
         // Chunks still arriving are dropped.
         #expect(r.handle(.frame(.chunk([UInt8](repeating: 1, count: chunk)))) == [])
-        #expect(r.handle(.fileFinished(.success(saved("a.png")))) == [.send(.saved(saved("a.png"))), .send(.failed(Problem(.noSpace, "disk full")))])
+        #expect(
+            r.handle(.fileFinished(.success(saved("a.png")))) == [
+                .send(.saved(saved("a.png"))), .send(.failed(Problem(.noSpace, "disk full"))),
+            ])
         #expect(r.heldFailure == nil)
         // Then the next OFFER is fine.
-        #expect(r.handle(.frame(.offer(offer(size: 100, name: "c.png")))) == [.evaluateOffer(offer(size: 100, name: "c.png"))])
+        #expect(
+            r.handle(.frame(.offer(offer(size: 100, name: "c.png")))) == [
+                .evaluateOffer(offer(size: 100, name: "c.png"))
+            ])
 
         var hostile = lateReceiver()
         receiveOneChunk(&hostile, name: "a.png")
@@ -106,7 +126,14 @@ struct LateAnswersReceiverTests {
         _ = hostile.handle(.frame(.chunk([UInt8](repeating: 1, count: 5))))  // short chunk: size-mismatch, held
         #expect(hostile.heldFailure?.code == FileErrorCode.sizeMismatch.rawValue)
         let actions = hostile.handle(.frame(.offer(offer(size: 100, name: "c.png"))))
-        #expect(actions.contains { if case .send(.error(let p)) = $0 { return p.code == ErrorCode.unexpectedFrame.rawValue } else { return false } })
+        #expect(
+            actions.contains {
+                if case .send(.error(let p)) = $0 {
+                    return p.code == ErrorCode.unexpectedFrame.rawValue
+                } else {
+                    return false
+                }
+            })
     }
 
     @Test("with nothing owed, a FAILED in place of an ACK goes out at once, as in order")
@@ -115,7 +142,10 @@ struct LateAnswersReceiverTests {
         _ = r.handle(.frame(.offer(offer(size: 300_000))))
         _ = r.handle(.offerDecided(.accept(offset: 0)))
         _ = r.handle(.frame(.chunk([UInt8](repeating: 1, count: chunk))))
-        #expect(r.handle(.chunkFailed(Problem(.ioError, "bad"))) == [.abandonFile(keepForResume: false), .send(.failed(Problem(.ioError, "bad")))])
+        #expect(
+            r.handle(.chunkFailed(Problem(.ioError, "bad"))) == [
+                .abandonFile(keepForResume: false), .send(.failed(Problem(.ioError, "bad"))),
+            ])
     }
 
     @Test("answers known at DONE (a size mismatch, a file held whole) wait their turn behind owed ones")
@@ -137,7 +167,11 @@ struct LateAnswersReceiverTests {
         _ = r.handle(.frame(.chunk([UInt8](repeating: 1, count: chunk))))
         _ = r.handle(.chunkWritten)
         let done = r.handle(.frame(.done))
-        #expect(done == [.abandonFile(keepForResume: false), .owe(.failure(StoreFailure(.sizeMismatch, "received \(chunk) of 300000 bytes")))])
+        #expect(
+            done == [
+                .abandonFile(keepForResume: false),
+                .owe(.failure(StoreFailure(.sizeMismatch, "received \(chunk) of 300000 bytes"))),
+            ])
         #expect(r.owed == 3)
         // Nothing owed: a held file is answered at once.
         var alone = lateReceiver(features: ["late-answers", "held"])
@@ -146,7 +180,9 @@ struct LateAnswersReceiverTests {
         #expect(alone.handle(.frame(.done)) == [.send(.saved(duplicate))])
     }
 
-    @Test("an ERROR while answers are owed (timeout, shutdown, a broken frame): the owed answers go first, then a held FAILED, then the ERROR")
+    @Test(
+        "an ERROR while answers are owed (timeout, shutdown, a broken frame): the owed answers go first, then a held FAILED, then the ERROR"
+    )
     func errorWhileOwed() {
         for event in [ReceiverEvent.timedOut, .shutdown, .frame(.ack)] {
             var r = lateReceiver()

@@ -1,5 +1,6 @@
 import PTKTestTags
 import Testing
+
 @testable import PTKProtocol
 
 // The sender's side of HELLO.features "late-answers" (issue 46): the receiver may answer the next
@@ -20,8 +21,11 @@ private func offerOf(_ i: Int, _ size: Int64) -> SenderAction {
 private func savedAs(_ i: Int, _ size: Int64) -> Saved { Saved(name: "rx/p\(i).png", size: size, sha256: digest) }
 
 /// A started, welcomed session over files of `sizes` (chunk size 4, window `window`), its first OFFER out.
-private func session(_ sizes: [Int64], features: [ProtocolFeature] = late, window: Int = 4, pipelining: Bool = true) -> SenderSession {
-    var s = SenderSession(name: "alice", window: window, files: outgoing(sizes), pipelining: pipelining, features: features)
+private func session(_ sizes: [Int64], features: [ProtocolFeature] = late, window: Int = 4, pipelining: Bool = true)
+    -> SenderSession
+{
+    var s = SenderSession(
+        name: "alice", window: window, files: outgoing(sizes), pipelining: pipelining, features: features)
     _ = s.handle(.start)
     let first = s.handle(.frame(.welcome(Welcome(name: "rx", window: window, chunkSize: 4, maxFileSize: 1 << 30))))
     precondition(first == [offerOf(0, sizes[0])])
@@ -30,7 +34,8 @@ private func session(_ sizes: [Int64], features: [ProtocolFeature] = late, windo
 
 private func isViolation(_ actions: [SenderAction]) -> Bool {
     guard actions.count == 3, case .send(.error(let p)) = actions[0], p.code == ErrorCode.unexpectedFrame.rawValue,
-          case .protocolError(let v) = actions[1], v.code == .unexpectedFrame else { return false }
+        case .protocolError(let v) = actions[1], v.code == .unexpectedFrame
+    else { return false }
     return actions[2] == .close
 }
 
@@ -49,12 +54,15 @@ struct LateAnswersSenderSessionTests {
     @Test("HELLO announces late-answers when the session has it, not otherwise")
     func announced() {
         var s = SenderSession(name: "alice", window: 8, files: [], features: late)
-        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held", "late-answers"])))])
+        #expect(
+            s.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held", "late-answers"])))])
         #expect(s.lateAnswers)
         #expect(!SenderSession(name: "alice", window: 8, files: []).lateAnswers)
     }
 
-    @Test("ACCEPTs of files 2 and 3 before the SAVEDs of 1 and 2: each SAVED goes to the oldest owed file; BYE after the last")
+    @Test(
+        "ACCEPTs of files 2 and 3 before the SAVEDs of 1 and 2: each SAVED goes to the oldest owed file; BYE after the last"
+    )
     func acceptsBeforeSaved() {
         var s = session([10, 6, 3])
         var all: [SenderAction] = []
@@ -63,21 +71,30 @@ struct LateAnswersSenderSessionTests {
             all += a
             return a
         }
-        #expect(step(.frame(.accept(Accept(offset: 0)))) == [.started(file: 0, offset: 0), .sendChunk(file: 0, offset: 0, length: 4),
-                                                             .sendChunk(file: 0, offset: 4, length: 4), .sendChunk(file: 0, offset: 8, length: 2)])
+        #expect(
+            step(.frame(.accept(Accept(offset: 0)))) == [
+                .started(file: 0, offset: 0), .sendChunk(file: 0, offset: 0, length: 4),
+                .sendChunk(file: 0, offset: 4, length: 4), .sendChunk(file: 0, offset: 8, length: 2),
+            ])
         _ = step(.frame(.ack))
         _ = step(.frame(.ack))
         #expect(step(.frame(.ack)) == [.acknowledged(file: 0, bytes: 2), .send(.done), offerOf(1, 6)])
         #expect(s.awaitingResults == [0])
         // File 2's ACCEPT before file 1's SAVED: taken.
-        #expect(step(.frame(.accept(Accept(offset: 0)))) == [.started(file: 1, offset: 0), .sendChunk(file: 1, offset: 0, length: 4),
-                                                             .sendChunk(file: 1, offset: 4, length: 2)])
+        #expect(
+            step(.frame(.accept(Accept(offset: 0)))) == [
+                .started(file: 1, offset: 0), .sendChunk(file: 1, offset: 0, length: 4),
+                .sendChunk(file: 1, offset: 4, length: 2),
+            ])
         #expect(s.state == .sending(file: 1, next: 6, outstanding: [4, 2]))
         #expect(step(.frame(.ack)) == [.acknowledged(file: 1, bytes: 4)])
         #expect(step(.frame(.ack)) == [.acknowledged(file: 1, bytes: 2), .send(.done), offerOf(2, 3)])
         #expect(s.awaitingResults == [0, 1])
         // File 3's ACCEPT, before either SAVED.
-        #expect(step(.frame(.accept(Accept(offset: 0)))) == [.started(file: 2, offset: 0), .sendChunk(file: 2, offset: 0, length: 3)])
+        #expect(
+            step(.frame(.accept(Accept(offset: 0)))) == [
+                .started(file: 2, offset: 0), .sendChunk(file: 2, offset: 0, length: 3),
+            ])
         // The SAVEDs come now, while file 3's chunk is out: file 1's, then file 2's.
         #expect(step(.frame(.saved(savedAs(0, 10)))) == [.finished(file: 0, .saved(savedAs(0, 10)))])
         #expect(s.awaitingResults == [1])
@@ -87,17 +104,24 @@ struct LateAnswersSenderSessionTests {
         // File 3's last ACK: DONE, and no BYE before its result.
         #expect(step(.frame(.ack)) == [.acknowledged(file: 2, bytes: 3), .send(.done)])
         #expect(s.state == .awaitingResult(file: 2))
-        #expect(step(.frame(.saved(savedAs(2, 3)))) == [.finished(file: 2, .saved(savedAs(2, 3))), .send(.bye), .close])
+        #expect(
+            step(.frame(.saved(savedAs(2, 3)))) == [.finished(file: 2, .saved(savedAs(2, 3))), .send(.bye), .close])
         #expect(s.state == .closed)
         #expect(finishes(all).map { $0.0 } == [0, 1, 2])
     }
 
-    @Test("all three DONEs out before any result: SAVED, FAILED, SAVED go to files 1, 2, 3 in DONE order; BYE only after the third")
+    @Test(
+        "all three DONEs out before any result: SAVED, FAILED, SAVED go to files 1, 2, 3 in DONE order; BYE only after the third"
+    )
     func resultsInDoneOrder() {
         var s = session([4, 4, 4])
-        let sent = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack),
-                             .frame(.accept(Accept(offset: 0))), .frame(.ack),
-                             .frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        let sent = feed(
+            &s,
+            [
+                .frame(.accept(Accept(offset: 0))), .frame(.ack),
+                .frame(.accept(Accept(offset: 0))), .frame(.ack),
+                .frame(.accept(Accept(offset: 0))), .frame(.ack),
+            ])
         #expect(sent.filter { $0 == .send(.done) }.count == 3)
         #expect(finishes(sent).isEmpty)
         #expect(!sent.contains(.send(.bye)))
@@ -110,7 +134,8 @@ struct LateAnswersSenderSessionTests {
         #expect(s.handle(.frame(.failed(broken))) == [.finished(file: 1, .failed(broken))])
         #expect(s.state == .awaitingResult(file: 2))
         #expect(s.awaitingResults == [])
-        #expect(s.handle(.frame(.saved(savedAs(2, 4)))) == [.finished(file: 2, .saved(savedAs(2, 4))), .send(.bye), .close])
+        #expect(
+            s.handle(.frame(.saved(savedAs(2, 4)))) == [.finished(file: 2, .saved(savedAs(2, 4))), .send(.bye), .close])
         // A fourth result, after BYE, is nothing (the session is closed).
         #expect(s.handle(.frame(.saved(savedAs(2, 4)))) == [])
     }
@@ -118,28 +143,36 @@ struct LateAnswersSenderSessionTests {
     @Test("a FAILED mid-chunks of file 3 with nothing owed is file 3's")
     func failedMidChunksNothingOwed() {
         var s = session([4, 4, 40], window: 2)
-        _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        _ = feed(
+            &s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
         #expect(s.handle(.frame(.saved(savedAs(0, 4)))) == [.finished(file: 0, .saved(savedAs(0, 4)))])
         #expect(s.handle(.frame(.saved(savedAs(1, 4)))) == [.finished(file: 1, .saved(savedAs(1, 4)))])
         _ = s.handle(.frame(.ack))
         #expect(s.awaitingResults.isEmpty)
-        guard case .sending(file: 2, _, _) = s.state else { Issue.record("file 3 should be sending: \(s.state)"); return }
+        guard case .sending(file: 2, _, _) = s.state else {
+            Issue.record("file 3 should be sending: \(s.state)")
+            return
+        }
         let p = Problem(.notPNG, "not a PNG")
         #expect(s.handle(.frame(.failed(p))) == [.finished(file: 2, .failed(p)), .send(.bye), .close])
     }
 
-    @Test("a FAILED while files are owed is the oldest owed file's, even while file 3's chunks flow; file 3's own FAILED comes after")
+    @Test(
+        "a FAILED while files are owed is the oldest owed file's, even while file 3's chunks flow; file 3's own FAILED comes after"
+    )
     func failedWhileOwed() {
         var s = session([4, 4, 40, 4], window: 2)
-        _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        _ = feed(
+            &s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
         #expect(s.awaitingResults == [0, 1])
         let first = Problem(.hashMismatch, "first")
         #expect(s.handle(.frame(.failed(first))) == [.finished(file: 0, .failed(first))])
         // File 3 goes on: the FAILED was not about it.
         #expect(s.state == .sending(file: 2, next: 8, outstanding: [4, 4]))
-        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 2, bytes: 4), .sendChunk(file: 2, offset: 8, length: 4)])
+        #expect(
+            s.handle(.frame(.ack)) == [.acknowledged(file: 2, bytes: 4), .sendChunk(file: 2, offset: 8, length: 4)])
         let second = Problem(.hashMismatch, "second")
         #expect(s.handle(.frame(.failed(second))) == [.finished(file: 1, .failed(second))])
         #expect(s.awaitingResults == [])
@@ -151,7 +184,8 @@ struct LateAnswersSenderSessionTests {
     @Test("a REJECT of the last file before the earlier results: no BYE until every owed result came")
     func rejectLastWhileOwed() {
         var s = session([4, 4, 4])
-        _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        _ = feed(
+            &s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
         #expect(s.awaitingResults == [0, 1])
         let p = Problem(.tooLarge, "no room")
         // Nothing left to offer, but two results are owed: it waits for them. File 2's REJECT is
@@ -161,18 +195,26 @@ struct LateAnswersSenderSessionTests {
         #expect(s.handle(.frame(.saved(savedAs(0, 4)))) == [.finished(file: 0, .saved(savedAs(0, 4)))])
         #expect(s.state == .awaitingResult(file: 1))
         // Neither file is offered again, and BYE goes out once the last owed result came.
-        #expect(s.handle(.frame(.saved(savedAs(1, 4)))) == [.finished(file: 1, .saved(savedAs(1, 4))), .finished(file: 2, .rejected(p)), .send(.bye), .close])
+        #expect(
+            s.handle(.frame(.saved(savedAs(1, 4)))) == [
+                .finished(file: 1, .saved(savedAs(1, 4))), .finished(file: 2, .rejected(p)), .send(.bye), .close,
+            ])
     }
 
     @Test("files not kept after the last offered one are passed over once, and BYE waits for the owed results")
     func notKeptWhileOwed() {
-        var s = SenderSession(name: "alice", window: 4, files: [OutgoingFile(name: "a.png", size: 4, sha256: digest),
-                                                                OutgoingFile(name: "b.png", size: 4, sha256: digest),
-                                                                OutgoingFile(name: "c.heic", size: 4, sha256: digest, type: .heic)],
-                              features: late)
+        var s = SenderSession(
+            name: "alice", window: 4,
+            files: [
+                OutgoingFile(name: "a.png", size: 4, sha256: digest),
+                OutgoingFile(name: "b.png", size: 4, sha256: digest),
+                OutgoingFile(name: "c.heic", size: 4, sha256: digest, type: .heic),
+            ],
+            features: late)
         _ = s.handle(.start)
         _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: 4, chunkSize: 4, maxFileSize: 1 << 30))))
-        var all = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
+        var all = feed(
+            &s, [.frame(.accept(Accept(offset: 0))), .frame(.ack), .frame(.accept(Accept(offset: 0))), .frame(.ack)])
         #expect(!all.contains(.send(.bye)))
         #expect(s.state == .awaitingResult(file: 0))
         #expect(s.awaitingResults == [1])
@@ -199,7 +241,9 @@ struct LateAnswersSenderSessionTests {
         #expect(t.handle(.frame(.accept(Accept(offset: 0)))).first == .started(file: 1, offset: 0))
     }
 
-    @Test("a SAVED or FAILED with nothing owed and no file in flight, or a SAVED while chunks flow with nothing owed, is unexpected-frame")
+    @Test(
+        "a SAVED or FAILED with nothing owed and no file in flight, or a SAVED while chunks flow with nothing owed, is unexpected-frame"
+    )
     func strayResults() {
         // Before anything was sent.
         var fresh = session([4, 4])
@@ -221,10 +265,13 @@ struct LateAnswersSenderSessionTests {
         #expect(isViolation(extraFailed.handle(.frame(.failed(Problem(.hashMismatch, "x"))))))
     }
 
-    @Test("a planning session: ACCEPT of the next file before the SAVED; after the last plan, every owed result before BYE")
+    @Test(
+        "a planning session: ACCEPT of the next file before the SAVED; after the last plan, every owed result before BYE"
+    )
     func planningSession() {
         var s = SenderSession.planningAfterWelcome(name: "alice", window: 4, features: late)
-        #expect(s.handle(.start) == [.send(.hello(Hello(name: "alice", window: 4, features: ["held", "late-answers"])))])
+        #expect(
+            s.handle(.start) == [.send(.hello(Hello(name: "alice", window: 4, features: ["held", "late-answers"])))])
         let w = Welcome(name: "rx", window: 4, chunkSize: 4, maxFileSize: 1 << 30, sessions: 2)
         #expect(s.handle(.frame(.welcome(w))) == [.plan(w)])
         var all: [SenderAction] = []
@@ -235,7 +282,10 @@ struct LateAnswersSenderSessionTests {
         all += done0
         all += s.handle(.planned([OutgoingFile(name: "p1.png", size: 4, sha256: digest)]))
         // File 2's ACCEPT and ACK before file 1's SAVED.
-        #expect(s.handle(.frame(.accept(Accept(offset: 0)))) == [.started(file: 1, offset: 0), .sendChunk(file: 1, offset: 0, length: 4)])
+        #expect(
+            s.handle(.frame(.accept(Accept(offset: 0)))) == [
+                .started(file: 1, offset: 0), .sendChunk(file: 1, offset: 0, length: 4),
+            ])
         let done1 = s.handle(.frame(.ack))
         #expect(done1 == [.acknowledged(file: 1, bytes: 4), .send(.done), .plan(w)])
         all += done1
@@ -263,7 +313,9 @@ struct LateAnswersSenderSessionTests {
         #expect(all.filter { $0 == .send(.bye) }.count == 1)
     }
 
-    @Test("a planning session given files of which the last is rejected while results are owed asks again, then waits for them")
+    @Test(
+        "a planning session given files of which the last is rejected while results are owed asks again, then waits for them"
+    )
     func planningRejectWhileOwed() {
         var s = SenderSession.planningAfterWelcome(name: "alice", window: 4, features: late)
         _ = s.handle(.start)
@@ -276,10 +328,15 @@ struct LateAnswersSenderSessionTests {
         #expect(s.handle(.frame(.reject(p))) == [.plan(w)])
         #expect(s.handle(.planned([])) == [])
         #expect(s.state == .awaitingResult(file: 0))
-        #expect(s.handle(.frame(.saved(savedAs(0, 4)))) == [.finished(file: 0, .saved(savedAs(0, 4))), .finished(file: 1, .rejected(p)), .send(.bye), .close])
+        #expect(
+            s.handle(.frame(.saved(savedAs(0, 4)))) == [
+                .finished(file: 0, .saved(savedAs(0, 4))), .finished(file: 1, .rejected(p)), .send(.bye), .close,
+            ])
     }
 
-    @Test("files are reported finished in their order: a REJECT that overtakes an owed SAVED waits for it, and an ERROR reports it before the end")
+    @Test(
+        "files are reported finished in their order: a REJECT that overtakes an owed SAVED waits for it, and an ERROR reports it before the end"
+    )
     func reportedInOrder() {
         var s = session([4, 4, 4])
         _ = feed(&s, [.frame(.accept(Accept(offset: 0))), .frame(.ack)])
@@ -304,7 +361,9 @@ struct LateAnswersSenderSessionTests {
     /// A receiver that keeps the late-answers rules, answering owed DONEs at moments a seeded
     /// generator picks, against the real sender machine: every file ends once, as the receiver
     /// said, in DONE order, and BYE goes out only once nothing is owed.
-    @Test("a receiver answering owed DONEs at random moments: every file gets exactly one finished, the right one; BYE last", arguments: [false, true])
+    @Test(
+        "a receiver answering owed DONEs at random moments: every file gets exactly one finished, the right one; BYE last",
+        arguments: [false, true])
     func randomReceivers(planning: Bool) {
         for seed in UInt64(1)...300 {
             let problem = simulate(seed: seed, planning: planning, features: late, inOrder: false)
@@ -342,12 +401,17 @@ private func simulate(seed: UInt64, planning: Bool, features: [ProtocolFeature],
     let count = Int.random(in: 1...6, using: &rng)
     let sizes = (0..<count).map { _ in Int64.random(in: 1...14, using: &rng) }
     let fates: [Fate] = sizes.map { size in
-        let all: [Fate] = size > 4 ? [.saved, .held, .rejected, .failedAfterDone, .failedMidChunks] : [.saved, .held, .rejected, .failedAfterDone]
+        let all: [Fate] =
+            size > 4
+            ? [.saved, .held, .rejected, .failedAfterDone, .failedMidChunks]
+            : [.saved, .held, .rejected, .failedAfterDone]
         return all.randomElement(using: &rng)!
     }
     let window = Int.random(in: 1...3, using: &rng)
     let files = outgoing(sizes)
-    var s = planning ? SenderSession.planningAfterWelcome(name: "alice", window: window, features: features)
+    var s =
+        planning
+        ? SenderSession.planningAfterWelcome(name: "alice", window: window, features: features)
         : SenderSession(name: "alice", window: window, files: files, features: features)
     var planned = 0
     // What the receiver expects each file's outcome to be.
@@ -360,7 +424,9 @@ private func simulate(seed: UInt64, planning: Bool, features: [ProtocolFeature],
     }
 
     var toReceiver: [Frame] = []
-    var toSender: [Frame] = [.welcome(Welcome(name: "rx", window: window, chunkSize: 4, maxFileSize: 1 << 30, sessions: 2))]
+    var toSender: [Frame] = [
+        .welcome(Welcome(name: "rx", window: window, chunkSize: 4, maxFileSize: 1 << 30, sessions: 2))
+    ]
     // Receiver state: the file being received (by its index) and how many chunks of it came;
     // the DONEs not answered yet, oldest first; whether it failed the file mid-chunks.
     var receiving: Int? = nil

@@ -1,6 +1,7 @@
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKProtocol
 
 let sha = String(repeating: "a1", count: 32)
@@ -38,23 +39,34 @@ func isError(_ actions: [ReceiverAction], _ code: ErrorCode, keep: Bool?) -> Boo
 
 @Suite("Receiver state machine", .tags(.unit))
 struct ReceiverSessionTests {
-    @Test("WELCOME carries sessions when the receiver has it set, and leaves it out otherwise", arguments: [Optional(8), nil])
+    @Test(
+        "WELCOME carries sessions when the receiver has it set, and leaves it out otherwise",
+        arguments: [Optional(8), nil])
     func welcomeSessions(sessions: Int?) {
-        var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1000, sessions: sessions))
-        #expect(r.handle(.frame(.hello(Hello(name: "alice", window: 4)))) == [
-            .send(.welcome(Welcome(name: "livingroom", window: 4, maxFileSize: 1000, sessions: sessions, types: allTypes))),
-        ])
+        var r = ReceiverSession(
+            settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1000, sessions: sessions))
+        #expect(
+            r.handle(.frame(.hello(Hello(name: "alice", window: 4)))) == [
+                .send(
+                    .welcome(
+                        Welcome(name: "livingroom", window: 4, maxFileSize: 1000, sessions: sessions, types: allTypes)))
+            ])
     }
 
-    @Test("HELLO is answered with WELCOME granting the smaller window", arguments: [
-        (Optional(64), 16), (Optional(4), 4), (Optional(1), 1), (Optional(0), 1), (Optional(-5), 1), (nil, 1),
-    ])
+    @Test(
+        "HELLO is answered with WELCOME granting the smaller window",
+        arguments: [
+            (Optional(64), 16), (Optional(4), 4), (Optional(1), 1), (Optional(0), 1), (Optional(-5), 1), (nil, 1),
+        ])
     func hello(asked: Int?, granted: Int) {
         var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1000))
         var hello = Hello(name: "alice", window: 1)
         hello.window = asked
         let actions = r.handle(.frame(.hello(hello)))
-        #expect(actions == [.send(.welcome(Welcome(name: "livingroom", window: granted, maxFileSize: 1000, types: allTypes)))])
+        #expect(
+            actions == [
+                .send(.welcome(Welcome(name: "livingroom", window: granted, maxFileSize: 1000, types: allTypes)))
+            ])
         #expect(r.window == granted)
         #expect(r.state == .ready)
         #expect(r.peerName == "alice")
@@ -63,7 +75,8 @@ struct ReceiverSessionTests {
     @Test("an unknown version gets ERROR unsupported-version")
     func unsupportedVersion() {
         var r = ReceiverSession(settings: ReceiverSettings(name: "x", window: 16, maxFileSize: 1000))
-        #expect(isError(r.handle(.frame(.hello(Hello(version: 2, name: "a", window: 1)))), .unsupportedVersion, keep: nil))
+        #expect(
+            isError(r.handle(.frame(.hello(Hello(version: 2, name: "a", window: 1)))), .unsupportedVersion, keep: nil))
         #expect(r.state == .closed)
         #expect(r.handle(.frame(.bye)) == [])
     }
@@ -74,9 +87,12 @@ struct ReceiverSessionTests {
         #expect(isError(r.handle(.frame(.hello(Hello(proto: "http", name: "a", window: 1)))), .badFrame, keep: nil))
     }
 
-    @Test("any frame but HELLO first gets ERROR unexpected-frame", arguments: [
-        Frame.offer(offer(size: 100)), .chunk([1]), .done, .bye, .ack, .welcome(Welcome(name: "x", window: 1, maxFileSize: 1)),
-    ])
+    @Test(
+        "any frame but HELLO first gets ERROR unexpected-frame",
+        arguments: [
+            Frame.offer(offer(size: 100)), .chunk([1]), .done, .bye, .ack,
+            .welcome(Welcome(name: "x", window: 1, maxFileSize: 1)),
+        ])
     func frameBeforeHello(frame: Frame) {
         var r = ReceiverSession(settings: ReceiverSettings(name: "x", window: 16, maxFileSize: 1000))
         #expect(isError(r.handle(.frame(frame)), .unexpectedFrame, keep: nil))
@@ -132,50 +148,76 @@ struct ReceiverSessionTests {
         #expect(r.state == .ready)
     }
 
-    @Test("offers of a type no receiver keeps, too small or too large are REJECTed without asking the store", arguments: [
-        (offer(size: 100, mediaType: "image/gif"), FileErrorCode.unsupportedType),
-        (offer(size: 100, mediaType: "text/plain"), .unsupportedType),
-        (offer(size: 7), .notPNG),
-        (offer(size: 7, mediaType: "image/jpeg"), .notPNG),
-        (offer(size: 0), .notPNG),
-        (offer(size: 2_000), .tooLarge),
-    ])
+    @Test(
+        "offers of a type no receiver keeps, too small or too large are REJECTed without asking the store",
+        arguments: [
+            (offer(size: 100, mediaType: "image/gif"), FileErrorCode.unsupportedType),
+            (offer(size: 100, mediaType: "text/plain"), .unsupportedType),
+            (offer(size: 7), .notPNG),
+            (offer(size: 7, mediaType: "image/jpeg"), .notPNG),
+            (offer(size: 0), .notPNG),
+            (offer(size: 2_000), .tooLarge),
+        ])
     func rejectedOffers(o: Offer, code: FileErrorCode) {
         var r = readyReceiver(maxFileSize: 1_000)
         let actions = r.handle(.frame(.offer(o)))
-        guard case .send(.reject(let p)) = actions.first else { Issue.record("no REJECT: \(actions)"); return }
+        guard case .send(.reject(let p)) = actions.first else {
+            Issue.record("no REJECT: \(actions)")
+            return
+        }
         #expect(p.code == code.rawValue)
         #expect(actions.count == 1)
         #expect(r.state == .ready)
     }
 
-    @Test("WELCOME.types says what the receiver keeps; an OFFER of another type is REJECTed unsupported-type, naming them; any case of a kept type is taken")
+    @Test(
+        "WELCOME.types says what the receiver keeps; an OFFER of another type is REJECTed unsupported-type, naming them; any case of a kept type is taken"
+    )
     func keptTypes() {
-        var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1 << 30, types: [.png, .jpeg]))
-        #expect(r.handle(.frame(.hello(Hello(name: "alice", window: 4)))) == [
-            .send(.welcome(Welcome(name: "livingroom", window: 4, maxFileSize: 1 << 30, types: ["image/png", "image/jpeg"]))),
-        ])
+        var r = ReceiverSession(
+            settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1 << 30, types: [.png, .jpeg]))
+        #expect(
+            r.handle(.frame(.hello(Hello(name: "alice", window: 4)))) == [
+                .send(
+                    .welcome(
+                        Welcome(
+                            name: "livingroom", window: 4, maxFileSize: 1 << 30, types: ["image/png", "image/jpeg"])))
+            ])
         let heic = r.handle(.frame(.offer(offer(size: 5000, name: "IMG_2.heic", mediaType: "image/heic"))))
-        #expect(heic == [.send(.reject(Problem(.unsupportedType, "image/heic is not a type this receiver keeps (image/png, image/jpeg)")))])
+        #expect(
+            heic == [
+                .send(
+                    .reject(
+                        Problem(
+                            .unsupportedType, "image/heic is not a type this receiver keeps (image/png, image/jpeg)")))
+            ])
         #expect(r.state == .ready)
         // The session goes on: a JPEG (its media type in any case) is taken to the store.
         let jpeg = offer(size: 5000, name: "IMG_1.jpg", mediaType: "IMAGE/JPEG")
         #expect(r.handle(.frame(.offer(jpeg))) == [.evaluateOffer(jpeg)])
     }
 
-    @Test("HELLO.features \"folders\" is remembered (OFFER.name's folders are kept); without it, or with unknown features, it is not")
+    @Test(
+        "HELLO.features \"folders\" is remembered (OFFER.name's folders are kept); without it, or with unknown features, it is not"
+    )
     func foldersFeature() {
-        for (features, keeps) in [(["held", "folders"], true), (["folders"], true), (["held"], false), (nil, false), (["future", "FOLDERS"], false)] as [([String]?, Bool)] {
+        for (features, keeps) in [
+            (["held", "folders"], true), (["folders"], true), (["held"], false), (nil, false),
+            (["future", "FOLDERS"], false),
+        ] as [([String]?, Bool)] {
             var r = ReceiverSession(settings: ReceiverSettings(name: "livingroom", window: 16, maxFileSize: 1000))
             _ = r.handle(.frame(.hello(Hello(name: "alice", window: 4, features: features))))
             #expect(r.peerKeepsFolders == keeps, "\(String(describing: features))")
         }
     }
 
-    @Test("malformed offers get ERROR bad-frame", arguments: [
-        offer(size: -1), offer(size: 100, sha256: "ABC"), offer(size: 100, sha256: String(repeating: "A", count: 64)),
-        offer(size: 100, sha256: String(repeating: "g", count: 64)),
-    ])
+    @Test(
+        "malformed offers get ERROR bad-frame",
+        arguments: [
+            offer(size: -1), offer(size: 100, sha256: "ABC"),
+            offer(size: 100, sha256: String(repeating: "A", count: 64)),
+            offer(size: 100, sha256: String(repeating: "g", count: 64)),
+        ])
     func malformedOffer(o: Offer) {
         var r = readyReceiver()
         #expect(isError(r.handle(.frame(.offer(o))), .badFrame, keep: nil))
@@ -186,7 +228,10 @@ struct ReceiverSessionTests {
         var r = receiving(size: Int64(chunk * 3))
         let actions = r.handle(.frame(.chunk([UInt8](repeating: 0, count: chunk - 1))))
         #expect(actions.first == .abandonFile(keepForResume: false))
-        guard case .send(.failed(let p)) = actions.last else { Issue.record("no FAILED"); return }
+        guard case .send(.failed(let p)) = actions.last else {
+            Issue.record("no FAILED")
+            return
+        }
         #expect(p.code == "size-mismatch")
         #expect(r.state == .discarding)
         #expect(r.handle(.frame(.chunk([UInt8](repeating: 0, count: chunk)))) == [])
@@ -224,7 +269,10 @@ struct ReceiverSessionTests {
         _ = r.handle(.chunkWritten)
         let actions = r.handle(.frame(.done))
         #expect(actions.first == .abandonFile(keepForResume: false))
-        guard case .send(.failed(let p)) = actions.last else { Issue.record("no FAILED"); return }
+        guard case .send(.failed(let p)) = actions.last else {
+            Issue.record("no FAILED")
+            return
+        }
         #expect(p.code == "size-mismatch")
         #expect(r.state == .ready)
     }
@@ -260,7 +308,10 @@ struct ReceiverSessionTests {
         var r = readyReceiver()
         let size = Int64(chunk * 2 + 500)
         _ = r.handle(.frame(.offer(offer(size: size))))
-        #expect(r.handle(.offerDecided(.accept(offset: Int64(chunk * 2)))) == [.send(.accept(Accept(offset: Int64(chunk * 2))))])
+        #expect(
+            r.handle(.offerDecided(.accept(offset: Int64(chunk * 2)))) == [
+                .send(.accept(Accept(offset: Int64(chunk * 2))))
+            ])
         #expect(r.handle(.frame(.chunk([UInt8](repeating: 0, count: 500)))).count == 1)
         _ = r.handle(.chunkWritten)
         #expect(r.handle(.frame(.done)) == [.finishFile])
@@ -272,24 +323,30 @@ struct ReceiverSessionTests {
         #expect(r.handle(.frame(.done)) == [.finishFile])
     }
 
-    @Test("a store offset that is not a chunk boundary is an internal error", arguments: [Int64(1), 100, -1, Int64(chunk * 5)])
+    @Test(
+        "a store offset that is not a chunk boundary is an internal error",
+        arguments: [Int64(1), 100, -1, Int64(chunk * 5)])
     func badStoreOffset(offset: Int64) {
         var r = readyReceiver()
         _ = r.handle(.frame(.offer(offer(size: Int64(chunk * 3)))))
         #expect(isError(r.handle(.offerDecided(.accept(offset: offset))), .internal, keep: nil))
     }
 
-    @Test("BYE or OFFER in the middle of a file gets ERROR unexpected-frame, keeping the partial",
-          arguments: [Frame.bye, .offer(offer(size: 100)), .hello(Hello(name: "a", window: 1))])
+    @Test(
+        "BYE or OFFER in the middle of a file gets ERROR unexpected-frame, keeping the partial",
+        arguments: [Frame.bye, .offer(offer(size: 100)), .hello(Hello(name: "a", window: 1))])
     func outOfOrderMidFile(frame: Frame) {
         var r = receiving(size: Int64(chunk * 3))
         #expect(isError(r.handle(.frame(frame)), .unexpectedFrame, keep: true))
     }
 
-    @Test("receiver-bound frames from the sender get ERROR unexpected-frame", arguments: [
-        Frame.ack, .welcome(Welcome(name: "x", window: 1, maxFileSize: 1)), .accept(Accept(offset: 0)),
-        .reject(Problem(.noSpace, "")), .saved(Saved(name: "a", size: 1, sha256: sha)), .failed(Problem(.ioError, "")),
-    ])
+    @Test(
+        "receiver-bound frames from the sender get ERROR unexpected-frame",
+        arguments: [
+            Frame.ack, .welcome(Welcome(name: "x", window: 1, maxFileSize: 1)), .accept(Accept(offset: 0)),
+            .reject(Problem(.noSpace, "")), .saved(Saved(name: "a", size: 1, sha256: sha)),
+            .failed(Problem(.ioError, "")),
+        ])
     func wrongDirection(frame: Frame) {
         var r = readyReceiver()
         #expect(isError(r.handle(.frame(frame)), .unexpectedFrame, keep: nil))
@@ -303,12 +360,14 @@ struct ReceiverSessionTests {
         #expect(idle.handle(.frame(.error(Problem(.internal, "bye")))) == [.close])
     }
 
-    @Test("idle timeout, shutdown and decoder violations answer ERROR and keep the partial", arguments: [
-        (ReceiverEvent.timedOut, ErrorCode.timeout),
-        (.shutdown, .shuttingDown),
-        (.violation(ProtocolViolation(.frameTooLarge, "big")), .frameTooLarge),
-        (.violation(ProtocolViolation(.badFrame, "bad")), .badFrame),
-    ])
+    @Test(
+        "idle timeout, shutdown and decoder violations answer ERROR and keep the partial",
+        arguments: [
+            (ReceiverEvent.timedOut, ErrorCode.timeout),
+            (.shutdown, .shuttingDown),
+            (.violation(ProtocolViolation(.frameTooLarge, "big")), .frameTooLarge),
+            (.violation(ProtocolViolation(.badFrame, "bad")), .badFrame),
+        ])
     func terminalEvents(event: ReceiverEvent, code: ErrorCode) {
         var r = receiving(size: Int64(chunk * 3))
         #expect(isError(r.handle(event), code, keep: true))
@@ -335,10 +394,12 @@ struct ReceiverSessionTests {
         #expect(r.handle(.frame(.offer(offer(size: 200)))) == [.evaluateOffer(offer(size: 200))])
     }
 
-    @Test("driver results that arrive out of order are internal errors", arguments: [
-        ReceiverEvent.chunkWritten, .chunkFailed(Problem(.ioError, "")), .offerDecided(.accept(offset: 0)),
-        .fileFinished(.success(Saved(name: "a", size: 1, sha256: sha))),
-    ])
+    @Test(
+        "driver results that arrive out of order are internal errors",
+        arguments: [
+            ReceiverEvent.chunkWritten, .chunkFailed(Problem(.ioError, "")), .offerDecided(.accept(offset: 0)),
+            .fileFinished(.success(Saved(name: "a", size: 1, sha256: sha))),
+        ])
     func outOfOrderDriverResults(event: ReceiverEvent) {
         var r = readyReceiver()
         #expect(isError(r.handle(event), .internal, keep: nil))
@@ -351,8 +412,10 @@ struct ReceiverSecurityTests {
     let hello = ReceiverEvent.frame(.hello(Hello(name: "alice", window: 4)))
 
     func receiver(_ sender: SenderCredentials, plaintext: Bool = false, trustedOnly: Bool = false) -> ReceiverSession {
-        ReceiverSession(settings: ReceiverSettings(name: "r", window: 16, maxFileSize: 1000, plaintextAllowed: plaintext,
-                                                   trustedSendersOnly: trustedOnly), sender: sender)
+        ReceiverSession(
+            settings: ReceiverSettings(
+                name: "r", window: 16, maxFileSize: 1000, plaintextAllowed: plaintext,
+                trustedSendersOnly: trustedOnly), sender: sender)
     }
 
     func welcomed(_ actions: [ReceiverAction]) -> Bool {
@@ -375,7 +438,9 @@ struct ReceiverSecurityTests {
 
     @Test("TLS under `anyone`: every sender is served, with or without a device ID")
     func anyone() {
-        for sender in [SenderCredentials.tls(alice, trusted: false), .tls(nil, trusted: false), .tls(alice, trusted: true)] {
+        for sender in [
+            SenderCredentials.tls(alice, trusted: false), .tls(nil, trusted: false), .tls(alice, trusted: true),
+        ] {
             var r = receiver(sender)
             #expect(welcomed(r.handle(hello)), "\(sender)")
         }
@@ -387,12 +452,17 @@ struct ReceiverSecurityTests {
         let actions = r.handle(hello)
         #expect(actions.first == .recordRefusedSender(alice, name: "alice"))
         #expect(isError(Array(actions.dropFirst()), .unauthorized, keep: nil))
-        guard case .send(.error(let p)) = actions[1] else { Issue.record("no ERROR"); return }
+        guard case .send(.error(let p)) = actions[1] else {
+            Issue.record("no ERROR")
+            return
+        }
         #expect(p.message.contains(alice.description))
         #expect(r.state == .closed)
     }
 
-    @Test("TLS under `trusted`: no Ed25519 identity is ERROR unauthorized, and nothing to record; a trusted one is served")
+    @Test(
+        "TLS under `trusted`: no Ed25519 identity is ERROR unauthorized, and nothing to record; a trusted one is served"
+    )
     func noIdentityAndTrusted() {
         var none = receiver(.tls(nil, trusted: false), trustedOnly: true)
         let actions = none.handle(hello)
@@ -404,6 +474,7 @@ struct ReceiverSecurityTests {
     @Test("the version check comes first: a HELLO of another version gets unsupported-version even over plaintext")
     func versionFirst() {
         var r = receiver(.plaintext)
-        #expect(isError(r.handle(.frame(.hello(Hello(version: 2, name: "x", window: 1)))), .unsupportedVersion, keep: nil))
+        #expect(
+            isError(r.handle(.frame(.hello(Hello(version: 2, name: "x", window: 1)))), .unsupportedVersion, keep: nil))
     }
 }

@@ -1,6 +1,7 @@
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKProtocol
 
 func files(_ sizes: [Int64]) -> [OutgoingFile] {
@@ -20,7 +21,8 @@ func chunkActions(_ actions: [SenderAction]) -> [SenderAction] {
 
 func isProtocolError(_ actions: [SenderAction], _ code: ErrorCode) -> Bool {
     guard actions.count == 3, case .send(.error(let p)) = actions[0], p.code == code.rawValue,
-          case .protocolError(let v) = actions[1], v.code == code else { return false }
+        case .protocolError(let v) = actions[1], v.code == code
+    else { return false }
     return actions[2] == .close
 }
 
@@ -148,9 +150,11 @@ struct SenderSessionTests {
         #expect(s.handle(.planned(files([5]))) == [])
     }
 
-    @Test("WELCOME.sessions: absent, 0 or negative means 1; otherwise the number", arguments: [
-        (Optional<Int>.none, 1), (Optional(0), 1), (Optional(-3), 1), (Optional(1), 1), (Optional(8), 8),
-    ])
+    @Test(
+        "WELCOME.sessions: absent, 0 or negative means 1; otherwise the number",
+        arguments: [
+            (Optional<Int>.none, 1), (Optional(0), 1), (Optional(-3), 1), (Optional(1), 1), (Optional(8), 8),
+        ])
     func sessionsAllowed(sessions: Int?, allowed: Int) {
         #expect(Welcome(name: "rx", window: 1, maxFileSize: 1, sessions: sessions).sessionsAllowed == allowed)
     }
@@ -159,14 +163,19 @@ struct SenderSessionTests {
     func wrongVersion() {
         var s = SenderSession(name: "a", window: 1, files: files([100]))
         _ = s.handle(.start)
-        #expect(isProtocolError(s.handle(.frame(.welcome(Welcome(version: 2, name: "x", window: 1, maxFileSize: 1)))), .unsupportedVersion))
+        #expect(
+            isProtocolError(
+                s.handle(.frame(.welcome(Welcome(version: 2, name: "x", window: 1, maxFileSize: 1)))),
+                .unsupportedVersion))
     }
 
     @Test("WELCOME with an unusable chunk size gets ERROR bad-frame", arguments: [0, -1, 102_401])
     func badChunkSize(size: Int) {
         var s = SenderSession(name: "a", window: 1, files: files([100]))
         _ = s.handle(.start)
-        #expect(isProtocolError(s.handle(.frame(.welcome(Welcome(name: "x", window: 1, chunkSize: size, maxFileSize: 1)))), .badFrame))
+        #expect(
+            isProtocolError(
+                s.handle(.frame(.welcome(Welcome(name: "x", window: 1, chunkSize: size, maxFileSize: 1)))), .badFrame))
     }
 
     @Test("ACCEPT fills the window; each ACK sends one more; DONE after the last ACK")
@@ -175,7 +184,10 @@ struct SenderSessionTests {
         var s = welcomed([size], granted: 2)
         let first = s.handle(.frame(.accept(Accept(offset: 0))))
         #expect(first.first == .started(file: 0, offset: 0))
-        #expect(chunkActions(first) == [.sendChunk(file: 0, offset: 0, length: chunk), .sendChunk(file: 0, offset: Int64(chunk), length: chunk)])
+        #expect(
+            chunkActions(first) == [
+                .sendChunk(file: 0, offset: 0, length: chunk), .sendChunk(file: 0, offset: Int64(chunk), length: chunk),
+            ])
         var sent = 2
         var acks = 0
         while acks < 6 {
@@ -185,7 +197,10 @@ struct SenderSessionTests {
             #expect(sent - acks <= 2)
             if acks == 6 {
                 #expect(actions.last == .send(.done))
-                guard case .acknowledged(0, 1) = actions[0] else { Issue.record("last ack should be 1 byte: \(actions)"); return }
+                guard case .acknowledged(0, 1) = actions[0] else {
+                    Issue.record("last ack should be 1 byte: \(actions)")
+                    return
+                }
             }
         }
         #expect(sent == 6)
@@ -207,7 +222,10 @@ struct SenderSessionTests {
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
         _ = s.handle(.frame(.ack))
         let saved = Saved(name: "f0.png", size: 10, sha256: sha)
-        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved)), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha)))])
+        #expect(
+            s.handle(.frame(.saved(saved))) == [
+                .finished(file: 0, .saved(saved)), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha))),
+            ])
         let p = Problem(.tooLarge, "no")
         #expect(s.handle(.frame(.reject(p))) == [.finished(file: 1, .rejected(p)), .send(.bye), .close])
         #expect(s.state == .closed)
@@ -219,7 +237,10 @@ struct SenderSessionTests {
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
         _ = s.handle(.frame(.ack))
         let p = Problem(.notPNG, "no")
-        #expect(s.handle(.frame(.failed(p))) == [.finished(file: 0, .failed(p)), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha)))])
+        #expect(
+            s.handle(.frame(.failed(p))) == [
+                .finished(file: 0, .failed(p)), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha))),
+            ])
     }
 
     @Test("FAILED after DONE is reported")
@@ -235,16 +256,24 @@ struct SenderSessionTests {
     func resume() {
         var s = welcomed([Int64(chunk * 3 + 7)])
         let actions = s.handle(.frame(.accept(Accept(offset: Int64(chunk * 3)))))
-        #expect(actions == [.started(file: 0, offset: Int64(chunk * 3)), .sendChunk(file: 0, offset: Int64(chunk * 3), length: 7)])
+        #expect(
+            actions == [
+                .started(file: 0, offset: Int64(chunk * 3)), .sendChunk(file: 0, offset: Int64(chunk * 3), length: 7),
+            ])
     }
 
     @Test("resume of a file the receiver holds whole: DONE at once")
     func resumeWhole() {
         var s = welcomed([Int64(chunk * 2)])
-        #expect(s.handle(.frame(.accept(Accept(offset: Int64(chunk * 2))))) == [.started(file: 0, offset: Int64(chunk * 2)), .send(.done)])
+        #expect(
+            s.handle(.frame(.accept(Accept(offset: Int64(chunk * 2))))) == [
+                .started(file: 0, offset: Int64(chunk * 2)), .send(.done),
+            ])
     }
 
-    @Test("an ACCEPT offset off a chunk boundary or past the end gets ERROR bad-frame", arguments: [Int64(1), -chunk.asInt64, Int64(chunk * 4)])
+    @Test(
+        "an ACCEPT offset off a chunk boundary or past the end gets ERROR bad-frame",
+        arguments: [Int64(1), -chunk.asInt64, Int64(chunk * 4)])
     func badOffset(offset: Int64) {
         var s = welcomed([Int64(chunk * 3)])
         #expect(isProtocolError(s.handle(.frame(.accept(Accept(offset: offset)))), .badFrame))
@@ -258,10 +287,13 @@ struct SenderSessionTests {
         #expect(isProtocolError(s.handle(.frame(.ack)), .unexpectedFrame))
     }
 
-    @Test("frames out of order get ERROR unexpected-frame", arguments: [
-        Frame.saved(Saved(name: "a", size: 1, sha256: sha)), .welcome(Welcome(name: "x", window: 1, maxFileSize: 1)),
-        .chunk([1]), .done, .bye, .offer(offer(size: 10)),
-    ])
+    @Test(
+        "frames out of order get ERROR unexpected-frame",
+        arguments: [
+            Frame.saved(Saved(name: "a", size: 1, sha256: sha)),
+            .welcome(Welcome(name: "x", window: 1, maxFileSize: 1)),
+            .chunk([1]), .done, .bye, .offer(offer(size: 10)),
+        ])
     func outOfOrder(frame: Frame) {
         var s = welcomed([Int64(chunk * 3)])
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
@@ -285,8 +317,12 @@ struct SenderSessionTests {
 
     @Test("pipelining with hashes on demand: DONE, then the next file's hash is asked for; its result may come first")
     func pipelinedHashOnDemand() {
-        var s = SenderSession(name: "a", window: 4, files: [OutgoingFile(name: "a.png", size: 10, sha256: sha),
-                                                               OutgoingFile(name: "b.png", size: 20)], pipelining: true)
+        var s = SenderSession(
+            name: "a", window: 4,
+            files: [
+                OutgoingFile(name: "a.png", size: 10, sha256: sha),
+                OutgoingFile(name: "b.png", size: 20),
+            ], pipelining: true)
         _ = s.handle(.start)
         _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: 4, maxFileSize: 100))))
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
@@ -308,17 +344,25 @@ struct SenderSessionTests {
     func pipelined() {
         var s = welcomed([10, 20, 30], pipelining: true)
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
-        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 10), .send(.done), .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha)))])
+        #expect(
+            s.handle(.frame(.ack)) == [
+                .acknowledged(file: 0, bytes: 10), .send(.done),
+                .send(.offer(Offer(name: "f1.png", size: 20, sha256: sha))),
+            ])
         #expect(s.awaitingResults == [0])
         let saved0 = Saved(name: "f0.png", size: 10, sha256: sha)
         #expect(s.handle(.frame(.saved(saved0))) == [.finished(file: 0, .saved(saved0))])
-        #expect(s.handle(.frame(.accept(Accept(offset: 0)))) == [.started(file: 1, offset: 0), .sendChunk(file: 1, offset: 0, length: 20)])
+        #expect(
+            s.handle(.frame(.accept(Accept(offset: 0)))) == [
+                .started(file: 1, offset: 0), .sendChunk(file: 1, offset: 0, length: 20),
+            ])
         _ = s.handle(.frame(.ack))  // DONE for f1, OFFER for f2
         let failed1 = Problem(.hashMismatch, "x")
         #expect(s.handle(.frame(.failed(failed1))) == [.finished(file: 1, .failed(failed1))])
         let rejected2 = Problem(.tooLarge, "x")
         // The last file is not pipelined into BYE: BYE follows its answer.
-        #expect(s.handle(.frame(.reject(rejected2))) == [.finished(file: 2, .rejected(rejected2)), .send(.bye), .close])
+        #expect(
+            s.handle(.frame(.reject(rejected2))) == [.finished(file: 2, .rejected(rejected2)), .send(.bye), .close])
     }
 
     @Test("pipelining: an ACCEPT before the earlier file's result is a protocol error")
@@ -362,46 +406,64 @@ struct SenderTypesTests {
         specs.map { OutgoingFile(name: $0.0, size: 100, sha256: sha, type: $0.1) }
     }
 
-    @Test("WELCOME.types absent: only PNGs are offered; the others end notKept([PNG]) without a hash, an OFFER or a byte")
+    @Test(
+        "WELCOME.types absent: only PNGs are offered; the others end notKept([PNG]) without a hash, an OFFER or a byte")
     func oldReceiverTakesPNGOnly() {
-        var s = SenderSession(name: "alice", window: 8, files: typed([("a.jpg", .jpeg), ("b.png", .png), ("c.heic", .heic)]))
+        var s = SenderSession(
+            name: "alice", window: 8, files: typed([("a.jpg", .jpeg), ("b.png", .png), ("c.heic", .heic)]))
         _ = s.handle(.start)
         let actions = s.handle(.frame(.welcome(Welcome(name: "rx", window: 8, maxFileSize: 1 << 30))))
-        #expect(actions == [.finished(file: 0, .notKept(kept: [.png])),
-                            .send(.offer(Offer(name: "b.png", size: 100, sha256: sha, mediaType: "image/png")))])
+        #expect(
+            actions == [
+                .finished(file: 0, .notKept(kept: [.png])),
+                .send(.offer(Offer(name: "b.png", size: 100, sha256: sha, mediaType: "image/png"))),
+            ])
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
         _ = s.handle(.frame(.ack))
         // After b.png's result, c.heic is not offered either: BYE.
-        #expect(s.handle(.frame(.saved(Saved(name: "b.png", size: 100, sha256: sha)))) == [
-            .finished(file: 1, .saved(Saved(name: "b.png", size: 100, sha256: sha))), .finished(file: 2, .notKept(kept: [.png])), .send(.bye), .close,
-        ])
+        #expect(
+            s.handle(.frame(.saved(Saved(name: "b.png", size: 100, sha256: sha)))) == [
+                .finished(file: 1, .saved(Saved(name: "b.png", size: 100, sha256: sha))),
+                .finished(file: 2, .notKept(kept: [.png])), .send(.bye), .close,
+            ])
     }
 
-    @Test("WELCOME.types [png, jpeg]: a JPEG is offered with its media type; a HEIC is not, and unknown type strings are ignored")
+    @Test(
+        "WELCOME.types [png, jpeg]: a JPEG is offered with its media type; a HEIC is not, and unknown type strings are ignored"
+    )
     func typesOffered() {
-        let w = Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png", "IMAGE/JPEG", "image/x-future"])
+        let w = Welcome(
+            name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png", "IMAGE/JPEG", "image/x-future"])
         #expect(w.keptTypes == [.png, .jpeg])
         #expect(Welcome(name: "rx", window: 8, maxFileSize: 1).keptTypes == [.png])
         #expect(Welcome(name: "rx", window: 8, maxFileSize: 1, types: []).keptTypes == [])
         var s = SenderSession(name: "alice", window: 8, files: typed([("c.heic", .heic), ("a.jpg", .jpeg)]))
         _ = s.handle(.start)
-        #expect(s.handle(.frame(.welcome(w))) == [.finished(file: 0, .notKept(kept: [.png, .jpeg])),
-                                                  .send(.offer(Offer(name: "a.jpg", size: 100, sha256: sha, mediaType: "image/jpeg")))])
+        #expect(
+            s.handle(.frame(.welcome(w))) == [
+                .finished(file: 0, .notKept(kept: [.png, .jpeg])),
+                .send(.offer(Offer(name: "a.jpg", size: 100, sha256: sha, mediaType: "image/jpeg"))),
+            ])
     }
 
     @Test("none of the files is kept: each ends notKept and the session says BYE at once")
     func noneKept() {
         var s = SenderSession(name: "alice", window: 8, files: typed([("a.heic", .heic), ("b.heif", .heif)]))
         _ = s.handle(.start)
-        #expect(s.handle(.frame(.welcome(Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png"])))) == [
-            .finished(file: 0, .notKept(kept: [.png])), .finished(file: 1, .notKept(kept: [.png])), .send(.bye), .close,
-        ])
+        #expect(
+            s.handle(.frame(.welcome(Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png"])))) == [
+                .finished(file: 0, .notKept(kept: [.png])), .finished(file: 1, .notKept(kept: [.png])), .send(.bye),
+                .close,
+            ])
         #expect(s.state == .closed)
     }
 
-    @Test("pipelining: after DONE of the last kept file, the files after it that are not kept do not make it say BYE before SAVED")
+    @Test(
+        "pipelining: after DONE of the last kept file, the files after it that are not kept do not make it say BYE before SAVED"
+    )
     func pipeliningWaitsForTheLastResult() {
-        var s = SenderSession(name: "alice", window: 8, files: typed([("a.png", .png), ("b.heic", .heic)]), pipelining: true)
+        var s = SenderSession(
+            name: "alice", window: 8, files: typed([("a.png", .png), ("b.heic", .heic)]), pipelining: true)
         _ = s.handle(.start)
         _ = s.handle(.frame(.welcome(Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/png"]))))
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
@@ -409,10 +471,15 @@ struct SenderTypesTests {
         #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 100), .send(.done)])
         #expect(s.state == .awaitingResult(file: 0))
         let saved = Saved(name: "a.png", size: 100, sha256: sha)
-        #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved)), .finished(file: 1, .notKept(kept: [.png])), .send(.bye), .close])
+        #expect(
+            s.handle(.frame(.saved(saved))) == [
+                .finished(file: 0, .saved(saved)), .finished(file: 1, .notKept(kept: [.png])), .send(.bye), .close,
+            ])
     }
 
-    @Test("pipelining in a planning session: a file passed over after DONE is not passed over again when the earlier file's SAVED comes")
+    @Test(
+        "pipelining in a planning session: a file passed over after DONE is not passed over again when the earlier file's SAVED comes"
+    )
     func passedOverOnce() {
         var s = SenderSession.planningAfterWelcome(name: "alice", window: 8)
         _ = s.handle(.start)
@@ -422,9 +489,13 @@ struct SenderTypesTests {
         files[0].sha256 = nil
         #expect(s.handle(.planned(files)) == [.hash(file: 0)])
         // The hash arrives: a.png is offered (not passed over because it was asked for before).
-        #expect(s.handle(.hashed(file: 0, sha256: sha)) == [.send(.offer(Offer(name: "a.png", size: 100, sha256: sha)))])
+        #expect(
+            s.handle(.hashed(file: 0, sha256: sha)) == [.send(.offer(Offer(name: "a.png", size: 100, sha256: sha)))])
         _ = s.handle(.frame(.accept(Accept(offset: 0))))
-        #expect(s.handle(.frame(.ack)) == [.acknowledged(file: 0, bytes: 100), .send(.done), .finished(file: 1, .notKept(kept: [.png])), .plan(w)])
+        #expect(
+            s.handle(.frame(.ack)) == [
+                .acknowledged(file: 0, bytes: 100), .send(.done), .finished(file: 1, .notKept(kept: [.png])), .plan(w),
+            ])
         #expect(s.handle(.planned([])) == [])
         let saved = Saved(name: "a.png", size: 100, sha256: sha)
         #expect(s.handle(.frame(.saved(saved))) == [.finished(file: 0, .saved(saved)), .send(.bye), .close])
@@ -436,7 +507,8 @@ struct SenderTypesTests {
         _ = s.handle(.start)
         let w = Welcome(name: "rx", window: 8, maxFileSize: 1 << 30, types: ["image/jpeg"])
         #expect(s.handle(.frame(.welcome(w))) == [.plan(w)])
-        #expect(s.handle(.planned(typed([("a.png", .png)]))) == [.finished(file: 0, .notKept(kept: [.jpeg])), .plan(w)])
+        #expect(
+            s.handle(.planned(typed([("a.png", .png)]))) == [.finished(file: 0, .notKept(kept: [.jpeg])), .plan(w)])
         #expect(s.handle(.planned([])) == [.send(.bye), .close])
     }
 
@@ -445,6 +517,7 @@ struct SenderTypesTests {
         var plain = SenderSession(name: "alice", window: 8, files: [])
         #expect(plain.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held"])))])
         var folders = SenderSession(name: "alice", window: 8, files: [], features: [.held, .folders])
-        #expect(folders.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held", "folders"])))])
+        #expect(
+            folders.handle(.start) == [.send(.hello(Hello(name: "alice", window: 8, features: ["held", "folders"])))])
     }
 }

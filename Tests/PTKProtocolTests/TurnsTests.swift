@@ -3,13 +3,14 @@ import PTKTestTags
 import PTKTime
 import Testing
 
-
 /// The instant `seconds` after the start of a test's made-up clock.
 private func at(_ seconds: Double) -> Instant { Instant(seconds: seconds) }
 
 @Suite("Turns: who a full receiver serves next", .tags(.unit))
 struct TurnsTests {
-    @Test("a sender alone gets the sessions up to its per-sender limit; its further sessions are served within that share")
+    @Test(
+        "a sender alone gets the sessions up to its per-sender limit; its further sessions are served within that share"
+    )
     func alone() {
         var t = Turns(capacity: 32, perSender: 8)
         #expect(t.admit("a", now: at(0)) == .serve(sessions: 8))
@@ -20,9 +21,11 @@ struct TurnsTests {
         #expect(t.serving == ["a": 8])
     }
 
-    @Test("the share is the sessions divided among the senders served and waiting, at least 1", arguments: [
-        (32, 8, 1, 8), (32, 8, 4, 8), (32, 8, 16, 2), (32, 8, 17, 1), (32, 8, 64, 1), (5, 8, 2, 2), (1, 8, 1, 1),
-    ])
+    @Test(
+        "the share is the sessions divided among the senders served and waiting, at least 1",
+        arguments: [
+            (32, 8, 1, 8), (32, 8, 4, 8), (32, 8, 16, 2), (32, 8, 17, 1), (32, 8, 64, 1), (5, 8, 2, 2), (1, 8, 1, 1),
+        ])
     func share(capacity: Int, perSender: Int, senders: Int, expected: Int) {
         var t = Turns(capacity: capacity, perSender: perSender)
         var last: Turns.Decision? = nil
@@ -32,7 +35,8 @@ struct TurnsTests {
         if case .serve(let n)? = last { #expect(n == expected) }
     }
 
-    @Test("sixteen senders into 32 sessions get two each: the first ones' further sessions are refused once others wait")
+    @Test(
+        "sixteen senders into 32 sessions get two each: the first ones' further sessions are refused once others wait")
     func fairShares() {
         var t = Turns(capacity: 32, perSender: 8)
         // The first sender comes alone and is offered 8; then 15 more come.

@@ -5,6 +5,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKStore
 
 @Suite("Checking on a thread of its own", .tags(.unit))
@@ -12,7 +13,9 @@ struct CheckingThreadTests {
     @Test("pieces of any size, empty ones included, hash and check as the whole does", arguments: [1, 4])
     func piecesMatchWhole(depth: Int) {
         let bytes = makePNG(size: 700_001, seed: 9)
-        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth)
+        let c = CheckingThread(
+            continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)),
+            gate: ExitGate(), depth: depth)
         var i = 0
         for size in [0, 1, 102_400, 7, 0, 300_000, 65_536] + Array(repeating: 102_400, count: 3) {
             let end = min(i + size, bytes.count)
@@ -26,11 +29,14 @@ struct CheckingThreadTests {
         #expect(c.finish().sha256 == result.sha256)
     }
 
-    @Test("received arrays handed over whole, for every depth and batch, hash and check as the whole does",
-          arguments: [(1, 1), (2, 2), (8, 4), (8, 8), (3, 5)])
+    @Test(
+        "received arrays handed over whole, for every depth and batch, hash and check as the whole does",
+        arguments: [(1, 1), (2, 2), (8, 4), (8, 8), (3, 5)])
     func arraysInBatches(depth: Int, batch: Int) {
         let bytes = makePNG(size: 1_000_003, seed: 11)
-        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate(), depth: depth, batch: batch)
+        let c = CheckingThread(
+            continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)),
+            gate: ExitGate(), depth: depth, batch: batch)
         var i = 0
         var n = 1
         while i < bytes.count {
@@ -48,7 +54,9 @@ struct CheckingThreadTests {
     func errorSeenBeforeTheEnd() throws {
         var bytes = makePNG(size: 3_000_000, seed: 12)
         bytes[12] = 0x30  // IHDR's type: not a letter, wrong from the first chunk on
-        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate(), depth: 8, batch: 4)
+        let c = CheckingThread(
+            continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)),
+            gate: ExitGate(), depth: 8, batch: 4)
         var seenAt: Int? = nil
         for (k, start) in stride(from: 0, to: bytes.count, by: 102_400).enumerated() {
             c.update(Array(bytes[start..<min(bytes.count, start + 102_400)]))
@@ -81,7 +89,9 @@ struct CheckingThreadTests {
     func findsErrors() {
         var bytes = makePNG(size: 400_000, seed: 4)
         bytes[200_000] ^= 0xFF  // inside the big data chunk: its CRC no longer matches
-        let c = CheckingThread(continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate())
+        let c = CheckingThread(
+            continuing: SHA256(), structure: StructureCheck(type: .png, totalSize: Int64(bytes.count)), gate: ExitGate()
+        )
         bytes.withUnsafeBytes { c.update($0) }
         #expect(c.finish().structure?.message.contains("CRC mismatch") == true)
         #expect(c.formatError != nil)
@@ -131,8 +141,14 @@ struct ExitGateTests {
     @Test("closing gives up at its deadline when work inside does not end, and says so")
     func closeDeadline() throws {
         let gate = ExitGate()
-        let inside = Semaphore(), release = Semaphore()
-        try startThread(name: "test") { gate.pass { inside.signal(); release.wait() } }
+        let inside = Semaphore()
+        let release = Semaphore()
+        try startThread(name: "test") {
+            gate.pass {
+                inside.signal()
+                release.wait()
+            }
+        }
         inside.wait()
         #expect(!gate.close(waitingUntil: .now + .seconds(0.1)))
         release.signal()
@@ -176,23 +192,34 @@ struct PhotoStoreBigTests {
             try file.append(Array(png[i..<min(i + ProtocolLimits.chunkSize, png.count)]))
             i += ProtocolLimits.chunkSize
         }
-        guard case .failure(let fail) = file.finish() else { Issue.record("saved with a wrong hash"); return }
+        guard case .failure(let fail) = file.finish() else {
+            Issue.record("saved with a wrong hash")
+            return
+        }
         #expect(fail.kind == .hashMismatch)
 
         var broken = png
         broken[1_500_000] ^= 0xFF
-        guard case .failure(let fail2) = store(broken, in: f.store, name: "broken.png") else { Issue.record("saved a broken PNG"); return }
+        guard case .failure(let fail2) = store(broken, in: f.store, name: "broken.png") else {
+            Issue.record("saved a broken PNG")
+            return
+        }
         #expect(fail2.kind == .notAPhoto)
         #expect(f.visible == ["big.png"])
         #expect(f.incoming.isEmpty)
     }
 
-    @Test("with one checking thread: a second big upload is checked inline, moves to the thread once it is free, and both are saved")
+    @Test(
+        "with one checking thread: a second big upload is checked inline, moves to the thread once it is free, and both are saved"
+    )
     func checkingThreadsAreShared() throws {
         let f = try StoreFixture(checkingThreads: 1)
-        let a = makePNG(size: 3_000_000, seed: 11), b = makePNG(size: 3_200_000, seed: 12)
+        let a = makePNG(size: 3_000_000, seed: 11)
+        let b = makePNG(size: 3_200_000, seed: 12)
         let chunk = ProtocolLimits.chunkSize
-        func piece(_ bytes: [UInt8], _ c: Int) -> [UInt8] { Array(bytes[(c * chunk)..<min((c + 1) * chunk, bytes.count)]) }
+        func piece(_ bytes: [UInt8], _ c: Int) -> [UInt8] {
+            Array(bytes[(c * chunk)..<min((c + 1) * chunk, bytes.count)])
+        }
         let fileA = try f.store.begin(offer(for: a, name: "a.png")).get()
         let fileB = try f.store.begin(offer(for: b, name: "b.png")).get()
         try fileA.append(piece(a, 0))
@@ -215,7 +242,9 @@ struct PhotoStoreBigTests {
         #expect(f.store.checkingThreads.taken == 0)
     }
 
-    @Test("with no checking thread a big photo is checked inline: saved byte-identical, a broken CRC or a wrong hash still fails")
+    @Test(
+        "with no checking thread a big photo is checked inline: saved byte-identical, a broken CRC or a wrong hash still fails"
+    )
     func noCheckingThread() throws {
         let f = try StoreFixture(checkingThreads: 0)
         let png = makePNG(size: 2_600_000, seed: 13)
@@ -231,7 +260,10 @@ struct PhotoStoreBigTests {
 
         var broken = png
         broken[1_500_000] ^= 0xFF
-        guard case .failure(let fail) = store(broken, in: f.store, name: "broken.png") else { Issue.record("saved a broken PNG"); return }
+        guard case .failure(let fail) = store(broken, in: f.store, name: "broken.png") else {
+            Issue.record("saved a broken PNG")
+            return
+        }
         #expect(fail.kind == .notAPhoto)
         var o = offer(for: png, name: "wrong.png")
         o.sha256 = SHA256.hex(of: png[1...])
@@ -241,7 +273,10 @@ struct PhotoStoreBigTests {
             try wrong.append(Array(png[i..<min(i + ProtocolLimits.chunkSize, png.count)]))
             i += ProtocolLimits.chunkSize
         }
-        guard case .failure(let fail2) = wrong.finish() else { Issue.record("saved with a wrong hash"); return }
+        guard case .failure(let fail2) = wrong.finish() else {
+            Issue.record("saved with a wrong hash")
+            return
+        }
         #expect(fail2.kind == .hashMismatch)
         #expect(f.visible == ["inline.png"])
         #expect(f.incoming.isEmpty)

@@ -6,6 +6,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKStore
 
 /// A file's flush that the test holds: the first call waits until `release`, so the photos
@@ -38,7 +39,12 @@ private final class HeldFlush: @unchecked Sendable {
         try fd.sync()
     }
 
-    func release() { state.withLock { held = false; state.broadcast() } }
+    func release() {
+        state.withLock {
+            held = false
+            state.broadcast()
+        }
+    }
     /// Waits until the first flush is being held (its round has begun).
     func waitUntilHolding() {
         state.withLock { while calls == 0 { state.wait() } }
@@ -73,8 +79,11 @@ private func written(_ bytes: [UInt8], in s: PhotoStore, name: String, folder: S
 }
 
 private func rounds(_ f: StoreFixture, _ held: HeldFlush) {
-    f.store.rounds = FlushRounds(store: f.store, flush: FlushRounds.Flush(file: { fd throws(SystemError) in try held.file(fd) },
-                                                                        directory: { fd throws(SystemError) in try held.directory(fd) }))
+    f.store.rounds = FlushRounds(
+        store: f.store,
+        flush: FlushRounds.Flush(
+            file: { fd throws(SystemError) in try held.file(fd) },
+            directory: { fd throws(SystemError) in try held.directory(fd) }))
 }
 
 @Suite("Flush rounds: group commit of photos (issue 46)", .tags(.unit))
@@ -92,7 +101,9 @@ struct FlushRoundsTests {
         let others = (2...4).map { makePNG(size: 2_000 + $0 * 100, seed: UInt64($0)) }
         let files = try others.enumerated().map { try written($1, in: f.store, name: "p\($0).png") }
         let tickets = files.map { $0.startFinishing(notify: nil) }
-        #expect(aTicket.result == nil && tickets.allSatisfy { $0.result == nil }, "nothing is answered before its round's flushes")
+        #expect(
+            aTicket.result == nil && tickets.allSatisfy { $0.result == nil },
+            "nothing is answered before its round's flushes")
         #expect(!f.visible.contains("a.png"), "not renamed before its data is flushed")
         held.release()
         #expect(try a.conclude(aTicket).get().name == "a.png")
@@ -127,14 +138,17 @@ struct FlushRoundsTests {
         #expect(readFile(f.dir + "/p2.png") == bytes[2])
     }
 
-    @Test("a directory whose flush fails fails the photos moved into it in that round, moved back and deleted; another folder's are saved")
+    @Test(
+        "a directory whose flush fails fails the photos moved into it in that round, moved back and deleted; another folder's are saved"
+    )
     func directoryFlushFails() throws {
         let (f, held, a, aTicket) = try storeWithHeldRound()
         // b and c in the directory itself, d in the folder "2024".
         let bytes = (0..<3).map { makePNG(size: 3_000 + $0 * 100, seed: UInt64($0 + 2)) }
-        let files = try [(name: "b.png", folder: ""), (name: "c.png", folder: ""), (name: "d.png", folder: "2024")].enumerated().map {
-            try written(bytes[$0], in: f.store, name: $1.name, folder: $1.folder)
-        }
+        let files = try [(name: "b.png", folder: ""), (name: "c.png", folder: ""), (name: "d.png", folder: "2024")]
+            .enumerated().map {
+                try written(bytes[$0], in: f.store, name: $1.name, folder: $1.folder)
+            }
         let tickets = files.map { $0.startFinishing(notify: nil) }
         held.configure { $0.failDirectoriesEndingWith = "/photos" }
         held.release()
@@ -157,11 +171,14 @@ struct FlushRoundsTests {
         #expect(try store(makePNG(size: 1_000, seed: 9), in: f.store, name: "d.png").get().name == "d.png")
     }
 
-    @Test("a round takes at most 64 photos, each owner's in turn: one sender with hundreds waiting does not keep another's out of the next round")
+    @Test(
+        "a round takes at most 64 photos, each owner's in turn: one sender with hundreds waiting does not keep another's out of the next round"
+    )
     func roundsAreShared() {
         func job(_ owner: Int) -> FlushRounds.Job {
-            FlushRounds.Job(file: FileDescriptor(rawValue: -1), temporary: "", offeredName: "", type: .png, folder: "",
-                            saved: StoredPhoto(name: "", size: 0, sha256: ""), ticket: FlushTicket(notify: nil), owner: owner)
+            FlushRounds.Job(
+                file: FileDescriptor(rawValue: -1), temporary: "", offeredName: "", type: .png, folder: "",
+                saved: StoredPhoto(name: "", size: 0, sha256: ""), ticket: FlushTicket(notify: nil), owner: owner)
         }
         let waiting = (0..<200).map { _ in job(1) } + [job(2)] + (0..<10).map { _ in job(3) }
         let (round, rest) = FlushRounds.share(waiting, limit: 64)

@@ -3,6 +3,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKStore
 
 /// `HEIFCheck` over bytes in memory.
@@ -24,15 +25,21 @@ func heifFixture(_ name: String) throws -> [UInt8] { try #require(readFile(fixtu
 struct HEIFCheckTests {
     @Test("every HEIC the tests keep passes, the hostile ones libheif itself must judge included")
     func fixturesPass() throws {
-        for name in ["picture.heic", "rotated.heic", "portrait-exif.heic", "display-p3-icc.heic", "thumb-item.heic", "thumb-small.heic",
-                     "thumb-square.heic", "thumb-turned.heic", "thumb-both-turned.heic", "thumb-irot-exif6.heic",
-                     "hostile/ipco-walk16.heic", "hostile/spoof.heic", "hostile/thumb-data-garbage.heic", "hostile/thumb-ispe-60000x45000.heic"] {
+        for name in [
+            "picture.heic", "rotated.heic", "portrait-exif.heic", "display-p3-icc.heic", "thumb-item.heic",
+            "thumb-small.heic",
+            "thumb-square.heic", "thumb-turned.heic", "thumb-both-turned.heic", "thumb-irot-exif6.heic",
+            "hostile/ipco-walk16.heic", "hostile/spoof.heic", "hostile/thumb-data-garbage.heic",
+            "hostile/thumb-ispe-60000x45000.heic",
+        ] {
             let problem = heifCheck(try heifFixture(name))
             #expect(problem == nil, "\(name)")
         }
     }
 
-    @Test("a grid or an overlay whose description says another size than its ispe, a coded image larger than its ispe (in hvcC or in its data): refused with both sizes")
+    @Test(
+        "a grid or an overlay whose description says another size than its ispe, a coded image larger than its ispe (in hvcC or in its data): refused with both sizes"
+    )
     func declaredTwice() throws {
         let cases = [
             ("hostile/grid-20000.heic", "grid item 1 makes a 20000x20000 image, its ispe says 128x128"),
@@ -45,7 +52,9 @@ struct HEIFCheckTests {
         for (name, words) in cases { #expect(heifCheck(try heifFixture(name)) == words, "\(name)") }
     }
 
-    @Test("what libheif 1.15 reads once and this check read otherwise is refused: a second ispe, an item placed or listed twice, a grid's images named twice, an auxiliary image larger than its image (issue 54, second image audit)")
+    @Test(
+        "what libheif 1.15 reads once and this check read otherwise is refused: a second ispe, an item placed or listed twice, a grid's images named twice, an auxiliary image larger than its image (issue 54, second image audit)"
+    )
     func declaredTwiceOtherwise() throws {
         let cases = [
             // libheif takes the last ispe (64x64) as the handle's size and decodes the grid's 7500x7500.
@@ -60,7 +69,9 @@ struct HEIFCheckTests {
         for (name, words) in cases { #expect(heifCheck(try heifFixture(name)) == words, "\(name)") }
     }
 
-    @Test("an image's NAL units are read as libheif hands them to libde265: every one (an empty one does not end the walk), with 4-byte lengths whatever hvcC says, by their own type whatever hvcC's arrays say; one picture")
+    @Test(
+        "an image's NAL units are read as libheif hands them to libde265: every one (an empty one does not end the walk), with 4-byte lengths whatever hvcC says, by their own type whatever hvcC's arrays say; one picture"
+    )
     func unitsAsTheDecoderGetsThem() throws {
         let cases = [
             ("hostile/nal-zero.heic", "HEVC item 1 holds a NAL unit of 0 bytes, too short for its header"),
@@ -77,17 +88,23 @@ struct HEIFCheckTests {
         #expect(heifCheck(cut) == nil)
     }
 
-    @Test("the report: the most pixels the primary image's decode declares, whatever a clap crops it to; a picture in more slice segments than a thumbnail is decoded from is kept, with the reason")
+    @Test(
+        "the report: the most pixels the primary image's decode declares, whatever a clap crops it to; a picture in more slice segments than a thumbnail is decoded from is kept, with the reason"
+    )
     func report() throws {
         func report(_ name: String) throws -> HEIFCheck.Report {
             let bytes = try heifFixture(name)
-            return try HEIFCheck.check(size: Int64(bytes.count)) { (offset, count) throws(FormatError) -> [UInt8] in Array(bytes[Int(offset)..<Int(offset) + count]) }
+            return try HEIFCheck.check(size: Int64(bytes.count)) { (offset, count) throws(FormatError) -> [UInt8] in
+                Array(bytes[Int(offset)..<Int(offset) + count])
+            }
         }
         #expect(try report("hostile/clap-grid-7500.heic") == HEIFCheck.Report(pixels: 7500 * 7500, decodeProblem: nil))
         // heif-enc codes the 300x200 picture 304x200.
         #expect(try report("picture.heic") == HEIFCheck.Report(pixels: 304 * 200, decodeProblem: nil))
-        #expect(try report("hostile/slices-17.heic").decodeProblem
-            == "HEVC item 1 is coded in 17 slice segments, over the 16 a thumbnail is decoded from (each may cost a decode of the whole picture)")
+        #expect(
+            try report("hostile/slices-17.heic").decodeProblem
+                == "HEVC item 1 is coded in 17 slice segments, over the 16 a thumbnail is decoded from (each may cost a decode of the whole picture)"
+        )
     }
 
     @Test("tiles, items, references, boxes: each count is bounded before libheif opens the file")
@@ -98,9 +115,18 @@ struct HEIFCheckTests {
             // The audit's 12,996 tiles (114 x 114): over the references first.
             (heifGrid(rows: 114, columns: 114, width: 64), "over 4096 item references"),
             (heifHugeItemLocations(), "iloc places 65535 items, over the 2048-item limit"),
-            (heifFileType() + isoFullBox("meta", []) + (0..<300).flatMap { _ in isoBox("free", []) }, "over 256 boxes at the top level"),
-            (heifFileType() + isoFullBox("meta", (0..<20_000).flatMap { _ in isoBox("free", []) }), "over 16384 boxes in the meta box"),
-            (heifFileType() + isoFullBox("meta", isoFullBox("iinf", [0x0B, 0xB8])), "3000 items is over the 2048-item limit"),
+            (
+                heifFileType() + isoFullBox("meta", []) + (0..<300).flatMap { _ in isoBox("free", []) },
+                "over 256 boxes at the top level"
+            ),
+            (
+                heifFileType() + isoFullBox("meta", (0..<20_000).flatMap { _ in isoBox("free", []) }),
+                "over 16384 boxes in the meta box"
+            ),
+            (
+                heifFileType() + isoFullBox("meta", isoFullBox("iinf", [0x0B, 0xB8])),
+                "3000 items is over the 2048-item limit"
+            ),
         ]
         for (bytes, words) in cases {
             let started = Instant.now
@@ -125,7 +151,8 @@ struct HEIFCheckTests {
     func sequenceParameterSet() throws {
         let picture = try heifFixture("picture.heic")
         let at = try #require((0..<picture.count - 4).first { picture[$0..<$0 + 4].elementsEqual("hvcC".utf8) })
-        let size = Int(picture[at - 4]) << 24 | Int(picture[at - 3]) << 16 | Int(picture[at - 2]) << 8 | Int(picture[at - 1])
+        let size =
+            Int(picture[at - 4]) << 24 | Int(picture[at - 3]) << 16 | Int(picture[at - 2]) << 8 | Int(picture[at - 1])
         let configuration = try HEVCPictureSize.configuration(picture[(at + 4)..<(at - 4 + size)])
         let sps = configuration.units.filter { HEVCUnit($0).type == HEVCUnit.spsType }
         #expect(configuration.lengthSize == 4 && configuration.units.count == 3 && sps.count == 1)
@@ -145,12 +172,18 @@ struct HEIFCheckTests {
 }
 
 extension HEIFCheckTests {
-    @Test("a NAL unit is unescaped from its first byte, as libde265 does: a header whose second byte is zero counts toward an emulation prevention byte")
+    @Test(
+        "a NAL unit is unescaped from its first byte, as libde265 does: a header whose second byte is zero counts toward an emulation prevention byte"
+    )
     func unescapedFromTheHeader() throws {
         let picture = try heifFixture("picture.heic")
         let at = try #require((0..<picture.count - 4).first { picture[$0..<$0 + 4].elementsEqual("hvcC".utf8) })
-        let size = Int(picture[at - 4]) << 24 | Int(picture[at - 3]) << 16 | Int(picture[at - 2]) << 8 | Int(picture[at - 1])
-        let sps = try #require(try HEVCPictureSize.configuration(picture[(at + 4)..<(at - 4 + size)]).units.first { HEVCUnit($0).type == HEVCUnit.spsType })
+        let size =
+            Int(picture[at - 4]) << 24 | Int(picture[at - 3]) << 16 | Int(picture[at - 2]) << 8 | Int(picture[at - 1])
+        let sps = try #require(
+            try HEVCPictureSize.configuration(picture[(at + 4)..<(at - 4 + size)]).units.first {
+                HEVCUnit($0).type == HEVCUnit.spsType
+            })
         // Header 42 00, then 00 03 and the rest of the payload: libde265 takes the 03 out (zeros
         // counted from the header on) and reads the SPS with its first byte zero (the temporal
         // nesting flag cleared), 304x200. Counting from the payload on keeps the 03.
@@ -165,48 +198,73 @@ extension PhotoStoreHEIFTests {
     @Test("the store refuses each hostile HEIC at upload, as not a photo, with the reason; nothing is kept")
     func storeRefuses() throws {
         let f = try StoreFixture()
-        for (name, words) in [("hostile/grid-20000.heic", "makes a 20000x20000 image"), ("hostile/overlay-20000.heic", "makes a 20000x20000 image"),
-                              ("hostile/coded-2048.heic", "is coded 2048x2048"), ("hostile/coded-in-band.heic", "is coded 2048x2048")] {
+        for (name, words) in [
+            ("hostile/grid-20000.heic", "makes a 20000x20000 image"),
+            ("hostile/overlay-20000.heic", "makes a 20000x20000 image"),
+            ("hostile/coded-2048.heic", "is coded 2048x2048"), ("hostile/coded-in-band.heic", "is coded 2048x2048"),
+        ] {
             guard case .failure(let failure) = save(try heifFixture(name), name: "x.heic", in: f.store) else {
                 Issue.record("\(name) was saved")
                 continue
             }
-            #expect(failure.kind == .notAPhoto && failure.message.hasPrefix("not a well-formed HEIC: ") && failure.message.contains(words), "\(failure)")
+            #expect(
+                failure.kind == .notAPhoto && failure.message.hasPrefix("not a well-formed HEIC: ")
+                    && failure.message.contains(words), "\(failure)")
         }
         #expect(f.visible.isEmpty && f.incoming.isEmpty)
     }
 
-    @Test("the second image audit's HEICs: refused at upload where no valid file is so (declared twice, empty units, two pictures); a picture in many slice segments, valid, is kept (issue 54)")
+    @Test(
+        "the second image audit's HEICs: refused at upload where no valid file is so (declared twice, empty units, two pictures); a picture in many slice segments, valid, is kept (issue 54)"
+    )
     func storeRefusesDeclaredTwice() throws {
         let f = try StoreFixture()
-        for (name, words) in [("hostile/ispe2-grid-7500.heic", "has 2 ispe properties"), ("hostile/iloc-twice.heic", "iloc places item 1 twice"),
-                              ("hostile/alpha-clap.heic", "is larger than its image"), ("hostile/nal-zero.heic", "a NAL unit of 0 bytes"),
-                              ("hostile/nal-length2.heic", "is coded 2048x2048"), ("hostile/hvcC-array-type.heic", "is coded 2048x2048"),
-                              ("hostile/pictures-2.heic", "holds 2 pictures")] {
+        for (name, words) in [
+            ("hostile/ispe2-grid-7500.heic", "has 2 ispe properties"),
+            ("hostile/iloc-twice.heic", "iloc places item 1 twice"),
+            ("hostile/alpha-clap.heic", "is larger than its image"), ("hostile/nal-zero.heic", "a NAL unit of 0 bytes"),
+            ("hostile/nal-length2.heic", "is coded 2048x2048"), ("hostile/hvcC-array-type.heic", "is coded 2048x2048"),
+            ("hostile/pictures-2.heic", "holds 2 pictures"),
+        ] {
             guard case .failure(let failure) = save(try heifFixture(name), name: "x.heic", in: f.store) else {
                 Issue.record("\(name) was saved")
                 continue
             }
-            #expect(failure.kind == .notAPhoto && failure.message.hasPrefix("not a well-formed HEIC: ") && failure.message.contains(words), "\(failure)")
+            #expect(
+                failure.kind == .notAPhoto && failure.message.hasPrefix("not a well-formed HEIC: ")
+                    && failure.message.contains(words), "\(failure)")
         }
         #expect(f.visible.isEmpty && f.incoming.isEmpty)
         // The thumbnailer refuses to decode it (PTKLibrary's HEIFFindingsTests); the photo is kept.
-        #expect(try save(try heifFixture("hostile/slices-17.heic"), name: "slices.heic", in: f.store).get().name == "slices.heic")
+        #expect(
+            try save(try heifFixture("hostile/slices-17.heic"), name: "slices.heic", in: f.store).get().name
+                == "slices.heic")
         #expect(f.visible == ["slices.heic"])
     }
 
-    @Test("an overlay naming one image more than once is refused, at upload too (libheif decodes each naming: one layer named 1,024 times is 1,024 decodes); distinct layers are kept, their pixels together counted as the decode (issue 54, third audit)")
+    @Test(
+        "an overlay naming one image more than once is refused, at upload too (libheif decodes each naming: one layer named 1,024 times is 1,024 decodes); distinct layers are kept, their pixels together counted as the decode (issue 54, third audit)"
+    )
     func overlayLayersEachDecoded() throws {
-        #expect(heifCheck(try heifFixture("hostile/overlay-repeat.heic")) == "overlay item 1 names the same image more than once")
+        #expect(
+            heifCheck(try heifFixture("hostile/overlay-repeat.heic"))
+                == "overlay item 1 names the same image more than once")
         let bytes = try heifFixture("hostile/overlay-layers.heic")
-        let report = try HEIFCheck.check(size: Int64(bytes.count)) { (offset, count) throws(FormatError) -> [UInt8] in Array(bytes[Int(offset)..<Int(offset) + count]) }
+        let report = try HEIFCheck.check(size: Int64(bytes.count)) { (offset, count) throws(FormatError) -> [UInt8] in
+            Array(bytes[Int(offset)..<Int(offset) + count])
+        }
         #expect(report == HEIFCheck.Report(pixels: 4 * 64 * 64, decodeProblem: nil))
         let f = try StoreFixture()
-        guard case .failure(let failure) = save(try heifFixture("hostile/overlay-repeat.heic"), name: "x.heic", in: f.store) else {
+        guard
+            case .failure(let failure) = save(
+                try heifFixture("hostile/overlay-repeat.heic"), name: "x.heic", in: f.store)
+        else {
             Issue.record("overlay-repeat.heic was saved")
             return
         }
-        #expect(failure.kind == .notAPhoto && failure.message == "not a well-formed HEIC: overlay item 1 names the same image more than once")
+        #expect(
+            failure.kind == .notAPhoto
+                && failure.message == "not a well-formed HEIC: overlay item 1 names the same image more than once")
         #expect(f.visible.isEmpty && f.incoming.isEmpty)
         #expect(try save(bytes, name: "layers.heic", in: f.store).get().name == "layers.heic")
     }

@@ -3,6 +3,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKStore
 
 func validateHEIF(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = -1) -> FormatError? {
@@ -19,7 +20,8 @@ func settingBoxSize(_ bytes: [UInt8], _ type: String, _ size: UInt32) -> [UInt8]
     while at + 8 <= out.count {
         let s = Int(out[at]) << 24 | Int(out[at + 1]) << 16 | Int(out[at + 2]) << 8 | Int(out[at + 3])
         if String(decoding: out[at + 4..<at + 8], as: UTF8.self) == type {
-            out[at..<at + 4] = [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)][...]
+            out[at..<at + 4] =
+                [UInt8(size >> 24), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)][...]
             return out
         }
         at += max(s, 8)
@@ -48,7 +50,10 @@ struct HEIFValidatorTests {
             ([], "empty"),
             (makePNG(size: 1000), "no box type"),
             (isoBox("mdat", [1, 2, 3]) + heic, "does not start with a ftyp box"),
-            (heifFileType(major: "isom", compatible: ["mp41", "avif"]) + Array(heic.dropFirst(28)), "are not HEIF ones"),
+            (
+                heifFileType(major: "isom", compatible: ["mp41", "avif"]) + Array(heic.dropFirst(28)),
+                "are not HEIF ones"
+            ),
             (isoBox("ftyp", [0x68, 0x65]), "too short for its brands"),
             (isoBox("ftyp", Array("heic".utf8) + [UInt8](repeating: 0x61, count: 5000)), "over the 4096-byte limit"),
             (heifFileType() + isoBox("mdat", [1, 2, 3]), "no meta box"),
@@ -71,7 +76,10 @@ struct HEIFValidatorTests {
         // A size below the 8 bytes of the header itself.
         #expect(validateHEIF(settingBoxSize(heic, "meta", 4))?.message.contains("shorter than its header") == true)
         // 64-bit sizes are read: an mdat with size 1 and a 64-bit size after the type.
-        let mdat64 = heifFileType() + isoFullBox("meta", []) + [0, 0, 0, 1] + Array("mdat".utf8) + [0, 0, 0, 0, 0, 0, 0, 20] + [1, 2, 3, 4]
+        let mdat64 =
+            heifFileType() + isoFullBox("meta", []) + [0, 0, 0, 1] + Array("mdat".utf8) + [0, 0, 0, 0, 0, 0, 0, 20] + [
+                1, 2, 3, 4,
+            ]
         #expect(validateHEIF(mdat64, step: 1) == nil)
         #expect(validateHEIF(Array(mdat64.dropLast()))?.message.contains("runs past the end") == true)
         #expect(validateHEIF(Array(mdat64.dropLast()), totalSize: nil)?.message.contains("truncated") == true)
@@ -87,7 +95,8 @@ struct HEIFValidatorTests {
     @Test("a 64-bit box size near Int64.max after the first box is refused as past the end, not an overflow")
     func hugeBoxSize() {
         // start + size overflowed Int64 (a trap: ptkd down) when the announced size was known.
-        let huge = heifFileType() + [0, 0, 0, 1] + Array("mdat".utf8) + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        let huge =
+            heifFileType() + [0, 0, 0, 1] + Array("mdat".utf8) + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
         #expect(validateHEIF(huge, totalSize: 1 << 20)?.message.contains("runs past the end") == true)
         #expect(validateHEIF(huge, step: 1, totalSize: 1 << 20)?.message.contains("runs past the end") == true)
         #expect(validateHEIF(huge, totalSize: nil)?.message.contains("truncated") == true)
@@ -120,7 +129,9 @@ struct HEIFValidatorTests {
 
 @Suite("Folders an offer names (ptk's \"folders\" feature)", .tags(.unit))
 struct OfferedFolderTests {
-    @Test("the receiver side: an offered name's folders below the layout's, made safe; '.', '..' and empty parts dropped; at most 4 levels in all")
+    @Test(
+        "the receiver side: an offered name's folders below the layout's, made safe; '.', '..' and empty parts dropped; at most 4 levels in all"
+    )
     func receiverFolders() {
         let cases: [(String, String, String)] = [
             ("", "2024/summer/IMG_1.jpg", "2024/summer"),

@@ -1,6 +1,7 @@
 import PTKTestSupport
 import PTKTestTags
 import Testing
+
 @testable import PTKStore
 
 func validate(_ bytes: [UInt8], step: Int? = nil, totalSize: Int64? = nil) -> FormatError? {
@@ -115,9 +116,11 @@ struct PNGValidatorTests {
         #expect(validate(bad)?.message.contains("past the end") == true)
     }
 
-    @Test("a wrong signature fails on the first bytes", arguments: [
-        [UInt8](repeating: 0, count: 8), Array("GIF89a..".utf8), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0B],
-    ])
+    @Test(
+        "a wrong signature fails on the first bytes",
+        arguments: [
+            [UInt8](repeating: 0, count: 8), Array("GIF89a..".utf8), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0B],
+        ])
     func badSignature(head: [UInt8]) {
         var v = PNGValidator(totalSize: 100)
         #expect(throws: FormatError.self) { try v.feed(head) }

@@ -6,6 +6,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKVocabulary
 import Testing
+
 @testable import PTKStore
 
 /// A store in a fresh temporary directory.
@@ -18,8 +19,10 @@ final class StoreFixture: @unchecked Sendable {
     /// One checking thread by default, whatever this machine's CPUs, so big photos take the
     /// same path everywhere.
     init(minFree: Int64 = 0, partialMaxAge: Duration = .seconds(86_400), checkingThreads: Int = 1) throws {
-        store = try PhotoStore(settings: StoreSettings(directory: root + "/photos", minFree: minFree, partialMaxAge: partialMaxAge,
-                                                       checkingThreads: checkingThreads))
+        store = try PhotoStore(
+            settings: StoreSettings(
+                directory: root + "/photos", minFree: minFree, partialMaxAge: partialMaxAge,
+                checkingThreads: checkingThreads))
     }
     deinit { removeTree(root) }
 
@@ -32,7 +35,9 @@ func offer(for bytes: [UInt8], name: String = "IMG_0001.png", folder: String = "
 }
 
 /// Sends `bytes` through the store in protocol-sized chunks.
-func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", folder: String = "") -> Result<StoredPhoto, StoreFailure> {
+func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", folder: String = "") -> Result<
+    StoredPhoto, StoreFailure
+> {
     switch s.begin(offer(for: bytes, name: name, folder: folder)) {
     case .failure(let f): return .failure(f)
     case .success(let file):
@@ -51,7 +56,9 @@ func store(_ bytes: [UInt8], in s: PhotoStore, name: String = "IMG_0001.png", fo
 
 @Suite("Received-photos store", .tags(.unit))
 struct PhotoStoreTests {
-    @Test("a partial upload is taken up at protocol v1's chunk boundaries: the store's own step is the protocol's CHUNK size")
+    @Test(
+        "a partial upload is taken up at protocol v1's chunk boundaries: the store's own step is the protocol's CHUNK size"
+    )
     func resumeStepIsTheChunkSize() {
         #expect(PhotoStore.resumeStep == ProtocolLimits.chunkSize)
     }
@@ -96,7 +103,9 @@ struct PhotoStoreTests {
     @Test("an existing name is never replaced: (2), (3) are used")
     func collisions() throws {
         let f = try StoreFixture()
-        let a = makePNG(size: 1000, seed: 1), b = makePNG(size: 1000, seed: 2), c = makePNG(size: 1000, seed: 3)
+        let a = makePNG(size: 1000, seed: 1)
+        let b = makePNG(size: 1000, seed: 2)
+        let c = makePNG(size: 1000, seed: 3)
         #expect(try store(a, in: f.store, name: "x.png").get().name == "x.png")
         #expect(try store(b, in: f.store, name: "x.png").get().name == "x (2).png")
         #expect(try store(c, in: f.store, name: "../x.png").get().name == "x (3).png")
@@ -133,7 +142,8 @@ struct PhotoStoreTests {
         let second = try f.store.begin(offer(for: png)).get()
         try first.append(png)
         try second.append(png)
-        let a = try first.finish().get(), b = try second.finish().get()
+        let a = try first.finish().get()
+        let b = try second.finish().get()
         #expect(Set([a.name, b.name]) == ["IMG_0001.png", "IMG_0001 (2).png"])
         #expect(f.incoming.isEmpty)
     }
@@ -146,17 +156,26 @@ struct PhotoStoreTests {
         o.sha256 = String(repeating: "0", count: 64)
         let file = try f.store.begin(o).get()
         try file.append(png)
-        guard case .failure(let fail) = file.finish() else { Issue.record("saved with a wrong hash"); return }
+        guard case .failure(let fail) = file.finish() else {
+            Issue.record("saved with a wrong hash")
+            return
+        }
         #expect(fail.kind == .hashMismatch)
 
         var corrupt = png
         corrupt[corrupt.count - 1] ^= 1  // IEND's CRC
-        guard case .failure(let fail2) = store(corrupt, in: f.store) else { Issue.record("saved a corrupt PNG"); return }
+        guard case .failure(let fail2) = store(corrupt, in: f.store) else {
+            Issue.record("saved a corrupt PNG")
+            return
+        }
         #expect(fail2.kind == .notAPhoto)
 
         let short = try f.store.begin(offer(for: png)).get()
         try short.append(Array(png[..<102_400]))
-        guard case .failure(let fail3) = short.finish() else { Issue.record("saved a short file"); return }
+        guard case .failure(let fail3) = short.finish() else {
+            Issue.record("saved a short file")
+            return
+        }
         #expect(fail3.kind == .sizeMismatch)
 
         #expect(f.visible.isEmpty)
@@ -167,7 +186,9 @@ struct PhotoStoreTests {
     func notPNGEarly() throws {
         let f = try StoreFixture()
         let junk = [UInt8](repeating: 0x42, count: 300_000)
-        let file = try f.store.begin(StoreRequest(name: "x.png", size: 300_000, sha256: SHA256.hex(of: junk), type: .png)).get()
+        let file = try f.store.begin(
+            StoreRequest(name: "x.png", size: 300_000, sha256: SHA256.hex(of: junk), type: .png)
+        ).get()
         #expect(throws: StoreFailure.self) { try file.append(Array(junk[..<102_400])) }
         file.abandon(keepForResume: false)
         #expect(f.incoming.isEmpty)
@@ -208,10 +229,13 @@ struct PhotoStoreTests {
         second.abandon(keepForResume: false)
     }
 
-    @Test("a partial holding the whole file but other bytes than offered (planted under the victim's SHA-256) is started over, for a sender that takes \"held\" too; the true whole one is taken at its end (issue 54)")
+    @Test(
+        "a partial holding the whole file but other bytes than offered (planted under the victim's SHA-256) is started over, for a sender that takes \"held\" too; the true whole one is taken at its end (issue 54)"
+    )
     func plantedWholePartial() throws {
         let f = try StoreFixture()
-        let victim = makePNG(size: 250_001, seed: 3), other = makePNG(size: 250_001, seed: 4)
+        let victim = makePNG(size: 250_001, seed: 3)
+        let other = makePNG(size: 250_001, seed: 4)
         var request = offer(for: victim)
         request.wholeResumable = true
         for whole in [true, false] {
@@ -224,15 +248,22 @@ struct PhotoStoreTests {
             let resumed = try f.store.begin(request).get()
             #expect(resumed.offset == (whole ? Int64(victim.count) : 0), "whole \(whole)")
             if !whole { try resumed.append(victim) }
-            #expect(try resumed.finish().get() == StoredPhoto(name: whole ? "IMG_0001.png" : "IMG_0001 (2).png", size: Int64(victim.count), sha256: SHA256.hex(of: victim)))
+            #expect(
+                try resumed.finish().get()
+                    == StoredPhoto(
+                        name: whole ? "IMG_0001.png" : "IMG_0001 (2).png", size: Int64(victim.count),
+                        sha256: SHA256.hex(of: victim)))
         }
         #expect(f.incoming.isEmpty)
     }
 
-    @Test("a planted whole partial of other bytes is started over also when its state was remembered, its planter idle or not before it closed (the remembered hash is checked against the offer as a read one is; issue 54, third audit)")
+    @Test(
+        "a planted whole partial of other bytes is started over also when its state was remembered, its planter idle or not before it closed (the remembered hash is checked against the offer as a read one is; issue 54, third audit)"
+    )
     func plantedWholePartialRemembered() throws {
         let f = try StoreFixture()
-        let victim = makePNG(size: 250_001, seed: 3), other = makePNG(size: 250_001, seed: 4)
+        let victim = makePNG(size: 250_001, seed: 3)
+        let other = makePNG(size: 250_001, seed: 4)
         var request = offer(for: victim)
         request.wholeResumable = true
         for pause in [0, 150_000] as [UInt32] {
@@ -247,7 +278,9 @@ struct PhotoStoreTests {
         #expect(f.incoming.isEmpty)
     }
 
-    @Test("a partial nobody changed is not read and hashed again at any offer of its content, even one right after its last write; the state kept finishes the photo right (issue 54, second image audit F4; third audit)")
+    @Test(
+        "a partial nobody changed is not read and hashed again at any offer of its content, even one right after its last write; the state kept finishes the photo right (issue 54, second image audit F4; third audit)"
+    )
     func unchangedPartialIsNotHashedAgain() throws {
         let f = try StoreFixture()
         let png = makePNG(size: 520_000)
@@ -266,7 +299,9 @@ struct PhotoStoreTests {
         #expect(f.store.resumeStates.partialBytesRead == 0, "six offers read nothing")
         let last = try f.store.begin(offer(for: png)).get()
         try last.append(Array(png[409_600...]))
-        #expect(try last.finish().get() == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(
+            try last.finish().get()
+                == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
     }
 
@@ -291,7 +326,9 @@ struct PhotoStoreTests {
         second.abandon(keepForResume: false)
     }
 
-    @Test("a partial whose checks ran on a checking thread is not read and hashed again at the next offer: offer, one chunk, close, repeated, costs no reading (issue 54, third audit)")
+    @Test(
+        "a partial whose checks ran on a checking thread is not read and hashed again at the next offer: offer, one chunk, close, repeated, costs no reading (issue 54, third audit)"
+    )
     func threadCheckedPartialIsNotHashedAgain() throws {
         let f = try StoreFixture()
         let png = makePNG(size: 3_000_000)
@@ -308,13 +345,19 @@ struct PhotoStoreTests {
         #expect(f.store.resumeStates.partialBytesRead == 0, "four offers read nothing back")
         let last = try f.store.begin(offer(for: png)).get()
         #expect(last.offset == Int64(held))
-        for start in stride(from: held, to: png.count, by: chunk) { try last.append(Array(png[start..<min(start + chunk, png.count)])) }
-        #expect(try last.finish().get() == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        for start in stride(from: held, to: png.count, by: chunk) {
+            try last.append(Array(png[start..<min(start + chunk, png.count)]))
+        }
+        #expect(
+            try last.finish().get()
+                == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
         #expect(f.store.resumeStates.partialBytesRead == 0)
     }
 
-    @Test("a partial read back more than twice its length (its short last chunk cut off at each offer) is started over, so the reading is paid for by sending it again (issue 54, third audit)")
+    @Test(
+        "a partial read back more than twice its length (its short last chunk cut off at each offer) is started over, so the reading is paid for by sending it again (issue 54, third audit)"
+    )
     func partialReadBackTooOftenIsStartedOver() throws {
         let f = try StoreFixture()
         let png = makePNG(size: 250_001)
@@ -332,14 +375,17 @@ struct PhotoStoreTests {
         #expect(offsets == [Int64(whole), Int64(whole), 0])
         #expect(f.store.resumeStates.partialBytesRead == 2 * Int64(whole))
         try file.append(png)
-        #expect(try file.finish().get() == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
+        #expect(
+            try file.finish().get()
+                == StoredPhoto(name: "IMG_0001.png", size: Int64(png.count), sha256: SHA256.hex(of: png)))
     }
 
     @Test("an offer that would eat into the free-space reserve is refused no-space")
     func noSpace() throws {
         let f = try StoreFixture(minFree: Int64.max / 2)
         guard case .failure(let fail) = f.store.begin(offer(for: makePNG(size: 1000))) else {
-            Issue.record("accepted past the reserve"); return
+            Issue.record("accepted past the reserve")
+            return
         }
         #expect(fail.kind == .noSpace)
         #expect(f.incoming.isEmpty)
@@ -474,10 +520,12 @@ struct PhotoStoreJPEGTests {
         writeFile(path, jpeg)
         let fd = try FileDescriptor.open(path, flags: [.readOnly])
         defer { fd.close() }
-        let name = try f.store.add(from: fd, size: Int64(jpeg.count), sha256: SHA256.hex(of: jpeg), name: "in.jpg", type: .jpeg)
+        let name = try f.store.add(
+            from: fd, size: Int64(jpeg.count), sha256: SHA256.hex(of: jpeg), name: "in.jpg", type: .jpeg)
         #expect(name == "in.jpg")
         #expect(throws: StoreError.self) {
-            _ = try f.store.add(from: fd, size: Int64(jpeg.count), sha256: SHA256.hex(of: jpeg), name: "in.png", type: .png)
+            _ = try f.store.add(
+                from: fd, size: Int64(jpeg.count), sha256: SHA256.hex(of: jpeg), name: "in.png", type: .png)
         }
     }
 }
@@ -489,7 +537,8 @@ struct PhotoStoreFolderTests {
         let f = try StoreFixture()
         let png = makePNG(size: 2_000, seed: 1)
         #expect(try store(png, in: f.store, name: "a.png", folder: "Anna/2024-06").get().name == "Anna/2024-06/a.png")
-        #expect(try store(png, in: f.store, name: "a.png", folder: "Anna/2024-06").get().name == "Anna/2024-06/a (2).png")
+        #expect(
+            try store(png, in: f.store, name: "a.png", folder: "Anna/2024-06").get().name == "Anna/2024-06/a (2).png")
         #expect(try store(png, in: f.store, name: "a.png", folder: "Anna").get().name == "Anna/a.png")
         #expect(readFile(f.dir + "/Anna/2024-06/a.png") == png)
         #expect(try fileStatus(f.dir + "/Anna").permissions == 0o755)
@@ -498,8 +547,9 @@ struct PhotoStoreFolderTests {
         #expect(f.incoming.isEmpty)
     }
 
-    @Test("a symlink or a file planted as a folder is never followed: the photo lands in \"name (2)\" beside it, nothing where it points",
-          arguments: ["out", "Anna/out"])
+    @Test(
+        "a symlink or a file planted as a folder is never followed: the photo lands in \"name (2)\" beside it, nothing where it points",
+        arguments: ["out", "Anna/out"])
     func symlinkSidestepped(folder: String) throws {
         let f = try StoreFixture()
         let outside = makeTemporaryDirectory("ptk-outside")
@@ -518,7 +568,9 @@ struct PhotoStoreFolderTests {
         #expect(readFile(f.dir + "/" + folder + " (2)") == [1, 2, 3])
     }
 
-    @Test("folders that are not valid names are refused before anything is written", arguments: ["..", "a/../b", ".hidden", "a//b", "a/b/c/d/e", "x\u{1}y"])
+    @Test(
+        "folders that are not valid names are refused before anything is written",
+        arguments: ["..", "a/../b", ".hidden", "a//b", "a/b/c/d/e", "x\u{1}y"])
     func invalidFolders(folder: String) throws {
         let f = try StoreFixture()
         let png = makePNG(size: 2_000, seed: 3)
@@ -532,7 +584,9 @@ struct PhotoStoreFolderTests {
 
 @Suite("Received-photos store: HEIC and HEIF", .tags(.unit))
 struct PhotoStoreHEIFTests {
-    func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<StoredPhoto, StoreFailure> {
+    func save(_ bytes: [UInt8], name: String, type: PhotoType = .heic, in s: PhotoStore) -> Result<
+        StoredPhoto, StoreFailure
+    > {
         switch s.begin(StoreRequest(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes), type: type)) {
         case .failure(let f): return .failure(f)
         case .success(let file):
@@ -559,12 +613,16 @@ struct PhotoStoreHEIFTests {
     /// `bytes` with the first `old` (four characters) replaced by `new`.
     func replacing(_ bytes: [UInt8], _ old: String, with new: String) -> [UInt8] {
         var out = bytes
-        guard let at = (0..<out.count - 4).first(where: { out[$0..<$0 + 4].elementsEqual(old.utf8) }) else { return out }
+        guard let at = (0..<out.count - 4).first(where: { out[$0..<$0 + 4].elementsEqual(old.utf8) }) else {
+            return out
+        }
         out[at..<at + 4] = ArraySlice(new.utf8)
         return out
     }
 
-    @Test("a HEIF whose boxes pass but whose items HEIFCheck or libheif refuse is refused before it is kept, and leaves nothing")
+    @Test(
+        "a HEIF whose boxes pass but whose items HEIFCheck or libheif refuse is refused before it is kept, and leaves nothing"
+    )
     func libheifMustOpenIt() throws {
         let f = try StoreFixture()
         let heic = try #require(readFile(fixturePath("heif/picture.heic")))
@@ -572,7 +630,10 @@ struct PhotoStoreHEIFTests {
             (heifGrid(rows: 256, columns: 256, width: 4096), "not a well-formed HEIC: over 4096 item references"),
             (heifHugeItemLocations(), "not a well-formed HEIC: iloc places 65535 items, over the 2048-item limit"),
             // Within HEIFCheck's bounds, refused by libheif: a picture whose handler is not 'pict'.
-            (replacing(heic, "pict", with: "vide"), "not a well-formed HEIC: libheif cannot read it: Invalid input: Not a 'pict' handler"),
+            (
+                replacing(heic, "pict", with: "vide"),
+                "not a well-formed HEIC: libheif cannot read it: Invalid input: Not a 'pict' handler"
+            ),
             // The structure check refuses these on its own, as the bytes arrive.
             (Array(heic[..<3000]), "not a well-formed HEIC: "),
             (makePNG(size: 3000), "not a well-formed HEIC: box 1 at byte 0 has no box type"),

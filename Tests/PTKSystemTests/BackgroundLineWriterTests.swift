@@ -25,7 +25,12 @@ private func readAll(_ fd: FileDescriptor) -> String {
 private final class Flag: @unchecked Sendable {
     private let state = ConditionLock()
     private var raised = false
-    func raise() { state.withLock { raised = true; state.broadcast() } }
+    func raise() {
+        state.withLock {
+            raised = true
+            state.broadcast()
+        }
+    }
     func wait(until deadline: Instant) -> Bool {
         state.withLock {
             while !raised { if !state.wait(until: deadline) { return raised } }
@@ -36,10 +41,15 @@ private final class Flag: @unchecked Sendable {
 
 @Suite("Logging that never blocks", .tags(.unit))
 struct BackgroundLineWriterTests {
-    @Test("a reader that stops reading costs lines, never the logging thread; the loss is reported once it reads again", .tags(.slow))
+    @Test(
+        "a reader that stops reading costs lines, never the logging thread; the loss is reported once it reads again",
+        .tags(.slow))
     func stalledReader() throws {
         let (r, w) = try smallPipe()
-        defer { r.close(); w.close() }
+        defer {
+            r.close()
+            w.close()
+        }
         let writer = BackgroundLineWriter(fd: w, capacity: 100)
         let line = String(repeating: "x", count: 100)
         let done = Flag()
@@ -74,10 +84,15 @@ struct BackgroundLineWriterTests {
         #expect(numbers == numbers.sorted() && written.allSatisfy { $0.hasSuffix(line) })
     }
 
-    @Test("stop writes what is queued and ends the writing thread; later lines are written at once, by the caller", .tags(.slow))
+    @Test(
+        "stop writes what is queued and ends the writing thread; later lines are written at once, by the caller",
+        .tags(.slow))
     func stop() throws {
         let (r, w) = try smallPipe()
-        defer { r.close(); w.close() }
+        defer {
+            r.close()
+            w.close()
+        }
         let group = ThreadGroup()
         let writer = BackgroundLineWriter(fd: w, capacity: 100, group: group)
         writer.write("before")
@@ -95,7 +110,10 @@ struct BackgroundLineWriterTests {
     @Test("lines from many threads come out whole and all of them, when the reader keeps up")
     func manyThreads() throws {
         let (r, w) = try smallPipe()
-        defer { r.close(); w.close() }
+        defer {
+            r.close()
+            w.close()
+        }
         let writer = BackgroundLineWriter(fd: w, capacity: 10_000)
         let finished = Semaphore()
         for t in 0..<4 {
@@ -109,7 +127,10 @@ struct BackgroundLineWriterTests {
         nonisolated(unsafe) var collected = ""
         try startThread(name: "test") {
             var t = ""
-            while t.split(separator: "\n").count < 2000 { t += readAll(r); sleep(for: .milliseconds(5)) }
+            while t.split(separator: "\n").count < 2000 {
+                t += readAll(r)
+                sleep(for: .milliseconds(5))
+            }
             collected = t
             collector.raise()
         }

@@ -92,7 +92,9 @@ func folderOthersMayChange(on path: String, trusting trusted: UInt32?) throws ->
             #expect(try folderOthersMayChange(on: root + "/d/.ptk", trusting: nil) == nil)
             // Root's, writable by a group that is not root's: found, also with nobody to trust.
             #expect(chown(root + "/d", 0, 4300) == 0 && chmod(root + "/d", 0o775) == 0)
-            #expect(try folderOthersMayChange(on: root + "/d/.ptk", trusting: nil) == ChangeableFolder(path: root + "/d", owner: 0, group: 4300, mode: 0o775))
+            #expect(
+                try folderOthersMayChange(on: root + "/d/.ptk", trusting: nil)
+                    == ChangeableFolder(path: root + "/d", owner: 0, group: 4300, mode: 0o775))
             #expect(try folderOthersMayChange(on: root + "/d/.ptk", trusting: 4242)?.path == root + "/d")
             // The trusted user's own: what it lets others do there is its business.
             #expect(chown(root + "/d", 4242, 4300) == 0)
@@ -105,7 +107,9 @@ func folderOthersMayChange(on path: String, trusting trusted: UInt32?) throws ->
         try #require(geteuid() == 0, "needs root to give folders away")
         try withFolder { root throws in
             #expect(mkdir(root + "/t", 0o1777) == 0 && chmod(root + "/t", 0o1777) == 0)
-            #expect(mkdir(root + "/t/roots", 0o755) == 0 && mkdir(root + "/t/theirs", 0o755) == 0 && chown(root + "/t/theirs", 4242, 4242) == 0)
+            #expect(
+                mkdir(root + "/t/roots", 0o755) == 0 && mkdir(root + "/t/theirs", 0o755) == 0
+                    && chown(root + "/t/theirs", 4242, 4242) == 0)
             // /tmp's way: a sticky folder whose next name is root's, or the trusted user's.
             #expect(try folderOthersMayChange(on: root + "/t/roots", trusting: nil) == nil)
             #expect(try folderOthersMayChange(on: root + "/t/theirs", trusting: 4242) == nil)
@@ -113,7 +117,9 @@ func folderOthersMayChange(on path: String, trusting trusted: UInt32?) throws ->
             #expect(try folderOthersMayChange(on: root + "/t/theirs", trusting: nil)?.path == root + "/t")
             #expect(try folderOthersMayChange(on: root + "/t/missing/deeper", trusting: 4242)?.path == root + "/t")
             // The path itself sticky: what is made and found in it is not protected.
-            #expect(try folderOthersMayChange(on: root + "/t", trusting: nil) == ChangeableFolder(path: root + "/t", owner: 0, group: 0, mode: 0o1777))
+            #expect(
+                try folderOthersMayChange(on: root + "/t", trusting: nil)
+                    == ChangeableFolder(path: root + "/t", owner: 0, group: 0, mode: 0o1777))
             #expect(try folderOthersMayChange(on: root + "/t", trusting: 4242)?.path == root + "/t")
         }
     }

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Files written together", .tags(.unit))
 struct WriteFilesTogetherTests {
-    @Test("each file is written whole under its name, replacing what was there; one that cannot be written leaves the others be")
+    @Test(
+        "each file is written whole under its name, replacing what was there; one that cannot be written leaves the others be"
+    )
     func writesAndReplaces() throws {
         let dir = makeTemporaryDirectory("ptk-files")
         defer { removeTree(dir) }
@@ -26,10 +28,13 @@ struct WriteFilesTogetherTests {
         #expect(readFile(dir + "/d") == [])
         #expect(try fileStatus(dir + "/a").permissions == 0o640)
         // Nothing is left under a temporary name.
-        #expect(try FileDescriptor.open(dir, flags: [.readOnly, .directory]).entriesAndClose().sorted() == ["a", "b", "d"])
+        #expect(
+            try FileDescriptor.open(dir, flags: [.readOnly, .directory]).entriesAndClose().sorted() == ["a", "b", "d"])
     }
 
-    @Test("one file written atomically: a hard link or a symbolic link put at its temporary name is removed, never written through")
+    @Test(
+        "one file written atomically: a hard link or a symbolic link put at its temporary name is removed, never written through"
+    )
     func oneFileOverPlantedTemporaries() throws {
         let dir = makeTemporaryDirectory("ptk-files")
         defer { removeTree(dir) }
@@ -44,7 +49,10 @@ struct WriteFilesTogetherTests {
         #expect(symlink(sentinel, temporary) == 0)
         try writeFileAtomically(dir + "/out", Array("second".utf8), mode: 0o644)
         #expect(readFile(dir + "/out") == Array("second".utf8) && readFile(sentinel) == Array("root's".utf8))
-        #expect(try FileDescriptor.open(dir, flags: [.readOnly, .directory]).entriesAndClose().sorted() == ["out", "sentinel"])
+        #expect(
+            try FileDescriptor.open(dir, flags: [.readOnly, .directory]).entriesAndClose().sorted() == [
+                "out", "sentinel",
+            ])
     }
 
     @Test("a directory that cannot be opened fails every file, and writes nothing")
@@ -67,13 +75,21 @@ struct WallTimeTests {
         #expect(WallTime(iso8601: t.iso8601) == t)
     }
 
-    @Test("shown for people by arithmetic alone, as glibc's gmtime_r and strftime show it: every era, the extremes, and times around them")
+    @Test(
+        "shown for people by arithmetic alone, as glibc's gmtime_r and strftime show it: every era, the extremes, and times around them"
+    )
     func descriptionIsStrftimes() {
-        var values: [Int64] = [0, -1, 1, 999, -999, -1000, -1001, 951_782_400_000, 1_709_208_000_000, 253_402_300_799_000, 253_402_300_800_000,
-                               -62_135_596_800_000, -62_167_219_200_000, -62_198_841_600_000, -99_999_999_999_000, .max, .min, .max - 999, .min + 1]
+        var values: [Int64] = [
+            0, -1, 1, 999, -999, -1000, -1001, 951_782_400_000, 1_709_208_000_000, 253_402_300_799_000,
+            253_402_300_800_000,
+            -62_135_596_800_000, -62_167_219_200_000, -62_198_841_600_000, -99_999_999_999_000, .max, .min, .max - 999,
+            .min + 1,
+        ]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<20_000 { values.append(Int64.random(in: .min ... .max, using: &generator)) }
-        for _ in 0..<20_000 { values.append(Int64.random(in: -100_000_000_000_000 ... 300_000_000_000_000, using: &generator)) }
+        for _ in 0..<20_000 {
+            values.append(Int64.random(in: -100_000_000_000_000...300_000_000_000_000, using: &generator))
+        }
         for ms in values {
             let t = WallTime(milliseconds: ms)
             var seconds = time_t(t.seconds)
@@ -127,8 +143,10 @@ struct ServicesTests {
     @Test("stopped in one place, the last started first, each with its own time; those late are named; once only")
     func reverseOrder() {
         let order = CallCounter()
-        let checks = FakeService("checks", order: order), library = FakeService("library", inTime: false, order: order)
-        let sessions = FakeService("sessions", inTime: false, order: order), advertiser = FakeService("advertiser", order: order)
+        let checks = FakeService("checks", order: order)
+        let library = FakeService("library", inTime: false, order: order)
+        let sessions = FakeService("sessions", inTime: false, order: order)
+        let advertiser = FakeService("advertiser", order: order)
         let services = Services()
         services.add(checks, stopWithin: .seconds(2))
         services.add(library, stopWithin: .seconds(2))
@@ -145,7 +163,9 @@ struct ServicesTests {
 
 @Suite("Directories made with their parents", .tags(.unit))
 struct MakeDirectoriesTests {
-    @Test("makeDirectories makes what is missing and leaves an existing folder be; a file on the way or at the end fails with ENOTDIR naming it, as mkdir -p does")
+    @Test(
+        "makeDirectories makes what is missing and leaves an existing folder be; a file on the way or at the end fails with ENOTDIR naming it, as mkdir -p does"
+    )
     func fileInTheWay() throws {
         let dir = makeTemporaryDirectory("ptk-mkdirs")
         defer { removeTree(dir) }

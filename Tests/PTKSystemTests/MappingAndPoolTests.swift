@@ -33,7 +33,10 @@ struct MappedFileTests {
     @Test("an empty file maps to no bytes")
     func empty() throws {
         let (path, fd) = try temporaryFile([])
-        defer { unlink(path); fd.close() }
+        defer {
+            unlink(path)
+            fd.close()
+        }
         let map = try MappedFile(fd, length: 0)
         #expect(map.count == 0)
         try map.prepare(0..<0)

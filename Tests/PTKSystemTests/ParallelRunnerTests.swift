@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Parallel runner", .tags(.unit))
 struct ParallelRunnerTests {
-    @Test("every call runs once, on at most `limit` threads at once; each call's error comes back at its index; runs after the first reuse the threads")
+    @Test(
+        "every call runs once, on at most `limit` threads at once; each call's error comes back at its index; runs after the first reuse the threads"
+    )
     func runsEachOnce() throws {
         let group = ThreadGroup()
         let runner = ParallelRunner(name: "test-runner", limit: 3, group: group)
@@ -21,7 +23,7 @@ struct ParallelRunnerTests {
         }
         #expect(counts.each == Array(repeating: 3, count: 64))
         #expect(counts.most <= 3)
-        #expect(runner.run(0) { _ throws(SystemError) in } .isEmpty)
+        #expect(runner.run(0) { _ throws(SystemError) in }.isEmpty)
         runner.stop()
         #expect(group.join(until: .now + .seconds(10)))
     }

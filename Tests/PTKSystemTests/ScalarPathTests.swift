@@ -9,7 +9,10 @@ import Testing
 /// after it (or a prepended mark before it) joins into a single Character.
 @Suite("Path rules by scalars", .tags(.unit))
 struct ScalarPathTests {
-    static let climbing = ["../\u{301}x", "\u{600}/../x", "a/\u{301}../../x", "./\u{200D}x", "x/\u{FE0F}/..", "a//\u{301}b", "/\u{301}x", "x/\u{301}/"]
+    static let climbing = [
+        "../\u{301}x", "\u{600}/../x", "a/\u{301}../../x", "./\u{200D}x", "x/\u{FE0F}/..", "a//\u{301}b", "/\u{301}x",
+        "x/\u{301}/",
+    ]
 
     @Test("\"/\" is found wherever a mark joins it")
     func split() {
@@ -23,20 +26,32 @@ struct ScalarPathTests {
         #expect("a/\u{301}b".containsScalar("/") && !"a/\u{301}b".contains("/"))
         #expect(".\u{301}x".startsWithScalar(".") && !".\u{301}x".hasPrefix("."))
         #expect("..".isDotOrDotDot && ".".isDotOrDotDot && !"..\u{301}".isDotOrDotDot && !"\u{301}..".isDotOrDotDot)
-        #expect(droppingTrailingSlashes("a/b//") == "a/b" && droppingTrailingSlashes("/") == "/" && droppingTrailingSlashes("a/\u{301}") == "a/\u{301}")
+        #expect(
+            droppingTrailingSlashes("a/b//") == "a/b" && droppingTrailingSlashes("/") == "/"
+                && droppingTrailingSlashes("a/\u{301}") == "a/\u{301}")
     }
 
-    @Test("parentBeneath and openDirectoryBeneath refuse \"..\", \".\" and empty components however marks join them", arguments: climbing)
+    @Test(
+        "parentBeneath and openDirectoryBeneath refuse \"..\", \".\" and empty components however marks join them",
+        arguments: climbing)
     func refused(path: String) throws {
         let dir = makeTemporaryDirectory("ptk-beneath")
         defer { removeTree(dir) }
         try makeDirectories(dir + "/inner")
         let inner = try FileDescriptor.open(dir + "/inner", flags: [.readOnly, .directory])
         defer { inner.close() }
-        do { let place = try inner.parentBeneath(path); place.close(); Issue.record("parentBeneath took \(path.debugDescription)") } catch {
+        do {
+            let place = try inner.parentBeneath(path)
+            place.close()
+            Issue.record("parentBeneath took \(path.debugDescription)")
+        } catch {
             #expect(error.errno == EINVAL, "\(error)")
         }
-        do { let made = try inner.openDirectoryBeneath(path, creating: 0o755, ownerOf: dir); made.close(); Issue.record("openDirectoryBeneath took \(path.debugDescription)") } catch {
+        do {
+            let made = try inner.openDirectoryBeneath(path, creating: 0o755, ownerOf: dir)
+            made.close()
+            Issue.record("openDirectoryBeneath took \(path.debugDescription)")
+        } catch {
             #expect(error.errno == EINVAL, "\(error)")
         }
         // Nothing was made, inside or beside.

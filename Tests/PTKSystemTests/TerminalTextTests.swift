@@ -10,11 +10,14 @@ import Testing
 @Suite("Terminal text", .tags(.unit))
 struct TerminalTextTests {
     /// Every class the escaper must catch: C0, DEL, C1, the separators, the bidi controls.
-    static let controls: [UInt32] = Array(0x00...0x1F) + [0x7F] + Array(0x80...0x9F) + [0x2028, 0x2029]
+    static let controls: [UInt32] =
+        Array(0x00...0x1F) + [0x7F] + Array(0x80...0x9F) + [0x2028, 0x2029]
         + [0x061C, 0x200E, 0x200F] + Array(0x202A...0x202E) + Array(0x2066...0x2069)
 
     /// Scalars next to those classes that stay as they are.
-    static let kept: [UInt32] = [0x20, 0x7E, 0xA0, 0xE9, 0x0301, 0x061B, 0x061D, 0x200D, 0x2010, 0x2027, 0x202F, 0x2065, 0x206A, 0xFFFD, 0x1F600]
+    static let kept: [UInt32] = [
+        0x20, 0x7E, 0xA0, 0xE9, 0x0301, 0x061B, 0x061D, 0x200D, 0x2010, 0x2027, 0x202F, 0x2065, 0x206A, 0xFFFD, 0x1F600,
+    ]
 
     @Test("every control scalar is written as a visible escape", arguments: controls)
     func escaped(value: UInt32) {
@@ -22,7 +25,9 @@ struct TerminalTextTests {
         #expect(isTerminalControl(scalar))
         let out = escapedForTerminal("a" + String(scalar) + "b")
         #expect(!out.unicodeScalars.contains(where: isTerminalControl), "\(out.debugDescription)")
-        #expect(out.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }, "ASCII only: \(out.debugDescription)")
+        #expect(
+            out.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }, "ASCII only: \(out.debugDescription)"
+        )
         let expected: String
         switch value {
         case 0x0A: expected = "a\\nb"
@@ -46,12 +51,16 @@ struct TerminalTextTests {
         for value in Self.controls {
             let s = String(Unicode.Scalar(value)!) + "\u{301}\u{20DD}"
             let out = escapedForTerminal(s)
-            #expect(!out.unicodeScalars.contains(where: isTerminalControl), "U+\(String(value, radix: 16)): \(out.debugDescription)")
+            #expect(
+                !out.unicodeScalars.contains(where: isTerminalControl),
+                "U+\(String(value, radix: 16)): \(out.debugDescription)")
             #expect(out.unicodeScalars.suffix(2).elementsEqual(["\u{301}", "\u{20DD}"]))
         }
         // The audit's forged line and the scalars it named.
-        let forged = escapedForTerminal("a.png\nwarning: FORGED LINE\u{85}x\u{9B}2J\u{2028}y\u{202E}gnp.exe\u{1B}[2J\u{0}\u{7}")
-        #expect(forged == "a.png\\nwarning: FORGED LINE\\u{85}x\\u{9B}2J\\u{2028}y\\u{202E}gnp.exe\\u{1B}[2J\\u{0}\\u{7}")
+        let forged = escapedForTerminal(
+            "a.png\nwarning: FORGED LINE\u{85}x\u{9B}2J\u{2028}y\u{202E}gnp.exe\u{1B}[2J\u{0}\u{7}")
+        #expect(
+            forged == "a.png\\nwarning: FORGED LINE\\u{85}x\\u{9B}2J\\u{2028}y\\u{202E}gnp.exe\\u{1B}[2J\\u{0}\\u{7}")
         #expect(forged.split(separator: "\n").count == 1)
     }
 
@@ -87,7 +96,9 @@ struct TerminalTextTests {
         #expect(BytePath(bytes: [0xFF, 0x41, 0xC3]).description == "\\xFFA\\xC3")
         #expect(BytePath("é/x").isUTF8 && BytePath("é/x").description == "é/x")
         #expect(BytePath(bytes: Array("a/".utf8) + [0xE9]).lastComponent == BytePath(bytes: [0xE9]))
-        #expect(BytePath("a//").droppingTrailingSlashes == BytePath("a") && BytePath("/").droppingTrailingSlashes == BytePath("/"))
+        #expect(
+            BytePath("a//").droppingTrailingSlashes == BytePath("a")
+                && BytePath("/").droppingTrailingSlashes == BytePath("/"))
 
         let dir = makeTemporaryDirectory("ptk-bytepath")
         defer { removeTree(dir) }
@@ -107,15 +118,21 @@ struct TerminalTextTests {
         defer { folder.close() }
         #expect(try folder.byteEntries() == [bad])
         #expect(try folder.status(of: bad).isRegularFile)
-        #expect(throws: SystemError.self) { try FileDescriptor.open(BytePath(bytes: Array("a".utf8) + [0, 0x62]), flags: .readOnly) }
+        #expect(throws: SystemError.self) {
+            try FileDescriptor.open(BytePath(bytes: Array("a".utf8) + [0, 0x62]), flags: .readOnly)
+        }
     }
 
     @Test("the command line's arguments are matched to the bytes passed, in order")
     func commandLine() {
-        let e9 = BytePath(bytes: [0x61, 0xE9]), e8 = BytePath(bytes: [0x61, 0xE8])
+        let e9 = BytePath(bytes: [0x61, 0xE9])
+        let e8 = BytePath(bytes: [0x61, 0xE8])
         // Both read "a\u{FFFD}" in CommandLine.arguments; "b\u{FFFD}" was passed as UTF-8.
         let passed = [BytePath("--quiet"), BytePath("peer"), e9, BytePath("b\u{FFFD}"), e8]
-        #expect(BytePath.commandLine(["a\u{FFFD}", "b\u{FFFD}", "a\u{FFFD}"], passed: passed) == [e9, BytePath("b\u{FFFD}"), e8])
+        #expect(
+            BytePath.commandLine(["a\u{FFFD}", "b\u{FFFD}", "a\u{FFFD}"], passed: passed) == [
+                e9, BytePath("b\u{FFFD}"), e8,
+            ])
         #expect(BytePath.commandLine(["x", "a\u{FFFD}"], passed: [BytePath("x"), e9]) == [BytePath("x"), e9])
         #expect(BytePath.commandLine(["a\u{FFFD}"], passed: [BytePath("a\u{FFFD}")]) == [BytePath("a\u{FFFD}")])
     }

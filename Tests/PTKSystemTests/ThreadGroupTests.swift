@@ -27,7 +27,12 @@ private final class Gate: @unchecked Sendable {
     private let state = ConditionLock()
     private var open = false
     func pass() { state.withLock { while !open { if !state.wait(until: .now + .seconds(10)) { return } } } }
-    func openUp() { state.withLock { open = true; state.broadcast() } }
+    func openUp() {
+        state.withLock {
+            open = true
+            state.broadcast()
+        }
+    }
 }
 
 @Suite("Threads joined by the service that started them", .tags(.unit))

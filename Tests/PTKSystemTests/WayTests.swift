@@ -62,7 +62,9 @@ import Testing
         }
     }
 
-    @Test("a part of the way that is missing (a link the service user left dangling) is an error naming it, never a way of root's")
+    @Test(
+        "a part of the way that is missing (a link the service user left dangling) is an error naming it, never a way of root's"
+    )
     func aMissingPartIsAnError() throws {
         try withTree { top throws in
             #expect(unlink(top + "/state/decoy") == 0 && symlink("/nonexistent-ptk-decoy", top + "/state/decoy") == 0)
@@ -72,7 +74,9 @@ import Testing
                     if walked == top + "/state" { exchangeNames(top + "/state/received", top + "/state/decoy") }
                 }
             } catch let error as SystemError { thrown = error }
-            #expect(thrown?.code == .noSuchFile && thrown?.object == "/nonexistent-ptk-decoy", "\(String(describing: thrown))")
+            #expect(
+                thrown?.code == .noSuchFile && thrown?.object == "/nonexistent-ptk-decoy",
+                "\(String(describing: thrown))")
             // Allowed (an output folder that is made when missing), it ends the way there, with
             // the service user's folders and link on it.
             let partial = try openWay(top + "/photos", allowingMissing: true)
@@ -93,7 +97,9 @@ import Testing
         }
     }
 
-    @Test("beneath: ptkd's folders inside the directory, their links followed and noted, a file noted where it ends, a missing one ending it")
+    @Test(
+        "beneath: ptkd's folders inside the directory, their links followed and noted, a file noted where it ends, a missing one ending it"
+    )
     func beneath() throws {
         try withTree { top throws in
             #expect(mkdir(top + "/roots/lib", 0o755) == 0)
@@ -106,7 +112,9 @@ import Testing
             #expect(try way.beneath(".ptk/thumbnails").owners.map(\.user) == [4242])
             #expect(try way.beneath(".ptk/thumbnails").missing == top + "/state/received/thumbnails")
             let file = try way.beneath(".incoming")
-            #expect(file.missing == nil && file.steps.last?.path == top + "/roots/lib/.incoming" && file.steps.last?.isDirectory == false)
+            #expect(
+                file.missing == nil && file.steps.last?.path == top + "/roots/lib/.incoming"
+                    && file.steps.last?.isDirectory == false)
         }
     }
 
@@ -141,11 +149,15 @@ import Testing
             let way = try openWay(top + "/roots")
             way.directory?.close()
             let found = way.changeableFolder(trusting: nil)
-            #expect(found == ChangeableFolder(path: top + "/roots", owner: 0, group: 0, mode: 0o775, hasAccessACL: true), "\(String(describing: found))")
+            #expect(
+                found == ChangeableFolder(path: top + "/roots", owner: 0, group: 0, mode: 0o775, hasAccessACL: true),
+                "\(String(describing: found))")
         }
     }
 
-    @Test("changeableFile: a regular file others may write (mode bits, or an ACL granting write), not the trusted user's; links, folders and owner-only files pass")
+    @Test(
+        "changeableFile: a regular file others may write (mode bits, or an ACL granting write), not the trusted user's; links, folders and owner-only files pass"
+    )
     func changeableFile() throws {
         try withTree { top throws in
             let ptk = top + "/roots/.ptk"
@@ -162,7 +174,9 @@ import Testing
             for mode: mode_t in [0o664, 0o646, 0o620] {
                 #expect(chmod(index, mode) == 0)
                 let file = try found(trusting: nil)
-                #expect(file?.path == index && file.map { $0.mode & 0o7777 } == UInt32(mode) && file?.hasAccessACL == false, "\(String(mode, radix: 8)): \(String(describing: file))")
+                #expect(
+                    file?.path == index && file.map { $0.mode & 0o7777 } == UInt32(mode) && file?.hasAccessACL == false,
+                    "\(String(mode, radix: 8)): \(String(describing: file))")
             }
             #expect(chown(index, 4242, 4242) == 0 && chmod(index, 0o664) == 0)
             #expect(try found(trusting: 4242) == nil, "the trusted user's own file")
@@ -174,9 +188,13 @@ import Testing
                 e = lambda tag, perm, id=0xFFFFFFFF: struct.pack("<HHI", tag, perm, id)
                 os.setxattr("\(index)", "system.posix_acl_access", struct.pack("<I", 2) + e(1, 6) + e(2, 6, 4343) + e(4, 4) + e(0x10, 6) + e(0x20, 4))
                 """
-            try #require(system("python3 -c '\(script)'") == 0, "cannot set an ACL here (python3, or a file system without ACLs)")
+            try #require(
+                system("python3 -c '\(script)'") == 0, "cannot set an ACL here (python3, or a file system without ACLs)"
+            )
             let file = try found(trusting: nil)
-            #expect(file?.path == index && file?.hasAccessACL == true && file.map { $0.mode & 0o7777 } == 0o664, "\(String(describing: file))")
+            #expect(
+                file?.path == index && file?.hasAccessACL == true && file.map { $0.mode & 0o7777 } == 0o664,
+                "\(String(describing: file))")
         }
     }
 

@@ -1,5 +1,6 @@
 import PTKTestTags
 import Testing
+
 @testable import PTKTLS
 
 /// What each flavor offers: TLS 1.3's three suites; TLS 1.2 (LocalSend, web) only ECDHE with an
@@ -23,7 +24,9 @@ struct CipherSuiteTests {
     func exactList(flavor: TLSContext.Flavor, keyType: Identity.KeyType, server: Bool) throws {
         let context = try TLSContext(server: server, identity: try Identity.ephemeral(keyType), flavor: flavor)
         let names = context.cipherSuites.map(\.name)
-        #expect(names == (flavor == .ptk ? Self.tls13 : Self.tls13 + Self.tls12), "\(flavor) \(server ? "server" : "client"): \(names)")
+        #expect(
+            names == (flavor == .ptk ? Self.tls13 : Self.tls13 + Self.tls12),
+            "\(flavor) \(server ? "server" : "client"): \(names)")
     }
 
     @Test("every TLS 1.2 suite is ECDHE with an AEAD: no CBC, no SHA-1 MAC", arguments: cases)

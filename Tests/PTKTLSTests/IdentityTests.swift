@@ -5,25 +5,31 @@ import PTKSystem
 import PTKTestSupport
 import PTKTestTags
 import Testing
+
 @testable import PTKTLS
 
 let fixture = repositoryRoot() + "/Tests/Fixtures/identity"
 
 @Suite("Device identities", .tags(.unit))
 struct IdentityTests {
-    @Test("the device ID of a key made by the openssl command line is the one openssl's pipeline computes (protocol §6)")
+    @Test(
+        "the device ID of a key made by the openssl command line is the one openssl's pipeline computes (protocol §6)")
     func matchesOpenSSL() throws {
-        let expected = String(decoding: try #require(readFile(fixture + "/expected-id")), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let expected = String(decoding: try #require(readFile(fixture + "/expected-id")), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let identity = try Identity.load(from: fixture)
         #expect(identity.deviceID.compact == expected)
     }
 
-    @Test("a fresh identity's ID is what openssl computes from its certificate", .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/openssl")))
+    @Test(
+        "a fresh identity's ID is what openssl computes from its certificate",
+        .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/openssl")))
     func freshMatchesOpenSSL() throws {
         let dir = makeTemporaryDirectory("ptk-id")
         defer { removeTree(dir) }
         let identity = try Identity.loadOrCreate(in: dir + "/identity", commonName: "test")
-        let script = "openssl x509 -in \(dir)/identity/cert.pem -pubkey -noout | openssl pkey -pubin -outform DER | openssl dgst -sha256 -binary | base32 -w0 | tr -d ="
+        let script =
+            "openssl x509 -in \(dir)/identity/cert.pem -pubkey -noout | openssl pkey -pubin -outform DER | openssl dgst -sha256 -binary | base32 -w0 | tr -d ="
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = ["-c", script]
@@ -35,7 +41,9 @@ struct IdentityTests {
         #expect(text == identity.deviceID.compact)
     }
 
-    @Test("made once (key 0600), then loaded with the same ID; a lost or damaged certificate is re-issued for the same key")
+    @Test(
+        "made once (key 0600), then loaded with the same ID; a lost or damaged certificate is re-issued for the same key"
+    )
     func persistent() throws {
         let dir = makeTemporaryDirectory("ptk-id")
         defer { removeTree(dir) }
@@ -62,7 +70,10 @@ struct IdentityTests {
         defer { removeTree(dir) }
         let first = try Identity.loadOrCreate(in: dir + "/identity", commonName: "a")
         // A certificate for the same key that ended yesterday, made by hand.
-        let cert = try #require(withExtendedLifetime(first) { Identity.issueCertificate(for: first.key, commonName: "old", endingIn: -3600) })
+        let cert = try #require(
+            withExtendedLifetime(first) {
+                Identity.issueCertificate(for: first.key, commonName: "old", endingIn: -3600)
+            })
         #expect(Identity.expiresSoon(cert))
         writeFile(dir + "/identity/cert.pem", Identity.pem(ofCertificate: cert))
         let again = try Identity.loadOrCreate(in: dir + "/identity", commonName: "a")
@@ -70,7 +81,9 @@ struct IdentityTests {
         #expect(!withExtendedLifetime(again) { Identity.expiresSoon(again.certificate) })
     }
 
-    @Test("a damaged, unreadable or foreign key is an error naming the file and the fix, never a new identity", arguments: ["damaged", "rsa", "unreadable"])
+    @Test(
+        "a damaged, unreadable or foreign key is an error naming the file and the fix, never a new identity",
+        arguments: ["damaged", "rsa", "unreadable"])
     func damagedKey(kind: String) throws {
         let dir = makeTemporaryDirectory("ptk-id")
         defer { removeTree(dir) }
@@ -84,10 +97,14 @@ struct IdentityTests {
         }
         let before = readFile(keyPath)
         // Root reads any file: as root, the unreadable key is loaded with the file access of nobody.
-        let loaded = try withFileAccess(giving: dir) { Result { () throws(IdentityError) in try Identity.loadOrCreate(in: dir + "/identity", commonName: "a") } }
+        let loaded = try withFileAccess(giving: dir) {
+            Result { () throws(IdentityError) in try Identity.loadOrCreate(in: dir + "/identity", commonName: "a") }
+        }
         #expect(throws: IdentityError.self) { try loaded.get() }
         if case .failure(let error) = loaded {
-            #expect(error.description.contains(keyPath) && error.description.contains("restore it from a backup"), "\(error)")
+            #expect(
+                error.description.contains(keyPath) && error.description.contains("restore it from a backup"),
+                "\(error)")
         }
         #expect(readFile(keyPath) == before)
     }

@@ -1,9 +1,10 @@
 import Glibc
 import PTKSystem
 import PTKTestSupport
-@testable import PTKTLS
 import PTKTestTags
 import Testing
+
+@testable import PTKTLS
 
 @Suite("Planted links at the identity directory (issue 42)", .tags(.unit))
 struct PlantedIdentityLinkTests {
@@ -16,14 +17,20 @@ struct PlantedIdentityLinkTests {
     }
 
     static func same(_ a: [String: ([UInt8]?, FileStatus?)], _ b: [String: ([UInt8]?, FileStatus?)]) -> Bool {
-        a.keys.sorted() == b.keys.sorted() && a.allSatisfy { name, value in b[name]!.0 == value.0 && b[name]!.1 == value.1 }
+        a.keys.sorted() == b.keys.sorted()
+            && a.allSatisfy { name, value in b[name]!.0 == value.0 && b[name]!.1 == value.1 }
     }
 
-    @Test("STATE/identity as a symlink to another directory: ptkd's loadOrCreate and ptk id's load refuse it, naming it; nothing there is read, made or changed")
+    @Test(
+        "STATE/identity as a symlink to another directory: ptkd's loadOrCreate and ptk id's load refuse it, naming it; nothing there is read, made or changed"
+    )
     func identityDirectoryLink() throws {
         let state = makeTemporaryDirectory("ptk-planted-state")
         let outside = makeTemporaryDirectory("ptk-planted-outside")
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         if geteuid() == 0 { chown(state, 65534, 65534) }
         writeFile(outside + "/notes", Array("a file of someone else's\n".utf8))
         chmod(outside + "/notes", 0o640)
@@ -52,7 +59,10 @@ struct PlantedIdentityLinkTests {
     func keyFileLink() throws {
         let state = makeTemporaryDirectory("ptk-planted-state")
         let outside = makeTemporaryDirectory("ptk-planted-outside")
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         _ = try Identity.loadOrCreate(in: state + "/identity", commonName: "a")
         for name in ["key.pem", "cert.pem"] {
             writeFile(outside + "/" + name, try #require(readFile(fixture + "/" + name)))
@@ -60,8 +70,12 @@ struct PlantedIdentityLinkTests {
         let before = Self.snapshot(outside)
         unlink(state + "/identity/key.pem")
         symlink(outside + "/key.pem", state + "/identity/key.pem")
-        #expect { _ = try Identity.load(from: state + "/identity") } throws: { "\($0)".contains(state + "/identity/key.pem") && "\($0)".contains("symbolic link") }
-        #expect { _ = try Identity.loadOrCreate(in: state + "/identity", commonName: "a") } throws: { "\($0)".contains("symbolic link") }
+        #expect { _ = try Identity.load(from: state + "/identity") } throws: {
+            "\($0)".contains(state + "/identity/key.pem") && "\($0)".contains("symbolic link")
+        }
+        #expect { _ = try Identity.loadOrCreate(in: state + "/identity", commonName: "a") } throws: {
+            "\($0)".contains("symbolic link")
+        }
         #expect(Self.same(before, Self.snapshot(outside)))
     }
 }

@@ -25,12 +25,16 @@ private final class ScatteringStream: ByteStream, @unchecked Sendable {
         defer { incoming.removeFirst(n) }
         return Array(incoming[..<n])
     }
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError)
+        -> Int
+    {
         let bytes = take(buffer.count)
         buffer.copyBytes(from: bytes)
         return bytes.count
     }
-    func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant) throws(TransportError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, overflow: UnsafeMutableRawBufferPointer, deadline: Instant)
+        throws(TransportError) -> Int
+    {
         overflowsOffered.append(overflow.count)
         guard scatter else { return try read(into: buffer, deadline: deadline, interruptible: true) }
         let bytes = take(buffer.count + overflow.count)
@@ -54,15 +58,18 @@ private func encoded(_ frames: [Frame]) -> [UInt8] {
 private func sampleFrames() -> [Frame] {
     var g = SystemRandomNumberGenerator()
     func chunk(_ n: Int) -> Frame { .chunk((0..<n).map { _ in UInt8.random(in: 0...255, using: &g) }) }
-    return [.offer(Offer(name: "a.png", size: 9, sha256: String(repeating: "a", count: 64))),
-            chunk(ProtocolLimits.chunkSize), chunk(ProtocolLimits.chunkSize), chunk(1), .done,
-            chunk(77_777), .ack, chunk(ProtocolLimits.chunkSize), chunk(5), chunk(6), .bye]
+    return [
+        .offer(Offer(name: "a.png", size: 9, sha256: String(repeating: "a", count: 64))),
+        chunk(ProtocolLimits.chunkSize), chunk(ProtocolLimits.chunkSize), chunk(1), .done,
+        chunk(77_777), .ack, chunk(ProtocolLimits.chunkSize), chunk(5), chunk(6), .bye,
+    ]
 }
 
 @Suite("CHUNK payloads read in place", .tags(.unit))
 struct ChunkPathTests {
-    @Test("frames arrive intact whatever the read sizes, scattered or not, and the same as the pure decoder gives",
-          arguments: [[1], [5], [7, 3], [4096], [65_536, 13], [200_000], [102_405, 1, 102_410]], [true, false])
+    @Test(
+        "frames arrive intact whatever the read sizes, scattered or not, and the same as the pure decoder gives",
+        arguments: [[1], [5], [7, 3], [4096], [65_536, 13], [200_000], [102_405, 1, 102_410]], [true, false])
     func intactWhateverTheReads(sizes: [Int], scatter: Bool) throws {
         let frames = sampleFrames()
         let bytes = encoded(frames)
@@ -83,7 +90,9 @@ struct ChunkPathTests {
         #expect(!s.overflowsOffered.isEmpty)
     }
 
-    @Test("a peer that closes in the middle of a payload is peerClosed; a header over the limit is refused before any payload")
+    @Test(
+        "a peer that closes in the middle of a payload is peerClosed; a header over the limit is refused before any payload"
+    )
     func truncatedAndOversized() throws {
         var bytes = encoded([.chunk([UInt8](repeating: 3, count: 50_000))])
         bytes.removeLast(10)
@@ -137,7 +146,9 @@ struct ScatterGatherSocketTests {
         let client = TCPStream(socket: clientFD, peer: address)
         let sending = FramedConnection(stream: client, timeout: .seconds(5))
         let receiving = FramedConnection(stream: server, timeout: .seconds(5))
-        let payloads = (0..<40).map { i in [UInt8](repeating: UInt8(i), count: i % 3 == 0 ? ProtocolLimits.chunkSize : 1000 + i) }
+        let payloads = (0..<40).map { i in
+            [UInt8](repeating: UInt8(i), count: i % 3 == 0 ? ProtocolLimits.chunkSize : 1000 + i)
+        }
         let done = Semaphore()
         try startThread(name: "test") {
             for p in payloads {

@@ -42,8 +42,11 @@ private func refusingPort() throws -> UInt16 {
 struct ConnectFirstTests {
     @Test("addresses are interleaved by family, starting with the first address's family, each family in order")
     func interleave() {
-        let a = v6("2001:db8::1", 1), b = v6("2001:db8::2", 1), c = v6("fe80::1", 1)
-        let x = v4(1), y = SocketAddress(numericHost: "192.0.2.2", port: 1)!
+        let a = v6("2001:db8::1", 1)
+        let b = v6("2001:db8::2", 1)
+        let c = v6("fe80::1", 1)
+        let x = v4(1)
+        let y = SocketAddress(numericHost: "192.0.2.2", port: 1)!
         #expect(Socket.interleaveByFamily([a, b, c, x, y]) == [a, x, b, y, c])
         #expect(Socket.interleaveByFamily([x, y, a]) == [x, a, y])
         #expect(Socket.interleaveByFamily([x, y]) == [x, y])
@@ -71,7 +74,8 @@ struct ConnectFirstTests {
         let good = try Socket.listen(on: v4(0))
         defer { good.close() }
         let goodAddress = v4(try Socket.localAddress(good).port)
-        let (sock, winner) = try Socket.connectFirst(to: [v4(try refusingPort()), goodAddress], attemptDelay: .seconds(30), deadline: .now + .seconds(5))
+        let (sock, winner) = try Socket.connectFirst(
+            to: [v4(try refusingPort()), goodAddress], attemptDelay: .seconds(30), deadline: .now + .seconds(5))
         sock.close()
         // With a 30 s attempt delay, only the refusal can have started the second attempt in time.
         #expect(winner == goodAddress)
@@ -79,8 +83,12 @@ struct ConnectFirstTests {
 
     @Test("the timeout bounds the whole attempt; every address is named with its error")
     func allSilent() throws {
-        let one = try SilentListener(), two = try SilentListener()
-        defer { one.close(); two.close() }
+        let one = try SilentListener()
+        let two = try SilentListener()
+        defer {
+            one.close()
+            two.close()
+        }
         let refused = try refusingPort()
         let start = Instant.now
         do {
@@ -90,15 +98,24 @@ struct ConnectFirstTests {
             let elapsed = Instant.now - start
             #expect(elapsed >= .milliseconds(900))
             #expect(elapsed < .seconds(3), "the deadline is for the whole attempt, not per address")
-            #expect(error.description == "127.0.0.1:\(one.port): connection timed out; 127.0.0.1:\(two.port): connection timed out; 127.0.0.1:\(refused): connection refused")
+            #expect(
+                error.description
+                    == "127.0.0.1:\(one.port): connection timed out; 127.0.0.1:\(two.port): connection timed out; 127.0.0.1:\(refused): connection refused"
+            )
         }
     }
 
     @Test("one address: its error alone; none: says so")
     func messages() throws {
         let refused = try refusingPort()
-        #expect(throws: ConnectFailure.self) { try Socket.connectFirst(to: [v4(refused)], deadline: .now + .seconds(2)) }
-        do { _ = try Socket.connectFirst(to: [v4(refused)], deadline: .now + .seconds(2)) } catch { #expect(error.description == "connection refused") }
-        do { _ = try Socket.connectFirst(to: [], deadline: .now + .seconds(2)) } catch { #expect(error.description == "no address to connect to") }
+        #expect(throws: ConnectFailure.self) {
+            try Socket.connectFirst(to: [v4(refused)], deadline: .now + .seconds(2))
+        }
+        do { _ = try Socket.connectFirst(to: [v4(refused)], deadline: .now + .seconds(2)) } catch {
+            #expect(error.description == "connection refused")
+        }
+        do { _ = try Socket.connectFirst(to: [], deadline: .now + .seconds(2)) } catch {
+            #expect(error.description == "no address to connect to")
+        }
     }
 }

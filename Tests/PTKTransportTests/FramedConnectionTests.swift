@@ -11,14 +11,18 @@ private final class RecordingStream: ByteStream, @unchecked Sendable {
     var incoming: [UInt8] = []
     var closed = false
 
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError)
+        -> Int
+    {
         writesBeforeEachRead.append(writes.count)
         let n = min(buffer.count, incoming.count)
         buffer.copyBytes(from: incoming[..<n])
         incoming.removeFirst(n)
         return n
     }
-    func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) { writes.append(Array(bytes)) }
+    func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
+        writes.append(Array(bytes))
+    }
     func shutdownWrite() {}
     func close() { closed = true }
 }
@@ -81,7 +85,9 @@ private final class StallingStream: ByteStream, @unchecked Sendable {
     var accept: Int
     var writeCalls = 0
     init(accept: Int) { self.accept = accept }
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int { throw .timedOut }
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError)
+        -> Int
+    { throw .timedOut }
     func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
         writeCalls += 1
         let n = min(accept, bytes.count)
@@ -97,7 +103,9 @@ private final class StallingStream: ByteStream, @unchecked Sendable {
 struct FramedConnectionWriteFailureTests {
     static let saved = Frame.saved(Saved(name: "a.png", size: 9, sha256: String(repeating: "a", count: 64)))
 
-    @Test("after a write that timed out partway nothing more is written (no frame after the torn one), and every later write and read fails: the session ends rather than going on without the answers")
+    @Test(
+        "after a write that timed out partway nothing more is written (no frame after the torn one), and every later write and read fails: the session ends rather than going on without the answers"
+    )
     func noTornFrames() throws {
         let s = StallingStream(accept: 20)
         let c = FramedConnection(stream: s, timeout: .seconds(5))
@@ -113,7 +121,8 @@ struct FramedConnectionWriteFailureTests {
         #expect(throws: TransportError.timedOut) { try c.writeRaw(encoded([.ack])) }
         let payload = [UInt8](repeating: 1, count: 10)
         #expect(throws: TransportError.timedOut) {
-            try payload.withUnsafeBytes { b in Result { () throws(TransportError) in try c.sendChunk(payload: b) } }.get()
+            try payload.withUnsafeBytes { b in Result { () throws(TransportError) in try c.sendChunk(payload: b) } }
+                .get()
         }
         #expect(throws: TransportError.timedOut) { try c.receive() }
         c.close()

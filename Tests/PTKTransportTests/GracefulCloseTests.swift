@@ -35,7 +35,9 @@ private final class StreamingPeer: @unchecked Sendable {
         let chunk = [UInt8](repeating: 7, count: 64 * 1024)
         for _ in 0..<bursts where writeFailure == nil {
             do throws(TransportError) {
-                try chunk.withUnsafeBytes { b in Result { () throws(TransportError) in try stream.write(b, deadline: .now + .seconds(5)) } }.get()
+                try chunk.withUnsafeBytes { b in
+                    Result { () throws(TransportError) in try stream.write(b, deadline: .now + .seconds(5)) }
+                }.get()
             } catch {
                 writeFailure = error
             }
@@ -45,7 +47,10 @@ private final class StreamingPeer: @unchecked Sendable {
         while true {
             let n = buffer.withUnsafeMutableBytes { b in try? stream.read(into: b, deadline: .now + .seconds(5)) }
             guard let n else { break }
-            if n == 0 { endedCleanly = true; break }
+            if n == 0 {
+                endedCleanly = true
+                break
+            }
             received += buffer[..<n]
         }
         stream.close()
@@ -55,7 +60,9 @@ private final class StreamingPeer: @unchecked Sendable {
 
 @Suite("Closing after an ERROR", .tags(.unit))
 struct GracefulCloseTests {
-    @Test("during shutdown the drain still lets the ERROR reach a sender that is writing: no reset, ERROR then end of stream")
+    @Test(
+        "during shutdown the drain still lets the ERROR reach a sender that is writing: no reset, ERROR then end of stream"
+    )
     func drainSurvivesShutdown() throws {
         let shutdown = try WakePipe()
         shutdown.signal()  // the daemon is shutting down: the interrupt is readable throughout
@@ -84,12 +91,17 @@ struct GracefulCloseTests {
         let shutdown = try WakePipe()
         shutdown.signal()
         let (server, client) = try loopbackPair(interrupt: shutdown.readEnd)
-        defer { server.close(); client.close() }
+        defer {
+            server.close()
+            client.close()
+        }
         var buffer = [UInt8](repeating: 0, count: 16)
         try buffer.withUnsafeMutableBytes { b in
             #expect(throws: TransportError.interrupted) { try server.read(into: b, deadline: .now + .seconds(1)) }
             let start = Instant.now
-            #expect(throws: TransportError.timedOut) { try server.read(into: b, deadline: .now + .seconds(0.2), interruptible: false) }
+            #expect(throws: TransportError.timedOut) {
+                try server.read(into: b, deadline: .now + .seconds(0.2), interruptible: false)
+            }
             #expect(Instant.now - start >= .seconds(0.15))
         }
     }

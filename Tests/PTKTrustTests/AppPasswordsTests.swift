@@ -2,9 +2,10 @@ import Glibc
 import PTKDigest
 import PTKSystem
 import PTKTestSupport
-@testable import PTKTrust
 import PTKTestTags
 import Testing
+
+@testable import PTKTrust
 
 @Suite("App passwords: stored as SHA-256, verified at once after every change", .tags(.unit))
 struct AppPasswordsTests {
@@ -16,15 +17,20 @@ struct AppPasswordsTests {
         return (AppPasswords(directory: dir + "/web"), dir)
     }
 
-    @Test("add, list, verify: each password verifies as its own name only; a wrong one, or a name another way, does not")
+    @Test(
+        "add, list, verify: each password verifies as its own name only; a wrong one, or a name another way, does not")
     func addListVerify() throws {
         let (s, dir) = store()
         defer { removeTree(dir) }
         #expect(try s.list().isEmpty)
         let (phone, p1) = try s.add(name: "Kate-phone", access: .upload, now: now)
         let (desk, p2) = try s.add(name: "desk.top_2", access: .full, now: now + 5)
-        #expect(phone.name == "Kate-phone" && phone.access == .upload && phone.created == now && phone.lastUsed == nil && phone.lastAddress == nil)
-        #expect(phone.id.utf8.count == 16 && phone.id.utf8.allSatisfy { AppPasswordFile.isLowerHex($0) } && phone.id != desk.id)
+        #expect(
+            phone.name == "Kate-phone" && phone.access == .upload && phone.created == now && phone.lastUsed == nil
+                && phone.lastAddress == nil)
+        #expect(
+            phone.id.utf8.count == 16 && phone.id.utf8.allSatisfy { AppPasswordFile.isLowerHex($0) }
+                && phone.id != desk.id)
         #expect(try s.list() == [phone, desk])
         #expect(s.verify(name: "Kate-phone", password: p1) == phone)
         #expect(s.verify(name: "desk.top_2", password: p2) == desk)
@@ -44,7 +50,8 @@ struct AppPasswordsTests {
         #expect(AppPasswords(directory: dir + "/web").verify(name: "Kate-phone", password: p1) == phone)
     }
 
-    @Test("a removal by another instance (root's ptk) stops the password on the very next check, within the same second")
+    @Test(
+        "a removal by another instance (root's ptk) stops the password on the very next check, within the same second")
     func removedStopsAtOnce() throws {
         let (daemon, dir) = store()
         defer { removeTree(dir) }
@@ -69,10 +76,14 @@ struct AppPasswordsTests {
         #expect(daemon.verify(name: "keep", password: keep) == nil)
     }
 
-    @Test("names: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -; add refuses others and names in use (TrustError)",
-          arguments: [("a", true), ("Anna.s-phone_2", true), ("9", true), (String(repeating: "x", count: 64), true), ("_x", true),
-                      ("", false), (String(repeating: "x", count: 65), false), (".hidden", false), ("-flag", false), ("a:b", false),
-                      ("a b", false), ("a\tb", false), ("a/b", false), ("é", false), ("\u{212A}", false), ("a\n", false)])
+    @Test(
+        "names: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with . or -; add refuses others and names in use (TrustError)",
+        arguments: [
+            ("a", true), ("Anna.s-phone_2", true), ("9", true), (String(repeating: "x", count: 64), true), ("_x", true),
+            ("", false), (String(repeating: "x", count: 65), false), (".hidden", false), ("-flag", false),
+            ("a:b", false),
+            ("a b", false), ("a\tb", false), ("a/b", false), ("é", false), ("\u{212A}", false), ("a\n", false),
+        ])
     func names(_ name: String, _ valid: Bool) throws {
         #expect(AppPasswords.validName(name) == valid)
         let (s, dir) = store()
@@ -92,7 +103,11 @@ struct AppPasswordsTests {
         let (s, dir) = store()
         defer { removeTree(dir) }
         _ = try s.add(name: "phone", access: .upload, now: now)
-        #expect(throws: TrustError("an app password named 'phone' exists already: choose another name, or remove it first (ptk app-password remove phone)")) {
+        #expect(
+            throws: TrustError(
+                "an app password named 'phone' exists already: choose another name, or remove it first (ptk app-password remove phone)"
+            )
+        ) {
             try s.add(name: "phone", access: .upload, now: now)
         }
     }
@@ -114,7 +129,10 @@ struct AppPasswordsTests {
         // chance of about 1e-7; the bias of b % 26 over all of 0...255 (a-v drawn 10/9 as often as
         // w-z) would give about 400.
         let expected = 300_000.0 / 26
-        let chiSquare = counts.reduce(0.0) { sum, n in let d = Double(n) - expected; return sum + d * d / expected }
+        let chiSquare = counts.reduce(0.0) { sum, n in
+            let d = Double(n) - expected
+            return sum + d * d / expected
+        }
         #expect(chiSquare < 80, "χ² \(chiSquare): \(counts)")
         #expect(Double(AppPasswords.groups * AppPasswords.groupLength) * log2of26 > 128)
     }
@@ -127,7 +145,9 @@ struct AppPasswordsTests {
         let text = try readTextFile(s.path)
         #expect(s.path == dir + "/web/app-passwords")
         #expect(!text.contains(password) && !text.contains(String(password.prefix(11))))
-        #expect(text == AppPasswordFile.header + "\(p.id)\tphone\tfull\t\(SHA256.hex(of: Array(password.utf8)))\t\(now)\t-\t-\n")
+        #expect(
+            text == AppPasswordFile.header
+                + "\(p.id)\tphone\tfull\t\(SHA256.hex(of: Array(password.utf8)))\t\(now)\t-\t-\n")
         #expect(try fileStatus(s.path).permissions & 0o777 == 0o600)
         #expect(try fileStatus(dir + "/web").permissions & 0o777 == 0o700)
         // Damaged lines are left out, verifying nothing; good ones still work.
@@ -136,7 +156,9 @@ struct AppPasswordsTests {
         #expect(s.verify(name: "phone", password: password) == p)
     }
 
-    @Test("one password used from two addresses in turn, 200 times in 100 s, rewrites the file at most once a minute; the latest use is written when the next write is due")
+    @Test(
+        "one password used from two addresses in turn, 200 times in 100 s, rewrites the file at most once a minute; the latest use is written when the next write is due"
+    )
     func noteUseCoalesced() throws {
         let (daemon, dir) = store()
         defer { removeTree(dir) }
@@ -152,13 +174,17 @@ struct AppPasswordsTests {
         }
         #expect(rewrites <= 2, "\(rewrites) rewrites")
         let listed = try #require(try admin.list().first)
-        #expect(listed.lastUsed == now + 60, "the use at the minute's end was written: \(String(describing: listed.lastUsed))")
+        #expect(
+            listed.lastUsed == now + 60,
+            "the use at the minute's end was written: \(String(describing: listed.lastUsed))")
         daemon.noteUse(id: p.id, address: "192.0.2.3", now: now + 120)
         #expect(try admin.list().first?.lastUsed == now + 120)
         #expect(try admin.list().first?.lastAddress == "192.0.2.3")
     }
 
-    @Test("uses not written yet are written by flushNotes (ptkd stopping), every password's at once; a removed password's are not written back")
+    @Test(
+        "uses not written yet are written by flushNotes (ptkd stopping), every password's at once; a removed password's are not written back"
+    )
     func noteUseFlushed() throws {
         let (daemon, dir) = store()
         defer { removeTree(dir) }
@@ -181,7 +207,9 @@ struct AppPasswordsTests {
         #expect(try fileStatus(admin.path) == status, "nothing left to write: not rewritten")
     }
 
-    @Test("a use is written at once the first time, then at most once a minute whatever its address; a removed password is not written back")
+    @Test(
+        "a use is written at once the first time, then at most once a minute whatever its address; a removed password is not written back"
+    )
     func noteUseThrottled() throws {
         let (daemon, dir) = store()
         defer { removeTree(dir) }
@@ -218,15 +246,21 @@ struct AppPasswordsTests {
         #expect(try admin.list().isEmpty)
     }
 
-    @Test("a line whose created or last used time is out of range (Int64.min, before 1970, after 9999) is left out, and a use noted then traps nothing")
+    @Test(
+        "a line whose created or last used time is out of range (Int64.min, before 1970, after 9999) is left out, and a use noted then traps nothing"
+    )
     func plantedTimesAreLeftOut() throws {
         let (s, dir) = store()
         defer { removeTree(dir) }
         let (good, _) = try s.add(name: "phone", access: .upload, now: now)
         var text = try readTextFile(s.path)
         for (i, t) in ["-9223372036854775808", "9223372036854775807", "-1", "253402300800"].enumerated() {
-            text += ["00000000000000a\(i)", "created\(i)", "upload", String(repeating: "2", count: 64), t, "-", "-"].joined(separator: "\t") + "\n"
-            text += ["00000000000000b\(i)", "used\(i)", "full", String(repeating: "3", count: 64), "\(now)", t, "10.0.0.1"].joined(separator: "\t") + "\n"
+            text +=
+                ["00000000000000a\(i)", "created\(i)", "upload", String(repeating: "2", count: 64), t, "-", "-"].joined(
+                    separator: "\t") + "\n"
+            text +=
+                ["00000000000000b\(i)", "used\(i)", "full", String(repeating: "3", count: 64), "\(now)", t, "10.0.0.1"]
+                .joined(separator: "\t") + "\n"
         }
         writeFile(s.path, Array(text.utf8))
         #expect(try s.list().map(\.name) == ["phone"])
@@ -270,10 +304,15 @@ struct AppPasswordsTests {
         #expect(daemon.verify(name: "busy", password: password)?.id == p.id)
     }
 
-    @Test("STATE/web/app-passwords or STATE/web as a symlink: add, list and remove refuse it, nothing verifies through it; the target is untouched")
+    @Test(
+        "STATE/web/app-passwords or STATE/web as a symlink: add, list and remove refuse it, nothing verifies through it; the target is untouched"
+    )
     func plantedLinks() throws {
         let (state, outside) = plantedState()
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         let password = AppPasswords.generatePassword()
         let line = "0123456789abcdef\tplanted\tfull\t\(SHA256.hex(of: Array(password.utf8)))\t1\t-\t-\n"
         let target = Sentinel(outside + "/app-passwords", line)

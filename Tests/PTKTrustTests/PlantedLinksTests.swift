@@ -3,9 +3,10 @@ import PTKDigest
 import PTKProtocol
 import PTKSystem
 import PTKTestSupport
-@testable import PTKTrust
 import PTKTestTags
 import Testing
+
+@testable import PTKTrust
 
 /// A file outside the state directory that a planted link leads to (issue 42): its bytes,
 /// mode, owner, inode and time must be as they were after every refused operation.
@@ -48,7 +49,8 @@ func isSymlink(_ path: String) -> Bool {
 /// A session line for `secret`, as WebAccess writes it, last used long ago (so a check writes it back).
 func sessionLine(secret: String, id: String = "0badc0de") -> String {
     let now = WallTime.now.seconds
-    return "\(id)\t\(SHA256.hex(of: Array(secret.utf8)))\tcsrf\t\(now - 86_400)\t\(now - 86_400)\t\(now + 86_400)\t10.0.0.9\tplanted\n"
+    return
+        "\(id)\t\(SHA256.hex(of: Array(secret.utf8)))\tcsrf\t\(now - 86_400)\t\(now - 86_400)\t\(now + 86_400)\t10.0.0.9\tplanted\n"
 }
 
 /// What a refusal says: the path and that it is a symbolic link that is not followed.
@@ -60,7 +62,8 @@ func refusesLink(_ path: String, _ body: () throws -> Void) -> Bool {
         // A file's failure, never a refusal of the request (ptk exits 74 on it, not 1).
         guard let error = error as? TrustError else { return false }
         let text = error.description
-        return error.kind == .files && text.contains(path) && text.contains("symbolic link") && text.contains("not followed")
+        return error.kind == .files && text.contains(path) && text.contains("symbolic link")
+            && text.contains("not followed")
     }
 }
 
@@ -68,10 +71,15 @@ func refusesLink(_ path: String, _ body: () throws -> Void) -> Bool {
 struct PlantedLinksTests {
     static let cheap = Scrypt(n: 1 << 10, r: 8, p: 1)
 
-    @Test("STATE/web as a symlink: web-password, web-link, web-sessions [revoke] and the daemon's checks refuse it; nothing there is read, written or deleted")
+    @Test(
+        "STATE/web as a symlink: web-password, web-link, web-sessions [revoke] and the daemon's checks refuse it; nothing there is read, written or deleted"
+    )
     func webDirectoryLink() throws {
         let (state, outside) = plantedState()
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         let secret = String(repeating: "ab", count: 32)
         let password = Sentinel(outside + "/password", "not a password file\n")
         let sessions = Sentinel(outside + "/sessions", sessionLine(secret: secret))
@@ -98,10 +106,15 @@ struct PlantedLinksTests {
         #expect(isSymlink(web))
     }
 
-    @Test("STATE/web/sessions as a symlink: web-sessions and revoke refuse it, the daemon logs no one in through it; the target is untouched")
+    @Test(
+        "STATE/web/sessions as a symlink: web-sessions and revoke refuse it, the daemon logs no one in through it; the target is untouched"
+    )
     func sessionsFileLink() throws {
         let (state, outside) = plantedState()
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         let access = WebAccess(directory: state + "/web")
         try access.setPassword("right", cost: Self.cheap)
         let secret = String(repeating: "cd", count: 32)
@@ -119,10 +132,15 @@ struct PlantedLinksTests {
         #expect(listDirectory(outside) == ["x"])
     }
 
-    @Test("STATE/trusted-senders as a symlink: nobody is trusted through it, trust allow and remove refuse it; the target is untouched")
+    @Test(
+        "STATE/trusted-senders as a symlink: nobody is trusted through it, trust allow and remove refuse it; the target is untouched"
+    )
     func trustListLink() throws {
         let (state, outside) = plantedState()
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         let a = device(7)
         let target = Sentinel(outside + "/list", "\(a) planted\n")
         let store = TrustStore(directory: state)
@@ -138,10 +156,15 @@ struct PlantedLinksTests {
         #expect(listDirectory(outside) == ["list"])
     }
 
-    @Test("a lock file with a second hard link (st_nlink 2) is refused: not locked, chowned nor rewritten, and nothing is changed")
+    @Test(
+        "a lock file with a second hard link (st_nlink 2) is refused: not locked, chowned nor rewritten, and nothing is changed"
+    )
     func hardLinkedLockFiles() throws {
         let (state, outside) = plantedState()
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         let access = WebAccess(directory: state + "/web")
         try access.setPassword("right", cost: Self.cheap)
         let (_, secret) = try access.login(name: "kept", address: "10.0.0.1")
@@ -153,8 +176,10 @@ struct PlantedLinksTests {
         let store = TrustStore(directory: state)
         #expect(link(trustLock.path, store.lockFile) == 0)
 
-        for attempt in [{ _ = try access.revoke("all") }, { _ = try access.login(name: "x", address: "10.0.0.1") },
-                        { try access.setPassword("other", cost: Self.cheap) }, { _ = try access.removePassword() }] {
+        for attempt in [
+            { _ = try access.revoke("all") }, { _ = try access.login(name: "x", address: "10.0.0.1") },
+            { try access.setPassword("other", cost: Self.cheap) }, { _ = try access.removePassword() },
+        ] {
             do {
                 try attempt()
                 Issue.record("an operation went ahead under a hard-linked lock file")
@@ -175,7 +200,10 @@ struct PlantedLinksTests {
     @Test("nothing planted: a missing web directory or state directory still reads as empty lists, as before")
     func missingDirectories() throws {
         let (state, outside) = plantedState()
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         let access = WebAccess(directory: state + "/web")
         #expect(try access.sessions().isEmpty && access.openLinks().isEmpty && !access.hasPassword)
         #expect(try TrustStore(directory: state + "/missing").pending().isEmpty)
@@ -183,16 +211,24 @@ struct PlantedLinksTests {
         _ = try access.createLink(name: "phone")
         #expect(try access.openLinks().count == 1)
         var st = stat()
-        #expect(lstat(state + "/web", &st) == 0 && st.st_mode & 0o777 == 0o700 && st.st_uid == (geteuid() == 0 ? 65534 : geteuid()))
-        #expect(lstat(access.lockFile, &st) == 0 && st.st_nlink == 1 && st.st_uid == (geteuid() == 0 ? 65534 : geteuid()))
-        #expect(lstat(access.linksFile, &st) == 0 && st.st_mode & 0o777 == 0o600 && st.st_uid == (geteuid() == 0 ? 65534 : geteuid()))
+        #expect(
+            lstat(state + "/web", &st) == 0 && st.st_mode & 0o777 == 0o700
+                && st.st_uid == (geteuid() == 0 ? 65534 : geteuid()))
+        #expect(
+            lstat(access.lockFile, &st) == 0 && st.st_nlink == 1 && st.st_uid == (geteuid() == 0 ? 65534 : geteuid()))
+        #expect(
+            lstat(access.linksFile, &st) == 0 && st.st_mode & 0o777 == 0o600
+                && st.st_uid == (geteuid() == 0 ? 65534 : geteuid()))
         #expect(listDirectory(state + "/web").sorted() == [".lock", "links"])
     }
 
     @Test("temporary names are made new (O_EXCL): one planted as a link to a file outside is not written through")
     func plantedTemporaryName() throws {
         let (state, outside) = plantedState()
-        defer { removeTree(state); removeTree(outside) }
+        defer {
+            removeTree(state)
+            removeTree(outside)
+        }
         let store = TrustStore(directory: state)
         let target = Sentinel(outside + "/t", "target\n")
         // The name the old code used; the new one must not write through it whatever it is.

@@ -19,7 +19,10 @@ struct WebAccessTests {
     func vector() {
         // RFC 7914 §12: P="password", S="NaCl", N=1024, r=8, p=16, dkLen=64.
         let key = Scrypt(n: 1024, r: 8, p: 16).derive(password: "password", salt: Array("NaCl".utf8), length: 64)
-        #expect(key.map(hex) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+        #expect(
+            key.map(hex)
+                == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640"
+        )
     }
 
     @Test("the password is kept as a salted scrypt hash (0600) and checked; removing it makes every password wrong")
@@ -50,8 +53,12 @@ struct WebAccessTests {
         #expect(a.checkPassword("a long enough one"))
     }
 
-    @Test("damaged password files log no one in", arguments: ["", "scrypt$1024$8$1$zz$00", "scrypt$1000$8$1$00$" + String(repeating: "0", count: 64),
-                                                            "bcrypt$1024$8$1$00$" + String(repeating: "0", count: 64), "scrypt$1024$8$1$00$00"])
+    @Test(
+        "damaged password files log no one in",
+        arguments: [
+            "", "scrypt$1024$8$1$zz$00", "scrypt$1000$8$1$00$" + String(repeating: "0", count: 64),
+            "bcrypt$1024$8$1$00$" + String(repeating: "0", count: 64), "scrypt$1024$8$1$00$00",
+        ])
     func damaged(_ text: String) throws {
         let (a, dir) = access()
         defer { removeTree(dir) }
@@ -73,14 +80,17 @@ struct WebAccessTests {
         #expect(try a.openLinks(now: now).map(\.name) == ["Anna's phone"])
         let late = try a.createLink(name: "late", now: WallTime(seconds: now.seconds - 10))
         #expect(try a.redeemLink(late, address: "192.0.2.1", now: WallTime(seconds: now.seconds + 590)) == nil)
-        let (session, cookie) = try #require(try a.redeemLink(secret, address: "192.0.2.1", now: WallTime(seconds: now.seconds + 599)))
+        let (session, cookie) = try #require(
+            try a.redeemLink(secret, address: "192.0.2.1", now: WallTime(seconds: now.seconds + 599)))
         #expect(session.name == "Anna's phone" && session.address == "192.0.2.1" && cookie.utf8.count == 64)
         #expect(try a.redeemLink(secret, address: "192.0.2.1", now: WallTime(seconds: now.seconds + 600)) == nil)
         #expect(try a.redeemLink("0" + secret.dropFirst(), address: "192.0.2.1", now: now) == nil)
         #expect(try a.openLinks(now: WallTime(seconds: now.seconds + 601)).isEmpty)
     }
 
-    @Test("a sessions or links line whose times are out of range is no session (listing, finding a cookie and revoking trap nothing)")
+    @Test(
+        "a sessions or links line whose times are out of range is no session (listing, finding a cookie and revoking trap nothing)"
+    )
     func plantedTimes() throws {
         let (a, dir) = access()
         defer { removeTree(dir) }
@@ -88,7 +98,10 @@ struct WebAccessTests {
         var text = try readTextFile(a.sessionsFile)
         for t in ["-9223372036854775808", "9223372036854775807", "-1", "253402300800"] {
             for field in 3...5 {
-                var f = ["e\(field)", String(repeating: "0", count: 64), "csrf", "1800000000", "1800000000", "1800086400", "127.0.0.1:1", "planted"]
+                var f = [
+                    "e\(field)", String(repeating: "0", count: 64), "csrf", "1800000000", "1800000000", "1800086400",
+                    "127.0.0.1:1", "planted",
+                ]
                 f[field] = t
                 text += f.joined(separator: "\t") + "\n"
             }

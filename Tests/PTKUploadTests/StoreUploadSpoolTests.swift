@@ -1,12 +1,13 @@
 import PTKHTTP
-@testable import PTKStore
 import PTKSystem
-import PTKTime
-import PTKTransport
 import PTKTestSupport
 import PTKTestTags
-@testable import PTKUpload
+import PTKTime
+import PTKTransport
 import Testing
+
+@testable import PTKStore
+@testable import PTKUpload
 
 /// A spool of a fresh store (kept alive by the spool's caller through `store`).
 func storeSpool(_ store: UploadStore) throws -> SpoolFile {
@@ -22,11 +23,15 @@ final class PacedStream: ByteStream, @unchecked Sendable {
     private let pieces: Int
     init(pieces: Int) { self.pieces = pieces }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError)
+        -> Int
+    {
         if pending.isEmpty {
             guard sent <= pieces else { return 0 }
             sleep(for: .milliseconds(20))
-            pending = sent == pieces ? Array("0\r\n\r\n".utf8) : Array("10000\r\n".utf8) + [UInt8](repeating: 0, count: 1 << 16) + [13, 10]
+            pending =
+                sent == pieces
+                ? Array("0\r\n\r\n".utf8) : Array("10000\r\n".utf8) + [UInt8](repeating: 0, count: 1 << 16) + [13, 10]
             sent += 1
         }
         let n = min(buffer.count, pending.count)
@@ -48,12 +53,15 @@ final class SpoolHolder: @unchecked Sendable {
 
 @Suite("StoreUpload.spool: a body of undeclared length, bounded as it grows", .tags(.unit))
 struct StoreUploadSpoolTests {
-    @Test("a chunked body is spooled whole, fed a byte at a time too, and replays byte for byte; the connection can carry the next request; nothing has a name")
+    @Test(
+        "a chunked body is spooled whole, fed a byte at a time too, and replays byte for byte; the connection can carry the next request; nothing has a name"
+    )
     func spooled() throws {
         let body = makePNG(size: 7000, seed: 81)
         for readSize in [1 << 20, 1] {
-            let (_, http) = try uploadConnection([putHead(length: nil) + chunkedBody(body, size: 1000) + Array("GET /after HTTP/1.1\r\n\r\n".utf8)],
-                                                 readSize: readSize)
+            let (_, http) = try uploadConnection(
+                [putHead(length: nil) + chunkedBody(body, size: 1000) + Array("GET /after HTTP/1.1\r\n\r\n".utf8)],
+                readSize: readSize)
             let store = try UploadStore()
             let file = try storeSpool(store)
             defer { file.close() }
@@ -61,7 +69,11 @@ struct StoreUploadSpoolTests {
             #expect(size == 7000 && file.size == 7000)
             #expect(store.incoming.isEmpty)
             var back: [UInt8] = []
-            try StoreUpload.replay(file)({ back += $0; return true }, { (400, "") })
+            try StoreUpload.replay(file)(
+                {
+                    back += $0
+                    return true
+                }, { (400, "") })
             #expect(back == body)
             #expect(try http.nextHead(deadline: soon())?.target == "/after")
         }
@@ -69,11 +81,16 @@ struct StoreUploadSpoolTests {
 
     @Test("past the limit, 413 at the first byte over it, the rest unread")
     func overLimit() throws {
-        let (_, http) = try uploadConnection([putHead(length: nil) + chunkedBody(Array(repeating: 7, count: 5000), size: 1000)])
+        let (_, http) = try uploadConnection([
+            putHead(length: nil) + chunkedBody(Array(repeating: 7, count: 5000), size: 1000)
+        ])
         let store = try UploadStore()
         let file = try storeSpool(store)
         defer { file.close() }
-        guard case .failure(.failed(let failure)) = StoreUpload.spool(http.requestBody, into: file, limit: 4999, stop: { nil }) else {
+        guard
+            case .failure(.failed(let failure)) = StoreUpload.spool(
+                http.requestBody, into: file, limit: 4999, stop: { nil })
+        else {
             Issue.record("not refused")
             return
         }
@@ -85,7 +102,9 @@ struct StoreUploadSpoolTests {
     func room() throws {
         let step = SpoolFile.reserveStep
         let big = Int(step) * 2
-        let (_, http) = try uploadConnection([putHead(length: nil) + chunkedBody(Array(repeating: 1, count: big), size: 1 << 16)])
+        let (_, http) = try uploadConnection([
+            putHead(length: nil) + chunkedBody(Array(repeating: 1, count: big), size: 1 << 16)
+        ])
         let store = try UploadStore(minFree: 1 << 30)
         // Room for the first step and a little more, then none: what the spool wrote is no longer free.
         let file = try storeSpool(store)
@@ -102,7 +121,9 @@ struct StoreUploadSpoolTests {
         #expect(file.size == step)
     }
 
-    @Test("stop (shutdown) is asked as the body comes: a body that keeps coming is ended 503 within a second, nothing left")
+    @Test(
+        "stop (shutdown) is asked as the body comes: a body that keeps coming is ended 503 within a second, nothing left"
+    )
     func stopped() throws {
         let store = try UploadStore()
         let http = HTTPConnection(stream: PacedStream(pieces: 500), kind: .request, idle: .seconds(30))
@@ -110,9 +131,11 @@ struct StoreUploadSpoolTests {
         let file = try storeSpool(store)
         let started = Instant.now
         let stopAt = started + .milliseconds(300)
-        let outcome = StoreUpload.spool(http.requestBody, into: file, limit: 1 << 40, stop: {
-            Instant.now > stopAt ? (503, "the receiver is shutting down") : nil
-        })
+        let outcome = StoreUpload.spool(
+            http.requestBody, into: file, limit: 1 << 40,
+            stop: {
+                Instant.now > stopAt ? (503, "the receiver is shutting down") : nil
+            })
         let took = (Instant.now - started).seconds
         guard case .failure(.failed(let failure)) = outcome else {
             Issue.record("not stopped: \(outcome) after \(took) s")
@@ -124,11 +147,15 @@ struct StoreUploadSpoolTests {
         #expect(store.incoming.isEmpty && store.visible.isEmpty)
         #expect(store.store.ledger.total == 0)
     }
-    @Test("stop (shutdown) asked while a spooled body is replayed into the store: 503, nothing under a final name, nothing in .incoming")
+    @Test(
+        "stop (shutdown) asked while a spooled body is replayed into the store: 503, nothing under a final name, nothing in .incoming"
+    )
     func stoppedInReplay() throws {
         let store = try UploadStore()
-        let head: [UInt8] = [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x10, 0x00, 0x10, 0x01, 0x01, 0x11, 0x00,
-                             0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00]
+        let head: [UInt8] = [
+            0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x10, 0x00, 0x10, 0x01, 0x01, 0x11, 0x00,
+            0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00,
+        ]
         let jpeg = head + [UInt8](repeating: 0, count: (4 << 20) - head.count - 2) + [0xFF, 0xD9]
         let (_, http) = try uploadConnection([putHead(length: nil) + chunkedBody(jpeg, size: 1 << 16)])
         let file = try storeSpool(store)
@@ -137,12 +164,18 @@ struct StoreUploadSpoolTests {
         // Read back slowly (a busy disk), so stop is asked before the end.
         let replay = StoreUpload.replay(file)
         let slow: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in
-            try replay({ piece in sleep(for: .milliseconds(30)); return sink(piece) }, refusal)
+            try replay(
+                { piece in
+                    sleep(for: .milliseconds(30))
+                    return sink(piece)
+                }, refusal)
         }
         let started = Instant.now
-        let outcome = StoreUpload.receive(size: size, reading: slow, into: store.store, decide: { _ in
-            .store(StoreRequest(name: "endless.jpg", size: size, sha256: "", type: .jpeg))
-        }, stop: { Instant.now - started > .milliseconds(100) ? (503, "the receiver is shutting down") : nil })
+        let outcome = StoreUpload.receive(
+            size: size, reading: slow, into: store.store,
+            decide: { _ in
+                .store(StoreRequest(name: "endless.jpg", size: size, sha256: "", type: .jpeg))
+            }, stop: { Instant.now - started > .milliseconds(100) ? (503, "the receiver is shutting down") : nil })
         guard let failure = uploadFailure(outcome) else {
             Issue.record("not stopped: \(outcome)")
             return

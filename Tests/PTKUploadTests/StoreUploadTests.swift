@@ -20,14 +20,17 @@ final class UploadStore {
     var incoming: [String] { listDirectory(dir + "/.incoming") }
 
     init(minFree: Int64 = 0) throws {
-        store = try PhotoStore(settings: StoreSettings(directory: root + "/photos", minFree: minFree, checkingThreads: 1))
+        store = try PhotoStore(
+            settings: StoreSettings(directory: root + "/photos", minFree: minFree, checkingThreads: 1))
     }
     deinit { removeTree(root) }
 }
 
 /// The store's request for `bytes` as a PNG named IMG_0001.png (its SHA-256 unless `sha256` says).
 func photoOffer(_ bytes: [UInt8], sha256: String? = nil, size: Int64? = nil, folder: String = "") -> StoreRequest {
-    StoreRequest(name: "IMG_0001.png", size: size ?? Int64(bytes.count), sha256: sha256 ?? SHA256.hex(of: bytes), type: .png, folder: folder)
+    StoreRequest(
+        name: "IMG_0001.png", size: size ?? Int64(bytes.count), sha256: sha256 ?? SHA256.hex(of: bytes), type: .png,
+        folder: folder)
 }
 
 func savedPhoto(_ outcome: StoreUpload.Outcome) -> StoredPhoto? {
@@ -54,8 +57,10 @@ func putHead(length: Int?, expected: Int? = nil) -> [UInt8] {
 }
 
 /// A connection whose head has been read, the body (and whatever follows) still to come.
-func uploadConnection(_ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
-                      idle: Duration = .seconds(30)) throws -> (ScriptedHTTPStream, HTTPConnection) {
+func uploadConnection(
+    _ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
+    idle: Duration = .seconds(30)
+) throws -> (ScriptedHTTPStream, HTTPConnection) {
     let stream = ScriptedHTTPStream(pieces, readSize: readSize, whenEmpty: whenEmpty)
     let http = HTTPConnection(stream: stream, kind: .request, idle: idle)
     _ = try #require(try http.nextHead(deadline: soon()))
@@ -82,13 +87,17 @@ final class PausingStream: ByteStream, @unchecked Sendable {
         self.from = from
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Instant, interruptible: Bool) throws(TransportError)
+        -> Int
+    {
         reads += 1
         if reads >= from { sleep(for: pause) }
         return try inner.read(into: buffer, deadline: deadline, interruptible: interruptible)
     }
 
-    func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) { try inner.write(bytes, deadline: deadline) }
+    func write(_ bytes: UnsafeRawBufferPointer, deadline: Instant) throws(TransportError) {
+        try inner.write(bytes, deadline: deadline)
+    }
     func shutdownWrite() { inner.shutdownWrite() }
     func close() { inner.close() }
 }
@@ -97,7 +106,9 @@ final class PausingStream: ByteStream, @unchecked Sendable {
 struct StoreUploadStatusTests {
     @Test("every kind of store failure maps to its HTTP status, the store's message as the reason")
     func statusTable() {
-        let table: [StoreFailure.Kind: Int] = [.hashMismatch: 422, .notAPhoto: 400, .sizeMismatch: 400, .typeNotKept: 415, .noSpace: 507, .io: 500]
+        let table: [StoreFailure.Kind: Int] = [
+            .hashMismatch: 422, .notAPhoto: 400, .sizeMismatch: 400, .typeNotKept: 415, .noSpace: 507, .io: 500,
+        ]
         #expect(Set(table.keys) == Set(StoreFailure.Kind.allCases))
         for kind in StoreFailure.Kind.allCases {
             let answer = StoreUpload.status(for: StoreFailure(kind, "message of \(kind)"))
@@ -130,8 +141,12 @@ struct StoreUploadStatusTests {
         #expect(StoreUpload.announcedSize(notChunked) == nil)
     }
 
-    @Test("junk in X-Expected-Entity-Length is no size", arguments: ["-1", "+5", "1e3", "0x10", " 5", "5 ", "", "5,5", "1234567890123456789",
-                                                                     "99999999999999999999", "\u{0665}", "NaN"])
+    @Test(
+        "junk in X-Expected-Entity-Length is no size",
+        arguments: [
+            "-1", "+5", "1e3", "0x10", " 5", "5 ", "", "5,5", "1234567890123456789",
+            "99999999999999999999", "\u{0665}", "NaN",
+        ])
     func junkExpectedLength(value: String) {
         var head = HTTPHead()
         head.chunked = true
@@ -166,8 +181,11 @@ struct StoreUploadReceiveTests {
     func savedChunkedByteByByte() throws {
         let f = try UploadStore()
         let png = makePNG(size: 3_000, seed: 4)
-        let (_, http) = try uploadConnection([putHead(length: nil, expected: png.count), chunkedBody(png, size: 700),
-                                              Array("GET /after HTTP/1.1\r\n\r\n".utf8)], readSize: 1)
+        let (_, http) = try uploadConnection(
+            [
+                putHead(length: nil, expected: png.count), chunkedBody(png, size: 700),
+                Array("GET /after HTTP/1.1\r\n\r\n".utf8),
+            ], readSize: 1)
         let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { nil })
         _ = try #require(savedPhoto(outcome), "\(outcome)")
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
@@ -175,14 +193,17 @@ struct StoreUploadReceiveTests {
         #expect(try http.nextHead(deadline: soon())?.target == "/after")
     }
 
-    @Test("a chunked body cut short (closed or reset) is .gone: no file under the final name, .incoming empty", arguments: [
-        ScriptedStream.WhenEmpty.close, .reset,
-    ])
+    @Test(
+        "a chunked body cut short (closed or reset) is .gone: no file under the final name, .incoming empty",
+        arguments: [
+            ScriptedStream.WhenEmpty.close, .reset,
+        ])
     func chunkedCutShort(end: ScriptedStream.WhenEmpty) throws {
         let f = try UploadStore()
         let png = makePNG(size: 5_000, seed: 5)
         let body = chunkedBody(png, size: 1_000)
-        let (_, http) = try uploadConnection([putHead(length: nil, expected: png.count), Array(body.prefix(2_500))], readSize: 1, whenEmpty: end)
+        let (_, http) = try uploadConnection(
+            [putHead(length: nil, expected: png.count), Array(body.prefix(2_500))], readSize: 1, whenEmpty: end)
         let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { nil })
         let received = try #require(goneAfter(outcome), "\(outcome)")
         #expect(received > 0 && received < Int64(png.count))
@@ -203,7 +224,9 @@ struct StoreUploadReceiveTests {
     func truncatedPNGAtFinish() throws {
         let f = try UploadStore()
         let cut = Array(makePNG(size: 4_000, seed: 6).dropLast(12))  // no IEND
-        let (_, http) = try uploadConnection([putHead(length: cut.count), cut, Array("GET /next HTTP/1.1\r\n\r\n".utf8)])
+        let (_, http) = try uploadConnection([
+            putHead(length: cut.count), cut, Array("GET /next HTTP/1.1\r\n\r\n".utf8),
+        ])
         let outcome = StoreUpload.receive(photoOffer(cut), into: f.store, from: http.requestBody, stop: { nil })
         let failed = try #require(uploadFailure(outcome), "\(outcome)")
         #expect(failed.status == 400)
@@ -220,8 +243,9 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore()
         let png = makePNG(size: 4_000, seed: 7)
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
-        let wrongHash = StoreUpload.receive(photoOffer(png, sha256: String(repeating: "0", count: 64)), into: f.store, from: http.requestBody,
-                                            stop: { nil })
+        let wrongHash = StoreUpload.receive(
+            photoOffer(png, sha256: String(repeating: "0", count: 64)), into: f.store, from: http.requestBody,
+            stop: { nil })
         let hashFailure = try #require(uploadFailure(wrongHash), "\(wrongHash)")
         #expect(hashFailure.status == 422)
         #expect(hashFailure.stage == .finish)
@@ -264,7 +288,8 @@ struct StoreUploadReceiveTests {
         let f = try UploadStore()
         let png = makePNG(size: 4_000, seed: 10)
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
-        let outcome = StoreUpload.receive(photoOffer(png, folder: "../up"), into: f.store, from: http.requestBody, stop: { nil })
+        let outcome = StoreUpload.receive(
+            photoOffer(png, folder: "../up"), into: f.store, from: http.requestBody, stop: { nil })
         let failed = try #require(uploadFailure(outcome), "\(outcome)")
         #expect(failed.status == 500)
         #expect(failed.stage == .begin)
@@ -274,14 +299,18 @@ struct StoreUploadReceiveTests {
     func stopped() throws {
         let f = try UploadStore()
         let png = makePNG(size: 6_000, seed: 11)
-        let inner = ScriptedHTTPStream([putHead(length: png.count), Array(png[..<2_000]), Array(png[2_000..<4_000]), Array(png[4_000...])])
+        let inner = ScriptedHTTPStream([
+            putHead(length: png.count), Array(png[..<2_000]), Array(png[2_000..<4_000]), Array(png[4_000...]),
+        ])
         let http = HTTPConnection(stream: PausingStream(inner, pause: .milliseconds(250), from: 3), kind: .request)
         _ = try #require(try http.nextHead(deadline: soon()))
         var asked = 0
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: {
-            asked += 1
-            return (503, "the receiver is shutting down")
-        })
+        let outcome = StoreUpload.receive(
+            photoOffer(png), into: f.store, from: http.requestBody,
+            stop: {
+                asked += 1
+                return (503, "the receiver is shutting down")
+            })
         let failed = try #require(uploadFailure(outcome), "\(outcome)")
         #expect(failed.status == 503)
         #expect(failed.reason == "the receiver is shutting down")
@@ -300,7 +329,12 @@ struct StoreUploadReceiveTests {
         let http = HTTPConnection(stream: PausingStream(inner, pause: .milliseconds(250), from: 3), kind: .request)
         _ = try #require(try http.nextHead(deadline: soon()))
         var asked = 0
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, stop: { asked += 1; return nil })
+        let outcome = StoreUpload.receive(
+            photoOffer(png), into: f.store, from: http.requestBody,
+            stop: {
+                asked += 1
+                return nil
+            })
         _ = try #require(savedPhoto(outcome), "\(outcome)")
         #expect(asked >= 1)
         #expect(readFile(f.dir + "/IMG_0001.png") == png)
@@ -310,7 +344,8 @@ struct StoreUploadReceiveTests {
     func silentClient() throws {
         let f = try UploadStore()
         let png = makePNG(size: 4_000, seed: 13)
-        let (_, idleHTTP) = try uploadConnection([putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent, idle: .seconds(1))
+        let (_, idleHTTP) = try uploadConnection(
+            [putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent, idle: .seconds(1))
         let idle = StoreUpload.receive(photoOffer(png), into: f.store, from: idleHTTP.requestBody, stop: { nil })
         let idleFailure = try #require(uploadFailure(idle), "\(idle)")
         #expect(idleFailure.status == 408)
@@ -318,8 +353,9 @@ struct StoreUploadReceiveTests {
         #expect(idleFailure.stage == .body)
         #expect(idleFailure.received == 1_000)
 
-        let (_, slowHTTP) = try uploadConnection([putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent,
-                                                idle: .seconds(3600))
+        let (_, slowHTTP) = try uploadConnection(
+            [putHead(length: png.count), Array(png.prefix(1_000))], whenEmpty: .silent,
+            idle: .seconds(3600))
         let slow = StoreUpload.receive(photoOffer(png), into: f.store, from: slowHTTP.requestBody, stop: { nil })
         let slowFailure = try #require(uploadFailure(slow), "\(slow)")
         #expect(slowFailure.status == 408)
@@ -329,7 +365,8 @@ struct StoreUploadReceiveTests {
         #expect(f.incoming.isEmpty)
     }
 
-    @Test("a partial file of the same photo is resumed: resuming is told its offset, the bytes it holds are passed over")
+    @Test(
+        "a partial file of the same photo is resumed: resuming is told its offset, the bytes it holds are passed over")
     func resumed() throws {
         let f = try UploadStore()
         let chunk = ProtocolLimits.chunkSize
@@ -341,8 +378,9 @@ struct StoreUploadReceiveTests {
 
         let (_, http) = try uploadConnection([putHead(length: png.count), png])
         var offsets: [Int64] = []
-        let outcome = StoreUpload.receive(photoOffer(png), into: f.store, from: http.requestBody, resuming: { offsets.append($0) },
-                                          stop: { nil })
+        let outcome = StoreUpload.receive(
+            photoOffer(png), into: f.store, from: http.requestBody, resuming: { offsets.append($0) },
+            stop: { nil })
         _ = try #require(savedPhoto(outcome), "\(outcome)")
         #expect(offsets.count == 1)
         #expect((offsets.first ?? 0) > 0)
@@ -352,7 +390,9 @@ struct StoreUploadReceiveTests {
 }
 
 /// A 400 while the body was read: the connection closes, nothing kept, nothing left in `.incoming/`.
-func expectRefusedMidBody(_ outcome: StoreUpload.Outcome, _ f: UploadStore, sourceLocation: SourceLocation = #_sourceLocation) throws {
+func expectRefusedMidBody(
+    _ outcome: StoreUpload.Outcome, _ f: UploadStore, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     let failed = try #require(uploadFailure(outcome), "\(outcome)", sourceLocation: sourceLocation)
     #expect(failed.status == 400, sourceLocation: sourceLocation)
     #expect(failed.stage == .body, sourceLocation: sourceLocation)

@@ -5,6 +5,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKTransport
 import Testing
+
 @testable import PTKV1Door
 
 /// The audits' hostile HEICs (`HostileHEICs`, issue 54) at protocol v1's door: refused as not
@@ -23,7 +24,8 @@ struct HostileHEIFDoorTests {
         stream.feed(.hello(Hello(name: "hostile", window: 4)))
         for name in Self.files.keys.sorted() {
             let b = try Self.bytes(name)
-            stream.feed(.offer(Offer(name: name, size: Int64(b.count), sha256: SHA256.hex(of: b), mediaType: "image/heic")))
+            stream.feed(
+                .offer(Offer(name: name, size: Int64(b.count), sha256: SHA256.hex(of: b), mediaType: "image/heic")))
             stream.feed(.chunk(b))
             stream.feed(.done)
         }

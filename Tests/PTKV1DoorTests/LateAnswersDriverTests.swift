@@ -7,6 +7,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKTransport
 import Testing
+
 @testable import PTKV1Door
 
 /// A sender that announces late-answers and sends its whole script at once (HELLO, then each
@@ -26,9 +27,10 @@ private func pipelinedSender(_ photos: [(String, [UInt8])]) -> ScriptedStream {
 
 private func serve(_ stream: ScriptedStream, _ dir: StoreDirectory) throws {
     let settings = ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2)
-    let driver = ReceiverDriver(id: 7, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
-                                peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!,
-                                store: dir.store, settings: settings, shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+    let driver = ReceiverDriver(
+        id: 7, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
+        peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!,
+        store: dir.store, settings: settings, shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
     driver.run()
 }
 
@@ -36,7 +38,9 @@ private func serve(_ stream: ScriptedStream, _ dir: StoreDirectory) throws {
 struct LateAnswersDriverTests {
     static let photos = (0..<6).map { ("p\($0).png", makePNG(size: 20_000 + $0 * 500, seed: UInt64($0 + 60))) }
 
-    @Test("every photo is saved and answered, in DONE order, before the session closes; the store's late slots are all given back")
+    @Test(
+        "every photo is saved and answered, in DONE order, before the session closes; the store's late slots are all given back"
+    )
     func answeredInOrder() throws {
         let dir = try StoreDirectory()
         let stream = pipelinedSender(Self.photos)
@@ -49,7 +53,9 @@ struct LateAnswersDriverTests {
         #expect(stream.isClosed)
     }
 
-    @Test("with the store's budget of late photos spent, the session waits for each photo's round before it reads on: answers strictly in order")
+    @Test(
+        "with the store's budget of late photos spent, the session waits for each photo's round before it reads on: answers strictly in order"
+    )
     func budgetSpent() throws {
         let dir = try StoreDirectory()
         for _ in 0..<PhotoStore.maxLateFinishes { #expect(dir.store.lateFinishes.tryTake()) }
@@ -58,7 +64,10 @@ struct LateAnswersDriverTests {
         let answers = stream.written.filter { if case .welcome = $0 { false } else { true } }
         var expected: [Frame] = []
         for (name, bytes) in Self.photos {
-            expected += [.accept(Accept(offset: 0)), .ack, .saved(Saved(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes)))]
+            expected += [
+                .accept(Accept(offset: 0)), .ack,
+                .saved(Saved(name: name, size: Int64(bytes.count), sha256: SHA256.hex(of: bytes))),
+            ]
         }
         #expect(answers == expected)
         #expect(dir.store.lateFinishes.taken == PhotoStore.maxLateFinishes)

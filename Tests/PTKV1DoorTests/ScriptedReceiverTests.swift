@@ -1,4 +1,5 @@
 import PTKDigest
+import PTKDoor
 import PTKProtocol
 import PTKStore
 import PTKSystem
@@ -6,7 +7,7 @@ import PTKTestSupport
 import PTKTestTags
 import PTKTransport
 import Testing
-import PTKDoor
+
 @testable import PTKV1Door
 
 /// A sender played by a script: HELLO, then each photo (OFFER, its chunks, DONE), then BYE,
@@ -50,8 +51,13 @@ final class FakeSender {
         guard !chunks.isEmpty else { return }
         sentChunks += 1
         switch fault {
-        case .silentAfterChunks(let n) where sentChunks > n: gone = true; return
-        case .resetAfterChunks(let n) where sentChunks > n: gone = true; s.whenEmpty = .reset; return
+        case .silentAfterChunks(let n) where sentChunks > n:
+            gone = true
+            return
+        case .resetAfterChunks(let n) where sentChunks > n:
+            gone = true
+            s.whenEmpty = .reset
+            return
         case .errorAfterChunks(let n) where sentChunks > n:
             gone = true
             s.feed(.error(Problem(.internal, "the sender gave up")))
@@ -111,18 +117,21 @@ final class StoreDirectory {
 /// Runs a ReceiverDriver over `sender`'s stream until the session ends.
 private func serve(_ sender: FakeSender, _ dir: StoreDirectory, shutdown: ShutdownSignal? = nil) throws {
     let settings = ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30, sessions: 2)
-    let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: sender.stream, timeout: .seconds(1)),
-                                peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!,
-                                store: dir.store, settings: settings, shutdown: try shutdown ?? ShutdownSignal(), handshakeDeadline: .now + .seconds(1))
+    let driver = ReceiverDriver(
+        id: 1, connection: FramedConnection(stream: sender.stream, timeout: .seconds(1)),
+        peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!,
+        store: dir.store, settings: settings, shutdown: try shutdown ?? ShutdownSignal(),
+        handshakeDeadline: .now + .seconds(1))
     driver.run()
 }
 
 /// Runs a ReceiverDriver over a scripted `stream` (fed before) until the session ends.
 func serveScripted(_ stream: ScriptedStream, _ dir: StoreDirectory) throws {
-    let driver = ReceiverDriver(id: 1, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
-                                peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store,
-                                settings: ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30),
-                                shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+    let driver = ReceiverDriver(
+        id: 1, connection: FramedConnection(stream: stream, timeout: .seconds(5)),
+        peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store,
+        settings: ReceiverSettings(name: "test", window: 4, maxFileSize: 1 << 30),
+        shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
     driver.run()
 }
 
@@ -133,7 +142,8 @@ struct ScriptedReceiverTests {
     @Test("photos are saved byte-identical, whether bytes come whole or one per read", arguments: [1 << 20, 1])
     func happyPath(readSize: Int) throws {
         let dir = try StoreDirectory()
-        let a = photo(450_000, 1), b = photo(3_000, 2)
+        let a = photo(450_000, 1)
+        let b = photo(3_000, 2)
         let sender = FakeSender([("a.png", a), ("b.png", b)], readSize: readSize)
         try serve(sender, dir)
         #expect(dir.photos == ["a.png", "b.png"])
@@ -154,8 +164,9 @@ struct ScriptedReceiverTests {
         #expect(readFile(dir.path + "/a.png") == a)
     }
 
-    @Test("a sender that goes silent or resets mid-photo: nothing published, the partial kept for resume",
-          arguments: [FakeSender.Fault.silentAfterChunks(2), .resetAfterChunks(2)])
+    @Test(
+        "a sender that goes silent or resets mid-photo: nothing published, the partial kept for resume",
+        arguments: [FakeSender.Fault.silentAfterChunks(2), .resetAfterChunks(2)])
     func silentOrReset(fault: FakeSender.Fault) throws {
         let dir = try StoreDirectory()
         let sender = FakeSender([("a.png", photo(800_000, 4))], fault: fault)
@@ -165,7 +176,10 @@ struct ScriptedReceiverTests {
         #expect(sender.stream.isClosed)
         if case .silentAfterChunks = fault {
             // A silent sender is told why the session ends.
-            guard case .error(let p)? = sender.stream.written.last else { Issue.record("no ERROR"); return }
+            guard case .error(let p)? = sender.stream.written.last else {
+                Issue.record("no ERROR")
+                return
+            }
             #expect(p.code == "timeout")
         }
     }
@@ -185,7 +199,10 @@ struct ScriptedReceiverTests {
         let dir = try StoreDirectory()
         let sender = FakeSender([("a.png", photo(2_000, 6))], fault: .chunkBeforeOffer)
         try serve(sender, dir)
-        guard case .error(let p)? = sender.stream.written.last else { Issue.record("no ERROR"); return }
+        guard case .error(let p)? = sender.stream.written.last else {
+            Issue.record("no ERROR")
+            return
+        }
         #expect(p.code == "unexpected-frame")
         #expect(sender.stream.wroteEnd)  // closed gracefully, so the ERROR reaches the sender
         #expect(dir.photos.isEmpty)
@@ -198,7 +215,10 @@ struct ScriptedReceiverTests {
         signal.request()
         let sender = FakeSender([("a.png", photo(800_000, 7))])
         try serve(sender, dir, shutdown: signal)
-        guard case .error(let p)? = sender.stream.written.last else { Issue.record("no ERROR"); return }
+        guard case .error(let p)? = sender.stream.written.last else {
+            Issue.record("no ERROR")
+            return
+        }
         #expect(p.code == "shutting-down")
         #expect(dir.photos.isEmpty)
     }
@@ -206,10 +226,13 @@ struct ScriptedReceiverTests {
 
 @Suite("ReceiverDriver: a partial planted under another's SHA-256 (issue 54)", .tags(.unit))
 struct PlantedPartialTests {
-    @Test("an attacker sends other bytes under the victim's SHA-256 and size and closes before DONE; the victim (\"held\") is ACCEPTed at 0, not at the end, and its photo is saved")
+    @Test(
+        "an attacker sends other bytes under the victim's SHA-256 and size and closes before DONE; the victim (\"held\") is ACCEPTed at 0, not at the end, and its photo is saved"
+    )
     func victimStartsOver() throws {
         let dir = try StoreDirectory()
-        let victim = photo(250_001, 31), other = photo(250_001, 32)
+        let victim = photo(250_001, 31)
+        let other = photo(250_001, 32)
         let offer = Offer(name: "IMG_1.png", size: Int64(victim.count), sha256: SHA256.hex(of: victim))
         func session(_ bytes: [UInt8], done: Bool) throws -> ScriptedStream {
             let stream = ScriptedStream { _, _ in }
@@ -230,7 +253,9 @@ struct PlantedPartialTests {
         #expect(dir.partials.count == 1 && dir.photos.isEmpty)
         let answers = try session(victim, done: true).written.filter { if case .welcome = $0 { false } else { true } }
         #expect(answers.first == .accept(Accept(offset: 0)), "\(answers)")
-        #expect(answers.last == .saved(Saved(name: "IMG_1.png", size: Int64(victim.count), sha256: SHA256.hex(of: victim))), "\(answers)")
+        #expect(
+            answers.last == .saved(Saved(name: "IMG_1.png", size: Int64(victim.count), sha256: SHA256.hex(of: victim))),
+            "\(answers)")
         #expect(readFile(dir.path + "/IMG_1.png") == victim && dir.partials.isEmpty)
     }
 }

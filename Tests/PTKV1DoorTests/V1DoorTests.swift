@@ -27,11 +27,14 @@ private final class V1DoorFixture {
         let trust = TrustStore(directory: directory)
         shutdown = try ShutdownSignal()
         admission = Admission(maxSessions: maxSessions, perAddress: perAddress, handshakeTimeout: .seconds(5))
-        let listener = try Listener(addresses: [SocketAddress(numericHost: "127.0.0.1", port: 0)!], skipUnavailable: false)
-        door = V1Door(listener: listener, tls: try TLSContext(server: true, identity: identity), store: store, trust: trust,
-                      arrivals: Arrivals(directory: directory + "/photos", layout: .flat, trust: trust, library: nil, held: nil, hooks: nil),
-                      settings: ReceiverSettings(name: "door test", window: 4, maxFileSize: 1 << 20), shutdown: shutdown,
-                      admission: admission, idleTimeout: .seconds(5))
+        let listener = try Listener(
+            addresses: [SocketAddress(numericHost: "127.0.0.1", port: 0)!], skipUnavailable: false)
+        door = V1Door(
+            listener: listener, tls: try TLSContext(server: true, identity: identity), store: store, trust: trust,
+            arrivals: Arrivals(
+                directory: directory + "/photos", layout: .flat, trust: trust, library: nil, held: nil, hooks: nil),
+            settings: ReceiverSettings(name: "door test", window: 4, maxFileSize: 1 << 20), shutdown: shutdown,
+            admission: admission, idleTimeout: .seconds(5))
         nonisolated(unsafe) let loop = AcceptLoop(doors: [door], shutdown: shutdown)  // run on one thread, then left
         try threads.start(name: "accept") { _ = loop.run() }
     }
@@ -39,7 +42,8 @@ private final class V1DoorFixture {
     /// A sender's plaintext connection to the door.
     func connect() throws -> FramedConnection {
         let socket = try Socket.connect(to: door.listener.addresses[0], deadline: .now + .seconds(5))
-        return FramedConnection(stream: TCPStream(socket: socket, peer: door.listener.addresses[0]), timeout: .seconds(5))
+        return FramedConnection(
+            stream: TCPStream(socket: socket, peer: door.listener.addresses[0]), timeout: .seconds(5))
     }
 
     deinit {
@@ -57,7 +61,10 @@ struct V1DoorTests {
         let f = try V1DoorFixture()
         let sender = try f.connect()
         try sender.send(.hello(Hello(name: "phone", window: 4)))
-        guard case .welcome(let welcome)? = try sender.receive() else { Issue.record("no WELCOME"); return }
+        guard case .welcome(let welcome)? = try sender.receive() else {
+            Issue.record("no WELCOME")
+            return
+        }
         #expect(welcome.name == "door test")
         #expect(f.admission.count == 1)
         sender.close()
@@ -71,7 +78,10 @@ struct V1DoorTests {
         #expect(eventually(5) { f.admission.count == 1 })
         let second = try f.connect()
         try second.send(.hello(Hello(name: "phone", window: 4)))
-        guard case .error(let problem)? = try second.receive() else { Issue.record("no ERROR"); return }
+        guard case .error(let problem)? = try second.receive() else {
+            Issue.record("no ERROR")
+            return
+        }
         #expect(problem.code == "busy")
         #expect(problem.message.contains("127.0.0.1 already has 1 sessions open"))
         #expect(f.admission.count == 1)
@@ -90,7 +100,8 @@ struct V1DoorTests {
         try request.withUnsafeBytes { try stream.write($0, deadline: .now + .seconds(5)) }
         // Closed with the request unread: an end of stream, or a reset.
         var buffer = [UInt8](repeating: 0, count: 64)
-        let n = try? buffer.withUnsafeMutableBytes { try stream.read(into: $0, deadline: .now + .seconds(5)) }  // a reset is a close too
+        // a reset is a close too
+        let n = try? buffer.withUnsafeMutableBytes { try stream.read(into: $0, deadline: .now + .seconds(5)) }
         #expect(n == nil || n == 0)
         #expect(eventually(5) { f.admission.count == 0 })
     }

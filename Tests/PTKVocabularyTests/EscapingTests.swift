@@ -4,10 +4,12 @@ import Testing
 
 @Suite("Escapers", .tags(.unit))
 struct EscapingTests {
-    @Test("JSON string literals escape quotes, backslashes and control characters", arguments: [
-        ("Living Room", #""Living Room""#), ("a\"b", #""a\"b""#), ("back\\slash", #""back\\slash""#),
-        ("line\nnext\t", #""line\nnext\t""#), ("\u{1}", #""\u0001""#), ("写真", #""写真""#),
-    ])
+    @Test(
+        "JSON string literals escape quotes, backslashes and control characters",
+        arguments: [
+            ("Living Room", #""Living Room""#), ("a\"b", #""a\"b""#), ("back\\slash", #""back\\slash""#),
+            ("line\nnext\t", #""line\nnext\t""#), ("\u{1}", #""\u0001""#), ("写真", #""写真""#),
+        ])
     func json(text: String, literal: String) {
         #expect(jsonString(text) == literal)
     }

@@ -1,33 +1,36 @@
-@testable import PTKVocabulary
 import PTKTestTags
 import Testing
 
+@testable import PTKVocabulary
+
 @Suite("Final-name sanitiser", .tags(.unit))
 struct FileNameTests {
-    @Test("nasty names become safe names", arguments: [
-        ("IMG_0001.png", "IMG_0001.png"),
-        ("../../etc/passwd", "passwd.png"),
-        ("..\\..\\windows\\evil.png", "evil.png"),
-        ("/absolute/path/x.png", "x.png"),
-        ("dir/", "photo.png"),
-        ("..", "photo.png"),
-        ("...", "photo.png"),
-        (".hidden.png", "hidden.png"),
-        ("  . .lead.png", "lead.png"),
-        (".png", "png.png"),
-        ("", "photo.png"),
-        ("/", "photo.png"),
-        ("\\", "photo.png"),
-        ("noext", "noext.png"),
-        ("photo.jpg", "photo.jpg.png"),
-        ("UPPER.PNG", "UPPER.PNG"),
-        ("a\u{0}b\u{1F}c\u{7F}d\u{85}.png", "abcd.png"),
-        ("line\nbreak.png", "linebreak.png"),
-        ("\u{1}\u{2}", "photo.png"),
-        ("Ünïcödé 写真.png", "Ünïcödé 写真.png"),
-        ("trailing space .png", "trailing space .png"),
-        (".incoming", "incoming.png"),
-    ])
+    @Test(
+        "nasty names become safe names",
+        arguments: [
+            ("IMG_0001.png", "IMG_0001.png"),
+            ("../../etc/passwd", "passwd.png"),
+            ("..\\..\\windows\\evil.png", "evil.png"),
+            ("/absolute/path/x.png", "x.png"),
+            ("dir/", "photo.png"),
+            ("..", "photo.png"),
+            ("...", "photo.png"),
+            (".hidden.png", "hidden.png"),
+            ("  . .lead.png", "lead.png"),
+            (".png", "png.png"),
+            ("", "photo.png"),
+            ("/", "photo.png"),
+            ("\\", "photo.png"),
+            ("noext", "noext.png"),
+            ("photo.jpg", "photo.jpg.png"),
+            ("UPPER.PNG", "UPPER.PNG"),
+            ("a\u{0}b\u{1F}c\u{7F}d\u{85}.png", "abcd.png"),
+            ("line\nbreak.png", "linebreak.png"),
+            ("\u{1}\u{2}", "photo.png"),
+            ("Ünïcödé 写真.png", "Ünïcödé 写真.png"),
+            ("trailing space .png", "trailing space .png"),
+            (".incoming", "incoming.png"),
+        ])
     func sanitize(offered: String, expected: String) {
         #expect(FileName.sanitize(offered) == expected)
     }
@@ -54,7 +57,11 @@ struct FileNameTests {
         #expect(FileName.withSuffix("a.b.png", counter: 10) == "a.b (10).png")
     }
 
-    @Test("a name is never empty, hidden, or a path", arguments: ["", ".", "..", "/..", "../", " ", "\u{7}", ".\u{0}.", "a/b/../..", String(repeating: "\u{301}", count: 300)])
+    @Test(
+        "a name is never empty, hidden, or a path",
+        arguments: [
+            "", ".", "..", "/..", "../", " ", "\u{7}", ".\u{0}.", "a/b/../..", String(repeating: "\u{301}", count: 300),
+        ])
     func neverUnsafe(offered: String) {
         let s = FileName.sanitize(offered)
         #expect(!s.isEmpty)
@@ -65,11 +72,13 @@ struct FileNameTests {
         #expect(s.hasSuffix(".png"))
     }
 
-    @Test("names that compete for one final name share a collision key; others do not", arguments: [
-        ("a.png", "a.png"), ("a", "a.png"), (".a.png", "a.png"), ("  a.png", "a.png"), ("dir/a.png", "a.png"),
-        ("a (2).png", "a.png"), ("a (2) (3).png", "a.png"), ("a (x).png", "a (x).png"), ("(2).png", "(2).png"),
-        ("a.PNG", "a.PNG"), ("b.png", "b.png"), ("a\u{1}.png", "a.png"),
-    ])
+    @Test(
+        "names that compete for one final name share a collision key; others do not",
+        arguments: [
+            ("a.png", "a.png"), ("a", "a.png"), (".a.png", "a.png"), ("  a.png", "a.png"), ("dir/a.png", "a.png"),
+            ("a (2).png", "a.png"), ("a (2) (3).png", "a.png"), ("a (x).png", "a (x).png"), ("(2).png", "(2).png"),
+            ("a.PNG", "a.PNG"), ("b.png", "b.png"), ("a\u{1}.png", "a.png"),
+        ])
     func collisionKeys(offered: String, key: String) {
         #expect(FileName.collisionKey(offered) == key)
     }
@@ -77,15 +86,21 @@ struct FileNameTests {
     @Test("a name and the suffixed form the receiver would give its second copy share a key")
     func suffixesShareKey() {
         for n in 2...12 {
-            #expect(FileName.collisionKey(FileName.withSuffix(FileName.sanitize("IMG_1.png"), counter: n)) == FileName.collisionKey("IMG_1.png"))
+            #expect(
+                FileName.collisionKey(FileName.withSuffix(FileName.sanitize("IMG_1.png"), counter: n))
+                    == FileName.collisionKey("IMG_1.png"))
         }
     }
 
-    @Test("a JPEG keeps .jpg or .jpeg in any case and gets .jpg otherwise", arguments: [
-        ("IMG_0001.jpg", "IMG_0001.jpg"), ("IMG_0001.JPG", "IMG_0001.JPG"), ("scan.jpeg", "scan.jpeg"), ("scan.JPEG", "scan.JPEG"),
-        ("DCIM/Camera/IMG.jpg", "IMG.jpg"), ("noext", "noext.jpg"), ("photo.png", "photo.png.jpg"), ("", "photo.jpg"),
-        ("../..", "photo.jpg"), (".jpg", "jpg.jpg"), ("a\u{1}.jpeg", "a.jpeg"),
-    ])
+    @Test(
+        "a JPEG keeps .jpg or .jpeg in any case and gets .jpg otherwise",
+        arguments: [
+            ("IMG_0001.jpg", "IMG_0001.jpg"), ("IMG_0001.JPG", "IMG_0001.JPG"), ("scan.jpeg", "scan.jpeg"),
+            ("scan.JPEG", "scan.JPEG"),
+            ("DCIM/Camera/IMG.jpg", "IMG.jpg"), ("noext", "noext.jpg"), ("photo.png", "photo.png.jpg"),
+            ("", "photo.jpg"),
+            ("../..", "photo.jpg"), (".jpg", "jpg.jpg"), ("a\u{1}.jpeg", "a.jpeg"),
+        ])
     func jpegNames(offered: String, expected: String) {
         #expect(FileName.sanitize(offered, type: .jpeg) == expected)
     }
@@ -120,9 +135,12 @@ struct FileNameTests {
 
 @Suite("Text", .tags(.unit))
 struct TextTests {
-    @Test("trimmingSpaces drops the spaces, tabs and carriage returns around a value, and nothing inside", arguments: [
-        ("  a b  ", "a b"), ("\tkey\t", "key"), ("value\r", "value"), (" \r\t ", ""), ("", ""), ("a\u{A0}", "a\u{A0}"), ("é ", "é"),
-    ])
+    @Test(
+        "trimmingSpaces drops the spaces, tabs and carriage returns around a value, and nothing inside",
+        arguments: [
+            ("  a b  ", "a b"), ("\tkey\t", "key"), ("value\r", "value"), (" \r\t ", ""), ("", ""),
+            ("a\u{A0}", "a\u{A0}"), ("é ", "é"),
+        ])
     func trims(text: String, trimmed: String) {
         #expect(text.trimmingSpaces == trimmed)
         #expect(text[...].trimmingSpaces == trimmed)

@@ -14,7 +14,11 @@ struct HostileHEIFWebTests {
         let (cookie, csrf) = try f.login()
         for (name, words) in HostileHEICs.files {
             let b = try #require(HostileHEICs.bytes(name))
-            let web = f.run([request("POST", "/upload?name=\(name)", [("Cookie", cookie), ("X-CSRF-Token", csrf), ("Content-Type", "image/heic")], body: b)])
+            let web = f.run([
+                request(
+                    "POST", "/upload?name=\(name)",
+                    [("Cookie", cookie), ("X-CSRF-Token", csrf), ("Content-Type", "image/heic")], body: b)
+            ])
             #expect(web.first.status == 400 && web.first.text.contains(words), "web \(name): \(web.first)")
         }
         #expect(f.kept().isEmpty && f.incoming().isEmpty, "\(f.kept()) \(f.incoming())")

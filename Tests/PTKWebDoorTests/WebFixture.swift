@@ -1,5 +1,6 @@
 import PTKConfiguration
 import PTKDAVDoor
+import PTKDoor
 import PTKHTTP
 import PTKLibrary
 import PTKStore
@@ -8,7 +9,6 @@ import PTKTestSupport
 import PTKTrust
 import PTKWeb
 
-import PTKDoor
 @testable import PTKWebDoor
 
 /// The web door alone, driven through its route table by `RouteHarness`: its state (store,

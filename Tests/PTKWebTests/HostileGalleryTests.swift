@@ -13,9 +13,11 @@ struct HostileGalleryTests {
 
     /// A hostile text around mark `m`, with no "/" when `slashes` is false (a file or folder name).
     static func text(_ m: String, _ i: Int, slashes: Bool = true) -> String {
-        var s = "x\u{600}<b id=pwn\(i)>\(m) \(m)\"\(m) data-pwn\(i)=1 x=\(m)\"\(m) \(m)'\(m) data-q\(i)='\(m) &\(m)amp;\(m)&\(m)"
+        var s =
+            "x\u{600}<b id=pwn\(i)>\(m) \(m)\"\(m) data-pwn\(i)=1 x=\(m)\"\(m) \(m)'\(m) data-q\(i)='\(m) &\(m)amp;\(m)&\(m)"
         if slashes {
-            s += " \u{600}</title>\(m)\u{600}<meta http-equiv=refresh content=0;url=//evil.example/>\(m)\u{600}<base href=//evil.example/>\(m)"
+            s +=
+                " \u{600}</title>\(m)\u{600}<meta http-equiv=refresh content=0;url=//evil.example/>\(m)\u{600}<base href=//evil.example/>\(m)"
                 + " \u{600}<img src='//evil.example/?\(m)"
         }
         return s
@@ -33,16 +35,21 @@ struct HostileGalleryTests {
     static func gallery(_ t: (Int) -> String) -> String {
         let names = [t(1) + "/" + t(2) + ".png", t(3) + ".png"]
         let photos = names.enumerated().map { i, name in
-            WebPhoto(id: Int64(i + 1), name: name, sha256: String(repeating: "a", count: 64), displayedWidth: 40, displayedHeight: 30,
-                     received: WallTime(milliseconds: 1_700_000_000_000 + Int64(i) * 1000),
-                     takenMinutes: String(("2024-05-06 07:08" + t(14)).prefix(16)), day: "2024-05-06",
-                     senderName: t(4 + i), note: t(10 + i), rating: 4, indexed: true, hasThumbnail: i == 0, problem: t(15))
+            WebPhoto(
+                id: Int64(i + 1), name: name, sha256: String(repeating: "a", count: 64), displayedWidth: 40,
+                displayedHeight: 30,
+                received: WallTime(milliseconds: 1_700_000_000_000 + Int64(i) * 1000),
+                takenMinutes: String(("2024-05-06 07:08" + t(14)).prefix(16)), day: "2024-05-06",
+                senderName: t(4 + i), note: t(10 + i), rating: 4, indexed: true, hasThumbnail: i == 0, problem: t(15))
         }
-        return StaticGallery.page(directory: "/tmp/ptk-gallery " + t(0), photos: photos.reversed(), photosLink: "../..", thumbnailsLink: "../thumbnails")
+        return StaticGallery.page(
+            directory: "/tmp/ptk-gallery " + t(0), photos: photos.reversed(), photosLink: "../..",
+            thumbnailsLink: "../thumbnails")
     }
 
-    @Test("the static gallery with hostile texts in every field has exactly the elements and attributes it has with harmless ones",
-          arguments: HostileGalleryTests.marks.indices)
+    @Test(
+        "the static gallery with hostile texts in every field has exactly the elements and attributes it has with harmless ones",
+        arguments: HostileGalleryTests.marks.indices)
     func staticGallery(mark: Int) throws {
         let m = Self.marks[mark]
         // Names of files and folders cannot hold "/"; notes, senders and the rest can.

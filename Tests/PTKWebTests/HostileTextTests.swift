@@ -111,14 +111,19 @@ struct HostileTextTests {
             return w
         }
         return [
-            pages.gallery(sections, firstContinues: false, matching: 3, total: 3, senders: [t(5), t(17)], sender: t(17), minRating: 2, more: t(20), viewer: viewer),
+            pages.gallery(
+                sections, firstContinues: false, matching: 3, total: 3, senders: [t(5), t(17)], sender: t(17),
+                minRating: 2, more: t(20), viewer: viewer),
             pages.photo(WebPhoto(a), details: a.details(thumbnailFolder: t(18)), viewer: viewer, message: t(19)),
             pages.photo(WebPhoto(b), details: b.details(thumbnailFolder: t(18)), viewer: viewer),
             pages.photo(WebPhoto(c), details: c.details(thumbnailFolder: t(18)), viewer: viewer),
             pages.photo(previewed(c), details: c.details(thumbnailFolder: t(18)), viewer: viewer),
-            pages.view(WebPhoto(a), details: a.details(thumbnailFolder: t(18)), previous: WebPhoto(b), next: previewed(c),
-                       filters: WebPages.filterQuery(sender: t(17), minRating: 2), viewer: viewer),
-            pages.view(previewed(c), details: c.details(thumbnailFolder: t(18)), previous: WebPhoto(a), next: nil, filters: "", viewer: viewer),
+            pages.view(
+                WebPhoto(a), details: a.details(thumbnailFolder: t(18)), previous: WebPhoto(b), next: previewed(c),
+                filters: WebPages.filterQuery(sender: t(17), minRating: 2), viewer: viewer),
+            pages.view(
+                previewed(c), details: c.details(thumbnailFolder: t(18)), previous: WebPhoto(a), next: nil, filters: "",
+                viewer: viewer),
             pages.confirmDelete(WebPhoto(a), viewer: viewer),
             pages.confirmDelete(WebPhoto(b), viewer: viewer),
             pages.upload(types: PhotoType.allCases, maxFileSize: 50 << 20, viewer: viewer),
@@ -129,8 +134,9 @@ struct HostileTextTests {
         ]
     }
 
-    @Test("every page, with hostile texts in every field, has exactly the elements and attributes it has with harmless texts",
-          arguments: HostileText.marks.indices)
+    @Test(
+        "every page, with hostile texts in every field, has exactly the elements and attributes it has with harmless texts",
+        arguments: HostileText.marks.indices)
     func everyPageEveryField(mark: Int) throws {
         // Each field gets a hostile text of its own (ids apart), all built around one mark.
         let text = { (k: Int) in HostileText.text(HostileText.marks[mark], k) }
@@ -139,15 +145,26 @@ struct HostileTextTests {
         let structure = try htmlStructure(hostile + harmless)
         for i in hostile.indices {
             let (found, wanted) = (structure[i], structure[hostile.count + i])
-            #expect(found == wanted, "page \(i) with mark U+\(String(HostileText.marks[mark].unicodeScalars.first!.value, radix: 16)): \(Set(found).subtracting(wanted).sorted())")
-            #expect(!found.contains { $0.contains("pwn") || $0.contains("data-q") || $0.contains("\"base\"") || $0.contains("\"form\", [\"action\"]") })
+            #expect(
+                found == wanted,
+                "page \(i) with mark U+\(String(HostileText.marks[mark].unicodeScalars.first!.value, radix: 16)): \(Set(found).subtracting(wanted).sorted())"
+            )
+            #expect(
+                !found.contains {
+                    $0.contains("pwn") || $0.contains("data-q") || $0.contains("\"base\"")
+                        || $0.contains("\"form\", [\"action\"]")
+                })
             #expect(found.count > 10, "the parser saw the page")
         }
     }
 
-    @Test("escapeHTML writes no raw < > \" ' and no & but its own entities, and gives back the text when unescaped",
-          arguments: HostileText.all + ["", "&", "&amp;", "<>\"'&", "\u{600}<", ">\u{301}", "\"\u{301}", "'\u{200D}", "&\u{FE0F}", "\u{202E}<\u{202E}",
-                                        "\u{1F469}\u{200D}\u{1F4BB}<", "<\u{1F3FB}", "\u{1100}\u{1161}<", "\r\n<", "\u{37E}"])
+    @Test(
+        "escapeHTML writes no raw < > \" ' and no & but its own entities, and gives back the text when unescaped",
+        arguments: HostileText.all + [
+            "", "&", "&amp;", "<>\"'&", "\u{600}<", ">\u{301}", "\"\u{301}", "'\u{200D}", "&\u{FE0F}",
+            "\u{202E}<\u{202E}",
+            "\u{1F469}\u{200D}\u{1F4BB}<", "<\u{1F3FB}", "\u{1100}\u{1161}<", "\r\n<", "\u{37E}",
+        ])
     func escaper(text: String) {
         let escaped = escapeHTML(text)
         #expect(!escaped.unicodeScalars.contains { ["<", ">", "\"", "'"].contains($0) }, "\(escaped.debugDescription)")
@@ -160,7 +177,9 @@ struct HostileTextTests {
     func percent() {
         for text in HostileText.all + ["a/\u{301}b", "?\u{301}", "#\u{600}", "%\u{301}41"] {
             let encoded = percentEncode(text)
-            #expect(encoded.utf8.allSatisfy { $0 < 0x80 && ($0.isUnreservedASCII || $0 == UInt8(ascii: "%")) }, "\(encoded)")
+            #expect(
+                encoded.utf8.allSatisfy { $0 < 0x80 && ($0.isUnreservedASCII || $0 == UInt8(ascii: "%")) }, "\(encoded)"
+            )
             #expect(encoded.removingPercentEncoding == text)
         }
     }
@@ -168,7 +187,10 @@ struct HostileTextTests {
     @Test("a download's name keeps no quote, slash or line break next to a mark, and only its last component")
     func attachmentNames() {
         let header = attachment("a/\u{301}b\"\u{301}\r\u{301}\n;\u{301}x.png")
-        #expect(header == "attachment; filename=\"_b_______x.png\"; filename*=UTF-8''%CC%81b%22%CC%81%0D%CC%81%0A%3B%CC%81x.png")
+        #expect(
+            header
+                == "attachment; filename=\"_b_______x.png\"; filename*=UTF-8''%CC%81b%22%CC%81%0D%CC%81%0A%3B%CC%81x.png"
+        )
         #expect(cookies("a=1;\u{301}b=2; c=3\u{37E}d=4") == ["a": "1", "\u{301}b": "2", "c": "3\u{37E}d=4"])
     }
 
@@ -176,7 +198,11 @@ struct HostileTextTests {
         let scalars = Array(s.unicodeScalars)
         for (i, u) in scalars.enumerated() where u == "&" {
             let rest = String(String.UnicodeScalarView(scalars[i...].prefix(6)))
-            guard ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].contains(where: { rest.unicodeScalars.starts(with: $0.unicodeScalars) }) else { return false }
+            guard
+                ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].contains(where: {
+                    rest.unicodeScalars.starts(with: $0.unicodeScalars)
+                })
+            else { return false }
         }
         return true
     }
@@ -184,7 +210,9 @@ struct HostileTextTests {
     func unescape(_ s: String) -> String {
         var out = String.UnicodeScalarView()
         var rest = Substring(s).unicodeScalars[...]
-        let entities: [(String, Unicode.Scalar)] = [("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'")]
+        let entities: [(String, Unicode.Scalar)] = [
+            ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"),
+        ]
         while let u = rest.first {
             if u == "&", let (entity, scalar) = entities.first(where: { rest.starts(with: $0.0.unicodeScalars) }) {
                 out.append(scalar)
@@ -200,6 +228,7 @@ struct HostileTextTests {
 
 extension UInt8 {
     var isUnreservedASCII: Bool {
-        (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) || (0x30...0x39).contains(self) || [0x2D, 0x2E, 0x5F, 0x7E].contains(self)
+        (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) || (0x30...0x39).contains(self)
+            || [0x2D, 0x2E, 0x5F, 0x7E].contains(self)
     }
 }

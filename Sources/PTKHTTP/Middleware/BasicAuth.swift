@@ -23,8 +23,10 @@ public struct BasicAuth<Account, Limiter: FailureLimiter> {
     public let spent: () -> Bool
 
     /// `failed` and `spent` default to a receiver with no budget of guesses.
-    public init(realm: String, throttle: FailureThrottle<Limiter>, verify: @escaping (String, String) -> Account?,
-                failed: @escaping (String) -> Void = { _ in }, spent: @escaping () -> Bool = { false }) {
+    public init(
+        realm: String, throttle: FailureThrottle<Limiter>, verify: @escaping (String, String) -> Account?,
+        failed: @escaping (String) -> Void = { _ in }, spent: @escaping () -> Bool = { false }
+    ) {
         self.realm = realm
         self.failed = failed
         self.spent = spent
@@ -38,9 +40,10 @@ public struct BasicAuth<Account, Limiter: FailureLimiter> {
         guard let header else { return nil }
         let parts = header.parts(separatedBy: " ", maxSplits: 1, omittingEmpty: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
-              let bytes = base64Decoded(parts[1].trimmingWhitespace), let colon = bytes.firstIndex(of: 0x3A),
-              let name = String(validating: bytes[..<colon], as: UTF8.self),
-              let password = String(validating: bytes[(colon + 1)...], as: UTF8.self) else { return nil }
+            let bytes = base64Decoded(parts[1].trimmingWhitespace), let colon = bytes.firstIndex(of: 0x3A),
+            let name = String(validating: bytes[..<colon], as: UTF8.self),
+            let password = String(validating: bytes[(colon + 1)...], as: UTF8.self)
+        else { return nil }
         return (name, password)
     }
 
@@ -49,15 +52,19 @@ public struct BasicAuth<Account, Limiter: FailureLimiter> {
     /// credentials), 429 for an address that must wait (its credentials not checked). Neither
     /// reads the body: a request with one then closes its connection (a PUT may be gigabytes).
     public func authenticate(_ request: Request) throws(HTTPError) -> Account {
-        let challenge = HTTPError.status(.unauthorized, "a user name and app password are needed", headers: ["WWW-Authenticate": challengeValue])
+        let challenge = HTTPError.status(
+            .unauthorized, "a user name and app password are needed", headers: ["WWW-Authenticate": challengeValue])
         guard let (name, password) = Self.credentials(request.head.header("authorization")) else { throw challenge }
         switch outcome(name: name, password: password, address: request.address) {
         case .lockedOut:
-            request.log("credentials for \(quotedForLog(name, limit: 64)) while \(request.address) must wait; answered 429")
+            request.log(
+                "credentials for \(quotedForLog(name, limit: 64)) while \(request.address) must wait; answered 429")
             throw .status(.tooManyRequests, "too many wrong passwords; try again in a few minutes")
         case .wrong(let locked):
             failed(request.address)
-            request.log("wrong password for \(quotedForLog(name, limit: 64))" + (locked ? "; \(request.address) must wait" : "") + "; answered 401")
+            request.log(
+                "wrong password for \(quotedForLog(name, limit: 64))" + (locked ? "; \(request.address) must wait" : "")
+                    + "; answered 401")
             throw challenge
         case .right(let account):
             request.proven()
