@@ -30,8 +30,8 @@ public struct OpenFlags: OptionSet, Sendable {
     /// A descriptor that names the file without opening it for reading or writing.
     public static let pathOnly = OpenFlags(rawValue: 0o10000000)  // O_PATH, which the Glibc overlay does not export
     /// O_TMPFILE (with `readWrite` or `writeOnly`, the path a directory): a file with no name
-    /// in that directory, gone when its last descriptor closes.
-    // O_TMPFILE, which the Glibc overlay does not export
+    /// in that directory, gone when its last descriptor closes. (O_TMPFILE: the Glibc overlay
+    /// does not export it.)
     public static let temporaryFile = OpenFlags(rawValue: 0o20000000 | O_DIRECTORY)
 }
 
