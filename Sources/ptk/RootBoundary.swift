@@ -187,63 +187,6 @@ enum RootBoundary {
         return (user, opened)
     }
 
-    /// Why root's ptk refuses to work below `folder`, and what to do about it.
-    static func refusal(_ folder: ChangeableFolder, directory: String, user: Credentials?) -> String {
-        let owner =
-            folder.owner == 0 ? "root" : Credentials.of(uid: folder.owner, groupIfUnknown: folder.group).description
-        let group = "group " + (groupName(folder.group).map { "\($0) (gid \(folder.group))" } ?? "gid \(folder.group)")
-        let who: String
-        if folder.mode & 0o002 != 0 {
-            who = "any user"
-        } else if folder.hasAccessACL {
-            // With an access ACL the group bits are its mask: what the ACL grants, up to the mask.
-            who =
-                "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(folder.path)); its group bits are the ACL's mask, not \(group)'s)"
-        } else {
-            who = "the users of \(group)"
-        }
-        let what =
-            folder.mode & 0o1000 != 0
-            ? "make names in it (the sticky bit only keeps them from renaming what is not theirs)"
-            : "rename or replace what is in it"
-        let fix =
-            folder.hasAccessACL && folder.mode & 0o002 == 0
-            ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r-x), "
-            : "Make it writable by its owner only (chmod go-w), "
-        return
-            "\(quotedForTerminal(folder.path)) (owner \(owner), mode \(String(folder.mode, radix: 8))\(folder.hasAccessACL ? ", with an access ACL" : "")) lets \(who) \(what), "
-            + "so root's ptk would work on \(quotedForTerminal(directory)) among what they put there; refused. "
-            + fix + "or give it to \(user.map(\.description) ?? "the user ptkd runs as") (chown), "
-            + "or run ptk as that user (sudo -u USER ptk ...)"
-    }
-
-    /// Why root's ptk refuses to work on a directory holding `file`, which others may write,
-    /// and what to do about it.
-    static func refusal(_ file: WayStep, directory: String, user: Credentials?) -> String {
-        let owner = file.owner == 0 ? "root" : Credentials.of(uid: file.owner, groupIfUnknown: file.group).description
-        let group = "group " + (groupName(file.group).map { "\($0) (gid \(file.group))" } ?? "gid \(file.group)")
-        let mode = file.mode & 0o7777
-        let who: String
-        if mode & 0o002 != 0 {
-            who = "any user"
-        } else if file.hasAccessACL {
-            who =
-                "the users and groups its access ACL grants write (getfacl \(quotedForTerminal(file.path)); its group bits are the ACL's mask, not \(group)'s)"
-        } else {
-            who = "the users of \(group)"
-        }
-        let fix =
-            file.hasAccessACL && mode & 0o002 == 0
-            ? "Remove the ACL's write entries or its mask's write (setfacl -b, or setfacl -m m::r--), "
-            : "Make it writable by its owner only (chmod g-w,o-w), "
-        return
-            "\(quotedForTerminal(file.path)) (owner \(owner), mode \(String(mode, radix: 8))\(file.hasAccessACL ? ", with an access ACL" : "")) lets \(who) rewrite it, "
-            + "so root's ptk would work on \(quotedForTerminal(directory)) with what they write there; refused. "
-            + fix
-            + "or give the directory and all it holds to \(user.map(\.description) ?? "the user ptkd runs as") (chown -R), "
-            + "or run ptk as that user (sudo -u USER ptk ...)"
-    }
-
     /// Run first, with the command line parsed and before anything in ptkd's directories is
     /// opened. Does nothing unless ptk runs as root; then walks the way to the command's
     /// directory by descriptors and keeps that directory open (`opened.directory`), and over
@@ -507,60 +450,5 @@ enum RootBoundary {
         staging.close()
         removeTree(name, in: folder)
         exitProcess(status)
-    }
-
-    /// "123-360.jpg" or "123-360.png" (digits, a dash, digits): a thumbnail the gallery writes.
-    static func isThumbnailName(_ name: String) -> Bool {
-        guard name.hasSuffix(".jpg") || name.hasSuffix(".png") else { return false }
-        let parts = name.utf8.dropLast(4).split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
-        return parts.count == 2
-            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
-    }
-
-    /// Gives `name` in `folder` to root: a regular file of one name of at most `limit` bytes,
-    /// or (with `files`) a folder holding those regular files of one name each, each of at
-    /// most its limit. Opened without following a link. What the child made beyond what it
-    /// could have (it bounds its copies itself) is refused here too: EFBIG.
-    static func adopt(_ name: String, in folder: FileDescriptor, limit: Int64, files: [String: Int64]? = nil)
-        throws(SystemError)
-    {
-        let root = Credentials(user: 0, group: 0, name: "root")
-        func adoptFile(_ name: String, in folder: FileDescriptor, limit: Int64) throws(SystemError) {
-            let fd = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .noFollow, .nonBlocking])
-            defer { fd.close() }
-            let (status, links, _) = try fd.statusWithLinks()
-            guard status.isRegularFile, links == 1 else {
-                throw SystemError(call: "open", object: name, errno: Errno.invalidArgument.rawValue)
-            }
-            guard status.size <= limit else {
-                throw SystemError(call: "open", object: name, errno: Errno.fileTooLarge.rawValue)
-            }
-            try fd.give(to: root)
-        }
-        guard let files else { return try adoptFile(name, in: folder, limit: limit) }
-        let package = try FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow])
-        defer { package.close() }
-        for entry in try package.entries() {
-            guard let most = files[entry] else {
-                throw SystemError(call: "open", object: name + "/" + entry, errno: Errno.invalidArgument.rawValue)
-            }
-            try adoptFile(entry, in: package, limit: most)
-        }
-        try package.give(to: root)
-    }
-
-    /// Removes `name` in `folder` and, if it is a folder, all it holds, following no link.
-    static func removeTree(_ name: String, in folder: FileDescriptor) {
-        // not a folder: unlinked below
-        if let sub = try? FileDescriptor.open(name, relativeTo: folder, flags: [.readOnly, .directory, .noFollow]) {
-            // unreadable: the rmdir below says so
-            for entry in (try? sub.entries()) ?? [] { removeTree(entry, in: sub) }
-            sub.close()
-            do { try folder.removeDirectory(name) } catch {
-                writeToStandardError("ptk: cannot remove the staging folder \(quotedForTerminal(name)): \(error)")
-            }
-        } else {
-            try? folder.unlink(name)  // what cannot be removed stays in the staging folder, whose removal then says so
-        }
     }
 }
