@@ -155,8 +155,8 @@ public final class Daemon: @unchecked Sendable {
             admission: admission, idleTimeout: configuration.idleTimeout)
         // The doors: one line each. A new door is made above, with its settings, and listed here.
         var doors: [any Door] = [v1]
-        if let localSend { doors.append(LocalSendEndpointDoor(localSend, admission: admission)) }
-        if let web { doors.append(WebEndpointDoor(web, admission: admission)) }
+        if let localSend { doors.append(localSend.door(admission: admission)) }
+        if let web { doors.append(web.door(admission: admission)) }
         self.doors = doors
     }
 
