@@ -341,7 +341,13 @@ struct SystemdTests {
         // The photo library, kept by the sandboxed service: `ptk` as root lists and edits it, and
         // every file in the directory stays the service user's, so ptkd can go on writing them.
         #expect(eventually(10) { (try? system.exec(["ptk", "list"]))?.stdout.split(separator: "\n").count == 2 })
-        let shown = try system.exec(["ptk", "show", "photo (2)"])
+        // Listed as soon as it is saved; its thumbnail follows when the indexer has made it.
+        let shown =
+            try eventuallyValue(30) {
+                (try? system.exec(["ptk", "show", "photo (2)"])).flatMap {
+                    $0.stdout.contains("thumbnail: (not indexed yet)") ? nil : $0
+                }
+            } ?? system.exec(["ptk", "show", "photo (2)"])
         #expect(
             shown.stdout.contains("\"livingroom\" from 127.0.0.1:") && shown.stdout.contains("device \(senderID)"),
             "\(shown.stdout) \(shown.stderr)")
