@@ -50,12 +50,17 @@ extension DAVEndpoint {
         }
         defer { spool.close() }
         let shutdown = self.shutdown
-        switch StoreUpload.spool(r.body, into: spool, limit: limit, stop: { shutdown.isRequested ? (503, "the receiver is shutting down") : nil }) {
+        let account = c.account.id
+        // Asked as the declared PUT asks: a password removed while its body comes is spooled no further.
+        switch StoreUpload.spool(r.body, into: spool, limit: limit, stop: {
+            if shutdown.isRequested { return (503, "the receiver is shutting down") }
+            return self.isCurrent(account) ? nil : (401, Self.removedReason)
+        }) {
         case .success(let size):
             return try put(r, c, path, name: name, existing: existing, size: size, reading: StoreUpload.replay(spool))
         case .failure(.failed(let failure)):
             r.log("refused \(quotedForLog(path.string)): \(failure.detail) (after \(failure.received) bytes of a body of undeclared length); answered \(failure.status)")
-            return Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, []).closing()
+            return Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, failure.status == 401 ? [Self.challenge] : []).closing()
         case .failure(.gone(let received)):
             r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) bytes: the client went away")
             throw .gone
