@@ -30,4 +30,15 @@ struct StoreUploadSpoolAuditTests {
         file.close()
         #expect(store.store.ledger.total == 0)
     }
+
+    @Test("chunk extensions are not body bytes: 8 MiB of one chunk's extension do not pass as a body under a 10-byte limit (the HTTP layer refuses the chunk line)")
+    func chunkExtensionFlood() throws {
+        let flood = Array("1;".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 8 << 20) + Array("\r\nX\r\n0\r\n\r\n".utf8)
+        let (_, http) = try uploadConnection([putHead(length: nil) + flood])
+        let store = try UploadStore()
+        let file = try storeSpool(store)
+        defer { file.close() }
+        let outcome = StoreUpload.spool(http.requestBody, into: file, limit: 10, stop: { nil })
+        if case .success(let size) = outcome { Issue.record("8 MiB of a chunk line read as a body of \(size) bytes") }
+    }
 }
