@@ -49,7 +49,11 @@ def comments_above(root):
     lines = open(os.path.join(root, 'Package.swift'), encoding='utf-8').read().split('\n')
     found = {}
     for i, line in enumerate(lines):
+        # `.target(name: "X", ...` on one line, or `.target(` with `name: "X"` on the next (as
+        # swift format lays out a long one).
         m = re.match(r'\s*\.(?:target|executableTarget|systemLibrary|testTarget)\(name:\s*"([^"]+)"', line)
+        if not m and re.match(r'\s*\.(?:target|executableTarget|systemLibrary|testTarget)\(\s*$', line):
+            m = re.match(r'\s*name:\s*"([^"]+)"', lines[i + 1]) if i + 1 < len(lines) else None
         if not m:
             continue
         block, j = [], i - 1
@@ -92,6 +96,9 @@ def table(root, targets):
     for t in targets:
         name = t['name']
         what = DESCRIPTIONS.get(name) or comments.get(name) or ''
+        if not what:
+            sys.exit(f'module-table: {name} says nowhere what it is for: write a // comment right above '
+                     f'its target in Package.swift')
         deps = ', '.join(f'`{d}`' for d in dependencies(t)) or 'nothing of the package'
         what = what.replace('|', '\\|')
         rows.append(f'| `{name}` | {line_count(root, t)} | {deps} | {what} |')

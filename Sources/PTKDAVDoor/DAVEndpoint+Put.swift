@@ -52,13 +52,21 @@ extension DAVEndpoint {
         let spool: SpoolFile
         switch store.openSpool() {
         case .success(let file): spool = file
-        case .failure(let failure): throw refusal(r, .internalServerError, failure.message)
+        case .failure(let failure):
+            // As the web upload answers it: no room for a spool is 507, not the server's fault.
+            let (status, reason) = StoreUpload.status(for: failure)
+            throw refusal(r, HTTPStatus(status), reason)
         }
         defer { spool.close() }
         let shutdown = self.shutdown
+        let account = c.account.id
+        // Asked as the declared PUT asks: a password removed while its body comes is spooled no further.
         switch StoreUpload.spool(
             r.body, into: spool, limit: limit,
-            stop: { shutdown.isRequested ? (503, "the receiver is shutting down") : nil })
+            stop: {
+                if shutdown.isRequested { return (503, "the receiver is shutting down") }
+                return self.isCurrent(account) ? nil : (401, Self.removedReason)
+            })
         {
         case .success(let size):
             return try put(r, c, path, name: name, existing: existing, size: size, reading: StoreUpload.replay(spool))
@@ -66,7 +74,9 @@ extension DAVEndpoint {
             r.log(
                 "refused \(quotedForLog(path.string)): \(failure.detail) (after \(failure.received) bytes of a body of undeclared length); answered \(failure.status)"
             )
-            return Self.errorResponse(r, HTTPStatus(failure.status), failure.reason, []).closing()
+            return Self.errorResponse(
+                r, HTTPStatus(failure.status), failure.reason, failure.status == 401 ? [Self.challenge] : []
+            ).closing()
         case .failure(.gone(let received)):
             r.log("the PUT of \(quotedForLog(path.string)) ended after \(received) bytes: the client went away")
             throw .gone

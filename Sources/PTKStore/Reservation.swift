@@ -18,7 +18,11 @@ final class ReservationLedger: @unchecked Sendable {
             do throws(SystemError) { available = try free() } catch {
                 return .failure(StoreFailure(error.isNoSpace ? .noSpace : .io, error.description))
             }
-            if available - outstanding - bytes < minFree {
+            // Both at least 0, so `room` cannot overflow; `bytes` is compared before it is
+            // subtracted, so a size near Int64.max (max-file-size set as large) cannot either,
+            // even when more is promised than is free now (the disk filled from elsewhere).
+            let room = available - outstanding
+            if bytes > room || room - bytes < minFree {
                 // Worded as a lone upload was told before uploads in flight were counted.
                 let others = outstanding > 0 ? ", \(outstanding) of them promised to uploads in flight" : ""
                 let why = "\(what) would leave less than the \(minFree)-byte reserve (\(available) bytes free\(others))"

@@ -40,6 +40,10 @@ public final class SpoolFile {
         reservation.used(count)
     }
 
+    /// The body is whole: gives back what is promised and not written, so that the store's
+    /// check of the photo's own room does not count the spool's unused step as well.
+    public func finishWriting() { reservation.release() }
+
     /// Reads up to `buffer.count` of the bytes held from `offset`; 0 at their end.
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
         try fd.read(fromAbsoluteOffset: offset, into: buffer)

@@ -63,7 +63,9 @@ extension StoreUpload {
             if !flush() { throw .refused(refusal!.0, refusal!.1) }
         }
         switch read {
-        case .success: return .success(count)
+        case .success:
+            file.finishWriting()
+            return .success(count)
         case .failure(let error):
             let received = count
             func failed(_ status: Int, _ why: String, detail: String? = nil) -> Result<Int64, SpoolEnd> {
