@@ -145,6 +145,15 @@ let package = Package(
         .target(
             name: "PTKLocalSendDiscovery",
             dependencies: ["PTKDoor", "PTKLog", "PTKHTTP", "PTKLocalSend", "PTKSystem", "PTKTLS", "PTKTransport"]),
+        // The door of photos that arrive on their own (issue 56): watched inboxes (the sources left
+        // as they are) and drop folders (moved in), by inotify and scans, each file taken once
+        // settled, through the store's checks, and remembered in the library. Decisions are PTKInbox's.
+        .target(
+            name: "PTKInboxDoor",
+            dependencies: [
+                "PTKDoor", "PTKInbox", "PTKLog", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKSystem",
+                "PTKVocabulary",
+            ]),
         // The WebDAV door (RFC 4918 class 1 and 2, issue 55): its route table over PTKHTTP at /dav/ on
         // the web interface's port, the app passwords' check, and its saved state (the names each
         // client used, sidecars, locks). The pure WebDAV core is PTKDAV.
@@ -178,7 +187,8 @@ let package = Package(
         .target(
             name: "PTKDaemon",
             dependencies: [
-                "PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDoor", "PTKWebDoor", "PTKLocalSendDiscovery",
+                "PTKLog", "PTKHooks", "PTKDoor", "PTKV1Door", "PTKLocalSendDoor", "PTKWebDoor", "PTKInboxDoor",
+                "PTKLocalSendDiscovery",
                 "PTKConfiguration", "PTKTransport", "PTKStore", "PTKLibrary", "PTKProtocol", "PTKSystem",
                 "PTKDiscovery", "PTKNotify", "PTKTLS", "PTKTrust", "PTKVocabulary",
             ]),

@@ -68,7 +68,7 @@ FORBIDDEN = {
 # The doors (issue 55), each a module above PTKDoor and wired by PTKDaemon alone: no door
 # imports the daemon, PTKDoor (what every door shares) imports no door, and no door imports
 # another, but the web door the WebDAV door it serves on its port.
-DOORS = ['PTKV1Door', 'PTKLocalSendDoor', 'PTKWebDoor', 'PTKDAVDoor']
+DOORS = ['PTKV1Door', 'PTKLocalSendDoor', 'PTKWebDoor', 'PTKDAVDoor', 'PTKInboxDoor']
 for door in DOORS:
     FORBIDDEN[(door, 'PTKDaemon')] = 'a door never stands on the composition root that wires it (issue 55)'
     FORBIDDEN[('PTKDoor', door)] = 'PTKDoor is what every door shares, below each of them (issue 55)'

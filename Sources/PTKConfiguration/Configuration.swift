@@ -72,6 +72,19 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var onSaved: [String]?
     /// How long a hook may run before SIGTERM (then SIGKILL 5 s later).
     public var onSavedTimeout: Duration = .seconds(60)
+    /// Folders another program keeps in sync (Syncthing's receive-only folder): each photo is
+    /// taken in and the source left as it is (issue 56). Absolute paths.
+    public var inboxes: [String] = []
+    /// Folders people and programs drop files into (a Samba share, an sftp target): a photo is
+    /// moved into the directory once verified; anything else stays and is reported. Absolute paths.
+    public var dropFolders: [String] = []
+    /// A full scan of every inbox and drop folder this often (also at start, and after inotify
+    /// lost events); the only way files are found where the file system gives no events.
+    public var inboxScanInterval: Duration = .seconds(600)
+    /// A file is taken once it has stayed unchanged this long and nobody has it open for writing.
+    public var inboxSettle: Duration = .seconds(5)
+    /// Enter a folder below an inbox that is a mount point of its own.
+    public var inboxMounts = false
 
     /// What `duplicates` chooses (`duplicates = skip|keep` in the file).
     public enum DuplicatePolicy: String, Sendable, CaseIterable {
@@ -96,6 +109,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
 
     /// The defaults, every setting as help shows it.
     public init() {}
+
+    /// Refuses what the inbox settings cannot mean together: an inbox without the library (it
+    /// remembers there what it took, so that a restart takes nothing twice), and one folder
+    /// named twice, or as both an inbox and a drop folder (a folder inside another is found by
+    /// ptkd at start, by device and inode).
+    public func checkInboxes() throws(UsageError) {
+        if !inboxes.isEmpty && !library {
+            throw UsageError(
+                "inbox needs library = on: the library remembers what an inbox took, so that nothing is taken twice")
+        }
+        var seen: Set<String> = []
+        for folder in inboxes + dropFolders where !seen.insert(folder).inserted {
+            throw UsageError("\(folder) is named twice among inbox and drop-folder")
+        }
+    }
 
     /// The default state directory: `$STATE_DIRECTORY` under systemd, `/var/lib/ptk` for root,
     /// else `$XDG_DATA_HOME/ptk` (`~/.local/share/ptk`).

@@ -27,4 +27,9 @@ public enum DaemonSetting: String, Sendable, CaseIterable {
     case partialMaxAge = "partial-max-age"
     case mdns
     case noMDNS = "no-mdns"
+    case inbox
+    case dropFolder = "drop-folder"
+    case inboxScanInterval = "inbox-scan-interval"
+    case inboxSettle = "inbox-settle"
+    case inboxMounts = "inbox-mounts"
 }

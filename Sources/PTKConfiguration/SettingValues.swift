@@ -43,6 +43,21 @@ enum Parse {
         return n
     }
 
+    /// A folder named by its absolute path, without "." or ".." components (so two spellings of
+    /// one folder compare equal after the trailing "/" is dropped): "/" itself is refused.
+    static func folder(_ value: String, _ key: DaemonSetting) throws(UsageError) -> String {
+        guard value.hasPrefix("/") else { throw invalid(value, key, "expected an absolute path") }
+        let parts = value.parts(separatedBy: "/", omittingEmpty: true)
+        guard !parts.isEmpty else { throw invalid(value, key, "expected a folder other than /") }
+        guard !parts.contains(where: \.isDotOrDotDot) else {
+            throw invalid(value, key, "expected a path without . or .. components")
+        }
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw invalid(value, key, "expected a path without control characters")
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
     /// A duration above zero: seconds, or with an s, m, h or d suffix (`parseDuration`).
     static func duration(_ value: String, _ key: DaemonSetting, expected: String) throws(UsageError) -> Duration {
         guard let d = parseDuration(value), d > .zero else { throw invalid(value, key, expected) }

@@ -2,6 +2,7 @@ import PTKConfiguration
 import PTKDiscovery
 import PTKDoor
 import PTKHooks
+import PTKInboxDoor
 import PTKLibrary
 import PTKLocalSendDiscovery
 import PTKLocalSendDoor
@@ -50,6 +51,8 @@ public final class Daemon: @unchecked Sendable {
     let web: WebEndpoint?
     /// Every door, in the order the accept loop polls them and STATE/listening lists them.
     let doors: [any Door]
+    /// The watched inboxes and drop folders; nil when none is configured.
+    let inbox: InboxDoor?
     /// After `run`: the services that did not stop in time (their threads may still be running).
     public private(set) var lateServices: [String] = []
 
@@ -158,6 +161,17 @@ public final class Daemon: @unchecked Sendable {
         if let localSend { doors.append(localSend.door(admission: admission)) }
         if let web { doors.append(web.door(admission: admission)) }
         self.doors = doors
+        // Folders are a door without a socket: a thread of its own, started with the services.
+        if configuration.inboxes.isEmpty && configuration.dropFolders.isEmpty {
+            inbox = nil
+        } else {
+            do {
+                inbox = try InboxDoor(
+                    settings: InboxSettings(configuration), store: store, arrivals: arrivals, shutdown: shutdown)
+            } catch {
+                throw DaemonError(description: "cannot watch the inboxes: \(error)", exitCode: .cannotStart)
+            }
+        }
     }
 
     /// Connections now being handled: sessions, and connections in their handshake.
@@ -193,6 +207,14 @@ public final class Daemon: @unchecked Sendable {
                     "on-saved: cannot start the thread that runs hooks: \(error); none runs until ptkd restarts (they stay queued)"
                 )
             }
+        }
+        // The inboxes and drop folders: stopped before the library, the lookups and the hooks
+        // they use (a copy in progress is abandoned, nothing kept).
+        if let inbox {
+            do {
+                try inbox.start()
+                services.add(inbox, stopWithin: .seconds(2))
+            } catch { Log.warning("inbox: cannot start its thread: \(error); no folder is watched until ptkd restarts") }
         }
         // Sessions: when their turn comes, no more are accepted and those open get `grace` to
         // reach a frame boundary (they answer ERROR shutting-down).

@@ -297,37 +297,8 @@ public final class PhotoStore: @unchecked Sendable {
         from source: FileDescriptor, size: Int64, sha256: String, name: String, type: PhotoType = .png,
         modified: WallTime? = nil
     ) throws(StoreError) -> String {
-        let file: IncomingFile
-        switch begin(StoreRequest(name: name, size: size, sha256: sha256, type: type, modified: modified?.milliseconds))
-        {
-        case .success(let f): file = f
-        case .failure(let failure): throw StoreError(failure)
-        }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var position = file.offset
-        while position < size {
-            let want = Int(min(Int64(buffer.count), size - position))
-            let n: Int
-            do {
-                n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
-                    try source.read(
-                        fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
-                }
-            } catch {
-                file.abandon(keepForResume: false)
-                throw StoreError("cannot read the photo: \(error)")
-            }
-            if n == 0 { break }
-            let appended = buffer.withUnsafeBytes { b in
-                Result { () throws(StoreFailure) in try file.append(UnsafeRawBufferPointer(rebasing: b[..<n])) }
-            }
-            if case .failure(let error) = appended {
-                file.abandon(keepForResume: false)
-                throw StoreError(error)
-            }
-            position += Int64(n)
-        }
-        switch file.finish() {
+        let request = StoreRequest(name: name, size: size, sha256: sha256, type: type, modified: modified?.milliseconds)
+        switch take(request, from: source) {
         case .success(let saved): return saved.name
         case .failure(let failure): throw StoreError(failure)
         }

@@ -1,0 +1,114 @@
+import PTKInbox
+import PTKLog
+import PTKSystem
+
+/// A file below a watched folder: the folder's index and the path below its root.
+struct FileKey: Hashable {
+    /// Which of `InboxDoor.folders`.
+    var folder: Int
+    /// The components joined with "/".
+    var path: String
+}
+
+/// What the door knows of one file it has seen.
+struct TrackedFile {
+    /// Where it is in its settling.
+    var tracker: SettleTracker
+    /// When to look at it again; nil: only when an event or a scan shows a change.
+    var due: Instant?
+    /// Its status when last seen, to skip a file that has not changed at a scan.
+    var status: FileStatus?
+    /// Seen by the scan in progress (files not seen are forgotten when it ends).
+    var seen = true
+    /// Its last check found it cut short: each scan observes it (to say so once, after long).
+    var incomplete = false
+}
+
+extension InboxDoor {
+    /// Opens each configured folder; one that cannot be used is said in the log and left out.
+    func openFolders() {
+        // The store has checked it at start; nil only if it is gone since.
+        let photos = try? openDirectory(settings.directory, followingLinks: true)
+        defer { photos?.close() }
+        for folder in settings.folders {
+            let root: FileDescriptor
+            do { root = try openDirectory(folder.path, followingLinks: true) } catch {
+                Log.warning("\(folder.kind.rawValue) \(folder.path): cannot be read (\(error)); not watched")
+                continue
+            }
+            let status: FileStatus
+            do { status = try root.status() } catch {
+                root.close()
+                Log.warning("\(folder.kind.rawValue) \(folder.path): cannot be read (\(error)); not watched")
+                continue
+            }
+            if let photos, let why = Self.overlap(root, status, photos) {
+                root.close()
+                Log.warning("\(folder.kind.rawValue) \(folder.path): \(why); not watched")
+                continue
+            }
+            if let other = folders.first(where: { $0.id == FileID(status) }) {
+                root.close()
+                Log.warning("\(folder.kind.rawValue) \(folder.path): the same folder as \(other.folder.path); watched once")
+                continue
+            }
+            // Nested folders would take one file twice, each by its own rules: the inner one is left out.
+            let above = Self.ancestors(of: root)
+            if let outer = folders.first(where: { above.contains($0.id) }) {
+                root.close()
+                Log.warning("\(folder.kind.rawValue) \(folder.path): it is inside \(outer.folder.path), watched already; not watched")
+                continue
+            }
+            while let inner = folders.firstIndex(where: { Self.ancestors(of: $0.root).contains(FileID(status)) }) {
+                Log.warning(
+                    "\(folders[inner].folder.kind.rawValue) \(folders[inner].folder.path): it is inside \(folder.path); not watched"
+                )
+                folders.remove(at: inner)
+            }
+            folders.append(WatchedFolder(folder, root: root, status: status))
+            Log.info("\(folder.kind.rawValue) \(folder.path): watched; photos from it are \(folder.kind == .inbox ? "copied, the sources left as they are" : "moved in once saved")")
+        }
+    }
+
+    /// Why a folder (open as `root`, of `status`) cannot be watched beside the photos directory
+    /// (open as `photos`): it is that directory, or inside it, or holds it (ptk would take its
+    /// own photos in again). Judged by device and inode up the ".." chains, never by path.
+    static func overlap(_ root: FileDescriptor, _ status: FileStatus, _ photos: FileDescriptor) -> String? {
+        guard let photosStatus = try? photos.status() else { return nil }  // the store has it open: only a vanished directory fails
+        let photosID = FileID(photosStatus)
+        if FileID(status) == photosID { return "it is the received-photos directory" }
+        if ancestors(of: root).contains(photosID) { return "it is inside the received-photos directory" }
+        if ancestors(of: photos).contains(FileID(status)) { return "it holds the received-photos directory" }
+        return nil
+    }
+
+    /// The folders above `folder`, up to "/", by device and inode (at most 256 levels).
+    static func ancestors(of folder: FileDescriptor) -> [FileID] {
+        var out: [FileID] = []
+        guard var current = try? folder.duplicate() else { return out }  // out of descriptors: no overlap found, as before
+        defer { current.close() }
+        var previous = (try? current.status()).map(FileID.init)
+        for _ in 0..<256 {
+            guard let parent = try? FileDescriptor.open("..", relativeTo: current, flags: [.readOnly, .directory]),
+                let st = try? parent.status()
+            else { break }  // a folder above that cannot be read ends the chain
+            current.close()
+            current = parent
+            let id = FileID(st)
+            if id == previous { break }  // "/" is its own parent
+            out.append(id)
+            previous = id
+        }
+        return out
+    }
+}
+
+/// A file's identity while it is open or known to be there: device and inode.
+struct FileID: Hashable {
+    var device: UInt64
+    var inode: UInt64
+    init(_ status: FileStatus) {
+        device = status.device
+        inode = status.inode
+    }
+}

@@ -1,0 +1,40 @@
+import PTKLibrary
+import PTKStore
+import PTKSystem
+
+extension InboxDoor {
+    /// The library's connection, opened at first use (retried every 10 s while it cannot be).
+    func libraryConnection() -> PhotoLibrary? {
+        if library == nil && Instant.now >= libraryRetry {
+            // Not there yet or locked: the source is looked at again; taking it twice is what the
+            // record prevents, and without it the duplicate rule still keeps one copy.
+            library = try? PhotoLibrary(directory: settings.directory, create: false)
+            if library == nil { libraryRetry = .now + .seconds(10) }
+        }
+        return library
+    }
+
+    /// The record of a source taken from `path` in `watched`, if any.
+    func inboxRecord(_ watched: WatchedFolder, _ path: BytePath) -> InboxSourceRecord? {
+        guard let library = libraryConnection() else { return nil }
+        do { return try library.inboxSource(inbox: watched.folder.path, path: path) } catch {
+            self.library = nil
+            return nil
+        }
+    }
+
+    /// Remembers that the source at `path`, of `status`, became `saved`.
+    func remember(_ watched: WatchedFolder, _ path: BytePath, _ status: FileStatus, _ saved: StoredPhoto) {
+        guard let library = libraryConnection() else {
+            sayOnce("library", "inbox: the photo library cannot be opened; what an inbox took is not remembered across restarts")
+            return
+        }
+        let record = InboxSourceRecord(
+            inbox: watched.folder.path, path: path, identity: .init(status), sha256: saved.sha256, photo: saved.name,
+            taken: .now)
+        do { try library.rememberInboxSource(record) } catch {
+            sayOnce("remember", "inbox: cannot record what was taken in the library (\(error))")
+            self.library = nil
+        }
+    }
+}

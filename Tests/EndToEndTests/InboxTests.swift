@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+import PTKSystem
+import PTKTestSupport
+import PTKTestTags
+import Testing
+
+/// The files in `dir` and its folders (ptk's own left out), as paths below it.
+private func tree(_ dir: String) -> [String] {
+    var out: [String] = []
+    func walk(_ here: String, _ prefix: String) {
+        for name in listDirectory(here).sorted() where name != ".ptk" && name != ".incoming" {
+            let path = here + "/" + name
+            var st = stat()
+            guard lstat(path, &st) == 0 else { continue }
+            if st.st_mode & S_IFMT == S_IFDIR { walk(path, prefix + name + "/") } else { out.append(prefix + name) }
+        }
+    }
+    walk(dir, "")
+    return out
+}
+
+private func makeFolder(_ path: String) {
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)  // test setup: the writes below fail if it is missing
+}
+
+@Suite("End to end: watched inboxes and drop folders (issue 56)", .tags(.endToEnd))
+struct InboxTests {
+    @Test("a drop folder: a photo copied in is taken once, identical, filed under its folders, and removed from the folder; what is not a photo stays, said once")
+    func dropFolder() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        let drop = root + "/drop"
+        makeFolder(drop + "/anna-phone/DCIM")
+        let d = try DaemonProcess(["--drop-folder", drop, "--inbox-settle", "1s"])
+        defer { _ = d.stop() }
+        let bytes = makePNG(size: 20_000, seed: 11)
+        writeFile(drop + "/anna-phone/DCIM/IMG_1.png", bytes)
+        writeFile(drop + "/notes.txt", Array("not a photo\n".utf8))
+        #expect(eventually(20) { tree(d.dir) == ["DCIM/IMG_1.png"] }, "\(tree(d.dir)) \(d.log)")
+        #expect(readFile(d.dir + "/DCIM/IMG_1.png") == bytes)
+        #expect(eventually(5) { !FileManager.default.fileExists(atPath: drop + "/anna-phone/DCIM/IMG_1.png") })
+        #expect(eventually(10) { d.log.contains("notes.txt is not taken: it is not a PNG, JPEG or HEIF photo; left where it is") }, "\(d.log)")
+        #expect(readFile(drop + "/notes.txt") == Array("not a photo\n".utf8))
+        #expect(d.log.contains(#"drop-folder \#(drop): took "anna-phone/DCIM/IMG_1.png" as "DCIM/IMG_1.png""#), "\(d.log)")
+        // Said once, however many scans see it.
+        #expect(d.log.components(separatedBy: "notes.txt is not taken").count == 2)
+        #expect(d.stop() == 0)
+    }
+
+    @Test("an inbox: the source stays; a restart, a rescan and the same bytes again store nothing twice; an edited source is a new photo")
+    func inboxKeepsSources() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        let inbox = root + "/inbox"
+        makeFolder(inbox + "/phone")
+        let first = makePNG(size: 15_000, seed: 21)
+        writeFile(inbox + "/phone/a.png", first)  // there before ptkd starts: taken at start
+        var d = try DaemonProcess(["--inbox", inbox, "--inbox-settle", "1s"], root: root)
+        #expect(eventually(20) { tree(d.dir) == ["a.png"] }, "\(d.log)")
+        #expect(readFile(d.dir + "/a.png") == first)
+        #expect(readFile(inbox + "/phone/a.png") == first)
+        // The same bytes under another name: kept already (duplicates = skip), nothing new stored.
+        writeFile(inbox + "/phone/copy-of-a.png", first)
+        #expect(eventually(20) { d.log.contains(#"took "phone/copy-of-a.png" as "a.png" (its bytes were kept already)"#) }, "\(d.log)")
+        #expect(d.stop() == 0)
+
+        d = try DaemonProcess(["--inbox", inbox, "--inbox-settle", "1s"], root: root)
+        defer { _ = d.stop() }
+        sleep(4)  // settle (1 s) and the scan at start, twice over
+        #expect(tree(d.dir) == ["a.png"], "\(d.log)")
+        #expect(!d.log.contains("took"), "taken again after a restart: \(d.log)")
+        // Edited in place (new bytes): a new photo; the old one stays.
+        let second = makePNG(size: 15_000, seed: 22)
+        writeFile(inbox + "/phone/a.png", second)
+        #expect(eventually(20) { tree(d.dir).count == 2 }, "\(d.log)")
+        #expect(Set(tree(d.dir).map { readFile(d.dir + "/" + $0) ?? [] }) == Set([first, second]))
+        #expect(d.stop() == 0)
+    }
+
+    @Test("a file being written is not taken until whole: a truncated PNG waits, then the completed file is taken once")
+    func truncatedThenCompleted() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        let drop = root + "/drop"
+        makeFolder(drop)
+        let d = try DaemonProcess(["--drop-folder", drop, "--inbox-settle", "1s"])
+        defer { _ = d.stop() }
+        let bytes = makePNG(size: 60_000, seed: 31)
+        writeFile(drop + "/slow.png", Array(bytes[..<30_000]))
+        sleep(4)
+        #expect(tree(d.dir).isEmpty, "a truncated file was taken: \(d.log)")
+        #expect(FileManager.default.fileExists(atPath: drop + "/slow.png"))
+        // Completed the way a copy does: the rest appended, the file closed.
+        let fd = try FileDescriptor.open(drop + "/slow.png", flags: [.writeOnly, .append])
+        try fd.writeAll(Array(bytes[30_000...]))
+        fd.close()
+        #expect(eventually(20) { tree(d.dir) == ["slow.png"] }, "\(d.log)")
+        #expect(readFile(d.dir + "/slow.png") == bytes)
+        #expect(d.stop() == 0)
+    }
+
+    @Test("never taken: writers' temporaries, litter, dot folders, symlinks (to a photo outside), FIFOs; nothing hangs, nothing outside is read or changed")
+    func neverTaken() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        let drop = root + "/drop"
+        makeFolder(drop + "/.stversions")
+        makeFolder(drop + "/phone")
+        let outside = photo(root, "outside.png", size: 9_000, seed: 41)
+        let photoBytes = makePNG(size: 9_000, seed: 42)
+        for name in [
+            ".syncthing.a.png.tmp", "~syncthing~b.png.tmp", "c.png.part", "d.png.crdownload", "e.png.tacitpart",
+            "._f.png", ".DS_Store", "Thumbs.db", ".hidden.png", ".stversions/g.png",
+        ] {
+            writeFile(drop + "/" + name, photoBytes)
+        }
+        symlink(outside, drop + "/phone/link.png")
+        mkfifo(drop + "/phone/fifo.png", 0o644)
+        let d = try DaemonProcess(["--drop-folder", drop, "--inbox-settle", "1s"])
+        defer { _ = d.stop() }
+        // A real photo after them all: once it is taken, the others have been seen too.
+        writeFile(drop + "/phone/real.png", photoBytes)
+        #expect(eventually(20) { tree(d.dir) == ["real.png"] }, "\(tree(d.dir)) \(d.log)")
+        sleep(2)
+        #expect(tree(d.dir) == ["real.png"], "\(d.log)")
+        #expect(readFile(outside) == makePNG(size: 9_000, seed: 41))
+        #expect(FileManager.default.fileExists(atPath: drop + "/.syncthing.a.png.tmp"))
+        #expect(d.log.contains("fifo.png is not a regular file; left"), "\(d.log)")
+        #expect(try stillServes(d))
+        #expect(d.stop() == 0)
+    }
+
+    @Test("folders as people misconfigure them: the photos directory itself, a folder inside it, one holding it, one missing: each said at start and left out, the others served")
+    func misconfiguredFolders() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        makeFolder(root + "/photos/sub")
+        makeFolder(root + "/good")
+        let d = try DaemonProcess(
+            [
+                "--inbox", root + "/photos", "--inbox", root + "/photos/sub", "--drop-folder", root,
+                "--drop-folder", root + "/missing", "--drop-folder", root + "/good", "--inbox-settle", "1s",
+            ], root: root)
+        defer { _ = d.stop() }
+        #expect(d.log.contains("inbox \(root)/photos: it is the received-photos directory; not watched"), "\(d.log)")
+        #expect(d.log.contains("inbox \(root)/photos/sub: it is inside the received-photos directory; not watched"), "\(d.log)")
+        #expect(d.log.contains("drop-folder \(root): it holds the received-photos directory; not watched"), "\(d.log)")
+        #expect(d.log.contains("drop-folder \(root)/missing: cannot be read"), "\(d.log)")
+        let bytes = makePNG(size: 9_000, seed: 51)
+        writeFile(root + "/good/x.png", bytes)
+        #expect(eventually(20) { readFile(d.dir + "/x.png") == bytes }, "\(d.log)")
+        #expect(d.stop() == 0)
+    }
+
+    @Test("settings: an inbox without the library, and a folder named twice, are refused at start with what to change")
+    func refusedSettings() throws {
+        let noLibrary = try run(
+            binDirectory + "/ptkd", ["--config", "/dev/null", "--inbox", "/tmp", "--library", "off"], absolute: true)
+        #expect(noLibrary.status == 64)
+        #expect(noLibrary.stderr.contains("inbox needs library = on"), "\(noLibrary.stderr)")
+        let twice = try run(
+            binDirectory + "/ptkd", ["--config", "/dev/null", "--inbox", "/tmp/x", "--drop-folder", "/tmp/x/"],
+            absolute: true)
+        #expect(twice.status == 64)
+        #expect(twice.stderr.contains("/tmp/x is named twice among inbox and drop-folder"), "\(twice.stderr)")
+        let relative = try run(binDirectory + "/ptkd", ["--config", "/dev/null", "--inbox", "photos"], absolute: true)
+        #expect(relative.status == 64)
+        #expect(relative.stderr.contains("invalid value 'photos' for inbox: expected an absolute path"), "\(relative.stderr)")
+    }
+}
