@@ -101,6 +101,9 @@ let package = Package(
         .target(name: "PTKDAV", dependencies: ["PTKVocabulary", "PTKTime", "CExpat"]),
         // LocalSend v2 (issue 14): the JSON messages and the sessions' decisions. No I/O.
         .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
+        // Watched inbox folders' decisions (issue 56): which names are taken, who a file is from,
+        // when a file is whole (`SettleTracker`), inotify's records parsed, when to scan. No I/O.
+        .target(name: "PTKInbox", dependencies: ["PTKVocabulary", "PTKTime"]),
         // The one HTTP layer every HTTP door stands on (issue 43): requests parsed by
         // http-parser, connections with keep-alive, deadlines and chunked bodies, the HTTPS
         // server, responses as values, route tables and middleware. Never the store or the
@@ -292,6 +295,7 @@ let package = Package(
             ]),
         .testTarget(name: "PTKDAVTests", dependencies: ["PTKTestTags", "PTKDAV", "PTKVocabulary"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKTestTags", "PTKLocalSend", "PTKTime"]),
+        .testTarget(name: "PTKInboxTests", dependencies: ["PTKTestTags", "PTKInbox", "PTKTime"]),
         .testTarget(
             name: "PTKTrustTests",
             dependencies: [

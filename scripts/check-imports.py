@@ -86,6 +86,7 @@ ONLY_IMPORTED_BY = {
 # stay below the doors and the I/O. (importer): (allowed, why).
 ONLY_IMPORTS = {
     'PTKDAV': ({'PTKVocabulary', 'PTKTime', 'CExpat'}, 'the WebDAV core is pure: no I/O, no clock, nothing of ours but PTKVocabulary and PTKTime (its calendar)'),
+    'PTKInbox': ({'PTKVocabulary', 'PTKTime'}, "the inbox's decisions are pure: no I/O, no clock, nothing of ours but PTKVocabulary and PTKTime"),
 }
 
 problems = []
