@@ -11,12 +11,13 @@ extension PhotoLibrary {
     /// say where the preview stands (NULL pending, 0 not needed, 1 made as JPEG, 2 failed and
     /// why, 3 made as PNG); every photo is indexed again for its new thumbnails; 6: the
     /// gallery's keys, each photo's folder and day, as columns SQLite computes, and indices in
-    /// the gallery's order.
+    /// the gallery's order; 7 (issue 56): `inbox_sources`, the files taken from watched inbox
+    /// and drop folders (`inboxSourcesSchema`, PhotoLibrary+InboxSources.swift).
     ///
     /// A new column is a row of `photoColumns` whose `since` is this number raised by one;
     /// `migrate` adds it to older indices, and needs a step of its own only for what else the
     /// new schema asks (indexing every photo again, an index).
-    static let schemaVersion: Int64 = 6
+    static let schemaVersion: Int64 = 7
 
     /// The names of the `photos` table's columns (none before it is created).
     func photoTableColumns() throws(LibraryError) -> Set<String> {
@@ -86,6 +87,11 @@ extension PhotoLibrary {
                     CREATE INDEX IF NOT EXISTS photos_gallery_sender_folder ON photos(sender_name, folder, received DESC, id DESC);
                     CREATE INDEX IF NOT EXISTS photos_rating ON photos(rating);
                     """)
+            }
+            if found < 7 {
+                // What watched inboxes took (issue 56): a table of its own, kept with its photo's
+                // name by triggers. Nothing to fill in: no inbox took anything before.
+                try database.execute(Self.inboxSourcesSchema)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
             return found > 0 && found < 5

@@ -240,6 +240,16 @@ final class Statement {
             case let v as UInt64: sqlite3_bind_int64(statement, index, Int64(bitPattern: v))
             case let v as String: sqlite3_bind_text(statement, index, v, -1, Self.transient)
             case let v as Bool: sqlite3_bind_int64(statement, index, v ? 1 : 0)
+            // A BLOB, compared byte by byte (an empty one is a BLOB too, not NULL).
+            case let v as [UInt8]:
+                if v.isEmpty {
+                    sqlite3_bind_zeroblob(statement, index, 0)
+                } else {
+                    v.withUnsafeBytes {
+                        _ = sqlite3_bind_blob64(
+                            statement, index, $0.baseAddress, sqlite3_uint64($0.count), Self.transient)
+                    }
+                }
             default: preconditionFailure("cannot bind \(type(of: value!))")
             }
         }
@@ -264,6 +274,16 @@ final class Statement {
 
     func int(_ column: Int32) -> Int64? {
         sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, column)
+    }
+
+    /// The bytes of a column (a BLOB, or the UTF-8 of a TEXT); nil for NULL.
+    func blob(_ column: Int32) -> [UInt8]? {
+        if sqlite3_column_type(statement, column) == SQLITE_NULL { return nil }
+        // The pointer first, then the length (SQLite's order: the length of what it gave).
+        let pointer = sqlite3_column_blob(statement, column)
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard let pointer, count > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
     func text(_ column: Int32) -> String? {

@@ -14,8 +14,12 @@ extension Photo {
 
     /// What `ptk show` prints and the web interface's photo page shows: (label, value) pairs.
     /// Never the location itself, only whether the photo records one. Its thumbnails and
-    /// preview are named in `thumbnailFolder` and the `previews` folder beside it.
-    public func details(thumbnailFolder: String) -> [(String, DetailValue)] {
+    /// preview are named in `thumbnailFolder` and the `previews` folder beside it. `sources` are
+    /// the inbox files its bytes came from (`PhotoLibrary.inboxSources(ofPhoto:)`), each a
+    /// "source" line after the sender; `moreSources` adds one that says there are more.
+    public func details(thumbnailFolder: String, sources: [InboxSourceRecord] = [], moreSources: Bool = false)
+        -> [(String, DetailValue)]
+    {
         var lines: [(String, String)] = [
             ("name", name),
             ("size", "\(formatBytes(Double(size))) (\(size) bytes)"),
@@ -44,6 +48,9 @@ extension Photo {
         } else {
             lines.append(("sender", "(none: found in the directory or imported without one)"))
         }
+        // A name from the sender's folder, escaped where it is shown (`ptk show`, the page), as every value.
+        for source in sources { lines.append(("source", "inbox " + source.location)) }
+        if moreSources { lines.append(("source", "(and more inbox files with the same bytes)")) }
         lines.append(("rating", rating.map { "\($0)/5" } ?? "-"))
         lines.append(("note", note ?? "-"))
         let thumbnail: String

@@ -226,6 +226,9 @@ struct LibraryCommands {
         }
     }
 
+    /// The inbox sources `show` lists at most.
+    static let shownSources = 20
+
     func show(_ name: String) {
         let library = open()
         let photo: Photo
@@ -237,7 +240,15 @@ struct LibraryCommands {
             print(terminalSafeJSON(m.json()))
             return
         }
-        for (key, value) in photo.details(thumbnailFolder: library.thumbnailFolder) {
+        // Where it came from (issue 56): a hostile inbox may hold thousands of copies; a few are shown.
+        let sources: [InboxSourceRecord]
+        do { sources = try library.inboxSources(ofPhoto: photo.name, limit: Self.shownSources + 1) } catch {
+            fail(error)
+        }
+        let details = photo.details(
+            thumbnailFolder: library.thumbnailFolder, sources: Array(sources.prefix(Self.shownSources)),
+            moreSources: sources.count > Self.shownSources)
+        for (key, value) in details {
             // Times in the host's time zone, named (TZ honoured); --json keeps UTC.
             let text: String
             switch value {

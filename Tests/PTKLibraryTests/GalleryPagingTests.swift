@@ -351,7 +351,7 @@ struct GalleryPagingTests {
             """)
         for _ in 0..<2 {
             let reopened = try PhotoLibrary(directory: f.directory, create: false)
-            #expect(try reopened.database.firstInt("PRAGMA user_version") == 6)
+            #expect(try reopened.database.firstInt("PRAGMA user_version") == PhotoLibrary.schemaVersion)
             #expect(
                 try reopened.database.firstInt(
                     "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'photos_gallery_%'") == 4)
