@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "PTKVocabulary"),
         // Pure protocol core: frames, codec, limits, state machines. No I/O.
         .target(name: "PTKProtocol", dependencies: ["PTKTime", "PTKVocabulary"]),
-        // Thin syscall layer: errors, descriptors, files, sockets, addresses, the clocks, threads.
+        // Thin syscall layer: errors, descriptors, files, sockets, addresses, the clocks, threads, inotify.
         .target(name: "PTKSystem", dependencies: ["CLinux", "PTKTime", "PTKVocabulary"]),
         // SHA-256 (OpenSSL) and CRC-32 (libdeflate).
         .target(name: "PTKDigest", dependencies: ["COpenSSL", "CDeflate", "PTKSystem"]),

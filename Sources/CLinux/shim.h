@@ -59,4 +59,25 @@ extern long fgetxattr(int fd, const char *name, void *value, unsigned long size)
 extern int fanotify_init(unsigned int flags, unsigned int event_f_flags);
 extern int fanotify_mark(int fanotify_fd, unsigned int flags, unsigned long mask, int dirfd, const char *pathname);
 
+/// copy_file_range(2): copies `len` bytes from `fd_in` at `*off_in` to `fd_out` at `*off_out`
+/// inside the kernel (a reflink or server-side copy where the file system has one), moving
+/// both offsets on; the number copied (0 at the end of `fd_in`), or -1 and errno. loff_t is
+/// long on Linux's 64-bit ABIs.
+extern long copy_file_range(int fd_in, long *off_in, int fd_out, long *off_out, unsigned long len, unsigned int flags);
+
+/// statx(2), for what fstat cannot say. `buf` is a struct statx (256 bytes).
+extern int statx(int dirfd, const char *path, int flags, unsigned int mask, void *buf);
+
+/// Whether the open `fd` is the root of a mount (STATX_ATTR_MOUNT_ROOT, 0x2000, from statx
+/// with AT_EMPTY_PATH on `fd` itself): 1 when it is, 0 when not, 2 when the kernel does not
+/// say (before Linux 5.8), -1 and errno when statx fails (ENOSYS before Linux 4.11).
+static inline int ptk_is_mount_root(int fd) {
+    unsigned long long buf[32] = { 0 };  /* struct statx: 256 bytes, 8-byte aligned */
+    if (statx(fd, "", 0x1000 /* AT_EMPTY_PATH */, 0, buf) != 0) return -1;
+    unsigned long long attributes = buf[1];  /* stx_attributes, at byte 8 */
+    unsigned long long known = buf[7];       /* stx_attributes_mask, at byte 56 */
+    if (!(known & 0x2000)) return 2;
+    return (attributes & 0x2000) ? 1 : 0;
+}
+
 #endif

@@ -73,6 +73,10 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
     public static let notSupported = Errno(rawValue: EOPNOTSUPP)
     /// ENOSYS: the kernel lacks this system call (too old, or a seccomp filter).
     public static let noSystemCall = Errno(rawValue: ENOSYS)
+    /// EXDEV: the two names or files are on different file systems (or mounts).
+    public static let crossDevice = Errno(rawValue: EXDEV)
+    /// ENOTTY: the file (or its file system) knows no such ioctl.
+    public static let noSuchIoctl = Errno(rawValue: ENOTTY)
 }
 
 extension SystemError {

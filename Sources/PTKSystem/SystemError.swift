@@ -16,8 +16,12 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         self.errno = errno
     }
 
-    /// The C library's text for the errno ("No such file or directory").
-    public var reason: String { String(cString: strerror(errno)) }
+    /// The C library's text for the errno ("No such file or directory"); for inotify_add_watch's
+    /// ENOSPC, which is no full disk, what it is.
+    public var reason: String {
+        if isOutOfInotifyWatches { return "out of inotify watches (fs.inotify.max_user_watches)" }
+        return String(cString: strerror(errno))
+    }
 
     /// "open '/srv/photos': Permission denied", or without the object when there is none.
     public var description: String {
@@ -25,8 +29,9 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         return "\(call): \(reason)"
     }
 
-    /// True for "the file system is full" (ENOSPC) and "over quota" (EDQUOT).
-    public var isNoSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+    /// True for "the file system is full" (ENOSPC) and "over quota" (EDQUOT); not for the
+    /// ENOSPC of inotify_add_watch, which means out of watches (`isOutOfInotifyWatches`).
+    public var isNoSpace: Bool { (errno == ENOSPC && !isOutOfInotifyWatches) || errno == EDQUOT }
 }
 
 /// The syscall funnel: runs `body` until it does not fail with EINTR or EAGAIN, and turns -1
