@@ -1,3 +1,4 @@
+import PTKCLI
 import PTKProtocol
 import PTKSystem
 import PTKVocabulary

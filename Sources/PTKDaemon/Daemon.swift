@@ -214,7 +214,9 @@ public final class Daemon: @unchecked Sendable {
             do {
                 try inbox.start()
                 services.add(inbox, stopWithin: .seconds(2))
-            } catch { Log.warning("inbox: cannot start its thread: \(error); no folder is watched until ptkd restarts") }
+            } catch {
+                Log.warning("inbox: cannot start its thread: \(error); no folder is watched until ptkd restarts")
+            }
         }
         // Sessions: when their turn comes, no more are accepted and those open get `grace` to
         // reach a frame boundary (they answer ERROR shutting-down).

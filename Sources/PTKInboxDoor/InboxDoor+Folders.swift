@@ -49,14 +49,17 @@ extension InboxDoor {
             }
             if let other = folders.first(where: { $0.id == FileID(status) }) {
                 root.close()
-                Log.warning("\(folder.kind.rawValue) \(folder.path): the same folder as \(other.folder.path); watched once")
+                Log.warning(
+                    "\(folder.kind.rawValue) \(folder.path): the same folder as \(other.folder.path); watched once")
                 continue
             }
             // Nested folders would take one file twice, each by its own rules: the inner one is left out.
             let above = Self.ancestors(of: root)
             if let outer = folders.first(where: { above.contains($0.id) }) {
                 root.close()
-                Log.warning("\(folder.kind.rawValue) \(folder.path): it is inside \(outer.folder.path), watched already; not watched")
+                Log.warning(
+                    "\(folder.kind.rawValue) \(folder.path): it is inside \(outer.folder.path), watched already; not watched"
+                )
                 continue
             }
             while let inner = folders.firstIndex(where: { Self.ancestors(of: $0.root).contains(FileID(status)) }) {
@@ -66,7 +69,9 @@ extension InboxDoor {
                 folders.remove(at: inner)
             }
             folders.append(WatchedFolder(folder, root: root, status: status))
-            Log.info("\(folder.kind.rawValue) \(folder.path): watched; photos from it are \(folder.kind == .inbox ? "copied, the sources left as they are" : "moved in once saved")")
+            Log.info(
+                "\(folder.kind.rawValue) \(folder.path): watched; photos from it are \(folder.kind == .inbox ? "copied, the sources left as they are" : "moved in once saved")"
+            )
         }
     }
 
@@ -74,7 +79,8 @@ extension InboxDoor {
     /// (open as `photos`): it is that directory, or inside it, or holds it (ptk would take its
     /// own photos in again). Judged by device and inode up the ".." chains, never by path.
     static func overlap(_ root: FileDescriptor, _ status: FileStatus, _ photos: FileDescriptor) -> String? {
-        guard let photosStatus = try? photos.status() else { return nil }  // the store has it open: only a vanished directory fails
+        // The store has it open: only a vanished directory fails, and then there is nothing to overlap.
+        guard let photosStatus = try? photos.status() else { return nil }
         let photosID = FileID(photosStatus)
         if FileID(status) == photosID { return "it is the received-photos directory" }
         if ancestors(of: root).contains(photosID) { return "it is inside the received-photos directory" }
@@ -85,8 +91,10 @@ extension InboxDoor {
     /// The folders above `folder`, up to "/", by device and inode (at most 256 levels).
     static func ancestors(of folder: FileDescriptor) -> [FileID] {
         var out: [FileID] = []
-        guard var current = try? folder.duplicate() else { return out }  // out of descriptors: no overlap found, as before
+        // Out of descriptors: no chain, so no overlap is found (ptkd is starting: it has plenty).
+        guard var current = try? folder.duplicate() else { return out }
         defer { current.close() }
+        // A status that cannot be read only makes the "/" check one step later.
         var previous = (try? current.status()).map(FileID.init)
         for _ in 0..<256 {
             guard let parent = try? FileDescriptor.open("..", relativeTo: current, flags: [.readOnly, .directory]),

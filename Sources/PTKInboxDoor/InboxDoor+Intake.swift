@@ -67,7 +67,7 @@ extension InboxDoor {
         case .wait(let until): file.due = until
         case .check: file.due = .now
         case .take, .waitForChange: file.due = nil
-        case .report(let why): 
+        case .report(let why):
             Log.warning("\(label): \(key.path) \(why)")
             file.due = nil
         case .refuse(let why):
@@ -100,10 +100,14 @@ extension InboxDoor {
             return .whole
         }
         guard status.size <= settings.maxFileSize else {
-            return .notAPhoto("\(formatBytes(status.size)), larger than max-file-size (\(formatBytes(settings.maxFileSize)))")
+            return .notAPhoto(
+                "\(formatBytes(Double(status.size))), larger than max-file-size (\(formatBytes(Double(settings.maxFileSize))))"
+            )
         }
         var head = [UInt8](repeating: 0, count: 32)
-        let got = (try? head.withUnsafeMutableBytes { b throws(SystemError) in try fd.read(fromAbsoluteOffset: 0, into: b) }) ?? 0  // unreadable: sniffed as nothing, so refused until it changes
+        let got =
+            (try? head.withUnsafeMutableBytes { b throws(SystemError) in try fd.read(fromAbsoluteOffset: 0, into: b) })
+            ?? 0  // unreadable: sniffed as nothing, so refused until it changes
         guard let type = PhotoType.sniff(head[..<got]) else {
             return got == 0 ? .incomplete : .notAPhoto("it is not a PNG, JPEG or HEIF photo")
         }
@@ -121,7 +125,7 @@ extension InboxDoor {
             arrivals.saved(saved, type: type, from: sender, deviceID: nil)
             remember(watched, path, status, saved)
             Log.info(
-                "\(label): took \(quotedForLog(key.path)) as \(quotedForLog(saved.name))\(saved.isDuplicate ? " (its bytes were kept already)" : "")"
+                "\(label): took \(quotedForTerminal(key.path)) as \(quotedForTerminal(saved.name))\(saved.isDuplicate ? " (its bytes were kept already)" : "")"
             )
             if watched.folder.kind == .dropFolder { removeSource(watched, key, status, label) }
             return .whole
@@ -133,7 +137,9 @@ extension InboxDoor {
             case .typeNotKept:
                 return .notAPhoto(failure.message)
             case .noSpace, .io:
-                sayOnce("store \(failure.message)", "\(label): cannot take \(key.path) now: \(failure.message); tried again in a minute")
+                sayOnce(
+                    "store \(failure.message)",
+                    "\(label): cannot take \(key.path) now: \(failure.message); tried again in a minute")
                 return nil
             }
         }
@@ -148,7 +154,9 @@ extension InboxDoor {
             guard now == status, now.changedAt == status.changedAt else { return }  // changed since: a new candidate
             try place.folder.unlink(place.name)
         } catch {
-            sayOnce("remove \(watched.folder.path)/\(key.path)", "\(label): saved \(key.path) but cannot remove it (\(error)); it is not taken again")
+            sayOnce(
+                "remove \(watched.folder.path)/\(key.path)",
+                "\(label): saved \(key.path) but cannot remove it (\(error)); it is not taken again")
         }
     }
 }

@@ -26,7 +26,9 @@ extension InboxDoor {
     /// Remembers that the source at `path`, of `status`, became `saved`.
     func remember(_ watched: WatchedFolder, _ path: BytePath, _ status: FileStatus, _ saved: StoredPhoto) {
         guard let library = libraryConnection() else {
-            sayOnce("library", "inbox: the photo library cannot be opened; what an inbox took is not remembered across restarts")
+            sayOnce(
+                "library",
+                "inbox: the photo library cannot be opened; what an inbox took is not remembered across restarts")
             return
         }
         let record = InboxSourceRecord(

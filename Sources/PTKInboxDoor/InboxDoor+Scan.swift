@@ -5,7 +5,8 @@ import PTKSystem
 extension InboxDoor {
     /// The events a folder's watch asks for: files closed after writing or moved in, folders
     /// made or moved in, the folder itself gone.
-    static let watchMask = InotifyMask.closeWrite | InotifyMask.movedTo | InotifyMask.create
+    static let watchMask =
+        InotifyMask.closeWrite | InotifyMask.movedTo | InotifyMask.create
         | InotifyMask.deleteSelf | InotifyMask.moveSelf
 
     /// Scans every folder: each file found is looked at (at once if new or changed since last
@@ -30,13 +31,19 @@ extension InboxDoor {
         let result = scan.run { below, folder in watch(watched, components + below, folder) }
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
         for (path, why) in result.unreadable {
-            sayOnce("unreadable \(watched.folder.path)/\(path)", "\(label): cannot read the folder \(path.isEmpty ? "itself" : path) (\(why)); skipped")
+            sayOnce(
+                "unreadable \(watched.folder.path)/\(path)",
+                "\(label): cannot read the folder \(path.isEmpty ? "itself" : path) (\(why)); skipped")
         }
         for path in result.mountsSkipped {
-            sayOnce("mount \(watched.folder.path)/\(path)", "\(label): \(path) is a mount point of its own, not entered (inbox-mounts = yes enters it)")
+            sayOnce(
+                "mount \(watched.folder.path)/\(path)",
+                "\(label): \(path) is a mount point of its own, not entered (inbox-mounts = yes enters it)")
         }
         if result.truncated {
-            sayOnce("truncated \(watched.folder.path)", "\(label): more than \(InboxScan.maxFiles) files; each scan looks at that many")
+            sayOnce(
+                "truncated \(watched.folder.path)",
+                "\(label): more than \(InboxScan.maxFiles) files; each scan looks at that many")
         }
         for found in result.files {
             let key = FileKey(folder: index, path: (components + found.components).joined(separator: "/"))
@@ -70,9 +77,14 @@ extension InboxDoor {
         } catch {
             if error.isOutOfInotifyWatches {
                 sayOnce(
-                    "watches", "inbox: \(Inotify.outOfWatchesAdvice(limit: Inotify.maxUserWatches())); folders not watched are found by the scans")
+                    "watches",
+                    "inbox: \(Inotify.outOfWatchesAdvice(limit: Inotify.maxUserWatches())); folders not watched are found by the scans"
+                )
             } else {
-                sayOnce("watch \(watched.folder.path)/\(path)", "\(watched.folder.kind.rawValue) \(watched.folder.path): cannot watch \(path.isEmpty ? "the folder" : path) (\(error)); found by the scans")
+                sayOnce(
+                    "watch \(watched.folder.path)/\(path)",
+                    "\(watched.folder.kind.rawValue) \(watched.folder.path): cannot watch \(path.isEmpty ? "the folder" : path) (\(error)); found by the scans"
+                )
             }
         }
     }

@@ -52,7 +52,7 @@ public final class InboxDoor: Service, @unchecked Sendable {
         openFolders()
         do { inotify = try Inotify() } catch {
             Log.warning(
-                "inbox: cannot watch for new files (\(error)); the folders are scanned every \(formatDuration(settings.scanInterval)) instead"
+                "inbox: cannot watch for new files (\(error)); the folders are scanned every \(formatSeconds(settings.scanInterval)) instead"
             )
         }
         try threads.start(name: "inbox") { [self] in run() }

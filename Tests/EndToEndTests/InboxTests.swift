@@ -21,12 +21,15 @@ private func tree(_ dir: String) -> [String] {
 }
 
 private func makeFolder(_ path: String) {
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)  // test setup: the writes below fail if it is missing
+    // Test setup: the writes below fail if it is missing.
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
 }
 
 @Suite("End to end: watched inboxes and drop folders (issue 56)", .tags(.endToEnd))
 struct InboxTests {
-    @Test("a drop folder: a photo copied in is taken once, identical, filed under its folders, and removed from the folder; what is not a photo stays, said once")
+    @Test(
+        "a drop folder: a photo copied in is taken once, identical, filed under its folders, and removed from the folder; what is not a photo stays, said once"
+    )
     func dropFolder() throws {
         let root = makeTemporaryDirectory("ptk-inbox")
         defer { removeTree(root) }
@@ -40,15 +43,21 @@ struct InboxTests {
         #expect(eventually(20) { tree(d.dir) == ["DCIM/IMG_1.png"] }, "\(tree(d.dir)) \(d.log)")
         #expect(readFile(d.dir + "/DCIM/IMG_1.png") == bytes)
         #expect(eventually(5) { !FileManager.default.fileExists(atPath: drop + "/anna-phone/DCIM/IMG_1.png") })
-        #expect(eventually(10) { d.log.contains("notes.txt is not taken: it is not a PNG, JPEG or HEIF photo; left where it is") }, "\(d.log)")
+        #expect(
+            eventually(10) {
+                d.log.contains("notes.txt is not taken: it is not a PNG, JPEG or HEIF photo; left where it is")
+            }, "\(d.log)")
         #expect(readFile(drop + "/notes.txt") == Array("not a photo\n".utf8))
-        #expect(d.log.contains(#"drop-folder \#(drop): took "anna-phone/DCIM/IMG_1.png" as "DCIM/IMG_1.png""#), "\(d.log)")
+        #expect(
+            d.log.contains(#"drop-folder \#(drop): took "anna-phone/DCIM/IMG_1.png" as "DCIM/IMG_1.png""#), "\(d.log)")
         // Said once, however many scans see it.
         #expect(d.log.components(separatedBy: "notes.txt is not taken").count == 2)
         #expect(d.stop() == 0)
     }
 
-    @Test("an inbox: the source stays; a restart, a rescan and the same bytes again store nothing twice; an edited source is a new photo")
+    @Test(
+        "an inbox: the source stays; a restart, a rescan and the same bytes again store nothing twice; an edited source is a new photo"
+    )
     func inboxKeepsSources() throws {
         let root = makeTemporaryDirectory("ptk-inbox")
         defer { removeTree(root) }
@@ -62,7 +71,9 @@ struct InboxTests {
         #expect(readFile(inbox + "/phone/a.png") == first)
         // The same bytes under another name: kept already (duplicates = skip), nothing new stored.
         writeFile(inbox + "/phone/copy-of-a.png", first)
-        #expect(eventually(20) { d.log.contains(#"took "phone/copy-of-a.png" as "a.png" (its bytes were kept already)"#) }, "\(d.log)")
+        #expect(
+            eventually(20) { d.log.contains(#"took "phone/copy-of-a.png" as "a.png" (its bytes were kept already)"#) },
+            "\(d.log)")
         #expect(d.stop() == 0)
 
         d = try DaemonProcess(["--inbox", inbox, "--inbox-settle", "1s"], root: root)
@@ -100,7 +111,9 @@ struct InboxTests {
         #expect(d.stop() == 0)
     }
 
-    @Test("never taken: writers' temporaries, litter, dot folders, symlinks (to a photo outside), FIFOs; nothing hangs, nothing outside is read or changed")
+    @Test(
+        "never taken: writers' temporaries, litter, dot folders, symlinks (to a photo outside), FIFOs; nothing hangs, nothing outside is read or changed"
+    )
     func neverTaken() throws {
         let root = makeTemporaryDirectory("ptk-inbox")
         defer { removeTree(root) }
@@ -131,7 +144,9 @@ struct InboxTests {
         #expect(d.stop() == 0)
     }
 
-    @Test("folders as people misconfigure them: the photos directory itself, a folder inside it, one holding it, one missing: each said at start and left out, the others served")
+    @Test(
+        "folders as people misconfigure them: the photos directory itself, a folder inside it, one holding it, one missing: each said at start and left out, the others served"
+    )
     func misconfiguredFolders() throws {
         let root = makeTemporaryDirectory("ptk-inbox")
         defer { removeTree(root) }
@@ -144,7 +159,9 @@ struct InboxTests {
             ], root: root)
         defer { _ = d.stop() }
         #expect(d.log.contains("inbox \(root)/photos: it is the received-photos directory; not watched"), "\(d.log)")
-        #expect(d.log.contains("inbox \(root)/photos/sub: it is inside the received-photos directory; not watched"), "\(d.log)")
+        #expect(
+            d.log.contains("inbox \(root)/photos/sub: it is inside the received-photos directory; not watched"),
+            "\(d.log)")
         #expect(d.log.contains("drop-folder \(root): it holds the received-photos directory; not watched"), "\(d.log)")
         #expect(d.log.contains("drop-folder \(root)/missing: cannot be read"), "\(d.log)")
         let bytes = makePNG(size: 9_000, seed: 51)
@@ -166,6 +183,8 @@ struct InboxTests {
         #expect(twice.stderr.contains("/tmp/x is named twice among inbox and drop-folder"), "\(twice.stderr)")
         let relative = try run(binDirectory + "/ptkd", ["--config", "/dev/null", "--inbox", "photos"], absolute: true)
         #expect(relative.status == 64)
-        #expect(relative.stderr.contains("invalid value 'photos' for inbox: expected an absolute path"), "\(relative.stderr)")
+        #expect(
+            relative.stderr.contains("invalid value 'photos' for inbox: expected an absolute path"),
+            "\(relative.stderr)")
     }
 }
