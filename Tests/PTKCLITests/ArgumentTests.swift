@@ -181,6 +181,8 @@ struct ConfigurationTests {
         expected.localSendPIN = "1234"
         expected.localSendPINFile = "/etc/ptk/localsend-pin"
         expected.onSaved = ["/usr/local/bin/copy-to-nas", "--quiet"]
+        expected.inboxes = ["/srv/ptk/inbox"]
+        expected.dropFolders = ["/srv/ptk/drop"]
         #expect(explicit == expected)
         for option in DaemonOptions.settings where option.inConfigFile {
             #expect(uncommented.contains("\n\(option.name) = "), "\(option.name) is not in etc/ptkd.conf")
