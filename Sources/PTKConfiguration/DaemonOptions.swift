@@ -90,255 +90,263 @@ public enum DaemonExitStatus: Int32, ExitStatusCode {
 /// ptkd's command line and configuration file.
 public enum DaemonOptions {
     /// Every setting, in help order.
-    public static let settings: [DaemonOption] = [
-        DaemonOption(
-            .directory, value: "PATH", help: "received-photos directory", defaultIsValue: false,
-            default: { _ in "received in the state directory" }
-        ) { c, v throws(UsageError) in
-            guard !v.isEmpty else { throw invalid(v, .directory, "expected a directory path") }
-            c.directory = v
-        },
-        DaemonOption(
-            .stateDirectory, value: "PATH", help: "state directory: device identity, trust list, pending senders",
-            defaultIsValue: false,
-            default: { _ in "$STATE_DIRECTORY under systemd, /var/lib/ptk as root, else ~/.local/share/ptk" }
-        ) { c, v throws(UsageError) in
-            guard !v.isEmpty else { throw invalid(v, .stateDirectory, "expected a directory path") }
-            c.stateDirectory = v
-        },
-        DaemonOption(
-            .plaintext, value: "refuse|allow", help: "serve senders without TLS, or answer them ERROR tls-required",
-            default: { $0.plaintext.rawValue }
-        ) { c, v throws(UsageError) in
-            guard let p = DaemonConfiguration.PlaintextPolicy(rawValue: v.lowercased()) else {
-                throw invalid(v, .plaintext, "expected refuse or allow")
-            }
-            c.plaintext = p
-        },
-        DaemonOption(
-            .senders, value: "anyone|trusted",
-            help: "who may send: any device, or those on the trust list (`ptk trust`)",
-            default: { $0.senders.rawValue }
-        ) { c, v throws(UsageError) in
-            guard let p = DaemonConfiguration.SenderPolicy(rawValue: v.lowercased()) else {
-                throw invalid(v, .senders, "expected anyone or trusted")
-            }
-            c.senders = p
-        },
-        DaemonOption(
-            .library, value: "on|off",
-            help: "index saved photos and make their thumbnails in .ptk/ of the directory (`ptk list`)",
-            default: { $0.library ? "on" : "off" }
-        ) { c, v throws(UsageError) in
-            c.library = try Parse.onOff(v, .library)
-        },
-        DaemonOption(
-            .thumbnailMaxMegapixels, value: "N", help: "photos with more pixels are indexed without a thumbnail",
-            default: { "\($0.thumbnailMaxMegapixels)" }
-        ) { c, v throws(UsageError) in
-            guard let n = parseInteger(v, in: 1...100_000) else {
-                throw invalid(v, .thumbnailMaxMegapixels, "expected 1 to 100000")
-            }
-            c.thumbnailMaxMegapixels = n
-        },
-        DaemonOption(
-            .localSend, value: "on|off",
-            help: "receive from LocalSend apps (HTTPS, and multicast discovery unless mDNS is off)",
-            default: { $0.localSend ? "on" : "off" }
-        ) { c, v throws(UsageError) in
-            c.localSend = try Parse.onOff(v, .localSend)
-        },
-        DaemonOption(
-            .localSendPort, value: "N", help: "TCP port of the LocalSend endpoint; 0 picks a free port and logs it",
-            default: { "\($0.localSendPort)" }
-        ) { c, v throws(UsageError) in
-            c.localSendPort = try Parse.port(v, .localSendPort)
-        },
-        DaemonOption(
-            .localSendPIN, value: "PIN",
-            help: "a PIN LocalSend apps must give (3 wrong tries lock an address out for 5 minutes); "
-                + "as a flag it is visible to local users (ps): ptkd warns, use this key or localsend-pin-file",
-            defaultIsValue: false, default: { $0.localSendPIN == nil ? "none" : "set" }
-        ) { c, v throws(UsageError) in
-            c.localSendPIN = try checkedPIN(v, "localsend-pin")
-        },
-        DaemonOption(
-            .localSendPINFile, value: "FILE",
-            help: "read the LocalSend PIN from FILE's first line at start (a regular file, not a symlink, "
-                + "owned by root or ptkd's user and writable by its owner only; e.g. root:ptk mode 0640)",
-            defaultIsValue: false, default: { $0.localSendPINFile ?? "none" }
-        ) { c, v throws(UsageError) in
-            guard !v.isEmpty else { throw invalid(v, .localSendPINFile, "expected a file name") }
-            c.localSendPINFile = v
-        },
-        DaemonOption(
-            .web, value: "on|off",
-            help:
-                "serve the gallery and upload pages to browsers, and WebDAV at /dav/ (HTTPS; log in with `ptk web-link` or `ptk web-password`; WebDAV with `ptk app-password`)",
-            default: { $0.web ? "on" : "off" }
-        ) { c, v throws(UsageError) in
-            c.web = try Parse.onOff(v, .web)
-        },
-        DaemonOption(
-            .webPort, value: "N", help: "TCP port of the web pages; 0 picks a free port and logs it",
-            default: { "\($0.webPort)" }
-        ) { c, v throws(UsageError) in
-            c.webPort = try Parse.port(v, .webPort)
-        },
-        DaemonOption(
-            .types, value: "TYPES",
-            help:
-                "media types kept, from ptk-send and LocalSend apps alike, comma-separated: image/png, image/jpeg, image/heic, image/heif",
-            default: { $0.mediaTypes.joined(separator: ",") }
-        ) { c, v throws(UsageError) in
-            c.types = try parseTypes(v, key: .types)
-        },
-        DaemonOption(
-            .localSendTypes, value: "TYPES", help: "the old name of --types, still read",
-            default: { $0.mediaTypes.joined(separator: ",") }
-        ) { c, v throws(UsageError) in
-            c.types = try parseTypes(v, key: .localSendTypes)
-        },
-        DaemonOption(
-            .layout, value: "LAYOUT",
-            help:
-                "where photos are filed: flat, sender, date, sender/date, or a pattern such as {sender}/{year}-{month}",
-            default: { $0.layout.description }
-        ) { c, v throws(UsageError) in
-            do throws(LayoutError) { c.layout = try FolderLayout(parsing: v) } catch {
-                throw invalid(v, .layout, error.description)
-            }
-        },
-        DaemonOption(
-            .duplicates, value: "skip|keep",
-            help: "a photo whose bytes the library already keeps: store nothing new (skip), or store it again",
-            default: { $0.duplicates.rawValue }
-        ) { c, v throws(UsageError) in
-            guard let p = DaemonConfiguration.DuplicatePolicy(rawValue: v.lowercased()) else {
-                throw invalid(v, .duplicates, "expected skip or keep")
-            }
-            c.duplicates = p
-        },
-        DaemonOption(
-            .onSaved, value: "PROGRAM [ARG...]",
-            help:
-                "run PROGRAM for each photo saved, with the photo's path as its last argument and PTK_* variables (words split as a shell would, without expanding anything)",
-            commandLine: false, defaultIsValue: false, words: true, default: { $0.onSaved == nil ? "none" : "set" }
-        ) { c, v throws(UsageError) in
-            let words: [String]
-            do throws(UsageError) { words = try splitWords(v) } catch { throw invalid(v, .onSaved, error.message) }
-            guard let program = words.first else {
-                c.onSaved = nil
-                return
-            }
-            guard program.hasPrefix("/") else { throw invalid(v, .onSaved, "the program must be an absolute path") }
-            c.onSaved = words
-        },
-        DaemonOption(
-            .onSavedTimeout, value: "DURATION",
-            help: "stop a hook running this long (SIGTERM, then SIGKILL 5 s later); s, m, h suffixes",
-            commandLine: false, default: { durationText($0.onSavedTimeout) }
-        ) { c, v throws(UsageError) in
-            c.onSavedTimeout = try Parse.duration(v, .onSavedTimeout, expected: "expected a duration, such as 60s")
-        },
-        DaemonOption(.port, value: "N", help: "TCP port; 0 picks a free port and logs it", default: { "\($0.port)" }) {
-            c, v throws(UsageError) in
-            c.port = try Parse.port(v, .port, expected: "expected a port number 0-65535")
-        },
-        DaemonOption(
-            .listen, value: "ADDR", help: "address to listen on; repeatable", defaultIsValue: false,
-            default: { _ in "every IPv6 and IPv4 address" }
-        ) { c, v throws(UsageError) in
-            guard !v.isEmpty else { throw invalid(v, .listen, "expected an IP address") }
-            c.listen.append(v)
-        },
-        DaemonOption(
-            .name, value: "NAME", help: "display name sent to senders and advertised over mDNS", defaultIsValue: false,
-            default: { _ in "the host name" }
-        ) { c, v throws(UsageError) in
-            guard !v.isEmpty, v.utf8.count <= 63 else { throw invalid(v, .name, "expected 1 to 63 bytes") }
-            c.name = v
-        },
-        DaemonOption(
-            .window, value: "N", help: "chunks a sender may have unacknowledged, 1-\(ProtocolLimits.maxWindow)",
-            default: { "\($0.window)" }
-        ) { c, v throws(UsageError) in
-            guard let w = parseInteger(v, in: 1...ProtocolLimits.maxWindow) else {
-                throw invalid(v, .window, "expected 1 to \(ProtocolLimits.maxWindow)")
-            }
-            c.window = w
-        },
-        DaemonOption(
-            .maxFileSize, value: "SIZE", help: "largest photo accepted; K, M, G suffixes",
-            default: { sizeText($0.maxFileSize) }
-        ) { c, v throws(UsageError) in
-            c.maxFileSize = try Parse.size(v, .maxFileSize, atLeast: 8, expected: "expected a size such as 512M")
-        },
-        DaemonOption(
-            .maxSessions, value: "N", help: "sessions served at once; beyond it ERROR busy",
-            default: { "\($0.maxSessions)" }
-        ) { c, v throws(UsageError) in
-            guard let n = parseInteger(v, in: 1...10_000) else { throw invalid(v, .maxSessions, "expected 1 to 10000") }
-            c.maxSessions = n
-        },
-        DaemonOption(
-            .maxSessionsPerAddress, value: "N", help: "sessions one IP address may hold; beyond it ERROR busy",
-            default: { "\($0.maxSessionsPerAddress)" }
-        ) { c, v throws(UsageError) in
-            guard let n = parseInteger(v, in: 1...10_000) else {
-                throw invalid(v, .maxSessionsPerAddress, "expected 1 to 10000")
-            }
-            c.maxSessionsPerAddress = n
-        },
-        DaemonOption(
-            .fileMode, value: "MODE", help: "permission bits of saved photos, octal",
-            default: { "0" + String($0.fileMode, radix: 8) }
-        ) { c, v throws(UsageError) in
-            guard let m = UInt32(v, radix: 8), m <= 0o777, m & 0o600 == 0o600 else {
-                throw invalid(
-                    v, .fileMode, "expected octal permission bits that let the owner read and write, such as 0644")
-            }
-            c.fileMode = m
-        },
-        DaemonOption(
-            .minFree, value: "SIZE",
-            help: "free space to keep on the file system; offers that would eat into it are refused",
-            default: { sizeText($0.minFree) }
-        ) { c, v throws(UsageError) in
-            c.minFree = try Parse.size(v, .minFree, expected: "expected a size such as 100M")
-        },
-        DaemonOption(
-            .idleTimeout, value: "SECONDS", help: "close a session silent this long",
-            default: { durationText($0.idleTimeout, plainSeconds: true) }
-        ) { c, v throws(UsageError) in
-            c.idleTimeout = try Parse.duration(v, .idleTimeout, expected: "expected seconds, such as 30")
-        },
-        DaemonOption(
-            .handshakeTimeout, value: "SECONDS",
-            help: "time a new connection has to finish the TLS handshake and send HELLO",
-            default: { durationText($0.handshakeTimeout, plainSeconds: true) }
-        ) { c, v throws(UsageError) in
-            c.handshakeTimeout = try Parse.duration(v, .handshakeTimeout, expected: "expected seconds, such as 10")
-        },
-        DaemonOption(
-            .partialMaxAge, value: "DURATION", help: "delete unfinished uploads older than this; s, m, h, d suffixes",
-            default: { durationText($0.partialMaxAge) }
-        ) { c, v throws(UsageError) in
-            c.partialMaxAge = try Parse.duration(v, .partialMaxAge, expected: "expected a duration, such as 24h")
-        },
-        DaemonOption(
-            .mdns, value: "yes|no", help: "advertise over mDNS (_ptk._tcp) through avahi-daemon", commandLine: false,
-            default: { $0.mdns ? "yes" : "no" }
-        ) { c, v throws(UsageError) in
-            c.mdns = try Parse.onOff(v, .mdns, expected: "expected yes or no", digits: true)
-        },
-        DaemonOption(
-            .noMDNS, value: nil, help: "do not advertise over mDNS; in the file: mdns = no", configFile: false,
-            defaultIsValue: false, default: { $0.mdns ? "advertise through avahi-daemon" : "do not advertise" }
-        ) { c, _ throws(UsageError) in
-            c.mdns = false
-        },
-    ] + inboxSettings
+    public static let settings: [DaemonOption] =
+        [
+            DaemonOption(
+                .directory, value: "PATH", help: "received-photos directory", defaultIsValue: false,
+                default: { _ in "received in the state directory" }
+            ) { c, v throws(UsageError) in
+                guard !v.isEmpty else { throw invalid(v, .directory, "expected a directory path") }
+                c.directory = v
+            },
+            DaemonOption(
+                .stateDirectory, value: "PATH", help: "state directory: device identity, trust list, pending senders",
+                defaultIsValue: false,
+                default: { _ in "$STATE_DIRECTORY under systemd, /var/lib/ptk as root, else ~/.local/share/ptk" }
+            ) { c, v throws(UsageError) in
+                guard !v.isEmpty else { throw invalid(v, .stateDirectory, "expected a directory path") }
+                c.stateDirectory = v
+            },
+            DaemonOption(
+                .plaintext, value: "refuse|allow", help: "serve senders without TLS, or answer them ERROR tls-required",
+                default: { $0.plaintext.rawValue }
+            ) { c, v throws(UsageError) in
+                guard let p = DaemonConfiguration.PlaintextPolicy(rawValue: v.lowercased()) else {
+                    throw invalid(v, .plaintext, "expected refuse or allow")
+                }
+                c.plaintext = p
+            },
+            DaemonOption(
+                .senders, value: "anyone|trusted",
+                help: "who may send: any device, or those on the trust list (`ptk trust`)",
+                default: { $0.senders.rawValue }
+            ) { c, v throws(UsageError) in
+                guard let p = DaemonConfiguration.SenderPolicy(rawValue: v.lowercased()) else {
+                    throw invalid(v, .senders, "expected anyone or trusted")
+                }
+                c.senders = p
+            },
+            DaemonOption(
+                .library, value: "on|off",
+                help: "index saved photos and make their thumbnails in .ptk/ of the directory (`ptk list`)",
+                default: { $0.library ? "on" : "off" }
+            ) { c, v throws(UsageError) in
+                c.library = try Parse.onOff(v, .library)
+            },
+            DaemonOption(
+                .thumbnailMaxMegapixels, value: "N", help: "photos with more pixels are indexed without a thumbnail",
+                default: { "\($0.thumbnailMaxMegapixels)" }
+            ) { c, v throws(UsageError) in
+                guard let n = parseInteger(v, in: 1...100_000) else {
+                    throw invalid(v, .thumbnailMaxMegapixels, "expected 1 to 100000")
+                }
+                c.thumbnailMaxMegapixels = n
+            },
+            DaemonOption(
+                .localSend, value: "on|off",
+                help: "receive from LocalSend apps (HTTPS, and multicast discovery unless mDNS is off)",
+                default: { $0.localSend ? "on" : "off" }
+            ) { c, v throws(UsageError) in
+                c.localSend = try Parse.onOff(v, .localSend)
+            },
+            DaemonOption(
+                .localSendPort, value: "N", help: "TCP port of the LocalSend endpoint; 0 picks a free port and logs it",
+                default: { "\($0.localSendPort)" }
+            ) { c, v throws(UsageError) in
+                c.localSendPort = try Parse.port(v, .localSendPort)
+            },
+            DaemonOption(
+                .localSendPIN, value: "PIN",
+                help: "a PIN LocalSend apps must give (3 wrong tries lock an address out for 5 minutes); "
+                    + "as a flag it is visible to local users (ps): ptkd warns, use this key or localsend-pin-file",
+                defaultIsValue: false, default: { $0.localSendPIN == nil ? "none" : "set" }
+            ) { c, v throws(UsageError) in
+                c.localSendPIN = try checkedPIN(v, "localsend-pin")
+            },
+            DaemonOption(
+                .localSendPINFile, value: "FILE",
+                help: "read the LocalSend PIN from FILE's first line at start (a regular file, not a symlink, "
+                    + "owned by root or ptkd's user and writable by its owner only; e.g. root:ptk mode 0640)",
+                defaultIsValue: false, default: { $0.localSendPINFile ?? "none" }
+            ) { c, v throws(UsageError) in
+                guard !v.isEmpty else { throw invalid(v, .localSendPINFile, "expected a file name") }
+                c.localSendPINFile = v
+            },
+            DaemonOption(
+                .web, value: "on|off",
+                help:
+                    "serve the gallery and upload pages to browsers, and WebDAV at /dav/ (HTTPS; log in with `ptk web-link` or `ptk web-password`; WebDAV with `ptk app-password`)",
+                default: { $0.web ? "on" : "off" }
+            ) { c, v throws(UsageError) in
+                c.web = try Parse.onOff(v, .web)
+            },
+            DaemonOption(
+                .webPort, value: "N", help: "TCP port of the web pages; 0 picks a free port and logs it",
+                default: { "\($0.webPort)" }
+            ) { c, v throws(UsageError) in
+                c.webPort = try Parse.port(v, .webPort)
+            },
+            DaemonOption(
+                .types, value: "TYPES",
+                help:
+                    "media types kept, from ptk-send and LocalSend apps alike, comma-separated: image/png, image/jpeg, image/heic, image/heif",
+                default: { $0.mediaTypes.joined(separator: ",") }
+            ) { c, v throws(UsageError) in
+                c.types = try parseTypes(v, key: .types)
+            },
+            DaemonOption(
+                .localSendTypes, value: "TYPES", help: "the old name of --types, still read",
+                default: { $0.mediaTypes.joined(separator: ",") }
+            ) { c, v throws(UsageError) in
+                c.types = try parseTypes(v, key: .localSendTypes)
+            },
+            DaemonOption(
+                .layout, value: "LAYOUT",
+                help:
+                    "where photos are filed: flat, sender, date, sender/date, or a pattern such as {sender}/{year}-{month}",
+                default: { $0.layout.description }
+            ) { c, v throws(UsageError) in
+                do throws(LayoutError) { c.layout = try FolderLayout(parsing: v) } catch {
+                    throw invalid(v, .layout, error.description)
+                }
+            },
+            DaemonOption(
+                .duplicates, value: "skip|keep",
+                help: "a photo whose bytes the library already keeps: store nothing new (skip), or store it again",
+                default: { $0.duplicates.rawValue }
+            ) { c, v throws(UsageError) in
+                guard let p = DaemonConfiguration.DuplicatePolicy(rawValue: v.lowercased()) else {
+                    throw invalid(v, .duplicates, "expected skip or keep")
+                }
+                c.duplicates = p
+            },
+            DaemonOption(
+                .onSaved, value: "PROGRAM [ARG...]",
+                help:
+                    "run PROGRAM for each photo saved, with the photo's path as its last argument and PTK_* variables (words split as a shell would, without expanding anything)",
+                commandLine: false, defaultIsValue: false, words: true, default: { $0.onSaved == nil ? "none" : "set" }
+            ) { c, v throws(UsageError) in
+                let words: [String]
+                do throws(UsageError) { words = try splitWords(v) } catch { throw invalid(v, .onSaved, error.message) }
+                guard let program = words.first else {
+                    c.onSaved = nil
+                    return
+                }
+                guard program.hasPrefix("/") else { throw invalid(v, .onSaved, "the program must be an absolute path") }
+                c.onSaved = words
+            },
+            DaemonOption(
+                .onSavedTimeout, value: "DURATION",
+                help: "stop a hook running this long (SIGTERM, then SIGKILL 5 s later); s, m, h suffixes",
+                commandLine: false, default: { durationText($0.onSavedTimeout) }
+            ) { c, v throws(UsageError) in
+                c.onSavedTimeout = try Parse.duration(v, .onSavedTimeout, expected: "expected a duration, such as 60s")
+            },
+            DaemonOption(
+                .port, value: "N", help: "TCP port; 0 picks a free port and logs it", default: { "\($0.port)" }
+            ) {
+                c, v throws(UsageError) in
+                c.port = try Parse.port(v, .port, expected: "expected a port number 0-65535")
+            },
+            DaemonOption(
+                .listen, value: "ADDR", help: "address to listen on; repeatable", defaultIsValue: false,
+                default: { _ in "every IPv6 and IPv4 address" }
+            ) { c, v throws(UsageError) in
+                guard !v.isEmpty else { throw invalid(v, .listen, "expected an IP address") }
+                c.listen.append(v)
+            },
+            DaemonOption(
+                .name, value: "NAME", help: "display name sent to senders and advertised over mDNS",
+                defaultIsValue: false,
+                default: { _ in "the host name" }
+            ) { c, v throws(UsageError) in
+                guard !v.isEmpty, v.utf8.count <= 63 else { throw invalid(v, .name, "expected 1 to 63 bytes") }
+                c.name = v
+            },
+            DaemonOption(
+                .window, value: "N", help: "chunks a sender may have unacknowledged, 1-\(ProtocolLimits.maxWindow)",
+                default: { "\($0.window)" }
+            ) { c, v throws(UsageError) in
+                guard let w = parseInteger(v, in: 1...ProtocolLimits.maxWindow) else {
+                    throw invalid(v, .window, "expected 1 to \(ProtocolLimits.maxWindow)")
+                }
+                c.window = w
+            },
+            DaemonOption(
+                .maxFileSize, value: "SIZE", help: "largest photo accepted; K, M, G suffixes",
+                default: { sizeText($0.maxFileSize) }
+            ) { c, v throws(UsageError) in
+                c.maxFileSize = try Parse.size(v, .maxFileSize, atLeast: 8, expected: "expected a size such as 512M")
+            },
+            DaemonOption(
+                .maxSessions, value: "N", help: "sessions served at once; beyond it ERROR busy",
+                default: { "\($0.maxSessions)" }
+            ) { c, v throws(UsageError) in
+                guard let n = parseInteger(v, in: 1...10_000) else {
+                    throw invalid(v, .maxSessions, "expected 1 to 10000")
+                }
+                c.maxSessions = n
+            },
+            DaemonOption(
+                .maxSessionsPerAddress, value: "N", help: "sessions one IP address may hold; beyond it ERROR busy",
+                default: { "\($0.maxSessionsPerAddress)" }
+            ) { c, v throws(UsageError) in
+                guard let n = parseInteger(v, in: 1...10_000) else {
+                    throw invalid(v, .maxSessionsPerAddress, "expected 1 to 10000")
+                }
+                c.maxSessionsPerAddress = n
+            },
+            DaemonOption(
+                .fileMode, value: "MODE", help: "permission bits of saved photos, octal",
+                default: { "0" + String($0.fileMode, radix: 8) }
+            ) { c, v throws(UsageError) in
+                guard let m = UInt32(v, radix: 8), m <= 0o777, m & 0o600 == 0o600 else {
+                    throw invalid(
+                        v, .fileMode, "expected octal permission bits that let the owner read and write, such as 0644")
+                }
+                c.fileMode = m
+            },
+            DaemonOption(
+                .minFree, value: "SIZE",
+                help: "free space to keep on the file system; offers that would eat into it are refused",
+                default: { sizeText($0.minFree) }
+            ) { c, v throws(UsageError) in
+                c.minFree = try Parse.size(v, .minFree, expected: "expected a size such as 100M")
+            },
+            DaemonOption(
+                .idleTimeout, value: "SECONDS", help: "close a session silent this long",
+                default: { durationText($0.idleTimeout, plainSeconds: true) }
+            ) { c, v throws(UsageError) in
+                c.idleTimeout = try Parse.duration(v, .idleTimeout, expected: "expected seconds, such as 30")
+            },
+            DaemonOption(
+                .handshakeTimeout, value: "SECONDS",
+                help: "time a new connection has to finish the TLS handshake and send HELLO",
+                default: { durationText($0.handshakeTimeout, plainSeconds: true) }
+            ) { c, v throws(UsageError) in
+                c.handshakeTimeout = try Parse.duration(v, .handshakeTimeout, expected: "expected seconds, such as 10")
+            },
+            DaemonOption(
+                .partialMaxAge, value: "DURATION",
+                help: "delete unfinished uploads older than this; s, m, h, d suffixes",
+                default: { durationText($0.partialMaxAge) }
+            ) { c, v throws(UsageError) in
+                c.partialMaxAge = try Parse.duration(v, .partialMaxAge, expected: "expected a duration, such as 24h")
+            },
+            DaemonOption(
+                .mdns, value: "yes|no", help: "advertise over mDNS (_ptk._tcp) through avahi-daemon",
+                commandLine: false,
+                default: { $0.mdns ? "yes" : "no" }
+            ) { c, v throws(UsageError) in
+                c.mdns = try Parse.onOff(v, .mdns, expected: "expected yes or no", digits: true)
+            },
+            DaemonOption(
+                .noMDNS, value: nil, help: "do not advertise over mDNS; in the file: mdns = no", configFile: false,
+                defaultIsValue: false, default: { $0.mdns ? "advertise through avahi-daemon" : "do not advertise" }
+            ) { c, _ throws(UsageError) in
+                c.mdns = false
+            },
+        ] + inboxSettings
 
     /// The default configuration file, read when it exists and `--config` is not given.
     public static let defaultConfigFile = "/etc/ptk/ptkd.conf"
