@@ -25,7 +25,16 @@ extension InboxDoor {
         let watched = folders[key.folder]
         let components = key.path.parts(separatedBy: "/")
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
-        // Non-blocking: a FIFO put there never holds the door.
+        // Its kind before it is opened: a FIFO, socket or device is never opened (opening a
+        // device can do something), only said once.
+        if let kind = try? watched.root.statusBeneath(key.path), !kind.isRegularFile {  // gone: the open below finds it so
+            sayOnce("kind \(watched.folder.path)/\(key.path)", "\(label): \(key.path) is not a regular file; left")
+            file.due = nil
+            file.status = kind
+            files[key] = file
+            return
+        }
+        // Non-blocking: a FIFO put there in the moment since never holds the door.
         let fd: FileDescriptor
         do { fd = try watched.root.openBeneath(key.path, flags: [.readOnly, .nonBlocking]) } catch {
             files[key] = nil  // gone, or a link: a later event or scan brings it back if it returns

@@ -73,6 +73,9 @@ public final class InboxDoor: Service, @unchecked Sendable {
 
     /// The thread: scans when due, looks at files when due, reads inotify's events in between.
     private func run() {
+        // Background work, as the library's previews are: a door's session, whose sender is
+        // waiting, comes first; the inbox's copies and hashes take what is left.
+        lowerThreadPriority()
         while !isStopping {
             let now = Instant.now
             if schedule.isDue(at: now) { scanAll() }
