@@ -27,7 +27,8 @@ extension InboxDoor {
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
         // Its kind before it is opened: a FIFO, socket or device is never opened (opening a
         // device can do something), only said once.
-        if let kind = try? watched.root.statusBeneath(key.path), !kind.isRegularFile {  // gone: the open below finds it so
+        // (A status that cannot be taken: gone, or a link on the way; the open below finds it so.)
+        if let kind = try? watched.root.statusBeneath(key.path), !kind.isRegularFile {
             sayOnce("kind \(watched.folder.path)/\(key.path)", "\(label): \(key.path) is not a regular file; left")
             file.due = nil
             file.status = kind
