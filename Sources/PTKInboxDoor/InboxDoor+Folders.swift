@@ -25,54 +25,75 @@ struct TrackedFile {
 }
 
 extension InboxDoor {
-    /// Opens each configured folder; one that cannot be used is said in the log and left out.
-    func openFolders() {
+    /// Opens each configured folder not open yet, and opens afresh one whose path now leads to
+    /// another folder (deleted and made again, a mount): run at start and before every scan,
+    /// so a folder that appears later is watched from the next scan on. One that cannot be
+    /// used is said in the log once (per reason) and left out; the others are served.
+    func refreshFolders() {
         // The store has checked it at start; nil only if it is gone since.
         let photos = try? openDirectory(settings.directory, followingLinks: true)
         defer { photos?.close() }
         for folder in settings.folders {
-            let root: FileDescriptor
-            do { root = try openDirectory(folder.path, followingLinks: true) } catch {
-                Log.warning("\(folder.kind.rawValue) \(folder.path): cannot be read (\(error)); not watched")
-                continue
-            }
-            let status: FileStatus
-            do { status = try root.status() } catch {
-                root.close()
-                Log.warning("\(folder.kind.rawValue) \(folder.path): cannot be read (\(error)); not watched")
-                continue
-            }
-            if let photos, let why = Self.overlap(root, status, photos) {
-                root.close()
-                Log.warning("\(folder.kind.rawValue) \(folder.path): \(why); not watched")
-                continue
-            }
-            if let other = folders.first(where: { $0.id == FileID(status) }) {
-                root.close()
-                Log.warning(
-                    "\(folder.kind.rawValue) \(folder.path): the same folder as \(other.folder.path); watched once")
-                continue
-            }
-            // Nested folders would take one file twice, each by its own rules: the inner one is left out.
-            let above = Self.ancestors(of: root)
-            if let outer = folders.first(where: { above.contains($0.id) }) {
-                root.close()
-                Log.warning(
-                    "\(folder.kind.rawValue) \(folder.path): it is inside \(outer.folder.path), watched already; not watched"
+            if let i = folders.firstIndex(where: { $0.folder == folder }) {
+                // Gone: its scans list nothing until it returns. The same: nothing to do.
+                guard let now = try? fileStatus(folder.path), now.isDirectory, FileID(now) != folders[i].id else {
+                    continue
+                }
+                guard let fresh = opened(folder, photos, besides: i) else { continue }
+                retire(i)
+                folders[i] = fresh
+                Log.info("\(folder.kind.rawValue) \(folder.path): the folder there is another one now; watching it")
+            } else if let fresh = opened(folder, photos, besides: nil) {
+                folders.append(fresh)
+                Log.info(
+                    "\(folder.kind.rawValue) \(folder.path): watched; photos from it are \(folder.kind == .inbox ? "copied, the sources left as they are" : "moved in once saved")"
                 )
-                continue
             }
-            while let inner = folders.firstIndex(where: { Self.ancestors(of: $0.root).contains(FileID(status)) }) {
-                Log.warning(
-                    "\(folders[inner].folder.kind.rawValue) \(folders[inner].folder.path): it is inside \(folder.path); not watched"
-                )
-                folders.remove(at: inner)
-            }
-            folders.append(WatchedFolder(folder, root: root, status: status))
-            Log.info(
-                "\(folder.kind.rawValue) \(folder.path): watched; photos from it are \(folder.kind == .inbox ? "copied, the sources left as they are" : "moved in once saved")"
-            )
         }
+    }
+
+    /// `folder` opened and checked against the photos directory and the folders watched
+    /// already (but `besides`, the one it replaces): nil, said once, when it cannot be used.
+    func opened(_ folder: InboxFolder, _ photos: FileDescriptor?, besides: Int?) -> WatchedFolder? {
+        let label = "\(folder.kind.rawValue) \(folder.path)"
+        func refuse(_ why: String) -> WatchedFolder? {
+            sayOnce("folder \(folder.path): \(why)", "\(label): \(why); not watched")
+            return nil
+        }
+        let root: FileDescriptor
+        do { root = try openDirectory(folder.path, followingLinks: true) } catch {
+            return refuse("cannot be read (\(error))")
+        }
+        let status: FileStatus
+        do { status = try root.status() } catch {
+            root.close()
+            return refuse("cannot be read (\(error))")
+        }
+        let others = folders.indices.filter { $0 != besides }.map { folders[$0] }
+        var why: String? = photos.flatMap { Self.overlap(root, status, $0) }
+        if why == nil, let other = others.first(where: { $0.id == FileID(status) }) {
+            why = "the same folder as \(other.folder.path), watched already"
+        }
+        // Nested folders would take one file twice, each by its own rules: the first watched keeps it.
+        if why == nil {
+            let above = Self.ancestors(of: root)
+            if let outer = others.first(where: { above.contains($0.id) }) {
+                why = "it is inside \(outer.folder.path), watched already"
+            } else if let inner = others.first(where: { Self.ancestors(of: $0.root).contains(FileID(status)) }) {
+                why = "it holds \(inner.folder.path), watched already"
+            }
+        }
+        if let why {
+            root.close()
+            return refuse(why)
+        }
+        return WatchedFolder(folder, root: root, status: status)
+    }
+
+    /// Forgets folder `index`'s watches and files (it is being replaced).
+    func retire(_ index: Int) {
+        for wd in folders[index].watches.keys { inotify?.removeWatch(wd) }
+        files = files.filter { $0.key.folder != index }
     }
 
     /// Why a folder (open as `root`, of `status`) cannot be watched beside the photos directory

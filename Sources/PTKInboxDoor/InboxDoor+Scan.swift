@@ -13,6 +13,7 @@ extension InboxDoor {
     /// seen), each folder entered is watched, and files no longer there are forgotten.
     func scanAll() {
         schedule.record(.scanStarted, at: .now)
+        refreshFolders()
         for key in files.keys { files[key]?.seen = false }
         for (index, watched) in folders.enumerated() {
             if isStopping { return }

@@ -49,12 +49,12 @@ public final class InboxDoor: Service, @unchecked Sendable {
     /// Opens the folders (saying in the log which cannot be used, and why; the others are
     /// served) and starts the door's thread. Throws only when the thread cannot start.
     public func start() throws(SystemError) {
-        openFolders()
         do { inotify = try Inotify() } catch {
             Log.warning(
                 "inbox: cannot watch for new files (\(error)); the folders are scanned every \(formatSeconds(settings.scanInterval)) instead"
             )
         }
+        refreshFolders()
         try threads.start(name: "inbox") { [self] in run() }
     }
 

@@ -170,6 +170,31 @@ struct InboxTests {
         #expect(d.stop() == 0)
     }
 
+    @Test("a folder missing at start is watched once it appears; one deleted and made again is watched afresh")
+    func foldersComeAndGo() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        let drop = root + "/later"
+        let d = try DaemonProcess(["--drop-folder", drop, "--inbox-settle", "1s", "--inbox-scan-interval", "2s"])
+        defer { _ = d.stop() }
+        #expect(d.log.contains("drop-folder \(drop): cannot be read"), "\(d.log)")
+        makeFolder(drop)
+        #expect(eventually(10) { d.log.contains("drop-folder \(drop): watched") }, "\(d.log)")
+        let first = makePNG(size: 9_000, seed: 61)
+        writeFile(drop + "/one.png", first)
+        #expect(eventually(20) { readFile(d.dir + "/one.png") == first }, "\(d.log)")
+        // Deleted and made again: another folder at the same path.
+        removeTree(drop)
+        makeFolder(drop)
+        #expect(
+            eventually(10) { d.log.contains("drop-folder \(drop): the folder there is another one now; watching it") },
+            "\(d.log)")
+        let second = makePNG(size: 9_000, seed: 62)
+        writeFile(drop + "/two.png", second)
+        #expect(eventually(20) { readFile(d.dir + "/two.png") == second }, "\(d.log)")
+        #expect(d.stop() == 0)
+    }
+
     @Test("settings: an inbox without the library, and a folder named twice, are refused at start with what to change")
     func refusedSettings() throws {
         let noLibrary = try run(
