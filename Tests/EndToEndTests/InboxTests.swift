@@ -170,6 +170,39 @@ struct InboxTests {
         #expect(d.stop() == 0)
     }
 
+    @Test(
+        "an inotify queue overflow (a burst larger than the queue) loses nothing: the scan it causes finds every file",
+        .enabled(if: geteuid() == 0, "needs root to make inotify's queue small"), .tags(.root))
+    func overflow() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        let drop = root + "/drop"
+        makeFolder(drop)
+        // The kernel sizes a queue when it is made: small for this ptkd's, then as it was at once.
+        let limit = "/proc/sys/fs/inotify/max_queued_events"
+        let saved = try #require(readFile(limit))
+        writeFile(limit, Array("16\n".utf8))
+        let d: DaemonProcess
+        do {
+            defer { writeFile(limit, saved) }
+            d = try DaemonProcess(["--drop-folder", drop, "--inbox-settle", "1s"])
+        }
+        defer { _ = d.stop() }
+        #expect(readFile(limit) == saved)
+        var expected: [String: [UInt8]] = [:]
+        for i in 0..<120 {
+            let bytes = makePNG(size: 2_000, seed: UInt64(1000 + i))
+            writeFile(drop + "/p\(i).png", bytes)
+            expected["p\(i).png"] = bytes
+        }
+        #expect(eventually(60) { tree(d.dir).count == 120 }, "\(tree(d.dir).count) of 120: \(d.log)")
+        #expect(tree(d.dir).allSatisfy { readFile(d.dir + "/" + $0) == expected[$0] })
+        #expect(
+            d.log.contains("more changes at once than inotify's queue holds; scanning every folder again"), "\(d.log)")
+        #expect(listDirectory(drop).isEmpty)
+        #expect(d.stop() == 0)
+    }
+
     @Test("a folder missing at start is watched once it appears; one deleted and made again is watched afresh")
     func foldersComeAndGo() throws {
         let root = makeTemporaryDirectory("ptk-inbox")
