@@ -352,6 +352,9 @@ let package = Package(
                 "PTKTestTags", "PTKV1Door", "PTKDoor", "PTKConfiguration", "PTKProtocol", "PTKStore", "PTKSystem",
                 "PTKTLS", "PTKTransport", "PTKTrust", "PTKDigest", "PTKTestSupport",
             ]),
+        .testTarget(
+            name: "PTKInboxDoorTests",
+            dependencies: ["PTKTestTags", "PTKInboxDoor", "PTKInbox", "PTKSystem", "PTKTestSupport"]),
         .testTarget(name: "PTKHooksTests", dependencies: ["PTKTestTags", "PTKHooks", "PTKSystem", "PTKTestSupport"]),
         .testTarget(
             name: "FuzzReplayTests", dependencies: ["PTKTestTags", "PTKFuzz", "PTKFuzzReplay", "PTKTestSupport"]),
