@@ -158,11 +158,15 @@ public func findProgram(_ name: String) -> String? {
     return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
 }
 
-/// Runs a tool found on PATH (ImageMagick's `convert`, libheif's `heif-enc`) to completion,
-/// killing it after `timeout` seconds: its exit status (nil when it could not start or was
-/// killed) and what it wrote to standard output and error.
+/// Runs a tool found on PATH (ImageMagick's `convert`, libheif's `heif-enc`), or given by its
+/// absolute path (`/usr/sbin/sshd`), to completion, killing it after `timeout` seconds: its exit
+/// status (nil when it could not start or was killed) and what it wrote to standard output and
+/// error.
 public func runTool(_ arguments: [String], timeout: Double = 120) -> (status: Int32?, output: String) {
-    guard let program = findProgram(arguments[0]) else { return (nil, "\(arguments[0]) not found on PATH") }
+    let absolute = arguments[0].hasPrefix("/") && access(arguments[0], X_OK) == 0
+    guard let program = absolute ? arguments[0] : findProgram(arguments[0]) else {
+        return (nil, "\(arguments[0]) not found on PATH")
+    }
     let child: Child
     do { child = try Child.spawn([program] + arguments.dropFirst(), environment: processEnvironment()) } catch {
         return (nil, "\(error)")

@@ -28,8 +28,8 @@ struct Finished {
 /// process, so no test touches the user's own identity or known receivers.
 let testConfigHome = makeTemporaryDirectory("ptk-config")
 
-/// Held by `run` while it makes its pipes and spawns.
-private let spawnLock = NSLock()
+/// Held by `run` while it makes its pipes and spawns (and by `ToolProcess` while it spawns).
+let spawnLock = NSLock()
 
 /// Runs a binary to completion (killing it after `timeout` seconds). posix_spawn and waitpid
 /// are used directly: Foundation's Process sometimes missed a quick child's exit and hung.
