@@ -129,6 +129,43 @@ struct SyncthingInboxTests {
 }
 
 @Suite(
+    "End to end: a second receiver keeps a copy of the first one's photos through Syncthing (issue 56)",
+    .serialized, .enabled(if: haveSyncthing || inboxToolsRequired, "needs syncthing"), .tags(.endToEnd, .slow))
+struct TwoReceiversTests {
+    @Test(
+        "the first receiver's photos directory shared send-only (.ptk and .incoming ignored) into the second one's inbox: every photo sent to the first is taken by the second, identical, once"
+    )
+    func secondReceiver() throws {
+        let work = makeTemporaryDirectory("ptk-two-receivers")
+        defer { removeTree(work) }
+        let first = try DaemonProcess([], root: receiver(work))
+        defer { _ = first.stop() }
+        // What Syncthing is told to leave out of the shared photos directory.
+        writeFile(first.dir + "/.stignore", Array(".ptk\n.incoming\n".utf8))
+        let inbox = work + "/second-inbox"
+        let pair = try SyncthingPair(phoneFolder: first.dir, inboxFolder: inbox + "/livingroom")
+        defer { pair.stop() }
+        mkdir(work + "/second", 0o755)
+        let second = try DaemonProcess(["--inbox", inbox, "--inbox-settle", "1s"], root: work + "/second")
+        defer { _ = second.stop() }
+        var sent: [String: [UInt8]] = [:]
+        for i in 0..<5 {
+            let path = photo(work, "beach\(i).png", size: 40_000 + i * 1_000, seed: UInt64(300 + i))
+            sent["beach\(i).png"] = readFile(path)
+            #expect(try send(first, [path]).status == 0)
+        }
+        try pair.waitUntilInSync(timeout: 60)
+        #expect(eventually(30) { contents(second.dir) == sent }, "\(contents(second.dir).keys.sorted())\n\(second.log)")
+        #expect(
+            !FileManager.default.fileExists(atPath: inbox + "/livingroom/.ptk"), "the first one's library was synced")
+        sleep(2)
+        #expect(second.log.components(separatedBy: ": took ").count == sent.count + 1, "\(second.log)")
+        #expect(second.stop() == 0)
+        #expect(first.stop() == 0)
+    }
+}
+
+@Suite(
     "End to end: ptkd's drop folder as a Samba share and an sftp target (issue 56)", .serialized,
     .enabled(
         if: (canRunSamba && canRunSFTP) || (inboxToolsRequired && geteuid() == 0),
