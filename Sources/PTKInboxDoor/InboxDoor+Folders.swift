@@ -3,11 +3,22 @@ import PTKLog
 import PTKSystem
 
 /// A file below a watched folder: the folder's index and the path below its root.
+///
+/// Equal only byte for byte: Swift's `String` equality is canonical equivalence, under which
+/// "café" precomposed (NFC) and "cafe" + U+0301 (NFD) are one key, while the folder holds two
+/// files (issue 56: NFC and NFD spellings from two sources never overwrite each other).
 struct FileKey: Hashable {
     /// Which of `InboxDoor.folders`.
     var folder: Int
     /// The components joined with "/".
     var path: String
+
+    static func == (a: FileKey, b: FileKey) -> Bool { a.folder == b.folder && a.path.utf8.elementsEqual(b.path.utf8) }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(folder)
+        for byte in path.utf8 { hasher.combine(byte) }
+    }
 }
 
 /// What the door knows of one file it has seen.

@@ -70,11 +70,11 @@ extension InboxDoor {
     func watch(_ watched: WatchedFolder, _ components: [String], _ folder: FileDescriptor) {
         guard let inotify else { return }
         let path = components.joined(separator: "/")
-        if watched.watchOf[path] != nil { return }
+        if watched.watchOf[Array(path.utf8)] != nil { return }
         do {
             let wd = try inotify.addWatch(folder: folder, mask: Self.watchMask)
             watched.watches[wd] = components
-            watched.watchOf[path] = wd
+            watched.watchOf[Array(path.utf8)] = wd
         } catch {
             if error.isOutOfInotifyWatches {
                 sayOnce(
@@ -137,7 +137,7 @@ extension InboxDoor {
         case .folderGone(let wd):
             for watched in folders {
                 if let components = watched.watches.removeValue(forKey: wd) {
-                    watched.watchOf[components.joined(separator: "/")] = nil
+                    watched.watchOf[Array(components.joined(separator: "/").utf8)] = nil
                 }
             }
         case .other:

@@ -16,8 +16,9 @@ final class WatchedFolder {
     let id: FileID
     /// The folders watched, by watch descriptor.
     var watches: [Int32: [String]] = [:]
-    /// The watch descriptors, by the folders' components joined with "/".
-    var watchOf: [String: Int32] = [:]
+    /// The watch descriptors, by the folders' components joined with "/", as bytes (two
+    /// folders spelled NFC and NFD are two folders, which `String` keys would make one).
+    var watchOf: [[UInt8]: Int32] = [:]
 
     /// The folder opened.
     init(_ folder: InboxFolder, root: FileDescriptor, status: FileStatus) {

@@ -8,7 +8,11 @@ extension PhotoStore {
     /// checks for `request.type`, fsync, duplicates, and publishing without replacing. Reads
     /// with pread, so `source`'s offset is untouched; a source shorter than announced fails as
     /// a size mismatch, nothing published. `stop` is asked between reads of 1 MiB: true
-    /// abandons the copy (nothing kept) with an I/O failure saying so.
+    /// abandons the copy (nothing kept) with an I/O failure saying so. A source written while
+    /// it was read (its size, modification or change time differ after the last read from
+    /// before the first) is not published either: the bytes read may mix its old and new
+    /// contents, and both may pass the format check (a JPEG's entropy-coded data has no
+    /// checksum). That fails as a size mismatch, "changed while it was read".
     public func take(_ request: StoreRequest, from source: FileDescriptor, stop: () -> Bool = { false }) -> Result<
         StoredPhoto, StoreFailure
     > {
@@ -17,6 +21,9 @@ extension PhotoStore {
         case .success(let f): file = f
         case .failure(let failure): return .failure(failure)
         }
+        // The source as it was before any byte was read; fstat of an open descriptor fails
+        // only on EIO, and then the read below fails too.
+        let before = try? source.status()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var position = file.offset
         while position < request.size {
@@ -44,6 +51,14 @@ extension PhotoStore {
                 return .failure(error)
             }
             position += Int64(n)
+        }
+        let after = try? source.status()
+        if let before, let after,
+            after.size != before.size || after.modified != before.modified
+                || after.modifiedNanoseconds != before.modifiedNanoseconds || after.changedAt != before.changedAt
+        {
+            file.abandon(keepForResume: false)
+            return .failure(StoreFailure(.sizeMismatch, "the file changed while it was read"))
         }
         return file.finish()
     }

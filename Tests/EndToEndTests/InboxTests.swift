@@ -245,4 +245,26 @@ struct InboxTests {
             relative.stderr.contains("invalid value 'photos' for inbox: expected an absolute path"),
             "\(relative.stderr)")
     }
+
+    @Test(
+        "NFC and NFD spellings of one name in one folder are two files: both are taken (String keys made them one, and the second was never looked at)"
+    )
+    func nfcAndNFDInOneFolder() throws {
+        let root = makeTemporaryDirectory("ptk-inbox")
+        defer { removeTree(root) }
+        let inbox = root + "/inbox"
+        makeFolder(inbox + "/phone")
+        let nfc = makePNG(size: 5_000, seed: 71)
+        let nfd = makePNG(size: 5_000, seed: 72)
+        writeFile(inbox + "/phone/caf\u{E9}.png", nfc)
+        writeFile(inbox + "/phone/cafe\u{301}.png", nfd)
+        #expect(listDirectory(inbox + "/phone").count == 2)
+        let d = try DaemonProcess(["--inbox", inbox, "--inbox-settle", "1s", "--inbox-scan-interval", "2s"])
+        defer { _ = d.stop() }
+        let both = Set([nfc, nfd])
+        #expect(
+            eventually(20) { Set(tree(d.dir).compactMap { readFile(d.dir + "/" + $0) }) == both },
+            "\(tree(d.dir)) \(d.log)")
+        #expect(d.stop() == 0)
+    }
 }
