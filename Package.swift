@@ -154,8 +154,8 @@ let package = Package(
         .target(
             name: "PTKInboxDoor",
             dependencies: [
-                "PTKDoor", "PTKInbox", "PTKLog", "PTKConfiguration", "PTKLibrary", "PTKStore", "PTKSystem",
-                "PTKVocabulary",
+                "PTKDoor", "PTKInbox", "PTKLog", "PTKConfiguration", "PTKDigest", "PTKLibrary", "PTKStore",
+                "PTKSystem", "PTKVocabulary",
             ]),
         // The WebDAV door (RFC 4918 class 1 and 2, issue 55): its route table over PTKHTTP at /dav/ on
         // the web interface's port, the app passwords' check, and its saved state (the names each

@@ -53,7 +53,9 @@ public struct InotifyEvent: Sendable, Equatable {
     /// What the inbox makes of it.
     public var kind: InotifyEventKind {
         if mask & InotifyMask.queueOverflow != 0 { return .overflow }
-        if mask & (InotifyMask.ignored | InotifyMask.deleteSelf | InotifyMask.moveSelf | InotifyMask.unmount) != 0 {
+        // A folder moved (IN_MOVE_SELF) is not gone: it is watched on, under the name its
+        // parent's IN_MOVED_TO gives it (and the watch keeps its number).
+        if mask & (InotifyMask.ignored | InotifyMask.deleteSelf | InotifyMask.unmount) != 0 {
             return .folderGone(watch: watch)
         }
         guard !nameBytes.isEmpty else { return .other }
@@ -74,7 +76,7 @@ public enum InotifyEventKind: Sendable, Equatable {
     case fileWritten(watch: Int32, name: String)
     /// A folder was made or moved into the folder: watch it and scan it (files may already be in it).
     case folderAppeared(watch: Int32, name: String)
-    /// The watch's folder is gone (deleted, moved, unmounted, or the watch removed): forget the watch.
+    /// The watch's folder is gone (deleted, unmounted, or the watch removed): forget the watch.
     case folderGone(watch: Int32)
     /// Events were lost: scan everything again (`ScanSchedule`).
     case overflow

@@ -33,6 +33,9 @@ struct TrackedFile {
     var seen = true
     /// Its last check found it cut short: each scan observes it (to say so once, after long).
     var incomplete = false
+    /// Something was said of it in the log (it is not a regular file, it cannot be removed):
+    /// not said again while it is tracked.
+    var warned = false
 }
 
 extension InboxDoor {
@@ -44,6 +47,7 @@ extension InboxDoor {
         // The store has checked it at start; nil only if it is gone since.
         let photos = try? openDirectory(settings.directory, followingLinks: true)
         defer { photos?.close() }
+        if let photos, let st = try? photos.status() { photosID = FileID(st) }  // as photos: nil only if gone
         for folder in settings.folders {
             if let i = folders.firstIndex(where: { $0.folder == folder }) {
                 // Gone: its scans list nothing until it returns. The same: nothing to do.

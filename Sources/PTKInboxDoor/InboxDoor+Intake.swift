@@ -1,3 +1,4 @@
+import PTKDigest
 import PTKDoor
 import PTKInbox
 import PTKLibrary
@@ -29,7 +30,7 @@ extension InboxDoor {
         // device can do something), only said once.
         // (A status that cannot be taken: gone, or a link on the way; the open below finds it so.)
         if let kind = try? watched.root.statusBeneath(key.path), !kind.isRegularFile {
-            sayOnce("kind \(watched.folder.path)/\(key.path)", "\(label): \(key.path) is not a regular file; left")
+            warn(&file, "\(label): \(key.path) is not a regular file; left")
             file.due = nil
             file.status = kind
             files[key] = file
@@ -48,7 +49,7 @@ extension InboxDoor {
             return
         }
         guard status.isRegularFile else {
-            sayOnce("kind \(watched.folder.path)/\(key.path)", "\(label): \(key.path) is not a regular file; left")
+            warn(&file, "\(label): \(key.path) is not a regular file; left")
             file.due = nil
             file.status = status
             files[key] = file
@@ -61,7 +62,7 @@ extension InboxDoor {
         var decision = file.tracker.observe(observation, at: .now)
         file.status = status
         if decision == .check {
-            guard let outcome = take(fd, status, key, watched, components) else {
+            guard let outcome = take(fd, status, key, watched, components, &file) else {
                 // The store could not take it now (no room, an I/O error): settled afresh in a minute.
                 file.tracker = SettleTracker(settle: settings.settle)
                 file.due = .now + .seconds(60)
@@ -78,10 +79,10 @@ extension InboxDoor {
         case .check: file.due = .now
         case .take, .waitForChange: file.due = nil
         case .report(let why):
-            Log.warning("\(label): \(key.path) \(why)")
+            warn(&file, "\(label): \(key.path) \(why)", again: true)
             file.due = nil
         case .refuse(let why):
-            Log.warning("\(label): \(key.path) is not taken: \(why); left where it is")
+            warn(&file, "\(label): \(key.path) is not taken: \(why); left where it is", again: true)
             file.due = nil
         }
         files[key] = file
@@ -96,17 +97,25 @@ extension InboxDoor {
 
     /// The check and the taking of a settled file, as one step: the store's own checks say
     /// whether it is whole. Answers the outcome for its tracker (`.whole` once it is saved, or
-    /// was taken before, unchanged), or nil when the store cannot take it now (no room, an I/O
-    /// error): it is tried again later.
+    /// was taken before), or nil when the store cannot take it now (no room, an I/O error): it
+    /// is tried again later.
     func take(
-        _ fd: FileDescriptor, _ status: FileStatus, _ key: FileKey, _ watched: WatchedFolder, _ components: [String]
+        _ fd: FileDescriptor, _ status: FileStatus, _ key: FileKey, _ watched: WatchedFolder, _ components: [String],
+        _ file: inout TrackedFile
     ) -> SettleTracker.Outcome? {
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
         let path = BytePath(key.path)
-        // Taken before (this very file, unchanged): nothing to copy. A drop folder's source
-        // still there (its removal failed) is removed now.
-        if let record = inboxRecord(watched, path), record.isSameFile(as: status) {
-            if watched.folder.kind == .dropFolder { removeSource(watched, key, status, label) }
+        // Taken before: this very file, unchanged, or the same bytes with only its metadata
+        // changed (a chmod, a chown, a hard link made elsewhere change its change time): nothing
+        // to copy, whatever `duplicates` says. A drop folder's source still there (its removal
+        // failed) is removed now.
+        if let record = inboxRecord(watched, path), record.isSameFile(as: status) || sameBytes(fd, status, record) {
+            if !record.isSameFile(as: status) {
+                remember(watched, path, status, sha256: record.sha256, photo: record.photo)
+            }
+            if watched.folder.kind == .dropFolder {
+                removeSource(watched, key, status, photo: record.photo, label, &file)
+            }
             return .whole
         }
         guard status.size <= settings.maxFileSize else {
@@ -133,11 +142,13 @@ extension InboxDoor {
         switch store.take(request, from: fd, stop: { [self] in isStopping }) {
         case .success(let saved):
             arrivals.saved(saved, type: type, from: sender, deviceID: nil)
-            remember(watched, path, status, saved)
+            remember(watched, path, status, sha256: saved.sha256, photo: saved.name)
             Log.info(
                 "\(label): took \(quotedForTerminal(key.path)) as \(quotedForTerminal(saved.name))\(saved.isDuplicate ? " (its bytes were kept already)" : "")"
             )
-            if watched.folder.kind == .dropFolder { removeSource(watched, key, status, label) }
+            if watched.folder.kind == .dropFolder {
+                removeSource(watched, key, status, photo: saved.name, label, &file)
+            }
             return .whole
         case .failure(let failure):
             switch failure.kind {
@@ -155,18 +166,64 @@ extension InboxDoor {
         }
     }
 
-    /// Removes a drop folder's source once its photo is saved, if it is still the file read.
-    func removeSource(_ watched: WatchedFolder, _ key: FileKey, _ status: FileStatus, _ label: String) {
+    /// True when the file open as `fd` (of `status`) holds the bytes `record` took: same size
+    /// and SHA-256 (read whole, as a copy would be).
+    func sameBytes(_ fd: FileDescriptor, _ status: FileStatus, _ record: InboxSourceRecord) -> Bool {
+        guard status.size == record.size, !record.sha256.isEmpty else { return false }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var position: Int64 = 0
+        while position < status.size {
+            if isStopping { return false }
+            let want = Int(min(Int64(buffer.count), status.size - position))
+            let n: Int
+            do {
+                n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
+                    try fd.read(fromAbsoluteOffset: position, into: UnsafeMutableRawBufferPointer(rebasing: b[..<want]))
+                }
+            } catch { return false }
+            if n == 0 { return false }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            position += Int64(n)
+        }
+        return hasher.finalizeHex() == record.sha256
+    }
+
+    /// Removes a drop folder's source once its photo (`photo`, below the photos directory) is
+    /// saved, if it is still the file read and not that photo itself (a folder of the photos
+    /// directory bind-mounted into the drop folder). Never deletes another file put there
+    /// meanwhile: the name is first moved to a name of ptk's own (which no writer uses),
+    /// checked there, and only then removed; another file found there is moved back.
+    func removeSource(
+        _ watched: WatchedFolder, _ key: FileKey, _ status: FileStatus, photo: String?, _ label: String,
+        _ file: inout TrackedFile
+    ) {
+        if let photo, let kept = try? fileStatus(settings.directory + "/" + photo),  // gone: no photo to be
+            kept.device == status.device && kept.inode == status.inode
+        {
+            warn(&file, "\(label): \(key.path) is the photo \(photo) itself (a mount of the photos directory?); left")
+            return
+        }
         do {
             let place = try watched.root.parentBeneath(key.path)
             defer { place.close() }
-            let now = try place.folder.status(of: place.name)
-            guard now == status, now.changedAt == status.changedAt else { return }  // changed since: a new candidate
-            try place.folder.unlink(place.name)
+            asideCount += 1
+            let aside = ".ptk-taken.\(processID()).\(asideCount)"
+            try place.folder.move(place.name, in: place.folder, to: aside)
+            // The file read is still open (its inode cannot be reused), so its device and inode
+            // name it; the same size and modification time say nobody wrote it since. (Not the
+            // change time: the move itself sets it.)
+            let now = try place.folder.status(of: aside)
+            guard now == status else {
+                // Another file took the name meanwhile: it goes back, a new candidate.
+                do { try place.folder.move(aside, in: place.folder, to: place.name) } catch {
+                    Log.warning("\(label): a file put at \(key.path) while it was taken is left as \(aside) (\(error))")
+                }
+                return
+            }
+            try place.folder.unlink(aside)
         } catch {
-            sayOnce(
-                "remove \(watched.folder.path)/\(key.path)",
-                "\(label): saved \(key.path) but cannot remove it (\(error)); it is not taken again")
+            warn(&file, "\(label): saved \(key.path) but cannot remove it (\(error)); it is not taken again")
         }
     }
 }

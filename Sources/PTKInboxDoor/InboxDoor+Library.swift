@@ -23,8 +23,9 @@ extension InboxDoor {
         }
     }
 
-    /// Remembers that the source at `path`, of `status`, became `saved`.
-    func remember(_ watched: WatchedFolder, _ path: BytePath, _ status: FileStatus, _ saved: StoredPhoto) {
+    /// Remembers that the source at `path`, of `status`, holds the bytes of SHA-256 `sha256`,
+    /// which are the photo `photo` (nil: removed since).
+    func remember(_ watched: WatchedFolder, _ path: BytePath, _ status: FileStatus, sha256: String, photo: String?) {
         guard let library = libraryConnection() else {
             sayOnce(
                 "library",
@@ -32,7 +33,7 @@ extension InboxDoor {
             return
         }
         let record = InboxSourceRecord(
-            inbox: watched.folder.path, path: path, identity: .init(status), sha256: saved.sha256, photo: saved.name,
+            inbox: watched.folder.path, path: path, identity: .init(status), sha256: sha256, photo: photo,
             taken: .now)
         do { try library.rememberInboxSource(record) } catch {
             sayOnce("remember", "inbox: cannot record what was taken in the library (\(error))")

@@ -13,6 +13,7 @@ extension InboxDoor {
     /// seen), each folder entered is watched, and files no longer there are forgotten.
     func scanAll() {
         schedule.record(.scanStarted, at: .now)
+        sayLeftOut()
         refreshFolders()
         for key in files.keys { files[key]?.seen = false }
         for (index, watched) in folders.enumerated() {
@@ -23,12 +24,47 @@ extension InboxDoor {
         schedule.record(.scanFinished, at: .now)
     }
 
+    /// At most this many files are said something of between two scans; the rest are counted
+    /// and said in one line at the next scan (thousands of FIFOs make one line, not thousands).
+    static let warningsPerScan = 100
+    /// At most this many files are tracked; beyond it, new ones wait for a scan to find them
+    /// once others are taken (a rename storm cannot grow ptkd's memory without bound).
+    static let maxTracked = InboxScan.maxFiles
+
+    /// Says `message` of `file` once while it is tracked (`again`: once more after a change, as
+    /// the tracker decides), within `warningsPerScan`.
+    func warn(_ file: inout TrackedFile, _ message: String, again: Bool = false) {
+        if file.warned && !again { return }
+        file.warned = true
+        if warnings < Self.warningsPerScan {
+            warnings += 1
+            Log.warning(message)
+        } else {
+            warningsLeftOut += 1
+        }
+    }
+
+    /// The summary of the files not said since the last scan, then a fresh count.
+    func sayLeftOut() {
+        if warningsLeftOut > 0 {
+            Log.warning(
+                "inbox: \(warningsLeftOut) more files not taken, not said one by one (the first \(Self.warningsPerScan) are)"
+            )
+        }
+        warnings = 0
+        warningsLeftOut = 0
+    }
+
     /// Scans the folder `components` below `folders[index]`'s root (its root for none).
     func scan(_ index: Int, _ watched: WatchedFolder, below components: [String]) {
         // Gone or replaced by a link since its event: the next scan sees what is there.
         guard let start = watched.openFolder(components) else { return }
         defer { if !components.isEmpty { start.close() } }
-        let scan = InboxScan(root: start, rootDevice: watched.device, crossMounts: settings.crossMounts)
+        // Never entered: the photos directory and the other watched folders, reached below this
+        // one through a bind mount (their files are not this folder's to take, nor to remove).
+        let excluded = Set(folders.filter { $0 !== watched }.map(\.id) + (photosID.map { [$0] } ?? []))
+        let scan = InboxScan(
+            root: start, rootDevice: watched.device, crossMounts: settings.crossMounts, excluded: excluded)
         let result = scan.run { below, folder in watch(watched, components + below, folder) }
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
         for (path, why) in result.unreadable {
@@ -40,6 +76,16 @@ extension InboxDoor {
             sayOnce(
                 "mount \(watched.folder.path)/\(path)",
                 "\(label): \(path) is a mount point of its own, not entered (inbox-mounts = yes enters it)")
+        }
+        if result.notUTF8 > 0 {
+            sayOnce(
+                "utf8 \(watched.folder.path)",
+                "\(label): \(result.notUTF8) name(s) that are not UTF-8 left (rename them to be taken)")
+        }
+        for path in result.excludedSkipped {
+            sayOnce(
+                "excluded \(watched.folder.path)/\(path)",
+                "\(label): \(path) is the photos directory or another watched folder (a mount?); not entered")
         }
         if result.truncated {
             sayOnce(
@@ -60,7 +106,7 @@ extension InboxDoor {
                 }
                 known.due = .now
                 files[key] = known
-            } else {
+            } else if files.count < Self.maxTracked {
                 files[key] = TrackedFile(tracker: SettleTracker(settle: settings.settle), due: .now)
             }
         }
@@ -70,11 +116,17 @@ extension InboxDoor {
     func watch(_ watched: WatchedFolder, _ components: [String], _ folder: FileDescriptor) {
         guard let inotify else { return }
         let path = components.joined(separator: "/")
-        if watched.watchOf[Array(path.utf8)] != nil { return }
+        let key = Array(path.utf8)
+        // Watched under this name already. (A folder moved keeps its watch, which then names
+        // the old path: it is mapped to the new one below, when the kernel gives it back.)
+        if let wd = watched.watchOf[key], watched.watches[wd].map({ Array($0.joined(separator: "/").utf8) }) == key {
+            return
+        }
         do {
             let wd = try inotify.addWatch(folder: folder, mask: Self.watchMask)
+            if let old = watched.watches[wd] { watched.watchOf[Array(old.joined(separator: "/").utf8)] = nil }
             watched.watches[wd] = components
-            watched.watchOf[Array(path.utf8)] = wd
+            watched.watchOf[key] = wd
         } catch {
             if error.isOutOfInotifyWatches {
                 sayOnce(
@@ -94,21 +146,38 @@ extension InboxDoor {
     /// new folder is watched and scanned, lost events make a scan due.
     func readEvents() {
         guard let inotify else { return }
+        // One read a turn of the loop: files due are looked at between reads, however fast
+        // events come (a rename storm), and each folder that appeared is scanned once a batch.
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let n: Int
-            do { n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try inotify.read(into: b) } } catch {
-                schedule.record(.parseError, at: .now)
-                return
+        let n: Int
+        do { n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try inotify.read(into: b) } } catch {
+            schedule.record(.parseError, at: .now)
+            return
+        }
+        if n == 0 { return }
+        let parsed: [InotifyEvent]
+        do { parsed = try events.feed(buffer[..<n]) } catch {
+            events.reset()
+            schedule.record(.parseError, at: .now)
+            return
+        }
+        var appeared: [(index: Int, components: [String])] = []
+        var seen: Set<[UInt8]> = []
+        for event in parsed {
+            if case .folderAppeared(let wd, let name) = event.kind {
+                for (index, watched) in folders.enumerated() {
+                    guard let components = watched.components(watch: wd, name: name),
+                        case .enter = InboxName.folderVerdict(components),
+                        seen.insert(Array("\(index)/\(components.joined(separator: "/"))".utf8)).inserted
+                    else { continue }
+                    appeared.append((index, components))
+                }
+            } else {
+                act(on: event.kind)
             }
-            if n == 0 { return }
-            let parsed: [InotifyEvent]
-            do { parsed = try events.feed(buffer[..<n]) } catch {
-                events.reset()
-                schedule.record(.parseError, at: .now)
-                return
-            }
-            for event in parsed { act(on: event.kind) }
+        }
+        for (index, components) in appeared where index < folders.count {
+            scan(index, folders[index], below: components)
         }
     }
 
@@ -123,21 +192,18 @@ extension InboxDoor {
                     case .candidate = InboxName.verdict(components)
                 else { continue }
                 let key = FileKey(folder: index, path: components.joined(separator: "/"))
+                guard files[key] != nil || files.count < Self.maxTracked else { continue }
                 var file = files[key] ?? TrackedFile(tracker: SettleTracker(settle: settings.settle))
                 file.due = .now
                 files[key] = file
             }
-        case .folderAppeared(let wd, let name):
-            for (index, watched) in folders.enumerated() {
-                guard let components = watched.components(watch: wd, name: name),
-                    case .enter = InboxName.folderVerdict(components)
-                else { continue }
-                scan(index, watched, below: components)
-            }
+        case .folderAppeared:
+            break  // gathered by `readEvents`, each scanned once a batch
         case .folderGone(let wd):
             for watched in folders {
                 if let components = watched.watches.removeValue(forKey: wd) {
-                    watched.watchOf[Array(components.joined(separator: "/").utf8)] = nil
+                    let key = Array(components.joined(separator: "/").utf8)
+                    if watched.watchOf[key] == wd { watched.watchOf[key] = nil }
                 }
             }
         case .other:
@@ -147,6 +213,8 @@ extension InboxDoor {
 
     /// Logs `message` (a warning) the first time `key` is said.
     func sayOnce(_ key: String, _ message: String) {
+        // Bounded: past it, a condition may be said again, never remembered without end.
+        if said.count >= 4096 { said.removeAll() }
         if said.insert(key).inserted { Log.warning(message) }
     }
 }

@@ -33,6 +33,13 @@ public final class InboxDoor: Service, @unchecked Sendable {
     /// What was said once in the log (a key per kind and path), so that a lasting condition is
     /// said once, not at every scan.
     var said: Set<String> = []
+    /// Files said something of in the scan in progress, and those not said (over `warningsPerScan`).
+    var warnings = 0
+    var warningsLeftOut = 0
+    /// The last private name a drop folder's source was moved to before its removal.
+    var asideCount = 0
+    /// The photos directory's device and inode, once open (never entered by a scan).
+    var photosID: FileID?
 
     /// The door over `store`, saving through `arrivals`; it stops on `shutdown` or `stop`.
     public init(settings: InboxSettings, store: PhotoStore, arrivals: Arrivals, shutdown: ShutdownSignal)
@@ -54,7 +61,8 @@ public final class InboxDoor: Service, @unchecked Sendable {
                 "inbox: cannot watch for new files (\(error)); the folders are scanned every \(formatSeconds(settings.scanInterval)) instead"
             )
         }
-        refreshFolders()
+        // The folders are opened on the door's thread (its first scan), never here: a hung
+        // network mount holds the inbox, not ptkd's start.
         try threads.start(name: "inbox") { [self] in run() }
     }
 

@@ -21,6 +21,9 @@ struct InboxScan {
     let rootDevice: UInt64
     /// Enter mount points.
     let crossMounts: Bool
+    /// Folders never entered, by device and inode: the photos directory and the other watched
+    /// folders, which a bind mount can put below this one.
+    var excluded: Set<FileID> = []
     /// At most this many files are listed in one scan (a folder of more is scanned in part, and
     /// said so once); the next scan lists them again.
     static let maxFiles = 200_000
@@ -35,6 +38,10 @@ struct InboxScan {
         var mountsSkipped: [String] = []
         /// True when `maxFiles` was reached.
         var truncated = false
+        /// Names left because they are not UTF-8.
+        var notUTF8 = 0
+        /// Folders not entered because they are excluded.
+        var excludedSkipped: [String] = []
     }
 
     /// Walks the tree below `root`.
@@ -60,7 +67,10 @@ struct InboxScan {
                 return
             }
             // A name that is not UTF-8 cannot be offered under its own name: left, as litter is.
-            guard entry.isUTF8 else { continue }
+            guard entry.isUTF8 else {
+                result.notUTF8 += 1
+                continue
+            }
             let name = entry.text
             let components = here + [name]
             let status: FileStatus
@@ -68,6 +78,10 @@ struct InboxScan {
             do { status = try folder.status(of: name) } catch { continue }
             if status.isDirectory {
                 guard case .enter = InboxName.folderVerdict(components) else { continue }
+                if excluded.contains(FileID(status)) {
+                    result.excludedSkipped.append(components.joined(separator: "/"))
+                    continue
+                }
                 if status.device != rootDevice && !crossMounts {
                     result.mountsSkipped.append(components.joined(separator: "/"))
                     continue
@@ -75,6 +89,13 @@ struct InboxScan {
                 let sub: FileDescriptor
                 do { sub = try folder.openSubdirectory(name) } catch {
                     result.unreadable.append((components.joined(separator: "/"), "\(error)"))
+                    continue
+                }
+                // A bind mount of the same file system has the same device: statx says it is a
+                // mount's root. (A status that cannot be taken is judged by the device alone.)
+                if !crossMounts, (try? sub.isMountRoot()) == true {
+                    sub.close()
+                    result.mountsSkipped.append(components.joined(separator: "/"))
                     continue
                 }
                 entered(components, sub)

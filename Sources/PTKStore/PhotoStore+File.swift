@@ -52,7 +52,7 @@ extension PhotoStore {
             }
             position += Int64(n)
         }
-        let after = try? source.status()
+        let after = try? source.status()  // as `before`: EIO only, and the check below is then not made
         if let before, let after,
             after.size != before.size || after.modified != before.modified
                 || after.modifiedNanoseconds != before.modifiedNanoseconds || after.changedAt != before.changedAt

@@ -170,7 +170,7 @@ struct InotifyEventsTests {
             (InotifyMask.movedTo | InotifyMask.isDirectory, "DCIM", .folderAppeared(watch: 9, name: "DCIM")),
             (InotifyMask.ignored, "", .folderGone(watch: 9)),
             (InotifyMask.deleteSelf, "", .folderGone(watch: 9)),
-            (InotifyMask.moveSelf, "", .folderGone(watch: 9)),
+            (InotifyMask.moveSelf, "", .other),
             (InotifyMask.unmount, "", .folderGone(watch: 9)),
             (InotifyMask.queueOverflow, "", .overflow),
             (InotifyMask.create, "x.jpg", .other),

@@ -1,6 +1,7 @@
 import Glibc
 import PTKSystem
 import PTKTestSupport
+import PTKTestTags
 import PTKVocabulary
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 
 /// `PhotoStore.take(_:from:)`, the inbox door's way in (issue 56): a source written while it
 /// is read is not published.
-@Suite("The store: taking an open file")
+@Suite("The store: taking an open file", .tags(.unit))
 struct TakeFromFileTests {
     @Test(
         "a source written in place while it is read is not published (the bytes read may mix old and new, and a JPEG's data has no checksum)"
