@@ -81,9 +81,9 @@ public final class InboxDoor: Service, @unchecked Sendable {
 
     /// The thread: scans when due, looks at files when due, reads inotify's events in between.
     private func run() {
-        // Background work, as the library's previews are: a door's session, whose sender is
-        // waiting, comes first; the inbox's copies and hashes take what is left.
-        lowerThreadPriority()
+        // At the usual priority, as one sender's session is: not lowered, since the store's
+        // flush threads, started by whichever thread saves first, would inherit a lowered one
+        // for every door (and an unprivileged process cannot raise it again).
         while !isStopping {
             let now = Instant.now
             if schedule.isDue(at: now) { scanAll() }
