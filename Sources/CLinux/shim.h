@@ -80,4 +80,8 @@ static inline int ptk_is_mount_root(int fd) {
     return (attributes & 0x2000) ? 1 : 0;
 }
 
+/// fstatfs(2): `buf` is a struct statfs (120 bytes on Linux's 64-bit ABIs), whose first field
+/// is f_type, a long: the file system's magic number. (Glibc's module leaves out sys/vfs.h.)
+extern int fstatfs(int fd, void *buf);
+
 #endif

@@ -1,6 +1,7 @@
 import PTKInbox
 import PTKLog
 import PTKSystem
+import PTKVocabulary
 
 /// A file below a watched folder: the folder's index and the path below its root.
 ///
@@ -63,6 +64,12 @@ extension InboxDoor {
                 Log.info(
                     "\(folder.kind.rawValue) \(folder.path): watched; photos from it are \(folder.kind == .inbox ? "copied, the sources left as they are" : "moved in once saved")"
                 )
+                // (A file system whose kind cannot be read is taken as local: the scans run anyway.)
+                if let kind = try? fresh.root.fileSystemKind(), kind != .local {
+                    Log.info(
+                        "\(folder.kind.rawValue) \(folder.path): on \(kind.name), where inotify gives no event for what other machines write; such files are found by the scans, every \(formatSeconds(settings.scanInterval))"
+                    )
+                }
             }
         }
     }

@@ -13,7 +13,6 @@ extension InboxDoor {
     /// seen), each folder entered is watched, and files no longer there are forgotten.
     func scanAll() {
         schedule.record(.scanStarted, at: .now)
-        sayLeftOut()
         refreshFolders()
         for key in files.keys { files[key]?.seen = false }
         for (index, watched) in folders.enumerated() {
@@ -24,9 +23,11 @@ extension InboxDoor {
         schedule.record(.scanFinished, at: .now)
     }
 
-    /// At most this many files are said something of between two scans; the rest are counted
-    /// and said in one line at the next scan (thousands of FIFOs make one line, not thousands).
+    /// At most this many files are said something of in `warningWindow`; the rest are counted
+    /// and said in one line when it ends (thousands of FIFOs make 100 lines and one more).
     static let warningsPerScan = 100
+    /// The time over which `warningsPerScan` counts.
+    static let warningWindow: Duration = .seconds(10)
     /// At most this many files are tracked; beyond it, new ones wait for a scan to find them
     /// once others are taken (a rename storm cannot grow ptkd's memory without bound).
     static let maxTracked = InboxScan.maxFiles
@@ -35,6 +36,7 @@ extension InboxDoor {
     /// the tracker decides), within `warningsPerScan`.
     func warn(_ file: inout TrackedFile, _ message: String, again: Bool = false) {
         if file.warned && !again { return }
+        sayLeftOutIfDue()
         file.warned = true
         if warnings < Self.warningsPerScan {
             warnings += 1
@@ -44,11 +46,21 @@ extension InboxDoor {
         }
     }
 
-    /// The summary of the files not said since the last scan, then a fresh count.
+    /// When the count of warnings starts again and the files left out are said: the end of the
+    /// window, if anything was left out; else nil.
+    var leftOutDue: Instant? { warningsLeftOut > 0 ? warningsSince + Self.warningWindow : nil }
+
+    /// The summary of the files not said in the window, then a fresh count, once the window is over.
+    func sayLeftOutIfDue() {
+        if Instant.now - warningsSince >= Self.warningWindow { sayLeftOut() }
+    }
+
+    /// The summary of the files not said, then a fresh count.
     func sayLeftOut() {
+        warningsSince = .now
         if warningsLeftOut > 0 {
             Log.warning(
-                "inbox: \(warningsLeftOut) more files not taken, not said one by one (the first \(Self.warningsPerScan) are)"
+                "inbox: \(warningsLeftOut) more files not taken, not said one by one (the first \(Self.warningsPerScan) in 10 seconds are)"
             )
         }
         warnings = 0

@@ -36,6 +36,7 @@ public final class InboxDoor: Service, @unchecked Sendable {
     /// Files said something of in the scan in progress, and those not said (over `warningsPerScan`).
     var warnings = 0
     var warningsLeftOut = 0
+    var warningsSince = Instant.now
     /// The last private name a drop folder's source was moved to before its removal.
     var asideCount = 0
     /// The photos directory's device and inode, once open (never entered by a scan).
@@ -88,9 +89,11 @@ public final class InboxDoor: Service, @unchecked Sendable {
             let now = Instant.now
             if schedule.isDue(at: now) { scanAll() }
             lookAtDueFiles()
+            sayLeftOutIfDue()
             var fds: [(FileDescriptor, PollEvents)] = [(wake.readEnd, .readable), (shutdown.pipe.readEnd, .readable)]
             if let inotify { fds.append((inotify.descriptor, .readable)) }
-            let next = files.values.compactMap(\.due).min().map { min($0, schedule.due) } ?? schedule.due
+            var next = files.values.compactMap(\.due).min().map { min($0, schedule.due) } ?? schedule.due
+            if let leftOut = leftOutDue { next = min(next, leftOut) }
             do { _ = try poll(fds, until: next) } catch {
                 // poll fails only on a bad descriptor or no memory: wait a moment, then go on.
                 sleep(for: .seconds(1))
