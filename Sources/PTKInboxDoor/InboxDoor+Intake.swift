@@ -28,14 +28,15 @@ extension InboxDoor {
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
         // Its kind before it is opened: a FIFO, socket or device is never opened (opening a
         // device can do something), only said once.
-        // (A status that cannot be taken: gone, or a link on the way; the open below finds it so.)
-        if let kind = try? watched.root.statusBeneath(key.path), !kind.isRegularFile {
+        // Left, said once, and looked at again only when a scan sees it change.
+        func leaveNotRegular(_ kind: FileStatus) {
             warn(&file, "\(label): \(key.path) is not a regular file; left")
             file.due = nil
             file.status = kind
             files[key] = file
-            return
         }
+        // (A status that cannot be taken: gone, or a link on the way; the open below finds it so.)
+        if let kind = try? watched.root.statusBeneath(key.path), !kind.isRegularFile { return leaveNotRegular(kind) }
         // Non-blocking: a FIFO put there in the moment since never holds the door.
         let fd: FileDescriptor
         do { fd = try watched.root.openBeneath(key.path, flags: [.readOnly, .nonBlocking]) } catch {
@@ -48,18 +49,8 @@ extension InboxDoor {
             files[key] = nil
             return
         }
-        guard status.isRegularFile else {
-            warn(&file, "\(label): \(key.path) is not a regular file; left")
-            file.due = nil
-            file.status = status
-            files[key] = file
-            return
-        }
-        let observation = SettleTracker.Observation(
-            size: status.size, modified: status.modified &* 1_000_000_000 &+ status.modifiedNanoseconds,
-            changed: status.changedAt, device: status.device, inode: status.inode,
-            openForWriting: fd.hasWritersVisible())
-        var decision = file.tracker.observe(observation, at: .now)
+        guard status.isRegularFile else { return leaveNotRegular(status) }
+        var decision = file.tracker.observe(Self.observation(status, openForWriting: fd.hasWritersVisible()), at: .now)
         file.status = status
         if decision == .check {
             guard let outcome = take(fd, status, key, watched, components, &file) else {
@@ -70,7 +61,7 @@ extension InboxDoor {
                 return
             }
             let after = (try? fd.status()) ?? status  // fstat of an open descriptor fails only on EIO: judged as read
-            decision = file.tracker.checked(outcome, observed: Self.observation(after), at: .now)
+            decision = file.tracker.checked(outcome, observed: Self.observation(after, openForWriting: false), at: .now)
             file.status = after
             file.incomplete = outcome == .incomplete
         }
@@ -88,11 +79,12 @@ extension InboxDoor {
         files[key] = file
     }
 
-    /// `status` as the tracker observes it once the file has been read (nobody writing it then).
-    static func observation(_ status: FileStatus) -> SettleTracker.Observation {
+    /// `status` as the tracker observes it (`openForWriting`: whether a writer was seen; false
+    /// once the file has been read through the check, which nobody interrupted).
+    static func observation(_ status: FileStatus, openForWriting: Bool?) -> SettleTracker.Observation {
         SettleTracker.Observation(
             size: status.size, modified: status.modified &* 1_000_000_000 &+ status.modifiedNanoseconds,
-            changed: status.changedAt, device: status.device, inode: status.inode, openForWriting: false)
+            changed: status.changedAt, device: status.device, inode: status.inode, openForWriting: openForWriting)
     }
 
     /// The check and the taking of a settled file, as one step: the store's own checks say
