@@ -86,6 +86,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var inboxSettle: Duration = .seconds(5)
     /// Enter a folder below an inbox that is a mount point of its own.
     public var inboxMounts = false
+    /// Take an inbox's photos as hard links to their sources (no byte copied) where the writer
+    /// is known to replace files by rename and never write in place (Syncthing); else each is
+    /// a reflink or a copy.
+    public var inboxLinks = false
 
     /// What `duplicates` chooses (`duplicates = skip|keep` in the file).
     public enum DuplicatePolicy: String, Sendable, CaseIterable {

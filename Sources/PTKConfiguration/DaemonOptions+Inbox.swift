@@ -43,5 +43,13 @@ extension DaemonOptions {
         ) { c, v throws(UsageError) in
             c.inboxMounts = try Parse.onOff(v, .inboxMounts, expected: "expected yes or no", digits: true)
         },
+        DaemonOption(
+            .inboxLinks, value: "yes|no",
+            help:
+                "take an inbox's photos as hard links to their sources (no byte copied): only for a writer that replaces files by rename and never writes in place (Syncthing); else a reflink or a copy",
+            default: { $0.inboxLinks ? "yes" : "no" }
+        ) { c, v throws(UsageError) in
+            c.inboxLinks = try Parse.onOff(v, .inboxLinks, expected: "expected yes or no", digits: true)
+        },
     ]
 }

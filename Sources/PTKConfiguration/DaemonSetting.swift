@@ -32,4 +32,5 @@ public enum DaemonSetting: String, Sendable, CaseIterable {
     case inboxScanInterval = "inbox-scan-interval"
     case inboxSettle = "inbox-settle"
     case inboxMounts = "inbox-mounts"
+    case inboxLinks = "inbox-links"
 }

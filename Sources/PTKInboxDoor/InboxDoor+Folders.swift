@@ -109,7 +109,7 @@ extension InboxDoor {
             root.close()
             return refuse(why)
         }
-        return WatchedFolder(folder, root: root, status: status)
+        return WatchedFolder(folder, root: root, status: status, links: settings.links)
     }
 
     /// Forgets folder `index`'s watches and files (it is being replaced).

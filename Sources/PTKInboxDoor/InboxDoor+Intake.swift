@@ -131,7 +131,10 @@ extension InboxDoor {
             name: source.name, size: status.size, sha256: "", type: type, sender: source.sender,
             modified: status.modifiedTime.milliseconds,
             folder: StoreRequest.folder(arrivals.folder(for: sender), adding: source.relativePath))
-        switch store.take(request, from: fd, stop: { [self] in isStopping }) {
+        switch store.take(
+            request, from: fd, ways: watched.ways, mayLink: mayLink(status, key, watched),
+            stop: { [self] in isStopping })
+        {
         case .success(let saved):
             arrivals.saved(saved, type: type, from: sender, deviceID: nil)
             remember(watched, path, status, sha256: saved.sha256, photo: saved.name)

@@ -12,6 +12,8 @@ public struct InboxSettings: Sendable, Equatable {
     public var settle: Duration
     /// Enter folders that are mount points of their own.
     public var crossMounts: Bool
+    /// Take an inbox's photos as hard links to their sources where it can (`inbox-links`).
+    public var links: Bool
     /// The largest photo taken, in bytes; a larger file is reported and left.
     public var maxFileSize: Int64
     /// The types kept.
@@ -27,6 +29,7 @@ public struct InboxSettings: Sendable, Equatable {
         scanInterval = configuration.inboxScanInterval
         settle = configuration.inboxSettle
         crossMounts = configuration.inboxMounts
+        links = configuration.inboxLinks
         maxFileSize = configuration.maxFileSize
         types = configuration.types
         directory = configuration.effectiveDirectory

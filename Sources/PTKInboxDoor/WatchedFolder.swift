@@ -1,4 +1,6 @@
 import PTKInbox
+import PTKLog
+import PTKStore
 import PTKSystem
 
 /// A configured folder opened: its root's descriptor, and the inotify watches on it and the
@@ -14,19 +16,24 @@ final class WatchedFolder {
     let device: UInt64
     /// The root's device and inode.
     let id: FileID
+    /// How its files become photos (a hard link, a reflink, a copy), each way said once in the log.
+    let ways: SourceWays
     /// The folders watched, by watch descriptor.
     var watches: [Int32: [String]] = [:]
     /// The watch descriptors, by the folders' components joined with "/", as bytes (two
     /// folders spelled NFC and NFD are two folders, which `String` keys would make one).
     var watchOf: [[UInt8]: Int32] = [:]
 
-    /// The folder opened.
-    init(_ folder: InboxFolder, root: FileDescriptor, status: FileStatus) {
+    /// The folder opened; an inbox's sources are linked where they can be when `links` (drop
+    /// folders' are never: they are removed once taken).
+    init(_ folder: InboxFolder, root: FileDescriptor, status: FileStatus, links: Bool = false) {
         self.folder = folder
         self.name = InboxSource.inboxName(root: folder.path)
         self.root = root
         self.device = status.device
         self.id = FileID(status)
+        let label = "\(folder.kind.rawValue) \(folder.path)"
+        self.ways = SourceWays(links: links && folder.kind == .inbox) { Log.info("\(label): \($0)") }
     }
 
     deinit { root.close() }

@@ -18,6 +18,9 @@ public enum Log {
     public static func info(_ message: String) { writer.write(escapedForTerminal(message)) }
     /// Writes one line prefixed with "warning: ".
     public static func warning(_ message: String) { writer.write("warning: " + escapedForTerminal(message)) }
+    /// Writes one line prefixed with "error: ": something went wrong that ptkd cannot undo, and
+    /// a person should look at (a photo changed under the library).
+    public static func error(_ message: String) { writer.write("error: " + escapedForTerminal(message)) }
     /// Waits until the queued lines are written, or `deadline` passes (before the process exits).
     public static func flush(until deadline: Instant) { writer.flush(until: deadline) }
     /// Writes the queued lines (until `deadline`) and ends the writing thread; lines logged

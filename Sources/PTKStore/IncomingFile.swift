@@ -12,18 +12,21 @@ public final class IncomingFile {
     /// Bytes already held when the transfer (re)started: the ACCEPT offset.
     public private(set) var offset: Int64 = 0
     /// Bytes in the temporary file now.
-    public private(set) var written: Int64 = 0
-    private let store: PhotoStore
-    private let fd: FileDescriptor
+    public internal(set) var written: Int64 = 0
+    let store: PhotoStore
+    let fd: FileDescriptor
     private let name: String
     private let resumable: Bool
     /// The checks, inline; moved into `checking` once a big file's bytes start to flow.
     private var hasher: SHA256? = SHA256()
     private let type: PhotoType
     private var structure: StructureCheck
-    private var formatError: FormatError?
+    var formatError: FormatError?
     private var checking: CheckingThread?
     private var open = true
+    /// True when `fd` is an inbox's source itself, linked into `.incoming` (`PhotoStore+Source`):
+    /// its mode, owner and time stay its writer's.
+    var linked = false
     /// The bytes still to come, promised against min-free by `begin`; given back as they are
     /// written and when the file is let go.
     var reservation: Reservation?
@@ -48,14 +51,14 @@ public final class IncomingFile {
         _ = checking?.finish()
     }
 
-    private func hashInline(_ bytes: UnsafeRawBufferPointer) {
+    func hashInline(_ bytes: UnsafeRawBufferPointer) {
         guard var h = hasher.take() else { return }
         store.checks.pass { h.update(bytes) }
         hasher = consume h
     }
 
     /// Feeds `bytes` to the inline structural check unless it already failed.
-    private func checkStructureInline(_ bytes: UnsafeRawBufferPointer) {
+    func checkStructureInline(_ bytes: UnsafeRawBufferPointer) {
         guard formatError == nil else { return }
         store.checks.pass {
             do throws(FormatError) { try structure.feed(bytes) } catch { formatError = error }
@@ -302,6 +305,8 @@ public final class IncomingFile {
             abandon(keepForResume: false)
             return .success(.kept(StoredPhoto(name: held, size: request.size, sha256: digest, isDuplicate: true)))
         }
+        // A linked source keeps its own mode, owner and time: the file is its writer's too.
+        if linked { return .success(.toFlush(sha256: digest)) }
         do throws(SystemError) {
             // A photo whose mode cannot be set is not published with the wrong one.
             try fd.setPermissions(store.settings.fileMode)
@@ -319,7 +324,7 @@ public final class IncomingFile {
     }
 
     /// A PNG's problem as it is ("CRC mismatch in IDAT chunk"); a JPEG's or a HEIF's says which type it is about.
-    private func message(_ error: FormatError) -> String {
+    func message(_ error: FormatError) -> String {
         type == .png ? error.message : "not a well-formed \(type.displayName): \(error.message)"
     }
 

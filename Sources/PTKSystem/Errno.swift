@@ -77,6 +77,8 @@ public struct Errno: RawRepresentable, Hashable, Sendable {
     public static let crossDevice = Errno(rawValue: EXDEV)
     /// ENOTTY: the file (or its file system) knows no such ioctl.
     public static let noSuchIoctl = Errno(rawValue: ENOTTY)
+    /// EMLINK: the file has as many hard links as its file system allows.
+    public static let tooManyLinks = Errno(rawValue: EMLINK)
 }
 
 extension SystemError {

@@ -34,6 +34,9 @@ public struct FileStatus: Sendable, Equatable {
     public var changed: Int64
     /// The nanoseconds part of `changed`.
     public var changedNanoseconds: Int64
+    /// How many names the file has (`st_nlink`): more than one, another name (a hard link)
+    /// shares these bytes. Not part of `==` (a link made elsewhere changes it, not the file).
+    public var linkCount: Int
     /// `changed` in nanoseconds since the epoch (in range until 2262), to compare with
     /// `changeClockNanoseconds()`.
     public var changedAt: Int64 { changed &* 1_000_000_000 &+ changedNanoseconds }
@@ -62,6 +65,7 @@ public struct FileStatus: Sendable, Equatable {
         modifiedNanoseconds = Int64(st.st_mtim.tv_nsec)
         changed = Int64(st.st_ctim.tv_sec)
         changedNanoseconds = Int64(st.st_ctim.tv_nsec)
+        linkCount = Int(st.st_nlink)
     }
 }
 
