@@ -101,7 +101,8 @@ extension InboxDoor {
         // changed (a chmod, a chown, a hard link made elsewhere change its change time): nothing
         // to copy, whatever `duplicates` says. A drop folder's source still there (its removal
         // failed) is removed now.
-        if let record = inboxRecord(watched, path), record.isSameFile(as: status) || sameBytes(fd, status, record) {
+        let record = inboxRecord(watched, path)
+        if let record, record.isSameFile(as: status) || sameBytes(fd, status, record) {
             if !record.isSameFile(as: status) {
                 remember(watched, path, status, sha256: record.sha256, photo: record.photo)
             }
@@ -110,6 +111,9 @@ extension InboxDoor {
             }
             return .whole
         }
+        // A shorter copy of the photo taken from this very path (an interrupted copy made
+        // again): the complete file is the photo; this one stores nothing and replaces nothing.
+        if let record, let why = startOfTakenPhoto(fd, status, record) { return .notAPhoto(why) }
         guard status.size <= settings.maxFileSize else {
             return .notAPhoto(
                 "\(formatBytes(Double(status.size))), larger than max-file-size (\(formatBytes(Double(settings.maxFileSize))))"
