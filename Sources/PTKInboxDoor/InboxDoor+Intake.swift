@@ -120,10 +120,11 @@ extension InboxDoor {
     }
 
     /// The check and the taking of a settled file, as one step: the store's own checks say
-    /// whether it is whole. Answers the outcome for its tracker (`.whole` once it is saved, or
-    /// was taken before), or nil when the store cannot take it now (no room, an I/O error): it
-    /// is tried again later. A photo read whole is answered in flight: its outcome is known
-    /// once its flush round is over, from `landed` (`land`).
+    /// whether it is whole. Answers `.over` with the outcome for its tracker (`.whole` when it
+    /// was taken before), or with nil when the store cannot take it now (no room, an I/O
+    /// error): it is tried again later. A photo the store has read is answered `.inFlight`: its
+    /// outcome (`.whole` once it is saved, or nil as above) comes from `landed` once its flush
+    /// round is over (`land`).
     func take(
         _ fd: FileDescriptor, _ status: FileStatus, _ key: FileKey, _ watched: WatchedFolder, _ components: [String],
         _ file: inout TrackedFile
