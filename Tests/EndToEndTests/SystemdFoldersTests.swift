@@ -114,15 +114,17 @@ struct UnitPathsTests {
     .serialized, .tags(.endToEnd, .root, .slow))
 struct SystemdFoldersTests {
     @Test(
-        "edit ptkd.conf, daemon-reload, restart: an inbox below /home and a drop folder with spaces and % are served, a missing one is said, other homes stay hidden; before the reload ptkd says it is owed"
-    )
-    func foldersFromConfiguration() throws {
+        "edit ptkd.conf, daemon-reload, restart: an inbox below /home and a drop folder with spaces and % are served, a missing one is said, other homes stay hidden; before the reload ptkd says it is owed",
+        arguments: ["make install"] + (builtPackages.isEmpty ? [] : [".debs"]))
+    func foldersFromConfiguration(installedBy: String) throws {
         try #require(
             canBootSystem, "no Debian root at \(systemRoot): run scripts/system-root.sh as root (it needs debootstrap)")
         let inboxPhoto = readFile(pngSuiteDirectory() + "/basn6a08.png")!
         let dropPhoto = readFile(pngSuiteDirectory() + "/basn2c08.png")!
         let drop = "/srv/ptk/drop box: 50% \"q\""
-        let system = try BootedSystem(hostname: "folders")
+        // As `make install` leaves it, and from the packages when `make deb` has built them.
+        let system = try BootedSystem(
+            hostname: "folders", installation: installedBy == ".debs" ? .packages(builtPackages) : .makeInstall)
         let dropIn = "/run/systemd/generator/ptkd.service.d/50-folders.conf"
 
         // At boot, with no folder configured: the drop-in opens nothing.
