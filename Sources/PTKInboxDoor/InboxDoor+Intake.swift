@@ -147,7 +147,7 @@ extension InboxDoor {
         }
         // A shorter copy of the photo taken from this very path (an interrupted copy made
         // again): the complete file is the photo; this one stores nothing and replaces nothing.
-        if let record, let why = startOfTakenPhoto(fd, status, record) { return .notAPhoto(why) }
+        if let record, let why = startOfTakenPhoto(fd, status, record) { return .over(.notAPhoto(why)) }
         guard status.size <= settings.maxFileSize else {
             return .over(
                 .notAPhoto(
