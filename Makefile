@@ -5,6 +5,7 @@ SYSCONFDIR ?= /etc
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 DOCDIR = $(DESTDIR)$(PREFIX)/share/doc/ptk
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
+GENERATORDIR = $(DESTDIR)$(PREFIX)/lib/systemd/system-generators
 SYSUSERSDIR = $(DESTDIR)$(PREFIX)/lib/sysusers.d
 MANDIR = $(DESTDIR)$(PREFIX)/share/man
 BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
@@ -111,7 +112,7 @@ install: release install-files
 
 # install without building: the files of BUILT (default .build/release) and the rest.
 install-files:
-	install -d $(BINDIR) $(DOCDIR) $(UNITDIR) $(CONFDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8 \
+	install -d $(BINDIR) $(DOCDIR) $(UNITDIR) $(GENERATORDIR) $(CONFDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8 \
 	    $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
 	install -m 0755 $(BUILT)/ptkd $(BUILT)/ptk-send $(BUILT)/ptk $(BINDIR)/
 	scripts/make-docs.sh $(BUILT) $(BUILT)/docs
@@ -125,6 +126,10 @@ install-files:
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(PREFIX)/share/doc/ptk|g' \
 	    systemd/ptkd.service.in > $(UNITDIR)/ptkd.service
 	chmod 0644 $(UNITDIR)/ptkd.service
+	# The generator that opens ptkd.conf's inboxes and drop folders to the unit (systemd runs it
+	# at boot and at every daemon-reload).
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' systemd/ptkd-folders.in > $(GENERATORDIR)/ptkd-folders
+	chmod 0755 $(GENERATORDIR)/ptkd-folders
 	install -m 0644 systemd/ptk.sysusers $(SYSUSERSDIR)/ptk.conf
 	# The service user must exist before the first start: systemd creates it at boot; on a
 	# running systemd, create it now.
@@ -135,6 +140,7 @@ install-files:
 
 uninstall:
 	rm -f $(BINDIR)/ptkd $(BINDIR)/ptk-send $(BINDIR)/ptk $(UNITDIR)/ptkd.service $(SYSUSERSDIR)/ptk.conf
+	rm -f $(GENERATORDIR)/ptkd-folders
 	rm -f $(MANDIR)/man1/ptk-send.1 $(MANDIR)/man5/ptkd.conf.5 $(MANDIR)/man8/ptkd.8 $(MANDIR)/man8/ptk.8
 	rm -f $(BASHCOMPDIR)/ptkd $(BASHCOMPDIR)/ptk $(BASHCOMPDIR)/ptk-send $(ZSHCOMPDIR)/_ptkd $(ZSHCOMPDIR)/_ptk $(ZSHCOMPDIR)/_ptk-send
 	rm -f $(FISHCOMPDIR)/ptkd.fish $(FISHCOMPDIR)/ptk.fish $(FISHCOMPDIR)/ptk-send.fish

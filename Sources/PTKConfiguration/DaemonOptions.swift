@@ -61,6 +61,8 @@ public enum DaemonFlag: Hashable, Sendable {
     case setting(DaemonSetting)
     /// `--config FILE`.
     case config
+    /// `--unit-paths`: print the systemd drop-in for the configured folders (`ServiceFolders`).
+    case unitPaths
 }
 
 /// ptkd's exit statuses.
@@ -370,7 +372,8 @@ public enum DaemonOptions {
                 .config, "config", value: "FILE",
                 help: "read settings from FILE ('key = value' lines; flags override it)",
                 default: "\(defaultConfigFile) if it exists", defaultIsValue: false,
-                completion: .file(extensions: ["conf"]))
+                completion: .file(extensions: ["conf"])),
+            ServiceFolders.option,
         ],
         exitStatuses: ExitStatus.all(DaemonExitStatus.self),
         examples: [

@@ -37,6 +37,9 @@ struct TrackedFile {
     /// Something was said of it in the log (it is not a regular file, it cannot be removed):
     /// not said again while it is tracked.
     var warned = false
+    /// Its photo is in a flush round (`InboxDoor.flying`): not looked at until it has landed,
+    /// nor forgotten by a scan.
+    var inFlight = false
 }
 
 extension InboxDoor {

@@ -11,18 +11,21 @@ extension InboxDoor {
     /// Looks at every file whose time has come, oldest first.
     func lookAtDueFiles() {
         let now = Instant.now
-        let due = files.filter { $0.value.due.map { $0 <= now } ?? false }.keys.sorted {
+        let due = files.filter { !$0.value.inFlight && $0.value.due.map { $0 <= now } ?? false }.keys.sorted {
             ($0.folder, $0.path) < ($1.folder, $1.path)
         }
         for key in due {
             if isStopping { return }
+            // Photos whose rounds are over are concluded between files; at most `maxInFlight`
+            // wait for theirs while the next file is read.
+            land(keeping: Self.maxInFlight - 1)
             look(at: key)
         }
     }
 
     /// Observes one file and does what its tracker decides: wait, check and take, or say why not.
     func look(at key: FileKey) {
-        guard var file = files[key] else { return }
+        guard var file = files[key], !file.inFlight else { return }
         let watched = folders[key.folder]
         let components = key.path.parts(separatedBy: "/")
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
@@ -43,7 +46,8 @@ extension InboxDoor {
             files[key] = nil  // gone, or a link: a later event or scan brings it back if it returns
             return
         }
-        defer { fd.close() }
+        var inFlight = false  // then `land` closes it, once its photo is concluded
+        defer { if !inFlight { fd.close() } }
         let status: FileStatus
         do { status = try fd.status() } catch {
             files[key] = nil
@@ -53,18 +57,46 @@ extension InboxDoor {
         var decision = file.tracker.observe(Self.observation(status, openForWriting: fd.hasWritersVisible()), at: .now)
         file.status = status
         if decision == .check {
-            guard let outcome = take(fd, status, key, watched, components, &file) else {
-                // The store could not take it now (no room, an I/O error): settled afresh in a minute.
-                file.tracker = SettleTracker(settle: settings.settle)
-                file.due = .now + .seconds(60)
+            switch take(fd, status, key, watched, components, &file) {
+            case .inFlight(let photo, let landed):
+                // Its flush round runs while the door reads the next file; `land` does the rest.
+                inFlight = true
+                file.inFlight = true
+                file.due = nil
                 files[key] = file
+                flying.append(Flight(key: key, fd: fd, status: status, label: label, photo: photo, landed: landed))
                 return
+            case .over(let outcome):
+                guard let checked = checked(outcome, fd, status, &file) else {
+                    files[key] = file
+                    return
+                }
+                decision = checked
             }
-            let after = (try? fd.status()) ?? status  // fstat of an open descriptor fails only on EIO: judged as read
-            decision = file.tracker.checked(outcome, observed: Self.observation(after, openForWriting: false), at: .now)
-            file.status = after
-            file.incomplete = outcome == .incomplete
         }
+        follow(decision, key, label, &file)
+    }
+
+    /// What the tracker decides of `file` (open as `fd`, of `status` when it was read) once its
+    /// check and taking gave `outcome`; nil when the store could not take it now (no room, an
+    /// I/O error): then it is settled afresh in a minute.
+    func checked(
+        _ outcome: SettleTracker.Outcome?, _ fd: FileDescriptor, _ status: FileStatus, _ file: inout TrackedFile
+    ) -> SettleTracker.Decision? {
+        guard let outcome else {
+            file.tracker = SettleTracker(settle: settings.settle)
+            file.due = .now + .seconds(60)
+            return nil
+        }
+        let after = (try? fd.status()) ?? status  // fstat of an open descriptor fails only on EIO: judged as read
+        let decision = file.tracker.checked(outcome, observed: Self.observation(after, openForWriting: false), at: .now)
+        file.status = after
+        file.incomplete = outcome == .incomplete
+        return decision
+    }
+
+    /// Does what the tracker decided of the file at `key`, and keeps what is known of it.
+    func follow(_ decision: SettleTracker.Decision, _ key: FileKey, _ label: String, _ file: inout TrackedFile) {
         switch decision {
         case .wait(let until): file.due = until
         case .check: file.due = .now
@@ -88,75 +120,86 @@ extension InboxDoor {
     }
 
     /// The check and the taking of a settled file, as one step: the store's own checks say
-    /// whether it is whole. Answers the outcome for its tracker (`.whole` once it is saved, or
-    /// was taken before), or nil when the store cannot take it now (no room, an I/O error): it
-    /// is tried again later.
+    /// whether it is whole. Answers `.over` with the outcome for its tracker (`.whole` when it
+    /// was taken before), or with nil when the store cannot take it now (no room, an I/O
+    /// error): it is tried again later. A photo the store has read is answered `.inFlight`: its
+    /// outcome (`.whole` once it is saved, or nil as above) comes from `landed` once its flush
+    /// round is over (`land`).
     func take(
         _ fd: FileDescriptor, _ status: FileStatus, _ key: FileKey, _ watched: WatchedFolder, _ components: [String],
         _ file: inout TrackedFile
-    ) -> SettleTracker.Outcome? {
+    ) -> Taking {
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
         let path = BytePath(key.path)
         // Taken before: this very file, unchanged, or the same bytes with only its metadata
         // changed (a chmod, a chown, a hard link made elsewhere change its change time): nothing
         // to copy, whatever `duplicates` says. A drop folder's source still there (its removal
         // failed) is removed now.
-        if let record = inboxRecord(watched, path), record.isSameFile(as: status) || sameBytes(fd, status, record) {
+        let record = inboxRecord(watched, path)
+        if let record, record.isSameFile(as: status) || sameBytes(fd, status, record) {
             if !record.isSameFile(as: status) {
                 remember(watched, path, status, sha256: record.sha256, photo: record.photo)
             }
             if watched.folder.kind == .dropFolder {
                 removeSource(watched, key, status, photo: record.photo, label, &file)
             }
-            return .whole
+            return .over(.whole)
         }
+        // A shorter copy of the photo taken from this very path (an interrupted copy made
+        // again): the complete file is the photo; this one stores nothing and replaces nothing.
+        if let record, let why = startOfTakenPhoto(fd, status, record) { return .over(.notAPhoto(why)) }
         guard status.size <= settings.maxFileSize else {
-            return .notAPhoto(
-                "\(formatBytes(Double(status.size))), larger than max-file-size (\(formatBytes(Double(settings.maxFileSize))))"
-            )
+            return .over(
+                .notAPhoto(
+                    "\(formatBytes(Double(status.size))), larger than max-file-size (\(formatBytes(Double(settings.maxFileSize))))"
+                ))
         }
         var head = [UInt8](repeating: 0, count: 32)
         let got =
             (try? head.withUnsafeMutableBytes { b throws(SystemError) in try fd.read(fromAbsoluteOffset: 0, into: b) })
             ?? 0  // unreadable: sniffed as nothing, so refused until it changes
         guard let type = PhotoType.sniff(head[..<got]) else {
-            return got == 0 ? .incomplete : .notAPhoto("it is not a PNG, JPEG or HEIF photo")
+            return .over(got == 0 ? .incomplete : .notAPhoto("it is not a PNG, JPEG or HEIF photo"))
         }
         guard settings.types.contains(type) else {
-            return .notAPhoto("\(type.mediaType) is not among the types kept (types)")
+            return .over(.notAPhoto("\(type.mediaType) is not among the types kept (types)"))
         }
-        guard let source = InboxSource(inbox: watched.name, components: components) else { return .incomplete }
+        guard let source = InboxSource(inbox: watched.name, components: components) else { return .over(.incomplete) }
         let sender = Sender(announcedName: source.sender, id: nil, address: watched.folder.path)
         let request = StoreRequest(
             name: source.name, size: status.size, sha256: "", type: type, sender: source.sender,
             modified: status.modifiedTime.milliseconds,
             folder: StoreRequest.folder(arrivals.folder(for: sender), adding: source.relativePath))
-        switch store.take(
+        let photo = store.startTaking(
             request, from: fd, ways: watched.ways, mayLink: mayLink(status, key, watched),
-            stop: { [self] in isStopping })
-        {
-        case .success(let saved):
-            arrivals.saved(saved, type: type, from: sender, deviceID: nil)
-            remember(watched, path, status, sha256: saved.sha256, photo: saved.name)
-            Log.info(
-                "\(label): took \(quotedForTerminal(key.path)) as \(quotedForTerminal(saved.name))\(saved.isDuplicate ? " (its bytes were kept already)" : "")"
-            )
-            if watched.folder.kind == .dropFolder {
-                removeSource(watched, key, status, photo: saved.name, label, &file)
-            }
-            return .whole
-        case .failure(let failure):
-            switch failure.kind {
-            case .notAPhoto, .sizeMismatch, .hashMismatch:
-                // Cut short, or still being written some way we cannot see: waits for a change.
-                return .incomplete
-            case .typeNotKept:
-                return .notAPhoto(failure.message)
-            case .noSpace, .io:
-                sayOnce(
-                    "store \(failure.message)",
-                    "\(label): cannot take \(key.path) now: \(failure.message); tried again in a minute")
-                return nil
+            stop: { [self] in isStopping },
+            notify: { [wake] in wake.signal() },
+            owner: ObjectIdentifier(self).hashValue, held: { [self] in heldInFlight(sha256: $0, size: $1) })
+        return .inFlight(photo) { [self] result, file in
+            switch result {
+            case .success(let saved):
+                arrivals.saved(saved, type: type, from: sender, deviceID: nil)
+                remember(watched, path, status, sha256: saved.sha256, photo: saved.name)
+                Log.info(
+                    "\(label): took \(quotedForTerminal(key.path)) as \(quotedForTerminal(saved.name))\(saved.isDuplicate ? " (its bytes were kept already)" : "")"
+                )
+                if watched.folder.kind == .dropFolder {
+                    removeSource(watched, key, status, photo: saved.name, label, &file)
+                }
+                return .whole
+            case .failure(let failure):
+                switch failure.kind {
+                case .notAPhoto, .sizeMismatch, .hashMismatch:
+                    // Cut short, or still being written some way we cannot see: waits for a change.
+                    return .incomplete
+                case .typeNotKept:
+                    return .notAPhoto(failure.message)
+                case .noSpace, .io:
+                    sayOnce(
+                        "store \(failure.message)",
+                        "\(label): cannot take \(key.path) now: \(failure.message); tried again in a minute")
+                    return nil
+                }
             }
         }
     }

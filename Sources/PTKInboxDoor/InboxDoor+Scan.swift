@@ -19,7 +19,7 @@ extension InboxDoor {
             if isStopping { return }
             scan(index, watched, below: [])
         }
-        files = files.filter(\.value.seen)
+        files = files.filter { $0.value.seen || $0.value.inFlight }
         schedule.record(.scanFinished, at: .now)
     }
 

@@ -18,7 +18,8 @@ public final class InboxDoor: Service, @unchecked Sendable {
     let store: PhotoStore
     let arrivals: Arrivals
     let shutdown: ShutdownSignal
-    private let wake: WakePipe
+    /// Signalled to stop, and when a photo's flush round is over.
+    let wake: WakePipe
     private let stopLock = Lock()
     private var stopping = false
     private let threads = ThreadGroup()
@@ -41,6 +42,8 @@ public final class InboxDoor: Service, @unchecked Sendable {
     var asideCount = 0
     /// The photos directory's device and inode, once open (never entered by a scan).
     var photosID: FileID?
+    /// Photos in flush rounds, oldest first (at most `maxInFlight`).
+    var flying: [Flight] = []
 
     /// The door over `store`, saving through `arrivals`; it stops on `shutdown` or `stop`.
     public init(settings: InboxSettings, store: PhotoStore, arrivals: Arrivals, shutdown: ShutdownSignal)
@@ -70,7 +73,8 @@ public final class InboxDoor: Service, @unchecked Sendable {
     /// "inbox", for the log.
     public var serviceName: String { "inbox" }
 
-    /// Asks the thread to stop (a copy in progress is abandoned, nothing kept) and waits for it.
+    /// Asks the thread to stop (a copy in progress is abandoned, nothing kept; the photos in
+    /// flush rounds are concluded, each with what follows it) and waits for it.
     public func stop(until deadline: Instant) -> Bool {
         stopLock.withLock { stopping = true }
         wake.signal()
@@ -90,15 +94,24 @@ public final class InboxDoor: Service, @unchecked Sendable {
             if schedule.isDue(at: now) { scanAll() }
             lookAtDueFiles()
             sayLeftOutIfDue()
+            // The photos whose rounds are over (the others wake the loop as theirs end).
+            land(keeping: Self.maxInFlight)
             var fds: [(FileDescriptor, PollEvents)] = [(wake.readEnd, .readable), (shutdown.pipe.readEnd, .readable)]
             if let inotify { fds.append((inotify.descriptor, .readable)) }
-            var next = files.values.compactMap(\.due).min().map { min($0, schedule.due) } ?? schedule.due
+            // (A file in flight is looked at again once it has landed.)
+            var next =
+                files.values.filter { !$0.inFlight }.compactMap(\.due).min().map { min($0, schedule.due) }
+                ?? schedule.due
             if let leftOut = leftOutDue { next = min(next, leftOut) }
             do { _ = try poll(fds, until: next) } catch {
                 // poll fails only on a bad descriptor or no memory: wait a moment, then go on.
                 sleep(for: .seconds(1))
             }
+            wake.drain()  // a round over, or the stop: both seen at the loop's top
             readEvents()
         }
+        // Every photo in flight is published or failed by its round whatever happens now: each
+        // is concluded, and what follows it done, before the thread ends.
+        land(keeping: 0)
     }
 }

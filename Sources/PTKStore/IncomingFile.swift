@@ -224,9 +224,14 @@ public final class IncomingFile {
     /// the photo now and queues it for the next flush round. `notify` is called on the flusher's
     /// thread once the round is over (it must only wake the session); the session then calls
     /// `conclude` on its own thread. A photo that fails its checks gets a ticket answered already.
-    /// `owner` (a session) shares rounds fairly with other owners; nil: this file alone.
-    public func startFinishing(notify: (@Sendable () -> Void)?, owner: Int? = nil) -> FlushTicket {
-        switch verify() {
+    /// `owner` (a session) shares rounds fairly with other owners; nil: this file alone. `held`,
+    /// asked when duplicates are looked for and the store keeps none with these bytes, names a
+    /// photo with them that the caller has in a round still (`PhotoStore.startTaking`).
+    public func startFinishing(
+        notify: (@Sendable () -> Void)?, owner: Int? = nil,
+        held: (_ sha256: String, _ size: Int64) -> String? = { _, _ in nil }
+    ) -> FlushTicket {
+        switch verify(held: held) {
         case .failure(let failure):
             return FlushTicket(.failure(failure))
         case .success(.kept(let saved)):
@@ -262,6 +267,9 @@ public final class IncomingFile {
         return result
     }
 
+    /// The SHA-256 of its bytes, once `startFinishing` has read them whole.
+    private(set) var sha256: String?
+
     /// The round this file is in, until `conclude`.
     private var flushing: FlushTicket?
 
@@ -272,7 +280,7 @@ public final class IncomingFile {
         case kept(StoredPhoto)
     }
 
-    private func verify() -> Result<Verified, StoreFailure> {
+    private func verify(held alsoHeld: (String, Int64) -> String?) -> Result<Verified, StoreFailure> {
         guard written == request.size else {
             return .failure(StoreFailure(.sizeMismatch, "received \(written) bytes, the offer said \(request.size)"))
         }
@@ -293,6 +301,7 @@ public final class IncomingFile {
                 store.checks.pass { do throws(FormatError) { try structure.finish() } catch { formatError = error } }
             }
         }
+        sha256 = digest
         guard request.sha256.isEmpty || digest == request.sha256 else {
             return .failure(StoreFailure(.hashMismatch, "SHA-256 of the received bytes is \(digest)"))
         }
@@ -300,7 +309,9 @@ public final class IncomingFile {
         if type.isHEIF, let problem = store.checks.pass({ Self.heifProblem(fd) }) {
             return .failure(StoreFailure(.notAPhoto, "not a well-formed \(type.displayName): \(problem)"))
         }
-        if let held = store.heldPhoto(sha256: digest, size: request.size) {
+        if let held = store.heldPhoto(sha256: digest, size: request.size)
+            ?? (store.findHeld == nil ? nil : alsoHeld(digest, request.size))
+        {
             // The same bytes are kept already: nothing new is stored (duplicates = skip).
             abandon(keepForResume: false)
             return .success(.kept(StoredPhoto(name: held, size: request.size, sha256: digest, isDuplicate: true)))

@@ -71,6 +71,6 @@ extension PhotoStore {
             file.abandon(keepForResume: false)
             return .taken(.failure(StoreFailure(.sizeMismatch, "the file changed while it was linked")))
         }
-        return .taken(file.finish())
+        return .taken(.success(file))
     }
 }

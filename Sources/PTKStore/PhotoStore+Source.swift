@@ -68,8 +68,29 @@ extension PhotoStore {
         _ request: StoreRequest, from source: FileDescriptor, ways: SourceWays, mayLink: Bool = true,
         stop: () -> Bool = { false }
     ) -> Result<StoredPhoto, StoreFailure> {
+        startTaking(request, from: source, ways: ways, mayLink: mayLink, stop: stop, notify: nil).conclude()
+    }
+
+    /// `take(_:from:ways:mayLink:stop:)` in two halves, as `startTaking(_:from:stop:notify:owner:held:)`
+    /// splits `take(_:from:stop:)`: the file taken the best way `ways` allows and checked, then
+    /// queued for the next flush round; `conclude` answers.
+    public func startTaking(
+        _ request: StoreRequest, from source: FileDescriptor, ways: SourceWays, mayLink: Bool = true,
+        stop: () -> Bool = { false }, notify: (@Sendable () -> Void)?, owner: Int? = nil,
+        held: (_ sha256: String, _ size: Int64) -> String? = { _, _ in nil }
+    ) -> FinishingPhoto {
+        finishing(
+            prepare(request, from: source, ways: ways, mayLink: mayLink, stop: stop), notify: notify, owner: owner,
+            held: held)
+    }
+
+    /// The file taken (linked, cloned or copied into `.incoming`) and checked, not yet flushed
+    /// nor published; the way it was taken is said once through `ways`.
+    func prepare(
+        _ request: StoreRequest, from source: FileDescriptor, ways: SourceWays, mayLink: Bool, stop: () -> Bool
+    ) -> Result<IncomingFile, StoreFailure> {
         // fstat of an open descriptor fails only on EIO: copied then, whose read fails as it must.
-        guard let status = try? source.status() else { return take(request, from: source, stop: stop) }
+        guard let status = try? source.status() else { return read(request, from: source, stop: stop) }
         var why: String?
         if ways.links && mayLink {
             let owner = SourceWays.Owner(device: status.device, user: status.owner)
@@ -97,7 +118,7 @@ extension PhotoStore {
                 ways.cannotClone[status.device] = reason
             }
         }
-        let result = take(request, from: source, stop: stop)
+        let result = read(request, from: source, stop: stop)
         if case .success = result {
             ways.took(.copy, because: [why, ways.cannotClone[status.device]].compactMap { $0 }.joined(separator: "; "))
         }
@@ -107,7 +128,7 @@ extension PhotoStore {
     /// What trying one way came to: the photo taken (or failed as any photo fails), or the way
     /// refused for this file (`remember`: for its folder's like files too), to be taken another.
     enum Attempt {
-        case taken(Result<StoredPhoto, StoreFailure>)
+        case taken(Result<IncomingFile, StoreFailure>)
         case refused(String, remember: Bool)
     }
 
@@ -147,7 +168,7 @@ extension PhotoStore {
             file.abandon(keepForResume: false)
             return .taken(.failure(StoreFailure(.sizeMismatch, "the file changed while it was read")))
         }
-        return .taken(file.finish())
+        return .taken(.success(file))
     }
 
     /// True when `after` shows the file of `before` unwritten: the same size and modification

@@ -5,6 +5,17 @@ import PTKLog
 import PTKSystem
 
 let invocation = DaemonOptions.table.parseOrExit()
+// The generator ptkd-folders runs this at boot and at every `systemctl daemon-reload`: the
+// configuration is read as at start, the drop-in printed, and nothing else is done.
+if invocation.has(.unitPaths) {
+    let folders: ServiceFolders
+    do { folders = ServiceFolders(try DaemonOptions.configuration(from: invocation)) } catch {
+        exitWithUsageError(error.message, program: "ptkd")
+    }
+    for line in folders.refused { writeToStandardError("ptkd: \(line)") }
+    print(folders.dropIn, terminator: "")
+    exitProcess(0)
+}
 let configuration: DaemonConfiguration
 do { configuration = try DaemonOptions.configuration(from: invocation).readingPINFile() } catch {
     exitWithUsageError(error.message, program: "ptkd")
@@ -14,6 +25,13 @@ if invocation.options.contains(where: { $0.key == .setting(.localSendPIN) }) {
     Log.warning(
         "--localsend-pin puts the PIN where local users can read it (ps); use localsend-pin in \(DaemonOptions.defaultConfigFile) or localsend-pin-file"
     )
+}
+
+// Under the unit, the folders systemd was told of at the last daemon-reload are the ones it opens.
+for warning in ServiceFolders.startWarnings(
+    configuration, unitFingerprint: environment(ServiceFolders.environmentVariable))
+{
+    Log.warning(warning)
 }
 
 let daemon: Daemon

@@ -441,6 +441,10 @@ struct SystemdTests {
             try system.exec(["systemctl", "is-active", "ptkd"]).stdout == "active\n", "\(system.journal().suffix(3000))"
         )
         #expect(try system.exec(["systemctl", "show", "ptkd", "-p", "User"]).stdout == "User=ptk\n")
+        // The generator that opens ptkd.conf's folders to the unit ran at boot (SystemdFoldersTests).
+        #expect(
+            try system.exec(["cat", "/run/systemd/generator/ptkd.service.d/50-folders.conf"]).stdout.hasSuffix(
+                "\nEnvironment=PTK_UNIT_FOLDERS=cbf29ce484222325\n"))
         #expect(
             eventually(15) {
                 (try? system.exec(["avahi-browse", "-rtp", "_ptk._tcp"]))?.stdout.contains(
@@ -524,6 +528,8 @@ struct SystemdTests {
         #expect(remove.status == 0, "\(remove.stderr)")
         #expect(try system.exec(["systemctl", "is-active", "ptkd"]).stdout != "active\n")
         #expect(!FileManager.default.fileExists(atPath: system.root + "/usr/bin/ptkd"))
+        #expect(
+            !FileManager.default.fileExists(atPath: system.root + "/usr/lib/systemd/system-generators/ptkd-folders"))
         #expect(FileManager.default.fileExists(atPath: conf))
         #expect(FileManager.default.fileExists(atPath: system.root + "/var/lib/ptk/identity/key.pem"))
         #expect(readFile(received + "/photo.png") == readFile(photo))
