@@ -97,10 +97,18 @@ public struct ServiceFolders: Equatable, Sendable {
         return out + "\""
     }
 
-    /// `text` safe in a comment line: control characters as "?" (the folders have none: `Parse.folder`).
+    /// `text` safe in a comment line: control characters as "?" (the folders have none: `Parse.folder`),
+    /// and at most `commentLimit` characters of it, then "...". systemd stops reading a drop-in at a
+    /// line over 1 MiB, silently: a refused path as long as ptkd.conf allows (1 MiB, each byte that
+    /// is not UTF-8 read as a 3-byte U+FFFD) would hide the lines after it.
     static func comment(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+        let scalars = text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }
+        let kept = String(String.UnicodeScalarView(scalars.prefix(commentLimit)))
+        return scalars.count > commentLimit ? kept + "..." : kept
     }
+
+    /// Most characters of a folder's label in a comment line.
+    static let commentLimit = 300
 
     /// Sixteen hex digits naming the folders (FNV-1a over kinds and paths, in order): ptkd at start
     /// compares it with what the unit was made for, and says when `systemctl daemon-reload` is owed.

@@ -98,6 +98,18 @@ struct ServiceFoldersTests {
         #expect(ServiceFolders.unexpressible("/tmpfiles/x") == nil && ServiceFolders.unexpressible("/tmp") != nil)
     }
 
+    @Test("a refused path as long as ptkd.conf allows is cut short in its comment: systemd reads the lines after it")
+    func longRefusedComment() {
+        // ptkd.conf holds up to 1 MiB; bytes that are not UTF-8 are read as U+FFFD (3 bytes each).
+        let huge = "/srv/" + String(repeating: "\u{FFFD}", count: 400_000)
+        let f = ServiceFolders(inboxes: [], dropFolders: [huge, "/srv/ok"])
+        #expect(f.refused.count == 1)
+        // systemd's LONG_LINE_MAX (1 MiB): a longer line ends its reading of the drop-in, silently.
+        let longest = f.dropIn.split(separator: "\n").map(\.utf8.count).max() ?? 0
+        #expect(longest < 4096, "longest line: \(longest) bytes")
+        #expect(f.dropIn.hasSuffix("...: longer than systemd takes (4095 bytes)\nReadWritePaths=-\"/srv/ok\"\n"))
+    }
+
     @Test("read with ptkd's own parser: ptkd.conf's quoted and repeated lines become the drop-in's")
     func fromConfigurationFile() throws {
         let text = """
