@@ -171,7 +171,7 @@ extension InboxDoor {
             modified: status.modifiedTime.milliseconds,
             folder: StoreRequest.folder(arrivals.folder(for: sender), adding: source.relativePath))
         let photo = store.startTaking(
-            request, from: fd, ways: watched.ways, mayLink: mayLink(status, key, watched),
+            request, from: fd, ways: watched.ways, mayLink: mayLink(status, key, watched, record),
             stop: { [self] in isStopping },
             notify: { [wake] in wake.signal() },
             owner: ObjectIdentifier(self).hashValue, held: { [self] in heldInFlight(sha256: $0, size: $1) })

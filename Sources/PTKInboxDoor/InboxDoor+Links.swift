@@ -12,8 +12,9 @@ extension InboxDoor {
     /// does. The photo's bytes changed with it: said loudly, naming both, and the new bytes are
     /// taken as a new photo by reflink or copy (never linked again to that file); the photo
     /// linked before keeps its name and holds the new bytes too.
-    func mayLink(_ status: FileStatus, _ key: FileKey, _ watched: WatchedFolder) -> Bool {
-        guard watched.ways.links, status.linkCount > 1, let record = inboxRecord(watched, BytePath(key.path)),
+    /// `record` is the library's record of the source taken from `key` before, if any.
+    func mayLink(_ status: FileStatus, _ key: FileKey, _ watched: WatchedFolder, _ record: InboxSourceRecord?) -> Bool {
+        guard watched.ways.links, status.linkCount > 1, let record,
             record.identity.device == status.device, record.identity.inode == status.inode
         else { return true }
         let label = "\(watched.folder.kind.rawValue) \(watched.folder.path)"
