@@ -35,21 +35,15 @@ extension HEIFCheck {
             return .success(
                 try check(size: size) { (offset, count) throws(FormatError) -> [UInt8] in
                     var out = [UInt8](repeating: 0, count: count)
-                    var done = 0
-                    while done < count {
-                        let n: Int
-                        do {
-                            n = try out.withUnsafeMutableBytes { b throws(SystemError) in
-                                try fd.read(
-                                    fromAbsoluteOffset: offset + Int64(done),
-                                    into: UnsafeMutableRawBufferPointer(rebasing: b[done...]))
-                            }
-                        } catch { throw FormatError("cannot read it: \(error)") }
-                        guard n > 0 else {
-                            throw FormatError(
-                                "the file ends at byte \(offset + Int64(done)), inside what its boxes describe")
+                    let done: Int
+                    do {
+                        done = try out.withUnsafeMutableBytes { b throws(SystemError) in
+                            try fd.readFully(fromAbsoluteOffset: offset, into: b)
                         }
-                        done += n
+                    } catch { throw FormatError("cannot read it: \(error)") }
+                    guard done == count else {
+                        throw FormatError(
+                            "the file ends at byte \(offset + Int64(done)), inside what its boxes describe")
                     }
                     return out
                 })

@@ -85,6 +85,22 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         try syscall("pread") { Glibc.pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
+    /// Reads at `offset` until `buffer` is full or the file ends, however many calls it takes;
+    /// returns how many bytes were read (fewer than `buffer.count` only at the end of the file).
+    public func readFully(fromAbsoluteOffset offset: Int64, into buffer: UnsafeMutableRawBufferPointer)
+        throws(SystemError) -> Int
+    {
+        var done = 0
+        while done < buffer.count {
+            let n = try read(
+                fromAbsoluteOffset: offset + Int64(done), into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...])
+            )
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
     /// Writes some of `buffer`; returns how much. The corresponding C function is `write`.
     public func write(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int {
         try syscall("write") { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }

@@ -185,3 +185,31 @@ struct MakeDirectoriesTests {
         #expect(try fileStatus(dir + "/a/file").isRegularFile)
     }
 }
+
+@Suite("Reading a file at an offset until a buffer is full", .tags(.unit))
+struct ReadFullyTests {
+    @Test("readFully fills the buffer from the offset; at the end of the file it answers how many bytes there were")
+    func fillsOrStopsAtTheEnd() throws {
+        let dir = makeTemporaryDirectory("ptk-read-fully")
+        defer { removeTree(dir) }
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        writeFile(dir + "/f", bytes)
+        let fd = try FileDescriptor.open(dir + "/f", flags: [.readOnly])
+        defer { fd.close() }
+        var buffer = [UInt8](repeating: 0, count: 200_000)
+        let whole = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
+            try fd.readFully(fromAbsoluteOffset: 50_000, into: b)
+        }
+        #expect(whole == 200_000)
+        #expect(buffer == Array(bytes[50_000..<250_000]))
+        let tail = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
+            try fd.readFully(fromAbsoluteOffset: 250_000, into: b)
+        }
+        #expect(tail == 50_000)
+        #expect(Array(buffer[..<tail]) == Array(bytes[250_000...]))
+        let past = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
+            try fd.readFully(fromAbsoluteOffset: 400_000, into: b)
+        }
+        #expect(past == 0)
+    }
+}
