@@ -99,6 +99,9 @@ let package = Package(
         // WebDAV (RFC 4918 class 1 and 2, RFC 4331 quota): request bodies parsed by expat, headers
         // (Depth, If, Destination, Timeout), paths, multistatus XML and the lock table. No I/O.
         .target(name: "PTKDAV", dependencies: ["PTKVocabulary", "PTKTime", "CExpat"]),
+        // What the Nextcloud-compatible door answers, as pure values (issue 57): status.php, the
+        // OCS envelope in JSON and XML, capabilities, the user. No I/O.
+        .target(name: "PTKCloud", dependencies: ["PTKVocabulary"]),
         // LocalSend v2 (issue 14): the JSON messages and the sessions' decisions. No I/O.
         .target(name: "PTKLocalSend", dependencies: ["PTKProtocol", "PTKTime", "PTKVocabulary"]),
         // Watched inbox folders' decisions (issue 56): which names are taken, who a file is from,
@@ -166,14 +169,19 @@ let package = Package(
                 "PTKDoor", "PTKLog", "PTKDAV", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary", "PTKProtocol",
                 "PTKStore", "PTKSystem", "PTKTrust", "PTKUpload", "PTKVocabulary",
             ]),
+        // The Nextcloud-compatible door (issue 57): status.php, the connectivity check and the OCS
+        // API the apps read at start, on the web interface's port; the files are the WebDAV
+        // door's (/remote.php/dav), logging in the web door's. The documents are PTKCloud's.
+        .target(name: "PTKCloudDoor", dependencies: ["PTKCloud", "PTKHTTP", "PTKLog", "PTKTrust", "PTKVocabulary"]),
         // The web interface's door (issue 29): its port, certificate and route table (the gallery,
-        // a photo's page, uploads, logins), with the WebDAV door served on the same port (the one
-        // door that stands on another).
+        // a photo's page, uploads, logins), with the WebDAV and Nextcloud-compatible doors served on
+        // the same port (the doors that stand on another).
         .target(
             name: "PTKWebDoor",
             dependencies: [
-                "PTKDAVDoor", "PTKDoor", "PTKLog", "PTKConfiguration", "PTKDigest", "PTKHTTP", "PTKLibrary",
-                "PTKPhotoPages", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport", "PTKTrust",
+                "PTKCloudDoor", "PTKDAVDoor", "PTKDoor", "PTKLog", "PTKConfiguration", "PTKDigest", "PTKHTTP",
+                "PTKLibrary", "PTKPhotoPages", "PTKProtocol", "PTKStore", "PTKSystem", "PTKTLS", "PTKTransport",
+                "PTKTrust",
                 "PTKUpload", "PTKVocabulary", "PTKWeb",
             ]),
         // LocalSend v2's door (issue 14): its port, RSA identity and route table (info, register,
@@ -294,6 +302,7 @@ let package = Package(
                 "PTKDigest", "PTKTime", "PTKVocabulary", "PTKTestSupport",
             ]),
         .testTarget(name: "PTKDAVTests", dependencies: ["PTKTestTags", "PTKDAV", "PTKVocabulary"]),
+        .testTarget(name: "PTKCloudTests", dependencies: ["PTKTestTags", "PTKCloud"]),
         .testTarget(name: "PTKLocalSendTests", dependencies: ["PTKTestTags", "PTKLocalSend", "PTKTime"]),
         .testTarget(name: "PTKInboxTests", dependencies: ["PTKTestTags", "PTKInbox", "PTKTime"]),
         .testTarget(

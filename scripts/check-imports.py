@@ -67,14 +67,15 @@ FORBIDDEN = {
 
 # The doors (issue 55), each a module above PTKDoor and wired by PTKDaemon alone: no door
 # imports the daemon, PTKDoor (what every door shares) imports no door, and no door imports
-# another, but the web door the WebDAV door it serves on its port.
-DOORS = ['PTKV1Door', 'PTKLocalSendDoor', 'PTKWebDoor', 'PTKDAVDoor', 'PTKInboxDoor']
+# another, but the web door the WebDAV and Nextcloud-compatible doors it serves on its port.
+DOORS = ['PTKV1Door', 'PTKLocalSendDoor', 'PTKWebDoor', 'PTKDAVDoor', 'PTKInboxDoor', 'PTKCloudDoor']
+SERVED_ON_WEB_PORT = {('PTKWebDoor', 'PTKDAVDoor'), ('PTKWebDoor', 'PTKCloudDoor')}
 for door in DOORS:
     FORBIDDEN[(door, 'PTKDaemon')] = 'a door never stands on the composition root that wires it (issue 55)'
     FORBIDDEN[('PTKDoor', door)] = 'PTKDoor is what every door shares, below each of them (issue 55)'
     for other in DOORS:
-        if other != door and (door, other) != ('PTKWebDoor', 'PTKDAVDoor'):
-            FORBIDDEN[(door, other)] = 'a door never stands on another door (issue 55); only the web door serves the WebDAV door, on its port'
+        if other != door and (door, other) not in SERVED_ON_WEB_PORT:
+            FORBIDDEN[(door, other)] = 'a door never stands on another door (issue 55); only the web door serves the WebDAV and Nextcloud-compatible doors, on its port'
 
 # Targets that only the named importers may import or list, whoever asks: the C library is
 # wrapped once. (imported): (importers, why).
@@ -86,6 +87,7 @@ ONLY_IMPORTED_BY = {
 # stay below the doors and the I/O. (importer): (allowed, why).
 ONLY_IMPORTS = {
     'PTKDAV': ({'PTKVocabulary', 'PTKTime', 'CExpat'}, 'the WebDAV core is pure: no I/O, no clock, nothing of ours but PTKVocabulary and PTKTime (its calendar)'),
+    'PTKCloud': ({'PTKVocabulary'}, "the Nextcloud-compatible door's documents are pure values: nothing of ours but PTKVocabulary"),
     'PTKInbox': ({'PTKVocabulary', 'PTKTime'}, "the inbox's decisions are pure: no I/O, no clock, nothing of ours but PTKVocabulary and PTKTime"),
 }
 

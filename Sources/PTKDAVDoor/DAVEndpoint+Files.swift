@@ -8,7 +8,7 @@ import PTKVocabulary
 /// GET and HEAD (Range through `Response.file`) and MKCOL.
 extension DAVEndpoint {
     func get(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
-        let path = try target(r)
+        let path = try target(r, c)
         switch view(c).resolve(path) {
         case .missing: throw refusal(r, .notFound, "no such WebDAV resource")
         case .collection:
@@ -16,6 +16,10 @@ extension DAVEndpoint {
                 .ok,
                 "This is a WebDAV folder of \(configuration.name): connect to it with a file manager or a WebDAV client.\n"
             )
+        case .remembered:
+            throw refusal(
+                r, .notFound,
+                "the receiver has moved or removed this photo since it was sent; it stays listed as it was sent")
         case .placeholder(let modified):
             return answer(
                 .ok, type: "application/octet-stream", headers: ["Last-Modified": DAVDates.httpDate(modified)])
@@ -52,7 +56,7 @@ extension DAVEndpoint {
     func mkcol(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
         // RFC 4918 9.3: a body MKCOL does not understand is 415.
         let body = try body(r, limit: Self.xmlLimit)
-        let path = try target(r)
+        let path = try target(r, c)
         guard body.isEmpty else { throw refusal(r, .unsupportedMediaType, "MKCOL takes no body") }
         guard let name = path.name, let parent = path.parent else {
             throw refusal(r, .methodNotAllowed, "the top folder exists")
@@ -110,7 +114,7 @@ extension DAVEndpoint {
         }
         names.removePlaceholder(c.account.id, path)
         r.log("made the folder \(quotedForLog(path.string))", always: true)
-        return answer(.created)
+        return cloudAnswer(answer(.created), c, path, sha256: nil, mtime: nil)
     }
 }
 

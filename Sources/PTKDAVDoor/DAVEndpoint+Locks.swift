@@ -37,14 +37,15 @@ extension DAVEndpoint {
                 requestResource: (requestURI ?? path).string,
                 resolve: { tag in
                     // a tag naming nothing of ours matches no resource
-                    (try? DAVPath.destination(tag, prefix: Self.prefix, host: r.head.header("host")).get())?.string
+                    (try? DAVPath.destination(tag, prefix: view.mount.prefix, host: r.head.header("host")).get())?
+                        .string
                 },
                 state: { key in
                     if let known = seen[key] { return known }
                     let p = DAVPath(key.isEmpty ? [] : pathComponents(key))
                     let tokens = self.withLocks(space) { $0.covering(p, now: now) }.map(\.token)
                     let state = (
-                        tokens: tokens, etag: self.property(.dav("getetag"), of: p, view.resolve(p), space: space)
+                        tokens: tokens, etag: self.property(.dav("getetag"), of: p, view.resolve(p), view: view)
                     )
                     seen[key] = state
                     return state
@@ -57,7 +58,7 @@ extension DAVEndpoint {
             let lock = withLocks(
                 space, { $0.missingToken(for: path, submitted: submitted, includingBelow: includingBelow, now: now) })
         {
-            let root = lock.root.href(prefix: Self.prefix, collection: lock.depth == .infinity)
+            let root = lock.root.href(prefix: view.mount.prefix, collection: lock.depth == .infinity)
             throw conditionRefusal(
                 r, .locked,
                 "<D:lock-token-submitted><D:href>\(Multistatus.escape(root))</D:href></D:lock-token-submitted>",
@@ -67,7 +68,7 @@ extension DAVEndpoint {
 
     func lock(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
         let body = try xmlBody(r)
-        let path = try target(r)
+        let path = try target(r, c)
         let request: LockRequest?
         switch LockRequest.parse(body) {
         case .success(let parsed): request = parsed
@@ -90,7 +91,7 @@ extension DAVEndpoint {
                 if case .success(let lock) = withLocks(
                     space, { $0.refresh(token: token, path: path, timeout: timeout, now: now) })
                 {
-                    return lockAnswer(.ok, lock)
+                    return lockAnswer(.ok, lock, prefix: c.prefix)
                 }
             }
             throw conditionRefusal(
@@ -134,7 +135,7 @@ extension DAVEndpoint {
                 )
             }
             r.log("locked \(quotedForLog(path.string)) for \(timeout) s")
-            return lockAnswer(resource.exists ? .ok : .created, lock)
+            return lockAnswer(resource.exists ? .ok : .created, lock, prefix: c.prefix)
         case .failure(.tooMany):
             throw refusal(
                 r, .serviceUnavailable,
@@ -145,14 +146,14 @@ extension DAVEndpoint {
         }
     }
 
-    private func lockAnswer(_ status: HTTPStatus, _ lock: ActiveLock) -> Response {
+    private func lockAnswer(_ status: HTTPStatus, _ lock: ActiveLock, prefix: String) -> Response {
         // A lock of depth infinity is a folder's (a file's is always depth 0): its root href ends in "/".
-        let body = lock.lockResponseBody(prefix: Self.prefix, now: Self.now, collection: lock.depth == .infinity)
+        let body = lock.lockResponseBody(prefix: prefix, now: Self.now, collection: lock.depth == .infinity)
         return answer(status, body, type: "application/xml; charset=utf-8", headers: ["Lock-Token": "<\(lock.token)>"])
     }
 
     func unlock(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
-        let path = try target(r)
+        let path = try target(r, c)
         guard var token = r.head.header("lock-token")?.trimmingSpaces, token.hasPrefix("<"), token.hasSuffix(">") else {
             throw refusal(r, .badRequest, "UNLOCK needs a Lock-Token header: <token>")
         }

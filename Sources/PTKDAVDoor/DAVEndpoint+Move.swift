@@ -11,7 +11,7 @@ import PTKVocabulary
 /// files operating systems write beside photos (403 otherwise).
 extension DAVEndpoint {
     func delete(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
-        let path = try target(r)
+        let path = try target(r, c)
         guard !path.isRoot else { throw refusal(r, .forbidden, "the top folder cannot be deleted") }
         let view = view(c)
         let resource = view.resolve(path)
@@ -23,6 +23,10 @@ extension DAVEndpoint {
             names.removePlaceholder(id, path)
         case .sidecar:
             sidecars.remove(id, path.string)
+        case .remembered:
+            // Only an upload password's names are remembered.
+            throw refusal(
+                r, .forbidden, "an upload password cannot delete: deleting on the device never deletes here")
         case .photo(let kept, _, _, _, _):
             guard c.full else {
                 throw refusal(
@@ -59,12 +63,12 @@ extension DAVEndpoint {
     }
 
     func move(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
-        let path = try target(r)
+        let path = try target(r, c)
         guard let header = r.head.header("destination") else {
             throw refusal(r, .badRequest, "MOVE needs a Destination header")
         }
         let destination: DAVPath
-        switch DAVPath.destination(header, prefix: Self.prefix, host: r.head.header("host")) {
+        switch DAVPath.destination(header, prefix: c.prefix, host: r.head.header("host")) {
         case .success(let d): destination = d
         case .failure(.outside): throw refusal(r, HTTPStatus(502), "the Destination is not on this door")
         case .failure(let why): throw refusal(r, .badRequest, "the Destination is not a path this door takes (\(why))")
@@ -111,6 +115,8 @@ extension DAVEndpoint {
             sidecars.move(id, path.string, to: destination.string)
         case .sidecar:
             throw refusal(r, .forbidden, "\(path.name!) cannot become a photo by a rename: PUT the photo")
+        case .remembered:
+            throw refusal(r, .forbidden, "an upload password cannot move or rename photos")
         case .photo(let kept, _, _, let sha, _):
             guard c.full else { throw refusal(r, .forbidden, "an upload password cannot move or rename photos") }
             guard DAVName.kind(destination.name!) == .ordinary else {

@@ -17,7 +17,7 @@ extension DAVEndpoint {
     /// The request's view; placeholders no lock holds any more are let go first.
     func view(_ c: DAVCaller) -> DAVView {
         // library off or unreadable: listings go without its hashes
-        let view = DAVView(endpoint: self, account: c.account, library: try? c.connection.library())
+        let view = DAVView(endpoint: self, account: c.account, library: try? c.connection.library(), mount: c.mount)
         let now = Self.now
         names.expirePlaceholders(c.account.id, now: now) { path in
             !self.withLocks(view.lockSpace) { $0.covering(path, now: now) }.isEmpty
@@ -36,7 +36,7 @@ extension DAVEndpoint {
 
     func propfind(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
         let body = try xmlBody(r)
-        let path = try target(r)
+        let path = try target(r, c)
         guard let depth = DAVDepth.parse(r.head.header("depth"), default: .infinity) else {
             throw refusal(r, .badRequest, "Depth must be 0, 1 or infinity")
         }
@@ -78,7 +78,7 @@ extension DAVEndpoint {
         let space = view.lockSpace
         var pending = Multistatus.head
         while let entry = entries.popFirst() {
-            pending += response(entry.0, entry.1, asked, space: space, quota: quota)
+            pending += response(entry.0, entry.1, asked, view: view, quota: quota)
             if pending.utf8.count >= Self.bufferedLimit { break }
         }
         guard pending.utf8.count >= Self.bufferedLimit else {
@@ -91,7 +91,7 @@ extension DAVEndpoint {
                 try out.write(Array(first.utf8))
                 var pending = ""
                 for (p, res) in entries {
-                    pending += self.response(p, res, asked, space: space, quota: quota)
+                    pending += self.response(p, res, asked, view: view, quota: quota)
                     guard pending.utf8.count >= Self.bufferedLimit else { continue }
                     try out.write(Array(pending.utf8))
                     pending = ""
@@ -130,29 +130,29 @@ extension DAVEndpoint {
 
     /// One `<D:response>` for `resource` as `request` asks.
     func response(
-        _ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, space: String, quota: DAVQuota? = nil
+        _ path: DAVPath, _ resource: DAVResource, _ request: PropfindRequest, view: DAVView, quota: DAVQuota? = nil
     ) -> String {
-        let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
+        let href = path.href(prefix: view.mount.prefix, collection: resource.isCollection)
         switch request {
         case .propertyNames:
             return Multistatus.response(
                 href: href, propstats: [(200, (Self.liveProperties + Self.quotaProperties).map { ($0, "") })])
         case .allProperties(let include):
             let wanted = Self.liveProperties + include.filter { !Self.liveProperties.contains($0) }
-            return answer(path, resource, wanted, href: href, omitMissing: true, space: space, quota: quota)
+            return answer(path, resource, wanted, href: href, omitMissing: true, view: view, quota: quota)
         case .properties(let names):
-            return answer(path, resource, names, href: href, omitMissing: false, space: space, quota: quota)
+            return answer(path, resource, names, href: href, omitMissing: false, view: view, quota: quota)
         }
     }
 
     private func answer(
-        _ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool, space: String,
+        _ path: DAVPath, _ resource: DAVResource, _ names: [XMLName], href: String, omitMissing: Bool, view: DAVView,
         quota: DAVQuota?
     ) -> String {
         var found: [(XMLName, String)] = []
         var missing: [(XMLName, String)] = []
         for name in names {
-            if let value = property(name, of: path, resource, space: space, quota: quota) {
+            if let value = property(name, of: path, resource, view: view, quota: quota) {
                 found.append((name, value))
             } else {
                 missing.append((name, ""))
@@ -165,29 +165,39 @@ extension DAVEndpoint {
 
     /// A live property's value (inner XML), nil when the resource has none. `quota`: the
     /// request's, read once for all its responses (nil: the quota properties are not answered).
-    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, space: String, quota: DAVQuota? = nil)
+    func property(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, view: DAVView, quota: DAVQuota? = nil)
         -> String?
     {
-        guard name.namespace == XMLName.dav else { return nil }
-        let modified: Int64
+        guard name.namespace == XMLName.dav else {
+            return view.mount.cloud ? cloudProperty(name, of: path, resource, view: view, quota: quota) : nil
+        }
+        var modified: Int64
         var size: Int64? = nil
         var type = "application/octet-stream"
         var etag: String? = nil
         switch resource {
-        case .collection(_, let m): modified = m
+        case .collection(_, let m):
+            // A folder the password made has no time of its own; the compatible clients refuse 1970.
+            modified = m == 0 && view.mount.cloud && !view.full ? uploadFolder(path, view: view).newest : m
         case .photo(let kept, let s, let m, let sha, _):
             (modified, size) = (m, s)
             type = PhotoType(fileName: kept)?.mediaType ?? type
             etag = "\"" + (sha ?? "\(s)-\(m)") + "\""
+        case .remembered(let s, let m, let sha):
+            (modified, size, etag) = (m, s, "\"" + sha + "\"")
+            type = PhotoType(fileName: path.name ?? "")?.mediaType ?? type
         case .sidecar(let s, let m): (modified, size, etag) = (m, s, "\"\(s)-\(m)\"")
         case .placeholder(let m): (modified, size) = (m, 0)
         case .missing: return nil
         }
         switch name.local {
         case "resourcetype": return resource.isCollection ? "<D:collection/>" : ""
-        case "getcontentlength": return size.map { "\($0)" }
+        // The compatible clients read both of folders too (a number, and a tag that tells them to list it again).
+        case "getcontentlength": return size.map { "\($0)" } ?? (view.mount.cloud ? "0" : nil)
         case "getcontenttype": return resource.isCollection ? nil : type
-        case "getetag": return etag.map(Multistatus.escape)
+        case "getetag":
+            if etag == nil, view.mount.cloud, resource.isCollection { etag = folderTag(path, view: view) }
+            return etag.map(Multistatus.escape)
         case "getlastmodified": return DAVDates.httpDate(modified)
         case "creationdate": return DAVDates.iso8601(modified)
         case "displayname": return Multistatus.escape(path.name ?? "")
@@ -197,8 +207,8 @@ extension DAVEndpoint {
                 + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
         case "lockdiscovery":
             let now = Self.now
-            return withLocks(space) { $0.covering(path, now: now) }.map {
-                $0.discoveryXML(prefix: Self.prefix, now: now, collection: $0.depth == .infinity)
+            return withLocks(view.lockSpace) { $0.covering(path, now: now) }.map {
+                $0.discoveryXML(prefix: view.mount.prefix, now: now, collection: $0.depth == .infinity)
             }.joined()
         case "quota-available-bytes":
             return quota?.available
@@ -215,7 +225,7 @@ extension DAVEndpoint {
     /// bytes per property, sent whole.
     func proppatch(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
         let body = try xmlBody(r)
-        let path = try target(r)
+        let path = try target(r, c)
         let request: ProppatchRequest
         switch ProppatchRequest.parse(body) {
         case .success(let parsed): request = parsed
@@ -244,7 +254,7 @@ extension DAVEndpoint {
             propstats.append((403, protected))
             if !accepted.isEmpty { propstats.append((424, accepted)) }
         }
-        let href = path.href(prefix: Self.prefix, collection: resource.isCollection)
+        let href = path.href(prefix: c.prefix, collection: resource.isCollection)
         return answer(
             .multiStatus, Multistatus.head + Multistatus.response(href: href, propstats: propstats) + Multistatus.tail,
             type: "application/xml; charset=utf-8")

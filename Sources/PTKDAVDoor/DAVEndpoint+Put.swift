@@ -17,7 +17,7 @@ import PTKVocabulary
 extension DAVEndpoint {
     func put(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
         // Until the body is read, a refusal closes the connection (the body is left unread).
-        let path = try target(r)
+        let path = try target(r, c)
         guard let name = path.name else { throw refusal(r, .methodNotAllowed, "the top folder cannot be written") }
         // One request writes a name at a time: two PUTs of one new name at once would store two
         // photos, and the name would name one (the other stored unseen).
@@ -116,7 +116,13 @@ extension DAVEndpoint {
             )
         }
         if case .photo(let kept, let keptSize, _, let sha, _) = existing {
-            return try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size, reading: reading)
+            let same = try putOnto(r, path, kept: kept, keptSize: keptSize, sha256: sha, size: size, reading: reading)
+            return cloudAnswer(same, c, path, sha256: sha ?? hashOfKept(kept), mtime: nil)
+        }
+        if case .remembered(let keptSize, _, let sha) = existing {
+            // Its bytes are known by their hash: nothing of the directory is read.
+            let same = try putOnto(r, path, kept: "", keptSize: keptSize, sha256: sha, size: size, reading: reading)
+            return cloudAnswer(same, c, path, sha256: sha, mtime: nil)
         }
         return try putNew(r, c, path, size: size, reading: reading)
     }
@@ -132,6 +138,7 @@ extension DAVEndpoint {
         let account = c.account
         let sender = Sender(announcedName: "dav: \(account.name)", id: nil, address: r.peer.description)
         let kept = configuration.types
+        let mtime = Self.clientMtime(r, c)
         // Full access files it where the client put it; upload access in its own folder as the
         // layout says, with the client's folders below.
         let folder =
@@ -156,7 +163,7 @@ extension DAVEndpoint {
                     StoreRequest(
                         name: type.fittedName(path.name!), size: size, sha256: "", type: type,
                         sender: sender.announcedName,
-                        modified: WallTime.now.milliseconds, folder: folder))
+                        modified: mtime.map { $0 * 1000 } ?? WallTime.now.milliseconds, folder: folder))
             },
             stop: {
                 if self.shutdown.isRequested { return (503, "the receiver is shutting down") }
@@ -184,8 +191,8 @@ extension DAVEndpoint {
                 // changes nothing it is answered; a full password's name for bytes kept
                 // already may be refused, and then nothing was stored for this PUT.
                 let named = DAVNamed(
-                    kept: saved.name, size: saved.size, sha256: saved.sha256, modified: Self.now, mark: nil,
-                    shared: saved.isDuplicate)
+                    kept: saved.name, size: saved.size, sha256: saved.sha256, modified: mtime ?? Self.now, mark: nil,
+                    shared: saved.isDuplicate, sticky: c.mount.cloud && !c.full)
                 if let why = names.setFile(account.id, path, named, checked: !c.full) {
                     throw refusal(
                         r, .insufficientStorage,
@@ -203,7 +210,8 @@ extension DAVEndpoint {
                     always: !saved.isDuplicate)
             }
             arrivals.saved(saved, type: chosen ?? .png, from: sender, deviceID: "app password \(account.name)")
-            return answer(.created, headers: ["ETag": "\"\(saved.sha256)\""])
+            return cloudAnswer(
+                answer(.created, headers: ["ETag": "\"\(saved.sha256)\""]), c, path, sha256: saved.sha256, mtime: mtime)
         case .failed(let failure):
             r.log("refused \(quotedForLog(path.string)): \(failure.detail); answered \(failure.status)")
             let refused = Self.errorResponse(

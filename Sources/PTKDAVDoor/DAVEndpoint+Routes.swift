@@ -18,29 +18,33 @@ extension DAVEndpoint {
     /// door through its context.
     static let routes: RouteTable<DAVContext> = {
         var routes = RouteTable<DAVContext>()
-        let pattern = prefix + "/{path*}"
-        routes.group({ (_: Request, c: DAVContext) throws(HTTPError) -> DAVCaller in
-            // `authenticate` runs first for every request: a context without a password here is a table built wrong.
-            guard let account = c.account else {
-                throw .status(.unauthorized, "a user name and app password are needed", headers: [challenge])
+        for prefix in DAVMount.routePrefixes {
+            let pattern = prefix + "/{path*}"
+            routes.group({ (_: Request, c: DAVContext) throws(HTTPError) -> DAVCaller in
+                // `authenticate` runs first for every request: a context without a password here is a table built wrong.
+                guard let account = c.account else {
+                    throw .status(.unauthorized, "a user name and app password are needed", headers: [challenge])
+                }
+                return DAVCaller(door: c.door, connection: c.connection, account: account, mount: c.mount)
+            }) { group in
+                group.add([.options], pattern) { r, c throws(HTTPError) in c.door.options(r, c) }
+                group.add([.get, .head], pattern) { r, c throws(HTTPError) in try c.door.get(r, c) }
+                group.add(["PROPFIND"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.propfind(r, c) }
+                group.add(["PROPPATCH"], pattern, traits: .body) { r, c throws(HTTPError) in
+                    try c.door.proppatch(r, c)
+                }
+                group.add([.put], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.put(r, c) }
+                group.add(["MKCOL"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.mkcol(r, c) }
+                group.add([.delete], pattern) { r, c throws(HTTPError) in try c.door.delete(r, c) }
+                group.add(["MOVE"], pattern) { r, c throws(HTTPError) in try c.door.move(r, c) }
+                group.add(["COPY"], pattern) { r, c throws(HTTPError) in
+                    throw c.door.refusal(
+                        r, .forbidden,
+                        "COPY is not offered: the receiver keeps each photo once (copy it on your side and PUT it)")
+                }
+                group.add(["LOCK"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.lock(r, c) }
+                group.add(["UNLOCK"], pattern) { r, c throws(HTTPError) in try c.door.unlock(r, c) }
             }
-            return DAVCaller(door: c.door, connection: c.connection, account: account)
-        }) { group in
-            group.add([.options], pattern) { r, c throws(HTTPError) in c.door.options(r, c) }
-            group.add([.get, .head], pattern) { r, c throws(HTTPError) in try c.door.get(r, c) }
-            group.add(["PROPFIND"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.propfind(r, c) }
-            group.add(["PROPPATCH"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.proppatch(r, c) }
-            group.add([.put], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.put(r, c) }
-            group.add(["MKCOL"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.mkcol(r, c) }
-            group.add([.delete], pattern) { r, c throws(HTTPError) in try c.door.delete(r, c) }
-            group.add(["MOVE"], pattern) { r, c throws(HTTPError) in try c.door.move(r, c) }
-            group.add(["COPY"], pattern) { r, c throws(HTTPError) in
-                throw c.door.refusal(
-                    r, .forbidden,
-                    "COPY is not offered: the receiver keeps each photo once (copy it on your side and PUT it)")
-            }
-            group.add(["LOCK"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.lock(r, c) }
-            group.add(["UNLOCK"], pattern) { r, c throws(HTTPError) in try c.door.unlock(r, c) }
         }
         return routes
     }()
@@ -53,8 +57,18 @@ extension DAVEndpoint {
         let passwordCheck: RouteMiddleware<DAVContext> = { r, c, next throws(HTTPError) in
             c.door.forgetRemovedPasswords()
             var context = c
-            context.account = try c.door.authenticate(r)
-            return try next(r, context)
+            let account = try c.door.authenticate(r)
+            context.account = account
+            switch DAVMount.of(r.head.target, account: account) {
+            case .success(let mount): context.mount = mount
+            case .failure:
+                // Another password's files (or none named): answered as a path that is not there.
+                throw c.door.refusal(r, .notFound, "no such WebDAV resource")
+            }
+            guard context.mount.cloud else { return try next(r, context) }
+            var response = try next(r, context)
+            response.headers.append(dateHeader().0, dateHeader().1)
+            return response
         }
         return [passwordCheck]
     }()
@@ -63,7 +77,7 @@ extension DAVEndpoint {
     /// for that password, which holds at most its share of the connection slots
     /// (`ConnectionTable.claim`), however many addresses it comes from: past it, 429, and the
     /// connection closes (its body unread).
-    func authenticate(_ r: Request) throws(HTTPError) -> AppPassword {
+    package func authenticate(_ r: Request) throws(HTTPError) -> AppPassword {
         let passwords = self.passwords
         let guesses = self.guesses
         let auth = BasicAuth<AppPassword, _>(
@@ -145,8 +159,8 @@ extension DAVEndpoint {
 
     /// The request's resource, decoded: 400 for `..`, encoded slashes and bad encodings, 404
     /// for a hidden name (`.ptk/`, `.incoming/`).
-    func target(_ r: Request) throws(HTTPError) -> DAVPath {
-        switch DAVPath.parse(target: r.head.target, prefix: Self.prefix) {
+    func target(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> DAVPath {
+        switch DAVPath.parse(target: r.head.target, prefix: c.prefix) {
         case .success(let path):
             if path.components.dropLast().contains(where: { DAVName.kind($0) != .ordinary })
                 || path.components.last.map({ DAVName.kind($0) == .hidden }) == true

@@ -16,6 +16,8 @@ package struct DAVContext {
     /// Set by `DAVEndpoint.authenticate` for the request it hands on; the routes' group turns
     /// it into a `DAVCaller`.
     var account: AppPassword? = nil
+    /// Set with `account`: where the request was sent (`DAVMount.of`).
+    var mount = DAVMount.plain
 }
 
 /// What a WebDAV route's handler works with: a request whose app password was accepted.
@@ -24,9 +26,13 @@ struct DAVCaller {
     let connection: WebConnection
     /// The app password `BasicAuth` accepted.
     let account: AppPassword
+    /// Where the request was sent: ptk's `/dav` or a Nextcloud-compatible path.
+    let mount: DAVMount
 
     /// Whether the password sees the whole directory (`full`), not only what it sent.
     var full: Bool { account.access == .full }
+    /// The prefix this request's hrefs and Destination are under.
+    var prefix: String { mount.prefix }
 }
 
 /// ptkd's WebDAV door (RFC 4918 class 1 and 2, docs/OPERATIONS.md "WebDAV: file managers and
@@ -170,11 +176,9 @@ package final class DAVEndpoint: @unchecked Sendable {
 
     deinit { photos.close() }
 
-    /// Whether a request's target is the door's (`/dav`, `/dav/...`), as sent.
-    package static func isDAVTarget(_ target: String) -> Bool {
-        let path = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
-        return path == prefix || path.hasPrefix(prefix + "/")
-    }
+    /// Whether a request's target is the door's, as sent: `/dav`, `/dav/...`, and the
+    /// Nextcloud-compatible `/remote.php/webdav/...` and `/remote.php/dav/files/...` (`DAVMount`).
+    package static func isDAVTarget(_ target: String) -> Bool { DAVMount.isTarget(target) }
 
     /// Runs `body` on the lock table of `space` (`DAVView.lockSpace`), alone.
     func withLocks<T>(_ space: String, _ body: (inout LockTable) -> T) -> T {

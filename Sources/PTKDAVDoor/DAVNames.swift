@@ -58,6 +58,10 @@ struct DAVNamed: Sendable, Equatable {
     /// The PUT found these bytes kept already (another sender's, or under another name): the
     /// name is this client's only, and removing or moving it never touches the kept photo.
     var shared: Bool
+    /// Sent through the Nextcloud-compatible door by an `upload` password: the name stays
+    /// listed with the facts it was sent with when the receiver moves or removes its photo, so
+    /// a sync client never sees it go and never deletes the file on its side (`DAVView.resolve`).
+    var sticky = false
 }
 
 /// The names each app password's client used, so that what it lists and checks after a PUT is
@@ -81,7 +85,8 @@ struct DAVNamed: Sendable, Equatable {
 ///
 /// Paths are compared byte for byte (`DAVPath`): "é" precomposed and "e" + U+0301 are two names,
 /// as they are two files. Each password's names are kept in `DIR/ID.names`, one line per change
-/// appended and flushed before the answer (`F path kept size sha256 modified mark shared`,
+/// appended and flushed before the answer (`F path kept size sha256 modified mark flags`, flags 1 for
+/// `shared` plus 2 for `sticky`,
 /// `D path`, `R path`, the paths percent-encoded; `mark` is `DAVFileMark.text` or "-"; a line
 /// written before marks, with a bare inode number there, is read as "-"), read at the
 /// password's first request, and written again compacted whenever it holds twice what is live.
@@ -375,7 +380,7 @@ final class DAVNames: @unchecked Sendable {
     // MARK: The file
 
     static func line(_ path: DAVPath, _ n: DAVNamed) -> String {
-        "F \(encode(path.string)) \(encode(n.kept)) \(n.size) \(n.sha256.isEmpty ? "-" : n.sha256) \(n.modified) \(n.mark?.text ?? "-") \(n.shared ? 1 : 0)"
+        "F \(encode(path.string)) \(encode(n.kept)) \(n.size) \(n.sha256.isEmpty ? "-" : n.sha256) \(n.modified) \(n.mark?.text ?? "-") \((n.shared ? 1 : 0) + (n.sticky ? 2 : 0))"
     }
 
     /// The live lines' bytes and the shared names, counted again (after a change of many names).
@@ -449,7 +454,7 @@ final class DAVNames: @unchecked Sendable {
                 a.files[p] = DAVNamed(
                     kept: kept, size: size, sha256: f[4] == "-" ? "" : f[4], modified: at,
                     mark: DAVFileMark(text: f[6]),
-                    shared: f[7] == "1")
+                    shared: f[7] == "1" || f[7] == "3", sticky: f[7] == "2" || f[7] == "3")
             case "D" where f.count == 2:
                 if let p = Self.decodePath(f[1]) { a.folders.insert(p) }
             case "R" where f.count == 2:

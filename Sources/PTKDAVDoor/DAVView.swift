@@ -17,6 +17,10 @@ enum DAVResource: Equatable {
     case sidecar(size: Int64, modified: Int64)
     /// A name held empty (a 0-byte PUT, a LOCK before the PUT).
     case placeholder(modified: Int64)
+    /// A photo an `upload` password sent through the Nextcloud-compatible door (a `sticky`
+    /// name) whose file the receiver has moved or removed since: listed as it was sent, never
+    /// read (its path may hold another file now).
+    case remembered(size: Int64, modified: Int64, sha256: String)
     case missing
 
     var exists: Bool { self != .missing }
@@ -33,6 +37,8 @@ struct DAVView {
     let account: AppPassword
     /// The requesting connection's library handle (nil: the library is off).
     let library: PhotoLibrary?
+    /// Where the request was sent: its hrefs' prefix, and whether the compatible dialect is spoken.
+    let mount: DAVMount
 
     var full: Bool { account.access == .full }
 
@@ -66,6 +72,9 @@ struct DAVView {
                 return .photo(
                     kept: named.kept, size: named.size, modified: named.modified, sha256: named.sha256, mark: mark)
             }
+            if named.sticky && !full && !named.sha256.isEmpty {
+                return .remembered(size: named.size, modified: named.modified, sha256: named.sha256)
+            }
             if let held { return .placeholder(modified: held) }
             return full ? disk(path) : .missing
         }
@@ -87,14 +96,15 @@ struct DAVView {
     func check(_ path: DAVPath, _ named: DAVNamed) -> DAVFileMark? {
         // Nothing there (or a symlink on the way) names nothing; an error that may pass (out of
         // descriptors, EIO) hides the name for now and forgets nothing.
+        // A sticky name is never forgotten this way (`resolve` lists it as remembered).
         func failed(_ error: SystemError) -> DAVFileMark? {
-            if [.noSuchFile, .notDirectory, .tooManySymlinks].contains(error.code) {
+            if [.noSuchFile, .notDirectory, .tooManySymlinks].contains(error.code), !named.sticky {
                 endpoint.names.forget(account.id, path, named)
             }
             return nil
         }
         func other() -> DAVFileMark? {
-            endpoint.names.forget(account.id, path, named)
+            if !named.sticky { endpoint.names.forget(account.id, path, named) }
             return nil
         }
         let st: FileStatus

@@ -1,3 +1,4 @@
+import PTKCloudDoor
 import PTKConfiguration
 import PTKDAVDoor
 import PTKDoor
@@ -28,6 +29,9 @@ package final class WebEndpoint: @unchecked Sendable {
     let door: WebDoor
     /// The WebDAV door, on this port and certificate at `/dav/` (app passwords, not sessions).
     private(set) var dav: DAVEndpoint!
+    /// The Nextcloud-compatible door's own answers (status.php, OCS), checking app passwords
+    /// as the WebDAV door does; its files are the WebDAV door's.
+    private(set) var cloud: CloudEndpoint!
 
     var configuration: WebSettings { door.configuration }
     var store: PhotoStore { door.store }
@@ -77,6 +81,10 @@ package final class WebEndpoint: @unchecked Sendable {
         dav = try DAVEndpoint(
             configuration: configuration, store: store, arrivals: arrivals, throttle: door.throttle, guesses: guesses,
             shutdown: shutdown)
+        let dav = self.dav!
+        cloud = CloudEndpoint(
+            authenticate: { r throws(HTTPError) in try dav.authenticate(r) }, usage: { dav.usage(of: $0) },
+            date: DAVEndpoint.dateHeader)
     }
 
     /// The names the certificate is made for: the host name, its `.local` name, `localhost`,
@@ -121,14 +129,18 @@ package final class WebEndpoint: @unchecked Sendable {
     }
 
     /// Answers each request of connection `id` through the web door's route table
-    /// (`WebDoor.responder`), or the WebDAV door's for a target below `/dav`
-    /// (`DAVEndpoint.isDAVTarget`).
+    /// (`WebDoor.responder`), the WebDAV door's for a target below `/dav` or `/remote.php`
+    /// (`DAVEndpoint.isDAVTarget`), or the Nextcloud-compatible door's (`CloudEndpoint.isCloudTarget`).
     func handler(id: Int, peer: SocketAddress) -> (HTTPHead, HTTPConnection, String?) throws(HTTPError) -> Response {
         let connection = WebConnection(
             id: id, peer: peer, directory: configuration.effectiveDirectory, library: configuration.library)
         let web = door.responder(connection: connection)
         let dav = self.dav.responder(connection: connection)
+        let cloud = self.cloud.responder()
         return { head, http, certificate throws(HTTPError) in
+            if CloudEndpoint.isCloudTarget(head.target) {
+                return try cloud.response(to: head, on: http, peer: peer, connectionID: id, certificate: certificate)
+            }
             if DAVEndpoint.isDAVTarget(head.target) {
                 return try dav.response(to: head, on: http, peer: peer, connectionID: id, certificate: certificate)
             }

@@ -1,0 +1,158 @@
+import PTKDAV
+import PTKHTTP
+import PTKSystem
+import PTKTrust
+import PTKVocabulary
+
+/// What the Nextcloud-compatible mounts (`DAVMount.cloud`) answer beyond WebDAV: the `oc:` and
+/// `nc:` properties the sync clients and phone apps read, folder ETags, stable file ids, the
+/// `X-OC-Mtime` a client sends with a PUT and the `OC-FileId`/`OC-ETag` it reads back. Every
+/// value is for compatibility: ptk keeps no shares, favourites, comments or previews of this kind.
+extension DAVEndpoint {
+    /// The ownCloud and Nextcloud property namespaces.
+    static let ocNamespace = "http://owncloud.org/ns"
+    static let ncNamespace = "http://nextcloud.org/ns"
+    /// The instance id a file id ends with in `oc:id` (Nextcloud's are "oc" and ten characters).
+    static let instanceID = "ocptkreceive"
+
+    /// An `oc:` or `nc:` property's value (inner XML), nil when the resource has none (404).
+    func cloudProperty(_ name: XMLName, of path: DAVPath, _ resource: DAVResource, view: DAVView, quota: DAVQuota?)
+        -> String?
+    {
+        guard resource.exists else { return nil }
+        switch (name.namespace, name.local) {
+        case (Self.ocNamespace, "fileid"): return "\(fileID(path, resource, view))"
+        case (Self.ocNamespace, "id"): return Self.ocID(fileID(path, resource, view))
+        case (Self.ocNamespace, "permissions"): return Self.permissions(resource, full: view.full, root: path.isRoot)
+        case (Self.ocNamespace, "size"):
+            if case .photo(_, let size, _, _, _) = resource { return "\(size)" }
+            if case .remembered(let size, _, _) = resource { return "\(size)" }
+            return "0"
+        case (Self.ocNamespace, "checksums"):
+            guard let sha = Self.sha256(of: resource) else { return nil }
+            return "<oc:checksum xmlns:oc=\"\(Self.ocNamespace)\">SHA256:\(sha)</oc:checksum>"
+        case (Self.ocNamespace, "owner-id"), (Self.ocNamespace, "owner-display-name"):
+            return Multistatus.escape(view.account.name)
+        case (Self.ocNamespace, "favorite"): return "0"
+        // No `oc:data-fingerprint`: a sync client that sees one change (or go) takes the
+        // server for one restored from a backup.
+        case (Self.ocNamespace, "share-types"), (Self.ocNamespace, "downloadURL"), (Self.ocNamespace, "dDC"):
+            return ""
+        case (Self.ncNamespace, "has-preview"): return "false"
+        case (Self.ncNamespace, "is-encrypted"): return "0"
+        case (Self.ncNamespace, "mount-type"): return ""
+        case (Self.ncNamespace, "creation_time"), (Self.ncNamespace, "upload_time"):
+            switch resource {
+            case .photo(_, _, let m, _, _), .remembered(_, let m, _): return "\(m)"
+            default: return "0"
+            }
+        default: return nil
+        }
+    }
+
+    /// The SHA-256 a resource is known by, if any.
+    static func sha256(of resource: DAVResource) -> String? {
+        switch resource {
+        case .photo(_, _, _, let sha, _): sha
+        case .remembered(_, _, let sha): sha
+        default: nil
+        }
+    }
+
+    /// `oc:permissions`: a `full` password may read, delete, rename, move and write (`RGDNVW`;
+    /// folders `RGDNVCK`); an `upload` password may add files and folders to its folders (`GCK`)
+    /// and only read what it sent (`G`): no D, N, V or W, so a sync client never deletes,
+    /// renames or replaces what it sent, and shows its own copy as the one to keep.
+    static func permissions(_ resource: DAVResource, full: Bool, root: Bool) -> String {
+        let folder = resource.isCollection
+        if full { return folder ? (root ? "RGDNVCK" : "RGDNVCK") : "RGDNVW" }
+        return folder ? "GCK" : "G"
+    }
+
+    /// A number that names one resource of one view for as long as it is at its path: a hash
+    /// of the view's scope (the password's id for an `upload` password's names, the directory
+    /// for `full`) and the path, below 2^48 (what JSON numbers carry exactly) and never 0.
+    func fileID(_ path: DAVPath, _ resource: DAVResource, _ view: DAVView) -> UInt64 {
+        let scope = view.full ? "full" : view.account.id
+        return Self.fileID(scope: scope, path: path.string)
+    }
+
+    /// As `fileID(_:_:_:)`, from its parts (FNV-1a, 64 bits, cut to 48).
+    static func fileID(scope: String, path: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array(scope.utf8) + [0] + Array(path.utf8) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return (hash >> 16) | 1
+    }
+
+    /// `oc:id` and the `OC-FileId` header: the file id, eight digits at least, and the instance id.
+    static func ocID(_ id: UInt64) -> String {
+        let digits = String(id)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits + instanceID
+    }
+
+    /// A folder's ETag for the compatible mounts, which read it to know whether to list the
+    /// folder again. An `upload` password's folders hold only its names: the tag is a digest
+    /// of every name below (so it changes exactly when one is added). A `full` password's
+    /// folders are the directory, which every door and `ptk` change: the tag is new at each
+    /// request, and such a client lists every folder it syncs each time.
+    func folderTag(_ path: DAVPath, view: DAVView) -> String {
+        guard !view.full else { return "\"d\(WallTime.now.milliseconds)\"" }
+        return "\"f" + String(uploadFolder(path, view: view).digest, radix: 16) + "\""
+    }
+
+    /// What an `upload` password's folder holds below it: the digest of its names (`folderTag`)
+    /// and the newest time among them (its time, where it has no time of its own: the sync
+    /// clients refuse a folder of 1970), or the password's creation when it holds none.
+    func uploadFolder(_ path: DAVPath, view: DAVView) -> (digest: UInt64, newest: Int64) {
+        names.with(view.account.id) { a -> (UInt64, Int64) in
+            var x: UInt64 = 0
+            var newest = view.account.created
+            for (p, named) in a.files where path.isAncestor(of: p) {
+                x ^= Self.fileID(scope: named.sha256, path: p.string)
+                newest = max(newest, named.modified)
+            }
+            for p in a.folders where path.isAncestor(of: p) { x ^= Self.fileID(scope: "folder", path: p.string) }
+            return (x, newest)
+        }
+    }
+
+    /// The `Date` header (RFC 9110 6.6.1), which the sync clients read on every answer.
+    package static func dateHeader() -> (String, String) { ("Date", DAVDates.httpDate(now)) }
+
+    /// The modification time a compatible client sent (`X-OC-Mtime`, seconds since the epoch,
+    /// perhaps with a fraction), when it is one a photo may carry: from 1970 to a day ahead.
+    static func clientMtime(_ r: Request, _ c: DAVCaller) -> Int64? {
+        guard c.mount.cloud, let text = r.head.header("x-oc-mtime") else { return nil }
+        let whole = text.split(separator: ".", maxSplits: 1).first.map(String.init) ?? text
+        guard let seconds = Int64(whole), seconds >= 0, seconds <= WallTime.now.seconds + 86_400 else { return nil }
+        return seconds
+    }
+
+    /// A PUT's answer with what compatible clients read back: `OC-ETag` beside `ETag`,
+    /// `OC-FileId`, and `X-OC-MTime: accepted` when the time it sent was kept.
+    func cloudAnswer(_ response: Response, _ c: DAVCaller, _ path: DAVPath, sha256: String?, mtime: Int64?)
+        -> Response
+    {
+        guard c.mount.cloud else { return response }
+        var out = response
+        if let sha256 { out.headers.append("OC-ETag", "\"\(sha256)\"") }
+        out.headers.append(
+            "OC-FileId", Self.ocID(Self.fileID(scope: c.full ? "full" : c.account.id, path: path.string)))
+        if mtime != nil { out.headers.append("X-OC-MTime", "accepted") }
+        return out
+    }
+}
+
+extension DAVEndpoint {
+    /// The room the receiver has for photos beyond `min-free` (nil: unknown) and the bytes
+    /// the password `account` sees as its own: what an `upload` password sent; for `full`,
+    /// what the file system holds in use.
+    package func usage(of account: AppPassword) -> (free: Int64?, used: Int64) {
+        // unknown: said as unknown
+        let free = (try? photos.availableSpace()).map { max(0, $0 - store.settings.minFree) }
+        if account.access == .full { return (free, (try? photos.usedSpace()) ?? 0) }  // as above
+        return (free, names.with(account.id) { $0.files.values.reduce(Int64(0)) { $0 + $1.size } })
+    }
+}
