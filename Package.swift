@@ -348,7 +348,8 @@ let package = Package(
         .testTarget(
             name: "PTKDAVDoorTests",
             dependencies: [
-                "PTKTestTags", "PTKDAVDoor", "PTKWebDoor", "PTKDoor", "PTKDAV", "PTKHTTP", "PTKConfiguration",
+                "PTKTestTags", "PTKCloudDoor", "PTKDAVDoor", "PTKWebDoor", "PTKDoor", "PTKDAV", "PTKHTTP",
+                "PTKConfiguration",
                 "PTKLibrary", "PTKStore", "PTKTrust", "PTKSystem", "PTKTransport", "PTKDigest", "PTKVocabulary",
                 "PTKTestSupport",
             ]),
