@@ -156,3 +156,29 @@ extension DAVEndpoint {
         return (free, names.with(account.id) { $0.files.values.reduce(Int64(0)) { $0 + $1.size } })
     }
 }
+
+extension DAVEndpoint {
+    /// A refusal as the compatible clients show it: the error body of SabreDAV (the server
+    /// library Nextcloud is built on), whose `s:message` the apps and sync clients put in
+    /// front of the person, and whose `s:exception` names the kind of failure.
+    static func cloudError(_ status: HTTPStatus, _ message: String) -> String {
+        let kind: String
+        switch status.code {
+        case 400: kind = "BadRequest"
+        case 401: kind = "NotAuthenticated"
+        case 403: kind = "Forbidden"
+        case 404: kind = "NotFound"
+        case 405: kind = "MethodNotAllowed"
+        case 409: kind = "Conflict"
+        case 412: kind = "PreconditionFailed"
+        case 415: kind = "UnsupportedMediaType"
+        case 423: kind = "Locked"
+        case 507: kind = "InsufficientStorage"
+        default: kind = ""
+        }
+        return DAVError.prologue
+            + "\n<d:error xmlns:d=\"DAV:\" xmlns:s=\"http://sabredav.org/ns\"><s:exception>Sabre\\DAV\\Exception"
+            + (kind.isEmpty ? "" : "\\" + kind) + "</s:exception><s:message>" + Multistatus.escape(message)
+            + "</s:message></d:error>\n"
+    }
+}

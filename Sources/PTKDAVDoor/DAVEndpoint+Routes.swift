@@ -115,7 +115,11 @@ extension DAVEndpoint {
         let response: Response =
             message.hasPrefix(DAVError.prologue)
             ? .bytes(status, Array(message.utf8), type: "application/xml; charset=utf-8", headers: headers)
-            : .bytes(status, Array((text + "\n").utf8), type: "text/plain; charset=utf-8", headers: headers)
+            : DAVMount.isCloudTarget(r.head.target)
+                ? .bytes(
+                    status, Array(cloudError(status, text).utf8), type: "application/xml; charset=utf-8",
+                    headers: headers)
+                : .bytes(status, Array((text + "\n").utf8), type: "text/plain; charset=utf-8", headers: headers)
         return status == .tooManyRequests ? response.closing() : response
     }
 

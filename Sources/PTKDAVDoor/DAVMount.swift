@@ -34,6 +34,12 @@ struct DAVMount: Equatable {
         return routePrefixes.contains { path == $0 || path.hasPrefix($0 + "/") }
     }
 
+    /// Whether a target (as sent) is under one of the Nextcloud-compatible prefixes.
+    static func isCloudTarget(_ target: String) -> Bool {
+        let path = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
+        return path.hasPrefix("/remote.php/")
+    }
+
     /// Why a target names no mount of the password `account`.
     enum Refusal: Error, Equatable {
         /// Under `/remote.php/dav/files` with no name, or another password's name (what another

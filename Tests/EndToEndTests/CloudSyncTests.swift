@@ -171,4 +171,23 @@ struct CloudSyncTests {
         #expect(!fileExists(client.local + "/a.png"))
         #expect(readFile(client.local + "/b.png").map { $0 == tree["b.png"] } == true)
     }
+
+    /// A document or a video beside the photos: refused with a message the client shows (and
+    /// so exits 1), the photos beside it kept.
+    @Test func documentsRefusedInWordsTheClientShows() throws {
+        let d = try DaemonProcess.withDAV()
+        defer { d.stop() }
+        let client = SyncClient(
+            program: "nextcloudcmd", daemon: d, password: try d.appPassword("phone", access: "upload"))
+        defer { client.cleanUp() }
+        let png = makePNG(size: 4_000, seed: 31)
+        writeTree(["a.png": png, "notes.txt": Array("a shopping list\n".utf8)], in: client.local)
+        let r = try client.sync()
+        #expect(r.status == 1, "\(r.stderr.suffix(2000))")
+        #expect(
+            (r.stderr + r.stdout).contains("415 Unsupported Media Type")
+                && (r.stderr + r.stdout).contains("(not a photo this receiver keeps (it keeps PNG, JPEG, HEIC, HEIF))"),
+            "\(r.stderr.suffix(2000))")
+        #expect(d.photoFiles.values.map { $0 == png } == [true])
+    }
 }

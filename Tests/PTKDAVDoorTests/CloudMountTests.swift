@@ -186,4 +186,23 @@ struct CloudMountTests {
         #expect(entries.first { $0.name == "a.png" }?.oc("permissions") == "RGDNVW")
         #expect(multistatus(e[2])?.first?.text("getetag") != entries.first?.text("getetag"))
     }
+
+    @Test(
+        "what is not a photo is refused 415 in SabreDAV's error body, whose message the apps show; /dav keeps plain text"
+    )
+    func refusalsTheAppsShow() throws {
+        let (f, phone, _) = try fixture()
+        let text = Array("not a photo at all\n".utf8)
+        let cloud = f.dav(dav("PUT", "/remote.php/dav/files/phone/notes.txt", phone, body: text)).first
+        #expect(cloud.status == 415)
+        #expect(cloud.header("content-type") == "application/xml; charset=utf-8")
+        let body = String(decoding: cloud.body, as: UTF8.self)
+        #expect(body.contains("<s:exception>Sabre\\DAV\\Exception\\UnsupportedMediaType</s:exception>"), "\(body)")
+        #expect(body.contains("<s:message>not a photo this receiver keeps"), "\(body)")
+        #expect(xml(cloud)?.name == .dav("error"))
+        let plain = f.dav(dav("PUT", "/dav/notes.txt", phone, body: text)).first
+        #expect(plain.status == 415)
+        #expect(plain.header("content-type") == "text/plain; charset=utf-8")
+        #expect(f.kept().isEmpty && f.incoming().isEmpty)
+    }
 }
