@@ -105,17 +105,26 @@ extension DAVEndpoint {
     /// What an `upload` password's folder holds below it: the digest of its names (`folderTag`)
     /// and the newest time among them (its time, where it has no time of its own: the sync
     /// clients refuse a folder of 1970), or the password's creation when it holds none.
+    /// Worked out for every folder at once, at the first ask of a request (`DAVFolderFacts`):
+    /// a PROPFIND of a folder of many folders walks the password's names once, not once each.
     func uploadFolder(_ path: DAVPath, view: DAVView) -> (digest: UInt64, newest: Int64) {
-        names.with(view.account.id) { a -> (UInt64, Int64) in
-            var x: UInt64 = 0
-            var newest = view.account.created
-            for (p, named) in a.files where path.isAncestor(of: p) {
-                x ^= Self.fileID(scope: named.sha256, path: p.string)
-                newest = max(newest, named.modified)
+        let table = view.folderFacts.table {
+            names.with(view.account.id) { a -> [DAVPath: (UInt64, Int64)] in
+                var out: [DAVPath: (UInt64, Int64)] = [:]
+                func add(_ p: DAVPath, _ x: UInt64, _ time: Int64) {
+                    var up = p.parent
+                    while let folder = up {
+                        let old = out[folder] ?? (0, view.account.created)
+                        out[folder] = (old.0 ^ x, max(old.1, time))
+                        up = folder.parent
+                    }
+                }
+                for (p, named) in a.files { add(p, Self.fileID(scope: named.sha256, path: p.string), named.modified) }
+                for p in a.folders { add(p, Self.fileID(scope: "folder", path: p.string), 0) }
+                return out
             }
-            for p in a.folders where path.isAncestor(of: p) { x ^= Self.fileID(scope: "folder", path: p.string) }
-            return (x, newest)
         }
+        return table[path] ?? (0, view.account.created)
     }
 
     /// The `Date` header (RFC 9110 6.6.1), which the sync clients read on every answer.
@@ -180,5 +189,20 @@ extension DAVEndpoint {
             + "\n<d:error xmlns:d=\"DAV:\" xmlns:s=\"http://sabredav.org/ns\"><s:exception>Sabre\\DAV\\Exception"
             + (kind.isEmpty ? "" : "\\" + kind) + "</s:exception><s:message>" + Multistatus.escape(message)
             + "</s:message></d:error>\n"
+    }
+}
+
+/// The facts of an `upload` password's folders for one request, worked out once when first
+/// asked (`DAVEndpoint.uploadFolder`): the walk is over all its names, so it is done at most
+/// once a request, however many folders the answer lists.
+final class DAVFolderFacts {
+    private var cached: [DAVPath: (UInt64, Int64)]?
+
+    /// The table, made by `make` the first time.
+    func table(_ make: () -> [DAVPath: (UInt64, Int64)]) -> [DAVPath: (UInt64, Int64)] {
+        if let cached { return cached }
+        let made = make()
+        cached = made
+        return made
     }
 }
