@@ -105,11 +105,13 @@ extension DAVEndpoint {
     /// What an `upload` password's folder holds below it: the digest of its names (`folderTag`)
     /// and the newest time among them (its time, where it has no time of its own: the sync
     /// clients refuse a folder of 1970), or the password's creation when it holds none.
-    /// Worked out for every folder at once, at the first ask of a request (`DAVFolderFacts`):
-    /// a PROPFIND of a folder of many folders walks the password's names once, not once each.
+    /// Worked out for every folder at once, and kept while the password's names stay as they
+    /// were (`DAVNames.Account.generation`): a PROPFIND of a folder of many folders, or many
+    /// PROPFINDs in a row, walk the password's names once, not once each.
     func uploadFolder(_ path: DAVPath, view: DAVView) -> (digest: UInt64, newest: Int64) {
         let table = view.folderFacts.table {
             names.with(view.account.id) { a -> [DAVPath: (UInt64, Int64)] in
+                if let kept = folderFactsCache.get(view.account.id, generation: a.generation) { return kept }
                 var out: [DAVPath: (UInt64, Int64)] = [:]
                 func add(_ p: DAVPath, _ x: UInt64, _ time: Int64) {
                     var up = p.parent
@@ -121,6 +123,7 @@ extension DAVEndpoint {
                 }
                 for (p, named) in a.files { add(p, Self.fileID(scope: named.sha256, path: p.string), named.modified) }
                 for p in a.folders { add(p, Self.fileID(scope: "folder", path: p.string), 0) }
+                folderFactsCache.put(view.account.id, generation: a.generation, out)
                 return out
             }
         }
@@ -205,4 +208,30 @@ final class DAVFolderFacts {
         cached = made
         return made
     }
+}
+
+/// The upload passwords' folder facts as last worked out, each with the generation of the
+/// names it was worked out from; at most `limit` passwords' (all dropped past it), and a
+/// removed password's dropped with its names (`DAVEndpoint.forget`).
+final class DAVFolderFactsCache: @unchecked Sendable {
+    private let lock = Lock()
+    // Guarded by `lock`.
+    private var tables: [String: (generation: Int, table: [DAVPath: (UInt64, Int64)])] = [:]
+    static let limit = 64
+
+    /// The table of password `id` if it was worked out at `generation`.
+    func get(_ id: String, generation: Int) -> [DAVPath: (UInt64, Int64)]? {
+        lock.withLock { tables[id].flatMap { $0.generation == generation ? $0.table : nil } }
+    }
+
+    /// Keeps the table of password `id` worked out at `generation`.
+    func put(_ id: String, generation: Int, _ table: [DAVPath: (UInt64, Int64)]) {
+        lock.withLock {
+            if tables.count >= Self.limit && tables[id] == nil { tables.removeAll() }
+            tables[id] = (generation, table)
+        }
+    }
+
+    /// Forgets password `id`'s table.
+    func drop(_ id: String) { _ = lock.withLock { tables.removeValue(forKey: id) } }
 }

@@ -51,6 +51,8 @@ package final class DAVEndpoint: @unchecked Sendable {
     /// Set at init; tests replace it (smaller limits) before any request.
     var names: DAVNames
     let sidecars: DAVSidecars
+    /// The upload passwords' folder ETags and times, kept while their names stay as they were.
+    let folderFactsCache = DAVFolderFactsCache()
     /// Wrong app passwords, counted per address with the web login's.
     let throttle: PasswordThrottle
     let guesses: Guesses
@@ -150,6 +152,7 @@ package final class DAVEndpoint: @unchecked Sendable {
         }
         names.drop(id)
         sidecars.drop(id)
+        folderFactsCache.drop(id)
         Log.info(
             "webdav: app password \(id) was removed: its \(dropped) lock(s), its names and the files its clients wrote beside photos are gone"
         )

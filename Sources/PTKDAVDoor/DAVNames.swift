@@ -111,6 +111,9 @@ final class DAVNames: @unchecked Sendable {
         var sharedCount = 0
         /// The password was removed (`drop`): what is done to these names is kept nowhere.
         var gone = false
+        /// One more at every change of the files or folders (each goes through `append`): what
+        /// is worked out from them may be kept while it is the same (`DAVEndpoint.uploadFolder`).
+        var generation = 0
 
         /// Names directly in `folder`: files, folders and placeholders.
         func children(of folder: DAVPath) -> [String] {
@@ -397,6 +400,7 @@ final class DAVNames: @unchecked Sendable {
     /// writes it again compacted. A line that would go into the state file system's `min-free`
     /// is not written. A failure is logged: only this change is not remembered across a restart.
     private func append(_ a: inout Account, _ line: String) {
+        a.generation += 1
         guard !a.gone else { return }
         let bytes = Array((line + "\n").utf8)
         do throws(SystemError) {

@@ -251,7 +251,7 @@ public final class Daemon: @unchecked Sendable {
         }
         if let web {
             Log.info(
-                "web interface on port \(web.listener.port) (HTTPS), certificate SHA-256 \(colonHex(web.fingerprint)); log in with `ptk web-link`; WebDAV at /dav/ for app passwords (`ptk app-password add`)"
+                "web interface on port \(web.listener.port) (HTTPS), certificate SHA-256 \(colonHex(web.fingerprint)); log in with `ptk web-link`; WebDAV at /dav/ and Nextcloud-compatible apps at / for app passwords (`ptk app-password add`)"
             )
         }
         // STATE/listening: the ports really listened on, for `ptk web-link` (ListeningFile).
