@@ -112,7 +112,23 @@ extension WebDoor {
             r.logSubject = ""  // a cookie of an earlier session may have named one
             r.log(
                 "logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)", always: true)
-            return redirect("/", cookie: sessionCookie(made.1))
+            return redirect(Self.returnPath(form["next"]) ?? "/", cookie: sessionCookie(made.1))
         }
+    }
+
+    /// The page a login goes on to (the login form's `next`, which `signedOut` put there): a
+    /// path of this site alone, at most 256 bytes of `A-Z a-z 0-9 / . _ - ~` starting with one
+    /// "/" (no "//" or a backslash, which a browser would take for another host; no "%", no query);
+    /// nil for anything else, and the login goes to the gallery.
+    static func returnPath(_ path: String?) -> String? {
+        guard let path, (1...256).contains(path.utf8.count), path.utf8.first == UInt8(ascii: "/"),
+            !path.contains("//")
+        else { return nil }
+        let allowed = path.utf8.allSatisfy { c in
+            (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c)
+                || c == UInt8(ascii: "/") || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")
+                || c == UInt8(ascii: "~")
+        }
+        return allowed ? path : nil
     }
 }

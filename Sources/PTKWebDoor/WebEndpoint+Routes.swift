@@ -81,7 +81,9 @@ extension WebDoor {
             }
             return .bytes(.ok, asset.bytes, type: asset.contentType, headers: ["Cache-Control": "no-cache"])
         }
+        addLoginFlowRoutes(&routes)
         routes.group({ _, c throws(HTTPError) in try c.signedIn() }) { routes in
+            addLoginFlowPages(&routes)
             routes.add([.get, .head], "/") { r, c throws(HTTPError) in try c.door.gallery(r, c) }
             routes.add([.post], "/logout", traits: [.change, .form]) { r, c throws(HTTPError) in c.door.logout(r, c) }
             routes.add([.get, .head], "/upload") { _, c throws(HTTPError) in
@@ -179,7 +181,7 @@ extension WebDoor {
     static let csrf: RouteMiddleware<WebContext> = { r, c, next throws(HTTPError) in
         guard r.traits.contains(.change) else { return try next(r, c) }
         if let other = otherSite(r.head) {
-            r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): \(other); answered 403")
+            r.log("refused \(r.head.method) \(quotedForLog(WebDoor.pathForLog(r))): \(other); answered 403")
             return c.door.errorResponse(r, .forbidden, "this change came from another site", [], viewer: c.viewer)
                 .closing()
         }
@@ -203,7 +205,7 @@ extension WebDoor {
             return errorResponse(
                 r, .forbidden, "the page's token is missing or out of date: reload the page", [], viewer: c.viewer)
         }
-        r.log("refused \(r.head.method) \(quotedForLog(r.head.path)) without its CSRF token; answered 403")
+        r.log("refused \(r.head.method) \(quotedForLog(Self.pathForLog(r))) without its CSRF token; answered 403")
         return errorResponse(
             r, .forbidden, "the page's token is missing or out of date: go back, reload the page and try again", [],
             viewer: c.viewer)

@@ -155,6 +155,8 @@ final class WebDoor: @unchecked Sendable {
     let throttle = PasswordThrottle()
     /// The request log's lines a minute per address (refusals no handler logged).
     let requestLogBudget = LogBudget(perMinute: 30)
+    /// The devices' login flows under way (`WebEndpoint+LoginFlow.swift`), in memory.
+    let loginFlows = LoginFlows()
 
     /// The session cookie. `__Host-`: browsers keep it only if Secure, for this host, Path=/.
     static let cookieName = "__Host-ptk"
