@@ -31,8 +31,8 @@ extension LoginFlows {
     /// A valid app password name (`AppPasswords.validName`) for `device` that is none of
     /// `taken` (compared as bytes): the User-Agent's last product that is not a browser's
     /// ("Nextcloud-android" of "Mozilla/5.0 (Android) Nextcloud-android/3.30.0"), "browser" when
-    /// it names only a browser's, else the whole name, with what a name may not hold as "-", cut to 48; "-2", "-3"... added while taken;
-    /// "device" when nothing is left.
+    /// it names only a browser's, else the whole name, with what a name may not hold as "-",
+    /// cut to 48; "-2", "-3"... added while taken; "device" when nothing is left.
     public static func suggestedPasswordName(device: String, taken: [String]) -> String {
         var products: [String] = []
         var sawProduct = false

@@ -48,8 +48,9 @@ public struct LoginFlowCredentials: Sendable, Equatable {
 /// expires approved but not collected leaves its password's name in `takeOrphans()`, for the
 /// caller to remove: a password no device holds is not left working.
 ///
-/// Bounded: at most `Limits.total` flows in all and `Limits.perAddress` from one address; a
-/// start beyond them is refused (`StartRefusal`), never one under way dropped for it. Secrets
+/// Bounded: at most `Limits.total` flows in all and `Limits.perAddress` from one address (as
+/// `addressKey` counts them); a start beyond them is refused (`StartRefusal`), never one under
+/// way dropped for it. Secrets
 /// come from the kernel's random generator (`randomBytes`): a poll token of 512 bits, a login
 /// secret of 256, as lower-case hex; every flow's secret is compared with the one given, in
 /// constant time (`constantTimeEqual`), so the time taken tells nothing of a secret. Nothing
@@ -121,16 +122,22 @@ public final class LoginFlows: @unchecked Sendable {
     /// The table's bounds, fixed at init.
     public let limits: Limits
     private let clock: @Sendable () -> Instant
+    private let addressKey: @Sendable (String) -> String
     // `flows` and `orphans` are guarded by `lock`.
     private let lock = Lock()
     private var flows: [Flow] = []
     private var orphans: [(name: String, id: String)] = []
 
     /// An empty table with `limits`, reading the time from `clock` (the monotonic clock unless a
-    /// test gives its own).
-    public init(limits: Limits = Limits(), clock: @escaping @Sendable () -> Instant = { .now }) {
+    /// test gives its own); flows count against `Limits.perAddress` under `addressKey` of their
+    /// address (the web door gives `Guesses.addressKey`: an IPv6 /64 is one address).
+    public init(
+        limits: Limits = Limits(), clock: @escaping @Sendable () -> Instant = { .now },
+        addressKey: @escaping @Sendable (String) -> String = { $0 }
+    ) {
         self.limits = limits
         self.clock = clock
+        self.addressKey = addressKey
     }
 
     /// Flows under way (expired ones left out).
@@ -148,7 +155,8 @@ public final class LoginFlows: @unchecked Sendable {
         return lock.withLock {
             prune()
             guard flows.count < limits.total else { return .failure(.full) }
-            guard flows.count(where: { $0.request.address == request.address }) < limits.perAddress else {
+            let key = addressKey(request.address)
+            guard flows.count(where: { addressKey($0.request.address) == key }) < limits.perAddress else {
                 return .failure(.fullForAddress)
             }
             flows.append(

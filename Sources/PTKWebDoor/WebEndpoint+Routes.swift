@@ -52,10 +52,11 @@ extension Request {
 /// The web interface's route table and the steps in front of it. Photos are named by their
 /// library id (`/photo/42`), never by a path: no request can name a file, so `..`, encoded
 /// slashes and the like reach nothing (404). Only the login page, logging in and the files
-/// they need are `.open`; anything else, even a path that does not exist, needs a session and
-/// otherwise gets the login page (which tells nothing). Changes (`.change`) must come from
-/// this site with the session's CSRF token (`csrf`). Built once; every handler reaches the
-/// door through its context.
+/// they need are `.open`, and a phone app's login flow's start and poll (`addLoginFlowRoutes`;
+/// its page is behind the session); anything else, even a path that does not exist, needs a
+/// session and otherwise gets the login page (which tells nothing). Changes (`.change`) must
+/// come from this site with the session's CSRF token (`csrf`). Built once; every handler
+/// reaches the door through its context.
 extension WebDoor {
     static let routes: RouteTable<WebContext> = {
         var routes = RouteTable<WebContext>()

@@ -156,4 +156,40 @@ struct LoginFlowTests {
             #expect(!log.contains(text), "\(what) is in ptkd's log")
         }
     }
+
+    @Test(
+        "ptk app-password add --qr: the password as without it, then the nc://login link a phone app scans and its QR code; --json adds the link"
+    )
+    func qrLink() throws {
+        let d = try DaemonProcess.withWeb()
+        #expect(eventually { fileExists(d.stateDir + "/listening") })
+        let r = try library(d, ["app-password", "add", "annas-tablet", "--host", "192.0.2.7", "--qr"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count > 10 && lines[0] == "url: https://192.0.2.7:\(d.webPort)/dav/", "\(r.stdout)")
+        let password = String(lines[2].dropFirst("password: ".count))
+        #expect(lines[1] == "user: annas-tablet" && lines[3].hasPrefix("certificate SHA-256: "))
+        #expect(
+            lines[4] == "link: nc://login/user:annas-tablet&password:\(password)&server:https://192.0.2.7:\(d.webPort)",
+            "\(r.stdout)")
+        #expect(lines[5].isEmpty)
+        // The code: rows of half blocks, as wide as each other, square in modules (two rows a line).
+        let code = lines.dropFirst(6).filter { !$0.isEmpty }
+        let width = code.first?.count ?? 0
+        #expect(code.count >= 10 && code.allSatisfy { $0.count == width } && abs(width - 2 * code.count) <= 2)
+        #expect(code.joined().contains("█") && code.joined().allSatisfy { " █▀▄".contains($0) })
+        #expect(!d.log.contains(password))
+
+        let j = try library(d, ["app-password", "add", "annas-watch", "--host", "::1", "--qr", "--json"])
+        #expect(j.status == 0, "\(j.stderr)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [String: Any], "\(j.stdout)")
+        let second = try #require(object["password"] as? String)
+        #expect(
+            object["link"] as? String
+                == "nc://login/user:annas-watch&password:\(second)&server:https://[::1]:\(d.webPort)")
+        // Without --qr, no link.
+        let plain = try library(d, ["app-password", "add", "annas-laptop", "--json"])
+        #expect(plain.status == 0 && !plain.stdout.contains("link"), "\(plain.stdout)")
+    }
 }

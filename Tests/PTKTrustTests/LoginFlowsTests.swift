@@ -162,6 +162,14 @@ struct LoginFlowsTests {
         #expect((try? t.start(request("192.0.2.99")).get()) != nil)
     }
 
+    @Test("addresses count under the key the table is given (the web door's: an IPv6 /64 is one)")
+    func addressKeys() throws {
+        let t = LoginFlows(clock: { [clock] in clock.now }, addressKey: { String($0.prefix(6)) })
+        for i in 0..<8 { _ = try start(t, request("2001:0:\(i)")) }
+        #expect(t.start(request("2001:0:99")) == .failure(.fullForAddress))
+        #expect((try? t.start(request("2001:1:0")).get()) != nil)
+    }
+
     @Test("a device's name: controls and line breaks out, white space folded, cut to 100; none named")
     func deviceNames() {
         #expect(

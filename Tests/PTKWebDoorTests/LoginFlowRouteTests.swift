@@ -180,6 +180,15 @@ struct LoginFlowRouteTests {
             [request("POST", "/index.php/login/v2", [agent])], from: SocketAddress(numericHost: "203.0.113.1", port: 1)!
         ).first
         #expect(full.status == 429 && full.text.contains("64 logins"), "\(full)")
+        // An IPv6 /64 is one address (a host owns the whole /64).
+        let f6 = try WebFixture()
+        for i in 1...8 { _ = try start(f6, from: SocketAddress(numericHost: "2001:db8:1:2::\(i)", port: 1)!) }
+        let sixth = f6.run(
+            [request("POST", "/index.php/login/v2", [agent])],
+            from: SocketAddress(numericHost: "2001:db8:1:2::99", port: 1)!
+        ).first
+        #expect(sixth.status == 429, "\(sixth)")
+        _ = try start(f6, from: SocketAddress(numericHost: "2001:db8:1:3::1", port: 1)!)
         let cross = f.run([request("POST", "/index.php/login/v2", [agent, ("Sec-Fetch-Site", "cross-site")])]).first
         #expect(cross.status == 403)
     }
