@@ -192,4 +192,34 @@ struct LoginFlowTests {
         let plain = try library(d, ["app-password", "add", "annas-laptop", "--json"])
         #expect(plain.status == 0 && !plain.stdout.contains("link"), "\(plain.stdout)")
     }
+
+    @Test(
+        "the QR code ptk app-password add --qr draws decodes to the link it prints",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg"), "needs zbarimg (zbar-tools)"))
+    func qrDecodes() throws {
+        let d = try DaemonProcess.withWeb()
+        #expect(eventually { fileExists(d.stateDir + "/listening") })
+        let r = try library(d, ["app-password", "add", "annas-phone", "--host", "192.0.2.7", "--qr"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let link = try #require(lines.first { $0.hasPrefix("link: ") }).dropFirst("link: ".count)
+        // The code's lines, back to modules (dark = true), then a greyscale image, 4 pixels a module.
+        let code = lines.dropFirst(6).filter { !$0.isEmpty }
+        var rows: [[Bool]] = []
+        for line in code {
+            rows.append(line.map { $0 == "█" || $0 == "▀" })
+            rows.append(line.map { $0 == "█" || $0 == "▄" })
+        }
+        let scale = 4
+        var pixels: [UInt8] = []
+        for row in rows {
+            for _ in 0..<scale { for dark in row { pixels += [UInt8](repeating: dark ? 0 : 255, count: scale) } }
+        }
+        let pgm = d.root + "/code.pgm"
+        writeFile(pgm, Array("P5\n\(rows[0].count * scale) \(rows.count * scale)\n255\n".utf8) + pixels)
+        let decoded = try run("/usr/bin/zbarimg", ["--raw", "-q", pgm], absolute: true)
+        #expect(
+            decoded.status == 0 && decoded.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(link),
+            "\(decoded.stdout) \(decoded.stderr)")
+    }
 }
