@@ -221,6 +221,27 @@ struct LoginFlowRouteTests {
         #expect(f.door.loginFlows.count == 0)
     }
 
+    @Test("the login form's return path: kept on a wrong password's page; another site's is the gallery")
+    func loginReturn() throws {
+        let f = try WebFixture()
+        try f.door.access.setPassword("right horse", cost: Scrypt(n: 1 << 10, r: 8, p: 1))
+        let flow = "/index.php/login/v2/flow/" + String(repeating: "c", count: 64)
+        let login = { (fields: String) in
+            f.run([request("POST", "/login", [form], body: Array(fields.utf8))]).first
+        }
+        let wrong = login("password=no&next=\(flow)")
+        #expect(wrong.status == 401 && wrong.text.contains("name=\"next\" value=\"\(flow)\""), "\(wrong)")
+        #expect(login("password=right+horse&next=\(flow)").header("location") == flow)
+        for next in ["%2F%2Fevil.example", "https%3A%2F%2Fevil.example", "%2F%5Cevil.example", "%2Fa%3Fb"] {
+            let right = login("password=right+horse&next=\(next)")
+            #expect(right.status == 303 && right.header("location") == "/", "\(next): \(right)")
+        }
+        // A page asked for without a session comes back; a POST or the gallery adds no return path.
+        #expect(f.run([request("GET", "/photo/7")]).first.text.contains("name=\"next\" value=\"/photo/7\""))
+        #expect(!f.run([request("GET", "/?sender=x")]).first.text.contains("name=\"next\""))
+        #expect(!f.run([request("POST", "/logout")]).first.text.contains("name=\"next\""))
+    }
+
     @Test("the login's return path: this site's paths only")
     func returnPaths() {
         for path in ["/", "/index.php/login/v2/flow/" + String(repeating: "a", count: 64), "/photo/7"] {
