@@ -70,7 +70,7 @@ for a in ['--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disabl
 # The certificate is self-signed: a person compares its fingerprint once; the test accepts it.
 o.accept_insecure_certs = True
 d = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=o)
-d.set_page_load_timeout(30)
+d.set_page_load_timeout(60)
 try:
     token, login = start()
     check(poll(token)[0] == 404, 'the poll is 404 while the flow waits')
@@ -82,7 +82,7 @@ try:
     d.find_element(By.NAME, 'name').send_keys("Anna's phone")
     d.find_element(By.NAME, 'password').send_keys(opts.password)
     d.find_element(By.CSS_SELECTOR, 'form.login button').click()
-    WebDriverWait(d, 10).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'Log in')
+    WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'Log in')
     check(urllib.parse.urlparse(d.current_url).path == urllib.parse.urlparse(login).path,
           'after logging in the browser is back at the flow: %s' % d.current_url)
     check(d.find_element(By.TAG_NAME, 'h1').text == 'A device asks to send photos', 'the flow page')
@@ -94,7 +94,7 @@ try:
     name.clear()
     name.send_keys('annas-phone')
     d.find_element(By.ID, 'approve').click()
-    WebDriverWait(d, 10).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'A device asks to send photos')
+    WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'A device asks to send photos')
     check(d.find_element(By.TAG_NAME, 'h1').text == 'Approved', 'approved: %s' % d.find_element(By.TAG_NAME, 'h1').text)
     approved_page = d.page_source
     status, data = poll(token)
@@ -110,7 +110,7 @@ try:
     d.get(login2)
     check(d.find_element(By.TAG_NAME, 'h1').text == 'A device asks to send photos', 'with a session, the flow page at once')
     d.find_element(By.ID, 'deny').click()
-    WebDriverWait(d, 10).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'A device asks to send photos')
+    WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'A device asks to send photos')
     check(d.find_element(By.TAG_NAME, 'h1').text == 'Denied', 'denied')
     check(poll(token2)[0] == 404, 'the denied flow polls 404')
     d.get(login2)
