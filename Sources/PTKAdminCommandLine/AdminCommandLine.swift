@@ -26,7 +26,7 @@ public enum AdminCommand: String, CaseIterable, Sendable {
 
 /// ptk's options.
 public enum AdminOption: Hashable, Sendable {
-    case dir, stateDirectory, config, json, sort, from, output, since, name, host, remove, access
+    case dir, stateDirectory, config, json, sort, from, output, since, name, host, remove, access, qr
 }
 
 /// ptk's exit statuses.
@@ -198,7 +198,10 @@ public let adminCommandLine = CommandTable<AdminOption>(
                 --json, one object (url, user, password, access, certificate). The password is 30 random lower-case \
                 letters in groups of 5 (about 141 bits); only its SHA-256 is kept (mode 0600), so it cannot be shown \
                 again: remove it and add another. --access upload (the default) is for phones and backup apps, which \
-                add photos; full is for a desktop's file manager, which also renames and deletes them.
+                add photos; full is for a desktop's file manager, which also renames and deletes them. With --qr, the \
+                link a phone app logs in with (nc://login/user:NAME&password:PASSWORD&server:https://HOST:PORT, which the \
+                Nextcloud app reads from its QR scanner) is printed too, with its QR code (with --json, as "link", without \
+                the code).
                 """),
         Command(
             "app-password list", group: web, "the app passwords: name, access, when made, when last used and from where"
@@ -244,6 +247,11 @@ public let adminCommandLine = CommandTable<AdminOption>(
                 "what the password may do: upload adds photos (phones, backup apps); full also renames and deletes (a file manager)",
             default: "upload",
             commands: names([.appPasswordAdd])),
+        Option(
+            .qr, "qr",
+            help:
+                "also print the login link a phone app scans (nc://login/...: name, password, https://HOST:PORT) and its QR code",
+            commands: names([.appPasswordAdd])),
         Option(.remove, "remove", help: "remove the password instead of setting one", commands: names([.webPassword])),
         Option(
             .output, "output", short: "o", value: "PATH",
@@ -266,5 +274,8 @@ public let adminCommandLine = CommandTable<AdminOption>(
             "sudo ptk web-link --name \"Anna's phone\"", "a one-time login link and its QR code for a phone's browser"),
         Example(
             "sudo ptk app-password add annas-phone", "a password for a phone's photo backup app (WebDAV), shown once"),
+        Example(
+            "sudo ptk app-password add annas-phone --qr",
+            "the same, and a QR code the phone's Nextcloud app scans to log in"),
     ],
     completionContext: [.dir, .stateDirectory, .config])

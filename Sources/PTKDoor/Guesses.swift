@@ -17,6 +17,11 @@ public final class Guesses: @unchecked Sendable {
         budget = GuessBudget(limit: limit, window: window)
     }
 
+    /// The key an address is counted under (an IPv6 address by its /64, an IPv4-mapped one as
+    /// IPv4), for a door that bounds something per address as the guesses are (a phone app's
+    /// login flows, `LoginFlows`).
+    public static func addressKey(_ address: String) -> String { PTKLocalSend.addressKey(address) }
+
     /// Whether guesses are refused now, for everyone.
     public var isSpent: Bool { lock.withLock { budget.isSpent(now: .now) } }
 

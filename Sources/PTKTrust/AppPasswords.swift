@@ -207,6 +207,29 @@ public final class AppPasswords: @unchecked Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The link a phone app logs in with (Nextcloud's, which its QR scanner and `nc://` links
+    /// read): `nc://login/user:USER&password:PASSWORD&server:SERVER`. The app splits it at "&"
+    /// and URL-decodes each value (`%XX`, and "+" as a space), so every byte of a value but
+    /// `A-Z a-z 0-9 - . _ ~` (and ":", "/", "[", "]" in the server, where a reader that does not
+    /// decode still finds them) is written as `%XX`.
+    public static func loginLink(user: String, password: String, server: String) -> String {
+        func encode(_ text: String, keeping kept: String) -> String {
+            var out = ""
+            for byte in text.utf8 {
+                let c = Character(Unicode.Scalar(byte))
+                if byte < 0x80 && (c.isLetter || c.isNumber || "-._~".contains(c) || kept.contains(c)) {
+                    out.append(c)
+                } else {
+                    let digits = Array("0123456789ABCDEF")
+                    out += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 15)])
+                }
+            }
+            return out
+        }
+        return "nc://login/user:\(encode(user, keeping: ""))&password:\(encode(password, keeping: ""))"
+            + "&server:\(encode(server, keeping: ":/[]"))"
+    }
+
     // MARK: Helpers
 
     /// Names compared as bytes: Swift's `==` would take the Kelvin sign for "K".

@@ -79,13 +79,16 @@ public struct WebPages: Sendable {
     }
 
     /// The login page: the password form (when a password is set) and how to get a link.
-    public func login(hasPassword: Bool, message: String? = nil) -> String {
+    /// `next`: the page to go on to once logged in (a path of this site, which the door checks
+    /// again when the form comes back: `WebDoor.returnPath`).
+    public func login(hasPassword: Bool, message: String? = nil, next: String? = nil) -> String {
         let h = escapeHTML
         var body = "<h1>Log in</h1>\n"
         if let message { body += "<p class=\"error\" role=\"alert\">\(h(message))</p>\n" }
         if hasPassword {
             body += """
-                <form class="login" method="post" action="/login">
+                <form class="login" method="post" action="/login">\
+                \(next.map { "<input type=\"hidden\" name=\"next\" value=\"\(h($0))\">" } ?? "")
                 <label>This device's name <input name="name" autocomplete="nickname" maxlength="64" placeholder="e.g. Anna's phone"></label>
                 <label>Password <input type="password" name="password" autocomplete="current-password" required autofocus></label>
                 <button type="submit">Log in</button>

@@ -55,15 +55,24 @@ extension WebDoor {
     }
 
     /// The answer to a route that needs a session, asked without one: the login page (401),
-    /// saying the session ended when a cookie came; an upload's script gets JSON, and its body
-    /// is not read (the connection closes after the answer).
+    /// saying the session ended when a cookie came, and going on to the page asked for once
+    /// logged in with the password (a GET's path, when `returnPath` takes it: a device's login
+    /// flow opens its page in a browser not logged in yet); an upload's script gets JSON, and
+    /// its body is not read (the connection closes after the answer).
     func signedOut(_ r: Request, hadCookie: Bool) throws(HTTPError) -> Response {
         if r.isUpload { return json(.unauthorized, UploadAnswer(message: "log in first")).closing() }
         try r.body.discard(limit: RequestBody.ignoredBodyLimit)
+        let asked = r.head.target.parts(separatedBy: "?", maxSplits: 1).first
+        let next = r.head.method == "GET" && asked != "/" ? Self.returnPath(asked) : nil
+        // A device's login flow: its page's path holds the flow's secret, which no log line shows.
+        if asked?.hasPrefix(Self.loginFlowPath + "/flow/") == true {
+            r.log("\(r.head.method) of a login flow's page without a session; answered the login page (401)")
+        }
         return html(
             .unauthorized,
             pages.login(
-                hasPassword: access.hasPassword, message: hadCookie ? "Your session has ended: log in again." : nil))
+                hasPassword: access.hasPassword, message: hadCookie ? "Your session has ended: log in again." : nil,
+                next: next))
     }
 
     /// The photo the route's `{id}` names; 404 when there is none (500 when the library cannot be read).

@@ -56,6 +56,8 @@ extension WebDoor {
         // Anyone may post here: the form is read only up to `loginFormLimit`.
         let form = try Self.readForm(r, limit: Self.loginFormLimit)
         let address = r.address
+        // A wrong password's page keeps where the login goes on to.
+        let next = Self.returnPath(form["next"])
         if let other = otherSite(r.head) {
             r.log("refused a login: \(other); answered 403")
             return html(.forbidden, pages.error("This login came from another site", viewer: nil))
@@ -82,14 +84,16 @@ extension WebDoor {
             return html(
                 .tooManyRequests,
                 pages.login(
-                    hasPassword: true, message: "Too many wrong passwords from \(address): try again in 5 minutes."))
+                    hasPassword: true, message: "Too many wrong passwords from \(address): try again in 5 minutes.",
+                    next: next))
         case .everyoneWaits:
             r.log("a login while too many wrong passwords or PINs were given this minute; answered 429")
             return html(
                 .tooManyRequests,
                 pages.login(
                     hasPassword: true,
-                    message: "Too many wrong passwords were given to this receiver: try again in a minute."))
+                    message: "Too many wrong passwords were given to this receiver: try again in a minute.", next: next)
+            )
         case .noPassword:
             return html(
                 .unauthorized, pages.login(hasPassword: false, message: "No password is set: use a one-time link."))
@@ -100,7 +104,8 @@ extension WebDoor {
                 pages.login(
                     hasPassword: true,
                     message: locked
-                        ? "Too many wrong passwords from \(address): try again in 5 minutes." : "Wrong password."))
+                        ? "Too many wrong passwords from \(address): try again in 5 minutes." : "Wrong password.",
+                    next: next))
         case .right:
             let made: (WebSession, String)
             do { made = try access.login(name: form["name"] ?? "", address: address) } catch {
@@ -112,7 +117,23 @@ extension WebDoor {
             r.logSubject = ""  // a cookie of an earlier session may have named one
             r.log(
                 "logged in with the password as \(quotedForTerminal(made.0.name)), session \(made.0.id)", always: true)
-            return redirect("/", cookie: sessionCookie(made.1))
+            return redirect(next ?? "/", cookie: sessionCookie(made.1))
         }
+    }
+
+    /// The page a login goes on to (the login form's `next`, which `signedOut` put there): a
+    /// path of this site alone, at most 256 bytes of `A-Z a-z 0-9 / . _ - ~` starting with one
+    /// "/" (no "//" or a backslash, which a browser would take for another host; no "%", no query);
+    /// nil for anything else, and the login goes to the gallery.
+    static func returnPath(_ path: String?) -> String? {
+        guard let path, (1...256).contains(path.utf8.count), path.utf8.first == UInt8(ascii: "/"),
+            !path.contains("//")
+        else { return nil }
+        let allowed = path.utf8.allSatisfy { c in
+            (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c)
+                || c == UInt8(ascii: "/") || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")
+                || c == UInt8(ascii: "~")
+        }
+        return allowed ? path : nil
     }
 }

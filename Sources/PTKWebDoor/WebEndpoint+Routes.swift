@@ -52,10 +52,11 @@ extension Request {
 /// The web interface's route table and the steps in front of it. Photos are named by their
 /// library id (`/photo/42`), never by a path: no request can name a file, so `..`, encoded
 /// slashes and the like reach nothing (404). Only the login page, logging in and the files
-/// they need are `.open`; anything else, even a path that does not exist, needs a session and
-/// otherwise gets the login page (which tells nothing). Changes (`.change`) must come from
-/// this site with the session's CSRF token (`csrf`). Built once; every handler reaches the
-/// door through its context.
+/// they need are `.open`, and a phone app's login flow's start and poll (`addLoginFlowRoutes`;
+/// its page is behind the session); anything else, even a path that does not exist, needs a
+/// session and otherwise gets the login page (which tells nothing). Changes (`.change`) must
+/// come from this site with the session's CSRF token (`csrf`). Built once; every handler
+/// reaches the door through its context.
 extension WebDoor {
     static let routes: RouteTable<WebContext> = {
         var routes = RouteTable<WebContext>()
@@ -81,7 +82,9 @@ extension WebDoor {
             }
             return .bytes(.ok, asset.bytes, type: asset.contentType, headers: ["Cache-Control": "no-cache"])
         }
+        addLoginFlowRoutes(&routes)
         routes.group({ _, c throws(HTTPError) in try c.signedIn() }) { routes in
+            addLoginFlowPages(&routes)
             routes.add([.get, .head], "/") { r, c throws(HTTPError) in try c.door.gallery(r, c) }
             routes.add([.post], "/logout", traits: [.change, .form]) { r, c throws(HTTPError) in c.door.logout(r, c) }
             routes.add([.get, .head], "/upload") { _, c throws(HTTPError) in
@@ -179,7 +182,7 @@ extension WebDoor {
     static let csrf: RouteMiddleware<WebContext> = { r, c, next throws(HTTPError) in
         guard r.traits.contains(.change) else { return try next(r, c) }
         if let other = otherSite(r.head) {
-            r.log("refused \(r.head.method) \(quotedForLog(r.head.path)): \(other); answered 403")
+            r.log("refused \(r.head.method) \(quotedForLog(WebDoor.pathForLog(r))): \(other); answered 403")
             return c.door.errorResponse(r, .forbidden, "this change came from another site", [], viewer: c.viewer)
                 .closing()
         }
@@ -203,7 +206,7 @@ extension WebDoor {
             return errorResponse(
                 r, .forbidden, "the page's token is missing or out of date: reload the page", [], viewer: c.viewer)
         }
-        r.log("refused \(r.head.method) \(quotedForLog(r.head.path)) without its CSRF token; answered 403")
+        r.log("refused \(r.head.method) \(quotedForLog(Self.pathForLog(r))) without its CSRF token; answered 403")
         return errorResponse(
             r, .forbidden, "the page's token is missing or out of date: go back, reload the page and try again", [],
             viewer: c.viewer)

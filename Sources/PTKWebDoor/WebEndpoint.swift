@@ -15,9 +15,10 @@ import PTKWeb
 
 /// ptkd's web interface (docs/OPERATIONS.md, "The web interface"): the gallery, a photo's
 /// page and the upload page, over HTTPS on its own port with a certificate of its own (ECDSA
-/// P-256, which every browser takes). Only the login page and its static files are served
-/// without a session; sessions come from a one-time link (`ptk web-link`) or the password
-/// (`ptk web-password`). Each connection runs on a thread of its own, inside a session slot.
+/// P-256, which every browser takes). Only the login page and its static files (and a phone
+/// app's login flow's start and poll) are served without a session; sessions come from a
+/// one-time link (`ptk web-link`) or the password (`ptk web-password`). Each connection runs
+/// on a thread of its own, inside a session slot.
 /// This holds what the door needs of the network (its listener, identity and TLS) and the
 /// WebDAV door that shares its port; the pages' routes answer from `WebDoor`.
 package final class WebEndpoint: @unchecked Sendable {
@@ -167,6 +168,9 @@ final class WebDoor: @unchecked Sendable {
     let throttle = PasswordThrottle()
     /// The request log's lines a minute per address (refusals no handler logged).
     let requestLogBudget = LogBudget(perMinute: 30)
+    /// The devices' login flows under way (`WebEndpoint+LoginFlow.swift`), in memory; an IPv6
+    /// /64 counts as one address.
+    let loginFlows = LoginFlows(addressKey: Guesses.addressKey)
 
     /// The session cookie. `__Host-`: browsers keep it only if Secure, for this host, Path=/.
     static let cookieName = "__Host-ptk"

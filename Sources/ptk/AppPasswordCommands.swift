@@ -6,7 +6,7 @@ import PTKTLS
 import PTKTrust
 import PTKVocabulary
 
-/// `ptk app-password add NAME [--access upload|full] [--json] | list [--json] | remove NAME`:
+/// `ptk app-password add NAME [--access upload|full] [--json] [--qr] | list [--json] | remove NAME`:
 /// the passwords of ptkd's WebDAV door (PTKTrust's AppPasswords: STATE/web/app-passwords,
 /// which ptkd reads again at the next request after a change).
 struct AppPasswordCommands {
@@ -36,18 +36,29 @@ struct AppPasswordCommands {
         web.attempt { made = try passwords.add(name: name, access: access, now: WallTime.now.seconds) }
         guard let (entry, password) = made else { return }
         web.warnIfWebOff("the password")
-        let url = web.baseURL("the URL") + "/dav/"
+        let server = web.baseURL("the URL")
+        let url = server + "/dav/"
+        let link =
+            invocation.has(.qr) ? AppPasswords.loginLink(user: entry.name, password: password, server: server) : nil
         // No certificate yet: ptkd makes it when it first starts with web = on; the URL works from then.
         let fingerprint = (try? Identity.load(from: configuration.webDirectory + "/tls", keyType: .ecP256))
             .map { colonHex($0.certificateFingerprint) }
         if invocation.has(.json) {
             writeStandardOutput(
                 "{\"url\": \(jsonString(url)), \"user\": \(jsonString(entry.name)), \"password\": \(jsonString(password)), "
-                    + "\"access\": \(jsonString(entry.access.rawValue)), \"certificate\": \(fingerprint.map(jsonString) ?? "null")}\n"
+                    + "\"access\": \(jsonString(entry.access.rawValue)), \"certificate\": \(fingerprint.map(jsonString) ?? "null")"
+                    + (link.map { ", \"link\": \(jsonString($0))" } ?? "") + "}\n"
             )
         } else {
             var out = "url: \(url)\nuser: \(entry.name)\npassword: \(password)\n"
             if let fingerprint { out += "certificate SHA-256: \(fingerprint)\n" }
+            if let link {
+                // Scanned by the phone app's "log in with a QR code" (its login screen's QR button).
+                out += "link: \(link)\n\n"
+                if let code = WebCommands.qrCode(link) {
+                    out += WebCommands.render(code, colours: FileDescriptor.standardOutput.isTerminal)
+                }
+            }
             writeStandardOutput(out)
         }
         writeToStandardError(

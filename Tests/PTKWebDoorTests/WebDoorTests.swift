@@ -91,7 +91,9 @@ struct WebDoorTests {
         #expect(route("get", "/login/0123456789abcdef0123456789abcdef") == "405 GET, HEAD")
     }
 
-    @Test("only the login page, logging in and static files are open; every change needs the CSRF token")
+    @Test(
+        "only the login page, logging in, static files and a device's login flow start and poll are open; every change needs the CSRF token"
+    )
     func traits() throws {
         let open = WebDoor.routes.entries.filter { $0.traits.contains(.open) }.map {
             $0.methods.map(\.name).joined(separator: ",") + " " + $0.path.text
@@ -100,13 +102,13 @@ struct WebDoorTests {
             open.sorted()
                 == [
                     "GET,HEAD /login", "GET,HEAD /static/{asset}", "GET /login/{secret}", "HEAD /login/{secret}",
-                    "POST /login",
+                    "POST /login", "POST /index.php/login/v2", "POST /index.php/login/v2/poll",
                 ].sorted())
         let changes = WebDoor.routes.entries.filter { $0.traits.contains(.change) }.map(\.path.text)
         #expect(
             changes.sorted() == [
-                "/logout", "/photo/{id}/delete", "/photo/{id}/note", "/photo/{id}/rate", "/photo/{id}/rename",
-                "/upload",
+                "/index.php/login/v2/flow/{secret}", "/logout", "/photo/{id}/delete", "/photo/{id}/note",
+                "/photo/{id}/rate", "/photo/{id}/rename", "/upload",
             ])
     }
 

@@ -48,16 +48,18 @@ final class WebFixture {
 
     /// Plays `pieces` (a client's bytes) to the door on one connection, with the security
     /// headers the door's server sets on it; `headOnly` parses the answers as heads alone;
-    /// `onStage` is told the connection's stages.
+    /// `onStage` is told the connection's stages; `from` is the client's address (`peer` unless given).
     func run(
         _ pieces: [[UInt8]], readSize: Int = 1 << 20, whenEmpty: ScriptedStream.WhenEmpty = .close,
-        headOnly: Bool = false, onStage: ((ConnectionStage) -> Void)? = nil
+        headOnly: Bool = false, onStage: ((ConnectionStage) -> Void)? = nil, from: SocketAddress? = nil
     ) -> RouteHarness<WebContext>.Exchange {
         let settings = door.configuration
+        let peer = from ?? self.peer
         let connection = WebConnection(
             id: 1, peer: peer, directory: settings.effectiveDirectory, library: settings.library)
         var harness = RouteHarness(
             door.responder(connection: connection), idle: settings.idleTimeout, errorBody: door.errorBody)
+        harness.peer = peer
         harness.fixedHeaders = WebDoor.securityHeaderLines
         harness.onStage = onStage
         return harness.run(pieces, readSize: readSize, whenEmpty: whenEmpty, headOnly: headOnly)
