@@ -92,6 +92,14 @@ struct DAVChunkedUploadTests {
             dav("MOVE", folder + "/.file", phone, [("Destination", Self.files + "/IMG_0001.png")]))
         #expect(again.responses.map(\.status) == [201, 201, 204], "\(again.responses)")
         #expect(f.kept().count == 1)
+        // Other bytes to that name: 409 as for a PUT, nothing stored, the folder kept for the client.
+        let other = makePNG(size: 5_000, seed: 701)
+        let conflict = f.dav(
+            dav("MKCOL", folder, phone), dav("PUT", folder + "/" + format16(0), phone, body: other),
+            dav("MOVE", folder + "/.file", phone, [("Destination", Self.files + "/IMG_0001.png")]),
+            propfind(folder, phone))
+        #expect(conflict.responses.map(\.status) == [201, 201, 409, 207], "\(conflict.responses)")
+        #expect(f.kept().count == 1 && f.incoming().isEmpty)
     }
 
     @Test(
@@ -297,11 +305,35 @@ struct DAVChunkedUploadTests {
         f.web.dav.uploads = again
         let moved = f.dav(dav("MOVE", Self.uploads + "/kept/.file", phone, [("Destination", Self.files + "/k.png")]))
         #expect(moved.first.status == 201, "\(moved.first)")
-        let f2 = f.dav(dav("MKCOL", Self.uploads + "/next", phone))
-        #expect(f2.first.status == 201)
+        let f2 = f.dav(dav("MKCOL", Self.uploads + "/next", phone), dav("MKCOL", Self.uploads + "/old", phone))
+        #expect(f2.responses.map(\.status) == [201, 201])
+        // A day untouched: the next look removes them.
+        f.web.dav.uploads.sweep(now: DAVEndpoint.now + 86_401)
+        #expect(f.web.dav.uploads.folders(of: phone.id).isEmpty)
+        #expect(Self.onDisk(f) == [phone.id + "/"], "\(Self.onDisk(f))")
+        #expect(f.dav(propfind(Self.uploads + "/next", phone)).first.status == 404)
+        #expect(f.dav(dav("MKCOL", Self.uploads + "/next", phone)).first.status == 201)
         f.web.dav.forget(password: phone.id)
         #expect(Self.onDisk(f).isEmpty, "\(Self.onDisk(f))")
         #expect(f.web.dav.uploads.make(phone.id, "x", total: nil, now: 0)?.status == 401)
+    }
+
+    @Test("If-Match on a PUT and on the MOVE of .file: 412 unless it names the photo's ETag (\"*\": any photo)")
+    func ifMatch() throws {
+        let f = try DoorFixture()
+        let phone = try f.appPassword("phone", .upload)
+        let png = makePNG(size: 4_000, seed: 770)
+        let tag = "\"\(sha256Hex(png))\""
+        let folder = Self.uploads + "/m"
+        let e = Self.each(
+            f, dav("PUT", Self.files + "/a.png", phone, [("If-Match", "*")], body: png),
+            dav("PUT", Self.files + "/a.png", phone, body: png),
+            dav("PUT", Self.files + "/a.png", phone, [("If-Match", "\"other\"")], body: png),
+            dav("PUT", Self.files + "/a.png", phone, [("If-Match", "\"x\", " + tag)], body: png),
+            dav("MKCOL", folder, phone), dav("PUT", folder + "/1", phone, body: png),
+            dav("MOVE", folder + "/.file", phone, [("Destination", Self.files + "/a.png"), ("If-Match", "\"other\"")]),
+            dav("MOVE", folder + "/.file", phone, [("Destination", Self.files + "/a.png"), ("If-Match", tag)]))
+        #expect(e.map(\.status) == [412, 201, 412, 204, 201, 201, 412, 204], "\(e.map(\.status))")
     }
 
     @Test("the numbering check: indexes from 0 or 1, byte offsets, and what has gaps")
