@@ -162,7 +162,7 @@ let package = Package(
             ]),
         // The WebDAV door (RFC 4918 class 1 and 2, issue 55): its route table over PTKHTTP at /dav/ on
         // the web interface's port, the app passwords' check, and its saved state (the names each
-        // client used, sidecars, locks). The pure WebDAV core is PTKDAV.
+        // client used, sidecars, locks, chunked uploads' folders). The pure WebDAV core is PTKDAV.
         .target(
             name: "PTKDAVDoor",
             dependencies: [

@@ -2,7 +2,8 @@
 # Makes sure the Debian packages are installed: those the build needs, and with --test also
 # those the tests use (avahi-daemon and dbus for mDNS in a private namespace, nftables for
 # dropped packets, systemd-container and debootstrap for the real-systemd test, curl, rclone,
-# davfs2, cadaver and litmus for the WebDAV door's clients, syncthing, samba (with its VFS
+# davfs2, cadaver and litmus for the WebDAV door's clients, nextcloud-desktop-cmd and
+# owncloud-client-cmd for the Nextcloud-compatible door's, syncthing, samba (with its VFS
 # modules), smbclient, openssh-server and openssh-client for the inbox tools, xfsprogs for
 # a file system with reflinks, ...). As root
 # it installs the missing ones; otherwise it prints the one apt-get line to run and fails
@@ -10,7 +11,7 @@
 # Usage: scripts/deps.sh [--test] [extra-package ...]
 set -eu
 build="pkg-config libssl-dev zlib1g-dev libavahi-client-dev libsystemd-dev libsqlite3-dev libpng-dev libdeflate-dev libhttp-parser-dev libjpeg62-turbo-dev libexif-dev libheif-dev liblcms2-dev libarchive-dev libqrencode-dev libexpat1-dev"
-test="imagemagick libheif-examples chromium chromium-driver python3-selenium zbar-tools openssl binutils avahi-daemon avahi-utils dbus systemd systemd-container debootstrap nftables iproute2 socat strace util-linux bsdutils python3 mandoc groff-base bash zsh fish curl rclone davfs2 cadaver litmus syncthing samba samba-vfs-modules smbclient openssh-server openssh-client xfsprogs"
+test="imagemagick libheif-examples chromium chromium-driver python3-selenium zbar-tools openssl binutils avahi-daemon avahi-utils dbus systemd systemd-container debootstrap nftables iproute2 socat strace util-linux bsdutils python3 mandoc groff-base bash zsh fish curl rclone davfs2 cadaver litmus nextcloud-desktop-cmd owncloud-client-cmd syncthing samba samba-vfs-modules smbclient openssh-server openssh-client xfsprogs"
 packages=$build
 strict=1
 if [ "${1:-}" = "--test" ]; then

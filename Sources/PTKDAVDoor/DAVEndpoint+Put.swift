@@ -18,6 +18,37 @@ extension DAVEndpoint {
     func put(_ r: Request, _ c: DAVCaller) throws(HTTPError) -> Response {
         // Until the body is read, a refusal closes the connection (the body is left unread).
         let path = try target(r, c)
+        return try checkedWrite(r, c, path) { name, existing throws(HTTPError) in
+            guard let size = StoreUpload.announcedSize(r.head) else {
+                guard r.head.chunked else {
+                    throw refusal(r, .lengthRequired, "a PUT must give its Content-Length, or send its body chunked")
+                }
+                return try putUndeclared(r, c, path, name: name, existing: existing)
+            }
+            let reading: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in
+                try r.body.stream(sink: sink, refusal: refusal)
+            }
+            return try put(r, c, path, name: name, existing: existing, size: size, reading: reading)
+        }
+    }
+
+    /// A body of `size` bytes that `reading` reads, written to `path` exactly as a PUT of it
+    /// there is (chunked upload v2's MOVE of `.file`, whose request is `r`): the same checks,
+    /// store, names and answers.
+    func put(_ r: Request, _ c: DAVCaller, _ path: DAVPath, size: Int64, reading: @escaping StoreUpload.BodyReader)
+        throws(HTTPError) -> Response
+    {
+        try checkedWrite(r, c, path) { name, existing throws(HTTPError) in
+            try put(r, c, path, name: name, existing: existing, size: size, reading: reading)
+        }
+    }
+
+    /// What every write of a file checks before its body is read (the name, one request per
+    /// name, the folder, locks and the If header, If-Match), then `write` with the name claimed.
+    private func checkedWrite(
+        _ r: Request, _ c: DAVCaller, _ path: DAVPath,
+        _ write: (_ name: String, _ existing: DAVResource) throws(HTTPError) -> Response
+    ) throws(HTTPError) -> Response {
         guard let name = path.name else { throw refusal(r, .methodNotAllowed, "the top folder cannot be written") }
         // One request writes a name at a time: two PUTs of one new name at once would store two
         // photos, and the name would name one (the other stored unseen).
@@ -30,16 +61,14 @@ extension DAVEndpoint {
         let existing = view.resolve(path)
         if existing.isCollection { throw refusal(r, .methodNotAllowed, "\(path.string) is a folder") }
         try checkLocks(r, view, path, includingBelow: false)
-        guard let size = StoreUpload.announcedSize(r.head) else {
-            guard r.head.chunked else {
-                throw refusal(r, .lengthRequired, "a PUT must give its Content-Length, or send its body chunked")
-            }
-            return try putUndeclared(r, c, path, name: name, existing: existing)
+        if let header = r.head.header("if-match") {
+            // RFC 9110 13.1.1: "*" holds when there is a file; otherwise one of the tags must be its ETag.
+            let tag = property(.dav("getetag"), of: path, existing, view: view)?.replacing("&quot;", with: "\"")
+            let wanted = header.split(separator: ",").map { String($0.filter { $0 != " " && $0 != "\t" }) }
+            let holds = existing.exists && (wanted.contains("*") || tag.map { wanted.contains($0) } ?? false)
+            guard holds else { throw refusal(r, .preconditionFailed, "If-Match does not hold for \(path.string)") }
         }
-        let reading: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in
-            try r.body.stream(sink: sink, refusal: refusal)
-        }
-        return try put(r, c, path, name: name, existing: existing, size: size, reading: reading)
+        return try write(name, existing)
     }
 
     /// A chunked body that does not say its length (`curl -T -`, `rclone rcat`): spooled

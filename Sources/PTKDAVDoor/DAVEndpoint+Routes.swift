@@ -28,6 +28,19 @@ extension DAVEndpoint {
                 return DAVCaller(door: c.door, connection: c.connection, account: account, mount: c.mount)
             }) { group in
                 group.add([.options], pattern) { r, c throws(HTTPError) in c.door.options(r, c) }
+                if prefix == DAVMount.uploadsRoot {
+                    // Chunked upload v2's folders (`DAVEndpoint+Chunks`), not a view of files.
+                    group.add(["PROPFIND"], pattern, traits: .body) { r, c throws(HTTPError) in
+                        try c.door.uploadPropfind(r, c)
+                    }
+                    group.add([.put], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.uploadPut(r, c) }
+                    group.add(["MKCOL"], pattern, traits: .body) { r, c throws(HTTPError) in
+                        try c.door.uploadMkcol(r, c)
+                    }
+                    group.add([.delete], pattern) { r, c throws(HTTPError) in try c.door.uploadDelete(r, c) }
+                    group.add(["MOVE"], pattern) { r, c throws(HTTPError) in try c.door.uploadMove(r, c) }
+                    return
+                }
                 group.add([.get, .head], pattern) { r, c throws(HTTPError) in try c.door.get(r, c) }
                 group.add(["PROPFIND"], pattern, traits: .body) { r, c throws(HTTPError) in try c.door.propfind(r, c) }
                 group.add(["PROPPATCH"], pattern, traits: .body) { r, c throws(HTTPError) in

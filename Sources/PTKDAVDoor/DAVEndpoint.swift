@@ -53,6 +53,9 @@ package final class DAVEndpoint: @unchecked Sendable {
     let sidecars: DAVSidecars
     /// The upload passwords' folder ETags and times, kept while their names stay as they were.
     let folderFactsCache = DAVFolderFactsCache()
+    /// The upload folders of chunked upload v2 (`DAVEndpoint+Chunks`); tests replace it
+    /// (smaller limits) before any request.
+    var uploads: DAVUploads
     /// Wrong app passwords, counted per address with the web login's.
     let throttle: PasswordThrottle
     let guesses: Guesses
@@ -92,7 +95,11 @@ package final class DAVEndpoint: @unchecked Sendable {
         self.throttle = throttle
         self.guesses = guesses
         self.shutdown = shutdown
-        passwords = AppPasswords(directory: configuration.webDirectory)
+        let passwords = AppPasswords(directory: configuration.webDirectory)
+        self.passwords = passwords
+        uploads = DAVUploads(
+            directory: configuration.webDirectory + "/uploads",
+            limits: Self.uploadLimits(configuration), keep: passwords.currentIDs(), now: Self.now)
         names = DAVNames(directory: configuration.webDirectory + "/dav", minFree: configuration.minFree)
         sidecars = DAVSidecars(directory: configuration.webDirectory + "/dav")
         do {
@@ -153,8 +160,9 @@ package final class DAVEndpoint: @unchecked Sendable {
         names.drop(id)
         sidecars.drop(id)
         folderFactsCache.drop(id)
+        uploads.drop(id)
         Log.info(
-            "webdav: app password \(id) was removed: its \(dropped) lock(s), its names and the files its clients wrote beside photos are gone"
+            "webdav: app password \(id) was removed: its \(dropped) lock(s), its names, its upload folders and the files its clients wrote beside photos are gone"
         )
     }
 

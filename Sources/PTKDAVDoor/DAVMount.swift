@@ -21,12 +21,19 @@ struct DAVMount: Equatable {
     static let webdav = DAVMount(prefix: "/remote.php/webdav", cloud: true)
     /// Where the compatible files mounts start; the next segment names the password.
     static let filesRoot = "/remote.php/dav/files"
+    /// Where the upload folders of chunked upload v2 start (`DAVEndpoint+Chunks`); the next
+    /// segment names the password, as for `filesRoot`.
+    static let uploadsRoot = "/remote.php/dav/uploads"
     /// The prefixes the door's routes take, each followed by the rest of the path.
-    static let routePrefixes = [DAVEndpoint.prefix, webdav.prefix, filesRoot]
+    static let routePrefixes = [DAVEndpoint.prefix, webdav.prefix, filesRoot, uploadsRoot]
 
     /// The files mount of the password `name` (`AppPasswords.validName`: no byte that needs
     /// encoding in a path).
     static func files(_ name: String) -> DAVMount { DAVMount(prefix: filesRoot + "/" + name, cloud: true) }
+    /// The upload folders of the password `name` (not a view of files: `DAVEndpoint+Chunks`).
+    static func uploads(_ name: String) -> DAVMount { DAVMount(prefix: uploadsRoot + "/" + name, cloud: true) }
+    /// Whether this is a password's upload folders.
+    var isUploads: Bool { prefix.hasPrefix(Self.uploadsRoot + "/") }
 
     /// Whether a request target (as sent) is one of the door's: under a route prefix.
     static func isTarget(_ target: String) -> Bool {
@@ -42,7 +49,7 @@ struct DAVMount: Equatable {
 
     /// Why a target names no mount of the password `account`.
     enum Refusal: Error, Equatable {
-        /// Under `/remote.php/dav/files` with no name, or another password's name (what another
+        /// Under `/remote.php/dav/files` or `/remote.php/dav/uploads` with no name, or another password's name (what another
         /// password sent is never visible: the answer is the one for a path that is not there).
         case otherUser
         /// Not under any mount (a table built wrong).
@@ -56,15 +63,16 @@ struct DAVMount: Equatable {
         func under(_ prefix: String) -> Bool { path == prefix || path.hasPrefix(prefix + "/") }
         if under(plain.prefix) { return .success(plain) }
         if under(webdav.prefix) { return .success(webdav) }
-        guard path.hasPrefix(filesRoot + "/") else { return .failure(under(filesRoot) ? .otherUser : .outside) }
+        let root = under(uploadsRoot) ? uploadsRoot : filesRoot
+        guard path.hasPrefix(root + "/") else { return .failure(under(root) ? .otherUser : .outside) }
         let segment =
-            path.utf8.dropFirst(filesRoot.utf8.count + 1).split(
+            path.utf8.dropFirst(root.utf8.count + 1).split(
                 separator: UInt8(ascii: "/"), maxSplits: 1, omittingEmptySubsequences: false
             ).first.map { Array($0) } ?? []
         // The name as sent may be percent-encoded: compared decoded, byte for byte.
         guard let name = percentDecoded(bytes: segment), name == Array(account.name.utf8) else {
             return .failure(.otherUser)
         }
-        return .success(files(account.name))
+        return .success(root == uploadsRoot ? uploads(account.name) : files(account.name))
     }
 }
