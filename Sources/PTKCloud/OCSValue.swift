@@ -62,26 +62,8 @@ public indirect enum OCSValue: Equatable, Sendable {
         }
     }
 
-    /// Text for XML character data and attribute values.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for u in text.unicodeScalars {
-            switch u {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default:
-                if u.value < 0x20 && u != "\t" && u != "\n" {
-                    out += "\u{FFFD}"
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out
-    }
+    /// Text for XML character data and attribute values (`escapeXML`).
+    static func escape(_ text: String) -> String { escapeXML(text) }
 
     /// ASCII letters, digits, `_`, `-` and `.`, starting with a letter or `_`: what an element
     /// name can be written as without a question.

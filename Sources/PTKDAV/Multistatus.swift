@@ -1,3 +1,5 @@
+import PTKVocabulary
+
 /// The XML the door answers with: 207 Multi-Status bodies (RFC 4918 section 13), written a
 /// response at a time so the door can stream a large PROPFIND, and precondition error bodies
 /// (section 16).
@@ -51,31 +53,8 @@ public enum Multistatus {
         return value.isEmpty ? "<" + open + "/>" : "<" + open + ">" + value + "</" + close + ">"
     }
 
-    /// Text made safe for XML character data and attribute values: `&`, `<`, `>`, `"` and `'`
-    /// as entities, CR as `&#13;` (a parser would turn a raw one into LF), and the scalars XML
-    /// 1.0 cannot carry at all (C0 controls but tab and LF, U+FFFE, U+FFFF) as U+FFFD. Walks
-    /// scalars, never Characters (`"<\u{301}"` is one Character).
-    public static func escape(_ text: String) -> String {
-        var out = String.UnicodeScalarView()
-        for u in text.unicodeScalars {
-            switch u {
-            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
-            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
-            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
-            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
-            case "'": out.append(contentsOf: "&apos;".unicodeScalars)
-            case "\r": out.append(contentsOf: "&#13;".unicodeScalars)
-            case "\t", "\n": out.append(u)
-            default:
-                if u.value < 0x20 || u.value == 0xFFFE || u.value == 0xFFFF {
-                    out.append("\u{FFFD}")
-                } else {
-                    out.append(u)
-                }
-            }
-        }
-        return String(out)
-    }
+    /// Text made safe for XML character data and attribute values (`escapeXML`).
+    public static func escape(_ text: String) -> String { escapeXML(text) }
 
     /// `HTTP/1.1 207 Multi-Status` and the like, for `<D:status>` (section 14.28).
     public static func statusLine(_ status: Int) -> String {

@@ -24,6 +24,27 @@ public func escapeHTML(_ s: String) -> String {
     return String(out)
 }
 
+/// Text safe in XML character data and quoted attribute values (WebDAV's bodies, the OCS
+/// API's): `&`, `<`, `>`, `"` and `'` as entities, CR as `&#13;` (a parser would turn a raw one
+/// into LF), and the scalars XML 1.0 cannot carry at all (C0 controls but tab and LF, U+FFFE,
+/// U+FFFF) as U+FFFD. Walks scalars, never Characters (`"<\u{301}"` is one Character).
+public func escapeXML(_ text: String) -> String {
+    var out = String.UnicodeScalarView()
+    for u in text.unicodeScalars {
+        switch u {
+        case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+        case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+        case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+        case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+        case "'": out.append(contentsOf: "&apos;".unicodeScalars)
+        case "\r": out.append(contentsOf: "&#13;".unicodeScalars)
+        case "\t", "\n": out.append(u)
+        default: out.append(u.value < 0x20 || u.value == 0xFFFE || u.value == 0xFFFF ? "\u{FFFD}" : u)
+        }
+    }
+    return String(out)
+}
+
 /// A file name as one URL path segment: every byte but unreserved ones (RFC 3986) as %XX.
 public func percentEncode(_ s: String) -> String {
     var out = ""

@@ -69,7 +69,7 @@ struct AdminCommandLineTests {
             (["app-password"], "missing app-password command (add, list or remove)"),
             (
                 ["app-password", "add"],
-                "missing NAME: ptk app-password add NAME [--json] [--host HOST] [--access upload|full]"
+                "missing NAME: ptk app-password add NAME [--json] [--host HOST] [--access upload|full] [--qr]"
             ),
             (
                 ["app-password", "add", "x", "--access", "read"],
