@@ -1,3 +1,4 @@
+import Foundation
 import PTKTestSupport
 import PTKTestTags
 import Testing
@@ -33,5 +34,28 @@ struct CloudAttackTests {
         #expect(!e[9].text.contains("DELETE it"), "\(e[9].text)")
         #expect(e[10].text.contains("DELETE it and upload again"), "\(e[10].text)")
         #expect(f.kept().count == 1 && f.incoming().isEmpty, "\(f.everything())")
+    }
+
+    @Test(
+        "an upload folder left untouched past its age goes at the next request of any kind, not only at the next request below the upload folders"
+    )
+    func staleFolderGoesWithoutUploads() throws {
+        let f = try DoorFixture()
+        let phone = try f.appPassword("phone", .upload)
+        let door = try #require(f.web.dav)
+        // A folder a phone left two days ago, found as at a start: its time is its directory's.
+        let folder = door.uploads.directory + "/" + phone.id + "/left"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        writeFile(folder + "/1", [1, 2, 3])
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -2 * 86_400)], ofItemAtPath: folder)
+        // Read at a start long enough ago that the next sweep is due.
+        door.uploads = DAVUploads(directory: door.uploads.directory, limits: door.uploads.limits, keep: nil, now: 0)
+        #expect(door.uploads.folder(phone.id, "left") != nil)
+        // The phone only lists its files (a sync client's poll), and never uploads again.
+        let e = f.dav(propfind(Self.files + "/", phone, depth: "0"))
+        #expect(e.responses.map(\.status) == [207], "\(e.responses)")
+        #expect(door.uploads.folder(phone.id, "left") == nil)
+        #expect(!FileManager.default.fileExists(atPath: folder))
     }
 }
