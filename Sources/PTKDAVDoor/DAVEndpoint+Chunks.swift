@@ -198,7 +198,9 @@ extension DAVEndpoint {
         case .failure(let why): throw uploadRefusal(r, why)
         }
         var done = false
-        defer { uploads.endAssembly(c.account.id, id, done: done) }
+        // Whether the chunks were read: a MOVE refused before that costs nothing and counts for nothing.
+        var read = false
+        defer { uploads.endAssembly(c.account.id, id, done: done, read: read) }
         let ordered = folder.ordered
         if let why = DAVUploads.gap(ordered.map { ($0.number, $0.chunk.size) }) {
             throw refusal(r, .badRequest, "\(why); nothing was stored")
@@ -216,8 +218,13 @@ extension DAVEndpoint {
             )
         }
         let caller = DAVCaller(door: self, connection: c.connection, account: c.account, mount: mount)
+        let chunks = uploads.reader(c.account.id, id, ordered.map(\.chunk)).reading
         let response = try put(
-            r, caller, path, size: size, reading: uploads.reader(c.account.id, id, ordered.map(\.chunk)).reading)
+            r, caller, path, size: size,
+            reading: { sink, refusal throws(HTTPError) in
+                read = true
+                try chunks(sink, refusal)
+            })
         done = (200..<300).contains(response.status.code)
         if done {
             r.log(

@@ -62,13 +62,15 @@ extension DAVEndpoint {
         return routes
     }()
 
-    /// In front of every request, matched or not: what removed passwords left is dropped, then
-    /// the password is checked (`authenticate`).
+    /// In front of every request, matched or not: what removed passwords left is dropped, and
+    /// expired upload folders (at most once a minute: a phone that left one may never upload
+    /// again, while its listings go on), then the password is checked (`authenticate`).
     static let middleware: [RouteMiddleware<DAVContext>] = {
         // A closure given its type by a typed constant: Swift 6.3's module emission crashes on a
         // function reference or a closure literal converted to this type in place.
         let passwordCheck: RouteMiddleware<DAVContext> = { r, c, next throws(HTTPError) in
             c.door.forgetRemovedPasswords()
+            c.door.uploads.sweep(now: now)
             var context = c
             let account = try c.door.authenticate(r)
             context.account = account

@@ -28,6 +28,10 @@ final class DAVUploads: @unchecked Sendable {
         var minFree: Int64
         /// Seconds a folder may stay untouched (no MKCOL, chunk PUT or chunk DELETE).
         var maxAge: Int64 = 86_400
+        /// MOVEs of `.file` that read a folder's chunks and kept nothing: past them the folder
+        /// is not read again (each such MOVE, a few bytes, reads and writes up to
+        /// `max-file-size`), and the client must DELETE it and upload again.
+        var maxRefusedAssemblies = 3
     }
 
     /// One chunk: its name as the client sent it (listed back so), its size and time.
@@ -47,6 +51,8 @@ final class DAVUploads: @unchecked Sendable {
         var chunks: [UInt64: Chunk] = [:]
         /// A MOVE is assembling it: no chunk changes, no removal.
         var busy = false
+        /// MOVEs that read its chunks and kept nothing (`Limits.maxRefusedAssemblies`).
+        var refusedAssemblies = 0
         var held: Int64 { chunks.values.reduce(0) { $0 + $1.size } }
         /// The chunks in numeric order.
         var ordered: [(number: UInt64, chunk: Chunk)] {
@@ -280,18 +286,29 @@ final class DAVUploads: @unchecked Sendable {
                 return .failure(.init(404, "no such upload folder (it may have expired)"))
             }
             if folder.busy { return .failure(.init(423, "the upload folder is being assembled already")) }
+            if folder.refusedAssemblies >= limits.maxRefusedAssemblies {
+                return .failure(
+                    .init(
+                        409,
+                        "this upload folder was assembled \(folder.refusedAssemblies) times and refused each time; DELETE it and upload again"
+                    ))
+            }
             folder.busy = true
             folders[id]?[upload] = folder
             return .success(folder)
         }
     }
 
-    /// Ends an assembly: the folder removed (`done`), or as it was.
-    func endAssembly(_ id: String, _ upload: String, done: Bool) {
+    /// Ends an assembly: the folder removed (`done`), or as it was, with one more refusal
+    /// counted when its chunks were `read`.
+    func endAssembly(_ id: String, _ upload: String, done: Bool, read: Bool) {
         if done {
             remove(id, upload, force: true)
         } else {
-            lock.withLock { folders[id]?[upload]?.busy = false }
+            lock.withLock {
+                folders[id]?[upload]?.busy = false
+                if read { folders[id]?[upload]?.refusedAssemblies += 1 }
+            }
         }
     }
 
