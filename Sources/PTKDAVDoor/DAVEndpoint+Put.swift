@@ -25,6 +25,11 @@ extension DAVEndpoint {
                 }
                 return try putUndeclared(r, c, path, name: name, existing: existing)
             }
+            // The compatible clients say the whole file's size again: a body of another size is not the file they mean.
+            if c.mount.cloud, let total = r.head.header("oc-total-length"), Int64(total) != size {
+                throw refusal(
+                    r, .badRequest, "OC-Total-Length says \(quotedForLog(total)) bytes, but the body is \(size) bytes")
+            }
             let reading: StoreUpload.BodyReader = { sink, refusal throws(HTTPError) in
                 try r.body.stream(sink: sink, refusal: refusal)
             }

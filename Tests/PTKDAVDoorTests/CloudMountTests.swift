@@ -205,4 +205,18 @@ struct CloudMountTests {
         #expect(plain.header("content-type") == "text/plain; charset=utf-8")
         #expect(f.kept().isEmpty && f.incoming().isEmpty)
     }
+
+    @Test("a PUT whose OC-Total-Length is not its body's size is 400, nothing stored")
+    func totalLengthHonoured() throws {
+        let (f, phone, _) = try fixture()
+        let png = makePNG(size: 4000, seed: 88)
+        let url = "/remote.php/dav/files/phone/t.png"
+        let longer = f.dav(dav("PUT", url, phone, [("OC-Total-Length", "\(png.count + 1000)")], body: png)).first
+        let banana = f.dav(dav("PUT", url, phone, [("OC-Total-Length", "banana")], body: png)).first
+        #expect(longer.status == 400 && banana.status == 400)
+        #expect(String(decoding: longer.body, as: UTF8.self).contains("OC-Total-Length says"))
+        #expect(f.kept().isEmpty && f.incoming().isEmpty)
+        let right = f.dav(dav("PUT", url, phone, [("OC-Total-Length", "\(png.count)")], body: png)).first
+        #expect(right.status == 201)
+    }
 }
