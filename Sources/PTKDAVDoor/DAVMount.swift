@@ -36,15 +36,18 @@ struct DAVMount: Equatable {
     var isUploads: Bool { prefix.hasPrefix(Self.uploadsRoot + "/") }
 
     /// Whether a request target (as sent) is one of the door's: under a route prefix.
+    /// Anything else below `/remote.php` is the door's too, so that a client asking there gets
+    /// WebDAV's answer (401 with the challenge, or 404), never the web pages' login.
     static func isTarget(_ target: String) -> Bool {
         let path = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
-        return routePrefixes.contains { path == $0 || path.hasPrefix($0 + "/") }
+        return routePrefixes.contains { path == $0 || path.hasPrefix($0 + "/") } || path == "/remote.php"
+            || path.hasPrefix("/remote.php/")
     }
 
     /// Whether a target (as sent) is under one of the Nextcloud-compatible prefixes.
     static func isCloudTarget(_ target: String) -> Bool {
         let path = target.parts(separatedBy: "?", maxSplits: 1).first ?? ""
-        return path.hasPrefix("/remote.php/")
+        return path == "/remote.php" || path.hasPrefix("/remote.php/")
     }
 
     /// Why a target names no mount of the password `account`.

@@ -219,4 +219,18 @@ struct CloudMountTests {
         let right = f.dav(dav("PUT", url, phone, [("OC-Total-Length", "\(png.count)")], body: png)).first
         #expect(right.status == 201)
     }
+
+    @Test(
+        "elsewhere below /remote.php: WebDAV's 401 with its challenge, or 404 in SabreDAV's body; never the web pages")
+    func restOfRemotePHP() throws {
+        let (f, phone, _) = try fixture()
+        let anonymous = f.dav(propfind("/remote.php/dav/", nil)).first
+        #expect(anonymous.status == 401)
+        #expect(anonymous.header("www-authenticate")?.hasPrefix("Basic") == true)
+        for path in ["/remote.php/dav/", "/remote.php", "/remote.php/caldav/", "/remote.php/dav/avatars/phone/"] {
+            let r = f.dav(propfind(path, phone)).first
+            #expect(r.status == 404, "\(path)")
+            #expect(r.header("content-type") == "application/xml; charset=utf-8", "\(path)")
+        }
+    }
 }
