@@ -23,7 +23,7 @@ extension DAVEndpoint {
         switch (name.namespace, name.local) {
         case (Self.ocNamespace, "fileid"): return "\(fileID(path, resource, view))"
         case (Self.ocNamespace, "id"): return Self.ocID(fileID(path, resource, view))
-        case (Self.ocNamespace, "permissions"): return Self.permissions(resource, full: view.full, root: path.isRoot)
+        case (Self.ocNamespace, "permissions"): return Self.permissions(resource, full: view.full)
         case (Self.ocNamespace, "size"):
             if case .photo(_, let size, _, _, _) = resource { return "\(size)" }
             if case .remembered(let size, _, _) = resource { return "\(size)" }
@@ -63,9 +63,9 @@ extension DAVEndpoint {
     /// folders `RGDNVCK`); an `upload` password may add files and folders to its folders (`GCK`)
     /// and only read what it sent (`G`): no D, N, V or W, so a sync client never deletes,
     /// renames or replaces what it sent, and shows its own copy as the one to keep.
-    static func permissions(_ resource: DAVResource, full: Bool, root: Bool) -> String {
+    static func permissions(_ resource: DAVResource, full: Bool) -> String {
         let folder = resource.isCollection
-        if full { return folder ? (root ? "RGDNVCK" : "RGDNVCK") : "RGDNVW" }
+        if full { return folder ? "RGDNVCK" : "RGDNVW" }
         return folder ? "GCK" : "G"
     }
 
