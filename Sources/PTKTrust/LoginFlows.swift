@@ -49,8 +49,10 @@ public struct LoginFlowCredentials: Sendable, Equatable {
 /// caller to remove: a password no device holds is not left working.
 ///
 /// Bounded: at most `Limits.total` flows in all and `Limits.perAddress` from one address (as
-/// `addressKey` counts them); a start beyond them is refused (`StartRefusal`), never one under
-/// way dropped for it. Secrets
+/// `addressKey` counts them). A start beyond an address's share is refused (`StartRefusal`);
+/// one that finds the table full takes the place of the oldest waiting flow of the address
+/// with the most waiting (at least two), so that a device holding many addresses cannot keep
+/// everyone else out, and is refused only when no address waits twice. Secrets
 /// come from the kernel's random generator (`randomBytes`): a poll token of 512 bits, a login
 /// secret of 256, as lower-case hex; every flow's secret is compared with the one given, in
 /// constant time (`constantTimeEqual`), so the time taken tells nothing of a secret. Nothing
@@ -154,10 +156,16 @@ public final class LoginFlows: @unchecked Sendable {
         let login = hex(randomBytes(Self.loginSecretBytes))
         return lock.withLock {
             prune()
-            guard flows.count < limits.total else { return .failure(.full) }
             let key = addressKey(request.address)
             guard flows.count(where: { addressKey($0.request.address) == key }) < limits.perAddress else {
                 return .failure(.fullForAddress)
+            }
+            if flows.count >= limits.total {
+                // Full: a few addresses holding many flows each (one device with several
+                // addresses) must not shut everyone else out. The oldest waiting flow of the
+                // address with the most waiting goes, when it has more than one; else refused.
+                guard let victim = busiestOldest(), victim.key != key else { return .failure(.full) }
+                flows.remove(at: victim.index)
             }
             flows.append(
                 Flow(
@@ -245,6 +253,20 @@ public final class LoginFlows: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// The oldest pending flow of the address (by `addressKey`) with the most pending flows,
+    /// when it has at least two (ties: the address whose oldest came first). Call under `lock`.
+    private func busiestOldest() -> (index: Int, key: String)? {
+        var byAddress: [String: [Int]] = [:]
+        for (i, flow) in flows.enumerated() where flow.state == .pending {
+            byAddress[addressKey(flow.request.address), default: []].append(i)
+        }
+        let best = byAddress.filter { $0.value.count >= 2 }.max { a, b in
+            a.value.count != b.value.count
+                ? a.value.count < b.value.count : a.value[0] > b.value[0]
+        }
+        return best.map { (index: $0.value[0], key: $0.key) }
+    }
 
     /// Drops the flows whose lifetime is over (an approved one's password goes to `orphans`). Call under `lock`.
     private func prune() {

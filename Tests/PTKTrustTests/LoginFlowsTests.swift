@@ -142,7 +142,9 @@ struct LoginFlowsTests {
         #expect(t.count == 2)
     }
 
-    @Test("bounds: 8 from one address, 64 in all; refusals drop nothing under way; room comes back as flows end")
+    @Test(
+        "bounds: 8 from one address, 64 in all; a full table makes room by the busiest address's oldest; room comes back as flows end"
+    )
     func bounds() throws {
         let t = flows
         var first: [LoginFlows.Started] = []
@@ -150,13 +152,20 @@ struct LoginFlowsTests {
         #expect(t.start(request("192.0.2.1")) == .failure(.fullForAddress))
         for a in 2...8 { for _ in 0..<8 { _ = try start(t, request("192.0.2.\(a)")) } }
         #expect(t.count == 64)
-        #expect(t.start(request("192.0.2.99")) == .failure(.full))
+        // Full: a new address's start takes the place of the oldest flow of the busiest address.
+        let phone = try start(t, request("192.0.2.99"))
         #expect(t.count == 64)
-        // Every flow under way still works.
-        #expect(t.poll(token: first[0].pollToken) == .pending)
-        #expect(t.deny(login: first[0].loginSecret) != nil)
+        #expect(t.poll(token: first[0].pollToken) == .none)
+        #expect(t.poll(token: first[1].pollToken) == .pending)
+        #expect(t.poll(token: phone.pollToken) == .pending)
+        // The busiest address cannot push its own out, and an address waiting once is never pushed out.
+        #expect(t.start(request("192.0.2.2")) == .failure(.fullForAddress))
+        let g = LoginFlows(limits: LoginFlows.Limits(total: 4, perAddress: 2), clock: { [clock] in clock.now })
+        let lone = (1...4).map { try? start(g, request("198.51.100.\($0)")) }
+        #expect(g.start(request("198.51.100.9")) == .failure(.full))
+        #expect(lone.allSatisfy { $0.map { g.poll(token: $0.pollToken) == .pending } == true })
+        #expect(t.deny(login: first[1].loginSecret) != nil)
         #expect(t.start(request("192.0.2.1")) != .failure(.fullForAddress))
-        #expect(t.start(request("192.0.2.99")) == .failure(.full))
         clock.advance(20 * 60)
         #expect(t.count == 0)
         #expect((try? t.start(request("192.0.2.99")).get()) != nil)
