@@ -21,8 +21,8 @@ extension DAVEndpoint {
     {
         guard resource.exists else { return nil }
         switch (name.namespace, name.local) {
-        case (Self.ocNamespace, "fileid"): return "\(fileID(path, resource, view))"
-        case (Self.ocNamespace, "id"): return Self.ocID(fileID(path, resource, view))
+        case (Self.ocNamespace, "fileid"): return "\(Self.fileID(path, full: view.full, account: view.account.id))"
+        case (Self.ocNamespace, "id"): return Self.ocID(Self.fileID(path, full: view.full, account: view.account.id))
         case (Self.ocNamespace, "permissions"): return Self.permissions(resource, full: view.full)
         case (Self.ocNamespace, "size"):
             if case .photo(_, let size, _, _, _) = resource { return "\(size)" }
@@ -72,12 +72,11 @@ extension DAVEndpoint {
     /// A number that names one resource of one view for as long as it is at its path: a hash
     /// of the view's scope (the password's id for an `upload` password's names, the directory
     /// for `full`) and the path, below 2^48 (what JSON numbers carry exactly) and never 0.
-    func fileID(_ path: DAVPath, _ resource: DAVResource, _ view: DAVView) -> UInt64 {
-        let scope = view.full ? "full" : view.account.id
-        return Self.fileID(scope: scope, path: path.string)
+    static func fileID(_ path: DAVPath, full: Bool, account: String) -> UInt64 {
+        fileID(scope: full ? "full" : account, path: path.string)
     }
 
-    /// As `fileID(_:_:_:)`, from its parts (FNV-1a, 64 bits, cut to 48).
+    /// As `fileID(_:full:account:)`, from its parts (FNV-1a, 64 bits, cut to 48).
     static func fileID(scope: String, path: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in Array(scope.utf8) + [0] + Array(path.utf8) {
@@ -109,23 +108,21 @@ extension DAVEndpoint {
     /// were (`DAVNames.Account.generation`): a PROPFIND of a folder of many folders, or many
     /// PROPFINDs in a row, walk the password's names once, not once each.
     func uploadFolder(_ path: DAVPath, view: DAVView) -> (digest: UInt64, newest: Int64) {
-        let table = view.folderFacts.table {
-            names.with(view.account.id) { a -> [DAVPath: (UInt64, Int64)] in
-                if let kept = folderFactsCache.get(view.account.id, generation: a.generation) { return kept }
-                var out: [DAVPath: (UInt64, Int64)] = [:]
-                func add(_ p: DAVPath, _ x: UInt64, _ time: Int64) {
-                    var up = p.parent
-                    while let folder = up {
-                        let old = out[folder] ?? (0, view.account.created)
-                        out[folder] = (old.0 ^ x, max(old.1, time))
-                        up = folder.parent
-                    }
+        let table = names.with(view.account.id) { a -> [DAVPath: (UInt64, Int64)] in
+            if let kept = folderFactsCache.get(view.account.id, generation: a.generation) { return kept }
+            var out: [DAVPath: (UInt64, Int64)] = [:]
+            func add(_ p: DAVPath, _ x: UInt64, _ time: Int64) {
+                var up = p.parent
+                while let folder = up {
+                    let old = out[folder] ?? (0, view.account.created)
+                    out[folder] = (old.0 ^ x, max(old.1, time))
+                    up = folder.parent
                 }
-                for (p, named) in a.files { add(p, Self.fileID(scope: named.sha256, path: p.string), named.modified) }
-                for p in a.folders { add(p, Self.fileID(scope: "folder", path: p.string), 0) }
-                folderFactsCache.put(view.account.id, generation: a.generation, out)
-                return out
             }
+            for (p, named) in a.files { add(p, Self.fileID(scope: named.sha256, path: p.string), named.modified) }
+            for p in a.folders { add(p, Self.fileID(scope: "folder", path: p.string), 0) }
+            folderFactsCache.put(view.account.id, generation: a.generation, out)
+            return out
         }
         return table[path] ?? (0, view.account.created)
     }
@@ -151,7 +148,7 @@ extension DAVEndpoint {
         var out = response
         if let sha256 { out.headers.append("OC-ETag", "\"\(sha256)\"") }
         out.headers.append(
-            "OC-FileId", Self.ocID(Self.fileID(scope: c.full ? "full" : c.account.id, path: path.string)))
+            "OC-FileId", Self.ocID(Self.fileID(path, full: c.full, account: c.account.id)))
         if mtime != nil { out.headers.append("X-OC-MTime", "accepted") }
         return out
     }
@@ -192,21 +189,6 @@ extension DAVEndpoint {
             + "\n<d:error xmlns:d=\"DAV:\" xmlns:s=\"http://sabredav.org/ns\"><s:exception>Sabre\\DAV\\Exception"
             + (kind.isEmpty ? "" : "\\" + kind) + "</s:exception><s:message>" + Multistatus.escape(message)
             + "</s:message></d:error>\n"
-    }
-}
-
-/// The facts of an `upload` password's folders for one request, worked out once when first
-/// asked (`DAVEndpoint.uploadFolder`): the walk is over all its names, so it is done at most
-/// once a request, however many folders the answer lists.
-final class DAVFolderFacts {
-    private var cached: [DAVPath: (UInt64, Int64)]?
-
-    /// The table, made by `make` the first time.
-    func table(_ make: () -> [DAVPath: (UInt64, Int64)]) -> [DAVPath: (UInt64, Int64)] {
-        if let cached { return cached }
-        let made = make()
-        cached = made
-        return made
     }
 }
 

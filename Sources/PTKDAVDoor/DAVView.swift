@@ -39,8 +39,6 @@ struct DAVView {
     let library: PhotoLibrary?
     /// Where the request was sent: its hrefs' prefix, and whether the compatible dialect is spoken.
     let mount: DAVMount
-    /// The request's folder facts, worked out once (the compatible mounts' folder ETags and times).
-    let folderFacts = DAVFolderFacts()
 
     var full: Bool { account.access == .full }
 
