@@ -19,6 +19,7 @@ import sys
 import urllib.parse
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -39,7 +40,23 @@ def check(ok, what):
     print(('ok   ' if ok else 'FAIL ') + what, flush=True)
     if not ok:
         failures.append(what)
+        print('FAIL ' + what, file=sys.stderr, flush=True)
     return ok
+
+
+def heading(d):
+    return d.find_element(By.TAG_NAME, 'h1').text
+
+
+def leaves(d, title, seconds=30):
+    """Waits until the page's heading is no longer `title` (a form was sent). The page being
+    replaced makes the old heading stale for a moment, or absent: both mean look again."""
+    try:
+        WebDriverWait(d, seconds, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
+            lambda d: heading(d) != title)
+        return True
+    except TimeoutException:
+        return check(False, 'the page left "%s" within %d s' % (title, seconds))
 
 
 def app(path, body=b''):
@@ -77,15 +94,15 @@ try:
 
     # The browser the app opens has no session: the login page, which comes back to the flow.
     d.get(login)
-    check(d.find_element(By.TAG_NAME, 'h1').text == 'Log in', 'the flow without a session shows the login page')
+    check(heading(d) == 'Log in', 'the flow without a session shows the login page')
     d.save_screenshot(os.path.join(opts.shots, 'flow-login-390x844.png'))
     d.find_element(By.NAME, 'name').send_keys("Anna's phone")
     d.find_element(By.NAME, 'password').send_keys(opts.password)
     d.find_element(By.CSS_SELECTOR, 'form.login button').click()
-    WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'Log in')
+    leaves(d, 'Log in')
     check(urllib.parse.urlparse(d.current_url).path == urllib.parse.urlparse(login).path,
           'after logging in the browser is back at the flow: %s' % d.current_url)
-    check(d.find_element(By.TAG_NAME, 'h1').text == 'A device asks to send photos', 'the flow page')
+    check(heading(d) == 'A device asks to send photos', 'the flow page')
     check(d.find_element(By.ID, 'device').text == UA, 'it names the device: %s' % d.find_element(By.ID, 'device').text)
     check('127.0.0.1' in d.find_element(By.ID, 'address').text, 'and the address it came from')
     d.save_screenshot(os.path.join(opts.shots, 'flow-approve-390x844.png'))
@@ -94,8 +111,8 @@ try:
     name.clear()
     name.send_keys('annas-phone')
     d.find_element(By.ID, 'approve').click()
-    WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'A device asks to send photos')
-    check(d.find_element(By.TAG_NAME, 'h1').text == 'Approved', 'approved: %s' % d.find_element(By.TAG_NAME, 'h1').text)
+    leaves(d, 'A device asks to send photos')
+    check(heading(d) == 'Approved', 'approved: %s' % heading(d))
     approved_page = d.page_source
     status, data = poll(token)
     check(status == 200, 'the app collects its password: %d' % status)
@@ -108,17 +125,22 @@ try:
     # A second flow, opened with the session: straight to its page; denied.
     token2, login2 = start()
     d.get(login2)
-    check(d.find_element(By.TAG_NAME, 'h1').text == 'A device asks to send photos', 'with a session, the flow page at once')
+    check(heading(d) == 'A device asks to send photos', 'with a session, the flow page at once')
     d.find_element(By.ID, 'deny').click()
-    WebDriverWait(d, 30).until(lambda d: d.find_element(By.TAG_NAME, 'h1').text != 'A device asks to send photos')
-    check(d.find_element(By.TAG_NAME, 'h1').text == 'Denied', 'denied')
+    leaves(d, 'A device asks to send photos')
+    check(heading(d) == 'Denied', 'denied')
     check(poll(token2)[0] == 404, 'the denied flow polls 404')
     d.get(login2)
-    check(d.find_element(By.TAG_NAME, 'h1').text == 'This login has ended', 'its page says it ended')
+    check(heading(d) == 'This login has ended', 'its page says it ended')
     logs = d.get_log('browser') if hasattr(d, 'get_log') else []
     # Network errors are the answers above (401 without a session, 404 for an ended flow).
     errors = [e for e in logs if e.get('level') == 'SEVERE' and e.get('source') != 'network']
     check(not errors, 'no script errors or refused content in the console: %s' % errors)
+except Exception as e:
+    # Said first on standard error (the test shows it before the rest), with what the browser saw.
+    check(False, 'stopped at %s: %s at %s' % (type(e).__name__, str(e).splitlines()[0] if str(e) else '', d.current_url))
+    d.save_screenshot(os.path.join(opts.shots, 'flow-failed-390x844.png'))
+    raise
 finally:
     d.quit()
 

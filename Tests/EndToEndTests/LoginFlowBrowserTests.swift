@@ -37,7 +37,7 @@ struct LoginFlowBrowserTests {
                 repositoryRoot() + "/Tests/Browser/login_flow_test.py", "--port", String(d.webPort), "--cafile",
                 d.stateDir + "/web/tls/cert.pem", "--password", "right horse battery", "--shots", shots,
             ], timeout: 180, absolute: true)
-        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)\n\(d.log)")
+        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)\n\(d.log)")
         let list = try library(d, ["app-password", "list", "--json"])
         #expect(list.stdout.contains("\"name\": \"annas-phone\", \"access\": \"upload\""), "\(list.stdout)")
         d.stop()
