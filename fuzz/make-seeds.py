@@ -225,3 +225,36 @@ dav_texts = {
 for name, text in dav_texts.items():
     write('webdav', 'escape-' + name, bytes([3]) + text.encode('utf-8', 'surrogatepass'))
 write('webdav', 'escape-broken-utf8', bytes([3]) + b'\xff<\xcc&\xe2\x80\r\xf0\x9f')
+
+# Videos (issue 58): MP4 and MOV movies built box by box, and hostile ones, for the streaming
+# box walk and the moov walk (first byte: how the rest is split).
+def movie(brand=b'isom', tracks=1, offset_delta=0, declared=1, moov_first=False, extra=b''):
+    ftyp = box(b'ftyp', brand + b'\0\0\2\0' + brand + b'mp41')
+    ident = struct.pack('>9I', 0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000)
+    def moov(data_at):
+        mvhd = full(b'mvhd', struct.pack('>5I', 0, 0, 1000, 2000, 0x10000) + b'\1\0' + bytes(10) + ident + bytes(24) + struct.pack('>I', 2))
+        def trak(i):
+            tkhd = full(b'tkhd', struct.pack('>5I', 0, 0, i + 1, 0, 2000) + bytes(16) + ident + struct.pack('>2I', 320 << 16, 240 << 16))
+            mdhd = full(b'mdhd', struct.pack('>4I', 0, 0, 30000, 60060) + b'\x55\xc4\0\0')
+            hdlr = full(b'hdlr', bytes(4) + b'vide' + bytes(13))
+            stsd = full(b'stsd', struct.pack('>I', 1) + box(b'avc1', bytes(6) + b'\0\1' + bytes(70)))
+            stbl = box(b'stbl', stsd + full(b'stts', struct.pack('>3I', 1, 60, 1001)) + full(b'stsc', struct.pack('>4I', 1, 1, 60, 1))
+                       + full(b'stsz', struct.pack('>2I', 1, 60)) + full(b'stco', struct.pack('>2I', declared, data_at + offset_delta)))
+            return box(b'trak', tkhd + box(b'mdia', mdhd + hdlr + box(b'minf', stbl)))
+        return box(b'moov', mvhd + b''.join(trak(i) for i in range(tracks)) + extra)
+    mdat = box(b'mdat', b'Z' * 64)
+    if moov_first:
+        return ftyp + moov(len(ftyp) + len(moov(0)) + 8) + mdat
+    return ftyp + mdat + moov(len(ftyp) + 8)
+nested = b''
+for _ in range(20): nested = box(b'edts', nested)
+videos = {
+    'mp4': movie(), 'mp4-fast-start': movie(moov_first=True), 'mov': movie(brand=b'qt  '),
+    'old-quicktime': box(b'wide', b'') + movie()[24:],
+    'truncated': movie()[:150], 'chunk-outside': movie(offset_delta=1 << 20),
+    'lying-count': movie(declared=1000000000), 'tracks-100': movie(tracks=100), 'nested': movie(extra=nested),
+    'terabyte-mdat': movie()[:24] + struct.pack('>I', 1) + b'mdat' + struct.pack('>Q', 1 << 40) + b'Z' * 64,
+    'tiny-boxes': movie()[:24] + box(b'free', b'') * 2000,
+}
+for name, data in videos.items():
+    write('video', name, bytes([6]) + data)

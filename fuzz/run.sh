@@ -3,10 +3,10 @@
 # coverage into the corpus kept in the repository (fuzz/corpus/<target>). Prints, per target,
 # the executions, the corpus before and after, and what it found (kept in fuzz/findings/).
 # Usage: fuzz/run.sh [TARGET...] [-t SECONDS]     (default: every target, 60 s each)
-# Targets: frames png jpeg heif thumbnail http localsend-json package trust config escape webdav
+# Targets: frames png jpeg heif thumbnail http localsend-json package trust config escape webdav video
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all="frames png jpeg heif thumbnail http localsend-json package trust config escape webdav"
+all="frames png jpeg heif thumbnail http localsend-json package trust config escape webdav video"
 seconds=60
 targets=()
 while [ $# -gt 0 ]; do

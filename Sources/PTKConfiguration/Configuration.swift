@@ -16,8 +16,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var name: String = hostName()
     /// Chunks a sender may have unacknowledged, 1 to `ProtocolLimits.maxWindow`.
     public var window = 64
-    /// The largest photo accepted, in bytes; larger ones are refused.
-    public var maxFileSize: Int64 = 512 << 20
+    /// The largest file accepted, in bytes; larger ones are refused. 16 GiB: a phone's long
+    /// 4K video (an iPhone's 4K at 60 frames a second in HEVC is some 400 MB a minute, an
+    /// Android's in H.264 up to 700 MB: 20 minutes of either fit).
+    public var maxFileSize: Int64 = 16 << 30
     /// Sessions served at once. From bench/soak and bench/run's memory test: ptkd's peak RSS was
     /// 30 MB with 16 TLS senders of 100 MB, 42 MB with 64 of 25 MB, 54 MB with 64 senders of
     /// 25 small photos per call, and 77 MB with 128 (docs/PERFORMANCE.md).

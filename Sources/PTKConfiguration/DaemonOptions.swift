@@ -191,7 +191,7 @@ public enum DaemonOptions {
             DaemonOption(
                 .types, value: "TYPES",
                 help:
-                    "media types kept, from ptk-send and LocalSend apps alike, comma-separated: image/png, image/jpeg, image/heic, image/heif",
+                    "media types kept, from every door alike, comma-separated: image/png, image/jpeg, image/heic, image/heif, video/mp4, video/quicktime",
                 default: { $0.mediaTypes.joined(separator: ",") }
             ) { c, v throws(UsageError) in
                 c.types = try parseTypes(v, key: .types)
@@ -275,7 +275,7 @@ public enum DaemonOptions {
                 c.window = w
             },
             DaemonOption(
-                .maxFileSize, value: "SIZE", help: "largest photo accepted; K, M, G suffixes",
+                .maxFileSize, value: "SIZE", help: "largest file accepted; K, M, G suffixes",
                 default: { sizeText($0.maxFileSize) }
             ) { c, v throws(UsageError) in
                 c.maxFileSize = try Parse.size(v, .maxFileSize, atLeast: 8, expected: "expected a size such as 512M")

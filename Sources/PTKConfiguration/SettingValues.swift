@@ -140,7 +140,10 @@ func parseTypes(_ v: String, key: DaemonSetting) throws(UsageError) -> [PhotoTyp
     let names = v.lowercased().split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
     let types = names.compactMap(PhotoType.init(mediaType:))
     guard !names.isEmpty, types.count == names.count else {
-        throw invalid(v, key, "expected some of image/png, image/jpeg, image/heic, image/heif, comma-separated")
+        throw invalid(
+            v, key,
+            "expected some of image/png, image/jpeg, image/heic, image/heif, video/mp4, video/quicktime, comma-separated"
+        )
     }
     return PhotoType.allCases.filter(types.contains)
 }

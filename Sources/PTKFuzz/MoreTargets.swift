@@ -12,7 +12,7 @@ extension FuzzTargets {
     /// Every target by the name fuzz/run.sh and the corpus folders use.
     public static let names = [
         "frames", "png", "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape",
-        "webdav",
+        "webdav", "video",
     ]
 
     /// The target called `name`, if there is one.
@@ -30,6 +30,7 @@ extension FuzzTargets {
         case "config": return config
         case "escape": return escape
         case "webdav": return webdav
+        case "video": return video
         default: return nil
         }
     }

@@ -138,7 +138,8 @@ public final class Report: @unchecked Sendable {
             case .notKept(let kept):
                 counts.notKept += 1
                 keptTypes = kept
-                let why = "\(counts.receiver ?? peer) keeps \(Self.typeList(kept)); this is a \(f.type.displayName)"
+                let why =
+                    "\(counts.receiver ?? peer) keeps \(Self.typeList(kept)); this is \(f.type.isVideo ? "an" : "a") \(f.type.displayName)"
                 emit(path: f.path, .notKept, reason: why, size: f.size, text: "\(f.path): not sent: \(why)")
             }
             bar?.redraw()

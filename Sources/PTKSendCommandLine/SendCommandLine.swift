@@ -22,7 +22,7 @@ extension SendExitCode: ExitStatusCode {
         case .usage: return "usage error"
         case .localFile:
             return
-                "a file given is missing, unreadable, not a regular file, or not a photo (PNG, JPEG, HEIC or HEIF, by its first bytes), or a `.ptk` package of a newer Version, or was truncated by another program while it was being sent"
+                "a file given is missing, unreadable, not a regular file, or not a photo or video (PNG, JPEG, HEIC, HEIF, MP4 or MOV, by its first bytes), or a `.ptk` package of a newer Version, or was truncated by another program while it was being sent"
         case .unreachable:
             return
                 "the receiver is unreachable, stayed busy for the whole `--wait`, is shutting down, or went silent (`--list`: avahi-daemon is not running)"
@@ -49,7 +49,7 @@ public let sendCommandLine = CommandTable<SendOption>(
         A receiver that is busy serving others is asked again, with pauses of 0.25 to 5 s,
         until it has a turn for this sender (--wait).
 
-        A photo's type comes from its first bytes, not its name: PNG, JPEG, HEIC or HEIF. Only
+        A photo's type comes from its first bytes, not its name: PNG, JPEG, HEIC, HEIF, MP4 or MOV. Only
         the types the receiver keeps are offered (a receiver that does not say keeps PNG); the
         others are reported as not sent. A folder given as FILE sends the photos under it,
         recursively, in name order; hidden files and folders are skipped, symbolic links too
@@ -79,8 +79,8 @@ public let sendCommandLine = CommandTable<SendOption>(
         // A .ptk package is a folder: completion offers folders anyway, to go into.
         Argument(
             "FILE",
-            "a photo (PNG, JPEG, HEIC, HEIF), a folder of photos, or a .ptk package (the folder `ptk export` writes)",
-            completion: .file(extensions: ["png", "jpg", "jpeg", "heic", "heif"]), repeats: true),
+            "a photo (PNG, JPEG, HEIC, HEIF) or video (MP4, MOV), a folder of photos, or a .ptk package (the folder `ptk export` writes)",
+            completion: .file(extensions: ["png", "jpg", "jpeg", "heic", "heif", "mp4", "m4v", "mov"]), repeats: true),
     ],
     options: [
         Option(

@@ -309,6 +309,9 @@ public final class IncomingFile {
         if type.isHEIF, let problem = store.checks.pass({ Self.heifProblem(fd) }) {
             return .failure(StoreFailure(.notAPhoto, "not a well-formed \(type.displayName): \(problem)"))
         }
+        if type.isVideo, case .failure(let problem) = store.checks.pass({ MP4Check.examine(fd) }) {
+            return .failure(StoreFailure(.notAPhoto, "not a well-formed \(type.displayName): \(problem.message)"))
+        }
         if let held = store.heldPhoto(sha256: digest, size: request.size)
             ?? (store.findHeld == nil ? nil : alsoHeld(digest, request.size))
         {

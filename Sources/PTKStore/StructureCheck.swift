@@ -5,6 +5,7 @@ public enum StructureCheck: FormatCheck {
     case png(PNGValidator)
     case jpeg(JPEGValidator)
     case heif(HEIFValidator)
+    case video(MP4Validator)
 
     /// The check for a photo of `type`, of `totalSize` bytes when announced (nil: unknown).
     public init(type: PhotoType, totalSize: Int64?) {
@@ -12,6 +13,7 @@ public enum StructureCheck: FormatCheck {
         case .png: self = .png(PNGValidator(totalSize: totalSize))
         case .jpeg: self = .jpeg(JPEGValidator(totalSize: totalSize))
         case .heic, .heif: self = .heif(HEIFValidator(totalSize: totalSize))
+        case .mp4, .mov: self = .video(MP4Validator(totalSize: totalSize))
         }
     }
 
@@ -27,6 +29,9 @@ public enum StructureCheck: FormatCheck {
         case .heif(var v):
             defer { self = .heif(v) }
             try v.feed(bytes)
+        case .video(var v):
+            defer { self = .video(v) }
+            try v.feed(bytes)
         }
     }
 
@@ -36,6 +41,7 @@ public enum StructureCheck: FormatCheck {
         case .png(let v): try v.finish()
         case .jpeg(let v): try v.finish()
         case .heif(let v): try v.finish()
+        case .video(let v): try v.finish()
         }
     }
 }

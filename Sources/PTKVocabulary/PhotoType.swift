@@ -1,6 +1,6 @@
-/// The kinds of photo a received-photos directory keeps. Protocol v1 carries PNG only; the
-/// LocalSend endpoint may also take JPEG, HEIC and HEIF (`localsend-types`). The type decides
-/// the structural check a file must pass and the ending its name gets.
+/// The kinds of file a received-photos directory keeps: photos (PNG, JPEG, HEIC, HEIF) and a
+/// phone camera's videos (MP4, QuickTime MOV), as the `types` setting chooses. The type
+/// decides the structural check a file must pass and the ending its name gets.
 public enum PhotoType: String, Sendable, CaseIterable {
     case png = "image/png"
     case jpeg = "image/jpeg"
@@ -8,6 +8,10 @@ public enum PhotoType: String, Sendable, CaseIterable {
     case heic = "image/heic"
     /// HEIF of any other coding; checked and decoded the same way (libheif).
     case heif = "image/heif"
+    /// An MP4 video (ISO base media file format: what Android cameras record; also `.m4v`).
+    case mp4 = "video/mp4"
+    /// A QuickTime video (what iPhone cameras record, and a Live Photo's motion).
+    case mov = "video/quicktime"
 
     /// The MIME type ("image/png").
     public var mediaType: String { rawValue }
@@ -20,6 +24,8 @@ public enum PhotoType: String, Sendable, CaseIterable {
         case .jpeg: return [".jpg", ".jpeg"]
         case .heic: return [".heic", ".heif"]
         case .heif: return [".heif", ".heic"]
+        case .mp4: return [".mp4", ".m4v"]
+        case .mov: return [".mov", ".qt"]
         }
     }
 
@@ -32,15 +38,20 @@ public enum PhotoType: String, Sendable, CaseIterable {
         return (name, "")
     }
 
-    /// "PNG", "JPEG", "HEIC", "HEIF".
+    /// "PNG", "JPEG", "HEIC", "HEIF", "MP4", "MOV".
     public var displayName: String {
         switch self {
         case .png: return "PNG"
         case .jpeg: return "JPEG"
         case .heic: return "HEIC"
         case .heif: return "HEIF"
+        case .mp4: return "MP4"
+        case .mov: return "MOV"
         }
     }
+
+    /// MP4 or MOV: a video, checked by its box structure (`MP4Validator`, `MP4Check`).
+    public var isVideo: Bool { self == .mp4 || self == .mov }
 
     /// `name` with an ending that fits this type: kept when it has one of the type's endings;
     /// another type's ending is replaced ("IMG_1.png" as a JPEG gives "IMG_1.jpg"); none gets
@@ -60,6 +71,17 @@ public enum PhotoType: String, Sendable, CaseIterable {
     /// The brands (in a `ftyp` box) of HEIF files: HEVC-coded images and sequences, and the
     /// structural brands of any coding.
     public static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]
+
+    /// The major brands of the MP4 videos cameras and encoders write (ISO/IEC 14496-12 and -14,
+    /// Apple's M4V, 3GPP, ffmpeg's defaults): a `ftyp` with one of these is an MP4. QuickTime's
+    /// own brand is `qt  `.
+    public static let mp4Brands: Set<String> = [
+        "isom", "iso2", "iso3", "iso4", "iso5", "iso6", "mp41", "mp42", "avc1", "M4V ", "M4VH", "M4VP", "3gp4",
+        "3gp5", "3gp6", "3g2a", "mmp4", "dash", "MSNV", "XAVC", "f4v ",
+    ]
+
+    /// The boxes an old QuickTime file (before `ftyp` existed) may start with.
+    public static let quickTimeFirstBoxes: Set<String> = ["wide", "free", "skip", "mdat", "moov", "pnot"]
 
     /// The type of a media type ("image/png"), any case; nil for one not listed.
     public init?(mediaType: String) {
@@ -82,15 +104,23 @@ public enum PhotoType: String, Sendable, CaseIterable {
 
     /// The type a file's first bytes say (the PNG signature; a JPEG's SOI marker followed by
     /// another marker; a `ftyp` box whose major brand is a HEIF one: HEIC for the HEVC
-    /// brands, else HEIF), nil when none.
+    /// brands, else HEIF; an MP4 brand: MP4; `qt  `: MOV; an old QuickTime file's first box:
+    /// MOV), nil when none.
     public static func sniff(_ head: some Collection<UInt8>) -> PhotoType? {
         if head.starts(with: pngSignature) { return .png }
         if head.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
         let b = Array(head.prefix(12))
-        if b.count == 12, b[4..<8].elementsEqual("ftyp".utf8) {
+        guard b.count >= 8 else { return nil }
+        let box = String(decoding: b[4..<8], as: UTF8.self)
+        if box == "ftyp", b.count == 12 {
             let brand = String(decoding: b[8..<12], as: UTF8.self)
             if heifBrands.contains(brand) { return brand.hasPrefix("he") ? .heic : .heif }
+            if mp4Brands.contains(brand) { return .mp4 }
+            if brand == "qt  " { return .mov }
         }
+        // A box size of at least its header, or 1 (a 64-bit size follows).
+        let size = b[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        if quickTimeFirstBoxes.contains(box), size == 1 || size >= 8 { return .mov }
         return nil
     }
 }

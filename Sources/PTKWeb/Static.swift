@@ -231,6 +231,8 @@ enum WebStatic {
               const brand = String.fromCharCode(b[8], b[9], b[10], b[11]);
               if (["heic", "heix", "heim", "heis", "hevc", "hevx"].includes(brand)) return "image/heic";
               if (["mif1", "msf1"].includes(brand)) return "image/heif";
+              if (brand === "qt  ") return "video/quicktime";
+              if (["isom", "iso2", "iso4", "iso5", "iso6", "mp41", "mp42", "avc1", "M4V ", "3gp4", "3gp5", "3gp6", "dash"].includes(brand)) return "video/mp4";
             }
             return "";
           }

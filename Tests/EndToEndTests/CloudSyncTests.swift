@@ -172,7 +172,7 @@ struct CloudSyncTests {
         #expect(readFile(client.local + "/b.png").map { $0 == tree["b.png"] } == true)
     }
 
-    /// A document or a video beside the photos: refused with a message the client shows (and
+    /// A document beside the photos: refused with a message the client shows (and
     /// so exits 1), the photos beside it kept.
     @Test func documentsRefusedInWordsTheClientShows() throws {
         let d = try DaemonProcess.withDAV()
@@ -186,7 +186,7 @@ struct CloudSyncTests {
         #expect(r.status == 1, "\(r.stderr.suffix(2000))")
         #expect(
             (r.stderr + r.stdout).contains("415 Unsupported Media Type")
-                && (r.stderr + r.stdout).contains("(not a photo this receiver keeps (it keeps PNG, JPEG, HEIC, HEIF))"),
+                && (r.stderr + r.stdout).contains("(not a photo this receiver keeps (it keeps PNG, JPEG, HEIC, HEIF, MP4, MOV))"),
             "\(r.stderr.suffix(2000))")
         #expect(d.photoFiles.values.map { $0 == png } == [true])
     }

@@ -21,9 +21,10 @@ struct FuzzReplayTests {
     }
 
     @Test(
-        "every other parser of untrusted bytes survives its corpus: JPEG and HEIF checks, thumbnailers, LocalSend HTTP and JSON, package metadata, trust files, ptkd.conf; the HTML, URL and header escapers keep their promises over theirs; the WebDAV door's XML bodies, If headers, paths and escaper keep theirs",
+        "every other parser of untrusted bytes survives its corpus: JPEG and HEIF checks, thumbnailers, LocalSend HTTP and JSON, package metadata, trust files, ptkd.conf; the HTML, URL and header escapers keep their promises over theirs; the WebDAV door's XML bodies, If headers, paths and escaper keep theirs; the MP4 and MOV checks survive theirs",
         arguments: [
             "jpeg", "heif", "thumbnail", "http", "localsend-json", "package", "trust", "config", "escape", "webdav",
+            "video",
         ])
     func corpus(target: String) throws {
         let run = try #require(FuzzTargets.target(named: target))

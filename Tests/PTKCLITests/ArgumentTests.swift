@@ -111,7 +111,7 @@ struct ConfigurationTests {
         let c = DaemonConfiguration()
         #expect(c.port == 47850)
         #expect(c.window == 64)
-        #expect(c.maxFileSize == 512 << 20)
+        #expect(c.maxFileSize == 16 << 30)
         #expect(c.maxSessions == 64)
         #expect(c.minFree == 100 << 20)
         #expect(c.idleTimeout == .seconds(30))
@@ -256,13 +256,15 @@ struct LocalSendSettingsTests {
         return c
     }
 
-    @Test("defaults: on, port 53317, no PIN, PNG, JPEG, HEIC and HEIF")
+    @Test("defaults: on, port 53317, no PIN, PNG, JPEG, HEIC, HEIF, MP4 and MOV")
     func defaults() {
         let c = DaemonConfiguration()
         #expect(c.localSend && c.localSendPort == 53317 && c.localSendPIN == nil)
         #expect(
-            c.types == [.png, .jpeg, .heic, .heif]
-                && c.mediaTypes == ["image/heic", "image/heif", "image/jpeg", "image/png"])
+            c.types == [.png, .jpeg, .heic, .heif, .mp4, .mov]
+                && c.mediaTypes == [
+                    "image/heic", "image/heif", "image/jpeg", "image/png", "video/mp4", "video/quicktime",
+                ])
     }
 
     @Test("values are parsed and checked")

@@ -6,7 +6,7 @@ import Testing
 
 let sha = String(repeating: "a1", count: 32)
 /// WELCOME.types of a receiver that keeps every type (the default).
-let allTypes = ["image/png", "image/jpeg", "image/heic", "image/heif"]
+let allTypes = ["image/png", "image/jpeg", "image/heic", "image/heif", "video/mp4", "video/quicktime"]
 let chunk = ProtocolLimits.chunkSize
 
 func offer(size: Int64, name: String = "IMG_0001.png", mediaType: String = "image/png", sha256: String = sha) -> Offer {

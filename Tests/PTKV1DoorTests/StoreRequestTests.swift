@@ -30,7 +30,9 @@ struct StoreRequestTests {
         #expect(
             Problem(failure)
                 == Problem(
-                    .notPNG, "image/gif is not a type the store keeps (image/png, image/jpeg, image/heic, image/heif)"))
+                    .notPNG,
+                    "image/gif is not a type the store keeps (image/png, image/jpeg, image/heic, image/heif, video/mp4, video/quicktime)"
+                ))
     }
 
     @Test(
