@@ -253,7 +253,8 @@ extension PhotoLibrary {
         guard let type = PhotoType(fileName: photo.name) else {
             throw LibraryError(
                 .badInput,
-                "'\(photo.name)' is not named as a photo or video of a kept type (PNG, JPEG, HEIC, HEIF, MP4 or MOV); nothing exported")
+                "'\(photo.name)' is not named as a photo or video of a kept type (PNG, JPEG, HEIC, HEIF, MP4 or MOV); nothing exported"
+            )
         }
         var structure = StructureCheck(type: type, totalSize: photo.size)
         let changed = "'\(photo.name)' is not the photo the index holds (it changed since it was indexed"

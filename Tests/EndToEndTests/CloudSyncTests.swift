@@ -186,7 +186,8 @@ struct CloudSyncTests {
         #expect(r.status == 1, "\(r.stderr.suffix(2000))")
         #expect(
             (r.stderr + r.stdout).contains("415 Unsupported Media Type")
-                && (r.stderr + r.stdout).contains("(not a photo this receiver keeps (it keeps PNG, JPEG, HEIC, HEIF, MP4, MOV))"),
+                && (r.stderr + r.stdout).contains(
+                    "(not a photo this receiver keeps (it keeps PNG, JPEG, HEIC, HEIF, MP4, MOV))"),
             "\(r.stderr.suffix(2000))")
         #expect(d.photoFiles.values.map { $0 == png } == [true])
     }
