@@ -37,13 +37,20 @@ let package = Package(
         .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // HEIF and HEIC: opening, checking and decoding (libheif).
         .systemLibrary(name: "CHEIF", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         // Zip archives of .ptk packages, for the web interface's downloads (libarchive).
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         // QR codes of the web interface's login links, for the terminal (libqrencode).
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
-        // Thumbnails with libpng, libjpeg-turbo and libheif, in C (libpng's and libjpeg's errors
-        // longjmp, which must not cross Swift frames), averaged in linear light.
-        .target(name: "CPNGThumb", dependencies: ["CPNG", "CJPEG", "CExif", "CLCMS", "CHEIF", "CHEIFOpen"]),
+        // Thumbnails with libpng, libjpeg-turbo and libheif, and video posters with FFmpeg, in C
+        // (libpng's and libjpeg's errors longjmp, which must not cross Swift frames), averaged
+        // in linear light.
+        .target(
+            name: "CPNGThumb", dependencies: ["CPNG", "CJPEG", "CExif", "CLCMS", "CHEIF", "CHEIFOpen", "CFFmpeg"],
+            // CFFmpeg's pkg-config names libavformat; the C code calls the three beside it too.
+            linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]),
         // A HEIF file opened by libheif from a descriptor: the store's check before a HEIF is kept.
         .target(name: "CHEIFOpen", dependencies: ["CHEIF"]),
         // What only the tests need of libpng and libjpeg: an independent whole-image PNG decode

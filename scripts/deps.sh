@@ -10,7 +10,7 @@
 # (with --test it only warns: the tests that need them skip with a one-line reason).
 # Usage: scripts/deps.sh [--test] [extra-package ...]
 set -eu
-build="pkg-config libssl-dev zlib1g-dev libavahi-client-dev libsystemd-dev libsqlite3-dev libpng-dev libdeflate-dev libhttp-parser-dev libjpeg62-turbo-dev libexif-dev libheif-dev liblcms2-dev libarchive-dev libqrencode-dev libexpat1-dev"
+build="pkg-config libssl-dev zlib1g-dev libavahi-client-dev libsystemd-dev libsqlite3-dev libpng-dev libdeflate-dev libhttp-parser-dev libjpeg62-turbo-dev libexif-dev libheif-dev liblcms2-dev libarchive-dev libqrencode-dev libexpat1-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev"
 test="imagemagick libheif-examples ffmpeg chromium chromium-driver python3-selenium zbar-tools openssl binutils avahi-daemon avahi-utils dbus systemd systemd-container debootstrap nftables iproute2 socat strace util-linux bsdutils python3 mandoc groff-base bash zsh fish curl rclone davfs2 cadaver litmus nextcloud-desktop-cmd owncloud-client-cmd syncthing samba samba-vfs-modules smbclient openssh-server openssh-client xfsprogs"
 packages=$build
 strict=1

@@ -47,12 +47,13 @@ extension FuzzTargets {
         agreesHoweverSplit(data, "HEIF") { HEIFValidator(totalSize: $0) }
     }
 
-    /// The thumbnailers (libpng, libjpeg-turbo and libheif through CPNGThumb, Little CMS for
-    /// colour profiles) on arbitrary bytes, with the limits as ptkd sets them: the first byte
-    /// picks PNG, JPEG or HEIF (bit 2) and a pixel limit.
+    /// The thumbnailers (libpng, libjpeg-turbo, libheif and FFmpeg through CPNGThumb, Little
+    /// CMS for colour profiles) on arbitrary bytes, with the limits as ptkd sets them: the first
+    /// byte picks PNG, JPEG, HEIF (bit 2) or a video (bit 3) and a pixel limit.
     public static func thumbnail(_ data: UnsafeRawBufferPointer) {
         guard data.count > 0 else { return }
-        let type: PhotoType = data[0] & 4 != 0 ? .heic : data[0] & 1 == 0 ? .png : .jpeg
+        let type: PhotoType =
+            data[0] & 8 != 0 ? .mp4 : data[0] & 4 != 0 ? .heic : data[0] & 1 == 0 ? .png : .jpeg
         let pixelLimit: UInt64 = data[0] & 2 == 0 ? Thumbnailer.defaultPixelLimit : 4096
         let bytes = UnsafeRawBufferPointer(rebasing: data[1...])
         guard let fd = scratchFile() else { return }

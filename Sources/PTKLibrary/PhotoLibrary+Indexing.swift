@@ -118,13 +118,16 @@ extension PhotoLibrary {
     }
 
     /// The `preview` and `preview_problem` columns of a photo just examined: not needed (0)
-    /// for a PNG or JPEG at most `Thumbnailer.previewSide` on its long side (decided from its
+    /// for a PNG or JPEG (not a HEIF, not a video: its poster) at most `Thumbnailer.previewSide` on its long side (decided from its
     /// header, without decoding it), failed (2, and why) for one that needs a preview but
     /// could not be thumbnailed either (its pixels cannot be read), else pending (NULL: the
     /// indexer makes it after the thumbnails).
     private static func previewColumns(_ e: Examined, header: Thumbnail?) -> (Int64?, String?) {
         let type = PhotoType(fileName: e.name) ?? .png
-        if let header, !type.isHEIF, max(header.width, header.height) <= Thumbnailer.previewSide { return (0, nil) }
+        // A browser shows a PNG or JPEG that small as it is; a HEIF or a video's poster needs one made.
+        if let header, !type.isHEIF, !type.isVideo, max(header.width, header.height) <= Thumbnailer.previewSide {
+            return (0, nil)
+        }
         if e.thumbnailType == nil { return (2, e.problem ?? "its pixels cannot be read") }
         return (nil, nil)
     }

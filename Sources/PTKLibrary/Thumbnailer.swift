@@ -221,8 +221,6 @@ public enum Thumbnailer {
     public static let gallerySides = [180, 360]
     /// The longest side of a preview.
     public static let previewSide = 1440
-    /// Why a video has no thumbnail: posters are not made yet (issue 58, part 2).
-    public static let noPoster = "a video: ptk makes no poster of videos yet"
     /// The most bytes a gallery thumbnail the library makes can take: 1 MiB. Its largest is
     /// 360 pixels on its long side; the worst case is a 360 x 360 PNG with alpha (8-bit RGBA,
     /// the only PNG made) of pixels that do not compress: 360 rows of 1 + 1,440 bytes is
@@ -321,7 +319,6 @@ public enum Thumbnailer {
         // out of bounds gets no decode (HEIFCheck), nor one whose decode costs too much; the
         // decoding budget is checked against the most its parts declare.
         var declared: UInt64 = 0
-        if type.isVideo { return Thumbnail(outcome: .failed(Self.noPoster)) }
         if type.isHEIF {
             switch HEIFCheck.examine(fd) {
             case .failure(let error): return Thumbnail(outcome: .failed(error.message))
@@ -336,7 +333,7 @@ public enum Thumbnailer {
         case .png: status = ptk_png_render(fd.rawValue, &request, pixelLimit, cancel, &result)
         case .jpeg: status = ptk_jpeg_render(fd.rawValue, &request, pixelLimit, cancel, &result)
         case .heic, .heif: status = ptk_heif_render(fd.rawValue, &request, pixelLimit, declared, cancel, &result)
-        case .mp4, .mov: return Thumbnail(outcome: .failed(Self.noPoster))
+        case .mp4, .mov: status = ptk_video_render(fd.rawValue, &request, pixelLimit, cancel, &result)
         }
         defer { ptk_result_free(&result) }
         let message = cText(result.message) ?? ""
@@ -361,7 +358,8 @@ public enum Thumbnailer {
         case PTK_PNG_TOO_LARGE: t = Thumbnail(outcome: .tooLarge(message))
         case PTK_PNG_CANCELLED: t = Thumbnail(outcome: .cancelled)
         default:
-            let library = [PhotoType.png: "libpng", .jpeg: "libjpeg"][type] ?? "libheif"
+            let library =
+                [PhotoType.png: "libpng", .jpeg: "libjpeg", .mp4: "FFmpeg", .mov: "FFmpeg"][type] ?? "libheif"
             t = Thumbnail(outcome: .failed(message.isEmpty ? "\(library) failed" : message))
         }
         t.width = Int(result.width)

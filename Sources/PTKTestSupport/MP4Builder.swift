@@ -93,7 +93,11 @@ public struct MP4Track {
         let mdhd = isoFullBox(
             "mdhd", be32(0) + be32(0) + be32(30000) + be32(samples * sampleDelta) + be16(0x55C4) + be16(0))
         let hdlr = isoFullBox("hdlr", be32(0) + Array(handler.utf8) + [UInt8](repeating: 0, count: 12) + [0])
-        let entry = isoBox(codec, [UInt8](repeating: 0, count: 6) + be16(1) + [UInt8](repeating: 0, count: 70))
+        // A visual sample entry: reserved, data reference 1, predefined, its width and height, the rest zero.
+        let entry = isoBox(
+            codec,
+            [UInt8](repeating: 0, count: 6) + be16(1) + [UInt8](repeating: 0, count: 16) + be16(UInt16(clamping: width))
+                + be16(UInt16(clamping: height)) + [UInt8](repeating: 0, count: 50))
         let stsd = isoFullBox("stsd", be32(1) + entry)
         let stts = isoFullBox("stts", be32(1) + be32(samples) + be32(sampleDelta))
         let stsc = isoFullBox("stsc", be32(1) + be32(1) + be32(samples) + be32(1))

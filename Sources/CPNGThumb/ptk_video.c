@@ -1,0 +1,289 @@
+#include "ptk_video.h"
+#include "ptk_colour.h"
+#include "ptk_render.h"
+
+#include <errno.h>
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/display.h>
+#include <libswscale/swscale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { MESSAGE = 200, IO_BUFFER = 65536, MAX_PACKETS = 600 };
+/* What libavformat may read looking for the first picture: the moov (at most 64 MiB, as
+ * MP4Check allows) and the first packets. */
+static const int64_t READ_LIMIT = 128LL << 20;
+/* The memory a decode may take: a decoder keeps up to 16 reference pictures and more in
+ * flight (1.5 bytes a pixel each in 8-bit 4:2:0, 3 in 10-bit), then RGB (3): some 24 bytes a pixel. */
+static const uint64_t MEMORY_LIMIT = 512ULL << 20;
+
+typedef struct {
+    int fd;
+    int64_t offset, size, read;
+    const volatile int *cancel;
+} reader;
+
+static int read_packet(void *opaque, uint8_t *buf, int size) {
+    reader *r = opaque;
+    if (r->read >= READ_LIMIT) return AVERROR(EFBIG);
+    ssize_t n;
+    do n = pread(r->fd, buf, (size_t)size, r->offset);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return AVERROR(errno);
+    if (n == 0) return AVERROR_EOF;
+    r->offset += n;
+    r->read += n;
+    return (int)n;
+}
+
+static int64_t seek_to(void *opaque, int64_t offset, int whence) {
+    reader *r = opaque;
+    whence &= ~AVSEEK_FORCE;
+    int64_t to;
+    switch (whence) {
+    case AVSEEK_SIZE: return r->size;
+    case SEEK_SET: to = offset; break;
+    case SEEK_CUR: to = r->offset + offset; break;
+    case SEEK_END: to = r->size + offset; break;
+    default: return AVERROR(EINVAL);
+    }
+    if (to < 0) return AVERROR(EINVAL);
+    r->offset = to;
+    return to;
+}
+
+static int interrupted(void *opaque) {
+    const reader *r = opaque;
+    return r->cancel != NULL && *r->cancel;
+}
+
+static void error_text(char *message, const char *what, int e) {
+    char text[AV_ERROR_MAX_STRING_SIZE] = {0};
+    av_strerror(e, text, sizeof text);
+    snprintf(message, MESSAGE, "%s: %s", what, text);
+}
+
+/* The orientation (EXIF 1, 3, 6, 8) the track's display matrix turns its pictures by. */
+static int orientation_of(const AVStream *stream) {
+    const uint8_t *matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+    if (matrix == NULL) return 1;
+    const double counterclockwise = av_display_rotation_get((const int32_t *)matrix);
+    if (isnan(counterclockwise)) return 1;
+    const int clockwise = (((int)lround(-counterclockwise) % 360) + 360) % 360;
+    return clockwise == 90 ? 6 : clockwise == 180 ? 3 : clockwise == 270 ? 8 : 1;
+}
+
+/* When the movie was made: Apple's com.apple.quicktime.creationdate ("2024-05-01T12:00:00+0200",
+ * the local time and its offset, as EXIF gives them), else the movie header's creation_time (UTC). */
+static void read_time(const AVFormatContext *format, ptk_photo_facts *facts) {
+    const AVDictionaryEntry *apple = av_dict_get(format->metadata, "com.apple.quicktime.creationdate", NULL, 0);
+    int y, mo, d, h, mi, s;
+    char sign;
+    int oh, om;
+    if (apple != NULL && strlen(apple->value) >= 24 &&
+        sscanf(apple->value, "%4d-%2d-%2dT%2d:%2d:%2d%c%2d%2d", &y, &mo, &d, &h, &mi, &s, &sign, &oh, &om) == 9 &&
+        (sign == '+' || sign == '-')) {
+        snprintf(facts->taken, sizeof facts->taken, "%04d:%02d:%02d %02d:%02d:%02d", y, mo, d, h, mi, s);
+        snprintf(facts->taken_offset, sizeof facts->taken_offset, "%c%02d:%02d", sign, oh, om);
+        facts->taken_source = 1;
+        return;
+    }
+    const AVDictionaryEntry *made = av_dict_get(format->metadata, "creation_time", NULL, 0);
+    if (made != NULL && sscanf(made->value, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) == 6 && y > 1904) {
+        snprintf(facts->taken, sizeof facts->taken, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, s);
+        facts->taken_source = 2;
+    }
+    const AVDictionaryEntry *make = av_dict_get(format->metadata, "com.apple.quicktime.make", NULL, 0);
+    const AVDictionaryEntry *model = av_dict_get(format->metadata, "com.apple.quicktime.model", NULL, 0);
+    if (make != NULL) snprintf(facts->make, sizeof facts->make, "%s", make->value);
+    if (model != NULL) snprintf(facts->model, sizeof facts->model, "%s", model->value);
+}
+
+int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
+                     ptk_thumbnail_result *out) {
+    memset(out, 0, sizeof *out);
+    int status = PTK_PNG_FAILED;
+    AVIOContext *io = NULL;
+    AVFormatContext *format = NULL;
+    AVCodecContext *codec = NULL;
+    AVPacket *packet = NULL;
+    AVFrame *frame = NULL;
+    struct SwsContext *sws = NULL;
+    unsigned char *rgb = NULL;
+    ptk_colour colour = {0};
+    ptk_box box = {0};
+    struct stat st;
+    av_log_set_level(AV_LOG_QUIET);
+    if (fstat(fd, &st) != 0) {
+        snprintf(out->message, MESSAGE, "cannot read its status: %s", strerror(errno));
+        goto done;
+    }
+    reader r = {fd, 0, st.st_size, 0, cancel};
+    unsigned char *buffer = av_malloc(IO_BUFFER);
+    if (buffer == NULL || (io = avio_alloc_context(buffer, IO_BUFFER, 0, &r, read_packet, NULL, seek_to)) == NULL) {
+        av_free(buffer);
+        snprintf(out->message, MESSAGE, "out of memory");
+        goto done;
+    }
+    if ((format = avformat_alloc_context()) == NULL) {
+        snprintf(out->message, MESSAGE, "out of memory");
+        goto done;
+    }
+    format->pb = io;
+    format->flags |= AVFMT_FLAG_CUSTOM_IO;
+    format->interrupt_callback.callback = interrupted;
+    format->interrupt_callback.opaque = &r;
+    /* The MP4/MOV demuxer and the two decoders of phone cameras, nothing else of FFmpeg's. */
+    format->format_whitelist = av_strdup("mov,mp4,m4a,3gp,3g2,mj2");
+    format->codec_whitelist = av_strdup("h264,hevc");
+    int e = avformat_open_input(&format, NULL, av_find_input_format("mov"), NULL);
+    if (e < 0) {
+        /* avformat_open_input freed the context (not the I/O). */
+        error_text(out->message, "libavformat cannot read it", e);
+        if (e == AVERROR_EXIT) status = PTK_PNG_CANCELLED;
+        goto done;
+    }
+    read_time(format, &out->facts);
+    const int index = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    if (index < 0) {
+        snprintf(out->message, MESSAGE, "no video track");
+        goto done;
+    }
+    AVStream *stream = format->streams[index];
+    const AVCodecParameters *par = stream->codecpar;
+    out->width = par->width > 0 ? (uint32_t)par->width : 0;
+    out->height = par->height > 0 ? (uint32_t)par->height : 0;
+    out->bit_depth = 8;
+    out->color_type = 2;
+    const int orientation = orientation_of(stream);
+    if (par->codec_id != AV_CODEC_ID_H264 && par->codec_id != AV_CODEC_ID_HEVC) {
+        snprintf(out->message, MESSAGE, "a %s video: ptk decodes H.264 and HEVC only", avcodec_get_name(par->codec_id));
+        goto done;
+    }
+    if (out->width == 0 || out->height == 0) {
+        snprintf(out->message, MESSAGE, "the video track has no size");
+        goto done;
+    }
+    const uint64_t count = (uint64_t)out->width * out->height;
+    if (count > max_pixels) {
+        snprintf(out->message, MESSAGE, "%.1f megapixels is over the %.1f-megapixel limit for thumbnails", count / 1e6,
+                 max_pixels / 1e6);
+        status = PTK_PNG_TOO_LARGE;
+        goto done;
+    }
+    if (count * 24 > MEMORY_LIMIT) {
+        snprintf(out->message, MESSAGE, "%.1f megapixels needs more than %llu MB to decode", count / 1e6,
+                 (unsigned long long)(MEMORY_LIMIT >> 20));
+        status = PTK_PNG_TOO_LARGE;
+        goto done;
+    }
+    const AVCodec *decoder = avcodec_find_decoder(par->codec_id);
+    if (decoder == NULL || (codec = avcodec_alloc_context3(decoder)) == NULL ||
+        avcodec_parameters_to_context(codec, par) < 0) {
+        snprintf(out->message, MESSAGE, "no %s decoder", avcodec_get_name(par->codec_id));
+        goto done;
+    }
+    /* One thread (the indexer runs at nice 19 beside the doors), and no picture larger than
+     * the limit, whatever its parameter sets declare later. */
+    codec->thread_count = 1;
+    codec->max_pixels = (int64_t)max_pixels;
+    if ((e = avcodec_open2(codec, decoder, NULL)) < 0) {
+        error_text(out->message, "libavcodec cannot open its decoder", e);
+        goto done;
+    }
+    if ((packet = av_packet_alloc()) == NULL || (frame = av_frame_alloc()) == NULL) {
+        snprintf(out->message, MESSAGE, "out of memory");
+        goto done;
+    }
+    for (int packets = 0;;) {
+        if (cancel != NULL && *cancel) {
+            status = PTK_PNG_CANCELLED;
+            goto done;
+        }
+        e = av_read_frame(format, packet);
+        if (e < 0) {
+            /* The end (or what could be read): what the decoder still holds. */
+            avcodec_send_packet(codec, NULL);
+            if (avcodec_receive_frame(codec, frame) == 0) break;
+            error_text(out->message, "no picture could be decoded", e);
+            goto done;
+        }
+        if (++packets > MAX_PACKETS) {
+            av_packet_unref(packet);
+            snprintf(out->message, MESSAGE, "no picture in its first %d packets", MAX_PACKETS);
+            goto done;
+        }
+        if (packet->stream_index != index) {
+            av_packet_unref(packet);
+            continue;
+        }
+        e = avcodec_send_packet(codec, packet);
+        av_packet_unref(packet);
+        if (e < 0 && e != AVERROR(EAGAIN)) {
+            error_text(out->message, "libavcodec cannot decode it", e);
+            goto done;
+        }
+        e = avcodec_receive_frame(codec, frame);
+        if (e == 0) break;
+        if (e != AVERROR(EAGAIN)) {
+            error_text(out->message, "libavcodec cannot decode it", e);
+            goto done;
+        }
+    }
+    const int w = frame->width, h = frame->height;
+    if (w <= 0 || h <= 0 || (uint64_t)w * h > max_pixels || (uint64_t)w * h * 24 > MEMORY_LIMIT) {
+        snprintf(out->message, MESSAGE, "the decoded picture is %dx%d, not the %ux%u its track declares", w, h,
+                 out->width, out->height);
+        status = PTK_PNG_TOO_LARGE;
+        goto done;
+    }
+    sws = sws_getContext(w, h, (enum AVPixelFormat)frame->format, w, h, AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL,
+                         NULL);
+    rgb = malloc((size_t)w * h * 3);
+    if (sws == NULL || rgb == NULL) {
+        snprintf(out->message, MESSAGE, sws == NULL ? "libswscale cannot convert its pixels" : "out of memory");
+        goto done;
+    }
+    /* Its YCbCr matrix and range as the stream says (BT.709 for HD when it does not). */
+    const int space = frame->colorspace != AVCOL_SPC_UNSPECIFIED ? (int)frame->colorspace
+                      : h >= 720                                 ? SWS_CS_ITU709
+                                                                 : SWS_CS_ITU601;
+    sws_setColorspaceDetails(sws, sws_getCoefficients(space), frame->color_range == AVCOL_RANGE_JPEG,
+                             sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
+    uint8_t *planes[4] = {rgb, NULL, NULL, NULL};
+    int strides[4] = {w * 3, 0, 0, 0};
+    sws_scale(sws, (const uint8_t *const *)frame->data, frame->linesize, 0, h, planes, strides);
+    /* Its primaries and transfer (ISO/IEC 23091-2 code points, as a HEIF's nclx): an iPhone's
+     * BT.2020 HLG or Display P3 video is turned into sRGB, HDR with sRGB's curve (noted). */
+    ptk_colour_nclx(&colour, (int)frame->color_primaries, (int)frame->color_trc);
+    uint32_t tw[PTK_MAX_RENDITIONS], th[PTK_MAX_RENDITIONS];
+    ptk_render_sizes(request, (uint32_t)w, (uint32_t)h, tw, th);
+    if (ptk_box_init(&box, &colour, (uint32_t)w, (uint32_t)h, request->count, tw, th, 0, 1) != 0) {
+        snprintf(out->message, MESSAGE, "out of memory");
+        goto done;
+    }
+    for (int y = 0; y < h; y++) ptk_box_add(&box, (uint32_t)y, rgb + (size_t)y * w * 3, 0, 1, (uint32_t)w);
+    ptk_box_finish(&box);
+    snprintf(out->colour_note, sizeof out->colour_note, "%s", colour.note[0] ? colour.note : box.note);
+    snprintf(out->decode_path, sizeof out->decode_path, "%s first picture", decoder->name);
+    out->facts.orientation = orientation;
+    status = ptk_render_encode(&box, orientation, request, out);
+done:
+    if (status != PTK_PNG_OK) ptk_result_free(out);
+    ptk_box_free(&box);
+    ptk_colour_free(&colour);
+    free(rgb);
+    sws_freeContext(sws);
+    av_frame_free(&frame);
+    av_packet_free(&packet);
+    avcodec_free_context(&codec);
+    avformat_close_input(&format);
+    if (io != NULL) av_freep(&io->buffer);
+    avio_context_free(&io);
+    return status;
+}
