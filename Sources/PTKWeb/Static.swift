@@ -142,8 +142,9 @@ enum WebStatic {
             }
           }
           function layout(grid) {
-            const width = grid.clientWidth;
-            if (!width) return;
+            // Its fractional width (clientWidth rounds 370.8 up to 371), less a tenth of a pixel.
+            const width = grid.getBoundingClientRect().width - 0.1;
+            if (!(width > 0)) return;
             const gap = parseFloat(getComputedStyle(grid).columnGap) || 0;
             const target = width < 480 ? 120 : 180;
             const items = Array.from(grid.children).filter(function (e) { return e.tagName === "FIGURE"; })

@@ -136,7 +136,7 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     )
     func alphaIsRecorded() throws {
         let f = Fixture()
-        let icon = try f.receive("icon.png", RenditionTests.paletteIcon().png)
+        let icon = try f.receive("icon.png", paletteIconPNG().png)
         #expect(icon.thumbnailType == .png && icon.hasAlpha == false)
         let large = try f.receive("wide.png", photoBytes(1, width: 600, height: 300))
         #expect(large.thumbnailType == .jpeg && large.hasAlpha == false)

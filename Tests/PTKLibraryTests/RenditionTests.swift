@@ -151,31 +151,6 @@ struct RenditionTests {
         }
     }
 
-    /// A 32x32 pixel-art PNG of 16 palette colours (colour type 3, no gAMA: sRGB), each pixel
-    /// one of them by a fixed scatter: what JPEG's 4:2:0 smears.
-    static func paletteIcon() -> (png: [UInt8], rgb: [UInt8]) {
-        let palette: [[UInt8]] = (0..<16).map { (i: Int) -> [UInt8] in
-            let r = UInt8((i * 97 + 30) & 255)
-            let g = UInt8((i * 53 + 200) & 255)
-            let b = UInt8((i * 211 + 7) & 255)
-            return [r, g, b]
-        }
-        var raw: [UInt8] = []
-        var rgb: [UInt8] = []
-        for y in 0..<32 {
-            raw.append(0)
-            for x in 0..<32 {
-                let index: Int = ((x / 2) * 7 + (y / 3) * 5 + (x * y) % 3) % 16
-                raw.append(UInt8(index))
-                rgb += palette[index]
-            }
-        }
-        let png = assemblePNG(
-            ihdr: ihdr(width: 32, height: 32, bitDepth: 8, colorType: 3), idat: zlibCompress(raw),
-            before: [("PLTE", palette.flatMap { $0 })])
-        return (png, rgb)
-    }
-
     /// The mean absolute difference per channel (red, green, blue) between `image` and `rgb`, in levels.
     static func levelDifference(_ image: RGBA, _ rgb: [UInt8]) -> Double {
         var sum = 0
@@ -189,7 +164,7 @@ struct RenditionTests {
         "a PNG no larger than a thumbnail (a 32x32 palette icon) gets PNG renditions identical in pixels, where JPEG 4:2:0 smeared it by over 10 levels; a larger or JPEG one stays JPEG"
     )
     func smallPNGStaysLossless() throws {
-        let icon = Self.paletteIcon()
+        let icon = paletteIconPNG()
         let t = renditions(of: icon.png, type: .png)
         #expect(t.renditions.map(\.type) == [.png, .png])
         #expect(!t.transparent)
