@@ -119,6 +119,27 @@ struct PageTests {
     }
 
     @Test(
+        "the static gallery: each thumbnail at its own 1x size (no square cells), the checkerboard class only behind transparent photos, names on one line (issue 58)"
+    )
+    func staticGalleryRows() {
+        var opaque = photo(1, "wide.jpg")
+        (opaque.thumbnailType, opaque.hasAlpha) = (.jpeg, false)
+        var glass = photo(2, "glass.png")
+        (glass.thumbnailType, glass.hasAlpha) = (.png, true)
+        let html = StaticGallery.page(
+            directory: "/srv/photos", photos: [opaque, glass].map(WebPhoto.init), photosLink: "..",
+            thumbnailsLink: "thumbnails")
+        #expect(
+            html.contains(
+                "<figure><a href=\"../wide.jpg\"><img src=\"thumbnails/1-360.jpg\" alt=\"wide.jpg\" width=\"180\" height=\"90\" loading=\"lazy\"></a>"
+            ), "\(html)")
+        #expect(html.contains("<figure class=\"alpha\"><a href=\"../glass.png\"><img src=\"thumbnails/2-360.png\""))
+        #expect(html.components(separatedBy: "class=\"alpha\"").count == 2)
+        #expect(html.contains(".name, .meta { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }"))
+        #expect(!html.contains("aspect-ratio: 1") && !html.contains("height: 200px"))
+    }
+
+    @Test(
         "a gallery page links the next one by its query, escaped; a section going on from the page before is not titled again"
     )
     func paging() {
