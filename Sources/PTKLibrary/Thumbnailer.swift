@@ -219,8 +219,8 @@ extension String {
 public enum Thumbnailer {
     /// The longest side of a thumbnail.
     public static let maxSide = 256
-    /// The gallery's thumbnails' long sides (issue 45): its cells at 1x and 2x (a phone's cells
-    /// at 3x are at most 120 CSS pixels).
+    /// The gallery's thumbnails' long sides (issue 45): its rows at 1x, and at 2x and 3x (the
+    /// page keeps each row within the pixels they have, issue 58).
     public static let gallerySides = [180, 360]
     /// The longest side of a preview.
     public static let previewSide = 1440

@@ -174,7 +174,7 @@ public struct WebPages: Sendable {
                 var image =
                     "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
                 if p.hasThumbnail {
-                    // 180 at 1x, 360 at 2x and 3x (a phone's cells are at most 120 CSS pixels).
+                    // 180 at 1x, 360 at 2x and 3x (app.js keeps each row within its thumbnails' pixels).
                     let (small, large) = (
                         h(Self.thumbnailURL(p, side: Self.gallerySides[0])),
                         h(Self.thumbnailURL(p, side: Self.gallerySides[1]))
