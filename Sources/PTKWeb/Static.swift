@@ -69,6 +69,8 @@ enum WebStatic {
         }
         /* Without script at 3x, the 1x size would stretch the 360 thumbnail: two thirds of it. */
         @media (min-resolution: 2.5dppx) { .grid:not(.justified) figure:not(.small) img { zoom: .6667; } }
+        /* An icon keeps room for its name. */
+        .grid:not(.justified) figure.small { min-width: 5rem; }
         /* The viewer: the photo fills the screen; the links float over it. */
         body.viewer { background: #000; color: #eee; height: 100vh; height: 100dvh; overflow: hidden; }
         .stage { position: fixed; inset: 0; max-width: none; margin: 0; padding: 0; display: flex; align-items: center; justify-content: center; }

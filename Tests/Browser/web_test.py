@@ -60,12 +60,14 @@ def check(ok, what):
     return ok
 
 
-def browser():
+def browser(script=True):
     o = webdriver.ChromeOptions()
     o.binary_location = '/usr/bin/chromium'
     for a in ['--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=1280,800',
               '--no-first-run', '--disable-extensions', '--disable-background-networking']:
         o.add_argument(a)
+    if not script:
+        o.add_argument('--blink-settings=scriptEnabled=false')
     # The certificate is self-signed: a person compares its fingerprint once; the test accepts it.
     o.accept_insecure_certs = True
     d = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=o)
@@ -504,8 +506,33 @@ try:
     urls = [f'{opts.base}/', f'{opts.base}/upload', f'{opts.base}/photo/{hostile_id}', f'{opts.base}/photo/{hostile_id}/original',
             f'{opts.base}/photo/{hostile_id}/thumbnail', f'{opts.base}/photo/{hostile_id}/package', f'{opts.base}/photo/{hostile_id}/delete',
             f'{opts.base}/nothing-here']
+    session = [c for c in d.get_cookies()]
 finally:
     d.quit()
+
+# Without script (the same session's cookie), on a phone: the gallery still shows each photo at
+# its own aspect ratio, never stretched past its 1x size (two thirds of it at 3x), within the
+# screen's width, and "More photos" opens the next page.
+n = browser(script=False)
+try:
+    n.get(opts.base + '/nothing-here')
+    for c in session:
+        n.add_cookie({k: c[k] for k in ('name', 'value', 'path', 'secure', 'httpOnly') if k in c})
+    phone(n)
+    n.get(opts.base + '/')
+    first_screen_loaded(n)
+    shown = n.execute_script('''
+        return [...document.querySelectorAll(".grid figure img")].filter(i => i.getBoundingClientRect().top < innerHeight && i.naturalWidth)
+          .map(i => { const r = i.getBoundingClientRect(); return [r.width, r.height, i.naturalWidth / i.naturalHeight,
+                        Number(i.getAttribute("width")), i.closest(".grid").classList.contains("justified")]; });''')
+    check(shown and not any(x[4] for x in shown), f'without script, the gallery is shown and no script laid it out ({len(shown)} thumbnails)')
+    off = [x for x in shown if abs(x[0] - x[1] * x[2]) > 2 or x[0] > x[3] + 0.5]
+    check(shown and not off, f'without script, each thumbnail keeps its aspect ratio and at most its 1x size ({off[:2]})')
+    width = n.execute_script('return document.documentElement.scrollWidth')
+    check(width <= 390 and n.find_elements(By.ID, 'more'), f'without script, the gallery fits 390 px ({width}) and links the next page')
+    n.save_screenshot(os.path.join(opts.shots, 'gallery-noscript-390x844.png'))
+finally:
+    n.quit()
 
 # A second browser without the cookie gets the login page for every URL.
 e = browser()
