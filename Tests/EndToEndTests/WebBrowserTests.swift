@@ -126,7 +126,8 @@ struct WebBrowserTests {
                 separator: "\n"))
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)\n\(d.log)")
         for shot in [
-            "gallery-390x844.png", "gallery-1280x800.png", "rows-390x844.png", "rows-1280x800.png", "photo-390x844.png",
+            "gallery-390x844.png", "gallery-1280x800.png", "rows-390x844.png", "rows-1280x800.png",
+            "gallery-noscript-390x844.png", "photo-390x844.png",
             "upload-390x844.png",
             "login-390x844.png",
             "viewer-390x844.png", "viewer-1280x800.png", "viewer-1920x1080.png", "photo-heic-390x844.png",
