@@ -120,7 +120,10 @@ int ptk_jpeg_encode(const unsigned char *rgb, uint32_t width, uint32_t height, i
 }
 
 int ptk_render_encode(ptk_box *box, int orientation, const ptk_render_request *request, ptk_thumbnail_result *out) {
-    const int png = request->png_only || box->transparent;
+    const int small = request->lossless_within > 0 && out->width > 0 && out->height > 0
+                      && out->width <= request->lossless_within && out->height <= request->lossless_within;
+    const int png = request->png_only || box->transparent || small;
+    out->transparent = box->transparent;
     const int channels = box->alpha ? 4 : 3;
     for (int i = 0; i < box->count; i++) {
         ptk_box_target *t = &box->targets[i];

@@ -107,7 +107,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
                 """),
         Command(
             "thumbnail", group: library,
-            "write its gallery thumbnail (a JPEG, or a PNG for a photo with transparency; at most 360 px on its long side)",
+            "write its gallery thumbnail (a JPEG, or a PNG for a photo with transparency or a PNG of at most 360x360; at most 360 px on its long side)",
             arguments: [Argument("NAME", "the photo", completion: .photoName)],
             details: """
                 Without -o, or with -o -, the image goes to standard output, which must not be a terminal (redirect it, \

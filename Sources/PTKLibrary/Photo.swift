@@ -42,13 +42,17 @@ public struct Photo: Sendable, Equatable {
     /// True when the photo has its gallery thumbnails (`thumbnailType`).
     public var hasThumbnail: Bool
     /// The gallery thumbnails' format (issue 45): .jpeg, or .png for a photo with
-    /// transparency; nil when it has none. Each side of `Thumbnailer.gallerySides` has a file,
+    /// transparency or no larger than a thumbnail (issue 58); nil when it has none. Each side of `Thumbnailer.gallerySides` has a file,
     /// except for a photo with `hasOldThumbnail` (.png: one file for every side).
     public var thumbnailType: PhotoType?
     /// True while the photo still has the one thumbnail of a schema before 5 (`thumbnail = 1`):
     /// `<id>.png`, at most `Thumbnailer.maxSide` (256) pixels on its long side, shown for
     /// every gallery side until the photo is indexed again and its new thumbnails replace it.
     public var hasOldThumbnail: Bool = false
+    /// Some pixel is not fully opaque (issue 58): the gallery shows a checkerboard behind it
+    /// and behind no other photo. Nil until its thumbnails say (not indexed, none made, or the
+    /// old thumbnail of a schema before 5).
+    public var hasAlpha: Bool?
     /// Its preview (issue 45).
     public var preview: PreviewState = .pending
     /// The preview's format when it is made: .jpeg (`.ptk/previews/<id>.jpg`), or .png

@@ -108,6 +108,8 @@ extension PhotoLibrary {
             TEXT GENERATED ALWAYS AS
                 (coalesce(substr(coalesce(taken, strftime('%Y-%m-%d', received / 1000.0, 'unixepoch')), 1, 10), '')) VIRTUAL
             """, since: 6),
+        // Some pixel not fully opaque (issue 58): 1, else 0; NULL until thumbnails are made.
+        PhotoColumn("alpha", "INTEGER", since: 8) { p, s, i in p.hasAlpha = s.int(i).map { $0 != 0 } },
     ]
 
     /// A width or height as a row may say it: within `sideRange`, else unknown.

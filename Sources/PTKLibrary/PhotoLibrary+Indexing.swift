@@ -78,7 +78,7 @@ extension PhotoLibrary {
                 UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
                     interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?,
                     orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?,
-                    preview = ?, preview_problem = ?
+                    preview = ?, preview_problem = ?, alpha = ?
                 WHERE id = ? AND name = ?
                 """)
             var changed: [Int64: Int] = [:]
@@ -94,7 +94,8 @@ extension PhotoLibrary {
                     e.status.map { $0.modifiedTime.milliseconds }, facts.orientation, facts.taken,
                     facts.takenTime?.milliseconds,
                     facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0),
-                    preview, previewProblem, e.id, e.name
+                    preview, previewProblem, e.thumbnailType == nil ? nil : (e.thumbnail!.transparent ? 1 : 0),
+                    e.id, e.name
                 ).run()
                 changed[e.id] = database.changes
             }

@@ -208,7 +208,7 @@ extension PhotoLibrary {
     }
 
     /// The bytes of the largest gallery thumbnail of `photo` (`thumbnail(of:side:)` of the
-    /// largest of `Thumbnailer.gallerySides`: a JPEG, or a PNG for a photo with transparency),
+    /// largest of `Thumbnailer.gallerySides`: a JPEG, or a PNG for a photo with transparency or a small PNG),
     /// nil when it has none: what `ptk thumbnail` writes.
     public func thumbnail(of photo: Photo) throws(LibraryError) -> [UInt8]? {
         try thumbnail(of: photo, side: Thumbnailer.gallerySides.max()!)?.bytes

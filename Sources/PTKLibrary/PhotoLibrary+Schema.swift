@@ -12,12 +12,15 @@ extension PhotoLibrary {
     /// why, 3 made as PNG); every photo is indexed again for its new thumbnails; 6: the
     /// gallery's keys, each photo's folder and day, as columns SQLite computes, and indices in
     /// the gallery's order; 7 (issue 56): `inbox_sources`, the files taken from watched inbox
-    /// and drop folders (`inboxSourcesSchema`, PhotoLibrary+InboxSources.swift).
+    /// and drop folders (`inboxSourcesSchema`, PhotoLibrary+InboxSources.swift); 8 (issue 58):
+    /// `alpha`, whether a photo has a pixel that is not fully opaque (the gallery's checkerboard
+    /// goes behind those only), and a PNG no larger than the largest thumbnail gets PNG
+    /// thumbnails (`Thumbnailer.losslessWithin`): those with JPEG ones are indexed again.
     ///
     /// A new column is a row of `photoColumns` whose `since` is this number raised by one;
     /// `migrate` adds it to older indices, and needs a step of its own only for what else the
     /// new schema asks (indexing every photo again, an index).
-    static let schemaVersion: Int64 = 7
+    static let schemaVersion: Int64 = 8
 
     /// The names of the `photos` table's columns (none before it is created).
     func photoTableColumns() throws(LibraryError) -> Set<String> {
@@ -92,6 +95,19 @@ extension PhotoLibrary {
                 // What watched inboxes took (issue 56): a table of its own, kept with its photo's
                 // name by triggers. Nothing to fill in: no inbox took anything before.
                 try database.execute(Self.inboxSourcesSchema)
+            }
+            if found >= 5 && found < 8 {
+                // Until schema 8 a PNG thumbnail (3) meant transparency and a JPEG (2) none;
+                // the old 256-pixel PNG (1) says nothing: unknown until indexed again. A PNG no
+                // larger than the largest thumbnail with JPEG ones is indexed again for its
+                // lossless ones (its old ones are shown until then).
+                try database.execute(
+                    """
+                    UPDATE photos SET alpha = (thumbnail = 3) WHERE thumbnail IN (2, 3);
+                    UPDATE photos SET indexed = 0
+                        WHERE indexed = 1 AND thumbnail = 2 AND lower(name) LIKE '%.png' AND width <= \(Thumbnailer.losslessWithin)
+                            AND height <= \(Thumbnailer.losslessWithin);
+                    """)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
             return found > 0 && found < 5

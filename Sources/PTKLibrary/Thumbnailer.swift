@@ -37,6 +37,9 @@ public struct Thumbnail: Sendable {
     /// Why the photo's own colour description (ICC profile, gAMA/cHRM, nclx) was set aside and
     /// the thumbnail made as if it were sRGB, or nil.
     public var colourNote: String?
+    /// Some pixel is not fully opaque (an alpha below 255, or a tRNS colour): the gallery shows
+    /// a checkerboard behind it, and behind no other (issue 58). Known once renditions are made.
+    public var transparent = false
 
     /// What the library's entry says of a photo whose thumbnail was made: why its EXIF or its
     /// colours were set aside, or nil.
@@ -216,8 +219,8 @@ extension String {
 public enum Thumbnailer {
     /// The longest side of a thumbnail.
     public static let maxSide = 256
-    /// The gallery's thumbnails' long sides (issue 45): its cells at 1x and 2x (a phone's cells
-    /// at 3x are at most 120 CSS pixels).
+    /// The gallery's thumbnails' long sides (issue 45): its rows at 1x, and at 2x and 3x (the
+    /// page keeps each row within the pixels they have, issue 58).
     public static let gallerySides = [180, 360]
     /// The longest side of a preview.
     public static let previewSide = 1440
@@ -232,6 +235,12 @@ public enum Thumbnailer {
     public static let largestThumbnailBytes = 1 << 20
     /// Photos with more pixels than this get no thumbnail.
     public static let defaultPixelLimit: UInt64 = 200_000_000
+    /// A PNG no larger than the largest gallery thumbnail (an icon, pixel art, a small palette
+    /// image: both sides at most this) gets PNG thumbnails, its pixels kept as they are: JPEG's
+    /// 4:2:0 smears a 32x32 palette image by 16-21 levels on average (issue 58). At most 360 x
+    /// 360, so within `largestThumbnailBytes` as any PNG made here. (A JPEG or HEIF was lossy
+    /// already: its thumbnails stay JPEG.)
+    public static let losslessWithin = gallerySides.max()!
 
     /// The most sides one call makes (from one decode).
     public static let maxRenditions = Int(PTK_MAX_RENDITIONS)
@@ -239,8 +248,8 @@ public enum Thumbnailer {
     /// The gallery's thumbnails of the photo of `type` in `fd` (from its current offset): one
     /// rendition per entry of `sides` (1 to `maxRenditions` of them), in that order, from one
     /// decode; each at most that side on its long side, never enlarged, sRGB, turned as shown.
-    /// JPEG (quality 75, baseline, 4:2:0) unless the photo has a transparent pixel or `pngOnly`
-    /// (the .ptk package's thumbnail), then PNG. `embedded` lets a HEIF's thumbnail item stand
+    /// JPEG (quality 75, baseline, 4:2:0) unless the photo has a transparent pixel, is a PNG
+    /// within `losslessWithin` or `pngOnly` (the .ptk package's thumbnail), then PNG. `embedded` lets a HEIF's thumbnail item stand
     /// in for the whole image when it matches it (aspect ratio, transformations) and is at least
     /// the largest side; a JPEG is decoded at the smallest scale M/8 that still has the largest
     /// side. `decodePath` says which. `png` stays empty (see `make(from:type:maxSide:...)`).
@@ -260,7 +269,7 @@ public enum Thumbnailer {
 
     /// The preview of the photo of `type` in `fd`: one rendition, at most `maxSide` on its long
     /// side (never enlarged), sRGB, turned as shown, a progressive JPEG of quality 80 (PNG when
-    /// the photo has transparency). Always decodes the whole image (a JPEG at the smallest
+    /// the photo has transparency or is a PNG within `losslessWithin`). Always decodes the whole image (a JPEG at the smallest
     /// sufficient scale); memory is a few rows of sums plus the preview's pixels.
     /// `alsoSides` makes gallery thumbnails from the same decode, after the preview in
     /// `renditions` (baseline JPEG at quality 75, as `make` makes them).
@@ -315,6 +324,9 @@ public enum Thumbnailer {
         request.embedded_min = UInt32(clamping: max(0, embeddedAtLeast ?? 0))
         request.preview = preview ? 1 : 0
         request.fine = fine ? 1 : 0
+        // A PNG's pixels are exact: a small one keeps them. A JPEG or HEIF was lossy already
+        // (its thumbnails stay JPEG). The .ptk package's single PNG has its own rule (`fine`).
+        request.lossless_within = fine || type != .png ? 0 : UInt32(losslessWithin)
         // Nothing libheif is not to see reaches it: a HEIF whose counts or declared sizes are
         // out of bounds gets no decode (HEIFCheck), nor one whose decode costs too much; the
         // decoding budget is checked against the most its parts declare.
@@ -355,6 +367,7 @@ public enum Thumbnailer {
                 t.thumbnailHeight = first.height
             }
             t.decodePath = cText(result.decode_path)
+            t.transparent = result.transparent != 0
         case PTK_PNG_TOO_LARGE: t = Thumbnail(outcome: .tooLarge(message))
         case PTK_PNG_CANCELLED: t = Thumbnail(outcome: .cancelled)
         default:

@@ -14,5 +14,6 @@ extension WebPhoto {
         thumbnailType = photo.thumbnailType
         hasPreview = photo.preview == .made
         oldThumbnail = photo.hasOldThumbnail
+        hasAlpha = photo.hasAlpha
     }
 }

@@ -60,6 +60,31 @@ public func makeImagePNG(
         idat: zlibCompress(raw, level: level))
 }
 
+/// A 32x32 pixel-art PNG of 16 palette colours (colour type 3, no gAMA: sRGB), each pixel
+/// one of them by a fixed scatter: what JPEG's 4:2:0 smears (issue 58). Also its pixels, as RGB rows.
+public func paletteIconPNG() -> (png: [UInt8], rgb: [UInt8]) {
+    let palette: [[UInt8]] = (0..<16).map { (i: Int) -> [UInt8] in
+        let r = UInt8((i * 97 + 30) & 255)
+        let g = UInt8((i * 53 + 200) & 255)
+        let b = UInt8((i * 211 + 7) & 255)
+        return [r, g, b]
+    }
+    var raw: [UInt8] = []
+    var rgb: [UInt8] = []
+    for y in 0..<32 {
+        raw.append(0)
+        for x in 0..<32 {
+            let index: Int = ((x / 2) * 7 + (y / 3) * 5 + (x * y) % 3) % 16
+            raw.append(UInt8(index))
+            rgb += palette[index]
+        }
+    }
+    let png = assemblePNG(
+        ihdr: ihdr(width: 32, height: 32, bitDepth: 8, colorType: 3), idat: zlibCompress(raw),
+        before: [("PLTE", palette.flatMap { $0 })])
+    return (png, rgb)
+}
+
 /// Writes a large 8-bit RGB PNG of pseudo-random (incompressible) pixels to `path`, streaming:
 /// the rows go through zlib at level 0 (stored) into 1 MiB IDAT chunks, so the test never holds
 /// the image. Returns the file's size.

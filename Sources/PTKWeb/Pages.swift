@@ -109,13 +109,37 @@ public struct WebPages: Sendable {
         p.fitted(in: gallerySides[0]).map { ($0.width, $0.height) }
     }
 
+    /// A photo no larger than its 1x thumbnail (an icon, pixel art): both its renditions are the
+    /// photo itself, so it is offered once (no 2x), and shown at its own size in its cell, never
+    /// stretched to the row's height (class "small").
+    static func isSmall(_ p: WebPhoto) -> Bool {
+        p.displayedSize.map { max($0.width, $0.height) <= gallerySides[0] } ?? false
+    }
+
+    /// The figure's attributes for the rows' layout (issue 58): its classes ("alpha" puts the
+    /// checkerboard behind a photo with transparent pixels; "small", `isSmall`), and the photo's
+    /// size as shown (`data-w`, `data-h`), from which app.js lays the rows out before any image
+    /// arrives, at each photo's aspect ratio and never larger than its thumbnail's pixels cover
+    /// at the screen's density; `data-side` is the largest thumbnail's side when it is not 360
+    /// (the old 256-pixel one of a library made before issue 45).
+    static func figureAttributes(_ p: WebPhoto) -> String {
+        let classes = [p.checkerboard ? "alpha" : nil, p.hasThumbnail && isSmall(p) ? "small" : nil].compactMap { $0 }
+        var attributes = classes.isEmpty ? "" : " class=\"\(classes.joined(separator: " "))\""
+        if p.hasThumbnail, let (w, h) = p.displayedSize {
+            attributes += " data-w=\"\(w)\" data-h=\"\(h)\"" + (p.oldThumbnail ? " data-side=\"256\"" : "")
+        }
+        return attributes
+    }
+
     /// Photos on one page of the gallery: the first page opens at once however large the
     /// library; app.js appends the next page as its end scrolls into view (without script,
     /// "More photos" opens it).
     public static let pageSize = 200
 
-    /// A page of the gallery: sections of thumbnails, each loaded lazily (the browser fetches
-    /// only those near the screen); filters by sender and rating. `firstContinues`: the first
+    /// A page of the gallery: sections of thumbnails in rows at their own aspect ratio (app.js
+    /// fills each row to the width, issue 58; without script they keep their 1x size), each
+    /// loaded lazily (the browser fetches only those near the screen); filters by sender and
+    /// rating. `firstContinues`: the first
     /// section goes on from the page before (it gets no title again). `more` is the query of
     /// the next page ("after=CURSOR&sender=..."), nil on the last. `matching` photos match the
     /// filters, of `total`.
@@ -150,21 +174,23 @@ public struct WebPages: Sendable {
                 var image =
                     "<span class=\"none\">\(h(p.problem ?? (p.indexed ? "no thumbnail" : "not indexed yet")))</span>"
                 if p.hasThumbnail {
-                    // 180 at 1x, 360 at 2x and 3x (a phone's cells are at most 120 CSS pixels).
+                    // 180 at 1x, 360 at 2x and 3x (app.js keeps each row within its thumbnails' pixels).
                     let (small, large) = (
                         h(Self.thumbnailURL(p, side: Self.gallerySides[0])),
                         h(Self.thumbnailURL(p, side: Self.gallerySides[1]))
                     )
                     let size = Self.thumbnailSize(p).map { " width=\"\($0.0)\" height=\"\($0.1)\"" } ?? ""
+                    let srcset = Self.isSmall(p) ? "" : " srcset=\"\(small) 1x, \(large) 2x\""
                     image =
-                        "<img src=\"\(small)\" srcset=\"\(small) 1x, \(large) 2x\" alt=\"\(h(p.name))\"\(size) loading=\"lazy\" decoding=\"async\">"
+                        "<img src=\"\(small)\"\(srcset) alt=\"\(h(p.name))\"\(size) loading=\"lazy\" decoding=\"async\">"
                 }
                 let rating =
                     p.rating.map {
-                        " <span class=\"stars\" title=\"\($0)/5\">\(String(repeating: "★", count: $0))</span>"
+                        "<span class=\"stars\" title=\"\($0)/5\">\(String(repeating: "★", count: $0))</span>"
                     } ?? ""
+                // A long name is cut with an ellipsis (its whole text in the title).
                 body +=
-                    "<figure id=\"p\(p.id)\"><a href=\"\(h(Self.viewURL(p, filters: filters)))\">\(image)</a><figcaption><span class=\"name\">\(h(p.name))</span>\(rating)</figcaption></figure>\n"
+                    "<figure id=\"p\(p.id)\"\(Self.figureAttributes(p))><a href=\"\(h(Self.viewURL(p, filters: filters)))\">\(image)</a><figcaption><span class=\"name\" title=\"\(h(p.name))\">\(h(p.name))</span>\(rating)</figcaption></figure>\n"
             }
             body += "</div>\n"
         }

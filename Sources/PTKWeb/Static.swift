@@ -20,17 +20,23 @@ enum WebStatic {
         label { display: inline-flex; flex-wrap: wrap; align-items: center; gap: .4rem; }
         a:focus-visible, button:focus-visible, summary:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible {
           outline: 3px solid var(--accent); outline-offset: 2px; }
-        /* Cells of at most 180 CSS px (the 180 thumbnail at 1x, the 360 one at 2x). */
-        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 180px)); justify-content: center; gap: .6rem; }
-        figure { margin: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4rem; min-width: 0;
-                 scroll-margin: 5rem 0 1rem; }
-        figure:target { border-color: var(--accent); box-shadow: 0 0 0 2px var(--accent); }
-        figure a { display: block; position: relative; aspect-ratio: 1; overflow: hidden;
-                   background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
-        figure img { position: absolute; inset: 0; width: 100%; height: 100%; object-fit: contain; }
-        figure .none { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; }
-        figcaption { font-size: .8rem; margin-top: .3rem; overflow-wrap: anywhere; }
-        .stars { color: #c80; white-space: nowrap; }
+        /* The gallery (issue 58): rows of photos at their own aspect ratio. app.js fills each row to the
+           width (class "justified", sizes from data-w/data-h); without it each image keeps its 1x size
+           (its width and height attributes), in rows as wide as they come. */
+        .grid { display: flex; flex-wrap: wrap; align-items: flex-start; gap: .6rem 4px; }
+        figure { margin: 0; min-width: 0; max-width: 100%; display: flex; flex-direction: column; scroll-margin: 5rem 0 1rem; }
+        figure a { display: flex; align-items: center; justify-content: center; position: relative; overflow: hidden;
+                   background: #e8e8e8; border-radius: 2px; }
+        figure.alpha a { background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
+        figure img { display: block; max-width: 100%; height: auto; }
+        .justified figure img { width: 100%; height: 100%; max-width: none; object-fit: cover; }
+        figure:target a { outline: 3px solid var(--accent); outline-offset: 2px; }
+        figure .none { display: flex; align-items: center; justify-content: center; width: 8rem; height: 6rem; }
+        .justified figure .none { width: 100%; height: 100%; }
+        /* As wide as the image, one line: a long name ends with an ellipsis, the rating stays. */
+        figcaption { display: flex; gap: .3rem; width: 0; min-width: 100%; font-size: .8rem; margin-top: .2rem; }
+        figcaption .name { flex: 0 1 auto; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+        .stars { color: #c80; white-space: nowrap; flex: none; }
         .more { text-align: center; padding: 1rem; }
         .none, .hint { color: var(--muted); font-size: .85rem; }
         .none { padding: .5rem; text-align: center; }
@@ -59,10 +65,12 @@ enum WebStatic {
         .queue .refused .status { color: #b00020; font-weight: 600; }
         @media (max-width: 480px) {
           main { padding: .6rem; }
-          /* Three columns at 390 px; a cell's image at most 120 CSS px (the 360 thumbnail covers it at 3x). */
-          .grid { grid-template-columns: repeat(auto-fill, minmax(96px, 1fr)); justify-content: stretch; gap: .4rem; }
-          figure { padding: .25rem; }
+          .grid { row-gap: .4rem; }
         }
+        /* Without script at 3x, the 1x size would stretch the 360 thumbnail: two thirds of it. */
+        @media (min-resolution: 2.5dppx) { .grid:not(.justified) figure:not(.small) img { zoom: .6667; } }
+        /* An icon keeps room for its name. */
+        .grid:not(.justified) figure.small { min-width: 5rem; }
         /* The viewer: the photo fills the screen; the links float over it. */
         body.viewer { background: #000; color: #eee; height: 100vh; height: 100dvh; overflow: hidden; }
         .stage { position: fixed; inset: 0; max-width: none; margin: 0; padding: 0; display: flex; align-items: center; justify-content: center; }
@@ -102,11 +110,98 @@ enum WebStatic {
           }
         })();
 
+        // The gallery's rows (issue 58), as phones and Immich show them: each photo at its own
+        // aspect ratio (data-w x data-h, its size as shown, known before any image arrives), each
+        // row filled to the width at one height near the target, the last row of a section left
+        // at the target. No thumbnail is stretched: a row is no taller than its photos' thumbnails
+        // cover at the screen's density (the srcset's 1x below 1.5 device pixels per CSS pixel,
+        // else the 360); a photo that would hold its row far below the target (a panorama), or
+        // one no larger than its thumbnail (class "small", at most one pixel per CSS pixel), is
+        // drawn at the size its pixels allow in the middle of its place.
+        const ptkRows = (function () {
+          function facts(figure, target) {
+            const img = figure.querySelector("img");
+            const w = Number(figure.dataset.w), h = Number(figure.dataset.h);
+            if (!img || !(w > 0 && h > 0)) return { figure: figure, img: img, aspect: 1, cap: Infinity, binds: false };
+            if (figure.classList.contains("small")) return { figure: figure, img: img, aspect: w / h, cap: h, binds: false };
+            const d = window.devicePixelRatio || 1;
+            const side = d < 1.5 ? 180 : Number(figure.dataset.side || 360);
+            // The thumbnailer's fit: within side x side, never enlarged, rounded (as WebPhoto.fitted).
+            const cap = Math.max(1, Math.round(h * Math.min(1, side / Math.max(w, h)))) / d;
+            return { figure: figure, img: img, aspect: w / h, cap: cap, binds: cap >= target / 2 };
+          }
+          // Sizes in 64ths of a pixel (the browser's layout unit), rounded down: a full row never wraps.
+          function px(v) { return Math.floor(v * 64) / 64 + "px"; }
+          function place(row, height) {
+            for (const it of row) {
+              it.figure.style.width = px(it.aspect * height);
+              const a = it.figure.querySelector("a");
+              if (a) a.style.height = px(height);
+              if (!it.img) continue;
+              const shown = Math.min(height, it.cap);
+              it.img.style.width = shown < height ? px(it.aspect * shown) : "";
+              it.img.style.height = shown < height ? px(shown) : "";
+            }
+          }
+          function layout(grid) {
+            // Its fractional width (clientWidth rounds 370.8 up to 371), less a tenth of a pixel.
+            const width = grid.getBoundingClientRect().width - 0.1;
+            if (!(width > 0)) return;
+            const gap = parseFloat(getComputedStyle(grid).columnGap) || 0;
+            const target = width < 480 ? 120 : 180;
+            const items = Array.from(grid.children).filter(function (e) { return e.tagName === "FIGURE"; })
+              .map(function (f) { return facts(f, target); });
+            const full = function (n, s) { return (width - gap * (n - 1)) / s; };
+            let row = [], sum = 0, cap = Infinity;
+            function start(it) { row = it ? [it] : []; sum = it ? it.aspect : 0; cap = it && it.binds ? it.cap : Infinity; }
+            for (const it of items) {
+              const itsCap = it.binds ? it.cap : Infinity;
+              const h = full(row.length + 1, sum + it.aspect), limit = Math.min(target, cap, itsCap);
+              if (h > limit) { row.push(it); sum += it.aspect; cap = Math.min(cap, itsCap); continue; }
+              // Full with this photo; full without it may be nearer the target (never above its caps).
+              const before = row.length ? full(row.length, sum) : Infinity;
+              if (row.length && before <= cap && before / target < target / h) {
+                place(row, before);
+                start(it);
+                const alone = full(1, sum);
+                if (alone <= Math.min(target, cap)) { place(row, alone); start(null); }
+              } else {
+                row.push(it);
+                place(row, h);
+                start(null);
+              }
+            }
+            if (row.length) place(row, Math.min(target, cap));
+            grid.classList.add("justified");
+          }
+          let laid = 0;
+          function all() {
+            const photos = document.getElementById("photos");
+            if (!photos) return;
+            laid = photos.clientWidth;
+            for (const grid of photos.querySelectorAll(".grid")) layout(grid);
+          }
+          // Again when the width changes (a turned phone, a window resized, a scroll bar come or gone).
+          function again() {
+            const photos = document.getElementById("photos");
+            if (photos && photos.clientWidth !== laid) all();
+          }
+          if ("ResizeObserver" in window) {
+            const photos = document.getElementById("photos");
+            if (photos) new ResizeObserver(again).observe(photos);
+          } else {
+            window.addEventListener("resize", again);
+          }
+          return all;
+        })();
+
         // The gallery: when "More photos" comes near the screen, the next page's photos are
-        // fetched and put in its place (the page's own HTML, escaped by ptkd; nothing runs).
+        // fetched and put in its place (the page's own HTML, escaped by ptkd; nothing runs); a
+        // section going on from the page before joins its grid, and the rows are laid out again.
         // Back from the viewer (/#p42), pages are loaded until the photo's figure is there.
         (function () {
           if (!document.getElementById("photos")) return;
+          ptkRows();
           let loading = null;
           let seen = null;
           // Appends the next page; resolves to whether there was one.
@@ -120,8 +215,15 @@ enum WebStatic {
             }).then(function (html) {
               const next = new DOMParser().parseFromString(html, "text/html").getElementById("photos");
               const place = link.parentElement;
+              const last = place.previousElementSibling;
+              const first = next.firstElementChild;
+              if (last && first && last.classList.contains("grid") && first.classList.contains("grid")) {
+                for (const node of Array.from(first.childNodes)) last.append(document.importNode(node, true));
+                first.remove();
+              }
               for (const node of Array.from(next.childNodes)) place.before(document.importNode(node, true));
               place.remove();
+              ptkRows();
               loading = null;
               watch();
               return true;

@@ -1,7 +1,8 @@
 import PTKTime
 import PTKVocabulary
 
-/// The static gallery's page (`ptk gallery`): thumbnails newest first, in sections
+/// The static gallery's page (`ptk gallery`): thumbnails newest first, at their own aspect
+/// ratio in rows (the checkerboard only behind transparent ones, long names cut), in sections
 /// (`WebPhoto.grouped`), each with its name, sender, time, rating and note, and a link to the
 /// full photo. A page a browser opens from disk: no script, its style inline. Every text from
 /// outside goes through `escapeHTML`; links are percent-encoded folder by folder. No I/O: the
@@ -34,16 +35,17 @@ public enum StaticGallery {
             <style>
             body { font-family: system-ui, sans-serif; margin: 1rem; background: #fafafa; color: #222; }
             h1 { font-size: 1.2rem; font-weight: 600; }
-            .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 1rem; }
-            figure { margin: 0; background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: .5rem; }
-            figure a { display: flex; align-items: center; justify-content: center; height: 200px;
-                       background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
-            figure img { max-width: 100%; max-height: 200px; }
-            figcaption { font-size: .8rem; margin-top: .4rem; overflow-wrap: anywhere; }
+            .grid { display: flex; flex-wrap: wrap; align-items: flex-start; gap: 1rem .6rem; }
+            figure { margin: 0; min-width: 0; max-width: 100%; display: flex; flex-direction: column; }
+            figure a { display: block; background: #e8e8e8; }
+            figure.alpha a { background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }
+            figure img { display: block; max-width: 100%; height: auto; }
+            figcaption { width: 0; min-width: 100%; font-size: .8rem; margin-top: .4rem; overflow-wrap: anywhere; }
+            .name, .meta { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
             .name { font-weight: 600; }
             h2 { font-size: 1rem; font-weight: 600; margin: 1.5rem 0 .5rem; }
             .meta { color: #666; }
-            .none { color: #999; font-size: .8rem; padding: 1rem; text-align: center; }
+            .none { display: block; width: 180px; color: #999; font-size: .8rem; padding: 1rem; text-align: center; }
             </style>
             </head>
             <body>
@@ -62,7 +64,10 @@ public enum StaticGallery {
                 "<span class=\"none\">\(escapeHTML(photo.problem ?? (photo.indexed ? "no thumbnail" : "not indexed yet")))</span>"
             if photo.hasThumbnail, let type = photo.thumbnailType {
                 let file = thumbnailFiles[photo.id] ?? "\(photo.id)-\(thumbnailSide).\(type == .png ? "png" : "jpg")"
-                image = "<img src=\"\(thumbnailsLink)/\(file)\" alt=\"\(escapeHTML(photo.name))\" loading=\"lazy\">"
+                // At its 180 rendition's size (the 360 file is sharp at 2x), never stretched.
+                let size = photo.fitted(in: 180).map { " width=\"\($0.width)\" height=\"\($0.height)\"" } ?? ""
+                image =
+                    "<img src=\"\(thumbnailsLink)/\(file)\" alt=\"\(escapeHTML(photo.name))\"\(size) loading=\"lazy\">"
             }
             var meta = [photo.takenMinutes.map { "taken " + $0 } ?? photo.received.description]
             if let sender = photo.senderName { meta.append("from " + sender) }
@@ -71,8 +76,8 @@ public enum StaticGallery {
                 meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating))
             }
             html += """
-                <figure><a href="\(href)">\(image)</a>
-                <figcaption><div class="name">\(escapeHTML(photo.name))</div><div class="meta">\(escapeHTML(meta.joined(separator: " · ")))</div>\(photo.note.map { "<div>\(escapeHTML($0))</div>" } ?? "")</figcaption></figure>
+                <figure\(photo.checkerboard ? " class=\"alpha\"" : "")><a href="\(href)">\(image)</a>
+                <figcaption><div class="name" title="\(escapeHTML(photo.name))">\(escapeHTML(photo.name))</div><div class="meta">\(escapeHTML(meta.joined(separator: " · ")))</div>\(photo.note.map { "<div>\(escapeHTML($0))</div>" } ?? "")</figcaption></figure>
 
                 """
         }

@@ -45,6 +45,9 @@ public struct WebPhoto: Sendable, Equatable {
     /// Its thumbnail is the old 256-pixel PNG of a library made before issue 45, until the
     /// photo is indexed again.
     public var oldThumbnail = false
+    /// Some pixel is not fully opaque (issue 58), nil when unknown: the gallery's
+    /// checkerboard goes behind such a photo only (`checkerboard`).
+    public var hasAlpha: Bool?
     /// Why indexing or the thumbnail failed, or what was set aside in making it.
     public var problem: String?
 
@@ -100,6 +103,10 @@ public struct WebPhoto: Sendable, Equatable {
         let scale = min(1.0, Double(side) / Double(max(w, h)))
         return (max(1, Int((Double(w) * scale).rounded())), max(1, Int((Double(h) * scale).rounded())))
     }
+
+    /// Its thumbnail is shown on a transparency checkerboard: it has transparent pixels, or
+    /// (not yet known) its thumbnail is a PNG, which may have them.
+    public var checkerboard: Bool { hasThumbnail && (hasAlpha ?? (thumbnailType == .png)) }
 
     /// "3024x4032" as shown, or "?" before indexing.
     public var dimensions: String {

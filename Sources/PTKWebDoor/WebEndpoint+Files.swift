@@ -105,7 +105,7 @@ extension WebDoor {
             }
             throw .status(.notFound, "\(photo.name) has no preview: \(why)")
         }
-        // A JPEG, or a PNG for a photo with transparency.
+        // A JPEG, or a PNG for a photo with transparency or a PNG of at most 360x360.
         return .bytes(
             .ok, bytes, type: (photo.previewType ?? .jpeg).mediaType, headers: ["Cache-Control": imageCache(r)])
     }

@@ -13,6 +13,12 @@ desktop (1280x800), with the figures printed ("figure: ...").
 
   web_test.py --base https://127.0.0.1:PORT --link LINK --second-link LINK2 --dir PHOTOS
               --ptk 'PTK ARGS...' --shots DIR --upload A.png B.jpg C.png --hostile NAME --heic NAME
+              --glass NAME --icon NAME --long NAME
+
+The gallery's rows (issue 58) are checked at both sizes: thumbnails in a row share a height and
+their widths follow their aspect ratios, every row but a section's last fills the width, the
+checkerboard is behind the transparent PNG only, a long name ends with an ellipsis, and the
+32x32 palette PNG's thumbnail is a PNG identical in pixels.
 """
 import argparse
 import json
@@ -39,6 +45,9 @@ p.add_argument('--shots', required=True)
 p.add_argument('--upload', nargs=3, required=True)
 p.add_argument('--hostile', required=True, help='the stored name of the photo whose name is markup')
 p.add_argument('--heic', required=True, help='the stored name of a HEIC photo larger than its preview')
+p.add_argument('--glass', required=True, help='the stored name of a PNG with transparent pixels')
+p.add_argument('--icon', required=True, help='the stored name of a 32x32 palette PNG')
+p.add_argument('--long', required=True, help='the stored name of a photo whose name cannot fit its place')
 opts = p.parse_args()
 
 failures = []
@@ -51,12 +60,14 @@ def check(ok, what):
     return ok
 
 
-def browser():
+def browser(script=True):
     o = webdriver.ChromeOptions()
     o.binary_location = '/usr/bin/chromium'
     for a in ['--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=1280,800',
               '--no-first-run', '--disable-extensions', '--disable-background-networking']:
         o.add_argument(a)
+    if not script:
+        o.add_argument('--blink-settings=scriptEnabled=false')
     # The certificate is self-signed: a person compares its fingerprint once; the test accepts it.
     o.accept_insecure_certs = True
     d = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=o)
@@ -143,7 +154,8 @@ def first_screen_loaded(d):
 
 
 def sharpness(d):
-    """For every thumbnail on the screen: [address, pixels wide, high, painted CSS width, height, devicePixelRatio, cell width]."""
+    """For every thumbnail on the screen: [address, pixels wide, high, painted CSS width, height, devicePixelRatio, cell width,
+    no larger than its thumbnail (class small), its CSS width at the srcset's density]."""
     return d.execute_async_script('''
         const done = arguments[arguments.length - 1];
         const shown = [...document.querySelectorAll("figure img")].filter(i => {
@@ -153,13 +165,13 @@ def sharpness(d):
           const plain = new Image(); plain.src = i.currentSrc; await plain.decode();
           const r = i.getBoundingClientRect(), a = plain.naturalWidth / plain.naturalHeight;
           return [i.currentSrc, plain.naturalWidth, plain.naturalHeight, Math.min(r.width, r.height * a), Math.min(r.height, r.width / a),
-                  devicePixelRatio, r.width];
+                  devicePixelRatio, r.width, i.closest("figure").classList.contains("small"), i.naturalWidth];
         })).then(done, e => done(String(e)));''')
 
 
-def gallery_checks(d, size, columns, cell):
-    """The gallery at `size`: its first screen's image bytes, its cells' sharpness, width and
-    columns, then every thumbnail loaded and their bytes."""
+def gallery_checks(d, size, target):
+    """The gallery at `size`: its first screen's image bytes, its thumbnails' sharpness, its rows
+    at most `target` CSS px tall, then every thumbnail loaded and their bytes, and the rows."""
     fresh(d)
     d.get(opts.base + '/')
     d.execute_script('performance.setResourceTimingBufferSize(2000)')
@@ -175,13 +187,14 @@ def gallery_checks(d, size, columns, cell):
     if seen:
         x = seen[0]
         print(f'figure: {size} a thumbnail: {x[1]}x{x[2]} pixels painted {x[3]:.1f}x{x[4]:.1f} CSS px at {x[5]}x', flush=True)
-    blurry = [x for x in seen if x[1] < x[3] * x[5] - 1 or x[2] < x[4] * x[5] - 1]
+    # A photo no larger than its thumbnail is its own thumbnail: drawn at most one pixel per CSS pixel, never stretched.
+    blurry = [x for x in seen if not x[7] and (x[1] < x[3] * x[5] - 1 or x[2] < x[4] * x[5] - 1)]
     check(seen and not blurry, f'{size}: every thumbnail on the screen has a pixel for each device pixel it covers ({blurry[:2]})')
-    widths = sorted({round(x[6], 1) for x in seen})
-    check(widths and max(widths) <= cell, f'{size}: cells are at most {cell} CSS px wide ({widths})')
-    lefts = d.execute_script('const g = document.querySelector(".grid"); '
-                             'return new Set([...g.querySelectorAll("figure")].map(f => Math.round(f.getBoundingClientRect().left))).size')
-    check(columns is None or lefts == columns, f'{size}: {columns or "some"} columns ({lefts})')
+    stretched = [x for x in seen if x[7] and x[3] > x[8] + 0.5]
+    check(not stretched, f'{size}: a photo no larger than its thumbnail is not stretched ({stretched[:2]})')
+    rows = row_heights(d)
+    print(f'figure: {size} first screen rows: {len(rows)} of heights {sorted(set(rows))} CSS px', flush=True)
+    check(rows and max(rows) <= target, f'{size}: rows are at most {target} CSS px tall ({rows})')
     d.execute_script('window.scrollTo(0, 0)')
     d.save_screenshot(os.path.join(opts.shots, f'gallery-{size}.png'))
     images, loaded = thumbnails_loaded(d)
@@ -190,7 +203,85 @@ def gallery_checks(d, size, columns, cell):
     print(f'figure: {size} all thumbnails: {count} loaded, {total} bytes ({per200} per 200)', flush=True)
     check(count >= 200 and per200 <= 3_000_000, f'{size}: a page of 200 thumbnails loads at most 3 MB ({per200} bytes per 200, {count} loaded)')
     d.execute_cdp_cmd('Network.setCacheDisabled', {'cacheDisabled': False})
+    rows_checks(d, size)
     return images, loaded
+
+
+def row_heights(d):
+    """The heights (CSS px, one decimal) of the rows of thumbnails whose top is on the screen."""
+    return d.execute_script('''
+        const rows = new Map();
+        for (const a of document.querySelectorAll(".grid figure > a")) {
+          const r = a.getBoundingClientRect();
+          if (r.top >= 0 && r.top < innerHeight) rows.set(Math.round(r.top), Math.round(r.height * 10) / 10);
+        }
+        return [...rows.values()];''')
+
+
+def rows_checks(d, size):
+    """The justified rows over every page loaded: each row's thumbnails share a height, their
+    widths follow their images' aspect ratios (within 2 CSS px), every row but a section's last
+    fills the width (within 2 px); the checkerboard behind the transparent PNG only; the long
+    name ends with an ellipsis; the palette icon's thumbnail is a PNG identical in pixels."""
+    rows = d.execute_script('''
+        const out = [];
+        for (const grid of document.querySelectorAll(".grid")) {
+          const g = grid.getBoundingClientRect(), rows = [];
+          for (const f of grid.querySelectorAll(":scope > figure")) {
+            const a = f.querySelector("a").getBoundingClientRect(), i = f.querySelector("img");
+            const top = Math.round(a.top);
+            if (!rows.length || rows[rows.length - 1].top !== top) rows.push({top: top, items: []});
+            // The image's own aspect ratio (its file's), and whether it is drawn smaller than its place (capped, small).
+            const capped = i && (i.style.width !== "" || f.classList.contains("small"));
+            const aspect = i && i.naturalHeight ? i.naturalWidth / i.naturalHeight : null;
+            rows[rows.length - 1].items.push([f.id, a.width, a.height, a.right, aspect, capped, g.right, grid.classList.contains("justified")]);
+          }
+          rows.forEach((r, k) => out.push({last: k === rows.length - 1, items: r.items}));
+        }
+        return out;''')
+    justified = all(it[7] for r in rows for it in r['items'])
+    check(rows and justified, f'{size}: app.js laid out every section ({len(rows)} rows)')
+    uneven = [r['items'][0][0] for r in rows if max(it[2] for it in r['items']) - min(it[2] for it in r['items']) > 0.5]
+    check(not uneven, f'{size}: the thumbnails of each row share a height (rows starting at {uneven[:3]} do not)')
+    off = [(it[0], round(it[1], 1), round(it[2] * it[4], 1)) for r in rows for it in r['items']
+           if it[4] and not it[5] and abs(it[1] - it[2] * it[4]) > 2]
+    check(not off, f"{size}: each thumbnail's width follows its aspect ratio within 2 CSS px ({off[:3]})")
+    short = [(r['items'][-1][0], round(r['items'][-1][6] - r['items'][-1][3], 1)) for r in rows
+             if not r['last'] and abs(r['items'][-1][6] - r['items'][-1][3]) > 2]
+    check(not short, f'{size}: every row but a section\'s last fills the width ({short[:3]})')
+    print(f'figure: {size} rows: {len(rows)}, {sum(len(r["items"]) for r in rows)} thumbnails', flush=True)
+    everyone = listed()
+    glass, icon, long, opaque = (everyone[n]['ID'] for n in (opts.glass, opts.icon, opts.long, opts.heic))
+    backgrounds = d.execute_script('''
+        return arguments[0].map(id => getComputedStyle(document.querySelector("#p" + id + " > a")).backgroundImage);''',
+        [glass, opaque, long])
+    check('conic-gradient' in backgrounds[0], f'{size}: the transparent PNG has the checkerboard behind it ({backgrounds[0]})')
+    check(backgrounds[1] == 'none' and backgrounds[2] == 'none', f'{size}: an opaque photo has none ({backgrounds[1:]})')
+    cut = d.execute_script('''
+        const n = document.querySelector("#p" + arguments[0] + " .name"), s = getComputedStyle(n);
+        return [s.textOverflow, s.whiteSpace, n.scrollWidth, n.clientWidth, n.getClientRects().length];''', long)
+    check(cut[0] == 'ellipsis' and cut[1] == 'nowrap' and cut[2] > cut[3] and cut[4] == 1,
+          f'{size}: the long name is one line ending with an ellipsis ({cut})')
+    same = d.execute_async_script('''
+        const done = arguments[arguments.length - 1], img = document.querySelector("#p" + arguments[0] + " img");
+        async function pixels(url) {
+          const r = await fetch(url, {credentials: "same-origin"});
+          const type = r.headers.get("content-type");
+          const bitmap = await createImageBitmap(await r.blob(), {colorSpaceConversion: "none", premultiplyAlpha: "none"});
+          const c = document.createElement("canvas"); c.width = bitmap.width; c.height = bitmap.height;
+          const x = c.getContext("2d"); x.drawImage(bitmap, 0, 0);
+          return [type, bitmap.width, bitmap.height, Array.from(x.getImageData(0, 0, c.width, c.height).data)];
+        }
+        Promise.all([pixels(img.currentSrc), pixels("/photo/" + arguments[0] + "/original")]).then(([t, o]) => {
+          let diff = 0;
+          for (let k = 0; k < o[3].length; k++) diff += Math.abs(t[3][k] - o[3][k]);
+          done([t[0], t[1], t[2], o[1], o[2], diff / Math.max(1, o[3].length)]);
+        }, e => done(String(e)));''', icon)
+    check(isinstance(same, list) and same[0] == 'image/png' and same[1:3] == [32, 32] and same[3:5] == [32, 32] and same[5] == 0,
+          f"{size}: the 32x32 palette PNG's thumbnail is a PNG identical in pixels ([type, size, original's size, mean difference]: {same})")
+    d.execute_script('document.getElementById("p" + arguments[0]).scrollIntoView({block: "center"})', glass)
+    time.sleep(0.5)
+    d.save_screenshot(os.path.join(opts.shots, f'rows-{size}.png'))
 
 
 def photo_id(d, nth):
@@ -291,7 +382,7 @@ try:
     # the photo page of a HEIC.
     started = time.monotonic()
     phone(d)
-    gallery_checks(d, '390x844', 3, 120)
+    gallery_checks(d, '390x844', 120)
     ids = viewer_checks(d, '390x844')
     d.execute_cdp_cmd('Emulation.setTimezoneOverride', {'timezoneId': 'Asia/Kolkata'})
     d.get(f'{opts.base}/view/{ids[1]}')
@@ -315,7 +406,7 @@ try:
     check('/preview' in shown[0] and shown[1] > 360, f"the HEIC's page shows its preview ({shown})")
     d.save_screenshot(os.path.join(opts.shots, 'photo-heic-390x844.png'))
     desktop(d)
-    gallery_checks(d, '1280x800', None, 180)
+    gallery_checks(d, '1280x800', 180)
     viewer_checks(d, '1280x800')
     wide(d)
     d.get(f'{opts.base}/view/{heic_id}')
@@ -415,8 +506,33 @@ try:
     urls = [f'{opts.base}/', f'{opts.base}/upload', f'{opts.base}/photo/{hostile_id}', f'{opts.base}/photo/{hostile_id}/original',
             f'{opts.base}/photo/{hostile_id}/thumbnail', f'{opts.base}/photo/{hostile_id}/package', f'{opts.base}/photo/{hostile_id}/delete',
             f'{opts.base}/nothing-here']
+    session = [c for c in d.get_cookies()]
 finally:
     d.quit()
+
+# Without script (the same session's cookie), on a phone: the gallery still shows each photo at
+# its own aspect ratio, never stretched past its 1x size (two thirds of it at 3x), within the
+# screen's width, and "More photos" opens the next page.
+n = browser(script=False)
+try:
+    n.get(opts.base + '/nothing-here')
+    for c in session:
+        n.add_cookie({k: c[k] for k in ('name', 'value', 'path', 'secure', 'httpOnly') if k in c})
+    phone(n)
+    n.get(opts.base + '/')
+    first_screen_loaded(n)
+    shown = n.execute_script('''
+        return [...document.querySelectorAll(".grid figure img")].filter(i => i.getBoundingClientRect().top < innerHeight && i.naturalWidth)
+          .map(i => { const r = i.getBoundingClientRect(); return [r.width, r.height, i.naturalWidth / i.naturalHeight,
+                        Number(i.getAttribute("width")), i.closest(".grid").classList.contains("justified")]; });''')
+    check(shown and not any(x[4] for x in shown), f'without script, the gallery is shown and no script laid it out ({len(shown)} thumbnails)')
+    off = [x for x in shown if abs(x[0] - x[1] * x[2]) > 2 or x[0] > x[3] + 0.5]
+    check(shown and not off, f'without script, each thumbnail keeps its aspect ratio and at most its 1x size ({off[:2]})')
+    width = n.execute_script('return document.documentElement.scrollWidth')
+    check(width <= 390 and n.find_elements(By.ID, 'more'), f'without script, the gallery fits 390 px ({width}) and links the next page')
+    n.save_screenshot(os.path.join(opts.shots, 'gallery-noscript-390x844.png'))
+finally:
+    n.quit()
 
 # A second browser without the cookie gets the login page for every URL.
 e = browser()

@@ -20,21 +20,27 @@ import Testing
 struct WebBrowserTests {
     static let hostileName = "<img src=x onerror=alert(1)>.png"
     static let heicName = "fractal.heic"
+    /// For the gallery's rows (issue 58): a PNG with transparent pixels, a 32x32 palette icon,
+    /// and a photo whose name does not fit its place.
+    static let glassName = "glass.png"
+    static let iconName = "icon.png"
+    static let longName = "a photo with a rather long name that cannot fit in its place in the gallery.png"
     /// Photos of realistic content, more than a gallery page (200).
     static let realistic = 204
 
-    /// `count` JPEGs of 2016x1512 with a photo's detail (ImageMagick's fractal plasma, blurred,
-    /// with noise: noisier per thumbnail pixel than a 4032x3024 photo of it, so the byte
-    /// figures err high), each its own bytes (a comment segment numbers it), and a HEIC of it.
+    /// `count` JPEGs of 2016x1512 (every third one 1512x2016, a portrait: the gallery's rows mix
+    /// aspect ratios) with a photo's detail (ImageMagick's fractal plasma, blurred, with noise:
+    /// noisier per thumbnail pixel than a 4032x3024 photo of it, so the byte figures err high),
+    /// each its own bytes (a comment segment numbers it), and a HEIC of it.
     static func realisticPhotos(_ work: String, count: Int) throws -> [String] {
         var bases: [[UInt8]] = []
-        for seed in 1...2 {
+        for seed in 1...3 {
             let base = work + "/base\(seed).jpg"
             let made = try run(
                 "/usr/bin/convert",
                 [
-                    "-size", "2016x1512", "-seed", "\(seed)", "plasma:fractal", "-blur", "0x1", "-attenuate", "0.3",
-                    "+noise", "Gaussian", "-quality", "90", base,
+                    "-size", seed == 3 ? "1512x2016" : "2016x1512", "-seed", "\(seed)", "plasma:fractal", "-blur",
+                    "0x1", "-attenuate", "0.3", "+noise", "Gaussian", "-quality", "90", base,
                 ], timeout: 120, absolute: true)
             #expect(made.status == 0, "\(made.stderr)")
             bases.append(try #require(readFile(base)))
@@ -56,7 +62,7 @@ struct WebBrowserTests {
     }
 
     @Test(
-        "log in by link; the gallery's bytes and sharpness at 390 px (3x) and 1280 px; the viewer's keys, swipes and way back; a HEIC's preview; times in the browser's zone; upload three photos; rename, note, rate, delete agree with ptk list; hostile text stays text; no CSRF token 403; no cookie, login page; screenshots"
+        "log in by link; the gallery's bytes and sharpness at 390 px (3x) and 1280 px, its justified rows, checkerboard only behind transparency, names cut with an ellipsis, a small PNG's thumbnail lossless; the viewer's keys, swipes and way back; a HEIC's preview; times in the browser's zone; upload three photos; rename, note, rate, delete agree with ptk list; hostile text stays text; no CSRF token 403; no cookie, login page; screenshots"
     )
     func browser() throws {
         let d = try DaemonProcess.withWeb()
@@ -69,6 +75,14 @@ struct WebBrowserTests {
             writeFile(path, makePNG(size: 30_000 + i * 1000, seed: UInt64(40 + i)))
             sent.append(path)
         }
+        let glass = makeImagePNG(width: 400, height: 300, alpha: true) { x, y in
+            [UInt8(x & 255), UInt8(y & 255), 160, x < 200 ? 0 : 255]
+        }
+        let long = makeImagePNG(width: 600, height: 400) { x, y in [UInt8((x * y) & 255), UInt8(x & 255), 90] }
+        for (name, bytes) in [(Self.glassName, glass), (Self.iconName, paletteIconPNG().png), (Self.longName, long)] {
+            writeFile(work + "/" + name, bytes)
+            sent.append(work + "/" + name)
+        }
         let s = try send(d, sent, ["--name", "<script>window.__ptk_xss=1</script>"])
         #expect(s.status == 0, "\(s.stderr)")
         let started = WallTime.now
@@ -76,7 +90,9 @@ struct WebBrowserTests {
         let made = WallTime.now
         let r0 = try send(d, realistic)
         #expect(r0.status == 0, "\(r0.stderr)")
-        let names = Set([Self.hostileName, "beach.png", "sunset.png"] + realistic.map { lastPathComponent($0) })
+        let names = Set(
+            [Self.hostileName, "beach.png", "sunset.png", Self.glassName, Self.iconName, Self.longName]
+                + realistic.map { lastPathComponent($0) })
         #expect(waitForIndex(d, names, timeout: 300))
         print(
             "figure: \(realistic.count) realistic photos made in \((made.milliseconds - started.milliseconds) / 1000) s, sent and indexed in "
@@ -100,14 +116,19 @@ struct WebBrowserTests {
             [
                 repositoryRoot() + "/Tests/Browser/web_test.py", "--base", base, "--link", base + link,
                 "--dir", d.dir, "--ptk", ptk, "--shots", shots, "--upload",
-            ] + uploads + ["--hostile", Self.hostileName, "--heic", Self.heicName],
+            ] + uploads + [
+                "--hostile", Self.hostileName, "--heic", Self.heicName, "--glass", Self.glassName, "--icon",
+                Self.iconName, "--long", Self.longName,
+            ],
             timeout: 300, absolute: true)
         print(
             r.stdout.split(separator: "\n").filter { $0.hasPrefix("figure:") || $0.hasPrefix("FAIL") }.joined(
                 separator: "\n"))
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)\n\(d.log)")
         for shot in [
-            "gallery-390x844.png", "gallery-1280x800.png", "photo-390x844.png", "upload-390x844.png",
+            "gallery-390x844.png", "gallery-1280x800.png", "rows-390x844.png", "rows-1280x800.png",
+            "gallery-noscript-390x844.png", "photo-390x844.png",
+            "upload-390x844.png",
             "login-390x844.png",
             "viewer-390x844.png", "viewer-1280x800.png", "viewer-1920x1080.png", "photo-heic-390x844.png",
         ] {

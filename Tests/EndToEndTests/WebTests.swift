@@ -193,7 +193,7 @@ struct WebTests {
         ] {
             let r = try b.request("GET", "/?" + query)
             #expect(r.status == 200, "\(query): \(r.status)")
-            #expect(r.text.contains("<figure id=\"p1\">"), "\(query)")
+            #expect(r.text.contains("<figure id=\"p1\""), "\(query)")
         }
         let good = b.cookie!
         // A forged cookie (right length, wrong secret), a damaged one, and none.

@@ -242,7 +242,7 @@ struct ImageMagickTests {
     }
 
     @Test(
-        "every JPEG rendition of a photo (PNG, HEIC with and without an item) is within 3 levels of ImageMagick's; of a plasma JPEG within 6",
+        "every JPEG rendition of a photo (HEIC with and without an item; a small PNG's are PNG) is within 3 levels of ImageMagick's; of a plasma JPEG within 6",
         .tags(.slow))
     func jpegRenditionsMatchImageMagick() throws {
         let dir = makeTemporaryDirectory("ptk-imagemagick")
@@ -260,7 +260,8 @@ struct ImageMagickTests {
             // loses 3.4 to 5.3 levels of it at these sizes (its pixels, made as PNG, are within 1.8).
             let detailed = sample.name.contains("plasma")
             for (label, difference) in renditionDifferences(sample, pngOnly: false, in: dir) {
-                #expect(label.contains(" jpeg "), "\(label)")
+                // display-p3.png is no larger than a thumbnail: its renditions stay PNG (issue 58).
+                #expect(label.contains(sample.name == "display-p3.png" ? " png " : " jpeg "), "\(label)")
                 #expect(difference.allSatisfy { $0 <= (detailed ? 6 : 3) }, "\(label): \(difference)")
                 if let m = difference.max(), m > worst.difference { worst = (label, m) }
                 paths.insert(String(label.split(separator: "(").last?.dropLast() ?? ""))

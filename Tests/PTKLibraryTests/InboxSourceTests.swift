@@ -40,7 +40,7 @@ struct InboxSourceTests {
         #expect(throws: LibraryError.self) { try f.library.inboxSource(inbox: "/i", path: BytePath("x")) }
         for round in 0..<2 {
             let reopened = try PhotoLibrary(directory: f.directory, create: false)
-            #expect(try reopened.database.firstInt("PRAGMA user_version") == 7)
+            #expect(try reopened.database.firstInt("PRAGMA user_version") == PhotoLibrary.schemaVersion)
             #expect(try schemaObjects(reopened) == schemaObjects(Fixture().library), "as a new library has them")
             let kept = try reopened.find("a/beach.png")
             #expect(kept.id == photo.id && kept.sha256 == photo.sha256 && kept.indexed, "nothing to index again")

@@ -10,7 +10,8 @@ import Testing
 /// every field from its own column.
 @Suite(.tags(.unit)) struct PhotoColumnsTests {
     /// `pragma_table_xinfo('photos')` of an index of schema 6 as the hand-written migrations
-    /// made it (before the column table): cid|name|type|notnull|default|pk|hidden.
+    /// made it (before the column table), and schema 8's `alpha` after it:
+    /// cid|name|type|notnull|default|pk|hidden.
     static let schema6 = """
         0|id|INTEGER|0||1|0
         1|name|TEXT|1||0|0
@@ -42,6 +43,7 @@ import Testing
         27|preview_problem|TEXT|0||0|0
         28|folder|TEXT|0||0|2
         29|day|TEXT|0||0|2
+        30|alpha|INTEGER|0||0|0
         """
 
     /// The table's columns as `schema6` shows them.
@@ -127,6 +129,37 @@ import Testing
                 == 1)
     }
 
+    @Test(
+        "schema 8: an index of schema 7 learns which photos have transparency from their thumbnails' format, and indexes again the small PNGs with JPEG thumbnails"
+    )
+    func migrationFromSchema7() throws {
+        let f = Fixture()
+        try f.library.database.execute(
+            """
+            ALTER TABLE photos DROP COLUMN alpha;
+            INSERT INTO photos(id, name, size, width, height, received, indexed, thumbnail) VALUES
+                (1, 'photo.jpg', 10, 4000, 3000, 0, 1, 2),
+                (2, 'glass.png', 10, 4000, 3000, 0, 1, 3),
+                (3, 'icon.png', 10, 32, 32, 0, 1, 2),
+                (4, 'old.png', 10, 32, 32, 0, 0, 1),
+                (5, 'none.png', 10, 32, 32, 0, 1, 0),
+                (6, 'strip.png', 10, 361, 20, 0, 1, 2),
+                (7, 'small.jpg', 10, 32, 32, 0, 1, 2);
+            PRAGMA user_version = 7;
+            """)
+        let reopened = try PhotoLibrary(directory: f.directory, create: false)
+        #expect(try Self.tableInfo(reopened) == Self.schema6)
+        let photos = try reopened.all(sort: .name)
+        let found = Dictionary(uniqueKeysWithValues: photos.map { ($0.name, ($0.hasAlpha, $0.indexed)) })
+        #expect(found["photo.jpg"]! == (false, true))
+        #expect(found["glass.png"]! == (true, true))
+        #expect(found["icon.png"]! == (false, false), "indexed again for its PNG thumbnails")
+        #expect(found["old.png"]! == (nil, false))
+        #expect(found["none.png"]! == (nil, true))
+        #expect(found["strip.png"]! == (false, true), "larger than a thumbnail: its JPEG ones stay")
+        #expect(found["small.jpg"]! == (false, true), "a JPEG was lossy already: its JPEG ones stay")
+    }
+
     @Test("the SELECT reads every field of Photo from its column")
     func everyFieldIsDecoded() throws {
         let f = Fixture()
@@ -134,9 +167,9 @@ import Testing
             """
             INSERT INTO photos(id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name,
                 sender_address, sender_id, note, rating, indexed, thumbnail, problem, inode, mtime, orientation, taken, taken_ms,
-                camera_make, camera_model, location, preview, preview_problem)
+                camera_make, camera_model, location, preview, preview_problem, alpha)
                 VALUES (3, 'x.jpg', 10, 'cd', 4000, 3000, 8, 2, 1, 5, 'Bob', '[2001:db8::1]:5', 'EFGH', 'n', 5, 1, 2, 'p', 1, 6,
-                6, '2024-07-03T14:22:00', 7, 'Make', 'Model', 1, 2, 'too big');
+                6, '2024-07-03T14:22:00', 7, 'Make', 'Model', 1, 2, 'too big', 0);
             INSERT INTO photos(id, name, size, received, thumbnail, preview) VALUES (4, 'y.png', 1, 0, 1, 3);
             """)
         let p = try #require(try f.library.photo(id: 3))
@@ -145,7 +178,7 @@ import Testing
         (want.width, want.height, want.bitDepth, want.colorType, want.interlace) = (4000, 3000, 8, 2, 1)
         (want.senderName, want.senderAddress, want.senderID) = ("Bob", "[2001:db8::1]:5", "EFGH")
         (want.note, want.rating, want.indexed, want.problem) = ("n", 5, true, "p")
-        (want.thumbnailType, want.hasThumbnail) = (.jpeg, true)
+        (want.thumbnailType, want.hasThumbnail, want.hasAlpha) = (.jpeg, true, false)
         want.modified = WallTime(milliseconds: 6)
         (want.orientation, want.taken, want.cameraMake, want.cameraModel, want.hasLocation) = (
             6, "2024-07-03T14:22:00", "Make", "Model", true
@@ -155,6 +188,7 @@ import Testing
         let old = try #require(try f.library.photo(id: 4))
         #expect(old.hasOldThumbnail && old.thumbnailType == .png && old.hasThumbnail)
         #expect(old.preview == .made && old.previewType == .png)
-        #expect(PhotoLibrary.columnCount == 26, "every column but inode, taken_ms, folder and day")
+        #expect(old.hasAlpha == nil, "not known until its thumbnails are made")
+        #expect(PhotoLibrary.columnCount == 27, "every column but inode, taken_ms, folder and day")
     }
 }

@@ -123,11 +123,24 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
         }
         let photo = try f.receive("glass.png", bytes)
         #expect(photo.thumbnailType == .png)
+        #expect(photo.hasAlpha == true, "the gallery's checkerboard goes behind it")
         for side in Thumbnailer.gallerySides {
             let r = try #require(try f.library.thumbnail(of: photo, side: side))
             #expect(renditionType(r.bytes) == .png && hasAlpha(r.bytes))
             #expect(fileExists(f.library.thumbnailFolder + "/\(photo.id)-\(side).png"))
         }
+    }
+
+    @Test(
+        "the index says which photos have transparent pixels: an opaque small PNG has PNG thumbnails and no alpha, a large one JPEG ones (issue 58)"
+    )
+    func alphaIsRecorded() throws {
+        let f = Fixture()
+        let icon = try f.receive("icon.png", paletteIconPNG().png)
+        #expect(icon.thumbnailType == .png && icon.hasAlpha == false)
+        let large = try f.receive("wide.png", photoBytes(1, width: 600, height: 300))
+        #expect(large.thumbnailType == .jpeg && large.hasAlpha == false)
+        #expect(try f.library.database.firstInt("SELECT count(*) FROM photos WHERE alpha = 0") == 2)
     }
 
     @Test(
@@ -162,7 +175,8 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     func migrationFromSchema4() throws {
         let f = Fixture()
         let a = try f.receive("a.png", photoBytes(1, width: 2000, height: 1000))
-        let b = try f.receive("b.png", photoBytes(2))
+        // Larger than a thumbnail: JPEG thumbnails (a smaller PNG keeps PNG ones, issue 58).
+        let b = try f.receive("b.png", photoBytes(2, width: 400, height: 300))
         try f.library.setNote("a", "kept")
         try f.library.setRating("b", 4)
         try downgradeToSchema4(f.library)
@@ -250,7 +264,7 @@ func makeAllPreviews(_ library: PhotoLibrary) throws -> [PhotoLibrary.PreviewOut
     @Test("the sweep keeps an old <id>.png while its entry says 1, and removes it once the entry says otherwise")
     func sweepKeepsOldThumbnailsStillShown() throws {
         let f = Fixture()
-        let photo = try f.receive("p.png", photoBytes(1))
+        let photo = try f.receive("p.png", photoBytes(1, width: 400, height: 300))
         let folder = f.library.thumbnailFolder
         writeFile(folder + "/\(photo.id).png", [1])
         try f.library.database.execute("UPDATE photos SET thumbnail = 1 WHERE id = \(photo.id)")

@@ -117,6 +117,7 @@ struct RenditionTests {
         ] {
             let t = renditions(of: bytes, type: type)
             #expect(t.renditions.map(\.type) == [.jpeg, .jpeg], "\(name)")
+            #expect(!t.transparent, "\(name)")
             for r in t.renditions {
                 let d = try #require(decode(r), "\(name)")
                 #expect(!d.progressive && d.sampling == 22, "\(name): baseline 4:2:0")
@@ -141,12 +142,59 @@ struct RenditionTests {
         for (name, bytes) in [("alpha", alpha), ("tRNS", trns)] {
             let t = renditions(of: bytes, type: .png)
             #expect(t.renditions.map(\.type) == [.png, .png], "\(name)")
+            #expect(t.transparent, "\(name): said, for the gallery's checkerboard")
             for r in t.renditions {
                 let d = try #require(decode(r))
                 #expect(d.image.pixels[3] == 0, "\(name): the left is transparent")
                 #expect(d.image.pixels[d.image.pixels.count - 1] == 255, "\(name): the right is opaque")
             }
         }
+    }
+
+    /// The mean absolute difference per channel (red, green, blue) between `image` and `rgb`, in levels.
+    static func levelDifference(_ image: RGBA, _ rgb: [UInt8]) -> Double {
+        var sum = 0
+        for i in 0..<(image.width * image.height) {
+            for c in 0..<3 { sum += abs(Int(image.pixels[i * 4 + c]) - Int(rgb[i * 3 + c])) }
+        }
+        return Double(sum) / Double(max(1, image.width * image.height * 3))
+    }
+
+    @Test(
+        "a PNG no larger than a thumbnail (a 32x32 palette icon) gets PNG renditions identical in pixels, where JPEG 4:2:0 smeared it by over 10 levels; a larger or JPEG one stays JPEG"
+    )
+    func smallPNGStaysLossless() throws {
+        let icon = paletteIconPNG()
+        let t = renditions(of: icon.png, type: .png)
+        #expect(t.renditions.map(\.type) == [.png, .png])
+        #expect(!t.transparent)
+        for r in t.renditions {
+            let d = try #require(decode(r))
+            #expect([d.image.width, d.image.height] == [32, 32], "never enlarged")
+            #expect(Self.levelDifference(d.image, icon.rgb) == 0, "identical in pixels")
+        }
+        // Before issue 58: the same pixels as a baseline 4:2:0 JPEG of quality 75, as the
+        // thumbnailer made them (libjpeg-turbo's defaults are 4:2:0).
+        let before = Rendition(
+            bytes: encodeJPEG(icon.rgb, width: 32, height: 32, components: 3, quality: 75), width: 32, height: 32,
+            type: .jpeg)
+        let smeared = try #require(decode(before))
+        #expect(smeared.sampling == 22)
+        let difference = Self.levelDifference(smeared.image, icon.rgb)
+        print("figure: a 32x32 palette PNG's thumbnail differs from it by \(difference) levels as JPEG 4:2:0, 0 as PNG")
+        #expect(difference > 10)
+        // At most 360 on both sides: PNG; one pixel more, JPEG. A small JPEG stays JPEG.
+        let edge = renditions(
+            of: makeImagePNG(width: 360, height: 200) { x, y in [UInt8(x & 255), UInt8(y), 9] }, type: .png)
+        #expect(edge.renditions.map(\.type) == [.png, .png])
+        #expect(edge.renditions.map { [$0.width, $0.height] } == [[180, 100], [360, 200]])
+        let over = renditions(
+            of: makeImagePNG(width: 361, height: 200) { x, y in [UInt8(x & 255), UInt8(y), 9] }, type: .png)
+        #expect(over.renditions.map(\.type) == [.jpeg, .jpeg])
+        #expect(
+            renditions(of: makeJPEG(width: 32, height: 32, seed: 4), type: .jpeg).renditions.map(\.type) == [
+                .jpeg, .jpeg,
+            ])
     }
 
     @Test("pngOnly gives PNG renditions of an opaque photo (the .ptk package's thumbnail)")

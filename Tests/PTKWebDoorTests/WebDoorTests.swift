@@ -357,10 +357,10 @@ struct WebDoorTests {
             request("GET", "/photo/\(id + 1000)", c), request("GET", "/photo/\(id)/thumbnail", c),
         ])
         #expect(e.responses.map(\.status) == [200, 200, 206, 200, 200, 404, 200], "\(e.responses.map(\.status))")
-        // The gallery's largest thumbnail: a JPEG, the photo being opaque.
+        // The gallery's largest thumbnail: a PNG, the photo (1x1) being no larger than a thumbnail (issue 58).
         #expect(
-            e.responses[6].header("content-type") == "image/jpeg"
-                && e.responses[6].body.prefix(3) == [0xFF, 0xD8, 0xFF])
+            e.responses[6].header("content-type") == "image/png"
+                && e.responses[6].body.prefix(4) == [0x89, 0x50, 0x4E, 0x47])
         #expect(e.responses[1].body == png && e.responses[1].header("content-type") == "image/png")
         #expect(
             e.responses[2].body == Array(png.prefix(10))
@@ -493,7 +493,11 @@ struct WebDoorTests {
         #expect(bySender.contains("href=\"/?sender=Anna%20%26%20%22%3Cco%3E%22#p\(first.id)\""), "\(bySender)")
         // The gallery's figures open the viewer with the filters.
         let gallery = f.run([request("GET", "/?rating=4", c)]).first.text
-        #expect(gallery.contains("<figure id=\"p\(middle.id)\"><a href=\"/view/\(middle.id)?rating=4\">"), "\(gallery)")
+        #expect(
+            gallery.contains(
+                "<figure id=\"p\(middle.id)\" class=\"small\" data-w=\"1\" data-h=\"1\"><a href=\"/view/\(middle.id)?rating=4\">"
+            ),
+            "\(gallery)")
     }
 
     @Test("a hostile name and sender stay text in the viewer")

@@ -48,6 +48,9 @@ typedef struct {
     int fine;       /* a JPEG is decoded at a scale with twice the largest rendition's sides
                      * (the box then averages at least 2x2 pixels: within 3 levels of
                      * ImageMagick's box even on noise), not just the largest's */
+    uint32_t lossless_within; /* a photo whose width and height are both at most this (an icon,
+                               * pixel art, a small palette PNG) gets PNG renditions: JPEG's
+                               * 4:2:0 smears such images by 16-21 levels; 0: never */
 } ptk_render_request;
 
 /* One encoded image: a gallery thumbnail or a preview. */
@@ -55,7 +58,7 @@ typedef struct {
     unsigned char *bytes; /* malloc'd; freed by ptk_result_free */
     size_t size;
     uint32_t width, height; /* as shown */
-    int png;                /* PNG (the photo has transparency, or png_only), else JPEG */
+    int png;                /* PNG (the photo has transparency, is small, or png_only), else JPEG */
 } ptk_rendition;
 
 /* What the PNG's header says, and the thumbnail made from it. */
@@ -80,6 +83,9 @@ typedef struct {
     int rendition_count;
     /* How the pixels were obtained: "HEIF thumbnail item 320x240", "JPEG scaled 1/8", "whole image". */
     char decode_path[48];
+    /* Some pixel of the photo is not fully opaque (alpha below 255, or a tRNS colour): the
+     * gallery shows a checkerboard behind it. Set with the renditions. */
+    int transparent;
 } ptk_thumbnail_result;
 
 enum {

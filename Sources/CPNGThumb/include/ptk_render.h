@@ -14,8 +14,9 @@
 uint32_t ptk_render_sizes(const ptk_render_request *request, uint32_t width, uint32_t height, uint32_t *tw, uint32_t *th);
 
 /* Encodes each finished target of `box` as a rendition in `out`: turned as EXIF `orientation`
- * (1-8; anything else leaves it as stored) says, as PNG when the box saw a transparent pixel or
- * the request is png_only, else as JPEG (quality 75 baseline 4:2:0, or quality 80 progressive
+ * (1-8; anything else leaves it as stored) says, as PNG when the box saw a transparent pixel, the
+ * photo (out->width x out->height) fits in request->lossless_within or the request is png_only,
+ * else as JPEG (quality 75 baseline 4:2:0, or quality 80 progressive
  * for a preview). Returns PTK_PNG_OK, or PTK_PNG_FAILED with out->message set. */
 int ptk_render_encode(ptk_box *box, int orientation, const ptk_render_request *request, ptk_thumbnail_result *out);
 
