@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { MESSAGE = 200, IO_BUFFER = 65536, MAX_PACKETS = 600 };
@@ -21,6 +22,19 @@ static const int64_t READ_LIMIT = 128LL << 20;
 /* The memory a decode may take: a decoder keeps up to 16 reference pictures and more in
  * flight (1.5 bytes a pixel each in 8-bit 4:2:0, 3 in 10-bit), then RGB (3): some 24 bytes a pixel. */
 static const uint64_t MEMORY_LIMIT = 512ULL << 20;
+/* The most FFmpeg may allocate at once (av_max_alloc): a sample table declaring millions of
+ * entries in a few bytes makes libavformat build its index in one allocation; a 4K picture's
+ * planes are 12 MB. */
+static const size_t ALLOCATION_LIMIT = 256u << 20;
+/* The processor time one poster may take: a 4K HEVC picture takes 0.2 s on one core of the
+ * test machine, some ten times that on a Raspberry Pi. */
+static const double CPU_LIMIT = 5.0;
+
+static double thread_seconds(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
 
 typedef struct {
     int fd;
@@ -118,7 +132,9 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
     ptk_colour colour = {0};
     ptk_box box = {0};
     struct stat st;
+    const double started = thread_seconds();
     av_log_set_level(AV_LOG_QUIET);
+    av_max_alloc(ALLOCATION_LIMIT);
     if (fstat(fd, &st) != 0) {
         snprintf(out->message, MESSAGE, "cannot read its status: %s", strerror(errno));
         goto done;
@@ -188,10 +204,15 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
         snprintf(out->message, MESSAGE, "no %s decoder", avcodec_get_name(par->codec_id));
         goto done;
     }
-    /* One thread (the indexer runs at nice 19 beside the doors), and no picture larger than
-     * the limit, whatever its parameter sets declare later. */
+    /* One thread (the indexer runs at nice 19 beside the doors); no picture larger than the
+     * track declares (its coded size rounded up to 64, as coding blocks are), whatever its
+     * parameter sets say: a track declaring 320x240 whose parameter sets say 14000x14000 is
+     * refused, not decoded into gigabytes of reference pictures; and only key pictures (a
+     * poster is one), so that a stream of pictures that never start one costs nothing. */
     codec->thread_count = 1;
-    codec->max_pixels = (int64_t)max_pixels;
+    const uint64_t coded = (uint64_t)((out->width + 63) & ~63u) * ((out->height + 63) & ~63u);
+    codec->max_pixels = (int64_t)(coded < max_pixels ? coded : max_pixels);
+    codec->skip_frame = AVDISCARD_NONKEY;
     if ((e = avcodec_open2(codec, decoder, NULL)) < 0) {
         error_text(out->message, "libavcodec cannot open its decoder", e);
         goto done;
@@ -203,6 +224,10 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
     for (int packets = 0;;) {
         if (cancel != NULL && *cancel) {
             status = PTK_PNG_CANCELLED;
+            goto done;
+        }
+        if (thread_seconds() - started > CPU_LIMIT) {
+            snprintf(out->message, MESSAGE, "no picture within %.0f s of processor time", CPU_LIMIT);
             goto done;
         }
         e = av_read_frame(format, packet);

@@ -18,4 +18,9 @@ public enum MP4Limits {
     public static let depth = 16
     /// Tracks (`trak` boxes).
     public static let tracks = 64
+    /// Samples of one track that is not sound of a fixed sample size (a video's frames): FFmpeg
+    /// builds 24 bytes of index for each, from the count alone (a fixed-size `stsz` declares
+    /// 89 million in 8 KB). 4 million is 18 hours at 60 frames a second. Sound of a fixed
+    /// sample size (PCM) may declare more, as many as the file has bytes for.
+    public static let samplesPerTrack: UInt64 = 4_000_000
 }

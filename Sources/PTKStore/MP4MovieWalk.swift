@@ -16,6 +16,8 @@ struct MP4MovieWalk {
         var codec: String?
         var samples: UInt64 = 0
         var sampleTime: UInt64 = 0
+        /// What `stsz` declares: each sample's size when all have one (else 0), and their count.
+        var sizes: (fixed: UInt64, count: UInt64)?
     }
 
     /// Containers walked into; every other box is checked (when known) and passed over.
@@ -79,9 +81,7 @@ struct MP4MovieWalk {
                 tracks.append(Track())
             }
             try container(bytes, body, path: path + [type])
-            if type == "trak", tracks[tracks.count - 1].headers != 1 {
-                throw FormatError("track \(tracks.count) has \(tracks[tracks.count - 1].headers) tkhd boxes, not one")
-            }
+            if type == "trak" { try trackEnded() }
             return
         }
         // A track's boxes count inside a track only (`moov/trak/...`); elsewhere they are passed over.
@@ -98,11 +98,38 @@ struct MP4MovieWalk {
         case ("co64", "stbl"): try chunkOffsets(full, wide: true)
         case ("stsz", "stbl"):
             let fixed = try full.number(at: 4, 4)
-            if fixed == 0 { try full.entries(countAt: 8, each: 4) }
+            let count = fixed == 0 ? UInt64(try full.entries(countAt: 8, each: 4)) : try full.number(at: 8, 4)
+            tracks[tracks.count - 1].sizes = (fixed, count)
         case ("stsc", "stbl"): try full.entries(countAt: 4, each: 12)
         case ("ctts", "stbl"), ("stss", "stbl"), ("stps", "stbl"):
             try full.entries(countAt: 4, each: type == "ctts" ? 8 : 4)
         default: break
+        }
+    }
+
+    /// A track's boxes were all walked: one header, and sample counts that agree and are bounded.
+    private func trackEnded() throws(FormatError) {
+        let t = tracks[tracks.count - 1]
+        let n = tracks.count
+        guard t.headers == 1 else { throw FormatError("track \(n) has \(t.headers) tkhd boxes, not one") }
+        guard let (fixed, count) = t.sizes else { return }
+        // The sample count is declared twice (stsz and stts): FFmpeg trusts the first.
+        guard count == t.samples else {
+            throw FormatError("track \(n)'s stsz declares \(count) samples, its stts \(t.samples)")
+        }
+        if t.handler == "soun" && fixed > 0 {
+            guard count <= UInt64(fileSize) / fixed else {
+                throw FormatError(
+                    "track \(n) declares \(count) samples of \(fixed) bytes, more than the \(fileSize)-byte file holds")
+            }
+        } else {
+            guard count <= MP4Limits.samplesPerTrack else {
+                throw FormatError("track \(n) declares \(count) samples, over \(MP4Limits.samplesPerTrack)")
+            }
+            guard fixed == 0 || count <= UInt64(fileSize) / fixed else {
+                throw FormatError(
+                    "track \(n) declares \(count) samples of \(fixed) bytes, more than the \(fileSize)-byte file holds")
+            }
         }
     }
 

@@ -91,7 +91,7 @@ public struct MP4Track {
             be32(0) + be32(0) + be32(id) + be32(0) + be32(2000) + [UInt8](repeating: 0, count: 16) + matrix
                 + be32(width << 16) + be32(height << 16))
         let mdhd = isoFullBox(
-            "mdhd", be32(0) + be32(0) + be32(30000) + be32(samples * sampleDelta) + be16(0x55C4) + be16(0))
+            "mdhd", be32(0) + be32(0) + be32(30000) + be32(samples &* sampleDelta) + be16(0x55C4) + be16(0))
         let hdlr = isoFullBox("hdlr", be32(0) + Array(handler.utf8) + [UInt8](repeating: 0, count: 12) + [0])
         // A visual sample entry: reserved, data reference 1, predefined, its width and height, the rest zero.
         let entry = isoBox(

@@ -92,7 +92,7 @@ struct VideoPosterTests {
         #expect(waitForIndex(d, ["bomb.mp4", "part2.mp4", "noise.mp4"]))
         let reasons = [
             "bomb.mp4": "megapixel limit", "part2.mp4": "a mpeg4 video: ptk decodes H.264 and HEVC only",
-            "noise.mp4": "libavcodec cannot decode it",
+            "noise.mp4": "no picture could be decoded",
         ]
         for (name, words) in reasons {
             let problem = try entry(d, name)["Problem"] as? String ?? ""
@@ -103,5 +103,63 @@ struct VideoPosterTests {
         #expect(try send(d, [work + "/after.png"]).status == 0)
         #expect(waitForIndex(d, ["bomb.mp4", "part2.mp4", "noise.mp4", "after.png"]), "\(d.log)")
         #expect(try entry(d, "after.png")["Problem"] == nil, "\(d.log)")
+    }
+
+    @Test(
+        "the attack's decoder bombs: a track declaring 320x240 whose parameter sets say 4096x2304, its key picture removed, and P-frames with no key picture; both kept without a poster, ptkd's memory stays small"
+    )
+    func decoderBombs() throws {
+        let d = try DaemonProcess([])
+        let work = makeTemporaryDirectory("ptk-posters-bombs")
+        defer { removeTree(work) }
+        let ffmpeg = try #require(findProgram("ffmpeg"), "needs ffmpeg (scripts/deps.sh --test)")
+        let fixtures = repositoryRoot() + "/Tests/Fixtures/video"
+        func make(_ size: String, frames: Int, references: Int, _ name: String, declare: String?) throws {
+            let coded = try run(
+                ffmpeg,
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:size=\(size):rate=30", "-frames:v",
+                    "\(frames)",
+                    "-c:v", "libx264", "-preset", "ultrafast", "-x264-params",
+                    "keyint=10000:scenecut=0:bframes=0:ref=\(references)", "-bsf:v", "h264_mp4toannexb", "-f", "h264",
+                    work + "/\(name).h264",
+                ], timeout: 120, absolute: true)
+            #expect(coded.status == 0, "\(coded.stderr)")
+            let stripped = try run(
+                "/usr/bin/python3", [fixtures + "/strip-idr.py", work + "/\(name).h264", work + "/\(name)-p.h264"],
+                absolute: true)
+            #expect(stripped.status == 0, "\(stripped.stderr)")
+            let muxed = try run(
+                ffmpeg,
+                [
+                    "-v", "error", "-y", "-r", "30", "-f", "h264", "-i", work + "/\(name)-p.h264", "-c", "copy",
+                    "-copyinkf",
+                    work + (declare == nil ? "/\(name).mp4" : "/\(name)-raw.mp4"),
+                ], absolute: true)
+            #expect(muxed.status == 0, "\(muxed.stderr)")
+            if let declare {
+                let sides = declare.split(separator: "x").map(String.init)
+                let patched = try run(
+                    "/usr/bin/python3",
+                    [fixtures + "/mp4patch.py", "declare-size", work + "/\(name)-raw.mp4", work + "/\(name).mp4"]
+                        + sides,
+                    absolute: true)
+                #expect(patched.status == 0, "\(patched.stderr)")
+            }
+        }
+        try make("4096x2304", frames: 20, references: 16, "dpb", declare: "320x240")
+        try make("1280x720", frames: 300, references: 1, "noidr", declare: nil)
+        #expect(try send(d, [work + "/dpb.mp4", work + "/noidr.mp4"]).status == 0)
+        #expect(waitForIndex(d, ["dpb.mp4", "noidr.mp4"]), "\(d.log)")
+        for name in ["dpb.mp4", "noidr.mp4"] {
+            let problem = try entry(d, name)["Problem"] as? String ?? ""
+            #expect(!problem.isEmpty, "\(name) got a poster")
+        }
+        // 16 reference pictures of 4096x2304 would be some 230 MB; refused, they are never made.
+        let status = String(decoding: readFile("/proc/\(d.process.processIdentifier)/status") ?? [], as: UTF8.self)
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap {
+            Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        }
+        #expect((peak ?? Int.max) < 200_000, "ptkd's peak RSS: \(peak.map { "\($0) kB" } ?? "unknown")")
     }
 }

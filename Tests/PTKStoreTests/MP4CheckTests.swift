@@ -177,6 +177,37 @@ struct MP4CheckTests {
         #expect(videoRefusal(looseMedia) == "")
     }
 
+    @Test(
+        "sample counts are bounded (the attack's 89 million fixed-size samples in 600 bytes: FFmpeg built a 2.1 GB index) and must agree between stsz and stts; PCM sound may declare as many as the file has bytes"
+    )
+    func sampleCounts() {
+        var bomb = MP4Movie()
+        bomb.tracks[0].samples = 89_000_000
+        bomb.tracks[0].sampleDelta = 1
+        let bytes = bomb.bytes()
+        #expect(bytes.count < 2048)
+        #expect(validateVideo(bytes) == nil)
+        #expect(videoRefusal(bytes) == "track 1 declares 89000000 samples, over 4000000", "\(videoRefusal(bytes))")
+        // Within the count bound, but more one-byte samples than the file has bytes.
+        var small = MP4Movie()
+        small.tracks[0].samples = 100_000
+        #expect(videoRefusal(small.bytes()).contains("more than the"), "\(videoRefusal(small.bytes()))")
+        // Sound of a fixed sample size: as many as the file holds, over the video bound too.
+        var pcm = MP4Movie()
+        var sound = MP4Track()
+        sound.handler = "soun"
+        sound.codec = "sowt"
+        sound.samples = 5_000_000
+        pcm.tracks.append(sound)
+        pcm.data = [UInt8](repeating: 0, count: 5_000_000)
+        #expect(videoRefusal(pcm.bytes()) == "")
+        // stsz and stts disagree: FFmpeg sizes its index by the first.
+        var movie = MP4Movie().bytes()
+        let at = movie.indices.first { movie[$0..<min($0 + 4, movie.count)].elementsEqual("stsz".utf8) } ?? 0
+        movie.replaceSubrange(at + 12..<at + 16, with: [0, 0, 0, 61])
+        #expect(videoRefusal(movie) == "track 1's stsz declares 61 samples, its stts 60", "\(videoRefusal(movie))")
+    }
+
     @Test("the first bytes say the type: MP4 brands, QuickTime's, and an old QuickTime file's first box")
     func sniffing() {
         var mov = MP4Movie()

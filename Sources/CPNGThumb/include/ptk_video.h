@@ -9,8 +9,10 @@
 /* Makes the renditions `request` asks for from the first picture of the video in `fd`
  * (read with pread; fd is not closed). Only the MP4/MOV demuxer and the H.264 and HEVC
  * decoders are used; a picture of more than max_pixels pixels is refused before any decode
- * (PTK_PNG_TOO_LARGE), as is one whose decode would need more than the memory limit; at most
- * 64 MiB of the file and 600 packets are read looking for it. The track's display matrix
+ * (PTK_PNG_TOO_LARGE), as is one whose decode would need more than the memory limit; the
+ * decoder takes no picture larger than the track declares, and key pictures only; FFmpeg
+ * allocates at most 256 MiB at once; at most 128 MiB of the file, 600 packets and 5 s of
+ * processor time go into looking for it. The track's display matrix
  * becomes facts.orientation (the renditions are turned as shown); out->width/height are the
  * coded picture's. `cancel`, if not NULL, is checked between packets and by libavformat's
  * interrupt callback. */
