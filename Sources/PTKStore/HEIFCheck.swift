@@ -40,37 +40,7 @@ public enum HEIFCheck {
 
     /// The content of the file's meta box, found among at most `HEIFLimits.topLevelBoxes`.
     private static func metaBox(size: Int64, read: Read) throws(FormatError) -> [UInt8] {
-        var at: Int64 = 0
-        var boxes = 0
-        var meta: (Int64, Int64)?
-        while at < size {
-            boxes += 1
-            guard boxes <= HEIFLimits.topLevelBoxes else {
-                throw FormatError("over \(HEIFLimits.topLevelBoxes) boxes at the top level")
-            }
-            let head = try read(at, Int(min(16, size - at)))
-            guard head.count >= 8 else { throw FormatError("\(head.count) stray bytes at the end") }
-            let size32 = head[0..<4].reduce(0) { $0 << 8 | UInt64($1) }
-            var length = Int64(size32)
-            var header: Int64 = 8
-            if size32 == 1 {
-                guard head.count == 16 else { throw FormatError("a box's 64-bit size is cut off") }
-                let large = head[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
-                guard large <= UInt64(Int64.max) else { throw FormatError("a box of \(large) bytes") }
-                length = Int64(large)
-                header = 16
-            } else if size32 == 0 {
-                length = size - at
-            }
-            guard length >= header, length <= size - at else {
-                throw FormatError("a box of \(length) bytes at byte \(at) does not fit in the file")
-            }
-            if head[4..<8].elementsEqual("meta".utf8) {
-                guard meta == nil else { throw FormatError("a second meta box") }
-                meta = (at + header, length - header)
-            }
-            at += length
-        }
+        let meta = try ISOFile.onlyBox("meta", size: size, read: read, limit: HEIFLimits.topLevelBoxes)
         guard let (start, length) = meta else { throw FormatError("no meta box (the images' descriptions)") }
         guard length <= HEIFValidator.metaLimit else {
             throw FormatError("meta box of \(length) bytes is over the 16 MiB limit")

@@ -43,37 +43,7 @@ public enum MP4Check {
 
     /// The content of the file's moov box, found among at most `MP4Limits.topLevelBoxes`.
     private static func moovBox(size: Int64, read: Read) throws(FormatError) -> [UInt8] {
-        var at: Int64 = 0
-        var boxes = 0
-        var moov: (Int64, Int64)?
-        while at < size {
-            boxes += 1
-            guard boxes <= MP4Limits.topLevelBoxes else {
-                throw FormatError("over \(MP4Limits.topLevelBoxes) boxes at the top level")
-            }
-            let head = try read(at, Int(min(16, size - at)))
-            guard head.count >= 8 else { throw FormatError("\(head.count) stray bytes at the end") }
-            let size32 = head[0..<4].reduce(0) { $0 << 8 | UInt64($1) }
-            var length = Int64(size32)
-            var header: Int64 = 8
-            if size32 == 1 {
-                guard head.count == 16 else { throw FormatError("a box's 64-bit size is cut off") }
-                let large = head[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
-                guard large <= UInt64(Int64.max) else { throw FormatError("a box of \(large) bytes") }
-                length = Int64(large)
-                header = 16
-            } else if size32 == 0 {
-                length = size - at
-            }
-            guard length >= header, length <= size - at else {
-                throw FormatError("a box of \(length) bytes at byte \(at) does not fit in the file")
-            }
-            if head[4..<8].elementsEqual("moov".utf8) {
-                guard moov == nil else { throw FormatError("a second moov box at byte \(at)") }
-                moov = (at + header, length - header)
-            }
-            at += length
-        }
+        let moov = try ISOFile.onlyBox("moov", size: size, read: read, limit: MP4Limits.topLevelBoxes)
         guard let (start, length) = moov else { throw FormatError("no moov box (the movie's description)") }
         guard length <= MP4Limits.moovBytes else {
             throw FormatError("moov box of \(length) bytes is over the \(MP4Limits.moovBytes >> 20) MiB limit")
