@@ -184,7 +184,8 @@ final class SyncthingPair: @unchecked Sendable {
 
     private func waitUntilUp(_ instance: Instance) throws {
         let process = instance.name == "phone" ? phoneProcess : inboxProcess
-        let up = eventually(30) {
+        // 90 s: under the whole suite's load a first start's database migrations took over 30 s.
+        let up = eventually(90) {
             // Polled: an instance not listening yet answers nothing.
             (try? rest(instance, "GET", "/rest/system/ping"))?.status == 200 || process?.hasEnded != false
         }
