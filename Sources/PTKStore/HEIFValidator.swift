@@ -44,15 +44,9 @@ public struct HEIFValidator: FormatCheck {
             if box.index == 1 && box.type != "ftyp" {
                 throw FormatError("does not start with a ftyp box (not a HEIF file)")
             }
-            if box.index > 1 && box.type == "ftyp" { throw FormatError("a second ftyp box") }
             switch box.type {
             case "ftyp":
-                if box.size > HEIFValidator.ftypLimit {
-                    throw FormatError("ftyp box of \(box.size) bytes is over the \(HEIFValidator.ftypLimit)-byte limit")
-                }
-                guard box.size - box.headerSize >= 8 else {
-                    throw FormatError("ftyp box of \(box.size) bytes is too short for its brands")
-                }
+                try box.checkFileType(limit: HEIFValidator.ftypLimit)
                 return true
             case "meta":
                 sawMeta = true

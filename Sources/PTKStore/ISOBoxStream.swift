@@ -17,6 +17,16 @@ struct ISOBoxStream: Sendable {
         let headerSize: Int64
         /// Which box it is, from 1.
         let index: Int
+
+        /// A `ftyp` box's header as every format wants it: not a second one, at most `limit`
+        /// bytes, room for a major brand and a version (its content then goes to the rules' `body`).
+        func checkFileType(limit: Int64) throws(FormatError) {
+            if index > 1 { throw FormatError("a second ftyp box") }
+            if size > limit { throw FormatError("ftyp box of \(size) bytes is over the \(limit)-byte limit") }
+            guard size - headerSize >= 8 else {
+                throw FormatError("ftyp box of \(size) bytes is too short for its brands")
+            }
+        }
     }
 
     private enum Phase: Sendable {

@@ -43,15 +43,9 @@ public struct MP4Validator: FormatCheck {
             if box.index == 1 && box.type != "ftyp" && !PhotoType.quickTimeFirstBoxes.contains(box.type) {
                 throw FormatError("starts with a \(box.type) box, not ftyp (not an MP4 or MOV file)")
             }
-            if box.index > 1 && box.type == "ftyp" { throw FormatError("a second ftyp box") }
             switch box.type {
             case "ftyp":
-                if box.size > MP4Limits.ftypBytes {
-                    throw FormatError("ftyp box of \(box.size) bytes is over the \(MP4Limits.ftypBytes)-byte limit")
-                }
-                guard box.size - box.headerSize >= 8 else {
-                    throw FormatError("ftyp box of \(box.size) bytes is too short for its brands")
-                }
+                try box.checkFileType(limit: MP4Limits.ftypBytes)
                 return true
             case "moov":
                 moovs += 1
