@@ -73,6 +73,12 @@ public struct Photo: Sendable, Equatable {
     public var cameraModel: String?
     /// Whether its EXIF holds a location (GPS); nil until indexed. The location itself is never read out.
     public var hasLocation: Bool?
+    /// A video's length in seconds (issue 58), from its `mvhd`; nil for a photo or when unknown.
+    public var duration: Double?
+    /// A video's frames a second (its first video track); nil for a photo or when unknown.
+    public var frameRate: Double?
+    /// A video's coding as its sample description names it ("avc1", "hvc1"); nil for a photo.
+    public var codec: String?
 
     /// A photo just found or received, not yet indexed: no hash, size in pixels, thumbnail or preview yet.
     public init(id: Int64, name: String, size: Int64, received: WallTime) {
@@ -111,6 +117,17 @@ public struct Photo: Sendable, Equatable {
     public var dimensions: String {
         guard let size = displayedSize else { return "?" }
         return "\(size.width)x\(size.height)"
+    }
+
+    /// The codec's common name ("H.264" for avc1, "HEVC" for hvc1), else its four letters.
+    public var codecName: String? {
+        codec.map { VideoCodec.commonName($0) }
+    }
+
+    /// Bits a second over the whole file (its size over its duration), for a video; nil otherwise.
+    public var bitRate: Double? {
+        guard let duration, duration > 0 else { return nil }
+        return Double(size) * 8 / duration
     }
 
     /// "4032x3024" as stored.
@@ -254,5 +271,8 @@ extension PhotoMetadata {
         problem = photo.problem
         thumbnail = photo.thumbnailPath
         preview = photo.previewPath
+        duration = photo.duration
+        frameRate = photo.frameRate
+        codec = photo.codec
     }
 }

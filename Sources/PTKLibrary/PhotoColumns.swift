@@ -110,6 +110,16 @@ extension PhotoLibrary {
             """, since: 6),
         // Some pixel not fully opaque (issue 58): 1, else 0; NULL until thumbnails are made.
         PhotoColumn("alpha", "INTEGER", since: 8) { p, s, i in p.hasAlpha = s.int(i).map { $0 != 0 } },
+        // A video's facts (issue 58), from its moov box; NULL for a photo. Taken only within
+        // their range: a duration up to ten years, a frame rate up to 10,000 a second (kept
+        // in thousandths), a codec of four letters or digits.
+        PhotoColumn("duration_ms", "INTEGER", since: 9) { p, s, i in
+            p.duration = s.int(i).flatMap { (0...315_360_000_000).contains($0) ? Double($0) / 1000 : nil }
+        },
+        PhotoColumn("frame_rate_milli", "INTEGER", since: 9) { p, s, i in
+            p.frameRate = s.int(i).flatMap { (1...10_000_000).contains($0) ? Double($0) / 1000 : nil }
+        },
+        PhotoColumn("codec", "TEXT", since: 9) { p, s, i in p.codec = s.text(i).flatMap(VideoCodec.fourCC) },
     ]
 
     /// A width or height as a row may say it: within `sideRange`, else unknown.

@@ -78,7 +78,7 @@ extension PhotoLibrary {
                 UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
                     interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?,
                     orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?,
-                    preview = ?, preview_problem = ?, alpha = ?
+                    preview = ?, preview_problem = ?, alpha = ?, duration_ms = ?, frame_rate_milli = ?, codec = ?
                 WHERE id = ? AND name = ?
                 """)
             var changed: [Int64: Int] = [:]
@@ -86,6 +86,7 @@ extension PhotoLibrary {
                 let header = e.thumbnail.flatMap { $0.width > 0 ? $0 : nil }
                 let facts = e.thumbnail?.facts ?? PhotoFacts()
                 let (preview, previewProblem) = Self.previewColumns(e, header: header)
+                let video = e.thumbnail?.video
                 try update.bind(
                     e.sha256, e.status?.size, header?.width, header?.height, header?.bitDepth, header?.colorType,
                     header?.interlace,
@@ -95,7 +96,8 @@ extension PhotoLibrary {
                     facts.takenTime?.milliseconds,
                     facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0),
                     preview, previewProblem, e.thumbnailType == nil ? nil : (e.thumbnail!.transparent ? 1 : 0),
-                    e.id, e.name
+                    video?.duration.flatMap { Self.thousandths($0) }, video?.frameRate.flatMap { Self.thousandths($0) },
+                    video?.codec.flatMap(VideoCodec.fourCC), e.id, e.name
                 ).run()
                 changed[e.id] = database.changes
             }
@@ -116,6 +118,11 @@ extension PhotoLibrary {
             }
         }
         return ids.map { ($0, outcomes[$0] ?? .gone) }
+    }
+
+    /// `value` in thousandths, rounded, when it is a finite number from 0 to 10¹² (else nil).
+    private static func thousandths(_ value: Double) -> Int64? {
+        value.isFinite && value >= 0 && value <= 1e12 ? Int64((value * 1000).rounded()) : nil
     }
 
     /// The `preview` and `preview_problem` columns of a photo just examined: not needed (0)

@@ -1,4 +1,5 @@
 import PTKSystem
+import PTKVocabulary
 
 /// The index's schema: its version, and the migrations that bring an older index up to it
 /// (run by `init` in a write transaction).
@@ -15,12 +16,14 @@ extension PhotoLibrary {
     /// and drop folders (`inboxSourcesSchema`, PhotoLibrary+InboxSources.swift); 8 (issue 58):
     /// `alpha`, whether a photo has a pixel that is not fully opaque (the gallery's checkerboard
     /// goes behind those only), and a PNG no larger than the largest thumbnail gets PNG
-    /// thumbnails (`Thumbnailer.losslessWithin`): those with JPEG ones are indexed again.
+    /// thumbnails (`Thumbnailer.losslessWithin`): those with JPEG ones are indexed again; 9
+    /// (issue 58): a video's `duration_ms`, `frame_rate_milli` and `codec`, for which the
+    /// videos kept under schema 8 are indexed again.
     ///
     /// A new column is a row of `photoColumns` whose `since` is this number raised by one;
     /// `migrate` adds it to older indices, and needs a step of its own only for what else the
     /// new schema asks (indexing every photo again, an index).
-    static let schemaVersion: Int64 = 8
+    static let schemaVersion: Int64 = 9
 
     /// The names of the `photos` table's columns (none before it is created).
     func photoTableColumns() throws(LibraryError) -> Set<String> {
@@ -107,6 +110,16 @@ extension PhotoLibrary {
                     UPDATE photos SET indexed = 0
                         WHERE indexed = 1 AND thumbnail = 2 AND lower(name) LIKE '%.png' AND width <= \(Thumbnailer.losslessWithin)
                             AND height <= \(Thumbnailer.losslessWithin);
+                    """)
+            }
+            if found == 8 {
+                // Videos were first kept under schema 8; their facts come with 9.
+                try database.execute(
+                    """
+                    UPDATE photos SET indexed = 0
+                        WHERE indexed = 1 AND (\(PhotoType.allCases.filter(\.isVideo).flatMap(\.endings).map {
+                            "lower(name) LIKE '%\($0)'"
+                        }.joined(separator: " OR ")));
                     """)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")

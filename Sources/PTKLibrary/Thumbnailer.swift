@@ -40,6 +40,9 @@ public struct Thumbnail: Sendable {
     /// Some pixel is not fully opaque (an alpha below 255, or a tRNS colour): the gallery shows
     /// a checkerboard behind it, and behind no other (issue 58). Known once renditions are made.
     public var transparent = false
+    /// A video's facts from its `moov` box (issue 58): duration, frame rate, codec, size as
+    /// shown, time made; nil for a photo. Read even when no poster can be made.
+    public var video: MP4Check.Report?
 
     /// What the library's entry says of a photo whose thumbnail was made: why its EXIF or its
     /// colours were set aside, or nil.
@@ -339,6 +342,15 @@ public enum Thumbnailer {
                 declared = report.pixels
             }
         }
+        // A video's box structure is checked (as at the door: a file put in the directory by
+        // hand was not) and its facts read from its moov box before FFmpeg sees it.
+        var video: MP4Check.Report?
+        if type.isVideo {
+            switch MP4Check.examine(fd) {
+            case .failure(let error): return Thumbnail(outcome: .failed(error.message))
+            case .success(let report): video = report
+            }
+        }
         var result = ptk_thumbnail_result()
         let status: Int32
         switch type {
@@ -382,6 +394,19 @@ public enum Thumbnailer {
         t.interlace = Int(result.interlace)
         t.facts = PhotoFacts(result.facts)
         t.colourNote = cText(result.colour_note)
+        if let video {
+            t.video = video
+            // Without a poster, the size as the track shows it, and the time mvhd says it was made.
+            if t.width == 0, let width = video.width, let height = video.height {
+                t.width = width
+                t.height = height
+                t.facts.orientation = nil
+            }
+            // Up to the year 9999 (a hostile mvhd may say any 64-bit number).
+            if t.facts.taken == nil, let created = video.created, created <= 253_402_300_799 {
+                t.facts.taken = WallTime(milliseconds: created * 1000).iso8601
+            }
+        }
         return t
     }
 }

@@ -12,6 +12,19 @@ extension Photo {
         ][min(max(o, 0), 8)]
     }
 
+    /// A video's facts on one line (issue 58): "MP4, 1080x1920, 12.5 s, HEVC (hvc1), 29.97
+    /// frames/s, 8.1 Mbit/s", with what is known of them.
+    var videoLine: String {
+        var parts = [type.displayName]
+        if width != nil { parts.append(dimensions) }
+        if let duration { parts.append(DurationText.spoken(duration)) }
+        if let codec, let name = codecName { parts.append(name == codec ? name : "\(name) (\(codec))") }
+        if let frameRate { parts.append("\(DurationText.decimal(frameRate, places: 2)) frames/s") }
+        if let bitRate { parts.append("\(DurationText.decimal(bitRate / 1_000_000, places: 1)) Mbit/s") }
+        if parts.count == 1 { parts.append(indexed ? "facts unknown" : "not indexed yet") }
+        return parts.joined(separator: ", ")
+    }
+
     /// What `ptk show` prints and the web interface's photo page shows: (label, value) pairs.
     /// Never the location itself, only whether the photo records one. Its thumbnails and
     /// preview are named in `thumbnailFolder` and the `previews` folder beside it. `sources` are
@@ -25,7 +38,9 @@ extension Photo {
             ("size", "\(formatBytes(Double(size))) (\(size) bytes)"),
             ("sha256", sha256 ?? "(not indexed yet)"),
         ]
-        if width != nil {
+        if type.isVideo {
+            lines.append(("video", videoLine))
+        } else if width != nil {
             var image = "\(type.displayName), \(dimensions), \(bitDepth ?? 0)-bit \(colorTypeName ?? "")"
             if interlace == 1 { image += type == .png ? ", interlaced (Adam7)" : ", progressive" }
             if let o = orientation, o > 1 {

@@ -15,5 +15,7 @@ extension WebPhoto {
         hasPreview = photo.preview == .made
         oldThumbnail = photo.hasOldThumbnail
         hasAlpha = photo.hasAlpha
+        duration = photo.duration
+        codec = photo.codec
     }
 }

@@ -66,6 +66,12 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
     /// (".ptk/previews/12.jpg"), once it is made; absent while it is coming, when none is
     /// needed and when it could not be made.
     public var preview: String?
+    /// A video's length in seconds (issue 58); absent for a photo.
+    public var duration: Double?
+    /// A video's frames a second; absent for a photo or when unknown.
+    public var frameRate: Double?
+    /// A video's coding as its sample description names it ("avc1", "hvc1"); absent for a photo.
+    public var codec: String?
 
     /// The format's keys, as PhotoKeeper's documents spell them (a package's bytes and the
     /// listings' keys are those of before the properties were named in Swift's way).
@@ -99,6 +105,9 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
         case problem = "Problem"
         case thumbnail = "Thumbnail"
         case preview = "Preview"
+        case duration = "Duration"
+        case frameRate = "FrameRate"
+        case codec = "Codec"
     }
 
     /// Every field absent.

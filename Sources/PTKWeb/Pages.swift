@@ -184,6 +184,12 @@ public struct WebPages: Sendable {
                     image =
                         "<img src=\"\(small)\"\(srcset) alt=\"\(h(p.name))\"\(size) loading=\"lazy\" decoding=\"async\">"
                 }
+                if p.isVideo {
+                    // Marked as a video, with its length when known (issue 58).
+                    let length = p.duration.map { DurationText.clock($0) } ?? ""
+                    image +=
+                        "<span class=\"badge\" aria-label=\"video\(length.isEmpty ? "" : ", " + length)\">▶\(length.isEmpty ? "" : " " + length)</span>"
+                }
                 let rating =
                     p.rating.map {
                         "<span class=\"stars\" title=\"\($0)/5\">\(String(repeating: "★", count: $0))</span>"

@@ -75,6 +75,15 @@ enum WebStatic {
         body.viewer { background: #000; color: #eee; height: 100vh; height: 100dvh; overflow: hidden; }
         .stage { position: fixed; inset: 0; max-width: none; margin: 0; padding: 0; display: flex; align-items: center; justify-content: center; }
         .stage img { display: block; width: 100%; height: 100%; object-fit: contain; }
+        /* A video (issue 58) stops above the details' line, so that its controls stay reachable. */
+        .stage.video { bottom: 3rem; }
+        .stage video:not([hidden]) { display: block; width: 100%; height: 100%; object-fit: contain; background: #000; }
+        .stage .cannot:not([hidden]) { display: flex; flex-direction: column; align-items: center; width: 100%; height: 100%; }
+        .stage .cannot img { flex: 1; min-height: 0; }
+        .stage .cannot p { margin: .5rem 1rem; text-align: center; color: #ccc; }
+        .stage .cannot a { color: #9cf; }
+        figure a .badge { position: absolute; right: .25rem; bottom: .25rem; padding: .05rem .35rem; border-radius: .25rem;
+                          background: rgba(0, 0, 0, .65); color: #fff; font-size: .75rem; line-height: 1.3; pointer-events: none; }
         .stage .coming { position: absolute; left: 0; right: 0; bottom: 3.5rem; text-align: center; color: #ccc; font-size: .9rem; }
         .controls a { position: fixed; z-index: 2; color: #fff; text-decoration: none; background: rgba(0, 0, 0, .5);
                       border-radius: 999px; display: flex; align-items: center; justify-content: center; }
@@ -265,8 +274,28 @@ enum WebStatic {
           if (!document.body.classList.contains("viewer")) return;
           const links = { prev: document.getElementById("prev"), next: document.getElementById("next"), close: document.getElementById("close") };
           function go(link) { if (link) location.assign(link.href); }
+          // A video (issue 58) the browser cannot play (HEVC in Chromium on Linux: its codec
+          // is asked first; a file that fails, or plays its sound without pictures, after)
+          // gives way to its poster, its facts and the download.
+          const video = document.getElementById("video"), cannot = document.getElementById("cannot");
+          if (video && cannot) {
+            const fallback = function () {
+              if (video.hidden) return;
+              video.pause();
+              video.removeAttribute("src");
+              video.load();
+              video.hidden = true;
+              cannot.hidden = false;
+            };
+            const codecs = video.dataset.codecs;
+            if (codecs && video.canPlayType('video/mp4; codecs="' + codecs + '"') === "") fallback();
+            video.addEventListener("error", fallback);
+            video.addEventListener("loadedmetadata", function () { if (video.videoWidth === 0) fallback(); });
+          }
           document.addEventListener("keydown", function (e) {
             if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.defaultPrevented) return;
+            // The player's own keys (arrows seek) while it has the focus.
+            if (e.target && e.target.tagName === "VIDEO" && e.key !== "Escape") return;
             if (e.key === "ArrowLeft") go(links.prev);
             else if (e.key === "ArrowRight") go(links.next);
             else if (e.key === "Escape") go(links.close);

@@ -14,8 +14,10 @@ extension WebPages {
         viewer: Viewer
     ) -> String {
         let h = escapeHTML
-        var body = "<main class=\"stage\">\n"
-        if let shown = Self.shownImage(p) {
+        var body = "<main class=\"stage\(p.isVideo ? " video" : "")\">\n"
+        if p.isVideo {
+            body += Self.videoTag(p) + "\n"
+        } else if let shown = Self.shownImage(p) {
             body += Self.imageTag(shown, alt: p.name, sizes: Self.viewerSizes(p)) + "\n"
             if shown.waiting {
                 body +=
@@ -53,6 +55,25 @@ extension WebPages {
 
             """
         return document(p.name, viewer, bodyClass: "viewer", body)
+    }
+
+    /// A video's player (issue 58): the original over Range requests, its poster (the
+    /// preview) first, nothing loaded but its description until it is played; and, hidden,
+    /// what app.js shows instead when the browser cannot play its codec: the poster, why, and
+    /// the download. ptk converts no video (a small receiver has not the processor for it).
+    static func videoTag(_ p: WebPhoto) -> String {
+        let h = escapeHTML
+        let poster = p.hasPreview ? " poster=\"\(h(previewURL(p)))\"" : ""
+        let codecs = p.codec.flatMap(VideoCodec.browserCodec).map { " data-codecs=\"\(h($0))\"" } ?? ""
+        let codec = p.codec.map { VideoCodec.commonName($0) + " " } ?? ""
+        let still = shownImage(p).map { imageTag($0, alt: p.name, sizes: viewerSizes(p)) } ?? ""
+        return """
+            <video id="video" controls playsinline preload="metadata"\(poster) src="/photo/\(p.id)/original"\(codecs) \
+            aria-label="\(h(p.name))"></video>
+            <div id="cannot" class="cannot" hidden>\(still)<p>This browser cannot play this \(h(codec))video. \
+            <a href="/photo/\(p.id)/original?download=1" download>Download it</a> to play it in a video player; \
+            ptk keeps videos as they came and converts none.</p></div>
+            """
     }
 
     /// How wide the viewer shows `p` (contained in the screen): the screen's width, or less for

@@ -50,6 +50,11 @@ public struct WebPhoto: Sendable, Equatable {
     public var hasAlpha: Bool?
     /// Why indexing or the thumbnail failed, or what was set aside in making it.
     public var problem: String?
+    /// A video's length in seconds (issue 58): the gallery's badge; nil for a photo or when unknown.
+    public var duration: Double?
+    /// A video's coding in four letters ("avc1", "hvc1"): whether a browser can play it; nil
+    /// for a photo or when unknown.
+    public var codec: String?
 
     /// A photo as shown; `thumbnailType`, `hasPreview`, `oldThumbnail` are set after, when known.
     public init(
@@ -92,6 +97,9 @@ public struct WebPhoto: Sendable, Equatable {
     public var version: String {
         String((sha256 ?? "").prefix(12)) + (type.isHEIF && hasPreview ? "p" : "") + (oldThumbnail ? "o" : "")
     }
+
+    /// An MP4 or MOV (issue 58): the viewer plays it, the gallery marks it.
+    public var isVideo: Bool { type.isVideo }
 
     /// Browsers show the original itself (PNG, JPEG; not HEIC or HEIF).
     public var browserShowsOriginal: Bool { type == .png || type == .jpeg }

@@ -148,12 +148,14 @@ struct LibraryCommands {
         return ascii ? cell.utf8.count : cell.count
     }
 
-    /// A photo's line in `list`: name, size, dimensions, taken (else received), sender, rating.
+    /// A photo's line in `list`: name, size, dimensions (and a video's length: "1920x1080
+    /// 0:12"), taken (else received), sender, rating.
     /// Every cell is shown with controls escaped, as `ls` does: each comes from the index, which
     /// the service user may have written.
     static func row(_ p: Photo) -> [String] {
         [
-            p.name, formatBytes(Double(p.size)), p.dimensions, when(p), p.senderName ?? "-",
+            p.name, formatBytes(Double(p.size)), p.dimensions + (p.duration.map { " " + DurationText.clock($0) } ?? ""),
+            when(p), p.senderName ?? "-",
             p.rating.map { "\($0)/5" } ?? "-",
         ].map(escapedForTerminal)
     }

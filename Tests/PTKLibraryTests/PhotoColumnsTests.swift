@@ -10,7 +10,7 @@ import Testing
 /// every field from its own column.
 @Suite(.tags(.unit)) struct PhotoColumnsTests {
     /// `pragma_table_xinfo('photos')` of an index of schema 6 as the hand-written migrations
-    /// made it (before the column table), and schema 8's `alpha` after it:
+    /// made it (before the column table), schema 8's `alpha` and schema 9's video facts after it:
     /// cid|name|type|notnull|default|pk|hidden.
     static let schema6 = """
         0|id|INTEGER|0||1|0
@@ -44,6 +44,9 @@ import Testing
         28|folder|TEXT|0||0|2
         29|day|TEXT|0||0|2
         30|alpha|INTEGER|0||0|0
+        31|duration_ms|INTEGER|0||0|0
+        32|frame_rate_milli|INTEGER|0||0|0
+        33|codec|TEXT|0||0|0
         """
 
     /// The table's columns as `schema6` shows them.
@@ -137,6 +140,9 @@ import Testing
         try f.library.database.execute(
             """
             ALTER TABLE photos DROP COLUMN alpha;
+            ALTER TABLE photos DROP COLUMN duration_ms;
+            ALTER TABLE photos DROP COLUMN frame_rate_milli;
+            ALTER TABLE photos DROP COLUMN codec;
             INSERT INTO photos(id, name, size, width, height, received, indexed, thumbnail) VALUES
                 (1, 'photo.jpg', 10, 4000, 3000, 0, 1, 2),
                 (2, 'glass.png', 10, 4000, 3000, 0, 1, 3),
@@ -160,6 +166,49 @@ import Testing
         #expect(found["small.jpg"]! == (false, true), "a JPEG was lossy already: its JPEG ones stay")
     }
 
+    @Test(
+        "schema 9: an index of schema 8 gains the video facts' columns and indexes its videos again (and nothing else); facts out of range are read as unknown"
+    )
+    func migrationFromSchema8() throws {
+        let f = Fixture()
+        try f.library.database.execute(
+            """
+            ALTER TABLE photos DROP COLUMN duration_ms;
+            ALTER TABLE photos DROP COLUMN frame_rate_milli;
+            ALTER TABLE photos DROP COLUMN codec;
+            INSERT INTO photos(id, name, size, width, height, received, indexed, thumbnail) VALUES
+                (1, 'photo.jpg', 10, 4000, 3000, 0, 1, 2),
+                (2, 'VID_1.MP4', 10, 320, 240, 0, 1, 2),
+                (3, 'a/IMG_2.mov', 10, 320, 240, 0, 1, 2),
+                (4, 'clip.m4v', 10, 320, 240, 0, 1, 0),
+                (5, 'old.qt', 10, 320, 240, 0, 1, 2),
+                (6, 'mp4.png', 10, 32, 32, 0, 1, 3);
+            PRAGMA user_version = 8;
+            """)
+        let reopened = try PhotoLibrary(directory: f.directory, create: false)
+        #expect(try Self.tableInfo(reopened) == Self.schema6)
+        let indexed = Dictionary(uniqueKeysWithValues: try reopened.all(sort: .name).map { ($0.name, $0.indexed) })
+        #expect(
+            indexed == [
+                "photo.jpg": true, "VID_1.MP4": false, "a/IMG_2.mov": false, "clip.m4v": false, "old.qt": false,
+                "mp4.png": true,
+            ])
+        try reopened.database.execute(
+            """
+            UPDATE photos SET duration_ms = 12500, frame_rate_milli = 29970, codec = 'hvc1' WHERE id = 2;
+            UPDATE photos SET duration_ms = -1, frame_rate_milli = 0, codec = 'h<1>' WHERE id = 3;
+            UPDATE photos SET duration_ms = 9223372036854775807, frame_rate_milli = 10000001, codec = 'avc1x' WHERE id = 4;
+            """)
+        let video = try #require(try reopened.photo(id: 2))
+        #expect(
+            video.duration == 12.5 && video.frameRate == 29.97 && video.codec == "hvc1" && video.codecName == "HEVC")
+        #expect(video.bitRate == 6.4)
+        for id in [Int64(3), 4] {
+            let p = try #require(try reopened.photo(id: id))
+            #expect(p.duration == nil && p.frameRate == nil && p.codec == nil, "\(p.name)")
+        }
+    }
+
     @Test("the SELECT reads every field of Photo from its column")
     func everyFieldIsDecoded() throws {
         let f = Fixture()
@@ -167,9 +216,9 @@ import Testing
             """
             INSERT INTO photos(id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name,
                 sender_address, sender_id, note, rating, indexed, thumbnail, problem, inode, mtime, orientation, taken, taken_ms,
-                camera_make, camera_model, location, preview, preview_problem, alpha)
+                camera_make, camera_model, location, preview, preview_problem, alpha, duration_ms, frame_rate_milli, codec)
                 VALUES (3, 'x.jpg', 10, 'cd', 4000, 3000, 8, 2, 1, 5, 'Bob', '[2001:db8::1]:5', 'EFGH', 'n', 5, 1, 2, 'p', 1, 6,
-                6, '2024-07-03T14:22:00', 7, 'Make', 'Model', 1, 2, 'too big', 0);
+                6, '2024-07-03T14:22:00', 7, 'Make', 'Model', 1, 2, 'too big', 0, 61000, 25000, 'avc1');
             INSERT INTO photos(id, name, size, received, thumbnail, preview) VALUES (4, 'y.png', 1, 0, 1, 3);
             """)
         let p = try #require(try f.library.photo(id: 3))
@@ -184,11 +233,12 @@ import Testing
             6, "2024-07-03T14:22:00", "Make", "Model", true
         )
         want.preview = .failed("too big")
+        (want.duration, want.frameRate, want.codec) = (61, 25, "avc1")
         #expect(p == want)
         let old = try #require(try f.library.photo(id: 4))
         #expect(old.hasOldThumbnail && old.thumbnailType == .png && old.hasThumbnail)
         #expect(old.preview == .made && old.previewType == .png)
         #expect(old.hasAlpha == nil, "not known until its thumbnails are made")
-        #expect(PhotoLibrary.columnCount == 27, "every column but inode, taken_ms, folder and day")
+        #expect(PhotoLibrary.columnCount == 30, "every column but inode, taken_ms, folder and day")
     }
 }

@@ -1,0 +1,82 @@
+import Foundation
+import PTKTestSupport
+import PTKTestTags
+import Testing
+
+/// What ffprobe says of `path`'s first video stream and its container: codec tag, frame rate
+/// as a number, duration in seconds.
+func probe(_ path: String) throws -> (codec: String, frameRate: Double, duration: Double) {
+    let ffprobe = try #require(findProgram("ffprobe"), "needs ffmpeg's ffprobe (scripts/deps.sh --test)")
+    let r = try run(
+        ffprobe,
+        [
+            "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_tag_string,avg_frame_rate",
+            "-show_entries", "format=duration", "-of", "json", path,
+        ], absolute: true)
+    #expect(r.status == 0, "\(r.stderr)")
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+    let stream = try #require((json["streams"] as? [[String: Any]])?.first)
+    let rate = try #require(stream["avg_frame_rate"] as? String).split(separator: "/").compactMap { Double($0) }
+    let format = try #require((json["format"] as? [String: Any])?["duration"] as? String)
+    let duration = try #require(Double(format))
+    return (try #require(stream["codec_tag_string"] as? String), rate[0] / rate[1], duration)
+}
+
+@Suite("End to end: a video's facts in the library (issue 58)", .serialized, .tags(.endToEnd))
+struct VideoFactsTests {
+    @Test(
+        "ptk show --json and ptk list give each video's codec, frame rate, length and size as shown as ffprobe reads them; the time it was made from Apple's creation date with its offset, else mvhd's"
+    )
+    func factsAsFFprobeSays() throws {
+        let d = try DaemonProcess([])
+        let work = makeTemporaryDirectory("ptk-video-facts")
+        defer { removeTree(work) }
+        _ = try cameraVideos(in: work)
+        let ffmpeg = try #require(findProgram("ffmpeg"))
+        // A phone's MOV with Apple's creation date (local time and offset), and an MP4 with
+        // only the container's creation time (UTC), at 25 frames a second.
+        let apple = try run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-i", work + "/IMG_0042.MOV", "-c", "copy", "-movflags", "use_metadata_tags",
+                "-metadata", "com.apple.quicktime.creationdate=2026-11-30T09:15:07+0100",
+                "-metadata", "creation_time=2020-01-01T00:00:00Z", work + "/IMG_0043.MOV",
+            ], absolute: true)
+        #expect(apple.status == 0, "\(apple.stderr)")
+        let utc = try run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "3", "-c:v", "libx264",
+                "-pix_fmt", "yuv420p", "-metadata", "creation_time=2025-06-01T12:00:00Z", work + "/clip.mp4",
+            ], absolute: true)
+        #expect(utc.status == 0, "\(utc.stderr)")
+        let names = ["VID_20261204.mp4", "IMG_0042.MOV", "IMG_0043.MOV", "clip.mp4"]
+        #expect(try send(d, names.map { work + "/" + $0 }).status == 0)
+        #expect(waitForIndex(d, Set(names)))
+        let shown = [
+            "VID_20261204.mp4": (240, 320), "IMG_0042.MOV": (320, 240), "IMG_0043.MOV": (320, 240),
+            "clip.mp4": (160, 120),
+        ]
+        for name in names {
+            let e = try entry(d, name)
+            let want = try probe(work + "/" + name)
+            #expect(e["Codec"] as? String == want.codec, "\(name): \(e)")
+            let rate = try #require(e["FrameRate"] as? Double, "\(name): \(e)")
+            #expect(abs(rate - want.frameRate) < 0.01, "\(name): \(rate) frames/s, ffprobe \(want.frameRate)")
+            let duration = try #require(e["Duration"] as? Double, "\(name): \(e)")
+            #expect(abs(duration - want.duration) < 0.05, "\(name): \(duration) s, ffprobe \(want.duration)")
+            #expect(
+                e["DisplayWidth"] as? Int == shown[name]!.0 && e["DisplayHeight"] as? Int == shown[name]!.1,
+                "\(name): \(e)")
+            #expect(e["MediaType"] as? String == (name.hasSuffix(".MOV") ? "video/quicktime" : "video/mp4"))
+        }
+        #expect(try entry(d, "IMG_0043.MOV")["Taken"] as? String == "2026-11-30T09:15:07+01:00")
+        #expect((try entry(d, "clip.mp4")["Taken"] as? String)?.hasPrefix("2025-06-01T12:00:00") == true)
+        let show = try library(d, ["show", "IMG_0042.MOV"])
+        #expect(show.stdout.contains("video"), "\(show.stdout)")
+        #expect(show.stdout.contains("MOV, 320x240, 2 s, HEVC (hvc1), 30 frames/s, "), "\(show.stdout)")
+        let list = try library(d, ["list"])
+        #expect(list.stdout.contains("160x120 0:03"), "\(list.stdout)")
+        #expect(list.stdout.contains("240x320 0:02"), "\(list.stdout)")
+    }
+}
