@@ -48,7 +48,11 @@ extension Photo {
             }
             lines.append(("image", image))
         }
-        lines.append(("taken", taken ?? (indexed ? "(the photo does not say)" : "(not indexed yet)")))
+        lines.append(
+            (
+                "taken",
+                taken ?? (indexed ? "(the \(type.isVideo ? "video" : "photo") does not say)" : "(not indexed yet)")
+            ))
         let camera = [cameraMake, cameraModel].compactMap { $0 }.joined(separator: " ")
         if !camera.isEmpty { lines.append(("camera", camera)) }
         if hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }

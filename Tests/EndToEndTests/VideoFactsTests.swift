@@ -79,4 +79,48 @@ struct VideoFactsTests {
         #expect(list.stdout.contains("160x120 0:03"), "\(list.stdout)")
         #expect(list.stdout.contains("240x320 0:02"), "\(list.stdout)")
     }
+
+    @Test(
+        "a video goes into a .ptk package and back (PhotoKeeper's format: its bytes, its facts and its poster as the thumbnail), identical; a package whose video is cut short is refused by import and by ptk-send, and leaves nothing"
+    )
+    func packages() throws {
+        let d = try DaemonProcess([])
+        let work = makeTemporaryDirectory("ptk-video-package")
+        defer { removeTree(work) }
+        let videos = try cameraVideos(in: work)
+        #expect(try send(d, [work + "/IMG_0042.MOV"]).status == 0)
+        #expect(waitForIndex(d, ["IMG_0042.MOV"]))
+        let e = try library(d, ["export", "IMG_0042.MOV", "-o", work])
+        #expect(e.status == 0, "\(e.stderr)")
+        #expect(readFile(work + "/IMG_0042.ptk/photo.data") == videos.mov, "exported identical")
+        let meta = try #require(
+            try JSONSerialization.jsonObject(with: Data(readFile(work + "/IMG_0042.ptk/photo.metadata")!))
+                as? [String: Any])
+        #expect(meta["MediaType"] as? String == "video/quicktime" && meta["Codec"] as? String == "hvc1", "\(meta)")
+        #expect(meta["Duration"] as? Double == 2 && meta["FrameRate"] as? Double == 30, "\(meta)")
+        let poster = (meta["Thumbnail"] as? String).flatMap { Data(base64Encoded: $0) }.map { pngSize(Array($0)) }
+        #expect(poster == [256, 192], "the poster as the package's PNG thumbnail: \(String(describing: poster))")
+        #expect(try library(d, ["rm", "IMG_0042.MOV"]).status == 0)
+        let i = try library(d, ["import", work + "/IMG_0042.ptk"])
+        // Named after the package, with its type's usual ending (as a photo's import is).
+        #expect(i.status == 0 && i.stdout.contains("as 'IMG_0042.mov'"), "\(i.stdout)\(i.stderr)")
+        #expect(readFile(d.dir + "/IMG_0042.mov") == videos.mov, "imported identical")
+        #expect(waitForIndex(d, ["IMG_0042.mov"]))
+        #expect(try entry(d, "IMG_0042.mov")["Codec"] as? String == "hvc1")
+
+        // The same package with its video cut short.
+        try FileManager.default.createDirectory(atPath: work + "/cut.ptk", withIntermediateDirectories: false)
+        writeFile(work + "/cut.ptk/photo.data", Array(videos.mov.prefix(videos.mov.count / 2)))
+        writeFile(
+            work + "/cut.ptk/photo.metadata",
+            Array(
+                String(decoding: readFile(work + "/IMG_0042.ptk/photo.metadata")!, as: UTF8.self)
+                    .replacingOccurrences(of: "IMG_0042.MOV", with: "cut.MOV").utf8))
+        let cut = try library(d, ["import", work + "/cut.ptk"])
+        #expect(cut.status != 0, "\(cut.stdout)")
+        let sent = try send(d, [work + "/cut.ptk"])
+        #expect(sent.status != 0, "\(sent.stdout)")
+        #expect(!d.visible.contains { $0.hasPrefix("cut") }, "\(d.visible)")
+        #expect(d.visible.filter { !$0.hasPrefix(".") } == ["IMG_0042.mov"], "\(d.visible)")
+    }
 }
