@@ -72,6 +72,8 @@ public enum StaticGallery {
             var meta = [photo.takenMinutes.map { "taken " + $0 } ?? photo.received.description]
             if let sender = photo.senderName { meta.append("from " + sender) }
             meta.append(photo.dimensions)
+            // A video (issue 58): said, with its length (the link opens it in the browser's player).
+            if photo.isVideo { meta.append("video" + (photo.duration.map { " " + DurationText.clock($0) } ?? "")) }
             if let rating = photo.rating {
                 meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating))
             }

@@ -36,6 +36,16 @@ struct VideoPageTests {
         #expect(html.components(separatedBy: "class=\"badge\"").count == 3, "the photo has none")
     }
 
+    @Test("the static gallery (ptk gallery) says a video and its length beside its size")
+    func staticGallery() {
+        let html = StaticGallery.page(
+            directory: "/srv/photos",
+            photos: [video(1, "VID.mp4"), video(2, "a.jpg", codec: nil, duration: nil)]
+                .map(WebPhoto.init), photosLink: "..", thumbnailsLink: "thumbnails")
+        #expect(html.contains("1080x1920 · video 0:12</div>"), "\(html)")
+        #expect(html.components(separatedBy: "· video").count == 2, "the photo is not said to be one")
+    }
+
     @Test(
         "the viewer plays a video from its original with its poster first, says which codec a browser is asked for, and holds the poster, the reason and the download for a browser that cannot play it"
     )
