@@ -87,28 +87,46 @@ struct DecodingMarkTests {
         #expect(log.all.filter { $0.contains(problem) }.count == 1, "\(log.all)")
     }
 
-    @Test("indexing a video or HEIF leaves no mark behind; a mark cut short in the preview keeps the thumbnails")
+    @Test(
+        "indexing a video and a HEIF leaves no mark behind; a mark cut short in the preview keeps the thumbnails; a HEIF's says thumbnail"
+    )
     func marksAreRemovedAndPreviewMarksKeepThumbnails() throws {
         let dir = makeTemporaryDirectory("ptk-decoding-mark")
         defer { removeTree(dir) }
         try makeClip(dir + "/clip.mp4")
+        writeFile(dir + "/picture.heic", try #require(readFile(fixturePath("heif/picture.heic"))))
         let library = try PhotoLibrary(directory: dir, create: true)
         _ = try library.reconcile()
-        let clip = try #require(try library.all().first).id
-        // Indexed as usual: its mark was removed once the decoder returned.
+        let ids = Dictionary(uniqueKeysWithValues: try library.all().map { ($0.name, $0.id) })
+        let clip = try #require(ids["clip.mp4"])
+        let heic = try #require(ids["picture.heic"])
+        // Indexed as usual: their marks were removed once the decoder returned.
         #expect(try library.index(id: clip) == .indexed(name: "clip.mp4", problem: nil))
+        #expect(try library.index(id: heic) == .indexed(name: "picture.heic", problem: nil))
         #expect(listDirectory(dir + "/.ptk").filter { $0.hasPrefix("decoding-") }.isEmpty)
-        // Stopped while its preview was being made: the thumbnails stay, the preview is not tried again.
+        // Stopped while the video's preview was being made: the thumbnails stay, the preview is
+        // not tried again. Stopped while the HEIF's thumbnail was being made: none.
         let photo = try #require(try library.photo(id: clip))
         #expect(photo.preview == .pending && photo.hasThumbnail)
-        let mark = PhotoLibrary.DecodingMark(
-            id: clip, pass: .preview, size: photo.size, sha256: photo.sha256, name: "clip.mp4")
-        writeFile(dir + "/.ptk/decoding-\(clip)", mark.bytes)
+        writeFile(
+            dir + "/.ptk/decoding-\(clip)",
+            PhotoLibrary.DecodingMark(
+                id: clip, pass: .preview, size: photo.size, sha256: photo.sha256, name: "clip.mp4"
+            ).bytes)
+        let picture = try #require(try library.photo(id: heic))
+        writeFile(
+            dir + "/.ptk/decoding-\(heic)",
+            PhotoLibrary.DecodingMark(
+                id: heic, pass: .thumbnail, size: picture.size, sha256: picture.sha256, name: "picture.heic"
+            ).bytes)
         let settled = try library.settleDecodingMarks()
         let problem = "its preview was being made when ptkd stopped last time; not tried again"
-        #expect(settled.map(\.problem) == [problem])
+        let heifProblem = "its thumbnail was being made when ptkd stopped last time; not tried again"
+        #expect(settled.map(\.problem).sorted() == [heifProblem, problem].sorted())
         let after = try #require(try library.photo(id: clip))
         #expect(after.hasThumbnail && after.problem == nil && after.preview == .failed(problem), "\(after)")
+        let heifAfter = try #require(try library.photo(id: heic))
+        #expect(!heifAfter.hasThumbnail && heifAfter.problem == heifProblem, "\(heifAfter)")
         #expect(try library.pendingPreviews(limit: 10).isEmpty)
         #expect(listDirectory(dir + "/.ptk").filter { $0.hasPrefix("decoding-") }.isEmpty)
     }
