@@ -155,49 +155,59 @@ extension PhotoLibrary {
         let names = ((try? marks.entries()) ?? []).filter { $0.hasPrefix(Self.decodingMarkPrefix) }.sorted()
         var settled: [(name: String, problem: String)] = []
         for file in names {
-            defer { try? marks.unlink(file) }  // gone already, or not removable: settled again next time, no harm
-            guard let mark = readDecodingMark(file, in: marks), file == mark.fileName,
-                let photo = try photo(id: mark.id), photo.size == mark.size
-            else { continue }
-            // The same file: by its SHA-256 when both know it, else by its name and size (never by inode alone).
-            if let known = photo.sha256, let marked = mark.sha256 {
-                guard known == marked else { continue }
-            } else {
-                guard photo.name == mark.name else { continue }
-            }
-            // The file as it is now: settled only while it is the one that was being decoded.
-            guard let st = try? photos.statusBeneath(photo.name), st.isRegularFile, st.size == mark.size else {
-                continue
-            }
-            let problem = Self.interruptedProblem(photo.type, mark.pass)
-            let changed = try database.writeTransaction { () throws(LibraryError) -> Int in
-                if mark.pass == .preview {
-                    try database.prepare(
-                        """
-                        UPDATE photos SET preview = 2, preview_problem = ?
-                        WHERE id = ? AND name = ? AND indexed = 1 AND preview IS NULL
-                        """
-                    ).bind(problem, photo.id, photo.name).run()
-                } else {
-                    try database.prepare(
-                        """
-                        UPDATE photos SET indexed = 1, thumbnail = 0, problem = ?, preview = 2, preview_problem = ?,
-                            sha256 = coalesce(sha256, ?), inode = ?, mtime = ?, alpha = NULL
-                        WHERE id = ? AND name = ?
-                        """
-                    ).bind(
-                        problem, problem, mark.sha256, Int64(bitPattern: st.inode), st.modifiedTime.milliseconds,
-                        photo.id, photo.name
-                    ).run()
-                }
-                return database.changes
-            }
-            guard changed > 0 else { continue }
-            // What an earlier version of the file left is no longer named by the entry.
-            if mark.pass == .thumbnail { try? removeRenditions(photo.id) }
-            settled.append((photo.name, problem))
+            // An error of the index leaves this mark, and those after it, for the next start.
+            if let photo = try settle(file, in: marks) { settled.append(photo) }
+            // Gone already, or not removable: settled again at the next start, which changes nothing.
+            try? marks.unlink(file)
         }
         return settled
+    }
+
+    /// Settles the mark `file` of `marks` (`settleDecodingMarks`): the photo settled, or nil
+    /// when the mark names none that is still that file.
+    private func settle(_ file: String, in marks: FileDescriptor) throws(LibraryError) -> (
+        name: String, problem: String
+    )? {
+        guard let mark = readDecodingMark(file, in: marks), file == mark.fileName,
+            let photo = try photo(id: mark.id), photo.size == mark.size
+        else { return nil }
+        // The same file: by its SHA-256 when both know it, else by its name and size (never by inode alone).
+        if let known = photo.sha256, let marked = mark.sha256 {
+            guard known == marked else { return nil }
+        } else {
+            guard photo.name == mark.name else { return nil }
+        }
+        // The file as it is now: settled only while it is the one that was being decoded.
+        guard let st = try? photos.statusBeneath(photo.name), st.isRegularFile, st.size == mark.size else {
+            return nil
+        }
+        let problem = Self.interruptedProblem(photo.type, mark.pass)
+        let changed = try database.writeTransaction { () throws(LibraryError) -> Int in
+            if mark.pass == .preview {
+                try database.prepare(
+                    """
+                    UPDATE photos SET preview = 2, preview_problem = ?
+                    WHERE id = ? AND name = ? AND indexed = 1 AND preview IS NULL
+                    """
+                ).bind(problem, photo.id, photo.name).run()
+            } else {
+                try database.prepare(
+                    """
+                    UPDATE photos SET indexed = 1, thumbnail = 0, problem = ?, preview = 2, preview_problem = ?,
+                        sha256 = coalesce(sha256, ?), inode = ?, mtime = ?, alpha = NULL
+                    WHERE id = ? AND name = ?
+                    """
+                ).bind(
+                    problem, problem, mark.sha256, Int64(bitPattern: st.inode), st.modifiedTime.milliseconds,
+                    photo.id, photo.name
+                ).run()
+            }
+            return database.changes
+        }
+        guard changed > 0 else { return nil }
+        // What an earlier version of the file left is no longer named by the entry.
+        if mark.pass == .thumbnail { try? removeRenditions(photo.id) }
+        return (photo.name, problem)
     }
 
     /// The mark `file` of `folder`, read without following a symlink or waiting on a FIFO;
