@@ -7,7 +7,7 @@ import Testing
 /// store writes a file and hands its SHA-256 to the indexer, so the first read of a video saved
 /// there by name is FFmpeg's, looking for the poster's picture (ptk_video.c reads with pread).
 private func killingAtFirstRead(of path: String) throws -> [String] {
-    let strace = try #require(findProgram("strace"), "needs strace (apt-get install strace)")
+    let strace = try #require(findProgram("strace"), "needs strace (scripts/deps.sh --test)")
     return [
         strace, "-f", "-qq", "-o", "/dev/null", "-P", path, "-e", "trace=pread64", "-e",
         "inject=pread64:signal=SIGKILL",
