@@ -91,6 +91,7 @@ public final class LibraryIndexer: @unchecked Sendable {
             library.pixelLimit = pixelLimit
             library.minFree = minFree
             prepare(library)
+            settleDecodingMarks(library)
             reconcile(library, atStart: true)
         }
         let opened = LibraryHandOver(library)
@@ -150,6 +151,7 @@ public final class LibraryIndexer: @unchecked Sendable {
             library.pixelLimit = pixelLimit
             library.minFree = minFree
             prepare(library)
+            settleDecodingMarks(library)
             reconcile(library, atStart: true)
         }
         indexing: while true {
@@ -280,6 +282,18 @@ public final class LibraryIndexer: @unchecked Sendable {
             }
         }
         return true
+    }
+
+    /// Settles the "was decoding" marks a run that stopped while decoding left
+    /// (`PhotoLibrary.settleDecodingMarks`): those photos are not decoded again; each is logged once.
+    private func settleDecodingMarks(_ library: PhotoLibrary) {
+        do {
+            for (name, problem) in try library.settleDecodingMarks() { log("library: \"\(name)\": \(problem)") }
+        } catch {
+            log(
+                "library: cannot settle the marks of decodes cut short at the last stop (\(error)); tried at the next start"
+            )
+        }
     }
 
     private func reconcile(_ library: PhotoLibrary, atStart: Bool) {

@@ -199,6 +199,9 @@ extension PhotoLibrary {
         let directory = self.photos
         let limit = pixelLimit
         let cancelFlag = cancel.map { SendablePointer(pointer: $0) }
+        // `.ptk`, for the "was decoding" marks of the videos and HEIF images among them.
+        let marks = photos.contains { Self.marksDecoding(of: $0.type) } ? openMarkFolder() : nil
+        defer { marks?.close() }
         let shares = max(1, min(readers, photos.count / 8 + 1))
         let all = UncheckedSendable(photos)
         // Joined before returning: none of them outlives the call, in a C library or its
@@ -215,7 +218,7 @@ extension PhotoLibrary {
                             i,
                             Self.read(
                                 all.value[i], in: directory, open: opener.value, pixelLimit: limit, buffer: buffer,
-                                cancel: cancelFlag?.pointer))
+                                marks: marks, cancel: cancelFlag?.pointer))
                     }
                 }
             } catch {
@@ -227,19 +230,21 @@ extension PhotoLibrary {
             results.set(
                 i,
                 Self.read(
-                    photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, cancel: cancel)
-            )
+                    photos[i], in: directory, open: opener.value, pixelLimit: limit, buffer: hashBuffer, marks: marks,
+                    cancel: cancel))
         }
         threads.join(until: nil)
         return results.all
     }
 
     /// Opens, checks, hashes (when the index has no hash, or the size changed) and thumbnails
-    /// one photo. Touches no index.
+    /// one photo, its decode marked in `marks` (`.ptk`) when it is a video or HEIF
+    /// (`markingDecode`). Touches no index.
     private static func read(
         _ photo: Photo, in directory: FileDescriptor,
         open: (String, FileDescriptor) throws(SystemError) -> FileDescriptor,
-        pixelLimit: UInt64, buffer: UnsafeMutableRawBufferPointer, cancel: UnsafePointer<Int32>?
+        pixelLimit: UInt64, buffer: UnsafeMutableRawBufferPointer, marks: FileDescriptor?,
+        cancel: UnsafePointer<Int32>?
     ) -> Reading {
         if let cancel, cancel.pointee != 0 { return .cancelled }
         let fd: FileDescriptor
@@ -277,9 +282,11 @@ extension PhotoLibrary {
         // A HEIF's thumbnail item of at least the smallest side stands in for the whole image
         // (an iPhone's 320-pixel one: the largest side comes out at 320 until the preview's
         // pass makes it again from the whole image).
-        let thumbnail = Thumbnailer.make(
-            from: fd, type: PhotoType(fileName: photo.name) ?? .png, sides: Thumbnailer.gallerySides,
-            embeddedAtLeast: Thumbnailer.gallerySides.min(), pixelLimit: pixelLimit, cancel: cancel)
+        let thumbnail = markingDecode(photo, pass: .thumbnail, sha256: sha256, size: st.size, in: marks) {
+            Thumbnailer.make(
+                from: fd, type: PhotoType(fileName: photo.name) ?? .png, sides: Thumbnailer.gallerySides,
+                embeddedAtLeast: Thumbnailer.gallerySides.min(), pixelLimit: pixelLimit, cancel: cancel)
+        }
         if thumbnail.outcome == .cancelled { return .cancelled }
         return .read(st, sha256: sha256, thumbnail)
     }
@@ -329,8 +336,11 @@ extension PhotoLibrary {
     private func examine(id: Int64, cancel: UnsafePointer<Int32>?) throws(LibraryError) -> Examination {
         for _ in 0..<5 {
             guard let photo = try photo(id: id) else { return .done(.gone) }
+            let marks = Self.marksDecoding(of: photo.type) ? openMarkFolder() : nil
+            defer { marks?.close() }
             let reading = Self.read(
-                photo, in: photos, open: openForIndexing, pixelLimit: pixelLimit, buffer: hashBuffer, cancel: cancel)
+                photo, in: photos, open: openForIndexing, pixelLimit: pixelLimit, buffer: hashBuffer, marks: marks,
+                cancel: cancel)
             guard case .missing = reading else { return examination(of: photo, reading) }
             if try self.photo(id: id)?.name != photo.name { continue }
             try database.writeTransaction { () throws(LibraryError) in

@@ -179,9 +179,14 @@ extension PhotoLibrary {
         // pixels, less than the largest thumbnail; and an item may show other pixels than the
         // image): this decode of the whole image makes them again.
         let remake = photo.type.isHEIF && photo.thumbnailType != nil
-        let t = Thumbnailer.preview(
-            from: fd, type: photo.type, alsoSides: remake ? Thumbnailer.gallerySides : [],
-            pixelLimit: pixelLimit, cancel: cancel)
+        // A video's or HEIF's decode is marked (`markingDecode`): one that kills ptkd is not tried again.
+        let marks = Self.marksDecoding(of: photo.type) ? openMarkFolder() : nil
+        defer { marks?.close() }
+        let t = Self.markingDecode(photo, pass: .preview, sha256: photo.sha256, size: st.size, in: marks) {
+            Thumbnailer.preview(
+                from: fd, type: photo.type, alsoSides: remake ? Thumbnailer.gallerySides : [],
+                pixelLimit: pixelLimit, cancel: cancel)
+        }
         switch t.outcome {
         case .cancelled: return .cancelled
         case .made:
