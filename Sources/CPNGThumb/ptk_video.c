@@ -165,7 +165,14 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
         goto done;
     }
     read_time(format, &out->facts);
-    const int index = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    /* The first video track, as MP4Check's facts (codec, frame rate, size) are the first's:
+     * not FFmpeg's "best" one, which may be another (issue 58 attack: a poster of one track
+     * under the facts of another). */
+    int index = -1;
+    for (unsigned i = 0; i < format->nb_streams && index < 0; i++) {
+        const AVStream *s = format->streams[i];
+        if (s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(s->disposition & AV_DISPOSITION_ATTACHED_PIC)) index = (int)i;
+    }
     if (index < 0) {
         snprintf(out->message, MESSAGE, "no video track");
         goto done;
@@ -178,7 +185,10 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
     out->color_type = 2;
     const int orientation = orientation_of(stream);
     if (par->codec_id != AV_CODEC_ID_H264 && par->codec_id != AV_CODEC_ID_HEVC) {
-        snprintf(out->message, MESSAGE, "a %s video: ptk decodes H.264 and HEVC only", avcodec_get_name(par->codec_id));
+        if (par->codec_id == AV_CODEC_ID_NONE)
+            snprintf(out->message, MESSAGE, "a video of a coding FFmpeg does not know: ptk decodes H.264 and HEVC only");
+        else
+            snprintf(out->message, MESSAGE, "a %s video: ptk decodes H.264 and HEVC only", avcodec_get_name(par->codec_id));
         goto done;
     }
     if (out->width == 0 || out->height == 0) {

@@ -112,8 +112,8 @@ extension PhotoLibrary {
                             AND height <= \(Thumbnailer.losslessWithin);
                     """)
             }
-            if found == 8 {
-                // Videos were first kept under schema 8; their facts come with 9.
+            if found < 9 {
+                // Videos were first kept under schemas 7 and 8; their facts come with 9.
                 try database.execute(
                     """
                     UPDATE photos SET indexed = 0

@@ -23,4 +23,9 @@ public enum MP4Limits {
     /// 89 million in 8 KB). 4 million is 18 hours at 60 frames a second. Sound of a fixed
     /// sample size (PCM) may declare more, as many as the file has bytes for.
     public static let samplesPerTrack: UInt64 = 4_000_000
+    /// Chunk offsets (`stco`, `co64` entries) in all the tracks together: each is read and
+    /// checked against the file's size, by the door and by the indexer (a 63 MiB `stco` of 16.5
+    /// million entries cost 8 s of a debug build's time a pass). A chunk holds a sample or
+    /// more, so a real file has no more chunks than samples.
+    public static let chunks = 4_000_000
 }

@@ -30,6 +30,7 @@ struct MP4MovieWalk {
     private var duration: UInt64 = 0
     private var created: UInt64 = 0
     private var tracks: [Track] = []
+    private var chunks = 0
 
     init(fileSize: Int64) {
         self.fileSize = fileSize
@@ -50,7 +51,7 @@ struct MP4MovieWalk {
             let inside = path.joined(separator: "/")
             guard left >= 8 else { throw FormatError("\(left) stray bytes at the end of \(inside)") }
             let size32 = Int(be(bytes, at, 4))
-            let type = String(decoding: bytes[at + 4..<at + 8], as: UTF8.self)
+            let type = printableType(bytes[at + 4..<at + 8])
             var length = size32
             var header = 8
             if size32 == 1 {
@@ -185,8 +186,14 @@ struct MP4MovieWalk {
         tracks[tracks.count - 1].sampleTime = time
     }
 
-    private func chunkOffsets(_ b: FullBox, wide: Bool) throws(FormatError) {
+    private mutating func chunkOffsets(_ b: FullBox, wide: Bool) throws(FormatError) {
         let count = try b.entries(countAt: 4, each: wide ? 8 : 4)
+        chunks += count
+        guard chunks <= MP4Limits.chunks else {
+            throw FormatError(
+                "over \(MP4Limits.chunks) chunks in the movie's tracks (track \(tracks.count)'s \(b.type) has \(count))"
+            )
+        }
         for i in 0..<count {
             let offset = try b.number(at: 8 + i * (wide ? 8 : 4), wide ? 8 : 4)
             guard offset < UInt64(fileSize) else {
@@ -209,6 +216,13 @@ struct MP4MovieWalk {
         // Seconds from 1904 (QuickTime's and ISO's epoch) to 1970.
         if created > 2_082_844_800 { r.created = Int64(clamping: created - 2_082_844_800) }
         if let video = tracks.first(where: { $0.handler == "vide" }) {
+            // The movie's length as its video track's samples add up (stts), when mvhd says
+            // otherwise by over a second and a tenth: the header is a number on its own, the
+            // samples are what plays.
+            let media = video.timescale > 0 ? Double(video.sampleTime) / Double(video.timescale) : 0
+            if media > 0 && media.isFinite, abs((r.duration ?? 0) - media) > max(1, media / 10) {
+                r.duration = media
+            }
             let turned = video.rotation == 90 || video.rotation == 270
             let (w, h) = (Int(video.width.rounded()), Int(video.height.rounded()))
             (r.width, r.height) = turned ? (h, w) : (w, h)
@@ -247,7 +261,7 @@ private struct FullBox {
     /// Four characters at `offset`.
     func fourCC(at offset: Int) throws(FormatError) -> String {
         _ = try number(at: offset, 4)
-        return String(decoding: bytes[body.lowerBound + offset..<body.lowerBound + offset + 4], as: UTF8.self)
+        return printableType(bytes[body.lowerBound + offset..<body.lowerBound + offset + 4])
     }
 
     /// The entry count at `countAt`, checked: that many entries of `each` bytes follow within the box.
@@ -265,4 +279,10 @@ private struct FullBox {
 /// The big-endian number of `width` bytes at `at`.
 private func be(_ bytes: [UInt8], _ at: Int, _ width: Int) -> UInt64 {
     bytes[at..<at + width].reduce(0) { $0 << 8 | UInt64($1) }
+}
+
+/// A box type as text: its four bytes, each one that is not printable ASCII as "?" (it goes
+/// into messages that logs, terminals and pages show).
+func printableType(_ bytes: ArraySlice<UInt8>) -> String {
+    String(decoding: bytes.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
 }

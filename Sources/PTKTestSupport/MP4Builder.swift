@@ -66,6 +66,8 @@ public struct MP4Track {
     public var declaredChunks: UInt32?
     /// Write `co64` rather than `stco`.
     public var wideOffsets = false
+    /// Chunk offsets written, each the track's one offset (a hostile track has millions).
+    public var chunks: UInt32 = 1
 
     /// A 320x240 H.264 video track of 60 samples.
     public init() {}
@@ -103,11 +105,13 @@ public struct MP4Track {
         let stsc = isoFullBox("stsc", be32(1) + be32(1) + be32(samples) + be32(1))
         let stsz = isoFullBox("stsz", be32(1) + be32(samples))
         let offset = UInt64(dataAt) + chunkOffsetDelta
-        let stco =
+        let chunkEntry =
             wideOffsets
-            ? isoFullBox(
-                "co64", be32(declaredChunks ?? 1) + be32(UInt32(offset >> 32)) + be32(UInt32(offset & 0xFFFF_FFFF)))
-            : isoFullBox("stco", be32(declaredChunks ?? 1) + be32(UInt32(truncatingIfNeeded: offset)))
+            ? be32(UInt32(offset >> 32)) + be32(UInt32(offset & 0xFFFF_FFFF)) : be32(UInt32(truncatingIfNeeded: offset))
+        var entries = [UInt8]()
+        entries.reserveCapacity(chunkEntry.count * Int(chunks))
+        for _ in 0..<chunks { entries += chunkEntry }
+        let stco = isoFullBox(wideOffsets ? "co64" : "stco", be32(declaredChunks ?? chunks) + entries)
         let stbl = isoBox("stbl", stsd + stts + stsc + stsz + stco)
         let minf = isoBox("minf", stbl)
         return isoBox("trak", tkhd + isoBox("mdia", mdhd + hdlr + minf))

@@ -50,12 +50,22 @@ struct VideoFactsTests {
                 "-pix_fmt", "yuv420p", "-metadata", "creation_time=2025-06-01T12:00:00Z", work + "/clip.mp4",
             ], absolute: true)
         #expect(utc.status == 0, "\(utc.stderr)")
-        let names = ["VID_20261204.mp4", "IMG_0042.MOV", "IMG_0043.MOV", "clip.mp4"]
+        // Two video tracks: the facts and the poster are both the first's (the attack found a
+        // poster of FFmpeg's "best" track under the first one's facts).
+        let two = try run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-f", "lavfi", "-i",
+                "testsrc2=size=1280x720:rate=60", "-t", "2", "-map", "0:v", "-map", "1:v", "-c:v", "libx264",
+                "-pix_fmt", "yuv420p", work + "/two.mp4",
+            ], absolute: true)
+        #expect(two.status == 0, "\(two.stderr)")
+        let names = ["VID_20261204.mp4", "IMG_0042.MOV", "IMG_0043.MOV", "clip.mp4", "two.mp4"]
         #expect(try send(d, names.map { work + "/" + $0 }).status == 0)
         #expect(waitForIndex(d, Set(names)))
         let shown = [
             "VID_20261204.mp4": (240, 320), "IMG_0042.MOV": (320, 240), "IMG_0043.MOV": (320, 240),
-            "clip.mp4": (160, 120),
+            "clip.mp4": (160, 120), "two.mp4": (320, 240),
         ]
         for name in names {
             let e = try entry(d, name)
@@ -70,6 +80,11 @@ struct VideoFactsTests {
                 "\(name): \(e)")
             #expect(e["MediaType"] as? String == (name.hasSuffix(".MOV") ? "video/quicktime" : "video/mp4"))
         }
+        let twoID = try #require(try entry(d, "two.mp4")["ID"] as? Int)
+        let poster = try run(
+            try #require(findProgram("identify")), ["-format", "%wx%h", d.dir + "/.ptk/thumbnails/\(twoID)-360.jpg"],
+            absolute: true)
+        #expect(poster.stdout == "320x240", "the first track's poster: \(poster.stdout)\(poster.stderr)")
         #expect(try entry(d, "IMG_0043.MOV")["Taken"] as? String == "2026-11-30T09:15:07+01:00")
         #expect((try entry(d, "clip.mp4")["Taken"] as? String)?.hasPrefix("2025-06-01T12:00:00") == true)
         let show = try library(d, ["show", "IMG_0042.MOV"])

@@ -133,7 +133,7 @@ import Testing
     }
 
     @Test(
-        "schema 8: an index of schema 7 learns which photos have transparency from their thumbnails' format, and indexes again the small PNGs with JPEG thumbnails"
+        "schema 8: an index of schema 7 learns which photos have transparency from their thumbnails' format, and indexes again the small PNGs with JPEG thumbnails (and, for schema 9, its videos)"
     )
     func migrationFromSchema7() throws {
         let f = Fixture()
@@ -150,7 +150,8 @@ import Testing
                 (4, 'old.png', 10, 32, 32, 0, 0, 1),
                 (5, 'none.png', 10, 32, 32, 0, 1, 0),
                 (6, 'strip.png', 10, 361, 20, 0, 1, 2),
-                (7, 'small.jpg', 10, 32, 32, 0, 1, 2);
+                (7, 'small.jpg', 10, 32, 32, 0, 1, 2),
+                (8, 'VID_1.mp4', 10, 320, 240, 0, 1, 2);
             PRAGMA user_version = 7;
             """)
         let reopened = try PhotoLibrary(directory: f.directory, create: false)
@@ -164,6 +165,7 @@ import Testing
         #expect(found["none.png"]! == (nil, true))
         #expect(found["strip.png"]! == (false, true), "larger than a thumbnail: its JPEG ones stay")
         #expect(found["small.jpg"]! == (false, true), "a JPEG was lossy already: its JPEG ones stay")
+        #expect(found["VID_1.mp4"]! == (false, false), "a video kept under schema 7 is indexed again for its facts")
     }
 
     @Test(

@@ -178,6 +178,33 @@ struct MP4CheckTests {
     }
 
     @Test(
+        "chunk offsets are bounded in all the tracks together (the attack's 16.5 million in a 63 MiB stco cost seconds a pass); the length is the video track's when mvhd says otherwise by over a second; box types in messages are printable"
+    )
+    func chunksLengthAndNames() {
+        var many = MP4Movie()
+        many.tracks[0].chunks = 2_000_000
+        many.tracks.append(many.tracks[0])
+        #expect(videoRefusal(many.bytes()) == "", "4,000,000 chunks in all pass")
+        many.tracks[1].chunks = 2_000_001
+        #expect(
+            videoRefusal(many.bytes()) == "over 4000000 chunks in the movie's tracks (track 2's stco has 2000001)",
+            "\(videoRefusal(many.bytes()))")
+        // mvhd says ten years at one tick a second; the track's 60 samples of 1001/30000 s play 2.002 s.
+        var long = MP4Movie()
+        (long.timescale, long.duration) = (1, 315_360_000)
+        #expect(abs(((try? examineVideo(long.bytes()).get())?.duration ?? 0) - 2.002) < 0.0001)
+        // Within a second of the track's: mvhd's own (a sound track may run a little longer).
+        var close = MP4Movie()
+        close.duration = 2500
+        #expect((try? examineVideo(close.bytes()).get())?.duration == 2.5)
+        var named = MP4Movie()
+        named.extraMovieBoxes = [0, 0, 0, 200, 0x1B, 0x5B, 0x33, 0x31]
+        #expect(
+            videoRefusal(named.bytes()) == "?[31 box of 200 bytes does not fit in moov",
+            "\(videoRefusal(named.bytes()))")
+    }
+
+    @Test(
         "sample counts are bounded (the attack's 89 million fixed-size samples in 600 bytes: FFmpeg built a 2.1 GB index) and must agree between stsz and stts; PCM sound may declare as many as the file has bytes"
     )
     func sampleCounts() {
