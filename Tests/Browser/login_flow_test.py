@@ -15,12 +15,11 @@ import http.client
 import json
 import os
 import ssl
-import sys
 import urllib.parse
 
-from selenium import webdriver
+from browser_common import check, chromium, console_errors, finish, stopped
+
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -33,17 +32,6 @@ opts = p.parse_args()
 
 UA = 'Mozilla/5.0 (Android) Nextcloud-android/3.30.0'
 ctx = ssl.create_default_context(cafile=opts.cafile)
-failures = []
-
-
-def check(ok, what):
-    print(('ok   ' if ok else 'FAIL ') + what, flush=True)
-    if not ok:
-        failures.append(what)
-        print('FAIL ' + what, file=sys.stderr, flush=True)
-    return ok
-
-
 def heading(d):
     return d.find_element(By.TAG_NAME, 'h1').text
 
@@ -79,15 +67,7 @@ def poll(token):
     return app('/index.php/login/v2/poll', b'token=' + token.encode())
 
 
-o = webdriver.ChromeOptions()
-o.binary_location = '/usr/bin/chromium'
-for a in ['--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=390,844',
-          '--no-first-run', '--disable-extensions', '--disable-background-networking']:
-    o.add_argument(a)
-# The certificate is self-signed: a person compares its fingerprint once; the test accepts it.
-o.accept_insecure_certs = True
-d = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=o)
-d.set_page_load_timeout(60)
+d = chromium('390,844')
 try:
     token, login = start()
     check(poll(token)[0] == 404, 'the poll is 404 while the flow waits')
@@ -132,17 +112,13 @@ try:
     check(poll(token2)[0] == 404, 'the denied flow polls 404')
     d.get(login2)
     check(heading(d) == 'This login has ended', 'its page says it ended')
-    logs = d.get_log('browser') if hasattr(d, 'get_log') else []
     # Network errors are the answers above (401 without a session, 404 for an ended flow).
-    errors = [e for e in logs if e.get('level') == 'SEVERE' and e.get('source') != 'network']
+    errors = console_errors(d)
     check(not errors, 'no script errors or refused content in the console: %s' % errors)
 except Exception as e:
-    # Said first on standard error (the test shows it before the rest), with what the browser saw.
-    check(False, 'stopped at %s: %s at %s' % (type(e).__name__, str(e).splitlines()[0] if str(e) else '', d.current_url))
-    d.save_screenshot(os.path.join(opts.shots, 'flow-failed-390x844.png'))
+    stopped(d, e, opts.shots, 'flow-failed-390x844.png')
     raise
 finally:
     d.quit()
 
-print('failures: %d' % len(failures))
-sys.exit(1 if failures else 0)
+finish()

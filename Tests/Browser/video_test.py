@@ -14,11 +14,10 @@ why and makes the exit status 1.
 """
 import argparse
 import os
-import sys
 
-from selenium import webdriver
+from browser_common import check, chromium, console_errors, finish, stopped
+
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -30,17 +29,6 @@ p.add_argument('--mp4', type=int, required=True)
 p.add_argument('--mov', type=int, required=True)
 p.add_argument('--shots', required=True)
 opts = p.parse_args()
-
-failures = []
-
-
-def check(ok, what):
-    print(('ok   ' if ok else 'FAIL ') + what, flush=True)
-    if not ok:
-        failures.append(what)
-        print('FAIL ' + what, file=sys.stderr, flush=True)
-    return ok
-
 
 def wait(d, condition, what, seconds=30):
     try:
@@ -65,17 +53,7 @@ def playing(d, pid):
     return ok and state[2] > 0
 
 
-o = webdriver.ChromeOptions()
-o.binary_location = '/usr/bin/chromium'
-for a in ['--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=1280,800',
-          '--no-first-run', '--disable-extensions', '--disable-background-networking',
-          '--autoplay-policy=no-user-gesture-required']:
-    o.add_argument(a)
-# The certificate is self-signed: a person compares its fingerprint once; the test accepts it.
-o.accept_insecure_certs = True
-o.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
-d = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=o)
-d.set_page_load_timeout(60)
+d = chromium('1280,800', console=True, extra=['--autoplay-policy=no-user-gesture-required'])
 try:
     d.get(opts.base + '/login')
     d.find_element(By.NAME, 'name').send_keys('video test')
@@ -123,16 +101,12 @@ try:
         check(playing(d, opts.mov), 'the MOV plays in the viewer (this browser plays HEVC)')
     d.save_screenshot(os.path.join(opts.shots, 'video-mov-1280x800.png'))
 
-    logs = d.get_log('browser') if hasattr(d, 'get_log') else []
-    errors = [e for e in logs if e.get('level') == 'SEVERE' and e.get('source') != 'network']
+    errors = console_errors(d)
     check(not errors, 'no script errors or refused content in the console: %s' % errors)
 except Exception as e:
-    # Said first on standard error (the test shows it before the rest), with what the browser saw.
-    check(False, 'stopped at %s: %s at %s' % (type(e).__name__, str(e).splitlines()[0] if str(e) else '', d.current_url))
-    d.save_screenshot(os.path.join(opts.shots, 'video-failed-1280x800.png'))
+    stopped(d, e, opts.shots, 'video-failed-1280x800.png')
     raise
 finally:
     d.quit()
 
-print('failures: %d' % len(failures))
-sys.exit(1 if failures else 0)
+finish()

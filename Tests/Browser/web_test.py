@@ -29,12 +29,12 @@ import sys
 import time
 from datetime import datetime, timedelta
 
-from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from browser_common import check, chromium, failures
 
 p = argparse.ArgumentParser()
 p.add_argument('--base', required=True)
@@ -50,29 +50,8 @@ p.add_argument('--icon', required=True, help='the stored name of a 32x32 palette
 p.add_argument('--long', required=True, help='the stored name of a photo whose name cannot fit its place')
 opts = p.parse_args()
 
-failures = []
-
-
-def check(ok, what):
-    print(('ok   ' if ok else 'FAIL ') + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
-
-
 def browser(script=True):
-    o = webdriver.ChromeOptions()
-    o.binary_location = '/usr/bin/chromium'
-    for a in ['--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--window-size=1280,800',
-              '--no-first-run', '--disable-extensions', '--disable-background-networking']:
-        o.add_argument(a)
-    if not script:
-        o.add_argument('--blink-settings=scriptEnabled=false')
-    # The certificate is self-signed: a person compares its fingerprint once; the test accepts it.
-    o.accept_insecure_certs = True
-    d = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=o)
-    d.set_page_load_timeout(30)
-    return d
+    return chromium('1280,800', script=script, load_timeout=30)
 
 
 def ptk(*words):

@@ -8,11 +8,7 @@ import Testing
 /// real ptkd holding an H.264 MP4 and an HEVC MOV made by Debian's ffmpeg (issue 58).
 @Suite(
     "End to end: videos played in a real browser (issue 58)", .serialized,
-    .enabled(
-        if: ["/usr/bin/chromium", "/usr/bin/chromedriver"].allSatisfy {
-            FileManager.default.isExecutableFile(atPath: $0)
-        } && (try? run("/usr/bin/python3", ["-c", "import selenium"], absolute: true).status) == 0,
-        "needs chromium, chromium-driver and python3-selenium (scripts/deps.sh --test)"),
+    .enabled(if: browserAvailable, browserMissing),
     .tags(.endToEnd))
 struct VideoBrowserTests {
     @Test(
@@ -28,23 +24,12 @@ struct VideoBrowserTests {
         let mp4 = try #require(try entry(d, "VID_20261204.mp4")["ID"] as? Int)
         let mov = try #require(try entry(d, "IMG_0042.MOV")["ID"] as? Int)
         #expect(eventually(30) { fileExists(d.dir + "/.ptk/previews/\(mov).jpg") }, "the MOV's poster preview")
-        let set = try run(
-            "/bin/sh",
+        try d.setWebPassword("right horse battery")
+        try runBrowserScript(
+            "video_test.py",
             [
-                "-c",
-                "printf 'right horse battery\\n' | \"$0\" --config /dev/null --dir \"$1\" --state-dir \"$2\" web-password",
-                binDirectory + "/ptk", d.dir, d.stateDir,
-            ], absolute: true)
-        #expect(set.status == 0, "\(set.stderr)")
-        let shots = repositoryRoot() + "/.build/screenshots"
-        try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
-        let r = try run(
-            "/usr/bin/python3",
-            [
-                repositoryRoot() + "/Tests/Browser/video_test.py", "--base", "https://127.0.0.1:\(d.webPort)",
-                "--password", "right horse battery", "--mp4", String(mp4), "--mov", String(mov), "--shots", shots,
-            ], timeout: 180, absolute: true)
-        #expect(r.status == 0, "\(r.stderr)\n\(r.stdout)\n\(d.log)")
-        print(r.stdout.split(separator: "\n").filter { $0.hasPrefix("figure:") }.joined(separator: "\n"))
+                "--base", "https://127.0.0.1:\(d.webPort)", "--password", "right horse battery", "--mp4", String(mp4),
+                "--mov", String(mov),
+            ], daemon: d)
     }
 }
