@@ -92,7 +92,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
     commands: [
         Command(
             "list", group: library,
-            "one line per photo: name, size, dimensions as shown, taken (else received) in the host's time zone, sender, rating"
+            "one line per photo: name, size, dimensions as shown (and a video's length), taken (else received) in the host's time zone, sender, rating"
         ),
         Command(
             "show", group: library, "everything the library holds about a photo",
