@@ -105,17 +105,27 @@ static void read_time(const AVFormatContext *format, ptk_photo_facts *facts) {
         snprintf(facts->taken, sizeof facts->taken, "%04d:%02d:%02d %02d:%02d:%02d", y, mo, d, h, mi, s);
         snprintf(facts->taken_offset, sizeof facts->taken_offset, "%c%02d:%02d", sign, oh, om);
         facts->taken_source = 1;
-        return;
+    } else {
+        const AVDictionaryEntry *made = av_dict_get(format->metadata, "creation_time", NULL, 0);
+        if (made != NULL && sscanf(made->value, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) == 6 && y > 1904) {
+            snprintf(facts->taken, sizeof facts->taken, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, s);
+            facts->taken_source = 2;
+        }
     }
-    const AVDictionaryEntry *made = av_dict_get(format->metadata, "creation_time", NULL, 0);
-    if (made != NULL && sscanf(made->value, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &s) == 6 && y > 1904) {
-        snprintf(facts->taken, sizeof facts->taken, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, s);
-        facts->taken_source = 2;
-    }
+}
+
+/* What the movie says of itself besides its time: Apple's make and model (an iPhone's), and
+ * whether it records where it was made (Apple's ISO 6709 key, or the "location" that
+ * libavformat reads from a phone's udta "\xa9xyz"; the place itself is never read out). */
+static void read_facts(const AVFormatContext *format, ptk_photo_facts *facts) {
+    read_time(format, facts);
     const AVDictionaryEntry *make = av_dict_get(format->metadata, "com.apple.quicktime.make", NULL, 0);
     const AVDictionaryEntry *model = av_dict_get(format->metadata, "com.apple.quicktime.model", NULL, 0);
     if (make != NULL) snprintf(facts->make, sizeof facts->make, "%s", make->value);
     if (model != NULL) snprintf(facts->model, sizeof facts->model, "%s", model->value);
+    const AVDictionaryEntry *place = av_dict_get(format->metadata, "com.apple.quicktime.location.ISO6709", NULL, 0);
+    if (place == NULL) place = av_dict_get(format->metadata, "location", NULL, 0);
+    facts->has_location = place != NULL && place->value[0] != '\0';
 }
 
 int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,
@@ -164,7 +174,7 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
         if (e == AVERROR_EXIT) status = PTK_PNG_CANCELLED;
         goto done;
     }
-    read_time(format, &out->facts);
+    read_facts(format, &out->facts);
     /* The first video track, as MP4Check's facts (codec, frame rate, size) are the first's:
      * not FFmpeg's "best" one, which may be another (issue 58 attack: a poster of one track
      * under the facts of another). */

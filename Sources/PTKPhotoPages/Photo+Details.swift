@@ -55,7 +55,9 @@ extension Photo {
             ))
         let camera = [cameraMake, cameraModel].compactMap { $0 }.joined(separator: " ")
         if !camera.isEmpty { lines.append(("camera", camera)) }
-        if hasLocation == true { lines.append(("location", "recorded in the photo (not shown)")) }
+        if hasLocation == true {
+            lines.append(("location", "recorded in the \(type.isVideo ? "video" : "photo") (not shown)"))
+        }
         // Times become .time values below (shown in the reader's zone).
         if let modified = modified { lines.append(("modified", modified.description)) }
         lines.append(("received", received.description))

@@ -40,6 +40,8 @@ struct VideoFactsTests {
             [
                 "-v", "error", "-y", "-i", work + "/IMG_0042.MOV", "-c", "copy", "-movflags", "use_metadata_tags",
                 "-metadata", "com.apple.quicktime.creationdate=2026-11-30T09:15:07+0100",
+                "-metadata", "com.apple.quicktime.make=Apple", "-metadata", "com.apple.quicktime.model=iPhone 15",
+                "-metadata", "com.apple.quicktime.location.ISO6709=+48.8584+002.2945+035.000/",
                 "-metadata", "creation_time=2020-01-01T00:00:00Z", work + "/IMG_0043.MOV",
             ], absolute: true)
         #expect(apple.status == 0, "\(apple.stderr)")
@@ -85,7 +87,15 @@ struct VideoFactsTests {
             try #require(findProgram("identify")), ["-format", "%wx%h", d.dir + "/.ptk/thumbnails/\(twoID)-360.jpg"],
             absolute: true)
         #expect(poster.stdout == "320x240", "the first track's poster: \(poster.stdout)\(poster.stderr)")
-        #expect(try entry(d, "IMG_0043.MOV")["Taken"] as? String == "2026-11-30T09:15:07+01:00")
+        let phone = try entry(d, "IMG_0043.MOV")
+        #expect(phone["Taken"] as? String == "2026-11-30T09:15:07+01:00")
+        // With Apple's date, its make, model and location (whether there is one) are read too.
+        #expect(phone["CameraMake"] as? String == "Apple" && phone["CameraModel"] as? String == "iPhone 15", "\(phone)")
+        #expect(phone["HasLocation"] as? Bool == true, "\(phone)")
+        #expect(try entry(d, "clip.mp4")["HasLocation"] as? Bool == false)
+        let where_ = try library(d, ["show", "IMG_0043.MOV"])
+        #expect(where_.stdout.contains("recorded in the video (not shown)"), "\(where_.stdout)")
+        #expect(!where_.stdout.contains("48.85"), "the place itself is never shown")
         #expect((try entry(d, "clip.mp4")["Taken"] as? String)?.hasPrefix("2025-06-01T12:00:00") == true)
         let show = try library(d, ["show", "IMG_0042.MOV"])
         #expect(show.stdout.contains("video"), "\(show.stdout)")
