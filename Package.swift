@@ -229,7 +229,8 @@ let package = Package(
             name: "PTKSendCommandLine",
             dependencies: ["PTKCLI", "PTKClient", "PTKProtocol", "PTKSystem", "PTKVocabulary"]),
 
-        // The tests' tags (unit, endToEnd, root, slow), which `make check` picks by.
+        // The tests' tags (unit, endToEnd, root, slow, alone), which `make check` picks by (and
+        // run-tests.sh runs alone ones by themselves).
         .target(name: "PTKTestTags"),
         // Helpers shared by the test targets: PNG generation, temporary directories.
         .target(

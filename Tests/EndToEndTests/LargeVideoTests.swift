@@ -110,7 +110,7 @@ private func peakKB(_ pid: Int32) -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
 }
 
-@Suite("End to end: a 4.2 GiB MP4 with ptk-send (issue 58)", .serialized, .tags(.endToEnd, .slow))
+@Suite("End to end: a 4.2 GiB MP4 with ptk-send (issue 58)", .serialized, .tags(.endToEnd, .slow, .alone))
 struct LargeVideoTests {
     @Test(
         "a 4.2 GiB H.264 MP4 (co64 offsets past 4 GiB): ptk-send cut off past 4 GiB resumes there; saved identical, indexed with its poster; Range requests past 4 GiB on /photo/ID/original give its bytes"
