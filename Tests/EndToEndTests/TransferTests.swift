@@ -284,8 +284,13 @@ struct SpeedFeatureTests {
         #expect(!d.log.contains("busy"))
     }
 
+    // Run by itself (.alone): once in nine full runs, with the whole suite on two cores, the
+    // test's one-thread relay (SequentialProxy) lost the session after the first photo, 422 s
+    // in ("the receiver closed the connection"); alone it passes in under a second. Why the
+    // relay stalled that long is not known yet.
     @Test(
-        "a receiver that serves one session at a time and sends no WELCOME.sessions: every file in one session, in order, no connection left waiting"
+        "a receiver that serves one session at a time and sends no WELCOME.sessions: every file in one session, in order, no connection left waiting",
+        .tags(.alone)
     )
     func receiverWithoutSessions() throws {
         let d = try DaemonProcess()
