@@ -227,14 +227,7 @@ struct AuditFloodTests {
     func passwordBudgetAcrossAddresses() throws {
         let d = try DaemonProcess.withWeb()
         defer { _ = d.stop() }
-        let set = try run(
-            "/bin/sh",
-            [
-                "-c",
-                "printf 'correct horse\\n' | '\(binDirectory)/ptk' --config /dev/null --state-dir '\(d.stateDir)' --dir '\(d.dir)' web-password",
-            ],
-            absolute: true)
-        #expect(set.status == 0, "\(set.stderr)")
+        try d.setWebPassword("correct horse")
         let context = try TLSContext(server: false, identity: nil, flavor: .web)
         var statuses: [Int] = []
         for i in 0..<20 {
@@ -287,14 +280,7 @@ struct AuditFloodTests {
             "--web", "on", "--web-port", "0", "--localsend", "on", "--localsend-port", "0", "--localsend-pin", "4711",
         ])
         defer { _ = d.stop() }
-        let set = try run(
-            "/bin/sh",
-            [
-                "-c",
-                "printf 'correct horse\\n' | '\(binDirectory)/ptk' --config /dev/null --state-dir '\(d.stateDir)' --dir '\(d.dir)' web-password",
-            ],
-            absolute: true)
-        #expect(set.status == 0, "\(set.stderr)")
+        try d.setWebPassword("correct horse")
         let app = try LocalSendApp(port: d.localSendPort)
         let body = try JSONSerialization.data(withJSONObject: [
             "info": app.info, "files": ["f": ["id": "f", "fileName": "f.png", "size": 1000, "fileType": "image/png"]],

@@ -12,20 +12,6 @@ let browserAvailable =
 /// Why a browser suite is skipped.
 let browserMissing: Comment = "needs chromium, chromium-driver and python3-selenium (scripts/deps.sh --test)"
 
-extension DaemonProcess {
-    /// Sets the web interface's password with `ptk web-password` (read from standard input).
-    func setWebPassword(_ password: String) throws {
-        let set = try run(
-            "/bin/sh",
-            [
-                "-c",
-                "printf '%s\\n' \"$3\" | \"$0\" --config /dev/null --dir \"$1\" --state-dir \"$2\" web-password",
-                binDirectory + "/ptk", dir, stateDir, password,
-            ], absolute: true)
-        #expect(set.status == 0, "\(set.stderr)")
-    }
-}
-
 /// Runs the WebDriver script `Tests/Browser/NAME` with `arguments` and `--shots DIR` (the
 /// screenshots' folder, .build/screenshots), up to `timeout` seconds; expects it to exit 0
 /// (showing its output and `daemon`'s log when it does not) and prints its "figure:" lines.

@@ -91,15 +91,7 @@ struct LoginFlowTests {
     func phoneLogsIn() throws {
         let d = try DaemonProcess.withWeb()
         #expect(eventually { fileExists(d.stateDir + "/listening") })
-        let ptk = binDirectory + "/ptk"
-        let setPassword = try run(
-            "/bin/sh",
-            [
-                "-c",
-                "printf 'right horse battery\\n' | \"$0\" --config /dev/null --dir \"$1\" --state-dir \"$2\" web-password",
-                ptk, d.dir, d.stateDir,
-            ], absolute: true)
-        #expect(setPassword.status == 0, "\(setPassword.stderr)")
+        try d.setWebPassword("right horse battery")
         let work = makeTemporaryDirectory("ptk-login-flow")
         defer { removeTree(work) }
         writeFile(work + "/driver.py", Array(flowDriver.utf8))

@@ -92,6 +92,18 @@ extension DaemonProcess {
     /// The web interface's port, from ptkd's log.
     var webPort: UInt16 { loggedPort("web interface on port") }
 
+    /// Sets the web interface's password with `ptk web-password` (read from standard input).
+    func setWebPassword(_ password: String) throws {
+        let set = try run(
+            "/bin/sh",
+            [
+                "-c",
+                "printf '%s\\n' \"$3\" | \"$0\" --config /dev/null --dir \"$1\" --state-dir \"$2\" web-password",
+                binDirectory + "/ptk", dir, stateDir, password,
+            ], absolute: true)
+        #expect(set.status == 0, "\(set.stderr)")
+    }
+
     /// A ptkd with its web interface and one photo, sent by ptk-send and indexed: the daemon
     /// and the photo's bytes.
     static func withWeb(photo name: String, size: Int, seed: UInt64) throws -> (DaemonProcess, [UInt8]) {
@@ -333,14 +345,7 @@ struct WebTests {
     @Test("the password logs in; 1,000 wrong ones cost 3 scrypt checks, then 429 for 5 minutes (the right one too)")
     func passwords() throws {
         let d = try DaemonProcess.withWeb()
-        let set = try run(
-            "/bin/sh",
-            [
-                "-c",
-                "printf 'correct horse\\n' | '\(binDirectory)/ptk' --config /dev/null --state-dir '\(d.stateDir)' --dir '\(d.dir)' web-password",
-            ],
-            absolute: true)
-        #expect(set.status == 0, "\(set.stderr)")
+        try d.setWebPassword("correct horse")
         #expect(try fileStatus(d.stateDir + "/web/password").permissions & 0o777 == 0o600)
         #expect(!(try String(contentsOfFile: d.stateDir + "/web/password", encoding: .utf8)).contains("correct horse"))
         let short = try run(
