@@ -22,6 +22,45 @@ static void ascii(ExifData *d, ExifTag tag, char *out, size_t size) {
     out[n] = 0;
 }
 
+/* Apple's MakerNote: "Apple iOS\0", a version (00 01), the byte order ("MM"), an entry count,
+ * then 12-byte entries (tag, format, count, value or offset) whose offsets count from the
+ * MakerNote's first byte (as ExifTool reads it). Its tag 0x11 is the content identifier that
+ * pairs a Live Photo's still with its video. libexif 0.6.24 carries a reader for this MakerNote
+ * but leaves it switched off (interpret_maker_note), so the one tag is read here, bounded by
+ * the entry's own size, with libexif's byte-order helpers. */
+static void apple_content_id(ExifData *d, char *out, size_t size) {
+    ExifEntry *e = exif_data_get_entry(d, EXIF_TAG_MAKER_NOTE);
+    if (e == NULL || e->data == NULL || e->size < 16 || memcmp(e->data, "Apple iOS\0", 10) != 0) return;
+    const unsigned char *m = e->data;
+    const size_t n = e->size;
+    ExifByteOrder order;
+    if (m[12] == 'M' && m[13] == 'M') {
+        order = EXIF_BYTE_ORDER_MOTOROLA;
+    } else if (m[12] == 'I' && m[13] == 'I') {
+        order = EXIF_BYTE_ORDER_INTEL;
+    } else {
+        return;
+    }
+    const unsigned count = exif_get_short(m + 14, order);
+    for (unsigned i = 0; i < count; i++) {
+        const size_t at = 16 + (size_t)i * 12;
+        if (at + 12 > n) return;
+        if (exif_get_short(m + at, order) != 0x11) continue;
+        if (exif_get_short(m + at + 2, order) != EXIF_FORMAT_ASCII) return;
+        const uint32_t length = exif_get_long(m + at + 4, order);
+        const unsigned char *value = m + at + 8;
+        if (length > 4) {
+            const uint32_t offset = exif_get_long(m + at + 8, order);
+            if (offset > n || length > n - offset) return;
+            value = m + offset;
+        }
+        size_t k = 0;
+        for (uint32_t j = 0; j < length && value[j] != 0 && k + 1 < size; j++) out[k++] = (char)value[j];
+        out[k] = 0;
+        return;
+    }
+}
+
 void ptk_exif_read(const unsigned char *data, size_t size, int with_header, ptk_photo_facts *facts) {
     if (size > EXIF_LIMIT + (with_header ? 6 : 0)) {
         snprintf(facts->problem, sizeof facts->problem, "EXIF of %zu bytes is over the %d-byte limit; left aside", size, EXIF_LIMIT);
@@ -68,6 +107,7 @@ void ptk_exif_read(const unsigned char *data, size_t size, int with_header, ptk_
     ascii(d, EXIF_TAG_MAKE, facts->make, sizeof facts->make);
     ascii(d, EXIF_TAG_MODEL, facts->model, sizeof facts->model);
     facts->has_location = d->ifd[EXIF_IFD_GPS] != NULL && d->ifd[EXIF_IFD_GPS]->count > 0;
+    apple_content_id(d, facts->content_id, sizeof facts->content_id);
     exif_data_unref(d);
 }
 

@@ -126,6 +126,9 @@ static void read_facts(const AVFormatContext *format, ptk_photo_facts *facts) {
     const AVDictionaryEntry *place = av_dict_get(format->metadata, "com.apple.quicktime.location.ISO6709", NULL, 0);
     if (place == NULL) place = av_dict_get(format->metadata, "location", NULL, 0);
     facts->has_location = place != NULL && place->value[0] != '\0';
+    /* A Live Photo's video names its still by this (issue 58). */
+    const AVDictionaryEntry *live = av_dict_get(format->metadata, "com.apple.quicktime.content.identifier", NULL, 0);
+    if (live != NULL) snprintf(facts->content_id, sizeof facts->content_id, "%s", live->value);
 }
 
 int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pixels, const volatile int *cancel,

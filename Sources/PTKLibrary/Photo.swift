@@ -79,6 +79,14 @@ public struct Photo: Sendable, Equatable {
     public var frameRate: Double?
     /// A video's coding as its sample description names it ("avc1", "hvc1"); nil for a photo.
     public var codec: String?
+    /// A Live Photo's content identifier (issue 58): Apple's, from a still's MakerNote or a
+    /// video's metadata; nil when it carries none.
+    public var liveID: String?
+    /// A still's Live Photo motion: the id of the video paired with it (`LivePhotos`), else nil.
+    public var motionID: Int64?
+    /// A video that is a Live Photo's motion: the id of its still, else nil. Such a video is
+    /// shown with its still, not as an item of its own.
+    public var stillID: Int64?
 
     /// A photo just found or received, not yet indexed: no hash, size in pixels, thumbnail or preview yet.
     public init(id: Int64, name: String, size: Int64, received: WallTime) {

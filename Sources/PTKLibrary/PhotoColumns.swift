@@ -120,6 +120,12 @@ extension PhotoLibrary {
             p.frameRate = s.int(i).flatMap { (1...10_000_000).contains($0) ? Double($0) / 1000 : nil }
         },
         PhotoColumn("codec", "TEXT", since: 9) { p, s, i in p.codec = s.text(i).flatMap(VideoCodec.fourCC) },
+        // A Live Photo's content identifier (issue 58), and the two keys SQLite derives from
+        // the name that pair a still with its video (`LivePhotos`): read by the pairing, not
+        // decoded.
+        PhotoColumn("live_id", "TEXT", since: 10) { p, s, i in p.liveID = LivePhotos.contentID(s.text(i)) },
+        PhotoColumn("live_role", "INTEGER GENERATED ALWAYS AS (\(LivePhotos.roleSQL)) VIRTUAL", since: 10),
+        PhotoColumn("live_name", "TEXT GENERATED ALWAYS AS (\(LivePhotos.nameSQL)) VIRTUAL", since: 10),
     ]
 
     /// A width or height as a row may say it: within `sideRange`, else unknown.
@@ -128,17 +134,21 @@ extension PhotoLibrary {
     /// The columns a photo is read from, in `photoColumns`' order.
     static let decodedColumns = photoColumns.filter { $0.decode != nil }
 
-    /// What the photo SELECT names: "id, name, size, …". A query may name more columns after
-    /// these (at `columnCount`).
-    static let columns = decodedColumns.map(\.name).joined(separator: ", ")
+    /// What the photo SELECT names: "id, name, size, …", then the Live Photo partners it
+    /// derives (`LivePhotos`): a still's motion and a motion's still. A query may name more
+    /// columns after these (at `columnCount`).
+    static let columns =
+        decodedColumns.map(\.name).joined(separator: ", ") + ", \(LivePhotos.motionColumn), \(LivePhotos.stillColumn)"
 
     /// How many columns `columns` names: a gallery query's extra column comes after them.
-    static let columnCount = Int32(decodedColumns.count)
+    static let columnCount = Int32(decodedColumns.count + 2)
 
     /// A row of a SELECT of `columns` as a photo.
     static func photo(from s: Statement) -> Photo {
         var p = Photo(id: 0, name: "", size: 0, received: WallTime(milliseconds: 0))
         for (i, column) in decodedColumns.enumerated() { column.decode?(&p, s, Int32(i)) }
+        p.motionID = s.int(Int32(decodedColumns.count))
+        p.stillID = s.int(Int32(decodedColumns.count + 1))
         return p
     }
 }

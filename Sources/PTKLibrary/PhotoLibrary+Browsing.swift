@@ -62,7 +62,12 @@ extension PhotoLibrary {
         -> GalleryPage
     {
         try database.readTransaction { () throws(LibraryError) -> GalleryPage in
-            let total = Int(try database.firstInt("SELECT count(*) FROM photos") ?? 0)
+            // A Live Photo's motion is not an item of its own: not counted either.
+            let total =
+                Int(try database.firstInt("SELECT count(*) FROM photos") ?? 0)
+                - Int(
+                    try database.firstInt(
+                        "SELECT count(*) FROM photos WHERE live_role = 2 AND NOT \(LivePhotos.notMotion)") ?? 0)
             let senders = try gallerySenders()
             let newest = try database.firstInt("SELECT max(id) FROM photos") ?? 0
             // The cursor carries its whole place in the order (keyset paging): it goes on from
@@ -277,7 +282,10 @@ private struct GalleryQuery {
     /// over an index in the gallery's order.
     /// So is the rating (`+rating`): sorting every photo of a rating in the gallery's order
     /// costs more than passing over those of other ratings in that order.
-    var conditions: String { (["+id <= ?3"] + filterConditions(counting: false)).joined(separator: " AND ") }
+    /// A video shown as a Live Photo's motion is not an item of its own (`LivePhotos.notMotion`).
+    var conditions: String {
+        (["+id <= ?3"] + filterConditions(counting: false) + [LivePhotos.notMotion]).joined(separator: " AND ")
+    }
 
     /// The filter's conditions alone; a photo never rated counts as 0. `counting`: for a count,
     /// which the index of ratings serves.
@@ -298,7 +306,14 @@ private struct GalleryQuery {
                 + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")))
         let newer = try prepare(
             database, "SELECT count(*) FROM photos WHERE " + (["id > ?3"] + conditions).joined(separator: " AND "))
+        // Live Photos' motions are not items: counted by the index of the videos, then subtracted.
+        let motions = try prepare(
+            database,
+            "SELECT count(*) FROM photos WHERE "
+                + (["live_role = 2", "id <= ?3"] + conditions + ["NOT \(LivePhotos.notMotion)"]).joined(
+                    separator: " AND "))
         return Int(try all.step() ? all.int(0) ?? 0 : 0) - Int(try newer.step() ? newer.int(0) ?? 0 : 0)
+            - Int(try motions.step() ? motions.int(0) ?? 0 : 0)
     }
 
     func prepare(_ database: Database, _ sql: String) throws(LibraryError) -> Statement {

@@ -78,7 +78,8 @@ extension PhotoLibrary {
                 UPDATE photos SET sha256 = ?, size = coalesce(?, size), width = ?, height = ?, bit_depth = ?, color_type = ?,
                     interlace = ?, indexed = 1, thumbnail = ?, problem = ?, inode = ?, mtime = ?,
                     orientation = ?, taken = ?, taken_ms = ?, camera_make = ?, camera_model = ?, location = ?,
-                    preview = ?, preview_problem = ?, alpha = ?, duration_ms = ?, frame_rate_milli = ?, codec = ?
+                    preview = ?, preview_problem = ?, alpha = ?, duration_ms = ?, frame_rate_milli = ?, codec = ?,
+                    live_id = ?
                 WHERE id = ? AND name = ?
                 """)
             var changed: [Int64: Int] = [:]
@@ -97,7 +98,7 @@ extension PhotoLibrary {
                     facts.make, facts.model, e.thumbnail == nil ? nil : (facts.hasLocation ? 1 : 0),
                     preview, previewProblem, e.thumbnailType == nil ? nil : (e.thumbnail!.transparent ? 1 : 0),
                     video?.duration.flatMap { Self.thousandths($0) }, video?.frameRate.flatMap { Self.thousandths($0) },
-                    video?.codec.flatMap(VideoCodec.fourCC), e.id, e.name
+                    video?.codec.flatMap(VideoCodec.fourCC), facts.contentID, e.id, e.name
                 ).run()
                 changed[e.id] = database.changes
             }

@@ -18,12 +18,15 @@ extension PhotoLibrary {
     /// goes behind those only), and a PNG no larger than the largest thumbnail gets PNG
     /// thumbnails (`Thumbnailer.losslessWithin`): those with JPEG ones are indexed again; 9
     /// (issue 58): a video's `duration_ms`, `frame_rate_milli` and `codec`, for which the
-    /// videos kept under schema 8 are indexed again.
+    /// videos kept under schema 8 are indexed again; 10 (issue 58): Live Photos, a photo's
+    /// `live_id` (its content identifier) and the keys derived from its name (`live_role`,
+    /// `live_name`) that pair a still with its video (`LivePhotos`), indexed; videos and
+    /// Apple's stills are indexed again for their identifiers.
     ///
     /// A new column is a row of `photoColumns` whose `since` is this number raised by one;
     /// `migrate` adds it to older indices, and needs a step of its own only for what else the
     /// new schema asks (indexing every photo again, an index).
-    static let schemaVersion: Int64 = 9
+    static let schemaVersion: Int64 = 10
 
     /// The names of the `photos` table's columns (none before it is created).
     func photoTableColumns() throws(LibraryError) -> Set<String> {
@@ -120,6 +123,20 @@ extension PhotoLibrary {
                         WHERE indexed = 1 AND (\(PhotoType.allCases.filter(\.isVideo).flatMap(\.endings).map {
                             "lower(name) LIKE '%\($0)'"
                         }.joined(separator: " OR ")));
+                    """)
+            }
+            if found < 10 {
+                // Live Photos (issue 58): the pairing's lookups by identifier and by name, and
+                // the count of the motions the gallery leaves out. The identifiers are read
+                // when a photo is indexed: the videos and the iPhone's stills kept before are
+                // indexed again (other stills pair by name, which needs nothing read).
+                try database.execute(
+                    """
+                    CREATE INDEX IF NOT EXISTS photos_live_id ON photos(live_id);
+                    CREATE INDEX IF NOT EXISTS photos_live_name ON photos(live_name);
+                    CREATE INDEX IF NOT EXISTS photos_live_role ON photos(live_role);
+                    UPDATE photos SET indexed = 0
+                        WHERE indexed = 1 AND (live_role = 2 OR (live_role = 1 AND camera_make = 'Apple'));
                     """)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")

@@ -95,6 +95,8 @@ public struct PhotoFacts: Sendable, Equatable {
     public var model: String?
     /// The EXIF has GPS entries (never shown; `show --json` says only this).
     public var hasLocation = false
+    /// A Live Photo's content identifier (issue 58), when it carries a valid one.
+    public var contentID: String?
     /// Why the EXIF was left aside, if it was.
     public var problem: String?
 
@@ -107,6 +109,7 @@ public struct PhotoFacts: Sendable, Equatable {
         make = text(f.make)
         model = text(f.model)
         hasLocation = f.has_location != 0
+        contentID = LivePhotos.contentID(text(f.content_id))
         problem = text(f.problem)
         switch f.taken_source {
         case 1:

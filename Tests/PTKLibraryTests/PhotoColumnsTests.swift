@@ -10,7 +10,8 @@ import Testing
 /// every field from its own column.
 @Suite(.tags(.unit)) struct PhotoColumnsTests {
     /// `pragma_table_xinfo('photos')` of an index of schema 6 as the hand-written migrations
-    /// made it (before the column table), schema 8's `alpha` and schema 9's video facts after it:
+    /// made it (before the column table), schema 8's `alpha`, schema 9's video facts and schema
+    /// 10's Live Photo keys after it:
     /// cid|name|type|notnull|default|pk|hidden.
     static let schema6 = """
         0|id|INTEGER|0||1|0
@@ -47,6 +48,19 @@ import Testing
         31|duration_ms|INTEGER|0||0|0
         32|frame_rate_milli|INTEGER|0||0|0
         33|codec|TEXT|0||0|0
+        34|live_id|TEXT|0||0|0
+        35|live_role|INTEGER|0||0|2
+        36|live_name|TEXT|0||0|2
+        """
+
+    /// SQL that takes schema 10's Live Photo columns and indices away: an index of schema 9.
+    static let dropLive = """
+        DROP INDEX photos_live_id;
+        DROP INDEX photos_live_name;
+        DROP INDEX photos_live_role;
+        ALTER TABLE photos DROP COLUMN live_name;
+        ALTER TABLE photos DROP COLUMN live_role;
+        ALTER TABLE photos DROP COLUMN live_id;
         """
 
     /// The table's columns as `schema6` shows them.
@@ -138,22 +152,22 @@ import Testing
     func migrationFromSchema7() throws {
         let f = Fixture()
         try f.library.database.execute(
-            """
-            ALTER TABLE photos DROP COLUMN alpha;
-            ALTER TABLE photos DROP COLUMN duration_ms;
-            ALTER TABLE photos DROP COLUMN frame_rate_milli;
-            ALTER TABLE photos DROP COLUMN codec;
-            INSERT INTO photos(id, name, size, width, height, received, indexed, thumbnail) VALUES
-                (1, 'photo.jpg', 10, 4000, 3000, 0, 1, 2),
-                (2, 'glass.png', 10, 4000, 3000, 0, 1, 3),
-                (3, 'icon.png', 10, 32, 32, 0, 1, 2),
-                (4, 'old.png', 10, 32, 32, 0, 0, 1),
-                (5, 'none.png', 10, 32, 32, 0, 1, 0),
-                (6, 'strip.png', 10, 361, 20, 0, 1, 2),
-                (7, 'small.jpg', 10, 32, 32, 0, 1, 2),
-                (8, 'VID_1.mp4', 10, 320, 240, 0, 1, 2);
-            PRAGMA user_version = 7;
-            """)
+            Self.dropLive + """
+                ALTER TABLE photos DROP COLUMN alpha;
+                ALTER TABLE photos DROP COLUMN duration_ms;
+                ALTER TABLE photos DROP COLUMN frame_rate_milli;
+                ALTER TABLE photos DROP COLUMN codec;
+                INSERT INTO photos(id, name, size, width, height, received, indexed, thumbnail) VALUES
+                    (1, 'photo.jpg', 10, 4000, 3000, 0, 1, 2),
+                    (2, 'glass.png', 10, 4000, 3000, 0, 1, 3),
+                    (3, 'icon.png', 10, 32, 32, 0, 1, 2),
+                    (4, 'old.png', 10, 32, 32, 0, 0, 1),
+                    (5, 'none.png', 10, 32, 32, 0, 1, 0),
+                    (6, 'strip.png', 10, 361, 20, 0, 1, 2),
+                    (7, 'small.jpg', 10, 32, 32, 0, 1, 2),
+                    (8, 'VID_1.mp4', 10, 320, 240, 0, 1, 2);
+                PRAGMA user_version = 7;
+                """)
         let reopened = try PhotoLibrary(directory: f.directory, create: false)
         #expect(try Self.tableInfo(reopened) == Self.schema6)
         let photos = try reopened.all(sort: .name)
@@ -174,19 +188,19 @@ import Testing
     func migrationFromSchema8() throws {
         let f = Fixture()
         try f.library.database.execute(
-            """
-            ALTER TABLE photos DROP COLUMN duration_ms;
-            ALTER TABLE photos DROP COLUMN frame_rate_milli;
-            ALTER TABLE photos DROP COLUMN codec;
-            INSERT INTO photos(id, name, size, width, height, received, indexed, thumbnail) VALUES
-                (1, 'photo.jpg', 10, 4000, 3000, 0, 1, 2),
-                (2, 'VID_1.MP4', 10, 320, 240, 0, 1, 2),
-                (3, 'a/IMG_2.mov', 10, 320, 240, 0, 1, 2),
-                (4, 'clip.m4v', 10, 320, 240, 0, 1, 0),
-                (5, 'old.qt', 10, 320, 240, 0, 1, 2),
-                (6, 'mp4.png', 10, 32, 32, 0, 1, 3);
-            PRAGMA user_version = 8;
-            """)
+            Self.dropLive + """
+                ALTER TABLE photos DROP COLUMN duration_ms;
+                ALTER TABLE photos DROP COLUMN frame_rate_milli;
+                ALTER TABLE photos DROP COLUMN codec;
+                INSERT INTO photos(id, name, size, width, height, received, indexed, thumbnail) VALUES
+                    (1, 'photo.jpg', 10, 4000, 3000, 0, 1, 2),
+                    (2, 'VID_1.MP4', 10, 320, 240, 0, 1, 2),
+                    (3, 'a/IMG_2.mov', 10, 320, 240, 0, 1, 2),
+                    (4, 'clip.m4v', 10, 320, 240, 0, 1, 0),
+                    (5, 'old.qt', 10, 320, 240, 0, 1, 2),
+                    (6, 'mp4.png', 10, 32, 32, 0, 1, 3);
+                PRAGMA user_version = 8;
+                """)
         let reopened = try PhotoLibrary(directory: f.directory, create: false)
         #expect(try Self.tableInfo(reopened) == Self.schema6)
         let indexed = Dictionary(uniqueKeysWithValues: try reopened.all(sort: .name).map { ($0.name, $0.indexed) })
@@ -218,9 +232,9 @@ import Testing
             """
             INSERT INTO photos(id, name, size, sha256, width, height, bit_depth, color_type, interlace, received, sender_name,
                 sender_address, sender_id, note, rating, indexed, thumbnail, problem, inode, mtime, orientation, taken, taken_ms,
-                camera_make, camera_model, location, preview, preview_problem, alpha, duration_ms, frame_rate_milli, codec)
+                camera_make, camera_model, location, preview, preview_problem, alpha, duration_ms, frame_rate_milli, codec, live_id)
                 VALUES (3, 'x.jpg', 10, 'cd', 4000, 3000, 8, 2, 1, 5, 'Bob', '[2001:db8::1]:5', 'EFGH', 'n', 5, 1, 2, 'p', 1, 6,
-                6, '2024-07-03T14:22:00', 7, 'Make', 'Model', 1, 2, 'too big', 0, 61000, 25000, 'avc1');
+                6, '2024-07-03T14:22:00', 7, 'Make', 'Model', 1, 2, 'too big', 0, 61000, 25000, 'avc1', 'ab-12');
             INSERT INTO photos(id, name, size, received, thumbnail, preview) VALUES (4, 'y.png', 1, 0, 1, 3);
             """)
         let p = try #require(try f.library.photo(id: 3))
@@ -236,11 +250,15 @@ import Testing
         )
         want.preview = .failed("too big")
         (want.duration, want.frameRate, want.codec) = (61, 25, "avc1")
+        want.liveID = "AB-12"
         #expect(p == want)
         let old = try #require(try f.library.photo(id: 4))
         #expect(old.hasOldThumbnail && old.thumbnailType == .png && old.hasThumbnail)
         #expect(old.preview == .made && old.previewType == .png)
         #expect(old.hasAlpha == nil, "not known until its thumbnails are made")
-        #expect(PhotoLibrary.columnCount == 30, "every column but inode, taken_ms, folder and day")
+        #expect(
+            PhotoLibrary.columnCount == 33,
+            "every column but inode, taken_ms, folder, day, live_role and live_name; then a still's motion and a motion's still"
+        )
     }
 }
