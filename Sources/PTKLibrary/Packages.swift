@@ -116,13 +116,17 @@ extension PackageFiles {
 extension PhotoLibrary {
     /// Writes `NAME.ptk/` for a photo into `outputDirectory`: assembled in a hidden folder and
     /// renamed into place, never replacing one that is there. Returns the package's path.
-    public func export(_ name: String, to outputDirectory: String) throws(LibraryError) -> String {
+    /// `packageName` names the package ("IMG_0042 (motion).ptk"), else the photo's name does.
+    public func export(_ name: String, to outputDirectory: String, packageName: String? = nil) throws(LibraryError)
+        -> String
+    {
         var photo = try find(name)
+        let folder = packageName ?? Package.folderName(for: photo.name)
         if !photo.indexed {
             try index(id: photo.id)
             photo = try self.photo(id: photo.id) ?? photo
         }
-        let target = outputDirectory + "/" + Package.folderName(for: photo.name)
+        let target = outputDirectory + "/" + folder
         // Anything there (even unreadable) means the name is taken.
         if (try? fileStatus(target)) != nil {
             throw LibraryError(.refused, "\(target) exists; ptk export never replaces a package")
@@ -135,7 +139,7 @@ extension PhotoLibrary {
         for _ in 0..<8 where !made {
             var g = SystemRandomNumberGenerator()
             staging =
-                outputDirectory + "/." + Package.folderName(for: photo.name) + ".tmp-\(processID())-"
+                outputDirectory + "/." + folder + ".tmp-\(processID())-"
                 + String(g.next() as UInt64, radix: 16)
             do {
                 try makeNewDirectory(staging, mode: 0o700)

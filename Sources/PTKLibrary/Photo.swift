@@ -271,6 +271,7 @@ extension PhotoMetadata {
         displayWidth = photo.displayedSize?.width
         displayHeight = photo.displayedSize?.height
         hasLocation = photo.hasLocation
+        contentIdentifier = photo.liveID
         senderName = photo.senderName
         senderAddress = photo.senderAddress
         senderID = photo.senderID

@@ -30,14 +30,24 @@ extension Photo {
     /// preview are named in `thumbnailFolder` and the `previews` folder beside it. `sources` are
     /// the inbox files its bytes came from (`PhotoLibrary.inboxSources(ofPhoto:)`), each a
     /// "source" line after the sender; `moreSources` adds one that says there are more.
-    public func details(thumbnailFolder: String, sources: [InboxSourceRecord] = [], moreSources: Bool = false)
-        -> [(String, DetailValue)]
-    {
+    /// `livePartner` is the Live Photo's other half (issue 58: the still's motion, or the
+    /// motion's still), named on a "live photo" line.
+    public func details(
+        thumbnailFolder: String, sources: [InboxSourceRecord] = [], moreSources: Bool = false,
+        livePartner: Photo? = nil
+    ) -> [(String, DetailValue)] {
         var lines: [(String, String)] = [
             ("name", name),
             ("size", "\(formatBytes(Double(size))) (\(size) bytes)"),
             ("sha256", sha256 ?? "(not indexed yet)"),
         ]
+        if let livePartner {
+            lines.append(
+                (
+                    "live photo",
+                    motionID != nil ? "its video is \(livePartner.name)" : "the video of \(livePartner.name)"
+                ))
+        }
         if type.isVideo {
             lines.append(("video", videoLine))
         } else if width != nil {

@@ -17,5 +17,6 @@ extension WebPhoto {
         hasAlpha = photo.hasAlpha
         duration = photo.duration
         codec = photo.codec
+        motionID = photo.motionID
     }
 }

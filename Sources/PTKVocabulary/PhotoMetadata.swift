@@ -58,6 +58,12 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
     public var indexed: Bool?
     /// Why there is no thumbnail.
     public var problem: String?
+    /// A Live Photo's content identifier (issue 58): Apple's, read from the still or the video.
+    public var contentIdentifier: String?
+    /// Listings only: the video shown as this still's Live Photo motion.
+    public var livePhotoVideo: String?
+    /// Listings only: the still this video is the Live Photo motion of.
+    public var livePhotoStill: String?
     /// In a package: the thumbnail PNG, base64 (PhotoKeeper's format). In listings (`ptk list
     /// --json`, `ptk show --json`): the photo's largest gallery thumbnail, relative to the
     /// received-photos directory as `Name` is (".ptk/thumbnails/12-360.jpg"), once it is made.
@@ -103,6 +109,9 @@ public struct PhotoMetadata: Codable, Sendable, Equatable {
         case rating = "Rating"
         case indexed = "Indexed"
         case problem = "Problem"
+        case contentIdentifier = "ContentIdentifier"
+        case livePhotoVideo = "LivePhotoVideo"
+        case livePhotoStill = "LivePhotoStill"
         case thumbnail = "Thumbnail"
         case preview = "Preview"
         case duration = "Duration"

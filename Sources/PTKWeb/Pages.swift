@@ -184,7 +184,10 @@ public struct WebPages: Sendable {
                     image =
                         "<img src=\"\(small)\"\(srcset) alt=\"\(h(p.name))\"\(size) loading=\"lazy\" decoding=\"async\">"
                 }
-                if p.isVideo {
+                if p.motionID != nil {
+                    // A Live Photo's still (issue 58): its video is not an item of its own.
+                    image += "<span class=\"badge live\" aria-label=\"Live Photo\">◉ LIVE</span>"
+                } else if p.isVideo {
                     // Marked as a video, with its length when known (issue 58).
                     let length = p.duration.map { DurationText.clock($0) } ?? ""
                     image +=

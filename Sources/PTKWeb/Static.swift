@@ -82,6 +82,11 @@ enum WebStatic {
         .stage .cannot img { flex: 1; min-height: 0; }
         .stage .cannot p { margin: .5rem 1rem; text-align: center; color: #ccc; }
         .stage .cannot a { color: #9cf; }
+        /* A Live Photo (issue 58): its video over the still while it plays; the LIVE button above. */
+        .stage.live video.motion:not([hidden]) { position: absolute; inset: 0; display: block; width: 100%; height: 100%; object-fit: contain; background: #000; }
+        .stage .live { position: absolute; z-index: 1; top: .6rem; left: .6rem; padding: .3rem .7rem; border: 0; border-radius: 999px;
+                       background: rgba(0, 0, 0, .55); color: #fff; font: inherit; font-size: .85rem; cursor: pointer; }
+        .stage .live.cannot { color: #f99; }
         figure a .badge { position: absolute; right: .25rem; bottom: .25rem; padding: .05rem .35rem; border-radius: .25rem;
                           background: rgba(0, 0, 0, .65); color: #fff; font-size: .75rem; line-height: 1.3; pointer-events: none; }
         .stage .coming { position: absolute; left: 0; right: 0; bottom: 3.5rem; text-align: center; color: #ccc; font-size: .9rem; }
@@ -291,6 +296,41 @@ enum WebStatic {
             if (codecs && video.canPlayType('video/mp4; codecs="' + codecs + '"') === "") fallback();
             video.addEventListener("error", fallback);
             video.addEventListener("loadedmetadata", function () { if (video.videoWidth === 0) fallback(); });
+          }
+          // A Live Photo's motion (issue 58) plays, muted, from its start while the LIVE button
+          // is hovered or the photo pressed (a touch or a mouse button held), once on a click
+          // of the button (and its keys); the still comes back when it ends or is let go.
+          const motion = document.getElementById("motion"), live = document.getElementById("live");
+          if (motion && live) {
+            const still = motion.parentElement.querySelector("img");
+            let cannotPlay = false;
+            const stop = function () { motion.pause(); motion.hidden = true; };
+            const cannot = function () {
+              cannotPlay = true;
+              stop();
+              live.classList.add("cannot");
+              live.textContent = "LIVE: this browser cannot play its video";
+            };
+            const play = function () {
+              if (cannotPlay) return;
+              motion.hidden = false;
+              motion.currentTime = 0;
+              const started = motion.play();
+              if (started) started.catch(function (e) { if (e.name !== "AbortError") cannot(); });
+            };
+            const codecs = motion.dataset.codecs;
+            if (codecs && motion.canPlayType('video/mp4; codecs="' + codecs + '"') === "") cannot();
+            motion.addEventListener("error", cannot);
+            motion.addEventListener("ended", stop);
+            live.addEventListener("mouseenter", play);
+            live.addEventListener("mouseleave", stop);
+            live.addEventListener("click", play);
+            for (const held of [still, motion]) {
+              if (!held) continue;
+              held.addEventListener("pointerdown", function (e) { if (e.button === 0) play(); });
+              held.addEventListener("pointerup", stop);
+              held.addEventListener("pointercancel", stop);
+            }
           }
           document.addEventListener("keydown", function (e) {
             if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.defaultPrevented) return;

@@ -14,11 +14,12 @@ extension WebPages {
         viewer: Viewer
     ) -> String {
         let h = escapeHTML
-        var body = "<main class=\"stage\(p.isVideo ? " video" : "")\">\n"
+        var body = "<main class=\"stage\(p.isVideo ? " video" : "")\(p.motionID != nil ? " live" : "")\">\n"
         if p.isVideo {
             body += Self.videoTag(p) + "\n"
         } else if let shown = Self.shownImage(p) {
             body += Self.imageTag(shown, alt: p.name, sizes: Self.viewerSizes(p)) + "\n"
+            if p.motionID != nil { body += Self.motionTag(p) + "\n" }
             if shown.waiting {
                 body +=
                     "<p class=\"coming\" id=\"coming\">\(h(p.type.displayName)): preview coming; this is its thumbnail.</p>\n"
@@ -73,6 +74,21 @@ extension WebPages {
             <div id="cannot" class="cannot" hidden>\(still)<p>This browser cannot play this \(h(codec))video. \
             <a href="/photo/\(p.id)/original?download=1" download>Download it</a> to play it in a video player; \
             ptk keeps videos as they came and converts none.</p></div>
+            """
+    }
+
+    /// A Live Photo's motion (issue 58): its video over the still, hidden and not loaded until
+    /// app.js plays it (muted, from the start) while the LIVE button is hovered or the photo is
+    /// pressed, or once on the button's click; the button says so when the browser cannot play
+    /// it (an iPhone's HEVC in Chromium on Linux).
+    static func motionTag(_ p: WebPhoto) -> String {
+        guard let id = p.motionID else { return "" }
+        let h = escapeHTML
+        let codecs = p.motionCodec.flatMap(VideoCodec.browserCodec).map { " data-codecs=\"\(h($0))\"" } ?? ""
+        return """
+            <video id="motion" class="motion" muted playsinline preload="none" src="/photo/\(id)/original"\(codecs) \
+            aria-label="\(h(p.name)): its Live Photo" hidden></video>
+            <button id="live" class="live" type="button" title="Live Photo: hover, or press and hold the photo">◉ LIVE</button>
             """
     }
 

@@ -55,6 +55,11 @@ public struct WebPhoto: Sendable, Equatable {
     /// A video's coding in four letters ("avc1", "hvc1"): whether a browser can play it; nil
     /// for a photo or when unknown.
     public var codec: String?
+    /// A Live Photo's still (issue 58): the id of its video, which the viewer plays on press or
+    /// hover and the gallery marks; nil for any other photo.
+    public var motionID: Int64?
+    /// That video's coding in four letters, when known: whether the browser can play it.
+    public var motionCodec: String?
 
     /// A photo as shown; `thumbnailType`, `hasPreview`, `oldThumbnail` are set after, when known.
     public init(

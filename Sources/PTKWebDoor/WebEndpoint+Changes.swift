@@ -45,8 +45,9 @@ extension WebDoor {
                     rating.map { "rated \(quotedForTerminal(photo.name)) \($0)/5" }
                         ?? "cleared the rating of \(quotedForTerminal(photo.name))", always: true)
             case .delete:
-                _ = try library.remove(photo.name)
-                r.log("deleted \(quotedForTerminal(photo.name))", always: true)
+                // A Live Photo's still takes its video with it (issue 58).
+                let done = try library.removeLivePhoto(photo.name)
+                for p in done.removed { r.log("deleted \(quotedForTerminal(p.name))", always: true) }
                 return "/"
             }
             return "/photo/\(photo.id)"

@@ -44,12 +44,19 @@ extension WebDoor {
     }
 
     func photoPage(_ c: SignedIn, _ photo: Photo, message: String? = nil, status: HTTPStatus = .ok) -> Response {
-        html(status, pages.photo(WebPhoto(photo), details: Self.details(photo), viewer: c.viewer, message: message))
+        // A Live Photo's other half is named in its details (issue 58); a library that cannot
+        // say leaves the line out rather than the page.
+        let partner = try? c.connection.library().livePartner(of: photo)
+        return html(
+            status,
+            pages.photo(
+                WebPhoto(photo), details: Self.details(photo, livePartner: partner ?? nil), viewer: c.viewer,
+                message: message))
     }
 
     /// The photo's details for the pages: the library's, but its thumbnail told as made, coming
     /// or why there is none (never its path on the host), and where its preview stands.
-    static func details(_ photo: Photo) -> [(String, DetailValue)] {
+    static func details(_ photo: Photo, livePartner: Photo? = nil) -> [(String, DetailValue)] {
         let preview: String
         switch photo.preview {
         case .made: preview = "made"
@@ -58,7 +65,7 @@ extension WebDoor {
         case .failed(let why): preview = "none: " + why
         }
         var details: [(String, DetailValue)] = []
-        for (key, value) in photo.details(thumbnailFolder: "") {
+        for (key, value) in photo.details(thumbnailFolder: "", livePartner: livePartner) {
             // The library's preview line names a path on the host: told below, after the thumbnail.
             if key == "preview" { continue }
             guard key == "thumbnail" else {

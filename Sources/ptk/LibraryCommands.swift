@@ -82,17 +82,23 @@ struct LibraryCommands {
         let library = open()
         let photos: [Photo]
         do { photos = try library.all(sort: sort, from: invocation.value(.from)) } catch { fail(error) }
+        let byID = Dictionary(photos.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         if invocation.has(.json) {
             Self.writeJSON(
                 photos.map {
                     var m = PhotoMetadata($0)
                     m.indexed = $0.indexed
                     m.id = $0.id
+                    m.livePhotoVideo = $0.motionID.flatMap { byID[$0]?.name }
+                    m.livePhotoStill = $0.stillID.flatMap { byID[$0]?.name }
                     return m
                 })
             return
         }
-        let rows = photos.map(Self.row)
+        // A Live Photo is one entry (issue 58): its still's, naming both files; its video has
+        // none of its own when its still is listed too.
+        let items = photos.filter { p in p.stillID.map { byID[$0] == nil } ?? true }
+        let rows = items.map { Self.row($0, motion: $0.motionID.flatMap { byID[$0] }) }
         var widths = [0, 0, 0, 0, 0, 0]
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], Self.width(cell)) } }
         var out = ""
@@ -112,8 +118,14 @@ struct LibraryCommands {
         writeStandardOutput(out)
         let pending = photos.filter { !$0.indexed }.count
         let from = invocation.value(.from).map { " from '\($0)'" } ?? ""
+        let live = items.count { $0.motionID.flatMap { byID[$0] } != nil }
         writeToStandardError(
-            "\(photos.count) photo\(photos.count == 1 ? "" : "s")\(from) in \(directory)"
+            "\(items.count) photo\(items.count == 1 ? "" : "s")\(from) in \(directory)"
+                + (live == 0
+                    ? ""
+                    : live == 1
+                        ? " (1 of them a Live Photo: a still with its video)"
+                        : " (\(live) of them Live Photos: each a still with its video)")
                 + (pending > 0 ? ", \(pending) still being indexed" : ""))
     }
 
@@ -152,9 +164,13 @@ struct LibraryCommands {
     /// 0:12"), taken (else received), sender, rating.
     /// Every cell is shown with controls escaped, as `ls` does: each comes from the index, which
     /// the service user may have written.
-    static func row(_ p: Photo) -> [String] {
-        [
-            p.name, formatBytes(Double(p.size)), p.dimensions + (p.duration.map { " " + DurationText.clock($0) } ?? ""),
+    /// A photo's line of `list`; a Live Photo's still with its `motion` (issue 58): both names,
+    /// both files' bytes, and "live" with the motion's length after the still's size.
+    static func row(_ p: Photo, motion: Photo? = nil) -> [String] {
+        var size = p.dimensions + (p.duration.map { " " + DurationText.clock($0) } ?? "")
+        if let motion { size += " live" + (motion.duration.map { " " + DurationText.clock($0) } ?? "") }
+        return [
+            p.name + (motion.map { " + " + $0.name } ?? ""), formatBytes(Double(p.size + (motion?.size ?? 0))), size,
             when(p), p.senderName ?? "-",
             p.rating.map { "\($0)/5" } ?? "-",
         ].map(escapedForTerminal)
@@ -235,10 +251,14 @@ struct LibraryCommands {
         let library = open()
         let photo: Photo
         do { photo = try library.find(name) } catch { fail(error) }
+        let partner: Photo?
+        do { partner = try library.livePartner(of: photo) } catch { fail(error) }
         if invocation.has(.json) {
             var m = PhotoMetadata(photo)
             m.indexed = photo.indexed
             m.id = photo.id
+            m.livePhotoVideo = photo.motionID == nil ? nil : partner?.name
+            m.livePhotoStill = photo.stillID == nil ? nil : partner?.name
             print(terminalSafeJSON(m.json()))
             return
         }
@@ -249,7 +269,7 @@ struct LibraryCommands {
         }
         let details = photo.details(
             thumbnailFolder: library.thumbnailFolder, sources: Array(sources.prefix(Self.shownSources)),
-            moreSources: sources.count > Self.shownSources)
+            moreSources: sources.count > Self.shownSources, livePartner: partner)
         for (key, value) in details {
             // Times in the host's time zone, named (TZ honoured); --json keeps UTC.
             let text: String
@@ -309,8 +329,17 @@ struct LibraryCommands {
         var status = AdminExitStatus.done
         for name in words {
             do {
-                let photo = try library.remove(name)
-                print("removed '\(escapedForTerminal(photo.name))'")
+                let done = try library.removeLivePhoto(name)
+                print("removed '\(escapedForTerminal(done.removed[0].name))'")
+                // A Live Photo's still takes its video with it (issue 58), and says so.
+                for motion in done.removed.dropFirst() {
+                    print("removed '\(escapedForTerminal(motion.name))' (its Live Photo video)")
+                }
+                if let kept = done.keptMotion, let still = done.keptFor {
+                    print(
+                        "kept '\(escapedForTerminal(kept.name))': the Live Photo video of '\(escapedForTerminal(still.name))' too"
+                    )
+                }
             } catch {
                 writeToStandardError("ptk: " + escapedForTerminal(Self.message(error)))
                 if status == .done { status = Self.exitCode(error) }
@@ -368,6 +397,17 @@ struct LibraryCommands {
                 var path = try library.export(name, to: output)
                 if let final = opened.stagedOutput { path = final + path.dropFirst(1) }
                 print("exported '\(escapedForTerminal(name))' to \(escapedForTerminal(path))")
+                // A Live Photo's still goes with its video (issue 58), in a package of its own.
+                let still = try library.find(name)
+                if let motionID = still.motionID, let motion = try library.photo(id: motionID) {
+                    var path = try library.export(
+                        motion.name, to: output,
+                        packageName: PhotoLibrary.motionPackageName(still: still.name, motion: motion.name))
+                    if let final = opened.stagedOutput { path = final + path.dropFirst(1) }
+                    print(
+                        "exported '\(escapedForTerminal(motion.name))' (its Live Photo video) to \(escapedForTerminal(path))"
+                    )
+                }
             } catch { fail(error) }
         }
     }

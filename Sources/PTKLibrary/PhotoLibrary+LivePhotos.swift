@@ -1,0 +1,46 @@
+import PTKVocabulary
+
+/// What a Live Photo's still does to its motion (issue 58): removed with it, exported with it.
+/// The pairing itself is `LivePhotos`.
+extension PhotoLibrary {
+    /// What `removeLivePhoto` did.
+    public struct LiveRemoval: Sendable {
+        /// The photo named, then its motion when that went with it.
+        public var removed: [Photo]
+        /// The still's motion, kept because it is another still's motion too (a HEIC and a
+        /// JPEG of one Live Photo); nil otherwise.
+        public var keptMotion: Photo?
+        /// The still `keptMotion` stays with.
+        public var keptFor: Photo?
+    }
+
+    /// Removes a photo as `remove` does and, when it is a Live Photo's still, its motion too,
+    /// unless that video is another still's motion as well (then it stays with that one).
+    /// Removing a motion by its own name removes it alone: its still stays, a photo.
+    public func removeLivePhoto(_ name: String) throws(LibraryError) -> LiveRemoval {
+        let photo = try find(name)
+        var done = LiveRemoval(removed: [try remove(photo.name)])
+        guard let motionID = photo.motionID, let motion = try self.photo(id: motionID) else { return done }
+        if let other = motion.stillID, let still = try self.photo(id: other) {
+            done.keptMotion = motion
+            done.keptFor = still
+        } else {
+            done.removed.append(try remove(motion.name))
+        }
+        return done
+    }
+
+    /// The package name of a still's motion beside the still's own: the video's own
+    /// ("clip.ptk"), or "IMG_0042 (motion).ptk" when that is the still's ("IMG_0042.ptk").
+    public static func motionPackageName(still: String, motion: String) -> String {
+        let own = Package.folderName(for: motion)
+        guard own == Package.folderName(for: still) else { return own }
+        return String(own.dropLast(4)) + " (motion).ptk"
+    }
+
+    /// The photo a Live Photo's still or motion is paired with (its motion, or its still), if any.
+    public func livePartner(of photo: Photo) throws(LibraryError) -> Photo? {
+        guard let id = photo.motionID ?? photo.stillID else { return nil }
+        return try self.photo(id: id)
+    }
+}
