@@ -82,3 +82,34 @@ struct LivePhotoEndToEndTests {
         #expect(try library(d, ["list"]).stdout.split(separator: "\n").count == 2)
     }
 }
+
+/// A Live Photo in headless Chromium (Tests/Browser/live_photo_test.py through WebDriver),
+/// against the real ptkd (issue 58).
+@Suite(
+    "End to end: Live Photos in a real browser (issue 58)", .serialized,
+    .enabled(if: browserAvailable, browserMissing), .tags(.endToEnd))
+struct LivePhotoBrowserTests {
+    @Test(
+        "the gallery shows each Live Photo as one item marked LIVE and never its video; the viewer plays the H.264 motion while LIVE is hovered or the photo pressed, then shows the still; an HEVC motion says this browser cannot play it"
+    )
+    func motionPlays() throws {
+        let d = try DaemonProcess.withWeb()
+        let work = makeTemporaryDirectory("ptk-live-browser")
+        defer { removeTree(work) }
+        try livePhoto(in: work, name: "IMG_0042", identifier: LivePhotoEndToEndTests.identifier, hevc: false)
+        try livePhoto(in: work, name: "IMG_0043", identifier: "00000000-0000-4000-8000-000000000043")
+        let beach = imageFile(work, "beach.png", width: 400, height: 300)
+        let names = ["IMG_0042.HEIC", "IMG_0042.MOV", "IMG_0043.HEIC", "IMG_0043.MOV", "beach.png"]
+        #expect(try send(d, names.dropLast().map { work + "/" + $0 } + [beach]).status == 0)
+        #expect(waitForIndex(d, Set(names)))
+        func id(_ name: String) throws -> String { String(try #require(try entry(d, name)["ID"] as? Int)) }
+        try d.setWebPassword("right horse battery")
+        try runBrowserScript(
+            "live_photo_test.py",
+            [
+                "--base", "https://127.0.0.1:\(d.webPort)", "--password", "right horse battery",
+                "--still", try id("IMG_0042.HEIC"), "--motion", try id("IMG_0042.MOV"),
+                "--hevc-still", try id("IMG_0043.HEIC"), "--hevc-motion", try id("IMG_0043.MOV"),
+            ], daemon: d)
+    }
+}
