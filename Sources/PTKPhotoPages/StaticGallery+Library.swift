@@ -11,8 +11,16 @@ extension PhotoLibrary {
         leavingOut: (String) -> Void = { _ in }
     ) throws(LibraryError) -> (path: String, photos: Int) {
         try writeGallery(to: outputDirectory, linkingFrom: finalDirectory, leavingOut: leavingOut) { contents in
-            StaticGallery.page(
-                directory: directory, photos: contents.photos.map(WebPhoto.init),
+            // A Live Photo is one item (issue 58): its still, linking its video.
+            let names = Dictionary(contents.photos.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+            let items = contents.photos.filter { p in p.stillID.map { names[$0] == nil } ?? true }.map { p in
+                var shown = WebPhoto(p)
+                shown.motionName = p.motionID.flatMap { names[$0] }
+                if shown.motionName == nil { shown.motionID = nil }
+                return shown
+            }
+            return StaticGallery.page(
+                directory: directory, photos: items,
                 photosLink: contents.photosLink, thumbnailsLink: contents.thumbnailsLink,
                 thumbnailSide: contents.thumbnailSide, thumbnailFiles: contents.oldThumbnails)
         }

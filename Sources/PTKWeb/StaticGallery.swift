@@ -74,12 +74,19 @@ public enum StaticGallery {
             meta.append(photo.dimensions)
             // A video (issue 58): said, with its length (the link opens it in the browser's player).
             if photo.isVideo { meta.append("video" + (photo.duration.map { " " + DurationText.clock($0) } ?? "")) }
+            // A Live Photo's still (issue 58): its video is linked here, not an item of its own.
+            var motion = ""
+            if let name = photo.motionName {
+                let encoded = pathComponents(name).map(percentEncode).joined(separator: "/")
+                motion =
+                    "<div class=\"meta\">Live Photo: <a href=\"\(escapeHTML(photosLink.isEmpty ? encoded : photosLink + "/" + encoded))\">its video</a></div>"
+            }
             if let rating = photo.rating {
                 meta.append(String(repeating: "★", count: rating) + String(repeating: "☆", count: 5 - rating))
             }
             html += """
                 <figure\(photo.checkerboard ? " class=\"alpha\"" : "")><a href="\(href)">\(image)</a>
-                <figcaption><div class="name" title="\(escapeHTML(photo.name))">\(escapeHTML(photo.name))</div><div class="meta">\(escapeHTML(meta.joined(separator: " · ")))</div>\(photo.note.map { "<div>\(escapeHTML($0))</div>" } ?? "")</figcaption></figure>
+                <figcaption><div class="name" title="\(escapeHTML(photo.name))">\(escapeHTML(photo.name))</div><div class="meta">\(escapeHTML(meta.joined(separator: " · ")))</div>\(motion)\(photo.note.map { "<div>\(escapeHTML($0))</div>" } ?? "")</figcaption></figure>
 
                 """
         }

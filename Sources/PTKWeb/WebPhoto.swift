@@ -60,6 +60,8 @@ public struct WebPhoto: Sendable, Equatable {
     public var motionID: Int64?
     /// That video's coding in four letters, when known: whether the browser can play it.
     public var motionCodec: String?
+    /// That video's file name, where a page links it (the static gallery).
+    public var motionName: String?
 
     /// A photo as shown; `thumbnailType`, `hasPreview`, `oldThumbnail` are set after, when known.
     public init(

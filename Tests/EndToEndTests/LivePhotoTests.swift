@@ -53,6 +53,14 @@ struct LivePhotoEndToEndTests {
         #expect(show.stdout.contains("live photo: its video is IMG_0042.MOV\n"), "\(show.stdout)")
         #expect(try library(d, ["show", "IMG_0042.MOV"]).stdout.contains("live photo: the video of IMG_0042.HEIC\n"))
 
+        // ptk gallery: each Live Photo one entry, its still's, linking its video.
+        let gallery = try library(d, ["gallery", "-o", work + "/gallery"])
+        #expect(gallery.status == 0, "\(gallery.stderr)")
+        let page = String(decoding: readFile(work + "/gallery/index.html") ?? [], as: UTF8.self)
+        #expect(page.contains("2 photos in "), "two items")
+        #expect(page.components(separatedBy: "Live Photo: <a href=").count == 3, "\(page)")
+        #expect(!page.contains("title=\"IMG_0042.MOV\""), "the video is no entry of its own")
+
         let out = work + "/out"
         let exported = try library(d, ["export", "IMG_0042.HEIC", "-o", out])
         #expect(exported.status == 0, "\(exported.stderr)")
