@@ -92,7 +92,7 @@ public let adminCommandLine = CommandTable<AdminOption>(
     commands: [
         Command(
             "list", group: library,
-            "one line per photo: name, size, dimensions as shown (and a video's length), taken (else received) in the host's time zone, sender, rating"
+            "one line per photo (a Live Photo's still and video on one): name, size, dimensions as shown (and a video's length), taken (else received) in the host's time zone, sender, rating"
         ),
         Command(
             "show", group: library, "everything the library holds about a photo",
@@ -119,7 +119,11 @@ public let adminCommandLine = CommandTable<AdminOption>(
             arguments: [Argument("NAME", "the photo", completion: .photoName), Argument("NEW", "its new name")]),
         Command(
             "rm", group: library, "delete photos (file, entry, thumbnails and preview)",
-            arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)]),
+            arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)],
+            details: """
+                A Live Photo's still takes its video with it (each is named as it goes), unless that video is another \
+                still's too; a video removed by its own name goes alone.
+                """),
         Command(
             "note", group: library, "set a photo's note (\"\" clears it)",
             arguments: [
@@ -137,7 +141,9 @@ public let adminCommandLine = CommandTable<AdminOption>(
             arguments: [Argument("NAME", "a photo", completion: .photoName, repeats: true)],
             details: """
                 The directory is -o DIR (made, mode 0755, when missing), else the current one. Only the photo the index \
-                holds is exported: a file at its name of another size or SHA-256, or not a regular file, is refused (exit 65).
+                holds is exported: a file at its name of another size or SHA-256, or not a regular file, is refused (exit 65). \
+                A Live Photo's still is exported with its video, in a package of its own ("IMG_0042 (motion).ptk" when \
+                the video's name would give the still's).
                 """),
         Command(
             "import", group: library, "add packages' photos to the library, keeping their metadata",
