@@ -258,3 +258,48 @@ videos = {
 }
 for name, data in videos.items():
     write('video', name, bytes([6]) + data)
+
+# An iPhone's EXIF with Apple's MakerNote (issue 58: tag 0x11 is a Live Photo's content
+# identifier, read by ptk_exif.c's apple_content_id), in a JPEG for the thumbnailer: as an
+# iPhone writes it, and with the MakerNote's count, offsets and lengths hostile.
+def apple_exif(makernote):
+    def ifd(entries, start):
+        out, area = struct.pack('>H', len(entries)), b''
+        area_at = start + 2 + 12 * len(entries) + 4
+        for tag, fmt, count, value in entries:
+            if len(value) <= 4:
+                out += struct.pack('>HHI', tag, fmt, count) + value.ljust(4, b'\0')
+            else:
+                out += struct.pack('>HHII', tag, fmt, count, area_at + len(area))
+                area += value + (b'\0' if len(value) % 2 else b'')
+        return out + b'\0\0\0\0' + area
+    ifd0 = lambda at: [(0x010F, 2, 6, b'Apple\0'), (0x8769, 4, 1, struct.pack('>I', at))]
+    exif_at = 8 + len(ifd(ifd0(0), 8))
+    tiff = b'MM\0\x2a' + struct.pack('>I', 8) + ifd(ifd0(exif_at), 8) + ifd([(0x927C, 7, len(makernote), makernote)], exif_at)
+    app1 = b'Exif\0\0' + tiff
+    return b'\xff\xe1' + struct.pack('>H', len(app1) + 2) + app1
+def apple_note(entries, order=b'MM', count=None):
+    header = b'Apple iOS\0\0\1' + order
+    pack = '>' if order == b'MM' else '<'
+    body, tail = b'', b''
+    data_at = 16 + 12 * len(entries) + 4
+    for tag, fmt, n, value, offset in entries:
+        if len(value) <= 4 and offset is None:
+            body += struct.pack(pack + 'HHI', tag, fmt, n) + value.ljust(4, b'\0')
+        else:
+            body += struct.pack(pack + 'HHII', tag, fmt, n, data_at + len(tail) if offset is None else offset)
+            tail += value
+    return header + struct.pack(pack + 'H', len(entries) if count is None else count) + body + b'\0\0\0\0' + tail
+uuid = b'1F6A2C4E-0B3D-4E5F-8A9B-C0D1E2F3A4B5\0'
+notes = {
+    'iphone': apple_note([(1, 9, 1, struct.pack('>i', 14), None), (0x11, 2, len(uuid), uuid, None)]),
+    'intel': apple_note([(0x11, 2, len(uuid), uuid, None)], order=b'II'),
+    'offset-past-end': apple_note([(0x11, 2, len(uuid), uuid, 0xFFFFFFF0)]),
+    'length-wraps': apple_note([(0x11, 2, 0xFFFFFFFF, uuid, None)]),
+    'count-65535': apple_note([(0x11, 2, len(uuid), uuid, None)], count=65535),
+    'no-nul': apple_note([(0x11, 2, 8, b'ABCDEFGH', None)]),
+    'short': b'Apple iOS\0\0\1MM',
+}
+base_jpeg = jpegs.get('baseline', jpegs['markers-only'])
+for name, note in notes.items():
+    write('thumbnail', 'jpeg-apple-makernote-' + name, bytes([1]) + base_jpeg[:2] + apple_exif(note) + base_jpeg[2:])
