@@ -192,6 +192,14 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
     }
     AVStream *stream = format->streams[index];
     const AVCodecParameters *par = stream->codecpar;
+    if (format->duration > 0 && format->duration != AV_NOPTS_VALUE) {
+        out->video_duration = format->duration / (double)AV_TIME_BASE;
+    } else if (stream->duration > 0 && stream->duration != AV_NOPTS_VALUE && stream->time_base.num > 0 && stream->time_base.den > 0) {
+        /* A fragmented MP4: the track's length as its fragments add up. */
+        out->video_duration = stream->duration * av_q2d(stream->time_base);
+    }
+    const AVRational rate = stream->avg_frame_rate.num > 0 ? stream->avg_frame_rate : stream->r_frame_rate;
+    if (rate.num > 0 && rate.den > 0) out->video_frame_rate = av_q2d(rate);
     out->width = par->width > 0 ? (uint32_t)par->width : 0;
     out->height = par->height > 0 ? (uint32_t)par->height : 0;
     out->bit_depth = 8;

@@ -397,7 +397,15 @@ public enum Thumbnailer {
         t.interlace = Int(result.interlace)
         t.facts = PhotoFacts(result.facts)
         t.colourNote = cText(result.colour_note)
-        if let video {
+        if var video {
+            // A fragmented MP4's moov says neither its length nor its frame rate: libavformat's
+            // reading of its fragments does (taken within the columns' ranges).
+            if (video.duration ?? 0) <= 0, result.video_duration > 0, result.video_duration < 315_360_000 {
+                video.duration = result.video_duration
+            }
+            if video.frameRate == nil, result.video_frame_rate > 0, result.video_frame_rate <= 10_000 {
+                video.frameRate = result.video_frame_rate
+            }
             t.video = video
             // Without a poster, the size as the track shows it, and the time mvhd says it was made.
             if t.width == 0, let width = video.width, let height = video.height {

@@ -25,7 +25,7 @@ func probe(_ path: String) throws -> (codec: String, frameRate: Double, duration
 @Suite("End to end: a video's facts in the library (issue 58)", .serialized, .tags(.endToEnd))
 struct VideoFactsTests {
     @Test(
-        "ptk show --json and ptk list give each video's codec, frame rate, length and size as shown as ffprobe reads them; the time it was made from Apple's creation date with its offset, else mvhd's"
+        "ptk show --json and ptk list give each video's codec, frame rate, length and size as shown as ffprobe reads them (a fragmented MP4's too); the time it was made from Apple's creation date with its offset, else mvhd's"
     )
     func factsAsFFprobeSays() throws {
         let d = try DaemonProcess([])
@@ -62,12 +62,21 @@ struct VideoFactsTests {
                 "-pix_fmt", "yuv420p", work + "/two.mp4",
             ], absolute: true)
         #expect(two.status == 0, "\(two.stderr)")
-        let names = ["VID_20261204.mp4", "IMG_0042.MOV", "IMG_0043.MOV", "clip.mp4", "two.mp4"]
+        // A fragmented MP4 (a screen recorder's, a live stream's): its moov says neither its
+        // length nor its frame rate; libavformat's reading of its fragments does.
+        let fragmented = try run(
+            ffmpeg,
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "3", "-c:v", "libx264",
+                "-pix_fmt", "yuv420p", "-movflags", "frag_keyframe+empty_moov", work + "/fragmented.mp4",
+            ], absolute: true)
+        #expect(fragmented.status == 0, "\(fragmented.stderr)")
+        let names = ["VID_20261204.mp4", "IMG_0042.MOV", "IMG_0043.MOV", "clip.mp4", "two.mp4", "fragmented.mp4"]
         #expect(try send(d, names.map { work + "/" + $0 }).status == 0)
         #expect(waitForIndex(d, Set(names)))
         let shown = [
             "VID_20261204.mp4": (240, 320), "IMG_0042.MOV": (320, 240), "IMG_0043.MOV": (320, 240),
-            "clip.mp4": (160, 120), "two.mp4": (320, 240),
+            "clip.mp4": (160, 120), "two.mp4": (320, 240), "fragmented.mp4": (160, 120),
         ]
         for name in names {
             let e = try entry(d, name)

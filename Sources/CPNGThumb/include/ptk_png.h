@@ -86,6 +86,9 @@ typedef struct {
     int rendition_count;
     /* How the pixels were obtained: "HEIF thumbnail item 320x240", "JPEG scaled 1/8", "whole image". */
     char decode_path[48];
+    /* A video's length in seconds and frames a second as libavformat reads them (0 when it does
+     * not say): what a fragmented MP4, whose moov says neither, has (issue 58). */
+    double video_duration, video_frame_rate;
     /* Some pixel of the photo is not fully opaque (alpha below 255, or a tRNS colour): the
      * gallery shows a checkerboard behind it. Set with the renditions. */
     int transparent;
