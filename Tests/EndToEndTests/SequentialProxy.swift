@@ -116,10 +116,17 @@ final class SequentialProxy: @unchecked Sendable {
         b.close()
     }
 
+    /// How long a side may stay quiet before the relay gives up on it: longer than any
+    /// timeout of ptk-send's or ptkd's, so that a wait under load (a flush behind gigabytes of
+    /// another test's writes) ends in the product's own message, not in the relay closing.
+    /// It was 30 s, ptk-send's default timeout: a side quiet that long while the other waited
+    /// made the relay close the session ("the receiver closed the connection").
+    static let idleLimit = 300.0
+
     private func pump(from: TCPStream, to: TCPStream, counting: Bool = false) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 1)
         defer { buffer.deallocate() }
-        while let n = try? from.read(into: buffer, deadline: .now + .seconds(30)), n > 0 {
+        while let n = try? from.read(into: buffer, deadline: .now + .seconds(Self.idleLimit)), n > 0 {
             if counting { stopLock.withLock { sent += n } }
             guard (try? to.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]), deadline: .now + .seconds(30))) != nil
             else { break }
