@@ -89,6 +89,31 @@ struct LivePhotoEndToEndTests {
         #expect(try entry(d, "IMG_0042.heic")["LivePhotoVideo"] as? String == "IMG_0042 (motion).mov")
         #expect(try library(d, ["list"]).stdout.split(separator: "\n").count == 2)
     }
+
+    @Test(
+        "a backup app's WebDAV upload of an iPhone's folder (a HEIC and its MOV with one identifier; a JPEG and a MOV of the same name without) pairs both in that folder, saved identical; the gallery counts two items"
+    )
+    func pairedThroughWebDAV() throws {
+        let d = try DaemonProcess.withDAV()
+        let work = makeTemporaryDirectory("ptk-live-dav")
+        defer { removeTree(work) }
+        try livePhoto(in: work, name: "IMG_0044", identifier: Self.identifier)
+        try livePhoto(in: work, name: "IMG_0045", identifier: nil)
+        let pw = try d.appPassword("backup-app", access: "upload")
+        #expect(try curl(d, pw, ["-X", "MKCOL", d.davURL + "iPhone"]).status == 201)
+        let files = ["IMG_0044.HEIC", "IMG_0044.MOV", "IMG_0045.JPG", "IMG_0045.MOV"]
+        for name in files {
+            let put = try curl(d, pw, ["-T", work + "/" + name, d.davURL + "iPhone/" + name])
+            #expect(put.status == 201, "\(name): \(put.status) \(put.stderr)")
+        }
+        #expect(waitForIndex(d, Set(files.map { "iPhone/" + $0 })))
+        for name in files { #expect(readFile(d.dir + "/iPhone/" + name) == readFile(work + "/" + name), "\(name)") }
+        #expect(try entry(d, "iPhone/IMG_0044.HEIC")["LivePhotoVideo"] as? String == "iPhone/IMG_0044.MOV")
+        #expect(try entry(d, "iPhone/IMG_0045.JPG")["LivePhotoVideo"] as? String == "iPhone/IMG_0045.MOV")
+        let list = try library(d, ["list"])
+        #expect(list.stdout.split(separator: "\n").count == 2, "\(list.stdout)")
+        #expect(list.stderr.contains("(2 of them Live Photos"), "\(list.stderr)")
+    }
 }
 
 /// A Live Photo in headless Chromium (Tests/Browser/live_photo_test.py through WebDriver),
