@@ -12,11 +12,15 @@ extension PhotoLibrary {
         public var keptMotion: Photo?
         /// The still `keptMotion` stays with.
         public var keptFor: Photo?
+        /// The still's motion when it could not be removed after the still was, and why.
+        public var motionFailure: (motion: Photo, error: LibraryError)?
     }
 
     /// Removes a photo as `remove` does and, when it is a Live Photo's still, its motion too,
     /// unless that video is another still's motion as well (then it stays with that one).
-    /// Removing a motion by its own name removes it alone: its still stays, a photo.
+    /// Removing a motion by its own name removes it alone: its still stays, a photo. A motion
+    /// that cannot be removed once its still is gone is said in `motionFailure`, beside the
+    /// still removed (not thrown: the still's removal is done and is reported).
     public func removeLivePhoto(_ name: String) throws(LibraryError) -> LiveRemoval {
         let photo = try find(name)
         var done = LiveRemoval(removed: [try remove(photo.name)])
@@ -25,7 +29,7 @@ extension PhotoLibrary {
             done.keptMotion = motion
             done.keptFor = still
         } else {
-            done.removed.append(try remove(motion.name))
+            do { done.removed.append(try remove(motion.name)) } catch { done.motionFailure = (motion, error) }
         }
         return done
     }

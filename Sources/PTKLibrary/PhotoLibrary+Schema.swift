@@ -126,18 +126,15 @@ extension PhotoLibrary {
                     """)
             }
             if found < 10 {
-                // Live Photos (issue 58): the pairing's lookups by identifier and by name, and
-                // the count of the motions the gallery leaves out. The identifiers are read
+                // Live Photos (issue 58): the pairing's lookups by identifier and by name (and
+                // the count of the motions the gallery leaves out), each one index probe. The identifiers are read
                 // when a photo is indexed: the videos and the iPhone's stills kept before are
                 // indexed again (other stills pair by name, which needs nothing read).
                 try database.execute(
-                    """
-                    CREATE INDEX IF NOT EXISTS photos_live_id ON photos(live_id);
-                    CREATE INDEX IF NOT EXISTS photos_live_name ON photos(live_name);
-                    CREATE INDEX IF NOT EXISTS photos_live_role ON photos(live_role);
-                    UPDATE photos SET indexed = 0
-                        WHERE indexed = 1 AND (live_role = 2 OR (live_role = 1 AND camera_make = 'Apple'));
-                    """)
+                    LivePhotos.indicesSQL + """
+                        UPDATE photos SET indexed = 0
+                            WHERE indexed = 1 AND (live_role = 2 OR (live_role = 1 AND camera_make = 'Apple'));
+                        """)
             }
             try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
             return found > 0 && found < 5

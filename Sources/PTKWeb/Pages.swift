@@ -275,7 +275,8 @@ public struct WebPages: Sendable {
             body += "<p><img src=\"\(h(Self.thumbnailURL(p, side: Self.gallerySides[0])))\" alt=\"\(h(p.name))\"></p>\n"
         }
         body += """
-            <p>The photo, its entry in the library and its thumbnail are deleted from the receiver. This cannot be undone.</p>
+            <p>The photo, its entry in the library and its thumbnail are deleted from the receiver\(p.motionID == nil ? "" : ", and so is its Live Photo video (unless another photo shows it too)"). \
+            This cannot be undone.</p>
             <form method="post" action="/photo/\(p.id)/delete"><input type="hidden" name="csrf" value="\(h(viewer.csrf))">
             <button type="submit" class="danger" id="confirm">Delete</button> <a href="/photo/\(p.id)">Cancel</a></form>
 

@@ -48,6 +48,11 @@ extension WebDoor {
                 // A Live Photo's still takes its video with it (issue 58).
                 let done = try library.removeLivePhoto(photo.name)
                 for p in done.removed { r.log("deleted \(quotedForTerminal(p.name))", always: true) }
+                if let (motion, error) = done.motionFailure {
+                    r.log(
+                        "deleted \(quotedForTerminal(photo.name)) but not its Live Photo video \(quotedForTerminal(motion.name)): \(error)",
+                        always: true)
+                }
                 return "/"
             }
             return "/photo/\(photo.id)"

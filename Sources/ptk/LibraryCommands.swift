@@ -335,6 +335,12 @@ struct LibraryCommands {
                 for motion in done.removed.dropFirst() {
                     print("removed '\(escapedForTerminal(motion.name))' (its Live Photo video)")
                 }
+                if let (motion, error) = done.motionFailure {
+                    writeToStandardError(
+                        "ptk: removed '\(escapedForTerminal(done.removed[0].name))' but not its Live Photo video '\(escapedForTerminal(motion.name))': "
+                            + escapedForTerminal(Self.message(error)))
+                    if status == .done { status = Self.exitCode(error) }
+                }
                 if let kept = done.keptMotion, let still = done.keptFor {
                     print(
                         "kept '\(escapedForTerminal(kept.name))': the Live Photo video of '\(escapedForTerminal(still.name))' too"

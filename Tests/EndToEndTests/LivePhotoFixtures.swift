@@ -3,11 +3,11 @@ import PTKTestSupport
 import Testing
 
 /// An iPhone's EXIF as a JPEG's APP1 segment (issue 58): Make "Apple", Model, DateTimeOriginal
-/// with its offset, and Apple's MakerNote ("Apple iOS\0", version 1, big-endian, entries whose
-/// offsets count from the MakerNote's start, as ExifTool reads it) whose tag 0x11 is the Live
-/// Photo's content identifier `identifier`. Written byte by byte here because no Debian tool
-/// writes Apple's MakerNote.
-func appleExifSegment(identifier: String, taken: String = "2026:11:30 09:15:08", offset: String = "+01:00")
+/// with its offset, and (with an `identifier`) Apple's MakerNote ("Apple iOS\0", version 1,
+/// big-endian, entries whose offsets count from the MakerNote's start, as ExifTool reads it)
+/// whose tag 0x11 is the Live Photo's content identifier. Written byte by byte here because no
+/// Debian tool writes Apple's MakerNote.
+func appleExifSegment(identifier: String?, taken: String = "2026:11:30 09:15:08", offset: String = "+01:00")
     -> [UInt8]
 {
     func be16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
@@ -32,7 +32,7 @@ func appleExifSegment(identifier: String, taken: String = "2026:11:30 09:15:08",
         }
         return out + (next ? [0, 0, 0, 0] : []) + area
     }
-    let id = ascii(identifier)
+    let id = ascii(identifier ?? "")
     // The MakerNote: offsets from its own first byte; its header is 14 bytes before the count.
     let makerNote =
         Array("Apple iOS".utf8) + [0, 0, 1] + Array("MM".utf8)
@@ -49,8 +49,8 @@ func appleExifSegment(identifier: String, taken: String = "2026:11:30 09:15:08",
     let date = ascii(taken)
     let zone = ascii(offset)
     let exif = ifd(
-        [(0x9003, 2, date.count, date), (0x9011, 2, zone.count, zone), (0x927C, 7, makerNote.count, makerNote)],
-        at: exifAt)
+        [(0x9003, 2, date.count, date), (0x9011, 2, zone.count, zone)]
+            + (identifier == nil ? [] : [(0x927C, 7, makerNote.count, makerNote)]), at: exifAt)
     let tiff = Array("MM".utf8) + [0, 42] + be32(8) + ifd0 + exif
     let payload = Array("Exif".utf8) + [0, 0] + tiff
     return [0xFF, 0xE1] + be16(payload.count + 2) + payload
@@ -60,7 +60,7 @@ func appleExifSegment(identifier: String, taken: String = "2026:11:30 09:15:08",
 /// `appleExifSegment`, `NAME.HEIC` made of it by heif-enc (which carries its EXIF over), and
 /// `NAME.MOV` (ffmpeg, 2 s at 30 frames a second, HEVC as an iPhone's, or H.264 for a browser
 /// that plays no HEVC) with Apple's creation date and the same content identifier.
-/// `identifier` nil: the video carries none (pairing by name).
+/// `identifier` nil: neither carries one (they pair by name and the times they were taken).
 func livePhoto(in work: String, name: String, identifier: String?, hevc: Bool = true) throws {
     let convert = try #require(findProgram("convert"), "needs ImageMagick (scripts/deps.sh --test)")
     let heifEnc = try #require(findProgram("heif-enc"), "needs libheif-examples (scripts/deps.sh --test)")
@@ -70,8 +70,8 @@ func livePhoto(in work: String, name: String, identifier: String?, hevc: Bool = 
     #expect(made.status == 0, "\(made.stderr)")
     let jpeg = try #require(readFile(plain))
     try #require(jpeg.starts(with: [0xFF, 0xD8]))
-    let segment = appleExifSegment(identifier: identifier ?? "0")
-    writeFile(work + "/\(name).JPG", Array(jpeg.prefix(2)) + (identifier == nil ? [] : segment) + jpeg.dropFirst(2))
+    writeFile(
+        work + "/\(name).JPG", Array(jpeg.prefix(2)) + appleExifSegment(identifier: identifier) + jpeg.dropFirst(2))
     let heic = try run(heifEnc, ["-q", "80", work + "/\(name).JPG", "-o", work + "/\(name).HEIC"], absolute: true)
     #expect(heic.status == 0, "\(heic.stdout)\(heic.stderr)")
     let codec = hevc ? ["libx265", "-x265-params", "log-level=error", "-tag:v", "hvc1"] : ["libx264"]

@@ -17,11 +17,10 @@ struct LivePhotoEndToEndTests {
         defer { removeTree(work) }
         try livePhoto(in: work, name: "IMG_0042", identifier: Self.identifier)
         try livePhoto(in: work, name: "IMG_0050", identifier: nil)
-        // Without an identifier the name pairs them, taken or modified within 5 s.
-        for file in ["IMG_0050.JPG", "IMG_0050.MOV"] {
-            #expect(
-                try run("/usr/bin/touch", ["-d", "2026-11-30 08:15:07Z", work + "/" + file], absolute: true).status == 0
-            )
+        // Without an identifier the name pairs them, with the times both were taken (1 s
+        // apart): not the files' modification times (an hour apart here).
+        for (file, time) in [("IMG_0050.JPG", "2026-11-30 08:15:07Z"), ("IMG_0050.MOV", "2026-11-30 09:15:07Z")] {
+            #expect(try run("/usr/bin/touch", ["-d", time, work + "/" + file], absolute: true).status == 0)
         }
         let names = ["IMG_0042.HEIC", "IMG_0042.MOV", "IMG_0050.JPG", "IMG_0050.MOV"]
         let sent = try send(d, names.map { work + "/" + $0 })

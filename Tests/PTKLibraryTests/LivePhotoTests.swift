@@ -9,17 +9,24 @@ import Testing
 /// rows say it, and what pairing does to the gallery's pages and counts. The files' own
 /// identifiers are read end to end in LivePhotoEndToEndTests.
 @Suite(.tags(.unit)) struct LivePhotoTests {
-    /// A row: name, content identifier, taken (ms), modified (ms).
+    /// A row: name ("bob:NAME" for one of bob's), content identifier, taken (ms), modified (ms).
     typealias Row = (name: String, id: String?, taken: Int64?, mtime: Int64?)
 
-    /// A library holding `rows` (index only, no files), ids from 1 in order.
+    /// A library holding `rows` (index only, no files), ids from 1 in order, each from alice
+    /// (her device ID "ALICE"), or from the sender its name starts with ("bob:NAME").
     static func library(_ rows: [Row]) throws -> Fixture {
         let f = Fixture()
         let insert = try f.library.database.prepare(
-            "INSERT INTO photos(id, name, size, received, indexed, live_id, taken_ms, mtime) VALUES (?, ?, 1, ?, 1, ?, ?, ?)"
-        )
+            """
+            INSERT INTO photos(id, name, size, received, indexed, live_id, taken_ms, mtime, sender_name, sender_id)
+                VALUES (?, ?, 1, ?, 1, ?, ?, ?, ?, ?)
+            """)
         for (i, r) in rows.enumerated() {
-            try insert.bind(Int64(i + 1), r.name, Int64(1_764_000_000_000 + i), r.id, r.taken, r.mtime).run()
+            let parts = r.name.split(separator: ":", maxSplits: 1).map(String.init)
+            let (from, name) = parts.count == 2 ? (parts[0], parts[1]) : ("alice", r.name)
+            try insert.bind(
+                Int64(i + 1), name, Int64(1_764_000_000_000 + i), r.id, r.taken, r.mtime, from, from.uppercased()
+            ).run()
         }
         return f
     }
@@ -57,25 +64,69 @@ import Testing
             ])
     }
 
-    @Test("without an identifier: the same name in the same folder (a MOV, not an MP4), taken or modified within 5 s")
+    @Test(
+        "without an identifier: the same name (its stem's case counts) in the same folder (a MOV, not an MP4), both taken within 5 s; a modification time does not pair"
+    )
     func byName() throws {
         let t = Self.t
         let f = try Self.library([
-            ("a/IMG_1.HEIC", nil, t, nil), ("a/img_1.mov", nil, t - 1500, nil),  // taken 1.5 s apart
-            ("a/IMG_2.JPEG", nil, nil, t), ("a/IMG_2.MOV", nil, t + 9000, t + 4000),  // modified 4 s apart
-            ("a/IMG_3.HEIC", nil, t, t), ("a/IMG_3.MOV", nil, t + 6000, t + 6000),  // 6 s apart: two items
+            ("a/IMG_1.HEIC", nil, t, nil), ("a/IMG_1.mov", nil, t - 1500, nil),  // taken 1.5 s apart
+            ("a/IMG_2.JPEG", nil, nil, t), ("a/IMG_2.MOV", nil, t + 9000, t),  // the same mtime, one taken time
+            ("a/IMG_3.HEIC", nil, t, t), ("a/IMG_3.MOV", nil, t + 6000, t),  // 6 s apart: two items
             ("a/IMG_4.HEIC", nil, t, t), ("b/IMG_4.MOV", nil, t, t),  // other folders
             ("a/IMG_5.JPG", nil, t, t), ("a/IMG_5.MP4", nil, t, t),  // an MP4 pairs by identifier only
-            ("a/IMG_6.HEIC", nil, nil, nil), ("a/IMG_6.MOV", nil, nil, nil),  // no time to go by
+            ("a/IMG_6.HEIC", nil, nil, t), ("a/IMG_6.MOV", nil, nil, t),  // no time taken to go by
             ("a/IMG_7.HEIC", Self.uuid, t, t), ("a/IMG_7.MOV", nil, t, t),  // one identifier: the name decides
             ("a/IMG_8.HEIC", Self.uuid, t, t), ("a/IMG_8.MOV", Self.other, t, t),  // two that differ: no pair
+            ("a/IMG_9.HEIC", nil, t, t), ("a/img_9.MOV", nil, t, t),  // the stem's case differs
         ])
         #expect(
             try Self.pairs(f) == [
-                "a/IMG_1.HEIC": "motion a/img_1.mov", "a/img_1.mov": "still a/IMG_1.HEIC",
-                "a/IMG_2.JPEG": "motion a/IMG_2.MOV", "a/IMG_2.MOV": "still a/IMG_2.JPEG",
+                "a/IMG_1.HEIC": "motion a/IMG_1.mov", "a/IMG_1.mov": "still a/IMG_1.HEIC",
                 "a/IMG_7.HEIC": "motion a/IMG_7.MOV", "a/IMG_7.MOV": "still a/IMG_7.HEIC",
             ])
+    }
+
+    @Test(
+        "one sender's files never pair with another's, by identifier or by name: none hides or takes along another's video; each sender's copy of one Live Photo pairs with its own"
+    )
+    func bySender() throws {
+        let t = Self.t
+        let f = try Self.library([
+            ("alice:IMG_0002.MOV", nil, t, t), ("bob:IMG_0002.jpg", nil, t, t),
+            ("alice:alice/IMG_0100.MOV", Self.uuid, nil, nil), ("bob:bob/IMG_0100.MOV", Self.uuid, nil, nil),
+            ("bob:bob/IMG_0100.JPG", Self.uuid, nil, nil), ("alice:alice/IMG_0100.JPG", Self.uuid, nil, nil),
+        ])
+        #expect(
+            try Self.pairs(f) == [
+                "bob/IMG_0100.JPG": "motion bob/IMG_0100.MOV", "bob/IMG_0100.MOV": "still bob/IMG_0100.JPG",
+                "alice/IMG_0100.JPG": "motion alice/IMG_0100.MOV", "alice/IMG_0100.MOV": "still alice/IMG_0100.JPG",
+            ])
+        let bob = try f.library.galleryPage(GalleryFilter(sender: "bob"), after: nil, limit: 10)
+        #expect(Set(bob.sections.flatMap(\.photos).map(\.name)) == ["bob/IMG_0100.JPG", "IMG_0002.jpg"])
+        let alice = try f.library.galleryPage(GalleryFilter(sender: "alice"), after: nil, limit: 10)
+        #expect(Set(alice.sections.flatMap(\.photos).map(\.name)) == ["alice/IMG_0100.JPG", "IMG_0002.MOV"])
+        #expect(alice.matching == 2 && alice.total == 4)
+    }
+
+    @Test(
+        "every lookup of the pairing is an index probe: the photo SELECT and the gallery's count of motions scan no table and sort nothing"
+    )
+    func indexProbes() throws {
+        let f = try Self.library([("IMG_1.HEIC", Self.uuid, nil, nil), ("IMG_1.MOV", Self.uuid, nil, nil)])
+        for sql in [
+            "SELECT \(PhotoLibrary.columns) FROM photos WHERE id = 1",
+            "SELECT count(*) FROM photos WHERE live_role = 2 AND NOT \(LivePhotos.notMotion)",
+        ] {
+            let s = try f.library.database.prepare("EXPLAIN QUERY PLAN " + sql).bind()
+            var plan: [String] = []
+            while try s.step() { plan.append(s.text(3) ?? "") }
+            let scans = plan.filter { $0.hasPrefix("SCAN") || $0.contains("TEMP B-TREE") }
+            #expect(scans.isEmpty, "\(plan.joined(separator: "\n"))")
+            #expect(
+                plan.contains { $0.contains("photos_live_id") } && plan.contains { $0.contains("photos_live_name") },
+                "\(plan.joined(separator: "\n"))")
+        }
     }
 
     @Test(
@@ -132,6 +183,32 @@ import Testing
         #expect(try f.library.find("other.mov").stillID == nil)
     }
 
+    @Test(
+        "a still's video that cannot be removed (a folder in its place) is said beside the still removed, not lost in an error; a video shown by another still too stays, and is said to"
+    )
+    func removals() throws {
+        let f = Fixture()
+        for name in ["IMG_1.HEIC", "IMG_2.HEIC", "IMG_2.JPG", "IMG_2.MOV"] { writeFile(f.directory + "/" + name, [1]) }
+        try makeNewDirectory(f.directory + "/IMG_1.MOV", mode: 0o755)
+        try f.library.database.execute(
+            """
+            INSERT INTO photos(id, name, size, received, indexed, live_id) VALUES
+                (1, 'IMG_1.HEIC', 1, 0, 1, '\(Self.uuid)'), (2, 'IMG_1.MOV', 1, 0, 1, '\(Self.uuid)'),
+                (3, 'IMG_2.HEIC', 1, 0, 1, '\(Self.other)'), (4, 'IMG_2.JPG', 1, 0, 1, '\(Self.other)'),
+                (5, 'IMG_2.MOV', 1, 0, 1, '\(Self.other)');
+            """)
+        let one = try f.library.removeLivePhoto("IMG_1.HEIC")
+        #expect(one.removed.map(\.name) == ["IMG_1.HEIC"])
+        #expect(one.motionFailure?.motion.name == "IMG_1.MOV", "\(String(describing: one.motionFailure))")
+        #expect(one.motionFailure.map { "\($0.error)".contains("IMG_1.MOV") } == true)
+        let two = try f.library.removeLivePhoto("IMG_2.HEIC")
+        #expect(two.removed.map(\.name) == ["IMG_2.HEIC"] && two.motionFailure == nil)
+        #expect(two.keptMotion?.name == "IMG_2.MOV" && two.keptFor?.name == "IMG_2.JPG")
+        let three = try f.library.removeLivePhoto("IMG_2.JPG")
+        #expect(three.removed.map(\.name) == ["IMG_2.JPG", "IMG_2.MOV"] && three.keptMotion == nil)
+        #expect(listDirectory(f.directory).filter { !$0.hasPrefix(".") }.sorted() == ["IMG_1.MOV"])
+    }
+
     @Test("a content identifier is 1 to 64 letters, digits and dashes, kept in upper case; anything else is none")
     func identifiers() {
         #expect(LivePhotos.contentID("1f6a2c4e-0b3d-4e5f-8a9b-c0d1e2f3a4b5") == "1F6A2C4E-0B3D-4E5F-8A9B-C0D1E2F3A4B5")
@@ -165,7 +242,7 @@ import Testing
             ])
         #expect(
             try reopened.database.firstInt(
-                "SELECT count(*) FROM photos WHERE live_name = 'img_1.' AND live_role IN (1, 2)")
+                "SELECT count(*) FROM photos WHERE live_name = 'IMG_1.' AND live_role IN (1, 2)")
                 == 2)
     }
 }

@@ -57,7 +57,6 @@ import Testing
     static let dropLive = """
         DROP INDEX photos_live_id;
         DROP INDEX photos_live_name;
-        DROP INDEX photos_live_role;
         ALTER TABLE photos DROP COLUMN live_name;
         ALTER TABLE photos DROP COLUMN live_role;
         ALTER TABLE photos DROP COLUMN live_id;

@@ -88,4 +88,15 @@ struct LivePhotoPageTests {
         #expect(html.components(separatedBy: "Live Photo:").count == 2, "the other photo has none")
         #expect(html.contains("2 photos in /srv/photos"))
     }
+
+    @Test("deleting a Live Photo's still says its video goes too; a photo's page says nothing of a video")
+    func confirmDelete() {
+        let live = pages.confirmDelete(WebPhoto(still(1, "IMG_0042.HEIC", motion: 2)), viewer: viewer)
+        #expect(
+            live.contains(
+                "thumbnail are deleted from the receiver, and so is its Live Photo video (unless another photo shows it too). This cannot be undone."
+            ), "\(live)")
+        let plain = pages.confirmDelete(WebPhoto(still(3, "beach.jpg", motion: nil)), viewer: viewer)
+        #expect(plain.contains("thumbnail are deleted from the receiver. This cannot be undone."), "\(plain)")
+    }
 }

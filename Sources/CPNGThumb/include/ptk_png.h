@@ -18,9 +18,10 @@ typedef struct {
     char taken_subsec[12];    /* EXIF SubSecTimeOriginal, digits */
     char make[64], model[64]; /* the camera */
     int has_location;         /* the EXIF has GPS entries */
-    char content_id[64];      /* a Live Photo's content identifier as written (issue 58): Apple's
+    char content_id[80];      /* a Live Photo's content identifier as written (issue 58): Apple's
                                * MakerNote tag 0x11 in a photo, com.apple.quicktime.content.identifier
-                               * in a video; checked by the Swift side (LivePhotoKey) */
+                               * in a video; up to 79 bytes, so that one longer than the 64
+                               * LivePhotos.contentID accepts is refused, not cut to fit */
     char problem[100];        /* why the EXIF was left aside (too large, does not parse), else empty */
 } ptk_photo_facts;
 
