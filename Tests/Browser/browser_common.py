@@ -1,11 +1,14 @@
-"""What the WebDriver scripts share (web_test.py, login_flow_test.py, video_test.py): the
+"""What the WebDriver scripts share (web_test.py, login_flow_test.py, video_test.py, live_photo_test.py): the
 checks and their failures, headless Chromium as Debian packages it, and how a script that
 stops says so."""
 import os
 import sys
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 failures = []
 
@@ -37,6 +40,26 @@ def chromium(window='1280,800', script=True, console=False, extra=(), load_timeo
     d = webdriver.Chrome(service=Service('/usr/bin/chromedriver'), options=o)
     d.set_page_load_timeout(load_timeout)
     return d
+
+
+def wait(d, condition, what, seconds=30):
+    """Waits until `condition(d)` holds (an element gone stale or not there yet counts as not
+    yet); a check that fails, saying `what`, when it does not within `seconds`."""
+    try:
+        WebDriverWait(d, seconds, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
+            condition)
+        return True
+    except TimeoutException:
+        return check(False, '%s within %d s' % (what, seconds))
+
+
+def log_in(d, base, password, name):
+    """Logs in at `base`/login with the web password as `name`, then waits for the gallery."""
+    d.get(base + '/login')
+    d.find_element(By.NAME, 'name').send_keys(name)
+    d.find_element(By.NAME, 'password').send_keys(password)
+    d.find_element(By.CSS_SELECTOR, 'form.login button').click()
+    wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, '.grid figure'), 'the gallery after logging in')
 
 
 def console_errors(d):

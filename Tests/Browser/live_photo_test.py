@@ -17,12 +17,10 @@ import argparse
 import os
 import time
 
-from browser_common import check, chromium, console_errors, finish, stopped
+from browser_common import check, chromium, console_errors, finish, log_in, stopped, wait
 
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 p = argparse.ArgumentParser()
 for name in ('still', 'motion', 'hevc-still', 'hevc-motion'):
@@ -32,14 +30,6 @@ p.add_argument('--password', required=True)
 p.add_argument('--shots', required=True)
 opts = p.parse_args()
 
-
-def wait(d, condition, what, seconds=30):
-    try:
-        WebDriverWait(d, seconds, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
-            condition)
-        return True
-    except TimeoutException:
-        return check(False, '%s within %d s' % (what, seconds))
 
 
 STATE = ('const v = document.getElementById("motion");'
@@ -58,11 +48,7 @@ def advancing(d, what):
 
 d = chromium('1280,800', console=True)
 try:
-    d.get(opts.base + '/login')
-    d.find_element(By.NAME, 'name').send_keys('live photo test')
-    d.find_element(By.NAME, 'password').send_keys(opts.password)
-    d.find_element(By.CSS_SELECTOR, 'form.login button').click()
-    wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, '.grid figure'), 'the gallery after logging in')
+    log_in(d, opts.base, opts.password, 'live photo test')
 
     # The gallery: each Live Photo one item, marked LIVE; its video no item of its own.
     figures = [f.get_attribute('id') for f in d.find_elements(By.CSS_SELECTOR, '.grid figure')]

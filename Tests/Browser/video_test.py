@@ -15,12 +15,10 @@ why and makes the exit status 1.
 import argparse
 import os
 
-from browser_common import check, chromium, console_errors, finish, stopped
+from browser_common import check, chromium, console_errors, finish, log_in, stopped, wait
 
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
 p = argparse.ArgumentParser()
 p.add_argument('--base', required=True)
@@ -29,14 +27,6 @@ p.add_argument('--mp4', type=int, required=True)
 p.add_argument('--mov', type=int, required=True)
 p.add_argument('--shots', required=True)
 opts = p.parse_args()
-
-def wait(d, condition, what, seconds=30):
-    try:
-        WebDriverWait(d, seconds, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
-            condition)
-        return True
-    except TimeoutException:
-        return check(False, '%s within %d s' % (what, seconds))
 
 
 def playing(d, pid):
@@ -55,11 +45,7 @@ def playing(d, pid):
 
 d = chromium('1280,800', console=True, extra=['--autoplay-policy=no-user-gesture-required'])
 try:
-    d.get(opts.base + '/login')
-    d.find_element(By.NAME, 'name').send_keys('video test')
-    d.find_element(By.NAME, 'password').send_keys(opts.password)
-    d.find_element(By.CSS_SELECTOR, 'form.login button').click()
-    wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, '.grid figure'), 'the gallery after logging in')
+    log_in(d, opts.base, opts.password, 'video test')
 
     # The gallery: each video marked, with its length (both clips are 2 s).
     for pid in (opts.mp4, opts.mov):
