@@ -112,10 +112,12 @@ func run(
 }
 
 /// Runs ptk-send against `daemon`, with the daemon's own sender configuration directory (so
-/// its known receivers never meet another test's daemon on a reused port).
+/// its known receivers never meet another test's daemon on a reused port). Its `--timeout` is
+/// 60 s: with the whole suite on two cores a ptkd's answer was once more than 20 s late (the
+/// hooks' restart test, stop 66); a sender that hangs still fails within a minute.
 func send(_ daemon: DaemonProcess, _ files: [String], _ extra: [String] = []) throws -> Finished {
     try run(
-        "ptk-send", extra + ["--timeout", "20", "127.0.0.1:\(daemon.port)"] + files,
+        "ptk-send", extra + ["--timeout", "60", "127.0.0.1:\(daemon.port)"] + files,
         environment: ["XDG_CONFIG_HOME": daemon.senderConfig])
 }
 
