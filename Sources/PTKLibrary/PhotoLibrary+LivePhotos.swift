@@ -48,3 +48,15 @@ extension PhotoLibrary {
         return try self.photo(id: id)
     }
 }
+
+extension Photo {
+    /// `photos` as the listings show them (issue 58; `ptk list`, `ptk gallery`): each Live
+    /// Photo once, as its still with its motion; a motion whose still is among `photos` is no
+    /// item of its own, and one whose still is not stays one. The order is kept.
+    public static func liveItems(_ photos: [Photo]) -> [(photo: Photo, motion: Photo?)] {
+        let byID = Dictionary(photos.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        return photos.filter { p in p.stillID.map { byID[$0] == nil } ?? true }.map { p in
+            (p, p.motionID.flatMap { byID[$0] })
+        }
+    }
+}

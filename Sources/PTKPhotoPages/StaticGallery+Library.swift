@@ -12,10 +12,9 @@ extension PhotoLibrary {
     ) throws(LibraryError) -> (path: String, photos: Int) {
         try writeGallery(to: outputDirectory, linkingFrom: finalDirectory, leavingOut: leavingOut) { contents in
             // A Live Photo is one item (issue 58): its still, linking its video.
-            let names = Dictionary(contents.photos.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
-            let items = contents.photos.filter { p in p.stillID.map { names[$0] == nil } ?? true }.map { p in
-                var shown = WebPhoto(p)
-                shown.motionName = p.motionID.flatMap { names[$0] }
+            let items = Photo.liveItems(contents.photos).map { item in
+                var shown = WebPhoto(item.photo)
+                shown.motionName = item.motion?.name
                 if shown.motionName == nil { shown.motionID = nil }
                 return shown
             }

@@ -97,8 +97,8 @@ struct LibraryCommands {
         }
         // A Live Photo is one entry (issue 58): its still's, naming both files; its video has
         // none of its own when its still is listed too.
-        let items = photos.filter { p in p.stillID.map { byID[$0] == nil } ?? true }
-        let rows = items.map { Self.row($0, motion: $0.motionID.flatMap { byID[$0] }) }
+        let items = Photo.liveItems(photos)
+        let rows = items.map { Self.row($0.photo, motion: $0.motion) }
         var widths = [0, 0, 0, 0, 0, 0]
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], Self.width(cell)) } }
         var out = ""
@@ -118,7 +118,7 @@ struct LibraryCommands {
         writeStandardOutput(out)
         let pending = photos.filter { !$0.indexed }.count
         let from = invocation.value(.from).map { " from '\($0)'" } ?? ""
-        let live = items.count { $0.motionID.flatMap { byID[$0] } != nil }
+        let live = items.count { $0.motion != nil }
         writeToStandardError(
             "\(items.count) photo\(items.count == 1 ? "" : "s")\(from) in \(directory)"
                 + (live == 0
