@@ -64,8 +64,11 @@ extension DAVEndpoint {
         guard DAVName.kind(name) == .ordinary else {
             throw refusal(r, .forbidden, "\(name) is not a folder name the receiver keeps")
         }
-        // One request writes a name at a time (a PUT storing a photo under it, this).
-        guard claim(c.account.id, path) else { throw refusal(r, .locked, Self.writingReason) }
+        // One request writes a name at a time (a PUT storing a photo under it, this); a MKCOL
+        // waits a little for another, as it ends quickly, and then finds the folder made.
+        guard claim(c.account.id, path, waiting: Self.mkcolWait) else {
+            throw refusal(r, .locked, Self.writingReason)
+        }
         defer { release(c.account.id, path) }
         // The body may have taken its time: a password removed meanwhile makes nothing.
         guard isCurrent(c.account.id) else { throw removedRefusal(r) }

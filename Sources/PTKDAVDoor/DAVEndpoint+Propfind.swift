@@ -75,7 +75,6 @@ extension DAVEndpoint {
         }
         let quota = DAVQuota(self, view)
         let asked = request
-        let space = view.lockSpace
         var pending = Multistatus.head
         while let entry = entries.popFirst() {
             pending += response(entry.0, entry.1, asked, view: view, quota: quota)

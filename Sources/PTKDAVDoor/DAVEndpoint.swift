@@ -69,8 +69,9 @@ package final class DAVEndpoint: @unchecked Sendable {
     private let lockTableLock = Lock()
     // Guarded by `writingLock`: the names a request is writing now (a PUT storing a photo, a
     // MKCOL), per password: the bytes of "ID PATH" (names are told apart by their bytes).
+    // A MKCOL waits (`claim(_:_:waiting:)`) on it for the name, and `release` wakes it.
     private var writing: Set<[UInt8]> = []
-    private let writingLock = Lock()
+    private let writingLock = ConditionLock()
     // Guarded by `passwordsLock`: the ids of the passwords the file held when last looked at.
     private var knownPasswords: Set<String> = []
     private let passwordsLock = Lock()
@@ -220,14 +221,30 @@ package final class DAVEndpoint: @unchecked Sendable {
     /// Claims the name `path` of password `id` for one request that writes it (a PUT storing a
     /// photo, a MKCOL); false when another request of that password is writing it now (two PUTs
     /// of one new name would store two photos for one name, and the password would see one).
-    func claim(_ id: String, _ path: DAVPath) -> Bool {
-        writingLock.withLock { writing.insert(Array((id + " " + path.string).utf8)).inserted }
+    /// With `waiting`, a request that finds the name taken waits up to that long for it (a MKCOL
+    /// behind another making the same folder: rclone makes a file's folder once per file, at
+    /// once, and is answered "exists" rather than 423 Locked).
+    func claim(_ id: String, _ path: DAVPath, waiting: Duration? = nil) -> Bool {
+        let key = Array((id + " " + path.string).utf8)
+        let deadline = waiting.map { Instant.now + $0 }
+        return writingLock.withLock {
+            while !writing.insert(key).inserted {
+                guard let deadline, writingLock.wait(until: deadline) || Instant.now < deadline else { return false }
+            }
+            return true
+        }
     }
 
-    /// Lets go of a name `claim` gave.
+    /// Lets go of a name `claim` gave, and wakes the requests waiting for a name.
     func release(_ id: String, _ path: DAVPath) {
-        _ = writingLock.withLock { writing.remove(Array((id + " " + path.string).utf8)) }
+        writingLock.withLock {
+            writing.remove(Array((id + " " + path.string).utf8))
+            writingLock.broadcast()
+        }
     }
+
+    /// How long a MKCOL waits for its name while another request writes it.
+    static let mkcolWait = Duration.seconds(5)
 
     /// The seconds clock locks expire by.
     package static var now: Int64 { WallTime.now.seconds }

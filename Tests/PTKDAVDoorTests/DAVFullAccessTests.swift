@@ -1,10 +1,12 @@
 import PTKDAV
 import PTKLibrary
+import PTKSystem
 import PTKTestSupport
 import PTKTestTags
 import Testing
 
 @testable import PTKDAVDoor
+@testable import PTKWebDoor
 
 /// A `full` app password over a scripted connection: MKCOL, MOVE and DELETE on the real
 /// directory and library (as `ptk rename` and `ptk rm`), and what is refused.
@@ -41,6 +43,42 @@ struct DAVFullAccessTests {
                 && !isDirectory(f.photos + "/no"))
         #expect(!f.everything().contains(".git/") && !f.everything().contains(".DS_Store/"))
         #expect(listedNames(f.dav(propfind("/dav/new/", desk)).first) == ["inner"])
+    }
+
+    @Test(
+        "a MKCOL behind another request writing its name waits for it and is answered 405 once the folder is made, not 423 (rclone makes a file's folder from several transfers at once); one held past the wait is 423 with the reason; the name freed, it is 201"
+    )
+    func mkcolWaitsForTheName() throws {
+        let (f, desk, _) = try fixture()
+        let camera = DAVPath(["camera"])
+        #expect(f.web.dav.claim(desk.id, camera))
+        nonisolated(unsafe) let fixture = f
+        let id = desk.id
+        // The other request makes the folder and lets go of the name 300 ms later.
+        let started = Instant.now
+        try startThread(name: "other MKCOL") {
+            sleep(for: .milliseconds(300))
+            try? makeDirectories(fixture.photos + "/camera")  // checked below: the MKCOL finds it
+            fixture.web.dav.release(id, camera)
+        }
+        let behind = f.dav(dav("MKCOL", "/dav/camera", desk))
+        let waited = Instant.now - started
+        #expect(behind.first.status == 405, "\(behind.first)")
+        #expect(behind.first.text.contains("exists"), "\(behind.first.text)")
+        #expect(waited >= .milliseconds(300) && waited < DAVEndpoint.mkcolWait, "\(waited)")
+        #expect(isDirectory(f.photos + "/camera"))
+
+        let held = DAVPath(["held"])
+        #expect(f.web.dav.claim(desk.id, held))
+        let before = Instant.now
+        let refused = f.dav(dav("MKCOL", "/dav/held", desk))
+        #expect(Instant.now - before >= DAVEndpoint.mkcolWait)
+        #expect(refused.first.status == 423, "\(refused.first)")
+        #expect(refused.first.text.contains(DAVEndpoint.writingReason), "\(refused.first.text)")
+        #expect(!isDirectory(f.photos + "/held"))
+        f.web.dav.release(desk.id, held)
+        #expect(f.dav(dav("MKCOL", "/dav/held", desk)).first.status == 201)
+        #expect(isDirectory(f.photos + "/held"))
     }
 
     @Test(
