@@ -43,6 +43,10 @@ final class ReceiverDriver {
         var slot = false
     }
 
+    /// Run as the session is about to wait for its peer or an owed answer, with the oldest owed
+    /// answer's ticket (the tests' seam, to end that round at that moment).
+    var beforeWaitingForPeer: ((FlushTicket?) -> Void)?
+
     /// Most answers one session may owe: further frames are read once the oldest is given.
     static let maxOwed = 64
 
@@ -161,9 +165,14 @@ final class ReceiverDriver {
     /// arrive or the oldest owed answer's round is over, whichever is first (the answers leave
     /// when their round ends, not when the peer next sends). True when an answer came due.
     private func waitForPeerOrAnswer() -> Bool {
-        guard let wake, let head = owedAnswers.first, head.ticket.result == nil, !connection.hasInputWaiting,
-            let socket = connection.stream.readinessDescriptor
-        else { return false }
+        beforeWaitingForPeer?(owedAnswers.first?.ticket)
+        guard let head = owedAnswers.first else { return false }
+        // Its round may have ended since the session last looked: the answer goes now (reading
+        // on instead would wait for a sender that waits for this answer).
+        if head.ticket.result != nil { return true }
+        guard let wake, !connection.hasInputWaiting, let socket = connection.stream.readinessDescriptor else {
+            return false
+        }
         // A write that fails ends writing on the connection for good (FramedConnection): the
         // read that follows fails with it, and the session ends (its photos recorded).
         try? connection.flush()

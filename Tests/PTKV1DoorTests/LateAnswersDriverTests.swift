@@ -1,13 +1,14 @@
+import Dispatch
 import PTKDigest
 import PTKDoor
 import PTKProtocol
-import PTKStore
 import PTKSystem
 import PTKTestSupport
 import PTKTestTags
 import PTKTransport
 import Testing
 
+@testable import PTKStore
 @testable import PTKV1Door
 
 /// A sender that announces late-answers and sends its whole script at once (HELLO, then each
@@ -71,5 +72,93 @@ struct LateAnswersDriverTests {
         }
         #expect(answers == expected)
         #expect(dir.store.lateFinishes.taken == PhotoStore.maxLateFinishes)
+    }
+}
+
+/// A connected pair of TCP streams on loopback (the session's `readinessDescriptor` is a socket,
+/// as in ptkd: it waits for its peer and its owed answers together).
+private func loopbackPair() throws -> (server: TCPStream, client: TCPStream) {
+    let listener = try Socket.listen(on: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
+    defer { listener.close() }
+    let address = SocketAddress(numericHost: "127.0.0.1", port: try Socket.localAddress(listener).port)!
+    let client = try Socket.connect(to: address, deadline: .now + .seconds(5))
+    var accepted: (FileDescriptor, SocketAddress)? = nil
+    let deadline = Instant.now + .seconds(5)
+    while accepted == nil && Instant.now < deadline {
+        _ = try poll([(listener, .readable)], until: deadline)
+        accepted = try Socket.accept(listener)
+    }
+    let (server, peer) = try #require(accepted)
+    return (TCPStream(socket: server, peer: peer), TCPStream(socket: client, peer: address))
+}
+
+@Suite("ReceiverDriver: an owed answer whose round ends just before the session waits (issue 46)", .tags(.unit))
+struct OwedAnswerRaceTests {
+    @Test(
+        "the round of the last photo ends after the session looked for due answers and before it waits for its peer: SAVED goes at once, not after the peer's next frame (a sender waiting for it would wait out its timeout)"
+    )
+    func roundEndsBeforeWaiting() throws {
+        let dir = try StoreDirectory()
+        // The photo's data flush waits for the seam below: its round ends at that moment.
+        let gate = DispatchSemaphore(value: 0)
+        dir.store.rounds = FlushRounds(
+            store: dir.store,
+            flush: FlushRounds.Flush(file: { fd throws(SystemError) in
+                _ = gate.wait(timeout: .now() + 10)
+                try fd.sync()
+            }))
+        let (server, client) = try loopbackPair()
+        let settings = ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2)
+        let driver = ReceiverDriver(
+            id: 9, connection: FramedConnection(stream: server, timeout: .seconds(30)),
+            peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store, settings: settings,
+            shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+        nonisolated(unsafe) var endedPending = 0
+        driver.beforeWaitingForPeer = { ticket in
+            guard let ticket, ticket.result == nil else { return }
+            endedPending += 1
+            gate.signal()
+            _ = ticket.wait()
+        }
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let session = driver
+        try startThread(name: "session") {
+            session.run()
+            done.signal()
+        }
+        let sender = FramedConnection(stream: client, timeout: .seconds(5))
+        defer { sender.close() }
+        let photo = makePNG(size: 20_000, seed: 4601)
+        let sha = SHA256.hex(of: photo)
+        for frame: Frame in [
+            .hello(Hello(name: "waiting", window: 16, features: ["late-answers"])),
+            .offer(Offer(name: "last.png", size: Int64(photo.count), sha256: sha)), .chunk(photo), .done,
+        ] {
+            try sender.send(frame)
+        }
+        // The sender sends nothing more until its photo is answered, as ptk-send at its last photo.
+        var answers: [Frame] = []
+        let started = Instant.now
+        while !answers.contains(where: { if case .saved = $0 { true } else { false } }) {
+            do throws(TransportError) {
+                guard let frame = try sender.receive() else { break }
+                answers.append(frame)
+            } catch {
+                Issue.record("no SAVED within 5 s: \(error); got \(answers)")
+                break
+            }
+        }
+        let waited = Instant.now - started
+        #expect(endedPending == 1, "the seam ended the round \(endedPending) times")
+        #expect(waited < .seconds(3), "\(waited)")
+        #expect(
+            Array(answers.dropFirst()) == [
+                .accept(Accept(offset: 0)), .ack,
+                .saved(Saved(name: "last.png", size: Int64(photo.count), sha256: sha)),
+            ], "\(answers)")
+        try sender.send(.bye)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(readFile(dir.path + "/last.png") == photo)
+        #expect(dir.store.lateFinishes.taken == 0)
     }
 }
