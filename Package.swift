@@ -53,9 +53,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("swscale"), .linkedLibrary("avutil")]),
         // A HEIF file opened by libheif from a descriptor: the store's check before a HEIF is kept.
         .target(name: "CHEIFOpen", dependencies: ["CHEIF"]),
-        // What only the tests need of libpng and libjpeg: an independent whole-image PNG decode
-        // and a JPEG encoder (linked by PTKTestSupport and the tests, never by the programs).
-        .target(name: "CTestImages", dependencies: ["CPNG", "CJPEG"]),
+        // What only the tests need of libpng, libjpeg and libheif: an independent whole-image PNG
+        // decode, a JPEG encoder and HDR HEIFs with an nclx box (linked by PTKTestSupport and the
+        // tests, never by the programs).
+        .target(name: "CTestImages", dependencies: ["CPNG", "CJPEG", "CHEIF"]),
         // Fails or crashes one chosen system call of a program it is preloaded into (the fault tests).
         .target(name: "CFaultInjection", linkerSettings: [.linkedLibrary("dl")]),
         // Linux calls glibc declares only under _GNU_SOURCE (accept4).

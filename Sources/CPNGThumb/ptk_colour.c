@@ -115,6 +115,47 @@ void ptk_colour_gamma(ptk_colour *c, double gamma, const double *chrm) {
     set_profile(c, context, profile, 0);
 }
 
+/* HDR to SDR (BT.2100's PQ and HLG, to sRGB's range): light is taken relative to BT.2408's
+ * HDR reference white (PTK_HDR_WHITE), which becomes SDR's white; up to PTK_HDR_KNEE of it
+ * is kept as it is, and what is brighter is compressed smoothly toward white (slope 1 at
+ * the knee, never reaching past white), per channel. */
+static double hdr_tone_map(double x) {
+    if (x <= PTK_HDR_KNEE) return x;
+    return PTK_HDR_KNEE + (1 - PTK_HDR_KNEE) * (1 - exp(-(x - PTK_HDR_KNEE) / (1 - PTK_HDR_KNEE)));
+}
+
+/* A PQ signal (SMPTE ST 2084) to display light in cd/m2. */
+static double pq_light(double e) {
+    const double m1 = 2610.0 / 16384, m2 = 2523.0 / 4096 * 128, c1 = 3424.0 / 4096, c2 = 2413.0 / 4096 * 32,
+                 c3 = 2392.0 / 4096 * 32;
+    const double p = pow(e, 1 / m2);
+    const double n = p - c1 > 0 ? p - c1 : 0;
+    return 10000 * pow(n / (c2 - c3 * p), 1 / m1);
+}
+
+/* An HLG signal (ARIB STD-B67, BT.2100) to display light in cd/m2: the inverse OETF to scene
+ * light, then the OOTF of a 1,000 cd/m2 display (system gamma 1.2), per channel. */
+static double hlg_light(double e) {
+    const double a = 0.17883277, b = 0.28466892, c = 0.55991073;
+    const double scene = e <= 0.5 ? e * e / 3 : (exp((e - c) / a) + b) / 12;
+    return 1000 * pow(scene, 1.2);
+}
+
+/* The tone curve of an HDR transfer (16 PQ, 18 HLG): signal to SDR linear light, tabulated. */
+static cmsToneCurve *hdr_curve(cmsContext context, int transfer) {
+    enum { N = 4096 };
+    cmsFloat32Number *values = malloc(N * sizeof *values);
+    if (values == NULL) return NULL;
+    for (int i = 0; i < N; i++) {
+        const double e = (double)i / (N - 1);
+        const double light = transfer == 16 ? pq_light(e) : hlg_light(e);
+        values[i] = (cmsFloat32Number)hdr_tone_map(light / PTK_HDR_WHITE);
+    }
+    cmsToneCurve *curve = cmsBuildTabulatedToneCurveFloat(context, N, values);
+    free(values);
+    return curve;
+}
+
 void ptk_colour_nclx(ptk_colour *c, int primaries_code, int transfer) {
     cmsCIExyY white = D65;
     cmsCIExyYTRIPLE primaries = SRGB_PRIMARIES;
@@ -136,18 +177,21 @@ void ptk_colour_nclx(ptk_colour *c, int primaries_code, int transfer) {
     case 4: gamma = 2.2; break;
     case 5: gamma = 2.8; break;
     case 8: gamma = 1.0; break;
-    case 16:
-    case 18:
-        snprintf(c->note, sizeof c->note, "HDR transfer (%s) is shown with sRGB's curve", transfer == 16 ? "PQ" : "HLG");
-        break;
     default: break;
     }
-    if (primaries_code != 9 && primaries_code != 11 && primaries_code != 12 && gamma == 0) return;
+    const int hdr = transfer == 16 || transfer == 18;
+    if (primaries_code != 9 && primaries_code != 11 && primaries_code != 12 && gamma == 0 && !hdr) return;
     cmsContext context = new_context();
     if (context == NULL) return;
-    cmsToneCurve *curve = gamma > 0 ? cmsBuildGamma(context, gamma) : srgb_curve(context);
+    cmsToneCurve *curve = hdr          ? hdr_curve(context, transfer)
+                          : gamma > 0 ? cmsBuildGamma(context, gamma)
+                                      : srgb_curve(context);
     cmsHPROFILE profile = rgb_profile(context, &white, &primaries, curve);
     if (profile == NULL) {
+        if (hdr) {
+            snprintf(c->note, sizeof c->note, "HDR transfer (%s) cannot be tone mapped; shown with sRGB's curve",
+                     transfer == 16 ? "PQ" : "HLG");
+        }
         cmsDeleteContext(context);
         return;
     }

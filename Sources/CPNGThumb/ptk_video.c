@@ -6,6 +6,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/display.h>
+#include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 #include <math.h>
 #include <stdio.h>
@@ -298,9 +299,14 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
         status = PTK_PNG_TOO_LARGE;
         goto done;
     }
-    sws = sws_getContext(w, h, (enum AVPixelFormat)frame->format, w, h, AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL,
-                         NULL);
-    rgb = malloc((size_t)w * h * 3);
+    /* A picture of more than 8 bits (an iPhone's 10-bit HDR) is converted to 16 bits a sample
+     * and rounded to 8 here: libswscale's own 10-to-8-bit path is up to 2 levels low, which
+     * is 5 % of the light at PQ's 100 cd/m2. */
+    const AVPixFmtDescriptor *format_desc = av_pix_fmt_desc_get((enum AVPixelFormat)frame->format);
+    const int deep = format_desc != NULL && format_desc->comp[0].depth > 8;
+    sws = sws_getContext(w, h, (enum AVPixelFormat)frame->format, w, h, deep ? AV_PIX_FMT_RGB48 : AV_PIX_FMT_RGB24,
+                         SWS_BILINEAR, NULL, NULL, NULL);
+    rgb = malloc((size_t)w * h * (deep ? 6 : 3));
     if (sws == NULL || rgb == NULL) {
         snprintf(out->message, MESSAGE, sws == NULL ? "libswscale cannot convert its pixels" : "out of memory");
         goto done;
@@ -312,10 +318,15 @@ int ptk_video_render(int fd, const ptk_render_request *request, uint64_t max_pix
     sws_setColorspaceDetails(sws, sws_getCoefficients(space), frame->color_range == AVCOL_RANGE_JPEG,
                              sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
     uint8_t *planes[4] = {rgb, NULL, NULL, NULL};
-    int strides[4] = {w * 3, 0, 0, 0};
+    int strides[4] = {w * (deep ? 6 : 3), 0, 0, 0};
     sws_scale(sws, (const uint8_t *const *)frame->data, frame->linesize, 0, h, planes, strides);
+    if (deep) {
+        /* In place: the i-th 8-bit sample is written where the 16-bit ones were read already. */
+        const uint16_t *wide = (const uint16_t *)(void *)rgb;
+        for (size_t i = 0, n = (size_t)w * h * 3; i < n; i++) rgb[i] = (unsigned char)((wide[i] + 128u) / 257u);
+    }
     /* Its primaries and transfer (ISO/IEC 23091-2 code points, as a HEIF's nclx): an iPhone's
-     * BT.2020 HLG or Display P3 video is turned into sRGB, HDR with sRGB's curve (noted). */
+     * BT.2020 HLG or Display P3 video is turned into sRGB, HDR tone mapped. */
     ptk_colour_nclx(&colour, (int)frame->color_primaries, (int)frame->color_trc);
     uint32_t tw[PTK_MAX_RENDITIONS], th[PTK_MAX_RENDITIONS];
     ptk_render_sizes(request, (uint32_t)w, (uint32_t)h, tw, th);

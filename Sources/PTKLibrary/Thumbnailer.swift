@@ -241,6 +241,11 @@ public enum Thumbnailer {
     public static let largestThumbnailBytes = 1 << 20
     /// Photos with more pixels than this get no thumbnail.
     public static let defaultPixelLimit: UInt64 = 200_000_000
+    /// HDR photos and videos (PQ, HLG) are tone mapped to SDR: this light (cd/m², BT.2408's HDR
+    /// reference white) becomes SDR's white.
+    public static let hdrWhite: Double = PTK_HDR_WHITE
+    /// Light above this fraction of `hdrWhite` is compressed smoothly toward white.
+    public static let hdrKnee: Double = PTK_HDR_KNEE
     /// A PNG no larger than the largest gallery thumbnail (an icon, pixel art, a small palette
     /// image: both sides at most this) gets PNG thumbnails, its pixels kept as they are: JPEG's
     /// 4:2:0 smears a 32x32 palette image by 16-21 levels on average (issue 58). At most 360 x

@@ -28,7 +28,15 @@ void ptk_colour_icc(ptk_colour *c, const unsigned char *icc, size_t size);
  * without cHRM is taken as sRGB, as libpng and browsers do. */
 void ptk_colour_gamma(ptk_colour *c, double gamma, const double *chrm);
 
-/* A HEIF's nclx colour description (ISO/IEC 23091-2 code points). */
+/* HDR light (PQ, HLG) is taken relative to this (cd/m2, BT.2408's HDR reference white),
+ * which becomes SDR's white. */
+#define PTK_HDR_WHITE 203.0
+/* Where HDR light relative to PTK_HDR_WHITE starts to be compressed toward white. */
+#define PTK_HDR_KNEE 0.8
+
+/* A HEIF's or a video's nclx colour description (ISO/IEC 23091-2 code points). PQ (16) and
+ * HLG (18) are tone mapped to SDR: PTK_HDR_WHITE is SDR's white, light above PTK_HDR_KNEE of
+ * it is compressed smoothly toward white. */
 void ptk_colour_nclx(ptk_colour *c, int primaries, int transfer);
 
 void ptk_colour_free(ptk_colour *c);
