@@ -326,7 +326,8 @@ let package = Package(
                 "PTKVocabulary",
             ]),
         .testTarget(
-            name: "PTKTransportTests", dependencies: ["PTKTestTags", "PTKTransport", "PTKProtocol", "PTKSystem"]),
+            name: "PTKTransportTests",
+            dependencies: ["PTKTestTags", "PTKTestSupport", "PTKTransport", "PTKProtocol", "PTKSystem"]),
         .testTarget(
             name: "PTKClientTests",
             dependencies: [

@@ -1,25 +1,9 @@
 import PTKProtocol
 import PTKSystem
+import PTKTestSupport
 import PTKTestTags
 import PTKTransport
 import Testing
-
-/// A connected pair of TCP streams on loopback: `server` with `interrupt` as its shutdown pipe.
-private func loopbackPair(interrupt: FileDescriptor) throws -> (server: TCPStream, client: TCPStream) {
-    let any = SocketAddress(numericHost: "127.0.0.1", port: 0)!
-    let listener = try Socket.listen(on: any)
-    defer { listener.close() }
-    let address = SocketAddress(numericHost: "127.0.0.1", port: try Socket.localAddress(listener).port)!
-    let client = try Socket.connect(to: address, deadline: .now + .seconds(5))
-    var accepted: (FileDescriptor, SocketAddress)? = nil
-    let deadline = Instant.now + .seconds(5)
-    while accepted == nil && Instant.now < deadline {
-        _ = try poll([(listener, .readable)], until: deadline)
-        accepted = try Socket.accept(listener)
-    }
-    let (server, peer) = try #require(accepted)
-    return (TCPStream(socket: server, peer: peer, interrupt: interrupt), TCPStream(socket: client, peer: address))
-}
 
 /// What a sender that is still streaming chunks when the ERROR comes sees.
 private final class StreamingPeer: @unchecked Sendable {

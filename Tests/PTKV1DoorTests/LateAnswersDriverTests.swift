@@ -75,23 +75,6 @@ struct LateAnswersDriverTests {
     }
 }
 
-/// A connected pair of TCP streams on loopback (the session's `readinessDescriptor` is a socket,
-/// as in ptkd: it waits for its peer and its owed answers together).
-private func loopbackPair() throws -> (server: TCPStream, client: TCPStream) {
-    let listener = try Socket.listen(on: SocketAddress(numericHost: "127.0.0.1", port: 0)!)
-    defer { listener.close() }
-    let address = SocketAddress(numericHost: "127.0.0.1", port: try Socket.localAddress(listener).port)!
-    let client = try Socket.connect(to: address, deadline: .now + .seconds(5))
-    var accepted: (FileDescriptor, SocketAddress)? = nil
-    let deadline = Instant.now + .seconds(5)
-    while accepted == nil && Instant.now < deadline {
-        _ = try poll([(listener, .readable)], until: deadline)
-        accepted = try Socket.accept(listener)
-    }
-    let (server, peer) = try #require(accepted)
-    return (TCPStream(socket: server, peer: peer), TCPStream(socket: client, peer: address))
-}
-
 @Suite("ReceiverDriver: an owed answer whose round ends just before the session waits (issue 46)", .tags(.unit))
 struct OwedAnswerRaceTests {
     @Test(
