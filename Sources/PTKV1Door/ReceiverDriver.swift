@@ -163,7 +163,10 @@ final class ReceiverDriver {
 
     /// While answers are owed and nothing of the peer is buffered: waits until the peer's bytes
     /// arrive or the oldest owed answer's round is over, whichever is first (the answers leave
-    /// when their round ends, not when the peer next sends). True when an answer came due.
+    /// when their round ends, not when the peer next sends). True when an answer came due. The
+    /// idle timeout does not run meanwhile: a peer silent while its answer is owed (ptk-send at
+    /// its last photo) waits for the receiver, and a round longer than the timeout must not end
+    /// its session with ERROR timeout (it counts from the answer, in the read that follows).
     private func waitForPeerOrAnswer() -> Bool {
         beforeWaitingForPeer?(owedAnswers.first?.ticket)
         guard let head = owedAnswers.first else { return false }
@@ -176,13 +179,13 @@ final class ReceiverDriver {
         // A write that fails ends writing on the connection for good (FramedConnection): the
         // read that follows fails with it, and the session ends (its photos recorded).
         try? connection.flush()
-        let deadline = Instant.now + connection.timeout
-        while head.ticket.result == nil && Instant.now < deadline && !shutdown.isRequested {
-            // A poll that fails (never expected) falls back to reading as before.
+        while head.ticket.result == nil && !shutdown.isRequested {
+            // A poll that fails (never expected) falls back to reading as before. Each wait is
+            // bounded (the round's result is looked at again), though the round wakes it.
             guard
                 let revents = try? poll(
                     [(socket, .readable), (wake.readEnd, .readable), (shutdown.pipe.readEnd, .readable)],
-                    until: deadline)
+                    until: .now + connection.timeout)
             else { return false }
             wake.drain()
             if !revents[0].isEmpty || !revents[2].isEmpty { break }

@@ -145,3 +145,72 @@ struct OwedAnswerRaceTests {
         #expect(dir.store.lateFinishes.taken == 0)
     }
 }
+
+@Suite("ReceiverDriver: a round longer than the idle timeout (issue 46)", .tags(.unit))
+struct SlowRoundTests {
+    @Test(
+        "the last photo's round takes longer than the idle timeout while the sender waits for its SAVED: SAVED goes when the round ends and the session goes on (the sender's silence is the receiver's doing, not an idle peer's: no ERROR timeout)"
+    )
+    func roundLongerThanIdleTimeout() throws {
+        let dir = try StoreDirectory()
+        // The photo's data flush takes 1.5 s, the session's idle timeout is 1 s.
+        dir.store.rounds = FlushRounds(
+            store: dir.store,
+            flush: FlushRounds.Flush(file: { fd throws(SystemError) in
+                sleep(for: .milliseconds(1500))
+                try fd.sync()
+            }))
+        let (server, client) = try loopbackPair()
+        let settings = ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2)
+        let driver = ReceiverDriver(
+            id: 10, connection: FramedConnection(stream: server, timeout: .seconds(1)),
+            peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store, settings: settings,
+            shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) let session = driver
+        try startThread(name: "session") {
+            session.run()
+            done.signal()
+        }
+        let sender = FramedConnection(stream: client, timeout: .seconds(5))
+        defer { sender.close() }
+        let photo = makePNG(size: 20_000, seed: 4602)
+        let sha = SHA256.hex(of: photo)
+        for frame: Frame in [
+            .hello(Hello(name: "waiting", window: 16, features: ["late-answers"])),
+            .offer(Offer(name: "slow.png", size: Int64(photo.count), sha256: sha)), .chunk(photo), .done,
+        ] {
+            try sender.send(frame)
+        }
+        var answers: [Frame] = []
+        let started = Instant.now
+        while !answers.contains(where: { if case .saved = $0 { true } else { false } }) {
+            do throws(TransportError) {
+                guard let frame = try sender.receive() else { break }
+                answers.append(frame)
+            } catch {
+                Issue.record("no SAVED within 5 s: \(error); got \(answers)")
+                break
+            }
+        }
+        let waited = Instant.now - started
+        #expect(waited < .milliseconds(1900), "\(waited)")
+        try sender.send(.bye)
+        // Nothing but the end of the stream follows: no ERROR for a timeout.
+        while true {
+            do throws(TransportError) {
+                guard let frame = try sender.receive() else { break }
+                answers.append(frame)
+            } catch {
+                break
+            }
+        }
+        #expect(
+            Array(answers.dropFirst()) == [
+                .accept(Accept(offset: 0)), .ack,
+                .saved(Saved(name: "slow.png", size: Int64(photo.count), sha256: sha)),
+            ], "\(answers)")
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(readFile(dir.path + "/slow.png") == photo)
+    }
+}
