@@ -75,6 +75,81 @@ struct LateAnswersDriverTests {
     }
 }
 
+/// One photo's session over loopback: a ReceiverDriver on `dir`'s store with idle timeout
+/// `timeout`, on a thread of its own, and a sender that sends HELLO (late answers), the photo's
+/// OFFER, CHUNK and DONE, then nothing until it is answered, as ptk-send at its last photo.
+private final class LastPhotoSession: @unchecked Sendable {
+    let driver: ReceiverDriver
+    let sender: FramedConnection
+    let done = DispatchSemaphore(value: 0)
+    let name: String
+    let photo: [UInt8]
+
+    init(_ dir: StoreDirectory, id: Int, timeout: Duration, name: String, seed: UInt64) throws {
+        let (server, client) = try loopbackPair()
+        driver = ReceiverDriver(
+            id: id, connection: FramedConnection(stream: server, timeout: timeout),
+            peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store,
+            settings: ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2),
+            shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+        sender = FramedConnection(stream: client, timeout: .seconds(5))
+        self.name = name
+        photo = makePNG(size: 20_000, seed: seed)
+    }
+
+    deinit { sender.close() }
+
+    /// What the receiver must answer: WELCOME aside, ACCEPT, ACK and SAVED.
+    var expected: [Frame] {
+        [
+            .accept(Accept(offset: 0)), .ack,
+            .saved(Saved(name: name, size: Int64(photo.count), sha256: SHA256.hex(of: photo))),
+        ]
+    }
+
+    /// Starts the session and sends the photo; returns the frames received up to its SAVED (or
+    /// the sender's 5 s timeout, recorded as an issue) and how long they took.
+    func sendAndAwaitSaved() throws -> (answers: [Frame], waited: Duration) {
+        try startThread(name: "session") { [self] in
+            driver.run()
+            done.signal()
+        }
+        for frame: Frame in [
+            .hello(Hello(name: "waiting", window: 16, features: ["late-answers"])),
+            .offer(Offer(name: name, size: Int64(photo.count), sha256: SHA256.hex(of: photo))), .chunk(photo), .done,
+        ] {
+            try sender.send(frame)
+        }
+        var answers: [Frame] = []
+        let started = Instant.now
+        while !answers.contains(where: { if case .saved = $0 { true } else { false } }) {
+            do throws(TransportError) {
+                guard let frame = try sender.receive() else { break }
+                answers.append(frame)
+            } catch {
+                Issue.record("no SAVED within 5 s: \(error); got \(answers)")
+                break
+            }
+        }
+        return (answers, Instant.now - started)
+    }
+
+    /// Sends BYE; returns the frames that follow, to the end of the stream.
+    func bye() throws -> [Frame] {
+        try sender.send(.bye)
+        var after: [Frame] = []
+        while true {
+            do throws(TransportError) {
+                guard let frame = try sender.receive() else { break }
+                after.append(frame)
+            } catch {
+                break
+            }
+        }
+        return after
+    }
+}
+
 @Suite("ReceiverDriver: an owed answer whose round ends just before the session waits (issue 46)", .tags(.unit))
 struct OwedAnswerRaceTests {
     @Test(
@@ -90,58 +165,21 @@ struct OwedAnswerRaceTests {
                 _ = gate.wait(timeout: .now() + 10)
                 try fd.sync()
             }))
-        let (server, client) = try loopbackPair()
-        let settings = ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2)
-        let driver = ReceiverDriver(
-            id: 9, connection: FramedConnection(stream: server, timeout: .seconds(30)),
-            peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store, settings: settings,
-            shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
+        let session = try LastPhotoSession(dir, id: 9, timeout: .seconds(30), name: "last.png", seed: 4601)
         nonisolated(unsafe) var endedPending = 0
-        driver.beforeWaitingForPeer = { ticket in
+        session.driver.beforeWaitingForPeer = { ticket in
             guard let ticket, ticket.result == nil else { return }
             endedPending += 1
             gate.signal()
             _ = ticket.wait()
         }
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) let session = driver
-        try startThread(name: "session") {
-            session.run()
-            done.signal()
-        }
-        let sender = FramedConnection(stream: client, timeout: .seconds(5))
-        defer { sender.close() }
-        let photo = makePNG(size: 20_000, seed: 4601)
-        let sha = SHA256.hex(of: photo)
-        for frame: Frame in [
-            .hello(Hello(name: "waiting", window: 16, features: ["late-answers"])),
-            .offer(Offer(name: "last.png", size: Int64(photo.count), sha256: sha)), .chunk(photo), .done,
-        ] {
-            try sender.send(frame)
-        }
-        // The sender sends nothing more until its photo is answered, as ptk-send at its last photo.
-        var answers: [Frame] = []
-        let started = Instant.now
-        while !answers.contains(where: { if case .saved = $0 { true } else { false } }) {
-            do throws(TransportError) {
-                guard let frame = try sender.receive() else { break }
-                answers.append(frame)
-            } catch {
-                Issue.record("no SAVED within 5 s: \(error); got \(answers)")
-                break
-            }
-        }
-        let waited = Instant.now - started
+        let (answers, waited) = try session.sendAndAwaitSaved()
         #expect(endedPending == 1, "the seam ended the round \(endedPending) times")
         #expect(waited < .seconds(3), "\(waited)")
-        #expect(
-            Array(answers.dropFirst()) == [
-                .accept(Accept(offset: 0)), .ack,
-                .saved(Saved(name: "last.png", size: Int64(photo.count), sha256: sha)),
-            ], "\(answers)")
-        try sender.send(.bye)
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(readFile(dir.path + "/last.png") == photo)
+        #expect(Array(answers.dropFirst()) == session.expected, "\(answers)")
+        #expect(try session.bye().isEmpty)
+        #expect(session.done.wait(timeout: .now() + 10) == .success)
+        #expect(readFile(dir.path + "/last.png") == session.photo)
         #expect(dir.store.lateFinishes.taken == 0)
     }
 }
@@ -160,57 +198,14 @@ struct SlowRoundTests {
                 sleep(for: .milliseconds(1500))
                 try fd.sync()
             }))
-        let (server, client) = try loopbackPair()
-        let settings = ReceiverSettings(name: "test", window: 16, maxFileSize: 1 << 30, sessions: 2)
-        let driver = ReceiverDriver(
-            id: 10, connection: FramedConnection(stream: server, timeout: .seconds(1)),
-            peer: SocketAddress(numericHost: "192.0.2.1", port: 4000)!, store: dir.store, settings: settings,
-            shutdown: try ShutdownSignal(), handshakeDeadline: .now + .seconds(5))
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) let session = driver
-        try startThread(name: "session") {
-            session.run()
-            done.signal()
-        }
-        let sender = FramedConnection(stream: client, timeout: .seconds(5))
-        defer { sender.close() }
-        let photo = makePNG(size: 20_000, seed: 4602)
-        let sha = SHA256.hex(of: photo)
-        for frame: Frame in [
-            .hello(Hello(name: "waiting", window: 16, features: ["late-answers"])),
-            .offer(Offer(name: "slow.png", size: Int64(photo.count), sha256: sha)), .chunk(photo), .done,
-        ] {
-            try sender.send(frame)
-        }
-        var answers: [Frame] = []
-        let started = Instant.now
-        while !answers.contains(where: { if case .saved = $0 { true } else { false } }) {
-            do throws(TransportError) {
-                guard let frame = try sender.receive() else { break }
-                answers.append(frame)
-            } catch {
-                Issue.record("no SAVED within 5 s: \(error); got \(answers)")
-                break
-            }
-        }
-        let waited = Instant.now - started
+        let session = try LastPhotoSession(dir, id: 10, timeout: .seconds(1), name: "slow.png", seed: 4602)
+        let (answers, waited) = try session.sendAndAwaitSaved()
         #expect(waited < .milliseconds(1900), "\(waited)")
-        try sender.send(.bye)
+        #expect(Array(answers.dropFirst()) == session.expected, "\(answers)")
         // Nothing but the end of the stream follows: no ERROR for a timeout.
-        while true {
-            do throws(TransportError) {
-                guard let frame = try sender.receive() else { break }
-                answers.append(frame)
-            } catch {
-                break
-            }
-        }
-        #expect(
-            Array(answers.dropFirst()) == [
-                .accept(Accept(offset: 0)), .ack,
-                .saved(Saved(name: "slow.png", size: Int64(photo.count), sha256: sha)),
-            ], "\(answers)")
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(readFile(dir.path + "/slow.png") == photo)
+        let after = try session.bye()
+        #expect(after.isEmpty, "\(after)")
+        #expect(session.done.wait(timeout: .now() + 10) == .success)
+        #expect(readFile(dir.path + "/slow.png") == session.photo)
     }
 }
