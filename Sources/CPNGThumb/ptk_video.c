@@ -21,7 +21,8 @@ enum { MESSAGE = 200, IO_BUFFER = 65536, MAX_PACKETS = 600 };
  * MP4Check allows) and the first packets. */
 static const int64_t READ_LIMIT = 128LL << 20;
 /* The memory a decode may take: a decoder keeps up to 16 reference pictures and more in
- * flight (1.5 bytes a pixel each in 8-bit 4:2:0, 3 in 10-bit), then RGB (3): some 24 bytes a pixel. */
+ * flight (1.5 bytes a pixel each in 8-bit 4:2:0, 3 in 10-bit), then RGB (3, or 6 for a picture
+ * of more than 8 bits): some 24 bytes a pixel (a 5120x4096 12-bit 4:4:4 poster peaked at 315 MB). */
 static const uint64_t MEMORY_LIMIT = 512ULL << 20;
 /* The most FFmpeg may allocate at once (av_max_alloc): a sample table declaring millions of
  * entries in a few bytes makes libavformat build its index in one allocation; a 4K picture's
