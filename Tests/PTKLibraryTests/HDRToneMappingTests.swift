@@ -31,11 +31,6 @@ private func patchesPNG(_ samples: [UInt16], width: Int) -> [UInt8] {
         idat: zlibCompress(raw))
 }
 
-/// sRGB's curve (IEC 61966-2-1), linear light to 8 bits.
-private func srgb8(_ l: Double) -> Double {
-    255 * (l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1 / 2.4) - 0.055)
-}
-
 /// The tone mapping's knee as the thumbnails apply it (ptk_colour.c): up to the knee as it is,
 /// above it compressed toward 1.
 private func toneMapped(_ x: Double) -> Double {
@@ -125,7 +120,7 @@ struct HDRToneMappingTests {
         let light = try zimgLight(work + "/clip.mov", patches: n, in: work)
         // zimg's reading of the signals is BT.2100's (a check on the reference itself).
         #expect(abs(light[n - 2] - 1) < 0.1, "reference white: \(light)")
-        let expected = light.map { srgb8(toneMapped($0)) }
+        let expected = light.map { 255 * linearToSRGB(toneMapped($0)) }
         for (file, type) in [("clip.mov", PhotoType.mov), ("photo.heic", .heic)] {
             let (greys, note) = try thumbnailGreys(work + "/" + file, type: type, patches: n)
             #expect(note == nil, "\(file): \(note ?? "")")
